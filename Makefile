@@ -1,0 +1,80 @@
+# Two commands do all set-up: `make run` and `make test`. Everything else is
+# installed into the project: .venv (Python), node_modules (buf, protoc-gen-es),
+# clients/ts/node_modules, .tools/bin (Go tools at pinned versions).
+
+PYTHON ?= python3
+VENV := .venv
+PY := $(VENV)/bin/python
+TOOLS := $(CURDIR)/.tools/bin
+BUF := node_modules/.bin/buf
+
+PROTOC_GEN_GO_VERSION := v1.36.12
+PROTOC_GEN_GO_GRPC_VERSION := v1.6.2
+GRPCURL_VERSION := v1.9.4
+
+GENERATED := server/taskmem/v1 clients/go/gen clients/ts/src/gen
+
+.PHONY: run test gen lint check-gen test-python test-go test-ts contract-baseline bench clean
+
+run: $(VENV)/.installed
+	mkdir -p data
+	$(VENV)/bin/taskmem serve --listen 127.0.0.1:50051 --database data/taskmem.db
+
+test: $(VENV)/.installed node_modules/.installed $(TOOLS)/.installed clients/ts/node_modules/.installed
+	$(MAKE) check-gen lint
+	$(MAKE) test-python test-go test-ts
+
+$(VENV)/.installed: pyproject.toml clients/python/pyproject.toml
+	test -x $(PY) || $(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install --quiet --upgrade pip
+	$(PY) -m pip install --quiet -e '.[dev]' -e clients/python
+	touch $@
+
+node_modules/.installed: package.json package-lock.json
+	npm ci --no-audit --no-fund
+	touch $@
+
+clients/ts/node_modules/.installed: clients/ts/package.json clients/ts/package-lock.json
+	cd clients/ts && npm ci --no-audit --no-fund
+	touch $@
+
+$(TOOLS)/.installed: Makefile
+	mkdir -p $(TOOLS)
+	GOBIN=$(TOOLS) go install google.golang.org/protobuf/cmd/protoc-gen-go@$(PROTOC_GEN_GO_VERSION)
+	GOBIN=$(TOOLS) go install google.golang.org/grpc/cmd/protoc-gen-go-grpc@$(PROTOC_GEN_GO_GRPC_VERSION)
+	GOBIN=$(TOOLS) go install github.com/fullstorydev/grpcurl/cmd/grpcurl@$(GRPCURL_VERSION)
+	touch $@
+
+# Regenerate every stub from proto/ (Python, Go, TypeScript).
+gen: $(VENV)/.installed node_modules/.installed $(TOOLS)/.installed
+	rm -rf $(GENERATED)
+	$(BUF) generate
+
+# Fails when the committed stubs differ from what `make gen` makes.
+check-gen: gen
+	@git add -N $(GENERATED) 2>/dev/null || true
+	@git diff --exit-code --stat -- $(GENERATED) || { echo "generated code is stale: run 'make gen' and commit"; exit 1; }
+
+# buf lint (STANDARD) and the wire/JSON breaking-change check against the
+# contract baseline (refresh it with `make contract-baseline` when a contract lands).
+lint: node_modules/.installed
+	$(BUF) lint
+	$(BUF) breaking --against proto/baseline.binpb
+
+contract-baseline: node_modules/.installed
+	$(BUF) build -o proto/baseline.binpb
+
+test-python: $(VENV)/.installed
+	$(PY) -m pytest -q
+
+test-go: $(TOOLS)/.installed
+	cd clients/go && go vet ./... && go test ./...
+
+test-ts: clients/ts/node_modules/.installed $(VENV)/.installed
+	cd clients/ts && npm test
+
+bench: $(VENV)/.installed
+	$(PY) bench/task_service_bench.py
+
+clean:
+	rm -rf $(VENV) node_modules clients/ts/node_modules .tools data
