@@ -1,0 +1,3 @@
+from taskmem.cli import main
+
+raise SystemExit(main())

@@ -1,0 +1,116 @@
+"""Domain objects → protobuf messages, and the proto-JSON payloads of events."""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Any
+
+from google.protobuf import duration_pb2, json_format, struct_pb2, timestamp_pb2
+
+from taskmem.core.actions import Action, ActionLogLine
+from taskmem.core.events import Event
+from taskmem.core.messages import ContextSnapshot, Message
+from taskmem.core.plans import Plan, PlanItem
+from taskmem.core.progress import Progress
+from taskmem.core.tasks import Task
+from taskmem.v1 import event_pb2, task_pb2, task_service_pb2
+
+
+def timestamp(us: int | None) -> timestamp_pb2.Timestamp | None:
+    if us is None:
+        return None
+    return timestamp_pb2.Timestamp(seconds=us // 1_000_000, nanos=(us % 1_000_000) * 1000)
+
+
+def duration(us: int | None) -> duration_pb2.Duration | None:
+    if us is None:
+        return None
+    return duration_pb2.Duration(seconds=us // 1_000_000, nanos=(us % 1_000_000) * 1000)
+
+
+def struct(value: dict[str, Any]) -> struct_pb2.Struct | None:
+    if not value:
+        return None
+    message = struct_pb2.Struct()
+    message.update(value)
+    return message
+
+
+def task(t: Task) -> task_pb2.Task:
+    return task_pb2.Task(
+        id=t.id, namespace=t.namespace, name=t.name, goal=t.goal, status=t.status.value, workspace=t.workspace,
+        context=struct(t.context), metadata=struct(t.metadata), approval_mode=t.approval_mode.value,
+        callback_url=t.callback_url, final_answer=t.final_answer,
+        error_summary=task_pb2.ErrorSummary(**dataclasses.asdict(t.error_summary)) if t.error_summary.message
+        or t.error_summary.failed_stage or t.error_summary.failed_step else None,
+        plan_version=t.plan_version, etag=t.etag, create_time=timestamp(t.created_at),
+        plan_generate_time=timestamp(t.plan_generated_at), execution_start_time=timestamp(t.execution_started_at),
+        synthesis_start_time=timestamp(t.synthesis_started_at), complete_time=timestamp(t.completed_at),
+        update_time=timestamp(t.updated_at), pause_time=timestamp(t.paused_at),
+        archive_time=timestamp(t.archived_at),
+    )
+
+
+def plan_item(item: PlanItem) -> task_pb2.PlanItem:
+    return task_pb2.PlanItem(
+        id=item.id, ordinal=item.ordinal, stage=item.stage, title=item.title, status=item.status.value,
+        summary=item.summary, active_issue=item.active_issue, depends_on=item.depends_on,
+        tool_name=item.tool_name, input=struct(item.input), narrative=item.narrative,
+        start_time=timestamp(item.started_at), complete_time=timestamp(item.completed_at),
+        duration=duration(item.duration_us),
+    )
+
+
+def plan(p: Plan | None) -> task_pb2.Plan | None:
+    if p is None:
+        return None
+    return task_pb2.Plan(task_id=p.task_id, version=p.version, items=[plan_item(i) for i in p.items],
+                         reason=p.reason, create_time=timestamp(p.created_at))
+
+
+def action(a: Action) -> task_pb2.Action:
+    return task_pb2.Action(
+        id=a.id, task_id=a.task_id, plan_item_id=a.plan_item_id, type=a.type.value, tool_name=a.tool_name,
+        summary=a.summary, status=a.status.value, input=struct(a.input), output=struct(a.output), error=a.error,
+        duration=duration(a.duration_us), tokens_in=a.tokens_in, tokens_out=a.tokens_out,
+        create_time=timestamp(a.created_at), complete_time=timestamp(a.completed_at),
+    )
+
+
+def log_line(line: ActionLogLine) -> task_pb2.ActionLogLine:
+    return task_pb2.ActionLogLine(action_id=line.action_id, sequence=line.sequence, stream=line.stream,
+                                  content=line.content, create_time=timestamp(line.created_at))
+
+
+def message(m: Message) -> task_pb2.Message:
+    return task_pb2.Message(id=m.id, task_id=m.task_id, thread_id=m.thread_id, role=m.role.value,
+                            kind=m.kind.value, content=m.content, create_time=timestamp(m.created_at))
+
+
+def snapshot(s: ContextSnapshot) -> task_pb2.ContextSnapshot:
+    return task_pb2.ContextSnapshot(id=s.id, task_id=s.task_id, sequence=s.sequence, label=s.label,
+                                    content=s.content, summarized=s.summarized, create_time=timestamp(s.created_at))
+
+
+def event(e: Event) -> event_pb2.Event:
+    return event_pb2.Event(cursor=e.cursor, type=e.type.value, task_id=e.task_id, correlation_id=e.correlation_id,
+                           payload=struct(e.payload), create_time=timestamp(e.created_at))
+
+
+def progress(p: Progress) -> task_service_pb2.GetProgressResponse:
+    return task_service_pb2.GetProgressResponse(
+        task=task(p.task), plan_version=p.plan_version, total_items=p.total_items,
+        completed=[plan_item(i) for i in p.completed], current=plan_item(p.current) if p.current else None,
+        next=[plan_item(i) for i in p.next], blocked=[plan_item(i) for i in p.blocked],
+        failed=[plan_item(i) for i in p.failed], last_error=p.last_error,
+        recent_messages=[message(m) for m in p.recent_messages], summary=p.summary,
+    )
+
+
+_TO_PROTO = {Task: task, Plan: plan, PlanItem: plan_item, Action: action, Message: message,
+             ContextSnapshot: snapshot, ActionLogLine: log_line}
+
+
+def event_payload(resource: Any) -> dict[str, Any]:
+    """The proto JSON form (original field names) of a resource, for an event's payload."""
+    return json_format.MessageToDict(_TO_PROTO[type(resource)](resource), preserving_proto_field_name=True)

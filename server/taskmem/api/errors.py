@@ -1,0 +1,87 @@
+"""Domain errors → gRPC status codes with a google.rpc.ErrorInfo detail (AIP-193)."""
+
+from __future__ import annotations
+
+import functools
+import logging
+from collections.abc import AsyncIterator, Awaitable, Callable
+from typing import Any, TypeVar
+
+import grpc
+from google.protobuf import any_pb2
+from google.rpc import error_details_pb2, status_pb2
+from grpc_status import rpc_status
+
+from taskmem.core import errors
+from taskmem.store.event_log import EventLogClosed
+from taskmem.store.writer import WriterClosed
+
+log = logging.getLogger(__name__)
+
+DOMAIN = "taskmem.dev"
+
+_CODES: list[tuple[type[errors.DomainError], grpc.StatusCode]] = [
+    (errors.InvalidArgument, grpc.StatusCode.INVALID_ARGUMENT),
+    (errors.NotFound, grpc.StatusCode.NOT_FOUND),
+    (errors.AlreadyExists, grpc.StatusCode.ALREADY_EXISTS),
+    (errors.StaleEtag, grpc.StatusCode.ABORTED),
+    (errors.IllegalTransition, grpc.StatusCode.FAILED_PRECONDITION),
+    (errors.FailedPrecondition, grpc.StatusCode.FAILED_PRECONDITION),
+    (errors.NotConfigured, grpc.StatusCode.FAILED_PRECONDITION),
+]
+
+
+def status_for(code: grpc.StatusCode, message: str, reason: str, metadata: dict[str, str]) -> grpc.Status:
+    detail = any_pb2.Any()
+    detail.Pack(error_details_pb2.ErrorInfo(reason=reason, domain=DOMAIN, metadata=metadata))
+    return rpc_status.to_status(status_pb2.Status(code=code.value[0], message=message, details=[detail]))
+
+
+def _status_of(error: Exception) -> grpc.Status | None:
+    if isinstance(error, errors.DomainError):
+        code = next(c for kind, c in _CODES if isinstance(error, kind))
+        return status_for(code, error.message, error.reason, error.metadata)
+    if isinstance(error, (WriterClosed, EventLogClosed)):
+        return status_for(grpc.StatusCode.UNAVAILABLE, str(error), "ERROR_REASON_SHUTTING_DOWN", {})
+    return None
+
+
+async def abort(context: grpc.aio.ServicerContext, status: grpc.Status) -> None:
+    await context.abort_with_status(status)
+
+
+F = TypeVar("F", bound=Callable[..., Awaitable[Any]])
+
+
+def unary(method: F) -> F:
+    """Turn a domain error raised by a unary handler into its status."""
+
+    @functools.wraps(method)
+    async def handler(self: Any, request: Any, context: grpc.aio.ServicerContext) -> Any:
+        try:
+            return await method(self, request, context)
+        except Exception as error:
+            status = _status_of(error)
+            if status is None:
+                raise
+            await abort(context, status)
+
+    return handler  # type: ignore[return-value]
+
+
+def streaming(method: Callable[..., AsyncIterator[Any]]) -> Callable[..., AsyncIterator[Any]]:
+    """The same for a server-streaming handler."""
+
+    @functools.wraps(method)
+    async def handler(self: Any, request: Any, context: grpc.aio.ServicerContext) -> AsyncIterator[Any]:
+        try:
+            async for response in method(self, request, context):
+                yield response
+        except Exception as error:
+            status = _status_of(error)
+            if status is None:
+                raise
+            await abort(context, status)
+
+    return handler
+

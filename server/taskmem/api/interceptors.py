@@ -1,0 +1,90 @@
+"""One server interceptor for every taskmem.v1 method: authentication and malformed requests.
+
+grpc.aio answers UNKNOWN when request bytes fail to decode, before any handler
+runs. Wrapping the method's request_deserializer lets the handler answer
+INVALID_ARGUMENT (ERROR_REASON_MALFORMED_REQUEST) instead. Health and
+reflection stay open, so probes and grpcurl discovery need no key.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+import grpc
+from google.protobuf.message import DecodeError
+
+from taskmem.api.errors import status_for
+from taskmem.api.scope import AuthError, resolve_scope
+from taskmem.config import Config
+
+_GUARDED_PREFIX = "/taskmem.v1."
+
+
+class _Malformed:
+    def __init__(self, why: str) -> None:
+        self.why = why
+
+
+def _deserializer(inner: Callable[[bytes], Any] | None) -> Callable[[bytes], Any]:
+    def deserialize(data: bytes) -> Any:
+        try:
+            return inner(data) if inner else data
+        except (DecodeError, RuntimeError, ValueError) as error:
+            return _Malformed(str(error) or type(error).__name__)
+
+    return deserialize
+
+
+class GuardInterceptor(grpc.aio.ServerInterceptor):
+    def __init__(self, config: Config) -> None:
+        self._config = config
+
+    async def intercept_service(
+        self,
+        continuation: Callable[[grpc.HandlerCallDetails], Awaitable[grpc.RpcMethodHandler]],
+        details: grpc.HandlerCallDetails,
+    ) -> grpc.RpcMethodHandler:
+        handler = await continuation(details)
+        if handler is None or not details.method.startswith(_GUARDED_PREFIX):
+            return handler
+        config = self._config
+
+        async def refuse(request: Any, context: grpc.aio.ServicerContext) -> grpc.Status | None:
+            if isinstance(request, _Malformed):
+                return status_for(grpc.StatusCode.INVALID_ARGUMENT, f"request is not a valid message: {request.why}",
+                                  "ERROR_REASON_MALFORMED_REQUEST", {})
+            try:
+                resolve_scope(config, context.invocation_metadata() or ())
+            except AuthError as error:
+                code = (grpc.StatusCode.UNAUTHENTICATED if error.reason == "ERROR_REASON_UNAUTHENTICATED"
+                        else grpc.StatusCode.PERMISSION_DENIED)
+                return status_for(code, error.message, error.reason, {})
+            return None
+
+        if handler.unary_unary:
+            inner_unary = handler.unary_unary
+
+            async def unary_unary(request: Any, context: grpc.aio.ServicerContext) -> Any:
+                status = await refuse(request, context)
+                if status is not None:
+                    await context.abort_with_status(status)
+                return await inner_unary(request, context)
+
+            return grpc.unary_unary_rpc_method_handler(
+                unary_unary, request_deserializer=_deserializer(handler.request_deserializer),
+                response_serializer=handler.response_serializer)
+        if handler.unary_stream:
+            inner_stream = handler.unary_stream
+
+            async def unary_stream(request: Any, context: grpc.aio.ServicerContext) -> Any:
+                status = await refuse(request, context)
+                if status is not None:
+                    await context.abort_with_status(status)
+                async for response in inner_stream(request, context):
+                    yield response
+
+            return grpc.unary_stream_rpc_method_handler(
+                unary_stream, request_deserializer=_deserializer(handler.request_deserializer),
+                response_serializer=handler.response_serializer)
+        return handler

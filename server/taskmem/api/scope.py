@@ -1,0 +1,49 @@
+"""Who is calling: the namespace a call acts in, and the correlation id of its events."""
+
+from __future__ import annotations
+
+import dataclasses
+import hmac
+import uuid
+from collections.abc import Iterable
+
+from taskmem.config import DEFAULT_NAMESPACE, Config
+
+NAMESPACE_HEADER = "x-taskmem-namespace"
+CORRELATION_HEADER = "x-correlation-id"
+
+
+@dataclasses.dataclass(frozen=True)
+class CallScope:
+    namespace: str
+    correlation_id: str
+
+
+class AuthError(Exception):
+    def __init__(self, reason: str, message: str) -> None:
+        super().__init__(message)
+        self.reason = reason
+        self.message = message
+
+
+def resolve_scope(config: Config, metadata: Iterable[tuple[str, str | bytes]]) -> CallScope:
+    """Check the bearer token and pick the namespace; raises AuthError."""
+    headers = {key: value for key, value in metadata if isinstance(value, str)}
+    asked = headers.get(NAMESPACE_HEADER, "")
+    correlation_id = headers.get(CORRELATION_HEADER, "")[:128] or uuid.uuid4().hex
+    if config.open_namespace:
+        if asked and asked != DEFAULT_NAMESPACE:
+            raise AuthError("ERROR_REASON_NAMESPACE_DENIED",
+                            f"this server has no API keys and serves only the {DEFAULT_NAMESPACE!r} namespace")
+        return CallScope(DEFAULT_NAMESPACE, correlation_id)
+    authorization = headers.get("authorization", "")
+    scheme, _, token = authorization.partition(" ")
+    if scheme.lower() != "bearer" or not token:
+        raise AuthError("ERROR_REASON_UNAUTHENTICATED", "missing 'authorization: Bearer <key>' metadata")
+    for key in config.api_keys:
+        if hmac.compare_digest(key.key.encode(), token.encode()):
+            namespace = asked or key.namespaces[0]
+            if namespace not in key.namespaces:
+                raise AuthError("ERROR_REASON_NAMESPACE_DENIED", f"this key may not use namespace {namespace!r}")
+            return CallScope(namespace, correlation_id)
+    raise AuthError("ERROR_REASON_UNAUTHENTICATED", "unknown API key")

@@ -1,0 +1,448 @@
+"""TaskService: validate the request, run the core/store operation, convert the result."""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import AsyncIterator, Awaitable, Callable
+from typing import Any, TypeVar
+
+import grpc
+from google.protobuf.message import Message as ProtoMessage
+
+from taskmem.api import convert, validate
+from taskmem.api.errors import streaming, unary
+from taskmem.api.scope import CallScope, resolve_scope
+from taskmem.config import Config
+from taskmem.core import paging
+from taskmem.core.actions import Action, ActionStatus, ActionType, Completion
+from taskmem.core.errors import InvalidArgument, NotFound
+from taskmem.core.events import EventFilter, EventType
+from taskmem.core.ids import new_id
+from taskmem.core.messages import ContextSnapshot, Kind, Message, Role
+from taskmem.core.plans import SUMMARY_MAX, ItemStatus, PlanItem
+from taskmem.core.progress import compute_progress
+from taskmem.core.tasks import UPDATABLE_FIELDS, ApprovalMode, ErrorSummary, Task, TaskStatus
+from taskmem.store import actions as action_store
+from taskmem.store import idempotency
+from taskmem.store import messages as message_store
+from taskmem.store import tasks as task_store
+from taskmem.store.storage import Storage
+from taskmem.store.writer import Transaction
+from taskmem.v1 import event_pb2, task_pb2, task_service_pb2 as pb, task_service_pb2_grpc
+
+R = TypeVar("R", bound=ProtoMessage)
+
+NAME_MAX, GOAL_MAX, TITLE_MAX, NARRATIVE_MAX = 200, 20_000, 500, 5_000
+PLAN_MAX, DEPENDS_MAX, LOG_LINES_MAX, STREAM_MAX = 500, 50, 1_000, 32
+SUMMARY_ACTION_MAX, ERROR_MAX, CONTENT_MAX, LINE_MAX = 1_000, 100_000, 100_000, 65_536
+ANSWER_MAX, SNAPSHOT_MAX, LABEL_MAX, PATH_MAX, FILTER_MAX = 1_000_000, 1_000_000, 100, 4_096, 100
+
+
+def _plan_items(field: str, specs: Any) -> list[PlanItem]:
+    validate.count(field, specs, PLAN_MAX)
+    items = []
+    for position, spec in enumerate(specs):
+        at = f"{field}[{position}]"
+        validate.identifier(f"{at}.id", spec.id)
+        validate.count(f"{at}.depends_on", spec.depends_on, DEPENDS_MAX)
+        for dependency in spec.depends_on:
+            validate.identifier(f"{at}.depends_on", dependency)
+        items.append(PlanItem(
+            id=spec.id, ordinal=position, stage=validate.text(f"{at}.stage", spec.stage, NAME_MAX),
+            title=validate.text(f"{at}.title", spec.title, TITLE_MAX, required=True),
+            depends_on=list(spec.depends_on), tool_name=validate.text(f"{at}.tool_name", spec.tool_name, NAME_MAX),
+            input=validate.struct(f"{at}.input", spec.input, spec.HasField("input")),
+            narrative=validate.text(f"{at}.narrative", spec.narrative, NARRATIVE_MAX),
+        ))
+    return items
+
+
+def _task_changes(request: pb.UpdateTaskRequest) -> dict[str, Any]:
+    """The validated new values of the fields named by update_mask (or set in task, when it is empty)."""
+    t = request.task
+    paths = list(request.update_mask.paths) or [
+        f.name for f, _ in t.ListFields() if f.name in UPDATABLE_FIELDS]
+    if not paths:
+        raise InvalidArgument("update_mask", "names no field to change")
+    changes: dict[str, Any] = {}
+    for path in paths:
+        if path not in UPDATABLE_FIELDS:
+            raise InvalidArgument("update_mask", f"{path!r} cannot be updated; one of {sorted(UPDATABLE_FIELDS)}")
+        field = f"task.{path}"
+        if path == "status":
+            changes[path] = validate.enum(field, t.status, task_pb2.TaskStatus, TaskStatus)
+            if changes[path] is None:
+                raise InvalidArgument(field, "is required when named in update_mask")
+        elif path == "approval_mode":
+            changes[path] = validate.enum(field, t.approval_mode, task_pb2.ApprovalMode, ApprovalMode,
+                                          ApprovalMode.AUTO)
+        elif path in ("context", "metadata"):
+            changes[path] = validate.struct(field, getattr(t, path), t.HasField(path))
+        elif path == "error_summary":
+            e = t.error_summary
+            changes[path] = ErrorSummary(validate.text(f"{field}.failed_stage", e.failed_stage, NAME_MAX),
+                                         validate.text(f"{field}.failed_step", e.failed_step, NARRATIVE_MAX),
+                                         validate.text(f"{field}.message", e.message, ERROR_MAX))
+        elif path == "callback_url":
+            changes[path] = validate.url(field, t.callback_url)
+        else:
+            limits = {"name": NAME_MAX, "goal": GOAL_MAX, "workspace": PATH_MAX, "final_answer": ANSWER_MAX}
+            changes[path] = validate.text(field, getattr(t, path), limits[path], required=path == "name")
+    return changes
+
+
+def _thread(task_id: str, thread_id: str) -> str:
+    validate.identifier("task_id", task_id, required=False)
+    validate.identifier("thread_id", thread_id, required=False)
+    if not task_id and not thread_id:
+        raise InvalidArgument("task_id", "either task_id or thread_id is required")
+    if task_id and thread_id and task_id != thread_id:
+        raise InvalidArgument("thread_id", "a task's thread id is its task id; send one of the two")
+    return task_id or thread_id
+
+
+def _event_filter(scope: CallScope, task_ids: Any, types: Any) -> EventFilter:
+    validate.count("task_ids", task_ids, FILTER_MAX)
+    for task_id in task_ids:
+        validate.identifier("task_ids", task_id)
+    kinds = [validate.enum("types", t, event_pb2.EventType, EventType) for t in types]
+    return EventFilter(scope.namespace, frozenset(task_ids), frozenset(k for k in kinds if k is not None))
+
+
+class TaskService(task_service_pb2_grpc.TaskServiceServicer):
+    def __init__(self, config: Config, storage: Storage) -> None:
+        self._config = config
+        self._storage = storage
+
+    def _scope(self, context: grpc.aio.ServicerContext) -> CallScope:
+        return resolve_scope(self._config, context.invocation_metadata() or ())
+
+    async def _write(self, context: grpc.aio.ServicerContext, request: Any, response_type: type[R],
+                     mutation: Callable[[Transaction], Awaitable[R]]) -> R:
+        """Run a mutation in the writer; with a request_id, a retry returns the first response (AIP-155)."""
+        scope = self._scope(context)
+        request_id = validate.identifier("request_id", request.request_id, required=False)
+        if not request_id:
+            return await self._storage.write(mutation, scope.namespace, scope.correlation_id)
+        method = type(request).__name__
+        digest = hashlib.sha256(request.SerializeToString(deterministic=True)).hexdigest()
+
+        async def once(tx: Transaction) -> R:
+            stored = await idempotency.stored_response(tx, request_id, method, digest)
+            if stored is not None:
+                return response_type.FromString(stored)
+            response = await mutation(tx)
+            await idempotency.store_response(tx, request_id, method, digest, response.SerializeToString())
+            return response
+
+        return await self._storage.write(once, scope.namespace, scope.correlation_id)
+
+    # --- tasks -------------------------------------------------------------------------------
+
+    @unary
+    async def CreateTask(self, request: pb.CreateTaskRequest, context: grpc.aio.ServicerContext) -> pb.CreateTaskResponse:
+        items = _plan_items("plan", request.plan)
+        fields = dict(
+            name=validate.text("name", request.name, NAME_MAX, required=True),
+            goal=validate.text("goal", request.goal, GOAL_MAX),
+            workspace=validate.text("workspace", request.workspace, PATH_MAX),
+            context=validate.struct("context", request.context, request.HasField("context")),
+            metadata=validate.struct("metadata", request.metadata, request.HasField("metadata")),
+            approval_mode=validate.enum("approval_mode", request.approval_mode, task_pb2.ApprovalMode,
+                                        ApprovalMode, ApprovalMode.AUTO),
+            callback_url=validate.url("callback_url", request.callback_url),
+        )
+
+        async def create(tx: Transaction) -> pb.CreateTaskResponse:
+            task = Task(namespace=tx.namespace, id=new_id("tsk"), status=TaskStatus.PENDING,
+                        created_at=tx.now, updated_at=tx.now, **fields)  # type: ignore[arg-type]
+            task, plan = await task_store.create_task(tx, task, items)
+            return pb.CreateTaskResponse(task=convert.task(task), plan=convert.plan(plan))
+
+        return await self._write(context, request, pb.CreateTaskResponse, create)
+
+    @unary
+    async def GetTask(self, request: pb.GetTaskRequest, context: grpc.aio.ServicerContext) -> pb.GetTaskResponse:
+        scope = self._scope(context)
+        task = await task_store.load_task(self._storage.reader, scope.namespace,
+                                          validate.identifier("task_id", request.task_id))
+        plan = await task_store.load_plan(self._storage.reader, scope.namespace, task.id, task.plan_version)
+        return pb.GetTaskResponse(task=convert.task(task), plan=convert.plan(plan))
+
+    @unary
+    async def ListTasks(self, request: pb.ListTasksRequest, context: grpc.aio.ServicerContext) -> pb.ListTasksResponse:
+        scope = self._scope(context)
+        statuses = [validate.enum("statuses", s, task_pb2.TaskStatus, TaskStatus) for s in request.statuses]
+        wanted = [s for s in statuses if s is not None]
+        updated_after = validate.timestamp_us("updated_after", request.updated_after,
+                                              request.HasField("updated_after"))
+        size = paging.page_size(request.page_size)
+        filter_key = [scope.namespace, sorted(wanted), updated_after]
+        after = paging.decode_token(request.page_token, filter_key)
+        tasks = await task_store.list_tasks(self._storage.reader, scope.namespace, wanted, updated_after, after,
+                                            size + 1)
+        token = paging.encode_token([tasks[size - 1].updated_at, tasks[size - 1].id], filter_key) \
+            if len(tasks) > size else ""
+        return pb.ListTasksResponse(tasks=[convert.task(t) for t in tasks[:size]], next_page_token=token)
+
+    @unary
+    async def UpdateTask(self, request: pb.UpdateTaskRequest, context: grpc.aio.ServicerContext) -> pb.UpdateTaskResponse:
+        task_id = validate.identifier("task.id", request.task.id)
+        changes = _task_changes(request)
+
+        async def update(tx: Transaction) -> pb.UpdateTaskResponse:
+            task = await task_store.update_task(tx, task_id, changes, request.task.etag)
+            return pb.UpdateTaskResponse(task=convert.task(task))
+
+        return await self._write(context, request, pb.UpdateTaskResponse, update)
+
+    # --- plans -------------------------------------------------------------------------------
+
+    @unary
+    async def ReplacePlan(self, request: pb.ReplacePlanRequest, context: grpc.aio.ServicerContext) -> pb.ReplacePlanResponse:
+        task_id = validate.identifier("task_id", request.task_id)
+        validate.count("items", request.items, PLAN_MAX, required=True)
+        items = _plan_items("items", request.items)
+        reason = validate.text("reason", request.reason, NARRATIVE_MAX)
+
+        async def replace(tx: Transaction) -> pb.ReplacePlanResponse:
+            return pb.ReplacePlanResponse(plan=convert.plan(await task_store.replace_plan(tx, task_id, items, reason)))
+
+        return await self._write(context, request, pb.ReplacePlanResponse, replace)
+
+    @unary
+    async def GetPlan(self, request: pb.GetPlanRequest, context: grpc.aio.ServicerContext) -> pb.GetPlanResponse:
+        scope = self._scope(context)
+        task = await task_store.load_task(self._storage.reader, scope.namespace,
+                                          validate.identifier("task_id", request.task_id))
+        version = validate.non_negative("version", request.version) or task.plan_version
+        plan = await task_store.load_plan(self._storage.reader, scope.namespace, task.id, version)
+        if plan is None:
+            raise NotFound("plan version", f"{task.id}/{version}")
+        return pb.GetPlanResponse(plan=convert.plan(plan))
+
+    @unary
+    async def UpdatePlanItem(self, request: pb.UpdatePlanItemRequest,
+                             context: grpc.aio.ServicerContext) -> pb.UpdatePlanItemResponse:
+        task_id = validate.identifier("task_id", request.task_id)
+        item_id = validate.identifier("item_id", request.item_id)
+        status = validate.enum("status", request.status, task_pb2.PlanItemStatus, ItemStatus)
+        summary = validate.text("summary", request.summary, SUMMARY_MAX) if request.HasField("summary") else None
+        issue = validate.text("active_issue", request.active_issue, NARRATIVE_MAX) \
+            if request.HasField("active_issue") else None
+        if status is None and summary is None and issue is None:
+            raise InvalidArgument("status", "nothing to change: set status, summary or active_issue")
+
+        async def update(tx: Transaction) -> pb.UpdatePlanItemResponse:
+            item = await task_store.update_plan_item(tx, task_id, item_id, status, summary, issue)
+            return pb.UpdatePlanItemResponse(item=convert.plan_item(item))
+
+        return await self._write(context, request, pb.UpdatePlanItemResponse, update)
+
+    # --- actions -----------------------------------------------------------------------------
+
+    @unary
+    async def RecordAction(self, request: pb.RecordActionRequest,
+                           context: grpc.aio.ServicerContext) -> pb.RecordActionResponse:
+        task_id = validate.identifier("task_id", request.task_id)
+        status = validate.enum("status", request.status, task_pb2.ActionStatus, ActionStatus, ActionStatus.RUNNING)
+        assert status is not None
+        fields = dict(
+            plan_item_id=validate.identifier("plan_item_id", request.plan_item_id, required=False),
+            type=validate.enum("type", request.type, task_pb2.ActionType, ActionType, ActionType.OTHER),
+            tool_name=validate.text("tool_name", request.tool_name, NAME_MAX),
+            summary=validate.text("summary", request.summary, SUMMARY_ACTION_MAX, required=True),
+            input=validate.struct("input", request.input, request.HasField("input")),
+            output=validate.struct("output", request.output, request.HasField("output")),
+            error=validate.text("error", request.error, ERROR_MAX),
+            duration_us=validate.duration_us("duration", request.duration, request.HasField("duration")),
+            tokens_in=validate.non_negative("tokens_in", request.tokens_in),
+            tokens_out=validate.non_negative("tokens_out", request.tokens_out),
+        )
+
+        async def record(tx: Transaction) -> pb.RecordActionResponse:
+            action = Action(namespace=tx.namespace, id=new_id("act"), task_id=task_id, status=status,
+                            created_at=tx.now, completed_at=None if status is ActionStatus.RUNNING else tx.now,
+                            **fields)  # type: ignore[arg-type]
+            return pb.RecordActionResponse(action=convert.action(await action_store.record_action(tx, action)))
+
+        return await self._write(context, request, pb.RecordActionResponse, record)
+
+    @unary
+    async def CompleteAction(self, request: pb.CompleteActionRequest,
+                             context: grpc.aio.ServicerContext) -> pb.CompleteActionResponse:
+        action_id = validate.identifier("action_id", request.action_id)
+        status = validate.enum("status", request.status, task_pb2.ActionStatus, ActionStatus)
+        if status is None or status is ActionStatus.RUNNING:
+            raise InvalidArgument("status", "must be SUCCEEDED, FAILED or SKIPPED")
+        completion = Completion(
+            status=status, output=validate.struct("output", request.output, request.HasField("output")),
+            error=validate.text("error", request.error, ERROR_MAX),
+            duration_us=validate.duration_us("duration", request.duration, request.HasField("duration")),
+            tokens_in=validate.non_negative("tokens_in", request.tokens_in),
+            tokens_out=validate.non_negative("tokens_out", request.tokens_out),
+        )
+
+        async def complete(tx: Transaction) -> pb.CompleteActionResponse:
+            action = await action_store.finish_action(tx, action_id, completion)
+            return pb.CompleteActionResponse(action=convert.action(action))
+
+        return await self._write(context, request, pb.CompleteActionResponse, complete)
+
+    @unary
+    async def ListActions(self, request: pb.ListActionsRequest,
+                          context: grpc.aio.ServicerContext) -> pb.ListActionsResponse:
+        scope = self._scope(context)
+        task_id = validate.identifier("task_id", request.task_id)
+        item_id = validate.identifier("plan_item_id", request.plan_item_id, required=False)
+        await task_store.load_task(self._storage.reader, scope.namespace, task_id)
+        size = paging.page_size(request.page_size)
+        filter_key = [scope.namespace, task_id, item_id]
+        after = paging.decode_token(request.page_token, filter_key)
+        rows = await action_store.list_actions(self._storage.reader, scope.namespace, task_id, item_id, after,
+                                               size + 1)
+        token = paging.encode_token([rows[size - 1].created_at, rows[size - 1].id], filter_key) \
+            if len(rows) > size else ""
+        return pb.ListActionsResponse(actions=[convert.action(a) for a in rows[:size]], next_page_token=token)
+
+    @unary
+    async def AppendActionLog(self, request: pb.AppendActionLogRequest,
+                              context: grpc.aio.ServicerContext) -> pb.AppendActionLogResponse:
+        action_id = validate.identifier("action_id", request.action_id)
+        validate.count("lines", request.lines, LOG_LINES_MAX, required=True)
+        lines = [(validate.text(f"lines[{i}].stream", line.stream, STREAM_MAX) or "stdout",
+                  validate.text(f"lines[{i}].content", line.content, LINE_MAX))
+                 for i, line in enumerate(request.lines)]
+
+        async def append(tx: Transaction) -> pb.AppendActionLogResponse:
+            first, last = await action_store.append_log(tx, action_id, lines)
+            return pb.AppendActionLogResponse(first_sequence=first, last_sequence=last)
+
+        return await self._write(context, request, pb.AppendActionLogResponse, append)
+
+    @streaming
+    async def TailActionLog(self, request: pb.TailActionLogRequest,
+                            context: grpc.aio.ServicerContext) -> AsyncIterator[pb.TailActionLogResponse]:
+        scope = self._scope(context)
+        action_id = validate.identifier("action_id", request.action_id)
+        after = validate.non_negative("after_sequence", request.after_sequence)
+        reader = self._storage.reader
+        action = await action_store.load_action(reader, scope.namespace, action_id)
+        event_filter = EventFilter(scope.namespace, frozenset({action.task_id}),
+                                   frozenset({EventType.ACTION_LOG_APPENDED, EventType.ACTION_COMPLETED}))
+        # Watch first, then read: a line appended in between is in the table or wakes us.
+        with self._storage.events.watch(event_filter) as changes:
+            while True:
+                for line in await action_store.list_log_lines(reader, scope.namespace, action_id, after, 500):
+                    after = line.sequence
+                    yield pb.TailActionLogResponse(line=convert.log_line(line))
+                action = await action_store.load_action(reader, scope.namespace, action_id)
+                if action.status is not ActionStatus.RUNNING and after >= action.log_lines:
+                    return
+                if after >= action.log_lines:
+                    await changes.wait()
+
+    # --- transcript and snapshots ------------------------------------------------------------
+
+    @unary
+    async def PostMessage(self, request: pb.PostMessageRequest,
+                          context: grpc.aio.ServicerContext) -> pb.PostMessageResponse:
+        thread_id = _thread(request.task_id, request.thread_id)
+        role = validate.enum("role", request.role, task_pb2.MessageRole, Role)
+        if role is None:
+            raise InvalidArgument("role", "is required")
+        kind = validate.enum("kind", request.kind, task_pb2.MessageKind, Kind, Kind.TEXT)
+        content = validate.text("content", request.content, CONTENT_MAX, required=True)
+
+        async def post(tx: Transaction) -> pb.PostMessageResponse:
+            message = Message(tx.namespace, new_id("msg"), thread_id, role, kind, content,  # type: ignore[arg-type]
+                              tx.now, request.task_id)
+            return pb.PostMessageResponse(message=convert.message(await message_store.post_message(tx, message)))
+
+        return await self._write(context, request, pb.PostMessageResponse, post)
+
+    @unary
+    async def ListMessages(self, request: pb.ListMessagesRequest,
+                           context: grpc.aio.ServicerContext) -> pb.ListMessagesResponse:
+        scope = self._scope(context)
+        thread_id = _thread(request.task_id, request.thread_id)
+        if request.task_id:
+            await task_store.load_task(self._storage.reader, scope.namespace, request.task_id)
+        kinds = [k for k in (validate.enum("kinds", k, task_pb2.MessageKind, Kind) for k in request.kinds) if k]
+        size = paging.page_size(request.page_size)
+        filter_key = [scope.namespace, thread_id, sorted(kinds)]
+        after = paging.decode_token(request.page_token, filter_key)
+        rows = await message_store.list_messages(self._storage.reader, scope.namespace, thread_id, kinds, after,
+                                                 size + 1)
+        token = paging.encode_token([rows[size - 1].created_at, rows[size - 1].id], filter_key) \
+            if len(rows) > size else ""
+        return pb.ListMessagesResponse(messages=[convert.message(m) for m in rows[:size]], next_page_token=token)
+
+    @unary
+    async def RecordContextSnapshot(self, request: pb.RecordContextSnapshotRequest,
+                                    context: grpc.aio.ServicerContext) -> pb.RecordContextSnapshotResponse:
+        task_id = validate.identifier("task_id", request.task_id)
+        label = validate.text("label", request.label, LABEL_MAX, required=True)
+        content = validate.text("content", request.content, SNAPSHOT_MAX)
+
+        async def record(tx: Transaction) -> pb.RecordContextSnapshotResponse:
+            snapshot = ContextSnapshot(tx.namespace, new_id("ctx"), task_id, 0, label, content, request.summarized,
+                                       tx.now)
+            snapshot = await message_store.record_snapshot(tx, snapshot)
+            return pb.RecordContextSnapshotResponse(snapshot=convert.snapshot(snapshot))
+
+        return await self._write(context, request, pb.RecordContextSnapshotResponse, record)
+
+    @unary
+    async def ListContextSnapshots(self, request: pb.ListContextSnapshotsRequest,
+                                   context: grpc.aio.ServicerContext) -> pb.ListContextSnapshotsResponse:
+        scope = self._scope(context)
+        task_id = validate.identifier("task_id", request.task_id)
+        await task_store.load_task(self._storage.reader, scope.namespace, task_id)
+        size = paging.page_size(request.page_size)
+        filter_key = [scope.namespace, task_id]
+        after = paging.decode_token(request.page_token, filter_key)
+        rows = await message_store.list_snapshots(self._storage.reader, scope.namespace, task_id,
+                                                  after[0] if after else -1, size + 1)
+        token = paging.encode_token([rows[size - 1].sequence], filter_key) if len(rows) > size else ""
+        return pb.ListContextSnapshotsResponse(snapshots=[convert.snapshot(s) for s in rows[:size]],
+                                               next_page_token=token)
+
+    # --- events and progress -----------------------------------------------------------------
+
+    @streaming
+    async def SubscribeEvents(self, request: pb.SubscribeEventsRequest,
+                              context: grpc.aio.ServicerContext) -> AsyncIterator[pb.SubscribeEventsResponse]:
+        event_filter = _event_filter(self._scope(context), request.task_ids, request.types)
+        if request.after_cursor < -1:
+            raise InvalidArgument("after_cursor", "must be -1 (live only), 0 (everything) or a cursor")
+        events = self._storage.events.subscribe(event_filter, request.after_cursor)
+        try:
+            async for event in events:
+                yield pb.SubscribeEventsResponse(event=convert.event(event))
+        finally:
+            await events.aclose()
+
+    @unary
+    async def ListEvents(self, request: pb.ListEventsRequest, context: grpc.aio.ServicerContext) -> pb.ListEventsResponse:
+        event_filter = _event_filter(self._scope(context), request.task_ids, request.types)
+        after = validate.non_negative("after_cursor", request.after_cursor)
+        size = paging.page_size(request.page_size)
+        filter_key = [event_filter.namespace, sorted(event_filter.task_ids), sorted(event_filter.types), after]
+        token_key = paging.decode_token(request.page_token, filter_key)
+        events = await self._storage.events.list(event_filter, token_key[0] if token_key else after, size + 1)
+        token = paging.encode_token([events[size - 1].cursor], filter_key) if len(events) > size else ""
+        return pb.ListEventsResponse(events=[convert.event(e) for e in events[:size]], next_page_token=token)
+
+    @unary
+    async def GetProgress(self, request: pb.GetProgressRequest, context: grpc.aio.ServicerContext) -> pb.GetProgressResponse:
+        scope = self._scope(context)
+        reader = self._storage.reader
+        task = await task_store.load_task(reader, scope.namespace, validate.identifier("task_id", request.task_id))
+        count = validate.non_negative("recent_message_count", request.recent_message_count, 50) or 5
+        plan = await task_store.load_plan(reader, scope.namespace, task.id, task.plan_version) \
+            if task.plan_version else None
+        failed = await action_store.last_failed_action(reader, scope.namespace, task.id)
+        recent = await message_store.recent_messages(reader, scope.namespace, task.id, count)
+        return convert.progress(compute_progress(task, plan, failed, recent))
+

@@ -1,0 +1,121 @@
+"""Request checks that name the field at fault, and proto → domain conversion of inputs."""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Iterable
+from enum import StrEnum
+from typing import Any, TypeVar
+
+from google.protobuf import duration_pb2, json_format, struct_pb2, timestamp_pb2
+from google.protobuf.internal.enum_type_wrapper import EnumTypeWrapper
+
+from taskmem.core.errors import InvalidArgument, LimitExceeded
+
+E = TypeVar("E", bound=StrEnum)
+
+ID_MAX = 64
+STRUCT_MAX_BYTES = 256 * 1024
+MAX_COUNT = 2**53  # token counts and the like: beyond this nothing is real
+MAX_DURATION_US = 366 * 24 * 3600 * 1_000_000
+_ID = re.compile(r"^[A-Za-z0-9._-]+$")
+
+
+def text(field: str, value: str, limit: int, *, required: bool = False) -> str:
+    if required and not value.strip():
+        raise InvalidArgument(field, "is required")
+    if len(value) > limit:
+        raise LimitExceeded(field, f"is {len(value)} characters; at most {limit}")
+    return value
+
+
+def identifier(field: str, value: str, *, required: bool = True) -> str:
+    """An id: letters, digits, '.', '_' and '-', at most 64 characters."""
+    if not value:
+        if required:
+            raise InvalidArgument(field, "is required")
+        return value
+    if len(value) > ID_MAX:
+        raise LimitExceeded(field, f"is {len(value)} characters; at most {ID_MAX}")
+    if not _ID.match(value):
+        raise InvalidArgument(field, "may hold only letters, digits, '.', '_' and '-'")
+    return value
+
+
+def count(field: str, items: Iterable[Any], limit: int, *, required: bool = False) -> None:
+    n = len(list(items))
+    if required and n == 0:
+        raise InvalidArgument(field, "needs at least one entry")
+    if n > limit:
+        raise LimitExceeded(field, f"has {n} entries; at most {limit}")
+
+
+def enum(field: str, value: int, wrapper: EnumTypeWrapper, domain: type[E], default: E | None = None) -> E | None:
+    """The domain enum for a wire value; UNSPECIFIED gives default; unknown numbers are rejected."""
+    if value == 0:
+        return default
+    try:
+        return domain(wrapper.Name(value))
+    except ValueError:
+        raise InvalidArgument(field, f"unknown value {value}") from None
+
+
+def struct(field: str, message: struct_pb2.Struct, present: bool = True) -> dict[str, Any]:
+    """A Struct as a dict: at most 256 KiB encoded, numbers finite (JSON has no NaN or Infinity)."""
+    if not present:
+        return {}
+    size = message.ByteSize()
+    if size > STRUCT_MAX_BYTES:
+        raise LimitExceeded(field, f"is {size} bytes encoded; at most {STRUCT_MAX_BYTES}")
+    value = json_format.MessageToDict(message)
+    _finite(field, value)
+    return value
+
+
+def _finite(field: str, value: Any) -> None:
+    if isinstance(value, float) and not math.isfinite(value):
+        raise InvalidArgument(field, "contains NaN or Infinity, which JSON cannot hold")
+    if isinstance(value, dict):
+        for key, item in value.items():
+            _finite(f"{field}.{key}", item)
+    elif isinstance(value, list):
+        for index, item in enumerate(value):
+            _finite(f"{field}[{index}]", item)
+
+
+def non_negative(field: str, value: int, limit: int = MAX_COUNT) -> int:
+    if value < 0:
+        raise InvalidArgument(field, "must not be negative")
+    if value > limit:
+        raise InvalidArgument(field, f"is larger than {limit}")
+    return value
+
+
+def duration_us(field: str, message: duration_pb2.Duration, present: bool) -> int | None:
+    if not present:
+        return None
+    if message.seconds < 0 or message.nanos < 0:
+        raise InvalidArgument(field, "must not be negative")
+    if not 0 <= message.nanos < 1_000_000_000:
+        raise InvalidArgument(field, "nanos must be in [0, 1e9)")
+    us = message.seconds * 1_000_000 + message.nanos // 1000
+    if us > MAX_DURATION_US:
+        raise InvalidArgument(field, "is longer than a year")
+    return us
+
+
+def timestamp_us(field: str, message: timestamp_pb2.Timestamp, present: bool) -> int | None:
+    if not present:
+        return None
+    # Timestamp's valid range is years 1..9999 (RFC 3339).
+    if not -62_135_596_800 <= message.seconds <= 253_402_300_799 or not 0 <= message.nanos < 1_000_000_000:
+        raise InvalidArgument(field, "is outside the valid Timestamp range")
+    return message.seconds * 1_000_000 + message.nanos // 1000
+
+
+def url(field: str, value: str) -> str:
+    text(field, value, 2048)
+    if value and not re.match(r"^https?://[^\s/]+", value):
+        raise InvalidArgument(field, "must be an http or https URL")
+    return value

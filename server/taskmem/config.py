@@ -1,0 +1,144 @@
+"""The server's one typed configuration: defaults < YAML file < TASKMEM_* environment < flags.
+
+Nothing else in the server reads the environment or the config file.
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import os
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+DEFAULT_NAMESPACE = "default"
+
+
+class ConfigError(ValueError):
+    """A setting has a bad value; the message names the setting."""
+
+
+@dataclasses.dataclass(frozen=True)
+class ApiKey:
+    """A bearer token and the namespaces it may act in (the first is its default)."""
+
+    key: str
+    namespaces: tuple[str, ...]
+
+
+@dataclasses.dataclass(frozen=True)
+class Config:
+    listen: str = "127.0.0.1:50051"
+    database: str = "data/taskmem.db"
+    # Allow a non-loopback listen address with no API keys configured.
+    insecure: bool = False
+    api_keys: tuple[ApiKey, ...] = ()
+    tls_cert_file: str = ""
+    tls_key_file: str = ""
+    # How long shutdown waits for in-flight calls before cancelling them.
+    shutdown_grace_seconds: float = 5.0
+    # Events a subscriber may fall behind before its stream is ended (it resumes by cursor).
+    subscriber_queue_size: int = 10_000
+    # Most writes one group-commit transaction takes.
+    writer_batch_size: int = 512
+    # Clients may ping this often without data (grpc.http2.min_recv_ping_interval_without_data_ms).
+    min_ping_interval_ms: int = 10_000
+    log_level: str = "INFO"
+
+    @property
+    def open_namespace(self) -> bool:
+        """True when no keys are configured: every caller acts in the default namespace."""
+        return not self.api_keys
+
+
+_ENV_PREFIX = "TASKMEM_"
+_FIELDS = {f.name: f for f in dataclasses.fields(Config)}
+
+
+def parse_api_key(text: str) -> ApiKey:
+    """Parse "KEY" or "KEY:ns1,ns2" (no namespaces means the default one)."""
+    key, _, namespaces = text.partition(":")
+    if not key:
+        raise ConfigError(f"api_keys: empty key in {text!r}")
+    names = tuple(n.strip() for n in namespaces.split(",") if n.strip()) or (DEFAULT_NAMESPACE,)
+    return ApiKey(key=key, namespaces=names)
+
+
+def _coerce(name: str, value: Any) -> Any:
+    field = _FIELDS.get(name)
+    if field is None:
+        raise ConfigError(f"{name}: unknown setting (known: {', '.join(sorted(_FIELDS))})")
+    default = field.default if field.default is not dataclasses.MISSING else ()
+    if name == "api_keys":
+        if isinstance(value, str):
+            return tuple(parse_api_key(part) for part in value.split(";") if part.strip())
+        keys = []
+        for entry in value or ():
+            if isinstance(entry, str):
+                keys.append(parse_api_key(entry))
+            elif isinstance(entry, Mapping) and entry.get("key"):
+                keys.append(ApiKey(str(entry["key"]), tuple(entry.get("namespaces") or (DEFAULT_NAMESPACE,))))
+            else:
+                raise ConfigError(f"api_keys: each entry needs a key, got {entry!r}")
+        return tuple(keys)
+    try:
+        if isinstance(default, bool):
+            if isinstance(value, str):
+                if value.lower() not in ("1", "0", "true", "false", "yes", "no"):
+                    raise ValueError(value)
+                return value.lower() in ("1", "true", "yes")
+            return bool(value)
+        if isinstance(default, int):
+            return int(value)
+        if isinstance(default, float):
+            return float(value)
+        return str(value)
+    except ValueError:
+        raise ConfigError(f"{name}: cannot read {value!r} as {type(default).__name__}") from None
+
+
+def load_config(
+    file: str | None = None,
+    environ: Mapping[str, str] | None = None,
+    flags: Mapping[str, Any] | None = None,
+) -> Config:
+    """Build the configuration from its four sources, later ones winning."""
+    environ = os.environ if environ is None else environ
+    values: dict[str, Any] = {}
+    file = file or environ.get(_ENV_PREFIX + "CONFIG")
+    if file:
+        loaded = yaml.safe_load(Path(file).read_text()) or {}
+        if not isinstance(loaded, dict):
+            raise ConfigError(f"{file}: expected a mapping of settings")
+        values.update({str(k): _coerce(str(k), v) for k, v in loaded.items()})
+    for env_name, raw in environ.items():
+        if env_name.startswith(_ENV_PREFIX) and env_name != _ENV_PREFIX + "CONFIG":
+            name = env_name[len(_ENV_PREFIX):].lower()
+            if name in _FIELDS:
+                values[name] = _coerce(name, raw)
+    for name, value in (flags or {}).items():
+        if value is not None:
+            values[name] = _coerce(name, value)
+    return Config(**values)
+
+
+def add_serve_arguments(parser: argparse.ArgumentParser) -> None:
+    """Flags of `taskmem serve`; each overrides the file and environment."""
+    parser.add_argument("--config", help="YAML file of settings (or TASKMEM_CONFIG)")
+    parser.add_argument("--listen", help="host:port to bind (default 127.0.0.1:50051; port 0 picks one)")
+    parser.add_argument("--database", help="SQLite file (default data/taskmem.db)")
+    parser.add_argument("--insecure", action="store_const", const=True,
+                        help="allow a non-loopback address with no API keys")
+    parser.add_argument("--api-key", dest="api_keys", action="append",
+                        help="KEY or KEY:ns1,ns2 (repeatable); replaces configured keys")
+    parser.add_argument("--tls-cert-file")
+    parser.add_argument("--tls-key-file")
+    parser.add_argument("--log-level")
+
+
+def config_from_serve_arguments(args: argparse.Namespace) -> Config:
+    flags = {name: getattr(args, name, None) for name in _FIELDS}
+    return load_config(file=args.config, flags=flags)

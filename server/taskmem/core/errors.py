@@ -1,0 +1,68 @@
+"""Domain errors. The api ring maps each to a gRPC status and an ErrorReason."""
+
+from __future__ import annotations
+
+
+class DomainError(Exception):
+    """Base of every error a caller can cause. `reason` is an ErrorReason name."""
+
+    reason = "ERROR_REASON_UNSPECIFIED"
+
+    def __init__(self, message: str, **metadata: str) -> None:
+        super().__init__(message)
+        self.message = message
+        self.metadata = metadata
+
+
+class InvalidArgument(DomainError):
+    reason = "ERROR_REASON_INVALID_FIELD"
+
+    def __init__(self, field: str, why: str, **metadata: str) -> None:
+        super().__init__(f"{field}: {why}", field=field, **metadata)
+        self.field = field
+
+
+class LimitExceeded(InvalidArgument):
+    reason = "ERROR_REASON_LIMIT_EXCEEDED"
+
+
+class PlanCycle(InvalidArgument):
+    reason = "ERROR_REASON_PLAN_CYCLE"
+
+
+class PlanUnknownDependency(InvalidArgument):
+    reason = "ERROR_REASON_PLAN_UNKNOWN_DEPENDENCY"
+
+
+class RequestIdReused(InvalidArgument):
+    reason = "ERROR_REASON_REQUEST_ID_REUSED"
+
+
+class NotFound(DomainError):
+    reason = "ERROR_REASON_NOT_FOUND"
+
+    def __init__(self, kind: str, ident: str) -> None:
+        super().__init__(f"{kind} {ident!r} not found", resource=kind, id=ident)
+
+
+class AlreadyExists(DomainError):
+    reason = "ERROR_REASON_ALREADY_EXISTS"
+
+
+class StaleEtag(DomainError):
+    reason = "ERROR_REASON_STALE_ETAG"
+
+
+class IllegalTransition(DomainError):
+    reason = "ERROR_REASON_ILLEGAL_TRANSITION"
+
+
+class FailedPrecondition(DomainError):
+    reason = "ERROR_REASON_FAILED_PRECONDITION"
+
+
+class NotConfigured(DomainError):
+    reason = "ERROR_REASON_NOT_CONFIGURED"
+
+    def __init__(self, setting: str, why: str) -> None:
+        super().__init__(f"{why}: set {setting}", setting=setting)

@@ -1,0 +1,43 @@
+"""Events: one per mutation, committed with it."""
+
+from __future__ import annotations
+
+import dataclasses
+import enum
+from typing import Any
+
+
+class EventType(enum.StrEnum):
+    TASK_CREATED = "EVENT_TYPE_TASK_CREATED"
+    TASK_UPDATED = "EVENT_TYPE_TASK_UPDATED"
+    TASK_STATUS_CHANGED = "EVENT_TYPE_TASK_STATUS_CHANGED"
+    PLAN_REPLACED = "EVENT_TYPE_PLAN_REPLACED"
+    PLAN_ITEM_UPDATED = "EVENT_TYPE_PLAN_ITEM_UPDATED"
+    ACTION_RECORDED = "EVENT_TYPE_ACTION_RECORDED"
+    ACTION_COMPLETED = "EVENT_TYPE_ACTION_COMPLETED"
+    ACTION_LOG_APPENDED = "EVENT_TYPE_ACTION_LOG_APPENDED"
+    MESSAGE_POSTED = "EVENT_TYPE_MESSAGE_POSTED"
+    CONTEXT_SNAPSHOT_RECORDED = "EVENT_TYPE_CONTEXT_SNAPSHOT_RECORDED"
+
+
+@dataclasses.dataclass
+class Event:
+    namespace: str
+    type: EventType
+    task_id: str
+    correlation_id: str
+    payload: dict[str, Any]
+    created_at: int
+    cursor: int = 0  # assigned when stored
+
+
+@dataclasses.dataclass(frozen=True)
+class EventFilter:
+    namespace: str
+    task_ids: frozenset[str] = frozenset()
+    types: frozenset[EventType] = frozenset()
+
+    def matches(self, event: Event) -> bool:
+        return (event.namespace == self.namespace
+                and (not self.task_ids or event.task_id in self.task_ids)
+                and (not self.types or event.type in self.types))

@@ -1,0 +1,137 @@
+"""The event log: stored events, and live subscriptions that replay then follow with no gap.
+
+A subscription registers for live events before it reads history, so an event
+committed while it replays is seen either in the database or in its live queue
+(or both: duplicates are dropped by cursor). When a subscriber falls more than
+`queue_size` events behind, its queue is dropped and it catches up from the
+database instead, so a slow reader costs disk reads, never unbounded memory.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+from collections.abc import AsyncIterator, Iterator
+
+from taskmem.core.events import Event, EventFilter, EventType
+from taskmem.store.writer import Reader, Row
+
+REPLAY_PAGE = 500
+
+
+class EventLogClosed(Exception):
+    """The server is shutting down; subscribers should resume elsewhere or later."""
+
+
+class _Subscription:
+    def __init__(self, event_filter: EventFilter, queue_size: int) -> None:
+        self.filter = event_filter
+        self.queue: asyncio.Queue[Event | None] = asyncio.Queue()
+        self.queue_size = queue_size
+        self.overflowed = False
+        self.closed = False
+
+    def offer(self, event: Event) -> None:
+        if self.overflowed:
+            return
+        if self.queue.qsize() >= self.queue_size:
+            self.overflowed = True
+            while not self.queue.empty():
+                self.queue.get_nowait()
+            self.queue.put_nowait(None)  # wake the reader so it catches up from the database
+            return
+        self.queue.put_nowait(event)
+
+    async def wait(self) -> None:
+        """Wait for the next matching change (or an overflow); raises EventLogClosed on shutdown."""
+        if await self.queue.get() is None and self.closed:
+            raise EventLogClosed("the server is shutting down")
+        while not self.queue.empty():
+            self.queue.get_nowait()
+        self.overflowed = False
+
+
+def event_from_row(row: Row) -> Event:
+    return Event(row["namespace"], EventType(row["type"]), row["task_id"], row["correlation_id"],
+                 json.loads(row["payload"]), row["created_at"], row["cursor"])
+
+
+class EventLog:
+    def __init__(self, reader: Reader, queue_size: int = 10_000) -> None:
+        self._reader = reader
+        self._queue_size = queue_size
+        self._subscriptions: set[_Subscription] = set()
+        self._closed = False
+
+    def publish(self, events: list[Event]) -> None:
+        """Hand committed events, in commit order, to every matching subscription."""
+        for subscription in list(self._subscriptions):
+            for event in events:
+                if subscription.filter.matches(event):
+                    subscription.offer(event)
+
+    def close(self) -> None:
+        """End every subscription (they raise EventLogClosed)."""
+        self._closed = True
+        for subscription in self._subscriptions:
+            subscription.closed = True
+            subscription.queue.put_nowait(None)
+
+    @contextlib.contextmanager
+    def watch(self, event_filter: EventFilter) -> Iterator[_Subscription]:
+        """Register at once for matching changes; `await watch.wait()` returns when one commits."""
+        if self._closed:
+            raise EventLogClosed("the server is shutting down")
+        subscription = _Subscription(event_filter, self._queue_size)
+        self._subscriptions.add(subscription)
+        try:
+            yield subscription
+        finally:
+            self._subscriptions.discard(subscription)
+
+    async def last_cursor(self, namespace: str) -> int:
+        row = await self._reader.fetchone("SELECT coalesce(max(cursor), 0) AS c FROM events WHERE namespace = ?",
+                                          (namespace,))
+        return int(row["c"]) if row else 0
+
+    async def list(self, event_filter: EventFilter, after: int, limit: int) -> list[Event]:
+        sql = "SELECT * FROM events WHERE namespace = ? AND cursor > ?"
+        params: list[object] = [event_filter.namespace, after]
+        if event_filter.task_ids:
+            sql += f" AND task_id IN ({','.join('?' * len(event_filter.task_ids))})"
+            params.extend(sorted(event_filter.task_ids))
+        if event_filter.types:
+            sql += f" AND type IN ({','.join('?' * len(event_filter.types))})"
+            params.extend(sorted(t.value for t in event_filter.types))
+        sql += " ORDER BY cursor LIMIT ?"
+        params.append(limit)
+        return [event_from_row(row) for row in await self._reader.fetchall(sql, params)]
+
+    async def subscribe(self, event_filter: EventFilter, after: int) -> AsyncIterator[Event]:
+        """Events after `after` (-1: from now on), replayed then live, each exactly once."""
+        with self.watch(event_filter) as subscription:
+            last = await self.last_cursor(event_filter.namespace) if after < 0 else after
+            while True:
+                subscription.overflowed = False  # buffer live events from here on
+                async for event in self._replay(event_filter, last):
+                    last = event.cursor
+                    yield event
+                while True:
+                    event = await subscription.queue.get()
+                    if event is None:
+                        if subscription.closed:
+                            raise EventLogClosed("the server is shutting down")
+                        break  # overflowed: replay the gap from the database
+                    if event.cursor > last:
+                        last = event.cursor
+                        yield event
+
+    async def _replay(self, event_filter: EventFilter, after: int) -> AsyncIterator[Event]:
+        while True:
+            page = await self.list(event_filter, after, REPLAY_PAGE)
+            for event in page:
+                yield event
+            if len(page) < REPLAY_PAGE:
+                return
+            after = page[-1].cursor

@@ -1,0 +1,78 @@
+"""The transcript of each thread, and context snapshots."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from taskmem.core.events import EventType
+from taskmem.core.messages import ContextSnapshot, Kind, Message, Role
+from taskmem.store.tasks import load_task, touch_task
+from taskmem.store.writer import Reader, Row, Transaction
+
+
+def message_from_row(row: Row) -> Message:
+    return Message(row["namespace"], row["id"], row["thread_id"], Role(row["role"]), Kind(row["kind"]),
+                   row["content"], row["created_at"], row["task_id"])
+
+
+def snapshot_from_row(row: Row) -> ContextSnapshot:
+    return ContextSnapshot(row["namespace"], row["id"], row["task_id"], row["sequence"], row["label"],
+                           row["content"], bool(row["summarized"]), row["created_at"])
+
+
+async def post_message(tx: Transaction, message: Message) -> Message:
+    if message.task_id:
+        await touch_task(tx, await load_task(tx, tx.namespace, message.task_id))
+    await tx.execute(
+        "INSERT INTO messages (namespace, id, thread_id, task_id, role, kind, content, created_at)"
+        " VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+        (message.namespace, message.id, message.thread_id, message.task_id, message.role.value,
+         message.kind.value, message.content, message.created_at))
+    await tx.emit(EventType.MESSAGE_POSTED, message.task_id, message)
+    return message
+
+
+async def list_messages(db: Reader, namespace: str, thread_id: str, kinds: list[Kind],
+                        after_key: list[Any] | None, limit: int) -> list[Message]:
+    """Oldest first by (created_at, id); after_key is the previous page's last (created_at, id)."""
+    sql = "SELECT * FROM messages WHERE namespace = ? AND thread_id = ?"
+    params: list[Any] = [namespace, thread_id]
+    if kinds:
+        sql += f" AND kind IN ({','.join('?' * len(kinds))})"
+        params.extend(k.value for k in kinds)
+    if after_key is not None:
+        sql += " AND (created_at, id) > (?, ?)"
+        params.extend(after_key)
+    sql += " ORDER BY created_at, id LIMIT ?"
+    params.append(limit)
+    return [message_from_row(row) for row in await db.fetchall(sql, params)]
+
+
+async def recent_messages(db: Reader, namespace: str, thread_id: str, count: int) -> list[Message]:
+    """The newest `count` messages, oldest first."""
+    rows = await db.fetchall(
+        "SELECT * FROM messages WHERE namespace = ? AND thread_id = ? ORDER BY created_at DESC, id DESC LIMIT ?",
+        (namespace, thread_id, count))
+    return [message_from_row(row) for row in reversed(rows)]
+
+
+async def record_snapshot(tx: Transaction, snapshot: ContextSnapshot) -> ContextSnapshot:
+    await touch_task(tx, await load_task(tx, tx.namespace, snapshot.task_id))
+    row = await tx.fetchone(
+        "SELECT coalesce(max(sequence) + 1, 0) AS next FROM context_snapshots WHERE namespace = ? AND task_id = ?",
+        (tx.namespace, snapshot.task_id))
+    snapshot.sequence = row["next"] if row else 0
+    await tx.execute(
+        "INSERT INTO context_snapshots (namespace, id, task_id, sequence, label, content, summarized, created_at)"
+        " VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+        (snapshot.namespace, snapshot.id, snapshot.task_id, snapshot.sequence, snapshot.label, snapshot.content,
+         int(snapshot.summarized), snapshot.created_at))
+    await tx.emit(EventType.CONTEXT_SNAPSHOT_RECORDED, snapshot.task_id, snapshot, {"content": ""})
+    return snapshot
+
+
+async def list_snapshots(db: Reader, namespace: str, task_id: str, after: int, limit: int) -> list[ContextSnapshot]:
+    rows = await db.fetchall(
+        "SELECT * FROM context_snapshots WHERE namespace = ? AND task_id = ? AND sequence > ?"
+        " ORDER BY sequence LIMIT ?", (namespace, task_id, after, limit))
+    return [snapshot_from_row(row) for row in rows]

@@ -1,0 +1,208 @@
+"""Tasks and their versioned plans: rows, reads and the mutations that change them."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+from typing import Any
+
+from taskmem.core.errors import NotFound
+from taskmem.core.events import EventType
+from taskmem.core.plans import ItemStatus, Plan, PlanItem, carry_over, set_item_status, validate_plan
+from taskmem.core.tasks import ApprovalMode, ErrorSummary, Task, TaskStatus, apply_task_changes, check_etag
+from taskmem.store.writer import Reader, Row, Transaction
+
+_TASK_COLUMNS = (
+    "namespace", "id", "name", "goal", "status", "paused_from", "workspace", "context", "metadata",
+    "approval_mode", "callback_url", "final_answer", "error_summary", "plan_version", "revision",
+    "created_at", "plan_generated_at", "execution_started_at", "synthesis_started_at", "completed_at",
+    "paused_at", "archived_at", "updated_at",
+)
+_ITEM_COLUMNS = (
+    "namespace", "task_id", "plan_version", "id", "ordinal", "stage", "title", "status", "summary",
+    "active_issue", "depends_on", "tool_name", "input", "narrative", "started_at", "completed_at", "duration_us",
+)
+
+
+def _dumps(value: Any) -> str:
+    return json.dumps(value, separators=(",", ":"), allow_nan=False)
+
+
+def task_from_row(row: Row) -> Task:
+    return Task(
+        namespace=row["namespace"], id=row["id"], name=row["name"], goal=row["goal"],
+        status=TaskStatus(row["status"]), paused_from=TaskStatus(row["paused_from"]) if row["paused_from"] else None,
+        workspace=row["workspace"], context=json.loads(row["context"]), metadata=json.loads(row["metadata"]),
+        approval_mode=ApprovalMode(row["approval_mode"]), callback_url=row["callback_url"],
+        final_answer=row["final_answer"], error_summary=ErrorSummary(**json.loads(row["error_summary"])),
+        plan_version=row["plan_version"], revision=row["revision"], created_at=row["created_at"],
+        plan_generated_at=row["plan_generated_at"], execution_started_at=row["execution_started_at"],
+        synthesis_started_at=row["synthesis_started_at"], completed_at=row["completed_at"],
+        paused_at=row["paused_at"], archived_at=row["archived_at"], updated_at=row["updated_at"],
+    )
+
+
+def _task_values(task: Task) -> tuple[Any, ...]:
+    return (
+        task.namespace, task.id, task.name, task.goal, task.status.value,
+        task.paused_from.value if task.paused_from else "", task.workspace, _dumps(task.context),
+        _dumps(task.metadata), task.approval_mode.value, task.callback_url, task.final_answer,
+        _dumps(dataclasses.asdict(task.error_summary)), task.plan_version, task.revision, task.created_at,
+        task.plan_generated_at, task.execution_started_at, task.synthesis_started_at, task.completed_at,
+        task.paused_at, task.archived_at, task.updated_at,
+    )
+
+
+def item_from_row(row: Row) -> PlanItem:
+    return PlanItem(
+        id=row["id"], ordinal=row["ordinal"], stage=row["stage"], title=row["title"],
+        status=ItemStatus(row["status"]), summary=row["summary"], active_issue=row["active_issue"],
+        depends_on=json.loads(row["depends_on"]), tool_name=row["tool_name"], input=json.loads(row["input"]),
+        narrative=row["narrative"], started_at=row["started_at"], completed_at=row["completed_at"],
+        duration_us=row["duration_us"],
+    )
+
+
+def _item_values(namespace: str, task_id: str, version: int, item: PlanItem) -> tuple[Any, ...]:
+    return (
+        namespace, task_id, version, item.id, item.ordinal, item.stage, item.title, item.status.value,
+        item.summary, item.active_issue, _dumps(item.depends_on), item.tool_name, _dumps(item.input),
+        item.narrative, item.started_at, item.completed_at, item.duration_us,
+    )
+
+
+_INSERT_TASK = (f"INSERT INTO tasks ({', '.join(_TASK_COLUMNS)})"
+                f" VALUES ({', '.join('?' * len(_TASK_COLUMNS))})")
+_SAVE_TASK = (f"UPDATE tasks SET ({', '.join(_TASK_COLUMNS[2:])}) = ({', '.join('?' * (len(_TASK_COLUMNS) - 2))})"
+              " WHERE namespace = ? AND id = ?")
+_INSERT_ITEM = (f"INSERT INTO plan_items ({', '.join(_ITEM_COLUMNS)})"
+                f" VALUES ({', '.join('?' * len(_ITEM_COLUMNS))})")
+_SAVE_ITEM = ("UPDATE plan_items SET status = ?, summary = ?, active_issue = ?, started_at = ?,"
+              " completed_at = ?, duration_us = ? WHERE namespace = ? AND task_id = ? AND plan_version = ? AND id = ?")
+
+
+# --- reads (any Reader: the read pool or an open Transaction) ---------------------------------
+
+async def find_task(db: Reader, namespace: str, task_id: str) -> Task | None:
+    row = await db.fetchone("SELECT * FROM tasks WHERE namespace = ? AND id = ?", (namespace, task_id))
+    return task_from_row(row) if row else None
+
+
+async def load_task(db: Reader, namespace: str, task_id: str) -> Task:
+    task = await find_task(db, namespace, task_id)
+    if task is None:
+        raise NotFound("task", task_id)
+    return task
+
+
+async def load_plan(db: Reader, namespace: str, task_id: str, version: int) -> Plan | None:
+    header = await db.fetchone("SELECT * FROM plans WHERE namespace = ? AND task_id = ? AND version = ?",
+                               (namespace, task_id, version))
+    if header is None:
+        return None
+    rows = await db.fetchall(
+        "SELECT * FROM plan_items WHERE namespace = ? AND task_id = ? AND plan_version = ? ORDER BY ordinal",
+        (namespace, task_id, version))
+    return Plan(task_id, version, [item_from_row(r) for r in rows], header["created_at"], header["reason"])
+
+
+async def list_tasks(db: Reader, namespace: str, statuses: list[TaskStatus], updated_after: int | None,
+                     after_key: list[Any] | None, limit: int) -> list[Task]:
+    """Most recently updated first; after_key is the (updated_at, id) of the previous page's last task."""
+    sql = "SELECT * FROM tasks WHERE namespace = ?"
+    params: list[Any] = [namespace]
+    if statuses:
+        sql += f" AND status IN ({','.join('?' * len(statuses))})"
+        params.extend(s.value for s in statuses)
+    if updated_after is not None:
+        sql += " AND updated_at > ?"
+        params.append(updated_after)
+    if after_key is not None:
+        sql += " AND (updated_at, id) < (?, ?)"
+        params.extend(after_key)
+    sql += " ORDER BY updated_at DESC, id DESC LIMIT ?"
+    params.append(limit)
+    return [task_from_row(row) for row in await db.fetchall(sql, params)]
+
+
+# --- mutations (inside the writer's Transaction) ----------------------------------------------
+
+async def touch_task(tx: Transaction, task: Task) -> None:
+    """Record that something under the task changed: new update time and etag."""
+    task.updated_at = tx.now
+    task.revision += 1
+    await tx.execute("UPDATE tasks SET updated_at = ?, revision = ? WHERE namespace = ? AND id = ?",
+                     (task.updated_at, task.revision, task.namespace, task.id))
+
+
+async def _store_plan(tx: Transaction, task: Task, items: list[PlanItem], reason: str) -> Plan:
+    validate_plan(items)
+    previous = await load_plan(tx, task.namespace, task.id, task.plan_version) if task.plan_version else None
+    plan = Plan(task.id, task.plan_version + 1, carry_over(previous, items), tx.now, reason)
+    await tx.execute("INSERT INTO plans (namespace, task_id, version, reason, created_at) VALUES (?, ?, ?, ?, ?)",
+                     (task.namespace, task.id, plan.version, reason, tx.now))
+    await tx.executemany(_INSERT_ITEM, [_item_values(task.namespace, task.id, plan.version, i) for i in plan.items])
+    task.plan_version = plan.version
+    if task.plan_generated_at is None:
+        task.plan_generated_at = tx.now
+    return plan
+
+
+async def create_task(tx: Transaction, task: Task, items: list[PlanItem]) -> tuple[Task, Plan | None]:
+    plan = await _store_plan(tx, task, items, "initial plan") if items else None
+    await tx.execute(_INSERT_TASK, _task_values(task))
+    await tx.emit(EventType.TASK_CREATED, task.id, task)
+    if plan is not None:
+        await tx.emit(EventType.PLAN_REPLACED, task.id, plan)
+    return task, plan
+
+
+async def update_task(tx: Transaction, task_id: str, changes: dict[str, Any], etag: str) -> Task:
+    task = await load_task(tx, tx.namespace, task_id)
+    check_etag(task, etag)
+    previous = apply_task_changes(task, changes, tx.now)
+    values = _task_values(task)
+    await tx.execute(_SAVE_TASK, (*values[2:], task.namespace, task.id))
+    if previous is not None:
+        await tx.emit(EventType.TASK_STATUS_CHANGED, task.id, task,
+                      {"from": previous.value, "to": task.status.value})
+    if set(changes) - {"status"} or previous is None:
+        await tx.emit(EventType.TASK_UPDATED, task.id, task)
+    return task
+
+
+async def replace_plan(tx: Transaction, task_id: str, items: list[PlanItem], reason: str) -> Plan:
+    task = await load_task(tx, tx.namespace, task_id)
+    plan = await _store_plan(tx, task, items, reason)
+    task.updated_at, task.revision = tx.now, task.revision + 1
+    await tx.execute(
+        "UPDATE tasks SET plan_version = ?, plan_generated_at = ?, updated_at = ?, revision = ?"
+        " WHERE namespace = ? AND id = ?",
+        (task.plan_version, task.plan_generated_at, task.updated_at, task.revision, task.namespace, task.id))
+    await tx.emit(EventType.PLAN_REPLACED, task.id, plan)
+    return plan
+
+
+async def update_plan_item(tx: Transaction, task_id: str, item_id: str, status: ItemStatus | None,
+                           summary: str | None, active_issue: str | None) -> PlanItem:
+    task = await load_task(tx, tx.namespace, task_id)
+    if not task.plan_version:
+        raise NotFound("plan of task", task_id)
+    row = await tx.fetchone(
+        "SELECT * FROM plan_items WHERE namespace = ? AND task_id = ? AND plan_version = ? AND id = ?",
+        (task.namespace, task_id, task.plan_version, item_id))
+    if row is None:
+        raise NotFound("plan item", item_id)
+    item = item_from_row(row)
+    if status is not None:
+        set_item_status(item, status, tx.now)
+    if summary is not None:
+        item.summary = summary
+    if active_issue is not None:
+        item.active_issue = active_issue
+    await tx.execute(_SAVE_ITEM, (item.status.value, item.summary, item.active_issue, item.started_at,
+                                  item.completed_at, item.duration_us, task.namespace, task_id,
+                                  task.plan_version, item_id))
+    await touch_task(tx, task)
+    await tx.emit(EventType.PLAN_ITEM_UPDATED, task_id, item, {"plan_version": task.plan_version})
+    return item

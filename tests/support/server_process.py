@@ -1,0 +1,62 @@
+"""Start a real `taskmem serve` process on a free loopback port with its own database."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+READY_PREFIX = "taskmem: serving on "
+
+
+class ServerProcess:
+    """One server process. start() returns once it accepts calls; its port stays the same across restarts."""
+
+    def __init__(self, database: Path, *extra_args: str, env: dict[str, str] | None = None) -> None:
+        self.database = database
+        self.extra_args = extra_args
+        self.env = {**os.environ, **(env or {})}
+        self.address = ""
+        self.process: subprocess.Popen[str] | None = None
+        self.output: list[str] = []
+
+    def start(self, timeout: float = 30.0) -> str:
+        listen = self.address or "127.0.0.1:0"
+        self.process = subprocess.Popen(
+            [sys.executable, "-m", "taskmem", "serve", "--listen", listen,
+             "--database", str(self.database), *self.extra_args],
+            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=self.env,
+        )
+        assert self.process.stdout is not None
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            line = self.process.stdout.readline()
+            if not line:
+                break
+            self.output.append(line)
+            if line.startswith(READY_PREFIX):
+                self.address = line[len(READY_PREFIX):].strip()
+                threading.Thread(target=self._drain, args=(self.process,), daemon=True).start()
+                return self.address
+        raise RuntimeError("server did not start:\n" + "".join(self.output))
+
+    def stop(self, sig: int = signal.SIGTERM, timeout: float = 15.0) -> int:
+        """Send sig and wait for the exit code."""
+        assert self.process is not None
+        if self.process.poll() is None:
+            self.process.send_signal(sig)
+        return self.process.wait(timeout=timeout)
+
+    def _drain(self, process: subprocess.Popen[str]) -> None:
+        # Keep reading so a chatty server never blocks on a full pipe.
+        assert process.stdout is not None
+        for line in process.stdout:
+            self.output.append(line)
+
+    def restart(self) -> str:
+        self.stop()
+        return self.start()
