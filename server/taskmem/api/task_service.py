@@ -19,7 +19,7 @@ from taskmem.core.errors import InvalidArgument, NotFound
 from taskmem.core.events import EventFilter, EventType
 from taskmem.core.ids import new_id
 from taskmem.core.messages import ContextSnapshot, Kind, Message, Role
-from taskmem.core.plans import SUMMARY_MAX, ItemStatus, PlanItem
+from taskmem.core.plans import SUMMARY_MAX, ItemStatus, PlanItem, validate_plan
 from taskmem.core.progress import compute_progress
 from taskmem.core.tasks import UPDATABLE_FIELDS, ApprovalMode, ErrorSummary, Task, TaskStatus
 from taskmem.store import actions as action_store
@@ -54,6 +54,7 @@ def _plan_items(field: str, specs: Any) -> list[PlanItem]:
             input=validate.struct(f"{at}.input", spec.input, spec.HasField("input")),
             narrative=validate.text(f"{at}.narrative", spec.narrative, NARRATIVE_MAX),
         ))
+    validate_plan(items, field)
     return items
 
 

@@ -8,7 +8,7 @@ from collections.abc import Iterable
 from enum import StrEnum
 from typing import Any, TypeVar
 
-from google.protobuf import duration_pb2, json_format, struct_pb2, timestamp_pb2
+from google.protobuf import duration_pb2, struct_pb2, timestamp_pb2
 from google.protobuf.internal.enum_type_wrapper import EnumTypeWrapper
 
 from taskmem.core.errors import InvalidArgument, LimitExceeded
@@ -68,20 +68,24 @@ def struct(field: str, message: struct_pb2.Struct, present: bool = True) -> dict
     size = message.ByteSize()
     if size > STRUCT_MAX_BYTES:
         raise LimitExceeded(field, f"is {size} bytes encoded; at most {STRUCT_MAX_BYTES}")
-    value = json_format.MessageToDict(message)
-    _finite(field, value)
-    return value
+    return {key: _value(f"{field}.{key}", value) for key, value in message.fields.items()}
 
 
-def _finite(field: str, value: Any) -> None:
-    if isinstance(value, float) and not math.isfinite(value):
-        raise InvalidArgument(field, "contains NaN or Infinity, which JSON cannot hold")
-    if isinstance(value, dict):
-        for key, item in value.items():
-            _finite(f"{field}.{key}", item)
-    elif isinstance(value, list):
-        for index, item in enumerate(value):
-            _finite(f"{field}[{index}]", item)
+def _value(field: str, value: struct_pb2.Value) -> Any:
+    kind = value.WhichOneof("kind")
+    if kind == "number_value":
+        if not math.isfinite(value.number_value):
+            raise InvalidArgument(field, "is NaN or Infinity, which JSON cannot hold")
+        return value.number_value
+    if kind == "struct_value":
+        return {key: _value(f"{field}.{key}", item) for key, item in value.struct_value.fields.items()}
+    if kind == "list_value":
+        return [_value(f"{field}[{index}]", item) for index, item in enumerate(value.list_value.values)]
+    if kind == "string_value":
+        return value.string_value
+    if kind == "bool_value":
+        return value.bool_value
+    return None
 
 
 def non_negative(field: str, value: int, limit: int = MAX_COUNT) -> int:

@@ -8,7 +8,7 @@ from typing import Any
 
 from taskmem.core.errors import NotFound
 from taskmem.core.events import EventType
-from taskmem.core.plans import ItemStatus, Plan, PlanItem, carry_over, set_item_status, validate_plan
+from taskmem.core.plans import ItemStatus, Plan, PlanItem, carry_over, set_item_status
 from taskmem.core.tasks import ApprovalMode, ErrorSummary, Task, TaskStatus, apply_task_changes, check_etag
 from taskmem.store.writer import Reader, Row, Transaction
 
@@ -136,7 +136,6 @@ async def touch_task(tx: Transaction, task: Task) -> None:
 
 
 async def _store_plan(tx: Transaction, task: Task, items: list[PlanItem], reason: str) -> Plan:
-    validate_plan(items)
     previous = await load_plan(tx, task.namespace, task.id, task.plan_version) if task.plan_version else None
     plan = Plan(task.id, task.plan_version + 1, carry_over(previous, items), tx.now, reason)
     await tx.execute("INSERT INTO plans (namespace, task_id, version, reason, created_at) VALUES (?, ?, ?, ?, ?)",

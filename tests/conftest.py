@@ -1,0 +1,41 @@
+"""Shared fixtures: a real server process on a free loopback port with a temporary database."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Iterator
+from pathlib import Path
+
+import grpc
+import pytest
+
+from taskmem.v1 import task_service_pb2_grpc
+from tests.support.server_process import ServerProcess
+
+
+@pytest.fixture(scope="session")
+def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ServerProcess]:
+    """One server shared by the tests that only need a working service."""
+    process = ServerProcess(tmp_path_factory.mktemp("server") / "taskmem.db")
+    process.start()
+    yield process
+    process.stop()
+
+
+@pytest.fixture
+def fresh_server(tmp_path: Path) -> Iterator[ServerProcess]:
+    """A server of the test's own, for tests that restart, kill or configure it."""
+    process = ServerProcess(tmp_path / "taskmem.db")
+    yield process
+    if process.process is not None and process.process.poll() is None:
+        process.stop()
+
+
+@pytest.fixture
+async def channel(server: ServerProcess) -> AsyncIterator[grpc.aio.Channel]:
+    async with grpc.aio.insecure_channel(server.address) as opened:
+        yield opened
+
+
+@pytest.fixture
+def tasks(channel: grpc.aio.Channel) -> task_service_pb2_grpc.TaskServiceStub:
+    return task_service_pb2_grpc.TaskServiceStub(channel)

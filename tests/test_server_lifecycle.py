@@ -1,0 +1,115 @@
+"""The server as a process: restarts, SIGKILL, graceful shutdown, resuming subscriptions."""
+
+from __future__ import annotations
+
+import asyncio
+import signal
+
+import grpc
+from grpc_health.v1 import health_pb2, health_pb2_grpc
+
+from taskmem.v1 import task_pb2
+from taskmem.v1 import task_service_pb2 as pb
+from taskmem.v1.task_service_pb2_grpc import TaskServiceStub
+from tests.support.server_process import ServerProcess
+
+
+def post(task_id: str, content: str) -> pb.PostMessageRequest:
+    return pb.PostMessageRequest(task_id=task_id, role=task_pb2.MESSAGE_ROLE_AGENT, content=content)
+
+
+async def test_data_survives_a_restart(fresh_server: ServerProcess) -> None:
+    address = fresh_server.start()
+    async with grpc.aio.insecure_channel(address) as channel:
+        created = await TaskServiceStub(channel).CreateTask(pb.CreateTaskRequest(
+            name="persist", plan=[task_pb2.PlanItemSpec(id="a", title="A")]))
+    fresh_server.restart()
+    async with grpc.aio.insecure_channel(address) as channel:
+        fetched = await TaskServiceStub(channel).GetTask(pb.GetTaskRequest(task_id=created.task.id))
+    assert fetched.task == created.task and fetched.plan == created.plan
+
+
+async def test_sigkill_during_a_burst_loses_no_acknowledged_write(fresh_server: ServerProcess) -> None:
+    address = fresh_server.start()
+    acknowledged: list[str] = []
+    async with grpc.aio.insecure_channel(address) as channel:
+        tasks = TaskServiceStub(channel)
+        task_id = (await tasks.CreateTask(pb.CreateTaskRequest(name="burst"))).task.id
+
+        async def writer(n: int) -> None:
+            for i in range(10_000):
+                try:
+                    response = await tasks.PostMessage(post(task_id, f"{n}-{i}"))
+                except grpc.aio.AioRpcError:
+                    return
+                acknowledged.append(response.message.id)
+
+        writers = [asyncio.create_task(writer(n)) for n in range(16)]
+        while len(acknowledged) < 300:
+            await asyncio.sleep(0.01)
+        fresh_server.stop(signal.SIGKILL)
+        await asyncio.gather(*writers)
+    fresh_server.start()
+    async with grpc.aio.insecure_channel(address) as channel:
+        tasks = TaskServiceStub(channel)
+        stored: set[str] = set()
+        token = ""
+        while True:
+            page = await tasks.ListMessages(pb.ListMessagesRequest(task_id=task_id, page_size=500, page_token=token))
+            stored.update(m.id for m in page.messages)
+            token = page.next_page_token
+            if not token:
+                break
+    assert len(acknowledged) >= 300
+    assert set(acknowledged) <= stored
+
+
+async def test_a_subscription_resumed_from_its_last_cursor_sees_every_event_once(fresh_server: ServerProcess) -> None:
+    address = fresh_server.start()
+    async with grpc.aio.insecure_channel(address) as channel:
+        tasks = TaskServiceStub(channel)
+        task_id = (await tasks.CreateTask(pb.CreateTaskRequest(name="resume"))).task.id
+        total = 200
+        received: list[int] = []
+        contents: list[str] = []
+
+        async def writes() -> None:
+            for i in range(total):
+                await tasks.PostMessage(post(task_id, str(i)))
+                if i % 20 == 0:
+                    await asyncio.sleep(0.01)
+
+        writing = asyncio.create_task(writes())
+        cursor = 0
+        while len(contents) < total:
+            # read a few events, then drop the stream and resume from the last cursor seen
+            stream = tasks.SubscribeEvents(pb.SubscribeEventsRequest(task_ids=[task_id], after_cursor=cursor))
+            async for response in stream:
+                event = response.event
+                if event.type == 9:  # MESSAGE_POSTED
+                    contents.append(event.payload["content"])
+                received.append(event.cursor)
+                cursor = event.cursor
+                if len(received) % 17 == 0 or len(contents) == total:
+                    break
+            stream.cancel()
+        await writing
+    assert contents == [str(i) for i in range(total)]
+    assert received == sorted(set(received))
+
+
+async def test_sigterm_shuts_down_gracefully(fresh_server: ServerProcess) -> None:
+    address = fresh_server.start()
+    async with grpc.aio.insecure_channel(address) as channel:
+        health = health_pb2_grpc.HealthStub(channel)
+        status = await health.Check(health_pb2.HealthCheckRequest(service="taskmem.v1.TaskService"))
+        assert status.status == health_pb2.HealthCheckResponse.SERVING
+        stream = TaskServiceStub(channel).SubscribeEvents(pb.SubscribeEventsRequest(after_cursor=-1))
+        reading = asyncio.ensure_future(stream.read())
+        await asyncio.sleep(0.3)
+        assert fresh_server.stop(signal.SIGTERM) == 0
+        try:
+            await asyncio.wait_for(reading, 10)
+        except grpc.aio.AioRpcError as error:
+            assert error.code() == grpc.StatusCode.UNAVAILABLE
+    assert "Traceback" not in "".join(fresh_server.output)
