@@ -72,7 +72,7 @@ class TaskmemServer:
             self.config.database, event_payload, queue_size=self.config.subscriber_queue_size,
             batch_size=self.config.writer_batch_size)
         server = grpc.aio.server(interceptors=[GuardInterceptor(self.config)], options=_server_options(self.config))
-        task_service_pb2_grpc.add_TaskServiceServicer_to_server(TaskService(self.config, self.storage), server)
+        task_service_pb2_grpc.add_TaskServiceServicer_to_server(TaskService(self.storage), server)
         health_pb2_grpc.add_HealthServicer_to_server(self.health, server)
         reflection.enable_server_reflection([*SERVICE_NAMES, health.SERVICE_NAME, reflection.SERVICE_NAME], server)
         if self.config.tls_cert_file or self.config.tls_key_file:

@@ -1,21 +1,23 @@
-"""One server interceptor for every taskmem.v1 method: authentication and malformed requests.
+"""One server interceptor for every taskmem.v1 method: malformed requests and authentication.
 
 grpc.aio answers UNKNOWN when request bytes fail to decode, before any handler
 runs. Wrapping the method's request_deserializer lets the handler answer
-INVALID_ARGUMENT (ERROR_REASON_MALFORMED_REQUEST) instead. Health and
-reflection stay open, so probes and grpcurl discovery need no key.
+INVALID_ARGUMENT (ERROR_REASON_MALFORMED_REQUEST) instead. The wrapper then
+resolves the caller's scope (bearer key → namespace) once and hands it to the
+servicer through a context variable. Health and reflection stay open, so probes
+and grpcurl discovery need no key.
 """
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Any
 
 import grpc
 from google.protobuf.message import DecodeError
 
 from taskmem.api.errors import status_for
-from taskmem.api.scope import AuthError, resolve_scope
+from taskmem.api.scope import CALL_SCOPE, AuthError, resolve_scope
 from taskmem.config import Config
 
 _GUARDED_PREFIX = "/taskmem.v1."
@@ -39,36 +41,44 @@ def _deserializer(inner: Callable[[bytes], Any] | None) -> Callable[[bytes], Any
 class GuardInterceptor(grpc.aio.ServerInterceptor):
     def __init__(self, config: Config) -> None:
         self._config = config
+        # Handlers are fixed per method, so each is wrapped once.
+        self._wrapped: dict[str, grpc.RpcMethodHandler] = {}
 
     async def intercept_service(
         self,
         continuation: Callable[[grpc.HandlerCallDetails], Awaitable[grpc.RpcMethodHandler]],
         details: grpc.HandlerCallDetails,
     ) -> grpc.RpcMethodHandler:
+        wrapped = self._wrapped.get(details.method)
+        if wrapped is not None:
+            return wrapped
         handler = await continuation(details)
         if handler is None or not details.method.startswith(_GUARDED_PREFIX):
             return handler
-        config = self._config
+        wrapped = self._wrap(handler)
+        self._wrapped[details.method] = wrapped
+        return wrapped
 
-        async def refuse(request: Any, context: grpc.aio.ServicerContext) -> grpc.Status | None:
-            if isinstance(request, _Malformed):
-                return status_for(grpc.StatusCode.INVALID_ARGUMENT, f"request is not a valid message: {request.why}",
-                                  "ERROR_REASON_MALFORMED_REQUEST", {})
-            try:
-                resolve_scope(config, context.invocation_metadata() or ())
-            except AuthError as error:
-                code = (grpc.StatusCode.UNAUTHENTICATED if error.reason == "ERROR_REASON_UNAUTHENTICATED"
-                        else grpc.StatusCode.PERMISSION_DENIED)
-                return status_for(code, error.message, error.reason, {})
-            return None
+    async def _admit(self, request: Any, context: grpc.aio.ServicerContext) -> None:
+        """Refuse malformed or unauthenticated calls; otherwise set the call's scope."""
+        if isinstance(request, _Malformed):
+            await context.abort_with_status(status_for(
+                grpc.StatusCode.INVALID_ARGUMENT, f"request is not a valid message: {request.why}",
+                "ERROR_REASON_MALFORMED_REQUEST", {}))
+        try:
+            CALL_SCOPE.set(resolve_scope(self._config, context.invocation_metadata() or ()))
+        except AuthError as error:
+            code = (grpc.StatusCode.UNAUTHENTICATED if error.reason == "ERROR_REASON_UNAUTHENTICATED"
+                    else grpc.StatusCode.PERMISSION_DENIED)
+            await context.abort_with_status(status_for(code, error.message, error.reason, {}))
 
+    def _wrap(self, handler: grpc.RpcMethodHandler) -> grpc.RpcMethodHandler:
+        admit = self._admit
         if handler.unary_unary:
             inner_unary = handler.unary_unary
 
             async def unary_unary(request: Any, context: grpc.aio.ServicerContext) -> Any:
-                status = await refuse(request, context)
-                if status is not None:
-                    await context.abort_with_status(status)
+                await admit(request, context)
                 return await inner_unary(request, context)
 
             return grpc.unary_unary_rpc_method_handler(
@@ -77,10 +87,8 @@ class GuardInterceptor(grpc.aio.ServerInterceptor):
         if handler.unary_stream:
             inner_stream = handler.unary_stream
 
-            async def unary_stream(request: Any, context: grpc.aio.ServicerContext) -> Any:
-                status = await refuse(request, context)
-                if status is not None:
-                    await context.abort_with_status(status)
+            async def unary_stream(request: Any, context: grpc.aio.ServicerContext) -> AsyncIterator[Any]:
+                await admit(request, context)
                 async for response in inner_stream(request, context):
                     yield response
 

@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+import contextvars
 import dataclasses
 import hmac
-import uuid
 from collections.abc import Iterable
 
 from taskmem.config import DEFAULT_NAMESPACE, Config
+from taskmem.core.ids import new_id
 
 NAMESPACE_HEADER = "x-taskmem-namespace"
 CORRELATION_HEADER = "x-correlation-id"
@@ -17,6 +18,14 @@ CORRELATION_HEADER = "x-correlation-id"
 class CallScope:
     namespace: str
     correlation_id: str
+
+
+# Set by the interceptor for the running call; servicers read it with current_scope().
+CALL_SCOPE: contextvars.ContextVar[CallScope] = contextvars.ContextVar("taskmem_call_scope")
+
+
+def current_scope() -> CallScope:
+    return CALL_SCOPE.get()
 
 
 class AuthError(Exception):
@@ -30,7 +39,7 @@ def resolve_scope(config: Config, metadata: Iterable[tuple[str, str | bytes]]) -
     """Check the bearer token and pick the namespace; raises AuthError."""
     headers = {key: value for key, value in metadata if isinstance(value, str)}
     asked = headers.get(NAMESPACE_HEADER, "")
-    correlation_id = headers.get(CORRELATION_HEADER, "")[:128] or uuid.uuid4().hex
+    correlation_id = headers.get(CORRELATION_HEADER, "")[:128] or new_id("cor")
     if config.open_namespace:
         if asked and asked != DEFAULT_NAMESPACE:
             raise AuthError("ERROR_REASON_NAMESPACE_DENIED",

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import hashlib
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator, Callable
 from typing import Any, TypeVar
 
 import grpc
@@ -11,15 +11,14 @@ from google.protobuf.message import Message as ProtoMessage
 
 from taskmem.api import convert, validate
 from taskmem.api.errors import streaming, unary
-from taskmem.api.scope import CallScope, resolve_scope
-from taskmem.config import Config
+from taskmem.api.scope import CallScope, current_scope
 from taskmem.core import paging
 from taskmem.core.actions import Action, ActionStatus, ActionType, Completion
 from taskmem.core.errors import InvalidArgument, NotFound
 from taskmem.core.events import EventFilter, EventType
 from taskmem.core.ids import new_id
 from taskmem.core.messages import ContextSnapshot, Kind, Message, Role
-from taskmem.core.plans import SUMMARY_MAX, ItemStatus, PlanItem, validate_plan
+from taskmem.core.plans import SUMMARY_MAX, ItemStatus, Plan, PlanItem, validate_plan
 from taskmem.core.progress import compute_progress
 from taskmem.core.tasks import UPDATABLE_FIELDS, ApprovalMode, ErrorSummary, Task, TaskStatus
 from taskmem.store import actions as action_store
@@ -27,7 +26,7 @@ from taskmem.store import idempotency
 from taskmem.store import messages as message_store
 from taskmem.store import tasks as task_store
 from taskmem.store.storage import Storage
-from taskmem.store.writer import Transaction
+from taskmem.store.writer import Reader, Transaction
 from taskmem.v1 import event_pb2, task_pb2, task_service_pb2 as pb, task_service_pb2_grpc
 
 R = TypeVar("R", bound=ProtoMessage)
@@ -110,30 +109,34 @@ def _event_filter(scope: CallScope, task_ids: Any, types: Any) -> EventFilter:
     return EventFilter(scope.namespace, frozenset(task_ids), frozenset(k for k in kinds if k is not None))
 
 
+def _progress_record(db: Reader, namespace: str, task_id: str, count: int) -> tuple[
+        Task, Plan | None, Action | None, list[Message]]:
+    """What GetProgress needs, read in one go (in a reader thread)."""
+    task, plan = task_store.load_task_with_plan(db, namespace, task_id, 0)
+    return (task, plan, action_store.last_failed_action(db, namespace, task_id),
+            message_store.recent_messages(db, namespace, task_id, count))
+
+
 class TaskService(task_service_pb2_grpc.TaskServiceServicer):
-    def __init__(self, config: Config, storage: Storage) -> None:
-        self._config = config
+    def __init__(self, storage: Storage) -> None:
         self._storage = storage
 
-    def _scope(self, context: grpc.aio.ServicerContext) -> CallScope:
-        return resolve_scope(self._config, context.invocation_metadata() or ())
-
     async def _write(self, context: grpc.aio.ServicerContext, request: Any, response_type: type[R],
-                     mutation: Callable[[Transaction], Awaitable[R]]) -> R:
+                     mutation: Callable[[Transaction], R]) -> R:
         """Run a mutation in the writer; with a request_id, a retry returns the first response (AIP-155)."""
-        scope = self._scope(context)
+        scope = current_scope()
         request_id = validate.identifier("request_id", request.request_id, required=False)
         if not request_id:
             return await self._storage.write(mutation, scope.namespace, scope.correlation_id)
         method = type(request).__name__
         digest = hashlib.sha256(request.SerializeToString(deterministic=True)).hexdigest()
 
-        async def once(tx: Transaction) -> R:
-            stored = await idempotency.stored_response(tx, request_id, method, digest)
+        def once(tx: Transaction) -> R:
+            stored = idempotency.stored_response(tx, request_id, method, digest)
             if stored is not None:
                 return response_type.FromString(stored)
-            response = await mutation(tx)
-            await idempotency.store_response(tx, request_id, method, digest, response.SerializeToString())
+            response = mutation(tx)
+            idempotency.store_response(tx, request_id, method, digest, response.SerializeToString())
             return response
 
         return await self._storage.write(once, scope.namespace, scope.correlation_id)
@@ -154,25 +157,30 @@ class TaskService(task_service_pb2_grpc.TaskServiceServicer):
             callback_url=validate.url("callback_url", request.callback_url),
         )
 
-        async def create(tx: Transaction) -> pb.CreateTaskResponse:
+        def create(tx: Transaction) -> pb.CreateTaskResponse:
             task = Task(namespace=tx.namespace, id=new_id("tsk"), status=TaskStatus.PENDING,
                         created_at=tx.now, updated_at=tx.now, **fields)  # type: ignore[arg-type]
-            task, plan = await task_store.create_task(tx, task, items)
+            task, plan = task_store.create_task(tx, task, items)
             return pb.CreateTaskResponse(task=convert.task(task), plan=convert.plan(plan))
 
         return await self._write(context, request, pb.CreateTaskResponse, create)
 
     @unary
     async def GetTask(self, request: pb.GetTaskRequest, context: grpc.aio.ServicerContext) -> pb.GetTaskResponse:
-        scope = self._scope(context)
-        task = await task_store.load_task(self._storage.reader, scope.namespace,
-                                          validate.identifier("task_id", request.task_id))
-        plan = await task_store.load_plan(self._storage.reader, scope.namespace, task.id, task.plan_version)
-        return pb.GetTaskResponse(task=convert.task(task), plan=convert.plan(plan))
+        scope = current_scope()
+        key = (scope.namespace, validate.identifier("task_id", request.task_id))
+        views = self._storage.task_views
+        response: pb.GetTaskResponse | None = views.get(key)
+        if response is None:
+            epoch = views.epoch
+            task, plan = await self._storage.read(task_store.load_task_with_plan, *key, 0)
+            response = pb.GetTaskResponse(task=convert.task(task), plan=convert.plan(plan))
+            views.put(key, epoch, response)
+        return response
 
     @unary
     async def ListTasks(self, request: pb.ListTasksRequest, context: grpc.aio.ServicerContext) -> pb.ListTasksResponse:
-        scope = self._scope(context)
+        scope = current_scope()
         statuses = [validate.enum("statuses", s, task_pb2.TaskStatus, TaskStatus) for s in request.statuses]
         wanted = [s for s in statuses if s is not None]
         updated_after = validate.timestamp_us("updated_after", request.updated_after,
@@ -180,8 +188,8 @@ class TaskService(task_service_pb2_grpc.TaskServiceServicer):
         size = paging.page_size(request.page_size)
         filter_key = [scope.namespace, sorted(wanted), updated_after]
         after = paging.decode_token(request.page_token, filter_key)
-        tasks = await task_store.list_tasks(self._storage.reader, scope.namespace, wanted, updated_after, after,
-                                            size + 1)
+        tasks = await self._storage.read(task_store.list_tasks, scope.namespace, wanted, updated_after, after,
+                                         size + 1)
         token = paging.encode_token([tasks[size - 1].updated_at, tasks[size - 1].id], filter_key) \
             if len(tasks) > size else ""
         return pb.ListTasksResponse(tasks=[convert.task(t) for t in tasks[:size]], next_page_token=token)
@@ -191,8 +199,8 @@ class TaskService(task_service_pb2_grpc.TaskServiceServicer):
         task_id = validate.identifier("task.id", request.task.id)
         changes = _task_changes(request)
 
-        async def update(tx: Transaction) -> pb.UpdateTaskResponse:
-            task = await task_store.update_task(tx, task_id, changes, request.task.etag)
+        def update(tx: Transaction) -> pb.UpdateTaskResponse:
+            task = task_store.update_task(tx, task_id, changes, request.task.etag)
             return pb.UpdateTaskResponse(task=convert.task(task))
 
         return await self._write(context, request, pb.UpdateTaskResponse, update)
@@ -206,20 +214,19 @@ class TaskService(task_service_pb2_grpc.TaskServiceServicer):
         items = _plan_items("items", request.items)
         reason = validate.text("reason", request.reason, NARRATIVE_MAX)
 
-        async def replace(tx: Transaction) -> pb.ReplacePlanResponse:
-            return pb.ReplacePlanResponse(plan=convert.plan(await task_store.replace_plan(tx, task_id, items, reason)))
+        def replace(tx: Transaction) -> pb.ReplacePlanResponse:
+            return pb.ReplacePlanResponse(plan=convert.plan(task_store.replace_plan(tx, task_id, items, reason)))
 
         return await self._write(context, request, pb.ReplacePlanResponse, replace)
 
     @unary
     async def GetPlan(self, request: pb.GetPlanRequest, context: grpc.aio.ServicerContext) -> pb.GetPlanResponse:
-        scope = self._scope(context)
-        task = await task_store.load_task(self._storage.reader, scope.namespace,
-                                          validate.identifier("task_id", request.task_id))
-        version = validate.non_negative("version", request.version) or task.plan_version
-        plan = await task_store.load_plan(self._storage.reader, scope.namespace, task.id, version)
+        scope = current_scope()
+        task_id = validate.identifier("task_id", request.task_id)
+        version = validate.non_negative("version", request.version)
+        task, plan = await self._storage.read(task_store.load_task_with_plan, scope.namespace, task_id, version)
         if plan is None:
-            raise NotFound("plan version", f"{task.id}/{version}")
+            raise NotFound("plan version", f"{task.id}/{version or task.plan_version}")
         return pb.GetPlanResponse(plan=convert.plan(plan))
 
     @unary
@@ -234,8 +241,8 @@ class TaskService(task_service_pb2_grpc.TaskServiceServicer):
         if status is None and summary is None and issue is None:
             raise InvalidArgument("status", "nothing to change: set status, summary or active_issue")
 
-        async def update(tx: Transaction) -> pb.UpdatePlanItemResponse:
-            item = await task_store.update_plan_item(tx, task_id, item_id, status, summary, issue)
+        def update(tx: Transaction) -> pb.UpdatePlanItemResponse:
+            item = task_store.update_plan_item(tx, task_id, item_id, status, summary, issue)
             return pb.UpdatePlanItemResponse(item=convert.plan_item(item))
 
         return await self._write(context, request, pb.UpdatePlanItemResponse, update)
@@ -261,11 +268,11 @@ class TaskService(task_service_pb2_grpc.TaskServiceServicer):
             tokens_out=validate.non_negative("tokens_out", request.tokens_out),
         )
 
-        async def record(tx: Transaction) -> pb.RecordActionResponse:
+        def record(tx: Transaction) -> pb.RecordActionResponse:
             action = Action(namespace=tx.namespace, id=new_id("act"), task_id=task_id, status=status,
                             created_at=tx.now, completed_at=None if status is ActionStatus.RUNNING else tx.now,
                             **fields)  # type: ignore[arg-type]
-            return pb.RecordActionResponse(action=convert.action(await action_store.record_action(tx, action)))
+            return pb.RecordActionResponse(action=convert.action(action_store.record_action(tx, action)))
 
         return await self._write(context, request, pb.RecordActionResponse, record)
 
@@ -284,8 +291,8 @@ class TaskService(task_service_pb2_grpc.TaskServiceServicer):
             tokens_out=validate.non_negative("tokens_out", request.tokens_out),
         )
 
-        async def complete(tx: Transaction) -> pb.CompleteActionResponse:
-            action = await action_store.finish_action(tx, action_id, completion)
+        def complete(tx: Transaction) -> pb.CompleteActionResponse:
+            action = action_store.finish_action(tx, action_id, completion)
             return pb.CompleteActionResponse(action=convert.action(action))
 
         return await self._write(context, request, pb.CompleteActionResponse, complete)
@@ -293,15 +300,13 @@ class TaskService(task_service_pb2_grpc.TaskServiceServicer):
     @unary
     async def ListActions(self, request: pb.ListActionsRequest,
                           context: grpc.aio.ServicerContext) -> pb.ListActionsResponse:
-        scope = self._scope(context)
+        scope = current_scope()
         task_id = validate.identifier("task_id", request.task_id)
         item_id = validate.identifier("plan_item_id", request.plan_item_id, required=False)
-        await task_store.load_task(self._storage.reader, scope.namespace, task_id)
         size = paging.page_size(request.page_size)
         filter_key = [scope.namespace, task_id, item_id]
         after = paging.decode_token(request.page_token, filter_key)
-        rows = await action_store.list_actions(self._storage.reader, scope.namespace, task_id, item_id, after,
-                                               size + 1)
+        rows = await self._storage.read(action_store.list_actions, scope.namespace, task_id, item_id, after, size + 1)
         token = paging.encode_token([rows[size - 1].created_at, rows[size - 1].id], filter_key) \
             if len(rows) > size else ""
         return pb.ListActionsResponse(actions=[convert.action(a) for a in rows[:size]], next_page_token=token)
@@ -315,8 +320,8 @@ class TaskService(task_service_pb2_grpc.TaskServiceServicer):
                   validate.text(f"lines[{i}].content", line.content, LINE_MAX))
                  for i, line in enumerate(request.lines)]
 
-        async def append(tx: Transaction) -> pb.AppendActionLogResponse:
-            first, last = await action_store.append_log(tx, action_id, lines)
+        def append(tx: Transaction) -> pb.AppendActionLogResponse:
+            first, last = action_store.append_log(tx, action_id, lines)
             return pb.AppendActionLogResponse(first_sequence=first, last_sequence=last)
 
         return await self._write(context, request, pb.AppendActionLogResponse, append)
@@ -324,20 +329,20 @@ class TaskService(task_service_pb2_grpc.TaskServiceServicer):
     @streaming
     async def TailActionLog(self, request: pb.TailActionLogRequest,
                             context: grpc.aio.ServicerContext) -> AsyncIterator[pb.TailActionLogResponse]:
-        scope = self._scope(context)
+        scope = current_scope()
         action_id = validate.identifier("action_id", request.action_id)
         after = validate.non_negative("after_sequence", request.after_sequence)
-        reader = self._storage.reader
-        action = await action_store.load_action(reader, scope.namespace, action_id)
+        read = self._storage.read
+        action = await read(action_store.load_action, scope.namespace, action_id)
         event_filter = EventFilter(scope.namespace, frozenset({action.task_id}),
                                    frozenset({EventType.ACTION_LOG_APPENDED, EventType.ACTION_COMPLETED}))
         # Watch first, then read: a line appended in between is in the table or wakes us.
         with self._storage.events.watch(event_filter) as changes:
             while True:
-                for line in await action_store.list_log_lines(reader, scope.namespace, action_id, after, 500):
+                for line in await read(action_store.list_log_lines, scope.namespace, action_id, after, 500):
                     after = line.sequence
                     yield pb.TailActionLogResponse(line=convert.log_line(line))
-                action = await action_store.load_action(reader, scope.namespace, action_id)
+                action = await read(action_store.load_action, scope.namespace, action_id)
                 if action.status is not ActionStatus.RUNNING and after >= action.log_lines:
                     return
                 if after >= action.log_lines:
@@ -355,26 +360,24 @@ class TaskService(task_service_pb2_grpc.TaskServiceServicer):
         kind = validate.enum("kind", request.kind, task_pb2.MessageKind, Kind, Kind.TEXT)
         content = validate.text("content", request.content, CONTENT_MAX, required=True)
 
-        async def post(tx: Transaction) -> pb.PostMessageResponse:
+        def post(tx: Transaction) -> pb.PostMessageResponse:
             message = Message(tx.namespace, new_id("msg"), thread_id, role, kind, content,  # type: ignore[arg-type]
                               tx.now, request.task_id)
-            return pb.PostMessageResponse(message=convert.message(await message_store.post_message(tx, message)))
+            return pb.PostMessageResponse(message=convert.message(message_store.post_message(tx, message)))
 
         return await self._write(context, request, pb.PostMessageResponse, post)
 
     @unary
     async def ListMessages(self, request: pb.ListMessagesRequest,
                            context: grpc.aio.ServicerContext) -> pb.ListMessagesResponse:
-        scope = self._scope(context)
+        scope = current_scope()
         thread_id = _thread(request.task_id, request.thread_id)
-        if request.task_id:
-            await task_store.load_task(self._storage.reader, scope.namespace, request.task_id)
         kinds = [k for k in (validate.enum("kinds", k, task_pb2.MessageKind, Kind) for k in request.kinds) if k]
         size = paging.page_size(request.page_size)
         filter_key = [scope.namespace, thread_id, sorted(kinds)]
         after = paging.decode_token(request.page_token, filter_key)
-        rows = await message_store.list_messages(self._storage.reader, scope.namespace, thread_id, kinds, after,
-                                                 size + 1)
+        rows = await self._storage.read(message_store.list_messages, scope.namespace, request.task_id, thread_id,
+                                        kinds, after, size + 1)
         token = paging.encode_token([rows[size - 1].created_at, rows[size - 1].id], filter_key) \
             if len(rows) > size else ""
         return pb.ListMessagesResponse(messages=[convert.message(m) for m in rows[:size]], next_page_token=token)
@@ -386,10 +389,10 @@ class TaskService(task_service_pb2_grpc.TaskServiceServicer):
         label = validate.text("label", request.label, LABEL_MAX, required=True)
         content = validate.text("content", request.content, SNAPSHOT_MAX)
 
-        async def record(tx: Transaction) -> pb.RecordContextSnapshotResponse:
+        def record(tx: Transaction) -> pb.RecordContextSnapshotResponse:
             snapshot = ContextSnapshot(tx.namespace, new_id("ctx"), task_id, 0, label, content, request.summarized,
                                        tx.now)
-            snapshot = await message_store.record_snapshot(tx, snapshot)
+            snapshot = message_store.record_snapshot(tx, snapshot)
             return pb.RecordContextSnapshotResponse(snapshot=convert.snapshot(snapshot))
 
         return await self._write(context, request, pb.RecordContextSnapshotResponse, record)
@@ -397,14 +400,13 @@ class TaskService(task_service_pb2_grpc.TaskServiceServicer):
     @unary
     async def ListContextSnapshots(self, request: pb.ListContextSnapshotsRequest,
                                    context: grpc.aio.ServicerContext) -> pb.ListContextSnapshotsResponse:
-        scope = self._scope(context)
+        scope = current_scope()
         task_id = validate.identifier("task_id", request.task_id)
-        await task_store.load_task(self._storage.reader, scope.namespace, task_id)
         size = paging.page_size(request.page_size)
         filter_key = [scope.namespace, task_id]
         after = paging.decode_token(request.page_token, filter_key)
-        rows = await message_store.list_snapshots(self._storage.reader, scope.namespace, task_id,
-                                                  after[0] if after else -1, size + 1)
+        rows = await self._storage.read(message_store.list_snapshots, scope.namespace, task_id,
+                                        after[0] if after else -1, size + 1)
         token = paging.encode_token([rows[size - 1].sequence], filter_key) if len(rows) > size else ""
         return pb.ListContextSnapshotsResponse(snapshots=[convert.snapshot(s) for s in rows[:size]],
                                                next_page_token=token)
@@ -414,7 +416,7 @@ class TaskService(task_service_pb2_grpc.TaskServiceServicer):
     @streaming
     async def SubscribeEvents(self, request: pb.SubscribeEventsRequest,
                               context: grpc.aio.ServicerContext) -> AsyncIterator[pb.SubscribeEventsResponse]:
-        event_filter = _event_filter(self._scope(context), request.task_ids, request.types)
+        event_filter = _event_filter(current_scope(), request.task_ids, request.types)
         if request.after_cursor < -1:
             raise InvalidArgument("after_cursor", "must be -1 (live only), 0 (everything) or a cursor")
         events = self._storage.events.subscribe(event_filter, request.after_cursor)
@@ -426,7 +428,7 @@ class TaskService(task_service_pb2_grpc.TaskServiceServicer):
 
     @unary
     async def ListEvents(self, request: pb.ListEventsRequest, context: grpc.aio.ServicerContext) -> pb.ListEventsResponse:
-        event_filter = _event_filter(self._scope(context), request.task_ids, request.types)
+        event_filter = _event_filter(current_scope(), request.task_ids, request.types)
         after = validate.non_negative("after_cursor", request.after_cursor)
         size = paging.page_size(request.page_size)
         filter_key = [event_filter.namespace, sorted(event_filter.task_ids), sorted(event_filter.types), after]
@@ -437,13 +439,9 @@ class TaskService(task_service_pb2_grpc.TaskServiceServicer):
 
     @unary
     async def GetProgress(self, request: pb.GetProgressRequest, context: grpc.aio.ServicerContext) -> pb.GetProgressResponse:
-        scope = self._scope(context)
-        reader = self._storage.reader
-        task = await task_store.load_task(reader, scope.namespace, validate.identifier("task_id", request.task_id))
+        scope = current_scope()
+        task_id = validate.identifier("task_id", request.task_id)
         count = validate.non_negative("recent_message_count", request.recent_message_count, 50) or 5
-        plan = await task_store.load_plan(reader, scope.namespace, task.id, task.plan_version) \
-            if task.plan_version else None
-        failed = await action_store.last_failed_action(reader, scope.namespace, task.id)
-        recent = await message_store.recent_messages(reader, scope.namespace, task.id, count)
+        task, plan, failed, recent = await self._storage.read(_progress_record, scope.namespace, task_id, count)
         return convert.progress(compute_progress(task, plan, failed, recent))
 

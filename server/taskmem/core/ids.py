@@ -6,13 +6,16 @@ orders stable and index inserts local.
 
 from __future__ import annotations
 
-import os
+import random
 import time
+
+# Ids need uniqueness, not secrecy: a PRNG seeded from the OS is far cheaper than urandom per id.
+_random = random.Random()
 
 
 def new_id(prefix: str) -> str:
     millis = time.time_ns() // 1_000_000
-    return f"{prefix}_{millis:012x}{os.urandom(6).hex()}"
+    return f"{prefix}_{millis:012x}{_random.getrandbits(48):012x}"
 
 
 def now_us() -> int:

@@ -44,15 +44,16 @@ def line_from_row(row: Row) -> ActionLogLine:
     return ActionLogLine(row["action_id"], row["sequence"], row["stream"], row["content"], row["created_at"])
 
 
-async def load_action(db: Reader, namespace: str, action_id: str) -> Action:
-    row = await db.fetchone("SELECT * FROM actions WHERE namespace = ? AND id = ?", (namespace, action_id))
+def load_action(db: Reader, namespace: str, action_id: str) -> Action:
+    row = db.fetchone("SELECT * FROM actions WHERE namespace = ? AND id = ?", (namespace, action_id))
     if row is None:
         raise NotFound("action", action_id)
     return action_from_row(row)
 
 
-async def list_actions(db: Reader, namespace: str, task_id: str, plan_item_id: str,
+def list_actions(db: Reader, namespace: str, task_id: str, plan_item_id: str,
                        after_key: list[Any] | None, limit: int) -> list[Action]:
+    load_task(db, namespace, task_id)
     sql = "SELECT * FROM actions WHERE namespace = ? AND task_id = ?"
     params: list[Any] = [namespace, task_id]
     if plan_item_id:
@@ -63,64 +64,63 @@ async def list_actions(db: Reader, namespace: str, task_id: str, plan_item_id: s
         params.extend(after_key)
     sql += " ORDER BY created_at, id LIMIT ?"
     params.append(limit)
-    return [action_from_row(row) for row in await db.fetchall(sql, params)]
+    return [action_from_row(row) for row in db.fetchall(sql, params)]
 
 
-async def last_failed_action(db: Reader, namespace: str, task_id: str) -> Action | None:
-    row = await db.fetchone(
+def last_failed_action(db: Reader, namespace: str, task_id: str) -> Action | None:
+    row = db.fetchone(
         "SELECT * FROM actions WHERE namespace = ? AND task_id = ? AND status = ?"
         " ORDER BY created_at DESC, id DESC LIMIT 1", (namespace, task_id, ActionStatus.FAILED.value))
     return action_from_row(row) if row else None
 
 
-async def list_log_lines(db: Reader, namespace: str, action_id: str, after: int, limit: int) -> list[ActionLogLine]:
-    rows = await db.fetchall(
+def list_log_lines(db: Reader, namespace: str, action_id: str, after: int, limit: int) -> list[ActionLogLine]:
+    rows = db.fetchall(
         "SELECT * FROM action_logs WHERE namespace = ? AND action_id = ? AND sequence > ? ORDER BY sequence LIMIT ?",
         (namespace, action_id, after, limit))
     return [line_from_row(row) for row in rows]
 
 
-async def record_action(tx: Transaction, action: Action) -> Action:
-    task = await load_task(tx, tx.namespace, action.task_id)
+def record_action(tx: Transaction, action: Action) -> Action:
+    version = touch_task(tx, action.task_id)
     if action.plan_item_id:
-        found = await tx.fetchone(
+        found = tx.fetchone(
             "SELECT 1 FROM plan_items WHERE namespace = ? AND task_id = ? AND plan_version = ? AND id = ?",
-            (task.namespace, task.id, task.plan_version, action.plan_item_id))
+            (tx.namespace, action.task_id, version, action.plan_item_id))
         if found is None:
             raise InvalidArgument("plan_item_id", f"no item {action.plan_item_id!r} in the current plan")
-    await tx.execute(_INSERT, _values(action))
-    await touch_task(tx, task)
-    await tx.emit(EventType.ACTION_RECORDED, task.id, action)
+    tx.execute(_INSERT, _values(action))
+    recorded = tx.emit(EventType.ACTION_RECORDED, action.task_id, action)
     if action.status is not ActionStatus.RUNNING:
-        await tx.emit(EventType.ACTION_COMPLETED, task.id, action)
+        tx.emit(EventType.ACTION_COMPLETED, action.task_id, None, recorded.payload)
     return action
 
 
-async def finish_action(tx: Transaction, action_id: str, completion: Completion) -> Action:
-    action = await load_action(tx, tx.namespace, action_id)
+def finish_action(tx: Transaction, action_id: str, completion: Completion) -> Action:
+    action = load_action(tx, tx.namespace, action_id)
     complete_action(action, completion, tx.now)
-    await tx.execute(
+    tx.execute(
         "UPDATE actions SET status = ?, output = ?, error = ?, duration_us = ?, tokens_in = ?, tokens_out = ?,"
         " completed_at = ? WHERE namespace = ? AND id = ?",
         (action.status.value, json.dumps(action.output, allow_nan=False), action.error, action.duration_us,
          action.tokens_in, action.tokens_out, action.completed_at, action.namespace, action.id))
-    await touch_task(tx, await load_task(tx, tx.namespace, action.task_id))
-    await tx.emit(EventType.ACTION_COMPLETED, action.task_id, action)
+    touch_task(tx, action.task_id)
+    tx.emit(EventType.ACTION_COMPLETED, action.task_id, action)
     return action
 
 
-async def append_log(tx: Transaction, action_id: str, lines: list[tuple[str, str]]) -> tuple[int, int]:
+def append_log(tx: Transaction, action_id: str, lines: list[tuple[str, str]]) -> tuple[int, int]:
     """Append (stream, content) lines; returns the first and last sequence given."""
-    action = await load_action(tx, tx.namespace, action_id)
+    action = load_action(tx, tx.namespace, action_id)
     require_running(action)
     first = action.log_lines + 1
-    await tx.executemany(
+    tx.executemany(
         "INSERT INTO action_logs (namespace, action_id, sequence, stream, content, created_at)"
         " VALUES (?, ?, ?, ?, ?, ?)",
         [(tx.namespace, action_id, first + i, stream, content, tx.now) for i, (stream, content) in enumerate(lines)])
     last = first + len(lines) - 1
-    await tx.execute("UPDATE actions SET log_lines = ? WHERE namespace = ? AND id = ?",
+    tx.execute("UPDATE actions SET log_lines = ? WHERE namespace = ? AND id = ?",
                      (last, tx.namespace, action_id))
-    await tx.emit(EventType.ACTION_LOG_APPENDED, action.task_id, None,
+    tx.emit(EventType.ACTION_LOG_APPENDED, action.task_id, None,
                   {"action_id": action_id, "first_sequence": first, "last_sequence": last})
     return first, last

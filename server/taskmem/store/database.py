@@ -7,7 +7,6 @@ import logging
 import re
 from pathlib import Path
 
-import aiosqlite
 import sqlean as sqlite3  # a DB-API SQLite with extension loading and FTS5
 import sqlite_vec
 
@@ -16,22 +15,17 @@ log = logging.getLogger(__name__)
 _MIGRATION_NAME = re.compile(r"^(\d{4})_[a-z0-9_]+\.sql$")
 
 
-def _connector(path: str, synchronous: str) -> sqlite3.Connection:
+def connect(path: str, synchronous: str = "FULL") -> sqlite3.Connection:
+    """A connection in autocommit mode (transactions are explicit), rows readable by column name."""
     connection = sqlite3.connect(path, check_same_thread=False, isolation_level=None)
     connection.enable_load_extension(True)
     sqlite_vec.load(connection)
     connection.enable_load_extension(False)
+    connection.row_factory = sqlite3.Row
     connection.execute("PRAGMA journal_mode=WAL")
     connection.execute(f"PRAGMA synchronous={synchronous}")
     connection.execute("PRAGMA busy_timeout=10000")
-    connection.execute("PRAGMA foreign_keys=ON")
     return connection
-
-
-async def open_connection(path: str, synchronous: str = "FULL") -> aiosqlite.Connection:
-    """An aiosqlite connection in autocommit mode; transactions are explicit."""
-    connection = aiosqlite.Connection(lambda: _connector(path, synchronous), iter_chunk_size=64)
-    return await connection
 
 
 def migrations() -> list[tuple[int, str, str]]:
@@ -44,26 +38,22 @@ def migrations() -> list[tuple[int, str, str]]:
     return sorted(found)
 
 
-async def migrate(connection: aiosqlite.Connection) -> None:
+def migrate(connection: sqlite3.Connection) -> None:
     """Apply, each in its own transaction, the migrations the file has not seen yet."""
-    await connection.execute(
-        "CREATE TABLE IF NOT EXISTS schema_migrations (number INTEGER PRIMARY KEY, name TEXT NOT NULL)"
-    )
-    async with connection.execute("SELECT coalesce(max(number), 0) FROM schema_migrations") as cursor:
-        row = await cursor.fetchone()
-    current = row[0] if row else 0
+    connection.execute("CREATE TABLE IF NOT EXISTS schema_migrations (number INTEGER PRIMARY KEY, name TEXT NOT NULL)")
+    current = connection.execute("SELECT coalesce(max(number), 0) FROM schema_migrations").fetchone()[0]
     for number, name, sql in migrations():
         if number <= current:
             continue
         log.info("applying migration %s", name)
-        await connection.execute("BEGIN IMMEDIATE")
+        connection.execute("BEGIN IMMEDIATE")
         try:
             for statement in _statements(sql):
-                await connection.execute(statement)
-            await connection.execute("INSERT INTO schema_migrations (number, name) VALUES (?, ?)", (number, name))
-            await connection.execute("COMMIT")
+                connection.execute(statement)
+            connection.execute("INSERT INTO schema_migrations (number, name) VALUES (?, ?)", (number, name))
+            connection.execute("COMMIT")
         except BaseException:
-            await connection.execute("ROLLBACK")
+            connection.execute("ROLLBACK")
             raise
 
 

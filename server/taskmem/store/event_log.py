@@ -12,10 +12,13 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
+from typing import Any
 
 from taskmem.core.events import Event, EventFilter, EventType
 from taskmem.store.writer import Reader, Row
+
+ReadFunction = Callable[..., Awaitable[Any]]
 
 REPLAY_PAGE = 500
 
@@ -57,9 +60,28 @@ def event_from_row(row: Row) -> Event:
                  json.loads(row["payload"]), row["created_at"], row["cursor"])
 
 
+def last_cursor(db: Reader, namespace: str) -> int:
+    row = db.fetchone("SELECT coalesce(max(cursor), 0) AS c FROM events WHERE namespace = ?", (namespace,))
+    return int(row["c"]) if row else 0
+
+
+def list_events(db: Reader, event_filter: EventFilter, after: int, limit: int) -> list[Event]:
+    sql = "SELECT * FROM events WHERE namespace = ? AND cursor > ?"
+    params: list[object] = [event_filter.namespace, after]
+    if event_filter.task_ids:
+        sql += f" AND task_id IN ({','.join('?' * len(event_filter.task_ids))})"
+        params.extend(sorted(event_filter.task_ids))
+    if event_filter.types:
+        sql += f" AND type IN ({','.join('?' * len(event_filter.types))})"
+        params.extend(sorted(t.value for t in event_filter.types))
+    sql += " ORDER BY cursor LIMIT ?"
+    params.append(limit)
+    return [event_from_row(row) for row in db.fetchall(sql, params)]
+
+
 class EventLog:
-    def __init__(self, reader: Reader, queue_size: int = 10_000) -> None:
-        self._reader = reader
+    def __init__(self, read: ReadFunction, queue_size: int = 10_000) -> None:
+        self._read = read
         self._queue_size = queue_size
         self._subscriptions: set[_Subscription] = set()
         self._closed = False
@@ -91,22 +113,12 @@ class EventLog:
             self._subscriptions.discard(subscription)
 
     async def last_cursor(self, namespace: str) -> int:
-        row = await self._reader.fetchone("SELECT coalesce(max(cursor), 0) AS c FROM events WHERE namespace = ?",
-                                          (namespace,))
-        return int(row["c"]) if row else 0
+        result: int = await self._read(last_cursor, namespace)
+        return result
 
     async def list(self, event_filter: EventFilter, after: int, limit: int) -> list[Event]:
-        sql = "SELECT * FROM events WHERE namespace = ? AND cursor > ?"
-        params: list[object] = [event_filter.namespace, after]
-        if event_filter.task_ids:
-            sql += f" AND task_id IN ({','.join('?' * len(event_filter.task_ids))})"
-            params.extend(sorted(event_filter.task_ids))
-        if event_filter.types:
-            sql += f" AND type IN ({','.join('?' * len(event_filter.types))})"
-            params.extend(sorted(t.value for t in event_filter.types))
-        sql += " ORDER BY cursor LIMIT ?"
-        params.append(limit)
-        return [event_from_row(row) for row in await self._reader.fetchall(sql, params)]
+        result: list[Event] = await self._read(list_events, event_filter, after, limit)
+        return result
 
     async def subscribe(self, event_filter: EventFilter, after: int) -> AsyncIterator[Event]:
         """Events after `after` (-1: from now on), replayed then live, each exactly once."""

@@ -6,8 +6,8 @@ from taskmem.core.errors import RequestIdReused
 from taskmem.store.writer import Transaction
 
 
-async def stored_response(tx: Transaction, request_id: str, method: str, request_hash: str) -> bytes | None:
-    row = await tx.fetchone("SELECT method, request_hash, response FROM request_ids"
+def stored_response(tx: Transaction, request_id: str, method: str, request_hash: str) -> bytes | None:
+    row = tx.fetchone("SELECT method, request_hash, response FROM request_ids"
                             " WHERE namespace = ? AND request_id = ?", (tx.namespace, request_id))
     if row is None:
         return None
@@ -16,7 +16,7 @@ async def stored_response(tx: Transaction, request_id: str, method: str, request
     return bytes(row["response"])
 
 
-async def store_response(tx: Transaction, request_id: str, method: str, request_hash: str, response: bytes) -> None:
-    await tx.execute(
+def store_response(tx: Transaction, request_id: str, method: str, request_hash: str, response: bytes) -> None:
+    tx.execute(
         "INSERT INTO request_ids (namespace, request_id, method, request_hash, response, created_at)"
         " VALUES (?, ?, ?, ?, ?, ?)", (tx.namespace, request_id, method, request_hash, response, tx.now))

@@ -20,21 +20,23 @@ def snapshot_from_row(row: Row) -> ContextSnapshot:
                            row["content"], bool(row["summarized"]), row["created_at"])
 
 
-async def post_message(tx: Transaction, message: Message) -> Message:
+def post_message(tx: Transaction, message: Message) -> Message:
     if message.task_id:
-        await touch_task(tx, await load_task(tx, tx.namespace, message.task_id))
-    await tx.execute(
+        touch_task(tx, message.task_id)
+    tx.execute(
         "INSERT INTO messages (namespace, id, thread_id, task_id, role, kind, content, created_at)"
         " VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
         (message.namespace, message.id, message.thread_id, message.task_id, message.role.value,
          message.kind.value, message.content, message.created_at))
-    await tx.emit(EventType.MESSAGE_POSTED, message.task_id, message)
+    tx.emit(EventType.MESSAGE_POSTED, message.task_id, message)
     return message
 
 
-async def list_messages(db: Reader, namespace: str, thread_id: str, kinds: list[Kind],
-                        after_key: list[Any] | None, limit: int) -> list[Message]:
+def list_messages(db: Reader, namespace: str, task_id: str, thread_id: str, kinds: list[Kind],
+                  after_key: list[Any] | None, limit: int) -> list[Message]:
     """Oldest first by (created_at, id); after_key is the previous page's last (created_at, id)."""
+    if task_id:
+        load_task(db, namespace, task_id)
     sql = "SELECT * FROM messages WHERE namespace = ? AND thread_id = ?"
     params: list[Any] = [namespace, thread_id]
     if kinds:
@@ -45,34 +47,35 @@ async def list_messages(db: Reader, namespace: str, thread_id: str, kinds: list[
         params.extend(after_key)
     sql += " ORDER BY created_at, id LIMIT ?"
     params.append(limit)
-    return [message_from_row(row) for row in await db.fetchall(sql, params)]
+    return [message_from_row(row) for row in db.fetchall(sql, params)]
 
 
-async def recent_messages(db: Reader, namespace: str, thread_id: str, count: int) -> list[Message]:
+def recent_messages(db: Reader, namespace: str, thread_id: str, count: int) -> list[Message]:
     """The newest `count` messages, oldest first."""
-    rows = await db.fetchall(
+    rows = db.fetchall(
         "SELECT * FROM messages WHERE namespace = ? AND thread_id = ? ORDER BY created_at DESC, id DESC LIMIT ?",
         (namespace, thread_id, count))
     return [message_from_row(row) for row in reversed(rows)]
 
 
-async def record_snapshot(tx: Transaction, snapshot: ContextSnapshot) -> ContextSnapshot:
-    await touch_task(tx, await load_task(tx, tx.namespace, snapshot.task_id))
-    row = await tx.fetchone(
+def record_snapshot(tx: Transaction, snapshot: ContextSnapshot) -> ContextSnapshot:
+    touch_task(tx, snapshot.task_id)
+    row = tx.fetchone(
         "SELECT coalesce(max(sequence) + 1, 0) AS next FROM context_snapshots WHERE namespace = ? AND task_id = ?",
         (tx.namespace, snapshot.task_id))
     snapshot.sequence = row["next"] if row else 0
-    await tx.execute(
+    tx.execute(
         "INSERT INTO context_snapshots (namespace, id, task_id, sequence, label, content, summarized, created_at)"
         " VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
         (snapshot.namespace, snapshot.id, snapshot.task_id, snapshot.sequence, snapshot.label, snapshot.content,
          int(snapshot.summarized), snapshot.created_at))
-    await tx.emit(EventType.CONTEXT_SNAPSHOT_RECORDED, snapshot.task_id, snapshot, {"content": ""})
+    tx.emit(EventType.CONTEXT_SNAPSHOT_RECORDED, snapshot.task_id, snapshot, {"content": ""})
     return snapshot
 
 
-async def list_snapshots(db: Reader, namespace: str, task_id: str, after: int, limit: int) -> list[ContextSnapshot]:
-    rows = await db.fetchall(
+def list_snapshots(db: Reader, namespace: str, task_id: str, after: int, limit: int) -> list[ContextSnapshot]:
+    load_task(db, namespace, task_id)
+    rows = db.fetchall(
         "SELECT * FROM context_snapshots WHERE namespace = ? AND task_id = ? AND sequence > ?"
         " ORDER BY sequence LIMIT ?", (namespace, task_id, after, limit))
     return [snapshot_from_row(row) for row in rows]

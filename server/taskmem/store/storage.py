@@ -1,71 +1,61 @@
-"""The storage facade the api ring uses: a read pool, the group-commit writer and the event log."""
+"""The storage facade the api ring uses: reads in a small pool, the group-commit writer, the event log."""
 
 from __future__ import annotations
 
+import functools
 import itertools
-from collections.abc import Sequence
+from collections.abc import Callable
 from typing import Any, TypeVar
 
-import aiosqlite
-import sqlean as sqlite3
-
-from taskmem.store.database import ensure_parent, migrate, open_connection
+from taskmem.core.events import Event
+from taskmem.store.database import connect, ensure_parent, migrate
 from taskmem.store.event_log import EventLog
-from taskmem.store.writer import Mutation, PayloadEncoder, Reader, Row, Writer
+from taskmem.store.sqlite_thread import SqliteThread
+from taskmem.store.task_cache import TaskViewCache
+from taskmem.store.writer import Mutation, PayloadEncoder, Reader, Writer
 
 T = TypeVar("T")
 
 
-class ReadPool(Reader):
-    """A few read-only connections used in turn; WAL lets them read while the writer writes."""
-
-    def __init__(self, connections: list[aiosqlite.Connection]) -> None:
-        super().__init__(connections[0])
-        self._connections = connections
-        self._next = itertools.cycle(connections)
-
-    async def fetchone(self, sql: str, params: Sequence[Any] = ()) -> Row | None:
-        rows = await next(self._next).execute_fetchall(sql, params)
-        return rows[0] if rows else None  # type: ignore[index]
-
-    async def fetchall(self, sql: str, params: Sequence[Any] = ()) -> list[Row]:
-        return list(await next(self._next).execute_fetchall(sql, params))
-
-    async def close(self) -> None:
-        for connection in self._connections:
-            await connection.close()
-
-
 class Storage:
-    def __init__(self, write_connection: aiosqlite.Connection, reader: ReadPool, encode: PayloadEncoder,
+    def __init__(self, writer_thread: SqliteThread, readers: list[SqliteThread], encode: PayloadEncoder,
                  queue_size: int, batch_size: int) -> None:
-        self._write_connection = write_connection
-        self.reader = reader
-        self.events = EventLog(reader, queue_size)
-        self.writer = Writer(write_connection, encode, self.events.publish, batch_size)
+        self._writer_thread = writer_thread
+        self._readers = readers
+        self._next_reader = itertools.cycle(readers)
+        self.events = EventLog(self.read, queue_size)
+        self.task_views = TaskViewCache()
+        self.writer = Writer(writer_thread, encode, self._committed, batch_size)
 
     @classmethod
     async def open(cls, path: str, encode: PayloadEncoder, *, queue_size: int = 10_000,
                    batch_size: int = 512, readers: int = 2, synchronous: str = "FULL") -> Storage:
         ensure_parent(path)
-        write_connection = await open_connection(path, synchronous)
-        write_connection.row_factory = sqlite3.Row
-        await migrate(write_connection)
-        pool = []
-        for _ in range(readers):
-            connection = await open_connection(path, synchronous)
-            connection.row_factory = sqlite3.Row
-            pool.append(connection)
-        storage = cls(write_connection, ReadPool(pool), encode, queue_size, batch_size)
+        connector = functools.partial(connect, path, synchronous)
+        writer_thread = SqliteThread(connector, "taskmem-writer")
+        await writer_thread.start()
+        await writer_thread.run(migrate)
+        reader_threads = [SqliteThread(connector, f"taskmem-reader-{n}") for n in range(readers)]
+        for thread in reader_threads:
+            await thread.start()
+        storage = cls(writer_thread, reader_threads, encode, queue_size, batch_size)
         storage.writer.start()
         return storage
+
+    def _committed(self, events: list[Event]) -> None:
+        self.task_views.invalidate(events)
+        self.events.publish(events)
+
+    async def read(self, query: Callable[..., T], *args: Any) -> T:
+        """Run query(reader, *args) in a reader thread; WAL lets it read while the writer writes."""
+        return await next(self._next_reader).run(lambda connection: query(Reader(connection), *args))
 
     async def write(self, mutation: Mutation[T], namespace: str, correlation_id: str) -> T:
         return await self.writer.submit(mutation, namespace, correlation_id)
 
     async def close(self) -> None:
-        """Finish queued writes, end subscriptions, close every connection."""
+        """End subscriptions, finish queued writes, close every connection."""
         self.events.close()
         await self.writer.close()
-        await self.reader.close()
-        await self._write_connection.close()
+        for thread in [*self._readers, self._writer_thread]:
+            await thread.close()

@@ -83,30 +83,37 @@ _SAVE_ITEM = ("UPDATE plan_items SET status = ?, summary = ?, active_issue = ?, 
 
 # --- reads (any Reader: the read pool or an open Transaction) ---------------------------------
 
-async def find_task(db: Reader, namespace: str, task_id: str) -> Task | None:
-    row = await db.fetchone("SELECT * FROM tasks WHERE namespace = ? AND id = ?", (namespace, task_id))
+def find_task(db: Reader, namespace: str, task_id: str) -> Task | None:
+    row = db.fetchone("SELECT * FROM tasks WHERE namespace = ? AND id = ?", (namespace, task_id))
     return task_from_row(row) if row else None
 
 
-async def load_task(db: Reader, namespace: str, task_id: str) -> Task:
-    task = await find_task(db, namespace, task_id)
+def load_task(db: Reader, namespace: str, task_id: str) -> Task:
+    task = find_task(db, namespace, task_id)
     if task is None:
         raise NotFound("task", task_id)
     return task
 
 
-async def load_plan(db: Reader, namespace: str, task_id: str, version: int) -> Plan | None:
-    header = await db.fetchone("SELECT * FROM plans WHERE namespace = ? AND task_id = ? AND version = ?",
+def load_plan(db: Reader, namespace: str, task_id: str, version: int) -> Plan | None:
+    header = db.fetchone("SELECT * FROM plans WHERE namespace = ? AND task_id = ? AND version = ?",
                                (namespace, task_id, version))
     if header is None:
         return None
-    rows = await db.fetchall(
+    rows = db.fetchall(
         "SELECT * FROM plan_items WHERE namespace = ? AND task_id = ? AND plan_version = ? ORDER BY ordinal",
         (namespace, task_id, version))
     return Plan(task_id, version, [item_from_row(r) for r in rows], header["created_at"], header["reason"])
 
 
-async def list_tasks(db: Reader, namespace: str, statuses: list[TaskStatus], updated_after: int | None,
+def load_task_with_plan(db: Reader, namespace: str, task_id: str, version: int) -> tuple[Task, Plan | None]:
+    """A task and one plan version of it (0: the current one; None when it has no such plan)."""
+    task = load_task(db, namespace, task_id)
+    version = version or task.plan_version
+    return task, load_plan(db, namespace, task_id, version) if version else None
+
+
+def list_tasks(db: Reader, namespace: str, statuses: list[TaskStatus], updated_after: int | None,
                      after_key: list[Any] | None, limit: int) -> list[Task]:
     """Most recently updated first; after_key is the (updated_at, id) of the previous page's last task."""
     sql = "SELECT * FROM tasks WHERE namespace = ?"
@@ -122,74 +129,73 @@ async def list_tasks(db: Reader, namespace: str, statuses: list[TaskStatus], upd
         params.extend(after_key)
     sql += " ORDER BY updated_at DESC, id DESC LIMIT ?"
     params.append(limit)
-    return [task_from_row(row) for row in await db.fetchall(sql, params)]
+    return [task_from_row(row) for row in db.fetchall(sql, params)]
 
 
 # --- mutations (inside the writer's Transaction) ----------------------------------------------
 
-async def touch_task(tx: Transaction, task: Task) -> None:
-    """Record that something under the task changed: new update time and etag."""
-    task.updated_at = tx.now
-    task.revision += 1
-    await tx.execute("UPDATE tasks SET updated_at = ?, revision = ? WHERE namespace = ? AND id = ?",
-                     (task.updated_at, task.revision, task.namespace, task.id))
+def touch_task(tx: Transaction, task_id: str) -> int:
+    """Record that something under the task changed (new update time and etag); returns its plan version."""
+    row = tx.fetchone("UPDATE tasks SET updated_at = ?, revision = revision + 1 WHERE namespace = ? AND id = ?"
+                      " RETURNING plan_version", (tx.now, tx.namespace, task_id))
+    if row is None:
+        raise NotFound("task", task_id)
+    return int(row["plan_version"])
 
 
-async def _store_plan(tx: Transaction, task: Task, items: list[PlanItem], reason: str) -> Plan:
-    previous = await load_plan(tx, task.namespace, task.id, task.plan_version) if task.plan_version else None
+def _store_plan(tx: Transaction, task: Task, items: list[PlanItem], reason: str) -> Plan:
+    previous = load_plan(tx, task.namespace, task.id, task.plan_version) if task.plan_version else None
     plan = Plan(task.id, task.plan_version + 1, carry_over(previous, items), tx.now, reason)
-    await tx.execute("INSERT INTO plans (namespace, task_id, version, reason, created_at) VALUES (?, ?, ?, ?, ?)",
+    tx.execute("INSERT INTO plans (namespace, task_id, version, reason, created_at) VALUES (?, ?, ?, ?, ?)",
                      (task.namespace, task.id, plan.version, reason, tx.now))
-    await tx.executemany(_INSERT_ITEM, [_item_values(task.namespace, task.id, plan.version, i) for i in plan.items])
+    tx.executemany(_INSERT_ITEM, [_item_values(task.namespace, task.id, plan.version, i) for i in plan.items])
     task.plan_version = plan.version
     if task.plan_generated_at is None:
         task.plan_generated_at = tx.now
     return plan
 
 
-async def create_task(tx: Transaction, task: Task, items: list[PlanItem]) -> tuple[Task, Plan | None]:
-    plan = await _store_plan(tx, task, items, "initial plan") if items else None
-    await tx.execute(_INSERT_TASK, _task_values(task))
-    await tx.emit(EventType.TASK_CREATED, task.id, task)
+def create_task(tx: Transaction, task: Task, items: list[PlanItem]) -> tuple[Task, Plan | None]:
+    plan = _store_plan(tx, task, items, "initial plan") if items else None
+    tx.execute(_INSERT_TASK, _task_values(task))
+    tx.emit(EventType.TASK_CREATED, task.id, task)
     if plan is not None:
-        await tx.emit(EventType.PLAN_REPLACED, task.id, plan)
+        tx.emit(EventType.PLAN_REPLACED, task.id, plan)
     return task, plan
 
 
-async def update_task(tx: Transaction, task_id: str, changes: dict[str, Any], etag: str) -> Task:
-    task = await load_task(tx, tx.namespace, task_id)
+def update_task(tx: Transaction, task_id: str, changes: dict[str, Any], etag: str) -> Task:
+    task = load_task(tx, tx.namespace, task_id)
     check_etag(task, etag)
     previous = apply_task_changes(task, changes, tx.now)
     values = _task_values(task)
-    await tx.execute(_SAVE_TASK, (*values[2:], task.namespace, task.id))
+    tx.execute(_SAVE_TASK, (*values[2:], task.namespace, task.id))
     if previous is not None:
-        await tx.emit(EventType.TASK_STATUS_CHANGED, task.id, task,
+        tx.emit(EventType.TASK_STATUS_CHANGED, task.id, task,
                       {"from": previous.value, "to": task.status.value})
     if set(changes) - {"status"} or previous is None:
-        await tx.emit(EventType.TASK_UPDATED, task.id, task)
+        tx.emit(EventType.TASK_UPDATED, task.id, task)
     return task
 
 
-async def replace_plan(tx: Transaction, task_id: str, items: list[PlanItem], reason: str) -> Plan:
-    task = await load_task(tx, tx.namespace, task_id)
-    plan = await _store_plan(tx, task, items, reason)
+def replace_plan(tx: Transaction, task_id: str, items: list[PlanItem], reason: str) -> Plan:
+    task = load_task(tx, tx.namespace, task_id)
+    plan = _store_plan(tx, task, items, reason)
     task.updated_at, task.revision = tx.now, task.revision + 1
-    await tx.execute(
+    tx.execute(
         "UPDATE tasks SET plan_version = ?, plan_generated_at = ?, updated_at = ?, revision = ?"
         " WHERE namespace = ? AND id = ?",
         (task.plan_version, task.plan_generated_at, task.updated_at, task.revision, task.namespace, task.id))
-    await tx.emit(EventType.PLAN_REPLACED, task.id, plan)
+    tx.emit(EventType.PLAN_REPLACED, task.id, plan)
     return plan
 
 
-async def update_plan_item(tx: Transaction, task_id: str, item_id: str, status: ItemStatus | None,
-                           summary: str | None, active_issue: str | None) -> PlanItem:
-    task = await load_task(tx, tx.namespace, task_id)
-    if not task.plan_version:
-        raise NotFound("plan of task", task_id)
-    row = await tx.fetchone(
+def update_plan_item(tx: Transaction, task_id: str, item_id: str, status: ItemStatus | None,
+                     summary: str | None, active_issue: str | None) -> PlanItem:
+    version = touch_task(tx, task_id)
+    row = tx.fetchone(
         "SELECT * FROM plan_items WHERE namespace = ? AND task_id = ? AND plan_version = ? AND id = ?",
-        (task.namespace, task_id, task.plan_version, item_id))
+        (tx.namespace, task_id, version, item_id)) if version else None
     if row is None:
         raise NotFound("plan item", item_id)
     item = item_from_row(row)
@@ -199,9 +205,7 @@ async def update_plan_item(tx: Transaction, task_id: str, item_id: str, status: 
         item.summary = summary
     if active_issue is not None:
         item.active_issue = active_issue
-    await tx.execute(_SAVE_ITEM, (item.status.value, item.summary, item.active_issue, item.started_at,
-                                  item.completed_at, item.duration_us, task.namespace, task_id,
-                                  task.plan_version, item_id))
-    await touch_task(tx, task)
-    await tx.emit(EventType.PLAN_ITEM_UPDATED, task_id, item, {"plan_version": task.plan_version})
+    tx.execute(_SAVE_ITEM, (item.status.value, item.summary, item.active_issue, item.started_at,
+                            item.completed_at, item.duration_us, tx.namespace, task_id, version, item_id))
+    tx.emit(EventType.PLAN_ITEM_UPDATED, task_id, item, {"plan_version": version})
     return item

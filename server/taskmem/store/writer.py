@@ -1,11 +1,11 @@
 """One writer for the whole database, grouping concurrent writes into one transaction.
 
-Every mutation is an async function of a Transaction. The writer takes whatever
-mutations are queued (up to a batch size), runs each inside its own SAVEPOINT in
-one BEGIN IMMEDIATE … COMMIT, and only then answers the callers and publishes
-the batch's events. A mutation that raises is rolled back alone; its neighbours
-still commit. One commit (one fsync) per batch is what makes many small
-concurrent writes cheap.
+Every mutation is a plain function of a Transaction. The writer takes whatever
+mutations are queued (up to a batch size) and runs them, in its own thread, each
+inside its own SAVEPOINT in one BEGIN IMMEDIATE … COMMIT; only then does it
+answer the callers and publish the batch's events. A mutation that raises is
+rolled back alone; its neighbours still commit. One commit (one fsync) and one
+thread round trip per batch is what makes many small concurrent writes cheap.
 """
 
 from __future__ import annotations
@@ -13,40 +13,41 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
-from collections.abc import Awaitable, Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from typing import Any, TypeVar
 
-import aiosqlite
+import sqlean as sqlite3
 
 from taskmem.core.events import Event, EventType
 from taskmem.core.ids import now_us
+from taskmem.store.sqlite_thread import SqliteThread
 
 log = logging.getLogger(__name__)
 
 T = TypeVar("T")
-Row = Any  # sqlite Row: indexable by column name
+Row = sqlite3.Row
 
 PayloadEncoder = Callable[[Any], dict[str, Any]]
 
 
 class Reader:
-    """Read access over one connection; both the read pool and a Transaction offer it."""
+    """Read access over one connection, used inside that connection's thread."""
 
-    def __init__(self, connection: aiosqlite.Connection) -> None:
+    def __init__(self, connection: sqlite3.Connection) -> None:
         self.connection = connection
 
-    async def fetchone(self, sql: str, params: Sequence[Any] = ()) -> Row | None:
-        rows = await self.connection.execute_fetchall(sql, params)
-        return rows[0] if rows else None  # type: ignore[index]
+    def fetchone(self, sql: str, params: Sequence[Any] = ()) -> Row | None:
+        row: Row | None = self.connection.execute(sql, params).fetchone()
+        return row
 
-    async def fetchall(self, sql: str, params: Sequence[Any] = ()) -> list[Row]:
-        return list(await self.connection.execute_fetchall(sql, params))
+    def fetchall(self, sql: str, params: Sequence[Any] = ()) -> list[Row]:
+        return self.connection.execute(sql, params).fetchall()
 
 
 class Transaction(Reader):
     """One mutation's view of the open transaction: statements, and the events it emits."""
 
-    def __init__(self, connection: aiosqlite.Connection, namespace: str, correlation_id: str,
+    def __init__(self, connection: sqlite3.Connection, namespace: str, correlation_id: str,
                  encode: PayloadEncoder) -> None:
         super().__init__(connection)
         self.namespace = namespace
@@ -55,32 +56,30 @@ class Transaction(Reader):
         self.events: list[Event] = []
         self._encode = encode
 
-    async def execute(self, sql: str, params: Sequence[Any] = ()) -> None:
-        await self.connection.execute(sql, params)
+    def execute(self, sql: str, params: Sequence[Any] = ()) -> None:
+        self.connection.execute(sql, params)
 
-    async def executemany(self, sql: str, rows: Iterable[Sequence[Any]]) -> None:
-        await self.connection.executemany(sql, rows)
+    def executemany(self, sql: str, rows: Iterable[Sequence[Any]]) -> None:
+        self.connection.executemany(sql, rows)
 
-    async def emit(self, event_type: EventType, task_id: str, resource: Any,
-                   extra: dict[str, Any] | None = None) -> Event:
+    def emit(self, event_type: EventType, task_id: str, resource: Any, extra: dict[str, Any] | None = None) -> Event:
         """Append an event to the log inside this transaction; it is published after commit."""
         payload = self._encode(resource) if resource is not None else {}
         if extra:
             payload.update(extra)
         event = Event(self.namespace, event_type, task_id, self.correlation_id, payload, self.now)
-        row = await self.connection.execute_insert(
+        cursor = self.connection.execute(
             "INSERT INTO events (namespace, type, task_id, correlation_id, payload, created_at)"
             " VALUES (?, ?, ?, ?, ?, ?)",
             (event.namespace, event.type.value, task_id, event.correlation_id,
-             json.dumps(payload, separators=(",", ":")), event.created_at),
-        )
-        assert row is not None
-        event.cursor = row[0]
+             json.dumps(payload, separators=(",", ":")), event.created_at))
+        event.cursor = int(cursor.lastrowid or 0)
         self.events.append(event)
         return event
 
 
-Mutation = Callable[[Transaction], Awaitable[T]]
+Mutation = Callable[[Transaction], T]
+_Job = tuple[Mutation[Any], str, str, "asyncio.Future[Any]"]
 
 
 class WriterClosed(Exception):
@@ -88,13 +87,13 @@ class WriterClosed(Exception):
 
 
 class Writer:
-    def __init__(self, connection: aiosqlite.Connection, encode: PayloadEncoder,
+    def __init__(self, thread: SqliteThread, encode: PayloadEncoder,
                  on_commit: Callable[[list[Event]], None], batch_size: int = 512) -> None:
-        self._connection = connection
+        self._thread = thread
         self._encode = encode
         self._on_commit = on_commit
         self._batch_size = batch_size
-        self._queue: asyncio.Queue[tuple[Mutation[Any], Transaction, asyncio.Future[Any]] | None] = asyncio.Queue()
+        self._queue: asyncio.Queue[_Job | None] = asyncio.Queue()
         self._task: asyncio.Task[None] | None = None
         self._closed = False
 
@@ -113,8 +112,7 @@ class Writer:
         if self._closed:
             raise WriterClosed("the server is shutting down")
         future: asyncio.Future[T] = asyncio.get_running_loop().create_future()
-        tx = Transaction(self._connection, namespace, correlation_id, self._encode)
-        self._queue.put_nowait((mutation, tx, future))
+        self._queue.put_nowait((mutation, namespace, correlation_id, future))
         # shield: a caller that goes away must not cancel a write already queued.
         return await asyncio.shield(future)
 
@@ -125,41 +123,26 @@ class Writer:
             batch = [] if first is None else [first]
             stopping = first is None
             while not stopping and len(batch) < self._batch_size and not self._queue.empty():
-                item = self._queue.get_nowait()
-                if item is None:
+                job = self._queue.get_nowait()
+                if job is None:
                     stopping = True
                 else:
-                    batch.append(item)
+                    batch.append(job)
             if batch:
                 await self._commit(batch)
 
-    async def _commit(self, batch: list[tuple[Mutation[Any], Transaction, asyncio.Future[Any]]]) -> None:
-        outcomes: list[tuple[asyncio.Future[Any], Transaction, Any, BaseException | None]] = []
+    async def _commit(self, batch: list[_Job]) -> None:
         try:
-            await self._connection.execute("BEGIN IMMEDIATE")
-            for mutation, tx, future in batch:
-                await self._connection.execute("SAVEPOINT mutation")
-                try:
-                    value = await mutation(tx)
-                except Exception as error:  # the mutation's own failure: undo it alone
-                    await self._connection.execute("ROLLBACK TO mutation")
-                    outcomes.append((future, tx, None, error))
-                else:
-                    outcomes.append((future, tx, value, None))
-                await self._connection.execute("RELEASE mutation")
-            await self._connection.execute("COMMIT")
+            outcomes = await self._thread.run(lambda connection: self._run_batch(connection, batch))
         except Exception as error:
             log.exception("group commit of %d writes failed", len(batch))
-            if self._connection.in_transaction:
-                await self._connection.execute("ROLLBACK")
-            for _, _, future in batch:
+            for *_, future in batch:
                 if not future.done():
                     future.set_exception(error)
             return
         committed: list[Event] = []
-        for future, tx, value, error in outcomes:
-            if error is None:
-                committed.extend(tx.events)
+        for (*_, future), (value, error, events) in zip(batch, outcomes):
+            committed.extend(events)
             if future.done():
                 continue
             if error is None:
@@ -168,3 +151,27 @@ class Writer:
                 future.set_exception(error)
         if committed:
             self._on_commit(committed)
+
+    def _run_batch(self, connection: sqlite3.Connection,
+                   batch: list[_Job]) -> list[tuple[Any, Exception | None, list[Event]]]:
+        """In the writer thread: every mutation in its savepoint, then one COMMIT."""
+        outcomes: list[tuple[Any, Exception | None, list[Event]]] = []
+        connection.execute("BEGIN IMMEDIATE")
+        try:
+            for mutation, namespace, correlation_id, _ in batch:
+                tx = Transaction(connection, namespace, correlation_id, self._encode)
+                connection.execute("SAVEPOINT mutation")
+                try:
+                    value = mutation(tx)
+                except Exception as error:  # the mutation's own failure: undo it alone
+                    connection.execute("ROLLBACK TO mutation")
+                    outcomes.append((None, error, []))
+                else:
+                    outcomes.append((value, None, tx.events))
+                connection.execute("RELEASE mutation")
+            connection.execute("COMMIT")
+        except BaseException:
+            if connection.in_transaction:
+                connection.execute("ROLLBACK")
+            raise
+        return outcomes

@@ -1,0 +1,108 @@
+"""TaskService throughput against a bare grpc.aio echo server, side by side in one run.
+
+Starts `taskmem serve` (temporary database) and an echo server (a grpc.aio server whose one
+method returns its request bytes), then drives each with the same grpc.aio client and the same
+concurrency, and prints requests/s for RecordAction (1 KB input), GetTask (a 50-item plan) and
+echo, with their ratios to echo. Goals: RecordAction ≥ 0.8× echo, GetTask ≥ 0.9× echo.
+
+    .venv/bin/python bench/task_service_bench.py [--seconds 5] [--concurrency 64]
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+
+import grpc
+from google.protobuf import struct_pb2
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from taskmem.v1 import task_pb2  # noqa: E402
+from taskmem.v1 import task_service_pb2 as pb  # noqa: E402
+from taskmem.v1.task_service_pb2_grpc import TaskServiceStub  # noqa: E402
+from tests.support.server_process import ServerProcess  # noqa: E402
+
+ECHO_SERVER = """
+import asyncio, grpc
+async def echo(request, context):
+    return request
+async def main():
+    server = grpc.aio.server()
+    handler = grpc.method_handlers_generic_handler("bench.Echo", {
+        "Echo": grpc.unary_unary_rpc_method_handler(echo)})
+    server.add_generic_rpc_handlers((handler,))
+    port = server.add_insecure_port("127.0.0.1:0")
+    await server.start()
+    print(f"echo on 127.0.0.1:{port}", flush=True)
+    await server.wait_for_termination()
+asyncio.run(main())
+"""
+
+
+async def drive(call: Callable[[], Awaitable[object]], seconds: float, concurrency: int) -> float:
+    """Requests per second completed by `concurrency` callers looping for `seconds`."""
+    done = 0
+    deadline = time.perf_counter() + seconds
+
+    async def worker() -> None:
+        nonlocal done
+        while time.perf_counter() < deadline:
+            await call()
+            done += 1
+
+    start = time.perf_counter()
+    await asyncio.gather(*(worker() for _ in range(concurrency)))
+    return done / (time.perf_counter() - start)
+
+
+async def main(seconds: float, concurrency: int) -> None:
+    with tempfile.TemporaryDirectory() as tmp:
+        taskmem = ServerProcess(Path(tmp) / "bench.db", "--log-level", "WARNING")
+        address = taskmem.start()
+        echo = subprocess.Popen([sys.executable, "-c", ECHO_SERVER], stdout=subprocess.PIPE, text=True)
+        assert echo.stdout is not None
+        echo_address = echo.stdout.readline().split()[-1]
+        try:
+            async with grpc.aio.insecure_channel(address) as channel, \
+                    grpc.aio.insecure_channel(echo_address) as echo_channel:
+                tasks = TaskServiceStub(channel)
+                plan = [task_pb2.PlanItemSpec(id=f"step-{i}", title=f"Step {i}: do the thing number {i}",
+                                              depends_on=[f"step-{i - 1}"] if i else []) for i in range(50)]
+                task_id = (await tasks.CreateTask(pb.CreateTaskRequest(name="bench", plan=plan))).task.id
+                payload = struct_pb2.Struct()
+                payload.update({"command": "x" * 1000})
+                record = pb.RecordActionRequest(task_id=task_id, summary="bench action", input=payload,
+                                                status=task_pb2.ACTION_STATUS_SUCCEEDED)
+                get = pb.GetTaskRequest(task_id=task_id)
+                echo_call = echo_channel.unary_unary("/bench.Echo/Echo")
+                echo_bytes = record.SerializeToString()
+
+                for warm in (lambda: tasks.GetTask(get), lambda: echo_call(echo_bytes)):
+                    await drive(warm, 1.0, concurrency)
+                echo_rps = await drive(lambda: echo_call(echo_bytes), seconds, concurrency)
+                record_rps = await drive(lambda: tasks.RecordAction(record), seconds, concurrency)
+                get_rps = await drive(lambda: tasks.GetTask(get), seconds, concurrency)
+                echo_again = await drive(lambda: echo_call(echo_bytes), seconds, concurrency)
+        finally:
+            echo.terminate()
+            taskmem.stop()
+    echo_rps = (echo_rps + echo_again) / 2
+    print(f"concurrency {concurrency}, {seconds:.0f} s per measurement, echo measured before and after")
+    print(f"echo (1 KB)               {echo_rps:8.0f} req/s")
+    print(f"RecordAction (1 KB input) {record_rps:8.0f} req/s  {record_rps / echo_rps:.2f}x echo  (goal >= 0.80)")
+    print(f"GetTask (50-item plan)    {get_rps:8.0f} req/s  {get_rps / echo_rps:.2f}x echo  (goal >= 0.90)")
+
+
+if __name__ == "__main__":
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--seconds", type=float, default=5.0)
+    parser.add_argument("--concurrency", type=int, default=64)
+    arguments = parser.parse_args()
+    asyncio.run(main(arguments.seconds, arguments.concurrency))
