@@ -50,7 +50,6 @@ def _server_options(config: Config) -> list[tuple[str, int]]:
         ("grpc.max_send_message_length", MAX_MESSAGE_BYTES),
         # Let clients keep idle connections alive with pings this often, no more (grpc/grpc#9902).
         ("grpc.http2.min_recv_ping_interval_without_data_ms", config.min_ping_interval_ms),
-        ("grpc.http2.max_ping_strikes", 0),
         ("grpc.keepalive_permit_without_calls", 1),
         ("grpc.so_reuseport", 0),
     ]
