@@ -90,9 +90,7 @@ def record_action(tx: Transaction, action: Action) -> Action:
         if found is None:
             raise InvalidArgument("plan_item_id", f"no item {action.plan_item_id!r} in the current plan")
     tx.execute(_INSERT, _values(action))
-    recorded = tx.emit(EventType.ACTION_RECORDED, action.task_id, action)
-    if action.status is not ActionStatus.RUNNING:
-        tx.emit(EventType.ACTION_COMPLETED, action.task_id, None, recorded.payload)
+    tx.emit(EventType.ACTION_RECORDED, action.task_id, action)
     return action
 
 

@@ -38,9 +38,11 @@ class _EventTypeEnumTypeWrapper(_enum_type_wrapper._EnumTypeWrapper[_EventType.V
     EVENT_TYPE_PLAN_ITEM_UPDATED: _EventType.ValueType  # 5
     """A plan item changed. payload: the PlanItem plus "plan_version"."""
     EVENT_TYPE_ACTION_RECORDED: _EventType.ValueType  # 6
-    """An action was recorded. payload: the Action."""
+    """An action was recorded. payload: the Action; its status says whether it
+    is RUNNING or was recorded already finished.
+    """
     EVENT_TYPE_ACTION_COMPLETED: _EventType.ValueType  # 7
-    """An action completed. payload: the Action."""
+    """A running action completed (CompleteAction). payload: the Action."""
     EVENT_TYPE_ACTION_LOG_APPENDED: _EventType.ValueType  # 8
     """Lines were appended to an action's log. payload: {"action_id", "first_sequence", "last_sequence"}."""
     EVENT_TYPE_MESSAGE_POSTED: _EventType.ValueType  # 9
@@ -66,9 +68,11 @@ EVENT_TYPE_PLAN_REPLACED: EventType.ValueType  # 4
 EVENT_TYPE_PLAN_ITEM_UPDATED: EventType.ValueType  # 5
 """A plan item changed. payload: the PlanItem plus "plan_version"."""
 EVENT_TYPE_ACTION_RECORDED: EventType.ValueType  # 6
-"""An action was recorded. payload: the Action."""
+"""An action was recorded. payload: the Action; its status says whether it
+is RUNNING or was recorded already finished.
+"""
 EVENT_TYPE_ACTION_COMPLETED: EventType.ValueType  # 7
-"""An action completed. payload: the Action."""
+"""A running action completed (CompleteAction). payload: the Action."""
 EVENT_TYPE_ACTION_LOG_APPENDED: EventType.ValueType  # 8
 """Lines were appended to an action's log. payload: {"action_id", "first_sequence", "last_sequence"}."""
 EVENT_TYPE_MESSAGE_POSTED: EventType.ValueType  # 9

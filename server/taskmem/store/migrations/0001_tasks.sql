@@ -1,5 +1,7 @@
 -- Tasks, plans, actions, transcript, snapshots, events and idempotency keys.
 -- Times are integer microseconds since the Unix epoch (UTC); JSON columns hold objects.
+-- Tables whose rows can be large (JSON, text) keep their rowid: SQLite stores
+-- WITHOUT ROWID rows inside the key B-tree, which is slow for rows over ~200 bytes.
 -- Every table carries the namespace from the start, so a key scoped to one
 -- namespace never sees another's rows.
 
@@ -27,8 +29,8 @@ CREATE TABLE tasks (
     paused_at INTEGER,
     archived_at INTEGER,
     updated_at INTEGER NOT NULL,
-    PRIMARY KEY (namespace, id)
-) WITHOUT ROWID;
+    UNIQUE (namespace, id)
+);
 CREATE INDEX tasks_by_update ON tasks (namespace, updated_at DESC, id DESC);
 
 CREATE TABLE plans (
@@ -59,8 +61,8 @@ CREATE TABLE plan_items (
     started_at INTEGER,
     completed_at INTEGER,
     duration_us INTEGER,
-    PRIMARY KEY (namespace, task_id, plan_version, id)
-) WITHOUT ROWID;
+    UNIQUE (namespace, task_id, plan_version, id)
+);
 
 CREATE TABLE actions (
     namespace TEXT NOT NULL,
@@ -80,8 +82,8 @@ CREATE TABLE actions (
     log_lines INTEGER NOT NULL DEFAULT 0,
     created_at INTEGER NOT NULL,
     completed_at INTEGER,
-    PRIMARY KEY (namespace, id)
-) WITHOUT ROWID;
+    UNIQUE (namespace, id)
+);
 CREATE INDEX actions_by_task ON actions (namespace, task_id, created_at, id);
 
 CREATE TABLE action_logs (
@@ -91,8 +93,8 @@ CREATE TABLE action_logs (
     stream TEXT NOT NULL,
     content TEXT NOT NULL,
     created_at INTEGER NOT NULL,
-    PRIMARY KEY (namespace, action_id, sequence)
-) WITHOUT ROWID;
+    UNIQUE (namespace, action_id, sequence)
+);
 
 -- The transcript. A task's thread id is the task id; standalone threads have task_id ''.
 CREATE TABLE messages (
@@ -104,8 +106,8 @@ CREATE TABLE messages (
     kind TEXT NOT NULL,
     content TEXT NOT NULL,
     created_at INTEGER NOT NULL,
-    PRIMARY KEY (namespace, id)
-) WITHOUT ROWID;
+    UNIQUE (namespace, id)
+);
 CREATE INDEX messages_by_thread ON messages (namespace, thread_id, created_at, id);
 
 CREATE TABLE context_snapshots (
@@ -117,9 +119,9 @@ CREATE TABLE context_snapshots (
     content TEXT NOT NULL,
     summarized INTEGER NOT NULL DEFAULT 0,
     created_at INTEGER NOT NULL,
-    PRIMARY KEY (namespace, id),
+    UNIQUE (namespace, id),
     UNIQUE (namespace, task_id, sequence)
-) WITHOUT ROWID;
+);
 
 -- The event log: the rowid is the cursor, strictly increasing in commit order.
 CREATE TABLE events (
@@ -142,5 +144,5 @@ CREATE TABLE request_ids (
     request_hash TEXT NOT NULL,
     response BLOB NOT NULL,
     created_at INTEGER NOT NULL,
-    PRIMARY KEY (namespace, request_id)
-) WITHOUT ROWID;
+    UNIQUE (namespace, request_id)
+);

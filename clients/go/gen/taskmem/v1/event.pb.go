@@ -40,9 +40,10 @@ const (
 	EventType_EVENT_TYPE_PLAN_REPLACED EventType = 4
 	// A plan item changed. payload: the PlanItem plus "plan_version".
 	EventType_EVENT_TYPE_PLAN_ITEM_UPDATED EventType = 5
-	// An action was recorded. payload: the Action.
+	// An action was recorded. payload: the Action; its status says whether it
+	// is RUNNING or was recorded already finished.
 	EventType_EVENT_TYPE_ACTION_RECORDED EventType = 6
-	// An action completed. payload: the Action.
+	// A running action completed (CompleteAction). payload: the Action.
 	EventType_EVENT_TYPE_ACTION_COMPLETED EventType = 7
 	// Lines were appended to an action's log. payload: {"action_id", "first_sequence", "last_sequence"}.
 	EventType_EVENT_TYPE_ACTION_LOG_APPENDED EventType = 8

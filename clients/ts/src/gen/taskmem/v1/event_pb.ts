@@ -122,14 +122,15 @@ export enum EventType {
   PLAN_ITEM_UPDATED = 5,
 
   /**
-   * An action was recorded. payload: the Action.
+   * An action was recorded. payload: the Action; its status says whether it
+   * is RUNNING or was recorded already finished.
    *
    * @generated from enum value: EVENT_TYPE_ACTION_RECORDED = 6;
    */
   ACTION_RECORDED = 6,
 
   /**
-   * An action completed. payload: the Action.
+   * A running action completed (CompleteAction). payload: the Action.
    *
    * @generated from enum value: EVENT_TYPE_ACTION_COMPLETED = 7;
    */
