@@ -2,8 +2,9 @@
 
 Every mutation is a plain function of a Transaction. The writer takes whatever
 mutations are queued (up to a batch size) and runs them, in its own thread, each
-inside its own SAVEPOINT in one BEGIN IMMEDIATE … COMMIT; only then does it
-answer the callers and publish the batch's events. A mutation that raises is
+inside its own SAVEPOINT in one BEGIN IMMEDIATE … COMMIT, appending the events of
+the mutations that succeeded just before the COMMIT; only then does it answer the
+callers and publish the batch's events. A mutation that raises is
 rolled back alone; its neighbours still commit. One commit (one fsync) and one
 thread round trip per batch is what makes many small concurrent writes cheap.
 """
@@ -63,19 +64,25 @@ class Transaction(Reader):
         self.connection.executemany(sql, rows)
 
     def emit(self, event_type: EventType, task_id: str, resource: Any, extra: dict[str, Any] | None = None) -> Event:
-        """Append an event to the log inside this transaction; it is published after commit."""
+        """Add an event to this mutation; the writer stores it in the same transaction and publishes it after commit."""
         payload = self._encode(resource) if resource is not None else {}
         if extra:
             payload.update(extra)
         event = Event(self.namespace, event_type, task_id, self.correlation_id, payload, self.now)
-        cursor = self.connection.execute(
-            "INSERT INTO events (namespace, type, task_id, correlation_id, payload, created_at)"
-            " VALUES (?, ?, ?, ?, ?, ?)",
-            (event.namespace, event.type.value, task_id, event.correlation_id,
-             json.dumps(payload, separators=(",", ":")), event.created_at))
-        event.cursor = int(cursor.lastrowid or 0)
         self.events.append(event)
         return event
+
+
+def _store_events(connection: sqlite3.Connection, events: list[Event]) -> None:
+    """Append a batch's events in one statement; cursors follow on from the log's last one."""
+    last = connection.execute("SELECT coalesce(max(cursor), 0) FROM events").fetchone()[0]
+    for offset, event in enumerate(events, start=1):
+        event.cursor = last + offset
+    connection.executemany(
+        "INSERT INTO events (cursor, namespace, type, task_id, correlation_id, payload, created_at)"
+        " VALUES (?, ?, ?, ?, ?, ?, ?)",
+        [(e.cursor, e.namespace, e.type.value, e.task_id, e.correlation_id,
+          json.dumps(e.payload, separators=(",", ":")), e.created_at) for e in events])
 
 
 Mutation = Callable[[Transaction], T]
@@ -169,6 +176,9 @@ class Writer:
                 else:
                     outcomes.append((value, None, tx.events))
                 connection.execute("RELEASE mutation")
+            events = [event for _, _, mutation_events in outcomes for event in mutation_events]
+            if events:
+                _store_events(connection, events)
             connection.execute("COMMIT")
         except BaseException:
             if connection.in_transaction:
