@@ -31,11 +31,11 @@ $(VENV)/.installed: pyproject.toml clients/python/pyproject.toml
 	touch $@
 
 node_modules/.installed: package.json package-lock.json
-	npm ci --no-audit --no-fund
+	npm install --no-audit --no-fund
 	touch $@
 
 clients/ts/node_modules/.installed: clients/ts/package.json clients/ts/package-lock.json
-	cd clients/ts && npm ci --no-audit --no-fund
+	cd clients/ts && npm install --no-audit --no-fund
 	touch $@
 
 $(TOOLS)/.installed: Makefile
