@@ -120,8 +120,9 @@ class Writer:
             raise WriterClosed("the server is shutting down")
         future: asyncio.Future[T] = asyncio.get_running_loop().create_future()
         self._queue.put_nowait((mutation, namespace, correlation_id, future))
-        # shield: a caller that goes away must not cancel a write already queued.
-        return await asyncio.shield(future)
+        # A caller that goes away cancels only its future: the queued write still
+        # runs (the batch skips answering a done future).
+        return await future
 
     async def _run(self) -> None:
         stopping = False
