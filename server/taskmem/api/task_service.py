@@ -190,9 +190,8 @@ class TaskService(task_service_pb2_grpc.TaskServiceServicer):
         after = paging.decode_token(request.page_token, filter_key)
         tasks = await self._storage.read(task_store.list_tasks, scope.namespace, wanted, updated_after, after,
                                          size + 1)
-        token = paging.encode_token([tasks[size - 1].updated_at, tasks[size - 1].id], filter_key) \
-            if len(tasks) > size else ""
-        return pb.ListTasksResponse(tasks=[convert.task(t) for t in tasks[:size]], next_page_token=token)
+        page, token = paging.page_of(tasks, size, lambda t: [t.updated_at, t.id], filter_key)
+        return pb.ListTasksResponse(tasks=[convert.task(t) for t in page], next_page_token=token)
 
     @unary
     async def UpdateTask(self, request: pb.UpdateTaskRequest, context: grpc.aio.ServicerContext) -> pb.UpdateTaskResponse:
@@ -307,9 +306,8 @@ class TaskService(task_service_pb2_grpc.TaskServiceServicer):
         filter_key = [scope.namespace, task_id, item_id]
         after = paging.decode_token(request.page_token, filter_key)
         rows = await self._storage.read(action_store.list_actions, scope.namespace, task_id, item_id, after, size + 1)
-        token = paging.encode_token([rows[size - 1].created_at, rows[size - 1].id], filter_key) \
-            if len(rows) > size else ""
-        return pb.ListActionsResponse(actions=[convert.action(a) for a in rows[:size]], next_page_token=token)
+        page, token = paging.page_of(rows, size, lambda a: [a.created_at, a.id], filter_key)
+        return pb.ListActionsResponse(actions=[convert.action(a) for a in page], next_page_token=token)
 
     @unary
     async def AppendActionLog(self, request: pb.AppendActionLogRequest,
@@ -378,9 +376,8 @@ class TaskService(task_service_pb2_grpc.TaskServiceServicer):
         after = paging.decode_token(request.page_token, filter_key)
         rows = await self._storage.read(message_store.list_messages, scope.namespace, request.task_id, thread_id,
                                         kinds, after, size + 1)
-        token = paging.encode_token([rows[size - 1].created_at, rows[size - 1].id], filter_key) \
-            if len(rows) > size else ""
-        return pb.ListMessagesResponse(messages=[convert.message(m) for m in rows[:size]], next_page_token=token)
+        page, token = paging.page_of(rows, size, lambda m: [m.created_at, m.id], filter_key)
+        return pb.ListMessagesResponse(messages=[convert.message(m) for m in page], next_page_token=token)
 
     @unary
     async def RecordContextSnapshot(self, request: pb.RecordContextSnapshotRequest,
@@ -407,9 +404,8 @@ class TaskService(task_service_pb2_grpc.TaskServiceServicer):
         after = paging.decode_token(request.page_token, filter_key)
         rows = await self._storage.read(message_store.list_snapshots, scope.namespace, task_id,
                                         after[0] if after else -1, size + 1)
-        token = paging.encode_token([rows[size - 1].sequence], filter_key) if len(rows) > size else ""
-        return pb.ListContextSnapshotsResponse(snapshots=[convert.snapshot(s) for s in rows[:size]],
-                                               next_page_token=token)
+        page, token = paging.page_of(rows, size, lambda s: [s.sequence], filter_key)
+        return pb.ListContextSnapshotsResponse(snapshots=[convert.snapshot(s) for s in page], next_page_token=token)
 
     # --- events and progress -----------------------------------------------------------------
 
@@ -434,8 +430,8 @@ class TaskService(task_service_pb2_grpc.TaskServiceServicer):
         filter_key = [event_filter.namespace, sorted(event_filter.task_ids), sorted(event_filter.types), after]
         token_key = paging.decode_token(request.page_token, filter_key)
         events = await self._storage.events.list(event_filter, token_key[0] if token_key else after, size + 1)
-        token = paging.encode_token([events[size - 1].cursor], filter_key) if len(events) > size else ""
-        return pb.ListEventsResponse(events=[convert.event(e) for e in events[:size]], next_page_token=token)
+        page, token = paging.page_of(events, size, lambda e: [e.cursor], filter_key)
+        return pb.ListEventsResponse(events=[convert.event(e) for e in page], next_page_token=token)
 
     @unary
     async def GetProgress(self, request: pb.GetProgressRequest, context: grpc.aio.ServicerContext) -> pb.GetProgressResponse:

@@ -5,9 +5,12 @@ from __future__ import annotations
 import base64
 import hashlib
 import json
-from typing import Any
+from collections.abc import Callable
+from typing import Any, TypeVar
 
 from taskmem.core.errors import InvalidArgument
+
+T = TypeVar("T")
 
 DEFAULT_PAGE_SIZE = 50
 MAX_PAGE_SIZE = 500
@@ -42,3 +45,10 @@ def decode_token(token: str, filter_key: Any) -> list[Any] | None:
     if fingerprint != _fingerprint(filter_key) or not isinstance(key, list):
         raise InvalidArgument("page_token", "was issued for a different filter")
     return key
+
+
+def page_of(rows: list[T], size: int, sort_key: Callable[[T], list[Any]], filter_key: Any) -> tuple[list[T], str]:
+    """The page (rows were fetched with limit size + 1) and the token of the next one ("" on the last)."""
+    if len(rows) <= size:
+        return rows, ""
+    return rows[:size], encode_token(sort_key(rows[size - 1]), filter_key)
