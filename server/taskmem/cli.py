@@ -4,20 +4,63 @@ from __future__ import annotations
 
 import argparse
 import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import TYPE_CHECKING, TypeVar
 
 from taskmem.config import ConfigError, add_serve_arguments, config_from_serve_arguments
 
+if TYPE_CHECKING:
+    from taskmem.v1 import event_pb2, task_pb2
+
+T = TypeVar("T")
+
 
 def build_parser() -> argparse.ArgumentParser:
+    from taskmem.commands.connection import add_connection_arguments
+
     parser = argparse.ArgumentParser(prog="taskmem", description="Persistent task memory for LLM agents.")
     commands = parser.add_subparsers(dest="command", required=True)
     serve = commands.add_parser("serve", help="run the gRPC server")
     add_serve_arguments(serve)
+
+    tasks = commands.add_parser("tasks", help="list and show tasks").add_subparsers(dest="tasks_command", required=True)
+    listing = tasks.add_parser("list", help="a table of tasks, most recently updated first")
+    listing.add_argument("--status", dest="statuses", action="append", default=[], metavar="STATUS",
+                         type=_argument_type(_parse_statuses),
+                         help="only tasks in this status, e.g. executing (repeatable, or comma-separated)")
+    listing.add_argument("--limit", type=_argument_type(_positive_int), help="print at most N tasks")
+    add_connection_arguments(listing)
+    show = tasks.add_parser("show", help="a task, its current plan and where it stands")
+    show.add_argument("task_id", metavar="ID")
+    show.add_argument("--json", action="store_true", help="print {task, plan, progress} as proto JSON")
+    add_connection_arguments(show)
+
+    events = commands.add_parser("events", help="read the event log").add_subparsers(dest="events_command",
+                                                                                    required=True)
+    tail = events.add_parser("tail", help="print stored events; with --follow keep printing new ones")
+    tail.add_argument("--task", dest="task_ids", action="append", default=[], metavar="ID",
+                      help="only this task's events (repeatable)")
+    tail.add_argument("--type", dest="types", action="append", default=[], metavar="TYPE",
+                      type=_argument_type(_parse_event_types),
+                      help="only events of this type, e.g. action_recorded (repeatable, or comma-separated)")
+    tail.add_argument("--after", type=int, default=0, metavar="CURSOR",
+                      help="start after this cursor (default 0: from the beginning; with --follow, -1 means only new)")
+    tail.add_argument("--follow", "-f", action="store_true", help="keep printing new events until Ctrl-C")
+    add_connection_arguments(tail)
+
+    export = commands.add_parser("export", help="write a task as a directory of files")
+    export.add_argument("task_id", metavar="ID")
+    export.add_argument("directory", metavar="DIR", type=Path, help="the directory to create; must not exist")
+    add_connection_arguments(export)
     return parser
 
 
 def main(argv: list[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if args.command == "events" and args.after < 0 and not (args.follow and args.after == -1):
+        parser.error("--after must be a cursor (0 or more), or -1 with --follow for only new events")
     if args.command == "serve":
         from taskmem.server import run
 
@@ -27,4 +70,67 @@ def main(argv: list[str] | None = None) -> int:
             print(f"taskmem: {error}", file=sys.stderr)
             return 2
         return run(config)
-    return 2
+    return run_client(args)
+
+
+def run_client(args: argparse.Namespace) -> int:
+    """Every command but serve: connect, run it, and turn how it ended into an exit status."""
+    from taskmem.commands import events, export, tasks
+    from taskmem.commands.connection import ServerOptions, connect
+    from taskmem.commands.runner import run_client_command
+
+    options = ServerOptions.from_arguments(args)
+    out = sys.stdout
+    follow = args.command == "events" and args.follow
+
+    async def command() -> None:
+        async with connect(options) as client:
+            if args.command == "tasks" and args.tasks_command == "list":
+                await tasks.list_tasks(client, out, statuses=_flatten(args.statuses), limit=args.limit)
+            elif args.command == "tasks" and args.tasks_command == "show":
+                await tasks.show_task(client, out, args.task_id, as_json=args.json)
+            elif args.command == "events" and follow:
+                await events.follow_events(client, out, task_ids=args.task_ids, types=_flatten(args.types),
+                                           after_cursor=args.after)
+            elif args.command == "events":
+                await events.print_stored_events(client, out, task_ids=args.task_ids, types=_flatten(args.types),
+                                                 after_cursor=args.after)
+            elif args.command == "export":
+                written = await export.export_task(client, args.task_id, args.directory)
+                print(f"exported {args.task_id} to {written}", file=out)
+            out.flush()
+
+    return run_client_command(command, runs_until_stopped=follow)
+
+
+def _argument_type(parse: Callable[[str], T]) -> Callable[[str], T]:
+    def convert(text: str) -> T:
+        try:
+            return parse(text)
+        except ValueError as error:
+            raise argparse.ArgumentTypeError(str(error)) from None
+    convert.__name__ = parse.__name__.removeprefix("_parse_")
+    return convert
+
+
+def _parse_statuses(text: str) -> list[task_pb2.TaskStatus.ValueType]:
+    from taskmem.commands.formatting import parse_task_status
+
+    return [parse_task_status(part) for part in text.split(",") if part.strip()]
+
+
+def _parse_event_types(text: str) -> list[event_pb2.EventType.ValueType]:
+    from taskmem.commands.formatting import parse_event_type
+
+    return [parse_event_type(part) for part in text.split(",") if part.strip()]
+
+
+def _positive_int(text: str) -> int:
+    value = int(text)
+    if value < 1:
+        raise ValueError(f"must be at least 1, not {value}")
+    return value
+
+
+def _flatten(groups: list[list[T]]) -> list[T]:
+    return [value for group in groups for value in group]

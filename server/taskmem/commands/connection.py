@@ -1,0 +1,81 @@
+"""How a client command reaches the server: its flags, the channel and the call metadata."""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import dataclasses
+from collections.abc import AsyncIterator
+from pathlib import Path
+from typing import Any
+
+import grpc
+
+from taskmem.v1.task_service_pb2_grpc import TaskServiceStub
+
+DEFAULT_ADDRESS = "127.0.0.1:50051"
+NAMESPACE_HEADER = "x-taskmem-namespace"
+# A unary call that takes longer than this is reported as DEADLINE_EXCEEDED rather than hanging.
+UNARY_TIMEOUT_SECONDS = 30.0
+
+
+@dataclasses.dataclass(frozen=True)
+class ServerOptions:
+    address: str = DEFAULT_ADDRESS
+    token: str = ""
+    namespace: str = ""
+    tls: bool = False
+    tls_ca_file: str = ""
+
+    @classmethod
+    def from_arguments(cls, args: argparse.Namespace) -> ServerOptions:
+        return cls(address=args.address, token=args.token or "", namespace=args.namespace or "",
+                   tls=bool(args.tls or args.tls_ca_file), tls_ca_file=args.tls_ca_file or "")
+
+    def call_metadata(self) -> tuple[tuple[str, str], ...]:
+        """The metadata every call carries: the bearer token and the namespace, when given."""
+        metadata: list[tuple[str, str]] = []
+        if self.token:
+            metadata.append(("authorization", f"Bearer {self.token}"))
+        if self.namespace:
+            metadata.append((NAMESPACE_HEADER, self.namespace))
+        return tuple(metadata)
+
+
+def add_connection_arguments(parser: argparse.ArgumentParser) -> None:
+    """The flags every client command shares."""
+    group = parser.add_argument_group("server connection")
+    group.add_argument("--address", default=DEFAULT_ADDRESS,
+                       help=f"host:port of the server (default {DEFAULT_ADDRESS})")
+    group.add_argument("--token", help="API key, sent as 'authorization: Bearer <token>'")
+    group.add_argument("--namespace", help="namespace to act in (default: the key's first namespace)")
+    group.add_argument("--tls", action="store_true", help="connect with TLS, verifying against the system roots")
+    group.add_argument("--tls-ca-file", help="connect with TLS, verifying the server against this CA certificate")
+
+
+@dataclasses.dataclass(frozen=True)
+class TaskClient:
+    """A TaskService stub plus the keyword arguments its calls need:
+    `await client.stub.GetTask(request, **client.unary)`, `client.stub.SubscribeEvents(request, **client.stream)`."""
+
+    stub: TaskServiceStub
+    metadata: tuple[tuple[str, str], ...]
+
+    @property
+    def unary(self) -> dict[str, Any]:
+        return {"metadata": self.metadata, "timeout": UNARY_TIMEOUT_SECONDS}
+
+    @property
+    def stream(self) -> dict[str, Any]:
+        return {"metadata": self.metadata}
+
+
+@contextlib.asynccontextmanager
+async def connect(options: ServerOptions) -> AsyncIterator[TaskClient]:
+    if options.tls:
+        root = Path(options.tls_ca_file).read_bytes() if options.tls_ca_file else None
+        channel = grpc.aio.secure_channel(options.address, grpc.ssl_channel_credentials(root_certificates=root))
+    else:
+        channel = grpc.aio.insecure_channel(options.address)
+    async with channel:
+        yield TaskClient(TaskServiceStub(channel), options.call_metadata())
