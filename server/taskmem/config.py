@@ -47,6 +47,36 @@ class Config:
     # Clients may ping this often without data (grpc.http2.min_recv_ping_interval_without_data_ms).
     min_ping_interval_ms: int = 10_000
     log_level: str = "INFO"
+    # Bearer keys that may force any wait's outcome with ResolveWait. With api_keys
+    # configured, each must also be one of them (it authenticates as that key).
+    admin_keys: tuple[str, ...] = ()
+    # Hosts an http wait may poll: exact names or addresses, or "*.example.com" for a
+    # domain's subdomains. The default allows loopback only.
+    wait_http_allowed_hosts: tuple[str, ...] = ("127.0.0.1", "localhost", "::1")
+    # The shortest poll interval an http or file wait may ask for, and the interval when it asks none.
+    wait_min_poll_interval_seconds: float = 1.0
+    wait_default_poll_interval_seconds: float = 5.0
+    # Maintenance runs this often (0 turns it off). Each threshold below of 0 turns its action off.
+    maintenance_interval_seconds: float = 60.0
+    # A working task with no update for this long (and no open wait) gets a stuck alert ...
+    stuck_after_seconds: float = 30 * 60.0
+    # ... and another one no sooner than this after the last (metadata last_stuck_alert_at).
+    stuck_alert_cooldown_seconds: float = 60 * 60.0
+    # A working task with no update for this long (and no open wait) is paused.
+    auto_pause_after_seconds: float = 24 * 3600.0
+    # A task that finished (COMPLETED, FAILED, CANCELLED) this long ago is archived (still readable).
+    auto_archive_after_seconds: float = 7 * 24 * 3600.0
+
+    def __post_init__(self) -> None:
+        known = {key.key for key in self.api_keys}
+        if self.api_keys and any(key not in known for key in self.admin_keys):
+            raise ConfigError("admin_keys: with api_keys configured, every admin key must also be an api key")
+        if self.wait_min_poll_interval_seconds <= 0:
+            raise ConfigError("wait_min_poll_interval_seconds: must be more than 0")
+        for name in ("maintenance_interval_seconds", "stuck_after_seconds", "stuck_alert_cooldown_seconds",
+                     "auto_pause_after_seconds", "auto_archive_after_seconds"):
+            if getattr(self, name) < 0:
+                raise ConfigError(f"{name}: must not be negative (0 turns it off)")
 
     @property
     def open_namespace(self) -> bool:
@@ -84,6 +114,9 @@ def _coerce(name: str, value: Any) -> Any:
             else:
                 raise ConfigError(f"api_keys: each entry needs a key, got {entry!r}")
         return tuple(keys)
+    if isinstance(default, tuple):  # a list of strings: a YAML list, or "a,b" in the environment
+        parts = value.split(",") if isinstance(value, str) else list(value or ())
+        return tuple(str(part).strip() for part in parts if str(part).strip())
     try:
         if isinstance(default, bool):
             if isinstance(value, str):
@@ -134,6 +167,8 @@ def add_serve_arguments(parser: argparse.ArgumentParser) -> None:
                         help="allow a non-loopback address with no API keys")
     parser.add_argument("--api-key", dest="api_keys", action="append",
                         help="KEY or KEY:ns1,ns2 (repeatable); replaces configured keys")
+    parser.add_argument("--admin-key", dest="admin_keys", action="append",
+                        help="a key that may force any wait's outcome (repeatable); replaces configured ones")
     parser.add_argument("--tls-cert-file")
     parser.add_argument("--tls-key-file")
     parser.add_argument("--log-level")

@@ -13,18 +13,24 @@ import grpc
 from grpc_health.v1 import health, health_pb2, health_pb2_grpc
 from grpc_reflection.v1alpha import reflection
 
-from taskmem.api.convert import event_payload
 from taskmem.api.interceptors import GuardInterceptor
 from taskmem.api.task_service import TaskService
+from taskmem.api.wait_convert import event_payload
+from taskmem.api.wait_service import WaitService
 from taskmem.config import Config, ConfigError
+from taskmem.maintenance import MaintenanceLoop
 from taskmem.store.storage import Storage
-from taskmem.v1 import task_service_pb2, task_service_pb2_grpc
+from taskmem.v1 import task_service_pb2, task_service_pb2_grpc, wait_service_pb2, wait_service_pb2_grpc
+from taskmem.waits.scheduler import WaitScheduler
 
 log = logging.getLogger("taskmem")
 
 READY_LINE = "taskmem: serving on {address}"
 MAX_MESSAGE_BYTES = 4 * 1024 * 1024
-SERVICE_NAMES = [task_service_pb2.DESCRIPTOR.services_by_name["TaskService"].full_name]
+SERVICE_NAMES = [
+    task_service_pb2.DESCRIPTOR.services_by_name["TaskService"].full_name,
+    wait_service_pb2.DESCRIPTOR.services_by_name["WaitService"].full_name,
+]
 
 
 def _is_loopback(host: str) -> bool:
@@ -62,6 +68,8 @@ class TaskmemServer:
         self.config = config
         self.storage: Storage | None = None
         self.server: grpc.aio.Server | None = None
+        self.scheduler: WaitScheduler | None = None
+        self.maintenance: MaintenanceLoop | None = None
         self.health = health.aio.HealthServicer()
         self.port = 0
 
@@ -70,8 +78,15 @@ class TaskmemServer:
         self.storage = await Storage.open(
             self.config.database, event_payload, queue_size=self.config.subscriber_queue_size,
             batch_size=self.config.writer_batch_size)
+        # The scheduler resumes stored waits before the first call can create or end one.
+        self.scheduler = WaitScheduler(self.storage)
+        await self.scheduler.start()
+        self.maintenance = MaintenanceLoop(self.storage, self.config)
+        self.maintenance.start()
         server = grpc.aio.server(interceptors=[GuardInterceptor(self.config)], options=_server_options(self.config))
         task_service_pb2_grpc.add_TaskServiceServicer_to_server(TaskService(self.storage), server)
+        wait_service_pb2_grpc.add_WaitServiceServicer_to_server(
+            WaitService(self.storage, self.scheduler, self.config), server)
         health_pb2_grpc.add_HealthServicer_to_server(self.health, server)
         reflection.enable_server_reflection([*SERVICE_NAMES, health.SERVICE_NAME, reflection.SERVICE_NAME], server)
         if self.config.tls_cert_file or self.config.tls_key_file:
@@ -88,8 +103,13 @@ class TaskmemServer:
         return f"{host}:{self.port}"
 
     async def stop(self) -> None:
-        """Health goes NOT_SERVING, streams end, in-flight calls get a grace period, the database closes."""
+        """Health goes NOT_SERVING, background loops stop, streams end, in-flight calls get a grace period,
+        the database closes."""
         await self.health.enter_graceful_shutdown()
+        if self.maintenance is not None:
+            await self.maintenance.stop()
+        if self.scheduler is not None:
+            await self.scheduler.stop()
         if self.storage is not None:
             self.storage.events.close()
         if self.server is not None:

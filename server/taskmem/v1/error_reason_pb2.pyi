@@ -58,6 +58,10 @@ class _ErrorReasonEnumTypeWrapper(_enum_type_wrapper._EnumTypeWrapper[_ErrorReas
     """
     ERROR_REASON_SHUTTING_DOWN: _ErrorReason.ValueType  # 15
     """The server is shutting down (UNAVAILABLE). Retry against the restarted server."""
+    ERROR_REASON_ADMIN_REQUIRED: _ErrorReason.ValueType  # 16
+    """The call needs an admin key (PERMISSION_DENIED), for example ResolveWait
+    forcing a wait that is not EXTERNAL. Send "authorization: Bearer <admin key>".
+    """
 
 class ErrorReason(_ErrorReason, metaclass=_ErrorReasonEnumTypeWrapper):
     """ErrorReason is the stable, machine-readable cause of a failed call (AIP-193).
@@ -105,4 +109,8 @@ metadata["setting"] names the setting.
 """
 ERROR_REASON_SHUTTING_DOWN: ErrorReason.ValueType  # 15
 """The server is shutting down (UNAVAILABLE). Retry against the restarted server."""
+ERROR_REASON_ADMIN_REQUIRED: ErrorReason.ValueType  # 16
+"""The call needs an admin key (PERMISSION_DENIED), for example ResolveWait
+forcing a wait that is not EXTERNAL. Send "authorization: Bearer <admin key>".
+"""
 Global___ErrorReason: _TypeAlias = ErrorReason  # noqa: Y015

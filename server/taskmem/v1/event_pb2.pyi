@@ -49,6 +49,31 @@ class _EventTypeEnumTypeWrapper(_enum_type_wrapper._EnumTypeWrapper[_EventType.V
     """A message was posted. payload: the Message."""
     EVENT_TYPE_CONTEXT_SNAPSHOT_RECORDED: _EventType.ValueType  # 10
     """A context snapshot was recorded. payload: the ContextSnapshot without its content."""
+    EVENT_TYPE_WAIT_CREATED: _EventType.ValueType  # 11
+    """A wait was created (CreateWait). payload: the Wait. task_id is the linked task, if any."""
+    EVENT_TYPE_WAIT_RESOLVED: _EventType.ValueType  # 12
+    """A wait's condition was met, or ResolveWait resolved it. payload: the Wait (status RESOLVED)."""
+    EVENT_TYPE_WAIT_TIMED_OUT: _EventType.ValueType  # 13
+    """A wait reached its deadline without its condition being met. payload: the Wait (status TIMED_OUT)."""
+    EVENT_TYPE_WAIT_CANCELLED: _EventType.ValueType  # 14
+    """A wait was cancelled (CancelWait). payload: the Wait (status CANCELLED)."""
+    EVENT_TYPE_WAIT_FAILED: _EventType.ValueType  # 15
+    """A wait can no longer be met (for example the watched task finished in
+    another status), or ResolveWait reported a failure. payload: the Wait (status FAILED).
+    """
+    EVENT_TYPE_TASK_STUCK: _EventType.ValueType  # 16
+    """Maintenance found a working task with no update for the configured time
+    and posted a stuck alert (a MESSAGE_POSTED event of kind STUCK precedes it).
+    payload: the Task plus "idle" (a Duration) and "message_id".
+    """
+    EVENT_TYPE_TASK_AUTO_PAUSED: _EventType.ValueType  # 17
+    """Maintenance paused a working task left without update for the configured
+    time (a TASK_STATUS_CHANGED event precedes it). payload: the Task plus "idle" (a Duration).
+    """
+    EVENT_TYPE_TASK_AUTO_ARCHIVED: _EventType.ValueType  # 18
+    """Maintenance archived a task finished longer ago than the configured time
+    (a TASK_STATUS_CHANGED event precedes it). payload: the Task plus "finished_for" (a Duration).
+    """
 
 class EventType(_EventType, metaclass=_EventTypeEnumTypeWrapper):
     """EventType names what changed. New types are added as services grow; a
@@ -79,6 +104,31 @@ EVENT_TYPE_MESSAGE_POSTED: EventType.ValueType  # 9
 """A message was posted. payload: the Message."""
 EVENT_TYPE_CONTEXT_SNAPSHOT_RECORDED: EventType.ValueType  # 10
 """A context snapshot was recorded. payload: the ContextSnapshot without its content."""
+EVENT_TYPE_WAIT_CREATED: EventType.ValueType  # 11
+"""A wait was created (CreateWait). payload: the Wait. task_id is the linked task, if any."""
+EVENT_TYPE_WAIT_RESOLVED: EventType.ValueType  # 12
+"""A wait's condition was met, or ResolveWait resolved it. payload: the Wait (status RESOLVED)."""
+EVENT_TYPE_WAIT_TIMED_OUT: EventType.ValueType  # 13
+"""A wait reached its deadline without its condition being met. payload: the Wait (status TIMED_OUT)."""
+EVENT_TYPE_WAIT_CANCELLED: EventType.ValueType  # 14
+"""A wait was cancelled (CancelWait). payload: the Wait (status CANCELLED)."""
+EVENT_TYPE_WAIT_FAILED: EventType.ValueType  # 15
+"""A wait can no longer be met (for example the watched task finished in
+another status), or ResolveWait reported a failure. payload: the Wait (status FAILED).
+"""
+EVENT_TYPE_TASK_STUCK: EventType.ValueType  # 16
+"""Maintenance found a working task with no update for the configured time
+and posted a stuck alert (a MESSAGE_POSTED event of kind STUCK precedes it).
+payload: the Task plus "idle" (a Duration) and "message_id".
+"""
+EVENT_TYPE_TASK_AUTO_PAUSED: EventType.ValueType  # 17
+"""Maintenance paused a working task left without update for the configured
+time (a TASK_STATUS_CHANGED event precedes it). payload: the Task plus "idle" (a Duration).
+"""
+EVENT_TYPE_TASK_AUTO_ARCHIVED: EventType.ValueType  # 18
+"""Maintenance archived a task finished longer ago than the configured time
+(a TASK_STATUS_CHANGED event precedes it). payload: the Task plus "finished_for" (a Duration).
+"""
 Global___EventType: _TypeAlias = EventType  # noqa: Y015
 
 @_typing.final

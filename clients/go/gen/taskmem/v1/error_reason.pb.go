@@ -65,6 +65,9 @@ const (
 	ErrorReason_ERROR_REASON_NOT_CONFIGURED ErrorReason = 14
 	// The server is shutting down (UNAVAILABLE). Retry against the restarted server.
 	ErrorReason_ERROR_REASON_SHUTTING_DOWN ErrorReason = 15
+	// The call needs an admin key (PERMISSION_DENIED), for example ResolveWait
+	// forcing a wait that is not EXTERNAL. Send "authorization: Bearer <admin key>".
+	ErrorReason_ERROR_REASON_ADMIN_REQUIRED ErrorReason = 16
 )
 
 // Enum value maps for ErrorReason.
@@ -86,6 +89,7 @@ var (
 		13: "ERROR_REASON_NAMESPACE_DENIED",
 		14: "ERROR_REASON_NOT_CONFIGURED",
 		15: "ERROR_REASON_SHUTTING_DOWN",
+		16: "ERROR_REASON_ADMIN_REQUIRED",
 	}
 	ErrorReason_value = map[string]int32{
 		"ERROR_REASON_UNSPECIFIED":             0,
@@ -104,6 +108,7 @@ var (
 		"ERROR_REASON_NAMESPACE_DENIED":        13,
 		"ERROR_REASON_NOT_CONFIGURED":          14,
 		"ERROR_REASON_SHUTTING_DOWN":           15,
+		"ERROR_REASON_ADMIN_REQUIRED":          16,
 	}
 )
 
@@ -139,7 +144,7 @@ var File_taskmem_v1_error_reason_proto protoreflect.FileDescriptor
 const file_taskmem_v1_error_reason_proto_rawDesc = "" +
 	"\n" +
 	"\x1dtaskmem/v1/error_reason.proto\x12\n" +
-	"taskmem.v1*\xa6\x04\n" +
+	"taskmem.v1*\xc7\x04\n" +
 	"\vErrorReason\x12\x1c\n" +
 	"\x18ERROR_REASON_UNSPECIFIED\x10\x00\x12\x1e\n" +
 	"\x1aERROR_REASON_INVALID_FIELD\x10\x01\x12\"\n" +
@@ -157,7 +162,8 @@ const file_taskmem_v1_error_reason_proto_rawDesc = "" +
 	"\x1cERROR_REASON_UNAUTHENTICATED\x10\f\x12!\n" +
 	"\x1dERROR_REASON_NAMESPACE_DENIED\x10\r\x12\x1f\n" +
 	"\x1bERROR_REASON_NOT_CONFIGURED\x10\x0e\x12\x1e\n" +
-	"\x1aERROR_REASON_SHUTTING_DOWN\x10\x0fB@Z>github.com/taskmem/taskmem/clients/go/gen/taskmem/v1;taskmemv1b\x06proto3"
+	"\x1aERROR_REASON_SHUTTING_DOWN\x10\x0f\x12\x1f\n" +
+	"\x1bERROR_REASON_ADMIN_REQUIRED\x10\x10B@Z>github.com/taskmem/taskmem/clients/go/gen/taskmem/v1;taskmemv1b\x06proto3"
 
 var (
 	file_taskmem_v1_error_reason_proto_rawDescOnce sync.Once

@@ -51,6 +51,27 @@ const (
 	EventType_EVENT_TYPE_MESSAGE_POSTED EventType = 9
 	// A context snapshot was recorded. payload: the ContextSnapshot without its content.
 	EventType_EVENT_TYPE_CONTEXT_SNAPSHOT_RECORDED EventType = 10
+	// A wait was created (CreateWait). payload: the Wait. task_id is the linked task, if any.
+	EventType_EVENT_TYPE_WAIT_CREATED EventType = 11
+	// A wait's condition was met, or ResolveWait resolved it. payload: the Wait (status RESOLVED).
+	EventType_EVENT_TYPE_WAIT_RESOLVED EventType = 12
+	// A wait reached its deadline without its condition being met. payload: the Wait (status TIMED_OUT).
+	EventType_EVENT_TYPE_WAIT_TIMED_OUT EventType = 13
+	// A wait was cancelled (CancelWait). payload: the Wait (status CANCELLED).
+	EventType_EVENT_TYPE_WAIT_CANCELLED EventType = 14
+	// A wait can no longer be met (for example the watched task finished in
+	// another status), or ResolveWait reported a failure. payload: the Wait (status FAILED).
+	EventType_EVENT_TYPE_WAIT_FAILED EventType = 15
+	// Maintenance found a working task with no update for the configured time
+	// and posted a stuck alert (a MESSAGE_POSTED event of kind STUCK precedes it).
+	// payload: the Task plus "idle" (a Duration) and "message_id".
+	EventType_EVENT_TYPE_TASK_STUCK EventType = 16
+	// Maintenance paused a working task left without update for the configured
+	// time (a TASK_STATUS_CHANGED event precedes it). payload: the Task plus "idle" (a Duration).
+	EventType_EVENT_TYPE_TASK_AUTO_PAUSED EventType = 17
+	// Maintenance archived a task finished longer ago than the configured time
+	// (a TASK_STATUS_CHANGED event precedes it). payload: the Task plus "finished_for" (a Duration).
+	EventType_EVENT_TYPE_TASK_AUTO_ARCHIVED EventType = 18
 )
 
 // Enum value maps for EventType.
@@ -67,6 +88,14 @@ var (
 		8:  "EVENT_TYPE_ACTION_LOG_APPENDED",
 		9:  "EVENT_TYPE_MESSAGE_POSTED",
 		10: "EVENT_TYPE_CONTEXT_SNAPSHOT_RECORDED",
+		11: "EVENT_TYPE_WAIT_CREATED",
+		12: "EVENT_TYPE_WAIT_RESOLVED",
+		13: "EVENT_TYPE_WAIT_TIMED_OUT",
+		14: "EVENT_TYPE_WAIT_CANCELLED",
+		15: "EVENT_TYPE_WAIT_FAILED",
+		16: "EVENT_TYPE_TASK_STUCK",
+		17: "EVENT_TYPE_TASK_AUTO_PAUSED",
+		18: "EVENT_TYPE_TASK_AUTO_ARCHIVED",
 	}
 	EventType_value = map[string]int32{
 		"EVENT_TYPE_UNSPECIFIED":               0,
@@ -80,6 +109,14 @@ var (
 		"EVENT_TYPE_ACTION_LOG_APPENDED":       8,
 		"EVENT_TYPE_MESSAGE_POSTED":            9,
 		"EVENT_TYPE_CONTEXT_SNAPSHOT_RECORDED": 10,
+		"EVENT_TYPE_WAIT_CREATED":              11,
+		"EVENT_TYPE_WAIT_RESOLVED":             12,
+		"EVENT_TYPE_WAIT_TIMED_OUT":            13,
+		"EVENT_TYPE_WAIT_CANCELLED":            14,
+		"EVENT_TYPE_WAIT_FAILED":               15,
+		"EVENT_TYPE_TASK_STUCK":                16,
+		"EVENT_TYPE_TASK_AUTO_PAUSED":          17,
+		"EVENT_TYPE_TASK_AUTO_ARCHIVED":        18,
 	}
 )
 
@@ -216,7 +253,7 @@ const file_taskmem_v1_event_proto_rawDesc = "" +
 	"\x0ecorrelation_id\x18\x04 \x01(\tR\rcorrelationId\x121\n" +
 	"\apayload\x18\x05 \x01(\v2\x17.google.protobuf.StructR\apayload\x12;\n" +
 	"\vcreate_time\x18\x06 \x01(\v2\x1a.google.protobuf.TimestampR\n" +
-	"createTime*\xf3\x02\n" +
+	"createTime*\xe7\x04\n" +
 	"\tEventType\x12\x1a\n" +
 	"\x16EVENT_TYPE_UNSPECIFIED\x10\x00\x12\x1b\n" +
 	"\x17EVENT_TYPE_TASK_CREATED\x10\x01\x12\x1b\n" +
@@ -229,7 +266,15 @@ const file_taskmem_v1_event_proto_rawDesc = "" +
 	"\x1eEVENT_TYPE_ACTION_LOG_APPENDED\x10\b\x12\x1d\n" +
 	"\x19EVENT_TYPE_MESSAGE_POSTED\x10\t\x12(\n" +
 	"$EVENT_TYPE_CONTEXT_SNAPSHOT_RECORDED\x10\n" +
-	"B@Z>github.com/taskmem/taskmem/clients/go/gen/taskmem/v1;taskmemv1b\x06proto3"
+	"\x12\x1b\n" +
+	"\x17EVENT_TYPE_WAIT_CREATED\x10\v\x12\x1c\n" +
+	"\x18EVENT_TYPE_WAIT_RESOLVED\x10\f\x12\x1d\n" +
+	"\x19EVENT_TYPE_WAIT_TIMED_OUT\x10\r\x12\x1d\n" +
+	"\x19EVENT_TYPE_WAIT_CANCELLED\x10\x0e\x12\x1a\n" +
+	"\x16EVENT_TYPE_WAIT_FAILED\x10\x0f\x12\x19\n" +
+	"\x15EVENT_TYPE_TASK_STUCK\x10\x10\x12\x1f\n" +
+	"\x1bEVENT_TYPE_TASK_AUTO_PAUSED\x10\x11\x12!\n" +
+	"\x1dEVENT_TYPE_TASK_AUTO_ARCHIVED\x10\x12B@Z>github.com/taskmem/taskmem/clients/go/gen/taskmem/v1;taskmemv1b\x06proto3"
 
 var (
 	file_taskmem_v1_event_proto_rawDescOnce sync.Once

@@ -12,7 +12,7 @@ import type { JsonObject, Message } from "@bufbuild/protobuf";
  * Describes the file taskmem/v1/event.proto.
  */
 export const file_taskmem_v1_event: GenFile = /*@__PURE__*/
-  fileDesc("ChZ0YXNrbWVtL3YxL2V2ZW50LnByb3RvEgp0YXNrbWVtLnYxIsABCgVFdmVudBIOCgZjdXJzb3IYASABKAMSIwoEdHlwZRgCIAEoDjIVLnRhc2ttZW0udjEuRXZlbnRUeXBlEg8KB3Rhc2tfaWQYAyABKAkSFgoOY29ycmVsYXRpb25faWQYBCABKAkSKAoHcGF5bG9hZBgFIAEoCzIXLmdvb2dsZS5wcm90b2J1Zi5TdHJ1Y3QSLwoLY3JlYXRlX3RpbWUYBiABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wKvMCCglFdmVudFR5cGUSGgoWRVZFTlRfVFlQRV9VTlNQRUNJRklFRBAAEhsKF0VWRU5UX1RZUEVfVEFTS19DUkVBVEVEEAESGwoXRVZFTlRfVFlQRV9UQVNLX1VQREFURUQQAhIiCh5FVkVOVF9UWVBFX1RBU0tfU1RBVFVTX0NIQU5HRUQQAxIcChhFVkVOVF9UWVBFX1BMQU5fUkVQTEFDRUQQBBIgChxFVkVOVF9UWVBFX1BMQU5fSVRFTV9VUERBVEVEEAUSHgoaRVZFTlRfVFlQRV9BQ1RJT05fUkVDT1JERUQQBhIfChtFVkVOVF9UWVBFX0FDVElPTl9DT01QTEVURUQQBxIiCh5FVkVOVF9UWVBFX0FDVElPTl9MT0dfQVBQRU5ERUQQCBIdChlFVkVOVF9UWVBFX01FU1NBR0VfUE9TVEVEEAkSKAokRVZFTlRfVFlQRV9DT05URVhUX1NOQVBTSE9UX1JFQ09SREVEEApCQFo+Z2l0aHViLmNvbS90YXNrbWVtL3Rhc2ttZW0vY2xpZW50cy9nby9nZW4vdGFza21lbS92MTt0YXNrbWVtdjFiBnByb3RvMw", [file_google_protobuf_struct, file_google_protobuf_timestamp]);
+  fileDesc("ChZ0YXNrbWVtL3YxL2V2ZW50LnByb3RvEgp0YXNrbWVtLnYxIsABCgVFdmVudBIOCgZjdXJzb3IYASABKAMSIwoEdHlwZRgCIAEoDjIVLnRhc2ttZW0udjEuRXZlbnRUeXBlEg8KB3Rhc2tfaWQYAyABKAkSFgoOY29ycmVsYXRpb25faWQYBCABKAkSKAoHcGF5bG9hZBgFIAEoCzIXLmdvb2dsZS5wcm90b2J1Zi5TdHJ1Y3QSLwoLY3JlYXRlX3RpbWUYBiABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wKucECglFdmVudFR5cGUSGgoWRVZFTlRfVFlQRV9VTlNQRUNJRklFRBAAEhsKF0VWRU5UX1RZUEVfVEFTS19DUkVBVEVEEAESGwoXRVZFTlRfVFlQRV9UQVNLX1VQREFURUQQAhIiCh5FVkVOVF9UWVBFX1RBU0tfU1RBVFVTX0NIQU5HRUQQAxIcChhFVkVOVF9UWVBFX1BMQU5fUkVQTEFDRUQQBBIgChxFVkVOVF9UWVBFX1BMQU5fSVRFTV9VUERBVEVEEAUSHgoaRVZFTlRfVFlQRV9BQ1RJT05fUkVDT1JERUQQBhIfChtFVkVOVF9UWVBFX0FDVElPTl9DT01QTEVURUQQBxIiCh5FVkVOVF9UWVBFX0FDVElPTl9MT0dfQVBQRU5ERUQQCBIdChlFVkVOVF9UWVBFX01FU1NBR0VfUE9TVEVEEAkSKAokRVZFTlRfVFlQRV9DT05URVhUX1NOQVBTSE9UX1JFQ09SREVEEAoSGwoXRVZFTlRfVFlQRV9XQUlUX0NSRUFURUQQCxIcChhFVkVOVF9UWVBFX1dBSVRfUkVTT0xWRUQQDBIdChlFVkVOVF9UWVBFX1dBSVRfVElNRURfT1VUEA0SHQoZRVZFTlRfVFlQRV9XQUlUX0NBTkNFTExFRBAOEhoKFkVWRU5UX1RZUEVfV0FJVF9GQUlMRUQQDxIZChVFVkVOVF9UWVBFX1RBU0tfU1RVQ0sQEBIfChtFVkVOVF9UWVBFX1RBU0tfQVVUT19QQVVTRUQQERIhCh1FVkVOVF9UWVBFX1RBU0tfQVVUT19BUkNISVZFRBASQkBaPmdpdGh1Yi5jb20vdGFza21lbS90YXNrbWVtL2NsaWVudHMvZ28vZ2VuL3Rhc2ttZW0vdjE7dGFza21lbXYxYgZwcm90bzM", [file_google_protobuf_struct, file_google_protobuf_timestamp]);
 
 /**
  * Event is one change, appended in the same transaction as the change itself.
@@ -156,6 +156,67 @@ export enum EventType {
    * @generated from enum value: EVENT_TYPE_CONTEXT_SNAPSHOT_RECORDED = 10;
    */
   CONTEXT_SNAPSHOT_RECORDED = 10,
+
+  /**
+   * A wait was created (CreateWait). payload: the Wait. task_id is the linked task, if any.
+   *
+   * @generated from enum value: EVENT_TYPE_WAIT_CREATED = 11;
+   */
+  WAIT_CREATED = 11,
+
+  /**
+   * A wait's condition was met, or ResolveWait resolved it. payload: the Wait (status RESOLVED).
+   *
+   * @generated from enum value: EVENT_TYPE_WAIT_RESOLVED = 12;
+   */
+  WAIT_RESOLVED = 12,
+
+  /**
+   * A wait reached its deadline without its condition being met. payload: the Wait (status TIMED_OUT).
+   *
+   * @generated from enum value: EVENT_TYPE_WAIT_TIMED_OUT = 13;
+   */
+  WAIT_TIMED_OUT = 13,
+
+  /**
+   * A wait was cancelled (CancelWait). payload: the Wait (status CANCELLED).
+   *
+   * @generated from enum value: EVENT_TYPE_WAIT_CANCELLED = 14;
+   */
+  WAIT_CANCELLED = 14,
+
+  /**
+   * A wait can no longer be met (for example the watched task finished in
+   * another status), or ResolveWait reported a failure. payload: the Wait (status FAILED).
+   *
+   * @generated from enum value: EVENT_TYPE_WAIT_FAILED = 15;
+   */
+  WAIT_FAILED = 15,
+
+  /**
+   * Maintenance found a working task with no update for the configured time
+   * and posted a stuck alert (a MESSAGE_POSTED event of kind STUCK precedes it).
+   * payload: the Task plus "idle" (a Duration) and "message_id".
+   *
+   * @generated from enum value: EVENT_TYPE_TASK_STUCK = 16;
+   */
+  TASK_STUCK = 16,
+
+  /**
+   * Maintenance paused a working task left without update for the configured
+   * time (a TASK_STATUS_CHANGED event precedes it). payload: the Task plus "idle" (a Duration).
+   *
+   * @generated from enum value: EVENT_TYPE_TASK_AUTO_PAUSED = 17;
+   */
+  TASK_AUTO_PAUSED = 17,
+
+  /**
+   * Maintenance archived a task finished longer ago than the configured time
+   * (a TASK_STATUS_CHANGED event precedes it). payload: the Task plus "finished_for" (a Duration).
+   *
+   * @generated from enum value: EVENT_TYPE_TASK_AUTO_ARCHIVED = 18;
+   */
+  TASK_AUTO_ARCHIVED = 18,
 }
 
 /**

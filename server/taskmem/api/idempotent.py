@@ -1,0 +1,38 @@
+"""Mutating calls with an optional request_id (AIP-155): a retry returns the first call's stored response."""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Callable
+from typing import Any, TypeVar
+
+from google.protobuf.message import Message as ProtoMessage
+
+from taskmem.api import validate
+from taskmem.api.scope import current_scope
+from taskmem.store import idempotency
+from taskmem.store.storage import Storage
+from taskmem.store.writer import Transaction
+
+R = TypeVar("R", bound=ProtoMessage)
+
+
+async def write_once(storage: Storage, request: Any, response_type: type[R],
+                     mutation: Callable[[Transaction], R]) -> R:
+    """Run mutation in the writer, in the caller's namespace; with a request_id, at most once."""
+    scope = current_scope()
+    request_id = validate.identifier("request_id", request.request_id, required=False)
+    if not request_id:
+        return await storage.write(mutation, scope.namespace, scope.correlation_id)
+    method = type(request).__name__
+    digest = hashlib.sha256(request.SerializeToString(deterministic=True)).hexdigest()
+
+    def once(tx: Transaction) -> R:
+        stored = idempotency.stored_response(tx, request_id, method, digest)
+        if stored is not None:
+            return response_type.FromString(stored)
+        response = mutation(tx)
+        idempotency.store_response(tx, request_id, method, digest, response.SerializeToString())
+        return response
+
+    return await storage.write(once, scope.namespace, scope.correlation_id)

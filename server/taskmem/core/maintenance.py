@@ -1,0 +1,85 @@
+"""Task maintenance decisions: stuck alerts, auto-pause and auto-archive (pure; the loop does the I/O).
+
+A task "without update" is measured from its update_time. Maintenance's own writes
+(a stuck alert and its metadata key) keep update_time as it was, so an alert never
+resets the clock that leads to auto-pause. A task with an open wait
+(metadata active_wait_ids) is waiting on purpose and is neither alerted nor paused.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import enum
+from typing import Any
+
+from taskmem.core.tasks import FINISHED, WORKING, Task
+from taskmem.core.waits import format_duration
+
+US = 1_000_000
+
+
+class Chore(enum.Enum):
+    STUCK_ALERT = "stuck_alert"
+    AUTO_PAUSE = "auto_pause"
+    AUTO_ARCHIVE = "auto_archive"
+
+
+@dataclasses.dataclass(frozen=True)
+class Policy:
+    """Thresholds in microseconds; 0 turns a chore off."""
+
+    stuck_after_us: int
+    stuck_cooldown_us: int
+    pause_after_us: int
+    archive_after_us: int
+
+    @classmethod
+    def from_seconds(cls, stuck_after: float, cooldown: float, pause_after: float, archive_after: float) -> Policy:
+        return cls(int(stuck_after * US), int(cooldown * US), int(pause_after * US), int(archive_after * US))
+
+
+def _has_open_wait(task: Task) -> bool:
+    return bool(task.metadata.get("active_wait_ids"))
+
+
+def _last_alert_us(metadata: dict[str, Any]) -> int | None:
+    value = metadata.get("last_stuck_alert_at")
+    return int(value * US) if isinstance(value, (int, float)) and not isinstance(value, bool) else None
+
+
+def chore_for(task: Task, now: int, policy: Policy) -> Chore | None:
+    """What maintenance should do to the task now, if anything (archive, then pause, then alert)."""
+    if task.status in FINISHED:
+        if policy.archive_after_us and task.completed_at is not None \
+                and now - task.completed_at >= policy.archive_after_us:
+            return Chore.AUTO_ARCHIVE
+        return None
+    if task.status not in WORKING or _has_open_wait(task):
+        return None
+    idle = now - task.updated_at
+    if policy.pause_after_us and idle >= policy.pause_after_us:
+        return Chore.AUTO_PAUSE
+    if policy.stuck_after_us and idle >= policy.stuck_after_us:
+        last = _last_alert_us(task.metadata)
+        if last is None or now - last >= policy.stuck_cooldown_us:
+            return Chore.STUCK_ALERT
+    return None
+
+
+def stuck_message(task: Task, now: int) -> str:
+    return (f"[Stuck] no update for {format_duration(now - task.updated_at)} while {task.status.name}; "
+            "post progress, or pause or finish the task")
+
+
+def auto_pause_message(task: Task, now: int) -> str:
+    return (f"[Auto-paused] no update for {format_duration(now - task.updated_at)} while {task.status.name}; "
+            f"resume it by setting a working status")
+
+
+def auto_archive_message(task: Task, now: int) -> str:
+    assert task.completed_at is not None
+    return f"[Auto-archived] {task.status.name} {format_duration(now - task.completed_at)} ago; still readable"
+
+
+def with_alert_time(metadata: dict[str, Any], now: int) -> dict[str, Any]:
+    return {**metadata, "last_stuck_alert_at": now / US}

@@ -1,0 +1,84 @@
+"""The maintenance loop: at start-up and every configured interval, stuck alerts, auto-pause, auto-archive.
+
+What to do to a task is decided by core/maintenance.chore_for; each action is one
+write (store/maintenance) that re-checks the task inside its transaction, so a task
+updated meanwhile is left alone. Every action emits an event; nothing is deleted.
+Episode retention will join here with MemoryService (episodes do not exist yet).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections import Counter
+
+from taskmem.config import Config
+from taskmem.core.ids import new_id, now_us
+from taskmem.core.maintenance import Chore, Policy, chore_for
+from taskmem.store import maintenance as maintenance_store
+from taskmem.store.storage import Storage
+from taskmem.store.writer import WriterClosed
+
+log = logging.getLogger(__name__)
+
+
+def policy_of(config: Config) -> Policy:
+    return Policy.from_seconds(config.stuck_after_seconds, config.stuck_alert_cooldown_seconds,
+                               config.auto_pause_after_seconds, config.auto_archive_after_seconds)
+
+
+class MaintenanceLoop:
+    def __init__(self, storage: Storage, config: Config) -> None:
+        self._storage = storage
+        self._interval = config.maintenance_interval_seconds
+        self._policy = policy_of(config)
+        self._task: asyncio.Task[None] | None = None
+
+    def start(self) -> None:
+        if self._interval > 0:
+            self._task = asyncio.create_task(self._run(), name="taskmem-maintenance")
+
+    async def stop(self) -> None:
+        if self._task is not None:
+            self._task.cancel()
+            await asyncio.gather(self._task, return_exceptions=True)
+
+    async def _run(self) -> None:
+        while True:
+            try:
+                done = await self.run_once()
+                if done:
+                    log.info("maintenance: %s", ", ".join(f"{n} {chore.value}" for chore, n in done.items()))
+            except WriterClosed:
+                return
+            except Exception:
+                log.exception("maintenance run failed; trying again in %ss", self._interval)
+            await asyncio.sleep(self._interval)
+
+    async def run_once(self) -> Counter[Chore]:
+        """One pass over every namespace; returns how many of each chore were done."""
+        done: Counter[Chore] = Counter()
+        correlation_id = new_id("cor")
+        after = None
+        while True:
+            now = now_us()
+            page = await self._storage.read(maintenance_store.candidates, now, self._policy, after)
+            writes = []
+            for task in page:
+                chore = chore_for(task, now, self._policy)
+                if chore is not None:
+                    mutation = maintenance_store.MUTATIONS[chore]
+                    writes.append((chore, self._storage.write(
+                        lambda tx, task_id=task.id, m=mutation: m(tx, task_id, self._policy),
+                        task.namespace, correlation_id)))
+            results = await asyncio.gather(*(write for _, write in writes), return_exceptions=True)
+            for (chore, _), result in zip(writes, results):
+                if isinstance(result, WriterClosed):
+                    raise result
+                if isinstance(result, BaseException):
+                    log.error("maintenance %s failed: %s", chore.value, result)
+                elif result:
+                    done[chore] += 1
+            if len(page) < maintenance_store.PAGE:
+                return done
+            after = [page[-1].namespace, page[-1].id]

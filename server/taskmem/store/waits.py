@@ -1,0 +1,172 @@
+"""Waits: rows, reads, and the mutations that open and end them.
+
+Every outcome is written in one transaction with its consequences: the wait row,
+its event, and for a wait linked to a task the "[Wait …]" system message in the
+task's thread and the task's metadata keys (active_wait_ids, last_wait_state,
+last_wait_event_at).
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+import posixpath
+from typing import Any
+
+from taskmem.core.errors import NotFound
+from taskmem.core.events import EventType
+from taskmem.core.ids import new_id
+from taskmem.core.messages import Kind, Message, Role
+from taskmem.core.tasks import TaskStatus
+from taskmem.core.waits import (
+    END_EVENTS, EventTarget, FileTarget, TaskStatusTarget, Wait, WaitStatus, end_wait, metadata_after,
+    outcome_message, resolve_in_workspace, started_message, target_from_json, target_to_json,
+    task_status_outcome,
+)
+from taskmem.store import tasks as task_store
+from taskmem.store.messages import post_message
+from taskmem.store.writer import Reader, Row, Transaction
+
+_COLUMNS = (
+    "namespace", "id", "task_id", "criteria", "kind", "target", "status", "result", "timeout_us",
+    "poll_interval_us", "start_cursor", "correlation_id", "forced", "created_at", "ended_at",
+)
+_INSERT = f"INSERT INTO waits ({', '.join(_COLUMNS)}) VALUES ({', '.join('?' * len(_COLUMNS))})"
+
+
+def wait_from_row(row: Row) -> Wait:
+    return Wait(
+        namespace=row["namespace"], id=row["id"], task_id=row["task_id"], criteria=row["criteria"],
+        target=target_from_json(row["kind"], json.loads(row["target"])), status=WaitStatus(row["status"]),
+        result=row["result"], timeout_us=row["timeout_us"], poll_interval_us=row["poll_interval_us"],
+        start_cursor=row["start_cursor"], correlation_id=row["correlation_id"], forced=bool(row["forced"]),
+        created_at=row["created_at"], ended_at=row["ended_at"],
+    )
+
+
+def _values(wait: Wait) -> tuple[Any, ...]:
+    return (
+        wait.namespace, wait.id, wait.task_id, wait.criteria, wait.kind,
+        json.dumps(target_to_json(wait.target), separators=(",", ":"), allow_nan=False), wait.status.value,
+        wait.result, wait.timeout_us, wait.poll_interval_us, wait.start_cursor, wait.correlation_id,
+        int(wait.forced), wait.created_at, wait.ended_at,
+    )
+
+
+# --- reads --------------------------------------------------------------------------------------
+
+def load_wait(db: Reader, namespace: str, wait_id: str) -> Wait:
+    row = db.fetchone("SELECT * FROM waits WHERE namespace = ? AND id = ?", (namespace, wait_id))
+    if row is None:
+        raise NotFound("wait", wait_id)
+    return wait_from_row(row)
+
+
+def list_waits(db: Reader, namespace: str, task_id: str, statuses: list[WaitStatus],
+               before_key: list[Any] | None, limit: int) -> list[Wait]:
+    """Newest first by (created_at, id); before_key is the previous page's last (created_at, id)."""
+    sql = "SELECT * FROM waits WHERE namespace = ?"
+    params: list[Any] = [namespace]
+    if task_id:
+        sql += " AND task_id = ?"
+        params.append(task_id)
+    if statuses:
+        sql += f" AND status IN ({','.join('?' * len(statuses))})"
+        params.extend(s.value for s in statuses)
+    if before_key is not None:
+        sql += " AND (created_at, id) < (?, ?)"
+        params.extend(before_key)
+    sql += " ORDER BY created_at DESC, id DESC LIMIT ?"
+    params.append(limit)
+    return [wait_from_row(row) for row in db.fetchall(sql, params)]
+
+
+def open_waits(db: Reader) -> list[Wait]:
+    """Every WAITING wait of every namespace (the scheduler's start-up load)."""
+    rows = db.fetchall("SELECT * FROM waits WHERE status = ?", (WaitStatus.WAITING.value,))
+    return [wait_from_row(row) for row in rows]
+
+
+def task_status_of(db: Reader, namespace: str, task_id: str) -> str | None:
+    row = db.fetchone("SELECT status FROM tasks WHERE namespace = ? AND id = ?", (namespace, task_id))
+    return str(row["status"]) if row else None
+
+
+# --- mutations ----------------------------------------------------------------------------------
+
+def _record_on_task(tx: Transaction, wait: Wait, content: str) -> None:
+    """The system message in the linked task's thread, and its wait metadata keys."""
+    post_message(tx, Message(tx.namespace, new_id("msg"), wait.task_id, Role.SYSTEM, Kind.WAIT, content, tx.now,
+                             wait.task_id))
+    task = task_store.load_task(tx, tx.namespace, wait.task_id)
+    task_store.update_task(tx, wait.task_id, {"metadata": metadata_after(task.metadata, wait, tx.now)}, "")
+
+
+def _end(tx: Transaction, wait: Wait, status: WaitStatus, result: str, forced: bool = False) -> Wait:
+    end_wait(wait, status, result, tx.now, forced=forced)
+    tx.execute("UPDATE waits SET status = ?, result = ?, ended_at = ?, forced = ? WHERE namespace = ? AND id = ?",
+               (wait.status.value, wait.result, wait.ended_at, int(wait.forced), wait.namespace, wait.id))
+    tx.emit(END_EVENTS[status], wait.task_id, wait)
+    if wait.task_id:
+        _record_on_task(tx, wait, outcome_message(wait))
+    return wait
+
+
+def create_wait(tx: Transaction, wait: Wait) -> Wait:
+    """Store a new WAITING wait; a task_status target that already holds ends it at once."""
+    task = task_store.load_task(tx, tx.namespace, wait.task_id) if wait.task_id else None
+    target = wait.target
+    if isinstance(target, FileTarget):
+        workspace = task.workspace if task is not None else ""
+        target.resolved = resolve_in_workspace("target.file.path", workspace, target.path)
+        target.workspace = posixpath.normpath(workspace)
+    watched_status = None
+    if isinstance(target, (TaskStatusTarget, EventTarget)):
+        watched_status = task_status_of(tx, tx.namespace, target.task_id)
+        if watched_status is None:
+            raise NotFound("task", target.task_id)
+        row = tx.fetchone("SELECT coalesce(max(cursor), 0) AS c FROM events")
+        wait.start_cursor = int(row["c"]) if row else 0
+    tx.execute(_INSERT, _values(wait))
+    tx.emit(EventType.WAIT_CREATED, wait.task_id, wait)
+    if wait.task_id:
+        _record_on_task(tx, wait, started_message(wait))
+    if isinstance(target, TaskStatusTarget) and watched_status is not None:
+        outcome = task_status_outcome(target, TaskStatus(watched_status))
+        if outcome is not None:
+            _end(tx, wait, *outcome)
+    return wait
+
+
+def end_waits(tx: Transaction, endings: list[tuple[Wait, WaitStatus, str]]) -> list[Wait]:
+    """The scheduler's batch: end each wait that is still WAITING in the database, skip the others.
+
+    Many timers coming due together end in one mutation with two statements, not a
+    read, a write and a savepoint each. Each outcome's events carry the correlation
+    id of the request that created its wait.
+    """
+    ids = [wait.id for wait, _, _ in endings]
+    rows = tx.fetchall(f"SELECT id FROM waits WHERE namespace = ? AND status = ? AND id IN ({','.join('?' * len(ids))})",
+                       (tx.namespace, WaitStatus.WAITING.value, *ids))
+    waiting = {row["id"] for row in rows}  # the others ended meanwhile (cancelled or resolved by a caller)
+    ended = []
+    for known, status, result in endings:
+        if known.id in waiting:
+            wait = copy.copy(known)
+            end_wait(wait, status, result, tx.now)
+            ended.append(wait)
+    tx.executemany("UPDATE waits SET status = ?, result = ?, ended_at = ? WHERE namespace = ? AND id = ?",
+                   [(w.status.value, w.result, w.ended_at, tx.namespace, w.id) for w in ended])
+    correlation_id = tx.correlation_id
+    for wait in ended:
+        tx.correlation_id = wait.correlation_id
+        tx.emit(END_EVENTS[wait.status], wait.task_id, wait)
+        if wait.task_id:
+            _record_on_task(tx, wait, outcome_message(wait))
+    tx.correlation_id = correlation_id
+    return ended
+
+
+def finish_wait(tx: Transaction, wait_id: str, status: WaitStatus, result: str, *, forced: bool = False) -> Wait:
+    """End a WAITING wait; FAILED_PRECONDITION if it has already ended, NOT_FOUND if there is none."""
+    return _end(tx, load_wait(tx, tx.namespace, wait_id), status, result, forced)

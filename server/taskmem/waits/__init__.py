@@ -1,0 +1,1 @@
+"""The wait scheduler and the probes it runs for polled targets."""

@@ -1,0 +1,328 @@
+"""The wait scheduler: one clock loop and one event-log watch drive every open wait.
+
+An open wait costs a dict entry and a heap entry or two, never a task of its own:
+- the clock loop sleeps until the earliest of all due times (timer due, deadline,
+  next poll of an http or file target), so 10,000 idle timers cost no CPU;
+- task_status and event targets are driven by the event log: one watch, indexed by
+  (namespace, task id), hands each committed event to the waits that watch its task.
+  A wait is checked against the database once when it is tracked (and again if the
+  watch ever overflows), so an event committed before it was tracked is not missed;
+- polls run in a small thread pool, a bounded number at a time.
+
+Waits are rows. start() loads the WAITING ones; a wait whose timer or deadline passed
+while the server was down ends TIMED_OUT at once. Ending a wait is one write
+(store/waits.finish_wait) that carries the history message, the task metadata and
+the events; the database status decides a race (a wait already ended is left alone).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import dataclasses
+import heapq
+import itertools
+import logging
+from collections.abc import Coroutine, Mapping
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any
+
+from taskmem.core.errors import FailedPrecondition, NotFound
+from taskmem.core.events import Event, EventFilter, EventType
+from taskmem.core.ids import now_us
+from taskmem.core.tasks import TaskStatus
+from taskmem.core.waits import (
+    EVENT_DRIVEN, EventTarget, FileTarget, HttpTarget, TaskStatusTarget, Wait, WaitStatus, event_matches,
+    event_result, expired_while_down_result, format_duration, task_status_outcome, timeout_result,
+)
+from taskmem.store import waits as wait_store
+from taskmem.store.event_log import EventLogClosed
+from taskmem.store.storage import Storage
+from taskmem.store.writer import WriterClosed
+from taskmem.waits.probes import Observation, probe_file, probe_http
+
+log = logging.getLogger(__name__)
+
+Key = tuple[str, str]  # (namespace, wait id)
+_DUE, _DEADLINE, _POLL = "due", "deadline", "poll"
+_EVENT_PAGE = 500
+_END_BATCH = 500  # most waits one mutation ends
+
+
+@dataclasses.dataclass(frozen=True)
+class _WatchedTasks(EventFilter):
+    """Matches events, of any namespace, of the tasks some open wait watches."""
+
+    watched: Mapping[tuple[str, str], Any] = dataclasses.field(default_factory=dict, compare=False, hash=False)
+
+    def matches(self, event: Event) -> bool:
+        return (event.namespace, event.task_id) in self.watched
+
+
+class WaitScheduler:
+    def __init__(self, storage: Storage, *, probe_workers: int = 4, probe_timeout_seconds: float = 10.0) -> None:
+        self._storage = storage
+        self._waits: dict[Key, Wait] = {}
+        self._heap: list[tuple[int, int, Key, str]] = []
+        self._order = itertools.count()
+        self._by_task: dict[tuple[str, str], set[Key]] = {}
+        self._last_seen: dict[Key, str] = {}
+        self._probing: set[Key] = set()
+        self._wake = asyncio.Event()
+        self._due: list[tuple[Wait, WaitStatus, str]] = []  # handed from the clock to the ender
+        self._due_signal = asyncio.Event()
+        self._work: set[asyncio.Task[Any]] = set()
+        self._loops: list[asyncio.Task[None]] = []
+        self._watch = contextlib.ExitStack()
+        self._probe_timeout = probe_timeout_seconds
+        self._probe_slots = asyncio.Semaphore(probe_workers)
+        self._executor = ThreadPoolExecutor(max_workers=probe_workers, thread_name_prefix="taskmem-wait-probe")
+        self._stopping = False
+
+    @property
+    def open_count(self) -> int:
+        return len(self._waits)
+
+    # --- life ---------------------------------------------------------------------------------
+
+    async def start(self) -> None:
+        """Watch the event log, end the waits that expired while the server was down, track the rest."""
+        subscription = self._watch.enter_context(
+            self._storage.events.watch(_WatchedTasks(namespace="*", watched=self._by_task)))
+        started = now_us()
+        waits = await self._storage.read(wait_store.open_waits)
+        expired = [w for w in waits if w.expires_at is not None and w.expires_at <= started]
+        await self._finish_all([(w, WaitStatus.TIMED_OUT, expired_while_down_result(w, w.expires_at or started, started))
+                                for w in expired])
+        if expired:
+            log.info("%d waits expired while the server was down: timed out", len(expired))
+        ended = {wait.id for wait in expired}
+        for wait in waits:
+            if wait.id not in ended:
+                self.track(wait)
+        self._loops = [asyncio.create_task(self._run_clock(), name="taskmem-wait-clock"),
+                       asyncio.create_task(self._run_ender(), name="taskmem-wait-ender"),
+                       asyncio.create_task(self._follow_events(subscription), name="taskmem-wait-events")]
+
+    async def stop(self) -> None:
+        """Stop watching; open waits stay WAITING in the database and resume at the next start."""
+        self._stopping = True
+        tasks = [*self._loops, *self._work]
+        for task in tasks:
+            task.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)
+        self._watch.close()
+        self._executor.shutdown(wait=False, cancel_futures=True)
+
+    # --- tracking -----------------------------------------------------------------------------
+
+    def track(self, wait: Wait) -> None:
+        """Start driving a WAITING wait (idempotent: a wait already tracked is left as it is)."""
+        key = (wait.namespace, wait.id)
+        if self._stopping or wait.status is not WaitStatus.WAITING or key in self._waits:
+            return
+        self._waits[key] = wait
+        if wait.due_at is not None:
+            self._push(wait.due_at, key, _DUE)
+        if wait.deadline_at is not None:
+            self._push(wait.deadline_at, key, _DEADLINE)
+        if isinstance(wait.target, (HttpTarget, FileTarget)):
+            self._push(now_us(), key, _POLL)
+        if isinstance(wait.target, EVENT_DRIVEN):
+            self._by_task.setdefault((wait.namespace, wait.target.task_id), set()).add(key)
+            self._spawn(self._check_stored(wait))
+
+    def forget(self, namespace: str, wait_id: str) -> None:
+        """Stop driving a wait (it ended through the API); its heap entries are skipped when they come up."""
+        key = (namespace, wait_id)
+        wait = self._waits.pop(key, None)
+        self._last_seen.pop(key, None)
+        if wait is not None and isinstance(wait.target, EVENT_DRIVEN):
+            watchers = self._by_task.get((namespace, wait.target.task_id))
+            if watchers is not None:
+                watchers.discard(key)
+                if not watchers:
+                    del self._by_task[(namespace, wait.target.task_id)]
+
+    def _push(self, at: int, key: Key, what: str) -> None:
+        wake = not self._heap or at < self._heap[0][0]
+        heapq.heappush(self._heap, (at, next(self._order), key, what))
+        if wake:
+            self._wake.set()
+
+    def _spawn(self, work: Coroutine[Any, Any, None]) -> None:
+        task = asyncio.create_task(work)
+        self._work.add(task)
+        task.add_done_callback(self._work.discard)
+
+    # --- the clock ----------------------------------------------------------------------------
+
+    async def _run_clock(self) -> None:
+        while True:
+            self._wake.clear()
+            now = now_us()
+            ending: list[tuple[Wait, WaitStatus, str]] = []
+            while self._heap and self._heap[0][0] <= now:
+                _, _, key, what = heapq.heappop(self._heap)
+                wait = self._waits.get(key)
+                if wait is None:
+                    continue
+                if what == _POLL:
+                    self._start_probe(key, wait)
+                    continue
+                if what == _DUE:
+                    assert wait.due_at is not None
+                    ending.append((wait, WaitStatus.RESOLVED,
+                                   f"{format_duration(wait.due_at - wait.created_at)} elapsed"))
+                else:
+                    ending.append((wait, WaitStatus.TIMED_OUT, timeout_result(wait, self._last_seen.get(key, ""))))
+                self.forget(*key)
+            if ending:
+                self._due.extend(ending)
+                self._due_signal.set()
+            self._compact_heap()
+            delay = max(0.0, (self._heap[0][0] - now_us()) / 1_000_000) if self._heap else None
+            with contextlib.suppress(TimeoutError):
+                async with asyncio.timeout(delay):
+                    await self._wake.wait()
+
+    def _compact_heap(self) -> None:
+        """Drop the entries of ended waits once they outnumber the live ones."""
+        if len(self._heap) > 2 * len(self._waits) + 1024:
+            self._heap = [entry for entry in self._heap if entry[2] in self._waits]
+            heapq.heapify(self._heap)
+
+    async def _run_ender(self) -> None:
+        """End what the clock found due: one write at a time, each taking everything due since the last."""
+        while True:
+            await self._due_signal.wait()
+            self._due_signal.clear()
+            ending, self._due = self._due, []
+            await self._finish_all(ending)
+
+    async def _finish_all(self, ending: list[tuple[Wait, WaitStatus, str]]) -> None:
+        """End many waits at once: one mutation per namespace (a burst of timers is one write)."""
+        by_namespace: dict[str, list[tuple[Wait, WaitStatus, str]]] = {}
+        for entry in ending:
+            self.forget(entry[0].namespace, entry[0].id)
+            by_namespace.setdefault(entry[0].namespace, []).append(entry)
+        await asyncio.gather(*(self._end_batch(namespace, batch[start:start + _END_BATCH])
+                               for namespace, batch in by_namespace.items()
+                               for start in range(0, len(batch), _END_BATCH)))
+
+    async def _end_batch(self, namespace: str, batch: list[tuple[Wait, WaitStatus, str]]) -> None:
+        try:
+            await self._storage.write(lambda tx: wait_store.end_waits(tx, batch), namespace, batch[0][0].correlation_id)
+        except WriterClosed:
+            pass  # shutting down: they stay WAITING and are resumed at the next start
+        except Exception:
+            log.exception("ending %d waits together failed; ending them one by one", len(batch))
+            await asyncio.gather(*(self._finish(wait, status, result) for wait, status, result in batch))
+
+    async def _finish(self, wait: Wait, status: WaitStatus, result: str) -> None:
+        self.forget(wait.namespace, wait.id)
+        try:
+            await self._storage.write(lambda tx: wait_store.finish_wait(tx, wait.id, status, result),
+                                      wait.namespace, wait.correlation_id)
+        except (FailedPrecondition, NotFound):
+            pass  # ended meanwhile (cancelled or resolved by a caller): the first outcome stands
+        except WriterClosed:
+            pass  # shutting down: it stays WAITING and is resumed at the next start
+        except Exception:
+            log.exception("could not end wait %s as %s", wait.id, status.name)
+
+    # --- polled targets -----------------------------------------------------------------------
+
+    def _start_probe(self, key: Key, wait: Wait) -> None:
+        if key not in self._probing:
+            self._probing.add(key)
+            self._spawn(self._probe(key, wait))
+
+    async def _probe(self, key: Key, wait: Wait) -> None:
+        try:
+            async with self._probe_slots:
+                if key not in self._waits:
+                    return
+                observation = await self._look(wait)
+        finally:
+            self._probing.discard(key)
+        if key not in self._waits:
+            return
+        self._last_seen[key] = observation.summary
+        if observation.matched:
+            await self._finish(wait, WaitStatus.RESOLVED, observation.summary)
+        elif observation.failed:
+            await self._finish(wait, WaitStatus.FAILED, observation.summary)
+        else:
+            self._push(now_us() + (wait.poll_interval_us or 1_000_000), key, _POLL)
+
+    async def _look(self, wait: Wait) -> Observation:
+        loop = asyncio.get_running_loop()
+        target = wait.target
+        if isinstance(target, HttpTarget):
+            interval = (wait.poll_interval_us or 1_000_000) / 1_000_000
+            timeout = min(self._probe_timeout, max(1.0, interval))
+            return await loop.run_in_executor(self._executor, probe_http, target, timeout)
+        assert isinstance(target, FileTarget)
+        return await loop.run_in_executor(self._executor, probe_file, target)
+
+    # --- event-driven targets -----------------------------------------------------------------
+
+    async def _follow_events(self, subscription: Any) -> None:
+        """Hand every committed event of a watched task to its waits; on overflow re-check from the database."""
+        while True:
+            event = await subscription.queue.get()
+            if event is None:
+                if subscription.closed:
+                    return
+                subscription.overflowed = False
+                for wait in [w for w in self._waits.values() if isinstance(w.target, EVENT_DRIVEN)]:
+                    self._spawn(self._check_stored(wait))
+                continue
+            self._on_event(event)
+
+    def _on_event(self, event: Event) -> None:
+        for key in list(self._by_task.get((event.namespace, event.task_id), ())):
+            wait = self._waits.get(key)
+            if wait is None:
+                continue
+            outcome = self._outcome_of(wait, event)
+            if outcome is not None:
+                self.forget(*key)
+                self._spawn(self._finish(wait, *outcome))
+
+    @staticmethod
+    def _outcome_of(wait: Wait, event: Event) -> tuple[WaitStatus, str] | None:
+        target = wait.target
+        if isinstance(target, TaskStatusTarget):
+            if event.type is not EventType.TASK_STATUS_CHANGED or event.cursor <= wait.start_cursor:
+                return None
+            return task_status_outcome(target, TaskStatus(event.payload["to"]))
+        if isinstance(target, EventTarget) and event_matches(wait, event):
+            return WaitStatus.RESOLVED, event_result(event)
+        return None
+
+    async def _check_stored(self, wait: Wait) -> None:
+        """Check an event-driven wait against the database: the status now, or events since its creation."""
+        key = (wait.namespace, wait.id)
+        target = wait.target
+        outcome: tuple[WaitStatus, str] | None = None
+        try:
+            if isinstance(target, TaskStatusTarget):
+                status = await self._storage.read(wait_store.task_status_of, wait.namespace, target.task_id)
+                outcome = task_status_outcome(target, TaskStatus(status)) if status else None
+            elif isinstance(target, EventTarget):
+                event_filter = EventFilter(wait.namespace, frozenset({target.task_id}), frozenset({target.type}))
+                after = wait.start_cursor
+                while outcome is None and key in self._waits:
+                    page = await self._storage.events.list(event_filter, after, _EVENT_PAGE)
+                    match = next((e for e in page if event_matches(wait, e)), None)
+                    if match is not None:
+                        outcome = WaitStatus.RESOLVED, event_result(match)
+                    if len(page) < _EVENT_PAGE:
+                        break
+                    after = page[-1].cursor
+        except EventLogClosed:
+            return
+        if outcome is not None and key in self._waits:
+            await self._finish(wait, *outcome)
