@@ -62,6 +62,19 @@ class _ErrorReasonEnumTypeWrapper(_enum_type_wrapper._EnumTypeWrapper[_ErrorReas
     """The call needs an admin key (PERMISSION_DENIED), for example ResolveWait
     forcing a wait that is not EXTERNAL. Send "authorization: Bearer <admin key>".
     """
+    ERROR_REASON_MODEL_UNAVAILABLE: _ErrorReason.ValueType  # 20
+    """StateService values 20–22.
+    The configured model endpoint could not be reached, or kept failing after
+    retries (UNAVAILABLE). Retry later; nothing was written.
+    """
+    ERROR_REASON_MODEL_TIMEOUT: _ErrorReason.ValueType  # 21
+    """The model did not answer within the configured timeout (DEADLINE_EXCEEDED).
+    Nothing was written; the same messages are read again next time.
+    """
+    ERROR_REASON_MODEL_OUTPUT_INVALID: _ErrorReason.ValueType  # 22
+    """The model's answer could not be read (not a JSON array) (UNAVAILABLE).
+    Nothing was written; the same messages are read again next time.
+    """
 
 class ErrorReason(_ErrorReason, metaclass=_ErrorReasonEnumTypeWrapper):
     """ErrorReason is the stable, machine-readable cause of a failed call (AIP-193).
@@ -112,5 +125,18 @@ ERROR_REASON_SHUTTING_DOWN: ErrorReason.ValueType  # 15
 ERROR_REASON_ADMIN_REQUIRED: ErrorReason.ValueType  # 16
 """The call needs an admin key (PERMISSION_DENIED), for example ResolveWait
 forcing a wait that is not EXTERNAL. Send "authorization: Bearer <admin key>".
+"""
+ERROR_REASON_MODEL_UNAVAILABLE: ErrorReason.ValueType  # 20
+"""StateService values 20–22.
+The configured model endpoint could not be reached, or kept failing after
+retries (UNAVAILABLE). Retry later; nothing was written.
+"""
+ERROR_REASON_MODEL_TIMEOUT: ErrorReason.ValueType  # 21
+"""The model did not answer within the configured timeout (DEADLINE_EXCEEDED).
+Nothing was written; the same messages are read again next time.
+"""
+ERROR_REASON_MODEL_OUTPUT_INVALID: ErrorReason.ValueType  # 22
+"""The model's answer could not be read (not a JSON array) (UNAVAILABLE).
+Nothing was written; the same messages are read again next time.
 """
 Global___ErrorReason: _TypeAlias = ErrorReason  # noqa: Y015

@@ -74,6 +74,24 @@ class _EventTypeEnumTypeWrapper(_enum_type_wrapper._EnumTypeWrapper[_EventType.V
     """Maintenance archived a task finished longer ago than the configured time
     (a TASK_STATUS_CHANGED event precedes it). payload: the Task plus "finished_for" (a Duration).
     """
+    EVENT_TYPE_TASK_STATE_DECISION_ADDED: _EventType.ValueType  # 40
+    """StateService values 40–59.
+    AddDecision recorded a decision. payload: the TaskStateDecision.
+    """
+    EVENT_TYPE_TASK_STATE_ERROR_ADDED: _EventType.ValueType  # 41
+    """AddError recorded an error. payload: the TaskStateError."""
+    EVENT_TYPE_STATE_EXTRACTION_COMPLETED: _EventType.ValueType  # 42
+    """ExtractState ran (also when it skipped the model). payload: the
+    ReconcileReport plus "thread_id" and "watermark" {"create_time", "message_id"}.
+    """
+    EVENT_TYPE_STATE_ITEMS_UPSERTED: _EventType.ValueType  # 43
+    """UpsertStateItems reconciled an agent's items. payload: the ReconcileReport plus "thread_id"."""
+    EVENT_TYPE_STATE_ITEM_UPDATED: _EventType.ValueType  # 44
+    """PinStateItem or SetStateItemStatus changed an item. payload: the StateItem."""
+    EVENT_TYPE_RUNNING_SUMMARY_UPDATED: _EventType.ValueType  # 45
+    """The running summary of a task's thread was regenerated. payload:
+    {"thread_id", "summary", "message_count"}.
+    """
 
 class EventType(_EventType, metaclass=_EventTypeEnumTypeWrapper):
     """EventType names what changed. New types are added as services grow; a
@@ -128,6 +146,24 @@ time (a TASK_STATUS_CHANGED event precedes it). payload: the Task plus "idle" (a
 EVENT_TYPE_TASK_AUTO_ARCHIVED: EventType.ValueType  # 18
 """Maintenance archived a task finished longer ago than the configured time
 (a TASK_STATUS_CHANGED event precedes it). payload: the Task plus "finished_for" (a Duration).
+"""
+EVENT_TYPE_TASK_STATE_DECISION_ADDED: EventType.ValueType  # 40
+"""StateService values 40–59.
+AddDecision recorded a decision. payload: the TaskStateDecision.
+"""
+EVENT_TYPE_TASK_STATE_ERROR_ADDED: EventType.ValueType  # 41
+"""AddError recorded an error. payload: the TaskStateError."""
+EVENT_TYPE_STATE_EXTRACTION_COMPLETED: EventType.ValueType  # 42
+"""ExtractState ran (also when it skipped the model). payload: the
+ReconcileReport plus "thread_id" and "watermark" {"create_time", "message_id"}.
+"""
+EVENT_TYPE_STATE_ITEMS_UPSERTED: EventType.ValueType  # 43
+"""UpsertStateItems reconciled an agent's items. payload: the ReconcileReport plus "thread_id"."""
+EVENT_TYPE_STATE_ITEM_UPDATED: EventType.ValueType  # 44
+"""PinStateItem or SetStateItemStatus changed an item. payload: the StateItem."""
+EVENT_TYPE_RUNNING_SUMMARY_UPDATED: EventType.ValueType  # 45
+"""The running summary of a task's thread was regenerated. payload:
+{"thread_id", "summary", "message_count"}.
 """
 Global___EventType: _TypeAlias = EventType  # noqa: Y015
 

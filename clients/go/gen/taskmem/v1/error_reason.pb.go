@@ -68,6 +68,16 @@ const (
 	// The call needs an admin key (PERMISSION_DENIED), for example ResolveWait
 	// forcing a wait that is not EXTERNAL. Send "authorization: Bearer <admin key>".
 	ErrorReason_ERROR_REASON_ADMIN_REQUIRED ErrorReason = 16
+	// StateService values 20–22.
+	// The configured model endpoint could not be reached, or kept failing after
+	// retries (UNAVAILABLE). Retry later; nothing was written.
+	ErrorReason_ERROR_REASON_MODEL_UNAVAILABLE ErrorReason = 20
+	// The model did not answer within the configured timeout (DEADLINE_EXCEEDED).
+	// Nothing was written; the same messages are read again next time.
+	ErrorReason_ERROR_REASON_MODEL_TIMEOUT ErrorReason = 21
+	// The model's answer could not be read (not a JSON array) (UNAVAILABLE).
+	// Nothing was written; the same messages are read again next time.
+	ErrorReason_ERROR_REASON_MODEL_OUTPUT_INVALID ErrorReason = 22
 )
 
 // Enum value maps for ErrorReason.
@@ -90,6 +100,9 @@ var (
 		14: "ERROR_REASON_NOT_CONFIGURED",
 		15: "ERROR_REASON_SHUTTING_DOWN",
 		16: "ERROR_REASON_ADMIN_REQUIRED",
+		20: "ERROR_REASON_MODEL_UNAVAILABLE",
+		21: "ERROR_REASON_MODEL_TIMEOUT",
+		22: "ERROR_REASON_MODEL_OUTPUT_INVALID",
 	}
 	ErrorReason_value = map[string]int32{
 		"ERROR_REASON_UNSPECIFIED":             0,
@@ -109,6 +122,9 @@ var (
 		"ERROR_REASON_NOT_CONFIGURED":          14,
 		"ERROR_REASON_SHUTTING_DOWN":           15,
 		"ERROR_REASON_ADMIN_REQUIRED":          16,
+		"ERROR_REASON_MODEL_UNAVAILABLE":       20,
+		"ERROR_REASON_MODEL_TIMEOUT":           21,
+		"ERROR_REASON_MODEL_OUTPUT_INVALID":    22,
 	}
 )
 
@@ -144,7 +160,7 @@ var File_taskmem_v1_error_reason_proto protoreflect.FileDescriptor
 const file_taskmem_v1_error_reason_proto_rawDesc = "" +
 	"\n" +
 	"\x1dtaskmem/v1/error_reason.proto\x12\n" +
-	"taskmem.v1*\xc7\x04\n" +
+	"taskmem.v1*\xb2\x05\n" +
 	"\vErrorReason\x12\x1c\n" +
 	"\x18ERROR_REASON_UNSPECIFIED\x10\x00\x12\x1e\n" +
 	"\x1aERROR_REASON_INVALID_FIELD\x10\x01\x12\"\n" +
@@ -163,7 +179,10 @@ const file_taskmem_v1_error_reason_proto_rawDesc = "" +
 	"\x1dERROR_REASON_NAMESPACE_DENIED\x10\r\x12\x1f\n" +
 	"\x1bERROR_REASON_NOT_CONFIGURED\x10\x0e\x12\x1e\n" +
 	"\x1aERROR_REASON_SHUTTING_DOWN\x10\x0f\x12\x1f\n" +
-	"\x1bERROR_REASON_ADMIN_REQUIRED\x10\x10B@Z>github.com/taskmem/taskmem/clients/go/gen/taskmem/v1;taskmemv1b\x06proto3"
+	"\x1bERROR_REASON_ADMIN_REQUIRED\x10\x10\x12\"\n" +
+	"\x1eERROR_REASON_MODEL_UNAVAILABLE\x10\x14\x12\x1e\n" +
+	"\x1aERROR_REASON_MODEL_TIMEOUT\x10\x15\x12%\n" +
+	"!ERROR_REASON_MODEL_OUTPUT_INVALID\x10\x16B@Z>github.com/taskmem/taskmem/clients/go/gen/taskmem/v1;taskmemv1b\x06proto3"
 
 var (
 	file_taskmem_v1_error_reason_proto_rawDescOnce sync.Once

@@ -72,6 +72,21 @@ const (
 	// Maintenance archived a task finished longer ago than the configured time
 	// (a TASK_STATUS_CHANGED event precedes it). payload: the Task plus "finished_for" (a Duration).
 	EventType_EVENT_TYPE_TASK_AUTO_ARCHIVED EventType = 18
+	// StateService values 40–59.
+	// AddDecision recorded a decision. payload: the TaskStateDecision.
+	EventType_EVENT_TYPE_TASK_STATE_DECISION_ADDED EventType = 40
+	// AddError recorded an error. payload: the TaskStateError.
+	EventType_EVENT_TYPE_TASK_STATE_ERROR_ADDED EventType = 41
+	// ExtractState ran (also when it skipped the model). payload: the
+	// ReconcileReport plus "thread_id" and "watermark" {"create_time", "message_id"}.
+	EventType_EVENT_TYPE_STATE_EXTRACTION_COMPLETED EventType = 42
+	// UpsertStateItems reconciled an agent's items. payload: the ReconcileReport plus "thread_id".
+	EventType_EVENT_TYPE_STATE_ITEMS_UPSERTED EventType = 43
+	// PinStateItem or SetStateItemStatus changed an item. payload: the StateItem.
+	EventType_EVENT_TYPE_STATE_ITEM_UPDATED EventType = 44
+	// The running summary of a task's thread was regenerated. payload:
+	// {"thread_id", "summary", "message_count"}.
+	EventType_EVENT_TYPE_RUNNING_SUMMARY_UPDATED EventType = 45
 )
 
 // Enum value maps for EventType.
@@ -96,27 +111,39 @@ var (
 		16: "EVENT_TYPE_TASK_STUCK",
 		17: "EVENT_TYPE_TASK_AUTO_PAUSED",
 		18: "EVENT_TYPE_TASK_AUTO_ARCHIVED",
+		40: "EVENT_TYPE_TASK_STATE_DECISION_ADDED",
+		41: "EVENT_TYPE_TASK_STATE_ERROR_ADDED",
+		42: "EVENT_TYPE_STATE_EXTRACTION_COMPLETED",
+		43: "EVENT_TYPE_STATE_ITEMS_UPSERTED",
+		44: "EVENT_TYPE_STATE_ITEM_UPDATED",
+		45: "EVENT_TYPE_RUNNING_SUMMARY_UPDATED",
 	}
 	EventType_value = map[string]int32{
-		"EVENT_TYPE_UNSPECIFIED":               0,
-		"EVENT_TYPE_TASK_CREATED":              1,
-		"EVENT_TYPE_TASK_UPDATED":              2,
-		"EVENT_TYPE_TASK_STATUS_CHANGED":       3,
-		"EVENT_TYPE_PLAN_REPLACED":             4,
-		"EVENT_TYPE_PLAN_ITEM_UPDATED":         5,
-		"EVENT_TYPE_ACTION_RECORDED":           6,
-		"EVENT_TYPE_ACTION_COMPLETED":          7,
-		"EVENT_TYPE_ACTION_LOG_APPENDED":       8,
-		"EVENT_TYPE_MESSAGE_POSTED":            9,
-		"EVENT_TYPE_CONTEXT_SNAPSHOT_RECORDED": 10,
-		"EVENT_TYPE_WAIT_CREATED":              11,
-		"EVENT_TYPE_WAIT_RESOLVED":             12,
-		"EVENT_TYPE_WAIT_TIMED_OUT":            13,
-		"EVENT_TYPE_WAIT_CANCELLED":            14,
-		"EVENT_TYPE_WAIT_FAILED":               15,
-		"EVENT_TYPE_TASK_STUCK":                16,
-		"EVENT_TYPE_TASK_AUTO_PAUSED":          17,
-		"EVENT_TYPE_TASK_AUTO_ARCHIVED":        18,
+		"EVENT_TYPE_UNSPECIFIED":                0,
+		"EVENT_TYPE_TASK_CREATED":               1,
+		"EVENT_TYPE_TASK_UPDATED":               2,
+		"EVENT_TYPE_TASK_STATUS_CHANGED":        3,
+		"EVENT_TYPE_PLAN_REPLACED":              4,
+		"EVENT_TYPE_PLAN_ITEM_UPDATED":          5,
+		"EVENT_TYPE_ACTION_RECORDED":            6,
+		"EVENT_TYPE_ACTION_COMPLETED":           7,
+		"EVENT_TYPE_ACTION_LOG_APPENDED":        8,
+		"EVENT_TYPE_MESSAGE_POSTED":             9,
+		"EVENT_TYPE_CONTEXT_SNAPSHOT_RECORDED":  10,
+		"EVENT_TYPE_WAIT_CREATED":               11,
+		"EVENT_TYPE_WAIT_RESOLVED":              12,
+		"EVENT_TYPE_WAIT_TIMED_OUT":             13,
+		"EVENT_TYPE_WAIT_CANCELLED":             14,
+		"EVENT_TYPE_WAIT_FAILED":                15,
+		"EVENT_TYPE_TASK_STUCK":                 16,
+		"EVENT_TYPE_TASK_AUTO_PAUSED":           17,
+		"EVENT_TYPE_TASK_AUTO_ARCHIVED":         18,
+		"EVENT_TYPE_TASK_STATE_DECISION_ADDED":  40,
+		"EVENT_TYPE_TASK_STATE_ERROR_ADDED":     41,
+		"EVENT_TYPE_STATE_EXTRACTION_COMPLETED": 42,
+		"EVENT_TYPE_STATE_ITEMS_UPSERTED":       43,
+		"EVENT_TYPE_STATE_ITEM_UPDATED":         44,
+		"EVENT_TYPE_RUNNING_SUMMARY_UPDATED":    45,
 	}
 )
 
@@ -253,7 +280,7 @@ const file_taskmem_v1_event_proto_rawDesc = "" +
 	"\x0ecorrelation_id\x18\x04 \x01(\tR\rcorrelationId\x121\n" +
 	"\apayload\x18\x05 \x01(\v2\x17.google.protobuf.StructR\apayload\x12;\n" +
 	"\vcreate_time\x18\x06 \x01(\v2\x1a.google.protobuf.TimestampR\n" +
-	"createTime*\xe7\x04\n" +
+	"createTime*\xd3\x06\n" +
 	"\tEventType\x12\x1a\n" +
 	"\x16EVENT_TYPE_UNSPECIFIED\x10\x00\x12\x1b\n" +
 	"\x17EVENT_TYPE_TASK_CREATED\x10\x01\x12\x1b\n" +
@@ -274,7 +301,13 @@ const file_taskmem_v1_event_proto_rawDesc = "" +
 	"\x16EVENT_TYPE_WAIT_FAILED\x10\x0f\x12\x19\n" +
 	"\x15EVENT_TYPE_TASK_STUCK\x10\x10\x12\x1f\n" +
 	"\x1bEVENT_TYPE_TASK_AUTO_PAUSED\x10\x11\x12!\n" +
-	"\x1dEVENT_TYPE_TASK_AUTO_ARCHIVED\x10\x12B@Z>github.com/taskmem/taskmem/clients/go/gen/taskmem/v1;taskmemv1b\x06proto3"
+	"\x1dEVENT_TYPE_TASK_AUTO_ARCHIVED\x10\x12\x12(\n" +
+	"$EVENT_TYPE_TASK_STATE_DECISION_ADDED\x10(\x12%\n" +
+	"!EVENT_TYPE_TASK_STATE_ERROR_ADDED\x10)\x12)\n" +
+	"%EVENT_TYPE_STATE_EXTRACTION_COMPLETED\x10*\x12#\n" +
+	"\x1fEVENT_TYPE_STATE_ITEMS_UPSERTED\x10+\x12!\n" +
+	"\x1dEVENT_TYPE_STATE_ITEM_UPDATED\x10,\x12&\n" +
+	"\"EVENT_TYPE_RUNNING_SUMMARY_UPDATED\x10-B@Z>github.com/taskmem/taskmem/clients/go/gen/taskmem/v1;taskmemv1b\x06proto3"
 
 var (
 	file_taskmem_v1_event_proto_rawDescOnce sync.Once
