@@ -1,0 +1,338 @@
+"""The always-in-context task state (seed 000, layer 1): pruning rules, YAML rendering and the budget fit.
+
+The view keeps the 10 newest decisions and the 5 newest errors, and for plans
+over 15 items only the items in progress and the next three pending ones (the
+rest are counted). fit_task_state then drops detail in DROP_ORDER until the
+YAML is within the token budget, and reports each step it took.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import datetime
+import json
+import re
+from collections.abc import Callable
+
+from taskmem.core.plans import DONE, ItemStatus, Plan
+from taskmem.core.tasks import Task, TaskStatus
+from taskmem.core.tokens import TokenCounter
+
+MAX_DECISIONS = 10
+MAX_ERRORS = 5
+COLLAPSE_OVER = 15
+NEXT_PENDING = 3
+SUMMARY_CHARS = 100
+
+
+@dataclasses.dataclass
+class Subtask:
+    id: str
+    status: ItemStatus
+    summary: str = ""
+    active_issue: str = ""
+    depends_on: list[str] = dataclasses.field(default_factory=list)
+
+
+@dataclasses.dataclass
+class DecisionEntry:
+    memory_entry_id: str
+    text: str
+    subtask_id: str
+    created_at: int
+
+
+@dataclasses.dataclass
+class ErrorEntry:
+    memory_entry_id: str
+    subtask_id: str
+    error: str
+    resolution: str
+    created_at: int
+
+
+@dataclasses.dataclass
+class WorkspaceChanges:
+    files_created: int
+    files_modified: int
+    last_change_at: int | None
+
+
+@dataclasses.dataclass
+class TaskStateView:
+    task_id: str
+    goal: str
+    status: TaskStatus
+    workspace: str
+    plan_version: int
+    last_replanned_at: int | None
+    subtasks: list[Subtask]
+    total_subtasks: int
+    completed_count: int
+    decisions: list[DecisionEntry]  # oldest first, as a log reads
+    errors: list[ErrorEntry]  # oldest first
+    workspace_changes: WorkspaceChanges | None
+    collapsed: bool = False  # completed items are counted, not listed
+    show_plan_header: bool = True
+
+
+def build_task_state(task: Task, plan: Plan | None, newest_decisions: list[DecisionEntry],
+                     newest_errors: list[ErrorEntry], workspace: WorkspaceChanges | None) -> TaskStateView:
+    """Apply the seed's size rules; decisions and errors come newest first (as queried)."""
+    items = plan.items if plan else []
+    completed = sum(1 for item in items if item.status in DONE)
+    shown = items
+    collapsed = len(items) > COLLAPSE_OVER
+    if collapsed:
+        current = [item for item in items if item.status is ItemStatus.IN_PROGRESS]
+        pending = [item for item in items if item.status is ItemStatus.PENDING][:NEXT_PENDING]
+        keep = {item.id for item in current + pending}
+        shown = [item for item in items if item.id in keep]
+    return TaskStateView(
+        task_id=task.id, goal=task.goal or task.name, status=task.status, workspace=task.workspace,
+        plan_version=plan.version if plan else 0, last_replanned_at=plan.created_at if plan else None,
+        subtasks=[Subtask(i.id, i.status, i.summary[:SUMMARY_CHARS], i.active_issue, list(i.depends_on))
+                  for i in shown],
+        total_subtasks=len(items), completed_count=completed,
+        decisions=list(reversed(newest_decisions[:MAX_DECISIONS])),
+        errors=list(reversed(newest_errors[:MAX_ERRORS])),
+        workspace_changes=workspace if workspace and (workspace.files_created or workspace.files_modified) else None,
+        collapsed=collapsed,
+    )
+
+
+# --- YAML -------------------------------------------------------------------------------------
+
+_PLAIN = re.compile(r"^[A-Za-z_][A-Za-z0-9._-]*$")
+_YAML_WORDS = {"true", "false", "yes", "no", "on", "off", "null", "y", "n", "~"}
+
+
+def _scalar(text: str) -> str:
+    """A plain scalar when it cannot be misread, else a JSON string (valid YAML double-quoted)."""
+    if _PLAIN.match(text) and text.lower() not in _YAML_WORDS:
+        return text
+    return json.dumps(text, ensure_ascii=False)
+
+
+# Characters YAML does not allow unescaped (its printable set is tab, newlines, 0x20-0x7E, 0x85, 0xA0 up).
+_UNPRINTABLE = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x84\x86-\x9f\ud800-\udfff\ufffe\uffff]")
+
+
+def _text(text: str) -> str:
+    """A JSON string is a YAML double-quoted scalar once the characters YAML cannot print are escaped."""
+    return _UNPRINTABLE.sub(lambda m: f"\\u{ord(m.group()):04x}", json.dumps(text, ensure_ascii=False))
+
+
+def format_time(us: int) -> str:
+    return datetime.datetime.fromtimestamp(us // 1_000_000, datetime.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def status_word(status: ItemStatus | TaskStatus) -> str:
+    """TASK_STATUS_EXECUTING → executing, PLAN_ITEM_STATUS_IN_PROGRESS → in_progress."""
+    prefix = "TASK_STATUS_" if isinstance(status, TaskStatus) else "PLAN_ITEM_STATUS_"
+    return status.value.removeprefix(prefix).lower()
+
+
+def render_task_state_yaml(view: TaskStateView) -> str:
+    lines = ["task:", f"  id: {_scalar(view.task_id)}"]
+    if view.goal:
+        lines.append(f"  goal: {_text(view.goal)}")
+    lines.append(f"  status: {status_word(view.status)}")
+    if view.workspace:
+        lines.append(f"  workspace: {_text(view.workspace)}")
+    hidden = view.total_subtasks - len(view.subtasks)
+    if view.plan_version and (view.show_plan_header or hidden):
+        lines.append("plan:")
+        if view.show_plan_header:
+            lines.append(f"  version: {view.plan_version}")
+            if view.last_replanned_at is not None:
+                lines.append(f"  last_replanned: {_text(format_time(view.last_replanned_at))}")
+        if hidden:
+            progress = f"{view.completed_count}/{view.total_subtasks} completed, {len(view.subtasks)} shown"
+            lines.append(f"  progress: {_text(progress)}")
+    if view.subtasks:
+        lines.append("subtasks:")
+        for s in view.subtasks:
+            lines.append(f"  - id: {_scalar(s.id)}")
+            lines.append(f"    status: {status_word(s.status)}")
+            if s.summary:
+                lines.append(f"    summary: {_text(s.summary)}")
+            if s.active_issue:
+                lines.append(f"    active_issue: {_text(s.active_issue)}")
+            if s.depends_on:
+                lines.append(f"    depends_on: [{', '.join(_scalar(d) for d in s.depends_on)}]")
+    if view.decisions:
+        lines.append("decisions_log:")
+        lines.extend(f"  - {_text(d.text)}" for d in view.decisions)
+    if view.errors:
+        lines.append("errors_encountered:")
+        for e in view.errors:
+            first = f"  - subtask: {_scalar(e.subtask_id)}" if e.subtask_id else None
+            error = f"error: {_text(e.error)}"
+            lines.append(first if first else f"  - {error}")
+            if first:
+                lines.append(f"    {error}")
+            if e.resolution:
+                lines.append(f"    resolution: {_text(e.resolution)}")
+    w = view.workspace_changes
+    if w is not None:
+        lines.append("workspace_changes:")
+        lines.append(f"  files_created: {w.files_created}")
+        lines.append(f"  files_modified: {w.files_modified}")
+        if w.last_change_at is not None:
+            lines.append(f"  last_change: {_text(format_time(w.last_change_at))}")
+    return "\n".join(lines) + "\n"
+
+
+# --- the budget fit ---------------------------------------------------------------------------
+# Each step removes one unit of detail and returns True, or returns False when it has nothing left.
+
+def _drop_workspace(v: TaskStateView) -> bool:
+    had = v.workspace_changes is not None
+    v.workspace_changes = None
+    return had
+
+
+def _drop_resolution(v: TaskStateView) -> bool:
+    for e in v.errors:
+        if e.resolution:
+            e.resolution = ""
+            return True
+    return False
+
+
+def _drop_oldest(name: str) -> Callable[[TaskStateView], bool]:
+    def drop(v: TaskStateView) -> bool:
+        entries = getattr(v, name)
+        if not entries:
+            return False
+        del entries[0]
+        return True
+    return drop
+
+
+def _clear_subtask_field(field: str, which: Callable[[Subtask], bool]) -> Callable[[TaskStateView], bool]:
+    def clear(v: TaskStateView) -> bool:
+        for s in v.subtasks:
+            if which(s) and getattr(s, field):
+                setattr(s, field, type(getattr(s, field))())
+                return True
+        return False
+    return clear
+
+
+def _done(s: Subtask) -> bool:
+    return s.status in DONE
+
+
+def _pending(s: Subtask) -> bool:
+    return s.status is ItemStatus.PENDING
+
+
+def _drop_last_pending(v: TaskStateView) -> bool:
+    for index in range(len(v.subtasks) - 1, -1, -1):
+        if _pending(v.subtasks[index]):
+            del v.subtasks[index]
+            return True
+    return False
+
+
+def _drop_first_completed(v: TaskStateView) -> bool:
+    for index, s in enumerate(v.subtasks):
+        if _done(s):
+            del v.subtasks[index]
+            return True
+    return False
+
+
+def _drop_plan_header(v: TaskStateView) -> bool:
+    had = v.show_plan_header and v.plan_version > 0
+    v.show_plan_header = False
+    return had
+
+
+def _drop_workspace_path(v: TaskStateView) -> bool:
+    had = bool(v.workspace)
+    v.workspace = ""
+    return had
+
+
+def _drop_last_subtask(v: TaskStateView) -> bool:
+    if not v.subtasks:
+        return False
+    v.subtasks.pop()
+    return True
+
+
+# (label, step) in the order detail is given up; GetTaskState's documentation lists the same order.
+DROP_ORDER: list[tuple[str, Callable[[TaskStateView], bool]]] = [
+    ("workspace_changes", _drop_workspace),
+    ("error resolutions", _drop_resolution),
+    ("oldest errors", _drop_oldest("errors")),
+    ("oldest decisions", _drop_oldest("decisions")),
+    ("summaries of completed subtasks", _clear_subtask_field("summary", _done)),
+    ("active issues of completed subtasks", _clear_subtask_field("active_issue", _done)),
+    ("depends_on lists", _clear_subtask_field("depends_on", lambda s: True)),
+    ("summaries of pending subtasks", _clear_subtask_field("summary", _pending)),
+    ("pending subtasks", _drop_last_pending),
+    ("completed subtasks", _drop_first_completed),
+    ("plan header", _drop_plan_header),
+    ("workspace path", _drop_workspace_path),
+    ("remaining subtask summaries", _clear_subtask_field("summary", lambda s: True)),
+    ("remaining active issues", _clear_subtask_field("active_issue", lambda s: True)),
+    ("remaining subtasks", _drop_last_subtask),
+]
+
+
+def fit_task_state(view: TaskStateView, counter: TokenCounter, budget: int) -> tuple[str, TaskStateView, list[str]]:
+    """The YAML within budget tokens, the view it renders, and what was dropped ("3 × oldest decisions")."""
+    view = _copy(view)
+    omitted: list[str] = []
+    text = render_task_state_yaml(view)
+    for label, step in DROP_ORDER:
+        if counter.count(text) <= budget:
+            return text, view, omitted
+        # Remove units in growing batches: one render per batch keeps a big overshoot cheap.
+        dropped, batch = 0, 1
+        while counter.count(text) > budget:
+            removed = 0
+            while removed < batch and step(view):
+                removed += 1
+            if removed == 0:
+                break
+            dropped += removed
+            batch *= 2
+            text = render_task_state_yaml(view)
+        if dropped:
+            omitted.append(label if dropped == 1 and label in _SINGLE else f"{dropped} × {label}")
+    if counter.count(text) <= budget:
+        return text, view, omitted
+    return _fit_goal(view, counter, budget, omitted)
+
+
+_SINGLE = {"workspace_changes", "plan header", "workspace path"}
+
+
+def _fit_goal(view: TaskStateView, counter: TokenCounter, budget: int,
+              omitted: list[str]) -> tuple[str, TaskStateView, list[str]]:
+    """Last resort: shorten the goal, then drop it; "" when not even the task id and status fit."""
+    goal = view.goal
+    view.goal = ""
+    bare = render_task_state_yaml(view)
+    if counter.count(bare) > budget:
+        return "", view, [*omitted, "goal", "everything (budget too small for the task line)"]
+    room = budget - counter.count(bare) - 4  # "  goal: " and quotes
+    while room > 0:
+        view.goal = counter.cut(goal, room)
+        text = render_task_state_yaml(view)
+        if view.goal and counter.count(text) <= budget:
+            return text, view, [*omitted, "goal shortened"]
+        room -= 2
+    view.goal = ""
+    return bare, view, [*omitted, "goal"]
+
+
+def _copy(view: TaskStateView) -> TaskStateView:
+    return dataclasses.replace(
+        view, subtasks=[dataclasses.replace(s, depends_on=list(s.depends_on)) for s in view.subtasks],
+        decisions=list(view.decisions), errors=[dataclasses.replace(e) for e in view.errors])
