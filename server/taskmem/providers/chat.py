@@ -1,0 +1,129 @@
+"""The utility model: an OpenAI-compatible chat-completions client (OpenAI, Ollama, vLLM, llama.cpp server).
+
+    model = chat_model_from_config(config)          # None when llm_base_url / llm_model are unset
+    text = await require_chat_model(model).complete(system, user, timeout=30)
+
+`complete` sends one system and one user message and returns the assistant's text.
+Each HTTP attempt is bounded by `llm_timeout_seconds`; transport errors, timeouts, 429
+and 5xx answers are retried `llm_retries` times with exponential back-off; the optional
+`timeout` argument bounds the whole call, retries included. Failures raise a subclass
+of `ChatModelError` whose message says what went wrong and where:
+`ChatModelNotConfigured` (names the settings), `ChatModelTimeout`,
+`ChatModelUnavailable` (refused, HTTP error, or an answer with no text).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from typing import Any
+
+import httpx
+import tenacity
+
+from taskmem.config import Config
+
+
+class ChatModelError(Exception):
+    """The utility model could not give an answer."""
+
+
+class ChatModelNotConfigured(ChatModelError):
+    """No model is configured; `setting` names what to set."""
+
+    def __init__(self, setting: str = "llm_base_url and llm_model") -> None:
+        super().__init__(f"no utility model is configured: set {setting}")
+        self.setting = setting
+
+
+class ChatModelTimeout(ChatModelError):
+    """The model did not answer in time (after retries)."""
+
+
+class ChatModelUnavailable(ChatModelError):
+    """The endpoint refused, failed, or answered something that is not a chat completion."""
+
+
+class _Transient(Exception):
+    """An answer worth retrying (429, 5xx)."""
+
+
+class ChatModel:
+    """One configured endpoint and model; one pooled HTTP client, opened on first use."""
+
+    def __init__(self, base_url: str, model: str, *, api_key: str = "", timeout: float = 60.0,
+                 retries: int = 2) -> None:
+        self.model = model
+        self.url = base_url.rstrip("/") + "/chat/completions"
+        self._headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
+        self._attempt_timeout = timeout
+        self._retries = retries
+        self._client: httpx.AsyncClient | None = None
+
+    async def complete(self, system: str, user: str, *, timeout: float | None = None,
+                       temperature: float = 0.0, max_tokens: int | None = None) -> str:
+        """The assistant's reply to [system, user]; `timeout` (seconds) bounds the whole call, retries included."""
+        body: dict[str, Any] = {
+            "model": self.model,
+            "messages": [{"role": "system", "content": system}, {"role": "user", "content": user}],
+            "temperature": temperature,
+            "stream": False,
+        }
+        if max_tokens is not None:
+            body["max_tokens"] = max_tokens
+        deadline = time.monotonic() + (timeout if timeout is not None else float("inf"))
+        retrying = tenacity.AsyncRetrying(
+            stop=tenacity.stop_after_attempt(self._retries + 1),
+            wait=tenacity.wait_exponential(multiplier=0.25, max=4.0),
+            retry=tenacity.retry_if_exception_type((httpx.TransportError, _Transient)),
+            reraise=True)
+        try:
+            async with asyncio.timeout(timeout):
+                async for attempt in retrying:
+                    with attempt:
+                        remaining = max(0.001, deadline - time.monotonic())
+                        return await self._post(body, min(self._attempt_timeout, remaining))
+        except TimeoutError:
+            raise ChatModelTimeout(f"{self.url} ({self.model}) did not answer within {timeout} s") from None
+        except httpx.TimeoutException:
+            raise ChatModelTimeout(f"{self.url} ({self.model}) did not answer within"
+                                   f" {self._attempt_timeout} s ({self._retries + 1} attempts)") from None
+        except (httpx.HTTPError, _Transient) as error:
+            raise ChatModelUnavailable(f"{self.url} ({self.model}) failed: {error or type(error).__name__}") from None
+        raise AssertionError("unreachable")
+
+    async def _post(self, body: dict[str, Any], timeout: float) -> str:
+        if self._client is None:
+            self._client = httpx.AsyncClient()
+        response = await self._client.post(self.url, json=body, headers=self._headers, timeout=timeout)
+        if response.status_code == 429 or response.status_code >= 500:
+            raise _Transient(f"HTTP {response.status_code}")
+        if response.status_code >= 400:
+            raise ChatModelUnavailable(f"{self.url} answered HTTP {response.status_code}: {response.text[:200]}")
+        try:
+            content = response.json()["choices"][0]["message"]["content"]
+        except (ValueError, KeyError, IndexError, TypeError):
+            raise ChatModelUnavailable(f"{self.url} answered something that is not a chat completion") from None
+        if not isinstance(content, str):
+            raise ChatModelUnavailable(f"{self.url} answered a chat completion with no text")
+        return content
+
+    async def aclose(self) -> None:
+        if self._client is not None:
+            await self._client.aclose()
+            self._client = None
+
+
+def chat_model_from_config(config: Config) -> ChatModel | None:
+    """The configured utility model, or None when llm_base_url or llm_model is unset."""
+    if not config.llm_base_url or not config.llm_model:
+        return None
+    return ChatModel(config.llm_base_url, config.llm_model, api_key=config.llm_api_key,
+                     timeout=config.llm_timeout_seconds, retries=config.llm_retries)
+
+
+def require_chat_model(model: ChatModel | None) -> ChatModel:
+    """The model, or ChatModelNotConfigured naming the settings to set."""
+    if model is None:
+        raise ChatModelNotConfigured()
+    return model
