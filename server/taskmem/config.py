@@ -66,8 +66,32 @@ class Config:
     auto_pause_after_seconds: float = 24 * 3600.0
     # A task that finished (COMPLETED, FAILED, CANCELLED) this long ago is archived (still readable).
     auto_archive_after_seconds: float = 7 * 24 * 3600.0
+    # MemoryService. Embeddings of memory summaries (semantic search): builtin (all-MiniLM-L6-v2 int8,
+    # offline), openai (an OpenAI-compatible /v1/embeddings endpoint at embedding_url), or none (full text only).
+    embedding_backend: str = "builtin"
+    # openai backend: the model name, the endpoint's base URL (e.g. http://127.0.0.1:11434/v1),
+    # the vector dimension it returns, and a bearer key if it needs one.
+    embedding_model: str = ""
+    embedding_url: str = ""
+    embedding_dimension: int = 0
+    embedding_api_key: str = ""
+    # Texts per embedding call.
+    embedding_batch_size: int = 64
+    # The utility model (extraction, distillation): an OpenAI-compatible chat-completions endpoint
+    # (base URL such as http://127.0.0.1:11434/v1) and a model name; both empty means no model.
+    llm_base_url: str = ""
+    llm_model: str = ""
+    llm_api_key: str = ""
+    # Each model request gives up after this long; a failed request is retried this many times.
+    llm_timeout_seconds: float = 60.0
+    llm_retries: int = 2
 
     def __post_init__(self) -> None:
+        if self.embedding_backend not in ("builtin", "openai", "none"):
+            raise ConfigError(f"embedding_backend: {self.embedding_backend!r} is not one of builtin, openai, none")
+        if self.llm_timeout_seconds <= 0 or self.embedding_batch_size < 1 or self.llm_retries < 0:
+            raise ConfigError("llm_timeout_seconds must be more than 0, embedding_batch_size at least 1"
+                              " and llm_retries not negative")
         known = {key.key for key in self.api_keys}
         if self.api_keys and any(key not in known for key in self.admin_keys):
             raise ConfigError("admin_keys: with api_keys configured, every admin key must also be an api key")
@@ -172,6 +196,14 @@ def add_serve_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--tls-cert-file")
     parser.add_argument("--tls-key-file")
     parser.add_argument("--log-level")
+    parser.add_argument("--embedding-backend", choices=("builtin", "openai", "none"),
+                        help="embeddings for semantic memory search (default builtin)")
+    parser.add_argument("--embedding-url", help="openai embedding backend: the endpoint's base URL")
+    parser.add_argument("--embedding-model", help="openai embedding backend: the model name")
+    parser.add_argument("--embedding-dimension", help="openai embedding backend: the vector dimension")
+    parser.add_argument("--llm-base-url",
+                        help="OpenAI-compatible chat-completions base URL, e.g. http://127.0.0.1:11434/v1")
+    parser.add_argument("--llm-model", help="the utility model's name at --llm-base-url")
 
 
 def config_from_serve_arguments(args: argparse.Namespace) -> Config:
