@@ -1,0 +1,309 @@
+"""Lexical signals for reconciling two state items: change language, what a change names,
+and whether two similar texts differ in a contrasting slot.
+
+Sentence embeddings (MiniLM and friends) place "Cache embeddings client-side" and "... server-side"
+closer (0.94) than many true paraphrases (0.82-0.91), and "Use Memcached for caching instead of
+Redis" far from "Use Redis for caching" (0.80). Cosine alone cannot tell a duplicate from a
+contradiction, so these deterministic checks decide what cosine cannot. Pure functions, no I/O.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import difflib
+import re
+from collections.abc import Mapping, Sequence
+
+from taskmem.core.state_items import SUPERSESSION_TRIGGERS, normalize_text
+
+# --------------------------------------------------------------------------- tokens
+
+# Function words that carry no slot. Kept out on purpose: negations, and words that are one side of
+# an antonym pair (before/after, up/down, on/off, in/out...).
+_STOPWORDS = frozenset("""
+a an the this that these those it its is are was were be been being am do does did doing done
+to of for with by at from as into onto about via per and or but so if then than too very
+we us our you your they them their i me my he she his her one ones some any each every all both
+should would could can may might must shall will has have had having need needs needed
+let lets let's please also just only still now yet again there here what which who whom whose
+when where why how whether
+""".split())
+
+_NEGATIONS = frozenset({"not", "no", "never", "without", "none", "nothing", "cannot", "nor", "neither",
+                        "disallow", "forbid", "forbidden", "prohibit", "prohibited", "avoid"})
+_CONTRACTED_NOT = re.compile(r"\b(\w+)n't\b")
+
+# Different spellings of one thing: compare on the canonical name.
+_ALIASES: Mapping[str, str] = {
+    "postgresql": "postgres", "pg": "postgres", "psql": "postgres", "k8s": "kubernetes",
+    "js": "javascript", "ts": "typescript", "mongodb": "mongo", "golang": "go",
+    "certs": "certificate", "cert": "certificate", "certificates": "certificate",
+    "repo": "repository", "repos": "repository", "repositories": "repository",
+    "db": "database", "dbs": "database", "databases": "database", "config": "configuration",
+    "docs": "documentation", "ms": "millisecond", "milliseconds": "millisecond",
+    "sec": "second", "secs": "second", "seconds": "second", "mins": "minute", "minutes": "minute",
+    "hrs": "hour", "hours": "hour", "days": "day", "weeks": "week", "months": "month",
+    "gb": "gigabyte", "mb": "megabyte", "kb": "kilobyte", "ui": "interface",
+    "prod": "production", "env": "environment", "auth": "authentication", "ie": "internet explorer",
+}
+
+_NUMBER_WORDS: Mapping[str, str] = {
+    "zero": "0", "one": "1", "two": "2", "three": "3", "four": "4", "five": "5", "six": "6", "seven": "7",
+    "eight": "8", "nine": "9", "ten": "10", "eleven": "11", "twelve": "12", "fifteen": "15",
+    "twenty": "20", "thirty": "30", "fifty": "50", "hundred": "100", "thousand": "1000",
+    "single": "1", "once": "1", "twice": "2", "half": "0.5", "dozen": "12",
+}
+
+_TOKEN = re.compile(r"[a-z0-9][a-z0-9_.+#-]*[a-z0-9+#]|[a-z0-9]")
+
+
+def _stem(word: str) -> str:
+    """A deliberately light stemmer so limit/limits/limited and cache/caching compare equal:
+    aliases first, then -ing, -ied, -ed, plural -s, and a final -e."""
+    if word in _ALIASES:
+        return _ALIASES[word]
+    if not word.isalpha():
+        return word
+    if len(word) > 7 and word.endswith("ly"):
+        word = word[:-2]
+    if len(word) > 5 and word.endswith("ing"):
+        word = word[:-3]
+    elif len(word) > 4 and word.endswith("ied"):
+        word = word[:-3] + "y"
+    elif len(word) > 4 and word.endswith("ed") and not word.endswith("eed"):
+        word = word[:-2]
+    elif len(word) > 3 and word.endswith("s") and not word.endswith(("ss", "us", "is")):
+        word = word[:-1]
+    if len(word) >= 3 and word.endswith("e"):
+        word = word[:-1]
+    return word
+
+
+def _split_words(normal: str) -> list[str]:
+    normal = _CONTRACTED_NOT.sub(lambda m: f"{m.group(1)} not", normal).replace("can not", "cannot")
+    words: list[str] = []
+    for raw in _TOKEN.findall(normal):
+        # Hyphenated compounds compare by part ("client-side" -> client side), identifiers
+        # with dots stay whole ("orders.status", "1.24").
+        parts = [raw] if re.fullmatch(r"[\d.]+|[a-z_]+\.[a-z_.]+", raw) else raw.split("-")
+        words.extend(part for part in parts if part)
+    return words
+
+
+def content_tokens(text: str) -> list[str]:
+    """Lowercased, stemmed, alias-folded words without stopwords or negations, in order.
+    Number words become digits ("three" -> "3")."""
+    tokens = []
+    for word in _split_words(normalize_text(_disambiguate(text))):
+        if word in _STOPWORDS or word in _NEGATIONS:
+            continue
+        word = _NUMBER_WORDS.get(word, word)
+        tokens.append(_stem(word))
+    return tokens
+
+
+def _disambiguate(text: str) -> str:
+    """Capitalised words that lowercase into stopwords: the month "May" (not the modal) and the
+    country "US" (not the pronoun), anywhere but at the start."""
+    return re.sub(r"(?<=\S)(\s+)(?:May\b|US\b)", lambda m: m.group(1) + ("maymonth" if m.group(0).strip() == "May"
+                                                                        else "usa"), text)
+
+
+def negation_count(text: str) -> int:
+    return sum(1 for word in _split_words(normalize_text(text)) if word in _NEGATIONS)
+
+
+def _proper_nouns(text: str) -> set[str]:
+    """Canonical tokens of words written with a capital or a digit-bearing name anywhere but at the
+    start of the text: product, place and people names ("Memcached", "EU", "Node 20")."""
+    names: set[str] = set()
+    words = re.findall(r"[A-Za-z][A-Za-z0-9.+#]*", _disambiguate(text))
+    for index, word in enumerate(words):
+        if index == 0:
+            continue
+        if word[0].isupper() or any(c.isupper() for c in word[1:]):
+            names.update(content_tokens(word))
+    return names
+
+
+# --------------------------------------------------------------------------- contrast
+
+# Pairs of values that exclude each other: if two otherwise aligned texts differ by one of them,
+# they contradict. General engineering vocabulary, not tuned to any one pair.
+_ANTONYM_GROUPS: tuple[frozenset[str], ...] = tuple(frozenset(_stem(w) for w in group.split()) for group in (
+    "client server", "frontend backend", "sync synchronous async asynchronous", "public private",
+    "public internal", "internal external", "enable disable", "enabled disabled", "allow deny block",
+    "up down", "before after", "short long", "min minimum max maximum", "increase decrease",
+    "on off", "true false", "include exclude", "local remote", "read write", "push pull poll",
+    "static dynamic", "manual automatic", "eager lazy", "optimistic pessimistic", "horizontal vertical",
+    "primary replica secondary", "spot demand reserved", "staging production", "first last",
+    "encrypted unencrypted plaintext", "inbound outbound", "upper lower", "start end", "open closed",
+    "hourly daily nightly weekly monthly yearly quarterly", "more less fewer", "higher lower",
+    "faster slower", "bigger smaller", "early late", "blocking nonblocking non-blocking",
+    "cookie token", "email sms slack phone", "windows linux macos", "arm arm64 x86 x86-64 amd64",
+    "mutable immutable", "stateful stateless", "monolith microservice", "ascending descending",
+    "inclusive exclusive", "required optional", "strict lenient", "soft hard",
+    "monday tuesday wednesday thursday friday saturday sunday weekend weekday",
+    "january february march april maymonth june july august september october november december",
+    "morning afternoon evening night am pm noon midnight", "today tomorrow yesterday",
+    "millisecond second minute hour day week month quarter year",
+))
+
+# A negation flip contradicts only when the rest is nearly the same: with more rewording the
+# negation is usually said positively on the other side ("may not leave the EU" / "keep inside the EU").
+NEGATION_MIN_ALIGNMENT = 0.7
+
+_NUMERIC = re.compile(r"^\d+(?:[.,:]\d+)*(?:am|pm|st|nd|rd|th|k|m|x)?$")
+
+
+@dataclasses.dataclass(frozen=True)
+class Contrast:
+    """Why two aligned texts are taken to say different things: the kind of slot and its values."""
+
+    kind: str  # number | antonym | name | negation
+    old_value: str
+    new_value: str
+
+    def as_evidence(self) -> dict[str, str]:
+        return {"kind": self.kind, "old": self.old_value, "new": self.new_value}
+
+
+@dataclasses.dataclass(frozen=True)
+class Alignment:
+    """How two texts line up word by word (content tokens): the share of tokens they have in the
+    same order (difflib ratio), and the differing spans."""
+
+    ratio: float
+    differences: tuple[tuple[tuple[str, ...], tuple[str, ...]], ...]
+    common: frozenset[str]
+
+    @property
+    def single_substitution(self) -> bool:
+        """Exactly one span replaced by another, everything else equal ("fix the flaky login test"
+        / "fix the flaky checkout test"): the same frame about a different slot value."""
+        if len(self.differences) != 1:
+            return False
+        old_span, new_span = self.differences[0]
+        return 0 < len(old_span) <= 2 and 0 < len(new_span) <= 2
+
+
+def align(old_text: str, new_text: str) -> Alignment:
+    a, b = content_tokens(old_text), content_tokens(new_text)
+    matcher = difflib.SequenceMatcher(a=a, b=b, autojunk=False)
+    differences = tuple(
+        (tuple(a[i1:i2]), tuple(b[j1:j2])) for tag, i1, i2, j1, j2 in matcher.get_opcodes() if tag != "equal"
+    )
+    return Alignment(matcher.ratio() if a or b else 1.0, differences, frozenset(a) & frozenset(b))
+
+
+def find_contrast(old_text: str, new_text: str, min_alignment: float) -> Contrast | None:
+    """The contrasting slot of two texts that are about the same thing, or None.
+
+    Only texts whose content words align at least `min_alignment` (difflib ratio, 0-1) are
+    compared: a contrast needs a shared frame. Then, in order:
+      negation - one text negates the frame and the other does not ("may include" / "must not
+                 include"), the words aligning at least NEGATION_MIN_ALIGNMENT;
+      number   - a number (with its unit, dates, versions, times) appears on one side of a
+                 difference and a different one on the other ("25 MB" / "10 MB", "Postgres 15/16");
+      antonym  - the differing words hold two members of one group of mutually exclusive values
+                 ("client"/"server", "Friday"/"Monday", "email"/"SMS", "sync"/"async");
+      name     - each side of a difference holds a capitalised name the other lacks
+                 ("Redis"/"Memcached", "Rust"/"Go", "Europe"/"US").
+    Differences in plain nouns ("login test" / "checkout test") are not contrasts: they name a
+    different object, which is a different item."""
+    alignment = align(old_text, new_text)
+    if alignment.ratio < min_alignment:
+        return None
+    old_neg, new_neg = negation_count(old_text) % 2, negation_count(new_text) % 2
+    if old_neg != new_neg and alignment.ratio >= NEGATION_MIN_ALIGNMENT:
+        return Contrast("negation", "negated" if old_neg else "affirmed", "negated" if new_neg else "affirmed")
+    old_names, new_names = _proper_nouns(old_text), _proper_nouns(new_text)
+    for old_span, new_span in alignment.differences:
+        old_numbers = [t for t in old_span if _NUMERIC.match(t)]
+        new_numbers = [t for t in new_span if _NUMERIC.match(t)]
+        if old_numbers and new_numbers and set(old_numbers) != set(new_numbers):
+            return Contrast("number", " ".join(old_span), " ".join(new_span))
+        for group in _ANTONYM_GROUPS:
+            old_hit = group.intersection(old_span) - set(new_span)
+            new_hit = group.intersection(new_span) - set(old_span)
+            if old_hit and new_hit:
+                return Contrast("antonym", sorted(old_hit)[0], sorted(new_hit)[0])
+        old_named = old_names.intersection(old_span) - alignment.common
+        new_named = new_names.intersection(new_span) - alignment.common
+        if old_named and new_named:
+            return Contrast("name", " ".join(sorted(old_named)), " ".join(sorted(new_named)))
+    return None
+
+
+# --------------------------------------------------------------------------- change language
+
+# Phrases that say an earlier item no longer holds ("stop", "drop" are too common alone: they count
+# only in _NAMED_PATTERNS, where they must name what an existing item says). Wider than SUPERSESSION_TRIGGERS (which stays
+# exactly the seed's list): constraints and risks change with "now", "moved to", "replaced by".
+CHANGE_PHRASES: tuple[str, ...] = (
+    *SUPERSESSION_TRIGGERS, "rather than", "in place of", "in favour of", "in favor of", "replace",
+    "replaces", "replacing", "switch", "switches", "switching", "change", "changes", "changed",
+    "changing", "moved", "migrated", "upgraded", "downgraded", "any more", "anymore", "now",
+    "reverted", "postponed", "rescheduled", "pushed back", "brought forward",
+)
+
+_CLAUSE_END = r"(?=$|[,;:.?!()]|\s(?:and|but|so|because|since|while|as)\s)"
+# Each pattern's group "old" captures the words naming what the change retires.
+_NAMED_PATTERNS: tuple[re.Pattern[str], ...] = tuple(re.compile(p) for p in (
+    rf"\binstead of (?P<old>.+?){_CLAUSE_END}",
+    rf"\brather than (?P<old>.+?){_CLAUSE_END}",
+    rf"\bin place of (?P<old>.+?){_CLAUSE_END}",
+    rf"\b(?:switch\w*|mov\w*|migrat\w*|upgrad\w*|downgrad\w*|chang\w*|went|go|going|port\w*)\b"
+    rf"(?:\s[^,;:.?!]*?)?\sfrom (?P<old>.+?) to\b",
+    rf"\breplac\w* (?!by\b|with\b)(?P<old>.+?) (?:with|by)\b",
+    rf"(?:^|[,;:.?!] )(?P<old>[^,;:.?!]+?) (?:is|are|was|were|has been|have been|got|gets) replaced\b",
+    rf"\breplaced (?!by\b|with\b)(?P<old>.+?){_CLAUSE_END}",
+    rf"(?:^|[,;:.?!] )(?P<old>[^,;:.?!]*\bno longer\b[^,;:.?!]*)",
+    rf"\b(?:stop(?:ped)? using|drop(?:ped)?|ditch(?:ed)?) (?!for\b|to\b|by\b|in\b|from\b|off\b|of\b)(?P<old>.+?){_CLAUSE_END}",
+    rf"(?:^|[,;:.?!] )(?P<old>[^,;:.?!]+?)\s(?:any ?more|is out|was wrong)\b",
+))
+
+
+def change_phrase(text: str) -> str | None:
+    """The first of CHANGE_PHRASES the text contains as words, or None."""
+    normal = normalize_text(text)
+    for phrase in CHANGE_PHRASES:
+        if re.search(rf"\b{re.escape(phrase)}\b", normal):
+            return phrase
+    return None
+
+
+def named_replacements(text: str) -> list[str]:
+    """The phrases a change names as retired, in order: "Use Memcached instead of Redis" ->
+    ["redis"]; "switch deployment from ECS to EKS" -> ["ecs"]; "Node 18 is no longer
+    supported" -> ["node 18 is no longer supported"]. Empty when the text names nothing."""
+    normal = normalize_text(text)
+    found: list[str] = []
+    for pattern in _NAMED_PATTERNS:
+        for match in pattern.finditer(normal):
+            phrase = match.group("old").strip()
+            if phrase and phrase not in found:
+                found.append(phrase)
+    return found
+
+
+def retired_tokens(text: str) -> frozenset[str]:
+    """The content tokens of everything the text names as retired (see named_replacements)."""
+    return frozenset(token for phrase in named_replacements(text) for token in content_tokens(phrase))
+
+
+def named_overlap(named: Sequence[str], old_text: str) -> tuple[str, ...]:
+    """The content tokens of the named phrases that the old item's text says: non-empty means
+    the change names something the old item holds. Words the old item itself names as retired
+    ("... instead of Redis") do not count: a restatement does not retire its own restatement."""
+    old_tokens = set(content_tokens(old_text)) - retired_tokens(old_text)
+    hits: list[str] = []
+    for phrase in named:
+        for token in content_tokens(phrase):
+            if token in old_tokens and token not in hits and token not in _CHANGE_WORDS:
+                hits.append(token)
+    return tuple(hits)
+
+
+# Words of the change itself are not what it names ("no longer supported": "support" is kept).
+_CHANGE_WORDS = frozenset(_stem(w) for w in ("longer", "replaced", "switched", "moved", "changed", "instead"))
