@@ -14,6 +14,8 @@ from typing import Any
 
 import yaml
 
+from taskmem.core.reconcile import SEED_THRESHOLDS, ReconcileThresholds
+
 DEFAULT_NAMESPACE = "default"
 
 
@@ -85,6 +87,10 @@ class Config:
     # Each model request gives up after this long; a failed request is retried this many times.
     llm_timeout_seconds: float = 60.0
     llm_retries: int = 2
+    # Structured-state reconciliation thresholds per embedding model name, overriding or adding to
+    # RECONCILIATION_DEFAULTS; in YAML a mapping {model name: {merge: 0.66, conflict: 0.4, ...}} with
+    # the fields of core.reconcile.ReconcileThresholds. Read them with reconciliation_thresholds().
+    reconciliation: tuple[tuple[str, ReconcileThresholds], ...] = ()
 
     def __post_init__(self) -> None:
         if self.embedding_backend not in ("builtin", "openai", "none"):
@@ -112,6 +118,43 @@ _ENV_PREFIX = "TASKMEM_"
 _FIELDS = {f.name: f for f in dataclasses.fields(Config)}
 
 
+# Calibrated with bench/calibrate_reconciliation.py on tests/data/state_pairs.yaml. A model not
+# listed here or in Config.reconciliation gets the seed's numbers (tuned for another model).
+RECONCILIATION_DEFAULTS: Mapping[str, ReconcileThresholds] = {
+    "all-MiniLM-L6-v2-int8": ReconcileThresholds(merge=0.66, conflict=0.4, alignment=0.5, named_floor=0.3,
+                                                 unnamed_supersede=0.6, distinct_object_merge=0.85),
+}
+
+
+def reconciliation_thresholds(
+    model_name: str, overrides: tuple[tuple[str, ReconcileThresholds], ...] = (),
+) -> ReconcileThresholds:
+    """The thresholds for an embedding model: Config.reconciliation, else RECONCILIATION_DEFAULTS,
+    else the seed's (SEED_THRESHOLDS)."""
+    for name, thresholds in overrides:
+        if name == model_name:
+            return thresholds
+    return RECONCILIATION_DEFAULTS.get(model_name, SEED_THRESHOLDS)
+
+
+def _reconciliation(value: Any) -> tuple[tuple[str, ReconcileThresholds], ...]:
+    if isinstance(value, str):
+        value = yaml.safe_load(value) or {}
+    if not isinstance(value, Mapping):
+        raise ConfigError("reconciliation: expected a mapping of embedding model name to thresholds")
+    known = {f.name for f in dataclasses.fields(ReconcileThresholds)}
+    models = []
+    for model, fields in value.items():
+        if not isinstance(fields, Mapping) or set(fields) - known:
+            raise ConfigError(f"reconciliation.{model}: expected a mapping with keys among {sorted(known)}")
+        base = RECONCILIATION_DEFAULTS.get(str(model), SEED_THRESHOLDS)
+        try:
+            models.append((str(model), dataclasses.replace(base, **{k: type(getattr(base, k))(v) for k, v in fields.items()})))
+        except (TypeError, ValueError) as error:
+            raise ConfigError(f"reconciliation.{model}: {error}") from None
+    return tuple(models)
+
+
 def parse_api_key(text: str) -> ApiKey:
     """Parse "KEY" or "KEY:ns1,ns2" (no namespaces means the default one)."""
     key, _, namespaces = text.partition(":")
@@ -126,6 +169,8 @@ def _coerce(name: str, value: Any) -> Any:
     if field is None:
         raise ConfigError(f"{name}: unknown setting (known: {', '.join(sorted(_FIELDS))})")
     default = field.default if field.default is not dataclasses.MISSING else ()
+    if name == "reconciliation":
+        return _reconciliation(value)
     if name == "api_keys":
         if isinstance(value, str):
             return tuple(parse_api_key(part) for part in value.split(";") if part.strip())
