@@ -1,0 +1,153 @@
+"""Memory entries: writing them (with tags, relevance, full text, vectors and events) and reading them by filter."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from taskmem.core.errors import InvalidArgument, NotFound
+from taskmem.core.events import EventType
+from taskmem.core.ids import new_id
+from taskmem.core.memory import ALWAYS_RELEVANT, MemoryEntry, MemoryFilter, MemoryType, NewMemoryEntry
+from taskmem.store import memory_vectors
+from taskmem.store.writer import Reader, Row, Transaction
+
+_COLUMNS = "m.seq, m.namespace, m.id, m.task_id, m.subtask_id, m.type, m.summary, m.detail, m.source, m.created_at"
+
+
+def insert_memory_entries(tx: Transaction, entries: Sequence[NewMemoryEntry],
+                          vectors: np.ndarray | None = None) -> list[MemoryEntry]:
+    """Write entries into tx.namespace and emit one EVENT_TYPE_MEMORY_ENTRY_ADDED per entry.
+
+    The one way any service writes memory entries; call it inside a mutation run by the
+    group-commit writer (`storage.write(lambda tx: insert_memory_entries(tx, entries, vectors), …)`
+    or inside your own mutation), so entries, their index rows and their events commit together.
+
+    entries: already checked with `taskmem.core.memory.check_new_entry` (labels normalised).
+    vectors: None, or float32 array of shape (len(entries), dimension) holding the embeddings of
+        the entries' summaries, made by the server's embedder *before* the write (embedding
+        must not run in the writer thread): `await memory_vectors.summary_vectors(embedder, entries)`.
+        With None the entries are found by full text but not by semantic search until
+        `taskmem reembed` runs.
+    Returns the stored entries in input order. Raises NotFound when a task_id is not a task of
+    the namespace, InvalidArgument when vectors do not fit the recorded embedding model.
+    """
+    for task_id in {entry.task_id for entry in entries}:
+        if tx.fetchone("SELECT 1 FROM tasks WHERE namespace = ? AND id = ?", (tx.namespace, task_id)) is None:
+            raise NotFound("task", task_id)
+    if vectors is not None and len(vectors) != len(entries):
+        raise InvalidArgument("vectors", f"has {len(vectors)} rows for {len(entries)} entries")
+    stored: list[MemoryEntry] = []
+    for entry in entries:
+        entry_id = new_id("mem")
+        cursor = tx.connection.execute(
+            "INSERT INTO memory_entries (namespace, id, task_id, subtask_id, type, summary, detail, source, created_at)"
+            " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            (tx.namespace, entry_id, entry.task_id, entry.subtask_id, entry.type.value, entry.summary, entry.detail,
+             entry.source, tx.now))
+        seq = int(cursor.lastrowid or 0)
+        tx.execute("INSERT INTO memory_fts (rowid, summary, detail) VALUES (?, ?, ?)", (seq, entry.summary, entry.detail))
+        tx.executemany("INSERT INTO memory_entry_tags (tag, entry_seq) VALUES (?, ?)", [(t, seq) for t in entry.tags])
+        tx.executemany("INSERT INTO memory_entry_relevance (subtask_id, entry_seq) VALUES (?, ?)",
+                       [(s, seq) for s in entry.relevance_to])
+        stored.append(MemoryEntry(
+            namespace=tx.namespace, id=entry_id, seq=seq, task_id=entry.task_id, subtask_id=entry.subtask_id,
+            type=entry.type, summary=entry.summary, detail=entry.detail, tags=entry.tags,
+            relevance_to=entry.relevance_to, source=entry.source, created_at=tx.now))
+    if vectors is not None and stored:
+        memory_vectors.insert_vectors(tx, [(e.seq, e.task_id) for e in stored], vectors)
+    for entry in stored:
+        tx.emit(EventType.MEMORY_ENTRY_ADDED, entry.task_id, entry)
+    return stored
+
+
+def filter_sql(f: MemoryFilter, namespace: str, alias: str = "m") -> tuple[str, list[Any]]:
+    """A WHERE clause (without the keyword) over memory_entries AS alias, and its parameters."""
+    clauses = [f"{alias}.namespace = ?"]
+    params: list[Any] = [namespace]
+    if f.task_id:
+        clauses.append(f"{alias}.task_id = ?")
+        params.append(f.task_id)
+    if f.subtask_id:
+        clauses.append(f"{alias}.subtask_id = ?")
+        params.append(f.subtask_id)
+    if f.types:
+        clauses.append(f"{alias}.type IN ({', '.join('?' * len(f.types))})")
+        params.extend(t.value for t in f.types)
+    if f.tags and f.match_all_tags:
+        for tag in f.tags:
+            clauses.append(f"EXISTS (SELECT 1 FROM memory_entry_tags t WHERE t.entry_seq = {alias}.seq AND t.tag = ?)")
+            params.append(tag)
+    elif f.tags:
+        clauses.append(f"{alias}.seq IN (SELECT entry_seq FROM memory_entry_tags WHERE tag IN"
+                       f" ({', '.join('?' * len(f.tags))}))")
+        params.extend(f.tags)
+    if f.relevance_to:
+        clauses.append(f"{alias}.seq IN (SELECT entry_seq FROM memory_entry_relevance WHERE subtask_id IN"
+                       f" ({', '.join('?' * len(f.relevance_to))}))")
+        params.extend(f.relevance_to)
+    if f.created_after is not None:
+        clauses.append(f"{alias}.created_at >= ?")
+        params.append(f.created_after)
+    if f.created_before is not None:
+        clauses.append(f"{alias}.created_at < ?")
+        params.append(f.created_before)
+    return " AND ".join(clauses), params
+
+
+def _with_labels(reader: Reader, rows: list[Row]) -> list[MemoryEntry]:
+    """Entries of rows, each with its tags and relevance_to (two queries for the whole list)."""
+    if not rows:
+        return []
+    seqs = [row["seq"] for row in rows]
+    marks = ", ".join("?" * len(seqs))
+    tags: dict[int, list[str]] = {}
+    for row in reader.fetchall(f"SELECT entry_seq, tag FROM memory_entry_tags WHERE entry_seq IN ({marks})", seqs):
+        tags.setdefault(row[0], []).append(row[1])
+    relevance: dict[int, list[str]] = {}
+    for row in reader.fetchall(
+            f"SELECT entry_seq, subtask_id FROM memory_entry_relevance WHERE entry_seq IN ({marks})", seqs):
+        relevance.setdefault(row[0], []).append(row[1])
+    return [MemoryEntry(
+        namespace=row["namespace"], id=row["id"], seq=row["seq"], task_id=row["task_id"],
+        subtask_id=row["subtask_id"], type=MemoryType(row["type"]), summary=row["summary"], detail=row["detail"],
+        tags=tuple(sorted(tags.get(row["seq"], ()))), relevance_to=tuple(sorted(relevance.get(row["seq"], ()))),
+        source=row["source"], created_at=row["created_at"]) for row in rows]
+
+
+def query_entries(reader: Reader, namespace: str, f: MemoryFilter, limit: int,
+                  after: tuple[int, int] | None = None) -> list[MemoryEntry]:
+    """Entries matching f, newest first (created_at, seq descending), starting after the (created_at, seq) key."""
+    where, params = filter_sql(f, namespace)
+    if after is not None:
+        where += " AND (m.created_at, m.seq) < (?, ?)"
+        params.extend(after)
+    rows = reader.fetchall(f"SELECT {_COLUMNS} FROM memory_entries m WHERE {where}"
+                           " ORDER BY m.created_at DESC, m.seq DESC LIMIT ?", [*params, limit])
+    return _with_labels(reader, rows)
+
+
+def relevant_entries(reader: Reader, namespace: str, task_id: str, subtask_id: str, limit: int) -> list[MemoryEntry]:
+    """Of one task: entries of the subtask, entries whose relevance_to names it, and every decision,
+    error and user instruction; newest first."""
+    always = ", ".join("?" * len(ALWAYS_RELEVANT))
+    rows = reader.fetchall(
+        f"SELECT {_COLUMNS} FROM memory_entries m WHERE m.namespace = ? AND m.task_id = ? AND ("
+        f" m.type IN ({always})"
+        " OR (? != '' AND m.subtask_id = ?)"
+        " OR m.seq IN (SELECT entry_seq FROM memory_entry_relevance WHERE subtask_id = ?))"
+        " ORDER BY m.created_at DESC, m.seq DESC LIMIT ?",
+        [namespace, task_id, *(t.value for t in ALWAYS_RELEVANT), subtask_id, subtask_id, subtask_id, limit])
+    return _with_labels(reader, rows)
+
+
+def entries_by_seq(reader: Reader, namespace: str, seqs: Sequence[int], f: MemoryFilter | None = None) -> dict[int, MemoryEntry]:
+    """The entries with these seqs that are in the namespace (and match f, if given)."""
+    if not seqs:
+        return {}
+    where, params = filter_sql(f or MemoryFilter(), namespace)
+    rows = reader.fetchall(f"SELECT {_COLUMNS} FROM memory_entries m WHERE m.seq IN ({', '.join('?' * len(seqs))})"
+                           f" AND {where}", [*seqs, *params])
+    return {entry.seq: entry for entry in _with_labels(reader, rows)}
