@@ -7,7 +7,7 @@ from typing import Any
 
 from google.protobuf import json_format, struct_pb2
 
-from taskmem.api import convert
+from taskmem.api import convert, memory_convert
 from taskmem.api.convert import _compact, _duration_json
 from taskmem.core.waits import (
     EventTarget, ExternalTarget, FileTarget, HttpTarget, TaskStatusTarget, Target, TimerTarget, Wait,
@@ -87,4 +87,6 @@ def event_payload(resource: Any) -> dict[str, Any]:
     """convert.event_payload, plus the Wait resource."""
     if isinstance(resource, Wait):
         return wait_json(resource)
+    if memory_convert.is_memory_resource(resource):
+        return memory_convert.event_json(resource)
     return convert.event_payload(resource)
