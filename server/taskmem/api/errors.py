@@ -28,6 +28,9 @@ _CODES: list[tuple[type[errors.DomainError], grpc.StatusCode]] = [
     (errors.IllegalTransition, grpc.StatusCode.FAILED_PRECONDITION),
     (errors.FailedPrecondition, grpc.StatusCode.FAILED_PRECONDITION),
     (errors.NotConfigured, grpc.StatusCode.FAILED_PRECONDITION),
+    (errors.ModelUnavailable, grpc.StatusCode.UNAVAILABLE),
+    (errors.ModelTimeout, grpc.StatusCode.DEADLINE_EXCEEDED),
+    (errors.ModelOutputInvalid, grpc.StatusCode.UNAVAILABLE),
 ]
 
 

@@ -66,3 +66,21 @@ class NotConfigured(DomainError):
 
     def __init__(self, setting: str, why: str) -> None:
         super().__init__(f"{why}: set {setting}", setting=setting)
+
+
+class ModelUnavailable(DomainError):
+    """The configured model endpoint failed after retries (UNAVAILABLE)."""
+
+    reason = "ERROR_REASON_MODEL_UNAVAILABLE"
+
+
+class ModelTimeout(DomainError):
+    """The model did not answer within the configured time (DEADLINE_EXCEEDED)."""
+
+    reason = "ERROR_REASON_MODEL_TIMEOUT"
+
+
+class ModelOutputInvalid(DomainError):
+    """The model's answer could not be read (UNAVAILABLE)."""
+
+    reason = "ERROR_REASON_MODEL_OUTPUT_INVALID"

@@ -1,0 +1,170 @@
+"""Structured state items of a thread, their embeddings, and the extraction watermark."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+import numpy as np
+
+from taskmem.core.errors import NotFound
+from taskmem.core.messages import Message
+from taskmem.core.state_items import Confidence, StateItem, StateItemType
+from taskmem.core.state_records import StoredStateItem, Watermark
+from taskmem.store.messages import message_from_row
+from taskmem.store.tasks import load_task
+from taskmem.store.writer import Reader, Row, Transaction
+
+_COLUMNS = (
+    "namespace", "thread_id", "uid", "type_tag", "text", "status", "confidence", "topic_tags", "refs",
+    "replaced_by", "supersession_evidence", "conflict", "conflict_with", "pinned", "source", "created_at",
+    "last_seen_at", "updated_at",
+)
+_UPSERT = (f"INSERT INTO state_items ({', '.join(_COLUMNS)}) VALUES ({', '.join('?' * len(_COLUMNS))})"
+           " ON CONFLICT (namespace, thread_id, uid) DO UPDATE SET "
+           + ", ".join(f"{c} = excluded.{c}" for c in _COLUMNS[3:] if c != "created_at"))
+
+
+def _dumps(value: Any) -> str:
+    return json.dumps(value, separators=(",", ":"), ensure_ascii=False)
+
+
+def item_from_row(row: Row) -> StoredStateItem:
+    evidence = json.loads(row["supersession_evidence"])
+    return StoredStateItem(
+        uid=row["uid"], type_tag=StateItemType(row["type_tag"]), text=row["text"], status=row["status"],
+        confidence=Confidence(row["confidence"]), topic_tags=json.loads(row["topic_tags"]),
+        refs=json.loads(row["refs"]), replaced_by=row["replaced_by"] or None,
+        supersession_evidence=evidence or None, conflict=bool(row["conflict"]), pinned=bool(row["pinned"]),
+        source=row["source"], created_at=row["created_at"], last_seen_at=row["last_seen_at"],
+        thread_id=row["thread_id"], updated_at=row["updated_at"], conflict_with=json.loads(row["conflict_with"]),
+    )
+
+
+def stored(item: StateItem, thread_id: str, now: int) -> StoredStateItem:
+    """Any core item as the stored kind, stamped with its thread and change time."""
+    fields = {f.name: getattr(item, f.name) for f in dataclasses.fields(StateItem)}
+    return StoredStateItem(**fields, thread_id=thread_id, updated_at=now,
+                           conflict_with=list(getattr(item, "conflict_with", [])))
+
+
+def save_item(tx: Transaction, item: StoredStateItem) -> None:
+    tx.execute(_UPSERT, (
+        tx.namespace, item.thread_id, item.uid, item.type_tag.value, item.text, item.status,
+        Confidence(item.confidence).value, _dumps(item.topic_tags), _dumps(item.refs), item.replaced_by or "",
+        _dumps(item.supersession_evidence or {}), int(item.conflict), _dumps(item.conflict_with),
+        int(item.pinned), item.source, item.created_at, item.last_seen_at, item.updated_at))
+
+
+def thread_items(db: Reader, namespace: str, thread_id: str, *, include_superseded: bool = True,
+                 types: Sequence[str] = ()) -> list[StoredStateItem]:
+    sql = "SELECT * FROM state_items WHERE namespace = ? AND thread_id = ?"
+    params: list[Any] = [namespace, thread_id]
+    if not include_superseded:
+        sql += " AND status != 'superseded'"
+    if types:
+        sql += f" AND type_tag IN ({','.join('?' * len(types))})"
+        params.extend(types)
+    return [item_from_row(row) for row in db.fetchall(sql, params)]
+
+
+def load_item(db: Reader, namespace: str, thread_id: str, uid: str) -> StoredStateItem:
+    row = db.fetchone("SELECT * FROM state_items WHERE namespace = ? AND thread_id = ? AND uid = ?",
+                      (namespace, thread_id, uid))
+    if row is None:
+        raise NotFound("state item", uid)
+    return item_from_row(row)
+
+
+# --- embeddings -------------------------------------------------------------------------------
+
+def embeddings(db: Reader, namespace: str, thread_id: str, model: str) -> dict[str, np.ndarray]:
+    """uid → vector of the thread's items embedded by model (others must be embedded again)."""
+    rows = db.fetchall("SELECT uid, vector FROM state_item_embeddings WHERE namespace = ? AND thread_id = ?"
+                       " AND model = ?", (namespace, thread_id, model))
+    return {row["uid"]: np.frombuffer(row["vector"], dtype=np.float32) for row in rows}
+
+
+def save_embedding(tx: Transaction, thread_id: str, uid: str, model: str, vector: np.ndarray) -> None:
+    tx.execute(
+        "INSERT INTO state_item_embeddings (namespace, thread_id, uid, model, vector, created_at)"
+        " VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (namespace, thread_id, uid) DO UPDATE SET"
+        " model = excluded.model, vector = excluded.vector, created_at = excluded.created_at",
+        (tx.namespace, thread_id, uid, model, np.asarray(vector, dtype=np.float32).tobytes(), tx.now))
+
+
+# --- watermark and the messages it gates ------------------------------------------------------
+
+def watermark(db: Reader, namespace: str, thread_id: str) -> Watermark | None:
+    row = db.fetchone("SELECT last_message_created_at, last_message_id FROM state_watermarks"
+                      " WHERE namespace = ? AND thread_id = ?", (namespace, thread_id))
+    return Watermark(row[0], row[1]) if row else None
+
+
+def set_watermark(tx: Transaction, thread_id: str, mark: Watermark) -> None:
+    tx.execute(
+        "INSERT INTO state_watermarks (namespace, thread_id, last_message_created_at, last_message_id, updated_at)"
+        " VALUES (?, ?, ?, ?, ?) ON CONFLICT (namespace, thread_id) DO UPDATE SET"
+        " last_message_created_at = excluded.last_message_created_at,"
+        " last_message_id = excluded.last_message_id, updated_at = excluded.updated_at",
+        (tx.namespace, thread_id, mark.created_at, mark.message_id, tx.now))
+
+
+def messages_after(db: Reader, namespace: str, thread_id: str, mark: Watermark | None,
+                   limit: int) -> list[Message]:
+    """The thread's messages after the watermark, oldest first; ties on created_at broken by id."""
+    if mark is None:
+        rows = db.fetchall("SELECT * FROM messages WHERE namespace = ? AND thread_id = ?"
+                           " ORDER BY created_at, id LIMIT ?", (namespace, thread_id, limit))
+    else:
+        rows = db.fetchall(
+            "SELECT * FROM messages WHERE namespace = ? AND thread_id = ?"
+            " AND (created_at > ? OR (created_at = ? AND id > ?)) ORDER BY created_at, id LIMIT ?",
+            (namespace, thread_id, mark.created_at, mark.created_at, mark.message_id, limit))
+    return [message_from_row(row) for row in rows]
+
+
+def messages_by_id(db: Reader, namespace: str, thread_id: str, ids: Iterable[str]) -> list[Message]:
+    """The thread's messages with these ids, oldest first (ids of other threads are not returned)."""
+    wanted = list(dict.fromkeys(ids))
+    if not wanted:
+        return []
+    rows = db.fetchall(
+        f"SELECT * FROM messages WHERE namespace = ? AND thread_id = ? AND id IN ({','.join('?' * len(wanted))})"
+        " ORDER BY created_at, id", (namespace, thread_id, *wanted))
+    return [message_from_row(row) for row in rows]
+
+
+def check_thread(db: Reader, namespace: str, task_id: str) -> None:
+    """A task's thread needs the task (NOT_FOUND otherwise); a standalone thread always exists."""
+    if task_id:
+        load_task(db, namespace, task_id)
+
+
+def items_and_messages(db: Reader, namespace: str, thread_id: str, task_id: str,
+                       uid: str) -> tuple[StoredStateItem, list[Message]]:
+    """ExpandStateItem's read: the item and the messages of its refs."""
+    check_thread(db, namespace, task_id)
+    item = load_item(db, namespace, thread_id, uid)
+    return item, messages_by_id(db, namespace, thread_id, item.refs)
+
+
+def current_items(db: Reader, namespace: str, thread_id: str, task_id: str) -> list[StoredStateItem]:
+    check_thread(db, namespace, task_id)
+    return thread_items(db, namespace, thread_id, include_superseded=False)
+
+
+def change_item(tx: Transaction, thread_id: str, task_id: str, uid: str, *, pinned: bool | None = None,
+                status: str | None = None) -> StoredStateItem:
+    """Pin/unpin an item or set its status (already checked against its type)."""
+    check_thread(tx, tx.namespace, task_id)
+    item = load_item(tx, tx.namespace, thread_id, uid)
+    if pinned is not None:
+        item.pinned = pinned
+    if status is not None:
+        item.status = status
+    item.updated_at = tx.now
+    save_item(tx, item)
+    return item
