@@ -68,6 +68,10 @@ class Config:
     auto_pause_after_seconds: float = 24 * 3600.0
     # A task that finished (COMPLETED, FAILED, CANCELLED) this long ago is archived (still readable).
     auto_archive_after_seconds: float = 7 * 24 * 3600.0
+    # An episode older than this is archived: left out of ListEpisodes unless include_archived
+    # is asked, never lost. Only with episode_retention_delete set is it deleted instead.
+    episode_retention_seconds: float = 30 * 24 * 3600.0
+    episode_retention_delete: bool = False
     # MemoryService. Embeddings of memory summaries (semantic search): builtin (all-MiniLM-L6-v2 int8,
     # offline), openai (an OpenAI-compatible /v1/embeddings endpoint at embedding_url), or none (full text only).
     embedding_backend: str = "builtin"
@@ -87,6 +91,21 @@ class Config:
     # Each model request gives up after this long; a failed request is retried this many times.
     llm_timeout_seconds: float = 60.0
     llm_retries: int = 2
+    # StateService. Where tiktoken's o200k_base file is unpacked ("" : a taskmem folder in the temp dir).
+    tiktoken_cache_dir: str = ""
+    # A directory to mirror each task's state YAML into (<task id>.yaml, rewritten atomically on every
+    # change of the task); "" turns the mirror off.
+    state_yaml_mirror_dir: str = ""
+    # ExtractState reads at most this many new messages per run, gives the model this long (the whole
+    # model call, retries included), and reconciles at most this many candidates.
+    state_extraction_max_messages: int = 20
+    state_extraction_timeout_seconds: float = 15.0
+    state_max_candidates: int = 25
+    # RenderState and BuildContext show at most this many current items.
+    state_max_active_items: int = 40
+    # With a chat model configured, a thread's running summary is regenerated after this many new
+    # messages (in the background; 0 turns it off).
+    running_summary_every_messages: int = 5
     # Structured-state reconciliation thresholds per embedding model name, overriding or adding to
     # RECONCILIATION_DEFAULTS; in YAML a mapping {model name: {merge: 0.66, conflict: 0.4, ...}} with
     # the fields of core.reconcile.ReconcileThresholds. Read them with reconciliation_thresholds().
@@ -104,9 +123,14 @@ class Config:
         if self.wait_min_poll_interval_seconds <= 0:
             raise ConfigError("wait_min_poll_interval_seconds: must be more than 0")
         for name in ("maintenance_interval_seconds", "stuck_after_seconds", "stuck_alert_cooldown_seconds",
-                     "auto_pause_after_seconds", "auto_archive_after_seconds"):
+                     "auto_pause_after_seconds", "auto_archive_after_seconds", "running_summary_every_messages",
+                     "episode_retention_seconds"):
             if getattr(self, name) < 0:
                 raise ConfigError(f"{name}: must not be negative (0 turns it off)")
+        for name in ("state_extraction_max_messages", "state_extraction_timeout_seconds", "state_max_candidates",
+                     "state_max_active_items"):
+            if getattr(self, name) <= 0:
+                raise ConfigError(f"{name}: must be more than 0")
 
     @property
     def open_namespace(self) -> bool:

@@ -1,9 +1,10 @@
-"""The maintenance loop: at start-up and every configured interval, stuck alerts, auto-pause, auto-archive.
+"""The maintenance loop: at start-up and every configured interval, stuck alerts, auto-pause,
+auto-archive and episode retention.
 
 What to do to a task is decided by core/maintenance.chore_for; each action is one
 write (store/maintenance) that re-checks the task inside its transaction, so a task
-updated meanwhile is left alone. Every action emits an event; nothing is deleted.
-Episode retention will join here with MemoryService (episodes do not exist yet).
+updated meanwhile is left alone. Old episodes are archived a page per write. Every
+action emits an event; nothing is deleted unless episode_retention_delete says so.
 """
 
 from __future__ import annotations
@@ -24,7 +25,8 @@ log = logging.getLogger(__name__)
 
 def policy_of(config: Config) -> Policy:
     return Policy.from_seconds(config.stuck_after_seconds, config.stuck_alert_cooldown_seconds,
-                               config.auto_pause_after_seconds, config.auto_archive_after_seconds)
+                               config.auto_pause_after_seconds, config.auto_archive_after_seconds,
+                               config.episode_retention_seconds, config.episode_retention_delete)
 
 
 class MaintenanceLoop:
@@ -57,6 +59,24 @@ class MaintenanceLoop:
 
     async def run_once(self) -> Counter[Chore]:
         """One pass over every namespace; returns how many of each chore were done."""
+        done = await self._tend_tasks()
+        done[self._policy.episode_chore] += await self._retire_episodes()
+        return +done
+
+    async def _retire_episodes(self) -> int:
+        correlation_id = new_id("cor")
+        retired = 0
+        for namespace in await self._storage.read(maintenance_store.namespaces_with_old_episodes, self._policy,
+                                                  now_us()):
+            while True:
+                count = await self._storage.write(
+                    lambda tx: maintenance_store.retire_old_episodes(tx, self._policy), namespace, correlation_id)
+                retired += count
+                if count < maintenance_store.PAGE:
+                    break
+        return retired
+
+    async def _tend_tasks(self) -> Counter[Chore]:
         done: Counter[Chore] = Counter()
         correlation_id = new_id("cor")
         after = None

@@ -22,6 +22,8 @@ class Chore(enum.Enum):
     STUCK_ALERT = "stuck_alert"
     AUTO_PAUSE = "auto_pause"
     AUTO_ARCHIVE = "auto_archive"
+    ARCHIVE_EPISODE = "archive_episode"
+    DELETE_EPISODE = "delete_episode"
 
 
 @dataclasses.dataclass(frozen=True)
@@ -32,10 +34,23 @@ class Policy:
     stuck_cooldown_us: int
     pause_after_us: int
     archive_after_us: int
+    episode_retention_us: int = 0
+    # Retention deletes old episodes only when told to; otherwise it archives them.
+    delete_episodes: bool = False
 
     @classmethod
-    def from_seconds(cls, stuck_after: float, cooldown: float, pause_after: float, archive_after: float) -> Policy:
-        return cls(int(stuck_after * US), int(cooldown * US), int(pause_after * US), int(archive_after * US))
+    def from_seconds(cls, stuck_after: float, cooldown: float, pause_after: float, archive_after: float,
+                     episode_retention: float = 0.0, delete_episodes: bool = False) -> Policy:
+        return cls(int(stuck_after * US), int(cooldown * US), int(pause_after * US), int(archive_after * US),
+                   int(episode_retention * US), delete_episodes)
+
+    @property
+    def episode_chore(self) -> Chore:
+        return Chore.DELETE_EPISODE if self.delete_episodes else Chore.ARCHIVE_EPISODE
+
+    def episode_cutoff(self, now: int) -> int | None:
+        """Episodes created at or before this time are past retention (None: retention is off)."""
+        return now - self.episode_retention_us if self.episode_retention_us else None
 
 
 def _has_open_wait(task: Task) -> bool:

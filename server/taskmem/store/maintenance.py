@@ -1,7 +1,7 @@
-"""Task maintenance writes: stuck alerts, auto-pause and auto-archive, each with its event.
+"""Maintenance writes: stuck alerts, auto-pause, auto-archive and episode retention, each with its event.
 
-Nothing is deleted: archived tasks keep every row and stay readable. (Episode
-retention belongs here once episodes exist; MemoryService has not landed yet.)
+Nothing is deleted unless configuration says so: archived tasks and archived
+episodes keep every row and stay readable.
 """
 
 from __future__ import annotations
@@ -11,6 +11,7 @@ from typing import Any
 
 from taskmem.core.events import EventType
 from taskmem.core.ids import new_id
+from taskmem.core.episodes import Episode, EpisodeAction
 from taskmem.core.maintenance import (
     Chore, Policy, auto_archive_message, auto_pause_message, chore_for, stuck_message, with_alert_time,
 )
@@ -90,3 +91,39 @@ def auto_archive(tx: Transaction, task_id: str, policy: Policy) -> bool:
 
 
 MUTATIONS = {Chore.STUCK_ALERT: alert_stuck, Chore.AUTO_PAUSE: auto_pause, Chore.AUTO_ARCHIVE: auto_archive}
+
+
+def namespaces_with_old_episodes(db: Reader, policy: Policy, now: int) -> list[str]:
+    """The namespaces holding episodes that retention should archive (or delete) now."""
+    cutoff = policy.episode_cutoff(now)
+    if cutoff is None:
+        return []
+    pending = "" if policy.delete_episodes else " AND archived_at IS NULL"
+    rows = db.fetchall(f"SELECT DISTINCT namespace FROM episodes WHERE created_at <= ?{pending}", (cutoff,))
+    return [row["namespace"] for row in rows]
+
+
+def retire_old_episodes(tx: Transaction, policy: Policy) -> int:
+    """Archive (or delete) up to PAGE episodes of the namespace past retention, one event each; returns how many."""
+    cutoff = policy.episode_cutoff(tx.now)
+    if cutoff is None:
+        return 0
+    pending = "" if policy.delete_episodes else " AND archived_at IS NULL"
+    rows = tx.fetchall(f"SELECT * FROM episodes WHERE namespace = ? AND created_at <= ?{pending}"
+                       " ORDER BY created_at, seq LIMIT ?", (tx.namespace, cutoff, PAGE))
+    for row in rows:
+        episode = _episode_from_row(row)
+        if policy.delete_episodes:
+            tx.execute("DELETE FROM episodes WHERE seq = ?", (row["seq"],))
+            tx.emit(EventType.EPISODE_DELETED, episode.task_id, episode)
+        else:
+            tx.execute("UPDATE episodes SET archived_at = ? WHERE seq = ?", (tx.now, row["seq"]))
+            tx.emit(EventType.EPISODE_ARCHIVED, episode.task_id, episode)
+    return len(rows)
+
+
+def _episode_from_row(row: Any) -> Episode:
+    return Episode(namespace=row["namespace"], id=row["id"], task_id=row["task_id"], agent_id=row["agent_id"],
+                   action=EpisodeAction(row["action"]), approach=row["approach"], outcome=row["outcome"],
+                   duration_us=row["duration_us"], tokens_in=row["tokens_in"], tokens_out=row["tokens_out"],
+                   created_at=row["created_at"])

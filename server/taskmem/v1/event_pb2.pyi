@@ -74,6 +74,29 @@ class _EventTypeEnumTypeWrapper(_enum_type_wrapper._EnumTypeWrapper[_EventType.V
     """Maintenance archived a task finished longer ago than the configured time
     (a TASK_STATUS_CHANGED event precedes it). payload: the Task plus "finished_for" (a Duration).
     """
+    EVENT_TYPE_MEMORY_ENTRY_ADDED: _EventType.ValueType  # 19
+    """MemoryService values 19–39.
+    A memory entry was stored (AddMemoryEntries, ExtractMemories, or another
+    service writing to the archive). payload: the MemoryEntry.
+    """
+    EVENT_TYPE_MEMORY_EXTRACTION_COMPLETED: _EventType.ValueType  # 20
+    """ExtractMemories finished (after the MEMORY_ENTRY_ADDED events of what it
+    stored). payload: {"subtask_id", "stored", "dropped", "candidates"}.
+    """
+    EVENT_TYPE_KNOWLEDGE_UPSERTED: _EventType.ValueType  # 21
+    """UpsertKnowledge wrote a knowledge entry (task_id empty). payload: the
+    Knowledge without history, plus "outcome" (an UpsertKnowledgeOutcome name).
+    """
+    EVENT_TYPE_KNOWLEDGE_DELETED: _EventType.ValueType  # 22
+    """A knowledge entry was deleted (task_id empty). payload: the Knowledge as it was."""
+    EVENT_TYPE_EPISODE_RECORDED: _EventType.ValueType  # 23
+    """An episode was recorded. payload: the Episode."""
+    EVENT_TYPE_ARTIFACT_REGISTERED: _EventType.ValueType  # 24
+    """An artifact was registered. payload: the Artifact."""
+    EVENT_TYPE_ARTIFACT_DELETED: _EventType.ValueType  # 25
+    """An artifact was deregistered. payload: the Artifact as it was."""
+    EVENT_TYPE_PATTERN_RECORDED: _EventType.ValueType  # 26
+    """A pattern was recorded (task_id empty). payload: the Pattern."""
     EVENT_TYPE_TASK_STATE_DECISION_ADDED: _EventType.ValueType  # 40
     """StateService values 40–59.
     AddDecision recorded a decision. payload: the TaskStateDecision.
@@ -91,6 +114,14 @@ class _EventTypeEnumTypeWrapper(_enum_type_wrapper._EnumTypeWrapper[_EventType.V
     EVENT_TYPE_RUNNING_SUMMARY_UPDATED: _EventType.ValueType  # 45
     """The running summary of a task's thread was regenerated. payload:
     {"thread_id", "summary", "message_count"}.
+    """
+    EVENT_TYPE_EPISODE_ARCHIVED: _EventType.ValueType  # 60
+    """Retention archived an episode older than episode_retention_seconds: it stays
+    readable (ListEpisodes with include_archived). payload: the Episode.
+    """
+    EVENT_TYPE_EPISODE_DELETED: _EventType.ValueType  # 61
+    """Retention deleted an episode older than episode_retention_seconds, because
+    episode_retention_delete is set. payload: the Episode as it was.
     """
 
 class EventType(_EventType, metaclass=_EventTypeEnumTypeWrapper):
@@ -147,6 +178,29 @@ EVENT_TYPE_TASK_AUTO_ARCHIVED: EventType.ValueType  # 18
 """Maintenance archived a task finished longer ago than the configured time
 (a TASK_STATUS_CHANGED event precedes it). payload: the Task plus "finished_for" (a Duration).
 """
+EVENT_TYPE_MEMORY_ENTRY_ADDED: EventType.ValueType  # 19
+"""MemoryService values 19–39.
+A memory entry was stored (AddMemoryEntries, ExtractMemories, or another
+service writing to the archive). payload: the MemoryEntry.
+"""
+EVENT_TYPE_MEMORY_EXTRACTION_COMPLETED: EventType.ValueType  # 20
+"""ExtractMemories finished (after the MEMORY_ENTRY_ADDED events of what it
+stored). payload: {"subtask_id", "stored", "dropped", "candidates"}.
+"""
+EVENT_TYPE_KNOWLEDGE_UPSERTED: EventType.ValueType  # 21
+"""UpsertKnowledge wrote a knowledge entry (task_id empty). payload: the
+Knowledge without history, plus "outcome" (an UpsertKnowledgeOutcome name).
+"""
+EVENT_TYPE_KNOWLEDGE_DELETED: EventType.ValueType  # 22
+"""A knowledge entry was deleted (task_id empty). payload: the Knowledge as it was."""
+EVENT_TYPE_EPISODE_RECORDED: EventType.ValueType  # 23
+"""An episode was recorded. payload: the Episode."""
+EVENT_TYPE_ARTIFACT_REGISTERED: EventType.ValueType  # 24
+"""An artifact was registered. payload: the Artifact."""
+EVENT_TYPE_ARTIFACT_DELETED: EventType.ValueType  # 25
+"""An artifact was deregistered. payload: the Artifact as it was."""
+EVENT_TYPE_PATTERN_RECORDED: EventType.ValueType  # 26
+"""A pattern was recorded (task_id empty). payload: the Pattern."""
 EVENT_TYPE_TASK_STATE_DECISION_ADDED: EventType.ValueType  # 40
 """StateService values 40–59.
 AddDecision recorded a decision. payload: the TaskStateDecision.
@@ -164,6 +218,14 @@ EVENT_TYPE_STATE_ITEM_UPDATED: EventType.ValueType  # 44
 EVENT_TYPE_RUNNING_SUMMARY_UPDATED: EventType.ValueType  # 45
 """The running summary of a task's thread was regenerated. payload:
 {"thread_id", "summary", "message_count"}.
+"""
+EVENT_TYPE_EPISODE_ARCHIVED: EventType.ValueType  # 60
+"""Retention archived an episode older than episode_retention_seconds: it stays
+readable (ListEpisodes with include_archived). payload: the Episode.
+"""
+EVENT_TYPE_EPISODE_DELETED: EventType.ValueType  # 61
+"""Retention deleted an episode older than episode_retention_seconds, because
+episode_retention_delete is set. payload: the Episode as it was.
 """
 Global___EventType: _TypeAlias = EventType  # noqa: Y015
 

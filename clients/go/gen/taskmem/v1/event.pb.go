@@ -72,6 +72,26 @@ const (
 	// Maintenance archived a task finished longer ago than the configured time
 	// (a TASK_STATUS_CHANGED event precedes it). payload: the Task plus "finished_for" (a Duration).
 	EventType_EVENT_TYPE_TASK_AUTO_ARCHIVED EventType = 18
+	// MemoryService values 19–39.
+	// A memory entry was stored (AddMemoryEntries, ExtractMemories, or another
+	// service writing to the archive). payload: the MemoryEntry.
+	EventType_EVENT_TYPE_MEMORY_ENTRY_ADDED EventType = 19
+	// ExtractMemories finished (after the MEMORY_ENTRY_ADDED events of what it
+	// stored). payload: {"subtask_id", "stored", "dropped", "candidates"}.
+	EventType_EVENT_TYPE_MEMORY_EXTRACTION_COMPLETED EventType = 20
+	// UpsertKnowledge wrote a knowledge entry (task_id empty). payload: the
+	// Knowledge without history, plus "outcome" (an UpsertKnowledgeOutcome name).
+	EventType_EVENT_TYPE_KNOWLEDGE_UPSERTED EventType = 21
+	// A knowledge entry was deleted (task_id empty). payload: the Knowledge as it was.
+	EventType_EVENT_TYPE_KNOWLEDGE_DELETED EventType = 22
+	// An episode was recorded. payload: the Episode.
+	EventType_EVENT_TYPE_EPISODE_RECORDED EventType = 23
+	// An artifact was registered. payload: the Artifact.
+	EventType_EVENT_TYPE_ARTIFACT_REGISTERED EventType = 24
+	// An artifact was deregistered. payload: the Artifact as it was.
+	EventType_EVENT_TYPE_ARTIFACT_DELETED EventType = 25
+	// A pattern was recorded (task_id empty). payload: the Pattern.
+	EventType_EVENT_TYPE_PATTERN_RECORDED EventType = 26
 	// StateService values 40–59.
 	// AddDecision recorded a decision. payload: the TaskStateDecision.
 	EventType_EVENT_TYPE_TASK_STATE_DECISION_ADDED EventType = 40
@@ -87,6 +107,12 @@ const (
 	// The running summary of a task's thread was regenerated. payload:
 	// {"thread_id", "summary", "message_count"}.
 	EventType_EVENT_TYPE_RUNNING_SUMMARY_UPDATED EventType = 45
+	// Retention archived an episode older than episode_retention_seconds: it stays
+	// readable (ListEpisodes with include_archived). payload: the Episode.
+	EventType_EVENT_TYPE_EPISODE_ARCHIVED EventType = 60
+	// Retention deleted an episode older than episode_retention_seconds, because
+	// episode_retention_delete is set. payload: the Episode as it was.
+	EventType_EVENT_TYPE_EPISODE_DELETED EventType = 61
 )
 
 // Enum value maps for EventType.
@@ -111,39 +137,59 @@ var (
 		16: "EVENT_TYPE_TASK_STUCK",
 		17: "EVENT_TYPE_TASK_AUTO_PAUSED",
 		18: "EVENT_TYPE_TASK_AUTO_ARCHIVED",
+		19: "EVENT_TYPE_MEMORY_ENTRY_ADDED",
+		20: "EVENT_TYPE_MEMORY_EXTRACTION_COMPLETED",
+		21: "EVENT_TYPE_KNOWLEDGE_UPSERTED",
+		22: "EVENT_TYPE_KNOWLEDGE_DELETED",
+		23: "EVENT_TYPE_EPISODE_RECORDED",
+		24: "EVENT_TYPE_ARTIFACT_REGISTERED",
+		25: "EVENT_TYPE_ARTIFACT_DELETED",
+		26: "EVENT_TYPE_PATTERN_RECORDED",
 		40: "EVENT_TYPE_TASK_STATE_DECISION_ADDED",
 		41: "EVENT_TYPE_TASK_STATE_ERROR_ADDED",
 		42: "EVENT_TYPE_STATE_EXTRACTION_COMPLETED",
 		43: "EVENT_TYPE_STATE_ITEMS_UPSERTED",
 		44: "EVENT_TYPE_STATE_ITEM_UPDATED",
 		45: "EVENT_TYPE_RUNNING_SUMMARY_UPDATED",
+		60: "EVENT_TYPE_EPISODE_ARCHIVED",
+		61: "EVENT_TYPE_EPISODE_DELETED",
 	}
 	EventType_value = map[string]int32{
-		"EVENT_TYPE_UNSPECIFIED":                0,
-		"EVENT_TYPE_TASK_CREATED":               1,
-		"EVENT_TYPE_TASK_UPDATED":               2,
-		"EVENT_TYPE_TASK_STATUS_CHANGED":        3,
-		"EVENT_TYPE_PLAN_REPLACED":              4,
-		"EVENT_TYPE_PLAN_ITEM_UPDATED":          5,
-		"EVENT_TYPE_ACTION_RECORDED":            6,
-		"EVENT_TYPE_ACTION_COMPLETED":           7,
-		"EVENT_TYPE_ACTION_LOG_APPENDED":        8,
-		"EVENT_TYPE_MESSAGE_POSTED":             9,
-		"EVENT_TYPE_CONTEXT_SNAPSHOT_RECORDED":  10,
-		"EVENT_TYPE_WAIT_CREATED":               11,
-		"EVENT_TYPE_WAIT_RESOLVED":              12,
-		"EVENT_TYPE_WAIT_TIMED_OUT":             13,
-		"EVENT_TYPE_WAIT_CANCELLED":             14,
-		"EVENT_TYPE_WAIT_FAILED":                15,
-		"EVENT_TYPE_TASK_STUCK":                 16,
-		"EVENT_TYPE_TASK_AUTO_PAUSED":           17,
-		"EVENT_TYPE_TASK_AUTO_ARCHIVED":         18,
-		"EVENT_TYPE_TASK_STATE_DECISION_ADDED":  40,
-		"EVENT_TYPE_TASK_STATE_ERROR_ADDED":     41,
-		"EVENT_TYPE_STATE_EXTRACTION_COMPLETED": 42,
-		"EVENT_TYPE_STATE_ITEMS_UPSERTED":       43,
-		"EVENT_TYPE_STATE_ITEM_UPDATED":         44,
-		"EVENT_TYPE_RUNNING_SUMMARY_UPDATED":    45,
+		"EVENT_TYPE_UNSPECIFIED":                 0,
+		"EVENT_TYPE_TASK_CREATED":                1,
+		"EVENT_TYPE_TASK_UPDATED":                2,
+		"EVENT_TYPE_TASK_STATUS_CHANGED":         3,
+		"EVENT_TYPE_PLAN_REPLACED":               4,
+		"EVENT_TYPE_PLAN_ITEM_UPDATED":           5,
+		"EVENT_TYPE_ACTION_RECORDED":             6,
+		"EVENT_TYPE_ACTION_COMPLETED":            7,
+		"EVENT_TYPE_ACTION_LOG_APPENDED":         8,
+		"EVENT_TYPE_MESSAGE_POSTED":              9,
+		"EVENT_TYPE_CONTEXT_SNAPSHOT_RECORDED":   10,
+		"EVENT_TYPE_WAIT_CREATED":                11,
+		"EVENT_TYPE_WAIT_RESOLVED":               12,
+		"EVENT_TYPE_WAIT_TIMED_OUT":              13,
+		"EVENT_TYPE_WAIT_CANCELLED":              14,
+		"EVENT_TYPE_WAIT_FAILED":                 15,
+		"EVENT_TYPE_TASK_STUCK":                  16,
+		"EVENT_TYPE_TASK_AUTO_PAUSED":            17,
+		"EVENT_TYPE_TASK_AUTO_ARCHIVED":          18,
+		"EVENT_TYPE_MEMORY_ENTRY_ADDED":          19,
+		"EVENT_TYPE_MEMORY_EXTRACTION_COMPLETED": 20,
+		"EVENT_TYPE_KNOWLEDGE_UPSERTED":          21,
+		"EVENT_TYPE_KNOWLEDGE_DELETED":           22,
+		"EVENT_TYPE_EPISODE_RECORDED":            23,
+		"EVENT_TYPE_ARTIFACT_REGISTERED":         24,
+		"EVENT_TYPE_ARTIFACT_DELETED":            25,
+		"EVENT_TYPE_PATTERN_RECORDED":            26,
+		"EVENT_TYPE_TASK_STATE_DECISION_ADDED":   40,
+		"EVENT_TYPE_TASK_STATE_ERROR_ADDED":      41,
+		"EVENT_TYPE_STATE_EXTRACTION_COMPLETED":  42,
+		"EVENT_TYPE_STATE_ITEMS_UPSERTED":        43,
+		"EVENT_TYPE_STATE_ITEM_UPDATED":          44,
+		"EVENT_TYPE_RUNNING_SUMMARY_UPDATED":     45,
+		"EVENT_TYPE_EPISODE_ARCHIVED":            60,
+		"EVENT_TYPE_EPISODE_DELETED":             61,
 	}
 )
 
@@ -280,7 +326,7 @@ const file_taskmem_v1_event_proto_rawDesc = "" +
 	"\x0ecorrelation_id\x18\x04 \x01(\tR\rcorrelationId\x121\n" +
 	"\apayload\x18\x05 \x01(\v2\x17.google.protobuf.StructR\apayload\x12;\n" +
 	"\vcreate_time\x18\x06 \x01(\v2\x1a.google.protobuf.TimestampR\n" +
-	"createTime*\xd3\x06\n" +
+	"createTime*\xaf\t\n" +
 	"\tEventType\x12\x1a\n" +
 	"\x16EVENT_TYPE_UNSPECIFIED\x10\x00\x12\x1b\n" +
 	"\x17EVENT_TYPE_TASK_CREATED\x10\x01\x12\x1b\n" +
@@ -301,13 +347,23 @@ const file_taskmem_v1_event_proto_rawDesc = "" +
 	"\x16EVENT_TYPE_WAIT_FAILED\x10\x0f\x12\x19\n" +
 	"\x15EVENT_TYPE_TASK_STUCK\x10\x10\x12\x1f\n" +
 	"\x1bEVENT_TYPE_TASK_AUTO_PAUSED\x10\x11\x12!\n" +
-	"\x1dEVENT_TYPE_TASK_AUTO_ARCHIVED\x10\x12\x12(\n" +
+	"\x1dEVENT_TYPE_TASK_AUTO_ARCHIVED\x10\x12\x12!\n" +
+	"\x1dEVENT_TYPE_MEMORY_ENTRY_ADDED\x10\x13\x12*\n" +
+	"&EVENT_TYPE_MEMORY_EXTRACTION_COMPLETED\x10\x14\x12!\n" +
+	"\x1dEVENT_TYPE_KNOWLEDGE_UPSERTED\x10\x15\x12 \n" +
+	"\x1cEVENT_TYPE_KNOWLEDGE_DELETED\x10\x16\x12\x1f\n" +
+	"\x1bEVENT_TYPE_EPISODE_RECORDED\x10\x17\x12\"\n" +
+	"\x1eEVENT_TYPE_ARTIFACT_REGISTERED\x10\x18\x12\x1f\n" +
+	"\x1bEVENT_TYPE_ARTIFACT_DELETED\x10\x19\x12\x1f\n" +
+	"\x1bEVENT_TYPE_PATTERN_RECORDED\x10\x1a\x12(\n" +
 	"$EVENT_TYPE_TASK_STATE_DECISION_ADDED\x10(\x12%\n" +
 	"!EVENT_TYPE_TASK_STATE_ERROR_ADDED\x10)\x12)\n" +
 	"%EVENT_TYPE_STATE_EXTRACTION_COMPLETED\x10*\x12#\n" +
 	"\x1fEVENT_TYPE_STATE_ITEMS_UPSERTED\x10+\x12!\n" +
 	"\x1dEVENT_TYPE_STATE_ITEM_UPDATED\x10,\x12&\n" +
-	"\"EVENT_TYPE_RUNNING_SUMMARY_UPDATED\x10-B@Z>github.com/taskmem/taskmem/clients/go/gen/taskmem/v1;taskmemv1b\x06proto3"
+	"\"EVENT_TYPE_RUNNING_SUMMARY_UPDATED\x10-\x12\x1f\n" +
+	"\x1bEVENT_TYPE_EPISODE_ARCHIVED\x10<\x12\x1e\n" +
+	"\x1aEVENT_TYPE_EPISODE_DELETED\x10=B@Z>github.com/taskmem/taskmem/clients/go/gen/taskmem/v1;taskmemv1b\x06proto3"
 
 var (
 	file_taskmem_v1_event_proto_rawDescOnce sync.Once
