@@ -14,12 +14,18 @@ from grpc_health.v1 import health, health_pb2, health_pb2_grpc
 from grpc_reflection.v1alpha import reflection
 
 from taskmem.api.interceptors import GuardInterceptor
+from taskmem.api.state_service import StateService
 from taskmem.api.task_service import TaskService
 from taskmem.api.wait_convert import event_payload
 from taskmem.api.wait_service import WaitService
 from taskmem.config import Config, ConfigError
 from taskmem.maintenance import MaintenanceLoop
+from taskmem.providers.chat import chat_model_from_config
+from taskmem.providers.embeddings import embedder_from_config
+from taskmem.state.engine import StateEngine
 from taskmem.store.storage import Storage
+from taskmem.tokenizer import token_counter
+from taskmem.v1 import state_service_pb2, state_service_pb2_grpc
 from taskmem.v1 import task_service_pb2, task_service_pb2_grpc, wait_service_pb2, wait_service_pb2_grpc
 from taskmem.waits.scheduler import WaitScheduler
 
@@ -30,6 +36,7 @@ MAX_MESSAGE_BYTES = 4 * 1024 * 1024
 SERVICE_NAMES = [
     task_service_pb2.DESCRIPTOR.services_by_name["TaskService"].full_name,
     wait_service_pb2.DESCRIPTOR.services_by_name["WaitService"].full_name,
+    state_service_pb2.DESCRIPTOR.services_by_name["StateService"].full_name,
 ]
 
 
@@ -70,6 +77,7 @@ class TaskmemServer:
         self.server: grpc.aio.Server | None = None
         self.scheduler: WaitScheduler | None = None
         self.maintenance: MaintenanceLoop | None = None
+        self.state: StateEngine | None = None
         self.health = health.aio.HealthServicer()
         self.port = 0
 
@@ -83,10 +91,15 @@ class TaskmemServer:
         await self.scheduler.start()
         self.maintenance = MaintenanceLoop(self.storage, self.config)
         self.maintenance.start()
+        # StateService: working memory is restored before the first call can read it.
+        self.state = StateEngine(self.storage, self.config, token_counter(self.config.tiktoken_cache_dir),
+                                 embedder_from_config(self.config), chat_model_from_config(self.config))
+        await self.state.start()
         server = grpc.aio.server(interceptors=[GuardInterceptor(self.config)], options=_server_options(self.config))
         task_service_pb2_grpc.add_TaskServiceServicer_to_server(TaskService(self.storage), server)
         wait_service_pb2_grpc.add_WaitServiceServicer_to_server(
             WaitService(self.storage, self.scheduler, self.config), server)
+        state_service_pb2_grpc.add_StateServiceServicer_to_server(StateService(self.state), server)
         health_pb2_grpc.add_HealthServicer_to_server(self.health, server)
         reflection.enable_server_reflection([*SERVICE_NAMES, health.SERVICE_NAME, reflection.SERVICE_NAME], server)
         if self.config.tls_cert_file or self.config.tls_key_file:
@@ -114,6 +127,8 @@ class TaskmemServer:
             self.storage.events.close()
         if self.server is not None:
             await self.server.stop(self.config.shutdown_grace_seconds)
+        if self.state is not None:
+            await self.state.stop()  # snapshots working memory: after the last call, before the database closes
         if self.storage is not None:
             await self.storage.close()
 

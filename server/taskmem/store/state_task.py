@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import re
 
 from taskmem.core.messages import Message
 from taskmem.core.plans import Plan
@@ -42,3 +43,34 @@ def messages_since(db: Reader, namespace: str, thread_id: str, summary: RunningS
         params += [summary.last_message_created_at, summary.last_message_created_at, summary.last_message_id]
     rows = db.fetchall(sql + " ORDER BY created_at DESC, id DESC LIMIT ?", [*params, limit])
     return [message_from_row(row) for row in reversed(rows)]
+
+
+def workspace_changes(db: Reader, namespace: str, task_id: str) -> tuple[int, int, int | None]:
+    """(distinct artifact paths, registrations of a path seen before, newest registration) of a task."""
+    row = db.fetchone("SELECT count(DISTINCT path), count(*), max(created_at) FROM artifacts"
+                      " WHERE namespace = ? AND task_id = ?", (namespace, task_id))
+    if row is None or not row[1]:
+        return 0, 0, None
+    return int(row[0]), int(row[1]) - int(row[0]), row[2]
+
+
+def namespace_knowledge(db: Reader, namespace: str, categories: list[str], limit: int) -> list[tuple[str, str, str]]:
+    """(category, key, value) of the namespace's knowledge in these categories, most confident and newest first."""
+    rows = db.fetchall(
+        f"SELECT category, key, value FROM knowledge WHERE namespace = ? AND category IN"
+        f" ({','.join('?' * len(categories))}) ORDER BY confidence DESC, updated_at DESC LIMIT ?",
+        (namespace, *categories, limit))
+    return [(row[0], row[1], row[2]) for row in rows]
+
+
+def search_task_memories(db: Reader, namespace: str, task_id: str, query: str, limit: int) -> list[tuple[str, str]]:
+    """(type, summary) of the task's memory entries matching any word of query, best BM25 first."""
+    words = [w for w in re.findall(r"\w+", query.lower()) if len(w) > 1][:32]
+    if not words:
+        return []
+    match = " OR ".join(f'"{word}"' for word in words)
+    rows = db.fetchall(
+        "SELECT m.type, m.summary FROM memory_fts JOIN memory_entries m ON m.seq = memory_fts.rowid"
+        " WHERE memory_fts MATCH ? AND m.namespace = ? AND m.task_id = ? ORDER BY bm25(memory_fts) LIMIT ?",
+        (match, namespace, task_id, limit))
+    return [(row[0], row[1]) for row in rows]

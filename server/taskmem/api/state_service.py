@@ -1,0 +1,313 @@
+"""StateService: validate the request, run the state pipeline or store operation, convert the result."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import grpc
+from google.protobuf import json_format
+
+from taskmem.api import state_convert as sconvert
+from taskmem.api import convert, validate
+from taskmem.api.errors import unary
+from taskmem.api.idempotent import write_once
+from taskmem.api.scope import current_scope
+from taskmem.core import paging
+from taskmem.core.context_budget import ContextMode
+from taskmem.core.errors import InvalidArgument
+from taskmem.core.events import EventType
+from taskmem.core.ids import now_us
+from taskmem.core.state_items import VALID_STATUSES, StateItemType
+from taskmem.core.state_render import render_order, render_state
+from taskmem.core.working_memory import WorkingMemory
+from taskmem.state import memory_log
+from taskmem.state.engine import StateEngine
+from taskmem.store.memory_entries import insert_memory_entries
+from taskmem.store.memory_vectors import recorded_model, summary_vectors
+from taskmem.store import state_items as item_store
+from taskmem.store.writer import Transaction
+from taskmem.v1 import state_pb2, state_service_pb2 as pb, state_service_pb2_grpc
+
+DEFAULT_TASK_STATE_BUDGET, DEFAULT_RENDER_BUDGET, BUDGET_MAX, CONTEXT_BUDGET_MAX = 1500, 1000, 100_000, 200_000
+DECISION_MAX, DETAIL_MAX, RESOLUTION_MAX, QUESTION_MAX = 300, 100_000, 1_000, 2_000
+CANDIDATES_MAX, CANDIDATE_TEXT_MAX, REFS_MAX, TAGS_MAX, QUERY_MAX = 25, 1_000, 100, 10, 2_000
+PLAN_TEXT_MAX, LIST_MAX, LINE_MAX = 20_000, 200, 2_000
+
+
+def thread_of(task_id: str, thread_id: str) -> tuple[str, str]:
+    """(thread id, task id or "") of a request naming one of the two."""
+    validate.identifier("task_id", task_id, required=False)
+    validate.identifier("thread_id", thread_id, required=False)
+    if not task_id and not thread_id:
+        raise InvalidArgument("task_id", "either task_id or thread_id is required")
+    if task_id and thread_id and task_id != thread_id:
+        raise InvalidArgument("thread_id", "a task's thread id is its task id; send one of the two")
+    return task_id or thread_id, task_id
+
+
+def _budget(field: str, value: int, default: int, limit: int) -> int:
+    if value < 0:
+        raise InvalidArgument(field, "must not be negative")
+    if value > limit:
+        raise InvalidArgument(field, f"at most {limit}")
+    return value or default
+
+
+def _item_payload(item: state_pb2.StateItem) -> dict[str, Any]:
+    return json_format.MessageToDict(item, preserving_proto_field_name=True)
+
+
+def _candidates(request: pb.UpsertStateItemsRequest) -> list[Any]:
+    validate.count("items", request.items, CANDIDATES_MAX, required=True)
+    found = []
+    for n, c in enumerate(request.items):
+        at = f"items[{n}]"
+        if not c.type:
+            raise InvalidArgument(f"{at}.type", "is required")
+        validate.enum(f"{at}.type", c.type, state_pb2.StateItemType, _WireType)
+        validate.enum(f"{at}.status", c.status, state_pb2.StateItemStatus, _WireStatus)
+        validate.enum(f"{at}.confidence", c.confidence, state_pb2.StateItemConfidence, _WireConfidence)
+        validate.text(f"{at}.text", c.text, CANDIDATE_TEXT_MAX, required=True)
+        validate.count(f"{at}.refs", c.refs, REFS_MAX)
+        for ref in c.refs:
+            validate.identifier(f"{at}.refs", ref)
+        validate.count(f"{at}.topic_tags", c.topic_tags, TAGS_MAX)
+        for tag in c.topic_tags:
+            validate.text(f"{at}.topic_tags", tag, 64)
+        validate.identifier(f"{at}.supersedes", c.supersedes, required=False)
+        found.append(sconvert.candidate(c))
+    return found
+
+
+def _enum_of(wrapper: Any) -> Any:
+    import enum
+    return enum.StrEnum(wrapper.DESCRIPTOR.name, {name: name for name in wrapper.keys()})
+
+
+_WireType = _enum_of(state_pb2.StateItemType)
+_WireStatus = _enum_of(state_pb2.StateItemStatus)
+_WireConfidence = _enum_of(state_pb2.StateItemConfidence)
+_WireMode = _enum_of(state_pb2.ContextMode)
+
+
+class StateService(state_service_pb2_grpc.StateServiceServicer):
+    def __init__(self, engine: StateEngine) -> None:
+        self._engine = engine
+        self._storage = engine.storage
+
+    # --- task state (layer 1) -------------------------------------------------------------------
+
+    @unary
+    async def GetTaskState(self, request: pb.GetTaskStateRequest,
+                           context: grpc.aio.ServicerContext) -> pb.GetTaskStateResponse:
+        task_id = validate.identifier("task_id", request.task_id)
+        budget = _budget("token_budget", request.token_budget, DEFAULT_TASK_STATE_BUDGET, BUDGET_MAX)
+        text, view, omitted = await self._engine.task_state(current_scope().namespace, task_id, budget)
+        return pb.GetTaskStateResponse(yaml=text, state=sconvert.task_state(view),
+                                       token_count=self._engine.counter.count(text), token_budget=budget,
+                                       omitted=omitted)
+
+    @unary
+    async def AddDecision(self, request: pb.AddDecisionRequest,
+                          context: grpc.aio.ServicerContext) -> pb.AddDecisionResponse:
+        task_id = validate.identifier("task_id", request.task_id)
+        entry = memory_log.decision_entry(
+            task_id, validate.text("text", request.text, DECISION_MAX, required=True),
+            validate.identifier("subtask_id", request.subtask_id, required=False),
+            validate.text("detail", request.detail, DETAIL_MAX))
+        vectors = await summary_vectors(self._engine.embedder, [entry])
+
+        def add(tx: Transaction) -> pb.AddDecisionResponse:
+            stored = insert_memory_entries(tx, [entry], _indexable(tx, vectors))[0]
+            response = pb.AddDecisionResponse(decision=sconvert.decision(memory_log.decision_of(stored)))
+            tx.emit(EventType.TASK_STATE_DECISION_ADDED, task_id, None, _item_payload(response.decision))
+            return response
+
+        return await write_once(self._storage, request, pb.AddDecisionResponse, add)
+
+    @unary
+    async def AddError(self, request: pb.AddErrorRequest, context: grpc.aio.ServicerContext) -> pb.AddErrorResponse:
+        task_id = validate.identifier("task_id", request.task_id)
+        entry = memory_log.error_entry(
+            task_id, validate.identifier("subtask_id", request.subtask_id, required=False),
+            validate.text("error", request.error, DECISION_MAX, required=True),
+            validate.text("resolution", request.resolution, RESOLUTION_MAX))
+        vectors = await summary_vectors(self._engine.embedder, [entry])
+
+        def add(tx: Transaction) -> pb.AddErrorResponse:
+            stored = insert_memory_entries(tx, [entry], _indexable(tx, vectors))[0]
+            response = pb.AddErrorResponse(error=sconvert.error(memory_log.error_of(stored)))
+            tx.emit(EventType.TASK_STATE_ERROR_ADDED, task_id, None, _item_payload(response.error))
+            return response
+
+        return await write_once(self._storage, request, pb.AddErrorResponse, add)
+
+    # --- structured state -----------------------------------------------------------------------
+
+    @unary
+    async def ExtractState(self, request: pb.ExtractStateRequest,
+                           context: grpc.aio.ServicerContext) -> pb.ExtractStateResponse:
+        thread_id, task_id = thread_of(request.task_id, request.thread_id)
+        scope = current_scope()
+        report, items = await self._engine.extract(scope.namespace, scope.correlation_id, thread_id, task_id)
+        return pb.ExtractStateResponse(report=sconvert.report(report), items=[sconvert.state_item(i) for i in items])
+
+    @unary
+    async def UpsertStateItems(self, request: pb.UpsertStateItemsRequest,
+                               context: grpc.aio.ServicerContext) -> pb.UpsertStateItemsResponse:
+        thread_id, task_id = thread_of(request.task_id, request.thread_id)
+        validate.identifier("request_id", request.request_id, required=False)
+        candidates = _candidates(request)
+        engine = self._engine
+        async with engine.thread_lock(current_scope().namespace, thread_id):
+            plan = await engine.plan_upsert(current_scope().namespace, thread_id, task_id, candidates)
+
+            def persist(tx: Transaction) -> pb.UpsertStateItemsResponse:
+                items = plan.persist(tx)
+                tx.emit(EventType.STATE_ITEMS_UPSERTED, task_id, None, {**plan.report.to_json(), "thread_id": thread_id})
+                return pb.UpsertStateItemsResponse(report=sconvert.report(plan.report),
+                                                   items=[sconvert.state_item(i) for i in items])
+
+            return await write_once(self._storage, request, pb.UpsertStateItemsResponse, persist)
+
+    @unary
+    async def ListStateItems(self, request: pb.ListStateItemsRequest,
+                             context: grpc.aio.ServicerContext) -> pb.ListStateItemsResponse:
+        thread_id, task_id = thread_of(request.task_id, request.thread_id)
+        types = [sconvert.type_word(t) for t in request.types if validate.enum(
+            "types", t, state_pb2.StateItemType, _WireType)]
+        size = paging.page_size(request.page_size)
+        namespace = current_scope().namespace
+        filter_key = [namespace, thread_id, sorted(types), request.include_superseded]
+        after = paging.decode_token(request.page_token, filter_key)
+        items = await self._storage.read(_list_items, namespace, thread_id, task_id, types,
+                                         request.include_superseded)
+        ordered = render_order(items)
+        start = 0
+        if after is not None:
+            start = next((n + 1 for n, item in enumerate(ordered) if item.uid == after[0]), len(ordered))
+        page, token = paging.page_of(ordered[start:start + size + 1], size, lambda i: [i.uid], filter_key)
+        return pb.ListStateItemsResponse(items=[sconvert.state_item(i) for i in page], next_page_token=token)
+
+    @unary
+    async def RenderState(self, request: pb.RenderStateRequest,
+                          context: grpc.aio.ServicerContext) -> pb.RenderStateResponse:
+        thread_id, task_id = thread_of(request.task_id, request.thread_id)
+        budget = _budget("token_budget", request.token_budget, DEFAULT_RENDER_BUDGET, BUDGET_MAX)
+        max_items = _budget("max_items", request.max_items, self._engine.config.state_max_active_items, 10_000)
+        items = await self._storage.read(item_store.current_items, current_scope().namespace, thread_id, task_id)
+        text, rendered, omitted = render_state(items, self._engine.counter, budget, max_items)
+        return pb.RenderStateResponse(text=text, token_count=self._engine.counter.count(text),
+                                      items_rendered=rendered, items_omitted=omitted)
+
+    @unary
+    async def ExpandStateItem(self, request: pb.ExpandStateItemRequest,
+                              context: grpc.aio.ServicerContext) -> pb.ExpandStateItemResponse:
+        thread_id, task_id = thread_of(request.task_id, request.thread_id)
+        uid = validate.identifier("uid", request.uid)
+        item, messages = await self._storage.read(item_store.items_and_messages, current_scope().namespace,
+                                                  thread_id, task_id, uid)
+        return pb.ExpandStateItemResponse(item=sconvert.state_item(item),
+                                          messages=[convert.message(m) for m in messages])
+
+    @unary
+    async def PinStateItem(self, request: pb.PinStateItemRequest,
+                           context: grpc.aio.ServicerContext) -> pb.PinStateItemResponse:
+        thread_id, task_id = thread_of(request.task_id, request.thread_id)
+        uid = validate.identifier("uid", request.uid)
+
+        def pin(tx: Transaction) -> pb.PinStateItemResponse:
+            item = sconvert.state_item(item_store.change_item(tx, thread_id, task_id, uid, pinned=request.pinned))
+            tx.emit(EventType.STATE_ITEM_UPDATED, task_id, None, _item_payload(item))
+            return pb.PinStateItemResponse(item=item)
+
+        return await write_once(self._storage, request, pb.PinStateItemResponse, pin)
+
+    @unary
+    async def SetStateItemStatus(self, request: pb.SetStateItemStatusRequest,
+                                 context: grpc.aio.ServicerContext) -> pb.SetStateItemStatusResponse:
+        thread_id, task_id = thread_of(request.task_id, request.thread_id)
+        uid = validate.identifier("uid", request.uid)
+        if not validate.enum("status", request.status, state_pb2.StateItemStatus, _WireStatus):
+            raise InvalidArgument("status", "is required")
+        status = sconvert.status_word(request.status)
+        allowed = VALID_STATUSES[StateItemType(_type_of_uid(uid))] if _type_of_uid(uid) else None
+        if allowed is not None and status not in allowed:
+            raise InvalidArgument("status", f"a {_type_of_uid(uid)} may be {', '.join(sorted(allowed))}")
+
+        def change(tx: Transaction) -> pb.SetStateItemStatusResponse:
+            item = sconvert.state_item(item_store.change_item(tx, thread_id, task_id, uid, status=status))
+            tx.emit(EventType.STATE_ITEM_UPDATED, task_id, None, _item_payload(item))
+            return pb.SetStateItemStatusResponse(item=item)
+
+        return await write_once(self._storage, request, pb.SetStateItemStatusResponse, change)
+
+    # --- working memory -------------------------------------------------------------------------
+
+    @unary
+    async def GetWorkingMemory(self, request: pb.GetWorkingMemoryRequest,
+                               context: grpc.aio.ServicerContext) -> pb.GetWorkingMemoryResponse:
+        agent_id = validate.identifier("agent_id", request.agent_id)
+        memory = self._engine.working_memories.get(current_scope().namespace, agent_id)
+        return pb.GetWorkingMemoryResponse(working_memory=sconvert.working_memory(memory))
+
+    @unary
+    async def PutWorkingMemory(self, request: pb.PutWorkingMemoryRequest,
+                               context: grpc.aio.ServicerContext) -> pb.PutWorkingMemoryResponse:
+        w = request.working_memory
+        validate.count("working_memory.active_constraints", w.active_constraints, 100)
+        validate.count("working_memory.scratchpad", w.scratchpad, LIST_MAX)
+        memory = WorkingMemory(
+            agent_id=validate.identifier("working_memory.agent_id", w.agent_id),
+            current_plan=validate.text("working_memory.current_plan", w.current_plan, PLAN_TEXT_MAX),
+            active_constraints=[validate.text("working_memory.active_constraints", c, RESOLUTION_MAX)
+                                for c in w.active_constraints],
+            task_context=validate.struct("working_memory.task_context", w.task_context, w.HasField("task_context")),
+            scratchpad=[validate.text("working_memory.scratchpad", note, LINE_MAX) for note in w.scratchpad])
+        stored = self._engine.working_memories.put(current_scope().namespace, memory, w.etag, now_us())
+        return pb.PutWorkingMemoryResponse(working_memory=sconvert.working_memory(stored))
+
+    # --- one call for the prompt, and the live query --------------------------------------------
+
+    @unary
+    async def BuildContext(self, request: pb.BuildContextRequest,
+                           context: grpc.aio.ServicerContext) -> pb.BuildContextResponse:
+        thread_id, task_id = thread_of(request.task_id, request.thread_id)
+        if request.token_budget <= 0:
+            raise InvalidArgument("token_budget", "is required and must be more than 0")
+        budget = _budget("token_budget", request.token_budget, 0, CONTEXT_BUDGET_MAX)
+        validate.enum("mode", request.mode, state_pb2.ContextMode, _WireMode)
+        mode = ContextMode.MINIMAL if request.mode == state_pb2.CONTEXT_MODE_MINIMAL else ContextMode.FULL
+        query = validate.text("query", request.query, QUERY_MAX)
+        text, sections = await self._engine.build_context(current_scope().namespace, thread_id, task_id, budget,
+                                                          mode, query)
+        return pb.BuildContextResponse(text=text, token_count=self._engine.counter.count(text), sections=[
+            state_pb2.ContextSection(name=s.name, allowed_tokens=s.allowed, used_tokens=s.used,
+                                     truncated=s.truncated, omitted=s.omitted) for s in sections])
+
+    @unary
+    async def QueryTask(self, request: pb.QueryTaskRequest,
+                        context: grpc.aio.ServicerContext) -> pb.QueryTaskResponse:
+        task_id = validate.identifier("task_id", request.task_id)
+        question = validate.text("question", request.question, QUESTION_MAX, required=True)
+        answer = await self._engine.query_task(current_scope().namespace, task_id, question)
+        return pb.QueryTaskResponse(answer=answer.answer, from_model=answer.from_model, note=answer.note,
+                                    running_summary=answer.running_summary,
+                                    messages_since_summary=answer.messages_since_summary)
+
+
+def _indexable(tx: Transaction, vectors: Any) -> Any:
+    """The summary's vector when the memory index is ready for it (MemoryService records the model at start)."""
+    recorded = recorded_model(tx.connection)
+    return vectors if vectors is not None and recorded is not None and recorded[1] == vectors.shape[1] else None
+
+
+def _type_of_uid(uid: str) -> str:
+    prefixes = {"d_": "decision", "c_": "constraint", "a_": "action", "q_": "question", "r_": "risk"}
+    return prefixes.get(uid[:2], "")
+
+
+def _list_items(db: Any, namespace: str, thread_id: str, task_id: str, types: list[str],
+                include_superseded: bool) -> list[Any]:
+    item_store.check_thread(db, namespace, task_id)
+    return item_store.thread_items(db, namespace, thread_id, include_superseded=include_superseded, types=types)

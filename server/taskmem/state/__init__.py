@@ -1,0 +1,1 @@
+"""StateService's pipelines: the parts that combine store reads, providers (model, embedder) and core decisions."""

@@ -1,0 +1,133 @@
+"""Reconciliation with I/O around the pure decision: read the thread's items and their vectors, embed
+what is new, let core/reconcile decide, and hand back one function that persists it all in a transaction.
+
+The caller holds the thread's lock from plan_reconciliation until the persist function has committed,
+so two runs on one thread never decide against the same stale state.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import difflib
+from collections.abc import Callable, Sequence
+
+import numpy as np
+
+from taskmem.core.messages import Message, Role
+from taskmem.core.reconcile import (
+    BatchMessage, Decision, Outcome, Prepared, ReconcileThresholds, prepare_candidates, reconcile_candidates,
+)
+from taskmem.core.state_items import Candidate, StateItem, normalize_text, validate_item
+from taskmem.core.state_records import CandidateResult, ReconcileReport, StoredStateItem
+from taskmem.providers.embeddings import Embedder
+from taskmem.store import state_items as item_store
+from taskmem.store.writer import Transaction
+
+LEXICAL_MODEL = "lexical"  # the similarity used when no embedder is configured
+_OUTCOME_WORDS = {Outcome.INSERT: "inserted", Outcome.MERGE: "merged", Outcome.SUPERSEDE: "superseded",
+                  Outcome.CONFLICT: "conflicted", Outcome.DROP: "dropped"}
+
+
+@dataclasses.dataclass
+class ReconcilePlan:
+    """What one run decided, ready to persist."""
+
+    thread_id: str
+    report: ReconcileReport
+    writes: list[StoredStateItem]
+    vectors: dict[str, np.ndarray]  # uid → vector to store (new items, and old ones embedded now)
+    model: str
+
+    def persist(self, tx: Transaction) -> list[StoredStateItem]:
+        for item in self.writes:
+            item.updated_at = tx.now
+            item_store.save_item(tx, item)
+        for uid, vector in self.vectors.items():
+            item_store.save_embedding(tx, self.thread_id, uid, self.model, vector)
+        return self.writes
+
+
+def batch_of(messages: Sequence[Message]) -> dict[str, BatchMessage]:
+    return {m.id: BatchMessage(m.created_at, m.role is Role.USER) for m in messages}
+
+
+def prepare_agent_candidates(candidates: Sequence[Candidate], batch: dict[str, BatchMessage], now: int,
+                             max_candidates: int) -> Prepared:
+    """Agent items may come without refs (the agent is the evidence); items with refs go through the
+    same ref check as extracted ones."""
+    with_refs = [c for c in candidates if c.refs]
+    prepared = prepare_candidates(with_refs, batch, max_candidates)
+    items, drops = list(prepared.items), list(prepared.drops)
+    room = max_candidates - len(with_refs)
+    for index, candidate in enumerate(c for c in candidates if not c.refs):
+        validation = validate_item(candidate)
+        if index >= room:
+            drops.append(Decision(Outcome.DROP, None, rule="over_cap", detail=f"past the cap of {max_candidates}"))
+        elif validation.item is None:
+            drops.append(Decision(Outcome.DROP, None, rule="invalid", detail="; ".join(validation.errors)))
+        else:
+            validation.item.created_at = validation.item.last_seen_at = now
+            items.append(validation.item)
+    return Prepared(items, drops, len(candidates), batch, list(prepared.coercions))
+
+
+async def plan_reconciliation(
+    existing: list[StoredStateItem], stored_vectors: dict[str, np.ndarray], prepared: Prepared,
+    embedder: Embedder | None, thresholds: ReconcileThresholds, thread_id: str, now: int,
+) -> ReconcilePlan:
+    model = embedder.model_name if embedder is not None else LEXICAL_MODEL
+    vectors: dict[str, np.ndarray] = {}
+    if embedder is not None:
+        # Embed the candidates, and any current item without a vector of this model, in one batch.
+        need = [i for i in existing if i.active and i.uid not in stored_vectors] + list(prepared.items)
+        if need:
+            matrix = await embedder.embed([item.text for item in need])
+            vectors = {item.uid: matrix[n] for n, item in enumerate(need)}
+    known = {**stored_vectors, **vectors}
+    similarity = _cosine(known) if embedder is not None else _lexical
+    result = reconcile_candidates(prepared, existing, similarity, thresholds)
+    texts = {item.uid: item.text for item in prepared.items}
+    writes = [_stored(item, thread_id, now) for item in result.writes]
+    _link_conflicts(result.decisions, {item.uid: item for item in writes})
+    report = ReconcileReport(extracted=prepared.extracted, results=[
+        _result(d, texts) for d in result.decisions], embedding_model=model)
+    # New rows need their vector; existing items embedded just now keep theirs for next time.
+    keep = set(result.inserted) | {item.uid for item in existing}
+    to_store = {uid: vector for uid, vector in vectors.items() if uid in keep}
+    return ReconcilePlan(thread_id, report, writes, to_store, model)
+
+
+def _cosine(vectors: dict[str, np.ndarray]) -> Callable[[StateItem, StateItem], float]:
+    def similarity(a: StateItem, b: StateItem) -> float:
+        va, vb = vectors.get(a.uid), vectors.get(b.uid)
+        return float(np.dot(va, vb)) if va is not None and vb is not None else 0.0
+    return similarity
+
+
+def _lexical(a: StateItem, b: StateItem) -> float:
+    """With no embedder: how alike the normalised texts are (0..1), so reconciliation still runs."""
+    return difflib.SequenceMatcher(None, normalize_text(a.text), normalize_text(b.text)).ratio()
+
+
+def _stored(item: StateItem, thread_id: str, now: int) -> StoredStateItem:
+    if isinstance(item, StoredStateItem):
+        return dataclasses.replace(item, conflict_with=list(item.conflict_with))
+    return item_store.stored(item, thread_id, now)
+
+
+def _link_conflicts(decisions: list[Decision], by_uid: dict[str, StoredStateItem]) -> None:
+    for d in decisions:
+        if d.outcome is Outcome.CONFLICT and d.candidate_uid and d.existing_uid:
+            for one, other in ((d.candidate_uid, d.existing_uid), (d.existing_uid, d.candidate_uid)):
+                item = by_uid.get(one)
+                if item is not None and other not in item.conflict_with:
+                    item.conflict_with.append(other)
+
+
+def _result(d: Decision, texts: dict[str, str]) -> CandidateResult:
+    reason = d.rule + (f": {d.detail}" if d.detail else "")
+    if d.score is not None and d.outcome is not Outcome.DROP:
+        reason += f" (score {d.score:.3f})"
+    return CandidateResult(uid=d.candidate_uid or "", text=texts.get(d.candidate_uid or "", ""),
+                           outcome=_OUTCOME_WORDS[d.outcome], target_uid=d.existing_uid or "",
+                           similarity=round(d.score or 0.0, 4), reason=reason)
