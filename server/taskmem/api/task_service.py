@@ -2,15 +2,14 @@
 
 from __future__ import annotations
 
-import hashlib
-from collections.abc import AsyncIterator, Callable
-from typing import Any, TypeVar
+from collections.abc import AsyncIterator
+from typing import Any
 
 import grpc
-from google.protobuf.message import Message as ProtoMessage
 
 from taskmem.api import convert, validate
 from taskmem.api.errors import streaming, unary
+from taskmem.api.idempotent import write_once
 from taskmem.api.scope import CallScope, current_scope
 from taskmem.core import paging
 from taskmem.core.actions import Action, ActionStatus, ActionType, Completion
@@ -22,14 +21,12 @@ from taskmem.core.plans import SUMMARY_MAX, ItemStatus, Plan, PlanItem, validate
 from taskmem.core.progress import compute_progress
 from taskmem.core.tasks import UPDATABLE_FIELDS, ApprovalMode, ErrorSummary, Task, TaskStatus
 from taskmem.store import actions as action_store
-from taskmem.store import idempotency
 from taskmem.store import messages as message_store
 from taskmem.store import tasks as task_store
 from taskmem.store.storage import Storage
 from taskmem.store.writer import Reader, Transaction
 from taskmem.v1 import event_pb2, task_pb2, task_service_pb2 as pb, task_service_pb2_grpc
 
-R = TypeVar("R", bound=ProtoMessage)
 
 NAME_MAX, GOAL_MAX, TITLE_MAX, NARRATIVE_MAX = 200, 20_000, 500, 5_000
 PLAN_MAX, DEPENDS_MAX, LOG_LINES_MAX, STREAM_MAX = 500, 50, 1_000, 32
@@ -91,16 +88,6 @@ def _task_changes(request: pb.UpdateTaskRequest) -> dict[str, Any]:
     return changes
 
 
-def _thread(task_id: str, thread_id: str) -> str:
-    validate.identifier("task_id", task_id, required=False)
-    validate.identifier("thread_id", thread_id, required=False)
-    if not task_id and not thread_id:
-        raise InvalidArgument("task_id", "either task_id or thread_id is required")
-    if task_id and thread_id and task_id != thread_id:
-        raise InvalidArgument("thread_id", "a task's thread id is its task id; send one of the two")
-    return task_id or thread_id
-
-
 def _event_filter(scope: CallScope, task_ids: Any, types: Any) -> EventFilter:
     validate.count("task_ids", task_ids, FILTER_MAX)
     for task_id in task_ids:
@@ -120,26 +107,6 @@ def _progress_record(db: Reader, namespace: str, task_id: str, count: int) -> tu
 class TaskService(task_service_pb2_grpc.TaskServiceServicer):
     def __init__(self, storage: Storage) -> None:
         self._storage = storage
-
-    async def _write(self, context: grpc.aio.ServicerContext, request: Any, response_type: type[R],
-                     mutation: Callable[[Transaction], R]) -> R:
-        """Run a mutation in the writer; with a request_id, a retry returns the first response (AIP-155)."""
-        scope = current_scope()
-        request_id = validate.identifier("request_id", request.request_id, required=False)
-        if not request_id:
-            return await self._storage.write(mutation, scope.namespace, scope.correlation_id)
-        method = type(request).__name__
-        digest = hashlib.sha256(request.SerializeToString(deterministic=True)).hexdigest()
-
-        def once(tx: Transaction) -> R:
-            stored = idempotency.stored_response(tx, request_id, method, digest)
-            if stored is not None:
-                return response_type.FromString(stored)
-            response = mutation(tx)
-            idempotency.store_response(tx, request_id, method, digest, response.SerializeToString())
-            return response
-
-        return await self._storage.write(once, scope.namespace, scope.correlation_id)
 
     # --- tasks -------------------------------------------------------------------------------
 
@@ -163,7 +130,7 @@ class TaskService(task_service_pb2_grpc.TaskServiceServicer):
             task, plan = task_store.create_task(tx, task, items)
             return pb.CreateTaskResponse(task=convert.task(task), plan=convert.plan(plan))
 
-        return await self._write(context, request, pb.CreateTaskResponse, create)
+        return await write_once(self._storage, request, pb.CreateTaskResponse, create)
 
     @unary
     async def GetTask(self, request: pb.GetTaskRequest, context: grpc.aio.ServicerContext) -> pb.GetTaskResponse:
@@ -202,7 +169,7 @@ class TaskService(task_service_pb2_grpc.TaskServiceServicer):
             task = task_store.update_task(tx, task_id, changes, request.task.etag)
             return pb.UpdateTaskResponse(task=convert.task(task))
 
-        return await self._write(context, request, pb.UpdateTaskResponse, update)
+        return await write_once(self._storage, request, pb.UpdateTaskResponse, update)
 
     # --- plans -------------------------------------------------------------------------------
 
@@ -216,7 +183,7 @@ class TaskService(task_service_pb2_grpc.TaskServiceServicer):
         def replace(tx: Transaction) -> pb.ReplacePlanResponse:
             return pb.ReplacePlanResponse(plan=convert.plan(task_store.replace_plan(tx, task_id, items, reason)))
 
-        return await self._write(context, request, pb.ReplacePlanResponse, replace)
+        return await write_once(self._storage, request, pb.ReplacePlanResponse, replace)
 
     @unary
     async def GetPlan(self, request: pb.GetPlanRequest, context: grpc.aio.ServicerContext) -> pb.GetPlanResponse:
@@ -244,7 +211,7 @@ class TaskService(task_service_pb2_grpc.TaskServiceServicer):
             item = task_store.update_plan_item(tx, task_id, item_id, status, summary, issue)
             return pb.UpdatePlanItemResponse(item=convert.plan_item(item))
 
-        return await self._write(context, request, pb.UpdatePlanItemResponse, update)
+        return await write_once(self._storage, request, pb.UpdatePlanItemResponse, update)
 
     # --- actions -----------------------------------------------------------------------------
 
@@ -273,7 +240,7 @@ class TaskService(task_service_pb2_grpc.TaskServiceServicer):
                             **fields)  # type: ignore[arg-type]
             return pb.RecordActionResponse(action=convert.action(action_store.record_action(tx, action)))
 
-        return await self._write(context, request, pb.RecordActionResponse, record)
+        return await write_once(self._storage, request, pb.RecordActionResponse, record)
 
     @unary
     async def CompleteAction(self, request: pb.CompleteActionRequest,
@@ -294,7 +261,7 @@ class TaskService(task_service_pb2_grpc.TaskServiceServicer):
             action = action_store.finish_action(tx, action_id, completion)
             return pb.CompleteActionResponse(action=convert.action(action))
 
-        return await self._write(context, request, pb.CompleteActionResponse, complete)
+        return await write_once(self._storage, request, pb.CompleteActionResponse, complete)
 
     @unary
     async def ListActions(self, request: pb.ListActionsRequest,
@@ -322,7 +289,7 @@ class TaskService(task_service_pb2_grpc.TaskServiceServicer):
             first, last = action_store.append_log(tx, action_id, lines)
             return pb.AppendActionLogResponse(first_sequence=first, last_sequence=last)
 
-        return await self._write(context, request, pb.AppendActionLogResponse, append)
+        return await write_once(self._storage, request, pb.AppendActionLogResponse, append)
 
     @streaming
     async def TailActionLog(self, request: pb.TailActionLogRequest,
@@ -351,7 +318,7 @@ class TaskService(task_service_pb2_grpc.TaskServiceServicer):
     @unary
     async def PostMessage(self, request: pb.PostMessageRequest,
                           context: grpc.aio.ServicerContext) -> pb.PostMessageResponse:
-        thread_id = _thread(request.task_id, request.thread_id)
+        thread_id = validate.thread(request.task_id, request.thread_id)
         role = validate.enum("role", request.role, task_pb2.MessageRole, Role)
         if role is None:
             raise InvalidArgument("role", "is required")
@@ -363,13 +330,13 @@ class TaskService(task_service_pb2_grpc.TaskServiceServicer):
                               tx.now, request.task_id)
             return pb.PostMessageResponse(message=convert.message(message_store.post_message(tx, message)))
 
-        return await self._write(context, request, pb.PostMessageResponse, post)
+        return await write_once(self._storage, request, pb.PostMessageResponse, post)
 
     @unary
     async def ListMessages(self, request: pb.ListMessagesRequest,
                            context: grpc.aio.ServicerContext) -> pb.ListMessagesResponse:
         scope = current_scope()
-        thread_id = _thread(request.task_id, request.thread_id)
+        thread_id = validate.thread(request.task_id, request.thread_id)
         kinds = [k for k in (validate.enum("kinds", k, task_pb2.MessageKind, Kind) for k in request.kinds) if k]
         size = paging.page_size(request.page_size)
         filter_key = [scope.namespace, thread_id, sorted(kinds)]
@@ -392,7 +359,7 @@ class TaskService(task_service_pb2_grpc.TaskServiceServicer):
             snapshot = message_store.record_snapshot(tx, snapshot)
             return pb.RecordContextSnapshotResponse(snapshot=convert.snapshot(snapshot))
 
-        return await self._write(context, request, pb.RecordContextSnapshotResponse, record)
+        return await write_once(self._storage, request, pb.RecordContextSnapshotResponse, record)
 
     @unary
     async def ListContextSnapshots(self, request: pb.ListContextSnapshotsRequest,

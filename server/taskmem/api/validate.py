@@ -43,6 +43,17 @@ def identifier(field: str, value: str, *, required: bool = True) -> str:
     return value
 
 
+def thread(task_id: str, thread_id: str) -> str:
+    """The thread a request names: a task's thread (its id) or a standalone thread id, not both."""
+    identifier("task_id", task_id, required=False)
+    identifier("thread_id", thread_id, required=False)
+    if not task_id and not thread_id:
+        raise InvalidArgument("task_id", "either task_id or thread_id is required")
+    if task_id and thread_id and task_id != thread_id:
+        raise InvalidArgument("thread_id", "a task's thread id is its task id; send one of the two")
+    return task_id or thread_id
+
+
 def count(field: str, items: Iterable[Any], limit: int, *, required: bool = False) -> None:
     n = len(list(items))
     if required and n == 0:
