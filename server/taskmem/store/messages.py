@@ -23,6 +23,11 @@ def snapshot_from_row(row: Row) -> ContextSnapshot:
 def post_message(tx: Transaction, message: Message) -> Message:
     if message.task_id:
         touch_task(tx, message.task_id)
+    return insert_message(tx, message)
+
+
+def insert_message(tx: Transaction, message: Message) -> Message:
+    """Store the message and its event; the caller answers for touching its task."""
     tx.execute(
         "INSERT INTO messages (namespace, id, thread_id, task_id, role, kind, content, created_at)"
         " VALUES (?, ?, ?, ?, ?, ?, ?, ?)",

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+from collections.abc import Callable
 from typing import Any
 
 from taskmem.core.errors import NotFound
@@ -167,6 +168,16 @@ def create_task(tx: Transaction, task: Task, items: list[PlanItem]) -> tuple[Tas
 def update_task(tx: Transaction, task_id: str, changes: dict[str, Any], etag: str) -> Task:
     task = load_task(tx, tx.namespace, task_id)
     check_etag(task, etag)
+    return _save_changes(tx, task, changes)
+
+
+def update_task_metadata(tx: Transaction, task_id: str, change: Callable[[dict[str, Any]], dict[str, Any]]) -> Task:
+    """Replace the task's metadata with change(current metadata), reading the task once."""
+    task = load_task(tx, tx.namespace, task_id)
+    return _save_changes(tx, task, {"metadata": change(task.metadata)})
+
+
+def _save_changes(tx: Transaction, task: Task, changes: dict[str, Any]) -> Task:
     previous = apply_task_changes(task, changes, tx.now)
     values = _task_values(task)
     tx.execute(_SAVE_TASK, (*values[2:], task.namespace, task.id))

@@ -24,7 +24,7 @@ from taskmem.core.waits import (
     task_status_outcome,
 )
 from taskmem.store import tasks as task_store
-from taskmem.store.messages import post_message
+from taskmem.store.messages import insert_message
 from taskmem.store.writer import Reader, Row, Transaction
 
 _COLUMNS = (
@@ -96,10 +96,10 @@ def task_status_of(db: Reader, namespace: str, task_id: str) -> str | None:
 
 def _record_on_task(tx: Transaction, wait: Wait, content: str) -> None:
     """The system message in the linked task's thread, and its wait metadata keys."""
-    post_message(tx, Message(tx.namespace, new_id("msg"), wait.task_id, Role.SYSTEM, Kind.WAIT, content, tx.now,
-                             wait.task_id))
-    task = task_store.load_task(tx, tx.namespace, wait.task_id)
-    task_store.update_task(tx, wait.task_id, {"metadata": metadata_after(task.metadata, wait, tx.now)}, "")
+    # The metadata update touches the task, so the message need not.
+    insert_message(tx, Message(tx.namespace, new_id("msg"), wait.task_id, Role.SYSTEM, Kind.WAIT, content, tx.now,
+                               wait.task_id))
+    task_store.update_task_metadata(tx, wait.task_id, lambda metadata: metadata_after(metadata, wait, tx.now))
 
 
 def _end(tx: Transaction, wait: Wait, status: WaitStatus, result: str, forced: bool = False) -> Wait:
