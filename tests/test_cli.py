@@ -15,11 +15,14 @@ from pathlib import Path
 
 import grpc
 import pytest
+import yaml
 
 from taskmem.cli import main
 from taskmem.commands import tasks as tasks_command
-from taskmem.v1 import task_pb2
+from taskmem.v1 import state_pb2, task_pb2
+from taskmem.v1 import state_service_pb2 as spb
 from taskmem.v1 import task_service_pb2 as pb
+from taskmem.v1.state_service_pb2_grpc import StateServiceStub
 from taskmem.v1.task_service_pb2_grpc import TaskServiceStub
 from tests.support.server_process import ServerProcess
 
@@ -307,6 +310,46 @@ def free_port() -> int:
         probe.bind(("127.0.0.1", 0))
         return int(probe.getsockname()[1])
 
+
+
+def test_state_show_prints_the_task_state_yaml_and_names_what_a_small_budget_left_out(
+        cli_server: ServerProcess, address: str, stub: TaskServiceStub, capsys: pytest.CaptureFixture[str]) -> None:
+    task = stub.CreateTask(pb.CreateTaskRequest(name="state via cli", plan=[spec("fetch"), spec("build", "fetch")]))
+    with grpc.insecure_channel(cli_server.address) as channel:
+        for n in range(12):
+            StateServiceStub(channel).AddDecision(spb.AddDecisionRequest(task_id=task.task.id, text=f"decision {n}"))
+    code, out, err = run_cli(capsys, "state", "show", task.task.id, "--address", address)
+    assert code == 0 and err == ""
+    shown = yaml.safe_load(out)
+    assert shown["task"]["id"] == task.task.id
+    assert [subtask["id"] for subtask in shown["subtasks"]] == ["fetch", "build"]
+    assert len(shown["decisions_log"]) == 10  # the newest ten; all twelve stay stored as memory entries
+
+    code, out, err = run_cli(capsys, "state", "show", task.task.id, "--budget", "60", "--address", address)
+    assert code == 0 and len(out) < 400
+    assert err.startswith("# ") and "left out:" in err
+
+
+def test_state_items_prints_the_structured_state_one_line_each(
+        cli_server: ServerProcess, address: str, stub: TaskServiceStub, capsys: pytest.CaptureFixture[str]) -> None:
+    task = stub.CreateTask(pb.CreateTaskRequest(name="items via cli")).task
+    code, out, _ = run_cli(capsys, "state", "items", task.id, "--address", address)
+    assert code == 0 and out == "No current state items.\n"
+    said = stub.PostMessage(pb.PostMessageRequest(task_id=task.id, role=task_pb2.MESSAGE_ROLE_USER,
+                                                  content="Use Redis for caching")).message.id
+    with grpc.insecure_channel(cli_server.address) as channel:
+        StateServiceStub(channel).UpsertStateItems(spb.UpsertStateItemsRequest(task_id=task.id, items=[
+            state_pb2.StateItemCandidate(type=state_pb2.STATE_ITEM_TYPE_DECISION, text="Use Redis for caching",
+                                         refs=[said])]))
+    code, out, _ = run_cli(capsys, "state", "items", task.id, "--address", address)
+    assert code == 0
+    assert any("DECISION" in line and "Use Redis for caching" in line for line in out.splitlines())
+
+
+def test_state_show_of_an_unknown_task_exits_1_with_not_found(address: str,
+                                                              capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, err = run_cli(capsys, "state", "show", "task_missing", "--address", address)
+    assert code == 1 and out == "" and err.startswith("taskmem: NOT_FOUND:")
 
 class LineReader:
     """Reads a subprocess's stdout on a thread so a test can wait for a line with a timeout."""

@@ -49,6 +49,22 @@ def build_parser() -> argparse.ArgumentParser:
     tail.add_argument("--follow", "-f", action="store_true", help="keep printing new events until Ctrl-C")
     add_connection_arguments(tail)
 
+    state = commands.add_parser("state", help="render a task's state").add_subparsers(dest="state_command",
+                                                                                      required=True)
+    state_show = state.add_parser("show", help="the task-state YAML: plan, subtasks, decisions, errors")
+    state_show.add_argument("task_id", metavar="ID")
+    state_show.add_argument("--budget", type=_argument_type(_positive_int), default=1500, metavar="TOKENS",
+                            help="at most this many tokens (default 1500)")
+    add_connection_arguments(state_show)
+    state_items = state.add_parser("items", help="the structured state: decisions, constraints, actions, "
+                                                 "questions, risks, one line each")
+    state_items.add_argument("task_id", metavar="ID")
+    state_items.add_argument("--budget", type=_argument_type(_positive_int), default=1000, metavar="TOKENS",
+                             help="at most this many tokens (default 1000)")
+    state_items.add_argument("--max-items", type=_argument_type(_positive_int), default=0, metavar="N",
+                             help="at most this many items (default: the server's limit)")
+    add_connection_arguments(state_items)
+
     export = commands.add_parser("export", help="write a task as a directory of files")
     export.add_argument("task_id", metavar="ID")
     export.add_argument("directory", metavar="DIR", type=Path, help="the directory to create; must not exist")
@@ -75,7 +91,7 @@ def main(argv: list[str] | None = None) -> int:
 
 def run_client(args: argparse.Namespace) -> int:
     """Every command but serve: connect, run it, and turn how it ended into an exit status."""
-    from taskmem.commands import events, export, tasks
+    from taskmem.commands import events, export, state, tasks
     from taskmem.commands.connection import ServerOptions, connect
     from taskmem.commands.runner import run_client_command
 
@@ -95,6 +111,11 @@ def run_client(args: argparse.Namespace) -> int:
             elif args.command == "events":
                 await events.print_stored_events(client, out, task_ids=args.task_ids, types=_flatten(args.types),
                                                  after_cursor=args.after)
+            elif args.command == "state" and args.state_command == "show":
+                await state.show_task_state(client, out, sys.stderr, args.task_id, budget=args.budget)
+            elif args.command == "state":
+                await state.show_state_items(client, out, sys.stderr, args.task_id, budget=args.budget,
+                                             max_items=args.max_items)
             elif args.command == "export":
                 written = await export.export_task(client, args.task_id, args.directory)
                 print(f"exported {args.task_id} to {written}", file=out)

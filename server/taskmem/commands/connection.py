@@ -11,6 +11,7 @@ from typing import Any
 
 import grpc
 
+from taskmem.v1.state_service_pb2_grpc import StateServiceStub
 from taskmem.v1.task_service_pb2_grpc import TaskServiceStub
 
 DEFAULT_ADDRESS = "127.0.0.1:50051"
@@ -55,11 +56,13 @@ def add_connection_arguments(parser: argparse.ArgumentParser) -> None:
 
 @dataclasses.dataclass(frozen=True)
 class TaskClient:
-    """A TaskService stub plus the keyword arguments its calls need:
-    `await client.stub.GetTask(request, **client.unary)`, `client.stub.SubscribeEvents(request, **client.stream)`."""
+    """The service stubs plus the keyword arguments their calls need:
+    `await client.stub.GetTask(request, **client.unary)`, `client.stub.SubscribeEvents(request, **client.stream)`,
+    `await client.state.RenderState(request, **client.unary)`."""
 
     stub: TaskServiceStub
     metadata: tuple[tuple[str, str], ...]
+    state: StateServiceStub
 
     @property
     def unary(self) -> dict[str, Any]:
@@ -78,4 +81,4 @@ async def connect(options: ServerOptions) -> AsyncIterator[TaskClient]:
     else:
         channel = grpc.aio.insecure_channel(options.address)
     async with channel:
-        yield TaskClient(TaskServiceStub(channel), options.call_metadata())
+        yield TaskClient(TaskServiceStub(channel), options.call_metadata(), StateServiceStub(channel))
