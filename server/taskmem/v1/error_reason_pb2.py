@@ -24,7 +24,7 @@ _sym_db = _symbol_database.Default()
 
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x1dtaskmem/v1/error_reason.proto\x12\ntaskmem.v1*\xb2\x05\n\x0b\x45rrorReason\x12\x1c\n\x18\x45RROR_REASON_UNSPECIFIED\x10\x00\x12\x1e\n\x1a\x45RROR_REASON_INVALID_FIELD\x10\x01\x12\"\n\x1e\x45RROR_REASON_MALFORMED_REQUEST\x10\x02\x12\x1f\n\x1b\x45RROR_REASON_LIMIT_EXCEEDED\x10\x03\x12\x1b\n\x17\x45RROR_REASON_PLAN_CYCLE\x10\x04\x12(\n$ERROR_REASON_PLAN_UNKNOWN_DEPENDENCY\x10\x05\x12\x1a\n\x16\x45RROR_REASON_NOT_FOUND\x10\x06\x12\x1f\n\x1b\x45RROR_REASON_ALREADY_EXISTS\x10\x07\x12\x1b\n\x17\x45RROR_REASON_STALE_ETAG\x10\x08\x12#\n\x1f\x45RROR_REASON_ILLEGAL_TRANSITION\x10\t\x12$\n ERROR_REASON_FAILED_PRECONDITION\x10\n\x12\"\n\x1e\x45RROR_REASON_REQUEST_ID_REUSED\x10\x0b\x12 \n\x1c\x45RROR_REASON_UNAUTHENTICATED\x10\x0c\x12!\n\x1d\x45RROR_REASON_NAMESPACE_DENIED\x10\r\x12\x1f\n\x1b\x45RROR_REASON_NOT_CONFIGURED\x10\x0e\x12\x1e\n\x1a\x45RROR_REASON_SHUTTING_DOWN\x10\x0f\x12\x1f\n\x1b\x45RROR_REASON_ADMIN_REQUIRED\x10\x10\x12\"\n\x1e\x45RROR_REASON_MODEL_UNAVAILABLE\x10\x14\x12\x1e\n\x1a\x45RROR_REASON_MODEL_TIMEOUT\x10\x15\x12%\n!ERROR_REASON_MODEL_OUTPUT_INVALID\x10\x16\x42@Z>github.com/taskmem/taskmem/clients/go/gen/taskmem/v1;taskmemv1b\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x1dtaskmem/v1/error_reason.proto\x12\ntaskmem.v1*\xfe\x05\n\x0b\x45rrorReason\x12\x1c\n\x18\x45RROR_REASON_UNSPECIFIED\x10\x00\x12\x1e\n\x1a\x45RROR_REASON_INVALID_FIELD\x10\x01\x12\"\n\x1e\x45RROR_REASON_MALFORMED_REQUEST\x10\x02\x12\x1f\n\x1b\x45RROR_REASON_LIMIT_EXCEEDED\x10\x03\x12\x1b\n\x17\x45RROR_REASON_PLAN_CYCLE\x10\x04\x12(\n$ERROR_REASON_PLAN_UNKNOWN_DEPENDENCY\x10\x05\x12\x1a\n\x16\x45RROR_REASON_NOT_FOUND\x10\x06\x12\x1f\n\x1b\x45RROR_REASON_ALREADY_EXISTS\x10\x07\x12\x1b\n\x17\x45RROR_REASON_STALE_ETAG\x10\x08\x12#\n\x1f\x45RROR_REASON_ILLEGAL_TRANSITION\x10\t\x12$\n ERROR_REASON_FAILED_PRECONDITION\x10\n\x12\"\n\x1e\x45RROR_REASON_REQUEST_ID_REUSED\x10\x0b\x12 \n\x1c\x45RROR_REASON_UNAUTHENTICATED\x10\x0c\x12!\n\x1d\x45RROR_REASON_NAMESPACE_DENIED\x10\r\x12\x1f\n\x1b\x45RROR_REASON_NOT_CONFIGURED\x10\x0e\x12\x1e\n\x1a\x45RROR_REASON_SHUTTING_DOWN\x10\x0f\x12\x1f\n\x1b\x45RROR_REASON_ADMIN_REQUIRED\x10\x10\x12\"\n\x1e\x45RROR_REASON_CHECKSUM_MISMATCH\x10\x11\x12&\n\"ERROR_REASON_EMBEDDING_UNAVAILABLE\x10\x12\x12\"\n\x1e\x45RROR_REASON_MODEL_UNAVAILABLE\x10\x14\x12\x1e\n\x1a\x45RROR_REASON_MODEL_TIMEOUT\x10\x15\x12%\n!ERROR_REASON_MODEL_OUTPUT_INVALID\x10\x16\x42@Z>github.com/taskmem/taskmem/clients/go/gen/taskmem/v1;taskmemv1b\x06proto3')
 
 _globals = globals()
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, _globals)
@@ -33,5 +33,5 @@ if not _descriptor._USE_C_DESCRIPTORS:
   _globals['DESCRIPTOR']._loaded_options = None
   _globals['DESCRIPTOR']._serialized_options = b'Z>github.com/taskmem/taskmem/clients/go/gen/taskmem/v1;taskmemv1'
   _globals['_ERRORREASON']._serialized_start=46
-  _globals['_ERRORREASON']._serialized_end=736
+  _globals['_ERRORREASON']._serialized_end=812
 # @@protoc_insertion_point(module_scope)

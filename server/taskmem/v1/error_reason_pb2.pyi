@@ -62,6 +62,15 @@ class _ErrorReasonEnumTypeWrapper(_enum_type_wrapper._EnumTypeWrapper[_ErrorReas
     """The call needs an admin key (PERMISSION_DENIED), for example ResolveWait
     forcing a wait that is not EXTERNAL. Send "authorization: Bearer <admin key>".
     """
+    ERROR_REASON_CHECKSUM_MISMATCH: _ErrorReason.ValueType  # 17
+    """MemoryService values 17–19.
+    An artifact's given sha256 or size_bytes does not match the content sent
+    with it (INVALID_ARGUMENT); metadata["field"] names which.
+    """
+    ERROR_REASON_EMBEDDING_UNAVAILABLE: _ErrorReason.ValueType  # 18
+    """The embedding backend could not embed the text (UNAVAILABLE): the model
+    failed to load or the embedding endpoint kept failing. Nothing was written.
+    """
     ERROR_REASON_MODEL_UNAVAILABLE: _ErrorReason.ValueType  # 20
     """StateService values 20–22.
     The configured model endpoint could not be reached, or kept failing after
@@ -125,6 +134,15 @@ ERROR_REASON_SHUTTING_DOWN: ErrorReason.ValueType  # 15
 ERROR_REASON_ADMIN_REQUIRED: ErrorReason.ValueType  # 16
 """The call needs an admin key (PERMISSION_DENIED), for example ResolveWait
 forcing a wait that is not EXTERNAL. Send "authorization: Bearer <admin key>".
+"""
+ERROR_REASON_CHECKSUM_MISMATCH: ErrorReason.ValueType  # 17
+"""MemoryService values 17–19.
+An artifact's given sha256 or size_bytes does not match the content sent
+with it (INVALID_ARGUMENT); metadata["field"] names which.
+"""
+ERROR_REASON_EMBEDDING_UNAVAILABLE: ErrorReason.ValueType  # 18
+"""The embedding backend could not embed the text (UNAVAILABLE): the model
+failed to load or the embedding endpoint kept failing. Nothing was written.
 """
 ERROR_REASON_MODEL_UNAVAILABLE: ErrorReason.ValueType  # 20
 """StateService values 20–22.

@@ -68,6 +68,13 @@ const (
 	// The call needs an admin key (PERMISSION_DENIED), for example ResolveWait
 	// forcing a wait that is not EXTERNAL. Send "authorization: Bearer <admin key>".
 	ErrorReason_ERROR_REASON_ADMIN_REQUIRED ErrorReason = 16
+	// MemoryService values 17–19.
+	// An artifact's given sha256 or size_bytes does not match the content sent
+	// with it (INVALID_ARGUMENT); metadata["field"] names which.
+	ErrorReason_ERROR_REASON_CHECKSUM_MISMATCH ErrorReason = 17
+	// The embedding backend could not embed the text (UNAVAILABLE): the model
+	// failed to load or the embedding endpoint kept failing. Nothing was written.
+	ErrorReason_ERROR_REASON_EMBEDDING_UNAVAILABLE ErrorReason = 18
 	// StateService values 20–22.
 	// The configured model endpoint could not be reached, or kept failing after
 	// retries (UNAVAILABLE). Retry later; nothing was written.
@@ -100,6 +107,8 @@ var (
 		14: "ERROR_REASON_NOT_CONFIGURED",
 		15: "ERROR_REASON_SHUTTING_DOWN",
 		16: "ERROR_REASON_ADMIN_REQUIRED",
+		17: "ERROR_REASON_CHECKSUM_MISMATCH",
+		18: "ERROR_REASON_EMBEDDING_UNAVAILABLE",
 		20: "ERROR_REASON_MODEL_UNAVAILABLE",
 		21: "ERROR_REASON_MODEL_TIMEOUT",
 		22: "ERROR_REASON_MODEL_OUTPUT_INVALID",
@@ -122,6 +131,8 @@ var (
 		"ERROR_REASON_NOT_CONFIGURED":          14,
 		"ERROR_REASON_SHUTTING_DOWN":           15,
 		"ERROR_REASON_ADMIN_REQUIRED":          16,
+		"ERROR_REASON_CHECKSUM_MISMATCH":       17,
+		"ERROR_REASON_EMBEDDING_UNAVAILABLE":   18,
 		"ERROR_REASON_MODEL_UNAVAILABLE":       20,
 		"ERROR_REASON_MODEL_TIMEOUT":           21,
 		"ERROR_REASON_MODEL_OUTPUT_INVALID":    22,
@@ -160,7 +171,7 @@ var File_taskmem_v1_error_reason_proto protoreflect.FileDescriptor
 const file_taskmem_v1_error_reason_proto_rawDesc = "" +
 	"\n" +
 	"\x1dtaskmem/v1/error_reason.proto\x12\n" +
-	"taskmem.v1*\xb2\x05\n" +
+	"taskmem.v1*\xfe\x05\n" +
 	"\vErrorReason\x12\x1c\n" +
 	"\x18ERROR_REASON_UNSPECIFIED\x10\x00\x12\x1e\n" +
 	"\x1aERROR_REASON_INVALID_FIELD\x10\x01\x12\"\n" +
@@ -180,6 +191,8 @@ const file_taskmem_v1_error_reason_proto_rawDesc = "" +
 	"\x1bERROR_REASON_NOT_CONFIGURED\x10\x0e\x12\x1e\n" +
 	"\x1aERROR_REASON_SHUTTING_DOWN\x10\x0f\x12\x1f\n" +
 	"\x1bERROR_REASON_ADMIN_REQUIRED\x10\x10\x12\"\n" +
+	"\x1eERROR_REASON_CHECKSUM_MISMATCH\x10\x11\x12&\n" +
+	"\"ERROR_REASON_EMBEDDING_UNAVAILABLE\x10\x12\x12\"\n" +
 	"\x1eERROR_REASON_MODEL_UNAVAILABLE\x10\x14\x12\x1e\n" +
 	"\x1aERROR_REASON_MODEL_TIMEOUT\x10\x15\x12%\n" +
 	"!ERROR_REASON_MODEL_OUTPUT_INVALID\x10\x16B@Z>github.com/taskmem/taskmem/clients/go/gen/taskmem/v1;taskmemv1b\x06proto3"
