@@ -507,3 +507,60 @@ async def test_a_crash_between_the_model_call_and_the_commit_re_extracts_the_bat
     assert again.report.inserted == 1 and again.report.messages_read == 1
     assert [m for m, _, _ in _LINE.findall(llm.user_prompts[-1])] == [said]
     assert len(llm.requests) == 2
+
+
+# --- running summary and the live query with a model -------------------------------------------
+
+async def test_the_running_summary_follows_every_five_messages_and_feeds_query_task(llm_rpc,
+                                                                                   llm: ScriptedLLM) -> None:
+    tasks, state = llm_rpc
+    task_id = await _task(tasks, items=3, done=1)
+    for n in range(5):
+        await _say(tasks, task_id, AGENT, f"Step {n} done, image v1.2.{n}")
+    events = []
+    for _ in range(100):
+        events = (await tasks.ListEvents(tpb.ListEventsRequest(
+            task_ids=[task_id], types=[event_pb2.EVENT_TYPE_RUNNING_SUMMARY_UPDATED]))).events
+        if events:
+            break
+        await asyncio.sleep(0.05)
+    assert events and events[0].payload["message_count"] == 5
+    summarized = next(p for p in llm.user_prompts if "Previous summary:" in p)
+    assert "image v1.2.4" in summarized
+    late = await _say(tasks, task_id, USER, "Also tag the image as latest")
+    llm.answer = lambda system, user: "You finished step 0 and are on step 1; also tag latest."
+    answer = await state.QueryTask(pb.QueryTaskRequest(task_id=task_id, question="where was I?"))
+    assert answer.from_model and answer.answer.startswith("You finished step 0")
+    assert answer.running_summary == "Steps 1-2 are done; step 3 (ENUM mapping) is in progress."
+    assert answer.messages_since_summary == 1 and f"[{late}] user: Also tag" in llm.user_prompts[-1]
+    assert "Question: where was I?" in llm.user_prompts[-1]
+    built = await state.BuildContext(pb.BuildContextRequest(task_id=task_id, token_budget=2000))
+    assert built.text.startswith("## summary\nSteps 1-2 are done")
+
+
+# --- budgets are guarantees, across random tasks -----------------------------------------------
+
+_words = st.text(alphabet=st.characters(blacklist_categories=["Cs", "Cc"]), min_size=1, max_size=60)
+
+
+@settings(max_examples=12, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture,
+                                                                  HealthCheck.too_slow])
+@given(items=st.integers(0, 40), done=st.integers(0, 40), decisions=st.lists(_words, max_size=12),
+       messages=st.lists(_words, max_size=15), budget=st.integers(1, 700))
+async def test_no_rendering_is_ever_over_its_budget(server: ServerProcess, items: int, done: int,
+                                                    decisions: list[str], messages: list[str], budget: int) -> None:
+    async with grpc.aio.insecure_channel(server.address) as channel:
+        tasks, state = TaskServiceStub(channel), StateServiceStub(channel)
+        task_id = await _task(tasks, items=items, done=min(done, items), name=(decisions or ["t"])[0][:200])
+        for text in decisions:
+            await state.AddDecision(pb.AddDecisionRequest(task_id=task_id, text=text.strip() or "x"))
+        said = [await _say(tasks, task_id, USER, text) for text in messages]
+        if said:
+            await state.UpsertStateItems(pb.UpsertStateItemsRequest(task_id=task_id, items=[
+                _candidate(ACTION, text.strip() or "x", [ref]) for text, ref in zip(messages, said)]))
+        task_state = await state.GetTaskState(pb.GetTaskStateRequest(task_id=task_id, token_budget=budget))
+        rendered = await state.RenderState(pb.RenderStateRequest(task_id=task_id, token_budget=budget))
+        built = await state.BuildContext(pb.BuildContextRequest(task_id=task_id, token_budget=budget))
+    assert COUNTER.count(task_state.yaml) <= budget
+    assert COUNTER.count(rendered.text) <= budget
+    assert COUNTER.count(built.text) <= budget
