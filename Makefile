@@ -24,10 +24,10 @@ test: $(VENV)/.installed node_modules/.installed $(TOOLS)/.installed clients/ts/
 	$(MAKE) check-gen lint
 	$(MAKE) test-python test-go test-ts
 
-$(VENV)/.installed: pyproject.toml
+$(VENV)/.installed: pyproject.toml clients/python/pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
-	$(PY) -m pip install --quiet -e '.[dev]'
+	$(PY) -m pip install --quiet -e '.[dev]' -e clients/python
 	touch $@
 
 node_modules/.installed: package.json package-lock.json

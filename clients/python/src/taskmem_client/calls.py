@@ -1,0 +1,169 @@
+"""What every call gets: credentials, a deadline, a request_id, retries, TaskmemError.
+
+Implemented as grpc.aio client interceptors, so the generated stubs stay the API and keep
+their .pyi types.
+"""
+
+from __future__ import annotations
+
+import time
+import uuid
+from collections.abc import AsyncIterator, Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import grpc
+from google.protobuf.message import Message
+from tenacity import AsyncRetrying, RetryCallState, retry_if_exception, stop_after_attempt, wait_exponential_jitter
+
+from taskmem_client.errors import TaskmemError
+
+RETRYABLE_CODES = frozenset({grpc.StatusCode.UNAVAILABLE, grpc.StatusCode.DEADLINE_EXCEEDED})
+
+# Calls that change nothing, so a retry is harmless without a request_id. PutWorkingMemory
+# replaces the whole value, so repeating it leaves the same state.
+_READ_PREFIXES = ("Get", "List", "Search", "Render", "Expand", "Query", "Build")
+_IDEMPOTENT_METHODS = frozenset({"PutWorkingMemory"})
+
+
+@dataclass(frozen=True)
+class RetryPolicy:
+    """How unary calls are retried on UNAVAILABLE and DEADLINE_EXCEEDED.
+
+    Only calls that are safe to repeat are retried: those whose request has a request_id
+    (the client fills an empty one, so every attempt carries the same id and the server
+    returns the first result instead of writing again) and reads. The call's deadline
+    covers all its attempts.
+    """
+
+    attempts: int = 8
+    initial_backoff: float = 0.1
+    max_backoff: float = 2.0
+    # Deadline of one attempt in seconds (None: whatever remains of the call's deadline).
+    # Set it to retry an attempt that hangs, for example on a half-open connection.
+    attempt_timeout: float | None = None
+    # Told (error, attempt number, seconds until the next attempt) before each retry.
+    on_retry: Callable[[grpc.aio.AioRpcError, int, float], None] | None = None
+
+
+NO_RETRY = RetryPolicy(attempts=1)
+
+
+def method_name(method: str | bytes) -> str:
+    """"/taskmem.v1.TaskService/GetTask" -> "GetTask"."""
+    text = method.decode() if isinstance(method, bytes) else method
+    return text.rsplit("/", 1)[-1]
+
+
+def is_safe_to_retry(method: str, request: Message) -> bool:
+    if "request_id" in request.DESCRIPTOR.fields_by_name:
+        return True
+    return method.startswith(_READ_PREFIXES) or method in _IDEMPOTENT_METHODS
+
+
+def with_request_id(request: Message) -> Message:
+    """request with a fresh request_id if it has the field and the caller left it empty (a copy)."""
+    if "request_id" not in request.DESCRIPTOR.fields_by_name or getattr(request, "request_id"):
+        return request
+    filled = type(request)()
+    filled.CopyFrom(request)
+    setattr(filled, "request_id", uuid.uuid4().hex)
+    return filled
+
+
+def _retryable(error: BaseException) -> bool:
+    return isinstance(error, grpc.aio.AioRpcError) and error.code() in RETRYABLE_CODES
+
+
+def call_interceptors(metadata: Sequence[tuple[str, str]], default_timeout: float | None,
+                      retry: RetryPolicy) -> list[grpc.aio.ClientInterceptor]:
+    """The channel's interceptors. grpc.aio files each interceptor under one kind only, so the
+    unary and the streaming halves are separate objects."""
+    return [UnaryCallInterceptor(metadata, default_timeout, retry), StreamCallInterceptor(metadata)]
+
+
+class _MetadataMixin:
+    _metadata: tuple[tuple[str, str], ...]
+
+    def _details(self, details: grpc.aio.ClientCallDetails, timeout: float | None) -> grpc.aio.ClientCallDetails:
+        metadata = grpc.aio.Metadata(*self._metadata)
+        for key, value in details.metadata or ():
+            if key in metadata:
+                del metadata[key]  # the call's own value wins over the client's
+            metadata.add(key, value)
+        return grpc.aio.ClientCallDetails(details.method, timeout, metadata, details.credentials,
+                                          details.wait_for_ready)
+
+
+class UnaryCallInterceptor(_MetadataMixin, grpc.aio.UnaryUnaryClientInterceptor):
+    """Adds the metadata, a default deadline, a request_id and retries to unary calls."""
+
+    def __init__(self, metadata: Sequence[tuple[str, str]], default_timeout: float | None,
+                 retry: RetryPolicy) -> None:
+        self._metadata = tuple(metadata)
+        self._default_timeout = default_timeout
+        self._retry = retry
+
+    async def intercept_unary_unary(self, continuation: Any, client_call_details: grpc.aio.ClientCallDetails,
+                                    request: Any) -> Any:
+        timeout = client_call_details.timeout if client_call_details.timeout is not None else self._default_timeout
+        deadline = None if timeout is None else time.monotonic() + timeout
+        request = with_request_id(request)
+        policy = self._retry
+        attempts = policy.attempts if is_safe_to_retry(method_name(client_call_details.method), request) else 1
+
+        def remaining() -> float | None:
+            return None if deadline is None else deadline - time.monotonic()
+
+        backoff = wait_exponential_jitter(multiplier=policy.initial_backoff, jitter=policy.initial_backoff,
+                                          max=policy.max_backoff)
+
+        def wait(state: RetryCallState) -> float:
+            pause = backoff(state)
+            left = remaining()
+            return pause if left is None else max(0.0, min(pause, left))
+
+        def stop(state: RetryCallState) -> bool:
+            left = remaining()
+            return stop_after_attempt(attempts)(state) or (left is not None and left <= 0)
+
+        def before_sleep(state: RetryCallState) -> None:
+            error = state.outcome.exception() if state.outcome is not None else None
+            if policy.on_retry is not None and isinstance(error, grpc.aio.AioRpcError):
+                sleep = state.next_action.sleep if state.next_action is not None else 0.0
+                policy.on_retry(error, state.attempt_number, sleep)
+
+        try:
+            async for attempt in AsyncRetrying(retry=retry_if_exception(_retryable), stop=stop, wait=wait,
+                                               before_sleep=before_sleep, reraise=True):
+                with attempt:
+                    left = remaining()
+                    attempt_timeout = policy.attempt_timeout
+                    if left is not None:
+                        attempt_timeout = left if attempt_timeout is None else min(attempt_timeout, left)
+                    call = await continuation(self._details(client_call_details, attempt_timeout), request)
+                    return await call
+        except grpc.aio.AioRpcError as error:
+            raise TaskmemError.wrap(error) from None
+        raise AssertionError("unreachable: tenacity either returns or raises")
+
+
+class StreamCallInterceptor(_MetadataMixin, grpc.aio.UnaryStreamClientInterceptor):
+    """Adds the metadata to server-streaming calls and raises their errors as TaskmemError."""
+
+    def __init__(self, metadata: Sequence[tuple[str, str]]) -> None:
+        self._metadata = tuple(metadata)
+
+    async def intercept_unary_stream(self, continuation: Any, client_call_details: grpc.aio.ClientCallDetails,
+                                     request: Any) -> Any:
+        # Streams have no default deadline: subscriptions, tails and watches are open-ended.
+        call = await continuation(self._details(client_call_details, client_call_details.timeout), request)
+        return _raising_taskmem_errors(call)
+
+
+async def _raising_taskmem_errors(call: AsyncIterator[Any]) -> AsyncIterator[Any]:
+    try:
+        async for response in call:
+            yield response
+    except grpc.aio.AioRpcError as error:
+        raise TaskmemError.wrap(error) from None

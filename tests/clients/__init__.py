@@ -1,0 +1,1 @@
+"""Tests of the client libraries against a live server."""
