@@ -4,7 +4,8 @@
 // It is a thin layer over the generated gRPC stubs in
 // github.com/taskmem/taskmem/clients/go/gen/taskmem/v1: Dial opens one
 // connection with the bearer token, namespace, TLS and keepalive settings a
-// taskmem server expects, Client.Tasks is the generated TaskServiceClient, and
+// taskmem server expects, Client.Tasks, Client.Waits, Client.State and
+// Client.Memory are the generated service clients, and
 // Client.Events ranges over the event stream, resuming from the last cursor
 // after a broken connection.
 //
@@ -42,6 +43,15 @@ type Client struct {
 	// Tasks is the TaskService: tasks, plans, actions, messages, context
 	// snapshots, events and progress.
 	Tasks taskmemv1.TaskServiceClient
+	// Waits is the WaitService: timer, task-status, event, HTTP, file and
+	// external waits, and WatchWait.
+	Waits taskmemv1.WaitServiceClient
+	// State is the StateService: task state, structured state items, working
+	// memory, BuildContext and QueryTask.
+	State taskmemv1.StateServiceClient
+	// Memory is the MemoryService: memory entries and search, knowledge,
+	// episodes, artifacts and patterns.
+	Memory taskmemv1.MemoryServiceClient
 
 	conn *grpc.ClientConn
 }
@@ -83,8 +93,11 @@ func Dial(ctx context.Context, addr string, opts ...Option) (*Client, error) {
 // one field above and one line here.
 func newClient(conn *grpc.ClientConn) *Client {
 	return &Client{
-		Tasks: taskmemv1.NewTaskServiceClient(conn),
-		conn:  conn,
+		Tasks:  taskmemv1.NewTaskServiceClient(conn),
+		Waits:  taskmemv1.NewWaitServiceClient(conn),
+		State:  taskmemv1.NewStateServiceClient(conn),
+		Memory: taskmemv1.NewMemoryServiceClient(conn),
+		conn:   conn,
 	}
 }
 

@@ -8,16 +8,21 @@ import { createClient, type Client, type Interceptor, type Transport } from "@co
 import { createGrpcTransport, Http2SessionManager } from "@connectrpc/connect-node";
 
 import type { Event } from "./gen/taskmem/v1/event_pb.js";
+import { MemoryService } from "./gen/taskmem/v1/memory_service_pb.js";
+import { StateService } from "./gen/taskmem/v1/state_service_pb.js";
 import { TaskService } from "./gen/taskmem/v1/task_service_pb.js";
+import { WaitService } from "./gen/taskmem/v1/wait_service_pb.js";
 import { subscribeEvents, type EventFilter, type SubscribeOptions } from "./events.js";
 
 /**
  * The services of the API, under the property name a TaskmemClient exposes
- * each one as. Adding a service to the client is one line here, for example
- * `waits: WaitService`.
+ * each one as. Adding a service to the client is one line here.
  */
 export const services = {
   tasks: TaskService,
+  waits: WaitService,
+  state: StateService,
+  memory: MemoryService,
 } as const;
 
 /** One typed Connect-ES client per service: `client.tasks.createTask(...)`. */

@@ -18,8 +18,14 @@ export { ERROR_DOMAIN, errorField, errorInfo, ErrorInfoSchema, errorReason, type
 // The generated messages, enums and service descriptors.
 export * from "./gen/taskmem/v1/error_reason_pb.js";
 export * from "./gen/taskmem/v1/event_pb.js";
+export * from "./gen/taskmem/v1/memory_pb.js";
+export * from "./gen/taskmem/v1/memory_service_pb.js";
+export * from "./gen/taskmem/v1/state_pb.js";
+export * from "./gen/taskmem/v1/state_service_pb.js";
 export * from "./gen/taskmem/v1/task_pb.js";
 export * from "./gen/taskmem/v1/task_service_pb.js";
+export * from "./gen/taskmem/v1/wait_pb.js";
+export * from "./gen/taskmem/v1/wait_service_pb.js";
 
 // What callers need from Connect-ES to handle errors and set call options.
 export { Code, ConnectError, type CallOptions, type Interceptor } from "@connectrpc/connect";
