@@ -30,17 +30,29 @@ def run(script: str, address: str) -> str:
     return result.stdout
 
 
-def test_the_readme_walkthrough_runs_against_reflection(server: ServerProcess) -> None:
+SERVICES = ("taskmem.v1.TaskService", "taskmem.v1.WaitService", "taskmem.v1.StateService",
+            "taskmem.v1.MemoryService", "grpc.health.v1.Health")
+
+
+def test_the_readme_walkthrough_calls_every_service_and_streams_through_reflection(server: ServerProcess) -> None:
     assert GRPCURL.exists(), "make test installs grpcurl into .tools/bin"
     script = walkthrough()
+    for service in SERVICES:
+        assert f"{service}/" in script, f"the README shows no grpcurl call of {service}"
+    assert "taskmem.v1.TaskService/SubscribeEvents" in script
     before, _, after = script.partition("\nTASK=")
     created = run(before, server.address)
-    assert "taskmem.v1.TaskService" in created and "grpc.health.v1.Health" in created
+    for service in SERVICES:
+        assert service in created  # `grpcurl list` through reflection
     task_id = re.search(r'"id": "(tsk_[0-9a-f]+)"', created).group(1)  # type: ignore[union-attr]
     rest = after.split("\n", 1)[1]
     output = run(f"TASK={task_id}\n{rest}", server.address)
-    assert '"summary": "Completed 1/3: build.' in output
+    assert '"summary": "Completed 1/3: build.' in output  # TaskService/GetProgress
     assert "Next: push — Push to the registry." in output
+    assert '"status": "WAIT_STATUS_WAITING"' in output  # WaitService/CreateWait
+    assert f"id: {task_id}" in output and '"tokenCount"' in output  # StateService/GetTaskState
+    assert '"outcome": "UPSERT_KNOWLEDGE_OUTCOME_CREATED"' in output  # MemoryService/UpsertKnowledge
+    assert '"status": "SERVING"' in output  # grpc.health.v1.Health/Check
     for event_type in ("EVENT_TYPE_TASK_CREATED", "EVENT_TYPE_PLAN_REPLACED", "EVENT_TYPE_ACTION_RECORDED",
-                       "EVENT_TYPE_PLAN_ITEM_UPDATED"):
-        assert event_type in output
+                       "EVENT_TYPE_PLAN_ITEM_UPDATED", "EVENT_TYPE_WAIT_CREATED"):
+        assert event_type in output  # TaskService/SubscribeEvents replayed the task's history
