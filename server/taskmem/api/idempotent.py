@@ -36,3 +36,23 @@ async def write_once(storage: Storage, request: Any, response_type: type[R],
         return response
 
     return await storage.write(once, scope.namespace, scope.correlation_id)
+
+
+async def earlier_response(storage: Storage, request: Any, response_type: type[R]) -> R | None:
+    """The response stored for this request's request_id, if a first run already finished.
+
+    For calls whose work before the write is expensive (a model call): check first, then
+    write_once (which checks again, so a concurrent retry still lands once).
+    """
+    scope = current_scope()
+    request_id = validate.identifier("request_id", request.request_id, required=False)
+    if not request_id:
+        return None
+    method = type(request).__name__
+    digest = hashlib.sha256(request.SerializeToString(deterministic=True)).hexdigest()
+
+    def look(tx: Transaction) -> bytes | None:
+        return idempotency.stored_response(tx, request_id, method, digest)
+
+    stored = await storage.write(look, scope.namespace, scope.correlation_id)
+    return None if stored is None else response_type.FromString(stored)

@@ -26,3 +26,5 @@ class Episode:
     tokens_in: int
     tokens_out: int
     created_at: int
+    # Set when retention archived it (microseconds); archived episodes are kept but listed only on request.
+    archived_at: int | None = None

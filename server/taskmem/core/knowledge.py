@@ -21,10 +21,10 @@ class ValueOutcome(enum.StrEnum):
 
 
 class UpsertOutcome(enum.StrEnum):
-    CREATED = "UPSERT_OUTCOME_CREATED"
-    REPLACED = "UPSERT_OUTCOME_REPLACED"  # the new value won; the old one went to history
-    CONFIRMED = "UPSERT_OUTCOME_CONFIRMED"  # the same value again: confidence is the higher of the two
-    REJECTED = "UPSERT_OUTCOME_REJECTED"  # the current value has higher confidence; the new one went to history
+    CREATED = "UPSERT_KNOWLEDGE_OUTCOME_CREATED"
+    REPLACED = "UPSERT_KNOWLEDGE_OUTCOME_REPLACED"  # the new value won; the old one went to history
+    CONFIRMED = "UPSERT_KNOWLEDGE_OUTCOME_CONFIRMED"  # the same value again: confidence is the higher of the two
+    REJECTED = "UPSERT_KNOWLEDGE_OUTCOME_REJECTED"  # the current value has higher confidence; the new one went to history
 
 
 @dataclasses.dataclass(frozen=True)

@@ -6,18 +6,19 @@ episodes keep every row and stay readable.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from typing import Any
 
 from taskmem.core.events import EventType
 from taskmem.core.ids import new_id
-from taskmem.core.episodes import Episode, EpisodeAction
 from taskmem.core.maintenance import (
     Chore, Policy, auto_archive_message, auto_pause_message, chore_for, stuck_message, with_alert_time,
 )
 from taskmem.core.messages import Kind, Message, Role
 from taskmem.core.tasks import FINISHED, WORKING, Task, TaskStatus
 from taskmem.store import tasks as task_store
+from taskmem.store.episodes import episode_from_row
 from taskmem.store.messages import post_message
 from taskmem.store.writer import Reader, Transaction
 
@@ -112,18 +113,12 @@ def retire_old_episodes(tx: Transaction, policy: Policy) -> int:
     rows = tx.fetchall(f"SELECT * FROM episodes WHERE namespace = ? AND created_at <= ?{pending}"
                        " ORDER BY created_at, seq LIMIT ?", (tx.namespace, cutoff, PAGE))
     for row in rows:
-        episode = _episode_from_row(row)
+        episode = episode_from_row(row)
         if policy.delete_episodes:
             tx.execute("DELETE FROM episodes WHERE seq = ?", (row["seq"],))
             tx.emit(EventType.EPISODE_DELETED, episode.task_id, episode)
         else:
             tx.execute("UPDATE episodes SET archived_at = ? WHERE seq = ?", (tx.now, row["seq"]))
-            tx.emit(EventType.EPISODE_ARCHIVED, episode.task_id, episode)
+            tx.emit(EventType.EPISODE_ARCHIVED, episode.task_id, dataclasses.replace(episode, archived_at=tx.now))
     return len(rows)
 
-
-def _episode_from_row(row: Any) -> Episode:
-    return Episode(namespace=row["namespace"], id=row["id"], task_id=row["task_id"], agent_id=row["agent_id"],
-                   action=EpisodeAction(row["action"]), approach=row["approach"], outcome=row["outcome"],
-                   duration_us=row["duration_us"], tokens_in=row["tokens_in"], tokens_out=row["tokens_out"],
-                   created_at=row["created_at"])

@@ -54,8 +54,8 @@ def insert_memory_entries(tx: Transaction, entries: Sequence[NewMemoryEntry],
                        [(s, seq) for s in entry.relevance_to])
         stored.append(MemoryEntry(
             namespace=tx.namespace, id=entry_id, seq=seq, task_id=entry.task_id, subtask_id=entry.subtask_id,
-            type=entry.type, summary=entry.summary, detail=entry.detail, tags=entry.tags,
-            relevance_to=entry.relevance_to, source=entry.source, created_at=tx.now))
+            type=entry.type, summary=entry.summary, detail=entry.detail, tags=tuple(sorted(entry.tags)),
+            relevance_to=tuple(sorted(entry.relevance_to)), source=entry.source, created_at=tx.now))
     if vectors is not None and stored:
         memory_vectors.insert_vectors(tx, [(e.seq, e.task_id) for e in stored], vectors)
     for entry in stored:

@@ -1,0 +1,62 @@
+"""Artifact rows: register, list, deregister."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from taskmem.core.artifacts import Artifact, ArtifactType
+from taskmem.core.errors import NotFound
+from taskmem.core.events import EventType
+from taskmem.core.ids import new_id
+from taskmem.store.episodes import require_task
+from taskmem.store.writer import Reader, Row, Transaction
+
+
+def _from_row(row: Row) -> Artifact:
+    return Artifact(namespace=row["namespace"], id=row["id"], task_id=row["task_id"], agent_id=row["agent_id"],
+                    type=ArtifactType(row["type"]), path=row["path"], description=row["description"],
+                    size_bytes=row["size_bytes"], sha256=row["sha256"], created_at=row["created_at"])
+
+
+def register(tx: Transaction, task_id: str, agent_id: str, artifact_type: ArtifactType, path: str,
+             description: str, size_bytes: int | None, sha256: str) -> Artifact:
+    require_task(tx, tx.namespace, task_id)
+    artifact = Artifact(tx.namespace, new_id("art"), task_id, agent_id, artifact_type, path, description,
+                        size_bytes, sha256, tx.now)
+    tx.execute("INSERT INTO artifacts (namespace, id, task_id, agent_id, type, path, description, size_bytes,"
+               " sha256, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+               (artifact.namespace, artifact.id, task_id, agent_id, artifact_type.value, path, description,
+                size_bytes, sha256, tx.now))
+    tx.emit(EventType.ARTIFACT_REGISTERED, task_id, artifact)
+    return artifact
+
+
+def list_artifacts(db: Reader, namespace: str, task_id: str, artifact_type: ArtifactType | None, path_prefix: str,
+                   limit: int, after: list[Any] | None) -> list[Artifact]:
+    """Newest first; `after` is the (created_at, id) key of the previous page's last row."""
+    clauses, params = ["namespace = ?"], [namespace]
+    if task_id:
+        clauses.append("task_id = ?")
+        params.append(task_id)
+    if artifact_type is not None:
+        clauses.append("type = ?")
+        params.append(artifact_type.value)
+    if path_prefix:
+        clauses.append("substr(path, 1, ?) = ?")
+        params.extend([len(path_prefix), path_prefix])
+    if after is not None:
+        clauses.append("(created_at, id) < (?, ?)")
+        params.extend(after)
+    rows = db.fetchall(f"SELECT * FROM artifacts WHERE {' AND '.join(clauses)} ORDER BY created_at DESC, id DESC"
+                       " LIMIT ?", [*params, limit])
+    return [_from_row(row) for row in rows]
+
+
+def delete(tx: Transaction, artifact_id: str) -> Artifact:
+    row = tx.fetchone("SELECT * FROM artifacts WHERE namespace = ? AND id = ?", (tx.namespace, artifact_id))
+    if row is None:
+        raise NotFound("artifact", artifact_id)
+    artifact = _from_row(row)
+    tx.execute("DELETE FROM artifacts WHERE namespace = ? AND id = ?", (tx.namespace, artifact_id))
+    tx.emit(EventType.ARTIFACT_DELETED, artifact.task_id, artifact)
+    return artifact

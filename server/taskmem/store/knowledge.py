@@ -1,0 +1,109 @@
+"""Project knowledge rows: upsert with confidence arbitration (losers kept in history), reads, delete."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from taskmem.core.errors import NotFound
+from taskmem.core.events import EventType
+from taskmem.core.ids import new_id
+from taskmem.core.knowledge import (
+    Knowledge, KnowledgeCategory, KnowledgeValue, UpsertOutcome, ValueOutcome, arbitrate,
+)
+from taskmem.store.writer import Reader, Row, Transaction
+
+
+def _from_row(row: Row, history: tuple[KnowledgeValue, ...] = ()) -> Knowledge:
+    return Knowledge(namespace=row["namespace"], id=row["id"], category=KnowledgeCategory(row["category"]),
+                     key=row["key"], value=row["value"], source=row["source"], confidence=row["confidence"],
+                     revision=row["revision"], created_at=row["created_at"], updated_at=row["updated_at"],
+                     history=history)
+
+
+def _history(db: Reader, namespace: str, knowledge_id: str) -> tuple[KnowledgeValue, ...]:
+    rows = db.fetchall("SELECT value, source, confidence, outcome, written_at FROM knowledge_history"
+                       " WHERE namespace = ? AND knowledge_id = ? ORDER BY seq", (namespace, knowledge_id))
+    return tuple(KnowledgeValue(row["value"], row["source"], row["confidence"], row["written_at"],
+                                ValueOutcome(row["outcome"])) for row in rows)
+
+
+def _keep(tx: Transaction, knowledge_id: str, value: KnowledgeValue, outcome: ValueOutcome) -> None:
+    tx.execute("INSERT INTO knowledge_history (namespace, knowledge_id, value, source, confidence, outcome,"
+               " written_at, recorded_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+               (tx.namespace, knowledge_id, value.value, value.source, value.confidence, outcome.value,
+                value.written_at, tx.now))
+
+
+def upsert(tx: Transaction, category: KnowledgeCategory, key: str, value: str, source: str,
+           confidence: float) -> tuple[Knowledge, UpsertOutcome]:
+    """Write (category, key) → value; emits KNOWLEDGE_UPSERTED with the outcome."""
+    incoming = KnowledgeValue(value, source, confidence, tx.now)
+    row = tx.fetchone("SELECT * FROM knowledge WHERE namespace = ? AND category = ? AND key = ?",
+                      (tx.namespace, category.value, key))
+    if row is None:
+        knowledge_id = new_id("kn")
+        tx.execute("INSERT INTO knowledge (namespace, id, category, key, value, source, confidence, revision,"
+                   " created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, 1, ?, ?)",
+                   (tx.namespace, knowledge_id, category.value, key, value, source, confidence, tx.now, tx.now))
+        outcome = UpsertOutcome.CREATED
+    else:
+        knowledge_id = row["id"]
+        current = KnowledgeValue(row["value"], row["source"], row["confidence"], row["updated_at"])
+        outcome = arbitrate(current, incoming)
+        if outcome is UpsertOutcome.REPLACED:
+            _keep(tx, knowledge_id, current, ValueOutcome.REPLACED)
+            tx.execute("UPDATE knowledge SET value = ?, source = ?, confidence = ?, revision = revision + 1,"
+                       " updated_at = ? WHERE namespace = ? AND id = ?",
+                       (value, source, confidence, tx.now, tx.namespace, knowledge_id))
+        elif outcome is UpsertOutcome.REJECTED:
+            _keep(tx, knowledge_id, incoming, ValueOutcome.REJECTED)
+        elif confidence >= current.confidence and (source, confidence) != (current.source, current.confidence):
+            tx.execute("UPDATE knowledge SET source = ?, confidence = ?, revision = revision + 1, updated_at = ?"
+                       " WHERE namespace = ? AND id = ?", (source, confidence, tx.now, tx.namespace, knowledge_id))
+    knowledge = get(tx, tx.namespace, knowledge_id)
+    tx.emit(EventType.KNOWLEDGE_UPSERTED, "", knowledge, {"outcome": outcome.value})
+    return knowledge, outcome
+
+
+def get(db: Reader, namespace: str, knowledge_id: str) -> Knowledge:
+    row = db.fetchone("SELECT * FROM knowledge WHERE namespace = ? AND id = ?", (namespace, knowledge_id))
+    if row is None:
+        raise NotFound("knowledge", knowledge_id)
+    return _from_row(row, _history(db, namespace, knowledge_id))
+
+
+def get_by_key(db: Reader, namespace: str, category: KnowledgeCategory, key: str) -> Knowledge:
+    row = db.fetchone("SELECT id FROM knowledge WHERE namespace = ? AND category = ? AND key = ?",
+                      (namespace, category.value, key))
+    if row is None:
+        raise NotFound("knowledge", f"{category.value}/{key}")
+    return get(db, namespace, row["id"])
+
+
+def query(db: Reader, namespace: str, category: KnowledgeCategory | None, key_prefix: str, text: str,
+          limit: int, after: list[Any] | None) -> list[Knowledge]:
+    """Ordered by (category, key), starting after the (category, key) pair `after`."""
+    clauses, params = ["namespace = ?"], [namespace]
+    if category is not None:
+        clauses.append("category = ?")
+        params.append(category.value)
+    if key_prefix:
+        clauses.append("substr(key, 1, ?) = ?")
+        params.extend([len(key_prefix), key_prefix])
+    if text:
+        clauses.append("(instr(lower(key), lower(?)) > 0 OR instr(lower(value), lower(?)) > 0)")
+        params.extend([text, text])
+    if after is not None:
+        clauses.append("(category, key) > (?, ?)")
+        params.extend(after)
+    rows = db.fetchall(f"SELECT * FROM knowledge WHERE {' AND '.join(clauses)} ORDER BY category, key LIMIT ?",
+                       [*params, limit])
+    return [_from_row(row) for row in rows]
+
+
+def delete(tx: Transaction, knowledge_id: str) -> Knowledge:
+    knowledge = get(tx, tx.namespace, knowledge_id)
+    tx.execute("DELETE FROM knowledge_history WHERE namespace = ? AND knowledge_id = ?", (tx.namespace, knowledge_id))
+    tx.execute("DELETE FROM knowledge WHERE namespace = ? AND id = ?", (tx.namespace, knowledge_id))
+    tx.emit(EventType.KNOWLEDGE_DELETED, "", knowledge)
+    return knowledge
