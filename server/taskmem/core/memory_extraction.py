@@ -52,13 +52,14 @@ def format_tool_calls(calls: Sequence[ToolCall]) -> str:
 
 def render_prompt(template: PromptTemplate, subtask_id: str, calls: Sequence[ToolCall],
                   model_output: str) -> tuple[str, str]:
-    """(system, user) messages. Placeholders are replaced literally, so braces in the inputs are harmless."""
+    """(system, user) messages. Placeholders are replaced in one pass, literally, so braces in the
+    inputs (even a placeholder's own name inside a tool result) are left as they are."""
     values = {"{subtask_id}": subtask_id, "{tool_calls_formatted}": format_tool_calls(calls),
               "{model_output}": _cut(model_output, MODEL_OUTPUT_BUDGET) or "(no output)"}
-    user = template.user
-    for placeholder, value in values.items():
-        user = user.replace(placeholder, value)
-    return template.system, user
+    return template.system, _PLACEHOLDER.sub(lambda match: values[match.group(0)], template.user)
+
+
+_PLACEHOLDER = re.compile(r"\{subtask_id\}|\{tool_calls_formatted\}|\{model_output\}")
 
 
 class NoArrayFound(ValueError):
