@@ -1,0 +1,173 @@
+"""Event delivery to one TypeScript, one Go and one Python subscriber while a writer appends.
+
+Starts `taskmem serve` (temporary database) and three subscriber processes, each on its own
+client library (bench/subscribers/ts_subscriber.mjs on clients/ts, clients/go/internal/
+benchsubscriber on clients/go, bench/subscribers/python_subscriber.py on clients/python), all
+subscribed at once to one task's MESSAGE_POSTED events. A writer in this process then posts
+messages at a fixed rate (open loop: each send at its scheduled time, not after the previous
+reply), each carrying its send time. Every subscriber notes when each event arrives; this prints,
+per subscriber, the events it received, events/s delivered, and the latency from the writer's
+send (before the PostMessage call: includes the write's RPC and group commit) to receipt: p50,
+p99, max. Goal: p99 <= 5 ms at 1,000 events/s. All processes share this machine's clock.
+
+    .venv/bin/python bench/events_bench.py [--rate 1000] [--seconds 10] [--warmup 2] [--writer client|stub]
+
+--writer client (default) writes through taskmem_client (a request_id on every call, so the server
+also stores an idempotency record); --writer stub through the bare generated stub, without one.
+
+Needs the built TypeScript client (this runs `npm run build` in clients/ts) and Go.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from collections import Counter
+from dataclasses import dataclass
+from pathlib import Path
+
+import grpc
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from taskmem.v1 import task_pb2  # noqa: E402
+from taskmem.v1 import task_service_pb2 as pb  # noqa: E402
+from taskmem.v1.task_service_pb2_grpc import TaskServiceStub  # noqa: E402
+from taskmem_client import TaskmemClient  # noqa: E402
+from tests.support.server_process import ServerProcess  # noqa: E402
+
+
+@dataclass
+class Subscriber:
+    language: str
+    process: asyncio.subprocess.Process
+
+
+def build_subscribers(workdir: Path) -> dict[str, list[str]]:
+    """The command of each subscriber (without its arguments), building what needs building."""
+    subprocess.run(["npm", "run", "--silent", "build"], cwd=ROOT / "clients/ts", check=True,
+                   stdout=subprocess.DEVNULL)
+    go_binary = workdir / "benchsubscriber"
+    go = shutil.which("go") or "/usr/local/go/bin/go"
+    subprocess.run([go, "build", "-o", str(go_binary), "./internal/benchsubscriber"], cwd=ROOT / "clients/go",
+                   check=True)
+    return {
+        "typescript": ["node", str(ROOT / "bench/subscribers/ts_subscriber.mjs")],
+        "go": [str(go_binary)],
+        "python": [sys.executable, str(ROOT / "bench/subscribers/python_subscriber.py")],
+    }
+
+
+async def post(tasks: TaskServiceStub, task_id: str, content: str) -> None:
+    await tasks.PostMessage(pb.PostMessageRequest(task_id=task_id, role=task_pb2.MESSAGE_ROLE_AGENT,
+                                                         content=content))
+
+
+async def write_at_rate(tasks: TaskServiceStub, task_id: str, rate: float, seconds: float,
+                        failures: Counter[str]) -> tuple[int, float]:
+    """Posts rate messages a second for seconds, each sent at its scheduled time; (sent, seconds taken).
+
+    A failed write is counted in failures by status code (and its event is then missing)."""
+    count = int(rate * seconds)
+    in_flight: set[asyncio.Task[None]] = set()
+
+    async def send() -> None:
+        try:
+            await post(tasks, task_id, str(time.time_ns()))
+        except grpc.aio.AioRpcError as error:
+            failures[error.code().name] += 1
+
+    start = time.perf_counter()
+    for i in range(count):
+        delay = start + i / rate - time.perf_counter()
+        if delay > 0:
+            await asyncio.sleep(delay)
+        sending = asyncio.ensure_future(send())
+        in_flight.add(sending)
+        sending.add_done_callback(in_flight.discard)
+    await asyncio.gather(*in_flight)
+    return count, time.perf_counter() - start
+
+
+async def wait_until_subscribed(tasks: TaskServiceStub, task_id: str, subscribers: list[Subscriber]) -> None:
+    """Posts "ready" until every subscriber has printed that it received one."""
+    pending = {s.language: asyncio.ensure_future(s.process.stdout.readline()) for s in subscribers}  # type: ignore[union-attr]
+    deadline = time.monotonic() + 60
+    while any(not line.done() for line in pending.values()):
+        assert time.monotonic() < deadline, f"subscribers not ready: {[k for k, v in pending.items() if not v.done()]}"
+        await post(tasks, task_id, "ready")
+        await asyncio.wait(pending.values(), timeout=0.5)
+    for language, line in pending.items():
+        assert line.result().strip() == b"ready", f"{language} subscriber: {line.result()!r}"
+
+
+def percentile(sorted_values: list[float], fraction: float) -> float:
+    return sorted_values[min(len(sorted_values) - 1, int(fraction * len(sorted_values)))]
+
+
+def report(language: str, lines: list[bytes], measured_from_ns: int, expected: int) -> str:
+    samples = [tuple(map(int, line.split())) for line in lines if line.strip() and line.strip() != b"ready"]
+    measured = [sample for sample in samples if sample[0] >= measured_from_ns]
+    end_to_end = sorted((got - sent) / 1e6 for sent, _, got in measured)
+    delivery = sorted((got - appended) / 1e6 for _, appended, got in measured)
+    received = sorted(got for _, _, got in measured)
+    span = (received[-1] - received[0]) / 1e9 if len(received) > 1 else float("nan")
+    return (f"{language:<10} {len(measured):>6}/{expected:<6} {(len(received) - 1) / span:>8.0f}  "
+            f"{percentile(end_to_end, 0.50):8.2f} {percentile(end_to_end, 0.99):8.2f} {end_to_end[-1]:8.2f}  "
+            f"{percentile(delivery, 0.50):8.2f} {percentile(delivery, 0.99):8.2f} {delivery[-1]:8.2f}")
+
+
+async def main(rate: float, seconds: float, warmup: float, writer: str) -> None:
+    with tempfile.TemporaryDirectory() as tmp:
+        commands = build_subscribers(Path(tmp))
+        server = ServerProcess(Path(tmp) / "bench.db", "--log-level", "WARNING")
+        address = server.start()
+        subscribers: list[Subscriber] = []
+        try:
+            async with TaskmemClient(address) as client, grpc.aio.insecure_channel(address) as channel:
+                tasks = client.tasks if writer == "client" else TaskServiceStub(channel)
+                task_id = (await client.tasks.CreateTask(pb.CreateTaskRequest(name="events bench"))).task.id
+                for language, command in commands.items():
+                    process = await asyncio.create_subprocess_exec(*command, address, task_id, "0",
+                                                                   stdout=asyncio.subprocess.PIPE)
+                    subscribers.append(Subscriber(language, process))
+                await wait_until_subscribed(tasks, task_id, subscribers)
+                await write_at_rate(tasks, task_id, rate, warmup, Counter())
+                measured_from_ns = time.time_ns()
+                failures: Counter[str] = Counter()
+                sent, took = await write_at_rate(tasks, task_id, rate, seconds, failures)
+                await post(tasks, task_id, "end")
+                outputs = await asyncio.wait_for(
+                    asyncio.gather(*(s.process.communicate() for s in subscribers)), 120)
+        finally:
+            for subscriber in subscribers:
+                if subscriber.process.returncode is None:
+                    subscriber.process.kill()
+            server.stop()
+    print(f"writer: {sent} messages in {took:.2f} s = {sent / took:.0f} events/s (target {rate:.0f}/s), "
+          f"after {warmup:.0f} s warm-up; writer: {writer}; {os.cpu_count()} CPUs, load average "
+          f"{' '.join(f'{x:.2f}' for x in os.getloadavg())}")
+    if failures:
+        print(f"failed writes (their events are missing): {dict(failures)}")
+    print("latency ms: send = writer's send -> receipt; append = event appended (create_time) -> receipt")
+    print("subscriber  received  events/s  send p50 send p99 send max  appd p50 appd p99 appd max")
+    for subscriber, (stdout, _) in zip(subscribers, outputs, strict=True):
+        print(report(subscriber.language, stdout.splitlines(), measured_from_ns, sent))
+
+
+if __name__ == "__main__":
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--rate", type=float, default=1000.0, help="messages the writer posts per second")
+    parser.add_argument("--seconds", type=float, default=10.0, help="length of the measured run")
+    parser.add_argument("--warmup", type=float, default=2.0, help="seconds written at the rate before measuring")
+    parser.add_argument("--writer", choices=("client", "stub"), default="client",
+                        help="write through taskmem_client (request_id on every call) or the bare stub")
+    arguments = parser.parse_args()
+    asyncio.run(main(arguments.rate, arguments.seconds, arguments.warmup, arguments.writer))
