@@ -2,7 +2,8 @@
 //
 // It registers a task with a plan, works through the plan recording every
 // action (with its log lines) and completing it, asks "where was I?" after
-// each step, and meanwhile follows the task's event stream and logs it.
+// each step, parks the task on a wait until a reviewer approves the report,
+// and meanwhile follows the task's event stream and logs it.
 //
 // Run it against a local server:
 //
@@ -28,6 +29,7 @@ import {
   MessageRole,
   PlanItemStatus,
   TaskStatus,
+  WaitStatus,
   type Event,
   type TaskmemClient,
 } from "@taskmem/client";
@@ -66,6 +68,9 @@ function describe(event: Event): string {
       return `${String(p["summary"])} (${String(p["status"])})`;
     case EventType.MESSAGE_POSTED:
       return String(p["content"]);
+    case EventType.WAIT_CREATED:
+    case EventType.WAIT_RESOLVED:
+      return `${String(p["criteria"])} (${String(p["status"])})`;
     default:
       return "";
   }
@@ -135,7 +140,30 @@ async function main(): Promise<void> {
       console.log(`orchestrator: where was I? ${progress.summary.replaceAll("\n", " ")}`);
     }
 
-    // 4. Finish: the final answer goes into the task's record.
+    // 4. The report needs a reviewer's approval: an EXTERNAL wait, ended by
+    //    whoever calls ResolveWait (here a simulated reviewer, a second later).
+    const { wait } = await client.waits.createWait({
+      taskId: task.id,
+      criteria: "sales lead approves the summary",
+      target: { kind: { case: "external", value: { resolver: "sales lead" } } },
+    });
+    console.log(`orchestrator: waiting for ${wait!.criteria} (wait ${wait!.id})`);
+    setTimeout(() => {
+      client.waits
+        .resolveWait({ waitId: wait!.id, result: "approved by dana" })
+        .catch((err: unknown) => console.error("reviewer:", err));
+    }, 1_000);
+    // WatchWait streams the wait's state after every change and ends after a final one.
+    let outcome = wait!;
+    for await (const { wait: now } of client.waits.watchWait({ waitId: wait!.id }, { timeoutMs: 30_000 })) {
+      outcome = now ?? outcome;
+    }
+    if (outcome.status !== WaitStatus.RESOLVED) {
+      throw new Error(`the review ended ${WaitStatus[outcome.status]}: ${outcome.result}`);
+    }
+    console.log(`orchestrator: review ${WaitStatus[outcome.status]}: ${outcome.result}`);
+
+    // 5. Finish: the final answer goes into the task's record.
     await client.tasks.postMessage({
       taskId: task.id,
       role: MessageRole.AGENT,
@@ -146,9 +174,6 @@ async function main(): Promise<void> {
       task: { id: task.id, status: TaskStatus.COMPLETED, finalAnswer: "Weakest regions: north, east, islands." },
       updateMask: { paths: ["status", "final_answer"] },
     });
-
-    // A WaitService example (create a wait, react to its resolution) belongs
-    // here once the TypeScript client exposes that service.
 
     const timeout = setTimeout(() => stop.abort(), 10_000);
     const finished = await following;

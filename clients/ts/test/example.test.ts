@@ -20,7 +20,7 @@ after(async () => {
   await server?.dispose();
 });
 
-test("the orchestrator example registers a task, works its plan, follows its events and exits 0", async () => {
+test("the orchestrator example registers a task, works its plan, waits for a review, follows its events and exits 0", async () => {
   const { stdout } = await run(process.execPath, [join(distDir, "examples", "orchestrator.js")], {
     env: { ...process.env, TASKMEM_ADDRESS: server.address },
     timeout: 60_000,
@@ -28,7 +28,10 @@ test("the orchestrator example registers a task, works its plan, follows its eve
   assert.match(stdout, /registered with 3 plan items/);
   assert.match(stdout, /\[event 1\] TASK_CREATED/);
   assert.match(stdout, /ACTION_COMPLETED/);
-  assert.match(stdout, /TASK_STATUS_EXECUTING -> TASK_STATUS_COMPLETED/);
+  assert.match(stdout, /WAIT_CREATED sales lead approves the summary/);
+  assert.match(stdout, /review RESOLVED: approved by dana/);
+  assert.match(stdout, /WAIT_RESOLVED/);
+  assert.match(stdout, /-> TASK_STATUS_COMPLETED/);
   assert.match(stdout, /orchestrator: done/);
 
   // What it left in the record.
