@@ -564,3 +564,32 @@ async def test_no_rendering_is_ever_over_its_budget(server: ServerProcess, items
     assert COUNTER.count(task_state.yaml) <= budget
     assert COUNTER.count(rendered.text) <= budget
     assert COUNTER.count(built.text) <= budget
+
+
+async def test_messages_posted_while_a_summary_is_written_get_their_own_summary(llm_rpc, llm: ScriptedLLM) -> None:
+    tasks, state = llm_rpc
+    task_id = await _task(tasks)
+    llm.release.clear()
+    llm.hold.set()  # the first summary stalls in the model while five more messages arrive
+    try:
+        for n in range(5):
+            await _say(tasks, task_id, AGENT, f"First batch {n}")
+        for _ in range(100):
+            if any("First batch 4" in p for p in llm.user_prompts):
+                break
+            await asyncio.sleep(0.05)
+        for n in range(5):
+            await _say(tasks, task_id, AGENT, f"Second batch {n}")
+    finally:
+        llm.hold.clear()
+        llm.release.set()
+    counts: list[int] = []
+    for _ in range(100):
+        events = (await tasks.ListEvents(tpb.ListEventsRequest(
+            task_ids=[task_id], types=[event_pb2.EVENT_TYPE_RUNNING_SUMMARY_UPDATED]))).events
+        counts = [int(e.payload["message_count"]) for e in events]
+        if len(counts) >= 2:
+            break
+        await asyncio.sleep(0.05)
+    assert counts == [5, 10]
+    assert "Second batch 4" in [p for p in llm.user_prompts if "Previous summary:" in p][-1]

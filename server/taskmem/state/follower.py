@@ -117,7 +117,10 @@ class StateFollower:
 
     async def _summarize(self, namespace: str, thread_id: str) -> None:
         try:
-            await self.summarize_if_due(namespace, thread_id)
+            # Messages posted while a summary is being written start no run of their own (one runs per
+            # thread at a time), so check again after each one until the thread is caught up.
+            while await self.summarize_if_due(namespace, thread_id):
+                pass
         except (asyncio.CancelledError, WriterClosed):
             raise
         except Exception:
