@@ -147,16 +147,15 @@ class StateEngine:
 
 
 def _task_view(db: Reader, namespace: str, task_id: str) -> TaskStateView:
-    record = state_task.thread_record(db, namespace, task_id, task_id, 0)
-    assert record.task is not None
+    task, plan = state_task.task_outline(db, namespace, task_id)
     decisions, errors, workspace = memory_log.task_log(db, namespace, task_id)
-    return build_task_state(record.task, record.plan, decisions, errors, workspace)
+    return build_task_state(task, plan, decisions, errors, workspace)
 
 
 def _context_read(db: Reader, namespace: str, thread_id: str, task_id: str, query: str) -> tuple[
         state_task.ThreadRecord, TaskStateView | None, tuple[list[str], list[str]]]:
-    record = state_task.thread_record(db, namespace, thread_id, task_id, TAIL_MESSAGES)
-    view = _task_view(db, namespace, task_id) if task_id else None
+    view = _task_view(db, namespace, task_id) if task_id else None  # raises NotFound for an unknown task
+    record = state_task.thread_record(db, namespace, thread_id, "", TAIL_MESSAGES)
     return record, view, memory_log.context_lines(db, namespace, task_id, query)
 
 

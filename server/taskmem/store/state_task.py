@@ -3,17 +3,18 @@
 from __future__ import annotations
 
 import dataclasses
+import json
 import re
 
 from taskmem.core.messages import Message
-from taskmem.core.plans import Plan
+from taskmem.core.plans import ItemStatus, Plan, PlanItem
 from taskmem.core.state_records import StoredStateItem
 from taskmem.core.tasks import Task
 from taskmem.store import messages as message_store
 from taskmem.store.messages import message_from_row
 from taskmem.store import state_items as item_store
 from taskmem.store.state_summaries import RunningSummary, running_summary
-from taskmem.store.tasks import load_task_with_plan
+from taskmem.store.tasks import load_task, load_task_with_plan
 from taskmem.store.writer import Reader
 
 
@@ -31,6 +32,26 @@ def thread_record(db: Reader, namespace: str, thread_id: str, task_id: str, rece
     return ThreadRecord(task, plan, running_summary(db, namespace, thread_id),
                         item_store.thread_items(db, namespace, thread_id, include_superseded=False),
                         message_store.recent_messages(db, namespace, thread_id, recent))
+
+
+def task_outline(db: Reader, namespace: str, task_id: str) -> tuple[Task, Plan | None]:
+    """A task and its current plan with only what the task-state view shows of each item (id, title,
+    status, summary, active issue, depends_on): GetTaskState and BuildContext read this on every call,
+    and decoding every item's input and times made it the slowest part of both."""
+    task = load_task(db, namespace, task_id)
+    if not task.plan_version:
+        return task, None
+    header = db.fetchone("SELECT created_at, reason FROM plans WHERE namespace = ? AND task_id = ? AND version = ?",
+                         (namespace, task_id, task.plan_version))
+    if header is None:
+        return task, None
+    rows = db.fetchall(
+        "SELECT id, ordinal, title, status, summary, active_issue, depends_on FROM plan_items"
+        " WHERE namespace = ? AND task_id = ? AND plan_version = ? ORDER BY ordinal",
+        (namespace, task_id, task.plan_version))
+    items = [PlanItem(id=r[0], ordinal=r[1], title=r[2], status=ItemStatus(r[3]), summary=r[4], active_issue=r[5],
+                      depends_on=json.loads(r[6]) if r[6] != "[]" else []) for r in rows]
+    return task, Plan(task_id, task.plan_version, items, header[0], header[1])
 
 
 def messages_since(db: Reader, namespace: str, thread_id: str, summary: RunningSummary | None,
