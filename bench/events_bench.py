@@ -67,7 +67,7 @@ def build_subscribers(workdir: Path) -> dict[str, list[str]]:
 
 async def post(tasks: TaskServiceStub, task_id: str, content: str) -> None:
     await tasks.PostMessage(pb.PostMessageRequest(task_id=task_id, role=task_pb2.MESSAGE_ROLE_AGENT,
-                                                         content=content))
+                                                  content=content))
 
 
 async def write_at_rate(tasks: TaskServiceStub, task_id: str, rate: float, seconds: float,
