@@ -315,3 +315,53 @@ def test_a_change_names_what_it_retires(text: str, named: list[str]) -> None:
 ])
 def test_no_contrast_between_different_objects_paraphrases_or_strangers(old_text: str, new_text: str) -> None:
     assert find_contrast(old_text, new_text, 0.5) is None
+
+
+@pytest.mark.parametrize("old_text, new_text, kind", [
+    ("Paginate the list endpoints with offsets", "Paginate the list endpoints with keyset cursors", "choice"),
+    ("Run the backfill during office hours", "Run the backfill at the weekend", "choice"),
+    ("Should we charge per user?", "Should we charge per gigabyte stored?", "choice"),
+    ("Launch the workers in us-west-2", "Launch the workers in ap-south-1", "name"),
+    ("Rotate the logs every three days", "Rotate the logs every day", "number"),
+    ("The primary site is in the north region", "The primary site is in the south region", "antonym"),
+])
+def test_a_different_choice_in_the_same_frame_is_a_contrast(old_text: str, new_text: str, kind: str) -> None:
+    contrast = find_contrast(old_text, new_text, 0.5)
+    assert contrast is not None and contrast.kind == kind
+
+
+@pytest.mark.parametrize("old_text, new_text", [
+    ("Add an index on orders.status", "Add an index on users.email"),  # "on" names the object
+    ("Write tests for the login page", "Write tests for the signup page"),  # "for" names the object
+    ("Rotate the logs every day", "Rotate the logs every day at midnight"),  # added detail, nothing replaced
+])
+def test_a_different_object_or_an_added_detail_is_no_choice_contrast(old_text: str, new_text: str) -> None:
+    contrast = find_contrast(old_text, new_text, 0.5)
+    assert contrast is None or contrast.kind != "choice"
+
+
+def test_a_changed_value_of_the_same_unit_supersedes_however_the_rest_is_worded() -> None:
+    old = existing("constraint", "Uploads are capped at 20 files per request")
+    text = "The per-request cap changed to 50 files"
+    decision = run([cand("constraint", text)], [old], 0.41).decisions[0]
+    assert (decision.outcome, decision.rule) == (Outcome.SUPERSEDE, "change_of_value")
+    contrast = decision.evidence["contrast"]
+    assert contrast["kind"] == "number" and contrast["old"].split()[0] == "20" and contrast["new"].split()[0] == "50"
+    assert run([cand("constraint", text)], [old], 0.3999).decisions[0].outcome is Outcome.INSERT
+    # Without change language a new value of a differently worded item is not trusted to replace it.
+    assert run([cand("constraint", "A request carries at most 50 files")], [old], 0.5).decisions[0].outcome \
+        is not Outcome.SUPERSEDE
+
+
+@pytest.mark.parametrize("cosine, outcome", [(0.6, Outcome.SUPERSEDE), (0.5999, Outcome.INSERT)])
+def test_unnamed_change_language_supersedes_from_its_threshold(cosine: float, outcome: Outcome) -> None:
+    old = existing("action", "Deploy the service to the cluster by hand")
+    decision = run([cand("action", "Deployment of the service is now automated")], [old], cosine).decisions[0]
+    assert decision.outcome is outcome
+    assert decision.rule == ("change_unnamed" if outcome is Outcome.SUPERSEDE else "no_match")
+
+
+@pytest.mark.parametrize("cosine, outcome", [(0.30, Outcome.SUPERSEDE), (0.2999, Outcome.INSERT)])
+def test_a_named_supersession_counts_from_the_named_floor(cosine: float, outcome: Outcome) -> None:
+    old = existing("decision", "Use Redis for caching")
+    assert run([cand("decision", "Use Memcached instead of Redis")], [old], cosine).decisions[0].outcome is outcome

@@ -34,7 +34,9 @@ def embedded(bench: ModuleType) -> dict[str, list]:
     model, embed = bench.builtin_embed()
     assert model == "all-MiniLM-L6-v2-int8"
     fresh = bench.load_pairs(bench.FRESH_PAIRS_FILE)
-    return {"pairs": bench.embed_pairs(bench.load_pairs(), embed), "fresh": bench.embed_pairs(fresh, embed)}
+    fresh2 = bench.load_pairs(bench.FRESH2_PAIRS_FILE)
+    return {"pairs": bench.embed_pairs(bench.load_pairs(), embed), "fresh": bench.embed_pairs(fresh, embed),
+            "fresh2": bench.embed_pairs(fresh2, embed)}
 
 
 def _rates(bench: ModuleType, pairs: list, decide) -> dict[str, float]:
@@ -60,14 +62,26 @@ def test_every_outcome_is_right_at_least_90_percent_of_the_time_on_the_labelled_
     assert sum(bench.judge(p, thresholds)[0] == p.expect for p in held_out) / len(held_out) >= 0.90
 
 
-def test_the_blind_pairs_hold_the_accuracy_measured_when_they_were_first_run(
+def test_the_fresh_pairs_hold_the_accuracy_measured_on_them(
         bench: ModuleType, embedded: dict[str, list]) -> None:
     from taskmem.config import reconciliation_thresholds
     thresholds = reconciliation_thresholds("all-MiniLM-L6-v2-int8")
     rates = _rates(bench, embedded["fresh"], lambda p: bench.judge(p, thresholds)[0])
-    # First run: merge 80 %, supersede 90 %, conflict 70 %, insert 90 % (below the 90 % goal).
-    assert rates["merge"] >= 0.8 and rates["supersede"] >= 0.9 and rates["conflict"] >= 0.7 \
+    # First run (blind): merge 80 %, supersede 90 %, conflict 70 %, insert 90 %. After the contrast rules
+    # that its failures prompted (so no longer blind): 80 / 100 / 100 / 90 %.
+    assert rates["merge"] >= 0.8 and rates["supersede"] >= 1.0 and rates["conflict"] >= 1.0 \
         and rates["insert"] >= 0.9, rates
+
+
+def test_the_second_blind_pairs_hold_the_accuracy_measured_when_they_were_first_run(
+        bench: ModuleType, embedded: dict[str, list]) -> None:
+    from taskmem.config import reconciliation_thresholds
+    thresholds = reconciliation_thresholds("all-MiniLM-L6-v2-int8")
+    rates = _rates(bench, embedded["fresh2"], lambda p: bench.judge(p, thresholds)[0])
+    # Before the contrast rules: merge 90 %, supersede 100 %, conflict 70 %, insert 100 % (90.0 %);
+    # after them: 90 / 100 / 80 / 100 % (92.5 %).
+    assert rates["merge"] >= 0.9 and rates["supersede"] >= 1.0 and rates["conflict"] >= 0.8 \
+        and rates["insert"] >= 1.0, rates
 
 
 def test_the_seeds_tree_as_written_gets_well_under_half_right(bench: ModuleType, embedded: dict[str, list]) -> None:

@@ -16,6 +16,8 @@ bands were tuned for another embedding model (see reconcile_signals for why cosi
                products, two days, two numbers, negation) and score at least `conflict`:
                supersede when the candidate uses change language and a ref is a user message,
                otherwise conflict on both. A contrasting pair is never merged.
+   value     - change language, a user ref, a quantity of one unit with a new number ("capped at 100
+               items" / "cap changed to 500 items") and score at least `conflict`: supersede.
    change    - change language, a user ref, score at least `unnamed_supersede`: supersede.
    duplicate - score at least `merge`: merge, unless the pair is the same frame about a different
                plain-noun object ("login test"/"checkout test") scoring below
@@ -38,6 +40,7 @@ from typing import Any
 from taskmem.core.reconcile_signals import (
     align,
     change_phrase,
+    changed_value,
     find_contrast,
     named_overlap,
     named_replacements,
@@ -292,6 +295,9 @@ def _decide(
                             {"contrast": contrast.as_evidence()})
         if contrast is not None:
             continue
+        value = changed_value(item.text, candidate.text) if change and user_ref else None
+        if value is not None and score >= thresholds.conflict:
+            return supersede(item, cosine, score, "change_of_value", contrast=value.as_evidence())
         if change and user_ref and score >= thresholds.unnamed_supersede:
             return supersede(item, cosine, score, "change_unnamed")
         if score >= thresholds.merge:

@@ -54,6 +54,7 @@ _NUMBER_WORDS: Mapping[str, str] = {
     "single": "1", "once": "1", "twice": "2", "half": "0.5", "dozen": "12",
 }
 
+_IDENTIFIER = re.compile(r"(?=[a-z0-9.-]*[a-z])(?=[a-z0-9.-]*\d)[a-z0-9]+(?:[.-][a-z0-9]+)+")
 _TOKEN = re.compile(r"[a-z0-9][a-z0-9_.+#-]*[a-z0-9+#]|[a-z0-9]")
 
 
@@ -85,7 +86,9 @@ def _split_words(normal: str) -> list[str]:
     for raw in _TOKEN.findall(normal):
         # Hyphenated compounds compare by part ("client-side" -> client side), identifiers
         # with dots stay whole ("orders.status", "1.24").
-        parts = [raw] if re.fullmatch(r"[\d.]+|[a-z_]+\.[a-z_.]+", raw) else raw.split("-")
+        # So do hyphenated identifiers with a digit ("us-east-1", "x86-64", "gpt-4o"): their parts name nothing.
+        parts = [raw] if re.fullmatch(r"[\d.]+|[a-z_]+\.[a-z_.]+", raw) or _IDENTIFIER.fullmatch(raw) \
+            else raw.split("-")
         words.extend(part for part in parts if part)
     return words
 
@@ -105,8 +108,8 @@ def content_tokens(text: str) -> list[str]:
 def _disambiguate(text: str) -> str:
     """Capitalised words that lowercase into stopwords: the month "May" (not the modal) and the
     country "US" (not the pronoun), anywhere but at the start."""
-    return re.sub(r"(?<=\S)(\s+)(?:May\b|US\b)", lambda m: m.group(1) + ("maymonth" if m.group(0).strip() == "May"
-                                                                        else "usa"), text)
+    return re.sub(r"(?<=\S)(\s+)(?:May\b|US\b)", lambda m: m.group(1) + ("Maymonth" if m.group(0).strip() == "May"
+                                                                        else "USA"), text)
 
 
 def negation_count(text: str) -> int:
@@ -147,6 +150,7 @@ _ANTONYM_GROUPS: tuple[frozenset[str], ...] = tuple(frozenset(_stem(w) for w in 
     "january february march april maymonth june july august september october november december",
     "morning afternoon evening night am pm noon midnight", "today tomorrow yesterday",
     "millisecond second minute hour day week month quarter year",
+    "north south east west northeast northwest southeast southwest",
 ))
 
 # A negation flip contradicts only when the rest is nearly the same: with more rewording the
@@ -160,7 +164,7 @@ _NUMERIC = re.compile(r"^\d+(?:[.,:]\d+)*(?:am|pm|st|nd|rd|th|k|m|x)?$")
 class Contrast:
     """Why two aligned texts are taken to say different things: the kind of slot and its values."""
 
-    kind: str  # number | antonym | name | negation
+    kind: str  # number | antonym | name | negation | choice
     old_value: str
     new_value: str
 
@@ -208,12 +212,13 @@ def find_contrast(old_text: str, new_text: str, min_alignment: float) -> Contras
       antonym  - the differing words hold two members of one group of mutually exclusive values
                  ("client"/"server", "Friday"/"Monday", "email"/"SMS", "sync"/"async");
       name     - each side of a difference holds a capitalised name the other lacks
-                 ("Redis"/"Memcached", "Rust"/"Go", "Europe"/"US").
+                 ("Redis"/"Memcached", "Rust"/"Go", "Europe"/"US"), or a code-like identifier
+                 with letters and digits ("us-east-1"/"eu-west-1", "t3.large"/"m5.xlarge").
     Differences in plain nouns ("login test" / "checkout test") are not contrasts: they name a
     different object, which is a different item."""
     alignment = align(old_text, new_text)
     if alignment.ratio < min_alignment:
-        return None
+        return choice_slot(old_text, new_text)  # a short frame with a longer choice aligns poorly
     old_neg, new_neg = negation_count(old_text) % 2, negation_count(new_text) % 2
     if old_neg != new_neg and alignment.ratio >= NEGATION_MIN_ALIGNMENT:
         return Contrast("negation", "negated" if old_neg else "affirmed", "negated" if new_neg else "affirmed")
@@ -228,11 +233,84 @@ def find_contrast(old_text: str, new_text: str, min_alignment: float) -> Contras
             new_hit = group.intersection(new_span) - set(old_span)
             if old_hit and new_hit:
                 return Contrast("antonym", sorted(old_hit)[0], sorted(new_hit)[0])
+        if _bare_number(old_span, new_span) or _bare_number(new_span, old_span):
+            return Contrast("number", " ".join(old_span) or "1", " ".join(new_span) or "1")
+        old_ids = {t for t in old_span if _is_identifier(t)} - alignment.common
+        new_ids = {t for t in new_span if _is_identifier(t)} - alignment.common
+        if old_ids and new_ids:
+            return Contrast("name", " ".join(sorted(old_ids)), " ".join(sorted(new_ids)))
         old_named = old_names.intersection(old_span) - alignment.common
         new_named = new_names.intersection(new_span) - alignment.common
         if old_named and new_named:
             return Contrast("name", " ".join(sorted(old_named)), " ".join(sorted(new_named)))
+    return choice_slot(old_text, new_text)
+
+
+def changed_value(old_text: str, new_text: str) -> Contrast | None:
+    """A quantity both texts give in the same unit with different numbers ("capped at 100 items per
+    page" / "the cap changed to 500 items"), however differently the rest is worded: with change
+    language, the new text resets that value."""
+    def quantities(text: str) -> dict[str, str]:
+        tokens = content_tokens(text)
+        return {unit: number for number, unit in zip(tokens, tokens[1:])
+                if _NUMERIC.match(number) and not _NUMERIC.match(unit)}
+    old, new = quantities(old_text), quantities(new_text)
+    for unit, number in new.items():
+        if unit in old and old[unit] != number:
+            return Contrast("number", f"{old[unit]} {unit}", f"{number} {unit}")
     return None
+
+
+def _bare_number(span: tuple[str, ...], other: tuple[str, ...]) -> bool:
+    """A count said on one side only, its unit shared: "every 2 weeks" / "every week" (one week)."""
+    return not other and len(span) == 1 and bool(_NUMERIC.match(span[0])) and span[0] != "1"
+
+
+# Prepositions that introduce the means, time or rate a statement chooses: "paginate *with* offsets",
+# "run it *at* night", "bill *per* seat", "store amounts *as* integers". Not "for", "of", "to", "in",
+# "on": those often introduce the object or attach to a noun ("an index on orders.status", "the bug in
+# login"), and a different object is a different item.
+_SLOT_PREPOSITIONS = frozenset({"with", "using", "via", "by", "at", "during", "through", "per", "as", "within"})
+
+
+def _slot_tokens(text: str) -> list[str]:
+    """content_tokens with the slot prepositions kept in place."""
+    tokens = []
+    for word in _split_words(normalize_text(_disambiguate(text))):
+        if word in _SLOT_PREPOSITIONS:
+            tokens.append(word)
+        elif word not in _STOPWORDS and word not in _NEGATIONS:
+            tokens.append(_stem(_NUMBER_WORDS.get(word, word)))
+    return tokens
+
+
+FRAME_MIN = 1
+
+
+def choice_slot(old_text: str, new_text: str) -> Contrast | None:
+    """Two statements of one frame that choose differently in one slot introduced by a preposition
+    of means, time or rate ("paginate with offsets" / "with cursors", "during business hours" /
+    "at night"): alternatives for the same choice, so a contrast. One replaced span of at most three
+    words, everything else equal, and a frame of at least FRAME_MIN equal words besides the preposition."""
+    a, b = _slot_tokens(old_text), _slot_tokens(new_text)
+    matcher = difflib.SequenceMatcher(a=a, b=b, autojunk=False)
+    ops = matcher.get_opcodes()
+    changes = [op for op in ops if op[0] != "equal"]
+    frame = [t for tag, i1, i2, _, _ in ops if tag == "equal" for t in a[i1:i2] if t not in _SLOT_PREPOSITIONS]
+    if len(changes) != 1 or changes[0][0] != "replace" or len(frame) < FRAME_MIN:
+        return None
+    _, i1, i2, j1, j2 = changes[0]
+    old_span, new_span = a[i1:i2], b[j1:j2]
+    introduced = i1 > 0 and a[i1 - 1] in _SLOT_PREPOSITIONS
+    both_start = old_span[0] in _SLOT_PREPOSITIONS and new_span[0] in _SLOT_PREPOSITIONS
+    if not (introduced or both_start) or len(old_span) > 3 or len(new_span) > 3:
+        return None
+    return Contrast("choice", " ".join(old_span), " ".join(new_span))
+
+
+def _is_identifier(token: str) -> bool:
+    """A code-like name with letters and digits ("us-east-1", "t3.large", "py312"), not a number with a unit."""
+    return any(c.isalpha() for c in token) and any(c.isdigit() for c in token) and not _NUMERIC.match(token)
 
 
 # --------------------------------------------------------------------------- change language
