@@ -69,6 +69,12 @@ def build_parser() -> argparse.ArgumentParser:
     export.add_argument("task_id", metavar="ID")
     export.add_argument("directory", metavar="DIR", type=Path, help="the directory to create; must not exist")
     add_connection_arguments(export)
+
+    from taskmem.commands.reembed import add_reembed_arguments
+
+    reembed = commands.add_parser("reembed", help="embed every memory summary again with the configured model"
+                                                  " (after changing embedding settings), with a progress bar")
+    add_reembed_arguments(reembed)
     return parser
 
 
@@ -77,6 +83,10 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     if args.command == "events" and args.after < 0 and not (args.follow and args.after == -1):
         parser.error("--after must be a cursor (0 or more), or -1 with --follow for only new events")
+    if args.command == "reembed":
+        from taskmem.commands.reembed import run_reembed
+
+        return run_reembed(args)
     if args.command == "serve":
         from taskmem.server import run
 

@@ -1,0 +1,80 @@
+"""`taskmem reembed`: embed every memory summary again with the configured model and record that model.
+
+Run it after changing the embedding settings (the server refuses to start while the database holds
+another model's vectors), or to give vectors to entries written with embedding_backend none. It
+works on the database file directly, in batches, with a progress bar on stderr; a server may keep
+running on the same file meanwhile (the swap at the end is one short transaction).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import sys
+from typing import TextIO
+
+import numpy as np
+
+from taskmem.commands.progress import ProgressBar
+from taskmem.config import Config, ConfigError, config_from_serve_arguments
+from taskmem.providers.embeddings import Embedder, EmbeddingError, embedder_from_config
+from taskmem.store import memory_vectors
+from taskmem.store.database import connect, ensure_parent, migrate
+
+
+def add_reembed_arguments(parser: argparse.ArgumentParser) -> None:
+    """The settings reembed reads, named as for `taskmem serve` (flags override file and environment)."""
+    parser.add_argument("--config", help="YAML file of settings (or TASKMEM_CONFIG), as given to serve")
+    parser.add_argument("--database", help="SQLite file (default data/taskmem.db)")
+    parser.add_argument("--embedding-backend", choices=("builtin", "openai"),
+                        help="the model to embed with (default: the configured one)")
+    parser.add_argument("--embedding-url", help="openai embedding backend: the endpoint's base URL")
+    parser.add_argument("--embedding-model", help="openai embedding backend: the model name")
+    parser.add_argument("--embedding-dimension", help="openai embedding backend: the vector dimension")
+    parser.add_argument("--batch-size", type=int, default=256, metavar="N",
+                        help="summaries per batch written to the new index (default 256)")
+
+
+def run_reembed(args: argparse.Namespace, out: TextIO = sys.stdout, err: TextIO = sys.stderr) -> int:
+    """Exit status 0 when the vectors were rebuilt, 2 for a configuration problem, 1 when embedding failed."""
+    try:
+        config = config_from_serve_arguments(args)
+        embedder = embedder_from_config(config)
+    except ConfigError as error:
+        print(f"taskmem reembed: {error}", file=err)
+        return 2
+    if embedder is None:
+        print("taskmem reembed: embedding_backend is none, so there is no model to embed with;"
+              " set embedding_backend to builtin or openai", file=err)
+        return 2
+    try:
+        count = asyncio.run(_reembed(config, embedder, max(1, args.batch_size), err))
+    except EmbeddingError as error:
+        print(f"\ntaskmem reembed: {error}; the old vectors are unchanged", file=err)
+        return 1
+    print(f"re-embedded {count} memory entries with {embedder.model_name} ({embedder.dimension} dimensions)"
+          f" in {config.database}", file=out)
+    return 0
+
+
+async def _reembed(config: Config, embedder: Embedder, batch: int, err: TextIO) -> int:
+    """The database work runs in a worker thread; each batch's embedding is awaited on this loop
+    (the builtin model runs in its own executor, an endpoint over httpx)."""
+    loop = asyncio.get_running_loop()
+
+    def embed(texts: list[str]) -> np.ndarray:
+        return asyncio.run_coroutine_threadsafe(embedder.embed(texts), loop).result()
+
+    def work() -> int:
+        ensure_parent(config.database)
+        connection = connect(config.database)
+        try:
+            migrate(connection)
+            bar = ProgressBar(err, "reembed")
+            done = memory_vectors.rebuild(connection, embedder.model_name, embedder.dimension, embed, bar, batch)
+            bar.finish()
+            return done
+        finally:
+            connection.close()
+
+    return await asyncio.to_thread(work)

@@ -1,0 +1,250 @@
+"""Memory search on a real SQLite file (the store functions SearchMemories runs): FTS5 ranking and
+snippets, the vec0 KNN scoped to a namespace and narrowed by every filter, and hybrid fusion."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Sequence
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from taskmem.api.wait_convert import event_payload
+from taskmem.core.errors import InvalidArgument
+from taskmem.core.ids import now_us
+from taskmem.core.memory import MemoryEntry, MemoryFilter, MemoryType, NewMemoryEntry
+from taskmem.core.memory_search import RRF_K, SearchMode, fts_query
+from taskmem.core.tasks import Task, TaskStatus
+from taskmem.store import memory_vectors
+from taskmem.store import tasks as task_store
+from taskmem.store.memory_entries import insert_memory_entries
+from taskmem.store.memory_search import fulltext, search_entries, search_hits, semantic
+from taskmem.store.storage import Storage
+from taskmem.store.writer import Transaction
+
+DIMENSION = 8
+MODEL = "test-model"
+
+
+def unit(*values: float) -> np.ndarray:
+    vector = np.zeros(DIMENSION, dtype=np.float32)
+    vector[:len(values)] = values
+    return vector / np.linalg.norm(vector)
+
+
+class Archive:
+    """A database with the test model recorded, and helpers to write entries with chosen vectors."""
+
+    def __init__(self, storage: Storage) -> None:
+        self.storage = storage
+
+    async def task(self, namespace: str, task_id: str) -> None:
+        def create(tx: Transaction) -> None:
+            task_store.create_task(tx, Task(namespace, task_id, task_id, TaskStatus.EXECUTING, now_us(), now_us()), [])
+        await self.storage.write(create, namespace, "test")
+
+    async def add(self, namespace: str, entries: Sequence[NewMemoryEntry],
+                  vectors: Sequence[np.ndarray] | None = None) -> list[MemoryEntry]:
+        matrix = np.stack(vectors) if vectors is not None else None
+        return await self.storage.write(lambda tx: insert_memory_entries(tx, entries, matrix), namespace, "test")
+
+    async def read(self, query, *args):  # type: ignore[no-untyped-def]
+        return await self.storage.read(query, *args)
+
+
+@pytest.fixture
+async def archive(tmp_path: Path) -> AsyncIterator[Archive]:
+    storage = await Storage.open(str(tmp_path / "taskmem.db"), event_payload)
+    await storage.write(lambda tx: memory_vectors.prepare_index(tx, MODEL, DIMENSION), "", "test")
+    opened = Archive(storage)
+    await opened.task("default", "tsk_a")
+    await opened.task("default", "tsk_b")
+    yield opened
+    await storage.close()
+
+
+def entry(summary: str, *, task: str = "tsk_a", detail: str = "", kind: MemoryType = MemoryType.DISCOVERY,
+          subtask: str = "", tags: tuple[str, ...] = (), relevance: tuple[str, ...] = ()) -> NewMemoryEntry:
+    return NewMemoryEntry(task_id=task, type=kind, summary=summary, subtask_id=subtask, detail=detail, tags=tags,
+                          relevance_to=relevance)
+
+
+# --- full text -------------------------------------------------------------------------------------
+
+
+async def test_fulltext_ranks_by_bm25_a_summary_match_above_a_detail_match(archive: Archive) -> None:
+    in_detail, in_summary, _ = await archive.add("default", [
+        entry("Chose the session store", detail="the session store is redis, configured for eviction"),
+        entry("Use Redis for caching"),
+        entry("Fixed the login form"),
+    ])
+    found = await archive.read(fulltext, "default", fts_query("redis"), MemoryFilter(), 10)
+    assert [seq for seq, _, _ in found] == [in_summary.seq, in_detail.seq]
+    assert found[0][1] < found[1][1] < 0  # SQLite's bm25: lower is better
+
+
+async def test_fulltext_needs_every_word_and_matches_stems(archive: Archive) -> None:
+    both, _ = await archive.add("default", [entry("Redis cache layer for sessions"), entry("Redis queue for jobs")])
+    found = await archive.read(fulltext, "default", fts_query("caching, Redis!"), MemoryFilter(), 10)
+    assert [seq for seq, _, _ in found] == [both.seq]
+
+
+async def test_fulltext_snippet_wraps_each_match_in_brackets(archive: Archive) -> None:
+    await archive.add("default", [entry("Timeout while calling the payment webhook",
+                                        detail="the webhook answered after 30 s; retried with backoff")])
+    [(_, _, snippet)] = await archive.read(fulltext, "default", fts_query("webhook"), MemoryFilter(), 10)
+    assert "[webhook]" in snippet
+    assert snippet.replace("[", "").replace("]", "") in ("Timeout while calling the payment webhook",
+                                                         "the webhook answered after 30 s; retried with backoff")
+
+
+async def test_fulltext_finds_the_best_matches_of_a_narrow_filter_among_many_matches(archive: Archive) -> None:
+    await archive.add("default", [entry(f"deploy note {n}", task="tsk_a") for n in range(60)])
+    wanted = await archive.add("default", [entry(f"deploy note {n}", task="tsk_b") for n in range(3)])
+    found = await archive.read(fulltext, "default", fts_query("deploy"), MemoryFilter(task_id="tsk_b"), 5)
+    assert sorted(seq for seq, _, _ in found) == sorted(e.seq for e in wanted)
+
+
+async def test_fulltext_query_syntax_in_the_text_is_taken_as_words(archive: Archive) -> None:
+    await archive.add("default", [entry("NOT a problem: redis OR memcached")])
+    found = await archive.read(fulltext, "default", fts_query('NOT "redis* OR (memcached'), MemoryFilter(), 10)
+    assert len(found) == 1
+
+
+async def test_fulltext_filters_tags_and_subtasks_by_whole_values(archive: Archive) -> None:
+    build, _, docs = await archive.add("default", [
+        entry("release checklist", subtask="build", tags=("build",)),
+        entry("release checklist", subtask="build-docs", tags=("build-docs",)),
+        entry("release checklist", tags=("docs", "build")),
+    ])
+    match = fts_query("release checklist")
+    by_subtask = await archive.read(fulltext, "default", match, MemoryFilter(subtask_id="build"), 10)
+    assert [seq for seq, _, _ in by_subtask] == [build.seq]
+    by_tag = await archive.read(fulltext, "default", match, MemoryFilter(tags=("build",)), 10)
+    assert sorted(seq for seq, _, _ in by_tag) == sorted([build.seq, docs.seq])
+    all_tags = await archive.read(fulltext, "default", match, MemoryFilter(tags=("build", "docs"), match_all_tags=True),
+                                  10)
+    assert [seq for seq, _, _ in all_tags] == [docs.seq]
+
+
+# --- vectors ---------------------------------------------------------------------------------------
+
+
+async def test_knn_orders_by_cosine_and_reports_the_cosine_distance(archive: Archive) -> None:
+    vectors = [unit(1, 0), unit(1, 1), unit(0, 1), unit(-1, 0)]
+    stored = await archive.add("default", [entry(f"entry {n}") for n in range(4)], vectors)
+    query = unit(1, 0.2)
+    near = await archive.read(semantic, "default", query, MemoryFilter(), 4)
+    assert [seq for seq, _ in near] == [stored[0].seq, stored[1].seq, stored[2].seq, stored[3].seq]
+    for (seq, distance), vector in zip(near, vectors, strict=True):
+        assert distance == pytest.approx(1.0 - float(vector @ query), abs=1e-6)
+
+
+async def test_knn_never_returns_another_namespace_entry(archive: Archive) -> None:
+    await archive.task("other", "tsk_a")
+    same = [unit(1, 0, 0), unit(0, 1, 0), unit(0, 0, 1)]
+    ours = await archive.add("default", [entry(f"ours {n}") for n in range(3)], same)
+    theirs = await archive.add("other", [entry(f"theirs {n}") for n in range(3)], same)
+    near = await archive.read(semantic, "default", unit(1, 0, 0), MemoryFilter(), 10)
+    assert sorted(seq for seq, _ in near) == sorted(e.seq for e in ours)
+    near_theirs = await archive.read(semantic, "other", unit(1, 0, 0), MemoryFilter(), 10)
+    assert sorted(seq for seq, _ in near_theirs) == sorted(e.seq for e in theirs)
+    assert await archive.read(semantic, "empty", unit(1, 0, 0), MemoryFilter(), 10) == []
+    hybrid = await archive.read(search_entries, "default", fts_query("theirs"), unit(1, 0, 0), SearchMode.HYBRID,
+                                MemoryFilter(), 10)
+    assert {e.namespace for _, e in hybrid} == {"default"}
+
+
+async def test_knn_applies_every_filter_inside_the_search_not_after_it(archive: Archive) -> None:
+    # 40 entries point at the query and match no filter; 3 further away match each filter. A filter
+    # applied after a k = 3 search would find nothing.
+    await archive.add("default", [entry(f"close {n}", task="tsk_a", kind=MemoryType.CONTEXT) for n in range(40)],
+                      [unit(1, 0.01 * n) for n in range(40)])
+    far = await archive.add("default", [
+        entry("far 1", task="tsk_b", kind=MemoryType.DECISION, subtask="build", tags=("db", "perf"),
+              relevance=("deploy",)),
+        entry("far 2", task="tsk_b", kind=MemoryType.ERROR, subtask="build", tags=("db",), relevance=("deploy",)),
+        entry("far 3", task="tsk_b", kind=MemoryType.DECISION, subtask="test", tags=("perf",), relevance=("lint",)),
+    ], [unit(0.2, 1), unit(0, 1), unit(-0.2, 1)])
+    one, two, three = (e.seq for e in far)
+    query = unit(1, 0)
+    cases = {
+        MemoryFilter(task_id="tsk_b"): [one, two, three],
+        MemoryFilter(subtask_id="build"): [one, two],
+        MemoryFilter(types=(MemoryType.DECISION,)): [one, three],
+        MemoryFilter(types=(MemoryType.ERROR, MemoryType.DECISION)): [one, two, three],
+        MemoryFilter(tags=("db",)): [one, two],
+        MemoryFilter(tags=("db", "perf")): [one, two, three],
+        MemoryFilter(tags=("db", "perf"), match_all_tags=True): [one],
+        MemoryFilter(relevance_to=("deploy",)): [one, two],
+        MemoryFilter(task_id="tsk_b", tags=("perf",), relevance_to=("lint",)): [three],
+        MemoryFilter(created_after=far[0].created_at): [one, two, three],
+    }
+    for f, expected in cases.items():
+        near = await archive.read(semantic, "default", query, f, 3)
+        assert [seq for seq, _ in near] == expected, f
+    before = await archive.read(semantic, "default", query, MemoryFilter(created_before=far[0].created_at), 3)
+    assert not {seq for seq, _ in before} & {one, two, three}
+
+
+async def test_vectors_of_another_dimension_are_refused(archive: Archive) -> None:
+    with pytest.raises(InvalidArgument, match="vectors"):
+        await archive.add("default", [entry("too long")], [np.ones(DIMENSION * 2, dtype=np.float32)])
+
+
+async def test_prepare_index_refuses_another_model_and_names_taskmem_reembed(archive: Archive) -> None:
+    with pytest.raises(memory_vectors.EmbeddingModelMismatch, match="taskmem reembed") as refused:
+        await archive.storage.write(lambda tx: memory_vectors.prepare_index(tx, "other-model", 16), "", "test")
+    assert MODEL in str(refused.value) and "other-model" in str(refused.value)
+
+
+async def test_an_index_of_the_first_layout_is_rebuilt_keeping_its_vectors(archive: Archive) -> None:
+    stored = await archive.add("default", [entry("a"), entry("b")], [unit(1, 0), unit(0, 1)])
+
+    def downgrade(tx: Transaction) -> None:
+        # The layout of the first release: float vectors only in vec0, no memory_embeddings rows.
+        rows = tx.fetchall("SELECT seq, embedding FROM memory_embeddings")
+        tx.execute(f"DROP TABLE {memory_vectors.VECTOR_TABLE}")
+        tx.execute(f"CREATE VIRTUAL TABLE {memory_vectors.VECTOR_TABLE} USING vec0(seq INTEGER PRIMARY KEY,"
+                   f" namespace TEXT PARTITION KEY, task_id TEXT, embedding FLOAT[{DIMENSION}] distance_metric=cosine)")
+        tx.executemany(f"INSERT INTO {memory_vectors.VECTOR_TABLE} (seq, namespace, task_id, embedding)"
+                       " VALUES (?, 'default', 'tsk_a', ?)", [(r[0], r[1]) for r in rows])
+        tx.execute("DELETE FROM memory_embeddings")
+    await archive.storage.write(downgrade, "default", "test")
+    missing = await archive.storage.write(lambda tx: memory_vectors.prepare_index(tx, MODEL, DIMENSION), "", "test")
+    assert missing == 0
+    near = await archive.read(semantic, "default", unit(0, 1), MemoryFilter(), 2)
+    assert [seq for seq, _ in near] == [stored[1].seq, stored[0].seq]
+
+
+# --- hybrid ----------------------------------------------------------------------------------------
+
+
+async def test_hybrid_puts_the_entry_both_modes_rank_high_first_and_scores_by_reciprocal_rank(
+        archive: Archive) -> None:
+    _, both, _, unrelated = await archive.add("default", [
+        entry("Redis eviction policy set to allkeys-lru"),
+        entry("Use Redis for caching sessions"),
+        entry("Keep hot session data in an in-memory store"),
+        entry("Fixed the login form"),
+    ], [unit(0, 0, 1), unit(1, 0.1), unit(1, 0), unit(-1, 0)])
+    hits = await archive.read(search_hits, "default", fts_query("redis"), unit(1, 0.05), SearchMode.HYBRID,
+                              MemoryFilter(), 4)
+    assert hits[0].seq == both.seq
+    assert hits[0].found_by == (SearchMode.FULLTEXT, SearchMode.SEMANTIC) and "[Redis]" in hits[0].snippet
+    for hit in hits:
+        assert hit.score == pytest.approx(sum(1 / (RRF_K + r) for r in (hit.fulltext_rank, hit.semantic_rank) if r))
+    assert [h.score for h in hits] == sorted((h.score for h in hits), reverse=True)
+    [last] = [h for h in hits if h.seq == unrelated.seq]
+    assert last.found_by == (SearchMode.SEMANTIC,) and last.snippet == "" and hits[-1] is last
+
+
+async def test_each_mode_reports_its_own_score_and_fulltext_its_snippet(archive: Archive) -> None:
+    stored, _ = await archive.add("default", [entry("Use Redis for caching"), entry("Fixed the login form")],
+                                  [unit(1, 0), unit(0, 1)])
+    [(text_hit, text_entry)] = await archive.read(search_entries, "default", fts_query("redis"), None,
+                                                  SearchMode.FULLTEXT, MemoryFilter(), 10)
+    assert text_entry.id == stored.id and text_hit.score > 0 and "[Redis]" in text_hit.snippet
+    meaning = await archive.read(search_entries, "default", "", unit(1, 0), SearchMode.SEMANTIC, MemoryFilter(), 1)
+    [(hit, found)] = meaning
+    assert found.id == stored.id and hit.score == pytest.approx(1.0) and hit.snippet == ""

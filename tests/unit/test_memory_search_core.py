@@ -1,0 +1,59 @@
+"""Reciprocal-rank fusion and the FTS5 query of a text, without a database."""
+
+from __future__ import annotations
+
+import pytest
+
+from taskmem.core.memory_search import (
+    MIN_CANDIDATES, RRF_K, SearchMode, candidate_count, fts_query, reciprocal_rank_fusion,
+)
+
+
+def test_fusion_scores_each_entry_by_the_sum_of_its_reciprocal_ranks() -> None:
+    hits = reciprocal_rank_fusion([(10, "a"), (20, "b"), (30, "c")], [30, 40, 10], limit=10)
+    scores = {hit.seq: hit.score for hit in hits}
+    assert scores == pytest.approx({
+        10: 1 / (RRF_K + 1) + 1 / (RRF_K + 3),
+        30: 1 / (RRF_K + 3) + 1 / (RRF_K + 1),
+        20: 1 / (RRF_K + 2),
+        40: 1 / (RRF_K + 2),
+    })
+
+
+def test_an_entry_both_lists_hold_outranks_the_top_of_one_list() -> None:
+    hits = reciprocal_rank_fusion([(1, ""), (2, "")], [3, 2], limit=3)
+    assert [hit.seq for hit in hits][0] == 2
+    assert hits[0].found_by == (SearchMode.FULLTEXT, SearchMode.SEMANTIC)
+    assert (hits[0].fulltext_rank, hits[0].semantic_rank) == (2, 2)
+
+
+def test_equal_scores_keep_the_better_single_rank_then_the_lower_seq_first() -> None:
+    # 7 and 9 are both first in one list; 5 and 8 both second: ties broken by seq.
+    hits = reciprocal_rank_fusion([(9, ""), (8, "")], [7, 5], limit=4)
+    assert [hit.seq for hit in hits] == [7, 9, 5, 8]
+
+
+def test_fusion_keeps_the_fulltext_snippet_and_stops_at_the_limit() -> None:
+    hits = reciprocal_rank_fusion([(1, "[redis] cache")], [2, 1, 3, 4], limit=2)
+    assert [hit.seq for hit in hits] == [1, 2]
+    assert hits[0].snippet == "[redis] cache" and hits[1].snippet == ""
+    assert hits[1].found_by == (SearchMode.SEMANTIC,)
+
+
+def test_fusion_of_two_empty_lists_is_empty() -> None:
+    assert reciprocal_rank_fusion([], [], limit=5) == []
+
+
+def test_each_mode_contributes_at_least_min_candidates_to_a_hybrid_search() -> None:
+    assert candidate_count(1) == MIN_CANDIDATES
+    assert candidate_count(100) >= 100
+
+
+@pytest.mark.parametrize("text, query", [
+    ("Redis cache", '"Redis" "cache"'),
+    ('NOT "redis* OR (memcached', '"NOT" "redis" "OR" "memcached"'),
+    ("caching, layer!", '"caching" "layer"'),
+    ("  ...  ", ""),
+])
+def test_fts_query_quotes_every_word_so_no_fts5_syntax_gets_through(text: str, query: str) -> None:
+    assert fts_query(text) == query
