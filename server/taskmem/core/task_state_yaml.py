@@ -289,12 +289,13 @@ def fit_task_state(view: TaskStateView, counter: TokenCounter, budget: int) -> t
     view = _copy(view)
     omitted: list[str] = []
     text = render_task_state_yaml(view)
+    tokens = counter.count(text)  # counted once per rendering: it is the costly part of a fit
     for label, step in DROP_ORDER:
-        if counter.count(text) <= budget:
+        if tokens <= budget:
             return text, view, omitted
         # Remove units in growing batches: one render per batch keeps a big overshoot cheap.
         dropped, batch = 0, 1
-        while counter.count(text) > budget:
+        while tokens > budget:
             removed = 0
             while removed < batch and step(view):
                 removed += 1
@@ -303,9 +304,10 @@ def fit_task_state(view: TaskStateView, counter: TokenCounter, budget: int) -> t
             dropped += removed
             batch *= 2
             text = render_task_state_yaml(view)
+            tokens = counter.count(text)
         if dropped:
             omitted.append(label if dropped == 1 and label in _SINGLE else f"{dropped} × {label}")
-    if counter.count(text) <= budget:
+    if tokens <= budget:
         return text, view, omitted
     return _fit_goal(view, counter, budget, omitted)
 
