@@ -106,7 +106,11 @@ def test_reembed_rebuilds_every_vector_with_the_new_model_and_the_server_then_st
         connection.close()
     server = ServerProcess(database, *model_flags(endpoint, "words-16"))
     server.start()
-    assert server.stop() == 0
+    try:
+        with grpc.insecure_channel(server.address) as channel:
+            TaskServiceStub(channel).ListTasks(pb.ListTasksRequest(), timeout=10)
+    finally:
+        assert server.stop() == 0
 
 
 def test_reembed_gives_vectors_to_entries_written_without_embeddings(tmp_path: Path, endpoint: FakeEmbeddings) -> None:

@@ -2,8 +2,10 @@
 
 Run it after changing the embedding settings (the server refuses to start while the database holds
 another model's vectors), or to give vectors to entries written with embedding_backend none. It
-works on the database file directly, in batches, with a progress bar on stderr; a server may keep
-running on the same file meanwhile (the swap at the end is one short transaction).
+works on the database file directly, in batches, with a progress bar on stderr. A server may keep
+running on the same file meanwhile (the embedding holds no lock; the swap at the end is one short
+transaction), but restart it with the new settings afterwards: until then the vectors it writes are
+the old model's, refused when their dimension differs.
 """
 
 from __future__ import annotations

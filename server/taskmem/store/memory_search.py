@@ -17,32 +17,49 @@ from taskmem.store.writer import Reader
 # BM25 column weights: a match in the summary counts twice one in the detail.
 _WEIGHTS = "2.0, 1.0"
 SNIPPET_TOKENS = 16
-# fulltext() first ranks this many matches per wanted hit from the index alone.
+# fulltext() first ranks this many matches per wanted hit from the index alone, at most MAX_LOOK.
 FIRST_LOOK = 4
+MAX_LOOK = 4096
 
 
 def fulltext(reader: Reader, namespace: str, match: str, f: MemoryFilter, limit: int) -> list[tuple[int, float, str]]:
     """(seq, bm25, snippet) of the best `limit` entries of the namespace matching the FTS5 expression
     and f, best first. bm25 is SQLite's (lower is better, negative); the snippet marks each match with [ ]."""
+    rows = ranked_matches(reader, namespace, match, f, limit)
+    return [(seq, rank, snippet) for (seq, rank), snippet in zip(rows, _snippets(reader, match, [s for s, _ in rows]))]
+
+
+def ranked_matches(reader: Reader, namespace: str, match: str, f: MemoryFilter, limit: int) -> list[tuple[int, float]]:
+    """fulltext() without the snippets: (seq, bm25), best first."""
     if not match or limit <= 0:
         return []
-    where, params = filter_sql(f, namespace)
-    # First the index's best few, checked against the filter; that suffices whenever most matches pass
-    # it (one namespace, no narrow filter) and skips a row lookup per match. Otherwise every match is
-    # checked, the full-text index driving the join (CROSS JOIN keeps SQLite from turning it round).
-    ranked = reader.fetchall(
-        f"SELECT rowid, bm25(memory_fts, {_WEIGHTS}) AS rank FROM memory_fts WHERE memory_fts MATCH ?"
-        " ORDER BY rank, rowid LIMIT ?", [match, limit * FIRST_LOOK])
-    passing = {int(row[0]) for row in reader.fetchall(
-        f"SELECT m.seq FROM memory_entries m WHERE m.seq IN ({', '.join('?' * len(ranked))}) AND {where}",
-        [*(row[0] for row in ranked), *params])} if ranked else set()
-    rows = [(int(row[0]), float(row[1])) for row in ranked if row[0] in passing][:limit]
-    if len(rows) < limit and len(ranked) == limit * FIRST_LOOK:
-        rows = [(int(row[0]), float(row[1])) for row in reader.fetchall(
-            f"SELECT memory_fts.rowid, bm25(memory_fts, {_WEIGHTS}) AS rank FROM memory_fts"
-            f" CROSS JOIN memory_entries m ON m.seq = memory_fts.rowid WHERE memory_fts MATCH ? AND {where}"
-            " ORDER BY rank, memory_fts.rowid LIMIT ?", [match, *params, limit])]
-    return [(seq, rank, snippet) for (seq, rank), snippet in zip(rows, _snippets(reader, match, [s for s, _ in rows]))]
+    where, params = filter_sql(f, namespace, per_row=True)
+    # The index ranks its best `look` matches alone (bm25 of every match, no row lookups); those are
+    # checked against the filter by primary key (NOT INDEXED: SQLite would otherwise walk a namespace
+    # index). One look suffices whenever most matches pass (one namespace, no narrow filter); a narrow
+    # filter looks 8 times further each round, and past MAX_LOOK every match is checked in one join
+    # that the full-text index drives (CROSS JOIN keeps SQLite from turning it round).
+    look = limit * FIRST_LOOK
+    checked = 0
+    rows: list[tuple[int, float]] = []
+    while look <= MAX_LOOK:
+        ranked = reader.fetchall(
+            f"SELECT rowid, bm25(memory_fts, {_WEIGHTS}) AS rank FROM memory_fts WHERE memory_fts MATCH ?"
+            " ORDER BY rank, rowid LIMIT ?", [match, look])
+        fresh = ranked[checked:]
+        if fresh:
+            passing = {int(row[0]) for row in reader.fetchall(
+                f"SELECT m.seq FROM memory_entries m NOT INDEXED WHERE m.seq IN ({', '.join('?' * len(fresh))})"
+                f" AND {where}", [*(row[0] for row in fresh), *params])}
+            rows.extend((int(row[0]), float(row[1])) for row in fresh if row[0] in passing)
+        checked = len(ranked)
+        if len(rows) >= limit or len(ranked) < look:
+            return rows[:limit]
+        look *= 8
+    return [(int(row[0]), float(row[1])) for row in reader.fetchall(
+        f"SELECT memory_fts.rowid, bm25(memory_fts, {_WEIGHTS}) AS rank FROM memory_fts"
+        f" CROSS JOIN memory_entries m ON m.seq = memory_fts.rowid WHERE memory_fts MATCH ? AND {where}"
+        " ORDER BY rank, memory_fts.rowid LIMIT ?", [match, *params, limit])]
 
 
 def _snippets(reader: Reader, match: str, seqs: list[int]) -> list[str]:
@@ -73,9 +90,14 @@ def search_hits(reader: Reader, namespace: str, match: str, vector: np.ndarray |
         return [Hit(seq, 1.0 - distance, semantic_rank=rank)
                 for rank, (seq, distance) in enumerate(semantic(reader, namespace, vector, f, limit), start=1)]
     candidates = candidate_count(limit)
-    texts = fulltext(reader, namespace, match, f, candidates)
+    texts = ranked_matches(reader, namespace, match, f, candidates)
     near = semantic(reader, namespace, vector, f, candidates)
-    return reciprocal_rank_fusion([(seq, snippet) for seq, _, snippet in texts], [seq for seq, _ in near], limit)
+    hits = reciprocal_rank_fusion([(seq, "") for seq, _ in texts], [seq for seq, _ in near], limit)
+    # Snippets only for the hits that made the cut (each costs a full-text lookup).
+    found = [hit for hit in hits if hit.fulltext_rank]
+    for hit, snippet in zip(found, _snippets(reader, match, [hit.seq for hit in found])):
+        hit.snippet = snippet
+    return hits
 
 
 def search_entries(reader: Reader, namespace: str, match: str, vector: np.ndarray | None, mode: SearchMode,

@@ -1,0 +1,323 @@
+"""Memory archive: ingest rate with the builtin embeddings, and search latency per mode at 10k and 100k entries.
+
+What is measured, and how (printed again with the figures):
+
+1. Ingest: distinct generated entries embedded by the builtin all-MiniLM-L6-v2 int8 model
+   (BuiltinEmbedder, off the event loop) and written in batches of 100 through the group-commit
+   writer with `insert_memory_entries` (entries, tags, relevance, FTS rows, vectors, events),
+   several batches in flight — the work AddMemoryEntries does minus the transport. Entries/s.
+2. Corpora of 10k and 100k entries, built fast: a few thousand distinct summaries are embedded
+   once, and each entry reuses one of them (with a varied detail, subtask and tags) and its vector
+   plus small Gaussian noise (re-normalised), written with `insert_memory_entries`.
+3. Server-side search latency: `store.memory_search.search_hits` (FTS5 BM25 + snippets, vec0 KNN +
+   rescoring, reciprocal-rank fusion) on a connection in this process, one query at a time, query
+   vectors embedded beforehand (the embedding of the query is timed separately), limit 10.
+4. Over gRPC, if the server answers SearchMemories: a `taskmem serve` process on a copy of the
+   10k/100k database, one grpc.aio call at a time (query embedding included), and ingest through
+   AddMemoryEntries (100 entries per call, 4 calls in flight).
+
+The 2 CPU cores are shared with other work while this runs; p95 moves with it.
+
+    .venv/bin/python bench/memory_bench.py [--sizes 10000,100000] [--queries 200] [--ingest 2000]
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import random
+import shutil
+import sys
+import tempfile
+import time
+from collections.abc import Callable, Sequence
+from pathlib import Path
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "server"))
+
+from taskmem.api.wait_convert import event_payload  # noqa: E402
+from taskmem.core.ids import now_us  # noqa: E402
+from taskmem.core.memory import MemoryFilter, MemoryType, NewMemoryEntry  # noqa: E402
+from taskmem.core.memory_search import SearchMode, fts_query  # noqa: E402
+from taskmem.core.tasks import Task, TaskStatus  # noqa: E402
+from taskmem.providers.embeddings import BuiltinEmbedder, normalise_rows  # noqa: E402
+from taskmem.store import memory_vectors, tasks as task_store  # noqa: E402
+from taskmem.store.database import connect  # noqa: E402
+from taskmem.store.memory_entries import insert_memory_entries  # noqa: E402
+from taskmem.store.memory_search import search_hits  # noqa: E402
+from taskmem.store.storage import Storage  # noqa: E402
+from taskmem.store.writer import Reader, Transaction  # noqa: E402
+
+NAMESPACE = "default"
+TASKS = 20
+SUBJECTS = [
+    "Redis cache", "the Postgres connection pool", "the login form", "JWT refresh tokens", "the CI pipeline",
+    "the Docker image", "the payment webhook", "rate limiting", "the search index", "the S3 upload",
+    "the React router", "the GraphQL schema", "unit tests for the parser", "the Kafka consumer",
+    "database migrations", "the CSV exporter", "TLS certificates", "the retry policy", "feature flags",
+    "the cron scheduler", "user sessions", "the email queue", "the websocket gateway", "log rotation",
+    "the OAuth callback", "memory leaks in the worker", "the config loader", "the billing report",
+    "image thumbnails", "the API gateway", "the mobile push service", "the audit log",
+    "the dependency lockfile", "the Terraform module", "the nginx proxy", "cache invalidation", "pagination",
+    "the embeddings service", "the vector index", "timezone handling", "the i18n strings", "the admin dashboard"]
+VERBS = {
+    MemoryType.DECISION: ["Decided to use", "Chose to replace", "Agreed to keep", "Will migrate", "Switched to"],
+    MemoryType.ERROR: ["Failed to connect to", "Timeout while calling", "Crash in", "Permission denied writing",
+                       "Flaky failure in"],
+    MemoryType.TOOL_RESULT: ["Ran tests for", "Listed files of", "Benchmarked", "Profiled", "Linted"],
+    MemoryType.USER_INSTRUCTION: ["User asked to refactor", "User wants faster", "User insists on documenting",
+                                  "Never touch", "Always review"],
+    MemoryType.DISCOVERY: ["Found that", "Noticed that", "Learned that", "Confirmed that", "Observed that"],
+    MemoryType.ARTIFACT: ["Wrote a patch for", "Generated docs for", "Created a config for", "Added a test for",
+                          "Saved a report on"],
+    MemoryType.CONTEXT: ["Background on", "The team owns", "Context: legacy code in", "Notes about", "History of"]}
+TAILS = [
+    "because latency matters", "to cut costs", "after the outage", "before the release", "for the new tenant",
+    "with exponential backoff", "in staging only", "behind a feature flag", "per the security review",
+    "on Kubernetes", "using a background job", "with a 30 second timeout", "for the EU region",
+    "as a temporary workaround", "in Python 3.12", "and it passed", "but it is still slow", "which broke the build",
+    "so we can scale out", "with zero downtime"]
+DETAIL_WORDS = ("stack trace retry worker queue commit branch config endpoint latency throughput request "
+                "response schema index shard replica timeout deploy rollback metric alert owner ticket").split()
+TAGS = ["infra", "backend", "frontend", "security", "perf", "db", "ci", "ux", "billing", "ops"]
+QUERIES = [
+    "redis cache timeout", "postgres connection pool", "login form validation", "refresh tokens expiry",
+    "ci pipeline broke the build", "docker image size", "payment webhook retry", "rate limiting per tenant",
+    "search index rebuild", "s3 upload permission denied", "kafka consumer lag", "database migrations downtime",
+    "tls certificates renewal", "feature flags cleanup", "cron scheduler crash", "email queue slow",
+    "websocket gateway timeout", "oauth callback error", "memory leak in worker", "billing report export",
+    "why did we choose redis", "what broke the deploy", "user wants faster pages", "how do we handle timezones",
+    "vector index for embeddings", "nginx proxy config", "audit log retention", "terraform module review",
+    "which tests are flaky", "cache invalidation bug"]
+
+
+def generated_summaries(count: int, seed: int = 7) -> list[tuple[MemoryType, str]]:
+    """count distinct (type, summary) pairs."""
+    rnd = random.Random(seed)
+    seen: set[str] = set()
+    out: list[tuple[MemoryType, str]] = []
+    limit = len(SUBJECTS) * len(TAILS) * sum(len(v) for v in VERBS.values())
+    if count > limit:
+        raise ValueError(f"at most {limit} distinct summaries")
+    while len(out) < count:
+        kind = rnd.choice(list(VERBS))
+        summary = f"{rnd.choice(VERBS[kind])} {rnd.choice(SUBJECTS)} {rnd.choice(TAILS)}"
+        if summary not in seen:
+            seen.add(summary)
+            out.append((kind, summary))
+    return out
+
+
+def entry_for(rnd: random.Random, kind: MemoryType, summary: str, task_ids: Sequence[str]) -> NewMemoryEntry:
+    return NewMemoryEntry(
+        task_id=rnd.choice(task_ids), type=kind, summary=summary, subtask_id=f"step-{rnd.randrange(30)}",
+        detail=" ".join(rnd.choices(DETAIL_WORDS, k=rnd.randrange(5, 40))),
+        tags=tuple(rnd.sample(TAGS, rnd.randrange(0, 3))), relevance_to=(f"step-{rnd.randrange(30)}",),
+        source="bench")
+
+
+def percentiles(samples: list[float]) -> str:
+    ordered = sorted(samples)
+    p = lambda q: ordered[min(len(ordered) - 1, int(q * len(ordered)))] * 1000  # noqa: E731
+    return f"p50 {p(0.50):6.2f} ms  p95 {p(0.95):6.2f} ms  p99 {p(0.99):6.2f} ms  (n={len(ordered)})"
+
+
+async def open_storage(path: Path) -> tuple[Storage, list[str]]:
+    storage = await Storage.open(str(path), event_payload, synchronous="NORMAL")
+    model = (BuiltinEmbedder.model_name, BuiltinEmbedder.dimension)
+    await storage.write(lambda tx: memory_vectors.prepare_index(tx, *model), NAMESPACE, "bench")
+    task_ids = [f"tsk_bench{n:03d}" for n in range(TASKS)]
+
+    def create(tx: Transaction) -> None:
+        for task_id in task_ids:
+            if task_store.find_task(tx, tx.namespace, task_id) is None:
+                task_store.create_task(tx, Task(NAMESPACE, task_id, task_id, TaskStatus.EXECUTING, now_us(),
+                                                now_us()), [])
+    await storage.write(create, NAMESPACE, "bench")
+    return storage, task_ids
+
+
+async def bench_ingest(embedder: BuiltinEmbedder, directory: Path, count: int) -> None:
+    storage, task_ids = await open_storage(directory / "ingest.db")
+    rnd = random.Random(1)
+    entries = [entry_for(rnd, kind, summary, task_ids) for kind, summary in generated_summaries(count, seed=99)]
+    await embedder.embed(["warm up the model"])
+    batches = [entries[i:i + 100] for i in range(0, len(entries), 100)]
+    in_flight = asyncio.Semaphore(4)
+
+    async def add(batch: list[NewMemoryEntry]) -> None:
+        async with in_flight:
+            vectors = await embedder.embed([e.summary for e in batch])
+            await storage.write(lambda tx: insert_memory_entries(tx, batch, vectors), NAMESPACE, "bench")
+
+    start = time.perf_counter()
+    await asyncio.gather(*(add(b) for b in batches))
+    elapsed = time.perf_counter() - start
+    await storage.close()
+    print(f"ingest (embed + insert_memory_entries, batches of 100, 4 in flight): {count} distinct entries in"
+          f" {elapsed:.1f} s = {count / elapsed:.0f} entries/s   (goal >= 500/s)")
+
+
+async def build_corpus(path: Path, size: int, summaries: list[tuple[MemoryType, str]], vectors: np.ndarray) -> float:
+    """size entries reusing the embedded summaries' vectors plus noise; returns seconds taken."""
+    storage, task_ids = await open_storage(path)
+    rnd = random.Random(size)
+    noise = np.random.default_rng(size)
+    start = time.perf_counter()
+    for offset in range(0, size, 1000):
+        n = min(1000, size - offset)
+        picks = [rnd.randrange(len(summaries)) for _ in range(n)]
+        batch = [entry_for(rnd, *summaries[i], task_ids) for i in picks]
+        rows = normalise_rows(vectors[picks] + noise.normal(0, 0.01, (n, vectors.shape[1])).astype(np.float32))
+        await storage.write(lambda tx: insert_memory_entries(tx, batch, rows), NAMESPACE, "bench")
+    elapsed = time.perf_counter() - start
+    await storage.close()
+    return elapsed
+
+
+def time_calls(call: Callable[[int], object], count: int) -> list[float]:
+    samples = []
+    for i in range(count):
+        start = time.perf_counter()
+        call(i)
+        samples.append(time.perf_counter() - start)
+    return samples
+
+
+def bench_server_side(path: Path, size: int, query_vectors: np.ndarray, count: int) -> None:
+    connection = connect(str(path))
+    reader = Reader(connection)
+    matches = [fts_query(q) for q in QUERIES]
+    everything = MemoryFilter()
+    one_task = MemoryFilter(task_id="tsk_bench003")
+    tagged = MemoryFilter(tags=("perf",))
+    for label, f in (("no filter", everything), ("task filter", one_task), ("tag filter", tagged)):
+        for mode in SearchMode:
+            def call(i: int, mode: SearchMode = mode, f: MemoryFilter = f) -> object:
+                q = i % len(QUERIES)
+                return search_hits(reader, NAMESPACE, matches[q], query_vectors[q], mode, f, 10)
+            for i in range(10):
+                call(i)  # warm the page cache
+            print(f"  server-side {size:>6} entries, {label:<11} {mode.name:<8} {percentiles(time_calls(call, count))}")
+    hit_counts = [len(search_hits(reader, NAMESPACE, matches[q], query_vectors[q], SearchMode.FULLTEXT, everything, 10))
+                  for q in range(len(QUERIES))]
+    print(f"  (FULLTEXT found hits for {sum(1 for h in hit_counts if h)} of {len(QUERIES)} queries)")
+    connection.close()
+
+
+async def bench_grpc(path: Path, size: int, count: int) -> bool:
+    """SearchMemories over gRPC against `taskmem serve` on a copy of the database; False if not served."""
+    import grpc
+
+    from taskmem.v1 import memory_pb2
+    from taskmem.v1 import memory_service_pb2 as pb
+    from taskmem.v1.memory_service_pb2_grpc import MemoryServiceStub
+    from tests.support.server_process import ServerProcess
+
+    server = ServerProcess(path, "--log-level", "warning")
+    server.start(timeout=120)
+    try:
+        async with grpc.aio.insecure_channel(server.address) as channel:
+            stub = MemoryServiceStub(channel)
+            modes = {SearchMode.FULLTEXT: memory_pb2.SEARCH_MODE_FULLTEXT,
+                     SearchMode.SEMANTIC: memory_pb2.SEARCH_MODE_SEMANTIC,
+                     SearchMode.HYBRID: memory_pb2.SEARCH_MODE_HYBRID}
+            try:
+                await stub.SearchMemories(pb.SearchMemoriesRequest(query="warm up", mode=modes[SearchMode.HYBRID]))
+            except grpc.aio.AioRpcError as error:
+                if error.code() == grpc.StatusCode.UNIMPLEMENTED:
+                    print("  over gRPC: SearchMemories is not served yet; skipped")
+                    return False
+                raise
+            for mode, wire in modes.items():
+                samples = []
+                for i in range(count):
+                    start = time.perf_counter()
+                    await stub.SearchMemories(pb.SearchMemoriesRequest(query=QUERIES[i % len(QUERIES)], mode=wire,
+                                                                       limit=10))
+                    samples.append(time.perf_counter() - start)
+                print(f"  over gRPC   {size:>6} entries, no filter   {mode.name:<8} {percentiles(samples)}")
+            if size == min(ARGS.sizes):
+                await grpc_ingest(stub)
+    finally:
+        server.stop()
+    return True
+
+
+async def grpc_ingest(stub: object) -> None:
+    from taskmem.v1 import memory_pb2
+    from taskmem.v1 import memory_service_pb2 as pb
+
+    rnd = random.Random(5)
+    summaries = generated_summaries(ARGS.ingest, seed=1234)
+    requests = []
+    for offset in range(0, len(summaries), 100):
+        requests.append(pb.AddMemoryEntriesRequest(entries=[pb.NewMemoryEntry(
+            task_id=f"tsk_bench{rnd.randrange(TASKS):03d}", type=memory_pb2.MemoryType.Value(kind.value),
+            summary=summary, subtask_id="step-1", tags=["perf"]) for kind, summary in summaries[offset:offset + 100]]))
+    in_flight = asyncio.Semaphore(4)
+
+    async def add(request: pb.AddMemoryEntriesRequest) -> None:
+        async with in_flight:
+            await stub.AddMemoryEntries(request)  # type: ignore[attr-defined]
+
+    start = time.perf_counter()
+    await asyncio.gather(*(add(r) for r in requests))
+    elapsed = time.perf_counter() - start
+    print(f"  over gRPC   ingest: AddMemoryEntries, 100 per call, 4 in flight: {len(summaries)} entries in"
+          f" {elapsed:.1f} s = {len(summaries) / elapsed:.0f} entries/s")
+
+
+async def main() -> None:
+    embedder = BuiltinEmbedder(batch_size=64)
+    with tempfile.TemporaryDirectory(prefix="taskmem-memory-bench-") as tmp:
+        directory = Path(tmp)
+        print(__doc__.split("\n\n    .venv")[0])
+        print()
+        if ARGS.ingest:
+            await bench_ingest(embedder, directory, ARGS.ingest)
+        summaries = generated_summaries(ARGS.distinct)
+        start = time.perf_counter()
+        vectors = await embedder.embed([s for _, s in summaries])
+        print(f"embedded {len(summaries)} distinct summaries for the corpora in {time.perf_counter() - start:.1f} s")
+        query_start = time.perf_counter()
+        query_vectors = await embedder.embed(QUERIES)
+        samples = []
+        for q in QUERIES:
+            start = time.perf_counter()
+            await embedder.embed([q])
+            samples.append(time.perf_counter() - start)
+        print(f"query embedding (one query, builtin model): {percentiles(samples)}"
+              f"   [all {len(QUERIES)} in {time.perf_counter() - query_start:.1f} s]")
+        for size in ARGS.sizes:
+            path = directory / f"corpus-{size}.db"
+            built = await build_corpus(path, size, summaries, vectors)
+            print(f"\ncorpus of {size} entries (reused vectors + noise, insert_memory_entries) built in {built:.1f} s"
+                  f" = {size / built:.0f} entries/s without embedding")
+            bench_server_side(path, size, query_vectors, ARGS.queries)
+            if ARGS.grpc:
+                copy = directory / f"served-{size}.db"
+                shutil.copy(path, copy)
+                await bench_grpc(copy, size, ARGS.queries)
+            for leftover in directory.glob(f"*-{size}.db*"):
+                leftover.unlink()
+
+
+def parse_arguments() -> argparse.Namespace:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--sizes", default="10000,100000", type=lambda s: [int(x) for x in s.split(",")])
+    parser.add_argument("--queries", type=int, default=200, help="searches per mode and size")
+    parser.add_argument("--ingest", type=int, default=2000, help="distinct entries for the ingest figure (0: skip)")
+    parser.add_argument("--distinct", type=int, default=3000, help="distinct summaries embedded for the corpora")
+    parser.add_argument("--no-grpc", dest="grpc", action="store_false", help="skip the gRPC part")
+    return parser.parse_args()
+
+
+if __name__ == "__main__":
+    ARGS = parse_arguments()
+    print(f"load average before: {' '.join(f'{x:.2f}' for x in __import__('os').getloadavg())}")
+    asyncio.run(main())
+    print(f"load average after: {' '.join(f'{x:.2f}' for x in __import__('os').getloadavg())}")
