@@ -554,7 +554,7 @@ async def test_no_rendering_is_ever_over_its_budget(server: ServerProcess, items
         task_id = await _task(tasks, items=items, done=min(done, items), name=(decisions or ["t"])[0][:200])
         for text in decisions:
             await state.AddDecision(pb.AddDecisionRequest(task_id=task_id, text=text.strip() or "x"))
-        said = [await _say(tasks, task_id, USER, text) for text in messages]
+        said = [await _say(tasks, task_id, USER, text.strip() or "x") for text in messages]
         if said:
             await state.UpsertStateItems(pb.UpsertStateItemsRequest(task_id=task_id, items=[
                 _candidate(ACTION, text.strip() or "x", [ref]) for text, ref in zip(messages, said)]))
