@@ -14,18 +14,20 @@ from grpc_health.v1 import health, health_pb2, health_pb2_grpc
 from grpc_reflection.v1alpha import reflection
 
 from taskmem.api.interceptors import GuardInterceptor
+from taskmem.api.memory_service import MemoryService
 from taskmem.api.state_service import StateService
 from taskmem.api.task_service import TaskService
 from taskmem.api.wait_convert import event_payload
 from taskmem.api.wait_service import WaitService
 from taskmem.config import Config, ConfigError
 from taskmem.maintenance import MaintenanceLoop
+from taskmem.memory.archive import MemoryArchive
 from taskmem.providers.chat import chat_model_from_config
 from taskmem.providers.embeddings import embedder_from_config
 from taskmem.state.engine import StateEngine
 from taskmem.store.storage import Storage
 from taskmem.tokenizer import token_counter
-from taskmem.v1 import state_service_pb2, state_service_pb2_grpc
+from taskmem.v1 import memory_service_pb2, memory_service_pb2_grpc, state_service_pb2, state_service_pb2_grpc
 from taskmem.v1 import task_service_pb2, task_service_pb2_grpc, wait_service_pb2, wait_service_pb2_grpc
 from taskmem.waits.scheduler import WaitScheduler
 
@@ -37,6 +39,7 @@ SERVICE_NAMES = [
     task_service_pb2.DESCRIPTOR.services_by_name["TaskService"].full_name,
     wait_service_pb2.DESCRIPTOR.services_by_name["WaitService"].full_name,
     state_service_pb2.DESCRIPTOR.services_by_name["StateService"].full_name,
+    memory_service_pb2.DESCRIPTOR.services_by_name["MemoryService"].full_name,
 ]
 
 
@@ -78,6 +81,7 @@ class TaskmemServer:
         self.scheduler: WaitScheduler | None = None
         self.maintenance: MaintenanceLoop | None = None
         self.state: StateEngine | None = None
+        self.memory: MemoryArchive | None = None
         self.health = health.aio.HealthServicer()
         self.port = 0
 
@@ -91,15 +95,21 @@ class TaskmemServer:
         await self.scheduler.start()
         self.maintenance = MaintenanceLoop(self.storage, self.config)
         self.maintenance.start()
+        # One embedder and one model client for both services: the builtin model loads once.
+        embedder, chat = embedder_from_config(self.config), chat_model_from_config(self.config)
+        # MemoryService: the embedding model is checked against the recorded one before any call.
+        self.memory = MemoryArchive(self.storage, embedder, chat)
+        await self.memory.start()
         # StateService: working memory is restored before the first call can read it.
         self.state = StateEngine(self.storage, self.config, token_counter(self.config.tiktoken_cache_dir),
-                                 embedder_from_config(self.config), chat_model_from_config(self.config))
+                                 embedder, chat)
         await self.state.start()
         server = grpc.aio.server(interceptors=[GuardInterceptor(self.config)], options=_server_options(self.config))
         task_service_pb2_grpc.add_TaskServiceServicer_to_server(TaskService(self.storage), server)
         wait_service_pb2_grpc.add_WaitServiceServicer_to_server(
             WaitService(self.storage, self.scheduler, self.config), server)
         state_service_pb2_grpc.add_StateServiceServicer_to_server(StateService(self.state), server)
+        memory_service_pb2_grpc.add_MemoryServiceServicer_to_server(MemoryService(self.memory), server)
         health_pb2_grpc.add_HealthServicer_to_server(self.health, server)
         reflection.enable_server_reflection([*SERVICE_NAMES, health.SERVICE_NAME, reflection.SERVICE_NAME], server)
         if self.config.tls_cert_file or self.config.tls_key_file:
@@ -135,7 +145,13 @@ class TaskmemServer:
 
 async def serve(config: Config) -> None:
     server = TaskmemServer(config)
-    address = await server.start()
+    try:
+        address = await server.start()
+    except BaseException:
+        # A refused start (e.g. another embedding model) must still end the database threads, or the
+        # process would print its error and never exit.
+        await server.stop()
+        raise
     print(READY_LINE.format(address=address), flush=True)
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()

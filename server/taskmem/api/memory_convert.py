@@ -1,15 +1,18 @@
-"""MemoryService resources: domain → proto-JSON event payloads (and, below, domain ⇄ protobuf)."""
+"""MemoryService resources: domain → protobuf, and domain → proto-JSON event payloads."""
 
 from __future__ import annotations
 
 from typing import Any
 
+from taskmem.api import convert
 from taskmem.api.convert import _compact, _duration_json, _time_json
 from taskmem.core.artifacts import Artifact
 from taskmem.core.episodes import Episode
 from taskmem.core.knowledge import Knowledge
 from taskmem.core.memory import MemoryEntry
+from taskmem.core.memory_search import Hit, SearchMode
 from taskmem.core.patterns import Pattern
+from taskmem.v1 import memory_pb2
 
 _RESOURCES = (MemoryEntry, Knowledge, Episode, Artifact, Pattern)
 
@@ -28,15 +31,16 @@ def memory_entry_json(e: MemoryEntry) -> dict[str, Any]:
 def knowledge_json(k: Knowledge) -> dict[str, Any]:
     return _compact({
         "id": k.id, "category": k.category.value, "key": k.key, "value": k.value, "source": k.source,
-        "confidence": k.confidence, "revision": k.revision, "create_time": _time_json(k.created_at),
+        "confidence": k.confidence, "revision": str(k.revision), "create_time": _time_json(k.created_at),
         "update_time": _time_json(k.updated_at)})
 
 
 def episode_json(e: Episode) -> dict[str, Any]:
     return _compact({
         "id": e.id, "task_id": e.task_id, "agent_id": e.agent_id, "action": e.action.value, "approach": e.approach,
-        "outcome": e.outcome, "duration": _duration_json(e.duration_us), "tokens_in": e.tokens_in,
-        "tokens_out": e.tokens_out, "create_time": _time_json(e.created_at)})
+        "outcome": e.outcome, "duration": _duration_json(e.duration_us), "tokens_in": str(e.tokens_in or ""),
+        "tokens_out": str(e.tokens_out or ""), "create_time": _time_json(e.created_at),
+        "archive_time": _time_json(e.archived_at)})
 
 
 def artifact_json(a: Artifact) -> dict[str, Any]:
@@ -64,3 +68,48 @@ def event_json(resource: Any) -> dict[str, Any]:
     if isinstance(resource, Artifact):
         return artifact_json(resource)
     return pattern_json(resource)
+
+
+def memory_entry(e: MemoryEntry) -> memory_pb2.MemoryEntry:
+    return memory_pb2.MemoryEntry(
+        id=e.id, task_id=e.task_id, subtask_id=e.subtask_id, type=e.type.value, summary=e.summary, detail=e.detail,
+        tags=e.tags, relevance_to=e.relevance_to, source=e.source, create_time=convert.timestamp(e.created_at))
+
+
+def search_hit(hit: Hit, entry: MemoryEntry) -> memory_pb2.MemorySearchHit:
+    return memory_pb2.MemorySearchHit(
+        entry=memory_entry(entry), score=hit.score, found_by=[m.value for m in hit.found_by], snippet=hit.snippet,
+        fulltext_rank=hit.fulltext_rank, semantic_rank=hit.semantic_rank)
+
+
+def search_mode(mode: SearchMode) -> int:
+    return memory_pb2.SearchMode.Value(mode.value)
+
+
+def knowledge(k: Knowledge) -> memory_pb2.Knowledge:
+    return memory_pb2.Knowledge(
+        id=k.id, category=k.category.value, key=k.key, value=k.value, source=k.source, confidence=k.confidence,
+        revision=k.revision, create_time=convert.timestamp(k.created_at), update_time=convert.timestamp(k.updated_at),
+        history=[memory_pb2.KnowledgeValue(value=v.value, source=v.source, confidence=v.confidence,
+                                           write_time=convert.timestamp(v.written_at),
+                                           outcome=v.outcome.value if v.outcome else None) for v in k.history])
+
+
+def episode(e: Episode) -> memory_pb2.Episode:
+    return memory_pb2.Episode(
+        id=e.id, task_id=e.task_id, agent_id=e.agent_id, action=e.action.value, approach=e.approach,
+        outcome=e.outcome, duration=convert.duration(e.duration_us), tokens_in=e.tokens_in, tokens_out=e.tokens_out,
+        create_time=convert.timestamp(e.created_at), archive_time=convert.timestamp(e.archived_at))
+
+
+def artifact(a: Artifact) -> memory_pb2.Artifact:
+    return memory_pb2.Artifact(
+        id=a.id, task_id=a.task_id, agent_id=a.agent_id, type=a.type.value, path=a.path, description=a.description,
+        size_bytes=a.size_bytes, sha256=a.sha256, create_time=convert.timestamp(a.created_at))
+
+
+def pattern(p: Pattern) -> memory_pb2.Pattern:
+    return memory_pb2.Pattern(
+        id=p.id, pattern_type=p.pattern_type, pattern_key=p.pattern_key, data=convert.struct(p.data),
+        frequency=p.frequency, create_time=convert.timestamp(p.created_at),
+        last_seen_time=convert.timestamp(p.last_seen))

@@ -1,0 +1,261 @@
+"""MemoryService: validate the request, call the memory archive or store, convert the result."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import grpc
+
+from taskmem.api import memory_convert as mconvert
+from taskmem.api import memory_requests
+from taskmem.api import validate
+from taskmem.api.errors import unary
+from taskmem.api.idempotent import earlier_response, write_once
+from taskmem.api.scope import current_scope
+from taskmem.core import paging
+from taskmem.core.artifacts import checked_digest
+from taskmem.core.errors import InvalidArgument
+from taskmem.core.memory import MemoryEntry
+from taskmem.memory.archive import MemoryArchive, store_extraction
+from taskmem.store import artifacts as artifact_store
+from taskmem.store import episodes as episode_store
+from taskmem.store import knowledge as knowledge_store
+from taskmem.store import memory_entries
+from taskmem.store import patterns as pattern_store
+from taskmem.store.writer import Reader, Transaction
+from taskmem.v1 import memory_service_pb2 as pb
+from taskmem.v1 import memory_service_pb2_grpc
+
+
+def _relevant(db: Reader, namespace: str, task_id: str, subtask_id: str, limit: int) -> list[MemoryEntry]:
+    episode_store.require_task(db, namespace, task_id)
+    return memory_entries.relevant_entries(db, namespace, task_id, subtask_id, limit)
+
+
+class MemoryService(memory_service_pb2_grpc.MemoryServiceServicer):
+    def __init__(self, archive: MemoryArchive) -> None:
+        self._archive = archive
+        self._storage = archive.storage
+
+    # --- memory entries ---------------------------------------------------------------------
+
+    @unary
+    async def AddMemoryEntries(self, request: pb.AddMemoryEntriesRequest,
+                               context: grpc.aio.ServicerContext) -> pb.AddMemoryEntriesResponse:
+        entries = memory_requests.new_entries(request)
+        # Embedding runs before the write, off the event loop, in batches: never in the writer thread.
+        vectors = await self._archive.summary_vectors(entries)
+
+        def add(tx: Transaction) -> pb.AddMemoryEntriesResponse:
+            stored = memory_entries.insert_memory_entries(tx, entries, vectors)
+            return pb.AddMemoryEntriesResponse(entries=[mconvert.memory_entry(e) for e in stored])
+
+        return await write_once(self._storage, request, pb.AddMemoryEntriesResponse, add)
+
+    @unary
+    async def QueryMemoryEntries(self, request: pb.QueryMemoryEntriesRequest,
+                                 context: grpc.aio.ServicerContext) -> pb.QueryMemoryEntriesResponse:
+        f = memory_requests.memory_filter("filter", request.filter)
+        size = paging.page_size(request.page_size)
+        after = paging.decode_token(request.page_token, f.key())
+        rows = await self._storage.read(memory_entries.query_entries, current_scope().namespace, f, size + 1,
+                                        _pair(after))
+        page, token = paging.page_of(rows, size, lambda e: [e.created_at, e.seq], f.key())
+        return pb.QueryMemoryEntriesResponse(entries=[mconvert.memory_entry(e) for e in page], next_page_token=token)
+
+    @unary
+    async def GetRelevantMemories(self, request: pb.GetRelevantMemoriesRequest,
+                                  context: grpc.aio.ServicerContext) -> pb.GetRelevantMemoriesResponse:
+        task_id, subtask_id, limit = memory_requests.relevant(request)
+        found = await self._storage.read(_relevant, current_scope().namespace, task_id, subtask_id, limit)
+        return pb.GetRelevantMemoriesResponse(entries=[mconvert.memory_entry(e) for e in found])
+
+    @unary
+    async def SearchMemories(self, request: pb.SearchMemoriesRequest,
+                             context: grpc.aio.ServicerContext) -> pb.SearchMemoriesResponse:
+        s = memory_requests.search(request)
+        mode, hits = await self._archive.search(current_scope().namespace, s.query, s.mode, s.filter, s.limit)
+        return pb.SearchMemoriesResponse(hits=[mconvert.search_hit(hit, entry) for hit, entry in hits],
+                                         mode=mconvert.search_mode(mode))
+
+    @unary
+    async def ExtractMemories(self, request: pb.ExtractMemoriesRequest,
+                              context: grpc.aio.ServicerContext) -> pb.ExtractMemoriesResponse:
+        x = memory_requests.extraction(request)
+        # A retry with the same request_id must not call the model again.
+        earlier = await earlier_response(self._storage, request, pb.ExtractMemoriesResponse)
+        if earlier is not None:
+            return earlier
+        result = await self._archive.extract(current_scope().namespace, x.task_id, x.subtask_id, x.tool_calls,
+                                             x.model_output)
+        vectors = await self._archive.summary_vectors(result.entries)
+
+        def store(tx: Transaction) -> pb.ExtractMemoriesResponse:
+            stored = store_extraction(tx, result.entries, vectors, x.subtask_id, len(result.dropped),
+                                      result.candidates, x.task_id)
+            return pb.ExtractMemoriesResponse(
+                entries=[mconvert.memory_entry(e) for e in stored], candidate_count=result.candidates,
+                dropped=[pb.DroppedMemory(index=d.index, reason=d.reason, candidate=d.candidate)
+                         for d in result.dropped], parse_error=result.parse_error)
+
+        return await write_once(self._storage, request, pb.ExtractMemoriesResponse, store)
+
+    # --- project knowledge ------------------------------------------------------------------
+
+    @unary
+    async def UpsertKnowledge(self, request: pb.UpsertKnowledgeRequest,
+                              context: grpc.aio.ServicerContext) -> pb.UpsertKnowledgeResponse:
+        w = memory_requests.knowledge_write(request)
+
+        def upsert(tx: Transaction) -> pb.UpsertKnowledgeResponse:
+            knowledge, outcome = knowledge_store.upsert(tx, w.category, w.key, w.value, w.source, w.confidence)
+            return pb.UpsertKnowledgeResponse(knowledge=mconvert.knowledge(knowledge), outcome=outcome.value)
+
+        return await write_once(self._storage, request, pb.UpsertKnowledgeResponse, upsert)
+
+    @unary
+    async def GetKnowledge(self, request: pb.GetKnowledgeRequest,
+                           context: grpc.aio.ServicerContext) -> pb.GetKnowledgeResponse:
+        namespace = current_scope().namespace
+        if request.id:
+            found = await self._storage.read(knowledge_store.get, namespace, validate.identifier("id", request.id))
+        else:
+            category = memory_requests.category("category", request.category, required=False)
+            if category is None:
+                raise InvalidArgument("id", "send id, or category and key")
+            key = memory_requests.knowledge_key("key", request.key)
+            found = await self._storage.read(knowledge_store.get_by_key, namespace, category, key)
+        return pb.GetKnowledgeResponse(knowledge=mconvert.knowledge(found))
+
+    @unary
+    async def QueryKnowledge(self, request: pb.QueryKnowledgeRequest,
+                             context: grpc.aio.ServicerContext) -> pb.QueryKnowledgeResponse:
+        category = memory_requests.category("category", request.category, required=False)
+        key_prefix = validate.text("key_prefix", request.key_prefix, memory_requests.KEY_MAX)
+        text = validate.text("text", request.text, memory_requests.TEXT_FILTER_MAX)
+        filter_key = [category, key_prefix, text]
+        size = paging.page_size(request.page_size)
+        after = _key(paging.decode_token(request.page_token, filter_key), str, str)
+        rows = await self._storage.read(knowledge_store.query, current_scope().namespace, category, key_prefix,
+                                        text, size + 1, after)
+        page, token = paging.page_of(rows, size, lambda k: [k.category.value, k.key], filter_key)
+        return pb.QueryKnowledgeResponse(knowledge=[mconvert.knowledge(k) for k in page], next_page_token=token)
+
+    @unary
+    async def DeleteKnowledge(self, request: pb.DeleteKnowledgeRequest,
+                              context: grpc.aio.ServicerContext) -> pb.DeleteKnowledgeResponse:
+        knowledge_id = validate.identifier("id", request.id)
+
+        def delete(tx: Transaction) -> pb.DeleteKnowledgeResponse:
+            knowledge_store.delete(tx, knowledge_id)
+            return pb.DeleteKnowledgeResponse()
+
+        return await write_once(self._storage, request, pb.DeleteKnowledgeResponse, delete)
+
+    # --- episodes ---------------------------------------------------------------------------
+
+    @unary
+    async def RecordEpisode(self, request: pb.RecordEpisodeRequest,
+                            context: grpc.aio.ServicerContext) -> pb.RecordEpisodeResponse:
+        e = memory_requests.episode(request)
+
+        def record(tx: Transaction) -> pb.RecordEpisodeResponse:
+            stored = episode_store.record(tx, e.task_id, e.agent_id, e.action, e.approach, e.outcome, e.duration_us,
+                                          e.tokens_in, e.tokens_out)
+            return pb.RecordEpisodeResponse(episode=mconvert.episode(stored))
+
+        return await write_once(self._storage, request, pb.RecordEpisodeResponse, record)
+
+    @unary
+    async def ListEpisodes(self, request: pb.ListEpisodesRequest,
+                           context: grpc.aio.ServicerContext) -> pb.ListEpisodesResponse:
+        task_id = validate.identifier("task_id", request.task_id, required=False)
+        agent_id = validate.text("agent_id", request.agent_id, memory_requests.AGENT_MAX)
+        action = memory_requests.episode_action(request.action)
+        filter_key = [task_id, agent_id, action, request.include_archived]
+        size = paging.page_size(request.page_size)
+        after = _key(paging.decode_token(request.page_token, filter_key), int, str)
+        rows = await self._storage.read(episode_store.list_episodes, current_scope().namespace, task_id, agent_id,
+                                        action, size + 1, after, request.include_archived)
+        page, token = paging.page_of(rows, size, lambda e: [e.created_at, e.id], filter_key)
+        return pb.ListEpisodesResponse(episodes=[mconvert.episode(e) for e in page], next_page_token=token)
+
+    # --- artifacts --------------------------------------------------------------------------
+
+    @unary
+    async def RegisterArtifact(self, request: pb.RegisterArtifactRequest,
+                               context: grpc.aio.ServicerContext) -> pb.RegisterArtifactResponse:
+        a = memory_requests.artifact(request)
+        sha256, size = checked_digest(a.content, a.sha256, a.size_bytes)
+
+        def register(tx: Transaction) -> pb.RegisterArtifactResponse:
+            stored = artifact_store.register(tx, a.task_id, a.agent_id, a.type, a.path, a.description, size, sha256)
+            return pb.RegisterArtifactResponse(artifact=mconvert.artifact(stored))
+
+        return await write_once(self._storage, request, pb.RegisterArtifactResponse, register)
+
+    @unary
+    async def ListArtifacts(self, request: pb.ListArtifactsRequest,
+                            context: grpc.aio.ServicerContext) -> pb.ListArtifactsResponse:
+        task_id = validate.identifier("task_id", request.task_id, required=False)
+        kind = memory_requests.artifact_type(request.type)
+        path_prefix = validate.text("path_prefix", request.path_prefix, memory_requests.PATH_MAX)
+        filter_key = [task_id, kind, path_prefix]
+        size = paging.page_size(request.page_size)
+        after = _key(paging.decode_token(request.page_token, filter_key), int, str)
+        rows = await self._storage.read(artifact_store.list_artifacts, current_scope().namespace, task_id, kind,
+                                        path_prefix, size + 1, after)
+        page, token = paging.page_of(rows, size, lambda a: [a.created_at, a.id], filter_key)
+        return pb.ListArtifactsResponse(artifacts=[mconvert.artifact(a) for a in page], next_page_token=token)
+
+    @unary
+    async def DeleteArtifact(self, request: pb.DeleteArtifactRequest,
+                             context: grpc.aio.ServicerContext) -> pb.DeleteArtifactResponse:
+        artifact_id = validate.identifier("id", request.id)
+
+        def delete(tx: Transaction) -> pb.DeleteArtifactResponse:
+            artifact_store.delete(tx, artifact_id)
+            return pb.DeleteArtifactResponse()
+
+        return await write_once(self._storage, request, pb.DeleteArtifactResponse, delete)
+
+    # --- learned patterns -------------------------------------------------------------------
+
+    @unary
+    async def RecordPattern(self, request: pb.RecordPatternRequest,
+                            context: grpc.aio.ServicerContext) -> pb.RecordPatternResponse:
+        pattern_type, pattern_key, data = memory_requests.pattern(request)
+
+        def record(tx: Transaction) -> pb.RecordPatternResponse:
+            return pb.RecordPatternResponse(pattern=mconvert.pattern(
+                pattern_store.record(tx, pattern_type, pattern_key, data)))
+
+        return await write_once(self._storage, request, pb.RecordPatternResponse, record)
+
+    @unary
+    async def ListPatterns(self, request: pb.ListPatternsRequest,
+                           context: grpc.aio.ServicerContext) -> pb.ListPatternsResponse:
+        pattern_type = validate.text("pattern_type", request.pattern_type.strip(), memory_requests.PATTERN_TYPE_MAX)
+        min_frequency = validate.non_negative("min_frequency", request.min_frequency)
+        filter_key = [pattern_type, min_frequency]
+        size = paging.page_size(request.page_size)
+        after = _key(paging.decode_token(request.page_token, filter_key), int, int, str)
+        rows = await self._storage.read(pattern_store.list_patterns, current_scope().namespace, pattern_type,
+                                        min_frequency, size + 1, after)
+        page, token = paging.page_of(rows, size, lambda p: [p.frequency, p.last_seen, p.id], filter_key)
+        return pb.ListPatternsResponse(patterns=[mconvert.pattern(p) for p in page], next_page_token=token)
+
+
+def _key(after: list[Any] | None, *kinds: type) -> list[Any] | None:
+    """A decoded page token's sort key, checked against the shape this list issues."""
+    if after is None:
+        return None
+    if len(after) != len(kinds) or not all(isinstance(v, k) and not isinstance(v, bool) for v, k in zip(after, kinds)):
+        raise InvalidArgument("page_token", "not a token this server issued")
+    return after
+
+
+def _pair(after: list[Any] | None) -> tuple[int, int] | None:
+    """The (created_at, seq) key of a memory-entry page token."""
+    key = _key(after, int, int)
+    return None if key is None else (key[0], key[1])

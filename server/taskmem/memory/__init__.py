@@ -1,0 +1,1 @@
+"""MemoryService's engine: embedding, searching and extracting around the memory store."""

@@ -1,0 +1,135 @@
+"""The memory archive as the servicer uses it: entries written with their embeddings, searches in
+three modes, and write-time extraction by the utility model."""
+
+from __future__ import annotations
+
+import dataclasses
+import importlib.resources
+import logging
+from collections.abc import Sequence
+
+import numpy as np
+import yaml
+
+from taskmem.config import ConfigError
+from taskmem.core.errors import ModelTimeout, ModelUnavailable, NotConfigured
+from taskmem.core.events import EventType
+from taskmem.core.memory import MemoryEntry, MemoryFilter, NewMemoryEntry
+from taskmem.core.memory_extraction import (
+    Dropped, NoArrayFound, PromptTemplate, ToolCall, check_candidates, parse_candidates, render_prompt,
+)
+from taskmem.core.memory_search import Hit, SearchMode, fts_query
+from taskmem.providers.chat import ChatModel, ChatModelNotConfigured, ChatModelTimeout, ChatModelUnavailable
+from taskmem.providers.embeddings import Embedder, EmbeddingError
+from taskmem.store import memory_entries, memory_search, memory_vectors
+from taskmem.store.episodes import require_task
+from taskmem.store.storage import Storage
+from taskmem.store.writer import Transaction
+
+log = logging.getLogger(__name__)
+
+
+class EmbeddingUnavailable(ModelUnavailable):
+    """The embedding backend failed (UNAVAILABLE)."""
+
+    reason = "ERROR_REASON_EMBEDDING_UNAVAILABLE"
+
+
+def load_extraction_prompt() -> PromptTemplate:
+    """The prompt template shipped as package data (taskmem/prompts/memory_extraction.yaml)."""
+    text = (importlib.resources.files("taskmem.prompts") / "memory_extraction.yaml").read_text(encoding="utf-8")
+    loaded = yaml.safe_load(text)
+    return PromptTemplate(system=str(loaded["system"]), user=str(loaded["user"]))
+
+
+@dataclasses.dataclass(frozen=True)
+class Extraction:
+    """What the model proposed: the valid entries, the dropped candidates, how many there were in all,
+    and, for a reply with no JSON array at all, what was wrong with it."""
+
+    entries: list[NewMemoryEntry]
+    dropped: list[Dropped]
+    candidates: int
+    parse_error: str
+
+
+class MemoryArchive:
+    def __init__(self, storage: Storage, embedder: Embedder | None, chat: ChatModel | None,
+                 prompt: PromptTemplate | None = None) -> None:
+        self.storage = storage
+        self.embedder = embedder
+        self.chat = chat
+        self.prompt = prompt or load_extraction_prompt()
+
+    async def start(self) -> None:
+        """Record the embedding model on first use, or refuse a model other than the recorded one."""
+        if self.embedder is None:
+            return
+        model, dimension = self.embedder.model_name, self.embedder.dimension
+        try:
+            missing = await self.storage.write(lambda tx: memory_vectors.prepare_index(tx, model, dimension),
+                                               "", "startup")
+        except memory_vectors.EmbeddingModelMismatch as error:
+            raise ConfigError(str(error)) from None
+        if missing:
+            log.warning("%d memory entries have no embedding (written with embedding_backend none):"
+                        " run `taskmem reembed` to make them semantically searchable", missing)
+
+    async def embed(self, texts: Sequence[str]) -> np.ndarray | None:
+        if self.embedder is None or not texts:
+            return None
+        try:
+            return await self.embedder.embed(texts)
+        except EmbeddingError as error:
+            raise EmbeddingUnavailable(str(error)) from error
+
+    async def summary_vectors(self, entries: Sequence[NewMemoryEntry]) -> np.ndarray | None:
+        """Embeddings of the entries' summaries, to pass to memory_entries.insert_memory_entries."""
+        return await self.embed([entry.summary for entry in entries])
+
+    async def search(self, namespace: str, query: str, mode: SearchMode, f: MemoryFilter,
+                     limit: int) -> tuple[SearchMode, list[tuple[Hit, MemoryEntry]]]:
+        """The mode that ran and its hits, best first, each with its entry."""
+        if mode is SearchMode.SEMANTIC and self.embedder is None:
+            raise NotConfigured("embedding_backend", "semantic search needs embeddings (embedding_backend is none)")
+        if mode is SearchMode.HYBRID and self.embedder is None:
+            mode = SearchMode.FULLTEXT
+        vector = None
+        if mode is not SearchMode.FULLTEXT:
+            embedded = await self.embed([query])
+            assert embedded is not None
+            vector = embedded[0]
+        # Ranking, filtering and fusion are the search store's (store/memory_search.py), in one reader hop.
+        hits = await self.storage.read(memory_search.search_entries, namespace, fts_query(query), vector, mode, f,
+                                       limit)
+        return mode, hits
+
+    async def extract(self, namespace: str, task_id: str, subtask_id: str, calls: Sequence[ToolCall],
+                      model_output: str) -> Extraction:
+        """Ask the model and check its candidates. Stores nothing (see store_extraction)."""
+        if self.chat is None:
+            raise NotConfigured(ChatModelNotConfigured().setting, "ExtractMemories needs a utility model")
+        await self.storage.read(require_task, namespace, task_id)  # NOT_FOUND before any model call
+        system, user = render_prompt(self.prompt, subtask_id, calls, model_output)
+        try:
+            reply = await self.chat.complete(system, user)
+        except ChatModelTimeout as error:
+            raise ModelTimeout(str(error)) from error
+        except ChatModelUnavailable as error:
+            raise ModelUnavailable(str(error)) from error
+        try:
+            items = parse_candidates(reply)
+        except NoArrayFound as error:
+            log.info("extraction for %s/%s: %s (reply starts %r)", task_id, subtask_id, error, reply[:80])
+            return Extraction([], [], 0, f"{error}; the reply began: {reply[:200]!r}")
+        valid, dropped = check_candidates(items, task_id, subtask_id)
+        return Extraction(valid, dropped, len(items), "")
+
+
+def store_extraction(tx: Transaction, entries: Sequence[NewMemoryEntry], vectors: np.ndarray | None,
+                     subtask_id: str, dropped: int, candidates: int, task_id: str) -> list[MemoryEntry]:
+    """The extraction's writer mutation: its entries, then one MEMORY_EXTRACTION_COMPLETED event."""
+    stored = memory_entries.insert_memory_entries(tx, entries, vectors)
+    tx.emit(EventType.MEMORY_EXTRACTION_COMPLETED, task_id, None,
+            {"subtask_id": subtask_id, "stored": len(stored), "dropped": dropped, "candidates": candidates})
+    return stored
