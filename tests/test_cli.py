@@ -19,9 +19,11 @@ import yaml
 
 from taskmem.cli import main
 from taskmem.commands import tasks as tasks_command
-from taskmem.v1 import state_pb2, task_pb2
+from taskmem.v1 import memory_pb2, state_pb2, task_pb2
+from taskmem.v1 import memory_service_pb2 as mspb
 from taskmem.v1 import state_service_pb2 as spb
 from taskmem.v1 import task_service_pb2 as pb
+from taskmem.v1.memory_service_pb2_grpc import MemoryServiceStub
 from taskmem.v1.state_service_pb2_grpc import StateServiceStub
 from taskmem.v1.task_service_pb2_grpc import TaskServiceStub
 from tests.support.server_process import ServerProcess
@@ -350,6 +352,27 @@ def test_state_show_of_an_unknown_task_exits_1_with_not_found(address: str,
                                                               capsys: pytest.CaptureFixture[str]) -> None:
     code, out, err = run_cli(capsys, "state", "show", "task_missing", "--address", address)
     assert code == 1 and out == "" and err.startswith("taskmem: NOT_FOUND:")
+
+
+def test_memory_search_prints_hits_best_first_with_the_match_marked(
+        cli_server: ServerProcess, address: str, stub: TaskServiceStub, capsys: pytest.CaptureFixture[str]) -> None:
+    task = stub.CreateTask(pb.CreateTaskRequest(name="memory via cli")).task
+    with grpc.insecure_channel(cli_server.address) as channel:
+        MemoryServiceStub(channel).AddMemoryEntries(mspb.AddMemoryEntriesRequest(entries=[
+            mspb.NewMemoryEntry(task_id=task.id, type=memory_pb2.MEMORY_TYPE_DECISION,
+                                summary="Use pgloader to copy the tables"),
+            mspb.NewMemoryEntry(task_id=task.id, type=memory_pb2.MEMORY_TYPE_DISCOVERY,
+                                summary="The database has three undocumented tables")]))
+    code, out, _ = run_cli(capsys, "memory", "search", "pgloader", "--mode", "fulltext", "--task", task.id,
+                           "--address", address)
+    assert code == 0
+    header, *hits = out.splitlines()
+    assert header.split()[:3] == ["SCORE", "FOUND", "BY"]
+    assert len(hits) == 1 and "decision" in hits[0] and "[pgloader]" in hits[0]
+
+    code, out, _ = run_cli(capsys, "memory", "search", "kubernetes", "--mode", "fulltext", "--task", task.id,
+                           "--address", address)
+    assert code == 0 and out == "No memories match.\n"
 
 class LineReader:
     """Reads a subprocess's stdout on a thread so a test can wait for a line with a timeout."""

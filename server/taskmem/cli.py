@@ -65,6 +65,16 @@ def build_parser() -> argparse.ArgumentParser:
                              help="at most this many items (default: the server's limit)")
     add_connection_arguments(state_items)
 
+    memory = commands.add_parser("memory", help="search the memory archive").add_subparsers(
+        dest="memory_command", required=True)
+    search = memory.add_parser("search", help="memory entries matching a query, best first")
+    search.add_argument("query", metavar="QUERY")
+    search.add_argument("--mode", choices=("hybrid", "fulltext", "semantic"), default="hybrid",
+                        help="how to match (default hybrid: full text and embeddings, fused)")
+    search.add_argument("--task", dest="task_id", default="", metavar="ID", help="only this task's entries")
+    search.add_argument("--limit", type=_argument_type(_positive_int), default=10, help="at most N hits (default 10)")
+    add_connection_arguments(search)
+
     export = commands.add_parser("export", help="write a task as a directory of files")
     export.add_argument("task_id", metavar="ID")
     export.add_argument("directory", metavar="DIR", type=Path, help="the directory to create; must not exist")
@@ -101,7 +111,7 @@ def main(argv: list[str] | None = None) -> int:
 
 def run_client(args: argparse.Namespace) -> int:
     """Every command but serve: connect, run it, and turn how it ended into an exit status."""
-    from taskmem.commands import events, export, state, tasks
+    from taskmem.commands import events, export, memory, state, tasks
     from taskmem.commands.connection import ServerOptions, connect
     from taskmem.commands.runner import run_client_command
 
@@ -126,6 +136,9 @@ def run_client(args: argparse.Namespace) -> int:
             elif args.command == "state":
                 await state.show_state_items(client, out, sys.stderr, args.task_id, budget=args.budget,
                                              max_items=args.max_items)
+            elif args.command == "memory":
+                await memory.search_memories(client, out, args.query, mode=args.mode, task_id=args.task_id,
+                                             limit=args.limit)
             elif args.command == "export":
                 written = await export.export_task(client, args.task_id, args.directory)
                 print(f"exported {args.task_id} to {written}", file=out)

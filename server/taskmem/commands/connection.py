@@ -11,6 +11,7 @@ from typing import Any
 
 import grpc
 
+from taskmem.v1.memory_service_pb2_grpc import MemoryServiceStub
 from taskmem.v1.state_service_pb2_grpc import StateServiceStub
 from taskmem.v1.task_service_pb2_grpc import TaskServiceStub
 
@@ -58,11 +59,12 @@ def add_connection_arguments(parser: argparse.ArgumentParser) -> None:
 class TaskClient:
     """The service stubs plus the keyword arguments their calls need:
     `await client.stub.GetTask(request, **client.unary)`, `client.stub.SubscribeEvents(request, **client.stream)`,
-    `await client.state.RenderState(request, **client.unary)`."""
+    `await client.state.RenderState(request, **client.unary)`, `await client.memory.SearchMemories(...)`."""
 
     stub: TaskServiceStub
     metadata: tuple[tuple[str, str], ...]
     state: StateServiceStub
+    memory: MemoryServiceStub
 
     @property
     def unary(self) -> dict[str, Any]:
@@ -81,4 +83,5 @@ async def connect(options: ServerOptions) -> AsyncIterator[TaskClient]:
     else:
         channel = grpc.aio.insecure_channel(options.address)
     async with channel:
-        yield TaskClient(TaskServiceStub(channel), options.call_metadata(), StateServiceStub(channel))
+        yield TaskClient(TaskServiceStub(channel), options.call_metadata(), StateServiceStub(channel),
+                         MemoryServiceStub(channel))

@@ -1,0 +1,32 @@
+"""`taskmem memory search QUERY`: the memory archive's search, as a table a person reads."""
+
+from __future__ import annotations
+
+from typing import TextIO
+
+from taskmem.commands.connection import TaskClient
+from taskmem.commands.formatting import display_time, one_line, render_table, short_enum_name
+from taskmem.v1 import memory_pb2
+from taskmem.v1 import memory_service_pb2 as pb
+
+SEARCH_MODES = {"fulltext": memory_pb2.SEARCH_MODE_FULLTEXT, "semantic": memory_pb2.SEARCH_MODE_SEMANTIC,
+                "hybrid": memory_pb2.SEARCH_MODE_HYBRID}
+TEXT_WIDTH = 100
+
+
+async def search_memories(client: TaskClient, out: TextIO, query: str, *, mode: str, task_id: str,
+                          limit: int) -> None:
+    """Hits best first: score, the modes that found each, its type, task and time, then the snippet or summary."""
+    request = pb.SearchMemoriesRequest(query=query, mode=SEARCH_MODES[mode], limit=limit,
+                                       filter=memory_pb2.MemoryFilter(task_id=task_id))
+    found = await client.memory.SearchMemories(request, **client.unary)
+    if not found.hits:
+        print("No memories match.", file=out)
+        return
+    rows = [[f"{hit.score:.3f}", "+".join(short_enum_name(memory_pb2.SearchMode, m, "SEARCH_MODE_")
+                                          for m in hit.found_by),
+             short_enum_name(memory_pb2.MemoryType, hit.entry.type, "MEMORY_TYPE_"), hit.entry.task_id or "-",
+             display_time(hit.entry.create_time), one_line(hit.snippet or hit.entry.summary, TEXT_WIDTH)]
+            for hit in found.hits]
+    for line in render_table(["SCORE", "FOUND BY", "TYPE", "TASK", "CREATED", "TEXT"], rows):
+        print(line, file=out)
