@@ -2,19 +2,18 @@
 // server restart and after the server drops a slow subscriber.
 
 import assert from "node:assert/strict";
-import { after, before, describe, test } from "node:test";
+import { describe, test } from "node:test";
 
 import {
   Code,
   ConnectError,
-  createTaskmemClient,
   errorReason,
   EventType,
   MessageRole,
   type Event,
-  type TaskmemClient,
 } from "../src/index.js";
-import { delay, startServer, type TestServer } from "../test-support/server.js";
+import { liveServer } from "../test-support/live.js";
+import { delay } from "../test-support/server.js";
 
 /** Collects events from an iterable in the background until `count` arrived or the signal aborts. */
 function collect(events: AsyncIterable<Event>, count: number): { events: Event[]; done: Promise<void> } {
@@ -49,28 +48,18 @@ function assertExactlyOnceInOrder(events: Event[]): void {
 }
 
 describe("subscribeEvents", () => {
-  let server: TestServer;
-  let client: TaskmemClient;
-
-  before(async () => {
-    server = await startServer();
-    client = createTaskmemClient({ baseUrl: server.baseUrl, timeoutMs: 10_000 });
-  });
-  after(async () => {
-    client?.close();
-    await server?.dispose();
-  });
+  const live = liveServer();
 
   test("replays a task's stored events in cursor order, then streams new ones live", async () => {
-    const { task } = await client.tasks.createTask({ name: "replay", plan: [{ id: "a", title: "A" }] });
+    const { task } = await live.client.tasks.createTask({ name: "replay", plan: [{ id: "a", title: "A" }] });
     const abort = new AbortController();
-    const sub = collect(client.subscribeEvents({ taskIds: [task!.id] }, { signal: abort.signal }), 3);
+    const sub = collect(live.client.subscribeEvents({ taskIds: [task!.id] }, { signal: abort.signal }), 3);
     await until(() => sub.events.length === 2, "the replayed events");
     assert.deepEqual(
       sub.events.map((e) => e.type),
       [EventType.TASK_CREATED, EventType.PLAN_REPLACED],
     );
-    await client.tasks.postMessage({ taskId: task!.id, role: MessageRole.USER, content: "hello" });
+    await live.client.tasks.postMessage({ taskId: task!.id, role: MessageRole.USER, content: "hello" });
     await sub.done;
     assert.equal(sub.events[2]?.type, EventType.MESSAGE_POSTED);
     assert.equal(sub.events[2]?.taskId, task!.id);
@@ -79,11 +68,11 @@ describe("subscribeEvents", () => {
   });
 
   test("an abort while waiting for events ends the loop quietly and promptly", async () => {
-    const { task } = await client.tasks.createTask({ name: "quiet" });
+    const { task } = await live.client.tasks.createTask({ name: "quiet" });
     const abort = new AbortController();
     const received: Event[] = [];
     const loop = (async () => {
-      for await (const event of client.subscribeEvents({ taskIds: [task!.id] }, { signal: abort.signal })) {
+      for await (const event of live.client.subscribeEvents({ taskIds: [task!.id] }, { signal: abort.signal })) {
         received.push(event);
       }
     })();
@@ -99,16 +88,16 @@ describe("subscribeEvents", () => {
   test("a signal aborted before the first call yields nothing and does not throw", async () => {
     const abort = new AbortController();
     abort.abort();
-    for await (const _ of client.subscribeEvents({}, { signal: abort.signal })) {
+    for await (const _ of live.client.subscribeEvents({}, { signal: abort.signal })) {
       assert.fail("no event expected");
     }
   });
 
   test("breaking out of the loop ends the call", async () => {
-    await client.tasks.createTask({ name: "one" });
-    await client.tasks.createTask({ name: "two" });
+    await live.client.tasks.createTask({ name: "one" });
+    await live.client.tasks.createTask({ name: "two" });
     let count = 0;
-    for await (const _ of client.subscribeEvents({})) {
+    for await (const _ of live.client.subscribeEvents({})) {
       if (++count === 1) {
         break;
       }
@@ -117,13 +106,13 @@ describe("subscribeEvents", () => {
   });
 
   test("afterCursor resumes after the given event without repeating it", async () => {
-    const { task } = await client.tasks.createTask({ name: "resume", plan: [{ id: "a", title: "A" }] });
-    await client.tasks.postMessage({ taskId: task!.id, role: MessageRole.USER, content: "m" });
-    const { events: all } = await client.tasks.listEvents({ taskIds: [task!.id] });
+    const { task } = await live.client.tasks.createTask({ name: "resume", plan: [{ id: "a", title: "A" }] });
+    await live.client.tasks.postMessage({ taskId: task!.id, role: MessageRole.USER, content: "m" });
+    const { events: all } = await live.client.tasks.listEvents({ taskIds: [task!.id] });
     assert.equal(all.length, 3);
     const abort = new AbortController();
     const sub = collect(
-      client.subscribeEvents({ taskIds: [task!.id], afterCursor: all[0]!.cursor }, { signal: abort.signal }),
+      live.client.subscribeEvents({ taskIds: [task!.id], afterCursor: all[0]!.cursor }, { signal: abort.signal }),
       2,
     );
     await sub.done;
@@ -138,7 +127,7 @@ describe("subscribeEvents", () => {
     let reconnects = 0;
     await assert.rejects(
       (async () => {
-        for await (const _ of client.subscribeEvents({ afterCursor: -2 }, { onReconnect: () => reconnects++ })) {
+        for await (const _ of live.client.subscribeEvents({ afterCursor: -2 }, { onReconnect: () => reconnects++ })) {
           assert.fail("no event expected");
         }
       })(),
@@ -149,27 +138,17 @@ describe("subscribeEvents", () => {
 });
 
 describe("subscribeEvents across a server restart", () => {
-  let server: TestServer;
-  let client: TaskmemClient;
-
-  before(async () => {
-    server = await startServer();
-    client = createTaskmemClient({ baseUrl: server.baseUrl, timeoutMs: 10_000 });
-  });
-  after(async () => {
-    client?.close();
-    await server?.dispose();
-  });
+  const live = liveServer();
 
   test("events before and after a restart arrive exactly once, in cursor order", async () => {
-    const { task } = await client.tasks.createTask({ name: "survivor", plan: [{ id: "a", title: "A" }] });
+    const { task } = await live.client.tasks.createTask({ name: "survivor", plan: [{ id: "a", title: "A" }] });
     for (let i = 0; i < 5; i++) {
-      await client.tasks.postMessage({ taskId: task!.id, role: MessageRole.AGENT, content: `before ${i}` });
+      await live.client.tasks.postMessage({ taskId: task!.id, role: MessageRole.AGENT, content: `before ${i}` });
     }
     const abort = new AbortController();
     const errors: ConnectError[] = [];
     const sub = collect(
-      client.subscribeEvents(
+      live.client.subscribeEvents(
         { taskIds: [task!.id] },
         { signal: abort.signal, initialBackoffMs: 50, maxBackoffMs: 500, onReconnect: (err) => errors.push(err) },
       ),
@@ -177,22 +156,22 @@ describe("subscribeEvents across a server restart", () => {
     );
     await until(() => sub.events.length === 7, "the events before the restart");
 
-    await server.stop(); // SIGTERM: the server ends the stream (UNAVAILABLE) and exits
-    await server.start(); // the same port and database
+    await live.server.stop(); // SIGTERM: the server ends the stream (UNAVAILABLE) and exits
+    await live.server.start(); // the same port and database
     // Written right after the restart: the subscriber replays these from the database or
     // gets them live, depending on when it reconnects; either way once each.
     for (let i = 0; i < 3; i++) {
-      await client.tasks.postMessage({ taskId: task!.id, role: MessageRole.AGENT, content: `after ${i}` });
+      await live.client.tasks.postMessage({ taskId: task!.id, role: MessageRole.AGENT, content: `after ${i}` });
     }
     await until(() => errors.length > 0 && sub.events.length >= 10, "the reconnect");
     for (let i = 3; i < 8; i++) {
-      await client.tasks.postMessage({ taskId: task!.id, role: MessageRole.AGENT, content: `after ${i}` });
+      await live.client.tasks.postMessage({ taskId: task!.id, role: MessageRole.AGENT, content: `after ${i}` });
     }
     await sub.done;
     abort.abort();
 
     assertExactlyOnceInOrder(sub.events);
-    const { events: stored } = await client.tasks.listEvents({ taskIds: [task!.id], pageSize: 100 });
+    const { events: stored } = await live.client.tasks.listEvents({ taskIds: [task!.id], pageSize: 100 });
     assert.deepEqual(
       sub.events.map((e) => e.cursor),
       stored.map((e) => e.cursor),
@@ -209,26 +188,16 @@ describe("subscribeEvents across a server restart", () => {
 });
 
 describe("subscribeEvents with a slow reader", () => {
-  let server: TestServer;
-  let client: TaskmemClient;
-
-  before(async () => {
-    // The server drops the live queue of a subscriber 4 events behind and replays the gap
-    // from its database (the contract also allows it to end the stream with
-    // RESOURCE_EXHAUSTED; the resume after that is tested with a scripted server).
-    server = await startServer({ env: { TASKMEM_SUBSCRIBER_QUEUE_SIZE: "4" } });
-    client = createTaskmemClient({ baseUrl: server.baseUrl, timeoutMs: 10_000 });
-  });
-  after(async () => {
-    client?.close();
-    await server?.dispose();
-  });
+  // The server drops the live queue of a subscriber 4 events behind and replays the gap
+  // from its database (the contract also allows it to end the stream with
+  // RESOURCE_EXHAUSTED; the resume after that is tested with a scripted server).
+  const live = liveServer({ env: { TASKMEM_SUBSCRIBER_QUEUE_SIZE: "4" } });
 
   test("a subscriber that stops reading while many events commit still sees every event once, in order", async () => {
-    const { task } = await client.tasks.createTask({ name: "firehose" });
+    const { task } = await live.client.tasks.createTask({ name: "firehose" });
     const abort = new AbortController();
     const errors: ConnectError[] = [];
-    const events = client.subscribeEvents(
+    const events = live.client.subscribeEvents(
       { taskIds: [task!.id] },
       { signal: abort.signal, initialBackoffMs: 20, onReconnect: (err) => errors.push(err) },
     )[Symbol.asyncIterator]();
@@ -238,7 +207,7 @@ describe("subscribeEvents with a slow reader", () => {
     const total = 150;
     const content = "x".repeat(20_000);
     for (let i = 0; i < total; i++) {
-      await client.tasks.postMessage({ taskId: task!.id, role: MessageRole.AGENT, content: `${i} ${content}` });
+      await live.client.tasks.postMessage({ taskId: task!.id, role: MessageRole.AGENT, content: `${i} ${content}` });
     }
     const received: Event[] = [first.value!];
     while (received.length < total + 1) {

@@ -15,8 +15,8 @@ import {
   errorReason,
   PlanItemStatus,
   TaskStatus,
-  type TaskmemClient,
 } from "../src/index.js";
+import { liveServer } from "../test-support/live.js";
 import { startServer, type TestServer } from "../test-support/server.js";
 
 /** Runs fn, expects it to fail, and returns its error as a ConnectError. */
@@ -31,20 +31,10 @@ async function failure(fn: () => Promise<unknown>): Promise<ConnectError> {
 }
 
 describe("TaskService on an open server", () => {
-  let server: TestServer;
-  let client: TaskmemClient;
-
-  before(async () => {
-    server = await startServer();
-    client = createTaskmemClient({ baseUrl: server.baseUrl, timeoutMs: 10_000 });
-  });
-  after(async () => {
-    client?.close();
-    await server?.dispose();
-  });
+  const live = liveServer();
 
   test("a task created with a plan is worked through and GetProgress says where it is", async () => {
-    const { task, plan } = await client.tasks.createTask({
+    const { task, plan } = await live.client.tasks.createTask({
       name: "deploy web",
       goal: "Deploy the web service to staging",
       context: { repo: "acme/web", branch: "main" },
@@ -59,7 +49,7 @@ describe("TaskService on an open server", () => {
     assert.equal(plan?.version, 1);
     assert.deepEqual(plan?.items.map((i) => i.id), ["build", "push", "rollout"]);
 
-    const started = await client.tasks.updatePlanItem({
+    const started = await live.client.tasks.updatePlanItem({
       taskId: task.id,
       itemId: "build",
       status: PlanItemStatus.IN_PROGRESS,
@@ -67,7 +57,7 @@ describe("TaskService on an open server", () => {
     });
     assert.equal(started.item?.status, PlanItemStatus.IN_PROGRESS);
 
-    const { action } = await client.tasks.recordAction({
+    const { action } = await live.client.tasks.recordAction({
       taskId: task.id,
       planItemId: "build",
       type: ActionType.CLI,
@@ -77,21 +67,21 @@ describe("TaskService on an open server", () => {
     });
     assert.ok(action !== undefined && action.id !== "");
     assert.equal(action.status, ActionStatus.RUNNING);
-    const appended = await client.tasks.appendActionLog({
+    const appended = await live.client.tasks.appendActionLog({
       actionId: action.id,
       lines: [{ content: "Step 1/5" }, { content: "Step 2/5" }],
     });
     assert.equal(appended.lastSequence - appended.firstSequence, 1n);
-    const completed = await client.tasks.completeAction({
+    const completed = await live.client.tasks.completeAction({
       actionId: action.id,
       status: ActionStatus.SUCCEEDED,
       output: { image: "web:1" },
     });
     assert.equal(completed.action?.status, ActionStatus.SUCCEEDED);
-    await client.tasks.updatePlanItem({ taskId: task.id, itemId: "build", status: PlanItemStatus.COMPLETED });
-    await client.tasks.updatePlanItem({ taskId: task.id, itemId: "push", status: PlanItemStatus.IN_PROGRESS });
+    await live.client.tasks.updatePlanItem({ taskId: task.id, itemId: "build", status: PlanItemStatus.COMPLETED });
+    await live.client.tasks.updatePlanItem({ taskId: task.id, itemId: "push", status: PlanItemStatus.IN_PROGRESS });
 
-    const progress = await client.tasks.getProgress({ taskId: task.id });
+    const progress = await live.client.tasks.getProgress({ taskId: task.id });
     assert.equal(progress.planVersion, 1);
     assert.equal(progress.totalItems, 3);
     assert.deepEqual(progress.completed.map((i) => i.id), ["build"]);
@@ -99,12 +89,12 @@ describe("TaskService on an open server", () => {
     assert.deepEqual(progress.next.map((i) => i.id), []);
     assert.match(progress.summary, /1\/3/);
 
-    const { actions } = await client.tasks.listActions({ taskId: task.id });
+    const { actions } = await live.client.tasks.listActions({ taskId: task.id });
     assert.deepEqual(actions.map((a) => a.summary), ["docker build -t web ."]);
   });
 
   test("a bad field is INVALID_ARGUMENT with reason ERROR_REASON_INVALID_FIELD naming the field", async () => {
-    const err = await failure(() => client.tasks.createTask({ name: "" }));
+    const err = await failure(() => live.client.tasks.createTask({ name: "" }));
     assert.equal(err.code, Code.InvalidArgument);
     assert.equal(errorReason(err), "ERROR_REASON_INVALID_FIELD");
     assert.equal(errorField(err), "name");
@@ -113,7 +103,7 @@ describe("TaskService on an open server", () => {
 
   test("a plan cycle is INVALID_ARGUMENT with reason ERROR_REASON_PLAN_CYCLE", async () => {
     const err = await failure(() =>
-      client.tasks.createTask({
+      live.client.tasks.createTask({
         name: "cyclic",
         plan: [
           { id: "a", title: "A", dependsOn: ["b"] },
@@ -126,7 +116,7 @@ describe("TaskService on an open server", () => {
   });
 
   test("an unknown task is NOT_FOUND with reason ERROR_REASON_NOT_FOUND", async () => {
-    const err = await failure(() => client.tasks.getTask({ taskId: "no-such-task" }));
+    const err = await failure(() => live.client.tasks.getTask({ taskId: "no-such-task" }));
     assert.equal(err.code, Code.NotFound);
     assert.equal(errorReason(err), "ERROR_REASON_NOT_FOUND");
   });
@@ -141,7 +131,7 @@ describe("TaskService on an open server", () => {
     // A live-only subscription with no events never answers, so its deadline is what ends it.
     const started = Date.now();
     const err = await failure(async () => {
-      for await (const _ of client.tasks.subscribeEvents({ afterCursor: -1n }, { timeoutMs: 300 })) {
+      for await (const _ of live.client.tasks.subscribeEvents({ afterCursor: -1n }, { timeoutMs: 300 })) {
         assert.fail("no event expected");
       }
     });
@@ -150,7 +140,7 @@ describe("TaskService on an open server", () => {
   });
 
   test("the client's timeoutMs is the default deadline of every call, and a call may lift it", async () => {
-    const short = createTaskmemClient({ baseUrl: server.baseUrl, timeoutMs: 300 });
+    const short = createTaskmemClient({ baseUrl: live.server.baseUrl, timeoutMs: 300 });
     try {
       const { task } = await short.tasks.createTask({ name: "tail" });
       const { action } = await short.tasks.recordAction({ taskId: task!.id, summary: "long job" });
@@ -179,7 +169,7 @@ describe("TaskService on an open server", () => {
   });
 
   test("createTaskmemClient refuses a keepalive interval the server would punish", () => {
-    assert.throws(() => createTaskmemClient({ baseUrl: server.baseUrl, pingIntervalMs: 5_000 }), RangeError);
+    assert.throws(() => createTaskmemClient({ baseUrl: live.server.baseUrl, pingIntervalMs: 5_000 }), RangeError);
   });
 });
 
