@@ -73,8 +73,9 @@ test-go: $(TOOLS)/.installed
 test-ts: clients/ts/node_modules/.installed $(VENV)/.installed
 	cd clients/ts && npm test
 
-bench: $(VENV)/.installed
-	$(PY) bench/task_service_bench.py
+bench: $(VENV)/.installed clients/ts/node_modules/.installed
+	for script in task_service_bench events_bench wait_bench state_bench memory_bench calibrate_reconciliation; do \
+		echo "== bench/$$script.py"; $(PY) bench/$$script.py || exit 1; done
 
 clean:
 	rm -rf $(VENV) node_modules clients/ts/node_modules .tools data
