@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import collections
 from collections.abc import AsyncIterator
 from typing import Any
 
@@ -14,7 +15,7 @@ from taskmem.api.scope import CallScope, current_scope
 from taskmem.core import paging
 from taskmem.core.actions import Action, ActionStatus, ActionType, Completion
 from taskmem.core.errors import InvalidArgument, NotFound
-from taskmem.core.events import EventFilter, EventType
+from taskmem.core.events import Event, EventFilter, EventType
 from taskmem.core.ids import new_id
 from taskmem.core.messages import ContextSnapshot, Kind, Message, Role
 from taskmem.core.plans import SUMMARY_MAX, ItemStatus, Plan, PlanItem, validate_plan
@@ -107,6 +108,7 @@ def _progress_record(db: Reader, namespace: str, task_id: str, count: int) -> tu
 class TaskService(task_service_pb2_grpc.TaskServiceServicer):
     def __init__(self, storage: Storage) -> None:
         self._storage = storage
+        self._event_replies = _EventReplies()
 
     # --- tasks -------------------------------------------------------------------------------
 
@@ -385,7 +387,7 @@ class TaskService(task_service_pb2_grpc.TaskServiceServicer):
         events = self._storage.events.subscribe(event_filter, request.after_cursor)
         try:
             async for event in events:
-                yield pb.SubscribeEventsResponse(event=convert.event(event))
+                yield self._event_replies.reply(event)
         finally:
             await events.aclose()
 
@@ -408,3 +410,23 @@ class TaskService(task_service_pb2_grpc.TaskServiceServicer):
         task, plan, failed, recent = await self._storage.read(_progress_record, scope.namespace, task_id, count)
         return convert.progress(compute_progress(task, plan, failed, recent))
 
+
+class _EventReplies:
+    """The reply for each recent event, built once however many subscribers are sent it.
+
+    An event never changes once committed and its cursor is unique, so a reply kept by cursor
+    is always right; live subscribers all ask for the newest few.
+    """
+
+    def __init__(self, capacity: int = 1024) -> None:
+        self._capacity = capacity
+        self._replies: collections.OrderedDict[int, pb.SubscribeEventsResponse] = collections.OrderedDict()
+
+    def reply(self, event: Event) -> pb.SubscribeEventsResponse:
+        reply = self._replies.get(event.cursor)
+        if reply is None:
+            reply = pb.SubscribeEventsResponse(event=convert.event(event))
+            self._replies[event.cursor] = reply
+            if len(self._replies) > self._capacity:
+                self._replies.popitem(last=False)
+        return reply
