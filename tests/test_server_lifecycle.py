@@ -4,6 +4,9 @@ from __future__ import annotations
 
 import asyncio
 import signal
+import subprocess
+import sys
+from pathlib import Path
 
 import grpc
 from grpc_health.v1 import health_pb2, health_pb2_grpc
@@ -113,3 +116,13 @@ async def test_sigterm_shuts_down_gracefully(fresh_server: ServerProcess) -> Non
         except grpc.aio.AioRpcError as error:
             assert error.code() == grpc.StatusCode.UNAVAILABLE
     assert "Traceback" not in "".join(fresh_server.output)
+
+
+def test_a_port_in_use_is_refused_in_one_line_naming_the_address(server: ServerProcess, tmp_path: Path) -> None:
+    result = subprocess.run([sys.executable, "-m", "taskmem", "serve", "--listen", server.address,
+                             "--database", str(tmp_path / "second.db")], capture_output=True, text=True, timeout=60)
+    assert result.returncode == 2
+    lines = [line for line in result.stderr.splitlines() if line.startswith("taskmem:")]
+    assert lines == [f"taskmem: listen: cannot listen on {server.address}: the address is in use or not available "
+                     "on this machine"]
+    assert "Traceback" not in result.stderr
