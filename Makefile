@@ -16,7 +16,7 @@ GENERATED := server/taskmem/v1 clients/go/gen clients/ts/src/gen server/taskmem/
 
 .PHONY: run test gen lint check-gen test-python test-go test-ts contract-baseline bench clean
 
-run: $(VENV)/.installed
+run: $(VENV)/.installed $(TOOLS)/.installed
 	mkdir -p data
 	$(VENV)/bin/taskmem serve --listen 127.0.0.1:50051 --database data/taskmem.db
 
