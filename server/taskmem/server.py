@@ -65,8 +65,10 @@ def _server_options(config: Config) -> list[tuple[str, int]]:
     return [
         ("grpc.max_receive_message_length", MAX_MESSAGE_BYTES),
         ("grpc.max_send_message_length", MAX_MESSAGE_BYTES),
-        # Let clients keep idle connections alive with pings this often, no more (grpc/grpc#9902).
-        ("grpc.http2.min_recv_ping_interval_without_data_ms", config.min_ping_interval_ms),
+        # Let clients keep idle connections alive with pings this often, no more (grpc/grpc#9902). C-core's
+        # name for the server's receive side is GRPC_ARG_HTTP2_MIN_RECV_PING_INTERVAL_WITHOUT_DATA_MS's
+        # value below; "grpc.http2.min_recv_ping_interval_without_data_ms" is no argument at all (ignored).
+        ("grpc.http2.min_ping_interval_without_data_ms", config.min_ping_interval_ms),
         ("grpc.keepalive_permit_without_calls", 1),
         ("grpc.so_reuseport", 0),
     ]
