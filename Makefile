@@ -12,11 +12,11 @@ PROTOC_GEN_GO_VERSION := v1.36.12
 PROTOC_GEN_GO_GRPC_VERSION := v1.6.2
 GRPCURL_VERSION := v1.9.4
 
-GENERATED := server/taskmem/v1 clients/go/gen clients/ts/src/gen
+GENERATED := server/taskmem/v1 clients/go/gen clients/ts/src/gen server/taskmem/api/contract_descriptors.binpb
 
 .PHONY: run test gen lint check-gen test-python test-go test-ts contract-baseline bench clean
 
-run: $(VENV)/.installed
+run: $(VENV)/.installed $(TOOLS)/.installed
 	mkdir -p data
 	$(VENV)/bin/taskmem serve --listen 127.0.0.1:50051 --database data/taskmem.db
 
@@ -49,6 +49,8 @@ $(TOOLS)/.installed: Makefile
 gen: $(VENV)/.installed node_modules/.installed $(TOOLS)/.installed
 	rm -rf $(GENERATED)
 	$(BUF) generate
+	# The contract with its comments, served by reflection (server/taskmem/api/reflection.py).
+	$(BUF) build --as-file-descriptor-set -o server/taskmem/api/contract_descriptors.binpb
 
 # Fails when the committed stubs differ from what `make gen` makes.
 check-gen: gen

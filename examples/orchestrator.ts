@@ -58,7 +58,7 @@ function describe(event: Event): string {
     case EventType.PLAN_REPLACED:
       return `version ${String(p["version"])}, ${Array.isArray(p["items"]) ? p["items"].length : 0} items`;
     case EventType.ACTION_LOG_APPENDED:
-      return `lines ${String(p["firstSequence"] ?? p["first_sequence"])}..${String(p["lastSequence"] ?? p["last_sequence"])}`;
+      return `lines ${String(p["first_sequence"])}..${String(p["last_sequence"])}`;
     case EventType.TASK_STATUS_CHANGED:
       return `${String(p["from"])} -> ${String(p["to"])}`;
     case EventType.PLAN_ITEM_UPDATED:

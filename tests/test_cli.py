@@ -369,10 +369,31 @@ def test_memory_search_prints_hits_best_first_with_the_match_marked(
     header, *hits = out.splitlines()
     assert header.split()[:3] == ["SCORE", "FOUND", "BY"]
     assert len(hits) == 1 and "decision" in hits[0] and "[pgloader]" in hits[0]
+    assert float(hits[0].split()[0]) > 0, "a full-text hit's score is shown in significant digits, never 0.000"
 
     code, out, _ = run_cli(capsys, "memory", "search", "kubernetes", "--mode", "fulltext", "--task", task.id,
                            "--address", address)
-    assert code == 0 and out == "No memories match.\n"
+    assert code == 0 and out.startswith("No memories match.") and "taskmem knowledge" in out
+
+
+def test_knowledge_lists_entries_by_category_and_finds_them_by_text(
+        cli_server: ServerProcess, address: str, capsys: pytest.CaptureFixture[str]) -> None:
+    with grpc.insecure_channel(cli_server.address) as channel:
+        memory = MemoryServiceStub(channel)
+        memory.UpsertKnowledge(mspb.UpsertKnowledgeRequest(
+            category=memory_pb2.KNOWLEDGE_CATEGORY_FACT, key="cli-registry", value="registry.example.com/app",
+            source="walkthrough", confidence=0.9))
+        memory.UpsertKnowledge(mspb.UpsertKnowledgeRequest(
+            category=memory_pb2.KNOWLEDGE_CATEGORY_CONVENTION, key="cli-branches", value="feature/* off main"))
+    code, out, _ = run_cli(capsys, "knowledge", "registry.example", "--address", address)
+    header, *rows = out.splitlines()
+    assert code == 0 and header.split()[:3] == ["CATEGORY", "KEY", "VALUE"]
+    assert len(rows) == 1 and rows[0].split()[:3] == ["fact", "cli-registry", "registry.example.com/app"]
+    assert "0.90" in rows[0] and "walkthrough" in rows[0]
+    code, out, _ = run_cli(capsys, "knowledge", "cli-", "--category", "convention", "--address", address)
+    assert code == 0 and [row.split()[1] for row in out.splitlines()[1:]] == ["cli-branches"]
+    code, out, _ = run_cli(capsys, "knowledge", "no-such-thing", "--address", address)
+    assert code == 0 and out == "No knowledge matches.\n"
 
 class LineReader:
     """Reads a subprocess's stdout on a thread so a test can wait for a line with a timeout."""

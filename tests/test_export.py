@@ -79,7 +79,7 @@ def test_export_directory_writes_every_file_from_proto_messages(tmp_path: Path) 
     assert entries(tmp_path / "out") == ["tsk_1", *(f"tsk_1/{name}" for name in entries(target))], "no staging left"
     metadata = json.loads((target / "metadata.json").read_text())
     assert (metadata["id"], metadata["name"], metadata["goal"], metadata["status"]) == ("tsk_1", "Deploy", "ship it",
-                                                                                       "FAILED")
+                                                                                       "TASK_STATUS_FAILED")
     assert metadata["version"] == "1.0" and metadata["final_answer_file"] == "final_answer.md"
     assert metadata["error_summary"] == {"failed_stage": "2", "failed_step": "push", "message": "registry refused"}
     assert metadata["timestamps"]["created_at"] == at(0).ToJsonString()
@@ -111,7 +111,7 @@ def test_a_task_without_plan_or_final_answer_gets_no_plan_or_answer_file(tmp_pat
     assert entries(tmp_path / "bare") == ["context_history", "execution.log.jsonl", "messages.jsonl", "metadata.json"]
     metadata = json.loads((tmp_path / "bare" / "metadata.json").read_text())
     assert metadata["final_answer_file"] is None and metadata["error_summary"] is None
-    assert metadata["plan_file"] is None and metadata["status"] == "PENDING"
+    assert metadata["plan_file"] is None and metadata["status"] == "TASK_STATUS_PENDING"
     assert (tmp_path / "bare" / "execution.log.jsonl").read_text() == ""
 
 
@@ -211,7 +211,7 @@ def test_export_of_a_replanned_completed_task_writes_its_whole_record(
     stub.AppendActionLog(pb.AppendActionLogRequest(action_id=build.action.id, lines=[
         pb.LogLineInput(content="step 1/3"), pb.LogLineInput(stream="stderr", content="warning: cache miss")]))
     stub.CompleteAction(pb.CompleteActionRequest(action_id=build.action.id, status=task_pb2.ACTION_STATUS_SUCCEEDED,
-                                                 output=struct(image="app:1.2.3")))
+                                                 output=struct(image="app:1.2.3", exit_code=0)))
     stub.UpdatePlanItem(pb.UpdatePlanItemRequest(task_id=task.id, item_id="build",
                                                  status=task_pb2.PLAN_ITEM_STATUS_COMPLETED))
     stub.RecordAction(pb.RecordActionRequest(task_id=task.id, summary="registry moved; replanning",
@@ -236,7 +236,7 @@ def test_export_of_a_replanned_completed_task_writes_its_whole_record(
                                "final_answer.md", "messages.jsonl", "metadata.json", "plan.json", "plan_v1.json"]
     metadata = json.loads((target / "metadata.json").read_text())
     assert (metadata["id"], metadata["name"], metadata["goal"]) == (task.id, "Deploy coursefolio", "ship v1.2.3")
-    assert metadata["status"] == "COMPLETED" and metadata["version"] == "1.0"
+    assert metadata["status"] == "TASK_STATUS_COMPLETED" and metadata["version"] == "1.0"
     assert metadata["final_answer_file"] == "final_answer.md" and metadata["error_summary"] is None
     assert all(metadata["timestamps"][key] for key in ("created_at", "plan_generated_at", "execution_started_at",
                                                        "synthesis_started_at", "completed_at", "updated_at"))
@@ -250,7 +250,8 @@ def test_export_of_a_replanned_completed_task_writes_its_whole_record(
 
     log = read_jsonl(target / "execution.log.jsonl")
     assert [entry["summary"] for entry in log] == ["docker build", "registry moved; replanning"]
-    assert log[0]["status"] == "ACTION_STATUS_SUCCEEDED" and log[0]["output"] == {"image": "app:1.2.3"}
+    assert log[0]["status"] == "ACTION_STATUS_SUCCEEDED" and log[0]["output"] == {"image": "app:1.2.3", "exit_code": 0}
+    assert isinstance(log[0]["output"]["exit_code"], int), "a whole number comes back whole, not 0.0"
     assert log[0]["input"] == {"cmd": "docker build"} and log[0]["plan_item_id"] == "build"
     assert [(line["sequence"], line["stream"], line["content"]) for line in log[0]["log"]] == [
         (1, "stdout", "step 1/3"), (2, "stderr", "warning: cache miss")]
@@ -294,7 +295,7 @@ def test_export_of_a_failed_task_records_its_error_summary(export_server: Server
         error_summary=task_pb2.ErrorSummary(failed_stage="1", failed_step="build", message="out of disk"))))
     code, _, _ = export(capsys, export_server.address, task.id, tmp_path / "doomed")
     metadata = json.loads((tmp_path / "doomed" / "metadata.json").read_text())
-    assert code == 0 and metadata["status"] == "FAILED" and metadata["final_answer_file"] is None
+    assert code == 0 and metadata["status"] == "TASK_STATUS_FAILED" and metadata["final_answer_file"] is None
     assert metadata["error_summary"] == {"failed_stage": "1", "failed_step": "build", "message": "out of disk"}
     assert not (tmp_path / "doomed" / "final_answer.md").exists()
     assert not list((tmp_path / "doomed").glob("plan_v*.json")), "a task never replanned has only plan.json"

@@ -35,24 +35,32 @@ SERVICES = ("taskmem.v1.TaskService", "taskmem.v1.WaitService", "taskmem.v1.Stat
 
 
 def test_the_readme_walkthrough_calls_every_service_and_streams_through_reflection(server: ServerProcess) -> None:
-    assert GRPCURL.exists(), "make test installs grpcurl into .tools/bin"
+    assert GRPCURL.exists(), "make run and make test install grpcurl into .tools/bin"
     script = walkthrough()
     for service in SERVICES:
         assert f"{service}/" in script, f"the README shows no grpcurl call of {service}"
     assert "taskmem.v1.TaskService/SubscribeEvents" in script
-    before, _, after = script.partition("\nTASK=")
-    created = run(before, server.address)
+    output = run(script, server.address)
     for service in SERVICES:
-        assert service in created  # `grpcurl list` through reflection
-    task_id = re.search(r'"id": "(tsk_[0-9a-f]+)"', created).group(1)  # type: ignore[union-attr]
-    rest = after.split("\n", 1)[1]
-    output = run(f"TASK={task_id}\n{rest}", server.address)
+        assert service in output  # `grpcurl list` through reflection
+    task_id = re.search(r"^created (tsk_[0-9a-f]+)$", output, re.M).group(1)  # type: ignore[union-attr]
+    assert re.search(r"^waiting on wai_[0-9a-f]+$", output, re.M), "the wait's id was read from the answer"
+    assert '"status": "TASK_STATUS_EXECUTING"' in output  # TaskService/UpdateTask with its update_mask
     assert '"summary": "Completed 1/3: build.' in output  # TaskService/GetProgress
     assert "Next: push — Push to the registry." in output
     assert '"status": "WAIT_STATUS_WAITING"' in output  # WaitService/CreateWait
     assert f"id: {task_id}" in output and '"tokenCount"' in output  # StateService/GetTaskState
+    assert '"status": "WAIT_STATUS_RESOLVED"' in output and "approved by alex" in output  # ResolveWait
     assert '"outcome": "UPSERT_KNOWLEDGE_OUTCOME_CREATED"' in output  # MemoryService/UpsertKnowledge
     assert '"status": "SERVING"' in output  # grpc.health.v1.Health/Check
-    for event_type in ("EVENT_TYPE_TASK_CREATED", "EVENT_TYPE_PLAN_REPLACED", "EVENT_TYPE_ACTION_RECORDED",
-                       "EVENT_TYPE_PLAN_ITEM_UPDATED", "EVENT_TYPE_WAIT_CREATED"):
+    for event_type in ("EVENT_TYPE_TASK_CREATED", "EVENT_TYPE_TASK_STATUS_CHANGED", "EVENT_TYPE_PLAN_REPLACED",
+                       "EVENT_TYPE_ACTION_RECORDED", "EVENT_TYPE_PLAN_ITEM_UPDATED", "EVENT_TYPE_WAIT_CREATED",
+                       "EVENT_TYPE_WAIT_RESOLVED"):
         assert event_type in output  # TaskService/SubscribeEvents replayed the task's history
+
+
+def test_make_run_installs_the_commands_the_readme_puts_on_the_path() -> None:
+    makefile = (ROOT / "Makefile").read_text()
+    run_target = re.search(r"^run: (.*)$", makefile, re.M).group(1)  # type: ignore[union-attr]
+    assert "$(VENV)/.installed" in run_target and "$(TOOLS)/.installed" in run_target
+    assert 'export PATH="$PWD/.venv/bin:$PWD/.tools/bin:$PATH"' in (ROOT / "README.md").read_text()

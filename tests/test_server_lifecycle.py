@@ -4,6 +4,9 @@ from __future__ import annotations
 
 import asyncio
 import signal
+import subprocess
+import sys
+from pathlib import Path
 
 import grpc
 from grpc_health.v1 import health_pb2, health_pb2_grpc
@@ -113,3 +116,30 @@ async def test_sigterm_shuts_down_gracefully(fresh_server: ServerProcess) -> Non
         except grpc.aio.AioRpcError as error:
             assert error.code() == grpc.StatusCode.UNAVAILABLE
     assert "Traceback" not in "".join(fresh_server.output)
+
+
+def test_a_port_in_use_is_refused_in_one_line_naming_the_address(server: ServerProcess, tmp_path: Path) -> None:
+    result = subprocess.run([sys.executable, "-m", "taskmem", "serve", "--listen", server.address,
+                             "--database", str(tmp_path / "second.db")], capture_output=True, text=True, timeout=60)
+    assert result.returncode == 2
+    lines = [line for line in result.stderr.splitlines() if line.startswith("taskmem:")]
+    assert lines == [f"taskmem: listen: cannot listen on {server.address}: the address is in use or not available "
+                     "on this machine"]
+    assert "Traceback" not in result.stderr
+
+
+async def test_a_quiet_subscription_pinged_every_two_seconds_stays_open(server: ServerProcess) -> None:
+    # A client keepalive of 2 s (common in grpc-js setups) is within min_ping_interval_ms: no too_many_pings.
+    options = [("grpc.keepalive_time_ms", 2_000), ("grpc.keepalive_permit_without_calls", 1),
+               ("grpc.http2.max_pings_without_data", 0), ("grpc.http2.min_time_between_pings_ms", 1_000),
+               ("grpc.http2.min_ping_interval_without_data_ms", 1_000)]
+    async with grpc.aio.insecure_channel(server.address, options=options) as channel:
+        stub = TaskServiceStub(channel)
+        stream = stub.SubscribeEvents(pb.SubscribeEventsRequest(after_cursor=-1))
+        await asyncio.sleep(11)  # five pings; with the old 10 s minimum the third strike ended the stream
+        created = await stub.CreateTask(pb.CreateTaskRequest(name="after the pings"))
+        while True:
+            reply = await asyncio.wait_for(stream.read(), 10)
+            if reply.event.task_id == created.task.id:
+                break
+        stream.cancel()

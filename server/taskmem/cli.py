@@ -75,6 +75,14 @@ def build_parser() -> argparse.ArgumentParser:
     search.add_argument("--limit", type=_argument_type(_positive_int), default=10, help="at most N hits (default 10)")
     add_connection_arguments(search)
 
+    knowledge = commands.add_parser("knowledge", help="project knowledge (category, key, value), by category and key")
+    knowledge.add_argument("text", metavar="TEXT", nargs="?", default="",
+                           help="only entries whose key or value contains this (case-insensitive)")
+    knowledge.add_argument("--category", choices=("convention", "architecture", "decision", "fact"), default="",
+                           help="only this category")
+    knowledge.add_argument("--limit", type=_argument_type(_positive_int), default=50, help="at most N (default 50)")
+    add_connection_arguments(knowledge)
+
     export = commands.add_parser("export", help="write a task as a directory of files")
     export.add_argument("task_id", metavar="ID")
     export.add_argument("directory", metavar="DIR", type=Path, help="the directory to create; must not exist")
@@ -139,6 +147,8 @@ def run_client(args: argparse.Namespace) -> int:
             elif args.command == "memory":
                 await memory.search_memories(client, out, args.query, mode=args.mode, task_id=args.task_id,
                                              limit=args.limit)
+            elif args.command == "knowledge":
+                await memory.list_knowledge(client, out, args.text, category=args.category, limit=args.limit)
             elif args.command == "export":
                 written = await export.export_task(client, args.task_id, args.directory)
                 print(f"exported {args.task_id} to {written}", file=out)

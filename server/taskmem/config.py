@@ -46,8 +46,9 @@ class Config:
     subscriber_queue_size: int = 10_000
     # Most writes one group-commit transaction takes.
     writer_batch_size: int = 512
-    # Clients may ping this often without data (grpc.http2.min_recv_ping_interval_without_data_ms).
-    min_ping_interval_ms: int = 10_000
+    # Clients may ping this often without data (grpc.http2.min_ping_interval_without_data_ms);
+    # 1 s lets grpc-js and C-core clients with a few seconds' keepalive hold quiet streams open.
+    min_ping_interval_ms: int = 1_000
     log_level: str = "INFO"
     # Bearer keys that may force any wait's outcome with ResolveWait. With api_keys
     # configured, each must also be one of them (it authenticates as that key).

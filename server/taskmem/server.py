@@ -12,10 +12,10 @@ from pathlib import Path
 
 import grpc
 from grpc_health.v1 import health, health_pb2, health_pb2_grpc
-from grpc_reflection.v1alpha import reflection
 
 from taskmem.api.interceptors import GuardInterceptor
 from taskmem.api.memory_service import MemoryService
+from taskmem.api.reflection import add_reflection
 from taskmem.api.state_service import StateService
 from taskmem.api.task_service import TaskService
 from taskmem.api.wait_convert import event_payload
@@ -65,8 +65,10 @@ def _server_options(config: Config) -> list[tuple[str, int]]:
     return [
         ("grpc.max_receive_message_length", MAX_MESSAGE_BYTES),
         ("grpc.max_send_message_length", MAX_MESSAGE_BYTES),
-        # Let clients keep idle connections alive with pings this often, no more (grpc/grpc#9902).
-        ("grpc.http2.min_recv_ping_interval_without_data_ms", config.min_ping_interval_ms),
+        # Let clients keep idle connections alive with pings this often, no more (grpc/grpc#9902). C-core's
+        # name for the server's receive side is GRPC_ARG_HTTP2_MIN_RECV_PING_INTERVAL_WITHOUT_DATA_MS's
+        # value below; "grpc.http2.min_recv_ping_interval_without_data_ms" is no argument at all (ignored).
+        ("grpc.http2.min_ping_interval_without_data_ms", config.min_ping_interval_ms),
         ("grpc.keepalive_permit_without_calls", 1),
         ("grpc.so_reuseport", 0),
     ]
@@ -112,13 +114,8 @@ class TaskmemServer:
         state_service_pb2_grpc.add_StateServiceServicer_to_server(StateService(self.state), server)
         memory_service_pb2_grpc.add_MemoryServiceServicer_to_server(MemoryService(self.memory), server)
         health_pb2_grpc.add_HealthServicer_to_server(self.health, server)
-        reflection.enable_server_reflection([*SERVICE_NAMES, health.SERVICE_NAME, reflection.SERVICE_NAME], server)
-        if self.config.tls_cert_file or self.config.tls_key_file:
-            credentials = grpc.ssl_server_credentials([(
-                Path(self.config.tls_key_file).read_bytes(), Path(self.config.tls_cert_file).read_bytes())])
-            self.port = server.add_secure_port(self.config.listen, credentials)
-        else:
-            self.port = server.add_insecure_port(self.config.listen)
+        add_reflection(server, [*SERVICE_NAMES, health.SERVICE_NAME])
+        self.port = _bind(server, self.config)
         self.server = server
         await server.start()
         for name in ["", *SERVICE_NAMES]:
@@ -142,6 +139,19 @@ class TaskmemServer:
             await self.state.stop()  # snapshots working memory: after the last call, before the database closes
         if self.storage is not None:
             await self.storage.close()
+
+
+def _bind(server: grpc.aio.Server, config: Config) -> int:
+    """The port `server` listens on; an address that cannot be bound is a one-line configuration error."""
+    try:
+        if config.tls_cert_file or config.tls_key_file:
+            credentials = grpc.ssl_server_credentials([(
+                Path(config.tls_key_file).read_bytes(), Path(config.tls_cert_file).read_bytes())])
+            return server.add_secure_port(config.listen, credentials)
+        return server.add_insecure_port(config.listen)
+    except RuntimeError:  # grpc's only word is "Failed to bind to address"
+        raise ConfigError(f"listen: cannot listen on {config.listen}: the address is in use or not available "
+                          "on this machine") from None
 
 
 async def serve(config: Config) -> None:

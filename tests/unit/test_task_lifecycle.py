@@ -1,5 +1,7 @@
 """The task status machine: legal moves, illegal ones, and the timestamps each phase stamps."""
 
+from pathlib import Path
+
 import pytest
 
 from taskmem.core.errors import IllegalTransition, StaleEtag
@@ -64,3 +66,22 @@ def test_changes_bump_the_etag_and_a_stale_etag_is_refused() -> None:
     check_etag(task, task.etag)
     with pytest.raises(StaleEtag):
         check_etag(task, before)
+
+
+def documented_transitions(text: str) -> dict[str, set[str]]:
+    """The from/to table of a document: a line per status, its targets comma-separated."""
+    table = text[text.index("from          to"):].splitlines()[1:]
+    moves: dict[str, set[str]] = {}
+    for line in table:
+        cells = line.lstrip("/ ").split(None, 1)
+        if not cells or cells[0] not in TaskStatus.__members__:
+            break
+        moves[cells[0]] = {target.strip() for target in cells[1].split(",")} if "final" not in cells[1] else set()
+    return moves
+
+
+@pytest.mark.parametrize("document", ["proto/taskmem/v1/task.proto", "README.md"])
+def test_the_documented_lifecycle_table_is_the_status_machine(document: str) -> None:
+    text = (Path(__file__).resolve().parents[2] / document).read_text()
+    expected = {status.name: {target.name for target in allowed_transitions(status)} for status in TaskStatus}
+    assert documented_transitions(text) == expected

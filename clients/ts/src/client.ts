@@ -42,10 +42,10 @@ export const DEFAULT_PING_INTERVAL_MS = 30_000;
 /**
  * The shortest keepalive interval the server accepts: grpc C-core closes a
  * connection whose client pings more often than
- * grpc.http2.min_recv_ping_interval_without_data_ms (10 s on a taskmem
- * server) with GOAWAY "too_many_pings".
+ * grpc.http2.min_recv_ping_interval_without_data_ms (1 s on a taskmem
+ * server by default) with GOAWAY "too_many_pings".
  */
-export const MIN_PING_INTERVAL_MS = 10_000;
+export const MIN_PING_INTERVAL_MS = 1_000;
 
 export interface TaskmemClientOptions {
   /** "http://host:port" or "https://host:port". Default http://127.0.0.1:50051. */
@@ -65,7 +65,7 @@ export interface TaskmemClientOptions {
   /**
    * Keepalive PING interval on a connection with open streams, so a dead
    * connection under a quiet subscription is noticed. Default 30,000; at
-   * least 10,000 (MIN_PING_INTERVAL_MS), since the server closes connections
+   * least 1,000 (MIN_PING_INTERVAL_MS), since the server closes connections
    * that ping more often. Idle connections (no open stream) are not pinged.
    */
   pingIntervalMs?: number;

@@ -1,13 +1,20 @@
 """Lays one task out as a directory of files, written atomically.
 
     DIR/
-      metadata.json          id, name, goal, status, timestamps, final_answer_file, error_summary, version "1.0"
-      plan.json              the current plan (proto JSON of Plan)
-      plan_vN.json           every older plan version
-      execution.log.jsonl    one JSON object per action, oldest first, with its log lines under "log"
-      messages.jsonl         the task's transcript, oldest first
-      final_answer.md        the final answer, when there is one
-      context_history/NN_label.txt   each context snapshot's text, NN its two-digit sequence
+      metadata.json          always: id, name, goal, status, approval_mode, timestamps, plan_file,
+                             final_answer_file, error_summary, context_history, version "1.0"
+      execution.log.jsonl    always (empty without actions): one JSON object per action, oldest
+                             first, with its log lines under "log"
+      messages.jsonl         always (empty without messages): the transcript, oldest first
+      context_history/       always (empty without snapshots): NN_label.txt per context snapshot,
+                             NN its two-digit sequence
+      plan.json              when the task has a plan: the current plan (proto JSON of Plan)
+      plan_vN.json           for every older plan version N
+      final_answer.md        when the task has a final answer
+
+Enums are written by their proto names (`TASK_STATUS_PENDING`, `APPROVAL_MODE_AUTO`), as in proto
+JSON. JSON objects the caller sent (context, metadata, action input/output) are stored by protobuf
+as doubles; a whole number is written back without a fraction (`"exit_code": 0`, not `0.0`).
 
 Everything is written into a hidden temporary directory next to DIR, each file and directory is
 fsynced, and the temporary directory is then renamed to DIR, so a crash leaves either no DIR or a
@@ -64,7 +71,7 @@ def metadata_document(task: task_pb2.Task, *, has_plan: bool, context_files: lis
         "id": task.id,
         "name": task.name,
         "goal": task.goal,
-        "status": task_pb2.TaskStatus.Name(task.status).removeprefix("TASK_STATUS_")
+        "status": task_pb2.TaskStatus.Name(task.status)
         if task.status in task_pb2.TaskStatus.values() else str(task.status),
         "namespace": task.namespace,
         "workspace": task.workspace,

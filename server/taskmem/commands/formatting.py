@@ -99,9 +99,20 @@ def render_table(headers: Sequence[str], rows: Sequence[Sequence[str]]) -> list[
 
 
 def proto_json_dict(message: ProtoMessage) -> dict[str, Any]:
-    """A message as proto JSON with its .proto field names and every field present (defaults included)."""
-    return json_format.MessageToDict(message, preserving_proto_field_name=True,
-                                     always_print_fields_with_no_presence=True)
+    """A message as proto JSON with its .proto field names and every field present (defaults included).
+    Whole numbers are ints: a Struct keeps every number as a double, so a caller's `0` would read `0.0`."""
+    return _whole_numbers_as_ints(json_format.MessageToDict(
+        message, preserving_proto_field_name=True, always_print_fields_with_no_presence=True))
+
+
+def _whole_numbers_as_ints(value: Any) -> Any:
+    if isinstance(value, float) and value.is_integer():
+        return int(value)
+    if isinstance(value, dict):
+        return {key: _whole_numbers_as_ints(item) for key, item in value.items()}
+    if isinstance(value, list):
+        return [_whole_numbers_as_ints(item) for item in value]
+    return value
 
 
 def _enum_tail(value: object, prefix: str) -> str:

@@ -255,7 +255,11 @@ class Event(_message.Message):
     """
     @_builtins.property
     def payload(self) -> _struct_pb2.Struct:
-        """The changed resource in its proto JSON form (see the EventType for the shape)."""
+        """The changed resource as JSON (see the EventType for the shape): the proto
+        JSON form with the .proto field names, so keys are snake_case
+        ("first_sequence", not "firstSequence"); enums by name, timestamps as
+        RFC 3339 strings, durations as "1.5s"; unset fields are left out.
+        """
 
     @_builtins.property
     def create_time(self) -> _timestamp_pb2.Timestamp:

@@ -233,7 +233,10 @@ type Event struct {
 	// The id shared by every event one request caused. It is the request's
 	// "x-correlation-id" metadata when the caller sent one, otherwise server-made.
 	CorrelationId string `protobuf:"bytes,4,opt,name=correlation_id,json=correlationId,proto3" json:"correlation_id,omitempty"`
-	// The changed resource in its proto JSON form (see the EventType for the shape).
+	// The changed resource as JSON (see the EventType for the shape): the proto
+	// JSON form with the .proto field names, so keys are snake_case
+	// ("first_sequence", not "firstSequence"); enums by name, timestamps as
+	// RFC 3339 strings, durations as "1.5s"; unset fields are left out.
 	Payload *structpb.Struct `protobuf:"bytes,5,opt,name=payload,proto3" json:"payload,omitempty"`
 	// When the change was committed.
 	CreateTime    *timestamppb.Timestamp `protobuf:"bytes,6,opt,name=create_time,json=createTime,proto3" json:"create_time,omitempty"`

@@ -24,16 +24,27 @@ const (
 	_ = protoimpl.EnforceVersion(protoimpl.MaxVersion - 20)
 )
 
-// TaskStatus is the lifecycle of a task.
+// TaskStatus is the lifecycle of a task. The usual path is
 //
-//	PENDING → PLANNING → EXECUTING → SYNTHESIZING → COMPLETED | FAILED | CANCELLED
+//	PENDING → PLANNING → EXECUTING → SYNTHESIZING → COMPLETED
 //
-// EXECUTING may go back to PLANNING (replanning). Any working status
-// (PENDING, PLANNING, EXECUTING, SYNTHESIZING) may go to PAUSED, FAILED or
-// CANCELLED; PAUSED resumes to the status it was paused from (or any working
-// status). COMPLETED, FAILED, CANCELLED and PAUSED may go to ARCHIVED, which is
-// final. Any other change is rejected with FAILED_PRECONDITION
-// (ERROR_REASON_ILLEGAL_TRANSITION).
+// and these are all the moves UpdateTask accepts (tests check this table
+// against the server's status machine):
+//
+//	from          to
+//	PENDING       PLANNING, EXECUTING, PAUSED, FAILED, CANCELLED
+//	PLANNING      EXECUTING, PAUSED, FAILED, CANCELLED
+//	EXECUTING     PLANNING, SYNTHESIZING, COMPLETED, PAUSED, FAILED, CANCELLED
+//	SYNTHESIZING  COMPLETED, PAUSED, FAILED, CANCELLED
+//	PAUSED        PENDING, PLANNING, EXECUTING, SYNTHESIZING, FAILED, CANCELLED, ARCHIVED
+//	COMPLETED     ARCHIVED
+//	FAILED        ARCHIVED
+//	CANCELLED     ARCHIVED
+//	ARCHIVED      (none: final)
+//
+// EXECUTING → PLANNING is replanning; PENDING → EXECUTING and
+// EXECUTING → COMPLETED skip the optional phases. Any other change is rejected
+// with FAILED_PRECONDITION (ERROR_REASON_ILLEGAL_TRANSITION).
 type TaskStatus int32
 
 const (

@@ -51,7 +51,10 @@ export type Event = Message<"taskmem.v1.Event"> & {
   correlationId: string;
 
   /**
-   * The changed resource in its proto JSON form (see the EventType for the shape).
+   * The changed resource as JSON (see the EventType for the shape): the proto
+   * JSON form with the .proto field names, so keys are snake_case
+   * ("first_sequence", not "firstSequence"); enums by name, timestamps as
+   * RFC 3339 strings, durations as "1.5s"; unset fields are left out.
    *
    * @generated from field: google.protobuf.Struct payload = 5;
    */
