@@ -58,8 +58,13 @@ class Claim:
     evidence: str
 
 
-def reads_message(role: Role, kind: Kind) -> bool:
-    return role in INFERRING_ROLES and kind in INFERRING_KINDS
+def reads_message(role: Role, kind: Kind, content: str) -> bool:
+    """Whether a message can claim anything: written by an agent or person, with a completion word in it.
+
+    The last test is cheap and spares the store reading the plan for the many messages that cannot.
+    """
+    return role in INFERRING_ROLES and kind in INFERRING_KINDS \
+        and any(_is_completion(word) for word in _words(_normalise(content)))
 
 
 # --- words -------------------------------------------------------------------------------------
