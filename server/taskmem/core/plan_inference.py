@@ -28,11 +28,13 @@ from __future__ import annotations
 
 import dataclasses
 import enum
+import functools
 import re
 from collections.abc import Sequence
+from typing import NamedTuple, Protocol
 
 from taskmem.core.messages import Kind, Role
-from taskmem.core.plans import DONE, ItemStatus, PlanItem, StatusSource
+from taskmem.core.plans import DONE, ItemStatus, StatusSource
 
 # Only what an agent or a person writes about the work is read; tool output and the service's own
 # messages (waits, stuck alerts, lifecycle notes) are not.
@@ -47,6 +49,32 @@ class MatchedBy(enum.StrEnum):
     STEP_NUMBER = "step_number"
     ITEM_ID = "item_id"
     TITLE = "title"
+
+
+class OutlineItem(Protocol):
+    """What inference reads of a plan item (a PlanItem, or the lighter ItemOutline the store reads)."""
+
+    @property
+    def id(self) -> str: ...
+    @property
+    def ordinal(self) -> int: ...
+    @property
+    def title(self) -> str: ...
+    @property
+    def status(self) -> ItemStatus: ...
+    @property
+    def status_source(self) -> StatusSource: ...
+    @property
+    def depends_on(self) -> list[str]: ...
+
+
+class ItemOutline(NamedTuple):
+    id: str
+    ordinal: int
+    title: str
+    status: ItemStatus
+    status_source: StatusSource
+    depends_on: list[str]
 
 
 @dataclasses.dataclass(frozen=True)
@@ -143,6 +171,7 @@ _ORDINAL = (r"(?:\d{1,3}(?:st|nd|rd|th)|last|final|"
 _STEP_ORDINALS = re.compile(rf"\b(?P<ordinal>{_ORDINAL})\s+(?:steps?|items?)\b")
 _ONE_NUMBER = re.compile(rf"(?P<a>{_NUM})(?:\s*/\s*\d{{1,3}})?(?:\s*(?:-|–|to|through|thru)\s*(?P<b>{_NUM}))?")
 
+_ID_RUN = re.compile(r"[\w.-]+")
 _CLAUSE_END = re.compile(r"[;!?\n]+|[.:,](?=\s|$)|\s[—–-]+\s|[—–]")
 _ALWAYS_SPLIT = re.compile(r"\b(?:but|however|though|although|whereas)\b")
 _SPLIT_IF_BOTH_NAME = re.compile(r"\b(?:and|then|while|after that|afterwards)\b")
@@ -186,22 +215,25 @@ def _numbered_refs(text: str, count: int) -> list[tuple[int, int, list[tuple[int
     return spans
 
 
-def _id_pattern(item_id: str) -> re.Pattern[str]:
-    return re.compile(rf"(?<![\w.-]){re.escape(item_id.lower())}(?![\w-]|\.\w)")
-
-
 def _is_plain_word(item_id: str) -> bool:
     return item_id.isalpha()
 
 
-def _id_refs(text: str, items: Sequence[PlanItem]) -> list[tuple[int, int, list[tuple[int, MatchedBy]]]]:
-    """Spans of ids with a digit or punctuation in them (an id like "m2" is no English word)."""
-    spans = []
+def _id_refs(text: str, items: Sequence[OutlineItem]) -> list[tuple[int, int, list[tuple[int, MatchedBy]]]]:
+    """Spans of ids with a digit or punctuation in them (an id like "m2" is no English word).
+
+    An id matches a whole run of id characters (letters, digits, '_', '-', '.'), less a trailing
+    '.' or '-': "m2." ends a sentence, "m22" and "m2-old" are other names.
+    """
+    ids: dict[str, int] = {}
     for item in items:
-        if _is_plain_word(item.id) or item.id.isdigit():
-            continue
-        for match in _id_pattern(item.id).finditer(text):
-            spans.append((match.start(), match.end(), [(item.ordinal, MatchedBy.ITEM_ID)]))
+        if not (_is_plain_word(item.id) or item.id.isdigit()):
+            ids.setdefault(item.id.lower(), item.ordinal)
+    spans = []
+    for match in _ID_RUN.finditer(text):
+        run = match.group().rstrip(".-")
+        if run in ids:
+            spans.append((match.start(), match.start() + len(run), [(ids[run], MatchedBy.ITEM_ID)]))
     return spans
 
 
@@ -310,6 +342,7 @@ def _judge(clause: _Clause, spans: list[tuple[int, int, list[tuple[int, MatchedB
 
 # --- titles ------------------------------------------------------------------------------------
 
+@functools.lru_cache(maxsize=16_384)
 def stem(word: str) -> str:
     """A crude, stable stem so "built"/"build", "pushed"/"push", "verified"/"verify" meet."""
     w = _IRREGULAR.get(word, word)
@@ -327,15 +360,19 @@ def stem(word: str) -> str:
     return w
 
 
-def content_stems(text: str) -> set[str]:
-    return {stem(w) for w in _words(text.lower()) if w not in _STOP and w not in ("✓", "%", "#")}
+def content_stems(text: str) -> frozenset[str]:
+    return frozenset(stem(w) for w in _words(text.lower()) if w not in _STOP and w not in ("✓", "%", "#"))
 
 
-def _title_match(clause_text: str, items: Sequence[PlanItem]) -> PlanItem | None:
+# Titles repeat from message to message; their stems are kept (by title text, so an edit is a new key).
+_title_stems = functools.lru_cache(maxsize=16_384)(content_stems)
+
+
+def _title_match(clause_text: str, items: Sequence[OutlineItem]) -> OutlineItem | None:
     said = content_stems(clause_text)
     scored = []
     for item in items:
-        title = content_stems(item.title)
+        title = _title_stems(item.title)
         if not title:
             continue
         overlap = len(title & said)
@@ -353,25 +390,30 @@ def _title_match(clause_text: str, items: Sequence[PlanItem]) -> PlanItem | None
 
 def _normalise(message: str) -> str:
     """Lower case and one check mark, keeping every offset so evidence can quote the original."""
-    text = "".join(c.lower() if len(c.lower()) == 1 else c for c in message)
+    text = message.lower()
+    if len(text) != len(message):  # a rare character whose lower case is longer ("İ"): keep it as it is
+        text = "".join(c.lower() if len(c.lower()) == 1 else c for c in message)
     text = text.replace("[x]", "✓  ").replace("\u2019", "'").replace("\ufe0f", " ")
     return re.sub(r"[✔✅☑]", "✓", text)
 
 
-def completion_claims(items: Sequence[PlanItem], message: str) -> list[Claim]:
+def completion_claims(items: Sequence[OutlineItem], message: str) -> list[Claim]:
     """The items the message says are finished, in plan order, each once (first reason wins)."""
     text = _normalise(message)
     by_ordinal = {item.ordinal: item for item in items}
     spans = _numbered_refs(text, len(items)) + _id_refs(text, items)
     clauses = _cut(text, spans)
+    plain_ids: dict[str, int] = {}
+    for item in items:
+        if _is_plain_word(item.id):
+            plain_ids.setdefault(item.id.lower(), item.ordinal)
     for clause in clauses:
         first = _words(clause.text)[:2]
         lead = first[1] if first and first[0] == "✓" and len(first) > 1 else (first[0] if first else "")
-        for item in items:
-            if _is_plain_word(item.id) and lead == item.id.lower():
-                clause.refs.append((item.ordinal, MatchedBy.ITEM_ID))
-                start = clause.start + clause.text.index(lead)
-                spans.append((start, start + len(lead), []))
+        if lead in plain_ids:
+            clause.refs.append((plain_ids[lead], MatchedBy.ITEM_ID))
+            start = clause.start + clause.text.index(lead)
+            spans.append((start, start + len(lead), []))
     for clause in clauses:
         _judge(clause, spans)
     quoted = {id(c): (c.start, c.start + len(c.text)) for c in clauses}
@@ -402,7 +444,7 @@ def completion_claims(items: Sequence[PlanItem], message: str) -> list[Claim]:
     return sorted(claims.values(), key=lambda c: order[c.item_id])
 
 
-def applicable_claims(items: Sequence[PlanItem], claims: Sequence[Claim]) -> list[Claim]:
+def applicable_claims(items: Sequence[OutlineItem], claims: Sequence[Claim]) -> list[Claim]:
     """The claims that may mark their item COMPLETED.
 
     An item is left alone when a caller set its status (UpdatePlanItem always wins), when it is

@@ -6,7 +6,7 @@ from taskmem.core.events import EventType
 from taskmem.core.messages import Message
 from taskmem.core.plan_inference import applicable_claims, completion_claims, reads_message
 from taskmem.core.plans import ItemStatus, PlanItem, StatusSource, set_item_status
-from taskmem.store.tasks import load_plan, save_plan_item
+from taskmem.store.tasks import load_plan_item, load_plan_outline, save_plan_item
 from taskmem.store.writer import Transaction
 
 
@@ -23,13 +23,11 @@ def infer_plan_progress(tx: Transaction, message: Message) -> list[PlanItem]:
     if row is None or row["plan_inference_disabled"] or not row["plan_version"]:
         return []
     version = int(row["plan_version"])
-    plan = load_plan(tx, tx.namespace, message.task_id, version)
-    if plan is None:
-        return []
+    outline = load_plan_outline(tx, tx.namespace, message.task_id, version)
     changed = []
-    for claim in applicable_claims(plan.items, completion_claims(plan.items, message.content)):
-        item = plan.item(claim.item_id)
-        assert item is not None
+    for claim in applicable_claims(outline, completion_claims(outline, message.content)):
+        item = load_plan_item(tx, tx.namespace, message.task_id, version, claim.item_id)
+        assert item is not None  # it is in the outline read in this transaction
         set_item_status(item, ItemStatus.COMPLETED, tx.now)
         item.status_source, item.status_message_id = StatusSource.INFERRED, message.id
         save_plan_item(tx, message.task_id, version, item)
