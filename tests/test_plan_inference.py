@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
+import subprocess
+import sys
+
 from google.protobuf import field_mask_pb2, json_format
 
 from taskmem.v1 import event_pb2, task_pb2
 from taskmem.v1 import task_service_pb2 as pb
 from taskmem.v1.task_service_pb2_grpc import TaskServiceStub
+from tests.support.server_process import ServerProcess
 
 PENDING, IN_PROGRESS, COMPLETED = (task_pb2.PLAN_ITEM_STATUS_PENDING, task_pb2.PLAN_ITEM_STATUS_IN_PROGRESS,
                                    task_pb2.PLAN_ITEM_STATUS_COMPLETED)
@@ -162,3 +166,16 @@ async def test_replanning_keeps_an_inferred_status_and_its_source(tasks: TaskSer
 async def test_a_message_to_a_standalone_thread_infers_nothing_and_is_stored(tasks: TaskServiceStub) -> None:
     reply = await tasks.PostMessage(pb.PostMessageRequest(thread_id="chat-1", role=AGENT, content="Step 1 done"))
     assert reply.message.thread_id == "chat-1" and not reply.inferred_items
+
+
+async def test_the_taskmem_command_shows_which_statuses_were_inferred(tasks: TaskServiceStub, server: ServerProcess) -> None:
+    task_id = await deploy_task(tasks)
+    await say(tasks, task_id, "Step 1 done — image built as v1.2.3")
+    run = [sys.executable, "-m", "taskmem"]
+    shown = subprocess.run([*run, "tasks", "show", task_id, "--address", server.address], capture_output=True,
+                           text=True, timeout=60)
+    build_line = next(line for line in shown.stdout.splitlines() if " build " in line)
+    assert "completed" in build_line and "(inferred from a message)" in build_line
+    tail = subprocess.run([*run, "events", "tail", "--task", task_id, "--address", server.address], capture_output=True,
+                          text=True, timeout=60)
+    assert any('build completed (inferred from "Step 1 done")' in line for line in tail.stdout.splitlines())
