@@ -21,7 +21,8 @@ from taskmem.core.plan_inference import completion_claims
 from taskmem.core.plans import PlanItem
 
 DATA = pathlib.Path(__file__).resolve().parent.parent / "tests" / "data"
-DEFAULT_FILES = [DATA / "plan_progress_messages.yaml", DATA / "plan_progress_messages_heldout.yaml"]
+DEFAULT_FILES = [DATA / "plan_progress_messages.yaml", DATA / "plan_progress_messages_fresh.yaml",
+                 DATA / "plan_progress_messages_heldout.yaml"]
 
 
 def load(path: pathlib.Path) -> tuple[dict[str, list[PlanItem]], list[dict[str, Any]]]:

@@ -18,7 +18,10 @@ Pure and deterministic (no I/O, no model). The rules, as the README and the prot
    or condition (will, going to, about to, next, need, if, once, when, until, before, after, ...).
 4. A finished clause that names no item is matched against titles: the item whose title's
    content words (stemmed, stop words dropped) it covers best, when it covers at least half of
-   them and at least two (one for a one-word title), and no other item scores as well.
+   them and at least two (one for a one-word title), and no other item scores as well. Without a
+   completion word, the past-tense verb must be the title's own ("Built the image" finishes
+   "Build the image"; "Updated the Dockerfile to build the image" finishes nothing). A clause of
+   completion words alone ("Screenshots of the dashboard: done") is said of the clause before it.
 
 Whether a claim is applied (dependencies completed, status not set by a caller) is decided by
 applicable_claims; the store applies the result in the transaction that stores the message.
@@ -106,8 +109,7 @@ _ORDINAL_WORDS = {w: n for n, w in enumerate(
 
 _COMPLETION_WORDS = frozenset({
     "done", "complete", "completed", "completes", "finished", "finishes", "✓", "succeeded", "succeeds",
-    "successful", "successfully", "passed", "passes", "ok", "okay", "fixed", "resolved", "merged", "shipped",
-    "landed", "green", "accomplished", "achieved", "wrapped",
+    "successful", "successfully", "passed", "passes", "ok", "okay", "green", "accomplished", "achieved", "wrapped",
 })
 # Past tenses that do not end in -ed, mapped to the verb (for title matching as well).
 _IRREGULAR = {
@@ -346,11 +348,13 @@ def _judge(clause: _Clause, spans: list[tuple[int, int, list[tuple[int, MatchedB
 def stem(word: str) -> str:
     """A crude, stable stem so "built"/"build", "pushed"/"push", "verified"/"verify" meet."""
     w = _IRREGULAR.get(word, word)
-    for suffix in ("ing", "ed", "es", "s", "ion"):
+    for suffix in ("ing", "ed", "es", "s"):
         if w.endswith(suffix) and len(w) - len(suffix) >= 3 \
                 and not (suffix == "s" and w[-2:] in ("ss", "us", "is")):
             w = w[: -len(suffix)]
             break
+    if w.endswith("ion") and len(w) >= 7:  # "provisioned" and "provision", "migrated" and "migration"
+        w = w[:-3]
     if w.endswith("i"):
         w = w[:-1] + "y"
     if len(w) >= 4 and w[-1] == w[-2] and w[-1] not in "aeioulsz":
@@ -369,11 +373,19 @@ _title_stems = functools.lru_cache(maxsize=16_384)(content_stems)
 
 
 def _title_match(clause_text: str, items: Sequence[OutlineItem]) -> OutlineItem | None:
+    """The one item whose title the clause covers best, if the clause says that item's work is done.
+
+    Without a completion word, the past-tense verb must be the title's own: "Built the image"
+    finishes "Build the image", "Updated the Dockerfile to build the image" finishes nothing.
+    """
+    words = _words(clause_text)
     said = content_stems(clause_text)
+    generic = any(w in _COMPLETION_WORDS for w in words)
+    verbs = {stem(w) for w in words if _is_past(w)}
     scored = []
     for item in items:
         title = _title_stems(item.title)
-        if not title:
+        if not title or not (generic or title & verbs):
             continue
         overlap = len(title & said)
         if overlap >= min(2, len(title)) and overlap * 2 >= len(title):
@@ -387,6 +399,23 @@ def _title_match(clause_text: str, items: Sequence[OutlineItem]) -> OutlineItem 
 
 
 # --- the whole message -------------------------------------------------------------------------
+
+def _join_lone_completions(clauses: list[_Clause]) -> list[_Clause]:
+    """ "Screenshots of the dashboard: done": a clause of completion words alone that names nothing
+    is said of the clause before it."""
+    joined: list[_Clause] = []
+    for clause in clauses:
+        words = _words(clause.text)
+        previous = joined[-1] if joined else None
+        if previous is not None and not clause.refs and not previous.question and words \
+                and all(w in _COMPLETION_WORDS or w in _STOP for w in words):
+            gap = clause.start - (previous.start + len(previous.text))
+            previous.text += " " * gap + clause.text
+            previous.question = clause.question
+        else:
+            joined.append(clause)
+    return joined
+
 
 def _normalise(message: str) -> str:
     """Lower case and one check mark, keeping every offset so evidence can quote the original."""
@@ -414,6 +443,7 @@ def completion_claims(items: Sequence[OutlineItem], message: str) -> list[Claim]
             clause.refs.append((plain_ids[lead], MatchedBy.ITEM_ID))
             start = clause.start + clause.text.index(lead)
             spans.append((start, start + len(lead), []))
+    clauses = _join_lone_completions(clauses)
     for clause in clauses:
         _judge(clause, spans)
     quoted = {id(c): (c.start, c.start + len(c.text)) for c in clauses}

@@ -218,7 +218,8 @@ export type Task = Message$1<"taskmem.v1.Task"> & {
    * number ("Step 2 done", "steps 1-3 complete", "the second step is done";
    * numbered from 1 in plan order), by item id ("m2 finished"; a plain-word id
    * such as "changelog" only at the start of a clause), or, when no step is
-   * named, by the words of its title ("Pushed the image to the registry").
+   * named, by the words of its title ("Pushed the image to the registry"; the
+   * past-tense verb must be the title's own unless a word like "done" is there).
    * A clause that mentions a step without finishing it never completes it:
    * questions, negations, failures, partial or ongoing work, retries, skips,
    * and intents or conditions before the completion word ("starting step 2",
