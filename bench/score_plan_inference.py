@@ -22,7 +22,7 @@ from taskmem.core.plans import PlanItem
 
 DATA = pathlib.Path(__file__).resolve().parent.parent / "tests" / "data"
 DEFAULT_FILES = [DATA / "plan_progress_messages.yaml", DATA / "plan_progress_messages_fresh.yaml",
-                 DATA / "plan_progress_messages_heldout.yaml"]
+                 DATA / "plan_progress_messages_heldout.yaml", DATA / "plan_progress_messages_final.yaml"]
 
 
 def load(path: pathlib.Path) -> tuple[dict[str, list[PlanItem]], list[dict[str, Any]]]:
