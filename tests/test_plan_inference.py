@@ -179,3 +179,13 @@ async def test_the_taskmem_command_shows_which_statuses_were_inferred(tasks: Tas
     tail = subprocess.run([*run, "events", "tail", "--task", task_id, "--address", server.address], capture_output=True,
                           text=True, timeout=60)
     assert any('build completed (inferred from "Step 1 done")' in line for line in tail.stdout.splitlines())
+
+
+async def test_a_retried_post_returns_the_first_inference_without_inferring_again(tasks: TaskServiceStub) -> None:
+    task_id = await deploy_task(tasks)
+    request = pb.PostMessageRequest(task_id=task_id, role=AGENT, content="Step 1 done", request_id="retry-1")
+    first, again = await tasks.PostMessage(request), await tasks.PostMessage(request)
+    assert first == again and [i.id for i in first.inferred_items] == ["build"]
+    listed = await tasks.ListEvents(pb.ListEventsRequest(task_ids=[task_id], after_cursor=0,
+                                                         types=[event_pb2.EVENT_TYPE_PLAN_ITEM_UPDATED]))
+    assert len(listed.events) == 1
