@@ -221,16 +221,36 @@ def _is_plain_word(item_id: str) -> bool:
     return item_id.isalpha()
 
 
-def _id_refs(text: str, items: Sequence[OutlineItem]) -> list[tuple[int, int, list[tuple[int, MatchedBy]]]]:
+@dataclasses.dataclass(frozen=True)
+class _PlanIndex:
+    """What matching needs of a plan, worked out once per plan (ids and titles do not change)."""
+
+    ids: dict[str, int]  # lower-cased ids with a digit or punctuation → ordinal
+    plain_ids: dict[str, int]  # lower-cased plain-word ids → ordinal
+    id_of: dict[int, str]  # ordinal → id
+    titles: list[tuple[int, frozenset[str]]]  # (ordinal, title stems) of titles with content words
+
+
+@functools.lru_cache(maxsize=256)
+def _plan_index(outline: tuple[tuple[str, int, str], ...]) -> _PlanIndex:
+    ids: dict[str, int] = {}
+    plain_ids: dict[str, int] = {}
+    for item_id, ordinal, _ in outline:
+        if _is_plain_word(item_id):
+            plain_ids.setdefault(item_id.lower(), ordinal)
+        elif not item_id.isdigit():
+            ids.setdefault(item_id.lower(), ordinal)
+    titles = [(ordinal, stems) for _, ordinal, title in outline if (stems := content_stems(title))]
+    return _PlanIndex(ids, plain_ids, {ordinal: item_id for item_id, ordinal, _ in outline}, titles)
+
+
+def _id_refs(text: str, index: _PlanIndex) -> list[tuple[int, int, list[tuple[int, MatchedBy]]]]:
     """Spans of ids with a digit or punctuation in them (an id like "m2" is no English word).
 
     An id matches a whole run of id characters (letters, digits, '_', '-', '.'), less a trailing
     '.' or '-': "m2." ends a sentence, "m22" and "m2-old" are other names.
     """
-    ids: dict[str, int] = {}
-    for item in items:
-        if not (_is_plain_word(item.id) or item.id.isdigit()):
-            ids.setdefault(item.id.lower(), item.ordinal)
+    ids = index.ids
     spans = []
     for match in _ID_RUN.finditer(text):
         run = match.group().rstrip(".-")
@@ -368,11 +388,7 @@ def content_stems(text: str) -> frozenset[str]:
     return frozenset(stem(w) for w in _words(text.lower()) if w not in _STOP and w not in ("✓", "%", "#"))
 
 
-# Titles repeat from message to message; their stems are kept (by title text, so an edit is a new key).
-_title_stems = functools.lru_cache(maxsize=16_384)(content_stems)
-
-
-def _title_match(clause_text: str, items: Sequence[OutlineItem]) -> OutlineItem | None:
+def _title_match(clause_text: str, index: _PlanIndex) -> int | None:
     """The one item whose title the clause covers best, if the clause says that item's work is done.
 
     Without a completion word, the past-tense verb must be the title's own: "Built the image"
@@ -383,13 +399,12 @@ def _title_match(clause_text: str, items: Sequence[OutlineItem]) -> OutlineItem 
     generic = any(w in _COMPLETION_WORDS for w in words)
     verbs = {stem(w) for w in words if _is_past(w)}
     scored = []
-    for item in items:
-        title = _title_stems(item.title)
-        if not title or not (generic or title & verbs):
+    for ordinal, title in index.titles:
+        if not (generic or title & verbs):
             continue
         overlap = len(title & said)
         if overlap >= min(2, len(title)) and overlap * 2 >= len(title):
-            scored.append((overlap / len(title), overlap, item))
+            scored.append((overlap / len(title), overlap, ordinal))
     if not scored:
         return None
     scored.sort(key=lambda s: (s[0], s[1]), reverse=True)
@@ -429,13 +444,10 @@ def _normalise(message: str) -> str:
 def completion_claims(items: Sequence[OutlineItem], message: str) -> list[Claim]:
     """The items the message says are finished, in plan order, each once (first reason wins)."""
     text = _normalise(message)
-    by_ordinal = {item.ordinal: item for item in items}
-    spans = _numbered_refs(text, len(items)) + _id_refs(text, items)
+    index = _plan_index(tuple((item.id, item.ordinal, item.title) for item in items))
+    plain_ids = index.plain_ids
+    spans = _numbered_refs(text, len(items)) + _id_refs(text, index)
     clauses = _cut(text, spans)
-    plain_ids: dict[str, int] = {}
-    for item in items:
-        if _is_plain_word(item.id):
-            plain_ids.setdefault(item.id.lower(), item.ordinal)
     for clause in clauses:
         first = _words(clause.text)[:2]
         lead = first[1] if first and first[0] == "✓" and len(first) > 1 else (first[0] if first else "")
@@ -455,23 +467,20 @@ def completion_claims(items: Sequence[OutlineItem], message: str) -> list[Claim]
             clause.verdict = bool(judge and judge.verdict)
             if judge is not None:
                 quoted[id(clause)] = (min(clause.start, judge.start), max(*quoted[id(clause)], *quoted[id(judge)]))
-    claims: dict[str, Claim] = {}
+    claims: dict[int, Claim] = {}  # by ordinal
     for clause in clauses:
         if not clause.verdict:
             continue
         start, end = quoted[id(clause)]
         evidence = message[start:end].strip(" ,;:.—–-")[:EVIDENCE_MAX]
-        if clause.refs:
-            for ordinal, how in clause.refs:
-                item = by_ordinal.get(ordinal)
-                if item is not None and item.id not in claims:
-                    claims[item.id] = Claim(item.id, how, evidence)
-        else:
-            matched = _title_match(clause.text, items)
-            if matched is not None and matched.id not in claims:
-                claims[matched.id] = Claim(matched.id, MatchedBy.TITLE, evidence)
-    order = {item.id: item.ordinal for item in items}
-    return sorted(claims.values(), key=lambda c: order[c.item_id])
+        named = clause.refs
+        if not named:
+            matched = _title_match(clause.text, index)
+            named = [] if matched is None else [(matched, MatchedBy.TITLE)]
+        for ordinal, how in named:
+            if ordinal in index.id_of and ordinal not in claims:
+                claims[ordinal] = Claim(index.id_of[ordinal], how, evidence)
+    return [claims[ordinal] for ordinal in sorted(claims)]
 
 
 def applicable_claims(items: Sequence[OutlineItem], claims: Sequence[Claim]) -> list[Claim]:
