@@ -119,7 +119,6 @@ _IRREGULAR = {
     "bought": "buy", "brought": "bring", "chose": "choose", "chosen": "choose", "drew": "draw", "drawn": "draw",
     "spun": "spin", "understood": "understand", "won": "win", "began": "begin", "begun": "begin",
     "broke": "break", "broken": "break", "held": "hold", "kept": "keep", "left": "leave", "paid": "pay",
-    "shut": "shut", "uploaded": "upload",
 }
 _IRREGULAR_COMPLETION = frozenset(_IRREGULAR) - {"began", "begun", "broke", "broken", "held", "kept", "left"}
 # Words ending in -ed that do not say something was finished (and are not vetoes either).
