@@ -32,6 +32,7 @@ from __future__ import annotations
 import dataclasses
 import enum
 import functools
+import operator
 import re
 from collections.abc import Sequence
 from typing import NamedTuple, Protocol
@@ -227,7 +228,8 @@ class _PlanIndex:
     ids: dict[str, int]  # lower-cased ids with a digit or punctuation → ordinal
     plain_ids: dict[str, int]  # lower-cased plain-word ids → ordinal
     id_of: dict[int, str]  # ordinal → id
-    titles: list[tuple[int, frozenset[str]]]  # (ordinal, title stems) of titles with content words
+    titles: dict[int, frozenset[str]]  # ordinal → title stems, for titles with content words
+    postings: dict[str, list[int]]  # title stem → ordinals of the titles that have it
 
 
 @functools.lru_cache(maxsize=256)
@@ -239,8 +241,15 @@ def _plan_index(outline: tuple[tuple[str, int, str], ...]) -> _PlanIndex:
             plain_ids.setdefault(item_id.lower(), ordinal)
         elif not item_id.isdigit():
             ids.setdefault(item_id.lower(), ordinal)
-    titles = [(ordinal, stems) for _, ordinal, title in outline if (stems := content_stems(title))]
-    return _PlanIndex(ids, plain_ids, {ordinal: item_id for item_id, ordinal, _ in outline}, titles)
+    titles = {ordinal: stems for _, ordinal, title in outline if (stems := content_stems(title))}
+    postings: dict[str, list[int]] = {}
+    for ordinal, stems in titles.items():
+        for word in stems:
+            postings.setdefault(word, []).append(ordinal)
+    return _PlanIndex(ids, plain_ids, {ordinal: item_id for item_id, ordinal, _ in outline}, titles, postings)
+
+
+_INDEX_KEY = operator.attrgetter("id", "ordinal", "title")
 
 
 def _id_refs(text: str, index: _PlanIndex) -> list[tuple[int, int, list[tuple[int, MatchedBy]]]]:
@@ -397,12 +406,14 @@ def _title_match(clause_text: str, index: _PlanIndex) -> int | None:
     said = content_stems(clause_text)
     generic = any(w in _COMPLETION_WORDS for w in words)
     verbs = {stem(w) for w in words if _is_past(w)}
+    overlaps: dict[int, int] = {}  # only titles that share a word with the clause are looked at
+    for word in said:
+        for ordinal in index.postings.get(word, ()):
+            overlaps[ordinal] = overlaps.get(ordinal, 0) + 1
     scored = []
-    for ordinal, title in index.titles:
-        if not (generic or title & verbs):
-            continue
-        overlap = len(title & said)
-        if overlap >= min(2, len(title)) and overlap * 2 >= len(title):
+    for ordinal, overlap in overlaps.items():
+        title = index.titles[ordinal]
+        if overlap >= min(2, len(title)) and overlap * 2 >= len(title) and (generic or not title.isdisjoint(verbs)):
             scored.append((overlap / len(title), overlap, ordinal))
     if not scored:
         return None
@@ -443,7 +454,7 @@ def _normalise(message: str) -> str:
 def completion_claims(items: Sequence[OutlineItem], message: str) -> list[Claim]:
     """The items the message says are finished, in plan order, each once (first reason wins)."""
     text = _normalise(message)
-    index = _plan_index(tuple((item.id, item.ordinal, item.title) for item in items))
+    index = _plan_index(tuple(map(_INDEX_KEY, items)))
     plain_ids = index.plain_ids
     spans = _numbered_refs(text, len(items)) + _id_refs(text, index)
     clauses = _cut(text, spans)
