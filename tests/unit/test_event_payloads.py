@@ -5,7 +5,7 @@ from google.protobuf import json_format
 from taskmem.api import convert
 from taskmem.core.actions import Action, ActionStatus, ActionType
 from taskmem.core.messages import ContextSnapshot, Kind, Message, Role
-from taskmem.core.plans import ItemStatus, Plan, PlanItem
+from taskmem.core.plans import ItemStatus, Plan, PlanItem, StatusSource
 from taskmem.core.tasks import ApprovalMode, Task, TaskStatus
 from taskmem.v1 import task_pb2
 
@@ -14,10 +14,12 @@ T = 1_795_347_461_000_123
 RESOURCES = [
     (Task(namespace="default", id="tsk_1", name="deploy", status=TaskStatus.EXECUTING, created_at=T, updated_at=T + 5,
           goal="ship", context={"a": [1.0, "x", {"b": None}]}, approval_mode=ApprovalMode.PLAN, plan_version=2,
-          execution_started_at=T + 1), task_pb2.Task),
+          execution_started_at=T + 1, plan_inference_disabled=True), task_pb2.Task),
     (Plan("tsk_1", 2, [PlanItem(id="a", ordinal=0, title="A", status=ItemStatus.COMPLETED, depends_on=[],
                                 started_at=T, completed_at=T + 1_500_000, duration_us=1_500_000),
-                       PlanItem(id="b", ordinal=1, title="B", depends_on=["a"], input={"k": True})], T, "why"),
+                       PlanItem(id="b", ordinal=1, title="B", depends_on=["a"], input={"k": True}),
+                       PlanItem(id="c", ordinal=2, title="C", status=ItemStatus.COMPLETED,
+                                status_source=StatusSource.INFERRED, status_message_id="msg_1")], T, "why"),
      task_pb2.Plan),
     (Action(namespace="default", id="act_1", task_id="tsk_1", type=ActionType.CLI, summary="ls",
             status=ActionStatus.FAILED, created_at=T, error="boom", tokens_in=7, duration_us=250,

@@ -12,7 +12,7 @@ from google.protobuf import duration_pb2, struct_pb2, timestamp_pb2
 from taskmem.core.actions import Action, ActionLogLine
 from taskmem.core.events import Event
 from taskmem.core.messages import ContextSnapshot, Message
-from taskmem.core.plans import Plan, PlanItem
+from taskmem.core.plans import Plan, PlanItem, StatusSource
 from taskmem.core.progress import Progress
 from taskmem.core.tasks import Task
 from taskmem.v1 import event_pb2, task_pb2, task_service_pb2
@@ -49,7 +49,7 @@ def task(t: Task) -> task_pb2.Task:
         plan_generate_time=timestamp(t.plan_generated_at), execution_start_time=timestamp(t.execution_started_at),
         synthesis_start_time=timestamp(t.synthesis_started_at), complete_time=timestamp(t.completed_at),
         update_time=timestamp(t.updated_at), pause_time=timestamp(t.paused_at),
-        archive_time=timestamp(t.archived_at),
+        archive_time=timestamp(t.archived_at), plan_inference_disabled=t.plan_inference_disabled,
     )
 
 
@@ -59,7 +59,8 @@ def plan_item(item: PlanItem) -> task_pb2.PlanItem:
         summary=item.summary, active_issue=item.active_issue, depends_on=item.depends_on,
         tool_name=item.tool_name, input=struct(item.input), narrative=item.narrative,
         start_time=timestamp(item.started_at), complete_time=timestamp(item.completed_at),
-        duration=duration(item.duration_us),
+        duration=duration(item.duration_us), status_source=item.status_source.value,
+        status_message_id=item.status_message_id,
     )
 
 
@@ -142,7 +143,7 @@ def _task_json(t: Task) -> dict[str, Any]:
         "execution_start_time": _time_json(t.execution_started_at),
         "synthesis_start_time": _time_json(t.synthesis_started_at), "complete_time": _time_json(t.completed_at),
         "update_time": _time_json(t.updated_at), "pause_time": _time_json(t.paused_at),
-        "archive_time": _time_json(t.archived_at),
+        "archive_time": _time_json(t.archived_at), "plan_inference_disabled": t.plan_inference_disabled,
     })
 
 
@@ -152,6 +153,8 @@ def _item_json(i: PlanItem) -> dict[str, Any]:
         "summary": i.summary, "active_issue": i.active_issue, "depends_on": i.depends_on, "tool_name": i.tool_name,
         "input": i.input, "narrative": i.narrative, "start_time": _time_json(i.started_at),
         "complete_time": _time_json(i.completed_at), "duration": _duration_json(i.duration_us),
+        "status_source": None if i.status_source is StatusSource.UNSPECIFIED else i.status_source.value,
+        "status_message_id": i.status_message_id,
     })
 
 

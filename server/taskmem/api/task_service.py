@@ -23,6 +23,7 @@ from taskmem.core.progress import compute_progress
 from taskmem.core.tasks import UPDATABLE_FIELDS, ApprovalMode, ErrorSummary, Task, TaskStatus
 from taskmem.store import actions as action_store
 from taskmem.store import messages as message_store
+from taskmem.store import plan_progress
 from taskmem.store import tasks as task_store
 from taskmem.store.storage import Storage
 from taskmem.store.writer import Reader, Transaction
@@ -83,6 +84,8 @@ def _task_changes(request: pb.UpdateTaskRequest) -> dict[str, Any]:
                                          validate.text(f"{field}.message", e.message, ERROR_MAX))
         elif path == "callback_url":
             changes[path] = validate.url(field, t.callback_url)
+        elif path == "plan_inference_disabled":
+            changes[path] = t.plan_inference_disabled
         else:
             limits = {"name": NAME_MAX, "goal": GOAL_MAX, "workspace": PATH_MAX, "final_answer": ANSWER_MAX}
             changes[path] = validate.text(field, getattr(t, path), limits[path], required=path == "name")
@@ -124,6 +127,7 @@ class TaskService(task_service_pb2_grpc.TaskServiceServicer):
             approval_mode=validate.enum("approval_mode", request.approval_mode, task_pb2.ApprovalMode,
                                         ApprovalMode, ApprovalMode.AUTO),
             callback_url=validate.url("callback_url", request.callback_url),
+            plan_inference_disabled=request.plan_inference_disabled,
         )
 
         def create(tx: Transaction) -> pb.CreateTaskResponse:
@@ -330,7 +334,10 @@ class TaskService(task_service_pb2_grpc.TaskServiceServicer):
         def post(tx: Transaction) -> pb.PostMessageResponse:
             message = Message(tx.namespace, new_id("msg"), thread_id, role, kind, content,  # type: ignore[arg-type]
                               tx.now, request.task_id)
-            return pb.PostMessageResponse(message=convert.message(message_store.post_message(tx, message)))
+            message = message_store.post_message(tx, message)
+            inferred = plan_progress.infer_plan_progress(tx, message)
+            return pb.PostMessageResponse(message=convert.message(message),
+                                          inferred_items=[convert.plan_item(i) for i in inferred])
 
         return await write_once(self._storage, request, pb.PostMessageResponse, post)
 

@@ -134,7 +134,9 @@ def event_payload_summary(event: event_pb2.Event) -> str:
         return f"v{int(payload.get('version', 0))}, {count}" + (f": {reason}" if reason else "")
     if kind == event_pb2.EVENT_TYPE_PLAN_ITEM_UPDATED:
         status = _enum_tail(payload.get("status"), "PLAN_ITEM_STATUS_")
-        return f"{payload.get('id', '')} {status}: {payload.get('title', '')}"
+        inference = payload.get("inference")
+        said = f" (inferred from \"{inference.get('evidence', '')}\")" if isinstance(inference, dict) else ""
+        return f"{payload.get('id', '')} {status}{said}: {payload.get('title', '')}"
     if kind in (event_pb2.EVENT_TYPE_ACTION_RECORDED, event_pb2.EVENT_TYPE_ACTION_COMPLETED):
         status = _enum_tail(payload.get("status"), "ACTION_STATUS_")
         kind_name = _enum_tail(payload.get("type"), "ACTION_TYPE_")

@@ -119,6 +119,8 @@ def describe_plan(plan: task_pb2.Plan | None) -> list[str]:
     for item in plan.items:
         mark = ITEM_MARKS.get(item.status, "[?]")
         line = f"  {mark} {item.id:<{id_width}}  {plan_item_status_name(item.status):<{status_width}}  {item.title}"
+        if item.status_source == task_pb2.PLAN_ITEM_STATUS_SOURCE_INFERRED:
+            line += "  (inferred from a message)"
         if item.stage:
             line += f"  (stage {item.stage})"
         if item.depends_on:

@@ -23,6 +23,14 @@ class ItemStatus(enum.StrEnum):
 DONE = frozenset({ItemStatus.COMPLETED, ItemStatus.SKIPPED})
 
 
+class StatusSource(enum.StrEnum):
+    """Who set an item's status: nobody yet, a caller (UpdatePlanItem), or inference from a message."""
+
+    UNSPECIFIED = "PLAN_ITEM_STATUS_SOURCE_UNSPECIFIED"
+    EXPLICIT = "PLAN_ITEM_STATUS_SOURCE_EXPLICIT"
+    INFERRED = "PLAN_ITEM_STATUS_SOURCE_INFERRED"
+
+
 @dataclasses.dataclass
 class PlanItem:
     id: str
@@ -39,6 +47,8 @@ class PlanItem:
     started_at: int | None = None
     completed_at: int | None = None
     duration_us: int | None = None
+    status_source: StatusSource = StatusSource.UNSPECIFIED
+    status_message_id: str = ""  # the message an INFERRED status came from
 
 
 @dataclasses.dataclass
@@ -105,7 +115,7 @@ def _find_cycle(items: list[PlanItem]) -> list[str]:
 
 
 def carry_over(previous: Plan | None, items: list[PlanItem]) -> list[PlanItem]:
-    """Items whose id was in the previous version keep its status, summary, issue and times."""
+    """Items whose id was in the previous version keep its status (and who set it), summary, issue and times."""
     if previous is None:
         return items
     for item in items:
@@ -113,6 +123,7 @@ def carry_over(previous: Plan | None, items: list[PlanItem]) -> list[PlanItem]:
         if old is not None:
             item.status, item.summary, item.active_issue = old.status, old.summary, old.active_issue
             item.started_at, item.completed_at, item.duration_us = old.started_at, old.completed_at, old.duration_us
+            item.status_source, item.status_message_id = old.status_source, old.status_message_id
     return items
 
 

@@ -81,6 +81,7 @@ class Task:
     completed_at: int | None = None
     paused_at: int | None = None
     archived_at: int | None = None
+    plan_inference_disabled: bool = False
 
     @property
     def etag(self) -> str:
@@ -90,7 +91,7 @@ class Task:
 # Fields UpdateTask may change, by their proto names.
 UPDATABLE_FIELDS = frozenset({
     "name", "goal", "status", "workspace", "context", "metadata", "approval_mode",
-    "callback_url", "final_answer", "error_summary",
+    "callback_url", "final_answer", "error_summary", "plan_inference_disabled",
 })
 
 

@@ -36,7 +36,12 @@ class _EventTypeEnumTypeWrapper(_enum_type_wrapper._EnumTypeWrapper[_EventType.V
     EVENT_TYPE_PLAN_REPLACED: _EventType.ValueType  # 4
     """A new plan version was stored. payload: the Plan."""
     EVENT_TYPE_PLAN_ITEM_UPDATED: _EventType.ValueType  # 5
-    """A plan item changed. payload: the PlanItem plus "plan_version"."""
+    """A plan item changed. payload: the PlanItem plus "plan_version". When
+    PostMessage inferred the change (the item's status_source is INFERRED) the
+    payload also has "inference": {"message_id", "matched_by" ("step_number",
+    "item_id" or "title"), "evidence" (the words of the message that say the
+    step is finished)}.
+    """
     EVENT_TYPE_ACTION_RECORDED: _EventType.ValueType  # 6
     """An action was recorded. payload: the Action; its status says whether it
     is RUNNING or was recorded already finished.
@@ -140,7 +145,12 @@ EVENT_TYPE_TASK_STATUS_CHANGED: EventType.ValueType  # 3
 EVENT_TYPE_PLAN_REPLACED: EventType.ValueType  # 4
 """A new plan version was stored. payload: the Plan."""
 EVENT_TYPE_PLAN_ITEM_UPDATED: EventType.ValueType  # 5
-"""A plan item changed. payload: the PlanItem plus "plan_version"."""
+"""A plan item changed. payload: the PlanItem plus "plan_version". When
+PostMessage inferred the change (the item's status_source is INFERRED) the
+payload also has "inference": {"message_id", "matched_by" ("step_number",
+"item_id" or "title"), "evidence" (the words of the message that say the
+step is finished)}.
+"""
 EVENT_TYPE_ACTION_RECORDED: EventType.ValueType  # 6
 """An action was recorded. payload: the Action; its status says whether it
 is RUNNING or was recorded already finished.

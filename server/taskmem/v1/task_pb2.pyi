@@ -165,6 +165,34 @@ PLAN_ITEM_STATUS_BLOCKED: PlanItemStatus.ValueType  # 6
 """Cannot go on until something outside changes (see active_issue)."""
 Global___PlanItemStatus: _TypeAlias = PlanItemStatus  # noqa: Y015
 
+class _PlanItemStatusSource:
+    ValueType = _typing.NewType("ValueType", _builtins.int)
+    V: _TypeAlias = ValueType  # noqa: Y015
+
+class _PlanItemStatusSourceEnumTypeWrapper(_enum_type_wrapper._EnumTypeWrapper[_PlanItemStatusSource.ValueType], _builtins.type):
+    DESCRIPTOR: _descriptor.EnumDescriptor
+    PLAN_ITEM_STATUS_SOURCE_UNSPECIFIED: _PlanItemStatusSource.ValueType  # 0
+    """Nobody has changed it since the plan was written (it is still the initial PENDING)."""
+    PLAN_ITEM_STATUS_SOURCE_EXPLICIT: _PlanItemStatusSource.ValueType  # 1
+    """A caller set it with UpdatePlanItem. Plan-progress inference never changes such a status."""
+    PLAN_ITEM_STATUS_SOURCE_INFERRED: _PlanItemStatusSource.ValueType  # 2
+    """PostMessage inferred it from a progress message (see Task.plan_inference_disabled);
+    status_message_id names the message. A later UpdatePlanItem replaces it.
+    """
+
+class PlanItemStatusSource(_PlanItemStatusSource, metaclass=_PlanItemStatusSourceEnumTypeWrapper):
+    """PlanItemStatusSource says who set a plan item's status."""
+
+PLAN_ITEM_STATUS_SOURCE_UNSPECIFIED: PlanItemStatusSource.ValueType  # 0
+"""Nobody has changed it since the plan was written (it is still the initial PENDING)."""
+PLAN_ITEM_STATUS_SOURCE_EXPLICIT: PlanItemStatusSource.ValueType  # 1
+"""A caller set it with UpdatePlanItem. Plan-progress inference never changes such a status."""
+PLAN_ITEM_STATUS_SOURCE_INFERRED: PlanItemStatusSource.ValueType  # 2
+"""PostMessage inferred it from a progress message (see Task.plan_inference_disabled);
+status_message_id names the message. A later UpdatePlanItem replaces it.
+"""
+Global___PlanItemStatusSource: _TypeAlias = PlanItemStatusSource  # noqa: Y015
+
 class _ActionType:
     ValueType = _typing.NewType("ValueType", _builtins.int)
     V: _TypeAlias = ValueType  # noqa: Y015
@@ -375,6 +403,7 @@ class Task(_message.Message):
     UPDATE_TIME_FIELD_NUMBER: _builtins.int
     PAUSE_TIME_FIELD_NUMBER: _builtins.int
     ARCHIVE_TIME_FIELD_NUMBER: _builtins.int
+    PLAN_INFERENCE_DISABLED_FIELD_NUMBER: _builtins.int
     id: _builtins.str
     """Server-assigned id, for example "tsk_0192f1c2a3b4c5d6e7f8a9b0". Output only."""
     namespace: _builtins.str
@@ -397,6 +426,26 @@ class Task(_message.Message):
     """The current plan version; 0 when the task has no plan. Output only."""
     etag: _builtins.str
     """Changes on every update. Send it back in UpdateTask to refuse a lost update (AIP-154). Output only."""
+    plan_inference_disabled: _builtins.bool
+    """Plan-progress inference is on by default: a message posted to the task's
+    thread (PostMessage, role AGENT or USER, kind TEXT or PROGRESS) that says a
+    plan step is finished marks that item COMPLETED, with status_source
+    INFERRED and an EVENT_TYPE_PLAN_ITEM_UPDATED event. A step is named by
+    number ("Step 2 done", "steps 1-3 complete", "the second step is done";
+    numbered from 1 in plan order), by item id ("m2 finished"; a plain-word id
+    such as "changelog" only at the start of a clause), or, when no step is
+    named, by the words of its title ("Pushed the image to the registry"; the
+    past-tense verb must be the title's own unless a word like "done" is there).
+    A clause that mentions a step without finishing it never completes it:
+    questions, negations, failures, partial or ongoing work, retries, skips,
+    and intents or conditions before the completion word ("starting step 2",
+    "step 2 is failing", "will push after build", "once step 4 is done").
+    Inference never changes an item whose status a caller set with
+    UpdatePlanItem, nor one already COMPLETED, SKIPPED or FAILED, nor one whose
+    dependencies are not all COMPLETED or SKIPPED. Set true to turn it off for
+    this task (CreateTask, or UpdateTask with "plan_inference_disabled" in
+    update_mask).
+    """
     @_builtins.property
     def context(self) -> _struct_pb2.Struct:
         """Free-form context the agent wants kept (JSON object)."""
@@ -468,10 +517,11 @@ class Task(_message.Message):
         update_time: _timestamp_pb2.Timestamp | None = ...,
         pause_time: _timestamp_pb2.Timestamp | None = ...,
         archive_time: _timestamp_pb2.Timestamp | None = ...,
+        plan_inference_disabled: _builtins.bool = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["archive_time", b"archive_time", "complete_time", b"complete_time", "context", b"context", "create_time", b"create_time", "error_summary", b"error_summary", "execution_start_time", b"execution_start_time", "metadata", b"metadata", "pause_time", b"pause_time", "plan_generate_time", b"plan_generate_time", "synthesis_start_time", b"synthesis_start_time", "update_time", b"update_time"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["approval_mode", b"approval_mode", "archive_time", b"archive_time", "callback_url", b"callback_url", "complete_time", b"complete_time", "context", b"context", "create_time", b"create_time", "error_summary", b"error_summary", "etag", b"etag", "execution_start_time", b"execution_start_time", "final_answer", b"final_answer", "goal", b"goal", "id", b"id", "metadata", b"metadata", "name", b"name", "namespace", b"namespace", "pause_time", b"pause_time", "plan_generate_time", b"plan_generate_time", "plan_version", b"plan_version", "status", b"status", "synthesis_start_time", b"synthesis_start_time", "update_time", b"update_time", "workspace", b"workspace"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["approval_mode", b"approval_mode", "archive_time", b"archive_time", "callback_url", b"callback_url", "complete_time", b"complete_time", "context", b"context", "create_time", b"create_time", "error_summary", b"error_summary", "etag", b"etag", "execution_start_time", b"execution_start_time", "final_answer", b"final_answer", "goal", b"goal", "id", b"id", "metadata", b"metadata", "name", b"name", "namespace", b"namespace", "pause_time", b"pause_time", "plan_generate_time", b"plan_generate_time", "plan_inference_disabled", b"plan_inference_disabled", "plan_version", b"plan_version", "status", b"status", "synthesis_start_time", b"synthesis_start_time", "update_time", b"update_time", "workspace", b"workspace"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -549,6 +599,8 @@ class PlanItem(_message.Message):
     START_TIME_FIELD_NUMBER: _builtins.int
     COMPLETE_TIME_FIELD_NUMBER: _builtins.int
     DURATION_FIELD_NUMBER: _builtins.int
+    STATUS_SOURCE_FIELD_NUMBER: _builtins.int
+    STATUS_MESSAGE_ID_FIELD_NUMBER: _builtins.int
     id: _builtins.str
     """Stable id given by the caller."""
     ordinal: _builtins.int
@@ -567,6 +619,13 @@ class PlanItem(_message.Message):
     """Tool the item is expected to use."""
     narrative: _builtins.str
     """Why the step is there."""
+    status_source: Global___PlanItemStatusSource.ValueType
+    """Who set the current status: nobody yet, a caller (UpdatePlanItem), or
+    inference from a message (see Task.plan_inference_disabled). Carried over
+    by ReplacePlan with the status.
+    """
+    status_message_id: _builtins.str
+    """For an INFERRED status, the id of the message it was inferred from; empty otherwise."""
     @_builtins.property
     def depends_on(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]:
         """Ids of items that must be COMPLETED or SKIPPED first."""
@@ -604,10 +663,12 @@ class PlanItem(_message.Message):
         start_time: _timestamp_pb2.Timestamp | None = ...,
         complete_time: _timestamp_pb2.Timestamp | None = ...,
         duration: _duration_pb2.Duration | None = ...,
+        status_source: Global___PlanItemStatusSource.ValueType = ...,
+        status_message_id: _builtins.str = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["complete_time", b"complete_time", "duration", b"duration", "input", b"input", "start_time", b"start_time"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["active_issue", b"active_issue", "complete_time", b"complete_time", "depends_on", b"depends_on", "duration", b"duration", "id", b"id", "input", b"input", "narrative", b"narrative", "ordinal", b"ordinal", "stage", b"stage", "start_time", b"start_time", "status", b"status", "summary", b"summary", "title", b"title", "tool_name", b"tool_name"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["active_issue", b"active_issue", "complete_time", b"complete_time", "depends_on", b"depends_on", "duration", b"duration", "id", b"id", "input", b"input", "narrative", b"narrative", "ordinal", b"ordinal", "stage", b"stage", "start_time", b"start_time", "status", b"status", "status_message_id", b"status_message_id", "status_source", b"status_source", "summary", b"summary", "title", b"title", "tool_name", b"tool_name"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 

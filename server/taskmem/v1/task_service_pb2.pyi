@@ -39,6 +39,7 @@ class CreateTaskRequest(_message.Message):
     CALLBACK_URL_FIELD_NUMBER: _builtins.int
     PLAN_FIELD_NUMBER: _builtins.int
     REQUEST_ID_FIELD_NUMBER: _builtins.int
+    PLAN_INFERENCE_DISABLED_FIELD_NUMBER: _builtins.int
     name: _builtins.str
     """Short name. Required, at most 200 characters."""
     goal: _builtins.str
@@ -51,6 +52,8 @@ class CreateTaskRequest(_message.Message):
     """A URL to record for the orchestrator (http or https)."""
     request_id: _builtins.str
     """Idempotency key (AIP-155)."""
+    plan_inference_disabled: _builtins.bool
+    """True turns plan-progress inference off for this task (see Task.plan_inference_disabled)."""
     @_builtins.property
     def context(self) -> _struct_pb2.Struct:
         """Free-form context (JSON object)."""
@@ -75,10 +78,11 @@ class CreateTaskRequest(_message.Message):
         callback_url: _builtins.str = ...,
         plan: _abc.Iterable[_task_pb2.PlanItemSpec] | None = ...,
         request_id: _builtins.str = ...,
+        plan_inference_disabled: _builtins.bool = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["context", b"context", "metadata", b"metadata"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["approval_mode", b"approval_mode", "callback_url", b"callback_url", "context", b"context", "goal", b"goal", "metadata", b"metadata", "name", b"name", "plan", b"plan", "request_id", b"request_id", "workspace", b"workspace"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["approval_mode", b"approval_mode", "callback_url", b"callback_url", "context", b"context", "goal", b"goal", "metadata", b"metadata", "name", b"name", "plan", b"plan", "plan_inference_disabled", b"plan_inference_disabled", "request_id", b"request_id", "workspace", b"workspace"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -252,8 +256,9 @@ class UpdateTaskRequest(_message.Message):
     @_builtins.property
     def update_mask(self) -> _field_mask_pb2.FieldMask:
         """The fields to change, from: name, goal, status, workspace, context,
-        metadata, approval_mode, callback_url, final_answer, error_summary. Empty
-        means every one of those fields that is set (non-default) in task.
+        metadata, approval_mode, callback_url, final_answer, error_summary,
+        plan_inference_disabled. Empty means every one of those fields that is set
+        (non-default) in task, so turning inference back on (false) needs the mask.
         """
 
     def __init__(
@@ -901,18 +906,26 @@ class PostMessageResponse(_message.Message):
     DESCRIPTOR: _descriptor.Descriptor
 
     MESSAGE_FIELD_NUMBER: _builtins.int
+    INFERRED_ITEMS_FIELD_NUMBER: _builtins.int
     @_builtins.property
     def message(self) -> _task_pb2.Message:
         """The message."""
+
+    @_builtins.property
+    def inferred_items(self) -> _containers.RepeatedCompositeFieldContainer[_task_pb2.PlanItem]:
+        """The plan items this message marked COMPLETED by inference (status_source
+        INFERRED), in plan order; empty when it completed none.
+        """
 
     def __init__(
         self,
         *,
         message: _task_pb2.Message | None = ...,
+        inferred_items: _abc.Iterable[_task_pb2.PlanItem] | None = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["message", b"message"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["message", b"message"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["inferred_items", b"inferred_items", "message", b"message"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 

@@ -268,6 +268,10 @@ class TaskServiceServicer:
 
     def PostMessage(self, request, context):
         """Posts a message to a task's thread or a standalone thread. Emits MESSAGE_POSTED.
+        A message to a task's thread that says plan steps are finished marks them
+        COMPLETED in the same transaction (plan-progress inference; the rules and
+        the opt-out are described at Task.plan_inference_disabled), each with an
+        EVENT_TYPE_PLAN_ITEM_UPDATED event after the MESSAGE_POSTED one.
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')

@@ -94,7 +94,12 @@ class TaskServiceStub:
     completes and every line has been sent. Resume with the last sequence seen.
     """
     PostMessage: _grpc.UnaryUnaryMultiCallable[_task_service_pb2.PostMessageRequest, _task_service_pb2.PostMessageResponse]
-    """Posts a message to a task's thread or a standalone thread. Emits MESSAGE_POSTED."""
+    """Posts a message to a task's thread or a standalone thread. Emits MESSAGE_POSTED.
+    A message to a task's thread that says plan steps are finished marks them
+    COMPLETED in the same transaction (plan-progress inference; the rules and
+    the opt-out are described at Task.plan_inference_disabled), each with an
+    EVENT_TYPE_PLAN_ITEM_UPDATED event after the MESSAGE_POSTED one.
+    """
     ListMessages: _grpc.UnaryUnaryMultiCallable[_task_service_pb2.ListMessagesRequest, _task_service_pb2.ListMessagesResponse]
     """Lists a thread's messages oldest first, ordered by (create_time, id) (AIP-158)."""
     RecordContextSnapshot: _grpc.UnaryUnaryMultiCallable[_task_service_pb2.RecordContextSnapshotRequest, _task_service_pb2.RecordContextSnapshotResponse]
@@ -185,7 +190,12 @@ class TaskServiceAsyncStub(TaskServiceStub):
     completes and every line has been sent. Resume with the last sequence seen.
     """
     PostMessage: _aio.UnaryUnaryMultiCallable[_task_service_pb2.PostMessageRequest, _task_service_pb2.PostMessageResponse]  # type: ignore[assignment]
-    """Posts a message to a task's thread or a standalone thread. Emits MESSAGE_POSTED."""
+    """Posts a message to a task's thread or a standalone thread. Emits MESSAGE_POSTED.
+    A message to a task's thread that says plan steps are finished marks them
+    COMPLETED in the same transaction (plan-progress inference; the rules and
+    the opt-out are described at Task.plan_inference_disabled), each with an
+    EVENT_TYPE_PLAN_ITEM_UPDATED event after the MESSAGE_POSTED one.
+    """
     ListMessages: _aio.UnaryUnaryMultiCallable[_task_service_pb2.ListMessagesRequest, _task_service_pb2.ListMessagesResponse]  # type: ignore[assignment]
     """Lists a thread's messages oldest first, ordered by (create_time, id) (AIP-158)."""
     RecordContextSnapshot: _aio.UnaryUnaryMultiCallable[_task_service_pb2.RecordContextSnapshotRequest, _task_service_pb2.RecordContextSnapshotResponse]  # type: ignore[assignment]
@@ -351,7 +361,12 @@ class TaskServiceServicer(metaclass=_abc_1.ABCMeta):
         request: _task_service_pb2.PostMessageRequest,
         context: _ServicerContext,
     ) -> _typing.Union[_task_service_pb2.PostMessageResponse, _abc.Awaitable[_task_service_pb2.PostMessageResponse]]:
-        """Posts a message to a task's thread or a standalone thread. Emits MESSAGE_POSTED."""
+        """Posts a message to a task's thread or a standalone thread. Emits MESSAGE_POSTED.
+        A message to a task's thread that says plan steps are finished marks them
+        COMPLETED in the same transaction (plan-progress inference; the rules and
+        the opt-out are described at Task.plan_inference_disabled), each with an
+        EVENT_TYPE_PLAN_ITEM_UPDATED event after the MESSAGE_POSTED one.
+        """
 
     @_abc_1.abstractmethod
     def ListMessages(

@@ -38,7 +38,11 @@ const (
 	EventType_EVENT_TYPE_TASK_STATUS_CHANGED EventType = 3
 	// A new plan version was stored. payload: the Plan.
 	EventType_EVENT_TYPE_PLAN_REPLACED EventType = 4
-	// A plan item changed. payload: the PlanItem plus "plan_version".
+	// A plan item changed. payload: the PlanItem plus "plan_version". When
+	// PostMessage inferred the change (the item's status_source is INFERRED) the
+	// payload also has "inference": {"message_id", "matched_by" ("step_number",
+	// "item_id" or "title"), "evidence" (the words of the message that say the
+	// step is finished)}.
 	EventType_EVENT_TYPE_PLAN_ITEM_UPDATED EventType = 5
 	// An action was recorded. payload: the Action; its status says whether it
 	// is RUNNING or was recorded already finished.

@@ -252,6 +252,60 @@ func (PlanItemStatus) EnumDescriptor() ([]byte, []int) {
 	return file_taskmem_v1_task_proto_rawDescGZIP(), []int{2}
 }
 
+// PlanItemStatusSource says who set a plan item's status.
+type PlanItemStatusSource int32
+
+const (
+	// Nobody has changed it since the plan was written (it is still the initial PENDING).
+	PlanItemStatusSource_PLAN_ITEM_STATUS_SOURCE_UNSPECIFIED PlanItemStatusSource = 0
+	// A caller set it with UpdatePlanItem. Plan-progress inference never changes such a status.
+	PlanItemStatusSource_PLAN_ITEM_STATUS_SOURCE_EXPLICIT PlanItemStatusSource = 1
+	// PostMessage inferred it from a progress message (see Task.plan_inference_disabled);
+	// status_message_id names the message. A later UpdatePlanItem replaces it.
+	PlanItemStatusSource_PLAN_ITEM_STATUS_SOURCE_INFERRED PlanItemStatusSource = 2
+)
+
+// Enum value maps for PlanItemStatusSource.
+var (
+	PlanItemStatusSource_name = map[int32]string{
+		0: "PLAN_ITEM_STATUS_SOURCE_UNSPECIFIED",
+		1: "PLAN_ITEM_STATUS_SOURCE_EXPLICIT",
+		2: "PLAN_ITEM_STATUS_SOURCE_INFERRED",
+	}
+	PlanItemStatusSource_value = map[string]int32{
+		"PLAN_ITEM_STATUS_SOURCE_UNSPECIFIED": 0,
+		"PLAN_ITEM_STATUS_SOURCE_EXPLICIT":    1,
+		"PLAN_ITEM_STATUS_SOURCE_INFERRED":    2,
+	}
+)
+
+func (x PlanItemStatusSource) Enum() *PlanItemStatusSource {
+	p := new(PlanItemStatusSource)
+	*p = x
+	return p
+}
+
+func (x PlanItemStatusSource) String() string {
+	return protoimpl.X.EnumStringOf(x.Descriptor(), protoreflect.EnumNumber(x))
+}
+
+func (PlanItemStatusSource) Descriptor() protoreflect.EnumDescriptor {
+	return file_taskmem_v1_task_proto_enumTypes[3].Descriptor()
+}
+
+func (PlanItemStatusSource) Type() protoreflect.EnumType {
+	return &file_taskmem_v1_task_proto_enumTypes[3]
+}
+
+func (x PlanItemStatusSource) Number() protoreflect.EnumNumber {
+	return protoreflect.EnumNumber(x)
+}
+
+// Deprecated: Use PlanItemStatusSource.Descriptor instead.
+func (PlanItemStatusSource) EnumDescriptor() ([]byte, []int) {
+	return file_taskmem_v1_task_proto_rawDescGZIP(), []int{3}
+}
+
 // ActionType is what kind of step an action was.
 type ActionType int32
 
@@ -313,11 +367,11 @@ func (x ActionType) String() string {
 }
 
 func (ActionType) Descriptor() protoreflect.EnumDescriptor {
-	return file_taskmem_v1_task_proto_enumTypes[3].Descriptor()
+	return file_taskmem_v1_task_proto_enumTypes[4].Descriptor()
 }
 
 func (ActionType) Type() protoreflect.EnumType {
-	return &file_taskmem_v1_task_proto_enumTypes[3]
+	return &file_taskmem_v1_task_proto_enumTypes[4]
 }
 
 func (x ActionType) Number() protoreflect.EnumNumber {
@@ -326,7 +380,7 @@ func (x ActionType) Number() protoreflect.EnumNumber {
 
 // Deprecated: Use ActionType.Descriptor instead.
 func (ActionType) EnumDescriptor() ([]byte, []int) {
-	return file_taskmem_v1_task_proto_rawDescGZIP(), []int{3}
+	return file_taskmem_v1_task_proto_rawDescGZIP(), []int{4}
 }
 
 // ActionStatus is the state of an action (an execution-log entry).
@@ -374,11 +428,11 @@ func (x ActionStatus) String() string {
 }
 
 func (ActionStatus) Descriptor() protoreflect.EnumDescriptor {
-	return file_taskmem_v1_task_proto_enumTypes[4].Descriptor()
+	return file_taskmem_v1_task_proto_enumTypes[5].Descriptor()
 }
 
 func (ActionStatus) Type() protoreflect.EnumType {
-	return &file_taskmem_v1_task_proto_enumTypes[4]
+	return &file_taskmem_v1_task_proto_enumTypes[5]
 }
 
 func (x ActionStatus) Number() protoreflect.EnumNumber {
@@ -387,7 +441,7 @@ func (x ActionStatus) Number() protoreflect.EnumNumber {
 
 // Deprecated: Use ActionStatus.Descriptor instead.
 func (ActionStatus) EnumDescriptor() ([]byte, []int) {
-	return file_taskmem_v1_task_proto_rawDescGZIP(), []int{4}
+	return file_taskmem_v1_task_proto_rawDescGZIP(), []int{5}
 }
 
 // MessageRole is who wrote a message.
@@ -435,11 +489,11 @@ func (x MessageRole) String() string {
 }
 
 func (MessageRole) Descriptor() protoreflect.EnumDescriptor {
-	return file_taskmem_v1_task_proto_enumTypes[5].Descriptor()
+	return file_taskmem_v1_task_proto_enumTypes[6].Descriptor()
 }
 
 func (MessageRole) Type() protoreflect.EnumType {
-	return &file_taskmem_v1_task_proto_enumTypes[5]
+	return &file_taskmem_v1_task_proto_enumTypes[6]
 }
 
 func (x MessageRole) Number() protoreflect.EnumNumber {
@@ -448,7 +502,7 @@ func (x MessageRole) Number() protoreflect.EnumNumber {
 
 // Deprecated: Use MessageRole.Descriptor instead.
 func (MessageRole) EnumDescriptor() ([]byte, []int) {
-	return file_taskmem_v1_task_proto_rawDescGZIP(), []int{5}
+	return file_taskmem_v1_task_proto_rawDescGZIP(), []int{6}
 }
 
 // MessageKind is what a message is about.
@@ -504,11 +558,11 @@ func (x MessageKind) String() string {
 }
 
 func (MessageKind) Descriptor() protoreflect.EnumDescriptor {
-	return file_taskmem_v1_task_proto_enumTypes[6].Descriptor()
+	return file_taskmem_v1_task_proto_enumTypes[7].Descriptor()
 }
 
 func (MessageKind) Type() protoreflect.EnumType {
-	return &file_taskmem_v1_task_proto_enumTypes[6]
+	return &file_taskmem_v1_task_proto_enumTypes[7]
 }
 
 func (x MessageKind) Number() protoreflect.EnumNumber {
@@ -517,7 +571,7 @@ func (x MessageKind) Number() protoreflect.EnumNumber {
 
 // Deprecated: Use MessageKind.Descriptor instead.
 func (MessageKind) EnumDescriptor() ([]byte, []int) {
-	return file_taskmem_v1_task_proto_rawDescGZIP(), []int{6}
+	return file_taskmem_v1_task_proto_rawDescGZIP(), []int{7}
 }
 
 // ErrorSummary records why a task failed.
@@ -631,9 +685,28 @@ type Task struct {
 	// When the task was last paused. Output only.
 	PauseTime *timestamppb.Timestamp `protobuf:"bytes,21,opt,name=pause_time,json=pauseTime,proto3" json:"pause_time,omitempty"`
 	// When the task was archived. Output only.
-	ArchiveTime   *timestamppb.Timestamp `protobuf:"bytes,22,opt,name=archive_time,json=archiveTime,proto3" json:"archive_time,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	ArchiveTime *timestamppb.Timestamp `protobuf:"bytes,22,opt,name=archive_time,json=archiveTime,proto3" json:"archive_time,omitempty"`
+	// Plan-progress inference is on by default: a message posted to the task's
+	// thread (PostMessage, role AGENT or USER, kind TEXT or PROGRESS) that says a
+	// plan step is finished marks that item COMPLETED, with status_source
+	// INFERRED and an EVENT_TYPE_PLAN_ITEM_UPDATED event. A step is named by
+	// number ("Step 2 done", "steps 1-3 complete", "the second step is done";
+	// numbered from 1 in plan order), by item id ("m2 finished"; a plain-word id
+	// such as "changelog" only at the start of a clause), or, when no step is
+	// named, by the words of its title ("Pushed the image to the registry"; the
+	// past-tense verb must be the title's own unless a word like "done" is there).
+	// A clause that mentions a step without finishing it never completes it:
+	// questions, negations, failures, partial or ongoing work, retries, skips,
+	// and intents or conditions before the completion word ("starting step 2",
+	// "step 2 is failing", "will push after build", "once step 4 is done").
+	// Inference never changes an item whose status a caller set with
+	// UpdatePlanItem, nor one already COMPLETED, SKIPPED or FAILED, nor one whose
+	// dependencies are not all COMPLETED or SKIPPED. Set true to turn it off for
+	// this task (CreateTask, or UpdateTask with "plan_inference_disabled" in
+	// update_mask).
+	PlanInferenceDisabled bool `protobuf:"varint,23,opt,name=plan_inference_disabled,json=planInferenceDisabled,proto3" json:"plan_inference_disabled,omitempty"`
+	unknownFields         protoimpl.UnknownFields
+	sizeCache             protoimpl.SizeCache
 }
 
 func (x *Task) Reset() {
@@ -820,6 +893,13 @@ func (x *Task) GetArchiveTime() *timestamppb.Timestamp {
 	return nil
 }
 
+func (x *Task) GetPlanInferenceDisabled() bool {
+	if x != nil {
+		return x.PlanInferenceDisabled
+	}
+	return false
+}
+
 // PlanItemSpec is one item of a plan as the caller writes it.
 type PlanItemSpec struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -951,9 +1031,15 @@ type PlanItem struct {
 	// When the item reached COMPLETED or FAILED.
 	CompleteTime *timestamppb.Timestamp `protobuf:"bytes,13,opt,name=complete_time,json=completeTime,proto3" json:"complete_time,omitempty"`
 	// complete_time − start_time.
-	Duration      *durationpb.Duration `protobuf:"bytes,14,opt,name=duration,proto3" json:"duration,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	Duration *durationpb.Duration `protobuf:"bytes,14,opt,name=duration,proto3" json:"duration,omitempty"`
+	// Who set the current status: nobody yet, a caller (UpdatePlanItem), or
+	// inference from a message (see Task.plan_inference_disabled). Carried over
+	// by ReplacePlan with the status.
+	StatusSource PlanItemStatusSource `protobuf:"varint,15,opt,name=status_source,json=statusSource,proto3,enum=taskmem.v1.PlanItemStatusSource" json:"status_source,omitempty"`
+	// For an INFERRED status, the id of the message it was inferred from; empty otherwise.
+	StatusMessageId string `protobuf:"bytes,16,opt,name=status_message_id,json=statusMessageId,proto3" json:"status_message_id,omitempty"`
+	unknownFields   protoimpl.UnknownFields
+	sizeCache       protoimpl.SizeCache
 }
 
 func (x *PlanItem) Reset() {
@@ -1082,6 +1168,20 @@ func (x *PlanItem) GetDuration() *durationpb.Duration {
 		return x.Duration
 	}
 	return nil
+}
+
+func (x *PlanItem) GetStatusSource() PlanItemStatusSource {
+	if x != nil {
+		return x.StatusSource
+	}
+	return PlanItemStatusSource_PLAN_ITEM_STATUS_SOURCE_UNSPECIFIED
+}
+
+func (x *PlanItem) GetStatusMessageId() string {
+	if x != nil {
+		return x.StatusMessageId
+	}
+	return ""
 }
 
 // Plan is one version of a task's plan. Replanning adds a version; old ones stay readable.
@@ -1630,7 +1730,7 @@ const file_taskmem_v1_task_proto_rawDesc = "" +
 	"\ffailed_stage\x18\x01 \x01(\tR\vfailedStage\x12\x1f\n" +
 	"\vfailed_step\x18\x02 \x01(\tR\n" +
 	"failedStep\x12\x18\n" +
-	"\amessage\x18\x03 \x01(\tR\amessage\"\xa8\b\n" +
+	"\amessage\x18\x03 \x01(\tR\amessage\"\xe0\b\n" +
 	"\x04Task\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12\x1c\n" +
 	"\tnamespace\x18\x02 \x01(\tR\tnamespace\x12\x12\n" +
@@ -1657,7 +1757,8 @@ const file_taskmem_v1_task_proto_rawDesc = "" +
 	"updateTime\x129\n" +
 	"\n" +
 	"pause_time\x18\x15 \x01(\v2\x1a.google.protobuf.TimestampR\tpauseTime\x12=\n" +
-	"\farchive_time\x18\x16 \x01(\v2\x1a.google.protobuf.TimestampR\varchiveTime\"\xd3\x01\n" +
+	"\farchive_time\x18\x16 \x01(\v2\x1a.google.protobuf.TimestampR\varchiveTime\x126\n" +
+	"\x17plan_inference_disabled\x18\x17 \x01(\bR\x15planInferenceDisabled\"\xd3\x01\n" +
 	"\fPlanItemSpec\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12\x14\n" +
 	"\x05stage\x18\x02 \x01(\tR\x05stage\x12\x14\n" +
@@ -1666,7 +1767,7 @@ const file_taskmem_v1_task_proto_rawDesc = "" +
 	"depends_on\x18\x04 \x03(\tR\tdependsOn\x12\x1b\n" +
 	"\ttool_name\x18\x05 \x01(\tR\btoolName\x12-\n" +
 	"\x05input\x18\x06 \x01(\v2\x17.google.protobuf.StructR\x05input\x12\x1c\n" +
-	"\tnarrative\x18\a \x01(\tR\tnarrative\"\x8d\x04\n" +
+	"\tnarrative\x18\a \x01(\tR\tnarrative\"\x80\x05\n" +
 	"\bPlanItem\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12\x18\n" +
 	"\aordinal\x18\x02 \x01(\x05R\aordinal\x12\x14\n" +
@@ -1684,7 +1785,9 @@ const file_taskmem_v1_task_proto_rawDesc = "" +
 	"\n" +
 	"start_time\x18\f \x01(\v2\x1a.google.protobuf.TimestampR\tstartTime\x12?\n" +
 	"\rcomplete_time\x18\r \x01(\v2\x1a.google.protobuf.TimestampR\fcompleteTime\x125\n" +
-	"\bduration\x18\x0e \x01(\v2\x19.google.protobuf.DurationR\bduration\"\xba\x01\n" +
+	"\bduration\x18\x0e \x01(\v2\x19.google.protobuf.DurationR\bduration\x12E\n" +
+	"\rstatus_source\x18\x0f \x01(\x0e2 .taskmem.v1.PlanItemStatusSourceR\fstatusSource\x12*\n" +
+	"\x11status_message_id\x18\x10 \x01(\tR\x0fstatusMessageId\"\xba\x01\n" +
 	"\x04Plan\x12\x17\n" +
 	"\atask_id\x18\x01 \x01(\tR\x06taskId\x12\x18\n" +
 	"\aversion\x18\x02 \x01(\x05R\aversion\x12*\n" +
@@ -1763,7 +1866,11 @@ const file_taskmem_v1_task_proto_rawDesc = "" +
 	"\x1aPLAN_ITEM_STATUS_COMPLETED\x10\x03\x12\x1b\n" +
 	"\x17PLAN_ITEM_STATUS_FAILED\x10\x04\x12\x1c\n" +
 	"\x18PLAN_ITEM_STATUS_SKIPPED\x10\x05\x12\x1c\n" +
-	"\x18PLAN_ITEM_STATUS_BLOCKED\x10\x06*\xe1\x01\n" +
+	"\x18PLAN_ITEM_STATUS_BLOCKED\x10\x06*\x8b\x01\n" +
+	"\x14PlanItemStatusSource\x12'\n" +
+	"#PLAN_ITEM_STATUS_SOURCE_UNSPECIFIED\x10\x00\x12$\n" +
+	" PLAN_ITEM_STATUS_SOURCE_EXPLICIT\x10\x01\x12$\n" +
+	" PLAN_ITEM_STATUS_SOURCE_INFERRED\x10\x02*\xe1\x01\n" +
 	"\n" +
 	"ActionType\x12\x1b\n" +
 	"\x17ACTION_TYPE_UNSPECIFIED\x10\x00\x12\x13\n" +
@@ -1808,68 +1915,70 @@ func file_taskmem_v1_task_proto_rawDescGZIP() []byte {
 	return file_taskmem_v1_task_proto_rawDescData
 }
 
-var file_taskmem_v1_task_proto_enumTypes = make([]protoimpl.EnumInfo, 7)
+var file_taskmem_v1_task_proto_enumTypes = make([]protoimpl.EnumInfo, 8)
 var file_taskmem_v1_task_proto_msgTypes = make([]protoimpl.MessageInfo, 9)
 var file_taskmem_v1_task_proto_goTypes = []any{
 	(TaskStatus)(0),               // 0: taskmem.v1.TaskStatus
 	(ApprovalMode)(0),             // 1: taskmem.v1.ApprovalMode
 	(PlanItemStatus)(0),           // 2: taskmem.v1.PlanItemStatus
-	(ActionType)(0),               // 3: taskmem.v1.ActionType
-	(ActionStatus)(0),             // 4: taskmem.v1.ActionStatus
-	(MessageRole)(0),              // 5: taskmem.v1.MessageRole
-	(MessageKind)(0),              // 6: taskmem.v1.MessageKind
-	(*ErrorSummary)(nil),          // 7: taskmem.v1.ErrorSummary
-	(*Task)(nil),                  // 8: taskmem.v1.Task
-	(*PlanItemSpec)(nil),          // 9: taskmem.v1.PlanItemSpec
-	(*PlanItem)(nil),              // 10: taskmem.v1.PlanItem
-	(*Plan)(nil),                  // 11: taskmem.v1.Plan
-	(*Action)(nil),                // 12: taskmem.v1.Action
-	(*ActionLogLine)(nil),         // 13: taskmem.v1.ActionLogLine
-	(*Message)(nil),               // 14: taskmem.v1.Message
-	(*ContextSnapshot)(nil),       // 15: taskmem.v1.ContextSnapshot
-	(*structpb.Struct)(nil),       // 16: google.protobuf.Struct
-	(*timestamppb.Timestamp)(nil), // 17: google.protobuf.Timestamp
-	(*durationpb.Duration)(nil),   // 18: google.protobuf.Duration
+	(PlanItemStatusSource)(0),     // 3: taskmem.v1.PlanItemStatusSource
+	(ActionType)(0),               // 4: taskmem.v1.ActionType
+	(ActionStatus)(0),             // 5: taskmem.v1.ActionStatus
+	(MessageRole)(0),              // 6: taskmem.v1.MessageRole
+	(MessageKind)(0),              // 7: taskmem.v1.MessageKind
+	(*ErrorSummary)(nil),          // 8: taskmem.v1.ErrorSummary
+	(*Task)(nil),                  // 9: taskmem.v1.Task
+	(*PlanItemSpec)(nil),          // 10: taskmem.v1.PlanItemSpec
+	(*PlanItem)(nil),              // 11: taskmem.v1.PlanItem
+	(*Plan)(nil),                  // 12: taskmem.v1.Plan
+	(*Action)(nil),                // 13: taskmem.v1.Action
+	(*ActionLogLine)(nil),         // 14: taskmem.v1.ActionLogLine
+	(*Message)(nil),               // 15: taskmem.v1.Message
+	(*ContextSnapshot)(nil),       // 16: taskmem.v1.ContextSnapshot
+	(*structpb.Struct)(nil),       // 17: google.protobuf.Struct
+	(*timestamppb.Timestamp)(nil), // 18: google.protobuf.Timestamp
+	(*durationpb.Duration)(nil),   // 19: google.protobuf.Duration
 }
 var file_taskmem_v1_task_proto_depIdxs = []int32{
 	0,  // 0: taskmem.v1.Task.status:type_name -> taskmem.v1.TaskStatus
-	16, // 1: taskmem.v1.Task.context:type_name -> google.protobuf.Struct
-	16, // 2: taskmem.v1.Task.metadata:type_name -> google.protobuf.Struct
+	17, // 1: taskmem.v1.Task.context:type_name -> google.protobuf.Struct
+	17, // 2: taskmem.v1.Task.metadata:type_name -> google.protobuf.Struct
 	1,  // 3: taskmem.v1.Task.approval_mode:type_name -> taskmem.v1.ApprovalMode
-	7,  // 4: taskmem.v1.Task.error_summary:type_name -> taskmem.v1.ErrorSummary
-	17, // 5: taskmem.v1.Task.create_time:type_name -> google.protobuf.Timestamp
-	17, // 6: taskmem.v1.Task.plan_generate_time:type_name -> google.protobuf.Timestamp
-	17, // 7: taskmem.v1.Task.execution_start_time:type_name -> google.protobuf.Timestamp
-	17, // 8: taskmem.v1.Task.synthesis_start_time:type_name -> google.protobuf.Timestamp
-	17, // 9: taskmem.v1.Task.complete_time:type_name -> google.protobuf.Timestamp
-	17, // 10: taskmem.v1.Task.update_time:type_name -> google.protobuf.Timestamp
-	17, // 11: taskmem.v1.Task.pause_time:type_name -> google.protobuf.Timestamp
-	17, // 12: taskmem.v1.Task.archive_time:type_name -> google.protobuf.Timestamp
-	16, // 13: taskmem.v1.PlanItemSpec.input:type_name -> google.protobuf.Struct
+	8,  // 4: taskmem.v1.Task.error_summary:type_name -> taskmem.v1.ErrorSummary
+	18, // 5: taskmem.v1.Task.create_time:type_name -> google.protobuf.Timestamp
+	18, // 6: taskmem.v1.Task.plan_generate_time:type_name -> google.protobuf.Timestamp
+	18, // 7: taskmem.v1.Task.execution_start_time:type_name -> google.protobuf.Timestamp
+	18, // 8: taskmem.v1.Task.synthesis_start_time:type_name -> google.protobuf.Timestamp
+	18, // 9: taskmem.v1.Task.complete_time:type_name -> google.protobuf.Timestamp
+	18, // 10: taskmem.v1.Task.update_time:type_name -> google.protobuf.Timestamp
+	18, // 11: taskmem.v1.Task.pause_time:type_name -> google.protobuf.Timestamp
+	18, // 12: taskmem.v1.Task.archive_time:type_name -> google.protobuf.Timestamp
+	17, // 13: taskmem.v1.PlanItemSpec.input:type_name -> google.protobuf.Struct
 	2,  // 14: taskmem.v1.PlanItem.status:type_name -> taskmem.v1.PlanItemStatus
-	16, // 15: taskmem.v1.PlanItem.input:type_name -> google.protobuf.Struct
-	17, // 16: taskmem.v1.PlanItem.start_time:type_name -> google.protobuf.Timestamp
-	17, // 17: taskmem.v1.PlanItem.complete_time:type_name -> google.protobuf.Timestamp
-	18, // 18: taskmem.v1.PlanItem.duration:type_name -> google.protobuf.Duration
-	10, // 19: taskmem.v1.Plan.items:type_name -> taskmem.v1.PlanItem
-	17, // 20: taskmem.v1.Plan.create_time:type_name -> google.protobuf.Timestamp
-	3,  // 21: taskmem.v1.Action.type:type_name -> taskmem.v1.ActionType
-	4,  // 22: taskmem.v1.Action.status:type_name -> taskmem.v1.ActionStatus
-	16, // 23: taskmem.v1.Action.input:type_name -> google.protobuf.Struct
-	16, // 24: taskmem.v1.Action.output:type_name -> google.protobuf.Struct
-	18, // 25: taskmem.v1.Action.duration:type_name -> google.protobuf.Duration
-	17, // 26: taskmem.v1.Action.create_time:type_name -> google.protobuf.Timestamp
-	17, // 27: taskmem.v1.Action.complete_time:type_name -> google.protobuf.Timestamp
-	17, // 28: taskmem.v1.ActionLogLine.create_time:type_name -> google.protobuf.Timestamp
-	5,  // 29: taskmem.v1.Message.role:type_name -> taskmem.v1.MessageRole
-	6,  // 30: taskmem.v1.Message.kind:type_name -> taskmem.v1.MessageKind
-	17, // 31: taskmem.v1.Message.create_time:type_name -> google.protobuf.Timestamp
-	17, // 32: taskmem.v1.ContextSnapshot.create_time:type_name -> google.protobuf.Timestamp
-	33, // [33:33] is the sub-list for method output_type
-	33, // [33:33] is the sub-list for method input_type
-	33, // [33:33] is the sub-list for extension type_name
-	33, // [33:33] is the sub-list for extension extendee
-	0,  // [0:33] is the sub-list for field type_name
+	17, // 15: taskmem.v1.PlanItem.input:type_name -> google.protobuf.Struct
+	18, // 16: taskmem.v1.PlanItem.start_time:type_name -> google.protobuf.Timestamp
+	18, // 17: taskmem.v1.PlanItem.complete_time:type_name -> google.protobuf.Timestamp
+	19, // 18: taskmem.v1.PlanItem.duration:type_name -> google.protobuf.Duration
+	3,  // 19: taskmem.v1.PlanItem.status_source:type_name -> taskmem.v1.PlanItemStatusSource
+	11, // 20: taskmem.v1.Plan.items:type_name -> taskmem.v1.PlanItem
+	18, // 21: taskmem.v1.Plan.create_time:type_name -> google.protobuf.Timestamp
+	4,  // 22: taskmem.v1.Action.type:type_name -> taskmem.v1.ActionType
+	5,  // 23: taskmem.v1.Action.status:type_name -> taskmem.v1.ActionStatus
+	17, // 24: taskmem.v1.Action.input:type_name -> google.protobuf.Struct
+	17, // 25: taskmem.v1.Action.output:type_name -> google.protobuf.Struct
+	19, // 26: taskmem.v1.Action.duration:type_name -> google.protobuf.Duration
+	18, // 27: taskmem.v1.Action.create_time:type_name -> google.protobuf.Timestamp
+	18, // 28: taskmem.v1.Action.complete_time:type_name -> google.protobuf.Timestamp
+	18, // 29: taskmem.v1.ActionLogLine.create_time:type_name -> google.protobuf.Timestamp
+	6,  // 30: taskmem.v1.Message.role:type_name -> taskmem.v1.MessageRole
+	7,  // 31: taskmem.v1.Message.kind:type_name -> taskmem.v1.MessageKind
+	18, // 32: taskmem.v1.Message.create_time:type_name -> google.protobuf.Timestamp
+	18, // 33: taskmem.v1.ContextSnapshot.create_time:type_name -> google.protobuf.Timestamp
+	34, // [34:34] is the sub-list for method output_type
+	34, // [34:34] is the sub-list for method input_type
+	34, // [34:34] is the sub-list for extension type_name
+	34, // [34:34] is the sub-list for extension extendee
+	0,  // [0:34] is the sub-list for field type_name
 }
 
 func init() { file_taskmem_v1_task_proto_init() }
@@ -1882,7 +1991,7 @@ func file_taskmem_v1_task_proto_init() {
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_taskmem_v1_task_proto_rawDesc), len(file_taskmem_v1_task_proto_rawDesc)),
-			NumEnums:      7,
+			NumEnums:      8,
 			NumMessages:   9,
 			NumExtensions: 0,
 			NumServices:   0,

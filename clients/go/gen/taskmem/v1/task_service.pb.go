@@ -45,9 +45,11 @@ type CreateTaskRequest struct {
 	// The first plan, if already known. Stored as version 1.
 	Plan []*PlanItemSpec `protobuf:"bytes,8,rep,name=plan,proto3" json:"plan,omitempty"`
 	// Idempotency key (AIP-155).
-	RequestId     string `protobuf:"bytes,9,opt,name=request_id,json=requestId,proto3" json:"request_id,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	RequestId string `protobuf:"bytes,9,opt,name=request_id,json=requestId,proto3" json:"request_id,omitempty"`
+	// True turns plan-progress inference off for this task (see Task.plan_inference_disabled).
+	PlanInferenceDisabled bool `protobuf:"varint,10,opt,name=plan_inference_disabled,json=planInferenceDisabled,proto3" json:"plan_inference_disabled,omitempty"`
+	unknownFields         protoimpl.UnknownFields
+	sizeCache             protoimpl.SizeCache
 }
 
 func (x *CreateTaskRequest) Reset() {
@@ -141,6 +143,13 @@ func (x *CreateTaskRequest) GetRequestId() string {
 		return x.RequestId
 	}
 	return ""
+}
+
+func (x *CreateTaskRequest) GetPlanInferenceDisabled() bool {
+	if x != nil {
+		return x.PlanInferenceDisabled
+	}
+	return false
 }
 
 // CreateTaskResponse returns the new task.
@@ -434,8 +443,9 @@ type UpdateTaskRequest struct {
 	// to refuse the change if someone else changed the task meanwhile.
 	Task *Task `protobuf:"bytes,1,opt,name=task,proto3" json:"task,omitempty"`
 	// The fields to change, from: name, goal, status, workspace, context,
-	// metadata, approval_mode, callback_url, final_answer, error_summary. Empty
-	// means every one of those fields that is set (non-default) in task.
+	// metadata, approval_mode, callback_url, final_answer, error_summary,
+	// plan_inference_disabled. Empty means every one of those fields that is set
+	// (non-default) in task, so turning inference back on (false) needs the mask.
 	UpdateMask *fieldmaskpb.FieldMask `protobuf:"bytes,2,opt,name=update_mask,json=updateMask,proto3" json:"update_mask,omitempty"`
 	// Idempotency key (AIP-155).
 	RequestId     string `protobuf:"bytes,3,opt,name=request_id,json=requestId,proto3" json:"request_id,omitempty"`
@@ -1750,7 +1760,10 @@ func (x *PostMessageRequest) GetRequestId() string {
 type PostMessageResponse struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// The message.
-	Message       *Message `protobuf:"bytes,1,opt,name=message,proto3" json:"message,omitempty"`
+	Message *Message `protobuf:"bytes,1,opt,name=message,proto3" json:"message,omitempty"`
+	// The plan items this message marked COMPLETED by inference (status_source
+	// INFERRED), in plan order; empty when it completed none.
+	InferredItems []*PlanItem `protobuf:"bytes,2,rep,name=inferred_items,json=inferredItems,proto3" json:"inferred_items,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1788,6 +1801,13 @@ func (*PostMessageResponse) Descriptor() ([]byte, []int) {
 func (x *PostMessageResponse) GetMessage() *Message {
 	if x != nil {
 		return x.Message
+	}
+	return nil
+}
+
+func (x *PostMessageResponse) GetInferredItems() []*PlanItem {
+	if x != nil {
+		return x.InferredItems
 	}
 	return nil
 }
@@ -2621,7 +2641,7 @@ var File_taskmem_v1_task_service_proto protoreflect.FileDescriptor
 const file_taskmem_v1_task_service_proto_rawDesc = "" +
 	"\n" +
 	"\x1dtaskmem/v1/task_service.proto\x12\n" +
-	"taskmem.v1\x1a\x1egoogle/protobuf/duration.proto\x1a google/protobuf/field_mask.proto\x1a\x1cgoogle/protobuf/struct.proto\x1a\x1fgoogle/protobuf/timestamp.proto\x1a\x16taskmem/v1/event.proto\x1a\x15taskmem/v1/task.proto\"\xf0\x02\n" +
+	"taskmem.v1\x1a\x1egoogle/protobuf/duration.proto\x1a google/protobuf/field_mask.proto\x1a\x1cgoogle/protobuf/struct.proto\x1a\x1fgoogle/protobuf/timestamp.proto\x1a\x16taskmem/v1/event.proto\x1a\x15taskmem/v1/task.proto\"\xa8\x03\n" +
 	"\x11CreateTaskRequest\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x12\n" +
 	"\x04goal\x18\x02 \x01(\tR\x04goal\x12\x1c\n" +
@@ -2632,7 +2652,9 @@ const file_taskmem_v1_task_service_proto_rawDesc = "" +
 	"\fcallback_url\x18\a \x01(\tR\vcallbackUrl\x12,\n" +
 	"\x04plan\x18\b \x03(\v2\x18.taskmem.v1.PlanItemSpecR\x04plan\x12\x1d\n" +
 	"\n" +
-	"request_id\x18\t \x01(\tR\trequestId\"`\n" +
+	"request_id\x18\t \x01(\tR\trequestId\x126\n" +
+	"\x17plan_inference_disabled\x18\n" +
+	" \x01(\bR\x15planInferenceDisabled\"`\n" +
 	"\x12CreateTaskResponse\x12$\n" +
 	"\x04task\x18\x01 \x01(\v2\x10.taskmem.v1.TaskR\x04task\x12$\n" +
 	"\x04plan\x18\x02 \x01(\v2\x10.taskmem.v1.PlanR\x04plan\")\n" +
@@ -2750,9 +2772,10 @@ const file_taskmem_v1_task_service_proto_rawDesc = "" +
 	"\x04kind\x18\x04 \x01(\x0e2\x17.taskmem.v1.MessageKindR\x04kind\x12\x18\n" +
 	"\acontent\x18\x05 \x01(\tR\acontent\x12\x1d\n" +
 	"\n" +
-	"request_id\x18\x06 \x01(\tR\trequestId\"D\n" +
+	"request_id\x18\x06 \x01(\tR\trequestId\"\x81\x01\n" +
 	"\x13PostMessageResponse\x12-\n" +
-	"\amessage\x18\x01 \x01(\v2\x13.taskmem.v1.MessageR\amessage\"\xb6\x01\n" +
+	"\amessage\x18\x01 \x01(\v2\x13.taskmem.v1.MessageR\amessage\x12;\n" +
+	"\x0einferred_items\x18\x02 \x03(\v2\x14.taskmem.v1.PlanItemR\rinferredItems\"\xb6\x01\n" +
 	"\x13ListMessagesRequest\x12\x17\n" +
 	"\atask_id\x18\x01 \x01(\tR\x06taskId\x12\x1b\n" +
 	"\tthread_id\x18\x02 \x01(\tR\bthreadId\x12-\n" +
@@ -2951,64 +2974,65 @@ var file_taskmem_v1_task_service_proto_depIdxs = []int32{
 	54, // 32: taskmem.v1.PostMessageRequest.role:type_name -> taskmem.v1.MessageRole
 	55, // 33: taskmem.v1.PostMessageRequest.kind:type_name -> taskmem.v1.MessageKind
 	56, // 34: taskmem.v1.PostMessageResponse.message:type_name -> taskmem.v1.Message
-	55, // 35: taskmem.v1.ListMessagesRequest.kinds:type_name -> taskmem.v1.MessageKind
-	56, // 36: taskmem.v1.ListMessagesResponse.messages:type_name -> taskmem.v1.Message
-	57, // 37: taskmem.v1.RecordContextSnapshotResponse.snapshot:type_name -> taskmem.v1.ContextSnapshot
-	57, // 38: taskmem.v1.ListContextSnapshotsResponse.snapshots:type_name -> taskmem.v1.ContextSnapshot
-	58, // 39: taskmem.v1.SubscribeEventsRequest.types:type_name -> taskmem.v1.EventType
-	59, // 40: taskmem.v1.SubscribeEventsResponse.event:type_name -> taskmem.v1.Event
-	58, // 41: taskmem.v1.ListEventsRequest.types:type_name -> taskmem.v1.EventType
-	59, // 42: taskmem.v1.ListEventsResponse.events:type_name -> taskmem.v1.Event
-	42, // 43: taskmem.v1.GetProgressResponse.task:type_name -> taskmem.v1.Task
-	48, // 44: taskmem.v1.GetProgressResponse.completed:type_name -> taskmem.v1.PlanItem
-	48, // 45: taskmem.v1.GetProgressResponse.current:type_name -> taskmem.v1.PlanItem
-	48, // 46: taskmem.v1.GetProgressResponse.next:type_name -> taskmem.v1.PlanItem
-	48, // 47: taskmem.v1.GetProgressResponse.blocked:type_name -> taskmem.v1.PlanItem
-	48, // 48: taskmem.v1.GetProgressResponse.failed:type_name -> taskmem.v1.PlanItem
-	56, // 49: taskmem.v1.GetProgressResponse.recent_messages:type_name -> taskmem.v1.Message
-	0,  // 50: taskmem.v1.TaskService.CreateTask:input_type -> taskmem.v1.CreateTaskRequest
-	2,  // 51: taskmem.v1.TaskService.GetTask:input_type -> taskmem.v1.GetTaskRequest
-	4,  // 52: taskmem.v1.TaskService.ListTasks:input_type -> taskmem.v1.ListTasksRequest
-	6,  // 53: taskmem.v1.TaskService.UpdateTask:input_type -> taskmem.v1.UpdateTaskRequest
-	8,  // 54: taskmem.v1.TaskService.ReplacePlan:input_type -> taskmem.v1.ReplacePlanRequest
-	10, // 55: taskmem.v1.TaskService.GetPlan:input_type -> taskmem.v1.GetPlanRequest
-	12, // 56: taskmem.v1.TaskService.UpdatePlanItem:input_type -> taskmem.v1.UpdatePlanItemRequest
-	14, // 57: taskmem.v1.TaskService.RecordAction:input_type -> taskmem.v1.RecordActionRequest
-	16, // 58: taskmem.v1.TaskService.CompleteAction:input_type -> taskmem.v1.CompleteActionRequest
-	18, // 59: taskmem.v1.TaskService.ListActions:input_type -> taskmem.v1.ListActionsRequest
-	21, // 60: taskmem.v1.TaskService.AppendActionLog:input_type -> taskmem.v1.AppendActionLogRequest
-	23, // 61: taskmem.v1.TaskService.TailActionLog:input_type -> taskmem.v1.TailActionLogRequest
-	25, // 62: taskmem.v1.TaskService.PostMessage:input_type -> taskmem.v1.PostMessageRequest
-	27, // 63: taskmem.v1.TaskService.ListMessages:input_type -> taskmem.v1.ListMessagesRequest
-	29, // 64: taskmem.v1.TaskService.RecordContextSnapshot:input_type -> taskmem.v1.RecordContextSnapshotRequest
-	31, // 65: taskmem.v1.TaskService.ListContextSnapshots:input_type -> taskmem.v1.ListContextSnapshotsRequest
-	33, // 66: taskmem.v1.TaskService.SubscribeEvents:input_type -> taskmem.v1.SubscribeEventsRequest
-	35, // 67: taskmem.v1.TaskService.ListEvents:input_type -> taskmem.v1.ListEventsRequest
-	37, // 68: taskmem.v1.TaskService.GetProgress:input_type -> taskmem.v1.GetProgressRequest
-	1,  // 69: taskmem.v1.TaskService.CreateTask:output_type -> taskmem.v1.CreateTaskResponse
-	3,  // 70: taskmem.v1.TaskService.GetTask:output_type -> taskmem.v1.GetTaskResponse
-	5,  // 71: taskmem.v1.TaskService.ListTasks:output_type -> taskmem.v1.ListTasksResponse
-	7,  // 72: taskmem.v1.TaskService.UpdateTask:output_type -> taskmem.v1.UpdateTaskResponse
-	9,  // 73: taskmem.v1.TaskService.ReplacePlan:output_type -> taskmem.v1.ReplacePlanResponse
-	11, // 74: taskmem.v1.TaskService.GetPlan:output_type -> taskmem.v1.GetPlanResponse
-	13, // 75: taskmem.v1.TaskService.UpdatePlanItem:output_type -> taskmem.v1.UpdatePlanItemResponse
-	15, // 76: taskmem.v1.TaskService.RecordAction:output_type -> taskmem.v1.RecordActionResponse
-	17, // 77: taskmem.v1.TaskService.CompleteAction:output_type -> taskmem.v1.CompleteActionResponse
-	19, // 78: taskmem.v1.TaskService.ListActions:output_type -> taskmem.v1.ListActionsResponse
-	22, // 79: taskmem.v1.TaskService.AppendActionLog:output_type -> taskmem.v1.AppendActionLogResponse
-	24, // 80: taskmem.v1.TaskService.TailActionLog:output_type -> taskmem.v1.TailActionLogResponse
-	26, // 81: taskmem.v1.TaskService.PostMessage:output_type -> taskmem.v1.PostMessageResponse
-	28, // 82: taskmem.v1.TaskService.ListMessages:output_type -> taskmem.v1.ListMessagesResponse
-	30, // 83: taskmem.v1.TaskService.RecordContextSnapshot:output_type -> taskmem.v1.RecordContextSnapshotResponse
-	32, // 84: taskmem.v1.TaskService.ListContextSnapshots:output_type -> taskmem.v1.ListContextSnapshotsResponse
-	34, // 85: taskmem.v1.TaskService.SubscribeEvents:output_type -> taskmem.v1.SubscribeEventsResponse
-	36, // 86: taskmem.v1.TaskService.ListEvents:output_type -> taskmem.v1.ListEventsResponse
-	38, // 87: taskmem.v1.TaskService.GetProgress:output_type -> taskmem.v1.GetProgressResponse
-	69, // [69:88] is the sub-list for method output_type
-	50, // [50:69] is the sub-list for method input_type
-	50, // [50:50] is the sub-list for extension type_name
-	50, // [50:50] is the sub-list for extension extendee
-	0,  // [0:50] is the sub-list for field type_name
+	48, // 35: taskmem.v1.PostMessageResponse.inferred_items:type_name -> taskmem.v1.PlanItem
+	55, // 36: taskmem.v1.ListMessagesRequest.kinds:type_name -> taskmem.v1.MessageKind
+	56, // 37: taskmem.v1.ListMessagesResponse.messages:type_name -> taskmem.v1.Message
+	57, // 38: taskmem.v1.RecordContextSnapshotResponse.snapshot:type_name -> taskmem.v1.ContextSnapshot
+	57, // 39: taskmem.v1.ListContextSnapshotsResponse.snapshots:type_name -> taskmem.v1.ContextSnapshot
+	58, // 40: taskmem.v1.SubscribeEventsRequest.types:type_name -> taskmem.v1.EventType
+	59, // 41: taskmem.v1.SubscribeEventsResponse.event:type_name -> taskmem.v1.Event
+	58, // 42: taskmem.v1.ListEventsRequest.types:type_name -> taskmem.v1.EventType
+	59, // 43: taskmem.v1.ListEventsResponse.events:type_name -> taskmem.v1.Event
+	42, // 44: taskmem.v1.GetProgressResponse.task:type_name -> taskmem.v1.Task
+	48, // 45: taskmem.v1.GetProgressResponse.completed:type_name -> taskmem.v1.PlanItem
+	48, // 46: taskmem.v1.GetProgressResponse.current:type_name -> taskmem.v1.PlanItem
+	48, // 47: taskmem.v1.GetProgressResponse.next:type_name -> taskmem.v1.PlanItem
+	48, // 48: taskmem.v1.GetProgressResponse.blocked:type_name -> taskmem.v1.PlanItem
+	48, // 49: taskmem.v1.GetProgressResponse.failed:type_name -> taskmem.v1.PlanItem
+	56, // 50: taskmem.v1.GetProgressResponse.recent_messages:type_name -> taskmem.v1.Message
+	0,  // 51: taskmem.v1.TaskService.CreateTask:input_type -> taskmem.v1.CreateTaskRequest
+	2,  // 52: taskmem.v1.TaskService.GetTask:input_type -> taskmem.v1.GetTaskRequest
+	4,  // 53: taskmem.v1.TaskService.ListTasks:input_type -> taskmem.v1.ListTasksRequest
+	6,  // 54: taskmem.v1.TaskService.UpdateTask:input_type -> taskmem.v1.UpdateTaskRequest
+	8,  // 55: taskmem.v1.TaskService.ReplacePlan:input_type -> taskmem.v1.ReplacePlanRequest
+	10, // 56: taskmem.v1.TaskService.GetPlan:input_type -> taskmem.v1.GetPlanRequest
+	12, // 57: taskmem.v1.TaskService.UpdatePlanItem:input_type -> taskmem.v1.UpdatePlanItemRequest
+	14, // 58: taskmem.v1.TaskService.RecordAction:input_type -> taskmem.v1.RecordActionRequest
+	16, // 59: taskmem.v1.TaskService.CompleteAction:input_type -> taskmem.v1.CompleteActionRequest
+	18, // 60: taskmem.v1.TaskService.ListActions:input_type -> taskmem.v1.ListActionsRequest
+	21, // 61: taskmem.v1.TaskService.AppendActionLog:input_type -> taskmem.v1.AppendActionLogRequest
+	23, // 62: taskmem.v1.TaskService.TailActionLog:input_type -> taskmem.v1.TailActionLogRequest
+	25, // 63: taskmem.v1.TaskService.PostMessage:input_type -> taskmem.v1.PostMessageRequest
+	27, // 64: taskmem.v1.TaskService.ListMessages:input_type -> taskmem.v1.ListMessagesRequest
+	29, // 65: taskmem.v1.TaskService.RecordContextSnapshot:input_type -> taskmem.v1.RecordContextSnapshotRequest
+	31, // 66: taskmem.v1.TaskService.ListContextSnapshots:input_type -> taskmem.v1.ListContextSnapshotsRequest
+	33, // 67: taskmem.v1.TaskService.SubscribeEvents:input_type -> taskmem.v1.SubscribeEventsRequest
+	35, // 68: taskmem.v1.TaskService.ListEvents:input_type -> taskmem.v1.ListEventsRequest
+	37, // 69: taskmem.v1.TaskService.GetProgress:input_type -> taskmem.v1.GetProgressRequest
+	1,  // 70: taskmem.v1.TaskService.CreateTask:output_type -> taskmem.v1.CreateTaskResponse
+	3,  // 71: taskmem.v1.TaskService.GetTask:output_type -> taskmem.v1.GetTaskResponse
+	5,  // 72: taskmem.v1.TaskService.ListTasks:output_type -> taskmem.v1.ListTasksResponse
+	7,  // 73: taskmem.v1.TaskService.UpdateTask:output_type -> taskmem.v1.UpdateTaskResponse
+	9,  // 74: taskmem.v1.TaskService.ReplacePlan:output_type -> taskmem.v1.ReplacePlanResponse
+	11, // 75: taskmem.v1.TaskService.GetPlan:output_type -> taskmem.v1.GetPlanResponse
+	13, // 76: taskmem.v1.TaskService.UpdatePlanItem:output_type -> taskmem.v1.UpdatePlanItemResponse
+	15, // 77: taskmem.v1.TaskService.RecordAction:output_type -> taskmem.v1.RecordActionResponse
+	17, // 78: taskmem.v1.TaskService.CompleteAction:output_type -> taskmem.v1.CompleteActionResponse
+	19, // 79: taskmem.v1.TaskService.ListActions:output_type -> taskmem.v1.ListActionsResponse
+	22, // 80: taskmem.v1.TaskService.AppendActionLog:output_type -> taskmem.v1.AppendActionLogResponse
+	24, // 81: taskmem.v1.TaskService.TailActionLog:output_type -> taskmem.v1.TailActionLogResponse
+	26, // 82: taskmem.v1.TaskService.PostMessage:output_type -> taskmem.v1.PostMessageResponse
+	28, // 83: taskmem.v1.TaskService.ListMessages:output_type -> taskmem.v1.ListMessagesResponse
+	30, // 84: taskmem.v1.TaskService.RecordContextSnapshot:output_type -> taskmem.v1.RecordContextSnapshotResponse
+	32, // 85: taskmem.v1.TaskService.ListContextSnapshots:output_type -> taskmem.v1.ListContextSnapshotsResponse
+	34, // 86: taskmem.v1.TaskService.SubscribeEvents:output_type -> taskmem.v1.SubscribeEventsResponse
+	36, // 87: taskmem.v1.TaskService.ListEvents:output_type -> taskmem.v1.ListEventsResponse
+	38, // 88: taskmem.v1.TaskService.GetProgress:output_type -> taskmem.v1.GetProgressResponse
+	70, // [70:89] is the sub-list for method output_type
+	51, // [51:70] is the sub-list for method input_type
+	51, // [51:51] is the sub-list for extension type_name
+	51, // [51:51] is the sub-list for extension extendee
+	0,  // [0:51] is the sub-list for field type_name
 }
 
 func init() { file_taskmem_v1_task_service_proto_init() }

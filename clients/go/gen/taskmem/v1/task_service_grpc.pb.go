@@ -100,6 +100,10 @@ type TaskServiceClient interface {
 	// completes and every line has been sent. Resume with the last sequence seen.
 	TailActionLog(ctx context.Context, in *TailActionLogRequest, opts ...grpc.CallOption) (grpc.ServerStreamingClient[TailActionLogResponse], error)
 	// Posts a message to a task's thread or a standalone thread. Emits MESSAGE_POSTED.
+	// A message to a task's thread that says plan steps are finished marks them
+	// COMPLETED in the same transaction (plan-progress inference; the rules and
+	// the opt-out are described at Task.plan_inference_disabled), each with an
+	// EVENT_TYPE_PLAN_ITEM_UPDATED event after the MESSAGE_POSTED one.
 	PostMessage(ctx context.Context, in *PostMessageRequest, opts ...grpc.CallOption) (*PostMessageResponse, error)
 	// Lists a thread's messages oldest first, ordered by (create_time, id) (AIP-158).
 	ListMessages(ctx context.Context, in *ListMessagesRequest, opts ...grpc.CallOption) (*ListMessagesResponse, error)
@@ -400,6 +404,10 @@ type TaskServiceServer interface {
 	// completes and every line has been sent. Resume with the last sequence seen.
 	TailActionLog(*TailActionLogRequest, grpc.ServerStreamingServer[TailActionLogResponse]) error
 	// Posts a message to a task's thread or a standalone thread. Emits MESSAGE_POSTED.
+	// A message to a task's thread that says plan steps are finished marks them
+	// COMPLETED in the same transaction (plan-progress inference; the rules and
+	// the opt-out are described at Task.plan_inference_disabled), each with an
+	// EVENT_TYPE_PLAN_ITEM_UPDATED event after the MESSAGE_POSTED one.
 	PostMessage(context.Context, *PostMessageRequest) (*PostMessageResponse, error)
 	// Lists a thread's messages oldest first, ordered by (create_time, id) (AIP-158).
 	ListMessages(context.Context, *ListMessagesRequest) (*ListMessagesResponse, error)
