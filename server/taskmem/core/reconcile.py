@@ -42,6 +42,7 @@ from taskmem.core.reconcile_signals import (
     change_phrase,
     changed_value,
     find_contrast,
+    find_distinction,
     named_overlap,
     named_replacements,
     retired_tokens,
@@ -282,6 +283,7 @@ def _decide(
 
     lowest = min(thresholds.merge, thresholds.conflict, thresholds.unnamed_supersede)
     retiring = retired_tokens(candidate.text)
+    distinct: dict[str, Any] = {}  # why the nearest same-frame item is a different one (insert evidence)
     for (cosine, score), item in scored:
         if score < lowest:
             break
@@ -295,6 +297,10 @@ def _decide(
                             {"contrast": contrast.as_evidence()})
         if contrast is not None:
             continue
+        distinction = find_distinction(item.text, candidate.text, thresholds.alignment)
+        if distinction is not None and not (distinction.kind == "object" and score >= thresholds.distinct_object_merge):
+            distinct = distinct or {"item": item.uid, **distinction.as_evidence()}
+            continue
         value = changed_value(item.text, candidate.text) if change and user_ref else None
         if value is not None and score >= thresholds.conflict:
             return supersede(item, cosine, score, "change_of_value", contrast=value.as_evidence())
@@ -306,7 +312,8 @@ def _decide(
             return Decision(Outcome.MERGE, candidate.uid, item.uid, cosine, score, "duplicate")
     nearest = scored[0] if scored else None
     return Decision(Outcome.INSERT, candidate.uid, None,
-                    nearest[0][0] if nearest else None, nearest[0][1] if nearest else None, "no_match")
+                    nearest[0][0] if nearest else None, nearest[0][1] if nearest else None,
+                    "distinct" if distinct else "no_match", {"distinct": distinct} if distinct else {})
 
 
 def _score(candidate: StateItem, item: StateItem, similarity: Similarity,
