@@ -370,8 +370,9 @@ _NAMED_PATTERNS: tuple[re.Pattern[str], ...] = tuple(re.compile(p) for p in (
 
 
 def change_phrase(text: str) -> str | None:
-    """The first of CHANGE_PHRASES the text contains as words, or None."""
-    normal = normalize_text(text)
+    """The first of CHANGE_PHRASES the text contains as words, or None. Bounds are folded first:
+    "no longer than 45 minutes" is a limit, not a change."""
+    normal = canonical_text(normalize_text(text))
     for phrase in CHANGE_PHRASES:
         if re.search(rf"\b{re.escape(phrase)}\b", normal):
             return phrase
@@ -381,8 +382,9 @@ def change_phrase(text: str) -> str | None:
 def named_replacements(text: str) -> list[str]:
     """The phrases a change names as retired, in order: "Use Memcached instead of Redis" ->
     ["redis"]; "switch deployment from ECS to EKS" -> ["ecs"]; "Node 18 is no longer
-    supported" -> ["node 18 is no longer supported"]. Empty when the text names nothing."""
-    normal = normalize_text(text)
+    supported" -> ["node 18 is no longer supported"]. Empty when the text names nothing.
+    Values and bounds are in canonical form (see canonical_text)."""
+    normal = canonical_text(normalize_text(text))
     found: list[str] = []
     for pattern in _NAMED_PATTERNS:
         for match in pattern.finditer(normal):

@@ -90,12 +90,21 @@ def _clock(hour: int, minute: int, meridiem: str | None) -> str:
 
 def canonical_text(normal: str) -> str:
     """The normalised text with values, units, bounds and complements written one way (see the
-    module docstring). Idempotent on its own output."""
-    text = re.sub(r"(?<=[a-z])_(?=[a-z])", " ", normal)  # snake_case -> snake case, as kebab-case splits
+    module docstring). Idempotent: one rewrite can expose another, so it runs to a fixpoint."""
+    previous, text = None, normal
+    for _ in range(4):  # each pass only shortens or settles the text; a cap keeps that an assumption
+        if text == previous:
+            break
+        previous, text = text, _canonical_once(text)
+    return text
+
+
+def _canonical_once(normal: str) -> str:
+    text = re.sub(r"(?<=[a-z])(?<!\btz)_(?=[a-z])", " ", normal)  # snake_case -> snake case, as kebab-case splits
     text = re.sub(r"\ba\.m\.", "am", text)
     text = re.sub(r"\bp\.m\.", "pm", text)
     text = re.sub(r"(?<=\d),(?=\d{3}\b)", "", text)  # 2,000 -> 2000
-    text = re.sub(r"\b(\d{1,2}):(\d{2})\s?(am|pm)?\b",
+    text = re.sub(r"\b(\d{1,2}):(\d{2})(?:\s?(am|pm))?\b",
                   lambda m: _clock(int(m.group(1)), int(m.group(2)), m.group(3)), text)
     text = re.sub(r"\b(\d{1,2})\s?(am|pm)\b", lambda m: _clock(int(m.group(1)), 0, m.group(2)), text)
     text = re.sub(r"\bnoon\b|\bmidday\b", "1200h", text)
