@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import dataclasses
 import difflib
+import functools
 import re
 from collections.abc import Mapping, Sequence
 
@@ -82,7 +83,8 @@ def _stem(word: str) -> str:
     return word
 
 
-def _split_words(normal: str) -> list[str]:
+@functools.lru_cache(maxsize=8192)
+def _split_words(normal: str) -> tuple[str, ...]:
     normal = _CONTRACTED_NOT.sub(lambda m: f"{m.group(1)} not", normal).replace("can not", "cannot")
     normal = canonical_text(normal)
     words: list[str] = []
@@ -93,19 +95,25 @@ def _split_words(normal: str) -> list[str]:
         parts = [raw] if re.fullmatch(r"[\d.]+|[a-z_]+\.[a-z_.]+", raw) or _IDENTIFIER.fullmatch(raw) \
             else raw.split("-")
         words.extend(part for part in parts if part)
-    return words
+    return tuple(words)
 
 
 def content_tokens(text: str) -> list[str]:
     """Lowercased, stemmed, alias-folded words without stopwords or negations, in order.
-    Number words become digits ("three" -> "3")."""
+    Number words become digits ("three" -> "3"); values, units and bounds are canonical
+    (reconcile_values.canonical_text)."""
+    return list(_content_tokens(text))
+
+
+@functools.lru_cache(maxsize=8192)
+def _content_tokens(text: str) -> tuple[str, ...]:
     tokens = []
     for word in _split_words(normalize_text(_disambiguate(text))):
         if word in _STOPWORDS or word in _NEGATIONS:
             continue
         word = _NUMBER_WORDS.get(word, word)
         tokens.append(_canonical_token(word))
-    return tokens
+    return tuple(tokens)
 
 
 def _canonical_token(word: str) -> str:
@@ -562,10 +570,11 @@ near behind beside beyond since until till toward towards upon against among alo
 _COPULAS = frozenset({"is", "are", "was", "were", "be", "been", "being"})
 
 
-def _words(text: str) -> list[str]:
+@functools.lru_cache(maxsize=8192)
+def _words(text: str) -> tuple[str, ...]:
     """Every word of the canonical text, stemmed the same way as content_tokens (function words kept)."""
-    return [word if word in _FUNCTION_WORDS else _canonical_token(_NUMBER_WORDS.get(word, word))
-            for word in _split_words(normalize_text(_disambiguate(text)))]
+    return tuple(word if word in _FUNCTION_WORDS else _canonical_token(_NUMBER_WORDS.get(word, word))
+                 for word in _split_words(normalize_text(_disambiguate(text))))
 
 
 def _premodifier_changes(old_text: str, new_text: str) -> list[tuple[tuple[str, ...], tuple[str, ...], str]]:

@@ -26,8 +26,9 @@ Pure functions, no I/O.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 
 # --------------------------------------------------------------------------- canonical text
 
@@ -40,9 +41,9 @@ _TIME_ZONES: tuple[tuple[str, str], ...] = (
     (r"coordinated universal time|\butc\b|\bgmt\b|\bzulu\b", "tz_utc"),
     (r"central european (?:summer )?time|\bcet\b|\bcest\b", "tz_cet"),
     (r"eastern european (?:summer )?time|\beet\b|\beest\b", "tz_eet"),
-    (r"pacific (?:standard |daylight )?time|\bp[sd]?t\b", "tz_pacific"),
+    (r"pacific (?:standard |daylight )?time|\bp[sd]t\b", "tz_pacific"),
     (r"eastern (?:standard |daylight )?time|\be[sd]t\b", "tz_eastern"),
-    (r"central (?:standard |daylight )?time|\bc[sd]t\b", "tz_central"),
+    (r"central (?:standard |daylight )?time|\bc[sd]t\b", "tz_central"),  # not bare "ct" (a CT scan)
     (r"mountain (?:standard |daylight )?time|\bm[sd]t\b", "tz_mountain"),
     (r"(?:\bthe )?(?:\b[a-z]+'s )?\blocal time(?: zone)?", "tz_local"),
 )
@@ -88,48 +89,50 @@ def _clock(hour: int, minute: int, meridiem: str | None) -> str:
     return f"{hour % 24:02d}{minute:02d}h"
 
 
+_FLIPPED = {"cmp_above": "atmost", "cmp_below": "atleast"}
+Rewrite = tuple[re.Pattern[str], str | Callable[[re.Match[str]], str]]
+
+# The rewrites of one pass, in order (each may rely on the ones before it).
+_REWRITES: tuple[Rewrite, ...] = tuple((re.compile(pattern), replacement) for pattern, replacement in (
+    (r"(?<=[a-z])(?<!\btz)_(?=[a-z])", " "),  # snake_case -> snake case, as kebab-case splits
+    (r"\ba\.m\.", "am"), (r"\bp\.m\.", "pm"),
+    (r"(?<=\d),(?=\d{3}\b)", ""),  # 2,000 -> 2000
+    (r"\b(\d{1,2}):(\d{2})(?:\s?(am|pm))?\b", lambda m: _clock(int(m.group(1)), int(m.group(2)), m.group(3))),
+    (r"\b(\d{1,2})\s?(am|pm)\b", lambda m: _clock(int(m.group(1)), 0, m.group(2))),
+    (r"\bnoon\b|\bmidday\b", "1200h"), (r"\bmidnight\b", "0000h"),
+    *_TIME_ZONES,
+    (r"[€]\s?(\d[\d.]*)", r"\1 eur"), (r"[$]\s?(\d[\d.]*)", r"\1 usd"), (r"[£]\s?(\d[\d.]*)", r"\1 gbp"),
+    (r"(?:\bminus\s+|(?<![\w.])[-−]\s?)(?=\d[\d.]*\s?(?:°|degrees?|celsius|fahrenheit))", "minus "),
+    *((rf"(\d)\s?(?:{pattern})", rf"\1 {unit}") for pattern, unit in _UNIT_SPELLINGS),
+    (r"\b(\d+)-([a-z]{3,})\b", r"\1 \2"),  # "12-column", "30-day"
+    (r"\b(" + "|".join(_ORDINALS) + r")\b(?!-)", lambda m: _ORDINALS[m.group(1)]),
+    (rf"\b(?:{'|'.join(_MAX_PHRASES)})\b", "atmost"),
+    (rf"\b(?:{'|'.join(_MIN_PHRASES)})\b", "atleast"),
+    (rf"\b(?:{_ABOVE})\b", "cmp_above"),
+    (rf"\b(?:{_BELOW})\b", "cmp_below"),
+    # A negation before a comparator in the same clause flips it and is used up.
+    (rf"\b(?:{_NEGATION_WORDS})\b({_CLAUSE})\b(cmp_above|cmp_below)\b",
+     lambda m: f"{m.group(1).strip()} {_FLIPPED[m.group(2)]}".strip()),
+    (r"\bcmp_above\b", "atleast"), (r"\bcmp_below\b", "atmost"),
+    (rf"\b(?:{_COMPLEMENTS})\b", "not"),
+    (r"\s+", " "),
+))
+
+
+@functools.lru_cache(maxsize=8192)
 def canonical_text(normal: str) -> str:
     """The normalised text with values, units, bounds and complements written one way (see the
-    module docstring). Idempotent: one rewrite can expose another, so it runs to a fixpoint."""
+    module docstring). Idempotent: one rewrite can expose another, so it runs to a fixpoint.
+    Cached: state items are compared with many others, and the text decides the answer alone."""
     previous, text = None, normal
     for _ in range(4):  # each pass only shortens or settles the text; a cap keeps that an assumption
         if text == previous:
             break
-        previous, text = text, _canonical_once(text)
+        previous = text
+        for pattern, replacement in _REWRITES:
+            text = pattern.sub(replacement, text)
+        text = text.strip()
     return text
-
-
-def _canonical_once(normal: str) -> str:
-    text = re.sub(r"(?<=[a-z])(?<!\btz)_(?=[a-z])", " ", normal)  # snake_case -> snake case, as kebab-case splits
-    text = re.sub(r"\ba\.m\.", "am", text)
-    text = re.sub(r"\bp\.m\.", "pm", text)
-    text = re.sub(r"(?<=\d),(?=\d{3}\b)", "", text)  # 2,000 -> 2000
-    text = re.sub(r"\b(\d{1,2}):(\d{2})(?:\s?(am|pm))?\b",
-                  lambda m: _clock(int(m.group(1)), int(m.group(2)), m.group(3)), text)
-    text = re.sub(r"\b(\d{1,2})\s?(am|pm)\b", lambda m: _clock(int(m.group(1)), 0, m.group(2)), text)
-    text = re.sub(r"\bnoon\b|\bmidday\b", "1200h", text)
-    text = re.sub(r"\bmidnight\b", "0000h", text)
-    for pattern, zone in _TIME_ZONES:
-        text = re.sub(pattern, zone, text)
-    text = re.sub(r"[€]\s?(\d[\d.]*)", r"\1 eur", text)
-    text = re.sub(r"[$]\s?(\d[\d.]*)", r"\1 usd", text)
-    text = re.sub(r"[£]\s?(\d[\d.]*)", r"\1 gbp", text)
-    text = re.sub(r"(?:\bminus\s+|(?<![\w.])[-−]\s?)(?=\d[\d.]*\s?(?:°|degrees?|celsius|fahrenheit))", "minus ", text)
-    for pattern, unit in _UNIT_SPELLINGS:
-        text = re.sub(rf"(\d)\s?(?:{pattern})", rf"\1 {unit}", text)
-    text = re.sub(r"\b(\d+)-([a-z]{3,})\b", r"\1 \2", text)  # "12-column", "30-day"
-    text = re.sub(r"\b(" + "|".join(_ORDINALS) + r")\b", lambda m: _ORDINALS[m.group(1)], text)
-    text = re.sub(rf"\b(?:{'|'.join(_MAX_PHRASES)})\b", "atmost", text)
-    text = re.sub(rf"\b(?:{'|'.join(_MIN_PHRASES)})\b", "atleast", text)
-    text = re.sub(rf"\b(?:{_ABOVE})\b", "cmp_above", text)
-    text = re.sub(rf"\b(?:{_BELOW})\b", "cmp_below", text)
-    # A negation before a comparator in the same clause flips it and is used up.
-    flipped = {"cmp_above": "atmost", "cmp_below": "atleast"}
-    text = re.sub(rf"\b(?:{_NEGATION_WORDS})\b({_CLAUSE})\b(cmp_above|cmp_below)\b",
-                  lambda m: f"{m.group(1).strip()} {flipped[m.group(2)]}".strip(), text)
-    text = text.replace("cmp_above", "atleast").replace("cmp_below", "atmost")
-    text = re.sub(rf"\b(?:{_COMPLEMENTS})\b", "not", text)
-    return re.sub(r"\s+", " ", text).strip()
 
 
 # --------------------------------------------------------------------------- value slots
