@@ -9,6 +9,7 @@ canonical_text rewrites a normalised (lowercase) text before it is split into wo
   money         "€180", "180 euros", "$2,000", "2000 dollars" -> "180 eur", "2000 usd"
   units         "30 kilograms", "1.2 m", "12-column"         -> "30 kg", "1.2 metre", "12 column"
   ordinals      "fifth", "third"                             -> "5th", "3rd"
+  multiples     "doubles", "tripled", "halve"                -> "2x", "3x", "0.5x"
   bounds        "at most", "no longer than", "up to", "capped at", "or less"     -> "atmost"
                 "at least", "or later", "and above", "no fewer than", "minimum"  -> "atleast"
                 a comparator ("more than", "past", "heavier than", "under", "below"...) becomes
@@ -36,6 +37,9 @@ _ORDINALS: Mapping[str, str] = {
     "third": "3rd", "fourth": "4th", "fifth": "5th", "sixth": "6th", "seventh": "7th", "eighth": "8th",
     "ninth": "9th", "tenth": "10th", "twentieth": "20th", "thirtieth": "30th",
 }
+
+# Verbs of multiplication: "traffic doubles" / "traffic triples" state other factors.
+_MULTIPLES: tuple[tuple[str, str], ...] = (("doubl", "2x"), ("tripl", "3x"), ("quadrupl", "4x"), ("halv", "0.5x"))
 
 _TIME_ZONES: tuple[tuple[str, str], ...] = (
     (r"coordinated universal time|\butc\b|\bgmt\b|\bzulu\b", "tz_utc"),
@@ -105,6 +109,7 @@ _REWRITES: tuple[Rewrite, ...] = tuple((re.compile(pattern), replacement) for pa
     (r"(?:\bminus\s+|(?<![\w.])[-−]\s?)(?=\d[\d.]*\s?(?:°|degrees?|celsius|fahrenheit))", "minus "),
     *((rf"(\d)\s?(?:{pattern})", rf"\1 {unit}") for pattern, unit in _UNIT_SPELLINGS),
     (r"\b(\d+)-([a-z]{3,})\b", r"\1 \2"),  # "12-column", "30-day"
+    *((rf"\b{stem}(?:e|es|ed|ing)\b", factor) for stem, factor in _MULTIPLES),  # "doubles" -> "2x"
     (r"\b(" + "|".join(_ORDINALS) + r")\b(?!-)", lambda m: _ORDINALS[m.group(1)]),
     (rf"\b(?:{'|'.join(_MAX_PHRASES)})\b", "atmost"),
     (rf"\b(?:{'|'.join(_MIN_PHRASES)})\b", "atleast"),
