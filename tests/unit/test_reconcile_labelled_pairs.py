@@ -36,8 +36,10 @@ def embedded(bench: ModuleType) -> dict[str, list]:
     fresh = bench.load_pairs(bench.FRESH_PAIRS_FILE)
     fresh2 = bench.load_pairs(bench.FRESH2_PAIRS_FILE)
     fresh3 = bench.load_pairs(bench.FRESH3_PAIRS_FILE)
+    fresh4 = bench.load_pairs(bench.FRESH4_PAIRS_FILE)
     return {"pairs": bench.embed_pairs(bench.load_pairs(), embed), "fresh": bench.embed_pairs(fresh, embed),
-            "fresh2": bench.embed_pairs(fresh2, embed), "fresh3": bench.embed_pairs(fresh3, embed)}
+            "fresh2": bench.embed_pairs(fresh2, embed), "fresh3": bench.embed_pairs(fresh3, embed),
+            "fresh4": bench.embed_pairs(fresh4, embed)}
 
 
 def _rates(bench: ModuleType, pairs: list, decide) -> dict[str, float]:
@@ -107,3 +109,15 @@ def test_the_new_domain_pairs_meet_the_issue_target_in_every_class_and_in_either
     # Merge, conflict and insert do not depend on which text came first.
     swapped = bench.swap(pairs)
     assert sum(bench.judge(p, thresholds)[0] == p.expect for p in swapped) / len(swapped) >= 0.9
+
+
+def test_the_held_out_pairs_keep_the_accuracy_measured_on_their_only_run(
+        bench: ModuleType, embedded: dict[str, list]) -> None:
+    from taskmem.config import reconciliation_thresholds
+    thresholds = reconciliation_thresholds("all-MiniLM-L6-v2-int8")
+    scores = bench.accuracy(embedded["fresh4"], lambda p: bench.judge(p, thresholds)[0])
+    # Written after the slot comparison was tuned and never used to change a rule: merge 9/11,
+    # supersede 10/10, conflict 8/11, insert 8/10 (83.3 %, under the 90 % goal). The rules before
+    # issue 11 scored 9 / 10 / 8 / 4 (73.8 %). A later rule may only raise these counts.
+    measured = {"merge": 9, "supersede": 10, "conflict": 8, "insert": 8}
+    assert all(scores[outcome][0] >= right for outcome, right in measured.items()), scores
