@@ -11,18 +11,26 @@ bands were tuned for another embedding model (see reconcile_signals for why cosi
 2. named     - the candidate says what it retires ("instead of Redis", "no longer X", "switched
                from X to Y", "X was replaced by Y"), an item of its type says that thing, their
                cosine is at least `named_floor`, and a ref is a user message: supersede it.
-3. nearest first, among items scoring at least the lowest band:
-   contrast  - the two align word by word and differ in a contrasting slot (client/server, two
-               products, two days, two numbers, negation) and score at least `conflict`:
-               supersede when the candidate uses change language and a ref is a user message,
-               otherwise conflict on both. A contrasting pair is never merged.
+3. nearest first, among items scoring at least the lowest band (texts are compared after values,
+   units, time zones, bounds and complements are written one way: reconcile_values):
+   contrast  - the two align word by word and differ in a contrasting slot (negation or a
+               complement, the two poles of a scale, another value of one dimension, the same
+               times in another order, another time zone, two products, two days, a rival value
+               of a property noun) and score at least `conflict`: supersede when the candidate
+               uses change language and a ref is a user message, otherwise conflict on both. A
+               contrasting pair is never merged.
+   distinct  - the same frame about a different object or measure (another named modifier of the
+               same head noun, another numbered designator, bounds on different measures): never
+               merged, conflicted or superseded; when nothing else matches, the insert records
+               why as evidence {"distinct": {item, kind, old, new}}. A plain-word modifier
+               ("login"/"checkout") is a different item only below `distinct_object_merge`.
    value     - change language, a user ref, a quantity of one unit with a new number ("capped at 100
                items" / "cap changed to 500 items") and score at least `conflict`: supersede.
    change    - change language, a user ref, score at least `unnamed_supersede`: supersede.
    duplicate - score at least `merge`: merge, unless the pair is the same frame about a different
                plain-noun object ("login test"/"checkout test") scoring below
                `distinct_object_merge`, which is a different item.
-4. otherwise insert.
+4. otherwise insert (rule "distinct" when a same-frame item was set aside as another object).
 
 A candidate whose uid is an existing item merges into it (similarity 1.0), unless that item is
 superseded: a superseded item is never resurrected, the candidate is dropped.
