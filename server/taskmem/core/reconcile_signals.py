@@ -495,7 +495,9 @@ class Distinction:
         return {"kind": self.kind, "old": self.old_value, "new": self.new_value}
 
 
-_DESIGNATED = re.compile(r"\b(?:on|for|in|of|from|to|at|the|a|an|this|that|each|every)\s+([a-z]+)\s+(\d+)\b(?!\s*\S*(?:h|celsius|kg|metre|eur|usd|percent)\b)")
+# A noun after a determiner or preposition, then a number that is not a time or a quantity.
+_DESIGNATED = re.compile(r"\b(?:on|for|in|of|from|to|at|the|a|an|this|that|each|every)\s+([a-z]+)\s+(\d+)\b"
+                         r"(?!\s*\S*(?:h|celsius|kg|metre|eur|usd|percent)\b)")
 
 
 def _designators(text: str) -> dict[str, str]:
@@ -565,8 +567,6 @@ _FUNCTION_WORDS = _STOPWORDS | _NEGATIONS | frozenset("""
 in on over under between during after before across within without outside inside around through
 near behind beside beyond since until till toward towards upon against among along like unlike
 """.split())
-
-
 _COPULAS = frozenset({"is", "are", "was", "were", "be", "been", "being"})
 
 
@@ -597,5 +597,5 @@ def _premodifier_changes(old_text: str, new_text: str) -> list[tuple[tuple[str, 
             continue
         if len(before) >= 2 and before[-1] in ("in", "on", "at") and before[-2] in _COPULAS:
             continue  # where something is ("is in the north region"): a choice of place
-        changes.append((tuple(t for t in old_span), tuple(t for t in new_span), a[i2]))
+        changes.append((old_span, new_span, a[i2]))
     return changes
