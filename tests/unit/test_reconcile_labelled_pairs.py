@@ -35,8 +35,11 @@ def embedded(bench: ModuleType) -> dict[str, list]:
     assert model == "all-MiniLM-L6-v2-int8"
     fresh = bench.load_pairs(bench.FRESH_PAIRS_FILE)
     fresh2 = bench.load_pairs(bench.FRESH2_PAIRS_FILE)
+    fresh3 = bench.load_pairs(bench.FRESH3_PAIRS_FILE)
+    fresh4 = bench.load_pairs(bench.FRESH4_PAIRS_FILE)
     return {"pairs": bench.embed_pairs(bench.load_pairs(), embed), "fresh": bench.embed_pairs(fresh, embed),
-            "fresh2": bench.embed_pairs(fresh2, embed)}
+            "fresh2": bench.embed_pairs(fresh2, embed), "fresh3": bench.embed_pairs(fresh3, embed),
+            "fresh4": bench.embed_pairs(fresh4, embed)}
 
 
 def _rates(bench: ModuleType, pairs: list, decide) -> dict[str, float]:
@@ -88,3 +91,33 @@ def test_the_seeds_tree_as_written_gets_well_under_half_right(bench: ModuleType,
     pairs = embedded["pairs"]
     right = sum(bench.judge_as_seed(p) == p.expect for p in pairs)
     assert right / len(pairs) < 0.5
+
+
+def test_the_new_domain_pairs_meet_the_issue_target_in_every_class_and_in_either_order(
+        bench: ModuleType, embedded: dict[str, list]) -> None:
+    from taskmem.config import reconciliation_thresholds
+    thresholds = reconciliation_thresholds("all-MiniLM-L6-v2-int8")
+    pairs = embedded["fresh3"]
+    for outcome in bench.OUTCOMES:
+        assert len([p for p in pairs if p.expect == outcome]) >= 20
+    scores = bench.accuracy(pairs, lambda p: bench.judge(p, thresholds)[0])
+    # Blind, before the slot comparison: merge 90.5 %, supersede 100 %, conflict 50.0 %, insert 59.1 %
+    # (73.9 %). After it (the set was then seen): 95.2 / 100 / 87.5 / 95.5 % (94.3 %).
+    rates = {outcome: right / total for outcome, (right, total) in scores.items()}
+    overall = sum(right for right, _ in scores.values()) / sum(total for _, total in scores.values())
+    assert overall >= 0.9 and min(rates.values()) >= 0.85, (overall, rates)
+    # Merge, conflict and insert do not depend on which text came first.
+    swapped = bench.swap(pairs)
+    assert sum(bench.judge(p, thresholds)[0] == p.expect for p in swapped) / len(swapped) >= 0.9
+
+
+def test_the_held_out_pairs_keep_the_accuracy_measured_on_their_only_run(
+        bench: ModuleType, embedded: dict[str, list]) -> None:
+    from taskmem.config import reconciliation_thresholds
+    thresholds = reconciliation_thresholds("all-MiniLM-L6-v2-int8")
+    scores = bench.accuracy(embedded["fresh4"], lambda p: bench.judge(p, thresholds)[0])
+    # Written after the slot comparison was tuned and never used to change a rule: merge 9/11,
+    # supersede 10/10, conflict 8/11, insert 8/10 (83.3 %, under the 90 % goal). The rules before
+    # issue 11 scored 9 / 10 / 8 / 4 (73.8 %). A later rule may only raise these counts.
+    measured = {"merge": 9, "supersede": 10, "conflict": 8, "insert": 8}
+    assert all(scores[outcome][0] >= right for outcome, right in measured.items()), scores

@@ -11,18 +11,26 @@ bands were tuned for another embedding model (see reconcile_signals for why cosi
 2. named     - the candidate says what it retires ("instead of Redis", "no longer X", "switched
                from X to Y", "X was replaced by Y"), an item of its type says that thing, their
                cosine is at least `named_floor`, and a ref is a user message: supersede it.
-3. nearest first, among items scoring at least the lowest band:
-   contrast  - the two align word by word and differ in a contrasting slot (client/server, two
-               products, two days, two numbers, negation) and score at least `conflict`:
-               supersede when the candidate uses change language and a ref is a user message,
-               otherwise conflict on both. A contrasting pair is never merged.
+3. nearest first, among items scoring at least the lowest band (texts are compared after values,
+   units, time zones, bounds and complements are written one way: reconcile_values):
+   contrast  - the two align word by word and differ in a contrasting slot (negation or a
+               complement, the two poles of a scale, another value of one dimension, the same
+               times in another order, another time zone, two products, two days, a rival value
+               of a property noun) and score at least `conflict`: supersede when the candidate
+               uses change language and a ref is a user message, otherwise conflict on both. A
+               contrasting pair is never merged.
+   distinct  - the same frame about a different object or measure (another named modifier of the
+               same head noun, another numbered designator, bounds on different measures): never
+               merged, conflicted or superseded; when nothing else matches, the insert records
+               why as evidence {"distinct": {item, kind, old, new}}. A plain-word modifier
+               ("login"/"checkout") is a different item only below `distinct_object_merge`.
    value     - change language, a user ref, a quantity of one unit with a new number ("capped at 100
                items" / "cap changed to 500 items") and score at least `conflict`: supersede.
    change    - change language, a user ref, score at least `unnamed_supersede`: supersede.
    duplicate - score at least `merge`: merge, unless the pair is the same frame about a different
                plain-noun object ("login test"/"checkout test") scoring below
                `distinct_object_merge`, which is a different item.
-4. otherwise insert.
+4. otherwise insert (rule "distinct" when a same-frame item was set aside as another object).
 
 A candidate whose uid is an existing item merges into it (similarity 1.0), unless that item is
 superseded: a superseded item is never resurrected, the candidate is dropped.
@@ -42,6 +50,7 @@ from taskmem.core.reconcile_signals import (
     change_phrase,
     changed_value,
     find_contrast,
+    find_distinction,
     named_overlap,
     named_replacements,
     retired_tokens,
@@ -282,6 +291,7 @@ def _decide(
 
     lowest = min(thresholds.merge, thresholds.conflict, thresholds.unnamed_supersede)
     retiring = retired_tokens(candidate.text)
+    distinct: dict[str, Any] = {}  # why the nearest same-frame item is a different one (insert evidence)
     for (cosine, score), item in scored:
         if score < lowest:
             break
@@ -295,6 +305,10 @@ def _decide(
                             {"contrast": contrast.as_evidence()})
         if contrast is not None:
             continue
+        distinction = find_distinction(item.text, candidate.text, thresholds.alignment)
+        if distinction is not None and not (distinction.kind == "object" and score >= thresholds.distinct_object_merge):
+            distinct = distinct or {"item": item.uid, **distinction.as_evidence()}
+            continue
         value = changed_value(item.text, candidate.text) if change and user_ref else None
         if value is not None and score >= thresholds.conflict:
             return supersede(item, cosine, score, "change_of_value", contrast=value.as_evidence())
@@ -306,7 +320,8 @@ def _decide(
             return Decision(Outcome.MERGE, candidate.uid, item.uid, cosine, score, "duplicate")
     nearest = scored[0] if scored else None
     return Decision(Outcome.INSERT, candidate.uid, None,
-                    nearest[0][0] if nearest else None, nearest[0][1] if nearest else None, "no_match")
+                    nearest[0][0] if nearest else None, nearest[0][1] if nearest else None,
+                    "distinct" if distinct else "no_match", {"distinct": distinct} if distinct else {})
 
 
 def _score(candidate: StateItem, item: StateItem, similarity: Similarity,

@@ -11,9 +11,12 @@ from __future__ import annotations
 
 import dataclasses
 import difflib
+import functools
 import re
 from collections.abc import Mapping, Sequence
 
+from taskmem.core.reconcile_lexicon import ATTRIBUTE_NOUNS, NEGATING_PREFIXES, OPPOSITE_SUFFIXES, POLAR_SCALES
+from taskmem.core.reconcile_values import BOUNDS, UNIT_TOKENS, canonical_text, compare_values, measured_dimensions
 from taskmem.core.state_items import SUPERSESSION_TRIGGERS, normalize_text
 
 # --------------------------------------------------------------------------- tokens
@@ -80,8 +83,10 @@ def _stem(word: str) -> str:
     return word
 
 
-def _split_words(normal: str) -> list[str]:
+@functools.lru_cache(maxsize=8192)
+def _split_words(normal: str) -> tuple[str, ...]:
     normal = _CONTRACTED_NOT.sub(lambda m: f"{m.group(1)} not", normal).replace("can not", "cannot")
+    normal = canonical_text(normal)
     words: list[str] = []
     for raw in _TOKEN.findall(normal):
         # Hyphenated compounds compare by part ("client-side" -> client side), identifiers
@@ -90,19 +95,31 @@ def _split_words(normal: str) -> list[str]:
         parts = [raw] if re.fullmatch(r"[\d.]+|[a-z_]+\.[a-z_.]+", raw) or _IDENTIFIER.fullmatch(raw) \
             else raw.split("-")
         words.extend(part for part in parts if part)
-    return words
+    return tuple(words)
 
 
 def content_tokens(text: str) -> list[str]:
     """Lowercased, stemmed, alias-folded words without stopwords or negations, in order.
-    Number words become digits ("three" -> "3")."""
+    Number words become digits ("three" -> "3"); values, units and bounds are canonical
+    (reconcile_values.canonical_text)."""
+    return list(_content_tokens(text))
+
+
+@functools.lru_cache(maxsize=8192)
+def _content_tokens(text: str) -> tuple[str, ...]:
     tokens = []
     for word in _split_words(normalize_text(_disambiguate(text))):
         if word in _STOPWORDS or word in _NEGATIONS:
             continue
         word = _NUMBER_WORDS.get(word, word)
-        tokens.append(_stem(word))
-    return tokens
+        tokens.append(_canonical_token(word))
+    return tuple(tokens)
+
+
+def _canonical_token(word: str) -> str:
+    """A word's token: canonical value words (units, bounds, time zones) as they are, others stemmed."""
+    word = _ALIASES.get(word, word)
+    return word if word in UNIT_TOKENS or word in BOUNDS or word.startswith("tz_") else _stem(word)
 
 
 def _disambiguate(text: str) -> str:
@@ -153,11 +170,13 @@ _ANTONYM_GROUPS: tuple[frozenset[str], ...] = tuple(frozenset(_stem(w) for w in 
     "north south east west northeast northwest southeast southwest",
 ))
 
+_ALL_GROUP_WORDS: frozenset[str] = frozenset(w for group in _ANTONYM_GROUPS for w in group)
+
 # A negation flip contradicts only when the rest is nearly the same: with more rewording the
 # negation is usually said positively on the other side ("may not leave the EU" / "keep inside the EU").
 NEGATION_MIN_ALIGNMENT = 0.7
 
-_NUMERIC = re.compile(r"^\d+(?:[.,:]\d+)*(?:am|pm|st|nd|rd|th|k|m|x)?$")
+_NUMERIC = re.compile(r"^\d+(?:[.,:]\d+)*(?:am|pm|st|nd|rd|th|k|m|x|h)?$")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -214,6 +233,11 @@ def find_contrast(old_text: str, new_text: str, min_alignment: float) -> Contras
       name     - each side of a difference holds a capitalised name the other lacks
                  ("Redis"/"Memcached", "Rust"/"Go", "Europe"/"US"), or a code-like identifier
                  with letters and digits ("us-east-1"/"eu-west-1", "t3.large"/"m5.xlarge").
+    Before those (after negation): a polar pair anywhere ("high"/"low", "newest"/"oldest",
+    "optional"/"mandatory", "stateful"/"stateless") is an antonym contrast; then a pair that
+    find_distinction says is about different objects has no contrast; then the values
+    (canonical_text: times, time zones, units, money) are compared: another time zone, the same
+    clock times in another order (a window and its complement), another amount of one dimension.
     Differences in plain nouns ("login test" / "checkout test") are not contrasts: they name a
     different object, which is a different item."""
     alignment = align(old_text, new_text)
@@ -222,6 +246,17 @@ def find_contrast(old_text: str, new_text: str, min_alignment: float) -> Contras
     old_neg, new_neg = negation_count(old_text) % 2, negation_count(new_text) % 2
     if old_neg != new_neg and alignment.ratio >= NEGATION_MIN_ALIGNMENT:
         return Contrast("negation", "negated" if old_neg else "affirmed", "negated" if new_neg else "affirmed")
+    polar = polar_contrast(alignment)
+    if polar is not None:
+        return polar
+    if find_distinction(old_text, new_text, min_alignment) is not None:
+        return None  # the same frame about a different object or measure: a different item
+    values = compare_values(content_tokens(old_text), content_tokens(new_text))
+    if values is not None:
+        return Contrast("number" if values.kind == "value" else values.kind, values.old_value, values.new_value)
+    for old_span, new_span, head in _premodifier_changes(old_text, new_text):
+        if head in _ATTRIBUTE_HEADS:
+            return Contrast("choice", " ".join((*old_span, head)), " ".join((*new_span, head)))
     old_names, new_names = _proper_nouns(old_text), _proper_nouns(new_text)
     for old_span, new_span in alignment.differences:
         old_numbers = [t for t in old_span if _NUMERIC.match(t)]
@@ -343,8 +378,9 @@ _NAMED_PATTERNS: tuple[re.Pattern[str], ...] = tuple(re.compile(p) for p in (
 
 
 def change_phrase(text: str) -> str | None:
-    """The first of CHANGE_PHRASES the text contains as words, or None."""
-    normal = normalize_text(text)
+    """The first of CHANGE_PHRASES the text contains as words, or None. Bounds are folded first:
+    "no longer than 45 minutes" is a limit, not a change."""
+    normal = canonical_text(normalize_text(text))
     for phrase in CHANGE_PHRASES:
         if re.search(rf"\b{re.escape(phrase)}\b", normal):
             return phrase
@@ -354,8 +390,9 @@ def change_phrase(text: str) -> str | None:
 def named_replacements(text: str) -> list[str]:
     """The phrases a change names as retired, in order: "Use Memcached instead of Redis" ->
     ["redis"]; "switch deployment from ECS to EKS" -> ["ecs"]; "Node 18 is no longer
-    supported" -> ["node 18 is no longer supported"]. Empty when the text names nothing."""
-    normal = normalize_text(text)
+    supported" -> ["node 18 is no longer supported"]. Empty when the text names nothing.
+    Values and bounds are in canonical form (see canonical_text)."""
+    normal = canonical_text(normalize_text(text))
     found: list[str] = []
     for pattern in _NAMED_PATTERNS:
         for match in pattern.finditer(normal):
@@ -385,3 +422,180 @@ def named_overlap(named: Sequence[str], old_text: str) -> tuple[str, ...]:
 
 # Words of the change itself are not what it names ("no longer supported": "support" is kept).
 _CHANGE_WORDS = frozenset(_stem(w) for w in ("longer", "replaced", "switched", "moved", "changed", "instead"))
+
+
+# --------------------------------------------------------------------------- polarity and slot roles
+
+_POLES: tuple[tuple[frozenset[str], frozenset[str]], ...] = tuple(
+    (frozenset(_stem(w) for w in a.split()), frozenset(_stem(w) for w in b.split())) for a, b in POLAR_SCALES)
+_POLE_WORDS: frozenset[str] = frozenset(w for pair in _POLES for pole in pair for w in pole)
+_ATTRIBUTE_HEADS: frozenset[str] = frozenset(_stem(w) for w in ATTRIBUTE_NOUNS)
+
+
+def _pole_form(token: str) -> str:
+    """A comparative or superlative folded to its pole when that pole is a scale word ("newest" ->
+    new, "bigger" -> big, "earlier" -> early); any other token unchanged."""
+    if token in _POLE_WORDS:
+        return token
+    for suffix in ("est", "er"):
+        if token.endswith(suffix) and len(token) > len(suffix) + 1:
+            root = token[: -len(suffix)]
+            for form in (root, root + "e", root[:-1] + "y" if root.endswith("i") else root,
+                         root[:-1] if len(root) > 2 and root[-1] == root[-2] else root):
+                if _stem(form) in _POLE_WORDS:
+                    return _stem(form)
+    return token
+
+
+def _opposite_by_form(a: str, b: str) -> bool:
+    """One word is the other with a negating prefix, or they swap opposite suffixes
+    ("encrypted"/"unencrypted", "stateful"/"stateless")."""
+    for x, y in ((a, b), (b, a)):
+        if len(x) >= 4 and any(y == prefix + x for prefix in NEGATING_PREFIXES):
+            return True
+        for one, other in OPPOSITE_SUFFIXES:
+            if x.endswith(one) and y.endswith(other) and x[: -len(one)] == y[: -len(other)] and len(x) > len(one) + 2:
+                return True
+    return False
+
+
+def polar_contrast(alignment: Alignment) -> Contrast | None:
+    """The first difference of an alignment that puts the two poles of one scale on its two sides."""
+    for old_span, new_span in alignment.differences:
+        old_forms = {_pole_form(t) for t in old_span} - set(new_span)
+        new_forms = {_pole_form(t) for t in new_span} - set(old_span)
+        for one, other in _POLES:
+            for mine, theirs in ((one, other), (other, one)):
+                if old_forms & mine and new_forms & theirs:
+                    return Contrast("antonym", sorted(old_forms & mine)[0], sorted(new_forms & theirs)[0])
+        for a in old_span:
+            for b in new_span:
+                if _opposite_by_form(a, b):
+                    return Contrast("antonym", a, b)
+    return None
+
+
+@dataclasses.dataclass(frozen=True)
+class Distinction:
+    """Why two aligned texts are about different things although their frame is the same:
+      named_object - a different name (or member of a closed set) modifying the same head noun
+                   that names a thing, not a property ("the Berlin attendees" / "the Madrid
+                   attendees", "the March statements" / "the April statements");
+      object     - the same with plain words ("the login test" / "the checkout test"): plain words
+                   can be synonyms, so the caller may still merge a near-identical pair;
+      designator - the same noun numbered differently ("batch 14" / "batch 15");
+      measure    - bounds on different measures ("at most 1.2 m tall" / "at most 800 kg";
+                   "R 4.2 or later" / "Python 3.10 or later")."""
+
+    kind: str
+    old_value: str
+    new_value: str
+
+    def as_evidence(self) -> dict[str, str]:
+        return {"kind": self.kind, "old": self.old_value, "new": self.new_value}
+
+
+# A noun after a determiner or preposition, then a number that is not a time or a quantity.
+_DESIGNATED = re.compile(r"\b(?:on|for|in|of|from|to|at|the|a|an|this|that|each|every)\s+([a-z]+)\s+(\d+)\b"
+                         r"(?!\s*\S*(?:h|celsius|kg|metre|eur|usd|percent)\b)")
+
+
+def _designators(text: str) -> dict[str, str]:
+    """Lowercase nouns followed by a number that picks one of them out ("on batch 14", "for step 3")."""
+    canonical = canonical_text(normalize_text(text))
+    found: dict[str, str] = {}
+    for match in _DESIGNATED.finditer(canonical):
+        noun = match.group(1)
+        if noun in _STOPWORDS or noun in BOUNDS or _stem(noun) in _ALL_GROUP_WORDS:
+            continue
+        if re.search(rf"\b{noun[0].upper()}{noun[1:]}\b", text):
+            continue  # a capitalised name with a version ("Postgres 15") is a choice, not a designator
+        found[_stem(noun)] = match.group(2)
+    return found
+
+
+def _is_value_token(token: str) -> bool:
+    return bool(_NUMERIC.match(token)) or token in BOUNDS or token in UNIT_TOKENS or token == "minus" \
+        or token.startswith("tz_")
+
+
+def find_distinction(old_text: str, new_text: str, min_alignment: float) -> Distinction | None:
+    """Whether two texts that share a frame are about different objects or measures (see
+    Distinction), or None. Only texts aligning at least `min_alignment` are compared."""
+    a, b = content_tokens(old_text), content_tokens(new_text)
+    bounded = bool(BOUNDS & set(a)) and bool(BOUNDS & set(b))
+    if bounded and {t for t in a if not _is_value_token(t)} & set(b):
+        # Bounds on one subject in units of different dimensions, however worded: different limits.
+        old_dims, new_dims = measured_dimensions(a), measured_dimensions(b)
+        if old_dims and new_dims and not old_dims & new_dims:
+            return Distinction("measure", " ".join(sorted(old_dims)), " ".join(sorted(new_dims)))
+    matcher = difflib.SequenceMatcher(a=a, b=b, autojunk=False)
+    if (matcher.ratio() if a or b else 1.0) < min_alignment:
+        return None
+    ops = [op for op in matcher.get_opcodes() if op[0] != "equal"]
+    old_ids, new_ids = _designators(old_text), _designators(new_text)
+    for noun in old_ids.keys() & new_ids.keys():
+        if old_ids[noun] != new_ids[noun]:
+            return Distinction("designator", f"{noun} {old_ids[noun]}", f"{noun} {new_ids[noun]}")
+    modifiers = {(old_span, new_span): head for old_span, new_span, head in _premodifier_changes(old_text, new_text)}
+    object_change: Distinction | None = None
+    for _, i1, i2, j1, j2 in ops:
+        old_span, new_span = tuple(a[i1:i2]), tuple(b[j1:j2])
+        old_words = [t for t in old_span if not _is_value_token(t)]
+        new_words = [t for t in new_span if not _is_value_token(t)]
+        if not old_words and not new_words:
+            continue  # a value difference: compared elsewhere
+        if bounded and old_words and new_words and len(old_words) < len(old_span) and len(new_words) < len(new_span):
+            return Distinction("measure", " ".join(old_span), " ".join(new_span))
+        head = modifiers.get((old_span, new_span))
+        if head is not None and head not in _ATTRIBUTE_HEADS and object_change is None:
+            # Names and members of one closed set ("March"/"April") cannot be synonyms; plain nouns can.
+            named = any(t in _ALL_GROUP_WORDS for t in (*old_span, *new_span)) \
+                or bool(_proper_nouns(old_text) & set(old_span) and _proper_nouns(new_text) & set(new_span))
+            object_change = Distinction("named_object" if named else "object", " ".join(old_span), " ".join(new_span))
+            continue
+        return None  # another kind of difference: not only a different object
+    return object_change
+
+
+def _is_premodifier(span: Sequence[str]) -> bool:
+    return 0 < len(span) <= 2 and not any(_is_value_token(t) or t in _SLOT_PREPOSITIONS for t in span)
+
+
+# Words that end a noun phrase or introduce another: a span before one of them modifies no head.
+_FUNCTION_WORDS = _STOPWORDS | _NEGATIONS | frozenset("""
+in on over under between during after before across within without outside inside around through
+near behind beside beyond since until till toward towards upon against among along like unlike
+""".split())
+_COPULAS = frozenset({"is", "are", "was", "were", "be", "been", "being"})
+
+
+@functools.lru_cache(maxsize=8192)
+def _words(text: str) -> tuple[str, ...]:
+    """Every word of the canonical text, stemmed the same way as content_tokens (function words kept)."""
+    return tuple(word if word in _FUNCTION_WORDS else _canonical_token(_NUMBER_WORDS.get(word, word))
+                 for word in _split_words(normalize_text(_disambiguate(text))))
+
+
+def _premodifier_changes(old_text: str, new_text: str) -> list[tuple[tuple[str, ...], tuple[str, ...], str]]:
+    """Replaced spans of one or two content words directly before a noun both texts share (their head),
+    in the full word sequence: (old span, new span, head). A span introduced by a preposition of means,
+    time or rate ("by sea freight" / "by air freight") is a choice of that slot, not a modifier that
+    picks out another object, and is left out."""
+    a, b = _words(old_text), _words(new_text)
+    changes = []
+    for tag, i1, i2, j1, j2 in difflib.SequenceMatcher(a=a, b=b, autojunk=False).get_opcodes():
+        if tag != "replace" or i2 >= len(a) or a[i2] in _FUNCTION_WORDS or _is_value_token(a[i2]):
+            continue
+        old_span, new_span = tuple(a[i1:i2]), tuple(b[j1:j2])
+        if not (_is_premodifier(old_span) and _is_premodifier(new_span)):
+            continue
+        if any(t in _FUNCTION_WORDS for t in (*old_span, *new_span)):
+            continue
+        before = [t for t in a[max(0, i1 - 4):i1] if t not in ("a", "an", "the")]
+        if before and before[-1] in _SLOT_PREPOSITIONS:
+            continue
+        if len(before) >= 2 and before[-1] in ("in", "on", "at") and before[-2] in _COPULAS:
+            continue  # where something is ("is in the north region"): a choice of place
+        changes.append((old_span, new_span, a[i2]))
+    return changes
