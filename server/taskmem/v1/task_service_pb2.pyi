@@ -12,6 +12,7 @@ from google.protobuf import struct_pb2 as _struct_pb2
 from google.protobuf import timestamp_pb2 as _timestamp_pb2
 from google.protobuf.internal import containers as _containers
 from taskmem.v1 import event_pb2 as _event_pb2
+from taskmem.v1 import state_pb2 as _state_pb2
 from taskmem.v1 import task_pb2 as _task_pb2
 import builtins as _builtins
 import sys
@@ -1277,6 +1278,10 @@ class GetProgressResponse(_message.Message):
     RECENT_MESSAGES_FIELD_NUMBER: _builtins.int
     SUMMARY_FIELD_NUMBER: _builtins.int
     TOTAL_ITEMS_FIELD_NUMBER: _builtins.int
+    DECISIONS_FIELD_NUMBER: _builtins.int
+    CONSTRAINTS_FIELD_NUMBER: _builtins.int
+    OPEN_QUESTIONS_FIELD_NUMBER: _builtins.int
+    OPEN_WAITS_FIELD_NUMBER: _builtins.int
     plan_version: _builtins.int
     """The current plan version (0 without a plan)."""
     last_error: _builtins.str
@@ -1317,6 +1322,24 @@ class GetProgressResponse(_message.Message):
     def recent_messages(self) -> _containers.RepeatedCompositeFieldContainer[_task_pb2.Message]:
         """The newest messages, oldest first."""
 
+    @_builtins.property
+    def decisions(self) -> _containers.RepeatedCompositeFieldContainer[_state_pb2.StateItemNote]:
+        """Active decisions of the task's reconciled state (StateService), oldest
+        first; a superseded decision is never listed.
+        """
+
+    @_builtins.property
+    def constraints(self) -> _containers.RepeatedCompositeFieldContainer[_state_pb2.StateItemNote]:
+        """Active constraints, oldest first."""
+
+    @_builtins.property
+    def open_questions(self) -> _containers.RepeatedCompositeFieldContainer[_state_pb2.StateItemNote]:
+        """Open questions, oldest first."""
+
+    @_builtins.property
+    def open_waits(self) -> _containers.RepeatedCompositeFieldContainer[_state_pb2.OpenWait]:
+        """The task's open waits, oldest first."""
+
     def __init__(
         self,
         *,
@@ -1331,10 +1354,14 @@ class GetProgressResponse(_message.Message):
         recent_messages: _abc.Iterable[_task_pb2.Message] | None = ...,
         summary: _builtins.str = ...,
         total_items: _builtins.int = ...,
+        decisions: _abc.Iterable[_state_pb2.StateItemNote] | None = ...,
+        constraints: _abc.Iterable[_state_pb2.StateItemNote] | None = ...,
+        open_questions: _abc.Iterable[_state_pb2.StateItemNote] | None = ...,
+        open_waits: _abc.Iterable[_state_pb2.OpenWait] | None = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["current", b"current", "task", b"task"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["blocked", b"blocked", "completed", b"completed", "current", b"current", "failed", b"failed", "last_error", b"last_error", "next", b"next", "plan_version", b"plan_version", "recent_messages", b"recent_messages", "summary", b"summary", "task", b"task", "total_items", b"total_items"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["blocked", b"blocked", "completed", b"completed", "constraints", b"constraints", "current", b"current", "decisions", b"decisions", "failed", b"failed", "last_error", b"last_error", "next", b"next", "open_questions", b"open_questions", "open_waits", b"open_waits", "plan_version", b"plan_version", "recent_messages", b"recent_messages", "summary", b"summary", "task", b"task", "total_items", b"total_items"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 

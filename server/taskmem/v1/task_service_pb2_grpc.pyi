@@ -116,7 +116,11 @@ class TaskServiceStub:
     GetProgress: _grpc.UnaryUnaryMultiCallable[_task_service_pb2.GetProgressRequest, _task_service_pb2.GetProgressResponse]
     """Answers "where was I?" from the record, deterministically: completed
     items, the current item, the next items whose dependencies are met,
-    blocked items, the last error and the most recent messages.
+    blocked items, the last error, the most recent messages, and from the
+    task's reconciled state (StateService) its active decisions, constraints,
+    open questions and open waits. Completed items carry only id, ordinal,
+    title, status and completion time (GetPlan has the rest), so the answer
+    stays small for a long plan.
     """
 
 @_typing.type_check_only
@@ -207,7 +211,11 @@ class TaskServiceAsyncStub(TaskServiceStub):
     GetProgress: _aio.UnaryUnaryMultiCallable[_task_service_pb2.GetProgressRequest, _task_service_pb2.GetProgressResponse]  # type: ignore[assignment]
     """Answers "where was I?" from the record, deterministically: completed
     items, the current item, the next items whose dependencies are met,
-    blocked items, the last error and the most recent messages.
+    blocked items, the last error, the most recent messages, and from the
+    task's reconciled state (StateService) its active decisions, constraints,
+    open questions and open waits. Completed items carry only id, ordinal,
+    title, status and completion time (GetPlan has the rest), so the answer
+    stays small for a long plan.
     """
 
 class TaskServiceServicer(metaclass=_abc_1.ABCMeta):
@@ -409,7 +417,11 @@ class TaskServiceServicer(metaclass=_abc_1.ABCMeta):
     ) -> _typing.Union[_task_service_pb2.GetProgressResponse, _abc.Awaitable[_task_service_pb2.GetProgressResponse]]:
         """Answers "where was I?" from the record, deterministically: completed
         items, the current item, the next items whose dependencies are met,
-        blocked items, the last error and the most recent messages.
+        blocked items, the last error, the most recent messages, and from the
+        task's reconciled state (StateService) its active decisions, constraints,
+        open questions and open waits. Completed items carry only id, ordinal,
+        title, status and completion time (GetPlan has the rest), so the answer
+        stays small for a long plan.
         """
 
 def add_TaskServiceServicer_to_server(servicer: TaskServiceServicer, server: _typing.Union[_grpc.Server, _aio.Server]) -> None: ...

@@ -2504,7 +2504,16 @@ type GetProgressResponse struct {
 	// "Completed 3/5: build, push, ssh. Current: pull — pull image. Next: run."
 	Summary string `protobuf:"bytes,10,opt,name=summary,proto3" json:"summary,omitempty"`
 	// Number of items in the plan.
-	TotalItems    int32 `protobuf:"varint,11,opt,name=total_items,json=totalItems,proto3" json:"total_items,omitempty"`
+	TotalItems int32 `protobuf:"varint,11,opt,name=total_items,json=totalItems,proto3" json:"total_items,omitempty"`
+	// Active decisions of the task's reconciled state (StateService), oldest
+	// first; a superseded decision is never listed.
+	Decisions []*StateItemNote `protobuf:"bytes,12,rep,name=decisions,proto3" json:"decisions,omitempty"`
+	// Active constraints, oldest first.
+	Constraints []*StateItemNote `protobuf:"bytes,13,rep,name=constraints,proto3" json:"constraints,omitempty"`
+	// Open questions, oldest first.
+	OpenQuestions []*StateItemNote `protobuf:"bytes,14,rep,name=open_questions,json=openQuestions,proto3" json:"open_questions,omitempty"`
+	// The task's open waits, oldest first.
+	OpenWaits     []*OpenWait `protobuf:"bytes,15,rep,name=open_waits,json=openWaits,proto3" json:"open_waits,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -2616,12 +2625,40 @@ func (x *GetProgressResponse) GetTotalItems() int32 {
 	return 0
 }
 
+func (x *GetProgressResponse) GetDecisions() []*StateItemNote {
+	if x != nil {
+		return x.Decisions
+	}
+	return nil
+}
+
+func (x *GetProgressResponse) GetConstraints() []*StateItemNote {
+	if x != nil {
+		return x.Constraints
+	}
+	return nil
+}
+
+func (x *GetProgressResponse) GetOpenQuestions() []*StateItemNote {
+	if x != nil {
+		return x.OpenQuestions
+	}
+	return nil
+}
+
+func (x *GetProgressResponse) GetOpenWaits() []*OpenWait {
+	if x != nil {
+		return x.OpenWaits
+	}
+	return nil
+}
+
 var File_taskmem_v1_task_service_proto protoreflect.FileDescriptor
 
 const file_taskmem_v1_task_service_proto_rawDesc = "" +
 	"\n" +
 	"\x1dtaskmem/v1/task_service.proto\x12\n" +
-	"taskmem.v1\x1a\x1egoogle/protobuf/duration.proto\x1a google/protobuf/field_mask.proto\x1a\x1cgoogle/protobuf/struct.proto\x1a\x1fgoogle/protobuf/timestamp.proto\x1a\x16taskmem/v1/event.proto\x1a\x15taskmem/v1/task.proto\"\xf0\x02\n" +
+	"taskmem.v1\x1a\x1egoogle/protobuf/duration.proto\x1a google/protobuf/field_mask.proto\x1a\x1cgoogle/protobuf/struct.proto\x1a\x1fgoogle/protobuf/timestamp.proto\x1a\x16taskmem/v1/event.proto\x1a\x16taskmem/v1/state.proto\x1a\x15taskmem/v1/task.proto\"\xf0\x02\n" +
 	"\x11CreateTaskRequest\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x12\n" +
 	"\x04goal\x18\x02 \x01(\tR\x04goal\x12\x1c\n" +
@@ -2800,7 +2837,7 @@ const file_taskmem_v1_task_service_proto_rawDesc = "" +
 	"\x0fnext_page_token\x18\x02 \x01(\tR\rnextPageToken\"_\n" +
 	"\x12GetProgressRequest\x12\x17\n" +
 	"\atask_id\x18\x01 \x01(\tR\x06taskId\x120\n" +
-	"\x14recent_message_count\x18\x02 \x01(\x05R\x12recentMessageCount\"\xe2\x03\n" +
+	"\x14recent_message_count\x18\x02 \x01(\x05R\x12recentMessageCount\"\xcf\x05\n" +
 	"\x13GetProgressResponse\x12$\n" +
 	"\x04task\x18\x01 \x01(\v2\x10.taskmem.v1.TaskR\x04task\x12!\n" +
 	"\fplan_version\x18\x02 \x01(\x05R\vplanVersion\x122\n" +
@@ -2815,7 +2852,12 @@ const file_taskmem_v1_task_service_proto_rawDesc = "" +
 	"\asummary\x18\n" +
 	" \x01(\tR\asummary\x12\x1f\n" +
 	"\vtotal_items\x18\v \x01(\x05R\n" +
-	"totalItems2\xc9\f\n" +
+	"totalItems\x127\n" +
+	"\tdecisions\x18\f \x03(\v2\x19.taskmem.v1.StateItemNoteR\tdecisions\x12;\n" +
+	"\vconstraints\x18\r \x03(\v2\x19.taskmem.v1.StateItemNoteR\vconstraints\x12@\n" +
+	"\x0eopen_questions\x18\x0e \x03(\v2\x19.taskmem.v1.StateItemNoteR\ropenQuestions\x123\n" +
+	"\n" +
+	"open_waits\x18\x0f \x03(\v2\x14.taskmem.v1.OpenWaitR\topenWaits2\xc9\f\n" +
 	"\vTaskService\x12K\n" +
 	"\n" +
 	"CreateTask\x12\x1d.taskmem.v1.CreateTaskRequest\x1a\x1e.taskmem.v1.CreateTaskResponse\x12B\n" +
@@ -2914,6 +2956,8 @@ var file_taskmem_v1_task_service_proto_goTypes = []any{
 	(*ContextSnapshot)(nil),               // 57: taskmem.v1.ContextSnapshot
 	(EventType)(0),                        // 58: taskmem.v1.EventType
 	(*Event)(nil),                         // 59: taskmem.v1.Event
+	(*StateItemNote)(nil),                 // 60: taskmem.v1.StateItemNote
+	(*OpenWait)(nil),                      // 61: taskmem.v1.OpenWait
 }
 var file_taskmem_v1_task_service_proto_depIdxs = []int32{
 	39, // 0: taskmem.v1.CreateTaskRequest.context:type_name -> google.protobuf.Struct
@@ -2966,49 +3010,53 @@ var file_taskmem_v1_task_service_proto_depIdxs = []int32{
 	48, // 47: taskmem.v1.GetProgressResponse.blocked:type_name -> taskmem.v1.PlanItem
 	48, // 48: taskmem.v1.GetProgressResponse.failed:type_name -> taskmem.v1.PlanItem
 	56, // 49: taskmem.v1.GetProgressResponse.recent_messages:type_name -> taskmem.v1.Message
-	0,  // 50: taskmem.v1.TaskService.CreateTask:input_type -> taskmem.v1.CreateTaskRequest
-	2,  // 51: taskmem.v1.TaskService.GetTask:input_type -> taskmem.v1.GetTaskRequest
-	4,  // 52: taskmem.v1.TaskService.ListTasks:input_type -> taskmem.v1.ListTasksRequest
-	6,  // 53: taskmem.v1.TaskService.UpdateTask:input_type -> taskmem.v1.UpdateTaskRequest
-	8,  // 54: taskmem.v1.TaskService.ReplacePlan:input_type -> taskmem.v1.ReplacePlanRequest
-	10, // 55: taskmem.v1.TaskService.GetPlan:input_type -> taskmem.v1.GetPlanRequest
-	12, // 56: taskmem.v1.TaskService.UpdatePlanItem:input_type -> taskmem.v1.UpdatePlanItemRequest
-	14, // 57: taskmem.v1.TaskService.RecordAction:input_type -> taskmem.v1.RecordActionRequest
-	16, // 58: taskmem.v1.TaskService.CompleteAction:input_type -> taskmem.v1.CompleteActionRequest
-	18, // 59: taskmem.v1.TaskService.ListActions:input_type -> taskmem.v1.ListActionsRequest
-	21, // 60: taskmem.v1.TaskService.AppendActionLog:input_type -> taskmem.v1.AppendActionLogRequest
-	23, // 61: taskmem.v1.TaskService.TailActionLog:input_type -> taskmem.v1.TailActionLogRequest
-	25, // 62: taskmem.v1.TaskService.PostMessage:input_type -> taskmem.v1.PostMessageRequest
-	27, // 63: taskmem.v1.TaskService.ListMessages:input_type -> taskmem.v1.ListMessagesRequest
-	29, // 64: taskmem.v1.TaskService.RecordContextSnapshot:input_type -> taskmem.v1.RecordContextSnapshotRequest
-	31, // 65: taskmem.v1.TaskService.ListContextSnapshots:input_type -> taskmem.v1.ListContextSnapshotsRequest
-	33, // 66: taskmem.v1.TaskService.SubscribeEvents:input_type -> taskmem.v1.SubscribeEventsRequest
-	35, // 67: taskmem.v1.TaskService.ListEvents:input_type -> taskmem.v1.ListEventsRequest
-	37, // 68: taskmem.v1.TaskService.GetProgress:input_type -> taskmem.v1.GetProgressRequest
-	1,  // 69: taskmem.v1.TaskService.CreateTask:output_type -> taskmem.v1.CreateTaskResponse
-	3,  // 70: taskmem.v1.TaskService.GetTask:output_type -> taskmem.v1.GetTaskResponse
-	5,  // 71: taskmem.v1.TaskService.ListTasks:output_type -> taskmem.v1.ListTasksResponse
-	7,  // 72: taskmem.v1.TaskService.UpdateTask:output_type -> taskmem.v1.UpdateTaskResponse
-	9,  // 73: taskmem.v1.TaskService.ReplacePlan:output_type -> taskmem.v1.ReplacePlanResponse
-	11, // 74: taskmem.v1.TaskService.GetPlan:output_type -> taskmem.v1.GetPlanResponse
-	13, // 75: taskmem.v1.TaskService.UpdatePlanItem:output_type -> taskmem.v1.UpdatePlanItemResponse
-	15, // 76: taskmem.v1.TaskService.RecordAction:output_type -> taskmem.v1.RecordActionResponse
-	17, // 77: taskmem.v1.TaskService.CompleteAction:output_type -> taskmem.v1.CompleteActionResponse
-	19, // 78: taskmem.v1.TaskService.ListActions:output_type -> taskmem.v1.ListActionsResponse
-	22, // 79: taskmem.v1.TaskService.AppendActionLog:output_type -> taskmem.v1.AppendActionLogResponse
-	24, // 80: taskmem.v1.TaskService.TailActionLog:output_type -> taskmem.v1.TailActionLogResponse
-	26, // 81: taskmem.v1.TaskService.PostMessage:output_type -> taskmem.v1.PostMessageResponse
-	28, // 82: taskmem.v1.TaskService.ListMessages:output_type -> taskmem.v1.ListMessagesResponse
-	30, // 83: taskmem.v1.TaskService.RecordContextSnapshot:output_type -> taskmem.v1.RecordContextSnapshotResponse
-	32, // 84: taskmem.v1.TaskService.ListContextSnapshots:output_type -> taskmem.v1.ListContextSnapshotsResponse
-	34, // 85: taskmem.v1.TaskService.SubscribeEvents:output_type -> taskmem.v1.SubscribeEventsResponse
-	36, // 86: taskmem.v1.TaskService.ListEvents:output_type -> taskmem.v1.ListEventsResponse
-	38, // 87: taskmem.v1.TaskService.GetProgress:output_type -> taskmem.v1.GetProgressResponse
-	69, // [69:88] is the sub-list for method output_type
-	50, // [50:69] is the sub-list for method input_type
-	50, // [50:50] is the sub-list for extension type_name
-	50, // [50:50] is the sub-list for extension extendee
-	0,  // [0:50] is the sub-list for field type_name
+	60, // 50: taskmem.v1.GetProgressResponse.decisions:type_name -> taskmem.v1.StateItemNote
+	60, // 51: taskmem.v1.GetProgressResponse.constraints:type_name -> taskmem.v1.StateItemNote
+	60, // 52: taskmem.v1.GetProgressResponse.open_questions:type_name -> taskmem.v1.StateItemNote
+	61, // 53: taskmem.v1.GetProgressResponse.open_waits:type_name -> taskmem.v1.OpenWait
+	0,  // 54: taskmem.v1.TaskService.CreateTask:input_type -> taskmem.v1.CreateTaskRequest
+	2,  // 55: taskmem.v1.TaskService.GetTask:input_type -> taskmem.v1.GetTaskRequest
+	4,  // 56: taskmem.v1.TaskService.ListTasks:input_type -> taskmem.v1.ListTasksRequest
+	6,  // 57: taskmem.v1.TaskService.UpdateTask:input_type -> taskmem.v1.UpdateTaskRequest
+	8,  // 58: taskmem.v1.TaskService.ReplacePlan:input_type -> taskmem.v1.ReplacePlanRequest
+	10, // 59: taskmem.v1.TaskService.GetPlan:input_type -> taskmem.v1.GetPlanRequest
+	12, // 60: taskmem.v1.TaskService.UpdatePlanItem:input_type -> taskmem.v1.UpdatePlanItemRequest
+	14, // 61: taskmem.v1.TaskService.RecordAction:input_type -> taskmem.v1.RecordActionRequest
+	16, // 62: taskmem.v1.TaskService.CompleteAction:input_type -> taskmem.v1.CompleteActionRequest
+	18, // 63: taskmem.v1.TaskService.ListActions:input_type -> taskmem.v1.ListActionsRequest
+	21, // 64: taskmem.v1.TaskService.AppendActionLog:input_type -> taskmem.v1.AppendActionLogRequest
+	23, // 65: taskmem.v1.TaskService.TailActionLog:input_type -> taskmem.v1.TailActionLogRequest
+	25, // 66: taskmem.v1.TaskService.PostMessage:input_type -> taskmem.v1.PostMessageRequest
+	27, // 67: taskmem.v1.TaskService.ListMessages:input_type -> taskmem.v1.ListMessagesRequest
+	29, // 68: taskmem.v1.TaskService.RecordContextSnapshot:input_type -> taskmem.v1.RecordContextSnapshotRequest
+	31, // 69: taskmem.v1.TaskService.ListContextSnapshots:input_type -> taskmem.v1.ListContextSnapshotsRequest
+	33, // 70: taskmem.v1.TaskService.SubscribeEvents:input_type -> taskmem.v1.SubscribeEventsRequest
+	35, // 71: taskmem.v1.TaskService.ListEvents:input_type -> taskmem.v1.ListEventsRequest
+	37, // 72: taskmem.v1.TaskService.GetProgress:input_type -> taskmem.v1.GetProgressRequest
+	1,  // 73: taskmem.v1.TaskService.CreateTask:output_type -> taskmem.v1.CreateTaskResponse
+	3,  // 74: taskmem.v1.TaskService.GetTask:output_type -> taskmem.v1.GetTaskResponse
+	5,  // 75: taskmem.v1.TaskService.ListTasks:output_type -> taskmem.v1.ListTasksResponse
+	7,  // 76: taskmem.v1.TaskService.UpdateTask:output_type -> taskmem.v1.UpdateTaskResponse
+	9,  // 77: taskmem.v1.TaskService.ReplacePlan:output_type -> taskmem.v1.ReplacePlanResponse
+	11, // 78: taskmem.v1.TaskService.GetPlan:output_type -> taskmem.v1.GetPlanResponse
+	13, // 79: taskmem.v1.TaskService.UpdatePlanItem:output_type -> taskmem.v1.UpdatePlanItemResponse
+	15, // 80: taskmem.v1.TaskService.RecordAction:output_type -> taskmem.v1.RecordActionResponse
+	17, // 81: taskmem.v1.TaskService.CompleteAction:output_type -> taskmem.v1.CompleteActionResponse
+	19, // 82: taskmem.v1.TaskService.ListActions:output_type -> taskmem.v1.ListActionsResponse
+	22, // 83: taskmem.v1.TaskService.AppendActionLog:output_type -> taskmem.v1.AppendActionLogResponse
+	24, // 84: taskmem.v1.TaskService.TailActionLog:output_type -> taskmem.v1.TailActionLogResponse
+	26, // 85: taskmem.v1.TaskService.PostMessage:output_type -> taskmem.v1.PostMessageResponse
+	28, // 86: taskmem.v1.TaskService.ListMessages:output_type -> taskmem.v1.ListMessagesResponse
+	30, // 87: taskmem.v1.TaskService.RecordContextSnapshot:output_type -> taskmem.v1.RecordContextSnapshotResponse
+	32, // 88: taskmem.v1.TaskService.ListContextSnapshots:output_type -> taskmem.v1.ListContextSnapshotsResponse
+	34, // 89: taskmem.v1.TaskService.SubscribeEvents:output_type -> taskmem.v1.SubscribeEventsResponse
+	36, // 90: taskmem.v1.TaskService.ListEvents:output_type -> taskmem.v1.ListEventsResponse
+	38, // 91: taskmem.v1.TaskService.GetProgress:output_type -> taskmem.v1.GetProgressResponse
+	73, // [73:92] is the sub-list for method output_type
+	54, // [54:73] is the sub-list for method input_type
+	54, // [54:54] is the sub-list for extension type_name
+	54, // [54:54] is the sub-list for extension extendee
+	0,  // [0:54] is the sub-list for field type_name
 }
 
 func init() { file_taskmem_v1_task_service_proto_init() }
@@ -3017,6 +3065,7 @@ func file_taskmem_v1_task_service_proto_init() {
 		return
 	}
 	file_taskmem_v1_event_proto_init()
+	file_taskmem_v1_state_proto_init()
 	file_taskmem_v1_task_proto_init()
 	file_taskmem_v1_task_service_proto_msgTypes[12].OneofWrappers = []any{}
 	type x struct{}

@@ -120,7 +120,11 @@ type TaskServiceClient interface {
 	ListEvents(ctx context.Context, in *ListEventsRequest, opts ...grpc.CallOption) (*ListEventsResponse, error)
 	// Answers "where was I?" from the record, deterministically: completed
 	// items, the current item, the next items whose dependencies are met,
-	// blocked items, the last error and the most recent messages.
+	// blocked items, the last error, the most recent messages, and from the
+	// task's reconciled state (StateService) its active decisions, constraints,
+	// open questions and open waits. Completed items carry only id, ordinal,
+	// title, status and completion time (GetPlan has the rest), so the answer
+	// stays small for a long plan.
 	GetProgress(ctx context.Context, in *GetProgressRequest, opts ...grpc.CallOption) (*GetProgressResponse, error)
 }
 
@@ -420,7 +424,11 @@ type TaskServiceServer interface {
 	ListEvents(context.Context, *ListEventsRequest) (*ListEventsResponse, error)
 	// Answers "where was I?" from the record, deterministically: completed
 	// items, the current item, the next items whose dependencies are met,
-	// blocked items, the last error and the most recent messages.
+	// blocked items, the last error, the most recent messages, and from the
+	// task's reconciled state (StateService) its active decisions, constraints,
+	// open questions and open waits. Completed items carry only id, ordinal,
+	// title, status and completion time (GetPlan has the rest), so the answer
+	// stays small for a long plan.
 	GetProgress(context.Context, *GetProgressRequest) (*GetProgressResponse, error)
 	mustEmbedUnimplementedTaskServiceServer()
 }
