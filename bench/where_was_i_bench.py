@@ -98,7 +98,7 @@ class Player:
                                                                  status=IN_PROGRESS))
         await in_parallel([lambda n=n: self.tasks.RecordAction(pb.RecordActionRequest(
             task_id=self.task_id, plan_item_id=item_id, type=task_pb2.ACTION_TYPE_CLI, tool_name="bash",
-            summary=f"{item_id}: command {n}", status=task_pb2.ACTION_STATUS_COMPLETED,
+            summary=f"{item_id}: command {n}", status=task_pb2.ACTION_STATUS_SUCCEEDED,
             input=struct({"cmd": f"make {item_id}-{n}"}), output=struct({"exit": 0})))
             for n in range(actions)])
         self.truth.actions += actions
@@ -176,20 +176,20 @@ async def replans(p: Player, server: ServerProcess) -> None:
     await p.note(CONSTRAINT, "Keep the old ledger readable until the audit closes")
     await p.decide("Use pgloader for the bulk copy")
     for item in ids[:20]:
-        await p.work(item, 12)
+        await p.work(item, 20)
     # Replan 1: drop two items, add three, keep every done item.
     ids = ids[:30] + ["verify-ledger", "backfill-fx", "reindex"] + [i for i in ids[30:] if i not in ("step-40", "step-41")]
     await p.tasks.ReplacePlan(pb.ReplacePlanRequest(task_id=p.task_id, reason="audit asked for FX backfill",
                                                     items=[spec(i, ids, False) for i in ids]))
     await p.decide("Use Debezium to stream changes instead of pgloader", retires="Use pgloader for the bulk copy")
     for item in ids[20:33]:
-        await p.work(item, 12)
+        await p.work(item, 20)
     await p.note(QUESTION, "Does finance need the FX rates of weekends?")
     # Replan 2: move reindex to the end.
     ids = [i for i in ids if i != "reindex"] + ["reindex"]
     await p.tasks.ReplacePlan(pb.ReplacePlanRequest(task_id=p.task_id, reason="reindex last",
                                                     items=[spec(i, ids, False) for i in ids]))
-    await p.work(ids[32], 15, finish=False)
+    await p.work(ids[32], 20, finish=False)
     await p.note(CONSTRAINT, "Writes to the ledger go through the outbox table")
     await p.error(ids[32], "backfill-fx: rate API returned 429 after 300 calls")
     await p.settle()
@@ -202,16 +202,16 @@ async def decisions(p: Player, server: ServerProcess) -> None:
     await p.decide("Use SQLite for the metrics store")
     await p.note(CONSTRAINT, "Pages must render in under 200 ms")
     for item in ids[:5]:
-        await p.work(item, 40)
+        await p.work(item, 45)
         await p.say(f"{item} finished")
     await p.decide("Use Plotly for the dashboard charts instead of Chart.js",
                    retires="Use Chart.js for the dashboard charts")
     for item in ids[5:10]:
-        await p.work(item, 40)
+        await p.work(item, 45)
     await p.decide("Use PostgreSQL for the metrics store instead of SQLite", retires="Use SQLite for the metrics store")
     await p.note(QUESTION, "Should the dashboard support dark mode?")
     for item in ids[10:16]:
-        await p.work(item, 40)
+        await p.work(item, 45)
     await p.decide("Use Vega-Lite for the dashboard charts instead of Plotly",
                    retires="Use Plotly for the dashboard charts instead of Chart.js")
     await p.note(CONSTRAINT, "No third-party trackers on any page")
@@ -226,7 +226,7 @@ async def waits(p: Player, server: ServerProcess) -> None:
     await p.note(CONSTRAINT, "Deploy only between 09:00 and 16:00 UTC")
     await p.decide("Roll out with a canary of 5 percent")
     for item in ids[:8]:
-        await p.work(item, 35)
+        await p.work(item, 40)
     approval = await p.wait("release approved", wait_pb2.WaitTarget(
         external=wait_pb2.ExternalTarget(resolver="release-manager")), 4 * 3600)
     await p.wait("cool-down after the canary", wait_pb2.WaitTarget(
@@ -238,7 +238,7 @@ async def waits(p: Player, server: ServerProcess) -> None:
     await p.waits.ResolveWait(wpb.ResolveWaitRequest(wait_id=approval, result="approved by the release manager"))
     p.truth.waits.remove("release approved")
     for item in ids[8:17]:
-        await p.work(item, 35)
+        await p.work(item, 40)
     await p.work(ids[17], 10, finish=False)
     await p.error(ids[17], "smoke test: /healthz answered 503 on 2 of 12 pods")
     await p.settle()
@@ -298,11 +298,14 @@ async def read_back(p: Player) -> tuple[dict[str, float], dict[str, float], dict
     plan = {i.id: i for i in (await p.tasks.GetPlan(pb.GetPlanRequest(task_id=p.task_id))).plan.items}
     before = pb.GetProgressResponse()
     before.CopyFrom(progress)
+    done = {task_pb2.PLAN_ITEM_STATUS_COMPLETED, task_pb2.PLAN_ITEM_STATUS_SKIPPED}
+    ready = [i for i in plan.values() if i.status == task_pb2.PLAN_ITEM_STATUS_PENDING
+             and all(plan[d].status in done for d in i.depends_on if d in plan)]
     for field in ("completed", "next", "blocked", "failed"):
-        listed = [plan[i.id] for i in getattr(before, field)]
+        listed = ready if field == "next" else [plan[i.id] for i in getattr(before, field)]
         before.ClearField(field)
         getattr(before, field).extend(listed)
-    for field in ("decisions", "constraints", "open_questions", "open_waits"):
+    for field in ("decisions", "constraints", "open_questions", "open_waits", "ready_count"):
         before.ClearField(field)
     sizes = {"yaml": state.token_count, "summary": COUNTER.count(progress.summary),
              "progress json": tokens_of(progress), "progress json, full items (before)": tokens_of(before)}

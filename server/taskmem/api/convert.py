@@ -104,25 +104,29 @@ def progress(p: Progress) -> task_service_pb2.GetProgressResponse:
     return task_service_pb2.GetProgressResponse(
         task=task(p.task), plan_version=p.plan_version, total_items=p.total_items,
         completed=[completed_item(i) for i in p.completed], current=plan_item(p.current) if p.current else None,
-        next=[outline_item(i) for i in p.next], blocked=[outline_item(i) for i in p.blocked],
+        next=[outline_item(i) for i in p.next[:NEXT_LISTED]], blocked=[outline_item(i) for i in p.blocked],
         failed=[outline_item(i) for i in p.failed], last_error=p.last_error,
         recent_messages=[message(m) for m in p.recent_messages], summary=p.summary,
         decisions=[note(n) for n in p.decisions], constraints=[note(n) for n in p.constraints],
         open_questions=[note(n) for n in p.questions], open_waits=[open_wait(w) for w in p.waits],
+        ready_count=len(p.next),
     )
+
+
+# GetProgress lists at most this many ready items (ready_count counts them all): a long plan with few
+# dependencies has dozens ready at once, and what to do next is the first few.
+NEXT_LISTED = 10
 
 
 def completed_item(item: PlanItem) -> task_pb2.PlanItem:
     """A done item as GetProgress lists it: enough to name it (GetPlan has the rest)."""
-    return task_pb2.PlanItem(id=item.id, ordinal=item.ordinal, title=item.title, status=item.status.value,
-                             complete_time=timestamp(item.completed_at))
+    return task_pb2.PlanItem(id=item.id, title=item.title, status=item.status.value)
 
 
 def outline_item(item: PlanItem) -> task_pb2.PlanItem:
-    """An item still to do as GetProgress lists it: without its input, narrative and times."""
-    return task_pb2.PlanItem(id=item.id, ordinal=item.ordinal, stage=item.stage, title=item.title,
-                             status=item.status.value, summary=item.summary, active_issue=item.active_issue,
-                             depends_on=item.depends_on, tool_name=item.tool_name)
+    """An item still to do as GetProgress lists it: what it is and what holds it (GetPlan has the rest)."""
+    return task_pb2.PlanItem(id=item.id, title=item.title, status=item.status.value, summary=item.summary,
+                             active_issue=item.active_issue, depends_on=item.depends_on)
 
 
 def note(n: Note) -> state_pb2.StateItemNote:

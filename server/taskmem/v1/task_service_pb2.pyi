@@ -1282,6 +1282,7 @@ class GetProgressResponse(_message.Message):
     CONSTRAINTS_FIELD_NUMBER: _builtins.int
     OPEN_QUESTIONS_FIELD_NUMBER: _builtins.int
     OPEN_WAITS_FIELD_NUMBER: _builtins.int
+    READY_COUNT_FIELD_NUMBER: _builtins.int
     plan_version: _builtins.int
     """The current plan version (0 without a plan)."""
     last_error: _builtins.str
@@ -1294,13 +1295,19 @@ class GetProgressResponse(_message.Message):
     """
     total_items: _builtins.int
     """Number of items in the plan."""
+    ready_count: _builtins.int
+    """PENDING items whose dependencies are all done, listed in `next` or not
+    (`next` lists the first 10).
+    """
     @_builtins.property
     def task(self) -> _task_pb2.Task:
         """The task."""
 
     @_builtins.property
     def completed(self) -> _containers.RepeatedCompositeFieldContainer[_task_pb2.PlanItem]:
-        """Items that are COMPLETED or SKIPPED, in plan order."""
+        """Items that are COMPLETED or SKIPPED, in plan order, with id, title and
+        status only (GetPlan has the rest).
+        """
 
     @_builtins.property
     def current(self) -> _task_pb2.PlanItem:
@@ -1308,7 +1315,10 @@ class GetProgressResponse(_message.Message):
 
     @_builtins.property
     def next(self) -> _containers.RepeatedCompositeFieldContainer[_task_pb2.PlanItem]:
-        """PENDING items whose dependencies are all done, in plan order: what to do next."""
+        """PENDING items whose dependencies are all done, in plan order: what to do
+        next. At most 10 (ready_count counts them all). Items here and in blocked
+        and failed carry id, title, status, summary, active_issue and depends_on.
+        """
 
     @_builtins.property
     def blocked(self) -> _containers.RepeatedCompositeFieldContainer[_task_pb2.PlanItem]:
@@ -1358,10 +1368,11 @@ class GetProgressResponse(_message.Message):
         constraints: _abc.Iterable[_state_pb2.StateItemNote] | None = ...,
         open_questions: _abc.Iterable[_state_pb2.StateItemNote] | None = ...,
         open_waits: _abc.Iterable[_state_pb2.OpenWait] | None = ...,
+        ready_count: _builtins.int = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["current", b"current", "task", b"task"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["blocked", b"blocked", "completed", b"completed", "constraints", b"constraints", "current", b"current", "decisions", b"decisions", "failed", b"failed", "last_error", b"last_error", "next", b"next", "open_questions", b"open_questions", "open_waits", b"open_waits", "plan_version", b"plan_version", "recent_messages", b"recent_messages", "summary", b"summary", "task", b"task", "total_items", b"total_items"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["blocked", b"blocked", "completed", b"completed", "constraints", b"constraints", "current", b"current", "decisions", b"decisions", "failed", b"failed", "last_error", b"last_error", "next", b"next", "open_questions", b"open_questions", "open_waits", b"open_waits", "plan_version", b"plan_version", "ready_count", b"ready_count", "recent_messages", b"recent_messages", "summary", b"summary", "task", b"task", "total_items", b"total_items"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 

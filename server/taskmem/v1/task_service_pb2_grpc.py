@@ -320,9 +320,8 @@ class TaskServiceServicer:
         items, the current item, the next items whose dependencies are met,
         blocked items, the last error, the most recent messages, and from the
         task's reconciled state (StateService) its active decisions, constraints,
-        open questions and open waits. Completed items carry only id, ordinal,
-        title, status and completion time (GetPlan has the rest), so the answer
-        stays small for a long plan.
+        open questions and open waits. Listed items carry only what a resume
+        needs (GetPlan has the rest), so the answer stays small for a long plan.
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')

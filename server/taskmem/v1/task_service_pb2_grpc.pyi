@@ -118,9 +118,8 @@ class TaskServiceStub:
     items, the current item, the next items whose dependencies are met,
     blocked items, the last error, the most recent messages, and from the
     task's reconciled state (StateService) its active decisions, constraints,
-    open questions and open waits. Completed items carry only id, ordinal,
-    title, status and completion time (GetPlan has the rest), so the answer
-    stays small for a long plan.
+    open questions and open waits. Listed items carry only what a resume
+    needs (GetPlan has the rest), so the answer stays small for a long plan.
     """
 
 @_typing.type_check_only
@@ -213,9 +212,8 @@ class TaskServiceAsyncStub(TaskServiceStub):
     items, the current item, the next items whose dependencies are met,
     blocked items, the last error, the most recent messages, and from the
     task's reconciled state (StateService) its active decisions, constraints,
-    open questions and open waits. Completed items carry only id, ordinal,
-    title, status and completion time (GetPlan has the rest), so the answer
-    stays small for a long plan.
+    open questions and open waits. Listed items carry only what a resume
+    needs (GetPlan has the rest), so the answer stays small for a long plan.
     """
 
 class TaskServiceServicer(metaclass=_abc_1.ABCMeta):
@@ -419,9 +417,8 @@ class TaskServiceServicer(metaclass=_abc_1.ABCMeta):
         items, the current item, the next items whose dependencies are met,
         blocked items, the last error, the most recent messages, and from the
         task's reconciled state (StateService) its active decisions, constraints,
-        open questions and open waits. Completed items carry only id, ordinal,
-        title, status and completion time (GetPlan has the rest), so the answer
-        stays small for a long plan.
+        open questions and open waits. Listed items carry only what a resume
+        needs (GetPlan has the rest), so the answer stays small for a long plan.
         """
 
 def add_TaskServiceServicer_to_server(servicer: TaskServiceServicer, server: _typing.Union[_grpc.Server, _aio.Server]) -> None: ...

@@ -2485,11 +2485,14 @@ type GetProgressResponse struct {
 	Task *Task `protobuf:"bytes,1,opt,name=task,proto3" json:"task,omitempty"`
 	// The current plan version (0 without a plan).
 	PlanVersion int32 `protobuf:"varint,2,opt,name=plan_version,json=planVersion,proto3" json:"plan_version,omitempty"`
-	// Items that are COMPLETED or SKIPPED, in plan order.
+	// Items that are COMPLETED or SKIPPED, in plan order, with id, title and
+	// status only (GetPlan has the rest).
 	Completed []*PlanItem `protobuf:"bytes,3,rep,name=completed,proto3" json:"completed,omitempty"`
 	// The item being worked on: the first IN_PROGRESS item in plan order; absent if none.
 	Current *PlanItem `protobuf:"bytes,4,opt,name=current,proto3" json:"current,omitempty"`
-	// PENDING items whose dependencies are all done, in plan order: what to do next.
+	// PENDING items whose dependencies are all done, in plan order: what to do
+	// next. At most 10 (ready_count counts them all). Items here and in blocked
+	// and failed carry id, title, status, summary, active_issue and depends_on.
 	Next []*PlanItem `protobuf:"bytes,5,rep,name=next,proto3" json:"next,omitempty"`
 	// BLOCKED items, and PENDING items waiting on a FAILED or BLOCKED dependency.
 	Blocked []*PlanItem `protobuf:"bytes,6,rep,name=blocked,proto3" json:"blocked,omitempty"`
@@ -2513,7 +2516,10 @@ type GetProgressResponse struct {
 	// Open questions, oldest first.
 	OpenQuestions []*StateItemNote `protobuf:"bytes,14,rep,name=open_questions,json=openQuestions,proto3" json:"open_questions,omitempty"`
 	// The task's open waits, oldest first.
-	OpenWaits     []*OpenWait `protobuf:"bytes,15,rep,name=open_waits,json=openWaits,proto3" json:"open_waits,omitempty"`
+	OpenWaits []*OpenWait `protobuf:"bytes,15,rep,name=open_waits,json=openWaits,proto3" json:"open_waits,omitempty"`
+	// PENDING items whose dependencies are all done, listed in `next` or not
+	// (`next` lists the first 10).
+	ReadyCount    int32 `protobuf:"varint,16,opt,name=ready_count,json=readyCount,proto3" json:"ready_count,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -2651,6 +2657,13 @@ func (x *GetProgressResponse) GetOpenWaits() []*OpenWait {
 		return x.OpenWaits
 	}
 	return nil
+}
+
+func (x *GetProgressResponse) GetReadyCount() int32 {
+	if x != nil {
+		return x.ReadyCount
+	}
+	return 0
 }
 
 var File_taskmem_v1_task_service_proto protoreflect.FileDescriptor
@@ -2837,7 +2850,7 @@ const file_taskmem_v1_task_service_proto_rawDesc = "" +
 	"\x0fnext_page_token\x18\x02 \x01(\tR\rnextPageToken\"_\n" +
 	"\x12GetProgressRequest\x12\x17\n" +
 	"\atask_id\x18\x01 \x01(\tR\x06taskId\x120\n" +
-	"\x14recent_message_count\x18\x02 \x01(\x05R\x12recentMessageCount\"\xcf\x05\n" +
+	"\x14recent_message_count\x18\x02 \x01(\x05R\x12recentMessageCount\"\xf0\x05\n" +
 	"\x13GetProgressResponse\x12$\n" +
 	"\x04task\x18\x01 \x01(\v2\x10.taskmem.v1.TaskR\x04task\x12!\n" +
 	"\fplan_version\x18\x02 \x01(\x05R\vplanVersion\x122\n" +
@@ -2857,7 +2870,9 @@ const file_taskmem_v1_task_service_proto_rawDesc = "" +
 	"\vconstraints\x18\r \x03(\v2\x19.taskmem.v1.StateItemNoteR\vconstraints\x12@\n" +
 	"\x0eopen_questions\x18\x0e \x03(\v2\x19.taskmem.v1.StateItemNoteR\ropenQuestions\x123\n" +
 	"\n" +
-	"open_waits\x18\x0f \x03(\v2\x14.taskmem.v1.OpenWaitR\topenWaits2\xc9\f\n" +
+	"open_waits\x18\x0f \x03(\v2\x14.taskmem.v1.OpenWaitR\topenWaits\x12\x1f\n" +
+	"\vready_count\x18\x10 \x01(\x05R\n" +
+	"readyCount2\xc9\f\n" +
 	"\vTaskService\x12K\n" +
 	"\n" +
 	"CreateTask\x12\x1d.taskmem.v1.CreateTaskRequest\x1a\x1e.taskmem.v1.CreateTaskResponse\x12B\n" +

@@ -122,9 +122,8 @@ type TaskServiceClient interface {
 	// items, the current item, the next items whose dependencies are met,
 	// blocked items, the last error, the most recent messages, and from the
 	// task's reconciled state (StateService) its active decisions, constraints,
-	// open questions and open waits. Completed items carry only id, ordinal,
-	// title, status and completion time (GetPlan has the rest), so the answer
-	// stays small for a long plan.
+	// open questions and open waits. Listed items carry only what a resume
+	// needs (GetPlan has the rest), so the answer stays small for a long plan.
 	GetProgress(ctx context.Context, in *GetProgressRequest, opts ...grpc.CallOption) (*GetProgressResponse, error)
 }
 
@@ -426,9 +425,8 @@ type TaskServiceServer interface {
 	// items, the current item, the next items whose dependencies are met,
 	// blocked items, the last error, the most recent messages, and from the
 	// task's reconciled state (StateService) its active decisions, constraints,
-	// open questions and open waits. Completed items carry only id, ordinal,
-	// title, status and completion time (GetPlan has the rest), so the answer
-	// stays small for a long plan.
+	// open questions and open waits. Listed items carry only what a resume
+	// needs (GetPlan has the rest), so the answer stays small for a long plan.
 	GetProgress(context.Context, *GetProgressRequest) (*GetProgressResponse, error)
 	mustEmbedUnimplementedTaskServiceServer()
 }
