@@ -18,14 +18,14 @@ from taskmem.core.errors import InvalidArgument, NotFound
 from taskmem.core.events import Event, EventFilter, EventType
 from taskmem.core.ids import new_id
 from taskmem.core.messages import ContextSnapshot, Kind, Message, Role
-from taskmem.core.plans import SUMMARY_MAX, ItemStatus, Plan, PlanItem, validate_plan
+from taskmem.core.plans import SUMMARY_MAX, ItemStatus, PlanItem, validate_plan
 from taskmem.core.tasks import UPDATABLE_FIELDS, ApprovalMode, ErrorSummary, Task, TaskStatus
 from taskmem.store import actions as action_store
 from taskmem.store import messages as message_store
 from taskmem.store.state_task import task_progress
 from taskmem.store import tasks as task_store
 from taskmem.store.storage import Storage
-from taskmem.store.writer import Reader, Transaction
+from taskmem.store.writer import Transaction
 from taskmem.v1 import event_pb2, task_pb2, task_service_pb2 as pb, task_service_pb2_grpc
 
 

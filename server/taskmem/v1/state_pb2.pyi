@@ -717,9 +717,13 @@ Global___WorkspaceChanges: _TypeAlias = WorkspaceChanges  # noqa: Y015
 @_typing.final
 class TaskState(_message.Message):
     """TaskState is the always-in-context view of a task (seed layer 1), the typed
-    twin of the YAML GetTaskState renders. Lists are already pruned: the 10
-    newest decisions, the 5 newest errors, and for plans over 15 items only the
-    current item and the next three pending ones (completed_count counts the rest).
+    twin of the YAML GetTaskState renders. Decisions, constraints, questions,
+    risks and errors come from the task's reconciled structured state, so a
+    superseded decision is never among them. Lists are already pruned: the 10
+    newest active decisions, constraints, open questions and risks, the 5
+    newest errors, and for plans over 15 items only the items in progress,
+    blocked or failed and the next three (ready ones first) as subtasks, the
+    completed ones as completed_ids (completed_count counts them all).
     """
 
     DESCRIPTOR: _descriptor.Descriptor
@@ -765,7 +769,7 @@ class TaskState(_message.Message):
 
     @_builtins.property
     def decisions(self) -> _containers.RepeatedCompositeFieldContainer[Global___TaskStateDecision]:
-        """The newest decisions, newest last."""
+        """The newest active decisions, newest last."""
 
     @_builtins.property
     def errors(self) -> _containers.RepeatedCompositeFieldContainer[Global___TaskStateError]:

@@ -1381,9 +1381,13 @@ func (x *WorkspaceChanges) GetLastChangeTime() *timestamppb.Timestamp {
 }
 
 // TaskState is the always-in-context view of a task (seed layer 1), the typed
-// twin of the YAML GetTaskState renders. Lists are already pruned: the 10
-// newest decisions, the 5 newest errors, and for plans over 15 items only the
-// current item and the next three pending ones (completed_count counts the rest).
+// twin of the YAML GetTaskState renders. Decisions, constraints, questions,
+// risks and errors come from the task's reconciled structured state, so a
+// superseded decision is never among them. Lists are already pruned: the 10
+// newest active decisions, constraints, open questions and risks, the 5
+// newest errors, and for plans over 15 items only the items in progress,
+// blocked or failed and the next three (ready ones first) as subtasks, the
+// completed ones as completed_ids (completed_count counts them all).
 type TaskState struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// The task id.
@@ -1404,7 +1408,7 @@ type TaskState struct {
 	TotalSubtasks int32 `protobuf:"varint,8,opt,name=total_subtasks,json=totalSubtasks,proto3" json:"total_subtasks,omitempty"`
 	// Completed or skipped items in all.
 	CompletedCount int32 `protobuf:"varint,9,opt,name=completed_count,json=completedCount,proto3" json:"completed_count,omitempty"`
-	// The newest decisions, newest last.
+	// The newest active decisions, newest last.
 	Decisions []*TaskStateDecision `protobuf:"bytes,10,rep,name=decisions,proto3" json:"decisions,omitempty"`
 	// The newest errors, newest last.
 	Errors []*TaskStateError `protobuf:"bytes,11,rep,name=errors,proto3" json:"errors,omitempty"`

@@ -614,9 +614,13 @@ export const WorkspaceChangesSchema: GenMessage<WorkspaceChanges> = /*@__PURE__*
 
 /**
  * TaskState is the always-in-context view of a task (seed layer 1), the typed
- * twin of the YAML GetTaskState renders. Lists are already pruned: the 10
- * newest decisions, the 5 newest errors, and for plans over 15 items only the
- * current item and the next three pending ones (completed_count counts the rest).
+ * twin of the YAML GetTaskState renders. Decisions, constraints, questions,
+ * risks and errors come from the task's reconciled structured state, so a
+ * superseded decision is never among them. Lists are already pruned: the 10
+ * newest active decisions, constraints, open questions and risks, the 5
+ * newest errors, and for plans over 15 items only the items in progress,
+ * blocked or failed and the next three (ready ones first) as subtasks, the
+ * completed ones as completed_ids (completed_count counts them all).
  *
  * @generated from message taskmem.v1.TaskState
  */
@@ -685,7 +689,7 @@ export type TaskState = Message<"taskmem.v1.TaskState"> & {
   completedCount: number;
 
   /**
-   * The newest decisions, newest last.
+   * The newest active decisions, newest last.
    *
    * @generated from field: repeated taskmem.v1.TaskStateDecision decisions = 10;
    */
