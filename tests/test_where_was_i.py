@@ -9,6 +9,7 @@ from __future__ import annotations
 import asyncio
 import json
 import re
+import sqlite3
 from pathlib import Path
 
 import grpc
@@ -237,3 +238,31 @@ async def test_a_down_embedding_endpoint_is_embedding_unavailable_on_every_state
                 assert list(items) == []  # nothing half-written
         finally:
             server.stop()
+
+
+async def test_decisions_recorded_before_the_state_held_them_are_adopted_at_start(fresh_server: ServerProcess) -> None:
+    fresh_server.start()
+    async with grpc.aio.insecure_channel(fresh_server.address) as channel:
+        tasks, state = TaskServiceStub(channel), StateServiceStub(channel)
+        task_id = await _task(tasks)
+        for text in CHARTS:
+            await state.AddDecision(pb.AddDecisionRequest(task_id=task_id, text=text))
+        await state.AddError(pb.AddErrorRequest(task_id=task_id, error="CSP blocks the CDN"))
+    fresh_server.stop()
+    # A database from before issue 11: the memory entries, and no state item or link for them.
+    with sqlite3.connect(fresh_server.database) as db:
+        db.execute("DELETE FROM state_items")
+        db.execute("DELETE FROM state_item_entries")
+    fresh_server.start()
+    async with grpc.aio.insecure_channel(fresh_server.address) as channel:
+        state = StateServiceStub(channel)
+        data = yaml.safe_load((await state.GetTaskState(pb.GetTaskStateRequest(task_id=task_id))).yaml)
+        assert data["decisions_log"] == [CHARTS[2]]
+        assert data["errors_encountered"] == [{"error": "CSP blocks the CDN"}]
+        every = (await state.ListStateItems(pb.ListStateItemsRequest(task_id=task_id, include_superseded=True))).items
+        assert sorted(i.text for i in every if i.status == SUPERSEDED) == sorted(CHARTS[:2])
+    fresh_server.restart()  # adopted once: nothing new the second time
+    async with grpc.aio.insecure_channel(fresh_server.address) as channel:
+        again = (await StateServiceStub(channel).ListStateItems(pb.ListStateItemsRequest(
+            task_id=task_id, include_superseded=True))).items
+        assert len(again) == len(every)

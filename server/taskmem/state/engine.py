@@ -30,7 +30,7 @@ from taskmem.core.reconcile import Prepared, ReconcileThresholds
 from taskmem.core.state_items import Candidate
 from taskmem.core.state_notes import DECISION_KIND, ERROR_KIND, EntryLink, StateNotes
 from taskmem.core.state_prompts import QUERY_SYSTEM, query_user_prompt
-from taskmem.core.state_records import ReconcileReport, StoredStateItem
+from taskmem.core.state_records import CandidateResult, ReconcileReport, StoredStateItem
 from taskmem.core.task_state_yaml import TaskStateView, build_task_state, fit_task_state
 from taskmem.core.tokens import TokenCounter
 from taskmem.core.working_memory import WorkingMemories
@@ -44,7 +44,7 @@ from taskmem.state.reconciliation import (
 )
 from taskmem.store import actions as action_store
 from taskmem.store import state_items as item_store
-from taskmem.store import state_summaries, state_task
+from taskmem.store import state_item_entries, state_summaries, state_task
 from taskmem.store.idempotency import Once, run_once
 from taskmem.store.memory_entries import insert_memory_entries
 from taskmem.store.memory_vectors import recorded_model
@@ -127,6 +127,13 @@ class StateEngine:
 
     async def start(self) -> None:
         self.working_memories.restore(await self.storage.read(state_summaries.load_working_memories))
+        try:
+            adopted = await self.adopt_recorded_statements()
+        except EmbeddingUnavailable as error:  # the next start tries again; nothing is lost meanwhile
+            log.warning("decisions and errors recorded before issue 11 are not in the state yet: %s", error)
+        else:
+            if adopted:
+                log.info("%d decisions and errors recorded earlier reconciled into their tasks' state", adopted)
 
     async def stop(self) -> None:
         """Snapshot working memory (the writer must still be open)."""
@@ -195,41 +202,51 @@ class StateEngine:
     async def add_statement(self, namespace: str, correlation_id: str, task_id: str, statement: Statement,
                             respond: Callable[[Stated], R], once: Once[R] | None) -> R:
         """AddDecision / AddError: a memory entry for the history, and the same reconciliation as any state
-        item for the truth. A decision is the caller's own statement, so its change language ("B instead
-        of A") supersedes as a user message's would; an error is an action item, blocked until a
-        resolution is recorded (then done: the same error again merges into it)."""
+        item for the truth (see statement_candidates)."""
         if statement.kind == DECISION_KIND:
             entry = memory_log.decision_entry(task_id, statement.text, statement.subtask_id, statement.detail)
-            candidate = Candidate("decision", statement.text, confidence="high", source="agent",
-                                  supersedes=statement.supersedes or None)
-            prepared = stated_candidate(candidate, now_us())
             event = EventType.TASK_STATE_DECISION_ADDED
         else:
             entry = memory_log.error_entry(task_id, statement.subtask_id, statement.text, statement.detail)
-            candidate = Candidate("action", statement.text, status="done" if statement.detail else "blocked",
-                                  confidence="high", source="agent")
-            prepared = prepare_agent_candidates([candidate], {}, now_us(), 1)
             event = EventType.TASK_STATE_ERROR_ADDED
         async with self.thread_lock(namespace, task_id):
             await self.storage.read(item_store.check_thread, namespace, task_id)
             vectors = await self._summary_vectors(entry)
-            plan = await self._reconcile(namespace, task_id, prepared)
+            plan = await self._reconcile(namespace, task_id, statement_candidates(statement, now_us()))
 
             def add(tx: Transaction) -> R:
                 def run() -> R:
                     stored = insert_memory_entries(tx, [entry], _indexable(tx, vectors))[0]
-                    written = {item.uid: item for item in plan.persist(tx)}
-                    result = plan.report.results[-1]
-                    uid = result.target_uid if result.outcome in ("merged", "dropped") else result.uid
-                    item = written.get(uid) or item_store.load_item(tx, tx.namespace, task_id, uid)
-                    link_entry(tx, task_id, EntryLink(uid, stored.id, statement.kind, stored.subtask_id,
-                                                      statement.detail, stored.created_at))
+                    item, result = _persist_statement(tx, plan, task_id, statement, stored.id, stored.created_at)
+                    assert item is not None, "a validated statement is always stored or merged"
                     tx.emit(event, task_id, item, {"memory_entry_id": stored.id, "subtask_id": stored.subtask_id,
                                                    "outcome": result.outcome, "target_uid": result.target_uid})
                     return respond(Stated(stored, item, plan.report))
                 return run_once(tx, once, run)
 
             return await self.storage.write(add, namespace, correlation_id)
+
+    async def adopt_recorded_statements(self, batch: int = 200) -> int:
+        """Decisions and errors AddDecision/AddError recorded before their state items existed (a database
+        from before issue 11): reconcile each, oldest first, as if it were added now, and link it, so every
+        view still shows what was decided. Runs at start-up; returns how many it adopted."""
+        adopted = 0
+        while unlinked := await self.storage.read(state_item_entries.unlinked_statements, batch):
+            for old in unlinked:
+                statement = Statement(old.kind, old.text, old.subtask_id, old.detail)
+                async with self.thread_lock(old.namespace, old.task_id):
+                    plan = await self._reconcile(old.namespace, old.task_id,
+                                                 statement_candidates(statement, old.created_at))
+
+                    def adopt(tx: Transaction, old: state_item_entries.Unlinked = old,
+                              statement: Statement = statement, plan: ReconcilePlan = plan) -> None:
+                        _persist_statement(tx, plan, old.task_id, statement, old.memory_entry_id, old.created_at)
+                        tx.emit(EventType.STATE_ITEMS_UPSERTED, old.task_id, None, {
+                            **plan.report.to_json(), "thread_id": old.task_id, "adopted": old.memory_entry_id})
+
+                    await self.storage.write(adopt, old.namespace, "adopt-recorded-statements")
+                adopted += 1
+        return adopted
 
     async def change_item(self, namespace: str, correlation_id: str, thread_id: str, task_id: str, uid: str, *,
                           pinned: bool | None = None, status: str | None = None,
@@ -295,6 +312,31 @@ class StateEngine:
         except ChatModelError as error:
             raise ModelUnavailable(str(error)) from None
         return text.strip()
+
+
+def statement_candidates(statement: Statement, now: int) -> Prepared:
+    """A decision is the caller's own statement, so its change language ("B instead of A") supersedes as a
+    user message's would, and `supersedes` naming an active decision always does; an error is an action
+    item, blocked until a resolution is recorded (then done: the same error again merges into it)."""
+    if statement.kind == DECISION_KIND:
+        return stated_candidate(Candidate("decision", statement.text, confidence="high", source="agent",
+                                          supersedes=statement.supersedes or None), now)
+    status = "done" if statement.detail else "blocked"
+    return prepare_agent_candidates([Candidate("action", statement.text, status=status, confidence="high",
+                                               source="agent")], {}, now, 1)
+
+
+def _persist_statement(tx: Transaction, plan: ReconcilePlan, task_id: str, statement: Statement, entry_id: str,
+                       created_at: int) -> tuple[StoredStateItem | None, CandidateResult]:
+    """Write the reconciled items and link the memory entry to the item it became (or merged into; for a
+    candidate dropped as invalid, to no item: the entry is still linked, so it is not adopted again)."""
+    written = {item.uid: item for item in plan.persist(tx)}
+    result = plan.report.results[-1]
+    uid = result.target_uid if result.outcome in ("merged", "dropped") else result.uid
+    item = written.get(uid) or (item_store.load_item(tx, tx.namespace, task_id, uid) if uid else None)
+    link_entry(tx, task_id, EntryLink(uid, entry_id, statement.kind, statement.subtask_id, statement.detail,
+                                      created_at))
+    return item, result
 
 
 def _task_view(db: Reader, namespace: str, task_id: str) -> TaskStateView:
