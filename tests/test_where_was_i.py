@@ -266,3 +266,25 @@ async def test_decisions_recorded_before_the_state_held_them_are_adopted_at_star
         again = (await StateServiceStub(channel).ListStateItems(pb.ListStateItemsRequest(
             task_id=task_id, include_superseded=True))).items
         assert len(again) == len(every)
+
+
+async def test_query_task_with_a_model_is_given_the_current_state_not_the_retired_decisions(
+        fresh_server: ServerProcess) -> None:
+    with scripted_llm() as llm:
+        llm.answer = lambda system, user: "You chose Vega-Lite."
+        server = ServerProcess(fresh_server.database, env={"TASKMEM_LLM_BASE_URL": llm.base_url,
+                                                           "TASKMEM_LLM_MODEL": "scripted", "TASKMEM_LLM_RETRIES": "0"})
+        server.start()
+        try:
+            async with grpc.aio.insecure_channel(server.address) as channel:
+                tasks, state = TaskServiceStub(channel), StateServiceStub(channel)
+                task_id = await _task(tasks)
+                for text in CHARTS:
+                    await state.AddDecision(pb.AddDecisionRequest(task_id=task_id, text=text))
+                answer = await state.QueryTask(pb.QueryTaskRequest(task_id=task_id, question="which charts?"))
+                assert answer.from_model and answer.answer == "You chose Vega-Lite."
+                prompt = llm.user_prompts[-1]
+                assert f"Decisions: {CHARTS[2]}." in prompt.splitlines()
+                assert CHARTS[0] not in prompt and CHARTS[1] not in prompt
+        finally:
+            server.stop()

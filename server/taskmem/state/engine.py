@@ -25,7 +25,7 @@ from taskmem.core.events import EventType
 from taskmem.core.ids import now_us
 from taskmem.core.memory import MemoryEntry, NewMemoryEntry
 from taskmem.core.messages import Message
-from taskmem.core.progress import compute_progress
+from taskmem.core.progress import compute_progress, render_state_lines
 from taskmem.core.reconcile import Prepared, ReconcileThresholds
 from taskmem.core.state_items import Candidate
 from taskmem.core.state_notes import DECISION_KIND, ERROR_KIND, EntryLink, StateNotes
@@ -298,7 +298,7 @@ class StateEngine:
         plan_lines = [f"- {i.id} [{i.status.value.removeprefix('PLAN_ITEM_STATUS_').lower()}] {i.title}"
                       for i in (record.plan.items if record.plan else [])]
         prompt = query_user_prompt(f"Task: {record.task.name} ({record.task.status.value})", plan_lines, summary,
-                                   since, question)
+                                   since, question, render_state_lines(notes))
         return Answer(await self._ask_model(prompt), True, "", summary, len(since))
 
     async def _ask_model(self, prompt: str) -> str:
