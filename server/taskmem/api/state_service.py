@@ -1,4 +1,5 @@
-"""StateService: validate the request, run the state pipeline or store operation, convert the result."""
+"""StateService: a translating servicer over the state engine (its data plane): validate the request, call
+the engine, convert the result. Locks, transactions, events and idempotent writes live in the engine."""
 
 from __future__ import annotations
 

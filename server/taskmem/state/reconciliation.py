@@ -108,7 +108,7 @@ async def plan_reconciliation(
             vectors = {item.uid: matrix[n] for n, item in enumerate(need)}
     known = {**stored_vectors, **vectors}
     similarity = _cosine(known) if embedder is not None else _lexical
-    explicit, rest, explicit_writes, current = _explicit_supersessions(prepared, existing, similarity, now)
+    explicit, rest, explicit_writes, current = _explicit_supersessions(prepared, existing, similarity)
     result = reconcile_candidates(dataclasses.replace(prepared, items=rest), current, similarity, thresholds)
     texts = {item.uid: item.text for item in prepared.items}
     decisions = _in_candidate_order(prepared, explicit, result.decisions)
@@ -126,7 +126,7 @@ async def plan_reconciliation(
 
 
 def _explicit_supersessions(
-    prepared: Prepared, existing: list[StoredStateItem], similarity: Callable[[StateItem, StateItem], float], now: int,
+    prepared: Prepared, existing: list[StoredStateItem], similarity: Callable[[StateItem, StateItem], float],
 ) -> tuple[dict[int, Decision], list[StateItem], list[StateItem], list[StateItem]]:
     """Apply each caller candidate whose `supersedes` names an active item of its type, in order.
 
