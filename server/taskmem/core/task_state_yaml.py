@@ -18,7 +18,7 @@ import dataclasses
 import datetime
 import json
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 
 from taskmem.core.plans import DONE, ItemStatus, Plan, PlanItem
 from taskmem.core.state_notes import Note, WaitNote
@@ -125,8 +125,8 @@ def _shorter(notes: list[Note], limit: int) -> list[Note]:
 
 def build_task_state(task: Task, plan: Plan | None, newest_decisions: list[DecisionEntry],
                      newest_errors: list[ErrorEntry], workspace: WorkspaceChanges | None, *,
-                     constraints: list[Note] = (), questions: list[Note] = (),  # type: ignore[assignment]
-                     risks: list[Note] = (), waits: list[WaitNote] = ()) -> TaskStateView:  # type: ignore[assignment]
+                     constraints: Sequence[Note] = (), questions: Sequence[Note] = (), risks: Sequence[Note] = (),
+                     waits: Sequence[WaitNote] = ()) -> TaskStateView:
     """Apply the size rules. Decisions and errors come newest first (as queried); constraints,
     questions, risks and waits oldest first (as core/state_notes lists them)."""
     items = plan.items if plan else []

@@ -339,9 +339,10 @@ def _persist_statement(tx: Transaction, plan: ReconcilePlan, task_id: str, state
     return item, result
 
 
-def _task_view(db: Reader, namespace: str, task_id: str) -> TaskStateView:
+def _task_view(db: Reader, namespace: str, task_id: str,
+               current: list[StoredStateItem] | None = None) -> TaskStateView:
     task, plan = state_task.task_outline(db, namespace, task_id)
-    notes: StateNotes = state_task.task_notes(db, namespace, task_id)
+    notes: StateNotes = state_task.task_notes(db, namespace, task_id, current)
     return build_task_state(task, plan, memory_log.newest_decisions(notes), memory_log.newest_errors(notes),
                             memory_log.workspace_of(db, namespace, task_id), constraints=notes.constraints,
                             questions=notes.questions, risks=notes.risks, waits=notes.waits)
@@ -349,10 +350,11 @@ def _task_view(db: Reader, namespace: str, task_id: str) -> TaskStateView:
 
 def _context_read(db: Reader, namespace: str, thread_id: str, task_id: str, query: str) -> tuple[
         state_task.ThreadRecord, TaskStateView | None, tuple[list[str], list[str]]]:
-    view = _task_view(db, namespace, task_id) if task_id else None  # raises NotFound for an unknown task
+    if task_id:
+        item_store.check_thread(db, namespace, task_id)  # NOT_FOUND for an unknown task, before anything else
     record = state_task.thread_record(db, namespace, thread_id, "", TAIL_MESSAGES)
-    stated = item_store.thread_items(db, namespace, thread_id)
-    return record, view, memory_log.context_lines(db, namespace, task_id, query, stated)
+    view = _task_view(db, namespace, task_id, record.items) if task_id else None
+    return record, view, memory_log.context_lines(db, namespace, task_id, query, record.items)
 
 
 def _reconcile_read(db: Reader, namespace: str, thread_id: str,

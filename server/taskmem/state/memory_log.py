@@ -66,7 +66,7 @@ def context_lines(db: Reader, namespace: str, task_id: str, query: str,
 
     The memories section never repeats the state section nor contradicts it: decisions and errors live
     in the reconciled state (a superseded decision must not come back as a [decision] line), and an
-    entry saying what a state item of the thread says, current or retired, is left out."""
+    entry saying what a current state item of the thread says (`stated`) is left out."""
     knowledge = [f"- [{category.removeprefix('KNOWLEDGE_CATEGORY_').lower()}] {key}: {value}"
                  for category, key, value in state_task.namespace_knowledge(db, namespace, CONTEXT_KNOWLEDGE,
                                                                             KNOWLEDGE_LINES)]

@@ -105,11 +105,15 @@ def search_task_memories(db: Reader, namespace: str, task_id: str, query: str, l
     return [(row[0], row[1]) for row in rows]
 
 
-def task_notes(db: Reader, namespace: str, task_id: str) -> StateNotes:
+def task_notes(db: Reader, namespace: str, task_id: str,
+               current: list[StoredStateItem] | None = None) -> StateNotes:
     """What the task's reconciled state says now: active decisions, constraints, risks, open questions,
-    recorded errors and open waits (see core/state_notes)."""
+    recorded errors and open waits (see core/state_notes). current: the thread's current items, when the
+    caller has read them already."""
+    if current is None:
+        current = item_store.thread_items(db, namespace, task_id, include_superseded=False)
     waits = list_waits(db, namespace, task_id, [WaitStatus.WAITING], None, MAX_OPEN_WAITS)
-    return state_notes(item_store.thread_items(db, namespace, task_id), thread_links(db, namespace, task_id), waits)
+    return state_notes(current, thread_links(db, namespace, task_id), waits)
 
 
 def task_progress(db: Reader, namespace: str, task_id: str, recent: int) -> Progress:
