@@ -332,6 +332,19 @@ def test_state_show_prints_the_task_state_yaml_and_names_what_a_small_budget_lef
     assert err.startswith("# ") and "left out:" in err
 
 
+def test_state_show_and_items_never_list_a_superseded_decision(
+        cli_server: ServerProcess, address: str, stub: TaskServiceStub, capsys: pytest.CaptureFixture[str]) -> None:
+    task = stub.CreateTask(pb.CreateTaskRequest(name="chart choice", plan=[spec("draw")]))
+    chain = ["Use Chart.js for the charts", "Use Plotly for the charts instead of Chart.js"]
+    with grpc.insecure_channel(cli_server.address) as channel:
+        for text in chain:
+            StateServiceStub(channel).AddDecision(spb.AddDecisionRequest(task_id=task.task.id, text=text))
+    code, out, _ = run_cli(capsys, "state", "show", task.task.id, "--address", address)
+    assert code == 0 and yaml.safe_load(out)["decisions_log"] == [chain[1]]
+    code, out, _ = run_cli(capsys, "state", "items", task.task.id, "--address", address)
+    assert code == 0 and chain[1] in out and chain[0] not in out
+
+
 def test_state_items_prints_the_structured_state_one_line_each(
         cli_server: ServerProcess, address: str, stub: TaskServiceStub, capsys: pytest.CaptureFixture[str]) -> None:
     task = stub.CreateTask(pb.CreateTaskRequest(name="items via cli")).task

@@ -551,7 +551,8 @@ async def test_no_rendering_is_ever_over_its_budget(server: ServerProcess, items
                                                     decisions: list[str], messages: list[str], budget: int) -> None:
     async with grpc.aio.insecure_channel(server.address) as channel:
         tasks, state = TaskServiceStub(channel), StateServiceStub(channel)
-        task_id = await _task(tasks, items=items, done=min(done, items), name=(decisions or ["t"])[0][:200])
+        name = ((decisions or ["t"])[0].strip() or "t")[:200]  # a blank name is INVALID_ARGUMENT
+        task_id = await _task(tasks, items=items, done=min(done, items), name=name)
         for text in decisions:
             await state.AddDecision(pb.AddDecisionRequest(task_id=task_id, text=text.strip() or "x"))
         said = [await _say(tasks, task_id, USER, text.strip() or "x") for text in messages]

@@ -26,6 +26,7 @@ from taskmem.memory.archive import MemoryArchive
 from taskmem.providers.chat import chat_model_from_config
 from taskmem.providers.embeddings import embedder_from_config
 from taskmem.state.engine import StateEngine
+from taskmem.state.follower import StateFollower
 from taskmem.store.storage import Storage
 from taskmem.tokenizer import token_counter
 from taskmem.v1 import memory_service_pb2, memory_service_pb2_grpc, state_service_pb2, state_service_pb2_grpc
@@ -84,6 +85,7 @@ class TaskmemServer:
         self.scheduler: WaitScheduler | None = None
         self.maintenance: MaintenanceLoop | None = None
         self.state: StateEngine | None = None
+        self.state_follower: StateFollower | None = None
         self.memory: MemoryArchive | None = None
         self.health = health.aio.HealthServicer()
         self.port = 0
@@ -107,6 +109,9 @@ class TaskmemServer:
         self.state = StateEngine(self.storage, self.config, token_counter(self.config.tiktoken_cache_dir),
                                  embedder, chat)
         await self.state.start()
+        # The YAML mirror and running summaries follow committed events, like the other background loops.
+        self.state_follower = StateFollower(self.state)
+        self.state_follower.start()
         server = grpc.aio.server(interceptors=[GuardInterceptor(self.config)], options=_server_options(self.config))
         task_service_pb2_grpc.add_TaskServiceServicer_to_server(TaskService(self.storage), server)
         wait_service_pb2_grpc.add_WaitServiceServicer_to_server(
@@ -131,6 +136,8 @@ class TaskmemServer:
             await self.maintenance.stop()
         if self.scheduler is not None:
             await self.scheduler.stop()
+        if self.state_follower is not None:
+            await self.state_follower.stop()
         if self.storage is not None:
             self.storage.events.close()
         if self.server is not None:

@@ -9,6 +9,7 @@ from taskmem.core.plans import ItemStatus, Plan, PlanItem
 from taskmem.core.task_state_yaml import (
     DecisionEntry, ErrorEntry, WorkspaceChanges, build_task_state, fit_task_state, render_task_state_yaml,
 )
+from taskmem.core.state_notes import Note, WaitNote
 from taskmem.core.tasks import Task, TaskStatus
 from taskmem.tokenizer import token_counter
 
@@ -61,11 +62,13 @@ def test_only_the_ten_newest_decisions_and_five_newest_errors_are_shown() -> Non
     assert [e.error for e in view.errors] == [f"error number {n}" for n in range(3, 8)]
 
 
-def test_a_plan_over_fifteen_items_shows_completed_count_current_and_next_three_pending() -> None:
+def test_a_plan_over_fifteen_items_shows_completed_ids_current_and_next_three_pending() -> None:
     view = build_task_state(_task(), _plan(40, 20), [], [], None)
     assert [s.id for s in view.subtasks] == ["step-20", "step-21", "step-22", "step-23"]
     assert (view.completed_count, view.total_subtasks) == (20, 40)
-    assert "20/40 completed, 4 shown" in render_task_state_yaml(view)
+    text = render_task_state_yaml(view)
+    assert "20/40 completed, 4 shown" in text
+    assert yaml.safe_load(text)["plan"]["completed"] == [f"step-{n}" for n in range(20)]
 
 
 def test_a_plan_of_fifteen_items_is_shown_whole() -> None:
@@ -108,13 +111,18 @@ _texts = st.text(alphabet=st.characters(blacklist_categories=["Cs"]), max_size=1
 
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(items=st.integers(0, 60), done=st.integers(0, 60), decisions=st.lists(_texts, max_size=14),
-       errors=st.lists(st.tuples(_texts, _texts), max_size=8), goal=_texts, budget=st.integers(0, 1500))
+       errors=st.lists(st.tuples(_texts, _texts), max_size=8), goal=_texts, budget=st.integers(0, 1500),
+       notes=st.lists(_texts, max_size=6), waits=st.lists(_texts, max_size=3))
 def test_task_state_yaml_is_never_over_budget(items: int, done: int, decisions: list[str],
-                                              errors: list[tuple[str, str]], goal: str, budget: int) -> None:
+                                              errors: list[tuple[str, str]], goal: str, budget: int,
+                                              notes: list[str], waits: list[str]) -> None:
+    listed = [Note(f"u{n}", text, n) for n, text in enumerate(notes)]
     view = build_task_state(
         _task(goal), _plan(items, min(done, items)) if items else None,
         [DecisionEntry(f"m{n}", text, "", n) for n, text in enumerate(decisions)],
-        [ErrorEntry(f"e{n}", "s", e, r, n) for n, (e, r) in enumerate(errors)], WorkspaceChanges(1, 1, None))
+        [ErrorEntry(f"e{n}", "s", e, r, n) for n, (e, r) in enumerate(errors)], WorkspaceChanges(1, 1, None),
+        constraints=listed, questions=listed, risks=listed,
+        waits=[WaitNote(f"w{n}", "external", text, n, n * 1_000_000 or None, None) for n, text in enumerate(waits)])
     text, _, _ = fit_task_state(view, COUNTER, budget)
     assert COUNTER.count(text) <= budget
     if text:

@@ -14,8 +14,9 @@ from taskmem.core.events import Event
 from taskmem.core.messages import ContextSnapshot, Message
 from taskmem.core.plans import Plan, PlanItem, StatusSource
 from taskmem.core.progress import Progress
+from taskmem.core.state_notes import Note, WaitNote
 from taskmem.core.tasks import Task
-from taskmem.v1 import event_pb2, task_pb2, task_service_pb2
+from taskmem.v1 import event_pb2, state_pb2, task_pb2, task_service_pb2
 
 
 def timestamp(us: int | None) -> timestamp_pb2.Timestamp | None:
@@ -103,11 +104,39 @@ def event(e: Event) -> event_pb2.Event:
 def progress(p: Progress) -> task_service_pb2.GetProgressResponse:
     return task_service_pb2.GetProgressResponse(
         task=task(p.task), plan_version=p.plan_version, total_items=p.total_items,
-        completed=[plan_item(i) for i in p.completed], current=plan_item(p.current) if p.current else None,
-        next=[plan_item(i) for i in p.next], blocked=[plan_item(i) for i in p.blocked],
-        failed=[plan_item(i) for i in p.failed], last_error=p.last_error,
+        completed=[completed_item(i) for i in p.completed], current=plan_item(p.current) if p.current else None,
+        next=[outline_item(i) for i in p.next[:NEXT_LISTED]], blocked=[outline_item(i) for i in p.blocked],
+        failed=[outline_item(i) for i in p.failed], last_error=p.last_error,
         recent_messages=[message(m) for m in p.recent_messages], summary=p.summary,
+        decisions=[note(n) for n in p.decisions], constraints=[note(n) for n in p.constraints],
+        open_questions=[note(n) for n in p.questions], open_waits=[open_wait(w) for w in p.waits],
+        ready_count=len(p.next),
     )
+
+
+# GetProgress lists at most this many ready items (ready_count counts them all): a long plan with few
+# dependencies has dozens ready at once, and what to do next is the first few.
+NEXT_LISTED = 10
+
+
+def completed_item(item: PlanItem) -> task_pb2.PlanItem:
+    """A done item as GetProgress lists it: enough to name it (GetPlan has the rest)."""
+    return task_pb2.PlanItem(id=item.id, title=item.title, status=item.status.value)
+
+
+def outline_item(item: PlanItem) -> task_pb2.PlanItem:
+    """An item still to do as GetProgress lists it: what it is and what holds it (GetPlan has the rest)."""
+    return task_pb2.PlanItem(id=item.id, title=item.title, status=item.status.value, summary=item.summary,
+                             active_issue=item.active_issue, depends_on=item.depends_on)
+
+
+def note(n: Note) -> state_pb2.StateItemNote:
+    return state_pb2.StateItemNote(uid=n.uid, text=n.text, create_time=timestamp(n.created_at), conflict=n.conflict)
+
+
+def open_wait(w: WaitNote) -> state_pb2.OpenWait:
+    return state_pb2.OpenWait(wait_id=w.id, kind=w.kind, criteria=w.criteria, start_time=timestamp(w.since),
+                              timeout=duration(w.timeout_us))
 
 
 def _time_json(us: int | None) -> str | None:

@@ -11,6 +11,7 @@ from google.protobuf.message import Message as ProtoMessage
 from taskmem.api import validate
 from taskmem.api.scope import current_scope
 from taskmem.store import idempotency
+from taskmem.store.idempotency import Once
 from taskmem.store.storage import Storage
 from taskmem.store.writer import Transaction
 
@@ -56,3 +57,12 @@ async def earlier_response(storage: Storage, request: Any, response_type: type[R
 
     stored = await storage.write(look, scope.namespace, scope.correlation_id)
     return None if stored is None else response_type.FromString(stored)
+
+
+def request_once(request: Any, response_type: type[R]) -> Once[R] | None:
+    """The idempotency key of a request with a request_id (None without one), for an engine's write."""
+    request_id = validate.identifier("request_id", request.request_id, required=False)
+    if not request_id:
+        return None
+    digest = hashlib.sha256(request.SerializeToString(deterministic=True)).hexdigest()
+    return Once(request_id, type(request).__name__, digest, response_type.FromString)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Any
 
 from taskmem.api import convert
@@ -9,7 +10,9 @@ from taskmem.core.state_records import ReconcileReport, StoredStateItem
 from taskmem.core.state_items import Candidate
 from taskmem.core.task_state_yaml import DecisionEntry, ErrorEntry, TaskStateView
 from taskmem.core.working_memory import WorkingMemory
-from taskmem.v1 import state_pb2, task_pb2
+from taskmem.state.engine import Reconciled, Stated
+from taskmem.state.memory_log import decision_of, error_of
+from taskmem.v1 import state_pb2, state_service_pb2, task_pb2
 
 _TYPES = {t: f"STATE_ITEM_TYPE_{t.upper()}" for t in ("decision", "constraint", "action", "question", "risk")}
 _STATUSES = {s: f"STATE_ITEM_STATUS_{s.upper()}"
@@ -85,7 +88,10 @@ def task_state(v: TaskStateView) -> state_pb2.TaskState:
         decisions=[decision(d) for d in v.decisions], errors=[error(e) for e in v.errors],
         workspace_changes=state_pb2.WorkspaceChanges(
             files_created=w.files_created, files_modified=w.files_modified,
-            last_change_time=convert.timestamp(w.last_change_at)) if w else None)
+            last_change_time=convert.timestamp(w.last_change_at)) if w else None,
+        completed_ids=v.completed_ids, constraints=[convert.note(n) for n in v.constraints],
+        open_questions=[convert.note(n) for n in v.questions], open_risks=[convert.note(n) for n in v.risks],
+        open_waits=[convert.open_wait(w) for w in v.waits])
 
 
 def working_memory(m: WorkingMemory) -> state_pb2.WorkingMemory:
@@ -97,9 +103,24 @@ def working_memory(m: WorkingMemory) -> state_pb2.WorkingMemory:
 
 def decision(d: DecisionEntry) -> state_pb2.TaskStateDecision:
     return state_pb2.TaskStateDecision(memory_entry_id=d.memory_entry_id, text=d.text, subtask_id=d.subtask_id,
-                                       create_time=convert.timestamp(d.created_at))
+                                       create_time=convert.timestamp(d.created_at), uid=d.uid)
 
 
 def error(e: ErrorEntry) -> state_pb2.TaskStateError:
     return state_pb2.TaskStateError(memory_entry_id=e.memory_entry_id, subtask_id=e.subtask_id, error=e.error,
-                                    resolution=e.resolution, create_time=convert.timestamp(e.created_at))
+                                    resolution=e.resolution, create_time=convert.timestamp(e.created_at), uid=e.uid)
+
+
+def upserted(r: Reconciled) -> state_service_pb2.UpsertStateItemsResponse:
+    return state_service_pb2.UpsertStateItemsResponse(report=report(r.report), items=[state_item(i) for i in r.items])
+
+
+def decision_added(s: Stated) -> state_service_pb2.AddDecisionResponse:
+    entry = dataclasses.replace(decision_of(s.entry), uid=s.item.uid)
+    return state_service_pb2.AddDecisionResponse(decision=decision(entry), item=state_item(s.item),
+                                                 report=report(s.report))
+
+
+def error_added(s: Stated) -> state_service_pb2.AddErrorResponse:
+    entry = dataclasses.replace(error_of(s.entry), uid=s.item.uid)
+    return state_service_pb2.AddErrorResponse(error=error(entry), item=state_item(s.item))

@@ -1,31 +1,26 @@
-"""StateService: validate the request, run the state pipeline or store operation, convert the result."""
+"""StateService: a translating servicer over the state engine (its data plane): validate the request, call
+the engine, convert the result. Locks, transactions, events and idempotent writes live in the engine."""
 
 from __future__ import annotations
 
 from typing import Any
 
 import grpc
-from google.protobuf import json_format
 
 from taskmem.api import state_convert as sconvert
 from taskmem.api import convert, validate
 from taskmem.api.errors import unary
-from taskmem.api.idempotent import write_once
+from taskmem.api.idempotent import request_once
 from taskmem.api.scope import current_scope
 from taskmem.core import paging
 from taskmem.core.context_budget import ContextMode
 from taskmem.core.errors import InvalidArgument
-from taskmem.core.events import EventType
 from taskmem.core.ids import now_us
 from taskmem.core.state_items import VALID_STATUSES, StateItemType
+from taskmem.core.state_notes import DECISION_KIND, ERROR_KIND
 from taskmem.core.state_render import render_order, render_state
 from taskmem.core.working_memory import WorkingMemory
-from taskmem.state import memory_log
-from taskmem.state.engine import StateEngine
-from taskmem.store.memory_entries import insert_memory_entries
-from taskmem.store.memory_vectors import recorded_model, summary_vectors
-from taskmem.store import state_items as item_store
-from taskmem.store.writer import Transaction
+from taskmem.state.engine import StateEngine, Statement
 from taskmem.v1 import state_pb2, state_service_pb2 as pb, state_service_pb2_grpc
 
 DEFAULT_TASK_STATE_BUDGET, DEFAULT_RENDER_BUDGET, BUDGET_MAX, CONTEXT_BUDGET_MAX = 1500, 1000, 100_000, 200_000
@@ -51,10 +46,6 @@ def _budget(field: str, value: int, default: int, limit: int) -> int:
     if value > limit:
         raise InvalidArgument(field, f"at most {limit}")
     return value or default
-
-
-def _item_payload(item: state_pb2.StateItem) -> dict[str, Any]:
-    return json_format.MessageToDict(item, preserving_proto_field_name=True)
 
 
 def _candidates(request: pb.UpsertStateItemsRequest) -> list[Any]:
@@ -91,9 +82,10 @@ _WireMode = _enum_of(state_pb2.ContextMode)
 
 
 class StateService(state_service_pb2_grpc.StateServiceServicer):
+    """Translates between protobuf and the state engine: validate, call the engine, convert."""
+
     def __init__(self, engine: StateEngine) -> None:
         self._engine = engine
-        self._storage = engine.storage
 
     # --- task state (layer 1) -------------------------------------------------------------------
 
@@ -111,36 +103,23 @@ class StateService(state_service_pb2_grpc.StateServiceServicer):
     async def AddDecision(self, request: pb.AddDecisionRequest,
                           context: grpc.aio.ServicerContext) -> pb.AddDecisionResponse:
         task_id = validate.identifier("task_id", request.task_id)
-        entry = memory_log.decision_entry(
-            task_id, validate.text("text", request.text, DECISION_MAX, required=True),
-            validate.identifier("subtask_id", request.subtask_id, required=False),
-            validate.text("detail", request.detail, DETAIL_MAX))
-        vectors = await summary_vectors(self._engine.embedder, [entry])
-
-        def add(tx: Transaction) -> pb.AddDecisionResponse:
-            stored = insert_memory_entries(tx, [entry], _indexable(tx, vectors))[0]
-            response = pb.AddDecisionResponse(decision=sconvert.decision(memory_log.decision_of(stored)))
-            tx.emit(EventType.TASK_STATE_DECISION_ADDED, task_id, None, _item_payload(response.decision))
-            return response
-
-        return await write_once(self._storage, request, pb.AddDecisionResponse, add)
+        statement = Statement(DECISION_KIND, validate.text("text", request.text, DECISION_MAX, required=True),
+                              validate.identifier("subtask_id", request.subtask_id, required=False),
+                              validate.text("detail", request.detail, DETAIL_MAX),
+                              validate.identifier("supersedes", request.supersedes, required=False))
+        scope = current_scope()
+        return await self._engine.add_statement(scope.namespace, scope.correlation_id, task_id, statement,
+                                                sconvert.decision_added, request_once(request, pb.AddDecisionResponse))
 
     @unary
     async def AddError(self, request: pb.AddErrorRequest, context: grpc.aio.ServicerContext) -> pb.AddErrorResponse:
         task_id = validate.identifier("task_id", request.task_id)
-        entry = memory_log.error_entry(
-            task_id, validate.identifier("subtask_id", request.subtask_id, required=False),
-            validate.text("error", request.error, DECISION_MAX, required=True),
-            validate.text("resolution", request.resolution, RESOLUTION_MAX))
-        vectors = await summary_vectors(self._engine.embedder, [entry])
-
-        def add(tx: Transaction) -> pb.AddErrorResponse:
-            stored = insert_memory_entries(tx, [entry], _indexable(tx, vectors))[0]
-            response = pb.AddErrorResponse(error=sconvert.error(memory_log.error_of(stored)))
-            tx.emit(EventType.TASK_STATE_ERROR_ADDED, task_id, None, _item_payload(response.error))
-            return response
-
-        return await write_once(self._storage, request, pb.AddErrorResponse, add)
+        statement = Statement(ERROR_KIND, validate.text("error", request.error, DECISION_MAX, required=True),
+                              validate.identifier("subtask_id", request.subtask_id, required=False),
+                              validate.text("resolution", request.resolution, RESOLUTION_MAX))
+        scope = current_scope()
+        return await self._engine.add_statement(scope.namespace, scope.correlation_id, task_id, statement,
+                                                sconvert.error_added, request_once(request, pb.AddErrorResponse))
 
     # --- structured state -----------------------------------------------------------------------
 
@@ -149,26 +128,18 @@ class StateService(state_service_pb2_grpc.StateServiceServicer):
                            context: grpc.aio.ServicerContext) -> pb.ExtractStateResponse:
         thread_id, task_id = thread_of(request.task_id, request.thread_id)
         scope = current_scope()
-        report, items = await self._engine.extract(scope.namespace, scope.correlation_id, thread_id, task_id)
-        return pb.ExtractStateResponse(report=sconvert.report(report), items=[sconvert.state_item(i) for i in items])
+        done = await self._engine.extract(scope.namespace, scope.correlation_id, thread_id, task_id)
+        return pb.ExtractStateResponse(report=sconvert.report(done.report),
+                                       items=[sconvert.state_item(i) for i in done.items])
 
     @unary
     async def UpsertStateItems(self, request: pb.UpsertStateItemsRequest,
                                context: grpc.aio.ServicerContext) -> pb.UpsertStateItemsResponse:
         thread_id, task_id = thread_of(request.task_id, request.thread_id)
-        validate.identifier("request_id", request.request_id, required=False)
         candidates = _candidates(request)
-        engine = self._engine
-        async with engine.thread_lock(current_scope().namespace, thread_id):
-            plan = await engine.plan_upsert(current_scope().namespace, thread_id, task_id, candidates)
-
-            def persist(tx: Transaction) -> pb.UpsertStateItemsResponse:
-                items = plan.persist(tx)
-                tx.emit(EventType.STATE_ITEMS_UPSERTED, task_id, None, {**plan.report.to_json(), "thread_id": thread_id})
-                return pb.UpsertStateItemsResponse(report=sconvert.report(plan.report),
-                                                   items=[sconvert.state_item(i) for i in items])
-
-            return await write_once(self._storage, request, pb.UpsertStateItemsResponse, persist)
+        scope = current_scope()
+        return await self._engine.upsert_items(scope.namespace, scope.correlation_id, thread_id, task_id, candidates,
+                                               sconvert.upserted, request_once(request, pb.UpsertStateItemsResponse))
 
     @unary
     async def ListStateItems(self, request: pb.ListStateItemsRequest,
@@ -180,8 +151,7 @@ class StateService(state_service_pb2_grpc.StateServiceServicer):
         namespace = current_scope().namespace
         filter_key = [namespace, thread_id, sorted(types), request.include_superseded]
         after = paging.decode_token(request.page_token, filter_key)
-        items = await self._storage.read(_list_items, namespace, thread_id, task_id, types,
-                                         request.include_superseded)
+        items = await self._engine.list_items(namespace, thread_id, task_id, types, request.include_superseded)
         ordered = render_order(items)
         start = 0
         if after is not None:
@@ -195,7 +165,7 @@ class StateService(state_service_pb2_grpc.StateServiceServicer):
         thread_id, task_id = thread_of(request.task_id, request.thread_id)
         budget = _budget("token_budget", request.token_budget, DEFAULT_RENDER_BUDGET, BUDGET_MAX)
         max_items = _budget("max_items", request.max_items, self._engine.config.state_max_active_items, 10_000)
-        items = await self._storage.read(item_store.current_items, current_scope().namespace, thread_id, task_id)
+        items = await self._engine.current_items(current_scope().namespace, thread_id, task_id)
         text, rendered, omitted = render_state(items, self._engine.counter, budget, max_items)
         return pb.RenderStateResponse(text=text, token_count=self._engine.counter.count(text),
                                       items_rendered=rendered, items_omitted=omitted)
@@ -205,8 +175,7 @@ class StateService(state_service_pb2_grpc.StateServiceServicer):
                               context: grpc.aio.ServicerContext) -> pb.ExpandStateItemResponse:
         thread_id, task_id = thread_of(request.task_id, request.thread_id)
         uid = validate.identifier("uid", request.uid)
-        item, messages = await self._storage.read(item_store.items_and_messages, current_scope().namespace,
-                                                  thread_id, task_id, uid)
+        item, messages = await self._engine.expand_item(current_scope().namespace, thread_id, task_id, uid)
         return pb.ExpandStateItemResponse(item=sconvert.state_item(item),
                                           messages=[convert.message(m) for m in messages])
 
@@ -215,13 +184,11 @@ class StateService(state_service_pb2_grpc.StateServiceServicer):
                            context: grpc.aio.ServicerContext) -> pb.PinStateItemResponse:
         thread_id, task_id = thread_of(request.task_id, request.thread_id)
         uid = validate.identifier("uid", request.uid)
-
-        def pin(tx: Transaction) -> pb.PinStateItemResponse:
-            item = sconvert.state_item(item_store.change_item(tx, thread_id, task_id, uid, pinned=request.pinned))
-            tx.emit(EventType.STATE_ITEM_UPDATED, task_id, None, _item_payload(item))
-            return pb.PinStateItemResponse(item=item)
-
-        return await write_once(self._storage, request, pb.PinStateItemResponse, pin)
+        scope = current_scope()
+        return await self._engine.change_item(
+            scope.namespace, scope.correlation_id, thread_id, task_id, uid, pinned=request.pinned,
+            respond=lambda item: pb.PinStateItemResponse(item=sconvert.state_item(item)),
+            once=request_once(request, pb.PinStateItemResponse))
 
     @unary
     async def SetStateItemStatus(self, request: pb.SetStateItemStatusRequest,
@@ -234,13 +201,11 @@ class StateService(state_service_pb2_grpc.StateServiceServicer):
         allowed = VALID_STATUSES[StateItemType(_type_of_uid(uid))] if _type_of_uid(uid) else None
         if allowed is not None and status not in allowed:
             raise InvalidArgument("status", f"a {_type_of_uid(uid)} may be {', '.join(sorted(allowed))}")
-
-        def change(tx: Transaction) -> pb.SetStateItemStatusResponse:
-            item = sconvert.state_item(item_store.change_item(tx, thread_id, task_id, uid, status=status))
-            tx.emit(EventType.STATE_ITEM_UPDATED, task_id, None, _item_payload(item))
-            return pb.SetStateItemStatusResponse(item=item)
-
-        return await write_once(self._storage, request, pb.SetStateItemStatusResponse, change)
+        scope = current_scope()
+        return await self._engine.change_item(
+            scope.namespace, scope.correlation_id, thread_id, task_id, uid, status=status,
+            respond=lambda item: pb.SetStateItemStatusResponse(item=sconvert.state_item(item)),
+            once=request_once(request, pb.SetStateItemStatusResponse))
 
     # --- working memory -------------------------------------------------------------------------
 
@@ -296,18 +261,7 @@ class StateService(state_service_pb2_grpc.StateServiceServicer):
                                     messages_since_summary=answer.messages_since_summary)
 
 
-def _indexable(tx: Transaction, vectors: Any) -> Any:
-    """The summary's vector when the memory index is ready for it (MemoryService records the model at start)."""
-    recorded = recorded_model(tx.connection)
-    return vectors if vectors is not None and recorded is not None and recorded[1] == vectors.shape[1] else None
-
-
 def _type_of_uid(uid: str) -> str:
     prefixes = {"d_": "decision", "c_": "constraint", "a_": "action", "q_": "question", "r_": "risk"}
     return prefixes.get(uid[:2], "")
 
-
-def _list_items(db: Any, namespace: str, thread_id: str, task_id: str, types: list[str],
-                include_superseded: bool) -> list[Any]:
-    item_store.check_thread(db, namespace, task_id)
-    return item_store.thread_items(db, namespace, thread_id, include_superseded=include_superseded, types=types)

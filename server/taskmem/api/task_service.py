@@ -18,15 +18,15 @@ from taskmem.core.errors import InvalidArgument, NotFound
 from taskmem.core.events import Event, EventFilter, EventType
 from taskmem.core.ids import new_id
 from taskmem.core.messages import ContextSnapshot, Kind, Message, Role
-from taskmem.core.plans import SUMMARY_MAX, ItemStatus, Plan, PlanItem, validate_plan
-from taskmem.core.progress import compute_progress
+from taskmem.core.plans import SUMMARY_MAX, ItemStatus, PlanItem, validate_plan
 from taskmem.core.tasks import UPDATABLE_FIELDS, ApprovalMode, ErrorSummary, Task, TaskStatus
 from taskmem.store import actions as action_store
 from taskmem.store import messages as message_store
 from taskmem.store import plan_progress
+from taskmem.store.state_task import task_progress
 from taskmem.store import tasks as task_store
 from taskmem.store.storage import Storage
-from taskmem.store.writer import Reader, Transaction
+from taskmem.store.writer import Transaction
 from taskmem.v1 import event_pb2, task_pb2, task_service_pb2 as pb, task_service_pb2_grpc
 
 
@@ -98,14 +98,6 @@ def _event_filter(scope: CallScope, task_ids: Any, types: Any) -> EventFilter:
         validate.identifier("task_ids", task_id)
     kinds = [validate.enum("types", t, event_pb2.EventType, EventType) for t in types]
     return EventFilter(scope.namespace, frozenset(task_ids), frozenset(k for k in kinds if k is not None))
-
-
-def _progress_record(db: Reader, namespace: str, task_id: str, count: int) -> tuple[
-        Task, Plan | None, Action | None, list[Message]]:
-    """What GetProgress needs, read in one go (in a reader thread)."""
-    task, plan = task_store.load_task_with_plan(db, namespace, task_id, 0)
-    return (task, plan, action_store.last_failed_action(db, namespace, task_id),
-            message_store.recent_messages(db, namespace, task_id, count))
 
 
 class TaskService(task_service_pb2_grpc.TaskServiceServicer):
@@ -414,8 +406,7 @@ class TaskService(task_service_pb2_grpc.TaskServiceServicer):
         scope = current_scope()
         task_id = validate.identifier("task_id", request.task_id)
         count = validate.non_negative("recent_message_count", request.recent_message_count, 50) or 5
-        task, plan, failed, recent = await self._storage.read(_progress_record, scope.namespace, task_id, count)
-        return convert.progress(compute_progress(task, plan, failed, recent))
+        return convert.progress(await self._storage.read(task_progress, scope.namespace, task_id, count))
 
 
 class _EventReplies:

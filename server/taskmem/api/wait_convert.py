@@ -7,8 +7,9 @@ from typing import Any
 
 from google.protobuf import json_format, struct_pb2
 
-from taskmem.api import convert, memory_convert
+from taskmem.api import convert, memory_convert, state_convert
 from taskmem.api.convert import _compact, _duration_json
+from taskmem.core.state_records import StoredStateItem
 from taskmem.core.waits import (
     EventTarget, ExternalTarget, FileTarget, HttpTarget, TaskStatusTarget, Target, TimerTarget, Wait,
 )
@@ -89,4 +90,6 @@ def event_payload(resource: Any) -> dict[str, Any]:
         return wait_json(resource)
     if memory_convert.is_memory_resource(resource):
         return memory_convert.event_json(resource)
+    if isinstance(resource, StoredStateItem):
+        return json_format.MessageToDict(state_convert.state_item(resource), preserving_proto_field_name=True)
     return convert.event_payload(resource)

@@ -74,6 +74,12 @@ class ModelUnavailable(DomainError):
     reason = "ERROR_REASON_MODEL_UNAVAILABLE"
 
 
+class EmbeddingUnavailable(ModelUnavailable):
+    """The embedding backend failed (UNAVAILABLE)."""
+
+    reason = "ERROR_REASON_EMBEDDING_UNAVAILABLE"
+
+
 class ModelTimeout(DomainError):
     """The model did not answer within the configured time (DEADLINE_EXCEEDED)."""
 

@@ -1,4 +1,5 @@
-"""The deterministic answer to "where was I?", computed from the plan and the record."""
+"""The deterministic answer to "where was I?", computed from the plan, the record and the task's
+reconciled state (active decisions, constraints, open questions, open waits: core/state_notes)."""
 
 from __future__ import annotations
 
@@ -7,7 +8,13 @@ import dataclasses
 from taskmem.core.actions import Action
 from taskmem.core.messages import Message
 from taskmem.core.plans import DONE, ItemStatus, Plan, PlanItem
+from taskmem.core.state_notes import Note, StateNotes, WaitNote
 from taskmem.core.tasks import Task
+from taskmem.core.waits import format_duration
+
+# The summary names every completed id; the state lines are capped so that it stays a few hundred
+# tokens for a long plan (the lists in the response carry everything).
+SUMMARY_NOTES, SUMMARY_WAITS, SUMMARY_NOTE_CHARS, SUMMARY_NEXT = 5, 3, 120, 3
 
 
 @dataclasses.dataclass
@@ -23,10 +30,14 @@ class Progress:
     last_error: str
     recent_messages: list[Message]
     summary: str
+    decisions: list[Note] = dataclasses.field(default_factory=list)  # active ones, oldest first
+    constraints: list[Note] = dataclasses.field(default_factory=list)
+    questions: list[Note] = dataclasses.field(default_factory=list)  # open ones
+    waits: list[WaitNote] = dataclasses.field(default_factory=list)  # open ones
 
 
 def compute_progress(task: Task, plan: Plan | None, last_failed_action: Action | None,
-                     recent_messages: list[Message]) -> Progress:
+                     recent_messages: list[Message], notes: StateNotes | None = None) -> Progress:
     items = plan.items if plan else []
     by_id = {item.id: item for item in items}
     completed = [item for item in items if item.status in DONE]
@@ -43,21 +54,29 @@ def compute_progress(task: Task, plan: Plan | None, last_failed_action: Action |
         elif any(d.status in (ItemStatus.FAILED, ItemStatus.BLOCKED) for d in dependencies):
             blocked.append(item)
     blocked.sort(key=lambda item: item.ordinal)
-    last_error = _last_error(task, last_failed_action, failed)
+    notes = notes or StateNotes()
+    last_error = _last_error(task, last_failed_action, failed, notes.errors)
     current = in_progress[0] if in_progress else None
+    summary = render_progress_summary(len(items), completed, current, ready, blocked, last_error)
+    state_lines = render_state_lines(notes)
     return Progress(
         task=task, plan_version=plan.version if plan else 0, total_items=len(items),
         completed=completed, current=current, next=ready, blocked=blocked, failed=failed,
         last_error=last_error, recent_messages=recent_messages,
-        summary=render_progress_summary(len(items), completed, current, ready, blocked, last_error),
+        summary="\n".join([summary, *state_lines]), decisions=notes.decisions, constraints=notes.constraints,
+        questions=notes.questions, waits=notes.waits,
     )
 
 
-def _last_error(task: Task, action: Action | None, failed: list[PlanItem]) -> str:
+def _last_error(task: Task, action: Action | None, failed: list[PlanItem], errors: list[Note]) -> str:
     if task.error_summary.message:
         return task.error_summary.message
-    if action is not None:
+    recorded = errors[-1] if errors else None
+    if action is not None and (recorded is None or recorded.created_at <= (action.completed_at or action.created_at)):
         return f"action {action.id} ({action.summary}): {action.error or 'failed'}"
+    if recorded is not None:
+        where = f" in {recorded.subtask_id}" if recorded.subtask_id else ""
+        return f"{recorded.text}{where}" + (f" (resolved: {recorded.resolution})" if recorded.resolution else "")
     if failed:
         newest = max(failed, key=lambda item: item.completed_at or 0)
         return f"item {newest.id} ({newest.title}) failed" + (f": {newest.summary}" if newest.summary else "")
@@ -77,7 +96,8 @@ def render_progress_summary(total: int, completed: list[PlanItem], current: Plan
     if current is not None:
         lines.append(f"Current: {_label(current)}." + (f" Issue: {current.active_issue}." if current.active_issue else ""))
     if ready:
-        lines.append("Next: " + "; ".join(_label(i) for i in ready[:3]) + ".")
+        more = f" (+{len(ready) - SUMMARY_NEXT} more ready)" if len(ready) > SUMMARY_NEXT else ""
+        lines.append("Next: " + "; ".join(_label(i) for i in ready[:SUMMARY_NEXT]) + more + ".")
     if blocked:
         lines.append("Blocked: " + ", ".join(i.id for i in blocked) + ".")
     if last_error:
@@ -85,3 +105,31 @@ def render_progress_summary(total: int, completed: list[PlanItem], current: Plan
     if len(completed) == total:
         lines.append("All items done.")
     return "\n".join(lines)
+
+
+def _clip(text: str) -> str:
+    return text if len(text) <= SUMMARY_NOTE_CHARS else text[:SUMMARY_NOTE_CHARS - 1] + "…"
+
+
+def _listed(label: str, notes: list[Note]) -> list[str]:
+    if not notes:
+        return []
+    shown = notes[-SUMMARY_NOTES:]
+    more = f" (+{len(notes) - len(shown)} older)" if len(notes) > len(shown) else ""
+    return [f"{label}{more}: " + "; ".join(_clip(n.text) for n in shown) + "."]
+
+
+def _wait_line(w: WaitNote) -> str:
+    timeout = f", times out after {format_duration(w.timeout_us)}" if w.timeout_us is not None else ""
+    return f"{_clip(w.criteria)} ({w.kind}, {w.id}{timeout})"
+
+
+def render_state_lines(notes: StateNotes) -> list[str]:
+    """The reconciled state as summary lines: active decisions, constraints, open questions, open waits."""
+    lines = [*_listed("Decisions", notes.decisions), *_listed("Constraints", notes.constraints),
+             *_listed("Open questions", notes.questions)]
+    if notes.waits:
+        shown = notes.waits[-SUMMARY_WAITS:]
+        more = f" (+{len(notes.waits) - len(shown)} more)" if len(notes.waits) > len(shown) else ""
+        lines.append(f"Waiting on{more}: " + "; ".join(_wait_line(w) for w in shown) + ".")
+    return lines

@@ -113,9 +113,13 @@ QUERY_SYSTEM = "You answer questions about an agent's task from its record. Answ
 
 
 def query_user_prompt(task_line: str, plan_lines: Sequence[str], summary: str, messages: Sequence[Message],
-                      question: str) -> str:
-    parts = [task_line, "Plan:", *plan_lines, "", "Summary:", summary or "No summary yet.", "",
-             "Recent updates since summary:"]
+                      question: str, state_lines: Sequence[str] = ()) -> str:
+    """state_lines: the reconciled state (active decisions, constraints, open questions, waits); it is
+    current where an older summary disagrees (a decision retired since is not in it)."""
+    parts = [task_line, "Plan:", *plan_lines, ""]
+    if state_lines:
+        parts += ["Current state (overrides the summary where they disagree):", *state_lines, ""]
+    parts += ["Summary:", summary or "No summary yet.", "", "Recent updates since summary:"]
     parts.extend([f"[{m.id}] {role_word(m)}: {m.content}" for m in messages] or ["None."])
     parts.extend(["", f"Question: {question}", "", "Answer concisely."])
     return "\n".join(parts)

@@ -1,9 +1,15 @@
 """The always-in-context task state (seed 000, layer 1): pruning rules, YAML rendering and the budget fit.
 
-The view keeps the 10 newest decisions and the 5 newest errors, and for plans
-over 15 items only the items in progress and the next three pending ones (the
-rest are counted). fit_task_state then drops detail in DROP_ORDER until the
-YAML is within the token budget, and reports each step it took.
+It carries what an agent needs to resume: the current item with its active issue, the completed
+items, the next items whose dependencies are met, and from the thread's reconciled state (see
+core/state_notes) the active decisions, constraints, open questions and risks, the open waits and
+the last errors. A superseded decision is never in it.
+
+The view keeps the 10 newest active decisions, the 10 newest constraints, questions and risks and
+the 5 newest errors. A plan over 15 items lists its completed items as ids only (`plan.completed`),
+and in full only the items in progress, blocked or failed and the next three ready ones (the rest
+are counted). fit_task_state then drops detail in DROP_ORDER until the YAML is within the token
+budget, and reports each step it took in `omitted`.
 """
 
 from __future__ import annotations
@@ -12,17 +18,22 @@ import dataclasses
 import datetime
 import json
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 
-from taskmem.core.plans import DONE, ItemStatus, Plan
+from taskmem.core.plans import DONE, ItemStatus, Plan, PlanItem
+from taskmem.core.state_notes import Note, WaitNote
 from taskmem.core.tasks import Task, TaskStatus
 from taskmem.core.tokens import TokenCounter
+from taskmem.core.waits import format_duration
 
 MAX_DECISIONS = 10
 MAX_ERRORS = 5
+MAX_NOTES = 10  # constraints, open questions and open risks, each
+MAX_WAITS = 10
 COLLAPSE_OVER = 15
 NEXT_PENDING = 3
 SUMMARY_CHARS = 100
+NOTE_CHARS = 300  # a state item's text as the view shows it
 
 
 @dataclasses.dataclass
@@ -36,10 +47,11 @@ class Subtask:
 
 @dataclasses.dataclass
 class DecisionEntry:
-    memory_entry_id: str
+    memory_entry_id: str  # "" for a decision no AddDecision stated (extracted or upserted)
     text: str
     subtask_id: str
     created_at: int
+    uid: str = ""  # the state item
 
 
 @dataclasses.dataclass
@@ -49,6 +61,15 @@ class ErrorEntry:
     error: str
     resolution: str
     created_at: int
+    uid: str = ""
+
+
+def decision_entry(note: Note) -> DecisionEntry:
+    return DecisionEntry(note.memory_entry_id, note.text, note.subtask_id, note.created_at, note.uid)
+
+
+def error_entry(note: Note) -> ErrorEntry:
+    return ErrorEntry(note.memory_entry_id, note.subtask_id, note.text, note.resolution, note.created_at, note.uid)
 
 
 @dataclasses.dataclass
@@ -72,22 +93,53 @@ class TaskStateView:
     decisions: list[DecisionEntry]  # oldest first, as a log reads
     errors: list[ErrorEntry]  # oldest first
     workspace_changes: WorkspaceChanges | None
-    collapsed: bool = False  # completed items are counted, not listed
+    collapsed: bool = False  # completed items are listed by id (completed_ids), not as subtasks
     show_plan_header: bool = True
+    completed_ids: list[str] = dataclasses.field(default_factory=list)  # in plan order
+    constraints: list[Note] = dataclasses.field(default_factory=list)  # oldest first
+    questions: list[Note] = dataclasses.field(default_factory=list)
+    risks: list[Note] = dataclasses.field(default_factory=list)
+    waits: list[WaitNote] = dataclasses.field(default_factory=list)
+
+
+def ready_items(items: list[PlanItem]) -> list[PlanItem]:
+    """PENDING items whose dependencies are all done, in plan order: what can be done next."""
+    by_id = {item.id: item for item in items}
+    return [item for item in items if item.status is ItemStatus.PENDING
+            and all(by_id[d].status in DONE for d in item.depends_on if d in by_id)]
+
+
+def next_items(items: list[PlanItem], count: int = NEXT_PENDING) -> list[PlanItem]:
+    """The next `count` pending items: the ready ones first, then the next pending ones in plan order."""
+    ready = ready_items(items)[:count]
+    chosen = {item.id for item in ready}
+    rest = [item for item in items if item.status is ItemStatus.PENDING and item.id not in chosen]
+    return ready + rest[:count - len(ready)]
+
+
+def _shorter(notes: list[Note], limit: int) -> list[Note]:
+    """The newest `limit` notes (oldest first), each text cut to NOTE_CHARS."""
+    return [dataclasses.replace(n, text=n.text if len(n.text) <= NOTE_CHARS else n.text[:NOTE_CHARS - 1] + "…")
+            for n in notes[-limit:]] if limit else []
 
 
 def build_task_state(task: Task, plan: Plan | None, newest_decisions: list[DecisionEntry],
-                     newest_errors: list[ErrorEntry], workspace: WorkspaceChanges | None) -> TaskStateView:
-    """Apply the seed's size rules; decisions and errors come newest first (as queried)."""
+                     newest_errors: list[ErrorEntry], workspace: WorkspaceChanges | None, *,
+                     constraints: Sequence[Note] = (), questions: Sequence[Note] = (), risks: Sequence[Note] = (),
+                     waits: Sequence[WaitNote] = ()) -> TaskStateView:
+    """Apply the size rules. Decisions and errors come newest first (as queried); constraints,
+    questions, risks and waits oldest first (as core/state_notes lists them)."""
     items = plan.items if plan else []
     completed = sum(1 for item in items if item.status in DONE)
     shown = items
     collapsed = len(items) > COLLAPSE_OVER
+    completed_ids: list[str] = []
     if collapsed:
-        current = [item for item in items if item.status is ItemStatus.IN_PROGRESS]
-        pending = [item for item in items if item.status is ItemStatus.PENDING][:NEXT_PENDING]
-        keep = {item.id for item in current + pending}
+        working = [item for item in items if item.status in (ItemStatus.IN_PROGRESS, ItemStatus.BLOCKED,
+                                                              ItemStatus.FAILED)]
+        keep = {item.id for item in working + next_items(items)}
         shown = [item for item in items if item.id in keep]
+        completed_ids = [item.id for item in items if item.status in DONE]
     return TaskStateView(
         task_id=task.id, goal=task.goal or task.name, status=task.status, workspace=task.workspace,
         plan_version=plan.version if plan else 0, last_replanned_at=plan.created_at if plan else None,
@@ -97,7 +149,9 @@ def build_task_state(task: Task, plan: Plan | None, newest_decisions: list[Decis
         decisions=list(reversed(newest_decisions[:MAX_DECISIONS])),
         errors=list(reversed(newest_errors[:MAX_ERRORS])),
         workspace_changes=workspace if workspace and (workspace.files_created or workspace.files_modified) else None,
-        collapsed=collapsed,
+        collapsed=collapsed, completed_ids=completed_ids,
+        constraints=_shorter(list(constraints), MAX_NOTES), questions=_shorter(list(questions), MAX_NOTES),
+        risks=_shorter(list(risks), MAX_NOTES), waits=list(waits)[-MAX_WAITS:],
     )
 
 
@@ -141,7 +195,7 @@ def render_task_state_yaml(view: TaskStateView) -> str:
     if view.workspace:
         lines.append(f"  workspace: {_text(view.workspace)}")
     hidden = view.total_subtasks - len(view.subtasks)
-    if view.plan_version and (view.show_plan_header or hidden):
+    if view.plan_version and (view.show_plan_header or hidden or view.completed_ids):
         lines.append("plan:")
         if view.show_plan_header:
             lines.append(f"  version: {view.plan_version}")
@@ -150,6 +204,8 @@ def render_task_state_yaml(view: TaskStateView) -> str:
         if hidden:
             progress = f"{view.completed_count}/{view.total_subtasks} completed, {len(view.subtasks)} shown"
             lines.append(f"  progress: {_text(progress)}")
+        if view.completed_ids:
+            lines.append(f"  completed: [{', '.join(_scalar(i) for i in view.completed_ids)}]")
     if view.subtasks:
         lines.append("subtasks:")
         for s in view.subtasks:
@@ -162,8 +218,22 @@ def render_task_state_yaml(view: TaskStateView) -> str:
             if s.depends_on:
                 lines.append(f"    depends_on: [{', '.join(_scalar(d) for d in s.depends_on)}]")
     if view.decisions:
-        lines.append("decisions_log:")
+        lines.append("decisions_log:")  # active decisions only: a superseded one is never listed
         lines.extend(f"  - {_text(d.text)}" for d in view.decisions)
+    for key, notes in (("constraints", view.constraints), ("open_questions", view.questions),
+                       ("open_risks", view.risks)):
+        if notes:
+            lines.append(f"{key}:")
+            lines.extend(f"  - {_text(n.text)}" for n in notes)
+    if view.waits:
+        lines.append("open_waits:")
+        for w in view.waits:
+            lines.append(f"  - id: {_scalar(w.id)}")
+            lines.append(f"    kind: {w.kind}")
+            lines.append(f"    criteria: {_text(w.criteria)}")
+            lines.append(f"    since: {_text(format_time(w.since))}")
+            if w.timeout_us is not None:
+                lines.append(f"    timeout: {_text(format_duration(w.timeout_us))}")
     if view.errors:
         lines.append("errors_encountered:")
         for e in view.errors:
@@ -229,6 +299,35 @@ def _pending(s: Subtask) -> bool:
     return s.status is ItemStatus.PENDING
 
 
+def _keep_newest(name: str, keep: int) -> Callable[[TaskStateView], bool]:
+    def drop(v: TaskStateView) -> bool:
+        entries = getattr(v, name)
+        if len(entries) <= keep:
+            return False
+        del entries[0]
+        return True
+    return drop
+
+
+def _completed_subtask_to_id(v: TaskStateView) -> bool:
+    """A completed subtask shown in full becomes an id in plan.completed (its id is kept)."""
+    for index, s in enumerate(v.subtasks):
+        if _done(s):
+            del v.subtasks[index]
+            v.completed_ids.append(s.id)
+            return True
+    return False
+
+
+def _drop_pending_beyond_next(v: TaskStateView) -> bool:
+    """A pending subtask past the first NEXT_PENDING pending ones, last first."""
+    pending = [index for index, s in enumerate(v.subtasks) if _pending(s)]
+    if len(pending) <= NEXT_PENDING:
+        return False
+    del v.subtasks[pending[-1]]
+    return True
+
+
 def _drop_last_pending(v: TaskStateView) -> bool:
     for index in range(len(v.subtasks) - 1, -1, -1):
         if _pending(v.subtasks[index]):
@@ -237,12 +336,13 @@ def _drop_last_pending(v: TaskStateView) -> bool:
     return False
 
 
-def _drop_first_completed(v: TaskStateView) -> bool:
-    for index, s in enumerate(v.subtasks):
-        if _done(s):
-            del v.subtasks[index]
-            return True
-    return False
+def _drop_current_last(v: TaskStateView) -> bool:
+    """Any subtask, the in-progress ones last."""
+    if not v.subtasks:
+        return False
+    others = [index for index, s in enumerate(v.subtasks) if s.status is not ItemStatus.IN_PROGRESS]
+    del v.subtasks[others[-1] if others else len(v.subtasks) - 1]
+    return True
 
 
 def _drop_plan_header(v: TaskStateView) -> bool:
@@ -257,30 +357,36 @@ def _drop_workspace_path(v: TaskStateView) -> bool:
     return had
 
 
-def _drop_last_subtask(v: TaskStateView) -> bool:
-    if not v.subtasks:
-        return False
-    v.subtasks.pop()
-    return True
-
-
 # (label, step) in the order detail is given up; GetTaskState's documentation lists the same order.
+# What an agent needs to resume goes last: the current item, the next ready ones, the active
+# decisions, constraints, open questions and waits, the last error, then the completed ids.
 DROP_ORDER: list[tuple[str, Callable[[TaskStateView], bool]]] = [
     ("workspace_changes", _drop_workspace),
     ("error resolutions", _drop_resolution),
-    ("oldest errors", _drop_oldest("errors")),
-    ("oldest decisions", _drop_oldest("decisions")),
     ("summaries of completed subtasks", _clear_subtask_field("summary", _done)),
     ("active issues of completed subtasks", _clear_subtask_field("active_issue", _done)),
     ("depends_on lists", _clear_subtask_field("depends_on", lambda s: True)),
     ("summaries of pending subtasks", _clear_subtask_field("summary", _pending)),
-    ("pending subtasks", _drop_last_pending),
-    ("completed subtasks", _drop_first_completed),
+    ("completed subtasks listed by id", _completed_subtask_to_id),
+    ("pending subtasks past the next three", _drop_pending_beyond_next),
+    ("older errors", _keep_newest("errors", 1)),
     ("plan header", _drop_plan_header),
     ("workspace path", _drop_workspace_path),
+    ("oldest open risks", _drop_oldest("risks")),
+    ("oldest completed ids", _drop_oldest("completed_ids")),
+    ("oldest decisions", _keep_newest("decisions", 1)),
+    ("oldest constraints", _keep_newest("constraints", 1)),
+    ("oldest open questions", _keep_newest("questions", 1)),
+    ("oldest open waits", _keep_newest("waits", 1)),
+    ("pending subtasks", _drop_last_pending),
     ("remaining subtask summaries", _clear_subtask_field("summary", lambda s: True)),
     ("remaining active issues", _clear_subtask_field("active_issue", lambda s: True)),
-    ("remaining subtasks", _drop_last_subtask),
+    ("last error", _drop_oldest("errors")),
+    ("last decision", _drop_oldest("decisions")),
+    ("last constraint", _drop_oldest("constraints")),
+    ("last open question", _drop_oldest("questions")),
+    ("last open wait", _drop_oldest("waits")),
+    ("remaining subtasks", _drop_current_last),
 ]
 
 
@@ -312,7 +418,8 @@ def fit_task_state(view: TaskStateView, counter: TokenCounter, budget: int) -> t
     return _fit_goal(view, counter, budget, omitted)
 
 
-_SINGLE = {"workspace_changes", "plan header", "workspace path"}
+_SINGLE = {"workspace_changes", "plan header", "workspace path", "last error", "last decision", "last constraint",
+           "last open question", "last open wait"}
 
 
 def _fit_goal(view: TaskStateView, counter: TokenCounter, budget: int,
@@ -337,4 +444,6 @@ def _fit_goal(view: TaskStateView, counter: TokenCounter, budget: int,
 def _copy(view: TaskStateView) -> TaskStateView:
     return dataclasses.replace(
         view, subtasks=[dataclasses.replace(s, depends_on=list(s.depends_on)) for s in view.subtasks],
-        decisions=list(view.decisions), errors=[dataclasses.replace(e) for e in view.errors])
+        decisions=list(view.decisions), errors=[dataclasses.replace(e) for e in view.errors],
+        completed_ids=list(view.completed_ids), constraints=list(view.constraints), questions=list(view.questions),
+        risks=list(view.risks), waits=list(view.waits))

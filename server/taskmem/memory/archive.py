@@ -12,7 +12,7 @@ import numpy as np
 import yaml
 
 from taskmem.config import ConfigError
-from taskmem.core.errors import ModelTimeout, ModelUnavailable, NotConfigured
+from taskmem.core.errors import EmbeddingUnavailable, ModelTimeout, ModelUnavailable, NotConfigured
 from taskmem.core.events import EventType
 from taskmem.core.memory import MemoryEntry, MemoryFilter, NewMemoryEntry
 from taskmem.core.memory_extraction import (
@@ -27,12 +27,6 @@ from taskmem.store.storage import Storage
 from taskmem.store.writer import Transaction
 
 log = logging.getLogger(__name__)
-
-
-class EmbeddingUnavailable(ModelUnavailable):
-    """The embedding backend failed (UNAVAILABLE)."""
-
-    reason = "ERROR_REASON_EMBEDDING_UNAVAILABLE"
 
 
 def load_extraction_prompt() -> PromptTemplate:

@@ -1,5 +1,10 @@
-"""StateService's engine: the shared pieces (token counter, providers, working memory, per-thread locks)
-and the pipelines that need more than one read or write. The servicer only validates and converts."""
+"""StateService's data plane: the servicer validates and converts; this engine owns the per-thread locks,
+the reconciliation runs, their persistence and their events, and the reads every view derives from.
+
+Writes take `respond` (the caller's conversion of the domain result into its response) and `once` (the
+request's idempotency key, or None): both run inside the write's transaction, so a retry returns the
+first response and writes nothing (AIP-155).
+"""
 
 from __future__ import annotations
 
@@ -8,35 +13,49 @@ import collections
 import dataclasses
 import logging
 import time
+from collections.abc import Callable, Sequence
+from typing import TypeVar
+
+import numpy as np
 
 from taskmem.config import Config, reconciliation_thresholds
 from taskmem.core.context_budget import ContextMode, Section
-from taskmem.core.errors import ModelTimeout, ModelUnavailable
+from taskmem.core.errors import EmbeddingUnavailable, ModelTimeout, ModelUnavailable
+from taskmem.core.events import EventType
 from taskmem.core.ids import now_us
-from taskmem.core.progress import compute_progress
+from taskmem.core.memory import MemoryEntry, NewMemoryEntry
+from taskmem.core.messages import Message
+from taskmem.core.progress import compute_progress, render_state_lines
 from taskmem.core.reconcile import Prepared, ReconcileThresholds
 from taskmem.core.state_items import Candidate
+from taskmem.core.state_notes import DECISION_KIND, ERROR_KIND, EntryLink, StateNotes
 from taskmem.core.state_prompts import QUERY_SYSTEM, query_user_prompt
-from taskmem.core.state_records import ReconcileReport, StoredStateItem
+from taskmem.core.state_records import CandidateResult, ReconcileReport, StoredStateItem
 from taskmem.core.task_state_yaml import TaskStateView, build_task_state, fit_task_state
 from taskmem.core.tokens import TokenCounter
 from taskmem.core.working_memory import WorkingMemories
 from taskmem.providers.chat import ChatModel, ChatModelError, ChatModelTimeout
-from taskmem.providers.embeddings import Embedder
+from taskmem.providers.embeddings import Embedder, EmbeddingError
 from taskmem.state import memory_log
 from taskmem.state.context import TAIL_MESSAGES, ContextInputs, build_context
 from taskmem.state.extraction import ExtractionSettings, extract_state
-from taskmem.state.follower import StateFollower
-from taskmem.state.reconciliation import ReconcilePlan, batch_of, plan_reconciliation, prepare_agent_candidates
+from taskmem.state.reconciliation import (
+    ReconcilePlan, batch_of, plan_reconciliation, prepare_agent_candidates, stated_candidate,
+)
 from taskmem.store import actions as action_store
 from taskmem.store import state_items as item_store
-from taskmem.store import state_summaries, state_task
+from taskmem.store import state_item_entries, state_summaries, state_task
+from taskmem.store.idempotency import Once, run_once
+from taskmem.store.memory_entries import insert_memory_entries
+from taskmem.store.memory_vectors import recorded_model
+from taskmem.store.state_item_entries import link_entry
 from taskmem.store.storage import Storage
-from taskmem.store.writer import Reader
+from taskmem.store.writer import Reader, Transaction
 
 log = logging.getLogger(__name__)
 
 QUERY_MESSAGES = 50
+R = TypeVar("R")
 
 
 @dataclasses.dataclass
@@ -48,27 +67,76 @@ class Answer:
     messages_since_summary: int = 0
 
 
+@dataclasses.dataclass
+class Reconciled:
+    """What an upsert or extraction did, and the items it wrote."""
+
+    report: ReconcileReport
+    items: list[StoredStateItem]
+
+
+@dataclasses.dataclass
+class Stated:
+    """AddDecision or AddError: the memory entry (the history), the state item it was reconciled into
+    (the current truth) and how."""
+
+    entry: MemoryEntry
+    item: StoredStateItem
+    report: ReconcileReport
+
+
+@dataclasses.dataclass(frozen=True)
+class Statement:
+    """A decision or an error as the caller states it."""
+
+    kind: str  # DECISION_KIND or ERROR_KIND
+    text: str
+    subtask_id: str
+    detail: str  # a decision's detail, an error's resolution
+    supersedes: str = ""  # decisions: the uid the caller says this one replaces
+
+
+class GuardedEmbedder:
+    """The configured embedder, with its failures as EmbeddingUnavailable (UNAVAILABLE,
+    ERROR_REASON_EMBEDDING_UNAVAILABLE) on every StateService path, as MemoryService reports them."""
+
+    def __init__(self, embedder: Embedder) -> None:
+        self._embedder = embedder
+        self.model_name = embedder.model_name
+        self.dimension = embedder.dimension
+
+    async def embed(self, texts: Sequence[str]) -> np.ndarray:
+        try:
+            return await self._embedder.embed(texts)
+        except EmbeddingError as error:
+            raise EmbeddingUnavailable(str(error)) from error
+
+
 class StateEngine:
     def __init__(self, storage: Storage, config: Config, counter: TokenCounter, embedder: Embedder | None,
                  chat: ChatModel | None) -> None:
         self.storage = storage
         self.config = config
         self.counter = counter
-        self.embedder = embedder
+        self.embedder: Embedder | None = GuardedEmbedder(embedder) if embedder is not None else None
         self.chat = chat
         self.working_memories = WorkingMemories()
         self._locks: dict[tuple[str, str], asyncio.Lock] = collections.defaultdict(asyncio.Lock)
-        self.follower = StateFollower(self)
 
     # --- life cycle -------------------------------------------------------------------------------
 
     async def start(self) -> None:
         self.working_memories.restore(await self.storage.read(state_summaries.load_working_memories))
-        self.follower.start()
+        try:
+            adopted = await self.adopt_recorded_statements()
+        except EmbeddingUnavailable as error:  # the next start tries again; nothing is lost meanwhile
+            log.warning("decisions and errors recorded before issue 11 are not in the state yet: %s", error)
+        else:
+            if adopted:
+                log.info("%d decisions and errors recorded earlier reconciled into their tasks' state", adopted)
 
     async def stop(self) -> None:
-        """Stop background work, then snapshot working memory (the writer must still be open)."""
-        await self.follower.stop()
+        """Snapshot working memory (the writer must still be open)."""
         entries = self.working_memories.snapshot()
         await self.storage.write(lambda tx: state_summaries.save_working_memories(tx, entries), "default",
                                  "shutdown")
@@ -81,7 +149,7 @@ class StateEngine:
         model = self.embedder.model_name if self.embedder is not None else ""
         return reconciliation_thresholds(model, self.config.reconciliation)
 
-    # --- task state -------------------------------------------------------------------------------
+    # --- the views --------------------------------------------------------------------------------
 
     async def task_view(self, namespace: str, task_id: str) -> TaskStateView:
         return await self.storage.read(_task_view, namespace, task_id)
@@ -89,30 +157,125 @@ class StateEngine:
     async def task_state(self, namespace: str, task_id: str, budget: int) -> tuple[str, TaskStateView, list[str]]:
         return fit_task_state(await self.task_view(namespace, task_id), self.counter, budget)
 
+    async def list_items(self, namespace: str, thread_id: str, task_id: str, types: list[str],
+                         include_superseded: bool) -> list[StoredStateItem]:
+        return await self.storage.read(_list_items, namespace, thread_id, task_id, types, include_superseded)
+
+    async def current_items(self, namespace: str, thread_id: str, task_id: str) -> list[StoredStateItem]:
+        return await self.storage.read(item_store.current_items, namespace, thread_id, task_id)
+
+    async def expand_item(self, namespace: str, thread_id: str, task_id: str,
+                          uid: str) -> tuple[StoredStateItem, list[Message]]:
+        return await self.storage.read(item_store.items_and_messages, namespace, thread_id, task_id, uid)
+
     # --- structured state -------------------------------------------------------------------------
 
-    async def extract(self, namespace: str, correlation_id: str, thread_id: str,
-                      task_id: str) -> tuple[ReconcileReport, list[StoredStateItem]]:
+    async def extract(self, namespace: str, correlation_id: str, thread_id: str, task_id: str) -> Reconciled:
         settings = ExtractionSettings(self.config.state_extraction_max_messages,
                                       self.config.state_extraction_timeout_seconds, self.config.state_max_candidates)
         async with self.thread_lock(namespace, thread_id):
-            return await extract_state(self.storage, self.chat, self.embedder, self.thresholds(), settings,
-                                       namespace, correlation_id, thread_id, task_id, now_us())
+            report, items = await extract_state(self.storage, self.chat, self.embedder, self.thresholds(), settings,
+                                                namespace, correlation_id, thread_id, task_id, now_us())
+        return Reconciled(report, items)
 
-    async def plan_upsert(self, namespace: str, thread_id: str, task_id: str,
-                          candidates: list[Candidate]) -> ReconcilePlan:
-        """Decide an agent's candidates (call it holding thread_lock, and persist before releasing it)."""
+    async def upsert_items(self, namespace: str, correlation_id: str, thread_id: str, task_id: str,
+                           candidates: list[Candidate], respond: Callable[[Reconciled], R],
+                           once: Once[R] | None) -> R:
+        """Reconcile an agent's candidates into the thread's state (explicit `supersedes` always wins)."""
+        async with self.thread_lock(namespace, thread_id):
+            refs = [ref for c in candidates for ref in c.refs]
+            messages = await self.storage.read(_thread_messages, namespace, thread_id, task_id, refs)
+            prepared = prepare_agent_candidates(candidates, batch_of(messages), now_us(),
+                                                self.config.state_max_candidates)
+            plan = await self._reconcile(namespace, thread_id, prepared)
+
+            def persist(tx: Transaction) -> R:
+                def run() -> R:
+                    items = plan.persist(tx)
+                    tx.emit(EventType.STATE_ITEMS_UPSERTED, task_id, None,
+                            {**plan.report.to_json(), "thread_id": thread_id})
+                    return respond(Reconciled(plan.report, items))
+                return run_once(tx, once, run)
+
+            return await self.storage.write(persist, namespace, correlation_id)
+
+    async def add_statement(self, namespace: str, correlation_id: str, task_id: str, statement: Statement,
+                            respond: Callable[[Stated], R], once: Once[R] | None) -> R:
+        """AddDecision / AddError: a memory entry for the history, and the same reconciliation as any state
+        item for the truth (see statement_candidates)."""
+        if statement.kind == DECISION_KIND:
+            entry = memory_log.decision_entry(task_id, statement.text, statement.subtask_id, statement.detail)
+            event = EventType.TASK_STATE_DECISION_ADDED
+        else:
+            entry = memory_log.error_entry(task_id, statement.subtask_id, statement.text, statement.detail)
+            event = EventType.TASK_STATE_ERROR_ADDED
+        async with self.thread_lock(namespace, task_id):
+            await self.storage.read(item_store.check_thread, namespace, task_id)
+            vectors = await self._summary_vectors(entry)
+            plan = await self._reconcile(namespace, task_id, statement_candidates(statement, now_us()))
+
+            def add(tx: Transaction) -> R:
+                def run() -> R:
+                    stored = insert_memory_entries(tx, [entry], _indexable(tx, vectors))[0]
+                    item, result = _persist_statement(tx, plan, task_id, statement, stored.id, stored.created_at)
+                    assert item is not None, "a validated statement is always stored or merged"
+                    tx.emit(event, task_id, item, {"memory_entry_id": stored.id, "subtask_id": stored.subtask_id,
+                                                   "outcome": result.outcome, "target_uid": result.target_uid})
+                    return respond(Stated(stored, item, plan.report))
+                return run_once(tx, once, run)
+
+            return await self.storage.write(add, namespace, correlation_id)
+
+    async def adopt_recorded_statements(self, batch: int = 200) -> int:
+        """Decisions and errors AddDecision/AddError recorded before their state items existed (a database
+        from before issue 11): reconcile each, oldest first, as if it were added now, and link it, so every
+        view still shows what was decided. Runs at start-up; returns how many it adopted."""
+        adopted = 0
+        while unlinked := await self.storage.read(state_item_entries.unlinked_statements, batch):
+            for old in unlinked:
+                statement = Statement(old.kind, old.text, old.subtask_id, old.detail)
+                async with self.thread_lock(old.namespace, old.task_id):
+                    plan = await self._reconcile(old.namespace, old.task_id,
+                                                 statement_candidates(statement, old.created_at))
+
+                    def adopt(tx: Transaction, old: state_item_entries.Unlinked = old,
+                              statement: Statement = statement, plan: ReconcilePlan = plan) -> None:
+                        _persist_statement(tx, plan, old.task_id, statement, old.memory_entry_id, old.created_at)
+                        tx.emit(EventType.STATE_ITEMS_UPSERTED, old.task_id, None, {
+                            **plan.report.to_json(), "thread_id": old.task_id, "adopted": old.memory_entry_id})
+
+                    await self.storage.write(adopt, old.namespace, "adopt-recorded-statements")
+                adopted += 1
+        return adopted
+
+    async def change_item(self, namespace: str, correlation_id: str, thread_id: str, task_id: str, uid: str, *,
+                          pinned: bool | None = None, status: str | None = None,
+                          respond: Callable[[StoredStateItem], R], once: Once[R] | None) -> R:
+        """Pin/unpin an item or set its status (already checked against its type)."""
+        async with self.thread_lock(namespace, thread_id):
+            def change(tx: Transaction) -> R:
+                def run() -> R:
+                    item = item_store.change_item(tx, thread_id, task_id, uid, pinned=pinned, status=status)
+                    tx.emit(EventType.STATE_ITEM_UPDATED, task_id, item)
+                    return respond(item)
+                return run_once(tx, once, run)
+
+            return await self.storage.write(change, namespace, correlation_id)
+
+    async def _reconcile(self, namespace: str, thread_id: str, prepared: Prepared) -> ReconcilePlan:
+        """Decide prepared candidates against the thread (call it holding thread_lock; persist before
+        releasing it)."""
         started = time.perf_counter()
         model = self.embedder.model_name if self.embedder is not None else ""
-        refs = [ref for c in candidates for ref in c.refs]
-        existing, vectors, messages = await self.storage.read(_upsert_read, namespace, thread_id, task_id, refs, model)
-        now = now_us()
-        prepared: Prepared = prepare_agent_candidates(candidates, batch_of(messages), now,
-                                                      self.config.state_max_candidates)
+        existing, vectors = await self.storage.read(_reconcile_read, namespace, thread_id, model)
         plan = await plan_reconciliation(existing, vectors, prepared, self.embedder, self.thresholds(), thread_id,
-                                         now)
+                                         now_us())
         plan.report.duration_us = int((time.perf_counter() - started) * 1_000_000)
         return plan
+
+    async def _summary_vectors(self, entry: NewMemoryEntry) -> np.ndarray | None:
+        """The memory entry's summary embedded for MemoryService's semantic search."""
+        return await self.embedder.embed([entry.summary]) if self.embedder is not None else None
 
     # --- context and the live query ---------------------------------------------------------------
 
@@ -125,17 +288,22 @@ class StateEngine:
         return build_context(self.counter, budget, mode, inputs, self.config.state_max_active_items)
 
     async def query_task(self, namespace: str, task_id: str, question: str) -> Answer:
-        record, since, failed = await self.storage.read(_query_read, namespace, task_id)
+        record, since, failed, notes = await self.storage.read(_query_read, namespace, task_id)
         assert record.task is not None
         if self.chat is None:
-            progress = compute_progress(record.task, record.plan, failed, record.recent)
+            progress = compute_progress(record.task, record.plan, failed, record.recent, notes)
             return Answer(progress.summary, False, "no model is configured: set llm_base_url and llm_model for"
                                                     " answers from the running summary")
         summary = record.summary.summary if record.summary else ""
         plan_lines = [f"- {i.id} [{i.status.value.removeprefix('PLAN_ITEM_STATUS_').lower()}] {i.title}"
                       for i in (record.plan.items if record.plan else [])]
         prompt = query_user_prompt(f"Task: {record.task.name} ({record.task.status.value})", plan_lines, summary,
-                                   since, question)
+                                   since, question, render_state_lines(notes))
+        return Answer(await self._ask_model(prompt), True, "", summary, len(since))
+
+    async def _ask_model(self, prompt: str) -> str:
+        """QueryTask's one model call."""
+        assert self.chat is not None
         timeout = self.config.llm_timeout_seconds
         try:
             text = await self.chat.complete(QUERY_SYSTEM, prompt, timeout=timeout)
@@ -143,30 +311,77 @@ class StateEngine:
             raise ModelTimeout(f"the model did not answer within {timeout} s") from None
         except ChatModelError as error:
             raise ModelUnavailable(str(error)) from None
-        return Answer(text.strip(), True, "", summary, len(since))
+        return text.strip()
 
 
-def _task_view(db: Reader, namespace: str, task_id: str) -> TaskStateView:
+def statement_candidates(statement: Statement, now: int) -> Prepared:
+    """A decision is the caller's own statement, so its change language ("B instead of A") supersedes as a
+    user message's would, and `supersedes` naming an active decision always does; an error is an action
+    item, blocked until a resolution is recorded (then done: the same error again merges into it)."""
+    if statement.kind == DECISION_KIND:
+        return stated_candidate(Candidate("decision", statement.text, confidence="high", source="agent",
+                                          supersedes=statement.supersedes or None), now)
+    status = "done" if statement.detail else "blocked"
+    return prepare_agent_candidates([Candidate("action", statement.text, status=status, confidence="high",
+                                               source="agent")], {}, now, 1)
+
+
+def _persist_statement(tx: Transaction, plan: ReconcilePlan, task_id: str, statement: Statement, entry_id: str,
+                       created_at: int) -> tuple[StoredStateItem | None, CandidateResult]:
+    """Write the reconciled items and link the memory entry to the item it became (or merged into; for a
+    candidate dropped as invalid, to no item: the entry is still linked, so it is not adopted again)."""
+    written = {item.uid: item for item in plan.persist(tx)}
+    result = plan.report.results[-1]
+    uid = result.target_uid if result.outcome in ("merged", "dropped") else result.uid
+    item = written.get(uid) or (item_store.load_item(tx, tx.namespace, task_id, uid) if uid else None)
+    link_entry(tx, task_id, EntryLink(uid, entry_id, statement.kind, statement.subtask_id, statement.detail,
+                                      created_at))
+    return item, result
+
+
+def _task_view(db: Reader, namespace: str, task_id: str,
+               current: list[StoredStateItem] | None = None) -> TaskStateView:
     task, plan = state_task.task_outline(db, namespace, task_id)
-    decisions, errors, workspace = memory_log.task_log(db, namespace, task_id)
-    return build_task_state(task, plan, decisions, errors, workspace)
+    notes: StateNotes = state_task.task_notes(db, namespace, task_id, current)
+    return build_task_state(task, plan, memory_log.newest_decisions(notes), memory_log.newest_errors(notes),
+                            memory_log.workspace_of(db, namespace, task_id), constraints=notes.constraints,
+                            questions=notes.questions, risks=notes.risks, waits=notes.waits)
 
 
 def _context_read(db: Reader, namespace: str, thread_id: str, task_id: str, query: str) -> tuple[
         state_task.ThreadRecord, TaskStateView | None, tuple[list[str], list[str]]]:
-    view = _task_view(db, namespace, task_id) if task_id else None  # raises NotFound for an unknown task
+    if task_id:
+        item_store.check_thread(db, namespace, task_id)  # NOT_FOUND for an unknown task, before anything else
     record = state_task.thread_record(db, namespace, thread_id, "", TAIL_MESSAGES)
-    return record, view, memory_log.context_lines(db, namespace, task_id, query)
+    view = _task_view(db, namespace, task_id, record.items) if task_id else None
+    return record, view, memory_log.context_lines(db, namespace, task_id, query, record.items)
 
 
-def _upsert_read(db: Reader, namespace: str, thread_id: str, task_id: str, refs: list[str],
-                 model: str) -> tuple[list[StoredStateItem], dict[str, object], list[object]]:
+def _reconcile_read(db: Reader, namespace: str, thread_id: str,
+                    model: str) -> tuple[list[StoredStateItem], dict[str, object]]:
+    return item_store.thread_items(db, namespace, thread_id), item_store.embeddings(db, namespace, thread_id, model)
+
+
+def _thread_messages(db: Reader, namespace: str, thread_id: str, task_id: str, refs: list[str]) -> list[Message]:
     item_store.check_thread(db, namespace, task_id)
-    return (item_store.thread_items(db, namespace, thread_id), item_store.embeddings(db, namespace, thread_id, model),
-            item_store.messages_by_id(db, namespace, thread_id, refs))
+    return item_store.messages_by_id(db, namespace, thread_id, refs)
 
 
-def _query_read(db: Reader, namespace: str, task_id: str) -> tuple[state_task.ThreadRecord, list[object], object]:
+def _list_items(db: Reader, namespace: str, thread_id: str, task_id: str, types: list[str],
+                include_superseded: bool) -> list[StoredStateItem]:
+    item_store.check_thread(db, namespace, task_id)
+    return item_store.thread_items(db, namespace, thread_id, include_superseded=include_superseded, types=types)
+
+
+def _query_read(db: Reader, namespace: str, task_id: str) -> tuple[state_task.ThreadRecord, list[Message], object,
+                                                                    StateNotes]:
     record = state_task.thread_record(db, namespace, task_id, task_id, 5)
     since = state_task.messages_since(db, namespace, task_id, record.summary, QUERY_MESSAGES)
-    return record, since, action_store.last_failed_action(db, namespace, task_id)
+    return (record, since, action_store.last_failed_action(db, namespace, task_id),
+            state_task.task_notes(db, namespace, task_id))
+
+
+def _indexable(tx: Transaction, vectors: np.ndarray | None) -> np.ndarray | None:
+    """The summary's vector when the memory index is ready for it (MemoryService records the model at start)."""
+    recorded = recorded_model(tx.connection)
+    return vectors if vectors is not None and recorded is not None and recorded[1] == vectors.shape[1] else None

@@ -1,13 +1,19 @@
-"""The task's decisions and errors, its workspace changes, and BuildContext's knowledge and memories,
-read from what MemoryService keeps; AddDecision and AddError write through its store function."""
+"""The task's decisions and errors as the views list them (from the reconciled state), its workspace
+changes, and BuildContext's knowledge and memories; AddDecision and AddError write their memory entries
+(the complete history) through MemoryService's store function."""
 
 from __future__ import annotations
 
 from taskmem.core.knowledge import KnowledgeCategory
-from taskmem.core.memory import MemoryEntry, MemoryFilter, MemoryType, NewMemoryEntry
+from collections.abc import Iterable
+
+from taskmem.core.memory import MemoryEntry, MemoryType, NewMemoryEntry
+from taskmem.core.state_items import StateItem, normalize_text
+from taskmem.core.state_notes import StateNotes
+from taskmem.core import task_state_yaml
 from taskmem.core.task_state_yaml import MAX_DECISIONS, MAX_ERRORS, DecisionEntry, ErrorEntry, WorkspaceChanges
 from taskmem.store import state_task
-from taskmem.store.memory_entries import query_entries, relevant_entries
+from taskmem.store.memory_entries import relevant_entries
 from taskmem.store.writer import Reader
 
 KNOWLEDGE_LINES, MEMORY_LINES = 50, 20
@@ -34,27 +40,41 @@ def error_entry(task_id: str, subtask_id: str, error: str, resolution: str) -> N
                           detail=resolution, source="state")
 
 
-def task_log(db: Reader, namespace: str, task_id: str) -> tuple[list[DecisionEntry], list[ErrorEntry],
-                                                                 WorkspaceChanges | None]:
-    """The newest decisions and errors (newest first) and the workspace changes of a task."""
-    decisions = query_entries(db, namespace, MemoryFilter(task_id=task_id, types=(MemoryType.DECISION,)),
-                              MAX_DECISIONS)
-    errors = query_entries(db, namespace, MemoryFilter(task_id=task_id, types=(MemoryType.ERROR,)), MAX_ERRORS)
+def newest_decisions(notes: StateNotes) -> list[DecisionEntry]:
+    """The newest active decisions of the reconciled state, newest first (a superseded one never)."""
+    return [task_state_yaml.decision_entry(n) for n in reversed(notes.decisions[-MAX_DECISIONS:])]
+
+
+def newest_errors(notes: StateNotes) -> list[ErrorEntry]:
+    return [task_state_yaml.error_entry(n) for n in reversed(notes.errors[-MAX_ERRORS:])]
+
+
+def workspace_of(db: Reader, namespace: str, task_id: str) -> WorkspaceChanges | None:
     created, modified, last = state_task.workspace_changes(db, namespace, task_id)
-    return ([decision_of(e) for e in decisions], [error_of(e) for e in errors],
-            WorkspaceChanges(created, modified, last) if created else None)
+    return WorkspaceChanges(created, modified, last) if created else None
 
 
-def context_lines(db: Reader, namespace: str, task_id: str, query: str) -> tuple[list[str], list[str]]:
+# Memory types whose current truth is the reconciled state: BuildContext's state section shows them.
+_STATE_TYPES = {MemoryType.DECISION.value, MemoryType.ERROR.value}
+
+
+def context_lines(db: Reader, namespace: str, task_id: str, query: str,
+                  stated: Iterable[StateItem] = ()) -> tuple[list[str], list[str]]:
     """BuildContext's knowledge lines (the namespace's conventions and decisions) and memory lines: with a
     query, the task's entries that match it by full text (best first), then its relevant memories
-    (decisions, errors, user instructions, newest first)."""
+    (user instructions, discoveries, …, newest first).
+
+    The memories section never repeats the state section nor contradicts it: decisions and errors live
+    in the reconciled state (a superseded decision must not come back as a [decision] line), and an
+    entry saying what a current state item of the thread says (`stated`) is left out."""
     knowledge = [f"- [{category.removeprefix('KNOWLEDGE_CATEGORY_').lower()}] {key}: {value}"
                  for category, key, value in state_task.namespace_knowledge(db, namespace, CONTEXT_KNOWLEDGE,
                                                                             KNOWLEDGE_LINES)]
     if not task_id:
         return knowledge, []
     found = state_task.search_task_memories(db, namespace, task_id, query, MEMORY_LINES) if query else []
-    found += [(e.type.value, e.summary) for e in relevant_entries(db, namespace, task_id, "", MEMORY_LINES)]
-    lines = [f"- [{kind.removeprefix('MEMORY_TYPE_').lower()}] {summary}" for kind, summary in found]
-    return knowledge, list(dict.fromkeys(lines))
+    found += [(e.type.value, e.summary) for e in relevant_entries(db, namespace, task_id, "", 3 * MEMORY_LINES)]
+    said = {normalize_text(item.text) for item in stated}
+    lines = [f"- [{kind.removeprefix('MEMORY_TYPE_').lower()}] {summary}" for kind, summary in found
+             if kind not in _STATE_TYPES and normalize_text(summary) not in said]
+    return knowledge, list(dict.fromkeys(lines))[:MEMORY_LINES]

@@ -2,8 +2,14 @@
 
 from __future__ import annotations
 
+import dataclasses
+from collections.abc import Callable
+from typing import Any, Generic, TypeVar
+
 from taskmem.core.errors import RequestIdReused
 from taskmem.store.writer import Transaction
+
+R = TypeVar("R", bound=Any)  # a protobuf response message (it has SerializeToString)
 
 
 def stored_response(tx: Transaction, request_id: str, method: str, request_hash: str) -> bytes | None:
@@ -20,3 +26,26 @@ def store_response(tx: Transaction, request_id: str, method: str, request_hash: 
     tx.execute(
         "INSERT INTO request_ids (namespace, request_id, method, request_hash, response, created_at)"
         " VALUES (?, ?, ?, ?, ?, ?)", (tx.namespace, request_id, method, request_hash, response, tx.now))
+
+
+@dataclasses.dataclass(frozen=True)
+class Once(Generic[R]):
+    """A request's idempotency key (AIP-155) and how its response is read back: an engine runs a
+    mutation with it so that a retry returns the first run's response and writes nothing."""
+
+    request_id: str
+    method: str
+    request_hash: str
+    parse: Callable[[bytes], R]
+
+
+def run_once(tx: Transaction, once: Once[R] | None, respond: Callable[[], R]) -> R:
+    """respond()'s response, stored under once's key; a retry's stored response instead (respond not run)."""
+    if once is None:
+        return respond()
+    stored = stored_response(tx, once.request_id, once.method, once.request_hash)
+    if stored is not None:
+        return once.parse(stored)
+    response = respond()
+    store_response(tx, once.request_id, once.method, once.request_hash, response.SerializeToString())
+    return response

@@ -8,14 +8,22 @@ import re
 
 from taskmem.core.messages import Message
 from taskmem.core.plans import ItemStatus, Plan, PlanItem
+from taskmem.core.progress import Progress, compute_progress
+from taskmem.core.state_notes import StateNotes, state_notes
 from taskmem.core.state_records import StoredStateItem
 from taskmem.core.tasks import Task
+from taskmem.core.waits import WaitStatus
+from taskmem.store import actions as action_store
 from taskmem.store import messages as message_store
 from taskmem.store.messages import message_from_row
 from taskmem.store import state_items as item_store
+from taskmem.store.state_item_entries import thread_links
 from taskmem.store.state_summaries import RunningSummary, running_summary
+from taskmem.store.waits import list_waits
 from taskmem.store.tasks import load_task, load_task_with_plan
 from taskmem.store.writer import Reader
+
+MAX_OPEN_WAITS = 50
 
 
 @dataclasses.dataclass
@@ -95,3 +103,22 @@ def search_task_memories(db: Reader, namespace: str, task_id: str, query: str, l
         " WHERE memory_fts MATCH ? AND m.namespace = ? AND m.task_id = ? ORDER BY bm25(memory_fts) LIMIT ?",
         (match, namespace, task_id, limit))
     return [(row[0], row[1]) for row in rows]
+
+
+def task_notes(db: Reader, namespace: str, task_id: str,
+               current: list[StoredStateItem] | None = None) -> StateNotes:
+    """What the task's reconciled state says now: active decisions, constraints, risks, open questions,
+    recorded errors and open waits (see core/state_notes). current: the thread's current items, when the
+    caller has read them already."""
+    if current is None:
+        current = item_store.thread_items(db, namespace, task_id, include_superseded=False)
+    waits = list_waits(db, namespace, task_id, [WaitStatus.WAITING], None, MAX_OPEN_WAITS)
+    return state_notes(current, thread_links(db, namespace, task_id), waits)
+
+
+def task_progress(db: Reader, namespace: str, task_id: str, recent: int) -> Progress:
+    """GetProgress's answer, read in one go: the plan and the record, and the task's reconciled state."""
+    task, plan = load_task_with_plan(db, namespace, task_id, 0)
+    return compute_progress(task, plan, action_store.last_failed_action(db, namespace, task_id),
+                            message_store.recent_messages(db, namespace, task_id, recent),
+                            task_notes(db, namespace, task_id))

@@ -598,7 +598,7 @@ Global___TaskStateSubtask: _TypeAlias = TaskStateSubtask  # noqa: Y015
 
 @_typing.final
 class TaskStateDecision(_message.Message):
-    """TaskStateDecision is one entry of the decisions log."""
+    """TaskStateDecision is one active decision of the task's reconciled state."""
 
     DESCRIPTOR: _descriptor.Descriptor
 
@@ -606,12 +606,17 @@ class TaskStateDecision(_message.Message):
     TEXT_FIELD_NUMBER: _builtins.int
     SUBTASK_ID_FIELD_NUMBER: _builtins.int
     CREATE_TIME_FIELD_NUMBER: _builtins.int
+    UID_FIELD_NUMBER: _builtins.int
     memory_entry_id: _builtins.str
-    """The memory entry that holds it (MemoryService, type decision)."""
+    """The memory entry that stated it (MemoryService, type decision); empty for a
+    decision that was extracted or upserted rather than added with AddDecision.
+    """
     text: _builtins.str
     """The decision."""
     subtask_id: _builtins.str
     """The subtask it was made in, if any."""
+    uid: _builtins.str
+    """The state item (ListStateItems, ExpandStateItem; name it in AddDecision.supersedes to retire it)."""
     @_builtins.property
     def create_time(self) -> _timestamp_pb2.Timestamp:
         """When it was recorded."""
@@ -623,10 +628,11 @@ class TaskStateDecision(_message.Message):
         text: _builtins.str = ...,
         subtask_id: _builtins.str = ...,
         create_time: _timestamp_pb2.Timestamp | None = ...,
+        uid: _builtins.str = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["create_time", b"create_time"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["create_time", b"create_time", "memory_entry_id", b"memory_entry_id", "subtask_id", b"subtask_id", "text", b"text"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["create_time", b"create_time", "memory_entry_id", b"memory_entry_id", "subtask_id", b"subtask_id", "text", b"text", "uid", b"uid"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -643,6 +649,7 @@ class TaskStateError(_message.Message):
     ERROR_FIELD_NUMBER: _builtins.int
     RESOLUTION_FIELD_NUMBER: _builtins.int
     CREATE_TIME_FIELD_NUMBER: _builtins.int
+    UID_FIELD_NUMBER: _builtins.int
     memory_entry_id: _builtins.str
     """The memory entry that holds it (MemoryService, type error)."""
     subtask_id: _builtins.str
@@ -651,6 +658,8 @@ class TaskStateError(_message.Message):
     """What went wrong."""
     resolution: _builtins.str
     """How it was handled, if known."""
+    uid: _builtins.str
+    """The state item (type action: blocked until a resolution is recorded, then done)."""
     @_builtins.property
     def create_time(self) -> _timestamp_pb2.Timestamp:
         """When it was recorded."""
@@ -663,10 +672,11 @@ class TaskStateError(_message.Message):
         error: _builtins.str = ...,
         resolution: _builtins.str = ...,
         create_time: _timestamp_pb2.Timestamp | None = ...,
+        uid: _builtins.str = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["create_time", b"create_time"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["create_time", b"create_time", "error", b"error", "memory_entry_id", b"memory_entry_id", "resolution", b"resolution", "subtask_id", b"subtask_id"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["create_time", b"create_time", "error", b"error", "memory_entry_id", b"memory_entry_id", "resolution", b"resolution", "subtask_id", b"subtask_id", "uid", b"uid"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -707,9 +717,13 @@ Global___WorkspaceChanges: _TypeAlias = WorkspaceChanges  # noqa: Y015
 @_typing.final
 class TaskState(_message.Message):
     """TaskState is the always-in-context view of a task (seed layer 1), the typed
-    twin of the YAML GetTaskState renders. Lists are already pruned: the 10
-    newest decisions, the 5 newest errors, and for plans over 15 items only the
-    current item and the next three pending ones (completed_count counts the rest).
+    twin of the YAML GetTaskState renders. Decisions, constraints, questions,
+    risks and errors come from the task's reconciled structured state, so a
+    superseded decision is never among them. Lists are already pruned: the 10
+    newest active decisions, constraints, open questions and risks, the 5
+    newest errors, and for plans over 15 items only the items in progress,
+    blocked or failed and the next three (ready ones first) as subtasks, the
+    completed ones as completed_ids (completed_count counts them all).
     """
 
     DESCRIPTOR: _descriptor.Descriptor
@@ -726,6 +740,11 @@ class TaskState(_message.Message):
     DECISIONS_FIELD_NUMBER: _builtins.int
     ERRORS_FIELD_NUMBER: _builtins.int
     WORKSPACE_CHANGES_FIELD_NUMBER: _builtins.int
+    COMPLETED_IDS_FIELD_NUMBER: _builtins.int
+    CONSTRAINTS_FIELD_NUMBER: _builtins.int
+    OPEN_QUESTIONS_FIELD_NUMBER: _builtins.int
+    OPEN_RISKS_FIELD_NUMBER: _builtins.int
+    OPEN_WAITS_FIELD_NUMBER: _builtins.int
     task_id: _builtins.str
     """The task id."""
     goal: _builtins.str
@@ -750,7 +769,7 @@ class TaskState(_message.Message):
 
     @_builtins.property
     def decisions(self) -> _containers.RepeatedCompositeFieldContainer[Global___TaskStateDecision]:
-        """The newest decisions, newest last."""
+        """The newest active decisions, newest last."""
 
     @_builtins.property
     def errors(self) -> _containers.RepeatedCompositeFieldContainer[Global___TaskStateError]:
@@ -759,6 +778,28 @@ class TaskState(_message.Message):
     @_builtins.property
     def workspace_changes(self) -> Global___WorkspaceChanges:
         """Files touched, when the task has artifacts."""
+
+    @_builtins.property
+    def completed_ids(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]:
+        """Ids of completed or skipped items not listed in subtasks, in plan order
+        (YAML plan.completed); the oldest are left out first when the budget is tight.
+        """
+
+    @_builtins.property
+    def constraints(self) -> _containers.RepeatedCompositeFieldContainer[Global___StateItemNote]:
+        """Active constraints of the task's reconciled state, oldest first."""
+
+    @_builtins.property
+    def open_questions(self) -> _containers.RepeatedCompositeFieldContainer[Global___StateItemNote]:
+        """Open questions, oldest first."""
+
+    @_builtins.property
+    def open_risks(self) -> _containers.RepeatedCompositeFieldContainer[Global___StateItemNote]:
+        """Active risks, oldest first."""
+
+    @_builtins.property
+    def open_waits(self) -> _containers.RepeatedCompositeFieldContainer[Global___OpenWait]:
+        """The task's open waits, oldest first."""
 
     def __init__(
         self,
@@ -775,14 +816,97 @@ class TaskState(_message.Message):
         decisions: _abc.Iterable[Global___TaskStateDecision] | None = ...,
         errors: _abc.Iterable[Global___TaskStateError] | None = ...,
         workspace_changes: Global___WorkspaceChanges | None = ...,
+        completed_ids: _abc.Iterable[_builtins.str] | None = ...,
+        constraints: _abc.Iterable[Global___StateItemNote] | None = ...,
+        open_questions: _abc.Iterable[Global___StateItemNote] | None = ...,
+        open_risks: _abc.Iterable[Global___StateItemNote] | None = ...,
+        open_waits: _abc.Iterable[Global___OpenWait] | None = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["last_replanned_time", b"last_replanned_time", "workspace_changes", b"workspace_changes"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["completed_count", b"completed_count", "decisions", b"decisions", "errors", b"errors", "goal", b"goal", "last_replanned_time", b"last_replanned_time", "plan_version", b"plan_version", "status", b"status", "subtasks", b"subtasks", "task_id", b"task_id", "total_subtasks", b"total_subtasks", "workspace", b"workspace", "workspace_changes", b"workspace_changes"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["completed_count", b"completed_count", "completed_ids", b"completed_ids", "constraints", b"constraints", "decisions", b"decisions", "errors", b"errors", "goal", b"goal", "last_replanned_time", b"last_replanned_time", "open_questions", b"open_questions", "open_risks", b"open_risks", "open_waits", b"open_waits", "plan_version", b"plan_version", "status", b"status", "subtasks", b"subtasks", "task_id", b"task_id", "total_subtasks", b"total_subtasks", "workspace", b"workspace", "workspace_changes", b"workspace_changes"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
 Global___TaskState: _TypeAlias = TaskState  # noqa: Y015
+
+@_typing.final
+class StateItemNote(_message.Message):
+    """StateItemNote is one current state item as the compact views show it."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    UID_FIELD_NUMBER: _builtins.int
+    TEXT_FIELD_NUMBER: _builtins.int
+    CREATE_TIME_FIELD_NUMBER: _builtins.int
+    CONFLICT_FIELD_NUMBER: _builtins.int
+    uid: _builtins.str
+    """The state item."""
+    text: _builtins.str
+    """Its text (the task-state view cuts it at 300 characters)."""
+    conflict: _builtins.bool
+    """True when it is flagged in conflict with another item."""
+    @_builtins.property
+    def create_time(self) -> _timestamp_pb2.Timestamp:
+        """When it was first recorded."""
+
+    def __init__(
+        self,
+        *,
+        uid: _builtins.str = ...,
+        text: _builtins.str = ...,
+        create_time: _timestamp_pb2.Timestamp | None = ...,
+        conflict: _builtins.bool = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["create_time", b"create_time"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["conflict", b"conflict", "create_time", b"create_time", "text", b"text", "uid", b"uid"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___StateItemNote: _TypeAlias = StateItemNote  # noqa: Y015
+
+@_typing.final
+class OpenWait(_message.Message):
+    """OpenWait is one wait of the task still WAITING, as the compact views show it."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    WAIT_ID_FIELD_NUMBER: _builtins.int
+    KIND_FIELD_NUMBER: _builtins.int
+    CRITERIA_FIELD_NUMBER: _builtins.int
+    START_TIME_FIELD_NUMBER: _builtins.int
+    TIMEOUT_FIELD_NUMBER: _builtins.int
+    wait_id: _builtins.str
+    """The wait id (WaitService)."""
+    kind: _builtins.str
+    """Its kind: timer, task_status, event, http, file or external."""
+    criteria: _builtins.str
+    """What it waits for, in words."""
+    @_builtins.property
+    def start_time(self) -> _timestamp_pb2.Timestamp:
+        """When it started."""
+
+    @_builtins.property
+    def timeout(self) -> _duration_pb2.Duration:
+        """How long it may wait; absent without a timeout."""
+
+    def __init__(
+        self,
+        *,
+        wait_id: _builtins.str = ...,
+        kind: _builtins.str = ...,
+        criteria: _builtins.str = ...,
+        start_time: _timestamp_pb2.Timestamp | None = ...,
+        timeout: _duration_pb2.Duration | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["start_time", b"start_time", "timeout", b"timeout"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["criteria", b"criteria", "kind", b"kind", "start_time", b"start_time", "timeout", b"timeout", "wait_id", b"wait_id"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___OpenWait: _TypeAlias = OpenWait  # noqa: Y015
 
 @_typing.final
 class WorkingMemory(_message.Message):

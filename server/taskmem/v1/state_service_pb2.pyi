@@ -103,6 +103,7 @@ class AddDecisionRequest(_message.Message):
     SUBTASK_ID_FIELD_NUMBER: _builtins.int
     DETAIL_FIELD_NUMBER: _builtins.int
     REQUEST_ID_FIELD_NUMBER: _builtins.int
+    SUPERSEDES_FIELD_NUMBER: _builtins.int
     task_id: _builtins.str
     """The task. Required."""
     text: _builtins.str
@@ -113,6 +114,12 @@ class AddDecisionRequest(_message.Message):
     """Why, at greater length. At most 100,000 characters."""
     request_id: _builtins.str
     """Idempotency key (AIP-155)."""
+    supersedes: _builtins.str
+    """The uid of an active decision this one replaces (TaskStateDecision.uid,
+    ListStateItems): it is superseded whatever the similarity, with the
+    evidence recorded as stated by the caller. Without it, change language
+    ("B instead of A", "no longer A") still retires the decision it names.
+    """
     def __init__(
         self,
         *,
@@ -121,10 +128,11 @@ class AddDecisionRequest(_message.Message):
         subtask_id: _builtins.str = ...,
         detail: _builtins.str = ...,
         request_id: _builtins.str = ...,
+        supersedes: _builtins.str = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["detail", b"detail", "request_id", b"request_id", "subtask_id", b"subtask_id", "task_id", b"task_id", "text", b"text"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["detail", b"detail", "request_id", b"request_id", "subtask_id", b"subtask_id", "supersedes", b"supersedes", "task_id", b"task_id", "text", b"text"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -137,18 +145,33 @@ class AddDecisionResponse(_message.Message):
     DESCRIPTOR: _descriptor.Descriptor
 
     DECISION_FIELD_NUMBER: _builtins.int
+    ITEM_FIELD_NUMBER: _builtins.int
+    REPORT_FIELD_NUMBER: _builtins.int
     @_builtins.property
     def decision(self) -> _state_pb2.TaskStateDecision:
         """The decision."""
+
+    @_builtins.property
+    def item(self) -> _state_pb2.StateItem:
+        """The state item the decision was reconciled into (new, or merged into an
+        equal one); a decision it superseded has status SUPERSEDED and replaced_by
+        this uid.
+        """
+
+    @_builtins.property
+    def report(self) -> _state_pb2.ReconcileReport:
+        """What reconciliation did, with the audit line."""
 
     def __init__(
         self,
         *,
         decision: _state_pb2.TaskStateDecision | None = ...,
+        item: _state_pb2.StateItem | None = ...,
+        report: _state_pb2.ReconcileReport | None = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _typing.Literal["decision", b"decision"]  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["decision", b"decision", "item", b"item", "report", b"report"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["decision", b"decision"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["decision", b"decision", "item", b"item", "report", b"report"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -199,18 +222,26 @@ class AddErrorResponse(_message.Message):
     DESCRIPTOR: _descriptor.Descriptor
 
     ERROR_FIELD_NUMBER: _builtins.int
+    ITEM_FIELD_NUMBER: _builtins.int
     @_builtins.property
     def error(self) -> _state_pb2.TaskStateError:
         """The error."""
+
+    @_builtins.property
+    def item(self) -> _state_pb2.StateItem:
+        """The state item (type action) the error was reconciled into: BLOCKED, or
+        DONE once a resolution was recorded for it.
+        """
 
     def __init__(
         self,
         *,
         error: _state_pb2.TaskStateError | None = ...,
+        item: _state_pb2.StateItem | None = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _typing.Literal["error", b"error"]  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["error", b"error", "item", b"item"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["error", b"error"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["error", b"error", "item", b"item"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 

@@ -56,25 +56,43 @@ class StateServiceStub:
     def __new__(cls, channel: _aio.Channel) -> StateServiceAsyncStub: ...
     GetTaskState: _grpc.UnaryUnaryMultiCallable[_state_service_pb2.GetTaskStateRequest, _state_service_pb2.GetTaskStateResponse]
     """Returns the task-state YAML and the same data as typed fields, at most
-    token_budget tokens. With a tight budget, detail goes in this order until
-    it fits: workspace_changes; error resolutions; the oldest errors; the
-    oldest decisions; summaries and active issues of completed subtasks;
-    depends_on lists; summaries of pending subtasks; pending subtasks from the
-    last; completed subtasks (counted instead); the plan header; the
-    workspace; the goal, shortened. `omitted` lists each step taken.
+    token_budget tokens: the current item with its active issue, the completed
+    items (ids only, plan.completed, for a plan over 15 items), the next items
+    whose dependencies are met, and from the task's reconciled state its active
+    decisions (decisions_log: a superseded decision is never listed),
+    constraints, open questions, open risks, open waits (kind, criteria, since,
+    timeout) and last errors. With a tight budget, detail goes in this order
+    until it fits: workspace_changes; error resolutions; summaries and active
+    issues of completed subtasks; depends_on lists; summaries of pending
+    subtasks; completed subtasks (listed by id instead); pending subtasks past
+    the next three; errors but the newest; the plan header; the workspace;
+    the oldest open risks; the oldest completed ids; decisions, constraints,
+    open questions and open waits but the newest of each; the remaining pending
+    subtasks; remaining summaries and active issues; the last error, decision,
+    constraint, question and wait; the remaining subtasks (the current one
+    last); the goal, shortened. `omitted` lists each step taken.
     Errors: NOT_FOUND for an unknown task; INVALID_ARGUMENT for a negative budget.
     """
     AddDecision: _grpc.UnaryUnaryMultiCallable[_state_service_pb2.AddDecisionRequest, _state_service_pb2.AddDecisionResponse]
-    """Records a decision of a task as a MemoryService entry of type decision
-    (so nothing is lost when the YAML shows only the 10 newest). Emits the
-    memory entry's event and TASK_STATE_DECISION_ADDED, and rewrites the task's
-    YAML mirror file when one is configured.
-    Errors: NOT_FOUND for an unknown task; INVALID_ARGUMENT for empty text.
+    """Records a decision of a task: a MemoryService entry of type decision (the
+    complete history) and a decision item of the task's structured state,
+    reconciled like any other item. The caller's own words are the evidence:
+    change language naming what it replaces ("Use C instead of B") supersedes
+    that decision, and `supersedes` naming an active decision always does.
+    Every view (task-state YAML, GetProgress, BuildContext, RenderState) shows
+    only active decisions. Emits the memory entry's event and
+    TASK_STATE_DECISION_ADDED, and rewrites the task's YAML mirror file when
+    one is configured.
+    Errors: NOT_FOUND for an unknown task; INVALID_ARGUMENT for empty text;
+    UNAVAILABLE (ERROR_REASON_EMBEDDING_UNAVAILABLE) when the embedding backend fails.
     """
     AddError: _grpc.UnaryUnaryMultiCallable[_state_service_pb2.AddErrorRequest, _state_service_pb2.AddErrorResponse]
     """Records an error of a task (and how it was handled) as a memory entry of
-    type error. Emits the memory entry's event and TASK_STATE_ERROR_ADDED.
-    Errors: NOT_FOUND for an unknown task; INVALID_ARGUMENT for an empty error.
+    type error and an action item of its structured state (BLOCKED; DONE once
+    a resolution is recorded, and the same error again merges into it).
+    Emits the memory entry's event and TASK_STATE_ERROR_ADDED.
+    Errors: NOT_FOUND for an unknown task; INVALID_ARGUMENT for an empty error;
+    UNAVAILABLE (ERROR_REASON_EMBEDDING_UNAVAILABLE) when the embedding backend fails.
     """
     ExtractState: _grpc.UnaryUnaryMultiCallable[_state_service_pb2.ExtractStateRequest, _state_service_pb2.ExtractStateResponse]
     """Reads the thread's messages after its extraction watermark (oldest first,
@@ -88,13 +106,18 @@ class StateServiceStub:
     "setting") with no model configured; UNAVAILABLE (ERROR_REASON_MODEL_UNAVAILABLE)
     when the model cannot be reached after retries; DEADLINE_EXCEEDED
     (ERROR_REASON_MODEL_TIMEOUT) past the extraction timeout;
-    UNAVAILABLE (ERROR_REASON_MODEL_OUTPUT_INVALID) when its answer is not a JSON array.
+    UNAVAILABLE (ERROR_REASON_MODEL_OUTPUT_INVALID) when its answer is not a JSON array;
+    UNAVAILABLE (ERROR_REASON_EMBEDDING_UNAVAILABLE) when the embedding backend fails.
     """
     UpsertStateItems: _grpc.UnaryUnaryMultiCallable[_state_service_pb2.UpsertStateItemsRequest, _state_service_pb2.UpsertStateItemsResponse]
     """Reconciles items an agent sends itself (source AGENT), exactly as
     extracted ones are: merge, supersede, conflict or insert. Needs no model.
+    A candidate whose `supersedes` names an active item of its type always
+    supersedes it, whatever the similarity, with the evidence recorded as
+    stated by the caller (matched_by "stated by the caller").
     Emits STATE_ITEMS_UPSERTED with the report.
-    Errors: INVALID_ARGUMENT naming the candidate field; NOT_FOUND for an unknown task.
+    Errors: INVALID_ARGUMENT naming the candidate field; NOT_FOUND for an unknown task;
+    UNAVAILABLE (ERROR_REASON_EMBEDDING_UNAVAILABLE) when the embedding backend fails.
     """
     ListStateItems: _grpc.UnaryUnaryMultiCallable[_state_service_pb2.ListStateItemsRequest, _state_service_pb2.ListStateItemsResponse]
     """Lists a thread's items in render order (pinned, type, confidence, newest
@@ -169,25 +192,43 @@ class StateServiceAsyncStub(StateServiceStub):
     def __init__(self, channel: _aio.Channel) -> None: ...
     GetTaskState: _aio.UnaryUnaryMultiCallable[_state_service_pb2.GetTaskStateRequest, _state_service_pb2.GetTaskStateResponse]  # type: ignore[assignment]
     """Returns the task-state YAML and the same data as typed fields, at most
-    token_budget tokens. With a tight budget, detail goes in this order until
-    it fits: workspace_changes; error resolutions; the oldest errors; the
-    oldest decisions; summaries and active issues of completed subtasks;
-    depends_on lists; summaries of pending subtasks; pending subtasks from the
-    last; completed subtasks (counted instead); the plan header; the
-    workspace; the goal, shortened. `omitted` lists each step taken.
+    token_budget tokens: the current item with its active issue, the completed
+    items (ids only, plan.completed, for a plan over 15 items), the next items
+    whose dependencies are met, and from the task's reconciled state its active
+    decisions (decisions_log: a superseded decision is never listed),
+    constraints, open questions, open risks, open waits (kind, criteria, since,
+    timeout) and last errors. With a tight budget, detail goes in this order
+    until it fits: workspace_changes; error resolutions; summaries and active
+    issues of completed subtasks; depends_on lists; summaries of pending
+    subtasks; completed subtasks (listed by id instead); pending subtasks past
+    the next three; errors but the newest; the plan header; the workspace;
+    the oldest open risks; the oldest completed ids; decisions, constraints,
+    open questions and open waits but the newest of each; the remaining pending
+    subtasks; remaining summaries and active issues; the last error, decision,
+    constraint, question and wait; the remaining subtasks (the current one
+    last); the goal, shortened. `omitted` lists each step taken.
     Errors: NOT_FOUND for an unknown task; INVALID_ARGUMENT for a negative budget.
     """
     AddDecision: _aio.UnaryUnaryMultiCallable[_state_service_pb2.AddDecisionRequest, _state_service_pb2.AddDecisionResponse]  # type: ignore[assignment]
-    """Records a decision of a task as a MemoryService entry of type decision
-    (so nothing is lost when the YAML shows only the 10 newest). Emits the
-    memory entry's event and TASK_STATE_DECISION_ADDED, and rewrites the task's
-    YAML mirror file when one is configured.
-    Errors: NOT_FOUND for an unknown task; INVALID_ARGUMENT for empty text.
+    """Records a decision of a task: a MemoryService entry of type decision (the
+    complete history) and a decision item of the task's structured state,
+    reconciled like any other item. The caller's own words are the evidence:
+    change language naming what it replaces ("Use C instead of B") supersedes
+    that decision, and `supersedes` naming an active decision always does.
+    Every view (task-state YAML, GetProgress, BuildContext, RenderState) shows
+    only active decisions. Emits the memory entry's event and
+    TASK_STATE_DECISION_ADDED, and rewrites the task's YAML mirror file when
+    one is configured.
+    Errors: NOT_FOUND for an unknown task; INVALID_ARGUMENT for empty text;
+    UNAVAILABLE (ERROR_REASON_EMBEDDING_UNAVAILABLE) when the embedding backend fails.
     """
     AddError: _aio.UnaryUnaryMultiCallable[_state_service_pb2.AddErrorRequest, _state_service_pb2.AddErrorResponse]  # type: ignore[assignment]
     """Records an error of a task (and how it was handled) as a memory entry of
-    type error. Emits the memory entry's event and TASK_STATE_ERROR_ADDED.
-    Errors: NOT_FOUND for an unknown task; INVALID_ARGUMENT for an empty error.
+    type error and an action item of its structured state (BLOCKED; DONE once
+    a resolution is recorded, and the same error again merges into it).
+    Emits the memory entry's event and TASK_STATE_ERROR_ADDED.
+    Errors: NOT_FOUND for an unknown task; INVALID_ARGUMENT for an empty error;
+    UNAVAILABLE (ERROR_REASON_EMBEDDING_UNAVAILABLE) when the embedding backend fails.
     """
     ExtractState: _aio.UnaryUnaryMultiCallable[_state_service_pb2.ExtractStateRequest, _state_service_pb2.ExtractStateResponse]  # type: ignore[assignment]
     """Reads the thread's messages after its extraction watermark (oldest first,
@@ -201,13 +242,18 @@ class StateServiceAsyncStub(StateServiceStub):
     "setting") with no model configured; UNAVAILABLE (ERROR_REASON_MODEL_UNAVAILABLE)
     when the model cannot be reached after retries; DEADLINE_EXCEEDED
     (ERROR_REASON_MODEL_TIMEOUT) past the extraction timeout;
-    UNAVAILABLE (ERROR_REASON_MODEL_OUTPUT_INVALID) when its answer is not a JSON array.
+    UNAVAILABLE (ERROR_REASON_MODEL_OUTPUT_INVALID) when its answer is not a JSON array;
+    UNAVAILABLE (ERROR_REASON_EMBEDDING_UNAVAILABLE) when the embedding backend fails.
     """
     UpsertStateItems: _aio.UnaryUnaryMultiCallable[_state_service_pb2.UpsertStateItemsRequest, _state_service_pb2.UpsertStateItemsResponse]  # type: ignore[assignment]
     """Reconciles items an agent sends itself (source AGENT), exactly as
     extracted ones are: merge, supersede, conflict or insert. Needs no model.
+    A candidate whose `supersedes` names an active item of its type always
+    supersedes it, whatever the similarity, with the evidence recorded as
+    stated by the caller (matched_by "stated by the caller").
     Emits STATE_ITEMS_UPSERTED with the report.
-    Errors: INVALID_ARGUMENT naming the candidate field; NOT_FOUND for an unknown task.
+    Errors: INVALID_ARGUMENT naming the candidate field; NOT_FOUND for an unknown task;
+    UNAVAILABLE (ERROR_REASON_EMBEDDING_UNAVAILABLE) when the embedding backend fails.
     """
     ListStateItems: _aio.UnaryUnaryMultiCallable[_state_service_pb2.ListStateItemsRequest, _state_service_pb2.ListStateItemsResponse]  # type: ignore[assignment]
     """Lists a thread's items in render order (pinned, type, confidence, newest
@@ -285,12 +331,21 @@ class StateServiceServicer(metaclass=_abc_1.ABCMeta):
         context: _ServicerContext,
     ) -> _typing.Union[_state_service_pb2.GetTaskStateResponse, _abc.Awaitable[_state_service_pb2.GetTaskStateResponse]]:
         """Returns the task-state YAML and the same data as typed fields, at most
-        token_budget tokens. With a tight budget, detail goes in this order until
-        it fits: workspace_changes; error resolutions; the oldest errors; the
-        oldest decisions; summaries and active issues of completed subtasks;
-        depends_on lists; summaries of pending subtasks; pending subtasks from the
-        last; completed subtasks (counted instead); the plan header; the
-        workspace; the goal, shortened. `omitted` lists each step taken.
+        token_budget tokens: the current item with its active issue, the completed
+        items (ids only, plan.completed, for a plan over 15 items), the next items
+        whose dependencies are met, and from the task's reconciled state its active
+        decisions (decisions_log: a superseded decision is never listed),
+        constraints, open questions, open risks, open waits (kind, criteria, since,
+        timeout) and last errors. With a tight budget, detail goes in this order
+        until it fits: workspace_changes; error resolutions; summaries and active
+        issues of completed subtasks; depends_on lists; summaries of pending
+        subtasks; completed subtasks (listed by id instead); pending subtasks past
+        the next three; errors but the newest; the plan header; the workspace;
+        the oldest open risks; the oldest completed ids; decisions, constraints,
+        open questions and open waits but the newest of each; the remaining pending
+        subtasks; remaining summaries and active issues; the last error, decision,
+        constraint, question and wait; the remaining subtasks (the current one
+        last); the goal, shortened. `omitted` lists each step taken.
         Errors: NOT_FOUND for an unknown task; INVALID_ARGUMENT for a negative budget.
         """
 
@@ -300,11 +355,17 @@ class StateServiceServicer(metaclass=_abc_1.ABCMeta):
         request: _state_service_pb2.AddDecisionRequest,
         context: _ServicerContext,
     ) -> _typing.Union[_state_service_pb2.AddDecisionResponse, _abc.Awaitable[_state_service_pb2.AddDecisionResponse]]:
-        """Records a decision of a task as a MemoryService entry of type decision
-        (so nothing is lost when the YAML shows only the 10 newest). Emits the
-        memory entry's event and TASK_STATE_DECISION_ADDED, and rewrites the task's
-        YAML mirror file when one is configured.
-        Errors: NOT_FOUND for an unknown task; INVALID_ARGUMENT for empty text.
+        """Records a decision of a task: a MemoryService entry of type decision (the
+        complete history) and a decision item of the task's structured state,
+        reconciled like any other item. The caller's own words are the evidence:
+        change language naming what it replaces ("Use C instead of B") supersedes
+        that decision, and `supersedes` naming an active decision always does.
+        Every view (task-state YAML, GetProgress, BuildContext, RenderState) shows
+        only active decisions. Emits the memory entry's event and
+        TASK_STATE_DECISION_ADDED, and rewrites the task's YAML mirror file when
+        one is configured.
+        Errors: NOT_FOUND for an unknown task; INVALID_ARGUMENT for empty text;
+        UNAVAILABLE (ERROR_REASON_EMBEDDING_UNAVAILABLE) when the embedding backend fails.
         """
 
     @_abc_1.abstractmethod
@@ -314,8 +375,11 @@ class StateServiceServicer(metaclass=_abc_1.ABCMeta):
         context: _ServicerContext,
     ) -> _typing.Union[_state_service_pb2.AddErrorResponse, _abc.Awaitable[_state_service_pb2.AddErrorResponse]]:
         """Records an error of a task (and how it was handled) as a memory entry of
-        type error. Emits the memory entry's event and TASK_STATE_ERROR_ADDED.
-        Errors: NOT_FOUND for an unknown task; INVALID_ARGUMENT for an empty error.
+        type error and an action item of its structured state (BLOCKED; DONE once
+        a resolution is recorded, and the same error again merges into it).
+        Emits the memory entry's event and TASK_STATE_ERROR_ADDED.
+        Errors: NOT_FOUND for an unknown task; INVALID_ARGUMENT for an empty error;
+        UNAVAILABLE (ERROR_REASON_EMBEDDING_UNAVAILABLE) when the embedding backend fails.
         """
 
     @_abc_1.abstractmethod
@@ -335,7 +399,8 @@ class StateServiceServicer(metaclass=_abc_1.ABCMeta):
         "setting") with no model configured; UNAVAILABLE (ERROR_REASON_MODEL_UNAVAILABLE)
         when the model cannot be reached after retries; DEADLINE_EXCEEDED
         (ERROR_REASON_MODEL_TIMEOUT) past the extraction timeout;
-        UNAVAILABLE (ERROR_REASON_MODEL_OUTPUT_INVALID) when its answer is not a JSON array.
+        UNAVAILABLE (ERROR_REASON_MODEL_OUTPUT_INVALID) when its answer is not a JSON array;
+        UNAVAILABLE (ERROR_REASON_EMBEDDING_UNAVAILABLE) when the embedding backend fails.
         """
 
     @_abc_1.abstractmethod
@@ -346,8 +411,12 @@ class StateServiceServicer(metaclass=_abc_1.ABCMeta):
     ) -> _typing.Union[_state_service_pb2.UpsertStateItemsResponse, _abc.Awaitable[_state_service_pb2.UpsertStateItemsResponse]]:
         """Reconciles items an agent sends itself (source AGENT), exactly as
         extracted ones are: merge, supersede, conflict or insert. Needs no model.
+        A candidate whose `supersedes` names an active item of its type always
+        supersedes it, whatever the similarity, with the evidence recorded as
+        stated by the caller (matched_by "stated by the caller").
         Emits STATE_ITEMS_UPSERTED with the report.
-        Errors: INVALID_ARGUMENT naming the candidate field; NOT_FOUND for an unknown task.
+        Errors: INVALID_ARGUMENT naming the candidate field; NOT_FOUND for an unknown task;
+        UNAVAILABLE (ERROR_REASON_EMBEDDING_UNAVAILABLE) when the embedding backend fails.
         """
 
     @_abc_1.abstractmethod

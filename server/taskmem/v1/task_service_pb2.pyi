@@ -12,6 +12,7 @@ from google.protobuf import struct_pb2 as _struct_pb2
 from google.protobuf import timestamp_pb2 as _timestamp_pb2
 from google.protobuf.internal import containers as _containers
 from taskmem.v1 import event_pb2 as _event_pb2
+from taskmem.v1 import state_pb2 as _state_pb2
 from taskmem.v1 import task_pb2 as _task_pb2
 import builtins as _builtins
 import sys
@@ -1290,6 +1291,11 @@ class GetProgressResponse(_message.Message):
     RECENT_MESSAGES_FIELD_NUMBER: _builtins.int
     SUMMARY_FIELD_NUMBER: _builtins.int
     TOTAL_ITEMS_FIELD_NUMBER: _builtins.int
+    DECISIONS_FIELD_NUMBER: _builtins.int
+    CONSTRAINTS_FIELD_NUMBER: _builtins.int
+    OPEN_QUESTIONS_FIELD_NUMBER: _builtins.int
+    OPEN_WAITS_FIELD_NUMBER: _builtins.int
+    READY_COUNT_FIELD_NUMBER: _builtins.int
     plan_version: _builtins.int
     """The current plan version (0 without a plan)."""
     last_error: _builtins.str
@@ -1302,13 +1308,19 @@ class GetProgressResponse(_message.Message):
     """
     total_items: _builtins.int
     """Number of items in the plan."""
+    ready_count: _builtins.int
+    """PENDING items whose dependencies are all done, listed in `next` or not
+    (`next` lists the first 10).
+    """
     @_builtins.property
     def task(self) -> _task_pb2.Task:
         """The task."""
 
     @_builtins.property
     def completed(self) -> _containers.RepeatedCompositeFieldContainer[_task_pb2.PlanItem]:
-        """Items that are COMPLETED or SKIPPED, in plan order."""
+        """Items that are COMPLETED or SKIPPED, in plan order, with id, title and
+        status only (GetPlan has the rest).
+        """
 
     @_builtins.property
     def current(self) -> _task_pb2.PlanItem:
@@ -1316,7 +1328,10 @@ class GetProgressResponse(_message.Message):
 
     @_builtins.property
     def next(self) -> _containers.RepeatedCompositeFieldContainer[_task_pb2.PlanItem]:
-        """PENDING items whose dependencies are all done, in plan order: what to do next."""
+        """PENDING items whose dependencies are all done, in plan order: what to do
+        next. At most 10 (ready_count counts them all). Items here and in blocked
+        and failed carry id, title, status, summary, active_issue and depends_on.
+        """
 
     @_builtins.property
     def blocked(self) -> _containers.RepeatedCompositeFieldContainer[_task_pb2.PlanItem]:
@@ -1329,6 +1344,24 @@ class GetProgressResponse(_message.Message):
     @_builtins.property
     def recent_messages(self) -> _containers.RepeatedCompositeFieldContainer[_task_pb2.Message]:
         """The newest messages, oldest first."""
+
+    @_builtins.property
+    def decisions(self) -> _containers.RepeatedCompositeFieldContainer[_state_pb2.StateItemNote]:
+        """Active decisions of the task's reconciled state (StateService), oldest
+        first; a superseded decision is never listed.
+        """
+
+    @_builtins.property
+    def constraints(self) -> _containers.RepeatedCompositeFieldContainer[_state_pb2.StateItemNote]:
+        """Active constraints, oldest first."""
+
+    @_builtins.property
+    def open_questions(self) -> _containers.RepeatedCompositeFieldContainer[_state_pb2.StateItemNote]:
+        """Open questions, oldest first."""
+
+    @_builtins.property
+    def open_waits(self) -> _containers.RepeatedCompositeFieldContainer[_state_pb2.OpenWait]:
+        """The task's open waits, oldest first."""
 
     def __init__(
         self,
@@ -1344,10 +1377,15 @@ class GetProgressResponse(_message.Message):
         recent_messages: _abc.Iterable[_task_pb2.Message] | None = ...,
         summary: _builtins.str = ...,
         total_items: _builtins.int = ...,
+        decisions: _abc.Iterable[_state_pb2.StateItemNote] | None = ...,
+        constraints: _abc.Iterable[_state_pb2.StateItemNote] | None = ...,
+        open_questions: _abc.Iterable[_state_pb2.StateItemNote] | None = ...,
+        open_waits: _abc.Iterable[_state_pb2.OpenWait] | None = ...,
+        ready_count: _builtins.int = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["current", b"current", "task", b"task"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["blocked", b"blocked", "completed", b"completed", "current", b"current", "failed", b"failed", "last_error", b"last_error", "next", b"next", "plan_version", b"plan_version", "recent_messages", b"recent_messages", "summary", b"summary", "task", b"task", "total_items", b"total_items"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["blocked", b"blocked", "completed", b"completed", "constraints", b"constraints", "current", b"current", "decisions", b"decisions", "failed", b"failed", "last_error", b"last_error", "next", b"next", "open_questions", b"open_questions", "open_waits", b"open_waits", "plan_version", b"plan_version", "ready_count", b"ready_count", "recent_messages", b"recent_messages", "summary", b"summary", "task", b"task", "total_items", b"total_items"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 

@@ -322,7 +322,10 @@ class TaskServiceServicer:
     def GetProgress(self, request, context):
         """Answers "where was I?" from the record, deterministically: completed
         items, the current item, the next items whose dependencies are met,
-        blocked items, the last error and the most recent messages.
+        blocked items, the last error, the most recent messages, and from the
+        task's reconciled state (StateService) its active decisions, constraints,
+        open questions and open waits. Listed items carry only what a resume
+        needs (GetPlan has the rest), so the answer stays small for a long plan.
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')

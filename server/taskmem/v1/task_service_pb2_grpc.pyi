@@ -121,7 +121,10 @@ class TaskServiceStub:
     GetProgress: _grpc.UnaryUnaryMultiCallable[_task_service_pb2.GetProgressRequest, _task_service_pb2.GetProgressResponse]
     """Answers "where was I?" from the record, deterministically: completed
     items, the current item, the next items whose dependencies are met,
-    blocked items, the last error and the most recent messages.
+    blocked items, the last error, the most recent messages, and from the
+    task's reconciled state (StateService) its active decisions, constraints,
+    open questions and open waits. Listed items carry only what a resume
+    needs (GetPlan has the rest), so the answer stays small for a long plan.
     """
 
 @_typing.type_check_only
@@ -217,7 +220,10 @@ class TaskServiceAsyncStub(TaskServiceStub):
     GetProgress: _aio.UnaryUnaryMultiCallable[_task_service_pb2.GetProgressRequest, _task_service_pb2.GetProgressResponse]  # type: ignore[assignment]
     """Answers "where was I?" from the record, deterministically: completed
     items, the current item, the next items whose dependencies are met,
-    blocked items, the last error and the most recent messages.
+    blocked items, the last error, the most recent messages, and from the
+    task's reconciled state (StateService) its active decisions, constraints,
+    open questions and open waits. Listed items carry only what a resume
+    needs (GetPlan has the rest), so the answer stays small for a long plan.
     """
 
 class TaskServiceServicer(metaclass=_abc_1.ABCMeta):
@@ -424,7 +430,10 @@ class TaskServiceServicer(metaclass=_abc_1.ABCMeta):
     ) -> _typing.Union[_task_service_pb2.GetProgressResponse, _abc.Awaitable[_task_service_pb2.GetProgressResponse]]:
         """Answers "where was I?" from the record, deterministically: completed
         items, the current item, the next items whose dependencies are met,
-        blocked items, the last error and the most recent messages.
+        blocked items, the last error, the most recent messages, and from the
+        task's reconciled state (StateService) its active decisions, constraints,
+        open questions and open waits. Listed items carry only what a resume
+        needs (GetPlan has the rest), so the answer stays small for a long plan.
         """
 
 def add_TaskServiceServicer_to_server(servicer: TaskServiceServicer, server: _typing.Union[_grpc.Server, _aio.Server]) -> None: ...

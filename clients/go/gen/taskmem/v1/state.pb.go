@@ -1142,17 +1142,20 @@ func (x *TaskStateSubtask) GetDependsOn() []string {
 	return nil
 }
 
-// TaskStateDecision is one entry of the decisions log.
+// TaskStateDecision is one active decision of the task's reconciled state.
 type TaskStateDecision struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
-	// The memory entry that holds it (MemoryService, type decision).
+	// The memory entry that stated it (MemoryService, type decision); empty for a
+	// decision that was extracted or upserted rather than added with AddDecision.
 	MemoryEntryId string `protobuf:"bytes,1,opt,name=memory_entry_id,json=memoryEntryId,proto3" json:"memory_entry_id,omitempty"`
 	// The decision.
 	Text string `protobuf:"bytes,2,opt,name=text,proto3" json:"text,omitempty"`
 	// The subtask it was made in, if any.
 	SubtaskId string `protobuf:"bytes,3,opt,name=subtask_id,json=subtaskId,proto3" json:"subtask_id,omitempty"`
 	// When it was recorded.
-	CreateTime    *timestamppb.Timestamp `protobuf:"bytes,4,opt,name=create_time,json=createTime,proto3" json:"create_time,omitempty"`
+	CreateTime *timestamppb.Timestamp `protobuf:"bytes,4,opt,name=create_time,json=createTime,proto3" json:"create_time,omitempty"`
+	// The state item (ListStateItems, ExpandStateItem; name it in AddDecision.supersedes to retire it).
+	Uid           string `protobuf:"bytes,5,opt,name=uid,proto3" json:"uid,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1215,6 +1218,13 @@ func (x *TaskStateDecision) GetCreateTime() *timestamppb.Timestamp {
 	return nil
 }
 
+func (x *TaskStateDecision) GetUid() string {
+	if x != nil {
+		return x.Uid
+	}
+	return ""
+}
+
 // TaskStateError is one entry of the errors log.
 type TaskStateError struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -1227,7 +1237,9 @@ type TaskStateError struct {
 	// How it was handled, if known.
 	Resolution string `protobuf:"bytes,4,opt,name=resolution,proto3" json:"resolution,omitempty"`
 	// When it was recorded.
-	CreateTime    *timestamppb.Timestamp `protobuf:"bytes,5,opt,name=create_time,json=createTime,proto3" json:"create_time,omitempty"`
+	CreateTime *timestamppb.Timestamp `protobuf:"bytes,5,opt,name=create_time,json=createTime,proto3" json:"create_time,omitempty"`
+	// The state item (type action: blocked until a resolution is recorded, then done).
+	Uid           string `protobuf:"bytes,6,opt,name=uid,proto3" json:"uid,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1297,6 +1309,13 @@ func (x *TaskStateError) GetCreateTime() *timestamppb.Timestamp {
 	return nil
 }
 
+func (x *TaskStateError) GetUid() string {
+	if x != nil {
+		return x.Uid
+	}
+	return ""
+}
+
 // WorkspaceChanges counts the files the task's artifacts touched.
 type WorkspaceChanges struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -1362,9 +1381,13 @@ func (x *WorkspaceChanges) GetLastChangeTime() *timestamppb.Timestamp {
 }
 
 // TaskState is the always-in-context view of a task (seed layer 1), the typed
-// twin of the YAML GetTaskState renders. Lists are already pruned: the 10
-// newest decisions, the 5 newest errors, and for plans over 15 items only the
-// current item and the next three pending ones (completed_count counts the rest).
+// twin of the YAML GetTaskState renders. Decisions, constraints, questions,
+// risks and errors come from the task's reconciled structured state, so a
+// superseded decision is never among them. Lists are already pruned: the 10
+// newest active decisions, constraints, open questions and risks, the 5
+// newest errors, and for plans over 15 items only the items in progress,
+// blocked or failed and the next three (ready ones first) as subtasks, the
+// completed ones as completed_ids (completed_count counts them all).
 type TaskState struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// The task id.
@@ -1385,14 +1408,25 @@ type TaskState struct {
 	TotalSubtasks int32 `protobuf:"varint,8,opt,name=total_subtasks,json=totalSubtasks,proto3" json:"total_subtasks,omitempty"`
 	// Completed or skipped items in all.
 	CompletedCount int32 `protobuf:"varint,9,opt,name=completed_count,json=completedCount,proto3" json:"completed_count,omitempty"`
-	// The newest decisions, newest last.
+	// The newest active decisions, newest last.
 	Decisions []*TaskStateDecision `protobuf:"bytes,10,rep,name=decisions,proto3" json:"decisions,omitempty"`
 	// The newest errors, newest last.
 	Errors []*TaskStateError `protobuf:"bytes,11,rep,name=errors,proto3" json:"errors,omitempty"`
 	// Files touched, when the task has artifacts.
 	WorkspaceChanges *WorkspaceChanges `protobuf:"bytes,12,opt,name=workspace_changes,json=workspaceChanges,proto3" json:"workspace_changes,omitempty"`
-	unknownFields    protoimpl.UnknownFields
-	sizeCache        protoimpl.SizeCache
+	// Ids of completed or skipped items not listed in subtasks, in plan order
+	// (YAML plan.completed); the oldest are left out first when the budget is tight.
+	CompletedIds []string `protobuf:"bytes,13,rep,name=completed_ids,json=completedIds,proto3" json:"completed_ids,omitempty"`
+	// Active constraints of the task's reconciled state, oldest first.
+	Constraints []*StateItemNote `protobuf:"bytes,14,rep,name=constraints,proto3" json:"constraints,omitempty"`
+	// Open questions, oldest first.
+	OpenQuestions []*StateItemNote `protobuf:"bytes,15,rep,name=open_questions,json=openQuestions,proto3" json:"open_questions,omitempty"`
+	// Active risks, oldest first.
+	OpenRisks []*StateItemNote `protobuf:"bytes,16,rep,name=open_risks,json=openRisks,proto3" json:"open_risks,omitempty"`
+	// The task's open waits, oldest first.
+	OpenWaits     []*OpenWait `protobuf:"bytes,17,rep,name=open_waits,json=openWaits,proto3" json:"open_waits,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *TaskState) Reset() {
@@ -1509,6 +1543,196 @@ func (x *TaskState) GetWorkspaceChanges() *WorkspaceChanges {
 	return nil
 }
 
+func (x *TaskState) GetCompletedIds() []string {
+	if x != nil {
+		return x.CompletedIds
+	}
+	return nil
+}
+
+func (x *TaskState) GetConstraints() []*StateItemNote {
+	if x != nil {
+		return x.Constraints
+	}
+	return nil
+}
+
+func (x *TaskState) GetOpenQuestions() []*StateItemNote {
+	if x != nil {
+		return x.OpenQuestions
+	}
+	return nil
+}
+
+func (x *TaskState) GetOpenRisks() []*StateItemNote {
+	if x != nil {
+		return x.OpenRisks
+	}
+	return nil
+}
+
+func (x *TaskState) GetOpenWaits() []*OpenWait {
+	if x != nil {
+		return x.OpenWaits
+	}
+	return nil
+}
+
+// StateItemNote is one current state item as the compact views show it.
+type StateItemNote struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The state item.
+	Uid string `protobuf:"bytes,1,opt,name=uid,proto3" json:"uid,omitempty"`
+	// Its text (the task-state view cuts it at 300 characters).
+	Text string `protobuf:"bytes,2,opt,name=text,proto3" json:"text,omitempty"`
+	// When it was first recorded.
+	CreateTime *timestamppb.Timestamp `protobuf:"bytes,3,opt,name=create_time,json=createTime,proto3" json:"create_time,omitempty"`
+	// True when it is flagged in conflict with another item.
+	Conflict      bool `protobuf:"varint,4,opt,name=conflict,proto3" json:"conflict,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *StateItemNote) Reset() {
+	*x = StateItemNote{}
+	mi := &file_taskmem_v1_state_proto_msgTypes[10]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *StateItemNote) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*StateItemNote) ProtoMessage() {}
+
+func (x *StateItemNote) ProtoReflect() protoreflect.Message {
+	mi := &file_taskmem_v1_state_proto_msgTypes[10]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use StateItemNote.ProtoReflect.Descriptor instead.
+func (*StateItemNote) Descriptor() ([]byte, []int) {
+	return file_taskmem_v1_state_proto_rawDescGZIP(), []int{10}
+}
+
+func (x *StateItemNote) GetUid() string {
+	if x != nil {
+		return x.Uid
+	}
+	return ""
+}
+
+func (x *StateItemNote) GetText() string {
+	if x != nil {
+		return x.Text
+	}
+	return ""
+}
+
+func (x *StateItemNote) GetCreateTime() *timestamppb.Timestamp {
+	if x != nil {
+		return x.CreateTime
+	}
+	return nil
+}
+
+func (x *StateItemNote) GetConflict() bool {
+	if x != nil {
+		return x.Conflict
+	}
+	return false
+}
+
+// OpenWait is one wait of the task still WAITING, as the compact views show it.
+type OpenWait struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The wait id (WaitService).
+	WaitId string `protobuf:"bytes,1,opt,name=wait_id,json=waitId,proto3" json:"wait_id,omitempty"`
+	// Its kind: timer, task_status, event, http, file or external.
+	Kind string `protobuf:"bytes,2,opt,name=kind,proto3" json:"kind,omitempty"`
+	// What it waits for, in words.
+	Criteria string `protobuf:"bytes,3,opt,name=criteria,proto3" json:"criteria,omitempty"`
+	// When it started.
+	StartTime *timestamppb.Timestamp `protobuf:"bytes,4,opt,name=start_time,json=startTime,proto3" json:"start_time,omitempty"`
+	// How long it may wait; absent without a timeout.
+	Timeout       *durationpb.Duration `protobuf:"bytes,5,opt,name=timeout,proto3" json:"timeout,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *OpenWait) Reset() {
+	*x = OpenWait{}
+	mi := &file_taskmem_v1_state_proto_msgTypes[11]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *OpenWait) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*OpenWait) ProtoMessage() {}
+
+func (x *OpenWait) ProtoReflect() protoreflect.Message {
+	mi := &file_taskmem_v1_state_proto_msgTypes[11]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use OpenWait.ProtoReflect.Descriptor instead.
+func (*OpenWait) Descriptor() ([]byte, []int) {
+	return file_taskmem_v1_state_proto_rawDescGZIP(), []int{11}
+}
+
+func (x *OpenWait) GetWaitId() string {
+	if x != nil {
+		return x.WaitId
+	}
+	return ""
+}
+
+func (x *OpenWait) GetKind() string {
+	if x != nil {
+		return x.Kind
+	}
+	return ""
+}
+
+func (x *OpenWait) GetCriteria() string {
+	if x != nil {
+		return x.Criteria
+	}
+	return ""
+}
+
+func (x *OpenWait) GetStartTime() *timestamppb.Timestamp {
+	if x != nil {
+		return x.StartTime
+	}
+	return nil
+}
+
+func (x *OpenWait) GetTimeout() *durationpb.Duration {
+	if x != nil {
+		return x.Timeout
+	}
+	return nil
+}
+
 // WorkingMemory is one agent's scratch state (seed "working memory"): cheap to
 // read and write, held in the server's memory, kept across a graceful restart.
 type WorkingMemory struct {
@@ -1534,7 +1758,7 @@ type WorkingMemory struct {
 
 func (x *WorkingMemory) Reset() {
 	*x = WorkingMemory{}
-	mi := &file_taskmem_v1_state_proto_msgTypes[10]
+	mi := &file_taskmem_v1_state_proto_msgTypes[12]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1546,7 +1770,7 @@ func (x *WorkingMemory) String() string {
 func (*WorkingMemory) ProtoMessage() {}
 
 func (x *WorkingMemory) ProtoReflect() protoreflect.Message {
-	mi := &file_taskmem_v1_state_proto_msgTypes[10]
+	mi := &file_taskmem_v1_state_proto_msgTypes[12]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1559,7 +1783,7 @@ func (x *WorkingMemory) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WorkingMemory.ProtoReflect.Descriptor instead.
 func (*WorkingMemory) Descriptor() ([]byte, []int) {
-	return file_taskmem_v1_state_proto_rawDescGZIP(), []int{10}
+	return file_taskmem_v1_state_proto_rawDescGZIP(), []int{12}
 }
 
 func (x *WorkingMemory) GetAgentId() string {
@@ -1630,7 +1854,7 @@ type ContextSection struct {
 
 func (x *ContextSection) Reset() {
 	*x = ContextSection{}
-	mi := &file_taskmem_v1_state_proto_msgTypes[11]
+	mi := &file_taskmem_v1_state_proto_msgTypes[13]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1642,7 +1866,7 @@ func (x *ContextSection) String() string {
 func (*ContextSection) ProtoMessage() {}
 
 func (x *ContextSection) ProtoReflect() protoreflect.Message {
-	mi := &file_taskmem_v1_state_proto_msgTypes[11]
+	mi := &file_taskmem_v1_state_proto_msgTypes[13]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1655,7 +1879,7 @@ func (x *ContextSection) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ContextSection.ProtoReflect.Descriptor instead.
 func (*ContextSection) Descriptor() ([]byte, []int) {
-	return file_taskmem_v1_state_proto_rawDescGZIP(), []int{11}
+	return file_taskmem_v1_state_proto_rawDescGZIP(), []int{13}
 }
 
 func (x *ContextSection) GetName() string {
@@ -1780,14 +2004,15 @@ const file_taskmem_v1_state_proto_rawDesc = "" +
 	"\asummary\x18\x03 \x01(\tR\asummary\x12!\n" +
 	"\factive_issue\x18\x04 \x01(\tR\vactiveIssue\x12\x1d\n" +
 	"\n" +
-	"depends_on\x18\x05 \x03(\tR\tdependsOn\"\xab\x01\n" +
+	"depends_on\x18\x05 \x03(\tR\tdependsOn\"\xbd\x01\n" +
 	"\x11TaskStateDecision\x12&\n" +
 	"\x0fmemory_entry_id\x18\x01 \x01(\tR\rmemoryEntryId\x12\x12\n" +
 	"\x04text\x18\x02 \x01(\tR\x04text\x12\x1d\n" +
 	"\n" +
 	"subtask_id\x18\x03 \x01(\tR\tsubtaskId\x12;\n" +
 	"\vcreate_time\x18\x04 \x01(\v2\x1a.google.protobuf.TimestampR\n" +
-	"createTime\"\xca\x01\n" +
+	"createTime\x12\x10\n" +
+	"\x03uid\x18\x05 \x01(\tR\x03uid\"\xdc\x01\n" +
 	"\x0eTaskStateError\x12&\n" +
 	"\x0fmemory_entry_id\x18\x01 \x01(\tR\rmemoryEntryId\x12\x1d\n" +
 	"\n" +
@@ -1797,11 +2022,12 @@ const file_taskmem_v1_state_proto_rawDesc = "" +
 	"resolution\x18\x04 \x01(\tR\n" +
 	"resolution\x12;\n" +
 	"\vcreate_time\x18\x05 \x01(\v2\x1a.google.protobuf.TimestampR\n" +
-	"createTime\"\xa4\x01\n" +
+	"createTime\x12\x10\n" +
+	"\x03uid\x18\x06 \x01(\tR\x03uid\"\xa4\x01\n" +
 	"\x10WorkspaceChanges\x12#\n" +
 	"\rfiles_created\x18\x01 \x01(\x05R\ffilesCreated\x12%\n" +
 	"\x0efiles_modified\x18\x02 \x01(\x05R\rfilesModified\x12D\n" +
-	"\x10last_change_time\x18\x03 \x01(\v2\x1a.google.protobuf.TimestampR\x0elastChangeTime\"\xbb\x04\n" +
+	"\x10last_change_time\x18\x03 \x01(\v2\x1a.google.protobuf.TimestampR\x0elastChangeTime\"\xce\x06\n" +
 	"\tTaskState\x12\x17\n" +
 	"\atask_id\x18\x01 \x01(\tR\x06taskId\x12\x12\n" +
 	"\x04goal\x18\x02 \x01(\tR\x04goal\x12.\n" +
@@ -1815,7 +2041,27 @@ const file_taskmem_v1_state_proto_rawDesc = "" +
 	"\tdecisions\x18\n" +
 	" \x03(\v2\x1d.taskmem.v1.TaskStateDecisionR\tdecisions\x122\n" +
 	"\x06errors\x18\v \x03(\v2\x1a.taskmem.v1.TaskStateErrorR\x06errors\x12I\n" +
-	"\x11workspace_changes\x18\f \x01(\v2\x1c.taskmem.v1.WorkspaceChangesR\x10workspaceChanges\"\xa9\x02\n" +
+	"\x11workspace_changes\x18\f \x01(\v2\x1c.taskmem.v1.WorkspaceChangesR\x10workspaceChanges\x12#\n" +
+	"\rcompleted_ids\x18\r \x03(\tR\fcompletedIds\x12;\n" +
+	"\vconstraints\x18\x0e \x03(\v2\x19.taskmem.v1.StateItemNoteR\vconstraints\x12@\n" +
+	"\x0eopen_questions\x18\x0f \x03(\v2\x19.taskmem.v1.StateItemNoteR\ropenQuestions\x128\n" +
+	"\n" +
+	"open_risks\x18\x10 \x03(\v2\x19.taskmem.v1.StateItemNoteR\topenRisks\x123\n" +
+	"\n" +
+	"open_waits\x18\x11 \x03(\v2\x14.taskmem.v1.OpenWaitR\topenWaits\"\x8e\x01\n" +
+	"\rStateItemNote\x12\x10\n" +
+	"\x03uid\x18\x01 \x01(\tR\x03uid\x12\x12\n" +
+	"\x04text\x18\x02 \x01(\tR\x04text\x12;\n" +
+	"\vcreate_time\x18\x03 \x01(\v2\x1a.google.protobuf.TimestampR\n" +
+	"createTime\x12\x1a\n" +
+	"\bconflict\x18\x04 \x01(\bR\bconflict\"\xc3\x01\n" +
+	"\bOpenWait\x12\x17\n" +
+	"\await_id\x18\x01 \x01(\tR\x06waitId\x12\x12\n" +
+	"\x04kind\x18\x02 \x01(\tR\x04kind\x12\x1a\n" +
+	"\bcriteria\x18\x03 \x01(\tR\bcriteria\x129\n" +
+	"\n" +
+	"start_time\x18\x04 \x01(\v2\x1a.google.protobuf.TimestampR\tstartTime\x123\n" +
+	"\atimeout\x18\x05 \x01(\v2\x19.google.protobuf.DurationR\atimeout\"\xa9\x02\n" +
 	"\rWorkingMemory\x12\x19\n" +
 	"\bagent_id\x18\x01 \x01(\tR\aagentId\x12!\n" +
 	"\fcurrent_plan\x18\x02 \x01(\tR\vcurrentPlan\x12-\n" +
@@ -1887,7 +2133,7 @@ func file_taskmem_v1_state_proto_rawDescGZIP() []byte {
 }
 
 var file_taskmem_v1_state_proto_enumTypes = make([]protoimpl.EnumInfo, 7)
-var file_taskmem_v1_state_proto_msgTypes = make([]protoimpl.MessageInfo, 12)
+var file_taskmem_v1_state_proto_msgTypes = make([]protoimpl.MessageInfo, 14)
 var file_taskmem_v1_state_proto_goTypes = []any{
 	(StateItemType)(0),            // 0: taskmem.v1.StateItemType
 	(StateItemStatus)(0),          // 1: taskmem.v1.StateItemStatus
@@ -1906,13 +2152,15 @@ var file_taskmem_v1_state_proto_goTypes = []any{
 	(*TaskStateError)(nil),        // 14: taskmem.v1.TaskStateError
 	(*WorkspaceChanges)(nil),      // 15: taskmem.v1.WorkspaceChanges
 	(*TaskState)(nil),             // 16: taskmem.v1.TaskState
-	(*WorkingMemory)(nil),         // 17: taskmem.v1.WorkingMemory
-	(*ContextSection)(nil),        // 18: taskmem.v1.ContextSection
-	(*timestamppb.Timestamp)(nil), // 19: google.protobuf.Timestamp
-	(*durationpb.Duration)(nil),   // 20: google.protobuf.Duration
-	(PlanItemStatus)(0),           // 21: taskmem.v1.PlanItemStatus
-	(TaskStatus)(0),               // 22: taskmem.v1.TaskStatus
-	(*structpb.Struct)(nil),       // 23: google.protobuf.Struct
+	(*StateItemNote)(nil),         // 17: taskmem.v1.StateItemNote
+	(*OpenWait)(nil),              // 18: taskmem.v1.OpenWait
+	(*WorkingMemory)(nil),         // 19: taskmem.v1.WorkingMemory
+	(*ContextSection)(nil),        // 20: taskmem.v1.ContextSection
+	(*timestamppb.Timestamp)(nil), // 21: google.protobuf.Timestamp
+	(*durationpb.Duration)(nil),   // 22: google.protobuf.Duration
+	(PlanItemStatus)(0),           // 23: taskmem.v1.PlanItemStatus
+	(TaskStatus)(0),               // 24: taskmem.v1.TaskStatus
+	(*structpb.Struct)(nil),       // 25: google.protobuf.Struct
 }
 var file_taskmem_v1_state_proto_depIdxs = []int32{
 	0,  // 0: taskmem.v1.StateItem.type:type_name -> taskmem.v1.StateItemType
@@ -1920,33 +2168,40 @@ var file_taskmem_v1_state_proto_depIdxs = []int32{
 	2,  // 2: taskmem.v1.StateItem.confidence:type_name -> taskmem.v1.StateItemConfidence
 	7,  // 3: taskmem.v1.StateItem.supersession_evidence:type_name -> taskmem.v1.SupersessionEvidence
 	3,  // 4: taskmem.v1.StateItem.source:type_name -> taskmem.v1.StateItemSource
-	19, // 5: taskmem.v1.StateItem.create_time:type_name -> google.protobuf.Timestamp
-	19, // 6: taskmem.v1.StateItem.last_seen_time:type_name -> google.protobuf.Timestamp
-	19, // 7: taskmem.v1.StateItem.update_time:type_name -> google.protobuf.Timestamp
+	21, // 5: taskmem.v1.StateItem.create_time:type_name -> google.protobuf.Timestamp
+	21, // 6: taskmem.v1.StateItem.last_seen_time:type_name -> google.protobuf.Timestamp
+	21, // 7: taskmem.v1.StateItem.update_time:type_name -> google.protobuf.Timestamp
 	0,  // 8: taskmem.v1.StateItemCandidate.type:type_name -> taskmem.v1.StateItemType
 	1,  // 9: taskmem.v1.StateItemCandidate.status:type_name -> taskmem.v1.StateItemStatus
 	2,  // 10: taskmem.v1.StateItemCandidate.confidence:type_name -> taskmem.v1.StateItemConfidence
 	4,  // 11: taskmem.v1.CandidateResult.outcome:type_name -> taskmem.v1.ReconcileOutcome
-	20, // 12: taskmem.v1.ReconcileReport.duration:type_name -> google.protobuf.Duration
+	22, // 12: taskmem.v1.ReconcileReport.duration:type_name -> google.protobuf.Duration
 	5,  // 13: taskmem.v1.ReconcileReport.skipped_reason:type_name -> taskmem.v1.ExtractionSkipReason
 	10, // 14: taskmem.v1.ReconcileReport.results:type_name -> taskmem.v1.CandidateResult
-	21, // 15: taskmem.v1.TaskStateSubtask.status:type_name -> taskmem.v1.PlanItemStatus
-	19, // 16: taskmem.v1.TaskStateDecision.create_time:type_name -> google.protobuf.Timestamp
-	19, // 17: taskmem.v1.TaskStateError.create_time:type_name -> google.protobuf.Timestamp
-	19, // 18: taskmem.v1.WorkspaceChanges.last_change_time:type_name -> google.protobuf.Timestamp
-	22, // 19: taskmem.v1.TaskState.status:type_name -> taskmem.v1.TaskStatus
-	19, // 20: taskmem.v1.TaskState.last_replanned_time:type_name -> google.protobuf.Timestamp
+	23, // 15: taskmem.v1.TaskStateSubtask.status:type_name -> taskmem.v1.PlanItemStatus
+	21, // 16: taskmem.v1.TaskStateDecision.create_time:type_name -> google.protobuf.Timestamp
+	21, // 17: taskmem.v1.TaskStateError.create_time:type_name -> google.protobuf.Timestamp
+	21, // 18: taskmem.v1.WorkspaceChanges.last_change_time:type_name -> google.protobuf.Timestamp
+	24, // 19: taskmem.v1.TaskState.status:type_name -> taskmem.v1.TaskStatus
+	21, // 20: taskmem.v1.TaskState.last_replanned_time:type_name -> google.protobuf.Timestamp
 	12, // 21: taskmem.v1.TaskState.subtasks:type_name -> taskmem.v1.TaskStateSubtask
 	13, // 22: taskmem.v1.TaskState.decisions:type_name -> taskmem.v1.TaskStateDecision
 	14, // 23: taskmem.v1.TaskState.errors:type_name -> taskmem.v1.TaskStateError
 	15, // 24: taskmem.v1.TaskState.workspace_changes:type_name -> taskmem.v1.WorkspaceChanges
-	23, // 25: taskmem.v1.WorkingMemory.task_context:type_name -> google.protobuf.Struct
-	19, // 26: taskmem.v1.WorkingMemory.update_time:type_name -> google.protobuf.Timestamp
-	27, // [27:27] is the sub-list for method output_type
-	27, // [27:27] is the sub-list for method input_type
-	27, // [27:27] is the sub-list for extension type_name
-	27, // [27:27] is the sub-list for extension extendee
-	0,  // [0:27] is the sub-list for field type_name
+	17, // 25: taskmem.v1.TaskState.constraints:type_name -> taskmem.v1.StateItemNote
+	17, // 26: taskmem.v1.TaskState.open_questions:type_name -> taskmem.v1.StateItemNote
+	17, // 27: taskmem.v1.TaskState.open_risks:type_name -> taskmem.v1.StateItemNote
+	18, // 28: taskmem.v1.TaskState.open_waits:type_name -> taskmem.v1.OpenWait
+	21, // 29: taskmem.v1.StateItemNote.create_time:type_name -> google.protobuf.Timestamp
+	21, // 30: taskmem.v1.OpenWait.start_time:type_name -> google.protobuf.Timestamp
+	22, // 31: taskmem.v1.OpenWait.timeout:type_name -> google.protobuf.Duration
+	25, // 32: taskmem.v1.WorkingMemory.task_context:type_name -> google.protobuf.Struct
+	21, // 33: taskmem.v1.WorkingMemory.update_time:type_name -> google.protobuf.Timestamp
+	34, // [34:34] is the sub-list for method output_type
+	34, // [34:34] is the sub-list for method input_type
+	34, // [34:34] is the sub-list for extension type_name
+	34, // [34:34] is the sub-list for extension extendee
+	0,  // [0:34] is the sub-list for field type_name
 }
 
 func init() { file_taskmem_v1_state_proto_init() }
@@ -1961,7 +2216,7 @@ func file_taskmem_v1_state_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_taskmem_v1_state_proto_rawDesc), len(file_taskmem_v1_state_proto_rawDesc)),
 			NumEnums:      7,
-			NumMessages:   12,
+			NumMessages:   14,
 			NumExtensions: 0,
 			NumServices:   0,
 		},

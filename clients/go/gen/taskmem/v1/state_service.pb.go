@@ -172,7 +172,12 @@ type AddDecisionRequest struct {
 	// Why, at greater length. At most 100,000 characters.
 	Detail string `protobuf:"bytes,4,opt,name=detail,proto3" json:"detail,omitempty"`
 	// Idempotency key (AIP-155).
-	RequestId     string `protobuf:"bytes,5,opt,name=request_id,json=requestId,proto3" json:"request_id,omitempty"`
+	RequestId string `protobuf:"bytes,5,opt,name=request_id,json=requestId,proto3" json:"request_id,omitempty"`
+	// The uid of an active decision this one replaces (TaskStateDecision.uid,
+	// ListStateItems): it is superseded whatever the similarity, with the
+	// evidence recorded as stated by the caller. Without it, change language
+	// ("B instead of A", "no longer A") still retires the decision it names.
+	Supersedes    string `protobuf:"bytes,6,opt,name=supersedes,proto3" json:"supersedes,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -242,11 +247,24 @@ func (x *AddDecisionRequest) GetRequestId() string {
 	return ""
 }
 
+func (x *AddDecisionRequest) GetSupersedes() string {
+	if x != nil {
+		return x.Supersedes
+	}
+	return ""
+}
+
 // AddDecisionResponse returns the stored decision.
 type AddDecisionResponse struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// The decision.
-	Decision      *TaskStateDecision `protobuf:"bytes,1,opt,name=decision,proto3" json:"decision,omitempty"`
+	Decision *TaskStateDecision `protobuf:"bytes,1,opt,name=decision,proto3" json:"decision,omitempty"`
+	// The state item the decision was reconciled into (new, or merged into an
+	// equal one); a decision it superseded has status SUPERSEDED and replaced_by
+	// this uid.
+	Item *StateItem `protobuf:"bytes,2,opt,name=item,proto3" json:"item,omitempty"`
+	// What reconciliation did, with the audit line.
+	Report        *ReconcileReport `protobuf:"bytes,3,opt,name=report,proto3" json:"report,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -284,6 +302,20 @@ func (*AddDecisionResponse) Descriptor() ([]byte, []int) {
 func (x *AddDecisionResponse) GetDecision() *TaskStateDecision {
 	if x != nil {
 		return x.Decision
+	}
+	return nil
+}
+
+func (x *AddDecisionResponse) GetItem() *StateItem {
+	if x != nil {
+		return x.Item
+	}
+	return nil
+}
+
+func (x *AddDecisionResponse) GetReport() *ReconcileReport {
+	if x != nil {
+		return x.Report
 	}
 	return nil
 }
@@ -374,7 +406,10 @@ func (x *AddErrorRequest) GetRequestId() string {
 type AddErrorResponse struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// The error.
-	Error         *TaskStateError `protobuf:"bytes,1,opt,name=error,proto3" json:"error,omitempty"`
+	Error *TaskStateError `protobuf:"bytes,1,opt,name=error,proto3" json:"error,omitempty"`
+	// The state item (type action) the error was reconciled into: BLOCKED, or
+	// DONE once a resolution was recorded for it.
+	Item          *StateItem `protobuf:"bytes,2,opt,name=item,proto3" json:"item,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -412,6 +447,13 @@ func (*AddErrorResponse) Descriptor() ([]byte, []int) {
 func (x *AddErrorResponse) GetError() *TaskStateError {
 	if x != nil {
 		return x.Error
+	}
+	return nil
+}
+
+func (x *AddErrorResponse) GetItem() *StateItem {
+	if x != nil {
+		return x.Item
 	}
 	return nil
 }
@@ -1806,7 +1848,7 @@ const file_taskmem_v1_state_service_proto_rawDesc = "" +
 	"\vtoken_count\x18\x03 \x01(\x05R\n" +
 	"tokenCount\x12!\n" +
 	"\ftoken_budget\x18\x04 \x01(\x05R\vtokenBudget\x12\x18\n" +
-	"\aomitted\x18\x05 \x03(\tR\aomitted\"\x97\x01\n" +
+	"\aomitted\x18\x05 \x03(\tR\aomitted\"\xb7\x01\n" +
 	"\x12AddDecisionRequest\x12\x17\n" +
 	"\atask_id\x18\x01 \x01(\tR\x06taskId\x12\x12\n" +
 	"\x04text\x18\x02 \x01(\tR\x04text\x12\x1d\n" +
@@ -1814,9 +1856,14 @@ const file_taskmem_v1_state_service_proto_rawDesc = "" +
 	"subtask_id\x18\x03 \x01(\tR\tsubtaskId\x12\x16\n" +
 	"\x06detail\x18\x04 \x01(\tR\x06detail\x12\x1d\n" +
 	"\n" +
-	"request_id\x18\x05 \x01(\tR\trequestId\"P\n" +
+	"request_id\x18\x05 \x01(\tR\trequestId\x12\x1e\n" +
+	"\n" +
+	"supersedes\x18\x06 \x01(\tR\n" +
+	"supersedes\"\xb0\x01\n" +
 	"\x13AddDecisionResponse\x129\n" +
-	"\bdecision\x18\x01 \x01(\v2\x1d.taskmem.v1.TaskStateDecisionR\bdecision\"\x9e\x01\n" +
+	"\bdecision\x18\x01 \x01(\v2\x1d.taskmem.v1.TaskStateDecisionR\bdecision\x12)\n" +
+	"\x04item\x18\x02 \x01(\v2\x15.taskmem.v1.StateItemR\x04item\x123\n" +
+	"\x06report\x18\x03 \x01(\v2\x1b.taskmem.v1.ReconcileReportR\x06report\"\x9e\x01\n" +
 	"\x0fAddErrorRequest\x12\x17\n" +
 	"\atask_id\x18\x01 \x01(\tR\x06taskId\x12\x1d\n" +
 	"\n" +
@@ -1826,9 +1873,10 @@ const file_taskmem_v1_state_service_proto_rawDesc = "" +
 	"resolution\x18\x04 \x01(\tR\n" +
 	"resolution\x12\x1d\n" +
 	"\n" +
-	"request_id\x18\x05 \x01(\tR\trequestId\"D\n" +
+	"request_id\x18\x05 \x01(\tR\trequestId\"o\n" +
 	"\x10AddErrorResponse\x120\n" +
-	"\x05error\x18\x01 \x01(\v2\x1a.taskmem.v1.TaskStateErrorR\x05error\"K\n" +
+	"\x05error\x18\x01 \x01(\v2\x1a.taskmem.v1.TaskStateErrorR\x05error\x12)\n" +
+	"\x04item\x18\x02 \x01(\v2\x15.taskmem.v1.StateItemR\x04item\"K\n" +
 	"\x13ExtractStateRequest\x12\x17\n" +
 	"\atask_id\x18\x01 \x01(\tR\x06taskId\x12\x1b\n" +
 	"\tthread_id\x18\x02 \x01(\tR\bthreadId\"x\n" +
@@ -1980,9 +2028,9 @@ var file_taskmem_v1_state_service_proto_goTypes = []any{
 	(*QueryTaskResponse)(nil),          // 27: taskmem.v1.QueryTaskResponse
 	(*TaskState)(nil),                  // 28: taskmem.v1.TaskState
 	(*TaskStateDecision)(nil),          // 29: taskmem.v1.TaskStateDecision
-	(*TaskStateError)(nil),             // 30: taskmem.v1.TaskStateError
+	(*StateItem)(nil),                  // 30: taskmem.v1.StateItem
 	(*ReconcileReport)(nil),            // 31: taskmem.v1.ReconcileReport
-	(*StateItem)(nil),                  // 32: taskmem.v1.StateItem
+	(*TaskStateError)(nil),             // 32: taskmem.v1.TaskStateError
 	(*StateItemCandidate)(nil),         // 33: taskmem.v1.StateItemCandidate
 	(StateItemType)(0),                 // 34: taskmem.v1.StateItemType
 	(*Message)(nil),                    // 35: taskmem.v1.Message
@@ -1994,57 +2042,60 @@ var file_taskmem_v1_state_service_proto_goTypes = []any{
 var file_taskmem_v1_state_service_proto_depIdxs = []int32{
 	28, // 0: taskmem.v1.GetTaskStateResponse.state:type_name -> taskmem.v1.TaskState
 	29, // 1: taskmem.v1.AddDecisionResponse.decision:type_name -> taskmem.v1.TaskStateDecision
-	30, // 2: taskmem.v1.AddErrorResponse.error:type_name -> taskmem.v1.TaskStateError
-	31, // 3: taskmem.v1.ExtractStateResponse.report:type_name -> taskmem.v1.ReconcileReport
-	32, // 4: taskmem.v1.ExtractStateResponse.items:type_name -> taskmem.v1.StateItem
-	33, // 5: taskmem.v1.UpsertStateItemsRequest.items:type_name -> taskmem.v1.StateItemCandidate
-	31, // 6: taskmem.v1.UpsertStateItemsResponse.report:type_name -> taskmem.v1.ReconcileReport
-	32, // 7: taskmem.v1.UpsertStateItemsResponse.items:type_name -> taskmem.v1.StateItem
-	34, // 8: taskmem.v1.ListStateItemsRequest.types:type_name -> taskmem.v1.StateItemType
-	32, // 9: taskmem.v1.ListStateItemsResponse.items:type_name -> taskmem.v1.StateItem
-	32, // 10: taskmem.v1.ExpandStateItemResponse.item:type_name -> taskmem.v1.StateItem
-	35, // 11: taskmem.v1.ExpandStateItemResponse.messages:type_name -> taskmem.v1.Message
-	32, // 12: taskmem.v1.PinStateItemResponse.item:type_name -> taskmem.v1.StateItem
-	36, // 13: taskmem.v1.SetStateItemStatusRequest.status:type_name -> taskmem.v1.StateItemStatus
-	32, // 14: taskmem.v1.SetStateItemStatusResponse.item:type_name -> taskmem.v1.StateItem
-	37, // 15: taskmem.v1.GetWorkingMemoryResponse.working_memory:type_name -> taskmem.v1.WorkingMemory
-	37, // 16: taskmem.v1.PutWorkingMemoryRequest.working_memory:type_name -> taskmem.v1.WorkingMemory
-	37, // 17: taskmem.v1.PutWorkingMemoryResponse.working_memory:type_name -> taskmem.v1.WorkingMemory
-	38, // 18: taskmem.v1.BuildContextRequest.mode:type_name -> taskmem.v1.ContextMode
-	39, // 19: taskmem.v1.BuildContextResponse.sections:type_name -> taskmem.v1.ContextSection
-	0,  // 20: taskmem.v1.StateService.GetTaskState:input_type -> taskmem.v1.GetTaskStateRequest
-	2,  // 21: taskmem.v1.StateService.AddDecision:input_type -> taskmem.v1.AddDecisionRequest
-	4,  // 22: taskmem.v1.StateService.AddError:input_type -> taskmem.v1.AddErrorRequest
-	6,  // 23: taskmem.v1.StateService.ExtractState:input_type -> taskmem.v1.ExtractStateRequest
-	8,  // 24: taskmem.v1.StateService.UpsertStateItems:input_type -> taskmem.v1.UpsertStateItemsRequest
-	10, // 25: taskmem.v1.StateService.ListStateItems:input_type -> taskmem.v1.ListStateItemsRequest
-	12, // 26: taskmem.v1.StateService.RenderState:input_type -> taskmem.v1.RenderStateRequest
-	14, // 27: taskmem.v1.StateService.ExpandStateItem:input_type -> taskmem.v1.ExpandStateItemRequest
-	16, // 28: taskmem.v1.StateService.PinStateItem:input_type -> taskmem.v1.PinStateItemRequest
-	18, // 29: taskmem.v1.StateService.SetStateItemStatus:input_type -> taskmem.v1.SetStateItemStatusRequest
-	20, // 30: taskmem.v1.StateService.GetWorkingMemory:input_type -> taskmem.v1.GetWorkingMemoryRequest
-	22, // 31: taskmem.v1.StateService.PutWorkingMemory:input_type -> taskmem.v1.PutWorkingMemoryRequest
-	24, // 32: taskmem.v1.StateService.BuildContext:input_type -> taskmem.v1.BuildContextRequest
-	26, // 33: taskmem.v1.StateService.QueryTask:input_type -> taskmem.v1.QueryTaskRequest
-	1,  // 34: taskmem.v1.StateService.GetTaskState:output_type -> taskmem.v1.GetTaskStateResponse
-	3,  // 35: taskmem.v1.StateService.AddDecision:output_type -> taskmem.v1.AddDecisionResponse
-	5,  // 36: taskmem.v1.StateService.AddError:output_type -> taskmem.v1.AddErrorResponse
-	7,  // 37: taskmem.v1.StateService.ExtractState:output_type -> taskmem.v1.ExtractStateResponse
-	9,  // 38: taskmem.v1.StateService.UpsertStateItems:output_type -> taskmem.v1.UpsertStateItemsResponse
-	11, // 39: taskmem.v1.StateService.ListStateItems:output_type -> taskmem.v1.ListStateItemsResponse
-	13, // 40: taskmem.v1.StateService.RenderState:output_type -> taskmem.v1.RenderStateResponse
-	15, // 41: taskmem.v1.StateService.ExpandStateItem:output_type -> taskmem.v1.ExpandStateItemResponse
-	17, // 42: taskmem.v1.StateService.PinStateItem:output_type -> taskmem.v1.PinStateItemResponse
-	19, // 43: taskmem.v1.StateService.SetStateItemStatus:output_type -> taskmem.v1.SetStateItemStatusResponse
-	21, // 44: taskmem.v1.StateService.GetWorkingMemory:output_type -> taskmem.v1.GetWorkingMemoryResponse
-	23, // 45: taskmem.v1.StateService.PutWorkingMemory:output_type -> taskmem.v1.PutWorkingMemoryResponse
-	25, // 46: taskmem.v1.StateService.BuildContext:output_type -> taskmem.v1.BuildContextResponse
-	27, // 47: taskmem.v1.StateService.QueryTask:output_type -> taskmem.v1.QueryTaskResponse
-	34, // [34:48] is the sub-list for method output_type
-	20, // [20:34] is the sub-list for method input_type
-	20, // [20:20] is the sub-list for extension type_name
-	20, // [20:20] is the sub-list for extension extendee
-	0,  // [0:20] is the sub-list for field type_name
+	30, // 2: taskmem.v1.AddDecisionResponse.item:type_name -> taskmem.v1.StateItem
+	31, // 3: taskmem.v1.AddDecisionResponse.report:type_name -> taskmem.v1.ReconcileReport
+	32, // 4: taskmem.v1.AddErrorResponse.error:type_name -> taskmem.v1.TaskStateError
+	30, // 5: taskmem.v1.AddErrorResponse.item:type_name -> taskmem.v1.StateItem
+	31, // 6: taskmem.v1.ExtractStateResponse.report:type_name -> taskmem.v1.ReconcileReport
+	30, // 7: taskmem.v1.ExtractStateResponse.items:type_name -> taskmem.v1.StateItem
+	33, // 8: taskmem.v1.UpsertStateItemsRequest.items:type_name -> taskmem.v1.StateItemCandidate
+	31, // 9: taskmem.v1.UpsertStateItemsResponse.report:type_name -> taskmem.v1.ReconcileReport
+	30, // 10: taskmem.v1.UpsertStateItemsResponse.items:type_name -> taskmem.v1.StateItem
+	34, // 11: taskmem.v1.ListStateItemsRequest.types:type_name -> taskmem.v1.StateItemType
+	30, // 12: taskmem.v1.ListStateItemsResponse.items:type_name -> taskmem.v1.StateItem
+	30, // 13: taskmem.v1.ExpandStateItemResponse.item:type_name -> taskmem.v1.StateItem
+	35, // 14: taskmem.v1.ExpandStateItemResponse.messages:type_name -> taskmem.v1.Message
+	30, // 15: taskmem.v1.PinStateItemResponse.item:type_name -> taskmem.v1.StateItem
+	36, // 16: taskmem.v1.SetStateItemStatusRequest.status:type_name -> taskmem.v1.StateItemStatus
+	30, // 17: taskmem.v1.SetStateItemStatusResponse.item:type_name -> taskmem.v1.StateItem
+	37, // 18: taskmem.v1.GetWorkingMemoryResponse.working_memory:type_name -> taskmem.v1.WorkingMemory
+	37, // 19: taskmem.v1.PutWorkingMemoryRequest.working_memory:type_name -> taskmem.v1.WorkingMemory
+	37, // 20: taskmem.v1.PutWorkingMemoryResponse.working_memory:type_name -> taskmem.v1.WorkingMemory
+	38, // 21: taskmem.v1.BuildContextRequest.mode:type_name -> taskmem.v1.ContextMode
+	39, // 22: taskmem.v1.BuildContextResponse.sections:type_name -> taskmem.v1.ContextSection
+	0,  // 23: taskmem.v1.StateService.GetTaskState:input_type -> taskmem.v1.GetTaskStateRequest
+	2,  // 24: taskmem.v1.StateService.AddDecision:input_type -> taskmem.v1.AddDecisionRequest
+	4,  // 25: taskmem.v1.StateService.AddError:input_type -> taskmem.v1.AddErrorRequest
+	6,  // 26: taskmem.v1.StateService.ExtractState:input_type -> taskmem.v1.ExtractStateRequest
+	8,  // 27: taskmem.v1.StateService.UpsertStateItems:input_type -> taskmem.v1.UpsertStateItemsRequest
+	10, // 28: taskmem.v1.StateService.ListStateItems:input_type -> taskmem.v1.ListStateItemsRequest
+	12, // 29: taskmem.v1.StateService.RenderState:input_type -> taskmem.v1.RenderStateRequest
+	14, // 30: taskmem.v1.StateService.ExpandStateItem:input_type -> taskmem.v1.ExpandStateItemRequest
+	16, // 31: taskmem.v1.StateService.PinStateItem:input_type -> taskmem.v1.PinStateItemRequest
+	18, // 32: taskmem.v1.StateService.SetStateItemStatus:input_type -> taskmem.v1.SetStateItemStatusRequest
+	20, // 33: taskmem.v1.StateService.GetWorkingMemory:input_type -> taskmem.v1.GetWorkingMemoryRequest
+	22, // 34: taskmem.v1.StateService.PutWorkingMemory:input_type -> taskmem.v1.PutWorkingMemoryRequest
+	24, // 35: taskmem.v1.StateService.BuildContext:input_type -> taskmem.v1.BuildContextRequest
+	26, // 36: taskmem.v1.StateService.QueryTask:input_type -> taskmem.v1.QueryTaskRequest
+	1,  // 37: taskmem.v1.StateService.GetTaskState:output_type -> taskmem.v1.GetTaskStateResponse
+	3,  // 38: taskmem.v1.StateService.AddDecision:output_type -> taskmem.v1.AddDecisionResponse
+	5,  // 39: taskmem.v1.StateService.AddError:output_type -> taskmem.v1.AddErrorResponse
+	7,  // 40: taskmem.v1.StateService.ExtractState:output_type -> taskmem.v1.ExtractStateResponse
+	9,  // 41: taskmem.v1.StateService.UpsertStateItems:output_type -> taskmem.v1.UpsertStateItemsResponse
+	11, // 42: taskmem.v1.StateService.ListStateItems:output_type -> taskmem.v1.ListStateItemsResponse
+	13, // 43: taskmem.v1.StateService.RenderState:output_type -> taskmem.v1.RenderStateResponse
+	15, // 44: taskmem.v1.StateService.ExpandStateItem:output_type -> taskmem.v1.ExpandStateItemResponse
+	17, // 45: taskmem.v1.StateService.PinStateItem:output_type -> taskmem.v1.PinStateItemResponse
+	19, // 46: taskmem.v1.StateService.SetStateItemStatus:output_type -> taskmem.v1.SetStateItemStatusResponse
+	21, // 47: taskmem.v1.StateService.GetWorkingMemory:output_type -> taskmem.v1.GetWorkingMemoryResponse
+	23, // 48: taskmem.v1.StateService.PutWorkingMemory:output_type -> taskmem.v1.PutWorkingMemoryResponse
+	25, // 49: taskmem.v1.StateService.BuildContext:output_type -> taskmem.v1.BuildContextResponse
+	27, // 50: taskmem.v1.StateService.QueryTask:output_type -> taskmem.v1.QueryTaskResponse
+	37, // [37:51] is the sub-list for method output_type
+	23, // [23:37] is the sub-list for method input_type
+	23, // [23:23] is the sub-list for extension type_name
+	23, // [23:23] is the sub-list for extension extendee
+	0,  // [0:23] is the sub-list for field type_name
 }
 
 func init() { file_taskmem_v1_state_service_proto_init() }

@@ -62,23 +62,41 @@ const (
 // TaskService.
 type StateServiceClient interface {
 	// Returns the task-state YAML and the same data as typed fields, at most
-	// token_budget tokens. With a tight budget, detail goes in this order until
-	// it fits: workspace_changes; error resolutions; the oldest errors; the
-	// oldest decisions; summaries and active issues of completed subtasks;
-	// depends_on lists; summaries of pending subtasks; pending subtasks from the
-	// last; completed subtasks (counted instead); the plan header; the
-	// workspace; the goal, shortened. `omitted` lists each step taken.
+	// token_budget tokens: the current item with its active issue, the completed
+	// items (ids only, plan.completed, for a plan over 15 items), the next items
+	// whose dependencies are met, and from the task's reconciled state its active
+	// decisions (decisions_log: a superseded decision is never listed),
+	// constraints, open questions, open risks, open waits (kind, criteria, since,
+	// timeout) and last errors. With a tight budget, detail goes in this order
+	// until it fits: workspace_changes; error resolutions; summaries and active
+	// issues of completed subtasks; depends_on lists; summaries of pending
+	// subtasks; completed subtasks (listed by id instead); pending subtasks past
+	// the next three; errors but the newest; the plan header; the workspace;
+	// the oldest open risks; the oldest completed ids; decisions, constraints,
+	// open questions and open waits but the newest of each; the remaining pending
+	// subtasks; remaining summaries and active issues; the last error, decision,
+	// constraint, question and wait; the remaining subtasks (the current one
+	// last); the goal, shortened. `omitted` lists each step taken.
 	// Errors: NOT_FOUND for an unknown task; INVALID_ARGUMENT for a negative budget.
 	GetTaskState(ctx context.Context, in *GetTaskStateRequest, opts ...grpc.CallOption) (*GetTaskStateResponse, error)
-	// Records a decision of a task as a MemoryService entry of type decision
-	// (so nothing is lost when the YAML shows only the 10 newest). Emits the
-	// memory entry's event and TASK_STATE_DECISION_ADDED, and rewrites the task's
-	// YAML mirror file when one is configured.
-	// Errors: NOT_FOUND for an unknown task; INVALID_ARGUMENT for empty text.
+	// Records a decision of a task: a MemoryService entry of type decision (the
+	// complete history) and a decision item of the task's structured state,
+	// reconciled like any other item. The caller's own words are the evidence:
+	// change language naming what it replaces ("Use C instead of B") supersedes
+	// that decision, and `supersedes` naming an active decision always does.
+	// Every view (task-state YAML, GetProgress, BuildContext, RenderState) shows
+	// only active decisions. Emits the memory entry's event and
+	// TASK_STATE_DECISION_ADDED, and rewrites the task's YAML mirror file when
+	// one is configured.
+	// Errors: NOT_FOUND for an unknown task; INVALID_ARGUMENT for empty text;
+	// UNAVAILABLE (ERROR_REASON_EMBEDDING_UNAVAILABLE) when the embedding backend fails.
 	AddDecision(ctx context.Context, in *AddDecisionRequest, opts ...grpc.CallOption) (*AddDecisionResponse, error)
 	// Records an error of a task (and how it was handled) as a memory entry of
-	// type error. Emits the memory entry's event and TASK_STATE_ERROR_ADDED.
-	// Errors: NOT_FOUND for an unknown task; INVALID_ARGUMENT for an empty error.
+	// type error and an action item of its structured state (BLOCKED; DONE once
+	// a resolution is recorded, and the same error again merges into it).
+	// Emits the memory entry's event and TASK_STATE_ERROR_ADDED.
+	// Errors: NOT_FOUND for an unknown task; INVALID_ARGUMENT for an empty error;
+	// UNAVAILABLE (ERROR_REASON_EMBEDDING_UNAVAILABLE) when the embedding backend fails.
 	AddError(ctx context.Context, in *AddErrorRequest, opts ...grpc.CallOption) (*AddErrorResponse, error)
 	// Reads the thread's messages after its extraction watermark (oldest first,
 	// at most the configured batch), asks the configured model for candidate
@@ -91,12 +109,17 @@ type StateServiceClient interface {
 	// "setting") with no model configured; UNAVAILABLE (ERROR_REASON_MODEL_UNAVAILABLE)
 	// when the model cannot be reached after retries; DEADLINE_EXCEEDED
 	// (ERROR_REASON_MODEL_TIMEOUT) past the extraction timeout;
-	// UNAVAILABLE (ERROR_REASON_MODEL_OUTPUT_INVALID) when its answer is not a JSON array.
+	// UNAVAILABLE (ERROR_REASON_MODEL_OUTPUT_INVALID) when its answer is not a JSON array;
+	// UNAVAILABLE (ERROR_REASON_EMBEDDING_UNAVAILABLE) when the embedding backend fails.
 	ExtractState(ctx context.Context, in *ExtractStateRequest, opts ...grpc.CallOption) (*ExtractStateResponse, error)
 	// Reconciles items an agent sends itself (source AGENT), exactly as
 	// extracted ones are: merge, supersede, conflict or insert. Needs no model.
+	// A candidate whose `supersedes` names an active item of its type always
+	// supersedes it, whatever the similarity, with the evidence recorded as
+	// stated by the caller (matched_by "stated by the caller").
 	// Emits STATE_ITEMS_UPSERTED with the report.
-	// Errors: INVALID_ARGUMENT naming the candidate field; NOT_FOUND for an unknown task.
+	// Errors: INVALID_ARGUMENT naming the candidate field; NOT_FOUND for an unknown task;
+	// UNAVAILABLE (ERROR_REASON_EMBEDDING_UNAVAILABLE) when the embedding backend fails.
 	UpsertStateItems(ctx context.Context, in *UpsertStateItemsRequest, opts ...grpc.CallOption) (*UpsertStateItemsResponse, error)
 	// Lists a thread's items in render order (pinned, type, confidence, newest
 	// last_seen first), AIP-158 paging. An empty list when nothing matches.
@@ -314,23 +337,41 @@ func (c *stateServiceClient) QueryTask(ctx context.Context, in *QueryTaskRequest
 // TaskService.
 type StateServiceServer interface {
 	// Returns the task-state YAML and the same data as typed fields, at most
-	// token_budget tokens. With a tight budget, detail goes in this order until
-	// it fits: workspace_changes; error resolutions; the oldest errors; the
-	// oldest decisions; summaries and active issues of completed subtasks;
-	// depends_on lists; summaries of pending subtasks; pending subtasks from the
-	// last; completed subtasks (counted instead); the plan header; the
-	// workspace; the goal, shortened. `omitted` lists each step taken.
+	// token_budget tokens: the current item with its active issue, the completed
+	// items (ids only, plan.completed, for a plan over 15 items), the next items
+	// whose dependencies are met, and from the task's reconciled state its active
+	// decisions (decisions_log: a superseded decision is never listed),
+	// constraints, open questions, open risks, open waits (kind, criteria, since,
+	// timeout) and last errors. With a tight budget, detail goes in this order
+	// until it fits: workspace_changes; error resolutions; summaries and active
+	// issues of completed subtasks; depends_on lists; summaries of pending
+	// subtasks; completed subtasks (listed by id instead); pending subtasks past
+	// the next three; errors but the newest; the plan header; the workspace;
+	// the oldest open risks; the oldest completed ids; decisions, constraints,
+	// open questions and open waits but the newest of each; the remaining pending
+	// subtasks; remaining summaries and active issues; the last error, decision,
+	// constraint, question and wait; the remaining subtasks (the current one
+	// last); the goal, shortened. `omitted` lists each step taken.
 	// Errors: NOT_FOUND for an unknown task; INVALID_ARGUMENT for a negative budget.
 	GetTaskState(context.Context, *GetTaskStateRequest) (*GetTaskStateResponse, error)
-	// Records a decision of a task as a MemoryService entry of type decision
-	// (so nothing is lost when the YAML shows only the 10 newest). Emits the
-	// memory entry's event and TASK_STATE_DECISION_ADDED, and rewrites the task's
-	// YAML mirror file when one is configured.
-	// Errors: NOT_FOUND for an unknown task; INVALID_ARGUMENT for empty text.
+	// Records a decision of a task: a MemoryService entry of type decision (the
+	// complete history) and a decision item of the task's structured state,
+	// reconciled like any other item. The caller's own words are the evidence:
+	// change language naming what it replaces ("Use C instead of B") supersedes
+	// that decision, and `supersedes` naming an active decision always does.
+	// Every view (task-state YAML, GetProgress, BuildContext, RenderState) shows
+	// only active decisions. Emits the memory entry's event and
+	// TASK_STATE_DECISION_ADDED, and rewrites the task's YAML mirror file when
+	// one is configured.
+	// Errors: NOT_FOUND for an unknown task; INVALID_ARGUMENT for empty text;
+	// UNAVAILABLE (ERROR_REASON_EMBEDDING_UNAVAILABLE) when the embedding backend fails.
 	AddDecision(context.Context, *AddDecisionRequest) (*AddDecisionResponse, error)
 	// Records an error of a task (and how it was handled) as a memory entry of
-	// type error. Emits the memory entry's event and TASK_STATE_ERROR_ADDED.
-	// Errors: NOT_FOUND for an unknown task; INVALID_ARGUMENT for an empty error.
+	// type error and an action item of its structured state (BLOCKED; DONE once
+	// a resolution is recorded, and the same error again merges into it).
+	// Emits the memory entry's event and TASK_STATE_ERROR_ADDED.
+	// Errors: NOT_FOUND for an unknown task; INVALID_ARGUMENT for an empty error;
+	// UNAVAILABLE (ERROR_REASON_EMBEDDING_UNAVAILABLE) when the embedding backend fails.
 	AddError(context.Context, *AddErrorRequest) (*AddErrorResponse, error)
 	// Reads the thread's messages after its extraction watermark (oldest first,
 	// at most the configured batch), asks the configured model for candidate
@@ -343,12 +384,17 @@ type StateServiceServer interface {
 	// "setting") with no model configured; UNAVAILABLE (ERROR_REASON_MODEL_UNAVAILABLE)
 	// when the model cannot be reached after retries; DEADLINE_EXCEEDED
 	// (ERROR_REASON_MODEL_TIMEOUT) past the extraction timeout;
-	// UNAVAILABLE (ERROR_REASON_MODEL_OUTPUT_INVALID) when its answer is not a JSON array.
+	// UNAVAILABLE (ERROR_REASON_MODEL_OUTPUT_INVALID) when its answer is not a JSON array;
+	// UNAVAILABLE (ERROR_REASON_EMBEDDING_UNAVAILABLE) when the embedding backend fails.
 	ExtractState(context.Context, *ExtractStateRequest) (*ExtractStateResponse, error)
 	// Reconciles items an agent sends itself (source AGENT), exactly as
 	// extracted ones are: merge, supersede, conflict or insert. Needs no model.
+	// A candidate whose `supersedes` names an active item of its type always
+	// supersedes it, whatever the similarity, with the evidence recorded as
+	// stated by the caller (matched_by "stated by the caller").
 	// Emits STATE_ITEMS_UPSERTED with the report.
-	// Errors: INVALID_ARGUMENT naming the candidate field; NOT_FOUND for an unknown task.
+	// Errors: INVALID_ARGUMENT naming the candidate field; NOT_FOUND for an unknown task;
+	// UNAVAILABLE (ERROR_REASON_EMBEDDING_UNAVAILABLE) when the embedding backend fails.
 	UpsertStateItems(context.Context, *UpsertStateItemsRequest) (*UpsertStateItemsResponse, error)
 	// Lists a thread's items in render order (pinned, type, confidence, newest
 	// last_seen first), AIP-158 paging. An empty list when nothing matches.

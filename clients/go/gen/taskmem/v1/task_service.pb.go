@@ -2505,11 +2505,14 @@ type GetProgressResponse struct {
 	Task *Task `protobuf:"bytes,1,opt,name=task,proto3" json:"task,omitempty"`
 	// The current plan version (0 without a plan).
 	PlanVersion int32 `protobuf:"varint,2,opt,name=plan_version,json=planVersion,proto3" json:"plan_version,omitempty"`
-	// Items that are COMPLETED or SKIPPED, in plan order.
+	// Items that are COMPLETED or SKIPPED, in plan order, with id, title and
+	// status only (GetPlan has the rest).
 	Completed []*PlanItem `protobuf:"bytes,3,rep,name=completed,proto3" json:"completed,omitempty"`
 	// The item being worked on: the first IN_PROGRESS item in plan order; absent if none.
 	Current *PlanItem `protobuf:"bytes,4,opt,name=current,proto3" json:"current,omitempty"`
-	// PENDING items whose dependencies are all done, in plan order: what to do next.
+	// PENDING items whose dependencies are all done, in plan order: what to do
+	// next. At most 10 (ready_count counts them all). Items here and in blocked
+	// and failed carry id, title, status, summary, active_issue and depends_on.
 	Next []*PlanItem `protobuf:"bytes,5,rep,name=next,proto3" json:"next,omitempty"`
 	// BLOCKED items, and PENDING items waiting on a FAILED or BLOCKED dependency.
 	Blocked []*PlanItem `protobuf:"bytes,6,rep,name=blocked,proto3" json:"blocked,omitempty"`
@@ -2524,7 +2527,19 @@ type GetProgressResponse struct {
 	// "Completed 3/5: build, push, ssh. Current: pull — pull image. Next: run."
 	Summary string `protobuf:"bytes,10,opt,name=summary,proto3" json:"summary,omitempty"`
 	// Number of items in the plan.
-	TotalItems    int32 `protobuf:"varint,11,opt,name=total_items,json=totalItems,proto3" json:"total_items,omitempty"`
+	TotalItems int32 `protobuf:"varint,11,opt,name=total_items,json=totalItems,proto3" json:"total_items,omitempty"`
+	// Active decisions of the task's reconciled state (StateService), oldest
+	// first; a superseded decision is never listed.
+	Decisions []*StateItemNote `protobuf:"bytes,12,rep,name=decisions,proto3" json:"decisions,omitempty"`
+	// Active constraints, oldest first.
+	Constraints []*StateItemNote `protobuf:"bytes,13,rep,name=constraints,proto3" json:"constraints,omitempty"`
+	// Open questions, oldest first.
+	OpenQuestions []*StateItemNote `protobuf:"bytes,14,rep,name=open_questions,json=openQuestions,proto3" json:"open_questions,omitempty"`
+	// The task's open waits, oldest first.
+	OpenWaits []*OpenWait `protobuf:"bytes,15,rep,name=open_waits,json=openWaits,proto3" json:"open_waits,omitempty"`
+	// PENDING items whose dependencies are all done, listed in `next` or not
+	// (`next` lists the first 10).
+	ReadyCount    int32 `protobuf:"varint,16,opt,name=ready_count,json=readyCount,proto3" json:"ready_count,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -2636,12 +2651,47 @@ func (x *GetProgressResponse) GetTotalItems() int32 {
 	return 0
 }
 
+func (x *GetProgressResponse) GetDecisions() []*StateItemNote {
+	if x != nil {
+		return x.Decisions
+	}
+	return nil
+}
+
+func (x *GetProgressResponse) GetConstraints() []*StateItemNote {
+	if x != nil {
+		return x.Constraints
+	}
+	return nil
+}
+
+func (x *GetProgressResponse) GetOpenQuestions() []*StateItemNote {
+	if x != nil {
+		return x.OpenQuestions
+	}
+	return nil
+}
+
+func (x *GetProgressResponse) GetOpenWaits() []*OpenWait {
+	if x != nil {
+		return x.OpenWaits
+	}
+	return nil
+}
+
+func (x *GetProgressResponse) GetReadyCount() int32 {
+	if x != nil {
+		return x.ReadyCount
+	}
+	return 0
+}
+
 var File_taskmem_v1_task_service_proto protoreflect.FileDescriptor
 
 const file_taskmem_v1_task_service_proto_rawDesc = "" +
 	"\n" +
 	"\x1dtaskmem/v1/task_service.proto\x12\n" +
-	"taskmem.v1\x1a\x1egoogle/protobuf/duration.proto\x1a google/protobuf/field_mask.proto\x1a\x1cgoogle/protobuf/struct.proto\x1a\x1fgoogle/protobuf/timestamp.proto\x1a\x16taskmem/v1/event.proto\x1a\x15taskmem/v1/task.proto\"\xa8\x03\n" +
+	"taskmem.v1\x1a\x1egoogle/protobuf/duration.proto\x1a google/protobuf/field_mask.proto\x1a\x1cgoogle/protobuf/struct.proto\x1a\x1fgoogle/protobuf/timestamp.proto\x1a\x16taskmem/v1/event.proto\x1a\x16taskmem/v1/state.proto\x1a\x15taskmem/v1/task.proto\"\xa8\x03\n" +
 	"\x11CreateTaskRequest\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x12\n" +
 	"\x04goal\x18\x02 \x01(\tR\x04goal\x12\x1c\n" +
@@ -2823,7 +2873,7 @@ const file_taskmem_v1_task_service_proto_rawDesc = "" +
 	"\x0fnext_page_token\x18\x02 \x01(\tR\rnextPageToken\"_\n" +
 	"\x12GetProgressRequest\x12\x17\n" +
 	"\atask_id\x18\x01 \x01(\tR\x06taskId\x120\n" +
-	"\x14recent_message_count\x18\x02 \x01(\x05R\x12recentMessageCount\"\xe2\x03\n" +
+	"\x14recent_message_count\x18\x02 \x01(\x05R\x12recentMessageCount\"\xf0\x05\n" +
 	"\x13GetProgressResponse\x12$\n" +
 	"\x04task\x18\x01 \x01(\v2\x10.taskmem.v1.TaskR\x04task\x12!\n" +
 	"\fplan_version\x18\x02 \x01(\x05R\vplanVersion\x122\n" +
@@ -2838,7 +2888,14 @@ const file_taskmem_v1_task_service_proto_rawDesc = "" +
 	"\asummary\x18\n" +
 	" \x01(\tR\asummary\x12\x1f\n" +
 	"\vtotal_items\x18\v \x01(\x05R\n" +
-	"totalItems2\xc9\f\n" +
+	"totalItems\x127\n" +
+	"\tdecisions\x18\f \x03(\v2\x19.taskmem.v1.StateItemNoteR\tdecisions\x12;\n" +
+	"\vconstraints\x18\r \x03(\v2\x19.taskmem.v1.StateItemNoteR\vconstraints\x12@\n" +
+	"\x0eopen_questions\x18\x0e \x03(\v2\x19.taskmem.v1.StateItemNoteR\ropenQuestions\x123\n" +
+	"\n" +
+	"open_waits\x18\x0f \x03(\v2\x14.taskmem.v1.OpenWaitR\topenWaits\x12\x1f\n" +
+	"\vready_count\x18\x10 \x01(\x05R\n" +
+	"readyCount2\xc9\f\n" +
 	"\vTaskService\x12K\n" +
 	"\n" +
 	"CreateTask\x12\x1d.taskmem.v1.CreateTaskRequest\x1a\x1e.taskmem.v1.CreateTaskResponse\x12B\n" +
@@ -2937,6 +2994,8 @@ var file_taskmem_v1_task_service_proto_goTypes = []any{
 	(*ContextSnapshot)(nil),               // 57: taskmem.v1.ContextSnapshot
 	(EventType)(0),                        // 58: taskmem.v1.EventType
 	(*Event)(nil),                         // 59: taskmem.v1.Event
+	(*StateItemNote)(nil),                 // 60: taskmem.v1.StateItemNote
+	(*OpenWait)(nil),                      // 61: taskmem.v1.OpenWait
 }
 var file_taskmem_v1_task_service_proto_depIdxs = []int32{
 	39, // 0: taskmem.v1.CreateTaskRequest.context:type_name -> google.protobuf.Struct
@@ -2990,49 +3049,53 @@ var file_taskmem_v1_task_service_proto_depIdxs = []int32{
 	48, // 48: taskmem.v1.GetProgressResponse.blocked:type_name -> taskmem.v1.PlanItem
 	48, // 49: taskmem.v1.GetProgressResponse.failed:type_name -> taskmem.v1.PlanItem
 	56, // 50: taskmem.v1.GetProgressResponse.recent_messages:type_name -> taskmem.v1.Message
-	0,  // 51: taskmem.v1.TaskService.CreateTask:input_type -> taskmem.v1.CreateTaskRequest
-	2,  // 52: taskmem.v1.TaskService.GetTask:input_type -> taskmem.v1.GetTaskRequest
-	4,  // 53: taskmem.v1.TaskService.ListTasks:input_type -> taskmem.v1.ListTasksRequest
-	6,  // 54: taskmem.v1.TaskService.UpdateTask:input_type -> taskmem.v1.UpdateTaskRequest
-	8,  // 55: taskmem.v1.TaskService.ReplacePlan:input_type -> taskmem.v1.ReplacePlanRequest
-	10, // 56: taskmem.v1.TaskService.GetPlan:input_type -> taskmem.v1.GetPlanRequest
-	12, // 57: taskmem.v1.TaskService.UpdatePlanItem:input_type -> taskmem.v1.UpdatePlanItemRequest
-	14, // 58: taskmem.v1.TaskService.RecordAction:input_type -> taskmem.v1.RecordActionRequest
-	16, // 59: taskmem.v1.TaskService.CompleteAction:input_type -> taskmem.v1.CompleteActionRequest
-	18, // 60: taskmem.v1.TaskService.ListActions:input_type -> taskmem.v1.ListActionsRequest
-	21, // 61: taskmem.v1.TaskService.AppendActionLog:input_type -> taskmem.v1.AppendActionLogRequest
-	23, // 62: taskmem.v1.TaskService.TailActionLog:input_type -> taskmem.v1.TailActionLogRequest
-	25, // 63: taskmem.v1.TaskService.PostMessage:input_type -> taskmem.v1.PostMessageRequest
-	27, // 64: taskmem.v1.TaskService.ListMessages:input_type -> taskmem.v1.ListMessagesRequest
-	29, // 65: taskmem.v1.TaskService.RecordContextSnapshot:input_type -> taskmem.v1.RecordContextSnapshotRequest
-	31, // 66: taskmem.v1.TaskService.ListContextSnapshots:input_type -> taskmem.v1.ListContextSnapshotsRequest
-	33, // 67: taskmem.v1.TaskService.SubscribeEvents:input_type -> taskmem.v1.SubscribeEventsRequest
-	35, // 68: taskmem.v1.TaskService.ListEvents:input_type -> taskmem.v1.ListEventsRequest
-	37, // 69: taskmem.v1.TaskService.GetProgress:input_type -> taskmem.v1.GetProgressRequest
-	1,  // 70: taskmem.v1.TaskService.CreateTask:output_type -> taskmem.v1.CreateTaskResponse
-	3,  // 71: taskmem.v1.TaskService.GetTask:output_type -> taskmem.v1.GetTaskResponse
-	5,  // 72: taskmem.v1.TaskService.ListTasks:output_type -> taskmem.v1.ListTasksResponse
-	7,  // 73: taskmem.v1.TaskService.UpdateTask:output_type -> taskmem.v1.UpdateTaskResponse
-	9,  // 74: taskmem.v1.TaskService.ReplacePlan:output_type -> taskmem.v1.ReplacePlanResponse
-	11, // 75: taskmem.v1.TaskService.GetPlan:output_type -> taskmem.v1.GetPlanResponse
-	13, // 76: taskmem.v1.TaskService.UpdatePlanItem:output_type -> taskmem.v1.UpdatePlanItemResponse
-	15, // 77: taskmem.v1.TaskService.RecordAction:output_type -> taskmem.v1.RecordActionResponse
-	17, // 78: taskmem.v1.TaskService.CompleteAction:output_type -> taskmem.v1.CompleteActionResponse
-	19, // 79: taskmem.v1.TaskService.ListActions:output_type -> taskmem.v1.ListActionsResponse
-	22, // 80: taskmem.v1.TaskService.AppendActionLog:output_type -> taskmem.v1.AppendActionLogResponse
-	24, // 81: taskmem.v1.TaskService.TailActionLog:output_type -> taskmem.v1.TailActionLogResponse
-	26, // 82: taskmem.v1.TaskService.PostMessage:output_type -> taskmem.v1.PostMessageResponse
-	28, // 83: taskmem.v1.TaskService.ListMessages:output_type -> taskmem.v1.ListMessagesResponse
-	30, // 84: taskmem.v1.TaskService.RecordContextSnapshot:output_type -> taskmem.v1.RecordContextSnapshotResponse
-	32, // 85: taskmem.v1.TaskService.ListContextSnapshots:output_type -> taskmem.v1.ListContextSnapshotsResponse
-	34, // 86: taskmem.v1.TaskService.SubscribeEvents:output_type -> taskmem.v1.SubscribeEventsResponse
-	36, // 87: taskmem.v1.TaskService.ListEvents:output_type -> taskmem.v1.ListEventsResponse
-	38, // 88: taskmem.v1.TaskService.GetProgress:output_type -> taskmem.v1.GetProgressResponse
-	70, // [70:89] is the sub-list for method output_type
-	51, // [51:70] is the sub-list for method input_type
-	51, // [51:51] is the sub-list for extension type_name
-	51, // [51:51] is the sub-list for extension extendee
-	0,  // [0:51] is the sub-list for field type_name
+	60, // 51: taskmem.v1.GetProgressResponse.decisions:type_name -> taskmem.v1.StateItemNote
+	60, // 52: taskmem.v1.GetProgressResponse.constraints:type_name -> taskmem.v1.StateItemNote
+	60, // 53: taskmem.v1.GetProgressResponse.open_questions:type_name -> taskmem.v1.StateItemNote
+	61, // 54: taskmem.v1.GetProgressResponse.open_waits:type_name -> taskmem.v1.OpenWait
+	0,  // 55: taskmem.v1.TaskService.CreateTask:input_type -> taskmem.v1.CreateTaskRequest
+	2,  // 56: taskmem.v1.TaskService.GetTask:input_type -> taskmem.v1.GetTaskRequest
+	4,  // 57: taskmem.v1.TaskService.ListTasks:input_type -> taskmem.v1.ListTasksRequest
+	6,  // 58: taskmem.v1.TaskService.UpdateTask:input_type -> taskmem.v1.UpdateTaskRequest
+	8,  // 59: taskmem.v1.TaskService.ReplacePlan:input_type -> taskmem.v1.ReplacePlanRequest
+	10, // 60: taskmem.v1.TaskService.GetPlan:input_type -> taskmem.v1.GetPlanRequest
+	12, // 61: taskmem.v1.TaskService.UpdatePlanItem:input_type -> taskmem.v1.UpdatePlanItemRequest
+	14, // 62: taskmem.v1.TaskService.RecordAction:input_type -> taskmem.v1.RecordActionRequest
+	16, // 63: taskmem.v1.TaskService.CompleteAction:input_type -> taskmem.v1.CompleteActionRequest
+	18, // 64: taskmem.v1.TaskService.ListActions:input_type -> taskmem.v1.ListActionsRequest
+	21, // 65: taskmem.v1.TaskService.AppendActionLog:input_type -> taskmem.v1.AppendActionLogRequest
+	23, // 66: taskmem.v1.TaskService.TailActionLog:input_type -> taskmem.v1.TailActionLogRequest
+	25, // 67: taskmem.v1.TaskService.PostMessage:input_type -> taskmem.v1.PostMessageRequest
+	27, // 68: taskmem.v1.TaskService.ListMessages:input_type -> taskmem.v1.ListMessagesRequest
+	29, // 69: taskmem.v1.TaskService.RecordContextSnapshot:input_type -> taskmem.v1.RecordContextSnapshotRequest
+	31, // 70: taskmem.v1.TaskService.ListContextSnapshots:input_type -> taskmem.v1.ListContextSnapshotsRequest
+	33, // 71: taskmem.v1.TaskService.SubscribeEvents:input_type -> taskmem.v1.SubscribeEventsRequest
+	35, // 72: taskmem.v1.TaskService.ListEvents:input_type -> taskmem.v1.ListEventsRequest
+	37, // 73: taskmem.v1.TaskService.GetProgress:input_type -> taskmem.v1.GetProgressRequest
+	1,  // 74: taskmem.v1.TaskService.CreateTask:output_type -> taskmem.v1.CreateTaskResponse
+	3,  // 75: taskmem.v1.TaskService.GetTask:output_type -> taskmem.v1.GetTaskResponse
+	5,  // 76: taskmem.v1.TaskService.ListTasks:output_type -> taskmem.v1.ListTasksResponse
+	7,  // 77: taskmem.v1.TaskService.UpdateTask:output_type -> taskmem.v1.UpdateTaskResponse
+	9,  // 78: taskmem.v1.TaskService.ReplacePlan:output_type -> taskmem.v1.ReplacePlanResponse
+	11, // 79: taskmem.v1.TaskService.GetPlan:output_type -> taskmem.v1.GetPlanResponse
+	13, // 80: taskmem.v1.TaskService.UpdatePlanItem:output_type -> taskmem.v1.UpdatePlanItemResponse
+	15, // 81: taskmem.v1.TaskService.RecordAction:output_type -> taskmem.v1.RecordActionResponse
+	17, // 82: taskmem.v1.TaskService.CompleteAction:output_type -> taskmem.v1.CompleteActionResponse
+	19, // 83: taskmem.v1.TaskService.ListActions:output_type -> taskmem.v1.ListActionsResponse
+	22, // 84: taskmem.v1.TaskService.AppendActionLog:output_type -> taskmem.v1.AppendActionLogResponse
+	24, // 85: taskmem.v1.TaskService.TailActionLog:output_type -> taskmem.v1.TailActionLogResponse
+	26, // 86: taskmem.v1.TaskService.PostMessage:output_type -> taskmem.v1.PostMessageResponse
+	28, // 87: taskmem.v1.TaskService.ListMessages:output_type -> taskmem.v1.ListMessagesResponse
+	30, // 88: taskmem.v1.TaskService.RecordContextSnapshot:output_type -> taskmem.v1.RecordContextSnapshotResponse
+	32, // 89: taskmem.v1.TaskService.ListContextSnapshots:output_type -> taskmem.v1.ListContextSnapshotsResponse
+	34, // 90: taskmem.v1.TaskService.SubscribeEvents:output_type -> taskmem.v1.SubscribeEventsResponse
+	36, // 91: taskmem.v1.TaskService.ListEvents:output_type -> taskmem.v1.ListEventsResponse
+	38, // 92: taskmem.v1.TaskService.GetProgress:output_type -> taskmem.v1.GetProgressResponse
+	74, // [74:93] is the sub-list for method output_type
+	55, // [55:74] is the sub-list for method input_type
+	55, // [55:55] is the sub-list for extension type_name
+	55, // [55:55] is the sub-list for extension extendee
+	0,  // [0:55] is the sub-list for field type_name
 }
 
 func init() { file_taskmem_v1_task_service_proto_init() }
@@ -3041,6 +3104,7 @@ func file_taskmem_v1_task_service_proto_init() {
 		return
 	}
 	file_taskmem_v1_event_proto_init()
+	file_taskmem_v1_state_proto_init()
 	file_taskmem_v1_task_proto_init()
 	file_taskmem_v1_task_service_proto_msgTypes[12].OneofWrappers = []any{}
 	type x struct{}

@@ -124,7 +124,10 @@ type TaskServiceClient interface {
 	ListEvents(ctx context.Context, in *ListEventsRequest, opts ...grpc.CallOption) (*ListEventsResponse, error)
 	// Answers "where was I?" from the record, deterministically: completed
 	// items, the current item, the next items whose dependencies are met,
-	// blocked items, the last error and the most recent messages.
+	// blocked items, the last error, the most recent messages, and from the
+	// task's reconciled state (StateService) its active decisions, constraints,
+	// open questions and open waits. Listed items carry only what a resume
+	// needs (GetPlan has the rest), so the answer stays small for a long plan.
 	GetProgress(ctx context.Context, in *GetProgressRequest, opts ...grpc.CallOption) (*GetProgressResponse, error)
 }
 
@@ -428,7 +431,10 @@ type TaskServiceServer interface {
 	ListEvents(context.Context, *ListEventsRequest) (*ListEventsResponse, error)
 	// Answers "where was I?" from the record, deterministically: completed
 	// items, the current item, the next items whose dependencies are met,
-	// blocked items, the last error and the most recent messages.
+	// blocked items, the last error, the most recent messages, and from the
+	// task's reconciled state (StateService) its active decisions, constraints,
+	// open questions and open waits. Listed items carry only what a resume
+	// needs (GetPlan has the rest), so the answer stays small for a long plan.
 	GetProgress(context.Context, *GetProgressRequest) (*GetProgressResponse, error)
 	mustEmbedUnimplementedTaskServiceServer()
 }

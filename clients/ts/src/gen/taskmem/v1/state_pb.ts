@@ -14,7 +14,7 @@ import type { JsonObject, Message } from "@bufbuild/protobuf";
  * Describes the file taskmem/v1/state.proto.
  */
 export const file_taskmem_v1_state: GenFile = /*@__PURE__*/
-  fileDesc("ChZ0YXNrbWVtL3YxL3N0YXRlLnByb3RvEgp0YXNrbWVtLnYxIn4KFFN1cGVyc2Vzc2lvbkV2aWRlbmNlEg8KB3RyaWdnZXIYASABKAkSFgoOcmVmX21lc3NhZ2VfaWQYAiABKAkSFQoNY2FuZGlkYXRlX3VpZBgDIAEoCRISCgpzaW1pbGFyaXR5GAQgASgBEhIKCm1hdGNoZWRfYnkYBSABKAkiuAQKCVN0YXRlSXRlbRILCgN1aWQYASABKAkSEQoJdGhyZWFkX2lkGAIgASgJEicKBHR5cGUYAyABKA4yGS50YXNrbWVtLnYxLlN0YXRlSXRlbVR5cGUSDAoEdGV4dBgEIAEoCRIrCgZzdGF0dXMYBSABKA4yGy50YXNrbWVtLnYxLlN0YXRlSXRlbVN0YXR1cxIzCgpjb25maWRlbmNlGAYgASgOMh8udGFza21lbS52MS5TdGF0ZUl0ZW1Db25maWRlbmNlEhIKCnRvcGljX3RhZ3MYByADKAkSDAoEcmVmcxgIIAMoCRITCgtyZXBsYWNlZF9ieRgJIAEoCRI/ChVzdXBlcnNlc3Npb25fZXZpZGVuY2UYCiABKAsyIC50YXNrbWVtLnYxLlN1cGVyc2Vzc2lvbkV2aWRlbmNlEhAKCGNvbmZsaWN0GAsgASgIEhUKDWNvbmZsaWN0X3dpdGgYDCADKAkSDgoGcGlubmVkGA0gASgIEisKBnNvdXJjZRgOIAEoDjIbLnRhc2ttZW0udjEuU3RhdGVJdGVtU291cmNlEi8KC2NyZWF0ZV90aW1lGA8gASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIyCg5sYXN0X3NlZW5fdGltZRgQIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASLwoLdXBkYXRlX3RpbWUYESABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wIvUBChJTdGF0ZUl0ZW1DYW5kaWRhdGUSJwoEdHlwZRgBIAEoDjIZLnRhc2ttZW0udjEuU3RhdGVJdGVtVHlwZRIMCgR0ZXh0GAIgASgJEisKBnN0YXR1cxgDIAEoDjIbLnRhc2ttZW0udjEuU3RhdGVJdGVtU3RhdHVzEjMKCmNvbmZpZGVuY2UYBCABKA4yHy50YXNrbWVtLnYxLlN0YXRlSXRlbUNvbmZpZGVuY2USEgoKdG9waWNfdGFncxgFIAMoCRIMCgRyZWZzGAYgAygJEhIKCnN1cGVyc2VkZXMYByABKAkSEAoIY29uZmxpY3QYCCABKAgikwEKD0NhbmRpZGF0ZVJlc3VsdBILCgN1aWQYASABKAkSDAoEdGV4dBgCIAEoCRItCgdvdXRjb21lGAMgASgOMhwudGFza21lbS52MS5SZWNvbmNpbGVPdXRjb21lEhIKCnRhcmdldF91aWQYBCABKAkSEgoKc2ltaWxhcml0eRgFIAEoARIOCgZyZWFzb24YBiABKAkixAIKD1JlY29uY2lsZVJlcG9ydBIRCglleHRyYWN0ZWQYASABKAUSEAoIaW5zZXJ0ZWQYAiABKAUSDgoGbWVyZ2VkGAMgASgFEhIKCnN1cGVyc2VkZWQYBCABKAUSEgoKY29uZmxpY3RlZBgFIAEoBRIPCgdkcm9wcGVkGAYgASgFEisKCGR1cmF0aW9uGAcgASgLMhkuZ29vZ2xlLnByb3RvYnVmLkR1cmF0aW9uEjgKDnNraXBwZWRfcmVhc29uGAggASgOMiAudGFza21lbS52MS5FeHRyYWN0aW9uU2tpcFJlYXNvbhIVCg1tZXNzYWdlc19yZWFkGAkgASgFEiwKB3Jlc3VsdHMYCiADKAsyGy50YXNrbWVtLnYxLkNhbmRpZGF0ZVJlc3VsdBIXCg9lbWJlZGRpbmdfbW9kZWwYCyABKAkihQEKEFRhc2tTdGF0ZVN1YnRhc2sSCgoCaWQYASABKAkSKgoGc3RhdHVzGAIgASgOMhoudGFza21lbS52MS5QbGFuSXRlbVN0YXR1cxIPCgdzdW1tYXJ5GAMgASgJEhQKDGFjdGl2ZV9pc3N1ZRgEIAEoCRISCgpkZXBlbmRzX29uGAUgAygJIn8KEVRhc2tTdGF0ZURlY2lzaW9uEhcKD21lbW9yeV9lbnRyeV9pZBgBIAEoCRIMCgR0ZXh0GAIgASgJEhIKCnN1YnRhc2tfaWQYAyABKAkSLwoLY3JlYXRlX3RpbWUYBCABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wIpEBCg5UYXNrU3RhdGVFcnJvchIXCg9tZW1vcnlfZW50cnlfaWQYASABKAkSEgoKc3VidGFza19pZBgCIAEoCRINCgVlcnJvchgDIAEoCRISCgpyZXNvbHV0aW9uGAQgASgJEi8KC2NyZWF0ZV90aW1lGAUgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcCJ3ChBXb3Jrc3BhY2VDaGFuZ2VzEhUKDWZpbGVzX2NyZWF0ZWQYASABKAUSFgoOZmlsZXNfbW9kaWZpZWQYAiABKAUSNAoQbGFzdF9jaGFuZ2VfdGltZRgDIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXAirAMKCVRhc2tTdGF0ZRIPCgd0YXNrX2lkGAEgASgJEgwKBGdvYWwYAiABKAkSJgoGc3RhdHVzGAMgASgOMhYudGFza21lbS52MS5UYXNrU3RhdHVzEhEKCXdvcmtzcGFjZRgEIAEoCRIUCgxwbGFuX3ZlcnNpb24YBSABKAUSNwoTbGFzdF9yZXBsYW5uZWRfdGltZRgGIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASLgoIc3VidGFza3MYByADKAsyHC50YXNrbWVtLnYxLlRhc2tTdGF0ZVN1YnRhc2sSFgoOdG90YWxfc3VidGFza3MYCCABKAUSFwoPY29tcGxldGVkX2NvdW50GAkgASgFEjAKCWRlY2lzaW9ucxgKIAMoCzIdLnRhc2ttZW0udjEuVGFza1N0YXRlRGVjaXNpb24SKgoGZXJyb3JzGAsgAygLMhoudGFza21lbS52MS5UYXNrU3RhdGVFcnJvchI3ChF3b3Jrc3BhY2VfY2hhbmdlcxgMIAEoCzIcLnRhc2ttZW0udjEuV29ya3NwYWNlQ2hhbmdlcyLVAQoNV29ya2luZ01lbW9yeRIQCghhZ2VudF9pZBgBIAEoCRIUCgxjdXJyZW50X3BsYW4YAiABKAkSGgoSYWN0aXZlX2NvbnN0cmFpbnRzGAMgAygJEi0KDHRhc2tfY29udGV4dBgEIAEoCzIXLmdvb2dsZS5wcm90b2J1Zi5TdHJ1Y3QSEgoKc2NyYXRjaHBhZBgFIAMoCRIvCgt1cGRhdGVfdGltZRgGIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASDAoEZXRhZxgHIAEoCSJvCg5Db250ZXh0U2VjdGlvbhIMCgRuYW1lGAEgASgJEhYKDmFsbG93ZWRfdG9rZW5zGAIgASgFEhMKC3VzZWRfdG9rZW5zGAMgASgFEhEKCXRydW5jYXRlZBgEIAEoCBIPCgdvbWl0dGVkGAUgASgJKsIBCg1TdGF0ZUl0ZW1UeXBlEh8KG1NUQVRFX0lURU1fVFlQRV9VTlNQRUNJRklFRBAAEhwKGFNUQVRFX0lURU1fVFlQRV9ERUNJU0lPThABEh4KGlNUQVRFX0lURU1fVFlQRV9DT05TVFJBSU5UEAISGgoWU1RBVEVfSVRFTV9UWVBFX0FDVElPThADEhwKGFNUQVRFX0lURU1fVFlQRV9RVUVTVElPThAEEhgKFFNUQVRFX0lURU1fVFlQRV9SSVNLEAUq6wEKD1N0YXRlSXRlbVN0YXR1cxIhCh1TVEFURV9JVEVNX1NUQVRVU19VTlNQRUNJRklFRBAAEhwKGFNUQVRFX0lURU1fU1RBVFVTX0FDVElWRRABEhoKFlNUQVRFX0lURU1fU1RBVFVTX09QRU4QAhIdChlTVEFURV9JVEVNX1NUQVRVU19CTE9DS0VEEAMSGgoWU1RBVEVfSVRFTV9TVEFUVVNfRE9ORRAEEh4KGlNUQVRFX0lURU1fU1RBVFVTX0FOU1dFUkVEEAUSIAocU1RBVEVfSVRFTV9TVEFUVVNfU1VQRVJTRURFRBAGKp0BChNTdGF0ZUl0ZW1Db25maWRlbmNlEiUKIVNUQVRFX0lURU1fQ09ORklERU5DRV9VTlNQRUNJRklFRBAAEh0KGVNUQVRFX0lURU1fQ09ORklERU5DRV9MT1cQARIgChxTVEFURV9JVEVNX0NPTkZJREVOQ0VfTUVESVVNEAISHgoaU1RBVEVfSVRFTV9DT05GSURFTkNFX0hJR0gQAypzCg9TdGF0ZUl0ZW1Tb3VyY2USIQodU1RBVEVfSVRFTV9TT1VSQ0VfVU5TUEVDSUZJRUQQABIgChxTVEFURV9JVEVNX1NPVVJDRV9FWFRSQUNUSU9OEAESGwoXU1RBVEVfSVRFTV9TT1VSQ0VfQUdFTlQQAirWAQoQUmVjb25jaWxlT3V0Y29tZRIhCh1SRUNPTkNJTEVfT1VUQ09NRV9VTlNQRUNJRklFRBAAEh4KGlJFQ09OQ0lMRV9PVVRDT01FX0lOU0VSVEVEEAESHAoYUkVDT05DSUxFX09VVENPTUVfTUVSR0VEEAISIAocUkVDT05DSUxFX09VVENPTUVfU1VQRVJTRURFRBADEiAKHFJFQ09OQ0lMRV9PVVRDT01FX0NPTkZMSUNURUQQBBIdChlSRUNPTkNJTEVfT1VUQ09NRV9EUk9QUEVEEAUqlgEKFEV4dHJhY3Rpb25Ta2lwUmVhc29uEiYKIkVYVFJBQ1RJT05fU0tJUF9SRUFTT05fVU5TUEVDSUZJRUQQABIqCiZFWFRSQUNUSU9OX1NLSVBfUkVBU09OX05PX05FV19NRVNTQUdFUxABEioKJkVYVFJBQ1RJT05fU0tJUF9SRUFTT05fTk9fVVNFUl9NRVNTQUdFEAIqXAoLQ29udGV4dE1vZGUSHAoYQ09OVEVYVF9NT0RFX1VOU1BFQ0lGSUVEEAASFQoRQ09OVEVYVF9NT0RFX0ZVTEwQARIYChRDT05URVhUX01PREVfTUlOSU1BTBACQkBaPmdpdGh1Yi5jb20vdGFza21lbS90YXNrbWVtL2NsaWVudHMvZ28vZ2VuL3Rhc2ttZW0vdjE7dGFza21lbXYxYgZwcm90bzM", [file_google_protobuf_duration, file_google_protobuf_struct, file_google_protobuf_timestamp, file_taskmem_v1_task]);
+  fileDesc("ChZ0YXNrbWVtL3YxL3N0YXRlLnByb3RvEgp0YXNrbWVtLnYxIn4KFFN1cGVyc2Vzc2lvbkV2aWRlbmNlEg8KB3RyaWdnZXIYASABKAkSFgoOcmVmX21lc3NhZ2VfaWQYAiABKAkSFQoNY2FuZGlkYXRlX3VpZBgDIAEoCRISCgpzaW1pbGFyaXR5GAQgASgBEhIKCm1hdGNoZWRfYnkYBSABKAkiuAQKCVN0YXRlSXRlbRILCgN1aWQYASABKAkSEQoJdGhyZWFkX2lkGAIgASgJEicKBHR5cGUYAyABKA4yGS50YXNrbWVtLnYxLlN0YXRlSXRlbVR5cGUSDAoEdGV4dBgEIAEoCRIrCgZzdGF0dXMYBSABKA4yGy50YXNrbWVtLnYxLlN0YXRlSXRlbVN0YXR1cxIzCgpjb25maWRlbmNlGAYgASgOMh8udGFza21lbS52MS5TdGF0ZUl0ZW1Db25maWRlbmNlEhIKCnRvcGljX3RhZ3MYByADKAkSDAoEcmVmcxgIIAMoCRITCgtyZXBsYWNlZF9ieRgJIAEoCRI/ChVzdXBlcnNlc3Npb25fZXZpZGVuY2UYCiABKAsyIC50YXNrbWVtLnYxLlN1cGVyc2Vzc2lvbkV2aWRlbmNlEhAKCGNvbmZsaWN0GAsgASgIEhUKDWNvbmZsaWN0X3dpdGgYDCADKAkSDgoGcGlubmVkGA0gASgIEisKBnNvdXJjZRgOIAEoDjIbLnRhc2ttZW0udjEuU3RhdGVJdGVtU291cmNlEi8KC2NyZWF0ZV90aW1lGA8gASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIyCg5sYXN0X3NlZW5fdGltZRgQIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASLwoLdXBkYXRlX3RpbWUYESABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wIvUBChJTdGF0ZUl0ZW1DYW5kaWRhdGUSJwoEdHlwZRgBIAEoDjIZLnRhc2ttZW0udjEuU3RhdGVJdGVtVHlwZRIMCgR0ZXh0GAIgASgJEisKBnN0YXR1cxgDIAEoDjIbLnRhc2ttZW0udjEuU3RhdGVJdGVtU3RhdHVzEjMKCmNvbmZpZGVuY2UYBCABKA4yHy50YXNrbWVtLnYxLlN0YXRlSXRlbUNvbmZpZGVuY2USEgoKdG9waWNfdGFncxgFIAMoCRIMCgRyZWZzGAYgAygJEhIKCnN1cGVyc2VkZXMYByABKAkSEAoIY29uZmxpY3QYCCABKAgikwEKD0NhbmRpZGF0ZVJlc3VsdBILCgN1aWQYASABKAkSDAoEdGV4dBgCIAEoCRItCgdvdXRjb21lGAMgASgOMhwudGFza21lbS52MS5SZWNvbmNpbGVPdXRjb21lEhIKCnRhcmdldF91aWQYBCABKAkSEgoKc2ltaWxhcml0eRgFIAEoARIOCgZyZWFzb24YBiABKAkixAIKD1JlY29uY2lsZVJlcG9ydBIRCglleHRyYWN0ZWQYASABKAUSEAoIaW5zZXJ0ZWQYAiABKAUSDgoGbWVyZ2VkGAMgASgFEhIKCnN1cGVyc2VkZWQYBCABKAUSEgoKY29uZmxpY3RlZBgFIAEoBRIPCgdkcm9wcGVkGAYgASgFEisKCGR1cmF0aW9uGAcgASgLMhkuZ29vZ2xlLnByb3RvYnVmLkR1cmF0aW9uEjgKDnNraXBwZWRfcmVhc29uGAggASgOMiAudGFza21lbS52MS5FeHRyYWN0aW9uU2tpcFJlYXNvbhIVCg1tZXNzYWdlc19yZWFkGAkgASgFEiwKB3Jlc3VsdHMYCiADKAsyGy50YXNrbWVtLnYxLkNhbmRpZGF0ZVJlc3VsdBIXCg9lbWJlZGRpbmdfbW9kZWwYCyABKAkihQEKEFRhc2tTdGF0ZVN1YnRhc2sSCgoCaWQYASABKAkSKgoGc3RhdHVzGAIgASgOMhoudGFza21lbS52MS5QbGFuSXRlbVN0YXR1cxIPCgdzdW1tYXJ5GAMgASgJEhQKDGFjdGl2ZV9pc3N1ZRgEIAEoCRISCgpkZXBlbmRzX29uGAUgAygJIowBChFUYXNrU3RhdGVEZWNpc2lvbhIXCg9tZW1vcnlfZW50cnlfaWQYASABKAkSDAoEdGV4dBgCIAEoCRISCgpzdWJ0YXNrX2lkGAMgASgJEi8KC2NyZWF0ZV90aW1lGAQgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBILCgN1aWQYBSABKAkingEKDlRhc2tTdGF0ZUVycm9yEhcKD21lbW9yeV9lbnRyeV9pZBgBIAEoCRISCgpzdWJ0YXNrX2lkGAIgASgJEg0KBWVycm9yGAMgASgJEhIKCnJlc29sdXRpb24YBCABKAkSLwoLY3JlYXRlX3RpbWUYBSABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEgsKA3VpZBgGIAEoCSJ3ChBXb3Jrc3BhY2VDaGFuZ2VzEhUKDWZpbGVzX2NyZWF0ZWQYASABKAUSFgoOZmlsZXNfbW9kaWZpZWQYAiABKAUSNAoQbGFzdF9jaGFuZ2VfdGltZRgDIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXAi/wQKCVRhc2tTdGF0ZRIPCgd0YXNrX2lkGAEgASgJEgwKBGdvYWwYAiABKAkSJgoGc3RhdHVzGAMgASgOMhYudGFza21lbS52MS5UYXNrU3RhdHVzEhEKCXdvcmtzcGFjZRgEIAEoCRIUCgxwbGFuX3ZlcnNpb24YBSABKAUSNwoTbGFzdF9yZXBsYW5uZWRfdGltZRgGIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASLgoIc3VidGFza3MYByADKAsyHC50YXNrbWVtLnYxLlRhc2tTdGF0ZVN1YnRhc2sSFgoOdG90YWxfc3VidGFza3MYCCABKAUSFwoPY29tcGxldGVkX2NvdW50GAkgASgFEjAKCWRlY2lzaW9ucxgKIAMoCzIdLnRhc2ttZW0udjEuVGFza1N0YXRlRGVjaXNpb24SKgoGZXJyb3JzGAsgAygLMhoudGFza21lbS52MS5UYXNrU3RhdGVFcnJvchI3ChF3b3Jrc3BhY2VfY2hhbmdlcxgMIAEoCzIcLnRhc2ttZW0udjEuV29ya3NwYWNlQ2hhbmdlcxIVCg1jb21wbGV0ZWRfaWRzGA0gAygJEi4KC2NvbnN0cmFpbnRzGA4gAygLMhkudGFza21lbS52MS5TdGF0ZUl0ZW1Ob3RlEjEKDm9wZW5fcXVlc3Rpb25zGA8gAygLMhkudGFza21lbS52MS5TdGF0ZUl0ZW1Ob3RlEi0KCm9wZW5fcmlza3MYECADKAsyGS50YXNrbWVtLnYxLlN0YXRlSXRlbU5vdGUSKAoKb3Blbl93YWl0cxgRIAMoCzIULnRhc2ttZW0udjEuT3BlbldhaXQibQoNU3RhdGVJdGVtTm90ZRILCgN1aWQYASABKAkSDAoEdGV4dBgCIAEoCRIvCgtjcmVhdGVfdGltZRgDIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASEAoIY29uZmxpY3QYBCABKAgilwEKCE9wZW5XYWl0Eg8KB3dhaXRfaWQYASABKAkSDAoEa2luZBgCIAEoCRIQCghjcml0ZXJpYRgDIAEoCRIuCgpzdGFydF90aW1lGAQgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIqCgd0aW1lb3V0GAUgASgLMhkuZ29vZ2xlLnByb3RvYnVmLkR1cmF0aW9uItUBCg1Xb3JraW5nTWVtb3J5EhAKCGFnZW50X2lkGAEgASgJEhQKDGN1cnJlbnRfcGxhbhgCIAEoCRIaChJhY3RpdmVfY29uc3RyYWludHMYAyADKAkSLQoMdGFza19jb250ZXh0GAQgASgLMhcuZ29vZ2xlLnByb3RvYnVmLlN0cnVjdBISCgpzY3JhdGNocGFkGAUgAygJEi8KC3VwZGF0ZV90aW1lGAYgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIMCgRldGFnGAcgASgJIm8KDkNvbnRleHRTZWN0aW9uEgwKBG5hbWUYASABKAkSFgoOYWxsb3dlZF90b2tlbnMYAiABKAUSEwoLdXNlZF90b2tlbnMYAyABKAUSEQoJdHJ1bmNhdGVkGAQgASgIEg8KB29taXR0ZWQYBSABKAkqwgEKDVN0YXRlSXRlbVR5cGUSHwobU1RBVEVfSVRFTV9UWVBFX1VOU1BFQ0lGSUVEEAASHAoYU1RBVEVfSVRFTV9UWVBFX0RFQ0lTSU9OEAESHgoaU1RBVEVfSVRFTV9UWVBFX0NPTlNUUkFJTlQQAhIaChZTVEFURV9JVEVNX1RZUEVfQUNUSU9OEAMSHAoYU1RBVEVfSVRFTV9UWVBFX1FVRVNUSU9OEAQSGAoUU1RBVEVfSVRFTV9UWVBFX1JJU0sQBSrrAQoPU3RhdGVJdGVtU3RhdHVzEiEKHVNUQVRFX0lURU1fU1RBVFVTX1VOU1BFQ0lGSUVEEAASHAoYU1RBVEVfSVRFTV9TVEFUVVNfQUNUSVZFEAESGgoWU1RBVEVfSVRFTV9TVEFUVVNfT1BFThACEh0KGVNUQVRFX0lURU1fU1RBVFVTX0JMT0NLRUQQAxIaChZTVEFURV9JVEVNX1NUQVRVU19ET05FEAQSHgoaU1RBVEVfSVRFTV9TVEFUVVNfQU5TV0VSRUQQBRIgChxTVEFURV9JVEVNX1NUQVRVU19TVVBFUlNFREVEEAYqnQEKE1N0YXRlSXRlbUNvbmZpZGVuY2USJQohU1RBVEVfSVRFTV9DT05GSURFTkNFX1VOU1BFQ0lGSUVEEAASHQoZU1RBVEVfSVRFTV9DT05GSURFTkNFX0xPVxABEiAKHFNUQVRFX0lURU1fQ09ORklERU5DRV9NRURJVU0QAhIeChpTVEFURV9JVEVNX0NPTkZJREVOQ0VfSElHSBADKnMKD1N0YXRlSXRlbVNvdXJjZRIhCh1TVEFURV9JVEVNX1NPVVJDRV9VTlNQRUNJRklFRBAAEiAKHFNUQVRFX0lURU1fU09VUkNFX0VYVFJBQ1RJT04QARIbChdTVEFURV9JVEVNX1NPVVJDRV9BR0VOVBACKtYBChBSZWNvbmNpbGVPdXRjb21lEiEKHVJFQ09OQ0lMRV9PVVRDT01FX1VOU1BFQ0lGSUVEEAASHgoaUkVDT05DSUxFX09VVENPTUVfSU5TRVJURUQQARIcChhSRUNPTkNJTEVfT1VUQ09NRV9NRVJHRUQQAhIgChxSRUNPTkNJTEVfT1VUQ09NRV9TVVBFUlNFREVEEAMSIAocUkVDT05DSUxFX09VVENPTUVfQ09ORkxJQ1RFRBAEEh0KGVJFQ09OQ0lMRV9PVVRDT01FX0RST1BQRUQQBSqWAQoURXh0cmFjdGlvblNraXBSZWFzb24SJgoiRVhUUkFDVElPTl9TS0lQX1JFQVNPTl9VTlNQRUNJRklFRBAAEioKJkVYVFJBQ1RJT05fU0tJUF9SRUFTT05fTk9fTkVXX01FU1NBR0VTEAESKgomRVhUUkFDVElPTl9TS0lQX1JFQVNPTl9OT19VU0VSX01FU1NBR0UQAipcCgtDb250ZXh0TW9kZRIcChhDT05URVhUX01PREVfVU5TUEVDSUZJRUQQABIVChFDT05URVhUX01PREVfRlVMTBABEhgKFENPTlRFWFRfTU9ERV9NSU5JTUFMEAJCQFo+Z2l0aHViLmNvbS90YXNrbWVtL3Rhc2ttZW0vY2xpZW50cy9nby9nZW4vdGFza21lbS92MTt0YXNrbWVtdjFiBnByb3RvMw", [file_google_protobuf_duration, file_google_protobuf_struct, file_google_protobuf_timestamp, file_taskmem_v1_task]);
 
 /**
  * SupersessionEvidence records why an item was marked SUPERSEDED, so the
@@ -472,13 +472,14 @@ export const TaskStateSubtaskSchema: GenMessage<TaskStateSubtask> = /*@__PURE__*
   messageDesc(file_taskmem_v1_state, 5);
 
 /**
- * TaskStateDecision is one entry of the decisions log.
+ * TaskStateDecision is one active decision of the task's reconciled state.
  *
  * @generated from message taskmem.v1.TaskStateDecision
  */
 export type TaskStateDecision = Message<"taskmem.v1.TaskStateDecision"> & {
   /**
-   * The memory entry that holds it (MemoryService, type decision).
+   * The memory entry that stated it (MemoryService, type decision); empty for a
+   * decision that was extracted or upserted rather than added with AddDecision.
    *
    * @generated from field: string memory_entry_id = 1;
    */
@@ -504,6 +505,13 @@ export type TaskStateDecision = Message<"taskmem.v1.TaskStateDecision"> & {
    * @generated from field: google.protobuf.Timestamp create_time = 4;
    */
   createTime?: Timestamp | undefined;
+
+  /**
+   * The state item (ListStateItems, ExpandStateItem; name it in AddDecision.supersedes to retire it).
+   *
+   * @generated from field: string uid = 5;
+   */
+  uid: string;
 };
 
 /**
@@ -553,6 +561,13 @@ export type TaskStateError = Message<"taskmem.v1.TaskStateError"> & {
    * @generated from field: google.protobuf.Timestamp create_time = 5;
    */
   createTime?: Timestamp | undefined;
+
+  /**
+   * The state item (type action: blocked until a resolution is recorded, then done).
+   *
+   * @generated from field: string uid = 6;
+   */
+  uid: string;
 };
 
 /**
@@ -599,9 +614,13 @@ export const WorkspaceChangesSchema: GenMessage<WorkspaceChanges> = /*@__PURE__*
 
 /**
  * TaskState is the always-in-context view of a task (seed layer 1), the typed
- * twin of the YAML GetTaskState renders. Lists are already pruned: the 10
- * newest decisions, the 5 newest errors, and for plans over 15 items only the
- * current item and the next three pending ones (completed_count counts the rest).
+ * twin of the YAML GetTaskState renders. Decisions, constraints, questions,
+ * risks and errors come from the task's reconciled structured state, so a
+ * superseded decision is never among them. Lists are already pruned: the 10
+ * newest active decisions, constraints, open questions and risks, the 5
+ * newest errors, and for plans over 15 items only the items in progress,
+ * blocked or failed and the next three (ready ones first) as subtasks, the
+ * completed ones as completed_ids (completed_count counts them all).
  *
  * @generated from message taskmem.v1.TaskState
  */
@@ -670,7 +689,7 @@ export type TaskState = Message<"taskmem.v1.TaskState"> & {
   completedCount: number;
 
   /**
-   * The newest decisions, newest last.
+   * The newest active decisions, newest last.
    *
    * @generated from field: repeated taskmem.v1.TaskStateDecision decisions = 10;
    */
@@ -689,6 +708,42 @@ export type TaskState = Message<"taskmem.v1.TaskState"> & {
    * @generated from field: taskmem.v1.WorkspaceChanges workspace_changes = 12;
    */
   workspaceChanges?: WorkspaceChanges | undefined;
+
+  /**
+   * Ids of completed or skipped items not listed in subtasks, in plan order
+   * (YAML plan.completed); the oldest are left out first when the budget is tight.
+   *
+   * @generated from field: repeated string completed_ids = 13;
+   */
+  completedIds: string[];
+
+  /**
+   * Active constraints of the task's reconciled state, oldest first.
+   *
+   * @generated from field: repeated taskmem.v1.StateItemNote constraints = 14;
+   */
+  constraints: StateItemNote[];
+
+  /**
+   * Open questions, oldest first.
+   *
+   * @generated from field: repeated taskmem.v1.StateItemNote open_questions = 15;
+   */
+  openQuestions: StateItemNote[];
+
+  /**
+   * Active risks, oldest first.
+   *
+   * @generated from field: repeated taskmem.v1.StateItemNote open_risks = 16;
+   */
+  openRisks: StateItemNote[];
+
+  /**
+   * The task's open waits, oldest first.
+   *
+   * @generated from field: repeated taskmem.v1.OpenWait open_waits = 17;
+   */
+  openWaits: OpenWait[];
 };
 
 /**
@@ -697,6 +752,97 @@ export type TaskState = Message<"taskmem.v1.TaskState"> & {
  */
 export const TaskStateSchema: GenMessage<TaskState> = /*@__PURE__*/
   messageDesc(file_taskmem_v1_state, 9);
+
+/**
+ * StateItemNote is one current state item as the compact views show it.
+ *
+ * @generated from message taskmem.v1.StateItemNote
+ */
+export type StateItemNote = Message<"taskmem.v1.StateItemNote"> & {
+  /**
+   * The state item.
+   *
+   * @generated from field: string uid = 1;
+   */
+  uid: string;
+
+  /**
+   * Its text (the task-state view cuts it at 300 characters).
+   *
+   * @generated from field: string text = 2;
+   */
+  text: string;
+
+  /**
+   * When it was first recorded.
+   *
+   * @generated from field: google.protobuf.Timestamp create_time = 3;
+   */
+  createTime?: Timestamp | undefined;
+
+  /**
+   * True when it is flagged in conflict with another item.
+   *
+   * @generated from field: bool conflict = 4;
+   */
+  conflict: boolean;
+};
+
+/**
+ * Describes the message taskmem.v1.StateItemNote.
+ * Use `create(StateItemNoteSchema)` to create a new message.
+ */
+export const StateItemNoteSchema: GenMessage<StateItemNote> = /*@__PURE__*/
+  messageDesc(file_taskmem_v1_state, 10);
+
+/**
+ * OpenWait is one wait of the task still WAITING, as the compact views show it.
+ *
+ * @generated from message taskmem.v1.OpenWait
+ */
+export type OpenWait = Message<"taskmem.v1.OpenWait"> & {
+  /**
+   * The wait id (WaitService).
+   *
+   * @generated from field: string wait_id = 1;
+   */
+  waitId: string;
+
+  /**
+   * Its kind: timer, task_status, event, http, file or external.
+   *
+   * @generated from field: string kind = 2;
+   */
+  kind: string;
+
+  /**
+   * What it waits for, in words.
+   *
+   * @generated from field: string criteria = 3;
+   */
+  criteria: string;
+
+  /**
+   * When it started.
+   *
+   * @generated from field: google.protobuf.Timestamp start_time = 4;
+   */
+  startTime?: Timestamp | undefined;
+
+  /**
+   * How long it may wait; absent without a timeout.
+   *
+   * @generated from field: google.protobuf.Duration timeout = 5;
+   */
+  timeout?: Duration | undefined;
+};
+
+/**
+ * Describes the message taskmem.v1.OpenWait.
+ * Use `create(OpenWaitSchema)` to create a new message.
+ */
+export const OpenWaitSchema: GenMessage<OpenWait> = /*@__PURE__*/
+  messageDesc(file_taskmem_v1_state, 11);
 
 /**
  * WorkingMemory is one agent's scratch state (seed "working memory"): cheap to
@@ -761,7 +907,7 @@ export type WorkingMemory = Message<"taskmem.v1.WorkingMemory"> & {
  * Use `create(WorkingMemorySchema)` to create a new message.
  */
 export const WorkingMemorySchema: GenMessage<WorkingMemory> = /*@__PURE__*/
-  messageDesc(file_taskmem_v1_state, 10);
+  messageDesc(file_taskmem_v1_state, 12);
 
 /**
  * ContextSection reports one section of a BuildContext answer.
@@ -810,7 +956,7 @@ export type ContextSection = Message<"taskmem.v1.ContextSection"> & {
  * Use `create(ContextSectionSchema)` to create a new message.
  */
 export const ContextSectionSchema: GenMessage<ContextSection> = /*@__PURE__*/
-  messageDesc(file_taskmem_v1_state, 11);
+  messageDesc(file_taskmem_v1_state, 13);
 
 /**
  * StateItemType is the fixed set of structured-state item types. There are no others.

@@ -14,7 +14,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file taskmem/v1/state_service.proto.
  */
 export const file_taskmem_v1_state_service: GenFile = /*@__PURE__*/
-  fileDesc("Ch50YXNrbWVtL3YxL3N0YXRlX3NlcnZpY2UucHJvdG8SCnRhc2ttZW0udjEiPAoTR2V0VGFza1N0YXRlUmVxdWVzdBIPCgd0YXNrX2lkGAEgASgJEhQKDHRva2VuX2J1ZGdldBgCIAEoBSKGAQoUR2V0VGFza1N0YXRlUmVzcG9uc2USDAoEeWFtbBgBIAEoCRIkCgVzdGF0ZRgCIAEoCzIVLnRhc2ttZW0udjEuVGFza1N0YXRlEhMKC3Rva2VuX2NvdW50GAMgASgFEhQKDHRva2VuX2J1ZGdldBgEIAEoBRIPCgdvbWl0dGVkGAUgAygJImsKEkFkZERlY2lzaW9uUmVxdWVzdBIPCgd0YXNrX2lkGAEgASgJEgwKBHRleHQYAiABKAkSEgoKc3VidGFza19pZBgDIAEoCRIOCgZkZXRhaWwYBCABKAkSEgoKcmVxdWVzdF9pZBgFIAEoCSJGChNBZGREZWNpc2lvblJlc3BvbnNlEi8KCGRlY2lzaW9uGAEgASgLMh0udGFza21lbS52MS5UYXNrU3RhdGVEZWNpc2lvbiJtCg9BZGRFcnJvclJlcXVlc3QSDwoHdGFza19pZBgBIAEoCRISCgpzdWJ0YXNrX2lkGAIgASgJEg0KBWVycm9yGAMgASgJEhIKCnJlc29sdXRpb24YBCABKAkSEgoKcmVxdWVzdF9pZBgFIAEoCSI9ChBBZGRFcnJvclJlc3BvbnNlEikKBWVycm9yGAEgASgLMhoudGFza21lbS52MS5UYXNrU3RhdGVFcnJvciI5ChNFeHRyYWN0U3RhdGVSZXF1ZXN0Eg8KB3Rhc2tfaWQYASABKAkSEQoJdGhyZWFkX2lkGAIgASgJImkKFEV4dHJhY3RTdGF0ZVJlc3BvbnNlEisKBnJlcG9ydBgBIAEoCzIbLnRhc2ttZW0udjEuUmVjb25jaWxlUmVwb3J0EiQKBWl0ZW1zGAIgAygLMhUudGFza21lbS52MS5TdGF0ZUl0ZW0igAEKF1Vwc2VydFN0YXRlSXRlbXNSZXF1ZXN0Eg8KB3Rhc2tfaWQYASABKAkSEQoJdGhyZWFkX2lkGAIgASgJEi0KBWl0ZW1zGAMgAygLMh4udGFza21lbS52MS5TdGF0ZUl0ZW1DYW5kaWRhdGUSEgoKcmVxdWVzdF9pZBgEIAEoCSJtChhVcHNlcnRTdGF0ZUl0ZW1zUmVzcG9uc2USKwoGcmVwb3J0GAEgASgLMhsudGFza21lbS52MS5SZWNvbmNpbGVSZXBvcnQSJAoFaXRlbXMYAiADKAsyFS50YXNrbWVtLnYxLlN0YXRlSXRlbSKoAQoVTGlzdFN0YXRlSXRlbXNSZXF1ZXN0Eg8KB3Rhc2tfaWQYASABKAkSEQoJdGhyZWFkX2lkGAIgASgJEigKBXR5cGVzGAMgAygOMhkudGFza21lbS52MS5TdGF0ZUl0ZW1UeXBlEhoKEmluY2x1ZGVfc3VwZXJzZWRlZBgEIAEoCBIRCglwYWdlX3NpemUYBSABKAUSEgoKcGFnZV90b2tlbhgGIAEoCSJXChZMaXN0U3RhdGVJdGVtc1Jlc3BvbnNlEiQKBWl0ZW1zGAEgAygLMhUudGFza21lbS52MS5TdGF0ZUl0ZW0SFwoPbmV4dF9wYWdlX3Rva2VuGAIgASgJImEKElJlbmRlclN0YXRlUmVxdWVzdBIPCgd0YXNrX2lkGAEgASgJEhEKCXRocmVhZF9pZBgCIAEoCRIUCgx0b2tlbl9idWRnZXQYAyABKAUSEQoJbWF4X2l0ZW1zGAQgASgFImcKE1JlbmRlclN0YXRlUmVzcG9uc2USDAoEdGV4dBgBIAEoCRITCgt0b2tlbl9jb3VudBgCIAEoBRIWCg5pdGVtc19yZW5kZXJlZBgDIAEoBRIVCg1pdGVtc19vbWl0dGVkGAQgASgFIkkKFkV4cGFuZFN0YXRlSXRlbVJlcXVlc3QSDwoHdGFza19pZBgBIAEoCRIRCgl0aHJlYWRfaWQYAiABKAkSCwoDdWlkGAMgASgJImUKF0V4cGFuZFN0YXRlSXRlbVJlc3BvbnNlEiMKBGl0ZW0YASABKAsyFS50YXNrbWVtLnYxLlN0YXRlSXRlbRIlCghtZXNzYWdlcxgCIAMoCzITLnRhc2ttZW0udjEuTWVzc2FnZSJqChNQaW5TdGF0ZUl0ZW1SZXF1ZXN0Eg8KB3Rhc2tfaWQYASABKAkSEQoJdGhyZWFkX2lkGAIgASgJEgsKA3VpZBgDIAEoCRIOCgZwaW5uZWQYBCABKAgSEgoKcmVxdWVzdF9pZBgFIAEoCSI7ChRQaW5TdGF0ZUl0ZW1SZXNwb25zZRIjCgRpdGVtGAEgASgLMhUudGFza21lbS52MS5TdGF0ZUl0ZW0ijQEKGVNldFN0YXRlSXRlbVN0YXR1c1JlcXVlc3QSDwoHdGFza19pZBgBIAEoCRIRCgl0aHJlYWRfaWQYAiABKAkSCwoDdWlkGAMgASgJEisKBnN0YXR1cxgEIAEoDjIbLnRhc2ttZW0udjEuU3RhdGVJdGVtU3RhdHVzEhIKCnJlcXVlc3RfaWQYBSABKAkiQQoaU2V0U3RhdGVJdGVtU3RhdHVzUmVzcG9uc2USIwoEaXRlbRgBIAEoCzIVLnRhc2ttZW0udjEuU3RhdGVJdGVtIisKF0dldFdvcmtpbmdNZW1vcnlSZXF1ZXN0EhAKCGFnZW50X2lkGAEgASgJIk0KGEdldFdvcmtpbmdNZW1vcnlSZXNwb25zZRIxCg53b3JraW5nX21lbW9yeRgBIAEoCzIZLnRhc2ttZW0udjEuV29ya2luZ01lbW9yeSJMChdQdXRXb3JraW5nTWVtb3J5UmVxdWVzdBIxCg53b3JraW5nX21lbW9yeRgBIAEoCzIZLnRhc2ttZW0udjEuV29ya2luZ01lbW9yeSJNChhQdXRXb3JraW5nTWVtb3J5UmVzcG9uc2USMQoOd29ya2luZ19tZW1vcnkYASABKAsyGS50YXNrbWVtLnYxLldvcmtpbmdNZW1vcnkihQEKE0J1aWxkQ29udGV4dFJlcXVlc3QSDwoHdGFza19pZBgBIAEoCRIRCgl0aHJlYWRfaWQYAiABKAkSFAoMdG9rZW5fYnVkZ2V0GAMgASgFEiUKBG1vZGUYBCABKA4yFy50YXNrbWVtLnYxLkNvbnRleHRNb2RlEg0KBXF1ZXJ5GAUgASgJImcKFEJ1aWxkQ29udGV4dFJlc3BvbnNlEgwKBHRleHQYASABKAkSEwoLdG9rZW5fY291bnQYAiABKAUSLAoIc2VjdGlvbnMYAyADKAsyGi50YXNrbWVtLnYxLkNvbnRleHRTZWN0aW9uIjUKEFF1ZXJ5VGFza1JlcXVlc3QSDwoHdGFza19pZBgBIAEoCRIQCghxdWVzdGlvbhgCIAEoCSJ+ChFRdWVyeVRhc2tSZXNwb25zZRIOCgZhbnN3ZXIYASABKAkSEgoKZnJvbV9tb2RlbBgCIAEoCBIMCgRub3RlGAMgASgJEhcKD3J1bm5pbmdfc3VtbWFyeRgEIAEoCRIeChZtZXNzYWdlc19zaW5jZV9zdW1tYXJ5GAUgASgFMsIJCgxTdGF0ZVNlcnZpY2USUQoMR2V0VGFza1N0YXRlEh8udGFza21lbS52MS5HZXRUYXNrU3RhdGVSZXF1ZXN0GiAudGFza21lbS52MS5HZXRUYXNrU3RhdGVSZXNwb25zZRJOCgtBZGREZWNpc2lvbhIeLnRhc2ttZW0udjEuQWRkRGVjaXNpb25SZXF1ZXN0Gh8udGFza21lbS52MS5BZGREZWNpc2lvblJlc3BvbnNlEkUKCEFkZEVycm9yEhsudGFza21lbS52MS5BZGRFcnJvclJlcXVlc3QaHC50YXNrbWVtLnYxLkFkZEVycm9yUmVzcG9uc2USUQoMRXh0cmFjdFN0YXRlEh8udGFza21lbS52MS5FeHRyYWN0U3RhdGVSZXF1ZXN0GiAudGFza21lbS52MS5FeHRyYWN0U3RhdGVSZXNwb25zZRJdChBVcHNlcnRTdGF0ZUl0ZW1zEiMudGFza21lbS52MS5VcHNlcnRTdGF0ZUl0ZW1zUmVxdWVzdBokLnRhc2ttZW0udjEuVXBzZXJ0U3RhdGVJdGVtc1Jlc3BvbnNlElcKDkxpc3RTdGF0ZUl0ZW1zEiEudGFza21lbS52MS5MaXN0U3RhdGVJdGVtc1JlcXVlc3QaIi50YXNrbWVtLnYxLkxpc3RTdGF0ZUl0ZW1zUmVzcG9uc2USTgoLUmVuZGVyU3RhdGUSHi50YXNrbWVtLnYxLlJlbmRlclN0YXRlUmVxdWVzdBofLnRhc2ttZW0udjEuUmVuZGVyU3RhdGVSZXNwb25zZRJaCg9FeHBhbmRTdGF0ZUl0ZW0SIi50YXNrbWVtLnYxLkV4cGFuZFN0YXRlSXRlbVJlcXVlc3QaIy50YXNrbWVtLnYxLkV4cGFuZFN0YXRlSXRlbVJlc3BvbnNlElEKDFBpblN0YXRlSXRlbRIfLnRhc2ttZW0udjEuUGluU3RhdGVJdGVtUmVxdWVzdBogLnRhc2ttZW0udjEuUGluU3RhdGVJdGVtUmVzcG9uc2USYwoSU2V0U3RhdGVJdGVtU3RhdHVzEiUudGFza21lbS52MS5TZXRTdGF0ZUl0ZW1TdGF0dXNSZXF1ZXN0GiYudGFza21lbS52MS5TZXRTdGF0ZUl0ZW1TdGF0dXNSZXNwb25zZRJdChBHZXRXb3JraW5nTWVtb3J5EiMudGFza21lbS52MS5HZXRXb3JraW5nTWVtb3J5UmVxdWVzdBokLnRhc2ttZW0udjEuR2V0V29ya2luZ01lbW9yeVJlc3BvbnNlEl0KEFB1dFdvcmtpbmdNZW1vcnkSIy50YXNrbWVtLnYxLlB1dFdvcmtpbmdNZW1vcnlSZXF1ZXN0GiQudGFza21lbS52MS5QdXRXb3JraW5nTWVtb3J5UmVzcG9uc2USUQoMQnVpbGRDb250ZXh0Eh8udGFza21lbS52MS5CdWlsZENvbnRleHRSZXF1ZXN0GiAudGFza21lbS52MS5CdWlsZENvbnRleHRSZXNwb25zZRJICglRdWVyeVRhc2sSHC50YXNrbWVtLnYxLlF1ZXJ5VGFza1JlcXVlc3QaHS50YXNrbWVtLnYxLlF1ZXJ5VGFza1Jlc3BvbnNlQkBaPmdpdGh1Yi5jb20vdGFza21lbS90YXNrbWVtL2NsaWVudHMvZ28vZ2VuL3Rhc2ttZW0vdjE7dGFza21lbXYxYgZwcm90bzM", [file_taskmem_v1_state, file_taskmem_v1_task]);
+  fileDesc("Ch50YXNrbWVtL3YxL3N0YXRlX3NlcnZpY2UucHJvdG8SCnRhc2ttZW0udjEiPAoTR2V0VGFza1N0YXRlUmVxdWVzdBIPCgd0YXNrX2lkGAEgASgJEhQKDHRva2VuX2J1ZGdldBgCIAEoBSKGAQoUR2V0VGFza1N0YXRlUmVzcG9uc2USDAoEeWFtbBgBIAEoCRIkCgVzdGF0ZRgCIAEoCzIVLnRhc2ttZW0udjEuVGFza1N0YXRlEhMKC3Rva2VuX2NvdW50GAMgASgFEhQKDHRva2VuX2J1ZGdldBgEIAEoBRIPCgdvbWl0dGVkGAUgAygJIn8KEkFkZERlY2lzaW9uUmVxdWVzdBIPCgd0YXNrX2lkGAEgASgJEgwKBHRleHQYAiABKAkSEgoKc3VidGFza19pZBgDIAEoCRIOCgZkZXRhaWwYBCABKAkSEgoKcmVxdWVzdF9pZBgFIAEoCRISCgpzdXBlcnNlZGVzGAYgASgJIpgBChNBZGREZWNpc2lvblJlc3BvbnNlEi8KCGRlY2lzaW9uGAEgASgLMh0udGFza21lbS52MS5UYXNrU3RhdGVEZWNpc2lvbhIjCgRpdGVtGAIgASgLMhUudGFza21lbS52MS5TdGF0ZUl0ZW0SKwoGcmVwb3J0GAMgASgLMhsudGFza21lbS52MS5SZWNvbmNpbGVSZXBvcnQibQoPQWRkRXJyb3JSZXF1ZXN0Eg8KB3Rhc2tfaWQYASABKAkSEgoKc3VidGFza19pZBgCIAEoCRINCgVlcnJvchgDIAEoCRISCgpyZXNvbHV0aW9uGAQgASgJEhIKCnJlcXVlc3RfaWQYBSABKAkiYgoQQWRkRXJyb3JSZXNwb25zZRIpCgVlcnJvchgBIAEoCzIaLnRhc2ttZW0udjEuVGFza1N0YXRlRXJyb3ISIwoEaXRlbRgCIAEoCzIVLnRhc2ttZW0udjEuU3RhdGVJdGVtIjkKE0V4dHJhY3RTdGF0ZVJlcXVlc3QSDwoHdGFza19pZBgBIAEoCRIRCgl0aHJlYWRfaWQYAiABKAkiaQoURXh0cmFjdFN0YXRlUmVzcG9uc2USKwoGcmVwb3J0GAEgASgLMhsudGFza21lbS52MS5SZWNvbmNpbGVSZXBvcnQSJAoFaXRlbXMYAiADKAsyFS50YXNrbWVtLnYxLlN0YXRlSXRlbSKAAQoXVXBzZXJ0U3RhdGVJdGVtc1JlcXVlc3QSDwoHdGFza19pZBgBIAEoCRIRCgl0aHJlYWRfaWQYAiABKAkSLQoFaXRlbXMYAyADKAsyHi50YXNrbWVtLnYxLlN0YXRlSXRlbUNhbmRpZGF0ZRISCgpyZXF1ZXN0X2lkGAQgASgJIm0KGFVwc2VydFN0YXRlSXRlbXNSZXNwb25zZRIrCgZyZXBvcnQYASABKAsyGy50YXNrbWVtLnYxLlJlY29uY2lsZVJlcG9ydBIkCgVpdGVtcxgCIAMoCzIVLnRhc2ttZW0udjEuU3RhdGVJdGVtIqgBChVMaXN0U3RhdGVJdGVtc1JlcXVlc3QSDwoHdGFza19pZBgBIAEoCRIRCgl0aHJlYWRfaWQYAiABKAkSKAoFdHlwZXMYAyADKA4yGS50YXNrbWVtLnYxLlN0YXRlSXRlbVR5cGUSGgoSaW5jbHVkZV9zdXBlcnNlZGVkGAQgASgIEhEKCXBhZ2Vfc2l6ZRgFIAEoBRISCgpwYWdlX3Rva2VuGAYgASgJIlcKFkxpc3RTdGF0ZUl0ZW1zUmVzcG9uc2USJAoFaXRlbXMYASADKAsyFS50YXNrbWVtLnYxLlN0YXRlSXRlbRIXCg9uZXh0X3BhZ2VfdG9rZW4YAiABKAkiYQoSUmVuZGVyU3RhdGVSZXF1ZXN0Eg8KB3Rhc2tfaWQYASABKAkSEQoJdGhyZWFkX2lkGAIgASgJEhQKDHRva2VuX2J1ZGdldBgDIAEoBRIRCgltYXhfaXRlbXMYBCABKAUiZwoTUmVuZGVyU3RhdGVSZXNwb25zZRIMCgR0ZXh0GAEgASgJEhMKC3Rva2VuX2NvdW50GAIgASgFEhYKDml0ZW1zX3JlbmRlcmVkGAMgASgFEhUKDWl0ZW1zX29taXR0ZWQYBCABKAUiSQoWRXhwYW5kU3RhdGVJdGVtUmVxdWVzdBIPCgd0YXNrX2lkGAEgASgJEhEKCXRocmVhZF9pZBgCIAEoCRILCgN1aWQYAyABKAkiZQoXRXhwYW5kU3RhdGVJdGVtUmVzcG9uc2USIwoEaXRlbRgBIAEoCzIVLnRhc2ttZW0udjEuU3RhdGVJdGVtEiUKCG1lc3NhZ2VzGAIgAygLMhMudGFza21lbS52MS5NZXNzYWdlImoKE1BpblN0YXRlSXRlbVJlcXVlc3QSDwoHdGFza19pZBgBIAEoCRIRCgl0aHJlYWRfaWQYAiABKAkSCwoDdWlkGAMgASgJEg4KBnBpbm5lZBgEIAEoCBISCgpyZXF1ZXN0X2lkGAUgASgJIjsKFFBpblN0YXRlSXRlbVJlc3BvbnNlEiMKBGl0ZW0YASABKAsyFS50YXNrbWVtLnYxLlN0YXRlSXRlbSKNAQoZU2V0U3RhdGVJdGVtU3RhdHVzUmVxdWVzdBIPCgd0YXNrX2lkGAEgASgJEhEKCXRocmVhZF9pZBgCIAEoCRILCgN1aWQYAyABKAkSKwoGc3RhdHVzGAQgASgOMhsudGFza21lbS52MS5TdGF0ZUl0ZW1TdGF0dXMSEgoKcmVxdWVzdF9pZBgFIAEoCSJBChpTZXRTdGF0ZUl0ZW1TdGF0dXNSZXNwb25zZRIjCgRpdGVtGAEgASgLMhUudGFza21lbS52MS5TdGF0ZUl0ZW0iKwoXR2V0V29ya2luZ01lbW9yeVJlcXVlc3QSEAoIYWdlbnRfaWQYASABKAkiTQoYR2V0V29ya2luZ01lbW9yeVJlc3BvbnNlEjEKDndvcmtpbmdfbWVtb3J5GAEgASgLMhkudGFza21lbS52MS5Xb3JraW5nTWVtb3J5IkwKF1B1dFdvcmtpbmdNZW1vcnlSZXF1ZXN0EjEKDndvcmtpbmdfbWVtb3J5GAEgASgLMhkudGFza21lbS52MS5Xb3JraW5nTWVtb3J5Ik0KGFB1dFdvcmtpbmdNZW1vcnlSZXNwb25zZRIxCg53b3JraW5nX21lbW9yeRgBIAEoCzIZLnRhc2ttZW0udjEuV29ya2luZ01lbW9yeSKFAQoTQnVpbGRDb250ZXh0UmVxdWVzdBIPCgd0YXNrX2lkGAEgASgJEhEKCXRocmVhZF9pZBgCIAEoCRIUCgx0b2tlbl9idWRnZXQYAyABKAUSJQoEbW9kZRgEIAEoDjIXLnRhc2ttZW0udjEuQ29udGV4dE1vZGUSDQoFcXVlcnkYBSABKAkiZwoUQnVpbGRDb250ZXh0UmVzcG9uc2USDAoEdGV4dBgBIAEoCRITCgt0b2tlbl9jb3VudBgCIAEoBRIsCghzZWN0aW9ucxgDIAMoCzIaLnRhc2ttZW0udjEuQ29udGV4dFNlY3Rpb24iNQoQUXVlcnlUYXNrUmVxdWVzdBIPCgd0YXNrX2lkGAEgASgJEhAKCHF1ZXN0aW9uGAIgASgJIn4KEVF1ZXJ5VGFza1Jlc3BvbnNlEg4KBmFuc3dlchgBIAEoCRISCgpmcm9tX21vZGVsGAIgASgIEgwKBG5vdGUYAyABKAkSFwoPcnVubmluZ19zdW1tYXJ5GAQgASgJEh4KFm1lc3NhZ2VzX3NpbmNlX3N1bW1hcnkYBSABKAUywgkKDFN0YXRlU2VydmljZRJRCgxHZXRUYXNrU3RhdGUSHy50YXNrbWVtLnYxLkdldFRhc2tTdGF0ZVJlcXVlc3QaIC50YXNrbWVtLnYxLkdldFRhc2tTdGF0ZVJlc3BvbnNlEk4KC0FkZERlY2lzaW9uEh4udGFza21lbS52MS5BZGREZWNpc2lvblJlcXVlc3QaHy50YXNrbWVtLnYxLkFkZERlY2lzaW9uUmVzcG9uc2USRQoIQWRkRXJyb3ISGy50YXNrbWVtLnYxLkFkZEVycm9yUmVxdWVzdBocLnRhc2ttZW0udjEuQWRkRXJyb3JSZXNwb25zZRJRCgxFeHRyYWN0U3RhdGUSHy50YXNrbWVtLnYxLkV4dHJhY3RTdGF0ZVJlcXVlc3QaIC50YXNrbWVtLnYxLkV4dHJhY3RTdGF0ZVJlc3BvbnNlEl0KEFVwc2VydFN0YXRlSXRlbXMSIy50YXNrbWVtLnYxLlVwc2VydFN0YXRlSXRlbXNSZXF1ZXN0GiQudGFza21lbS52MS5VcHNlcnRTdGF0ZUl0ZW1zUmVzcG9uc2USVwoOTGlzdFN0YXRlSXRlbXMSIS50YXNrbWVtLnYxLkxpc3RTdGF0ZUl0ZW1zUmVxdWVzdBoiLnRhc2ttZW0udjEuTGlzdFN0YXRlSXRlbXNSZXNwb25zZRJOCgtSZW5kZXJTdGF0ZRIeLnRhc2ttZW0udjEuUmVuZGVyU3RhdGVSZXF1ZXN0Gh8udGFza21lbS52MS5SZW5kZXJTdGF0ZVJlc3BvbnNlEloKD0V4cGFuZFN0YXRlSXRlbRIiLnRhc2ttZW0udjEuRXhwYW5kU3RhdGVJdGVtUmVxdWVzdBojLnRhc2ttZW0udjEuRXhwYW5kU3RhdGVJdGVtUmVzcG9uc2USUQoMUGluU3RhdGVJdGVtEh8udGFza21lbS52MS5QaW5TdGF0ZUl0ZW1SZXF1ZXN0GiAudGFza21lbS52MS5QaW5TdGF0ZUl0ZW1SZXNwb25zZRJjChJTZXRTdGF0ZUl0ZW1TdGF0dXMSJS50YXNrbWVtLnYxLlNldFN0YXRlSXRlbVN0YXR1c1JlcXVlc3QaJi50YXNrbWVtLnYxLlNldFN0YXRlSXRlbVN0YXR1c1Jlc3BvbnNlEl0KEEdldFdvcmtpbmdNZW1vcnkSIy50YXNrbWVtLnYxLkdldFdvcmtpbmdNZW1vcnlSZXF1ZXN0GiQudGFza21lbS52MS5HZXRXb3JraW5nTWVtb3J5UmVzcG9uc2USXQoQUHV0V29ya2luZ01lbW9yeRIjLnRhc2ttZW0udjEuUHV0V29ya2luZ01lbW9yeVJlcXVlc3QaJC50YXNrbWVtLnYxLlB1dFdvcmtpbmdNZW1vcnlSZXNwb25zZRJRCgxCdWlsZENvbnRleHQSHy50YXNrbWVtLnYxLkJ1aWxkQ29udGV4dFJlcXVlc3QaIC50YXNrbWVtLnYxLkJ1aWxkQ29udGV4dFJlc3BvbnNlEkgKCVF1ZXJ5VGFzaxIcLnRhc2ttZW0udjEuUXVlcnlUYXNrUmVxdWVzdBodLnRhc2ttZW0udjEuUXVlcnlUYXNrUmVzcG9uc2VCQFo+Z2l0aHViLmNvbS90YXNrbWVtL3Rhc2ttZW0vY2xpZW50cy9nby9nZW4vdGFza21lbS92MTt0YXNrbWVtdjFiBnByb3RvMw", [file_taskmem_v1_state, file_taskmem_v1_task]);
 
 /**
  * GetTaskStateRequest asks for a task's state.
@@ -135,6 +135,16 @@ export type AddDecisionRequest = Message<"taskmem.v1.AddDecisionRequest"> & {
    * @generated from field: string request_id = 5;
    */
   requestId: string;
+
+  /**
+   * The uid of an active decision this one replaces (TaskStateDecision.uid,
+   * ListStateItems): it is superseded whatever the similarity, with the
+   * evidence recorded as stated by the caller. Without it, change language
+   * ("B instead of A", "no longer A") still retires the decision it names.
+   *
+   * @generated from field: string supersedes = 6;
+   */
+  supersedes: string;
 };
 
 /**
@@ -156,6 +166,22 @@ export type AddDecisionResponse = Message<"taskmem.v1.AddDecisionResponse"> & {
    * @generated from field: taskmem.v1.TaskStateDecision decision = 1;
    */
   decision?: TaskStateDecision | undefined;
+
+  /**
+   * The state item the decision was reconciled into (new, or merged into an
+   * equal one); a decision it superseded has status SUPERSEDED and replaced_by
+   * this uid.
+   *
+   * @generated from field: taskmem.v1.StateItem item = 2;
+   */
+  item?: StateItem | undefined;
+
+  /**
+   * What reconciliation did, with the audit line.
+   *
+   * @generated from field: taskmem.v1.ReconcileReport report = 3;
+   */
+  report?: ReconcileReport | undefined;
 };
 
 /**
@@ -226,6 +252,14 @@ export type AddErrorResponse = Message<"taskmem.v1.AddErrorResponse"> & {
    * @generated from field: taskmem.v1.TaskStateError error = 1;
    */
   error?: TaskStateError | undefined;
+
+  /**
+   * The state item (type action) the error was reconciled into: BLOCKED, or
+   * DONE once a resolution was recorded for it.
+   *
+   * @generated from field: taskmem.v1.StateItem item = 2;
+   */
+  item?: StateItem | undefined;
 };
 
 /**
@@ -1008,12 +1042,21 @@ export const QueryTaskResponseSchema: GenMessage<QueryTaskResponse> = /*@__PURE_
 export const StateService: GenService<{
   /**
    * Returns the task-state YAML and the same data as typed fields, at most
-   * token_budget tokens. With a tight budget, detail goes in this order until
-   * it fits: workspace_changes; error resolutions; the oldest errors; the
-   * oldest decisions; summaries and active issues of completed subtasks;
-   * depends_on lists; summaries of pending subtasks; pending subtasks from the
-   * last; completed subtasks (counted instead); the plan header; the
-   * workspace; the goal, shortened. `omitted` lists each step taken.
+   * token_budget tokens: the current item with its active issue, the completed
+   * items (ids only, plan.completed, for a plan over 15 items), the next items
+   * whose dependencies are met, and from the task's reconciled state its active
+   * decisions (decisions_log: a superseded decision is never listed),
+   * constraints, open questions, open risks, open waits (kind, criteria, since,
+   * timeout) and last errors. With a tight budget, detail goes in this order
+   * until it fits: workspace_changes; error resolutions; summaries and active
+   * issues of completed subtasks; depends_on lists; summaries of pending
+   * subtasks; completed subtasks (listed by id instead); pending subtasks past
+   * the next three; errors but the newest; the plan header; the workspace;
+   * the oldest open risks; the oldest completed ids; decisions, constraints,
+   * open questions and open waits but the newest of each; the remaining pending
+   * subtasks; remaining summaries and active issues; the last error, decision,
+   * constraint, question and wait; the remaining subtasks (the current one
+   * last); the goal, shortened. `omitted` lists each step taken.
    * Errors: NOT_FOUND for an unknown task; INVALID_ARGUMENT for a negative budget.
    *
    * @generated from rpc taskmem.v1.StateService.GetTaskState
@@ -1024,11 +1067,17 @@ export const StateService: GenService<{
     output: typeof GetTaskStateResponseSchema;
   },
   /**
-   * Records a decision of a task as a MemoryService entry of type decision
-   * (so nothing is lost when the YAML shows only the 10 newest). Emits the
-   * memory entry's event and TASK_STATE_DECISION_ADDED, and rewrites the task's
-   * YAML mirror file when one is configured.
-   * Errors: NOT_FOUND for an unknown task; INVALID_ARGUMENT for empty text.
+   * Records a decision of a task: a MemoryService entry of type decision (the
+   * complete history) and a decision item of the task's structured state,
+   * reconciled like any other item. The caller's own words are the evidence:
+   * change language naming what it replaces ("Use C instead of B") supersedes
+   * that decision, and `supersedes` naming an active decision always does.
+   * Every view (task-state YAML, GetProgress, BuildContext, RenderState) shows
+   * only active decisions. Emits the memory entry's event and
+   * TASK_STATE_DECISION_ADDED, and rewrites the task's YAML mirror file when
+   * one is configured.
+   * Errors: NOT_FOUND for an unknown task; INVALID_ARGUMENT for empty text;
+   * UNAVAILABLE (ERROR_REASON_EMBEDDING_UNAVAILABLE) when the embedding backend fails.
    *
    * @generated from rpc taskmem.v1.StateService.AddDecision
    */
@@ -1039,8 +1088,11 @@ export const StateService: GenService<{
   },
   /**
    * Records an error of a task (and how it was handled) as a memory entry of
-   * type error. Emits the memory entry's event and TASK_STATE_ERROR_ADDED.
-   * Errors: NOT_FOUND for an unknown task; INVALID_ARGUMENT for an empty error.
+   * type error and an action item of its structured state (BLOCKED; DONE once
+   * a resolution is recorded, and the same error again merges into it).
+   * Emits the memory entry's event and TASK_STATE_ERROR_ADDED.
+   * Errors: NOT_FOUND for an unknown task; INVALID_ARGUMENT for an empty error;
+   * UNAVAILABLE (ERROR_REASON_EMBEDDING_UNAVAILABLE) when the embedding backend fails.
    *
    * @generated from rpc taskmem.v1.StateService.AddError
    */
@@ -1061,7 +1113,8 @@ export const StateService: GenService<{
    * "setting") with no model configured; UNAVAILABLE (ERROR_REASON_MODEL_UNAVAILABLE)
    * when the model cannot be reached after retries; DEADLINE_EXCEEDED
    * (ERROR_REASON_MODEL_TIMEOUT) past the extraction timeout;
-   * UNAVAILABLE (ERROR_REASON_MODEL_OUTPUT_INVALID) when its answer is not a JSON array.
+   * UNAVAILABLE (ERROR_REASON_MODEL_OUTPUT_INVALID) when its answer is not a JSON array;
+   * UNAVAILABLE (ERROR_REASON_EMBEDDING_UNAVAILABLE) when the embedding backend fails.
    *
    * @generated from rpc taskmem.v1.StateService.ExtractState
    */
@@ -1073,8 +1126,12 @@ export const StateService: GenService<{
   /**
    * Reconciles items an agent sends itself (source AGENT), exactly as
    * extracted ones are: merge, supersede, conflict or insert. Needs no model.
+   * A candidate whose `supersedes` names an active item of its type always
+   * supersedes it, whatever the similarity, with the evidence recorded as
+   * stated by the caller (matched_by "stated by the caller").
    * Emits STATE_ITEMS_UPSERTED with the report.
-   * Errors: INVALID_ARGUMENT naming the candidate field; NOT_FOUND for an unknown task.
+   * Errors: INVALID_ARGUMENT naming the candidate field; NOT_FOUND for an unknown task;
+   * UNAVAILABLE (ERROR_REASON_EMBEDDING_UNAVAILABLE) when the embedding backend fails.
    *
    * @generated from rpc taskmem.v1.StateService.UpsertStateItems
    */
