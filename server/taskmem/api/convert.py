@@ -15,7 +15,8 @@ from taskmem.core.messages import ContextSnapshot, Message
 from taskmem.core.plans import Plan, PlanItem
 from taskmem.core.progress import Progress
 from taskmem.core.tasks import Task
-from taskmem.v1 import event_pb2, task_pb2, task_service_pb2
+from taskmem.core.webhooks import Delivery
+from taskmem.v1 import event_pb2, task_pb2, task_service_pb2, webhook_pb2
 
 
 def timestamp(us: int | None) -> timestamp_pb2.Timestamp | None:
@@ -49,7 +50,16 @@ def task(t: Task) -> task_pb2.Task:
         plan_generate_time=timestamp(t.plan_generated_at), execution_start_time=timestamp(t.execution_started_at),
         synthesis_start_time=timestamp(t.synthesis_started_at), complete_time=timestamp(t.completed_at),
         update_time=timestamp(t.updated_at), pause_time=timestamp(t.paused_at),
-        archive_time=timestamp(t.archived_at),
+        archive_time=timestamp(t.archived_at), webhook_event_types=t.webhook_event_types,
+    )
+
+
+def webhook_delivery(d: Delivery) -> webhook_pb2.WebhookDelivery:
+    return webhook_pb2.WebhookDelivery(
+        task_id=d.task_id, cursor=d.cursor, event_type=d.event_type, url=d.url, state=d.state, attempts=d.attempts,
+        last_status_code=d.last_status_code, last_error=d.last_error,
+        first_attempt_time=timestamp(d.first_attempt_at), last_attempt_time=timestamp(d.last_attempt_at),
+        next_attempt_time=timestamp(d.next_attempt_at),
     )
 
 
@@ -142,7 +152,7 @@ def _task_json(t: Task) -> dict[str, Any]:
         "execution_start_time": _time_json(t.execution_started_at),
         "synthesis_start_time": _time_json(t.synthesis_started_at), "complete_time": _time_json(t.completed_at),
         "update_time": _time_json(t.updated_at), "pause_time": _time_json(t.paused_at),
-        "archive_time": _time_json(t.archived_at),
+        "archive_time": _time_json(t.archived_at), "webhook_event_types": t.webhook_event_types,
     })
 
 

@@ -81,6 +81,8 @@ class Task:
     completed_at: int | None = None
     paused_at: int | None = None
     archived_at: int | None = None
+    # EventType values POSTed to callback_url; empty means core.webhooks.DEFAULT_EVENT_TYPES.
+    webhook_event_types: list[str] = dataclasses.field(default_factory=list)
 
     @property
     def etag(self) -> str:
@@ -90,7 +92,7 @@ class Task:
 # Fields UpdateTask may change, by their proto names.
 UPDATABLE_FIELDS = frozenset({
     "name", "goal", "status", "workspace", "context", "metadata", "approval_mode",
-    "callback_url", "final_answer", "error_summary",
+    "callback_url", "final_answer", "error_summary", "webhook_event_types",
 })
 
 

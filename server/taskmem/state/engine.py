@@ -13,6 +13,7 @@ from taskmem.config import Config, reconciliation_thresholds
 from taskmem.core.context_budget import ContextMode, Section
 from taskmem.core.errors import ModelTimeout, ModelUnavailable
 from taskmem.core.ids import now_us
+from taskmem.core.model_routing import ModelTier
 from taskmem.core.progress import compute_progress
 from taskmem.core.reconcile import Prepared, ReconcileThresholds
 from taskmem.core.state_items import Candidate
@@ -23,6 +24,7 @@ from taskmem.core.tokens import TokenCounter
 from taskmem.core.working_memory import WorkingMemories
 from taskmem.providers.chat import ChatModel, ChatModelError, ChatModelTimeout
 from taskmem.providers.embeddings import Embedder
+from taskmem.providers.model_router import ModelRouter
 from taskmem.state import memory_log
 from taskmem.state.context import TAIL_MESSAGES, ContextInputs, build_context
 from taskmem.state.extraction import ExtractionSettings, extract_state
@@ -46,16 +48,20 @@ class Answer:
     note: str = ""
     running_summary: str = ""
     messages_since_summary: int = 0
+    answered_by: ModelTier | None = None  # which model wrote it (None: no model did)
+    answered_by_model: str = ""
+    fell_back: bool = False
 
 
 class StateEngine:
     def __init__(self, storage: Storage, config: Config, counter: TokenCounter, embedder: Embedder | None,
-                 chat: ChatModel | None) -> None:
+                 chat: ChatModel | None, router: ModelRouter | None = None) -> None:
         self.storage = storage
         self.config = config
         self.counter = counter
         self.embedder = embedder
-        self.chat = chat
+        self.chat = chat  # the utility model: extraction and summaries
+        self.router = router or ModelRouter(chat, None)  # QueryTask: the utility or the second model
         self.working_memories = WorkingMemories()
         self._locks: dict[tuple[str, str], asyncio.Lock] = collections.defaultdict(asyncio.Lock)
         self.follower = StateFollower(self)
@@ -124,10 +130,11 @@ class StateEngine:
                                memories, record.recent)
         return build_context(self.counter, budget, mode, inputs, self.config.state_max_active_items)
 
-    async def query_task(self, namespace: str, task_id: str, question: str) -> Answer:
+    async def query_task(self, namespace: str, task_id: str, question: str,
+                         model: ModelTier | None = None) -> Answer:
         record, since, failed = await self.storage.read(_query_read, namespace, task_id)
         assert record.task is not None
-        if self.chat is None:
+        if not self.router.configured:
             progress = compute_progress(record.task, record.plan, failed, record.recent)
             return Answer(progress.summary, False, "no model is configured: set llm_base_url and llm_model for"
                                                     " answers from the running summary")
@@ -138,12 +145,13 @@ class StateEngine:
                                    since, question)
         timeout = self.config.llm_timeout_seconds
         try:
-            text = await self.chat.complete(QUERY_SYSTEM, prompt, timeout=timeout)
-        except ChatModelTimeout:
-            raise ModelTimeout(f"the model did not answer within {timeout} s") from None
+            routed = await self.router.complete(QUERY_SYSTEM, prompt, question=question, requested=model,
+                                                timeout=timeout)
+        except ChatModelTimeout as error:
+            raise ModelTimeout(f"the model did not answer within {timeout} s ({error})") from None
         except ChatModelError as error:
             raise ModelUnavailable(str(error)) from None
-        return Answer(text.strip(), True, "", summary, len(since))
+        return Answer(routed.text.strip(), True, "", summary, len(since), routed.tier, routed.model, routed.fell_back)
 
 
 def _task_view(db: Reader, namespace: str, task_id: str) -> TaskStateView:

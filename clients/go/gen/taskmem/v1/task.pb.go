@@ -595,7 +595,9 @@ type Task struct {
 	Metadata *structpb.Struct `protobuf:"bytes,8,opt,name=metadata,proto3" json:"metadata,omitempty"`
 	// When the agent must ask a person.
 	ApprovalMode ApprovalMode `protobuf:"varint,9,opt,name=approval_mode,json=approvalMode,proto3,enum=taskmem.v1.ApprovalMode" json:"approval_mode,omitempty"`
-	// A URL the orchestrator wants called on changes (recorded, not called by this version).
+	// A URL the server POSTs the task's events to (signed webhooks; see
+	// ListWebhookDeliveries), once its host is in the server's
+	// webhook_allowed_hosts. Empty: no webhooks.
 	CallbackUrl string `protobuf:"bytes,10,opt,name=callback_url,json=callbackUrl,proto3" json:"callback_url,omitempty"`
 	// The final answer, once written. At most 1,000,000 characters.
 	FinalAnswer string `protobuf:"bytes,11,opt,name=final_answer,json=finalAnswer,proto3" json:"final_answer,omitempty"`
@@ -620,9 +622,18 @@ type Task struct {
 	// When the task was last paused. Output only.
 	PauseTime *timestamppb.Timestamp `protobuf:"bytes,21,opt,name=pause_time,json=pauseTime,proto3" json:"pause_time,omitempty"`
 	// When the task was archived. Output only.
-	ArchiveTime   *timestamppb.Timestamp `protobuf:"bytes,22,opt,name=archive_time,json=archiveTime,proto3" json:"archive_time,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	ArchiveTime *timestamppb.Timestamp `protobuf:"bytes,22,opt,name=archive_time,json=archiveTime,proto3" json:"archive_time,omitempty"`
+	// The event types POSTed to callback_url. Empty means the default set:
+	// lifecycle (TASK_CREATED, TASK_UPDATED, TASK_STATUS_CHANGED, TASK_STUCK,
+	// TASK_AUTO_PAUSED, TASK_AUTO_ARCHIVED), plan (PLAN_REPLACED,
+	// PLAN_ITEM_UPDATED), waits (WAIT_CREATED, WAIT_RESOLVED, WAIT_TIMED_OUT,
+	// WAIT_CANCELLED, WAIT_FAILED) and errors (TASK_STATE_ERROR_ADDED) — not
+	// actions, their log lines or messages, which can be many. Change it with
+	// UpdateTask (update_mask path "webhook_event_types"); it applies to events
+	// not yet delivered.
+	WebhookEventTypes []EventType `protobuf:"varint,23,rep,packed,name=webhook_event_types,json=webhookEventTypes,proto3,enum=taskmem.v1.EventType" json:"webhook_event_types,omitempty"`
+	unknownFields     protoimpl.UnknownFields
+	sizeCache         protoimpl.SizeCache
 }
 
 func (x *Task) Reset() {
@@ -805,6 +816,13 @@ func (x *Task) GetPauseTime() *timestamppb.Timestamp {
 func (x *Task) GetArchiveTime() *timestamppb.Timestamp {
 	if x != nil {
 		return x.ArchiveTime
+	}
+	return nil
+}
+
+func (x *Task) GetWebhookEventTypes() []EventType {
+	if x != nil {
+		return x.WebhookEventTypes
 	}
 	return nil
 }
@@ -1614,12 +1632,12 @@ var File_taskmem_v1_task_proto protoreflect.FileDescriptor
 const file_taskmem_v1_task_proto_rawDesc = "" +
 	"\n" +
 	"\x15taskmem/v1/task.proto\x12\n" +
-	"taskmem.v1\x1a\x1egoogle/protobuf/duration.proto\x1a\x1cgoogle/protobuf/struct.proto\x1a\x1fgoogle/protobuf/timestamp.proto\"l\n" +
+	"taskmem.v1\x1a\x1egoogle/protobuf/duration.proto\x1a\x1cgoogle/protobuf/struct.proto\x1a\x1fgoogle/protobuf/timestamp.proto\x1a\x16taskmem/v1/event.proto\"l\n" +
 	"\fErrorSummary\x12!\n" +
 	"\ffailed_stage\x18\x01 \x01(\tR\vfailedStage\x12\x1f\n" +
 	"\vfailed_step\x18\x02 \x01(\tR\n" +
 	"failedStep\x12\x18\n" +
-	"\amessage\x18\x03 \x01(\tR\amessage\"\xa8\b\n" +
+	"\amessage\x18\x03 \x01(\tR\amessage\"\xef\b\n" +
 	"\x04Task\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12\x1c\n" +
 	"\tnamespace\x18\x02 \x01(\tR\tnamespace\x12\x12\n" +
@@ -1646,7 +1664,8 @@ const file_taskmem_v1_task_proto_rawDesc = "" +
 	"updateTime\x129\n" +
 	"\n" +
 	"pause_time\x18\x15 \x01(\v2\x1a.google.protobuf.TimestampR\tpauseTime\x12=\n" +
-	"\farchive_time\x18\x16 \x01(\v2\x1a.google.protobuf.TimestampR\varchiveTime\"\xd3\x01\n" +
+	"\farchive_time\x18\x16 \x01(\v2\x1a.google.protobuf.TimestampR\varchiveTime\x12E\n" +
+	"\x13webhook_event_types\x18\x17 \x03(\x0e2\x15.taskmem.v1.EventTypeR\x11webhookEventTypes\"\xd3\x01\n" +
 	"\fPlanItemSpec\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12\x14\n" +
 	"\x05stage\x18\x02 \x01(\tR\x05stage\x12\x14\n" +
@@ -1818,7 +1837,8 @@ var file_taskmem_v1_task_proto_goTypes = []any{
 	(*ContextSnapshot)(nil),       // 15: taskmem.v1.ContextSnapshot
 	(*structpb.Struct)(nil),       // 16: google.protobuf.Struct
 	(*timestamppb.Timestamp)(nil), // 17: google.protobuf.Timestamp
-	(*durationpb.Duration)(nil),   // 18: google.protobuf.Duration
+	(EventType)(0),                // 18: taskmem.v1.EventType
+	(*durationpb.Duration)(nil),   // 19: google.protobuf.Duration
 }
 var file_taskmem_v1_task_proto_depIdxs = []int32{
 	0,  // 0: taskmem.v1.Task.status:type_name -> taskmem.v1.TaskStatus
@@ -1834,31 +1854,32 @@ var file_taskmem_v1_task_proto_depIdxs = []int32{
 	17, // 10: taskmem.v1.Task.update_time:type_name -> google.protobuf.Timestamp
 	17, // 11: taskmem.v1.Task.pause_time:type_name -> google.protobuf.Timestamp
 	17, // 12: taskmem.v1.Task.archive_time:type_name -> google.protobuf.Timestamp
-	16, // 13: taskmem.v1.PlanItemSpec.input:type_name -> google.protobuf.Struct
-	2,  // 14: taskmem.v1.PlanItem.status:type_name -> taskmem.v1.PlanItemStatus
-	16, // 15: taskmem.v1.PlanItem.input:type_name -> google.protobuf.Struct
-	17, // 16: taskmem.v1.PlanItem.start_time:type_name -> google.protobuf.Timestamp
-	17, // 17: taskmem.v1.PlanItem.complete_time:type_name -> google.protobuf.Timestamp
-	18, // 18: taskmem.v1.PlanItem.duration:type_name -> google.protobuf.Duration
-	10, // 19: taskmem.v1.Plan.items:type_name -> taskmem.v1.PlanItem
-	17, // 20: taskmem.v1.Plan.create_time:type_name -> google.protobuf.Timestamp
-	3,  // 21: taskmem.v1.Action.type:type_name -> taskmem.v1.ActionType
-	4,  // 22: taskmem.v1.Action.status:type_name -> taskmem.v1.ActionStatus
-	16, // 23: taskmem.v1.Action.input:type_name -> google.protobuf.Struct
-	16, // 24: taskmem.v1.Action.output:type_name -> google.protobuf.Struct
-	18, // 25: taskmem.v1.Action.duration:type_name -> google.protobuf.Duration
-	17, // 26: taskmem.v1.Action.create_time:type_name -> google.protobuf.Timestamp
-	17, // 27: taskmem.v1.Action.complete_time:type_name -> google.protobuf.Timestamp
-	17, // 28: taskmem.v1.ActionLogLine.create_time:type_name -> google.protobuf.Timestamp
-	5,  // 29: taskmem.v1.Message.role:type_name -> taskmem.v1.MessageRole
-	6,  // 30: taskmem.v1.Message.kind:type_name -> taskmem.v1.MessageKind
-	17, // 31: taskmem.v1.Message.create_time:type_name -> google.protobuf.Timestamp
-	17, // 32: taskmem.v1.ContextSnapshot.create_time:type_name -> google.protobuf.Timestamp
-	33, // [33:33] is the sub-list for method output_type
-	33, // [33:33] is the sub-list for method input_type
-	33, // [33:33] is the sub-list for extension type_name
-	33, // [33:33] is the sub-list for extension extendee
-	0,  // [0:33] is the sub-list for field type_name
+	18, // 13: taskmem.v1.Task.webhook_event_types:type_name -> taskmem.v1.EventType
+	16, // 14: taskmem.v1.PlanItemSpec.input:type_name -> google.protobuf.Struct
+	2,  // 15: taskmem.v1.PlanItem.status:type_name -> taskmem.v1.PlanItemStatus
+	16, // 16: taskmem.v1.PlanItem.input:type_name -> google.protobuf.Struct
+	17, // 17: taskmem.v1.PlanItem.start_time:type_name -> google.protobuf.Timestamp
+	17, // 18: taskmem.v1.PlanItem.complete_time:type_name -> google.protobuf.Timestamp
+	19, // 19: taskmem.v1.PlanItem.duration:type_name -> google.protobuf.Duration
+	10, // 20: taskmem.v1.Plan.items:type_name -> taskmem.v1.PlanItem
+	17, // 21: taskmem.v1.Plan.create_time:type_name -> google.protobuf.Timestamp
+	3,  // 22: taskmem.v1.Action.type:type_name -> taskmem.v1.ActionType
+	4,  // 23: taskmem.v1.Action.status:type_name -> taskmem.v1.ActionStatus
+	16, // 24: taskmem.v1.Action.input:type_name -> google.protobuf.Struct
+	16, // 25: taskmem.v1.Action.output:type_name -> google.protobuf.Struct
+	19, // 26: taskmem.v1.Action.duration:type_name -> google.protobuf.Duration
+	17, // 27: taskmem.v1.Action.create_time:type_name -> google.protobuf.Timestamp
+	17, // 28: taskmem.v1.Action.complete_time:type_name -> google.protobuf.Timestamp
+	17, // 29: taskmem.v1.ActionLogLine.create_time:type_name -> google.protobuf.Timestamp
+	5,  // 30: taskmem.v1.Message.role:type_name -> taskmem.v1.MessageRole
+	6,  // 31: taskmem.v1.Message.kind:type_name -> taskmem.v1.MessageKind
+	17, // 32: taskmem.v1.Message.create_time:type_name -> google.protobuf.Timestamp
+	17, // 33: taskmem.v1.ContextSnapshot.create_time:type_name -> google.protobuf.Timestamp
+	34, // [34:34] is the sub-list for method output_type
+	34, // [34:34] is the sub-list for method input_type
+	34, // [34:34] is the sub-list for extension type_name
+	34, // [34:34] is the sub-list for extension extendee
+	0,  // [0:34] is the sub-list for field type_name
 }
 
 func init() { file_taskmem_v1_task_proto_init() }
@@ -1866,6 +1887,7 @@ func file_taskmem_v1_task_proto_init() {
 	if File_taskmem_v1_task_proto != nil {
 		return
 	}
+	file_taskmem_v1_event_proto_init()
 	type x struct{}
 	out := protoimpl.TypeBuilder{
 		File: protoimpl.DescBuilder{
