@@ -23,7 +23,9 @@ class WebhookReceiver:
     """Answers `status` (200 unless told) to every POST; records verified requests in `received`,
     and counts every request, verified or not, in `requests`."""
 
-    def __init__(self) -> None:
+    def __init__(self, keep_alive: bool = False) -> None:
+        # Keep-alive (HTTP/1.1) is faster, but a stopped receiver would still answer on open connections.
+        self.keep_alive = keep_alive
         self.secret = ""
         self.status = 200
         self.headers: dict[str, str] = {}
@@ -42,6 +44,8 @@ class WebhookReceiver:
         receiver = self
 
         class Handler(http.server.BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1" if receiver.keep_alive else "HTTP/1.0"
+
             def do_POST(self) -> None:  # noqa: N802 (http.server's name)
                 raw = self.rfile.read(int(self.headers.get("Content-Length", "0")))
                 receiver.record({k.lower(): v for k, v in self.headers.items()}, raw)

@@ -194,6 +194,13 @@ _TO_JSON: dict[type, Any] = {Task: _task_json, Plan: _plan_json, PlanItem: _item
                              Message: _message_json, ContextSnapshot: _snapshot_json}
 
 
+def event_json(e: Event) -> dict[str, Any]:
+    """An Event in its proto JSON form (original field names), as json_format would write it, built
+    directly: the webhook sender writes one per delivery."""
+    return _compact({"cursor": str(e.cursor), "type": e.type.value, "task_id": e.task_id,
+                     "correlation_id": e.correlation_id, "payload": e.payload, "create_time": _time_json(e.created_at)})
+
+
 def event_payload(resource: Any) -> dict[str, Any]:
     """The proto JSON form (original field names) of a resource, for an event's payload.
 

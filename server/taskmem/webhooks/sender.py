@@ -32,7 +32,6 @@ from typing import Any
 from urllib.parse import urlsplit
 
 import httpx
-from google.protobuf import json_format
 
 from taskmem.api import convert
 from taskmem.config import Config
@@ -53,6 +52,7 @@ log = logging.getLogger(__name__)
 
 Key = tuple[str, str]  # (namespace, task id)
 _PAGE = 200
+_LIVE_MAX = 1_000  # events buffered for a task that is behind; past this it reads the database again
 _CORRELATION_ID = "webhooks"
 
 
@@ -79,6 +79,8 @@ class WebhookSender:
         self._hooks: dict[Key, Hook] = {}
         self._refused: set[Key] = set()  # hooked to a host not allowed: logged once
         self._sent_up_to: dict[Key, int] = {}  # in memory: the last cursor each task's drain has passed
+        # A task caught up with the database takes its next events from the watch instead of a read.
+        self._live: dict[Key, list[Event]] = {}
         self._draining: dict[Key, asyncio.Task[None]] = {}
         self._more: set[Key] = set()  # new events arrived while draining
         self._secrets: dict[str, str] = {}
@@ -134,6 +136,7 @@ class WebhookSender:
             hook = None
         if hook is None:
             self._hooks.pop(key, None)
+            self._live.pop(key, None)  # its events stop being buffered: read them from the database again
         else:
             self._refused.discard(key)
             self._hooks[key] = hook
@@ -145,6 +148,7 @@ class WebhookSender:
                 if subscription.closed:
                     return
                 subscription.overflowed = False  # fell behind: reload from the database, look at every task
+                self._live.clear()
                 await self._load_hooks()
                 for key in list(self._hooks):
                     self._kick(key)
@@ -153,6 +157,12 @@ class WebhookSender:
             if event.type in TASK_EVENTS:
                 self._set_hook(key, hook_from_task_payload(event.payload))
             if key in self._hooks:
+                live = self._live.get(key)
+                if live is not None:
+                    if len(live) < _LIVE_MAX:
+                        live.append(event)
+                    else:
+                        del self._live[key]
                 self._kick(key)
 
     def _kick(self, key: Key) -> None:
@@ -181,18 +191,31 @@ class WebhookSender:
                         await self._resume(pending)
                         self._sent_up_to[key] = pending.cursor
                         continue
-                events = await self._storage.read(webhook_store.events_to_send, namespace, task_id,
-                                                  self._sent_up_to[key], hook.types, _PAGE)
+                live = self._live.get(key)
+                if live is not None:  # caught up: what the watch saw since is exactly what is left
+                    self._live[key] = []
+                    events = [e for e in live if e.cursor > self._sent_up_to[key] and e.type in hook.types]
+                    caught_up = True
+                else:
+                    self._live[key] = []  # buffer from before the read: nothing can fall between the two
+                    events = await self._storage.read(webhook_store.events_to_send, namespace, task_id,
+                                                      self._sent_up_to[key], hook.types, _PAGE)
+                    caught_up = len(events) < _PAGE
+                    if not caught_up:
+                        self._live.pop(key, None)
                 for event in events:
+                    if event.cursor <= self._sent_up_to[key]:
+                        continue
                     await self._send(Delivery(namespace, task_id, event.cursor, event.type.value, hook.url), event)
                     self._sent_up_to[key] = event.cursor
-                if len(events) < _PAGE and key not in self._more:
+                if caught_up and not self._live.get(key) and key not in self._more:
                     return
         except WriterClosed:
             pass  # shutting down: what is not stored is sent again after the next start
         except Exception:
             log.exception("webhook delivery of task %s stopped; it resumes with the task's next event", task_id)
             self._sent_up_to.pop(key, None)
+            self._live.pop(key, None)
 
     async def _resume(self, pending: Delivery) -> None:
         found = await self._storage.read(list_events, EventFilter(pending.namespace, frozenset({pending.task_id})),
@@ -203,8 +226,7 @@ class WebhookSender:
     async def _send(self, delivery: Delivery, event: Event) -> None:
         """Attempt until delivered or dead-lettered; each failure is stored before the back-off sleep."""
         key = (delivery.namespace, delivery.task_id)
-        body = request_body(delivery.task_id, event.cursor, json_format.MessageToDict(
-            convert.event(event), preserving_proto_field_name=True))
+        body = request_body(delivery.task_id, event.cursor, convert.event_json(event))
         while True:
             if delivery.next_attempt_at is not None:
                 await asyncio.sleep(max(0.0, (delivery.next_attempt_at - now_us()) / 1_000_000))
