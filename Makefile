@@ -74,7 +74,7 @@ test-ts: clients/ts/node_modules/.installed $(VENV)/.installed
 	cd clients/ts && npm test
 
 bench: $(VENV)/.installed clients/ts/node_modules/.installed
-	for script in task_service_bench events_bench wait_bench state_bench memory_bench calibrate_reconciliation; do \
+	for script in task_service_bench events_bench wait_bench state_bench memory_bench calibrate_reconciliation webhook_bench; do \
 		echo "== bench/$$script.py"; $(PY) bench/$$script.py || exit 1; done
 
 clean:
