@@ -127,6 +127,8 @@ class Config:
     # Log lines as text, or as one JSON object per line (level, message, method, namespace,
     # correlation_id, duration_ms).
     log_format: str = "text"
+    # Trace RPCs with OpenTelemetry to this OTLP/gRPC endpoint, e.g. http://127.0.0.1:4317 ("" : off).
+    otlp_endpoint: str = ""
     # The optional second model for analysis and planning questions (QueryTask): an OpenAI-compatible
     # endpoint like llm_base_url. Empty: every question goes to the utility model.
     llm_second_base_url: str = ""
@@ -311,6 +313,8 @@ def add_serve_arguments(parser: argparse.ArgumentParser) -> None:
                              " none configured: no webhook is sent")
     parser.add_argument("--metrics-listen", help="serve Prometheus metrics at http://HOST:PORT/metrics")
     parser.add_argument("--log-format", choices=("text", "json"), help="log lines as text (default) or JSON")
+    parser.add_argument("--otlp-endpoint", help="trace RPCs with OpenTelemetry to this OTLP/gRPC endpoint"
+                                                " (needs the tracing extra)")
 
 
 def config_from_serve_arguments(args: argparse.Namespace) -> Config:

@@ -8,6 +8,7 @@ import ipaddress
 import logging
 import signal
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 import grpc
@@ -32,6 +33,7 @@ from taskmem.providers.measured_embedder import MeasuredEmbedder
 from taskmem.providers.model_router import ModelRouter, second_model_from_config
 from taskmem.state.engine import StateEngine
 from taskmem.store.storage import Storage
+from taskmem.tracing import rpc_tracing
 from taskmem.tokenizer import token_counter
 from taskmem.v1 import memory_service_pb2, memory_service_pb2_grpc, state_service_pb2, state_service_pb2_grpc
 from taskmem.v1 import task_service_pb2, task_service_pb2_grpc, wait_service_pb2, wait_service_pb2_grpc
@@ -93,6 +95,7 @@ class TaskmemServer:
         self.webhooks: WebhookSender | None = None
         self.metrics = Metrics() if config.metrics_listen else None
         self.metrics_endpoint: MetricsEndpoint | None = None
+        self.stop_tracing: Callable[[], None] | None = None
         self.health = health.aio.HealthServicer()
         self.port = 0
 
@@ -133,6 +136,9 @@ class TaskmemServer:
         interceptors: list[grpc.aio.ServerInterceptor] = [GuardInterceptor(self.config)]
         if metrics is not None or self.config.log_format == "json" or self.config.log_level.upper() == "DEBUG":
             interceptors.insert(0, MetricsInterceptor(metrics))  # outermost: refused calls are counted too
+        if self.config.otlp_endpoint:
+            tracing, self.stop_tracing = rpc_tracing(self.config.otlp_endpoint)
+            interceptors.insert(0, tracing)
         server = grpc.aio.server(interceptors=interceptors, options=_server_options(self.config))
         task_service_pb2_grpc.add_TaskServiceServicer_to_server(TaskService(self.storage), server)
         wait_service_pb2_grpc.add_WaitServiceServicer_to_server(
@@ -177,6 +183,8 @@ class TaskmemServer:
             await self.state.stop()  # snapshots working memory: after the last call, before the database closes
         if self.storage is not None:
             await self.storage.close()
+        if self.stop_tracing is not None:
+            self.stop_tracing()  # exports the spans still buffered
 
 
 async def serve(config: Config) -> None:
