@@ -36,6 +36,9 @@ class MetricsInterceptor(grpc.aio.ServerInterceptor):
     def __init__(self, metrics: Metrics | None) -> None:
         self._metrics = metrics
         self._wrapped: dict[str, grpc.RpcMethodHandler] = {}
+        # Each labelled child once: labels() takes a lock and builds a key on every call.
+        self._counters: dict[tuple[str, str], Any] = {}
+        self._latencies: dict[str, Any] = {}
 
     async def intercept_service(
         self,
@@ -57,8 +60,14 @@ class MetricsInterceptor(grpc.aio.ServerInterceptor):
         seconds = time.perf_counter() - started
         code = _code_of(context, error)
         if self._metrics is not None:
-            self._metrics.rpcs.labels(method, code).inc()
-            self._metrics.rpc_seconds.labels(method).observe(seconds)
+            counter = self._counters.get((method, code))
+            if counter is None:
+                counter = self._counters[(method, code)] = self._metrics.rpcs.labels(method, code)
+            latency = self._latencies.get(method)
+            if latency is None:
+                latency = self._latencies[method] = self._metrics.rpc_seconds.labels(method)
+            counter.inc()
+            latency.observe(seconds)
         if log.isEnabledFor(logging.DEBUG):
             CALL_DURATION_MS.set(round(seconds * 1000, 3))
             log.debug("%s %s", method, code)
