@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import dataclasses
 import http.server
-import json
 import threading
 from typing import Any
 
