@@ -98,6 +98,7 @@ async def test_a_scrape_after_a_scripted_workload_shows_its_counts(tmp_path: Pat
     assert _value(samples, "taskmem_writer_commit_seconds_count") == _value(samples, "taskmem_writer_batch_size_count")
     assert _value(samples, "taskmem_webhook_attempts_total", outcome="delivered") == 1  # TASK_CREATED only
     assert _value(samples, "taskmem_model_calls_total", tier="utility", model="small-local", outcome="ok") == 1
+    assert _value(samples, "taskmem_query_answers_total", asked="utility", answered_by="utility") == 1
     assert _value(samples, "taskmem_waits", kind="http", status="waiting") == 1
     assert _value(samples, "taskmem_wait_probes_total", kind="http", outcome="error") >= 1
     assert _value(samples, "taskmem_subscribers") >= 1

@@ -126,12 +126,15 @@ class TaskmemServer:
                     model.observe = metrics.observe_model_call
             if embedder is not None:
                 embedder = MeasuredEmbedder(embedder, metrics.observe_embedding)
+        router = ModelRouter(chat, second)
+        if metrics is not None:
+            router.on_answer = lambda asked, answered: metrics.query_answers.labels(asked, answered).inc()
         # MemoryService: the embedding model is checked against the recorded one before any call.
         self.memory = MemoryArchive(self.storage, embedder, chat)
         await self.memory.start()
         # StateService: working memory is restored before the first call can read it.
         self.state = StateEngine(self.storage, self.config, token_counter(self.config.tiktoken_cache_dir),
-                                 embedder, chat, ModelRouter(chat, second))
+                                 embedder, chat, router)
         await self.state.start()
         interceptors: list[grpc.aio.ServerInterceptor] = [GuardInterceptor(self.config)]
         if metrics is not None or self.config.log_format == "json" or self.config.log_level.upper() == "DEBUG":

@@ -13,6 +13,7 @@ never come here: they always use the utility model.
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Callable
 
 from taskmem.config import Config
 from taskmem.core.model_routing import ModelTier, route_question
@@ -30,6 +31,8 @@ class Routed:
 class ModelRouter:
     def __init__(self, utility: ChatModel | None, second: ChatModel | None) -> None:
         self._models = {ModelTier.UTILITY: utility, ModelTier.SECOND: second}
+        # Told (tier asked first, tier that answered), as labels "utility" | "second", after each answer.
+        self.on_answer: Callable[[str, str], None] | None = None
 
     @property
     def configured(self) -> bool:
@@ -54,6 +57,8 @@ class ModelRouter:
             except ChatModelError as error:
                 failures.append(error)
                 continue
+            if self.on_answer is not None:
+                self.on_answer(order[0][0].label, tier.label)
             return Routed(text, tier, model.model, fell_back=position > 0)
         first = failures[0]
         if len(failures) == 1:
