@@ -52,6 +52,7 @@ log = logging.getLogger(__name__)
 
 Key = tuple[str, str]  # (namespace, task id)
 _PAGE = 200
+_ANSWER_LIMIT = 64 * 1024
 _LIVE_MAX = 1_000  # events buffered for a task that is behind; past this it reads the database again
 _CORRELATION_ID = "webhooks"
 
@@ -139,6 +140,9 @@ class WebhookSender:
             self._live.pop(key, None)  # its events stop being buffered: read them from the database again
         else:
             self._refused.discard(key)
+            if self._hooks.get(key) != hook:
+                # New types may select events the buffer already passed over: read them from the database.
+                self._live.pop(key, None)
             self._hooks[key] = hook
 
     async def _follow(self, subscription: Any) -> None:
@@ -232,6 +236,8 @@ class WebhookSender:
                 await asyncio.sleep(max(0.0, (delivery.next_attempt_at - now_us()) / 1_000_000))
             hook = self._hooks.get(key)
             if hook is None:  # callback_url cleared (or its host no longer allowed) while retrying
+                delivery.last_attempt_at = delivery.last_attempt_at or now_us()
+                delivery.first_attempt_at = delivery.first_attempt_at or delivery.last_attempt_at
                 await self._store_failure(delivery, DeliveryState.DEAD_LETTERED, 0, "callback_url was removed")
                 return
             delivery.url = hook.url
@@ -275,7 +281,15 @@ class WebhookSender:
         started = time.perf_counter()
         try:
             async with asyncio.timeout(self._attempt_timeout):
-                response = await self._client.post(url, content=body, headers=headers, timeout=self._attempt_timeout)
+                async with self._client.stream("POST", url, content=body, headers=headers,
+                                               timeout=self._attempt_timeout) as response:
+                    # The answer's body means nothing to us: read a little (so the connection can be
+                    # reused), never all of what a receiver might send.
+                    read = 0
+                    async for chunk in response.aiter_raw():
+                        read += len(chunk)
+                        if read > _ANSWER_LIMIT:
+                            break
         except TimeoutError:
             return 0, f"no answer within {self._attempt_timeout} s"
         except httpx.HTTPError as error:
