@@ -141,7 +141,7 @@ async def test_every_event_arrives_in_order_across_an_outage_and_a_restart_mid_b
         server.stop()
 
 
-async def test_a_host_not_allowed_is_never_contacted_and_redirects_are_not_followed(
+async def test_a_host_not_allowed_is_never_contacted_and_redirects_are_not_followed_and_the_cli_shows_it(
         tmp_path: Path, receiver: WebhookReceiver) -> None:
     target = WebhookReceiver()  # where the redirect points: must never be reached
     target.start()
@@ -172,6 +172,9 @@ async def test_a_host_not_allowed_is_never_contacted_and_redirects_are_not_follo
         assert listing.returncode == 0, listing.stderr
         assert redirected.id in listing.stdout and "dead_lettered" in listing.stdout
         assert refused.id not in listing.stdout
+        secret = subprocess.run([sys.executable, "-m", "taskmem", "webhooks", "secret", "--address", server.address],
+                                capture_output=True, text=True, timeout=60)
+        assert secret.stdout.strip() == receiver.secret
     finally:
         server.stop()
         target.stop()
