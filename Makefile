@@ -76,7 +76,7 @@ test-ts: clients/ts/node_modules/.installed $(VENV)/.installed
 	cd clients/ts && npm test
 
 bench: $(VENV)/.installed clients/ts/node_modules/.installed
-	for script in task_service_bench events_bench wait_bench state_bench memory_bench calibrate_reconciliation score_plan_inference plan_inference_bench where_was_i_bench; do \
+	for script in task_service_bench events_bench wait_bench state_bench memory_bench calibrate_reconciliation score_plan_inference plan_inference_bench where_was_i_bench webhook_bench; do \
 		echo "== bench/$$script.py"; $(PY) bench/$$script.py || exit 1; done
 
 clean:

@@ -88,6 +88,19 @@ def build_parser() -> argparse.ArgumentParser:
     export.add_argument("directory", metavar="DIR", type=Path, help="the directory to create; must not exist")
     add_connection_arguments(export)
 
+    webhooks = commands.add_parser("webhooks", help="webhook deliveries to tasks' callback_url").add_subparsers(
+        dest="webhooks_command", required=True)
+    deliveries = webhooks.add_parser("list", help="deliveries in cursor order: state, attempts, last error,"
+                                                  " next attempt")
+    deliveries.add_argument("--task", dest="task_id", default="", metavar="ID", help="only this task's deliveries")
+    deliveries.add_argument("--state", dest="states", action="append", default=[], metavar="STATE",
+                            type=_argument_type(_parse_delivery_states),
+                            help="only pending, delivered or dead_lettered (repeatable, or comma-separated)")
+    deliveries.add_argument("--limit", type=_argument_type(_positive_int), help="print at most N deliveries")
+    add_connection_arguments(deliveries)
+    secret = webhooks.add_parser("secret", help="print the namespace's signing secret (whsec_...)")
+    add_connection_arguments(secret)
+
     from taskmem.commands.reembed import add_reembed_arguments
 
     reembed = commands.add_parser("reembed", help="embed every memory summary again with the configured model"
@@ -119,7 +132,7 @@ def main(argv: list[str] | None = None) -> int:
 
 def run_client(args: argparse.Namespace) -> int:
     """Every command but serve: connect, run it, and turn how it ended into an exit status."""
-    from taskmem.commands import events, export, memory, state, tasks
+    from taskmem.commands import events, export, memory, state, tasks, webhooks
     from taskmem.commands.connection import ServerOptions, connect
     from taskmem.commands.runner import run_client_command
 
@@ -149,6 +162,11 @@ def run_client(args: argparse.Namespace) -> int:
                                              limit=args.limit)
             elif args.command == "knowledge":
                 await memory.list_knowledge(client, out, args.text, category=args.category, limit=args.limit)
+            elif args.command == "webhooks" and args.webhooks_command == "list":
+                await webhooks.list_deliveries(client, out, task_id=args.task_id, states=_flatten(args.states),
+                                               limit=args.limit)
+            elif args.command == "webhooks":
+                await webhooks.print_secret(client, out)
             elif args.command == "export":
                 written = await export.export_task(client, args.task_id, args.directory)
                 print(f"exported {args.task_id} to {written}", file=out)
@@ -177,6 +195,12 @@ def _parse_event_types(text: str) -> list[event_pb2.EventType.ValueType]:
     from taskmem.commands.formatting import parse_event_type
 
     return [parse_event_type(part) for part in text.split(",") if part.strip()]
+
+
+def _parse_delivery_states(text: str) -> list[int]:
+    from taskmem.commands.webhooks import parse_delivery_state
+
+    return [parse_delivery_state(part) for part in text.split(",") if part.strip()]
 
 
 def _positive_int(text: str) -> int:

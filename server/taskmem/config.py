@@ -111,6 +111,30 @@ class Config:
     # RECONCILIATION_DEFAULTS; in YAML a mapping {model name: {merge: 0.66, conflict: 0.4, ...}} with
     # the fields of core.reconcile.ReconcileThresholds. Read them with reconciliation_thresholds().
     reconciliation: tuple[tuple[str, ReconcileThresholds], ...] = ()
+    # Webhooks (a task's callback_url). Hosts they may be sent to, matched like wait_http_allowed_hosts;
+    # empty (the default) sends nothing: a task's events wait, unsent, until its host is allowed.
+    webhook_allowed_hosts: tuple[str, ...] = ()
+    # A failed attempt is retried after initial × 2^(n-1) seconds (at most max) until retry_period after
+    # the first attempt; then the event is dead-lettered (ListWebhookDeliveries shows it).
+    webhook_backoff_initial_seconds: float = 1.0
+    webhook_backoff_max_seconds: float = 600.0
+    webhook_retry_period_seconds: float = 24 * 3600.0
+    # Each attempt (connect, send, answer) must finish within this.
+    webhook_attempt_timeout_seconds: float = 10.0
+    # Attempts in flight at once, over all tasks (a task's own events go one at a time).
+    webhook_concurrency: int = 16
+    # Serve Prometheus metrics at http://HOST:PORT/metrics ("" : off).
+    metrics_listen: str = ""
+    # Log lines as text, or as one JSON object per line (level, message, method, namespace,
+    # correlation_id, duration_ms).
+    log_format: str = "text"
+    # Trace RPCs with OpenTelemetry to this OTLP/gRPC endpoint, e.g. http://127.0.0.1:4317 ("" : off).
+    otlp_endpoint: str = ""
+    # The optional second model for analysis and planning questions (QueryTask): an OpenAI-compatible
+    # endpoint like llm_base_url. Empty: every question goes to the utility model.
+    llm_second_base_url: str = ""
+    llm_second_model: str = ""
+    llm_second_api_key: str = ""
 
     def __post_init__(self) -> None:
         if self.embedding_backend not in ("builtin", "openai", "none"):
@@ -128,6 +152,14 @@ class Config:
                      "episode_retention_seconds"):
             if getattr(self, name) < 0:
                 raise ConfigError(f"{name}: must not be negative (0 turns it off)")
+        if self.log_format not in ("text", "json"):
+            raise ConfigError(f"log_format: {self.log_format!r} is not one of text, json")
+        for name in ("webhook_backoff_initial_seconds", "webhook_backoff_max_seconds", "webhook_retry_period_seconds",
+                     "webhook_attempt_timeout_seconds", "webhook_concurrency"):
+            if getattr(self, name) <= 0:
+                raise ConfigError(f"{name}: must be more than 0")
+        if self.metrics_listen and not self.metrics_listen.rpartition(":")[2].isdigit():
+            raise ConfigError(f"metrics_listen: {self.metrics_listen!r} is not HOST:PORT")
         for name in ("state_extraction_max_messages", "state_extraction_timeout_seconds", "state_max_candidates",
                      "state_max_active_items"):
             if getattr(self, name) <= 0:
@@ -274,6 +306,16 @@ def add_serve_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--llm-base-url",
                         help="OpenAI-compatible chat-completions base URL, e.g. http://127.0.0.1:11434/v1")
     parser.add_argument("--llm-model", help="the utility model's name at --llm-base-url")
+    parser.add_argument("--llm-second-base-url",
+                        help="an optional second OpenAI-compatible endpoint for analysis and planning questions")
+    parser.add_argument("--llm-second-model", help="the second model's name at --llm-second-base-url")
+    parser.add_argument("--webhook-allowed-host", dest="webhook_allowed_hosts", action="append",
+                        help="a host webhooks may be sent to, e.g. hooks.example.com or *.example.com (repeatable);"
+                             " none configured: no webhook is sent")
+    parser.add_argument("--metrics-listen", help="serve Prometheus metrics at http://HOST:PORT/metrics")
+    parser.add_argument("--log-format", choices=("text", "json"), help="log lines as text (default) or JSON")
+    parser.add_argument("--otlp-endpoint", help="trace RPCs with OpenTelemetry to this OTLP/gRPC endpoint"
+                                                " (needs the tracing extra)")
 
 
 def config_from_serve_arguments(args: argparse.Namespace) -> Config:

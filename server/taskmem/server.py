@@ -8,12 +8,14 @@ import ipaddress
 import logging
 import signal
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 import grpc
 from grpc_health.v1 import health, health_pb2, health_pb2_grpc
 
 from taskmem.api.interceptors import GuardInterceptor
+from taskmem.api.metrics_interceptor import MetricsInterceptor
 from taskmem.api.memory_service import MemoryService
 from taskmem.api.reflection import add_reflection
 from taskmem.api.state_service import StateService
@@ -21,21 +23,28 @@ from taskmem.api.task_service import TaskService
 from taskmem.api.wait_convert import event_payload
 from taskmem.api.wait_service import WaitService
 from taskmem.config import Config, ConfigError
+from taskmem.log_format import configure_logging
 from taskmem.maintenance import MaintenanceLoop
 from taskmem.memory.archive import MemoryArchive
+from taskmem.metrics import Metrics, MetricsEndpoint, watch_storage
 from taskmem.providers.chat import chat_model_from_config
 from taskmem.providers.embeddings import embedder_from_config
+from taskmem.providers.measured_embedder import MeasuredEmbedder
+from taskmem.providers.model_router import ModelRouter, second_model_from_config
 from taskmem.state.engine import StateEngine
 from taskmem.state.follower import StateFollower
 from taskmem.store.storage import Storage
+from taskmem.tracing import rpc_tracing
 from taskmem.tokenizer import token_counter
 from taskmem.v1 import memory_service_pb2, memory_service_pb2_grpc, state_service_pb2, state_service_pb2_grpc
 from taskmem.v1 import task_service_pb2, task_service_pb2_grpc, wait_service_pb2, wait_service_pb2_grpc
 from taskmem.waits.scheduler import WaitScheduler
+from taskmem.webhooks.sender import WebhookSender
 
 log = logging.getLogger("taskmem")
 
 READY_LINE = "taskmem: serving on {address}"
+METRICS_LINE = "taskmem: metrics on http://{address}/metrics"
 MAX_MESSAGE_BYTES = 4 * 1024 * 1024
 SERVICE_NAMES = [
     task_service_pb2.DESCRIPTOR.services_by_name["TaskService"].full_name,
@@ -87,6 +96,10 @@ class TaskmemServer:
         self.state: StateEngine | None = None
         self.state_follower: StateFollower | None = None
         self.memory: MemoryArchive | None = None
+        self.webhooks: WebhookSender | None = None
+        self.metrics = Metrics() if config.metrics_listen else None
+        self.metrics_endpoint: MetricsEndpoint | None = None
+        self.stop_tracing: Callable[[], None] | None = None
         self.health = health.aio.HealthServicer()
         self.port = 0
 
@@ -95,24 +108,48 @@ class TaskmemServer:
         self.storage = await Storage.open(
             self.config.database, event_payload, queue_size=self.config.subscriber_queue_size,
             batch_size=self.config.writer_batch_size)
+        metrics = self.metrics
+        if metrics is not None:
+            watch_storage(metrics, self.storage, self.config.database)
         # The scheduler resumes stored waits before the first call can create or end one.
         self.scheduler = WaitScheduler(self.storage)
+        if metrics is not None:
+            self.scheduler.on_probe = lambda kind, outcome: metrics.wait_probes.labels(kind, outcome).inc()
         await self.scheduler.start()
+        # Webhooks catch up on what happened while the server was down, then follow the event log.
+        self.webhooks = WebhookSender(self.storage, self.config, metrics)
+        await self.webhooks.start()
         self.maintenance = MaintenanceLoop(self.storage, self.config)
         self.maintenance.start()
         # One embedder and one model client for both services: the builtin model loads once.
         embedder, chat = embedder_from_config(self.config), chat_model_from_config(self.config)
+        second = second_model_from_config(self.config)  # QueryTask's analysis questions (ModelRouter)
+        if metrics is not None:
+            for model in (chat, second):
+                if model is not None:
+                    model.observe = metrics.observe_model_call
+            if embedder is not None:
+                embedder = MeasuredEmbedder(embedder, metrics.observe_embedding)
+        router = ModelRouter(chat, second)
+        if metrics is not None:
+            router.on_answer = lambda asked, answered: metrics.query_answers.labels(asked, answered).inc()
         # MemoryService: the embedding model is checked against the recorded one before any call.
         self.memory = MemoryArchive(self.storage, embedder, chat)
         await self.memory.start()
         # StateService: working memory is restored before the first call can read it.
         self.state = StateEngine(self.storage, self.config, token_counter(self.config.tiktoken_cache_dir),
-                                 embedder, chat)
+                                 embedder, chat, router)
         await self.state.start()
         # The YAML mirror and running summaries follow committed events, like the other background loops.
         self.state_follower = StateFollower(self.state)
         self.state_follower.start()
-        server = grpc.aio.server(interceptors=[GuardInterceptor(self.config)], options=_server_options(self.config))
+        interceptors: list[grpc.aio.ServerInterceptor] = [GuardInterceptor(self.config)]
+        if metrics is not None or self.config.log_format == "json" or self.config.log_level.upper() == "DEBUG":
+            interceptors.insert(0, MetricsInterceptor(metrics))  # outermost: refused calls are counted too
+        if self.config.otlp_endpoint:
+            tracing, self.stop_tracing = rpc_tracing(self.config.otlp_endpoint)
+            interceptors.insert(0, tracing)
+        server = grpc.aio.server(interceptors=interceptors, options=_server_options(self.config))
         task_service_pb2_grpc.add_TaskServiceServicer_to_server(TaskService(self.storage), server)
         wait_service_pb2_grpc.add_WaitServiceServicer_to_server(
             WaitService(self.storage, self.scheduler, self.config), server)
@@ -125,6 +162,9 @@ class TaskmemServer:
         await server.start()
         for name in ["", *SERVICE_NAMES]:
             await self.health.set(name, health_pb2.HealthCheckResponse.SERVING)
+        if metrics is not None:
+            self.metrics_endpoint = MetricsEndpoint(metrics, self.config.metrics_listen)
+            print(METRICS_LINE.format(address=await self.metrics_endpoint.start()), flush=True)
         host = self.config.listen.rpartition(":")[0]
         return f"{host}:{self.port}"
 
@@ -138,6 +178,10 @@ class TaskmemServer:
             await self.scheduler.stop()
         if self.state_follower is not None:
             await self.state_follower.stop()
+        if self.webhooks is not None:
+            await self.webhooks.stop()
+        if self.metrics_endpoint is not None:
+            await self.metrics_endpoint.stop()
         if self.storage is not None:
             self.storage.events.close()
         if self.server is not None:
@@ -146,6 +190,8 @@ class TaskmemServer:
             await self.state.stop()  # snapshots working memory: after the last call, before the database closes
         if self.storage is not None:
             await self.storage.close()
+        if self.stop_tracing is not None:
+            self.stop_tracing()  # exports the spans still buffered
 
 
 def _bind(server: grpc.aio.Server, config: Config) -> int:
@@ -185,8 +231,7 @@ async def serve(config: Config) -> None:
 
 
 def run(config: Config) -> int:
-    logging.basicConfig(level=config.log_level.upper(), stream=sys.stderr,
-                        format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    configure_logging(config.log_level, config.log_format)
     try:
         asyncio.run(serve(config))
     except ConfigError as error:

@@ -34,3 +34,15 @@ def test_each_payload_parses_back_to_the_message_the_api_returns() -> None:
         parsed = json_format.ParseDict(convert.event_payload(resource), message_type())
         assert parsed == getattr(convert, {"Task": "task", "Plan": "plan", "Action": "action", "Message": "message",
                                            "ContextSnapshot": "snapshot"}[message_type.__name__])(resource)
+
+
+def test_an_events_json_form_is_what_json_format_writes() -> None:
+    from google.protobuf import json_format
+
+    from taskmem.api.convert import event, event_json
+    from taskmem.core.events import Event, EventType
+
+    sample = Event("default", EventType.TASK_STATUS_CHANGED, "tsk_1", "cor_1",
+                   {"from": "TASK_STATUS_PENDING", "to": "TASK_STATUS_EXECUTING", "plan_version": 2},
+                   1_790_000_000_123_456, 42)
+    assert event_json(sample) == json_format.MessageToDict(event(sample), preserving_proto_field_name=True)

@@ -16,7 +16,8 @@ from taskmem.core.plans import Plan, PlanItem, StatusSource
 from taskmem.core.progress import Progress
 from taskmem.core.state_notes import Note, WaitNote
 from taskmem.core.tasks import Task
-from taskmem.v1 import event_pb2, state_pb2, task_pb2, task_service_pb2
+from taskmem.core.webhooks import Delivery
+from taskmem.v1 import event_pb2, state_pb2, task_pb2, task_service_pb2, webhook_pb2
 
 
 def timestamp(us: int | None) -> timestamp_pb2.Timestamp | None:
@@ -51,6 +52,16 @@ def task(t: Task) -> task_pb2.Task:
         synthesis_start_time=timestamp(t.synthesis_started_at), complete_time=timestamp(t.completed_at),
         update_time=timestamp(t.updated_at), pause_time=timestamp(t.paused_at),
         archive_time=timestamp(t.archived_at), plan_inference_disabled=t.plan_inference_disabled,
+        webhook_event_types=t.webhook_event_types,
+    )
+
+
+def webhook_delivery(d: Delivery) -> webhook_pb2.WebhookDelivery:
+    return webhook_pb2.WebhookDelivery(
+        task_id=d.task_id, cursor=d.cursor, event_type=d.event_type, url=d.url, state=d.state, attempts=d.attempts,
+        last_status_code=d.last_status_code, last_error=d.last_error,
+        first_attempt_time=timestamp(d.first_attempt_at), last_attempt_time=timestamp(d.last_attempt_at),
+        next_attempt_time=timestamp(d.next_attempt_at),
     )
 
 
@@ -173,6 +184,7 @@ def _task_json(t: Task) -> dict[str, Any]:
         "synthesis_start_time": _time_json(t.synthesis_started_at), "complete_time": _time_json(t.completed_at),
         "update_time": _time_json(t.updated_at), "pause_time": _time_json(t.paused_at),
         "archive_time": _time_json(t.archived_at), "plan_inference_disabled": t.plan_inference_disabled,
+        "webhook_event_types": t.webhook_event_types,
     })
 
 
@@ -214,6 +226,13 @@ def _snapshot_json(s: ContextSnapshot) -> dict[str, Any]:
 
 _TO_JSON: dict[type, Any] = {Task: _task_json, Plan: _plan_json, PlanItem: _item_json, Action: _action_json,
                              Message: _message_json, ContextSnapshot: _snapshot_json}
+
+
+def event_json(e: Event) -> dict[str, Any]:
+    """An Event in its proto JSON form (original field names), as json_format would write it, built
+    directly: the webhook sender writes one per delivery."""
+    return _compact({"cursor": str(e.cursor), "type": e.type.value, "task_id": e.task_id,
+                     "correlation_id": e.correlation_id, "payload": e.payload, "create_time": _time_json(e.created_at)})
 
 
 def event_payload(resource: Any) -> dict[str, Any]:

@@ -16,6 +16,7 @@ from taskmem.core import paging
 from taskmem.core.context_budget import ContextMode
 from taskmem.core.errors import InvalidArgument
 from taskmem.core.ids import now_us
+from taskmem.core.model_routing import ModelTier
 from taskmem.core.state_items import VALID_STATUSES, StateItemType
 from taskmem.core.state_notes import DECISION_KIND, ERROR_KIND
 from taskmem.core.state_render import render_order, render_state
@@ -255,10 +256,13 @@ class StateService(state_service_pb2_grpc.StateServiceServicer):
                         context: grpc.aio.ServicerContext) -> pb.QueryTaskResponse:
         task_id = validate.identifier("task_id", request.task_id)
         question = validate.text("question", request.question, QUESTION_MAX, required=True)
-        answer = await self._engine.query_task(current_scope().namespace, task_id, question)
+        model = validate.enum("model", request.model, state_pb2.ModelTier, ModelTier)
+        answer = await self._engine.query_task(current_scope().namespace, task_id, question, model)
         return pb.QueryTaskResponse(answer=answer.answer, from_model=answer.from_model, note=answer.note,
                                     running_summary=answer.running_summary,
-                                    messages_since_summary=answer.messages_since_summary)
+                                    messages_since_summary=answer.messages_since_summary,
+                                    answered_by=answer.answered_by.value if answer.answered_by else None,
+                                    answered_by_model=answer.answered_by_model, fell_back=answer.fell_back)
 
 
 def _type_of_uid(uid: str) -> str:

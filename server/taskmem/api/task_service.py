@@ -20,14 +20,16 @@ from taskmem.core.ids import new_id
 from taskmem.core.messages import ContextSnapshot, Kind, Message, Role
 from taskmem.core.plans import SUMMARY_MAX, ItemStatus, PlanItem, validate_plan
 from taskmem.core.tasks import UPDATABLE_FIELDS, ApprovalMode, ErrorSummary, Task, TaskStatus
+from taskmem.core.webhooks import DeliveryState
 from taskmem.store import actions as action_store
 from taskmem.store import messages as message_store
 from taskmem.store import plan_progress
 from taskmem.store.state_task import task_progress
 from taskmem.store import tasks as task_store
+from taskmem.store import webhooks as webhook_store
 from taskmem.store.storage import Storage
 from taskmem.store.writer import Transaction
-from taskmem.v1 import event_pb2, task_pb2, task_service_pb2 as pb, task_service_pb2_grpc
+from taskmem.v1 import event_pb2, task_pb2, task_service_pb2 as pb, task_service_pb2_grpc, webhook_pb2
 
 
 NAME_MAX, GOAL_MAX, TITLE_MAX, NARRATIVE_MAX = 200, 20_000, 500, 5_000
@@ -86,10 +88,17 @@ def _task_changes(request: pb.UpdateTaskRequest) -> dict[str, Any]:
             changes[path] = validate.url(field, t.callback_url)
         elif path == "plan_inference_disabled":
             changes[path] = t.plan_inference_disabled
+        elif path == "webhook_event_types":
+            changes[path] = _webhook_event_types(field, t.webhook_event_types)
         else:
             limits = {"name": NAME_MAX, "goal": GOAL_MAX, "workspace": PATH_MAX, "final_answer": ANSWER_MAX}
             changes[path] = validate.text(field, getattr(t, path), limits[path], required=path == "name")
     return changes
+
+
+def _webhook_event_types(field: str, types: Any) -> list[str]:
+    kinds = {validate.enum(field, t, event_pb2.EventType, EventType) for t in types}
+    return sorted(k.value for k in kinds if k is not None)
 
 
 def _event_filter(scope: CallScope, task_ids: Any, types: Any) -> EventFilter:
@@ -120,6 +129,7 @@ class TaskService(task_service_pb2_grpc.TaskServiceServicer):
                                         ApprovalMode, ApprovalMode.AUTO),
             callback_url=validate.url("callback_url", request.callback_url),
             plan_inference_disabled=request.plan_inference_disabled,
+            webhook_event_types=_webhook_event_types("webhook_event_types", request.webhook_event_types),
         )
 
         def create(tx: Transaction) -> pb.CreateTaskResponse:
@@ -407,6 +417,35 @@ class TaskService(task_service_pb2_grpc.TaskServiceServicer):
         task_id = validate.identifier("task_id", request.task_id)
         count = validate.non_negative("recent_message_count", request.recent_message_count, 50) or 5
         return convert.progress(await self._storage.read(task_progress, scope.namespace, task_id, count))
+
+
+    # --- webhooks ----------------------------------------------------------------------------
+
+    @unary
+    async def ListWebhookDeliveries(self, request: pb.ListWebhookDeliveriesRequest,
+                                    context: grpc.aio.ServicerContext) -> pb.ListWebhookDeliveriesResponse:
+        scope = current_scope()
+        task_id = validate.identifier("task_id", request.task_id, required=False)
+        states = sorted({s.value for s in (validate.enum("states", v, webhook_pb2.WebhookDeliveryState,
+                                                         DeliveryState) for v in request.states)
+                         if s is not None})
+        size = paging.page_size(request.page_size)
+        filter_key = [scope.namespace, task_id, states]
+        after = paging.decode_token(request.page_token, filter_key)
+        rows = await self._storage.read(webhook_store.list_deliveries, scope.namespace, task_id, states, after,
+                                        size + 1)
+        page, token = paging.page_of(rows, size, lambda d: [d.cursor, d.task_id], filter_key)
+        return pb.ListWebhookDeliveriesResponse(deliveries=[convert.webhook_delivery(d) for d in page],
+                                                next_page_token=token)
+
+    @unary
+    async def GetWebhookSecret(self, request: pb.GetWebhookSecretRequest,
+                               context: grpc.aio.ServicerContext) -> pb.GetWebhookSecretResponse:
+        namespace = current_scope().namespace
+        secret = await self._storage.read(webhook_store.find_secret, namespace)
+        if secret is None:
+            secret = await self._storage.write(webhook_store.ensure_secret, namespace, current_scope().correlation_id)
+        return pb.GetWebhookSecretResponse(secret=secret)
 
 
 class _EventReplies:

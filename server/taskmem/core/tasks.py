@@ -82,6 +82,8 @@ class Task:
     paused_at: int | None = None
     archived_at: int | None = None
     plan_inference_disabled: bool = False
+    # EventType values POSTed to callback_url; empty means core.webhooks.DEFAULT_EVENT_TYPES.
+    webhook_event_types: list[str] = dataclasses.field(default_factory=list)
 
     @property
     def etag(self) -> str:
@@ -91,7 +93,7 @@ class Task:
 # Fields UpdateTask may change, by their proto names.
 UPDATABLE_FIELDS = frozenset({
     "name", "goal", "status", "workspace", "context", "metadata", "approval_mode",
-    "callback_url", "final_answer", "error_summary", "plan_inference_disabled",
+    "callback_url", "final_answer", "error_summary", "plan_inference_disabled", "webhook_event_types",
 })
 
 

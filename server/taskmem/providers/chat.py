@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import asyncio
 import time
+from collections.abc import Callable
 from typing import Any
 
 import httpx
@@ -52,8 +53,12 @@ class ChatModel:
     """One configured endpoint and model; one pooled HTTP client, opened on first use."""
 
     def __init__(self, base_url: str, model: str, *, api_key: str = "", timeout: float = 60.0,
-                 retries: int = 2) -> None:
+                 retries: int = 2, tier: str = "utility") -> None:
         self.model = model
+        # Which of the configured models this is ("utility", "second"), for metrics.
+        self.tier = tier
+        # Told (tier, model, outcome "ok" | "timeout" | "error", seconds) after every call; the server sets it.
+        self.observe: Callable[[str, str, str, float], None] | None = None
         self.url = base_url.rstrip("/") + "/chat/completions"
         self._headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
         self._attempt_timeout = timeout
@@ -63,6 +68,21 @@ class ChatModel:
     async def complete(self, system: str, user: str, *, timeout: float | None = None,
                        temperature: float = 0.0, max_tokens: int | None = None) -> str:
         """The assistant's reply to [system, user]; `timeout` (seconds) bounds the whole call, retries included."""
+        if self.observe is None:
+            return await self._complete(system, user, timeout, temperature, max_tokens)
+        started, outcome = time.perf_counter(), "error"
+        try:
+            text = await self._complete(system, user, timeout, temperature, max_tokens)
+            outcome = "ok"
+            return text
+        except ChatModelTimeout:
+            outcome = "timeout"
+            raise
+        finally:
+            self.observe(self.tier, self.model, outcome, time.perf_counter() - started)
+
+    async def _complete(self, system: str, user: str, timeout: float | None, temperature: float,
+                        max_tokens: int | None) -> str:
         body: dict[str, Any] = {
             "model": self.model,
             "messages": [{"role": "system", "content": system}, {"role": "user", "content": user}],

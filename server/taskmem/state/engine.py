@@ -25,6 +25,7 @@ from taskmem.core.events import EventType
 from taskmem.core.ids import now_us
 from taskmem.core.memory import MemoryEntry, NewMemoryEntry
 from taskmem.core.messages import Message
+from taskmem.core.model_routing import ModelTier
 from taskmem.core.progress import compute_progress, render_state_lines
 from taskmem.core.reconcile import Prepared, ReconcileThresholds
 from taskmem.core.state_items import Candidate
@@ -36,6 +37,7 @@ from taskmem.core.tokens import TokenCounter
 from taskmem.core.working_memory import WorkingMemories
 from taskmem.providers.chat import ChatModel, ChatModelError, ChatModelTimeout
 from taskmem.providers.embeddings import Embedder, EmbeddingError
+from taskmem.providers.model_router import ModelRouter
 from taskmem.state import memory_log
 from taskmem.state.context import TAIL_MESSAGES, ContextInputs, build_context
 from taskmem.state.extraction import ExtractionSettings, extract_state
@@ -65,6 +67,9 @@ class Answer:
     note: str = ""
     running_summary: str = ""
     messages_since_summary: int = 0
+    answered_by: ModelTier | None = None  # which model wrote it (None: no model did)
+    answered_by_model: str = ""
+    fell_back: bool = False
 
 
 @dataclasses.dataclass
@@ -114,12 +119,13 @@ class GuardedEmbedder:
 
 class StateEngine:
     def __init__(self, storage: Storage, config: Config, counter: TokenCounter, embedder: Embedder | None,
-                 chat: ChatModel | None) -> None:
+                 chat: ChatModel | None, router: ModelRouter | None = None) -> None:
         self.storage = storage
         self.config = config
         self.counter = counter
         self.embedder: Embedder | None = GuardedEmbedder(embedder) if embedder is not None else None
-        self.chat = chat
+        self.chat = chat  # the utility model: extraction and summaries
+        self.router = router or ModelRouter(chat, None)  # QueryTask: the utility or the second model
         self.working_memories = WorkingMemories()
         self._locks: dict[tuple[str, str], asyncio.Lock] = collections.defaultdict(asyncio.Lock)
 
@@ -287,10 +293,11 @@ class StateEngine:
                                memories, record.recent)
         return build_context(self.counter, budget, mode, inputs, self.config.state_max_active_items)
 
-    async def query_task(self, namespace: str, task_id: str, question: str) -> Answer:
+    async def query_task(self, namespace: str, task_id: str, question: str,
+                         model: ModelTier | None = None) -> Answer:
         record, since, failed, notes = await self.storage.read(_query_read, namespace, task_id)
         assert record.task is not None
-        if self.chat is None:
+        if not self.router.configured:
             progress = compute_progress(record.task, record.plan, failed, record.recent, notes)
             return Answer(progress.summary, False, "no model is configured: set llm_base_url and llm_model for"
                                                     " answers from the running summary")
@@ -299,19 +306,20 @@ class StateEngine:
                       for i in (record.plan.items if record.plan else [])]
         prompt = query_user_prompt(f"Task: {record.task.name} ({record.task.status.value})", plan_lines, summary,
                                    since, question, render_state_lines(notes))
-        return Answer(await self._ask_model(prompt), True, "", summary, len(since))
+        return await self._ask_model(prompt, question, model, summary, len(since))
 
-    async def _ask_model(self, prompt: str) -> str:
-        """QueryTask's one model call."""
-        assert self.chat is not None
+    async def _ask_model(self, prompt: str, question: str, model: ModelTier | None, summary: str,
+                         since_count: int) -> Answer:
+        """QueryTask's one model call, routed to the utility or the second model (core.model_routing)."""
         timeout = self.config.llm_timeout_seconds
         try:
-            text = await self.chat.complete(QUERY_SYSTEM, prompt, timeout=timeout)
-        except ChatModelTimeout:
-            raise ModelTimeout(f"the model did not answer within {timeout} s") from None
+            routed = await self.router.complete(QUERY_SYSTEM, prompt, question=question, requested=model,
+                                                timeout=timeout)
+        except ChatModelTimeout as error:
+            raise ModelTimeout(f"the model did not answer within {timeout} s ({error})") from None
         except ChatModelError as error:
             raise ModelUnavailable(str(error)) from None
-        return text.strip()
+        return Answer(routed.text.strip(), True, "", summary, since_count, routed.tier, routed.model, routed.fell_back)
 
 
 def statement_candidates(statement: Statement, now: int) -> Prepared:

@@ -93,6 +93,10 @@ class EventLog:
                 if subscription.filter.matches(event):
                     subscription.offer(event)
 
+    def backlogs(self) -> list[int]:
+        """Events queued, not yet read, for each live subscription (for the lag metric)."""
+        return [subscription.queue.qsize() for subscription in self._subscriptions]
+
     def close(self) -> None:
         """End every subscription (they raise EventLogClosed)."""
         self._closed = True

@@ -18,7 +18,7 @@ _TASK_COLUMNS = (
     "namespace", "id", "name", "goal", "status", "paused_from", "workspace", "context", "metadata",
     "approval_mode", "callback_url", "final_answer", "error_summary", "plan_version", "revision",
     "created_at", "plan_generated_at", "execution_started_at", "synthesis_started_at", "completed_at",
-    "paused_at", "archived_at", "updated_at", "plan_inference_disabled",
+    "paused_at", "archived_at", "updated_at", "plan_inference_disabled", "webhook_event_types",
 )
 _ITEM_COLUMNS = (
     "namespace", "task_id", "plan_version", "id", "ordinal", "stage", "title", "status", "summary",
@@ -43,6 +43,7 @@ def task_from_row(row: Row) -> Task:
         synthesis_started_at=row["synthesis_started_at"], completed_at=row["completed_at"],
         paused_at=row["paused_at"], archived_at=row["archived_at"], updated_at=row["updated_at"],
         plan_inference_disabled=bool(row["plan_inference_disabled"]),
+        webhook_event_types=json.loads(row["webhook_event_types"]),
     )
 
 
@@ -54,6 +55,7 @@ def _task_values(task: Task) -> tuple[Any, ...]:
         _dumps(dataclasses.asdict(task.error_summary)), task.plan_version, task.revision, task.created_at,
         task.plan_generated_at, task.execution_started_at, task.synthesis_started_at, task.completed_at,
         task.paused_at, task.archived_at, task.updated_at, int(task.plan_inference_disabled),
+        _dumps(task.webhook_event_types),
     )
 
 

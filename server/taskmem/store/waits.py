@@ -170,3 +170,9 @@ def end_waits(tx: Transaction, endings: list[tuple[Wait, WaitStatus, str]]) -> l
 def finish_wait(tx: Transaction, wait_id: str, status: WaitStatus, result: str, *, forced: bool = False) -> Wait:
     """End a WAITING wait; FAILED_PRECONDITION if it has already ended, NOT_FOUND if there is none."""
     return _end(tx, load_wait(tx, tx.namespace, wait_id), status, result, forced)
+
+
+def wait_counts(db: Reader) -> list[tuple[str, str, int]]:
+    """(kind, status, count) over every namespace, for the waits metric."""
+    rows = db.fetchall("SELECT kind, status, count(*) AS n FROM waits GROUP BY kind, status")
+    return [(row["kind"], row["status"], row["n"]) for row in rows]

@@ -14,6 +14,7 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
+import time
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any, TypeVar
 
@@ -103,6 +104,8 @@ class Writer:
         self._queue: asyncio.Queue[_Job | None] = asyncio.Queue()
         self._task: asyncio.Task[None] | None = None
         self._closed = False
+        # Told (writes, events, seconds) after each group commit; the server sets it for metrics.
+        self.on_batch: Callable[[int, int, float], None] | None = None
 
     def start(self) -> None:
         self._task = asyncio.create_task(self._run(), name="taskmem-writer")
@@ -140,6 +143,7 @@ class Writer:
                 await self._commit(batch)
 
     async def _commit(self, batch: list[_Job]) -> None:
+        started = time.perf_counter()
         try:
             outcomes = await self._thread.run(lambda connection: self._run_batch(connection, batch))
         except Exception as error:
@@ -157,6 +161,8 @@ class Writer:
                 future.set_result(value)
             else:
                 future.set_exception(error)
+        if self.on_batch is not None:
+            self.on_batch(len(batch), len(committed), time.perf_counter() - started)
         if committed:
             self._on_commit(committed)
 

@@ -243,6 +243,30 @@ CONTEXT_MODE_MINIMAL: ContextMode.ValueType  # 2
 """summary 6 %, structured state 14 %, knowledge 8 %, memories 12 %, tail 60 %."""
 Global___ContextMode: _TypeAlias = ContextMode  # noqa: Y015
 
+class _ModelTier:
+    ValueType = _typing.NewType("ValueType", _builtins.int)
+    V: _TypeAlias = ValueType  # noqa: Y015
+
+class _ModelTierEnumTypeWrapper(_enum_type_wrapper._EnumTypeWrapper[_ModelTier.ValueType], _builtins.type):
+    DESCRIPTOR: _descriptor.EnumDescriptor
+    MODEL_TIER_UNSPECIFIED: _ModelTier.ValueType  # 0
+    """In a request: let the server route by its rule. In a response: no model answered."""
+    MODEL_TIER_UTILITY: _ModelTier.ValueType  # 1
+    """The utility model (local, cheap): status questions, extraction and summaries."""
+    MODEL_TIER_SECOND: _ModelTier.ValueType  # 2
+    """The optional second model: analysis and planning questions."""
+
+class ModelTier(_ModelTier, metaclass=_ModelTierEnumTypeWrapper):
+    """ModelTier names one of the server's chat models (configured as llm_* and llm_second_*)."""
+
+MODEL_TIER_UNSPECIFIED: ModelTier.ValueType  # 0
+"""In a request: let the server route by its rule. In a response: no model answered."""
+MODEL_TIER_UTILITY: ModelTier.ValueType  # 1
+"""The utility model (local, cheap): status questions, extraction and summaries."""
+MODEL_TIER_SECOND: ModelTier.ValueType  # 2
+"""The optional second model: analysis and planning questions."""
+Global___ModelTier: _TypeAlias = ModelTier  # noqa: Y015
+
 @_typing.final
 class SupersessionEvidence(_message.Message):
     """SupersessionEvidence records why an item was marked SUPERSEDED, so the

@@ -871,19 +871,29 @@ class QueryTaskRequest(_message.Message):
 
     TASK_ID_FIELD_NUMBER: _builtins.int
     QUESTION_FIELD_NUMBER: _builtins.int
+    MODEL_FIELD_NUMBER: _builtins.int
     task_id: _builtins.str
     """The task. Required."""
     question: _builtins.str
     """The question, for example "where was I?". Required, at most 2,000 characters."""
+    model: _state_pb2.ModelTier.ValueType
+    """Which model to ask first. UNSPECIFIED routes by the server's rule: a
+    question that asks to analyse, plan, decide, compare or explain why
+    ("should I change the plan?", "analyze the errors") goes to the second
+    model when one is configured; any other (status questions such as "where
+    was I?", "what's next?") to the utility model. If the model asked fails,
+    the other one (when configured) answers.
+    """
     def __init__(
         self,
         *,
         task_id: _builtins.str = ...,
         question: _builtins.str = ...,
+        model: _state_pb2.ModelTier.ValueType = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["question", b"question", "task_id", b"task_id"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["model", b"model", "question", b"question", "task_id", b"task_id"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -900,6 +910,9 @@ class QueryTaskResponse(_message.Message):
     NOTE_FIELD_NUMBER: _builtins.int
     RUNNING_SUMMARY_FIELD_NUMBER: _builtins.int
     MESSAGES_SINCE_SUMMARY_FIELD_NUMBER: _builtins.int
+    ANSWERED_BY_FIELD_NUMBER: _builtins.int
+    ANSWERED_BY_MODEL_FIELD_NUMBER: _builtins.int
+    FELL_BACK_FIELD_NUMBER: _builtins.int
     answer: _builtins.str
     """The answer."""
     from_model: _builtins.bool
@@ -910,6 +923,12 @@ class QueryTaskResponse(_message.Message):
     """The running summary used (empty when there is none yet)."""
     messages_since_summary: _builtins.int
     """Messages newer than the running summary that were given to the model."""
+    answered_by: _state_pb2.ModelTier.ValueType
+    """The model that wrote the answer; UNSPECIFIED when none did."""
+    answered_by_model: _builtins.str
+    """That model's name, as configured (llm_model or llm_second_model)."""
+    fell_back: _builtins.bool
+    """True when the model chosen first failed and the other one answered."""
     def __init__(
         self,
         *,
@@ -918,10 +937,13 @@ class QueryTaskResponse(_message.Message):
         note: _builtins.str = ...,
         running_summary: _builtins.str = ...,
         messages_since_summary: _builtins.int = ...,
+        answered_by: _state_pb2.ModelTier.ValueType = ...,
+        answered_by_model: _builtins.str = ...,
+        fell_back: _builtins.bool = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["answer", b"answer", "from_model", b"from_model", "messages_since_summary", b"messages_since_summary", "note", b"note", "running_summary", b"running_summary"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["answer", b"answer", "answered_by", b"answered_by", "answered_by_model", b"answered_by_model", "fell_back", b"fell_back", "from_model", b"from_model", "messages_since_summary", b"messages_since_summary", "note", b"note", "running_summary", b"running_summary"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 

@@ -26,6 +26,7 @@ class Observation:
     matched: bool
     summary: str
     failed: bool = False
+    error: bool = False  # the look itself went wrong (no answer, unreadable file): counted as a probe error
 
 
 class _SameHostRedirects(urllib.request.HTTPRedirectHandler):
@@ -52,7 +53,7 @@ def probe_http(target: HttpTarget, timeout: float) -> Observation:
         status, body = error.code, error.read(BODY_LIMIT) if error.fp is not None else b""
     except (urllib.error.URLError, OSError, http.client.HTTPException, ValueError) as error:
         reason = getattr(error, "reason", None) or error
-        return Observation(False, f"GET failed: {reason}")
+        return Observation(False, f"GET failed: {reason}", error=True)
     matched = http_matches(target, status, body)
     suffix = f" containing {target.body_contains!r}" if matched and target.body_contains else ""
     return Observation(matched, f"HTTP {status}{suffix}")
@@ -70,7 +71,7 @@ def probe_file(target: FileTarget) -> Observation:
         with open(real, "rb") as file:
             content = file.read(FILE_LIMIT)
     except OSError as error:
-        return Observation(False, f"cannot read {target.path}: {error.strerror}")
+        return Observation(False, f"cannot read {target.path}: {error.strerror}", error=True)
     if target.contains.encode() in content:
         return Observation(True, f"{target.path} contains {target.contains!r}")
     return Observation(False, f"{target.path} does not contain {target.contains!r} yet")

@@ -23,7 +23,7 @@ import dataclasses
 import heapq
 import itertools
 import logging
-from collections.abc import Coroutine, Mapping
+from collections.abc import Callable, Coroutine, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
@@ -78,6 +78,8 @@ class WaitScheduler:
         self._probe_slots = asyncio.Semaphore(probe_workers)
         self._executor = ThreadPoolExecutor(max_workers=probe_workers, thread_name_prefix="taskmem-wait-probe")
         self._stopping = False
+        # Told (kind "http" | "file", outcome "matched" | "failed" | "error" | "waiting") after each poll.
+        self.on_probe: Callable[[str, str], None] | None = None
 
     @property
     def open_count(self) -> int:
@@ -249,6 +251,10 @@ class WaitScheduler:
         if key not in self._waits:
             return
         self._last_seen[key] = observation.summary
+        if self.on_probe is not None:
+            self.on_probe("http" if isinstance(wait.target, HttpTarget) else "file",
+                          "matched" if observation.matched else "failed" if observation.failed
+                          else "error" if observation.error else "waiting")
         if observation.matched:
             await self._finish(wait, WaitStatus.RESOLVED, observation.summary)
         elif observation.failed:

@@ -445,6 +445,59 @@ func (ContextMode) EnumDescriptor() ([]byte, []int) {
 	return file_taskmem_v1_state_proto_rawDescGZIP(), []int{6}
 }
 
+// ModelTier names one of the server's chat models (configured as llm_* and llm_second_*).
+type ModelTier int32
+
+const (
+	// In a request: let the server route by its rule. In a response: no model answered.
+	ModelTier_MODEL_TIER_UNSPECIFIED ModelTier = 0
+	// The utility model (local, cheap): status questions, extraction and summaries.
+	ModelTier_MODEL_TIER_UTILITY ModelTier = 1
+	// The optional second model: analysis and planning questions.
+	ModelTier_MODEL_TIER_SECOND ModelTier = 2
+)
+
+// Enum value maps for ModelTier.
+var (
+	ModelTier_name = map[int32]string{
+		0: "MODEL_TIER_UNSPECIFIED",
+		1: "MODEL_TIER_UTILITY",
+		2: "MODEL_TIER_SECOND",
+	}
+	ModelTier_value = map[string]int32{
+		"MODEL_TIER_UNSPECIFIED": 0,
+		"MODEL_TIER_UTILITY":     1,
+		"MODEL_TIER_SECOND":      2,
+	}
+)
+
+func (x ModelTier) Enum() *ModelTier {
+	p := new(ModelTier)
+	*p = x
+	return p
+}
+
+func (x ModelTier) String() string {
+	return protoimpl.X.EnumStringOf(x.Descriptor(), protoreflect.EnumNumber(x))
+}
+
+func (ModelTier) Descriptor() protoreflect.EnumDescriptor {
+	return file_taskmem_v1_state_proto_enumTypes[7].Descriptor()
+}
+
+func (ModelTier) Type() protoreflect.EnumType {
+	return &file_taskmem_v1_state_proto_enumTypes[7]
+}
+
+func (x ModelTier) Number() protoreflect.EnumNumber {
+	return protoreflect.EnumNumber(x)
+}
+
+// Deprecated: Use ModelTier.Descriptor instead.
+func (ModelTier) EnumDescriptor() ([]byte, []int) {
+	return file_taskmem_v1_state_proto_rawDescGZIP(), []int{7}
+}
+
 // SupersessionEvidence records why an item was marked SUPERSEDED, so the
 // decision can be audited later.
 type SupersessionEvidence struct {
@@ -2118,7 +2171,11 @@ const file_taskmem_v1_state_proto_rawDesc = "" +
 	"\vContextMode\x12\x1c\n" +
 	"\x18CONTEXT_MODE_UNSPECIFIED\x10\x00\x12\x15\n" +
 	"\x11CONTEXT_MODE_FULL\x10\x01\x12\x18\n" +
-	"\x14CONTEXT_MODE_MINIMAL\x10\x02B@Z>github.com/taskmem/taskmem/clients/go/gen/taskmem/v1;taskmemv1b\x06proto3"
+	"\x14CONTEXT_MODE_MINIMAL\x10\x02*V\n" +
+	"\tModelTier\x12\x1a\n" +
+	"\x16MODEL_TIER_UNSPECIFIED\x10\x00\x12\x16\n" +
+	"\x12MODEL_TIER_UTILITY\x10\x01\x12\x15\n" +
+	"\x11MODEL_TIER_SECOND\x10\x02B@Z>github.com/taskmem/taskmem/clients/go/gen/taskmem/v1;taskmemv1b\x06proto3"
 
 var (
 	file_taskmem_v1_state_proto_rawDescOnce sync.Once
@@ -2132,7 +2189,7 @@ func file_taskmem_v1_state_proto_rawDescGZIP() []byte {
 	return file_taskmem_v1_state_proto_rawDescData
 }
 
-var file_taskmem_v1_state_proto_enumTypes = make([]protoimpl.EnumInfo, 7)
+var file_taskmem_v1_state_proto_enumTypes = make([]protoimpl.EnumInfo, 8)
 var file_taskmem_v1_state_proto_msgTypes = make([]protoimpl.MessageInfo, 14)
 var file_taskmem_v1_state_proto_goTypes = []any{
 	(StateItemType)(0),            // 0: taskmem.v1.StateItemType
@@ -2142,61 +2199,62 @@ var file_taskmem_v1_state_proto_goTypes = []any{
 	(ReconcileOutcome)(0),         // 4: taskmem.v1.ReconcileOutcome
 	(ExtractionSkipReason)(0),     // 5: taskmem.v1.ExtractionSkipReason
 	(ContextMode)(0),              // 6: taskmem.v1.ContextMode
-	(*SupersessionEvidence)(nil),  // 7: taskmem.v1.SupersessionEvidence
-	(*StateItem)(nil),             // 8: taskmem.v1.StateItem
-	(*StateItemCandidate)(nil),    // 9: taskmem.v1.StateItemCandidate
-	(*CandidateResult)(nil),       // 10: taskmem.v1.CandidateResult
-	(*ReconcileReport)(nil),       // 11: taskmem.v1.ReconcileReport
-	(*TaskStateSubtask)(nil),      // 12: taskmem.v1.TaskStateSubtask
-	(*TaskStateDecision)(nil),     // 13: taskmem.v1.TaskStateDecision
-	(*TaskStateError)(nil),        // 14: taskmem.v1.TaskStateError
-	(*WorkspaceChanges)(nil),      // 15: taskmem.v1.WorkspaceChanges
-	(*TaskState)(nil),             // 16: taskmem.v1.TaskState
-	(*StateItemNote)(nil),         // 17: taskmem.v1.StateItemNote
-	(*OpenWait)(nil),              // 18: taskmem.v1.OpenWait
-	(*WorkingMemory)(nil),         // 19: taskmem.v1.WorkingMemory
-	(*ContextSection)(nil),        // 20: taskmem.v1.ContextSection
-	(*timestamppb.Timestamp)(nil), // 21: google.protobuf.Timestamp
-	(*durationpb.Duration)(nil),   // 22: google.protobuf.Duration
-	(PlanItemStatus)(0),           // 23: taskmem.v1.PlanItemStatus
-	(TaskStatus)(0),               // 24: taskmem.v1.TaskStatus
-	(*structpb.Struct)(nil),       // 25: google.protobuf.Struct
+	(ModelTier)(0),                // 7: taskmem.v1.ModelTier
+	(*SupersessionEvidence)(nil),  // 8: taskmem.v1.SupersessionEvidence
+	(*StateItem)(nil),             // 9: taskmem.v1.StateItem
+	(*StateItemCandidate)(nil),    // 10: taskmem.v1.StateItemCandidate
+	(*CandidateResult)(nil),       // 11: taskmem.v1.CandidateResult
+	(*ReconcileReport)(nil),       // 12: taskmem.v1.ReconcileReport
+	(*TaskStateSubtask)(nil),      // 13: taskmem.v1.TaskStateSubtask
+	(*TaskStateDecision)(nil),     // 14: taskmem.v1.TaskStateDecision
+	(*TaskStateError)(nil),        // 15: taskmem.v1.TaskStateError
+	(*WorkspaceChanges)(nil),      // 16: taskmem.v1.WorkspaceChanges
+	(*TaskState)(nil),             // 17: taskmem.v1.TaskState
+	(*StateItemNote)(nil),         // 18: taskmem.v1.StateItemNote
+	(*OpenWait)(nil),              // 19: taskmem.v1.OpenWait
+	(*WorkingMemory)(nil),         // 20: taskmem.v1.WorkingMemory
+	(*ContextSection)(nil),        // 21: taskmem.v1.ContextSection
+	(*timestamppb.Timestamp)(nil), // 22: google.protobuf.Timestamp
+	(*durationpb.Duration)(nil),   // 23: google.protobuf.Duration
+	(PlanItemStatus)(0),           // 24: taskmem.v1.PlanItemStatus
+	(TaskStatus)(0),               // 25: taskmem.v1.TaskStatus
+	(*structpb.Struct)(nil),       // 26: google.protobuf.Struct
 }
 var file_taskmem_v1_state_proto_depIdxs = []int32{
 	0,  // 0: taskmem.v1.StateItem.type:type_name -> taskmem.v1.StateItemType
 	1,  // 1: taskmem.v1.StateItem.status:type_name -> taskmem.v1.StateItemStatus
 	2,  // 2: taskmem.v1.StateItem.confidence:type_name -> taskmem.v1.StateItemConfidence
-	7,  // 3: taskmem.v1.StateItem.supersession_evidence:type_name -> taskmem.v1.SupersessionEvidence
+	8,  // 3: taskmem.v1.StateItem.supersession_evidence:type_name -> taskmem.v1.SupersessionEvidence
 	3,  // 4: taskmem.v1.StateItem.source:type_name -> taskmem.v1.StateItemSource
-	21, // 5: taskmem.v1.StateItem.create_time:type_name -> google.protobuf.Timestamp
-	21, // 6: taskmem.v1.StateItem.last_seen_time:type_name -> google.protobuf.Timestamp
-	21, // 7: taskmem.v1.StateItem.update_time:type_name -> google.protobuf.Timestamp
+	22, // 5: taskmem.v1.StateItem.create_time:type_name -> google.protobuf.Timestamp
+	22, // 6: taskmem.v1.StateItem.last_seen_time:type_name -> google.protobuf.Timestamp
+	22, // 7: taskmem.v1.StateItem.update_time:type_name -> google.protobuf.Timestamp
 	0,  // 8: taskmem.v1.StateItemCandidate.type:type_name -> taskmem.v1.StateItemType
 	1,  // 9: taskmem.v1.StateItemCandidate.status:type_name -> taskmem.v1.StateItemStatus
 	2,  // 10: taskmem.v1.StateItemCandidate.confidence:type_name -> taskmem.v1.StateItemConfidence
 	4,  // 11: taskmem.v1.CandidateResult.outcome:type_name -> taskmem.v1.ReconcileOutcome
-	22, // 12: taskmem.v1.ReconcileReport.duration:type_name -> google.protobuf.Duration
+	23, // 12: taskmem.v1.ReconcileReport.duration:type_name -> google.protobuf.Duration
 	5,  // 13: taskmem.v1.ReconcileReport.skipped_reason:type_name -> taskmem.v1.ExtractionSkipReason
-	10, // 14: taskmem.v1.ReconcileReport.results:type_name -> taskmem.v1.CandidateResult
-	23, // 15: taskmem.v1.TaskStateSubtask.status:type_name -> taskmem.v1.PlanItemStatus
-	21, // 16: taskmem.v1.TaskStateDecision.create_time:type_name -> google.protobuf.Timestamp
-	21, // 17: taskmem.v1.TaskStateError.create_time:type_name -> google.protobuf.Timestamp
-	21, // 18: taskmem.v1.WorkspaceChanges.last_change_time:type_name -> google.protobuf.Timestamp
-	24, // 19: taskmem.v1.TaskState.status:type_name -> taskmem.v1.TaskStatus
-	21, // 20: taskmem.v1.TaskState.last_replanned_time:type_name -> google.protobuf.Timestamp
-	12, // 21: taskmem.v1.TaskState.subtasks:type_name -> taskmem.v1.TaskStateSubtask
-	13, // 22: taskmem.v1.TaskState.decisions:type_name -> taskmem.v1.TaskStateDecision
-	14, // 23: taskmem.v1.TaskState.errors:type_name -> taskmem.v1.TaskStateError
-	15, // 24: taskmem.v1.TaskState.workspace_changes:type_name -> taskmem.v1.WorkspaceChanges
-	17, // 25: taskmem.v1.TaskState.constraints:type_name -> taskmem.v1.StateItemNote
-	17, // 26: taskmem.v1.TaskState.open_questions:type_name -> taskmem.v1.StateItemNote
-	17, // 27: taskmem.v1.TaskState.open_risks:type_name -> taskmem.v1.StateItemNote
-	18, // 28: taskmem.v1.TaskState.open_waits:type_name -> taskmem.v1.OpenWait
-	21, // 29: taskmem.v1.StateItemNote.create_time:type_name -> google.protobuf.Timestamp
-	21, // 30: taskmem.v1.OpenWait.start_time:type_name -> google.protobuf.Timestamp
-	22, // 31: taskmem.v1.OpenWait.timeout:type_name -> google.protobuf.Duration
-	25, // 32: taskmem.v1.WorkingMemory.task_context:type_name -> google.protobuf.Struct
-	21, // 33: taskmem.v1.WorkingMemory.update_time:type_name -> google.protobuf.Timestamp
+	11, // 14: taskmem.v1.ReconcileReport.results:type_name -> taskmem.v1.CandidateResult
+	24, // 15: taskmem.v1.TaskStateSubtask.status:type_name -> taskmem.v1.PlanItemStatus
+	22, // 16: taskmem.v1.TaskStateDecision.create_time:type_name -> google.protobuf.Timestamp
+	22, // 17: taskmem.v1.TaskStateError.create_time:type_name -> google.protobuf.Timestamp
+	22, // 18: taskmem.v1.WorkspaceChanges.last_change_time:type_name -> google.protobuf.Timestamp
+	25, // 19: taskmem.v1.TaskState.status:type_name -> taskmem.v1.TaskStatus
+	22, // 20: taskmem.v1.TaskState.last_replanned_time:type_name -> google.protobuf.Timestamp
+	13, // 21: taskmem.v1.TaskState.subtasks:type_name -> taskmem.v1.TaskStateSubtask
+	14, // 22: taskmem.v1.TaskState.decisions:type_name -> taskmem.v1.TaskStateDecision
+	15, // 23: taskmem.v1.TaskState.errors:type_name -> taskmem.v1.TaskStateError
+	16, // 24: taskmem.v1.TaskState.workspace_changes:type_name -> taskmem.v1.WorkspaceChanges
+	18, // 25: taskmem.v1.TaskState.constraints:type_name -> taskmem.v1.StateItemNote
+	18, // 26: taskmem.v1.TaskState.open_questions:type_name -> taskmem.v1.StateItemNote
+	18, // 27: taskmem.v1.TaskState.open_risks:type_name -> taskmem.v1.StateItemNote
+	19, // 28: taskmem.v1.TaskState.open_waits:type_name -> taskmem.v1.OpenWait
+	22, // 29: taskmem.v1.StateItemNote.create_time:type_name -> google.protobuf.Timestamp
+	22, // 30: taskmem.v1.OpenWait.start_time:type_name -> google.protobuf.Timestamp
+	23, // 31: taskmem.v1.OpenWait.timeout:type_name -> google.protobuf.Duration
+	26, // 32: taskmem.v1.WorkingMemory.task_context:type_name -> google.protobuf.Struct
+	22, // 33: taskmem.v1.WorkingMemory.update_time:type_name -> google.protobuf.Timestamp
 	34, // [34:34] is the sub-list for method output_type
 	34, // [34:34] is the sub-list for method input_type
 	34, // [34:34] is the sub-list for extension type_name
@@ -2215,7 +2273,7 @@ func file_taskmem_v1_state_proto_init() {
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_taskmem_v1_state_proto_rawDesc), len(file_taskmem_v1_state_proto_rawDesc)),
-			NumEnums:      7,
+			NumEnums:      8,
 			NumMessages:   14,
 			NumExtensions: 0,
 			NumServices:   0,

@@ -1702,7 +1702,14 @@ type QueryTaskRequest struct {
 	// The task. Required.
 	TaskId string `protobuf:"bytes,1,opt,name=task_id,json=taskId,proto3" json:"task_id,omitempty"`
 	// The question, for example "where was I?". Required, at most 2,000 characters.
-	Question      string `protobuf:"bytes,2,opt,name=question,proto3" json:"question,omitempty"`
+	Question string `protobuf:"bytes,2,opt,name=question,proto3" json:"question,omitempty"`
+	// Which model to ask first. UNSPECIFIED routes by the server's rule: a
+	// question that asks to analyse, plan, decide, compare or explain why
+	// ("should I change the plan?", "analyze the errors") goes to the second
+	// model when one is configured; any other (status questions such as "where
+	// was I?", "what's next?") to the utility model. If the model asked fails,
+	// the other one (when configured) answers.
+	Model         ModelTier `protobuf:"varint,3,opt,name=model,proto3,enum=taskmem.v1.ModelTier" json:"model,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1751,6 +1758,13 @@ func (x *QueryTaskRequest) GetQuestion() string {
 	return ""
 }
 
+func (x *QueryTaskRequest) GetModel() ModelTier {
+	if x != nil {
+		return x.Model
+	}
+	return ModelTier_MODEL_TIER_UNSPECIFIED
+}
+
 // QueryTaskResponse is the answer.
 type QueryTaskResponse struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -1764,8 +1778,14 @@ type QueryTaskResponse struct {
 	RunningSummary string `protobuf:"bytes,4,opt,name=running_summary,json=runningSummary,proto3" json:"running_summary,omitempty"`
 	// Messages newer than the running summary that were given to the model.
 	MessagesSinceSummary int32 `protobuf:"varint,5,opt,name=messages_since_summary,json=messagesSinceSummary,proto3" json:"messages_since_summary,omitempty"`
-	unknownFields        protoimpl.UnknownFields
-	sizeCache            protoimpl.SizeCache
+	// The model that wrote the answer; UNSPECIFIED when none did.
+	AnsweredBy ModelTier `protobuf:"varint,6,opt,name=answered_by,json=answeredBy,proto3,enum=taskmem.v1.ModelTier" json:"answered_by,omitempty"`
+	// That model's name, as configured (llm_model or llm_second_model).
+	AnsweredByModel string `protobuf:"bytes,7,opt,name=answered_by_model,json=answeredByModel,proto3" json:"answered_by_model,omitempty"`
+	// True when the model chosen first failed and the other one answered.
+	FellBack      bool `protobuf:"varint,8,opt,name=fell_back,json=fellBack,proto3" json:"fell_back,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *QueryTaskResponse) Reset() {
@@ -1831,6 +1851,27 @@ func (x *QueryTaskResponse) GetMessagesSinceSummary() int32 {
 		return x.MessagesSinceSummary
 	}
 	return 0
+}
+
+func (x *QueryTaskResponse) GetAnsweredBy() ModelTier {
+	if x != nil {
+		return x.AnsweredBy
+	}
+	return ModelTier_MODEL_TIER_UNSPECIFIED
+}
+
+func (x *QueryTaskResponse) GetAnsweredByModel() string {
+	if x != nil {
+		return x.AnsweredByModel
+	}
+	return ""
+}
+
+func (x *QueryTaskResponse) GetFellBack() bool {
+	if x != nil {
+		return x.FellBack
+	}
+	return false
 }
 
 var File_taskmem_v1_state_service_proto protoreflect.FileDescriptor
@@ -1957,17 +1998,22 @@ const file_taskmem_v1_state_service_proto_rawDesc = "" +
 	"\x04text\x18\x01 \x01(\tR\x04text\x12\x1f\n" +
 	"\vtoken_count\x18\x02 \x01(\x05R\n" +
 	"tokenCount\x126\n" +
-	"\bsections\x18\x03 \x03(\v2\x1a.taskmem.v1.ContextSectionR\bsections\"G\n" +
+	"\bsections\x18\x03 \x03(\v2\x1a.taskmem.v1.ContextSectionR\bsections\"t\n" +
 	"\x10QueryTaskRequest\x12\x17\n" +
 	"\atask_id\x18\x01 \x01(\tR\x06taskId\x12\x1a\n" +
-	"\bquestion\x18\x02 \x01(\tR\bquestion\"\xbd\x01\n" +
+	"\bquestion\x18\x02 \x01(\tR\bquestion\x12+\n" +
+	"\x05model\x18\x03 \x01(\x0e2\x15.taskmem.v1.ModelTierR\x05model\"\xbe\x02\n" +
 	"\x11QueryTaskResponse\x12\x16\n" +
 	"\x06answer\x18\x01 \x01(\tR\x06answer\x12\x1d\n" +
 	"\n" +
 	"from_model\x18\x02 \x01(\bR\tfromModel\x12\x12\n" +
 	"\x04note\x18\x03 \x01(\tR\x04note\x12'\n" +
 	"\x0frunning_summary\x18\x04 \x01(\tR\x0erunningSummary\x124\n" +
-	"\x16messages_since_summary\x18\x05 \x01(\x05R\x14messagesSinceSummary2\xc2\t\n" +
+	"\x16messages_since_summary\x18\x05 \x01(\x05R\x14messagesSinceSummary\x126\n" +
+	"\vanswered_by\x18\x06 \x01(\x0e2\x15.taskmem.v1.ModelTierR\n" +
+	"answeredBy\x12*\n" +
+	"\x11answered_by_model\x18\a \x01(\tR\x0fansweredByModel\x12\x1b\n" +
+	"\tfell_back\x18\b \x01(\bR\bfellBack2\xc2\t\n" +
 	"\fStateService\x12Q\n" +
 	"\fGetTaskState\x12\x1f.taskmem.v1.GetTaskStateRequest\x1a .taskmem.v1.GetTaskStateResponse\x12N\n" +
 	"\vAddDecision\x12\x1e.taskmem.v1.AddDecisionRequest\x1a\x1f.taskmem.v1.AddDecisionResponse\x12E\n" +
@@ -2038,6 +2084,7 @@ var file_taskmem_v1_state_service_proto_goTypes = []any{
 	(*WorkingMemory)(nil),              // 37: taskmem.v1.WorkingMemory
 	(ContextMode)(0),                   // 38: taskmem.v1.ContextMode
 	(*ContextSection)(nil),             // 39: taskmem.v1.ContextSection
+	(ModelTier)(0),                     // 40: taskmem.v1.ModelTier
 }
 var file_taskmem_v1_state_service_proto_depIdxs = []int32{
 	28, // 0: taskmem.v1.GetTaskStateResponse.state:type_name -> taskmem.v1.TaskState
@@ -2063,39 +2110,41 @@ var file_taskmem_v1_state_service_proto_depIdxs = []int32{
 	37, // 20: taskmem.v1.PutWorkingMemoryResponse.working_memory:type_name -> taskmem.v1.WorkingMemory
 	38, // 21: taskmem.v1.BuildContextRequest.mode:type_name -> taskmem.v1.ContextMode
 	39, // 22: taskmem.v1.BuildContextResponse.sections:type_name -> taskmem.v1.ContextSection
-	0,  // 23: taskmem.v1.StateService.GetTaskState:input_type -> taskmem.v1.GetTaskStateRequest
-	2,  // 24: taskmem.v1.StateService.AddDecision:input_type -> taskmem.v1.AddDecisionRequest
-	4,  // 25: taskmem.v1.StateService.AddError:input_type -> taskmem.v1.AddErrorRequest
-	6,  // 26: taskmem.v1.StateService.ExtractState:input_type -> taskmem.v1.ExtractStateRequest
-	8,  // 27: taskmem.v1.StateService.UpsertStateItems:input_type -> taskmem.v1.UpsertStateItemsRequest
-	10, // 28: taskmem.v1.StateService.ListStateItems:input_type -> taskmem.v1.ListStateItemsRequest
-	12, // 29: taskmem.v1.StateService.RenderState:input_type -> taskmem.v1.RenderStateRequest
-	14, // 30: taskmem.v1.StateService.ExpandStateItem:input_type -> taskmem.v1.ExpandStateItemRequest
-	16, // 31: taskmem.v1.StateService.PinStateItem:input_type -> taskmem.v1.PinStateItemRequest
-	18, // 32: taskmem.v1.StateService.SetStateItemStatus:input_type -> taskmem.v1.SetStateItemStatusRequest
-	20, // 33: taskmem.v1.StateService.GetWorkingMemory:input_type -> taskmem.v1.GetWorkingMemoryRequest
-	22, // 34: taskmem.v1.StateService.PutWorkingMemory:input_type -> taskmem.v1.PutWorkingMemoryRequest
-	24, // 35: taskmem.v1.StateService.BuildContext:input_type -> taskmem.v1.BuildContextRequest
-	26, // 36: taskmem.v1.StateService.QueryTask:input_type -> taskmem.v1.QueryTaskRequest
-	1,  // 37: taskmem.v1.StateService.GetTaskState:output_type -> taskmem.v1.GetTaskStateResponse
-	3,  // 38: taskmem.v1.StateService.AddDecision:output_type -> taskmem.v1.AddDecisionResponse
-	5,  // 39: taskmem.v1.StateService.AddError:output_type -> taskmem.v1.AddErrorResponse
-	7,  // 40: taskmem.v1.StateService.ExtractState:output_type -> taskmem.v1.ExtractStateResponse
-	9,  // 41: taskmem.v1.StateService.UpsertStateItems:output_type -> taskmem.v1.UpsertStateItemsResponse
-	11, // 42: taskmem.v1.StateService.ListStateItems:output_type -> taskmem.v1.ListStateItemsResponse
-	13, // 43: taskmem.v1.StateService.RenderState:output_type -> taskmem.v1.RenderStateResponse
-	15, // 44: taskmem.v1.StateService.ExpandStateItem:output_type -> taskmem.v1.ExpandStateItemResponse
-	17, // 45: taskmem.v1.StateService.PinStateItem:output_type -> taskmem.v1.PinStateItemResponse
-	19, // 46: taskmem.v1.StateService.SetStateItemStatus:output_type -> taskmem.v1.SetStateItemStatusResponse
-	21, // 47: taskmem.v1.StateService.GetWorkingMemory:output_type -> taskmem.v1.GetWorkingMemoryResponse
-	23, // 48: taskmem.v1.StateService.PutWorkingMemory:output_type -> taskmem.v1.PutWorkingMemoryResponse
-	25, // 49: taskmem.v1.StateService.BuildContext:output_type -> taskmem.v1.BuildContextResponse
-	27, // 50: taskmem.v1.StateService.QueryTask:output_type -> taskmem.v1.QueryTaskResponse
-	37, // [37:51] is the sub-list for method output_type
-	23, // [23:37] is the sub-list for method input_type
-	23, // [23:23] is the sub-list for extension type_name
-	23, // [23:23] is the sub-list for extension extendee
-	0,  // [0:23] is the sub-list for field type_name
+	40, // 23: taskmem.v1.QueryTaskRequest.model:type_name -> taskmem.v1.ModelTier
+	40, // 24: taskmem.v1.QueryTaskResponse.answered_by:type_name -> taskmem.v1.ModelTier
+	0,  // 25: taskmem.v1.StateService.GetTaskState:input_type -> taskmem.v1.GetTaskStateRequest
+	2,  // 26: taskmem.v1.StateService.AddDecision:input_type -> taskmem.v1.AddDecisionRequest
+	4,  // 27: taskmem.v1.StateService.AddError:input_type -> taskmem.v1.AddErrorRequest
+	6,  // 28: taskmem.v1.StateService.ExtractState:input_type -> taskmem.v1.ExtractStateRequest
+	8,  // 29: taskmem.v1.StateService.UpsertStateItems:input_type -> taskmem.v1.UpsertStateItemsRequest
+	10, // 30: taskmem.v1.StateService.ListStateItems:input_type -> taskmem.v1.ListStateItemsRequest
+	12, // 31: taskmem.v1.StateService.RenderState:input_type -> taskmem.v1.RenderStateRequest
+	14, // 32: taskmem.v1.StateService.ExpandStateItem:input_type -> taskmem.v1.ExpandStateItemRequest
+	16, // 33: taskmem.v1.StateService.PinStateItem:input_type -> taskmem.v1.PinStateItemRequest
+	18, // 34: taskmem.v1.StateService.SetStateItemStatus:input_type -> taskmem.v1.SetStateItemStatusRequest
+	20, // 35: taskmem.v1.StateService.GetWorkingMemory:input_type -> taskmem.v1.GetWorkingMemoryRequest
+	22, // 36: taskmem.v1.StateService.PutWorkingMemory:input_type -> taskmem.v1.PutWorkingMemoryRequest
+	24, // 37: taskmem.v1.StateService.BuildContext:input_type -> taskmem.v1.BuildContextRequest
+	26, // 38: taskmem.v1.StateService.QueryTask:input_type -> taskmem.v1.QueryTaskRequest
+	1,  // 39: taskmem.v1.StateService.GetTaskState:output_type -> taskmem.v1.GetTaskStateResponse
+	3,  // 40: taskmem.v1.StateService.AddDecision:output_type -> taskmem.v1.AddDecisionResponse
+	5,  // 41: taskmem.v1.StateService.AddError:output_type -> taskmem.v1.AddErrorResponse
+	7,  // 42: taskmem.v1.StateService.ExtractState:output_type -> taskmem.v1.ExtractStateResponse
+	9,  // 43: taskmem.v1.StateService.UpsertStateItems:output_type -> taskmem.v1.UpsertStateItemsResponse
+	11, // 44: taskmem.v1.StateService.ListStateItems:output_type -> taskmem.v1.ListStateItemsResponse
+	13, // 45: taskmem.v1.StateService.RenderState:output_type -> taskmem.v1.RenderStateResponse
+	15, // 46: taskmem.v1.StateService.ExpandStateItem:output_type -> taskmem.v1.ExpandStateItemResponse
+	17, // 47: taskmem.v1.StateService.PinStateItem:output_type -> taskmem.v1.PinStateItemResponse
+	19, // 48: taskmem.v1.StateService.SetStateItemStatus:output_type -> taskmem.v1.SetStateItemStatusResponse
+	21, // 49: taskmem.v1.StateService.GetWorkingMemory:output_type -> taskmem.v1.GetWorkingMemoryResponse
+	23, // 50: taskmem.v1.StateService.PutWorkingMemory:output_type -> taskmem.v1.PutWorkingMemoryResponse
+	25, // 51: taskmem.v1.StateService.BuildContext:output_type -> taskmem.v1.BuildContextResponse
+	27, // 52: taskmem.v1.StateService.QueryTask:output_type -> taskmem.v1.QueryTaskResponse
+	39, // [39:53] is the sub-list for method output_type
+	25, // [25:39] is the sub-list for method input_type
+	25, // [25:25] is the sub-list for extension type_name
+	25, // [25:25] is the sub-list for extension extendee
+	0,  // [0:25] is the sub-list for field type_name
 }
 
 func init() { file_taskmem_v1_state_service_proto_init() }

@@ -1,0 +1,103 @@
+"""Webhook delivery state: per-namespace secrets, per-task delivery cursors and delivery rows."""
+
+from __future__ import annotations
+
+import base64
+import json
+import secrets
+from typing import Any
+
+from taskmem.core.events import Event, EventFilter, EventType
+from taskmem.core.webhooks import SECRET_PREFIX, Delivery, DeliveryState
+from taskmem.store.event_log import list_events
+from taskmem.store.writer import Reader, Row, Transaction
+
+_COLUMNS = ("namespace", "task_id", "cursor", "event_type", "url", "state", "attempts", "last_status_code",
+            "last_error", "first_attempt_at", "last_attempt_at", "next_attempt_at")
+_UPSERT = (f"INSERT INTO webhook_deliveries ({', '.join(_COLUMNS)}) VALUES ({', '.join('?' * len(_COLUMNS))})"
+           " ON CONFLICT (namespace, task_id, cursor) DO UPDATE SET"
+           + ", ".join(f" {c} = excluded.{c}" for c in _COLUMNS[4:]))
+_ADVANCE = ("INSERT INTO webhook_cursors (namespace, task_id, delivered_cursor) VALUES (?, ?, ?)"
+            " ON CONFLICT (namespace, task_id) DO UPDATE SET"
+            " delivered_cursor = max(delivered_cursor, excluded.delivered_cursor)")
+
+
+def _values(d: Delivery) -> tuple[Any, ...]:
+    return (d.namespace, d.task_id, d.cursor, d.event_type, d.url, d.state, d.attempts, d.last_status_code,
+            d.last_error, d.first_attempt_at, d.last_attempt_at, d.next_attempt_at)
+
+
+def delivery_from_row(row: Row) -> Delivery:
+    return Delivery(*(row[c] for c in _COLUMNS))
+
+
+# --- reads --------------------------------------------------------------------------------------
+
+def hooked_tasks(db: Reader) -> list[tuple[str, str, str, list[str]]]:
+    """(namespace, task id, callback_url, webhook_event_types) of every task with a callback_url."""
+    rows = db.fetchall("SELECT namespace, id, callback_url, webhook_event_types FROM tasks WHERE callback_url != ''")
+    return [(r["namespace"], r["id"], r["callback_url"], json.loads(r["webhook_event_types"])) for r in rows]
+
+
+def task_hook(db: Reader, namespace: str, task_id: str) -> tuple[str, list[str]] | None:
+    row = db.fetchone("SELECT callback_url, webhook_event_types FROM tasks WHERE namespace = ? AND id = ?",
+                      (namespace, task_id))
+    return (row["callback_url"], json.loads(row["webhook_event_types"])) if row else None
+
+
+def delivery_position(db: Reader, namespace: str, task_id: str) -> tuple[int, Delivery | None]:
+    """The task's delivered cursor and its PENDING delivery, if one is being retried."""
+    row = db.fetchone("SELECT delivered_cursor FROM webhook_cursors WHERE namespace = ? AND task_id = ?",
+                      (namespace, task_id))
+    pending = db.fetchone("SELECT * FROM webhook_deliveries WHERE namespace = ? AND task_id = ? AND state = ?"
+                          " ORDER BY cursor LIMIT 1", (namespace, task_id, DeliveryState.PENDING))
+    return (row["delivered_cursor"] if row else 0), (delivery_from_row(pending) if pending else None)
+
+
+def events_to_send(db: Reader, namespace: str, task_id: str, after: int, types: frozenset[EventType],
+                   limit: int) -> list[Event]:
+    return list_events(db, EventFilter(namespace, frozenset({task_id}), types), after, limit)
+
+
+def find_secret(db: Reader, namespace: str) -> str | None:
+    row = db.fetchone("SELECT secret FROM webhook_secrets WHERE namespace = ?", (namespace,))
+    return row["secret"] if row else None
+
+
+def list_deliveries(db: Reader, namespace: str, task_id: str, states: list[str], after_key: list[Any] | None,
+                    limit: int) -> list[Delivery]:
+    """In (cursor, task id) order; after_key is the previous page's last (cursor, task id)."""
+    sql = "SELECT * FROM webhook_deliveries WHERE namespace = ?"
+    params: list[Any] = [namespace]
+    if task_id:
+        sql += " AND task_id = ?"
+        params.append(task_id)
+    if states:
+        sql += f" AND state IN ({','.join('?' * len(states))})"
+        params.extend(states)
+    if after_key is not None:
+        sql += " AND (cursor, task_id) > (?, ?)"
+        params.extend(after_key)
+    sql += " ORDER BY cursor, task_id LIMIT ?"
+    params.append(limit)
+    return [delivery_from_row(r) for r in db.fetchall(sql, params)]
+
+
+# --- mutations ----------------------------------------------------------------------------------
+
+def ensure_secret(tx: Transaction) -> str:
+    """The namespace's secret, made now if it has none."""
+    found = find_secret(tx, tx.namespace)
+    if found is not None:
+        return found
+    secret = SECRET_PREFIX + base64.b64encode(secrets.token_bytes(32)).decode()
+    tx.execute("INSERT INTO webhook_secrets (namespace, secret, created_at) VALUES (?, ?, ?)",
+               (tx.namespace, secret, tx.now))
+    return secret
+
+
+def save_attempts(tx: Transaction, deliveries: list[Delivery]) -> None:
+    """Store deliveries as they stand; a finished one (delivered or dead-lettered) advances its task's cursor."""
+    tx.executemany(_UPSERT, [_values(d) for d in deliveries])
+    tx.executemany(_ADVANCE, [(d.namespace, d.task_id, d.cursor) for d in deliveries
+                              if d.state != DeliveryState.PENDING])

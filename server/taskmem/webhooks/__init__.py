@@ -1,0 +1,1 @@
+"""Webhooks: signed POSTs of a task's events to its callback_url."""

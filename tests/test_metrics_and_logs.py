@@ -1,0 +1,124 @@
+"""`--metrics-listen` and `--log-format json` end to end: a scripted workload, then a scrape of /metrics
+that shows exactly the counts the workload made, and log lines that are JSON objects with the call's context."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import time
+import urllib.request
+from pathlib import Path
+
+import grpc
+import pytest
+from google.protobuf import duration_pb2
+from prometheus_client.parser import text_string_to_metric_families
+
+from taskmem.v1 import task_pb2, wait_pb2
+from taskmem.v1 import state_service_pb2 as spb
+from taskmem.v1 import task_service_pb2 as pb
+from taskmem.v1 import wait_service_pb2 as wpb
+from taskmem.v1.state_service_pb2_grpc import StateServiceStub
+from taskmem.v1.task_service_pb2_grpc import TaskServiceStub
+from taskmem.v1.wait_service_pb2_grpc import WaitServiceStub
+from tests.support.scripted_llm import scripted_llm
+from tests.support.server_process import ServerProcess
+from tests.support.webhook_receiver import WebhookReceiver
+
+METRICS_PREFIX = "taskmem: metrics on "
+ACTIONS = 7
+
+
+def _metrics_url(server: ServerProcess) -> str:
+    line = next(line for line in server.output if line.startswith(METRICS_PREFIX))
+    return line[len(METRICS_PREFIX):].strip()
+
+
+def _scrape(url: str) -> dict[tuple[str, tuple[tuple[str, str], ...]], float]:
+    with urllib.request.urlopen(url, timeout=10) as response:
+        text = response.read().decode()
+    return {(sample.name, tuple(sorted(sample.labels.items()))): sample.value
+            for family in text_string_to_metric_families(text) for sample in family.samples}
+
+
+def _value(samples: dict[tuple[str, tuple[tuple[str, str], ...]], float], name: str, **labels: str) -> float:
+    return samples.get((name, tuple(sorted(labels.items()))), 0.0)
+
+
+async def test_a_scrape_after_a_scripted_workload_shows_its_counts(tmp_path: Path) -> None:
+    receiver = WebhookReceiver()
+    receiver.start()
+    with scripted_llm() as llm:
+        llm.answer = lambda system, user: "you were deploying"
+        server = ServerProcess(tmp_path / "taskmem.db", "--metrics-listen", "127.0.0.1:0", env={
+            "TASKMEM_WEBHOOK_ALLOWED_HOSTS": "127.0.0.1", "TASKMEM_LLM_BASE_URL": llm.base_url,
+            "TASKMEM_LLM_MODEL": "small-local", "TASKMEM_LLM_RETRIES": "0",
+            "TASKMEM_RUNNING_SUMMARY_EVERY_MESSAGES": "0", "TASKMEM_WAIT_MIN_POLL_INTERVAL_SECONDS": "0.1"})
+        server.start()
+        try:
+            url = _metrics_url(server)
+            async with grpc.aio.insecure_channel(server.address) as channel:
+                tasks, state, waits = TaskServiceStub(channel), StateServiceStub(channel), WaitServiceStub(channel)
+                receiver.secret = (await tasks.GetWebhookSecret(pb.GetWebhookSecretRequest())).secret
+                task = (await tasks.CreateTask(pb.CreateTaskRequest(name="deploy", callback_url=receiver.url))).task
+                for n in range(ACTIONS):
+                    await tasks.RecordAction(pb.RecordActionRequest(task_id=task.id, summary=f"step {n}",
+                                                                    status=task_pb2.ACTION_STATUS_SUCCEEDED))
+                for _ in range(2):
+                    with pytest.raises(grpc.aio.AioRpcError):
+                        await tasks.GetTask(pb.GetTaskRequest(task_id="no such id!"))
+                await state.QueryTask(spb.QueryTaskRequest(task_id=task.id, question="where was I?"))
+                await waits.CreateWait(wpb.CreateWaitRequest(
+                    criteria="never answers", target=wait_pb2.WaitTarget(http=wait_pb2.HttpTarget(
+                        url="http://127.0.0.1:9/health")),
+                    poll_interval=duration_pb2.Duration(nanos=100_000_000)))
+                stream = tasks.SubscribeEvents(pb.SubscribeEventsRequest(after_cursor=-1))
+                events = (await tasks.ListEvents(pb.ListEventsRequest(page_size=500))).events
+
+                deadline = time.monotonic() + 20
+                while True:  # webhook delivery and wait polls run in the background
+                    samples = _scrape(url)
+                    if (_value(samples, "taskmem_webhook_attempts_total", outcome="delivered") >= 1
+                            and _value(samples, "taskmem_wait_probes_total", kind="http", outcome="error") >= 1
+                            and _value(samples, "taskmem_subscribers") >= 1) or time.monotonic() > deadline:
+                        break
+                    await asyncio.sleep(0.1)
+                stream.cancel()
+        finally:
+            server.stop()
+            receiver.stop()
+
+    record = "/taskmem.v1.TaskService/RecordAction"
+    assert _value(samples, "taskmem_rpcs_total", method=record, code="OK") == ACTIONS
+    assert _value(samples, "taskmem_rpc_duration_seconds_count", method=record) == ACTIONS
+    assert _value(samples, "taskmem_rpcs_total", method="/taskmem.v1.TaskService/GetTask",
+                  code="INVALID_ARGUMENT") == 2
+    assert _value(samples, "taskmem_events_appended_total") == len(events)  # every event, webhook rows add none
+    assert _value(samples, "taskmem_writer_batch_size_count") >= 1 + ACTIONS / 512
+    assert _value(samples, "taskmem_writer_commit_seconds_count") == _value(samples, "taskmem_writer_batch_size_count")
+    assert _value(samples, "taskmem_webhook_attempts_total", outcome="delivered") == 1  # TASK_CREATED only
+    assert _value(samples, "taskmem_model_calls_total", tier="utility", model="small-local", outcome="ok") == 1
+    assert _value(samples, "taskmem_query_answers_total", asked="utility", answered_by="utility") == 1
+    assert _value(samples, "taskmem_waits", kind="http", status="waiting") == 1
+    assert _value(samples, "taskmem_wait_probes_total", kind="http", outcome="error") >= 1
+    assert _value(samples, "taskmem_subscribers") >= 1
+    assert _value(samples, "taskmem_database_bytes") > 0
+
+
+async def test_json_logs_are_one_object_per_line_with_the_calls_context(tmp_path: Path) -> None:
+    server = ServerProcess(tmp_path / "taskmem.db", "--log-format", "json", "--log-level", "debug")
+    server.start()
+    try:
+        async with grpc.aio.insecure_channel(server.address) as channel:
+            await TaskServiceStub(channel).CreateTask(pb.CreateTaskRequest(name="logged"),
+                                                      metadata=[("x-correlation-id", "cor-from-test")])
+        deadline = time.monotonic() + 10
+        while not any("cor-from-test" in line for line in server.output) and time.monotonic() < deadline:
+            await asyncio.sleep(0.05)
+    finally:
+        server.stop()
+    lines = [json.loads(line) for line in server.output if line.startswith("{")]
+    assert lines and all({"time", "level", "message", "logger"} <= set(line) for line in lines)
+    call = next(line for line in lines if line.get("correlation_id") == "cor-from-test")
+    assert call["method"] == "/taskmem.v1.TaskService/CreateTask"
+    assert call["namespace"] == "default" and call["level"] == "debug" and call["duration_ms"] > 0

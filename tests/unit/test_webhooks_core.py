@@ -1,0 +1,44 @@
+"""Webhook signing and retry timing, without a server."""
+
+from __future__ import annotations
+
+import base64
+import datetime
+
+from standardwebhooks.webhooks import Webhook
+
+from taskmem.core.events import EventType
+from taskmem.core.webhooks import DEFAULT_EVENT_TYPES, RetryPolicy, hook_of, signature, signed_headers
+
+SECRET = "whsec_" + base64.b64encode(bytes(range(32))).decode()
+
+
+def test_the_signature_is_the_one_the_standard_webhooks_library_makes_and_verifies() -> None:
+    body = b'{"cursor":7,"event":{},"task_id":"tsk_1"}'
+    reference = Webhook(SECRET).sign("7", datetime.datetime.fromtimestamp(1_795_000_000, datetime.UTC), body.decode())
+    assert signature(SECRET, "7", 1_795_000_000, body) == reference
+    now = int(datetime.datetime.now(datetime.UTC).timestamp())
+    assert Webhook(SECRET).verify(body, signed_headers(SECRET, 7, now, body)) == {
+        "cursor": 7, "event": {}, "task_id": "tsk_1"}
+
+
+def test_back_off_doubles_from_the_initial_delay_up_to_the_cap() -> None:
+    policy = RetryPolicy(initial_seconds=1.0, max_seconds=10.0, retry_period_seconds=3600.0)
+    assert [policy.delay_after(n) for n in range(1, 7)] == [1.0, 2.0, 4.0, 8.0, 10.0, 10.0]
+
+
+def test_an_event_is_dead_lettered_once_the_next_attempt_would_fall_after_the_retry_period() -> None:
+    policy = RetryPolicy(initial_seconds=1.0, max_seconds=10.0, retry_period_seconds=30.0)
+    first = 1_000_000_000
+    assert policy.next_attempt_at(first, 1, first) == first + 1_000_000
+    assert policy.next_attempt_at(first, 5, first + 20_000_000) == first + 30_000_000  # exactly at the end: still tried
+    assert policy.next_attempt_at(first, 5, first + 21_000_000) is None
+
+
+def test_a_task_without_types_gets_the_default_set_and_one_without_a_url_no_hook() -> None:
+    assert hook_of("", ["EVENT_TYPE_ACTION_RECORDED"]) is None
+    default = hook_of("http://127.0.0.1/hook", [])
+    assert default is not None and default.types == DEFAULT_EVENT_TYPES
+    assert EventType.ACTION_LOG_APPENDED not in DEFAULT_EVENT_TYPES and EventType.MESSAGE_POSTED not in DEFAULT_EVENT_TYPES
+    chosen = hook_of("http://127.0.0.1/hook", ["EVENT_TYPE_ACTION_RECORDED"])
+    assert chosen is not None and chosen.types == {EventType.ACTION_RECORDED}
