@@ -11,6 +11,7 @@ from google.protobuf import struct_pb2 as _struct_pb2
 from google.protobuf import timestamp_pb2 as _timestamp_pb2
 from google.protobuf.internal import containers as _containers
 from google.protobuf.internal import enum_type_wrapper as _enum_type_wrapper
+from taskmem.v1 import event_pb2 as _event_pb2
 import builtins as _builtins
 import sys
 import typing as _typing
@@ -404,6 +405,7 @@ class Task(_message.Message):
     PAUSE_TIME_FIELD_NUMBER: _builtins.int
     ARCHIVE_TIME_FIELD_NUMBER: _builtins.int
     PLAN_INFERENCE_DISABLED_FIELD_NUMBER: _builtins.int
+    WEBHOOK_EVENT_TYPES_FIELD_NUMBER: _builtins.int
     id: _builtins.str
     """Server-assigned id, for example "tsk_0192f1c2a3b4c5d6e7f8a9b0". Output only."""
     namespace: _builtins.str
@@ -419,7 +421,10 @@ class Task(_message.Message):
     approval_mode: Global___ApprovalMode.ValueType
     """When the agent must ask a person."""
     callback_url: _builtins.str
-    """A URL the orchestrator wants called on changes (recorded, not called by this version)."""
+    """A URL the server POSTs the task's events to (signed webhooks; see
+    ListWebhookDeliveries), once its host is in the server's
+    webhook_allowed_hosts. Empty: no webhooks.
+    """
     final_answer: _builtins.str
     """The final answer, once written. At most 1,000,000 characters."""
     plan_version: _builtins.int
@@ -492,6 +497,18 @@ class Task(_message.Message):
     def archive_time(self) -> _timestamp_pb2.Timestamp:
         """When the task was archived. Output only."""
 
+    @_builtins.property
+    def webhook_event_types(self) -> _containers.RepeatedScalarFieldContainer[_event_pb2.EventType.ValueType]:
+        """The event types POSTed to callback_url. Empty means the default set:
+        lifecycle (TASK_CREATED, TASK_UPDATED, TASK_STATUS_CHANGED, TASK_STUCK,
+        TASK_AUTO_PAUSED, TASK_AUTO_ARCHIVED), plan (PLAN_REPLACED,
+        PLAN_ITEM_UPDATED), waits (WAIT_CREATED, WAIT_RESOLVED, WAIT_TIMED_OUT,
+        WAIT_CANCELLED, WAIT_FAILED) and errors (TASK_STATE_ERROR_ADDED) — not
+        actions, their log lines or messages, which can be many. Change it with
+        UpdateTask (update_mask path "webhook_event_types"); it applies to events
+        not yet delivered.
+        """
+
     def __init__(
         self,
         *,
@@ -518,10 +535,11 @@ class Task(_message.Message):
         pause_time: _timestamp_pb2.Timestamp | None = ...,
         archive_time: _timestamp_pb2.Timestamp | None = ...,
         plan_inference_disabled: _builtins.bool = ...,
+        webhook_event_types: _abc.Iterable[_event_pb2.EventType.ValueType] | None = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["archive_time", b"archive_time", "complete_time", b"complete_time", "context", b"context", "create_time", b"create_time", "error_summary", b"error_summary", "execution_start_time", b"execution_start_time", "metadata", b"metadata", "pause_time", b"pause_time", "plan_generate_time", b"plan_generate_time", "synthesis_start_time", b"synthesis_start_time", "update_time", b"update_time"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["approval_mode", b"approval_mode", "archive_time", b"archive_time", "callback_url", b"callback_url", "complete_time", b"complete_time", "context", b"context", "create_time", b"create_time", "error_summary", b"error_summary", "etag", b"etag", "execution_start_time", b"execution_start_time", "final_answer", b"final_answer", "goal", b"goal", "id", b"id", "metadata", b"metadata", "name", b"name", "namespace", b"namespace", "pause_time", b"pause_time", "plan_generate_time", b"plan_generate_time", "plan_inference_disabled", b"plan_inference_disabled", "plan_version", b"plan_version", "status", b"status", "synthesis_start_time", b"synthesis_start_time", "update_time", b"update_time", "workspace", b"workspace"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["approval_mode", b"approval_mode", "archive_time", b"archive_time", "callback_url", b"callback_url", "complete_time", b"complete_time", "context", b"context", "create_time", b"create_time", "error_summary", b"error_summary", "etag", b"etag", "execution_start_time", b"execution_start_time", "final_answer", b"final_answer", "goal", b"goal", "id", b"id", "metadata", b"metadata", "name", b"name", "namespace", b"namespace", "pause_time", b"pause_time", "plan_generate_time", b"plan_generate_time", "plan_inference_disabled", b"plan_inference_disabled", "plan_version", b"plan_version", "status", b"status", "synthesis_start_time", b"synthesis_start_time", "update_time", b"update_time", "webhook_event_types", b"webhook_event_types", "workspace", b"workspace"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 

@@ -14,6 +14,7 @@ from google.protobuf.internal import containers as _containers
 from taskmem.v1 import event_pb2 as _event_pb2
 from taskmem.v1 import state_pb2 as _state_pb2
 from taskmem.v1 import task_pb2 as _task_pb2
+from taskmem.v1 import webhook_pb2 as _webhook_pb2
 import builtins as _builtins
 import sys
 import typing as _typing
@@ -41,6 +42,7 @@ class CreateTaskRequest(_message.Message):
     PLAN_FIELD_NUMBER: _builtins.int
     REQUEST_ID_FIELD_NUMBER: _builtins.int
     PLAN_INFERENCE_DISABLED_FIELD_NUMBER: _builtins.int
+    WEBHOOK_EVENT_TYPES_FIELD_NUMBER: _builtins.int
     name: _builtins.str
     """Short name. Required, at most 200 characters."""
     goal: _builtins.str
@@ -67,6 +69,10 @@ class CreateTaskRequest(_message.Message):
     def plan(self) -> _containers.RepeatedCompositeFieldContainer[_task_pb2.PlanItemSpec]:
         """The first plan, if already known. Stored as version 1."""
 
+    @_builtins.property
+    def webhook_event_types(self) -> _containers.RepeatedScalarFieldContainer[_event_pb2.EventType.ValueType]:
+        """The event types POSTed to callback_url; empty means the default set (see Task)."""
+
     def __init__(
         self,
         *,
@@ -80,10 +86,11 @@ class CreateTaskRequest(_message.Message):
         plan: _abc.Iterable[_task_pb2.PlanItemSpec] | None = ...,
         request_id: _builtins.str = ...,
         plan_inference_disabled: _builtins.bool = ...,
+        webhook_event_types: _abc.Iterable[_event_pb2.EventType.ValueType] | None = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["context", b"context", "metadata", b"metadata"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["approval_mode", b"approval_mode", "callback_url", b"callback_url", "context", b"context", "goal", b"goal", "metadata", b"metadata", "name", b"name", "plan", b"plan", "plan_inference_disabled", b"plan_inference_disabled", "request_id", b"request_id", "workspace", b"workspace"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["approval_mode", b"approval_mode", "callback_url", b"callback_url", "context", b"context", "goal", b"goal", "metadata", b"metadata", "name", b"name", "plan", b"plan", "plan_inference_disabled", b"plan_inference_disabled", "request_id", b"request_id", "webhook_event_types", b"webhook_event_types", "workspace", b"workspace"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -258,8 +265,9 @@ class UpdateTaskRequest(_message.Message):
     def update_mask(self) -> _field_mask_pb2.FieldMask:
         """The fields to change, from: name, goal, status, workspace, context,
         metadata, approval_mode, callback_url, final_answer, error_summary,
-        plan_inference_disabled. Empty means every one of those fields that is set
-        (non-default) in task, so turning inference back on (false) needs the mask.
+        plan_inference_disabled, webhook_event_types. Empty means every one of
+        those fields that is set (non-default) in task, so turning inference back
+        on (false) or clearing webhook_event_types needs the mask.
         """
 
     def __init__(
@@ -1390,3 +1398,106 @@ class GetProgressResponse(_message.Message):
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
 Global___GetProgressResponse: _TypeAlias = GetProgressResponse  # noqa: Y015
+
+@_typing.final
+class ListWebhookDeliveriesRequest(_message.Message):
+    """ListWebhookDeliveriesRequest filters and pages webhook deliveries."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    TASK_ID_FIELD_NUMBER: _builtins.int
+    STATES_FIELD_NUMBER: _builtins.int
+    PAGE_SIZE_FIELD_NUMBER: _builtins.int
+    PAGE_TOKEN_FIELD_NUMBER: _builtins.int
+    task_id: _builtins.str
+    """Only this task's deliveries; empty means every task of the namespace."""
+    page_size: _builtins.int
+    """At most this many deliveries (1..500; 0 means 50)."""
+    page_token: _builtins.str
+    """next_page_token of the previous page, with the same filter."""
+    @_builtins.property
+    def states(self) -> _containers.RepeatedScalarFieldContainer[_webhook_pb2.WebhookDeliveryState.ValueType]:
+        """Only deliveries in one of these states; empty means all."""
+
+    def __init__(
+        self,
+        *,
+        task_id: _builtins.str = ...,
+        states: _abc.Iterable[_webhook_pb2.WebhookDeliveryState.ValueType] | None = ...,
+        page_size: _builtins.int = ...,
+        page_token: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["page_size", b"page_size", "page_token", b"page_token", "states", b"states", "task_id", b"task_id"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___ListWebhookDeliveriesRequest: _TypeAlias = ListWebhookDeliveriesRequest  # noqa: Y015
+
+@_typing.final
+class ListWebhookDeliveriesResponse(_message.Message):
+    """ListWebhookDeliveriesResponse is one page of deliveries."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    DELIVERIES_FIELD_NUMBER: _builtins.int
+    NEXT_PAGE_TOKEN_FIELD_NUMBER: _builtins.int
+    next_page_token: _builtins.str
+    """Pass as page_token for the next page; empty on the last page."""
+    @_builtins.property
+    def deliveries(self) -> _containers.RepeatedCompositeFieldContainer[_webhook_pb2.WebhookDelivery]:
+        """The deliveries, in cursor order."""
+
+    def __init__(
+        self,
+        *,
+        deliveries: _abc.Iterable[_webhook_pb2.WebhookDelivery] | None = ...,
+        next_page_token: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["deliveries", b"deliveries", "next_page_token", b"next_page_token"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___ListWebhookDeliveriesResponse: _TypeAlias = ListWebhookDeliveriesResponse  # noqa: Y015
+
+@_typing.final
+class GetWebhookSecretRequest(_message.Message):
+    """GetWebhookSecretRequest asks for the calling namespace's secret."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    def __init__(
+        self,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___GetWebhookSecretRequest: _TypeAlias = GetWebhookSecretRequest  # noqa: Y015
+
+@_typing.final
+class GetWebhookSecretResponse(_message.Message):
+    """GetWebhookSecretResponse carries the secret."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    SECRET_FIELD_NUMBER: _builtins.int
+    secret: _builtins.str
+    """"whsec_" followed by the base64 of the 32-byte HMAC key."""
+    def __init__(
+        self,
+        *,
+        secret: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["secret", b"secret"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___GetWebhookSecretResponse: _TypeAlias = GetWebhookSecretResponse  # noqa: Y015

@@ -147,6 +147,16 @@ class TaskServiceStub:
                 request_serializer=taskmem_dot_v1_dot_task__service__pb2.GetProgressRequest.SerializeToString,
                 response_deserializer=taskmem_dot_v1_dot_task__service__pb2.GetProgressResponse.FromString,
                 _registered_method=True)
+        self.ListWebhookDeliveries = channel.unary_unary(
+                '/taskmem.v1.TaskService/ListWebhookDeliveries',
+                request_serializer=taskmem_dot_v1_dot_task__service__pb2.ListWebhookDeliveriesRequest.SerializeToString,
+                response_deserializer=taskmem_dot_v1_dot_task__service__pb2.ListWebhookDeliveriesResponse.FromString,
+                _registered_method=True)
+        self.GetWebhookSecret = channel.unary_unary(
+                '/taskmem.v1.TaskService/GetWebhookSecret',
+                request_serializer=taskmem_dot_v1_dot_task__service__pb2.GetWebhookSecretRequest.SerializeToString,
+                response_deserializer=taskmem_dot_v1_dot_task__service__pb2.GetWebhookSecretResponse.FromString,
+                _registered_method=True)
 
 
 class TaskServiceServicer:
@@ -331,6 +341,29 @@ class TaskServiceServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def ListWebhookDeliveries(self, request, context):
+        """Lists webhook deliveries (AIP-158) in cursor order: one per event sent,
+        or being sent, to a task's callback_url, with its attempts, the last HTTP
+        status or error, and when the next attempt is due. A delivery is PENDING
+        while it is retried (exponential back-off for the server's
+        webhook_retry_period_seconds, then DEAD_LETTERED), DELIVERED once the
+        receiver answered 2xx. Events wait, in order, behind the task's PENDING
+        delivery. An empty list when nothing matches.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def GetWebhookSecret(self, request, context):
+        """Returns the namespace's webhook signing secret ("whsec_" + base64 of 32
+        bytes), made on the first call or the first delivery. Receivers verify
+        the Standard Webhooks headers with it: webhook-signature is
+        "v1,<base64 HMAC-SHA256(secret, webhook-id + "." + webhook-timestamp + "." + body)>".
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
 
 def add_TaskServiceServicer_to_server(servicer, server):
     rpc_method_handlers = {
@@ -428,6 +461,16 @@ def add_TaskServiceServicer_to_server(servicer, server):
                     servicer.GetProgress,
                     request_deserializer=taskmem_dot_v1_dot_task__service__pb2.GetProgressRequest.FromString,
                     response_serializer=taskmem_dot_v1_dot_task__service__pb2.GetProgressResponse.SerializeToString,
+            ),
+            'ListWebhookDeliveries': grpc.unary_unary_rpc_method_handler(
+                    servicer.ListWebhookDeliveries,
+                    request_deserializer=taskmem_dot_v1_dot_task__service__pb2.ListWebhookDeliveriesRequest.FromString,
+                    response_serializer=taskmem_dot_v1_dot_task__service__pb2.ListWebhookDeliveriesResponse.SerializeToString,
+            ),
+            'GetWebhookSecret': grpc.unary_unary_rpc_method_handler(
+                    servicer.GetWebhookSecret,
+                    request_deserializer=taskmem_dot_v1_dot_task__service__pb2.GetWebhookSecretRequest.FromString,
+                    response_serializer=taskmem_dot_v1_dot_task__service__pb2.GetWebhookSecretResponse.SerializeToString,
             ),
     }
     generic_handler = grpc.method_handlers_generic_handler(
@@ -961,6 +1004,60 @@ class TaskService:
             '/taskmem.v1.TaskService/GetProgress',
             taskmem_dot_v1_dot_task__service__pb2.GetProgressRequest.SerializeToString,
             taskmem_dot_v1_dot_task__service__pb2.GetProgressResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def ListWebhookDeliveries(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/taskmem.v1.TaskService/ListWebhookDeliveries',
+            taskmem_dot_v1_dot_task__service__pb2.ListWebhookDeliveriesRequest.SerializeToString,
+            taskmem_dot_v1_dot_task__service__pb2.ListWebhookDeliveriesResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def GetWebhookSecret(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/taskmem.v1.TaskService/GetWebhookSecret',
+            taskmem_dot_v1_dot_task__service__pb2.GetWebhookSecretRequest.SerializeToString,
+            taskmem_dot_v1_dot_task__service__pb2.GetWebhookSecretResponse.FromString,
             options,
             channel_credentials,
             insecure,

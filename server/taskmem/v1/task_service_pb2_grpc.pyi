@@ -126,6 +126,21 @@ class TaskServiceStub:
     open questions and open waits. Listed items carry only what a resume
     needs (GetPlan has the rest), so the answer stays small for a long plan.
     """
+    ListWebhookDeliveries: _grpc.UnaryUnaryMultiCallable[_task_service_pb2.ListWebhookDeliveriesRequest, _task_service_pb2.ListWebhookDeliveriesResponse]
+    """Lists webhook deliveries (AIP-158) in cursor order: one per event sent,
+    or being sent, to a task's callback_url, with its attempts, the last HTTP
+    status or error, and when the next attempt is due. A delivery is PENDING
+    while it is retried (exponential back-off for the server's
+    webhook_retry_period_seconds, then DEAD_LETTERED), DELIVERED once the
+    receiver answered 2xx. Events wait, in order, behind the task's PENDING
+    delivery. An empty list when nothing matches.
+    """
+    GetWebhookSecret: _grpc.UnaryUnaryMultiCallable[_task_service_pb2.GetWebhookSecretRequest, _task_service_pb2.GetWebhookSecretResponse]
+    """Returns the namespace's webhook signing secret ("whsec_" + base64 of 32
+    bytes), made on the first call or the first delivery. Receivers verify
+    the Standard Webhooks headers with it: webhook-signature is
+    "v1,<base64 HMAC-SHA256(secret, webhook-id + "." + webhook-timestamp + "." + body)>".
+    """
 
 @_typing.type_check_only
 class TaskServiceAsyncStub(TaskServiceStub):
@@ -224,6 +239,21 @@ class TaskServiceAsyncStub(TaskServiceStub):
     task's reconciled state (StateService) its active decisions, constraints,
     open questions and open waits. Listed items carry only what a resume
     needs (GetPlan has the rest), so the answer stays small for a long plan.
+    """
+    ListWebhookDeliveries: _aio.UnaryUnaryMultiCallable[_task_service_pb2.ListWebhookDeliveriesRequest, _task_service_pb2.ListWebhookDeliveriesResponse]  # type: ignore[assignment]
+    """Lists webhook deliveries (AIP-158) in cursor order: one per event sent,
+    or being sent, to a task's callback_url, with its attempts, the last HTTP
+    status or error, and when the next attempt is due. A delivery is PENDING
+    while it is retried (exponential back-off for the server's
+    webhook_retry_period_seconds, then DEAD_LETTERED), DELIVERED once the
+    receiver answered 2xx. Events wait, in order, behind the task's PENDING
+    delivery. An empty list when nothing matches.
+    """
+    GetWebhookSecret: _aio.UnaryUnaryMultiCallable[_task_service_pb2.GetWebhookSecretRequest, _task_service_pb2.GetWebhookSecretResponse]  # type: ignore[assignment]
+    """Returns the namespace's webhook signing secret ("whsec_" + base64 of 32
+    bytes), made on the first call or the first delivery. Receivers verify
+    the Standard Webhooks headers with it: webhook-signature is
+    "v1,<base64 HMAC-SHA256(secret, webhook-id + "." + webhook-timestamp + "." + body)>".
     """
 
 class TaskServiceServicer(metaclass=_abc_1.ABCMeta):
@@ -434,6 +464,33 @@ class TaskServiceServicer(metaclass=_abc_1.ABCMeta):
         task's reconciled state (StateService) its active decisions, constraints,
         open questions and open waits. Listed items carry only what a resume
         needs (GetPlan has the rest), so the answer stays small for a long plan.
+        """
+
+    @_abc_1.abstractmethod
+    def ListWebhookDeliveries(
+        self,
+        request: _task_service_pb2.ListWebhookDeliveriesRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_task_service_pb2.ListWebhookDeliveriesResponse, _abc.Awaitable[_task_service_pb2.ListWebhookDeliveriesResponse]]:
+        """Lists webhook deliveries (AIP-158) in cursor order: one per event sent,
+        or being sent, to a task's callback_url, with its attempts, the last HTTP
+        status or error, and when the next attempt is due. A delivery is PENDING
+        while it is retried (exponential back-off for the server's
+        webhook_retry_period_seconds, then DEAD_LETTERED), DELIVERED once the
+        receiver answered 2xx. Events wait, in order, behind the task's PENDING
+        delivery. An empty list when nothing matches.
+        """
+
+    @_abc_1.abstractmethod
+    def GetWebhookSecret(
+        self,
+        request: _task_service_pb2.GetWebhookSecretRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_task_service_pb2.GetWebhookSecretResponse, _abc.Awaitable[_task_service_pb2.GetWebhookSecretResponse]]:
+        """Returns the namespace's webhook signing secret ("whsec_" + base64 of 32
+        bytes), made on the first call or the first delivery. Receivers verify
+        the Standard Webhooks headers with it: webhook-signature is
+        "v1,<base64 HMAC-SHA256(secret, webhook-id + "." + webhook-timestamp + "." + body)>".
         """
 
 def add_TaskServiceServicer_to_server(servicer: TaskServiceServicer, server: _typing.Union[_grpc.Server, _aio.Server]) -> None: ...

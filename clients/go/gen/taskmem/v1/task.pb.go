@@ -660,7 +660,9 @@ type Task struct {
 	Metadata *structpb.Struct `protobuf:"bytes,8,opt,name=metadata,proto3" json:"metadata,omitempty"`
 	// When the agent must ask a person.
 	ApprovalMode ApprovalMode `protobuf:"varint,9,opt,name=approval_mode,json=approvalMode,proto3,enum=taskmem.v1.ApprovalMode" json:"approval_mode,omitempty"`
-	// A URL the orchestrator wants called on changes (recorded, not called by this version).
+	// A URL the server POSTs the task's events to (signed webhooks; see
+	// ListWebhookDeliveries), once its host is in the server's
+	// webhook_allowed_hosts. Empty: no webhooks.
 	CallbackUrl string `protobuf:"bytes,10,opt,name=callback_url,json=callbackUrl,proto3" json:"callback_url,omitempty"`
 	// The final answer, once written. At most 1,000,000 characters.
 	FinalAnswer string `protobuf:"bytes,11,opt,name=final_answer,json=finalAnswer,proto3" json:"final_answer,omitempty"`
@@ -705,8 +707,17 @@ type Task struct {
 	// this task (CreateTask, or UpdateTask with "plan_inference_disabled" in
 	// update_mask).
 	PlanInferenceDisabled bool `protobuf:"varint,23,opt,name=plan_inference_disabled,json=planInferenceDisabled,proto3" json:"plan_inference_disabled,omitempty"`
-	unknownFields         protoimpl.UnknownFields
-	sizeCache             protoimpl.SizeCache
+	// The event types POSTed to callback_url. Empty means the default set:
+	// lifecycle (TASK_CREATED, TASK_UPDATED, TASK_STATUS_CHANGED, TASK_STUCK,
+	// TASK_AUTO_PAUSED, TASK_AUTO_ARCHIVED), plan (PLAN_REPLACED,
+	// PLAN_ITEM_UPDATED), waits (WAIT_CREATED, WAIT_RESOLVED, WAIT_TIMED_OUT,
+	// WAIT_CANCELLED, WAIT_FAILED) and errors (TASK_STATE_ERROR_ADDED) — not
+	// actions, their log lines or messages, which can be many. Change it with
+	// UpdateTask (update_mask path "webhook_event_types"); it applies to events
+	// not yet delivered.
+	WebhookEventTypes []EventType `protobuf:"varint,24,rep,packed,name=webhook_event_types,json=webhookEventTypes,proto3,enum=taskmem.v1.EventType" json:"webhook_event_types,omitempty"`
+	unknownFields     protoimpl.UnknownFields
+	sizeCache         protoimpl.SizeCache
 }
 
 func (x *Task) Reset() {
@@ -898,6 +909,13 @@ func (x *Task) GetPlanInferenceDisabled() bool {
 		return x.PlanInferenceDisabled
 	}
 	return false
+}
+
+func (x *Task) GetWebhookEventTypes() []EventType {
+	if x != nil {
+		return x.WebhookEventTypes
+	}
+	return nil
 }
 
 // PlanItemSpec is one item of a plan as the caller writes it.
@@ -1725,12 +1743,12 @@ var File_taskmem_v1_task_proto protoreflect.FileDescriptor
 const file_taskmem_v1_task_proto_rawDesc = "" +
 	"\n" +
 	"\x15taskmem/v1/task.proto\x12\n" +
-	"taskmem.v1\x1a\x1egoogle/protobuf/duration.proto\x1a\x1cgoogle/protobuf/struct.proto\x1a\x1fgoogle/protobuf/timestamp.proto\"l\n" +
+	"taskmem.v1\x1a\x1egoogle/protobuf/duration.proto\x1a\x1cgoogle/protobuf/struct.proto\x1a\x1fgoogle/protobuf/timestamp.proto\x1a\x16taskmem/v1/event.proto\"l\n" +
 	"\fErrorSummary\x12!\n" +
 	"\ffailed_stage\x18\x01 \x01(\tR\vfailedStage\x12\x1f\n" +
 	"\vfailed_step\x18\x02 \x01(\tR\n" +
 	"failedStep\x12\x18\n" +
-	"\amessage\x18\x03 \x01(\tR\amessage\"\xe0\b\n" +
+	"\amessage\x18\x03 \x01(\tR\amessage\"\xa7\t\n" +
 	"\x04Task\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12\x1c\n" +
 	"\tnamespace\x18\x02 \x01(\tR\tnamespace\x12\x12\n" +
@@ -1758,7 +1776,8 @@ const file_taskmem_v1_task_proto_rawDesc = "" +
 	"\n" +
 	"pause_time\x18\x15 \x01(\v2\x1a.google.protobuf.TimestampR\tpauseTime\x12=\n" +
 	"\farchive_time\x18\x16 \x01(\v2\x1a.google.protobuf.TimestampR\varchiveTime\x126\n" +
-	"\x17plan_inference_disabled\x18\x17 \x01(\bR\x15planInferenceDisabled\"\xd3\x01\n" +
+	"\x17plan_inference_disabled\x18\x17 \x01(\bR\x15planInferenceDisabled\x12E\n" +
+	"\x13webhook_event_types\x18\x18 \x03(\x0e2\x15.taskmem.v1.EventTypeR\x11webhookEventTypes\"\xd3\x01\n" +
 	"\fPlanItemSpec\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12\x14\n" +
 	"\x05stage\x18\x02 \x01(\tR\x05stage\x12\x14\n" +
@@ -1937,7 +1956,8 @@ var file_taskmem_v1_task_proto_goTypes = []any{
 	(*ContextSnapshot)(nil),       // 16: taskmem.v1.ContextSnapshot
 	(*structpb.Struct)(nil),       // 17: google.protobuf.Struct
 	(*timestamppb.Timestamp)(nil), // 18: google.protobuf.Timestamp
-	(*durationpb.Duration)(nil),   // 19: google.protobuf.Duration
+	(EventType)(0),                // 19: taskmem.v1.EventType
+	(*durationpb.Duration)(nil),   // 20: google.protobuf.Duration
 }
 var file_taskmem_v1_task_proto_depIdxs = []int32{
 	0,  // 0: taskmem.v1.Task.status:type_name -> taskmem.v1.TaskStatus
@@ -1953,32 +1973,33 @@ var file_taskmem_v1_task_proto_depIdxs = []int32{
 	18, // 10: taskmem.v1.Task.update_time:type_name -> google.protobuf.Timestamp
 	18, // 11: taskmem.v1.Task.pause_time:type_name -> google.protobuf.Timestamp
 	18, // 12: taskmem.v1.Task.archive_time:type_name -> google.protobuf.Timestamp
-	17, // 13: taskmem.v1.PlanItemSpec.input:type_name -> google.protobuf.Struct
-	2,  // 14: taskmem.v1.PlanItem.status:type_name -> taskmem.v1.PlanItemStatus
-	17, // 15: taskmem.v1.PlanItem.input:type_name -> google.protobuf.Struct
-	18, // 16: taskmem.v1.PlanItem.start_time:type_name -> google.protobuf.Timestamp
-	18, // 17: taskmem.v1.PlanItem.complete_time:type_name -> google.protobuf.Timestamp
-	19, // 18: taskmem.v1.PlanItem.duration:type_name -> google.protobuf.Duration
-	3,  // 19: taskmem.v1.PlanItem.status_source:type_name -> taskmem.v1.PlanItemStatusSource
-	11, // 20: taskmem.v1.Plan.items:type_name -> taskmem.v1.PlanItem
-	18, // 21: taskmem.v1.Plan.create_time:type_name -> google.protobuf.Timestamp
-	4,  // 22: taskmem.v1.Action.type:type_name -> taskmem.v1.ActionType
-	5,  // 23: taskmem.v1.Action.status:type_name -> taskmem.v1.ActionStatus
-	17, // 24: taskmem.v1.Action.input:type_name -> google.protobuf.Struct
-	17, // 25: taskmem.v1.Action.output:type_name -> google.protobuf.Struct
-	19, // 26: taskmem.v1.Action.duration:type_name -> google.protobuf.Duration
-	18, // 27: taskmem.v1.Action.create_time:type_name -> google.protobuf.Timestamp
-	18, // 28: taskmem.v1.Action.complete_time:type_name -> google.protobuf.Timestamp
-	18, // 29: taskmem.v1.ActionLogLine.create_time:type_name -> google.protobuf.Timestamp
-	6,  // 30: taskmem.v1.Message.role:type_name -> taskmem.v1.MessageRole
-	7,  // 31: taskmem.v1.Message.kind:type_name -> taskmem.v1.MessageKind
-	18, // 32: taskmem.v1.Message.create_time:type_name -> google.protobuf.Timestamp
-	18, // 33: taskmem.v1.ContextSnapshot.create_time:type_name -> google.protobuf.Timestamp
-	34, // [34:34] is the sub-list for method output_type
-	34, // [34:34] is the sub-list for method input_type
-	34, // [34:34] is the sub-list for extension type_name
-	34, // [34:34] is the sub-list for extension extendee
-	0,  // [0:34] is the sub-list for field type_name
+	19, // 13: taskmem.v1.Task.webhook_event_types:type_name -> taskmem.v1.EventType
+	17, // 14: taskmem.v1.PlanItemSpec.input:type_name -> google.protobuf.Struct
+	2,  // 15: taskmem.v1.PlanItem.status:type_name -> taskmem.v1.PlanItemStatus
+	17, // 16: taskmem.v1.PlanItem.input:type_name -> google.protobuf.Struct
+	18, // 17: taskmem.v1.PlanItem.start_time:type_name -> google.protobuf.Timestamp
+	18, // 18: taskmem.v1.PlanItem.complete_time:type_name -> google.protobuf.Timestamp
+	20, // 19: taskmem.v1.PlanItem.duration:type_name -> google.protobuf.Duration
+	3,  // 20: taskmem.v1.PlanItem.status_source:type_name -> taskmem.v1.PlanItemStatusSource
+	11, // 21: taskmem.v1.Plan.items:type_name -> taskmem.v1.PlanItem
+	18, // 22: taskmem.v1.Plan.create_time:type_name -> google.protobuf.Timestamp
+	4,  // 23: taskmem.v1.Action.type:type_name -> taskmem.v1.ActionType
+	5,  // 24: taskmem.v1.Action.status:type_name -> taskmem.v1.ActionStatus
+	17, // 25: taskmem.v1.Action.input:type_name -> google.protobuf.Struct
+	17, // 26: taskmem.v1.Action.output:type_name -> google.protobuf.Struct
+	20, // 27: taskmem.v1.Action.duration:type_name -> google.protobuf.Duration
+	18, // 28: taskmem.v1.Action.create_time:type_name -> google.protobuf.Timestamp
+	18, // 29: taskmem.v1.Action.complete_time:type_name -> google.protobuf.Timestamp
+	18, // 30: taskmem.v1.ActionLogLine.create_time:type_name -> google.protobuf.Timestamp
+	6,  // 31: taskmem.v1.Message.role:type_name -> taskmem.v1.MessageRole
+	7,  // 32: taskmem.v1.Message.kind:type_name -> taskmem.v1.MessageKind
+	18, // 33: taskmem.v1.Message.create_time:type_name -> google.protobuf.Timestamp
+	18, // 34: taskmem.v1.ContextSnapshot.create_time:type_name -> google.protobuf.Timestamp
+	35, // [35:35] is the sub-list for method output_type
+	35, // [35:35] is the sub-list for method input_type
+	35, // [35:35] is the sub-list for extension type_name
+	35, // [35:35] is the sub-list for extension extendee
+	0,  // [0:35] is the sub-list for field type_name
 }
 
 func init() { file_taskmem_v1_task_proto_init() }
@@ -1986,6 +2007,7 @@ func file_taskmem_v1_task_proto_init() {
 	if File_taskmem_v1_task_proto != nil {
 		return
 	}
+	file_taskmem_v1_event_proto_init()
 	type x struct{}
 	out := protoimpl.TypeBuilder{
 		File: protoimpl.DescBuilder{

@@ -48,8 +48,10 @@ type CreateTaskRequest struct {
 	RequestId string `protobuf:"bytes,9,opt,name=request_id,json=requestId,proto3" json:"request_id,omitempty"`
 	// True turns plan-progress inference off for this task (see Task.plan_inference_disabled).
 	PlanInferenceDisabled bool `protobuf:"varint,10,opt,name=plan_inference_disabled,json=planInferenceDisabled,proto3" json:"plan_inference_disabled,omitempty"`
-	unknownFields         protoimpl.UnknownFields
-	sizeCache             protoimpl.SizeCache
+	// The event types POSTed to callback_url; empty means the default set (see Task).
+	WebhookEventTypes []EventType `protobuf:"varint,11,rep,packed,name=webhook_event_types,json=webhookEventTypes,proto3,enum=taskmem.v1.EventType" json:"webhook_event_types,omitempty"`
+	unknownFields     protoimpl.UnknownFields
+	sizeCache         protoimpl.SizeCache
 }
 
 func (x *CreateTaskRequest) Reset() {
@@ -150,6 +152,13 @@ func (x *CreateTaskRequest) GetPlanInferenceDisabled() bool {
 		return x.PlanInferenceDisabled
 	}
 	return false
+}
+
+func (x *CreateTaskRequest) GetWebhookEventTypes() []EventType {
+	if x != nil {
+		return x.WebhookEventTypes
+	}
+	return nil
 }
 
 // CreateTaskResponse returns the new task.
@@ -444,8 +453,9 @@ type UpdateTaskRequest struct {
 	Task *Task `protobuf:"bytes,1,opt,name=task,proto3" json:"task,omitempty"`
 	// The fields to change, from: name, goal, status, workspace, context,
 	// metadata, approval_mode, callback_url, final_answer, error_summary,
-	// plan_inference_disabled. Empty means every one of those fields that is set
-	// (non-default) in task, so turning inference back on (false) needs the mask.
+	// plan_inference_disabled, webhook_event_types. Empty means every one of
+	// those fields that is set (non-default) in task, so turning inference back
+	// on (false) or clearing webhook_event_types needs the mask.
 	UpdateMask *fieldmaskpb.FieldMask `protobuf:"bytes,2,opt,name=update_mask,json=updateMask,proto3" json:"update_mask,omitempty"`
 	// Idempotency key (AIP-155).
 	RequestId     string `protobuf:"bytes,3,opt,name=request_id,json=requestId,proto3" json:"request_id,omitempty"`
@@ -2686,12 +2696,223 @@ func (x *GetProgressResponse) GetReadyCount() int32 {
 	return 0
 }
 
+// ListWebhookDeliveriesRequest filters and pages webhook deliveries.
+type ListWebhookDeliveriesRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Only this task's deliveries; empty means every task of the namespace.
+	TaskId string `protobuf:"bytes,1,opt,name=task_id,json=taskId,proto3" json:"task_id,omitempty"`
+	// Only deliveries in one of these states; empty means all.
+	States []WebhookDeliveryState `protobuf:"varint,2,rep,packed,name=states,proto3,enum=taskmem.v1.WebhookDeliveryState" json:"states,omitempty"`
+	// At most this many deliveries (1..500; 0 means 50).
+	PageSize int32 `protobuf:"varint,3,opt,name=page_size,json=pageSize,proto3" json:"page_size,omitempty"`
+	// next_page_token of the previous page, with the same filter.
+	PageToken     string `protobuf:"bytes,4,opt,name=page_token,json=pageToken,proto3" json:"page_token,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ListWebhookDeliveriesRequest) Reset() {
+	*x = ListWebhookDeliveriesRequest{}
+	mi := &file_taskmem_v1_task_service_proto_msgTypes[39]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ListWebhookDeliveriesRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ListWebhookDeliveriesRequest) ProtoMessage() {}
+
+func (x *ListWebhookDeliveriesRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_taskmem_v1_task_service_proto_msgTypes[39]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ListWebhookDeliveriesRequest.ProtoReflect.Descriptor instead.
+func (*ListWebhookDeliveriesRequest) Descriptor() ([]byte, []int) {
+	return file_taskmem_v1_task_service_proto_rawDescGZIP(), []int{39}
+}
+
+func (x *ListWebhookDeliveriesRequest) GetTaskId() string {
+	if x != nil {
+		return x.TaskId
+	}
+	return ""
+}
+
+func (x *ListWebhookDeliveriesRequest) GetStates() []WebhookDeliveryState {
+	if x != nil {
+		return x.States
+	}
+	return nil
+}
+
+func (x *ListWebhookDeliveriesRequest) GetPageSize() int32 {
+	if x != nil {
+		return x.PageSize
+	}
+	return 0
+}
+
+func (x *ListWebhookDeliveriesRequest) GetPageToken() string {
+	if x != nil {
+		return x.PageToken
+	}
+	return ""
+}
+
+// ListWebhookDeliveriesResponse is one page of deliveries.
+type ListWebhookDeliveriesResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The deliveries, in cursor order.
+	Deliveries []*WebhookDelivery `protobuf:"bytes,1,rep,name=deliveries,proto3" json:"deliveries,omitempty"`
+	// Pass as page_token for the next page; empty on the last page.
+	NextPageToken string `protobuf:"bytes,2,opt,name=next_page_token,json=nextPageToken,proto3" json:"next_page_token,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ListWebhookDeliveriesResponse) Reset() {
+	*x = ListWebhookDeliveriesResponse{}
+	mi := &file_taskmem_v1_task_service_proto_msgTypes[40]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ListWebhookDeliveriesResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ListWebhookDeliveriesResponse) ProtoMessage() {}
+
+func (x *ListWebhookDeliveriesResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_taskmem_v1_task_service_proto_msgTypes[40]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ListWebhookDeliveriesResponse.ProtoReflect.Descriptor instead.
+func (*ListWebhookDeliveriesResponse) Descriptor() ([]byte, []int) {
+	return file_taskmem_v1_task_service_proto_rawDescGZIP(), []int{40}
+}
+
+func (x *ListWebhookDeliveriesResponse) GetDeliveries() []*WebhookDelivery {
+	if x != nil {
+		return x.Deliveries
+	}
+	return nil
+}
+
+func (x *ListWebhookDeliveriesResponse) GetNextPageToken() string {
+	if x != nil {
+		return x.NextPageToken
+	}
+	return ""
+}
+
+// GetWebhookSecretRequest asks for the calling namespace's secret.
+type GetWebhookSecretRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *GetWebhookSecretRequest) Reset() {
+	*x = GetWebhookSecretRequest{}
+	mi := &file_taskmem_v1_task_service_proto_msgTypes[41]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *GetWebhookSecretRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*GetWebhookSecretRequest) ProtoMessage() {}
+
+func (x *GetWebhookSecretRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_taskmem_v1_task_service_proto_msgTypes[41]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use GetWebhookSecretRequest.ProtoReflect.Descriptor instead.
+func (*GetWebhookSecretRequest) Descriptor() ([]byte, []int) {
+	return file_taskmem_v1_task_service_proto_rawDescGZIP(), []int{41}
+}
+
+// GetWebhookSecretResponse carries the secret.
+type GetWebhookSecretResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// "whsec_" followed by the base64 of the 32-byte HMAC key.
+	Secret        string `protobuf:"bytes,1,opt,name=secret,proto3" json:"secret,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *GetWebhookSecretResponse) Reset() {
+	*x = GetWebhookSecretResponse{}
+	mi := &file_taskmem_v1_task_service_proto_msgTypes[42]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *GetWebhookSecretResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*GetWebhookSecretResponse) ProtoMessage() {}
+
+func (x *GetWebhookSecretResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_taskmem_v1_task_service_proto_msgTypes[42]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use GetWebhookSecretResponse.ProtoReflect.Descriptor instead.
+func (*GetWebhookSecretResponse) Descriptor() ([]byte, []int) {
+	return file_taskmem_v1_task_service_proto_rawDescGZIP(), []int{42}
+}
+
+func (x *GetWebhookSecretResponse) GetSecret() string {
+	if x != nil {
+		return x.Secret
+	}
+	return ""
+}
+
 var File_taskmem_v1_task_service_proto protoreflect.FileDescriptor
 
 const file_taskmem_v1_task_service_proto_rawDesc = "" +
 	"\n" +
 	"\x1dtaskmem/v1/task_service.proto\x12\n" +
-	"taskmem.v1\x1a\x1egoogle/protobuf/duration.proto\x1a google/protobuf/field_mask.proto\x1a\x1cgoogle/protobuf/struct.proto\x1a\x1fgoogle/protobuf/timestamp.proto\x1a\x16taskmem/v1/event.proto\x1a\x16taskmem/v1/state.proto\x1a\x15taskmem/v1/task.proto\"\xa8\x03\n" +
+	"taskmem.v1\x1a\x1egoogle/protobuf/duration.proto\x1a google/protobuf/field_mask.proto\x1a\x1cgoogle/protobuf/struct.proto\x1a\x1fgoogle/protobuf/timestamp.proto\x1a\x16taskmem/v1/event.proto\x1a\x16taskmem/v1/state.proto\x1a\x15taskmem/v1/task.proto\x1a\x18taskmem/v1/webhook.proto\"\xef\x03\n" +
 	"\x11CreateTaskRequest\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x12\n" +
 	"\x04goal\x18\x02 \x01(\tR\x04goal\x12\x1c\n" +
@@ -2704,7 +2925,8 @@ const file_taskmem_v1_task_service_proto_rawDesc = "" +
 	"\n" +
 	"request_id\x18\t \x01(\tR\trequestId\x126\n" +
 	"\x17plan_inference_disabled\x18\n" +
-	" \x01(\bR\x15planInferenceDisabled\"`\n" +
+	" \x01(\bR\x15planInferenceDisabled\x12E\n" +
+	"\x13webhook_event_types\x18\v \x03(\x0e2\x15.taskmem.v1.EventTypeR\x11webhookEventTypes\"`\n" +
 	"\x12CreateTaskResponse\x12$\n" +
 	"\x04task\x18\x01 \x01(\v2\x10.taskmem.v1.TaskR\x04task\x12$\n" +
 	"\x04plan\x18\x02 \x01(\v2\x10.taskmem.v1.PlanR\x04plan\")\n" +
@@ -2895,7 +3117,21 @@ const file_taskmem_v1_task_service_proto_rawDesc = "" +
 	"\n" +
 	"open_waits\x18\x0f \x03(\v2\x14.taskmem.v1.OpenWaitR\topenWaits\x12\x1f\n" +
 	"\vready_count\x18\x10 \x01(\x05R\n" +
-	"readyCount2\xc9\f\n" +
+	"readyCount\"\xad\x01\n" +
+	"\x1cListWebhookDeliveriesRequest\x12\x17\n" +
+	"\atask_id\x18\x01 \x01(\tR\x06taskId\x128\n" +
+	"\x06states\x18\x02 \x03(\x0e2 .taskmem.v1.WebhookDeliveryStateR\x06states\x12\x1b\n" +
+	"\tpage_size\x18\x03 \x01(\x05R\bpageSize\x12\x1d\n" +
+	"\n" +
+	"page_token\x18\x04 \x01(\tR\tpageToken\"\x84\x01\n" +
+	"\x1dListWebhookDeliveriesResponse\x12;\n" +
+	"\n" +
+	"deliveries\x18\x01 \x03(\v2\x1b.taskmem.v1.WebhookDeliveryR\n" +
+	"deliveries\x12&\n" +
+	"\x0fnext_page_token\x18\x02 \x01(\tR\rnextPageToken\"\x19\n" +
+	"\x17GetWebhookSecretRequest\"2\n" +
+	"\x18GetWebhookSecretResponse\x12\x16\n" +
+	"\x06secret\x18\x01 \x01(\tR\x06secret2\x96\x0e\n" +
 	"\vTaskService\x12K\n" +
 	"\n" +
 	"CreateTask\x12\x1d.taskmem.v1.CreateTaskRequest\x1a\x1e.taskmem.v1.CreateTaskResponse\x12B\n" +
@@ -2918,7 +3154,9 @@ const file_taskmem_v1_task_service_proto_rawDesc = "" +
 	"\x0fSubscribeEvents\x12\".taskmem.v1.SubscribeEventsRequest\x1a#.taskmem.v1.SubscribeEventsResponse0\x01\x12K\n" +
 	"\n" +
 	"ListEvents\x12\x1d.taskmem.v1.ListEventsRequest\x1a\x1e.taskmem.v1.ListEventsResponse\x12N\n" +
-	"\vGetProgress\x12\x1e.taskmem.v1.GetProgressRequest\x1a\x1f.taskmem.v1.GetProgressResponseB@Z>github.com/taskmem/taskmem/clients/go/gen/taskmem/v1;taskmemv1b\x06proto3"
+	"\vGetProgress\x12\x1e.taskmem.v1.GetProgressRequest\x1a\x1f.taskmem.v1.GetProgressResponse\x12l\n" +
+	"\x15ListWebhookDeliveries\x12(.taskmem.v1.ListWebhookDeliveriesRequest\x1a).taskmem.v1.ListWebhookDeliveriesResponse\x12]\n" +
+	"\x10GetWebhookSecret\x12#.taskmem.v1.GetWebhookSecretRequest\x1a$.taskmem.v1.GetWebhookSecretResponseB@Z>github.com/taskmem/taskmem/clients/go/gen/taskmem/v1;taskmemv1b\x06proto3"
 
 var (
 	file_taskmem_v1_task_service_proto_rawDescOnce sync.Once
@@ -2932,7 +3170,7 @@ func file_taskmem_v1_task_service_proto_rawDescGZIP() []byte {
 	return file_taskmem_v1_task_service_proto_rawDescData
 }
 
-var file_taskmem_v1_task_service_proto_msgTypes = make([]protoimpl.MessageInfo, 39)
+var file_taskmem_v1_task_service_proto_msgTypes = make([]protoimpl.MessageInfo, 43)
 var file_taskmem_v1_task_service_proto_goTypes = []any{
 	(*CreateTaskRequest)(nil),             // 0: taskmem.v1.CreateTaskRequest
 	(*CreateTaskResponse)(nil),            // 1: taskmem.v1.CreateTaskResponse
@@ -2973,129 +3211,142 @@ var file_taskmem_v1_task_service_proto_goTypes = []any{
 	(*ListEventsResponse)(nil),            // 36: taskmem.v1.ListEventsResponse
 	(*GetProgressRequest)(nil),            // 37: taskmem.v1.GetProgressRequest
 	(*GetProgressResponse)(nil),           // 38: taskmem.v1.GetProgressResponse
-	(*structpb.Struct)(nil),               // 39: google.protobuf.Struct
-	(ApprovalMode)(0),                     // 40: taskmem.v1.ApprovalMode
-	(*PlanItemSpec)(nil),                  // 41: taskmem.v1.PlanItemSpec
-	(*Task)(nil),                          // 42: taskmem.v1.Task
-	(*Plan)(nil),                          // 43: taskmem.v1.Plan
-	(TaskStatus)(0),                       // 44: taskmem.v1.TaskStatus
-	(*timestamppb.Timestamp)(nil),         // 45: google.protobuf.Timestamp
-	(*fieldmaskpb.FieldMask)(nil),         // 46: google.protobuf.FieldMask
-	(PlanItemStatus)(0),                   // 47: taskmem.v1.PlanItemStatus
-	(*PlanItem)(nil),                      // 48: taskmem.v1.PlanItem
-	(ActionType)(0),                       // 49: taskmem.v1.ActionType
-	(ActionStatus)(0),                     // 50: taskmem.v1.ActionStatus
-	(*durationpb.Duration)(nil),           // 51: google.protobuf.Duration
-	(*Action)(nil),                        // 52: taskmem.v1.Action
-	(*ActionLogLine)(nil),                 // 53: taskmem.v1.ActionLogLine
-	(MessageRole)(0),                      // 54: taskmem.v1.MessageRole
-	(MessageKind)(0),                      // 55: taskmem.v1.MessageKind
-	(*Message)(nil),                       // 56: taskmem.v1.Message
-	(*ContextSnapshot)(nil),               // 57: taskmem.v1.ContextSnapshot
-	(EventType)(0),                        // 58: taskmem.v1.EventType
-	(*Event)(nil),                         // 59: taskmem.v1.Event
-	(*StateItemNote)(nil),                 // 60: taskmem.v1.StateItemNote
-	(*OpenWait)(nil),                      // 61: taskmem.v1.OpenWait
+	(*ListWebhookDeliveriesRequest)(nil),  // 39: taskmem.v1.ListWebhookDeliveriesRequest
+	(*ListWebhookDeliveriesResponse)(nil), // 40: taskmem.v1.ListWebhookDeliveriesResponse
+	(*GetWebhookSecretRequest)(nil),       // 41: taskmem.v1.GetWebhookSecretRequest
+	(*GetWebhookSecretResponse)(nil),      // 42: taskmem.v1.GetWebhookSecretResponse
+	(*structpb.Struct)(nil),               // 43: google.protobuf.Struct
+	(ApprovalMode)(0),                     // 44: taskmem.v1.ApprovalMode
+	(*PlanItemSpec)(nil),                  // 45: taskmem.v1.PlanItemSpec
+	(EventType)(0),                        // 46: taskmem.v1.EventType
+	(*Task)(nil),                          // 47: taskmem.v1.Task
+	(*Plan)(nil),                          // 48: taskmem.v1.Plan
+	(TaskStatus)(0),                       // 49: taskmem.v1.TaskStatus
+	(*timestamppb.Timestamp)(nil),         // 50: google.protobuf.Timestamp
+	(*fieldmaskpb.FieldMask)(nil),         // 51: google.protobuf.FieldMask
+	(PlanItemStatus)(0),                   // 52: taskmem.v1.PlanItemStatus
+	(*PlanItem)(nil),                      // 53: taskmem.v1.PlanItem
+	(ActionType)(0),                       // 54: taskmem.v1.ActionType
+	(ActionStatus)(0),                     // 55: taskmem.v1.ActionStatus
+	(*durationpb.Duration)(nil),           // 56: google.protobuf.Duration
+	(*Action)(nil),                        // 57: taskmem.v1.Action
+	(*ActionLogLine)(nil),                 // 58: taskmem.v1.ActionLogLine
+	(MessageRole)(0),                      // 59: taskmem.v1.MessageRole
+	(MessageKind)(0),                      // 60: taskmem.v1.MessageKind
+	(*Message)(nil),                       // 61: taskmem.v1.Message
+	(*ContextSnapshot)(nil),               // 62: taskmem.v1.ContextSnapshot
+	(*Event)(nil),                         // 63: taskmem.v1.Event
+	(*StateItemNote)(nil),                 // 64: taskmem.v1.StateItemNote
+	(*OpenWait)(nil),                      // 65: taskmem.v1.OpenWait
+	(WebhookDeliveryState)(0),             // 66: taskmem.v1.WebhookDeliveryState
+	(*WebhookDelivery)(nil),               // 67: taskmem.v1.WebhookDelivery
 }
 var file_taskmem_v1_task_service_proto_depIdxs = []int32{
-	39, // 0: taskmem.v1.CreateTaskRequest.context:type_name -> google.protobuf.Struct
-	39, // 1: taskmem.v1.CreateTaskRequest.metadata:type_name -> google.protobuf.Struct
-	40, // 2: taskmem.v1.CreateTaskRequest.approval_mode:type_name -> taskmem.v1.ApprovalMode
-	41, // 3: taskmem.v1.CreateTaskRequest.plan:type_name -> taskmem.v1.PlanItemSpec
-	42, // 4: taskmem.v1.CreateTaskResponse.task:type_name -> taskmem.v1.Task
-	43, // 5: taskmem.v1.CreateTaskResponse.plan:type_name -> taskmem.v1.Plan
-	42, // 6: taskmem.v1.GetTaskResponse.task:type_name -> taskmem.v1.Task
-	43, // 7: taskmem.v1.GetTaskResponse.plan:type_name -> taskmem.v1.Plan
-	44, // 8: taskmem.v1.ListTasksRequest.statuses:type_name -> taskmem.v1.TaskStatus
-	45, // 9: taskmem.v1.ListTasksRequest.updated_after:type_name -> google.protobuf.Timestamp
-	42, // 10: taskmem.v1.ListTasksResponse.tasks:type_name -> taskmem.v1.Task
-	42, // 11: taskmem.v1.UpdateTaskRequest.task:type_name -> taskmem.v1.Task
-	46, // 12: taskmem.v1.UpdateTaskRequest.update_mask:type_name -> google.protobuf.FieldMask
-	42, // 13: taskmem.v1.UpdateTaskResponse.task:type_name -> taskmem.v1.Task
-	41, // 14: taskmem.v1.ReplacePlanRequest.items:type_name -> taskmem.v1.PlanItemSpec
-	43, // 15: taskmem.v1.ReplacePlanResponse.plan:type_name -> taskmem.v1.Plan
-	43, // 16: taskmem.v1.GetPlanResponse.plan:type_name -> taskmem.v1.Plan
-	47, // 17: taskmem.v1.UpdatePlanItemRequest.status:type_name -> taskmem.v1.PlanItemStatus
-	48, // 18: taskmem.v1.UpdatePlanItemResponse.item:type_name -> taskmem.v1.PlanItem
-	49, // 19: taskmem.v1.RecordActionRequest.type:type_name -> taskmem.v1.ActionType
-	50, // 20: taskmem.v1.RecordActionRequest.status:type_name -> taskmem.v1.ActionStatus
-	39, // 21: taskmem.v1.RecordActionRequest.input:type_name -> google.protobuf.Struct
-	39, // 22: taskmem.v1.RecordActionRequest.output:type_name -> google.protobuf.Struct
-	51, // 23: taskmem.v1.RecordActionRequest.duration:type_name -> google.protobuf.Duration
-	52, // 24: taskmem.v1.RecordActionResponse.action:type_name -> taskmem.v1.Action
-	50, // 25: taskmem.v1.CompleteActionRequest.status:type_name -> taskmem.v1.ActionStatus
-	39, // 26: taskmem.v1.CompleteActionRequest.output:type_name -> google.protobuf.Struct
-	51, // 27: taskmem.v1.CompleteActionRequest.duration:type_name -> google.protobuf.Duration
-	52, // 28: taskmem.v1.CompleteActionResponse.action:type_name -> taskmem.v1.Action
-	52, // 29: taskmem.v1.ListActionsResponse.actions:type_name -> taskmem.v1.Action
-	20, // 30: taskmem.v1.AppendActionLogRequest.lines:type_name -> taskmem.v1.LogLineInput
-	53, // 31: taskmem.v1.TailActionLogResponse.line:type_name -> taskmem.v1.ActionLogLine
-	54, // 32: taskmem.v1.PostMessageRequest.role:type_name -> taskmem.v1.MessageRole
-	55, // 33: taskmem.v1.PostMessageRequest.kind:type_name -> taskmem.v1.MessageKind
-	56, // 34: taskmem.v1.PostMessageResponse.message:type_name -> taskmem.v1.Message
-	48, // 35: taskmem.v1.PostMessageResponse.inferred_items:type_name -> taskmem.v1.PlanItem
-	55, // 36: taskmem.v1.ListMessagesRequest.kinds:type_name -> taskmem.v1.MessageKind
-	56, // 37: taskmem.v1.ListMessagesResponse.messages:type_name -> taskmem.v1.Message
-	57, // 38: taskmem.v1.RecordContextSnapshotResponse.snapshot:type_name -> taskmem.v1.ContextSnapshot
-	57, // 39: taskmem.v1.ListContextSnapshotsResponse.snapshots:type_name -> taskmem.v1.ContextSnapshot
-	58, // 40: taskmem.v1.SubscribeEventsRequest.types:type_name -> taskmem.v1.EventType
-	59, // 41: taskmem.v1.SubscribeEventsResponse.event:type_name -> taskmem.v1.Event
-	58, // 42: taskmem.v1.ListEventsRequest.types:type_name -> taskmem.v1.EventType
-	59, // 43: taskmem.v1.ListEventsResponse.events:type_name -> taskmem.v1.Event
-	42, // 44: taskmem.v1.GetProgressResponse.task:type_name -> taskmem.v1.Task
-	48, // 45: taskmem.v1.GetProgressResponse.completed:type_name -> taskmem.v1.PlanItem
-	48, // 46: taskmem.v1.GetProgressResponse.current:type_name -> taskmem.v1.PlanItem
-	48, // 47: taskmem.v1.GetProgressResponse.next:type_name -> taskmem.v1.PlanItem
-	48, // 48: taskmem.v1.GetProgressResponse.blocked:type_name -> taskmem.v1.PlanItem
-	48, // 49: taskmem.v1.GetProgressResponse.failed:type_name -> taskmem.v1.PlanItem
-	56, // 50: taskmem.v1.GetProgressResponse.recent_messages:type_name -> taskmem.v1.Message
-	60, // 51: taskmem.v1.GetProgressResponse.decisions:type_name -> taskmem.v1.StateItemNote
-	60, // 52: taskmem.v1.GetProgressResponse.constraints:type_name -> taskmem.v1.StateItemNote
-	60, // 53: taskmem.v1.GetProgressResponse.open_questions:type_name -> taskmem.v1.StateItemNote
-	61, // 54: taskmem.v1.GetProgressResponse.open_waits:type_name -> taskmem.v1.OpenWait
-	0,  // 55: taskmem.v1.TaskService.CreateTask:input_type -> taskmem.v1.CreateTaskRequest
-	2,  // 56: taskmem.v1.TaskService.GetTask:input_type -> taskmem.v1.GetTaskRequest
-	4,  // 57: taskmem.v1.TaskService.ListTasks:input_type -> taskmem.v1.ListTasksRequest
-	6,  // 58: taskmem.v1.TaskService.UpdateTask:input_type -> taskmem.v1.UpdateTaskRequest
-	8,  // 59: taskmem.v1.TaskService.ReplacePlan:input_type -> taskmem.v1.ReplacePlanRequest
-	10, // 60: taskmem.v1.TaskService.GetPlan:input_type -> taskmem.v1.GetPlanRequest
-	12, // 61: taskmem.v1.TaskService.UpdatePlanItem:input_type -> taskmem.v1.UpdatePlanItemRequest
-	14, // 62: taskmem.v1.TaskService.RecordAction:input_type -> taskmem.v1.RecordActionRequest
-	16, // 63: taskmem.v1.TaskService.CompleteAction:input_type -> taskmem.v1.CompleteActionRequest
-	18, // 64: taskmem.v1.TaskService.ListActions:input_type -> taskmem.v1.ListActionsRequest
-	21, // 65: taskmem.v1.TaskService.AppendActionLog:input_type -> taskmem.v1.AppendActionLogRequest
-	23, // 66: taskmem.v1.TaskService.TailActionLog:input_type -> taskmem.v1.TailActionLogRequest
-	25, // 67: taskmem.v1.TaskService.PostMessage:input_type -> taskmem.v1.PostMessageRequest
-	27, // 68: taskmem.v1.TaskService.ListMessages:input_type -> taskmem.v1.ListMessagesRequest
-	29, // 69: taskmem.v1.TaskService.RecordContextSnapshot:input_type -> taskmem.v1.RecordContextSnapshotRequest
-	31, // 70: taskmem.v1.TaskService.ListContextSnapshots:input_type -> taskmem.v1.ListContextSnapshotsRequest
-	33, // 71: taskmem.v1.TaskService.SubscribeEvents:input_type -> taskmem.v1.SubscribeEventsRequest
-	35, // 72: taskmem.v1.TaskService.ListEvents:input_type -> taskmem.v1.ListEventsRequest
-	37, // 73: taskmem.v1.TaskService.GetProgress:input_type -> taskmem.v1.GetProgressRequest
-	1,  // 74: taskmem.v1.TaskService.CreateTask:output_type -> taskmem.v1.CreateTaskResponse
-	3,  // 75: taskmem.v1.TaskService.GetTask:output_type -> taskmem.v1.GetTaskResponse
-	5,  // 76: taskmem.v1.TaskService.ListTasks:output_type -> taskmem.v1.ListTasksResponse
-	7,  // 77: taskmem.v1.TaskService.UpdateTask:output_type -> taskmem.v1.UpdateTaskResponse
-	9,  // 78: taskmem.v1.TaskService.ReplacePlan:output_type -> taskmem.v1.ReplacePlanResponse
-	11, // 79: taskmem.v1.TaskService.GetPlan:output_type -> taskmem.v1.GetPlanResponse
-	13, // 80: taskmem.v1.TaskService.UpdatePlanItem:output_type -> taskmem.v1.UpdatePlanItemResponse
-	15, // 81: taskmem.v1.TaskService.RecordAction:output_type -> taskmem.v1.RecordActionResponse
-	17, // 82: taskmem.v1.TaskService.CompleteAction:output_type -> taskmem.v1.CompleteActionResponse
-	19, // 83: taskmem.v1.TaskService.ListActions:output_type -> taskmem.v1.ListActionsResponse
-	22, // 84: taskmem.v1.TaskService.AppendActionLog:output_type -> taskmem.v1.AppendActionLogResponse
-	24, // 85: taskmem.v1.TaskService.TailActionLog:output_type -> taskmem.v1.TailActionLogResponse
-	26, // 86: taskmem.v1.TaskService.PostMessage:output_type -> taskmem.v1.PostMessageResponse
-	28, // 87: taskmem.v1.TaskService.ListMessages:output_type -> taskmem.v1.ListMessagesResponse
-	30, // 88: taskmem.v1.TaskService.RecordContextSnapshot:output_type -> taskmem.v1.RecordContextSnapshotResponse
-	32, // 89: taskmem.v1.TaskService.ListContextSnapshots:output_type -> taskmem.v1.ListContextSnapshotsResponse
-	34, // 90: taskmem.v1.TaskService.SubscribeEvents:output_type -> taskmem.v1.SubscribeEventsResponse
-	36, // 91: taskmem.v1.TaskService.ListEvents:output_type -> taskmem.v1.ListEventsResponse
-	38, // 92: taskmem.v1.TaskService.GetProgress:output_type -> taskmem.v1.GetProgressResponse
-	74, // [74:93] is the sub-list for method output_type
-	55, // [55:74] is the sub-list for method input_type
-	55, // [55:55] is the sub-list for extension type_name
-	55, // [55:55] is the sub-list for extension extendee
-	0,  // [0:55] is the sub-list for field type_name
+	43, // 0: taskmem.v1.CreateTaskRequest.context:type_name -> google.protobuf.Struct
+	43, // 1: taskmem.v1.CreateTaskRequest.metadata:type_name -> google.protobuf.Struct
+	44, // 2: taskmem.v1.CreateTaskRequest.approval_mode:type_name -> taskmem.v1.ApprovalMode
+	45, // 3: taskmem.v1.CreateTaskRequest.plan:type_name -> taskmem.v1.PlanItemSpec
+	46, // 4: taskmem.v1.CreateTaskRequest.webhook_event_types:type_name -> taskmem.v1.EventType
+	47, // 5: taskmem.v1.CreateTaskResponse.task:type_name -> taskmem.v1.Task
+	48, // 6: taskmem.v1.CreateTaskResponse.plan:type_name -> taskmem.v1.Plan
+	47, // 7: taskmem.v1.GetTaskResponse.task:type_name -> taskmem.v1.Task
+	48, // 8: taskmem.v1.GetTaskResponse.plan:type_name -> taskmem.v1.Plan
+	49, // 9: taskmem.v1.ListTasksRequest.statuses:type_name -> taskmem.v1.TaskStatus
+	50, // 10: taskmem.v1.ListTasksRequest.updated_after:type_name -> google.protobuf.Timestamp
+	47, // 11: taskmem.v1.ListTasksResponse.tasks:type_name -> taskmem.v1.Task
+	47, // 12: taskmem.v1.UpdateTaskRequest.task:type_name -> taskmem.v1.Task
+	51, // 13: taskmem.v1.UpdateTaskRequest.update_mask:type_name -> google.protobuf.FieldMask
+	47, // 14: taskmem.v1.UpdateTaskResponse.task:type_name -> taskmem.v1.Task
+	45, // 15: taskmem.v1.ReplacePlanRequest.items:type_name -> taskmem.v1.PlanItemSpec
+	48, // 16: taskmem.v1.ReplacePlanResponse.plan:type_name -> taskmem.v1.Plan
+	48, // 17: taskmem.v1.GetPlanResponse.plan:type_name -> taskmem.v1.Plan
+	52, // 18: taskmem.v1.UpdatePlanItemRequest.status:type_name -> taskmem.v1.PlanItemStatus
+	53, // 19: taskmem.v1.UpdatePlanItemResponse.item:type_name -> taskmem.v1.PlanItem
+	54, // 20: taskmem.v1.RecordActionRequest.type:type_name -> taskmem.v1.ActionType
+	55, // 21: taskmem.v1.RecordActionRequest.status:type_name -> taskmem.v1.ActionStatus
+	43, // 22: taskmem.v1.RecordActionRequest.input:type_name -> google.protobuf.Struct
+	43, // 23: taskmem.v1.RecordActionRequest.output:type_name -> google.protobuf.Struct
+	56, // 24: taskmem.v1.RecordActionRequest.duration:type_name -> google.protobuf.Duration
+	57, // 25: taskmem.v1.RecordActionResponse.action:type_name -> taskmem.v1.Action
+	55, // 26: taskmem.v1.CompleteActionRequest.status:type_name -> taskmem.v1.ActionStatus
+	43, // 27: taskmem.v1.CompleteActionRequest.output:type_name -> google.protobuf.Struct
+	56, // 28: taskmem.v1.CompleteActionRequest.duration:type_name -> google.protobuf.Duration
+	57, // 29: taskmem.v1.CompleteActionResponse.action:type_name -> taskmem.v1.Action
+	57, // 30: taskmem.v1.ListActionsResponse.actions:type_name -> taskmem.v1.Action
+	20, // 31: taskmem.v1.AppendActionLogRequest.lines:type_name -> taskmem.v1.LogLineInput
+	58, // 32: taskmem.v1.TailActionLogResponse.line:type_name -> taskmem.v1.ActionLogLine
+	59, // 33: taskmem.v1.PostMessageRequest.role:type_name -> taskmem.v1.MessageRole
+	60, // 34: taskmem.v1.PostMessageRequest.kind:type_name -> taskmem.v1.MessageKind
+	61, // 35: taskmem.v1.PostMessageResponse.message:type_name -> taskmem.v1.Message
+	53, // 36: taskmem.v1.PostMessageResponse.inferred_items:type_name -> taskmem.v1.PlanItem
+	60, // 37: taskmem.v1.ListMessagesRequest.kinds:type_name -> taskmem.v1.MessageKind
+	61, // 38: taskmem.v1.ListMessagesResponse.messages:type_name -> taskmem.v1.Message
+	62, // 39: taskmem.v1.RecordContextSnapshotResponse.snapshot:type_name -> taskmem.v1.ContextSnapshot
+	62, // 40: taskmem.v1.ListContextSnapshotsResponse.snapshots:type_name -> taskmem.v1.ContextSnapshot
+	46, // 41: taskmem.v1.SubscribeEventsRequest.types:type_name -> taskmem.v1.EventType
+	63, // 42: taskmem.v1.SubscribeEventsResponse.event:type_name -> taskmem.v1.Event
+	46, // 43: taskmem.v1.ListEventsRequest.types:type_name -> taskmem.v1.EventType
+	63, // 44: taskmem.v1.ListEventsResponse.events:type_name -> taskmem.v1.Event
+	47, // 45: taskmem.v1.GetProgressResponse.task:type_name -> taskmem.v1.Task
+	53, // 46: taskmem.v1.GetProgressResponse.completed:type_name -> taskmem.v1.PlanItem
+	53, // 47: taskmem.v1.GetProgressResponse.current:type_name -> taskmem.v1.PlanItem
+	53, // 48: taskmem.v1.GetProgressResponse.next:type_name -> taskmem.v1.PlanItem
+	53, // 49: taskmem.v1.GetProgressResponse.blocked:type_name -> taskmem.v1.PlanItem
+	53, // 50: taskmem.v1.GetProgressResponse.failed:type_name -> taskmem.v1.PlanItem
+	61, // 51: taskmem.v1.GetProgressResponse.recent_messages:type_name -> taskmem.v1.Message
+	64, // 52: taskmem.v1.GetProgressResponse.decisions:type_name -> taskmem.v1.StateItemNote
+	64, // 53: taskmem.v1.GetProgressResponse.constraints:type_name -> taskmem.v1.StateItemNote
+	64, // 54: taskmem.v1.GetProgressResponse.open_questions:type_name -> taskmem.v1.StateItemNote
+	65, // 55: taskmem.v1.GetProgressResponse.open_waits:type_name -> taskmem.v1.OpenWait
+	66, // 56: taskmem.v1.ListWebhookDeliveriesRequest.states:type_name -> taskmem.v1.WebhookDeliveryState
+	67, // 57: taskmem.v1.ListWebhookDeliveriesResponse.deliveries:type_name -> taskmem.v1.WebhookDelivery
+	0,  // 58: taskmem.v1.TaskService.CreateTask:input_type -> taskmem.v1.CreateTaskRequest
+	2,  // 59: taskmem.v1.TaskService.GetTask:input_type -> taskmem.v1.GetTaskRequest
+	4,  // 60: taskmem.v1.TaskService.ListTasks:input_type -> taskmem.v1.ListTasksRequest
+	6,  // 61: taskmem.v1.TaskService.UpdateTask:input_type -> taskmem.v1.UpdateTaskRequest
+	8,  // 62: taskmem.v1.TaskService.ReplacePlan:input_type -> taskmem.v1.ReplacePlanRequest
+	10, // 63: taskmem.v1.TaskService.GetPlan:input_type -> taskmem.v1.GetPlanRequest
+	12, // 64: taskmem.v1.TaskService.UpdatePlanItem:input_type -> taskmem.v1.UpdatePlanItemRequest
+	14, // 65: taskmem.v1.TaskService.RecordAction:input_type -> taskmem.v1.RecordActionRequest
+	16, // 66: taskmem.v1.TaskService.CompleteAction:input_type -> taskmem.v1.CompleteActionRequest
+	18, // 67: taskmem.v1.TaskService.ListActions:input_type -> taskmem.v1.ListActionsRequest
+	21, // 68: taskmem.v1.TaskService.AppendActionLog:input_type -> taskmem.v1.AppendActionLogRequest
+	23, // 69: taskmem.v1.TaskService.TailActionLog:input_type -> taskmem.v1.TailActionLogRequest
+	25, // 70: taskmem.v1.TaskService.PostMessage:input_type -> taskmem.v1.PostMessageRequest
+	27, // 71: taskmem.v1.TaskService.ListMessages:input_type -> taskmem.v1.ListMessagesRequest
+	29, // 72: taskmem.v1.TaskService.RecordContextSnapshot:input_type -> taskmem.v1.RecordContextSnapshotRequest
+	31, // 73: taskmem.v1.TaskService.ListContextSnapshots:input_type -> taskmem.v1.ListContextSnapshotsRequest
+	33, // 74: taskmem.v1.TaskService.SubscribeEvents:input_type -> taskmem.v1.SubscribeEventsRequest
+	35, // 75: taskmem.v1.TaskService.ListEvents:input_type -> taskmem.v1.ListEventsRequest
+	37, // 76: taskmem.v1.TaskService.GetProgress:input_type -> taskmem.v1.GetProgressRequest
+	39, // 77: taskmem.v1.TaskService.ListWebhookDeliveries:input_type -> taskmem.v1.ListWebhookDeliveriesRequest
+	41, // 78: taskmem.v1.TaskService.GetWebhookSecret:input_type -> taskmem.v1.GetWebhookSecretRequest
+	1,  // 79: taskmem.v1.TaskService.CreateTask:output_type -> taskmem.v1.CreateTaskResponse
+	3,  // 80: taskmem.v1.TaskService.GetTask:output_type -> taskmem.v1.GetTaskResponse
+	5,  // 81: taskmem.v1.TaskService.ListTasks:output_type -> taskmem.v1.ListTasksResponse
+	7,  // 82: taskmem.v1.TaskService.UpdateTask:output_type -> taskmem.v1.UpdateTaskResponse
+	9,  // 83: taskmem.v1.TaskService.ReplacePlan:output_type -> taskmem.v1.ReplacePlanResponse
+	11, // 84: taskmem.v1.TaskService.GetPlan:output_type -> taskmem.v1.GetPlanResponse
+	13, // 85: taskmem.v1.TaskService.UpdatePlanItem:output_type -> taskmem.v1.UpdatePlanItemResponse
+	15, // 86: taskmem.v1.TaskService.RecordAction:output_type -> taskmem.v1.RecordActionResponse
+	17, // 87: taskmem.v1.TaskService.CompleteAction:output_type -> taskmem.v1.CompleteActionResponse
+	19, // 88: taskmem.v1.TaskService.ListActions:output_type -> taskmem.v1.ListActionsResponse
+	22, // 89: taskmem.v1.TaskService.AppendActionLog:output_type -> taskmem.v1.AppendActionLogResponse
+	24, // 90: taskmem.v1.TaskService.TailActionLog:output_type -> taskmem.v1.TailActionLogResponse
+	26, // 91: taskmem.v1.TaskService.PostMessage:output_type -> taskmem.v1.PostMessageResponse
+	28, // 92: taskmem.v1.TaskService.ListMessages:output_type -> taskmem.v1.ListMessagesResponse
+	30, // 93: taskmem.v1.TaskService.RecordContextSnapshot:output_type -> taskmem.v1.RecordContextSnapshotResponse
+	32, // 94: taskmem.v1.TaskService.ListContextSnapshots:output_type -> taskmem.v1.ListContextSnapshotsResponse
+	34, // 95: taskmem.v1.TaskService.SubscribeEvents:output_type -> taskmem.v1.SubscribeEventsResponse
+	36, // 96: taskmem.v1.TaskService.ListEvents:output_type -> taskmem.v1.ListEventsResponse
+	38, // 97: taskmem.v1.TaskService.GetProgress:output_type -> taskmem.v1.GetProgressResponse
+	40, // 98: taskmem.v1.TaskService.ListWebhookDeliveries:output_type -> taskmem.v1.ListWebhookDeliveriesResponse
+	42, // 99: taskmem.v1.TaskService.GetWebhookSecret:output_type -> taskmem.v1.GetWebhookSecretResponse
+	79, // [79:100] is the sub-list for method output_type
+	58, // [58:79] is the sub-list for method input_type
+	58, // [58:58] is the sub-list for extension type_name
+	58, // [58:58] is the sub-list for extension extendee
+	0,  // [0:58] is the sub-list for field type_name
 }
 
 func init() { file_taskmem_v1_task_service_proto_init() }
@@ -3106,6 +3357,7 @@ func file_taskmem_v1_task_service_proto_init() {
 	file_taskmem_v1_event_proto_init()
 	file_taskmem_v1_state_proto_init()
 	file_taskmem_v1_task_proto_init()
+	file_taskmem_v1_webhook_proto_init()
 	file_taskmem_v1_task_service_proto_msgTypes[12].OneofWrappers = []any{}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
@@ -3113,7 +3365,7 @@ func file_taskmem_v1_task_service_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_taskmem_v1_task_service_proto_rawDesc), len(file_taskmem_v1_task_service_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   39,
+			NumMessages:   43,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

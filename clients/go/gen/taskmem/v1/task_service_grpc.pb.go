@@ -38,6 +38,8 @@ const (
 	TaskService_SubscribeEvents_FullMethodName       = "/taskmem.v1.TaskService/SubscribeEvents"
 	TaskService_ListEvents_FullMethodName            = "/taskmem.v1.TaskService/ListEvents"
 	TaskService_GetProgress_FullMethodName           = "/taskmem.v1.TaskService/GetProgress"
+	TaskService_ListWebhookDeliveries_FullMethodName = "/taskmem.v1.TaskService/ListWebhookDeliveries"
+	TaskService_GetWebhookSecret_FullMethodName      = "/taskmem.v1.TaskService/GetWebhookSecret"
 )
 
 // TaskServiceClient is the client API for TaskService service.
@@ -129,6 +131,19 @@ type TaskServiceClient interface {
 	// open questions and open waits. Listed items carry only what a resume
 	// needs (GetPlan has the rest), so the answer stays small for a long plan.
 	GetProgress(ctx context.Context, in *GetProgressRequest, opts ...grpc.CallOption) (*GetProgressResponse, error)
+	// Lists webhook deliveries (AIP-158) in cursor order: one per event sent,
+	// or being sent, to a task's callback_url, with its attempts, the last HTTP
+	// status or error, and when the next attempt is due. A delivery is PENDING
+	// while it is retried (exponential back-off for the server's
+	// webhook_retry_period_seconds, then DEAD_LETTERED), DELIVERED once the
+	// receiver answered 2xx. Events wait, in order, behind the task's PENDING
+	// delivery. An empty list when nothing matches.
+	ListWebhookDeliveries(ctx context.Context, in *ListWebhookDeliveriesRequest, opts ...grpc.CallOption) (*ListWebhookDeliveriesResponse, error)
+	// Returns the namespace's webhook signing secret ("whsec_" + base64 of 32
+	// bytes), made on the first call or the first delivery. Receivers verify
+	// the Standard Webhooks headers with it: webhook-signature is
+	// "v1,<base64 HMAC-SHA256(secret, webhook-id + "." + webhook-timestamp + "." + body)>".
+	GetWebhookSecret(ctx context.Context, in *GetWebhookSecretRequest, opts ...grpc.CallOption) (*GetWebhookSecretResponse, error)
 }
 
 type taskServiceClient struct {
@@ -347,6 +362,26 @@ func (c *taskServiceClient) GetProgress(ctx context.Context, in *GetProgressRequ
 	return out, nil
 }
 
+func (c *taskServiceClient) ListWebhookDeliveries(ctx context.Context, in *ListWebhookDeliveriesRequest, opts ...grpc.CallOption) (*ListWebhookDeliveriesResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(ListWebhookDeliveriesResponse)
+	err := c.cc.Invoke(ctx, TaskService_ListWebhookDeliveries_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *taskServiceClient) GetWebhookSecret(ctx context.Context, in *GetWebhookSecretRequest, opts ...grpc.CallOption) (*GetWebhookSecretResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(GetWebhookSecretResponse)
+	err := c.cc.Invoke(ctx, TaskService_GetWebhookSecret_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 // TaskServiceServer is the server API for TaskService service.
 // All implementations must embed UnimplementedTaskServiceServer
 // for forward compatibility.
@@ -436,6 +471,19 @@ type TaskServiceServer interface {
 	// open questions and open waits. Listed items carry only what a resume
 	// needs (GetPlan has the rest), so the answer stays small for a long plan.
 	GetProgress(context.Context, *GetProgressRequest) (*GetProgressResponse, error)
+	// Lists webhook deliveries (AIP-158) in cursor order: one per event sent,
+	// or being sent, to a task's callback_url, with its attempts, the last HTTP
+	// status or error, and when the next attempt is due. A delivery is PENDING
+	// while it is retried (exponential back-off for the server's
+	// webhook_retry_period_seconds, then DEAD_LETTERED), DELIVERED once the
+	// receiver answered 2xx. Events wait, in order, behind the task's PENDING
+	// delivery. An empty list when nothing matches.
+	ListWebhookDeliveries(context.Context, *ListWebhookDeliveriesRequest) (*ListWebhookDeliveriesResponse, error)
+	// Returns the namespace's webhook signing secret ("whsec_" + base64 of 32
+	// bytes), made on the first call or the first delivery. Receivers verify
+	// the Standard Webhooks headers with it: webhook-signature is
+	// "v1,<base64 HMAC-SHA256(secret, webhook-id + "." + webhook-timestamp + "." + body)>".
+	GetWebhookSecret(context.Context, *GetWebhookSecretRequest) (*GetWebhookSecretResponse, error)
 	mustEmbedUnimplementedTaskServiceServer()
 }
 
@@ -502,6 +550,12 @@ func (UnimplementedTaskServiceServer) ListEvents(context.Context, *ListEventsReq
 }
 func (UnimplementedTaskServiceServer) GetProgress(context.Context, *GetProgressRequest) (*GetProgressResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method GetProgress not implemented")
+}
+func (UnimplementedTaskServiceServer) ListWebhookDeliveries(context.Context, *ListWebhookDeliveriesRequest) (*ListWebhookDeliveriesResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method ListWebhookDeliveries not implemented")
+}
+func (UnimplementedTaskServiceServer) GetWebhookSecret(context.Context, *GetWebhookSecretRequest) (*GetWebhookSecretResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method GetWebhookSecret not implemented")
 }
 func (UnimplementedTaskServiceServer) mustEmbedUnimplementedTaskServiceServer() {}
 func (UnimplementedTaskServiceServer) testEmbeddedByValue()                     {}
@@ -852,6 +906,42 @@ func _TaskService_GetProgress_Handler(srv interface{}, ctx context.Context, dec 
 	return interceptor(ctx, in, info, handler)
 }
 
+func _TaskService_ListWebhookDeliveries_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(ListWebhookDeliveriesRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(TaskServiceServer).ListWebhookDeliveries(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: TaskService_ListWebhookDeliveries_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(TaskServiceServer).ListWebhookDeliveries(ctx, req.(*ListWebhookDeliveriesRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _TaskService_GetWebhookSecret_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(GetWebhookSecretRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(TaskServiceServer).GetWebhookSecret(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: TaskService_GetWebhookSecret_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(TaskServiceServer).GetWebhookSecret(ctx, req.(*GetWebhookSecretRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 // TaskService_ServiceDesc is the grpc.ServiceDesc for TaskService service.
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
@@ -926,6 +1016,14 @@ var TaskService_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "GetProgress",
 			Handler:    _TaskService_GetProgress_Handler,
+		},
+		{
+			MethodName: "ListWebhookDeliveries",
+			Handler:    _TaskService_ListWebhookDeliveries_Handler,
+		},
+		{
+			MethodName: "GetWebhookSecret",
+			Handler:    _TaskService_GetWebhookSecret_Handler,
 		},
 	},
 	Streams: []grpc.StreamDesc{
