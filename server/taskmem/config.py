@@ -110,6 +110,9 @@ class Config:
     # RECONCILIATION_DEFAULTS; in YAML a mapping {model name: {merge: 0.66, conflict: 0.4, ...}} with
     # the fields of core.reconcile.ReconcileThresholds. Read them with reconciliation_thresholds().
     reconciliation: tuple[tuple[str, ReconcileThresholds], ...] = ()
+    # The web view for people (tasks, plans, memory, live events): host:port to serve it on, "" for off.
+    # Off loopback it needs API keys and TLS (tls_cert_file/tls_key_file), or --insecure.
+    http_listen: str = ""
 
     def __post_init__(self) -> None:
         if self.embedding_backend not in ("builtin", "openai", "none"):
@@ -273,6 +276,8 @@ def add_serve_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--llm-base-url",
                         help="OpenAI-compatible chat-completions base URL, e.g. http://127.0.0.1:11434/v1")
     parser.add_argument("--llm-model", help="the utility model's name at --llm-base-url")
+    parser.add_argument("--http", dest="http_listen", metavar="HOST:PORT",
+                        help="serve the web view here, e.g. 127.0.0.1:8080 (default off)")
 
 
 def config_from_serve_arguments(args: argparse.Namespace) -> Config:

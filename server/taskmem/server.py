@@ -8,6 +8,7 @@ import ipaddress
 import logging
 import signal
 import sys
+import tempfile
 from pathlib import Path
 
 import grpc
@@ -31,10 +32,12 @@ from taskmem.tokenizer import token_counter
 from taskmem.v1 import memory_service_pb2, memory_service_pb2_grpc, state_service_pb2, state_service_pb2_grpc
 from taskmem.v1 import task_service_pb2, task_service_pb2_grpc, wait_service_pb2, wait_service_pb2_grpc
 from taskmem.waits.scheduler import WaitScheduler
+from taskmem.web.listener import WebView, check_http_bind_allowed
 
 log = logging.getLogger("taskmem")
 
 READY_LINE = "taskmem: serving on {address}"
+WEB_READY_LINE = "taskmem: web view on {url}"
 MAX_MESSAGE_BYTES = 4 * 1024 * 1024
 SERVICE_NAMES = [
     task_service_pb2.DESCRIPTOR.services_by_name["TaskService"].full_name,
@@ -85,9 +88,14 @@ class TaskmemServer:
         self.memory: MemoryArchive | None = None
         self.health = health.aio.HealthServicer()
         self.port = 0
+        self.web: WebView | None = None
+        self.web_url = ""
+        self._web_socket_dir: tempfile.TemporaryDirectory[str] | None = None
 
     async def start(self) -> str:
         check_bind_allowed(self.config)
+        if self.config.http_listen:
+            check_http_bind_allowed(self.config)
         self.storage = await Storage.open(
             self.config.database, event_payload, queue_size=self.config.subscriber_queue_size,
             batch_size=self.config.writer_batch_size)
@@ -119,10 +127,19 @@ class TaskmemServer:
             self.port = server.add_secure_port(self.config.listen, credentials)
         else:
             self.port = server.add_insecure_port(self.config.listen)
+        if self.config.http_listen:
+            # The web view calls these same services with the caller's key over a socket only this
+            # process's user can open, whatever the gRPC listen address and TLS.
+            self._web_socket_dir = tempfile.TemporaryDirectory(prefix="taskmem-web-")
+            web_target = f"unix:{self._web_socket_dir.name}/grpc.sock"
+            server.add_insecure_port(web_target)
         self.server = server
         await server.start()
         for name in ["", *SERVICE_NAMES]:
             await self.health.set(name, health_pb2.HealthCheckResponse.SERVING)
+        if self.config.http_listen:
+            self.web = WebView(self.config, web_target, self.storage.events)
+            self.web_url = await self.web.start()
         host = self.config.listen.rpartition(":")[0]
         return f"{host}:{self.port}"
 
@@ -136,8 +153,12 @@ class TaskmemServer:
             await self.scheduler.stop()
         if self.storage is not None:
             self.storage.events.close()
+        if self.web is not None:
+            await self.web.stop()  # after the event streams end, so open pages' streams close at once
         if self.server is not None:
             await self.server.stop(self.config.shutdown_grace_seconds)
+        if self._web_socket_dir is not None:
+            self._web_socket_dir.cleanup()
         if self.state is not None:
             await self.state.stop()  # snapshots working memory: after the last call, before the database closes
         if self.storage is not None:
@@ -157,6 +178,8 @@ async def serve(config: Config) -> None:
     # freezing it keeps the collector's full passes from walking it again and again. Measured under
     # bench/events_bench.py: full collections of 14–40 ms became 2–14 ms, a tail-latency stall less.
     gc.freeze()
+    if server.web_url:
+        print(WEB_READY_LINE.format(url=server.web_url), flush=True)
     print(READY_LINE.format(address=address), flush=True)
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()

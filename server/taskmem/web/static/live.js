@@ -1,0 +1,42 @@
+// Shared by the pages: the event stream with a status indicator, and coalesced refreshes.
+
+import { stream } from "./api.js";
+
+export function liveIndicator(text, state) {
+  const el = document.getElementById("live");
+  el.textContent = text;
+  el.dataset.state = state;
+}
+
+// The event log as SSE (filtered by task ids and types). onReady runs when the stream is registered,
+// with the cursor it starts after: load data then, so nothing between loading and streaming is lost.
+export function events({ tasks = [], types = [], onReady, onEvent, onError }) {
+  const query = new URLSearchParams();
+  tasks.forEach((id) => query.append("task", id));
+  types.forEach((type) => query.append("type", `EVENT_TYPE_${type}`));
+  let first = true;
+  return stream(`/api/events?${query}`, {
+    onConnected: () => liveIndicator("live", "live"),
+    onDisconnected: () => liveIndicator("reconnecting…", "down"),
+    onReady: (data) => { if (first) { first = false; onReady?.(Number(data.cursor)); } },
+    onEvent: (event) => onEvent(event),
+    onError: (error) => { liveIndicator("reconnecting…", "down"); onError?.(error); },
+  });
+}
+
+// refresh() runs load() now, or once more after the running load ends: many events, few loads.
+export function refresher(load) {
+  let running = null, again = false;
+  const run = async () => {
+    do {
+      again = false;
+      try { await load(); } catch (error) { console.warn(error); }
+    } while (again);
+    running = null;
+  };
+  return () => {
+    if (running) { again = true; return running; }
+    running = run();
+    return running;
+  };
+}
