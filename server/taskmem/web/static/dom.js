@@ -6,6 +6,7 @@ export function h(tag, attrs = {}, ...children) {
     if (value === undefined || value === null || value === false) continue;
     if (name.startsWith("on")) el.addEventListener(name.slice(2), value);
     else if (name === "class") el.className = value;
+    else if (name === "style") Object.assign(el.style, value); // CSSOM: the CSP refuses style attributes
     else el.setAttribute(name, value === true ? "" : String(value));
   }
   append(el, children);

@@ -10,7 +10,7 @@ const CATEGORIES = ["CONVENTION", "ARCHITECTURE", "DECISION", "FACT"];
 function confidence(value) {
   const percent = Math.round(Number(value) * 100);
   return h("span", { class: "confidence" }, h("span", { class: "progress small-bar", "aria-hidden": "true" },
-    h("span", { class: "bar", style: `width:${percent}%` })), ` ${percent}%`);
+    h("span", { class: "bar", style: { width: `${percent}%` } })), ` ${percent}%`);
 }
 
 export function render(main) {

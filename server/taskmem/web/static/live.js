@@ -20,7 +20,8 @@ export function events({ tasks = [], types = [], onReady, onEvent, onError }) {
     onDisconnected: () => liveIndicator("reconnecting…", "down"),
     onReady: (data) => { if (first) { first = false; onReady?.(Number(data.cursor)); } },
     onEvent: (event) => onEvent(event),
-    onError: (error) => { liveIndicator("reconnecting…", "down"); onError?.(error); },
+    // A refused key or request is not retried (api.js); only a broken connection is.
+    onError: (error) => { if (!error.status || error.status >= 500) liveIndicator("reconnecting…", "down"); onError?.(error); },
   });
 }
 

@@ -28,8 +28,10 @@ export function render(main, params) {
         h("p", { class: "muted" }, `${response.hits.length} hit${response.hits.length === 1 ? "" : "s"} · ran ${enumLabel(response.mode, "SEARCH_MODE_")}`),
         response.hits.length ? h("ol", { class: "hits" }, response.hits.map((hit) => h("li", { class: "hit" },
           h("div", { class: "hit-head" }, badge(hit.entry.type, "MEMORY_TYPE_"), h("strong", {}, highlighted(hit.entry.summary, text)),
-            h("span", { class: "muted" }, `score ${Number(hit.score).toFixed(3)} · by ${hit.found_by.map((m) => enumLabel(m, "SEARCH_MODE_")).join(" + ")}`)),
-          hit.snippet ? h("p", { class: "snippet" }, marked(hit.snippet)) : hit.entry.detail && h("p", { class: "snippet" }, highlighted(hit.entry.detail.slice(0, 300), text)),
+            h("span", { class: "muted" }, `score ${Number(hit.score).toPrecision(3)} · by ${hit.found_by.map((m) => enumLabel(m, "SEARCH_MODE_")).join(" + ")}`)),
+          // The snippet marks the matches of the best field; when that field is the summary shown above, show the detail.
+          hit.snippet && hit.snippet.replace(/[[\]]/g, "") !== hit.entry.summary ? h("p", { class: "snippet" }, marked(hit.snippet))
+            : hit.entry.detail && h("p", { class: "snippet" }, highlighted(hit.entry.detail.slice(0, 300), text)),
           h("div", { class: "small muted" }, hit.entry.task_id && h("a", { href: `#/task/${encodeURIComponent(hit.entry.task_id)}` }, hit.entry.task_id),
             hit.entry.tags.length ? ` · tags: ${hit.entry.tags.join(", ")}` : "")))) : empty("Nothing found."));
     } catch (error) {

@@ -74,7 +74,8 @@ export function render(main, { id: taskId }) {
     const error = task.error_summary || {};
     replace(sections.overview.body,
       h("div", { class: "task-head" }, h("h1", {}, task.name || task.id), badge(task.status, "TASK_STATUS_"),
-        h("span", { class: "muted mono" }, task.id)),
+        h("span", { class: "muted mono" }, task.id),
+        h("a", { href: `#/search?task=${encodeURIComponent(task.id)}` }, "Search this task's memory")),
       h("p", { class: "goal" }, task.goal),
       h("div", { class: "buttons" },
         h("button", { type: "button", id: "pause-task", disabled: !working, onclick: () => setStatus("PAUSED") }, "Pause task"),

@@ -39,7 +39,7 @@ export function render(main) {
         h("td", {}, badge(task.status, "TASK_STATUS_")),
         h("td", {}, h("div", { class: "progress", role: "progressbar", "aria-valuemin": 0, "aria-valuemax": progress.total,
           "aria-valuenow": progress.done, "aria-label": `${progress.done} of ${progress.total} plan items done` },
-        h("div", { class: "bar", style: `width:${percent}%` })),
+        h("div", { class: "bar", style: { width: `${percent}%` } })),
         h("span", { class: "progress-text" }, `${progress.done}/${progress.total}`)),
         h("td", {}, ago(task.update_time)),
         h("td", {}, ago(task.create_time)));
