@@ -1,0 +1,181 @@
+"""The web view in headless Chromium: time to first render of a big task's page, and the delay from
+an event's commit to its appearance in the page.
+
+Starts `taskmem serve --http` (temporary database, no keys, no embeddings) and fills one task with a
+200-item plan (a DAG: each item depends on up to two earlier ones) and 10,000 actions (all completed
+but the last, which stays running with a log), plus 200 messages. Then, in Chromium (Debian's, driven
+by Playwright):
+
+- first render: from navigation to the moment the task page has loaded and drawn every section
+  (plan graph with all 200 nodes, the first page of actions, transcript, state, YAML, ...): a fresh
+  browser context each time (nothing cached), and a reload in the same context (warm), median and max.
+- commit → page: with the page open, 100 messages are posted over gRPC, --interval apart; each
+  event's commit time is its recorded create_time (microseconds, stamped in the writing
+  transaction), its appearance the page's clock when the event's line is added to the live event
+  list (a MutationObserver). Same machine, same clock. p50, p95, max.
+
+    .venv/bin/python bench/web_bench.py [--items 200] [--actions 10000] [--events 100] [--interval 0.05] [--loads 5]
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import random
+import shutil
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import grpc
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from taskmem.v1 import event_pb2, task_pb2  # noqa: E402
+from taskmem.v1 import task_service_pb2 as pb  # noqa: E402
+from taskmem.v1.task_service_pb2_grpc import TaskServiceStub  # noqa: E402
+from tests.support.server_process import ServerProcess  # noqa: E402
+
+WEB_PREFIX = "taskmem: web view on "
+CONCURRENCY = 32
+# Records when each event's line appears in the live event list (page clock, ms with fractions).
+OBSERVER = """
+window.__seen = {};
+new MutationObserver((records) => {
+  const now = performance.timeOrigin + performance.now();
+  for (const record of records) for (const node of record.addedNodes) {
+    if (node.dataset && node.dataset.cursor && !(node.dataset.cursor in window.__seen)) window.__seen[node.dataset.cursor] = now;
+  }
+}).observe(document.getElementById("event-list"), { childList: true });
+"""
+
+
+async def in_batches(calls: list, size: int = CONCURRENCY) -> list:
+    results = []
+    for start in range(0, len(calls), size):
+        results.extend(await asyncio.gather(*(make() for make in calls[start:start + size])))
+    return results
+
+
+async def fill_task(stub: TaskServiceStub, items: int, actions: int) -> str:
+    rng = random.Random(7)
+    plan = [task_pb2.PlanItemSpec(id=f"i{n}", title=f"Step {n}: {rng.choice(['build', 'test', 'migrate', 'review'])} part {n}",
+                                  depends_on=sorted({f"i{rng.randrange(n)}" for _ in range(rng.randint(0, 2))}) if n else [])
+            for n in range(items)]
+    task_id = (await stub.CreateTask(pb.CreateTaskRequest(name="Big migration", goal="Move everything", plan=plan))).task.id
+    await stub.UpdateTask(pb.UpdateTaskRequest(task=task_pb2.Task(id=task_id, status=task_pb2.TASK_STATUS_EXECUTING),
+                                               update_mask={"paths": ["status"]}))
+    statuses = [task_pb2.PLAN_ITEM_STATUS_COMPLETED] * 3 + [task_pb2.PLAN_ITEM_STATUS_IN_PROGRESS,
+                                                             task_pb2.PLAN_ITEM_STATUS_FAILED]
+    await in_batches([lambda n=n: stub.UpdatePlanItem(pb.UpdatePlanItemRequest(
+        task_id=task_id, item_id=f"i{n}", status=rng.choice(statuses))) for n in range(items // 2)])
+    recorded = await in_batches([lambda n=n: stub.RecordAction(pb.RecordActionRequest(
+        task_id=task_id, plan_item_id=f"i{n % items}", type=task_pb2.ACTION_TYPE_CLI, tool_name="sh",
+        summary=f"command {n}")) for n in range(actions)])
+    await in_batches([lambda a=reply.action: stub.CompleteAction(pb.CompleteActionRequest(
+        action_id=a.id, status=task_pb2.ACTION_STATUS_SUCCEEDED)) for reply in recorded[:-1]])
+    await stub.AppendActionLog(pb.AppendActionLogRequest(action_id=recorded[-1].action.id,
+                                                         lines=[pb.LogLineInput(content=f"line {n}") for n in range(50)]))
+    await in_batches([lambda n=n: stub.PostMessage(pb.PostMessageRequest(
+        task_id=task_id, role=task_pb2.MESSAGE_ROLE_AGENT, content=f"progress note {n}")) for n in range(200)])
+    return task_id
+
+
+async def first_render(browser, url: str, loads: int) -> tuple[list[float], list[float]]:
+    cold, warm = [], []
+    for _ in range(loads):
+        context = await browser.new_context(viewport={"width": 1280, "height": 900})
+        page = await context.new_page()
+        start = time.perf_counter()
+        await page.goto(url)
+        await page.wait_for_selector("main[data-ready=true]", timeout=60_000)
+        cold.append(time.perf_counter() - start)
+        start = time.perf_counter()
+        await page.reload()
+        await page.wait_for_selector("main[data-ready=true]", timeout=60_000)
+        warm.append(time.perf_counter() - start)
+        await context.close()
+    return cold, warm
+
+
+async def commit_to_page(browser, url: str, stub: TaskServiceStub, task_id: str, count: int,
+                         interval: float) -> list[float]:
+    """Milliseconds from each posted message's event commit to its line in the page's event list."""
+    context = await browser.new_context(viewport={"width": 1280, "height": 900}, bypass_csp=True)
+    page = await context.new_page()
+    await page.goto(url)
+    await page.wait_for_selector("main[data-ready=true]", timeout=60_000)
+    await page.evaluate(OBSERVER)
+    posted = [(await stub.PostMessage(pb.PostMessageRequest(task_id=task_id, role=task_pb2.MESSAGE_ROLE_AGENT,
+                                                            content=f"live note {n}")), await asyncio.sleep(interval))[0]
+              for n in range(count)]
+    ids = {reply.message.id for reply in posted}
+    events, token = [], ""
+    while True:  # the MESSAGE_POSTED events of these messages, with their commit times
+        reply = await stub.ListEvents(pb.ListEventsRequest(task_ids=[task_id], types=[event_pb2.EVENT_TYPE_MESSAGE_POSTED],
+                                                           page_size=500, page_token=token))
+        events.extend(e for e in reply.events if e.payload.fields["id"].string_value in ids)
+        token = reply.next_page_token
+        if not token:
+            break
+    seen: dict[str, float] = {}
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline:
+        seen = await page.evaluate("window.__seen")
+        if all(str(e.cursor) in seen for e in events):
+            break
+        await asyncio.sleep(0.1)
+    await context.close()
+    return [seen[str(e.cursor)] - (e.create_time.seconds * 1000 + e.create_time.nanos / 1e6)
+            for e in events if str(e.cursor) in seen]
+
+
+def percentile(values: list[float], fraction: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, int(round(fraction * (len(ordered) - 1))))]
+
+
+async def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--items", type=int, default=200)
+    parser.add_argument("--actions", type=int, default=10_000)
+    parser.add_argument("--events", type=int, default=100)
+    parser.add_argument("--interval", type=float, default=0.05)
+    parser.add_argument("--loads", type=int, default=5)
+    args = parser.parse_args()
+    chromium = shutil.which("chromium")
+    if chromium is None:
+        sys.exit("web_bench: needs Debian's chromium (apt-get install chromium)")
+    from playwright.async_api import async_playwright
+
+    with tempfile.TemporaryDirectory() as workdir:
+        server = ServerProcess(Path(workdir) / "taskmem.db", "--http", "127.0.0.1:0", "--embedding-backend", "none")
+        server.start()
+        try:
+            web = next(line for line in server.output if line.startswith(WEB_PREFIX))[len(WEB_PREFIX):].strip()
+            async with grpc.aio.insecure_channel(server.address) as channel:
+                stub = TaskServiceStub(channel)
+                started = time.perf_counter()
+                task_id = await fill_task(stub, args.items, args.actions)
+                print(f"filled a task with {args.items} plan items and {args.actions} actions in "
+                      f"{time.perf_counter() - started:.1f} s")
+                url = f"{web}#/task/{task_id}"
+                async with async_playwright() as playwright:
+                    browser = await playwright.chromium.launch(executable_path=chromium, args=["--no-sandbox"])
+                    cold, warm = await first_render(browser, url, args.loads)
+                    delays = await commit_to_page(browser, url, stub, task_id, args.events, args.interval)
+                    await browser.close()
+        finally:
+            server.stop()
+    print(f"task page, first render ({args.loads} loads): fresh context median {statistics.median(cold) * 1000:.0f} ms"
+          f" (max {max(cold) * 1000:.0f} ms); reload median {statistics.median(warm) * 1000:.0f} ms"
+          f" (max {max(warm) * 1000:.0f} ms)")
+    print(f"commit -> page, {len(delays)} of {args.events} events: p50 {percentile(delays, 0.5):.1f} ms,"
+          f" p95 {percentile(delays, 0.95):.1f} ms, max {max(delays):.1f} ms")
+
+
+if __name__ == "__main__":
+    asyncio.run(main())
