@@ -88,3 +88,9 @@ test-python: web-browser
 test-python: export TASKMEM_REQUIRE_BROWSER = 1
 web-browser:
 	@command -v chromium >/dev/null || { apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends chromium; }
+
+# The web view's benchmark joins `make bench` (it needs the browser too).
+.PHONY: web-bench
+bench: web-bench
+web-bench: $(VENV)/.installed web-browser
+	$(PY) bench/web_bench.py

@@ -271,3 +271,19 @@ def _read_sse(response: Any, count: int) -> list[tuple[str, str, str]]:
             events.append((name, event_id, data))
             name, event_id, data = "message", "", ""
     return events
+
+
+def test_pausing_and_cancelling_a_task_in_the_page_changes_it_over_grpc(
+        page: Any, web_url: str, channel: grpc.Channel) -> None:
+    task_id = create_task(channel, "Long crawl", item("crawl", "Crawl the site"))
+    set_status(channel, task_id, task_pb2.TASK_STATUS_EXECUTING)
+    open_view(page, web_url, f"task/{task_id}", KEY_A)
+    page.click("#pause-task")
+    page.wait_for_selector("#overview-body [data-status=paused]", timeout=TIMEOUT_MS)
+    get = tasks_stub(channel).GetTask
+    assert get(tpb.GetTaskRequest(task_id=task_id), metadata=A).task.status == task_pb2.TASK_STATUS_PAUSED
+    page.once("dialog", lambda dialog: dialog.accept())
+    page.click("#cancel-task")
+    page.wait_for_selector("#overview-body [data-status=cancelled]", timeout=TIMEOUT_MS)
+    assert get(tpb.GetTaskRequest(task_id=task_id), metadata=A).task.status == task_pb2.TASK_STATUS_CANCELLED
+    page.wait_for_selector("#event-list li[data-type='task status changed']", timeout=TIMEOUT_MS)
