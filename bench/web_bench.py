@@ -148,6 +148,7 @@ async def main() -> None:
     parser.add_argument("--events", type=int, default=100)
     parser.add_argument("--interval", type=float, default=0.05)
     parser.add_argument("--loads", type=int, default=5)
+    parser.add_argument("--screenshot", type=Path, help="save the drawn task page here (PNG)")
     args = parser.parse_args()
     chromium = shutil.which("chromium")
     if chromium is None:
@@ -169,6 +170,12 @@ async def main() -> None:
                 async with async_playwright() as playwright:
                     browser = await playwright.chromium.launch(executable_path=chromium, args=["--no-sandbox"])
                     render_times = await first_render(browser, url, args.loads, args.items)
+                    if args.screenshot:
+                        page = await browser.new_page(viewport={"width": 1280, "height": 900})
+                        await page.goto(url)
+                        await page.wait_for_selector("main[data-ready=true]", timeout=60_000)
+                        await page.screenshot(path=str(args.screenshot), full_page=True)
+                        await page.close()
                     delays = await commit_to_page(browser, url, stub, task_id, args.events, args.interval)
                     await browser.close()
         finally:

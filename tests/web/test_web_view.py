@@ -287,3 +287,12 @@ def test_pausing_and_cancelling_a_task_in_the_page_changes_it_over_grpc(
     page.wait_for_selector("#overview-body [data-status=cancelled]", timeout=TIMEOUT_MS)
     assert get(tpb.GetTaskRequest(task_id=task_id), metadata=A).task.status == task_pb2.TASK_STATUS_CANCELLED
     page.wait_for_selector("#event-list li[data-type='task status changed']", timeout=TIMEOUT_MS)
+
+
+def test_a_page_reached_under_another_host_name_is_refused(web_url: str) -> None:
+    # A DNS-rebinding page would reach the loopback listener under its own name.
+    port = web_url.rstrip("/").rpartition(":")[2]
+    request = urllib.request.Request(web_url, headers={"host": f"attacker.example:{port}"})
+    with pytest.raises(urllib.error.HTTPError) as refused:
+        urllib.request.urlopen(request, timeout=10)
+    assert refused.value.code == 400
