@@ -1262,7 +1262,10 @@ type ListActionsRequest struct {
 	// At most this many (1..500; 0 means 50).
 	PageSize int32 `protobuf:"varint,3,opt,name=page_size,json=pageSize,proto3" json:"page_size,omitempty"`
 	// next_page_token of the previous page.
-	PageToken     string `protobuf:"bytes,4,opt,name=page_token,json=pageToken,proto3" json:"page_token,omitempty"`
+	PageToken string `protobuf:"bytes,4,opt,name=page_token,json=pageToken,proto3" json:"page_token,omitempty"`
+	// Only actions in these statuses (for example RUNNING: what runs now, however
+	// long the task's history); empty means all.
+	Statuses      []ActionStatus `protobuf:"varint,5,rep,packed,name=statuses,proto3,enum=taskmem.v1.ActionStatus" json:"statuses,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1323,6 +1326,13 @@ func (x *ListActionsRequest) GetPageToken() string {
 		return x.PageToken
 	}
 	return ""
+}
+
+func (x *ListActionsRequest) GetStatuses() []ActionStatus {
+	if x != nil {
+		return x.Statuses
+	}
+	return nil
 }
 
 // ListActionsResponse is one page of actions.
@@ -2716,14 +2726,15 @@ const file_taskmem_v1_task_service_proto_rawDesc = "" +
 	"\n" +
 	"request_id\x18\b \x01(\tR\trequestId\"D\n" +
 	"\x16CompleteActionResponse\x12*\n" +
-	"\x06action\x18\x01 \x01(\v2\x12.taskmem.v1.ActionR\x06action\"\x8b\x01\n" +
+	"\x06action\x18\x01 \x01(\v2\x12.taskmem.v1.ActionR\x06action\"\xc1\x01\n" +
 	"\x12ListActionsRequest\x12\x17\n" +
 	"\atask_id\x18\x01 \x01(\tR\x06taskId\x12 \n" +
 	"\fplan_item_id\x18\x02 \x01(\tR\n" +
 	"planItemId\x12\x1b\n" +
 	"\tpage_size\x18\x03 \x01(\x05R\bpageSize\x12\x1d\n" +
 	"\n" +
-	"page_token\x18\x04 \x01(\tR\tpageToken\"k\n" +
+	"page_token\x18\x04 \x01(\tR\tpageToken\x124\n" +
+	"\bstatuses\x18\x05 \x03(\x0e2\x18.taskmem.v1.ActionStatusR\bstatuses\"k\n" +
 	"\x13ListActionsResponse\x12,\n" +
 	"\aactions\x18\x01 \x03(\v2\x12.taskmem.v1.ActionR\aactions\x12&\n" +
 	"\x0fnext_page_token\x18\x02 \x01(\tR\rnextPageToken\"@\n" +
@@ -2945,70 +2956,71 @@ var file_taskmem_v1_task_service_proto_depIdxs = []int32{
 	39, // 26: taskmem.v1.CompleteActionRequest.output:type_name -> google.protobuf.Struct
 	51, // 27: taskmem.v1.CompleteActionRequest.duration:type_name -> google.protobuf.Duration
 	52, // 28: taskmem.v1.CompleteActionResponse.action:type_name -> taskmem.v1.Action
-	52, // 29: taskmem.v1.ListActionsResponse.actions:type_name -> taskmem.v1.Action
-	20, // 30: taskmem.v1.AppendActionLogRequest.lines:type_name -> taskmem.v1.LogLineInput
-	53, // 31: taskmem.v1.TailActionLogResponse.line:type_name -> taskmem.v1.ActionLogLine
-	54, // 32: taskmem.v1.PostMessageRequest.role:type_name -> taskmem.v1.MessageRole
-	55, // 33: taskmem.v1.PostMessageRequest.kind:type_name -> taskmem.v1.MessageKind
-	56, // 34: taskmem.v1.PostMessageResponse.message:type_name -> taskmem.v1.Message
-	55, // 35: taskmem.v1.ListMessagesRequest.kinds:type_name -> taskmem.v1.MessageKind
-	56, // 36: taskmem.v1.ListMessagesResponse.messages:type_name -> taskmem.v1.Message
-	57, // 37: taskmem.v1.RecordContextSnapshotResponse.snapshot:type_name -> taskmem.v1.ContextSnapshot
-	57, // 38: taskmem.v1.ListContextSnapshotsResponse.snapshots:type_name -> taskmem.v1.ContextSnapshot
-	58, // 39: taskmem.v1.SubscribeEventsRequest.types:type_name -> taskmem.v1.EventType
-	59, // 40: taskmem.v1.SubscribeEventsResponse.event:type_name -> taskmem.v1.Event
-	58, // 41: taskmem.v1.ListEventsRequest.types:type_name -> taskmem.v1.EventType
-	59, // 42: taskmem.v1.ListEventsResponse.events:type_name -> taskmem.v1.Event
-	42, // 43: taskmem.v1.GetProgressResponse.task:type_name -> taskmem.v1.Task
-	48, // 44: taskmem.v1.GetProgressResponse.completed:type_name -> taskmem.v1.PlanItem
-	48, // 45: taskmem.v1.GetProgressResponse.current:type_name -> taskmem.v1.PlanItem
-	48, // 46: taskmem.v1.GetProgressResponse.next:type_name -> taskmem.v1.PlanItem
-	48, // 47: taskmem.v1.GetProgressResponse.blocked:type_name -> taskmem.v1.PlanItem
-	48, // 48: taskmem.v1.GetProgressResponse.failed:type_name -> taskmem.v1.PlanItem
-	56, // 49: taskmem.v1.GetProgressResponse.recent_messages:type_name -> taskmem.v1.Message
-	0,  // 50: taskmem.v1.TaskService.CreateTask:input_type -> taskmem.v1.CreateTaskRequest
-	2,  // 51: taskmem.v1.TaskService.GetTask:input_type -> taskmem.v1.GetTaskRequest
-	4,  // 52: taskmem.v1.TaskService.ListTasks:input_type -> taskmem.v1.ListTasksRequest
-	6,  // 53: taskmem.v1.TaskService.UpdateTask:input_type -> taskmem.v1.UpdateTaskRequest
-	8,  // 54: taskmem.v1.TaskService.ReplacePlan:input_type -> taskmem.v1.ReplacePlanRequest
-	10, // 55: taskmem.v1.TaskService.GetPlan:input_type -> taskmem.v1.GetPlanRequest
-	12, // 56: taskmem.v1.TaskService.UpdatePlanItem:input_type -> taskmem.v1.UpdatePlanItemRequest
-	14, // 57: taskmem.v1.TaskService.RecordAction:input_type -> taskmem.v1.RecordActionRequest
-	16, // 58: taskmem.v1.TaskService.CompleteAction:input_type -> taskmem.v1.CompleteActionRequest
-	18, // 59: taskmem.v1.TaskService.ListActions:input_type -> taskmem.v1.ListActionsRequest
-	21, // 60: taskmem.v1.TaskService.AppendActionLog:input_type -> taskmem.v1.AppendActionLogRequest
-	23, // 61: taskmem.v1.TaskService.TailActionLog:input_type -> taskmem.v1.TailActionLogRequest
-	25, // 62: taskmem.v1.TaskService.PostMessage:input_type -> taskmem.v1.PostMessageRequest
-	27, // 63: taskmem.v1.TaskService.ListMessages:input_type -> taskmem.v1.ListMessagesRequest
-	29, // 64: taskmem.v1.TaskService.RecordContextSnapshot:input_type -> taskmem.v1.RecordContextSnapshotRequest
-	31, // 65: taskmem.v1.TaskService.ListContextSnapshots:input_type -> taskmem.v1.ListContextSnapshotsRequest
-	33, // 66: taskmem.v1.TaskService.SubscribeEvents:input_type -> taskmem.v1.SubscribeEventsRequest
-	35, // 67: taskmem.v1.TaskService.ListEvents:input_type -> taskmem.v1.ListEventsRequest
-	37, // 68: taskmem.v1.TaskService.GetProgress:input_type -> taskmem.v1.GetProgressRequest
-	1,  // 69: taskmem.v1.TaskService.CreateTask:output_type -> taskmem.v1.CreateTaskResponse
-	3,  // 70: taskmem.v1.TaskService.GetTask:output_type -> taskmem.v1.GetTaskResponse
-	5,  // 71: taskmem.v1.TaskService.ListTasks:output_type -> taskmem.v1.ListTasksResponse
-	7,  // 72: taskmem.v1.TaskService.UpdateTask:output_type -> taskmem.v1.UpdateTaskResponse
-	9,  // 73: taskmem.v1.TaskService.ReplacePlan:output_type -> taskmem.v1.ReplacePlanResponse
-	11, // 74: taskmem.v1.TaskService.GetPlan:output_type -> taskmem.v1.GetPlanResponse
-	13, // 75: taskmem.v1.TaskService.UpdatePlanItem:output_type -> taskmem.v1.UpdatePlanItemResponse
-	15, // 76: taskmem.v1.TaskService.RecordAction:output_type -> taskmem.v1.RecordActionResponse
-	17, // 77: taskmem.v1.TaskService.CompleteAction:output_type -> taskmem.v1.CompleteActionResponse
-	19, // 78: taskmem.v1.TaskService.ListActions:output_type -> taskmem.v1.ListActionsResponse
-	22, // 79: taskmem.v1.TaskService.AppendActionLog:output_type -> taskmem.v1.AppendActionLogResponse
-	24, // 80: taskmem.v1.TaskService.TailActionLog:output_type -> taskmem.v1.TailActionLogResponse
-	26, // 81: taskmem.v1.TaskService.PostMessage:output_type -> taskmem.v1.PostMessageResponse
-	28, // 82: taskmem.v1.TaskService.ListMessages:output_type -> taskmem.v1.ListMessagesResponse
-	30, // 83: taskmem.v1.TaskService.RecordContextSnapshot:output_type -> taskmem.v1.RecordContextSnapshotResponse
-	32, // 84: taskmem.v1.TaskService.ListContextSnapshots:output_type -> taskmem.v1.ListContextSnapshotsResponse
-	34, // 85: taskmem.v1.TaskService.SubscribeEvents:output_type -> taskmem.v1.SubscribeEventsResponse
-	36, // 86: taskmem.v1.TaskService.ListEvents:output_type -> taskmem.v1.ListEventsResponse
-	38, // 87: taskmem.v1.TaskService.GetProgress:output_type -> taskmem.v1.GetProgressResponse
-	69, // [69:88] is the sub-list for method output_type
-	50, // [50:69] is the sub-list for method input_type
-	50, // [50:50] is the sub-list for extension type_name
-	50, // [50:50] is the sub-list for extension extendee
-	0,  // [0:50] is the sub-list for field type_name
+	50, // 29: taskmem.v1.ListActionsRequest.statuses:type_name -> taskmem.v1.ActionStatus
+	52, // 30: taskmem.v1.ListActionsResponse.actions:type_name -> taskmem.v1.Action
+	20, // 31: taskmem.v1.AppendActionLogRequest.lines:type_name -> taskmem.v1.LogLineInput
+	53, // 32: taskmem.v1.TailActionLogResponse.line:type_name -> taskmem.v1.ActionLogLine
+	54, // 33: taskmem.v1.PostMessageRequest.role:type_name -> taskmem.v1.MessageRole
+	55, // 34: taskmem.v1.PostMessageRequest.kind:type_name -> taskmem.v1.MessageKind
+	56, // 35: taskmem.v1.PostMessageResponse.message:type_name -> taskmem.v1.Message
+	55, // 36: taskmem.v1.ListMessagesRequest.kinds:type_name -> taskmem.v1.MessageKind
+	56, // 37: taskmem.v1.ListMessagesResponse.messages:type_name -> taskmem.v1.Message
+	57, // 38: taskmem.v1.RecordContextSnapshotResponse.snapshot:type_name -> taskmem.v1.ContextSnapshot
+	57, // 39: taskmem.v1.ListContextSnapshotsResponse.snapshots:type_name -> taskmem.v1.ContextSnapshot
+	58, // 40: taskmem.v1.SubscribeEventsRequest.types:type_name -> taskmem.v1.EventType
+	59, // 41: taskmem.v1.SubscribeEventsResponse.event:type_name -> taskmem.v1.Event
+	58, // 42: taskmem.v1.ListEventsRequest.types:type_name -> taskmem.v1.EventType
+	59, // 43: taskmem.v1.ListEventsResponse.events:type_name -> taskmem.v1.Event
+	42, // 44: taskmem.v1.GetProgressResponse.task:type_name -> taskmem.v1.Task
+	48, // 45: taskmem.v1.GetProgressResponse.completed:type_name -> taskmem.v1.PlanItem
+	48, // 46: taskmem.v1.GetProgressResponse.current:type_name -> taskmem.v1.PlanItem
+	48, // 47: taskmem.v1.GetProgressResponse.next:type_name -> taskmem.v1.PlanItem
+	48, // 48: taskmem.v1.GetProgressResponse.blocked:type_name -> taskmem.v1.PlanItem
+	48, // 49: taskmem.v1.GetProgressResponse.failed:type_name -> taskmem.v1.PlanItem
+	56, // 50: taskmem.v1.GetProgressResponse.recent_messages:type_name -> taskmem.v1.Message
+	0,  // 51: taskmem.v1.TaskService.CreateTask:input_type -> taskmem.v1.CreateTaskRequest
+	2,  // 52: taskmem.v1.TaskService.GetTask:input_type -> taskmem.v1.GetTaskRequest
+	4,  // 53: taskmem.v1.TaskService.ListTasks:input_type -> taskmem.v1.ListTasksRequest
+	6,  // 54: taskmem.v1.TaskService.UpdateTask:input_type -> taskmem.v1.UpdateTaskRequest
+	8,  // 55: taskmem.v1.TaskService.ReplacePlan:input_type -> taskmem.v1.ReplacePlanRequest
+	10, // 56: taskmem.v1.TaskService.GetPlan:input_type -> taskmem.v1.GetPlanRequest
+	12, // 57: taskmem.v1.TaskService.UpdatePlanItem:input_type -> taskmem.v1.UpdatePlanItemRequest
+	14, // 58: taskmem.v1.TaskService.RecordAction:input_type -> taskmem.v1.RecordActionRequest
+	16, // 59: taskmem.v1.TaskService.CompleteAction:input_type -> taskmem.v1.CompleteActionRequest
+	18, // 60: taskmem.v1.TaskService.ListActions:input_type -> taskmem.v1.ListActionsRequest
+	21, // 61: taskmem.v1.TaskService.AppendActionLog:input_type -> taskmem.v1.AppendActionLogRequest
+	23, // 62: taskmem.v1.TaskService.TailActionLog:input_type -> taskmem.v1.TailActionLogRequest
+	25, // 63: taskmem.v1.TaskService.PostMessage:input_type -> taskmem.v1.PostMessageRequest
+	27, // 64: taskmem.v1.TaskService.ListMessages:input_type -> taskmem.v1.ListMessagesRequest
+	29, // 65: taskmem.v1.TaskService.RecordContextSnapshot:input_type -> taskmem.v1.RecordContextSnapshotRequest
+	31, // 66: taskmem.v1.TaskService.ListContextSnapshots:input_type -> taskmem.v1.ListContextSnapshotsRequest
+	33, // 67: taskmem.v1.TaskService.SubscribeEvents:input_type -> taskmem.v1.SubscribeEventsRequest
+	35, // 68: taskmem.v1.TaskService.ListEvents:input_type -> taskmem.v1.ListEventsRequest
+	37, // 69: taskmem.v1.TaskService.GetProgress:input_type -> taskmem.v1.GetProgressRequest
+	1,  // 70: taskmem.v1.TaskService.CreateTask:output_type -> taskmem.v1.CreateTaskResponse
+	3,  // 71: taskmem.v1.TaskService.GetTask:output_type -> taskmem.v1.GetTaskResponse
+	5,  // 72: taskmem.v1.TaskService.ListTasks:output_type -> taskmem.v1.ListTasksResponse
+	7,  // 73: taskmem.v1.TaskService.UpdateTask:output_type -> taskmem.v1.UpdateTaskResponse
+	9,  // 74: taskmem.v1.TaskService.ReplacePlan:output_type -> taskmem.v1.ReplacePlanResponse
+	11, // 75: taskmem.v1.TaskService.GetPlan:output_type -> taskmem.v1.GetPlanResponse
+	13, // 76: taskmem.v1.TaskService.UpdatePlanItem:output_type -> taskmem.v1.UpdatePlanItemResponse
+	15, // 77: taskmem.v1.TaskService.RecordAction:output_type -> taskmem.v1.RecordActionResponse
+	17, // 78: taskmem.v1.TaskService.CompleteAction:output_type -> taskmem.v1.CompleteActionResponse
+	19, // 79: taskmem.v1.TaskService.ListActions:output_type -> taskmem.v1.ListActionsResponse
+	22, // 80: taskmem.v1.TaskService.AppendActionLog:output_type -> taskmem.v1.AppendActionLogResponse
+	24, // 81: taskmem.v1.TaskService.TailActionLog:output_type -> taskmem.v1.TailActionLogResponse
+	26, // 82: taskmem.v1.TaskService.PostMessage:output_type -> taskmem.v1.PostMessageResponse
+	28, // 83: taskmem.v1.TaskService.ListMessages:output_type -> taskmem.v1.ListMessagesResponse
+	30, // 84: taskmem.v1.TaskService.RecordContextSnapshot:output_type -> taskmem.v1.RecordContextSnapshotResponse
+	32, // 85: taskmem.v1.TaskService.ListContextSnapshots:output_type -> taskmem.v1.ListContextSnapshotsResponse
+	34, // 86: taskmem.v1.TaskService.SubscribeEvents:output_type -> taskmem.v1.SubscribeEventsResponse
+	36, // 87: taskmem.v1.TaskService.ListEvents:output_type -> taskmem.v1.ListEventsResponse
+	38, // 88: taskmem.v1.TaskService.GetProgress:output_type -> taskmem.v1.GetProgressResponse
+	70, // [70:89] is the sub-list for method output_type
+	51, // [51:70] is the sub-list for method input_type
+	51, // [51:51] is the sub-list for extension type_name
+	51, // [51:51] is the sub-list for extension extendee
+	0,  // [0:51] is the sub-list for field type_name
 }
 
 func init() { file_taskmem_v1_task_service_proto_init() }
