@@ -94,11 +94,15 @@ def test_task_page_draws_the_plan_graph_with_each_items_status(
     edges = {(edge.get_attribute("data-from"), edge.get_attribute("data-to"))
              for edge in page.locator("#plan-graph path.edge").all()}
     assert edges == {("build", "test"), ("test", "tag"), ("docs", "tag"), ("tag", "publish")}
-    # the running action's log is tailed live
-    page.wait_for_selector(f"pre[data-action-log='{action.id}']:has-text('collected 412 items')", timeout=TIMEOUT_MS)
+    # the running action is listed as running now, its log tailed live
+    page.wait_for_selector(f"#running-actions pre[data-action-log='{action.id}']:has-text('collected 412 items')",
+                           timeout=TIMEOUT_MS)
     stub.AppendActionLog(tpb.AppendActionLogRequest(action_id=action.id, lines=[
         tpb.LogLineInput(content="412 passed")]), metadata=A)
     page.wait_for_selector(f"pre[data-action-log='{action.id}']:has-text('412 passed')", timeout=TIMEOUT_MS)
+    stub.CompleteAction(tpb.CompleteActionRequest(action_id=action.id, status=task_pb2.ACTION_STATUS_SUCCEEDED), metadata=A)
+    page.wait_for_selector("#running-actions :text('Nothing is running.')", timeout=TIMEOUT_MS)
+    page.wait_for_selector(f"#actions-list li[data-action-id='{action.id}'][data-status=succeeded]", timeout=TIMEOUT_MS)
     # a status change shows up in the graph without a reload, and in the event list
     stub.UpdatePlanItem(tpb.UpdatePlanItemRequest(task_id=task_id, item_id="test",
                                                   status=task_pb2.PLAN_ITEM_STATUS_COMPLETED), metadata=A)

@@ -146,54 +146,65 @@ export function render(main, { id: taskId }) {
     })));
   }
 
-  // --- actions: pages in recording order, new ones live, a running action's log tailed -----------
+  // --- actions: what runs now (with its log tailed live), then every action in recording order ------
   const actionPages = []; // [{ token, actions, next }]
-  const logTails = new Map(); // action id → stream
+  const logViews = new Map(); // action id → { pre, tail }: a log keeps streaming however often its section redraws
+  const runningList = h("ul", { class: "timeline", id: "running-actions" });
+  const timeline = h("div", {});
+  replace(sections.actions.body, h("h3", {}, "Running now"), runningList, h("h3", {}, "Timeline"), timeline);
   async function fetchActionPage(token) {
     const page = await call("TaskService", "ListActions", { task_id: taskId, page_size: ACTIONS_PAGE, page_token: token });
     return { token, actions: page.actions, next: page.next_page_token };
   }
   async function loadActions() {
-    if (!actionPages.length) actionPages.push(await fetchActionPage(""));
-    else if (!actionPages.at(-1).next) actionPages[actionPages.length - 1] = await fetchActionPage(actionPages.at(-1).token);
+    const [running] = await Promise.all([
+      call("TaskService", "ListActions", { task_id: taskId, statuses: ["ACTION_STATUS_RUNNING"], page_size: 20 }),
+      (async () => {
+        if (!actionPages.length) actionPages.push(await fetchActionPage(""));
+        else if (!actionPages.at(-1).next) actionPages[actionPages.length - 1] = await fetchActionPage(actionPages.at(-1).token);
+      })()]);
+    replace(runningList, running.actions.length ? running.actions.map((action) => actionRow(action, true))
+      : h("li", { class: "muted empty" }, "Nothing is running."));
     drawActions();
   }
-  function tailLog(action, into) {
-    if (logTails.has(action.id)) return;
-    const pre = h("pre", { class: "log", "data-action-log": action.id, tabindex: 0, "aria-label": `log of ${action.summary}` });
-    replace(into, pre);
-    logTails.set(action.id, stream(`/api/actions/${encodeURIComponent(action.id)}/log`, {
-      onLine: (line) => {
-        const stick = pre.scrollTop + pre.clientHeight >= pre.scrollHeight - 4;
-        pre.append(h("span", { class: `log-${line.stream || "stdout"}` }, `${line.content}\n`));
-        if (stick) pre.scrollTop = pre.scrollHeight;
-      },
-      onEnd: () => pre.append(h("span", { class: "muted" }, "— end of log —\n")),
-      onError: (error) => pre.append(h("span", { class: "error" }, `${error.message}\n`)),
-    }));
+  function logView(action) {
+    let view = logViews.get(action.id);
+    if (!view) {
+      const pre = h("pre", { class: "log", "data-action-log": action.id, tabindex: 0, "aria-label": `log of ${action.summary}` });
+      const tail = stream(`/api/actions/${encodeURIComponent(action.id)}/log`, {
+        onLine: (line) => {
+          const stick = pre.scrollTop + pre.clientHeight >= pre.scrollHeight - 4;
+          pre.append(h("span", { class: `log-${line.stream || "stdout"}` }, `${line.content}\n`));
+          if (stick) pre.scrollTop = pre.scrollHeight;
+        },
+        onEnd: () => pre.append(h("span", { class: "muted" }, "— end of log —\n")),
+        onError: (error) => pre.append(h("span", { class: "error" }, `${error.message}\n`)),
+      });
+      view = { pre, tail };
+      logViews.set(action.id, view);
+    }
+    return view.pre;
+  }
+  function actionRow(action, showLog) {
+    const running = action.status === "ACTION_STATUS_RUNNING";
+    const logCell = h("div", { class: "log-cell" }, showLog && logView(action));
+    return h("li", { class: "action", "data-action-id": action.id, "data-status": enumLabel(action.status, "ACTION_STATUS_") },
+      h("div", { class: "action-head" }, time(action.create_time), badge(action.status, "ACTION_STATUS_"),
+        h("span", { class: "tag" }, enumLabel(action.type, "ACTION_TYPE_")), action.tool_name && h("span", { class: "mono" }, action.tool_name),
+        h("span", { class: "action-summary" }, action.summary),
+        action.duration && h("span", { class: "muted" }, duration(action.duration)),
+        (Number(action.tokens_in) || Number(action.tokens_out)) ? h("span", { class: "muted" }, `${action.tokens_in}→${action.tokens_out} tokens`) : null,
+        !showLog && h("button", { type: "button", class: "link", onclick: () => replace(logCell, logView(action)) }, running ? "Tail log" : "Log")),
+      action.error && h("p", { class: "error" }, action.error),
+      logCell);
   }
   function drawActions() {
     const actions = actionPages.flatMap((page) => page.actions);
     const last = actionPages.at(-1);
-    if (!actions.length) { replace(sections.actions.body, empty("No actions yet.")); return; }
-    const rows = actions.map((action) => {
-      const running = action.status === "ACTION_STATUS_RUNNING";
-      const logCell = h("div", { class: "log-cell" });
-      const row = h("li", { class: "action", "data-action-id": action.id, "data-status": enumLabel(action.status, "ACTION_STATUS_") },
-        h("div", { class: "action-head" }, time(action.create_time), badge(action.status, "ACTION_STATUS_"),
-          h("span", { class: "tag" }, enumLabel(action.type, "ACTION_TYPE_")), action.tool_name && h("span", { class: "mono" }, action.tool_name),
-          h("span", { class: "action-summary" }, action.summary),
-          action.duration && h("span", { class: "muted" }, duration(action.duration)),
-          (Number(action.tokens_in) || Number(action.tokens_out)) ? h("span", { class: "muted" }, `${action.tokens_in}→${action.tokens_out} tokens`) : null,
-          h("button", { type: "button", class: "link", onclick: () => tailLog(action, logCell) }, running ? "Tail log" : "Log")),
-        action.error && h("p", { class: "error" }, action.error),
-        logCell);
-      if (running) tailLog(action, logCell);
-      return row;
-    });
-    replace(sections.actions.body,
+    if (!actions.length) { replace(timeline, empty("No actions yet.")); return; }
+    replace(timeline,
       h("p", { class: "muted" }, `${actions.length} action${actions.length === 1 ? "" : "s"} shown${last.next ? ", more recorded" : ""}`),
-      h("ol", { class: "timeline", id: "actions-list" }, rows),
+      h("ol", { class: "timeline", id: "actions-list" }, actions.map((action) => actionRow(action, false))),
       last.next && h("button", { type: "button", id: "more-actions", onclick: async () => {
         actionPages.push(await fetchActionPage(last.next)); drawActions(); } }, `Load ${ACTIONS_PAGE} more`));
   }
@@ -295,7 +306,7 @@ export function render(main, { id: taskId }) {
   const loaders = { overview: loadOverview, plan: loadPlan, waits: loadWaits, actions: loadActions, transcript: loadTranscript,
     state: loadState, yaml: loadYaml, artifacts: loadArtifacts, episodes: loadEpisodes, snapshots: loadSnapshots };
   const refresh = Object.fromEntries(Object.entries(loaders).map(([name, load]) => [name, refresher(async () => {
-    try { await load(); } catch (error) { replace(sections[name].body, errorBox(error)); }
+    try { await load(); } catch (error) { replace(name === "actions" ? timeline : sections[name].body, errorBox(error)); }
   })]));
 
   const live = events({
@@ -311,6 +322,6 @@ export function render(main, { id: taskId }) {
       for (const name of SECTIONS_BY_EVENT[enumLabel(event.type, "EVENT_TYPE_").toUpperCase().replaceAll(" ", "_")] || []) refresh[name]();
     },
   });
-  stops.push(() => live.stop(), () => logTails.forEach((tail) => tail.stop()));
+  stops.push(() => live.stop(), () => logViews.forEach((view) => view.tail.stop()));
   return { stop: () => stops.forEach((stop) => stop()) };
 }
