@@ -21,9 +21,9 @@ from taskmem.v1 import memory_service_pb2, state_service_pb2, task_service_pb2, 
 # The methods the page calls, by service. Actions: UpdateTask (cancel, pause), ResolveWait,
 # CancelWait, PinStateItem; everything else only reads.
 OPEN_METHODS: dict[str, tuple[str, ...]] = {
-    "TaskService": ("GetTask", "ListTasks", "UpdateTask", "GetPlan", "ListActions", "ListMessages",
-                    "ListContextSnapshots", "ListEvents", "GetProgress"),
-    "WaitService": ("GetWait", "ListWaits", "ResolveWait", "CancelWait"),
+    "TaskService": ("ListTasks", "UpdateTask", "GetPlan", "ListActions", "ListMessages", "ListContextSnapshots",
+                    "GetProgress"),
+    "WaitService": ("ListWaits", "ResolveWait", "CancelWait"),
     "StateService": ("GetTaskState", "ListStateItems", "PinStateItem"),
     "MemoryService": ("SearchMemories", "QueryKnowledge", "GetKnowledge", "ListEpisodes", "ListArtifacts"),
 }

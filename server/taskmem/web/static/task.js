@@ -65,10 +65,8 @@ export function render(main, { id: taskId }) {
 
   // --- overview: goal, lifecycle, actions on the task -----------------------------------------
   async function loadOverview() {
-    const [{ task: loaded }, progress] = await Promise.all([
-      call("TaskService", "GetTask", { task_id: taskId }),
-      call("TaskService", "GetProgress", { task_id: taskId, recent_message_count: 1 })]);
-    task = loaded;
+    const progress = await call("TaskService", "GetProgress", { task_id: taskId, recent_message_count: 1 });
+    task = progress.task; // "where was I?" carries the task itself: one call, not two
     const working = ["PENDING", "PLANNING", "EXECUTING", "SYNTHESIZING"].includes(enumLabel(task.status, "TASK_STATUS_").toUpperCase());
     const setStatus = (status) => act(`${status.toLowerCase()} task`, call("TaskService", "UpdateTask", {
       task: { id: taskId, status: `TASK_STATUS_${status}`, etag: task.etag }, update_mask: "status" }));

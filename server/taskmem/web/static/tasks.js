@@ -8,9 +8,9 @@ const STATUSES = ["PENDING", "PLANNING", "EXECUTING", "SYNTHESIZING", "PAUSED", 
 const TASK_EVENTS = ["TASK_CREATED", "TASK_UPDATED", "TASK_STATUS_CHANGED", "PLAN_REPLACED", "PLAN_ITEM_UPDATED",
   "TASK_AUTO_PAUSED", "TASK_AUTO_ARCHIVED"];
 
-async function progressOf(task) {
-  const progress = await call("TaskService", "GetProgress", { task_id: task.id, recent_message_count: 1 });
-  return { done: progress.completed.length, total: progress.total_items };
+async function progressOf(taskId) {
+  const progress = await call("TaskService", "GetProgress", { task_id: taskId, recent_message_count: 1 });
+  return { task: progress.task, progress: { done: progress.completed.length, total: progress.total_items } };
 }
 
 export function render(main) {
@@ -48,13 +48,13 @@ export function render(main) {
   statusFilter.addEventListener("change", draw);
   search.addEventListener("input", draw);
 
-  async function upsert(task) {
-    rows.set(task.id, { task, progress: await progressOf(task) });
+  async function upsert(taskId) {
+    rows.set(taskId, await progressOf(taskId));
   }
 
   async function loadAll() {
     const tasks = await listAll("TaskService", "ListTasks", { page_size: 200 }, "tasks", 1000);
-    for (let i = 0; i < tasks.length; i += 8) await Promise.all(tasks.slice(i, i + 8).map(upsert));
+    for (let i = 0; i < tasks.length; i += 4) await Promise.all(tasks.slice(i, i + 4).map((task) => upsert(task.id)));
     main.dataset.ready = "true";
     draw();
   }
@@ -66,7 +66,7 @@ export function render(main) {
     pending.set(id, false);
     do {
       pending.set(id, false);
-      try { await upsert((await call("TaskService", "GetTask", { task_id: id })).task); } catch (error) { console.warn(error); }
+      try { await upsert(id); } catch (error) { console.warn(error); }
     } while (pending.get(id));
     pending.delete(id);
     draw();
