@@ -8,6 +8,9 @@ import { events, refresher } from "./live.js";
 
 const ACTIONS_PAGE = 100;
 const MESSAGES_PAGE = 100;
+// Each tailed log holds an HTTP/1.1 connection, and a browser opens only six per server:
+// tail the first two running actions by itself, the others when asked.
+const AUTO_TAILS = 2;
 const EVENTS_SHOWN = 200;
 
 // Which sections each event type changes.
@@ -161,7 +164,7 @@ export function render(main, { id: taskId }) {
         if (!actionPages.length) actionPages.push(await fetchActionPage(""));
         else if (!actionPages.at(-1).next) actionPages[actionPages.length - 1] = await fetchActionPage(actionPages.at(-1).token);
       })()]);
-    replace(runningList, running.actions.length ? running.actions.map((action) => actionRow(action, true))
+    replace(runningList, running.actions.length ? running.actions.map((action, index) => actionRow(action, index < AUTO_TAILS))
       : h("li", { class: "muted empty" }, "Nothing is running."));
     drawActions();
   }
