@@ -300,3 +300,16 @@ def test_a_page_reached_under_another_host_name_is_refused(web_url: str) -> None
     with pytest.raises(urllib.error.HTTPError) as refused:
         urllib.request.urlopen(request, timeout=10)
     assert refused.value.code == 400
+
+
+def test_the_plan_history_shows_an_earlier_version_on_request(page: Any, web_url: str, channel: grpc.Channel) -> None:
+    task_id = create_task(channel, "Replanned", item("a", "First idea"))
+    tasks_stub(channel).ReplacePlan(tpb.ReplacePlanRequest(task_id=task_id, reason="split the work", items=[
+        item("b", "Second idea"), item("c", "Third idea", "b")]), metadata=A)
+    open_view(page, web_url, f"task/{task_id}", KEY_A)
+    assert [n.get_attribute("data-id") for n in page.locator("#plan-graph g.node").all()] == ["b", "c"]
+    assert "split the work" in page.inner_text("#plan-body")
+    page.click("#plan-body details.history summary")
+    page.click("#plan-body button:has-text('version 1')")
+    page.wait_for_selector("#plan-graph g.node[data-id=a]", timeout=TIMEOUT_MS)
+    assert page.locator("#plan-graph g.node").count() == 1

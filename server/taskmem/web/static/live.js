@@ -25,13 +25,19 @@ export function events({ tasks = [], types = [], onReady, onEvent, onError }) {
   });
 }
 
-// refresh() runs load() now, or once more after the running load ends: many events, few loads.
+// Under a burst of events a section reloads at most this often (its first load is at once).
+const RELOAD_INTERVAL_MS = 250;
+
+// refresh() runs load() now, or once more after the running load ends (and RELOAD_INTERVAL_MS
+// has passed): many events, few loads, and the server is not kept busy by one open page.
 export function refresher(load) {
   let running = null, again = false;
   const run = async () => {
     do {
       again = false;
+      const started = performance.now();
       try { await load(); } catch (error) { console.warn(error); }
+      if (again) await new Promise((resolve) => setTimeout(resolve, Math.max(0, RELOAD_INTERVAL_MS - (performance.now() - started))));
     } while (again);
     running = null;
   };
