@@ -12,7 +12,9 @@ by Playwright):
 - commit → page: with the page open, 100 messages are posted over gRPC, --interval apart; each
   event's commit time is its recorded create_time (microseconds, stamped in the writing
   transaction), its appearance the page's clock when the event's line is added to the live event
-  list (a MutationObserver). Same machine, same clock. p50, p95, max.
+  list (a MutationObserver). Same machine, same clock. p50, p95, max. Side by side, for the same
+  events: a gRPC SubscribeEvents reader and a bare SSE client of the web view, both in this process,
+  so what the web layer and what the browser add can be told apart.
 
     .venv/bin/python bench/web_bench.py [--items 200] [--actions 10000] [--events 100] [--interval 0.05] [--loads 5]
 """
@@ -21,6 +23,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import json
 import random
 import shutil
 import statistics
@@ -30,6 +33,7 @@ import time
 from pathlib import Path
 
 import grpc
+import httpx
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
@@ -104,17 +108,54 @@ async def first_render(browser, url: str, loads: int, items: int) -> dict[str, l
     return times
 
 
-async def commit_to_page(browser, url: str, stub: TaskServiceStub, task_id: str, count: int,
-                         interval: float) -> list[float]:
-    """Milliseconds from each posted message's event commit to its line in the page's event list."""
+class Arrivals:
+    """When each event (by cursor) reached a reader that is not the page: a gRPC subscriber and a
+    bare SSE client of the web view, both in this process, for the same events as the page."""
+
+    def __init__(self) -> None:
+        self.grpc: dict[str, float] = {}
+        self.sse: dict[str, float] = {}
+        self.ready = asyncio.Event()
+        self.start_cursor = 0
+
+    async def read_sse(self, web: str, task_id: str) -> None:
+        url = f"{web}api/events?task={task_id}&type=EVENT_TYPE_MESSAGE_POSTED"
+        async with httpx.AsyncClient(timeout=None) as client, client.stream("GET", url, headers={"x-taskmem-web": "1"}) as reply:
+            name = ""
+            async for line in reply.aiter_lines():
+                if line.startswith("event:"):
+                    name = line[6:].strip()
+                elif line.startswith("id:") and name == "event":
+                    self.sse[line[3:].strip()] = time.time() * 1000
+                elif line.startswith("data:") and name == "ready":
+                    self.start_cursor = json.loads(line[5:])["cursor"]
+                    self.ready.set()
+
+    async def read_grpc(self, stub: TaskServiceStub, task_id: str) -> None:
+        await self.ready.wait()
+        async for reply in stub.SubscribeEvents(pb.SubscribeEventsRequest(
+                task_ids=[task_id], types=[event_pb2.EVENT_TYPE_MESSAGE_POSTED], after_cursor=self.start_cursor)):
+            self.grpc[str(reply.event.cursor)] = time.time() * 1000
+
+
+async def commit_to_page(browser, web: str, url: str, stub: TaskServiceStub, task_id: str, count: int,
+                         interval: float) -> dict[str, list[float]]:
+    """Milliseconds from each posted message's event commit to its arrival: at a gRPC subscriber, at an
+    SSE client of the web view, and as a line in the page's live event list."""
     context = await browser.new_context(viewport={"width": 1280, "height": 900}, bypass_csp=True)
     page = await context.new_page()
     await page.goto(url)
     await page.wait_for_selector("main[data-ready=true]", timeout=60_000)
     await page.evaluate(OBSERVER)
-    posted = [(await stub.PostMessage(pb.PostMessageRequest(task_id=task_id, role=task_pb2.MESSAGE_ROLE_AGENT,
-                                                            content=f"live note {n}")), await asyncio.sleep(interval))[0]
-              for n in range(count)]
+    arrivals = Arrivals()
+    readers = [asyncio.create_task(arrivals.read_sse(web, task_id)), asyncio.create_task(arrivals.read_grpc(stub, task_id))]
+    await arrivals.ready.wait()
+    await asyncio.sleep(0.5)  # the gRPC subscription registers
+    posted = []
+    for n in range(count):
+        posted.append(await stub.PostMessage(pb.PostMessageRequest(task_id=task_id, role=task_pb2.MESSAGE_ROLE_AGENT,
+                                                                   content=f"live note {n}")))
+        await asyncio.sleep(interval)
     ids = {reply.message.id for reply in posted}
     events, token = [], ""
     while True:  # the MESSAGE_POSTED events of these messages, with their commit times
@@ -128,12 +169,15 @@ async def commit_to_page(browser, url: str, stub: TaskServiceStub, task_id: str,
     deadline = time.monotonic() + 10
     while time.monotonic() < deadline:
         seen = await page.evaluate("window.__seen")
-        if all(str(e.cursor) in seen for e in events):
+        if all(str(e.cursor) in seen and str(e.cursor) in arrivals.sse and str(e.cursor) in arrivals.grpc for e in events):
             break
         await asyncio.sleep(0.1)
+    for reader in readers:
+        reader.cancel()
     await context.close()
-    return [seen[str(e.cursor)] - (e.create_time.seconds * 1000 + e.create_time.nanos / 1e6)
-            for e in events if str(e.cursor) in seen]
+    committed = {str(e.cursor): e.create_time.seconds * 1000 + e.create_time.nanos / 1e6 for e in events}
+    return {name: [arrived[c] - at for c, at in committed.items() if c in arrived]
+            for name, arrived in (("gRPC subscriber", arrivals.grpc), ("SSE client", arrivals.sse), ("page", seen))}
 
 
 def percentile(values: list[float], fraction: float) -> float:
@@ -176,15 +220,17 @@ async def main() -> None:
                         await page.wait_for_selector("main[data-ready=true]", timeout=60_000)
                         await page.screenshot(path=str(args.screenshot), full_page=True)
                         await page.close()
-                    delays = await commit_to_page(browser, url, stub, task_id, args.events, args.interval)
+                    delays = await commit_to_page(browser, web, url, stub, task_id, args.events, args.interval)
                     await browser.close()
         finally:
             server.stop()
     print(f"task page, first render ({args.loads} loads each, ms):")
     for kind, values in render_times.items():
         print(f"  {kind:15} median {statistics.median(values):6.0f}  max {max(values):6.0f}")
-    print(f"commit -> page, {len(delays)} of {args.events} events: p50 {percentile(delays, 0.5):.1f} ms,"
-          f" p95 {percentile(delays, 0.95):.1f} ms, max {max(delays):.1f} ms")
+    print(f"commit -> arrival of {args.events} events, {args.interval * 1000:.0f} ms apart (ms):")
+    for name, values in delays.items():
+        print(f"  {name:15} {len(values):3} seen  p50 {percentile(values, 0.5):6.1f}  p95 {percentile(values, 0.95):6.1f}"
+              f"  max {max(values):6.1f}")
 
 
 if __name__ == "__main__":

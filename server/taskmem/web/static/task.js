@@ -60,6 +60,14 @@ export function render(main, { id: taskId }) {
       onclick: (event) => { event.preventDefault(); document.getElementById(`section-${id}`).scrollIntoView(); } }, title))),
     notice, Object.values(sections).map((s) => s.el));
   const stops = [];
+  // The last data drawn per section: an unchanged reload leaves the page (and its layout) alone.
+  const drawn = new Map();
+  const changed = (name, data) => {
+    const text = JSON.stringify(data);
+    if (drawn.get(name) === text) return false;
+    drawn.set(name, text);
+    return true;
+  };
   let task = null;
   const say = (text) => { notice.textContent = text; };
   const act = async (what, promise) => {
@@ -70,6 +78,7 @@ export function render(main, { id: taskId }) {
   async function loadOverview() {
     const progress = await call("TaskService", "GetProgress", { task_id: taskId, recent_message_count: 1 });
     task = progress.task; // "where was I?" carries the task itself: one call, not two
+    if (!changed("overview", progress)) return;
     const working = ["PENDING", "PLANNING", "EXECUTING", "SYNTHESIZING"].includes(enumLabel(task.status, "TASK_STATUS_").toUpperCase());
     const setStatus = (status) => act(`${status.toLowerCase()} task`, call("TaskService", "UpdateTask", {
       task: { id: taskId, status: `TASK_STATUS_${status}`, etag: task.etag }, update_mask: "status" }));
@@ -102,6 +111,7 @@ export function render(main, { id: taskId }) {
   let currentPlanVersion = 0;
   async function loadPlan() {
     const { plan } = await call("TaskService", "GetPlan", { task_id: taskId, version: shownVersion });
+    if (!changed("plan", plan)) return;
     const detail = h("div", { class: "item-detail", id: "plan-item-detail", "aria-live": "polite" },
       h("p", { class: "muted" }, "Choose an item (click, or Tab and Enter) to see its details."));
     const showItem = (item) => replace(detail, h("h3", {}, `${item.ordinal}. ${item.title}`), h("dl", {},
@@ -131,6 +141,7 @@ export function render(main, { id: taskId }) {
   // --- waits ----------------------------------------------------------------------------------------
   async function loadWaits() {
     const waits = await listAll("WaitService", "ListWaits", { task_id: taskId, page_size: 100 }, "waits", 300);
+    if (!changed("waits", waits)) return;
     if (!waits.length) { replace(sections.waits.body, empty("No waits.")); return; }
     replace(sections.waits.body, table(["Criteria", "Kind", "Status", "Result", "Created", "Deadline", ""], waits.map((wait) => {
       const kind = Object.keys(wait.target || {}).find((key) => wait.target[key] && key !== "kind") || "";
@@ -158,15 +169,19 @@ export function render(main, { id: taskId }) {
     return { token, actions: page.actions, next: page.next_page_token };
   }
   async function loadActions() {
-    const [running] = await Promise.all([
+    const [running, timelineChanged] = await Promise.all([
       call("TaskService", "ListActions", { task_id: taskId, statuses: ["ACTION_STATUS_RUNNING"], page_size: 20 }),
       (async () => {
         if (!actionPages.length) actionPages.push(await fetchActionPage(""));
         else if (!actionPages.at(-1).next) actionPages[actionPages.length - 1] = await fetchActionPage(actionPages.at(-1).token);
+        else return false; // the change is past the pages shown
+        return true;
       })()]);
-    replace(runningList, running.actions.length ? running.actions.map((action, index) => actionRow(action, index < AUTO_TAILS))
-      : h("li", { class: "muted empty" }, "Nothing is running."));
-    drawActions();
+    if (changed("running", running.actions)) {
+      replace(runningList, running.actions.length ? running.actions.map((action, index) => actionRow(action, index < AUTO_TAILS))
+        : h("li", { class: "muted empty" }, "Nothing is running."));
+    }
+    if (timelineChanged) drawActions();
   }
   function logView(action) {
     let view = logViews.get(action.id);
@@ -219,6 +234,7 @@ export function render(main, { id: taskId }) {
   async function loadTranscript() {
     if (!messagePages.length) messagePages.push(await fetchMessagePage(""));
     else if (!messagePages.at(-1).next) messagePages[messagePages.length - 1] = await fetchMessagePage(messagePages.at(-1).token);
+    else return; // the new message is past the pages shown
     drawTranscript();
   }
   function drawTranscript() {
@@ -236,6 +252,7 @@ export function render(main, { id: taskId }) {
   // --- structured state -------------------------------------------------------------------------------
   async function loadState() {
     const items = await listAll("StateService", "ListStateItems", { task_id: taskId, include_superseded: true, page_size: 200 }, "items", 1000);
+    if (!changed("state", items)) return;
     const byUid = new Map(items.map((item) => [item.uid, item]));
     const active = items.filter((item) => item.status !== "STATE_ITEM_STATUS_SUPERSEDED");
     const superseded = items.filter((item) => item.status === "STATE_ITEM_STATUS_SUPERSEDED");
@@ -266,11 +283,12 @@ export function render(main, { id: taskId }) {
 
   async function loadYaml() {
     const { yaml } = await call("StateService", "GetTaskState", { task_id: taskId });
-    replace(sections.yaml.body, h("pre", { class: "yaml", tabindex: 0 }, yaml));
+    if (changed("yaml", yaml)) replace(sections.yaml.body, h("pre", { class: "yaml", tabindex: 0 }, yaml));
   }
 
   async function loadArtifacts() {
     const artifacts = await listAll("MemoryService", "ListArtifacts", { task_id: taskId, page_size: 200 }, "artifacts", 1000);
+    if (!changed("artifacts", artifacts)) return;
     replace(sections.artifacts.body, artifacts.length ? table(["Type", "Path", "Description", "Size", "SHA-256", "Registered"],
       artifacts.map((a) => h("tr", {}, h("td", {}, enumLabel(a.type, "ARTIFACT_TYPE_")), h("td", { class: "mono" }, a.path),
         h("td", {}, a.description), h("td", { class: "num" }, bytes(a.size_bytes)),
@@ -280,6 +298,7 @@ export function render(main, { id: taskId }) {
 
   async function loadEpisodes() {
     const episodes = await listAll("MemoryService", "ListEpisodes", { task_id: taskId, page_size: 200, include_archived: true }, "episodes", 1000);
+    if (!changed("episodes", episodes)) return;
     replace(sections.episodes.body, episodes.length ? h("ol", { class: "timeline" }, episodes.map((e) =>
       h("li", {}, h("div", { class: "action-head" }, time(e.create_time), badge(e.action, "EPISODE_ACTION_"),
         h("span", { class: "mono" }, e.agent_id), e.duration && h("span", { class: "muted" }, duration(e.duration)),
@@ -290,6 +309,7 @@ export function render(main, { id: taskId }) {
 
   async function loadSnapshots() {
     const snapshots = await listAll("TaskService", "ListContextSnapshots", { task_id: taskId, page_size: 200 }, "snapshots", 1000);
+    if (!changed("snapshots", snapshots)) return;
     replace(sections.snapshots.body, snapshots.length ? snapshots.map((s) => h("details", { class: "snapshot" },
       h("summary", {}, `#${s.sequence} ${s.label || ""} `, s.summarized ? h("span", { class: "tag" }, "summarized") : null, " ", time(s.create_time)),
       h("pre", { class: "text" }, s.content))) : empty("No context snapshots."));
@@ -307,7 +327,10 @@ export function render(main, { id: taskId }) {
   const loaders = { overview: loadOverview, plan: loadPlan, waits: loadWaits, actions: loadActions, transcript: loadTranscript,
     state: loadState, yaml: loadYaml, artifacts: loadArtifacts, episodes: loadEpisodes, snapshots: loadSnapshots };
   const refresh = Object.fromEntries(Object.entries(loaders).map(([name, load]) => [name, refresher(async () => {
-    try { await load(); } catch (error) { replace(name === "actions" ? timeline : sections[name].body, errorBox(error)); }
+    try { await load(); } catch (error) {
+      drawn.delete(name === "actions" ? "running" : name); // draw again once it works
+      replace(name === "actions" ? timeline : sections[name].body, errorBox(error));
+    }
   })]));
 
   const live = events({
