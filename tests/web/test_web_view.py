@@ -313,3 +313,23 @@ def test_the_plan_history_shows_an_earlier_version_on_request(page: Any, web_url
     page.click("#plan-body button:has-text('version 1')")
     page.wait_for_selector("#plan-graph g.node[data-id=a]", timeout=TIMEOUT_MS)
     assert page.locator("#plan-graph g.node").count() == 1
+
+
+def test_a_batch_answers_each_call_alone(web_url: str, channel: grpc.Channel) -> None:
+    task_id = create_task(channel, "Batched")
+    headers = {"x-taskmem-web": "1", "authorization": f"Bearer {KEY_A}"}
+    status, body = _post(f"{web_url}api/batch", {"calls": [
+        {"service": "TaskService", "method": "GetProgress", "request": {"task_id": task_id}},
+        {"service": "TaskService", "method": "GetProgress", "request": {"task_id": "tsk_missing"}},
+        {"service": "TaskService", "method": "CreateTask", "request": {"name": "no"}}]}, headers)
+    assert status == 200
+    first, missing, refused = body["results"]
+    assert first["reply"]["task"]["name"] == "Batched"
+    assert (missing["error"]["status"], missing["error"]["code"]) == (404, "NOT_FOUND")
+    assert (refused["error"]["status"], refused["error"]["code"]) == (404, "NOT_FOUND")
+    status, body = _post(f"{web_url}api/batch", {"calls": "nope"}, headers)
+    assert (status, body["code"]) == (400, "INVALID_ARGUMENT")
+    other_namespace = {**headers, "authorization": f"Bearer {KEY_B}"}
+    status, body = _post(f"{web_url}api/batch", {"calls": [
+        {"service": "TaskService", "method": "GetProgress", "request": {"task_id": task_id}}]}, other_namespace)
+    assert body["results"][0]["error"]["code"] == "NOT_FOUND"

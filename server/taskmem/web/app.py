@@ -8,6 +8,7 @@ app never grants).
 
 from __future__ import annotations
 
+import asyncio
 import json
 from collections.abc import AsyncIterator, Awaitable, Callable
 from pathlib import Path
@@ -33,6 +34,7 @@ from taskmem.web.gateway import Gateway, GatewayError, call_metadata, http_error
 STATIC = Path(__file__).parent / "static"
 WEB_HEADER = "x-taskmem-web"
 SSE_PING_SECONDS = 15
+MAX_BATCH = 50
 _SECURITY_HEADERS = [
     (b"content-security-policy", b"default-src 'self'; img-src 'self' data:; object-src 'none'; base-uri 'none'"),
     (b"x-content-type-options", b"nosniff"),
@@ -83,6 +85,31 @@ def build_app(config: Config, channel: grpc.aio.Channel, events: EventLog,
         metadata = call_metadata(dict(request.headers))
         reply = await gateway.call(request.path_params["service"], request.path_params["method"], body, metadata)
         return JSONResponse(reply)
+
+    @_api
+    async def batch(request: Request) -> Response:
+        """Several calls in one request, run at once: a page's first load is one round trip, not one per
+        section queued behind the browser's six connections. Each call answers alone: {"reply": …} or
+        {"error": {"status", "code", "message"}}."""
+        try:
+            calls = (await request.json())["calls"]
+            if not isinstance(calls, list) or len(calls) > MAX_BATCH:
+                raise ValueError
+        except (ValueError, KeyError, TypeError):
+            raise GatewayError(400, "INVALID_ARGUMENT", f"calls: expected a list of at most {MAX_BATCH} calls") from None
+        metadata = call_metadata(dict(request.headers))
+
+        async def one(item: Any) -> dict[str, Any]:
+            try:
+                if not isinstance(item, dict):
+                    raise GatewayError(400, "INVALID_ARGUMENT", "each call is {service, method, request}")
+                reply = await gateway.call(str(item.get("service")), str(item.get("method")), item.get("request", {}),
+                                           metadata)
+                return {"reply": reply}
+            except GatewayError as error:
+                return {"error": {"status": error.http_status, **error.body}}
+
+        return JSONResponse({"results": await asyncio.gather(*(one(item) for item in calls))})
 
     @_api
     async def event_stream(request: Request) -> Response:
@@ -137,6 +164,7 @@ def build_app(config: Config, channel: grpc.aio.Channel, events: EventLog,
     return Starlette(routes=[
         Route("/", index),
         Route("/api/call/{service}/{method}", call, methods=["POST"]),
+        Route("/api/batch", batch, methods=["POST"]),
         Route("/api/events", event_stream),
         Route("/api/actions/{action_id}/log", action_log_stream),
         Mount("/static", StaticFiles(directory=STATIC), name="static"),

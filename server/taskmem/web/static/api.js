@@ -40,12 +40,44 @@ async function failure(response) {
   return error;
 }
 
-export async function call(service, method, request = {}) {
-  const response = await fetch(`/api/call/${service}/${method}`, {
-    method: "POST", headers: headers(), body: JSON.stringify(request),
+// Calls made in the same turn of the page's event loop go out as one /api/batch request.
+let pending = null;
+
+export function call(service, method, request = {}) {
+  return new Promise((resolve, reject) => {
+    if (!pending) {
+      pending = [];
+      queueMicrotask(flush);
+    }
+    pending.push({ service, method, request, resolve, reject });
   });
-  if (!response.ok) throw await failure(response);
-  return response.json();
+}
+
+async function flush() {
+  const calls = pending;
+  pending = null;
+  if (calls.length === 1) {
+    const [{ service, method, request, resolve, reject }] = calls;
+    try {
+      const response = await fetch(`/api/call/${service}/${method}`, { method: "POST", headers: headers(), body: JSON.stringify(request) });
+      if (!response.ok) throw await failure(response);
+      resolve(await response.json());
+    } catch (error) { reject(error); }
+    return;
+  }
+  try {
+    const response = await fetch("/api/batch", { method: "POST", headers: headers(),
+      body: JSON.stringify({ calls: calls.map(({ service, method, request }) => ({ service, method, request })) }) });
+    if (!response.ok) throw await failure(response);
+    const { results } = await response.json();
+    results.forEach((result, i) => {
+      if (!result.error) { calls[i].resolve(result.reply); return; }
+      const { status, code, message } = result.error;
+      const error = new ApiError(status, code, message);
+      if (status === 401 || status === 403) authListeners.forEach((listener) => listener(error));
+      calls[i].reject(error);
+    });
+  } catch (error) { calls.forEach(({ reject }) => reject(error)); }
 }
 
 // Reads an SSE stream until stopped; on a broken connection it reconnects after a pause with

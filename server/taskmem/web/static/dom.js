@@ -37,10 +37,13 @@ export function badge(value, prefix) {
   return h("span", { class: `badge s-${label.replaceAll(" ", "-")}`, "data-status": label }, label);
 }
 
+// One formatter for every timestamp: toLocaleString() builds a new one per call, which a page of
+// hundreds of timestamps feels.
+const DATE_TIME = new Intl.DateTimeFormat(undefined, { dateStyle: "short", timeStyle: "medium", hour12: false });
+
 export function time(iso) {
   if (!iso) return h("span", { class: "muted" }, "—");
-  const date = new Date(iso);
-  return h("time", { datetime: iso, title: iso }, date.toLocaleString(undefined, { hour12: false }));
+  return h("time", { datetime: iso, title: iso }, DATE_TIME.format(new Date(iso)));
 }
 
 export function ago(iso) {
@@ -48,7 +51,7 @@ export function ago(iso) {
   const seconds = Math.max(0, (Date.now() - new Date(iso).getTime()) / 1000);
   const text = seconds < 60 ? `${Math.round(seconds)} s ago` : seconds < 3600 ? `${Math.round(seconds / 60)} min ago`
     : seconds < 86400 ? `${Math.round(seconds / 3600)} h ago` : `${Math.round(seconds / 86400)} d ago`;
-  return h("time", { datetime: iso, title: new Date(iso).toLocaleString(undefined, { hour12: false }) }, text);
+  return h("time", { datetime: iso, title: DATE_TIME.format(new Date(iso)) }, text);
 }
 
 // Proto JSON durations are strings such as "1.500s".
