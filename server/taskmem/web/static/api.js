@@ -53,9 +53,15 @@ export function call(service, method, request = {}) {
   });
 }
 
-async function flush() {
+const MAX_BATCH = 50; // the server's limit per batch
+
+function flush() {
   const calls = pending;
   pending = null;
+  for (let start = 0; start < calls.length; start += MAX_BATCH) send(calls.slice(start, start + MAX_BATCH));
+}
+
+async function send(calls) {
   if (calls.length === 1) {
     const [{ service, method, request, resolve, reject }] = calls;
     try {

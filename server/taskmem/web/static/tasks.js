@@ -54,7 +54,7 @@ export function render(main) {
 
   async function loadAll() {
     const tasks = await listAll("TaskService", "ListTasks", { page_size: 200 }, "tasks", 1000);
-    for (let i = 0; i < tasks.length; i += 4) await Promise.all(tasks.slice(i, i + 4).map((task) => upsert(task.id)));
+    await Promise.all(tasks.map((task) => upsert(task.id))); // batched by api.js
     main.dataset.ready = "true";
     draw();
   }
