@@ -121,15 +121,18 @@ class Arrivals:
     async def read_sse(self, web: str, task_id: str) -> None:
         url = f"{web}api/events?task={task_id}&type=EVENT_TYPE_MESSAGE_POSTED"
         async with httpx.AsyncClient(timeout=None) as client, client.stream("GET", url, headers={"x-taskmem-web": "1"}) as reply:
-            name = ""
+            fields: dict[str, str] = {}
             async for line in reply.aiter_lines():
-                if line.startswith("event:"):
-                    name = line[6:].strip()
-                elif line.startswith("id:") and name == "event":
-                    self.sse[line[3:].strip()] = time.time() * 1000
-                elif line.startswith("data:") and name == "ready":
-                    self.start_cursor = json.loads(line[5:])["cursor"]
+                if line:
+                    name, _, value = line.partition(":")
+                    fields[name] = value.strip()
+                    continue
+                if fields.get("event") == "event":  # a blank line ends an event
+                    self.sse[fields["id"]] = time.time() * 1000
+                elif fields.get("event") == "ready":
+                    self.start_cursor = json.loads(fields["data"])["cursor"]
                     self.ready.set()
+                fields = {}
 
     async def read_grpc(self, stub: TaskServiceStub, task_id: str) -> None:
         await self.ready.wait()

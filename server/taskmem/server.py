@@ -10,6 +10,7 @@ import signal
 import sys
 import tempfile
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import grpc
 from grpc_health.v1 import health, health_pb2, health_pb2_grpc
@@ -32,7 +33,9 @@ from taskmem.tokenizer import token_counter
 from taskmem.v1 import memory_service_pb2, memory_service_pb2_grpc, state_service_pb2, state_service_pb2_grpc
 from taskmem.v1 import task_service_pb2, task_service_pb2_grpc, wait_service_pb2, wait_service_pb2_grpc
 from taskmem.waits.scheduler import WaitScheduler
-from taskmem.web.listener import WebView, check_http_bind_allowed
+
+if TYPE_CHECKING:
+    from taskmem.web.listener import WebView
 
 log = logging.getLogger("taskmem")
 
@@ -95,6 +98,9 @@ class TaskmemServer:
     async def start(self) -> str:
         check_bind_allowed(self.config)
         if self.config.http_listen:
+            # Imported only when asked for: a server without the web view never loads the HTTP stack.
+            from taskmem.web.listener import WebView, check_http_bind_allowed
+
             check_http_bind_allowed(self.config)
         self.storage = await Storage.open(
             self.config.database, event_payload, queue_size=self.config.subscriber_queue_size,
@@ -131,14 +137,13 @@ class TaskmemServer:
             # The web view calls these same services with the caller's key over a socket only this
             # process's user can open, whatever the gRPC listen address and TLS.
             self._web_socket_dir = tempfile.TemporaryDirectory(prefix="taskmem-web-")
-            web_target = f"unix:{self._web_socket_dir.name}/grpc.sock"
-            server.add_insecure_port(web_target)
+            self.web = WebView(self.config, f"unix:{self._web_socket_dir.name}/grpc.sock", self.storage.events)
+            server.add_insecure_port(self.web.grpc_target)
         self.server = server
         await server.start()
         for name in ["", *SERVICE_NAMES]:
             await self.health.set(name, health_pb2.HealthCheckResponse.SERVING)
-        if self.config.http_listen:
-            self.web = WebView(self.config, web_target, self.storage.events)
+        if self.web is not None:
             self.web_url = await self.web.start()
         host = self.config.listen.rpartition(":")[0]
         return f"{host}:{self.port}"

@@ -47,7 +47,9 @@ def channel(web_server: ServerProcess) -> Iterator[grpc.Channel]:
         yield opened
 
 
-@pytest.fixture(scope="session")
+# Module scope: Playwright's sync API runs its own event loop while it is open, which the
+# pytest-asyncio tests of other modules must not find running.
+@pytest.fixture(scope="module")
 def browser() -> Iterator[object]:
     path = chromium_path()
     if path is None:

@@ -64,7 +64,7 @@ class WebView:
 
     def __init__(self, config: Config, grpc_target: str, events: EventLog) -> None:
         self._config = config
-        self._grpc_target = grpc_target
+        self.grpc_target = grpc_target
         self._events = events
         self._channel: grpc.aio.Channel | None = None
         self._server: _EmbeddedServer | None = None
@@ -74,7 +74,7 @@ class WebView:
         check_http_bind_allowed(self._config)
         host, port = split_host_port(self._config.http_listen)
         listening = socket.create_server((host, port), family=socket.AF_INET6 if ":" in host else socket.AF_INET)
-        self._channel = grpc.aio.insecure_channel(self._grpc_target)
+        self._channel = grpc.aio.insecure_channel(self.grpc_target)
         tls = bool(self._config.tls_cert_file and self._config.tls_key_file)
         app = build_app(self._config, self._channel, self._events, _LOOPBACK_HOSTS if _is_loopback(host) else None)
         self._server = _EmbeddedServer(uvicorn.Config(
