@@ -2,7 +2,7 @@
 
 import { call, listAll } from "./api.js";
 import { ago, badge, empty, enumLabel, h, replace, table } from "./dom.js";
-import { events } from "./live.js";
+import { events, refresher } from "./live.js";
 
 const STATUSES = ["PENDING", "PLANNING", "EXECUTING", "SYNTHESIZING", "PAUSED", "COMPLETED", "FAILED", "CANCELLED", "ARCHIVED"];
 const TASK_EVENTS = ["TASK_CREATED", "TASK_UPDATED", "TASK_STATUS_CHANGED", "PLAN_REPLACED", "PLAN_ITEM_UPDATED",
@@ -59,17 +59,17 @@ export function render(main) {
     draw();
   }
 
-  // Several events of one task while it loads → one more load afterwards.
-  const pending = new Map();
-  async function refreshTask(id) {
-    if (pending.has(id)) { pending.set(id, true); return; }
-    pending.set(id, false);
-    do {
-      pending.set(id, false);
-      try { await upsert(id); } catch (error) { console.warn(error); }
-    } while (pending.get(id));
-    pending.delete(id);
-    draw();
+  // Each task reloads at most every 250 ms however busy it is, and the table redraws once a frame.
+  const refreshers = new Map();
+  let drawScheduled = false;
+  const scheduleDraw = () => {
+    if (drawScheduled) return;
+    drawScheduled = true;
+    requestAnimationFrame(() => { drawScheduled = false; draw(); });
+  };
+  function refreshTask(id) {
+    if (!refreshers.has(id)) refreshers.set(id, refresher(async () => { await upsert(id); scheduleDraw(); }));
+    refreshers.get(id)();
   }
 
   const live = events({
