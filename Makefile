@@ -81,3 +81,18 @@ bench: $(VENV)/.installed clients/ts/node_modules/.installed
 
 clean:
 	rm -rf $(VENV) node_modules clients/ts/node_modules .tools data
+
+# The web view's browser tests (tests/web) drive Debian's chromium through Playwright (Playwright's
+# own browser download is not reachable here); it is installed only when missing. With it required,
+# `make test` fails instead of skipping those tests.
+.PHONY: web-browser
+test-python: web-browser
+test-python: export TASKMEM_REQUIRE_BROWSER = 1
+web-browser:
+	@command -v chromium >/dev/null || { apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends chromium; }
+
+# The web view's benchmark joins `make bench` (it needs the browser too).
+.PHONY: web-bench
+bench: web-bench
+web-bench: $(VENV)/.installed web-browser
+	$(PY) bench/web_bench.py

@@ -135,6 +135,9 @@ class Config:
     llm_second_base_url: str = ""
     llm_second_model: str = ""
     llm_second_api_key: str = ""
+    # The web view for people (tasks, plans, memory, live events): host:port to serve it on, "" for off.
+    # Off loopback it needs API keys and TLS (tls_cert_file/tls_key_file), or --insecure.
+    http_listen: str = ""
 
     def __post_init__(self) -> None:
         if self.embedding_backend not in ("builtin", "openai", "none"):
@@ -316,6 +319,8 @@ def add_serve_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--log-format", choices=("text", "json"), help="log lines as text (default) or JSON")
     parser.add_argument("--otlp-endpoint", help="trace RPCs with OpenTelemetry to this OTLP/gRPC endpoint"
                                                 " (needs the tracing extra)")
+    parser.add_argument("--http", dest="http_listen", metavar="HOST:PORT",
+                        help="serve the web view here, e.g. 127.0.0.1:8080 (default off)")
 
 
 def config_from_serve_arguments(args: argparse.Namespace) -> Config:

@@ -8,8 +8,10 @@ import ipaddress
 import logging
 import signal
 import sys
+import tempfile
 from collections.abc import Callable
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import grpc
 from grpc_health.v1 import health, health_pb2, health_pb2_grpc
@@ -41,10 +43,14 @@ from taskmem.v1 import task_service_pb2, task_service_pb2_grpc, wait_service_pb2
 from taskmem.waits.scheduler import WaitScheduler
 from taskmem.webhooks.sender import WebhookSender
 
+if TYPE_CHECKING:
+    from taskmem.web.listener import WebView
+
 log = logging.getLogger("taskmem")
 
 READY_LINE = "taskmem: serving on {address}"
 METRICS_LINE = "taskmem: metrics on http://{address}/metrics"
+WEB_READY_LINE = "taskmem: web view on {url}"
 MAX_MESSAGE_BYTES = 4 * 1024 * 1024
 SERVICE_NAMES = [
     task_service_pb2.DESCRIPTOR.services_by_name["TaskService"].full_name,
@@ -102,9 +108,17 @@ class TaskmemServer:
         self.stop_tracing: Callable[[], None] | None = None
         self.health = health.aio.HealthServicer()
         self.port = 0
+        self.web: WebView | None = None
+        self.web_url = ""
+        self._web_socket_dir: tempfile.TemporaryDirectory[str] | None = None
 
     async def start(self) -> str:
         check_bind_allowed(self.config)
+        if self.config.http_listen:
+            # Imported only when asked for: a server without the web view never loads the HTTP stack.
+            from taskmem.web.listener import WebView, check_http_bind_allowed
+
+            check_http_bind_allowed(self.config)
         self.storage = await Storage.open(
             self.config.database, event_payload, queue_size=self.config.subscriber_queue_size,
             batch_size=self.config.writer_batch_size)
@@ -158,6 +172,12 @@ class TaskmemServer:
         health_pb2_grpc.add_HealthServicer_to_server(self.health, server)
         add_reflection(server, [*SERVICE_NAMES, health.SERVICE_NAME])
         self.port = _bind(server, self.config)
+        if self.config.http_listen:
+            # The web view calls these same services with the caller's key over a socket only this
+            # process's user can open, whatever the gRPC listen address and TLS.
+            self._web_socket_dir = tempfile.TemporaryDirectory(prefix="taskmem-web-")
+            self.web = WebView(self.config, f"unix:{self._web_socket_dir.name}/grpc.sock", self.storage.events)
+            server.add_insecure_port(self.web.grpc_target)
         self.server = server
         await server.start()
         for name in ["", *SERVICE_NAMES]:
@@ -165,6 +185,8 @@ class TaskmemServer:
         if metrics is not None:
             self.metrics_endpoint = MetricsEndpoint(metrics, self.config.metrics_listen)
             print(METRICS_LINE.format(address=await self.metrics_endpoint.start()), flush=True)
+        if self.web is not None:
+            self.web_url = await self.web.start()
         host = self.config.listen.rpartition(":")[0]
         return f"{host}:{self.port}"
 
@@ -184,8 +206,12 @@ class TaskmemServer:
             await self.metrics_endpoint.stop()
         if self.storage is not None:
             self.storage.events.close()
+        if self.web is not None:
+            await self.web.stop()  # after the event streams end, so open pages' streams close at once
         if self.server is not None:
             await self.server.stop(self.config.shutdown_grace_seconds)
+        if self._web_socket_dir is not None:
+            self._web_socket_dir.cleanup()
         if self.state is not None:
             await self.state.stop()  # snapshots working memory: after the last call, before the database closes
         if self.storage is not None:
@@ -220,6 +246,8 @@ async def serve(config: Config) -> None:
     # freezing it keeps the collector's full passes from walking it again and again. Measured under
     # bench/events_bench.py: full collections of 14–40 ms became 2–14 ms, a tail-latency stall less.
     gc.freeze()
+    if server.web_url:
+        print(WEB_READY_LINE.format(url=server.web_url), flush=True)
     print(READY_LINE.format(address=address), flush=True)
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()

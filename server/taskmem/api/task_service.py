@@ -277,10 +277,13 @@ class TaskService(task_service_pb2_grpc.TaskServiceServicer):
         scope = current_scope()
         task_id = validate.identifier("task_id", request.task_id)
         item_id = validate.identifier("plan_item_id", request.plan_item_id, required=False)
+        statuses = [validate.enum("statuses", s, task_pb2.ActionStatus, ActionStatus) for s in request.statuses]
+        wanted = sorted({s for s in statuses if s is not None}, key=lambda s: s.value)
         size = paging.page_size(request.page_size)
-        filter_key = [scope.namespace, task_id, item_id]
+        filter_key = [scope.namespace, task_id, item_id, *([[s.value for s in wanted]] if wanted else [])]
         after = paging.decode_token(request.page_token, filter_key)
-        rows = await self._storage.read(action_store.list_actions, scope.namespace, task_id, item_id, after, size + 1)
+        rows = await self._storage.read(action_store.list_actions, scope.namespace, task_id, item_id, after, size + 1,
+                                        wanted)
         page, token = paging.page_of(rows, size, lambda a: [a.created_at, a.id], filter_key)
         return pb.ListActionsResponse(actions=[convert.action(a) for a in page], next_page_token=token)
 

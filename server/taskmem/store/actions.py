@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from typing import Any
 
 from taskmem.core.actions import (
@@ -52,13 +53,16 @@ def load_action(db: Reader, namespace: str, action_id: str) -> Action:
 
 
 def list_actions(db: Reader, namespace: str, task_id: str, plan_item_id: str,
-                       after_key: list[Any] | None, limit: int) -> list[Action]:
+                       after_key: list[Any] | None, limit: int, statuses: Sequence[ActionStatus] = ()) -> list[Action]:
     load_task(db, namespace, task_id)
     sql = "SELECT * FROM actions WHERE namespace = ? AND task_id = ?"
     params: list[Any] = [namespace, task_id]
     if plan_item_id:
         sql += " AND plan_item_id = ?"
         params.append(plan_item_id)
+    if statuses:
+        sql += f" AND status IN ({','.join('?' * len(statuses))})"
+        params.extend(s.value for s in statuses)
     if after_key is not None:
         sql += " AND (created_at, id) > (?, ?)"
         params.extend(after_key)

@@ -680,6 +680,7 @@ class ListActionsRequest(_message.Message):
     PLAN_ITEM_ID_FIELD_NUMBER: _builtins.int
     PAGE_SIZE_FIELD_NUMBER: _builtins.int
     PAGE_TOKEN_FIELD_NUMBER: _builtins.int
+    STATUSES_FIELD_NUMBER: _builtins.int
     task_id: _builtins.str
     """The task id."""
     plan_item_id: _builtins.str
@@ -688,6 +689,12 @@ class ListActionsRequest(_message.Message):
     """At most this many (1..500; 0 means 50)."""
     page_token: _builtins.str
     """next_page_token of the previous page."""
+    @_builtins.property
+    def statuses(self) -> _containers.RepeatedScalarFieldContainer[_task_pb2.ActionStatus.ValueType]:
+        """Only actions in these statuses (for example RUNNING: what runs now, however
+        long the task's history); empty means all.
+        """
+
     def __init__(
         self,
         *,
@@ -695,10 +702,11 @@ class ListActionsRequest(_message.Message):
         plan_item_id: _builtins.str = ...,
         page_size: _builtins.int = ...,
         page_token: _builtins.str = ...,
+        statuses: _abc.Iterable[_task_pb2.ActionStatus.ValueType] | None = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["page_size", b"page_size", "page_token", b"page_token", "plan_item_id", b"plan_item_id", "task_id", b"task_id"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["page_size", b"page_size", "page_token", b"page_token", "plan_item_id", b"plan_item_id", "statuses", b"statuses", "task_id", b"task_id"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 

@@ -1282,7 +1282,10 @@ type ListActionsRequest struct {
 	// At most this many (1..500; 0 means 50).
 	PageSize int32 `protobuf:"varint,3,opt,name=page_size,json=pageSize,proto3" json:"page_size,omitempty"`
 	// next_page_token of the previous page.
-	PageToken     string `protobuf:"bytes,4,opt,name=page_token,json=pageToken,proto3" json:"page_token,omitempty"`
+	PageToken string `protobuf:"bytes,4,opt,name=page_token,json=pageToken,proto3" json:"page_token,omitempty"`
+	// Only actions in these statuses (for example RUNNING: what runs now, however
+	// long the task's history); empty means all.
+	Statuses      []ActionStatus `protobuf:"varint,5,rep,packed,name=statuses,proto3,enum=taskmem.v1.ActionStatus" json:"statuses,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1343,6 +1346,13 @@ func (x *ListActionsRequest) GetPageToken() string {
 		return x.PageToken
 	}
 	return ""
+}
+
+func (x *ListActionsRequest) GetStatuses() []ActionStatus {
+	if x != nil {
+		return x.Statuses
+	}
+	return nil
 }
 
 // ListActionsResponse is one page of actions.
@@ -3010,14 +3020,15 @@ const file_taskmem_v1_task_service_proto_rawDesc = "" +
 	"\n" +
 	"request_id\x18\b \x01(\tR\trequestId\"D\n" +
 	"\x16CompleteActionResponse\x12*\n" +
-	"\x06action\x18\x01 \x01(\v2\x12.taskmem.v1.ActionR\x06action\"\x8b\x01\n" +
+	"\x06action\x18\x01 \x01(\v2\x12.taskmem.v1.ActionR\x06action\"\xc1\x01\n" +
 	"\x12ListActionsRequest\x12\x17\n" +
 	"\atask_id\x18\x01 \x01(\tR\x06taskId\x12 \n" +
 	"\fplan_item_id\x18\x02 \x01(\tR\n" +
 	"planItemId\x12\x1b\n" +
 	"\tpage_size\x18\x03 \x01(\x05R\bpageSize\x12\x1d\n" +
 	"\n" +
-	"page_token\x18\x04 \x01(\tR\tpageToken\"k\n" +
+	"page_token\x18\x04 \x01(\tR\tpageToken\x124\n" +
+	"\bstatuses\x18\x05 \x03(\x0e2\x18.taskmem.v1.ActionStatusR\bstatuses\"k\n" +
 	"\x13ListActionsResponse\x12,\n" +
 	"\aactions\x18\x01 \x03(\v2\x12.taskmem.v1.ActionR\aactions\x12&\n" +
 	"\x0fnext_page_token\x18\x02 \x01(\tR\rnextPageToken\"@\n" +
@@ -3272,81 +3283,82 @@ var file_taskmem_v1_task_service_proto_depIdxs = []int32{
 	43, // 27: taskmem.v1.CompleteActionRequest.output:type_name -> google.protobuf.Struct
 	56, // 28: taskmem.v1.CompleteActionRequest.duration:type_name -> google.protobuf.Duration
 	57, // 29: taskmem.v1.CompleteActionResponse.action:type_name -> taskmem.v1.Action
-	57, // 30: taskmem.v1.ListActionsResponse.actions:type_name -> taskmem.v1.Action
-	20, // 31: taskmem.v1.AppendActionLogRequest.lines:type_name -> taskmem.v1.LogLineInput
-	58, // 32: taskmem.v1.TailActionLogResponse.line:type_name -> taskmem.v1.ActionLogLine
-	59, // 33: taskmem.v1.PostMessageRequest.role:type_name -> taskmem.v1.MessageRole
-	60, // 34: taskmem.v1.PostMessageRequest.kind:type_name -> taskmem.v1.MessageKind
-	61, // 35: taskmem.v1.PostMessageResponse.message:type_name -> taskmem.v1.Message
-	53, // 36: taskmem.v1.PostMessageResponse.inferred_items:type_name -> taskmem.v1.PlanItem
-	60, // 37: taskmem.v1.ListMessagesRequest.kinds:type_name -> taskmem.v1.MessageKind
-	61, // 38: taskmem.v1.ListMessagesResponse.messages:type_name -> taskmem.v1.Message
-	62, // 39: taskmem.v1.RecordContextSnapshotResponse.snapshot:type_name -> taskmem.v1.ContextSnapshot
-	62, // 40: taskmem.v1.ListContextSnapshotsResponse.snapshots:type_name -> taskmem.v1.ContextSnapshot
-	46, // 41: taskmem.v1.SubscribeEventsRequest.types:type_name -> taskmem.v1.EventType
-	63, // 42: taskmem.v1.SubscribeEventsResponse.event:type_name -> taskmem.v1.Event
-	46, // 43: taskmem.v1.ListEventsRequest.types:type_name -> taskmem.v1.EventType
-	63, // 44: taskmem.v1.ListEventsResponse.events:type_name -> taskmem.v1.Event
-	47, // 45: taskmem.v1.GetProgressResponse.task:type_name -> taskmem.v1.Task
-	53, // 46: taskmem.v1.GetProgressResponse.completed:type_name -> taskmem.v1.PlanItem
-	53, // 47: taskmem.v1.GetProgressResponse.current:type_name -> taskmem.v1.PlanItem
-	53, // 48: taskmem.v1.GetProgressResponse.next:type_name -> taskmem.v1.PlanItem
-	53, // 49: taskmem.v1.GetProgressResponse.blocked:type_name -> taskmem.v1.PlanItem
-	53, // 50: taskmem.v1.GetProgressResponse.failed:type_name -> taskmem.v1.PlanItem
-	61, // 51: taskmem.v1.GetProgressResponse.recent_messages:type_name -> taskmem.v1.Message
-	64, // 52: taskmem.v1.GetProgressResponse.decisions:type_name -> taskmem.v1.StateItemNote
-	64, // 53: taskmem.v1.GetProgressResponse.constraints:type_name -> taskmem.v1.StateItemNote
-	64, // 54: taskmem.v1.GetProgressResponse.open_questions:type_name -> taskmem.v1.StateItemNote
-	65, // 55: taskmem.v1.GetProgressResponse.open_waits:type_name -> taskmem.v1.OpenWait
-	66, // 56: taskmem.v1.ListWebhookDeliveriesRequest.states:type_name -> taskmem.v1.WebhookDeliveryState
-	67, // 57: taskmem.v1.ListWebhookDeliveriesResponse.deliveries:type_name -> taskmem.v1.WebhookDelivery
-	0,  // 58: taskmem.v1.TaskService.CreateTask:input_type -> taskmem.v1.CreateTaskRequest
-	2,  // 59: taskmem.v1.TaskService.GetTask:input_type -> taskmem.v1.GetTaskRequest
-	4,  // 60: taskmem.v1.TaskService.ListTasks:input_type -> taskmem.v1.ListTasksRequest
-	6,  // 61: taskmem.v1.TaskService.UpdateTask:input_type -> taskmem.v1.UpdateTaskRequest
-	8,  // 62: taskmem.v1.TaskService.ReplacePlan:input_type -> taskmem.v1.ReplacePlanRequest
-	10, // 63: taskmem.v1.TaskService.GetPlan:input_type -> taskmem.v1.GetPlanRequest
-	12, // 64: taskmem.v1.TaskService.UpdatePlanItem:input_type -> taskmem.v1.UpdatePlanItemRequest
-	14, // 65: taskmem.v1.TaskService.RecordAction:input_type -> taskmem.v1.RecordActionRequest
-	16, // 66: taskmem.v1.TaskService.CompleteAction:input_type -> taskmem.v1.CompleteActionRequest
-	18, // 67: taskmem.v1.TaskService.ListActions:input_type -> taskmem.v1.ListActionsRequest
-	21, // 68: taskmem.v1.TaskService.AppendActionLog:input_type -> taskmem.v1.AppendActionLogRequest
-	23, // 69: taskmem.v1.TaskService.TailActionLog:input_type -> taskmem.v1.TailActionLogRequest
-	25, // 70: taskmem.v1.TaskService.PostMessage:input_type -> taskmem.v1.PostMessageRequest
-	27, // 71: taskmem.v1.TaskService.ListMessages:input_type -> taskmem.v1.ListMessagesRequest
-	29, // 72: taskmem.v1.TaskService.RecordContextSnapshot:input_type -> taskmem.v1.RecordContextSnapshotRequest
-	31, // 73: taskmem.v1.TaskService.ListContextSnapshots:input_type -> taskmem.v1.ListContextSnapshotsRequest
-	33, // 74: taskmem.v1.TaskService.SubscribeEvents:input_type -> taskmem.v1.SubscribeEventsRequest
-	35, // 75: taskmem.v1.TaskService.ListEvents:input_type -> taskmem.v1.ListEventsRequest
-	37, // 76: taskmem.v1.TaskService.GetProgress:input_type -> taskmem.v1.GetProgressRequest
-	39, // 77: taskmem.v1.TaskService.ListWebhookDeliveries:input_type -> taskmem.v1.ListWebhookDeliveriesRequest
-	41, // 78: taskmem.v1.TaskService.GetWebhookSecret:input_type -> taskmem.v1.GetWebhookSecretRequest
-	1,  // 79: taskmem.v1.TaskService.CreateTask:output_type -> taskmem.v1.CreateTaskResponse
-	3,  // 80: taskmem.v1.TaskService.GetTask:output_type -> taskmem.v1.GetTaskResponse
-	5,  // 81: taskmem.v1.TaskService.ListTasks:output_type -> taskmem.v1.ListTasksResponse
-	7,  // 82: taskmem.v1.TaskService.UpdateTask:output_type -> taskmem.v1.UpdateTaskResponse
-	9,  // 83: taskmem.v1.TaskService.ReplacePlan:output_type -> taskmem.v1.ReplacePlanResponse
-	11, // 84: taskmem.v1.TaskService.GetPlan:output_type -> taskmem.v1.GetPlanResponse
-	13, // 85: taskmem.v1.TaskService.UpdatePlanItem:output_type -> taskmem.v1.UpdatePlanItemResponse
-	15, // 86: taskmem.v1.TaskService.RecordAction:output_type -> taskmem.v1.RecordActionResponse
-	17, // 87: taskmem.v1.TaskService.CompleteAction:output_type -> taskmem.v1.CompleteActionResponse
-	19, // 88: taskmem.v1.TaskService.ListActions:output_type -> taskmem.v1.ListActionsResponse
-	22, // 89: taskmem.v1.TaskService.AppendActionLog:output_type -> taskmem.v1.AppendActionLogResponse
-	24, // 90: taskmem.v1.TaskService.TailActionLog:output_type -> taskmem.v1.TailActionLogResponse
-	26, // 91: taskmem.v1.TaskService.PostMessage:output_type -> taskmem.v1.PostMessageResponse
-	28, // 92: taskmem.v1.TaskService.ListMessages:output_type -> taskmem.v1.ListMessagesResponse
-	30, // 93: taskmem.v1.TaskService.RecordContextSnapshot:output_type -> taskmem.v1.RecordContextSnapshotResponse
-	32, // 94: taskmem.v1.TaskService.ListContextSnapshots:output_type -> taskmem.v1.ListContextSnapshotsResponse
-	34, // 95: taskmem.v1.TaskService.SubscribeEvents:output_type -> taskmem.v1.SubscribeEventsResponse
-	36, // 96: taskmem.v1.TaskService.ListEvents:output_type -> taskmem.v1.ListEventsResponse
-	38, // 97: taskmem.v1.TaskService.GetProgress:output_type -> taskmem.v1.GetProgressResponse
-	40, // 98: taskmem.v1.TaskService.ListWebhookDeliveries:output_type -> taskmem.v1.ListWebhookDeliveriesResponse
-	42, // 99: taskmem.v1.TaskService.GetWebhookSecret:output_type -> taskmem.v1.GetWebhookSecretResponse
-	79, // [79:100] is the sub-list for method output_type
-	58, // [58:79] is the sub-list for method input_type
-	58, // [58:58] is the sub-list for extension type_name
-	58, // [58:58] is the sub-list for extension extendee
-	0,  // [0:58] is the sub-list for field type_name
+	55, // 30: taskmem.v1.ListActionsRequest.statuses:type_name -> taskmem.v1.ActionStatus
+	57, // 31: taskmem.v1.ListActionsResponse.actions:type_name -> taskmem.v1.Action
+	20, // 32: taskmem.v1.AppendActionLogRequest.lines:type_name -> taskmem.v1.LogLineInput
+	58, // 33: taskmem.v1.TailActionLogResponse.line:type_name -> taskmem.v1.ActionLogLine
+	59, // 34: taskmem.v1.PostMessageRequest.role:type_name -> taskmem.v1.MessageRole
+	60, // 35: taskmem.v1.PostMessageRequest.kind:type_name -> taskmem.v1.MessageKind
+	61, // 36: taskmem.v1.PostMessageResponse.message:type_name -> taskmem.v1.Message
+	53, // 37: taskmem.v1.PostMessageResponse.inferred_items:type_name -> taskmem.v1.PlanItem
+	60, // 38: taskmem.v1.ListMessagesRequest.kinds:type_name -> taskmem.v1.MessageKind
+	61, // 39: taskmem.v1.ListMessagesResponse.messages:type_name -> taskmem.v1.Message
+	62, // 40: taskmem.v1.RecordContextSnapshotResponse.snapshot:type_name -> taskmem.v1.ContextSnapshot
+	62, // 41: taskmem.v1.ListContextSnapshotsResponse.snapshots:type_name -> taskmem.v1.ContextSnapshot
+	46, // 42: taskmem.v1.SubscribeEventsRequest.types:type_name -> taskmem.v1.EventType
+	63, // 43: taskmem.v1.SubscribeEventsResponse.event:type_name -> taskmem.v1.Event
+	46, // 44: taskmem.v1.ListEventsRequest.types:type_name -> taskmem.v1.EventType
+	63, // 45: taskmem.v1.ListEventsResponse.events:type_name -> taskmem.v1.Event
+	47, // 46: taskmem.v1.GetProgressResponse.task:type_name -> taskmem.v1.Task
+	53, // 47: taskmem.v1.GetProgressResponse.completed:type_name -> taskmem.v1.PlanItem
+	53, // 48: taskmem.v1.GetProgressResponse.current:type_name -> taskmem.v1.PlanItem
+	53, // 49: taskmem.v1.GetProgressResponse.next:type_name -> taskmem.v1.PlanItem
+	53, // 50: taskmem.v1.GetProgressResponse.blocked:type_name -> taskmem.v1.PlanItem
+	53, // 51: taskmem.v1.GetProgressResponse.failed:type_name -> taskmem.v1.PlanItem
+	61, // 52: taskmem.v1.GetProgressResponse.recent_messages:type_name -> taskmem.v1.Message
+	64, // 53: taskmem.v1.GetProgressResponse.decisions:type_name -> taskmem.v1.StateItemNote
+	64, // 54: taskmem.v1.GetProgressResponse.constraints:type_name -> taskmem.v1.StateItemNote
+	64, // 55: taskmem.v1.GetProgressResponse.open_questions:type_name -> taskmem.v1.StateItemNote
+	65, // 56: taskmem.v1.GetProgressResponse.open_waits:type_name -> taskmem.v1.OpenWait
+	66, // 57: taskmem.v1.ListWebhookDeliveriesRequest.states:type_name -> taskmem.v1.WebhookDeliveryState
+	67, // 58: taskmem.v1.ListWebhookDeliveriesResponse.deliveries:type_name -> taskmem.v1.WebhookDelivery
+	0,  // 59: taskmem.v1.TaskService.CreateTask:input_type -> taskmem.v1.CreateTaskRequest
+	2,  // 60: taskmem.v1.TaskService.GetTask:input_type -> taskmem.v1.GetTaskRequest
+	4,  // 61: taskmem.v1.TaskService.ListTasks:input_type -> taskmem.v1.ListTasksRequest
+	6,  // 62: taskmem.v1.TaskService.UpdateTask:input_type -> taskmem.v1.UpdateTaskRequest
+	8,  // 63: taskmem.v1.TaskService.ReplacePlan:input_type -> taskmem.v1.ReplacePlanRequest
+	10, // 64: taskmem.v1.TaskService.GetPlan:input_type -> taskmem.v1.GetPlanRequest
+	12, // 65: taskmem.v1.TaskService.UpdatePlanItem:input_type -> taskmem.v1.UpdatePlanItemRequest
+	14, // 66: taskmem.v1.TaskService.RecordAction:input_type -> taskmem.v1.RecordActionRequest
+	16, // 67: taskmem.v1.TaskService.CompleteAction:input_type -> taskmem.v1.CompleteActionRequest
+	18, // 68: taskmem.v1.TaskService.ListActions:input_type -> taskmem.v1.ListActionsRequest
+	21, // 69: taskmem.v1.TaskService.AppendActionLog:input_type -> taskmem.v1.AppendActionLogRequest
+	23, // 70: taskmem.v1.TaskService.TailActionLog:input_type -> taskmem.v1.TailActionLogRequest
+	25, // 71: taskmem.v1.TaskService.PostMessage:input_type -> taskmem.v1.PostMessageRequest
+	27, // 72: taskmem.v1.TaskService.ListMessages:input_type -> taskmem.v1.ListMessagesRequest
+	29, // 73: taskmem.v1.TaskService.RecordContextSnapshot:input_type -> taskmem.v1.RecordContextSnapshotRequest
+	31, // 74: taskmem.v1.TaskService.ListContextSnapshots:input_type -> taskmem.v1.ListContextSnapshotsRequest
+	33, // 75: taskmem.v1.TaskService.SubscribeEvents:input_type -> taskmem.v1.SubscribeEventsRequest
+	35, // 76: taskmem.v1.TaskService.ListEvents:input_type -> taskmem.v1.ListEventsRequest
+	37, // 77: taskmem.v1.TaskService.GetProgress:input_type -> taskmem.v1.GetProgressRequest
+	39, // 78: taskmem.v1.TaskService.ListWebhookDeliveries:input_type -> taskmem.v1.ListWebhookDeliveriesRequest
+	41, // 79: taskmem.v1.TaskService.GetWebhookSecret:input_type -> taskmem.v1.GetWebhookSecretRequest
+	1,  // 80: taskmem.v1.TaskService.CreateTask:output_type -> taskmem.v1.CreateTaskResponse
+	3,  // 81: taskmem.v1.TaskService.GetTask:output_type -> taskmem.v1.GetTaskResponse
+	5,  // 82: taskmem.v1.TaskService.ListTasks:output_type -> taskmem.v1.ListTasksResponse
+	7,  // 83: taskmem.v1.TaskService.UpdateTask:output_type -> taskmem.v1.UpdateTaskResponse
+	9,  // 84: taskmem.v1.TaskService.ReplacePlan:output_type -> taskmem.v1.ReplacePlanResponse
+	11, // 85: taskmem.v1.TaskService.GetPlan:output_type -> taskmem.v1.GetPlanResponse
+	13, // 86: taskmem.v1.TaskService.UpdatePlanItem:output_type -> taskmem.v1.UpdatePlanItemResponse
+	15, // 87: taskmem.v1.TaskService.RecordAction:output_type -> taskmem.v1.RecordActionResponse
+	17, // 88: taskmem.v1.TaskService.CompleteAction:output_type -> taskmem.v1.CompleteActionResponse
+	19, // 89: taskmem.v1.TaskService.ListActions:output_type -> taskmem.v1.ListActionsResponse
+	22, // 90: taskmem.v1.TaskService.AppendActionLog:output_type -> taskmem.v1.AppendActionLogResponse
+	24, // 91: taskmem.v1.TaskService.TailActionLog:output_type -> taskmem.v1.TailActionLogResponse
+	26, // 92: taskmem.v1.TaskService.PostMessage:output_type -> taskmem.v1.PostMessageResponse
+	28, // 93: taskmem.v1.TaskService.ListMessages:output_type -> taskmem.v1.ListMessagesResponse
+	30, // 94: taskmem.v1.TaskService.RecordContextSnapshot:output_type -> taskmem.v1.RecordContextSnapshotResponse
+	32, // 95: taskmem.v1.TaskService.ListContextSnapshots:output_type -> taskmem.v1.ListContextSnapshotsResponse
+	34, // 96: taskmem.v1.TaskService.SubscribeEvents:output_type -> taskmem.v1.SubscribeEventsResponse
+	36, // 97: taskmem.v1.TaskService.ListEvents:output_type -> taskmem.v1.ListEventsResponse
+	38, // 98: taskmem.v1.TaskService.GetProgress:output_type -> taskmem.v1.GetProgressResponse
+	40, // 99: taskmem.v1.TaskService.ListWebhookDeliveries:output_type -> taskmem.v1.ListWebhookDeliveriesResponse
+	42, // 100: taskmem.v1.TaskService.GetWebhookSecret:output_type -> taskmem.v1.GetWebhookSecretResponse
+	80, // [80:101] is the sub-list for method output_type
+	59, // [59:80] is the sub-list for method input_type
+	59, // [59:59] is the sub-list for extension type_name
+	59, // [59:59] is the sub-list for extension extendee
+	0,  // [0:59] is the sub-list for field type_name
 }
 
 func init() { file_taskmem_v1_task_service_proto_init() }

@@ -1,0 +1,335 @@
+"""The web view in a real browser against a live server: lists, live updates, the plan graph,
+an action that goes through the RPC, and namespace isolation."""
+
+from __future__ import annotations
+
+import json
+import threading
+import urllib.error
+import urllib.request
+from pathlib import Path
+from typing import Any
+
+import grpc
+import pytest
+
+from taskmem.v1 import memory_pb2, memory_service_pb2 as mpb, memory_service_pb2_grpc
+from taskmem.v1 import state_pb2, state_service_pb2 as spb, state_service_pb2_grpc
+from taskmem.v1 import task_pb2, task_service_pb2 as tpb, task_service_pb2_grpc
+from taskmem.v1 import wait_pb2, wait_service_pb2 as wpb, wait_service_pb2_grpc
+from tests.web.conftest import KEY_A, KEY_B
+
+A = (("authorization", f"Bearer {KEY_A}"),)
+TIMEOUT_MS = 10_000
+
+
+def tasks_stub(channel: grpc.Channel) -> task_service_pb2_grpc.TaskServiceStub:
+    return task_service_pb2_grpc.TaskServiceStub(channel)
+
+
+def open_view(page: Any, web_url: str, route: str, key: str) -> None:
+    """Open a page of the view, type the key once, and wait until the page has loaded its data."""
+    page.goto(f"{web_url}#/{route}")
+    page.fill("#key-input", key)
+    page.click("#key-form button[type=submit]")
+    page.wait_for_selector("main[data-ready=true]", timeout=TIMEOUT_MS)
+
+
+def create_task(channel: grpc.Channel, name: str, *plan: task_pb2.PlanItemSpec) -> str:
+    return tasks_stub(channel).CreateTask(tpb.CreateTaskRequest(name=name, goal=f"Goal of {name}", plan=plan),
+                                          metadata=A).task.id
+
+
+def item(item_id: str, title: str, *depends_on: str) -> task_pb2.PlanItemSpec:
+    return task_pb2.PlanItemSpec(id=item_id, title=title, depends_on=depends_on)
+
+
+def set_status(channel: grpc.Channel, task_id: str, status: int) -> None:
+    tasks_stub(channel).UpdateTask(tpb.UpdateTaskRequest(task=task_pb2.Task(id=task_id, status=status),
+                                                         update_mask={"paths": ["status"]}), metadata=A)
+
+
+def test_tasks_page_lists_a_task_created_over_grpc_and_follows_its_status_live(
+        page: Any, web_url: str, channel: grpc.Channel, screenshots: Path) -> None:
+    open_view(page, web_url, "tasks", KEY_A)
+    task_id = create_task(channel, "Migrate the billing database", item("dump", "Dump MySQL"),
+                          item("load", "Load into PostgreSQL", "dump"))
+    row = page.locator(f"tr[data-task-id='{task_id}']")
+    row.wait_for(timeout=TIMEOUT_MS)  # appeared without a reload
+    assert "Migrate the billing database" in row.inner_text() and "0/2" in row.inner_text()
+    set_status(channel, task_id, task_pb2.TASK_STATUS_EXECUTING)
+    page.wait_for_selector(f"tr[data-task-id='{task_id}'][data-status='executing']", timeout=TIMEOUT_MS)
+    tasks_stub(channel).UpdatePlanItem(tpb.UpdatePlanItemRequest(task_id=task_id, item_id="dump",
+                                                                 status=task_pb2.PLAN_ITEM_STATUS_COMPLETED), metadata=A)
+    page.wait_for_selector(f"tr[data-task-id='{task_id}'] .progress-text:text-is('1/2')", timeout=TIMEOUT_MS)
+    page.select_option("#status-filter", "completed")
+    assert page.locator(f"tr[data-task-id='{task_id}']").count() == 0
+    page.select_option("#status-filter", "")
+    page.fill("#name-search", "billing")
+    assert page.locator(f"tr[data-task-id='{task_id}']").count() == 1
+    page.screenshot(path=str(screenshots / "tasks.png"), full_page=True)
+
+
+def test_task_page_draws_the_plan_graph_with_each_items_status(
+        page: Any, web_url: str, channel: grpc.Channel, screenshots: Path) -> None:
+    task_id = create_task(channel, "Release 2.4", item("build", "Build wheels"), item("test", "Run the test suite", "build"),
+                          item("docs", "Write release notes"), item("tag", "Tag the release", "test", "docs"),
+                          item("publish", "Publish to PyPI", "tag"))
+    stub = tasks_stub(channel)
+    for item_id, status in (("build", task_pb2.PLAN_ITEM_STATUS_COMPLETED), ("test", task_pb2.PLAN_ITEM_STATUS_IN_PROGRESS),
+                            ("docs", task_pb2.PLAN_ITEM_STATUS_FAILED)):
+        stub.UpdatePlanItem(tpb.UpdatePlanItemRequest(task_id=task_id, item_id=item_id, status=status), metadata=A)
+    set_status(channel, task_id, task_pb2.TASK_STATUS_EXECUTING)
+    action = stub.RecordAction(tpb.RecordActionRequest(task_id=task_id, plan_item_id="test", type=task_pb2.ACTION_TYPE_CLI,
+                                                       tool_name="pytest", summary="pytest -q"), metadata=A).action
+    stub.AppendActionLog(tpb.AppendActionLogRequest(action_id=action.id, lines=[
+        tpb.LogLineInput(content="collected 412 items")]), metadata=A)
+    stub.PostMessage(tpb.PostMessageRequest(task_id=task_id, role=task_pb2.MESSAGE_ROLE_USER,
+                                            content="Ship 2.4 once the tests pass"), metadata=A)
+    open_view(page, web_url, f"task/{task_id}", KEY_A)
+    statuses = {node.get_attribute("data-id"): node.get_attribute("data-status")
+                for node in page.locator("#plan-graph g.node").all()}
+    assert statuses == {"build": "completed", "test": "in progress", "docs": "failed", "tag": "pending",
+                        "publish": "pending"}
+    edges = {(edge.get_attribute("data-from"), edge.get_attribute("data-to"))
+             for edge in page.locator("#plan-graph path.edge").all()}
+    assert edges == {("build", "test"), ("test", "tag"), ("docs", "tag"), ("tag", "publish")}
+    # the running action is listed as running now, its log tailed live
+    page.wait_for_selector(f"#running-actions pre[data-action-log='{action.id}']:has-text('collected 412 items')",
+                           timeout=TIMEOUT_MS)
+    stub.AppendActionLog(tpb.AppendActionLogRequest(action_id=action.id, lines=[
+        tpb.LogLineInput(content="412 passed")]), metadata=A)
+    page.wait_for_selector(f"pre[data-action-log='{action.id}']:has-text('412 passed')", timeout=TIMEOUT_MS)
+    stub.CompleteAction(tpb.CompleteActionRequest(action_id=action.id, status=task_pb2.ACTION_STATUS_SUCCEEDED), metadata=A)
+    page.wait_for_selector("#running-actions :text('Nothing is running.')", timeout=TIMEOUT_MS)
+    page.wait_for_selector(f"#actions-list li[data-action-id='{action.id}'][data-status=succeeded]", timeout=TIMEOUT_MS)
+    # a status change shows up in the graph without a reload, and in the event list
+    stub.UpdatePlanItem(tpb.UpdatePlanItemRequest(task_id=task_id, item_id="test",
+                                                  status=task_pb2.PLAN_ITEM_STATUS_COMPLETED), metadata=A)
+    page.wait_for_selector("#plan-graph g.node[data-id=test][data-status=completed]", timeout=TIMEOUT_MS)
+    page.wait_for_selector("#event-list li[data-type='plan item updated']", timeout=TIMEOUT_MS)
+    # keyboard: Tab to a node, Enter shows its details
+    page.focus("#plan-graph g.node[data-id=docs]")
+    page.keyboard.press("Enter")
+    assert "Write release notes" in page.inner_text("#plan-item-detail")
+    assert "Ship 2.4 once the tests pass" in page.inner_text("#transcript-body")
+    page.screenshot(path=str(screenshots / "task.png"), full_page=True)
+
+
+def test_resolving_an_external_wait_in_the_page_resolves_it_over_grpc(
+        page: Any, web_url: str, channel: grpc.Channel, screenshots: Path) -> None:
+    task_id = create_task(channel, "Deploy after approval", item("approve", "Get approval"))
+    waits = wait_service_pb2_grpc.WaitServiceStub(channel)
+    wait = waits.CreateWait(wpb.CreateWaitRequest(task_id=task_id, criteria="release manager approves",
+                                                  target=wait_pb2.WaitTarget(external=wait_pb2.ExternalTarget(
+                                                      resolver="release manager"))), metadata=A).wait
+    seen: list[wait_pb2.Wait] = []
+    watch = waits.WatchWait(wpb.WatchWaitRequest(wait_id=wait.id), metadata=A)
+    watcher = threading.Thread(target=lambda: seen.extend(reply.wait for reply in watch), daemon=True)
+    watcher.start()
+    open_view(page, web_url, f"task/{task_id}", KEY_A)
+    row = page.locator(f"tr[data-wait-id='{wait.id}']")
+    assert row.get_attribute("data-status") == "waiting"
+    row.locator("input.wait-result").fill("approved by Dana")
+    row.locator("button.resolve-wait").click()
+    watcher.join(timeout=10)
+    assert not watcher.is_alive(), "WatchWait did not end"
+    assert seen[-1].status == wait_pb2.WAIT_STATUS_RESOLVED and seen[-1].result == "approved by Dana"
+    page.wait_for_selector(f"tr[data-wait-id='{wait.id}'][data-status=resolved]", timeout=TIMEOUT_MS)
+    # the resolution is written into the task's history, as for a ResolveWait from any client
+    page.wait_for_selector("#transcript-body :text('approved by Dana')", timeout=TIMEOUT_MS)
+    page.screenshot(path=str(screenshots / "task-wait-resolved.png"), full_page=True)
+
+
+def test_pinning_a_state_item_in_the_page_pins_it_over_grpc(page: Any, web_url: str, channel: grpc.Channel) -> None:
+    task_id = create_task(channel, "Cache design")
+    state = state_service_pb2_grpc.StateServiceStub(channel)
+    added = state.UpsertStateItems(spb.UpsertStateItemsRequest(task_id=task_id, items=[state_pb2.StateItemCandidate(
+        type=state_pb2.STATE_ITEM_TYPE_DECISION, text="Use Redis for caching")]), metadata=A).items[0]
+    open_view(page, web_url, f"task/{task_id}", KEY_A)
+    page.click(f"tr[data-uid='{added.uid}'] button.pin")
+    page.wait_for_selector(f"tr[data-uid='{added.uid}'] button.pin[aria-pressed=true]", timeout=TIMEOUT_MS)
+    items = state.ListStateItems(spb.ListStateItemsRequest(task_id=task_id), metadata=A).items
+    assert [i.pinned for i in items if i.uid == added.uid] == [True]
+
+
+def test_a_wrong_key_sees_nothing(page: Any, web_url: str, channel: grpc.Channel, screenshots: Path) -> None:
+    task_id = create_task(channel, "Secret project of team A")
+    page.goto(f"{web_url}#/tasks")
+    page.fill("#key-input", "not-a-key")
+    page.click("#key-form button[type=submit]")
+    page.wait_for_selector("#auth-notice:not([hidden])", timeout=TIMEOUT_MS)
+    assert "UNAUTHENTICATED" in page.inner_text("#auth-notice")
+    assert page.locator("tr[data-task-id]").count() == 0
+    page.goto(f"{web_url}#/task/{task_id}")
+    page.wait_for_selector("#auth-notice:not([hidden])", timeout=TIMEOUT_MS)
+    assert "Secret project" not in page.inner_text("body")
+    page.screenshot(path=str(screenshots / "wrong-key.png"), full_page=True)
+    # team B's key works, but team A's tasks are not in its namespace
+    open_view(page, web_url, "tasks", KEY_B)
+    assert "Secret project" not in page.inner_text("main")
+    page.goto(f"{web_url}#/task/{task_id}")
+    page.wait_for_selector("#overview-body .error", timeout=TIMEOUT_MS)
+    assert "NOT_FOUND" in page.inner_text("#overview-body") and "Secret project" not in page.inner_text("body")
+
+
+def test_knowledge_and_search_pages_show_the_namespaces_memory(
+        page: Any, web_url: str, channel: grpc.Channel, screenshots: Path) -> None:
+    task_id = create_task(channel, "Search backend")
+    memory = memory_service_pb2_grpc.MemoryServiceStub(channel)
+    for value, confidence in (("Use node: prefix for builtins", 0.7), ("Use the node: prefix for every builtin", 0.9)):
+        memory.UpsertKnowledge(mpb.UpsertKnowledgeRequest(category=memory_pb2.KNOWLEDGE_CATEGORY_CONVENTION, key="imports",
+                                                          value=value, confidence=confidence, source="agent-7"), metadata=A)
+    memory.UpsertKnowledge(mpb.UpsertKnowledgeRequest(category=memory_pb2.KNOWLEDGE_CATEGORY_DECISION, key="orm",
+                                                      value="No ORM: raw SQL with prepared statements", source="user"),
+                           metadata=A)
+    memory.AddMemoryEntries(mpb.AddMemoryEntriesRequest(entries=[
+        mpb.NewMemoryEntry(task_id=task_id, type=memory_pb2.MEMORY_TYPE_DECISION, summary="Chose PostgreSQL full text search",
+                           detail="tsvector with a GIN index beat the trigram index on our corpus"),
+        mpb.NewMemoryEntry(task_id=task_id, type=memory_pb2.MEMORY_TYPE_ERROR, summary="Elasticsearch ran out of heap")]),
+        metadata=A)
+    open_view(page, web_url, "knowledge", KEY_A)
+    assert "Use the node: prefix for every builtin" in page.inner_text("tr[data-key=imports]")
+    page.click("tr[data-key=imports] button.link")
+    page.wait_for_selector("tr.history-row :text('Use node: prefix for builtins')", timeout=TIMEOUT_MS)
+    page.screenshot(path=str(screenshots / "knowledge.png"), full_page=True)
+    page.goto(f"{web_url}#/search")
+    page.fill("#search-query", "full text search")
+    page.select_option("#search-mode", "FULLTEXT")
+    page.press("#search-query", "Enter")
+    page.wait_for_selector("#search-results li.hit mark", timeout=TIMEOUT_MS)
+    assert "Chose PostgreSQL full text search" in page.inner_text("#search-results")
+    assert "Elasticsearch" not in page.inner_text("#search-results")
+    page.screenshot(path=str(screenshots / "search.png"), full_page=True)
+
+
+def _post(url: str, body: dict[str, Any], headers: dict[str, str]) -> tuple[int, dict[str, Any]]:
+    request = urllib.request.Request(url, data=json.dumps(body).encode(), headers=headers, method="POST")
+    try:
+        with urllib.request.urlopen(request, timeout=10) as response:
+            return response.status, json.loads(response.read())
+    except urllib.error.HTTPError as error:
+        return error.code, json.loads(error.read())
+
+
+@pytest.mark.parametrize(("headers", "status", "code"), [
+    ({"x-taskmem-web": "1"}, 401, "UNAUTHENTICATED"),
+    ({"x-taskmem-web": "1", "authorization": "Bearer nope"}, 401, "UNAUTHENTICATED"),
+    ({"authorization": f"Bearer {KEY_A}"}, 403, "PERMISSION_DENIED"),  # another site's page cannot send the header
+    ({"x-taskmem-web": "1", "authorization": f"Bearer {KEY_A}", "x-taskmem-namespace": "team-b"}, 403, "PERMISSION_DENIED"),
+])
+def test_api_calls_are_refused_without_a_good_key_or_the_pages_header(
+        web_url: str, headers: dict[str, str], status: int, code: str) -> None:
+    assert _post(f"{web_url}api/call/TaskService/ListTasks", {}, headers) == (status, _error_body(code))
+
+
+def _error_body(code: str) -> Any:
+    class _Matches(dict[str, Any]):
+        def __eq__(self, other: object) -> bool:
+            return isinstance(other, dict) and other.get("code") == code and bool(other.get("message"))
+    return _Matches()
+
+
+def test_bad_input_through_the_web_is_invalid_argument_naming_the_field(web_url: str) -> None:
+    headers = {"x-taskmem-web": "1", "authorization": f"Bearer {KEY_A}"}
+    status, body = _post(f"{web_url}api/call/TaskService/ListTasks", {"page_size": -1}, headers)
+    assert (status, body["code"]) == (400, "INVALID_ARGUMENT") and "page_size" in body["message"]
+    status, body = _post(f"{web_url}api/call/TaskService/ListTasks", {"no_such_field": 1}, headers)
+    assert (status, body["code"]) == (400, "INVALID_ARGUMENT") and "no_such_field" in body["message"]
+    status, body = _post(f"{web_url}api/call/TaskService/CreateTask", {"name": "x"}, headers)
+    assert (status, body["code"]) == (404, "NOT_FOUND")  # only the page's methods are open
+
+
+def test_event_stream_resumes_after_last_event_id(web_url: str, channel: grpc.Channel) -> None:
+    task_id = create_task(channel, "Resume me")
+    set_status(channel, task_id, task_pb2.TASK_STATUS_EXECUTING)
+    headers = {"x-taskmem-web": "1", "authorization": f"Bearer {KEY_A}", "last-event-id": "0"}
+    request = urllib.request.Request(f"{web_url}api/events?task={task_id}", headers=headers)
+    with urllib.request.urlopen(request, timeout=10) as response:
+        events = _read_sse(response, count=3)
+    assert events[0][0] == "ready" and [e[0] for e in events[1:]] == ["event", "event"]
+    types = [json.loads(data)["type"] for _, _, data in events[1:]]
+    assert types == ["EVENT_TYPE_TASK_CREATED", "EVENT_TYPE_TASK_STATUS_CHANGED"]
+    first_id = events[1][1]
+    headers["last-event-id"] = first_id
+    request = urllib.request.Request(f"{web_url}api/events?task={task_id}", headers=headers)
+    with urllib.request.urlopen(request, timeout=10) as response:
+        resumed = _read_sse(response, count=2)
+    assert resumed[0] == ("ready", first_id, json.dumps({"cursor": int(first_id)}))
+    assert json.loads(resumed[1][2])["type"] == "EVENT_TYPE_TASK_STATUS_CHANGED"
+
+
+def _read_sse(response: Any, count: int) -> list[tuple[str, str, str]]:
+    """The first `count` SSE events (name, id, data) of a response."""
+    events: list[tuple[str, str, str]] = []
+    name, event_id, data = "message", "", ""
+    while len(events) < count:
+        line = response.readline().decode().rstrip("\r\n")
+        if line.startswith("event:"):
+            name = line[6:].strip()
+        elif line.startswith("id:"):
+            event_id = line[3:].strip()
+        elif line.startswith("data:"):
+            data = line[5:].strip()
+        elif not line and data:
+            events.append((name, event_id, data))
+            name, event_id, data = "message", "", ""
+    return events
+
+
+def test_pausing_and_cancelling_a_task_in_the_page_changes_it_over_grpc(
+        page: Any, web_url: str, channel: grpc.Channel) -> None:
+    task_id = create_task(channel, "Long crawl", item("crawl", "Crawl the site"))
+    set_status(channel, task_id, task_pb2.TASK_STATUS_EXECUTING)
+    open_view(page, web_url, f"task/{task_id}", KEY_A)
+    page.click("#pause-task")
+    page.wait_for_selector("#overview-body [data-status=paused]", timeout=TIMEOUT_MS)
+    get = tasks_stub(channel).GetTask
+    assert get(tpb.GetTaskRequest(task_id=task_id), metadata=A).task.status == task_pb2.TASK_STATUS_PAUSED
+    page.once("dialog", lambda dialog: dialog.accept())
+    page.click("#cancel-task")
+    page.wait_for_selector("#overview-body [data-status=cancelled]", timeout=TIMEOUT_MS)
+    assert get(tpb.GetTaskRequest(task_id=task_id), metadata=A).task.status == task_pb2.TASK_STATUS_CANCELLED
+    page.wait_for_selector("#event-list li[data-type='task status changed']", timeout=TIMEOUT_MS)
+
+
+def test_a_page_reached_under_another_host_name_is_refused(web_url: str) -> None:
+    # A DNS-rebinding page would reach the loopback listener under its own name.
+    port = web_url.rstrip("/").rpartition(":")[2]
+    request = urllib.request.Request(web_url, headers={"host": f"attacker.example:{port}"})
+    with pytest.raises(urllib.error.HTTPError) as refused:
+        urllib.request.urlopen(request, timeout=10)
+    assert refused.value.code == 400
+
+
+def test_the_plan_history_shows_an_earlier_version_on_request(page: Any, web_url: str, channel: grpc.Channel) -> None:
+    task_id = create_task(channel, "Replanned", item("a", "First idea"))
+    tasks_stub(channel).ReplacePlan(tpb.ReplacePlanRequest(task_id=task_id, reason="split the work", items=[
+        item("b", "Second idea"), item("c", "Third idea", "b")]), metadata=A)
+    open_view(page, web_url, f"task/{task_id}", KEY_A)
+    assert [n.get_attribute("data-id") for n in page.locator("#plan-graph g.node").all()] == ["b", "c"]
+    assert "split the work" in page.inner_text("#plan-body")
+    page.click("#plan-body details.history summary")
+    page.click("#plan-body button:has-text('version 1')")
+    page.wait_for_selector("#plan-graph g.node[data-id=a]", timeout=TIMEOUT_MS)
+    assert page.locator("#plan-graph g.node").count() == 1
+
+
+def test_a_batch_answers_each_call_alone(web_url: str, channel: grpc.Channel) -> None:
+    task_id = create_task(channel, "Batched")
+    headers = {"x-taskmem-web": "1", "authorization": f"Bearer {KEY_A}"}
+    status, body = _post(f"{web_url}api/batch", {"calls": [
+        {"service": "TaskService", "method": "GetProgress", "request": {"task_id": task_id}},
+        {"service": "TaskService", "method": "GetProgress", "request": {"task_id": "tsk_missing"}},
+        {"service": "TaskService", "method": "CreateTask", "request": {"name": "no"}}]}, headers)
+    assert status == 200
+    first, missing, refused = body["results"]
+    assert first["reply"]["task"]["name"] == "Batched"
+    assert (missing["error"]["status"], missing["error"]["code"]) == (404, "NOT_FOUND")
+    assert (refused["error"]["status"], refused["error"]["code"]) == (404, "NOT_FOUND")
+    status, body = _post(f"{web_url}api/batch", {"calls": "nope"}, headers)
+    assert (status, body["code"]) == (400, "INVALID_ARGUMENT")
+    other_namespace = {**headers, "authorization": f"Bearer {KEY_B}"}
+    status, body = _post(f"{web_url}api/batch", {"calls": [
+        {"service": "TaskService", "method": "GetProgress", "request": {"task_id": task_id}}]}, other_namespace)
+    assert body["results"][0]["error"]["code"] == "NOT_FOUND"
