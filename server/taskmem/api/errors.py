@@ -31,6 +31,8 @@ _CODES: list[tuple[type[errors.DomainError], grpc.StatusCode]] = [
     (errors.ModelUnavailable, grpc.StatusCode.UNAVAILABLE),
     (errors.ModelTimeout, grpc.StatusCode.DEADLINE_EXCEEDED),
     (errors.ModelOutputInvalid, grpc.StatusCode.UNAVAILABLE),
+    (errors.ResourceExhausted, grpc.StatusCode.RESOURCE_EXHAUSTED),
+    (errors.OutOfRange, grpc.StatusCode.OUT_OF_RANGE),
 ]
 
 
@@ -40,7 +42,8 @@ def status_for(code: grpc.StatusCode, message: str, reason: str, metadata: dict[
     return rpc_status.to_status(status_pb2.Status(code=code.value[0], message=message, details=[detail]))
 
 
-def _status_of(error: Exception) -> grpc.Status | None:
+def status_of(error: Exception) -> grpc.Status | None:
+    """The status of a domain error (or a shutdown), None for anything unmapped: a defect."""
     if isinstance(error, errors.DomainError):
         code = next(c for kind, c in _CODES if isinstance(error, kind))
         return status_for(code, error.message, error.reason, error.metadata)
@@ -57,14 +60,17 @@ F = TypeVar("F", bound=Callable[..., Awaitable[Any]])
 
 
 def unary(method: F) -> F:
-    """Turn a domain error raised by a unary handler into its status."""
+    """Turn a domain error raised by a unary handler into its status.
+
+    Redundant since GuardInterceptor maps errors for every RPC; kept working until the servicers that
+    still carry it are swept (then it and `streaming` go)."""
 
     @functools.wraps(method)
     async def handler(self: Any, request: Any, context: grpc.aio.ServicerContext) -> Any:
         try:
             return await method(self, request, context)
         except Exception as error:
-            status = _status_of(error)
+            status = status_of(error)
             if status is None:
                 raise
             await abort(context, status)
@@ -73,7 +79,7 @@ def unary(method: F) -> F:
 
 
 def streaming(method: Callable[..., AsyncIterator[Any]]) -> Callable[..., AsyncIterator[Any]]:
-    """The same for a server-streaming handler."""
+    """The same for a server-streaming handler (redundant too, see `unary`)."""
 
     @functools.wraps(method)
     async def handler(self: Any, request: Any, context: grpc.aio.ServicerContext) -> AsyncIterator[Any]:
@@ -81,7 +87,7 @@ def streaming(method: Callable[..., AsyncIterator[Any]]) -> Callable[..., AsyncI
             async for response in method(self, request, context):
                 yield response
         except Exception as error:
-            status = _status_of(error)
+            status = status_of(error)
             if status is None:
                 raise
             await abort(context, status)

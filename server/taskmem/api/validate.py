@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Iterable
+from collections.abc import Sized
 from enum import StrEnum
 from typing import Any, TypeVar
 
@@ -54,8 +54,8 @@ def thread(task_id: str, thread_id: str) -> str:
     return task_id or thread_id
 
 
-def count(field: str, items: Iterable[Any], limit: int, *, required: bool = False) -> None:
-    n = len(list(items))
+def count(field: str, items: Sized, limit: int, *, required: bool = False) -> None:
+    n = len(items)
     if required and n == 0:
         raise InvalidArgument(field, "needs at least one entry")
     if n > limit:
@@ -80,6 +80,14 @@ def struct(field: str, message: struct_pb2.Struct, present: bool = True) -> dict
     if size > STRUCT_MAX_BYTES:
         raise LimitExceeded(field, f"is {size} bytes encoded; at most {STRUCT_MAX_BYTES}")
     return {key: _value(f"{field}.{key}", value) for key, value in message.fields.items()}
+
+
+def value(field: str, message: struct_pb2.Value) -> Any:
+    """A Value as JSON data, numbers finite; at most 256 KiB encoded, like a Struct."""
+    size = message.ByteSize()
+    if size > STRUCT_MAX_BYTES:
+        raise LimitExceeded(field, f"is {size} bytes encoded; at most {STRUCT_MAX_BYTES}")
+    return _value(field, message)
 
 
 def _value(field: str, value: struct_pb2.Value) -> Any:
