@@ -16,7 +16,6 @@ from taskmem.core import paging
 from taskmem.core.context_budget import ContextMode
 from taskmem.core.errors import InvalidArgument
 from taskmem.core.events import EventType
-from taskmem.core.ids import now_us
 from taskmem.core.state_items import VALID_STATUSES, StateItemType
 from taskmem.core.state_render import render_order, render_state
 from taskmem.core.working_memory import WorkingMemory
@@ -174,7 +173,8 @@ class StateService(state_service_pb2_grpc.StateServiceServicer):
     async def ListStateItems(self, request: pb.ListStateItemsRequest,
                              context: grpc.aio.ServicerContext) -> pb.ListStateItemsResponse:
         thread_id, task_id = thread_of(request.task_id, request.thread_id)
-        types = [sconvert.type_word(t) for t in request.types if validate.enum(
+        validate.count("types", request.types, validate.ENUM_FILTER_MAX)
+        types = [sconvert.type_word(t) for t in dict.fromkeys(request.types) if validate.enum(
             "types", t, state_pb2.StateItemType, _WireType)]
         size = paging.page_size(request.page_size)
         namespace = current_scope().namespace
@@ -248,7 +248,7 @@ class StateService(state_service_pb2_grpc.StateServiceServicer):
     async def GetWorkingMemory(self, request: pb.GetWorkingMemoryRequest,
                                context: grpc.aio.ServicerContext) -> pb.GetWorkingMemoryResponse:
         agent_id = validate.identifier("agent_id", request.agent_id)
-        memory = self._engine.working_memories.get(current_scope().namespace, agent_id)
+        memory = await self._engine.working_memories.get(current_scope().namespace, agent_id)
         return pb.GetWorkingMemoryResponse(working_memory=sconvert.working_memory(memory))
 
     @unary
@@ -264,7 +264,8 @@ class StateService(state_service_pb2_grpc.StateServiceServicer):
                                 for c in w.active_constraints],
             task_context=validate.struct("working_memory.task_context", w.task_context, w.HasField("task_context")),
             scratchpad=[validate.text("working_memory.scratchpad", note, LINE_MAX) for note in w.scratchpad])
-        stored = self._engine.working_memories.put(current_scope().namespace, memory, w.etag, now_us())
+        scope = current_scope()
+        stored = await self._engine.working_memories.put(scope.namespace, scope.correlation_id, memory, w.etag)
         return pb.PutWorkingMemoryResponse(working_memory=sconvert.working_memory(stored))
 
     # --- one call for the prompt, and the live query --------------------------------------------

@@ -14,13 +14,16 @@ from taskmem.api.idempotent import write_once
 from taskmem.api.scope import CallScope, current_scope
 from taskmem.core import paging
 from taskmem.core.actions import Action, ActionStatus, ActionType, Completion
-from taskmem.core.errors import InvalidArgument, NotFound
+from taskmem.core.errors import InvalidArgument, NotFound, OutOfRange
 from taskmem.core.events import Event, EventFilter, EventType
-from taskmem.core.ids import new_id
+from taskmem.core.ids import is_id_of, new_id
 from taskmem.core.messages import ContextSnapshot, Kind, Message, Role
 from taskmem.core.plans import SUMMARY_MAX, ItemStatus, Plan, PlanItem, validate_plan
 from taskmem.core.progress import compute_progress
-from taskmem.core.tasks import UPDATABLE_FIELDS, ApprovalMode, ErrorSummary, Task, TaskStatus
+from taskmem.core.tasks import (
+    SERVER_METADATA_KEYS, UPDATABLE_FIELDS, ApprovalMode, ErrorSummary, MetadataChange, Task, TaskStatus,
+    client_metadata,
+)
 from taskmem.store import actions as action_store
 from taskmem.store import messages as message_store
 from taskmem.store import tasks as task_store
@@ -33,6 +36,7 @@ NAME_MAX, GOAL_MAX, TITLE_MAX, NARRATIVE_MAX = 200, 20_000, 500, 5_000
 PLAN_MAX, DEPENDS_MAX, LOG_LINES_MAX, STREAM_MAX = 500, 50, 1_000, 32
 SUMMARY_ACTION_MAX, ERROR_MAX, CONTENT_MAX, LINE_MAX = 1_000, 100_000, 100_000, 65_536
 ANSWER_MAX, SNAPSHOT_MAX, LABEL_MAX, PATH_MAX, FILTER_MAX = 1_000_000, 1_000_000, 100, 4_096, 100
+KEY_MAX = 200
 
 
 def _plan_items(field: str, specs: Any) -> list[PlanItem]:
@@ -63,7 +67,12 @@ def _task_changes(request: pb.UpdateTaskRequest) -> dict[str, Any]:
     if not paths:
         raise InvalidArgument("update_mask", "names no field to change")
     changes: dict[str, Any] = {}
+    metadata_paths = [path for path in paths if path == "metadata" or path.startswith("metadata.")]
+    if metadata_paths:
+        changes["metadata"] = _metadata_change(t, metadata_paths)
     for path in paths:
+        if path in metadata_paths:
+            continue
         if path not in UPDATABLE_FIELDS:
             raise InvalidArgument("update_mask", f"{path!r} cannot be updated; one of {sorted(UPDATABLE_FIELDS)}")
         field = f"task.{path}"
@@ -74,8 +83,8 @@ def _task_changes(request: pb.UpdateTaskRequest) -> dict[str, Any]:
         elif path == "approval_mode":
             changes[path] = validate.enum(field, t.approval_mode, task_pb2.ApprovalMode, ApprovalMode,
                                           ApprovalMode.AUTO)
-        elif path in ("context", "metadata"):
-            changes[path] = validate.struct(field, getattr(t, path), t.HasField(path))
+        elif path == "context":
+            changes[path] = validate.struct(field, t.context, t.HasField(path))
         elif path == "error_summary":
             e = t.error_summary
             changes[path] = ErrorSummary(validate.text(f"{field}.failed_stage", e.failed_stage, NAME_MAX),
@@ -89,12 +98,29 @@ def _task_changes(request: pb.UpdateTaskRequest) -> dict[str, Any]:
     return changes
 
 
+def _metadata_change(t: task_pb2.Task, paths: list[str]) -> MetadataChange:
+    """update_mask "metadata" replaces the client's keys; "metadata.<key>" sets or (absent) removes one key."""
+    metadata = validate.struct("task.metadata", t.metadata, t.HasField("metadata"))
+    replacement = metadata if "metadata" in paths else None
+    keys = [path.removeprefix("metadata.") for path in paths if path != "metadata"]
+    for key in keys:
+        if not key or "." in key or len(key) > KEY_MAX:
+            raise InvalidArgument("update_mask", f"metadata.{key}: name one top-level key of at most {KEY_MAX}"
+                                                 " characters, without dots")
+        if key in SERVER_METADATA_KEYS:
+            raise InvalidArgument("update_mask", f"metadata.{key} is kept by the server; clients cannot change it")
+    return MetadataChange(replacement, {key: metadata[key] for key in keys if key in metadata},
+                          frozenset(key for key in keys if key not in metadata))
+
+
 def _event_filter(scope: CallScope, task_ids: Any, types: Any) -> EventFilter:
     validate.count("task_ids", task_ids, FILTER_MAX)
     for task_id in task_ids:
         validate.identifier("task_ids", task_id)
-    kinds = [validate.enum("types", t, event_pb2.EventType, EventType) for t in types]
-    return EventFilter(scope.namespace, frozenset(task_ids), frozenset(k for k in kinds if k is not None))
+        if not is_id_of("tsk", task_id):  # no task can have it, so a stream of it would wait forever
+            raise InvalidArgument("task_ids", f"{task_id!r} is not a task id (tsk_ and 24 hex digits)")
+    kinds = validate.enum_filter("types", types, event_pb2.EventType, EventType)
+    return EventFilter(scope.namespace, frozenset(task_ids), frozenset(kinds))
 
 
 def _progress_record(db: Reader, namespace: str, task_id: str, count: int) -> tuple[
@@ -120,7 +146,7 @@ class TaskService(task_service_pb2_grpc.TaskServiceServicer):
             goal=validate.text("goal", request.goal, GOAL_MAX),
             workspace=validate.text("workspace", request.workspace, PATH_MAX),
             context=validate.struct("context", request.context, request.HasField("context")),
-            metadata=validate.struct("metadata", request.metadata, request.HasField("metadata")),
+            metadata=client_metadata(validate.struct("metadata", request.metadata, request.HasField("metadata"))),
             approval_mode=validate.enum("approval_mode", request.approval_mode, task_pb2.ApprovalMode,
                                         ApprovalMode, ApprovalMode.AUTO),
             callback_url=validate.url("callback_url", request.callback_url),
@@ -150,8 +176,7 @@ class TaskService(task_service_pb2_grpc.TaskServiceServicer):
     @unary
     async def ListTasks(self, request: pb.ListTasksRequest, context: grpc.aio.ServicerContext) -> pb.ListTasksResponse:
         scope = current_scope()
-        statuses = [validate.enum("statuses", s, task_pb2.TaskStatus, TaskStatus) for s in request.statuses]
-        wanted = [s for s in statuses if s is not None]
+        wanted = validate.enum_filter("statuses", request.statuses, task_pb2.TaskStatus, TaskStatus)
         updated_after = validate.timestamp_us("updated_after", request.updated_after,
                                               request.HasField("updated_after"))
         size = paging.page_size(request.page_size)
@@ -339,7 +364,7 @@ class TaskService(task_service_pb2_grpc.TaskServiceServicer):
                            context: grpc.aio.ServicerContext) -> pb.ListMessagesResponse:
         scope = current_scope()
         thread_id = validate.thread(request.task_id, request.thread_id)
-        kinds = [k for k in (validate.enum("kinds", k, task_pb2.MessageKind, Kind) for k in request.kinds) if k]
+        kinds = validate.enum_filter("kinds", request.kinds, task_pb2.MessageKind, Kind)
         size = paging.page_size(request.page_size)
         filter_key = [scope.namespace, thread_id, sorted(kinds)]
         after = paging.decode_token(request.page_token, filter_key)
@@ -384,6 +409,7 @@ class TaskService(task_service_pb2_grpc.TaskServiceServicer):
         event_filter = _event_filter(current_scope(), request.task_ids, request.types)
         if request.after_cursor < -1:
             raise InvalidArgument("after_cursor", "must be -1 (live only), 0 (everything) or a cursor")
+        await self._check_cursor(event_filter.namespace, request.after_cursor)
         events = self._storage.events.subscribe(event_filter, request.after_cursor)
         try:
             async for event in events:
@@ -395,12 +421,22 @@ class TaskService(task_service_pb2_grpc.TaskServiceServicer):
     async def ListEvents(self, request: pb.ListEventsRequest, context: grpc.aio.ServicerContext) -> pb.ListEventsResponse:
         event_filter = _event_filter(current_scope(), request.task_ids, request.types)
         after = validate.non_negative("after_cursor", request.after_cursor)
+        await self._check_cursor(event_filter.namespace, after)
         size = paging.page_size(request.page_size)
         filter_key = [event_filter.namespace, sorted(event_filter.task_ids), sorted(event_filter.types), after]
         token_key = paging.decode_token(request.page_token, filter_key)
         events = await self._storage.events.list(event_filter, token_key[0] if token_key else after, size + 1)
         page, token = paging.page_of(events, size, lambda e: [e.cursor], filter_key)
         return pb.ListEventsResponse(events=[convert.event(e) for e in page], next_page_token=token)
+
+    async def _check_cursor(self, namespace: str, after: int) -> None:
+        """OUT_OF_RANGE for a cursor beyond the namespace's last event: it came from another database (or
+        was made up), and following it would skip events without saying so. The head is in the metadata."""
+        if after > 0:
+            head = await self._storage.events.last_cursor(namespace)
+            if after > head:
+                raise OutOfRange("after_cursor", f"{after} is beyond the last event's cursor {head}; resume from"
+                                 " a cursor this server gave (or 0 to replay everything)", head_cursor=str(head))
 
     @unary
     async def GetProgress(self, request: pb.GetProgressRequest, context: grpc.aio.ServicerContext) -> pb.GetProgressResponse:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Sized
+from collections.abc import Sequence, Sized
 from enum import StrEnum
 from typing import Any, TypeVar
 
@@ -16,6 +16,7 @@ from taskmem.core.errors import InvalidArgument, LimitExceeded
 E = TypeVar("E", bound=StrEnum)
 
 ID_MAX = 64
+ENUM_FILTER_MAX = 100  # entries of a repeated enum filter, duplicates included
 STRUCT_MAX_BYTES = 256 * 1024
 MAX_COUNT = 2**53  # token counts and the like: beyond this nothing is real
 MAX_DURATION_US = 366 * 24 * 3600 * 1_000_000
@@ -70,6 +71,14 @@ def enum(field: str, value: int, wrapper: EnumTypeWrapper, domain: type[E], defa
         return domain(wrapper.Name(value))
     except ValueError:
         raise InvalidArgument(field, f"unknown value {value}") from None
+
+
+def enum_filter(field: str, values: Sequence[int], wrapper: EnumTypeWrapper, domain: type[E]) -> list[E]:
+    """A repeated enum filter: at most ENUM_FILTER_MAX entries (counted before any is read), each value
+    once in first-seen order, UNSPECIFIED ignored, unknown numbers rejected."""
+    count(field, values, ENUM_FILTER_MAX)
+    found = [enum(field, value, wrapper, domain) for value in dict.fromkeys(values)]
+    return [value for value in found if value is not None]
 
 
 def struct(field: str, message: struct_pb2.Struct, present: bool = True) -> dict[str, Any]:

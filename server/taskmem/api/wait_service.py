@@ -89,7 +89,7 @@ def _target(request: pb.CreateWaitRequest, config: Config) -> Target:
     if kind == "task_status":
         validate.count(f"{field}.statuses", t.task_status.statuses, STATUSES_MAX, required=True)
         statuses = [validate.enum(f"{field}.statuses", s, task_pb2.TaskStatus, TaskStatus)
-                    for s in t.task_status.statuses]
+                    for s in dict.fromkeys(t.task_status.statuses)]
         if None in statuses:
             raise InvalidArgument(f"{field}.statuses", "TASK_STATUS_UNSPECIFIED is not a status")
         return TaskStatusTarget(validate.identifier(f"{field}.task_id", t.task_status.task_id),
@@ -167,8 +167,7 @@ class WaitService(wait_service_pb2_grpc.WaitServiceServicer):
     async def ListWaits(self, request: pb.ListWaitsRequest, context: grpc.aio.ServicerContext) -> pb.ListWaitsResponse:
         scope = current_scope()
         task_id = validate.identifier("task_id", request.task_id, required=False)
-        statuses = [validate.enum("statuses", s, wait_pb2.WaitStatus, WaitStatus) for s in request.statuses]
-        wanted = sorted(s for s in statuses if s is not None)
+        wanted = sorted(validate.enum_filter("statuses", request.statuses, wait_pb2.WaitStatus, WaitStatus))
         size = paging.page_size(request.page_size)
         filter_key = [scope.namespace, task_id, wanted]
         before = paging.decode_token(request.page_token, filter_key)

@@ -20,17 +20,17 @@ from taskmem.core.state_prompts import QUERY_SYSTEM, query_user_prompt
 from taskmem.core.state_records import ReconcileReport, StoredStateItem
 from taskmem.core.task_state_yaml import TaskStateView, build_task_state, fit_task_state
 from taskmem.core.tokens import TokenCounter
-from taskmem.core.working_memory import WorkingMemories
 from taskmem.providers.chat import ChatModel, ChatModelError, ChatModelTimeout
 from taskmem.providers.embeddings import Embedder
 from taskmem.state import memory_log
 from taskmem.state.context import TAIL_MESSAGES, ContextInputs, build_context
 from taskmem.state.extraction import ExtractionSettings, extract_state
 from taskmem.state.follower import StateFollower
+from taskmem.state.working_memory import WorkingMemoryEngine
 from taskmem.state.reconciliation import ReconcilePlan, batch_of, plan_reconciliation, prepare_agent_candidates
 from taskmem.store import actions as action_store
 from taskmem.store import state_items as item_store
-from taskmem.store import state_summaries, state_task
+from taskmem.store import state_task
 from taskmem.store.storage import Storage
 from taskmem.store.writer import Reader
 
@@ -56,22 +56,19 @@ class StateEngine:
         self.counter = counter
         self.embedder = embedder
         self.chat = chat
-        self.working_memories = WorkingMemories()
+        self.working_memories = WorkingMemoryEngine(storage, config.working_memory_max_bytes,
+                                                    config.working_memory_max_agents)
         self._locks: dict[tuple[str, str], asyncio.Lock] = collections.defaultdict(asyncio.Lock)
         self.follower = StateFollower(self)
 
     # --- life cycle -------------------------------------------------------------------------------
 
     async def start(self) -> None:
-        self.working_memories.restore(await self.storage.read(state_summaries.load_working_memories))
         self.follower.start()
 
     async def stop(self) -> None:
-        """Stop background work, then snapshot working memory (the writer must still be open)."""
+        """Stop background work."""
         await self.follower.stop()
-        entries = self.working_memories.snapshot()
-        await self.storage.write(lambda tx: state_summaries.save_working_memories(tx, entries), "default",
-                                 "shutdown")
 
     def thread_lock(self, namespace: str, thread_id: str) -> asyncio.Lock:
         """Held by whatever reconciles a thread: one decision at a time per thread."""
