@@ -141,7 +141,8 @@ def fill(values: Values, msg: message.Message, depth: int = 0) -> None:
         _value(values, msg)  # type: ignore[arg-type]
         return
     if full_name in ("google.protobuf.Duration", "google.protobuf.Timestamp"):
-        msg.seconds = r.choice([0, 1, -1, 5, 3600, 10**9, 253_402_300_800, -62_135_596_801, 2**63 - 1])  # type: ignore[attr-defined]
+        seconds = [0, 1, -1, 5, 3600, 10**9, 253_402_300_800, -62_135_596_801, 2**63 - 1]
+        msg.seconds = r.choice(seconds)  # type: ignore[attr-defined]
         msg.nanos = r.choice([0, 1, 999_999_999, 1_000_000_000, -1, 2**31 - 1])  # type: ignore[attr-defined]
         return
     if full_name == "google.protobuf.FieldMask":

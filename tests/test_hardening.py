@@ -208,7 +208,8 @@ async def test_huge_enum_filters_are_refused_at_once_and_duplicates_are_one(chan
     many = 250_000
     calls = [
         ("statuses", tasks.ListTasks(tpb.ListTasksRequest(statuses=[task_pb2.TASK_STATUS_PENDING] * many))),
-        ("kinds", tasks.ListMessages(tpb.ListMessagesRequest(task_id=task.id, kinds=[task_pb2.MESSAGE_KIND_TEXT] * many))),
+        ("kinds", tasks.ListMessages(tpb.ListMessagesRequest(
+            task_id=task.id, kinds=[task_pb2.MESSAGE_KIND_TEXT] * many))),
         ("statuses", waits.ListWaits(wpb.ListWaitsRequest(statuses=[wait_pb2.WAIT_STATUS_WAITING] * many))),
         ("types", state.ListStateItems(spb.ListStateItemsRequest(
             task_id=task.id, types=[state_pb2.STATE_ITEM_TYPE_DECISION] * many))),

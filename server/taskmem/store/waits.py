@@ -19,8 +19,8 @@ from taskmem.core.ids import new_id
 from taskmem.core.messages import Kind, Message, Role
 from taskmem.core.tasks import TaskStatus
 from taskmem.core.waits import (
-    END_EVENTS, EventTarget, check_below_roots, FileTarget, TaskStatusTarget, Wait, WaitStatus, end_wait, metadata_after,
-    outcome_message, resolve_in_workspace, started_message, target_from_json, target_to_json,
+    END_EVENTS, EventTarget, FileTarget, TaskStatusTarget, Wait, WaitStatus, check_below_roots, end_wait,
+    metadata_after, outcome_message, resolve_in_workspace, started_message, target_from_json, target_to_json,
     task_status_outcome,
 )
 from taskmem.store import tasks as task_store

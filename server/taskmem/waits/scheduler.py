@@ -55,6 +55,7 @@ _DUE, _DEADLINE, _POLL = "due", "deadline", "poll"
 _EVENT_PAGE = 500
 _END_BATCH = 500  # most waits one mutation ends
 PROBE_BACKOFF_MAX_US = 60 * 1_000_000
+FINISH_RETRY_SECONDS = 1.0
 
 
 @dataclasses.dataclass(frozen=True)
@@ -245,7 +246,10 @@ class WaitScheduler:
         except WriterClosed:
             pass  # shutting down: it stays WAITING and is resumed at the next start
         except Exception:
-            log.exception("could not end wait %s as %s", wait.id, status.name)
+            # Never leave a wait WAITING with nobody driving it: track it again shortly, which retries the ending.
+            log.exception("could not end wait %s as %s; trying again in %g s", wait.id, status.name,
+                          FINISH_RETRY_SECONDS)
+            asyncio.get_running_loop().call_later(FINISH_RETRY_SECONDS, self.track, wait)
 
     # --- polled targets -----------------------------------------------------------------------
 
