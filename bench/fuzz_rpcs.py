@@ -26,6 +26,7 @@ import asyncio
 import collections
 import math
 import multiprocessing
+import os
 import random
 import sys
 import tempfile
@@ -266,9 +267,9 @@ def heartbeat(address: str, stop: Any, worst_ms: Any) -> None:
 
 
 async def fuzz(address: str, args: argparse.Namespace, root: Path) -> tuple[collections.Counter[str], list[str],
-                                                                          tuple[float, str], float]:
+                                                                          tuple[float, str], float, int]:
     values = Values(random.Random(args.seed), root)
-    every = methods()
+    every = [m for m in methods() if not args.only or m.name in args.only.split(",")]
     codes: collections.Counter[str] = collections.Counter()
     bad: list[str] = []
     slowest: tuple[float, str] = (0.0, "")
@@ -315,7 +316,7 @@ async def fuzz(address: str, args: argparse.Namespace, root: Path) -> tuple[coll
         await asyncio.gather(*(worker() for _ in range(args.concurrency)))
         stop.set()
         beat.join()
-    return codes, bad, slowest, worst_beat.value / 1000
+    return codes, bad, slowest, worst_beat.value / 1000, len(every)
 
 
 async def main() -> None:
@@ -324,13 +325,14 @@ async def main() -> None:
     parser.add_argument("--concurrency", type=int, default=32)
     parser.add_argument("--seed", type=int, default=12)
     parser.add_argument("--embeddings", choices=("none", "builtin"), default="none")
+    parser.add_argument("--only", default="", help="comma-separated method names to fuzz (default: every RPC)")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as directory:
         base = Path(directory)
         (base / "root" / "workspace").mkdir(parents=True)
         (base / "data").mkdir()
         env = {"TASKMEM_WAIT_FILE_ROOTS": str(base / "root"), "TASKMEM_WAIT_HTTP_ALLOWED_HOSTS": "127.0.0.1",
-               "TASKMEM_LOG_LEVEL": "CRITICAL"}
+               "TASKMEM_LOG_LEVEL": os.environ.get("TASKMEM_LOG_LEVEL", "ERROR")}  # unmapped errors are logged
         server = ServerProcess(base / "data" / "taskmem.db", "--embedding-backend", args.embeddings, env=env)
         server.start()
         assert server.process is not None
@@ -338,18 +340,23 @@ async def main() -> None:
         rss_before = rss_mib(pid)
         started = time.monotonic()
         try:
-            codes, bad, slowest, worst_beat = await fuzz(server.address, args, base / "root")
+            codes, bad, slowest, worst_beat, fuzzed = await fuzz(server.address, args, base / "root")
             rss_after = rss_mib(pid)
         finally:
             server.stop()
         seconds = time.monotonic() - started
+        log = "".join(server.output)
+        first = log.find(" failed (request id ")
     total = sum(n for code, n in codes.items() if code != "BAD")
-    print(f"requests sent: {total:,} over {len(methods())} RPCs in {seconds:.0f} s "
+    print(f"requests sent: {total:,} over {fuzzed} RPCs in {seconds:.0f} s "
           f"(concurrency {args.concurrency}, seed {args.seed}, embeddings {args.embeddings})")
     print("answers: " + ", ".join(f"{code} {n:,}" for code, n in codes.most_common() if code != "BAD"))
     print(f"INTERNAL/UNKNOWN answers: {codes['BAD']} (goal 0)")
     for line in bad:
         print(f"  {line}")
+    if first >= 0:
+        print("the server's log of the first one:")
+        print(log[log.rfind("\n", 0, first) + 1:][:4000])
     print(f"server RSS: {rss_before:.1f} MiB before, {rss_after:.1f} MiB after")
     print(f"slowest answer: {slowest[0] * 1000:.0f} ms, {slowest[1]}")
     print(f"slowest health check during the run (every 100 ms): {worst_beat * 1000:.0f} ms")

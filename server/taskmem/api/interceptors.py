@@ -103,8 +103,8 @@ class GuardInterceptor(grpc.aio.ServerInterceptor):
                 await admit(request, context)
                 try:
                     return await inner_unary(request, context)
-                except grpc.aio.AbortError:
-                    raise  # the handler chose its status
+                except grpc.aio.BaseError:
+                    raise  # gRPC's own: an abort the handler chose, or a call that already ended (client gone)
                 except Exception as error:
                     await _answer_error(error, method, context)
 
@@ -119,7 +119,7 @@ class GuardInterceptor(grpc.aio.ServerInterceptor):
                 try:
                     async for response in inner_stream(request, context):
                         yield response
-                except grpc.aio.AbortError:
+                except grpc.aio.BaseError:
                     raise
                 except Exception as error:
                     await _answer_error(error, method, context)
