@@ -36,7 +36,6 @@ from taskmem.config import reconciliation_thresholds  # noqa: E402
 from taskmem.core.reconcile import (  # noqa: E402
     SEED_THRESHOLDS,
     BatchMessage,
-    Outcome,
     ReconcileThresholds,
     decide_as_seed,
     prepare_candidates,

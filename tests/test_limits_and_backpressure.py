@@ -11,7 +11,6 @@ from google.protobuf import timestamp_pb2
 from taskmem.v1 import task_pb2
 from taskmem.v1 import task_service_pb2 as pb
 from taskmem.v1.task_service_pb2_grpc import TaskServiceStub
-from tests.support.rpc_errors import assert_rpc_error
 from tests.support.server_process import ServerProcess
 
 INVALID = grpc.StatusCode.INVALID_ARGUMENT

@@ -4,7 +4,6 @@ question reaches its model, the override wins, and when the chosen model is down
 from __future__ import annotations
 
 from collections.abc import AsyncIterator, Iterator
-from pathlib import Path
 
 import grpc
 import pytest

@@ -41,7 +41,10 @@ def seconds(value: float) -> duration_pb2.Duration:
 
 @pytest.fixture(scope="module")
 def wait_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ServerProcess]:
-    process = ServerProcess(tmp_path_factory.mktemp("waits") / "taskmem.db", env=FAST_POLLS)
+    # Workspaces are pytest temporary folders, below the base one (which also holds the database's folder).
+    roots = {"TASKMEM_WAIT_FILE_ROOTS": str(tmp_path_factory.getbasetemp()),
+             "TASKMEM_WAIT_HTTP_ALLOWED_HOSTS": "127.0.0.1"}
+    process = ServerProcess(tmp_path_factory.mktemp("waits") / "taskmem.db", env={**FAST_POLLS, **roots})
     process.start()
     yield process
     process.stop()
@@ -476,18 +479,20 @@ async def test_a_retried_create_wait_makes_one_wait(rpc: tuple[TaskServiceStub, 
 
 async def test_waits_resume_after_a_restart_and_expired_timers_time_out(
         fresh_server: ServerProcess, tmp_path: Path) -> None:
-    fresh_server.env.update(FAST_POLLS)
+    workspace = tmp_path / "workspace"  # not the database's folder, which file waits never read
+    workspace.mkdir()
+    fresh_server.env.update({**FAST_POLLS, "TASKMEM_WAIT_FILE_ROOTS": str(workspace)})
     address = fresh_server.start()
     async with grpc.aio.insecure_channel(address) as channel:
         tasks, waits = TaskServiceStub(channel), WaitServiceStub(channel)
-        task = await new_task(tasks, workspace=str(tmp_path))
+        task = await new_task(tasks, workspace=str(workspace))
         survivor = await create(waits, timer(6), task_id=task.id, criteria="survives")
         polled = await create(waits, wait_pb2.WaitTarget(file=wait_pb2.FileTarget(path="flag")), task_id=task.id,
                               poll_interval=POLL)
         expiring = await create(waits, timer(1), task_id=task.id, criteria="due while down")
     fresh_server.stop()
     time.sleep(1.5)  # the 1 s timer comes due while the server is down
-    (tmp_path / "flag").write_text("")
+    (workspace / "flag").write_text("")
     fresh_server.start()
     async with grpc.aio.insecure_channel(address) as channel:
         tasks, waits = TaskServiceStub(channel), WaitServiceStub(channel)

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+import ipaddress
 import os
 from collections.abc import Mapping
 from pathlib import Path
@@ -54,8 +55,8 @@ class Config:
     # configured, each must also be one of them (it authenticates as that key).
     admin_keys: tuple[str, ...] = ()
     # Hosts an http wait may poll: exact names or addresses, or "*.example.com" for a
-    # domain's subdomains. The default allows loopback only.
-    wait_http_allowed_hosts: tuple[str, ...] = ("127.0.0.1", "localhost", "::1")
+    # domain's subdomains. Empty (the default) refuses http waits; loopback only when listed.
+    wait_http_allowed_hosts: tuple[str, ...] = ()
     # The shortest poll interval an http or file wait may ask for, and the interval when it asks none.
     wait_min_poll_interval_seconds: float = 1.0
     wait_default_poll_interval_seconds: float = 5.0
@@ -138,6 +139,20 @@ class Config:
     # The web view for people (tasks, plans, memory, live events): host:port to serve it on, "" for off.
     # Off loopback it needs API keys and TLS (tls_cert_file/tls_key_file), or --insecure.
     http_listen: str = ""
+    # Hardening (issue 12). Folders under which file waits may read; a task's workspace must lie below
+    # one. Empty (the default) refuses file waits. The database and its folder are never readable.
+    wait_file_roots: tuple[str, ...] = ()
+    # Each look at an http target ends after this long in all (connect, headers and body together).
+    wait_probe_timeout_seconds: float = 10.0
+    # Looks of one kind run at most this many at a time, so one kind cannot starve the other.
+    wait_http_probe_concurrency: int = 32
+    wait_file_probe_concurrency: int = 4
+    # A look that raises is retried with backoff; after this many errors in a row the wait ends FAILED.
+    wait_probe_max_errors: int = 5
+    # Working memory: the most bytes one agent's document may take (JSON), and the most agents a namespace
+    # may keep one for. Beyond either, PutWorkingMemory answers RESOURCE_EXHAUSTED naming the limit.
+    working_memory_max_bytes: int = 256 * 1024
+    working_memory_max_agents: int = 1_000
 
     def __post_init__(self) -> None:
         if self.embedding_backend not in ("builtin", "openai", "none"):
@@ -163,7 +178,9 @@ class Config:
                 raise ConfigError(f"{name}: must be more than 0")
         if self.metrics_listen and not self.metrics_listen.rpartition(":")[2].isdigit():
             raise ConfigError(f"metrics_listen: {self.metrics_listen!r} is not HOST:PORT")
-        for name in ("state_extraction_max_messages", "state_extraction_timeout_seconds", "state_max_candidates",
+        for name in ("wait_probe_timeout_seconds", "wait_http_probe_concurrency", "wait_file_probe_concurrency",
+                     "wait_probe_max_errors", "working_memory_max_bytes", "working_memory_max_agents",
+                     "state_extraction_max_messages", "state_extraction_timeout_seconds", "state_max_candidates",
                      "state_max_active_items"):
             if getattr(self, name) <= 0:
                 raise ConfigError(f"{name}: must be more than 0")
@@ -172,6 +189,30 @@ class Config:
     def open_namespace(self) -> bool:
         """True when no keys are configured: every caller acts in the default namespace."""
         return not self.api_keys
+
+
+def is_loopback_host(host: str) -> bool:
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host.strip("[]")).is_loopback
+    except ValueError:
+        return False
+
+
+def check_listen_allowed(config: Config, listen: str, *, tls: bool, setting: str = "listen") -> None:
+    """Refuse a front door beyond loopback that would be unsafe, unless --insecure says so: with no API keys
+    anyone could call it; with API keys but no TLS, bearer keys would cross the network in clear text.
+    Every front door (gRPC, and any other listener) checks its own address with this."""
+    host = listen.rpartition(":")[0]
+    if config.insecure or is_loopback_host(host):
+        return
+    if config.open_namespace:
+        raise ConfigError(f"{setting}: {listen} is not a loopback address and no api_keys are configured;"
+                          " configure api_keys or pass --insecure")
+    if not tls:
+        raise ConfigError(f"{setting}: {listen} is not a loopback address and has no TLS, so API keys would cross"
+                          " the network in clear text; set tls_cert_file and tls_key_file or pass --insecure")
 
 
 _ENV_PREFIX = "TASKMEM_"
@@ -293,7 +334,7 @@ def add_serve_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--listen", help="host:port to bind (default 127.0.0.1:50051; port 0 picks one)")
     parser.add_argument("--database", help="SQLite file (default data/taskmem.db)")
     parser.add_argument("--insecure", action="store_const", const=True,
-                        help="allow a non-loopback address with no API keys")
+                        help="allow a non-loopback address with no API keys, or with API keys but no TLS")
     parser.add_argument("--api-key", dest="api_keys", action="append",
                         help="KEY or KEY:ns1,ns2 (repeatable); replaces configured keys")
     parser.add_argument("--admin-key", dest="admin_keys", action="append",

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import asyncio
 import gc
-import ipaddress
 import logging
 import signal
 import sys
@@ -24,7 +23,7 @@ from taskmem.api.state_service import StateService
 from taskmem.api.task_service import TaskService
 from taskmem.api.wait_convert import event_payload
 from taskmem.api.wait_service import WaitService
-from taskmem.config import Config, ConfigError
+from taskmem.config import Config, ConfigError, check_listen_allowed
 from taskmem.log_format import configure_logging
 from taskmem.maintenance import MaintenanceLoop
 from taskmem.memory.archive import MemoryArchive
@@ -40,6 +39,7 @@ from taskmem.tracing import rpc_tracing
 from taskmem.tokenizer import token_counter
 from taskmem.v1 import memory_service_pb2, memory_service_pb2_grpc, state_service_pb2, state_service_pb2_grpc
 from taskmem.v1 import task_service_pb2, task_service_pb2_grpc, wait_service_pb2, wait_service_pb2_grpc
+from taskmem.waits.file_access import FileRoots
 from taskmem.waits.scheduler import WaitScheduler
 from taskmem.webhooks.sender import WebhookSender
 
@@ -60,21 +60,9 @@ SERVICE_NAMES = [
 ]
 
 
-def _is_loopback(host: str) -> bool:
-    if host == "localhost":
-        return True
-    try:
-        return ipaddress.ip_address(host.strip("[]")).is_loopback
-    except ValueError:
-        return False
-
-
 def check_bind_allowed(config: Config) -> None:
-    """With no API keys, refuse to serve anything but loopback unless --insecure says so."""
-    host = config.listen.rpartition(":")[0]
-    if config.open_namespace and not _is_loopback(host) and not config.insecure:
-        raise ConfigError(f"listen: {config.listen} is not a loopback address and no api_keys are configured;"
-                          " configure api_keys or pass --insecure")
+    """The gRPC listen address: loopback, or API keys and TLS, or --insecure (config.check_listen_allowed)."""
+    check_listen_allowed(config, config.listen, tls=bool(config.tls_cert_file or config.tls_key_file))
 
 
 def _server_options(config: Config) -> list[tuple[str, int]]:
@@ -126,7 +114,12 @@ class TaskmemServer:
         if metrics is not None:
             watch_storage(metrics, self.storage, self.config.database)
         # The scheduler resumes stored waits before the first call can create or end one.
-        self.scheduler = WaitScheduler(self.storage)
+        self.file_roots = FileRoots.build(self.config.wait_file_roots, self.config.database)
+        self.scheduler = WaitScheduler(
+            self.storage, self.file_roots, http_probes=self.config.wait_http_probe_concurrency,
+            file_probes=self.config.wait_file_probe_concurrency,
+            probe_timeout_seconds=self.config.wait_probe_timeout_seconds,
+            probe_max_errors=self.config.wait_probe_max_errors)
         if metrics is not None:
             self.scheduler.on_probe = lambda kind, outcome: metrics.wait_probes.labels(kind, outcome).inc()
         await self.scheduler.start()
@@ -166,7 +159,7 @@ class TaskmemServer:
         server = grpc.aio.server(interceptors=interceptors, options=_server_options(self.config))
         task_service_pb2_grpc.add_TaskServiceServicer_to_server(TaskService(self.storage), server)
         wait_service_pb2_grpc.add_WaitServiceServicer_to_server(
-            WaitService(self.storage, self.scheduler, self.config), server)
+            WaitService(self.storage, self.scheduler, self.config, self.file_roots), server)
         state_service_pb2_grpc.add_StateServiceServicer_to_server(StateService(self.state), server)
         memory_service_pb2_grpc.add_MemoryServiceServicer_to_server(MemoryService(self.memory), server)
         health_pb2_grpc.add_HealthServicer_to_server(self.health, server)
@@ -212,8 +205,6 @@ class TaskmemServer:
             await self.server.stop(self.config.shutdown_grace_seconds)
         if self._web_socket_dir is not None:
             self._web_socket_dir.cleanup()
-        if self.state is not None:
-            await self.state.stop()  # snapshots working memory: after the last call, before the database closes
         if self.storage is not None:
             await self.storage.close()
         if self.stop_tracing is not None:

@@ -34,7 +34,7 @@ def test_loopback_is_always_allowed(listen: str) -> None:
 
 @pytest.mark.parametrize(("config", "named"), [
     (Config(http_listen="0.0.0.0:8080"), "no api_keys"),
-    (Config(http_listen="0.0.0.0:8080", api_keys=KEYS), "without TLS"),
+    (Config(http_listen="0.0.0.0:8080", api_keys=KEYS), "has no TLS"),
 ])
 def test_off_loopback_needs_keys_and_tls(config: Config, named: str) -> None:
     with pytest.raises(ConfigError, match=named):

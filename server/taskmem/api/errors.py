@@ -2,10 +2,6 @@
 
 from __future__ import annotations
 
-import functools
-import logging
-from collections.abc import AsyncIterator, Awaitable, Callable
-from typing import Any, TypeVar
 
 import grpc
 from google.protobuf import any_pb2
@@ -16,7 +12,6 @@ from taskmem.core import errors
 from taskmem.store.event_log import EventLogClosed
 from taskmem.store.writer import WriterClosed
 
-log = logging.getLogger(__name__)
 
 DOMAIN = "taskmem.dev"
 
@@ -31,6 +26,8 @@ _CODES: list[tuple[type[errors.DomainError], grpc.StatusCode]] = [
     (errors.ModelUnavailable, grpc.StatusCode.UNAVAILABLE),
     (errors.ModelTimeout, grpc.StatusCode.DEADLINE_EXCEEDED),
     (errors.ModelOutputInvalid, grpc.StatusCode.UNAVAILABLE),
+    (errors.ResourceExhausted, grpc.StatusCode.RESOURCE_EXHAUSTED),
+    (errors.OutOfRange, grpc.StatusCode.OUT_OF_RANGE),
 ]
 
 
@@ -40,7 +37,8 @@ def status_for(code: grpc.StatusCode, message: str, reason: str, metadata: dict[
     return rpc_status.to_status(status_pb2.Status(code=code.value[0], message=message, details=[detail]))
 
 
-def _status_of(error: Exception) -> grpc.Status | None:
+def status_of(error: Exception) -> grpc.Status | None:
+    """The status of a domain error (or a shutdown), None for anything unmapped: a defect."""
     if isinstance(error, errors.DomainError):
         code = next(c for kind, c in _CODES if isinstance(error, kind))
         return status_for(code, error.message, error.reason, error.metadata)
@@ -51,40 +49,3 @@ def _status_of(error: Exception) -> grpc.Status | None:
 
 async def abort(context: grpc.aio.ServicerContext, status: grpc.Status) -> None:
     await context.abort_with_status(status)
-
-
-F = TypeVar("F", bound=Callable[..., Awaitable[Any]])
-
-
-def unary(method: F) -> F:
-    """Turn a domain error raised by a unary handler into its status."""
-
-    @functools.wraps(method)
-    async def handler(self: Any, request: Any, context: grpc.aio.ServicerContext) -> Any:
-        try:
-            return await method(self, request, context)
-        except Exception as error:
-            status = _status_of(error)
-            if status is None:
-                raise
-            await abort(context, status)
-
-    return handler  # type: ignore[return-value]
-
-
-def streaming(method: Callable[..., AsyncIterator[Any]]) -> Callable[..., AsyncIterator[Any]]:
-    """The same for a server-streaming handler."""
-
-    @functools.wraps(method)
-    async def handler(self: Any, request: Any, context: grpc.aio.ServicerContext) -> AsyncIterator[Any]:
-        try:
-            async for response in method(self, request, context):
-                yield response
-        except Exception as error:
-            status = _status_of(error)
-            if status is None:
-                raise
-            await abort(context, status)
-
-    return handler
-

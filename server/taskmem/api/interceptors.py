@@ -1,4 +1,4 @@
-"""One server interceptor for every taskmem.v1 method: malformed requests and authentication.
+"""One server interceptor for every taskmem.v1 method: malformed requests, authentication, errors.
 
 grpc.aio answers UNKNOWN when request bytes fail to decode, before any handler
 runs. Wrapping the method's request_deserializer lets the handler answer
@@ -6,19 +6,28 @@ INVALID_ARGUMENT (ERROR_REASON_MALFORMED_REQUEST) instead. The wrapper then
 resolves the caller's scope (bearer key → namespace) once and hands it to the
 servicer through a context variable. Health and reflection stay open, so probes
 and grpcurl discovery need no key.
+
+It is also the one place errors become statuses, for unary and streaming methods
+alike: a domain error gets its code and ErrorInfo (api/errors.py); anything else is
+a defect, logged with its traceback and answered INTERNAL with a request id to find
+that log line by, never UNKNOWN.
 """
 
 from __future__ import annotations
 
+import logging
 from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Any
 
 import grpc
 from google.protobuf.message import DecodeError
 
-from taskmem.api.errors import status_for
+from taskmem.api.errors import status_for, status_of
 from taskmem.api.scope import CALL_SCOPE, AuthError, resolve_scope
 from taskmem.config import Config
+from taskmem.core.ids import new_id
+
+log = logging.getLogger(__name__)
 
 _GUARDED_PREFIX = "/taskmem.v1."
 
@@ -38,6 +47,19 @@ def _deserializer(inner: Callable[[bytes], Any] | None) -> Callable[[bytes], Any
     return deserialize
 
 
+async def _answer_error(error: Exception, method: str, context: grpc.aio.ServicerContext) -> None:
+    """Abort the call with the status of `error`; an unmapped one is logged and becomes INTERNAL."""
+    status = status_of(error)
+    if status is None:
+        request_id = new_id("req")
+        log.error("%s failed (request id %s): unmapped %s", method, request_id, type(error).__name__,
+                  exc_info=error)
+        status = status_for(grpc.StatusCode.INTERNAL,
+                            f"internal error (request id {request_id}); this is a server defect, please report it",
+                            "ERROR_REASON_UNSPECIFIED", {"request_id": request_id})
+    await context.abort_with_status(status)
+
+
 class GuardInterceptor(grpc.aio.ServerInterceptor):
     def __init__(self, config: Config) -> None:
         self._config = config
@@ -55,7 +77,7 @@ class GuardInterceptor(grpc.aio.ServerInterceptor):
         handler = await continuation(details)
         if handler is None or not details.method.startswith(_GUARDED_PREFIX):
             return handler
-        wrapped = self._wrap(handler)
+        wrapped = self._wrap(handler, details.method)
         self._wrapped[details.method] = wrapped
         return wrapped
 
@@ -72,14 +94,19 @@ class GuardInterceptor(grpc.aio.ServerInterceptor):
                     else grpc.StatusCode.PERMISSION_DENIED)
             await context.abort_with_status(status_for(code, error.message, error.reason, {}))
 
-    def _wrap(self, handler: grpc.RpcMethodHandler) -> grpc.RpcMethodHandler:
+    def _wrap(self, handler: grpc.RpcMethodHandler, method: str) -> grpc.RpcMethodHandler:
         admit = self._admit
         if handler.unary_unary:
             inner_unary = handler.unary_unary
 
             async def unary_unary(request: Any, context: grpc.aio.ServicerContext) -> Any:
                 await admit(request, context)
-                return await inner_unary(request, context)
+                try:
+                    return await inner_unary(request, context)
+                except grpc.aio.BaseError:
+                    raise  # gRPC's own: an abort the handler chose, or a call that already ended (client gone)
+                except Exception as error:
+                    await _answer_error(error, method, context)
 
             return grpc.unary_unary_rpc_method_handler(
                 unary_unary, request_deserializer=_deserializer(handler.request_deserializer),
@@ -89,8 +116,13 @@ class GuardInterceptor(grpc.aio.ServerInterceptor):
 
             async def unary_stream(request: Any, context: grpc.aio.ServicerContext) -> AsyncIterator[Any]:
                 await admit(request, context)
-                async for response in inner_stream(request, context):
-                    yield response
+                try:
+                    async for response in inner_stream(request, context):
+                        yield response
+                except grpc.aio.BaseError:
+                    raise
+                except Exception as error:
+                    await _answer_error(error, method, context)
 
             return grpc.unary_stream_rpc_method_handler(
                 unary_stream, request_deserializer=_deserializer(handler.request_deserializer),

@@ -59,6 +59,7 @@ def new_entry(at: str, e: pb.NewMemoryEntry) -> NewMemoryEntry:
 
 
 def memory_filter(field: str, f: memory_pb2.MemoryFilter) -> MemoryFilter:
+    validate.count(f"{field}.types", f.types, validate.ENUM_FILTER_MAX)
     types = tuple(t for n, value in enumerate(f.types)
                   if (t := validate.enum(f"{field}.types[{n}]", value, memory_pb2.MemoryType, MemoryType)))
     return MemoryFilter(

@@ -9,7 +9,6 @@ import grpc
 from taskmem.api import memory_convert as mconvert
 from taskmem.api import memory_requests
 from taskmem.api import validate
-from taskmem.api.errors import unary
 from taskmem.api.idempotent import earlier_response, write_once
 from taskmem.api.scope import current_scope
 from taskmem.core import paging
@@ -39,7 +38,6 @@ class MemoryService(memory_service_pb2_grpc.MemoryServiceServicer):
 
     # --- memory entries ---------------------------------------------------------------------
 
-    @unary
     async def AddMemoryEntries(self, request: pb.AddMemoryEntriesRequest,
                                context: grpc.aio.ServicerContext) -> pb.AddMemoryEntriesResponse:
         entries = memory_requests.new_entries(request)
@@ -52,7 +50,6 @@ class MemoryService(memory_service_pb2_grpc.MemoryServiceServicer):
 
         return await write_once(self._storage, request, pb.AddMemoryEntriesResponse, add)
 
-    @unary
     async def QueryMemoryEntries(self, request: pb.QueryMemoryEntriesRequest,
                                  context: grpc.aio.ServicerContext) -> pb.QueryMemoryEntriesResponse:
         f = memory_requests.memory_filter("filter", request.filter)
@@ -63,14 +60,12 @@ class MemoryService(memory_service_pb2_grpc.MemoryServiceServicer):
         page, token = paging.page_of(rows, size, lambda e: [e.created_at, e.seq], f.key())
         return pb.QueryMemoryEntriesResponse(entries=[mconvert.memory_entry(e) for e in page], next_page_token=token)
 
-    @unary
     async def GetRelevantMemories(self, request: pb.GetRelevantMemoriesRequest,
                                   context: grpc.aio.ServicerContext) -> pb.GetRelevantMemoriesResponse:
         task_id, subtask_id, limit = memory_requests.relevant(request)
         found = await self._storage.read(_relevant, current_scope().namespace, task_id, subtask_id, limit)
         return pb.GetRelevantMemoriesResponse(entries=[mconvert.memory_entry(e) for e in found])
 
-    @unary
     async def SearchMemories(self, request: pb.SearchMemoriesRequest,
                              context: grpc.aio.ServicerContext) -> pb.SearchMemoriesResponse:
         s = memory_requests.search(request)
@@ -78,7 +73,6 @@ class MemoryService(memory_service_pb2_grpc.MemoryServiceServicer):
         return pb.SearchMemoriesResponse(hits=[mconvert.search_hit(hit, entry) for hit, entry in hits],
                                          mode=mconvert.search_mode(mode))
 
-    @unary
     async def ExtractMemories(self, request: pb.ExtractMemoriesRequest,
                               context: grpc.aio.ServicerContext) -> pb.ExtractMemoriesResponse:
         x = memory_requests.extraction(request)
@@ -102,7 +96,6 @@ class MemoryService(memory_service_pb2_grpc.MemoryServiceServicer):
 
     # --- project knowledge ------------------------------------------------------------------
 
-    @unary
     async def UpsertKnowledge(self, request: pb.UpsertKnowledgeRequest,
                               context: grpc.aio.ServicerContext) -> pb.UpsertKnowledgeResponse:
         w = memory_requests.knowledge_write(request)
@@ -113,7 +106,6 @@ class MemoryService(memory_service_pb2_grpc.MemoryServiceServicer):
 
         return await write_once(self._storage, request, pb.UpsertKnowledgeResponse, upsert)
 
-    @unary
     async def GetKnowledge(self, request: pb.GetKnowledgeRequest,
                            context: grpc.aio.ServicerContext) -> pb.GetKnowledgeResponse:
         namespace = current_scope().namespace
@@ -127,7 +119,6 @@ class MemoryService(memory_service_pb2_grpc.MemoryServiceServicer):
             found = await self._storage.read(knowledge_store.get_by_key, namespace, category, key)
         return pb.GetKnowledgeResponse(knowledge=mconvert.knowledge(found))
 
-    @unary
     async def QueryKnowledge(self, request: pb.QueryKnowledgeRequest,
                              context: grpc.aio.ServicerContext) -> pb.QueryKnowledgeResponse:
         category = memory_requests.category("category", request.category, required=False)
@@ -141,7 +132,6 @@ class MemoryService(memory_service_pb2_grpc.MemoryServiceServicer):
         page, token = paging.page_of(rows, size, lambda k: [k.category.value, k.key], filter_key)
         return pb.QueryKnowledgeResponse(knowledge=[mconvert.knowledge(k) for k in page], next_page_token=token)
 
-    @unary
     async def DeleteKnowledge(self, request: pb.DeleteKnowledgeRequest,
                               context: grpc.aio.ServicerContext) -> pb.DeleteKnowledgeResponse:
         knowledge_id = validate.identifier("id", request.id)
@@ -154,7 +144,6 @@ class MemoryService(memory_service_pb2_grpc.MemoryServiceServicer):
 
     # --- episodes ---------------------------------------------------------------------------
 
-    @unary
     async def RecordEpisode(self, request: pb.RecordEpisodeRequest,
                             context: grpc.aio.ServicerContext) -> pb.RecordEpisodeResponse:
         e = memory_requests.episode(request)
@@ -166,7 +155,6 @@ class MemoryService(memory_service_pb2_grpc.MemoryServiceServicer):
 
         return await write_once(self._storage, request, pb.RecordEpisodeResponse, record)
 
-    @unary
     async def ListEpisodes(self, request: pb.ListEpisodesRequest,
                            context: grpc.aio.ServicerContext) -> pb.ListEpisodesResponse:
         task_id = validate.identifier("task_id", request.task_id, required=False)
@@ -182,7 +170,6 @@ class MemoryService(memory_service_pb2_grpc.MemoryServiceServicer):
 
     # --- artifacts --------------------------------------------------------------------------
 
-    @unary
     async def RegisterArtifact(self, request: pb.RegisterArtifactRequest,
                                context: grpc.aio.ServicerContext) -> pb.RegisterArtifactResponse:
         a = memory_requests.artifact(request)
@@ -194,7 +181,6 @@ class MemoryService(memory_service_pb2_grpc.MemoryServiceServicer):
 
         return await write_once(self._storage, request, pb.RegisterArtifactResponse, register)
 
-    @unary
     async def ListArtifacts(self, request: pb.ListArtifactsRequest,
                             context: grpc.aio.ServicerContext) -> pb.ListArtifactsResponse:
         task_id = validate.identifier("task_id", request.task_id, required=False)
@@ -208,7 +194,6 @@ class MemoryService(memory_service_pb2_grpc.MemoryServiceServicer):
         page, token = paging.page_of(rows, size, lambda a: [a.created_at, a.id], filter_key)
         return pb.ListArtifactsResponse(artifacts=[mconvert.artifact(a) for a in page], next_page_token=token)
 
-    @unary
     async def DeleteArtifact(self, request: pb.DeleteArtifactRequest,
                              context: grpc.aio.ServicerContext) -> pb.DeleteArtifactResponse:
         artifact_id = validate.identifier("id", request.id)
@@ -221,7 +206,6 @@ class MemoryService(memory_service_pb2_grpc.MemoryServiceServicer):
 
     # --- learned patterns -------------------------------------------------------------------
 
-    @unary
     async def RecordPattern(self, request: pb.RecordPatternRequest,
                             context: grpc.aio.ServicerContext) -> pb.RecordPatternResponse:
         pattern_type, pattern_key, data = memory_requests.pattern(request)
@@ -232,7 +216,6 @@ class MemoryService(memory_service_pb2_grpc.MemoryServiceServicer):
 
         return await write_once(self._storage, request, pb.RecordPatternResponse, record)
 
-    @unary
     async def ListPatterns(self, request: pb.ListPatternsRequest,
                            context: grpc.aio.ServicerContext) -> pb.ListPatternsResponse:
         pattern_type = validate.text("pattern_type", request.pattern_type.strip(), memory_requests.PATTERN_TYPE_MAX)

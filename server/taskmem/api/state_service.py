@@ -9,13 +9,11 @@ import grpc
 
 from taskmem.api import state_convert as sconvert
 from taskmem.api import convert, validate
-from taskmem.api.errors import unary
 from taskmem.api.idempotent import request_once
 from taskmem.api.scope import current_scope
 from taskmem.core import paging
 from taskmem.core.context_budget import ContextMode
 from taskmem.core.errors import InvalidArgument
-from taskmem.core.ids import now_us
 from taskmem.core.model_routing import ModelTier
 from taskmem.core.state_items import VALID_STATUSES, StateItemType
 from taskmem.core.state_notes import DECISION_KIND, ERROR_KIND
@@ -90,7 +88,6 @@ class StateService(state_service_pb2_grpc.StateServiceServicer):
 
     # --- task state (layer 1) -------------------------------------------------------------------
 
-    @unary
     async def GetTaskState(self, request: pb.GetTaskStateRequest,
                            context: grpc.aio.ServicerContext) -> pb.GetTaskStateResponse:
         task_id = validate.identifier("task_id", request.task_id)
@@ -100,7 +97,6 @@ class StateService(state_service_pb2_grpc.StateServiceServicer):
                                        token_count=self._engine.counter.count(text), token_budget=budget,
                                        omitted=omitted)
 
-    @unary
     async def AddDecision(self, request: pb.AddDecisionRequest,
                           context: grpc.aio.ServicerContext) -> pb.AddDecisionResponse:
         task_id = validate.identifier("task_id", request.task_id)
@@ -112,7 +108,6 @@ class StateService(state_service_pb2_grpc.StateServiceServicer):
         return await self._engine.add_statement(scope.namespace, scope.correlation_id, task_id, statement,
                                                 sconvert.decision_added, request_once(request, pb.AddDecisionResponse))
 
-    @unary
     async def AddError(self, request: pb.AddErrorRequest, context: grpc.aio.ServicerContext) -> pb.AddErrorResponse:
         task_id = validate.identifier("task_id", request.task_id)
         statement = Statement(ERROR_KIND, validate.text("error", request.error, DECISION_MAX, required=True),
@@ -124,7 +119,6 @@ class StateService(state_service_pb2_grpc.StateServiceServicer):
 
     # --- structured state -----------------------------------------------------------------------
 
-    @unary
     async def ExtractState(self, request: pb.ExtractStateRequest,
                            context: grpc.aio.ServicerContext) -> pb.ExtractStateResponse:
         thread_id, task_id = thread_of(request.task_id, request.thread_id)
@@ -133,7 +127,6 @@ class StateService(state_service_pb2_grpc.StateServiceServicer):
         return pb.ExtractStateResponse(report=sconvert.report(done.report),
                                        items=[sconvert.state_item(i) for i in done.items])
 
-    @unary
     async def UpsertStateItems(self, request: pb.UpsertStateItemsRequest,
                                context: grpc.aio.ServicerContext) -> pb.UpsertStateItemsResponse:
         thread_id, task_id = thread_of(request.task_id, request.thread_id)
@@ -142,11 +135,11 @@ class StateService(state_service_pb2_grpc.StateServiceServicer):
         return await self._engine.upsert_items(scope.namespace, scope.correlation_id, thread_id, task_id, candidates,
                                                sconvert.upserted, request_once(request, pb.UpsertStateItemsResponse))
 
-    @unary
     async def ListStateItems(self, request: pb.ListStateItemsRequest,
                              context: grpc.aio.ServicerContext) -> pb.ListStateItemsResponse:
         thread_id, task_id = thread_of(request.task_id, request.thread_id)
-        types = [sconvert.type_word(t) for t in request.types if validate.enum(
+        validate.count("types", request.types, validate.ENUM_FILTER_MAX)
+        types = [sconvert.type_word(t) for t in dict.fromkeys(request.types) if validate.enum(
             "types", t, state_pb2.StateItemType, _WireType)]
         size = paging.page_size(request.page_size)
         namespace = current_scope().namespace
@@ -160,7 +153,6 @@ class StateService(state_service_pb2_grpc.StateServiceServicer):
         page, token = paging.page_of(ordered[start:start + size + 1], size, lambda i: [i.uid], filter_key)
         return pb.ListStateItemsResponse(items=[sconvert.state_item(i) for i in page], next_page_token=token)
 
-    @unary
     async def RenderState(self, request: pb.RenderStateRequest,
                           context: grpc.aio.ServicerContext) -> pb.RenderStateResponse:
         thread_id, task_id = thread_of(request.task_id, request.thread_id)
@@ -171,7 +163,6 @@ class StateService(state_service_pb2_grpc.StateServiceServicer):
         return pb.RenderStateResponse(text=text, token_count=self._engine.counter.count(text),
                                       items_rendered=rendered, items_omitted=omitted)
 
-    @unary
     async def ExpandStateItem(self, request: pb.ExpandStateItemRequest,
                               context: grpc.aio.ServicerContext) -> pb.ExpandStateItemResponse:
         thread_id, task_id = thread_of(request.task_id, request.thread_id)
@@ -180,7 +171,6 @@ class StateService(state_service_pb2_grpc.StateServiceServicer):
         return pb.ExpandStateItemResponse(item=sconvert.state_item(item),
                                           messages=[convert.message(m) for m in messages])
 
-    @unary
     async def PinStateItem(self, request: pb.PinStateItemRequest,
                            context: grpc.aio.ServicerContext) -> pb.PinStateItemResponse:
         thread_id, task_id = thread_of(request.task_id, request.thread_id)
@@ -191,7 +181,6 @@ class StateService(state_service_pb2_grpc.StateServiceServicer):
             respond=lambda item: pb.PinStateItemResponse(item=sconvert.state_item(item)),
             once=request_once(request, pb.PinStateItemResponse))
 
-    @unary
     async def SetStateItemStatus(self, request: pb.SetStateItemStatusRequest,
                                  context: grpc.aio.ServicerContext) -> pb.SetStateItemStatusResponse:
         thread_id, task_id = thread_of(request.task_id, request.thread_id)
@@ -210,14 +199,12 @@ class StateService(state_service_pb2_grpc.StateServiceServicer):
 
     # --- working memory -------------------------------------------------------------------------
 
-    @unary
     async def GetWorkingMemory(self, request: pb.GetWorkingMemoryRequest,
                                context: grpc.aio.ServicerContext) -> pb.GetWorkingMemoryResponse:
         agent_id = validate.identifier("agent_id", request.agent_id)
-        memory = self._engine.working_memories.get(current_scope().namespace, agent_id)
+        memory = await self._engine.working_memories.get(current_scope().namespace, agent_id)
         return pb.GetWorkingMemoryResponse(working_memory=sconvert.working_memory(memory))
 
-    @unary
     async def PutWorkingMemory(self, request: pb.PutWorkingMemoryRequest,
                                context: grpc.aio.ServicerContext) -> pb.PutWorkingMemoryResponse:
         w = request.working_memory
@@ -230,12 +217,12 @@ class StateService(state_service_pb2_grpc.StateServiceServicer):
                                 for c in w.active_constraints],
             task_context=validate.struct("working_memory.task_context", w.task_context, w.HasField("task_context")),
             scratchpad=[validate.text("working_memory.scratchpad", note, LINE_MAX) for note in w.scratchpad])
-        stored = self._engine.working_memories.put(current_scope().namespace, memory, w.etag, now_us())
+        scope = current_scope()
+        stored = await self._engine.working_memories.put(scope.namespace, scope.correlation_id, memory, w.etag)
         return pb.PutWorkingMemoryResponse(working_memory=sconvert.working_memory(stored))
 
     # --- one call for the prompt, and the live query --------------------------------------------
 
-    @unary
     async def BuildContext(self, request: pb.BuildContextRequest,
                            context: grpc.aio.ServicerContext) -> pb.BuildContextResponse:
         thread_id, task_id = thread_of(request.task_id, request.thread_id)
@@ -251,7 +238,6 @@ class StateService(state_service_pb2_grpc.StateServiceServicer):
             state_pb2.ContextSection(name=s.name, allowed_tokens=s.allowed, used_tokens=s.used,
                                      truncated=s.truncated, omitted=s.omitted) for s in sections])
 
-    @unary
     async def QueryTask(self, request: pb.QueryTaskRequest,
                         context: grpc.aio.ServicerContext) -> pb.QueryTaskResponse:
         task_id = validate.identifier("task_id", request.task_id)

@@ -9,17 +9,19 @@ from typing import Any
 import grpc
 
 from taskmem.api import convert, validate
-from taskmem.api.errors import streaming, unary
 from taskmem.api.idempotent import write_once
 from taskmem.api.scope import CallScope, current_scope
 from taskmem.core import paging
 from taskmem.core.actions import Action, ActionStatus, ActionType, Completion
-from taskmem.core.errors import InvalidArgument, NotFound
+from taskmem.core.errors import InvalidArgument, NotFound, OutOfRange
 from taskmem.core.events import Event, EventFilter, EventType
-from taskmem.core.ids import new_id
+from taskmem.core.ids import is_id_of, new_id
 from taskmem.core.messages import ContextSnapshot, Kind, Message, Role
 from taskmem.core.plans import SUMMARY_MAX, ItemStatus, PlanItem, validate_plan
-from taskmem.core.tasks import UPDATABLE_FIELDS, ApprovalMode, ErrorSummary, Task, TaskStatus
+from taskmem.core.tasks import (
+    SERVER_METADATA_KEYS, UPDATABLE_FIELDS, ApprovalMode, ErrorSummary, MetadataChange, Task, TaskStatus,
+    client_metadata,
+)
 from taskmem.core.webhooks import DeliveryState
 from taskmem.store import actions as action_store
 from taskmem.store import messages as message_store
@@ -36,6 +38,7 @@ NAME_MAX, GOAL_MAX, TITLE_MAX, NARRATIVE_MAX = 200, 20_000, 500, 5_000
 PLAN_MAX, DEPENDS_MAX, LOG_LINES_MAX, STREAM_MAX = 500, 50, 1_000, 32
 SUMMARY_ACTION_MAX, ERROR_MAX, CONTENT_MAX, LINE_MAX = 1_000, 100_000, 100_000, 65_536
 ANSWER_MAX, SNAPSHOT_MAX, LABEL_MAX, PATH_MAX, FILTER_MAX = 1_000_000, 1_000_000, 100, 4_096, 100
+KEY_MAX = 200
 
 
 def _plan_items(field: str, specs: Any) -> list[PlanItem]:
@@ -66,7 +69,12 @@ def _task_changes(request: pb.UpdateTaskRequest) -> dict[str, Any]:
     if not paths:
         raise InvalidArgument("update_mask", "names no field to change")
     changes: dict[str, Any] = {}
+    metadata_paths = [path for path in paths if path == "metadata" or path.startswith("metadata.")]
+    if metadata_paths:
+        changes["metadata"] = _metadata_change(t, metadata_paths)
     for path in paths:
+        if path in metadata_paths:
+            continue
         if path not in UPDATABLE_FIELDS:
             raise InvalidArgument("update_mask", f"{path!r} cannot be updated; one of {sorted(UPDATABLE_FIELDS)}")
         field = f"task.{path}"
@@ -77,8 +85,8 @@ def _task_changes(request: pb.UpdateTaskRequest) -> dict[str, Any]:
         elif path == "approval_mode":
             changes[path] = validate.enum(field, t.approval_mode, task_pb2.ApprovalMode, ApprovalMode,
                                           ApprovalMode.AUTO)
-        elif path in ("context", "metadata"):
-            changes[path] = validate.struct(field, getattr(t, path), t.HasField(path))
+        elif path == "context":
+            changes[path] = validate.struct(field, t.context, t.HasField(path))
         elif path == "error_summary":
             e = t.error_summary
             changes[path] = ErrorSummary(validate.text(f"{field}.failed_stage", e.failed_stage, NAME_MAX),
@@ -99,14 +107,29 @@ def _task_changes(request: pb.UpdateTaskRequest) -> dict[str, Any]:
 def _webhook_event_types(field: str, types: Any) -> list[str]:
     kinds = {validate.enum(field, t, event_pb2.EventType, EventType) for t in types}
     return sorted(k.value for k in kinds if k is not None)
+def _metadata_change(t: task_pb2.Task, paths: list[str]) -> MetadataChange:
+    """update_mask "metadata" replaces the client's keys; "metadata.<key>" sets or (absent) removes one key."""
+    metadata = validate.struct("task.metadata", t.metadata, t.HasField("metadata"))
+    replacement = metadata if "metadata" in paths else None
+    keys = [path.removeprefix("metadata.") for path in paths if path != "metadata"]
+    for key in keys:
+        if not key or "." in key or len(key) > KEY_MAX:
+            raise InvalidArgument("update_mask", f"metadata.{key}: name one top-level key of at most {KEY_MAX}"
+                                                 " characters, without dots")
+        if key in SERVER_METADATA_KEYS:
+            raise InvalidArgument("update_mask", f"metadata.{key} is kept by the server; clients cannot change it")
+    return MetadataChange(replacement, {key: metadata[key] for key in keys if key in metadata},
+                          frozenset(key for key in keys if key not in metadata))
 
 
 def _event_filter(scope: CallScope, task_ids: Any, types: Any) -> EventFilter:
     validate.count("task_ids", task_ids, FILTER_MAX)
     for task_id in task_ids:
         validate.identifier("task_ids", task_id)
-    kinds = [validate.enum("types", t, event_pb2.EventType, EventType) for t in types]
-    return EventFilter(scope.namespace, frozenset(task_ids), frozenset(k for k in kinds if k is not None))
+        if not is_id_of("tsk", task_id):  # no task can have it, so a stream of it would wait forever
+            raise InvalidArgument("task_ids", f"{task_id!r} is not a task id (tsk_ and 24 hex digits)")
+    kinds = validate.enum_filter("types", types, event_pb2.EventType, EventType)
+    return EventFilter(scope.namespace, frozenset(task_ids), frozenset(kinds))
 
 
 class TaskService(task_service_pb2_grpc.TaskServiceServicer):
@@ -116,7 +139,6 @@ class TaskService(task_service_pb2_grpc.TaskServiceServicer):
 
     # --- tasks -------------------------------------------------------------------------------
 
-    @unary
     async def CreateTask(self, request: pb.CreateTaskRequest, context: grpc.aio.ServicerContext) -> pb.CreateTaskResponse:
         items = _plan_items("plan", request.plan)
         fields = dict(
@@ -124,7 +146,7 @@ class TaskService(task_service_pb2_grpc.TaskServiceServicer):
             goal=validate.text("goal", request.goal, GOAL_MAX),
             workspace=validate.text("workspace", request.workspace, PATH_MAX),
             context=validate.struct("context", request.context, request.HasField("context")),
-            metadata=validate.struct("metadata", request.metadata, request.HasField("metadata")),
+            metadata=client_metadata(validate.struct("metadata", request.metadata, request.HasField("metadata"))),
             approval_mode=validate.enum("approval_mode", request.approval_mode, task_pb2.ApprovalMode,
                                         ApprovalMode, ApprovalMode.AUTO),
             callback_url=validate.url("callback_url", request.callback_url),
@@ -140,7 +162,6 @@ class TaskService(task_service_pb2_grpc.TaskServiceServicer):
 
         return await write_once(self._storage, request, pb.CreateTaskResponse, create)
 
-    @unary
     async def GetTask(self, request: pb.GetTaskRequest, context: grpc.aio.ServicerContext) -> pb.GetTaskResponse:
         scope = current_scope()
         key = (scope.namespace, validate.identifier("task_id", request.task_id))
@@ -153,11 +174,9 @@ class TaskService(task_service_pb2_grpc.TaskServiceServicer):
             views.put(key, epoch, response)
         return response
 
-    @unary
     async def ListTasks(self, request: pb.ListTasksRequest, context: grpc.aio.ServicerContext) -> pb.ListTasksResponse:
         scope = current_scope()
-        statuses = [validate.enum("statuses", s, task_pb2.TaskStatus, TaskStatus) for s in request.statuses]
-        wanted = [s for s in statuses if s is not None]
+        wanted = validate.enum_filter("statuses", request.statuses, task_pb2.TaskStatus, TaskStatus)
         updated_after = validate.timestamp_us("updated_after", request.updated_after,
                                               request.HasField("updated_after"))
         size = paging.page_size(request.page_size)
@@ -168,7 +187,6 @@ class TaskService(task_service_pb2_grpc.TaskServiceServicer):
         page, token = paging.page_of(tasks, size, lambda t: [t.updated_at, t.id], filter_key)
         return pb.ListTasksResponse(tasks=[convert.task(t) for t in page], next_page_token=token)
 
-    @unary
     async def UpdateTask(self, request: pb.UpdateTaskRequest, context: grpc.aio.ServicerContext) -> pb.UpdateTaskResponse:
         task_id = validate.identifier("task.id", request.task.id)
         changes = _task_changes(request)
@@ -181,7 +199,6 @@ class TaskService(task_service_pb2_grpc.TaskServiceServicer):
 
     # --- plans -------------------------------------------------------------------------------
 
-    @unary
     async def ReplacePlan(self, request: pb.ReplacePlanRequest, context: grpc.aio.ServicerContext) -> pb.ReplacePlanResponse:
         task_id = validate.identifier("task_id", request.task_id)
         validate.count("items", request.items, PLAN_MAX, required=True)
@@ -193,7 +210,6 @@ class TaskService(task_service_pb2_grpc.TaskServiceServicer):
 
         return await write_once(self._storage, request, pb.ReplacePlanResponse, replace)
 
-    @unary
     async def GetPlan(self, request: pb.GetPlanRequest, context: grpc.aio.ServicerContext) -> pb.GetPlanResponse:
         scope = current_scope()
         task_id = validate.identifier("task_id", request.task_id)
@@ -203,7 +219,6 @@ class TaskService(task_service_pb2_grpc.TaskServiceServicer):
             raise NotFound("plan version", f"{task.id}/{version or task.plan_version}")
         return pb.GetPlanResponse(plan=convert.plan(plan))
 
-    @unary
     async def UpdatePlanItem(self, request: pb.UpdatePlanItemRequest,
                              context: grpc.aio.ServicerContext) -> pb.UpdatePlanItemResponse:
         task_id = validate.identifier("task_id", request.task_id)
@@ -223,7 +238,6 @@ class TaskService(task_service_pb2_grpc.TaskServiceServicer):
 
     # --- actions -----------------------------------------------------------------------------
 
-    @unary
     async def RecordAction(self, request: pb.RecordActionRequest,
                            context: grpc.aio.ServicerContext) -> pb.RecordActionResponse:
         task_id = validate.identifier("task_id", request.task_id)
@@ -250,7 +264,6 @@ class TaskService(task_service_pb2_grpc.TaskServiceServicer):
 
         return await write_once(self._storage, request, pb.RecordActionResponse, record)
 
-    @unary
     async def CompleteAction(self, request: pb.CompleteActionRequest,
                              context: grpc.aio.ServicerContext) -> pb.CompleteActionResponse:
         action_id = validate.identifier("action_id", request.action_id)
@@ -271,7 +284,6 @@ class TaskService(task_service_pb2_grpc.TaskServiceServicer):
 
         return await write_once(self._storage, request, pb.CompleteActionResponse, complete)
 
-    @unary
     async def ListActions(self, request: pb.ListActionsRequest,
                           context: grpc.aio.ServicerContext) -> pb.ListActionsResponse:
         scope = current_scope()
@@ -287,7 +299,6 @@ class TaskService(task_service_pb2_grpc.TaskServiceServicer):
         page, token = paging.page_of(rows, size, lambda a: [a.created_at, a.id], filter_key)
         return pb.ListActionsResponse(actions=[convert.action(a) for a in page], next_page_token=token)
 
-    @unary
     async def AppendActionLog(self, request: pb.AppendActionLogRequest,
                               context: grpc.aio.ServicerContext) -> pb.AppendActionLogResponse:
         action_id = validate.identifier("action_id", request.action_id)
@@ -302,7 +313,6 @@ class TaskService(task_service_pb2_grpc.TaskServiceServicer):
 
         return await write_once(self._storage, request, pb.AppendActionLogResponse, append)
 
-    @streaming
     async def TailActionLog(self, request: pb.TailActionLogRequest,
                             context: grpc.aio.ServicerContext) -> AsyncIterator[pb.TailActionLogResponse]:
         scope = current_scope()
@@ -326,7 +336,6 @@ class TaskService(task_service_pb2_grpc.TaskServiceServicer):
 
     # --- transcript and snapshots ------------------------------------------------------------
 
-    @unary
     async def PostMessage(self, request: pb.PostMessageRequest,
                           context: grpc.aio.ServicerContext) -> pb.PostMessageResponse:
         thread_id = validate.thread(request.task_id, request.thread_id)
@@ -346,12 +355,11 @@ class TaskService(task_service_pb2_grpc.TaskServiceServicer):
 
         return await write_once(self._storage, request, pb.PostMessageResponse, post)
 
-    @unary
     async def ListMessages(self, request: pb.ListMessagesRequest,
                            context: grpc.aio.ServicerContext) -> pb.ListMessagesResponse:
         scope = current_scope()
         thread_id = validate.thread(request.task_id, request.thread_id)
-        kinds = [k for k in (validate.enum("kinds", k, task_pb2.MessageKind, Kind) for k in request.kinds) if k]
+        kinds = validate.enum_filter("kinds", request.kinds, task_pb2.MessageKind, Kind)
         size = paging.page_size(request.page_size)
         filter_key = [scope.namespace, thread_id, sorted(kinds)]
         after = paging.decode_token(request.page_token, filter_key)
@@ -360,7 +368,6 @@ class TaskService(task_service_pb2_grpc.TaskServiceServicer):
         page, token = paging.page_of(rows, size, lambda m: [m.created_at, m.id], filter_key)
         return pb.ListMessagesResponse(messages=[convert.message(m) for m in page], next_page_token=token)
 
-    @unary
     async def RecordContextSnapshot(self, request: pb.RecordContextSnapshotRequest,
                                     context: grpc.aio.ServicerContext) -> pb.RecordContextSnapshotResponse:
         task_id = validate.identifier("task_id", request.task_id)
@@ -375,7 +382,6 @@ class TaskService(task_service_pb2_grpc.TaskServiceServicer):
 
         return await write_once(self._storage, request, pb.RecordContextSnapshotResponse, record)
 
-    @unary
     async def ListContextSnapshots(self, request: pb.ListContextSnapshotsRequest,
                                    context: grpc.aio.ServicerContext) -> pb.ListContextSnapshotsResponse:
         scope = current_scope()
@@ -390,12 +396,12 @@ class TaskService(task_service_pb2_grpc.TaskServiceServicer):
 
     # --- events and progress -----------------------------------------------------------------
 
-    @streaming
     async def SubscribeEvents(self, request: pb.SubscribeEventsRequest,
                               context: grpc.aio.ServicerContext) -> AsyncIterator[pb.SubscribeEventsResponse]:
         event_filter = _event_filter(current_scope(), request.task_ids, request.types)
         if request.after_cursor < -1:
             raise InvalidArgument("after_cursor", "must be -1 (live only), 0 (everything) or a cursor")
+        await self._check_cursor(event_filter.namespace, request.after_cursor)
         events = self._storage.events.subscribe(event_filter, request.after_cursor)
         try:
             async for event in events:
@@ -403,10 +409,10 @@ class TaskService(task_service_pb2_grpc.TaskServiceServicer):
         finally:
             await events.aclose()
 
-    @unary
     async def ListEvents(self, request: pb.ListEventsRequest, context: grpc.aio.ServicerContext) -> pb.ListEventsResponse:
         event_filter = _event_filter(current_scope(), request.task_ids, request.types)
         after = validate.non_negative("after_cursor", request.after_cursor)
+        await self._check_cursor(event_filter.namespace, after)
         size = paging.page_size(request.page_size)
         filter_key = [event_filter.namespace, sorted(event_filter.task_ids), sorted(event_filter.types), after]
         token_key = paging.decode_token(request.page_token, filter_key)
@@ -414,7 +420,15 @@ class TaskService(task_service_pb2_grpc.TaskServiceServicer):
         page, token = paging.page_of(events, size, lambda e: [e.cursor], filter_key)
         return pb.ListEventsResponse(events=[convert.event(e) for e in page], next_page_token=token)
 
-    @unary
+    async def _check_cursor(self, namespace: str, after: int) -> None:
+        """OUT_OF_RANGE for a cursor beyond the namespace's last event: it came from another database (or
+        was made up), and following it would skip events without saying so. The head is in the metadata."""
+        if after > 0:
+            head = await self._storage.events.last_cursor(namespace)
+            if after > head:
+                raise OutOfRange("after_cursor", f"{after} is beyond the last event's cursor {head}; resume from"
+                                 " a cursor this server gave (or 0 to replay everything)", head_cursor=str(head))
+
     async def GetProgress(self, request: pb.GetProgressRequest, context: grpc.aio.ServicerContext) -> pb.GetProgressResponse:
         scope = current_scope()
         task_id = validate.identifier("task_id", request.task_id)
@@ -424,7 +438,6 @@ class TaskService(task_service_pb2_grpc.TaskServiceServicer):
 
     # --- webhooks ----------------------------------------------------------------------------
 
-    @unary
     async def ListWebhookDeliveries(self, request: pb.ListWebhookDeliveriesRequest,
                                     context: grpc.aio.ServicerContext) -> pb.ListWebhookDeliveriesResponse:
         scope = current_scope()
@@ -441,7 +454,6 @@ class TaskService(task_service_pb2_grpc.TaskServiceServicer):
         return pb.ListWebhookDeliveriesResponse(deliveries=[convert.webhook_delivery(d) for d in page],
                                                 next_page_token=token)
 
-    @unary
     async def GetWebhookSecret(self, request: pb.GetWebhookSecretRequest,
                                context: grpc.aio.ServicerContext) -> pb.GetWebhookSecretResponse:
         namespace = current_scope().namespace

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Iterable
+from collections.abc import Sequence, Sized
 from enum import StrEnum
 from typing import Any, TypeVar
 
@@ -16,6 +16,7 @@ from taskmem.core.errors import InvalidArgument, LimitExceeded
 E = TypeVar("E", bound=StrEnum)
 
 ID_MAX = 64
+ENUM_FILTER_MAX = 100  # entries of a repeated enum filter, duplicates included
 STRUCT_MAX_BYTES = 256 * 1024
 MAX_COUNT = 2**53  # token counts and the like: beyond this nothing is real
 MAX_DURATION_US = 366 * 24 * 3600 * 1_000_000
@@ -54,8 +55,8 @@ def thread(task_id: str, thread_id: str) -> str:
     return task_id or thread_id
 
 
-def count(field: str, items: Iterable[Any], limit: int, *, required: bool = False) -> None:
-    n = len(list(items))
+def count(field: str, items: Sized, limit: int, *, required: bool = False) -> None:
+    n = len(items)
     if required and n == 0:
         raise InvalidArgument(field, "needs at least one entry")
     if n > limit:
@@ -72,6 +73,14 @@ def enum(field: str, value: int, wrapper: EnumTypeWrapper, domain: type[E], defa
         raise InvalidArgument(field, f"unknown value {value}") from None
 
 
+def enum_filter(field: str, values: Sequence[int], wrapper: EnumTypeWrapper, domain: type[E]) -> list[E]:
+    """A repeated enum filter: at most ENUM_FILTER_MAX entries (counted before any is read), each value
+    once in first-seen order, UNSPECIFIED ignored, unknown numbers rejected."""
+    count(field, values, ENUM_FILTER_MAX)
+    found = [enum(field, value, wrapper, domain) for value in dict.fromkeys(values)]
+    return [value for value in found if value is not None]
+
+
 def struct(field: str, message: struct_pb2.Struct, present: bool = True) -> dict[str, Any]:
     """A Struct as a dict: at most 256 KiB encoded, numbers finite (JSON has no NaN or Infinity)."""
     if not present:
@@ -80,6 +89,14 @@ def struct(field: str, message: struct_pb2.Struct, present: bool = True) -> dict
     if size > STRUCT_MAX_BYTES:
         raise LimitExceeded(field, f"is {size} bytes encoded; at most {STRUCT_MAX_BYTES}")
     return {key: _value(f"{field}.{key}", value) for key, value in message.fields.items()}
+
+
+def value(field: str, message: struct_pb2.Value) -> Any:
+    """A Value as JSON data, numbers finite; at most 256 KiB encoded, like a Struct."""
+    size = message.ByteSize()
+    if size > STRUCT_MAX_BYTES:
+        raise LimitExceeded(field, f"is {size} bytes encoded; at most {STRUCT_MAX_BYTES}")
+    return _value(field, message)
 
 
 def _value(field: str, value: struct_pb2.Value) -> Any:

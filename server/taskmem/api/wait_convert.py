@@ -11,7 +11,7 @@ from taskmem.api import convert, memory_convert, state_convert
 from taskmem.api.convert import _compact, _duration_json
 from taskmem.core.state_records import StoredStateItem
 from taskmem.core.waits import (
-    EventTarget, ExternalTarget, FileTarget, HttpTarget, TaskStatusTarget, Target, TimerTarget, Wait,
+    EventTarget, FileTarget, HttpTarget, TaskStatusTarget, Target, TimerTarget, Wait,
 )
 from taskmem.v1 import task_pb2, wait_pb2
 

@@ -9,10 +9,8 @@ from typing import Any
 from urllib.parse import urlsplit
 
 import grpc
-from google.protobuf import json_format
-
 from taskmem.api import validate, wait_convert
-from taskmem.api.errors import abort, status_for, streaming, unary
+from taskmem.api.errors import abort, status_for
 from taskmem.api.idempotent import write_once
 from taskmem.api.scope import current_scope
 from taskmem.config import Config
@@ -29,6 +27,7 @@ from taskmem.store import waits as wait_store
 from taskmem.store.storage import Storage
 from taskmem.store.writer import Transaction
 from taskmem.v1 import event_pb2, task_pb2, wait_pb2, wait_service_pb2 as pb, wait_service_pb2_grpc
+from taskmem.waits.file_access import FileRoots
 from taskmem.waits.scheduler import WaitScheduler
 
 CRITERIA_MAX, TEXT_MATCH_MAX, FIELD_PATH_MAX, RESOLVER_MAX, URL_MAX, PATH_MAX = 1_000, 1_000, 200, 200, 2_048, 4_096
@@ -65,6 +64,8 @@ def _http_target(field: str, t: wait_pb2.HttpTarget, allowed_hosts: tuple[str, .
         raise InvalidArgument(f"{field}.url", f"is not a valid URL: {error}") from None
     if parts.scheme not in ("http", "https") or not host:
         raise InvalidArgument(f"{field}.url", "must be an http or https URL with a host")
+    if not allowed_hosts:
+        raise NotConfigured("wait_http_allowed_hosts", "http waits are off until the hosts they may poll are listed")
     if not host_allowed(host, allowed_hosts):
         raise InvalidArgument(f"{field}.url", f"host {host!r} is not in the server's wait_http_allowed_hosts"
                                               f" ({', '.join(allowed_hosts) or 'none'})")
@@ -88,7 +89,7 @@ def _target(request: pb.CreateWaitRequest, config: Config) -> Target:
     if kind == "task_status":
         validate.count(f"{field}.statuses", t.task_status.statuses, STATUSES_MAX, required=True)
         statuses = [validate.enum(f"{field}.statuses", s, task_pb2.TaskStatus, TaskStatus)
-                    for s in t.task_status.statuses]
+                    for s in dict.fromkeys(t.task_status.statuses)]
         if None in statuses:
             raise InvalidArgument(f"{field}.statuses", "TASK_STATUS_UNSPECIFIED is not a status")
         return TaskStatusTarget(validate.identifier(f"{field}.task_id", t.task_status.task_id),
@@ -101,11 +102,13 @@ def _target(request: pb.CreateWaitRequest, config: Config) -> Target:
         path = validate.text(f"{field}.payload_field", e.payload_field, FIELD_PATH_MAX)
         if path and not e.HasField("payload_value"):
             raise InvalidArgument(f"{field}.payload_value", "is required when payload_field is set")
-        value = json_format.MessageToDict(e.payload_value) if path else None
+        value = validate.value(f"{field}.payload_value", e.payload_value) if path else None
         return EventTarget(validate.identifier(f"{field}.task_id", e.task_id), event_type, path, value)
     if kind == "http":
         return _http_target(field, t.http, config.wait_http_allowed_hosts)
     if kind == "file":
+        if not config.wait_file_roots:
+            raise NotConfigured("wait_file_roots", "file waits are off until the folders they may read are listed")
         path = validate.text(f"{field}.path", t.file.path, PATH_MAX, required=True)
         if "\0" in path:
             raise InvalidArgument(f"{field}.path", "must not contain NUL")
@@ -122,8 +125,9 @@ def _poll_interval_us(request: pb.CreateWaitRequest, target: Target, config: Con
 
 
 class WaitService(wait_service_pb2_grpc.WaitServiceServicer):
-    def __init__(self, storage: Storage, scheduler: WaitScheduler, config: Config) -> None:
+    def __init__(self, storage: Storage, scheduler: WaitScheduler, config: Config, file_roots: FileRoots) -> None:
         self._storage = storage
+        self._file_roots = file_roots
         self._scheduler = scheduler
         self._config = config
 
@@ -135,7 +139,6 @@ class WaitService(wait_service_pb2_grpc.WaitServiceServicer):
                     return any(hmac.compare_digest(token.encode(), admin.encode()) for admin in self._config.admin_keys)
         return False
 
-    @unary
     async def CreateWait(self, request: pb.CreateWaitRequest, context: grpc.aio.ServicerContext) -> pb.CreateWaitResponse:
         task_id = validate.identifier("task_id", request.task_id, required=False)
         criteria = validate.text("criteria", request.criteria, CRITERIA_MAX).strip()
@@ -148,7 +151,7 @@ class WaitService(wait_service_pb2_grpc.WaitServiceServicer):
             wait = Wait(namespace=tx.namespace, id=new_id("wai"), criteria=criteria or describe_target(target),
                         target=target, created_at=tx.now, correlation_id=tx.correlation_id, task_id=task_id,
                         timeout_us=timeout_us, poll_interval_us=poll_interval_us)
-            created.append(wait_store.create_wait(tx, wait))
+            created.append(wait_store.create_wait(tx, wait, self._file_roots.roots))
             return pb.CreateWaitResponse(wait=wait_convert.wait(wait))
 
         response = await write_once(self._storage, request, pb.CreateWaitResponse, create)
@@ -156,18 +159,15 @@ class WaitService(wait_service_pb2_grpc.WaitServiceServicer):
             self._scheduler.track(wait)
         return response
 
-    @unary
     async def GetWait(self, request: pb.GetWaitRequest, context: grpc.aio.ServicerContext) -> pb.GetWaitResponse:
         wait_id = validate.identifier("wait_id", request.wait_id)
         wait = await self._storage.read(wait_store.load_wait, current_scope().namespace, wait_id)
         return pb.GetWaitResponse(wait=wait_convert.wait(wait))
 
-    @unary
     async def ListWaits(self, request: pb.ListWaitsRequest, context: grpc.aio.ServicerContext) -> pb.ListWaitsResponse:
         scope = current_scope()
         task_id = validate.identifier("task_id", request.task_id, required=False)
-        statuses = [validate.enum("statuses", s, wait_pb2.WaitStatus, WaitStatus) for s in request.statuses]
-        wanted = sorted(s for s in statuses if s is not None)
+        wanted = sorted(validate.enum_filter("statuses", request.statuses, wait_pb2.WaitStatus, WaitStatus))
         size = paging.page_size(request.page_size)
         filter_key = [scope.namespace, task_id, wanted]
         before = paging.decode_token(request.page_token, filter_key)
@@ -175,7 +175,6 @@ class WaitService(wait_service_pb2_grpc.WaitServiceServicer):
         page, token = paging.page_of(waits, size, lambda w: [w.created_at, w.id], filter_key)
         return pb.ListWaitsResponse(waits=[wait_convert.wait(w) for w in page], next_page_token=token)
 
-    @unary
     async def CancelWait(self, request: pb.CancelWaitRequest, context: grpc.aio.ServicerContext) -> pb.CancelWaitResponse:
         wait_id = validate.identifier("wait_id", request.wait_id)
         reason = validate.text("reason", request.reason, CRITERIA_MAX).strip() or "cancelled by a caller"
@@ -188,7 +187,6 @@ class WaitService(wait_service_pb2_grpc.WaitServiceServicer):
         self._scheduler.forget(current_scope().namespace, wait_id)
         return response
 
-    @unary
     async def ResolveWait(self, request: pb.ResolveWaitRequest,
                           context: grpc.aio.ServicerContext) -> pb.ResolveWaitResponse:
         scope = current_scope()
@@ -216,7 +214,6 @@ class WaitService(wait_service_pb2_grpc.WaitServiceServicer):
         self._scheduler.forget(scope.namespace, wait_id)
         return response
 
-    @streaming
     async def WatchWait(self, request: pb.WatchWaitRequest,
                         context: grpc.aio.ServicerContext) -> AsyncIterator[pb.WatchWaitResponse]:
         scope = current_scope()

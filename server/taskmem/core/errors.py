@@ -90,3 +90,21 @@ class ModelOutputInvalid(DomainError):
     """The model's answer could not be read (UNAVAILABLE)."""
 
     reason = "ERROR_REASON_MODEL_OUTPUT_INVALID"
+
+
+class ResourceExhausted(DomainError):
+    """A documented limit of what a caller may keep (RESOURCE_EXHAUSTED); `limit` names the setting."""
+
+    reason = "ERROR_REASON_LIMIT_EXCEEDED"
+
+    def __init__(self, limit: str, why: str, **metadata: str) -> None:
+        super().__init__(f"{why} (limit {limit})", limit=limit, **metadata)
+
+
+class OutOfRange(DomainError):
+    """A position past the end of what exists, such as a cursor beyond the event log's head (OUT_OF_RANGE)."""
+
+    reason = "ERROR_REASON_INVALID_FIELD"
+
+    def __init__(self, field: str, why: str, **metadata: str) -> None:
+        super().__init__(f"{field}: {why}", field=field, **metadata)

@@ -21,3 +21,9 @@ def new_id(prefix: str) -> str:
 def now_us() -> int:
     """The current time in integer microseconds since the epoch."""
     return time.time_ns() // 1_000
+
+
+def is_id_of(prefix: str, value: str) -> bool:
+    """Whether value has the shape of an id new_id(prefix) makes."""
+    head, _, tail = value.partition("_")
+    return head == prefix and len(tail) == 24 and all(c in "0123456789abcdef" for c in tail)

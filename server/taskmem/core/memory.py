@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import enum
-from collections.abc import Iterable
+from collections.abc import Sequence
 
 from taskmem.core.errors import InvalidArgument, LimitExceeded
 
@@ -38,6 +38,7 @@ SUMMARY_MAX = 300
 DETAIL_MAX = 64 * 1024
 LABEL_MAX = 64  # one tag or one subtask id
 LABELS_MAX = 32  # tags or relevance_to per entry
+LABEL_ENTRIES_MAX = 4 * LABELS_MAX  # entries as sent, duplicates included: checked before any is read
 
 
 @dataclasses.dataclass(frozen=True)
@@ -76,8 +77,10 @@ def normalise_label(value: str) -> str:
     return value.strip()
 
 
-def check_labels(field: str, values: Iterable[str]) -> tuple[str, ...]:
+def check_labels(field: str, values: Sequence[str]) -> tuple[str, ...]:
     """Distinct non-empty labels in first-seen order; each at most LABEL_MAX characters."""
+    if len(values) > LABEL_ENTRIES_MAX:
+        raise LimitExceeded(field, f"has {len(values)} entries; at most {LABEL_ENTRIES_MAX}")
     seen: dict[str, None] = {}
     for index, raw in enumerate(values):
         label = normalise_label(raw)

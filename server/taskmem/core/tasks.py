@@ -128,10 +128,39 @@ def transition(task: Task, target: TaskStatus, now: int) -> None:
     task.status = target
 
 
+# Metadata keys the server keeps (waits, stuck alerts): a client's change never sets, replaces or removes them.
+SERVER_METADATA_KEYS = frozenset({"active_wait_ids", "last_wait_state", "last_wait_event_at", "last_stuck_alert_at"})
+
+
+def client_metadata(metadata: dict[str, Any]) -> dict[str, Any]:
+    """A client's metadata without the server-kept keys (a stale copy read earlier is ignored, not written)."""
+    return {key: value for key, value in metadata.items() if key not in SERVER_METADATA_KEYS}
+
+
+@dataclasses.dataclass(frozen=True)
+class MetadataChange:
+    """A client's change of a task's metadata (AIP-134): the whole document (update_mask "metadata") and/or
+    single keys ("metadata.<key>": set, or removed when the request's metadata lacks the key).
+    Server-kept keys stay as the server wrote them."""
+
+    replacement: dict[str, Any] | None = None
+    set_keys: dict[str, Any] = dataclasses.field(default_factory=dict)
+    removed_keys: frozenset[str] = frozenset()
+
+    def apply(self, current: dict[str, Any]) -> dict[str, Any]:
+        merged = client_metadata(current if self.replacement is None else self.replacement)
+        merged.update(self.set_keys)
+        for key in self.removed_keys:
+            merged.pop(key, None)
+        return {**merged, **{key: value for key, value in current.items() if key in SERVER_METADATA_KEYS}}
+
+
 def apply_task_changes(task: Task, changes: dict[str, Any], now: int) -> TaskStatus | None:
     """Apply validated field changes (status last); returns the previous status if it changed."""
     previous = task.status
     for name, value in changes.items():
+        if isinstance(value, MetadataChange):
+            value = value.apply(task.metadata)
         if name != "status":
             setattr(task, name, value)
     if "status" in changes:

@@ -273,6 +273,13 @@ def resolve_in_workspace(field: str, workspace: str, path: str) -> str:
     return resolved
 
 
+def check_below_roots(field: str, path: str, roots: tuple[str, ...]) -> None:
+    """INVALID_ARGUMENT unless `path` lies below one of `roots` (lexically; the look itself opens it safely)."""
+    if not any(is_inside(root, path) for root in roots):
+        raise InvalidArgument(field, f"{path!r} is not below any of the server's wait_file_roots"
+                                     f" ({', '.join(roots) or 'none'})")
+
+
 def is_inside(root: str, path: str) -> bool:
     return path == root or path.startswith(root.rstrip("/") + "/")
 

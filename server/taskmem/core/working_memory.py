@@ -1,16 +1,18 @@
-"""Working memory (seed 003): one small document per agent, held in the server's memory.
+"""Working memory (seed 003): one small document per agent, and the rules of replacing it.
 
-Cheap to read and write (no database on the request path); the server writes every
-document to the database on graceful shutdown and loads them back at start-up.
-Each namespace sees only its own agents.
+Stored as a row per agent (store/working_memory.py), so an acknowledged put survives
+a crash and an idle agent costs no server memory. Bounded: a document of at most
+max_bytes (as JSON) per agent, at most max_agents agents per namespace. Each
+namespace sees only its own agents.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import json
 from typing import Any
 
-from taskmem.core.errors import StaleEtag
+from taskmem.core.errors import ResourceExhausted, StaleEtag
 
 
 @dataclasses.dataclass
@@ -35,30 +37,29 @@ class WorkingMemory:
         return cls(**{f.name: document[f.name] for f in dataclasses.fields(cls) if f.name in document})
 
 
-class WorkingMemories:
-    """Every agent's working memory, by (namespace, agent_id)."""
+def document_json(memory: WorkingMemory) -> str:
+    return json.dumps(memory.to_document(), ensure_ascii=False, separators=(",", ":"), allow_nan=False)
 
-    def __init__(self) -> None:
-        self._memories: dict[tuple[str, str], WorkingMemory] = {}
 
-    def get(self, namespace: str, agent_id: str) -> WorkingMemory:
-        found = self._memories.get((namespace, agent_id))
-        return dataclasses.replace(found) if found else WorkingMemory(agent_id)
+def check_size(memory: WorkingMemory, max_bytes: int) -> str:
+    """The document as stored; RESOURCE_EXHAUSTED (working_memory_max_bytes) when it is too big."""
+    document = document_json(memory)
+    size = len(document.encode())
+    if size > max_bytes:
+        raise ResourceExhausted("working_memory_max_bytes", f"working memory of {memory.agent_id} is {size} bytes"
+                                f" as JSON; at most {max_bytes}", field="working_memory")
+    return document
 
-    def put(self, namespace: str, memory: WorkingMemory, etag: str, now: int) -> WorkingMemory:
-        """Replace the agent's document; a non-empty etag must be the current one (AIP-154)."""
-        current = self._memories.get((namespace, memory.agent_id))
-        current_etag = current.etag if current else ""
-        if etag and etag != current_etag:
-            raise StaleEtag(f"etag {etag} is stale: working memory of {memory.agent_id} is at "
-                            f"{current_etag or 'nothing'}; read it again")
-        stored = dataclasses.replace(memory, updated_at=now, revision=(current.revision if current else 0) + 1)
-        self._memories[(namespace, memory.agent_id)] = stored
-        return dataclasses.replace(stored)
 
-    def snapshot(self) -> list[tuple[str, WorkingMemory]]:
-        return [(namespace, memory) for (namespace, _), memory in self._memories.items()]
-
-    def restore(self, entries: list[tuple[str, WorkingMemory]]) -> None:
-        for namespace, memory in entries:
-            self._memories[(namespace, memory.agent_id)] = memory
+def replaced(current: WorkingMemory | None, memory: WorkingMemory, etag: str, now: int, agents: int,
+             max_agents: int) -> WorkingMemory:
+    """The agent's next document. A non-empty etag must be the current one (AIP-154); a new agent must fit
+    under working_memory_max_agents (`agents` is how many the namespace keeps now)."""
+    current_etag = current.etag if current else ""
+    if etag and etag != current_etag:
+        raise StaleEtag(f"etag {etag} is stale: working memory of {memory.agent_id} is at "
+                        f"{current_etag or 'nothing'}; read it again")
+    if current is None and agents >= max_agents:
+        raise ResourceExhausted("working_memory_max_agents", f"this namespace already keeps working memory for"
+                                f" {agents} agents; at most {max_agents}", field="working_memory.agent_id")
+    return dataclasses.replace(memory, updated_at=now, revision=(current.revision if current else 0) + 1)

@@ -29,12 +29,11 @@ from taskmem.core.model_routing import ModelTier
 from taskmem.core.progress import compute_progress, render_state_lines
 from taskmem.core.reconcile import Prepared, ReconcileThresholds
 from taskmem.core.state_items import Candidate
-from taskmem.core.state_notes import DECISION_KIND, ERROR_KIND, EntryLink, StateNotes
+from taskmem.core.state_notes import DECISION_KIND, EntryLink, StateNotes
 from taskmem.core.state_prompts import QUERY_SYSTEM, query_user_prompt
 from taskmem.core.state_records import CandidateResult, ReconcileReport, StoredStateItem
 from taskmem.core.task_state_yaml import TaskStateView, build_task_state, fit_task_state
 from taskmem.core.tokens import TokenCounter
-from taskmem.core.working_memory import WorkingMemories
 from taskmem.providers.chat import ChatModel, ChatModelError, ChatModelTimeout
 from taskmem.providers.embeddings import Embedder, EmbeddingError
 from taskmem.providers.model_router import ModelRouter
@@ -44,9 +43,10 @@ from taskmem.state.extraction import ExtractionSettings, extract_state
 from taskmem.state.reconciliation import (
     ReconcilePlan, batch_of, plan_reconciliation, prepare_agent_candidates, stated_candidate,
 )
+from taskmem.state.working_memory import WorkingMemoryEngine
 from taskmem.store import actions as action_store
 from taskmem.store import state_items as item_store
-from taskmem.store import state_item_entries, state_summaries, state_task
+from taskmem.store import state_item_entries, state_task
 from taskmem.store.idempotency import Once, run_once
 from taskmem.store.memory_entries import insert_memory_entries
 from taskmem.store.memory_vectors import recorded_model
@@ -126,13 +126,13 @@ class StateEngine:
         self.embedder: Embedder | None = GuardedEmbedder(embedder) if embedder is not None else None
         self.chat = chat  # the utility model: extraction and summaries
         self.router = router or ModelRouter(chat, None)  # QueryTask: the utility or the second model
-        self.working_memories = WorkingMemories()
+        self.working_memories = WorkingMemoryEngine(storage, config.working_memory_max_bytes,
+                                                    config.working_memory_max_agents)
         self._locks: dict[tuple[str, str], asyncio.Lock] = collections.defaultdict(asyncio.Lock)
 
     # --- life cycle -------------------------------------------------------------------------------
 
     async def start(self) -> None:
-        self.working_memories.restore(await self.storage.read(state_summaries.load_working_memories))
         try:
             adopted = await self.adopt_recorded_statements()
         except EmbeddingUnavailable as error:  # the next start tries again; nothing is lost meanwhile
@@ -140,12 +140,6 @@ class StateEngine:
         else:
             if adopted:
                 log.info("%d decisions and errors recorded earlier reconciled into their tasks' state", adopted)
-
-    async def stop(self) -> None:
-        """Snapshot working memory (the writer must still be open)."""
-        entries = self.working_memories.snapshot()
-        await self.storage.write(lambda tx: state_summaries.save_working_memories(tx, entries), "default",
-                                 "shutdown")
 
     def thread_lock(self, namespace: str, thread_id: str) -> asyncio.Lock:
         """Held by whatever reconciles a thread: one decision at a time per thread."""

@@ -1,11 +1,9 @@
-"""Running summaries of threads, and the working-memory snapshot taken at shutdown."""
+"""Running summaries of threads."""
 
 from __future__ import annotations
 
 import dataclasses
-import json
 
-from taskmem.core.working_memory import WorkingMemory
 from taskmem.store.writer import Reader, Transaction
 
 
@@ -41,17 +39,3 @@ def save_running_summary(tx: Transaction, summary: RunningSummary) -> None:
 def message_count(db: Reader, namespace: str, thread_id: str) -> int:
     row = db.fetchone("SELECT count(*) FROM messages WHERE namespace = ? AND thread_id = ?", (namespace, thread_id))
     return int(row[0]) if row else 0
-
-
-def save_working_memories(tx: Transaction, entries: list[tuple[str, WorkingMemory]]) -> None:
-    """Replace the snapshot with these documents (namespace, memory)."""
-    tx.execute("DELETE FROM working_memory_snapshots")
-    tx.executemany(
-        "INSERT INTO working_memory_snapshots (namespace, agent_id, document, updated_at) VALUES (?, ?, ?, ?)",
-        [(namespace, m.agent_id, json.dumps(m.to_document(), ensure_ascii=False), m.updated_at)
-         for namespace, m in entries])
-
-
-def load_working_memories(db: Reader) -> list[tuple[str, WorkingMemory]]:
-    rows = db.fetchall("SELECT namespace, document FROM working_memory_snapshots")
-    return [(row["namespace"], WorkingMemory.from_document(json.loads(row["document"]))) for row in rows]

@@ -19,8 +19,8 @@ from taskmem.core.ids import new_id
 from taskmem.core.messages import Kind, Message, Role
 from taskmem.core.tasks import TaskStatus
 from taskmem.core.waits import (
-    END_EVENTS, EventTarget, FileTarget, TaskStatusTarget, Wait, WaitStatus, end_wait, metadata_after,
-    outcome_message, resolve_in_workspace, started_message, target_from_json, target_to_json,
+    END_EVENTS, EventTarget, FileTarget, TaskStatusTarget, Wait, WaitStatus, check_below_roots, end_wait,
+    metadata_after, outcome_message, resolve_in_workspace, started_message, target_from_json, target_to_json,
     task_status_outcome,
 )
 from taskmem.store import tasks as task_store
@@ -112,13 +112,16 @@ def _end(tx: Transaction, wait: Wait, status: WaitStatus, result: str, forced: b
     return wait
 
 
-def create_wait(tx: Transaction, wait: Wait) -> Wait:
-    """Store a new WAITING wait; a task_status target that already holds ends it at once."""
+def create_wait(tx: Transaction, wait: Wait, file_roots: tuple[str, ...] = ()) -> Wait:
+    """Store a new WAITING wait; a task_status target that already holds ends it at once.
+
+    A file target's path must lie below one of file_roots (wait_file_roots)."""
     task = task_store.load_task(tx, tx.namespace, wait.task_id) if wait.task_id else None
     target = wait.target
     if isinstance(target, FileTarget):
         workspace = task.workspace if task is not None else ""
         target.resolved = resolve_in_workspace("target.file.path", workspace, target.path)
+        check_below_roots("target.file.path", target.resolved, file_roots)
         target.workspace = posixpath.normpath(workspace)
     watched_status = None
     if isinstance(target, (TaskStatusTarget, EventTarget)):

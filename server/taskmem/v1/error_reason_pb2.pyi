@@ -23,13 +23,21 @@ class _ErrorReason:
 class _ErrorReasonEnumTypeWrapper(_enum_type_wrapper._EnumTypeWrapper[_ErrorReason.ValueType], _builtins.type):
     DESCRIPTOR: _descriptor.EnumDescriptor
     ERROR_REASON_UNSPECIFIED: _ErrorReason.ValueType  # 0
-    """Never sent."""
+    """Sent only with INTERNAL, for a server defect (never for anything a caller
+    sends): metadata["request_id"] is the id the server logged it under.
+    """
     ERROR_REASON_INVALID_FIELD: _ErrorReason.ValueType  # 1
-    """A request field has a bad value (INVALID_ARGUMENT). metadata["field"] names it."""
+    """A request field has a bad value (INVALID_ARGUMENT), or a position beyond
+    what exists, such as an event cursor past the last event (OUT_OF_RANGE,
+    metadata["head_cursor"] the last one). metadata["field"] names it.
+    """
     ERROR_REASON_MALFORMED_REQUEST: _ErrorReason.ValueType  # 2
     """The request bytes are not a valid protobuf message (INVALID_ARGUMENT)."""
     ERROR_REASON_LIMIT_EXCEEDED: _ErrorReason.ValueType  # 3
-    """A string, list or page is larger than the documented limit (INVALID_ARGUMENT)."""
+    """A string, list or page is larger than the documented limit (INVALID_ARGUMENT);
+    or what a caller keeps would pass a server quota, such as working memory's
+    size or agent count (RESOURCE_EXHAUSTED, metadata["limit"] names the setting).
+    """
     ERROR_REASON_PLAN_CYCLE: _ErrorReason.ValueType  # 4
     """A plan's depends_on edges form a cycle (INVALID_ARGUMENT). metadata["item_id"] names an item on it."""
     ERROR_REASON_PLAN_UNKNOWN_DEPENDENCY: _ErrorReason.ValueType  # 5
@@ -96,13 +104,21 @@ class ErrorReason(_ErrorReason, metaclass=_ErrorReasonEnumTypeWrapper):
     """
 
 ERROR_REASON_UNSPECIFIED: ErrorReason.ValueType  # 0
-"""Never sent."""
+"""Sent only with INTERNAL, for a server defect (never for anything a caller
+sends): metadata["request_id"] is the id the server logged it under.
+"""
 ERROR_REASON_INVALID_FIELD: ErrorReason.ValueType  # 1
-"""A request field has a bad value (INVALID_ARGUMENT). metadata["field"] names it."""
+"""A request field has a bad value (INVALID_ARGUMENT), or a position beyond
+what exists, such as an event cursor past the last event (OUT_OF_RANGE,
+metadata["head_cursor"] the last one). metadata["field"] names it.
+"""
 ERROR_REASON_MALFORMED_REQUEST: ErrorReason.ValueType  # 2
 """The request bytes are not a valid protobuf message (INVALID_ARGUMENT)."""
 ERROR_REASON_LIMIT_EXCEEDED: ErrorReason.ValueType  # 3
-"""A string, list or page is larger than the documented limit (INVALID_ARGUMENT)."""
+"""A string, list or page is larger than the documented limit (INVALID_ARGUMENT);
+or what a caller keeps would pass a server quota, such as working memory's
+size or agent count (RESOURCE_EXHAUSTED, metadata["limit"] names the setting).
+"""
 ERROR_REASON_PLAN_CYCLE: ErrorReason.ValueType  # 4
 """A plan's depends_on edges form a cycle (INVALID_ARGUMENT). metadata["item_id"] names an item on it."""
 ERROR_REASON_PLAN_UNKNOWN_DEPENDENCY: ErrorReason.ValueType  # 5

@@ -320,17 +320,19 @@ class MemoryFilter(_message.Message):
     """With tags: require every tag instead of any."""
     @_builtins.property
     def types(self) -> _containers.RepeatedScalarFieldContainer[Global___MemoryType.ValueType]:
-        """Only entries of these types (any of them)."""
+        """Only entries of these types (any of them). At most 100 entries."""
 
     @_builtins.property
     def tags(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]:
         """Only entries carrying these tags, matched exactly: any of them, or all of
-        them when match_all_tags is true.
+        them when match_all_tags is true. At most 32 distinct (128 entries as sent).
         """
 
     @_builtins.property
     def relevance_to(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]:
-        """Only entries whose relevance_to names one of these subtask ids (exact match)."""
+        """Only entries whose relevance_to names one of these subtask ids (exact match).
+        At most 32 distinct (128 entries as sent).
+        """
 
     @_builtins.property
     def create_time_after(self) -> _timestamp_pb2.Timestamp:

@@ -79,11 +79,11 @@ class NewMemoryEntry(_message.Message):
     """The full content (at most 64 KiB)."""
     @_builtins.property
     def tags(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]:
-        """Keywords (at most 32, each at most 64 characters; duplicates are dropped)."""
+        """Keywords (at most 32 distinct, 128 as sent, each at most 64 characters; duplicates are dropped)."""
 
     @_builtins.property
     def relevance_to(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]:
-        """Subtask ids this matters for (at most 32, each at most 64 characters)."""
+        """Subtask ids this matters for (at most 32 distinct, 128 as sent, each at most 64 characters)."""
 
     def __init__(
         self,

@@ -444,11 +444,11 @@ class StateItemCandidate(_message.Message):
     """The source thinks it contradicts an existing item."""
     @_builtins.property
     def topic_tags(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]:
-        """At most 3 are kept."""
+        """At most 10 sent, each at most 64 characters; at most 3 are kept."""
 
     @_builtins.property
     def refs(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]:
-        """Ids of messages of the thread it came from. For UpsertStateItems they may be
+        """Ids of messages of the thread it came from (at most 100). For UpsertStateItems they may be
         empty; ids not in the thread are dropped.
         """
 

@@ -393,7 +393,7 @@ class ListStateItemsRequest(_message.Message):
     """AIP-158."""
     @_builtins.property
     def types(self) -> _containers.RepeatedScalarFieldContainer[_state_pb2.StateItemType.ValueType]:
-        """Only these types; empty means all."""
+        """Only these types; empty means all. At most 100 entries."""
 
     def __init__(
         self,

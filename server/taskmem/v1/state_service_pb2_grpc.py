@@ -287,9 +287,13 @@ class StateServiceServicer:
         raise NotImplementedError('Method not implemented!')
 
     def PutWorkingMemory(self, request, context):
-        """Replaces an agent's working memory. Held in memory, written to the
-        snapshot file on graceful shutdown and read back at start-up. ABORTED
-        when the etag sent is not the current one.
+        """Replaces an agent's working memory. Durable: once acknowledged it is
+        committed to the database (it survives a crash), and the server keeps no
+        copy in its memory. ABORTED when the etag sent is not the current one.
+        RESOURCE_EXHAUSTED (ERROR_REASON_LIMIT_EXCEEDED, metadata "limit" naming
+        the setting) when the document is larger than working_memory_max_bytes as
+        JSON (default 256 KiB), or when it is a new agent and the namespace
+        already keeps working_memory_max_agents (default 1,000).
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')

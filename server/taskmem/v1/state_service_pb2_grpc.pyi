@@ -144,9 +144,13 @@ class StateServiceStub:
     GetWorkingMemory: _grpc.UnaryUnaryMultiCallable[_state_service_pb2.GetWorkingMemoryRequest, _state_service_pb2.GetWorkingMemoryResponse]
     """Returns an agent's working memory; an empty one (no etag) when it has none."""
     PutWorkingMemory: _grpc.UnaryUnaryMultiCallable[_state_service_pb2.PutWorkingMemoryRequest, _state_service_pb2.PutWorkingMemoryResponse]
-    """Replaces an agent's working memory. Held in memory, written to the
-    snapshot file on graceful shutdown and read back at start-up. ABORTED
-    when the etag sent is not the current one.
+    """Replaces an agent's working memory. Durable: once acknowledged it is
+    committed to the database (it survives a crash), and the server keeps no
+    copy in its memory. ABORTED when the etag sent is not the current one.
+    RESOURCE_EXHAUSTED (ERROR_REASON_LIMIT_EXCEEDED, metadata "limit" naming
+    the setting) when the document is larger than working_memory_max_bytes as
+    JSON (default 256 KiB), or when it is a new agent and the namespace
+    already keeps working_memory_max_agents (default 1,000).
     """
     BuildContext: _grpc.UnaryUnaryMultiCallable[_state_service_pb2.BuildContextRequest, _state_service_pb2.BuildContextResponse]
     """Assembles a prompt context for a task or thread in one call: a short
@@ -280,9 +284,13 @@ class StateServiceAsyncStub(StateServiceStub):
     GetWorkingMemory: _aio.UnaryUnaryMultiCallable[_state_service_pb2.GetWorkingMemoryRequest, _state_service_pb2.GetWorkingMemoryResponse]  # type: ignore[assignment]
     """Returns an agent's working memory; an empty one (no etag) when it has none."""
     PutWorkingMemory: _aio.UnaryUnaryMultiCallable[_state_service_pb2.PutWorkingMemoryRequest, _state_service_pb2.PutWorkingMemoryResponse]  # type: ignore[assignment]
-    """Replaces an agent's working memory. Held in memory, written to the
-    snapshot file on graceful shutdown and read back at start-up. ABORTED
-    when the etag sent is not the current one.
+    """Replaces an agent's working memory. Durable: once acknowledged it is
+    committed to the database (it survives a crash), and the server keeps no
+    copy in its memory. ABORTED when the etag sent is not the current one.
+    RESOURCE_EXHAUSTED (ERROR_REASON_LIMIT_EXCEEDED, metadata "limit" naming
+    the setting) when the document is larger than working_memory_max_bytes as
+    JSON (default 256 KiB), or when it is a new agent and the namespace
+    already keeps working_memory_max_agents (default 1,000).
     """
     BuildContext: _aio.UnaryUnaryMultiCallable[_state_service_pb2.BuildContextRequest, _state_service_pb2.BuildContextResponse]  # type: ignore[assignment]
     """Assembles a prompt context for a task or thread in one call: a short
@@ -485,9 +493,13 @@ class StateServiceServicer(metaclass=_abc_1.ABCMeta):
         request: _state_service_pb2.PutWorkingMemoryRequest,
         context: _ServicerContext,
     ) -> _typing.Union[_state_service_pb2.PutWorkingMemoryResponse, _abc.Awaitable[_state_service_pb2.PutWorkingMemoryResponse]]:
-        """Replaces an agent's working memory. Held in memory, written to the
-        snapshot file on graceful shutdown and read back at start-up. ABORTED
-        when the etag sent is not the current one.
+        """Replaces an agent's working memory. Durable: once acknowledged it is
+        committed to the database (it survives a crash), and the server keeps no
+        copy in its memory. ABORTED when the etag sent is not the current one.
+        RESOURCE_EXHAUSTED (ERROR_REASON_LIMIT_EXCEEDED, metadata "limit" naming
+        the setting) when the document is larger than working_memory_max_bytes as
+        JSON (default 256 KiB), or when it is a new agent and the namespace
+        already keeps working_memory_max_agents (default 1,000).
         """
 
     @_abc_1.abstractmethod

@@ -63,7 +63,10 @@ class CreateTaskRequest(_message.Message):
 
     @_builtins.property
     def metadata(self) -> _struct_pb2.Struct:
-        """Free-form metadata (JSON object)."""
+        """Free-form metadata (JSON object). The keys active_wait_ids,
+        last_wait_state, last_wait_event_at and last_stuck_alert_at are kept by the
+        server; a client's values for them are ignored.
+        """
 
     @_builtins.property
     def plan(self) -> _containers.RepeatedCompositeFieldContainer[_task_pb2.PlanItemSpec]:
@@ -194,7 +197,7 @@ class ListTasksRequest(_message.Message):
     """next_page_token of the previous page, with the same filter."""
     @_builtins.property
     def statuses(self) -> _containers.RepeatedScalarFieldContainer[_task_pb2.TaskStatus.ValueType]:
-        """Only tasks in one of these statuses; empty means all."""
+        """Only tasks in one of these statuses; empty means all. At most 100 entries."""
 
     @_builtins.property
     def updated_after(self) -> _timestamp_pb2.Timestamp:
@@ -264,10 +267,11 @@ class UpdateTaskRequest(_message.Message):
     @_builtins.property
     def update_mask(self) -> _field_mask_pb2.FieldMask:
         """The fields to change, from: name, goal, status, workspace, context,
-        metadata, approval_mode, callback_url, final_answer, error_summary,
-        plan_inference_disabled, webhook_event_types. Empty means every one of
-        those fields that is set (non-default) in task, so turning inference back
-        on (false) or clearing webhook_event_types needs the mask.
+        metadata (or metadata.<key> for one top-level key), approval_mode,
+        callback_url, final_answer, error_summary, plan_inference_disabled,
+        webhook_event_types. Empty means every one of those fields that is set
+        (non-default) in task, so turning inference back on (false) or clearing
+        webhook_event_types needs the mask.
         """
 
     def __init__(
@@ -969,7 +973,7 @@ class ListMessagesRequest(_message.Message):
     """next_page_token of the previous page."""
     @_builtins.property
     def kinds(self) -> _containers.RepeatedScalarFieldContainer[_task_pb2.MessageKind.ValueType]:
-        """Only messages of these kinds; empty means all."""
+        """Only messages of these kinds; empty means all. At most 100 entries."""
 
     def __init__(
         self,
@@ -1149,11 +1153,11 @@ class SubscribeEventsRequest(_message.Message):
     """Start after this cursor: 0 replays everything, -1 starts live at the current end."""
     @_builtins.property
     def task_ids(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]:
-        """Only events of these tasks; empty means every task of the namespace."""
+        """Only events of these tasks; empty means every task of the namespace. At most 100."""
 
     @_builtins.property
     def types(self) -> _containers.RepeatedScalarFieldContainer[_event_pb2.EventType.ValueType]:
-        """Only events of these types; empty means all."""
+        """Only events of these types; empty means all. At most 100 entries."""
 
     def __init__(
         self,
@@ -1213,11 +1217,11 @@ class ListEventsRequest(_message.Message):
     """next_page_token of the previous page."""
     @_builtins.property
     def task_ids(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]:
-        """Only events of these tasks; empty means all."""
+        """Only events of these tasks; empty means all. At most 100."""
 
     @_builtins.property
     def types(self) -> _containers.RepeatedScalarFieldContainer[_event_pb2.EventType.ValueType]:
-        """Only events of these types; empty means all."""
+        """Only events of these types; empty means all. At most 100 entries."""
 
     def __init__(
         self,

@@ -38,8 +38,10 @@ class TaskServiceStub:
     Errors carry a google.rpc.ErrorInfo (domain "taskmem.dev", reason an
     ErrorReason name, metadata["field"] for a bad field). Limits: ids at most 64
     characters; page_size 1..500 (0 means 50); at most 500 plan items and 50
-    depends_on per item; a JSON object (Struct) at most 256 KiB encoded; a
-    request at most 4 MiB.
+    depends_on per item; a JSON object (Struct) at most 256 KiB encoded, with
+    finite numbers only (NaN or Infinity is INVALID_ARGUMENT naming the field);
+    a repeated enum filter (statuses, kinds, types) at most 100 entries, each
+    value counted once; task_ids at most 100; a request at most 4 MiB.
 
     Mutating calls take an optional request_id (AIP-155, at most 64 characters):
     a retry with the same request_id returns the first call's result and writes
@@ -172,8 +174,10 @@ class TaskServiceServicer:
     Errors carry a google.rpc.ErrorInfo (domain "taskmem.dev", reason an
     ErrorReason name, metadata["field"] for a bad field). Limits: ids at most 64
     characters; page_size 1..500 (0 means 50); at most 500 plan items and 50
-    depends_on per item; a JSON object (Struct) at most 256 KiB encoded; a
-    request at most 4 MiB.
+    depends_on per item; a JSON object (Struct) at most 256 KiB encoded, with
+    finite numbers only (NaN or Infinity is INVALID_ARGUMENT naming the field);
+    a repeated enum filter (statuses, kinds, types) at most 100 entries, each
+    value counted once; task_ids at most 100; a request at most 4 MiB.
 
     Mutating calls take an optional request_id (AIP-155, at most 64 characters):
     a retry with the same request_id returns the first call's result and writes
@@ -207,6 +211,11 @@ class TaskServiceServicer:
         """Changes the fields named in update_mask (AIP-134). A status change must be
         allowed by the lifecycle (FAILED_PRECONDITION otherwise) and stamps that
         phase's timestamp. A non-empty task.etag that is not current is ABORTED.
+        Metadata merges by key: "metadata.<key>" sets that key from task.metadata,
+        or removes it when task.metadata lacks it; "metadata" replaces the
+        client's keys. The server-kept keys (active_wait_ids, last_wait_state,
+        last_wait_event_at, last_stuck_alert_at) are never changed by a client:
+        naming one is INVALID_ARGUMENT, and copies in a replacement are ignored.
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
@@ -314,16 +323,25 @@ class TaskServiceServicer:
         duplicate between the two. To resume after a broken stream, pass the
         cursor of the last event you processed. after_cursor = 0 replays
         everything; after_cursor = -1 starts at the current end (live only).
-        The stream ends with UNAVAILABLE when the server shuts down, and with
-        RESOURCE_EXHAUSTED if the client reads too slowly to keep up (resume from
-        the last cursor).
+        The stream ends with UNAVAILABLE when the server shuts down (resume from
+        the last cursor). A client that reads too slowly is not cut off: once it
+        falls more than subscriber_queue_size events behind, the server drops what
+        it buffered for it and catches it up from the database, in order, with no
+        gap or duplicate, so a slow reader costs the server disk reads, never
+        unbounded memory.
+        Errors: INVALID_ARGUMENT for a task id that is not one ("tsk_" and 24 hex
+        digits); OUT_OF_RANGE for an after_cursor beyond the namespace's last
+        event (a cursor from another database), with the last event's cursor in
+        the ErrorInfo metadata "head_cursor".
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
     def ListEvents(self, request, context):
-        """Pages through stored events in cursor order (AIP-158).
+        """Pages through stored events in cursor order (AIP-158). Errors as for
+        SubscribeEvents (INVALID_ARGUMENT for a malformed task id, OUT_OF_RANGE
+        with "head_cursor" for an after_cursor beyond the last event).
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
@@ -493,8 +511,10 @@ class TaskService:
     Errors carry a google.rpc.ErrorInfo (domain "taskmem.dev", reason an
     ErrorReason name, metadata["field"] for a bad field). Limits: ids at most 64
     characters; page_size 1..500 (0 means 50); at most 500 plan items and 50
-    depends_on per item; a JSON object (Struct) at most 256 KiB encoded; a
-    request at most 4 MiB.
+    depends_on per item; a JSON object (Struct) at most 256 KiB encoded, with
+    finite numbers only (NaN or Infinity is INVALID_ARGUMENT naming the field);
+    a repeated enum filter (statuses, kinds, types) at most 100 entries, each
+    value counted once; task_ids at most 100; a request at most 4 MiB.
 
     Mutating calls take an optional request_id (AIP-155, at most 64 characters):
     a retry with the same request_id returns the first call's result and writes

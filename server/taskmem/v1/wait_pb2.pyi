@@ -110,7 +110,7 @@ class TaskStatusTarget(_message.Message):
     """The task to watch (any task of the namespace, not only the linked one). Required."""
     @_builtins.property
     def statuses(self) -> _containers.RepeatedScalarFieldContainer[_task_pb2.TaskStatus.ValueType]:
-        """The statuses that resolve the wait. At least one."""
+        """The statuses that resolve the wait. 1..20 entries."""
 
     def __init__(
         self,
@@ -171,9 +171,12 @@ Global___EventTarget: _TypeAlias = EventTarget  # noqa: Y015
 @_typing.final
 class HttpTarget(_message.Message):
     """HttpTarget polls a URL with GET until it answers as expected. Only hosts
-    listed in the server's wait_http_allowed_hosts setting may be polled
-    (default: loopback only). A redirect is followed only to the same host; a
-    redirect to another host counts as the answer (its 3xx status).
+    listed in the server's wait_http_allowed_hosts setting may be polled (by
+    default none: http waits are off; loopback only when listed). A redirect is
+    followed only to the same host; a redirect to another host counts as the
+    answer (its 3xx status). Each look ends within wait_probe_timeout_seconds
+    (connect, headers and body together; at most the poll interval, at least
+    1 s) and reads at most 1 MiB of body, however slowly the server sends it.
     """
 
     DESCRIPTOR: _descriptor.Descriptor
@@ -205,7 +208,12 @@ Global___HttpTarget: _TypeAlias = HttpTarget  # noqa: Y015
 @_typing.final
 class FileTarget(_message.Message):
     """FileTarget polls a path under the linked task's workspace until it exists
-    (or contains a text). The wait needs a task_id whose task has a workspace.
+    (or contains a text). The wait needs a task_id whose task has a workspace
+    below one of the server's wait_file_roots (by default none: file waits are
+    off). Each look walks from the root one component at a time without
+    following symbolic links: a link on the way, a file with more than one hard
+    link, anything but a regular file or folder, and anything in the server's
+    database folder end the wait FAILED rather than being read.
     """
 
     DESCRIPTOR: _descriptor.Descriptor
@@ -214,7 +222,7 @@ class FileTarget(_message.Message):
     CONTAINS_FIELD_NUMBER: _builtins.int
     path: _builtins.str
     """A path relative to the task's workspace, or absolute inside it. Paths that
-    resolve (after symlinks) outside the workspace are rejected. Required.
+    leave the workspace are rejected. Required.
     """
     contains: _builtins.str
     """If set, the file (its first 10 MiB) must contain this text. At most 1,000 characters."""

@@ -162,7 +162,7 @@ class ListWaitsRequest(_message.Message):
     """next_page_token of the previous page, with the same filter."""
     @_builtins.property
     def statuses(self) -> _containers.RepeatedScalarFieldContainer[_wait_pb2.WaitStatus.ValueType]:
-        """Only waits in one of these statuses; empty means all."""
+        """Only waits in one of these statuses; empty means all. At most 100 entries."""
 
     def __init__(
         self,

@@ -50,7 +50,14 @@ class WaitServiceStub:
     already met resolves at once.
     Errors: INVALID_ARGUMENT naming the field (for example "target.http.url"
     for a host not in the allow-list, "target.file.path" for a path outside
-    the workspace); NOT_FOUND for an unknown task_id or target task.
+    the workspace or outside every wait_file_roots, "target.event.payload_value"
+    for NaN or Infinity); FAILED_PRECONDITION (ERROR_REASON_NOT_CONFIGURED,
+    metadata "setting") for an http wait while wait_http_allowed_hosts is
+    empty or a file wait while wait_file_roots is empty, as they are by
+    default; NOT_FOUND for an unknown task_id or target task.
+    A look at an http or file target that raises is retried with backoff (the
+    poll interval doubling, at most one minute); after wait_probe_max_errors
+    (default 5) errors in a row the wait ends FAILED with the last error.
     """
     GetWait: _grpc.UnaryUnaryMultiCallable[_wait_service_pb2.GetWaitRequest, _wait_service_pb2.GetWaitResponse]
     """Returns a wait. NOT_FOUND if it does not exist."""
@@ -98,7 +105,14 @@ class WaitServiceAsyncStub(WaitServiceStub):
     already met resolves at once.
     Errors: INVALID_ARGUMENT naming the field (for example "target.http.url"
     for a host not in the allow-list, "target.file.path" for a path outside
-    the workspace); NOT_FOUND for an unknown task_id or target task.
+    the workspace or outside every wait_file_roots, "target.event.payload_value"
+    for NaN or Infinity); FAILED_PRECONDITION (ERROR_REASON_NOT_CONFIGURED,
+    metadata "setting") for an http wait while wait_http_allowed_hosts is
+    empty or a file wait while wait_file_roots is empty, as they are by
+    default; NOT_FOUND for an unknown task_id or target task.
+    A look at an http or file target that raises is retried with backoff (the
+    poll interval doubling, at most one minute); after wait_probe_max_errors
+    (default 5) errors in a row the wait ends FAILED with the last error.
     """
     GetWait: _aio.UnaryUnaryMultiCallable[_wait_service_pb2.GetWaitRequest, _wait_service_pb2.GetWaitResponse]  # type: ignore[assignment]
     """Returns a wait. NOT_FOUND if it does not exist."""
@@ -149,7 +163,14 @@ class WaitServiceServicer(metaclass=_abc_1.ABCMeta):
         already met resolves at once.
         Errors: INVALID_ARGUMENT naming the field (for example "target.http.url"
         for a host not in the allow-list, "target.file.path" for a path outside
-        the workspace); NOT_FOUND for an unknown task_id or target task.
+        the workspace or outside every wait_file_roots, "target.event.payload_value"
+        for NaN or Infinity); FAILED_PRECONDITION (ERROR_REASON_NOT_CONFIGURED,
+        metadata "setting") for an http wait while wait_http_allowed_hosts is
+        empty or a file wait while wait_file_roots is empty, as they are by
+        default; NOT_FOUND for an unknown task_id or target task.
+        A look at an http or file target that raises is retried with backoff (the
+        poll interval doubling, at most one minute); after wait_probe_max_errors
+        (default 5) errors in a row the wait ends FAILED with the last error.
         """
 
     @_abc_1.abstractmethod

@@ -1,22 +1,25 @@
-"""Looking at a polled target once: an HTTP GET, or a file under a workspace.
+"""Looking at a polled target once: an HTTP GET, or a file below a configured root.
 
-Both block (urllib, file reads), so the scheduler runs them in its small thread pool.
+An HTTP look is asynchronous and ends within its total deadline (connect, headers
+and body together), however slowly the far end trickles; it reads at most
+BODY_LIMIT bytes. A file look blocks (file reads), so the scheduler runs it in its
+own small thread pool. A look that raises is an error the scheduler retries.
 """
 
 from __future__ import annotations
 
+import asyncio
 import dataclasses
-import http.client
-import os
-import urllib.error
-import urllib.request
-from typing import Any
-from urllib.parse import urlsplit
+from urllib.parse import urljoin, urlsplit
 
-from taskmem.core.waits import FileTarget, HttpTarget, http_matches, is_inside
+import httpx
+
+from taskmem.core.waits import FileTarget, HttpTarget, http_matches
+from taskmem.waits.file_access import FileRoots, Missing, Refused
 
 BODY_LIMIT = 1024 * 1024
 FILE_LIMIT = 10 * 1024 * 1024
+REDIRECTS_MAX = 5
 
 
 @dataclasses.dataclass(frozen=True)
@@ -29,49 +32,61 @@ class Observation:
     error: bool = False  # the look itself went wrong (no answer, unreadable file): counted as a probe error
 
 
-class _SameHostRedirects(urllib.request.HTTPRedirectHandler):
-    """Follow a redirect only to the same scheme, host and port; otherwise the 3xx is the answer."""
-
-    def redirect_request(self, req: urllib.request.Request, fp: Any, code: int, msg: str, headers: Any,
-                         newurl: str) -> urllib.request.Request | None:
-        old, new = urlsplit(req.full_url), urlsplit(newurl)
-        if (old.scheme, old.hostname, old.port) != (new.scheme, new.hostname, new.port):
-            return None
-        return super().redirect_request(req, fp, code, msg, headers, newurl)
+def http_client(concurrency: int) -> httpx.AsyncClient:
+    # No proxies from the environment: the allow-list names the host actually contacted. The body is read
+    # raw (identity encoding), so the byte cap is on what crosses the wire. No pooled
+    # keep-alive: each look is its own short exchange, and the pool never waits longer than the slots.
+    headers = {"User-Agent": "taskmem-wait/1", "Accept-Encoding": "identity"}
+    return httpx.AsyncClient(trust_env=False, follow_redirects=False, headers=headers,
+                             limits=httpx.Limits(max_connections=concurrency, max_keepalive_connections=0))
 
 
-# No proxies from the environment: the allow-list names the host actually contacted.
-_OPENER = urllib.request.build_opener(urllib.request.ProxyHandler({}), _SameHostRedirects())
+def _same_origin(old: str, new: str) -> bool:
+    a, b = urlsplit(old), urlsplit(new)
+    return (a.scheme, a.hostname, a.port) == (b.scheme, b.hostname, b.port)
 
 
-def probe_http(target: HttpTarget, timeout: float) -> Observation:
-    request = urllib.request.Request(target.url, headers={"User-Agent": "taskmem-wait/1"}, method="GET")
+async def _get(client: httpx.AsyncClient, url: str) -> tuple[int, bytes]:
+    """GET, following redirects to the same scheme, host and port only (another's 3xx is the answer)."""
+    for _ in range(REDIRECTS_MAX + 1):
+        async with client.stream("GET", url) as response:
+            location = response.headers.get("location")
+            if response.is_redirect and location and _same_origin(url, urljoin(url, location)):
+                url = urljoin(url, location)
+                continue
+            body = bytearray()
+            async for chunk in response.aiter_raw():
+                body += chunk[:BODY_LIMIT - len(body)]
+                if len(body) >= BODY_LIMIT:
+                    break
+            return response.status_code, bytes(body)
+    return response.status_code, b""
+
+
+async def probe_http(client: httpx.AsyncClient, target: HttpTarget, timeout: float) -> Observation:
     try:
-        with _OPENER.open(request, timeout=timeout) as response:
-            status, body = response.status, response.read(BODY_LIMIT)
-    except urllib.error.HTTPError as error:  # a non-2xx answer (or a redirect not followed) is still an answer
-        status, body = error.code, error.read(BODY_LIMIT) if error.fp is not None else b""
-    except (urllib.error.URLError, OSError, http.client.HTTPException, ValueError) as error:
-        reason = getattr(error, "reason", None) or error
-        return Observation(False, f"GET failed: {reason}", error=True)
+        async with asyncio.timeout(timeout):
+            status, body = await _get(client, target.url)
+    except TimeoutError:
+        return Observation(False, f"GET gave no complete answer within {timeout:g}s", error=True)
+    except (httpx.HTTPError, OSError, ValueError) as error:
+        return Observation(False, f"GET failed: {error or type(error).__name__}", error=True)
     matched = http_matches(target, status, body)
     suffix = f" containing {target.body_contains!r}" if matched and target.body_contains else ""
     return Observation(matched, f"HTTP {status}{suffix}")
 
 
-def probe_file(target: FileTarget) -> Observation:
-    real = os.path.realpath(target.resolved)
-    if not is_inside(os.path.realpath(target.workspace), real):
-        return Observation(False, f"{target.path} resolves outside the workspace ({real})", failed=True)
-    if not os.path.exists(real):
-        return Observation(False, f"{target.path} does not exist")
+def probe_file(roots: FileRoots, target: FileTarget) -> Observation:
+    try:
+        content = roots.read(target.resolved, FILE_LIMIT if target.contains else 0)
+    except Missing as missing:
+        return Observation(False, str(missing).replace(target.resolved, target.path))
+    except Refused as refused:
+        return Observation(False, str(refused).replace(target.resolved, target.path), failed=True)
     if not target.contains:
         return Observation(True, f"{target.path} exists")
-    try:
-        with open(real, "rb") as file:
-            content = file.read(FILE_LIMIT)
-    except OSError as error:
-        return Observation(False, f"cannot read {target.path}: {error.strerror}", error=True)
+    if content is None:
+        return Observation(False, f"{target.path} is a directory, not a file containing {target.contains!r}")
     if target.contains.encode() in content:
         return Observation(True, f"{target.path} contains {target.contains!r}")
     return Observation(False, f"{target.path} does not contain {target.contains!r} yet")

@@ -7,7 +7,13 @@ An open wait costs a dict entry and a heap entry or two, never a task of its own
   (namespace, task id), hands each committed event to the waits that watch its task.
   A wait is checked against the database once when it is tracked (and again if the
   watch ever overflows), so an event committed before it was tracked is not missed;
-- polls run in a small thread pool, a bounded number at a time.
+- polls of each kind run a bounded number at a time: http looks asynchronously, each within
+  a total deadline; file looks in a small thread pool of their own. So a slow kind (say,
+  HTTP servers that trickle their bodies) never delays the other, nor any event or timer.
+- a look that raises is retried with backoff (the poll interval doubling, at most
+  PROBE_BACKOFF_MAX_US); after `probe_max_errors` errors in a row the wait ends FAILED
+  with the last error. A polled wait is therefore always either due to be looked at,
+  being looked at, or ended.
 
 Waits are rows. start() loads the WAITING ones; a wait whose timer or deadline passed
 while the server was down ends TIMED_OUT at once. Ending a wait is one write
@@ -39,7 +45,8 @@ from taskmem.store import waits as wait_store
 from taskmem.store.event_log import EventLogClosed
 from taskmem.store.storage import Storage
 from taskmem.store.writer import WriterClosed
-from taskmem.waits.probes import Observation, probe_file, probe_http
+from taskmem.waits.file_access import FileRoots
+from taskmem.waits.probes import Observation, http_client, probe_file, probe_http
 
 log = logging.getLogger(__name__)
 
@@ -47,6 +54,8 @@ Key = tuple[str, str]  # (namespace, wait id)
 _DUE, _DEADLINE, _POLL = "due", "deadline", "poll"
 _EVENT_PAGE = 500
 _END_BATCH = 500  # most waits one mutation ends
+PROBE_BACKOFF_MAX_US = 60 * 1_000_000
+FINISH_RETRY_SECONDS = 1.0
 
 
 @dataclasses.dataclass(frozen=True)
@@ -60,7 +69,8 @@ class _WatchedTasks(EventFilter):
 
 
 class WaitScheduler:
-    def __init__(self, storage: Storage, *, probe_workers: int = 4, probe_timeout_seconds: float = 10.0) -> None:
+    def __init__(self, storage: Storage, file_roots: FileRoots, *, http_probes: int = 32, file_probes: int = 4,
+                 probe_timeout_seconds: float = 10.0, probe_max_errors: int = 5) -> None:
         self._storage = storage
         self._waits: dict[Key, Wait] = {}
         self._heap: list[tuple[int, int, Key, str]] = []
@@ -75,8 +85,13 @@ class WaitScheduler:
         self._loops: list[asyncio.Task[None]] = []
         self._watch = contextlib.ExitStack()
         self._probe_timeout = probe_timeout_seconds
-        self._probe_slots = asyncio.Semaphore(probe_workers)
-        self._executor = ThreadPoolExecutor(max_workers=probe_workers, thread_name_prefix="taskmem-wait-probe")
+        self._probe_max_errors = probe_max_errors
+        self._errors: dict[Key, int] = {}  # consecutive failed looks
+        self._file_roots = file_roots
+        self._http_slots = asyncio.Semaphore(http_probes)
+        self._file_slots = asyncio.Semaphore(file_probes)
+        self._http = http_client(http_probes)
+        self._executor = ThreadPoolExecutor(max_workers=file_probes, thread_name_prefix="taskmem-wait-file")
         self._stopping = False
         # Told (kind "http" | "file", outcome "matched" | "failed" | "error" | "waiting") after each poll.
         self.on_probe: Callable[[str, str], None] | None = None
@@ -115,6 +130,7 @@ class WaitScheduler:
         await asyncio.gather(*tasks, return_exceptions=True)
         self._watch.close()
         self._executor.shutdown(wait=False, cancel_futures=True)
+        await self._http.aclose()
 
     # --- tracking -----------------------------------------------------------------------------
 
@@ -139,6 +155,7 @@ class WaitScheduler:
         key = (namespace, wait_id)
         wait = self._waits.pop(key, None)
         self._last_seen.pop(key, None)
+        self._errors.pop(key, None)
         if wait is not None and isinstance(wait.target, EVENT_DRIVEN):
             watchers = self._by_task.get((namespace, wait.target.task_id))
             if watchers is not None:
@@ -231,7 +248,10 @@ class WaitScheduler:
         except WriterClosed:
             pass  # shutting down: it stays WAITING and is resumed at the next start
         except Exception:
-            log.exception("could not end wait %s as %s", wait.id, status.name)
+            # Never leave a wait WAITING with nobody driving it: track it again shortly, which retries the ending.
+            log.exception("could not end wait %s as %s; trying again in %g s", wait.id, status.name,
+                          FINISH_RETRY_SECONDS)
+            asyncio.get_running_loop().call_later(FINISH_RETRY_SECONDS, self.track, wait)
 
     # --- polled targets -----------------------------------------------------------------------
 
@@ -241,15 +261,28 @@ class WaitScheduler:
             self._spawn(self._probe(key, wait))
 
     async def _probe(self, key: Key, wait: Wait) -> None:
+        interval = wait.poll_interval_us or 1_000_000
+        failure = ""
         try:
-            async with self._probe_slots:
-                if key not in self._waits:
-                    return
-                observation = await self._look(wait)
+            observation = await self._look(key, wait)
+        except Exception as error:  # a defect or an unexpected OS error: retried, never left unpolled
+            observation, failure = None, f"{type(error).__name__}: {error}"
+            log.warning("looking at the target of wait %s failed: %s", wait.id, failure)
         finally:
             self._probing.discard(key)
         if key not in self._waits:
             return
+        if observation is None:
+            if self.on_probe is not None:
+                self.on_probe("http" if isinstance(wait.target, HttpTarget) else "file", "error")
+            errors = self._errors[key] = self._errors.get(key, 0) + 1
+            if errors >= self._probe_max_errors:
+                await self._finish(wait, WaitStatus.FAILED,
+                                   f"looking at the target failed {errors} times in a row; last error: {failure}")
+            else:
+                self._push(now_us() + min(interval << (errors - 1), max(interval, PROBE_BACKOFF_MAX_US)), key, _POLL)
+            return
+        self._errors.pop(key, None)
         self._last_seen[key] = observation.summary
         if self.on_probe is not None:
             self.on_probe("http" if isinstance(wait.target, HttpTarget) else "file",
@@ -260,17 +293,23 @@ class WaitScheduler:
         elif observation.failed:
             await self._finish(wait, WaitStatus.FAILED, observation.summary)
         else:
-            self._push(now_us() + (wait.poll_interval_us or 1_000_000), key, _POLL)
+            self._push(now_us() + interval, key, _POLL)
 
-    async def _look(self, wait: Wait) -> Observation:
-        loop = asyncio.get_running_loop()
+    async def _look(self, key: Key, wait: Wait) -> Observation | None:
+        """One look at a polled target, in its kind's slots; None when the wait ended meanwhile."""
         target = wait.target
         if isinstance(target, HttpTarget):
-            interval = (wait.poll_interval_us or 1_000_000) / 1_000_000
-            timeout = min(self._probe_timeout, max(1.0, interval))
-            return await loop.run_in_executor(self._executor, probe_http, target, timeout)
+            async with self._http_slots:
+                if key not in self._waits:
+                    return None
+                interval = (wait.poll_interval_us or 1_000_000) / 1_000_000
+                return await probe_http(self._http, target, min(self._probe_timeout, max(1.0, interval)))
         assert isinstance(target, FileTarget)
-        return await loop.run_in_executor(self._executor, probe_file, target)
+        async with self._file_slots:
+            if key not in self._waits:
+                return None
+            loop = asyncio.get_running_loop()
+            return await loop.run_in_executor(self._executor, probe_file, self._file_roots, target)
 
     # --- event-driven targets -----------------------------------------------------------------
 

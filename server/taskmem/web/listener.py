@@ -4,14 +4,13 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import ipaddress
 import socket
 from collections.abc import Iterator
 
 import grpc
 import uvicorn
 
-from taskmem.config import Config, ConfigError
+from taskmem.config import Config, ConfigError, check_listen_allowed, is_loopback_host
 from taskmem.store.event_log import EventLog
 from taskmem.web.app import build_app
 
@@ -28,27 +27,11 @@ def split_host_port(listen: str) -> tuple[str, int]:
         raise ConfigError(f"http_listen: {listen!r} is not host:port") from None
 
 
-def _is_loopback(host: str) -> bool:
-    if host == "localhost":
-        return True
-    try:
-        return ipaddress.ip_address(host).is_loopback
-    except ValueError:
-        return False
-
-
 def check_http_bind_allowed(config: Config) -> None:
     """Off loopback the web view needs API keys and TLS (tls_cert_file/tls_key_file serve it too),
     unless --insecure says otherwise: keys typed into the page must not cross a network in clear."""
-    host, _ = split_host_port(config.http_listen)
-    if _is_loopback(host) or config.insecure:
-        return
-    if config.open_namespace:
-        raise ConfigError(f"http_listen: {config.http_listen} is not a loopback address and no api_keys are"
-                          " configured; configure api_keys or pass --insecure")
-    if not (config.tls_cert_file and config.tls_key_file):
-        raise ConfigError(f"http_listen: {config.http_listen} is not a loopback address and serves API keys"
-                          " without TLS; configure tls_cert_file and tls_key_file or pass --insecure")
+    check_listen_allowed(config, config.http_listen, tls=bool(config.tls_cert_file and config.tls_key_file),
+                         setting="http_listen")
 
 
 class _EmbeddedServer(uvicorn.Server):
@@ -76,7 +59,7 @@ class WebView:
         listening = socket.create_server((host, port), family=socket.AF_INET6 if ":" in host else socket.AF_INET)
         self._channel = grpc.aio.insecure_channel(self.grpc_target)
         tls = bool(self._config.tls_cert_file and self._config.tls_key_file)
-        app = build_app(self._config, self._channel, self._events, _LOOPBACK_HOSTS if _is_loopback(host) else None)
+        app = build_app(self._config, self._channel, self._events, _LOOPBACK_HOSTS if is_loopback_host(host) else None)
         self._server = _EmbeddedServer(uvicorn.Config(
             app, log_level="warning", lifespan="off", timeout_graceful_shutdown=SHUTDOWN_GRACE_SECONDS,
             ssl_certfile=self._config.tls_cert_file if tls else None,

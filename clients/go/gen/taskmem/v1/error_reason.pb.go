@@ -31,13 +31,18 @@ const (
 type ErrorReason int32
 
 const (
-	// Never sent.
+	// Sent only with INTERNAL, for a server defect (never for anything a caller
+	// sends): metadata["request_id"] is the id the server logged it under.
 	ErrorReason_ERROR_REASON_UNSPECIFIED ErrorReason = 0
-	// A request field has a bad value (INVALID_ARGUMENT). metadata["field"] names it.
+	// A request field has a bad value (INVALID_ARGUMENT), or a position beyond
+	// what exists, such as an event cursor past the last event (OUT_OF_RANGE,
+	// metadata["head_cursor"] the last one). metadata["field"] names it.
 	ErrorReason_ERROR_REASON_INVALID_FIELD ErrorReason = 1
 	// The request bytes are not a valid protobuf message (INVALID_ARGUMENT).
 	ErrorReason_ERROR_REASON_MALFORMED_REQUEST ErrorReason = 2
-	// A string, list or page is larger than the documented limit (INVALID_ARGUMENT).
+	// A string, list or page is larger than the documented limit (INVALID_ARGUMENT);
+	// or what a caller keeps would pass a server quota, such as working memory's
+	// size or agent count (RESOURCE_EXHAUSTED, metadata["limit"] names the setting).
 	ErrorReason_ERROR_REASON_LIMIT_EXCEEDED ErrorReason = 3
 	// A plan's depends_on edges form a cycle (INVALID_ARGUMENT). metadata["item_id"] names an item on it.
 	ErrorReason_ERROR_REASON_PLAN_CYCLE ErrorReason = 4

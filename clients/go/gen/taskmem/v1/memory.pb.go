@@ -533,14 +533,15 @@ type MemoryFilter struct {
 	TaskId string `protobuf:"bytes,1,opt,name=task_id,json=taskId,proto3" json:"task_id,omitempty"`
 	// Only entries of this subtask (exact match: "build" does not match "build-docs").
 	SubtaskId string `protobuf:"bytes,2,opt,name=subtask_id,json=subtaskId,proto3" json:"subtask_id,omitempty"`
-	// Only entries of these types (any of them).
+	// Only entries of these types (any of them). At most 100 entries.
 	Types []MemoryType `protobuf:"varint,3,rep,packed,name=types,proto3,enum=taskmem.v1.MemoryType" json:"types,omitempty"`
 	// Only entries carrying these tags, matched exactly: any of them, or all of
-	// them when match_all_tags is true.
+	// them when match_all_tags is true. At most 32 distinct (128 entries as sent).
 	Tags []string `protobuf:"bytes,4,rep,name=tags,proto3" json:"tags,omitempty"`
 	// With tags: require every tag instead of any.
 	MatchAllTags bool `protobuf:"varint,5,opt,name=match_all_tags,json=matchAllTags,proto3" json:"match_all_tags,omitempty"`
 	// Only entries whose relevance_to names one of these subtask ids (exact match).
+	// At most 32 distinct (128 entries as sent).
 	RelevanceTo []string `protobuf:"bytes,6,rep,name=relevance_to,json=relevanceTo,proto3" json:"relevance_to,omitempty"`
 	// Only entries created at or after this time.
 	CreateTimeAfter *timestamppb.Timestamp `protobuf:"bytes,7,opt,name=create_time_after,json=createTimeAfter,proto3" json:"create_time_after,omitempty"`

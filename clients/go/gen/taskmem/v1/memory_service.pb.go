@@ -97,9 +97,9 @@ type NewMemoryEntry struct {
 	Summary string `protobuf:"bytes,4,opt,name=summary,proto3" json:"summary,omitempty"`
 	// The full content (at most 64 KiB).
 	Detail string `protobuf:"bytes,5,opt,name=detail,proto3" json:"detail,omitempty"`
-	// Keywords (at most 32, each at most 64 characters; duplicates are dropped).
+	// Keywords (at most 32 distinct, 128 as sent, each at most 64 characters; duplicates are dropped).
 	Tags []string `protobuf:"bytes,6,rep,name=tags,proto3" json:"tags,omitempty"`
-	// Subtask ids this matters for (at most 32, each at most 64 characters).
+	// Subtask ids this matters for (at most 32 distinct, 128 as sent, each at most 64 characters).
 	RelevanceTo   []string `protobuf:"bytes,7,rep,name=relevance_to,json=relevanceTo,proto3" json:"relevance_to,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache

@@ -785,9 +785,9 @@ type StateItemCandidate struct {
 	Status StateItemStatus `protobuf:"varint,3,opt,name=status,proto3,enum=taskmem.v1.StateItemStatus" json:"status,omitempty"`
 	// Unset means MEDIUM.
 	Confidence StateItemConfidence `protobuf:"varint,4,opt,name=confidence,proto3,enum=taskmem.v1.StateItemConfidence" json:"confidence,omitempty"`
-	// At most 3 are kept.
+	// At most 10 sent, each at most 64 characters; at most 3 are kept.
 	TopicTags []string `protobuf:"bytes,5,rep,name=topic_tags,json=topicTags,proto3" json:"topic_tags,omitempty"`
-	// Ids of messages of the thread it came from. For UpsertStateItems they may be
+	// Ids of messages of the thread it came from (at most 100). For UpsertStateItems they may be
 	// empty; ids not in the thread are dropped.
 	Refs []string `protobuf:"bytes,6,rep,name=refs,proto3" json:"refs,omitempty"`
 	// The uid of an item this one explicitly replaces. Honoured only when the

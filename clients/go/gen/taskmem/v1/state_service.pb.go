@@ -703,7 +703,7 @@ type ListStateItemsRequest struct {
 	TaskId string `protobuf:"bytes,1,opt,name=task_id,json=taskId,proto3" json:"task_id,omitempty"`
 	// A standalone thread.
 	ThreadId string `protobuf:"bytes,2,opt,name=thread_id,json=threadId,proto3" json:"thread_id,omitempty"`
-	// Only these types; empty means all.
+	// Only these types; empty means all. At most 100 entries.
 	Types []StateItemType `protobuf:"varint,3,rep,packed,name=types,proto3,enum=taskmem.v1.StateItemType" json:"types,omitempty"`
 	// Also list SUPERSEDED items.
 	IncludeSuperseded bool `protobuf:"varint,4,opt,name=include_superseded,json=includeSuperseded,proto3" json:"include_superseded,omitempty"`

@@ -143,9 +143,13 @@ type StateServiceClient interface {
 	SetStateItemStatus(ctx context.Context, in *SetStateItemStatusRequest, opts ...grpc.CallOption) (*SetStateItemStatusResponse, error)
 	// Returns an agent's working memory; an empty one (no etag) when it has none.
 	GetWorkingMemory(ctx context.Context, in *GetWorkingMemoryRequest, opts ...grpc.CallOption) (*GetWorkingMemoryResponse, error)
-	// Replaces an agent's working memory. Held in memory, written to the
-	// snapshot file on graceful shutdown and read back at start-up. ABORTED
-	// when the etag sent is not the current one.
+	// Replaces an agent's working memory. Durable: once acknowledged it is
+	// committed to the database (it survives a crash), and the server keeps no
+	// copy in its memory. ABORTED when the etag sent is not the current one.
+	// RESOURCE_EXHAUSTED (ERROR_REASON_LIMIT_EXCEEDED, metadata "limit" naming
+	// the setting) when the document is larger than working_memory_max_bytes as
+	// JSON (default 256 KiB), or when it is a new agent and the namespace
+	// already keeps working_memory_max_agents (default 1,000).
 	PutWorkingMemory(ctx context.Context, in *PutWorkingMemoryRequest, opts ...grpc.CallOption) (*PutWorkingMemoryResponse, error)
 	// Assembles a prompt context for a task or thread in one call: a short
 	// summary (the running summary, else the task-state YAML), the structured
@@ -418,9 +422,13 @@ type StateServiceServer interface {
 	SetStateItemStatus(context.Context, *SetStateItemStatusRequest) (*SetStateItemStatusResponse, error)
 	// Returns an agent's working memory; an empty one (no etag) when it has none.
 	GetWorkingMemory(context.Context, *GetWorkingMemoryRequest) (*GetWorkingMemoryResponse, error)
-	// Replaces an agent's working memory. Held in memory, written to the
-	// snapshot file on graceful shutdown and read back at start-up. ABORTED
-	// when the etag sent is not the current one.
+	// Replaces an agent's working memory. Durable: once acknowledged it is
+	// committed to the database (it survives a crash), and the server keeps no
+	// copy in its memory. ABORTED when the etag sent is not the current one.
+	// RESOURCE_EXHAUSTED (ERROR_REASON_LIMIT_EXCEEDED, metadata "limit" naming
+	// the setting) when the document is larger than working_memory_max_bytes as
+	// JSON (default 256 KiB), or when it is a new agent and the namespace
+	// already keeps working_memory_max_agents (default 1,000).
 	PutWorkingMemory(context.Context, *PutWorkingMemoryRequest) (*PutWorkingMemoryResponse, error)
 	// Assembles a prompt context for a task or thread in one call: a short
 	// summary (the running summary, else the task-state YAML), the structured

@@ -36,7 +36,9 @@ type CreateTaskRequest struct {
 	Workspace string `protobuf:"bytes,3,opt,name=workspace,proto3" json:"workspace,omitempty"`
 	// Free-form context (JSON object).
 	Context *structpb.Struct `protobuf:"bytes,4,opt,name=context,proto3" json:"context,omitempty"`
-	// Free-form metadata (JSON object).
+	// Free-form metadata (JSON object). The keys active_wait_ids,
+	// last_wait_state, last_wait_event_at and last_stuck_alert_at are kept by the
+	// server; a client's values for them are ignored.
 	Metadata *structpb.Struct `protobuf:"bytes,5,opt,name=metadata,proto3" json:"metadata,omitempty"`
 	// When the agent must ask a person.
 	ApprovalMode ApprovalMode `protobuf:"varint,6,opt,name=approval_mode,json=approvalMode,proto3,enum=taskmem.v1.ApprovalMode" json:"approval_mode,omitempty"`
@@ -320,7 +322,7 @@ func (x *GetTaskResponse) GetPlan() *Plan {
 // ListTasksRequest filters and pages tasks.
 type ListTasksRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
-	// Only tasks in one of these statuses; empty means all.
+	// Only tasks in one of these statuses; empty means all. At most 100 entries.
 	Statuses []TaskStatus `protobuf:"varint,1,rep,packed,name=statuses,proto3,enum=taskmem.v1.TaskStatus" json:"statuses,omitempty"`
 	// Only tasks updated strictly after this time.
 	UpdatedAfter *timestamppb.Timestamp `protobuf:"bytes,2,opt,name=updated_after,json=updatedAfter,proto3" json:"updated_after,omitempty"`
@@ -452,10 +454,11 @@ type UpdateTaskRequest struct {
 	// to refuse the change if someone else changed the task meanwhile.
 	Task *Task `protobuf:"bytes,1,opt,name=task,proto3" json:"task,omitempty"`
 	// The fields to change, from: name, goal, status, workspace, context,
-	// metadata, approval_mode, callback_url, final_answer, error_summary,
-	// plan_inference_disabled, webhook_event_types. Empty means every one of
-	// those fields that is set (non-default) in task, so turning inference back
-	// on (false) or clearing webhook_event_types needs the mask.
+	// metadata (or metadata.<key> for one top-level key), approval_mode,
+	// callback_url, final_answer, error_summary, plan_inference_disabled,
+	// webhook_event_types. Empty means every one of those fields that is set
+	// (non-default) in task, so turning inference back on (false) or clearing
+	// webhook_event_types needs the mask.
 	UpdateMask *fieldmaskpb.FieldMask `protobuf:"bytes,2,opt,name=update_mask,json=updateMask,proto3" json:"update_mask,omitempty"`
 	// Idempotency key (AIP-155).
 	RequestId     string `protobuf:"bytes,3,opt,name=request_id,json=requestId,proto3" json:"request_id,omitempty"`
@@ -1839,7 +1842,7 @@ type ListMessagesRequest struct {
 	TaskId string `protobuf:"bytes,1,opt,name=task_id,json=taskId,proto3" json:"task_id,omitempty"`
 	// A standalone thread id.
 	ThreadId string `protobuf:"bytes,2,opt,name=thread_id,json=threadId,proto3" json:"thread_id,omitempty"`
-	// Only messages of these kinds; empty means all.
+	// Only messages of these kinds; empty means all. At most 100 entries.
 	Kinds []MessageKind `protobuf:"varint,3,rep,packed,name=kinds,proto3,enum=taskmem.v1.MessageKind" json:"kinds,omitempty"`
 	// At most this many (1..500; 0 means 50).
 	PageSize int32 `protobuf:"varint,4,opt,name=page_size,json=pageSize,proto3" json:"page_size,omitempty"`
@@ -2219,9 +2222,9 @@ func (x *ListContextSnapshotsResponse) GetNextPageToken() string {
 // SubscribeEventsRequest starts a subscription.
 type SubscribeEventsRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
-	// Only events of these tasks; empty means every task of the namespace.
+	// Only events of these tasks; empty means every task of the namespace. At most 100.
 	TaskIds []string `protobuf:"bytes,1,rep,name=task_ids,json=taskIds,proto3" json:"task_ids,omitempty"`
-	// Only events of these types; empty means all.
+	// Only events of these types; empty means all. At most 100 entries.
 	Types []EventType `protobuf:"varint,2,rep,packed,name=types,proto3,enum=taskmem.v1.EventType" json:"types,omitempty"`
 	// Start after this cursor: 0 replays everything, -1 starts live at the current end.
 	AfterCursor   int64 `protobuf:"varint,3,opt,name=after_cursor,json=afterCursor,proto3" json:"after_cursor,omitempty"`
@@ -2329,9 +2332,9 @@ func (x *SubscribeEventsResponse) GetEvent() *Event {
 // ListEventsRequest pages stored events.
 type ListEventsRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
-	// Only events of these tasks; empty means all.
+	// Only events of these tasks; empty means all. At most 100.
 	TaskIds []string `protobuf:"bytes,1,rep,name=task_ids,json=taskIds,proto3" json:"task_ids,omitempty"`
-	// Only events of these types; empty means all.
+	// Only events of these types; empty means all. At most 100 entries.
 	Types []EventType `protobuf:"varint,2,rep,packed,name=types,proto3,enum=taskmem.v1.EventType" json:"types,omitempty"`
 	// Only events after this cursor.
 	AfterCursor int64 `protobuf:"varint,3,opt,name=after_cursor,json=afterCursor,proto3" json:"after_cursor,omitempty"`

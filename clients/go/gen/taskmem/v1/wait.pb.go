@@ -146,7 +146,7 @@ type TaskStatusTarget struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// The task to watch (any task of the namespace, not only the linked one). Required.
 	TaskId string `protobuf:"bytes,1,opt,name=task_id,json=taskId,proto3" json:"task_id,omitempty"`
-	// The statuses that resolve the wait. At least one.
+	// The statuses that resolve the wait. 1..20 entries.
 	Statuses      []TaskStatus `protobuf:"varint,2,rep,packed,name=statuses,proto3,enum=taskmem.v1.TaskStatus" json:"statuses,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
@@ -273,9 +273,12 @@ func (x *EventTarget) GetPayloadValue() *structpb.Value {
 }
 
 // HttpTarget polls a URL with GET until it answers as expected. Only hosts
-// listed in the server's wait_http_allowed_hosts setting may be polled
-// (default: loopback only). A redirect is followed only to the same host; a
-// redirect to another host counts as the answer (its 3xx status).
+// listed in the server's wait_http_allowed_hosts setting may be polled (by
+// default none: http waits are off; loopback only when listed). A redirect is
+// followed only to the same host; a redirect to another host counts as the
+// answer (its 3xx status). Each look ends within wait_probe_timeout_seconds
+// (connect, headers and body together; at most the poll interval, at least
+// 1 s) and reads at most 1 MiB of body, however slowly the server sends it.
 type HttpTarget struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// The http or https URL to GET. Required, at most 2,048 characters.
@@ -340,11 +343,16 @@ func (x *HttpTarget) GetBodyContains() string {
 }
 
 // FileTarget polls a path under the linked task's workspace until it exists
-// (or contains a text). The wait needs a task_id whose task has a workspace.
+// (or contains a text). The wait needs a task_id whose task has a workspace
+// below one of the server's wait_file_roots (by default none: file waits are
+// off). Each look walks from the root one component at a time without
+// following symbolic links: a link on the way, a file with more than one hard
+// link, anything but a regular file or folder, and anything in the server's
+// database folder end the wait FAILED rather than being read.
 type FileTarget struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// A path relative to the task's workspace, or absolute inside it. Paths that
-	// resolve (after symlinks) outside the workspace are rejected. Required.
+	// leave the workspace are rejected. Required.
 	Path string `protobuf:"bytes,1,opt,name=path,proto3" json:"path,omitempty"`
 	// If set, the file (its first 10 MiB) must contain this text. At most 1,000 characters.
 	Contains      string `protobuf:"bytes,2,opt,name=contains,proto3" json:"contains,omitempty"`

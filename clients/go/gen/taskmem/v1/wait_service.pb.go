@@ -259,7 +259,7 @@ type ListWaitsRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// Only waits of this task; empty means all.
 	TaskId string `protobuf:"bytes,1,opt,name=task_id,json=taskId,proto3" json:"task_id,omitempty"`
-	// Only waits in one of these statuses; empty means all.
+	// Only waits in one of these statuses; empty means all. At most 100 entries.
 	Statuses []WaitStatus `protobuf:"varint,2,rep,packed,name=statuses,proto3,enum=taskmem.v1.WaitStatus" json:"statuses,omitempty"`
 	// At most this many (1..500; 0 means 50).
 	PageSize int32 `protobuf:"varint,3,opt,name=page_size,json=pageSize,proto3" json:"page_size,omitempty"`

@@ -48,7 +48,14 @@ type WaitServiceClient interface {
 	// already met resolves at once.
 	// Errors: INVALID_ARGUMENT naming the field (for example "target.http.url"
 	// for a host not in the allow-list, "target.file.path" for a path outside
-	// the workspace); NOT_FOUND for an unknown task_id or target task.
+	// the workspace or outside every wait_file_roots, "target.event.payload_value"
+	// for NaN or Infinity); FAILED_PRECONDITION (ERROR_REASON_NOT_CONFIGURED,
+	// metadata "setting") for an http wait while wait_http_allowed_hosts is
+	// empty or a file wait while wait_file_roots is empty, as they are by
+	// default; NOT_FOUND for an unknown task_id or target task.
+	// A look at an http or file target that raises is retried with backoff (the
+	// poll interval doubling, at most one minute); after wait_probe_max_errors
+	// (default 5) errors in a row the wait ends FAILED with the last error.
 	CreateWait(ctx context.Context, in *CreateWaitRequest, opts ...grpc.CallOption) (*CreateWaitResponse, error)
 	// Returns a wait. NOT_FOUND if it does not exist.
 	GetWait(ctx context.Context, in *GetWaitRequest, opts ...grpc.CallOption) (*GetWaitResponse, error)
@@ -170,7 +177,14 @@ type WaitServiceServer interface {
 	// already met resolves at once.
 	// Errors: INVALID_ARGUMENT naming the field (for example "target.http.url"
 	// for a host not in the allow-list, "target.file.path" for a path outside
-	// the workspace); NOT_FOUND for an unknown task_id or target task.
+	// the workspace or outside every wait_file_roots, "target.event.payload_value"
+	// for NaN or Infinity); FAILED_PRECONDITION (ERROR_REASON_NOT_CONFIGURED,
+	// metadata "setting") for an http wait while wait_http_allowed_hosts is
+	// empty or a file wait while wait_file_roots is empty, as they are by
+	// default; NOT_FOUND for an unknown task_id or target task.
+	// A look at an http or file target that raises is retried with backoff (the
+	// poll interval doubling, at most one minute); after wait_probe_max_errors
+	// (default 5) errors in a row the wait ends FAILED with the last error.
 	CreateWait(context.Context, *CreateWaitRequest) (*CreateWaitResponse, error)
 	// Returns a wait. NOT_FOUND if it does not exist.
 	GetWait(context.Context, *GetWaitRequest) (*GetWaitResponse, error)

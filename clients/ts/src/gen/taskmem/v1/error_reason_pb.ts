@@ -24,14 +24,17 @@ export const file_taskmem_v1_error_reason: GenFile = /*@__PURE__*/
  */
 export enum ErrorReason {
   /**
-   * Never sent.
+   * Sent only with INTERNAL, for a server defect (never for anything a caller
+   * sends): metadata["request_id"] is the id the server logged it under.
    *
    * @generated from enum value: ERROR_REASON_UNSPECIFIED = 0;
    */
   UNSPECIFIED = 0,
 
   /**
-   * A request field has a bad value (INVALID_ARGUMENT). metadata["field"] names it.
+   * A request field has a bad value (INVALID_ARGUMENT), or a position beyond
+   * what exists, such as an event cursor past the last event (OUT_OF_RANGE,
+   * metadata["head_cursor"] the last one). metadata["field"] names it.
    *
    * @generated from enum value: ERROR_REASON_INVALID_FIELD = 1;
    */
@@ -45,7 +48,9 @@ export enum ErrorReason {
   MALFORMED_REQUEST = 2,
 
   /**
-   * A string, list or page is larger than the documented limit (INVALID_ARGUMENT).
+   * A string, list or page is larger than the documented limit (INVALID_ARGUMENT);
+   * or what a caller keeps would pass a server quota, such as working memory's
+   * size or agent count (RESOURCE_EXHAUSTED, metadata["limit"] names the setting).
    *
    * @generated from enum value: ERROR_REASON_LIMIT_EXCEEDED = 3;
    */

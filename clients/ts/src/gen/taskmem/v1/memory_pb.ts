@@ -121,7 +121,7 @@ export type MemoryFilter = Message<"taskmem.v1.MemoryFilter"> & {
   subtaskId: string;
 
   /**
-   * Only entries of these types (any of them).
+   * Only entries of these types (any of them). At most 100 entries.
    *
    * @generated from field: repeated taskmem.v1.MemoryType types = 3;
    */
@@ -129,7 +129,7 @@ export type MemoryFilter = Message<"taskmem.v1.MemoryFilter"> & {
 
   /**
    * Only entries carrying these tags, matched exactly: any of them, or all of
-   * them when match_all_tags is true.
+   * them when match_all_tags is true. At most 32 distinct (128 entries as sent).
    *
    * @generated from field: repeated string tags = 4;
    */
@@ -144,6 +144,7 @@ export type MemoryFilter = Message<"taskmem.v1.MemoryFilter"> & {
 
   /**
    * Only entries whose relevance_to names one of these subtask ids (exact match).
+   * At most 32 distinct (128 entries as sent).
    *
    * @generated from field: repeated string relevance_to = 6;
    */

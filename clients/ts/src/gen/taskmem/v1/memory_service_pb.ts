@@ -58,14 +58,14 @@ export type NewMemoryEntry = Message<"taskmem.v1.NewMemoryEntry"> & {
   detail: string;
 
   /**
-   * Keywords (at most 32, each at most 64 characters; duplicates are dropped).
+   * Keywords (at most 32 distinct, 128 as sent, each at most 64 characters; duplicates are dropped).
    *
    * @generated from field: repeated string tags = 6;
    */
   tags: string[];
 
   /**
-   * Subtask ids this matters for (at most 32, each at most 64 characters).
+   * Subtask ids this matters for (at most 32 distinct, 128 as sent, each at most 64 characters).
    *
    * @generated from field: repeated string relevance_to = 7;
    */

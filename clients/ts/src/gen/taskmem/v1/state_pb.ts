@@ -237,14 +237,14 @@ export type StateItemCandidate = Message<"taskmem.v1.StateItemCandidate"> & {
   confidence: StateItemConfidence;
 
   /**
-   * At most 3 are kept.
+   * At most 10 sent, each at most 64 characters; at most 3 are kept.
    *
    * @generated from field: repeated string topic_tags = 5;
    */
   topicTags: string[];
 
   /**
-   * Ids of messages of the thread it came from. For UpsertStateItems they may be
+   * Ids of messages of the thread it came from (at most 100). For UpsertStateItems they may be
    * empty; ids not in the thread are dropped.
    *
    * @generated from field: repeated string refs = 6;

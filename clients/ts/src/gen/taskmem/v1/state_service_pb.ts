@@ -416,7 +416,7 @@ export type ListStateItemsRequest = Message<"taskmem.v1.ListStateItemsRequest"> 
   threadId: string;
 
   /**
-   * Only these types; empty means all.
+   * Only these types; empty means all. At most 100 entries.
    *
    * @generated from field: repeated taskmem.v1.StateItemType types = 3;
    */
@@ -1242,9 +1242,13 @@ export const StateService: GenService<{
     output: typeof GetWorkingMemoryResponseSchema;
   },
   /**
-   * Replaces an agent's working memory. Held in memory, written to the
-   * snapshot file on graceful shutdown and read back at start-up. ABORTED
-   * when the etag sent is not the current one.
+   * Replaces an agent's working memory. Durable: once acknowledged it is
+   * committed to the database (it survives a crash), and the server keeps no
+   * copy in its memory. ABORTED when the etag sent is not the current one.
+   * RESOURCE_EXHAUSTED (ERROR_REASON_LIMIT_EXCEEDED, metadata "limit" naming
+   * the setting) when the document is larger than working_memory_max_bytes as
+   * JSON (default 256 KiB), or when it is a new agent and the namespace
+   * already keeps working_memory_max_agents (default 1,000).
    *
    * @generated from rpc taskmem.v1.StateService.PutWorkingMemory
    */

@@ -57,7 +57,9 @@ export type CreateTaskRequest = Message<"taskmem.v1.CreateTaskRequest"> & {
   context?: JsonObject | undefined;
 
   /**
-   * Free-form metadata (JSON object).
+   * Free-form metadata (JSON object). The keys active_wait_ids,
+   * last_wait_state, last_wait_event_at and last_stuck_alert_at are kept by the
+   * server; a client's values for them are ignored.
    *
    * @generated from field: google.protobuf.Struct metadata = 5;
    */
@@ -197,7 +199,7 @@ export const GetTaskResponseSchema: GenMessage<GetTaskResponse> = /*@__PURE__*/
  */
 export type ListTasksRequest = Message<"taskmem.v1.ListTasksRequest"> & {
   /**
-   * Only tasks in one of these statuses; empty means all.
+   * Only tasks in one of these statuses; empty means all. At most 100 entries.
    *
    * @generated from field: repeated taskmem.v1.TaskStatus statuses = 1;
    */
@@ -276,10 +278,11 @@ export type UpdateTaskRequest = Message<"taskmem.v1.UpdateTaskRequest"> & {
 
   /**
    * The fields to change, from: name, goal, status, workspace, context,
-   * metadata, approval_mode, callback_url, final_answer, error_summary,
-   * plan_inference_disabled, webhook_event_types. Empty means every one of
-   * those fields that is set (non-default) in task, so turning inference back
-   * on (false) or clearing webhook_event_types needs the mask.
+   * metadata (or metadata.<key> for one top-level key), approval_mode,
+   * callback_url, final_answer, error_summary, plan_inference_disabled,
+   * webhook_event_types. Empty means every one of those fields that is set
+   * (non-default) in task, so turning inference back on (false) or clearing
+   * webhook_event_types needs the mask.
    *
    * @generated from field: google.protobuf.FieldMask update_mask = 2;
    */
@@ -1051,7 +1054,7 @@ export type ListMessagesRequest = Message<"taskmem.v1.ListMessagesRequest"> & {
   threadId: string;
 
   /**
-   * Only messages of these kinds; empty means all.
+   * Only messages of these kinds; empty means all. At most 100 entries.
    *
    * @generated from field: repeated taskmem.v1.MessageKind kinds = 3;
    */
@@ -1247,14 +1250,14 @@ export const ListContextSnapshotsResponseSchema: GenMessage<ListContextSnapshots
  */
 export type SubscribeEventsRequest = Message<"taskmem.v1.SubscribeEventsRequest"> & {
   /**
-   * Only events of these tasks; empty means every task of the namespace.
+   * Only events of these tasks; empty means every task of the namespace. At most 100.
    *
    * @generated from field: repeated string task_ids = 1;
    */
   taskIds: string[];
 
   /**
-   * Only events of these types; empty means all.
+   * Only events of these types; empty means all. At most 100 entries.
    *
    * @generated from field: repeated taskmem.v1.EventType types = 2;
    */
@@ -1303,14 +1306,14 @@ export const SubscribeEventsResponseSchema: GenMessage<SubscribeEventsResponse> 
  */
 export type ListEventsRequest = Message<"taskmem.v1.ListEventsRequest"> & {
   /**
-   * Only events of these tasks; empty means all.
+   * Only events of these tasks; empty means all. At most 100.
    *
    * @generated from field: repeated string task_ids = 1;
    */
   taskIds: string[];
 
   /**
-   * Only events of these types; empty means all.
+   * Only events of these types; empty means all. At most 100 entries.
    *
    * @generated from field: repeated taskmem.v1.EventType types = 2;
    */
@@ -1653,8 +1656,10 @@ export const GetWebhookSecretResponseSchema: GenMessage<GetWebhookSecretResponse
  * Errors carry a google.rpc.ErrorInfo (domain "taskmem.dev", reason an
  * ErrorReason name, metadata["field"] for a bad field). Limits: ids at most 64
  * characters; page_size 1..500 (0 means 50); at most 500 plan items and 50
- * depends_on per item; a JSON object (Struct) at most 256 KiB encoded; a
- * request at most 4 MiB.
+ * depends_on per item; a JSON object (Struct) at most 256 KiB encoded, with
+ * finite numbers only (NaN or Infinity is INVALID_ARGUMENT naming the field);
+ * a repeated enum filter (statuses, kinds, types) at most 100 entries, each
+ * value counted once; task_ids at most 100; a request at most 4 MiB.
  *
  * Mutating calls take an optional request_id (AIP-155, at most 64 characters):
  * a retry with the same request_id returns the first call's result and writes
@@ -1699,6 +1704,11 @@ export const TaskService: GenService<{
    * Changes the fields named in update_mask (AIP-134). A status change must be
    * allowed by the lifecycle (FAILED_PRECONDITION otherwise) and stamps that
    * phase's timestamp. A non-empty task.etag that is not current is ABORTED.
+   * Metadata merges by key: "metadata.<key>" sets that key from task.metadata,
+   * or removes it when task.metadata lacks it; "metadata" replaces the
+   * client's keys. The server-kept keys (active_wait_ids, last_wait_state,
+   * last_wait_event_at, last_stuck_alert_at) are never changed by a client:
+   * naming one is INVALID_ARGUMENT, and copies in a replacement are ignored.
    *
    * @generated from rpc taskmem.v1.TaskService.UpdateTask
    */
@@ -1845,9 +1855,16 @@ export const TaskService: GenService<{
    * duplicate between the two. To resume after a broken stream, pass the
    * cursor of the last event you processed. after_cursor = 0 replays
    * everything; after_cursor = -1 starts at the current end (live only).
-   * The stream ends with UNAVAILABLE when the server shuts down, and with
-   * RESOURCE_EXHAUSTED if the client reads too slowly to keep up (resume from
-   * the last cursor).
+   * The stream ends with UNAVAILABLE when the server shuts down (resume from
+   * the last cursor). A client that reads too slowly is not cut off: once it
+   * falls more than subscriber_queue_size events behind, the server drops what
+   * it buffered for it and catches it up from the database, in order, with no
+   * gap or duplicate, so a slow reader costs the server disk reads, never
+   * unbounded memory.
+   * Errors: INVALID_ARGUMENT for a task id that is not one ("tsk_" and 24 hex
+   * digits); OUT_OF_RANGE for an after_cursor beyond the namespace's last
+   * event (a cursor from another database), with the last event's cursor in
+   * the ErrorInfo metadata "head_cursor".
    *
    * @generated from rpc taskmem.v1.TaskService.SubscribeEvents
    */
@@ -1857,7 +1874,9 @@ export const TaskService: GenService<{
     output: typeof SubscribeEventsResponseSchema;
   },
   /**
-   * Pages through stored events in cursor order (AIP-158).
+   * Pages through stored events in cursor order (AIP-158). Errors as for
+   * SubscribeEvents (INVALID_ARGUMENT for a malformed task id, OUT_OF_RANGE
+   * with "head_cursor" for an after_cursor beyond the last event).
    *
    * @generated from rpc taskmem.v1.TaskService.ListEvents
    */

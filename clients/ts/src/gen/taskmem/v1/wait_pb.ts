@@ -56,7 +56,7 @@ export type TaskStatusTarget = Message<"taskmem.v1.TaskStatusTarget"> & {
   taskId: string;
 
   /**
-   * The statuses that resolve the wait. At least one.
+   * The statuses that resolve the wait. 1..20 entries.
    *
    * @generated from field: repeated taskmem.v1.TaskStatus statuses = 2;
    */
@@ -117,9 +117,12 @@ export const EventTargetSchema: GenMessage<EventTarget> = /*@__PURE__*/
 
 /**
  * HttpTarget polls a URL with GET until it answers as expected. Only hosts
- * listed in the server's wait_http_allowed_hosts setting may be polled
- * (default: loopback only). A redirect is followed only to the same host; a
- * redirect to another host counts as the answer (its 3xx status).
+ * listed in the server's wait_http_allowed_hosts setting may be polled (by
+ * default none: http waits are off; loopback only when listed). A redirect is
+ * followed only to the same host; a redirect to another host counts as the
+ * answer (its 3xx status). Each look ends within wait_probe_timeout_seconds
+ * (connect, headers and body together; at most the poll interval, at least
+ * 1 s) and reads at most 1 MiB of body, however slowly the server sends it.
  *
  * @generated from message taskmem.v1.HttpTarget
  */
@@ -155,14 +158,19 @@ export const HttpTargetSchema: GenMessage<HttpTarget> = /*@__PURE__*/
 
 /**
  * FileTarget polls a path under the linked task's workspace until it exists
- * (or contains a text). The wait needs a task_id whose task has a workspace.
+ * (or contains a text). The wait needs a task_id whose task has a workspace
+ * below one of the server's wait_file_roots (by default none: file waits are
+ * off). Each look walks from the root one component at a time without
+ * following symbolic links: a link on the way, a file with more than one hard
+ * link, anything but a regular file or folder, and anything in the server's
+ * database folder end the wait FAILED rather than being read.
  *
  * @generated from message taskmem.v1.FileTarget
  */
 export type FileTarget = Message<"taskmem.v1.FileTarget"> & {
   /**
    * A path relative to the task's workspace, or absolute inside it. Paths that
-   * resolve (after symlinks) outside the workspace are rejected. Required.
+   * leave the workspace are rejected. Required.
    *
    * @generated from field: string path = 1;
    */

@@ -1,0 +1,366 @@
+"""Fuzz every RPC with malformed and boundary requests; count the answers that must never happen.
+
+Starts `taskmem serve` on a temporary database (file roots and an http host configured, so waits of
+every kind are exercised; no model, embeddings off unless --embeddings builtin), seeds a few real
+tasks, waits, actions and agents so requests can name things that exist, then sends --requests
+requests spread over every method of the four services, --concurrency at a time:
+- about 10 %: random bytes, or a valid request cut short (not a valid message);
+- the rest: requests built from the method's descriptor with boundary values in every field —
+  empty and over-long strings, ids that exist, ids of the wrong shape, NUL, paths that climb out,
+  ints at their type's limits and -1, unknown enum numbers, NaN and ±inf in doubles and in Structs,
+  deep Structs, Durations and Timestamps out of range, field masks naming anything, and repeated
+  fields from 0 to 250,000 entries.
+Streaming methods are read for at most one second.
+
+It prints the count of INTERNAL and UNKNOWN answers (goal 0, with the first few examples), the
+answers by status code, the server's RSS before and after, the slowest answer, and the slowest
+health check sent every 100 ms alongside (an event loop blocked by a request shows up there).
+
+    .venv/bin/python bench/fuzz_rpcs.py [--requests 100000] [--concurrency 32] [--seed 12]
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import collections
+import math
+import multiprocessing
+import os
+import random
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+import grpc
+from google.protobuf import descriptor, message, struct_pb2
+from grpc_health.v1 import health_pb2, health_pb2_grpc
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from taskmem.v1 import memory_service_pb2, state_pb2, state_service_pb2, task_service_pb2  # noqa: E402
+from taskmem.v1 import wait_pb2, wait_service_pb2  # noqa: E402
+from tests.support.server_process import ServerProcess  # noqa: E402
+
+SERVICES = [task_service_pb2, wait_service_pb2, state_service_pb2, memory_service_pb2]
+FD = descriptor.FieldDescriptor
+BAD_CODES = {grpc.StatusCode.INTERNAL, grpc.StatusCode.UNKNOWN}
+INT_LIMITS = {FD.CPPTYPE_INT32: (-2**31, 2**31 - 1), FD.CPPTYPE_INT64: (-2**63, 2**63 - 1),
+              FD.CPPTYPE_UINT32: (0, 2**32 - 1), FD.CPPTYPE_UINT64: (0, 2**64 - 1)}
+
+
+def rss_mib(pid: int) -> float:
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1]) / 1024
+    return math.nan
+
+
+class Values:
+    """Boundary values per field kind; known ids are collected from answers as the run goes."""
+
+    def __init__(self, rng: random.Random, root: Path) -> None:
+        self.rng = rng
+        self.root = root
+        self.ids: collections.deque[str] = collections.deque(maxlen=500)
+        self.budget = 0  # characters of long strings the request being built may still take
+
+    def string(self, name: str) -> str:
+        r = self.rng
+        if self.ids and (name.endswith("id") or name.endswith("ids")) and r.random() < 0.6:
+            return r.choice(self.ids)
+        if r.random() < 0.02:
+            size = min(self.budget, r.choice([2_001, 20_001, 100_001, 1_000_001, 3_000_000]))
+            self.budget -= size
+            return "a" * size
+        return r.choice([
+            "", " ", "x", "not-an-id", "tsk_" + "%024x" % r.getrandbits(96), "a" * 64, "a" * 65, "a" * 1001,
+            "nul\x00byte", "ü" * 300, "../../etc/passwd",
+            "/etc/passwd", str(self.root), "metadata.owner", "metadata.active_wait_ids", "http://127.0.0.1:9/",
+            "https://example.com/", "file:///etc/passwd", "W/\"1\"", "d_123", "*", "%s", "\ud7ff" * 3,
+            "-1", "9" * 30, "default", "next-page-token", "eyJ4IjoxfQ",
+        ])
+
+    def integer(self, cpp_type: int) -> int:
+        low, high = INT_LIMITS[cpp_type]
+        return max(low, min(high, self.rng.choice([0, 1, -1, 2, 50, 100, 500, 501, 1_000_000, low, high,
+                                                    2**31, -2**31 - 1, 2**53 + 1])))
+
+    def double(self) -> float:
+        return self.rng.choice([0.0, -0.0, 1.5, -1.0, 1e308, -1e308, 5e-324, math.nan, math.inf, -math.inf])
+
+    def json(self, depth: int = 0) -> Any:
+        r = self.rng
+        kind = r.random()
+        if depth > 3 or kind < 0.4:
+            return r.choice([None, True, "text", "", 0, -1, 2**60, self.double(), self.double()])
+        if kind < 0.7:
+            return {r.choice(["owner", "active_wait_ids", "last_wait_state", "score", "a.b", "", "ü"]):
+                    self.json(depth + 1) for _ in range(r.randint(0, 4))}
+        return [self.json(depth + 1) for _ in range(r.randint(0, 4))]
+
+
+def _struct(values: Values, target: struct_pb2.Struct) -> None:
+    data = values.json(1)
+    if not isinstance(data, dict):
+        data = {"value": data}
+    if values.rng.random() < 0.05:  # deep nesting, near protobuf's recursion limit
+        for _ in range(values.rng.choice([30, 90])):
+            data = {"d": data}
+    try:
+        target.update(data)
+    except (ValueError, TypeError):
+        target.update({"value": str(data)})
+
+
+def _value(values: Values, target: struct_pb2.Value) -> None:
+    data = values.json()
+    if isinstance(data, dict):
+        _struct(values, target.struct_value)
+    elif isinstance(data, list):
+        target.list_value.extend([values.double()])
+    elif isinstance(data, bool):
+        target.bool_value = data
+    elif isinstance(data, (int, float)):
+        target.number_value = float(data)
+    elif data is None:
+        target.null_value = struct_pb2.NULL_VALUE
+    else:
+        target.string_value = data
+
+
+def fill(values: Values, msg: message.Message, depth: int = 0) -> None:
+    """Set a random subset of msg's fields to boundary values, recursively."""
+    r = values.rng
+    full_name = msg.DESCRIPTOR.full_name
+    if full_name == "google.protobuf.Struct":
+        _struct(values, msg)  # type: ignore[arg-type]
+        return
+    if full_name == "google.protobuf.Value":
+        _value(values, msg)  # type: ignore[arg-type]
+        return
+    if full_name in ("google.protobuf.Duration", "google.protobuf.Timestamp"):
+        seconds = [0, 1, -1, 5, 3600, 10**9, 253_402_300_800, -62_135_596_801, 2**63 - 1]
+        msg.seconds = r.choice(seconds)  # type: ignore[attr-defined]
+        msg.nanos = r.choice([0, 1, 999_999_999, 1_000_000_000, -1, 2**31 - 1])  # type: ignore[attr-defined]
+        return
+    if full_name == "google.protobuf.FieldMask":
+        names = ["status", "name", "metadata", "metadata.owner", "metadata.active_wait_ids", "metadata.",
+                 "metadata.a.b", "context", "id", "etag", "nope", "", "workspace", "error_summary"]
+        msg.paths.extend(r.sample(names, r.randint(0, 4)))  # type: ignore[attr-defined]
+        return
+    for field in msg.DESCRIPTOR.fields:
+        if r.random() < (0.35 if depth else 0.25):
+            continue
+        count = 1
+        if field.is_repeated:
+            count = r.choice([0, 1, 2, 3, 5, 21, 101, 129, 501, 1_001, 250_000 if r.random() < 0.1 else 2])
+            if field.cpp_type == FD.CPPTYPE_MESSAGE:
+                count = min(count, 501 if depth == 0 and r.random() < 0.1 else 26 if depth == 0 else 5)
+        target = getattr(msg, field.name)
+        if count > 1_001 and field.cpp_type != FD.CPPTYPE_MESSAGE:  # one small value, many times
+            small = {FD.CPPTYPE_STRING: "x" if field.type == FD.TYPE_STRING else b"x", FD.CPPTYPE_BOOL: True,
+                     FD.CPPTYPE_DOUBLE: 1.0, FD.CPPTYPE_FLOAT: 1.0}.get(field.cpp_type, 1)
+            if field.cpp_type == FD.CPPTYPE_ENUM:
+                small = r.choice([v.number for v in field.enum_type.values])
+            target.extend([small] * count)
+            continue
+        for _ in range(count):
+            value: Any
+            if field.cpp_type == FD.CPPTYPE_MESSAGE:
+                child = target.add() if field.is_repeated else target
+                if depth < 4:
+                    fill(values, child, depth + 1)
+                else:
+                    child.SetInParent()
+                continue
+            if field.cpp_type == FD.CPPTYPE_STRING:
+                value = values.string(field.name) if field.type == FD.TYPE_STRING else r.randbytes(r.randint(0, 64))
+            elif field.cpp_type == FD.CPPTYPE_ENUM:
+                numbers = [v.number for v in field.enum_type.values]
+                value = r.choice([*numbers, 0, 999, -1, 2**31 - 1])
+            elif field.cpp_type == FD.CPPTYPE_BOOL:
+                value = r.random() < 0.5
+            elif field.cpp_type in (FD.CPPTYPE_DOUBLE, FD.CPPTYPE_FLOAT):
+                value = values.double()
+            else:
+                value = values.integer(field.cpp_type)
+            if field.is_repeated:
+                target.append(value)
+            else:
+                setattr(msg, field.name, value)
+
+
+class Method:
+    def __init__(self, service: str, method: descriptor.MethodDescriptor, request_class: type[message.Message]) -> None:
+        self.path = f"/{service}/{method.name}"
+        self.name = method.name
+        self.streaming = method.server_streaming
+        self.request_class = request_class
+
+
+def methods() -> list[Method]:
+    found = []
+    for module in SERVICES:
+        for service in module.DESCRIPTOR.services_by_name.values():
+            for method in service.methods:
+                request_class = getattr(module, method.input_type.name)
+                found.append(Method(service.full_name, method, request_class))
+    return found
+
+
+def request_bytes(values: Values, method: Method) -> bytes:
+    r = values.rng
+    roll = r.random()
+    if roll < 0.05:
+        return r.randbytes(r.randint(1, 200))
+    while True:
+        request = method.request_class()
+        values.budget = 3_500_000
+        fill(values, request)
+        if request.ByteSize() < 64 * 1024 * 1024:
+            break
+    data = request.SerializeToString()
+    if roll < 0.10 and len(data) > 1:
+        return data[:r.randint(1, len(data) - 1)]
+    return data
+
+
+def collect_ids(answer: bytes, values: Values) -> None:
+    """Remember ids an answer names (ids and task ids of created things), so later requests hit real rows."""
+    text = answer.decode("latin-1")
+    for prefix in ("tsk_", "wai_", "act_", "msg_", "mem_", "art_", "epi_", "ctx_"):
+        at = text.find(prefix)
+        if at >= 0 and len(text) >= at + 28:
+            values.ids.append(text[at:at + 28])
+
+
+async def seed(channel: grpc.aio.Channel, values: Values, workspace: Path) -> None:
+    create_task = channel.unary_unary("/taskmem.v1.TaskService/CreateTask")
+    create_wait = channel.unary_unary("/taskmem.v1.WaitService/CreateWait")
+    put_memory = channel.unary_unary("/taskmem.v1.StateService/PutWorkingMemory")
+    for n in range(5):
+        answer = await create_task(task_service_pb2.CreateTaskRequest(
+            name=f"seed {n}", workspace=str(workspace)).SerializeToString())
+        task = task_service_pb2.CreateTaskResponse.FromString(answer).task
+        values.ids.append(task.id)
+        wait = wait_service_pb2.CreateWaitResponse.FromString(await create_wait(wait_service_pb2.CreateWaitRequest(
+            task_id=task.id, target=wait_pb2.WaitTarget(file=wait_pb2.FileTarget(path=f"flag-{n}"))
+        ).SerializeToString())).wait
+        values.ids.append(wait.id)
+        await put_memory(state_service_pb2.PutWorkingMemoryRequest(
+            working_memory=state_pb2.WorkingMemory(agent_id=f"agent-{n}")).SerializeToString())
+        values.ids.append(f"agent-{n}")
+
+
+def heartbeat(address: str, stop: Any, worst_ms: Any) -> None:
+    """In a process of its own (the fuzzing loop is busy building requests): a health check every 100 ms."""
+    with grpc.insecure_channel(address) as channel:
+        stub = health_pb2_grpc.HealthStub(channel)
+        while not stop.is_set():
+            started = time.perf_counter()
+            stub.Check(health_pb2.HealthCheckRequest(service=""), timeout=30)
+            worst_ms.value = max(worst_ms.value, (time.perf_counter() - started) * 1000)
+            time.sleep(0.1)
+
+
+async def fuzz(address: str, args: argparse.Namespace, root: Path) -> tuple[collections.Counter[str], list[str],
+                                                                          tuple[float, str], float, int]:
+    values = Values(random.Random(args.seed), root)
+    every = [m for m in methods() if not args.only or m.name in args.only.split(",")]
+    codes: collections.Counter[str] = collections.Counter()
+    bad: list[str] = []
+    slowest: tuple[float, str] = (0.0, "")
+    options = [("grpc.max_send_message_length", 64 * 1024 * 1024),
+               ("grpc.max_receive_message_length", 64 * 1024 * 1024)]
+    async with grpc.aio.insecure_channel(address, options=options) as channel:
+        await seed(channel, values, root / "workspace")
+        spawn = multiprocessing.get_context("spawn")  # not fork: this process already runs gRPC threads
+        stop, worst_beat = spawn.Event(), spawn.Value("d", 0.0)
+        beat = spawn.Process(target=heartbeat, args=(address, stop, worst_beat), daemon=True)
+        beat.start()
+        left = args.requests
+
+        async def one(method: Method, data: bytes) -> None:
+            nonlocal slowest
+            started = time.perf_counter()
+            try:
+                if method.streaming:
+                    call = channel.unary_stream(method.path)(data, timeout=1.0)
+                    async for answer in call:
+                        collect_ids(answer, values)
+                else:
+                    answer = await channel.unary_unary(method.path)(data, timeout=30.0)
+                    collect_ids(answer, values)
+                code = grpc.StatusCode.OK
+            except grpc.aio.AioRpcError as error:
+                code = error.code()
+                if code in BAD_CODES and len(bad) < 20:
+                    bad.append(f"{method.name}: {code.name}: {error.details()[:300]}")
+            elapsed = time.perf_counter() - started
+            codes[code.name] += 1
+            if code in BAD_CODES:
+                codes["BAD"] += 1
+            if not (method.streaming and code is grpc.StatusCode.DEADLINE_EXCEEDED) and elapsed > slowest[0]:
+                slowest = (elapsed, f"{method.name} ({code.name}, {len(data):,} bytes)")
+
+        async def worker() -> None:
+            nonlocal left
+            while left > 0:
+                left -= 1
+                method = values.rng.choice(every)
+                await one(method, request_bytes(values, method))
+
+        await asyncio.gather(*(worker() for _ in range(args.concurrency)))
+        stop.set()
+        beat.join()
+    return codes, bad, slowest, worst_beat.value / 1000, len(every)
+
+
+async def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--requests", type=int, default=100_000)
+    parser.add_argument("--concurrency", type=int, default=32)
+    parser.add_argument("--seed", type=int, default=12)
+    parser.add_argument("--embeddings", choices=("none", "builtin"), default="none")
+    parser.add_argument("--only", default="", help="comma-separated method names to fuzz (default: every RPC)")
+    args = parser.parse_args()
+    with tempfile.TemporaryDirectory() as directory:
+        base = Path(directory)
+        (base / "root" / "workspace").mkdir(parents=True)
+        (base / "data").mkdir()
+        env = {"TASKMEM_WAIT_FILE_ROOTS": str(base / "root"), "TASKMEM_WAIT_HTTP_ALLOWED_HOSTS": "127.0.0.1",
+               "TASKMEM_LOG_LEVEL": os.environ.get("TASKMEM_LOG_LEVEL", "ERROR")}  # unmapped errors are logged
+        server = ServerProcess(base / "data" / "taskmem.db", "--embedding-backend", args.embeddings, env=env)
+        server.start()
+        assert server.process is not None
+        pid = server.process.pid
+        rss_before = rss_mib(pid)
+        started = time.monotonic()
+        try:
+            codes, bad, slowest, worst_beat, fuzzed = await fuzz(server.address, args, base / "root")
+            rss_after = rss_mib(pid)
+        finally:
+            server.stop()
+        seconds = time.monotonic() - started
+        log = "".join(server.output)
+        first = log.find(" failed (request id ")
+    total = sum(n for code, n in codes.items() if code != "BAD")
+    print(f"requests sent: {total:,} over {fuzzed} RPCs in {seconds:.0f} s "
+          f"(concurrency {args.concurrency}, seed {args.seed}, embeddings {args.embeddings})")
+    print("answers: " + ", ".join(f"{code} {n:,}" for code, n in codes.most_common() if code != "BAD"))
+    print(f"INTERNAL/UNKNOWN answers: {codes['BAD']} (goal 0)")
+    for line in bad:
+        print(f"  {line}")
+    if first >= 0:
+        print("the server's log of the first one:")
+        print(log[log.rfind("\n", 0, first) + 1:][:4000])
+    print(f"server RSS: {rss_before:.1f} MiB before, {rss_after:.1f} MiB after")
+    print(f"slowest answer: {slowest[0] * 1000:.0f} ms, {slowest[1]}")
+    print(f"slowest health check during the run (every 100 ms): {worst_beat * 1000:.0f} ms")
+
+
+if __name__ == "__main__":
+    asyncio.run(main())

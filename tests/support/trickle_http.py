@@ -1,0 +1,48 @@
+"""An HTTP server on loopback that answers headers at once, then trickles its body one byte at a time."""
+
+from __future__ import annotations
+
+import http.server
+import threading
+import time
+from typing import Any
+
+
+class _Trickle(http.server.BaseHTTPRequestHandler):
+    interval = 0.5
+    stopped = threading.Event()
+
+    def do_GET(self) -> None:  # noqa: N802 (http.server's name)
+        self.send_response(200)
+        self.send_header("Content-Length", "1000000")
+        self.end_headers()
+        try:
+            while not self.stopped.is_set():
+                self.wfile.write(b"x")
+                self.wfile.flush()
+                time.sleep(self.interval)
+        except OSError:
+            pass  # the client gave up: what a probe with a deadline does
+
+    def log_message(self, format: str, *args: Any) -> None:
+        pass
+
+
+class TrickleServer:
+    """`with TrickleServer() as url:` a URL whose body never finishes while the block runs."""
+
+    def __init__(self, interval: float = 0.5) -> None:
+        handler = type("Handler", (_Trickle,), {"interval": interval, "stopped": threading.Event()})
+        self._handler = handler
+        self._server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+        self._server.daemon_threads = True
+        self.url = f"http://127.0.0.1:{self._server.server_address[1]}"
+
+    def __enter__(self) -> str:
+        threading.Thread(target=self._server.serve_forever, daemon=True).start()
+        return self.url
+
+    def __exit__(self, *exc: object) -> None:
+        self._handler.stopped.set()
+        self._server.shutdown()
+        self._server.server_close()
