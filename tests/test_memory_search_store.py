@@ -83,10 +83,30 @@ async def test_fulltext_ranks_by_bm25_a_summary_match_above_a_detail_match(archi
     assert found[0][1] < found[1][1] < 0  # SQLite's bm25: lower is better
 
 
-async def test_fulltext_needs_every_word_and_matches_stems(archive: Archive) -> None:
-    both, _ = await archive.add("default", [entry("Redis cache layer for sessions"), entry("Redis queue for jobs")])
+async def test_fulltext_ranks_entries_with_more_of_the_words_first_and_matches_stems(archive: Archive) -> None:
+    both, one, _ = await archive.add("default", [entry("Redis cache layer for sessions"), entry("Redis queue for jobs"),
+                                                  entry("Fixed the login form")])
     found = await archive.read(fulltext, "default", fts_query("caching, Redis!"), MemoryFilter(), 10)
-    assert [seq for seq, _, _ in found] == [both.seq]
+    assert [seq for seq, _, _ in found] == [both.seq, one.seq]
+
+
+async def test_a_natural_question_finds_its_evidence_without_its_stop_words(archive: Archive) -> None:
+    evidence, _ = await archive.add("default", [entry("Maria: I went to a climbing gym yesterday with my sister"),
+                                                entry("John: the weather was awful all week")])
+    found = await archive.read(fulltext, "default", fts_query("When did Maria go to the climbing gym?"),
+                               MemoryFilter(), 10)
+    assert [seq for seq, _, _ in found] == [evidence.seq]
+    assert "[climbing]" in found[0][2] and "[gym]" in found[0][2]
+
+
+async def test_a_quoted_phrase_must_occur_as_written(archive: Archive) -> None:
+    phrase, _ = await archive.add("default", [entry("Booked the climbing gym for Friday"),
+                                              entry("The gym had no climbing wall")])
+    found = await archive.read(fulltext, "default", fts_query('"climbing gym" Friday'), MemoryFilter(), 10)
+    assert [seq for seq, _, _ in found] == [phrase.seq]
+    assert "[climbing gym]" in found[0][2]
+    words = await archive.read(fulltext, "default", fts_query("climbing gym"), MemoryFilter(), 10)
+    assert len(words) == 2
 
 
 async def test_fulltext_snippet_wraps_each_match_in_brackets(archive: Archive) -> None:

@@ -50,10 +50,23 @@ def test_each_mode_contributes_at_least_min_candidates_to_a_hybrid_search() -> N
 
 
 @pytest.mark.parametrize("text, query", [
-    ("Redis cache", '"Redis" "cache"'),
-    ('NOT "redis* OR (memcached', '"NOT" "redis" "OR" "memcached"'),
-    ("caching, layer!", '"caching" "layer"'),
+    ("Redis cache", '"redis" OR "cache"'),
+    ("When did Maria go to the climbing gym?", '"maria" OR "go" OR "climbing" OR "gym"'),
+    ('NOT "redis* OR (memcached', '"redis" OR "memcached"'),
+    ("caching, layer! caching", '"caching" OR "layer"'),
+    ("what is it", '"what" OR "is" OR "it"'),
     ("  ...  ", ""),
 ])
-def test_fts_query_quotes_every_word_so_no_fts5_syntax_gets_through(text: str, query: str) -> None:
+def test_fts_query_makes_each_content_word_an_alternative_and_lets_no_fts5_syntax_through(
+        text: str, query: str) -> None:
+    assert fts_query(text) == query
+
+
+@pytest.mark.parametrize("text, query", [
+    ('"climbing gym"', '"climbing gym"'),
+    ('"climbing gym" with Maria', '"climbing gym" AND ("climbing gym" OR "maria")'),
+    ('"the" "gym" Maria', '"the" AND "gym" AND ("the" OR "gym" OR "maria")'),
+    ('"OR (x*" y', '"OR x" AND ("OR x" OR "y")'),
+])
+def test_fts_query_requires_quoted_phrases_and_ranks_by_the_other_words(text: str, query: str) -> None:
     assert fts_query(text) == query

@@ -60,8 +60,39 @@ def reciprocal_rank_fusion(fulltext: Sequence[tuple[int, str]], semantic: Sequen
 
 
 _WORD = re.compile(r"\w+", re.UNICODE)
+_PHRASE = re.compile(r'"([^"]*)"')
+# Words a natural question carries that say nothing about what it looks for ("When did Maria go to
+# the gym?" looks for maria, go, gym). Dropped from the OR list unless the text has nothing else.
+STOP_WORDS = frozenset("""
+a about above after again against all am an and any are as at be because been before being below between
+both but by can could did do does doing down during each few for from further had has have having he her
+here hers herself him himself his how i if in into is it its itself just let me more most my myself no nor
+not of off on once only or other our ours ourselves out over own same she should so some such than that
+the their theirs them themselves then there these they this those through to too under until up very was
+we were what when where which while who whom why will with would you your yours yourself yourselves
+ever tell know anything something someone thing things also s t d ll m re ve
+""".split())
 
 
 def fts_query(text: str) -> str:
-    """An FTS5 MATCH expression that needs every word of text, each quoted (so no FTS5 syntax leaks in)."""
-    return " ".join(f'"{word}"' for word in _WORD.findall(text))
+    """The FTS5 MATCH expression of a search text: its words as alternatives, ranked by BM25.
+
+    Each word outside double quotes is one alternative ("redis" OR "cache"): an entry needs any one
+    of them, and BM25 ranks those with more, rarer words first. Stop words are left out (unless the
+    text holds nothing else). Text in double quotes is an exact phrase ("climbing gym": those words,
+    adjacent, in that order) that every hit must contain; one quoted word is a required term. Every
+    word is quoted in the expression, so no FTS5 operator in the text takes effect; the index's
+    porter tokenizer stems query and entries alike ("caching" finds "cached").
+    """
+    phrases = [" ".join(words) for words in (_WORD.findall(p) for p in _PHRASE.findall(text)) if words]
+    words = [w.lower() for w in _WORD.findall(_PHRASE.sub(" ", text).replace('"', " "))]
+    wanted = list(dict.fromkeys(w for w in words if w not in STOP_WORDS)) or list(dict.fromkeys(words))
+    required = list(dict.fromkeys(f'"{phrase}"' for phrase in phrases))
+    alternatives = [f'"{word}"' for word in wanted]
+    if not required:
+        return " OR ".join(alternatives)
+    if not alternatives:
+        return " AND ".join(required)
+    # The phrases again among the alternatives: every entry holding the phrases satisfies the OR (so the
+    # other words only rank, never filter), and BM25 weighs all of them.
+    return f"{' AND '.join(required)} AND ({' OR '.join([*required, *alternatives])})"
