@@ -95,7 +95,7 @@ def _ensure_index(connection: sqlite3.Connection, dimension: int) -> None:
 def prepare_index(tx: Transaction, model: str, dimension: int) -> int:
     """At start-up, as a writer mutation: record the model on first use and create the vector index,
     or refuse another model (EmbeddingModelMismatch naming `taskmem reembed`). Returns how many entries
-    have no vector yet (written while the server ran with embedding_backend none)."""
+    wait in the embedding backlog (the background pass embeds them after start-up)."""
     recorded = recorded_model(tx.connection)
     if recorded is not None and recorded != (model, dimension):
         raise EmbeddingModelMismatch(mismatch_message(recorded, model, dimension))
@@ -107,9 +107,8 @@ def prepare_index(tx: Transaction, model: str, dimension: int) -> int:
 
 
 def missing_vectors(connection: sqlite3.Connection) -> int:
-    """How many memory entries have no vector."""
-    row = connection.execute("SELECT (SELECT count(*) FROM memory_entries) - (SELECT count(*) FROM memory_embeddings)")
-    return int(row.fetchone()[0])
+    """How many memory entries wait in the embedding backlog (have no vector yet)."""
+    return int(connection.execute("SELECT count(*) FROM memory_embedding_queue").fetchone()[0])
 
 
 def insert_vectors(tx: Transaction, rows: Sequence[tuple[int, str]], vectors: np.ndarray) -> None:
@@ -200,10 +199,11 @@ def nearest(reader: Reader, namespace: str, query: np.ndarray, k: int, task_id: 
 
 
 async def summary_vectors(embedder: Embedder | None, entries: Sequence[NewMemoryEntry]) -> np.ndarray | None:
-    """Embeddings of the entries' summaries for insert_memory_entries, or None with no embedder."""
-    if embedder is None or not entries:
-        return None
-    return await embedder.embed([entry.summary for entry in entries])
+    """None: kept for callers written when memory entries were embedded before their write (StateService's
+    AddDecision/AddError). insert_memory_entries given None queues the entries, and the server's
+    background pass embeds them with everyone else's, batched, right after the commit; the caller
+    no longer waits on the model. Pass None directly in new code."""
+    return None
 
 
 Progress = Callable[[int, int], None]
@@ -211,7 +211,8 @@ Progress = Callable[[int, int], None]
 
 def rebuild(connection: sqlite3.Connection, model: str, dimension: int,
             embed: Callable[[list[str]], np.ndarray], progress: Progress, batch: int = 256) -> int:
-    """Embed every memory summary with (model, dimension) and make those the vectors; returns the count.
+    """Embed every memory summary with (model, dimension) and make those the vectors (emptying the
+    embedding backlog); returns the count.
 
     The embedding runs in batches outside any write transaction (into a TEMP table of this
     connection), so a running server keeps writing meanwhile; one short transaction at the end
@@ -248,6 +249,7 @@ def rebuild(connection: sqlite3.Connection, model: str, dimension: int,
         stage(None)  # entries written while the batches ran
         connection.execute("DELETE FROM memory_embeddings")
         connection.execute("INSERT INTO memory_embeddings (seq, embedding) SELECT seq, embedding FROM temp.reembed_vectors")
+        connection.execute("DELETE FROM memory_embedding_queue")  # every entry has its vector now
         connection.execute(f"DROP TABLE IF EXISTS {VECTOR_TABLE}")
         connection.execute("DELETE FROM memory_embedding_model")
         connection.execute("INSERT INTO memory_embedding_model (id, model, dimension, recorded_at) VALUES (1, ?, ?, ?)",

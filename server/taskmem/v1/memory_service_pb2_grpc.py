@@ -155,11 +155,14 @@ class MemoryServiceServicer:
 
     def AddMemoryEntries(self, request, context):
         """Stores a batch of memory entries (1..100) in one transaction and emits one
-        MEMORY_ENTRY_ADDED event per entry. With an embedding backend configured
-        each summary is embedded for semantic search. Returns the stored entries in
-        request order. Errors: INVALID_ARGUMENT naming the entry's field
-        (entries[2].summary), NOT_FOUND for an unknown task, UNAVAILABLE when the
-        embedding backend fails (nothing is stored).
+        MEMORY_ENTRY_ADDED event per entry. It answers once the entries are
+        committed: they are full-text searchable at once, and with an embedding
+        backend configured a background pass embeds their summaries right after
+        (batched across calls; queued in the database, so a restart resumes it and
+        a failing backend is retried). SearchMemories reports entries not yet
+        embedded and can wait for them (wait_for_embeddings). Returns the stored
+        entries in request order. Errors: INVALID_ARGUMENT naming the entry's
+        field (entries[2].summary), NOT_FOUND for an unknown task.
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')

@@ -52,11 +52,14 @@ class MemoryServiceStub:
     def __new__(cls, channel: _aio.Channel) -> MemoryServiceAsyncStub: ...
     AddMemoryEntries: _grpc.UnaryUnaryMultiCallable[_memory_service_pb2.AddMemoryEntriesRequest, _memory_service_pb2.AddMemoryEntriesResponse]
     """Stores a batch of memory entries (1..100) in one transaction and emits one
-    MEMORY_ENTRY_ADDED event per entry. With an embedding backend configured
-    each summary is embedded for semantic search. Returns the stored entries in
-    request order. Errors: INVALID_ARGUMENT naming the entry's field
-    (entries[2].summary), NOT_FOUND for an unknown task, UNAVAILABLE when the
-    embedding backend fails (nothing is stored).
+    MEMORY_ENTRY_ADDED event per entry. It answers once the entries are
+    committed: they are full-text searchable at once, and with an embedding
+    backend configured a background pass embeds their summaries right after
+    (batched across calls; queued in the database, so a restart resumes it and
+    a failing backend is retried). SearchMemories reports entries not yet
+    embedded and can wait for them (wait_for_embeddings). Returns the stored
+    entries in request order. Errors: INVALID_ARGUMENT naming the entry's
+    field (entries[2].summary), NOT_FOUND for an unknown task.
     """
     QueryMemoryEntries: _grpc.UnaryUnaryMultiCallable[_memory_service_pb2.QueryMemoryEntriesRequest, _memory_service_pb2.QueryMemoryEntriesResponse]
     """Lists entries matching a filter, newest first (AIP-158). Tags, subtask and
@@ -149,11 +152,14 @@ class MemoryServiceAsyncStub(MemoryServiceStub):
     def __init__(self, channel: _aio.Channel) -> None: ...
     AddMemoryEntries: _aio.UnaryUnaryMultiCallable[_memory_service_pb2.AddMemoryEntriesRequest, _memory_service_pb2.AddMemoryEntriesResponse]  # type: ignore[assignment]
     """Stores a batch of memory entries (1..100) in one transaction and emits one
-    MEMORY_ENTRY_ADDED event per entry. With an embedding backend configured
-    each summary is embedded for semantic search. Returns the stored entries in
-    request order. Errors: INVALID_ARGUMENT naming the entry's field
-    (entries[2].summary), NOT_FOUND for an unknown task, UNAVAILABLE when the
-    embedding backend fails (nothing is stored).
+    MEMORY_ENTRY_ADDED event per entry. It answers once the entries are
+    committed: they are full-text searchable at once, and with an embedding
+    backend configured a background pass embeds their summaries right after
+    (batched across calls; queued in the database, so a restart resumes it and
+    a failing backend is retried). SearchMemories reports entries not yet
+    embedded and can wait for them (wait_for_embeddings). Returns the stored
+    entries in request order. Errors: INVALID_ARGUMENT naming the entry's
+    field (entries[2].summary), NOT_FOUND for an unknown task.
     """
     QueryMemoryEntries: _aio.UnaryUnaryMultiCallable[_memory_service_pb2.QueryMemoryEntriesRequest, _memory_service_pb2.QueryMemoryEntriesResponse]  # type: ignore[assignment]
     """Lists entries matching a filter, newest first (AIP-158). Tags, subtask and
@@ -249,11 +255,14 @@ class MemoryServiceServicer(metaclass=_abc_1.ABCMeta):
         context: _ServicerContext,
     ) -> _typing.Union[_memory_service_pb2.AddMemoryEntriesResponse, _abc.Awaitable[_memory_service_pb2.AddMemoryEntriesResponse]]:
         """Stores a batch of memory entries (1..100) in one transaction and emits one
-        MEMORY_ENTRY_ADDED event per entry. With an embedding backend configured
-        each summary is embedded for semantic search. Returns the stored entries in
-        request order. Errors: INVALID_ARGUMENT naming the entry's field
-        (entries[2].summary), NOT_FOUND for an unknown task, UNAVAILABLE when the
-        embedding backend fails (nothing is stored).
+        MEMORY_ENTRY_ADDED event per entry. It answers once the entries are
+        committed: they are full-text searchable at once, and with an embedding
+        backend configured a background pass embeds their summaries right after
+        (batched across calls; queued in the database, so a restart resumes it and
+        a failing backend is retried). SearchMemories reports entries not yet
+        embedded and can wait for them (wait_for_embeddings). Returns the stored
+        entries in request order. Errors: INVALID_ARGUMENT naming the entry's
+        field (entries[2].summary), NOT_FOUND for an unknown task.
         """
 
     @_abc_1.abstractmethod

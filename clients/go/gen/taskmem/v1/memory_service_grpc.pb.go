@@ -60,11 +60,14 @@ const (
 // and page_token (AIP-158). Every write emits an event (see EventType).
 type MemoryServiceClient interface {
 	// Stores a batch of memory entries (1..100) in one transaction and emits one
-	// MEMORY_ENTRY_ADDED event per entry. With an embedding backend configured
-	// each summary is embedded for semantic search. Returns the stored entries in
-	// request order. Errors: INVALID_ARGUMENT naming the entry's field
-	// (entries[2].summary), NOT_FOUND for an unknown task, UNAVAILABLE when the
-	// embedding backend fails (nothing is stored).
+	// MEMORY_ENTRY_ADDED event per entry. It answers once the entries are
+	// committed: they are full-text searchable at once, and with an embedding
+	// backend configured a background pass embeds their summaries right after
+	// (batched across calls; queued in the database, so a restart resumes it and
+	// a failing backend is retried). SearchMemories reports entries not yet
+	// embedded and can wait for them (wait_for_embeddings). Returns the stored
+	// entries in request order. Errors: INVALID_ARGUMENT naming the entry's
+	// field (entries[2].summary), NOT_FOUND for an unknown task.
 	AddMemoryEntries(ctx context.Context, in *AddMemoryEntriesRequest, opts ...grpc.CallOption) (*AddMemoryEntriesResponse, error)
 	// Lists entries matching a filter, newest first (AIP-158). Tags, subtask and
 	// relevance_to match whole values only. An empty list when nothing matches.
@@ -316,11 +319,14 @@ func (c *memoryServiceClient) ListPatterns(ctx context.Context, in *ListPatterns
 // and page_token (AIP-158). Every write emits an event (see EventType).
 type MemoryServiceServer interface {
 	// Stores a batch of memory entries (1..100) in one transaction and emits one
-	// MEMORY_ENTRY_ADDED event per entry. With an embedding backend configured
-	// each summary is embedded for semantic search. Returns the stored entries in
-	// request order. Errors: INVALID_ARGUMENT naming the entry's field
-	// (entries[2].summary), NOT_FOUND for an unknown task, UNAVAILABLE when the
-	// embedding backend fails (nothing is stored).
+	// MEMORY_ENTRY_ADDED event per entry. It answers once the entries are
+	// committed: they are full-text searchable at once, and with an embedding
+	// backend configured a background pass embeds their summaries right after
+	// (batched across calls; queued in the database, so a restart resumes it and
+	// a failing backend is retried). SearchMemories reports entries not yet
+	// embedded and can wait for them (wait_for_embeddings). Returns the stored
+	// entries in request order. Errors: INVALID_ARGUMENT naming the entry's
+	// field (entries[2].summary), NOT_FOUND for an unknown task.
 	AddMemoryEntries(context.Context, *AddMemoryEntriesRequest) (*AddMemoryEntriesResponse, error)
 	// Lists entries matching a filter, newest first (AIP-158). Tags, subtask and
 	// relevance_to match whole values only. An empty list when nothing matches.
