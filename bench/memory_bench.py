@@ -41,7 +41,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "server"))
 from taskmem.api.wait_convert import event_payload  # noqa: E402
 from taskmem.core.ids import now_us  # noqa: E402
 from taskmem.core.memory import MemoryFilter, MemoryType, NewMemoryEntry  # noqa: E402
-from taskmem.core.memory_search import SearchMode, fts_query  # noqa: E402
+from taskmem.core.memory_search import SearchMode, full_text_query  # noqa: E402
 from taskmem.core.tasks import Task, TaskStatus  # noqa: E402
 from taskmem.providers.embeddings import BuiltinEmbedder, normalise_rows  # noqa: E402
 from taskmem.store import memory_vectors, tasks as task_store  # noqa: E402
@@ -190,7 +190,7 @@ def time_calls(call: Callable[[int], object], count: int) -> list[float]:
 def bench_server_side(path: Path, size: int, query_vectors: np.ndarray, count: int) -> None:
     connection = connect(str(path))
     reader = Reader(connection)
-    matches = [fts_query(q) for q in QUERIES]
+    matches = [full_text_query(q) for q in QUERIES]  # as SearchMemories reads them
     everything = MemoryFilter()
     one_task = MemoryFilter(task_id="tsk_bench003")
     tagged = MemoryFilter(tags=("perf",))

@@ -13,7 +13,7 @@ from taskmem.api.wait_convert import event_payload
 from taskmem.core.errors import InvalidArgument
 from taskmem.core.ids import now_us
 from taskmem.core.memory import MemoryEntry, MemoryFilter, MemoryType, NewMemoryEntry
-from taskmem.core.memory_search import RRF_K, SearchMode, fts_query
+from taskmem.core.memory_search import FULLTEXT_WEIGHT, RRF_K, SEMANTIC_WEIGHT, SearchMode, fts_query
 from taskmem.core.tasks import Task, TaskStatus
 from taskmem.store import memory_vectors
 from taskmem.store import tasks as task_store
@@ -253,7 +253,8 @@ async def test_hybrid_puts_the_entry_both_modes_rank_high_first_and_scores_by_re
     assert hits[0].seq == both.seq
     assert hits[0].found_by == (SearchMode.FULLTEXT, SearchMode.SEMANTIC) and "[Redis]" in hits[0].snippet
     for hit in hits:
-        assert hit.score == pytest.approx(sum(1 / (RRF_K + r) for r in (hit.fulltext_rank, hit.semantic_rank) if r))
+        assert hit.score == pytest.approx(sum(w / (RRF_K + r) for w, r in ((FULLTEXT_WEIGHT, hit.fulltext_rank),
+                                                                           (SEMANTIC_WEIGHT, hit.semantic_rank)) if r))
     assert [h.score for h in hits] == sorted((h.score for h in hits), reverse=True)
     [last] = [h for h in hits if h.seq == unrelated.seq]
     assert last.found_by == (SearchMode.SEMANTIC,) and last.snippet == "" and hits[-1] is last

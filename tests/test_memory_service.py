@@ -263,7 +263,7 @@ async def test_hybrid_puts_the_entry_both_modes_agree_on_first(rpc, corpus) -> N
     found = await _search(memory, "Redis cache", HYBRID, task_id, limit=4)
     top = found.hits[0]
     assert top.entry.id == stored[0].id and set(top.found_by) == {FULLTEXT, SEMANTIC}
-    assert (top.fulltext_rank, top.semantic_rank) == (1, 1) and top.score == pytest.approx(2 / 61)
+    assert (top.fulltext_rank, top.semantic_rank) == (1, 1) and top.score == pytest.approx(1 / 6)  # (0.4 + 0.6) / (5 + 1)
     semantic_only = [h for h in found.hits if list(h.found_by) == [SEMANTIC]]
     assert semantic_only and all(h.fulltext_rank == 0 and not h.snippet for h in semantic_only)
     assert [h.score for h in found.hits] == sorted((h.score for h in found.hits), reverse=True)

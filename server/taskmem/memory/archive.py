@@ -18,7 +18,7 @@ from taskmem.core.memory import MemoryEntry, MemoryFilter, NewMemoryEntry
 from taskmem.core.memory_extraction import (
     Dropped, NoArrayFound, PromptTemplate, ToolCall, check_candidates, parse_candidates, render_prompt,
 )
-from taskmem.core.memory_search import Hit, SearchMode, fts_query
+from taskmem.core.memory_search import Hit, SearchMode, full_text_query
 from taskmem.providers.chat import ChatModel, ChatModelNotConfigured, ChatModelTimeout, ChatModelUnavailable
 from taskmem.providers.embeddings import Embedder, EmbeddingError
 from taskmem.memory.embedding_backlog import EmbeddingBacklog
@@ -124,7 +124,7 @@ class MemoryArchive:
             assert embedded is not None
             vector = embedded[0]
         # Ranking, filtering, fusion and the backlog check are the search store's, in one reader hop.
-        return await self.storage.read(_search, namespace, fts_query(query), vector, mode, f, limit,
+        return await self.storage.read(_search, namespace, full_text_query(query), vector, mode, f, limit,
                                        self.embedder is not None)
 
     async def extract(self, namespace: str, task_id: str, subtask_id: str, calls: Sequence[ToolCall],
@@ -149,7 +149,7 @@ class MemoryArchive:
         return Extraction(valid, dropped, len(items), "")
 
 
-def _search(reader: Reader, namespace: str, match: str, vector: np.ndarray | None, mode: SearchMode,
+def _search(reader: Reader, namespace: str, match: memory_search.Match, vector: np.ndarray | None, mode: SearchMode,
             f: MemoryFilter, limit: int, embedding: bool) -> SearchResult:
     hits = memory_search.search_entries(reader, namespace, match, vector, mode, f, limit)
     if not embedding:  # no embedding backend: nothing is waiting for one
