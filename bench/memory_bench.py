@@ -9,9 +9,10 @@ What is measured, and how (printed again with the figures):
 2. Corpora of 10k and 100k entries, built fast: a few thousand distinct summaries are embedded
    once, and each entry reuses one of them (with a varied detail, subtask and tags) and its vector
    plus small Gaussian noise (re-normalised), written with `insert_memory_entries`.
-3. Server-side search latency: `store.memory_search.search_hits` (FTS5 BM25 + snippets, vec0 KNN +
-   rescoring, reciprocal-rank fusion) on a connection in this process, one query at a time, query
-   vectors embedded beforehand (the embedding of the query is timed separately), limit 10.
+3. Server-side search latency: `MemoryArchive.ranked`, what SearchMemories runs once the query is
+   embedded (FTS5 BM25 + snippets, vec0 KNN + rescoring, weighted reciprocal-rank fusion, the hits'
+   entries, the backlog check) on the server's storage (two reader threads: HYBRID runs its halves at
+   once), one query at a time, query vectors embedded beforehand (timed separately), limit 10.
 4. Over gRPC, if the server answers SearchMemories: a `taskmem serve` process on a copy of the
    10k/100k database, one grpc.aio call at a time (query embedding included); and ingest through
    AddMemoryEntries on an empty database (100 entries per call, --in-flight calls at once): the rate
@@ -32,7 +33,7 @@ import shutil
 import sys
 import tempfile
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 
 import numpy as np
@@ -47,11 +48,10 @@ from taskmem.core.memory_search import SearchMode, full_text_query  # noqa: E402
 from taskmem.core.tasks import Task, TaskStatus  # noqa: E402
 from taskmem.providers.embeddings import BuiltinEmbedder, normalise_rows  # noqa: E402
 from taskmem.store import memory_vectors, tasks as task_store  # noqa: E402
-from taskmem.store.database import connect  # noqa: E402
 from taskmem.store.memory_entries import insert_memory_entries  # noqa: E402
-from taskmem.store.memory_search import search_hits  # noqa: E402
+from taskmem.memory.archive import MemoryArchive  # noqa: E402
 from taskmem.store.storage import Storage  # noqa: E402
-from taskmem.store.writer import Reader, Transaction  # noqa: E402
+from taskmem.store.writer import Transaction  # noqa: E402
 
 NAMESPACE = "default"
 TASKS = 20
@@ -180,34 +180,32 @@ async def build_corpus(path: Path, size: int, summaries: list[tuple[MemoryType, 
     return elapsed
 
 
-def time_calls(call: Callable[[int], object], count: int) -> list[float]:
-    samples = []
-    for i in range(count):
-        start = time.perf_counter()
-        call(i)
-        samples.append(time.perf_counter() - start)
-    return samples
-
-
-def bench_server_side(path: Path, size: int, query_vectors: np.ndarray, count: int) -> None:
-    connection = connect(str(path))
-    reader = Reader(connection)
+async def bench_server_side(path: Path, size: int, query_vectors: np.ndarray, count: int) -> None:
+    """MemoryArchive.ranked as SearchMemories runs it once the query is embedded: the server's storage
+    (two reader threads; HYBRID's halves run at once), hits with their entries and the backlog check."""
+    storage = await Storage.open(str(path), event_payload, synchronous="NORMAL")
+    archive = MemoryArchive(storage, None, None)
     matches = [full_text_query(q) for q in QUERIES]  # as SearchMemories reads them
     everything = MemoryFilter()
     one_task = MemoryFilter(task_id="tsk_bench003")
     tagged = MemoryFilter(tags=("perf",))
     for label, f in (("no filter", everything), ("task filter", one_task), ("tag filter", tagged)):
         for mode in SearchMode:
-            def call(i: int, mode: SearchMode = mode, f: MemoryFilter = f) -> object:
+            async def call(i: int, mode: SearchMode = mode, f: MemoryFilter = f) -> object:
                 q = i % len(QUERIES)
-                return search_hits(reader, NAMESPACE, matches[q], query_vectors[q], mode, f, 10)
+                return await archive.ranked(NAMESPACE, matches[q], query_vectors[q], mode, f, 10)
             for i in range(10):
-                call(i)  # warm the page cache
-            print(f"  server-side {size:>6} entries, {label:<11} {mode.name:<8} {percentiles(time_calls(call, count))}")
-    hit_counts = [len(search_hits(reader, NAMESPACE, matches[q], query_vectors[q], SearchMode.FULLTEXT, everything, 10))
-                  for q in range(len(QUERIES))]
+                await call(i)  # warm the page cache
+            samples = []
+            for i in range(count):
+                start = time.perf_counter()
+                await call(i)
+                samples.append(time.perf_counter() - start)
+            print(f"  server-side {size:>6} entries, {label:<11} {mode.name:<8} {percentiles(samples)}")
+    hit_counts = [len((await archive.ranked(NAMESPACE, matches[q], query_vectors[q], SearchMode.FULLTEXT, everything,
+                                            10)).hits) for q in range(len(QUERIES))]
     print(f"  (FULLTEXT found hits for {sum(1 for h in hit_counts if h)} of {len(QUERIES)} queries)")
-    connection.close()
+    await storage.close()
 
 
 async def bench_grpc(path: Path, size: int, count: int) -> bool:
@@ -330,7 +328,7 @@ async def main() -> None:
             built = await build_corpus(path, size, summaries, vectors)
             print(f"\ncorpus of {size} entries (reused vectors + noise, insert_memory_entries) built in {built:.1f} s"
                   f" = {size / built:.0f} entries/s without embedding")
-            bench_server_side(path, size, query_vectors, ARGS.queries)
+            await bench_server_side(path, size, query_vectors, ARGS.queries)
             if ARGS.grpc:
                 copy = directory / f"served-{size}.db"
                 shutil.copy(path, copy)

@@ -3,6 +3,7 @@ in three modes, and write-time extraction by the utility model."""
 
 from __future__ import annotations
 
+import asyncio
 import dataclasses
 import importlib.resources
 import logging
@@ -123,9 +124,20 @@ class MemoryArchive:
             embedded = await self.embed([query])
             assert embedded is not None
             vector = embedded[0]
-        # Ranking, filtering, fusion and the backlog check are the search store's, in one reader hop.
-        return await self.storage.read(_search, namespace, full_text_query(query), vector, mode, f, limit,
-                                       self.embedder is not None)
+        return await self.ranked(namespace, full_text_query(query), vector, mode, f, limit)
+
+    async def ranked(self, namespace: str, match: memory_search.Match, vector: np.ndarray | None, mode: SearchMode,
+                     f: MemoryFilter, limit: int) -> SearchResult:
+        """search() once the query is read and embedded. HYBRID runs its two halves at once, each in its own
+        reader thread (SQLite and numpy let go of the GIL), so it takes about as long as the slower half
+        rather than both; ranking, filtering, fusion and the backlog check are the search store's."""
+        embedding = self.embedder is not None
+        if mode is not SearchMode.HYBRID or vector is None:
+            return await self.storage.read(_search, namespace, match, vector, mode, f, limit, embedding)
+        (text, texts), near = await asyncio.gather(
+            self.storage.read(memory_search.fulltext_candidates, namespace, match, f, limit),
+            self.storage.read(memory_search.semantic_candidates, namespace, vector, f, limit))
+        return await self.storage.read(_fuse, namespace, text, texts, near, f, limit, embedding)
 
     async def extract(self, namespace: str, task_id: str, subtask_id: str, calls: Sequence[ToolCall],
                       model_output: str) -> Extraction:
@@ -152,6 +164,17 @@ class MemoryArchive:
 def _search(reader: Reader, namespace: str, match: memory_search.Match, vector: np.ndarray | None, mode: SearchMode,
             f: MemoryFilter, limit: int, embedding: bool) -> SearchResult:
     hits = memory_search.search_entries(reader, namespace, match, vector, mode, f, limit)
+    return _result(reader, namespace, mode, f, hits, embedding)
+
+
+def _fuse(reader: Reader, namespace: str, text: str, texts: list[int], near: list[int], f: MemoryFilter, limit: int,
+          embedding: bool) -> SearchResult:
+    hits = memory_search.with_entries(reader, namespace, memory_search.fused_hits(reader, text, texts, near, limit))
+    return _result(reader, namespace, SearchMode.HYBRID, f, hits, embedding)
+
+
+def _result(reader: Reader, namespace: str, mode: SearchMode, f: MemoryFilter, hits: list[tuple[Hit, MemoryEntry]],
+            embedding: bool) -> SearchResult:
     if not embedding:  # no embedding backend: nothing is waiting for one
         return SearchResult(mode, hits, set(), 0)
     return SearchResult(mode, hits, memory_backlog.queued_among(reader, [hit.seq for hit, _ in hits]),

@@ -125,11 +125,25 @@ def search_hits(reader: Reader, namespace: str, match: Match, vector: np.ndarray
     if mode is SearchMode.SEMANTIC:
         return [Hit(seq, 1.0 - distance, semantic_rank=rank)
                 for rank, (seq, distance) in enumerate(semantic(reader, namespace, vector, f, limit), start=1)]
-    candidates = candidate_count(limit)
-    match = expression(reader, match)
-    texts = ranked_matches(reader, namespace, match, f, candidates)
-    near = semantic(reader, namespace, vector, f, candidates)
-    hits = reciprocal_rank_fusion([(seq, "") for seq, _ in texts], [seq for seq, _ in near], limit)
+    text, texts = fulltext_candidates(reader, namespace, match, f, limit)
+    return fused_hits(reader, text, texts, semantic_candidates(reader, namespace, vector, f, limit), limit)
+
+
+def fulltext_candidates(reader: Reader, namespace: str, match: Match, f: MemoryFilter,
+                        limit: int) -> tuple[str, list[int]]:
+    """HYBRID's full-text half for `limit` hits: the FTS5 expression that ran and its best candidates."""
+    text = expression(reader, match)
+    return text, [seq for seq, _ in ranked_matches(reader, namespace, text, f, candidate_count(limit))]
+
+
+def semantic_candidates(reader: Reader, namespace: str, vector: np.ndarray, f: MemoryFilter, limit: int) -> list[int]:
+    """HYBRID's semantic half for `limit` hits: its best candidates."""
+    return [seq for seq, _ in semantic(reader, namespace, vector, f, candidate_count(limit))]
+
+
+def fused_hits(reader: Reader, match: str, texts: list[int], near: list[int], limit: int) -> list[Hit]:
+    """HYBRID's hits from both halves' candidates, the full-text ones with their snippets."""
+    hits = reciprocal_rank_fusion([(seq, "") for seq in texts], near, limit)
     # Snippets only for the hits that made the cut (each costs a full-text lookup).
     found = [hit for hit in hits if hit.fulltext_rank]
     for hit, snippet in zip(found, _snippets(reader, match, [hit.seq for hit in found])):
@@ -140,6 +154,10 @@ def search_hits(reader: Reader, namespace: str, match: Match, vector: np.ndarray
 def search_entries(reader: Reader, namespace: str, match: Match, vector: np.ndarray | None, mode: SearchMode,
                    f: MemoryFilter, limit: int) -> list[tuple[Hit, MemoryEntry]]:
     """search_hits with each hit's entry (tags and relevance_to included), best first."""
-    hits = search_hits(reader, namespace, match, vector, mode, f, limit)
+    return with_entries(reader, namespace, search_hits(reader, namespace, match, vector, mode, f, limit))
+
+
+def with_entries(reader: Reader, namespace: str, hits: list[Hit]) -> list[tuple[Hit, MemoryEntry]]:
+    """Each hit with its entry (tags and relevance_to included), in the hits' order."""
     entries = entries_by_seq(reader, namespace, [hit.seq for hit in hits])
     return [(hit, entries[hit.seq]) for hit in hits if hit.seq in entries]
