@@ -172,7 +172,7 @@ def _set_params(namespace: str, f: MemoryFilter) -> list[object]:
 
 
 def nearest(reader: Reader, namespace: str, query: np.ndarray, k: int, task_id: str = "",
-            f: MemoryFilter | None = None) -> list[tuple[int, float]]:
+            f: MemoryFilter | None = None, candidates: int = 0) -> list[tuple[int, float]]:
     """The k entries (seq, cosine distance) of the namespace nearest to the query vector that match f (and
     task_id), nearest first. Every filter is applied inside the KNN, so k matching entries come back
     whenever the namespace has that many."""
@@ -184,7 +184,7 @@ def nearest(reader: Reader, namespace: str, query: np.ndarray, k: int, task_id: 
     vector = np.ascontiguousarray(query, dtype=np.float32)
     where, params = _knn_filter(f)
     params.extend(_set_params(namespace, f))
-    wanted = min(VEC0_MAX_K, max(k * OVERSAMPLE, MIN_CANDIDATES))
+    wanted = min(VEC0_MAX_K, max(candidates or k * OVERSAMPLE, MIN_CANDIDATES, k))
     candidates = [int(row[0]) for row in reader.fetchall(
         f"SELECT seq FROM {VECTOR_TABLE} WHERE embedding MATCH vec_quantize_binary(?) AND k = ?"
         f" AND namespace = ?{where}", [vector.tobytes(), wanted, namespace, *params])]
