@@ -13,12 +13,16 @@ from taskmem.api.wait_convert import event_payload
 from taskmem.core.errors import InvalidArgument
 from taskmem.core.ids import now_us
 from taskmem.core.memory import MemoryEntry, MemoryFilter, MemoryType, NewMemoryEntry
-from taskmem.core.memory_search import FULLTEXT_WEIGHT, RRF_K, SEMANTIC_WEIGHT, SearchMode, fts_query
+from taskmem.core.memory_search import (
+    FULLTEXT_WEIGHT, RRF_K, SEMANTIC_WEIGHT, SearchMode, fts_query, full_text_query,
+)
 from taskmem.core.tasks import Task, TaskStatus
 from taskmem.store import memory_vectors
 from taskmem.store import tasks as task_store
 from taskmem.store.memory_entries import insert_memory_entries
-from taskmem.store.memory_search import fulltext, search_entries, search_hits, semantic
+from taskmem.store.memory_search import (
+    COMMON_WORDS_FROM, common_words, fulltext, search_entries, search_hits, semantic,
+)
 from taskmem.store.storage import Storage
 from taskmem.store.writer import Transaction
 
@@ -107,6 +111,17 @@ async def test_a_quoted_phrase_must_occur_as_written(archive: Archive) -> None:
     assert "[climbing gym]" in found[0][2]
     words = await archive.read(fulltext, "default", fts_query("climbing gym"), MemoryFilter(), 10)
     assert len(words) == 2
+
+
+async def test_a_word_in_more_than_half_of_the_entries_only_ranks_and_never_costs_a_match(archive: Archive) -> None:
+    common = await archive.add("default", [entry(f"deploy note {n}") for n in range(COMMON_WORDS_FROM)])
+    rare = await archive.add("default", [entry("deploy rollback checklist")])
+    query = full_text_query("deploy rollback")
+    assert await archive.read(common_words, query.words) == {"deploy"}
+    found = await archive.read(fulltext, "default", query, MemoryFilter(), 10)
+    assert [seq for seq, _, _ in found] == [rare[0].seq] and "[rollback]" in found[0][2]
+    alone = await archive.read(fulltext, "default", full_text_query("deploy"), MemoryFilter(), 3)
+    assert len(alone) == 3 and {seq for seq, _, _ in alone} <= {e.seq for e in common + rare}
 
 
 async def test_fulltext_snippet_wraps_each_match_in_brackets(archive: Archive) -> None:

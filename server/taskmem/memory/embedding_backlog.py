@@ -98,6 +98,13 @@ class EmbeddingBacklog:
                 await asyncio.sleep(pause)
                 pause = min(pause * 2, RETRY_MAX_SECONDS)
                 continue
+            except Exception:
+                # Anything else (a database error) must not end the pass for the life of the server:
+                # the entries stay queued and the batch is tried again after the pause.
+                log.exception("embedding backlog: storing %d vectors failed; retrying in %.1f s", len(batch), pause)
+                await asyncio.sleep(pause)
+                pause = min(pause * 2, RETRY_MAX_SECONDS)
+                continue
             pause = RETRY_FIRST_SECONDS
             self.embedded += len(batch)
             self._advanced()
