@@ -113,7 +113,7 @@ async def test_a_quoted_phrase_must_occur_as_written(archive: Archive) -> None:
     assert len(words) == 2
 
 
-async def test_a_word_in_more_than_half_of_the_entries_only_ranks_and_never_costs_a_match(archive: Archive) -> None:
+async def test_a_word_in_more_than_half_of_the_entries_is_left_out_unless_it_is_all_the_query_has(archive: Archive) -> None:
     common = await archive.add("default", [entry(f"deploy note {n}") for n in range(COMMON_WORDS_FROM)])
     rare = await archive.add("default", [entry("deploy rollback checklist")])
     query = full_text_query("deploy rollback")

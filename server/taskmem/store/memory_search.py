@@ -23,8 +23,9 @@ FIRST_LOOK = 4
 COMMON_WORDS_FROM = 2000
 
 Match = str | FullTextQuery
-# word → (in more than half of the entries?, entries when counted); shared by the reader threads.
-_common: dict[str, tuple[bool, int]] = {}
+# (database file, word) → (in more than half of the entries?, entries when counted); shared by the
+# reader threads of every database the process has open.
+_common: dict[tuple[str, str], tuple[bool, int]] = {}
 _COMMON_CACHE_MAX = 50_000
 
 
@@ -38,16 +39,17 @@ def common_words(reader: Reader, words: tuple[str, ...]) -> frozenset[str]:
     total = int(reader.fetchall("SELECT coalesce(max(seq), 0) FROM memory_entries")[0][0])  # no entry is deleted
     if total < COMMON_WORDS_FROM:
         return frozenset()
+    database = str(reader.fetchall("PRAGMA database_list")[0][2])
     common = set()
     for word in words:
-        known = _common.get(word)
+        known = _common.get((database, word))
         if known is None or total > known[1] * 1.1:
             half = total // 2
             count = int(reader.fetchall("SELECT count(*) FROM (SELECT 1 FROM memory_fts WHERE memory_fts MATCH ?"
                                         " LIMIT ?)", (f'"{word}"', half + 1))[0][0])
             if len(_common) >= _COMMON_CACHE_MAX:
                 _common.clear()
-            known = _common[word] = (count > half, total)
+            known = _common[(database, word)] = (count > half, total)
         if known[0]:
             common.add(word)
     return frozenset(common)
