@@ -1,7 +1,9 @@
 """Searching memory entries: FTS5 ranked by BM25 with snippets, the vec0 KNN, and both fused.
 
-`search_entries` is what SearchMemories runs in one reader-thread hop: each mode's ranked list,
-narrowed by the filter, the fusion for HYBRID, and the entries of the hits.
+`search_entries` runs a search in one reader-thread hop: each mode's ranked list, narrowed by the
+filter, the fusion for HYBRID, and the entries of the hits. SearchMemories (memory/archive.py) runs
+HYBRID's halves, `fulltext_candidates` and `semantic_candidates`, in two reader threads at once and
+then `fused_hits`.
 """
 
 from __future__ import annotations
