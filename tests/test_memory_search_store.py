@@ -13,12 +13,16 @@ from taskmem.api.wait_convert import event_payload
 from taskmem.core.errors import InvalidArgument
 from taskmem.core.ids import now_us
 from taskmem.core.memory import MemoryEntry, MemoryFilter, MemoryType, NewMemoryEntry
-from taskmem.core.memory_search import RRF_K, SearchMode, fts_query
+from taskmem.core.memory_search import (
+    FULLTEXT_WEIGHT, RRF_K, SEMANTIC_WEIGHT, SearchMode, fts_query, full_text_query,
+)
 from taskmem.core.tasks import Task, TaskStatus
 from taskmem.store import memory_vectors
 from taskmem.store import tasks as task_store
 from taskmem.store.memory_entries import insert_memory_entries
-from taskmem.store.memory_search import fulltext, search_entries, search_hits, semantic
+from taskmem.store.memory_search import (
+    COMMON_WORDS_FROM, common_words, fulltext, search_entries, search_hits, semantic,
+)
 from taskmem.store.storage import Storage
 from taskmem.store.writer import Transaction
 
@@ -83,10 +87,41 @@ async def test_fulltext_ranks_by_bm25_a_summary_match_above_a_detail_match(archi
     assert found[0][1] < found[1][1] < 0  # SQLite's bm25: lower is better
 
 
-async def test_fulltext_needs_every_word_and_matches_stems(archive: Archive) -> None:
-    both, _ = await archive.add("default", [entry("Redis cache layer for sessions"), entry("Redis queue for jobs")])
+async def test_fulltext_ranks_entries_with_more_of_the_words_first_and_matches_stems(archive: Archive) -> None:
+    both, one, _ = await archive.add("default", [entry("Redis cache layer for sessions"), entry("Redis queue for jobs"),
+                                                  entry("Fixed the login form")])
     found = await archive.read(fulltext, "default", fts_query("caching, Redis!"), MemoryFilter(), 10)
-    assert [seq for seq, _, _ in found] == [both.seq]
+    assert [seq for seq, _, _ in found] == [both.seq, one.seq]
+
+
+async def test_a_natural_question_finds_its_evidence_without_its_stop_words(archive: Archive) -> None:
+    evidence, _ = await archive.add("default", [entry("Maria: I went to a climbing gym yesterday with my sister"),
+                                                entry("John: the weather was awful all week")])
+    found = await archive.read(fulltext, "default", fts_query("When did Maria go to the climbing gym?"),
+                               MemoryFilter(), 10)
+    assert [seq for seq, _, _ in found] == [evidence.seq]
+    assert "[climbing]" in found[0][2] and "[gym]" in found[0][2]
+
+
+async def test_a_quoted_phrase_must_occur_as_written(archive: Archive) -> None:
+    phrase, _ = await archive.add("default", [entry("Booked the climbing gym for Friday"),
+                                              entry("The gym had no climbing wall")])
+    found = await archive.read(fulltext, "default", fts_query('"climbing gym" Friday'), MemoryFilter(), 10)
+    assert [seq for seq, _, _ in found] == [phrase.seq]
+    assert "[climbing gym]" in found[0][2]
+    words = await archive.read(fulltext, "default", fts_query("climbing gym"), MemoryFilter(), 10)
+    assert len(words) == 2
+
+
+async def test_a_word_in_more_than_half_of_the_entries_is_left_out_unless_it_is_all_the_query_has(archive: Archive) -> None:
+    common = await archive.add("default", [entry(f"deploy note {n}") for n in range(COMMON_WORDS_FROM)])
+    rare = await archive.add("default", [entry("deploy rollback checklist")])
+    query = full_text_query("deploy rollback")
+    assert await archive.read(common_words, query.words) == {"deploy"}
+    found = await archive.read(fulltext, "default", query, MemoryFilter(), 10)
+    assert [seq for seq, _, _ in found] == [rare[0].seq] and "[rollback]" in found[0][2]
+    alone = await archive.read(fulltext, "default", full_text_query("deploy"), MemoryFilter(), 3)
+    assert len(alone) == 3 and {seq for seq, _, _ in alone} <= {e.seq for e in common + rare}
 
 
 async def test_fulltext_snippet_wraps_each_match_in_brackets(archive: Archive) -> None:
@@ -233,7 +268,8 @@ async def test_hybrid_puts_the_entry_both_modes_rank_high_first_and_scores_by_re
     assert hits[0].seq == both.seq
     assert hits[0].found_by == (SearchMode.FULLTEXT, SearchMode.SEMANTIC) and "[Redis]" in hits[0].snippet
     for hit in hits:
-        assert hit.score == pytest.approx(sum(1 / (RRF_K + r) for r in (hit.fulltext_rank, hit.semantic_rank) if r))
+        assert hit.score == pytest.approx(sum(w / (RRF_K + r) for w, r in ((FULLTEXT_WEIGHT, hit.fulltext_rank),
+                                                                           (SEMANTIC_WEIGHT, hit.semantic_rank)) if r))
     assert [h.score for h in hits] == sorted((h.score for h in hits), reverse=True)
     [last] = [h for h in hits if h.seq == unrelated.seq]
     assert last.found_by == (SearchMode.SEMANTIC,) and last.snippet == "" and hits[-1] is last

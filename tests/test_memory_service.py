@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import signal
 import sqlite3
 import subprocess
 from collections.abc import AsyncIterator, Iterator
@@ -20,6 +21,7 @@ from taskmem.v1 import memory_service_pb2 as pb
 from taskmem.v1 import task_service_pb2 as tpb
 from taskmem.v1.memory_service_pb2_grpc import MemoryServiceStub
 from taskmem.v1.task_service_pb2_grpc import TaskServiceStub
+from tests.support.fake_embeddings import FakeEmbeddings, fake_embeddings
 from tests.support.rpc_errors import assert_rpc_error, error_info
 from tests.support.scripted_llm import ScriptedLLM, scripted_llm
 from tests.support.server_process import ServerProcess
@@ -227,9 +229,11 @@ async def corpus(rpc) -> tuple[str, list[memory_pb2.MemoryEntry]]:
 
 
 async def _search(memory: MemoryServiceStub, query: str, mode: int, task_id: str,
-                  limit: int = 10) -> pb.SearchMemoriesResponse:
+                  limit: int = 10, wait: bool = True) -> pb.SearchMemoriesResponse:
+    """A search within the task; by default after the entries added before it are embedded."""
     return await memory.SearchMemories(pb.SearchMemoriesRequest(
-        query=query, mode=mode, limit=limit, filter=memory_pb2.MemoryFilter(task_id=task_id)))
+        query=query, mode=mode, limit=limit, filter=memory_pb2.MemoryFilter(task_id=task_id),
+        wait_for_embeddings=wait), timeout=30)
 
 
 async def test_fulltext_ranks_by_bm25_stems_words_and_marks_the_match(rpc, corpus) -> None:
@@ -246,11 +250,11 @@ async def test_fulltext_ranks_by_bm25_stems_words_and_marks_the_match(rpc, corpu
 async def test_semantic_finds_a_paraphrase_with_no_shared_word(rpc, corpus) -> None:
     _, memory = rpc
     task_id, stored = corpus
-    found = await _search(memory, "where do we keep cached data", SEMANTIC, task_id, limit=3)
-    assert found.hits[0].entry.id == stored[0].id and list(found.hits[0].found_by) == [SEMANTIC]
+    found = await _search(memory, "which database enforces the allowed values", SEMANTIC, task_id, limit=3)
+    assert found.hits[0].entry.id == stored[3].id and list(found.hits[0].found_by) == [SEMANTIC]
     assert found.hits[0].snippet == "" and 0 < found.hits[0].score <= 1
     assert [h.score for h in found.hits] == sorted((h.score for h in found.hits), reverse=True)
-    assert not (await _search(memory, "where do we keep cached data", FULLTEXT, task_id)).hits
+    assert not (await _search(memory, "which database enforces the allowed values", FULLTEXT, task_id)).hits
 
 
 async def test_hybrid_puts_the_entry_both_modes_agree_on_first(rpc, corpus) -> None:
@@ -259,12 +263,12 @@ async def test_hybrid_puts_the_entry_both_modes_agree_on_first(rpc, corpus) -> N
     found = await _search(memory, "Redis cache", HYBRID, task_id, limit=4)
     top = found.hits[0]
     assert top.entry.id == stored[0].id and set(top.found_by) == {FULLTEXT, SEMANTIC}
-    assert (top.fulltext_rank, top.semantic_rank) == (1, 1) and top.score == pytest.approx(2 / 61)
+    assert (top.fulltext_rank, top.semantic_rank) == (1, 1) and top.score == pytest.approx(1 / 6)  # (0.4 + 0.6) / (5 + 1)
     semantic_only = [h for h in found.hits if list(h.found_by) == [SEMANTIC]]
     assert semantic_only and all(h.fulltext_rank == 0 and not h.snippet for h in semantic_only)
     assert [h.score for h in found.hits] == sorted((h.score for h in found.hits), reverse=True)
     default = await memory.SearchMemories(pb.SearchMemoriesRequest(
-        query="Redis cache", filter=memory_pb2.MemoryFilter(task_id=task_id)))
+        query="Redis cache", filter=memory_pb2.MemoryFilter(task_id=task_id), wait_for_embeddings=True))
     assert default.mode == HYBRID and default.hits[0].entry.id == stored[0].id
 
 
@@ -275,7 +279,7 @@ async def test_search_applies_the_filter_to_both_modes(rpc) -> None:
                            _entry(task_id, "Redis caching was slow", ERROR, tags=["cache-misses"]))
     for mode in (FULLTEXT, SEMANTIC, HYBRID):
         found = await memory.SearchMemories(pb.SearchMemoriesRequest(query="Redis caching", mode=mode, filter=(
-            memory_pb2.MemoryFilter(task_id=task_id, tags=["cache"]))))
+            memory_pb2.MemoryFilter(task_id=task_id, tags=["cache"])), wait_for_embeddings=True))
         assert [h.entry.id for h in found.hits] == [wanted.id], mode
 
 
@@ -307,8 +311,8 @@ async def test_search_sees_only_the_callers_namespace(fresh_server: ServerProces
             await memory.AddMemoryEntries(pb.AddMemoryEntriesRequest(entries=[
                 _entry(b_task, "Beta uses Redis for caching")]), metadata=beta)
             for mode in (FULLTEXT, SEMANTIC, HYBRID):
-                found = await memory.SearchMemories(pb.SearchMemoriesRequest(query="Redis caching", mode=mode),
-                                                    metadata=beta)
+                found = await memory.SearchMemories(pb.SearchMemoriesRequest(
+                    query="Redis caching", mode=mode, wait_for_embeddings=True), metadata=beta)
                 assert [h.entry.summary for h in found.hits] == ["Beta uses Redis for caching"], mode
             listed = await memory.QueryMemoryEntries(pb.QueryMemoryEntriesRequest(), metadata=alpha)
             assert [e.summary for e in listed.entries] == ["Alpha uses Redis for caching"]
@@ -353,7 +357,13 @@ async def test_without_embeddings_semantic_search_names_the_setting_and_hybrid_r
         server.stop()
 
 
-async def test_a_failing_embedding_endpoint_stores_nothing_and_says_so(fresh_server: ServerProcess) -> None:
+def _fake_backend(fake: FakeEmbeddings, dimension: int = 64) -> list[str]:
+    return ["--embedding-backend", "openai", "--embedding-url", fake.base_url, "--embedding-model",
+            f"words-{dimension}", "--embedding-dimension", str(dimension)]
+
+
+async def test_a_failing_embedding_endpoint_still_stores_and_acknowledges_the_entries(
+        fresh_server: ServerProcess) -> None:
     server = ServerProcess(fresh_server.database, "--embedding-backend", "openai", "--embedding-url",
                            "http://127.0.0.1:9/v1", "--embedding-model", "nothing-listens", "--embedding-dimension",
                            "8", env={"TASKMEM_LLM_RETRIES": "0"})
@@ -362,11 +372,89 @@ async def test_a_failing_embedding_endpoint_stores_nothing_and_says_so(fresh_ser
         async with grpc.aio.insecure_channel(server.address) as channel:
             tasks, memory = TaskServiceStub(channel), MemoryServiceStub(channel)
             task_id = await _task(tasks)
-            failed = await _error(_add(memory, _entry(task_id, "Use Redis for caching")))
-            assert_rpc_error(failed, grpc.StatusCode.UNAVAILABLE, "ERROR_REASON_EMBEDDING_UNAVAILABLE")
-            assert not (await memory.QueryMemoryEntries(pb.QueryMemoryEntriesRequest())).entries
+            [stored] = await _add(memory, _entry(task_id, "Use Redis for caching"))
+            found = await _search(memory, "Redis caching", FULLTEXT, task_id, wait=False)
+            assert [h.entry.id for h in found.hits] == [stored.id]
+            assert found.hits[0].embedding_pending and found.unembedded_count == 1
+            semantic = await _error(_search(memory, "Redis caching", SEMANTIC, task_id, wait=False))
+            assert_rpc_error(semantic, grpc.StatusCode.UNAVAILABLE, "ERROR_REASON_EMBEDDING_UNAVAILABLE")
     finally:
         server.stop()
+
+
+async def test_a_natural_question_finds_its_evidence_by_full_text_despite_its_stop_words(rpc) -> None:
+    tasks, memory = rpc
+    task_id = await _task(tasks, "Conversation")
+    evidence, _ = await _add(memory, _entry(task_id, "Maria: I went to a climbing gym yesterday with my sister"),
+                             _entry(task_id, "John: the weather in Lisbon was awful all week"))
+    found = await _search(memory, "When did Maria go to the climbing gym?", FULLTEXT, task_id, wait=False)
+    assert [h.entry.id for h in found.hits] == [evidence.id]
+    assert "[climbing]" in found.hits[0].snippet and "[gym]" in found.hits[0].snippet
+
+
+async def test_a_quoted_phrase_finds_only_entries_holding_it_as_written(rpc) -> None:
+    tasks, memory = rpc
+    task_id = await _task(tasks, "Phrases")
+    phrase, _ = await _add(memory, _entry(task_id, "Booked the climbing gym for Friday"),
+                           _entry(task_id, "The gym on Friday had no climbing wall"))
+    found = await _search(memory, '"climbing gym" on Friday', FULLTEXT, task_id, wait=False)
+    assert [h.entry.id for h in found.hits] == [phrase.id] and "[climbing gym]" in found.hits[0].snippet
+    assert len((await _search(memory, "climbing gym on Friday", FULLTEXT, task_id, wait=False)).hits) == 2
+
+
+async def test_an_entry_is_found_by_text_at_once_and_by_meaning_once_the_backlog_drains(
+        fresh_server: ServerProcess) -> None:
+    with fake_embeddings() as fake:
+        server = ServerProcess(fresh_server.database, *_fake_backend(fake))
+        server.start()
+        try:
+            async with grpc.aio.insecure_channel(server.address) as channel:
+                tasks, memory = TaskServiceStub(channel), MemoryServiceStub(channel)
+                task_id = await _task(tasks)
+                fake.hold()  # the model does not answer: the entry is acknowledged anyway
+                [stored] = (await memory.AddMemoryEntries(pb.AddMemoryEntriesRequest(entries=[
+                    _entry(task_id, "Maria went bouldering at the climbing gym")]), timeout=5)).entries
+                text = await _search(memory, "climbing gym", FULLTEXT, task_id, wait=False)
+                assert [h.entry.id for h in text.hits] == [stored.id]
+                assert text.hits[0].embedding_pending and text.unembedded_count == 1
+                fake.release()
+                meaning = await _search(memory, "bouldering Maria", SEMANTIC, task_id)
+                assert [h.entry.id for h in meaning.hits] == [stored.id]
+                assert not meaning.hits[0].embedding_pending and meaning.unembedded_count == 0
+        finally:
+            fake.release()
+            server.stop()
+
+
+async def test_a_crash_with_a_backlog_loses_no_entry_and_leaves_none_unembedded_after_restart(
+        fresh_server: ServerProcess) -> None:
+    with fake_embeddings() as fake:
+        server = ServerProcess(fresh_server.database, *_fake_backend(fake))
+        server.start()
+        try:
+            async with grpc.aio.insecure_channel(server.address) as channel:
+                tasks, memory = TaskServiceStub(channel), MemoryServiceStub(channel)
+                task_id = await _task(tasks)
+                fake.hold()
+                stored = []
+                for batch in range(3):
+                    stored += await _add(memory, *[_entry(task_id, f"note {batch}-{n} about topic{batch * 50 + n}")
+                                                   for n in range(50)])
+            assert server.stop(signal.SIGKILL) != 0
+            with sqlite3.connect(fresh_server.database) as db:
+                assert db.execute("SELECT count(*) FROM memory_entries").fetchone() == (150,)
+                assert db.execute("SELECT count(*) FROM memory_embedding_queue").fetchone() == (150,)
+            fake.release()
+            server.start()
+            async with grpc.aio.insecure_channel(server.address) as channel:
+                found = await _search(MemoryServiceStub(channel), stored[137].summary, SEMANTIC, task_id, limit=1)
+            assert [h.entry.id for h in found.hits] == [stored[137].id] and found.unembedded_count == 0
+            with sqlite3.connect(fresh_server.database) as db:
+                assert db.execute("SELECT count(*) FROM memory_embedding_queue").fetchone() == (0,)
+                assert db.execute("SELECT count(*) FROM memory_embeddings").fetchone() == (150,)
+        finally:
+            fake.release()
+            server.stop()
 
 
 def test_grpcurl_lists_and_describes_memory_service_by_reflection(memory_server: ServerProcess) -> None:

@@ -17,8 +17,11 @@ from taskmem.core.memory import MemoryFilter
 from taskmem.store import memory_vectors
 from taskmem.store.database import connect
 from taskmem.store.writer import Reader
+from taskmem.v1 import memory_pb2
+from taskmem.v1 import memory_service_pb2 as mpb
 from taskmem.v1 import state_service_pb2 as spb
 from taskmem.v1 import task_service_pb2 as pb
+from taskmem.v1.memory_service_pb2_grpc import MemoryServiceStub
 from taskmem.v1.state_service_pb2_grpc import StateServiceStub
 from taskmem.v1.task_service_pb2_grpc import TaskServiceStub
 from tests.support.fake_embeddings import FakeEmbeddings, embed, fake_embeddings
@@ -46,7 +49,8 @@ def reembed(database: Path, *flags: str) -> subprocess.CompletedProcess[str]:
 
 
 def write_decisions(database: Path, flags: list[str]) -> None:
-    """Memory entries with vectors of the configured model, written through a real server."""
+    """Memory entries with vectors of the configured model, written through a real server (which embeds
+    them in the background: a search that waits for the backlog returns once they are)."""
     server = ServerProcess(database, *flags)
     server.start()
     try:
@@ -55,6 +59,8 @@ def write_decisions(database: Path, flags: list[str]) -> None:
             state = StateServiceStub(channel)
             for text in DECISIONS:
                 state.AddDecision(spb.AddDecisionRequest(task_id=task.id, text=text))
+            MemoryServiceStub(channel).SearchMemories(mpb.SearchMemoriesRequest(
+                query="anything", mode=memory_pb2.SEARCH_MODE_FULLTEXT, wait_for_embeddings=True), timeout=30)
     finally:
         assert server.stop() == 0
 

@@ -85,6 +85,9 @@ class Config:
     embedding_api_key: str = ""
     # Texts per embedding call.
     embedding_batch_size: int = 64
+    # Memory entries are embedded after they are acknowledged, by a background pass that takes up to
+    # this many queued summaries per round (across calls), in model calls of embedding_batch_size.
+    embedding_backlog_batch: int = 256
     # The utility model (extraction, distillation): an OpenAI-compatible chat-completions endpoint
     # (base URL such as http://127.0.0.1:11434/v1) and a model name; both empty means no model.
     llm_base_url: str = ""
@@ -160,6 +163,8 @@ class Config:
         if self.llm_timeout_seconds <= 0 or self.embedding_batch_size < 1 or self.llm_retries < 0:
             raise ConfigError("llm_timeout_seconds must be more than 0, embedding_batch_size at least 1"
                               " and llm_retries not negative")
+        if self.embedding_backlog_batch < 1:
+            raise ConfigError("embedding_backlog_batch: must be at least 1")
         known = {key.key for key in self.api_keys}
         if self.api_keys and any(key not in known for key in self.admin_keys):
             raise ConfigError("admin_keys: with api_keys configured, every admin key must also be an api key")

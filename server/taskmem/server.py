@@ -141,7 +141,8 @@ class TaskmemServer:
         if metrics is not None:
             router.on_answer = lambda asked, answered: metrics.query_answers.labels(asked, answered).inc()
         # MemoryService: the embedding model is checked against the recorded one before any call.
-        self.memory = MemoryArchive(self.storage, embedder, chat)
+        # It also starts the background pass that embeds acknowledged entries (and resumes its backlog).
+        self.memory = MemoryArchive(self.storage, embedder, chat, backlog_batch_size=self.config.embedding_backlog_batch)
         await self.memory.start()
         # StateService: working memory is restored before the first call can read it.
         self.state = StateEngine(self.storage, self.config, token_counter(self.config.tiktoken_cache_dir),
@@ -189,6 +190,8 @@ class TaskmemServer:
         await self.health.enter_graceful_shutdown()
         if self.maintenance is not None:
             await self.maintenance.stop()
+        if self.memory is not None:
+            await self.memory.stop()  # the embedding backlog: what it has not stored stays queued
         if self.scheduler is not None:
             await self.scheduler.stop()
         if self.state_follower is not None:

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import hashlib
 import re
+import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
@@ -26,6 +27,15 @@ class FakeEmbeddings:
     def __init__(self) -> None:
         self.base_url = ""
         self.requests: list[dict[str, Any]] = []
+        self._open = threading.Event()
+        self._open.set()
+
+    def hold(self) -> None:
+        """Keep every request waiting (for at most 60 s) until release(): a model that has not answered yet."""
+        self._open.clear()
+
+    def release(self) -> None:
+        self._open.set()
 
 
 @contextmanager
@@ -34,6 +44,7 @@ def fake_embeddings() -> Iterator[FakeEmbeddings]:
 
     def reply(body: dict[str, Any]) -> dict[str, Any]:
         fake.requests.append(body)
+        fake._open.wait(60)
         dimension = int(re.findall(r"\d+$", body["model"])[0])
         texts = body["input"] if isinstance(body["input"], list) else [body["input"]]
         return {"object": "list", "model": body["model"], "data": [

@@ -5,19 +5,21 @@ from __future__ import annotations
 import pytest
 
 from taskmem.core.memory_search import (
-    MIN_CANDIDATES, RRF_K, SearchMode, candidate_count, fts_query, reciprocal_rank_fusion,
+    FULLTEXT_WEIGHT, MIN_CANDIDATES, RRF_K, SEMANTIC_WEIGHT, SearchMode, candidate_count, fts_query, reciprocal_rank_fusion,
 )
 
 
-def test_fusion_scores_each_entry_by_the_sum_of_its_reciprocal_ranks() -> None:
+def test_fusion_scores_each_entry_by_the_weighted_sum_of_its_reciprocal_ranks() -> None:
     hits = reciprocal_rank_fusion([(10, "a"), (20, "b"), (30, "c")], [30, 40, 10], limit=10)
     scores = {hit.seq: hit.score for hit in hits}
+    text, near = FULLTEXT_WEIGHT, SEMANTIC_WEIGHT
     assert scores == pytest.approx({
-        10: 1 / (RRF_K + 1) + 1 / (RRF_K + 3),
-        30: 1 / (RRF_K + 3) + 1 / (RRF_K + 1),
-        20: 1 / (RRF_K + 2),
-        40: 1 / (RRF_K + 2),
+        10: text / (RRF_K + 1) + near / (RRF_K + 3),
+        30: text / (RRF_K + 3) + near / (RRF_K + 1),
+        20: text / (RRF_K + 2),
+        40: near / (RRF_K + 2),
     })
+    assert [hit.seq for hit in hits] == [30, 10, 40, 20]  # the semantic list weighs more
 
 
 def test_an_entry_both_lists_hold_outranks_the_top_of_one_list() -> None:
@@ -29,7 +31,7 @@ def test_an_entry_both_lists_hold_outranks_the_top_of_one_list() -> None:
 
 def test_equal_scores_keep_the_better_single_rank_then_the_lower_seq_first() -> None:
     # 7 and 9 are both first in one list; 5 and 8 both second: ties broken by seq.
-    hits = reciprocal_rank_fusion([(9, ""), (8, "")], [7, 5], limit=4)
+    hits = reciprocal_rank_fusion([(9, ""), (8, "")], [7, 5], limit=4, weights=(0.5, 0.5))
     assert [hit.seq for hit in hits] == [7, 9, 5, 8]
 
 
@@ -50,10 +52,23 @@ def test_each_mode_contributes_at_least_min_candidates_to_a_hybrid_search() -> N
 
 
 @pytest.mark.parametrize("text, query", [
-    ("Redis cache", '"Redis" "cache"'),
-    ('NOT "redis* OR (memcached', '"NOT" "redis" "OR" "memcached"'),
-    ("caching, layer!", '"caching" "layer"'),
+    ("Redis cache", '"redis" OR "cache"'),
+    ("When did Maria go to the climbing gym?", '"maria" OR "go" OR "climbing" OR "gym"'),
+    ('NOT "redis* OR (memcached', '"redis" OR "memcached"'),
+    ("caching, layer! caching", '"caching" OR "layer"'),
+    ("what is it", '"what" OR "is" OR "it"'),
     ("  ...  ", ""),
 ])
-def test_fts_query_quotes_every_word_so_no_fts5_syntax_gets_through(text: str, query: str) -> None:
+def test_fts_query_makes_each_content_word_an_alternative_and_lets_no_fts5_syntax_through(
+        text: str, query: str) -> None:
+    assert fts_query(text) == query
+
+
+@pytest.mark.parametrize("text, query", [
+    ('"climbing gym"', '"climbing gym"'),
+    ('"climbing gym" with Maria', '"climbing gym" AND ("climbing gym" OR "maria")'),
+    ('"the" "gym" Maria', '"the" AND "gym" AND ("the" OR "gym" OR "maria")'),
+    ('"OR (x*" y', '"OR x" AND ("OR x" OR "y")'),
+])
+def test_fts_query_requires_quoted_phrases_and_ranks_by_the_other_words(text: str, query: str) -> None:
     assert fts_query(text) == query

@@ -76,10 +76,10 @@ def memory_entry(e: MemoryEntry) -> memory_pb2.MemoryEntry:
         tags=e.tags, relevance_to=e.relevance_to, source=e.source, create_time=convert.timestamp(e.created_at))
 
 
-def search_hit(hit: Hit, entry: MemoryEntry) -> memory_pb2.MemorySearchHit:
+def search_hit(hit: Hit, entry: MemoryEntry, embedding_pending: bool = False) -> memory_pb2.MemorySearchHit:
     return memory_pb2.MemorySearchHit(
         entry=memory_entry(entry), score=hit.score, found_by=[m.value for m in hit.found_by], snippet=hit.snippet,
-        fulltext_rank=hit.fulltext_rank, semantic_rank=hit.semantic_rank)
+        fulltext_rank=hit.fulltext_rank, semantic_rank=hit.semantic_rank, embedding_pending=embedding_pending)
 
 
 def search_mode(mode: SearchMode) -> int:

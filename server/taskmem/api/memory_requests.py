@@ -95,6 +95,20 @@ def search(request: pb.SearchMemoriesRequest) -> Search:
                   _limit("limit", request.limit, SEARCH_DEFAULT, SEARCH_MAX))
 
 
+# How long SearchMemories with wait_for_embeddings waits for the backlog when the call has no deadline.
+EMBEDDING_WAIT_MAX = 60.0
+
+
+def embedding_wait(request: pb.SearchMemoriesRequest, time_remaining: float | None) -> float:
+    """Seconds to wait for the embedding backlog: 0 unless asked; else the call's deadline (less a margin to
+    answer in), at most EMBEDDING_WAIT_MAX."""
+    if not request.wait_for_embeddings:
+        return 0.0
+    if time_remaining is None:
+        return EMBEDDING_WAIT_MAX
+    return max(0.0, min(EMBEDDING_WAIT_MAX, time_remaining * 0.9 - 0.05))
+
+
 @dataclasses.dataclass(frozen=True)
 class Extraction:
     task_id: str

@@ -41,14 +41,14 @@ class MemoryService(memory_service_pb2_grpc.MemoryServiceServicer):
     async def AddMemoryEntries(self, request: pb.AddMemoryEntriesRequest,
                                context: grpc.aio.ServicerContext) -> pb.AddMemoryEntriesResponse:
         entries = memory_requests.new_entries(request)
-        # Embedding runs before the write, off the event loop, in batches: never in the writer thread.
-        vectors = await self._archive.summary_vectors(entries)
 
         def add(tx: Transaction) -> pb.AddMemoryEntriesResponse:
-            stored = memory_entries.insert_memory_entries(tx, entries, vectors)
+            stored = memory_entries.insert_memory_entries(tx, entries)  # queued for the background embedding
             return pb.AddMemoryEntriesResponse(entries=[mconvert.memory_entry(e) for e in stored])
 
-        return await write_once(self._storage, request, pb.AddMemoryEntriesResponse, add)
+        response = await write_once(self._storage, request, pb.AddMemoryEntriesResponse, add)
+        self._archive.entries_written()
+        return response
 
     async def QueryMemoryEntries(self, request: pb.QueryMemoryEntriesRequest,
                                  context: grpc.aio.ServicerContext) -> pb.QueryMemoryEntriesResponse:
@@ -69,9 +69,11 @@ class MemoryService(memory_service_pb2_grpc.MemoryServiceServicer):
     async def SearchMemories(self, request: pb.SearchMemoriesRequest,
                              context: grpc.aio.ServicerContext) -> pb.SearchMemoriesResponse:
         s = memory_requests.search(request)
-        mode, hits = await self._archive.search(current_scope().namespace, s.query, s.mode, s.filter, s.limit)
-        return pb.SearchMemoriesResponse(hits=[mconvert.search_hit(hit, entry) for hit, entry in hits],
-                                         mode=mconvert.search_mode(mode))
+        wait = memory_requests.embedding_wait(request, context.time_remaining())
+        found = await self._archive.search(current_scope().namespace, s.query, s.mode, s.filter, s.limit, wait)
+        return pb.SearchMemoriesResponse(
+            hits=[mconvert.search_hit(hit, entry, hit.seq in found.unembedded_hits) for hit, entry in found.hits],
+            mode=mconvert.search_mode(found.mode), unembedded_count=found.unembedded_count)
 
     async def ExtractMemories(self, request: pb.ExtractMemoriesRequest,
                               context: grpc.aio.ServicerContext) -> pb.ExtractMemoriesResponse:
@@ -82,17 +84,18 @@ class MemoryService(memory_service_pb2_grpc.MemoryServiceServicer):
             return earlier
         result = await self._archive.extract(current_scope().namespace, x.task_id, x.subtask_id, x.tool_calls,
                                              x.model_output)
-        vectors = await self._archive.summary_vectors(result.entries)
 
         def store(tx: Transaction) -> pb.ExtractMemoriesResponse:
-            stored = store_extraction(tx, result.entries, vectors, x.subtask_id, len(result.dropped),
-                                      result.candidates, x.task_id)
+            stored = store_extraction(tx, result.entries, x.subtask_id, len(result.dropped), result.candidates,
+                                      x.task_id)
             return pb.ExtractMemoriesResponse(
                 entries=[mconvert.memory_entry(e) for e in stored], candidate_count=result.candidates,
                 dropped=[pb.DroppedMemory(index=d.index, reason=d.reason, candidate=d.candidate)
                          for d in result.dropped], parse_error=result.parse_error)
 
-        return await write_once(self._storage, request, pb.ExtractMemoriesResponse, store)
+        response = await write_once(self._storage, request, pb.ExtractMemoriesResponse, store)
+        self._archive.entries_written()
+        return response
 
     # --- project knowledge ------------------------------------------------------------------
 

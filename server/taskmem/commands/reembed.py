@@ -1,7 +1,8 @@
 """`taskmem reembed`: embed every memory summary again with the configured model and record that model.
 
 Run it after changing the embedding settings (the server refuses to start while the database holds
-another model's vectors), or to give vectors to entries written with embedding_backend none. It
+another model's vectors). Entries written with embedding_backend none wait in the embedding backlog,
+which a server with a model embeds on its own after start-up; reembed embeds them too and empties it. It
 works on the database file directly, in batches, with a progress bar on stderr. A server may keep
 running on the same file meanwhile (the embedding holds no lock; the swap at the end is one short
 transaction), but restart it with the new settings afterwards: until then the vectors it writes are

@@ -7,9 +7,16 @@ import enum
 import re
 from collections.abc import Sequence
 
-RRF_K = 60  # the constant of Cormack et al.: damps the weight of the very top ranks
-# HYBRID fuses each mode's best CANDIDATES_PER_HIT × limit entries (at least MIN_CANDIDATES): deeper
-# ranks add at most 1/(RRF_K + 21) each, too little to lift an entry into the top `limit`.
+# HYBRID's fusion, chosen on the dev set of bench/memory_eval.py (long conversations, natural questions;
+# `--sweep`) and scored once on its test set: a weighted reciprocal-rank fusion
+#   score = FULLTEXT_WEIGHT / (RRF_K + full-text rank) + SEMANTIC_WEIGHT / (RRF_K + semantic rank).
+# A small k lets each list's top ranks count (k 60, the constant of Cormack et al., scored 0.479
+# recall@10 on dev against 0.493 for k 5), and the semantic list weighs more than full text (0.6:0.4).
+RRF_K = 5
+FULLTEXT_WEIGHT = 0.4
+SEMANTIC_WEIGHT = 0.6
+# HYBRID fuses each mode's best CANDIDATES_PER_HIT × limit entries (at least MIN_CANDIDATES): on dev,
+# 40 or 100 candidates per mode found no more evidence in the top 10 than 20.
 CANDIDATES_PER_HIT = 2
 MIN_CANDIDATES = 20
 
@@ -42,26 +49,78 @@ def candidate_count(limit: int) -> int:
 
 
 def reciprocal_rank_fusion(fulltext: Sequence[tuple[int, str]], semantic: Sequence[int], limit: int,
-                           k: int = RRF_K) -> list[Hit]:
-    """Merge two ranked lists of seqs: score = Σ 1 / (k + rank) over the lists an entry is in.
+                           k: int = RRF_K, weights: tuple[float, float] = (FULLTEXT_WEIGHT, SEMANTIC_WEIGHT),
+                           ) -> list[Hit]:
+    """Merge two ranked lists of seqs: score = Σ weight / (k + rank) over the lists an entry is in
+    (weights: full text's, semantic's).
 
     fulltext holds (seq, snippet) best first; semantic holds seqs best first. Ties keep the
     entry ranked higher in either list first, then the lower seq (deterministic).
     """
     hits: dict[int, Hit] = {}
     for rank, (seq, snippet) in enumerate(fulltext, start=1):
-        hits[seq] = Hit(seq, 1.0 / (k + rank), fulltext_rank=rank, snippet=snippet)
+        hits[seq] = Hit(seq, weights[0] / (k + rank), fulltext_rank=rank, snippet=snippet)
     for rank, seq in enumerate(semantic, start=1):
         hit = hits.setdefault(seq, Hit(seq, 0.0))
         hit.semantic_rank = rank
-        hit.score += 1.0 / (k + rank)
+        hit.score += weights[1] / (k + rank)
     best_rank = {seq: min(r for r in (h.fulltext_rank, h.semantic_rank) if r) for seq, h in hits.items()}
     return sorted(hits.values(), key=lambda h: (-h.score, best_rank[h.seq], h.seq))[:limit]
 
 
 _WORD = re.compile(r"\w+", re.UNICODE)
+_PHRASE = re.compile(r'"([^"]*)"')
+# Words a natural question carries that say nothing about what it looks for ("When did Maria go to
+# the gym?" looks for maria, go, gym). Dropped from the OR list unless the text has nothing else.
+STOP_WORDS = frozenset("""
+a about above after again against all am an and any are as at be because been before being below between
+both but by can could did do does doing down during each few for from further had has have having he her
+here hers herself him himself his how i if in into is it its itself just let me more most my myself no nor
+not of off on once only or other our ours ourselves out over own same she should so some such than that
+the their theirs them themselves then there these they this those through to too under until up very was
+we were what when where which while who whom why will with would you your yours yourself yourselves
+ever tell know anything something someone thing things also s t d ll m re ve
+""".split())
+
+
+@dataclasses.dataclass(frozen=True)
+class FullTextQuery:
+    """A search text read for FTS5: exact phrases every hit must hold, and words that are alternatives."""
+
+    phrases: tuple[str, ...]
+    words: tuple[str, ...]
+
+    def expression(self, leave_out: frozenset[str] = frozenset()) -> str:
+        """The MATCH expression, without the words in leave_out (all of them are kept if none would remain).
+
+        Every word and phrase is quoted, so no FTS5 operator in the text takes effect."""
+        words = [w for w in self.words if w not in leave_out] or list(self.words)
+        required = [f'"{phrase}"' for phrase in self.phrases]
+        alternatives = [f'"{word}"' for word in words]
+        if not required:
+            return " OR ".join(alternatives)
+        if not alternatives:
+            return " AND ".join(required)
+        # The phrases again among the alternatives: every entry holding the phrases satisfies the OR (so
+        # the other words only rank, never filter), and BM25 weighs all of them.
+        return f"{' AND '.join(required)} AND ({' OR '.join([*required, *alternatives])})"
+
+
+def full_text_query(text: str) -> FullTextQuery:
+    """How FULLTEXT reads a search text: its words as alternatives, ranked by BM25.
+
+    Each word outside double quotes is one alternative ("redis" OR "cache"): an entry needs any one
+    of them, and BM25 ranks those with more, rarer words first. Stop words are left out (unless the
+    text holds nothing else). Text in double quotes is an exact phrase ("climbing gym": those words,
+    adjacent, in that order) that every hit must contain; one quoted word is a required term. The
+    index's porter tokenizer stems query and entries alike ("caching" finds "cached").
+    """
+    phrases = [" ".join(words) for words in (_WORD.findall(p) for p in _PHRASE.findall(text)) if words]
+    words = [w.lower() for w in _WORD.findall(_PHRASE.sub(" ", text).replace('"', " "))]
+    wanted = list(dict.fromkeys(w for w in words if w not in STOP_WORDS)) or list(dict.fromkeys(words))
+    return FullTextQuery(tuple(dict.fromkeys(phrases)), tuple(wanted))
 
 
 def fts_query(text: str) -> str:
-    """An FTS5 MATCH expression that needs every word of text, each quoted (so no FTS5 syntax leaks in)."""
-    return " ".join(f'"{word}"' for word in _WORD.findall(text))
+    """The FTS5 MATCH expression of a search text (see full_text_query)."""
+    return full_text_query(text).expression()

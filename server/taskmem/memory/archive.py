@@ -1,8 +1,9 @@
-"""The memory archive as the servicer uses it: entries written with their embeddings, searches in
-three modes, and write-time extraction by the utility model."""
+"""The memory archive as the servicer uses it: entries written and embedded in the background, searches
+in three modes, and write-time extraction by the utility model."""
 
 from __future__ import annotations
 
+import asyncio
 import dataclasses
 import importlib.resources
 import logging
@@ -18,13 +19,14 @@ from taskmem.core.memory import MemoryEntry, MemoryFilter, NewMemoryEntry
 from taskmem.core.memory_extraction import (
     Dropped, NoArrayFound, PromptTemplate, ToolCall, check_candidates, parse_candidates, render_prompt,
 )
-from taskmem.core.memory_search import Hit, SearchMode, fts_query
+from taskmem.core.memory_search import Hit, SearchMode, full_text_query
 from taskmem.providers.chat import ChatModel, ChatModelNotConfigured, ChatModelTimeout, ChatModelUnavailable
 from taskmem.providers.embeddings import Embedder, EmbeddingError
-from taskmem.store import memory_entries, memory_search, memory_vectors
+from taskmem.memory.embedding_backlog import EmbeddingBacklog
+from taskmem.store import memory_backlog, memory_entries, memory_search, memory_vectors
 from taskmem.store.episodes import require_task
 from taskmem.store.storage import Storage
-from taskmem.store.writer import Transaction
+from taskmem.store.writer import Reader, Transaction
 
 log = logging.getLogger(__name__)
 
@@ -47,17 +49,30 @@ class Extraction:
     parse_error: str
 
 
+@dataclasses.dataclass(frozen=True)
+class SearchResult:
+    """The mode that ran, its hits best first (each with its entry), which of the hits still wait for
+    their embedding, and how many entries of the filter wait in all (so SEMANTIC cannot find them yet)."""
+
+    mode: SearchMode
+    hits: list[tuple[Hit, MemoryEntry]]
+    unembedded_hits: set[int]
+    unembedded_count: int
+
+
 class MemoryArchive:
     def __init__(self, storage: Storage, embedder: Embedder | None, chat: ChatModel | None,
-                 prompt: PromptTemplate | None = None) -> None:
+                 prompt: PromptTemplate | None = None, backlog_batch_size: int = 256) -> None:
         self.storage = storage
         self.embedder = embedder
         self.chat = chat
         self.prompt = prompt or load_extraction_prompt()
+        self.backlog = EmbeddingBacklog(storage, embedder, backlog_batch_size) if embedder is not None else None
 
     async def start(self) -> None:
-        """Record the embedding model on first use, or refuse a model other than the recorded one."""
-        if self.embedder is None:
+        """Record the embedding model on first use, or refuse a model other than the recorded one; then
+        start embedding the backlog (entries acknowledged before a restart included)."""
+        if self.embedder is None or self.backlog is None:
             return
         model, dimension = self.embedder.model_name, self.embedder.dimension
         try:
@@ -66,8 +81,18 @@ class MemoryArchive:
         except memory_vectors.EmbeddingModelMismatch as error:
             raise ConfigError(str(error)) from None
         if missing:
-            log.warning("%d memory entries have no embedding (written with embedding_backend none):"
-                        " run `taskmem reembed` to make them semantically searchable", missing)
+            log.info("%d memory entries wait for their embedding: the background pass embeds them now", missing)
+        self.backlog.start()
+
+    async def stop(self) -> None:
+        """Stop the background embedding; what it has not stored stays queued for the next start."""
+        if self.backlog is not None:
+            await self.backlog.stop()
+
+    def entries_written(self) -> None:
+        """Entries were just committed without vectors: embed them now rather than at the next poll."""
+        if self.backlog is not None:
+            self.backlog.notify()
 
     async def embed(self, texts: Sequence[str]) -> np.ndarray | None:
         if self.embedder is None or not texts:
@@ -77,26 +102,36 @@ class MemoryArchive:
         except EmbeddingError as error:
             raise EmbeddingUnavailable(str(error)) from error
 
-    async def summary_vectors(self, entries: Sequence[NewMemoryEntry]) -> np.ndarray | None:
-        """Embeddings of the entries' summaries, to pass to memory_entries.insert_memory_entries."""
-        return await self.embed([entry.summary for entry in entries])
-
-    async def search(self, namespace: str, query: str, mode: SearchMode, f: MemoryFilter,
-                     limit: int) -> tuple[SearchMode, list[tuple[Hit, MemoryEntry]]]:
-        """The mode that ran and its hits, best first, each with its entry."""
+    async def search(self, namespace: str, query: str, mode: SearchMode, f: MemoryFilter, limit: int,
+                     wait_seconds: float = 0.0) -> SearchResult:
+        """The hits of the mode that runs, best first, each with its entry. wait_seconds > 0: first wait (that
+        long at most) until every entry acknowledged before the call is embedded."""
         if mode is SearchMode.SEMANTIC and self.embedder is None:
             raise NotConfigured("embedding_backend", "semantic search needs embeddings (embedding_backend is none)")
         if mode is SearchMode.HYBRID and self.embedder is None:
             mode = SearchMode.FULLTEXT
+        if wait_seconds > 0 and self.backlog is not None:
+            through = await self.storage.read(memory_backlog.last_entry_seq)
+            await self.backlog.wait_embedded(through, wait_seconds)
         vector = None
         if mode is not SearchMode.FULLTEXT:
             embedded = await self.embed([query])
             assert embedded is not None
             vector = embedded[0]
-        # Ranking, filtering and fusion are the search store's (store/memory_search.py), in one reader hop.
-        hits = await self.storage.read(memory_search.search_entries, namespace, fts_query(query), vector, mode, f,
-                                       limit)
-        return mode, hits
+        return await self.ranked(namespace, full_text_query(query), vector, mode, f, limit)
+
+    async def ranked(self, namespace: str, match: memory_search.Match, vector: np.ndarray | None, mode: SearchMode,
+                     f: MemoryFilter, limit: int) -> SearchResult:
+        """search() once the query is read and embedded. HYBRID runs its two halves at once, each in its own
+        reader thread (SQLite and numpy let go of the GIL), so it takes about as long as the slower half
+        rather than both; ranking, filtering, fusion and the backlog check are the search store's."""
+        embedding = self.embedder is not None
+        if mode is not SearchMode.HYBRID or vector is None:
+            return await self.storage.read(_search, namespace, match, vector, mode, f, limit, embedding)
+        (text, texts), near = await asyncio.gather(
+            self.storage.read(memory_search.fulltext_candidates, namespace, match, f, limit),
+            self.storage.read(memory_search.semantic_candidates, namespace, vector, f, limit))
+        return await self.storage.read(_fuse, namespace, text, texts, near, f, limit, embedding)
 
     async def extract(self, namespace: str, task_id: str, subtask_id: str, calls: Sequence[ToolCall],
                       model_output: str) -> Extraction:
@@ -120,10 +155,31 @@ class MemoryArchive:
         return Extraction(valid, dropped, len(items), "")
 
 
-def store_extraction(tx: Transaction, entries: Sequence[NewMemoryEntry], vectors: np.ndarray | None,
-                     subtask_id: str, dropped: int, candidates: int, task_id: str) -> list[MemoryEntry]:
-    """The extraction's writer mutation: its entries, then one MEMORY_EXTRACTION_COMPLETED event."""
-    stored = memory_entries.insert_memory_entries(tx, entries, vectors)
+def _search(reader: Reader, namespace: str, match: memory_search.Match, vector: np.ndarray | None, mode: SearchMode,
+            f: MemoryFilter, limit: int, embedding: bool) -> SearchResult:
+    hits = memory_search.search_entries(reader, namespace, match, vector, mode, f, limit)
+    return _result(reader, namespace, mode, f, hits, embedding)
+
+
+def _fuse(reader: Reader, namespace: str, text: str, texts: list[int], near: list[int], f: MemoryFilter, limit: int,
+          embedding: bool) -> SearchResult:
+    hits = memory_search.with_entries(reader, namespace, memory_search.fused_hits(reader, text, texts, near, limit))
+    return _result(reader, namespace, SearchMode.HYBRID, f, hits, embedding)
+
+
+def _result(reader: Reader, namespace: str, mode: SearchMode, f: MemoryFilter, hits: list[tuple[Hit, MemoryEntry]],
+            embedding: bool) -> SearchResult:
+    if not embedding:  # no embedding backend: nothing is waiting for one
+        return SearchResult(mode, hits, set(), 0)
+    return SearchResult(mode, hits, memory_backlog.queued_among(reader, [hit.seq for hit, _ in hits]),
+                        memory_backlog.queued_matching(reader, namespace, f))
+
+
+def store_extraction(tx: Transaction, entries: Sequence[NewMemoryEntry], subtask_id: str, dropped: int,
+                     candidates: int, task_id: str) -> list[MemoryEntry]:
+    """The extraction's writer mutation: its entries (embedded by the backlog after the commit), then one
+    MEMORY_EXTRACTION_COMPLETED event."""
+    stored = memory_entries.insert_memory_entries(tx, entries)
     tx.emit(EventType.MEMORY_EXTRACTION_COMPLETED, task_id, None,
             {"subtask_id": subtask_id, "stored": len(stored), "dropped": dropped, "candidates": candidates})
     return stored

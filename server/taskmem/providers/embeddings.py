@@ -150,6 +150,9 @@ class BuiltinEmbedder:
             tokenizer.enable_padding(pad_id=0, pad_token="[PAD]")  # to the longest input of each batch
             options = onnxruntime.SessionOptions()
             options.log_severity_level = 3
+            # The model now runs beside the server's calls (the embedding backlog): its idle threads must
+            # sleep, not spin, or they take the cores AddMemoryEntries and searches need.
+            options.add_session_config_entry("session.intra_op.allow_spinning", "0")
             session = onnxruntime.InferenceSession(str(path), options, providers=["CPUExecutionProvider"])
             self._input_names = {i.name for i in session.get_inputs()}
             self._tokenizer = tokenizer

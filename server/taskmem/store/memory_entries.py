@@ -26,11 +26,11 @@ def insert_memory_entries(tx: Transaction, entries: Sequence[NewMemoryEntry],
     or inside your own mutation), so entries, their index rows and their events commit together.
 
     entries: already checked with `taskmem.core.memory.check_new_entry` (labels normalised).
-    vectors: None, or float32 array of shape (len(entries), dimension) holding the embeddings of
-        the entries' summaries, made by the server's embedder *before* the write (embedding
-        must not run in the writer thread): `await memory_vectors.summary_vectors(embedder, entries)`.
-        With None the entries are found by full text but not by semantic search until
-        `taskmem reembed` runs.
+    vectors: normally None: the entries join the embedding backlog (memory_embedding_queue, in the
+        same transaction), which the server's background pass embeds right after the commit; they are
+        found by full text at once and by meaning once embedded. A float32 array of shape
+        (len(entries), dimension) instead stores those vectors at once (for callers that already hold
+        them: benchmarks, tests, imports); embedding must never run in the writer thread.
     Returns the stored entries in input order. Raises NotFound when a task_id is not a task of
     the namespace, InvalidArgument when vectors do not fit the recorded embedding model.
     """
@@ -58,6 +58,8 @@ def insert_memory_entries(tx: Transaction, entries: Sequence[NewMemoryEntry],
             relevance_to=tuple(sorted(entry.relevance_to)), source=entry.source, created_at=tx.now))
     if vectors is not None and stored:
         memory_vectors.insert_vectors(tx, [(e.seq, e.task_id) for e in stored], vectors)
+    elif stored:
+        tx.executemany("INSERT INTO memory_embedding_queue (seq) VALUES (?)", [(e.seq,) for e in stored])
     for entry in stored:
         tx.emit(EventType.MEMORY_ENTRY_ADDED, entry.task_id, entry)
     return stored

@@ -374,6 +374,7 @@ class MemorySearchHit(_message.Message):
     SNIPPET_FIELD_NUMBER: _builtins.int
     FULLTEXT_RANK_FIELD_NUMBER: _builtins.int
     SEMANTIC_RANK_FIELD_NUMBER: _builtins.int
+    EMBEDDING_PENDING_FIELD_NUMBER: _builtins.int
     score: _builtins.float
     """Higher is better. FULLTEXT: -bm25 (positive); SEMANTIC: cosine similarity
     (-1..1); HYBRID: the reciprocal-rank-fusion sum over the modes that found it.
@@ -386,6 +387,10 @@ class MemorySearchHit(_message.Message):
     """1-based rank of the entry in each mode's own list (0 = not found by that mode)."""
     semantic_rank: _builtins.int
     """See fulltext_rank."""
+    embedding_pending: _builtins.bool
+    """The entry is acknowledged but not embedded yet: only full text can find
+    it until the background embedding reaches it.
+    """
     @_builtins.property
     def entry(self) -> Global___MemoryEntry:
         """The matching entry."""
@@ -403,10 +408,11 @@ class MemorySearchHit(_message.Message):
         snippet: _builtins.str = ...,
         fulltext_rank: _builtins.int = ...,
         semantic_rank: _builtins.int = ...,
+        embedding_pending: _builtins.bool = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["entry", b"entry"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["entry", b"entry", "found_by", b"found_by", "fulltext_rank", b"fulltext_rank", "score", b"score", "semantic_rank", b"semantic_rank", "snippet", b"snippet"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["embedding_pending", b"embedding_pending", "entry", b"entry", "found_by", b"found_by", "fulltext_rank", b"fulltext_rank", "score", b"score", "semantic_rank", b"semantic_rank", "snippet", b"snippet"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 

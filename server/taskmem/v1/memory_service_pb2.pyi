@@ -280,14 +280,29 @@ class SearchMemoriesRequest(_message.Message):
     MODE_FIELD_NUMBER: _builtins.int
     FILTER_FIELD_NUMBER: _builtins.int
     LIMIT_FIELD_NUMBER: _builtins.int
+    WAIT_FOR_EMBEDDINGS_FIELD_NUMBER: _builtins.int
     query: _builtins.str
-    """The text to look for (required, at most 1000 characters). FULLTEXT treats
-    it as words (every word must occur, punctuation ignored); SEMANTIC embeds it.
+    """The text to look for (required, at most 1000 characters), typically a
+    question in plain words. SEMANTIC embeds it. FULLTEXT takes each word as
+    an alternative: an entry needs any one of them and BM25 ranks entries with
+    more and rarer words first; stop words ("when", "did", "the", …) are left
+    out, punctuation is ignored, and words are stemmed (porter: "caching"
+    finds "cached"). Exact matching: text in double quotes is a phrase every
+    full-text hit must contain as written (`"climbing gym" Maria`: the phrase,
+    ranked by it and "Maria"); one quoted word is a required term. No other
+    FTS5 syntax applies (NOT, OR, *, parentheses are taken as words or ignored).
     """
     mode: _memory_pb2.SearchMode.ValueType
     """How to match (default HYBRID)."""
     limit: _builtins.int
     """At most this many hits (1..100; 0 means 10)."""
+    wait_for_embeddings: _builtins.bool
+    """Entries are embedded in the background after AddMemoryEntries answers, so
+    SEMANTIC (and HYBRID's semantic half) finds a new entry a moment later.
+    Set this to first wait until every entry acknowledged before this call is
+    embedded: at most the call's deadline (60 s without one); the response's
+    unembedded_count says if the wait ended before the backlog did.
+    """
     @_builtins.property
     def filter(self) -> _memory_pb2.MemoryFilter:
         """Narrows the candidates; empty matches everything."""
@@ -299,10 +314,11 @@ class SearchMemoriesRequest(_message.Message):
         mode: _memory_pb2.SearchMode.ValueType = ...,
         filter: _memory_pb2.MemoryFilter | None = ...,
         limit: _builtins.int = ...,
+        wait_for_embeddings: _builtins.bool = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["filter", b"filter"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["filter", b"filter", "limit", b"limit", "mode", b"mode", "query", b"query"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["filter", b"filter", "limit", b"limit", "mode", b"mode", "query", b"query", "wait_for_embeddings", b"wait_for_embeddings"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -316,8 +332,14 @@ class SearchMemoriesResponse(_message.Message):
 
     HITS_FIELD_NUMBER: _builtins.int
     MODE_FIELD_NUMBER: _builtins.int
+    UNEMBEDDED_COUNT_FIELD_NUMBER: _builtins.int
     mode: _memory_pb2.SearchMode.ValueType
     """The mode that ran (HYBRID on a server without embeddings runs FULLTEXT)."""
+    unembedded_count: _builtins.int
+    """How many entries matching the filter are acknowledged but not embedded
+    yet, so SEMANTIC cannot find them (FULLTEXT can). 0 once the background
+    embedding has caught up, and always 0 on a server without embeddings.
+    """
     @_builtins.property
     def hits(self) -> _containers.RepeatedCompositeFieldContainer[_memory_pb2.MemorySearchHit]:
         """Best first."""
@@ -327,10 +349,11 @@ class SearchMemoriesResponse(_message.Message):
         *,
         hits: _abc.Iterable[_memory_pb2.MemorySearchHit] | None = ...,
         mode: _memory_pb2.SearchMode.ValueType = ...,
+        unembedded_count: _builtins.int = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["hits", b"hits", "mode", b"mode"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["hits", b"hits", "mode", b"mode", "unembedded_count", b"unembedded_count"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 

@@ -653,9 +653,12 @@ type MemorySearchHit struct {
 	// 1-based rank of the entry in each mode's own list (0 = not found by that mode).
 	FulltextRank int32 `protobuf:"varint,5,opt,name=fulltext_rank,json=fulltextRank,proto3" json:"fulltext_rank,omitempty"`
 	// See fulltext_rank.
-	SemanticRank  int32 `protobuf:"varint,6,opt,name=semantic_rank,json=semanticRank,proto3" json:"semantic_rank,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	SemanticRank int32 `protobuf:"varint,6,opt,name=semantic_rank,json=semanticRank,proto3" json:"semantic_rank,omitempty"`
+	// The entry is acknowledged but not embedded yet: only full text can find
+	// it until the background embedding reaches it.
+	EmbeddingPending bool `protobuf:"varint,7,opt,name=embedding_pending,json=embeddingPending,proto3" json:"embedding_pending,omitempty"`
+	unknownFields    protoimpl.UnknownFields
+	sizeCache        protoimpl.SizeCache
 }
 
 func (x *MemorySearchHit) Reset() {
@@ -728,6 +731,13 @@ func (x *MemorySearchHit) GetSemanticRank() int32 {
 		return x.SemanticRank
 	}
 	return 0
+}
+
+func (x *MemorySearchHit) GetEmbeddingPending() bool {
+	if x != nil {
+		return x.EmbeddingPending
+	}
+	return false
 }
 
 // KnowledgeValue is one value ever written to a knowledge entry.
@@ -1326,14 +1336,15 @@ const file_taskmem_v1_memory_proto_rawDesc = "" +
 	"\x0ematch_all_tags\x18\x05 \x01(\bR\fmatchAllTags\x12!\n" +
 	"\frelevance_to\x18\x06 \x03(\tR\vrelevanceTo\x12F\n" +
 	"\x11create_time_after\x18\a \x01(\v2\x1a.google.protobuf.TimestampR\x0fcreateTimeAfter\x12H\n" +
-	"\x12create_time_before\x18\b \x01(\v2\x1a.google.protobuf.TimestampR\x10createTimeBefore\"\xed\x01\n" +
+	"\x12create_time_before\x18\b \x01(\v2\x1a.google.protobuf.TimestampR\x10createTimeBefore\"\x9a\x02\n" +
 	"\x0fMemorySearchHit\x12-\n" +
 	"\x05entry\x18\x01 \x01(\v2\x17.taskmem.v1.MemoryEntryR\x05entry\x12\x14\n" +
 	"\x05score\x18\x02 \x01(\x01R\x05score\x121\n" +
 	"\bfound_by\x18\x03 \x03(\x0e2\x16.taskmem.v1.SearchModeR\afoundBy\x12\x18\n" +
 	"\asnippet\x18\x04 \x01(\tR\asnippet\x12#\n" +
 	"\rfulltext_rank\x18\x05 \x01(\x05R\ffulltextRank\x12#\n" +
-	"\rsemantic_rank\x18\x06 \x01(\x05R\fsemanticRank\"\xd6\x01\n" +
+	"\rsemantic_rank\x18\x06 \x01(\x05R\fsemanticRank\x12+\n" +
+	"\x11embedding_pending\x18\a \x01(\bR\x10embeddingPending\"\xd6\x01\n" +
 	"\x0eKnowledgeValue\x12\x14\n" +
 	"\x05value\x18\x01 \x01(\tR\x05value\x12\x16\n" +
 	"\x06source\x18\x02 \x01(\tR\x06source\x12\x1e\n" +

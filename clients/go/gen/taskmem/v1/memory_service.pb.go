@@ -517,17 +517,30 @@ func (x *GetRelevantMemoriesResponse) GetEntries() []*MemoryEntry {
 // SearchMemoriesRequest is a text search over the namespace's entries.
 type SearchMemoriesRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
-	// The text to look for (required, at most 1000 characters). FULLTEXT treats
-	// it as words (every word must occur, punctuation ignored); SEMANTIC embeds it.
+	// The text to look for (required, at most 1000 characters), typically a
+	// question in plain words. SEMANTIC embeds it. FULLTEXT takes each word as
+	// an alternative: an entry needs any one of them and BM25 ranks entries with
+	// more and rarer words first; stop words ("when", "did", "the", …) are left
+	// out, punctuation is ignored, and words are stemmed (porter: "caching"
+	// finds "cached"). Exact matching: text in double quotes is a phrase every
+	// full-text hit must contain as written (`"climbing gym" Maria`: the phrase,
+	// ranked by it and "Maria"); one quoted word is a required term. No other
+	// FTS5 syntax applies (NOT, OR, *, parentheses are taken as words or ignored).
 	Query string `protobuf:"bytes,1,opt,name=query,proto3" json:"query,omitempty"`
 	// How to match (default HYBRID).
 	Mode SearchMode `protobuf:"varint,2,opt,name=mode,proto3,enum=taskmem.v1.SearchMode" json:"mode,omitempty"`
 	// Narrows the candidates; empty matches everything.
 	Filter *MemoryFilter `protobuf:"bytes,3,opt,name=filter,proto3" json:"filter,omitempty"`
 	// At most this many hits (1..100; 0 means 10).
-	Limit         int32 `protobuf:"varint,4,opt,name=limit,proto3" json:"limit,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	Limit int32 `protobuf:"varint,4,opt,name=limit,proto3" json:"limit,omitempty"`
+	// Entries are embedded in the background after AddMemoryEntries answers, so
+	// SEMANTIC (and HYBRID's semantic half) finds a new entry a moment later.
+	// Set this to first wait until every entry acknowledged before this call is
+	// embedded: at most the call's deadline (60 s without one); the response's
+	// unembedded_count says if the wait ended before the backlog did.
+	WaitForEmbeddings bool `protobuf:"varint,5,opt,name=wait_for_embeddings,json=waitForEmbeddings,proto3" json:"wait_for_embeddings,omitempty"`
+	unknownFields     protoimpl.UnknownFields
+	sizeCache         protoimpl.SizeCache
 }
 
 func (x *SearchMemoriesRequest) Reset() {
@@ -588,15 +601,26 @@ func (x *SearchMemoriesRequest) GetLimit() int32 {
 	return 0
 }
 
+func (x *SearchMemoriesRequest) GetWaitForEmbeddings() bool {
+	if x != nil {
+		return x.WaitForEmbeddings
+	}
+	return false
+}
+
 // SearchMemoriesResponse holds the hits, best first.
 type SearchMemoriesResponse struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// Best first.
 	Hits []*MemorySearchHit `protobuf:"bytes,1,rep,name=hits,proto3" json:"hits,omitempty"`
 	// The mode that ran (HYBRID on a server without embeddings runs FULLTEXT).
-	Mode          SearchMode `protobuf:"varint,2,opt,name=mode,proto3,enum=taskmem.v1.SearchMode" json:"mode,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	Mode SearchMode `protobuf:"varint,2,opt,name=mode,proto3,enum=taskmem.v1.SearchMode" json:"mode,omitempty"`
+	// How many entries matching the filter are acknowledged but not embedded
+	// yet, so SEMANTIC cannot find them (FULLTEXT can). 0 once the background
+	// embedding has caught up, and always 0 on a server without embeddings.
+	UnembeddedCount int32 `protobuf:"varint,3,opt,name=unembedded_count,json=unembeddedCount,proto3" json:"unembedded_count,omitempty"`
+	unknownFields   protoimpl.UnknownFields
+	sizeCache       protoimpl.SizeCache
 }
 
 func (x *SearchMemoriesResponse) Reset() {
@@ -641,6 +665,13 @@ func (x *SearchMemoriesResponse) GetMode() SearchMode {
 		return x.Mode
 	}
 	return SearchMode_SEARCH_MODE_UNSPECIFIED
+}
+
+func (x *SearchMemoriesResponse) GetUnembeddedCount() int32 {
+	if x != nil {
+		return x.UnembeddedCount
+	}
+	return 0
 }
 
 // ToolCallRecord is one tool call of a subtask, as given to ExtractMemories.
@@ -2407,15 +2438,17 @@ const file_taskmem_v1_memory_service_proto_rawDesc = "" +
 	"subtask_id\x18\x02 \x01(\tR\tsubtaskId\x12\x14\n" +
 	"\x05limit\x18\x03 \x01(\x05R\x05limit\"P\n" +
 	"\x1bGetRelevantMemoriesResponse\x121\n" +
-	"\aentries\x18\x01 \x03(\v2\x17.taskmem.v1.MemoryEntryR\aentries\"\xa1\x01\n" +
+	"\aentries\x18\x01 \x03(\v2\x17.taskmem.v1.MemoryEntryR\aentries\"\xd1\x01\n" +
 	"\x15SearchMemoriesRequest\x12\x14\n" +
 	"\x05query\x18\x01 \x01(\tR\x05query\x12*\n" +
 	"\x04mode\x18\x02 \x01(\x0e2\x16.taskmem.v1.SearchModeR\x04mode\x120\n" +
 	"\x06filter\x18\x03 \x01(\v2\x18.taskmem.v1.MemoryFilterR\x06filter\x12\x14\n" +
-	"\x05limit\x18\x04 \x01(\x05R\x05limit\"u\n" +
+	"\x05limit\x18\x04 \x01(\x05R\x05limit\x12.\n" +
+	"\x13wait_for_embeddings\x18\x05 \x01(\bR\x11waitForEmbeddings\"\xa0\x01\n" +
 	"\x16SearchMemoriesResponse\x12/\n" +
 	"\x04hits\x18\x01 \x03(\v2\x1b.taskmem.v1.MemorySearchHitR\x04hits\x12*\n" +
-	"\x04mode\x18\x02 \x01(\x0e2\x16.taskmem.v1.SearchModeR\x04mode\"\x92\x01\n" +
+	"\x04mode\x18\x02 \x01(\x0e2\x16.taskmem.v1.SearchModeR\x04mode\x12)\n" +
+	"\x10unembedded_count\x18\x03 \x01(\x05R\x0funembeddedCount\"\x92\x01\n" +
 	"\x0eToolCallRecord\x12\x1b\n" +
 	"\ttool_name\x18\x01 \x01(\tR\btoolName\x125\n" +
 	"\targuments\x18\x02 \x01(\v2\x17.google.protobuf.StructR\targuments\x12\x16\n" +

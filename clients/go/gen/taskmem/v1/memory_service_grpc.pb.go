@@ -60,11 +60,14 @@ const (
 // and page_token (AIP-158). Every write emits an event (see EventType).
 type MemoryServiceClient interface {
 	// Stores a batch of memory entries (1..100) in one transaction and emits one
-	// MEMORY_ENTRY_ADDED event per entry. With an embedding backend configured
-	// each summary is embedded for semantic search. Returns the stored entries in
-	// request order. Errors: INVALID_ARGUMENT naming the entry's field
-	// (entries[2].summary), NOT_FOUND for an unknown task, UNAVAILABLE when the
-	// embedding backend fails (nothing is stored).
+	// MEMORY_ENTRY_ADDED event per entry. It answers once the entries are
+	// committed: they are full-text searchable at once, and with an embedding
+	// backend configured a background pass embeds their summaries right after
+	// (batched across calls; queued in the database, so a restart resumes it and
+	// a failing backend is retried). SearchMemories reports entries not yet
+	// embedded and can wait for them (wait_for_embeddings). Returns the stored
+	// entries in request order. Errors: INVALID_ARGUMENT naming the entry's
+	// field (entries[2].summary), NOT_FOUND for an unknown task.
 	AddMemoryEntries(ctx context.Context, in *AddMemoryEntriesRequest, opts ...grpc.CallOption) (*AddMemoryEntriesResponse, error)
 	// Lists entries matching a filter, newest first (AIP-158). Tags, subtask and
 	// relevance_to match whole values only. An empty list when nothing matches.
@@ -79,6 +82,23 @@ type MemoryServiceClient interface {
 	// default). Each hit has its score and the modes that found it. An empty list
 	// when nothing matches. FAILED_PRECONDITION (reason NOT_CONFIGURED, naming
 	// embedding_backend) for SEMANTIC on a server without embeddings.
+	//
+	// How each mode ranks (every number below was chosen on the dev set of
+	// bench/memory_eval.py, long two-person conversations with natural
+	// questions and labelled evidence turns, and checked once on its test set):
+	//   - FULLTEXT: BM25 (a summary match weighs twice a detail match) over the
+	//     query's words as alternatives (see SearchMemoriesRequest.query); words
+	//     in more than half of all entries are left out, as BM25 gives them no
+	//     weight.
+	//   - SEMANTIC: a KNN over 1-bit quantised vectors picks 8 × limit candidates
+	//     (at least 100), rescored by exact cosine; on the evaluation this found
+	//     the exact cosine scan's recall@10 (3 × limit, at least 40, lost 4 %).
+	//   - HYBRID: each mode's best 2 × limit entries (at least 20; 40 or 100 found
+	//     no more evidence) fused as 0.4 / (5 + full-text rank) + 0.6 / (5 +
+	//     semantic rank). Plain RRF (k 60, equal weights) scored lower on dev
+	//     (recall@10 0.479 against 0.493). No recency or type prior is applied:
+	//     the evaluation's turns share one type and one write time, so it cannot
+	//     show one helps; hits rank by content alone.
 	SearchMemories(ctx context.Context, in *SearchMemoriesRequest, opts ...grpc.CallOption) (*SearchMemoriesResponse, error)
 	// Asks the configured utility model to turn a finished subtask (its tool
 	// calls with results and the model's output) into memory entries, checks each
@@ -316,11 +336,14 @@ func (c *memoryServiceClient) ListPatterns(ctx context.Context, in *ListPatterns
 // and page_token (AIP-158). Every write emits an event (see EventType).
 type MemoryServiceServer interface {
 	// Stores a batch of memory entries (1..100) in one transaction and emits one
-	// MEMORY_ENTRY_ADDED event per entry. With an embedding backend configured
-	// each summary is embedded for semantic search. Returns the stored entries in
-	// request order. Errors: INVALID_ARGUMENT naming the entry's field
-	// (entries[2].summary), NOT_FOUND for an unknown task, UNAVAILABLE when the
-	// embedding backend fails (nothing is stored).
+	// MEMORY_ENTRY_ADDED event per entry. It answers once the entries are
+	// committed: they are full-text searchable at once, and with an embedding
+	// backend configured a background pass embeds their summaries right after
+	// (batched across calls; queued in the database, so a restart resumes it and
+	// a failing backend is retried). SearchMemories reports entries not yet
+	// embedded and can wait for them (wait_for_embeddings). Returns the stored
+	// entries in request order. Errors: INVALID_ARGUMENT naming the entry's
+	// field (entries[2].summary), NOT_FOUND for an unknown task.
 	AddMemoryEntries(context.Context, *AddMemoryEntriesRequest) (*AddMemoryEntriesResponse, error)
 	// Lists entries matching a filter, newest first (AIP-158). Tags, subtask and
 	// relevance_to match whole values only. An empty list when nothing matches.
@@ -335,6 +358,23 @@ type MemoryServiceServer interface {
 	// default). Each hit has its score and the modes that found it. An empty list
 	// when nothing matches. FAILED_PRECONDITION (reason NOT_CONFIGURED, naming
 	// embedding_backend) for SEMANTIC on a server without embeddings.
+	//
+	// How each mode ranks (every number below was chosen on the dev set of
+	// bench/memory_eval.py, long two-person conversations with natural
+	// questions and labelled evidence turns, and checked once on its test set):
+	//   - FULLTEXT: BM25 (a summary match weighs twice a detail match) over the
+	//     query's words as alternatives (see SearchMemoriesRequest.query); words
+	//     in more than half of all entries are left out, as BM25 gives them no
+	//     weight.
+	//   - SEMANTIC: a KNN over 1-bit quantised vectors picks 8 × limit candidates
+	//     (at least 100), rescored by exact cosine; on the evaluation this found
+	//     the exact cosine scan's recall@10 (3 × limit, at least 40, lost 4 %).
+	//   - HYBRID: each mode's best 2 × limit entries (at least 20; 40 or 100 found
+	//     no more evidence) fused as 0.4 / (5 + full-text rank) + 0.6 / (5 +
+	//     semantic rank). Plain RRF (k 60, equal weights) scored lower on dev
+	//     (recall@10 0.479 against 0.493). No recency or type prior is applied:
+	//     the evaluation's turns share one type and one write time, so it cannot
+	//     show one helps; hits rank by content alone.
 	SearchMemories(context.Context, *SearchMemoriesRequest) (*SearchMemoriesResponse, error)
 	// Asks the configured utility model to turn a finished subtask (its tool
 	// calls with results and the model's output) into memory entries, checks each

@@ -1,0 +1,73 @@
+"""The embedding backlog: memory entries acknowledged but not embedded yet (migration 0009).
+
+insert_memory_entries (store/memory_entries.py) queues every entry written without a vector; the background pass
+(taskmem/memory/embedding_backlog.py) takes the oldest ones with `pending_summaries`, embeds them
+outside any transaction, and hands the vectors to `store_backlog_vectors`, which writes them and
+takes the entries off the queue in one transaction. Searches ask which of their hits, and how many
+entries of their filter, still wait.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+
+from taskmem.core.memory import MemoryFilter
+from taskmem.store import memory_vectors
+from taskmem.store.memory_entries import filter_sql
+from taskmem.store.writer import Reader, Transaction
+
+
+def pending_summaries(reader: Reader, limit: int) -> list[tuple[int, str]]:
+    """(seq, summary) of the oldest `limit` queued entries, oldest first."""
+    return [(int(row[0]), str(row[1])) for row in reader.fetchall(
+        "SELECT q.seq, m.summary FROM memory_embedding_queue q JOIN memory_entries m ON m.seq = q.seq"
+        " ORDER BY q.seq LIMIT ?", (limit,))]
+
+
+def store_backlog_vectors(tx: Transaction, seqs: Sequence[int], vectors: np.ndarray) -> int:
+    """Write the vectors of queued entries (seqs in the order of the vectors' rows) and take them off the
+    queue; entries no longer queued (a `taskmem reembed` ran meanwhile) are skipped. Returns how many
+    were stored. Raises InvalidArgument when the vectors do not fit the recorded model."""
+    marks = ", ".join("?" * len(seqs))
+    queued = {int(row[0]) for row in tx.fetchall(f"SELECT seq FROM memory_embedding_queue WHERE seq IN ({marks})",
+                                                 list(seqs))}
+    keep = [i for i, seq in enumerate(seqs) if seq in queued]
+    if not keep:
+        return 0
+    memory_vectors.insert_vectors(tx, [(seqs[i], "") for i in keep], vectors[keep])
+    tx.executemany("DELETE FROM memory_embedding_queue WHERE seq = ?", [(seqs[i],) for i in keep])
+    return len(keep)
+
+
+def backlog_size(reader: Reader) -> int:
+    """How many entries wait for their embedding, in every namespace."""
+    return int(reader.fetchall("SELECT count(*) FROM memory_embedding_queue")[0][0])
+
+
+def last_entry_seq(reader: Reader) -> int:
+    """The newest memory entry's seq (0 with none): everything acknowledged so far is at or below it."""
+    return int(reader.fetchall("SELECT coalesce(max(seq), 0) FROM memory_entries")[0][0])
+
+
+def queued_through(reader: Reader, seq: int) -> bool:
+    """Whether an entry at or below seq still waits for its embedding."""
+    return bool(reader.fetchall("SELECT 1 FROM memory_embedding_queue WHERE seq <= ? LIMIT 1", (seq,)))
+
+
+def queued_among(reader: Reader, seqs: Sequence[int]) -> set[int]:
+    """Which of these entries still wait for their embedding."""
+    if not seqs:
+        return set()
+    return {int(row[0]) for row in reader.fetchall(
+        f"SELECT seq FROM memory_embedding_queue WHERE seq IN ({', '.join('?' * len(seqs))})", list(seqs))}
+
+
+def queued_matching(reader: Reader, namespace: str, f: MemoryFilter) -> int:
+    """How many entries of the namespace matching f wait for their embedding (0 at once when none wait)."""
+    if not reader.fetchall("SELECT 1 FROM memory_embedding_queue LIMIT 1"):
+        return 0
+    where, params = filter_sql(f, namespace, per_row=True)
+    return int(reader.fetchall(f"SELECT count(*) FROM memory_embedding_queue q CROSS JOIN memory_entries m"
+                               f" ON m.seq = q.seq WHERE {where}", params)[0][0])
