@@ -2815,30 +2815,30 @@ const file_taskmem_v1_task_service_proto_rawDesc = "" +
 	"\asummary\x18\n" +
 	" \x01(\tR\asummary\x12\x1f\n" +
 	"\vtotal_items\x18\v \x01(\x05R\n" +
-	"totalItems2\xc9\f\n" +
+	"totalItems2\xfb\f\n" +
 	"\vTaskService\x12K\n" +
 	"\n" +
-	"CreateTask\x12\x1d.taskmem.v1.CreateTaskRequest\x1a\x1e.taskmem.v1.CreateTaskResponse\x12B\n" +
-	"\aGetTask\x12\x1a.taskmem.v1.GetTaskRequest\x1a\x1b.taskmem.v1.GetTaskResponse\x12H\n" +
-	"\tListTasks\x12\x1c.taskmem.v1.ListTasksRequest\x1a\x1d.taskmem.v1.ListTasksResponse\x12K\n" +
+	"CreateTask\x12\x1d.taskmem.v1.CreateTaskRequest\x1a\x1e.taskmem.v1.CreateTaskResponse\x12G\n" +
+	"\aGetTask\x12\x1a.taskmem.v1.GetTaskRequest\x1a\x1b.taskmem.v1.GetTaskResponse\"\x03\x90\x02\x01\x12M\n" +
+	"\tListTasks\x12\x1c.taskmem.v1.ListTasksRequest\x1a\x1d.taskmem.v1.ListTasksResponse\"\x03\x90\x02\x01\x12K\n" +
 	"\n" +
 	"UpdateTask\x12\x1d.taskmem.v1.UpdateTaskRequest\x1a\x1e.taskmem.v1.UpdateTaskResponse\x12N\n" +
-	"\vReplacePlan\x12\x1e.taskmem.v1.ReplacePlanRequest\x1a\x1f.taskmem.v1.ReplacePlanResponse\x12B\n" +
-	"\aGetPlan\x12\x1a.taskmem.v1.GetPlanRequest\x1a\x1b.taskmem.v1.GetPlanResponse\x12W\n" +
+	"\vReplacePlan\x12\x1e.taskmem.v1.ReplacePlanRequest\x1a\x1f.taskmem.v1.ReplacePlanResponse\x12G\n" +
+	"\aGetPlan\x12\x1a.taskmem.v1.GetPlanRequest\x1a\x1b.taskmem.v1.GetPlanResponse\"\x03\x90\x02\x01\x12W\n" +
 	"\x0eUpdatePlanItem\x12!.taskmem.v1.UpdatePlanItemRequest\x1a\".taskmem.v1.UpdatePlanItemResponse\x12Q\n" +
 	"\fRecordAction\x12\x1f.taskmem.v1.RecordActionRequest\x1a .taskmem.v1.RecordActionResponse\x12W\n" +
-	"\x0eCompleteAction\x12!.taskmem.v1.CompleteActionRequest\x1a\".taskmem.v1.CompleteActionResponse\x12N\n" +
-	"\vListActions\x12\x1e.taskmem.v1.ListActionsRequest\x1a\x1f.taskmem.v1.ListActionsResponse\x12Z\n" +
-	"\x0fAppendActionLog\x12\".taskmem.v1.AppendActionLogRequest\x1a#.taskmem.v1.AppendActionLogResponse\x12V\n" +
-	"\rTailActionLog\x12 .taskmem.v1.TailActionLogRequest\x1a!.taskmem.v1.TailActionLogResponse0\x01\x12N\n" +
-	"\vPostMessage\x12\x1e.taskmem.v1.PostMessageRequest\x1a\x1f.taskmem.v1.PostMessageResponse\x12Q\n" +
-	"\fListMessages\x12\x1f.taskmem.v1.ListMessagesRequest\x1a .taskmem.v1.ListMessagesResponse\x12l\n" +
-	"\x15RecordContextSnapshot\x12(.taskmem.v1.RecordContextSnapshotRequest\x1a).taskmem.v1.RecordContextSnapshotResponse\x12i\n" +
-	"\x14ListContextSnapshots\x12'.taskmem.v1.ListContextSnapshotsRequest\x1a(.taskmem.v1.ListContextSnapshotsResponse\x12\\\n" +
-	"\x0fSubscribeEvents\x12\".taskmem.v1.SubscribeEventsRequest\x1a#.taskmem.v1.SubscribeEventsResponse0\x01\x12K\n" +
+	"\x0eCompleteAction\x12!.taskmem.v1.CompleteActionRequest\x1a\".taskmem.v1.CompleteActionResponse\x12S\n" +
+	"\vListActions\x12\x1e.taskmem.v1.ListActionsRequest\x1a\x1f.taskmem.v1.ListActionsResponse\"\x03\x90\x02\x01\x12Z\n" +
+	"\x0fAppendActionLog\x12\".taskmem.v1.AppendActionLogRequest\x1a#.taskmem.v1.AppendActionLogResponse\x12[\n" +
+	"\rTailActionLog\x12 .taskmem.v1.TailActionLogRequest\x1a!.taskmem.v1.TailActionLogResponse\"\x03\x90\x02\x010\x01\x12N\n" +
+	"\vPostMessage\x12\x1e.taskmem.v1.PostMessageRequest\x1a\x1f.taskmem.v1.PostMessageResponse\x12V\n" +
+	"\fListMessages\x12\x1f.taskmem.v1.ListMessagesRequest\x1a .taskmem.v1.ListMessagesResponse\"\x03\x90\x02\x01\x12l\n" +
+	"\x15RecordContextSnapshot\x12(.taskmem.v1.RecordContextSnapshotRequest\x1a).taskmem.v1.RecordContextSnapshotResponse\x12n\n" +
+	"\x14ListContextSnapshots\x12'.taskmem.v1.ListContextSnapshotsRequest\x1a(.taskmem.v1.ListContextSnapshotsResponse\"\x03\x90\x02\x01\x12a\n" +
+	"\x0fSubscribeEvents\x12\".taskmem.v1.SubscribeEventsRequest\x1a#.taskmem.v1.SubscribeEventsResponse\"\x03\x90\x02\x010\x01\x12P\n" +
 	"\n" +
-	"ListEvents\x12\x1d.taskmem.v1.ListEventsRequest\x1a\x1e.taskmem.v1.ListEventsResponse\x12N\n" +
-	"\vGetProgress\x12\x1e.taskmem.v1.GetProgressRequest\x1a\x1f.taskmem.v1.GetProgressResponseB@Z>github.com/taskmem/taskmem/clients/go/gen/taskmem/v1;taskmemv1b\x06proto3"
+	"ListEvents\x12\x1d.taskmem.v1.ListEventsRequest\x1a\x1e.taskmem.v1.ListEventsResponse\"\x03\x90\x02\x01\x12S\n" +
+	"\vGetProgress\x12\x1e.taskmem.v1.GetProgressRequest\x1a\x1f.taskmem.v1.GetProgressResponse\"\x03\x90\x02\x01B@Z>github.com/taskmem/taskmem/clients/go/gen/taskmem/v1;taskmemv1b\x06proto3"
 
 var (
 	file_taskmem_v1_task_service_proto_rawDescOnce sync.Once

@@ -303,6 +303,19 @@ class TaskServiceServicer:
         The stream ends with UNAVAILABLE when the server shuts down, and with
         RESOURCE_EXHAUSTED if the client reads too slowly to keep up (resume from
         the last cursor).
+
+        Resuming: the Python, Go and TypeScript clients resubscribe after the last
+        delivered cursor, with a jittered backoff, when the stream ends cleanly or
+        with one of these codes, and raise any other code to the caller:
+        UNAVAILABLE         the server shut down or restarted, or the connection broke
+        RESOURCE_EXHAUSTED  the server dropped a subscriber that read too slowly
+        INTERNAL            the stream or connection was reset (HTTP/2 RST_STREAM, a lost socket)
+        ABORTED             the stream was aborted
+        CANCELLED           cancelled by something other than the caller (for example a GOAWAY)
+
+        Retries of unary calls: a client may repeat on UNAVAILABLE a call whose
+        RPC says `idempotency_level = NO_SIDE_EFFECTS` (a read) or IDEMPOTENT, or
+        whose request carries a request_id (the server returns the first result).
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
