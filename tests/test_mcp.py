@@ -3,6 +3,7 @@ streamable HTTP against a running taskmem server (and an embedded one with API k
 
 from __future__ import annotations
 
+import os
 import re
 import sys
 from collections.abc import Iterator
@@ -181,3 +182,20 @@ def test_http_on_a_public_address_without_keys_is_refused(tmp_path: Path) -> Non
     result = subprocess.run([sys.executable, "-m", "taskmem", "mcp", "--http", "0.0.0.0:0", "--database",
                              str(tmp_path / "m.db")], capture_output=True, text=True, timeout=60)
     assert result.returncode == 2 and "--insecure" in result.stderr
+
+
+async def test_the_readme_host_configuration_works_as_written(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import json
+
+    readme = (Path(__file__).resolve().parents[1] / "README.md").read_text()
+    block = re.search(r"## MCP.*?```json\n(.*?)```", readme, re.S)
+    assert block, "the README's MCP section has a JSON block"
+    entry = json.loads(block.group(1))["mcpServers"]["taskmem"]
+    # `taskmem` on the PATH, as an installed one would be; HOME keeps the default database in the test's folder.
+    monkeypatch.setenv("PATH", f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}")
+    monkeypatch.setenv("HOME", str(tmp_path))
+    async with Client(StdioServerParameters(command=entry["command"], args=entry["args"],
+                                            env={"HOME": str(tmp_path)})) as client:
+        task_id = task_id_of(await ok(client, "task_register", name="From the README", plan=["one"]))
+        assert "From the README" in await ok(client, "task_query", task_id=task_id)
+    assert (tmp_path / ".local" / "share" / "taskmem" / "taskmem.db").exists()
