@@ -1,4 +1,8 @@
-"""`taskmem mcp`: its flags, and serving the tools over stdio or streamable HTTP."""
+"""`taskmem mcp`: its flags, and serving the tools over stdio or streamable HTTP.
+
+The MCP SDK and the server are imported only when `taskmem mcp` runs: the parser is built for
+every `taskmem` command, and importing them costs seconds on a busy machine.
+"""
 
 from __future__ import annotations
 
@@ -11,13 +15,13 @@ import logging
 import sys
 from collections.abc import AsyncIterator
 from pathlib import Path
-
-import anyio
+from typing import TYPE_CHECKING
 
 from taskmem.commands.connection import ServerOptions
 from taskmem.config import Config, ConfigError, load_config
-from taskmem.mcp.backend import Backend, connect_backend, embedded_backend
-from taskmem.mcp.tools import build_mcp_server
+
+if TYPE_CHECKING:
+    from taskmem.mcp.backend import Backend
 
 # With no --address and no database configured, the embedded server keeps its file here, so an MCP
 # host that starts `taskmem mcp` from any directory finds the same memory.
@@ -89,6 +93,8 @@ def check_http_bind_allowed(options: McpOptions) -> None:
 
 @contextlib.asynccontextmanager
 async def open_backend(options: McpOptions) -> AsyncIterator[Backend]:
+    from taskmem.mcp.backend import connect_backend, embedded_backend
+
     if options.embedded is None:
         async with connect_backend(options.server) as backend:
             yield backend
@@ -121,6 +127,10 @@ class BearerGate:
 
 
 async def serve_mcp(options: McpOptions) -> None:
+    import anyio
+
+    from taskmem.mcp.tools import build_mcp_server
+
     async with open_backend(options) as backend:
         server = build_mcp_server(backend)
         if not options.http:
@@ -146,6 +156,8 @@ async def serve_mcp(options: McpOptions) -> None:
 def run_mcp(args: argparse.Namespace) -> int:
     logging.basicConfig(level=logging.WARNING, stream=sys.stderr,
                         format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    import anyio
+
     try:
         options = options_from_arguments(args)
         anyio.run(serve_mcp, options)
