@@ -7,7 +7,7 @@ import dataclasses
 import uuid
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import TypeVar
 
 import grpc
 from google.protobuf.message import Message
@@ -128,8 +128,3 @@ async def embedded_backend(config: Config, options: ServerOptions) -> AsyncItera
     finally:
         await server.stop()
 
-
-def described(value: Any) -> str:
-    """A short repr for error messages about values a model sent."""
-    text = repr(value)
-    return text if len(text) <= 60 else text[:57] + "..."
