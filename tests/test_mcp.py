@@ -6,7 +6,7 @@ from __future__ import annotations
 import os
 import re
 import sys
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -58,9 +58,10 @@ def section(answer: str, heading: str) -> str:
     return found.group(1) if found else ""
 
 
-async def test_stdio_agent_finds_where_it_was_after_a_restart(tmp_path: Path) -> None:
-    database = tmp_path / "memory.db"
-    async with stdio_client(database) as client:
+async def where_was_i_across_a_gap(connect: Callable[[], Client]) -> None:
+    """Register, post progress, decide; then, in a new session (a compaction-like gap), post more,
+    replace a decision and ask where it was."""
+    async with connect() as client:
         assert EXPECTED_TOOLS <= {tool.name for tool in (await client.list_tools()).tools}
         task_id = task_id_of(await ok(client, "task_register", name="Deploy coursefolio", plan=PLAN))
         await ok(client, "task_update", task_id=task_id, task_status="executing", plan_item="1",
@@ -68,8 +69,7 @@ async def test_stdio_agent_finds_where_it_was_after_a_restart(tmp_path: Path) ->
         first = await ok(client, "task_note", task_id=task_id, kind="decision", text="Deploy with docker compose")
         old_uid = re.search(r"\[(d_\w+)\]", first).group(1)  # type: ignore[union-attr]
         await ok(client, "task_note", task_id=task_id, kind="constraint", text="Keep the old container until healthy")
-    # A compaction-like gap: the host process (and the MCP server) go away; the memory stays.
-    async with stdio_client(database) as client:
+    async with connect() as client:
         await ok(client, "task_update", task_id=task_id, plan_item="2", item_status="completed",
                  message="Step 2 done — pushed to ghcr.io")
         replaced = await ok(client, "task_note", task_id=task_id, kind="decision", replaces=old_uid,
@@ -93,17 +93,40 @@ async def test_stdio_agent_finds_where_it_was_after_a_restart(tmp_path: Path) ->
     assert "3. [in_progress] Pull the image on the server" in plan.contents[0].text  # type: ignore[union-attr]
 
 
-async def test_stdio_bad_arguments_are_tool_errors_naming_the_field(tmp_path: Path) -> None:
+async def bad_arguments_name_the_field(client: Client) -> None:
+    task_id = task_id_of(await ok(client, "task_register", name="Errors", plan=["one"]))
+    assert "item_status" in await failed(client, "task_update", task_id=task_id, plan_item="1", item_status="done")
+    assert "plan_item" in await failed(client, "task_update", task_id=task_id, item_status="completed")
+    assert "plan[1].depends_on" in await failed(client, "task_register", name="Cycle", plan=[
+        {"id": "a", "title": "A"}, {"id": "b", "title": "B", "depends_on": ["missing"]}])
+    assert "seconds" in await failed(client, "wait_create", kind="timer", task_id=task_id)
+    assert "token_budget" in await failed(client, "context_build", task_id=task_id, token_budget=0)
+    assert "NOT_FOUND" in await failed(client, "task_query", task_id="tsk_00000000000000000000000a")
+    assert "name" in await failed(client, "task_register", plan=["no name"])
+
+
+async def linked_wait_resolves_into_the_task_history(client: Client) -> str:
+    task_id = task_id_of(await ok(client, "task_register", name="Release", plan=["Wait for approval", "Ship"]))
+    created = await ok(client, "wait_create", kind="external", task_id=task_id, criteria="release approved")
+    wait_id = re.search(r"wai_\w+", created).group(0)  # type: ignore[union-attr]
+    assert "[waiting]" in await ok(client, "wait_check", wait_id=wait_id)
+    await ok(client, "wait_resolve", wait_id=wait_id, result="approved by alex")
+    checked = await ok(client, "wait_check", wait_id=wait_id)
+    assert "[resolved]" in checked and "approved by alex" in checked
+    recent = section(await ok(client, "task_query", task_id=task_id), "Recent messages")
+    assert "release approved" in recent and "approved by alex" in recent
+    return task_id
+
+
+async def test_stdio_agent_finds_where_it_was_after_a_restart(tmp_path: Path) -> None:
+    # Each session is a new `taskmem mcp` process on the same database: the host restarted.
+    await where_was_i_across_a_gap(lambda: stdio_client(tmp_path / "memory.db"))
+
+
+async def test_stdio_linked_wait_and_bad_arguments(tmp_path: Path) -> None:
     async with stdio_client(tmp_path / "memory.db") as client:
-        task_id = task_id_of(await ok(client, "task_register", name="Errors", plan=["one"]))
-        assert "item_status" in await failed(client, "task_update", task_id=task_id, plan_item="1", item_status="done")
-        assert "plan_item" in await failed(client, "task_update", task_id=task_id, item_status="completed")
-        assert "plan[1].depends_on" in await failed(client, "task_register", name="Cycle", plan=[
-            {"id": "a", "title": "A"}, {"id": "b", "title": "B", "depends_on": ["missing"]}])
-        assert "seconds" in await failed(client, "wait_create", kind="timer", task_id=task_id)
-        assert "token_budget" in await failed(client, "context_build", task_id=task_id, token_budget=0)
-        assert "NOT_FOUND" in await failed(client, "task_query", task_id="tsk_00000000000000000000000a")
-        assert "name" in await failed(client, "task_register", plan=["no name"])
+        await linked_wait_resolves_into_the_task_history(client)
+        await bad_arguments_name_the_field(client)
 
 
 @pytest.fixture(scope="module")
@@ -119,26 +142,20 @@ def mcp_over_http(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[st
         server.stop()
 
 
-async def test_http_linked_wait_resolves_into_the_task_history(mcp_over_http: tuple[str, str]) -> None:
-    # The client is opened inside the test: anyio's cancel scopes must exit in the task they entered.
-    async with Client(mcp_over_http[0]) as http_client:
-        await _linked_wait_resolves(http_client, mcp_over_http[1])
+async def test_http_agent_finds_where_it_was_in_a_new_session(mcp_over_http: tuple[str, str]) -> None:
+    # Clients are opened inside the test: anyio's cancel scopes must exit in the task they entered.
+    await where_was_i_across_a_gap(lambda: Client(mcp_over_http[0]))
 
 
-async def _linked_wait_resolves(http_client: Client, grpc_address: str) -> None:
-    assert EXPECTED_TOOLS <= {tool.name for tool in (await http_client.list_tools()).tools}
-    task_id = task_id_of(await ok(http_client, "task_register", name="Release", plan=["Wait for approval", "Ship"]))
-    created = await ok(http_client, "wait_create", kind="external", task_id=task_id, criteria="release approved")
-    wait_id = re.search(r"wai_\w+", created).group(0)  # type: ignore[union-attr]
-    assert "[waiting]" in await ok(http_client, "wait_check", wait_id=wait_id)
-    await ok(http_client, "wait_resolve", wait_id=wait_id, result="approved by alex")
-    checked = await ok(http_client, "wait_check", wait_id=wait_id)
-    assert "[resolved]" in checked and "approved by alex" in checked
-    async with grpc.aio.insecure_channel(grpc_address) as channel:
+async def test_http_linked_wait_and_bad_arguments(mcp_over_http: tuple[str, str]) -> None:
+    async with Client(mcp_over_http[0]) as client:
+        task_id = await linked_wait_resolves_into_the_task_history(client)
+        await bad_arguments_name_the_field(client)
+        assert task_id in await ok(client, "task_list")
+    async with grpc.aio.insecure_channel(mcp_over_http[1]) as channel:
         messages = await task_service_pb2_grpc.TaskServiceStub(channel).ListMessages(
             task_service_pb2.ListMessagesRequest(task_id=task_id))
-    assert any("release approved" in m.content and "approved by alex" in m.content for m in messages.messages)
-    assert task_id in await ok(http_client, "task_list")
+    assert any(m.content.startswith("[Wait resolved] release approved") for m in messages.messages)
 
 
 async def test_http_memory_knowledge_and_context_round_trip(mcp_over_http: tuple[str, str]) -> None:
