@@ -21,6 +21,8 @@ from taskmem.commands.connection import ServerOptions
 from taskmem.config import Config, ConfigError, load_config
 
 if TYPE_CHECKING:
+    from starlette.types import ASGIApp, Receive, Scope, Send
+
     from taskmem.mcp.backend import Backend
 
 # With no --address and no database configured, the embedded server keeps its file here, so an MCP
@@ -107,20 +109,20 @@ class BearerGate:
     """ASGI middleware: with keys, every HTTP request needs 'authorization: Bearer <one of them>' (401
     otherwise). Without keys it lets requests through and the taskmem server checks the forwarded bearer."""
 
-    def __init__(self, app: object, keys: tuple[str, ...]) -> None:
+    def __init__(self, app: ASGIApp, keys: tuple[str, ...]) -> None:
         self._app = app
         self._keys = tuple(key.encode() for key in keys)
 
-    async def __call__(self, scope: dict, receive: object, send: object) -> None:  # type: ignore[type-arg]
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] == "http" and self._keys and not self._allowed(scope):
-            await send({"type": "http.response.start", "status": 401,  # type: ignore[operator]
+            await send({"type": "http.response.start", "status": 401,
                         "headers": [(b"content-type", b"application/json"), (b"www-authenticate", b"Bearer")]})
-            await send({"type": "http.response.body",  # type: ignore[operator]
+            await send({"type": "http.response.body",
                         "body": b'{"error": "unauthenticated: send authorization: Bearer <api key>"}'})
             return
-        await self._app(scope, receive, send)  # type: ignore[operator]
+        await self._app(scope, receive, send)
 
-    def _allowed(self, scope: dict) -> bool:  # type: ignore[type-arg]
+    def _allowed(self, scope: Scope) -> bool:
         header = dict(scope.get("headers") or ()).get(b"authorization", b"")
         scheme, _, token = header.partition(b" ")
         return scheme.lower() == b"bearer" and any(hmac.compare_digest(token.strip(), key) for key in self._keys)
