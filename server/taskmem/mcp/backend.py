@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import gc
 import uuid
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from pathlib import Path
@@ -121,6 +122,9 @@ async def embedded_backend(config: Config, options: ServerOptions) -> AsyncItera
     server = TaskmemServer(dataclasses.replace(config, listen="127.0.0.1:0", tls_cert_file="", tls_key_file=""))
     try:
         address = await server.start()
+        # As `taskmem serve` does: what start-up built lives as long as the process, so full
+        # collections need not walk it again (they stalled tool calls here as they did there).
+        gc.freeze()
         # An embedded server with API keys still needs one on its calls: the given token, else its first key.
         token = options.token or (config.api_keys[0].key if config.api_keys else "")
         async with connect_backend(dataclasses.replace(options, address=address, tls=False, token=token)) as backend:
