@@ -12,7 +12,7 @@ PROTOC_GEN_GO_VERSION := v1.36.12
 PROTOC_GEN_GO_GRPC_VERSION := v1.6.2
 GRPCURL_VERSION := v1.9.4
 
-GENERATED := server/taskmem/v1 clients/go/gen clients/ts/src/gen server/taskmem/api/contract_descriptors.binpb
+GENERATED := clients/python/src/taskmem/v1 clients/go/gen clients/ts/src/gen server/taskmem/api/contract_descriptors.binpb
 
 .PHONY: run test gen lint check-gen test-python test-go test-ts contract-baseline bench clean
 

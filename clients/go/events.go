@@ -168,15 +168,16 @@ func (s *subscription) stream(ctx context.Context, yield func(*taskmemv1.Event, 
 	}
 }
 
-// retryable reports whether a broken stream should be resumed. It is only
-// asked while the caller's context is still live, so CANCELED here came from
-// the server or the network, not from the caller.
+// retryable reports whether a broken stream should be resumed: on the codes
+// SubscribeEvents' comment in task_service.proto lists for every client. It is
+// only asked while the caller's context is still live, so CANCELED here came
+// from the server or the network, not from the caller.
 func retryable(err error) bool {
 	if err == nil {
 		return true // the server ended the stream cleanly; a subscription has no end
 	}
 	switch status.Code(err) {
-	case codes.Unavailable, codes.ResourceExhausted, codes.Aborted, codes.Canceled:
+	case codes.Unavailable, codes.ResourceExhausted, codes.Internal, codes.Aborted, codes.Canceled:
 		return true
 	}
 	return false

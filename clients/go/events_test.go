@@ -33,7 +33,7 @@ type script struct {
 func (s *scriptedTasks) SubscribeEvents(ctx context.Context, req *taskmemv1.SubscribeEventsRequest, _ ...grpc.CallOption) (grpc.ServerStreamingClient[taskmemv1.SubscribeEventsResponse], error) {
 	s.requests = append(s.requests, &taskmemv1.SubscribeEventsRequest{AfterCursor: req.GetAfterCursor()})
 	if len(s.scripts) == 0 {
-		return nil, status.Error(codes.Internal, "script exhausted")
+		return nil, status.Error(codes.FailedPrecondition, "script exhausted")
 	}
 	next := s.scripts[0]
 	s.scripts = s.scripts[1:]

@@ -21,6 +21,7 @@ type options struct {
 	useTLS           bool
 	insecureOK       bool
 	lazy             bool
+	retry            *RetryPolicy // nil: DefaultRetryPolicy
 	extraDialOptions []grpc.DialOption
 }
 
@@ -102,6 +103,13 @@ func (o *options) grpcDialOptions(addr string) ([]grpc.DialOption, error) {
 			PermitWithoutStream: false,
 		}),
 		grpc.WithDefaultCallOptions(grpc.MaxCallRecvMsgSize(maxRecvMessageBytes)),
+	}
+	retry := DefaultRetryPolicy
+	if o.retry != nil {
+		retry = *o.retry
+	}
+	if retry.Attempts > 1 {
+		opts = append(opts, grpc.WithChainUnaryInterceptor(retryInterceptor(retry)))
 	}
 	if o.token != "" || o.namespace != "" {
 		opts = append(opts, grpc.WithPerRPCCredentials(&callCredentials{

@@ -106,6 +106,11 @@ def build_parser() -> argparse.ArgumentParser:
     reembed = commands.add_parser("reembed", help="embed every memory summary again with the configured model"
                                                   " (after changing embedding settings), with a progress bar")
     add_reembed_arguments(reembed)
+
+    from taskmem.mcp.command import add_mcp_arguments
+
+    mcp = commands.add_parser("mcp", help="serve task memory as MCP tools (stdio, or streamable HTTP with --http)")
+    add_mcp_arguments(mcp)
     return parser
 
 
@@ -118,6 +123,10 @@ def main(argv: list[str] | None = None) -> int:
         from taskmem.commands.reembed import run_reembed
 
         return run_reembed(args)
+    if args.command == "mcp":
+        from taskmem.mcp.command import run_mcp
+
+        return run_mcp(args)
     if args.command == "serve":
         from taskmem.server import run
 

@@ -13,6 +13,7 @@ import { StateService } from "./gen/taskmem/v1/state_service_pb.js";
 import { TaskService } from "./gen/taskmem/v1/task_service_pb.js";
 import { WaitService } from "./gen/taskmem/v1/wait_service_pb.js";
 import { subscribeEvents, type EventFilter, type SubscribeOptions } from "./events.js";
+import { DEFAULT_RETRY_POLICY, retryInterceptor, type RetryPolicy } from "./retry.js";
 
 /**
  * The services of the API, under the property name a TaskmemClient exposes
@@ -73,6 +74,13 @@ export interface TaskmemClientOptions {
   pingTimeoutMs?: number;
   /** Extra interceptors, run after the one adding the token and namespace. */
   interceptors?: Interceptor[];
+  /**
+   * How unary calls are retried on UNAVAILABLE: only those the contract
+   * declares safe to repeat (idempotency_level NO_SIDE_EFFECTS or IDEMPOTENT)
+   * and those with a request_id. Default DEFAULT_RETRY_POLICY; `{ attempts: 1 }`
+   * turns retries off.
+   */
+  retry?: RetryPolicy;
   /** Options for node's http2.connect(), for example `{ ca }` for TLS with a private CA. */
   nodeOptions?: http2.ClientSessionOptions | http2.SecureClientSessionOptions;
 }
@@ -135,7 +143,11 @@ export function createTaskmemClient(options: TaskmemClientOptions = {}): Taskmem
     baseUrl,
     sessionManager,
     defaultTimeoutMs: timeoutMs > 0 ? timeoutMs : undefined,
-    interceptors: [authInterceptor(options.token, options.namespace), ...(options.interceptors ?? [])],
+    interceptors: [
+      authInterceptor(options.token, options.namespace),
+      ...(options.interceptors ?? []),
+      retryInterceptor(options.retry ?? DEFAULT_RETRY_POLICY),
+    ],
   });
   const clients = Object.fromEntries(
     Object.entries(services).map(([name, service]) => [name, createClient(service, transport)]),

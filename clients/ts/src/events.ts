@@ -38,7 +38,8 @@ export interface SubscribeOptions {
 }
 
 /**
- * The codes on which a broken subscription is resumed: the server shut down
+ * The codes on which a broken subscription is resumed, the set SubscribeEvents'
+ * comment in task_service.proto documents for every client: the server shut down
  * or restarted (UNAVAILABLE), dropped a slow subscriber (RESOURCE_EXHAUSTED),
  * the stream or connection was reset (INTERNAL, as connect-node reports an
  * HTTP/2 RST_STREAM or a lost socket), the stream was aborted (ABORTED) or

@@ -6,6 +6,7 @@ their .pyi types.
 
 from __future__ import annotations
 
+import functools
 import time
 import uuid
 from collections.abc import AsyncIterator, Callable, Sequence
@@ -13,6 +14,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import grpc
+from google.protobuf import descriptor_pb2, descriptor_pool
 from google.protobuf.message import Message
 from tenacity import AsyncRetrying, RetryCallState, retry_if_exception, stop_after_attempt, wait_exponential_jitter
 
@@ -20,10 +22,10 @@ from taskmem_client.errors import TaskmemError
 
 RETRYABLE_CODES = frozenset({grpc.StatusCode.UNAVAILABLE, grpc.StatusCode.DEADLINE_EXCEEDED})
 
-# Calls that change nothing, so a retry is harmless without a request_id. PutWorkingMemory
-# replaces the whole value, so repeating it leaves the same state.
-_READ_PREFIXES = ("Get", "List", "Search", "Render", "Expand", "Query", "Build")
-_IDEMPOTENT_METHODS = frozenset({"PutWorkingMemory"})
+# What the contract says may be repeated without a request_id: reads (NO_SIDE_EFFECTS) and calls whose
+# repetition leaves the same state (IDEMPOTENT), as each RPC's idempotency_level option declares.
+SAFE_IDEMPOTENCY_LEVELS = frozenset({descriptor_pb2.MethodOptions.NO_SIDE_EFFECTS,
+                                     descriptor_pb2.MethodOptions.IDEMPOTENT})
 
 
 @dataclass(frozen=True)
@@ -32,7 +34,8 @@ class RetryPolicy:
 
     Only calls that are safe to repeat are retried: those whose request has a request_id
     (the client fills an empty one, so every attempt carries the same id and the server
-    returns the first result instead of writing again) and reads. The call's deadline
+    returns the first result instead of writing again), and those whose RPC the contract
+    marks `idempotency_level = NO_SIDE_EFFECTS` (reads) or IDEMPOTENT. The call's deadline
     covers all its attempts.
     """
 
@@ -49,16 +52,24 @@ class RetryPolicy:
 NO_RETRY = RetryPolicy(attempts=1)
 
 
-def method_name(method: str | bytes) -> str:
-    """"/taskmem.v1.TaskService/GetTask" -> "GetTask"."""
+@functools.cache
+def idempotency_level(method: str | bytes) -> int:
+    """The idempotency_level option of "/taskmem.v1.TaskService/GetTask", read from the generated
+    descriptors; IDEMPOTENCY_UNKNOWN for a method they do not hold."""
     text = method.decode() if isinstance(method, bytes) else method
-    return text.rsplit("/", 1)[-1]
+    try:
+        found = descriptor_pool.Default().FindMethodByName(text.lstrip("/").replace("/", "."))
+    except KeyError:
+        return descriptor_pb2.MethodOptions.IDEMPOTENCY_UNKNOWN
+    return found.GetOptions().idempotency_level
 
 
-def is_safe_to_retry(method: str, request: Message) -> bool:
+def is_safe_to_retry(method: str | bytes, request: Message) -> bool:
+    """A request with a request_id (the server returns the first result), or an RPC the contract
+    marks NO_SIDE_EFFECTS or IDEMPOTENT."""
     if "request_id" in request.DESCRIPTOR.fields_by_name:
         return True
-    return method.startswith(_READ_PREFIXES) or method in _IDEMPOTENT_METHODS
+    return idempotency_level(method) in SAFE_IDEMPOTENCY_LEVELS
 
 
 def with_request_id(request: Message) -> Message:
@@ -110,7 +121,7 @@ class UnaryCallInterceptor(_MetadataMixin, grpc.aio.UnaryUnaryClientInterceptor)
         deadline = None if timeout is None else time.monotonic() + timeout
         request = with_request_id(request)
         policy = self._retry
-        attempts = policy.attempts if is_safe_to_retry(method_name(client_call_details.method), request) else 1
+        attempts = policy.attempts if is_safe_to_retry(client_call_details.method, request) else 1
 
         def remaining() -> float | None:
             return None if deadline is None else deadline - time.monotonic()

@@ -11,7 +11,8 @@ import grpc
 from taskmem.v1 import event_pb2, task_service_pb2, task_service_pb2_grpc
 from taskmem_client.errors import TaskmemError
 
-# A broken stream is resumed on these codes: the server shut down or restarted (UNAVAILABLE),
+# A broken stream is resumed on these codes, the set SubscribeEvents' comment in task_service.proto
+# documents for every client: the server shut down or restarted (UNAVAILABLE),
 # dropped a slow subscriber (RESOURCE_EXHAUSTED), the stream was reset (INTERNAL) or aborted
 # (ABORTED), or cancelled by something other than this client (CANCELLED, for example a GOAWAY;
 # this client's own cancellation arrives as asyncio.CancelledError instead).

@@ -2590,24 +2590,24 @@ const file_taskmem_v1_memory_service_proto_rawDesc = "" +
 	" UPSERT_KNOWLEDGE_OUTCOME_CREATED\x10\x01\x12%\n" +
 	"!UPSERT_KNOWLEDGE_OUTCOME_REPLACED\x10\x02\x12&\n" +
 	"\"UPSERT_KNOWLEDGE_OUTCOME_CONFIRMED\x10\x03\x12%\n" +
-	"!UPSERT_KNOWLEDGE_OUTCOME_REJECTED\x10\x042\xb4\v\n" +
+	"!UPSERT_KNOWLEDGE_OUTCOME_REJECTED\x10\x042\xdc\v\n" +
 	"\rMemoryService\x12]\n" +
-	"\x10AddMemoryEntries\x12#.taskmem.v1.AddMemoryEntriesRequest\x1a$.taskmem.v1.AddMemoryEntriesResponse\x12c\n" +
-	"\x12QueryMemoryEntries\x12%.taskmem.v1.QueryMemoryEntriesRequest\x1a&.taskmem.v1.QueryMemoryEntriesResponse\x12f\n" +
-	"\x13GetRelevantMemories\x12&.taskmem.v1.GetRelevantMemoriesRequest\x1a'.taskmem.v1.GetRelevantMemoriesResponse\x12W\n" +
-	"\x0eSearchMemories\x12!.taskmem.v1.SearchMemoriesRequest\x1a\".taskmem.v1.SearchMemoriesResponse\x12Z\n" +
+	"\x10AddMemoryEntries\x12#.taskmem.v1.AddMemoryEntriesRequest\x1a$.taskmem.v1.AddMemoryEntriesResponse\x12h\n" +
+	"\x12QueryMemoryEntries\x12%.taskmem.v1.QueryMemoryEntriesRequest\x1a&.taskmem.v1.QueryMemoryEntriesResponse\"\x03\x90\x02\x01\x12k\n" +
+	"\x13GetRelevantMemories\x12&.taskmem.v1.GetRelevantMemoriesRequest\x1a'.taskmem.v1.GetRelevantMemoriesResponse\"\x03\x90\x02\x01\x12\\\n" +
+	"\x0eSearchMemories\x12!.taskmem.v1.SearchMemoriesRequest\x1a\".taskmem.v1.SearchMemoriesResponse\"\x03\x90\x02\x01\x12Z\n" +
 	"\x0fExtractMemories\x12\".taskmem.v1.ExtractMemoriesRequest\x1a#.taskmem.v1.ExtractMemoriesResponse\x12Z\n" +
-	"\x0fUpsertKnowledge\x12\".taskmem.v1.UpsertKnowledgeRequest\x1a#.taskmem.v1.UpsertKnowledgeResponse\x12Q\n" +
-	"\fGetKnowledge\x12\x1f.taskmem.v1.GetKnowledgeRequest\x1a .taskmem.v1.GetKnowledgeResponse\x12W\n" +
-	"\x0eQueryKnowledge\x12!.taskmem.v1.QueryKnowledgeRequest\x1a\".taskmem.v1.QueryKnowledgeResponse\x12Z\n" +
+	"\x0fUpsertKnowledge\x12\".taskmem.v1.UpsertKnowledgeRequest\x1a#.taskmem.v1.UpsertKnowledgeResponse\x12V\n" +
+	"\fGetKnowledge\x12\x1f.taskmem.v1.GetKnowledgeRequest\x1a .taskmem.v1.GetKnowledgeResponse\"\x03\x90\x02\x01\x12\\\n" +
+	"\x0eQueryKnowledge\x12!.taskmem.v1.QueryKnowledgeRequest\x1a\".taskmem.v1.QueryKnowledgeResponse\"\x03\x90\x02\x01\x12Z\n" +
 	"\x0fDeleteKnowledge\x12\".taskmem.v1.DeleteKnowledgeRequest\x1a#.taskmem.v1.DeleteKnowledgeResponse\x12T\n" +
-	"\rRecordEpisode\x12 .taskmem.v1.RecordEpisodeRequest\x1a!.taskmem.v1.RecordEpisodeResponse\x12Q\n" +
-	"\fListEpisodes\x12\x1f.taskmem.v1.ListEpisodesRequest\x1a .taskmem.v1.ListEpisodesResponse\x12]\n" +
-	"\x10RegisterArtifact\x12#.taskmem.v1.RegisterArtifactRequest\x1a$.taskmem.v1.RegisterArtifactResponse\x12T\n" +
-	"\rListArtifacts\x12 .taskmem.v1.ListArtifactsRequest\x1a!.taskmem.v1.ListArtifactsResponse\x12W\n" +
+	"\rRecordEpisode\x12 .taskmem.v1.RecordEpisodeRequest\x1a!.taskmem.v1.RecordEpisodeResponse\x12V\n" +
+	"\fListEpisodes\x12\x1f.taskmem.v1.ListEpisodesRequest\x1a .taskmem.v1.ListEpisodesResponse\"\x03\x90\x02\x01\x12]\n" +
+	"\x10RegisterArtifact\x12#.taskmem.v1.RegisterArtifactRequest\x1a$.taskmem.v1.RegisterArtifactResponse\x12Y\n" +
+	"\rListArtifacts\x12 .taskmem.v1.ListArtifactsRequest\x1a!.taskmem.v1.ListArtifactsResponse\"\x03\x90\x02\x01\x12W\n" +
 	"\x0eDeleteArtifact\x12!.taskmem.v1.DeleteArtifactRequest\x1a\".taskmem.v1.DeleteArtifactResponse\x12T\n" +
-	"\rRecordPattern\x12 .taskmem.v1.RecordPatternRequest\x1a!.taskmem.v1.RecordPatternResponse\x12Q\n" +
-	"\fListPatterns\x12\x1f.taskmem.v1.ListPatternsRequest\x1a .taskmem.v1.ListPatternsResponseB@Z>github.com/taskmem/taskmem/clients/go/gen/taskmem/v1;taskmemv1b\x06proto3"
+	"\rRecordPattern\x12 .taskmem.v1.RecordPatternRequest\x1a!.taskmem.v1.RecordPatternResponse\x12V\n" +
+	"\fListPatterns\x12\x1f.taskmem.v1.ListPatternsRequest\x1a .taskmem.v1.ListPatternsResponse\"\x03\x90\x02\x01B@Z>github.com/taskmem/taskmem/clients/go/gen/taskmem/v1;taskmemv1b\x06proto3"
 
 var (
 	file_taskmem_v1_memory_service_proto_rawDescOnce sync.Once

@@ -2013,22 +2013,22 @@ const file_taskmem_v1_state_service_proto_rawDesc = "" +
 	"\vanswered_by\x18\x06 \x01(\x0e2\x15.taskmem.v1.ModelTierR\n" +
 	"answeredBy\x12*\n" +
 	"\x11answered_by_model\x18\a \x01(\tR\x0fansweredByModel\x12\x1b\n" +
-	"\tfell_back\x18\b \x01(\bR\bfellBack2\xc2\t\n" +
-	"\fStateService\x12Q\n" +
-	"\fGetTaskState\x12\x1f.taskmem.v1.GetTaskStateRequest\x1a .taskmem.v1.GetTaskStateResponse\x12N\n" +
+	"\tfell_back\x18\b \x01(\bR\bfellBack2\xea\t\n" +
+	"\fStateService\x12V\n" +
+	"\fGetTaskState\x12\x1f.taskmem.v1.GetTaskStateRequest\x1a .taskmem.v1.GetTaskStateResponse\"\x03\x90\x02\x01\x12N\n" +
 	"\vAddDecision\x12\x1e.taskmem.v1.AddDecisionRequest\x1a\x1f.taskmem.v1.AddDecisionResponse\x12E\n" +
 	"\bAddError\x12\x1b.taskmem.v1.AddErrorRequest\x1a\x1c.taskmem.v1.AddErrorResponse\x12Q\n" +
 	"\fExtractState\x12\x1f.taskmem.v1.ExtractStateRequest\x1a .taskmem.v1.ExtractStateResponse\x12]\n" +
-	"\x10UpsertStateItems\x12#.taskmem.v1.UpsertStateItemsRequest\x1a$.taskmem.v1.UpsertStateItemsResponse\x12W\n" +
-	"\x0eListStateItems\x12!.taskmem.v1.ListStateItemsRequest\x1a\".taskmem.v1.ListStateItemsResponse\x12N\n" +
-	"\vRenderState\x12\x1e.taskmem.v1.RenderStateRequest\x1a\x1f.taskmem.v1.RenderStateResponse\x12Z\n" +
-	"\x0fExpandStateItem\x12\".taskmem.v1.ExpandStateItemRequest\x1a#.taskmem.v1.ExpandStateItemResponse\x12Q\n" +
+	"\x10UpsertStateItems\x12#.taskmem.v1.UpsertStateItemsRequest\x1a$.taskmem.v1.UpsertStateItemsResponse\x12\\\n" +
+	"\x0eListStateItems\x12!.taskmem.v1.ListStateItemsRequest\x1a\".taskmem.v1.ListStateItemsResponse\"\x03\x90\x02\x01\x12S\n" +
+	"\vRenderState\x12\x1e.taskmem.v1.RenderStateRequest\x1a\x1f.taskmem.v1.RenderStateResponse\"\x03\x90\x02\x01\x12_\n" +
+	"\x0fExpandStateItem\x12\".taskmem.v1.ExpandStateItemRequest\x1a#.taskmem.v1.ExpandStateItemResponse\"\x03\x90\x02\x01\x12Q\n" +
 	"\fPinStateItem\x12\x1f.taskmem.v1.PinStateItemRequest\x1a .taskmem.v1.PinStateItemResponse\x12c\n" +
-	"\x12SetStateItemStatus\x12%.taskmem.v1.SetStateItemStatusRequest\x1a&.taskmem.v1.SetStateItemStatusResponse\x12]\n" +
-	"\x10GetWorkingMemory\x12#.taskmem.v1.GetWorkingMemoryRequest\x1a$.taskmem.v1.GetWorkingMemoryResponse\x12]\n" +
-	"\x10PutWorkingMemory\x12#.taskmem.v1.PutWorkingMemoryRequest\x1a$.taskmem.v1.PutWorkingMemoryResponse\x12Q\n" +
-	"\fBuildContext\x12\x1f.taskmem.v1.BuildContextRequest\x1a .taskmem.v1.BuildContextResponse\x12H\n" +
-	"\tQueryTask\x12\x1c.taskmem.v1.QueryTaskRequest\x1a\x1d.taskmem.v1.QueryTaskResponseB@Z>github.com/taskmem/taskmem/clients/go/gen/taskmem/v1;taskmemv1b\x06proto3"
+	"\x12SetStateItemStatus\x12%.taskmem.v1.SetStateItemStatusRequest\x1a&.taskmem.v1.SetStateItemStatusResponse\x12b\n" +
+	"\x10GetWorkingMemory\x12#.taskmem.v1.GetWorkingMemoryRequest\x1a$.taskmem.v1.GetWorkingMemoryResponse\"\x03\x90\x02\x01\x12b\n" +
+	"\x10PutWorkingMemory\x12#.taskmem.v1.PutWorkingMemoryRequest\x1a$.taskmem.v1.PutWorkingMemoryResponse\"\x03\x90\x02\x02\x12V\n" +
+	"\fBuildContext\x12\x1f.taskmem.v1.BuildContextRequest\x1a .taskmem.v1.BuildContextResponse\"\x03\x90\x02\x01\x12M\n" +
+	"\tQueryTask\x12\x1c.taskmem.v1.QueryTaskRequest\x1a\x1d.taskmem.v1.QueryTaskResponse\"\x03\x90\x02\x01B@Z>github.com/taskmem/taskmem/clients/go/gen/taskmem/v1;taskmemv1b\x06proto3"
 
 var (
 	file_taskmem_v1_state_service_proto_rawDescOnce sync.Once

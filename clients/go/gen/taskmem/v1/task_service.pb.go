@@ -3145,32 +3145,32 @@ const file_taskmem_v1_task_service_proto_rawDesc = "" +
 	"\x0fnext_page_token\x18\x02 \x01(\tR\rnextPageToken\"\x19\n" +
 	"\x17GetWebhookSecretRequest\"2\n" +
 	"\x18GetWebhookSecretResponse\x12\x16\n" +
-	"\x06secret\x18\x01 \x01(\tR\x06secret2\x96\x0e\n" +
+	"\x06secret\x18\x01 \x01(\tR\x06secret2\xd2\x0e\n" +
 	"\vTaskService\x12K\n" +
 	"\n" +
-	"CreateTask\x12\x1d.taskmem.v1.CreateTaskRequest\x1a\x1e.taskmem.v1.CreateTaskResponse\x12B\n" +
-	"\aGetTask\x12\x1a.taskmem.v1.GetTaskRequest\x1a\x1b.taskmem.v1.GetTaskResponse\x12H\n" +
-	"\tListTasks\x12\x1c.taskmem.v1.ListTasksRequest\x1a\x1d.taskmem.v1.ListTasksResponse\x12K\n" +
+	"CreateTask\x12\x1d.taskmem.v1.CreateTaskRequest\x1a\x1e.taskmem.v1.CreateTaskResponse\x12G\n" +
+	"\aGetTask\x12\x1a.taskmem.v1.GetTaskRequest\x1a\x1b.taskmem.v1.GetTaskResponse\"\x03\x90\x02\x01\x12M\n" +
+	"\tListTasks\x12\x1c.taskmem.v1.ListTasksRequest\x1a\x1d.taskmem.v1.ListTasksResponse\"\x03\x90\x02\x01\x12K\n" +
 	"\n" +
 	"UpdateTask\x12\x1d.taskmem.v1.UpdateTaskRequest\x1a\x1e.taskmem.v1.UpdateTaskResponse\x12N\n" +
-	"\vReplacePlan\x12\x1e.taskmem.v1.ReplacePlanRequest\x1a\x1f.taskmem.v1.ReplacePlanResponse\x12B\n" +
-	"\aGetPlan\x12\x1a.taskmem.v1.GetPlanRequest\x1a\x1b.taskmem.v1.GetPlanResponse\x12W\n" +
+	"\vReplacePlan\x12\x1e.taskmem.v1.ReplacePlanRequest\x1a\x1f.taskmem.v1.ReplacePlanResponse\x12G\n" +
+	"\aGetPlan\x12\x1a.taskmem.v1.GetPlanRequest\x1a\x1b.taskmem.v1.GetPlanResponse\"\x03\x90\x02\x01\x12W\n" +
 	"\x0eUpdatePlanItem\x12!.taskmem.v1.UpdatePlanItemRequest\x1a\".taskmem.v1.UpdatePlanItemResponse\x12Q\n" +
 	"\fRecordAction\x12\x1f.taskmem.v1.RecordActionRequest\x1a .taskmem.v1.RecordActionResponse\x12W\n" +
-	"\x0eCompleteAction\x12!.taskmem.v1.CompleteActionRequest\x1a\".taskmem.v1.CompleteActionResponse\x12N\n" +
-	"\vListActions\x12\x1e.taskmem.v1.ListActionsRequest\x1a\x1f.taskmem.v1.ListActionsResponse\x12Z\n" +
-	"\x0fAppendActionLog\x12\".taskmem.v1.AppendActionLogRequest\x1a#.taskmem.v1.AppendActionLogResponse\x12V\n" +
-	"\rTailActionLog\x12 .taskmem.v1.TailActionLogRequest\x1a!.taskmem.v1.TailActionLogResponse0\x01\x12N\n" +
-	"\vPostMessage\x12\x1e.taskmem.v1.PostMessageRequest\x1a\x1f.taskmem.v1.PostMessageResponse\x12Q\n" +
-	"\fListMessages\x12\x1f.taskmem.v1.ListMessagesRequest\x1a .taskmem.v1.ListMessagesResponse\x12l\n" +
-	"\x15RecordContextSnapshot\x12(.taskmem.v1.RecordContextSnapshotRequest\x1a).taskmem.v1.RecordContextSnapshotResponse\x12i\n" +
-	"\x14ListContextSnapshots\x12'.taskmem.v1.ListContextSnapshotsRequest\x1a(.taskmem.v1.ListContextSnapshotsResponse\x12\\\n" +
-	"\x0fSubscribeEvents\x12\".taskmem.v1.SubscribeEventsRequest\x1a#.taskmem.v1.SubscribeEventsResponse0\x01\x12K\n" +
+	"\x0eCompleteAction\x12!.taskmem.v1.CompleteActionRequest\x1a\".taskmem.v1.CompleteActionResponse\x12S\n" +
+	"\vListActions\x12\x1e.taskmem.v1.ListActionsRequest\x1a\x1f.taskmem.v1.ListActionsResponse\"\x03\x90\x02\x01\x12Z\n" +
+	"\x0fAppendActionLog\x12\".taskmem.v1.AppendActionLogRequest\x1a#.taskmem.v1.AppendActionLogResponse\x12[\n" +
+	"\rTailActionLog\x12 .taskmem.v1.TailActionLogRequest\x1a!.taskmem.v1.TailActionLogResponse\"\x03\x90\x02\x010\x01\x12N\n" +
+	"\vPostMessage\x12\x1e.taskmem.v1.PostMessageRequest\x1a\x1f.taskmem.v1.PostMessageResponse\x12V\n" +
+	"\fListMessages\x12\x1f.taskmem.v1.ListMessagesRequest\x1a .taskmem.v1.ListMessagesResponse\"\x03\x90\x02\x01\x12l\n" +
+	"\x15RecordContextSnapshot\x12(.taskmem.v1.RecordContextSnapshotRequest\x1a).taskmem.v1.RecordContextSnapshotResponse\x12n\n" +
+	"\x14ListContextSnapshots\x12'.taskmem.v1.ListContextSnapshotsRequest\x1a(.taskmem.v1.ListContextSnapshotsResponse\"\x03\x90\x02\x01\x12a\n" +
+	"\x0fSubscribeEvents\x12\".taskmem.v1.SubscribeEventsRequest\x1a#.taskmem.v1.SubscribeEventsResponse\"\x03\x90\x02\x010\x01\x12P\n" +
 	"\n" +
-	"ListEvents\x12\x1d.taskmem.v1.ListEventsRequest\x1a\x1e.taskmem.v1.ListEventsResponse\x12N\n" +
-	"\vGetProgress\x12\x1e.taskmem.v1.GetProgressRequest\x1a\x1f.taskmem.v1.GetProgressResponse\x12l\n" +
-	"\x15ListWebhookDeliveries\x12(.taskmem.v1.ListWebhookDeliveriesRequest\x1a).taskmem.v1.ListWebhookDeliveriesResponse\x12]\n" +
-	"\x10GetWebhookSecret\x12#.taskmem.v1.GetWebhookSecretRequest\x1a$.taskmem.v1.GetWebhookSecretResponseB@Z>github.com/taskmem/taskmem/clients/go/gen/taskmem/v1;taskmemv1b\x06proto3"
+	"ListEvents\x12\x1d.taskmem.v1.ListEventsRequest\x1a\x1e.taskmem.v1.ListEventsResponse\"\x03\x90\x02\x01\x12S\n" +
+	"\vGetProgress\x12\x1e.taskmem.v1.GetProgressRequest\x1a\x1f.taskmem.v1.GetProgressResponse\"\x03\x90\x02\x01\x12q\n" +
+	"\x15ListWebhookDeliveries\x12(.taskmem.v1.ListWebhookDeliveriesRequest\x1a).taskmem.v1.ListWebhookDeliveriesResponse\"\x03\x90\x02\x01\x12b\n" +
+	"\x10GetWebhookSecret\x12#.taskmem.v1.GetWebhookSecretRequest\x1a$.taskmem.v1.GetWebhookSecretResponse\"\x03\x90\x02\x02B@Z>github.com/taskmem/taskmem/clients/go/gen/taskmem/v1;taskmemv1b\x06proto3"
 
 var (
 	file_taskmem_v1_task_service_proto_rawDescOnce sync.Once

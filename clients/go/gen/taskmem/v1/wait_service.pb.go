@@ -752,16 +752,16 @@ const file_taskmem_v1_wait_service_proto_rawDesc = "" +
 	"\x10WatchWaitRequest\x12\x17\n" +
 	"\await_id\x18\x01 \x01(\tR\x06waitId\"9\n" +
 	"\x11WatchWaitResponse\x12$\n" +
-	"\x04wait\x18\x01 \x01(\v2\x10.taskmem.v1.WaitR\x04wait2\xd1\x03\n" +
+	"\x04wait\x18\x01 \x01(\v2\x10.taskmem.v1.WaitR\x04wait2\xe0\x03\n" +
 	"\vWaitService\x12K\n" +
 	"\n" +
-	"CreateWait\x12\x1d.taskmem.v1.CreateWaitRequest\x1a\x1e.taskmem.v1.CreateWaitResponse\x12B\n" +
-	"\aGetWait\x12\x1a.taskmem.v1.GetWaitRequest\x1a\x1b.taskmem.v1.GetWaitResponse\x12H\n" +
-	"\tListWaits\x12\x1c.taskmem.v1.ListWaitsRequest\x1a\x1d.taskmem.v1.ListWaitsResponse\x12K\n" +
+	"CreateWait\x12\x1d.taskmem.v1.CreateWaitRequest\x1a\x1e.taskmem.v1.CreateWaitResponse\x12G\n" +
+	"\aGetWait\x12\x1a.taskmem.v1.GetWaitRequest\x1a\x1b.taskmem.v1.GetWaitResponse\"\x03\x90\x02\x01\x12M\n" +
+	"\tListWaits\x12\x1c.taskmem.v1.ListWaitsRequest\x1a\x1d.taskmem.v1.ListWaitsResponse\"\x03\x90\x02\x01\x12K\n" +
 	"\n" +
 	"CancelWait\x12\x1d.taskmem.v1.CancelWaitRequest\x1a\x1e.taskmem.v1.CancelWaitResponse\x12N\n" +
-	"\vResolveWait\x12\x1e.taskmem.v1.ResolveWaitRequest\x1a\x1f.taskmem.v1.ResolveWaitResponse\x12J\n" +
-	"\tWatchWait\x12\x1c.taskmem.v1.WatchWaitRequest\x1a\x1d.taskmem.v1.WatchWaitResponse0\x01B@Z>github.com/taskmem/taskmem/clients/go/gen/taskmem/v1;taskmemv1b\x06proto3"
+	"\vResolveWait\x12\x1e.taskmem.v1.ResolveWaitRequest\x1a\x1f.taskmem.v1.ResolveWaitResponse\x12O\n" +
+	"\tWatchWait\x12\x1c.taskmem.v1.WatchWaitRequest\x1a\x1d.taskmem.v1.WatchWaitResponse\"\x03\x90\x02\x010\x01B@Z>github.com/taskmem/taskmem/clients/go/gen/taskmem/v1;taskmemv1b\x06proto3"
 
 var (
 	file_taskmem_v1_wait_service_proto_rawDescOnce sync.Once

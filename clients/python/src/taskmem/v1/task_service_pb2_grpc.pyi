@@ -129,6 +129,19 @@ class TaskServiceStub:
     digits); OUT_OF_RANGE for an after_cursor beyond the namespace's last
     event (a cursor from another database), with the last event's cursor in
     the ErrorInfo metadata "head_cursor".
+
+    Resuming: the Python, Go and TypeScript clients resubscribe after the last
+    delivered cursor, with a jittered backoff, when the stream ends cleanly or
+    with one of these codes, and raise any other code to the caller:
+      UNAVAILABLE         the server shut down or restarted, or the connection broke
+      RESOURCE_EXHAUSTED  a server that drops slow readers (this one catches them up instead)
+      INTERNAL            the stream or connection was reset (HTTP/2 RST_STREAM, a lost socket)
+      ABORTED             the stream was aborted
+      CANCELLED           cancelled by something other than the caller (for example a GOAWAY)
+
+    Retries of unary calls: a client may repeat on UNAVAILABLE a call whose
+    RPC says `idempotency_level = NO_SIDE_EFFECTS` (a read) or IDEMPOTENT, or
+    whose request carries a request_id (the server returns the first result).
     """
     ListEvents: _grpc.UnaryUnaryMultiCallable[_task_service_pb2.ListEventsRequest, _task_service_pb2.ListEventsResponse]
     """Pages through stored events in cursor order (AIP-158). Errors as for
@@ -260,6 +273,19 @@ class TaskServiceAsyncStub(TaskServiceStub):
     digits); OUT_OF_RANGE for an after_cursor beyond the namespace's last
     event (a cursor from another database), with the last event's cursor in
     the ErrorInfo metadata "head_cursor".
+
+    Resuming: the Python, Go and TypeScript clients resubscribe after the last
+    delivered cursor, with a jittered backoff, when the stream ends cleanly or
+    with one of these codes, and raise any other code to the caller:
+      UNAVAILABLE         the server shut down or restarted, or the connection broke
+      RESOURCE_EXHAUSTED  a server that drops slow readers (this one catches them up instead)
+      INTERNAL            the stream or connection was reset (HTTP/2 RST_STREAM, a lost socket)
+      ABORTED             the stream was aborted
+      CANCELLED           cancelled by something other than the caller (for example a GOAWAY)
+
+    Retries of unary calls: a client may repeat on UNAVAILABLE a call whose
+    RPC says `idempotency_level = NO_SIDE_EFFECTS` (a read) or IDEMPOTENT, or
+    whose request carries a request_id (the server returns the first result).
     """
     ListEvents: _aio.UnaryUnaryMultiCallable[_task_service_pb2.ListEventsRequest, _task_service_pb2.ListEventsResponse]  # type: ignore[assignment]
     """Pages through stored events in cursor order (AIP-158). Errors as for
@@ -490,6 +516,19 @@ class TaskServiceServicer(metaclass=_abc_1.ABCMeta):
         digits); OUT_OF_RANGE for an after_cursor beyond the namespace's last
         event (a cursor from another database), with the last event's cursor in
         the ErrorInfo metadata "head_cursor".
+
+        Resuming: the Python, Go and TypeScript clients resubscribe after the last
+        delivered cursor, with a jittered backoff, when the stream ends cleanly or
+        with one of these codes, and raise any other code to the caller:
+          UNAVAILABLE         the server shut down or restarted, or the connection broke
+          RESOURCE_EXHAUSTED  a server that drops slow readers (this one catches them up instead)
+          INTERNAL            the stream or connection was reset (HTTP/2 RST_STREAM, a lost socket)
+          ABORTED             the stream was aborted
+          CANCELLED           cancelled by something other than the caller (for example a GOAWAY)
+
+        Retries of unary calls: a client may repeat on UNAVAILABLE a call whose
+        RPC says `idempotency_level = NO_SIDE_EFFECTS` (a read) or IDEMPOTENT, or
+        whose request carries a request_id (the server returns the first result).
         """
 
     @_abc_1.abstractmethod

@@ -1,0 +1,75 @@
+// Unary retries decided by the contract: an RPC declared
+// `idempotency_level = NO_SIDE_EFFECTS` (a read) or IDEMPOTENT, or a request
+// with a request_id, is repeated on UNAVAILABLE.
+
+import { clone, type DescMethod } from "@bufbuild/protobuf";
+import { MethodOptions_IdempotencyLevel } from "@bufbuild/protobuf/wkt";
+import { Code, ConnectError, type Interceptor } from "@connectrpc/connect";
+import { randomBytes } from "node:crypto";
+
+export interface RetryPolicy {
+  /** Attempts in all, the first included; 1 turns retries off. */
+  attempts: number;
+  /** The pause before the second attempt in ms, doubled up to maxBackoffMs, jittered. */
+  initialBackoffMs: number;
+  maxBackoffMs: number;
+}
+
+/** What createTaskmemClient uses unless its `retry` option says otherwise. */
+export const DEFAULT_RETRY_POLICY: Readonly<RetryPolicy> = { attempts: 8, initialBackoffMs: 100, maxBackoffMs: 2_000 };
+
+/** Whether the contract declares the RPC safe to repeat: NO_SIDE_EFFECTS or IDEMPOTENT. */
+export function isDeclaredSafeToRepeat(method: DescMethod): boolean {
+  return (
+    method.idempotency === MethodOptions_IdempotencyLevel.NO_SIDE_EFFECTS ||
+    method.idempotency === MethodOptions_IdempotencyLevel.IDEMPOTENT
+  );
+}
+
+/**
+ * An interceptor that repeats a unary call on UNAVAILABLE when it is safe:
+ * the RPC is declared safe to repeat, or its request has a request_id (an
+ * empty one is filled once, on a copy, so every attempt carries the same id
+ * and the server returns the first result). The call's deadline and signal
+ * cover all attempts.
+ */
+export function retryInterceptor(policy: RetryPolicy = DEFAULT_RETRY_POLICY): Interceptor {
+  return (next) => async (req) => {
+    if (req.stream || policy.attempts <= 1) {
+      return await next(req);
+    }
+    const requestId = req.method.input.fields.find((field) => field.name === "request_id");
+    if (requestId === undefined && !isDeclaredSafeToRepeat(req.method)) {
+      return await next(req);
+    }
+    let message = req.message;
+    if (requestId !== undefined && !(message as Record<string, unknown>)[requestId.localName]) {
+      message = clone(req.method.input, message);
+      (message as Record<string, unknown>)[requestId.localName] = randomBytes(16).toString("hex");
+    }
+    let delayMs = policy.initialBackoffMs;
+    for (let attempt = 1; ; attempt++) {
+      try {
+        return await next({ ...req, message });
+      } catch (err) {
+        if (ConnectError.from(err).code !== Code.Unavailable || attempt >= policy.attempts || req.signal.aborted) {
+          throw err;
+        }
+      }
+      await pause(delayMs / 2 + Math.random() * (delayMs / 2), req.signal);
+      delayMs = Math.min(2 * delayMs, policy.maxBackoffMs);
+    }
+  };
+}
+
+function pause(ms: number, signal: AbortSignal): Promise<void> {
+  return new Promise((resolve) => {
+    const timer = setTimeout(done, ms);
+    signal.addEventListener("abort", done, { once: true });
+    function done(): void {
+      clearTimeout(timer);
+      signal.removeEventListener("abort", done);
+      resolve();
+    }
+  });
+}

@@ -1,0 +1,171 @@
+"""`taskmem mcp`: its flags, and serving the tools over stdio or streamable HTTP.
+
+The MCP SDK and the server are imported only when `taskmem mcp` runs: the parser is built for
+every `taskmem` command, and importing them costs seconds on a busy machine.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import dataclasses
+import hmac
+import ipaddress
+import logging
+import sys
+from collections.abc import AsyncIterator
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from taskmem.commands.connection import ServerOptions
+from taskmem.config import Config, ConfigError, load_config
+
+if TYPE_CHECKING:
+    from starlette.types import ASGIApp, Receive, Scope, Send
+
+    from taskmem.mcp.backend import Backend
+
+# With no --address and no database configured, the embedded server keeps its file here, so an MCP
+# host that starts `taskmem mcp` from any directory finds the same memory.
+DEFAULT_EMBEDDED_DATABASE = Path.home() / ".local" / "share" / "taskmem" / "taskmem.db"
+HTTP_READY_LINE = "taskmem mcp: serving on http://{address}/mcp"
+MCP_PATH = "/mcp"
+
+
+def add_mcp_arguments(parser: argparse.ArgumentParser) -> None:
+    remote = parser.add_argument_group("a running taskmem server (default: start an embedded one)")
+    remote.add_argument("--address", help="host:port of a taskmem server to use instead of an embedded one")
+    remote.add_argument("--token", help="API key sent to the server as 'authorization: Bearer <token>' "
+                                        "(stdio; over HTTP each caller's own bearer is forwarded)")
+    remote.add_argument("--namespace", help="namespace to act in (default: the key's first namespace)")
+    remote.add_argument("--tls", action="store_true", help="connect with TLS, verifying against the system roots")
+    remote.add_argument("--tls-ca-file", help="connect with TLS, verifying the server against this CA certificate")
+    embedded = parser.add_argument_group("the embedded server")
+    embedded.add_argument("--database", help=f"SQLite file (default {DEFAULT_EMBEDDED_DATABASE})")
+    embedded.add_argument("--config", help="YAML file of server settings (or TASKMEM_CONFIG), as for taskmem serve")
+    transport = parser.add_argument_group("transport (default: stdio)")
+    transport.add_argument("--http", metavar="HOST:PORT",
+                           help=f"serve streamable HTTP at http://HOST:PORT{MCP_PATH} instead of stdio (port 0 picks one)")
+    transport.add_argument("--insecure", action="store_true",
+                           help="allow --http on a non-loopback address without API keys checked here")
+
+
+def is_loopback_address(host: str) -> bool:
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host.strip("[]")).is_loopback
+    except ValueError:
+        return False
+
+
+@dataclasses.dataclass(frozen=True)
+class McpOptions:
+    server: ServerOptions
+    embedded: Config | None  # None: talk to server.address
+    http: str = ""
+    insecure: bool = False
+
+
+def options_from_arguments(args: argparse.Namespace) -> McpOptions:
+    server = ServerOptions(address=args.address or "", token=args.token or "", namespace=args.namespace or "",
+                           tls=bool(args.tls or args.tls_ca_file), tls_ca_file=args.tls_ca_file or "")
+    embedded = None
+    if not args.address:
+        embedded = load_config(file=args.config, flags={"database": args.database})
+        if embedded.database == Config.database and not args.database:
+            embedded = dataclasses.replace(embedded, database=str(DEFAULT_EMBEDDED_DATABASE))
+    options = McpOptions(server=server, embedded=embedded, http=args.http or "", insecure=args.insecure)
+    check_http_bind_allowed(options)
+    return options
+
+
+def check_http_bind_allowed(options: McpOptions) -> None:
+    """A non-loopback HTTP endpoint needs callers checked: API keys on the embedded server, or --insecure.
+    Against a remote server this process cannot tell whether it checks keys, so it needs --insecure."""
+    if not options.http or options.insecure:
+        return
+    host = options.http.rpartition(":")[0]
+    if is_loopback_address(host):
+        return
+    if options.embedded is None or not options.embedded.api_keys:
+        raise ConfigError(f"--http {options.http} is not a loopback address and no API keys are checked here;"
+                          " configure api_keys for the embedded server or pass --insecure")
+
+
+@contextlib.asynccontextmanager
+async def open_backend(options: McpOptions) -> AsyncIterator[Backend]:
+    from taskmem.mcp.backend import connect_backend, embedded_backend
+
+    if options.embedded is None:
+        async with connect_backend(options.server) as backend:
+            yield backend
+    else:
+        async with embedded_backend(options.embedded, options.server) as backend:
+            yield backend
+
+
+class BearerGate:
+    """ASGI middleware: with keys, every HTTP request needs 'authorization: Bearer <one of them>' (401
+    otherwise). Without keys it lets requests through and the taskmem server checks the forwarded bearer."""
+
+    def __init__(self, app: ASGIApp, keys: tuple[str, ...]) -> None:
+        self._app = app
+        self._keys = tuple(key.encode() for key in keys)
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "http" and self._keys and not self._allowed(scope):
+            await send({"type": "http.response.start", "status": 401,
+                        "headers": [(b"content-type", b"application/json"), (b"www-authenticate", b"Bearer")]})
+            await send({"type": "http.response.body",
+                        "body": b'{"error": "unauthenticated: send authorization: Bearer <api key>"}'})
+            return
+        await self._app(scope, receive, send)
+
+    def _allowed(self, scope: Scope) -> bool:
+        header = dict(scope.get("headers") or ()).get(b"authorization", b"")
+        scheme, _, token = header.partition(b" ")
+        return scheme.lower() == b"bearer" and any(hmac.compare_digest(token.strip(), key) for key in self._keys)
+
+
+async def serve_mcp(options: McpOptions) -> None:
+    import anyio
+
+    from taskmem.mcp.tools import build_mcp_server
+
+    async with open_backend(options) as backend:
+        server = build_mcp_server(backend)
+        if not options.http:
+            await server.run_stdio_async()
+            return
+        import uvicorn
+
+        host, _, port = options.http.rpartition(":")
+        keys = tuple(key.key for key in options.embedded.api_keys) if options.embedded is not None else ()
+        app = BearerGate(server.streamable_http_app(streamable_http_path=MCP_PATH, host=host.strip("[]")), keys)
+        http = uvicorn.Server(uvicorn.Config(app, host=host.strip("[]"), port=int(port), log_level="warning",
+                                             lifespan="on"))
+        async with anyio.create_task_group() as group:
+            group.start_soon(http.serve)
+            while not http.started:
+                if http.should_exit:
+                    return
+                await anyio.sleep(0.02)
+            bound_port = http.servers[0].sockets[0].getsockname()[1]
+            print(HTTP_READY_LINE.format(address=f"{host}:{bound_port}"), file=sys.stderr, flush=True)
+
+
+def run_mcp(args: argparse.Namespace) -> int:
+    logging.basicConfig(level=logging.WARNING, stream=sys.stderr,
+                        format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    import anyio
+
+    try:
+        options = options_from_arguments(args)
+        anyio.run(serve_mcp, options)
+    except ConfigError as error:
+        print(f"taskmem mcp: {error}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        return 0
+    return 0

@@ -1,0 +1,147 @@
+"""Compact text for a model: what each tool answers, rendered from the RPC responses."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+
+from taskmem.commands.formatting import (display_time, is_set, one_line, plan_item_status_name, short_enum_name,
+                                         task_status_name)
+from taskmem.v1 import memory_pb2, state_pb2, task_pb2, task_service_pb2, wait_pb2
+
+# How many items of a list "where was I?" spells out before it counts the rest.
+LISTED_ITEMS = 8
+
+
+def item_label(item: task_pb2.PlanItem) -> str:
+    label = item.id if item.title == item.id else f"{item.id} — {item.title}"
+    return label + (f" ({one_line(item.summary, 100)})" if item.summary else "")
+
+
+def _listed(items: Sequence[task_pb2.PlanItem]) -> str:
+    shown = "; ".join(item_label(item) for item in items[:LISTED_ITEMS])
+    return shown + (f"; … {len(items) - LISTED_ITEMS} more" if len(items) > LISTED_ITEMS else "")
+
+
+def task_line(task: task_pb2.Task) -> str:
+    return f"{task.id} [{task_status_name(task.status)}] {task.name}"
+
+
+def registered(task: task_pb2.Task, plan: task_pb2.Plan | None) -> str:
+    lines = [f"Registered task {task.id}: {task.name} ({task_status_name(task.status)})."]
+    if plan is not None and plan.items:
+        lines.append("Plan (refer to items by id in task_update):")
+        lines.extend(f"  {item.id}. {item.title}" for item in plan.items)
+    return "\n".join(lines)
+
+
+def where_was_i(progress: task_service_pb2.GetProgressResponse, answer: str, from_model: bool,
+                items: Iterable[state_pb2.StateItem]) -> str:
+    """The task, its completed / current / next items, the current decisions, constraints and
+    open questions, the last error and the newest messages: what a model needs after compaction."""
+    task = progress.task
+    lines = [f"Task {task.id}: {task.name} — {task_status_name(task.status)}"
+             + (f", plan v{progress.plan_version}: {len(progress.completed)}/{progress.total_items} done"
+                if progress.total_items else ", no plan yet")]
+    if from_model and answer:
+        lines.append(f"Answer: {answer}")
+    lines.append("Completed: " + (_listed(progress.completed) if progress.completed else "none"))
+    if progress.HasField("current"):
+        current = progress.current
+        lines.append(f"Current: {item_label(current)}"
+                     + (f" — issue: {current.active_issue}" if current.active_issue else ""))
+    else:
+        lines.append("Current: none in progress")
+    if progress.next:
+        lines.append("Next: " + _listed(progress.next))
+    if progress.blocked:
+        lines.append("Blocked: " + _listed(progress.blocked))
+    if progress.failed:
+        lines.append("Failed: " + _listed(progress.failed))
+    by_type: dict[int, list[state_pb2.StateItem]] = {}
+    for item in items:
+        by_type.setdefault(item.type, []).append(item)
+    for item_type, heading in ((state_pb2.STATE_ITEM_TYPE_DECISION, "Decisions"),
+                               (state_pb2.STATE_ITEM_TYPE_CONSTRAINT, "Constraints"),
+                               (state_pb2.STATE_ITEM_TYPE_QUESTION, "Open questions"),
+                               (state_pb2.STATE_ITEM_TYPE_RISK, "Risks"),
+                               (state_pb2.STATE_ITEM_TYPE_ACTION, "Open actions")):
+        current = by_type.get(item_type, [])
+        if current:
+            lines.append(f"{heading}:")
+            lines.extend(f"  [{item.uid}] {one_line(item.text, 200)}" + (" (CONFLICT)" if item.conflict else "")
+                         for item in current)
+    if progress.last_error:
+        lines.append(f"Last error: {one_line(progress.last_error, 300)}")
+    if progress.recent_messages:
+        lines.append("Recent messages:")
+        for message in progress.recent_messages:
+            role = short_enum_name(task_pb2.MessageRole, message.role, "MESSAGE_ROLE_")
+            lines.append(f"  {display_time(message.create_time)} {role}: {one_line(message.content, 200)}")
+    return "\n".join(lines)
+
+
+def is_current(item: state_pb2.StateItem) -> bool:
+    """Shown as current: not superseded, and not a done action or an answered question."""
+    return item.status not in (state_pb2.STATE_ITEM_STATUS_SUPERSEDED, state_pb2.STATE_ITEM_STATUS_DONE,
+                               state_pb2.STATE_ITEM_STATUS_ANSWERED)
+
+
+def recorded_state(result: state_pb2.CandidateResult, replaced: str) -> str:
+    outcome = short_enum_name(state_pb2.ReconcileOutcome, result.outcome, "RECONCILE_OUTCOME_")
+    line = f"Recorded [{result.uid}] ({outcome}"
+    if result.target_uid and result.outcome != state_pb2.RECONCILE_OUTCOME_INSERTED:
+        line += f" with {result.target_uid}"
+    line += ")."
+    retired = replaced or (result.target_uid if result.outcome == state_pb2.RECONCILE_OUTCOME_SUPERSEDED else "")
+    if retired:
+        line += f" {retired} is retired: no view shows it as current any more."
+    if result.outcome == state_pb2.RECONCILE_OUTCOME_CONFLICTED:
+        line += f" It conflicts with {result.target_uid}: both are kept and flagged; name the one it replaces."
+    return line
+
+
+def wait_line(wait: wait_pb2.Wait) -> str:
+    status = short_enum_name(wait_pb2.WaitStatus, wait.status, "WAIT_STATUS_")
+    line = f"Wait {wait.id} [{status}] {wait.criteria}"
+    if wait.task_id:
+        line += f" (task {wait.task_id})"
+    if wait.result:
+        line += f" → {wait.result}"
+    elif is_set(wait.deadline_time):
+        line += f"; times out at {display_time(wait.deadline_time)}"
+    return line
+
+
+def search_hits(hits: Sequence[memory_pb2.MemorySearchHit]) -> str:
+    if not hits:
+        return "No memory matches."
+    lines = []
+    for hit in hits:
+        entry = hit.entry
+        kind = short_enum_name(memory_pb2.MemoryType, entry.type, "MEMORY_TYPE_")
+        task = f" task {entry.task_id}" if entry.task_id else ""
+        lines.append(f"{hit.score:.3f} {entry.id} {kind}{task}: {one_line(entry.summary, 200)}")
+    return "\n".join(lines)
+
+
+def knowledge_lines(entries: Sequence[memory_pb2.Knowledge]) -> str:
+    if not entries:
+        return "No knowledge matches."
+    return "\n".join(
+        f"{short_enum_name(memory_pb2.KnowledgeCategory, entry.category, 'KNOWLEDGE_CATEGORY_')}/{entry.key}"
+        f" = {one_line(entry.value, 300)} (confidence {entry.confidence:.2f}, rev {entry.revision})"
+        for entry in entries)
+
+
+def plan_text(plan: task_pb2.Plan) -> str:
+    lines = [f"Plan v{plan.version} of {plan.task_id}" + (f" ({plan.reason})" if plan.reason else "")]
+    for item in plan.items:
+        line = f"{item.id}. [{plan_item_status_name(item.status)}] {item.title}"
+        if item.depends_on:
+            line += f" (after {', '.join(item.depends_on)})"
+        if item.summary:
+            line += f" — {item.summary}"
+        if item.active_issue:
+            line += f" — issue: {item.active_issue}"
+        lines.append(line)
+    return "\n".join(lines)
