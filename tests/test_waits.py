@@ -486,7 +486,7 @@ async def test_waits_resume_after_a_restart_and_expired_timers_time_out(
     async with grpc.aio.insecure_channel(address) as channel:
         tasks, waits = TaskServiceStub(channel), WaitServiceStub(channel)
         task = await new_task(tasks, workspace=str(workspace))
-        survivor = await create(waits, timer(6), task_id=task.id, criteria="survives")
+        survivor = await create(waits, timer(12), task_id=task.id, criteria="survives")  # outlasts a slow restart
         polled = await create(waits, wait_pb2.WaitTarget(file=wait_pb2.FileTarget(path="flag")), task_id=task.id,
                               poll_interval=POLL)
         expiring = await create(waits, timer(1), task_id=task.id, criteria="due while down")
@@ -500,12 +500,12 @@ async def test_waits_resume_after_a_restart_and_expired_timers_time_out(
         assert expired.status == TIMED_OUT and "while the server was down" in expired.result
         assert (await ended(waits, polled.id)).status == RESOLVED
         resumed = await ended(waits, survivor.id)
-        assert resumed.status == RESOLVED and resumed.result == "6s elapsed"
-        lateness = resumed.end_time.ToMicroseconds() - resumed.create_time.ToMicroseconds() - 6_000_000
+        assert resumed.status == RESOLVED and resumed.result == "12s elapsed"
+        lateness = resumed.end_time.ToMicroseconds() - resumed.create_time.ToMicroseconds() - 12_000_000
         assert 0 <= lateness < 2_000_000
         messages = await wait_messages(tasks, task.id)
         assert any(m.startswith("[Wait timed out] due while down → timer was due while the server was down")
                    for m in messages)
-        assert "[Wait resolved] survives → 6s elapsed" in messages
+        assert "[Wait resolved] survives → 12s elapsed" in messages
         metadata = (await tasks.GetTask(tpb.GetTaskRequest(task_id=task.id))).task.metadata
         assert list(metadata["active_wait_ids"]) == []
