@@ -8,12 +8,12 @@ from pathlib import Path
 
 import pytest
 
-from taskmem.api.wait_convert import event_payload
+from taskmem.api.event_encoding import event_payload
 from taskmem.config import Config
 from taskmem.core.events import EventFilter, EventType
 from taskmem.core.ids import now_us
-from taskmem.core.maintenance import Chore
-from taskmem.maintenance import MaintenanceLoop
+from taskmem.core.maintenance_chores import Chore
+from taskmem.maintenance_loop import MaintenanceLoop
 from taskmem.store.storage import Storage
 from taskmem.store.writer import Reader, Transaction
 

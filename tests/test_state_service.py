@@ -15,7 +15,7 @@ import pytest
 import yaml
 from hypothesis import HealthCheck, given, settings, strategies as st
 
-from taskmem.tokenizer import token_counter
+from taskmem.tiktoken_offline import token_counter
 from taskmem.v1 import event_pb2, state_pb2, task_pb2
 from taskmem.v1 import state_service_pb2 as pb
 from taskmem.v1 import task_service_pb2 as tpb

@@ -21,11 +21,11 @@ from taskmem.api.memory_service import MemoryService
 from taskmem.api.reflection import add_reflection
 from taskmem.api.state_service import StateService
 from taskmem.api.task_service import TaskService
-from taskmem.api.wait_convert import event_payload
+from taskmem.api.event_encoding import event_payload
 from taskmem.api.wait_service import WaitService
 from taskmem.config import Config, ConfigError, check_listen_allowed
 from taskmem.log_format import configure_logging
-from taskmem.maintenance import MaintenanceLoop
+from taskmem.maintenance_loop import MaintenanceLoop
 from taskmem.memory.archive import MemoryArchive
 from taskmem.metrics import Metrics, MetricsEndpoint, watch_storage
 from taskmem.providers.chat import chat_model_from_config
@@ -36,7 +36,7 @@ from taskmem.state.engine import StateEngine
 from taskmem.state.follower import StateFollower
 from taskmem.store.storage import Storage
 from taskmem.tracing import rpc_tracing
-from taskmem.tokenizer import token_counter
+from taskmem.tiktoken_offline import token_counter
 from taskmem.v1 import memory_service_pb2, memory_service_pb2_grpc, state_service_pb2, state_service_pb2_grpc
 from taskmem.v1 import task_service_pb2, task_service_pb2_grpc, wait_service_pb2, wait_service_pb2_grpc
 from taskmem.waits.file_access import FileRoots

@@ -8,7 +8,7 @@ from typing import Any
 import grpc
 
 from taskmem.api import state_convert as sconvert
-from taskmem.api import convert, validate
+from taskmem.api import task_convert, validate
 from taskmem.api.idempotent import request_once
 from taskmem.api.scope import current_scope
 from taskmem.core import paging
@@ -169,7 +169,7 @@ class StateService(state_service_pb2_grpc.StateServiceServicer):
         uid = validate.identifier("uid", request.uid)
         item, messages = await self._engine.expand_item(current_scope().namespace, thread_id, task_id, uid)
         return pb.ExpandStateItemResponse(item=sconvert.state_item(item),
-                                          messages=[convert.message(m) for m in messages])
+                                          messages=[task_convert.message(m) for m in messages])
 
     async def PinStateItem(self, request: pb.PinStateItemRequest,
                            context: grpc.aio.ServicerContext) -> pb.PinStateItemResponse:

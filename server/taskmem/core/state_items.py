@@ -1,7 +1,7 @@
 """Structured state items (seed 004): types, normalisation, uids, statuses, validation.
 
 Pure: no I/O, no clock. Times are integer microseconds since the epoch, like the rest of core.
-The reconciler (core/reconcile.py) decides what happens to a validated item; the store persists it.
+The reconciler (core/reconcile_decisions.py) decides what happens to a validated item; the store persists it.
 """
 
 from __future__ import annotations

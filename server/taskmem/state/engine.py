@@ -27,7 +27,7 @@ from taskmem.core.memory import MemoryEntry, NewMemoryEntry
 from taskmem.core.messages import Message
 from taskmem.core.model_routing import ModelTier
 from taskmem.core.progress import compute_progress, render_state_lines
-from taskmem.core.reconcile import Prepared, ReconcileThresholds
+from taskmem.core.reconcile_decisions import Prepared, ReconcileThresholds
 from taskmem.core.state_items import Candidate
 from taskmem.core.state_notes import DECISION_KIND, EntryLink, StateNotes
 from taskmem.core.state_prompts import QUERY_SYSTEM, query_user_prompt
@@ -37,10 +37,10 @@ from taskmem.core.tokens import TokenCounter
 from taskmem.providers.chat import ChatModel, ChatModelError, ChatModelTimeout
 from taskmem.providers.embeddings import Embedder, EmbeddingError
 from taskmem.providers.model_router import ModelRouter
-from taskmem.state import memory_log
+from taskmem.state import view_sections
 from taskmem.state.context import TAIL_MESSAGES, ContextInputs, build_context
 from taskmem.state.extraction import ExtractionSettings, extract_state
-from taskmem.state.reconciliation import (
+from taskmem.state.thread_reconciliation import (
     ReconcilePlan, batch_of, plan_reconciliation, prepare_agent_candidates, stated_candidate,
 )
 from taskmem.state.working_memory import WorkingMemoryEngine
@@ -204,10 +204,10 @@ class StateEngine:
         """AddDecision / AddError: a memory entry for the history, and the same reconciliation as any state
         item for the truth (see statement_candidates)."""
         if statement.kind == DECISION_KIND:
-            entry = memory_log.decision_entry(task_id, statement.text, statement.subtask_id, statement.detail)
+            entry = view_sections.decision_entry(task_id, statement.text, statement.subtask_id, statement.detail)
             event = EventType.TASK_STATE_DECISION_ADDED
         else:
-            entry = memory_log.error_entry(task_id, statement.subtask_id, statement.text, statement.detail)
+            entry = view_sections.error_entry(task_id, statement.subtask_id, statement.text, statement.detail)
             event = EventType.TASK_STATE_ERROR_ADDED
         async with self.thread_lock(namespace, task_id):
             await self.storage.read(item_store.check_thread, namespace, task_id)
@@ -345,8 +345,8 @@ def _task_view(db: Reader, namespace: str, task_id: str,
                current: list[StoredStateItem] | None = None) -> TaskStateView:
     task, plan = state_task.task_outline(db, namespace, task_id)
     notes: StateNotes = state_task.task_notes(db, namespace, task_id, current)
-    return build_task_state(task, plan, memory_log.newest_decisions(notes), memory_log.newest_errors(notes),
-                            memory_log.workspace_of(db, namespace, task_id), constraints=notes.constraints,
+    return build_task_state(task, plan, view_sections.newest_decisions(notes), view_sections.newest_errors(notes),
+                            view_sections.workspace_of(db, namespace, task_id), constraints=notes.constraints,
                             questions=notes.questions, risks=notes.risks, waits=notes.waits)
 
 
@@ -356,7 +356,7 @@ def _context_read(db: Reader, namespace: str, thread_id: str, task_id: str, quer
         item_store.check_thread(db, namespace, task_id)  # NOT_FOUND for an unknown task, before anything else
     record = state_task.thread_record(db, namespace, thread_id, "", TAIL_MESSAGES)
     view = _task_view(db, namespace, task_id, record.items) if task_id else None
-    return record, view, memory_log.context_lines(db, namespace, task_id, query, record.items)
+    return record, view, view_sections.context_lines(db, namespace, task_id, query, record.items)
 
 
 def _reconcile_read(db: Reader, namespace: str, thread_id: str,

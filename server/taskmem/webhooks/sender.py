@@ -33,7 +33,7 @@ from urllib.parse import urlsplit
 
 import httpx
 
-from taskmem.api import convert
+from taskmem.api import task_convert
 from taskmem.config import Config
 from taskmem.core.events import Event, EventFilter
 from taskmem.core.ids import now_us
@@ -230,7 +230,7 @@ class WebhookSender:
     async def _send(self, delivery: Delivery, event: Event) -> None:
         """Attempt until delivered or dead-lettered; each failure is stored before the back-off sleep."""
         key = (delivery.namespace, delivery.task_id)
-        body = request_body(delivery.task_id, event.cursor, convert.event_json(event))
+        body = request_body(delivery.task_id, event.cursor, task_convert.event_json(event))
         while True:
             if delivery.next_attempt_at is not None:
                 await asyncio.sleep(max(0.0, (delivery.next_attempt_at - now_us()) / 1_000_000))

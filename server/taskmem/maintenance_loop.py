@@ -1,7 +1,7 @@
 """The maintenance loop: at start-up and every configured interval, stuck alerts, auto-pause,
 auto-archive and episode retention.
 
-What to do to a task is decided by core/maintenance.chore_for; each action is one
+What to do to a task is decided by core/maintenance_chores.chore_for; each action is one
 write (store/maintenance) that re-checks the task inside its transaction, so a task
 updated meanwhile is left alone. Old episodes are archived a page per write. Every
 action emits an event; nothing is deleted unless episode_retention_delete says so.
@@ -15,7 +15,7 @@ from collections import Counter
 
 from taskmem.config import Config
 from taskmem.core.ids import new_id, now_us
-from taskmem.core.maintenance import Chore, Policy, chore_for
+from taskmem.core.maintenance_chores import Chore, Policy, chore_for
 from taskmem.store import maintenance as maintenance_store
 from taskmem.store.storage import Storage
 from taskmem.store.writer import WriterClosed
