@@ -10,8 +10,8 @@ import grpc
 
 from taskmem.api import task_convert, validate
 from taskmem.api.idempotent import write_once
+from taskmem.api.list_page import SortKey, list_page
 from taskmem.api.scope import CallScope, current_scope
-from taskmem.core import paging
 from taskmem.core.actions import Action, ActionStatus, ActionType, Completion
 from taskmem.core.errors import InvalidArgument, NotFound, OutOfRange
 from taskmem.core.events import Event, EventFilter, EventType
@@ -179,12 +179,10 @@ class TaskService(task_service_pb2_grpc.TaskServiceServicer):
         wanted = validate.enum_filter("statuses", request.statuses, task_pb2.TaskStatus, TaskStatus)
         updated_after = validate.timestamp_us("updated_after", request.updated_after,
                                               request.HasField("updated_after"))
-        size = paging.page_size(request.page_size)
-        filter_key = [scope.namespace, sorted(wanted), updated_after]
-        after = paging.decode_token(request.page_token, filter_key)
-        tasks = await self._storage.read(task_store.list_tasks, scope.namespace, wanted, updated_after, after,
-                                         size + 1)
-        page, token = paging.page_of(tasks, size, lambda t: [t.updated_at, t.id], filter_key)
+        page, token = await list_page(
+            request, [sorted(wanted), updated_after], SortKey((int, str), lambda t: [t.updated_at, t.id]),
+            lambda after, limit: self._storage.read(task_store.list_tasks, scope.namespace, wanted, updated_after,
+                                                    after, limit))
         return pb.ListTasksResponse(tasks=[task_convert.task(t) for t in page], next_page_token=token)
 
     async def UpdateTask(self, request: pb.UpdateTaskRequest, context: grpc.aio.ServicerContext) -> pb.UpdateTaskResponse:
@@ -291,12 +289,10 @@ class TaskService(task_service_pb2_grpc.TaskServiceServicer):
         item_id = validate.identifier("plan_item_id", request.plan_item_id, required=False)
         statuses = [validate.enum("statuses", s, task_pb2.ActionStatus, ActionStatus) for s in request.statuses]
         wanted = sorted({s for s in statuses if s is not None}, key=lambda s: s.value)
-        size = paging.page_size(request.page_size)
-        filter_key = [scope.namespace, task_id, item_id, *([[s.value for s in wanted]] if wanted else [])]
-        after = paging.decode_token(request.page_token, filter_key)
-        rows = await self._storage.read(action_store.list_actions, scope.namespace, task_id, item_id, after, size + 1,
-                                        wanted)
-        page, token = paging.page_of(rows, size, lambda a: [a.created_at, a.id], filter_key)
+        page, token = await list_page(
+            request, [task_id, item_id, [s.value for s in wanted]], SortKey((int, str), lambda a: [a.created_at, a.id]),
+            lambda after, limit: self._storage.read(action_store.list_actions, scope.namespace, task_id, item_id,
+                                                    after, limit, wanted))
         return pb.ListActionsResponse(actions=[task_convert.action(a) for a in page], next_page_token=token)
 
     async def AppendActionLog(self, request: pb.AppendActionLogRequest,
@@ -360,12 +356,10 @@ class TaskService(task_service_pb2_grpc.TaskServiceServicer):
         scope = current_scope()
         thread_id = validate.thread(request.task_id, request.thread_id)
         kinds = validate.enum_filter("kinds", request.kinds, task_pb2.MessageKind, Kind)
-        size = paging.page_size(request.page_size)
-        filter_key = [scope.namespace, thread_id, sorted(kinds)]
-        after = paging.decode_token(request.page_token, filter_key)
-        rows = await self._storage.read(message_store.list_messages, scope.namespace, request.task_id, thread_id,
-                                        kinds, after, size + 1)
-        page, token = paging.page_of(rows, size, lambda m: [m.created_at, m.id], filter_key)
+        page, token = await list_page(
+            request, [thread_id, sorted(kinds)], SortKey((int, str), lambda m: [m.created_at, m.id]),
+            lambda after, limit: self._storage.read(message_store.list_messages, scope.namespace, request.task_id,
+                                                    thread_id, kinds, after, limit))
         return pb.ListMessagesResponse(messages=[task_convert.message(m) for m in page], next_page_token=token)
 
     async def RecordContextSnapshot(self, request: pb.RecordContextSnapshotRequest,
@@ -386,12 +380,10 @@ class TaskService(task_service_pb2_grpc.TaskServiceServicer):
                                    context: grpc.aio.ServicerContext) -> pb.ListContextSnapshotsResponse:
         scope = current_scope()
         task_id = validate.identifier("task_id", request.task_id)
-        size = paging.page_size(request.page_size)
-        filter_key = [scope.namespace, task_id]
-        after = paging.decode_token(request.page_token, filter_key)
-        rows = await self._storage.read(message_store.list_snapshots, scope.namespace, task_id,
-                                        after[0] if after else -1, size + 1)
-        page, token = paging.page_of(rows, size, lambda s: [s.sequence], filter_key)
+        page, token = await list_page(
+            request, [task_id], SortKey((int,), lambda s: [s.sequence]),
+            lambda after, limit: self._storage.read(message_store.list_snapshots, scope.namespace, task_id,
+                                                    after[0] if after else -1, limit))
         return pb.ListContextSnapshotsResponse(snapshots=[task_convert.snapshot(s) for s in page], next_page_token=token)
 
     # --- events and progress -----------------------------------------------------------------
@@ -413,11 +405,11 @@ class TaskService(task_service_pb2_grpc.TaskServiceServicer):
         event_filter = _event_filter(current_scope(), request.task_ids, request.types)
         after = validate.non_negative("after_cursor", request.after_cursor)
         await self._check_cursor(event_filter.namespace, after)
-        size = paging.page_size(request.page_size)
-        filter_key = [event_filter.namespace, sorted(event_filter.task_ids), sorted(event_filter.types), after]
-        token_key = paging.decode_token(request.page_token, filter_key)
-        events = await self._storage.events.list(event_filter, token_key[0] if token_key else after, size + 1)
-        page, token = paging.page_of(events, size, lambda e: [e.cursor], filter_key)
+        page, token = await list_page(
+            request, [sorted(event_filter.task_ids), sorted(event_filter.types), after],
+            SortKey((int,), lambda e: [e.cursor]),
+            lambda token_key, limit: self._storage.events.list(event_filter, token_key[0] if token_key else after,
+                                                               limit))
         return pb.ListEventsResponse(events=[task_convert.event(e) for e in page], next_page_token=token)
 
     async def _check_cursor(self, namespace: str, after: int) -> None:
@@ -445,12 +437,10 @@ class TaskService(task_service_pb2_grpc.TaskServiceServicer):
         states = sorted({s.value for s in (validate.enum("states", v, webhook_pb2.WebhookDeliveryState,
                                                          DeliveryState) for v in request.states)
                          if s is not None})
-        size = paging.page_size(request.page_size)
-        filter_key = [scope.namespace, task_id, states]
-        after = paging.decode_token(request.page_token, filter_key)
-        rows = await self._storage.read(webhook_store.list_deliveries, scope.namespace, task_id, states, after,
-                                        size + 1)
-        page, token = paging.page_of(rows, size, lambda d: [d.cursor, d.task_id], filter_key)
+        page, token = await list_page(
+            request, [task_id, states], SortKey((int, str), lambda d: [d.cursor, d.task_id]),
+            lambda after, limit: self._storage.read(webhook_store.list_deliveries, scope.namespace, task_id, states,
+                                                    after, limit))
         return pb.ListWebhookDeliveriesResponse(deliveries=[task_convert.webhook_delivery(d) for d in page],
                                                 next_page_token=token)
 

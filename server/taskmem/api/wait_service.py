@@ -12,9 +12,9 @@ import grpc
 from taskmem.api import validate, wait_convert
 from taskmem.api.errors import abort, status_for
 from taskmem.api.idempotent import write_once
+from taskmem.api.list_page import SortKey, list_page
 from taskmem.api.scope import current_scope
 from taskmem.config import Config
-from taskmem.core import paging
 from taskmem.core.errors import InvalidArgument, NotConfigured
 from taskmem.core.events import Event, EventFilter, EventType
 from taskmem.core.ids import new_id
@@ -168,11 +168,10 @@ class WaitService(wait_service_pb2_grpc.WaitServiceServicer):
         scope = current_scope()
         task_id = validate.identifier("task_id", request.task_id, required=False)
         wanted = sorted(validate.enum_filter("statuses", request.statuses, wait_pb2.WaitStatus, WaitStatus))
-        size = paging.page_size(request.page_size)
-        filter_key = [scope.namespace, task_id, wanted]
-        before = paging.decode_token(request.page_token, filter_key)
-        waits = await self._storage.read(wait_store.list_waits, scope.namespace, task_id, wanted, before, size + 1)
-        page, token = paging.page_of(waits, size, lambda w: [w.created_at, w.id], filter_key)
+        page, token = await list_page(
+            request, [task_id, wanted], SortKey((int, str), lambda w: [w.created_at, w.id]),
+            lambda before, limit: self._storage.read(wait_store.list_waits, scope.namespace, task_id, wanted, before,
+                                                     limit))
         return pb.ListWaitsResponse(waits=[wait_convert.wait(w) for w in page], next_page_token=token)
 
     async def CancelWait(self, request: pb.CancelWaitRequest, context: grpc.aio.ServicerContext) -> pb.CancelWaitResponse:
