@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import dataclasses
-import hmac
 from collections.abc import AsyncIterator
 from typing import Any
 from urllib.parse import urlsplit
@@ -131,14 +130,6 @@ class WaitService(wait_service_pb2_grpc.WaitServiceServicer):
         self._scheduler = scheduler
         self._config = config
 
-    def _is_admin(self, context: grpc.aio.ServicerContext) -> bool:
-        for key, value in context.invocation_metadata() or ():
-            if key == "authorization" and isinstance(value, str):
-                scheme, _, token = value.partition(" ")
-                if scheme.lower() == "bearer" and token:
-                    return any(hmac.compare_digest(token.encode(), admin.encode()) for admin in self._config.admin_keys)
-        return False
-
     async def CreateWait(self, request: pb.CreateWaitRequest, context: grpc.aio.ServicerContext) -> pb.CreateWaitResponse:
         task_id = validate.identifier("task_id", request.task_id, required=False)
         criteria = validate.text("criteria", request.criteria, CRITERIA_MAX).strip()
@@ -199,7 +190,7 @@ class WaitService(wait_service_pb2_grpc.WaitServiceServicer):
         forced = not isinstance(wait.target, ExternalTarget)
         if forced and not self._config.admin_keys:
             raise NotConfigured("admin_keys", f"wait {wait_id} is a {wait.kind} wait; forcing it needs an admin key")
-        if forced and not self._is_admin(context):
+        if forced and not scope.admin:
             await abort(context, status_for(
                 grpc.StatusCode.PERMISSION_DENIED,
                 f"wait {wait_id} is a {wait.kind} wait, which resolves by itself; forcing it needs an admin key",
