@@ -1,4 +1,4 @@
-"""Seed 004's compact state rendering: line format, sort order, freshness header, budget."""
+"""RenderState's compact state rendering: line format, sort order, freshness header, budget."""
 
 from __future__ import annotations
 

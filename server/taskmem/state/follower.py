@@ -1,7 +1,7 @@
 """Background work that follows committed events, off the request path:
 
 - the per-task YAML mirror (state_yaml_mirror_dir): rewritten atomically after every change of a task;
-- running summaries (seed 001): with a chat model configured, regenerated once a thread has
+- running summaries (a thread's story so far, for BuildContext's summary section): with a chat model configured, regenerated once a thread has
   running_summary_every_messages new messages since its last summary.
 
 Events of every namespace are followed. A burst of events for one task costs one rewrite.
