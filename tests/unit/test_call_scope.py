@@ -6,9 +6,11 @@ import pytest
 
 from taskmem.api.scope import AuthError, resolve_scope
 from taskmem.config import ApiKey, Config
+from taskmem.settings import AuthSettings
 
-KEYED = Config(api_keys=(ApiKey("agent-key", ("alpha",)), ApiKey("admin-key", ("alpha",))), admin_keys=("admin-key",))
-OPEN = Config(admin_keys=("admin-key",))
+KEYED = AuthSettings.of(Config(api_keys=(ApiKey("agent-key", ("alpha",)), ApiKey("admin-key", ("alpha",))),
+                               admin_keys=("admin-key",)))
+OPEN = AuthSettings.of(Config(admin_keys=("admin-key",)))
 
 
 def _bearer(key: str) -> list[tuple[str, str]]:
@@ -26,7 +28,7 @@ def test_other_keys_and_no_key_make_a_plain_scope() -> None:
     assert not resolve_scope(OPEN, _bearer("agent-key")).admin
     assert not resolve_scope(OPEN, []).admin
     assert not resolve_scope(OPEN, [("authorization", "Basic admin-key")]).admin
-    assert not resolve_scope(Config(), _bearer("admin-key")).admin
+    assert not resolve_scope(AuthSettings.of(Config()), _bearer("admin-key")).admin
 
 
 def test_with_api_keys_a_missing_bearer_is_unauthenticated() -> None:

@@ -7,8 +7,9 @@ import dataclasses
 import hmac
 from collections.abc import Iterable
 
-from taskmem.config import DEFAULT_NAMESPACE, Config
+from taskmem.config import DEFAULT_NAMESPACE
 from taskmem.core.ids import new_id
+from taskmem.settings import AuthSettings
 
 NAMESPACE_HEADER = "x-taskmem-namespace"
 CORRELATION_HEADER = "x-correlation-id"
@@ -37,7 +38,7 @@ class AuthError(Exception):
         self.message = message
 
 
-def resolve_scope(config: Config, metadata: Iterable[tuple[str, str | bytes]]) -> CallScope:
+def resolve_scope(auth: AuthSettings, metadata: Iterable[tuple[str, str | bytes]]) -> CallScope:
     """Check the bearer token and pick the namespace; raises AuthError."""
     headers = {key: value for key, value in metadata if isinstance(value, str)}
     asked = headers.get(NAMESPACE_HEADER, "")
@@ -45,15 +46,15 @@ def resolve_scope(config: Config, metadata: Iterable[tuple[str, str | bytes]]) -
     scheme, _, token = headers.get("authorization", "").partition(" ")
     token = token if scheme.lower() == "bearer" else ""
     # Without api_keys an admin key is still sent as a bearer token; with them it is also one of them.
-    admin = bool(token) and any(hmac.compare_digest(token.encode(), key.encode()) for key in config.admin_keys)
-    if config.open_namespace:
+    admin = bool(token) and any(hmac.compare_digest(token.encode(), key.encode()) for key in auth.admin_keys)
+    if auth.open_namespace:
         if asked and asked != DEFAULT_NAMESPACE:
             raise AuthError("ERROR_REASON_NAMESPACE_DENIED",
                             f"this server has no API keys and serves only the {DEFAULT_NAMESPACE!r} namespace")
         return CallScope(DEFAULT_NAMESPACE, correlation_id, admin)
     if not token:
         raise AuthError("ERROR_REASON_UNAUTHENTICATED", "missing 'authorization: Bearer <key>' metadata")
-    for key in config.api_keys:
+    for key in auth.api_keys:
         if hmac.compare_digest(key.key.encode(), token.encode()):
             namespace = asked or key.namespaces[0]
             if namespace not in key.namespaces:

@@ -161,7 +161,7 @@ class StateService(state_service_pb2_grpc.StateServiceServicer):
                           context: grpc.aio.ServicerContext) -> pb.RenderStateResponse:
         thread_id, task_id = thread_of(request.task_id, request.thread_id)
         budget = _budget("token_budget", request.token_budget, DEFAULT_RENDER_BUDGET, BUDGET_MAX)
-        max_items = _budget("max_items", request.max_items, self._engine.config.state_max_active_items, 10_000)
+        max_items = _budget("max_items", request.max_items, self._engine.settings.max_active_items, 10_000)
         items = await self._engine.current_items(current_scope().namespace, thread_id, task_id)
         text, rendered, omitted = render_state(items, self._engine.counter, budget, max_items)
         return pb.RenderStateResponse(text=text, token_count=self._engine.counter.count(text),

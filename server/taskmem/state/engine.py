@@ -18,7 +18,7 @@ from typing import TypeVar
 
 import numpy as np
 
-from taskmem.config import Config, reconciliation_thresholds
+from taskmem.config import reconciliation_thresholds
 from taskmem.core.context_budget import ContextMode, Section
 from taskmem.core.errors import EmbeddingUnavailable, ModelTimeout, ModelUnavailable
 from taskmem.core.events import EventType
@@ -37,6 +37,7 @@ from taskmem.core.tokens import TokenCounter
 from taskmem.providers.chat import ChatModel, ChatModelError, ChatModelTimeout
 from taskmem.providers.embeddings import Embedder, EmbeddingError
 from taskmem.providers.model_router import ModelRouter
+from taskmem.settings import StateSettings
 from taskmem.state import view_sections
 from taskmem.state.context import TAIL_MESSAGES, ContextInputs, build_context
 from taskmem.state.extraction import ExtractionSettings, extract_state
@@ -118,16 +119,16 @@ class GuardedEmbedder:
 
 
 class StateEngine:
-    def __init__(self, storage: Storage, config: Config, counter: TokenCounter, embedder: Embedder | None,
+    def __init__(self, storage: Storage, settings: StateSettings, counter: TokenCounter, embedder: Embedder | None,
                  chat: ChatModel | None, router: ModelRouter | None = None) -> None:
         self.storage = storage
-        self.config = config
+        self.settings = settings
         self.counter = counter
         self.embedder: Embedder | None = GuardedEmbedder(embedder) if embedder is not None else None
         self.chat = chat  # the utility model: extraction and summaries
         self.router = router or ModelRouter(chat, None)  # QueryTask: the utility or the second model
-        self.working_memories = WorkingMemoryEngine(storage, config.working_memory_max_bytes,
-                                                    config.working_memory_max_agents)
+        self.working_memories = WorkingMemoryEngine(storage, settings.working_memory_max_bytes,
+                                                    settings.working_memory_max_agents)
         self._locks: dict[tuple[str, str], asyncio.Lock] = collections.defaultdict(asyncio.Lock)
 
     # --- life cycle -------------------------------------------------------------------------------
@@ -147,7 +148,7 @@ class StateEngine:
 
     def thresholds(self) -> ReconcileThresholds:
         model = self.embedder.model_name if self.embedder is not None else ""
-        return reconciliation_thresholds(model, self.config.reconciliation)
+        return reconciliation_thresholds(model, self.settings.reconciliation)
 
     # --- the views --------------------------------------------------------------------------------
 
@@ -171,8 +172,8 @@ class StateEngine:
     # --- structured state -------------------------------------------------------------------------
 
     async def extract(self, namespace: str, correlation_id: str, thread_id: str, task_id: str) -> Reconciled:
-        settings = ExtractionSettings(self.config.state_extraction_max_messages,
-                                      self.config.state_extraction_timeout_seconds, self.config.state_max_candidates)
+        settings = ExtractionSettings(self.settings.extraction_max_messages,
+                                      self.settings.extraction_timeout_seconds, self.settings.max_candidates)
         async with self.thread_lock(namespace, thread_id):
             report, items = await extract_state(self.storage, self.chat, self.embedder, self.thresholds(), settings,
                                                 namespace, correlation_id, thread_id, task_id, now_us())
@@ -186,7 +187,7 @@ class StateEngine:
             refs = [ref for c in candidates for ref in c.refs]
             messages = await self.storage.read(_thread_messages, namespace, thread_id, task_id, refs)
             prepared = prepare_agent_candidates(candidates, batch_of(messages), now_us(),
-                                                self.config.state_max_candidates)
+                                                self.settings.max_candidates)
             plan = await self._reconcile(namespace, thread_id, prepared)
 
             def persist(tx: Transaction) -> R:
@@ -285,7 +286,7 @@ class StateEngine:
                                                                       query)
         inputs = ContextInputs(record.summary.summary if record.summary else "", view, record.items, knowledge,
                                memories, record.recent)
-        return build_context(self.counter, budget, mode, inputs, self.config.state_max_active_items)
+        return build_context(self.counter, budget, mode, inputs, self.settings.max_active_items)
 
     async def query_task(self, namespace: str, task_id: str, question: str,
                          model: ModelTier | None = None) -> Answer:
@@ -305,7 +306,7 @@ class StateEngine:
     async def _ask_model(self, prompt: str, question: str, model: ModelTier | None, summary: str,
                          since_count: int) -> Answer:
         """QueryTask's one model call, routed to the utility or the second model (core.model_routing)."""
-        timeout = self.config.llm_timeout_seconds
+        timeout = self.settings.model_timeout_seconds
         try:
             routed = await self.router.complete(QUERY_SYSTEM, prompt, question=question, requested=model,
                                                 timeout=timeout)
