@@ -49,6 +49,7 @@ $(TOOLS)/.installed: Makefile
 gen: $(VENV)/.installed node_modules/.installed $(TOOLS)/.installed
 	rm -rf $(GENERATED)
 	$(BUF) generate
+	$(BUF) generate --template buf.gen.googleapis.yaml  # google.rpc.ErrorInfo for the TypeScript client
 	# The contract with its comments, served by reflection (server/taskmem/api/reflection.py).
 	$(BUF) build --as-file-descriptor-set -o server/taskmem/api/contract_descriptors.binpb
 

@@ -33,7 +33,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "server"))
 
 from taskmem.config import reconciliation_thresholds  # noqa: E402
-from taskmem.core.reconcile import (  # noqa: E402
+from taskmem.core.reconcile_decisions import (  # noqa: E402
     SEED_THRESHOLDS,
     BatchMessage,
     ReconcileThresholds,

@@ -41,7 +41,7 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "server"))
 
-from taskmem.api.wait_convert import event_payload  # noqa: E402
+from taskmem.api.event_encoding import event_payload  # noqa: E402
 from taskmem.core.ids import now_us  # noqa: E402
 from taskmem.core.memory import MemoryFilter, MemoryType, NewMemoryEntry  # noqa: E402
 from taskmem.core.memory_search import SearchMode, full_text_query  # noqa: E402

@@ -57,7 +57,7 @@ def parse_arguments() -> argparse.Namespace:
 ARGS = parse_arguments()
 sys.path.insert(0, ARGS.server)
 
-from taskmem.api.wait_convert import event_payload  # noqa: E402
+from taskmem.api.event_encoding import event_payload  # noqa: E402
 from taskmem.core.ids import now_us  # noqa: E402
 from taskmem.core.memory import MemoryFilter, MemoryType, NewMemoryEntry  # noqa: E402
 from taskmem.core.memory_search import SearchMode, fts_query  # noqa: E402

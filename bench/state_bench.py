@@ -34,16 +34,17 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from taskmem.api.scope import CALL_SCOPE, CallScope  # noqa: E402
 from taskmem.api.state_service import StateService  # noqa: E402
-from taskmem.api.wait_convert import event_payload  # noqa: E402
+from taskmem.api.event_encoding import event_payload  # noqa: E402
 from taskmem.config import Config  # noqa: E402
-from taskmem.core.reconcile import BatchMessage, prepare_candidates  # noqa: E402
+from taskmem.settings import EmbeddingSettings, StateSettings  # noqa: E402
+from taskmem.core.reconcile_decisions import BatchMessage, prepare_candidates  # noqa: E402
 from taskmem.core.state_items import Candidate, validate_item  # noqa: E402
 from taskmem.providers.embeddings import embedder_from_config  # noqa: E402
 from taskmem.state.engine import StateEngine  # noqa: E402
-from taskmem.state.reconciliation import plan_reconciliation  # noqa: E402
+from taskmem.state.thread_reconciliation import plan_reconciliation  # noqa: E402
 from taskmem.store.state_items import stored  # noqa: E402
 from taskmem.store.storage import Storage  # noqa: E402
-from taskmem.tokenizer import token_counter  # noqa: E402
+from taskmem.tiktoken_offline import token_counter  # noqa: E402
 from taskmem.v1 import state_pb2, task_pb2  # noqa: E402
 from taskmem.v1 import state_service_pb2 as spb  # noqa: E402
 from taskmem.v1 import task_service_pb2 as pb  # noqa: E402
@@ -153,7 +154,7 @@ async def over_grpc(address: str, task_id: str, calls: int) -> None:
 async def server_side(database: Path, task_id: str, calls: int) -> None:
     config = Config(database=str(database), embedding_backend="none")
     storage = await Storage.open(str(database), event_payload)
-    engine = StateEngine(storage, config, token_counter(), None, None)
+    engine = StateEngine(storage, StateSettings.of(config), token_counter(), None, None)
     servicer, context = StateService(engine), _Context()
     CALL_SCOPE.set(CallScope("default", "bench"))
     get = spb.GetTaskStateRequest(task_id=task_id)
@@ -172,7 +173,7 @@ async def server_side(database: Path, task_id: str, calls: int) -> None:
 
 
 async def reconciliation_throughput(rounds: int) -> None:
-    embedder = embedder_from_config(Config())
+    embedder = embedder_from_config(EmbeddingSettings.of(Config()))
     assert embedder is not None
     await embedder.embed(["warm up"])
     kinds = ["decision", "constraint", "action", "risk", "question"]

@@ -37,7 +37,7 @@ from google.protobuf import duration_pb2, json_format, struct_pb2
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from taskmem.tokenizer import token_counter  # noqa: E402
+from taskmem.tiktoken_offline import token_counter  # noqa: E402
 from taskmem.v1 import state_pb2, task_pb2, wait_pb2  # noqa: E402
 from taskmem.v1 import state_service_pb2 as spb  # noqa: E402
 from taskmem.v1 import task_service_pb2 as pb  # noqa: E402

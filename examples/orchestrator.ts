@@ -23,6 +23,7 @@ import {
   Code,
   ConnectError,
   createTaskmemClient,
+  ErrorReason,
   errorReason,
   EventType,
   MessageKind,
@@ -190,7 +191,7 @@ async function main(): Promise<void> {
 
 main().catch((err: unknown) => {
   if (err instanceof ConnectError) {
-    console.error(`orchestrator: ${Code[err.code]}: ${err.rawMessage} (reason ${errorReason(err) ?? "none"})`);
+    console.error(`orchestrator: ${Code[err.code]}: ${err.rawMessage} (reason ${ErrorReason[errorReason(err)]})`);
   } else {
     console.error("orchestrator:", err);
   }

@@ -8,12 +8,13 @@ from pathlib import Path
 
 import pytest
 
-from taskmem.api.wait_convert import event_payload
+from taskmem.api.event_encoding import event_payload
 from taskmem.config import Config
 from taskmem.core.events import EventFilter, EventType
 from taskmem.core.ids import now_us
-from taskmem.core.maintenance import Chore
-from taskmem.maintenance import MaintenanceLoop
+from taskmem.core.maintenance_chores import Chore
+from taskmem.maintenance_loop import MaintenanceLoop
+from taskmem.settings import MaintenanceSettings
 from taskmem.store.storage import Storage
 from taskmem.store.writer import Reader, Transaction
 
@@ -50,7 +51,7 @@ async def test_episodes_past_retention_are_archived_with_an_event_and_kept(stora
     await add_episode(storage, "default", "epi_old", age_days=31)
     await add_episode(storage, "default", "epi_new", age_days=29)
     await add_episode(storage, "team-b", "epi_old_b", age_days=45)
-    loop = MaintenanceLoop(storage, Config(episode_retention_seconds=30 * 24 * 3600))
+    loop = MaintenanceLoop(storage, MaintenanceSettings.of(Config(episode_retention_seconds=30 * 24 * 3600)))
 
     before = now_us()
     done = await loop.run_once()
@@ -67,7 +68,7 @@ async def test_episodes_past_retention_are_archived_with_an_event_and_kept(stora
 async def test_episodes_are_deleted_only_when_retention_says_delete(storage: Storage) -> None:
     await add_episode(storage, "default", "epi_old", age_days=31)
     await add_episode(storage, "default", "epi_new", age_days=1)
-    loop = MaintenanceLoop(storage, Config(episode_retention_seconds=30 * 24 * 3600, episode_retention_delete=True))
+    loop = MaintenanceLoop(storage, MaintenanceSettings.of(Config(episode_retention_seconds=30 * 24 * 3600, episode_retention_delete=True)))
 
     done = await loop.run_once()
 
@@ -78,7 +79,7 @@ async def test_episodes_are_deleted_only_when_retention_says_delete(storage: Sto
 
 async def test_retention_of_zero_keeps_every_episode(storage: Storage) -> None:
     await add_episode(storage, "default", "epi_ancient", age_days=3650)
-    loop = MaintenanceLoop(storage, Config(episode_retention_seconds=0))
+    loop = MaintenanceLoop(storage, MaintenanceSettings.of(Config(episode_retention_seconds=0)))
 
     assert not await loop.run_once()
     assert await episodes(storage, "default") == {"epi_ancient": None}

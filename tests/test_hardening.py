@@ -21,6 +21,7 @@ from google.protobuf import duration_pb2, field_mask_pb2, struct_pb2
 from taskmem.api.interceptors import GuardInterceptor
 from taskmem.config import Config
 from taskmem.core.errors import NotFound
+from taskmem.settings import AuthSettings
 from taskmem.v1 import event_pb2, state_pb2, task_pb2, wait_pb2
 from taskmem.v1 import state_service_pb2 as spb
 from taskmem.v1 import task_service_pb2 as tpb
@@ -238,7 +239,7 @@ async def test_an_unmapped_exception_is_internal_with_a_request_id_and_domain_er
         "Broken": grpc.unary_unary_rpc_method_handler(broken),
         "Missing": grpc.unary_stream_rpc_method_handler(missing),
     })
-    server = grpc.aio.server(interceptors=[GuardInterceptor(Config())])
+    server = grpc.aio.server(interceptors=[GuardInterceptor(AuthSettings.of(Config()))])
     server.add_generic_rpc_handlers([handlers])
     port = server.add_insecure_port("127.0.0.1:0")
     await server.start()

@@ -9,7 +9,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from taskmem.api.wait_convert import event_payload
+from taskmem.api.event_encoding import event_payload
 from taskmem.core.ids import now_us
 from taskmem.core.memory import MemoryType, NewMemoryEntry
 from taskmem.core.tasks import Task, TaskStatus

@@ -17,7 +17,7 @@ PENDING, IN_PROGRESS, COMPLETED = (task_pb2.PLAN_ITEM_STATUS_PENDING, task_pb2.P
 INFERRED, EXPLICIT = task_pb2.PLAN_ITEM_STATUS_SOURCE_INFERRED, task_pb2.PLAN_ITEM_STATUS_SOURCE_EXPLICIT
 AGENT = task_pb2.MESSAGE_ROLE_AGENT
 
-# Seed 001's deployment, each step depending on the one before.
+# A deployment, each step depending on the one before.
 DEPLOY = [("build", "Build Docker image"), ("push", "Push image to ghcr.io"), ("ssh", "SSH into server"),
           ("pull", "Pull image and run container")]
 

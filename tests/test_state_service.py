@@ -15,7 +15,7 @@ import pytest
 import yaml
 from hypothesis import HealthCheck, given, settings, strategies as st
 
-from taskmem.tokenizer import token_counter
+from taskmem.tiktoken_offline import token_counter
 from taskmem.v1 import event_pb2, state_pb2, task_pb2
 from taskmem.v1 import state_service_pb2 as pb
 from taskmem.v1 import task_service_pb2 as tpb
@@ -344,7 +344,7 @@ _EXISTING = re.compile(r"^\[(d_[0-9a-f]{12})\] decision \(active\): (.*)$", re.M
 
 
 def seed_examples(system: str, user: str) -> str:
-    """Seed 004's two examples as a model would answer them, from what the prompt shows."""
+    """The extraction prompt's two examples as a model would answer them, from what the prompt shows."""
     if "structured state extractor" not in system:
         return "Steps 1-2 are done; step 3 (ENUM mapping) is in progress."
     lines = _LINE.findall(user)

@@ -17,7 +17,7 @@ import pytest
 import yaml
 from google.protobuf import duration_pb2, json_format
 
-from taskmem.tokenizer import token_counter
+from taskmem.tiktoken_offline import token_counter
 from taskmem.v1 import state_pb2, task_pb2, wait_pb2
 from taskmem.v1 import state_service_pb2 as pb
 from taskmem.v1 import task_service_pb2 as tpb

@@ -60,8 +60,9 @@ func WithCallOptions(opts ...grpc.CallOption) EventsOption {
 // shuts down, the network fails, the server ends a subscriber that read too
 // slowly) Events reconnects with capped exponential backoff and resubscribes
 // after the cursor of the last event it yielded, so the loop sees no gap and
-// no duplicate. Codes retried: UNAVAILABLE, RESOURCE_EXHAUSTED, ABORTED, a
-// CANCELED the caller did not cause, and a stream that ends cleanly.
+// no duplicate. Codes retried: those SubscribeEvents' comment in
+// task_service.proto lists (UNAVAILABLE, RESOURCE_EXHAUSTED, INTERNAL, ABORTED,
+// a CANCELED the caller did not cause), and a stream that ends cleanly.
 //
 // The iteration ends when the loop breaks, or after yielding one final
 // non-nil error: the context's (code CANCELED or DEADLINE_EXCEEDED) when ctx

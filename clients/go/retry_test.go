@@ -2,6 +2,10 @@ package taskmem
 
 import (
 	"context"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
 	"testing"
 	"time"
 
@@ -69,12 +73,47 @@ func TestAWriteWithARequestIDIsRetriedWithTheSameFilledID(t *testing.T) {
 }
 
 func TestStreamsResumeOnTheDocumentedCodesOnly(t *testing.T) {
-	for code, want := range map[codes.Code]bool{
-		codes.Unavailable: true, codes.ResourceExhausted: true, codes.Internal: true, codes.Aborted: true,
-		codes.Canceled: true, codes.InvalidArgument: false, codes.Unauthenticated: false, codes.NotFound: false,
-	} {
-		if got := retryable(status.Error(code, "x")); got != want {
-			t.Errorf("%v: resumes %v, want %v", code, got, want)
+	documented := documentedResumeCodes(t)
+	if len(documented) == 0 {
+		t.Fatal("SubscribeEvents' comment lists no resume codes")
+	}
+	for code := codes.OK + 1; code <= codes.Unauthenticated; code++ {
+		if got := retryable(status.Error(code, "x")); got != documented[code] {
+			t.Errorf("%v: resumes %v; SubscribeEvents' comment says %v", code, got, documented[code])
 		}
 	}
 }
+
+// documentedResumeCodes reads the codes listed under "Resuming:" in
+// SubscribeEvents' comment in task_service.proto, the one list the three
+// clients follow.
+func documentedResumeCodes(t *testing.T) map[codes.Code]bool {
+	t.Helper()
+	proto, err := os.ReadFile(filepath.Join("..", "..", "proto", "taskmem", "v1", "task_service.proto"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	text := string(proto)
+	start := strings.Index(text, "// Resuming:")
+	if start < 0 {
+		t.Fatal(`no "Resuming:" paragraph in task_service.proto`)
+	}
+	listed := map[codes.Code]bool{}
+	for _, line := range strings.Split(text[start:], "\n")[1:] {
+		match := resumeLine.FindStringSubmatch(line)
+		if match == nil {
+			if len(listed) > 0 {
+				break
+			}
+			continue
+		}
+		var code codes.Code
+		if err := code.UnmarshalJSON([]byte(`"` + match[1] + `"`)); err != nil {
+			t.Fatalf("%q: %v", match[1], err)
+		}
+		listed[code] = true
+	}
+	return listed
+}
+
+var resumeLine = regexp.MustCompile(`^\s*//\s{3}([A-Z_]+)\s{2,}\S`)

@@ -15,7 +15,7 @@ from typing import Any
 
 import yaml
 
-from taskmem.core.reconcile import SEED_THRESHOLDS, ReconcileThresholds
+from taskmem.core.reconcile_decisions import SEED_THRESHOLDS, ReconcileThresholds
 
 DEFAULT_NAMESPACE = "default"
 
@@ -113,7 +113,7 @@ class Config:
     running_summary_every_messages: int = 5
     # Structured-state reconciliation thresholds per embedding model name, overriding or adding to
     # RECONCILIATION_DEFAULTS; in YAML a mapping {model name: {merge: 0.66, conflict: 0.4, ...}} with
-    # the fields of core.reconcile.ReconcileThresholds. Read them with reconciliation_thresholds().
+    # the fields of core.reconcile_decisions.ReconcileThresholds. Read them with reconciliation_thresholds().
     reconciliation: tuple[tuple[str, ReconcileThresholds], ...] = ()
     # Webhooks (a task's callback_url). Hosts they may be sent to, matched like wait_http_allowed_hosts;
     # empty (the default) sends nothing: a task's events wait, unsent, until its host is allowed.

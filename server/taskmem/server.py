@@ -21,22 +21,25 @@ from taskmem.api.memory_service import MemoryService
 from taskmem.api.reflection import add_reflection
 from taskmem.api.state_service import StateService
 from taskmem.api.task_service import TaskService
-from taskmem.api.wait_convert import event_payload
+from taskmem.api.event_encoding import event_payload
 from taskmem.api.wait_service import WaitService
 from taskmem.config import Config, ConfigError, check_listen_allowed
 from taskmem.log_format import configure_logging
-from taskmem.maintenance import MaintenanceLoop
+from taskmem.maintenance_loop import MaintenanceLoop
 from taskmem.memory.archive import MemoryArchive
 from taskmem.metrics import Metrics, MetricsEndpoint, watch_storage
 from taskmem.providers.chat import chat_model_from_config
 from taskmem.providers.embeddings import embedder_from_config
 from taskmem.providers.measured_embedder import MeasuredEmbedder
 from taskmem.providers.model_router import ModelRouter, second_model_from_config
+from taskmem.settings import (
+    AuthSettings, EmbeddingSettings, LlmSettings, MaintenanceSettings, StateSettings, WaitSettings, WebhookSettings,
+)
 from taskmem.state.engine import StateEngine
 from taskmem.state.follower import StateFollower
 from taskmem.store.storage import Storage
 from taskmem.tracing import rpc_tracing
-from taskmem.tokenizer import token_counter
+from taskmem.tiktoken_offline import token_counter
 from taskmem.v1 import memory_service_pb2, memory_service_pb2_grpc, state_service_pb2, state_service_pb2_grpc
 from taskmem.v1 import task_service_pb2, task_service_pb2_grpc, wait_service_pb2, wait_service_pb2_grpc
 from taskmem.waits.file_access import FileRoots
@@ -124,13 +127,14 @@ class TaskmemServer:
             self.scheduler.on_probe = lambda kind, outcome: metrics.wait_probes.labels(kind, outcome).inc()
         await self.scheduler.start()
         # Webhooks catch up on what happened while the server was down, then follow the event log.
-        self.webhooks = WebhookSender(self.storage, self.config, metrics)
+        self.webhooks = WebhookSender(self.storage, WebhookSettings.of(self.config), metrics)
         await self.webhooks.start()
-        self.maintenance = MaintenanceLoop(self.storage, self.config)
+        self.maintenance = MaintenanceLoop(self.storage, MaintenanceSettings.of(self.config))
         self.maintenance.start()
         # One embedder and one model client for both services: the builtin model loads once.
-        embedder, chat = embedder_from_config(self.config), chat_model_from_config(self.config)
-        second = second_model_from_config(self.config)  # QueryTask's analysis questions (ModelRouter)
+        llm = LlmSettings.of(self.config)
+        embedder, chat = embedder_from_config(EmbeddingSettings.of(self.config)), chat_model_from_config(llm)
+        second = second_model_from_config(llm)  # QueryTask's analysis questions (ModelRouter)
         if metrics is not None:
             for model in (chat, second):
                 if model is not None:
@@ -145,13 +149,13 @@ class TaskmemServer:
         self.memory = MemoryArchive(self.storage, embedder, chat, backlog_batch_size=self.config.embedding_backlog_batch)
         await self.memory.start()
         # StateService: working memory is restored before the first call can read it.
-        self.state = StateEngine(self.storage, self.config, token_counter(self.config.tiktoken_cache_dir),
+        self.state = StateEngine(self.storage, StateSettings.of(self.config), token_counter(self.config.tiktoken_cache_dir),
                                  embedder, chat, router)
         await self.state.start()
         # The YAML mirror and running summaries follow committed events, like the other background loops.
         self.state_follower = StateFollower(self.state)
         self.state_follower.start()
-        interceptors: list[grpc.aio.ServerInterceptor] = [GuardInterceptor(self.config)]
+        interceptors: list[grpc.aio.ServerInterceptor] = [GuardInterceptor(AuthSettings.of(self.config))]
         if metrics is not None or self.config.log_format == "json" or self.config.log_level.upper() == "DEBUG":
             interceptors.insert(0, MetricsInterceptor(metrics))  # outermost: refused calls are counted too
         if self.config.otlp_endpoint:
@@ -160,7 +164,7 @@ class TaskmemServer:
         server = grpc.aio.server(interceptors=interceptors, options=_server_options(self.config))
         task_service_pb2_grpc.add_TaskServiceServicer_to_server(TaskService(self.storage), server)
         wait_service_pb2_grpc.add_WaitServiceServicer_to_server(
-            WaitService(self.storage, self.scheduler, self.config, self.file_roots), server)
+            WaitService(self.storage, self.scheduler, WaitSettings.of(self.config), self.file_roots), server)
         state_service_pb2_grpc.add_StateServiceServicer_to_server(StateService(self.state), server)
         memory_service_pb2_grpc.add_MemoryServiceServicer_to_server(MemoryService(self.memory), server)
         health_pb2_grpc.add_HealthServicer_to_server(self.health, server)

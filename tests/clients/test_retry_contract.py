@@ -4,7 +4,9 @@ from the generated descriptors."""
 
 from __future__ import annotations
 
+import re
 import socket
+from pathlib import Path
 
 import grpc
 import pytest
@@ -13,6 +15,7 @@ from google.protobuf import descriptor_pb2
 from taskmem.v1 import memory_service_pb2, state_service_pb2, task_service_pb2, wait_service_pb2
 from taskmem_client import RetryPolicy, TaskmemClient, TaskmemError
 from taskmem_client.calls import is_safe_to_retry
+from taskmem_client.events import RESUMABLE_CODES
 
 READ_PREFIXES = ("Get", "List", "Search", "Render", "Expand", "Query", "Build", "Tail", "Watch", "Subscribe")
 METHODS = [method for module in (task_service_pb2, state_service_pb2, memory_service_pb2, wait_service_pb2)
@@ -55,3 +58,22 @@ async def test_a_read_is_retried_on_unavailable_and_a_write_without_request_id_i
         with pytest.raises(TaskmemError):
             await client.state.ExtractState(state_service_pb2.ExtractStateRequest(task_id="tsk_x"))
         assert retried == []
+
+
+def _documented_resume_codes() -> set[grpc.StatusCode]:
+    """The codes listed under "Resuming:" in SubscribeEvents' comment, the one list the three clients follow."""
+    proto = (Path(__file__).resolve().parents[2] / "proto" / "taskmem" / "v1" / "task_service.proto").read_text()
+    listed: set[grpc.StatusCode] = set()
+    for line in proto[proto.index("// Resuming:"):].splitlines()[1:]:
+        match = re.match(r"\s*//\s{3}([A-Z_]+)\s{2,}\S", line)
+        if match is None:
+            if listed:
+                break
+            continue
+        listed.add(grpc.StatusCode[match.group(1)])
+    return listed
+
+
+def test_event_streams_resume_on_the_codes_subscribe_events_documents() -> None:
+    documented = _documented_resume_codes()
+    assert documented and RESUMABLE_CODES == documented

@@ -7,7 +7,7 @@ from hypothesis import given, settings, strategies as st
 from taskmem.core.context_budget import (
     SHARES, ContextMode, assemble_context, fit_lines_body, fit_tail_body, fit_text_body,
 )
-from taskmem.tokenizer import token_counter
+from taskmem.tiktoken_offline import token_counter
 
 COUNTER = token_counter()
 

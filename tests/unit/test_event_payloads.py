@@ -2,7 +2,8 @@
 
 from google.protobuf import json_format
 
-from taskmem.api import convert
+from taskmem.api import task_convert
+from taskmem.api.event_encoding import event_payload
 from taskmem.core.actions import Action, ActionStatus, ActionType
 from taskmem.core.messages import ContextSnapshot, Kind, Message, Role
 from taskmem.core.plans import ItemStatus, Plan, PlanItem, StatusSource
@@ -31,15 +32,15 @@ RESOURCES = [
 
 def test_each_payload_parses_back_to_the_message_the_api_returns() -> None:
     for resource, message_type in RESOURCES:
-        parsed = json_format.ParseDict(convert.event_payload(resource), message_type())
-        assert parsed == getattr(convert, {"Task": "task", "Plan": "plan", "Action": "action", "Message": "message",
+        parsed = json_format.ParseDict(event_payload(resource), message_type())
+        assert parsed == getattr(task_convert, {"Task": "task", "Plan": "plan", "Action": "action", "Message": "message",
                                            "ContextSnapshot": "snapshot"}[message_type.__name__])(resource)
 
 
 def test_an_events_json_form_is_what_json_format_writes() -> None:
     from google.protobuf import json_format
 
-    from taskmem.api.convert import event, event_json
+    from taskmem.api.task_convert import event, event_json
     from taskmem.core.events import Event, EventType
 
     sample = Event("default", EventType.TASK_STATUS_CHANGED, "tsk_1", "cor_1",

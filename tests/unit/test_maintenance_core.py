@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from taskmem.core.maintenance import Chore, Policy, chore_for
+from taskmem.core.maintenance_chores import Chore, Policy, chore_for
 from taskmem.core.tasks import Task, TaskStatus
 
 S = 1_000_000

@@ -6,7 +6,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from taskmem.core.reconcile import (
+from taskmem.core.reconcile_decisions import (
     SEED_THRESHOLDS,
     BatchMessage,
     Outcome,

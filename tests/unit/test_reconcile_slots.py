@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from taskmem.core.reconcile import BatchMessage, Outcome, ReconcileThresholds, prepare_candidates, reconcile_candidates
+from taskmem.core.reconcile_decisions import BatchMessage, Outcome, ReconcileThresholds, prepare_candidates, reconcile_candidates
 from taskmem.core.reconcile_signals import change_phrase, content_tokens, find_contrast, find_distinction
 from taskmem.core.reconcile_values import canonical_text, compare_values
 from taskmem.core.state_items import Candidate, StateItem, validate_item

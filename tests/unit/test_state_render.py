@@ -1,4 +1,4 @@
-"""Seed 004's compact state rendering: line format, sort order, freshness header, budget."""
+"""RenderState's compact state rendering: line format, sort order, freshness header, budget."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import dataclasses
 from hypothesis import given, settings, strategies as st
 
 from taskmem.core.state_render import render_item_line, render_order, render_state
-from taskmem.tokenizer import token_counter
+from taskmem.tiktoken_offline import token_counter
 
 COUNTER = token_counter()
 

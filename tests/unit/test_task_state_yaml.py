@@ -11,7 +11,7 @@ from taskmem.core.task_state_yaml import (
 )
 from taskmem.core.state_notes import Note, WaitNote
 from taskmem.core.tasks import Task, TaskStatus
-from taskmem.tokenizer import token_counter
+from taskmem.tiktoken_offline import token_counter
 
 COUNTER = token_counter()
 

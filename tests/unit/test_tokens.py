@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from hypothesis import given, settings, strategies as st
 
-from taskmem.tokenizer import token_counter
+from taskmem.tiktoken_offline import token_counter
 
 COUNTER = token_counter()
 

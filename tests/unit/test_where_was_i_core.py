@@ -11,17 +11,17 @@ from hypothesis import HealthCheck, given, settings, strategies as st
 
 from taskmem.core.plans import ItemStatus, Plan, PlanItem
 from taskmem.core.progress import compute_progress
-from taskmem.core.reconcile import SEED_THRESHOLDS, Prepared
+from taskmem.core.reconcile_decisions import SEED_THRESHOLDS, Prepared
 from taskmem.core.state_items import Candidate, StateItem, StateItemType, compute_uid
 from taskmem.core.state_notes import DECISION_KIND, ERROR_KIND, EntryLink, Note, StateNotes, WaitNote, state_notes
 from taskmem.core.task_state_yaml import DecisionEntry, ErrorEntry, build_task_state, fit_task_state
 from taskmem.core.tasks import Task, TaskStatus
 from taskmem.core.waits import ExternalTarget, Wait
-from taskmem.state.reconciliation import (
+from taskmem.state.thread_reconciliation import (
     EXPLICIT_RULE, STATED_REF, plan_reconciliation, prepare_agent_candidates, stated_candidate,
 )
 from taskmem.store.state_items import stored
-from taskmem.tokenizer import token_counter
+from taskmem.tiktoken_offline import token_counter
 
 COUNTER = token_counter()
 TASK = Task(namespace="default", id="tsk_1", name="dash", status=TaskStatus.EXECUTING, created_at=0, updated_at=0,

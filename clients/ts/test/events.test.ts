@@ -8,6 +8,7 @@ import {
   Code,
   ConnectError,
   errorReason,
+  ErrorReason,
   EventType,
   MessageRole,
   type Event,
@@ -179,7 +180,7 @@ describe("subscribeEvents across a server restart", () => {
     // The server ends the stream on shutdown with UNAVAILABLE, reason SHUTTING_DOWN; then
     // connection refused (UNAVAILABLE) until it is back.
     assert.equal(errors[0]?.code, Code.Unavailable);
-    assert.equal(errorReason(errors[0]), "ERROR_REASON_SHUTTING_DOWN");
+    assert.equal(errorReason(errors[0]), ErrorReason.SHUTTING_DOWN);
     assert.ok(
       errors.every((e) => [Code.Unavailable, Code.Internal, Code.Canceled].includes(e.code)),
       `reconnected after: ${errors.map((e) => Code[e.code]).join(", ")}`,

@@ -2,6 +2,8 @@
 // (idempotency_level, request_id); streams resume on the documented codes.
 
 import assert from "node:assert/strict";
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
 import { describe, test } from "node:test";
 
 import { create, type DescMessage, type DescMethod, type MessageShape } from "@bufbuild/protobuf";
@@ -16,6 +18,7 @@ import {
   StateService,
   TaskService,
 } from "../src/index.js";
+import { repoRoot } from "../test-support/server.js";
 
 const policy = { attempts: 3, initialBackoffMs: 1, maxBackoffMs: 2 };
 
@@ -74,12 +77,32 @@ describe("retries come from the contract", () => {
     assert.equal(request.requestId, "");
   });
 
-  test("streams resume on the documented codes only", () => {
-    for (const code of [Code.Unavailable, Code.ResourceExhausted, Code.Internal, Code.Aborted, Code.Canceled]) {
-      assert.ok(isRetryableStreamError(new ConnectError("x", code)), Code[code]);
-    }
-    for (const code of [Code.InvalidArgument, Code.Unauthenticated, Code.NotFound]) {
-      assert.ok(!isRetryableStreamError(new ConnectError("x", code)), Code[code]);
+  test("streams resume on the codes SubscribeEvents' comment documents, and on no other", () => {
+    const documented = documentedResumeCodes();
+    assert.ok(documented.size > 0);
+    for (let code = Code.Canceled; code <= Code.Unauthenticated; code++) {
+      assert.equal(isRetryableStreamError(new ConnectError("x", code)), documented.has(code), Code[code]);
     }
   });
 });
+
+/** The codes listed under "Resuming:" in SubscribeEvents' comment, the one list the three clients follow. */
+function documentedResumeCodes(): Set<Code> {
+  const proto = readFileSync(join(repoRoot, "proto", "taskmem", "v1", "task_service.proto"), "utf8");
+  const listed = new Set<Code>();
+  for (const line of proto.slice(proto.indexOf("// Resuming:")).split("\n").slice(1)) {
+    const match = /^\s*\/\/\s{3}([A-Z_]+)\s{2,}\S/.exec(line);
+    if (match === null) {
+      if (listed.size > 0) {
+        break;
+      }
+      continue;
+    }
+    // Code's names are the canonical ones in PascalCase, with CANCELLED spelt Canceled.
+    const name = match[1]!.toLowerCase().replace(/(^|_)([a-z])/g, (_, __, c: string) => c.toUpperCase());
+    const code = (Code as unknown as Record<string, Code | undefined>)[name === "Cancelled" ? "Canceled" : name];
+    assert.ok(code !== undefined, match[1]);
+    listed.add(code);
+  }
+  return listed;
+}

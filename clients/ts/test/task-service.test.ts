@@ -13,6 +13,8 @@ import {
   errorField,
   errorInfo,
   errorReason,
+  ErrorInfoSchema,
+  ErrorReason,
   PlanItemStatus,
   TaskStatus,
 } from "../src/index.js";
@@ -96,7 +98,8 @@ describe("TaskService on an open server", () => {
   test("a bad field is INVALID_ARGUMENT with reason ERROR_REASON_INVALID_FIELD naming the field", async () => {
     const err = await failure(() => live.client.tasks.createTask({ name: "" }));
     assert.equal(err.code, Code.InvalidArgument);
-    assert.equal(errorReason(err), "ERROR_REASON_INVALID_FIELD");
+    assert.equal(errorReason(err), ErrorReason.INVALID_FIELD);
+    assert.equal(errorInfo(err)?.reason, "ERROR_REASON_INVALID_FIELD");
     assert.equal(errorField(err), "name");
     assert.equal(errorInfo(err)?.domain, "taskmem.dev");
   });
@@ -112,19 +115,28 @@ describe("TaskService on an open server", () => {
       }),
     );
     assert.equal(err.code, Code.InvalidArgument);
-    assert.equal(errorReason(err), "ERROR_REASON_PLAN_CYCLE");
+    assert.equal(errorReason(err), ErrorReason.PLAN_CYCLE);
   });
 
   test("an unknown task is NOT_FOUND with reason ERROR_REASON_NOT_FOUND", async () => {
     const err = await failure(() => live.client.tasks.getTask({ taskId: "no-such-task" }));
     assert.equal(err.code, Code.NotFound);
-    assert.equal(errorReason(err), "ERROR_REASON_NOT_FOUND");
+    assert.equal(errorReason(err), ErrorReason.NOT_FOUND);
   });
 
-  test("errorReason is undefined for errors that are not from the server", () => {
-    assert.equal(errorReason(new Error("boom")), undefined);
-    assert.equal(errorReason(new ConnectError("local", Code.Internal)), undefined);
-    assert.equal(errorReason(undefined), undefined);
+  test("errorReason is UNSPECIFIED for errors that are not from the server", () => {
+    assert.equal(errorReason(new Error("boom")), ErrorReason.UNSPECIFIED);
+    assert.equal(errorReason(new ConnectError("local", Code.Internal)), ErrorReason.UNSPECIFIED);
+    assert.equal(errorReason(undefined), ErrorReason.UNSPECIFIED);
+    assert.equal(errorInfo(undefined), undefined);
+  });
+
+  test("a reason this client does not know is UNSPECIFIED, its name still in errorInfo", () => {
+    const err = new ConnectError("newer server", Code.FailedPrecondition, undefined, [
+      { desc: ErrorInfoSchema, value: { reason: "ERROR_REASON_FROM_THE_FUTURE", domain: "taskmem.dev" } },
+    ]);
+    assert.equal(errorReason(err), ErrorReason.UNSPECIFIED);
+    assert.equal(errorInfo(err)?.reason, "ERROR_REASON_FROM_THE_FUTURE");
   });
 
   test("a call whose deadline expires fails with DEADLINE_EXCEEDED", async () => {
@@ -188,7 +200,7 @@ describe("TaskService on a server with API keys", () => {
     try {
       const err = await failure(() => client.tasks.listTasks({}));
       assert.equal(err.code, Code.Unauthenticated);
-      assert.equal(errorReason(err), "ERROR_REASON_UNAUTHENTICATED");
+      assert.equal(errorReason(err), ErrorReason.UNAUTHENTICATED);
     } finally {
       client.close();
     }
@@ -199,7 +211,7 @@ describe("TaskService on a server with API keys", () => {
     try {
       const err = await failure(() => client.tasks.createTask({ name: "x" }));
       assert.equal(err.code, Code.Unauthenticated);
-      assert.equal(errorReason(err), "ERROR_REASON_UNAUTHENTICATED");
+      assert.equal(errorReason(err), ErrorReason.UNAUTHENTICATED);
     } finally {
       client.close();
     }
@@ -215,7 +227,7 @@ describe("TaskService on a server with API keys", () => {
         }
       });
       assert.equal(err.code, Code.Unauthenticated);
-      assert.equal(errorReason(err), "ERROR_REASON_UNAUTHENTICATED");
+      assert.equal(errorReason(err), ErrorReason.UNAUTHENTICATED);
       assert.equal(reconnects, 0);
     } finally {
       client.close();
@@ -244,7 +256,7 @@ describe("TaskService on a server with API keys", () => {
     try {
       const err = await failure(() => client.tasks.listTasks({}));
       assert.equal(err.code, Code.PermissionDenied);
-      assert.equal(errorReason(err), "ERROR_REASON_NAMESPACE_DENIED");
+      assert.equal(errorReason(err), ErrorReason.NAMESPACE_DENIED);
     } finally {
       client.close();
     }

@@ -24,8 +24,8 @@ from google.protobuf.message import DecodeError
 
 from taskmem.api.errors import status_for, status_of
 from taskmem.api.scope import CALL_SCOPE, AuthError, resolve_scope
-from taskmem.config import Config
 from taskmem.core.ids import new_id
+from taskmem.settings import AuthSettings
 
 log = logging.getLogger(__name__)
 
@@ -61,8 +61,8 @@ async def _answer_error(error: Exception, method: str, context: grpc.aio.Service
 
 
 class GuardInterceptor(grpc.aio.ServerInterceptor):
-    def __init__(self, config: Config) -> None:
-        self._config = config
+    def __init__(self, auth: AuthSettings) -> None:
+        self._auth = auth
         # Handlers are fixed per method, so each is wrapped once.
         self._wrapped: dict[str, grpc.RpcMethodHandler] = {}
 
@@ -88,7 +88,7 @@ class GuardInterceptor(grpc.aio.ServerInterceptor):
                 grpc.StatusCode.INVALID_ARGUMENT, f"request is not a valid message: {request.why}",
                 "ERROR_REASON_MALFORMED_REQUEST", {}))
         try:
-            CALL_SCOPE.set(resolve_scope(self._config, context.invocation_metadata() or ()))
+            CALL_SCOPE.set(resolve_scope(self._auth, context.invocation_metadata() or ()))
         except AuthError as error:
             code = (grpc.StatusCode.UNAUTHENTICATED if error.reason == "ERROR_REASON_UNAUTHENTICATED"
                     else grpc.StatusCode.PERMISSION_DENIED)

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from taskmem.api import convert
-from taskmem.api.convert import _compact, _duration_json, _time_json
+from taskmem.api import task_convert
+from taskmem.api.task_convert import _compact, _duration_json, _time_json
 from taskmem.core.artifacts import Artifact
 from taskmem.core.episodes import Episode
 from taskmem.core.knowledge import Knowledge
@@ -73,7 +73,7 @@ def event_json(resource: Any) -> dict[str, Any]:
 def memory_entry(e: MemoryEntry) -> memory_pb2.MemoryEntry:
     return memory_pb2.MemoryEntry(
         id=e.id, task_id=e.task_id, subtask_id=e.subtask_id, type=e.type.value, summary=e.summary, detail=e.detail,
-        tags=e.tags, relevance_to=e.relevance_to, source=e.source, create_time=convert.timestamp(e.created_at))
+        tags=e.tags, relevance_to=e.relevance_to, source=e.source, create_time=task_convert.timestamp(e.created_at))
 
 
 def search_hit(hit: Hit, entry: MemoryEntry, embedding_pending: bool = False) -> memory_pb2.MemorySearchHit:
@@ -89,27 +89,27 @@ def search_mode(mode: SearchMode) -> int:
 def knowledge(k: Knowledge) -> memory_pb2.Knowledge:
     return memory_pb2.Knowledge(
         id=k.id, category=k.category.value, key=k.key, value=k.value, source=k.source, confidence=k.confidence,
-        revision=k.revision, create_time=convert.timestamp(k.created_at), update_time=convert.timestamp(k.updated_at),
+        revision=k.revision, create_time=task_convert.timestamp(k.created_at), update_time=task_convert.timestamp(k.updated_at),
         history=[memory_pb2.KnowledgeValue(value=v.value, source=v.source, confidence=v.confidence,
-                                           write_time=convert.timestamp(v.written_at),
+                                           write_time=task_convert.timestamp(v.written_at),
                                            outcome=v.outcome.value if v.outcome else None) for v in k.history])
 
 
 def episode(e: Episode) -> memory_pb2.Episode:
     return memory_pb2.Episode(
         id=e.id, task_id=e.task_id, agent_id=e.agent_id, action=e.action.value, approach=e.approach,
-        outcome=e.outcome, duration=convert.duration(e.duration_us), tokens_in=e.tokens_in, tokens_out=e.tokens_out,
-        create_time=convert.timestamp(e.created_at), archive_time=convert.timestamp(e.archived_at))
+        outcome=e.outcome, duration=task_convert.duration(e.duration_us), tokens_in=e.tokens_in, tokens_out=e.tokens_out,
+        create_time=task_convert.timestamp(e.created_at), archive_time=task_convert.timestamp(e.archived_at))
 
 
 def artifact(a: Artifact) -> memory_pb2.Artifact:
     return memory_pb2.Artifact(
         id=a.id, task_id=a.task_id, agent_id=a.agent_id, type=a.type.value, path=a.path, description=a.description,
-        size_bytes=a.size_bytes, sha256=a.sha256, create_time=convert.timestamp(a.created_at))
+        size_bytes=a.size_bytes, sha256=a.sha256, create_time=task_convert.timestamp(a.created_at))
 
 
 def pattern(p: Pattern) -> memory_pb2.Pattern:
     return memory_pb2.Pattern(
-        id=p.id, pattern_type=p.pattern_type, pattern_key=p.pattern_key, data=convert.struct(p.data),
-        frequency=p.frequency, create_time=convert.timestamp(p.created_at),
-        last_seen_time=convert.timestamp(p.last_seen))
+        id=p.id, pattern_type=p.pattern_type, pattern_key=p.pattern_key, data=task_convert.struct(p.data),
+        frequency=p.frequency, create_time=task_convert.timestamp(p.created_at),
+        last_seen_time=task_convert.timestamp(p.last_seen))

@@ -2,16 +2,14 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 import grpc
 
 from taskmem.api import memory_convert as mconvert
 from taskmem.api import memory_requests
 from taskmem.api import validate
 from taskmem.api.idempotent import earlier_response, write_once
+from taskmem.api.list_page import SortKey, list_page
 from taskmem.api.scope import current_scope
-from taskmem.core import paging
 from taskmem.core.artifacts import checked_digest
 from taskmem.core.errors import InvalidArgument
 from taskmem.core.memory import MemoryEntry
@@ -53,11 +51,10 @@ class MemoryService(memory_service_pb2_grpc.MemoryServiceServicer):
     async def QueryMemoryEntries(self, request: pb.QueryMemoryEntriesRequest,
                                  context: grpc.aio.ServicerContext) -> pb.QueryMemoryEntriesResponse:
         f = memory_requests.memory_filter("filter", request.filter)
-        size = paging.page_size(request.page_size)
-        after = paging.decode_token(request.page_token, f.key())
-        rows = await self._storage.read(memory_entries.query_entries, current_scope().namespace, f, size + 1,
-                                        _pair(after))
-        page, token = paging.page_of(rows, size, lambda e: [e.created_at, e.seq], f.key())
+        page, token = await list_page(
+            request, [f.key()], SortKey((int, int), lambda e: [e.created_at, e.seq]),
+            lambda after, limit: self._storage.read(memory_entries.query_entries, current_scope().namespace, f, limit,
+                                                    (after[0], after[1]) if after else None))
         return pb.QueryMemoryEntriesResponse(entries=[mconvert.memory_entry(e) for e in page], next_page_token=token)
 
     async def GetRelevantMemories(self, request: pb.GetRelevantMemoriesRequest,
@@ -127,12 +124,10 @@ class MemoryService(memory_service_pb2_grpc.MemoryServiceServicer):
         category = memory_requests.category("category", request.category, required=False)
         key_prefix = validate.text("key_prefix", request.key_prefix, memory_requests.KEY_MAX)
         text = validate.text("text", request.text, memory_requests.TEXT_FILTER_MAX)
-        filter_key = [category, key_prefix, text]
-        size = paging.page_size(request.page_size)
-        after = _key(paging.decode_token(request.page_token, filter_key), str, str)
-        rows = await self._storage.read(knowledge_store.query, current_scope().namespace, category, key_prefix,
-                                        text, size + 1, after)
-        page, token = paging.page_of(rows, size, lambda k: [k.category.value, k.key], filter_key)
+        page, token = await list_page(
+            request, [category, key_prefix, text], SortKey((str, str), lambda k: [k.category.value, k.key]),
+            lambda after, limit: self._storage.read(knowledge_store.query, current_scope().namespace, category,
+                                                    key_prefix, text, limit, after))
         return pb.QueryKnowledgeResponse(knowledge=[mconvert.knowledge(k) for k in page], next_page_token=token)
 
     async def DeleteKnowledge(self, request: pb.DeleteKnowledgeRequest,
@@ -163,12 +158,11 @@ class MemoryService(memory_service_pb2_grpc.MemoryServiceServicer):
         task_id = validate.identifier("task_id", request.task_id, required=False)
         agent_id = validate.text("agent_id", request.agent_id, memory_requests.AGENT_MAX)
         action = memory_requests.episode_action(request.action)
-        filter_key = [task_id, agent_id, action, request.include_archived]
-        size = paging.page_size(request.page_size)
-        after = _key(paging.decode_token(request.page_token, filter_key), int, str)
-        rows = await self._storage.read(episode_store.list_episodes, current_scope().namespace, task_id, agent_id,
-                                        action, size + 1, after, request.include_archived)
-        page, token = paging.page_of(rows, size, lambda e: [e.created_at, e.id], filter_key)
+        page, token = await list_page(
+            request, [task_id, agent_id, action, request.include_archived],
+            SortKey((int, str), lambda e: [e.created_at, e.id]),
+            lambda after, limit: self._storage.read(episode_store.list_episodes, current_scope().namespace, task_id,
+                                                    agent_id, action, limit, after, request.include_archived))
         return pb.ListEpisodesResponse(episodes=[mconvert.episode(e) for e in page], next_page_token=token)
 
     # --- artifacts --------------------------------------------------------------------------
@@ -189,12 +183,10 @@ class MemoryService(memory_service_pb2_grpc.MemoryServiceServicer):
         task_id = validate.identifier("task_id", request.task_id, required=False)
         kind = memory_requests.artifact_type(request.type)
         path_prefix = validate.text("path_prefix", request.path_prefix, memory_requests.PATH_MAX)
-        filter_key = [task_id, kind, path_prefix]
-        size = paging.page_size(request.page_size)
-        after = _key(paging.decode_token(request.page_token, filter_key), int, str)
-        rows = await self._storage.read(artifact_store.list_artifacts, current_scope().namespace, task_id, kind,
-                                        path_prefix, size + 1, after)
-        page, token = paging.page_of(rows, size, lambda a: [a.created_at, a.id], filter_key)
+        page, token = await list_page(
+            request, [task_id, kind, path_prefix], SortKey((int, str), lambda a: [a.created_at, a.id]),
+            lambda after, limit: self._storage.read(artifact_store.list_artifacts, current_scope().namespace, task_id,
+                                                    kind, path_prefix, limit, after))
         return pb.ListArtifactsResponse(artifacts=[mconvert.artifact(a) for a in page], next_page_token=token)
 
     async def DeleteArtifact(self, request: pb.DeleteArtifactRequest,
@@ -223,25 +215,9 @@ class MemoryService(memory_service_pb2_grpc.MemoryServiceServicer):
                            context: grpc.aio.ServicerContext) -> pb.ListPatternsResponse:
         pattern_type = validate.text("pattern_type", request.pattern_type.strip(), memory_requests.PATTERN_TYPE_MAX)
         min_frequency = validate.non_negative("min_frequency", request.min_frequency)
-        filter_key = [pattern_type, min_frequency]
-        size = paging.page_size(request.page_size)
-        after = _key(paging.decode_token(request.page_token, filter_key), int, int, str)
-        rows = await self._storage.read(pattern_store.list_patterns, current_scope().namespace, pattern_type,
-                                        min_frequency, size + 1, after)
-        page, token = paging.page_of(rows, size, lambda p: [p.frequency, p.last_seen, p.id], filter_key)
+        page, token = await list_page(
+            request, [pattern_type, min_frequency], SortKey((int, int, str), lambda p: [p.frequency, p.last_seen, p.id]),
+            lambda after, limit: self._storage.read(pattern_store.list_patterns, current_scope().namespace,
+                                                    pattern_type, min_frequency, limit, after))
         return pb.ListPatternsResponse(patterns=[mconvert.pattern(p) for p in page], next_page_token=token)
 
-
-def _key(after: list[Any] | None, *kinds: type) -> list[Any] | None:
-    """A decoded page token's sort key, checked against the shape this list issues."""
-    if after is None:
-        return None
-    if len(after) != len(kinds) or not all(isinstance(v, k) and not isinstance(v, bool) for v, k in zip(after, kinds)):
-        raise InvalidArgument("page_token", "not a token this server issued")
-    return after
-
-
-def _pair(after: list[Any] | None) -> tuple[int, int] | None:
-    """The (created_at, seq) key of a memory-entry page token."""
-    key = _key(after, int, int)
-    return None if key is None else (key[0], key[1])

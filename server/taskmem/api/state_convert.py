@@ -5,13 +5,13 @@ from __future__ import annotations
 import dataclasses
 from typing import Any
 
-from taskmem.api import convert
+from taskmem.api import task_convert
 from taskmem.core.state_records import ReconcileReport, StoredStateItem
 from taskmem.core.state_items import Candidate
 from taskmem.core.task_state_yaml import DecisionEntry, ErrorEntry, TaskStateView
 from taskmem.core.working_memory import WorkingMemory
 from taskmem.state.engine import Reconciled, Stated
-from taskmem.state.memory_log import decision_of, error_of
+from taskmem.state.view_sections import decision_of, error_of
 from taskmem.v1 import state_pb2, state_service_pb2, task_pb2
 
 _TYPES = {t: f"STATE_ITEM_TYPE_{t.upper()}" for t in ("decision", "constraint", "action", "question", "risk")}
@@ -53,8 +53,8 @@ def state_item(item: StoredStateItem) -> state_pb2.StateItem:
         refs=item.refs, replaced_by=item.replaced_by or "", supersession_evidence=evidence(item.supersession_evidence),
         conflict=item.conflict, conflict_with=item.conflict_with, pinned=item.pinned,
         source=_SOURCES.get(item.source, "STATE_ITEM_SOURCE_UNSPECIFIED"),
-        create_time=convert.timestamp(item.created_at), last_seen_time=convert.timestamp(item.last_seen_at),
-        update_time=convert.timestamp(item.updated_at))
+        create_time=task_convert.timestamp(item.created_at), last_seen_time=task_convert.timestamp(item.last_seen_at),
+        update_time=task_convert.timestamp(item.updated_at))
 
 
 def candidate(c: state_pb2.StateItemCandidate) -> Candidate:
@@ -68,7 +68,7 @@ def report(r: ReconcileReport) -> state_pb2.ReconcileReport:
     return state_pb2.ReconcileReport(
         extracted=r.extracted, inserted=r.count("inserted"), merged=r.count("merged"),
         superseded=r.count("superseded"), conflicted=r.count("conflicted"), dropped=r.count("dropped"),
-        duration=convert.duration(r.duration_us), skipped_reason=_SKIPS.get(r.skipped_reason, 0),
+        duration=task_convert.duration(r.duration_us), skipped_reason=_SKIPS.get(r.skipped_reason, 0),
         messages_read=r.messages_read, embedding_model=r.embedding_model,
         results=[state_pb2.CandidateResult(
             uid=x.uid, text=x.text, outcome=f"RECONCILE_OUTCOME_{x.outcome.upper()}", target_uid=x.target_uid,
@@ -80,7 +80,7 @@ def task_state(v: TaskStateView) -> state_pb2.TaskState:
     return state_pb2.TaskState(
         task_id=v.task_id, goal=v.goal, status=v.status.value, workspace=v.workspace,
         plan_version=v.plan_version if v.show_plan_header else 0,
-        last_replanned_time=convert.timestamp(v.last_replanned_at) if v.show_plan_header else None,
+        last_replanned_time=task_convert.timestamp(v.last_replanned_at) if v.show_plan_header else None,
         subtasks=[state_pb2.TaskStateSubtask(id=s.id, status=task_pb2.PlanItemStatus.Value(s.status.value),
                                              summary=s.summary, active_issue=s.active_issue,
                                              depends_on=s.depends_on) for s in v.subtasks],
@@ -88,27 +88,27 @@ def task_state(v: TaskStateView) -> state_pb2.TaskState:
         decisions=[decision(d) for d in v.decisions], errors=[error(e) for e in v.errors],
         workspace_changes=state_pb2.WorkspaceChanges(
             files_created=w.files_created, files_modified=w.files_modified,
-            last_change_time=convert.timestamp(w.last_change_at)) if w else None,
-        completed_ids=v.completed_ids, constraints=[convert.note(n) for n in v.constraints],
-        open_questions=[convert.note(n) for n in v.questions], open_risks=[convert.note(n) for n in v.risks],
-        open_waits=[convert.open_wait(w) for w in v.waits])
+            last_change_time=task_convert.timestamp(w.last_change_at)) if w else None,
+        completed_ids=v.completed_ids, constraints=[task_convert.note(n) for n in v.constraints],
+        open_questions=[task_convert.note(n) for n in v.questions], open_risks=[task_convert.note(n) for n in v.risks],
+        open_waits=[task_convert.open_wait(w) for w in v.waits])
 
 
 def working_memory(m: WorkingMemory) -> state_pb2.WorkingMemory:
     return state_pb2.WorkingMemory(
         agent_id=m.agent_id, current_plan=m.current_plan, active_constraints=m.active_constraints,
-        task_context=convert.struct(m.task_context), scratchpad=m.scratchpad,
-        update_time=convert.timestamp(m.updated_at) if m.revision else None, etag=m.etag)
+        task_context=task_convert.struct(m.task_context), scratchpad=m.scratchpad,
+        update_time=task_convert.timestamp(m.updated_at) if m.revision else None, etag=m.etag)
 
 
 def decision(d: DecisionEntry) -> state_pb2.TaskStateDecision:
     return state_pb2.TaskStateDecision(memory_entry_id=d.memory_entry_id, text=d.text, subtask_id=d.subtask_id,
-                                       create_time=convert.timestamp(d.created_at), uid=d.uid)
+                                       create_time=task_convert.timestamp(d.created_at), uid=d.uid)
 
 
 def error(e: ErrorEntry) -> state_pb2.TaskStateError:
     return state_pb2.TaskStateError(memory_entry_id=e.memory_entry_id, subtask_id=e.subtask_id, error=e.error,
-                                    resolution=e.resolution, create_time=convert.timestamp(e.created_at), uid=e.uid)
+                                    resolution=e.resolution, create_time=task_convert.timestamp(e.created_at), uid=e.uid)
 
 
 def upserted(r: Reconciled) -> state_service_pb2.UpsertStateItemsResponse:

@@ -8,15 +8,16 @@ from typing import Any
 import grpc
 
 from taskmem.api import state_convert as sconvert
-from taskmem.api import convert, validate
+from taskmem.api import task_convert, validate
 from taskmem.api.idempotent import request_once
+from taskmem.api.list_page import SortKey, list_page
 from taskmem.api.scope import current_scope
-from taskmem.core import paging
 from taskmem.core.context_budget import ContextMode
 from taskmem.core.errors import InvalidArgument
 from taskmem.core.model_routing import ModelTier
 from taskmem.core.state_items import VALID_STATUSES, StateItemType
 from taskmem.core.state_notes import DECISION_KIND, ERROR_KIND
+from taskmem.core.state_records import StoredStateItem
 from taskmem.core.state_render import render_order, render_state
 from taskmem.core.working_memory import WorkingMemory
 from taskmem.state.engine import StateEngine, Statement
@@ -141,23 +142,26 @@ class StateService(state_service_pb2_grpc.StateServiceServicer):
         validate.count("types", request.types, validate.ENUM_FILTER_MAX)
         types = [sconvert.type_word(t) for t in dict.fromkeys(request.types) if validate.enum(
             "types", t, state_pb2.StateItemType, _WireType)]
-        size = paging.page_size(request.page_size)
         namespace = current_scope().namespace
-        filter_key = [namespace, thread_id, sorted(types), request.include_superseded]
-        after = paging.decode_token(request.page_token, filter_key)
-        items = await self._engine.list_items(namespace, thread_id, task_id, types, request.include_superseded)
-        ordered = render_order(items)
-        start = 0
-        if after is not None:
-            start = next((n + 1 for n, item in enumerate(ordered) if item.uid == after[0]), len(ordered))
-        page, token = paging.page_of(ordered[start:start + size + 1], size, lambda i: [i.uid], filter_key)
+
+        async def read(after: list[Any] | None, limit: int) -> list[StoredStateItem]:
+            # In render order, which is not a key order: the page starts after the token's item.
+            ordered = render_order(await self._engine.list_items(namespace, thread_id, task_id, types,
+                                                                 request.include_superseded))
+            start = 0
+            if after is not None:
+                start = next((n + 1 for n, item in enumerate(ordered) if item.uid == after[0]), len(ordered))
+            return ordered[start:start + limit]
+
+        page, token = await list_page(request, [thread_id, sorted(types), request.include_superseded],
+                                      SortKey((str,), lambda i: [i.uid]), read)
         return pb.ListStateItemsResponse(items=[sconvert.state_item(i) for i in page], next_page_token=token)
 
     async def RenderState(self, request: pb.RenderStateRequest,
                           context: grpc.aio.ServicerContext) -> pb.RenderStateResponse:
         thread_id, task_id = thread_of(request.task_id, request.thread_id)
         budget = _budget("token_budget", request.token_budget, DEFAULT_RENDER_BUDGET, BUDGET_MAX)
-        max_items = _budget("max_items", request.max_items, self._engine.config.state_max_active_items, 10_000)
+        max_items = _budget("max_items", request.max_items, self._engine.settings.max_active_items, 10_000)
         items = await self._engine.current_items(current_scope().namespace, thread_id, task_id)
         text, rendered, omitted = render_state(items, self._engine.counter, budget, max_items)
         return pb.RenderStateResponse(text=text, token_count=self._engine.counter.count(text),
@@ -169,7 +173,7 @@ class StateService(state_service_pb2_grpc.StateServiceServicer):
         uid = validate.identifier("uid", request.uid)
         item, messages = await self._engine.expand_item(current_scope().namespace, thread_id, task_id, uid)
         return pb.ExpandStateItemResponse(item=sconvert.state_item(item),
-                                          messages=[convert.message(m) for m in messages])
+                                          messages=[task_convert.message(m) for m in messages])
 
     async def PinStateItem(self, request: pb.PinStateItemRequest,
                            context: grpc.aio.ServicerContext) -> pb.PinStateItemResponse:

@@ -8,10 +8,10 @@ from typing import Any
 
 import grpc
 
-from taskmem.api import convert, validate
+from taskmem.api import task_convert, validate
 from taskmem.api.idempotent import write_once
+from taskmem.api.list_page import SortKey, list_page
 from taskmem.api.scope import CallScope, current_scope
-from taskmem.core import paging
 from taskmem.core.actions import Action, ActionStatus, ActionType, Completion
 from taskmem.core.errors import InvalidArgument, NotFound, OutOfRange
 from taskmem.core.events import Event, EventFilter, EventType
@@ -158,7 +158,7 @@ class TaskService(task_service_pb2_grpc.TaskServiceServicer):
             task = Task(namespace=tx.namespace, id=new_id("tsk"), status=TaskStatus.PENDING,
                         created_at=tx.now, updated_at=tx.now, **fields)  # type: ignore[arg-type]
             task, plan = task_store.create_task(tx, task, items)
-            return pb.CreateTaskResponse(task=convert.task(task), plan=convert.plan(plan))
+            return pb.CreateTaskResponse(task=task_convert.task(task), plan=task_convert.plan(plan))
 
         return await write_once(self._storage, request, pb.CreateTaskResponse, create)
 
@@ -170,7 +170,7 @@ class TaskService(task_service_pb2_grpc.TaskServiceServicer):
         if response is None:
             epoch = views.epoch
             task, plan = await self._storage.read(task_store.load_task_with_plan, *key, 0)
-            response = pb.GetTaskResponse(task=convert.task(task), plan=convert.plan(plan))
+            response = pb.GetTaskResponse(task=task_convert.task(task), plan=task_convert.plan(plan))
             views.put(key, epoch, response)
         return response
 
@@ -179,13 +179,11 @@ class TaskService(task_service_pb2_grpc.TaskServiceServicer):
         wanted = validate.enum_filter("statuses", request.statuses, task_pb2.TaskStatus, TaskStatus)
         updated_after = validate.timestamp_us("updated_after", request.updated_after,
                                               request.HasField("updated_after"))
-        size = paging.page_size(request.page_size)
-        filter_key = [scope.namespace, sorted(wanted), updated_after]
-        after = paging.decode_token(request.page_token, filter_key)
-        tasks = await self._storage.read(task_store.list_tasks, scope.namespace, wanted, updated_after, after,
-                                         size + 1)
-        page, token = paging.page_of(tasks, size, lambda t: [t.updated_at, t.id], filter_key)
-        return pb.ListTasksResponse(tasks=[convert.task(t) for t in page], next_page_token=token)
+        page, token = await list_page(
+            request, [sorted(wanted), updated_after], SortKey((int, str), lambda t: [t.updated_at, t.id]),
+            lambda after, limit: self._storage.read(task_store.list_tasks, scope.namespace, wanted, updated_after,
+                                                    after, limit))
+        return pb.ListTasksResponse(tasks=[task_convert.task(t) for t in page], next_page_token=token)
 
     async def UpdateTask(self, request: pb.UpdateTaskRequest, context: grpc.aio.ServicerContext) -> pb.UpdateTaskResponse:
         task_id = validate.identifier("task.id", request.task.id)
@@ -193,7 +191,7 @@ class TaskService(task_service_pb2_grpc.TaskServiceServicer):
 
         def update(tx: Transaction) -> pb.UpdateTaskResponse:
             task = task_store.update_task(tx, task_id, changes, request.task.etag)
-            return pb.UpdateTaskResponse(task=convert.task(task))
+            return pb.UpdateTaskResponse(task=task_convert.task(task))
 
         return await write_once(self._storage, request, pb.UpdateTaskResponse, update)
 
@@ -206,7 +204,7 @@ class TaskService(task_service_pb2_grpc.TaskServiceServicer):
         reason = validate.text("reason", request.reason, NARRATIVE_MAX)
 
         def replace(tx: Transaction) -> pb.ReplacePlanResponse:
-            return pb.ReplacePlanResponse(plan=convert.plan(task_store.replace_plan(tx, task_id, items, reason)))
+            return pb.ReplacePlanResponse(plan=task_convert.plan(task_store.replace_plan(tx, task_id, items, reason)))
 
         return await write_once(self._storage, request, pb.ReplacePlanResponse, replace)
 
@@ -217,7 +215,7 @@ class TaskService(task_service_pb2_grpc.TaskServiceServicer):
         task, plan = await self._storage.read(task_store.load_task_with_plan, scope.namespace, task_id, version)
         if plan is None:
             raise NotFound("plan version", f"{task.id}/{version or task.plan_version}")
-        return pb.GetPlanResponse(plan=convert.plan(plan))
+        return pb.GetPlanResponse(plan=task_convert.plan(plan))
 
     async def UpdatePlanItem(self, request: pb.UpdatePlanItemRequest,
                              context: grpc.aio.ServicerContext) -> pb.UpdatePlanItemResponse:
@@ -232,7 +230,7 @@ class TaskService(task_service_pb2_grpc.TaskServiceServicer):
 
         def update(tx: Transaction) -> pb.UpdatePlanItemResponse:
             item = task_store.update_plan_item(tx, task_id, item_id, status, summary, issue)
-            return pb.UpdatePlanItemResponse(item=convert.plan_item(item))
+            return pb.UpdatePlanItemResponse(item=task_convert.plan_item(item))
 
         return await write_once(self._storage, request, pb.UpdatePlanItemResponse, update)
 
@@ -260,7 +258,7 @@ class TaskService(task_service_pb2_grpc.TaskServiceServicer):
             action = Action(namespace=tx.namespace, id=new_id("act"), task_id=task_id, status=status,
                             created_at=tx.now, completed_at=None if status is ActionStatus.RUNNING else tx.now,
                             **fields)  # type: ignore[arg-type]
-            return pb.RecordActionResponse(action=convert.action(action_store.record_action(tx, action)))
+            return pb.RecordActionResponse(action=task_convert.action(action_store.record_action(tx, action)))
 
         return await write_once(self._storage, request, pb.RecordActionResponse, record)
 
@@ -280,7 +278,7 @@ class TaskService(task_service_pb2_grpc.TaskServiceServicer):
 
         def complete(tx: Transaction) -> pb.CompleteActionResponse:
             action = action_store.finish_action(tx, action_id, completion)
-            return pb.CompleteActionResponse(action=convert.action(action))
+            return pb.CompleteActionResponse(action=task_convert.action(action))
 
         return await write_once(self._storage, request, pb.CompleteActionResponse, complete)
 
@@ -291,13 +289,11 @@ class TaskService(task_service_pb2_grpc.TaskServiceServicer):
         item_id = validate.identifier("plan_item_id", request.plan_item_id, required=False)
         statuses = [validate.enum("statuses", s, task_pb2.ActionStatus, ActionStatus) for s in request.statuses]
         wanted = sorted({s for s in statuses if s is not None}, key=lambda s: s.value)
-        size = paging.page_size(request.page_size)
-        filter_key = [scope.namespace, task_id, item_id, *([[s.value for s in wanted]] if wanted else [])]
-        after = paging.decode_token(request.page_token, filter_key)
-        rows = await self._storage.read(action_store.list_actions, scope.namespace, task_id, item_id, after, size + 1,
-                                        wanted)
-        page, token = paging.page_of(rows, size, lambda a: [a.created_at, a.id], filter_key)
-        return pb.ListActionsResponse(actions=[convert.action(a) for a in page], next_page_token=token)
+        page, token = await list_page(
+            request, [task_id, item_id, [s.value for s in wanted]], SortKey((int, str), lambda a: [a.created_at, a.id]),
+            lambda after, limit: self._storage.read(action_store.list_actions, scope.namespace, task_id, item_id,
+                                                    after, limit, wanted))
+        return pb.ListActionsResponse(actions=[task_convert.action(a) for a in page], next_page_token=token)
 
     async def AppendActionLog(self, request: pb.AppendActionLogRequest,
                               context: grpc.aio.ServicerContext) -> pb.AppendActionLogResponse:
@@ -327,7 +323,7 @@ class TaskService(task_service_pb2_grpc.TaskServiceServicer):
             while True:
                 for line in await read(action_store.list_log_lines, scope.namespace, action_id, after, 500):
                     after = line.sequence
-                    yield pb.TailActionLogResponse(line=convert.log_line(line))
+                    yield pb.TailActionLogResponse(line=task_convert.log_line(line))
                 action = await read(action_store.load_action, scope.namespace, action_id)
                 if action.status is not ActionStatus.RUNNING and after >= action.log_lines:
                     return
@@ -350,8 +346,8 @@ class TaskService(task_service_pb2_grpc.TaskServiceServicer):
                               tx.now, request.task_id)
             message = message_store.post_message(tx, message)
             inferred = plan_progress.infer_plan_progress(tx, message)
-            return pb.PostMessageResponse(message=convert.message(message),
-                                          inferred_items=[convert.plan_item(i) for i in inferred])
+            return pb.PostMessageResponse(message=task_convert.message(message),
+                                          inferred_items=[task_convert.plan_item(i) for i in inferred])
 
         return await write_once(self._storage, request, pb.PostMessageResponse, post)
 
@@ -360,13 +356,11 @@ class TaskService(task_service_pb2_grpc.TaskServiceServicer):
         scope = current_scope()
         thread_id = validate.thread(request.task_id, request.thread_id)
         kinds = validate.enum_filter("kinds", request.kinds, task_pb2.MessageKind, Kind)
-        size = paging.page_size(request.page_size)
-        filter_key = [scope.namespace, thread_id, sorted(kinds)]
-        after = paging.decode_token(request.page_token, filter_key)
-        rows = await self._storage.read(message_store.list_messages, scope.namespace, request.task_id, thread_id,
-                                        kinds, after, size + 1)
-        page, token = paging.page_of(rows, size, lambda m: [m.created_at, m.id], filter_key)
-        return pb.ListMessagesResponse(messages=[convert.message(m) for m in page], next_page_token=token)
+        page, token = await list_page(
+            request, [thread_id, sorted(kinds)], SortKey((int, str), lambda m: [m.created_at, m.id]),
+            lambda after, limit: self._storage.read(message_store.list_messages, scope.namespace, request.task_id,
+                                                    thread_id, kinds, after, limit))
+        return pb.ListMessagesResponse(messages=[task_convert.message(m) for m in page], next_page_token=token)
 
     async def RecordContextSnapshot(self, request: pb.RecordContextSnapshotRequest,
                                     context: grpc.aio.ServicerContext) -> pb.RecordContextSnapshotResponse:
@@ -378,7 +372,7 @@ class TaskService(task_service_pb2_grpc.TaskServiceServicer):
             snapshot = ContextSnapshot(tx.namespace, new_id("ctx"), task_id, 0, label, content, request.summarized,
                                        tx.now)
             snapshot = message_store.record_snapshot(tx, snapshot)
-            return pb.RecordContextSnapshotResponse(snapshot=convert.snapshot(snapshot))
+            return pb.RecordContextSnapshotResponse(snapshot=task_convert.snapshot(snapshot))
 
         return await write_once(self._storage, request, pb.RecordContextSnapshotResponse, record)
 
@@ -386,13 +380,11 @@ class TaskService(task_service_pb2_grpc.TaskServiceServicer):
                                    context: grpc.aio.ServicerContext) -> pb.ListContextSnapshotsResponse:
         scope = current_scope()
         task_id = validate.identifier("task_id", request.task_id)
-        size = paging.page_size(request.page_size)
-        filter_key = [scope.namespace, task_id]
-        after = paging.decode_token(request.page_token, filter_key)
-        rows = await self._storage.read(message_store.list_snapshots, scope.namespace, task_id,
-                                        after[0] if after else -1, size + 1)
-        page, token = paging.page_of(rows, size, lambda s: [s.sequence], filter_key)
-        return pb.ListContextSnapshotsResponse(snapshots=[convert.snapshot(s) for s in page], next_page_token=token)
+        page, token = await list_page(
+            request, [task_id], SortKey((int,), lambda s: [s.sequence]),
+            lambda after, limit: self._storage.read(message_store.list_snapshots, scope.namespace, task_id,
+                                                    after[0] if after else -1, limit))
+        return pb.ListContextSnapshotsResponse(snapshots=[task_convert.snapshot(s) for s in page], next_page_token=token)
 
     # --- events and progress -----------------------------------------------------------------
 
@@ -413,12 +405,12 @@ class TaskService(task_service_pb2_grpc.TaskServiceServicer):
         event_filter = _event_filter(current_scope(), request.task_ids, request.types)
         after = validate.non_negative("after_cursor", request.after_cursor)
         await self._check_cursor(event_filter.namespace, after)
-        size = paging.page_size(request.page_size)
-        filter_key = [event_filter.namespace, sorted(event_filter.task_ids), sorted(event_filter.types), after]
-        token_key = paging.decode_token(request.page_token, filter_key)
-        events = await self._storage.events.list(event_filter, token_key[0] if token_key else after, size + 1)
-        page, token = paging.page_of(events, size, lambda e: [e.cursor], filter_key)
-        return pb.ListEventsResponse(events=[convert.event(e) for e in page], next_page_token=token)
+        page, token = await list_page(
+            request, [sorted(event_filter.task_ids), sorted(event_filter.types), after],
+            SortKey((int,), lambda e: [e.cursor]),
+            lambda token_key, limit: self._storage.events.list(event_filter, token_key[0] if token_key else after,
+                                                               limit))
+        return pb.ListEventsResponse(events=[task_convert.event(e) for e in page], next_page_token=token)
 
     async def _check_cursor(self, namespace: str, after: int) -> None:
         """OUT_OF_RANGE for a cursor beyond the namespace's last event: it came from another database (or
@@ -433,7 +425,7 @@ class TaskService(task_service_pb2_grpc.TaskServiceServicer):
         scope = current_scope()
         task_id = validate.identifier("task_id", request.task_id)
         count = validate.non_negative("recent_message_count", request.recent_message_count, 50) or 5
-        return convert.progress(await self._storage.read(task_progress, scope.namespace, task_id, count))
+        return task_convert.progress(await self._storage.read(task_progress, scope.namespace, task_id, count))
 
 
     # --- webhooks ----------------------------------------------------------------------------
@@ -445,13 +437,11 @@ class TaskService(task_service_pb2_grpc.TaskServiceServicer):
         states = sorted({s.value for s in (validate.enum("states", v, webhook_pb2.WebhookDeliveryState,
                                                          DeliveryState) for v in request.states)
                          if s is not None})
-        size = paging.page_size(request.page_size)
-        filter_key = [scope.namespace, task_id, states]
-        after = paging.decode_token(request.page_token, filter_key)
-        rows = await self._storage.read(webhook_store.list_deliveries, scope.namespace, task_id, states, after,
-                                        size + 1)
-        page, token = paging.page_of(rows, size, lambda d: [d.cursor, d.task_id], filter_key)
-        return pb.ListWebhookDeliveriesResponse(deliveries=[convert.webhook_delivery(d) for d in page],
+        page, token = await list_page(
+            request, [task_id, states], SortKey((int, str), lambda d: [d.cursor, d.task_id]),
+            lambda after, limit: self._storage.read(webhook_store.list_deliveries, scope.namespace, task_id, states,
+                                                    after, limit))
+        return pb.ListWebhookDeliveriesResponse(deliveries=[task_convert.webhook_delivery(d) for d in page],
                                                 next_page_token=token)
 
     async def GetWebhookSecret(self, request: pb.GetWebhookSecretRequest,
@@ -477,7 +467,7 @@ class _EventReplies:
     def reply(self, event: Event) -> pb.SubscribeEventsResponse:
         reply = self._replies.get(event.cursor)
         if reply is None:
-            reply = pb.SubscribeEventsResponse(event=convert.event(event))
+            reply = pb.SubscribeEventsResponse(event=task_convert.event(event))
             self._replies[event.cursor] = reply
             if len(self._replies) > self._capacity:
                 self._replies.popitem(last=False)

@@ -1,4 +1,4 @@
-"""Waits: domain → protobuf, their proto-JSON event payloads, and the payload encoder that adds them."""
+"""Waits: domain → protobuf, and their proto-JSON form for event payloads."""
 
 from __future__ import annotations
 
@@ -7,9 +7,8 @@ from typing import Any
 
 from google.protobuf import json_format, struct_pb2
 
-from taskmem.api import convert, memory_convert, state_convert
-from taskmem.api.convert import _compact, _duration_json
-from taskmem.core.state_records import StoredStateItem
+from taskmem.api import task_convert
+from taskmem.api.task_convert import _compact, _duration_json
 from taskmem.core.waits import (
     EventTarget, FileTarget, HttpTarget, TaskStatusTarget, Target, TimerTarget, Wait,
 )
@@ -17,7 +16,7 @@ from taskmem.v1 import task_pb2, wait_pb2
 
 
 def _time_json(us: int | None) -> str | None:
-    """RFC 3339 in UTC with microseconds, as convert._time_json writes it, about five times faster
+    """RFC 3339 in UTC with microseconds, as task_convert._time_json writes it, about five times faster
     (a burst of timers coming due formats thousands of these on the writer's path)."""
     if us is None:
         return None
@@ -35,7 +34,7 @@ def _value(value: Any) -> struct_pb2.Value:
 
 def target(t: Target) -> wait_pb2.WaitTarget:
     if isinstance(t, TimerTarget):
-        return wait_pb2.WaitTarget(timer=wait_pb2.TimerTarget(duration=convert.duration(t.duration_us)))
+        return wait_pb2.WaitTarget(timer=wait_pb2.TimerTarget(duration=task_convert.duration(t.duration_us)))
     if isinstance(t, TaskStatusTarget):
         return wait_pb2.WaitTarget(task_status=wait_pb2.TaskStatusTarget(
             task_id=t.task_id, statuses=[task_pb2.TaskStatus.Value(s.value) for s in t.statuses]))
@@ -54,9 +53,9 @@ def target(t: Target) -> wait_pb2.WaitTarget:
 def wait(w: Wait) -> wait_pb2.Wait:
     return wait_pb2.Wait(
         id=w.id, task_id=w.task_id, criteria=w.criteria, target=target(w.target), status=w.status.value,
-        result=w.result, timeout=convert.duration(w.timeout_us), poll_interval=convert.duration(w.poll_interval_us),
-        create_time=convert.timestamp(w.created_at), deadline_time=convert.timestamp(w.deadline_at),
-        end_time=convert.timestamp(w.ended_at), forced=w.forced,
+        result=w.result, timeout=task_convert.duration(w.timeout_us), poll_interval=task_convert.duration(w.poll_interval_us),
+        create_time=task_convert.timestamp(w.created_at), deadline_time=task_convert.timestamp(w.deadline_at),
+        end_time=task_convert.timestamp(w.ended_at), forced=w.forced,
     )
 
 
@@ -83,13 +82,3 @@ def wait_json(w: Wait) -> dict[str, Any]:
         "end_time": _time_json(w.ended_at), "forced": w.forced,
     }), "target": _target_json(w.target)}
 
-
-def event_payload(resource: Any) -> dict[str, Any]:
-    """convert.event_payload, plus the Wait resource."""
-    if isinstance(resource, Wait):
-        return wait_json(resource)
-    if memory_convert.is_memory_resource(resource):
-        return memory_convert.event_json(resource)
-    if isinstance(resource, StoredStateItem):
-        return json_format.MessageToDict(state_convert.state_item(resource), preserving_proto_field_name=True)
-    return convert.event_payload(resource)

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import dataclasses
-import hmac
 from collections.abc import AsyncIterator
 from typing import Any
 from urllib.parse import urlsplit
@@ -12,9 +11,8 @@ import grpc
 from taskmem.api import validate, wait_convert
 from taskmem.api.errors import abort, status_for
 from taskmem.api.idempotent import write_once
+from taskmem.api.list_page import SortKey, list_page
 from taskmem.api.scope import current_scope
-from taskmem.config import Config
-from taskmem.core import paging
 from taskmem.core.errors import InvalidArgument, NotConfigured
 from taskmem.core.events import Event, EventFilter, EventType
 from taskmem.core.ids import new_id
@@ -23,6 +21,7 @@ from taskmem.core.waits import (
     POLLED, WAIT_EVENTS, EventTarget, ExternalTarget, FileTarget, HttpTarget, TaskStatusTarget, Target,
     TimerTarget, Wait, WaitStatus, describe_target, host_allowed,
 )
+from taskmem.settings import WaitSettings
 from taskmem.store import waits as wait_store
 from taskmem.store.storage import Storage
 from taskmem.store.writer import Transaction
@@ -75,7 +74,7 @@ def _http_target(field: str, t: wait_pb2.HttpTarget, allowed_hosts: tuple[str, .
                       validate.text(f"{field}.body_contains", t.body_contains, TEXT_MATCH_MAX))
 
 
-def _target(request: pb.CreateWaitRequest, config: Config) -> Target:
+def _target(request: pb.CreateWaitRequest, settings: WaitSettings) -> Target:
     """The validated target of exactly one kind; errors name the field, for example "target.http.url"."""
     kind = request.target.WhichOneof("kind") if request.HasField("target") else None
     if kind is None:
@@ -105,9 +104,9 @@ def _target(request: pb.CreateWaitRequest, config: Config) -> Target:
         value = validate.value(f"{field}.payload_value", e.payload_value) if path else None
         return EventTarget(validate.identifier(f"{field}.task_id", e.task_id), event_type, path, value)
     if kind == "http":
-        return _http_target(field, t.http, config.wait_http_allowed_hosts)
+        return _http_target(field, t.http, settings.http_allowed_hosts)
     if kind == "file":
-        if not config.wait_file_roots:
+        if not settings.file_roots:
             raise NotConfigured("wait_file_roots", "file waits are off until the folders they may read are listed")
         path = validate.text(f"{field}.path", t.file.path, PATH_MAX, required=True)
         if "\0" in path:
@@ -116,35 +115,28 @@ def _target(request: pb.CreateWaitRequest, config: Config) -> Target:
     return ExternalTarget(validate.text(f"{field}.resolver", t.external.resolver, RESOLVER_MAX))
 
 
-def _poll_interval_us(request: pb.CreateWaitRequest, target: Target, config: Config) -> int | None:
+def _poll_interval_us(request: pb.CreateWaitRequest, target: Target, settings: WaitSettings) -> int | None:
     if not isinstance(target, POLLED):
         return None
     asked = _positive_duration("poll_interval", request.poll_interval, request.HasField("poll_interval"))
-    seconds = asked / US if asked is not None else config.wait_default_poll_interval_seconds
-    return int(max(seconds, config.wait_min_poll_interval_seconds) * US)
+    seconds = asked / US if asked is not None else settings.default_poll_interval_seconds
+    return int(max(seconds, settings.min_poll_interval_seconds) * US)
 
 
 class WaitService(wait_service_pb2_grpc.WaitServiceServicer):
-    def __init__(self, storage: Storage, scheduler: WaitScheduler, config: Config, file_roots: FileRoots) -> None:
+    def __init__(self, storage: Storage, scheduler: WaitScheduler, settings: WaitSettings,
+                 file_roots: FileRoots) -> None:
         self._storage = storage
         self._file_roots = file_roots
         self._scheduler = scheduler
-        self._config = config
-
-    def _is_admin(self, context: grpc.aio.ServicerContext) -> bool:
-        for key, value in context.invocation_metadata() or ():
-            if key == "authorization" and isinstance(value, str):
-                scheme, _, token = value.partition(" ")
-                if scheme.lower() == "bearer" and token:
-                    return any(hmac.compare_digest(token.encode(), admin.encode()) for admin in self._config.admin_keys)
-        return False
+        self._settings = settings
 
     async def CreateWait(self, request: pb.CreateWaitRequest, context: grpc.aio.ServicerContext) -> pb.CreateWaitResponse:
         task_id = validate.identifier("task_id", request.task_id, required=False)
         criteria = validate.text("criteria", request.criteria, CRITERIA_MAX).strip()
-        target = _target(request, self._config)
+        target = _target(request, self._settings)
         timeout_us = _positive_duration("timeout", request.timeout, request.HasField("timeout"))
-        poll_interval_us = _poll_interval_us(request, target, self._config)
+        poll_interval_us = _poll_interval_us(request, target, self._settings)
         created: list[Wait] = []
 
         def create(tx: Transaction) -> pb.CreateWaitResponse:
@@ -168,11 +160,10 @@ class WaitService(wait_service_pb2_grpc.WaitServiceServicer):
         scope = current_scope()
         task_id = validate.identifier("task_id", request.task_id, required=False)
         wanted = sorted(validate.enum_filter("statuses", request.statuses, wait_pb2.WaitStatus, WaitStatus))
-        size = paging.page_size(request.page_size)
-        filter_key = [scope.namespace, task_id, wanted]
-        before = paging.decode_token(request.page_token, filter_key)
-        waits = await self._storage.read(wait_store.list_waits, scope.namespace, task_id, wanted, before, size + 1)
-        page, token = paging.page_of(waits, size, lambda w: [w.created_at, w.id], filter_key)
+        page, token = await list_page(
+            request, [task_id, wanted], SortKey((int, str), lambda w: [w.created_at, w.id]),
+            lambda before, limit: self._storage.read(wait_store.list_waits, scope.namespace, task_id, wanted, before,
+                                                     limit))
         return pb.ListWaitsResponse(waits=[wait_convert.wait(w) for w in page], next_page_token=token)
 
     async def CancelWait(self, request: pb.CancelWaitRequest, context: grpc.aio.ServicerContext) -> pb.CancelWaitResponse:
@@ -198,9 +189,9 @@ class WaitService(wait_service_pb2_grpc.WaitServiceServicer):
         # A wait's kind never changes, so reading it before the write is safe.
         wait = await self._storage.read(wait_store.load_wait, scope.namespace, wait_id)
         forced = not isinstance(wait.target, ExternalTarget)
-        if forced and not self._config.admin_keys:
+        if forced and not self._settings.admin_keys_configured:
             raise NotConfigured("admin_keys", f"wait {wait_id} is a {wait.kind} wait; forcing it needs an admin key")
-        if forced and not self._is_admin(context):
+        if forced and not scope.admin:
             await abort(context, status_for(
                 grpc.StatusCode.PERMISSION_DENIED,
                 f"wait {wait_id} is a {wait.kind} wait, which resolves by itself; forcing it needs an admin key",

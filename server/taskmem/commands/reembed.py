@@ -21,6 +21,7 @@ import numpy as np
 from taskmem.commands.progress import ProgressBar
 from taskmem.config import Config, ConfigError, config_from_serve_arguments
 from taskmem.providers.embeddings import Embedder, EmbeddingError, embedder_from_config
+from taskmem.settings import EmbeddingSettings
 from taskmem.store import memory_vectors
 from taskmem.store.database import connect, ensure_parent, migrate
 
@@ -42,7 +43,7 @@ def run_reembed(args: argparse.Namespace, out: TextIO = sys.stdout, err: TextIO 
     """Exit status 0 when the vectors were rebuilt, 2 for a configuration problem, 1 when embedding failed."""
     try:
         config = config_from_serve_arguments(args)
-        embedder = embedder_from_config(config)
+        embedder = embedder_from_config(EmbeddingSettings.of(config))
     except ConfigError as error:
         print(f"taskmem reembed: {error}", file=err)
         return 2

@@ -1,7 +1,7 @@
 """BuildContext's assembly: sections get percentage shares of one token budget; what a section leaves
 unused flows to the tail (recent messages); the total never exceeds the budget.
 
-Shares (seed 004, with "skills" filled by project knowledge):
+Shares (the knowledge section holds the namespace's conventions and decisions):
     FULL:    summary 6, state 14, knowledge 10, memories 15, tail 55
     MINIMAL: summary 6, state 14, knowledge  8, memories 12, tail 60
 """

@@ -5,7 +5,7 @@ from __future__ import annotations
 import base64
 import hashlib
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any, TypeVar
 
 from taskmem.core.errors import InvalidArgument
@@ -33,8 +33,9 @@ def encode_token(last_key: list[Any], filter_key: Any) -> str:
     return base64.urlsafe_b64encode(raw.encode()).decode().rstrip("=")
 
 
-def decode_token(token: str, filter_key: Any) -> list[Any] | None:
-    """The sort key after which the next page starts; None for the first page."""
+def decode_token(token: str, filter_key: Any, kinds: Sequence[type]) -> list[Any] | None:
+    """The sort key after which the next page starts, of the types `kinds` (the shape the list issues);
+    None for the first page."""
     if not token:
         return None
     try:
@@ -42,8 +43,12 @@ def decode_token(token: str, filter_key: Any) -> list[Any] | None:
         key, fingerprint = raw["k"], raw["f"]
     except (ValueError, KeyError, TypeError):
         raise InvalidArgument("page_token", "not a token this server issued") from None
-    if fingerprint != _fingerprint(filter_key) or not isinstance(key, list):
+    if fingerprint != _fingerprint(filter_key):
         raise InvalidArgument("page_token", "was issued for a different filter")
+    # A token of the right filter but another shape was made by hand: it must not reach a query.
+    if not isinstance(key, list) or len(key) != len(kinds) or not all(
+            isinstance(value, kind) and not isinstance(value, bool) for value, kind in zip(key, kinds)):
+        raise InvalidArgument("page_token", "not a token this server issued")
     return key
 
 

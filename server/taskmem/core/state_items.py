@@ -1,7 +1,7 @@
-"""Structured state items (seed 004): types, normalisation, uids, statuses, validation.
+"""Structured state items (StateService's UpsertStateItems and ExtractState): types, normalisation, uids, statuses, validation.
 
 Pure: no I/O, no clock. Times are integer microseconds since the epoch, like the rest of core.
-The reconciler (core/reconcile.py) decides what happens to a validated item; the store persists it.
+The reconciler (core/reconcile_decisions.py) decides what happens to a validated item; the store persists it.
 """
 
 from __future__ import annotations
@@ -43,7 +43,7 @@ UID_PREFIXES: Mapping[StateItemType, str] = {
 
 SUPERSEDED = "superseded"
 
-# Statuses of each type, highest merge precedence first (seed 004): a merge keeps the higher one.
+# Statuses of each type, highest merge precedence first: a merge keeps the higher one.
 STATUS_PRECEDENCE: Mapping[StateItemType, tuple[str, ...]] = {
     StateItemType.ACTION: (SUPERSEDED, "done", "blocked", "open"),
     StateItemType.QUESTION: (SUPERSEDED, "answered", "open"),
@@ -63,7 +63,7 @@ DEFAULT_STATUS: Mapping[StateItemType, str] = {
     StateItemType.RISK: "active",
 }
 
-# Exactly the seed's lists. "actually" and "correction" are left out on purpose: they are too
+# The original design's lists. "actually" and "correction" are left out on purpose: they are too
 # common in ordinary speech and caused false supersessions.
 SUPERSESSION_TRIGGERS: tuple[str, ...] = ("instead", "replaced", "switched", "changed to", "no longer")
 REPLACEMENT_VERBS: tuple[str, ...] = ("use", "choose", "switch", "go with", "adopt")
@@ -123,7 +123,7 @@ def max_confidence(a: Confidence, b: Confidence) -> Confidence:
 
 
 def has_supersession_signal(text: str) -> bool:
-    """True when the text contains one of SUPERSESSION_TRIGGERS as words (seed 004)."""
+    """True when the text contains one of SUPERSESSION_TRIGGERS as words."""
     return _find_phrase(normalize_text(text), SUPERSESSION_TRIGGERS) is not None
 
 

@@ -1,10 +1,10 @@
-"""Seed 004's compact rendering of structured state: one line per item, a freshness header, a budget.
+"""RenderState's compact rendering of structured state: one line per item, a freshness header, a budget.
 
     State (updated: 2026-02-16T15:42Z, items: 12)
     [d_abc123def456] DECISION (active) auth: Use OAuth2 PKCE flow [refs:2]
     [q_mno345abc012] QUESTION (open, low) arch: Cache embeddings client-side? [refs:1] CONFLICT
 
-Works on any item with the seed's field names (uid, text, type_tag, status,
+Works on any item with these field names (uid, text, type_tag, status,
 confidence, topic_tags, refs, conflict, pinned, last_seen_at, updated_at);
 enum values and plain strings both render as their lower-case word.
 """

@@ -1,4 +1,4 @@
-"""The always-in-context task state (seed 000, layer 1): pruning rules, YAML rendering and the budget fit.
+"""The always-in-context task state (GetTaskState, the first thing an agent reads): pruning rules, YAML rendering and the budget fit.
 
 It carries what an agent needs to resume: the current item with its active issue, the completed
 items, the next items whose dependencies are met, and from the thread's reconciled state (see

@@ -1,6 +1,6 @@
 """Exact token counting and cutting, for budgets that are guarantees.
 
-The counter wraps a tiktoken Encoding (taskmem.tokenizer loads it offline);
+The counter wraps a tiktoken Encoding (taskmem.tiktoken_offline loads it offline);
 core code only sees count/cut/fit. Sums of per-piece counts are close to the
 count of the joined text but not always equal (BPE merges across a join), so
 every fitting function here measures the final text and trims until it fits.

@@ -26,7 +26,8 @@ class WaitStatus(enum.StrEnum):
 
 ENDED = frozenset({WaitStatus.RESOLVED, WaitStatus.TIMED_OUT, WaitStatus.CANCELLED, WaitStatus.FAILED})
 
-# The event each final status emits, and the word seed 001's last_wait_state uses for it.
+# The event each final status emits, and the word the task metadata key last_wait_state stores for it
+# (README, "What the API does": the wait paragraph).
 END_EVENTS = {
     WaitStatus.RESOLVED: EventType.WAIT_RESOLVED, WaitStatus.TIMED_OUT: EventType.WAIT_TIMED_OUT,
     WaitStatus.CANCELLED: EventType.WAIT_CANCELLED, WaitStatus.FAILED: EventType.WAIT_FAILED,
@@ -319,7 +320,8 @@ def outcome_message(wait: Wait) -> str:
 
 
 def metadata_after(metadata: dict[str, Any], wait: Wait, now: int) -> dict[str, Any]:
-    """The task metadata with seed 001's wait keys updated for the wait's current status."""
+    """The task metadata with the wait keys the server keeps (active_wait_ids, last_wait_*) updated for the
+    wait's current status."""
     updated = dict(metadata)
     active = [i for i in updated.get("active_wait_ids") or [] if isinstance(i, str) and i != wait.id]
     if wait.status is WaitStatus.WAITING:

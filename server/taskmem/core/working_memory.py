@@ -1,4 +1,4 @@
-"""Working memory (seed 003): one small document per agent, and the rules of replacing it.
+"""Working memory (Get/PutWorkingMemory): one small document per agent, and the rules of replacing it.
 
 Stored as a row per agent (store/working_memory.py), so an acknowledged put survives
 a crash and an idle agent costs no server memory. Bounded: a document of at most

@@ -1,6 +1,6 @@
 """The utility model: an OpenAI-compatible chat-completions client (OpenAI, Ollama, vLLM, llama.cpp server).
 
-    model = chat_model_from_config(config)          # None when llm_base_url / llm_model are unset
+    model = chat_model_from_config(LlmSettings.of(config))        # None when llm_base_url / llm_model are unset
     text = await require_chat_model(model).complete(system, user, timeout=30)
 
 `complete` sends one system and one user message and returns the assistant's text.
@@ -22,7 +22,7 @@ from typing import Any
 import httpx
 import tenacity
 
-from taskmem.config import Config
+from taskmem.settings import LlmSettings
 
 
 class ChatModelError(Exception):
@@ -134,12 +134,12 @@ class ChatModel:
             self._client = None
 
 
-def chat_model_from_config(config: Config) -> ChatModel | None:
+def chat_model_from_config(settings: LlmSettings) -> ChatModel | None:
     """The configured utility model, or None when llm_base_url or llm_model is unset."""
-    if not config.llm_base_url or not config.llm_model:
+    if not settings.base_url or not settings.model:
         return None
-    return ChatModel(config.llm_base_url, config.llm_model, api_key=config.llm_api_key,
-                     timeout=config.llm_timeout_seconds, retries=config.llm_retries)
+    return ChatModel(settings.base_url, settings.model, api_key=settings.api_key,
+                     timeout=settings.timeout_seconds, retries=settings.retries)
 
 
 def require_chat_model(model: ChatModel | None) -> ChatModel:

@@ -1,11 +1,11 @@
 """Sentence embeddings for semantic search: one small interface, three backends.
 
-Use `embedder_from_config(config)` to get the configured `Embedder` (or None when the
+Use `embedder_from_config(EmbeddingSettings.of(config))` to get the configured `Embedder` (or None when the
 backend is `none`). Every backend returns float32 rows, L2-normalised, so a dot product
 is the cosine similarity. Work runs off the event loop and in batches; models load
 lazily, once, on first use.
 
-    embedder = embedder_from_config(config)
+    embedder = embedder_from_config(EmbeddingSettings.of(config))
     if embedder is not None:
         vectors = await embedder.embed(["Use Redis for caching"])  # shape (1, embedder.dimension)
 
@@ -29,7 +29,8 @@ import httpx
 import numpy as np
 import tenacity
 
-from taskmem.config import Config, ConfigError
+from taskmem.config import ConfigError
+from taskmem.settings import EmbeddingSettings
 
 if TYPE_CHECKING:
     import onnxruntime
@@ -231,18 +232,18 @@ class _Retryable(Exception):
 EMBEDDING_BACKENDS = ("builtin", "openai", "none")
 
 
-def embedder_from_config(config: Config) -> Embedder | None:
+def embedder_from_config(settings: EmbeddingSettings) -> Embedder | None:
     """The configured embedder, not yet loaded; None for `embedding_backend: none`."""
-    backend = config.embedding_backend
+    backend = settings.backend
     if backend == "none":
         return None
     if backend == "builtin":
-        return BuiltinEmbedder(batch_size=config.embedding_batch_size)
+        return BuiltinEmbedder(batch_size=settings.batch_size)
     if backend == "openai":
-        if not config.embedding_url or not config.embedding_model or config.embedding_dimension <= 0:
+        if not settings.url or not settings.model or settings.dimension <= 0:
             raise ConfigError("embedding_backend: openai needs embedding_url, embedding_model and"
                               " embedding_dimension")
-        return OpenAIEmbedder(config.embedding_url, config.embedding_model, config.embedding_dimension,
-                              api_key=config.embedding_api_key, timeout=config.llm_timeout_seconds,
-                              retries=config.llm_retries, batch_size=config.embedding_batch_size)
+        return OpenAIEmbedder(settings.url, settings.model, settings.dimension, api_key=settings.api_key,
+                              timeout=settings.timeout_seconds, retries=settings.retries,
+                              batch_size=settings.batch_size)
     raise ConfigError(f"embedding_backend: {backend!r} is not one of {', '.join(EMBEDDING_BACKENDS)}")

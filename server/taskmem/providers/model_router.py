@@ -15,7 +15,7 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Callable
 
-from taskmem.config import Config
+from taskmem.settings import LlmSettings
 from taskmem.core.model_routing import ModelTier, route_question
 from taskmem.providers.chat import ChatModel, ChatModelError, ChatModelNotConfigured, ChatModelTimeout
 
@@ -67,9 +67,9 @@ class ModelRouter:
         raise kind(f"{first}; the {order[1][0].label} model also failed: {failures[1]}")
 
 
-def second_model_from_config(config: Config) -> ChatModel | None:
+def second_model_from_config(settings: LlmSettings) -> ChatModel | None:
     """The second model, or None when llm_second_base_url or llm_second_model is unset."""
-    if not config.llm_second_base_url or not config.llm_second_model:
+    if not settings.second_base_url or not settings.second_model:
         return None
-    return ChatModel(config.llm_second_base_url, config.llm_second_model, api_key=config.llm_second_api_key,
-                     timeout=config.llm_timeout_seconds, retries=config.llm_retries, tier="second")
+    return ChatModel(settings.second_base_url, settings.second_model, api_key=settings.second_api_key,
+                     timeout=settings.timeout_seconds, retries=settings.retries, tier="second")

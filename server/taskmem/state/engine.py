@@ -18,7 +18,7 @@ from typing import TypeVar
 
 import numpy as np
 
-from taskmem.config import Config, reconciliation_thresholds
+from taskmem.config import reconciliation_thresholds
 from taskmem.core.context_budget import ContextMode, Section
 from taskmem.core.errors import EmbeddingUnavailable, ModelTimeout, ModelUnavailable
 from taskmem.core.events import EventType
@@ -27,7 +27,7 @@ from taskmem.core.memory import MemoryEntry, NewMemoryEntry
 from taskmem.core.messages import Message
 from taskmem.core.model_routing import ModelTier
 from taskmem.core.progress import compute_progress, render_state_lines
-from taskmem.core.reconcile import Prepared, ReconcileThresholds
+from taskmem.core.reconcile_decisions import Prepared, ReconcileThresholds
 from taskmem.core.state_items import Candidate
 from taskmem.core.state_notes import DECISION_KIND, EntryLink, StateNotes
 from taskmem.core.state_prompts import QUERY_SYSTEM, query_user_prompt
@@ -37,10 +37,11 @@ from taskmem.core.tokens import TokenCounter
 from taskmem.providers.chat import ChatModel, ChatModelError, ChatModelTimeout
 from taskmem.providers.embeddings import Embedder, EmbeddingError
 from taskmem.providers.model_router import ModelRouter
-from taskmem.state import memory_log
+from taskmem.settings import StateSettings
+from taskmem.state import view_sections
 from taskmem.state.context import TAIL_MESSAGES, ContextInputs, build_context
 from taskmem.state.extraction import ExtractionSettings, extract_state
-from taskmem.state.reconciliation import (
+from taskmem.state.thread_reconciliation import (
     ReconcilePlan, batch_of, plan_reconciliation, prepare_agent_candidates, stated_candidate,
 )
 from taskmem.state.working_memory import WorkingMemoryEngine
@@ -118,16 +119,16 @@ class GuardedEmbedder:
 
 
 class StateEngine:
-    def __init__(self, storage: Storage, config: Config, counter: TokenCounter, embedder: Embedder | None,
+    def __init__(self, storage: Storage, settings: StateSettings, counter: TokenCounter, embedder: Embedder | None,
                  chat: ChatModel | None, router: ModelRouter | None = None) -> None:
         self.storage = storage
-        self.config = config
+        self.settings = settings
         self.counter = counter
         self.embedder: Embedder | None = GuardedEmbedder(embedder) if embedder is not None else None
         self.chat = chat  # the utility model: extraction and summaries
         self.router = router or ModelRouter(chat, None)  # QueryTask: the utility or the second model
-        self.working_memories = WorkingMemoryEngine(storage, config.working_memory_max_bytes,
-                                                    config.working_memory_max_agents)
+        self.working_memories = WorkingMemoryEngine(storage, settings.working_memory_max_bytes,
+                                                    settings.working_memory_max_agents)
         self._locks: dict[tuple[str, str], asyncio.Lock] = collections.defaultdict(asyncio.Lock)
 
     # --- life cycle -------------------------------------------------------------------------------
@@ -147,7 +148,7 @@ class StateEngine:
 
     def thresholds(self) -> ReconcileThresholds:
         model = self.embedder.model_name if self.embedder is not None else ""
-        return reconciliation_thresholds(model, self.config.reconciliation)
+        return reconciliation_thresholds(model, self.settings.reconciliation)
 
     # --- the views --------------------------------------------------------------------------------
 
@@ -171,8 +172,8 @@ class StateEngine:
     # --- structured state -------------------------------------------------------------------------
 
     async def extract(self, namespace: str, correlation_id: str, thread_id: str, task_id: str) -> Reconciled:
-        settings = ExtractionSettings(self.config.state_extraction_max_messages,
-                                      self.config.state_extraction_timeout_seconds, self.config.state_max_candidates)
+        settings = ExtractionSettings(self.settings.extraction_max_messages,
+                                      self.settings.extraction_timeout_seconds, self.settings.max_candidates)
         async with self.thread_lock(namespace, thread_id):
             report, items = await extract_state(self.storage, self.chat, self.embedder, self.thresholds(), settings,
                                                 namespace, correlation_id, thread_id, task_id, now_us())
@@ -186,7 +187,7 @@ class StateEngine:
             refs = [ref for c in candidates for ref in c.refs]
             messages = await self.storage.read(_thread_messages, namespace, thread_id, task_id, refs)
             prepared = prepare_agent_candidates(candidates, batch_of(messages), now_us(),
-                                                self.config.state_max_candidates)
+                                                self.settings.max_candidates)
             plan = await self._reconcile(namespace, thread_id, prepared)
 
             def persist(tx: Transaction) -> R:
@@ -204,10 +205,10 @@ class StateEngine:
         """AddDecision / AddError: a memory entry for the history, and the same reconciliation as any state
         item for the truth (see statement_candidates)."""
         if statement.kind == DECISION_KIND:
-            entry = memory_log.decision_entry(task_id, statement.text, statement.subtask_id, statement.detail)
+            entry = view_sections.decision_entry(task_id, statement.text, statement.subtask_id, statement.detail)
             event = EventType.TASK_STATE_DECISION_ADDED
         else:
-            entry = memory_log.error_entry(task_id, statement.subtask_id, statement.text, statement.detail)
+            entry = view_sections.error_entry(task_id, statement.subtask_id, statement.text, statement.detail)
             event = EventType.TASK_STATE_ERROR_ADDED
         async with self.thread_lock(namespace, task_id):
             await self.storage.read(item_store.check_thread, namespace, task_id)
@@ -285,7 +286,7 @@ class StateEngine:
                                                                       query)
         inputs = ContextInputs(record.summary.summary if record.summary else "", view, record.items, knowledge,
                                memories, record.recent)
-        return build_context(self.counter, budget, mode, inputs, self.config.state_max_active_items)
+        return build_context(self.counter, budget, mode, inputs, self.settings.max_active_items)
 
     async def query_task(self, namespace: str, task_id: str, question: str,
                          model: ModelTier | None = None) -> Answer:
@@ -305,7 +306,7 @@ class StateEngine:
     async def _ask_model(self, prompt: str, question: str, model: ModelTier | None, summary: str,
                          since_count: int) -> Answer:
         """QueryTask's one model call, routed to the utility or the second model (core.model_routing)."""
-        timeout = self.config.llm_timeout_seconds
+        timeout = self.settings.model_timeout_seconds
         try:
             routed = await self.router.complete(QUERY_SYSTEM, prompt, question=question, requested=model,
                                                 timeout=timeout)
@@ -345,8 +346,8 @@ def _task_view(db: Reader, namespace: str, task_id: str,
                current: list[StoredStateItem] | None = None) -> TaskStateView:
     task, plan = state_task.task_outline(db, namespace, task_id)
     notes: StateNotes = state_task.task_notes(db, namespace, task_id, current)
-    return build_task_state(task, plan, memory_log.newest_decisions(notes), memory_log.newest_errors(notes),
-                            memory_log.workspace_of(db, namespace, task_id), constraints=notes.constraints,
+    return build_task_state(task, plan, view_sections.newest_decisions(notes), view_sections.newest_errors(notes),
+                            view_sections.workspace_of(db, namespace, task_id), constraints=notes.constraints,
                             questions=notes.questions, risks=notes.risks, waits=notes.waits)
 
 
@@ -356,7 +357,7 @@ def _context_read(db: Reader, namespace: str, thread_id: str, task_id: str, quer
         item_store.check_thread(db, namespace, task_id)  # NOT_FOUND for an unknown task, before anything else
     record = state_task.thread_record(db, namespace, thread_id, "", TAIL_MESSAGES)
     view = _task_view(db, namespace, task_id, record.items) if task_id else None
-    return record, view, memory_log.context_lines(db, namespace, task_id, query, record.items)
+    return record, view, view_sections.context_lines(db, namespace, task_id, query, record.items)
 
 
 def _reconcile_read(db: Reader, namespace: str, thread_id: str,

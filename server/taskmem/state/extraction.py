@@ -14,12 +14,12 @@ import time
 from taskmem.core.errors import ModelTimeout, ModelUnavailable, NotConfigured
 from taskmem.core.events import EventType
 from taskmem.core.messages import Message, Role
-from taskmem.core.reconcile import ReconcileThresholds, prepare_candidates
+from taskmem.core.reconcile_decisions import ReconcileThresholds, prepare_candidates
 from taskmem.core.state_prompts import EXTRACTION_SYSTEM, extraction_user_prompt, parse_candidates
 from taskmem.core.state_records import ReconcileReport, StoredStateItem, Watermark
 from taskmem.providers.chat import ChatModel, ChatModelError, ChatModelTimeout
 from taskmem.providers.embeddings import Embedder
-from taskmem.state.reconciliation import ReconcilePlan, batch_of, plan_reconciliation
+from taskmem.state.thread_reconciliation import ReconcilePlan, batch_of, plan_reconciliation
 from taskmem.store import state_items as item_store
 from taskmem.store.storage import Storage
 from taskmem.store.writer import Reader, Transaction

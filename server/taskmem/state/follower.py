@@ -1,7 +1,7 @@
 """Background work that follows committed events, off the request path:
 
 - the per-task YAML mirror (state_yaml_mirror_dir): rewritten atomically after every change of a task;
-- running summaries (seed 001): with a chat model configured, regenerated once a thread has
+- running summaries (a thread's story so far, for BuildContext's summary section): with a chat model configured, regenerated once a thread has
   running_summary_every_messages new messages since its last summary.
 
 Events of every namespace are followed. A burst of events for one task costs one rewrite.
@@ -63,9 +63,9 @@ class StateFollower:
         self._engine = engine
         self._task: asyncio.Task[None] | None = None
         self._summaries: dict[tuple[str, str], asyncio.Task[None]] = {}
-        config = engine.config
-        self._mirror_dir = Path(config.state_yaml_mirror_dir) if config.state_yaml_mirror_dir else None
-        self._summary_every = config.running_summary_every_messages if engine.chat is not None else 0
+        settings = engine.settings
+        self._mirror_dir = Path(settings.yaml_mirror_dir) if settings.yaml_mirror_dir else None
+        self._summary_every = settings.running_summary_every_messages if engine.chat is not None else 0
 
     def start(self) -> None:
         if self._mirror_dir is not None or self._summary_every:
@@ -138,7 +138,7 @@ class StateFollower:
                       for i in (record.plan.items if record.plan else [])]
         previous = record.summary.summary if record.summary else ""
         text = await engine.chat.complete(SUMMARY_SYSTEM, summary_user_prompt(task_line, plan_lines, previous, since),
-                                          timeout=engine.config.llm_timeout_seconds)
+                                          timeout=engine.settings.model_timeout_seconds)
         last = since[-1]
         summary = RunningSummary(thread_id, text.strip(), count, last.created_at, last.id, 0)
 

@@ -12,7 +12,7 @@ from typing import Any
 
 from taskmem.core.events import EventType
 from taskmem.core.ids import new_id
-from taskmem.core.maintenance import (
+from taskmem.core.maintenance_chores import (
     Chore, Policy, auto_archive_message, auto_pause_message, chore_for, stuck_message, with_alert_time,
 )
 from taskmem.core.messages import Kind, Message, Role

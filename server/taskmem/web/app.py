@@ -26,7 +26,7 @@ from starlette.staticfiles import StaticFiles
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from taskmem.api.scope import AuthError, resolve_scope
-from taskmem.config import Config
+from taskmem.settings import AuthSettings
 from taskmem.store.event_log import EventLog
 from taskmem.v1 import event_pb2, task_service_pb2, task_service_pb2_grpc
 from taskmem.web.gateway import Gateway, GatewayError, call_metadata, http_error, to_json
@@ -68,7 +68,7 @@ def _api(handler: Callable[[Request], Awaitable[Response]]) -> Callable[[Request
     return guarded
 
 
-def build_app(config: Config, channel: grpc.aio.Channel, events: EventLog,
+def build_app(auth: AuthSettings, channel: grpc.aio.Channel, events: EventLog,
               allowed_hosts: list[str] | None) -> Starlette:
     gateway = Gateway(channel)
     tasks = task_service_pb2_grpc.TaskServiceStub(channel)
@@ -120,7 +120,7 @@ def build_app(config: Config, channel: grpc.aio.Channel, events: EventLog,
         """
         metadata = call_metadata(dict(request.headers))
         try:
-            namespace = resolve_scope(config, metadata).namespace  # the interceptor's own check
+            namespace = resolve_scope(auth, metadata).namespace  # the interceptor's own check
         except AuthError as error:
             code = "UNAUTHENTICATED" if error.reason == "ERROR_REASON_UNAUTHENTICATED" else "PERMISSION_DENIED"
             raise GatewayError(401 if code == "UNAUTHENTICATED" else 403, code, error.message) from None

@@ -11,6 +11,7 @@ import grpc
 import uvicorn
 
 from taskmem.config import Config, ConfigError, check_listen_allowed, is_loopback_host
+from taskmem.settings import AuthSettings
 from taskmem.store.event_log import EventLog
 from taskmem.web.app import build_app
 
@@ -59,7 +60,7 @@ class WebView:
         listening = socket.create_server((host, port), family=socket.AF_INET6 if ":" in host else socket.AF_INET)
         self._channel = grpc.aio.insecure_channel(self.grpc_target)
         tls = bool(self._config.tls_cert_file and self._config.tls_key_file)
-        app = build_app(self._config, self._channel, self._events, _LOOPBACK_HOSTS if is_loopback_host(host) else None)
+        app = build_app(AuthSettings.of(self._config), self._channel, self._events, _LOOPBACK_HOSTS if is_loopback_host(host) else None)
         self._server = _EmbeddedServer(uvicorn.Config(
             app, log_level="warning", lifespan="off", timeout_graceful_shutdown=SHUTDOWN_GRACE_SECONDS,
             ssl_certfile=self._config.tls_cert_file if tls else None,

@@ -33,8 +33,7 @@ from urllib.parse import urlsplit
 
 import httpx
 
-from taskmem.api import convert
-from taskmem.config import Config
+from taskmem.api import task_convert
 from taskmem.core.events import Event, EventFilter
 from taskmem.core.ids import now_us
 from taskmem.core.waits import host_allowed
@@ -43,6 +42,7 @@ from taskmem.core.webhooks import (
     request_body, signed_headers,
 )
 from taskmem.metrics import Metrics
+from taskmem.settings import WebhookSettings
 from taskmem.store import webhooks as webhook_store
 from taskmem.store.event_log import list_events
 from taskmem.store.storage import Storage
@@ -69,13 +69,13 @@ class _HookedTasks(EventFilter):
 
 
 class WebhookSender:
-    def __init__(self, storage: Storage, config: Config, metrics: Metrics | None = None) -> None:
+    def __init__(self, storage: Storage, settings: WebhookSettings, metrics: Metrics | None = None) -> None:
         self._storage = storage
-        self._allowed = config.webhook_allowed_hosts
-        self._policy = RetryPolicy(config.webhook_backoff_initial_seconds, config.webhook_backoff_max_seconds,
-                                   config.webhook_retry_period_seconds)
-        self._attempt_timeout = config.webhook_attempt_timeout_seconds
-        self._slots = asyncio.Semaphore(config.webhook_concurrency)
+        self._allowed = settings.allowed_hosts
+        self._policy = RetryPolicy(settings.backoff_initial_seconds, settings.backoff_max_seconds,
+                                   settings.retry_period_seconds)
+        self._attempt_timeout = settings.attempt_timeout_seconds
+        self._slots = asyncio.Semaphore(settings.concurrency)
         self._metrics = metrics
         self._hooks: dict[Key, Hook] = {}
         self._refused: set[Key] = set()  # hooked to a host not allowed: logged once
@@ -230,7 +230,7 @@ class WebhookSender:
     async def _send(self, delivery: Delivery, event: Event) -> None:
         """Attempt until delivered or dead-lettered; each failure is stored before the back-off sleep."""
         key = (delivery.namespace, delivery.task_id)
-        body = request_body(delivery.task_id, event.cursor, convert.event_json(event))
+        body = request_body(delivery.task_id, event.cursor, task_convert.event_json(event))
         while True:
             if delivery.next_attempt_at is not None:
                 await asyncio.sleep(max(0.0, (delivery.next_attempt_at - now_us()) / 1_000_000))

@@ -1,4 +1,4 @@
--- StateService: structured state items (seed 004) with their embeddings, the per-thread
+-- StateService: structured state items (core/state_items.py) with their embeddings, the per-thread
 -- extraction watermark, running summaries, and the working-memory snapshot.
 -- Times are integer microseconds since the Unix epoch (UTC); JSON columns hold lists/objects.
 
@@ -50,7 +50,7 @@ CREATE TABLE state_watermarks (
     PRIMARY KEY (namespace, thread_id)
 ) WITHOUT ROWID;
 
--- The running summary of a thread (seed 001) and the last message it covers.
+-- The running summary of a thread (state/follower.py) and the last message it covers.
 CREATE TABLE running_summaries (
     namespace TEXT NOT NULL,
     thread_id TEXT NOT NULL,

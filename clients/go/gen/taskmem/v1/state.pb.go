@@ -1433,7 +1433,7 @@ func (x *WorkspaceChanges) GetLastChangeTime() *timestamppb.Timestamp {
 	return nil
 }
 
-// TaskState is the always-in-context view of a task (seed layer 1), the typed
+// TaskState is the always-in-context view of a task, the typed
 // twin of the YAML GetTaskState renders. Decisions, constraints, questions,
 // risks and errors come from the task's reconciled structured state, so a
 // superseded decision is never among them. Lists are already pruned: the 10
@@ -1786,7 +1786,7 @@ func (x *OpenWait) GetTimeout() *durationpb.Duration {
 	return nil
 }
 
-// WorkingMemory is one agent's scratch state (seed "working memory"): cheap to
+// WorkingMemory is one agent's scratch state: cheap to
 // read and write, held in the server's memory, kept across a graceful restart.
 type WorkingMemory struct {
 	state protoimpl.MessageState `protogen:"open.v1"`

@@ -79,7 +79,7 @@ func (x *GetTaskStateRequest) GetTokenBudget() int32 {
 // GetTaskStateResponse is the YAML and its typed twin.
 type GetTaskStateResponse struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
-	// The YAML (seed layer 1 schema), at most token_budget tokens. Empty only
+	// The task-state YAML, at most token_budget tokens. Empty only
 	// when the budget cannot hold even the task line.
 	Yaml string `protobuf:"bytes,1,opt,name=yaml,proto3" json:"yaml,omitempty"`
 	// The same data as yaml, field by field.

@@ -40,7 +40,7 @@ const (
 // For semantics around ctx use and closing/ending streaming RPCs, please refer to https://pkg.go.dev/google.golang.org/grpc/?tab=doc#ClientConn.NewStream.
 //
 // StateService gives an agent what belongs in its prompt: the compact task
-// state (seed layer 1) under a token budget, the thread's structured state
+// state under a token budget, the thread's structured state
 // (typed decisions, constraints, actions, questions, risks reconciled
 // deterministically), its working memory, and one call that assembles all of
 // it with the recent transcript under one budget.
@@ -319,7 +319,7 @@ func (c *stateServiceClient) QueryTask(ctx context.Context, in *QueryTaskRequest
 // for forward compatibility.
 //
 // StateService gives an agent what belongs in its prompt: the compact task
-// state (seed layer 1) under a token budget, the thread's structured state
+// state under a token budget, the thread's structured state
 // (typed decisions, constraints, actions, questions, risks reconciled
 // deterministically), its working memory, and one call that assembles all of
 // it with the recent transcript under one budget.

@@ -740,7 +740,7 @@ Global___WorkspaceChanges: _TypeAlias = WorkspaceChanges  # noqa: Y015
 
 @_typing.final
 class TaskState(_message.Message):
-    """TaskState is the always-in-context view of a task (seed layer 1), the typed
+    """TaskState is the always-in-context view of a task, the typed
     twin of the YAML GetTaskState renders. Decisions, constraints, questions,
     risks and errors come from the task's reconciled structured state, so a
     superseded decision is never among them. Lists are already pruned: the 10
@@ -934,7 +934,7 @@ Global___OpenWait: _TypeAlias = OpenWait  # noqa: Y015
 
 @_typing.final
 class WorkingMemory(_message.Message):
-    """WorkingMemory is one agent's scratch state (seed "working memory"): cheap to
+    """WorkingMemory is one agent's scratch state: cheap to
     read and write, held in the server's memory, kept across a graceful restart.
     """
 

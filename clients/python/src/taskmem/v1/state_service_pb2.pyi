@@ -58,7 +58,7 @@ class GetTaskStateResponse(_message.Message):
     TOKEN_BUDGET_FIELD_NUMBER: _builtins.int
     OMITTED_FIELD_NUMBER: _builtins.int
     yaml: _builtins.str
-    """The YAML (seed layer 1 schema), at most token_budget tokens. Empty only
+    """The task-state YAML, at most token_budget tokens. Empty only
     when the budget cannot hold even the task line.
     """
     token_count: _builtins.int

@@ -27,7 +27,7 @@ if _version_not_supported:
 
 class StateServiceStub:
     """StateService gives an agent what belongs in its prompt: the compact task
-    state (seed layer 1) under a token budget, the thread's structured state
+    state under a token budget, the thread's structured state
     (typed decisions, constraints, actions, questions, risks reconciled
     deterministically), its working memory, and one call that assembles all of
     it with the recent transcript under one budget.
@@ -129,7 +129,7 @@ class StateServiceStub:
 
 class StateServiceServicer:
     """StateService gives an agent what belongs in its prompt: the compact task
-    state (seed layer 1) under a token budget, the thread's structured state
+    state under a token budget, the thread's structured state
     (typed decisions, constraints, actions, questions, risks reconciled
     deterministically), its working memory, and one call that assembles all of
     it with the recent transcript under one budget.
@@ -405,7 +405,7 @@ def add_StateServiceServicer_to_server(servicer, server):
  # This class is part of an EXPERIMENTAL API.
 class StateService:
     """StateService gives an agent what belongs in its prompt: the compact task
-    state (seed layer 1) under a token budget, the thread's structured state
+    state under a token budget, the thread's structured state
     (typed decisions, constraints, actions, questions, risks reconciled
     deterministically), its working memory, and one call that assembles all of
     it with the recent transcript under one budget.

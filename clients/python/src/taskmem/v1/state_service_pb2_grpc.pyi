@@ -28,7 +28,7 @@ GRPC_VERSION: str
 
 class StateServiceStub:
     """StateService gives an agent what belongs in its prompt: the compact task
-    state (seed layer 1) under a token budget, the thread's structured state
+    state under a token budget, the thread's structured state
     (typed decisions, constraints, actions, questions, risks reconciled
     deterministically), its working memory, and one call that assembles all of
     it with the recent transcript under one budget.
@@ -171,7 +171,7 @@ class StateServiceStub:
 @_typing.type_check_only
 class StateServiceAsyncStub(StateServiceStub):
     """StateService gives an agent what belongs in its prompt: the compact task
-    state (seed layer 1) under a token budget, the thread's structured state
+    state under a token budget, the thread's structured state
     (typed decisions, constraints, actions, questions, risks reconciled
     deterministically), its working memory, and one call that assembles all of
     it with the recent transcript under one budget.
@@ -310,7 +310,7 @@ class StateServiceAsyncStub(StateServiceStub):
 
 class StateServiceServicer(metaclass=_abc_1.ABCMeta):
     """StateService gives an agent what belongs in its prompt: the compact task
-    state (seed layer 1) under a token budget, the thread's structured state
+    state under a token budget, the thread's structured state
     (typed decisions, constraints, actions, questions, risks reconciled
     deterministically), its working memory, and one call that assembles all of
     it with the recent transcript under one budget.

@@ -613,7 +613,7 @@ export const WorkspaceChangesSchema: GenMessage<WorkspaceChanges> = /*@__PURE__*
   messageDesc(file_taskmem_v1_state, 8);
 
 /**
- * TaskState is the always-in-context view of a task (seed layer 1), the typed
+ * TaskState is the always-in-context view of a task, the typed
  * twin of the YAML GetTaskState renders. Decisions, constraints, questions,
  * risks and errors come from the task's reconciled structured state, so a
  * superseded decision is never among them. Lists are already pruned: the 10
@@ -845,7 +845,7 @@ export const OpenWaitSchema: GenMessage<OpenWait> = /*@__PURE__*/
   messageDesc(file_taskmem_v1_state, 11);
 
 /**
- * WorkingMemory is one agent's scratch state (seed "working memory"): cheap to
+ * WorkingMemory is one agent's scratch state: cheap to
  * read and write, held in the server's memory, kept across a graceful restart.
  *
  * @generated from message taskmem.v1.WorkingMemory

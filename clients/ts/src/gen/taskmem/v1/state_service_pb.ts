@@ -51,7 +51,7 @@ export const GetTaskStateRequestSchema: GenMessage<GetTaskStateRequest> = /*@__P
  */
 export type GetTaskStateResponse = Message<"taskmem.v1.GetTaskStateResponse"> & {
   /**
-   * The YAML (seed layer 1 schema), at most token_budget tokens. Empty only
+   * The task-state YAML, at most token_budget tokens. Empty only
    * when the budget cannot hold even the task line.
    *
    * @generated from field: string yaml = 1;
@@ -1049,7 +1049,7 @@ export const QueryTaskResponseSchema: GenMessage<QueryTaskResponse> = /*@__PURE_
 
 /**
  * StateService gives an agent what belongs in its prompt: the compact task
- * state (seed layer 1) under a token budget, the thread's structured state
+ * state under a token budget, the thread's structured state
  * (typed decisions, constraints, actions, questions, risks reconciled
  * deterministically), its working memory, and one call that assembles all of
  * it with the recent transcript under one budget.

@@ -1,15 +1,15 @@
 """Reconciliation with I/O around the pure decision: read the thread's items and their vectors, embed
-what is new, let core/reconcile decide, and hand back one function that persists it all in a transaction.
+what is new, let core/reconcile_decisions decide, and hand back one function that persists it all in a transaction.
 
 The caller holds the thread's lock from plan_reconciliation until the persist function has committed,
 so two runs on one thread never decide against the same stale state.
 
-Two things are decided here rather than in core/reconcile, because they are about who speaks, not about
+Two things are decided here rather than in core/reconcile_decisions, because they are about who speaks, not about
 how alike two texts are:
 
 - an explicit replacement: a caller's candidate (source "agent") whose `supersedes` names an active item
   of its type always supersedes it, whatever the similarity, with the evidence recorded as stated by the
-  caller. core/reconcile's guard (change language and a ref to a user message) still protects
+  caller. core/reconcile_decisions's guard (change language and a ref to a user message) still protects
   model-extracted candidates.
 - a stated item (AddDecision): the caller's own statement is the evidence a user message is for an
   extracted item, so change language or naming what it replaces supersedes (see stated_candidate).
@@ -24,7 +24,7 @@ from collections.abc import Callable, Sequence
 import numpy as np
 
 from taskmem.core.messages import Message, Role
-from taskmem.core.reconcile import (
+from taskmem.core.reconcile_decisions import (
     BatchMessage, Decision, Outcome, Prepared, ReconcileThresholds, prepare_candidates, reconcile_candidates,
 )
 from taskmem.core.reconcile_signals import change_phrase
@@ -130,7 +130,7 @@ def _explicit_supersessions(
 ) -> tuple[dict[int, Decision], list[StateItem], list[StateItem], list[StateItem]]:
     """Apply each caller candidate whose `supersedes` names an active item of its type, in order.
 
-    Returns the decisions by candidate index, the candidates left for core/reconcile, the items written
+    Returns the decisions by candidate index, the candidates left for core/reconcile_decisions, the items written
     (old ones superseded, new ones inserted or merged into) and the thread's items as they now stand."""
     working: dict[str, StateItem] = {item.uid: item for item in existing}
     decisions: dict[int, Decision] = {}
@@ -144,7 +144,7 @@ def _explicit_supersessions(
             continue
         same = working.get(original.uid)
         if same is not None and not same.active:
-            rest.append(original)  # core/reconcile drops it: a superseded item is never resurrected
+            rest.append(original)  # core/reconcile_decisions drops it: a superseded item is never resurrected
             continue
         candidate = dataclasses.replace(original, supersedes=target.uid, conflict=False)
         cosine = float(similarity(candidate, target))
@@ -162,7 +162,7 @@ def _explicit_supersessions(
 
 
 def _in_candidate_order(prepared: Prepared, explicit: dict[int, Decision], decided: list[Decision]) -> list[Decision]:
-    """Drops first, then one decision per prepared item in order (as core/reconcile reports them)."""
+    """Drops first, then one decision per prepared item in order (as core/reconcile_decisions reports them)."""
     drops, others = decided[:len(prepared.drops)], iter(decided[len(prepared.drops):])
     return drops + [explicit[n] if n in explicit else next(others) for n in range(len(prepared.items))]
 

@@ -1,7 +1,7 @@
 """The maintenance loop: at start-up and every configured interval, stuck alerts, auto-pause,
 auto-archive and episode retention.
 
-What to do to a task is decided by core/maintenance.chore_for; each action is one
+What to do to a task is decided by core/maintenance_chores.chore_for; each action is one
 write (store/maintenance) that re-checks the task inside its transaction, so a task
 updated meanwhile is left alone. Old episodes are archived a page per write. Every
 action emits an event; nothing is deleted unless episode_retention_delete says so.
@@ -13,9 +13,9 @@ import asyncio
 import logging
 from collections import Counter
 
-from taskmem.config import Config
 from taskmem.core.ids import new_id, now_us
-from taskmem.core.maintenance import Chore, Policy, chore_for
+from taskmem.core.maintenance_chores import Chore, Policy, chore_for
+from taskmem.settings import MaintenanceSettings
 from taskmem.store import maintenance as maintenance_store
 from taskmem.store.storage import Storage
 from taskmem.store.writer import WriterClosed
@@ -23,17 +23,17 @@ from taskmem.store.writer import WriterClosed
 log = logging.getLogger(__name__)
 
 
-def policy_of(config: Config) -> Policy:
-    return Policy.from_seconds(config.stuck_after_seconds, config.stuck_alert_cooldown_seconds,
-                               config.auto_pause_after_seconds, config.auto_archive_after_seconds,
-                               config.episode_retention_seconds, config.episode_retention_delete)
+def policy_of(settings: MaintenanceSettings) -> Policy:
+    return Policy.from_seconds(settings.stuck_after_seconds, settings.stuck_alert_cooldown_seconds,
+                               settings.auto_pause_after_seconds, settings.auto_archive_after_seconds,
+                               settings.episode_retention_seconds, settings.episode_retention_delete)
 
 
 class MaintenanceLoop:
-    def __init__(self, storage: Storage, config: Config) -> None:
+    def __init__(self, storage: Storage, settings: MaintenanceSettings) -> None:
         self._storage = storage
-        self._interval = config.maintenance_interval_seconds
-        self._policy = policy_of(config)
+        self._interval = settings.interval_seconds
+        self._policy = policy_of(settings)
         self._task: asyncio.Task[None] | None = None
 
     def start(self) -> None:

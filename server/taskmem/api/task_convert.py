@@ -1,4 +1,5 @@
-"""Domain objects → protobuf messages, and the proto-JSON payloads of events."""
+"""Tasks, plans, actions, messages, snapshots, events and progress → protobuf messages and their proto-JSON
+form; the Timestamp/Duration/Struct helpers the other converters share."""
 
 from __future__ import annotations
 
@@ -235,8 +236,9 @@ def event_json(e: Event) -> dict[str, Any]:
                      "correlation_id": e.correlation_id, "payload": e.payload, "create_time": _time_json(e.created_at)})
 
 
-def event_payload(resource: Any) -> dict[str, Any]:
-    """The proto JSON form (original field names) of a resource, for an event's payload.
+def resource_json(resource: Any) -> dict[str, Any]:
+    """The proto JSON form (original field names) of a task, plan, item, action, message or snapshot, for
+    an event's payload.
 
     Written out by hand rather than through json_format.MessageToDict, which is several
     times slower and sits on every write's path.
