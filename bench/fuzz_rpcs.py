@@ -336,6 +336,8 @@ async def main() -> None:
     parser.add_argument("--seed", type=int, default=12)
     parser.add_argument("--embeddings", choices=("none", "builtin"), default="none")
     parser.add_argument("--only", default="", help="comma-separated method names to fuzz (default: every RPC)")
+    parser.add_argument("--server-log", default="", help="write the fuzzed server's whole log to this file (with"
+                        " PYTHONASYNCIODEBUG=1 and TASKMEM_LOG_LEVEL=WARNING it names callbacks that held the loop)")
     args = parser.parse_args()
     print(f"load average at the start: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
     with tempfile.TemporaryDirectory() as directory:
@@ -360,6 +362,8 @@ async def main() -> None:
             idle.stop()
         seconds = time.monotonic() - started
         log = "".join(server.output)
+        if args.server_log:
+            Path(args.server_log).write_text(log, encoding="utf-8")
         first = log.find(" failed (request id ")
     total = sum(n for code, n in codes.items() if code != "BAD")
     print(f"requests sent: {total:,} over {fuzzed} RPCs in {seconds:.0f} s "
