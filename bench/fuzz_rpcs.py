@@ -13,8 +13,10 @@ requests spread over every method of the four services, --concurrency at a time:
 Streaming methods are read for at most one second.
 
 It prints the count of INTERNAL and UNKNOWN answers (goal 0, with the first few examples), the
-answers by status code, the server's RSS before and after, the slowest answer, and the slowest
-health check sent every 100 ms alongside (an event loop blocked by a request shows up there).
+answers by status code, the server's RSS before and after, the slowest answer, and health checks
+sent every 100 ms alongside (an event loop blocked by a request shows up there: the slowest, and how
+many took over 50 ms), beside the same checks against an idle server on the same machine, whose
+figures are what the shared cores' load alone costs. Load averages are printed at start and end.
 
     .venv/bin/python bench/fuzz_rpcs.py [--requests 100000] [--concurrency 32] [--seed 12]
 """
@@ -255,19 +257,23 @@ async def seed(channel: grpc.aio.Channel, values: Values, workspace: Path) -> No
         values.ids.append(f"agent-{n}")
 
 
-def heartbeat(address: str, stop: Any, worst_ms: Any) -> None:
-    """In a process of its own (the fuzzing loop is busy building requests): a health check every 100 ms."""
+def heartbeat(address: str, stop: Any, beats: Any) -> None:
+    """In a process of its own (the fuzzing loop is busy building requests): a health check every 100 ms.
+    beats holds [worst ms, checks, checks over 50 ms]."""
     with grpc.insecure_channel(address) as channel:
         stub = health_pb2_grpc.HealthStub(channel)
         while not stop.is_set():
             started = time.perf_counter()
             stub.Check(health_pb2.HealthCheckRequest(service=""), timeout=30)
-            worst_ms.value = max(worst_ms.value, (time.perf_counter() - started) * 1000)
+            elapsed_ms = (time.perf_counter() - started) * 1000
+            beats[0] = max(beats[0], elapsed_ms)
+            beats[1] += 1
+            beats[2] += elapsed_ms > 50
             time.sleep(0.1)
 
 
-async def fuzz(address: str, args: argparse.Namespace, root: Path) -> tuple[collections.Counter[str], list[str],
-                                                                          tuple[float, str], float, int]:
+async def fuzz(address: str, idle_address: str, args: argparse.Namespace, root: Path,
+               ) -> tuple[collections.Counter[str], list[str], tuple[float, str], list[list[float]], int]:
     values = Values(random.Random(args.seed), root)
     every = [m for m in methods() if not args.only or m.name in args.only.split(",")]
     codes: collections.Counter[str] = collections.Counter()
@@ -278,9 +284,12 @@ async def fuzz(address: str, args: argparse.Namespace, root: Path) -> tuple[coll
     async with grpc.aio.insecure_channel(address, options=options) as channel:
         await seed(channel, values, root / "workspace")
         spawn = multiprocessing.get_context("spawn")  # not fork: this process already runs gRPC threads
-        stop, worst_beat = spawn.Event(), spawn.Value("d", 0.0)
-        beat = spawn.Process(target=heartbeat, args=(address, stop, worst_beat), daemon=True)
-        beat.start()
+        # The same checks against an idle server beside it: what the shared machine's load alone costs.
+        stop, fuzzed_beats, idle_beats = spawn.Event(), spawn.Array("d", 3), spawn.Array("d", 3)
+        beats = [spawn.Process(target=heartbeat, args=(target, stop, counts), daemon=True)
+                 for target, counts in ((address, fuzzed_beats), (idle_address, idle_beats))]
+        for beat in beats:
+            beat.start()
         left = args.requests
 
         async def one(method: Method, data: bytes) -> None:
@@ -315,8 +324,9 @@ async def fuzz(address: str, args: argparse.Namespace, root: Path) -> tuple[coll
 
         await asyncio.gather(*(worker() for _ in range(args.concurrency)))
         stop.set()
-        beat.join()
-    return codes, bad, slowest, worst_beat.value / 1000, len(every)
+        for beat in beats:
+            beat.join()
+    return codes, bad, slowest, [list(fuzzed_beats), list(idle_beats)], len(every)
 
 
 async def main() -> None:
@@ -326,7 +336,10 @@ async def main() -> None:
     parser.add_argument("--seed", type=int, default=12)
     parser.add_argument("--embeddings", choices=("none", "builtin"), default="none")
     parser.add_argument("--only", default="", help="comma-separated method names to fuzz (default: every RPC)")
+    parser.add_argument("--server-log", default="", help="write the fuzzed server's whole log to this file (with"
+                        " PYTHONASYNCIODEBUG=1 and TASKMEM_LOG_LEVEL=WARNING it names callbacks that held the loop)")
     args = parser.parse_args()
+    print(f"load average at the start: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
     with tempfile.TemporaryDirectory() as directory:
         base = Path(directory)
         (base / "root" / "workspace").mkdir(parents=True)
@@ -335,17 +348,22 @@ async def main() -> None:
                "TASKMEM_LOG_LEVEL": os.environ.get("TASKMEM_LOG_LEVEL", "ERROR")}  # unmapped errors are logged
         server = ServerProcess(base / "data" / "taskmem.db", "--embedding-backend", args.embeddings, env=env)
         server.start()
+        idle = ServerProcess(base / "data" / "idle.db", "--embedding-backend", "none", env=env)
+        idle.start()
         assert server.process is not None
         pid = server.process.pid
         rss_before = rss_mib(pid)
         started = time.monotonic()
         try:
-            codes, bad, slowest, worst_beat, fuzzed = await fuzz(server.address, args, base / "root")
+            codes, bad, slowest, beats, fuzzed = await fuzz(server.address, idle.address, args, base / "root")
             rss_after = rss_mib(pid)
         finally:
             server.stop()
+            idle.stop()
         seconds = time.monotonic() - started
         log = "".join(server.output)
+        if args.server_log:
+            Path(args.server_log).write_text(log, encoding="utf-8")
         first = log.find(" failed (request id ")
     total = sum(n for code, n in codes.items() if code != "BAD")
     print(f"requests sent: {total:,} over {fuzzed} RPCs in {seconds:.0f} s "
@@ -359,7 +377,9 @@ async def main() -> None:
         print(log[log.rfind("\n", 0, first) + 1:][:4000])
     print(f"server RSS: {rss_before:.1f} MiB before, {rss_after:.1f} MiB after")
     print(f"slowest answer: {slowest[0] * 1000:.0f} ms, {slowest[1]}")
-    print(f"slowest health check during the run (every 100 ms): {worst_beat * 1000:.0f} ms")
+    print(f"load average at the end: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
+    for name, (worst, checks, over) in zip(("fuzzed server", "idle server beside it"), beats):
+        print(f"health checks every 100 ms, {name}: slowest {worst:.0f} ms, {over:.0f} of {checks:.0f} over 50 ms")
 
 
 if __name__ == "__main__":

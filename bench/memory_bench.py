@@ -13,6 +13,10 @@ What is measured, and how (printed again with the figures):
    embedded (FTS5 BM25 + snippets, vec0 KNN + rescoring, weighted reciprocal-rank fusion, the hits'
    entries, the backlog check) on the server's storage (two reader threads: HYBRID runs its halves at
    once), one query at a time, query vectors embedded beforehand (timed separately), limit 10.
+   Beside the wall-clock figures, the CPU time each search took (this process, all its threads):
+   when other work crowds the shared cores, wall time stretches while CPU time changes little, so it
+   estimates the wall time of an idle machine (HYBRID's two halves overlap, so its wall time there
+   can be below its CPU time; page-cache misses are not CPU time, so it is no strict bound).
 4. Over gRPC, if the server answers SearchMemories: a `taskmem serve` process on a copy of the
    10k/100k database, one grpc.aio call at a time (query embedding included); and ingest through
    AddMemoryEntries on an empty database (100 entries per call, --in-flight calls at once): the rate
@@ -196,12 +200,14 @@ async def bench_server_side(path: Path, size: int, query_vectors: np.ndarray, co
                 return await archive.ranked(NAMESPACE, matches[q], query_vectors[q], mode, f, 10)
             for i in range(10):
                 await call(i)  # warm the page cache
-            samples = []
+            samples, cpu = [], []
             for i in range(count):
-                start = time.perf_counter()
+                start, start_cpu = time.perf_counter(), time.process_time()
                 await call(i)
                 samples.append(time.perf_counter() - start)
-            print(f"  server-side {size:>6} entries, {label:<11} {mode.name:<8} {percentiles(samples)}")
+                cpu.append(time.process_time() - start_cpu)
+            print(f"  server-side {size:>6} entries, {label:<11} {mode.name:<8} {percentiles(samples)}"
+                  f"   CPU {percentiles(cpu)[:-8]}")
     hit_counts = [len((await archive.ranked(NAMESPACE, matches[q], query_vectors[q], SearchMode.FULLTEXT, everything,
                                             10)).hits) for q in range(len(QUERIES))]
     print(f"  (FULLTEXT found hits for {sum(1 for h in hit_counts if h)} of {len(QUERIES)} queries)")

@@ -22,7 +22,8 @@ from taskmem.api.interceptors import GuardInterceptor
 from taskmem.config import Config
 from taskmem.core.errors import NotFound
 from taskmem.settings import AuthSettings
-from taskmem.v1 import event_pb2, state_pb2, task_pb2, wait_pb2
+from taskmem.v1 import event_pb2, state_pb2, task_pb2, wait_pb2, webhook_pb2
+from taskmem.v1 import memory_service_pb2 as mpb
 from taskmem.v1 import state_service_pb2 as spb
 from taskmem.v1 import task_service_pb2 as tpb
 from taskmem.v1 import wait_service_pb2 as wpb
@@ -215,6 +216,12 @@ async def test_huge_enum_filters_are_refused_at_once_and_duplicates_are_one(chan
         ("types", state.ListStateItems(spb.ListStateItemsRequest(
             task_id=task.id, types=[state_pb2.STATE_ITEM_TYPE_DECISION] * many))),
         ("types", tasks.ListEvents(tpb.ListEventsRequest(types=[event_pb2.EVENT_TYPE_TASK_CREATED] * many))),
+        ("statuses", tasks.ListActions(tpb.ListActionsRequest(
+            task_id=task.id, statuses=[task_pb2.ACTION_STATUS_RUNNING] * many))),
+        ("states", tasks.ListWebhookDeliveries(tpb.ListWebhookDeliveriesRequest(
+            states=[webhook_pb2.WEBHOOK_DELIVERY_STATE_PENDING] * many))),
+        ("webhook_event_types", tasks.CreateTask(tpb.CreateTaskRequest(
+            name="many types", webhook_event_types=[event_pb2.EVENT_TYPE_TASK_CREATED] * many))),
     ]
     for field, call in calls:
         started = time.monotonic()
@@ -222,6 +229,8 @@ async def test_huge_enum_filters_are_refused_at_once_and_duplicates_are_one(chan
         assert time.monotonic() - started < 1.0
     pending = await tasks.ListTasks(tpb.ListTasksRequest(statuses=[task_pb2.TASK_STATUS_PENDING] * 100))
     assert task.id in [t.id for t in pending.tasks]
+    repeated = await new_task(channel, webhook_event_types=[event_pb2.EVENT_TYPE_TASK_CREATED] * 100)
+    assert list(repeated.webhook_event_types) == [event_pb2.EVENT_TYPE_TASK_CREATED]
 
 
 async def test_an_unmapped_exception_is_internal_with_a_request_id_and_domain_errors_map_for_every_rpc(
@@ -362,3 +371,59 @@ async def test_metadata_updates_merge_by_key_and_keep_the_server_keys(channel: g
     assert list(replaced["active_wait_ids"]) == [wait.id] and replaced["last_wait_state"] == "watching"
     error = await raises(update(["metadata.active_wait_ids"], active_wait_ids="forged"))
     assert_rpc_error(error, INVALID, "ERROR_REASON_INVALID_FIELD", "update_mask")
+
+
+# --- 4 (continued): no non-finite number in any request's Struct ------------------------------
+
+def _nan_struct() -> struct_pb2.Struct:
+    nested = struct_pb2.Struct()
+    nested.update({"fine": "yes", "deep": {"list": [1.0, float("nan")]}})
+    return nested
+
+
+_NON_FINITE_STRUCTS = {
+    "CreateTask.context": lambda task: ("/taskmem.v1.TaskService/CreateTask", tpb.CreateTaskRequest(
+        name="n", context=_nan_struct()), tpb.CreateTaskResponse, "context.deep.list[1]"),
+    "CreateTask.metadata": lambda task: ("/taskmem.v1.TaskService/CreateTask", tpb.CreateTaskRequest(
+        name="n", metadata=_nan_struct()), tpb.CreateTaskResponse, "metadata.deep.list[1]"),
+    "CreateTask.plan.input": lambda task: ("/taskmem.v1.TaskService/CreateTask", tpb.CreateTaskRequest(
+        name="n", plan=[task_pb2.PlanItemSpec(id="a", title="a", input=_nan_struct())]),
+        tpb.CreateTaskResponse, "plan[0].input.deep.list[1]"),
+    "UpdateTask.context": lambda task: ("/taskmem.v1.TaskService/UpdateTask", tpb.UpdateTaskRequest(
+        task=task_pb2.Task(id=task, context=_nan_struct()), update_mask=field_mask_pb2.FieldMask(paths=["context"])),
+        tpb.UpdateTaskResponse, "task.context.deep.list[1]"),
+    "UpdateTask.metadata": lambda task: ("/taskmem.v1.TaskService/UpdateTask", tpb.UpdateTaskRequest(
+        task=task_pb2.Task(id=task, metadata=_nan_struct()),
+        update_mask=field_mask_pb2.FieldMask(paths=["metadata.deep"])), tpb.UpdateTaskResponse,
+        "task.metadata.deep.list[1]"),
+    "RecordAction.input": lambda task: ("/taskmem.v1.TaskService/RecordAction", tpb.RecordActionRequest(
+        task_id=task, summary="s", input=_nan_struct()), tpb.RecordActionResponse, "input.deep.list[1]"),
+    "RecordAction.output": lambda task: ("/taskmem.v1.TaskService/RecordAction", tpb.RecordActionRequest(
+        task_id=task, summary="s", output=_nan_struct()), tpb.RecordActionResponse, "output.deep.list[1]"),
+    "PutWorkingMemory.task_context": lambda task: (
+        "/taskmem.v1.StateService/PutWorkingMemory", spb.PutWorkingMemoryRequest(
+            working_memory=state_pb2.WorkingMemory(agent_id="nan", task_context=_nan_struct())),
+        spb.PutWorkingMemoryResponse, "working_memory.task_context.deep.list[1]"),
+    "RecordPattern.data": lambda task: ("/taskmem.v1.MemoryService/RecordPattern", mpb.RecordPatternRequest(
+        pattern_type="t", pattern_key="k", data=_nan_struct()), mpb.RecordPatternResponse, "data.deep.list[1]"),
+}
+
+
+@pytest.mark.parametrize("case", sorted(_NON_FINITE_STRUCTS))
+async def test_a_non_finite_number_anywhere_in_a_request_struct_is_invalid_naming_its_path(
+        channel: grpc.aio.Channel, case: str) -> None:
+    task = await new_task(channel)
+    path, request, response, field = _NON_FINITE_STRUCTS[case](task.id)
+    call = channel.unary_unary(path, request_serializer=type(request).SerializeToString,
+                               response_deserializer=response.FromString)
+    assert_rpc_error(await raises(call(request)), INVALID, "ERROR_REASON_INVALID_FIELD", field)
+
+
+async def test_a_non_finite_number_in_an_action_result_is_invalid_naming_its_path(channel: grpc.aio.Channel) -> None:
+    task = await new_task(channel)
+    tasks = TaskServiceStub(channel)
+    action = (await tasks.RecordAction(tpb.RecordActionRequest(
+        task_id=task.id, summary="s", status=task_pb2.ACTION_STATUS_RUNNING))).action
+    error = await raises(tasks.CompleteAction(tpb.CompleteActionRequest(
+        action_id=action.id, status=task_pb2.ACTION_STATUS_SUCCEEDED, output=_nan_struct())))
+    assert_rpc_error(error, INVALID, "ERROR_REASON_INVALID_FIELD", "output.deep.list[1]")

@@ -6,7 +6,6 @@ from __future__ import annotations
 import base64
 import json
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
-from pathlib import Path
 from typing import Any
 
 import grpc

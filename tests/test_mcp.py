@@ -201,6 +201,17 @@ def test_http_on_a_public_address_without_keys_is_refused(tmp_path: Path) -> Non
     assert result.returncode == 2 and "--insecure" in result.stderr
 
 
+def test_http_on_a_public_address_with_keys_is_refused_as_keys_would_cross_in_clear_text(tmp_path: Path) -> None:
+    import subprocess
+
+    config = tmp_path / "taskmem.yaml"
+    config.write_text("api_keys: ['mcp-secret']\n")
+    result = subprocess.run([sys.executable, "-m", "taskmem", "mcp", "--http", "0.0.0.0:0", "--database",
+                             str(tmp_path / "m.db"), "--config", str(config)], capture_output=True, text=True,
+                            timeout=60)
+    assert result.returncode == 2 and "clear text" in result.stderr and "--insecure" in result.stderr
+
+
 async def test_the_readme_host_configuration_works_as_written(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     import json
 

@@ -274,6 +274,23 @@ async def test_an_http_wait_times_out_with_its_last_observation(
     assert done.status == TIMED_OUT and done.result == "no outcome within 1s; last check: HTTP 500"
 
 
+async def test_an_http_look_reads_at_most_one_mib_of_the_body(
+        rpc: tuple[TaskServiceStub, WaitServiceStub], http_site: Any) -> None:
+    _, waits = rpc
+    base, routes = http_site
+    routes["/within"] = (200, b"x" * (1024 * 1024 - 6) + b"NEEDLE", {})
+    routes["/beyond"] = (200, b"x" * (1024 * 1024) + b"NEEDLE", {})
+    within = await create(waits, wait_pb2.WaitTarget(http=wait_pb2.HttpTarget(url=f"{base}/within",
+                                                                             body_contains="NEEDLE")),
+                          poll_interval=POLL)
+    beyond = await create(waits, wait_pb2.WaitTarget(http=wait_pb2.HttpTarget(url=f"{base}/beyond",
+                                                                             body_contains="NEEDLE")),
+                          timeout=seconds(1.5), poll_interval=POLL)
+    assert (await ended(waits, within.id)).status == RESOLVED
+    done = await ended(waits, beyond.id)
+    assert done.status == TIMED_OUT and done.result.endswith("last check: HTTP 200")
+
+
 async def test_an_http_redirect_is_followed_to_the_same_host_only(
         rpc: tuple[TaskServiceStub, WaitServiceStub], http_site: Any) -> None:
     _, waits = rpc

@@ -68,7 +68,8 @@ def build_parser() -> argparse.ArgumentParser:
     memory = commands.add_parser("memory", help="search the memory archive").add_subparsers(
         dest="memory_command", required=True)
     search = memory.add_parser("search", help="memory entries matching a query, best first")
-    search.add_argument("query", metavar="QUERY")
+    search.add_argument("query", metavar="QUERY", help='a question in plain words; text in double quotes is an'
+                        ' exact phrase every full-text hit must hold (\'"climbing gym" Maria\')')
     search.add_argument("--mode", choices=("hybrid", "fulltext", "semantic"), default="hybrid",
                         help="how to match (default hybrid: full text and embeddings, fused)")
     search.add_argument("--task", dest="task_id", default="", metavar="ID", help="only this task's entries")

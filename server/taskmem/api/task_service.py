@@ -105,8 +105,7 @@ def _task_changes(request: pb.UpdateTaskRequest) -> dict[str, Any]:
 
 
 def _webhook_event_types(field: str, types: Any) -> list[str]:
-    kinds = {validate.enum(field, t, event_pb2.EventType, EventType) for t in types}
-    return sorted(k.value for k in kinds if k is not None)
+    return sorted(k.value for k in validate.enum_filter(field, types, event_pb2.EventType, EventType))
 def _metadata_change(t: task_pb2.Task, paths: list[str]) -> MetadataChange:
     """update_mask "metadata" replaces the client's keys; "metadata.<key>" sets or (absent) removes one key."""
     metadata = validate.struct("task.metadata", t.metadata, t.HasField("metadata"))
@@ -287,8 +286,8 @@ class TaskService(task_service_pb2_grpc.TaskServiceServicer):
         scope = current_scope()
         task_id = validate.identifier("task_id", request.task_id)
         item_id = validate.identifier("plan_item_id", request.plan_item_id, required=False)
-        statuses = [validate.enum("statuses", s, task_pb2.ActionStatus, ActionStatus) for s in request.statuses]
-        wanted = sorted({s for s in statuses if s is not None}, key=lambda s: s.value)
+        wanted = sorted(validate.enum_filter("statuses", request.statuses, task_pb2.ActionStatus, ActionStatus),
+                        key=lambda s: s.value)
         page, token = await list_page(
             request, [task_id, item_id, [s.value for s in wanted]], SortKey((int, str), lambda a: [a.created_at, a.id]),
             lambda after, limit: self._storage.read(action_store.list_actions, scope.namespace, task_id, item_id,
@@ -434,9 +433,8 @@ class TaskService(task_service_pb2_grpc.TaskServiceServicer):
                                     context: grpc.aio.ServicerContext) -> pb.ListWebhookDeliveriesResponse:
         scope = current_scope()
         task_id = validate.identifier("task_id", request.task_id, required=False)
-        states = sorted({s.value for s in (validate.enum("states", v, webhook_pb2.WebhookDeliveryState,
-                                                         DeliveryState) for v in request.states)
-                         if s is not None})
+        states = sorted(s.value for s in validate.enum_filter("states", request.states,
+                                                              webhook_pb2.WebhookDeliveryState, DeliveryState))
         page, token = await list_page(
             request, [task_id, states], SortKey((int, str), lambda d: [d.cursor, d.task_id]),
             lambda after, limit: self._storage.read(webhook_store.list_deliveries, scope.namespace, task_id, states,

@@ -47,7 +47,7 @@ def add_mcp_arguments(parser: argparse.ArgumentParser) -> None:
     transport.add_argument("--http", metavar="HOST:PORT",
                            help=f"serve streamable HTTP at http://HOST:PORT{MCP_PATH} instead of stdio (port 0 picks one)")
     transport.add_argument("--insecure", action="store_true",
-                           help="allow --http on a non-loopback address without API keys checked here")
+                           help="allow --http on a non-loopback address (plain HTTP: bearer keys in clear text)")
 
 
 def is_loopback_address(host: str) -> bool:
@@ -81,8 +81,9 @@ def options_from_arguments(args: argparse.Namespace) -> McpOptions:
 
 
 def check_http_bind_allowed(options: McpOptions) -> None:
-    """A non-loopback HTTP endpoint needs callers checked: API keys on the embedded server, or --insecure.
-    Against a remote server this process cannot tell whether it checks keys, so it needs --insecure."""
+    """A non-loopback HTTP endpoint needs --insecure: it speaks plain HTTP, so callers' bearer keys would
+    cross the network in clear text (and with no keys anyone could call it). Put a TLS proxy in front
+    of a loopback endpoint instead."""
     if not options.http or options.insecure:
         return
     host = options.http.rpartition(":")[0]
@@ -91,6 +92,9 @@ def check_http_bind_allowed(options: McpOptions) -> None:
     if options.embedded is None or not options.embedded.api_keys:
         raise ConfigError(f"--http {options.http} is not a loopback address and no API keys are checked here;"
                           " configure api_keys for the embedded server or pass --insecure")
+    raise ConfigError(f"--http {options.http} is not a loopback address and this endpoint has no TLS, so API keys"
+                      " would cross the network in clear text; serve it on loopback behind a TLS proxy or pass"
+                      " --insecure")
 
 
 @contextlib.asynccontextmanager

@@ -289,7 +289,8 @@ def build_mcp_server(backend: Backend) -> MCPServer:
 
     @server.tool(annotations=_READ)
     async def memory_search(
-        query: Annotated[str, Field(description="What to look for.")],
+        query: Annotated[str, Field(description="What to look for, as a plain question; text in double quotes is"
+                                    " an exact phrase every full-text hit must contain.")],
         task_id: Annotated[str, Field(description="Only this task's memories.")] = "",
         mode: Annotated[Literal["hybrid", "fulltext", "semantic"], Field(description="How to match.")] = "hybrid",
         limit: Annotated[int, Field(ge=1, le=100, description="At most this many hits.")] = 10,

@@ -714,7 +714,7 @@ type Task struct {
 	// WAIT_CANCELLED, WAIT_FAILED) and errors (TASK_STATE_ERROR_ADDED) — not
 	// actions, their log lines or messages, which can be many. Change it with
 	// UpdateTask (update_mask path "webhook_event_types"); it applies to events
-	// not yet delivered.
+	// not yet delivered. At most 100 entries as sent, each value counted once.
 	WebhookEventTypes []EventType `protobuf:"varint,24,rep,packed,name=webhook_event_types,json=webhookEventTypes,proto3,enum=taskmem.v1.EventType" json:"webhook_event_types,omitempty"`
 	unknownFields     protoimpl.UnknownFields
 	sizeCache         protoimpl.SizeCache
@@ -928,7 +928,8 @@ type PlanItemSpec struct {
 	Stage string `protobuf:"bytes,2,opt,name=stage,proto3" json:"stage,omitempty"`
 	// What the item does. Required, at most 500 characters.
 	Title string `protobuf:"bytes,3,opt,name=title,proto3" json:"title,omitempty"`
-	// Ids of items in the same plan that must be COMPLETED or SKIPPED first. No cycles.
+	// Ids of items in the same plan that must be COMPLETED or SKIPPED first. No
+	// cycles. At most 50.
 	DependsOn []string `protobuf:"bytes,4,rep,name=depends_on,json=dependsOn,proto3" json:"depends_on,omitempty"`
 	// The tool the item is expected to use, if any.
 	ToolName string `protobuf:"bytes,5,opt,name=tool_name,json=toolName,proto3" json:"tool_name,omitempty"`

@@ -44,13 +44,14 @@ type CreateTaskRequest struct {
 	ApprovalMode ApprovalMode `protobuf:"varint,6,opt,name=approval_mode,json=approvalMode,proto3,enum=taskmem.v1.ApprovalMode" json:"approval_mode,omitempty"`
 	// A URL to record for the orchestrator (http or https).
 	CallbackUrl string `protobuf:"bytes,7,opt,name=callback_url,json=callbackUrl,proto3" json:"callback_url,omitempty"`
-	// The first plan, if already known. Stored as version 1.
+	// The first plan, if already known. Stored as version 1. At most 500 items.
 	Plan []*PlanItemSpec `protobuf:"bytes,8,rep,name=plan,proto3" json:"plan,omitempty"`
 	// Idempotency key (AIP-155).
 	RequestId string `protobuf:"bytes,9,opt,name=request_id,json=requestId,proto3" json:"request_id,omitempty"`
 	// True turns plan-progress inference off for this task (see Task.plan_inference_disabled).
 	PlanInferenceDisabled bool `protobuf:"varint,10,opt,name=plan_inference_disabled,json=planInferenceDisabled,proto3" json:"plan_inference_disabled,omitempty"`
-	// The event types POSTed to callback_url; empty means the default set (see Task).
+	// The event types POSTed to callback_url; empty means the default set (see
+	// Task). At most 100 entries as sent, each value counted once.
 	WebhookEventTypes []EventType `protobuf:"varint,11,rep,packed,name=webhook_event_types,json=webhookEventTypes,proto3,enum=taskmem.v1.EventType" json:"webhook_event_types,omitempty"`
 	unknownFields     protoimpl.UnknownFields
 	sizeCache         protoimpl.SizeCache
@@ -568,7 +569,7 @@ type ReplacePlanRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// The task id.
 	TaskId string `protobuf:"bytes,1,opt,name=task_id,json=taskId,proto3" json:"task_id,omitempty"`
-	// The new plan. At least one item.
+	// The new plan. At least one item, at most 500.
 	Items []*PlanItemSpec `protobuf:"bytes,2,rep,name=items,proto3" json:"items,omitempty"`
 	// Why the plan changed.
 	Reason string `protobuf:"bytes,3,opt,name=reason,proto3" json:"reason,omitempty"`
@@ -1287,7 +1288,8 @@ type ListActionsRequest struct {
 	// next_page_token of the previous page.
 	PageToken string `protobuf:"bytes,4,opt,name=page_token,json=pageToken,proto3" json:"page_token,omitempty"`
 	// Only actions in these statuses (for example RUNNING: what runs now, however
-	// long the task's history); empty means all.
+	// long the task's history); empty means all. At most 100 entries as sent,
+	// each value counted once.
 	Statuses      []ActionStatus `protobuf:"varint,5,rep,packed,name=statuses,proto3,enum=taskmem.v1.ActionStatus" json:"statuses,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
@@ -2714,7 +2716,8 @@ type ListWebhookDeliveriesRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// Only this task's deliveries; empty means every task of the namespace.
 	TaskId string `protobuf:"bytes,1,opt,name=task_id,json=taskId,proto3" json:"task_id,omitempty"`
-	// Only deliveries in one of these states; empty means all.
+	// Only deliveries in one of these states; empty means all. At most 100
+	// entries as sent, each value counted once.
 	States []WebhookDeliveryState `protobuf:"varint,2,rep,packed,name=states,proto3,enum=taskmem.v1.WebhookDeliveryState" json:"states,omitempty"`
 	// At most this many deliveries (1..500; 0 means 50).
 	PageSize int32 `protobuf:"varint,3,opt,name=page_size,json=pageSize,proto3" json:"page_size,omitempty"`

@@ -506,7 +506,7 @@ class Task(_message.Message):
         WAIT_CANCELLED, WAIT_FAILED) and errors (TASK_STATE_ERROR_ADDED) — not
         actions, their log lines or messages, which can be many. Change it with
         UpdateTask (update_mask path "webhook_event_types"); it applies to events
-        not yet delivered.
+        not yet delivered. At most 100 entries as sent, each value counted once.
         """
 
     def __init__(
@@ -572,7 +572,9 @@ class PlanItemSpec(_message.Message):
     """A sentence saying why this step is there."""
     @_builtins.property
     def depends_on(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]:
-        """Ids of items in the same plan that must be COMPLETED or SKIPPED first. No cycles."""
+        """Ids of items in the same plan that must be COMPLETED or SKIPPED first. No
+        cycles. At most 50.
+        """
 
     @_builtins.property
     def input(self) -> _struct_pb2.Struct:

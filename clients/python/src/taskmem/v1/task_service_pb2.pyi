@@ -70,11 +70,13 @@ class CreateTaskRequest(_message.Message):
 
     @_builtins.property
     def plan(self) -> _containers.RepeatedCompositeFieldContainer[_task_pb2.PlanItemSpec]:
-        """The first plan, if already known. Stored as version 1."""
+        """The first plan, if already known. Stored as version 1. At most 500 items."""
 
     @_builtins.property
     def webhook_event_types(self) -> _containers.RepeatedScalarFieldContainer[_event_pb2.EventType.ValueType]:
-        """The event types POSTed to callback_url; empty means the default set (see Task)."""
+        """The event types POSTed to callback_url; empty means the default set (see
+        Task). At most 100 entries as sent, each value counted once.
+        """
 
     def __init__(
         self,
@@ -331,7 +333,7 @@ class ReplacePlanRequest(_message.Message):
     """Idempotency key (AIP-155)."""
     @_builtins.property
     def items(self) -> _containers.RepeatedCompositeFieldContainer[_task_pb2.PlanItemSpec]:
-        """The new plan. At least one item."""
+        """The new plan. At least one item, at most 500."""
 
     def __init__(
         self,
@@ -696,7 +698,8 @@ class ListActionsRequest(_message.Message):
     @_builtins.property
     def statuses(self) -> _containers.RepeatedScalarFieldContainer[_task_pb2.ActionStatus.ValueType]:
         """Only actions in these statuses (for example RUNNING: what runs now, however
-        long the task's history); empty means all.
+        long the task's history); empty means all. At most 100 entries as sent,
+        each value counted once.
         """
 
     def __init__(
@@ -1429,7 +1432,9 @@ class ListWebhookDeliveriesRequest(_message.Message):
     """next_page_token of the previous page, with the same filter."""
     @_builtins.property
     def states(self) -> _containers.RepeatedScalarFieldContainer[_webhook_pb2.WebhookDeliveryState.ValueType]:
-        """Only deliveries in one of these states; empty means all."""
+        """Only deliveries in one of these states; empty means all. At most 100
+        entries as sent, each value counted once.
+        """
 
     def __init__(
         self,

@@ -187,7 +187,8 @@ export type MemorySearchHit = Message<"taskmem.v1.MemorySearchHit"> & {
 
   /**
    * Higher is better. FULLTEXT: -bm25 (positive); SEMANTIC: cosine similarity
-   * (-1..1); HYBRID: the reciprocal-rank-fusion sum over the modes that found it.
+   * (-1..1); HYBRID: the weighted reciprocal-rank-fusion sum over the modes
+   * that found it.
    *
    * @generated from field: double score = 2;
    */
@@ -690,7 +691,10 @@ export enum SearchMode {
 
   /**
    * SQLite FTS5 over summary and detail, ranked by BM25 (words are stemmed:
-   * "caching" finds "cache"). Every word of the query must occur.
+   * "caching" finds "cache"). The query's words are alternatives (stop words
+   * left out): an entry needs one of them, and more and rarer ones rank it
+   * higher; a "quoted phrase" is required as written (see
+   * SearchMemoriesRequest.query).
    *
    * @generated from enum value: SEARCH_MODE_FULLTEXT = 1;
    */
@@ -705,8 +709,8 @@ export enum SearchMode {
   SEMANTIC = 2,
 
   /**
-   * Both, merged by reciprocal-rank fusion (k = 60). With no embeddings
-   * configured it is FULLTEXT alone.
+   * Both, merged by weighted reciprocal-rank fusion (see SearchMemories for the
+   * weights and depths). With no embeddings configured it is FULLTEXT alone.
    *
    * @generated from enum value: SEARCH_MODE_HYBRID = 3;
    */

@@ -246,7 +246,7 @@ export type Task = Message$1<"taskmem.v1.Task"> & {
    * WAIT_CANCELLED, WAIT_FAILED) and errors (TASK_STATE_ERROR_ADDED) — not
    * actions, their log lines or messages, which can be many. Change it with
    * UpdateTask (update_mask path "webhook_event_types"); it applies to events
-   * not yet delivered.
+   * not yet delivered. At most 100 entries as sent, each value counted once.
    *
    * @generated from field: repeated taskmem.v1.EventType webhook_event_types = 24;
    */
@@ -289,7 +289,8 @@ export type PlanItemSpec = Message$1<"taskmem.v1.PlanItemSpec"> & {
   title: string;
 
   /**
-   * Ids of items in the same plan that must be COMPLETED or SKIPPED first. No cycles.
+   * Ids of items in the same plan that must be COMPLETED or SKIPPED first. No
+   * cycles. At most 50.
    *
    * @generated from field: repeated string depends_on = 4;
    */

@@ -80,7 +80,7 @@ export type CreateTaskRequest = Message<"taskmem.v1.CreateTaskRequest"> & {
   callbackUrl: string;
 
   /**
-   * The first plan, if already known. Stored as version 1.
+   * The first plan, if already known. Stored as version 1. At most 500 items.
    *
    * @generated from field: repeated taskmem.v1.PlanItemSpec plan = 8;
    */
@@ -101,7 +101,8 @@ export type CreateTaskRequest = Message<"taskmem.v1.CreateTaskRequest"> & {
   planInferenceDisabled: boolean;
 
   /**
-   * The event types POSTed to callback_url; empty means the default set (see Task).
+   * The event types POSTed to callback_url; empty means the default set (see
+   * Task). At most 100 entries as sent, each value counted once.
    *
    * @generated from field: repeated taskmem.v1.EventType webhook_event_types = 11;
    */
@@ -338,7 +339,7 @@ export type ReplacePlanRequest = Message<"taskmem.v1.ReplacePlanRequest"> & {
   taskId: string;
 
   /**
-   * The new plan. At least one item.
+   * The new plan. At least one item, at most 500.
    *
    * @generated from field: repeated taskmem.v1.PlanItemSpec items = 2;
    */
@@ -766,7 +767,8 @@ export type ListActionsRequest = Message<"taskmem.v1.ListActionsRequest"> & {
 
   /**
    * Only actions in these statuses (for example RUNNING: what runs now, however
-   * long the task's history); empty means all.
+   * long the task's history); empty means all. At most 100 entries as sent,
+   * each value counted once.
    *
    * @generated from field: repeated taskmem.v1.ActionStatus statuses = 5;
    */
@@ -1551,7 +1553,8 @@ export type ListWebhookDeliveriesRequest = Message<"taskmem.v1.ListWebhookDelive
   taskId: string;
 
   /**
-   * Only deliveries in one of these states; empty means all.
+   * Only deliveries in one of these states; empty means all. At most 100
+   * entries as sent, each value counted once.
    *
    * @generated from field: repeated taskmem.v1.WebhookDeliveryState states = 2;
    */
