@@ -32,7 +32,7 @@ from taskmem.core.state_items import Candidate
 from taskmem.core.state_notes import DECISION_KIND, EntryLink, StateNotes
 from taskmem.core.state_prompts import QUERY_SYSTEM, query_user_prompt
 from taskmem.core.state_records import CandidateResult, ReconcileReport, StoredStateItem
-from taskmem.core.task_state_yaml import TaskStateView, build_task_state, fit_task_state
+from taskmem.core.task_state_yaml import TaskStateFits, TaskStateView, build_task_state
 from taskmem.core.tokens import TokenCounter
 from taskmem.providers.chat import ChatModel, ChatModelError, ChatModelTimeout
 from taskmem.providers.embeddings import Embedder, EmbeddingError
@@ -123,6 +123,7 @@ class StateEngine:
         self.storage = storage
         self.config = config
         self.counter = counter
+        self.task_state_fits = TaskStateFits(counter)
         self.embedder: Embedder | None = GuardedEmbedder(embedder) if embedder is not None else None
         self.chat = chat  # the utility model: extraction and summaries
         self.router = router or ModelRouter(chat, None)  # QueryTask: the utility or the second model
@@ -155,7 +156,7 @@ class StateEngine:
         return await self.storage.read(_task_view, namespace, task_id)
 
     async def task_state(self, namespace: str, task_id: str, budget: int) -> tuple[str, TaskStateView, list[str]]:
-        return fit_task_state(await self.task_view(namespace, task_id), self.counter, budget)
+        return self.task_state_fits.fit(await self.task_view(namespace, task_id), budget)
 
     async def list_items(self, namespace: str, thread_id: str, task_id: str, types: list[str],
                          include_superseded: bool) -> list[StoredStateItem]:
@@ -285,7 +286,8 @@ class StateEngine:
                                                                       query)
         inputs = ContextInputs(record.summary.summary if record.summary else "", view, record.items, knowledge,
                                memories, record.recent)
-        return build_context(self.counter, budget, mode, inputs, self.config.state_max_active_items)
+        return build_context(self.counter, budget, mode, inputs, self.config.state_max_active_items,
+                             self.task_state_fits.fit)
 
     async def query_task(self, namespace: str, task_id: str, question: str,
                          model: ModelTier | None = None) -> Answer:
