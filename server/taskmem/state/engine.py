@@ -282,8 +282,13 @@ class StateEngine:
 
     async def build_context(self, namespace: str, thread_id: str, task_id: str, budget: int, mode: ContextMode,
                             query: str) -> tuple[str, list[Section]]:
-        record, view, (knowledge, memories) = await self.storage.read(_context_read, namespace, thread_id, task_id,
-                                                                      query)
+        reads, key = self.storage.thread_reads, (namespace, thread_id, task_id, query)
+        read = reads.get(key)
+        if read is None:
+            epoch = reads.epoch
+            read = await self.storage.read(_context_read, namespace, thread_id, task_id, query)
+            reads.put(key, epoch, read)
+        record, view, (knowledge, memories) = read  # shared with later calls: read only
         inputs = ContextInputs(record.summary.summary if record.summary else "", view, record.items, knowledge,
                                memories, record.recent)
         return build_context(self.counter, budget, mode, inputs, self.config.state_max_active_items,
