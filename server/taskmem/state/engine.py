@@ -283,16 +283,21 @@ class StateEngine:
     async def build_context(self, namespace: str, thread_id: str, task_id: str, budget: int, mode: ContextMode,
                             query: str) -> tuple[str, list[Section]]:
         reads, key = self.storage.thread_reads, (namespace, thread_id, task_id, query)
-        read = reads.get(key)
+        read: _ContextRead | None = reads.get(key)
         if read is None:
             epoch = reads.epoch
-            read = await self.storage.read(_context_read, namespace, thread_id, task_id, query)
+            read = _ContextRead(await self.storage.read(_context_read, namespace, thread_id, task_id, query))
             reads.put(key, epoch, read)
-        record, view, (knowledge, memories) = read  # shared with later calls: read only
-        inputs = ContextInputs(record.summary.summary if record.summary else "", view, record.items, knowledge,
-                               memories, record.recent)
-        return build_context(self.counter, budget, mode, inputs, self.config.state_max_active_items,
-                             self.task_state_fits.fit)
+        built = read.built.get((budget, mode))
+        if built is None:
+            record, view, (knowledge, memories) = read.inputs  # shared with later calls: read only
+            inputs = ContextInputs(record.summary.summary if record.summary else "", view, record.items, knowledge,
+                                   memories, record.recent)
+            built = build_context(self.counter, budget, mode, inputs, self.config.state_max_active_items,
+                                  self.task_state_fits.fit)
+            read.built[(budget, mode)] = built
+        text, sections = built
+        return text, [dataclasses.replace(section) for section in sections]
 
     async def query_task(self, namespace: str, task_id: str, question: str,
                          model: ModelTier | None = None) -> Answer:
@@ -355,6 +360,14 @@ def _task_view(db: Reader, namespace: str, task_id: str,
     return build_task_state(task, plan, memory_log.newest_decisions(notes), memory_log.newest_errors(notes),
                             memory_log.workspace_of(db, namespace, task_id), constraints=notes.constraints,
                             questions=notes.questions, risks=notes.risks, waits=notes.waits)
+
+
+@dataclasses.dataclass
+class _ContextRead:
+    """One thread's context inputs as read, and the contexts built from them by (budget, mode); the
+    storage's thread-read cache drops both together when a commit could change the inputs."""
+    inputs: tuple[state_task.ThreadRecord, TaskStateView | None, tuple[list[str], list[str]]]
+    built: dict[tuple[int, ContextMode], tuple[str, list[Section]]] = dataclasses.field(default_factory=dict)
 
 
 def _context_read(db: Reader, namespace: str, thread_id: str, task_id: str, query: str) -> tuple[
