@@ -295,6 +295,8 @@ class StateEngine:
                                    memories, record.recent)
             built = build_context(self.counter, budget, mode, inputs, self.config.state_max_active_items,
                                   self.task_state_fits.fit)
+            if len(read.built) >= BUILT_PER_READ:
+                del read.built[next(iter(read.built))]  # the oldest: callers rarely vary their budget
             read.built[(budget, mode)] = built
         text, sections = built
         return text, [dataclasses.replace(section) for section in sections]
@@ -360,6 +362,9 @@ def _task_view(db: Reader, namespace: str, task_id: str,
     return build_task_state(task, plan, memory_log.newest_decisions(notes), memory_log.newest_errors(notes),
                             memory_log.workspace_of(db, namespace, task_id), constraints=notes.constraints,
                             questions=notes.questions, risks=notes.risks, waits=notes.waits)
+
+
+BUILT_PER_READ = 8  # contexts kept per cached read (distinct budget and mode pairs)
 
 
 @dataclasses.dataclass

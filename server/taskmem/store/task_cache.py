@@ -52,7 +52,8 @@ class ThreadReadCache:
     of no task (knowledge, standalone threads), or a write that emitted no event at all (its reach is
     unknown, so everything goes). The epoch check keeps a read that raced a commit from being stored."""
 
-    def __init__(self, capacity: int = 1_000) -> None:
+    # A read holds up to 200 messages and its task's view, so the bound is modest.
+    def __init__(self, capacity: int = 256) -> None:
         self._capacity = capacity
         self._reads: collections.OrderedDict[ThreadKey, Any] = collections.OrderedDict()
         self.epoch = 0
