@@ -156,6 +156,11 @@ async def main(rate: float, seconds: float, warmup: float, writer: str) -> None:
           f"{' '.join(f'{x:.2f}' for x in os.getloadavg())}")
     if failures:
         print(f"failed writes (their events are missing): {dict(failures)}")
+        if "CANCELLED" in failures:
+            # grpc C-core's backlog protection, not ours: once more calls have arrived than the server's event
+            # loop has taken (grpc.server.max_pending_requests, 1,000 by default), it cancels new ones by random
+            # early detection. Raising the limit only turns the failures into seconds of queueing.
+            print("CANCELLED: the server fell behind the offered rate and gRPC shed calls it had not yet started")
     print("latency ms: send = writer's send -> receipt; append = event appended (create_time) -> receipt")
     print("subscriber  received  events/s  send p50 send p99 send max  appd p50 appd p99 appd max")
     for subscriber, (stdout, _) in zip(subscribers, outputs, strict=True):

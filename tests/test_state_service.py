@@ -16,9 +16,11 @@ import yaml
 from hypothesis import HealthCheck, given, settings, strategies as st
 
 from taskmem.tiktoken_offline import token_counter
-from taskmem.v1 import event_pb2, state_pb2, task_pb2
+from taskmem.v1 import event_pb2, memory_pb2, state_pb2, task_pb2
+from taskmem.v1 import memory_service_pb2 as mpb
 from taskmem.v1 import state_service_pb2 as pb
 from taskmem.v1 import task_service_pb2 as tpb
+from taskmem.v1.memory_service_pb2_grpc import MemoryServiceStub
 from taskmem.v1.state_service_pb2_grpc import StateServiceStub
 from taskmem.v1.task_service_pb2_grpc import TaskServiceStub
 from tests.support.rpc_errors import assert_rpc_error
@@ -267,6 +269,30 @@ async def test_build_context_fills_sections_by_share_and_gives_the_rest_to_the_t
     minimal = await state.BuildContext(pb.BuildContextRequest(task_id=task_id, token_budget=800,
                                                               mode=state_pb2.CONTEXT_MODE_MINIMAL))
     assert {s.name: s.allowed_tokens for s in minimal.sections}["knowledge"] == 64
+
+
+async def test_build_context_shows_every_change_committed_after_an_earlier_call(rpc, channel) -> None:
+    tasks, state = rpc
+    memory = MemoryServiceStub(channel)
+    task_id = await _task(tasks, items=3, done=0)
+
+    async def context(**thread: str) -> str:
+        return (await state.BuildContext(pb.BuildContextRequest(token_budget=2000, **thread))).text
+
+    assert "the first note" not in await context(task_id=task_id)
+    await _say(tasks, task_id, AGENT, "the first note")
+    assert "the first note" in await context(task_id=task_id)
+    await tasks.UpdatePlanItem(tpb.UpdatePlanItemRequest(
+        task_id=task_id, item_id="step-0", status=task_pb2.PLAN_ITEM_STATUS_BLOCKED, active_issue="disk is full"))
+    assert "disk is full" in await context(task_id=task_id)
+    await memory.UpsertKnowledge(mpb.UpsertKnowledgeRequest(
+        category=memory_pb2.KNOWLEDGE_CATEGORY_CONVENTION, key="quoting", value="identifiers are snake_case"))
+    assert "identifiers are snake_case" in await context(task_id=task_id)  # an event of no task
+    thread = f"chat-{task_id}"
+    await _say(tasks, thread, USER, "a standalone question", standalone=True)
+    assert "a standalone question" in await context(thread_id=thread)
+    await _say(tasks, thread, AGENT, "a standalone answer", standalone=True)
+    assert "a standalone answer" in await context(thread_id=thread)
 
 
 async def test_query_task_without_a_model_answers_from_progress_and_says_so(rpc) -> None:

@@ -7,7 +7,8 @@ from hypothesis import HealthCheck, given, settings, strategies as st
 
 from taskmem.core.plans import ItemStatus, Plan, PlanItem
 from taskmem.core.task_state_yaml import (
-    DecisionEntry, ErrorEntry, WorkspaceChanges, build_task_state, fit_task_state, render_task_state_yaml,
+    DecisionEntry, ErrorEntry, TaskStateFits, WorkspaceChanges, build_task_state, fit_task_state,
+    render_task_state_yaml,
 )
 from taskmem.core.state_notes import Note, WaitNote
 from taskmem.core.tasks import Task, TaskStatus
@@ -91,6 +92,23 @@ def test_a_tight_budget_drops_detail_in_the_documented_order_and_says_so() -> No
     assert omitted[1].endswith("error resolutions")
     assert len(fitted.decisions) == 10  # decisions go only after every error
     assert yaml.safe_load(text)["task"]["id"] == "tsk_a1b2"
+
+
+def test_a_remembered_fit_equals_a_fresh_one_and_follows_any_change_to_the_view() -> None:
+    fits = TaskStateFits(COUNTER)
+    view = build_task_state(_task(), _plan(40, 20), _decisions(10), _errors(5), WorkspaceChanges(1, 2, 3))
+    fresh = fit_task_state(view, COUNTER, 200)
+    assert fits.fit(view, 200) == fresh
+    again = fits.fit(view, 200)
+    assert again == fresh
+    again[1].subtasks.clear()  # a caller changing what it was given changes nothing remembered
+    assert fits.fit(view, 200) == fresh
+    assert fits.fit(view, 400) == fit_task_state(view, COUNTER, 400)
+    view.subtasks[0].active_issue = "the ENUM columns need a mapping"
+    changed = fits.fit(view, 2000)
+    assert changed == fit_task_state(view, COUNTER, 2000) and "ENUM columns" in changed[0]
+    view.decisions[-1].text = "a newer decision"
+    assert fits.fit(view, 2000) == fit_task_state(view, COUNTER, 2000)
 
 
 def test_a_budget_too_small_for_the_task_line_gives_empty_text() -> None:

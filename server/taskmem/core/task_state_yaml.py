@@ -14,6 +14,7 @@ budget, and reports each step it took in `omitted`.
 
 from __future__ import annotations
 
+import collections
 import dataclasses
 import datetime
 import json
@@ -439,6 +440,37 @@ def _fit_goal(view: TaskStateView, counter: TokenCounter, budget: int,
         room -= 2
     view.goal = ""
     return bare, view, [*omitted, "goal"]
+
+
+Fitted = tuple[str, TaskStateView, list[str]]
+
+
+class TaskStateFits:
+    """fit_task_state, remembered by the view's whole content and the budget.
+
+    GetTaskState and BuildContext fit a freshly read view on every call, and fitting a long plan
+    renders and counts the YAML dozens of times (most of BuildContext's time), while between writes
+    the view is the same. The key is the view's repr, which spells out every field recursively, so
+    a view that differs in anything is fitted afresh: nothing needs invalidating, nothing stale is
+    ever returned, and the budget guarantee is fit_task_state's own."""
+
+    def __init__(self, counter: TokenCounter, capacity: int = 128) -> None:
+        self._counter = counter
+        self._capacity = capacity
+        self._fitted: collections.OrderedDict[tuple[int, str], Fitted] = collections.OrderedDict()
+
+    def fit(self, view: TaskStateView, budget: int) -> Fitted:
+        key = (budget, repr(view))
+        fitted = self._fitted.get(key)
+        if fitted is None:
+            fitted = fit_task_state(view, self._counter, budget)
+            self._fitted[key] = fitted
+            if len(self._fitted) > self._capacity:
+                self._fitted.popitem(last=False)
+        else:
+            self._fitted.move_to_end(key)
+        text, fitted_view, omitted = fitted
+        return text, _copy(fitted_view), list(omitted)  # callers may change what they are given
 
 
 def _copy(view: TaskStateView) -> TaskStateView:

@@ -11,7 +11,7 @@ from taskmem.core.context_budget import (
 from taskmem.core.messages import Message
 from taskmem.core.state_render import render_state
 from taskmem.core.state_records import StoredStateItem
-from taskmem.core.task_state_yaml import TaskStateView, fit_task_state
+from taskmem.core.task_state_yaml import Fitted, TaskStateView, fit_task_state
 from taskmem.core.tokens import TokenCounter
 
 TAIL_MESSAGES = 200
@@ -33,13 +33,18 @@ def message_line(message: Message) -> str:
 
 
 def build_context(counter: TokenCounter, budget: int, mode: ContextMode, inputs: ContextInputs,
-                  max_items: int) -> tuple[str, list[Section]]:
+                  max_items: int, fit_state: Callable[[TaskStateView, int], Fitted] | None = None,
+                  ) -> tuple[str, list[Section]]:
+    """fit_state fits the task state (default: fit_task_state with counter; the engine passes its memo)."""
     def summary(room: int) -> tuple[str, bool, str]:
         if inputs.running_summary:
             return fit_text_body(counter, inputs.running_summary, room, "running summary")
         if inputs.task_state is None:
             return "", False, ""
-        text, _, omitted = fit_task_state(inputs.task_state, counter, room)
+        if fit_state is None:
+            text, _, omitted = fit_task_state(inputs.task_state, counter, room)
+        else:
+            text, _, omitted = fit_state(inputs.task_state, room)
         return text.rstrip("\n"), bool(omitted), "; ".join(omitted)
 
     def state(room: int) -> tuple[str, bool, str]:

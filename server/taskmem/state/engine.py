@@ -32,7 +32,7 @@ from taskmem.core.state_items import Candidate
 from taskmem.core.state_notes import DECISION_KIND, EntryLink, StateNotes
 from taskmem.core.state_prompts import QUERY_SYSTEM, query_user_prompt
 from taskmem.core.state_records import CandidateResult, ReconcileReport, StoredStateItem
-from taskmem.core.task_state_yaml import TaskStateView, build_task_state, fit_task_state
+from taskmem.core.task_state_yaml import TaskStateFits, TaskStateView, build_task_state
 from taskmem.core.tokens import TokenCounter
 from taskmem.providers.chat import ChatModel, ChatModelError, ChatModelTimeout
 from taskmem.providers.embeddings import Embedder, EmbeddingError
@@ -124,6 +124,7 @@ class StateEngine:
         self.storage = storage
         self.settings = settings
         self.counter = counter
+        self.task_state_fits = TaskStateFits(counter)
         self.embedder: Embedder | None = GuardedEmbedder(embedder) if embedder is not None else None
         self.chat = chat  # the utility model: extraction and summaries
         self.router = router or ModelRouter(chat, None)  # QueryTask: the utility or the second model
@@ -156,7 +157,7 @@ class StateEngine:
         return await self.storage.read(_task_view, namespace, task_id)
 
     async def task_state(self, namespace: str, task_id: str, budget: int) -> tuple[str, TaskStateView, list[str]]:
-        return fit_task_state(await self.task_view(namespace, task_id), self.counter, budget)
+        return self.task_state_fits.fit(await self.task_view(namespace, task_id), budget)
 
     async def list_items(self, namespace: str, thread_id: str, task_id: str, types: list[str],
                          include_superseded: bool) -> list[StoredStateItem]:
@@ -282,11 +283,24 @@ class StateEngine:
 
     async def build_context(self, namespace: str, thread_id: str, task_id: str, budget: int, mode: ContextMode,
                             query: str) -> tuple[str, list[Section]]:
-        record, view, (knowledge, memories) = await self.storage.read(_context_read, namespace, thread_id, task_id,
-                                                                      query)
-        inputs = ContextInputs(record.summary.summary if record.summary else "", view, record.items, knowledge,
-                               memories, record.recent)
-        return build_context(self.counter, budget, mode, inputs, self.settings.max_active_items)
+        reads, key = self.storage.thread_reads, (namespace, thread_id, task_id, query)
+        read: _ContextRead | None = reads.get(key)
+        if read is None:
+            epoch = reads.epoch
+            read = _ContextRead(await self.storage.read(_context_read, namespace, thread_id, task_id, query))
+            reads.put(key, epoch, read)
+        built = read.built.get((budget, mode))
+        if built is None:
+            record, view, (knowledge, memories) = read.inputs  # shared with later calls: read only
+            inputs = ContextInputs(record.summary.summary if record.summary else "", view, record.items, knowledge,
+                                   memories, record.recent)
+            built = build_context(self.counter, budget, mode, inputs, self.settings.max_active_items,
+                                  self.task_state_fits.fit)
+            if len(read.built) >= BUILT_PER_READ:
+                del read.built[next(iter(read.built))]  # the oldest: callers rarely vary their budget
+            read.built[(budget, mode)] = built
+        text, sections = built
+        return text, [dataclasses.replace(section) for section in sections]
 
     async def query_task(self, namespace: str, task_id: str, question: str,
                          model: ModelTier | None = None) -> Answer:
@@ -349,6 +363,17 @@ def _task_view(db: Reader, namespace: str, task_id: str,
     return build_task_state(task, plan, view_sections.newest_decisions(notes), view_sections.newest_errors(notes),
                             view_sections.workspace_of(db, namespace, task_id), constraints=notes.constraints,
                             questions=notes.questions, risks=notes.risks, waits=notes.waits)
+
+
+BUILT_PER_READ = 8  # contexts kept per cached read (distinct budget and mode pairs)
+
+
+@dataclasses.dataclass
+class _ContextRead:
+    """One thread's context inputs as read, and the contexts built from them by (budget, mode); the
+    storage's thread-read cache drops both together when a commit could change the inputs."""
+    inputs: tuple[state_task.ThreadRecord, TaskStateView | None, tuple[list[str], list[str]]]
+    built: dict[tuple[int, ContextMode], tuple[str, list[Section]]] = dataclasses.field(default_factory=dict)
 
 
 def _context_read(db: Reader, namespace: str, thread_id: str, task_id: str, query: str) -> tuple[

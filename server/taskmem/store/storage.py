@@ -11,7 +11,7 @@ from taskmem.core.events import Event
 from taskmem.store.database import connect, ensure_parent, migrate
 from taskmem.store.event_log import EventLog
 from taskmem.store.sqlite_thread import SqliteThread
-from taskmem.store.task_cache import TaskViewCache
+from taskmem.store.task_cache import TaskViewCache, ThreadReadCache
 from taskmem.store.writer import Mutation, PayloadEncoder, Reader, Writer
 
 T = TypeVar("T")
@@ -25,6 +25,7 @@ class Storage:
         self._next_reader = itertools.cycle(readers)
         self.events = EventLog(self.read, queue_size)
         self.task_views = TaskViewCache()
+        self.thread_reads = ThreadReadCache()
         self.writer = Writer(writer_thread, encode, self._committed, batch_size)
 
     @classmethod
@@ -42,9 +43,11 @@ class Storage:
         storage.writer.start()
         return storage
 
-    def _committed(self, events: list[Event]) -> None:
+    def _committed(self, events: list[Event], silent: bool) -> None:
         self.task_views.invalidate(events)
-        self.events.publish(events)
+        self.thread_reads.invalidate(events, silent)
+        if events:
+            self.events.publish(events)
 
     async def read(self, query: Callable[..., T], *args: Any) -> T:
         """Run query(reader, *args) in a reader thread; WAL lets it read while the writer writes."""

@@ -96,7 +96,9 @@ class WriterClosed(Exception):
 
 class Writer:
     def __init__(self, thread: SqliteThread, encode: PayloadEncoder,
-                 on_commit: Callable[[list[Event]], None], batch_size: int = 512) -> None:
+                 on_commit: Callable[[list[Event], bool], None], batch_size: int = 512) -> None:
+        """on_commit(events, silent) follows each commit that changed anything: the batch's events, and
+        whether some mutation committed without emitting one (a change whose reach caches cannot tell)."""
         self._thread = thread
         self._encode = encode
         self._on_commit = on_commit
@@ -153,8 +155,10 @@ class Writer:
                     future.set_exception(error)
             return
         committed: list[Event] = []
+        silent = False
         for (*_, future), (value, error, events) in zip(batch, outcomes):
             committed.extend(events)
+            silent = silent or (error is None and not events)
             if future.done():
                 continue
             if error is None:
@@ -163,8 +167,8 @@ class Writer:
                 future.set_exception(error)
         if self.on_batch is not None:
             self.on_batch(len(batch), len(committed), time.perf_counter() - started)
-        if committed:
-            self._on_commit(committed)
+        if committed or silent:
+            self._on_commit(committed, silent)
 
     def _run_batch(self, connection: sqlite3.Connection,
                    batch: list[_Job]) -> list[tuple[Any, Exception | None, list[Event]]]:
