@@ -69,6 +69,7 @@ async def where_was_i_across_a_gap(connect: Callable[[], Client]) -> None:
         first = await ok(client, "task_note", task_id=task_id, kind="decision", text="Deploy with docker compose")
         old_uid = re.search(r"\[(d_\w+)\]", first).group(1)  # type: ignore[union-attr]
         await ok(client, "task_note", task_id=task_id, kind="constraint", text="Keep the old container until healthy")
+        await ok(client, "task_note", task_id=task_id, kind="question", text="Which port does the health check use?")
     async with connect() as client:
         await ok(client, "task_update", task_id=task_id, plan_item="2", item_status="completed",
                  message="Step 2 done — pushed to ghcr.io")
@@ -88,6 +89,7 @@ async def where_was_i_across_a_gap(connect: Callable[[], Client]) -> None:
     decisions = section(answer, "Decisions")
     assert "systemd unit" in decisions and old_uid not in answer
     assert "Keep the old container until healthy" in section(answer, "Constraints")
+    assert "Which port does the health check use?" in section(answer, "Open questions")
     assert f"id: {task_id}" in state.contents[0].text  # type: ignore[union-attr]
     assert "docker compose" not in state.contents[0].text.replace("instead of docker compose", "")  # type: ignore[union-attr]
     assert "3. [in_progress] Pull the image on the server" in plan.contents[0].text  # type: ignore[union-attr]
@@ -107,14 +109,24 @@ async def bad_arguments_name_the_field(client: Client) -> None:
 
 async def linked_wait_resolves_into_the_task_history(client: Client) -> str:
     task_id = task_id_of(await ok(client, "task_register", name="Release", plan=["Wait for approval", "Ship"]))
-    created = await ok(client, "wait_create", kind="external", task_id=task_id, criteria="release approved")
+    created = await ok(client, "wait_create", kind="external", task_id=task_id, criteria="release approved",
+                       timeout_seconds=3600)
     wait_id = re.search(r"wai_\w+", created).group(0)  # type: ignore[union-attr]
     assert "[waiting]" in await ok(client, "wait_check", wait_id=wait_id)
+    # Parked on the wait: "where was I?" and the state resource both say what it waits for.
+    waits = section(await ok(client, "task_query", task_id=task_id), "Open waits")
+    assert wait_id in waits and "(external) release approved" in waits and "times out after 1h" in waits
+    state = (await client.read_resource(f"taskmem://tasks/{task_id}/state")).contents[0].text  # type: ignore[union-attr]
+    assert "open_waits:" in state and f"id: {wait_id}" in state and 'criteria: "release approved"' in state
     await ok(client, "wait_resolve", wait_id=wait_id, result="approved by alex")
     checked = await ok(client, "wait_check", wait_id=wait_id)
     assert "[resolved]" in checked and "approved by alex" in checked
-    recent = section(await ok(client, "task_query", task_id=task_id), "Recent messages")
+    answer = await ok(client, "task_query", task_id=task_id)
+    assert "Open waits" not in answer
+    recent = section(answer, "Recent messages")
     assert "release approved" in recent and "approved by alex" in recent
+    assert "open_waits" not in (await client.read_resource(
+        f"taskmem://tasks/{task_id}/state")).contents[0].text  # type: ignore[union-attr]
     return task_id
 
 
