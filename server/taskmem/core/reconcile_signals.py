@@ -360,14 +360,24 @@ CHANGE_PHRASES: tuple[str, ...] = (
     "reverted", "postponed", "rescheduled", "pushed back", "brought forward",
 )
 
+# Verbs that end something, as stems (scrap, scrapped; cancel, cancelled).
+_RETIRING_VERBS = "scrap|cancel|stop|drop|ditch|abandon|discard|retire|withdr|revok|axe"
 _CLAUSE_END = r"(?=$|[,;:.?!()]|\s(?:and|but|so|because|since|while|as)\s)"
 # Each pattern's group "old" captures the words naming what the change retires.
 _NAMED_PATTERNS: tuple[re.Pattern[str], ...] = tuple(re.compile(p) for p in (
     rf"\binstead of (?P<old>.+?){_CLAUSE_END}",
     rf"\brather than (?P<old>.+?){_CLAUSE_END}",
     rf"\bin place of (?P<old>.+?){_CLAUSE_END}",
-    rf"\b(?:switch\w*|mov\w*|migrat\w*|upgrad\w*|downgrad\w*|chang\w*|went|go|going|port\w*)\b"
+    # "re-" verbs are the change verbs of a move: reassigned, rerouted, relocated, rebooked.
+    rf"\b(?:switch\w*|mov\w*|migrat\w*|upgrad\w*|downgrad\w*|chang\w*|went|go|going|port\w*|re[a-z]{{3,}})\b"
     rf"(?:\s[^,;:.?!]*?)?\sfrom (?P<old>.+?) to\b",
+    rf"\b(?:switch\w*|mov\w*|migrat\w*|shift\w*|tak\w*)\b(?:\s[^,;:.?!]*?)?\soff (?P<old>.+?) (?:onto|to)\b",
+    # Retire-and-replace in two clauses: "Scrap the helicopter; the team goes up on foot", "Stop the
+    # amoxicillin and treat with doxycycline", "Repaint it grey; blue is dropped". The verb retires
+    # only when another clause follows (or precedes) it: alone, "stop the server before the backup"
+    # is an action like any other.
+    rf"(?:^|[,;:.?!] )(?:{_RETIRING_VERBS})\w* (?P<old>[^,;:.?!]+?)(?=[,;:.?!] \S|\s(?:and|but|then) \S)",
+    rf"[,;:.?!] (?P<old>[^,;:.?!]+?) (?:is|are|was|were|has been|have been|gets|got) (?:{_RETIRING_VERBS})\w*\b",
     rf"\breplac\w* (?!by\b|with\b)(?P<old>.+?) (?:with|by)\b",
     rf"(?:^|[,;:.?!] )(?P<old>[^,;:.?!]+?) (?:is|are|was|were|has been|have been|got|gets) replaced\b",
     rf"\breplaced (?!by\b|with\b)(?P<old>.+?){_CLAUSE_END}",
