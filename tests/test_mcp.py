@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import os
 import re
+import shutil
+import subprocess
 import sys
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -206,8 +208,6 @@ async def test_http_with_api_keys_refuses_a_caller_without_the_bearer(tmp_path: 
 
 
 def test_http_on_a_public_address_without_keys_is_refused(tmp_path: Path) -> None:
-    import subprocess
-
     result = subprocess.run([sys.executable, "-m", "taskmem", "mcp", "--http", "0.0.0.0:0", "--database",
                              str(tmp_path / "m.db")], capture_output=True, text=True, timeout=60)
     assert result.returncode == 2 and "--insecure" in result.stderr
@@ -228,3 +228,34 @@ async def test_the_readme_host_configuration_works_as_written(tmp_path: Path, mo
         task_id = task_id_of(await ok(client, "task_register", name="From the README", plan=["one"]))
         assert "From the README" in await ok(client, "task_query", task_id=task_id)
     assert (tmp_path / ".local" / "share" / "taskmem" / "taskmem.db").exists()
+
+
+@pytest.mark.skipif(shutil.which("openssl") is None, reason="needs the openssl command to make a certificate")
+async def test_stdio_against_a_tls_server_acts_with_its_key_in_the_namespace_it_names(tmp_path: Path) -> None:
+    cert, key = tmp_path / "cert.pem", tmp_path / "key.pem"
+    subprocess.run(["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", str(key), "-out", str(cert),
+                    "-days", "1", "-subj", "/CN=localhost", "-addext", "subjectAltName=DNS:localhost,IP:127.0.0.1"],
+                   check=True, capture_output=True)
+    server = ServerProcess(tmp_path / "t.db", "--api-key", "both-key:beta,alpha", "--tls-cert-file", str(cert),
+                           "--tls-key-file", str(key))
+    address = server.start()
+
+    def remote(token: str) -> Client:
+        return Client(StdioServerParameters(command=sys.executable, args=[
+            "-m", "taskmem", "mcp", "--address", address, "--token", token, "--namespace", "alpha",
+            "--tls-ca-file", str(cert)]))
+    try:
+        async with remote("both-key") as client:
+            task_id = task_id_of(await ok(client, "task_register", name="Over TLS", plan=["one"]))
+            assert "Over TLS" in await ok(client, "task_query", task_id=task_id)
+        credentials = grpc.ssl_channel_credentials(root_certificates=cert.read_bytes())
+        async with grpc.aio.secure_channel(address, credentials) as channel:
+            found = await task_service_pb2_grpc.TaskServiceStub(channel).GetTask(
+                task_service_pb2.GetTaskRequest(task_id=task_id),
+                metadata=[("authorization", "Bearer both-key"), ("x-taskmem-namespace", "alpha")])
+        assert found.task.namespace == "alpha"  # not the key's first namespace (beta): the one it named
+        async with remote("wrong-key") as client:
+            refused = await failed(client, "task_list")
+            assert "UNAUTHENTICATED" in refused
+    finally:
+        server.stop()
