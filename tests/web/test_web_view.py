@@ -333,3 +333,52 @@ def test_a_batch_answers_each_call_alone(web_url: str, channel: grpc.Channel) ->
     status, body = _post(f"{web_url}api/batch", {"calls": [
         {"service": "TaskService", "method": "GetProgress", "request": {"task_id": task_id}}]}, other_namespace)
     assert body["results"][0]["error"]["code"] == "NOT_FOUND"
+
+
+def test_task_page_shows_lifecycle_state_yaml_artifacts_episodes_and_snapshots(
+        page: Any, web_url: str, channel: grpc.Channel, screenshots: Path) -> None:
+    task_id = create_task(channel, "Chart the sales", item("draw", "Draw the charts"))
+    set_status(channel, task_id, task_pb2.TASK_STATUS_EXECUTING)
+    state = state_service_pb2_grpc.StateServiceStub(channel)
+    first = state.AddDecision(spb.AddDecisionRequest(task_id=task_id, text="Use Chart.js for the charts"), metadata=A)
+    state.AddDecision(spb.AddDecisionRequest(task_id=task_id, text="Use Plotly for the charts",
+                                             supersedes=first.item.uid), metadata=A)
+    state.UpsertStateItems(spb.UpsertStateItemsRequest(task_id=task_id, items=[state_pb2.StateItemCandidate(
+        type=state_pb2.STATE_ITEM_TYPE_CONSTRAINT, text="Charts must print in greyscale")]), metadata=A)
+    memory = memory_service_pb2_grpc.MemoryServiceStub(channel)
+    content = b"month,sales\njan,10\n"
+    artifact = memory.RegisterArtifact(mpb.RegisterArtifactRequest(
+        task_id=task_id, type=memory_pb2.ARTIFACT_TYPE_FILE, path="out/sales.csv", description="the sales table",
+        content=content), metadata=A).artifact
+    memory.RecordEpisode(mpb.RecordEpisodeRequest(task_id=task_id, agent_id="charter",
+                                                  action=memory_pb2.EPISODE_ACTION_ATTEMPTED,
+                                                  approach="Plot with matplotlib", outcome="fonts missing"), metadata=A)
+    tasks_stub(channel).RecordContextSnapshot(tpb.RecordContextSnapshotRequest(
+        task_id=task_id, label="before compaction", content="We were drawing the January chart."), metadata=A)
+    open_view(page, web_url, f"task/{task_id}", KEY_A)
+    # lifecycle: the phase timestamps the task went through
+    page.wait_for_selector("#overview-body dl.lifecycle", timeout=TIMEOUT_MS)
+    lifecycle = page.inner_text("#overview-body dl.lifecycle")
+    assert "Execution started" in lifecycle and "0/1 items done" in lifecycle
+    started = page.locator("#overview-body dl.lifecycle dt:text('Execution started') + dd").inner_text()
+    assert started.strip() not in ("", "—")
+    # structured state: the current items, and the retired decision with what replaced it and why
+    page.wait_for_selector(f"#state-body tr[data-uid='{first.item.uid}']", timeout=TIMEOUT_MS)
+    retired = page.locator(f"#state-body tr[data-uid='{first.item.uid}']").inner_text()
+    assert "Use Chart.js for the charts" in retired and "Use Plotly for the charts" in retired
+    assert "stated by the caller" in retired
+    current = page.inner_text("#state-body")
+    assert "Charts must print in greyscale" in current and "Superseded (1)" in current
+    # the task-state YAML as the agent reads it: only the active decision
+    page.wait_for_selector("#yaml-body pre.yaml:has-text('decisions_log')", timeout=TIMEOUT_MS)
+    yaml_text = page.inner_text("#yaml-body pre.yaml")
+    assert "Use Plotly for the charts" in yaml_text and "Chart.js" not in yaml_text
+    # artifacts with their size and sha256, episodes, snapshots
+    page.wait_for_selector("#artifacts-body :text('out/sales.csv')", timeout=TIMEOUT_MS)
+    row = page.locator("#artifacts-body tr:has-text('out/sales.csv')")
+    assert f"{len(content)}" in row.inner_text()
+    assert row.locator("td.sha").get_attribute("title") == artifact.sha256 and len(artifact.sha256) == 64
+    page.wait_for_selector("#episodes-body :text('Plot with matplotlib')", timeout=TIMEOUT_MS)
+    assert "fonts missing" in page.inner_text("#episodes-body")
+    page.wait_for_selector("#snapshots-body :text('before compaction')", timeout=TIMEOUT_MS)
+    page.screenshot(path=str(screenshots / "task-record.png"), full_page=True)
