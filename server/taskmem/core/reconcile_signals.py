@@ -158,7 +158,7 @@ _ANTONYM_GROUPS: tuple[frozenset[str], ...] = tuple(frozenset(_stem(w) for w in 
     "static dynamic", "manual automatic", "eager lazy", "optimistic pessimistic", "horizontal vertical",
     "primary replica secondary", "spot demand reserved", "staging production", "first last",
     "encrypted unencrypted plaintext", "inbound outbound", "upper lower", "start end", "open closed",
-    "hourly daily nightly weekly monthly yearly quarterly", "more less fewer", "higher lower",
+    "hourly daily nightly weekly monthly yearly quarterly", "more less fewer", "before during after", "higher lower",
     "faster slower", "bigger smaller", "early late", "blocking nonblocking non-blocking",
     "cookie token", "email sms slack phone", "windows linux macos", "arm arm64 x86 x86-64 amd64",
     "mutable immutable", "stateful stateless", "monolith microservice", "ascending descending",
@@ -168,6 +168,11 @@ _ANTONYM_GROUPS: tuple[frozenset[str], ...] = tuple(frozenset(_stem(w) for w in 
     "morning afternoon evening night am pm noon midnight", "today tomorrow yesterday",
     "millisecond second minute hour day week month quarter year",
     "north south east west northeast northwest southeast southwest",
+    # Units of one dimension, and the systems they belong to: "weigh in grams" / "in ounces".
+    "gram grams kilogram kilograms kg ounce ounces pound pounds lb lbs tonne tonnes",
+    "metre metres meter meters kilometre kilometres km mile miles foot feet inch inches yard yards",
+    "litre litres liter liters millilitre millilitres gallon gallons pint pints",
+    "celsius fahrenheit kelvin", "metric imperial",
 ))
 
 _ALL_GROUP_WORDS: frozenset[str] = frozenset(w for group in _ANTONYM_GROUPS for w in group)
@@ -505,9 +510,10 @@ class Distinction:
         return {"kind": self.kind, "old": self.old_value, "new": self.new_value}
 
 
-# A noun after a determiner or preposition, then a number that is not a time or a quantity.
+# A noun after a determiner or preposition, then a number that is not a time or a quantity
+# (a number followed by a unit measures something: "at minus 18 degrees" picks nothing out).
 _DESIGNATED = re.compile(r"\b(?:on|for|in|of|from|to|at|the|a|an|this|that|each|every)\s+([a-z]+)\s+(\d+)\b"
-                         r"(?!\s*\S*(?:h|celsius|kg|metre|eur|usd|percent)\b)")
+                         rf"(?!\s*\S*(?:h|{'|'.join(sorted(UNIT_TOKENS))}|degrees?)\b)")
 
 
 def _designators(text: str) -> dict[str, str]:
