@@ -382,3 +382,43 @@ def test_task_page_shows_lifecycle_state_yaml_artifacts_episodes_and_snapshots(
     assert "fonts missing" in page.inner_text("#episodes-body")
     page.wait_for_selector("#snapshots-body :text('before compaction')", timeout=TIMEOUT_MS)
     page.screenshot(path=str(screenshots / "task-record.png"), full_page=True)
+
+
+# WCAG 2 contrast of every visible text run against the background it is drawn on (the nearest
+# ancestor with an opaque background colour), computed in the page from the computed styles.
+CONTRAST_SCRIPT = """
+() => {
+  const parse = (c) => { const m = c.match(/rgba?\\(([^)]+)\\)/); if (!m) return null;
+    const [r, g, b, a = 1] = m[1].split(/[ ,\\/]+/).filter(Boolean).map(Number); return { r, g, b, a }; };
+  const lum = ({ r, g, b }) => { const f = (v) => { v /= 255; return v <= 0.03928 ? v / 12.92 : ((v + 0.055) / 1.055) ** 2.4; };
+    return 0.2126 * f(r) + 0.7152 * f(g) + 0.0722 * f(b); };
+  const background = (el) => { for (let e = el; e; e = e.parentElement) { const c = parse(getComputedStyle(e).backgroundColor);
+    if (c && c.a >= 0.99) return c; } return { r: 255, g: 255, b: 255, a: 1 }; };
+  const worst = [];
+  const walker = document.createTreeWalker(document.body, NodeFilter.SHOW_TEXT);
+  for (let node = walker.nextNode(); node; node = walker.nextNode()) {
+    const el = node.parentElement;
+    if (!node.textContent.trim() || !el || !el.getClientRects().length) continue;
+    const style = getComputedStyle(el);
+    if (style.visibility === "hidden" || Number(style.opacity) === 0 || el.closest("[hidden], svg")) continue;
+    if (el.closest("button:disabled, input:disabled")) continue;  // WCAG exempts inactive controls
+    const fg = parse(style.color), bg = background(el);
+    const [hi, lo] = [lum(fg), lum(bg)].sort((a, b) => b - a);
+    const ratio = (hi + 0.05) / (lo + 0.05);
+    const large = parseFloat(style.fontSize) >= 24 || (parseFloat(style.fontSize) >= 18.66 && Number(style.fontWeight) >= 700);
+    if (ratio < (large ? 3 : 4.5)) worst.push(`${ratio.toFixed(2)} ${el.tagName}.${el.className}: ${node.textContent.trim().slice(0, 40)}`);
+  }
+  return worst;
+}
+"""
+
+
+def test_every_page_has_readable_contrast(page: Any, web_url: str, channel: grpc.Channel) -> None:
+    task_id = create_task(channel, "Contrast check", item("a", "First"), item("b", "Second", "a"))
+    stub = tasks_stub(channel)
+    stub.UpdatePlanItem(tpb.UpdatePlanItemRequest(task_id=task_id, item_id="a",
+                                                  status=task_pb2.PLAN_ITEM_STATUS_COMPLETED), metadata=A)
+    set_status(channel, task_id, task_pb2.TASK_STATUS_EXECUTING)
+    for route in ("tasks", f"task/{task_id}", "knowledge", "search"):
+        open_view(page, web_url, route, KEY_A)
+        assert page.evaluate(CONTRAST_SCRIPT) == [], route
