@@ -192,7 +192,13 @@ def test_knowledge_and_search_pages_show_the_namespaces_memory(
     assert "Use the node: prefix for every builtin" in page.inner_text("tr[data-key=imports]")
     page.click("tr[data-key=imports] button.link")
     page.wait_for_selector("tr.history-row :text('Use node: prefix for builtins')", timeout=TIMEOUT_MS)
+    imports = page.inner_text("tr[data-key=imports]")
+    assert "agent-7" in imports and "90%" in imports  # its source and confidence
     page.screenshot(path=str(screenshots / "knowledge.png"), full_page=True)
+    page.select_option("#knowledge-category", "DECISION")
+    page.click(".filters button[type=submit]")
+    page.wait_for_selector("tr[data-key=orm]", timeout=TIMEOUT_MS)
+    assert page.locator("tr[data-key=imports]").count() == 0
     page.goto(f"{web_url}#/search")
     page.fill("#search-query", "full text search")
     page.select_option("#search-mode", "FULLTEXT")
@@ -200,6 +206,14 @@ def test_knowledge_and_search_pages_show_the_namespaces_memory(
     page.wait_for_selector("#search-results li.hit mark", timeout=TIMEOUT_MS)
     assert "Chose PostgreSQL full text search" in page.inner_text("#search-results")
     assert "Elasticsearch" not in page.inner_text("#search-results")
+    # filters: another task's id finds nothing; this task's id finds it again
+    other = create_task(channel, "Another task")
+    page.fill("#search-task", other)
+    page.press("#search-query", "Enter")
+    page.wait_for_selector("#search-results :text('Nothing found.')", timeout=TIMEOUT_MS)
+    page.fill("#search-task", task_id)
+    page.press("#search-query", "Enter")
+    page.wait_for_selector("#search-results li.hit", timeout=TIMEOUT_MS)
     page.screenshot(path=str(screenshots / "search.png"), full_page=True)
 
 
