@@ -5,10 +5,12 @@
    webhooks carry ACTION_RECORDED, then records actions round-robin over them at --rate per second
    for --seconds. Prints delivered events/s, how long the backlog took to drain after the last
    write, and the commit → receipt delay (p50, p95, max): the event's create_time (stamped in its
-   transaction) to the receiver's clock when the POST arrived.
+   transaction) to the receiver's clock when the POST arrived, and the server's CPU time per event
+   (written and delivered; from /proc, so it holds when a loaded machine slows the clock figures),
+   beside the same writes to tasks with no callback_url.
 2. Metrics cost: two servers, one with --metrics-listen and one without, each driven with
    RecordAction by the same grpc.aio client (--concurrency calls in flight) in alternating rounds;
-   prints the median requests/s of each and their ratio.
+   prints the median requests/s of each and their ratio, and each server's CPU time per request.
 
     .venv/bin/python bench/webhook_bench.py [--rate 200] [--seconds 10] [--tasks 4] [--rounds 5]
 """
@@ -17,6 +19,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import os
 import statistics
 import subprocess
 import sys
@@ -85,26 +88,36 @@ class ReceiverProcess:
         self.process.wait(timeout=10)
 
 
+def cpu_seconds(pid: int) -> float:
+    """User + system CPU time of a process so far (Linux /proc)."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
 def percentile(values: list[float], fraction: float) -> float:
     ordered = sorted(values)
     return ordered[min(len(ordered) - 1, int(round(fraction * (len(ordered) - 1))))]
 
 
-async def webhook_delivery(rate: float, seconds: float, task_count: int) -> None:
+async def webhook_delivery(rate: float, seconds: float, task_count: int, hooked: bool = True) -> float:
+    """Writes --rate events/s for --seconds; with hooked, waits for their delivery and prints the figures.
+    Returns the server's CPU seconds per event over the run."""
     receiver: ReceiverProcess | None = None
     with tempfile.TemporaryDirectory() as tmp:
         server = ServerProcess(Path(tmp) / "bench.db", "--log-level", "WARNING",
                                env={"TASKMEM_WEBHOOK_ALLOWED_HOSTS": "127.0.0.1"})
         address = server.start()
+        assert server.process is not None
         try:
             async with grpc.aio.insecure_channel(address) as channel:
                 stub = TaskServiceStub(channel)
                 receiver = ReceiverProcess((await stub.GetWebhookSecret(pb.GetWebhookSecretRequest())).secret)
                 task_ids = [(await stub.CreateTask(pb.CreateTaskRequest(
-                    name=f"bench {n}", callback_url=receiver.url,
+                    name=f"bench {n}", callback_url=receiver.url if hooked else "",
                     webhook_event_types=[event_pb2.EVENT_TYPE_ACTION_RECORDED]))).task.id for n in range(task_count)]
                 total = int(rate * seconds)
                 calls: list[asyncio.Future[object]] = []
+                cpu_before = cpu_seconds(server.process.pid)
                 started = time.perf_counter()
                 for n in range(total):  # paced: the n-th write starts at n / rate seconds
                     await asyncio.sleep(max(0.0, started + n / rate - time.perf_counter()))
@@ -114,6 +127,11 @@ async def webhook_delivery(rate: float, seconds: float, task_count: int) -> None
                 await asyncio.gather(*calls)
                 written = time.perf_counter() - started
                 last_write = time.time()
+                if not hooked:
+                    cpu_per_event = (cpu_seconds(server.process.pid) - cpu_before) / total
+                    print(f"no webhooks: {total} events written in {written:.1f} s ({total / written:.0f}/s);"
+                          f" server CPU {cpu_per_event * 1000:.2f} ms per event")
+                    return cpu_per_event
                 cursors: dict[str, float] = {}
                 token = ""
                 while True:
@@ -126,6 +144,7 @@ async def webhook_delivery(rate: float, seconds: float, task_count: int) -> None
                 deadline = time.monotonic() + 120
                 while len(set(cursors) & set(receiver.arrived)) < len(cursors) and time.monotonic() < deadline:
                     await asyncio.sleep(0.05)
+                cpu_per_event = (cpu_seconds(server.process.pid) - cpu_before) / total
         finally:
             server.stop()
             if receiver is not None:
@@ -136,15 +155,17 @@ async def webhook_delivery(rate: float, seconds: float, task_count: int) -> None
     span = max(delivered) - min(delivered) if delivered else 0.0
     print(f"webhooks: {len(cursors)} events written in {written:.1f} s ({len(cursors) / written:.0f}/s) over "
           f"{task_count} task(s); {len(delivered)} delivered ({receiver.posts} POSTs received, "
-          f"{receiver.rejected} bad signatures)")
+          f"{receiver.rejected} bad signatures); server CPU {cpu_per_event * 1000:.2f} ms per event")
     if delivered:
         print(f"  delivered {len(delivered) / span:.0f} events/s; backlog drained "
               f"{max(0.0, max(delivered) - last_write):.2f} s after the last write")
         print(f"  commit -> receipt: p50 {percentile(delays_ms, 0.5):.1f} ms, p95 {percentile(delays_ms, 0.95):.1f} ms,"
               f" max {max(delays_ms):.1f} ms")
+    return cpu_per_event
 
 
-async def drive(call: Callable[[], Awaitable[object]], seconds: float, concurrency: int) -> float:
+async def drive(call: Callable[[], Awaitable[object]], seconds: float, concurrency: int) -> tuple[float, int]:
+    """Calls in flight for `seconds`: (requests per second, requests made)."""
     done = 0
     deadline = time.perf_counter() + seconds
 
@@ -156,15 +177,18 @@ async def drive(call: Callable[[], Awaitable[object]], seconds: float, concurren
 
     start = time.perf_counter()
     await asyncio.gather(*(worker() for _ in range(concurrency)))
-    return done / (time.perf_counter() - start)
+    return done / (time.perf_counter() - start), done
 
 
 async def metrics_cost(seconds: float, rounds: int, concurrency: int) -> None:
     figures: dict[str, list[float]] = {"without": [], "with": []}
+    cpu = {"without": 0.0, "with": 0.0}  # server CPU seconds over the rounds
+    calls = {"without": 0, "with": 0}
     with tempfile.TemporaryDirectory() as tmp:
         plain = ServerProcess(Path(tmp) / "plain.db", "--log-level", "WARNING")
         measured = ServerProcess(Path(tmp) / "measured.db", "--log-level", "WARNING",
                                  "--metrics-listen", "127.0.0.1:0")
+        processes = {"without": plain, "with": measured}
         servers = {"without": plain.start(), "with": measured.start()}
         try:
             for round_number in range(rounds):
@@ -175,7 +199,12 @@ async def metrics_cost(seconds: float, rounds: int, concurrency: int) -> None:
                         task_id = (await stub.CreateTask(pb.CreateTaskRequest(name="bench"))).task.id
                         request = pb.RecordActionRequest(task_id=task_id, summary="ran the tests",
                                                          status=task_pb2.ACTION_STATUS_SUCCEEDED)
-                        figures[name].append(await drive(lambda: stub.RecordAction(request), seconds, concurrency))
+                        pid = processes[name].process.pid  # type: ignore[union-attr]
+                        before = cpu_seconds(pid)
+                        rate, made = await drive(lambda: stub.RecordAction(request), seconds, concurrency)
+                        cpu[name] += cpu_seconds(pid) - before
+                        calls[name] += made
+                        figures[name].append(rate)
         finally:
             plain.stop()
             measured.stop()
@@ -185,6 +214,10 @@ async def metrics_cost(seconds: float, rounds: int, concurrency: int) -> None:
           f" (ratio {with_metrics / without:.3f})")
     print(f"  rounds without: {', '.join(f'{v:.0f}' for v in figures['without'])};"
           f" with: {', '.join(f'{v:.0f}' for v in figures['with'])}")
+    # CPU per request holds on a loaded machine, where requests/s follow the neighbours' load.
+    per_call = {name: cpu[name] / max(1, calls[name]) * 1000 for name in cpu}
+    print(f"  server CPU per request: without {per_call['without']:.3f} ms, with {per_call['with']:.3f} ms"
+          f" ({(per_call['with'] / per_call['without'] - 1) * 100:+.1f} %)")
 
 
 def main() -> None:
@@ -196,8 +229,13 @@ def main() -> None:
     parser.add_argument("--round-seconds", type=float, default=2.0, help="seconds per metrics-cost round")
     parser.add_argument("--concurrency", type=int, default=64, help="RecordAction calls in flight (default 64)")
     args = parser.parse_args()
-    asyncio.run(webhook_delivery(args.rate, args.seconds, args.tasks))
+    print(f"load average at start: {os.getloadavg()[0]:.1f}")
+    plain = asyncio.run(webhook_delivery(args.rate, args.seconds, args.tasks, hooked=False))
+    hooked = asyncio.run(webhook_delivery(args.rate, args.seconds, args.tasks))
+    print(f"  webhooks cost {(hooked - plain) * 1000:.2f} ms of server CPU per delivered event: at {args.rate:.0f}"
+          f" events/s, {(hooked - plain) * args.rate:.2f} of a core for delivery, {hooked * args.rate:.2f} in all")
     asyncio.run(metrics_cost(args.round_seconds, args.rounds, args.concurrency))
+    print(f"load average at end: {os.getloadavg()[0]:.1f}")
 
 
 if __name__ == "__main__":

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import os
 import re
+import shutil
+import subprocess
 import sys
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -69,6 +71,7 @@ async def where_was_i_across_a_gap(connect: Callable[[], Client]) -> None:
         first = await ok(client, "task_note", task_id=task_id, kind="decision", text="Deploy with docker compose")
         old_uid = re.search(r"\[(d_\w+)\]", first).group(1)  # type: ignore[union-attr]
         await ok(client, "task_note", task_id=task_id, kind="constraint", text="Keep the old container until healthy")
+        await ok(client, "task_note", task_id=task_id, kind="question", text="Which port does the health check use?")
     async with connect() as client:
         await ok(client, "task_update", task_id=task_id, plan_item="2", item_status="completed",
                  message="Step 2 done — pushed to ghcr.io")
@@ -88,6 +91,7 @@ async def where_was_i_across_a_gap(connect: Callable[[], Client]) -> None:
     decisions = section(answer, "Decisions")
     assert "systemd unit" in decisions and old_uid not in answer
     assert "Keep the old container until healthy" in section(answer, "Constraints")
+    assert "Which port does the health check use?" in section(answer, "Open questions")
     assert f"id: {task_id}" in state.contents[0].text  # type: ignore[union-attr]
     assert "docker compose" not in state.contents[0].text.replace("instead of docker compose", "")  # type: ignore[union-attr]
     assert "3. [in_progress] Pull the image on the server" in plan.contents[0].text  # type: ignore[union-attr]
@@ -107,14 +111,24 @@ async def bad_arguments_name_the_field(client: Client) -> None:
 
 async def linked_wait_resolves_into_the_task_history(client: Client) -> str:
     task_id = task_id_of(await ok(client, "task_register", name="Release", plan=["Wait for approval", "Ship"]))
-    created = await ok(client, "wait_create", kind="external", task_id=task_id, criteria="release approved")
+    created = await ok(client, "wait_create", kind="external", task_id=task_id, criteria="release approved",
+                       timeout_seconds=3600)
     wait_id = re.search(r"wai_\w+", created).group(0)  # type: ignore[union-attr]
     assert "[waiting]" in await ok(client, "wait_check", wait_id=wait_id)
+    # Parked on the wait: "where was I?" and the state resource both say what it waits for.
+    waits = section(await ok(client, "task_query", task_id=task_id), "Open waits")
+    assert wait_id in waits and "(external) release approved" in waits and "times out after 1h" in waits
+    state = (await client.read_resource(f"taskmem://tasks/{task_id}/state")).contents[0].text  # type: ignore[union-attr]
+    assert "open_waits:" in state and f"id: {wait_id}" in state and 'criteria: "release approved"' in state
     await ok(client, "wait_resolve", wait_id=wait_id, result="approved by alex")
     checked = await ok(client, "wait_check", wait_id=wait_id)
     assert "[resolved]" in checked and "approved by alex" in checked
-    recent = section(await ok(client, "task_query", task_id=task_id), "Recent messages")
+    answer = await ok(client, "task_query", task_id=task_id)
+    assert "Open waits" not in answer
+    recent = section(answer, "Recent messages")
     assert "release approved" in recent and "approved by alex" in recent
+    assert "open_waits" not in (await client.read_resource(
+        f"taskmem://tasks/{task_id}/state")).contents[0].text  # type: ignore[union-attr]
     return task_id
 
 
@@ -194,8 +208,6 @@ async def test_http_with_api_keys_refuses_a_caller_without_the_bearer(tmp_path: 
 
 
 def test_http_on_a_public_address_without_keys_is_refused(tmp_path: Path) -> None:
-    import subprocess
-
     result = subprocess.run([sys.executable, "-m", "taskmem", "mcp", "--http", "0.0.0.0:0", "--database",
                              str(tmp_path / "m.db")], capture_output=True, text=True, timeout=60)
     assert result.returncode == 2 and "--insecure" in result.stderr
@@ -227,3 +239,34 @@ async def test_the_readme_host_configuration_works_as_written(tmp_path: Path, mo
         task_id = task_id_of(await ok(client, "task_register", name="From the README", plan=["one"]))
         assert "From the README" in await ok(client, "task_query", task_id=task_id)
     assert (tmp_path / ".local" / "share" / "taskmem" / "taskmem.db").exists()
+
+
+@pytest.mark.skipif(shutil.which("openssl") is None, reason="needs the openssl command to make a certificate")
+async def test_stdio_against_a_tls_server_acts_with_its_key_in_the_namespace_it_names(tmp_path: Path) -> None:
+    cert, key = tmp_path / "cert.pem", tmp_path / "key.pem"
+    subprocess.run(["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", str(key), "-out", str(cert),
+                    "-days", "1", "-subj", "/CN=localhost", "-addext", "subjectAltName=DNS:localhost,IP:127.0.0.1"],
+                   check=True, capture_output=True)
+    server = ServerProcess(tmp_path / "t.db", "--api-key", "both-key:beta,alpha", "--tls-cert-file", str(cert),
+                           "--tls-key-file", str(key))
+    address = server.start()
+
+    def remote(token: str) -> Client:
+        return Client(StdioServerParameters(command=sys.executable, args=[
+            "-m", "taskmem", "mcp", "--address", address, "--token", token, "--namespace", "alpha",
+            "--tls-ca-file", str(cert)]))
+    try:
+        async with remote("both-key") as client:
+            task_id = task_id_of(await ok(client, "task_register", name="Over TLS", plan=["one"]))
+            assert "Over TLS" in await ok(client, "task_query", task_id=task_id)
+        credentials = grpc.ssl_channel_credentials(root_certificates=cert.read_bytes())
+        async with grpc.aio.secure_channel(address, credentials) as channel:
+            found = await task_service_pb2_grpc.TaskServiceStub(channel).GetTask(
+                task_service_pb2.GetTaskRequest(task_id=task_id),
+                metadata=[("authorization", "Bearer both-key"), ("x-taskmem-namespace", "alpha")])
+        assert found.task.namespace == "alpha"  # not the key's first namespace (beta): the one it named
+        async with remote("wrong-key") as client:
+            refused = await failed(client, "task_list")
+            assert "UNAUTHENTICATED" in refused
+    finally:
+        server.stop()

@@ -4,6 +4,7 @@ that shows exactly the counts the workload made, and log lines that are JSON obj
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import time
 import urllib.request
@@ -14,10 +15,12 @@ import pytest
 from google.protobuf import duration_pb2
 from prometheus_client.parser import text_string_to_metric_families
 
-from taskmem.v1 import task_pb2, wait_pb2
+from taskmem.v1 import memory_pb2, task_pb2, wait_pb2
+from taskmem.v1 import memory_service_pb2 as mpb
 from taskmem.v1 import state_service_pb2 as spb
 from taskmem.v1 import task_service_pb2 as pb
 from taskmem.v1 import wait_service_pb2 as wpb
+from taskmem.v1.memory_service_pb2_grpc import MemoryServiceStub
 from taskmem.v1.state_service_pb2_grpc import StateServiceStub
 from taskmem.v1.task_service_pb2_grpc import TaskServiceStub
 from taskmem.v1.wait_service_pb2_grpc import WaitServiceStub
@@ -69,6 +72,15 @@ async def test_a_scrape_after_a_scripted_workload_shows_its_counts(tmp_path: Pat
                     with pytest.raises(grpc.aio.AioRpcError):
                         await tasks.GetTask(pb.GetTaskRequest(task_id="no such id!"))
                 await state.QueryTask(spb.QueryTaskRequest(task_id=task.id, question="where was I?"))
+
+                def model_down(system: str, user: str) -> str:
+                    raise RuntimeError("the scripted model is down")
+                llm.answer = model_down  # the next model call fails: counted as a failure
+                with contextlib.suppress(grpc.aio.AioRpcError):
+                    await state.QueryTask(spb.QueryTaskRequest(task_id=task.id, question="where was I?"))
+                await MemoryServiceStub(channel).AddMemoryEntries(mpb.AddMemoryEntriesRequest(entries=[
+                    mpb.NewMemoryEntry(task_id=task.id, type=memory_pb2.MEMORY_TYPE_DISCOVERY,
+                                       summary="The registry needs a token")]))
                 await waits.CreateWait(wpb.CreateWaitRequest(
                     criteria="never answers", target=wait_pb2.WaitTarget(http=wait_pb2.HttpTarget(
                         url="http://127.0.0.1:9/health")),
@@ -81,7 +93,9 @@ async def test_a_scrape_after_a_scripted_workload_shows_its_counts(tmp_path: Pat
                     samples = _scrape(url)
                     if (_value(samples, "taskmem_webhook_attempts_total", outcome="delivered") >= 1
                             and _value(samples, "taskmem_wait_probes_total", kind="http", outcome="error") >= 1
-                            and _value(samples, "taskmem_subscribers") >= 1) or time.monotonic() > deadline:
+                            and _value(samples, "taskmem_subscribers") >= 1
+                            and _value(samples, "taskmem_embedding_calls_total", outcome="ok") >= 1) \
+                            or time.monotonic() > deadline:
                         break
                     await asyncio.sleep(0.1)
                 stream.cancel()
@@ -99,6 +113,11 @@ async def test_a_scrape_after_a_scripted_workload_shows_its_counts(tmp_path: Pat
     assert _value(samples, "taskmem_writer_commit_seconds_count") == _value(samples, "taskmem_writer_batch_size_count")
     assert _value(samples, "taskmem_webhook_attempts_total", outcome="delivered") == 1  # TASK_CREATED only
     assert _value(samples, "taskmem_model_calls_total", tier="utility", model="small-local", outcome="ok") == 1
+    assert _value(samples, "taskmem_model_calls_total", tier="utility", model="small-local", outcome="error") == 1
+    assert _value(samples, "taskmem_model_call_seconds_count", tier="utility", model="small-local") == 2
+    assert _value(samples, "taskmem_embedding_calls_total", outcome="ok") >= 1
+    assert _value(samples, "taskmem_embedding_seconds_count") >= 1
+    assert ("taskmem_subscriber_lag_events", ()) in samples  # the slowest subscriber's backlog, in events
     assert _value(samples, "taskmem_query_answers_total", asked="utility", answered_by="utility") == 1
     assert _value(samples, "taskmem_waits", kind="http", status="waiting") == 1
     assert _value(samples, "taskmem_wait_probes_total", kind="http", outcome="error") >= 1

@@ -3,12 +3,16 @@ question reaches its model, the override wins, and when the chosen model is down
 
 from __future__ import annotations
 
+import asyncio
+import json
+import re
 from collections.abc import AsyncIterator, Iterator
+from pathlib import Path
 
 import grpc
 import pytest
 
-from taskmem.v1 import state_pb2
+from taskmem.v1 import event_pb2, state_pb2, task_pb2
 from taskmem.v1 import state_service_pb2 as pb
 from taskmem.v1 import task_service_pb2 as tpb
 from taskmem.v1.state_service_pb2_grpc import StateServiceStub
@@ -108,3 +112,50 @@ async def test_when_both_models_are_down_the_call_fails_naming_both(
         await _ask(state, task_id, "where was I?")
     assert raised.value.code() == grpc.StatusCode.UNAVAILABLE
     assert "second model also failed" in (raised.value.details() or "")
+
+
+async def test_extraction_and_running_summaries_always_use_the_utility_model(
+        tmp_path: Path, models: tuple[ScriptedLLM, ScriptedLLM]) -> None:
+    utility, second = models
+    line = re.compile(r"^\[(msg_[0-9a-f]+)\] user: (.*)$", re.MULTILINE)
+
+    def utility_answer(system: str, user: str) -> str:
+        if "structured state extractor" not in system:
+            return "Caching was chosen: Redis."
+        return json.dumps([{"type_tag": "decision", "text": "Use Redis for caching", "status": "active",
+                            "confidence": "high", "topic_tags": ["caching"], "refs": [message_id],
+                            "supersedes": None, "conflict": False}
+                           for message_id, text in line.findall(user) if "Redis" in text])
+    utility.answer = utility_answer
+    second.answer = lambda system, user: "second says"
+    utility.requests.clear()
+    second.requests.clear()
+    server = ServerProcess(tmp_path / "taskmem.db", env={
+        "TASKMEM_LLM_BASE_URL": utility.base_url, "TASKMEM_LLM_MODEL": "small-local",
+        "TASKMEM_LLM_SECOND_BASE_URL": second.base_url, "TASKMEM_LLM_SECOND_MODEL": "big-remote",
+        "TASKMEM_LLM_RETRIES": "0", "TASKMEM_RUNNING_SUMMARY_EVERY_MESSAGES": "2"})
+    server.start()
+    try:
+        async with grpc.aio.insecure_channel(server.address) as channel:
+            tasks, state = TaskServiceStub(channel), StateServiceStub(channel)
+            task_id = (await tasks.CreateTask(tpb.CreateTaskRequest(name="cache"))).task.id
+            for role, content in ((task_pb2.MESSAGE_ROLE_USER, "Let's use Redis for caching"),
+                                  (task_pb2.MESSAGE_ROLE_AGENT, "OK, Redis it is")):
+                await tasks.PostMessage(tpb.PostMessageRequest(task_id=task_id, role=role, content=content))
+            extracted = await state.ExtractState(pb.ExtractStateRequest(task_id=task_id))
+            assert extracted.report.inserted == 1 and extracted.items[0].text == "Use Redis for caching"
+            for _ in range(200):  # the running summary is written in the background
+                summaries = (await tasks.ListEvents(tpb.ListEventsRequest(
+                    task_ids=[task_id], types=[event_pb2.EVENT_TYPE_RUNNING_SUMMARY_UPDATED]))).events
+                if summaries:
+                    break
+                await asyncio.sleep(0.05)
+            assert summaries
+            # even an analysis question's model is never asked to extract or summarise
+            assert (await _ask(state, task_id, "analyze the caching choice")).answered_by == SECOND
+    finally:
+        server.stop()
+    systems = [request["messages"][0]["content"] for request in utility.requests]
+    assert any("structured state extractor" in system for system in systems)
+    assert any("Previous summary:" in prompt for prompt in utility.user_prompts)
+    assert len(second.requests) == 1 and "analyze the caching choice" in second.user_prompts[0]

@@ -228,5 +228,57 @@ async def test_a_task_chooses_which_event_types_it_is_sent(tmp_path: Path, recei
         server.stop()
 
 
+async def test_finished_delivery_rows_are_pruned_after_their_retention_and_never_sent_again(
+        tmp_path: Path, receiver: WebhookReceiver) -> None:
+    failing = WebhookReceiver()
+    failing.status = 500
+    failing.start()
+    server = _server(tmp_path, TASKMEM_WEBHOOK_RETRY_PERIOD_SECONDS="0.5", TASKMEM_MAINTENANCE_INTERVAL_SECONDS="0.3",
+                     TASKMEM_WEBHOOK_DELIVERED_RETENTION_SECONDS="1.5",
+                     TASKMEM_WEBHOOK_DEAD_LETTER_RETENTION_SECONDS="3600")
+    server.start()
+    try:
+        async with grpc.aio.insecure_channel(server.address) as channel:
+            stub = TaskServiceStub(channel)
+            receiver.secret = (await stub.GetWebhookSecret(pb.GetWebhookSecretRequest())).secret
+            plan = [task_pb2.PlanItemSpec(id=f"s{n}", title=f"step {n}") for n in range(4)]
+            task = (await stub.CreateTask(pb.CreateTaskRequest(name="kept short", callback_url=receiver.url,
+                                                               plan=plan))).task
+            doomed = (await stub.CreateTask(pb.CreateTaskRequest(name="dead letters", callback_url=failing.url))).task
+            await _work(stub, task.id, ["s0", "s1"], task_pb2.TASK_STATUS_EXECUTING)
+            first = await _expected_cursors(stub, task.id, DEFAULT_TYPES_SENT)
+            await _eventually(lambda: _async(receiver.message_ids() == first), what="the first events")
+            await _eventually(lambda: _async_len(_deliveries(stub, doomed.id, [DEAD_LETTERED])),
+                              what="a dead-lettered delivery")
+
+            async def delivered_rows_pruned() -> bool:
+                return await _deliveries(stub, task.id) == []
+            await _eventually(delivered_rows_pruned, what="delivered rows to be pruned")
+            assert await _deliveries(stub, doomed.id, [DEAD_LETTERED])  # its retention is an hour: still visible
+
+            await _work(stub, task.id, ["s2"], task_pb2.TASK_STATUS_COMPLETED)
+            every = await _expected_cursors(stub, task.id, DEFAULT_TYPES_SENT)
+            await _eventually(lambda: _async(receiver.message_ids() == every), what="the later events")
+            await asyncio.sleep(0.5)
+            assert receiver.message_ids() == every  # the task's cursor was kept: no pruned event sent again
+
+        server.stop()
+        server.env["TASKMEM_WEBHOOK_DEAD_LETTER_RETENTION_SECONDS"] = "0.5"
+        server.start()
+        async with grpc.aio.insecure_channel(server.address) as channel:
+            stub = TaskServiceStub(channel)
+
+            async def dead_letters_pruned() -> bool:
+                return await _deliveries(stub, doomed.id) == []
+            await _eventually(dead_letters_pruned, what="dead-lettered rows to be pruned")
+    finally:
+        server.stop()
+        failing.stop()
+
+
+async def _async_len(rows: Awaitable[list[webhook_pb2.WebhookDelivery]]) -> bool:
+    return bool(await rows)
+
+
 async def _async(value: bool) -> bool:
     return value

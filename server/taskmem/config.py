@@ -127,6 +127,10 @@ class Config:
     webhook_attempt_timeout_seconds: float = 10.0
     # Attempts in flight at once, over all tasks (a task's own events go one at a time).
     webhook_concurrency: int = 16
+    # Finished delivery rows (ListWebhookDeliveries) are deleted by maintenance this long after their
+    # last attempt (0 keeps them forever); the events themselves stay in the log.
+    webhook_delivered_retention_seconds: float = 3 * 24 * 3600.0
+    webhook_dead_letter_retention_seconds: float = 30 * 24 * 3600.0
     # Serve Prometheus metrics at http://HOST:PORT/metrics ("" : off).
     metrics_listen: str = ""
     # Log lines as text, or as one JSON object per line (level, message, method, namespace,
@@ -172,7 +176,8 @@ class Config:
             raise ConfigError("wait_min_poll_interval_seconds: must be more than 0")
         for name in ("maintenance_interval_seconds", "stuck_after_seconds", "stuck_alert_cooldown_seconds",
                      "auto_pause_after_seconds", "auto_archive_after_seconds", "running_summary_every_messages",
-                     "episode_retention_seconds"):
+                     "episode_retention_seconds", "webhook_delivered_retention_seconds",
+                     "webhook_dead_letter_retention_seconds"):
             if getattr(self, name) < 0:
                 raise ConfigError(f"{name}: must not be negative (0 turns it off)")
         if self.log_format not in ("text", "json"):

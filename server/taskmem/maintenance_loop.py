@@ -1,10 +1,12 @@
 """The maintenance loop: at start-up and every configured interval, stuck alerts, auto-pause,
-auto-archive and episode retention.
+auto-archive, episode retention and the retention of finished webhook deliveries.
 
 What to do to a task is decided by core/maintenance_chores.chore_for; each action is one
 write (store/maintenance) that re-checks the task inside its transaction, so a task
 updated meanwhile is left alone. Old episodes are archived a page per write. Every
-action emits an event; nothing is deleted unless episode_retention_delete says so.
+action on a task or an episode emits an event; no episode is deleted unless
+episode_retention_delete says so. Webhook delivery rows are bookkeeping (the events stay in
+the log): finished ones are deleted past their retention, without events.
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ from taskmem.core.ids import new_id, now_us
 from taskmem.core.maintenance_chores import Chore, Policy, chore_for
 from taskmem.settings import MaintenanceSettings
 from taskmem.store import maintenance as maintenance_store
+from taskmem.store import webhooks as webhook_store
 from taskmem.store.storage import Storage
 from taskmem.store.writer import WriterClosed
 
@@ -26,7 +29,9 @@ log = logging.getLogger(__name__)
 def policy_of(settings: MaintenanceSettings) -> Policy:
     return Policy.from_seconds(settings.stuck_after_seconds, settings.stuck_alert_cooldown_seconds,
                                settings.auto_pause_after_seconds, settings.auto_archive_after_seconds,
-                               settings.episode_retention_seconds, settings.episode_retention_delete)
+                               settings.episode_retention_seconds, settings.episode_retention_delete,
+                               settings.webhook_delivered_retention_seconds,
+                               settings.webhook_dead_letter_retention_seconds)
 
 
 class MaintenanceLoop:
@@ -61,7 +66,24 @@ class MaintenanceLoop:
         """One pass over every namespace; returns how many of each chore were done."""
         done = await self._tend_tasks()
         done[self._policy.episode_chore] += await self._retire_episodes()
+        done[Chore.PRUNE_WEBHOOK_DELIVERY] += await self._prune_webhook_deliveries()
         return +done
+
+    async def _prune_webhook_deliveries(self) -> int:
+        cutoffs = self._policy.webhook_delivery_cutoffs(now_us())
+        if not cutoffs:
+            return 0
+        correlation_id = new_id("cor")
+        pruned = 0
+        for namespace in await self._storage.read(webhook_store.namespaces_with_old_deliveries, cutoffs):
+            while True:  # a page per write, so the writer's other work is never held up for long
+                count = await self._storage.write(
+                    lambda tx: webhook_store.prune_deliveries(tx, cutoffs, maintenance_store.PAGE), namespace,
+                    correlation_id)
+                pruned += count
+                if count < maintenance_store.PAGE:
+                    break
+        return pruned
 
     async def _retire_episodes(self) -> int:
         correlation_id = new_id("cor")

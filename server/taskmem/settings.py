@@ -69,6 +69,8 @@ class MaintenanceSettings(Section):
     auto_archive_after_seconds: float = setting("auto_archive_after_seconds")
     episode_retention_seconds: float = setting("episode_retention_seconds")
     episode_retention_delete: bool = setting("episode_retention_delete")
+    webhook_delivered_retention_seconds: float = setting("webhook_delivered_retention_seconds")
+    webhook_dead_letter_retention_seconds: float = setting("webhook_dead_letter_retention_seconds")
 
 
 @dataclasses.dataclass(frozen=True)

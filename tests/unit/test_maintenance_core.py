@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
-from taskmem.core.maintenance_chores import Chore, Policy, chore_for
+from taskmem.core.maintenance_chores import US, Chore, Policy, chore_for
 from taskmem.core.tasks import Task, TaskStatus
+from taskmem.core.webhooks import DeliveryState
 
 S = 1_000_000
 POLICY = Policy.from_seconds(stuck_after=60, cooldown=300, pause_after=3600, archive_after=7 * 86400)
@@ -46,3 +47,12 @@ def test_a_threshold_of_zero_turns_its_chore_off() -> None:
     off = Policy(0, 0, 0, 0)
     assert chore_for(a_task(TaskStatus.EXECUTING, 10**7), NOW, off) is None
     assert chore_for(a_task(TaskStatus.COMPLETED, 10**7, completed_at=0), NOW, off) is None
+
+
+def test_finished_webhook_deliveries_have_a_cutoff_per_state_and_pending_ones_none() -> None:
+    policy = Policy.from_seconds(0, 0, 0, 0, webhook_delivered_retention=10, webhook_dead_letter_retention=100)
+    now = 1_000 * US
+    assert policy.webhook_delivery_cutoffs(now) == {DeliveryState.DELIVERED: now - 10 * US,
+                                                    DeliveryState.DEAD_LETTERED: now - 100 * US}
+    assert Policy.from_seconds(0, 0, 0, 0, webhook_delivered_retention=10).webhook_delivery_cutoffs(now) == {
+        DeliveryState.DELIVERED: now - 10 * US}

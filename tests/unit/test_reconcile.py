@@ -302,6 +302,13 @@ def test_the_seed_tree_as_written(score: float, text: str, outcome: Outcome) -> 
     ("Mongo was replaced by Postgres, so how should we partition?", ["mongo"]),
     ("Replace Jest with Vitest", ["jest"]),
     ("Search relevance drops for long queries", []),  # "drops" here is not a retirement
+    ("Scrap the helicopter; the rescue team goes up on foot", ["the helicopter"]),
+    ("Stop the amoxicillin and treat the infection with doxycycline", ["the amoxicillin"]),
+    ("Repaint the backdrop grey; blue is dropped", ["blue"]),
+    ("The overhaul is reassigned from the Hamburg hangar to Toulouse", ["the hamburg hangar"]),
+    ("Move the suite off the Windows server onto the Linux runners", ["the windows server"]),
+    ("Stop the server before the backup", []),  # one clause: an action, not a retirement
+    ("Orders are cancelled after 3 days", []),  # a rule about cancelling, not a retirement
     ("Use Redis for caching", []),
 ])
 def test_a_change_names_what_it_retires(text: str, named: list[str]) -> None:

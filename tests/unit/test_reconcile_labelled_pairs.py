@@ -37,7 +37,9 @@ def embedded(bench: ModuleType) -> dict[str, list]:
     fresh2 = bench.load_pairs(bench.FRESH2_PAIRS_FILE)
     fresh3 = bench.load_pairs(bench.FRESH3_PAIRS_FILE)
     fresh4 = bench.load_pairs(bench.FRESH4_PAIRS_FILE)
-    return {"pairs": bench.embed_pairs(bench.load_pairs(), embed), "fresh": bench.embed_pairs(fresh, embed),
+    fresh5 = bench.load_pairs(bench.FRESH5_PAIRS_FILE)
+    fresh6 = bench.load_pairs(bench.FRESH6_PAIRS_FILE)
+    return {"fresh5": bench.embed_pairs(fresh5, embed), "fresh6": bench.embed_pairs(fresh6, embed), "pairs": bench.embed_pairs(bench.load_pairs(), embed), "fresh": bench.embed_pairs(fresh, embed),
             "fresh2": bench.embed_pairs(fresh2, embed), "fresh3": bench.embed_pairs(fresh3, embed),
             "fresh4": bench.embed_pairs(fresh4, embed)}
 
@@ -120,4 +122,27 @@ def test_the_held_out_pairs_keep_the_accuracy_measured_on_their_only_run(
     # supersede 10/10, conflict 8/11, insert 8/10 (83.3 %, under the 90 % goal). The rules before
     # issue 11 scored 9 / 10 / 8 / 4 (73.8 %). A later rule may only raise these counts.
     measured = {"merge": 9, "supersede": 10, "conflict": 8, "insert": 8}
+    assert all(scores[outcome][0] >= right for outcome, right in measured.items()), scores
+
+
+def test_the_sixth_set_keeps_what_the_retire_and_replace_patterns_reached(
+        bench: ModuleType, embedded: dict[str, list]) -> None:
+    from taskmem.config import reconciliation_thresholds
+    thresholds = reconciliation_thresholds("all-MiniLM-L6-v2-int8")
+    scores = bench.accuracy(embedded["fresh5"], lambda p: bench.judge(p, thresholds)[0])
+    # Blind run: merge 15/16, supersede 9/15, conflict 11/16, insert 14/16 (77.8 %). Its supersede
+    # misses were then read (seen) and the two-clause retiring verbs added: supersede 15/15 (87.3 %);
+    # then its conflict misses: units as rival values, a number with a unit never a designator,
+    # before/during/after: conflict 14/16 (92.1 %). A later rule may only raise these.
+    measured = {"merge": 15, "supersede": 15, "conflict": 14, "insert": 14}
+    assert all(scores[outcome][0] >= right for outcome, right in measured.items()), scores
+
+
+def test_the_seventh_set_held_out_keeps_its_first_counts(bench: ModuleType, embedded: dict[str, list]) -> None:
+    from taskmem.config import reconciliation_thresholds
+    thresholds = reconciliation_thresholds("all-MiniLM-L6-v2-int8")
+    scores = bench.accuracy(embedded["fresh6"], lambda p: bench.judge(p, thresholds)[0])
+    # Written after the retire-and-replace patterns, never read for a rule: merge 14/16, supersede
+    # 13/16, conflict 7/16, insert 12/16 (71.9 %, far under the goal). A later rule may only raise these.
+    measured = {"merge": 14, "supersede": 13, "conflict": 7, "insert": 12}
     assert all(scores[outcome][0] >= right for outcome, right in measured.items()), scores

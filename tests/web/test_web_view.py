@@ -192,7 +192,13 @@ def test_knowledge_and_search_pages_show_the_namespaces_memory(
     assert "Use the node: prefix for every builtin" in page.inner_text("tr[data-key=imports]")
     page.click("tr[data-key=imports] button.link")
     page.wait_for_selector("tr.history-row :text('Use node: prefix for builtins')", timeout=TIMEOUT_MS)
+    imports = page.inner_text("tr[data-key=imports]")
+    assert "agent-7" in imports and "90%" in imports  # its source and confidence
     page.screenshot(path=str(screenshots / "knowledge.png"), full_page=True)
+    page.select_option("#knowledge-category", "DECISION")
+    page.click(".filters button[type=submit]")
+    page.wait_for_selector("tr[data-key=orm]", timeout=TIMEOUT_MS)
+    assert page.locator("tr[data-key=imports]").count() == 0
     page.goto(f"{web_url}#/search")
     page.fill("#search-query", "full text search")
     page.select_option("#search-mode", "FULLTEXT")
@@ -200,6 +206,14 @@ def test_knowledge_and_search_pages_show_the_namespaces_memory(
     page.wait_for_selector("#search-results li.hit mark", timeout=TIMEOUT_MS)
     assert "Chose PostgreSQL full text search" in page.inner_text("#search-results")
     assert "Elasticsearch" not in page.inner_text("#search-results")
+    # filters: another task's id finds nothing; this task's id finds it again
+    other = create_task(channel, "Another task")
+    page.fill("#search-task", other)
+    page.press("#search-query", "Enter")
+    page.wait_for_selector("#search-results :text('Nothing found.')", timeout=TIMEOUT_MS)
+    page.fill("#search-task", task_id)
+    page.press("#search-query", "Enter")
+    page.wait_for_selector("#search-results li.hit", timeout=TIMEOUT_MS)
     page.screenshot(path=str(screenshots / "search.png"), full_page=True)
 
 
@@ -333,3 +347,92 @@ def test_a_batch_answers_each_call_alone(web_url: str, channel: grpc.Channel) ->
     status, body = _post(f"{web_url}api/batch", {"calls": [
         {"service": "TaskService", "method": "GetProgress", "request": {"task_id": task_id}}]}, other_namespace)
     assert body["results"][0]["error"]["code"] == "NOT_FOUND"
+
+
+def test_task_page_shows_lifecycle_state_yaml_artifacts_episodes_and_snapshots(
+        page: Any, web_url: str, channel: grpc.Channel, screenshots: Path) -> None:
+    task_id = create_task(channel, "Chart the sales", item("draw", "Draw the charts"))
+    set_status(channel, task_id, task_pb2.TASK_STATUS_EXECUTING)
+    state = state_service_pb2_grpc.StateServiceStub(channel)
+    first = state.AddDecision(spb.AddDecisionRequest(task_id=task_id, text="Use Chart.js for the charts"), metadata=A)
+    state.AddDecision(spb.AddDecisionRequest(task_id=task_id, text="Use Plotly for the charts",
+                                             supersedes=first.item.uid), metadata=A)
+    state.UpsertStateItems(spb.UpsertStateItemsRequest(task_id=task_id, items=[state_pb2.StateItemCandidate(
+        type=state_pb2.STATE_ITEM_TYPE_CONSTRAINT, text="Charts must print in greyscale")]), metadata=A)
+    memory = memory_service_pb2_grpc.MemoryServiceStub(channel)
+    content = b"month,sales\njan,10\n"
+    artifact = memory.RegisterArtifact(mpb.RegisterArtifactRequest(
+        task_id=task_id, type=memory_pb2.ARTIFACT_TYPE_FILE, path="out/sales.csv", description="the sales table",
+        content=content), metadata=A).artifact
+    memory.RecordEpisode(mpb.RecordEpisodeRequest(task_id=task_id, agent_id="charter",
+                                                  action=memory_pb2.EPISODE_ACTION_ATTEMPTED,
+                                                  approach="Plot with matplotlib", outcome="fonts missing"), metadata=A)
+    tasks_stub(channel).RecordContextSnapshot(tpb.RecordContextSnapshotRequest(
+        task_id=task_id, label="before compaction", content="We were drawing the January chart."), metadata=A)
+    open_view(page, web_url, f"task/{task_id}", KEY_A)
+    # lifecycle: the phase timestamps the task went through
+    page.wait_for_selector("#overview-body dl.lifecycle", timeout=TIMEOUT_MS)
+    lifecycle = page.inner_text("#overview-body dl.lifecycle")
+    assert "Execution started" in lifecycle and "0/1 items done" in lifecycle
+    started = page.locator("#overview-body dl.lifecycle dt:text('Execution started') + dd").inner_text()
+    assert started.strip() not in ("", "—")
+    # structured state: the current items, and the retired decision with what replaced it and why
+    page.wait_for_selector(f"#state-body tr[data-uid='{first.item.uid}']", timeout=TIMEOUT_MS)
+    retired = page.locator(f"#state-body tr[data-uid='{first.item.uid}']").inner_text()
+    assert "Use Chart.js for the charts" in retired and "Use Plotly for the charts" in retired
+    assert "stated by the caller" in retired
+    current = page.inner_text("#state-body")
+    assert "Charts must print in greyscale" in current and "Superseded (1)" in current
+    # the task-state YAML as the agent reads it: only the active decision
+    page.wait_for_selector("#yaml-body pre.yaml:has-text('decisions_log')", timeout=TIMEOUT_MS)
+    yaml_text = page.inner_text("#yaml-body pre.yaml")
+    assert "Use Plotly for the charts" in yaml_text and "Chart.js" not in yaml_text
+    # artifacts with their size and sha256, episodes, snapshots
+    page.wait_for_selector("#artifacts-body :text('out/sales.csv')", timeout=TIMEOUT_MS)
+    row = page.locator("#artifacts-body tr:has-text('out/sales.csv')")
+    assert f"{len(content)}" in row.inner_text()
+    assert row.locator("td.sha").get_attribute("title") == artifact.sha256 and len(artifact.sha256) == 64
+    page.wait_for_selector("#episodes-body :text('Plot with matplotlib')", timeout=TIMEOUT_MS)
+    assert "fonts missing" in page.inner_text("#episodes-body")
+    page.wait_for_selector("#snapshots-body :text('before compaction')", timeout=TIMEOUT_MS)
+    page.screenshot(path=str(screenshots / "task-record.png"), full_page=True)
+
+
+# WCAG 2 contrast of every visible text run against the background it is drawn on (the nearest
+# ancestor with an opaque background colour), computed in the page from the computed styles.
+CONTRAST_SCRIPT = """
+() => {
+  const parse = (c) => { const m = c.match(/rgba?\\(([^)]+)\\)/); if (!m) return null;
+    const [r, g, b, a = 1] = m[1].split(/[ ,\\/]+/).filter(Boolean).map(Number); return { r, g, b, a }; };
+  const lum = ({ r, g, b }) => { const f = (v) => { v /= 255; return v <= 0.03928 ? v / 12.92 : ((v + 0.055) / 1.055) ** 2.4; };
+    return 0.2126 * f(r) + 0.7152 * f(g) + 0.0722 * f(b); };
+  const background = (el) => { for (let e = el; e; e = e.parentElement) { const c = parse(getComputedStyle(e).backgroundColor);
+    if (c && c.a >= 0.99) return c; } return { r: 255, g: 255, b: 255, a: 1 }; };
+  const worst = [];
+  const walker = document.createTreeWalker(document.body, NodeFilter.SHOW_TEXT);
+  for (let node = walker.nextNode(); node; node = walker.nextNode()) {
+    const el = node.parentElement;
+    if (!node.textContent.trim() || !el || !el.getClientRects().length) continue;
+    const style = getComputedStyle(el);
+    if (style.visibility === "hidden" || Number(style.opacity) === 0 || el.closest("[hidden], svg")) continue;
+    if (el.closest("button:disabled, input:disabled")) continue;  // WCAG exempts inactive controls
+    const fg = parse(style.color), bg = background(el);
+    const [hi, lo] = [lum(fg), lum(bg)].sort((a, b) => b - a);
+    const ratio = (hi + 0.05) / (lo + 0.05);
+    const large = parseFloat(style.fontSize) >= 24 || (parseFloat(style.fontSize) >= 18.66 && Number(style.fontWeight) >= 700);
+    if (ratio < (large ? 3 : 4.5)) worst.push(`${ratio.toFixed(2)} ${el.tagName}.${el.className}: ${node.textContent.trim().slice(0, 40)}`);
+  }
+  return worst;
+}
+"""
+
+
+def test_every_page_has_readable_contrast(page: Any, web_url: str, channel: grpc.Channel) -> None:
+    task_id = create_task(channel, "Contrast check", item("a", "First"), item("b", "Second", "a"))
+    stub = tasks_stub(channel)
+    stub.UpdatePlanItem(tpb.UpdatePlanItemRequest(task_id=task_id, item_id="a",
+                                                  status=task_pb2.PLAN_ITEM_STATUS_COMPLETED), metadata=A)
+    set_status(channel, task_id, task_pb2.TASK_STATUS_EXECUTING)
+    for route in ("tasks", f"task/{task_id}", "knowledge", "search"):
+        open_view(page, web_url, route, KEY_A)
+        assert page.evaluate(CONTRAST_SCRIPT) == [], route

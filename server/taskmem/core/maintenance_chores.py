@@ -1,4 +1,4 @@
-"""Task maintenance decisions: stuck alerts, auto-pause and auto-archive (pure; the loop does the I/O).
+"""Maintenance decisions: stuck alerts, auto-pause, auto-archive and retention (pure; the loop does the I/O).
 
 A task "without update" is measured from its update_time. Maintenance's own writes
 (a stuck alert and its metadata key) keep update_time as it was, so an alert never
@@ -14,6 +14,7 @@ from typing import Any
 
 from taskmem.core.tasks import FINISHED, WORKING, Task
 from taskmem.core.waits import format_duration
+from taskmem.core.webhooks import DeliveryState
 
 US = 1_000_000
 
@@ -24,6 +25,7 @@ class Chore(enum.Enum):
     AUTO_ARCHIVE = "auto_archive"
     ARCHIVE_EPISODE = "archive_episode"
     DELETE_EPISODE = "delete_episode"
+    PRUNE_WEBHOOK_DELIVERY = "prune_webhook_delivery"
 
 
 @dataclasses.dataclass(frozen=True)
@@ -37,12 +39,18 @@ class Policy:
     episode_retention_us: int = 0
     # Retention deletes old episodes only when told to; otherwise it archives them.
     delete_episodes: bool = False
+    # Webhook delivery rows (bookkeeping: the events themselves stay in the log) are deleted this
+    # long after their last attempt, so the table holds a window, not every event ever sent.
+    webhook_delivered_retention_us: int = 0
+    webhook_dead_letter_retention_us: int = 0
 
     @classmethod
     def from_seconds(cls, stuck_after: float, cooldown: float, pause_after: float, archive_after: float,
-                     episode_retention: float = 0.0, delete_episodes: bool = False) -> Policy:
+                     episode_retention: float = 0.0, delete_episodes: bool = False,
+                     webhook_delivered_retention: float = 0.0, webhook_dead_letter_retention: float = 0.0) -> Policy:
         return cls(int(stuck_after * US), int(cooldown * US), int(pause_after * US), int(archive_after * US),
-                   int(episode_retention * US), delete_episodes)
+                   int(episode_retention * US), delete_episodes, int(webhook_delivered_retention * US),
+                   int(webhook_dead_letter_retention * US))
 
     @property
     def episode_chore(self) -> Chore:
@@ -51,6 +59,12 @@ class Policy:
     def episode_cutoff(self, now: int) -> int | None:
         """Episodes created at or before this time are past retention (None: retention is off)."""
         return now - self.episode_retention_us if self.episode_retention_us else None
+
+    def webhook_delivery_cutoffs(self, now: int) -> dict[str, int]:
+        """Per finished delivery state: rows last attempted before this time are past retention."""
+        return {state: now - keep for state, keep in ((DeliveryState.DELIVERED, self.webhook_delivered_retention_us),
+                                                       (DeliveryState.DEAD_LETTERED,
+                                                        self.webhook_dead_letter_retention_us)) if keep}
 
 
 def _has_open_wait(task: Task) -> bool:

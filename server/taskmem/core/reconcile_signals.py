@@ -158,7 +158,7 @@ _ANTONYM_GROUPS: tuple[frozenset[str], ...] = tuple(frozenset(_stem(w) for w in 
     "static dynamic", "manual automatic", "eager lazy", "optimistic pessimistic", "horizontal vertical",
     "primary replica secondary", "spot demand reserved", "staging production", "first last",
     "encrypted unencrypted plaintext", "inbound outbound", "upper lower", "start end", "open closed",
-    "hourly daily nightly weekly monthly yearly quarterly", "more less fewer", "higher lower",
+    "hourly daily nightly weekly monthly yearly quarterly", "more less fewer", "before during after", "higher lower",
     "faster slower", "bigger smaller", "early late", "blocking nonblocking non-blocking",
     "cookie token", "email sms slack phone", "windows linux macos", "arm arm64 x86 x86-64 amd64",
     "mutable immutable", "stateful stateless", "monolith microservice", "ascending descending",
@@ -168,6 +168,11 @@ _ANTONYM_GROUPS: tuple[frozenset[str], ...] = tuple(frozenset(_stem(w) for w in 
     "morning afternoon evening night am pm noon midnight", "today tomorrow yesterday",
     "millisecond second minute hour day week month quarter year",
     "north south east west northeast northwest southeast southwest",
+    # Units of one dimension, and the systems they belong to: "weigh in grams" / "in ounces".
+    "gram grams kilogram kilograms kg ounce ounces pound pounds lb lbs tonne tonnes",
+    "metre metres meter meters kilometre kilometres km mile miles foot feet inch inches yard yards",
+    "litre litres liter liters millilitre millilitres gallon gallons pint pints",
+    "celsius fahrenheit kelvin", "metric imperial",
 ))
 
 _ALL_GROUP_WORDS: frozenset[str] = frozenset(w for group in _ANTONYM_GROUPS for w in group)
@@ -360,14 +365,24 @@ CHANGE_PHRASES: tuple[str, ...] = (
     "reverted", "postponed", "rescheduled", "pushed back", "brought forward",
 )
 
+# Verbs that end something, as stems (scrap, scrapped; cancel, cancelled).
+_RETIRING_VERBS = "scrap|cancel|stop|drop|ditch|abandon|discard|retire|withdr|revok|axe"
 _CLAUSE_END = r"(?=$|[,;:.?!()]|\s(?:and|but|so|because|since|while|as)\s)"
 # Each pattern's group "old" captures the words naming what the change retires.
 _NAMED_PATTERNS: tuple[re.Pattern[str], ...] = tuple(re.compile(p) for p in (
     rf"\binstead of (?P<old>.+?){_CLAUSE_END}",
     rf"\brather than (?P<old>.+?){_CLAUSE_END}",
     rf"\bin place of (?P<old>.+?){_CLAUSE_END}",
-    rf"\b(?:switch\w*|mov\w*|migrat\w*|upgrad\w*|downgrad\w*|chang\w*|went|go|going|port\w*)\b"
+    # "re-" verbs are the change verbs of a move: reassigned, rerouted, relocated, rebooked.
+    rf"\b(?:switch\w*|mov\w*|migrat\w*|upgrad\w*|downgrad\w*|chang\w*|went|go|going|port\w*|re[a-z]{{3,}})\b"
     rf"(?:\s[^,;:.?!]*?)?\sfrom (?P<old>.+?) to\b",
+    rf"\b(?:switch\w*|mov\w*|migrat\w*|shift\w*|tak\w*)\b(?:\s[^,;:.?!]*?)?\soff (?P<old>.+?) (?:onto|to)\b",
+    # Retire-and-replace in two clauses: "Scrap the helicopter; the team goes up on foot", "Stop the
+    # amoxicillin and treat with doxycycline", "Repaint it grey; blue is dropped". The verb retires
+    # only when another clause follows (or precedes) it: alone, "stop the server before the backup"
+    # is an action like any other.
+    rf"(?:^|[,;:.?!] )(?:{_RETIRING_VERBS})\w* (?P<old>[^,;:.?!]+?)(?=[,;:.?!] \S|\s(?:and|but|then) \S)",
+    rf"[,;:.?!] (?P<old>[^,;:.?!]+?) (?:is|are|was|were|has been|have been|gets|got) (?:{_RETIRING_VERBS})\w*\b",
     rf"\breplac\w* (?!by\b|with\b)(?P<old>.+?) (?:with|by)\b",
     rf"(?:^|[,;:.?!] )(?P<old>[^,;:.?!]+?) (?:is|are|was|were|has been|have been|got|gets) replaced\b",
     rf"\breplaced (?!by\b|with\b)(?P<old>.+?){_CLAUSE_END}",
@@ -495,9 +510,10 @@ class Distinction:
         return {"kind": self.kind, "old": self.old_value, "new": self.new_value}
 
 
-# A noun after a determiner or preposition, then a number that is not a time or a quantity.
+# A noun after a determiner or preposition, then a number that is not a time or a quantity
+# (a number followed by a unit measures something: "at minus 18 degrees" picks nothing out).
 _DESIGNATED = re.compile(r"\b(?:on|for|in|of|from|to|at|the|a|an|this|that|each|every)\s+([a-z]+)\s+(\d+)\b"
-                         r"(?!\s*\S*(?:h|celsius|kg|metre|eur|usd|percent)\b)")
+                         rf"(?!\s*\S*(?:h|{'|'.join(sorted(UNIT_TOKENS))}|degrees?)\b)")
 
 
 def _designators(text: str) -> dict[str, str]:

@@ -6,6 +6,9 @@ from collections.abc import Iterable, Sequence
 
 from taskmem.commands.formatting import (display_time, is_set, one_line, plan_item_status_name, short_enum_name,
                                          task_status_name)
+from google.protobuf import duration_pb2
+
+from taskmem.core.waits import format_duration
 from taskmem.v1 import memory_pb2, state_pb2, task_pb2, task_service_pb2, wait_pb2
 
 # How many items of a list "where was I?" spells out before it counts the rest.
@@ -34,10 +37,29 @@ def registered(task: task_pb2.Task, plan: task_pb2.Plan | None) -> str:
     return "\n".join(lines)
 
 
+def _duration_text(duration: duration_pb2.Duration) -> str:
+    return format_duration(duration.seconds * 1_000_000 + duration.nanos // 1_000)
+
+
+def open_wait_line(wait: state_pb2.OpenWait) -> str:
+    line = f"  {wait.wait_id} ({wait.kind}) {one_line(wait.criteria, 200)}, since {display_time(wait.start_time)}"
+    if wait.HasField("timeout"):
+        line += f", times out after {_duration_text(wait.timeout)}"
+    return line
+
+
+def _notes(heading: str, notes: Sequence[state_pb2.StateItemNote]) -> list[str]:
+    if not notes:
+        return []
+    return [f"{heading}:", *(f"  [{note.uid}] {one_line(note.text, 200)}" + (" (CONFLICT)" if note.conflict else "")
+                             for note in notes)]
+
+
 def where_was_i(progress: task_service_pb2.GetProgressResponse, answer: str, from_model: bool,
                 items: Iterable[state_pb2.StateItem]) -> str:
-    """The task, its completed / current / next items, the current decisions, constraints and
-    open questions, the last error and the newest messages: what a model needs after compaction."""
+    """The task, its completed / current / next items, the active decisions, constraints, open
+    questions and open waits (GetProgress: the task's one reconciled state), open risks and
+    actions (`items`), the last error and the newest messages: what a model needs after compaction."""
     task = progress.task
     lines = [f"Task {task.id}: {task.name} — {task_status_name(task.status)}"
              + (f", plan v{progress.plan_version}: {len(progress.completed)}/{progress.total_items} done"
@@ -57,19 +79,19 @@ def where_was_i(progress: task_service_pb2.GetProgressResponse, answer: str, fro
         lines.append("Blocked: " + _listed(progress.blocked))
     if progress.failed:
         lines.append("Failed: " + _listed(progress.failed))
+    lines += _notes("Decisions", progress.decisions)
+    lines += _notes("Constraints", progress.constraints)
+    lines += _notes("Open questions", progress.open_questions)
+    if progress.open_waits:
+        lines.append("Open waits:")
+        lines.extend(open_wait_line(wait) for wait in progress.open_waits)
     by_type: dict[int, list[state_pb2.StateItem]] = {}
     for item in items:
         by_type.setdefault(item.type, []).append(item)
-    for item_type, heading in ((state_pb2.STATE_ITEM_TYPE_DECISION, "Decisions"),
-                               (state_pb2.STATE_ITEM_TYPE_CONSTRAINT, "Constraints"),
-                               (state_pb2.STATE_ITEM_TYPE_QUESTION, "Open questions"),
-                               (state_pb2.STATE_ITEM_TYPE_RISK, "Risks"),
+    for item_type, heading in ((state_pb2.STATE_ITEM_TYPE_RISK, "Risks"),
                                (state_pb2.STATE_ITEM_TYPE_ACTION, "Open actions")):
-        current = by_type.get(item_type, [])
-        if current:
-            lines.append(f"{heading}:")
-            lines.extend(f"  [{item.uid}] {one_line(item.text, 200)}" + (" (CONFLICT)" if item.conflict else "")
-                         for item in current)
+        lines += _notes(heading, [state_pb2.StateItemNote(uid=item.uid, text=item.text, conflict=item.conflict)
+                                  for item in by_type.get(item_type, [])])
     if progress.last_error:
         lines.append(f"Last error: {one_line(progress.last_error, 300)}")
     if progress.recent_messages:

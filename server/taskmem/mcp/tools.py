@@ -134,7 +134,7 @@ def build_mcp_server(backend: Backend) -> MCPServer:
         question: Annotated[str, Field(description="What you want to know; default 'where was I?'.")] = "where was I?",
         ctx: Context | None = None,
     ) -> str:
-        """Ask 'where was I?' about a task: completed, current and next steps, current decisions, last error."""
+        """Ask 'where was I?' about a task: done, current and next steps, decisions, constraints, questions, waits."""
         token = _bearer(ctx)
         progress, answer, items = await asyncio.gather(
             backend.call(backend.tasks.GetProgress, task_service_pb2.GetProgressRequest(
@@ -142,7 +142,8 @@ def build_mcp_server(backend: Backend) -> MCPServer:
             backend.call(backend.state.QueryTask, state_service_pb2.QueryTaskRequest(
                 task_id=task_id, question=question), token=token),
             backend.call(backend.state.ListStateItems, state_service_pb2.ListStateItemsRequest(
-                task_id=task_id, page_size=100), token=token))
+                task_id=task_id, types=[state_pb2.STATE_ITEM_TYPE_RISK, state_pb2.STATE_ITEM_TYPE_ACTION],
+                page_size=100), token=token))
         current = [item for item in items.items if render.is_current(item)]
         return render.where_was_i(progress, answer.answer, answer.from_model, current)
 

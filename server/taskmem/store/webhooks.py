@@ -83,6 +83,20 @@ def list_deliveries(db: Reader, namespace: str, task_id: str, states: list[str],
     return [delivery_from_row(r) for r in db.fetchall(sql, params)]
 
 
+# Spelled out so SQLite can use the partial index webhook_deliveries_finished (0015) with a bound state.
+_FINISHED = f"state != '{DeliveryState.PENDING.value}'"
+
+
+def namespaces_with_old_deliveries(db: Reader, cutoffs: dict[str, int]) -> list[str]:
+    """The namespaces holding finished deliveries past retention (cutoffs: state -> last attempt before)."""
+    found: set[str] = set()
+    for state, cutoff in cutoffs.items():
+        rows = db.fetchall("SELECT DISTINCT namespace FROM webhook_deliveries"
+                           f" WHERE state = ? AND last_attempt_at < ? AND {_FINISHED}", (state, cutoff))
+        found.update(row["namespace"] for row in rows)
+    return sorted(found)
+
+
 # --- mutations ----------------------------------------------------------------------------------
 
 def ensure_secret(tx: Transaction) -> str:
@@ -101,3 +115,15 @@ def save_attempts(tx: Transaction, deliveries: list[Delivery]) -> None:
     tx.executemany(_UPSERT, [_values(d) for d in deliveries])
     tx.executemany(_ADVANCE, [(d.namespace, d.task_id, d.cursor) for d in deliveries
                               if d.state != DeliveryState.PENDING])
+
+
+def prune_deliveries(tx: Transaction, cutoffs: dict[str, int], limit: int) -> int:
+    """Delete up to limit finished deliveries of the namespace past retention; returns how many.
+    Task cursors are kept, so a pruned event is never sent again."""
+    deleted = 0
+    for state, cutoff in cutoffs.items():
+        tx.execute("DELETE FROM webhook_deliveries WHERE rowid IN (SELECT rowid FROM webhook_deliveries"
+                   f" WHERE state = ? AND namespace = ? AND last_attempt_at < ? AND {_FINISHED} LIMIT ?)",
+                   (state, tx.namespace, cutoff, limit - deleted))
+        deleted += tx.fetchone("SELECT changes() AS n")["n"]
+    return deleted
