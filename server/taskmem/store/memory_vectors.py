@@ -28,12 +28,12 @@ from taskmem.core.errors import InvalidArgument
 from taskmem.core.ids import now_us
 from taskmem.core.memory import MemoryFilter, MemoryType, NewMemoryEntry
 from taskmem.providers.embeddings import Embedder
+from taskmem.store import memory_vector_index
 from taskmem.store.writer import Reader, Transaction
 
 log = logging.getLogger(__name__)
 
 VECTOR_TABLE = "memory_vectors"
-VEC0_MAX_K = 4096  # sqlite-vec's limit on k
 # Bit-KNN candidates per wanted neighbour, rescored by cosine; at least MIN_CANDIDATES of them. Measured
 # with bench/memory_eval.py --preselect (dev set: searches within ~480-turn conversations, limit 10):
 # 3/40 found 83 % of the exact cosine top 10 and lost 4.3 % recall@10 to an exact scan; 6/80 96 %;
@@ -88,6 +88,7 @@ def _ensure_index(connection: sqlite3.Connection, dimension: int) -> None:
         if "FLOAT[" in str(row[0]).upper():
             connection.execute(f"INSERT OR IGNORE INTO memory_embeddings (seq, embedding)"
                                f" SELECT seq, embedding FROM {VECTOR_TABLE}")
+            memory_vector_index.log_reset(connection.execute)
         connection.execute(f"DROP TABLE {VECTOR_TABLE}")
         log.info("rebuilding the memory vector index (layout changed)")
     connection.execute(wanted)
@@ -124,51 +125,7 @@ def insert_vectors(tx: Transaction, rows: Sequence[tuple[int, str]], vectors: np
     blobs = [(seq, matrix[i].tobytes()) for i, (seq, _) in enumerate(rows)]
     tx.executemany("INSERT INTO memory_embeddings (seq, embedding) VALUES (?, ?)", blobs)
     tx.executemany(_index_rows_sql() + " WHERE e.seq = ?", [(seq,) for seq, _ in blobs])
-
-
-def _knn_filter(f: MemoryFilter) -> tuple[str, list[object]]:
-    """f as constraints the vec0 KNN applies while it searches (so k matching rows come back): types and
-    time range on the integer metadata columns; task, subtask, tags and relevance_to as one `seq IN (…)`
-    set, which vec0 consumes (it costs in proportion to the set: a task of 1,000 entries adds a few ms)."""
-    clauses: list[str] = []
-    params: list[object] = []
-    if f.types:
-        clauses.append(f"type IN ({', '.join('?' * len(f.types))})")
-        params.extend(_TYPE_CODES[t.value] for t in f.types)
-    if f.created_after is not None:
-        clauses.append("created_at >= ?")
-        params.append(f.created_after)
-    if f.created_before is not None:
-        clauses.append("created_at < ?")
-        params.append(f.created_before)
-    sets: list[str] = []
-    if f.task_id or f.subtask_id:
-        # The namespace is in the set's query too: memory_entries' indexes lead with it.
-        task = " AND task_id = ?" if f.task_id else ""
-        subtask = " AND subtask_id = ?" if f.subtask_id else ""
-        sets.append(f"SELECT seq FROM memory_entries WHERE namespace = ?{task}{subtask}")
-    if f.tags:
-        marks = ", ".join("?" * len(f.tags))
-        having = f" GROUP BY entry_seq HAVING count(*) = {len(f.tags)}" if f.match_all_tags else ""
-        sets.append(f"SELECT entry_seq FROM memory_entry_tags WHERE tag IN ({marks}){having}")
-    if f.relevance_to:
-        sets.append(f"SELECT entry_seq FROM memory_entry_relevance WHERE subtask_id IN"
-                    f" ({', '.join('?' * len(f.relevance_to))})")
-    if sets:
-        # One IN constraint (an INTERSECT of the sets), which vec0 applies during the search.
-        clauses.append(f"seq IN ({' INTERSECT '.join(sets)})")
-    return "".join(f" AND {c}" for c in clauses), params
-
-
-def _set_params(namespace: str, f: MemoryFilter) -> list[object]:
-    """Parameters of _knn_filter's seq IN sets, in their order."""
-    params: list[object] = []
-    if f.task_id or f.subtask_id:
-        params.append(namespace)
-        params.extend(v for v in (f.task_id, f.subtask_id) if v)
-    params.extend(f.tags)
-    params.extend(f.relevance_to)
-    return params
+    memory_vector_index.log_stored(tx, [seq for seq, _ in blobs])
 
 
 def nearest(reader: Reader, namespace: str, query: np.ndarray, k: int, task_id: str = "",
@@ -182,12 +139,9 @@ def nearest(reader: Reader, namespace: str, query: np.ndarray, k: int, task_id: 
     if k <= 0:
         return []
     vector = np.ascontiguousarray(query, dtype=np.float32)
-    where, params = _knn_filter(f)
-    params.extend(_set_params(namespace, f))
-    wanted = min(VEC0_MAX_K, max(candidates or k * OVERSAMPLE, MIN_CANDIDATES, k))
-    candidates = [int(row[0]) for row in reader.fetchall(
-        f"SELECT seq FROM {VECTOR_TABLE} WHERE embedding MATCH vec_quantize_binary(?) AND k = ?"
-        f" AND namespace = ?{where}", [vector.tobytes(), wanted, namespace, *params])]
+    wanted = max(candidates or k * OVERSAMPLE, MIN_CANDIDATES, k)
+    candidates = memory_vector_index.index_of(reader).nearest_seqs(
+        reader, namespace, vector, wanted, memory_vector_index.filter_seqs(reader, namespace, f))
     if not candidates:
         return []
     rows = reader.fetchall(f"SELECT seq, embedding FROM memory_embeddings WHERE seq IN"
@@ -252,6 +206,7 @@ def rebuild(connection: sqlite3.Connection, model: str, dimension: int,
         connection.execute("DELETE FROM memory_embeddings")
         connection.execute("INSERT INTO memory_embeddings (seq, embedding) SELECT seq, embedding FROM temp.reembed_vectors")
         connection.execute("DELETE FROM memory_embedding_queue")  # every entry has its vector now
+        memory_vector_index.log_reset(connection.execute)
         connection.execute(f"DROP TABLE IF EXISTS {VECTOR_TABLE}")
         connection.execute("DELETE FROM memory_embedding_model")
         connection.execute("INSERT INTO memory_embedding_model (id, model, dimension, recorded_at) VALUES (1, ?, ?, ?)",
