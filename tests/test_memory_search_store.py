@@ -17,7 +17,7 @@ from taskmem.core.memory_search import (
     FULLTEXT_WEIGHT, RRF_K, SEMANTIC_WEIGHT, SearchMode, fts_query, full_text_query,
 )
 from taskmem.core.tasks import Task, TaskStatus
-from taskmem.store import memory_vectors
+from taskmem.store import database, memory_backlog, memory_vectors
 from taskmem.store import tasks as task_store
 from taskmem.store.memory_entries import insert_memory_entries
 from taskmem.store.memory_search import (
@@ -250,6 +250,38 @@ async def test_an_index_of_the_first_layout_is_rebuilt_keeping_its_vectors(archi
     assert missing == 0
     near = await archive.read(semantic, "default", unit(0, 1), MemoryFilter(), 2)
     assert [seq for seq, _ in near] == [stored[1].seq, stored[0].seq]
+
+
+async def test_vectors_stored_after_a_search_are_found_by_the_next_one(archive: Archive) -> None:
+    first = await archive.add("default", [entry("first")], [unit(1, 0)])
+    assert [seq for seq, _ in await archive.read(semantic, "default", unit(0, 1), MemoryFilter(), 5)] == [first[0].seq]
+    direct = await archive.add("default", [entry("direct", tags=("db",))], [unit(0, 1)])
+    queued = await archive.add("default", [entry("queued", tags=("db",))])  # joins the embedding backlog
+    await archive.storage.write(
+        lambda tx: memory_backlog.store_backlog_vectors(tx, [queued[0].seq], np.stack([unit(0.1, 1)])), "", "test")
+    near = await archive.read(semantic, "default", unit(0, 1), MemoryFilter(), 5)
+    assert [seq for seq, _ in near] == [direct[0].seq, queued[0].seq, first[0].seq]
+    tagged = await archive.read(semantic, "default", unit(0, 1), MemoryFilter(tags=("db",)), 5)
+    assert [seq for seq, _ in tagged] == [direct[0].seq, queued[0].seq]
+
+
+async def test_a_search_after_reembed_from_another_connection_ranks_by_the_new_vectors(
+        archive: Archive, tmp_path: Path) -> None:
+    # More west-pointing entries than the pre-selection keeps: a stale index would keep "north" out of it.
+    fillers = memory_vectors.MIN_CANDIDATES + 10
+    await archive.add("default", [entry("west") for _ in range(fillers)], [unit(-1, 0)] * fillers)
+    east, north = await archive.add("default", [entry("east"), entry("north")], [unit(1, 0), unit(0, 1)])
+    near = await archive.read(semantic, "default", unit(1, 0), MemoryFilter(), 1)
+    assert [seq for seq, _ in near] == [east.seq]
+    other = database.connect(str(tmp_path / "taskmem.db"))  # as `taskmem reembed` beside a running server
+    try:
+        new_model = {"west": unit(-1, 0), "east": unit(0, -1), "north": unit(1, 0)}
+        memory_vectors.rebuild(other, MODEL, DIMENSION, lambda texts: np.stack([new_model[t] for t in texts]),
+                               lambda done, total: None)
+    finally:
+        other.close()
+    near = await archive.read(semantic, "default", unit(1, 0), MemoryFilter(), 1)
+    assert [seq for seq, _ in near] == [north.seq]
 
 
 # --- hybrid ----------------------------------------------------------------------------------------
