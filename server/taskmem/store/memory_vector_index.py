@@ -22,6 +22,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from taskmem.core.memory import MemoryFilter
+from taskmem.store.memory_filter_sets import filter_set_sql
 from taskmem.store.writer import Reader, Transaction
 
 CHANGES_TABLE = "memory_vector_changes"
@@ -191,39 +192,14 @@ def _grown(array: np.ndarray, capacity: int) -> np.ndarray:
 
 
 def filter_seqs(reader: Reader, namespace: str, f: MemoryFilter) -> np.ndarray | None:
-    """The seqs of the namespace's entries that match f, or None when f narrows nothing but the namespace.
-    Each constraint reads its own index (task, tag, relevance or time); the sets are intersected."""
-    sets: list[str] = []
-    params: list[object] = []
-    if f.task_id or f.subtask_id or f.types or f.created_after is not None or f.created_before is not None:
-        clauses = ["namespace = ?"]
-        params.append(namespace)
-        for column, value in (("task_id", f.task_id), ("subtask_id", f.subtask_id)):
-            if value:
-                clauses.append(f"{column} = ?")
-                params.append(value)
-        if f.types:
-            clauses.append(f"type IN ({', '.join('?' * len(f.types))})")
-            params.extend(t.value for t in f.types)
-        if f.created_after is not None:
-            clauses.append("created_at >= ?")
-            params.append(f.created_after)
-        if f.created_before is not None:
-            clauses.append("created_at < ?")
-            params.append(f.created_before)
-        sets.append(f"SELECT seq FROM memory_entries WHERE {' AND '.join(clauses)}")
-    if f.tags:
-        having = f" GROUP BY entry_seq HAVING count(*) = {len(set(f.tags))}" if f.match_all_tags else ""
-        sets.append(f"SELECT entry_seq FROM memory_entry_tags WHERE tag IN ({', '.join('?' * len(f.tags))}){having}")
-        params.extend(f.tags)
-    if f.relevance_to:
-        sets.append(f"SELECT entry_seq FROM memory_entry_relevance WHERE subtask_id IN"
-                    f" ({', '.join('?' * len(f.relevance_to))})")
-        params.extend(f.relevance_to)
-    if not sets:
+    """The seqs of entries matching f's constraints other than the namespace (memory_entries.filter_set_sql),
+    or None when f has none. Read as one group_concat string: a row per seq costs 3× as much."""
+    found = filter_set_sql(namespace, f)
+    if found is None:
         return None
-    rows = reader.connection.execute(" INTERSECT ".join(sets), params).fetchall()
-    return np.fromiter((row[0] for row in rows), dtype=np.int64, count=len(rows))
+    sql, params = found
+    text = reader.connection.execute(f"SELECT group_concat(seq) FROM ({sql})", params).fetchone()[0]
+    return np.fromstring(text, dtype=np.int64, sep=",") if text else np.empty(0, np.int64)
 
 
 _indexes: dict[object, VectorIndex] = {}
