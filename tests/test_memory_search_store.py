@@ -1,5 +1,5 @@
 """Memory search on a real SQLite file (the store functions SearchMemories runs): FTS5 ranking and
-snippets, the vec0 KNN scoped to a namespace and narrowed by every filter, and hybrid fusion."""
+snippets, the nearest-vector search scoped to a namespace and narrowed by every filter, and hybrid fusion."""
 
 from __future__ import annotations
 
@@ -233,13 +233,12 @@ async def test_prepare_index_refuses_another_model_and_names_taskmem_reembed(arc
     assert MODEL in str(refused.value) and "other-model" in str(refused.value)
 
 
-async def test_an_index_of_the_first_layout_is_rebuilt_keeping_its_vectors(archive: Archive) -> None:
+async def test_a_sqlite_vec_table_of_the_first_layout_is_dropped_keeping_its_vectors(archive: Archive) -> None:
     stored = await archive.add("default", [entry("a"), entry("b")], [unit(1, 0), unit(0, 1)])
 
     def downgrade(tx: Transaction) -> None:
         # The layout of the first release: float vectors only in vec0, no memory_embeddings rows.
         rows = tx.fetchall("SELECT seq, embedding FROM memory_embeddings")
-        tx.execute(f"DROP TABLE {memory_vectors.VECTOR_TABLE}")
         tx.execute(f"CREATE VIRTUAL TABLE {memory_vectors.VECTOR_TABLE} USING vec0(seq INTEGER PRIMARY KEY,"
                    f" namespace TEXT PARTITION KEY, task_id TEXT, embedding FLOAT[{DIMENSION}] distance_metric=cosine)")
         tx.executemany(f"INSERT INTO {memory_vectors.VECTOR_TABLE} (seq, namespace, task_id, embedding)"
@@ -248,6 +247,9 @@ async def test_an_index_of_the_first_layout_is_rebuilt_keeping_its_vectors(archi
     await archive.storage.write(downgrade, "default", "test")
     missing = await archive.storage.write(lambda tx: memory_vectors.prepare_index(tx, MODEL, DIMENSION), "", "test")
     assert missing == 0
+    tables = await archive.read(lambda reader: reader.fetchall("SELECT name FROM sqlite_master WHERE name = ?",
+                                                               (memory_vectors.VECTOR_TABLE,)))
+    assert tables == []
     near = await archive.read(semantic, "default", unit(0, 1), MemoryFilter(), 2)
     assert [seq for seq, _ in near] == [stored[1].seq, stored[0].seq]
 

@@ -1,4 +1,4 @@
-"""Searching memory entries: FTS5 ranked by BM25 with snippets, the vec0 KNN, and both fused.
+"""Searching memory entries: FTS5 ranked by BM25 with snippets, the nearest vectors, and both fused.
 
 `search_entries` runs a search in one reader-thread hop: each mode's ranked list, narrowed by the
 filter, the fusion for HYBRID, and the entries of the hits. SearchMemories (memory/archive.py) runs
