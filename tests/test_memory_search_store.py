@@ -17,7 +17,7 @@ from taskmem.core.memory_search import (
     FULLTEXT_WEIGHT, RRF_K, SEMANTIC_WEIGHT, SearchMode, fts_query, full_text_query,
 )
 from taskmem.core.tasks import Task, TaskStatus
-from taskmem.store import database, memory_backlog, memory_vectors
+from taskmem.store import database, memory_backlog, memory_vector_index, memory_vectors
 from taskmem.store import tasks as task_store
 from taskmem.store.memory_entries import insert_memory_entries
 from taskmem.store.memory_search import (
@@ -252,6 +252,12 @@ async def test_a_sqlite_vec_table_of_the_first_layout_is_dropped_keeping_its_vec
     assert tables == []
     near = await archive.read(semantic, "default", unit(0, 1), MemoryFilter(), 2)
     assert [seq for seq, _ in near] == [stored[1].seq, stored[0].seq]
+
+
+async def test_loading_the_vector_index_ahead_counts_the_vectors_of_the_database(archive: Archive) -> None:
+    await archive.add("default", [entry("one"), entry("two")], [unit(1, 0), unit(0, 1)])
+    await archive.add("default", [entry("queued")])  # no vector yet: not in the index
+    assert await archive.read(memory_vector_index.load) == 2
 
 
 async def test_vectors_stored_after_a_search_are_found_by_the_next_one(archive: Archive) -> None:

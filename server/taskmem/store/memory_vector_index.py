@@ -102,6 +102,11 @@ class VectorIndex:
         found = best if picked is None else picked[best]
         return [int(s) for s in rows.seqs[found]]
 
+    def refresh(self, reader: Reader) -> int:
+        """Bring the index up to the change log now; returns how many vectors it holds."""
+        rows = self._current(reader)
+        return 0 if rows is None else rows.size
+
     def _current(self, reader: Reader) -> _Rows | None:
         """The rows, first brought up to the log's newest change."""
         last = int(reader.fetchall(f"SELECT coalesce(max(id), 0) FROM {CHANGES_TABLE}")[0][0])
@@ -225,3 +230,8 @@ def index_of(reader: Reader) -> VectorIndex:
         if index is None:
             index = _indexes[key] = VectorIndex()
         return index
+
+
+def load(reader: Reader) -> int:
+    """Load (or refresh) the index of the reader's database ahead of the first search; returns its size."""
+    return index_of(reader).refresh(reader)
