@@ -4,26 +4,28 @@ Each stored vector (memory_embeddings) is held here quantised to one bit per dim
 into 64-bit words, beside its seq and namespace. A search XORs the query's bits with the rows of its
 namespace (or only the rows its filter allows), counts the differing bits and keeps the `count` nearest
 by Hamming distance; memory_vectors.nearest rescores those exactly by cosine. It replaces sqlite-vec's
-vec0 KNN for this step: on 100k × 384-d vectors the numpy scan takes a few ms where the vec0 KNN took
+vec0 KNN for this step: on 100k × 384-d vectors the numpy scan takes ~2 ms CPU where the vec0 KNN took
 ~18 ms, and a filter narrows the rows scanned instead of being checked inside the KNN.
 
 Kept exact across processes by memory_vector_changes (migration 0017): every writer of vectors logs the
 seqs it stored in the same transaction (or a reset, -1, when `taskmem reembed` swaps them all). Before
-each search the index applies the log rows past the last one it saw; a reset reloads it. Loaded lazily on
-the first search (~100k vectors/s); memory: dimension/8 bytes plus ~16 bytes per vector.
+each search the index applies the log rows past the last one it saw; a reset reloads it. Loaded in the
+background at server start-up (`load`), or else by the first search: 100k vectors took 0.7 s CPU;
+memory: dimension/8 bytes plus ~16 bytes per vector. The log keeps one row per vector until a reembed.
 """
 
 from __future__ import annotations
 
 import threading
 from collections.abc import Callable
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
 
 from taskmem.core.memory import MemoryFilter
 from taskmem.store.memory_filter_sets import filter_set_sql
-from taskmem.store.writer import Reader, Transaction
+from taskmem.store.writer import Reader, Row, Transaction
 
 CHANGES_TABLE = "memory_vector_changes"
 RESET = -1  # memory_vector_changes.present of a reset: every vector was replaced
@@ -63,6 +65,7 @@ class _Rows:
     # word at a time over all rows (6× faster than row by row at 384 dimensions)
     row_of_seq: np.ndarray  # int32 row of each seq, -1 where none
     size: int
+    codes: dict[str, int]  # namespace → its code in `namespaces` (only ever added to)
 
 
 class VectorIndex:
@@ -72,14 +75,13 @@ class VectorIndex:
         self._lock = threading.Lock()
         self._rows: _Rows | None = None
         self._last_change = -1
-        self._codes: dict[str, int] = {}
 
     def nearest_seqs(self, reader: Reader, namespace: str, query: np.ndarray, count: int,
                      allowed: np.ndarray | None = None) -> list[int]:
         """Seqs of the `count` vectors of the namespace nearest the query by Hamming distance (ties: lower
         row first); allowed: only these seqs (a filter's), or None for the whole namespace."""
         rows = self._current(reader)
-        code = self._codes.get(namespace)
+        code = rows.codes.get(namespace) if rows is not None else None
         if rows is None or code is None or count <= 0:
             return []
         size = rows.size
@@ -133,14 +135,14 @@ class VectorIndex:
         connection.execute("BEGIN")
         try:
             last = int(connection.execute(f"SELECT coalesce(max(id), 0) FROM {CHANGES_TABLE}").fetchone()[0])
-            self._rows, self._codes = None, {}
+            rows: _Rows | None = None  # built aside: searches meanwhile keep the old rows
             cursor = connection.execute("SELECT e.seq, m.namespace, e.embedding FROM memory_embeddings e"
                                         " JOIN memory_entries m ON m.seq = e.seq ORDER BY e.seq")
             while chunk := cursor.fetchmany(_LOAD_CHUNK):
-                self._append(chunk)
+                rows = _appended(rows, chunk)
         finally:
             connection.execute("COMMIT")
-        self._last_change = last
+        self._rows, self._last_change = rows, last
 
     def _apply(self, reader: Reader, seqs: list[int]) -> None:
         """Add the vectors these seqs were given since the last catch-up (a seq stored again replaces its row)."""
@@ -155,36 +157,39 @@ class VectorIndex:
             for seq in wanted:
                 if seq < len(self._rows.row_of_seq) and self._rows.row_of_seq[seq] >= 0:
                     self._rows.namespaces[self._rows.row_of_seq[seq]] = -1
-        self._append(rows)
+        self._rows = _appended(self._rows, rows)
 
-    def _append(self, rows: list) -> None:
-        if not rows:
-            return
-        seqs = np.array([int(row[0]) for row in rows], dtype=np.int64)
-        codes = np.array([self._codes.setdefault(str(row[1]), len(self._codes)) for row in rows], dtype=np.int32)
-        bits = pack_bits(np.frombuffer(b"".join(row[2] for row in rows), dtype=np.float32).reshape(len(rows), -1))
-        current = self._rows
-        if current is None or current.bits.shape[0] != bits.shape[1]:
-            current = _Rows(np.empty(0, np.int64), np.empty(0, np.int32), np.empty((bits.shape[1], 0), np.uint64),
-                            np.full(0, -1, np.int32), 0)
-        size, end = current.size, current.size + len(rows)
-        if end > len(current.seqs):
-            capacity = max(end, 2 * len(current.seqs), 1024)
-            bits_grown = np.zeros((current.bits.shape[0], capacity), dtype=np.uint64)
-            bits_grown[:, :size] = current.bits[:, :size]
-            current = _Rows(_grown(current.seqs, capacity), _grown(current.namespaces, capacity),
-                            bits_grown, current.row_of_seq, size)
-        top = int(seqs.max()) + 1
-        if top > len(current.row_of_seq):
-            row_of_seq = np.full(max(top, 2 * len(current.row_of_seq)), -1, np.int32)
-            row_of_seq[:len(current.row_of_seq)] = current.row_of_seq
-            current.row_of_seq = row_of_seq
-        current.seqs[size:end] = seqs
-        current.namespaces[size:end] = codes
-        current.bits[:, size:end] = bits.T
-        current.row_of_seq[seqs] = np.arange(size, end, dtype=np.int32)
-        current.size = end
-        self._rows = current
+
+def _appended(current: _Rows | None, rows: Sequence[Row]) -> _Rows | None:
+    """current with rows (seq, namespace, float32 vector blob) added: in place while the capacity lasts
+    (past `size`, which no search reads), in new arrays beyond it; new rows when the dimension changed."""
+    if not rows:
+        return current
+    bits = pack_bits(np.frombuffer(b"".join(row[2] for row in rows), dtype=np.float32).reshape(len(rows), -1))
+    if current is None or current.bits.shape[0] != bits.shape[1]:
+        current = _Rows(np.empty(0, np.int64), np.empty(0, np.int32), np.empty((bits.shape[1], 0), np.uint64),
+                        np.full(0, -1, np.int32), 0, {})
+    codes_of = current.codes
+    seqs = np.array([int(row[0]) for row in rows], dtype=np.int64)
+    codes = np.array([codes_of.setdefault(str(row[1]), len(codes_of)) for row in rows], dtype=np.int32)
+    size, end = current.size, current.size + len(rows)
+    if end > len(current.seqs):
+        capacity = max(end, 2 * len(current.seqs), 1024)
+        bits_grown = np.zeros((current.bits.shape[0], capacity), dtype=np.uint64)
+        bits_grown[:, :size] = current.bits[:, :size]
+        current = _Rows(_grown(current.seqs, capacity), _grown(current.namespaces, capacity),
+                        bits_grown, current.row_of_seq, size, current.codes)
+    top = int(seqs.max()) + 1
+    if top > len(current.row_of_seq):
+        row_of_seq = np.full(max(top, 2 * len(current.row_of_seq)), -1, np.int32)
+        row_of_seq[:len(current.row_of_seq)] = current.row_of_seq
+        current.row_of_seq = row_of_seq
+    current.seqs[size:end] = seqs
+    current.namespaces[size:end] = codes
+    current.bits[:, size:end] = bits.T
+    current.row_of_seq[seqs] = np.arange(size, end, dtype=np.int32)
+    current.size = end
+    return current
 
 
 def _grown(array: np.ndarray, capacity: int) -> np.ndarray:
