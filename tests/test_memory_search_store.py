@@ -1,5 +1,5 @@
 """Memory search on a real SQLite file (the store functions SearchMemories runs): FTS5 ranking and
-snippets, the vec0 KNN scoped to a namespace and narrowed by every filter, and hybrid fusion."""
+snippets, the nearest-vector search scoped to a namespace and narrowed by every filter, and hybrid fusion."""
 
 from __future__ import annotations
 
@@ -17,7 +17,7 @@ from taskmem.core.memory_search import (
     FULLTEXT_WEIGHT, RRF_K, SEMANTIC_WEIGHT, SearchMode, fts_query, full_text_query,
 )
 from taskmem.core.tasks import Task, TaskStatus
-from taskmem.store import memory_vectors
+from taskmem.store import database, memory_backlog, memory_vector_index, memory_vectors
 from taskmem.store import tasks as task_store
 from taskmem.store.memory_entries import insert_memory_entries
 from taskmem.store.memory_search import (
@@ -233,13 +233,12 @@ async def test_prepare_index_refuses_another_model_and_names_taskmem_reembed(arc
     assert MODEL in str(refused.value) and "other-model" in str(refused.value)
 
 
-async def test_an_index_of_the_first_layout_is_rebuilt_keeping_its_vectors(archive: Archive) -> None:
+async def test_a_sqlite_vec_table_of_the_first_layout_is_dropped_keeping_its_vectors(archive: Archive) -> None:
     stored = await archive.add("default", [entry("a"), entry("b")], [unit(1, 0), unit(0, 1)])
 
     def downgrade(tx: Transaction) -> None:
         # The layout of the first release: float vectors only in vec0, no memory_embeddings rows.
         rows = tx.fetchall("SELECT seq, embedding FROM memory_embeddings")
-        tx.execute(f"DROP TABLE {memory_vectors.VECTOR_TABLE}")
         tx.execute(f"CREATE VIRTUAL TABLE {memory_vectors.VECTOR_TABLE} USING vec0(seq INTEGER PRIMARY KEY,"
                    f" namespace TEXT PARTITION KEY, task_id TEXT, embedding FLOAT[{DIMENSION}] distance_metric=cosine)")
         tx.executemany(f"INSERT INTO {memory_vectors.VECTOR_TABLE} (seq, namespace, task_id, embedding)"
@@ -248,8 +247,49 @@ async def test_an_index_of_the_first_layout_is_rebuilt_keeping_its_vectors(archi
     await archive.storage.write(downgrade, "default", "test")
     missing = await archive.storage.write(lambda tx: memory_vectors.prepare_index(tx, MODEL, DIMENSION), "", "test")
     assert missing == 0
+    tables = await archive.read(lambda reader: reader.fetchall("SELECT name FROM sqlite_master WHERE name = ?",
+                                                               (memory_vectors.VECTOR_TABLE,)))
+    assert tables == []
     near = await archive.read(semantic, "default", unit(0, 1), MemoryFilter(), 2)
     assert [seq for seq, _ in near] == [stored[1].seq, stored[0].seq]
+
+
+async def test_loading_the_vector_index_ahead_counts_the_vectors_of_the_database(archive: Archive) -> None:
+    await archive.add("default", [entry("one"), entry("two")], [unit(1, 0), unit(0, 1)])
+    await archive.add("default", [entry("queued")])  # no vector yet: not in the index
+    assert await archive.read(memory_vector_index.load) == 2
+
+
+async def test_vectors_stored_after_a_search_are_found_by_the_next_one(archive: Archive) -> None:
+    first = await archive.add("default", [entry("first")], [unit(1, 0)])
+    assert [seq for seq, _ in await archive.read(semantic, "default", unit(0, 1), MemoryFilter(), 5)] == [first[0].seq]
+    direct = await archive.add("default", [entry("direct", tags=("db",))], [unit(0, 1)])
+    queued = await archive.add("default", [entry("queued", tags=("db",))])  # joins the embedding backlog
+    await archive.storage.write(
+        lambda tx: memory_backlog.store_backlog_vectors(tx, [queued[0].seq], np.stack([unit(0.1, 1)])), "", "test")
+    near = await archive.read(semantic, "default", unit(0, 1), MemoryFilter(), 5)
+    assert [seq for seq, _ in near] == [direct[0].seq, queued[0].seq, first[0].seq]
+    tagged = await archive.read(semantic, "default", unit(0, 1), MemoryFilter(tags=("db",)), 5)
+    assert [seq for seq, _ in tagged] == [direct[0].seq, queued[0].seq]
+
+
+async def test_a_search_after_reembed_from_another_connection_ranks_by_the_new_vectors(
+        archive: Archive, tmp_path: Path) -> None:
+    # More west-pointing entries than the pre-selection keeps: a stale index would keep "north" out of it.
+    fillers = memory_vectors.MIN_CANDIDATES + 10
+    await archive.add("default", [entry("west") for _ in range(fillers)], [unit(-1, 0)] * fillers)
+    east, north = await archive.add("default", [entry("east"), entry("north")], [unit(1, 0), unit(0, 1)])
+    near = await archive.read(semantic, "default", unit(1, 0), MemoryFilter(), 1)
+    assert [seq for seq, _ in near] == [east.seq]
+    other = database.connect(str(tmp_path / "taskmem.db"))  # as `taskmem reembed` beside a running server
+    try:
+        new_model = {"west": unit(-1, 0), "east": unit(0, -1), "north": unit(1, 0)}
+        memory_vectors.rebuild(other, MODEL, DIMENSION, lambda texts: np.stack([new_model[t] for t in texts]),
+                               lambda done, total: None)
+    finally:
+        other.close()
+    near = await archive.read(semantic, "default", unit(1, 0), MemoryFilter(), 1)
+    assert [seq for seq, _ in near] == [north.seq]
 
 
 # --- hybrid ----------------------------------------------------------------------------------------

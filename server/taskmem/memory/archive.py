@@ -23,7 +23,7 @@ from taskmem.core.memory_search import Hit, SearchMode, full_text_query
 from taskmem.providers.chat import ChatModel, ChatModelNotConfigured, ChatModelTimeout, ChatModelUnavailable
 from taskmem.providers.embeddings import Embedder, EmbeddingError
 from taskmem.memory.embedding_backlog import EmbeddingBacklog
-from taskmem.store import memory_backlog, memory_entries, memory_search, memory_vectors
+from taskmem.store import memory_backlog, memory_entries, memory_search, memory_vector_index, memory_vectors
 from taskmem.store.episodes import require_task
 from taskmem.store.storage import Storage
 from taskmem.store.writer import Reader, Transaction
@@ -68,10 +68,12 @@ class MemoryArchive:
         self.chat = chat
         self.prompt = prompt or load_extraction_prompt()
         self.backlog = EmbeddingBacklog(storage, embedder, backlog_batch_size) if embedder is not None else None
+        self._index_loading: asyncio.Task[int] | None = None
 
     async def start(self) -> None:
         """Record the embedding model on first use, or refuse a model other than the recorded one; then
-        start embedding the backlog (entries acknowledged before a restart included)."""
+        start embedding the backlog (entries acknowledged before a restart included) and loading the
+        in-memory vector index in the background."""
         if self.embedder is None or self.backlog is None:
             return
         model, dimension = self.embedder.model_name, self.embedder.dimension
@@ -83,11 +85,16 @@ class MemoryArchive:
         if missing:
             log.info("%d memory entries wait for their embedding: the background pass embeds them now", missing)
         self.backlog.start()
+        # Load the in-memory vector index now (~1 s of reading at 100k vectors), not on the first search.
+        self._index_loading = asyncio.create_task(self.storage.read(memory_vector_index.load))
 
     async def stop(self) -> None:
-        """Stop the background embedding; what it has not stored stays queued for the next start."""
+        """Stop the background embedding (what it has not stored stays queued for the next start); wait for the
+        vector index's load."""
         if self.backlog is not None:
             await self.backlog.stop()
+        if self._index_loading is not None:
+            await asyncio.gather(self._index_loading, return_exceptions=True)  # it holds a reader thread
 
     def entries_written(self) -> None:
         """Entries were just committed without vectors: embed them now rather than at the next poll."""

@@ -1,4 +1,4 @@
-"""Searching memory entries: FTS5 ranked by BM25 with snippets, the vec0 KNN, and both fused.
+"""Searching memory entries: FTS5 ranked by BM25 with snippets, the nearest vectors, and both fused.
 
 `search_entries` runs a search in one reader-thread hop: each mode's ranked list, narrowed by the
 filter, the fusion for HYBRID, and the entries of the hits. SearchMemories (memory/archive.py) runs
@@ -14,6 +14,7 @@ from taskmem.core.memory import MemoryEntry, MemoryFilter
 from taskmem.core.memory_search import FullTextQuery, Hit, SearchMode, candidate_count, reciprocal_rank_fusion
 from taskmem.store import memory_vectors
 from taskmem.store.memory_entries import entries_by_seq, filter_sql
+from taskmem.store.memory_filter_sets import filter_set_sql
 from taskmem.store.writer import Reader
 
 # BM25 column weights: a match in the summary counts twice one in the detail.
@@ -95,11 +96,16 @@ def _ranked(reader: Reader, namespace: str, match: str, f: MemoryFilter, limit: 
         if len(rows) >= limit or len(ranked) < limit * FIRST_LOOK:
             return rows[:limit]
     # A filter: one pass that the full-text index drives (CROSS JOIN keeps SQLite from turning it round),
-    # each match checked by primary key, BM25 computed only for the matches that pass.
+    # BM25 computed only for the matches that pass. The filter's seqs, read once from their own indexes
+    # into a set (`+` keeps FTS5 from seeking each of them), cut the matches before any row lookup; the
+    # survivors are checked by primary key. At 100k entries this took a task or tag filter's ranking from
+    # 13–31 ms to 4–8 ms (same hits).
+    narrowing = filter_set_sql(namespace, f)
+    narrow, narrow_params = (f" AND +memory_fts.rowid IN ({narrowing[0]})", narrowing[1]) if narrowing else ("", [])
     return [(int(row[0]), float(row[1])) for row in reader.fetchall(
         f"SELECT memory_fts.rowid, bm25(memory_fts, {_WEIGHTS}) AS rank FROM memory_fts"
-        f" CROSS JOIN memory_entries m ON m.seq = memory_fts.rowid WHERE memory_fts MATCH ? AND {where}"
-        " ORDER BY rank, memory_fts.rowid LIMIT ?", [match, *params, limit])]
+        f" CROSS JOIN memory_entries m ON m.seq = memory_fts.rowid WHERE memory_fts MATCH ?{narrow} AND {where}"
+        " ORDER BY rank, memory_fts.rowid LIMIT ?", [match, *narrow_params, *params, limit])]
 
 
 def _snippets(reader: Reader, match: str, seqs: list[int]) -> list[str]:

@@ -1,18 +1,11 @@
-"""The vector index of memory summaries, and the model its vectors come from.
+"""The vectors of memory summaries, the model they come from, and the nearest-neighbour search over them.
 
-Two tables hold the vectors of the model recorded in memory_embedding_model:
-- memory_embeddings (migration 0006): seq → the exact float32 vector, L2-normalised.
-- memory_vectors: a sqlite-vec vec0 table of the same vectors quantised to one bit per
-  dimension, `namespace` its partition key, type and created_at integer metadata columns.
-  Created here (a migration cannot know the dimension) and rebuilt from memory_embeddings
-  whenever its layout changes.
-
-A search is a vec0 KNN, `embedding MATCH vec_quantize_binary(?) AND k = ? AND namespace = ?` plus
-the filter's constraints: the partition key keeps it inside the caller's namespace (no other
-namespace's rows are read) and every filter is applied during the search, not after it. It finds
-OVERSAMPLE × k candidates (at least MIN_CANDIDATES) by Hamming distance, which are then rescored
-exactly by cosine against their float vectors. Why bits: on 100k 384-d vectors in one partition a
-float32 cosine KNN took 45–60 ms on these 2 cores, a bit KNN for 40–60 candidates 5–9 ms.
+memory_embeddings (migration 0006) holds each entry's exact float32 vector (L2-normalised) of the model
+recorded in memory_embedding_model. A search pre-selects OVERSAMPLE × k candidates (at least
+MIN_CANDIDATES) by Hamming distance between 1-bit quantised vectors, scanning the in-memory index of
+store/memory_vector_index.py (only the rows the filter allows), and rescores them exactly by cosine
+against their float vectors. Earlier releases ran the pre-selection as a sqlite-vec vec0 KNN (18 ms CPU
+at 100k vectors against ~2 ms now); start-up drops that table.
 """
 
 from __future__ import annotations
@@ -26,14 +19,14 @@ import sqlean as sqlite3
 
 from taskmem.core.errors import InvalidArgument
 from taskmem.core.ids import now_us
-from taskmem.core.memory import MemoryFilter, MemoryType, NewMemoryEntry
+from taskmem.core.memory import MemoryFilter, NewMemoryEntry
 from taskmem.providers.embeddings import Embedder
+from taskmem.store import memory_vector_index
 from taskmem.store.writer import Reader, Transaction
 
 log = logging.getLogger(__name__)
 
-VECTOR_TABLE = "memory_vectors"
-VEC0_MAX_K = 4096  # sqlite-vec's limit on k
+VECTOR_TABLE = "memory_vectors"  # the sqlite-vec table of earlier releases, dropped at start-up
 # Bit-KNN candidates per wanted neighbour, rescored by cosine; at least MIN_CANDIDATES of them. Measured
 # with bench/memory_eval.py --preselect (dev set: searches within ~480-turn conversations, limit 10):
 # 3/40 found 83 % of the exact cosine top 10 and lost 4.3 % recall@10 to an exact scan; 6/80 96 %;
@@ -59,39 +52,18 @@ def mismatch_message(recorded: tuple[str, int], model: str, dimension: int) -> s
             f" {recorded[0]} again")
 
 
-def _table_sql(dimension: int) -> str:
-    return (f"CREATE VIRTUAL TABLE {VECTOR_TABLE} USING vec0("
-            "seq INTEGER PRIMARY KEY, namespace TEXT PARTITION KEY, type INTEGER, created_at INTEGER,"
-            f" embedding BIT[{int(dimension)}])")
-
-
-# Entry types as small integers in the index: vec0 compares integer metadata far faster than text.
-_TYPE_CODES = {t.value: code for code, t in enumerate(MemoryType, start=1)}
-_TYPE_CODE_SQL = "CASE m.type " + " ".join(f"WHEN '{v}' THEN {c}" for v, c in _TYPE_CODES.items()) + " ELSE 0 END"
-
-
-def _index_rows_sql() -> str:
-    """Index rows for memory_embeddings rows, their namespace, type and time read from memory_entries."""
-    return (f"INSERT INTO {VECTOR_TABLE} (seq, namespace, type, created_at, embedding)"
-            f" SELECT m.seq, m.namespace, {_TYPE_CODE_SQL}, m.created_at, vec_quantize_binary(e.embedding)"
-            " FROM memory_embeddings e JOIN memory_entries m ON m.seq = e.seq")
-
-
-def _ensure_index(connection: sqlite3.Connection, dimension: int) -> None:
-    """Create memory_vectors for the dimension, rebuilding it from memory_embeddings when its layout is
-    not the current one (the first layout held float vectors only in vec0: they are kept first)."""
+def _retire_vec0_table(connection: sqlite3.Connection) -> None:
+    """Drop the sqlite-vec table earlier releases searched (memory_vectors), keeping the vectors of its first
+    layout, which held them only there (float vectors; later layouts copied memory_embeddings)."""
     row = connection.execute("SELECT sql FROM sqlite_master WHERE name = ?", (VECTOR_TABLE,)).fetchone()
-    wanted = _table_sql(dimension)
-    if row is not None and row[0] == wanted:
+    if row is None:
         return
-    if row is not None:
-        if "FLOAT[" in str(row[0]).upper():
-            connection.execute(f"INSERT OR IGNORE INTO memory_embeddings (seq, embedding)"
-                               f" SELECT seq, embedding FROM {VECTOR_TABLE}")
-        connection.execute(f"DROP TABLE {VECTOR_TABLE}")
-        log.info("rebuilding the memory vector index (layout changed)")
-    connection.execute(wanted)
-    connection.execute(_index_rows_sql())
+    if "FLOAT[" in str(row[0]).upper():
+        connection.execute(f"INSERT OR IGNORE INTO memory_embeddings (seq, embedding)"
+                           f" SELECT seq, embedding FROM {VECTOR_TABLE}")
+        memory_vector_index.log_reset(connection.execute)
+    connection.execute(f"DROP TABLE {VECTOR_TABLE}")
+    log.info("dropped the sqlite-vec table of earlier releases (searches use the in-memory vector index)")
 
 
 def prepare_index(tx: Transaction, model: str, dimension: int) -> int:
@@ -104,7 +76,7 @@ def prepare_index(tx: Transaction, model: str, dimension: int) -> int:
     if recorded is None:
         tx.execute("INSERT INTO memory_embedding_model (id, model, dimension, recorded_at) VALUES (1, ?, ?, ?)",
                    (model, dimension, tx.now))
-    _ensure_index(tx.connection, dimension)
+    _retire_vec0_table(tx.connection)
     return missing_vectors(tx.connection)
 
 
@@ -123,58 +95,13 @@ def insert_vectors(tx: Transaction, rows: Sequence[tuple[int, str]], vectors: np
         raise InvalidArgument("vectors", f"have shape {matrix.shape}; expected ({len(rows)}, {recorded[1]})")
     blobs = [(seq, matrix[i].tobytes()) for i, (seq, _) in enumerate(rows)]
     tx.executemany("INSERT INTO memory_embeddings (seq, embedding) VALUES (?, ?)", blobs)
-    tx.executemany(_index_rows_sql() + " WHERE e.seq = ?", [(seq,) for seq, _ in blobs])
-
-
-def _knn_filter(f: MemoryFilter) -> tuple[str, list[object]]:
-    """f as constraints the vec0 KNN applies while it searches (so k matching rows come back): types and
-    time range on the integer metadata columns; task, subtask, tags and relevance_to as one `seq IN (…)`
-    set, which vec0 consumes (it costs in proportion to the set: a task of 1,000 entries adds a few ms)."""
-    clauses: list[str] = []
-    params: list[object] = []
-    if f.types:
-        clauses.append(f"type IN ({', '.join('?' * len(f.types))})")
-        params.extend(_TYPE_CODES[t.value] for t in f.types)
-    if f.created_after is not None:
-        clauses.append("created_at >= ?")
-        params.append(f.created_after)
-    if f.created_before is not None:
-        clauses.append("created_at < ?")
-        params.append(f.created_before)
-    sets: list[str] = []
-    if f.task_id or f.subtask_id:
-        # The namespace is in the set's query too: memory_entries' indexes lead with it.
-        task = " AND task_id = ?" if f.task_id else ""
-        subtask = " AND subtask_id = ?" if f.subtask_id else ""
-        sets.append(f"SELECT seq FROM memory_entries WHERE namespace = ?{task}{subtask}")
-    if f.tags:
-        marks = ", ".join("?" * len(f.tags))
-        having = f" GROUP BY entry_seq HAVING count(*) = {len(f.tags)}" if f.match_all_tags else ""
-        sets.append(f"SELECT entry_seq FROM memory_entry_tags WHERE tag IN ({marks}){having}")
-    if f.relevance_to:
-        sets.append(f"SELECT entry_seq FROM memory_entry_relevance WHERE subtask_id IN"
-                    f" ({', '.join('?' * len(f.relevance_to))})")
-    if sets:
-        # One IN constraint (an INTERSECT of the sets), which vec0 applies during the search.
-        clauses.append(f"seq IN ({' INTERSECT '.join(sets)})")
-    return "".join(f" AND {c}" for c in clauses), params
-
-
-def _set_params(namespace: str, f: MemoryFilter) -> list[object]:
-    """Parameters of _knn_filter's seq IN sets, in their order."""
-    params: list[object] = []
-    if f.task_id or f.subtask_id:
-        params.append(namespace)
-        params.extend(v for v in (f.task_id, f.subtask_id) if v)
-    params.extend(f.tags)
-    params.extend(f.relevance_to)
-    return params
+    memory_vector_index.log_stored(tx, [seq for seq, _ in blobs])
 
 
 def nearest(reader: Reader, namespace: str, query: np.ndarray, k: int, task_id: str = "",
             f: MemoryFilter | None = None, candidates: int = 0) -> list[tuple[int, float]]:
     """The k entries (seq, cosine distance) of the namespace nearest to the query vector that match f (and
-    task_id), nearest first. Every filter is applied inside the KNN, so k matching entries come back
+    task_id), nearest first. The filter narrows the rows pre-selected from, so k matching entries come back
     whenever the namespace has that many."""
     f = f or MemoryFilter()
     if task_id:
@@ -182,12 +109,9 @@ def nearest(reader: Reader, namespace: str, query: np.ndarray, k: int, task_id: 
     if k <= 0:
         return []
     vector = np.ascontiguousarray(query, dtype=np.float32)
-    where, params = _knn_filter(f)
-    params.extend(_set_params(namespace, f))
-    wanted = min(VEC0_MAX_K, max(candidates or k * OVERSAMPLE, MIN_CANDIDATES, k))
-    candidates = [int(row[0]) for row in reader.fetchall(
-        f"SELECT seq FROM {VECTOR_TABLE} WHERE embedding MATCH vec_quantize_binary(?) AND k = ?"
-        f" AND namespace = ?{where}", [vector.tobytes(), wanted, namespace, *params])]
+    wanted = max(candidates or k * OVERSAMPLE, MIN_CANDIDATES, k)
+    candidates = memory_vector_index.index_of(reader).nearest_seqs(
+        reader, namespace, vector, wanted, memory_vector_index.filter_seqs(reader, namespace, f))
     if not candidates:
         return []
     rows = reader.fetchall(f"SELECT seq, embedding FROM memory_embeddings WHERE seq IN"
@@ -218,7 +142,8 @@ def rebuild(connection: sqlite3.Connection, model: str, dimension: int,
 
     The embedding runs in batches outside any write transaction (into a TEMP table of this
     connection), so a running server keeps writing meanwhile; one short transaction at the end
-    embeds what was written since, swaps the vectors, rebuilds the index and records the model.
+    embeds what was written since, swaps the vectors (logging a reset, so every server's in-memory index
+    reloads) and records the model.
     An interrupted rebuild leaves the old vectors and model in place.
     """
     connection.execute("DROP TABLE IF EXISTS temp.reembed_vectors")
@@ -252,11 +177,11 @@ def rebuild(connection: sqlite3.Connection, model: str, dimension: int,
         connection.execute("DELETE FROM memory_embeddings")
         connection.execute("INSERT INTO memory_embeddings (seq, embedding) SELECT seq, embedding FROM temp.reembed_vectors")
         connection.execute("DELETE FROM memory_embedding_queue")  # every entry has its vector now
-        connection.execute(f"DROP TABLE IF EXISTS {VECTOR_TABLE}")
+        memory_vector_index.log_reset(connection.execute)
+        _retire_vec0_table(connection)
         connection.execute("DELETE FROM memory_embedding_model")
         connection.execute("INSERT INTO memory_embedding_model (id, model, dimension, recorded_at) VALUES (1, ?, ?, ?)",
                            (model, dimension, now_us()))
-        _ensure_index(connection, dimension)
         connection.execute("COMMIT")
     except BaseException:
         connection.execute("ROLLBACK")
