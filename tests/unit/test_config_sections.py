@@ -20,7 +20,7 @@ CONFIG = Config(
     wait_default_poll_interval_seconds=7.5,
     maintenance_interval_seconds=11.0, stuck_after_seconds=12.0, stuck_alert_cooldown_seconds=13.0,
     auto_pause_after_seconds=14.0, auto_archive_after_seconds=15.0, episode_retention_seconds=16.0,
-    episode_retention_delete=True,
+    episode_retention_delete=True, webhook_delivered_retention_seconds=17.0, webhook_dead_letter_retention_seconds=18.0,
     embedding_backend="openai", embedding_model="e5", embedding_url="http://127.0.0.1:1/v1", embedding_dimension=384,
     embedding_api_key="ek", embedding_batch_size=8, llm_timeout_seconds=21.0, llm_retries=4,
     llm_base_url="http://127.0.0.1:2/v1", llm_model="small", llm_api_key="lk", llm_second_base_url="http://127.0.0.1:3/v1",
@@ -42,7 +42,8 @@ def test_each_section_carries_the_configured_values() -> None:
     assert MaintenanceSettings.of(CONFIG) == MaintenanceSettings(
         interval_seconds=11.0, stuck_after_seconds=12.0, stuck_alert_cooldown_seconds=13.0,
         auto_pause_after_seconds=14.0, auto_archive_after_seconds=15.0, episode_retention_seconds=16.0,
-        episode_retention_delete=True)
+        episode_retention_delete=True, webhook_delivered_retention_seconds=17.0,
+        webhook_dead_letter_retention_seconds=18.0)
     assert EmbeddingSettings.of(CONFIG) == EmbeddingSettings(
         backend="openai", model="e5", url="http://127.0.0.1:1/v1", dimension=384, api_key="ek", batch_size=8,
         timeout_seconds=21.0, retries=4)
