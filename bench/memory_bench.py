@@ -51,7 +51,7 @@ from taskmem.store import memory_vectors, tasks as task_store  # noqa: E402
 from taskmem.store.memory_entries import insert_memory_entries  # noqa: E402
 from taskmem.memory.archive import MemoryArchive  # noqa: E402
 from taskmem.store.storage import Storage  # noqa: E402
-from taskmem.store.writer import Transaction  # noqa: E402
+from taskmem.store.storage import Transaction  # noqa: E402
 
 NAMESPACE = "default"
 TASKS = 20

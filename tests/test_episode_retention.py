@@ -15,7 +15,7 @@ from taskmem.core.ids import now_us
 from taskmem.core.maintenance import Chore
 from taskmem.maintenance import MaintenanceLoop
 from taskmem.store.storage import Storage
-from taskmem.store.writer import Reader, Transaction
+from taskmem.store.storage import Reader, Transaction
 
 DAY_US = 24 * 3600 * 1_000_000
 

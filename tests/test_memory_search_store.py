@@ -24,7 +24,7 @@ from taskmem.store.memory_search import (
     COMMON_WORDS_FROM, common_words, fulltext, search_entries, search_hits, semantic,
 )
 from taskmem.store.storage import Storage
-from taskmem.store.writer import Transaction
+from taskmem.store.storage import Transaction
 
 DIMENSION = 8
 MODEL = "test-model"

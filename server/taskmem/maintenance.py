@@ -2,7 +2,7 @@
 auto-archive and episode retention.
 
 What to do to a task is decided by core/maintenance.chore_for; each action is one
-write (store/maintenance) that re-checks the task inside its transaction, so a task
+write (store/chores) that re-checks the task inside its transaction, so a task
 updated meanwhile is left alone. Old episodes are archived a page per write. Every
 action emits an event; nothing is deleted unless episode_retention_delete says so.
 """
@@ -16,9 +16,9 @@ from collections import Counter
 from taskmem.config import Config
 from taskmem.core.ids import new_id, now_us
 from taskmem.core.maintenance import Chore, Policy, chore_for
-from taskmem.store import maintenance as maintenance_store
+from taskmem.store import chores as chore_store
 from taskmem.store.storage import Storage
-from taskmem.store.writer import WriterClosed
+from taskmem.store.storage import WriterClosed
 
 log = logging.getLogger(__name__)
 
@@ -66,13 +66,13 @@ class MaintenanceLoop:
     async def _retire_episodes(self) -> int:
         correlation_id = new_id("cor")
         retired = 0
-        for namespace in await self._storage.read(maintenance_store.namespaces_with_old_episodes, self._policy,
+        for namespace in await self._storage.read(chore_store.namespaces_with_old_episodes, self._policy,
                                                   now_us()):
             while True:
                 count = await self._storage.write(
-                    lambda tx: maintenance_store.retire_old_episodes(tx, self._policy), namespace, correlation_id)
+                    lambda tx: chore_store.retire_old_episodes(tx, self._policy), namespace, correlation_id)
                 retired += count
-                if count < maintenance_store.PAGE:
+                if count < chore_store.PAGE:
                     break
         return retired
 
@@ -82,12 +82,12 @@ class MaintenanceLoop:
         after = None
         while True:
             now = now_us()
-            page = await self._storage.read(maintenance_store.candidates, now, self._policy, after)
+            page = await self._storage.read(chore_store.candidates, now, self._policy, after)
             writes = []
             for task in page:
                 chore = chore_for(task, now, self._policy)
                 if chore is not None:
-                    mutation = maintenance_store.MUTATIONS[chore]
+                    mutation = chore_store.MUTATIONS[chore]
                     writes.append((chore, self._storage.write(
                         lambda tx, task_id=task.id, m=mutation: m(tx, task_id, self._policy),
                         task.namespace, correlation_id)))
@@ -99,6 +99,6 @@ class MaintenanceLoop:
                     log.error("maintenance %s failed: %s", chore.value, result)
                 elif result:
                     done[chore] += 1
-            if len(page) < maintenance_store.PAGE:
+            if len(page) < chore_store.PAGE:
                 return done
             after = [page[-1].namespace, page[-1].id]

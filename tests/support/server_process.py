@@ -11,6 +11,9 @@ import time
 from pathlib import Path
 
 READY_PREFIX = "taskmem: serving on "
+# The engine every server started here runs on: "sqlite" (the database path as given) or "postgres"
+# (a database of the test PostgreSQL named after that path); conftest.py sets it from --engine.
+ENGINE = "sqlite"
 
 
 class ServerProcess:
@@ -24,11 +27,20 @@ class ServerProcess:
         self.process: subprocess.Popen[str] | None = None
         self.output: list[str] = []
 
+    @property
+    def database_setting(self) -> str:
+        """What --database says: the SQLite file, or the PostgreSQL URL that stands for it."""
+        if ENGINE == "postgres":
+            from tests.support.postgres import database_url
+
+            return database_url(str(self.database))
+        return str(self.database)
+
     def start(self, timeout: float = 30.0) -> str:
         listen = self.address or "127.0.0.1:0"
         self.process = subprocess.Popen(
             [sys.executable, "-m", "taskmem", "serve", "--listen", listen,
-             "--database", str(self.database), *self.extra_args],
+             "--database", self.database_setting, *self.extra_args],
             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=self.env,
         )
         assert self.process.stdout is not None

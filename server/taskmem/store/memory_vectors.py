@@ -1,5 +1,8 @@
 """The vector index of memory summaries, and the model its vectors come from.
 
+(This is the SQLite engine's index; on PostgreSQL memory_embeddings holds pgvector values with an
+HNSW index, store/postgres/memory_index.py, and the functions here hand over to it.)
+
 Two tables hold the vectors of the model recorded in memory_embedding_model:
 - memory_embeddings (migration 0006): seq → the exact float32 vector, L2-normalised.
 - memory_vectors: a sqlite-vec vec0 table of the same vectors quantised to one bit per
@@ -28,7 +31,8 @@ from taskmem.core.errors import InvalidArgument
 from taskmem.core.ids import now_us
 from taskmem.core.memory import MemoryFilter, MemoryType, NewMemoryEntry
 from taskmem.providers.embeddings import Embedder
-from taskmem.store.writer import Reader, Transaction
+from taskmem.store.postgres import memory_index
+from taskmem.store.storage import Reader, Transaction
 
 log = logging.getLogger(__name__)
 
@@ -46,9 +50,9 @@ class EmbeddingModelMismatch(Exception):
     """The database holds vectors of another model than the configured one."""
 
 
-def recorded_model(connection: sqlite3.Connection) -> tuple[str, int] | None:
+def recorded_model(db: Reader) -> tuple[str, int] | None:
     """(model name, dimension) the stored vectors were made with, or None before any model was used."""
-    row = connection.execute("SELECT model, dimension FROM memory_embedding_model WHERE id = 1").fetchone()
+    row = db.fetchone("SELECT model, dimension FROM memory_embedding_model WHERE id = 1")
     return None if row is None else (str(row[0]), int(row[1]))
 
 
@@ -98,29 +102,36 @@ def prepare_index(tx: Transaction, model: str, dimension: int) -> int:
     """At start-up, as a writer mutation: record the model on first use and create the vector index,
     or refuse another model (EmbeddingModelMismatch naming `taskmem reembed`). Returns how many entries
     wait in the embedding backlog (the background pass embeds them after start-up)."""
-    recorded = recorded_model(tx.connection)
+    recorded = recorded_model(tx)
     if recorded is not None and recorded != (model, dimension):
         raise EmbeddingModelMismatch(mismatch_message(recorded, model, dimension))
     if recorded is None:
         tx.execute("INSERT INTO memory_embedding_model (id, model, dimension, recorded_at) VALUES (1, ?, ?, ?)",
                    (model, dimension, tx.now))
-    _ensure_index(tx.connection, dimension)
-    return missing_vectors(tx.connection)
+    if tx.dialect == "postgres":
+        memory_index.prepare_index(tx, dimension)
+    else:
+        _ensure_index(tx.statements.connection, dimension)  # type: ignore[attr-defined]  # vec0: SQLite's own
+    return missing_vectors(tx)
 
 
-def missing_vectors(connection: sqlite3.Connection) -> int:
+def missing_vectors(db: Reader) -> int:
     """How many memory entries wait in the embedding backlog (have no vector yet)."""
-    return int(connection.execute("SELECT count(*) FROM memory_embedding_queue").fetchone()[0])
+    row = db.fetchone("SELECT count(*) FROM memory_embedding_queue")
+    return int(row[0]) if row is not None else 0
 
 
 def insert_vectors(tx: Transaction, rows: Sequence[tuple[int, str]], vectors: np.ndarray) -> None:
     """Vectors of entries (seq, task_id) just written in tx; their dimension must be the recorded one."""
-    recorded = recorded_model(tx.connection)
+    recorded = recorded_model(tx)
     if recorded is None:
         raise InvalidArgument("vectors", "no embedding model is recorded in this database")
     matrix = np.ascontiguousarray(vectors, dtype=np.float32)
     if matrix.ndim != 2 or matrix.shape[1] != recorded[1] or len(matrix) != len(rows):
         raise InvalidArgument("vectors", f"have shape {matrix.shape}; expected ({len(rows)}, {recorded[1]})")
+    if tx.dialect == "postgres":
+        memory_index.insert_vectors(tx, [seq for seq, _ in rows], matrix)
+        return
     blobs = [(seq, matrix[i].tobytes()) for i, (seq, _) in enumerate(rows)]
     tx.executemany("INSERT INTO memory_embeddings (seq, embedding) VALUES (?, ?)", blobs)
     tx.executemany(_index_rows_sql() + " WHERE e.seq = ?", [(seq,) for seq, _ in blobs])
@@ -182,6 +193,9 @@ def nearest(reader: Reader, namespace: str, query: np.ndarray, k: int, task_id: 
     if k <= 0:
         return []
     vector = np.ascontiguousarray(query, dtype=np.float32)
+    if reader.dialect == "postgres":
+        recorded = recorded_model(reader)
+        return memory_index.nearest(reader, namespace, vector, k, recorded[1], f) if recorded else []
     where, params = _knn_filter(f)
     params.extend(_set_params(namespace, f))
     wanted = min(VEC0_MAX_K, max(candidates or k * OVERSAMPLE, MIN_CANDIDATES, k))

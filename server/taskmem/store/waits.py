@@ -25,7 +25,8 @@ from taskmem.core.waits import (
 )
 from taskmem.store import tasks as task_store
 from taskmem.store.messages import insert_message
-from taskmem.store.writer import Reader, Row, Transaction
+from taskmem.store.page_query import PageQuery
+from taskmem.store.storage import Reader, Row, Transaction
 
 _COLUMNS = (
     "namespace", "id", "task_id", "criteria", "kind", "target", "status", "result", "timeout_us",
@@ -65,20 +66,10 @@ def load_wait(db: Reader, namespace: str, wait_id: str) -> Wait:
 def list_waits(db: Reader, namespace: str, task_id: str, statuses: list[WaitStatus],
                before_key: list[Any] | None, limit: int) -> list[Wait]:
     """Newest first by (created_at, id); before_key is the previous page's last (created_at, id)."""
-    sql = "SELECT * FROM waits WHERE namespace = ?"
-    params: list[Any] = [namespace]
-    if task_id:
-        sql += " AND task_id = ?"
-        params.append(task_id)
-    if statuses:
-        sql += f" AND status IN ({','.join('?' * len(statuses))})"
-        params.extend(s.value for s in statuses)
-    if before_key is not None:
-        sql += " AND (created_at, id) < (?, ?)"
-        params.extend(before_key)
-    sql += " ORDER BY created_at DESC, id DESC LIMIT ?"
-    params.append(limit)
-    return [wait_from_row(row) for row in db.fetchall(sql, params)]
+    rows = (PageQuery("waits", order=("created_at DESC", "id DESC"))
+            .equals("namespace", namespace).equals("task_id", task_id)
+            .any_of("status", (s.value for s in statuses)).after(before_key).fetch(db, limit))
+    return [wait_from_row(row) for row in rows]
 
 
 def open_waits(db: Reader) -> list[Wait]:

@@ -44,7 +44,7 @@ from taskmem.core.waits import (
 from taskmem.store import waits as wait_store
 from taskmem.store.event_log import EventLogClosed
 from taskmem.store.storage import Storage
-from taskmem.store.writer import WriterClosed
+from taskmem.store.storage import WriterClosed
 from taskmem.waits.file_access import FileRoots
 from taskmem.waits.probes import Observation, http_client, probe_file, probe_http
 
