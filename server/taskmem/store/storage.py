@@ -69,6 +69,29 @@ class WriterClosed(Exception):
     """The storage is shutting down and takes no more writes."""
 
 
+def is_postgres(database: str) -> bool:
+    """Whether the database setting names a PostgreSQL database (else it is an SQLite file)."""
+    return database.startswith(("postgresql://", "postgres://"))
+
+
+def apply_migrations(database: str) -> list[str]:
+    """Bring the database's schema up to date (creating an SQLite file if needed); returns the migrations
+    applied. Servers do this themselves at start; `taskmem migrate` does it ahead of a rollout."""
+    if is_postgres(database):
+        from taskmem.store.postgres import connection as postgres
+
+        with postgres.connect(database) as opened:
+            return postgres.migrate(opened)
+    from taskmem.store.sqlite import connection as sqlite
+
+    sqlite.ensure_parent(database)
+    opened_file = sqlite.connect(database)
+    try:
+        return sqlite.migrate(opened_file)
+    finally:
+        opened_file.close()
+
+
 class Storage(abc.ABC):
     """A database behind the port: reads, durable writes with their events, the live event log."""
 
@@ -80,7 +103,7 @@ class Storage(abc.ABC):
                    readers: int = 2, synchronous: str = "FULL") -> Storage:
         """Open (creating and migrating as needed) the database the setting names: a postgresql:// URL, or
         an SQLite file. Each engine is imported only when used."""
-        if database.startswith(("postgresql://", "postgres://")):
+        if is_postgres(database):
             from taskmem.store.postgres.storage import PostgresStorage
 
             return await PostgresStorage.open_url(database, encode, queue_size=queue_size, batch_size=batch_size,

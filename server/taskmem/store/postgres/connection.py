@@ -19,10 +19,6 @@ _MIGRATION_NAME = re.compile(r"^(\d{4})_[a-z0-9_]+\.sql$")
 _MIGRATION_LOCK = 0x7461736B6D656D  # "taskmem"
 
 
-def is_postgres_url(database: str) -> bool:
-    return database.startswith(("postgresql://", "postgres://"))
-
-
 class Row:
     """A result row, readable by column name or by position (as sqlite3.Row is)."""
 

@@ -38,8 +38,9 @@ def migrations() -> list[tuple[int, str, str]]:
     return sorted(found)
 
 
-def migrate(connection: sqlite3.Connection) -> None:
-    """Apply, each in its own transaction, the migrations the file has not seen yet."""
+def migrate(connection: sqlite3.Connection) -> list[str]:
+    """Apply, each in its own transaction, the migrations the file has not seen yet; returns their names."""
+    applied = []
     connection.execute("CREATE TABLE IF NOT EXISTS schema_migrations (number INTEGER PRIMARY KEY, name TEXT NOT NULL)")
     current = connection.execute("SELECT coalesce(max(number), 0) FROM schema_migrations").fetchone()[0]
     for number, name, sql in migrations():
@@ -55,6 +56,8 @@ def migrate(connection: sqlite3.Connection) -> None:
         except BaseException:
             connection.execute("ROLLBACK")
             raise
+        applied.append(name)
+    return applied
 
 
 def _statements(sql: str) -> list[str]:
