@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import signal
+import sqlite3
 import subprocess
 import sys
 import threading
@@ -35,6 +36,23 @@ class ServerProcess:
 
             return database_url(str(self.database))
         return str(self.database)
+
+    def sql(self, statement: str, params: tuple[object, ...] = ()) -> list[tuple[object, ...]]:
+        """Run one statement (with ? marks) on the server's database directly, as an operator would, on
+        either engine; returns its rows."""
+        if ENGINE == "postgres":
+            import psycopg
+
+            with psycopg.connect(self.database_setting, autocommit=True) as connection:
+                cursor = connection.execute(statement.replace("?", "%s"), params)  # type: ignore[arg-type]
+                return [tuple(row) for row in cursor.fetchall()] if cursor.description else []
+        connection = sqlite3.connect(self.database)
+        try:
+            rows = connection.execute(statement, params).fetchall()
+            connection.commit()
+            return rows
+        finally:
+            connection.close()
 
     def start(self, timeout: float = 30.0) -> str:
         listen = self.address or "127.0.0.1:0"

@@ -24,8 +24,9 @@ def record(tx: Transaction, pattern_type: str, pattern_key: str, data: dict[str,
     tx.execute(
         "INSERT INTO learned_patterns (namespace, id, pattern_type, pattern_key, data, frequency, created_at, last_seen)"
         " VALUES (?, ?, ?, ?, coalesce(?, '{}'), 1, ?, ?)"
-        " ON CONFLICT (namespace, pattern_type, pattern_key) DO UPDATE SET frequency = frequency + 1,"
-        " last_seen = excluded.last_seen, data = coalesce(?, data)",
+        " ON CONFLICT (namespace, pattern_type, pattern_key) DO UPDATE SET"
+        " frequency = learned_patterns.frequency + 1, last_seen = excluded.last_seen,"
+        " data = coalesce(?, learned_patterns.data)",
         (tx.namespace, new_id("pat"), pattern_type, pattern_key, encoded, tx.now, tx.now, encoded))
     row = tx.fetchone("SELECT * FROM learned_patterns WHERE namespace = ? AND pattern_type = ? AND pattern_key = ?",
                       (tx.namespace, pattern_type, pattern_key))

@@ -39,6 +39,11 @@ class Reader(Protocol):
     # "sqlite" or "postgres": the few store functions whose SQL cannot be shared (full-text and
     # vector search, their indexes) choose their engine's statements by it.
     dialect: str
+    # Appended to a SELECT of one row that a mutation reads in order to change it: " FOR UPDATE" in a
+    # PostgreSQL write, so a replica changing the same row at once waits and then reads the new version
+    # (under READ COMMITTED both would otherwise change the old one: a lost update, a missed etag);
+    # "" on SQLite, whose one writer is alone, and in reads.
+    row_lock: str
 
     def fetchone(self, sql: str, params: Sequence[Any] = ()) -> Row | None: ...
 
@@ -97,6 +102,9 @@ class Storage(abc.ABC):
 
     events: EventLog
     task_views: TaskViewCache
+    # True when other processes write the same database (PostgreSQL replicas): their events reach
+    # this process's event log too, and background work must expect them.
+    shared: bool = False
 
     @staticmethod
     async def open(database: str, encode: PayloadEncoder, *, queue_size: int = 10_000, batch_size: int = 512,

@@ -94,7 +94,7 @@ _SAVE_ITEM = ("UPDATE plan_items SET status = ?, summary = ?, active_issue = ?, 
 # --- reads (any Reader: the read pool or an open Transaction) ---------------------------------
 
 def find_task(db: Reader, namespace: str, task_id: str) -> Task | None:
-    row = db.fetchone("SELECT * FROM tasks WHERE namespace = ? AND id = ?", (namespace, task_id))
+    row = db.fetchone(f"SELECT * FROM tasks WHERE namespace = ? AND id = ?{db.row_lock}", (namespace, task_id))
     return task_from_row(row) if row else None
 
 

@@ -57,7 +57,7 @@ def _values(wait: Wait) -> tuple[Any, ...]:
 # --- reads --------------------------------------------------------------------------------------
 
 def load_wait(db: Reader, namespace: str, wait_id: str) -> Wait:
-    row = db.fetchone("SELECT * FROM waits WHERE namespace = ? AND id = ?", (namespace, wait_id))
+    row = db.fetchone(f"SELECT * FROM waits WHERE namespace = ? AND id = ?{db.row_lock}", (namespace, wait_id))
     if row is None:
         raise NotFound("wait", wait_id)
     return wait_from_row(row)
@@ -140,8 +140,9 @@ def end_waits(tx: Transaction, endings: list[tuple[Wait, WaitStatus, str]]) -> l
     id of the request that created its wait.
     """
     ids = [wait.id for wait, _, _ in endings]
-    rows = tx.fetchall(f"SELECT id FROM waits WHERE namespace = ? AND status = ? AND id IN ({','.join('?' * len(ids))})",
-                       (tx.namespace, WaitStatus.WAITING.value, *ids))
+    # With row_lock, a replica ending the same waits at once waits here, then finds them ended.
+    rows = tx.fetchall(f"SELECT id FROM waits WHERE namespace = ? AND status = ? AND id IN ({','.join('?' * len(ids))})"
+                       f"{tx.row_lock}", (tx.namespace, WaitStatus.WAITING.value, *ids))
     waiting = {row["id"] for row in rows}  # the others ended meanwhile (cancelled or resolved by a caller)
     ended = []
     for known, status, result in endings:

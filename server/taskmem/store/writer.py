@@ -31,6 +31,7 @@ class Statements(Protocol):
     """An engine's statements over its open connection (the engine's Reader, plus writes)."""
 
     dialect: str
+    row_lock: str
 
     def fetchone(self, sql: str, params: Sequence[Any] = ()) -> Row | None: ...
 
@@ -47,6 +48,7 @@ class Transaction:
     def __init__(self, statements: Statements, namespace: str, correlation_id: str, encode: PayloadEncoder) -> None:
         self.statements = statements
         self.dialect = statements.dialect
+        self.row_lock = statements.row_lock
         self.fetchone = statements.fetchone
         self.fetchall = statements.fetchall
         self.execute = statements.execute

@@ -51,7 +51,7 @@ def _store_events(connection: psycopg.Connection[Row], events: list[Event]) -> N
 
 
 def _attempt(connection: psycopg.Connection[Row], batch: list[Job], encode: PayloadEncoder) -> list[Outcome]:
-    statements = Statements(connection)
+    statements = Statements(connection, writing=True)
     outcomes: list[Outcome] = []
     connection.execute("BEGIN")
     try:
@@ -60,7 +60,7 @@ def _attempt(connection: psycopg.Connection[Row], batch: list[Job], encode: Payl
             connection.execute("SAVEPOINT mutation")
             try:
                 value = mutation(tx)
-            except psycopg.errors.DeadlockDetected:
+            except (psycopg.errors.DeadlockDetected, psycopg.errors.SerializationFailure):
                 raise  # the whole transaction is lost: the batch runs again
             except Exception as error:  # the mutation's own failure: undo it alone
                 connection.execute("ROLLBACK TO SAVEPOINT mutation")

@@ -18,6 +18,7 @@ store/memory_vectors.py dispatch here by the reader's dialect), with these diffe
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 
 import numpy as np
@@ -32,6 +33,7 @@ _CONFIG = "'english'"
 _WEIGHTS = "'{0, 0, 0.5, 1.0}'"  # D, C, B (detail), A (summary)
 _HEADLINE = "'StartSel=[, StopSel=], MaxWords=16, MinWords=6, ShortWord=0, MaxFragments=1, FragmentDelimiter=…'"
 HNSW_INDEX = "memory_embeddings_hnsw"
+_ADJACENT_MARKS = re.compile(r"\] \[")
 
 
 def tsquery_text(reader: Reader, query: FullTextQuery, leave_out: frozenset[str] = frozenset()) -> str:
@@ -66,7 +68,10 @@ def snippets(reader: Reader, tsquery: str, seqs: Sequence[int]) -> list[str]:
     rows = reader.fetchall(
         f"SELECT seq, ts_headline({_CONFIG}, summary || ' ' || detail, CAST(? AS tsquery), {_HEADLINE})"
         f" FROM memory_entries WHERE seq IN ({', '.join('?' * len(seqs))})", [tsquery, *seqs])
-    found = {int(row[0]): str(row[1]) for row in rows}
+    # ts_headline marks each word ("[climbing] [gym]"); FTS5 marks a matched phrase as one ("[climbing gym]")
+    # and separate words separately, so marks are joined only for a query holding a phrase (<->).
+    joined = "<->" in tsquery
+    found = {int(row[0]): _ADJACENT_MARKS.sub(" ", str(row[1])) if joined else str(row[1]) for row in rows}
     return [found.get(seq, "") for seq in seqs]
 
 

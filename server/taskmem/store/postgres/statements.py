@@ -14,8 +14,9 @@ from taskmem.store.postgres.sql import to_postgres
 class Statements:
     dialect = "postgres"
 
-    def __init__(self, connection: psycopg.Connection[Row]) -> None:
+    def __init__(self, connection: psycopg.Connection[Row], *, writing: bool = False) -> None:
         self.connection = connection
+        self.row_lock = " FOR UPDATE" if writing else ""
 
     def fetchone(self, sql: str, params: Sequence[Any] = ()) -> Row | None:
         return self.connection.execute(to_postgres(sql), params).fetchone()  # type: ignore[arg-type]

@@ -63,6 +63,8 @@ class _WriterConnection:
 
 
 class PostgresStorage(Storage):
+    shared = True
+
     def __init__(self, url: str, encode: PayloadEncoder, queue_size: int, batch_size: int, readers: int) -> None:
         self._encode = encode
         self._writer_connection = _WriterConnection(url)

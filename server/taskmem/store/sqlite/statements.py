@@ -10,6 +10,7 @@ import sqlean as sqlite3
 
 class Statements:
     dialect = "sqlite"
+    row_lock = ""
 
     def __init__(self, connection: sqlite3.Connection) -> None:
         self.connection = connection

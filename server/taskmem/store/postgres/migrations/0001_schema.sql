@@ -532,3 +532,7 @@ INSERT INTO event_cursor (id, last) VALUES (1, 0);
 ALTER TABLE memory_entries ADD COLUMN search tsvector GENERATED ALWAYS AS
     (setweight(to_tsvector('english', summary), 'A') || setweight(to_tsvector('english', detail), 'B')) STORED;
 CREATE INDEX memory_entries_search ON memory_entries USING gin (search);
+
+-- SQLite's instr(), which the store's portable SQL uses (knowledge text search).
+CREATE FUNCTION instr(haystack TEXT, needle TEXT) RETURNS INTEGER
+    LANGUAGE sql IMMUTABLE STRICT PARALLEL SAFE AS 'SELECT strpos(haystack, needle)';
