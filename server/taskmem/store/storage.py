@@ -11,7 +11,7 @@ postgresql:// URL the PostgreSQL engine (taskmem.store.postgres) that several re
 from __future__ import annotations
 
 import abc
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Awaitable, Callable, Iterable, Sequence
 from typing import Any, Protocol, TypeVar
 
 from taskmem.core.events import Event, EventType
@@ -129,6 +129,16 @@ class Storage(abc.ABC):
     async def write(self, mutation: Mutation[T], namespace: str, correlation_id: str) -> T:
         """mutation(transaction) committed with its events; returns once it is durable. A mutation
         that raises is rolled back alone and its exception re-raised here."""
+
+    async def run_alone(self, name: str, start: Callable[[], Awaitable[None] | None],
+                        stop: Callable[[], Awaitable[None] | None]) -> None:
+        """Run a background service (webhook delivery, maintenance) on one process of those sharing the
+        database. Here, the only one: start() now. PostgreSQL runs it under a lease (one replica at a time,
+        taken over when that replica dies); stop() is called if the lease is lost. The caller still stops
+        the service itself when it shuts down."""
+        result = start()
+        if result is not None:
+            await result
 
     @abc.abstractmethod
     def observe_batches(self, observer: BatchObserver) -> None:

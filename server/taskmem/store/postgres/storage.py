@@ -26,6 +26,7 @@ from taskmem.store.event_log import EventLog
 from taskmem.store.postgres.commit import run_batch
 from taskmem.store.postgres.connection import Row, configure, connect, migrate
 from taskmem.store.postgres.event_tail import EventTail
+from taskmem.store.postgres.leases import LEASE_SECONDS, LeasedService, Service
 from taskmem.store.postgres.statements import Statements
 from taskmem.store.storage import BatchObserver, Mutation, PayloadEncoder, Query, Storage
 from taskmem.store.task_cache import TaskViewCache
@@ -75,6 +76,8 @@ class PostgresStorage(Storage):
         self.task_views = TaskViewCache(capacity=0)
         self.writer = Writer(self._run_batch, self._committed, batch_size)
         self._tail = EventTail(url, self.read, self.events.publish)
+        self._leases: list[LeasedService] = []
+        self.lease_seconds = LEASE_SECONDS
 
     @classmethod
     async def open_url(cls, url: str, encode: PayloadEncoder, *, queue_size: int = 10_000, batch_size: int = 512,
@@ -104,12 +107,18 @@ class PostgresStorage(Storage):
     async def write(self, mutation: Mutation[T], namespace: str, correlation_id: str) -> T:
         return await self.writer.submit(mutation, namespace, correlation_id)
 
+    async def run_alone(self, name: str, start: Service, stop: Service) -> None:
+        """Run the service while this replica holds its lease (store/postgres/leases.py); returns at once."""
+        self._leases.append(LeasedService(self.write, name, start, stop, self.lease_seconds))
+
     def observe_batches(self, observer: BatchObserver) -> None:
         self.writer.on_batch = observer
 
     async def close(self) -> None:
         """End subscriptions, finish queued writes, close every connection."""
         self.events.close()
+        for lease in self._leases:
+            await lease.close()
         await self.writer.close()
         await self._tail.close()
         await self._writer_connection.close()
