@@ -39,17 +39,8 @@ from taskmem.v1 import task_pb2  # noqa: E402
 from taskmem.v1 import task_service_pb2 as pb  # noqa: E402
 from taskmem.v1.task_service_pb2_grpc import TaskServiceStub  # noqa: E402
 from tests.support.postgres import database_url  # noqa: E402
-from tests.support.server_process import ServerProcess  # noqa: E402
+from tests.support.server_process import ServerOnDatabase, ServerProcess  # noqa: E402
 
-
-class Replica(ServerProcess):
-    def __init__(self, url: str) -> None:
-        super().__init__(Path("unused"), "--log-level", "WARNING")
-        self.url = url
-
-    @property
-    def database_setting(self) -> str:
-        return self.url
 
 
 async def drive(calls: list[Callable[[], Awaitable[object]]], seconds: float, concurrency: int) -> float:
@@ -119,7 +110,8 @@ async def delivery(writers: list[TaskServiceStub], subscriber: TaskServiceStub, 
 async def main(seconds: float, rounds: int, concurrency: int, rate: int) -> None:
     with tempfile.TemporaryDirectory() as tmp:
         sqlite = ServerProcess(Path(tmp) / "bench.db", "--log-level", "WARNING")
-        replicas = [Replica(database_url(str(Path(tmp) / "replicas"))) for _ in range(3)]
+        url = database_url(str(Path(tmp) / "replicas"))
+        replicas = [ServerOnDatabase(url, "--log-level", "WARNING") for _ in range(3)]
         for server in [sqlite, *replicas]:
             server.start()
         channels = [grpc.aio.insecure_channel(server.address) for server in [sqlite, *replicas]]

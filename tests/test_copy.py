@@ -14,22 +14,11 @@ from taskmem.v1 import task_service_pb2 as pb
 from taskmem.v1.memory_service_pb2_grpc import MemoryServiceStub
 from taskmem.v1.task_service_pb2_grpc import TaskServiceStub
 from tests.support.postgres import database_url
-from tests.support.server_process import ServerProcess
+from tests.support.server_process import ServerOnDatabase
 
 SUMMARIES = ["Postgres enforces the allowed values with a CHECK constraint", "The cache is warmed at start-up",
              "Deploys go out on Tuesdays", "Login uses short-lived tokens"]
 
-
-class OnDatabase(ServerProcess):
-    """A server on a database setting as given (an SQLite file or a PostgreSQL URL), whatever --engine says."""
-
-    def __init__(self, setting: str) -> None:
-        super().__init__(Path("unused"))
-        self.setting = setting
-
-    @property
-    def database_setting(self) -> str:
-        return self.setting
 
 
 async def record(address: str) -> tuple[str, list[str]]:
@@ -52,7 +41,7 @@ async def record(address: str) -> tuple[str, list[str]]:
 
 async def test_copy_moves_every_row_keeps_cursors_and_vectors_and_a_server_carries_on(tmp_path: Path) -> None:
     source = tmp_path / "taskmem.db"
-    on_sqlite = OnDatabase(str(source))
+    on_sqlite = ServerOnDatabase(str(source))
     address = on_sqlite.start()
     try:
         task_id, events = await record(address)
@@ -71,7 +60,7 @@ async def test_copy_moves_every_row_keeps_cursors_and_vectors_and_a_server_carri
                            capture_output=True, text=True, timeout=300)
     assert again.returncode == 1 and "already holds tasks or events" in again.stderr
 
-    on_postgres = OnDatabase(url)
+    on_postgres = ServerOnDatabase(url)
     address = on_postgres.start()
     try:
         async with grpc.aio.insecure_channel(address) as channel:

@@ -12,17 +12,8 @@ from taskmem.api.convert import event_payload
 from taskmem.store.postgres.leases import LEASE_SECONDS, holder_of
 from taskmem.store.storage import Storage
 from tests.support.postgres import database_url
-from tests.support.server_process import ServerProcess
+from tests.support.server_process import ServerOnDatabase
 
-
-class Replica(ServerProcess):
-    def __init__(self, url: str) -> None:
-        super().__init__(Path("unused"))
-        self.url = url
-
-    @property
-    def database_setting(self) -> str:
-        return self.url
 
 
 async def until(condition, seconds: float) -> float:  # type: ignore[no-untyped-def]
@@ -36,7 +27,7 @@ async def until(condition, seconds: float) -> float:  # type: ignore[no-untyped-
 
 async def test_a_killed_replicas_service_is_taken_over_within_the_lease_time(tmp_path: Path) -> None:
     url = database_url(str(tmp_path / "leases"))
-    first = Replica(url)
+    first = ServerOnDatabase(url)
     first.start()  # it claims "maintenance" as it starts
     storage = await Storage.open(url, event_payload)
     try:

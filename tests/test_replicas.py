@@ -23,26 +23,17 @@ from taskmem.v1 import wait_service_pb2 as wpb
 from taskmem.v1.task_service_pb2_grpc import TaskServiceStub
 from taskmem.v1.wait_service_pb2_grpc import WaitServiceStub
 from tests.support.postgres import database_url
-from tests.support.server_process import ServerProcess
+from tests.support.server_process import ServerOnDatabase
 
 END_TYPES = {event_pb2.EVENT_TYPE_WAIT_RESOLVED, event_pb2.EVENT_TYPE_WAIT_TIMED_OUT,
              event_pb2.EVENT_TYPE_WAIT_CANCELLED, event_pb2.EVENT_TYPE_WAIT_FAILED}
 
 
-class Replica(ServerProcess):
-    def __init__(self, url: str) -> None:
-        super().__init__(Path("unused"))
-        self.url = url
-
-    @property
-    def database_setting(self) -> str:
-        return self.url
-
 
 class Subscriber:
     """Follows one replica's SubscribeEvents, resuming after the last cursor it saw when the stream breaks."""
 
-    def __init__(self, replica: Replica) -> None:
+    def __init__(self, replica: ServerOnDatabase) -> None:
         self.replica = replica
         self.cursors: list[int] = []
         self.task = asyncio.create_task(self._follow())
@@ -99,7 +90,7 @@ def timer(seconds: float) -> wait_pb2.WaitTarget:
 @pytest.fixture
 def replicas(tmp_path: Path):  # type: ignore[no-untyped-def]
     url = database_url(str(tmp_path / "replicas"))
-    started = [Replica(url) for _ in range(3)]
+    started = [ServerOnDatabase(url) for _ in range(3)]
     for replica in started:
         replica.start()
     yield started
@@ -110,7 +101,8 @@ def replicas(tmp_path: Path):  # type: ignore[no-untyped-def]
             replica.stop()
 
 
-async def test_replicas_keep_every_write_stream_without_gaps_and_end_each_wait_once(replicas: list[Replica]) -> None:
+async def test_replicas_keep_every_write_stream_without_gaps_and_end_each_wait_once(
+        replicas: list[ServerOnDatabase]) -> None:
     a, b, c = replicas
     channels = {r: grpc.aio.insecure_channel(r.address) for r in replicas}
     tasks = {r: TaskServiceStub(ch) for r, ch in channels.items()}
@@ -121,7 +113,7 @@ async def test_replicas_keep_every_write_stream_without_gaps_and_end_each_wait_o
                     for n, r in enumerate(replicas)]
         acknowledged: dict[str, str] = {}  # action id -> task id
 
-        async def spread(numbers: range, live: list[Replica]) -> None:
+        async def spread(numbers: range, live: list[ServerOnDatabase]) -> None:
             ids = await asyncio.gather(*(record(tasks[live[n % len(live)]], task_ids[n % 3], n) for n in numbers))
             acknowledged.update({action_id: task_ids[n % 3] for n, action_id in zip(numbers, ids)})
 

@@ -90,3 +90,16 @@ class ServerProcess:
     def restart(self) -> str:
         self.stop()
         return self.start()
+
+
+class ServerOnDatabase(ServerProcess):
+    """A server on a database setting as given (an SQLite file or a PostgreSQL URL), whatever --engine says:
+    for tests of PostgreSQL itself (replicas, leases, copy)."""
+
+    def __init__(self, setting: str, *extra_args: str, env: dict[str, str] | None = None) -> None:
+        super().__init__(Path(setting), *extra_args, env=env)
+        self.setting = setting
+
+    @property
+    def database_setting(self) -> str:
+        return self.setting

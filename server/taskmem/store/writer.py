@@ -72,6 +72,27 @@ class Transaction:
 Job = tuple[Mutation[Any], str, str, "asyncio.Future[Any]"]
 # A mutation's value, or its exception, and the events it emitted (none when it failed).
 Outcome = tuple[Any, Exception | None, list[Event]]
+
+
+def run_mutations(statements: Statements, batch: list[Job], encode: PayloadEncoder,
+                  fatal: tuple[type[Exception], ...] = ()) -> list[Outcome]:
+    """Inside an engine's open transaction: each mutation in its own SAVEPOINT, one that raises rolled back
+    alone (its exception is its outcome), except the `fatal` errors, which lose the whole transaction."""
+    outcomes: list[Outcome] = []
+    for mutation, namespace, correlation_id, _ in batch:
+        tx = Transaction(statements, namespace, correlation_id, encode)
+        statements.execute("SAVEPOINT mutation")
+        try:
+            value = mutation(tx)
+        except fatal:
+            raise
+        except Exception as error:  # the mutation's own failure: undo it alone
+            statements.execute("ROLLBACK TO mutation")
+            outcomes.append((None, error, []))
+        else:
+            outcomes.append((value, None, tx.events))
+        statements.execute("RELEASE mutation")
+    return outcomes
 # Runs a batch in one transaction of the engine (in its writer thread) and says how each mutation went.
 BatchRunner = Callable[[list[Job]], Awaitable[list[Outcome]]]
 

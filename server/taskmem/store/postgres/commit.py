@@ -26,12 +26,13 @@ from taskmem.core.events import Event
 from taskmem.store.postgres.connection import Row
 from taskmem.store.postgres.statements import Statements
 from taskmem.store.storage import PayloadEncoder
-from taskmem.store.writer import Job, Outcome, Transaction
+from taskmem.store.writer import Job, Outcome, run_mutations
 
 CHANNEL = "taskmem_events"
 # A batch that loses a deadlock (two replicas' batches locking the same rows in another order)
 # is run again whole; its mutations are plain functions of the transaction, so they can be.
 ATTEMPTS = 5
+_RETRIED = (psycopg.errors.DeadlockDetected, psycopg.errors.SerializationFailure)
 
 
 def _store_events(connection: psycopg.Connection[Row], events: list[Event]) -> None:
@@ -51,23 +52,10 @@ def _store_events(connection: psycopg.Connection[Row], events: list[Event]) -> N
 
 
 def _attempt(connection: psycopg.Connection[Row], batch: list[Job], encode: PayloadEncoder) -> list[Outcome]:
-    statements = Statements(connection, writing=True)
-    outcomes: list[Outcome] = []
     connection.execute("BEGIN")
     try:
-        for mutation, namespace, correlation_id, _ in batch:
-            tx = Transaction(statements, namespace, correlation_id, encode)
-            connection.execute("SAVEPOINT mutation")
-            try:
-                value = mutation(tx)
-            except (psycopg.errors.DeadlockDetected, psycopg.errors.SerializationFailure):
-                raise  # the whole transaction is lost: the batch runs again
-            except Exception as error:  # the mutation's own failure: undo it alone
-                connection.execute("ROLLBACK TO SAVEPOINT mutation")
-                outcomes.append((None, error, []))
-            else:
-                outcomes.append((value, None, tx.events))
-            connection.execute("RELEASE SAVEPOINT mutation")
+        # A lost deadlock or serialization failure loses the whole transaction: the batch runs again.
+        outcomes = run_mutations(Statements(connection, writing=True), batch, encode, _RETRIED)
         events = [event for _, _, mutation_events in outcomes for event in mutation_events]
         if events:
             _store_events(connection, events)
@@ -84,7 +72,7 @@ def run_batch(connection: psycopg.Connection[Row], batch: list[Job], encode: Pay
     for attempt in range(1, ATTEMPTS + 1):
         try:
             return _attempt(connection, batch, encode)
-        except (psycopg.errors.DeadlockDetected, psycopg.errors.SerializationFailure):
+        except _RETRIED:
             if attempt == ATTEMPTS:
                 raise
     raise AssertionError("unreachable")

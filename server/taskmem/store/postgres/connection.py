@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-import importlib.resources
 import logging
-import re
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
@@ -12,9 +10,10 @@ import psycopg
 from psycopg.adapt import Dumper
 from psycopg.pq import Format
 
+from taskmem.store.migration_files import migration_files
+
 log = logging.getLogger(__name__)
 
-_MIGRATION_NAME = re.compile(r"^(\d{4})_[a-z0-9_]+\.sql$")
 # Any 64-bit number the replicas agree on: the advisory lock that lets one of them migrate at a time.
 _MIGRATION_LOCK = 0x7461736B6D656D  # "taskmem"
 
@@ -73,12 +72,7 @@ def configure(connection: psycopg.Connection[Any]) -> None:
 
 def migrations() -> list[tuple[int, str, str]]:
     """(number, name, sql) of every PostgreSQL migration shipped with the server, in order."""
-    found = []
-    for entry in importlib.resources.files("taskmem.store.postgres.migrations").iterdir():
-        match = _MIGRATION_NAME.match(entry.name)
-        if match:
-            found.append((int(match.group(1)), entry.name, entry.read_text()))
-    return sorted(found)
+    return migration_files("taskmem.store.postgres.migrations")
 
 
 def migrate(connection: psycopg.Connection[Any]) -> list[str]:

@@ -13,7 +13,7 @@ import sqlean as sqlite3
 from taskmem.core.events import Event
 from taskmem.store.sqlite.statements import Statements
 from taskmem.store.storage import PayloadEncoder
-from taskmem.store.writer import Job, Outcome, Transaction
+from taskmem.store.writer import Job, Outcome, run_mutations
 
 
 def _store_events(connection: sqlite3.Connection, events: list[Event]) -> None:
@@ -30,21 +30,9 @@ def _store_events(connection: sqlite3.Connection, events: list[Event]) -> None:
 
 def run_batch(connection: sqlite3.Connection, batch: list[Job], encode: PayloadEncoder) -> list[Outcome]:
     """In the writer thread: every mutation in its savepoint, then one COMMIT."""
-    statements = Statements(connection)
-    outcomes: list[Outcome] = []
     connection.execute("BEGIN IMMEDIATE")
     try:
-        for mutation, namespace, correlation_id, _ in batch:
-            tx = Transaction(statements, namespace, correlation_id, encode)
-            connection.execute("SAVEPOINT mutation")
-            try:
-                value = mutation(tx)
-            except Exception as error:  # the mutation's own failure: undo it alone
-                connection.execute("ROLLBACK TO mutation")
-                outcomes.append((None, error, []))
-            else:
-                outcomes.append((value, None, tx.events))
-            connection.execute("RELEASE mutation")
+        outcomes = run_mutations(Statements(connection), batch, encode)
         events = [event for _, _, mutation_events in outcomes for event in mutation_events]
         if events:
             _store_events(connection, events)

@@ -2,17 +2,15 @@
 
 from __future__ import annotations
 
-import importlib.resources
 import logging
-import re
 from pathlib import Path
 
 import sqlean as sqlite3  # a DB-API SQLite with extension loading and FTS5
 import sqlite_vec
 
-log = logging.getLogger(__name__)
+from taskmem.store.migration_files import migration_files
 
-_MIGRATION_NAME = re.compile(r"^(\d{4})_[a-z0-9_]+\.sql$")
+log = logging.getLogger(__name__)
 
 
 def connect(path: str, synchronous: str = "FULL") -> sqlite3.Connection:
@@ -29,13 +27,8 @@ def connect(path: str, synchronous: str = "FULL") -> sqlite3.Connection:
 
 
 def migrations() -> list[tuple[int, str, str]]:
-    """(number, name, sql) of every migration shipped with the server, in order."""
-    found = []
-    for entry in importlib.resources.files("taskmem.store.migrations").iterdir():
-        match = _MIGRATION_NAME.match(entry.name)
-        if match:
-            found.append((int(match.group(1)), entry.name, entry.read_text()))
-    return sorted(found)
+    """(number, name, sql) of every SQLite migration shipped with the server, in order."""
+    return migration_files("taskmem.store.migrations")
 
 
 def migrate(connection: sqlite3.Connection) -> list[str]:
