@@ -30,6 +30,7 @@ PAGE = 1000
 # How often the tail reads even when nothing woke it (a NOTIFY lost with its connection).
 POLL_SECONDS = 1.0
 RECONNECT_SECONDS = 1.0
+CLOSE_SECONDS = 2.0
 
 
 def events_after(db: Reader, after: int, limit: int) -> list[Event]:
@@ -64,9 +65,10 @@ class EventTail:
     async def close(self) -> None:
         for task in self._tasks:
             task.cancel()
-        for task in self._tasks:
-            with contextlib.suppress(asyncio.CancelledError):
-                await task
+        # A task parked in psycopg's notifies() was seen to outlive its cancellation: wait a bounded time.
+        _, stuck = await asyncio.wait(self._tasks, timeout=CLOSE_SECONDS)
+        if stuck:
+            log.warning("event tail: %d tasks did not stop within %s s", len(stuck), CLOSE_SECONDS)
 
     async def _follow(self) -> None:
         while True:

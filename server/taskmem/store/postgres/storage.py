@@ -60,7 +60,7 @@ class _WriterConnection:
     async def close(self) -> None:
         if self._connection is not None:
             await asyncio.get_running_loop().run_in_executor(self._executor, self._connection.close)
-        self._executor.shutdown()
+        self._executor.shutdown(wait=False)  # its one thread is idle now; never block the event loop on it
 
 
 class PostgresStorage(Storage):
@@ -123,4 +123,4 @@ class PostgresStorage(Storage):
         await self._tail.close()
         await self._writer_connection.close()
         await asyncio.to_thread(self._pool.close)
-        self._read_threads.shutdown()
+        self._read_threads.shutdown(wait=False, cancel_futures=True)
