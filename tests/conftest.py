@@ -9,7 +9,17 @@ import grpc
 import pytest
 
 from taskmem.v1 import task_service_pb2_grpc
+from tests.support import server_process
 from tests.support.server_process import ServerProcess
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    parser.addoption("--engine", choices=("sqlite", "postgres"), default="sqlite",
+                     help="the storage engine of every server the tests start (postgres: tests/support/postgres.py)")
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    server_process.ENGINE = config.getoption("engine")
 
 
 @pytest.fixture(scope="session")

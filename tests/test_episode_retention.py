@@ -16,7 +16,7 @@ from taskmem.core.maintenance_chores import Chore
 from taskmem.maintenance_loop import MaintenanceLoop
 from taskmem.settings import MaintenanceSettings
 from taskmem.store.storage import Storage
-from taskmem.store.writer import Reader, Transaction
+from taskmem.store.storage import Reader, Transaction
 
 DAY_US = 24 * 3600 * 1_000_000
 

@@ -19,7 +19,7 @@ from taskmem.store import memory_backlog, memory_vectors
 from taskmem.store import tasks as task_store
 from taskmem.store.memory_entries import insert_memory_entries
 from taskmem.store.storage import Storage
-from taskmem.store.writer import Transaction
+from taskmem.store.storage import Transaction
 
 DIMENSION = 8
 

@@ -17,14 +17,15 @@ from taskmem.core.memory_search import (
     FULLTEXT_WEIGHT, RRF_K, SEMANTIC_WEIGHT, SearchMode, fts_query, full_text_query,
 )
 from taskmem.core.tasks import Task, TaskStatus
-from taskmem.store import database, memory_backlog, memory_vector_index, memory_vectors
+from taskmem.store import memory_backlog, memory_vector_index, memory_vectors
+from taskmem.store.sqlite import connection as sqlite_connection
 from taskmem.store import tasks as task_store
 from taskmem.store.memory_entries import insert_memory_entries
 from taskmem.store.memory_search import (
     COMMON_WORDS_FROM, common_words, fulltext, search_entries, search_hits, semantic,
 )
 from taskmem.store.storage import Storage
-from taskmem.store.writer import Transaction
+from taskmem.store.storage import Transaction
 
 DIMENSION = 8
 MODEL = "test-model"
@@ -281,7 +282,7 @@ async def test_a_search_after_reembed_from_another_connection_ranks_by_the_new_v
     east, north = await archive.add("default", [entry("east"), entry("north")], [unit(1, 0), unit(0, 1)])
     near = await archive.read(semantic, "default", unit(1, 0), MemoryFilter(), 1)
     assert [seq for seq, _ in near] == [east.seq]
-    other = database.connect(str(tmp_path / "taskmem.db"))  # as `taskmem reembed` beside a running server
+    other = sqlite_connection.connect(str(tmp_path / "taskmem.db"))  # as `taskmem reembed` beside a running server
     try:
         new_model = {"west": unit(-1, 0), "east": unit(0, -1), "north": unit(1, 0)}
         memory_vectors.rebuild(other, MODEL, DIMENSION, lambda texts: np.stack([new_model[t] for t in texts]),

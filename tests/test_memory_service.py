@@ -7,7 +7,6 @@ from __future__ import annotations
 import hashlib
 import json
 import signal
-import sqlite3
 import subprocess
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
@@ -334,9 +333,7 @@ async def test_semantic_search_finds_entries_after_a_restart(fresh_server: Serve
         found = await _search(MemoryServiceStub(channel), "which database enforces the allowed values",
                               SEMANTIC, task_id, limit=1)
     assert [h.entry.id for h in found.hits] == [stored[3].id]
-    with sqlite3.connect(fresh_server.database) as db:
-        assert db.execute("SELECT model, dimension FROM memory_embedding_model").fetchone() == (
-            "all-MiniLM-L6-v2-int8", 384)
+    assert fresh_server.sql("SELECT model, dimension FROM memory_embedding_model") == [("all-MiniLM-L6-v2-int8", 384)]
 
 
 async def test_without_embeddings_semantic_search_names_the_setting_and_hybrid_runs_fulltext(
@@ -441,17 +438,15 @@ async def test_a_crash_with_a_backlog_loses_no_entry_and_leaves_none_unembedded_
                     stored += await _add(memory, *[_entry(task_id, f"note {batch}-{n} about topic{batch * 50 + n}")
                                                    for n in range(50)])
             assert server.stop(signal.SIGKILL) != 0
-            with sqlite3.connect(fresh_server.database) as db:
-                assert db.execute("SELECT count(*) FROM memory_entries").fetchone() == (150,)
-                assert db.execute("SELECT count(*) FROM memory_embedding_queue").fetchone() == (150,)
+            assert fresh_server.sql("SELECT count(*) FROM memory_entries") == [(150,)]
+            assert fresh_server.sql("SELECT count(*) FROM memory_embedding_queue") == [(150,)]
             fake.release()
             server.start()
             async with grpc.aio.insecure_channel(server.address) as channel:
                 found = await _search(MemoryServiceStub(channel), stored[137].summary, SEMANTIC, task_id, limit=1)
             assert [h.entry.id for h in found.hits] == [stored[137].id] and found.unembedded_count == 0
-            with sqlite3.connect(fresh_server.database) as db:
-                assert db.execute("SELECT count(*) FROM memory_embedding_queue").fetchone() == (0,)
-                assert db.execute("SELECT count(*) FROM memory_embeddings").fetchone() == (150,)
+            assert fresh_server.sql("SELECT count(*) FROM memory_embedding_queue") == [(0,)]
+            assert fresh_server.sql("SELECT count(*) FROM memory_embeddings") == [(150,)]
         finally:
             fake.release()
             server.stop()
@@ -708,8 +703,8 @@ async def test_episodes_archived_by_retention_are_listed_only_on_request(fresh_s
         old, new = [(await memory.RecordEpisode(pb.RecordEpisodeRequest(
             task_id=task_id, agent_id="coder", action=ATTEMPTED, approach=text))).episode for text in ("old", "new")]
     fresh_server.stop()
-    with sqlite3.connect(fresh_server.database) as db:  # as retention leaves it: the row kept, marked archived
-        db.execute("UPDATE episodes SET archived_at = created_at + 1 WHERE id = ?", (old.id,))
+    # As retention leaves it: the row kept, marked archived.
+    fresh_server.sql("UPDATE episodes SET archived_at = created_at + 1 WHERE id = ?", (old.id,))
     fresh_server.start()
     async with grpc.aio.insecure_channel(fresh_server.address) as channel:
         memory = MemoryServiceStub(channel)

@@ -15,8 +15,8 @@ import pytest
 
 from taskmem.core.memory import MemoryFilter
 from taskmem.store import memory_vectors
-from taskmem.store.database import connect
-from taskmem.store.writer import Reader
+from taskmem.store.sqlite.connection import connect
+from taskmem.store.sqlite.statements import Statements
 from taskmem.v1 import memory_pb2
 from taskmem.v1 import memory_service_pb2 as mpb
 from taskmem.v1 import state_service_pb2 as spb
@@ -69,7 +69,7 @@ def stored_vectors(database: Path) -> tuple[tuple[str, int] | None, int]:
     connection = connect(str(database))
     try:
         count = connection.execute("SELECT count(*) FROM memory_embeddings").fetchone()[0]
-        return memory_vectors.recorded_model(connection), int(count)
+        return memory_vectors.recorded_model(Statements(connection)), int(count)
     finally:
         connection.close()
 
@@ -102,7 +102,7 @@ def test_reembed_rebuilds_every_vector_with_the_new_model_and_the_server_then_st
     # The vectors are the new model's: the nearest entry to a decision's own text is that decision.
     connection = connect(str(database))
     try:
-        reader = Reader(connection)
+        reader = Statements(connection)
         query = np.array(embed(DECISIONS[2], 16), dtype=np.float32)
         [(seq, distance)] = memory_vectors.nearest(reader, "default", query / np.linalg.norm(query), 1,
                                                    f=MemoryFilter())

@@ -9,7 +9,6 @@ from __future__ import annotations
 import asyncio
 import json
 import re
-import sqlite3
 from pathlib import Path
 
 import grpc
@@ -250,9 +249,8 @@ async def test_decisions_recorded_before_the_state_held_them_are_adopted_at_star
         await state.AddError(pb.AddErrorRequest(task_id=task_id, error="CSP blocks the CDN"))
     fresh_server.stop()
     # A database from before issue 11: the memory entries, and no state item or link for them.
-    with sqlite3.connect(fresh_server.database) as db:
-        db.execute("DELETE FROM state_items")
-        db.execute("DELETE FROM state_item_entries")
+    fresh_server.sql("DELETE FROM state_items")
+    fresh_server.sql("DELETE FROM state_item_entries")
     fresh_server.start()
     async with grpc.aio.insecure_channel(fresh_server.address) as channel:
         state = StateServiceStub(channel)

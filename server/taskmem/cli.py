@@ -108,6 +108,16 @@ def build_parser() -> argparse.ArgumentParser:
                                                   " (after changing embedding settings), with a progress bar")
     add_reembed_arguments(reembed)
 
+    from taskmem.commands.migrate import add_migrate_arguments
+
+    add_migrate_arguments(commands.add_parser("migrate", help="apply the schema migrations a database has not seen"
+                                                             " (SQLite file or postgresql:// URL)"))
+
+    from taskmem.commands.copy import add_copy_arguments
+
+    add_copy_arguments(commands.add_parser("copy", help="copy an SQLite database into an empty PostgreSQL one"
+                                                       " (row counts and checksums per table)"))
+
     from taskmem.mcp.command import add_mcp_arguments
 
     mcp = commands.add_parser("mcp", help="serve task memory as MCP tools (stdio, or streamable HTTP with --http)")
@@ -124,6 +134,14 @@ def main(argv: list[str] | None = None) -> int:
         from taskmem.commands.reembed import run_reembed
 
         return run_reembed(args)
+    if args.command == "copy":
+        from taskmem.commands.copy import run_copy
+
+        return run_copy(args)
+    if args.command == "migrate":
+        from taskmem.commands.migrate import run_migrate
+
+        return run_migrate(args)
     if args.command == "mcp":
         from taskmem.mcp.command import run_mcp
 

@@ -2,7 +2,7 @@
 auto-archive, episode retention and the retention of finished webhook deliveries.
 
 What to do to a task is decided by core/maintenance_chores.chore_for; each action is one
-write (store/maintenance) that re-checks the task inside its transaction, so a task
+write (store/chores) that re-checks the task inside its transaction, so a task
 updated meanwhile is left alone. Old episodes are archived a page per write. Every
 action on a task or an episode emits an event; no episode is deleted unless
 episode_retention_delete says so. Webhook delivery rows are bookkeeping (the events stay in
@@ -18,10 +18,10 @@ from collections import Counter
 from taskmem.core.ids import new_id, now_us
 from taskmem.core.maintenance_chores import Chore, Policy, chore_for
 from taskmem.settings import MaintenanceSettings
-from taskmem.store import maintenance as maintenance_store
+from taskmem.store import chores as chore_store
 from taskmem.store import webhooks as webhook_store
 from taskmem.store.storage import Storage
-from taskmem.store.writer import WriterClosed
+from taskmem.store.storage import WriterClosed
 
 log = logging.getLogger(__name__)
 
@@ -78,23 +78,23 @@ class MaintenanceLoop:
         for namespace in await self._storage.read(webhook_store.namespaces_with_old_deliveries, cutoffs):
             while True:  # a page per write, so the writer's other work is never held up for long
                 count = await self._storage.write(
-                    lambda tx: webhook_store.prune_deliveries(tx, cutoffs, maintenance_store.PAGE), namespace,
+                    lambda tx: webhook_store.prune_deliveries(tx, cutoffs, chore_store.PAGE), namespace,
                     correlation_id)
                 pruned += count
-                if count < maintenance_store.PAGE:
+                if count < chore_store.PAGE:
                     break
         return pruned
 
     async def _retire_episodes(self) -> int:
         correlation_id = new_id("cor")
         retired = 0
-        for namespace in await self._storage.read(maintenance_store.namespaces_with_old_episodes, self._policy,
+        for namespace in await self._storage.read(chore_store.namespaces_with_old_episodes, self._policy,
                                                   now_us()):
             while True:
                 count = await self._storage.write(
-                    lambda tx: maintenance_store.retire_old_episodes(tx, self._policy), namespace, correlation_id)
+                    lambda tx: chore_store.retire_old_episodes(tx, self._policy), namespace, correlation_id)
                 retired += count
-                if count < maintenance_store.PAGE:
+                if count < chore_store.PAGE:
                     break
         return retired
 
@@ -104,12 +104,12 @@ class MaintenanceLoop:
         after = None
         while True:
             now = now_us()
-            page = await self._storage.read(maintenance_store.candidates, now, self._policy, after)
+            page = await self._storage.read(chore_store.candidates, now, self._policy, after)
             writes = []
             for task in page:
                 chore = chore_for(task, now, self._policy)
                 if chore is not None:
-                    mutation = maintenance_store.MUTATIONS[chore]
+                    mutation = chore_store.MUTATIONS[chore]
                     writes.append((chore, self._storage.write(
                         lambda tx, task_id=task.id, m=mutation: m(tx, task_id, self._policy),
                         task.namespace, correlation_id)))
@@ -121,6 +121,6 @@ class MaintenanceLoop:
                     log.error("maintenance %s failed: %s", chore.value, result)
                 elif result:
                     done[chore] += 1
-            if len(page) < maintenance_store.PAGE:
+            if len(page) < chore_store.PAGE:
                 return done
             after = [page[-1].namespace, page[-1].id]

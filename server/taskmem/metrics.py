@@ -151,7 +151,7 @@ class MetricsEndpoint:
 
 def watch_storage(metrics: Metrics, storage: Storage, database_path: str) -> None:
     """Feed the writer's batches to the metrics, and read the current-state gauges at each scrape."""
-    storage.writer.on_batch = metrics.observe_batch
+    storage.observe_batches(metrics.observe_batch)
 
     async def refresh() -> None:
         backlogs = storage.events.backlogs()

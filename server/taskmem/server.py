@@ -128,9 +128,10 @@ class TaskmemServer:
         await self.scheduler.start()
         # Webhooks catch up on what happened while the server was down, then follow the event log.
         self.webhooks = WebhookSender(self.storage, WebhookSettings.of(self.config), metrics)
-        await self.webhooks.start()
+        # Each runs on one process of those sharing the database (with replicas, the lease holder's).
+        await self.storage.run_alone("webhooks", self.webhooks.start, self.webhooks.stop)
         self.maintenance = MaintenanceLoop(self.storage, MaintenanceSettings.of(self.config))
-        self.maintenance.start()
+        await self.storage.run_alone("maintenance", self.maintenance.start, self.maintenance.stop)
         # One embedder and one model client for both services: the builtin model loads once.
         llm = LlmSettings.of(self.config)
         embedder, chat = embedder_from_config(EmbeddingSettings.of(self.config)), chat_model_from_config(llm)
@@ -154,7 +155,7 @@ class TaskmemServer:
         await self.state.start()
         # The YAML mirror and running summaries follow committed events, like the other background loops.
         self.state_follower = StateFollower(self.state)
-        self.state_follower.start()
+        await self.storage.run_alone("summaries", self.state_follower.start, self.state_follower.stop)
         interceptors: list[grpc.aio.ServerInterceptor] = [GuardInterceptor(AuthSettings.of(self.config))]
         if metrics is not None or self.config.log_format == "json" or self.config.log_level.upper() == "DEBUG":
             interceptors.insert(0, MetricsInterceptor(metrics))  # outermost: refused calls are counted too

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import signal
+import sqlite3
 import subprocess
 import sys
 import threading
@@ -11,6 +12,9 @@ import time
 from pathlib import Path
 
 READY_PREFIX = "taskmem: serving on "
+# The engine every server started here runs on: "sqlite" (the database path as given) or "postgres"
+# (a database of the test PostgreSQL named after that path); conftest.py sets it from --engine.
+ENGINE = "sqlite"
 
 
 class ServerProcess:
@@ -24,11 +28,37 @@ class ServerProcess:
         self.process: subprocess.Popen[str] | None = None
         self.output: list[str] = []
 
+    @property
+    def database_setting(self) -> str:
+        """What --database says: the SQLite file, or the PostgreSQL URL that stands for it."""
+        if ENGINE == "postgres":
+            from tests.support.postgres import database_url
+
+            return database_url(str(self.database))
+        return str(self.database)
+
+    def sql(self, statement: str, params: tuple[object, ...] = ()) -> list[tuple[object, ...]]:
+        """Run one statement (with ? marks) on the server's database directly, as an operator would, on
+        either engine; returns its rows."""
+        if ENGINE == "postgres":
+            import psycopg
+
+            with psycopg.connect(self.database_setting, autocommit=True) as connection:
+                cursor = connection.execute(statement.replace("?", "%s"), params)  # type: ignore[arg-type]
+                return [tuple(row) for row in cursor.fetchall()] if cursor.description else []
+        connection = sqlite3.connect(self.database)
+        try:
+            rows = connection.execute(statement, params).fetchall()
+            connection.commit()
+            return rows
+        finally:
+            connection.close()
+
     def start(self, timeout: float = 30.0) -> str:
         listen = self.address or "127.0.0.1:0"
         self.process = subprocess.Popen(
             [sys.executable, "-m", "taskmem", "serve", "--listen", listen,
-             "--database", str(self.database), *self.extra_args],
+             "--database", self.database_setting, *self.extra_args],
             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=self.env,
         )
         assert self.process.stdout is not None
@@ -60,3 +90,16 @@ class ServerProcess:
     def restart(self) -> str:
         self.stop()
         return self.start()
+
+
+class ServerOnDatabase(ServerProcess):
+    """A server on a database setting as given (an SQLite file or a PostgreSQL URL), whatever --engine says:
+    for tests of PostgreSQL itself (replicas, leases, copy)."""
+
+    def __init__(self, setting: str, *extra_args: str, env: dict[str, str] | None = None) -> None:
+        super().__init__(Path(setting), *extra_args, env=env)
+        self.setting = setting
+
+    @property
+    def database_setting(self) -> str:
+        return self.setting

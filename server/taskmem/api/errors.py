@@ -10,7 +10,7 @@ from grpc_status import rpc_status
 
 from taskmem.core import errors
 from taskmem.store.event_log import EventLogClosed
-from taskmem.store.writer import WriterClosed
+from taskmem.store.storage import WriterClosed
 
 
 DOMAIN = "taskmem.dev"

@@ -19,7 +19,7 @@ from taskmem.store import episodes as episode_store
 from taskmem.store import knowledge as knowledge_store
 from taskmem.store import memory_entries
 from taskmem.store import patterns as pattern_store
-from taskmem.store.writer import Reader, Transaction
+from taskmem.store.storage import Reader, Transaction
 from taskmem.v1 import memory_service_pb2 as pb
 from taskmem.v1 import memory_service_pb2_grpc
 

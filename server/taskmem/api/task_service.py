@@ -26,11 +26,11 @@ from taskmem.core.webhooks import DeliveryState
 from taskmem.store import actions as action_store
 from taskmem.store import messages as message_store
 from taskmem.store import plan_progress
-from taskmem.store.state_task import task_progress
+from taskmem.store.view_reads import task_progress
 from taskmem.store import tasks as task_store
 from taskmem.store import webhooks as webhook_store
 from taskmem.store.storage import Storage
-from taskmem.store.writer import Transaction
+from taskmem.store.storage import Transaction
 from taskmem.v1 import event_pb2, task_pb2, task_service_pb2 as pb, task_service_pb2_grpc, webhook_pb2
 
 

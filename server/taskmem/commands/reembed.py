@@ -23,7 +23,7 @@ from taskmem.config import Config, ConfigError, config_from_serve_arguments
 from taskmem.providers.embeddings import Embedder, EmbeddingError, embedder_from_config
 from taskmem.settings import EmbeddingSettings
 from taskmem.store import memory_vectors
-from taskmem.store.database import connect, ensure_parent, migrate
+from taskmem.store.sqlite.connection import connect, ensure_parent, migrate
 
 
 def add_reembed_arguments(parser: argparse.ArgumentParser) -> None:

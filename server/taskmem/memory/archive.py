@@ -26,7 +26,7 @@ from taskmem.memory.embedding_backlog import EmbeddingBacklog
 from taskmem.store import memory_backlog, memory_entries, memory_search, memory_vector_index, memory_vectors
 from taskmem.store.episodes import require_task
 from taskmem.store.storage import Storage
-from taskmem.store.writer import Reader, Transaction
+from taskmem.store.storage import Reader, Transaction
 
 log = logging.getLogger(__name__)
 

@@ -47,13 +47,13 @@ from taskmem.state.thread_reconciliation import (
 from taskmem.state.working_memory import WorkingMemoryEngine
 from taskmem.store import actions as action_store
 from taskmem.store import state_items as item_store
-from taskmem.store import state_item_entries, state_task
+from taskmem.store import state_item_entries, view_reads
 from taskmem.store.idempotency import Once, run_once
 from taskmem.store.memory_entries import insert_memory_entries
 from taskmem.store.memory_vectors import recorded_model
 from taskmem.store.state_item_entries import link_entry
 from taskmem.store.storage import Storage
-from taskmem.store.writer import Reader, Transaction
+from taskmem.store.storage import Reader, Transaction
 
 log = logging.getLogger(__name__)
 
@@ -358,8 +358,8 @@ def _persist_statement(tx: Transaction, plan: ReconcilePlan, task_id: str, state
 
 def _task_view(db: Reader, namespace: str, task_id: str,
                current: list[StoredStateItem] | None = None) -> TaskStateView:
-    task, plan = state_task.task_outline(db, namespace, task_id)
-    notes: StateNotes = state_task.task_notes(db, namespace, task_id, current)
+    task, plan = view_reads.task_outline(db, namespace, task_id)
+    notes: StateNotes = view_reads.task_notes(db, namespace, task_id, current)
     return build_task_state(task, plan, view_sections.newest_decisions(notes), view_sections.newest_errors(notes),
                             view_sections.workspace_of(db, namespace, task_id), constraints=notes.constraints,
                             questions=notes.questions, risks=notes.risks, waits=notes.waits)
@@ -372,15 +372,15 @@ BUILT_PER_READ = 8  # contexts kept per cached read (distinct budget and mode pa
 class _ContextRead:
     """One thread's context inputs as read, and the contexts built from them by (budget, mode); the
     storage's thread-read cache drops both together when a commit could change the inputs."""
-    inputs: tuple[state_task.ThreadRecord, TaskStateView | None, tuple[list[str], list[str]]]
+    inputs: tuple[view_reads.ThreadRecord, TaskStateView | None, tuple[list[str], list[str]]]
     built: dict[tuple[int, ContextMode], tuple[str, list[Section]]] = dataclasses.field(default_factory=dict)
 
 
 def _context_read(db: Reader, namespace: str, thread_id: str, task_id: str, query: str) -> tuple[
-        state_task.ThreadRecord, TaskStateView | None, tuple[list[str], list[str]]]:
+        view_reads.ThreadRecord, TaskStateView | None, tuple[list[str], list[str]]]:
     if task_id:
         item_store.check_thread(db, namespace, task_id)  # NOT_FOUND for an unknown task, before anything else
-    record = state_task.thread_record(db, namespace, thread_id, "", TAIL_MESSAGES)
+    record = view_reads.thread_record(db, namespace, thread_id, "", TAIL_MESSAGES)
     view = _task_view(db, namespace, task_id, record.items) if task_id else None
     return record, view, view_sections.context_lines(db, namespace, task_id, query, record.items)
 
@@ -401,15 +401,15 @@ def _list_items(db: Reader, namespace: str, thread_id: str, task_id: str, types:
     return item_store.thread_items(db, namespace, thread_id, include_superseded=include_superseded, types=types)
 
 
-def _query_read(db: Reader, namespace: str, task_id: str) -> tuple[state_task.ThreadRecord, list[Message], object,
+def _query_read(db: Reader, namespace: str, task_id: str) -> tuple[view_reads.ThreadRecord, list[Message], object,
                                                                     StateNotes]:
-    record = state_task.thread_record(db, namespace, task_id, task_id, 5)
-    since = state_task.messages_since(db, namespace, task_id, record.summary, QUERY_MESSAGES)
+    record = view_reads.thread_record(db, namespace, task_id, task_id, 5)
+    since = view_reads.messages_since(db, namespace, task_id, record.summary, QUERY_MESSAGES)
     return (record, since, action_store.last_failed_action(db, namespace, task_id),
-            state_task.task_notes(db, namespace, task_id))
+            view_reads.task_notes(db, namespace, task_id))
 
 
 def _indexable(tx: Transaction, vectors: np.ndarray | None) -> np.ndarray | None:
     """The summary's vector when the memory index is ready for it (MemoryService records the model at start)."""
-    recorded = recorded_model(tx.connection)
+    recorded = recorded_model(tx)
     return vectors if vectors is not None and recorded is not None and recorded[1] == vectors.shape[1] else None

@@ -22,7 +22,7 @@ from taskmem.providers.embeddings import Embedder
 from taskmem.state.thread_reconciliation import ReconcilePlan, batch_of, plan_reconciliation
 from taskmem.store import state_items as item_store
 from taskmem.store.storage import Storage
-from taskmem.store.writer import Reader, Transaction
+from taskmem.store.storage import Reader, Transaction
 
 
 @dataclasses.dataclass(frozen=True)

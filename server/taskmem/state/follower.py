@@ -19,11 +19,11 @@ from typing import TYPE_CHECKING
 
 from taskmem.core.events import Event, EventFilter, EventType
 from taskmem.core.state_prompts import SUMMARY_SYSTEM, summary_user_prompt
-from taskmem.store import state_summaries, state_task
+from taskmem.store import state_summaries, view_reads
 from taskmem.store.event_log import EventLogClosed
 from taskmem.store.state_summaries import RunningSummary
 from taskmem.store.tasks import find_task
-from taskmem.store.writer import Reader, Transaction, WriterClosed
+from taskmem.store.storage import Reader, Transaction, WriterClosed
 
 if TYPE_CHECKING:
     from taskmem.state.engine import StateEngine
@@ -152,12 +152,12 @@ class StateFollower:
 
 
 def _summary_due(db: Reader, namespace: str, thread_id: str,
-                 every: int) -> tuple[state_task.ThreadRecord, list, int] | None:
+                 every: int) -> tuple[view_reads.ThreadRecord, list, int] | None:
     count = state_summaries.message_count(db, namespace, thread_id)
     summary = state_summaries.running_summary(db, namespace, thread_id)
     if count - (summary.message_count if summary else 0) < every:
         return None
     is_task = find_task(db, namespace, thread_id) is not None
-    record = state_task.thread_record(db, namespace, thread_id, thread_id if is_task else "", 0)
-    since = state_task.messages_since(db, namespace, thread_id, summary, SUMMARY_MESSAGES)
+    record = view_reads.thread_record(db, namespace, thread_id, thread_id if is_task else "", 0)
+    since = view_reads.messages_since(db, namespace, thread_id, summary, SUMMARY_MESSAGES)
     return record, since, count

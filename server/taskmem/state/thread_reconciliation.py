@@ -32,7 +32,7 @@ from taskmem.core.state_items import SUPERSEDED, Candidate, StateItem, merge_ite
 from taskmem.core.state_records import CandidateResult, ReconcileReport, StoredStateItem
 from taskmem.providers.embeddings import Embedder
 from taskmem.store import state_items as item_store
-from taskmem.store.writer import Transaction
+from taskmem.store.storage import Transaction
 
 LEXICAL_MODEL = "lexical"  # the similarity used when no embedder is configured
 # The ref a stated candidate carries while it is reconciled: it stands for the caller's statement, as a

@@ -12,9 +12,9 @@ from taskmem.core.state_items import StateItem, normalize_text
 from taskmem.core.state_notes import StateNotes
 from taskmem.core import task_state_yaml
 from taskmem.core.task_state_yaml import MAX_DECISIONS, MAX_ERRORS, DecisionEntry, ErrorEntry, WorkspaceChanges
-from taskmem.store import state_task
+from taskmem.store import view_reads
 from taskmem.store.memory_entries import relevant_entries
-from taskmem.store.writer import Reader
+from taskmem.store.storage import Reader
 
 KNOWLEDGE_LINES, MEMORY_LINES = 50, 20
 # BuildContext's "skills" share: the namespace's conventions and decisions.
@@ -50,7 +50,7 @@ def newest_errors(notes: StateNotes) -> list[ErrorEntry]:
 
 
 def workspace_of(db: Reader, namespace: str, task_id: str) -> WorkspaceChanges | None:
-    created, modified, last = state_task.workspace_changes(db, namespace, task_id)
+    created, modified, last = view_reads.workspace_changes(db, namespace, task_id)
     return WorkspaceChanges(created, modified, last) if created else None
 
 
@@ -68,11 +68,11 @@ def context_lines(db: Reader, namespace: str, task_id: str, query: str,
     in the reconciled state (a superseded decision must not come back as a [decision] line), and an
     entry saying what a current state item of the thread says (`stated`) is left out."""
     knowledge = [f"- [{category.removeprefix('KNOWLEDGE_CATEGORY_').lower()}] {key}: {value}"
-                 for category, key, value in state_task.namespace_knowledge(db, namespace, CONTEXT_KNOWLEDGE,
+                 for category, key, value in view_reads.namespace_knowledge(db, namespace, CONTEXT_KNOWLEDGE,
                                                                             KNOWLEDGE_LINES)]
     if not task_id:
         return knowledge, []
-    found = state_task.search_task_memories(db, namespace, task_id, query, MEMORY_LINES) if query else []
+    found = view_reads.search_task_memories(db, namespace, task_id, query, MEMORY_LINES) if query else []
     found += [(e.type.value, e.summary) for e in relevant_entries(db, namespace, task_id, "", 3 * MEMORY_LINES)]
     said = {normalize_text(item.text) for item in stated}
     lines = [f"- [{kind.removeprefix('MEMORY_TYPE_').lower()}] {summary}" for kind, summary in found

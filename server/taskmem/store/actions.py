@@ -12,7 +12,8 @@ from taskmem.core.actions import (
 from taskmem.core.errors import InvalidArgument, NotFound
 from taskmem.core.events import EventType
 from taskmem.store.tasks import load_task, touch_task
-from taskmem.store.writer import Reader, Row, Transaction
+from taskmem.store.page_query import PageQuery
+from taskmem.store.storage import Reader, Row, Transaction
 
 _COLUMNS = (
     "namespace", "id", "task_id", "plan_item_id", "type", "tool_name", "summary", "status", "input", "output",
@@ -55,20 +56,10 @@ def load_action(db: Reader, namespace: str, action_id: str) -> Action:
 def list_actions(db: Reader, namespace: str, task_id: str, plan_item_id: str,
                        after_key: list[Any] | None, limit: int, statuses: Sequence[ActionStatus] = ()) -> list[Action]:
     load_task(db, namespace, task_id)
-    sql = "SELECT * FROM actions WHERE namespace = ? AND task_id = ?"
-    params: list[Any] = [namespace, task_id]
-    if plan_item_id:
-        sql += " AND plan_item_id = ?"
-        params.append(plan_item_id)
-    if statuses:
-        sql += f" AND status IN ({','.join('?' * len(statuses))})"
-        params.extend(s.value for s in statuses)
-    if after_key is not None:
-        sql += " AND (created_at, id) > (?, ?)"
-        params.extend(after_key)
-    sql += " ORDER BY created_at, id LIMIT ?"
-    params.append(limit)
-    return [action_from_row(row) for row in db.fetchall(sql, params)]
+    rows = (PageQuery("actions", order=("created_at", "id"))
+            .equals("namespace", namespace).equals("task_id", task_id).equals("plan_item_id", plan_item_id)
+            .any_of("status", (s.value for s in statuses)).after(after_key).fetch(db, limit))
+    return [action_from_row(row) for row in rows]
 
 
 def last_failed_action(db: Reader, namespace: str, task_id: str) -> Action | None:

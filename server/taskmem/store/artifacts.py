@@ -9,7 +9,8 @@ from taskmem.core.errors import NotFound
 from taskmem.core.events import EventType
 from taskmem.core.ids import new_id
 from taskmem.store.episodes import require_task
-from taskmem.store.writer import Reader, Row, Transaction
+from taskmem.store.page_query import PageQuery
+from taskmem.store.storage import Reader, Row, Transaction
 
 
 def _from_row(row: Row) -> Artifact:
@@ -34,22 +35,12 @@ def register(tx: Transaction, task_id: str, agent_id: str, artifact_type: Artifa
 def list_artifacts(db: Reader, namespace: str, task_id: str, artifact_type: ArtifactType | None, path_prefix: str,
                    limit: int, after: list[Any] | None) -> list[Artifact]:
     """Newest first; `after` is the (created_at, id) key of the previous page's last row."""
-    clauses, params = ["namespace = ?"], [namespace]
-    if task_id:
-        clauses.append("task_id = ?")
-        params.append(task_id)
-    if artifact_type is not None:
-        clauses.append("type = ?")
-        params.append(artifact_type.value)
+    query = (PageQuery("artifacts", order=("created_at DESC", "id DESC"))
+             .equals("namespace", namespace).equals("task_id", task_id)
+             .equals("type", artifact_type.value if artifact_type is not None else None))
     if path_prefix:
-        clauses.append("substr(path, 1, ?) = ?")
-        params.extend([len(path_prefix), path_prefix])
-    if after is not None:
-        clauses.append("(created_at, id) < (?, ?)")
-        params.extend(after)
-    rows = db.fetchall(f"SELECT * FROM artifacts WHERE {' AND '.join(clauses)} ORDER BY created_at DESC, id DESC"
-                       " LIMIT ?", [*params, limit])
-    return [_from_row(row) for row in rows]
+        query.where("substr(path, 1, ?) = ?", len(path_prefix), path_prefix)
+    return [_from_row(row) for row in query.after(after).fetch(db, limit)]
 
 
 def delete(tx: Transaction, artifact_id: str) -> Artifact:

@@ -8,7 +8,8 @@ from taskmem.core.episodes import Episode, EpisodeAction
 from taskmem.core.errors import NotFound
 from taskmem.core.events import EventType
 from taskmem.core.ids import new_id
-from taskmem.store.writer import Reader, Row, Transaction
+from taskmem.store.page_query import PageQuery
+from taskmem.store.storage import Reader, Row, Transaction
 
 
 def require_task(tx: Reader, namespace: str, task_id: str) -> None:
@@ -17,7 +18,7 @@ def require_task(tx: Reader, namespace: str, task_id: str) -> None:
 
 
 def episode_from_row(row: Row) -> Episode:
-    """An episodes row as the domain record (also used by retention in store/maintenance.py)."""
+    """An episodes row as the domain record (also used by retention in store/chores.py)."""
     return Episode(namespace=row["namespace"], id=row["id"], task_id=row["task_id"], agent_id=row["agent_id"],
                    action=EpisodeAction(row["action"]), approach=row["approach"], outcome=row["outcome"],
                    duration_us=row["duration_us"], tokens_in=row["tokens_in"], tokens_out=row["tokens_out"],
@@ -41,17 +42,10 @@ def list_episodes(db: Reader, namespace: str, task_id: str, agent_id: str, actio
                   limit: int, after: list[Any] | None, include_archived: bool = False) -> list[Episode]:
     """Newest first; `after` is the (created_at, id) key of the previous page's last row. Episodes
     archived by retention are left out unless include_archived."""
-    clauses, params = ["namespace = ?"], [namespace]
+    query = PageQuery("episodes", order=("created_at DESC", "id DESC")).equals("namespace", namespace)
     if not include_archived:
-        clauses.append("archived_at IS NULL")
-    for column, value in (("task_id", task_id), ("agent_id", agent_id), ("action", action.value if action else "")):
-        if value:
-            clauses.append(f"{column} = ?")
-            params.append(value)
-    if after is not None:
-        clauses.append("(created_at, id) < (?, ?)")
-        params.extend(after)
-    rows = db.fetchall(f"SELECT * FROM episodes WHERE {' AND '.join(clauses)} ORDER BY created_at DESC, id DESC"
-                       " LIMIT ?", [*params, limit])
+        query.where("archived_at IS NULL")
+    rows = (query.equals("task_id", task_id).equals("agent_id", agent_id)
+            .equals("action", action.value if action else None).after(after).fetch(db, limit))
     return [episode_from_row(row) for row in rows]
 

@@ -13,10 +13,12 @@ import asyncio
 import contextlib
 import json
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from taskmem.core.events import Event, EventFilter, EventType
-from taskmem.store.writer import Reader, Row
+
+if TYPE_CHECKING:  # the port (store/storage.py) holds this log, so it is imported for the types only
+    from taskmem.store.storage import Reader, Row
 
 ReadFunction = Callable[..., Awaitable[Any]]
 

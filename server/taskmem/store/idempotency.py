@@ -7,12 +7,16 @@ from collections.abc import Callable
 from typing import Any, Generic, TypeVar
 
 from taskmem.core.errors import RequestIdReused
-from taskmem.store.writer import Transaction
+from taskmem.store.storage import Transaction
 
 R = TypeVar("R", bound=Any)  # a protobuf response message (it has SerializeToString)
 
 
 def stored_response(tx: Transaction, request_id: str, method: str, request_hash: str) -> bytes | None:
+    if tx.dialect == "postgres":
+        # Two replicas running the same retry at once: the second waits here until the first commits, then
+        # finds its response (without the lock both would miss it, and the second insert would fail).
+        tx.execute("SELECT pg_advisory_xact_lock(hashtextextended(? || '/' || ?, 0))", (tx.namespace, request_id))
     row = tx.fetchone("SELECT method, request_hash, response FROM request_ids"
                             " WHERE namespace = ? AND request_id = ?", (tx.namespace, request_id))
     if row is None:

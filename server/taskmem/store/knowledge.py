@@ -10,7 +10,8 @@ from taskmem.core.ids import new_id
 from taskmem.core.knowledge import (
     Knowledge, KnowledgeCategory, KnowledgeValue, UpsertOutcome, ValueOutcome, arbitrate,
 )
-from taskmem.store.writer import Reader, Row, Transaction
+from taskmem.store.page_query import PageQuery
+from taskmem.store.storage import Reader, Row, Transaction
 
 
 def _from_row(row: Row, history: tuple[KnowledgeValue, ...] = ()) -> Knowledge:
@@ -83,22 +84,13 @@ def get_by_key(db: Reader, namespace: str, category: KnowledgeCategory, key: str
 def query(db: Reader, namespace: str, category: KnowledgeCategory | None, key_prefix: str, text: str,
           limit: int, after: list[Any] | None) -> list[Knowledge]:
     """Ordered by (category, key), starting after the (category, key) pair `after`."""
-    clauses, params = ["namespace = ?"], [namespace]
-    if category is not None:
-        clauses.append("category = ?")
-        params.append(category.value)
+    query = (PageQuery("knowledge", order=("category", "key"))
+             .equals("namespace", namespace).equals("category", category.value if category is not None else None))
     if key_prefix:
-        clauses.append("substr(key, 1, ?) = ?")
-        params.extend([len(key_prefix), key_prefix])
+        query.where("substr(key, 1, ?) = ?", len(key_prefix), key_prefix)
     if text:
-        clauses.append("(instr(lower(key), lower(?)) > 0 OR instr(lower(value), lower(?)) > 0)")
-        params.extend([text, text])
-    if after is not None:
-        clauses.append("(category, key) > (?, ?)")
-        params.extend(after)
-    rows = db.fetchall(f"SELECT * FROM knowledge WHERE {' AND '.join(clauses)} ORDER BY category, key LIMIT ?",
-                       [*params, limit])
-    return [_from_row(row) for row in rows]
+        query.where("(instr(lower(key), lower(?)) > 0 OR instr(lower(value), lower(?)) > 0)", text, text)
+    return [_from_row(row) for row in query.after(after).fetch(db, limit)]
 
 
 def delete(tx: Transaction, knowledge_id: str) -> Knowledge:

@@ -16,7 +16,7 @@ import numpy as np
 from taskmem.core.memory import MemoryFilter
 from taskmem.store import memory_vectors
 from taskmem.store.memory_entries import filter_sql
-from taskmem.store.writer import Reader, Transaction
+from taskmem.store.storage import Reader, Transaction
 
 
 def pending_summaries(reader: Reader, limit: int) -> list[tuple[int, str]]:

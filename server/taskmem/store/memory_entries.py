@@ -12,7 +12,8 @@ from taskmem.core.events import EventType
 from taskmem.core.ids import new_id
 from taskmem.core.memory import ALWAYS_RELEVANT, MemoryEntry, MemoryFilter, MemoryType, NewMemoryEntry
 from taskmem.store import memory_vectors
-from taskmem.store.writer import Reader, Row, Transaction
+from taskmem.store.page_query import PageQuery
+from taskmem.store.storage import Reader, Row, Transaction
 
 _COLUMNS = "m.seq, m.namespace, m.id, m.task_id, m.subtask_id, m.type, m.summary, m.detail, m.source, m.created_at"
 
@@ -42,13 +43,16 @@ def insert_memory_entries(tx: Transaction, entries: Sequence[NewMemoryEntry],
     stored: list[MemoryEntry] = []
     for entry in entries:
         entry_id = new_id("mem")
-        cursor = tx.connection.execute(
+        inserted = tx.fetchone(
             "INSERT INTO memory_entries (namespace, id, task_id, subtask_id, type, summary, detail, source, created_at)"
-            " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING seq",
             (tx.namespace, entry_id, entry.task_id, entry.subtask_id, entry.type.value, entry.summary, entry.detail,
              entry.source, tx.now))
-        seq = int(cursor.lastrowid or 0)
-        tx.execute("INSERT INTO memory_fts (rowid, summary, detail) VALUES (?, ?, ?)", (seq, entry.summary, entry.detail))
+        assert inserted is not None  # RETURNING gives the inserted row
+        seq = int(inserted[0])
+        if tx.dialect == "sqlite":  # PostgreSQL indexes a generated tsvector column of the row itself
+            tx.execute("INSERT INTO memory_fts (rowid, summary, detail) VALUES (?, ?, ?)",
+                       (seq, entry.summary, entry.detail))
         tx.executemany("INSERT INTO memory_entry_tags (tag, entry_seq) VALUES (?, ?)", [(t, seq) for t in entry.tags])
         tx.executemany("INSERT INTO memory_entry_relevance (subtask_id, entry_seq) VALUES (?, ?)",
                        [(s, seq) for s in entry.relevance_to])
@@ -134,11 +138,8 @@ def query_entries(reader: Reader, namespace: str, f: MemoryFilter, limit: int,
                   after: tuple[int, int] | None = None) -> list[MemoryEntry]:
     """Entries matching f, newest first (created_at, seq descending), starting after the (created_at, seq) key."""
     where, params = filter_sql(f, namespace)
-    if after is not None:
-        where += " AND (m.created_at, m.seq) < (?, ?)"
-        params.extend(after)
-    rows = reader.fetchall(f"SELECT {_COLUMNS} FROM memory_entries m WHERE {where}"
-                           " ORDER BY m.created_at DESC, m.seq DESC LIMIT ?", [*params, limit])
+    rows = (PageQuery("memory_entries m", order=("m.created_at DESC", "m.seq DESC"), columns=_COLUMNS)
+            .where(where, *params).after(after).fetch(reader, limit))
     return _with_labels(reader, rows)
 
 

@@ -1,5 +1,8 @@
 """Searching memory entries: FTS5 ranked by BM25 with snippets, the nearest vectors, and both fused.
 
+On PostgreSQL the full-text and nearest-neighbour halves run on tsvector and pgvector instead
+(store/postgres/memory_index.py says where their scores differ); fusion and filters are the same.
+
 `search_entries` runs a search in one reader-thread hop: each mode's ranked list, narrowed by the
 filter, the fusion for HYBRID, and the entries of the hits. SearchMemories (memory/archive.py) runs
 HYBRID's halves, `fulltext_candidates` and `semantic_candidates`, in two reader threads at once and
@@ -15,7 +18,8 @@ from taskmem.core.memory_search import FullTextQuery, Hit, SearchMode, candidate
 from taskmem.store import memory_vectors
 from taskmem.store.memory_entries import entries_by_seq, filter_sql
 from taskmem.store.memory_filter_sets import filter_set_sql
-from taskmem.store.writer import Reader
+from taskmem.store.postgres import memory_index
+from taskmem.store.storage import Reader
 
 # BM25 column weights: a match in the summary counts twice one in the detail.
 _WEIGHTS = "2.0, 1.0"
@@ -59,9 +63,12 @@ def common_words(reader: Reader, words: tuple[str, ...]) -> frozenset[str]:
 
 
 def expression(reader: Reader, match: Match) -> str:
-    """The FTS5 expression of a query: a FullTextQuery without its common words, or a given expression."""
+    """The FTS5 expression of a query: a FullTextQuery without its common words, or a given expression.
+    On PostgreSQL the query's tsquery, as text (store/postgres/memory_index.py)."""
     if isinstance(match, str):
         return match
+    if reader.dialect == "postgres":
+        return memory_index.tsquery_text(reader, match)
     return match.expression(common_words(reader, match.words))
 
 
@@ -79,6 +86,8 @@ def ranked_matches(reader: Reader, namespace: str, match: Match, f: MemoryFilter
 
 
 def _ranked(reader: Reader, namespace: str, match: str, f: MemoryFilter, limit: int) -> list[tuple[int, float]]:
+    if reader.dialect == "postgres":
+        return memory_index.ranked(reader, namespace, match, f, limit)
     if not match or limit <= 0:
         return []
     where, params = filter_sql(f, namespace, per_row=True)
@@ -110,6 +119,8 @@ def _ranked(reader: Reader, namespace: str, match: str, f: MemoryFilter, limit: 
 
 def _snippets(reader: Reader, match: str, seqs: list[int]) -> list[str]:
     """The snippet of each entry (by seq) for the match, in order; computed for these rows only."""
+    if reader.dialect == "postgres":
+        return memory_index.snippets(reader, match, seqs)
     found: dict[int, str] = {}
     for seq in seqs:
         row = reader.fetchone(f"SELECT snippet(memory_fts, -1, '[', ']', '…', {SNIPPET_TOKENS}) FROM memory_fts"

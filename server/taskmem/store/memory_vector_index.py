@@ -25,7 +25,7 @@ import numpy as np
 
 from taskmem.core.memory import MemoryFilter
 from taskmem.store.memory_filter_sets import filter_set_sql
-from taskmem.store.writer import Reader, Row, Transaction
+from taskmem.store.storage import Reader, Row, Transaction
 
 CHANGES_TABLE = "memory_vector_changes"
 RESET = -1  # memory_vector_changes.present of a reset: every vector was replaced
@@ -238,5 +238,8 @@ def index_of(reader: Reader) -> VectorIndex:
 
 
 def load(reader: Reader) -> int:
-    """Load (or refresh) the index of the reader's database ahead of the first search; returns its size."""
+    """Load (or refresh) the index of the reader's database ahead of the first search; returns its size.
+    SQLite's only: PostgreSQL searches its own HNSW index (store/postgres/memory_index.py)."""
+    if reader.dialect == "postgres":
+        return 0
     return index_of(reader).refresh(reader)

@@ -6,6 +6,9 @@ MIN_CANDIDATES) by Hamming distance between 1-bit quantised vectors, scanning th
 store/memory_vector_index.py (only the rows the filter allows), and rescores them exactly by cosine
 against their float vectors. Earlier releases ran the pre-selection as a sqlite-vec vec0 KNN (18 ms CPU
 at 100k vectors against ~2 ms now); start-up drops that table.
+
+(This is the SQLite engine's index; on PostgreSQL memory_embeddings holds pgvector values with an
+HNSW index, store/postgres/memory_index.py, and the functions here hand over to it.)
 """
 
 from __future__ import annotations
@@ -22,7 +25,8 @@ from taskmem.core.ids import now_us
 from taskmem.core.memory import MemoryFilter, NewMemoryEntry
 from taskmem.providers.embeddings import Embedder
 from taskmem.store import memory_vector_index
-from taskmem.store.writer import Reader, Transaction
+from taskmem.store.postgres import memory_index
+from taskmem.store.storage import Reader, Transaction
 
 log = logging.getLogger(__name__)
 
@@ -39,9 +43,9 @@ class EmbeddingModelMismatch(Exception):
     """The database holds vectors of another model than the configured one."""
 
 
-def recorded_model(connection: sqlite3.Connection) -> tuple[str, int] | None:
+def recorded_model(db: Reader) -> tuple[str, int] | None:
     """(model name, dimension) the stored vectors were made with, or None before any model was used."""
-    row = connection.execute("SELECT model, dimension FROM memory_embedding_model WHERE id = 1").fetchone()
+    row = db.fetchone("SELECT model, dimension FROM memory_embedding_model WHERE id = 1")
     return None if row is None else (str(row[0]), int(row[1]))
 
 
@@ -70,29 +74,36 @@ def prepare_index(tx: Transaction, model: str, dimension: int) -> int:
     """At start-up, as a writer mutation: record the model on first use and create the vector index,
     or refuse another model (EmbeddingModelMismatch naming `taskmem reembed`). Returns how many entries
     wait in the embedding backlog (the background pass embeds them after start-up)."""
-    recorded = recorded_model(tx.connection)
+    recorded = recorded_model(tx)
     if recorded is not None and recorded != (model, dimension):
         raise EmbeddingModelMismatch(mismatch_message(recorded, model, dimension))
     if recorded is None:
         tx.execute("INSERT INTO memory_embedding_model (id, model, dimension, recorded_at) VALUES (1, ?, ?, ?)",
                    (model, dimension, tx.now))
-    _retire_vec0_table(tx.connection)
-    return missing_vectors(tx.connection)
+    if tx.dialect == "postgres":
+        memory_index.prepare_index(tx, dimension)
+    else:
+        _retire_vec0_table(tx.statements.connection)  # type: ignore[attr-defined]  # SQLite's own table
+    return missing_vectors(tx)
 
 
-def missing_vectors(connection: sqlite3.Connection) -> int:
+def missing_vectors(db: Reader) -> int:
     """How many memory entries wait in the embedding backlog (have no vector yet)."""
-    return int(connection.execute("SELECT count(*) FROM memory_embedding_queue").fetchone()[0])
+    row = db.fetchone("SELECT count(*) FROM memory_embedding_queue")
+    return int(row[0]) if row is not None else 0
 
 
 def insert_vectors(tx: Transaction, rows: Sequence[tuple[int, str]], vectors: np.ndarray) -> None:
     """Vectors of entries (seq, task_id) just written in tx; their dimension must be the recorded one."""
-    recorded = recorded_model(tx.connection)
+    recorded = recorded_model(tx)
     if recorded is None:
         raise InvalidArgument("vectors", "no embedding model is recorded in this database")
     matrix = np.ascontiguousarray(vectors, dtype=np.float32)
     if matrix.ndim != 2 or matrix.shape[1] != recorded[1] or len(matrix) != len(rows):
         raise InvalidArgument("vectors", f"have shape {matrix.shape}; expected ({len(rows)}, {recorded[1]})")
+    if tx.dialect == "postgres":
+        memory_index.insert_vectors(tx, [seq for seq, _ in rows], matrix)
+        return
     blobs = [(seq, matrix[i].tobytes()) for i, (seq, _) in enumerate(rows)]
     tx.executemany("INSERT INTO memory_embeddings (seq, embedding) VALUES (?, ?)", blobs)
     memory_vector_index.log_stored(tx, [seq for seq, _ in blobs])
@@ -109,6 +120,9 @@ def nearest(reader: Reader, namespace: str, query: np.ndarray, k: int, task_id: 
     if k <= 0:
         return []
     vector = np.ascontiguousarray(query, dtype=np.float32)
+    if reader.dialect == "postgres":
+        recorded = recorded_model(reader)
+        return memory_index.nearest(reader, namespace, vector, k, recorded[1], f) if recorded else []
     wanted = max(candidates or k * OVERSAMPLE, MIN_CANDIDATES, k)
     candidates = memory_vector_index.index_of(reader).nearest_seqs(
         reader, namespace, vector, wanted, memory_vector_index.filter_seqs(reader, namespace, f))

@@ -7,7 +7,8 @@ from typing import Any
 from taskmem.core.events import EventType
 from taskmem.core.messages import ContextSnapshot, Kind, Message, Role
 from taskmem.store.tasks import load_task, touch_task
-from taskmem.store.writer import Reader, Row, Transaction
+from taskmem.store.page_query import PageQuery
+from taskmem.store.storage import Reader, Row, Transaction
 
 
 def message_from_row(row: Row) -> Message:
@@ -42,17 +43,10 @@ def list_messages(db: Reader, namespace: str, task_id: str, thread_id: str, kind
     """Oldest first by (created_at, id); after_key is the previous page's last (created_at, id)."""
     if task_id:
         load_task(db, namespace, task_id)
-    sql = "SELECT * FROM messages WHERE namespace = ? AND thread_id = ?"
-    params: list[Any] = [namespace, thread_id]
-    if kinds:
-        sql += f" AND kind IN ({','.join('?' * len(kinds))})"
-        params.extend(k.value for k in kinds)
-    if after_key is not None:
-        sql += " AND (created_at, id) > (?, ?)"
-        params.extend(after_key)
-    sql += " ORDER BY created_at, id LIMIT ?"
-    params.append(limit)
-    return [message_from_row(row) for row in db.fetchall(sql, params)]
+    rows = (PageQuery("messages", order=("created_at", "id"))
+            .equals("namespace", namespace).where("thread_id = ?", thread_id)
+            .any_of("kind", (k.value for k in kinds)).after(after_key).fetch(db, limit))
+    return [message_from_row(row) for row in rows]
 
 
 def recent_messages(db: Reader, namespace: str, thread_id: str, count: int) -> list[Message]:

@@ -8,7 +8,8 @@ from typing import Any
 from taskmem.core.events import EventType
 from taskmem.core.ids import new_id
 from taskmem.core.patterns import Pattern
-from taskmem.store.writer import Reader, Row, Transaction
+from taskmem.store.page_query import PageQuery
+from taskmem.store.storage import Reader, Row, Transaction
 
 
 def _from_row(row: Row) -> Pattern:
@@ -23,8 +24,9 @@ def record(tx: Transaction, pattern_type: str, pattern_key: str, data: dict[str,
     tx.execute(
         "INSERT INTO learned_patterns (namespace, id, pattern_type, pattern_key, data, frequency, created_at, last_seen)"
         " VALUES (?, ?, ?, ?, coalesce(?, '{}'), 1, ?, ?)"
-        " ON CONFLICT (namespace, pattern_type, pattern_key) DO UPDATE SET frequency = frequency + 1,"
-        " last_seen = excluded.last_seen, data = coalesce(?, data)",
+        " ON CONFLICT (namespace, pattern_type, pattern_key) DO UPDATE SET"
+        " frequency = learned_patterns.frequency + 1, last_seen = excluded.last_seen,"
+        " data = coalesce(?, learned_patterns.data)",
         (tx.namespace, new_id("pat"), pattern_type, pattern_key, encoded, tx.now, tx.now, encoded))
     row = tx.fetchone("SELECT * FROM learned_patterns WHERE namespace = ? AND pattern_type = ? AND pattern_key = ?",
                       (tx.namespace, pattern_type, pattern_key))
@@ -36,16 +38,8 @@ def record(tx: Transaction, pattern_type: str, pattern_key: str, data: dict[str,
 def list_patterns(db: Reader, namespace: str, pattern_type: str, min_frequency: int, limit: int,
                   after: list[Any] | None) -> list[Pattern]:
     """Most frequent first, then most recently seen, then id; `after` is that key of the previous page's last row."""
-    clauses, params = ["namespace = ?"], [namespace]
-    if pattern_type:
-        clauses.append("pattern_type = ?")
-        params.append(pattern_type)
+    query = (PageQuery("learned_patterns", order=("frequency DESC", "last_seen DESC", "id"))
+             .equals("namespace", namespace).equals("pattern_type", pattern_type))
     if min_frequency:
-        clauses.append("frequency >= ?")
-        params.append(min_frequency)
-    if after is not None:
-        clauses.append("(frequency < ? OR (frequency = ? AND (last_seen < ? OR (last_seen = ? AND id > ?))))")
-        params.extend([after[0], after[0], after[1], after[1], after[2]])
-    rows = db.fetchall(f"SELECT * FROM learned_patterns WHERE {' AND '.join(clauses)}"
-                       " ORDER BY frequency DESC, last_seen DESC, id LIMIT ?", [*params, limit])
-    return [_from_row(row) for row in rows]
+        query.where("frequency >= ?", min_frequency)
+    return [_from_row(row) for row in query.after(after).fetch(db, limit)]

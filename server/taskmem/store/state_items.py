@@ -15,7 +15,8 @@ from taskmem.core.state_items import Confidence, StateItem, StateItemType
 from taskmem.core.state_records import StoredStateItem, Watermark
 from taskmem.store.messages import message_from_row
 from taskmem.store.tasks import load_task
-from taskmem.store.writer import Reader, Row, Transaction
+from taskmem.store.page_query import PageQuery
+from taskmem.store.storage import Reader, Row, Transaction
 
 _COLUMNS = (
     "namespace", "thread_id", "uid", "type_tag", "text", "status", "confidence", "topic_tags", "refs",
@@ -115,14 +116,9 @@ def set_watermark(tx: Transaction, thread_id: str, mark: Watermark) -> None:
 def messages_after(db: Reader, namespace: str, thread_id: str, mark: Watermark | None,
                    limit: int) -> list[Message]:
     """The thread's messages after the watermark, oldest first; ties on created_at broken by id."""
-    if mark is None:
-        rows = db.fetchall("SELECT * FROM messages WHERE namespace = ? AND thread_id = ?"
-                           " ORDER BY created_at, id LIMIT ?", (namespace, thread_id, limit))
-    else:
-        rows = db.fetchall(
-            "SELECT * FROM messages WHERE namespace = ? AND thread_id = ?"
-            " AND (created_at > ? OR (created_at = ? AND id > ?)) ORDER BY created_at, id LIMIT ?",
-            (namespace, thread_id, mark.created_at, mark.created_at, mark.message_id, limit))
+    rows = (PageQuery("messages", order=("created_at", "id"))
+            .where("namespace = ? AND thread_id = ?", namespace, thread_id)
+            .after(None if mark is None else (mark.created_at, mark.message_id)).fetch(db, limit))
     return [message_from_row(row) for row in rows]
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 
-from taskmem.store.writer import Reader, Transaction
+from taskmem.store.storage import Reader, Transaction
 
 
 @dataclasses.dataclass(frozen=True)

@@ -12,7 +12,8 @@ from taskmem.core.events import EventType
 from taskmem.core.plan_inference import ItemOutline
 from taskmem.core.plans import ItemStatus, Plan, PlanItem, StatusSource, carry_over, set_item_status
 from taskmem.core.tasks import ApprovalMode, ErrorSummary, Task, TaskStatus, apply_task_changes, check_etag
-from taskmem.store.writer import Reader, Row, Transaction
+from taskmem.store.page_query import PageQuery
+from taskmem.store.storage import Reader, Row, Transaction
 
 _TASK_COLUMNS = (
     "namespace", "id", "name", "goal", "status", "paused_from", "workspace", "context", "metadata",
@@ -93,7 +94,7 @@ _SAVE_ITEM = ("UPDATE plan_items SET status = ?, summary = ?, active_issue = ?, 
 # --- reads (any Reader: the read pool or an open Transaction) ---------------------------------
 
 def find_task(db: Reader, namespace: str, task_id: str) -> Task | None:
-    row = db.fetchone("SELECT * FROM tasks WHERE namespace = ? AND id = ?", (namespace, task_id))
+    row = db.fetchone(f"SELECT * FROM tasks WHERE namespace = ? AND id = ?{db.row_lock}", (namespace, task_id))
     return task_from_row(row) if row else None
 
 
@@ -149,20 +150,11 @@ def load_task_with_plan(db: Reader, namespace: str, task_id: str, version: int) 
 def list_tasks(db: Reader, namespace: str, statuses: list[TaskStatus], updated_after: int | None,
                      after_key: list[Any] | None, limit: int) -> list[Task]:
     """Most recently updated first; after_key is the (updated_at, id) of the previous page's last task."""
-    sql = "SELECT * FROM tasks WHERE namespace = ?"
-    params: list[Any] = [namespace]
-    if statuses:
-        sql += f" AND status IN ({','.join('?' * len(statuses))})"
-        params.extend(s.value for s in statuses)
+    query = (PageQuery("tasks", order=("updated_at DESC", "id DESC"))
+             .equals("namespace", namespace).any_of("status", (s.value for s in statuses)))
     if updated_after is not None:
-        sql += " AND updated_at > ?"
-        params.append(updated_after)
-    if after_key is not None:
-        sql += " AND (updated_at, id) < (?, ?)"
-        params.extend(after_key)
-    sql += " ORDER BY updated_at DESC, id DESC LIMIT ?"
-    params.append(limit)
-    return [task_from_row(row) for row in db.fetchall(sql, params)]
+        query.where("updated_at > ?", updated_after)
+    return [task_from_row(row) for row in query.after(after_key).fetch(db, limit)]
 
 
 # --- mutations (inside the writer's Transaction) ----------------------------------------------

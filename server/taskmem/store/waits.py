@@ -25,7 +25,8 @@ from taskmem.core.waits import (
 )
 from taskmem.store import tasks as task_store
 from taskmem.store.messages import insert_message
-from taskmem.store.writer import Reader, Row, Transaction
+from taskmem.store.page_query import PageQuery
+from taskmem.store.storage import Reader, Row, Transaction
 
 _COLUMNS = (
     "namespace", "id", "task_id", "criteria", "kind", "target", "status", "result", "timeout_us",
@@ -56,7 +57,7 @@ def _values(wait: Wait) -> tuple[Any, ...]:
 # --- reads --------------------------------------------------------------------------------------
 
 def load_wait(db: Reader, namespace: str, wait_id: str) -> Wait:
-    row = db.fetchone("SELECT * FROM waits WHERE namespace = ? AND id = ?", (namespace, wait_id))
+    row = db.fetchone(f"SELECT * FROM waits WHERE namespace = ? AND id = ?{db.row_lock}", (namespace, wait_id))
     if row is None:
         raise NotFound("wait", wait_id)
     return wait_from_row(row)
@@ -65,20 +66,10 @@ def load_wait(db: Reader, namespace: str, wait_id: str) -> Wait:
 def list_waits(db: Reader, namespace: str, task_id: str, statuses: list[WaitStatus],
                before_key: list[Any] | None, limit: int) -> list[Wait]:
     """Newest first by (created_at, id); before_key is the previous page's last (created_at, id)."""
-    sql = "SELECT * FROM waits WHERE namespace = ?"
-    params: list[Any] = [namespace]
-    if task_id:
-        sql += " AND task_id = ?"
-        params.append(task_id)
-    if statuses:
-        sql += f" AND status IN ({','.join('?' * len(statuses))})"
-        params.extend(s.value for s in statuses)
-    if before_key is not None:
-        sql += " AND (created_at, id) < (?, ?)"
-        params.extend(before_key)
-    sql += " ORDER BY created_at DESC, id DESC LIMIT ?"
-    params.append(limit)
-    return [wait_from_row(row) for row in db.fetchall(sql, params)]
+    rows = (PageQuery("waits", order=("created_at DESC", "id DESC"))
+            .equals("namespace", namespace).equals("task_id", task_id)
+            .any_of("status", (s.value for s in statuses)).after(before_key).fetch(db, limit))
+    return [wait_from_row(row) for row in rows]
 
 
 def open_waits(db: Reader) -> list[Wait]:
@@ -149,8 +140,9 @@ def end_waits(tx: Transaction, endings: list[tuple[Wait, WaitStatus, str]]) -> l
     id of the request that created its wait.
     """
     ids = [wait.id for wait, _, _ in endings]
-    rows = tx.fetchall(f"SELECT id FROM waits WHERE namespace = ? AND status = ? AND id IN ({','.join('?' * len(ids))})",
-                       (tx.namespace, WaitStatus.WAITING.value, *ids))
+    # With row_lock, a replica ending the same waits at once waits here, then finds them ended.
+    rows = tx.fetchall(f"SELECT id FROM waits WHERE namespace = ? AND status = ? AND id IN ({','.join('?' * len(ids))})"
+                       f"{tx.row_lock}", (tx.namespace, WaitStatus.WAITING.value, *ids))
     waiting = {row["id"] for row in rows}  # the others ended meanwhile (cancelled or resolved by a caller)
     ended = []
     for known, status, result in endings:

@@ -10,7 +10,8 @@ from typing import Any
 from taskmem.core.events import Event, EventFilter, EventType
 from taskmem.core.webhooks import SECRET_PREFIX, Delivery, DeliveryState
 from taskmem.store.event_log import list_events
-from taskmem.store.writer import Reader, Row, Transaction
+from taskmem.store.page_query import PageQuery
+from taskmem.store.storage import Reader, Row, Transaction
 
 _COLUMNS = ("namespace", "task_id", "cursor", "event_type", "url", "state", "attempts", "last_status_code",
             "last_error", "first_attempt_at", "last_attempt_at", "next_attempt_at")
@@ -19,7 +20,8 @@ _UPSERT = (f"INSERT INTO webhook_deliveries ({', '.join(_COLUMNS)}) VALUES ({', 
            + ", ".join(f" {c} = excluded.{c}" for c in _COLUMNS[4:]))
 _ADVANCE = ("INSERT INTO webhook_cursors (namespace, task_id, delivered_cursor) VALUES (?, ?, ?)"
             " ON CONFLICT (namespace, task_id) DO UPDATE SET"
-            " delivered_cursor = max(delivered_cursor, excluded.delivered_cursor)")
+            " delivered_cursor = CASE WHEN excluded.delivered_cursor > webhook_cursors.delivered_cursor"
+            " THEN excluded.delivered_cursor ELSE webhook_cursors.delivered_cursor END")
 
 
 def _values(d: Delivery) -> tuple[Any, ...]:
@@ -67,20 +69,10 @@ def find_secret(db: Reader, namespace: str) -> str | None:
 def list_deliveries(db: Reader, namespace: str, task_id: str, states: list[str], after_key: list[Any] | None,
                     limit: int) -> list[Delivery]:
     """In (cursor, task id) order; after_key is the previous page's last (cursor, task id)."""
-    sql = "SELECT * FROM webhook_deliveries WHERE namespace = ?"
-    params: list[Any] = [namespace]
-    if task_id:
-        sql += " AND task_id = ?"
-        params.append(task_id)
-    if states:
-        sql += f" AND state IN ({','.join('?' * len(states))})"
-        params.extend(states)
-    if after_key is not None:
-        sql += " AND (cursor, task_id) > (?, ?)"
-        params.extend(after_key)
-    sql += " ORDER BY cursor, task_id LIMIT ?"
-    params.append(limit)
-    return [delivery_from_row(r) for r in db.fetchall(sql, params)]
+    rows = (PageQuery("webhook_deliveries", order=("cursor", "task_id"))
+            .equals("namespace", namespace).equals("task_id", task_id).any_of("state", states)
+            .after(after_key).fetch(db, limit))
+    return [delivery_from_row(r) for r in rows]
 
 
 # Spelled out so SQLite can use the partial index webhook_deliveries_finished (0015) with a bound state.
@@ -122,8 +114,11 @@ def prune_deliveries(tx: Transaction, cutoffs: dict[str, int], limit: int) -> in
     Task cursors are kept, so a pruned event is never sent again."""
     deleted = 0
     for state, cutoff in cutoffs.items():
-        tx.execute("DELETE FROM webhook_deliveries WHERE rowid IN (SELECT rowid FROM webhook_deliveries"
-                   f" WHERE state = ? AND namespace = ? AND last_attempt_at < ? AND {_FINISHED} LIMIT ?)",
-                   (state, tx.namespace, cutoff, limit - deleted))
-        deleted += tx.fetchone("SELECT changes() AS n")["n"]
+        # Keys first, then the delete by key: the same statements on both engines (no rowid, no changes()).
+        keys = [(tx.namespace, row["task_id"], row["cursor"]) for row in tx.fetchall(
+            "SELECT task_id, cursor FROM webhook_deliveries"
+            f" WHERE state = ? AND namespace = ? AND last_attempt_at < ? AND {_FINISHED} LIMIT ?",
+            (state, tx.namespace, cutoff, limit - deleted))]
+        tx.executemany("DELETE FROM webhook_deliveries WHERE namespace = ? AND task_id = ? AND cursor = ?", keys)
+        deleted += len(keys)
     return deleted

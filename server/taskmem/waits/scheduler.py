@@ -38,13 +38,13 @@ from taskmem.core.events import Event, EventFilter, EventType
 from taskmem.core.ids import now_us
 from taskmem.core.tasks import TaskStatus
 from taskmem.core.waits import (
-    EVENT_DRIVEN, EventTarget, FileTarget, HttpTarget, TaskStatusTarget, Wait, WaitStatus, event_matches,
+    END_EVENTS, EVENT_DRIVEN, EventTarget, FileTarget, HttpTarget, TaskStatusTarget, Wait, WaitStatus, event_matches,
     event_result, expired_while_down_result, format_duration, task_status_outcome, timeout_result,
 )
 from taskmem.store import waits as wait_store
 from taskmem.store.event_log import EventLogClosed
 from taskmem.store.storage import Storage
-from taskmem.store.writer import WriterClosed
+from taskmem.store.storage import WriterClosed
 from taskmem.waits.file_access import FileRoots
 from taskmem.waits.probes import Observation, http_client, probe_file, probe_http
 
@@ -63,9 +63,11 @@ class _WatchedTasks(EventFilter):
     """Matches events, of any namespace, of the tasks some open wait watches."""
 
     watched: Mapping[tuple[str, str], Any] = dataclasses.field(default_factory=dict, compare=False, hash=False)
+    # Replicas on one database: every wait creation and ending, whichever replica wrote it (see _follow_wait).
+    wait_events: frozenset[EventType] = frozenset()
 
     def matches(self, event: Event) -> bool:
-        return (event.namespace, event.task_id) in self.watched
+        return (event.namespace, event.task_id) in self.watched or event.type in self.wait_events
 
 
 class WaitScheduler:
@@ -93,6 +95,7 @@ class WaitScheduler:
         self._http = http_client(http_probes)
         self._executor = ThreadPoolExecutor(max_workers=file_probes, thread_name_prefix="taskmem-wait-file")
         self._stopping = False
+        self._wait_events: frozenset[EventType] = frozenset()
         # Told (kind "http" | "file", outcome "matched" | "failed" | "error" | "waiting") after each poll.
         self.on_probe: Callable[[str, str], None] | None = None
 
@@ -104,8 +107,10 @@ class WaitScheduler:
 
     async def start(self) -> None:
         """Watch the event log, end the waits that expired while the server was down, track the rest."""
+        wait_events = frozenset({EventType.WAIT_CREATED, *END_EVENTS.values()}) if self._storage.shared else frozenset()
+        self._wait_events = wait_events
         subscription = self._watch.enter_context(
-            self._storage.events.watch(_WatchedTasks(namespace="*", watched=self._by_task)))
+            self._storage.events.watch(_WatchedTasks(namespace="*", watched=self._by_task, wait_events=wait_events)))
         started = now_us()
         waits = await self._storage.read(wait_store.open_waits)
         expired = [w for w in waits if w.expires_at is not None and w.expires_at <= started]
@@ -327,6 +332,8 @@ class WaitScheduler:
             self._on_event(event)
 
     def _on_event(self, event: Event) -> None:
+        if event.type in self._wait_events:
+            self._follow_wait(event)
         for key in list(self._by_task.get((event.namespace, event.task_id), ())):
             wait = self._waits.get(key)
             if wait is None:
@@ -335,6 +342,22 @@ class WaitScheduler:
             if outcome is not None:
                 self.forget(*key)
                 self._spawn(self._finish(wait, *outcome))
+
+    def _follow_wait(self, event: Event) -> None:
+        """With replicas on one database, every replica drives every open wait, so a wait outlives the replica
+        that created it: one created elsewhere is tracked here too, one ended elsewhere is dropped. Ending a
+        wait locks its row and skips a wait already ended, so each wait still ends once."""
+        key = (event.namespace, str(event.payload.get("id", "")))
+        if event.type is not EventType.WAIT_CREATED:
+            self.forget(*key)
+        elif key not in self._waits:
+            self._spawn(self._track_stored(*key))
+
+    async def _track_stored(self, namespace: str, wait_id: str) -> None:
+        try:
+            self.track(await self._storage.read(wait_store.load_wait, namespace, wait_id))
+        except (NotFound, EventLogClosed):
+            return
 
     @staticmethod
     def _outcome_of(wait: Wait, event: Event) -> tuple[WaitStatus, str] | None:

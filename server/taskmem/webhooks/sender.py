@@ -46,7 +46,7 @@ from taskmem.settings import WebhookSettings
 from taskmem.store import webhooks as webhook_store
 from taskmem.store.event_log import list_events
 from taskmem.store.storage import Storage
-from taskmem.store.writer import WriterClosed
+from taskmem.store.storage import WriterClosed
 
 log = logging.getLogger(__name__)
 

@@ -16,12 +16,13 @@ from taskmem.core.waits import WaitStatus
 from taskmem.store import actions as action_store
 from taskmem.store import messages as message_store
 from taskmem.store.messages import message_from_row
+from taskmem.store.postgres import memory_index
 from taskmem.store import state_items as item_store
 from taskmem.store.state_item_entries import thread_links
 from taskmem.store.state_summaries import RunningSummary, running_summary
 from taskmem.store.waits import list_waits
 from taskmem.store.tasks import load_task, load_task_with_plan
-from taskmem.store.writer import Reader
+from taskmem.store.storage import Reader
 
 MAX_OPEN_WAITS = 50
 
@@ -97,6 +98,8 @@ def search_task_memories(db: Reader, namespace: str, task_id: str, query: str, l
     words = [w for w in re.findall(r"\w+", query.lower()) if len(w) > 1][:32]
     if not words:
         return []
+    if db.dialect == "postgres":
+        return memory_index.task_memories(db, namespace, task_id, words, limit)
     match = " OR ".join(f'"{word}"' for word in words)
     rows = db.fetchall(
         "SELECT m.type, m.summary FROM memory_fts JOIN memory_entries m ON m.seq = memory_fts.rowid"

@@ -2,17 +2,15 @@
 
 from __future__ import annotations
 
-import importlib.resources
 import logging
-import re
 from pathlib import Path
 
 import sqlean as sqlite3  # a DB-API SQLite with extension loading and FTS5
 import sqlite_vec
 
-log = logging.getLogger(__name__)
+from taskmem.store.migration_files import migration_files
 
-_MIGRATION_NAME = re.compile(r"^(\d{4})_[a-z0-9_]+\.sql$")
+log = logging.getLogger(__name__)
 
 
 def connect(path: str, synchronous: str = "FULL") -> sqlite3.Connection:
@@ -29,17 +27,13 @@ def connect(path: str, synchronous: str = "FULL") -> sqlite3.Connection:
 
 
 def migrations() -> list[tuple[int, str, str]]:
-    """(number, name, sql) of every migration shipped with the server, in order."""
-    found = []
-    for entry in importlib.resources.files("taskmem.store.migrations").iterdir():
-        match = _MIGRATION_NAME.match(entry.name)
-        if match:
-            found.append((int(match.group(1)), entry.name, entry.read_text()))
-    return sorted(found)
+    """(number, name, sql) of every SQLite migration shipped with the server, in order."""
+    return migration_files("taskmem.store.migrations")
 
 
-def migrate(connection: sqlite3.Connection) -> None:
-    """Apply, each in its own transaction, the migrations the file has not seen yet."""
+def migrate(connection: sqlite3.Connection) -> list[str]:
+    """Apply, each in its own transaction, the migrations the file has not seen yet; returns their names."""
+    applied = []
     connection.execute("CREATE TABLE IF NOT EXISTS schema_migrations (number INTEGER PRIMARY KEY, name TEXT NOT NULL)")
     current = connection.execute("SELECT coalesce(max(number), 0) FROM schema_migrations").fetchone()[0]
     for number, name, sql in migrations():
@@ -55,6 +49,8 @@ def migrate(connection: sqlite3.Connection) -> None:
         except BaseException:
             connection.execute("ROLLBACK")
             raise
+        applied.append(name)
+    return applied
 
 
 def _statements(sql: str) -> list[str]:

@@ -20,7 +20,8 @@ from taskmem.core.tasks import FINISHED, WORKING, Task, TaskStatus
 from taskmem.store import tasks as task_store
 from taskmem.store.episodes import episode_from_row
 from taskmem.store.messages import post_message
-from taskmem.store.writer import Reader, Transaction
+from taskmem.store.page_query import PageQuery
+from taskmem.store.storage import Reader, Transaction
 
 PAGE = 500
 
@@ -41,13 +42,9 @@ def candidates(db: Reader, now: int, policy: Policy, after_key: list[Any] | None
         params.extend([*(s.value for s in sorted(FINISHED)), now - policy.archive_after_us])
     if not parts:
         return []
-    sql = f"SELECT * FROM tasks WHERE ({' OR '.join(parts)})"
-    if after_key is not None:
-        sql += " AND (namespace, id) > (?, ?)"
-        params.extend(after_key)
-    sql += " ORDER BY namespace, id LIMIT ?"
-    params.append(PAGE)
-    return [task_store.task_from_row(row) for row in db.fetchall(sql, params)]
+    rows = (PageQuery("tasks", order=("namespace", "id")).where(f"({' OR '.join(parts)})", *params)
+            .after(after_key).fetch(db, PAGE))
+    return [task_store.task_from_row(row) for row in rows]
 
 
 def _system_message(tx: Transaction, task: Task, kind: Kind, content: str) -> Message:

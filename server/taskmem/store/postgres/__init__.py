@@ -1,0 +1,1 @@
+"""The PostgreSQL engine: several stateless replicas on one database (pgvector, tsvector, row locks)."""

@@ -1,0 +1,120 @@
+"""Memory search on PostgreSQL: tsvector full text (GIN) and pgvector nearest neighbours (HNSW).
+
+The same contract as the SQLite engine's FTS5 and vec0 functions (store/memory_search.py and
+store/memory_vectors.py dispatch here by the reader's dialect), with these differences:
+- A full-text query is the same FullTextQuery (required phrases AND any of the words), built as a
+  tsquery of the 'english' configuration (Snowball stemming, where FTS5 uses Porter; its stop words
+  drop out of the query). Its text form is the opaque "expression" HYBRID passes between its halves.
+- Scores: FTS5 ranks by BM25 (term rarity across the index, length-normalised); PostgreSQL by
+  ts_rank with the summary weighted twice the detail (weights A=1.0, B=0.5) and length
+  normalisation 1 (rank / (1 + log(length))). ts_rank has no inverse document frequency, so a rare
+  word counts no more than a common one; FULLTEXT hit scores are ts_rank values (about 0 to 1)
+  where SQLite's are -BM25 values (unbounded). Ordering and fusion (ranks, not scores) are the same.
+- Snippets: ts_headline marks each match with [ ] in one fragment of at most 16 words, as FTS5's
+  snippet() does with 16 tokens (fragments are joined with …).
+- Vectors are exact float32 pgvector values; the nearest are found by cosine distance through an
+  HNSW index (iterative scans, so filters still return k rows) and returned in exact order.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+
+import numpy as np
+
+from taskmem.core.errors import InvalidArgument
+from taskmem.core.memory import MemoryFilter
+from taskmem.core.memory_search import FullTextQuery
+from taskmem.store.memory_entries import filter_sql
+from taskmem.store.storage import Reader, Transaction
+
+_CONFIG = "'english'"
+_WEIGHTS = "'{0, 0, 0.5, 1.0}'"  # D, C, B (detail), A (summary)
+_HEADLINE = "'StartSel=[, StopSel=], MaxWords=16, MinWords=6, ShortWord=0, MaxFragments=1, FragmentDelimiter=…'"
+HNSW_INDEX = "memory_embeddings_hnsw"
+_ADJACENT_MARKS = re.compile(r"\] \[")
+
+
+def tsquery_text(reader: Reader, query: FullTextQuery, leave_out: frozenset[str] = frozenset()) -> str:
+    """The tsquery of a FullTextQuery, as text: every phrase, AND any of the phrases and words."""
+    words = [w for w in query.words if w not in leave_out] or list(query.words)
+    phrases = [f"phraseto_tsquery({_CONFIG}, ?)" for _ in query.phrases]
+    alternatives = [*phrases, *(f"plainto_tsquery({_CONFIG}, ?)" for _ in words)]
+    if not alternatives:
+        return ""
+    anyof = "(" + " || ".join(alternatives) + ")"
+    expression = " && ".join([*phrases, anyof]) if phrases else anyof
+    row = reader.fetchone(f"SELECT ({expression})::text", [*query.phrases, *query.phrases, *words])
+    return str(row[0]) if row is not None and row[0] else ""
+
+
+def ranked(reader: Reader, namespace: str, tsquery: str, f: MemoryFilter, limit: int) -> list[tuple[int, float]]:
+    """(seq, -ts_rank) of the best `limit` matching entries, best first (lower is better, as FTS5's bm25)."""
+    if not tsquery or limit <= 0:
+        return []
+    where, params = filter_sql(f, namespace)
+    rows = reader.fetchall(
+        f"SELECT m.seq, ts_rank({_WEIGHTS}, m.search, t.q, 1) AS rank"
+        f" FROM memory_entries m, (SELECT CAST(? AS tsquery) AS q) t"
+        f" WHERE m.search @@ t.q AND {where} ORDER BY rank DESC, m.seq LIMIT ?", [tsquery, *params, limit])
+    return [(int(row[0]), -float(row[1])) for row in rows]
+
+
+def snippets(reader: Reader, tsquery: str, seqs: Sequence[int]) -> list[str]:
+    """The snippet of each entry (by seq) for the query, in order."""
+    if not seqs or not tsquery:
+        return ["" for _ in seqs]
+    rows = reader.fetchall(
+        f"SELECT seq, ts_headline({_CONFIG}, summary || ' ' || detail, CAST(? AS tsquery), {_HEADLINE})"
+        f" FROM memory_entries WHERE seq IN ({', '.join('?' * len(seqs))})", [tsquery, *seqs])
+    # ts_headline marks each word ("[climbing] [gym]"); FTS5 marks a matched phrase as one ("[climbing gym]")
+    # and separate words separately, so marks are joined only for a query holding a phrase (<->).
+    joined = "<->" in tsquery
+    found = {int(row[0]): _ADJACENT_MARKS.sub(" ", str(row[1])) if joined else str(row[1]) for row in rows}
+    return [found.get(seq, "") for seq in seqs]
+
+
+def task_memories(reader: Reader, namespace: str, task_id: str, words: list[str], limit: int) -> list[tuple[str, str]]:
+    """(type, summary) of the task's entries matching any of the words, best first."""
+    anyof = " || ".join(f"plainto_tsquery({_CONFIG}, ?)" for _ in words)
+    rows = reader.fetchall(
+        f"SELECT m.type, m.summary FROM memory_entries m, (SELECT {anyof} AS q) t"
+        f" WHERE m.search @@ t.q AND m.namespace = ? AND m.task_id = ?"
+        f" ORDER BY ts_rank({_WEIGHTS}, m.search, t.q, 1) DESC, m.seq LIMIT ?", [*words, namespace, task_id, limit])
+    return [(row[0], row[1]) for row in rows]
+
+
+def _vector_text(vector: np.ndarray) -> str:
+    return "[" + ",".join(repr(float(x)) for x in vector) + "]"
+
+
+def prepare_index(tx: Transaction, dimension: int) -> None:
+    """The HNSW index for the recorded dimension (an index needs a fixed one; a migration cannot know it)."""
+    tx.execute(f"CREATE INDEX IF NOT EXISTS {HNSW_INDEX} ON memory_embeddings"
+               f" USING hnsw ((embedding::vector({int(dimension)})) vector_cosine_ops)")
+
+
+def drop_index(tx: Transaction) -> None:
+    tx.execute(f"DROP INDEX IF EXISTS {HNSW_INDEX}")
+
+
+def insert_vectors(tx: Transaction, seqs: Sequence[int], matrix: np.ndarray) -> None:
+    tx.executemany("INSERT INTO memory_embeddings (seq, embedding) VALUES (?, CAST(? AS vector))",
+                   [(seq, _vector_text(matrix[i])) for i, seq in enumerate(seqs)])
+
+
+def nearest(reader: Reader, namespace: str, vector: np.ndarray, k: int, dimension: int,
+            f: MemoryFilter) -> list[tuple[int, float]]:
+    """(seq, cosine distance) of the k entries of the namespace nearest to vector that match f, nearest first."""
+    if len(vector) != dimension:
+        raise InvalidArgument("vector", f"has {len(vector)} dimensions; the index holds {dimension}")
+    where, params = filter_sql(f, namespace, per_row=True)
+    cast = f"vector({int(dimension)})"
+    rows = reader.fetchall(
+        f"SELECT e.seq, (e.embedding::{cast}) <=> CAST(? AS {cast}) AS distance"
+        f" FROM memory_embeddings e JOIN memory_entries m ON m.seq = e.seq WHERE {where}"
+        f" ORDER BY (e.embedding::{cast}) <=> CAST(? AS {cast}) LIMIT ?",
+        [_vector_text(vector), *params, _vector_text(vector), k])
+    found = [(int(row[0]), float(row[1])) for row in rows]
+    return sorted(found, key=lambda hit: (hit[1], hit[0]))

@@ -1,0 +1,1 @@
+"""The SQLite engine: the embedded default (one file, WAL, one group-commit writer, reader threads)."""
