@@ -10,7 +10,6 @@ import argparse
 import contextlib
 import dataclasses
 import hmac
-import ipaddress
 import logging
 import sys
 from collections.abc import AsyncIterator
@@ -18,7 +17,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from taskmem.commands.connection import ServerOptions
-from taskmem.config import Config, ConfigError, load_config
+from taskmem.config import Config, ConfigError, is_loopback_host, load_config
 
 if TYPE_CHECKING:
     from starlette.types import ASGIApp, Receive, Scope, Send
@@ -50,15 +49,6 @@ def add_mcp_arguments(parser: argparse.ArgumentParser) -> None:
                            help="allow --http on a non-loopback address (plain HTTP: bearer keys in clear text)")
 
 
-def is_loopback_address(host: str) -> bool:
-    if host == "localhost":
-        return True
-    try:
-        return ipaddress.ip_address(host.strip("[]")).is_loopback
-    except ValueError:
-        return False
-
-
 @dataclasses.dataclass(frozen=True)
 class McpOptions:
     server: ServerOptions
@@ -87,7 +77,7 @@ def check_http_bind_allowed(options: McpOptions) -> None:
     if not options.http or options.insecure:
         return
     host = options.http.rpartition(":")[0]
-    if is_loopback_address(host):
+    if is_loopback_host(host):
         return
     if options.embedded is None or not options.embedded.api_keys:
         raise ConfigError(f"--http {options.http} is not a loopback address and no API keys are checked here;"
