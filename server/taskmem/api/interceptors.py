@@ -16,13 +16,14 @@ that log line by, never UNKNOWN.
 from __future__ import annotations
 
 import logging
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator, Callable
 from typing import Any
 
 import grpc
 from google.protobuf.message import DecodeError
 
 from taskmem.api.errors import status_for, status_of
+from taskmem.api.method_wrapping import WrappingInterceptor
 from taskmem.api.scope import CALL_SCOPE, AuthError, resolve_scope
 from taskmem.core.ids import new_id
 from taskmem.settings import AuthSettings
@@ -60,26 +61,13 @@ async def _answer_error(error: Exception, method: str, context: grpc.aio.Service
     await context.abort_with_status(status)
 
 
-class GuardInterceptor(grpc.aio.ServerInterceptor):
+class GuardInterceptor(WrappingInterceptor):
     def __init__(self, auth: AuthSettings) -> None:
+        super().__init__()
         self._auth = auth
-        # Handlers are fixed per method, so each is wrapped once.
-        self._wrapped: dict[str, grpc.RpcMethodHandler] = {}
 
-    async def intercept_service(
-        self,
-        continuation: Callable[[grpc.HandlerCallDetails], Awaitable[grpc.RpcMethodHandler]],
-        details: grpc.HandlerCallDetails,
-    ) -> grpc.RpcMethodHandler:
-        wrapped = self._wrapped.get(details.method)
-        if wrapped is not None:
-            return wrapped
-        handler = await continuation(details)
-        if handler is None or not details.method.startswith(_GUARDED_PREFIX):
-            return handler
-        wrapped = self._wrap(handler, details.method)
-        self._wrapped[details.method] = wrapped
-        return wrapped
+    def wraps(self, method: str) -> bool:
+        return method.startswith(_GUARDED_PREFIX)
 
     async def _admit(self, request: Any, context: grpc.aio.ServicerContext) -> None:
         """Refuse malformed or unauthenticated calls; otherwise set the call's scope."""
@@ -94,7 +82,7 @@ class GuardInterceptor(grpc.aio.ServerInterceptor):
                     else grpc.StatusCode.PERMISSION_DENIED)
             await context.abort_with_status(status_for(code, error.message, error.reason, {}))
 
-    def _wrap(self, handler: grpc.RpcMethodHandler, method: str) -> grpc.RpcMethodHandler:
+    def wrap(self, method: str, handler: grpc.RpcMethodHandler) -> grpc.RpcMethodHandler:
         admit = self._admit
         if handler.unary_unary:
             inner_unary = handler.unary_unary

@@ -10,11 +10,12 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator
 from typing import Any
 
 import grpc
 
+from taskmem.api.method_wrapping import WrappingInterceptor
 from taskmem.log_format import CALL_DURATION_MS, CALL_METHOD
 from taskmem.metrics import Metrics
 
@@ -32,28 +33,13 @@ def _code_of(context: grpc.aio.ServicerContext, error: BaseException | None) -> 
     return grpc.StatusCode.OK.name if error is None else grpc.StatusCode.UNKNOWN.name
 
 
-class MetricsInterceptor(grpc.aio.ServerInterceptor):
+class MetricsInterceptor(WrappingInterceptor):
     def __init__(self, metrics: Metrics | None) -> None:
+        super().__init__()
         self._metrics = metrics
-        self._wrapped: dict[str, grpc.RpcMethodHandler] = {}
         # Each labelled child once: labels() takes a lock and builds a key on every call.
         self._counters: dict[tuple[str, str], Any] = {}
         self._latencies: dict[str, Any] = {}
-
-    async def intercept_service(
-        self,
-        continuation: Callable[[grpc.HandlerCallDetails], Awaitable[grpc.RpcMethodHandler]],
-        details: grpc.HandlerCallDetails,
-    ) -> grpc.RpcMethodHandler:
-        wrapped = self._wrapped.get(details.method)
-        if wrapped is not None:
-            return wrapped
-        handler = await continuation(details)
-        if handler is None:
-            return handler
-        wrapped = self._wrap(details.method, handler)
-        self._wrapped[details.method] = wrapped
-        return wrapped
 
     def _finish(self, method: str, context: grpc.aio.ServicerContext, started: float,
                 error: BaseException | None) -> None:
@@ -73,7 +59,7 @@ class MetricsInterceptor(grpc.aio.ServerInterceptor):
             log.debug("%s %s", method, code)
             CALL_DURATION_MS.set(None)
 
-    def _wrap(self, method: str, handler: grpc.RpcMethodHandler) -> grpc.RpcMethodHandler:
+    def wrap(self, method: str, handler: grpc.RpcMethodHandler) -> grpc.RpcMethodHandler:
         finish = self._finish
         if handler.unary_unary:
             inner_unary = handler.unary_unary
