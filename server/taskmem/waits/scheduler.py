@@ -265,6 +265,20 @@ class WaitScheduler:
             self._probing.add(key)
             self._spawn(self._probe(key, wait))
 
+    def _tell_probe(self, wait: Wait, observation: Observation | None) -> None:
+        """on_probe(kind, outcome) for one look; a look that raised (None) is an error."""
+        if self.on_probe is None:
+            return
+        if observation is None:
+            outcome = "error"
+        elif observation.matched:
+            outcome = "matched"
+        elif observation.failed:
+            outcome = "failed"
+        else:
+            outcome = "error" if observation.error else "waiting"
+        self.on_probe("http" if isinstance(wait.target, HttpTarget) else "file", outcome)
+
     async def _probe(self, key: Key, wait: Wait) -> None:
         interval = wait.poll_interval_us or 1_000_000
         failure = ""
@@ -277,9 +291,8 @@ class WaitScheduler:
             self._probing.discard(key)
         if key not in self._waits:
             return
+        self._tell_probe(wait, observation)
         if observation is None:
-            if self.on_probe is not None:
-                self.on_probe("http" if isinstance(wait.target, HttpTarget) else "file", "error")
             errors = self._errors[key] = self._errors.get(key, 0) + 1
             if errors >= self._probe_max_errors:
                 await self._finish(wait, WaitStatus.FAILED,
@@ -289,10 +302,6 @@ class WaitScheduler:
             return
         self._errors.pop(key, None)
         self._last_seen[key] = observation.summary
-        if self.on_probe is not None:
-            self.on_probe("http" if isinstance(wait.target, HttpTarget) else "file",
-                          "matched" if observation.matched else "failed" if observation.failed
-                          else "error" if observation.error else "waiting")
         if observation.matched:
             await self._finish(wait, WaitStatus.RESOLVED, observation.summary)
         elif observation.failed:
