@@ -6,12 +6,9 @@ import argparse
 import sys
 from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, TypeVar
+from typing import TypeVar
 
 from taskmem.config import ConfigError, add_serve_arguments, config_from_serve_arguments
-
-if TYPE_CHECKING:
-    from taskmem.v1 import event_pb2, task_pb2
 
 T = TypeVar("T")
 
@@ -27,7 +24,7 @@ def build_parser() -> argparse.ArgumentParser:
     tasks = commands.add_parser("tasks", help="list and show tasks").add_subparsers(dest="tasks_command", required=True)
     listing = tasks.add_parser("list", help="a table of tasks, most recently updated first")
     listing.add_argument("--status", dest="statuses", action="append", default=[], metavar="STATUS",
-                         type=_argument_type(_parse_statuses),
+                         type=_argument_type(_comma_list("taskmem.commands.formatting", "parse_task_status")),
                          help="only tasks in this status, e.g. executing (repeatable, or comma-separated)")
     listing.add_argument("--limit", type=_argument_type(_positive_int), help="print at most N tasks")
     add_connection_arguments(listing)
@@ -42,7 +39,7 @@ def build_parser() -> argparse.ArgumentParser:
     tail.add_argument("--task", dest="task_ids", action="append", default=[], metavar="ID",
                       help="only this task's events (repeatable)")
     tail.add_argument("--type", dest="types", action="append", default=[], metavar="TYPE",
-                      type=_argument_type(_parse_event_types),
+                      type=_argument_type(_comma_list("taskmem.commands.formatting", "parse_event_type")),
                       help="only events of this type, e.g. action_recorded (repeatable, or comma-separated)")
     tail.add_argument("--after", type=int, default=0, metavar="CURSOR",
                       help="start after this cursor (default 0: from the beginning; with --follow, -1 means only new)")
@@ -95,7 +92,7 @@ def build_parser() -> argparse.ArgumentParser:
                                                   " next attempt")
     deliveries.add_argument("--task", dest="task_id", default="", metavar="ID", help="only this task's deliveries")
     deliveries.add_argument("--state", dest="states", action="append", default=[], metavar="STATE",
-                            type=_argument_type(_parse_delivery_states),
+                            type=_argument_type(_comma_list("taskmem.commands.webhooks", "parse_delivery_state")),
                             help="only pending, delivered or dead_lettered (repeatable, or comma-separated)")
     deliveries.add_argument("--limit", type=_argument_type(_positive_int), help="print at most N deliveries")
     add_connection_arguments(deliveries)
@@ -213,22 +210,14 @@ def _argument_type(parse: Callable[[str], T]) -> Callable[[str], T]:
     return convert
 
 
-def _parse_statuses(text: str) -> list[task_pb2.TaskStatus.ValueType]:
-    from taskmem.commands.formatting import parse_task_status
+def _comma_list(module: str, parse_one: str) -> Callable[[str], list[int]]:
+    """Parse "a,b" with `module.parse_one` per part; imported on first use to keep start-up light."""
+    def parse(text: str) -> list[int]:
+        import importlib
 
-    return [parse_task_status(part) for part in text.split(",") if part.strip()]
-
-
-def _parse_event_types(text: str) -> list[event_pb2.EventType.ValueType]:
-    from taskmem.commands.formatting import parse_event_type
-
-    return [parse_event_type(part) for part in text.split(",") if part.strip()]
-
-
-def _parse_delivery_states(text: str) -> list[int]:
-    from taskmem.commands.webhooks import parse_delivery_state
-
-    return [parse_delivery_state(part) for part in text.split(",") if part.strip()]
+        parse_part = getattr(importlib.import_module(module), parse_one)
+        return [parse_part(part) for part in text.split(",") if part.strip()]
+    return parse
 
 
 def _positive_int(text: str) -> int:
