@@ -94,6 +94,10 @@ def test_task_page_draws_the_plan_graph_with_each_items_status(
     edges = {(edge.get_attribute("data-from"), edge.get_attribute("data-to"))
              for edge in page.locator("#plan-graph path.edge").all()}
     assert edges == {("build", "test"), ("test", "tag"), ("docs", "tag"), ("tag", "publish")}
+    # steps are numbered as people count them, and counted in words that agree with the number
+    assert page.locator("#plan-graph g.node[data-id=build] text.node-title").text_content().startswith("1. Build")
+    assert page.locator("#plan-graph").get_attribute("aria-label") is None
+    assert page.locator("#plan-graph svg").get_attribute("aria-label") == "plan graph, 5 items"
     # the running action is listed as running now, its log tailed live
     page.wait_for_selector(f"#running-actions pre[data-action-log='{action.id}']:has-text('collected 412 items')",
                            timeout=TIMEOUT_MS)

@@ -41,6 +41,11 @@ export function badge(value, prefix) {
 // hundreds of timestamps feels.
 const DATE_TIME = new Intl.DateTimeFormat(undefined, { dateStyle: "short", timeStyle: "medium", hour12: false });
 
+// "1 item", "3 items": a count with its noun.
+export function counted(count, noun) {
+  return `${count} ${noun}${count === 1 ? "" : "s"}`;
+}
+
 export function time(iso) {
   if (!iso) return h("span", { class: "muted" }, "—");
   return h("time", { datetime: iso, title: iso }, DATE_TIME.format(new Date(iso)));

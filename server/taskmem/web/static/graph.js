@@ -1,7 +1,7 @@
 // The plan as a dependency graph: items in columns by depth (an item sits right of everything it
 // depends on), drawn as SVG with each item's status. Laid out here; no graph library needed.
 
-import { enumLabel } from "./dom.js";
+import { counted, enumLabel } from "./dom.js";
 
 const SVG = "http://www.w3.org/2000/svg";
 const NODE_WIDTH = 190, NODE_HEIGHT = 46, GAP_X = 56, GAP_Y = 12, PAD = 12;
@@ -68,7 +68,7 @@ export function planGraph(items, onSelect) {
     height = Math.max(height, y + NODE_HEIGHT + PAD);
   }
   const root = svg("svg", { class: "plan-graph", width, height, viewBox: `0 0 ${width} ${height}`, role: "group",
-    "aria-label": `plan graph, ${items.length} items` });
+    "aria-label": `plan graph, ${counted(items.length, "item")}` });
   root.append(svg("defs", {}, svg("marker", { id: "arrow", viewBox: "0 0 10 10", refX: 10, refY: 5, markerWidth: 7,
     markerHeight: 7, orient: "auto-start-reverse" }, svg("path", { d: "M 0 0 L 10 5 L 0 10 z", class: "arrowhead" }))));
   const edges = svg("g", { class: "edges" });
@@ -86,10 +86,10 @@ export function planGraph(items, onSelect) {
     const status = enumLabel(item.status, "PLAN_ITEM_STATUS_");
     const node = svg("g", { class: `node s-${status.replaceAll(" ", "-")}`, "data-id": item.id, "data-status": status,
       transform: `translate(${to.x} ${to.y})`, tabindex: 0, role: "button",
-      "aria-label": `${item.ordinal}. ${item.title}: ${status}` },
-    svg("title", {}, `${item.ordinal}. ${item.title} — ${status}`),
+      "aria-label": `${item.ordinal + 1}. ${item.title}: ${status}` },
+    svg("title", {}, `${item.ordinal + 1}. ${item.title} — ${status}`),
     svg("rect", { width: NODE_WIDTH, height: NODE_HEIGHT, rx: 6 }),
-    svg("text", { x: 8, y: 18, class: "node-title" }, clip(`${item.ordinal}. ${item.title}`, 26)),
+    svg("text", { x: 8, y: 18, class: "node-title" }, clip(`${item.ordinal + 1}. ${item.title}`, 26)),
     svg("text", { x: 8, y: 36, class: "node-status" }, status + (item.active_issue ? " ⚠" : "")));
     const choose = () => onSelect(item);
     node.addEventListener("click", choose);

@@ -2,7 +2,7 @@
 // events that change it.
 
 import { call, listAll, stream } from "./api.js";
-import { ago, badge, bytes, duration, empty, enumLabel, h, replace, table, time } from "./dom.js";
+import { ago, badge, bytes, counted, duration, empty, enumLabel, h, replace, table, time } from "./dom.js";
 import { planGraph } from "./graph.js";
 import { events, refresher } from "./live.js";
 
@@ -130,7 +130,7 @@ export function render(main, { id: taskId }) {
     }
     replace(sections.plan.body,
       plan.items.length ? [
-        h("p", { class: "muted" }, `Version ${plan.version}${plan.reason ? ` — ${plan.reason}` : ""} · ${plan.items.length} items`),
+        h("p", { class: "muted" }, `Version ${plan.version}${plan.reason ? ` — ${plan.reason}` : ""} · ${counted(plan.items.length, "item")}`),
         h("div", { class: "graph-scroll", id: "plan-graph" }, planGraph(plan.items, showItem)),
         h("div", { class: "legend" }, ["pending", "in progress", "completed", "failed", "skipped", "blocked"].map(
           (s) => h("span", { class: `badge s-${s.replaceAll(" ", "-")}` }, s))),
