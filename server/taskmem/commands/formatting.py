@@ -37,37 +37,28 @@ def event_type_name(value: int) -> str:
     return short_enum_name(event_pb2.EventType, value, "EVENT_TYPE_")
 
 
-def parse_task_status(text: str) -> task_pb2.TaskStatus.ValueType:
-    """"executing", "EXECUTING" or "TASK_STATUS_EXECUTING" → the enum value; ValueError otherwise."""
+def parse_short_enum(enum_type: Any, prefix: str, text: str, what: str) -> int:
+    """The inverse of short_enum_name: "executing", "EXECUTING" or "TASK_STATUS_EXECUTING" → the enum value.
+
+    The unspecified value (0) is never a choice; anything else raises ValueError listing the choices."""
     name = text.strip().upper()
-    if not name.startswith("TASK_STATUS_"):
-        name = "TASK_STATUS_" + name
+    value = 0
     try:
-        value = task_pb2.TaskStatus.Value(name)
+        value = enum_type.Value(name if name.startswith(prefix) else prefix + name)
     except ValueError:
-        value = task_pb2.TASK_STATUS_UNSPECIFIED
-    if value == task_pb2.TASK_STATUS_UNSPECIFIED:
-        raise ValueError(f"unknown status {text!r} (choose from {', '.join(task_status_choices())})")
+        pass
+    if not value:
+        choices = ", ".join(short_enum_name(enum_type, known, prefix) for known in enum_type.values() if known)
+        raise ValueError(f"unknown {what} {text!r} (choose from {choices})")
     return value
 
 
-def task_status_choices() -> list[str]:
-    return [task_status_name(value) for value in task_pb2.TaskStatus.values() if value]
+def parse_task_status(text: str) -> task_pb2.TaskStatus.ValueType:
+    return parse_short_enum(task_pb2.TaskStatus, "TASK_STATUS_", text, "status")
 
 
 def parse_event_type(text: str) -> event_pb2.EventType.ValueType:
-    """"message_posted" or "EVENT_TYPE_MESSAGE_POSTED" → the enum value; ValueError otherwise."""
-    name = text.strip().upper()
-    if not name.startswith("EVENT_TYPE_"):
-        name = "EVENT_TYPE_" + name
-    try:
-        value = event_pb2.EventType.Value(name)
-    except ValueError:
-        value = event_pb2.EVENT_TYPE_UNSPECIFIED
-    if value == event_pb2.EVENT_TYPE_UNSPECIFIED:
-        choices = ", ".join(event_type_name(known) for known in event_pb2.EventType.values() if known)
-        raise ValueError(f"unknown event type {text!r} (choose from {choices})")
-    return value
+    return parse_short_enum(event_pb2.EventType, "EVENT_TYPE_", text, "event type")
 
 
 def is_set(timestamp: timestamp_pb2.Timestamp) -> bool:

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import TextIO
 
 from taskmem.commands.connection import TaskClient
-from taskmem.commands.formatting import display_time, one_line, render_table, short_enum_name
+from taskmem.commands.formatting import display_time, one_line, parse_short_enum, render_table, short_enum_name
 from taskmem.v1 import event_pb2, task_service_pb2 as pb, webhook_pb2
 
 ERROR_WIDTH = 60
@@ -14,12 +14,7 @@ PAGE = 500
 
 def parse_delivery_state(text: str) -> webhook_pb2.WebhookDeliveryState.ValueType:
     """"pending", "delivered", "dead_lettered" (or the full enum name) → the enum value."""
-    name = text.strip().upper()
-    try:
-        return webhook_pb2.WebhookDeliveryState.Value(
-            name if name.startswith("WEBHOOK_DELIVERY_STATE_") else f"WEBHOOK_DELIVERY_STATE_{name}")
-    except ValueError:
-        raise ValueError(f"unknown state {text!r}: pending, delivered or dead_lettered") from None
+    return parse_short_enum(webhook_pb2.WebhookDeliveryState, "WEBHOOK_DELIVERY_STATE_", text, "state")
 
 
 async def list_deliveries(client: TaskClient, out: TextIO, *, task_id: str,
