@@ -34,14 +34,6 @@ def _subtask(field: str, value: str) -> str:
     return value
 
 
-def _limit(field: str, value: int, default: int, most: int) -> int:
-    if value < 0:
-        raise InvalidArgument(field, "must not be negative")
-    if value > most:
-        raise InvalidArgument(field, f"at most {most}")
-    return value or default
-
-
 def new_entries(request: pb.AddMemoryEntriesRequest) -> list[NewMemoryEntry]:
     validate.count("entries", request.entries, ENTRIES_MAX, required=True)
     return [new_entry(f"entries[{n}]", entry) for n, entry in enumerate(request.entries)]
@@ -76,7 +68,7 @@ def memory_filter(field: str, f: memory_pb2.MemoryFilter) -> MemoryFilter:
 
 def relevant(request: pb.GetRelevantMemoriesRequest) -> tuple[str, str, int]:
     return (validate.identifier("task_id", request.task_id), _subtask("subtask_id", request.subtask_id),
-            _limit("limit", request.limit, RELEVANT_DEFAULT, RELEVANT_MAX))
+            validate.non_negative("limit", request.limit, RELEVANT_MAX) or RELEVANT_DEFAULT)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -92,7 +84,7 @@ def search(request: pb.SearchMemoriesRequest) -> Search:
     mode = validate.enum("mode", request.mode, memory_pb2.SearchMode, SearchMode, SearchMode.HYBRID)
     assert mode is not None
     return Search(query, mode, memory_filter("filter", request.filter),
-                  _limit("limit", request.limit, SEARCH_DEFAULT, SEARCH_MAX))
+                  validate.non_negative("limit", request.limit, SEARCH_MAX) or SEARCH_DEFAULT)
 
 
 # How long SearchMemories with wait_for_embeddings waits for the backlog when the call has no deadline.

@@ -40,14 +40,6 @@ def thread_of(task_id: str, thread_id: str) -> tuple[str, str]:
     return task_id or thread_id, task_id
 
 
-def _budget(field: str, value: int, default: int, limit: int) -> int:
-    if value < 0:
-        raise InvalidArgument(field, "must not be negative")
-    if value > limit:
-        raise InvalidArgument(field, f"at most {limit}")
-    return value or default
-
-
 def _candidates(request: pb.UpsertStateItemsRequest) -> list[Any]:
     validate.count("items", request.items, CANDIDATES_MAX, required=True)
     found = []
@@ -92,7 +84,7 @@ class StateService(state_service_pb2_grpc.StateServiceServicer):
     async def GetTaskState(self, request: pb.GetTaskStateRequest,
                            context: grpc.aio.ServicerContext) -> pb.GetTaskStateResponse:
         task_id = validate.identifier("task_id", request.task_id)
-        budget = _budget("token_budget", request.token_budget, DEFAULT_TASK_STATE_BUDGET, BUDGET_MAX)
+        budget = validate.non_negative("token_budget", request.token_budget, BUDGET_MAX) or DEFAULT_TASK_STATE_BUDGET
         text, view, omitted = await self._engine.task_state(current_scope().namespace, task_id, budget)
         return pb.GetTaskStateResponse(yaml=text, state=sconvert.task_state(view),
                                        token_count=self._engine.counter.count(text), token_budget=budget,
@@ -160,8 +152,9 @@ class StateService(state_service_pb2_grpc.StateServiceServicer):
     async def RenderState(self, request: pb.RenderStateRequest,
                           context: grpc.aio.ServicerContext) -> pb.RenderStateResponse:
         thread_id, task_id = thread_of(request.task_id, request.thread_id)
-        budget = _budget("token_budget", request.token_budget, DEFAULT_RENDER_BUDGET, BUDGET_MAX)
-        max_items = _budget("max_items", request.max_items, self._engine.settings.max_active_items, 10_000)
+        budget = validate.non_negative("token_budget", request.token_budget, BUDGET_MAX) or DEFAULT_RENDER_BUDGET
+        max_items = (validate.non_negative("max_items", request.max_items, 10_000)
+                     or self._engine.settings.max_active_items)
         items = await self._engine.current_items(current_scope().namespace, thread_id, task_id)
         text, rendered, omitted = render_state(items, self._engine.counter, budget, max_items)
         return pb.RenderStateResponse(text=text, token_count=self._engine.counter.count(text),
@@ -232,7 +225,7 @@ class StateService(state_service_pb2_grpc.StateServiceServicer):
         thread_id, task_id = thread_of(request.task_id, request.thread_id)
         if request.token_budget <= 0:
             raise InvalidArgument("token_budget", "is required and must be more than 0")
-        budget = _budget("token_budget", request.token_budget, 0, CONTEXT_BUDGET_MAX)
+        budget = validate.non_negative("token_budget", request.token_budget, CONTEXT_BUDGET_MAX)
         validate.enum("mode", request.mode, state_pb2.ContextMode, _WireMode)
         mode = ContextMode.MINIMAL if request.mode == state_pb2.CONTEXT_MODE_MINIMAL else ContextMode.FULL
         query = validate.text("query", request.query, QUERY_MAX)
