@@ -68,6 +68,13 @@ FRESH5_PAIRS_FILE = ROOT / "tests" / "data" / "state_pairs_fresh5.yaml"
 # pairs, before and after the unit rules (both: merge 87.5, supersede 81.2, conflict 43.8, insert
 # 75.0, 71.9 %): held out. The rules read off one set still do not carry to the next.
 FRESH6_PAIRS_FILE = ROOT / "tests" / "data" / "state_pairs_fresh6.yaml"
+# Issue 11 point 5, written blind by another engineer (no file under server/ or bench/ read) at the
+# same time as fresh8. Scored once with the rules as they were (merge 85.0, supersede 90.0, conflict
+# 15.0, insert 80.0, overall 67.5 %), then read and used to tune the frame comparison: seen.
+FRESH7_PAIRS_FILE = ROOT / "tests" / "data" / "state_pairs_fresh7.yaml"
+# Written with fresh7, never opened by the engineer changing the rules: only this table is run on it.
+# Before that change: merge 85.0, supersede 85.0, conflict 40.0, insert 90.0, overall 75.0 %: held out.
+FRESH8_PAIRS_FILE = ROOT / "tests" / "data" / "state_pairs_fresh8.yaml"
 # The sets scored beside the calibration pairs: (label, file). Extra files come from --pairs.
 EXTRA_SETS: tuple[tuple[str, Path], ...] = (
     ("fresh (seen)", FRESH_PAIRS_FILE),
@@ -76,6 +83,8 @@ EXTRA_SETS: tuple[tuple[str, Path], ...] = (
     ("fresh4 (held out)", FRESH4_PAIRS_FILE),
     ("fresh5 (seen)", FRESH5_PAIRS_FILE),
     ("fresh6 (held out)", FRESH6_PAIRS_FILE),
+    ("fresh7 (seen)", FRESH7_PAIRS_FILE),
+    ("fresh8 (held out)", FRESH8_PAIRS_FILE),
 )
 OUTCOMES = ("merge", "supersede", "conflict", "insert")
 HOLDOUT_SHARE = 4  # one pair in four (by hash) is held out
