@@ -15,7 +15,13 @@ import functools
 import re
 from collections.abc import Mapping, Sequence
 
-from taskmem.core.reconcile_lexicon import ATTRIBUTE_NOUNS, NEGATING_PREFIXES, OPPOSITE_SUFFIXES, POLAR_SCALES
+from taskmem.core.reconcile_lexicon import (
+    ATTRIBUTE_NOUNS,
+    NEGATING_PREFIXES,
+    OPPOSITE_SUFFIXES,
+    POLAR_SCALES,
+    RIVAL_SETS,
+)
 from taskmem.core.reconcile_values import BOUNDS, UNIT_TOKENS, canonical_text, compare_values, measured_dimensions
 from taskmem.core.state_items import SUPERSESSION_TRIGGERS, normalize_text
 
@@ -247,14 +253,21 @@ def find_contrast(old_text: str, new_text: str, min_alignment: float) -> Contras
     different object, which is a different item."""
     alignment = align(old_text, new_text)
     if alignment.ratio < min_alignment:
-        return choice_slot(old_text, new_text)  # a short frame with a longer choice aligns poorly
+        # A short frame with a longer choice aligns poorly; so does one subject's value said in more words.
+        return choice_slot(old_text, new_text) or subject_value(old_text, new_text)
+    if different_subject(old_text, new_text):
+        return None
     old_neg, new_neg = negation_count(old_text) % 2, negation_count(new_text) % 2
     if old_neg != new_neg and alignment.ratio >= NEGATION_MIN_ALIGNMENT:
         return Contrast("negation", "negated" if old_neg else "affirmed", "negated" if new_neg else "affirmed")
-    polar = polar_contrast(alignment)
+    polar = polar_contrast(alignment) or rival_contrast(alignment)
     if polar is not None:
         return polar
-    if find_distinction(old_text, new_text, min_alignment) is not None:
+    # Rival values of the last adjunct: a contrast even when the slot names things (a room, a city),
+    # which would otherwise read as another object; the kinds below say more when they apply.
+    slot = adjunct_slot(old_text, new_text)
+    adjunct = slot if isinstance(slot, Contrast) else None
+    if adjunct is None and find_distinction(old_text, new_text, min_alignment) is not None:
         return None  # the same frame about a different object or measure: a different item
     values = compare_values(content_tokens(old_text), content_tokens(new_text))
     if values is not None:
@@ -283,7 +296,36 @@ def find_contrast(old_text: str, new_text: str, min_alignment: float) -> Contras
         new_named = new_names.intersection(new_span) - alignment.common
         if old_named and new_named:
             return Contrast("name", " ".join(sorted(old_named)), " ".join(sorted(new_named)))
-    return choice_slot(old_text, new_text)
+    return choice_slot(old_text, new_text) or adjunct
+
+
+SUBJECT_WORDS = 2  # leading content words that name what a statement is about
+
+
+def subject_value(old_text: str, new_text: str) -> Contrast | None:
+    """Two statements about one subject (their first SUBJECT_WORDS content words are the same) that
+    state another value of one dimension however the rest is worded ("migrations run only between
+    01:00 and 05:00" / "migrations run only during office hours, 09:00 to 17:00"), or None."""
+    a, b = content_tokens(old_text), content_tokens(new_text)
+    if len(a) <= SUBJECT_WORDS or a[:SUBJECT_WORDS] != b[:SUBJECT_WORDS] \
+            or any(_is_value_token(t) for t in a[:SUBJECT_WORDS]):
+        return None
+    values = compare_values(a, b)
+    if values is None:
+        return None
+    return Contrast("number" if values.kind == "value" else values.kind, values.old_value, values.new_value)
+
+
+def different_subject(old_text: str, new_text: str) -> bool:
+    """Whether two statements differ first in the words they open with, both sides holding words
+    that are not values, and somewhere else too: the same predicate about two subjects ("children's
+    books can be borrowed for three weeks" / "DVDs ... for one week") says nothing against the other."""
+    a, b = content_tokens(old_text), content_tokens(new_text)
+    ops = [op for op in difflib.SequenceMatcher(a=a, b=b, autojunk=False).get_opcodes() if op[0] != "equal"]
+    if len(ops) < 2 or ops[0][0] != "replace" or ops[0][1] != 0 or ops[0][3] != 0:
+        return False
+    _, i1, i2, j1, j2 = ops[0]
+    return any(not _is_value_token(t) for t in a[i1:i2]) and any(not _is_value_token(t) for t in b[j1:j2])
 
 
 def changed_value(old_text: str, new_text: str) -> Contrast | None:
@@ -348,6 +390,69 @@ def choice_slot(old_text: str, new_text: str) -> Contrast | None:
     return Contrast("choice", " ".join(old_span), " ".join(new_span))
 
 
+# Prepositions that open an adjunct (where, when, how, at what rate, by when), by the question they
+# answer. Two statements of one frame whose last slot is replaced under prepositions of one class
+# choose differently for that slot ("file it before departure" / "on arrival", "render it on the
+# server" / "in the browser"); under two classes they say different things about one frame
+# ("pay per word" / "within 30 days"). "for" and "to" are left out: they name a recipient or a
+# purpose, a different object as often as a different value.
+_ADJUNCT_CLASSES: Mapping[str, str] = {
+    **dict.fromkeys(("in", "on", "at", "into", "onto", "inside", "before", "after", "during", "until", "till",
+                     "across", "throughout", "near", "behind", "under", "over"), "where_when"),
+    **dict.fromkeys(("with", "using", "via", "by", "through", "as", "without"), "means"),
+    "per": "rate", "within": "deadline",
+}
+_ADJUNCT_FRAME_MIN = 2  # content words of the shared frame before the slot: a verb and its object at least
+_ADJUNCT_SPAN_MAX = 4
+
+
+def adjunct_slot(old_text: str, new_text: str) -> Contrast | Distinction | None:
+    """Two statements that share their frame word for word and differ only in their last adjunct, or
+    None. The frame before the slot holds at least _ADJUNCT_FRAME_MIN content words; each side's slot
+    is one prepositional phrase of at most _ADJUNCT_SPAN_MAX words (shared words after it are function
+    words only: a shared noun after the slot would make the difference a modifier of that noun, a
+    different object), and the two slots share no content word (a refined slot is not a rival one).
+    Prepositions of one class (_ADJUNCT_CLASSES): a Contrast("choice"), rival values for the slot.
+    Of two classes: a Distinction("slot"), two compatible statements about one frame."""
+    a, b = _words(old_text), _words(new_text)
+    changes = [op for op in difflib.SequenceMatcher(a=a, b=b, autojunk=False).get_opcodes() if op[0] != "equal"]
+    if len(changes) != 1 or changes[0][0] != "replace":
+        return None
+    _, i1, i2, j1, j2 = changes[0]
+    if any(word not in _FUNCTION_WORDS for word in a[i2:]):
+        return None
+    old_intro, old_span = _adjunct(a, i1, i2)
+    new_intro, new_span = _adjunct(b, j1, j2)
+    if old_intro is None or new_intro is None:
+        return None
+    frame = [w for w in a[:i1] if w not in _FUNCTION_WORDS and w not in old_span]
+    old_content = {w for w in old_span if w not in _FUNCTION_WORDS}
+    new_content = {w for w in new_span if w not in _FUNCTION_WORDS}
+    if (len(frame) < _ADJUNCT_FRAME_MIN or not old_content or not new_content or old_content & new_content
+            or len(old_span) > _ADJUNCT_SPAN_MAX or len(new_span) > _ADJUNCT_SPAN_MAX):
+        return None
+    if any("." in w and not _NUMERIC.match(w) for w in (*old_span, *new_span)):
+        return None  # a code path ("orders.status", "api.example.com") names an object, not a manner
+    old_value, new_value = " ".join((old_intro, *old_span)), " ".join((new_intro, *new_span))
+    if _ADJUNCT_CLASSES[old_intro] == _ADJUNCT_CLASSES[new_intro]:
+        return Contrast("choice", old_value, new_value)
+    return Distinction("slot", old_value, new_value)
+
+
+def _adjunct(words: Sequence[str], start: int, end: int) -> tuple[str | None, tuple[str, ...]]:
+    """The preposition that opens the replaced span words[start:end] (its first word, or the word just
+    before it past articles) and the span's words after it; (None, ()) when no adjunct preposition does."""
+    span = tuple(words[start:end])
+    if span and span[0] in _ADJUNCT_CLASSES:
+        return span[0], span[1:]
+    before = start - 1
+    while before >= 0 and words[before] in ("a", "an", "the"):
+        before -= 1
+    if before >= 0 and words[before] in _ADJUNCT_CLASSES:
+        return words[before], span
+    return None, ()
+
+
 def _is_identifier(token: str) -> bool:
     """A code-like name with letters and digits ("us-east-1", "t3.large", "py312"), not a number with a unit."""
     return any(c.isalpha() for c in token) and any(c.isdigit() for c in token) and not _NUMERIC.match(token)
@@ -363,10 +468,20 @@ CHANGE_PHRASES: tuple[str, ...] = (
     "replaces", "replacing", "switch", "switches", "switching", "change", "changes", "changed",
     "changing", "moved", "migrated", "upgraded", "downgraded", "any more", "anymore", "now",
     "reverted", "postponed", "rescheduled", "pushed back", "brought forward",
+    # A value reported as changed: "the minimum was raised to 110 mm", "the cap was lowered".
+    "raised", "lowered", "increased", "decreased", "reduced", "extended", "shortened", "bumped", "relaxed",
+    "tightened", "going forward", "off the table", "scrapped", "cancelled", "canceled", "dropped",
 )
 
+# "change" as a noun is no change language ("at every shift change", "a change of shift"): after a
+# determiner or a preposition, with at most one word between, or before "of"; "changes to"/"from" stays a
+# verb, and "a change of plan" (mind, course...) says that something changed.
+_CHANGE_NOUN = re.compile(r"\b(?:a|an|the|each|every|any|this|that|no|one|of|at|per|for|after|before|on|during)"
+                          r"\s+(?:[a-z]+\s+)?changes?\b(?!\s+(?:to|from|of (?:plan|mind|heart|course|approach|direction))\b)"
+                          r"|\bchanges?\s+of\b(?!\s+(?:plan|mind|heart|course|approach|direction)\b)")
+
 # Verbs that end something, as stems (scrap, scrapped; cancel, cancelled).
-_RETIRING_VERBS = "scrap|cancel|stop|drop|ditch|abandon|discard|retire|withdr|revok|axe"
+_RETIRING_VERBS = "scrap|cancel|stop|drop|ditch|abandon|discard|retire|withdr|revok|axe|forget|scratch"
 _CLAUSE_END = r"(?=$|[,;:.?!()]|\s(?:and|but|so|because|since|while|as)\s)"
 # Each pattern's group "old" captures the words naming what the change retires.
 _NAMED_PATTERNS: tuple[re.Pattern[str], ...] = tuple(re.compile(p) for p in (
@@ -374,7 +489,9 @@ _NAMED_PATTERNS: tuple[re.Pattern[str], ...] = tuple(re.compile(p) for p in (
     rf"\brather than (?P<old>.+?){_CLAUSE_END}",
     rf"\bin place of (?P<old>.+?){_CLAUSE_END}",
     # "re-" verbs are the change verbs of a move: reassigned, rerouted, relocated, rebooked.
-    rf"\b(?:switch\w*|mov\w*|migrat\w*|upgrad\w*|downgrad\w*|chang\w*|went|go|going|port\w*|re[a-z]{{3,}})\b"
+    rf"\b(?:switch\w*|mov\w*|migrat\w*|upgrad\w*|downgrad\w*|chang\w*|went|go|going|port\w*|re[a-z]{{3,}}|"
+    rf"rais\w*|lower\w*|increas\w*|decreas\w*|extend\w*|shorten\w*|cut|bump\w*|push\w*|brought|bring\w*|"
+    rf"shift\w*|drop\w*|tighten\w*|relax\w*)\b"
     rf"(?:\s[^,;:.?!]*?)?\sfrom (?P<old>.+?) to\b",
     rf"\b(?:switch\w*|mov\w*|migrat\w*|shift\w*|tak\w*)\b(?:\s[^,;:.?!]*?)?\soff (?P<old>.+?) (?:onto|to)\b",
     # Retire-and-replace in two clauses: "Scrap the helicopter; the team goes up on foot", "Stop the
@@ -388,14 +505,15 @@ _NAMED_PATTERNS: tuple[re.Pattern[str], ...] = tuple(re.compile(p) for p in (
     rf"\breplaced (?!by\b|with\b)(?P<old>.+?){_CLAUSE_END}",
     rf"(?:^|[,;:.?!] )(?P<old>[^,;:.?!]*\bno longer\b[^,;:.?!]*)",
     rf"\b(?:stop(?:ped)? using|drop(?:ped)?|ditch(?:ed)?) (?!for\b|to\b|by\b|in\b|from\b|off\b|of\b)(?P<old>.+?){_CLAUSE_END}",
-    rf"(?:^|[,;:.?!] )(?P<old>[^,;:.?!]+?)\s(?:any ?more|is out|was wrong)\b",
+    rf"(?:^|[,;:.?!] )(?P<old>[^,;:.?!]+?)\s(?:any ?more|(?:is|are) out(?! of\b)|was wrong)\b",
+    rf"(?:^|[,;:.?!] )(?P<old>[^,;:.?!]+?)\s(?:is|are|was|were) off the table\b",
 ))
 
 
 def change_phrase(text: str) -> str | None:
     """The first of CHANGE_PHRASES the text contains as words, or None. Bounds are folded first:
     "no longer than 45 minutes" is a limit, not a change."""
-    normal = canonical_text(normalize_text(text))
+    normal = _CHANGE_NOUN.sub(" ", canonical_text(normalize_text(text)))
     for phrase in CHANGE_PHRASES:
         if re.search(rf"\b{re.escape(phrase)}\b", normal):
             return phrase
@@ -471,7 +589,27 @@ def _opposite_by_form(a: str, b: str) -> bool:
         for one, other in OPPOSITE_SUFFIXES:
             if x.endswith(one) and y.endswith(other) and x[: -len(one)] == y[: -len(other)] and len(x) > len(one) + 2:
                 return True
+        # "wireless"/"wired", "cordless"/"corded", "paperless"/"paper": the stem with and without -less.
+        if x.endswith("less") and len(x) > 7 and _stem(x[:-4]) == y:
+            return True
     return False
+
+
+_RIVALS: tuple[frozenset[str], ...] = tuple(
+    frozenset(tokens[0] for tokens in (content_tokens(member) for member in group.split()) if len(tokens) == 1)
+    for group in RIVAL_SETS)
+
+
+def rival_contrast(alignment: Alignment) -> Contrast | None:
+    """The first difference of an alignment whose two sides hold different members of one closed set
+    of rival values (reconcile_lexicon.RIVAL_SETS: "blister"/"bottle", "series"/"parallel")."""
+    for old_span, new_span in alignment.differences:
+        old_words, new_words = set(old_span) - set(new_span), set(new_span) - set(old_span)
+        for group in _RIVALS:
+            old_hit, new_hit = group & old_words, group & new_words
+            if old_hit and new_hit and not old_hit & new_hit:
+                return Contrast("choice", sorted(old_hit)[0], sorted(new_hit)[0])
+    return None
 
 
 def polar_contrast(alignment: Alignment) -> Contrast | None:
@@ -500,7 +638,9 @@ class Distinction:
                    can be synonyms, so the caller may still merge a near-identical pair;
       designator - the same noun numbered differently ("batch 14" / "batch 15");
       measure    - bounds on different measures ("at most 1.2 m tall" / "at most 800 kg";
-                   "R 4.2 or later" / "Python 3.10 or later")."""
+                   "R 4.2 or later" / "Python 3.10 or later");
+      slot       - the same frame with its last adjunct replaced by one that answers another
+                   question ("pay the translators per word" / "within 30 days": see adjunct_slot)."""
 
     kind: str
     old_value: str
@@ -516,11 +656,20 @@ _DESIGNATED = re.compile(r"\b(?:on|for|in|of|from|to|at|the|a|an|this|that|each|
                          rf"(?!\s*\S*(?:h|{'|'.join(sorted(UNIT_TOKENS))}|degrees?)\b)")
 
 
+# A noun and a whole number of one or two digits that no noun follows: the number names one of them
+# ("photograph room 12 of the gallery", "does screen 3 have..."); a number a noun follows counts it
+# ("run 3 replicas"); longer numbers are codes, ports and years, values of a slot ("return 404").
+_NUMBERED = re.compile(r"\b([a-z]+)\s+(\d{1,2})(?![.,:]?\d)(?=\s*$|[,;:.?!)]|\s+(?:" + "|".join(sorted(
+    {"of", "in", "on", "at", "to", "for", "from", "with", "and", "or", "is", "are", "was", "were", "has", "have",
+     "had", "does", "do", "will", "should", "must", "can", "may"})) + r")\b)")
+
+
 def _designators(text: str) -> dict[str, str]:
-    """Lowercase nouns followed by a number that picks one of them out ("on batch 14", "for step 3")."""
+    """Lowercase nouns followed by a number that picks one of them out ("on batch 14", "for step 3",
+    "photograph room 12 of the gallery")."""
     canonical = canonical_text(normalize_text(text))
     found: dict[str, str] = {}
-    for match in _DESIGNATED.finditer(canonical):
+    for match in (*_DESIGNATED.finditer(canonical), *_NUMBERED.finditer(canonical)):
         noun = match.group(1)
         if noun in _STOPWORDS or noun in BOUNDS or _stem(noun) in _ALL_GROUP_WORDS:
             continue
@@ -538,6 +687,9 @@ def _is_value_token(token: str) -> bool:
 def find_distinction(old_text: str, new_text: str, min_alignment: float) -> Distinction | None:
     """Whether two texts that share a frame are about different objects or measures (see
     Distinction), or None. Only texts aligning at least `min_alignment` are compared."""
+    slot = adjunct_slot(old_text, new_text)
+    if isinstance(slot, Distinction):
+        return slot
     a, b = content_tokens(old_text), content_tokens(new_text)
     bounded = bool(BOUNDS & set(a)) and bool(BOUNDS & set(b))
     if bounded and {t for t in a if not _is_value_token(t)} & set(b):
@@ -582,6 +734,7 @@ def _is_premodifier(span: Sequence[str]) -> bool:
 _FUNCTION_WORDS = _STOPWORDS | _NEGATIONS | frozenset("""
 in on over under between during after before across within without outside inside around through
 near behind beside beyond since until till toward towards upon against among along like unlike
+using throughout
 """.split())
 _COPULAS = frozenset({"is", "are", "was", "were", "be", "been", "being"})
 
