@@ -254,15 +254,16 @@ def find_contrast(old_text: str, new_text: str, min_alignment: float) -> Contras
     alignment = align(old_text, new_text)
     if alignment.ratio < min_alignment:
         # A short frame with a longer choice aligns poorly; so does one subject's value said in more words.
-        return choice_slot(old_text, new_text) or subject_value(old_text, new_text)
-    if different_subject(old_text, new_text):
-        return None
+        return choice_slot(old_text, new_text) or subject_value(old_text, new_text) \
+            or modal_contrast(old_text, new_text) or unordered_polar_contrast(old_text, new_text)
     old_neg, new_neg = negation_count(old_text) % 2, negation_count(new_text) % 2
     if old_neg != new_neg and alignment.ratio >= NEGATION_MIN_ALIGNMENT:
         return Contrast("negation", "negated" if old_neg else "affirmed", "negated" if new_neg else "affirmed")
-    polar = polar_contrast(alignment) or rival_contrast(alignment)
+    polar = polar_contrast(alignment) or rival_contrast(alignment) or modal_contrast(old_text, new_text)
     if polar is not None:
         return polar
+    if different_subject(old_text, new_text):
+        return None
     # Rival values of the last adjunct: a contrast even when the slot names things (a room, a city),
     # which would otherwise read as another object; the kinds below say more when they apply.
     slot = adjunct_slot(old_text, new_text)
@@ -297,6 +298,58 @@ def find_contrast(old_text: str, new_text: str, min_alignment: float) -> Contras
         if old_named and new_named:
             return Contrast("name", " ".join(sorted(old_named)), " ".join(sorted(new_named)))
     return choice_slot(old_text, new_text) or adjunct
+
+
+# Deontic modality, said by its markers: what a rule requires, forbids or leaves open. Read on the
+# lowercase text in this order (a forbidding phrase holds a requiring or permitting word).
+_MODALITIES: tuple[tuple[str, re.Pattern[str]], ...] = tuple((name, re.compile(pattern)) for name, pattern in (
+    ("forbidden", r"\b(?:must|may|can|shall|should) ?not\b|\bcannot\b|\bcan't\b|\bmustn't\b|\bnot (?:allowed|permitted)\b"
+                  r"|\b(?:forbidden|prohibited|banned|never)\b"),
+    ("required", r"\b(?:must|required|requires?|mandatory|compulsory|obligatory|has to|have to|needs? to|always)\b"),
+    ("open", r"\b(?:may|can|optional|allowed|permitted|voluntary)\b"),
+))
+_MODAL_WORDS = frozenset(_stem(w) for w in """must may can cannot shall should not required require requires mandatory
+compulsory obligatory has have need needs always optional allowed permitted voluntary forbidden prohibited banned
+never without enabled enable""".split())
+MODAL_OVERLAP = 0.6  # share of the shorter text's other content words the longer one must hold
+
+
+def _modality(text: str) -> str | None:
+    normal = normalize_text(text)
+    return next((name for name, pattern in _MODALITIES if pattern.search(normal)), None)
+
+
+def _proposition_overlap(old_text: str, new_text: str, ignored: frozenset[str]) -> float:
+    """The share of the shorter text's content words (less `ignored`) that the other text holds, in any order."""
+    a = set(content_tokens(old_text)) - ignored
+    b = set(content_tokens(new_text)) - ignored
+    return len(a & b) / min(len(a), len(b)) if a and b else 0.0
+
+
+def modal_contrast(old_text: str, new_text: str) -> Contrast | None:
+    """One proposition under two modalities ("a library card is required to use the computers" /
+    "visitors can use the computers without a library card", "2FA is optional for admins" / "admins
+    must have 2FA enabled"), however reordered: each text says required, forbidden or open, they
+    differ, and the shorter one's other content words are at least MODAL_OVERLAP in the other."""
+    old, new = _modality(old_text), _modality(new_text)
+    if old is None or new is None or old == new:
+        return None
+    if _proposition_overlap(old_text, new_text, _MODAL_WORDS) < MODAL_OVERLAP:
+        return None
+    return Contrast("modality", old, new)
+
+
+def unordered_polar_contrast(old_text: str, new_text: str) -> Contrast | None:
+    """The poles of one scale on the two sides of texts that say one proposition in another order
+    ("smoke is used sparingly when opening the hives" / "hives are opened with plenty of smoke"):
+    the shorter text's other content words are at least MODAL_OVERLAP in the other."""
+    a, b = {_pole_form(t) for t in content_tokens(old_text)}, {_pole_form(t) for t in content_tokens(new_text)}
+    for one, other in _POLES:
+        for mine, theirs in ((one, other), (other, one)):
+            old_hit, new_hit = (a - b) & mine, (b - a) & theirs
+            if old_hit and new_hit and _proposition_overlap(old_text, new_text, _POLE_WORDS) >= MODAL_OVERLAP:
+                return Contrast("antonym", sorted(old_hit)[0], sorted(new_hit)[0])
+    return None
 
 
 SUBJECT_WORDS = 2  # leading content words that name what a statement is about
