@@ -33,8 +33,8 @@ POLAR_SCALES: tuple[tuple[str, str], ...] = (
     ("input", "output"), ("plural", "singular"), ("landscape", "portrait"), ("verbose", "quiet terse"),
     ("expanded expand", "collapsed collapse"), ("same", "different"), ("deep", "shallow"),
     ("rich", "poor"), ("heavy", "light"), ("thick", "thin"), ("near close", "far distant"),
-    ("in inside", "out"), ("together jointly", "separately apart alone"), ("fresh", "frozen stale"),
-    ("series", "parallel"), ("wet", "dry"), ("single", "multiple"),
+    ("in inside", "out"), ("together jointly pair group", "separately apart alone solo individually"),
+    ("series", "parallel"), ("wet", "dry"), ("single", "multiple"), ("fresh", "frozen freeze stale"),
     ("likely probable likelihood", "unlikely improbable"), ("sparingly sparing little", "plenty generously lots"),
 )
 
@@ -76,12 +76,12 @@ RIVAL_SETS: tuple[str, ...] = (
     "peak offpeak", "weekday weekend", "daytime nighttime overnight", "summer winter spring autumn",
     # how things are done
     "series parallel", "serial parallel concurrent sequential", "sync async batch streaming realtime",
-    "poll webhook", "cron event", "rebase squash merge", "fifo lifo lru lfu random roundrobin",
+    "poll webhook", "cron event", "rebase squash mergecommit fastforward", "fifo lifo lru lfu random roundrobin",
     "exponential linear constant fixed", "optimistic pessimistic", "canary rolling recreate",
     "up down nearest exact even ceiling floor truncate", "upsert append overwrite",
     "inline attached linked embedded", "eventual strong", "hard soft",
     "wired wireless bluetooth", "ac dc", "fresh frozen chilled ambient", "raw cooked",
-    "alone solo pair group individually together separately", "remote hybrid",
+    "remote hybrid",
     "indoor outdoor", "onsite offsite", "upstairs downstairs", "dubbed subtitled subtitles",
     "handwritten typed printed", "matte glossy", "duplex simplex", "colour color monochrome grayscale",
     # formats and conventions
@@ -90,7 +90,7 @@ RIVAL_SETS: tuple[str, ...] = (
     "json yaml xml csv toml protobuf avro parquet ini",
     "markdown html pdf docx plaintext rtf", "png jpeg jpg svg webp gif tiff",
     "serif sans monospace", "bold italic regular", "ltr rtl", "metric imperial", "celsius fahrenheit",
-    "iso epoch unix", "semver calver", "british american australian canadian",
+    "iso epoch unix", "dmyformat mdyformat ymdformat", "semver calver", "british american australian canadian",
     "english french german spanish italian dutch portuguese chinese japanese latin arabic russian",
     "absolute relative", "percentage absolute",
     # channels, media, means

@@ -255,11 +255,16 @@ def find_contrast(old_text: str, new_text: str, min_alignment: float) -> Contras
     if alignment.ratio < min_alignment:
         # A short frame with a longer choice aligns poorly; so does one subject's value said in more words.
         return choice_slot(old_text, new_text) or subject_value(old_text, new_text) \
-            or modal_contrast(old_text, new_text) or unordered_polar_contrast(old_text, new_text)
+            or modal_contrast(old_text, new_text) or scope_contrast(old_text, new_text) \
+            or unordered_polar_contrast(old_text, new_text)
     old_neg, new_neg = negation_count(old_text) % 2, negation_count(new_text) % 2
     if old_neg != new_neg and alignment.ratio >= NEGATION_MIN_ALIGNMENT:
         return Contrast("negation", "negated" if old_neg else "affirmed", "negated" if new_neg else "affirmed")
-    polar = polar_contrast(alignment) or rival_contrast(alignment) or modal_contrast(old_text, new_text)
+    rival = rival_contrast(alignment)
+    if rival is not None and _picks_an_object(old_text, new_text, rival.old_value, rival.new_value):
+        rival = None
+    polar = polar_contrast(alignment) or rival or modal_contrast(old_text, new_text) \
+        or scope_contrast(old_text, new_text)
     if polar is not None:
         return polar
     if different_subject(old_text, new_text):
@@ -273,7 +278,7 @@ def find_contrast(old_text: str, new_text: str, min_alignment: float) -> Contras
     values = compare_values(content_tokens(old_text), content_tokens(new_text))
     if values is not None:
         return Contrast("number" if values.kind == "value" else values.kind, values.old_value, values.new_value)
-    for old_span, new_span, head in _premodifier_changes(old_text, new_text):
+    for old_span, new_span, head, _ in _premodifier_changes(old_text, new_text):
         if head in _ATTRIBUTE_HEADS:
             return Contrast("choice", " ".join((*old_span, head)), " ".join((*new_span, head)))
     old_names, new_names = _proper_nouns(old_text), _proper_nouns(new_text)
@@ -297,7 +302,7 @@ def find_contrast(old_text: str, new_text: str, min_alignment: float) -> Contras
         new_named = new_names.intersection(new_span) - alignment.common
         if old_named and new_named:
             return Contrast("name", " ".join(sorted(old_named)), " ".join(sorted(new_named)))
-    return choice_slot(old_text, new_text) or adjunct
+    return choice_slot(old_text, new_text) or adjunct or unordered_polar_contrast(old_text, new_text)
 
 
 # Deontic modality, said by its markers: what a rule requires, forbids or leaves open. Read on the
@@ -340,15 +345,33 @@ def modal_contrast(old_text: str, new_text: str) -> Contrast | None:
 
 
 def unordered_polar_contrast(old_text: str, new_text: str) -> Contrast | None:
-    """The poles of one scale on the two sides of texts that say one proposition in another order
-    ("smoke is used sparingly when opening the hives" / "hives are opened with plenty of smoke"):
-    the shorter text's other content words are at least MODAL_OVERLAP in the other."""
+    """The poles of one scale, or two members of one set of rival values, on the two sides of texts
+    that say one proposition in another order ("smoke is used sparingly when opening the hives" /
+    "hives are opened with plenty of smoke"; "pull requests are squash-merged" / "... merged with a
+    merge commit"): the shorter text's other content words are at least MODAL_OVERLAP in the other."""
     a, b = {_pole_form(t) for t in content_tokens(old_text)}, {_pole_form(t) for t in content_tokens(new_text)}
-    for one, other in _POLES:
+    scales = [*_POLES, *((group, group) for group in _RIVALS)]
+    for one, other in scales:
         for mine, theirs in ((one, other), (other, one)):
             old_hit, new_hit = (a - b) & mine, (b - a) & theirs
-            if old_hit and new_hit and _proposition_overlap(old_text, new_text, _POLE_WORDS) >= MODAL_OVERLAP:
+            if old_hit and new_hit and _proposition_overlap(old_text, new_text, mine | theirs) >= MODAL_OVERLAP:
                 return Contrast("antonym", sorted(old_hit)[0], sorted(new_hit)[0])
+    return None
+
+
+# Who a rule covers: everyone of a kind, or only some ("any developer may toggle flags" / "only the
+# release manager may toggle flags").
+_UNIVERSAL = re.compile(r"\b(?:any|every|all|anyone|anybody|everyone|everybody)\b")
+_RESTRICTED = re.compile(r"\b(?:only|solely|exclusively)\b")
+
+
+def scope_contrast(old_text: str, new_text: str) -> Contrast | None:
+    """One proposition said of everyone on one side and of only some on the other, or None."""
+    old, new = normalize_text(old_text), normalize_text(new_text)
+    for x, y, names in ((old, new, ("all", "only")), (new, old, ("only", "all"))):
+        if _UNIVERSAL.search(x) and not _RESTRICTED.search(x) and _RESTRICTED.search(y) and not _UNIVERSAL.search(y):
+            if _proposition_overlap(old_text, new_text, frozenset()) >= MODAL_OVERLAP:
+                return Contrast("scope", *names)
     return None
 
 
@@ -758,7 +781,7 @@ def find_distinction(old_text: str, new_text: str, min_alignment: float) -> Dist
     for noun in old_ids.keys() & new_ids.keys():
         if old_ids[noun] != new_ids[noun]:
             return Distinction("designator", f"{noun} {old_ids[noun]}", f"{noun} {new_ids[noun]}")
-    modifiers = {(old_span, new_span): head for old_span, new_span, head in _premodifier_changes(old_text, new_text)}
+    modifiers = {(old_span, new_span): head for old_span, new_span, head, _ in _premodifier_changes(old_text, new_text)}
     object_change: Distinction | None = None
     for _, i1, i2, j1, j2 in ops:
         old_span, new_span = tuple(a[i1:i2]), tuple(b[j1:j2])
@@ -799,9 +822,10 @@ def _words(text: str) -> tuple[str, ...]:
                  for word in _split_words(normalize_text(_disambiguate(text))))
 
 
-def _premodifier_changes(old_text: str, new_text: str) -> list[tuple[tuple[str, ...], tuple[str, ...], str]]:
+def _premodifier_changes(old_text: str, new_text: str) -> list[tuple[tuple[str, ...], tuple[str, ...], str, str]]:
     """Replaced spans of one or two content words directly before a noun both texts share (their head),
-    in the full word sequence: (old span, new span, head). A span introduced by a preposition of means,
+    in the full word sequence: (old span, new span, head, the word before the span past articles or "").
+    A span introduced by a preposition of means,
     time or rate ("by sea freight" / "by air freight") is a choice of that slot, not a modifier that
     picks out another object, and is left out."""
     a, b = _words(old_text), _words(new_text)
@@ -819,5 +843,16 @@ def _premodifier_changes(old_text: str, new_text: str) -> list[tuple[tuple[str, 
             continue
         if len(before) >= 2 and before[-1] in ("in", "on", "at") and before[-2] in _COPULAS:
             continue  # where something is ("is in the north region"): a choice of place
-        changes.append((old_span, new_span, a[i2]))
+        changes.append((old_span, new_span, a[i2], before[-1] if before else ""))
     return changes
+
+
+def _picks_an_object(old_text: str, new_text: str, old_value: str, new_value: str) -> bool:
+    """Whether two rival values modify a noun both texts share that names a thing, outside an adjunct:
+    then they pick out two things ("the spring campaign" / "the autumn campaign", "the gold members" /
+    "the silver members"), not two values of one slot ("spell it in British English" / "American English")."""
+    for old_span, new_span, head, opener in _premodifier_changes(old_text, new_text):
+        if old_value in old_span and new_value in new_span and head not in _ATTRIBUTE_HEADS \
+                and opener not in _ADJUNCT_CLASSES:
+            return True
+    return False
