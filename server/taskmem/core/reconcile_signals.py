@@ -273,7 +273,8 @@ def find_contrast(old_text: str, new_text: str, min_alignment: float) -> Contras
     # which would otherwise read as another object; the kinds below say more when they apply.
     slot = adjunct_slot(old_text, new_text)
     adjunct = slot if isinstance(slot, Contrast) else None
-    if adjunct is None and find_distinction(old_text, new_text, min_alignment) is not None:
+    distinction = find_distinction(old_text, new_text, min_alignment)
+    if distinction is not None and (adjunct is None or distinction.kind in ("measure", "designator")):
         return None  # the same frame about a different object or measure: a different item
     values = compare_values(content_tokens(old_text), content_tokens(new_text))
     if values is not None:
@@ -476,7 +477,7 @@ _ADJUNCT_CLASSES: Mapping[str, str] = {
     **dict.fromkeys(("in", "on", "at", "into", "onto", "inside", "before", "after", "during", "until", "till",
                      "across", "throughout", "near", "behind", "under", "over"), "where_when"),
     **dict.fromkeys(("with", "using", "via", "by", "through", "as", "without"), "means"),
-    "per": "rate", "within": "deadline",
+    "per": "rate", "within": "bound", "atmost": "bound", "atleast": "bound",
 }
 _ADJUNCT_FRAME_MIN = 2  # content words of the shared frame before the slot: a verb and its object at least
 _ADJUNCT_SPAN_MAX = 4
@@ -492,18 +493,19 @@ def adjunct_slot(old_text: str, new_text: str) -> Contrast | Distinction | None:
     Of two classes: a Distinction("slot"), two compatible statements about one frame."""
     a, b = _words(old_text), _words(new_text)
     changes = [op for op in difflib.SequenceMatcher(a=a, b=b, autojunk=False).get_opcodes() if op[0] != "equal"]
-    if len(changes) != 1 or changes[0][0] != "replace":
+    if not changes:
         return None
-    _, i1, i2, j1, j2 = changes[0]
-    if any(word not in _FUNCTION_WORDS for word in a[i2:]):
+    # The slot runs from the first difference to the last ("at the head office" / "in the park").
+    i1, j1, i2, j2 = changes[0][1], changes[0][3], changes[-1][2], changes[-1][4]
+    if i1 == i2 or j1 == j2 or any(word not in _FUNCTION_WORDS for word in a[i2:]):
         return None
     old_intro, old_span = _adjunct(a, i1, i2)
     new_intro, new_span = _adjunct(b, j1, j2)
     if old_intro is None or new_intro is None:
         return None
     frame = [w for w in a[:i1] if w not in _FUNCTION_WORDS and w not in old_span]
-    old_content = {w for w in old_span if w not in _FUNCTION_WORDS}
-    new_content = {w for w in new_span if w not in _FUNCTION_WORDS}
+    old_content = {w for w in a[i1:i2] if w not in _FUNCTION_WORDS and w not in _ADJUNCT_CLASSES}
+    new_content = {w for w in b[j1:j2] if w not in _FUNCTION_WORDS and w not in _ADJUNCT_CLASSES}
     if (len(frame) < _ADJUNCT_FRAME_MIN or not old_content or not new_content or old_content & new_content
             or len(old_span) > _ADJUNCT_SPAN_MAX or len(new_span) > _ADJUNCT_SPAN_MAX):
         return None
