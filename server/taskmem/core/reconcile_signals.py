@@ -499,10 +499,11 @@ def adjunct_slot(old_text: str, new_text: str) -> Contrast | Distinction | None:
     i1, j1, i2, j2 = changes[0][1], changes[0][3], changes[-1][2], changes[-1][4]
     if i1 == i2 or j1 == j2 or any(word not in _FUNCTION_WORDS for word in a[i2:]):
         return None
-    old_intro, old_span = _adjunct(a, i1, i2)
-    new_intro, new_span = _adjunct(b, j1, j2)
-    if old_intro is None or new_intro is None:
+    old_start, new_start = _adjunct_start(a, i1), _adjunct_start(b, j1)
+    if old_start is None or new_start is None:
         return None
+    old_intro, old_span = a[old_start], a[old_start + 1:i2]
+    new_intro, new_span = b[new_start], b[new_start + 1:j2]
     frame = [w for w in a[:i1] if w not in _FUNCTION_WORDS and w not in old_span]
     old_content = {w for w in a[i1:i2] if w not in _FUNCTION_WORDS and w not in _ADJUNCT_CLASSES}
     new_content = {w for w in b[j1:j2] if w not in _FUNCTION_WORDS and w not in _ADJUNCT_CLASSES}
@@ -511,24 +512,28 @@ def adjunct_slot(old_text: str, new_text: str) -> Contrast | Distinction | None:
         return None
     if any("." in w and not _NUMERIC.match(w) for w in (*old_span, *new_span)):
         return None  # a code path ("orders.status", "api.example.com") names an object, not a manner
-    old_value, new_value = " ".join((old_intro, *old_span)), " ".join((new_intro, *new_span))
+    # Evidence in the texts' own words (the tokens are stemmed): "in vials" / "in syringes".
+    old_value = " ".join(_surface_words(old_text)[old_start:i2])
+    new_value = " ".join(_surface_words(new_text)[new_start:j2])
     if _ADJUNCT_CLASSES[old_intro] == _ADJUNCT_CLASSES[new_intro]:
         return Contrast("choice", old_value, new_value)
     return Distinction("slot", old_value, new_value)
 
 
-def _adjunct(words: Sequence[str], start: int, end: int) -> tuple[str | None, tuple[str, ...]]:
-    """The preposition that opens the replaced span words[start:end] (its first word, or the word just
-    before it past articles) and the span's words after it; (None, ()) when no adjunct preposition does."""
-    span = tuple(words[start:end])
-    if span and span[0] in _ADJUNCT_CLASSES:
-        return span[0], span[1:]
+def _adjunct_start(words: Sequence[str], start: int) -> int | None:
+    """The index of the preposition that opens a replaced span starting at words[start]: its first
+    word, or the word just before it past articles; None when no adjunct preposition does."""
+    if start < len(words) and words[start] in _ADJUNCT_CLASSES:
+        return start
     before = start - 1
     while before >= 0 and words[before] in ("a", "an", "the"):
         before -= 1
-    if before >= 0 and words[before] in _ADJUNCT_CLASSES:
-        return words[before], span
-    return None, ()
+    return before if before >= 0 and words[before] in _ADJUNCT_CLASSES else None
+
+
+def _surface_words(text: str) -> tuple[str, ...]:
+    """The words _words stems, as written (lowercase), index for index."""
+    return _split_words(normalize_text(_disambiguate(text)))
 
 
 def _is_identifier(token: str) -> bool:
