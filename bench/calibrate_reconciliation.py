@@ -13,6 +13,7 @@ reconcile_candidates with the old item as the thread's state and a user message 
     .venv/bin/python bench/calibrate_reconciliation.py --errors   # also list every misjudged pair
     .venv/bin/python bench/calibrate_reconciliation.py --pairs tests/data/new_set.yaml  # score another set
     .venv/bin/python bench/calibrate_reconciliation.py --errors-in "fresh3 (seen)"      # its misjudged pairs
+    .venv/bin/python bench/calibrate_reconciliation.py --latency  # also the cost of one comparison
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ import dataclasses
 import hashlib
 import itertools
 import sys
+import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
@@ -195,6 +197,25 @@ def sweep(pairs: Sequence[Pair], base: ReconcileThresholds) -> ReconcileThreshol
     return best[1]
 
 
+def print_latency(pairs: Sequence[Pair], thresholds: ReconcileThresholds,
+                  embed: Callable[[list[str]], np.ndarray]) -> None:
+    """What one comparison costs on a write: judge() (prepare + reconcile_candidates with every lexical
+    check) per pair, each pair once, so the texts' caches are cold, beside embedding one text."""
+    costs = []
+    for pair in pairs:
+        start = time.perf_counter()
+        judge(pair, thresholds)
+        costs.append(time.perf_counter() - start)
+    texts = [p.new for p in pairs[:200]]
+    start = time.perf_counter()
+    for text in texts:
+        embed([text])
+    per_text = (time.perf_counter() - start) / len(texts)
+    ms = np.array(costs) * 1000
+    print(f"per pair (cold caches, {len(ms)} pairs): reconcile_candidates mean {ms.mean():.2f} ms, "
+          f"p95 {np.percentile(ms, 95):.2f} ms, max {ms.max():.2f} ms; embedding one text {per_text * 1000:.2f} ms")
+
+
 def builtin_embed() -> tuple[str, Callable[[list[str]], np.ndarray]]:
     from taskmem.providers.embeddings import BuiltinEmbedder
 
@@ -212,6 +233,8 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument("--swapped", action="store_true",
                         help="also score every merge, conflict and insert pair with old and new swapped "
                              "(those outcomes do not depend on the order; supersede does)")
+    parser.add_argument("--latency", action="store_true",
+                        help="also time one comparison per pair (cold caches) beside embedding one text")
     parser.add_argument("--errors-in", action="append", default=[], metavar="LABEL",
                         help="list the misjudged pairs of this extra set (its label as printed)")
     args = parser.parse_args(argv)
@@ -223,6 +246,9 @@ def main(argv: Sequence[str] | None = None) -> None:
     if args.swapped:
         extra.update({f"{label} swapped": swap(chosen) for label, chosen in [("all", pairs), *extra.items()]})
     thresholds = reconciliation_thresholds(model)
+    if args.latency:  # first, while every text is new to the caches
+        print_latency([*pairs, *(p for label, chosen in extra.items() for p in chosen if "swapped" not in label)],
+                      thresholds, embed)
     if args.sweep:
         thresholds = sweep(pairs, thresholds)
     print_table(pairs, thresholds, model, extra)
