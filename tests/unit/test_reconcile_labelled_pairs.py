@@ -40,7 +40,8 @@ def embedded(bench: ModuleType) -> dict[str, list]:
     fresh5 = bench.load_pairs(bench.FRESH5_PAIRS_FILE)
     fresh6 = bench.load_pairs(bench.FRESH6_PAIRS_FILE)
     fresh7 = bench.load_pairs(bench.FRESH7_PAIRS_FILE)
-    return {"fresh7": bench.embed_pairs(fresh7, embed),"fresh5": bench.embed_pairs(fresh5, embed), "fresh6": bench.embed_pairs(fresh6, embed), "pairs": bench.embed_pairs(bench.load_pairs(), embed), "fresh": bench.embed_pairs(fresh, embed),
+    fresh8 = bench.load_pairs(bench.FRESH8_PAIRS_FILE)
+    return {"fresh7": bench.embed_pairs(fresh7, embed), "fresh8": bench.embed_pairs(fresh8, embed),"fresh5": bench.embed_pairs(fresh5, embed), "fresh6": bench.embed_pairs(fresh6, embed), "pairs": bench.embed_pairs(bench.load_pairs(), embed), "fresh": bench.embed_pairs(fresh, embed),
             "fresh2": bench.embed_pairs(fresh2, embed), "fresh3": bench.embed_pairs(fresh3, embed),
             "fresh4": bench.embed_pairs(fresh4, embed)}
 
@@ -167,3 +168,14 @@ def test_the_frame_comparison_meets_the_issue_target_on_its_dev_set_in_either_or
     assert overall >= 0.9 and min(rates.values()) >= 0.85, (overall, rates)
     swapped = bench.swap(pairs)
     assert sum(bench.judge(p, thresholds)[0] == p.expect for p in swapped) / len(swapped) >= 0.9
+
+
+def test_the_held_out_set_of_the_frame_comparison_keeps_its_counts(bench: ModuleType, embedded: dict[str, list]) -> None:
+    from taskmem.config import reconciliation_thresholds
+    thresholds = reconciliation_thresholds("all-MiniLM-L6-v2-int8")
+    scores = bench.accuracy(embedded["fresh8"], lambda p: bench.judge(p, thresholds)[0])
+    # Written blind with fresh7, never read: before the frame comparison merge 17/20, supersede 17/20,
+    # conflict 8/20, insert 18/20 (75.0 %); after it, scored once: 17 / 19 / 11 / 19 (82.5 %, under
+    # the goal). A later rule may only raise these.
+    measured = {"merge": 17, "supersede": 19, "conflict": 11, "insert": 19}
+    assert all(scores[outcome][0] >= right for outcome, right in measured.items()), scores
