@@ -233,8 +233,10 @@ def align(old_text: str, new_text: str) -> Alignment:
 def find_contrast(old_text: str, new_text: str, min_alignment: float) -> Contrast | None:
     """The contrasting slot of two texts that are about the same thing, or None.
 
-    Only texts whose content words align at least `min_alignment` (difflib ratio, 0-1) are
-    compared: a contrast needs a shared frame. Then, in order:
+    Texts that align less than `min_alignment` (difflib ratio, 0-1) only contrast as one choice slot,
+    one subject's value (subject_value), one proposition under another modality or scope
+    (modal_contrast, scope_contrast) or the poles of a scale in another word order
+    (unordered_polar_contrast). Otherwise, in order:
       negation - one text negates the frame and the other does not ("may include" / "must not
                  include"), the words aligning at least NEGATION_MIN_ALIGNMENT;
       number   - a number (with its unit, dates, versions, times) appears on one side of a
@@ -245,12 +247,15 @@ def find_contrast(old_text: str, new_text: str, min_alignment: float) -> Contras
                  ("Redis"/"Memcached", "Rust"/"Go", "Europe"/"US"), or a code-like identifier
                  with letters and digits ("us-east-1"/"eu-west-1", "t3.large"/"m5.xlarge").
     Before those (after negation): a polar pair anywhere ("high"/"low", "newest"/"oldest",
-    "optional"/"mandatory", "stateful"/"stateless") is an antonym contrast; then a pair that
-    find_distinction says is about different objects has no contrast; then the values
+    "optional"/"mandatory", "stateful"/"stateless") is an antonym contrast, and so are two members
+    of a set of rival values (RIVAL_SETS) unless they modify a shared noun outside an adjunct; then
+    a modality or scope contrast; then one predicate of two subjects has no contrast; then a pair
+    that find_distinction says is about different objects has none, unless its last adjunct holds
+    rival values (adjunct_slot) and the distinction is not a measure or designator; then the values
     (canonical_text: times, time zones, units, money) are compared: another time zone, the same
     clock times in another order (a window and its complement), another amount of one dimension.
     Differences in plain nouns ("login test" / "checkout test") are not contrasts: they name a
-    different object, which is a different item."""
+    different object, which is a different item. Last, the adjunct choice and reordered poles."""
     alignment = align(old_text, new_text)
     if alignment.ratio < min_alignment:
         # A short frame with a longer choice aligns poorly; so does one subject's value said in more words.
