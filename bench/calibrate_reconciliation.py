@@ -13,6 +13,7 @@ reconcile_candidates with the old item as the thread's state and a user message 
     .venv/bin/python bench/calibrate_reconciliation.py --errors   # also list every misjudged pair
     .venv/bin/python bench/calibrate_reconciliation.py --pairs tests/data/new_set.yaml  # score another set
     .venv/bin/python bench/calibrate_reconciliation.py --errors-in "fresh3 (seen)"      # its misjudged pairs
+    .venv/bin/python bench/calibrate_reconciliation.py --latency  # also the cost of one comparison
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ import dataclasses
 import hashlib
 import itertools
 import sys
+import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
@@ -56,7 +58,9 @@ FRESH2_PAIRS_FILE = ROOT / "tests" / "data" / "state_pairs_fresh2.yaml"
 FRESH3_PAIRS_FILE = ROOT / "tests" / "data" / "state_pairs_fresh3.yaml"
 # Issue 11: written after that tuning, scored once, no rule changed afterwards: the held-out figure
 # (merge 81.8, supersede 100, conflict 72.7, insert 80.0, overall 83.3 %; the rules before issue 11
-# scored 81.8 / 100 / 72.7 / 40.0, 73.8 % on it).
+# scored 81.8 / 100 / 72.7 / 40.0, 73.8 % on it). Its misjudged pairs were listed once while the frame
+# comparison (adjunct slots, rival sets, modality) was written, so it is seen now; after: 81.8 / 100 /
+# 90.9 / 90.0, 90.5 %.
 FRESH4_PAIRS_FILE = ROOT / "tests" / "data" / "state_pairs_fresh4.yaml"
 # Issue 11 audit: written from new domains before its author read the rules or any misjudged pair,
 # scored once (blind: merge 93.8, supersede 60.0, conflict 68.8, insert 87.5, overall 77.8 %); its
@@ -66,16 +70,29 @@ FRESH4_PAIRS_FILE = ROOT / "tests" / "data" / "state_pairs_fresh4.yaml"
 FRESH5_PAIRS_FILE = ROOT / "tests" / "data" / "state_pairs_fresh5.yaml"
 # Issue 11 audit: written after the retire-and-replace patterns, scored without reading its misjudged
 # pairs, before and after the unit rules (both: merge 87.5, supersede 81.2, conflict 43.8, insert
-# 75.0, 71.9 %): held out. The rules read off one set still do not carry to the next.
+# 75.0, 71.9 %): held out then. The rules read off one set still do not carry to the next. Read as a
+# dev set for the frame comparison (seen): 93.8 / 100 / 100 / 75.0, 92.2 %.
 FRESH6_PAIRS_FILE = ROOT / "tests" / "data" / "state_pairs_fresh6.yaml"
+# Issue 11 point 5, written blind by another engineer (no file under server/ or bench/ read) at the
+# same time as fresh8. Scored once with the rules as they were (merge 85.0, supersede 90.0, conflict
+# 15.0, insert 80.0, overall 67.5 %), then read and used to tune the frame comparison: seen. After it:
+# 85.0 / 100 / 90.0 / 100, 93.8 %.
+FRESH7_PAIRS_FILE = ROOT / "tests" / "data" / "state_pairs_fresh7.yaml"
+# Written with fresh7, never opened by the engineer changing the rules: only this table is run on it.
+# Before the frame comparison: merge 85.0, supersede 85.0, conflict 40.0, insert 90.0, overall 75.0 %;
+# after it, scored once: 85.0 / 95.0 / 55.0 / 95.0, 82.5 % (either order 78.3 %): held out, and under
+# the goal (90 % overall, 85 % per class): conflicts said in words no rule or set names still pass.
+FRESH8_PAIRS_FILE = ROOT / "tests" / "data" / "state_pairs_fresh8.yaml"
 # The sets scored beside the calibration pairs: (label, file). Extra files come from --pairs.
 EXTRA_SETS: tuple[tuple[str, Path], ...] = (
     ("fresh (seen)", FRESH_PAIRS_FILE),
     ("fresh2 (seen)", FRESH2_PAIRS_FILE),
     ("fresh3 (seen)", FRESH3_PAIRS_FILE),
-    ("fresh4 (held out)", FRESH4_PAIRS_FILE),
+    ("fresh4 (seen)", FRESH4_PAIRS_FILE),
     ("fresh5 (seen)", FRESH5_PAIRS_FILE),
-    ("fresh6 (held out)", FRESH6_PAIRS_FILE),
+    ("fresh6 (seen)", FRESH6_PAIRS_FILE),
+    ("fresh7 (seen)", FRESH7_PAIRS_FILE),
+    ("fresh8 (held out)", FRESH8_PAIRS_FILE),
 )
 OUTCOMES = ("merge", "supersede", "conflict", "insert")
 HOLDOUT_SHARE = 4  # one pair in four (by hash) is held out
@@ -186,6 +203,25 @@ def sweep(pairs: Sequence[Pair], base: ReconcileThresholds) -> ReconcileThreshol
     return best[1]
 
 
+def print_latency(pairs: Sequence[Pair], thresholds: ReconcileThresholds,
+                  embed: Callable[[list[str]], np.ndarray]) -> None:
+    """What one comparison costs on a write: judge() (prepare + reconcile_candidates with every lexical
+    check) per pair, each pair once, so the texts' caches are cold, beside embedding one text."""
+    costs = []
+    for pair in pairs:
+        start = time.perf_counter()
+        judge(pair, thresholds)
+        costs.append(time.perf_counter() - start)
+    texts = [p.new for p in pairs[:200]]
+    start = time.perf_counter()
+    for text in texts:
+        embed([text])
+    per_text = (time.perf_counter() - start) / len(texts)
+    ms = np.array(costs) * 1000
+    print(f"per pair (cold caches, {len(ms)} pairs): reconcile_candidates mean {ms.mean():.2f} ms, "
+          f"p95 {np.percentile(ms, 95):.2f} ms, max {ms.max():.2f} ms; embedding one text {per_text * 1000:.2f} ms")
+
+
 def builtin_embed() -> tuple[str, Callable[[list[str]], np.ndarray]]:
     from taskmem.providers.embeddings import BuiltinEmbedder
 
@@ -203,6 +239,8 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument("--swapped", action="store_true",
                         help="also score every merge, conflict and insert pair with old and new swapped "
                              "(those outcomes do not depend on the order; supersede does)")
+    parser.add_argument("--latency", action="store_true",
+                        help="also time one comparison per pair (cold caches) beside embedding one text")
     parser.add_argument("--errors-in", action="append", default=[], metavar="LABEL",
                         help="list the misjudged pairs of this extra set (its label as printed)")
     args = parser.parse_args(argv)
@@ -214,6 +252,9 @@ def main(argv: Sequence[str] | None = None) -> None:
     if args.swapped:
         extra.update({f"{label} swapped": swap(chosen) for label, chosen in [("all", pairs), *extra.items()]})
     thresholds = reconciliation_thresholds(model)
+    if args.latency:  # first, while every text is new to the caches
+        print_latency([*pairs, *(p for label, chosen in extra.items() for p in chosen if "swapped" not in label)],
+                      thresholds, embed)
     if args.sweep:
         thresholds = sweep(pairs, thresholds)
     print_table(pairs, thresholds, model, extra)

@@ -233,7 +233,7 @@ _FIELDS = {f.name: f for f in dataclasses.fields(Config)}
 # listed here or in Config.reconciliation gets the seed's numbers (tuned for another model).
 RECONCILIATION_DEFAULTS: Mapping[str, ReconcileThresholds] = {
     "all-MiniLM-L6-v2-int8": ReconcileThresholds(merge=0.66, conflict=0.4, alignment=0.5, named_floor=0.3,
-                                                 unnamed_supersede=0.6, distinct_object_merge=0.85),
+                                                 unnamed_supersede=0.6, distinct_object_merge=0.9),
 }
 
 

@@ -16,11 +16,15 @@ bands were tuned for another embedding model (see reconcile_signals for why cosi
    contrast  - the two align word by word and differ in a contrasting slot (negation or a
                complement, the two poles of a scale, another value of one dimension, the same
                times in another order, another time zone, two products, two days, a rival value
-               of a property noun) and score at least `conflict`: supersede when the candidate
-               uses change language and a ref is a user message, otherwise conflict on both. A
-               contrasting pair is never merged.
+               of a property noun, two members of a closed set of rival values, another value of
+               the frame's last adjunct, one proposition under another modality - required,
+               forbidden, open - or another scope - any / only) and score at least `conflict`:
+               supersede when the candidate uses change language and a ref is a user message,
+               otherwise conflict on both, the slot named in the decision's detail. A contrasting
+               pair is never merged.
    distinct  - the same frame about a different object or measure (another named modifier of the
-               same head noun, another numbered designator, bounds on different measures): never
+               same head noun, another numbered designator, bounds on different measures, a last
+               adjunct that answers another question: "per word" / "within 30 days"): never
                merged, conflicted or superseded; when nothing else matches, the insert records
                why as evidence {"distinct": {item, kind, old, new}}. A plain-word modifier
                ("login"/"checkout") is a different item only below `distinct_object_merge`.
@@ -302,7 +306,7 @@ def _decide(
             if change and user_ref:
                 return supersede(item, cosine, score, "change_with_contrast", contrast=contrast.as_evidence())
             return Decision(Outcome.CONFLICT, candidate.uid, item.uid, cosine, score, "contrast",
-                            {"contrast": contrast.as_evidence()})
+                            {"contrast": contrast.as_evidence()}, _slot_words(contrast.as_evidence()))
         if contrast is not None:
             continue
         distinction = find_distinction(item.text, candidate.text, thresholds.alignment)
@@ -321,7 +325,13 @@ def _decide(
     nearest = scored[0] if scored else None
     return Decision(Outcome.INSERT, candidate.uid, None,
                     nearest[0][0] if nearest else None, nearest[0][1] if nearest else None,
-                    "distinct" if distinct else "no_match", {"distinct": distinct} if distinct else {})
+                    "distinct" if distinct else "no_match", {"distinct": distinct} if distinct else {},
+                    _slot_words(distinct) if distinct else "")
+
+
+def _slot_words(evidence: Mapping[str, Any]) -> str:
+    """The slot a contrast or distinction saw, in words for the report: "choice: in vials / in syringes"."""
+    return f"{evidence['kind']}: {evidence['old']} / {evidence['new']}"
 
 
 def _score(candidate: StateItem, item: StateItem, similarity: Similarity,

@@ -33,6 +33,9 @@ POLAR_SCALES: tuple[tuple[str, str], ...] = (
     ("input", "output"), ("plural", "singular"), ("landscape", "portrait"), ("verbose", "quiet terse"),
     ("expanded expand", "collapsed collapse"), ("same", "different"), ("deep", "shallow"),
     ("rich", "poor"), ("heavy", "light"), ("thick", "thin"), ("near close", "far distant"),
+    ("in inside", "out"), ("together jointly pair group", "separately apart alone solo individually"),
+    ("series", "parallel"), ("wet", "dry"), ("single", "multiple"), ("fresh", "frozen freeze stale"),
+    ("likely probable likelihood", "unlikely improbable"), ("sparingly sparing little", "plenty generously lots"),
 )
 
 # Prefixes and suffix pairs that make a word's opposite: "stateless"/"stateful",
@@ -52,3 +55,49 @@ convention scheme width height length weight size duration precision resolution 
 visibility access join rounding sorting approach tense voice spelling casing naming shade palette
 temperature pressure volume capacity budget threshold margin tolerance
 """.split())
+
+# Closed classes of rival values: the members of one set are alternatives for one slot, so two
+# aligned statements that fill the slot with different members choose differently ("pack the tablets
+# in blisters" / "in bottles", "wire the panels in series" / "in parallel", "log at debug level" /
+# "at warn level"). Written from general knowledge (levels, modalities, windows, conventions,
+# strategies, channels, materials), not from any labelled pair; one word per member (a hyphenated
+# value is left to its parts: "big-endian" is big/little), compared after stemming. Two members of one set in the
+# differing spans of two aligned texts are a contrast wherever the slot is, as the poles above.
+RIVAL_SETS: tuple[str, ...] = (
+    # levels and grades
+    "trace debug info notice warn warning error fatal critical",
+    "low medium moderate high severe critical urgent",
+    "bronze silver gold platinum diamond", "basic standard premium enterprise", "free paid",
+    "junior senior principal", "alpha beta stable nightly canary",
+    "draft final", "major minor patch",
+    # modality and obligation (the polar pairs cover allowed/forbidden)
+    "optional recommended mandatory", "allowlist denylist whitelist blacklist",
+    # time windows and calendars
+    "peak offpeak", "weekday weekend", "daytime nighttime overnight", "summer winter spring autumn",
+    # how things are done
+    "series parallel", "serial parallel concurrent sequential", "sync async batch streaming realtime",
+    "poll webhook", "cron event", "rebase squash mergecommit fastforward", "fifo lifo lru lfu random roundrobin",
+    "exponential linear constant fixed", "optimistic pessimistic", "canary rolling recreate",
+    "up down nearest exact even ceiling floor truncate", "upsert append overwrite",
+    "inline attached linked embedded", "eventual strong", "hard soft",
+    "wired wireless bluetooth", "ac dc", "fresh frozen chilled ambient", "raw cooked",
+    "remote hybrid",
+    "indoor outdoor", "onsite offsite", "upstairs downstairs", "dubbed subtitled subtitles",
+    "handwritten typed printed", "matte glossy", "duplex simplex", "colour color monochrome grayscale",
+    # formats and conventions
+    "camelcase snakecase kebabcase pascalcase camel snake kebab pascal",
+    "tab space", "lf crlf", "utf-8 latin-1 ascii utf-16",
+    "json yaml xml csv toml protobuf avro parquet ini",
+    "markdown html pdf docx plaintext rtf", "png jpeg jpg svg webp gif tiff",
+    "serif sans monospace", "bold italic regular", "ltr rtl", "metric imperial", "celsius fahrenheit",
+    "iso epoch unix", "dmyformat mdyformat ymdformat", "semver calver", "british american australian canadian",
+    "english french german spanish italian dutch portuguese chinese japanese latin arabic russian",
+    "absolute relative", "percentage absolute",
+    # channels, media, means
+    "email sms phone letter fax chat slack video whatsapp", "cash card cheque invoice transfer",
+    "air sea rail road truck ship plane train courier", "bottle bottles blister blisters jar sachet tube pouch carton",
+    "paper electronic digital", "online offline", "tape disk ssd hdd cloud",
+    "password passkey sso saml oauth oidc ldap mtls", "cookie token session jwt",
+    "rest graphql grpc soap websocket", "tcp udp", "http https",
+    "header query url", "ssr csr ssg", "portrait landscape",
+)

@@ -15,7 +15,13 @@ import functools
 import re
 from collections.abc import Mapping, Sequence
 
-from taskmem.core.reconcile_lexicon import ATTRIBUTE_NOUNS, NEGATING_PREFIXES, OPPOSITE_SUFFIXES, POLAR_SCALES
+from taskmem.core.reconcile_lexicon import (
+    ATTRIBUTE_NOUNS,
+    NEGATING_PREFIXES,
+    OPPOSITE_SUFFIXES,
+    POLAR_SCALES,
+    RIVAL_SETS,
+)
 from taskmem.core.reconcile_values import BOUNDS, UNIT_TOKENS, canonical_text, compare_values, measured_dimensions
 from taskmem.core.state_items import SUPERSESSION_TRIGGERS, normalize_text
 
@@ -227,8 +233,10 @@ def align(old_text: str, new_text: str) -> Alignment:
 def find_contrast(old_text: str, new_text: str, min_alignment: float) -> Contrast | None:
     """The contrasting slot of two texts that are about the same thing, or None.
 
-    Only texts whose content words align at least `min_alignment` (difflib ratio, 0-1) are
-    compared: a contrast needs a shared frame. Then, in order:
+    Texts that align less than `min_alignment` (difflib ratio, 0-1) only contrast as one choice slot,
+    one subject's value (subject_value), one proposition under another modality or scope
+    (modal_contrast, scope_contrast) or the poles of a scale in another word order
+    (unordered_polar_contrast). Otherwise, in order:
       negation - one text negates the frame and the other does not ("may include" / "must not
                  include"), the words aligning at least NEGATION_MIN_ALIGNMENT;
       number   - a number (with its unit, dates, versions, times) appears on one side of a
@@ -239,27 +247,44 @@ def find_contrast(old_text: str, new_text: str, min_alignment: float) -> Contras
                  ("Redis"/"Memcached", "Rust"/"Go", "Europe"/"US"), or a code-like identifier
                  with letters and digits ("us-east-1"/"eu-west-1", "t3.large"/"m5.xlarge").
     Before those (after negation): a polar pair anywhere ("high"/"low", "newest"/"oldest",
-    "optional"/"mandatory", "stateful"/"stateless") is an antonym contrast; then a pair that
-    find_distinction says is about different objects has no contrast; then the values
+    "optional"/"mandatory", "stateful"/"stateless") is an antonym contrast, and so are two members
+    of a set of rival values (RIVAL_SETS) unless they modify a shared noun outside an adjunct; then
+    a modality or scope contrast; then one predicate of two subjects has no contrast; then a pair
+    that find_distinction says is about different objects has none, unless its last adjunct holds
+    rival values (adjunct_slot) and the distinction is not a measure or designator; then the values
     (canonical_text: times, time zones, units, money) are compared: another time zone, the same
     clock times in another order (a window and its complement), another amount of one dimension.
     Differences in plain nouns ("login test" / "checkout test") are not contrasts: they name a
-    different object, which is a different item."""
+    different object, which is a different item. Last, the adjunct choice and reordered poles."""
     alignment = align(old_text, new_text)
     if alignment.ratio < min_alignment:
-        return choice_slot(old_text, new_text)  # a short frame with a longer choice aligns poorly
+        # A short frame with a longer choice aligns poorly; so does one subject's value said in more words.
+        return choice_slot(old_text, new_text) or subject_value(old_text, new_text) \
+            or modal_contrast(old_text, new_text) or scope_contrast(old_text, new_text) \
+            or unordered_polar_contrast(old_text, new_text)
     old_neg, new_neg = negation_count(old_text) % 2, negation_count(new_text) % 2
     if old_neg != new_neg and alignment.ratio >= NEGATION_MIN_ALIGNMENT:
         return Contrast("negation", "negated" if old_neg else "affirmed", "negated" if new_neg else "affirmed")
-    polar = polar_contrast(alignment)
+    rival = rival_contrast(alignment)
+    if rival is not None and _picks_an_object(old_text, new_text, rival.old_value, rival.new_value):
+        rival = None
+    polar = polar_contrast(alignment) or rival or modal_contrast(old_text, new_text) \
+        or scope_contrast(old_text, new_text)
     if polar is not None:
         return polar
-    if find_distinction(old_text, new_text, min_alignment) is not None:
+    if different_subject(old_text, new_text):
+        return None
+    # Rival values of the last adjunct: a contrast even when the slot names things (a room, a city),
+    # which would otherwise read as another object; the kinds below say more when they apply.
+    slot = adjunct_slot(old_text, new_text)
+    adjunct = slot if isinstance(slot, Contrast) else None
+    distinction = find_distinction(old_text, new_text, min_alignment)
+    if distinction is not None and (adjunct is None or distinction.kind in ("measure", "designator")):
         return None  # the same frame about a different object or measure: a different item
     values = compare_values(content_tokens(old_text), content_tokens(new_text))
     if values is not None:
         return Contrast("number" if values.kind == "value" else values.kind, values.old_value, values.new_value)
-    for old_span, new_span, head in _premodifier_changes(old_text, new_text):
+    for old_span, new_span, head, _ in _premodifier_changes(old_text, new_text):
         if head in _ATTRIBUTE_HEADS:
             return Contrast("choice", " ".join((*old_span, head)), " ".join((*new_span, head)))
     old_names, new_names = _proper_nouns(old_text), _proper_nouns(new_text)
@@ -283,7 +308,106 @@ def find_contrast(old_text: str, new_text: str, min_alignment: float) -> Contras
         new_named = new_names.intersection(new_span) - alignment.common
         if old_named and new_named:
             return Contrast("name", " ".join(sorted(old_named)), " ".join(sorted(new_named)))
-    return choice_slot(old_text, new_text)
+    return choice_slot(old_text, new_text) or adjunct or unordered_polar_contrast(old_text, new_text)
+
+
+# Deontic modality, said by its markers: what a rule requires, forbids or leaves open. Read on the
+# lowercase text in this order (a forbidding phrase holds a requiring or permitting word).
+_MODALITIES: tuple[tuple[str, re.Pattern[str]], ...] = tuple((name, re.compile(pattern)) for name, pattern in (
+    ("forbidden", r"\b(?:must|may|can|shall|should) ?not\b|\bcannot\b|\bcan't\b|\bmustn't\b|\bnot (?:allowed|permitted)\b"
+                  r"|\b(?:forbidden|prohibited|banned|never)\b"),
+    ("required", r"\b(?:must|required|requires?|mandatory|compulsory|obligatory|has to|have to|needs? to|always)\b"),
+    ("open", r"\b(?:may|can|optional|allowed|permitted|voluntary)\b"),
+))
+_MODAL_WORDS = frozenset(_stem(w) for w in """must may can cannot shall should not required require requires mandatory
+compulsory obligatory has have need needs always optional allowed permitted voluntary forbidden prohibited banned
+never without enabled enable""".split())
+MODAL_OVERLAP = 0.6  # share of the shorter text's other content words the longer one must hold
+
+
+def _modality(text: str) -> str | None:
+    normal = normalize_text(text)
+    return next((name for name, pattern in _MODALITIES if pattern.search(normal)), None)
+
+
+def _proposition_overlap(old_text: str, new_text: str, ignored: frozenset[str]) -> float:
+    """The share of the shorter text's content words (less `ignored`) that the other text holds, in any order."""
+    a = set(content_tokens(old_text)) - ignored
+    b = set(content_tokens(new_text)) - ignored
+    return len(a & b) / min(len(a), len(b)) if a and b else 0.0
+
+
+def modal_contrast(old_text: str, new_text: str) -> Contrast | None:
+    """One proposition under two modalities ("a library card is required to use the computers" /
+    "visitors can use the computers without a library card", "2FA is optional for admins" / "admins
+    must have 2FA enabled"), however reordered: each text says required, forbidden or open, they
+    differ, and the shorter one's other content words are at least MODAL_OVERLAP in the other."""
+    old, new = _modality(old_text), _modality(new_text)
+    if old is None or new is None or old == new:
+        return None
+    if _proposition_overlap(old_text, new_text, _MODAL_WORDS) < MODAL_OVERLAP:
+        return None
+    return Contrast("modality", old, new)
+
+
+def unordered_polar_contrast(old_text: str, new_text: str) -> Contrast | None:
+    """The poles of one scale, or two members of one set of rival values, on the two sides of texts
+    that say one proposition in another order ("smoke is used sparingly when opening the hives" /
+    "hives are opened with plenty of smoke"; "pull requests are squash-merged" / "... merged with a
+    merge commit"): the shorter text's other content words are at least MODAL_OVERLAP in the other."""
+    a, b = {_pole_form(t) for t in content_tokens(old_text)}, {_pole_form(t) for t in content_tokens(new_text)}
+    scales = [*_POLES, *((group, group) for group in _RIVALS)]
+    for one, other in scales:
+        for mine, theirs in ((one, other), (other, one)):
+            old_hit, new_hit = (a - b) & mine, (b - a) & theirs
+            if old_hit and new_hit and _proposition_overlap(old_text, new_text, mine | theirs) >= MODAL_OVERLAP:
+                return Contrast("antonym", sorted(old_hit)[0], sorted(new_hit)[0])
+    return None
+
+
+# Who a rule covers: everyone of a kind, or only some ("any developer may toggle flags" / "only the
+# release manager may toggle flags").
+_UNIVERSAL = re.compile(r"\b(?:any|every|all|anyone|anybody|everyone|everybody)\b")
+_RESTRICTED = re.compile(r"\b(?:only|solely|exclusively)\b")
+
+
+def scope_contrast(old_text: str, new_text: str) -> Contrast | None:
+    """One proposition said of everyone on one side and of only some on the other, or None."""
+    old, new = normalize_text(old_text), normalize_text(new_text)
+    for x, y, names in ((old, new, ("all", "only")), (new, old, ("only", "all"))):
+        if _UNIVERSAL.search(x) and not _RESTRICTED.search(x) and _RESTRICTED.search(y) and not _UNIVERSAL.search(y):
+            if _proposition_overlap(old_text, new_text, frozenset()) >= MODAL_OVERLAP:
+                return Contrast("scope", *names)
+    return None
+
+
+SUBJECT_WORDS = 2  # leading content words that name what a statement is about
+
+
+def subject_value(old_text: str, new_text: str) -> Contrast | None:
+    """Two statements about one subject (their first SUBJECT_WORDS content words are the same) that
+    state another value of one dimension however the rest is worded ("migrations run only between
+    01:00 and 05:00" / "migrations run only during office hours, 09:00 to 17:00"), or None."""
+    a, b = content_tokens(old_text), content_tokens(new_text)
+    if len(a) <= SUBJECT_WORDS or a[:SUBJECT_WORDS] != b[:SUBJECT_WORDS] \
+            or any(_is_value_token(t) for t in a[:SUBJECT_WORDS]):
+        return None
+    values = compare_values(a, b)
+    if values is None:
+        return None
+    return Contrast("number" if values.kind == "value" else values.kind, values.old_value, values.new_value)
+
+
+def different_subject(old_text: str, new_text: str) -> bool:
+    """Whether two statements differ first in the words they open with, both sides holding words
+    that are not values, and somewhere else too: the same predicate about two subjects ("children's
+    books can be borrowed for three weeks" / "DVDs ... for one week") says nothing against the other."""
+    a, b = content_tokens(old_text), content_tokens(new_text)
+    ops = [op for op in difflib.SequenceMatcher(a=a, b=b, autojunk=False).get_opcodes() if op[0] != "equal"]
+    if len(ops) < 2 or ops[0][0] != "replace" or ops[0][1] != 0 or ops[0][3] != 0:
+        return False
+    _, i1, i2, j1, j2 = ops[0]
+    return any(not _is_value_token(t) for t in a[i1:i2]) and any(not _is_value_token(t) for t in b[j1:j2])
 
 
 def changed_value(old_text: str, new_text: str) -> Contrast | None:
@@ -348,6 +472,75 @@ def choice_slot(old_text: str, new_text: str) -> Contrast | None:
     return Contrast("choice", " ".join(old_span), " ".join(new_span))
 
 
+# Prepositions that open an adjunct (where, when, how, at what rate, by when), by the question they
+# answer. Two statements of one frame whose last slot is replaced under prepositions of one class
+# choose differently for that slot ("file it before departure" / "on arrival", "render it on the
+# server" / "in the browser"); under two classes they say different things about one frame
+# ("pay per word" / "within 30 days"). "for" and "to" are left out: they name a recipient or a
+# purpose, a different object as often as a different value.
+_ADJUNCT_CLASSES: Mapping[str, str] = {
+    **dict.fromkeys(("in", "on", "at", "into", "onto", "inside", "before", "after", "during", "until", "till",
+                     "across", "throughout", "near", "behind", "under", "over"), "where_when"),
+    **dict.fromkeys(("with", "using", "via", "by", "through", "as", "without"), "means"),
+    "per": "rate", "within": "bound", "atmost": "bound", "atleast": "bound",
+}
+_ADJUNCT_FRAME_MIN = 2  # content words of the shared frame before the slot: a verb and its object at least
+_ADJUNCT_SPAN_MAX = 4
+
+
+def adjunct_slot(old_text: str, new_text: str) -> Contrast | Distinction | None:
+    """Two statements that share their frame word for word and differ only in their last adjunct, or
+    None. The frame before the slot holds at least _ADJUNCT_FRAME_MIN content words; each side's slot
+    is one prepositional phrase of at most _ADJUNCT_SPAN_MAX words (shared words after it are function
+    words only: a shared noun after the slot would make the difference a modifier of that noun, a
+    different object), and the two slots share no content word (a refined slot is not a rival one).
+    Prepositions of one class (_ADJUNCT_CLASSES): a Contrast("choice"), rival values for the slot.
+    Of two classes: a Distinction("slot"), two compatible statements about one frame."""
+    a, b = _words(old_text), _words(new_text)
+    changes = [op for op in difflib.SequenceMatcher(a=a, b=b, autojunk=False).get_opcodes() if op[0] != "equal"]
+    if not changes:
+        return None
+    # The slot runs from the first difference to the last ("at the head office" / "in the park").
+    i1, j1, i2, j2 = changes[0][1], changes[0][3], changes[-1][2], changes[-1][4]
+    if i1 == i2 or j1 == j2 or any(word not in _FUNCTION_WORDS for word in a[i2:]):
+        return None
+    old_start, new_start = _adjunct_start(a, i1), _adjunct_start(b, j1)
+    if old_start is None or new_start is None:
+        return None
+    old_intro, old_span = a[old_start], a[old_start + 1:i2]
+    new_intro, new_span = b[new_start], b[new_start + 1:j2]
+    frame = [w for w in a[:i1] if w not in _FUNCTION_WORDS and w not in old_span]
+    old_content = {w for w in a[i1:i2] if w not in _FUNCTION_WORDS and w not in _ADJUNCT_CLASSES}
+    new_content = {w for w in b[j1:j2] if w not in _FUNCTION_WORDS and w not in _ADJUNCT_CLASSES}
+    if (len(frame) < _ADJUNCT_FRAME_MIN or not old_content or not new_content or old_content & new_content
+            or len(old_span) > _ADJUNCT_SPAN_MAX or len(new_span) > _ADJUNCT_SPAN_MAX):
+        return None
+    if any("." in w and not _NUMERIC.match(w) for w in (*old_span, *new_span)):
+        return None  # a code path ("orders.status", "api.example.com") names an object, not a manner
+    # Evidence in the texts' own words (the tokens are stemmed): "in vials" / "in syringes".
+    old_value = " ".join(_surface_words(old_text)[old_start:i2])
+    new_value = " ".join(_surface_words(new_text)[new_start:j2])
+    if _ADJUNCT_CLASSES[old_intro] == _ADJUNCT_CLASSES[new_intro]:
+        return Contrast("choice", old_value, new_value)
+    return Distinction("slot", old_value, new_value)
+
+
+def _adjunct_start(words: Sequence[str], start: int) -> int | None:
+    """The index of the preposition that opens a replaced span starting at words[start]: its first
+    word, or the word just before it past articles; None when no adjunct preposition does."""
+    if start < len(words) and words[start] in _ADJUNCT_CLASSES:
+        return start
+    before = start - 1
+    while before >= 0 and words[before] in ("a", "an", "the"):
+        before -= 1
+    return before if before >= 0 and words[before] in _ADJUNCT_CLASSES else None
+
+
+def _surface_words(text: str) -> tuple[str, ...]:
+    """The words _words stems, as written (lowercase), index for index."""
+    return _split_words(normalize_text(_disambiguate(text)))
+
+
 def _is_identifier(token: str) -> bool:
     """A code-like name with letters and digits ("us-east-1", "t3.large", "py312"), not a number with a unit."""
     return any(c.isalpha() for c in token) and any(c.isdigit() for c in token) and not _NUMERIC.match(token)
@@ -363,10 +556,20 @@ CHANGE_PHRASES: tuple[str, ...] = (
     "replaces", "replacing", "switch", "switches", "switching", "change", "changes", "changed",
     "changing", "moved", "migrated", "upgraded", "downgraded", "any more", "anymore", "now",
     "reverted", "postponed", "rescheduled", "pushed back", "brought forward",
+    # A value reported as changed: "the minimum was raised to 110 mm", "the cap was lowered".
+    "raised", "lowered", "increased", "decreased", "reduced", "extended", "shortened", "bumped", "relaxed",
+    "tightened", "going forward", "off the table", "scrapped", "cancelled", "canceled", "dropped",
 )
 
+# "change" as a noun is no change language ("at every shift change", "a change of shift"): after a
+# determiner or a preposition, with at most one word between, or before "of"; "changes to"/"from" stays a
+# verb, and "a change of plan" (mind, course...) says that something changed.
+_CHANGE_NOUN = re.compile(r"\b(?:a|an|the|each|every|any|this|that|no|one|of|at|per|for|after|before|on|during)"
+                          r"\s+(?:[a-z]+\s+)?changes?\b(?!\s+(?:to|from|of (?:plan|mind|heart|course|approach|direction))\b)"
+                          r"|\bchanges?\s+of\b(?!\s+(?:plan|mind|heart|course|approach|direction)\b)")
+
 # Verbs that end something, as stems (scrap, scrapped; cancel, cancelled).
-_RETIRING_VERBS = "scrap|cancel|stop|drop|ditch|abandon|discard|retire|withdr|revok|axe"
+_RETIRING_VERBS = "scrap|cancel|stop|drop|ditch|abandon|discard|retire|withdr|revok|axe|forget|scratch"
 _CLAUSE_END = r"(?=$|[,;:.?!()]|\s(?:and|but|so|because|since|while|as)\s)"
 # Each pattern's group "old" captures the words naming what the change retires.
 _NAMED_PATTERNS: tuple[re.Pattern[str], ...] = tuple(re.compile(p) for p in (
@@ -374,7 +577,9 @@ _NAMED_PATTERNS: tuple[re.Pattern[str], ...] = tuple(re.compile(p) for p in (
     rf"\brather than (?P<old>.+?){_CLAUSE_END}",
     rf"\bin place of (?P<old>.+?){_CLAUSE_END}",
     # "re-" verbs are the change verbs of a move: reassigned, rerouted, relocated, rebooked.
-    rf"\b(?:switch\w*|mov\w*|migrat\w*|upgrad\w*|downgrad\w*|chang\w*|went|go|going|port\w*|re[a-z]{{3,}})\b"
+    rf"\b(?:switch\w*|mov\w*|migrat\w*|upgrad\w*|downgrad\w*|chang\w*|went|go|going|port\w*|re[a-z]{{3,}}|"
+    rf"rais\w*|lower\w*|increas\w*|decreas\w*|extend\w*|shorten\w*|cut|bump\w*|push\w*|brought|bring\w*|"
+    rf"shift\w*|drop\w*|tighten\w*|relax\w*)\b"
     rf"(?:\s[^,;:.?!]*?)?\sfrom (?P<old>.+?) to\b",
     rf"\b(?:switch\w*|mov\w*|migrat\w*|shift\w*|tak\w*)\b(?:\s[^,;:.?!]*?)?\soff (?P<old>.+?) (?:onto|to)\b",
     # Retire-and-replace in two clauses: "Scrap the helicopter; the team goes up on foot", "Stop the
@@ -388,14 +593,15 @@ _NAMED_PATTERNS: tuple[re.Pattern[str], ...] = tuple(re.compile(p) for p in (
     rf"\breplaced (?!by\b|with\b)(?P<old>.+?){_CLAUSE_END}",
     rf"(?:^|[,;:.?!] )(?P<old>[^,;:.?!]*\bno longer\b[^,;:.?!]*)",
     rf"\b(?:stop(?:ped)? using|drop(?:ped)?|ditch(?:ed)?) (?!for\b|to\b|by\b|in\b|from\b|off\b|of\b)(?P<old>.+?){_CLAUSE_END}",
-    rf"(?:^|[,;:.?!] )(?P<old>[^,;:.?!]+?)\s(?:any ?more|is out|was wrong)\b",
+    rf"(?:^|[,;:.?!] )(?P<old>[^,;:.?!]+?)\s(?:any ?more|(?:is|are) out(?! of\b)|was wrong)\b",
+    rf"(?:^|[,;:.?!] )(?P<old>[^,;:.?!]+?)\s(?:is|are|was|were) off the table\b",
 ))
 
 
 def change_phrase(text: str) -> str | None:
     """The first of CHANGE_PHRASES the text contains as words, or None. Bounds are folded first:
     "no longer than 45 minutes" is a limit, not a change."""
-    normal = canonical_text(normalize_text(text))
+    normal = _CHANGE_NOUN.sub(" ", canonical_text(normalize_text(text)))
     for phrase in CHANGE_PHRASES:
         if re.search(rf"\b{re.escape(phrase)}\b", normal):
             return phrase
@@ -471,7 +677,27 @@ def _opposite_by_form(a: str, b: str) -> bool:
         for one, other in OPPOSITE_SUFFIXES:
             if x.endswith(one) and y.endswith(other) and x[: -len(one)] == y[: -len(other)] and len(x) > len(one) + 2:
                 return True
+        # "wireless"/"wired", "cordless"/"corded", "paperless"/"paper": the stem with and without -less.
+        if x.endswith("less") and len(x) > 7 and _stem(x[:-4]) == y:
+            return True
     return False
+
+
+_RIVALS: tuple[frozenset[str], ...] = tuple(
+    frozenset(tokens[0] for tokens in (content_tokens(member) for member in group.split()) if len(tokens) == 1)
+    for group in RIVAL_SETS)
+
+
+def rival_contrast(alignment: Alignment) -> Contrast | None:
+    """The first difference of an alignment whose two sides hold different members of one closed set
+    of rival values (reconcile_lexicon.RIVAL_SETS: "blister"/"bottle", "series"/"parallel")."""
+    for old_span, new_span in alignment.differences:
+        old_words, new_words = set(old_span) - set(new_span), set(new_span) - set(old_span)
+        for group in _RIVALS:
+            old_hit, new_hit = group & old_words, group & new_words
+            if old_hit and new_hit and not old_hit & new_hit:
+                return Contrast("choice", sorted(old_hit)[0], sorted(new_hit)[0])
+    return None
 
 
 def polar_contrast(alignment: Alignment) -> Contrast | None:
@@ -500,7 +726,9 @@ class Distinction:
                    can be synonyms, so the caller may still merge a near-identical pair;
       designator - the same noun numbered differently ("batch 14" / "batch 15");
       measure    - bounds on different measures ("at most 1.2 m tall" / "at most 800 kg";
-                   "R 4.2 or later" / "Python 3.10 or later")."""
+                   "R 4.2 or later" / "Python 3.10 or later");
+      slot       - the same frame with its last adjunct replaced by one that answers another
+                   question ("pay the translators per word" / "within 30 days": see adjunct_slot)."""
 
     kind: str
     old_value: str
@@ -516,11 +744,20 @@ _DESIGNATED = re.compile(r"\b(?:on|for|in|of|from|to|at|the|a|an|this|that|each|
                          rf"(?!\s*\S*(?:h|{'|'.join(sorted(UNIT_TOKENS))}|degrees?)\b)")
 
 
+# A noun and a whole number of one or two digits that no noun follows: the number names one of them
+# ("photograph room 12 of the gallery", "does screen 3 have..."); a number a noun follows counts it
+# ("run 3 replicas"); longer numbers are codes, ports and years, values of a slot ("return 404").
+_NUMBERED = re.compile(r"\b([a-z]+)\s+(\d{1,2})(?![.,:]?\d)(?=\s*$|[,;:.?!)]|\s+(?:" + "|".join(sorted(
+    {"of", "in", "on", "at", "to", "for", "from", "with", "and", "or", "is", "are", "was", "were", "has", "have",
+     "had", "does", "do", "will", "should", "must", "can", "may"})) + r")\b)")
+
+
 def _designators(text: str) -> dict[str, str]:
-    """Lowercase nouns followed by a number that picks one of them out ("on batch 14", "for step 3")."""
+    """Lowercase nouns followed by a number that picks one of them out ("on batch 14", "for step 3",
+    "photograph room 12 of the gallery")."""
     canonical = canonical_text(normalize_text(text))
     found: dict[str, str] = {}
-    for match in _DESIGNATED.finditer(canonical):
+    for match in (*_DESIGNATED.finditer(canonical), *_NUMBERED.finditer(canonical)):
         noun = match.group(1)
         if noun in _STOPWORDS or noun in BOUNDS or _stem(noun) in _ALL_GROUP_WORDS:
             continue
@@ -538,6 +775,9 @@ def _is_value_token(token: str) -> bool:
 def find_distinction(old_text: str, new_text: str, min_alignment: float) -> Distinction | None:
     """Whether two texts that share a frame are about different objects or measures (see
     Distinction), or None. Only texts aligning at least `min_alignment` are compared."""
+    slot = adjunct_slot(old_text, new_text)
+    if isinstance(slot, Distinction):
+        return slot
     a, b = content_tokens(old_text), content_tokens(new_text)
     bounded = bool(BOUNDS & set(a)) and bool(BOUNDS & set(b))
     if bounded and {t for t in a if not _is_value_token(t)} & set(b):
@@ -553,7 +793,7 @@ def find_distinction(old_text: str, new_text: str, min_alignment: float) -> Dist
     for noun in old_ids.keys() & new_ids.keys():
         if old_ids[noun] != new_ids[noun]:
             return Distinction("designator", f"{noun} {old_ids[noun]}", f"{noun} {new_ids[noun]}")
-    modifiers = {(old_span, new_span): head for old_span, new_span, head in _premodifier_changes(old_text, new_text)}
+    modifiers = {(old_span, new_span): head for old_span, new_span, head, _ in _premodifier_changes(old_text, new_text)}
     object_change: Distinction | None = None
     for _, i1, i2, j1, j2 in ops:
         old_span, new_span = tuple(a[i1:i2]), tuple(b[j1:j2])
@@ -582,6 +822,7 @@ def _is_premodifier(span: Sequence[str]) -> bool:
 _FUNCTION_WORDS = _STOPWORDS | _NEGATIONS | frozenset("""
 in on over under between during after before across within without outside inside around through
 near behind beside beyond since until till toward towards upon against among along like unlike
+using throughout
 """.split())
 _COPULAS = frozenset({"is", "are", "was", "were", "be", "been", "being"})
 
@@ -593,9 +834,10 @@ def _words(text: str) -> tuple[str, ...]:
                  for word in _split_words(normalize_text(_disambiguate(text))))
 
 
-def _premodifier_changes(old_text: str, new_text: str) -> list[tuple[tuple[str, ...], tuple[str, ...], str]]:
+def _premodifier_changes(old_text: str, new_text: str) -> list[tuple[tuple[str, ...], tuple[str, ...], str, str]]:
     """Replaced spans of one or two content words directly before a noun both texts share (their head),
-    in the full word sequence: (old span, new span, head). A span introduced by a preposition of means,
+    in the full word sequence: (old span, new span, head, the word before the span past articles or "").
+    A span introduced by a preposition of means,
     time or rate ("by sea freight" / "by air freight") is a choice of that slot, not a modifier that
     picks out another object, and is left out."""
     a, b = _words(old_text), _words(new_text)
@@ -613,5 +855,16 @@ def _premodifier_changes(old_text: str, new_text: str) -> list[tuple[tuple[str, 
             continue
         if len(before) >= 2 and before[-1] in ("in", "on", "at") and before[-2] in _COPULAS:
             continue  # where something is ("is in the north region"): a choice of place
-        changes.append((old_span, new_span, a[i2]))
+        changes.append((old_span, new_span, a[i2], before[-1] if before else ""))
     return changes
+
+
+def _picks_an_object(old_text: str, new_text: str, old_value: str, new_value: str) -> bool:
+    """Whether two rival values modify a noun both texts share that names a thing, outside an adjunct:
+    then they pick out two things ("the spring campaign" / "the autumn campaign", "the gold members" /
+    "the silver members"), not two values of one slot ("spell it in British English" / "American English")."""
+    for old_span, new_span, head, opener in _premodifier_changes(old_text, new_text):
+        if old_value in old_span and new_value in new_span and head not in _ATTRIBUTE_HEADS \
+                and opener not in _ADJUNCT_CLASSES:
+            return True
+    return False

@@ -9,6 +9,8 @@ canonical_text rewrites a normalised (lowercase) text before it is split into wo
   money         "€180", "180 euros", "$2,000", "2000 dollars" -> "180 eur", "2000 usd"
   units         "30 kilograms", "1.2 m", "12-column"         -> "30 kg", "1.2 metre", "12 column"
   ordinals      "fifth", "third"                             -> "5th", "3rd"
+  conventions   "day/month/year", "YYYY-MM-DD", "ISO 8601", "squash-merged", "merge commit"
+                                                             -> "dmyformat", "ymdformat", "squash", "mergecommit"
   multiples     "doubles", "tripled", "halve"                -> "2x", "3x", "0.5x"
   bounds        "at most", "no longer than", "up to", "capped at", "or less"     -> "atmost"
                 "at least", "or later", "and above", "no fewer than", "minimum"  -> "atleast"
@@ -100,6 +102,14 @@ Rewrite = tuple[re.Pattern[str], str | Callable[[re.Match[str]], str]]
 _REWRITES: tuple[Rewrite, ...] = tuple((re.compile(pattern), replacement) for pattern, replacement in (
     (r"(?<=[a-z])(?<!\btz)_(?=[a-z])", " "),  # snake_case -> snake case, as kebab-case splits
     (r"\ba\.m\.", "am"), (r"\bp\.m\.", "pm"),
+    # Date and merge conventions, each one word: "day/month/year", "DD.MM.YYYY" -> dmyformat; ISO dates
+    # -> ymdformat; "squash-merged" -> squash; "a merge commit" -> mergecommit.
+    (r"\b(?:dd?|day)\s?([/.-])\s?(?:mm?|month)\s?\1\s?(?:yyyy|yy|year)\b", " dmyformat "),
+    (r"\b(?:mm?|month)\s?([/.-])\s?(?:dd?|day)\s?\1\s?(?:yyyy|yy|year)\b", " mdyformat "),
+    (r"\b(?:yyyy|year)\s?([/.-])\s?(?:mm|month)\s?\1\s?(?:dd|day)\b|\biso[ -]?8601\b|\biso(?= dates?\b| format\b)",
+     " ymdformat "),
+    (r"\bsquash(?:[- ]?merg\w*)?\b", "squash"), (r"\bmerge commits?\b", "mergecommit"),
+    (r"\bfast[- ]forward\w*\b", "fastforward"),
     (r"(?<=\d),(?=\d{3}\b)", ""),  # 2,000 -> 2000
     (r"\b(\d{1,2}):(\d{2})(?:\s?(am|pm))?\b", lambda m: _clock(int(m.group(1)), int(m.group(2)), m.group(3))),
     (r"\b(\d{1,2})\s?(am|pm)\b", lambda m: _clock(int(m.group(1)), 0, m.group(2))),
