@@ -84,7 +84,7 @@ def record_action(tx: Transaction, action: Action) -> Action:
             (tx.namespace, action.task_id, version, action.plan_item_id))
         if found is None:
             raise InvalidArgument("plan_item_id", f"no item {action.plan_item_id!r} in the current plan")
-    tx.execute(_INSERT, _values(action))
+    tx.defer("actions", _INSERT, _values(action))
     tx.emit(EventType.ACTION_RECORDED, action.task_id, action)
     return action
 

@@ -27,8 +27,8 @@ def stored_response(tx: Transaction, request_id: str, method: str, request_hash:
 
 
 def store_response(tx: Transaction, request_id: str, method: str, request_hash: str, response: bytes) -> None:
-    tx.execute(
-        "INSERT INTO request_ids (namespace, request_id, method, request_hash, response, created_at)"
+    tx.defer(
+        "request_ids", "INSERT INTO request_ids (namespace, request_id, method, request_hash, response, created_at)"
         " VALUES (?, ?, ?, ?, ?, ?)", (tx.namespace, request_id, method, request_hash, response, tx.now))
 
 
