@@ -134,3 +134,21 @@ async def test_touches_of_many_tasks_in_one_batch_each_count_once_per_mutation(s
     assert (await storage.read(task_store.load_task, NAMESPACE, first)).revision == revisions[first] + 3
     assert (await storage.read(task_store.load_task, NAMESPACE, second)).revision == revisions[second] + 1
     assert await storage.read(summaries, first) == ["d0", "d2", "d3"]
+
+
+async def test_a_request_id_retried_within_one_batch_runs_once(storage: Storage) -> None:
+    from taskmem.core.errors import RequestIdReused
+    from taskmem.store.idempotency import Once, run_once
+    from taskmem.v1 import task_service_pb2 as pb
+
+    task_id = await create_task(storage)
+
+    def once(summary: str, digest: str):  # type: ignore[no-untyped-def]
+        key = Once("req-1", "RecordActionRequest", digest, pb.RecordActionResponse.FromString)
+        return lambda tx: run_once(tx, key, lambda: pb.RecordActionResponse(
+            action={"id": action_store.record_action(tx, new_action(tx, task_id, summary)).id}))
+
+    results = await write_in_one_batch(storage, [once("e0", "same"), once("e1", "same"), once("e2", "other")])
+    assert isinstance(results[2], RequestIdReused)
+    assert results[0] == results[1]  # the retry got the first run's stored response
+    assert await storage.read(summaries, task_id) == ["e0"]

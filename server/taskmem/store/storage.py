@@ -65,6 +65,10 @@ class Transaction(Reader, Protocol):
 
     def executemany(self, sql: str, rows: Iterable[Sequence[Any]]) -> None: ...
 
+    def fetchone_stored(self, sql: str, params: Sequence[Any] = ()) -> Row | None:
+        """A SELECT of what earlier batches stored, not waiting for this batch's deferred rows (fetchone
+        runs those first when it names their table): for a caller that keeps its own deferred rows in memo."""
+
     def defer(self, table: str, sql: str, params: Sequence[Any], key: Hashable | None = None,
               merge: Callable[[Sequence[Any], Sequence[Any]], Sequence[Any]] | None = None) -> None:
         """Run this write of `table` later, with the batch's other rows of the same statement (one

@@ -125,6 +125,14 @@ class Transaction:
             self.wrote = True
             raise
 
+    def fetchone_stored(self, sql: str, params: Sequence[Any] = ()) -> Row | None:
+        """A SELECT that does not wait for the batch's deferred rows: the caller finds those in memo."""
+        try:
+            return self._statements.fetchone(sql, params)
+        except Exception:
+            self.wrote = True
+            raise
+
     def execute(self, sql: str, params: Sequence[Any] = ()) -> None:
         self._run_deferred()
         self.memo.clear()
@@ -185,6 +193,7 @@ def _run_grouped(statements: Statements, batch: list[Job], encode: PayloadEncode
         except Exception as error:
             if tx.wrote:
                 return None
+            shared.memo.clear()  # it may have remembered what it was about to write
             outcomes.append((None, error, []))  # it changed nothing: leaving it out undoes it
         else:
             shared.deferred.absorb(tx.deferred)
