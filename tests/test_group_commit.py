@@ -152,3 +152,19 @@ async def test_a_request_id_retried_within_one_batch_runs_once(storage: Storage)
     assert isinstance(results[2], RequestIdReused)
     assert results[0] == results[1]  # the retry got the first run's stored response
     assert await storage.read(summaries, task_id) == ["e0"]
+
+
+async def test_a_deferred_row_that_cannot_be_written_fails_only_its_own_mutation(storage: Storage) -> None:
+    task_id = await create_task(storage)
+
+    def record_with_id(action_id: str, summary: str):  # type: ignore[no-untyped-def]
+        def record_it(tx: Transaction) -> Action:
+            action = new_action(tx, task_id, summary)
+            action.id = action_id
+            return action_store.record_action(tx, action)
+        return record_it
+
+    results = await write_in_one_batch(storage, [record_with_id("act_same", "f0"), record(task_id, "f1"),
+                                                 record_with_id("act_same", "f2")])
+    assert isinstance(results[2], Exception) and not isinstance(results[0], Exception)
+    assert await storage.read(summaries, task_id) == ["f0", "f1"]

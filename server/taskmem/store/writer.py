@@ -56,6 +56,9 @@ class _BatchState:
     def __init__(self) -> None:
         self.deferred = DeferredWrites()
         self.memo: dict[Hashable, Any] = {}
+        # Set when the earlier mutations' deferred rows failed to write: even if the mutation that ran
+        # them caught the error, the batch cannot commit as it stands.
+        self.broken = False
 
 
 _SELECT = ("SELECT", "select")
@@ -91,7 +94,7 @@ class Transaction:
             try:
                 self._batch.deferred.run(self._statements)
             except Exception:
-                self.wrote = True  # the batch's rows stand half-written: only a rollback can tell them apart
+                self.wrote = self._batch.broken = True  # the batch's rows stand half-written
                 raise
         if self.deferred:
             self.wrote = True
@@ -191,11 +194,13 @@ def _run_grouped(statements: Statements, batch: list[Job], encode: PayloadEncode
         except fatal:
             raise
         except Exception as error:
-            if tx.wrote:
+            if tx.wrote or shared.broken:
                 return None
             shared.memo.clear()  # it may have remembered what it was about to write
             outcomes.append((None, error, []))  # it changed nothing: leaving it out undoes it
         else:
+            if shared.broken:
+                return None
             shared.deferred.absorb(tx.deferred)
             outcomes.append((value, None, tx.events))
     try:
