@@ -231,6 +231,8 @@ def _run_each_alone(statements: Statements, batch: list[Job], encode: PayloadEnc
             outcomes.append((value, None, tx.events))
         statements.execute("RELEASE mutation")
     return outcomes
+
+
 # Runs a batch in one transaction of the engine (in its writer thread) and says how each mutation went.
 BatchRunner = Callable[[list[Job]], Awaitable[list[Outcome]]]
 
