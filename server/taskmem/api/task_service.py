@@ -161,15 +161,16 @@ class TaskService(task_service_pb2_grpc.TaskServiceServicer):
 
         return await write_once(self._storage, request, pb.CreateTaskResponse, create)
 
-    async def GetTask(self, request: pb.GetTaskRequest, context: grpc.aio.ServicerContext) -> pb.GetTaskResponse:
+    async def GetTask(self, request: pb.GetTaskRequest, context: grpc.aio.ServicerContext) -> bytes:
+        """The reply serialized (GuardInterceptor sends bytes as they are): kept so until the task changes."""
         scope = current_scope()
         key = (scope.namespace, validate.identifier("task_id", request.task_id))
         views = self._storage.task_views
-        response: pb.GetTaskResponse | None = views.get(key)
+        response: bytes | None = views.get(key)
         if response is None:
             epoch = views.epoch
             task, plan = await self._storage.read(task_store.load_task_with_plan, *key, 0)
-            response = pb.GetTaskResponse(task=task_convert.task(task), plan=task_convert.plan(plan))
+            response = pb.GetTaskResponse(task=task_convert.task(task), plan=task_convert.plan(plan)).SerializeToString()
             views.put(key, epoch, response)
         return response
 
@@ -388,7 +389,7 @@ class TaskService(task_service_pb2_grpc.TaskServiceServicer):
     # --- events and progress -----------------------------------------------------------------
 
     async def SubscribeEvents(self, request: pb.SubscribeEventsRequest,
-                              context: grpc.aio.ServicerContext) -> AsyncIterator[pb.SubscribeEventsResponse]:
+                              context: grpc.aio.ServicerContext) -> AsyncIterator[bytes]:
         event_filter = _event_filter(current_scope(), request.task_ids, request.types)
         if request.after_cursor < -1:
             raise InvalidArgument("after_cursor", "must be -1 (live only), 0 (everything) or a cursor")
@@ -452,7 +453,8 @@ class TaskService(task_service_pb2_grpc.TaskServiceServicer):
 
 
 class _EventReplies:
-    """The reply for each recent event, built once however many subscribers are sent it.
+    """The reply for each recent event, built and serialized once however many subscribers are sent it
+    (GuardInterceptor sends the bytes as they are).
 
     An event never changes once committed and its cursor is unique, so a reply kept by cursor
     is always right; live subscribers all ask for the newest few.
@@ -460,12 +462,12 @@ class _EventReplies:
 
     def __init__(self, capacity: int = 1024) -> None:
         self._capacity = capacity
-        self._replies: collections.OrderedDict[int, pb.SubscribeEventsResponse] = collections.OrderedDict()
+        self._replies: collections.OrderedDict[int, bytes] = collections.OrderedDict()
 
-    def reply(self, event: Event) -> pb.SubscribeEventsResponse:
+    def reply(self, event: Event) -> bytes:
         reply = self._replies.get(event.cursor)
         if reply is None:
-            reply = pb.SubscribeEventsResponse(event=task_convert.event(event))
+            reply = pb.SubscribeEventsResponse(event=task_convert.event(event)).SerializeToString()
             self._replies[event.cursor] = reply
             if len(self._replies) > self._capacity:
                 self._replies.popitem(last=False)

@@ -19,14 +19,16 @@ _COLUMNS = (
     "namespace", "id", "task_id", "plan_item_id", "type", "tool_name", "summary", "status", "input", "output",
     "error", "duration_us", "tokens_in", "tokens_out", "log_lines", "created_at", "completed_at",
 )
+# One encoder for every row (json.dumps with an option builds a new one per call).
+_json = json.JSONEncoder(allow_nan=False).encode
 _INSERT = f"INSERT INTO actions ({', '.join(_COLUMNS)}) VALUES ({', '.join('?' * len(_COLUMNS))})"
 
 
 def _values(action: Action) -> tuple[Any, ...]:
     return (
         action.namespace, action.id, action.task_id, action.plan_item_id, action.type.value, action.tool_name,
-        action.summary, action.status.value, json.dumps(action.input, allow_nan=False),
-        json.dumps(action.output, allow_nan=False), action.error, action.duration_us, action.tokens_in,
+        action.summary, action.status.value, _json(action.input),
+        _json(action.output), action.error, action.duration_us, action.tokens_in,
         action.tokens_out, action.log_lines, action.created_at, action.completed_at,
     )
 
@@ -84,7 +86,7 @@ def record_action(tx: Transaction, action: Action) -> Action:
             (tx.namespace, action.task_id, version, action.plan_item_id))
         if found is None:
             raise InvalidArgument("plan_item_id", f"no item {action.plan_item_id!r} in the current plan")
-    tx.execute(_INSERT, _values(action))
+    tx.defer("actions", _INSERT, _values(action))
     tx.emit(EventType.ACTION_RECORDED, action.task_id, action)
     return action
 
@@ -95,7 +97,7 @@ def finish_action(tx: Transaction, action_id: str, completion: Completion) -> Ac
     tx.execute(
         "UPDATE actions SET status = ?, output = ?, error = ?, duration_us = ?, tokens_in = ?, tokens_out = ?,"
         " completed_at = ? WHERE namespace = ? AND id = ?",
-        (action.status.value, json.dumps(action.output, allow_nan=False), action.error, action.duration_us,
+        (action.status.value, _json(action.output), action.error, action.duration_us,
          action.tokens_in, action.tokens_out, action.completed_at, action.namespace, action.id))
     touch_task(tx, action.task_id)
     tx.emit(EventType.ACTION_COMPLETED, action.task_id, action)

@@ -17,18 +17,23 @@ def stored_response(tx: Transaction, request_id: str, method: str, request_hash:
         # Two replicas running the same retry at once: the second waits here until the first commits, then
         # finds its response (without the lock both would miss it, and the second insert would fail).
         tx.execute("SELECT pg_advisory_xact_lock(hashtextextended(? || '/' || ?, 0))", (tx.namespace, request_id))
-    row = tx.fetchone("SELECT method, request_hash, response FROM request_ids"
-                            " WHERE namespace = ? AND request_id = ?", (tx.namespace, request_id))
-    if row is None:
-        return None
-    if row["method"] != method or row["request_hash"] != request_hash:
+    # Stored by an earlier mutation of this batch (its row deferred), or by an earlier batch.
+    stored = tx.memo.get(("request id", tx.namespace, request_id))
+    if stored is None:
+        row = tx.fetchone_stored("SELECT method, request_hash, response FROM request_ids"
+                                 " WHERE namespace = ? AND request_id = ?", (tx.namespace, request_id))
+        if row is None:
+            return None
+        stored = (row["method"], row["request_hash"], bytes(row["response"]))
+    if stored[0] != method or stored[1] != request_hash:
         raise RequestIdReused("request_id", f"{request_id!r} was already used for a different request")
-    return bytes(row["response"])
+    return stored[2]
 
 
 def store_response(tx: Transaction, request_id: str, method: str, request_hash: str, response: bytes) -> None:
-    tx.execute(
-        "INSERT INTO request_ids (namespace, request_id, method, request_hash, response, created_at)"
+    tx.memo[("request id", tx.namespace, request_id)] = (method, request_hash, response)
+    tx.defer(
+        "request_ids", "INSERT INTO request_ids (namespace, request_id, method, request_hash, response, created_at)"
         " VALUES (?, ?, ?, ?, ?, ?)", (tx.namespace, request_id, method, request_hash, response, tx.now))
 
 

@@ -29,8 +29,8 @@ def post_message(tx: Transaction, message: Message) -> Message:
 
 def insert_message(tx: Transaction, message: Message) -> Message:
     """Store the message and its event; the caller answers for touching its task."""
-    tx.execute(
-        "INSERT INTO messages (namespace, id, thread_id, task_id, role, kind, content, created_at)"
+    tx.defer(
+        "messages", "INSERT INTO messages (namespace, id, thread_id, task_id, role, kind, content, created_at)"
         " VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
         (message.namespace, message.id, message.thread_id, message.task_id, message.role.value,
          message.kind.value, message.content, message.created_at))

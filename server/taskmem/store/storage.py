@@ -11,7 +11,7 @@ postgresql:// URL the PostgreSQL engine (taskmem.store.postgres) that several re
 from __future__ import annotations
 
 import abc
-from collections.abc import Awaitable, Callable, Iterable, Sequence
+from collections.abc import Awaitable, Callable, Hashable, Iterable, Sequence
 from typing import Any, Protocol, TypeVar
 
 from taskmem.core.events import Event, EventType
@@ -57,10 +57,23 @@ class Transaction(Reader, Protocol):
     correlation_id: str
     now: int  # microseconds since the epoch, one instant for the whole mutation
     events: list[Event]
+    # What the batch's mutations may remember between them (e.g. a task's plan version) until any of
+    # them writes directly: execute, executemany, or a read that is not a SELECT clear it.
+    memo: dict[Hashable, Any]
 
     def execute(self, sql: str, params: Sequence[Any] = ()) -> None: ...
 
     def executemany(self, sql: str, rows: Iterable[Sequence[Any]]) -> None: ...
+
+    def fetchone_stored(self, sql: str, params: Sequence[Any] = ()) -> Row | None:
+        """A SELECT of what earlier batches stored, not waiting for this batch's deferred rows (fetchone
+        runs those first when it names their table): for a caller that keeps its own deferred rows in memo."""
+
+    def defer(self, table: str, sql: str, params: Sequence[Any], key: Hashable | None = None,
+              merge: Callable[[Sequence[Any], Sequence[Any]], Sequence[Any]] | None = None) -> None:
+        """Run this write of `table` later, with the batch's other rows of the same statement (one
+        executemany), before any statement that names `table` or writes, and before COMMIT. For a write
+        the mutation does not read back. Rows deferred under one key merge: merge(earlier, later)."""
 
     def emit(self, event_type: EventType, task_id: str, resource: Any,
              extra: dict[str, Any] | None = None) -> Event: ...

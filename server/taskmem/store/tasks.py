@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from taskmem.core.errors import NotFound
@@ -159,13 +159,28 @@ def list_tasks(db: Reader, namespace: str, statuses: list[TaskStatus], updated_a
 
 # --- mutations (inside the writer's Transaction) ----------------------------------------------
 
+_TOUCH = "UPDATE tasks SET updated_at = ?, revision = revision + ? WHERE namespace = ? AND id = ?"
+
+
+def _both_touches(earlier: Sequence[Any], later: Sequence[Any]) -> Sequence[Any]:
+    return (max(earlier[0], later[0]), earlier[1] + later[1], *later[2:])
+
+
 def touch_task(tx: Transaction, task_id: str) -> int:
-    """Record that something under the task changed (new update time and etag); returns its plan version."""
-    row = tx.fetchone("UPDATE tasks SET updated_at = ?, revision = revision + 1 WHERE namespace = ? AND id = ?"
-                      " RETURNING plan_version", (tx.now, tx.namespace, task_id))
-    if row is None:
-        raise NotFound("task", task_id)
-    return int(row["plan_version"])
+    """Record that something under the task changed (new update time and etag); returns its plan version.
+
+    The task's row is read once per batch (while no mutation writes directly) and its update deferred,
+    so the touches of a batch's mutations become one UPDATE that adds each to the revision."""
+    key = ("task plan version", tx.namespace, task_id)
+    version: int | None = tx.memo.get(key)
+    if version is None:
+        row = tx.fetchone("SELECT plan_version FROM tasks WHERE namespace = ? AND id = ?" + tx.row_lock,
+                          (tx.namespace, task_id))
+        if row is None:
+            raise NotFound("task", task_id)
+        version = tx.memo[key] = int(row["plan_version"])
+    tx.defer("tasks", _TOUCH, (tx.now, 1, tx.namespace, task_id), key, _both_touches)
+    return version
 
 
 def _store_plan(tx: Transaction, task: Task, items: list[PlanItem], reason: str) -> Plan:

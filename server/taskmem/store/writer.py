@@ -2,12 +2,19 @@
 
 Every mutation is a plain function of a Transaction. The writer takes whatever
 mutations are queued (up to a batch size) and hands them to the engine's batch
-runner, which runs them in its writer thread, each inside its own SAVEPOINT of one
-transaction, and stores the events of the mutations that succeeded just before the
-COMMIT; only then does the writer answer the callers and publish the batch's events.
-A mutation that raises is rolled back alone; its neighbours still commit. One commit
-(one fsync) and one thread round trip per batch is what makes many small concurrent
-writes cheap.
+runner, which runs them in its writer thread in one transaction and stores the events
+of the mutations that succeeded just before the COMMIT; only then does the writer
+answer the callers and publish the batch's events. One commit (one fsync) and one
+thread round trip per batch is what makes many small concurrent writes cheap.
+
+A batch first runs grouped: its mutations one after another with no savepoint each,
+the writes they defer (taskmem.store.deferred_writes) run once per statement for the
+whole batch. A mutation that raises before it changed anything (a task not found, a
+stale etag) is simply left out. One that raises after it wrote cannot be undone alone
+there, so the batch is rolled back to its start and run again the careful way: each
+mutation in its own SAVEPOINT, one that raises rolled back alone while its neighbours
+still commit. Running a mutation twice is safe because it is a plain function of the
+transaction (PostgreSQL's deadlock retry relies on the same).
 """
 
 from __future__ import annotations
@@ -15,11 +22,12 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from collections.abc import Awaitable, Callable, Iterable, Sequence
+from collections.abc import Awaitable, Callable, Hashable, Iterable, Sequence
 from typing import Any, Protocol, TypeVar
 
 from taskmem.core.events import Event, EventType
 from taskmem.core.ids import now_us
+from taskmem.store.deferred_writes import DeferredWrites, Merge
 from taskmem.store.storage import BatchObserver, Mutation, PayloadEncoder, Row, WriterClosed
 
 log = logging.getLogger(__name__)
@@ -42,22 +50,108 @@ class Statements(Protocol):
     def executemany(self, sql: str, rows: Iterable[Sequence[Any]]) -> None: ...
 
 
-class Transaction:
-    """The port's Transaction: one mutation's statements, and the events it emits."""
+class _BatchState:
+    """What the mutations of one grouped run share: the writes the earlier ones deferred, and `memo`."""
 
-    def __init__(self, statements: Statements, namespace: str, correlation_id: str, encode: PayloadEncoder) -> None:
-        self.statements = statements
+    def __init__(self) -> None:
+        self.deferred = DeferredWrites()
+        self.memo: dict[Hashable, Any] = {}
+        # Set when the earlier mutations' deferred rows failed to write: even if the mutation that ran
+        # them caught the error, the batch cannot commit as it stands.
+        self.broken = False
+
+
+_SELECT = ("SELECT", "select")
+
+
+class Transaction:
+    """The port's Transaction: one mutation's statements, the writes it defers, and the events it emits."""
+
+    def __init__(self, statements: Statements, namespace: str, correlation_id: str, encode: PayloadEncoder,
+                 batch: _BatchState) -> None:
+        self._statements = statements
         self.dialect = statements.dialect
         self.row_lock = statements.row_lock
-        self.fetchone = statements.fetchone
-        self.fetchall = statements.fetchall
-        self.execute = statements.execute
-        self.executemany = statements.executemany
         self.namespace = namespace
         self.correlation_id = correlation_id
         self.now = now_us()
         self.events: list[Event] = []
         self._encode = encode
+        self._batch = batch
+        self.memo = batch.memo
+        self.deferred = DeferredWrites()
+        self.wrote = False  # whether this mutation changed the database (so its failure needs a rollback)
+
+    @property
+    def statements(self) -> Statements:
+        """The engine's statements, bypassing deferral (start-up housekeeping only): counts as a write."""
+        self._run_deferred()
+        self.wrote = True
+        return self._statements
+
+    def _run_deferred(self) -> None:
+        if self._batch.deferred:
+            try:
+                self._batch.deferred.run(self._statements)
+            except Exception:
+                self.wrote = self._batch.broken = True  # the batch's rows stand half-written
+                raise
+        if self.deferred:
+            self.wrote = True
+            self.deferred.run(self._statements)
+
+    def _before(self, sql: str) -> None:
+        """A read sees the deferred rows of its tables; anything else (a write, or a read that may write, like
+        UPDATE … RETURNING) runs every deferred row first and forgets what `memo` remembered."""
+        if sql.lstrip().startswith(_SELECT):
+            if (self._batch.deferred and self._batch.deferred.touches(sql)) or (
+                    self.deferred and self.deferred.touches(sql)):
+                self._run_deferred()
+            return
+        self._run_deferred()
+        self.memo.clear()
+        self.wrote = True
+
+    def fetchone(self, sql: str, params: Sequence[Any] = ()) -> Row | None:
+        self._before(sql)
+        try:
+            return self._statements.fetchone(sql, params)
+        except Exception:
+            self.wrote = True  # a failed statement may have left the transaction unusable (PostgreSQL)
+            raise
+
+    def fetchall(self, sql: str, params: Sequence[Any] = ()) -> list[Row]:
+        self._before(sql)
+        try:
+            return self._statements.fetchall(sql, params)
+        except Exception:
+            self.wrote = True
+            raise
+
+    def fetchone_stored(self, sql: str, params: Sequence[Any] = ()) -> Row | None:
+        """A SELECT that does not wait for the batch's deferred rows: the caller finds those in memo."""
+        try:
+            return self._statements.fetchone(sql, params)
+        except Exception:
+            self.wrote = True
+            raise
+
+    def execute(self, sql: str, params: Sequence[Any] = ()) -> None:
+        self._run_deferred()
+        self.memo.clear()
+        self.wrote = True
+        self._statements.execute(sql, params)
+
+    def executemany(self, sql: str, rows: Iterable[Sequence[Any]]) -> None:
+        self._run_deferred()
+        self.memo.clear()
+        self.wrote = True
+        self._statements.executemany(sql, rows)
+
+    def defer(self, table: str, sql: str, params: Sequence[Any], key: Hashable | None = None,
+              merge: Merge | None = None) -> None:
+        """Run this write of `table` later, with the same statement's rows from the whole batch."""
+        self.deferred.add(table, sql, params, key, merge)
 
     def emit(self, event_type: EventType, task_id: str, resource: Any, extra: dict[str, Any] | None = None) -> Event:
         """Add an event to this mutation; the writer stores it in the same transaction and publishes it after commit."""
@@ -76,14 +170,58 @@ Outcome = tuple[Any, Exception | None, list[Event]]
 
 def run_mutations(statements: Statements, batch: list[Job], encode: PayloadEncoder,
                   fatal: tuple[type[Exception], ...] = ()) -> list[Outcome]:
-    """Inside an engine's open transaction: each mutation in its own SAVEPOINT, one that raises rolled back
-    alone (its exception is its outcome), except the `fatal` errors, which lose the whole transaction."""
+    """Inside an engine's open transaction: the batch grouped, or, if a mutation that wrote raised, each
+    mutation in its own SAVEPOINT (see the module's doc). The `fatal` errors lose the whole transaction."""
+    statements.execute("SAVEPOINT batch")
+    grouped = _run_grouped(statements, batch, encode, fatal)
+    if grouped is None:
+        statements.execute("ROLLBACK TO batch")
+        grouped = _run_each_alone(statements, batch, encode, fatal)
+    statements.execute("RELEASE batch")
+    return grouped
+
+
+def _run_grouped(statements: Statements, batch: list[Job], encode: PayloadEncoder,
+                 fatal: tuple[type[Exception], ...]) -> list[Outcome] | None:
+    """The mutations one after another, their deferred writes run together; None when one that had
+    written raised (the caller rolls the batch back)."""
+    shared = _BatchState()
     outcomes: list[Outcome] = []
     for mutation, namespace, correlation_id, _ in batch:
-        tx = Transaction(statements, namespace, correlation_id, encode)
+        tx = Transaction(statements, namespace, correlation_id, encode, shared)
+        try:
+            value = mutation(tx)
+        except fatal:
+            raise
+        except Exception as error:
+            if tx.wrote or shared.broken:
+                return None
+            shared.memo.clear()  # it may have remembered what it was about to write
+            outcomes.append((None, error, []))  # it changed nothing: leaving it out undoes it
+        else:
+            if shared.broken:
+                return None
+            shared.deferred.absorb(tx.deferred)
+            outcomes.append((value, None, tx.events))
+    try:
+        shared.deferred.run(statements)
+    except fatal:
+        raise
+    except Exception:
+        return None  # a deferred row failed: which mutation's, only running each alone can tell
+    return outcomes
+
+
+def _run_each_alone(statements: Statements, batch: list[Job], encode: PayloadEncoder,
+                    fatal: tuple[type[Exception], ...]) -> list[Outcome]:
+    """Each mutation in its own SAVEPOINT with its deferred writes: one that raises is rolled back alone."""
+    outcomes: list[Outcome] = []
+    for mutation, namespace, correlation_id, _ in batch:
+        tx = Transaction(statements, namespace, correlation_id, encode, _BatchState())
         statements.execute("SAVEPOINT mutation")
         try:
             value = mutation(tx)
+            tx.deferred.run(statements)
         except fatal:
             raise
         except Exception as error:  # the mutation's own failure: undo it alone
@@ -93,6 +231,8 @@ def run_mutations(statements: Statements, batch: list[Job], encode: PayloadEncod
             outcomes.append((value, None, tx.events))
         statements.execute("RELEASE mutation")
     return outcomes
+
+
 # Runs a batch in one transaction of the engine (in its writer thread) and says how each mutation went.
 BatchRunner = Callable[[list[Job]], Awaitable[list[Outcome]]]
 

@@ -18,11 +18,10 @@ the events table by cursor (store/postgres/event_tail.py).
 
 from __future__ import annotations
 
-import json
-
 import psycopg
 
 from taskmem.core.events import Event
+from taskmem.store.event_log import payload_text
 from taskmem.store.postgres.connection import Row
 from taskmem.store.postgres.statements import Statements
 from taskmem.store.storage import PayloadEncoder
@@ -47,7 +46,7 @@ def _store_events(connection: psycopg.Connection[Row], events: list[Event]) -> N
             "INSERT INTO events (cursor, namespace, type, task_id, correlation_id, payload, created_at)"
             " VALUES (%s, %s, %s, %s, %s, %s, %s)",
             [(e.cursor, e.namespace, e.type.value, e.task_id, e.correlation_id,
-              json.dumps(e.payload, separators=(",", ":")), e.created_at) for e in events])
+              payload_text(e.payload), e.created_at) for e in events])
     connection.execute(f"NOTIFY {CHANNEL}")
 
 

@@ -6,11 +6,10 @@ the cursors after the log's last one, in commit order, with no gap.
 
 from __future__ import annotations
 
-import json
-
 import sqlean as sqlite3
 
 from taskmem.core.events import Event
+from taskmem.store.event_log import payload_text
 from taskmem.store.sqlite.statements import Statements
 from taskmem.store.storage import PayloadEncoder
 from taskmem.store.writer import Job, Outcome, run_mutations
@@ -25,7 +24,7 @@ def _store_events(connection: sqlite3.Connection, events: list[Event]) -> None:
         "INSERT INTO events (cursor, namespace, type, task_id, correlation_id, payload, created_at)"
         " VALUES (?, ?, ?, ?, ?, ?, ?)",
         [(e.cursor, e.namespace, e.type.value, e.task_id, e.correlation_id,
-          json.dumps(e.payload, separators=(",", ":")), e.created_at) for e in events])
+          payload_text(e.payload), e.created_at) for e in events])
 
 
 def run_batch(connection: sqlite3.Connection, batch: list[Job], encode: PayloadEncoder) -> list[Outcome]:
