@@ -13,7 +13,7 @@ from taskmem.api.event_encoding import event_payload
 from taskmem.core.actions import Action, ActionStatus, ActionType
 from taskmem.core.errors import NotFound
 from taskmem.core.events import EventFilter, EventType
-from taskmem.core.ids import new_id, now_us
+from taskmem.core.ids import new_id
 from taskmem.core.tasks import Task, TaskStatus
 from taskmem.store import actions as action_store
 from taskmem.store import tasks as task_store
