@@ -5,7 +5,7 @@ from __future__ import annotations
 import dataclasses
 import enum
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 # HYBRID's fusion, chosen on the dev set of bench/memory_eval.py (long conversations, natural questions;
 # `--sweep`) and scored once on its test set: a weighted reciprocal-rank fusion
@@ -64,6 +64,32 @@ def reciprocal_rank_fusion(fulltext: Sequence[tuple[int, str]], semantic: Sequen
         hit = hits.setdefault(seq, Hit(seq, 0.0))
         hit.semantic_rank = rank
         hit.score += weights[1] / (k + rank)
+    return _best(hits, limit)
+
+
+def convex_fusion(fulltext: Sequence[tuple[int, float]], semantic: Sequence[tuple[int, float]],
+                  similarity_of: Mapping[int, float], limit: int,
+                  weights: tuple[float, float] = (FULLTEXT_WEIGHT, SEMANTIC_WEIGHT)) -> list[Hit]:
+    """Merge two scored lists: score = full-text weight × share + semantic weight × cosine similarity.
+
+    fulltext holds (seq, share) best first, share being the BM25 score over the most the query's words
+    can score (0 to 1); semantic holds (seq, cosine similarity) best first; similarity_of gives the
+    similarity of full-text candidates the semantic list lacks (one missing, not embedded yet, counts 0).
+    Ranks are each list's own (0 = not in it). Ties keep the entry ranked higher in either list first,
+    then the lower seq (deterministic).
+    """
+    similarity = {**similarity_of, **dict(semantic)}
+    hits: dict[int, Hit] = {}
+    for rank, (seq, share) in enumerate(fulltext, start=1):
+        hits[seq] = Hit(seq, weights[0] * share, fulltext_rank=rank)
+    for rank, (seq, _) in enumerate(semantic, start=1):
+        hits.setdefault(seq, Hit(seq, 0.0)).semantic_rank = rank
+    for seq, hit in hits.items():
+        hit.score += weights[1] * similarity.get(seq, 0.0)
+    return _best(hits, limit)
+
+
+def _best(hits: dict[int, Hit], limit: int) -> list[Hit]:
     best_rank = {seq: min(r for r in (h.fulltext_rank, h.semantic_rank) if r) for seq, h in hits.items()}
     return sorted(hits.values(), key=lambda h: (-h.score, best_rank[h.seq], h.seq))[:limit]
 

@@ -138,6 +138,20 @@ def nearest(reader: Reader, namespace: str, query: np.ndarray, k: int, task_id: 
     return [(int(seqs[i]), float(1.0 - similarity[i])) for i in order]
 
 
+def similarities(reader: Reader, seqs: Sequence[int], query: np.ndarray) -> dict[int, float]:
+    """The cosine similarity of each of these entries' vectors to the query vector (SQLite's blobs); entries
+    not embedded yet are left out."""
+    if not seqs:
+        return {}
+    rows = reader.fetchall(f"SELECT seq, embedding FROM memory_embeddings WHERE seq IN ({', '.join('?' * len(seqs))})",
+                           list(seqs))
+    if not rows:
+        return {}
+    matrix = np.frombuffer(b"".join(row[1] for row in rows), dtype=np.float32).reshape(len(rows), -1)
+    similarity = matrix @ np.ascontiguousarray(query, dtype=np.float32)
+    return {int(row[0]): float(similarity[i]) for i, row in enumerate(rows)}
+
+
 async def summary_vectors(embedder: Embedder | None, entries: Sequence[NewMemoryEntry]) -> np.ndarray | None:
     """None: kept for callers written when memory entries were embedded before their write (StateService's
     AddDecision/AddError). insert_memory_entries given None queues the entries, and the server's
