@@ -19,7 +19,7 @@ from taskmem.core.memory import MemoryEntry, MemoryFilter
 from taskmem.core.memory_search import (
     FullTextQuery, Hit, SearchMode, candidate_count, convex_fusion, reciprocal_rank_fusion,
 )
-from taskmem.store import memory_text_index, memory_vector_index, memory_vectors
+from taskmem.store import memory_filter_sets, memory_text_index, memory_vectors
 from taskmem.store.memory_entries import entries_by_seq
 from taskmem.store.postgres import memory_index
 from taskmem.store.storage import Reader
@@ -59,7 +59,7 @@ def ranked_matches(reader: Reader, namespace: str, query: FullTextQuery, f: Memo
         return []
     words = [*query.words, *(word for phrase in query.phrases for word in phrase.split())]
     hits = memory_text_index.index_of(reader).ranked(
-        reader, namespace, words, limit, memory_vector_index.filter_seqs(reader, namespace, f), required)
+        reader, namespace, words, limit, memory_filter_sets.filter_seqs(reader, namespace, f), required)
     return [(hit.seq, hit.score, hit.share) for hit in hits]
 
 
@@ -71,15 +71,14 @@ def _holding_phrases(reader: Reader, query: FullTextQuery) -> np.ndarray:
 
 
 def _snippets(reader: Reader, match: str, seqs: list[int]) -> list[str]:
-    """The snippet of each entry (by seq) for the match, in order; computed for these rows only."""
+    """The snippet of each entry (by seq) for the match, in order; made for these rows only."""
     if reader.dialect == "postgres":
         return memory_index.snippets(reader, match, seqs)
-    found: dict[int, str] = {}
-    for seq in seqs:
-        row = reader.fetchone(f"SELECT snippet(memory_fts, -1, '[', ']', '…', {SNIPPET_TOKENS}) FROM memory_fts"
-                              " WHERE memory_fts MATCH ? AND rowid = ?", (match, seq))
-        found[seq] = str(row[0]) if row is not None else ""
-    return [found[seq] for seq in seqs]
+    if not seqs:
+        return []
+    texts = {int(row[0]): (str(row[1]), str(row[2])) for row in reader.fetchall(
+        f"SELECT seq, summary, detail FROM memory_entries WHERE seq IN ({', '.join('?' * len(seqs))})", seqs)}
+    return memory_text_index.snippets([texts.get(seq, ("", "")) for seq in seqs], match, SNIPPET_TOKENS)
 
 
 def semantic(reader: Reader, namespace: str, vector: np.ndarray, f: MemoryFilter, limit: int) -> list[tuple[int, float]]:

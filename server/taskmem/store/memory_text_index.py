@@ -6,7 +6,8 @@ the whole index. This index holds, per term, the rows that contain it and the te
 frequency in each (a summary occurrence counts 2, a detail occurrence 1, as the FTS5 ranking did) in
 numpy arrays, so a search scores only the postings of its words (~1 ms at 100k) and computes the BM25
 statistics (entry count, document frequency, average length) over the entries it searches: the
-namespace, narrowed by the filter. FTS5 stays for phrases (which rows hold them) and snippets.
+namespace, narrowed by the filter. FTS5 stays for phrases (which rows hold them) and snippets (made on
+a scratch FTS5 table of the hits alone, `snippets`).
 
 Terms are FTS5's own: each distinct word (\\w+, lower-cased) is run once through an in-memory FTS5
 table with memory_fts's tokenizer (porter unicode61) and the result is cached, so the index, the
@@ -45,13 +46,16 @@ _MERGE_SHARE = 0.1
 
 
 class _Terms:
-    """FTS5's terms of raw words (porter unicode61), each word tokenized once; shared by every index."""
+    """FTS5's terms of raw words (porter unicode61), each word tokenized once; shared by every index. Its
+    in-memory FTS5 database also makes snippets (`snippets`)."""
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
         self._db = sqlite3.connect(":memory:", check_same_thread=False)
         self._db.execute("CREATE VIRTUAL TABLE words USING fts5 (word, tokenize = 'porter unicode61')")
         self._db.execute("CREATE VIRTUAL TABLE word_terms USING fts5vocab (words, 'instance')")
+        self._db.execute("CREATE VIRTUAL TABLE snippet_rows USING fts5 (summary, detail,"
+                         " tokenize = 'porter unicode61')")
         self.of_word: dict[str, tuple[int, ...]] = {}  # raw word → ids of its terms (usually one)
         self.id_of: dict[str, int] = {}  # term → id
 
@@ -76,6 +80,19 @@ class _Terms:
         self.learn(words)
         of_word = self.of_word
         return [t for w in words for t in of_word[w]]
+
+    def snippets(self, texts: Sequence[tuple[str, str]], match: str, tokens: int) -> list[str]:
+        """FTS5's snippet() of each (summary, detail) for the MATCH expression ("" where it does not match)."""
+        with self._lock:
+            self._db.executemany("INSERT INTO snippet_rows (rowid, summary, detail) VALUES (?, ?, ?)",
+                                 [(i, summary, detail) for i, (summary, detail) in enumerate(texts)])
+            try:
+                found = dict(self._db.execute(
+                    f"SELECT rowid, snippet(snippet_rows, -1, '[', ']', '…', {int(tokens)}) FROM snippet_rows"
+                    " WHERE snippet_rows MATCH ?", (match,)).fetchall())
+            finally:
+                self._db.execute("DELETE FROM snippet_rows")
+        return [str(found.get(i, "")) for i in range(len(texts))]
 
     def ids(self, words: Sequence[str]) -> list[int]:
         """Distinct term ids of query words, in order."""
@@ -336,6 +353,14 @@ def index_of(reader: Reader) -> TextIndex:
         if index is None:
             index = _indexes[key] = TextIndex()
         return index
+
+
+def snippets(texts: Sequence[tuple[str, str]], match: str, tokens: int) -> list[str]:
+    """FTS5's snippet() of each entry text (summary, detail) for the MATCH expression, marking matches with
+    [ ] in at most `tokens` tokens ("" where it does not match). Run on a scratch FTS5 table holding just
+    these rows: a snippet depends on the row and the query only, and memory_fts would first seek each
+    query word's long list of entries (~0.5 ms per hit at 100k entries, against ~0.05 ms here)."""
+    return _terms.snippets(texts, match, tokens) if texts else []
 
 
 def load(reader: Reader) -> int:
