@@ -166,6 +166,41 @@ async def test_entries_written_after_a_search_are_found_by_the_next_one(archive:
     assert found[-1][0] == first[0].seq  # holds one of the two words
 
 
+async def test_snippets_are_those_fts5_makes_on_memory_fts(archive: Archive) -> None:
+    stored = await archive.add("default", [
+        entry("Booked the climbing gym for Friday", detail="the gym opens at seven; climbing shoes to rent"),
+        entry("Timeout while calling the payment webhook " + "and then " * 20 + "it answered"),
+        entry("nothing to see", detail="but the webhook and the gym are both in the detail"),
+    ])
+    for text in ('"climbing gym" Friday', "webhook answered", "gym webhook", "seven"):
+        query = full_text_query(text)
+        found = await archive.read(fulltext, "default", query, MemoryFilter(), 10)
+        assert found
+        for seq, _, snippet in found:
+            [(expected,)] = await archive.read(lambda reader, seq=seq: reader.fetchall(
+                "SELECT snippet(memory_fts, -1, '[', ']', '…', 16) FROM memory_fts WHERE memory_fts MATCH ?"
+                " AND rowid = ?", (query.expression(), seq)))
+            assert snippet == expected and "[" in snippet
+    assert {seq for seq, _, _ in await archive.read(fulltext, "default", full_text_query("gym"), MemoryFilter(),
+                                                     10)} == {stored[0].seq, stored[2].seq}
+
+
+async def test_a_filtered_search_finds_entries_written_after_the_previous_one(archive: Archive) -> None:
+    tagged = MemoryFilter(task_id="tsk_a", tags=("infra",))
+    first = await archive.add("default", [entry("Redis sentinel failover", tags=("infra",)),
+                                          entry("Redis for the web cache", tags=("web",))],
+                              [unit(1, 0), unit(1, 0.1)])
+    text = await archive.read(fulltext, "default", full_text_query("redis"), tagged, 10)
+    near = await archive.read(semantic, "default", unit(1, 0), tagged, 10)
+    assert [s for s, _, _ in text] == [s for s, _ in near] == [first[0].seq]
+    later = await archive.add("default", [entry("Redis cluster resharding", tags=("infra", "db")),
+                                          entry("Redis cluster in tsk_b", task="tsk_b", tags=("infra",))],
+                              [unit(1, 0.2), unit(1, 0)])
+    text = await archive.read(fulltext, "default", full_text_query("redis"), tagged, 10)
+    near = await archive.read(semantic, "default", unit(1, 0), tagged, 10)
+    assert {s for s, _, _ in text} == {s for s, _ in near} == {first[0].seq, later[0].seq}
+
+
 async def test_fulltext_snippet_wraps_each_match_in_brackets(archive: Archive) -> None:
     await archive.add("default", [entry("Timeout while calling the payment webhook",
                                         detail="the webhook answered after 30 s; retried with backoff")])
