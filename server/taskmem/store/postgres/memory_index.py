@@ -5,7 +5,7 @@ store/memory_vectors.py dispatch here by the reader's dialect), with these diffe
 - A full-text query is the same FullTextQuery (required phrases AND any of the words), built as a
   tsquery of the 'english' configuration (Snowball stemming, where FTS5 uses Porter; its stop words
   drop out of the query). Its text form is the opaque "expression" HYBRID passes between its halves.
-- Scores: FTS5 ranks by BM25 (term rarity across the index, length-normalised); PostgreSQL by
+- Scores: SQLite ranks by BM25 (term rarity among the entries searched, length-normalised); PostgreSQL by
   ts_rank with the summary weighted twice the detail (weights A=1.0, B=0.5) and length
   normalisation 1 (rank / (1 + log(length))). ts_rank has no inverse document frequency, so a rare
   word counts no more than a common one; FULLTEXT hit scores are ts_rank values (about 0 to 1)
