@@ -215,9 +215,11 @@ class MemoryServiceServicer:
         score (each word's idf × 2.2, words found nowhere included), 0 to 1, and
         a full-text candidate the semantic list lacks gets its own cosine (0
         while not embedded). On dev this scored recall@5 / @10 0.443 / 0.536
-        against 0.426 / 0.493 for the best weighted reciprocal-rank fusion
-        (0.4 / (5 + full-text rank) + 0.6 / (5 + semantic rank)); full-text
-        weights 0.2 to 0.5 with 20 to 100 candidates all scored 0.526 to 0.540.
+        against 0.426 / 0.493 for the weighted reciprocal-rank fusion it
+        replaces (0.4 / (5 + full-text rank) + 0.6 / (5 + semantic rank)), and
+        at best 0.502 recall@10 for any rank fusion of the same two lists (k 5,
+        weights 0.3 : 0.7); full-text weights 0.2 to 0.5 with 20 to 100
+        candidates all scored 0.526 to 0.540.
         On PostgreSQL, whose ts_rank has no bound to scale by, HYBRID keeps that
         reciprocal-rank fusion. No recency or type prior is applied: the
         evaluation's turns share one type and one write time, so it cannot show
