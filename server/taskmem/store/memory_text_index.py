@@ -215,10 +215,7 @@ class TextIndex:
         postings = []
         most = 0.0  # the score of an entry holding every word often: Σ idf × (K1 + 1), a word found nowhere included
         for term in _terms.ids(words):
-            rows, weights = state.postings(term)
-            if len(rows) and rows[-1] >= size:  # rows appended after this search began
-                keep = rows < size
-                rows, weights = rows[keep], weights[keep]
+            rows, weights = state.postings(term)  # rows < size: the state's segments end at its size
             if not everything and len(rows):
                 keep = scope[rows]
                 rows, weights = rows[keep], weights[keep]
