@@ -10,8 +10,8 @@ What is measured, and how (printed again with the figures):
    once, and each entry reuses one of them (with a varied detail, subtask and tags) and its vector
    plus small Gaussian noise (re-normalised), written with `insert_memory_entries`.
 3. Server-side search latency: `MemoryArchive.ranked`, what SearchMemories runs once the query is
-   embedded (FTS5 BM25 + snippets, bit-vector pre-selection + rescoring, weighted reciprocal-rank fusion, the hits'
-   entries, the backlog check) on the server's storage (two reader threads: HYBRID runs its halves at
+   embedded (BM25 of the in-memory text index + FTS5 snippets, bit-vector pre-selection + rescoring, the
+   fusion of BM25 share and cosine similarity, the hits' entries, the backlog check) on the server's storage (two reader threads: HYBRID runs its halves at
    once), one query at a time, query vectors embedded beforehand (timed separately), limit 10.
    Beside the wall-clock figures, the CPU time each search took (this process, all its threads):
    when other work crowds the shared cores, wall time stretches while CPU time changes little, so it

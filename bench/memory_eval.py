@@ -60,18 +60,13 @@ sys.path.insert(0, ARGS.server)
 from taskmem.api.event_encoding import event_payload  # noqa: E402
 from taskmem.core.ids import now_us  # noqa: E402
 from taskmem.core.memory import MemoryFilter, MemoryType, NewMemoryEntry  # noqa: E402
-from taskmem.core.memory_search import SearchMode, fts_query  # noqa: E402
-
-try:  # the query as SearchMemories reads it (code before it took an FTS5 expression only)
-    from taskmem.core.memory_search import full_text_query as search_query  # noqa: E402
-except ImportError:
-    search_query = fts_query
+from taskmem.core.memory_search import SearchMode, convex_fusion, full_text_query as search_query  # noqa: E402
 from taskmem.core.tasks import Task, TaskStatus  # noqa: E402
 from taskmem.providers.embeddings import BuiltinEmbedder  # noqa: E402
 from taskmem.store import memory_vectors  # noqa: E402
 from taskmem.store import tasks as task_store  # noqa: E402
 from taskmem.store.memory_entries import insert_memory_entries  # noqa: E402
-from taskmem.store.memory_search import search_hits  # noqa: E402
+from taskmem.store.memory_search import ranked_matches, search_hits  # noqa: E402
 from taskmem.store.storage import Storage  # noqa: E402
 from taskmem.store.storage import Transaction  # noqa: E402
 
@@ -169,7 +164,8 @@ async def evaluate() -> None:
         rows: dict[str, list[list[float]]] = {name: [[] for _ in KS] for name in
                                               ("FULLTEXT", "SEMANTIC", "HYBRID", "BM25 (plain)", "SEMANTIC exact")}
         no_hit = Counter[str]()
-        lists: list[tuple[list[int], list[int], list[int]]] = []  # per question: text, near, evidence (as seqs)
+        # per question: full text's (seq, share), semantic's (seq, similarity), every turn's similarity, evidence
+        lists: list[tuple[list[tuple[int, float]], list[tuple[int, float]], dict[int, float], list[int]]] = []
         semantic_cases: list[tuple[MemoryFilter, np.ndarray, list[int], list[int]]] = []
         qn = 0
         for c, seqs in zip(conversations, seqs_of):
@@ -194,11 +190,11 @@ async def evaluate() -> None:
                     for n, k in enumerate(KS):
                         rows[name][n].append(recall(seq_list, evidence, k))
                 if ARGS.sweep:
-                    text = [h.seq for h in await storage.read(search_hits, NAMESPACE, match, vector,
-                                                              SearchMode.FULLTEXT, f, 100)]
-                    near = [h.seq for h in await storage.read(search_hits, NAMESPACE, match, vector,
-                                                              SearchMode.SEMANTIC, f, 100)]
-                    lists.append((text, near, evidence))
+                    text = [(seq, share) for seq, _, share in await storage.read(ranked_matches, NAMESPACE, match,
+                                                                                 f, 100)]
+                    near = [(h.seq, h.score) for h in await storage.read(search_hits, NAMESPACE, match, vector,
+                                                                         SearchMode.SEMANTIC, f, 100)]
+                    lists.append((text, near, dict(zip(seqs, (matrix @ vector).tolist())), evidence))
         if ARGS.preselect:
             await preselect(storage, semantic_cases)
         await storage.close()
@@ -229,22 +225,33 @@ async def preselect(storage: Storage, cases: list[tuple[MemoryFilter, np.ndarray
     memory_vectors.OVERSAMPLE, memory_vectors.MIN_CANDIDATES = saved
 
 
-def sweep(lists: list[tuple[list[int], list[int], list[int]]]) -> None:
-    print("\nHYBRID by weighted reciprocal-rank fusion: score = w/(k + rank_fulltext) + (1 - w)/(k + rank_semantic)")
-    print(f"{'k':>4} {'w':>5} {'depth':>6} {'recall@5':>9} {'recall@10':>10}")
+def sweep(lists: list[tuple[list[tuple[int, float]], list[tuple[int, float]], dict[int, float], list[int]]]) -> None:
+    print("\nHYBRID by convex fusion: score = w × full-text share + (1 - w) × cosine similarity, over each mode's"
+          " first `depth` candidates")
+    print(f"{'w':>5} {'depth':>6} {'recall@5':>9} {'recall@10':>10}")
     results = []
-    for k in (1, 5, 10, 20, 40, 60):
-        for w in (0.3, 0.4, 0.5, 0.6, 0.7):
-            for depth in (10, 20, 40, 100):
-                fused = [weighted_rrf(text, near, k, w, depth) for text, near, _ in lists]
-                r5 = np.mean([recall(f, e, 5) for f, (_, _, e) in zip(fused, lists)])
-                r10 = np.mean([recall(f, e, 10) for f, (_, _, e) in zip(fused, lists)])
-                results.append((r10, r5, k, w, depth))
-    for r10, r5, k, w, depth in sorted(results, reverse=True)[:15]:
+    for w in (0.1, 0.2, 0.3, 0.4, 0.5, 0.6):
+        for depth in (10, 20, 40, 100):
+            fused = [[h.seq for h in convex_fusion(text[:depth], near[:depth], similarity, 10, (w, 1 - w))]
+                     for text, near, similarity, _ in lists]
+            r5 = np.mean([recall(found, e, 5) for found, (*_, e) in zip(fused, lists)])
+            r10 = np.mean([recall(found, e, 10) for found, (*_, e) in zip(fused, lists)])
+            results.append((r10, r5, w, depth))
+            print(f"{w:5.2f} {depth:6d} {r5:9.3f} {r10:10.3f}")
+    print("\nHYBRID by weighted reciprocal-rank fusion of the same lists: score = w/(k + rank_fulltext) +"
+          " (1 - w)/(k + rank_semantic)")
+    print(f"{'k':>4} {'w':>5} {'depth':>6} {'recall@5':>9} {'recall@10':>10}")
+    ranked = []
+    for k in (1, 5, 20, 60):
+        for w in (0.3, 0.4, 0.5):
+            for depth in (20, 40, 100):
+                fused = [weighted_rrf([s for s, _ in text], [s for s, _ in near], k, w, depth)
+                         for text, near, _, _ in lists]
+                r5 = np.mean([recall(found, e, 5) for found, (*_, e) in zip(fused, lists)])
+                r10 = np.mean([recall(found, e, 10) for found, (*_, e) in zip(fused, lists)])
+                ranked.append((r10, r5, k, w, depth))
+    for r10, r5, k, w, depth in sorted(ranked, reverse=True)[:5]:
         print(f"{k:4d} {w:5.2f} {depth:6d} {r5:9.3f} {r10:10.3f}")
-    for r10, r5, k, w, depth in results:
-        if (k, w, depth) in ((60, 0.5, 20), (60, 0.5, 40)):
-            print(f"{k:4d} {w:5.2f} {depth:6d} {r5:9.3f} {r10:10.3f}   (plain RRF)")
 
 
 if __name__ == "__main__":

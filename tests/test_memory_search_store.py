@@ -3,6 +3,7 @@ snippets, the nearest-vector search scoped to a namespace and narrowed by every 
 
 from __future__ import annotations
 
+import math
 from collections.abc import AsyncIterator, Sequence
 from pathlib import Path
 
@@ -13,17 +14,13 @@ from taskmem.api.event_encoding import event_payload
 from taskmem.core.errors import InvalidArgument
 from taskmem.core.ids import now_us
 from taskmem.core.memory import MemoryEntry, MemoryFilter, MemoryType, NewMemoryEntry
-from taskmem.core.memory_search import (
-    FULLTEXT_WEIGHT, RRF_K, SEMANTIC_WEIGHT, SearchMode, fts_query, full_text_query,
-)
+from taskmem.core.memory_search import FULLTEXT_WEIGHT, SEMANTIC_WEIGHT, SearchMode, full_text_query
 from taskmem.core.tasks import Task, TaskStatus
 from taskmem.store import memory_backlog, memory_vector_index, memory_vectors
 from taskmem.store.sqlite import connection as sqlite_connection
 from taskmem.store import tasks as task_store
 from taskmem.store.memory_entries import insert_memory_entries
-from taskmem.store.memory_search import (
-    COMMON_WORDS_FROM, common_words, fulltext, search_entries, search_hits, semantic,
-)
+from taskmem.store.memory_search import fulltext, ranked_matches, search_entries, search_hits, semantic
 from taskmem.store.storage import Storage
 from taskmem.store.storage import Transaction
 
@@ -83,22 +80,22 @@ async def test_fulltext_ranks_by_bm25_a_summary_match_above_a_detail_match(archi
         entry("Use Redis for caching"),
         entry("Fixed the login form"),
     ])
-    found = await archive.read(fulltext, "default", fts_query("redis"), MemoryFilter(), 10)
+    found = await archive.read(fulltext, "default", full_text_query("redis"), MemoryFilter(), 10)
     assert [seq for seq, _, _ in found] == [in_summary.seq, in_detail.seq]
-    assert found[0][1] < found[1][1] < 0  # SQLite's bm25: lower is better
+    assert found[0][1] > found[1][1] > 0  # BM25: higher is better
 
 
 async def test_fulltext_ranks_entries_with_more_of_the_words_first_and_matches_stems(archive: Archive) -> None:
     both, one, _ = await archive.add("default", [entry("Redis cache layer for sessions"), entry("Redis queue for jobs"),
                                                   entry("Fixed the login form")])
-    found = await archive.read(fulltext, "default", fts_query("caching, Redis!"), MemoryFilter(), 10)
+    found = await archive.read(fulltext, "default", full_text_query("caching, Redis!"), MemoryFilter(), 10)
     assert [seq for seq, _, _ in found] == [both.seq, one.seq]
 
 
 async def test_a_natural_question_finds_its_evidence_without_its_stop_words(archive: Archive) -> None:
     evidence, _ = await archive.add("default", [entry("Maria: I went to a climbing gym yesterday with my sister"),
                                                 entry("John: the weather was awful all week")])
-    found = await archive.read(fulltext, "default", fts_query("When did Maria go to the climbing gym?"),
+    found = await archive.read(fulltext, "default", full_text_query("When did Maria go to the climbing gym?"),
                                MemoryFilter(), 10)
     assert [seq for seq, _, _ in found] == [evidence.seq]
     assert "[climbing]" in found[0][2] and "[gym]" in found[0][2]
@@ -107,28 +104,107 @@ async def test_a_natural_question_finds_its_evidence_without_its_stop_words(arch
 async def test_a_quoted_phrase_must_occur_as_written(archive: Archive) -> None:
     phrase, _ = await archive.add("default", [entry("Booked the climbing gym for Friday"),
                                               entry("The gym had no climbing wall")])
-    found = await archive.read(fulltext, "default", fts_query('"climbing gym" Friday'), MemoryFilter(), 10)
+    found = await archive.read(fulltext, "default", full_text_query('"climbing gym" Friday'), MemoryFilter(), 10)
     assert [seq for seq, _, _ in found] == [phrase.seq]
     assert "[climbing gym]" in found[0][2]
-    words = await archive.read(fulltext, "default", fts_query("climbing gym"), MemoryFilter(), 10)
+    words = await archive.read(fulltext, "default", full_text_query("climbing gym"), MemoryFilter(), 10)
     assert len(words) == 2
 
 
-async def test_a_word_in_more_than_half_of_the_entries_is_left_out_unless_it_is_all_the_query_has(archive: Archive) -> None:
-    common = await archive.add("default", [entry(f"deploy note {n}") for n in range(COMMON_WORDS_FROM)])
+async def test_a_word_in_more_than_half_of_the_entries_weighs_nothing_and_its_entries_come_last(
+        archive: Archive) -> None:
+    common = await archive.add("default", [entry(f"deploy note {n}") for n in range(30)])
     rare = await archive.add("default", [entry("deploy rollback checklist")])
-    query = full_text_query("deploy rollback")
-    assert await archive.read(common_words, query.words) == {"deploy"}
-    found = await archive.read(fulltext, "default", query, MemoryFilter(), 10)
-    assert [seq for seq, _, _ in found] == [rare[0].seq] and "[rollback]" in found[0][2]
-    alone = await archive.read(fulltext, "default", full_text_query("deploy"), MemoryFilter(), 3)
-    assert len(alone) == 3 and {seq for seq, _, _ in alone} <= {e.seq for e in common + rare}
+    [(seq, score, snippet)] = await archive.read(fulltext, "default", full_text_query("deploy rollback"),
+                                                 MemoryFilter(), 1)
+    assert seq == rare[0].seq and "[rollback]" in snippet
+    [(_, alone, _)] = await archive.read(fulltext, "default", full_text_query("rollback"), MemoryFilter(), 10)
+    assert score == pytest.approx(alone)  # "deploy" added nothing
+    filled = await archive.read(fulltext, "default", full_text_query("deploy rollback"), MemoryFilter(), 10)
+    assert filled[0][0] == rare[0].seq and len(filled) == 10
+    assert all(score < 1e-3 for _, score, _ in filled[1:])  # "deploy" alone: 1e-6 × its BM25 part, as FTS5 clamps
+    only_common = await archive.read(fulltext, "default", full_text_query("deploy"), MemoryFilter(), 3)
+    assert len(only_common) == 3 and {seq for seq, _, _ in only_common} <= {e.seq for e in common + rare}
+
+
+async def test_fulltext_scores_okapi_bm25_with_statistics_of_the_entries_searched(archive: Archive) -> None:
+    """k1 1.2, b 0.75; N, document frequencies and the average length are the filtered entries' (here tsk_b's
+    four, while tsk_a holds ten more "deploy" entries); a summary occurrence counts 2, a detail one 1."""
+    await archive.add("default", [entry(f"deploy script {n}", task="tsk_a") for n in range(10)])
+    b = await archive.add("default", [
+        entry("deploy rollback plan", task="tsk_b"),  # 3 tokens
+        entry("rollback drill", task="tsk_b", detail="the rollback took two minutes"),  # 2 + 5 tokens
+        entry("cache warmup", task="tsk_b"),  # 2 tokens
+        entry("log rotation", task="tsk_b", detail="rotated daily"),  # 2 + 2 tokens
+    ])
+    found = await archive.read(ranked_matches, "default", full_text_query("deploy rollback"),
+                               MemoryFilter(task_id="tsk_b"), 10)
+    n, average = 4, (3 + 7 + 2 + 4) / 4
+
+    def idf(df: int) -> float:  # "rollback", in half of them, weighs 1e-6 (fewer than 10 hits hold other words)
+        return max(math.log((n - df + 0.5) / (df + 0.5)), 1e-6)
+
+    def part(tf: float, length: int, df: int) -> float:
+        return idf(df) * tf * 2.2 / (tf + 1.2 * (0.25 + 0.75 * length / average))
+
+    expected = {b[0].seq: part(2, 3, 1) + part(2, 3, 2), b[1].seq: part(2 + 1, 7, 2)}
+    assert [seq for seq, _, _ in found] == [b[0].seq, b[1].seq]
+    for seq, score, share in found:
+        assert score == pytest.approx(expected[seq])
+        most = sum(idf(df) * 2.2 for df in (1, 2))
+        assert share == pytest.approx(score / most)
+
+
+async def test_entries_written_after_a_search_are_found_by_the_next_one(archive: Archive) -> None:
+    first = await archive.add("default", [entry("Redis holds the sessions"), entry("Fixed the login form")])
+    found = await archive.read(fulltext, "default", full_text_query("redis"), MemoryFilter(), 10)
+    assert [seq for seq, _, _ in found] == [first[0].seq]
+    later = [await archive.add("default", [entry(f"Redis replica {n}"), entry(f"unrelated note {n}")])
+             for n in range(12)]  # more writes than the index keeps unmerged segments
+    found = await archive.read(fulltext, "default", full_text_query("redis replica"), MemoryFilter(), 30)
+    assert {seq for seq, _, _ in found} == {first[0].seq} | {pair[0].seq for pair in later}
+    assert found[-1][0] == first[0].seq  # holds one of the two words
+
+
+async def test_snippets_are_those_fts5_makes_on_memory_fts(archive: Archive) -> None:
+    stored = await archive.add("default", [
+        entry("Booked the climbing gym for Friday", detail="the gym opens at seven; climbing shoes to rent"),
+        entry("Timeout while calling the payment webhook " + "and then " * 20 + "it answered"),
+        entry("nothing to see", detail="but the webhook and the gym are both in the detail"),
+    ])
+    for text in ('"climbing gym" Friday', "webhook answered", "gym webhook", "seven"):
+        query = full_text_query(text)
+        found = await archive.read(fulltext, "default", query, MemoryFilter(), 10)
+        assert found
+        for seq, _, snippet in found:
+            [(expected,)] = await archive.read(lambda reader, seq=seq: reader.fetchall(
+                "SELECT snippet(memory_fts, -1, '[', ']', '…', 16) FROM memory_fts WHERE memory_fts MATCH ?"
+                " AND rowid = ?", (query.expression(), seq)))
+            assert snippet == expected and "[" in snippet
+    assert {seq for seq, _, _ in await archive.read(fulltext, "default", full_text_query("gym"), MemoryFilter(),
+                                                     10)} == {stored[0].seq, stored[2].seq}
+
+
+async def test_a_filtered_search_finds_entries_written_after_the_previous_one(archive: Archive) -> None:
+    tagged = MemoryFilter(task_id="tsk_a", tags=("infra",))
+    first = await archive.add("default", [entry("Redis sentinel failover", tags=("infra",)),
+                                          entry("Redis for the web cache", tags=("web",))],
+                              [unit(1, 0), unit(1, 0.1)])
+    text = await archive.read(fulltext, "default", full_text_query("redis"), tagged, 10)
+    near = await archive.read(semantic, "default", unit(1, 0), tagged, 10)
+    assert [s for s, _, _ in text] == [s for s, _ in near] == [first[0].seq]
+    later = await archive.add("default", [entry("Redis cluster resharding", tags=("infra", "db")),
+                                          entry("Redis cluster in tsk_b", task="tsk_b", tags=("infra",))],
+                              [unit(1, 0.2), unit(1, 0)])
+    text = await archive.read(fulltext, "default", full_text_query("redis"), tagged, 10)
+    near = await archive.read(semantic, "default", unit(1, 0), tagged, 10)
+    assert {s for s, _, _ in text} == {s for s, _ in near} == {first[0].seq, later[0].seq}
 
 
 async def test_fulltext_snippet_wraps_each_match_in_brackets(archive: Archive) -> None:
     await archive.add("default", [entry("Timeout while calling the payment webhook",
                                         detail="the webhook answered after 30 s; retried with backoff")])
-    [(_, _, snippet)] = await archive.read(fulltext, "default", fts_query("webhook"), MemoryFilter(), 10)
+    [(_, _, snippet)] = await archive.read(fulltext, "default", full_text_query("webhook"), MemoryFilter(), 10)
     assert "[webhook]" in snippet
     assert snippet.replace("[", "").replace("]", "") in ("Timeout while calling the payment webhook",
                                                          "the webhook answered after 30 s; retried with backoff")
@@ -137,13 +213,13 @@ async def test_fulltext_snippet_wraps_each_match_in_brackets(archive: Archive) -
 async def test_fulltext_finds_the_best_matches_of_a_narrow_filter_among_many_matches(archive: Archive) -> None:
     await archive.add("default", [entry(f"deploy note {n}", task="tsk_a") for n in range(60)])
     wanted = await archive.add("default", [entry(f"deploy note {n}", task="tsk_b") for n in range(3)])
-    found = await archive.read(fulltext, "default", fts_query("deploy"), MemoryFilter(task_id="tsk_b"), 5)
+    found = await archive.read(fulltext, "default", full_text_query("deploy"), MemoryFilter(task_id="tsk_b"), 5)
     assert sorted(seq for seq, _, _ in found) == sorted(e.seq for e in wanted)
 
 
 async def test_fulltext_query_syntax_in_the_text_is_taken_as_words(archive: Archive) -> None:
     await archive.add("default", [entry("NOT a problem: redis OR memcached")])
-    found = await archive.read(fulltext, "default", fts_query('NOT "redis* OR (memcached'), MemoryFilter(), 10)
+    found = await archive.read(fulltext, "default", full_text_query('NOT "redis* OR (memcached'), MemoryFilter(), 10)
     assert len(found) == 1
 
 
@@ -153,7 +229,7 @@ async def test_fulltext_filters_tags_and_subtasks_by_whole_values(archive: Archi
         entry("release checklist", subtask="build-docs", tags=("build-docs",)),
         entry("release checklist", tags=("docs", "build")),
     ])
-    match = fts_query("release checklist")
+    match = full_text_query("release checklist")
     by_subtask = await archive.read(fulltext, "default", match, MemoryFilter(subtask_id="build"), 10)
     assert [seq for seq, _, _ in by_subtask] == [build.seq]
     by_tag = await archive.read(fulltext, "default", match, MemoryFilter(tags=("build",)), 10)
@@ -186,7 +262,7 @@ async def test_knn_never_returns_another_namespace_entry(archive: Archive) -> No
     near_theirs = await archive.read(semantic, "other", unit(1, 0, 0), MemoryFilter(), 10)
     assert sorted(seq for seq, _ in near_theirs) == sorted(e.seq for e in theirs)
     assert await archive.read(semantic, "empty", unit(1, 0, 0), MemoryFilter(), 10) == []
-    hybrid = await archive.read(search_entries, "default", fts_query("theirs"), unit(1, 0, 0), SearchMode.HYBRID,
+    hybrid = await archive.read(search_entries, "default", full_text_query("theirs"), unit(1, 0, 0), SearchMode.HYBRID,
                                 MemoryFilter(), 10)
     assert {e.namespace for _, e in hybrid} == {"default"}
 
@@ -296,21 +372,23 @@ async def test_a_search_after_reembed_from_another_connection_ranks_by_the_new_v
 # --- hybrid ----------------------------------------------------------------------------------------
 
 
-async def test_hybrid_puts_the_entry_both_modes_rank_high_first_and_scores_by_reciprocal_rank(
+async def test_hybrid_puts_the_entry_both_modes_rank_high_first_and_scores_share_and_similarity(
         archive: Archive) -> None:
-    _, both, _, unrelated = await archive.add("default", [
+    text_only, both, _, unrelated = await archive.add("default", [
         entry("Redis eviction policy set to allkeys-lru"),
         entry("Use Redis for caching sessions"),
         entry("Keep hot session data in an in-memory store"),
         entry("Fixed the login form"),
     ], [unit(0, 0, 1), unit(1, 0.1), unit(1, 0), unit(-1, 0)])
-    hits = await archive.read(search_hits, "default", fts_query("redis"), unit(1, 0.05), SearchMode.HYBRID,
-                              MemoryFilter(), 4)
+    query, vector = full_text_query("redis"), unit(1, 0.05)
+    hits = await archive.read(search_hits, "default", query, vector, SearchMode.HYBRID, MemoryFilter(), 4)
     assert hits[0].seq == both.seq
     assert hits[0].found_by == (SearchMode.FULLTEXT, SearchMode.SEMANTIC) and "[Redis]" in hits[0].snippet
+    shares = {seq: share for seq, _, share in await archive.read(ranked_matches, "default", query, MemoryFilter(), 4)}
+    vectors = {text_only.seq: unit(0, 0, 1), both.seq: unit(1, 0.1), unrelated.seq: unit(-1, 0)}
     for hit in hits:
-        assert hit.score == pytest.approx(sum(w / (RRF_K + r) for w, r in ((FULLTEXT_WEIGHT, hit.fulltext_rank),
-                                                                           (SEMANTIC_WEIGHT, hit.semantic_rank)) if r))
+        similarity = float(vectors[hit.seq] @ vector) if hit.seq in vectors else float(unit(1, 0) @ vector)
+        assert hit.score == pytest.approx(FULLTEXT_WEIGHT * shares.get(hit.seq, 0.0) + SEMANTIC_WEIGHT * similarity)
     assert [h.score for h in hits] == sorted((h.score for h in hits), reverse=True)
     [last] = [h for h in hits if h.seq == unrelated.seq]
     assert last.found_by == (SearchMode.SEMANTIC,) and last.snippet == "" and hits[-1] is last
@@ -319,7 +397,7 @@ async def test_hybrid_puts_the_entry_both_modes_rank_high_first_and_scores_by_re
 async def test_each_mode_reports_its_own_score_and_fulltext_its_snippet(archive: Archive) -> None:
     stored, _ = await archive.add("default", [entry("Use Redis for caching"), entry("Fixed the login form")],
                                   [unit(1, 0), unit(0, 1)])
-    [(text_hit, text_entry)] = await archive.read(search_entries, "default", fts_query("redis"), None,
+    [(text_hit, text_entry)] = await archive.read(search_entries, "default", full_text_query("redis"), None,
                                                   SearchMode.FULLTEXT, MemoryFilter(), 10)
     assert text_entry.id == stored.id and text_hit.score > 0 and "[Redis]" in text_hit.snippet
     meaning = await archive.read(search_entries, "default", "", unit(1, 0), SearchMode.SEMANTIC, MemoryFilter(), 1)

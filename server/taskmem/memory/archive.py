@@ -19,11 +19,13 @@ from taskmem.core.memory import MemoryEntry, MemoryFilter, NewMemoryEntry
 from taskmem.core.memory_extraction import (
     Dropped, NoArrayFound, PromptTemplate, ToolCall, check_candidates, parse_candidates, render_prompt,
 )
-from taskmem.core.memory_search import Hit, SearchMode, full_text_query
+from taskmem.core.memory_search import FullTextQuery, Hit, SearchMode, full_text_query
 from taskmem.providers.chat import ChatModel, ChatModelNotConfigured, ChatModelTimeout, ChatModelUnavailable
 from taskmem.providers.embeddings import Embedder, EmbeddingError
 from taskmem.memory.embedding_backlog import EmbeddingBacklog
-from taskmem.store import memory_backlog, memory_entries, memory_search, memory_vector_index, memory_vectors
+from taskmem.store import (
+    memory_backlog, memory_entries, memory_search, memory_text_index, memory_vector_index, memory_vectors,
+)
 from taskmem.store.episodes import require_task
 from taskmem.store.storage import Storage
 from taskmem.store.storage import Reader, Transaction
@@ -73,8 +75,9 @@ class MemoryArchive:
     async def start(self) -> None:
         """Record the embedding model on first use, or refuse a model other than the recorded one; then
         start embedding the backlog (entries acknowledged before a restart included) and loading the
-        in-memory vector index in the background."""
+        in-memory vector and text indexes in the background (the text index alone without embeddings)."""
         if self.embedder is None or self.backlog is None:
+            self._index_loading = asyncio.create_task(self.storage.read(memory_text_index.load))
             return
         model, dimension = self.embedder.model_name, self.embedder.dimension
         try:
@@ -85,12 +88,13 @@ class MemoryArchive:
         if missing:
             log.info("%d memory entries wait for their embedding: the background pass embeds them now", missing)
         self.backlog.start()
-        # Load the in-memory vector index now (~1 s of reading at 100k vectors), not on the first search.
-        self._index_loading = asyncio.create_task(self.storage.read(memory_vector_index.load))
+        # Load the in-memory indexes now (~1 s of reading at 100k vectors, ~4 s CPU to tokenize 100k entries),
+        # not on the first search.
+        self._index_loading = asyncio.create_task(self.storage.read(_load_indexes))
 
     async def stop(self) -> None:
         """Stop the background embedding (what it has not stored stays queued for the next start); wait for the
-        vector index's load."""
+        indexes' load."""
         if self.backlog is not None:
             await self.backlog.stop()
         if self._index_loading is not None:
@@ -127,18 +131,18 @@ class MemoryArchive:
             vector = embedded[0]
         return await self.ranked(namespace, full_text_query(query), vector, mode, f, limit)
 
-    async def ranked(self, namespace: str, match: memory_search.Match, vector: np.ndarray | None, mode: SearchMode,
+    async def ranked(self, namespace: str, query: FullTextQuery, vector: np.ndarray | None, mode: SearchMode,
                      f: MemoryFilter, limit: int) -> SearchResult:
         """search() once the query is read and embedded. HYBRID runs its two halves at once, each in its own
         reader thread (SQLite and numpy let go of the GIL), so it takes about as long as the slower half
         rather than both; ranking, filtering, fusion and the backlog check are the search store's."""
         embedding = self.embedder is not None
         if mode is not SearchMode.HYBRID or vector is None:
-            return await self.storage.read(_search, namespace, match, vector, mode, f, limit, embedding)
+            return await self.storage.read(_search, namespace, query, vector, mode, f, limit, embedding)
         (text, texts), near = await asyncio.gather(
-            self.storage.read(memory_search.fulltext_candidates, namespace, match, f, limit),
+            self.storage.read(memory_search.fulltext_candidates, namespace, query, f, limit),
             self.storage.read(memory_search.semantic_candidates, namespace, vector, f, limit))
-        return await self.storage.read(_fuse, namespace, text, texts, near, f, limit, embedding)
+        return await self.storage.read(_fuse, namespace, text, texts, near, vector, f, limit, embedding)
 
     async def extract(self, namespace: str, task_id: str, subtask_id: str, calls: Sequence[ToolCall],
                       model_output: str) -> Extraction:
@@ -162,15 +166,20 @@ class MemoryArchive:
         return Extraction(valid, dropped, len(items), "")
 
 
-def _search(reader: Reader, namespace: str, match: memory_search.Match, vector: np.ndarray | None, mode: SearchMode,
+def _load_indexes(reader: Reader) -> int:
+    return memory_vector_index.load(reader) + memory_text_index.load(reader)
+
+
+def _search(reader: Reader, namespace: str, query: FullTextQuery, vector: np.ndarray | None, mode: SearchMode,
             f: MemoryFilter, limit: int, embedding: bool) -> SearchResult:
-    hits = memory_search.search_entries(reader, namespace, match, vector, mode, f, limit)
+    hits = memory_search.search_entries(reader, namespace, query, vector, mode, f, limit)
     return _result(reader, namespace, mode, f, hits, embedding)
 
 
-def _fuse(reader: Reader, namespace: str, text: str, texts: list[int], near: list[int], f: MemoryFilter, limit: int,
-          embedding: bool) -> SearchResult:
-    hits = memory_search.with_entries(reader, namespace, memory_search.fused_hits(reader, text, texts, near, limit))
+def _fuse(reader: Reader, namespace: str, text: str, texts: list[tuple[int, float]], near: list[tuple[int, float]],
+          vector: np.ndarray, f: MemoryFilter, limit: int, embedding: bool) -> SearchResult:
+    hits = memory_search.with_entries(reader, namespace,
+                                      memory_search.fused_hits(reader, text, texts, near, vector, limit))
     return _result(reader, namespace, SearchMode.HYBRID, f, hits, embedding)
 
 

@@ -1,7 +1,9 @@
-"""Searching memory entries: FTS5 ranked by BM25 with snippets, the nearest vectors, and both fused.
+"""Searching memory entries: BM25 over the query's words with snippets, the nearest vectors, and both fused.
 
-On PostgreSQL the full-text and nearest-neighbour halves run on tsvector and pgvector instead
-(store/postgres/memory_index.py says where their scores differ); fusion and filters are the same.
+On SQLite the words are ranked by the in-memory index of store/memory_text_index.py (Okapi BM25 with
+its statistics over the entries searched); FTS5 finds the entries holding a query's phrases and marks
+the snippets. On PostgreSQL the full-text and nearest-neighbour halves run on tsvector and pgvector
+instead (store/postgres/memory_index.py says where their scores differ), and HYBRID fuses their ranks.
 
 `search_entries` runs a search in one reader-thread hop: each mode's ranked list, narrowed by the
 filter, the fusion for HYBRID, and the entries of the hits. SearchMemories (memory/archive.py) runs
@@ -14,119 +16,69 @@ from __future__ import annotations
 import numpy as np
 
 from taskmem.core.memory import MemoryEntry, MemoryFilter
-from taskmem.core.memory_search import FullTextQuery, Hit, SearchMode, candidate_count, reciprocal_rank_fusion
-from taskmem.store import memory_vectors
-from taskmem.store.memory_entries import entries_by_seq, filter_sql
-from taskmem.store.memory_filter_sets import filter_set_sql
+from taskmem.core.memory_search import (
+    FullTextQuery, Hit, SearchMode, candidate_count, convex_fusion, reciprocal_rank_fusion,
+)
+from taskmem.store import memory_filter_sets, memory_text_index, memory_vectors
+from taskmem.store.memory_entries import entries_by_seq
 from taskmem.store.postgres import memory_index
 from taskmem.store.storage import Reader
 
-# BM25 column weights: a match in the summary counts twice one in the detail.
-_WEIGHTS = "2.0, 1.0"
 SNIPPET_TOKENS = 16
-# An unfiltered fulltext() first ranks this many matches per wanted hit from the index alone.
-FIRST_LOOK = 4
-# Words in more than half of all entries are left out of a query once the index holds this many entries.
-COMMON_WORDS_FROM = 2000
-
-Match = str | FullTextQuery
-# (database file, word) → (in more than half of the entries?, entries when counted); shared by the
-# reader threads of every database the process has open.
-_common: dict[tuple[str, str], tuple[bool, int]] = {}
-_COMMON_CACHE_MAX = 50_000
 
 
-def common_words(reader: Reader, words: tuple[str, ...]) -> frozenset[str]:
-    """Of words, those in more than half of all entries (none while the index is small).
-
-    FTS5's BM25 gives such a word no weight (its idf, log((N - n + 0.5) / (n + 0.5)), is ≤ 0 and clamped
-    to 1e-6), yet ranking costs per matching entry: at 100k entries one word in 60 % of them took the
-    ranking from 4 ms to 80+ ms. Leaving it out changes no score that counts. Counts are capped at half
-    the entries (at most a few ms) and kept until the index grows by a tenth."""
-    total = int(reader.fetchall("SELECT coalesce(max(seq), 0) FROM memory_entries")[0][0])  # no entry is deleted
-    if total < COMMON_WORDS_FROM:
-        return frozenset()
-    database = str(reader.fetchall("PRAGMA database_list")[0][2])
-    common = set()
-    for word in words:
-        known = _common.get((database, word))
-        if known is None or total > known[1] * 1.1:
-            half = total // 2
-            count = int(reader.fetchall("SELECT count(*) FROM (SELECT 1 FROM memory_fts WHERE memory_fts MATCH ?"
-                                        " LIMIT ?)", (f'"{word}"', half + 1))[0][0])
-            if len(_common) >= _COMMON_CACHE_MAX:
-                _common.clear()
-            known = _common[(database, word)] = (count > half, total)
-        if known[0]:
-            common.add(word)
-    return frozenset(common)
-
-
-def expression(reader: Reader, match: Match) -> str:
-    """The FTS5 expression of a query: a FullTextQuery without its common words, or a given expression.
-    On PostgreSQL the query's tsquery, as text (store/postgres/memory_index.py)."""
-    if isinstance(match, str):
-        return match
+def expression(reader: Reader, query: FullTextQuery) -> str:
+    """The query as its engine matches it: the FTS5 expression, or on PostgreSQL the tsquery, as text
+    (store/postgres/memory_index.py). Used for snippets (and on PostgreSQL for the ranking)."""
     if reader.dialect == "postgres":
-        return memory_index.tsquery_text(reader, match)
-    return match.expression(common_words(reader, match.words))
+        return memory_index.tsquery_text(reader, query)
+    return query.expression()
 
 
-def fulltext(reader: Reader, namespace: str, match: Match, f: MemoryFilter, limit: int) -> list[tuple[int, float, str]]:
-    """(seq, bm25, snippet) of the best `limit` entries of the namespace matching the FTS5 expression
-    and f, best first. bm25 is SQLite's (lower is better, negative); the snippet marks each match with [ ]."""
-    text = expression(reader, match)
-    rows = _ranked(reader, namespace, text, f, limit)
-    return [(seq, rank, snippet) for (seq, rank), snippet in zip(rows, _snippets(reader, text, [s for s, _ in rows]))]
+def fulltext(reader: Reader, namespace: str, query: FullTextQuery, f: MemoryFilter,
+             limit: int) -> list[tuple[int, float, str]]:
+    """(seq, score, snippet) of the best `limit` entries of the namespace matching the query and f, best
+    first. score: BM25 (higher is better; ts_rank on PostgreSQL); the snippet marks each match with [ ]."""
+    text = expression(reader, query)
+    rows = ranked_matches(reader, namespace, query, f, limit, text)
+    return [(seq, score, snippet) for (seq, score, _), snippet in zip(rows, _snippets(reader, text, [r[0] for r in rows]))]
 
 
-def ranked_matches(reader: Reader, namespace: str, match: Match, f: MemoryFilter, limit: int) -> list[tuple[int, float]]:
-    """fulltext() without the snippets: (seq, bm25), best first."""
-    return _ranked(reader, namespace, expression(reader, match), f, limit)
-
-
-def _ranked(reader: Reader, namespace: str, match: str, f: MemoryFilter, limit: int) -> list[tuple[int, float]]:
-    if reader.dialect == "postgres":
-        return memory_index.ranked(reader, namespace, match, f, limit)
-    if not match or limit <= 0:
+def ranked_matches(reader: Reader, namespace: str, query: FullTextQuery, f: MemoryFilter, limit: int,
+                   text: str = "") -> list[tuple[int, float, float]]:
+    """fulltext() without the snippets: (seq, score, share) best first, where share is the score over
+    the most the query's words can score (0 to 1; SQLite only, 0 on PostgreSQL). text: expression(query),
+    if already made."""
+    if limit <= 0:
         return []
-    where, params = filter_sql(f, namespace, per_row=True)
-    if f == MemoryFilter():
-        # No filter but the namespace: the index ranks its best few matches alone (no row lookups), then
-        # those are checked by primary key (NOT INDEXED: SQLite would otherwise walk a namespace index).
-        # Enough of them pass unless other namespaces hold most matches.
-        ranked = reader.fetchall(
-            f"SELECT rowid, bm25(memory_fts, {_WEIGHTS}) AS rank FROM memory_fts WHERE memory_fts MATCH ?"
-            " ORDER BY rank, rowid LIMIT ?", [match, limit * FIRST_LOOK])
-        passing = {int(row[0]) for row in reader.fetchall(
-            f"SELECT m.seq FROM memory_entries m NOT INDEXED WHERE m.seq IN ({', '.join('?' * len(ranked))})"
-            f" AND {where}", [*(row[0] for row in ranked), *params])} if ranked else set()
-        rows = [(int(row[0]), float(row[1])) for row in ranked if row[0] in passing]
-        if len(rows) >= limit or len(ranked) < limit * FIRST_LOOK:
-            return rows[:limit]
-    # A filter: one pass that the full-text index drives (CROSS JOIN keeps SQLite from turning it round),
-    # BM25 computed only for the matches that pass. The filter's seqs, read once from their own indexes
-    # into a set (`+` keeps FTS5 from seeking each of them), cut the matches before any row lookup; the
-    # survivors are checked by primary key. At 100k entries this took a task or tag filter's ranking from
-    # 13–31 ms to 4–8 ms (same hits).
-    narrowing = filter_set_sql(namespace, f)
-    narrow, narrow_params = (f" AND +memory_fts.rowid IN ({narrowing[0]})", narrowing[1]) if narrowing else ("", [])
-    return [(int(row[0]), float(row[1])) for row in reader.fetchall(
-        f"SELECT memory_fts.rowid, bm25(memory_fts, {_WEIGHTS}) AS rank FROM memory_fts"
-        f" CROSS JOIN memory_entries m ON m.seq = memory_fts.rowid WHERE memory_fts MATCH ?{narrow} AND {where}"
-        " ORDER BY rank, memory_fts.rowid LIMIT ?", [match, *narrow_params, *params, limit])]
+    if reader.dialect == "postgres":
+        tsquery = text or expression(reader, query)
+        return [(seq, -rank, 0.0) for seq, rank in memory_index.ranked(reader, namespace, tsquery, f, limit)]
+    required = _holding_phrases(reader, query) if query.phrases else None
+    if required is not None and not len(required):
+        return []
+    words = [*query.words, *(word for phrase in query.phrases for word in phrase.split())]
+    hits = memory_text_index.index_of(reader).ranked(
+        reader, namespace, words, limit, memory_filter_sets.filter_seqs(reader, namespace, f), required)
+    return [(hit.seq, hit.score, hit.share) for hit in hits]
+
+
+def _holding_phrases(reader: Reader, query: FullTextQuery) -> np.ndarray:
+    """Seqs of the entries holding every phrase of the query (FTS5 matches them, as written)."""
+    text = reader.fetchall("SELECT group_concat(rowid) FROM memory_fts WHERE memory_fts MATCH ?",
+                           [" AND ".join(f'"{phrase}"' for phrase in query.phrases)])[0][0]
+    return np.fromstring(text, dtype=np.int64, sep=",") if text else np.empty(0, np.int64)
 
 
 def _snippets(reader: Reader, match: str, seqs: list[int]) -> list[str]:
-    """The snippet of each entry (by seq) for the match, in order; computed for these rows only."""
+    """The snippet of each entry (by seq) for the match, in order; made for these rows only."""
     if reader.dialect == "postgres":
         return memory_index.snippets(reader, match, seqs)
-    found: dict[int, str] = {}
-    for seq in seqs:
-        row = reader.fetchone(f"SELECT snippet(memory_fts, -1, '[', ']', '…', {SNIPPET_TOKENS}) FROM memory_fts"
-                              " WHERE memory_fts MATCH ? AND rowid = ?", (match, seq))
-        found[seq] = str(row[0]) if row is not None else ""
-    return [found[seq] for seq in seqs]
+    if not seqs:
+        return []
+    texts = {int(row[0]): (str(row[1]), str(row[2])) for row in reader.fetchall(
+        f"SELECT seq, summary, detail FROM memory_entries WHERE seq IN ({', '.join('?' * len(seqs))})", seqs)}
+    return memory_text_index.snippets([texts.get(seq, ("", "")) for seq in seqs], match, SNIPPET_TOKENS)
 
 
 def semantic(reader: Reader, namespace: str, vector: np.ndarray, f: MemoryFilter, limit: int) -> list[tuple[int, float]]:
@@ -134,40 +86,50 @@ def semantic(reader: Reader, namespace: str, vector: np.ndarray, f: MemoryFilter
     return memory_vectors.nearest(reader, namespace, vector, limit, f=f)
 
 
-def search_hits(reader: Reader, namespace: str, match: Match, vector: np.ndarray | None, mode: SearchMode,
+def search_hits(reader: Reader, namespace: str, query: FullTextQuery, vector: np.ndarray | None, mode: SearchMode,
                 f: MemoryFilter, limit: int) -> list[Hit]:
-    """The best `limit` hits of the mode, best first. match is the query (core.memory_search.full_text_query)
-    or an FTS5 expression; vector the query's embedding (required for SEMANTIC and HYBRID)."""
+    """The best `limit` hits of the mode, best first. query: the search text as core.memory_search.full_text_query
+    reads it; vector: the query's embedding (required for SEMANTIC and HYBRID)."""
     if mode is SearchMode.FULLTEXT:
-        return [Hit(seq, -bm25, fulltext_rank=rank, snippet=snippet)
-                for rank, (seq, bm25, snippet) in enumerate(fulltext(reader, namespace, match, f, limit), start=1)]
+        return [Hit(seq, score, fulltext_rank=rank, snippet=snippet)
+                for rank, (seq, score, snippet) in enumerate(fulltext(reader, namespace, query, f, limit), start=1)]
     if vector is None:
         raise ValueError(f"{mode} search needs the query's embedding")
     if mode is SearchMode.SEMANTIC:
         return [Hit(seq, 1.0 - distance, semantic_rank=rank)
                 for rank, (seq, distance) in enumerate(semantic(reader, namespace, vector, f, limit), start=1)]
-    text, texts = fulltext_candidates(reader, namespace, match, f, limit)
-    return fused_hits(reader, text, texts, semantic_candidates(reader, namespace, vector, f, limit), limit)
+    text, texts = fulltext_candidates(reader, namespace, query, f, limit)
+    return fused_hits(reader, text, texts, semantic_candidates(reader, namespace, vector, f, limit), vector, limit)
 
 
-def fulltext_candidates(reader: Reader, namespace: str, match: Match, f: MemoryFilter,
-                        limit: int) -> tuple[str, list[int]]:
-    """HYBRID's full-text half for `limit` hits: the FTS5 expression that ran and its best candidates."""
-    text = expression(reader, match)
-    return text, [seq for seq, _ in ranked_matches(reader, namespace, text, f, candidate_count(limit))]
+def fulltext_candidates(reader: Reader, namespace: str, query: FullTextQuery, f: MemoryFilter,
+                        limit: int) -> tuple[str, list[tuple[int, float]]]:
+    """HYBRID's full-text half for `limit` hits: the query's expression (for snippets) and its best
+    candidates with their share of the most the words can score."""
+    text = expression(reader, query)
+    return text, [(seq, share) for seq, _, share in ranked_matches(reader, namespace, query, f,
+                                                                   candidate_count(limit), text)]
 
 
-def semantic_candidates(reader: Reader, namespace: str, vector: np.ndarray, f: MemoryFilter, limit: int) -> list[int]:
-    """HYBRID's semantic half for `limit` hits: its best candidates, pre-selected as for a SEMANTIC search
-    of `limit` hits (the deeper ranks only add small fusion scores; on the evaluation's dev set sizing the
-    pre-selection by the 2 × limit candidates found no more evidence and costs 60 % more)."""
-    return [seq for seq, _ in memory_vectors.nearest(reader, namespace, vector, candidate_count(limit), f=f,
-                                                     candidates=limit * memory_vectors.OVERSAMPLE)]
+def semantic_candidates(reader: Reader, namespace: str, vector: np.ndarray, f: MemoryFilter,
+                        limit: int) -> list[tuple[int, float]]:
+    """HYBRID's semantic half for `limit` hits: its best candidates with their cosine similarity, pre-selected
+    as for a SEMANTIC search of `limit` hits (the deeper ranks add little to the fusion; on the evaluation's
+    dev set sizing the pre-selection by the 2 × limit candidates found no more evidence and costs 60 % more)."""
+    return [(seq, 1.0 - distance) for seq, distance in memory_vectors.nearest(
+        reader, namespace, vector, candidate_count(limit), f=f, candidates=limit * memory_vectors.OVERSAMPLE)]
 
 
-def fused_hits(reader: Reader, match: str, texts: list[int], near: list[int], limit: int) -> list[Hit]:
-    """HYBRID's hits from both halves' candidates, the full-text ones with their snippets."""
-    hits = reciprocal_rank_fusion([(seq, "") for seq in texts], near, limit)
+def fused_hits(reader: Reader, match: str, texts: list[tuple[int, float]], near: list[tuple[int, float]],
+               vector: np.ndarray, limit: int) -> list[Hit]:
+    """HYBRID's hits from both halves' candidates (core.memory_search.convex_fusion; on PostgreSQL, whose
+    ts_rank has no bound to scale by, reciprocal_rank_fusion), the full-text ones with their snippets."""
+    if reader.dialect == "postgres":
+        hits = reciprocal_rank_fusion([(seq, "") for seq, _ in texts], [seq for seq, _ in near], limit)
+    else:
+        nearby = {seq for seq, _ in near}
+        unranked = [seq for seq, _ in texts if seq not in nearby]
+        hits = convex_fusion(texts, near, memory_vectors.similarities(reader, unranked, vector), limit)
     # Snippets only for the hits that made the cut (each costs a full-text lookup).
     found = [hit for hit in hits if hit.fulltext_rank]
     for hit, snippet in zip(found, _snippets(reader, match, [hit.seq for hit in found])):
@@ -175,10 +137,10 @@ def fused_hits(reader: Reader, match: str, texts: list[int], near: list[int], li
     return hits
 
 
-def search_entries(reader: Reader, namespace: str, match: Match, vector: np.ndarray | None, mode: SearchMode,
-                   f: MemoryFilter, limit: int) -> list[tuple[Hit, MemoryEntry]]:
+def search_entries(reader: Reader, namespace: str, query: FullTextQuery, vector: np.ndarray | None,
+                   mode: SearchMode, f: MemoryFilter, limit: int) -> list[tuple[Hit, MemoryEntry]]:
     """search_hits with each hit's entry (tags and relevance_to included), best first."""
-    return with_entries(reader, namespace, search_hits(reader, namespace, match, vector, mode, f, limit))
+    return with_entries(reader, namespace, search_hits(reader, namespace, query, vector, mode, f, limit))
 
 
 def with_entries(reader: Reader, namespace: str, hits: list[Hit]) -> list[tuple[Hit, MemoryEntry]]:

@@ -24,7 +24,6 @@ from dataclasses import dataclass
 import numpy as np
 
 from taskmem.core.memory import MemoryFilter
-from taskmem.store.memory_filter_sets import filter_set_sql
 from taskmem.store.storage import Reader, Row, Transaction
 
 CHANGES_TABLE = "memory_vector_changes"
@@ -209,17 +208,6 @@ def _smallest(distance: np.ndarray, count: int) -> np.ndarray:
     at_cut = np.flatnonzero(distance == cut)[:count - len(inside)]
     best = np.concatenate((inside, at_cut))
     return best[np.lexsort((best, distance[best]))]
-
-
-def filter_seqs(reader: Reader, namespace: str, f: MemoryFilter) -> np.ndarray | None:
-    """The seqs of entries matching f's constraints other than the namespace (memory_entries.filter_set_sql),
-    or None when f has none. Read as one group_concat string: a row per seq costs 3× as much."""
-    found = filter_set_sql(namespace, f)
-    if found is None:
-        return None
-    sql, params = found
-    text = reader.connection.execute(f"SELECT group_concat(seq) FROM ({sql})", params).fetchone()[0]
-    return np.fromstring(text, dtype=np.int64, sep=",") if text else np.empty(0, np.int64)
 
 
 _indexes: dict[object, VectorIndex] = {}

@@ -24,7 +24,7 @@ from taskmem.core.errors import InvalidArgument
 from taskmem.core.ids import now_us
 from taskmem.core.memory import MemoryFilter, NewMemoryEntry
 from taskmem.providers.embeddings import Embedder
-from taskmem.store import memory_vector_index
+from taskmem.store import memory_filter_sets, memory_vector_index
 from taskmem.store.postgres import memory_index
 from taskmem.store.storage import Reader, Transaction
 
@@ -125,7 +125,7 @@ def nearest(reader: Reader, namespace: str, query: np.ndarray, k: int, task_id: 
         return memory_index.nearest(reader, namespace, vector, k, recorded[1], f) if recorded else []
     wanted = max(candidates or k * OVERSAMPLE, MIN_CANDIDATES, k)
     candidates = memory_vector_index.index_of(reader).nearest_seqs(
-        reader, namespace, vector, wanted, memory_vector_index.filter_seqs(reader, namespace, f))
+        reader, namespace, vector, wanted, memory_filter_sets.filter_seqs(reader, namespace, f))
     if not candidates:
         return []
     rows = reader.fetchall(f"SELECT seq, embedding FROM memory_embeddings WHERE seq IN"
@@ -136,6 +136,20 @@ def nearest(reader: Reader, namespace: str, query: np.ndarray, k: int, task_id: 
     # Best first; equal similarities keep the lower seq first (deterministic).
     order = np.lexsort((seqs, -similarity))[:k]
     return [(int(seqs[i]), float(1.0 - similarity[i])) for i in order]
+
+
+def similarities(reader: Reader, seqs: Sequence[int], query: np.ndarray) -> dict[int, float]:
+    """The cosine similarity of each of these entries' vectors to the query vector (SQLite's blobs); entries
+    not embedded yet are left out."""
+    if not seqs:
+        return {}
+    rows = reader.fetchall(f"SELECT seq, embedding FROM memory_embeddings WHERE seq IN ({', '.join('?' * len(seqs))})",
+                           list(seqs))
+    if not rows:
+        return {}
+    matrix = np.frombuffer(b"".join(row[1] for row in rows), dtype=np.float32).reshape(len(rows), -1)
+    similarity = matrix @ np.ascontiguousarray(query, dtype=np.float32)
+    return {int(row[0]): float(similarity[i]) for i, row in enumerate(rows)}
 
 
 async def summary_vectors(embedder: Embedder | None, entries: Sequence[NewMemoryEntry]) -> np.ndarray | None:

@@ -1,15 +1,17 @@
 """Memory search on PostgreSQL: tsvector full text (GIN) and pgvector nearest neighbours (HNSW).
 
-The same contract as the SQLite engine's FTS5 and vec0 functions (store/memory_search.py and
+The same contract as the SQLite engine's text and vector index functions (store/memory_search.py and
 store/memory_vectors.py dispatch here by the reader's dialect), with these differences:
 - A full-text query is the same FullTextQuery (required phrases AND any of the words), built as a
   tsquery of the 'english' configuration (Snowball stemming, where FTS5 uses Porter; its stop words
   drop out of the query). Its text form is the opaque "expression" HYBRID passes between its halves.
-- Scores: FTS5 ranks by BM25 (term rarity across the index, length-normalised); PostgreSQL by
+- Scores: SQLite ranks by BM25 (term rarity among the entries searched, length-normalised); PostgreSQL by
   ts_rank with the summary weighted twice the detail (weights A=1.0, B=0.5) and length
   normalisation 1 (rank / (1 + log(length))). ts_rank has no inverse document frequency, so a rare
   word counts no more than a common one; FULLTEXT hit scores are ts_rank values (about 0 to 1)
-  where SQLite's are -BM25 values (unbounded). Ordering and fusion (ranks, not scores) are the same.
+  where SQLite's are BM25 values (unbounded, their statistics over the entries searched). HYBRID fuses
+  ranks here (weighted reciprocal-rank fusion) where SQLite fuses BM25 share and cosine similarity:
+  ts_rank has no bound to scale it by (store/memory_search.fused_hits).
 - Snippets: ts_headline marks each match with [ ] in one fragment of at most 16 words, as FTS5's
   snippet() does with 16 tokens (fragments are joined with …).
 - Vectors are exact float32 pgvector values; the nearest are found by cosine distance through an

@@ -103,17 +103,18 @@ type SearchMode int32
 const (
 	// Treated as HYBRID.
 	SearchMode_SEARCH_MODE_UNSPECIFIED SearchMode = 0
-	// SQLite FTS5 over summary and detail, ranked by BM25 (words are stemmed:
+	// Full text over summary and detail, ranked by BM25 (words are stemmed:
 	// "caching" finds "cache"). The query's words are alternatives (stop words
 	// left out): an entry needs one of them, and more and rarer ones rank it
 	// higher; a "quoted phrase" is required as written (see
 	// SearchMemoriesRequest.query).
 	SearchMode_SEARCH_MODE_FULLTEXT SearchMode = 1
-	// Nearest summaries by embedding (cosine), via sqlite-vec. FAILED_PRECONDITION
+	// Nearest summaries by embedding (cosine). FAILED_PRECONDITION
 	// when the server runs with embedding_backend none.
 	SearchMode_SEARCH_MODE_SEMANTIC SearchMode = 2
-	// Both, merged by weighted reciprocal-rank fusion (see SearchMemories for the
-	// weights and depths). With no embeddings configured it is FULLTEXT alone.
+	// Both, merged by a weighted sum of BM25 share and cosine similarity (see
+	// SearchMemories for the weights and depths). With no embeddings configured
+	// it is FULLTEXT alone.
 	SearchMode_SEARCH_MODE_HYBRID SearchMode = 3
 )
 
@@ -645,9 +646,10 @@ type MemorySearchHit struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// The matching entry.
 	Entry *MemoryEntry `protobuf:"bytes,1,opt,name=entry,proto3" json:"entry,omitempty"`
-	// Higher is better. FULLTEXT: -bm25 (positive); SEMANTIC: cosine similarity
-	// (-1..1); HYBRID: the weighted reciprocal-rank-fusion sum over the modes
-	// that found it.
+	// Higher is better. FULLTEXT: the BM25 score (positive; ts_rank on
+	// PostgreSQL); SEMANTIC: cosine similarity (-1..1); HYBRID: 0.4 × BM25
+	// share + 0.6 × cosine similarity (on PostgreSQL the weighted
+	// reciprocal-rank sum over the modes that found it).
 	Score float64 `protobuf:"fixed64,2,opt,name=score,proto3" json:"score,omitempty"`
 	// The modes that found this entry (FULLTEXT, SEMANTIC or both).
 	FoundBy []SearchMode `protobuf:"varint,3,rep,packed,name=found_by,json=foundBy,proto3,enum=taskmem.v1.SearchMode" json:"found_by,omitempty"`

@@ -77,33 +77,50 @@ type MemoryServiceClient interface {
 	// error and user instruction; newest first, at most limit (default 20).
 	// NOT_FOUND for an unknown task.
 	GetRelevantMemories(ctx context.Context, in *GetRelevantMemoriesRequest, opts ...grpc.CallOption) (*GetRelevantMemoriesResponse, error)
-	// Searches the namespace's entries by text: FULLTEXT (FTS5, BM25, snippets),
-	// SEMANTIC (embedding KNN) or HYBRID (reciprocal-rank fusion of both, the
-	// default). Each hit has its score and the modes that found it. An empty list
-	// when nothing matches. FAILED_PRECONDITION (reason NOT_CONFIGURED, naming
+	// Searches the namespace's entries by text: FULLTEXT (BM25, snippets),
+	// SEMANTIC (embedding KNN) or HYBRID (both fused, the default). Each hit has
+	// its score and the modes that found it. An empty list when nothing
+	// matches. FAILED_PRECONDITION (reason NOT_CONFIGURED, naming
 	// embedding_backend) for SEMANTIC on a server without embeddings.
 	//
 	// How each mode ranks (every number below was chosen on the dev set of
 	// bench/memory_eval.py, long two-person conversations with natural
 	// questions and labelled evidence turns, and checked once on its test set):
-	//   - FULLTEXT: BM25 (a summary match weighs twice a detail match) over the
-	//     query's words as alternatives (see SearchMemoriesRequest.query); words
-	//     in more than half of all entries are left out, as BM25 gives them no
-	//     weight.
+	//   - FULLTEXT: Okapi BM25 (k1 1.2, b 0.75; a summary occurrence counts twice
+	//     a detail occurrence) over the query's words as alternatives (see
+	//     SearchMemoriesRequest.query), its statistics (entry count, how many
+	//     entries hold each word, average length) taken over the entries searched:
+	//     the namespace narrowed by the filter. A word in half or more of them
+	//     has no weight (BM25's idf is then <= 0); entries holding only such words
+	//     come last, and only when fewer than limit entries hold other words.
+	//     Phrases (in double quotes) decide which entries may be hits and their
+	//     words rank with the others. Snippets are FTS5's. On PostgreSQL: ts_rank
+	//     over a tsvector (no idf; see store/postgres/memory_index.py).
 	//   - SEMANTIC: a KNN over 1-bit quantised vectors picks 8 × limit candidates
 	//     (at least 100), rescored by exact cosine; on the evaluation this found
 	//     the exact cosine scan's recall@10 (3 × limit, at least 40, lost 4 %).
 	//   - HYBRID: each mode's best 2 × limit entries (at least 20; 40 or 100 found
-	//     no more evidence) fused as 0.4 / (5 + full-text rank) + 0.6 / (5 +
-	//     semantic rank). Plain RRF (k 60, equal weights) scored lower on dev
-	//     (recall@10 0.479 against 0.493). No recency or type prior is applied:
-	//     the evaluation's turns share one type and one write time, so it cannot
-	//     show one helps; hits rank by content alone.
+	//     no more evidence) scored 0.4 × share + 0.6 × cosine similarity, where
+	//     share is the entry's BM25 score over the most the query's words could
+	//     score (each word's idf × 2.2, words found nowhere included), 0 to 1, and
+	//     a full-text candidate the semantic list lacks gets its own cosine (0
+	//     while not embedded). On dev this scored recall@5 / @10 0.443 / 0.536
+	//     against 0.426 / 0.493 for the weighted reciprocal-rank fusion it
+	//     replaces (0.4 / (5 + full-text rank) + 0.6 / (5 + semantic rank)), and
+	//     at best 0.502 recall@10 for any rank fusion of the same two lists (k 5,
+	//     weights 0.3 : 0.7); full-text weights 0.2 to 0.5 with 20 to 100
+	//     candidates all scored 0.526 to 0.540.
+	//     On PostgreSQL, whose ts_rank has no bound to scale by, HYBRID keeps that
+	//     reciprocal-rank fusion. No recency or type prior is applied: the
+	//     evaluation's turns share one type and one write time, so it cannot show
+	//     one helps; hits rank by content alone.
 	//
 	// On the test set (350 questions, never tuned on) recall@5 / @10 were:
-	// HYBRID 0.464 / 0.499, SEMANTIC 0.431 / 0.493, FULLTEXT 0.214 / 0.214
-	// (its questions mostly paraphrase their evidence, so full text adds little
-	// beyond the fifth hit).
+	// HYBRID 0.439 / 0.511, SEMANTIC 0.431 / 0.493, FULLTEXT 0.214 / 0.214,
+	// plain BM25 0.160 / 0.194 (with the rank fusion before: HYBRID 0.464 /
+	// 0.499). Its questions paraphrase their evidence more than dev's (full
+	// text finds 0.214 against 0.290 on dev), so the margin over SEMANTIC is
+	// small there: HYBRID does not yet beat it clearly on held-apart data.
 	SearchMemories(ctx context.Context, in *SearchMemoriesRequest, opts ...grpc.CallOption) (*SearchMemoriesResponse, error)
 	// Asks the configured utility model to turn a finished subtask (its tool
 	// calls with results and the model's output) into memory entries, checks each
@@ -358,33 +375,50 @@ type MemoryServiceServer interface {
 	// error and user instruction; newest first, at most limit (default 20).
 	// NOT_FOUND for an unknown task.
 	GetRelevantMemories(context.Context, *GetRelevantMemoriesRequest) (*GetRelevantMemoriesResponse, error)
-	// Searches the namespace's entries by text: FULLTEXT (FTS5, BM25, snippets),
-	// SEMANTIC (embedding KNN) or HYBRID (reciprocal-rank fusion of both, the
-	// default). Each hit has its score and the modes that found it. An empty list
-	// when nothing matches. FAILED_PRECONDITION (reason NOT_CONFIGURED, naming
+	// Searches the namespace's entries by text: FULLTEXT (BM25, snippets),
+	// SEMANTIC (embedding KNN) or HYBRID (both fused, the default). Each hit has
+	// its score and the modes that found it. An empty list when nothing
+	// matches. FAILED_PRECONDITION (reason NOT_CONFIGURED, naming
 	// embedding_backend) for SEMANTIC on a server without embeddings.
 	//
 	// How each mode ranks (every number below was chosen on the dev set of
 	// bench/memory_eval.py, long two-person conversations with natural
 	// questions and labelled evidence turns, and checked once on its test set):
-	//   - FULLTEXT: BM25 (a summary match weighs twice a detail match) over the
-	//     query's words as alternatives (see SearchMemoriesRequest.query); words
-	//     in more than half of all entries are left out, as BM25 gives them no
-	//     weight.
+	//   - FULLTEXT: Okapi BM25 (k1 1.2, b 0.75; a summary occurrence counts twice
+	//     a detail occurrence) over the query's words as alternatives (see
+	//     SearchMemoriesRequest.query), its statistics (entry count, how many
+	//     entries hold each word, average length) taken over the entries searched:
+	//     the namespace narrowed by the filter. A word in half or more of them
+	//     has no weight (BM25's idf is then <= 0); entries holding only such words
+	//     come last, and only when fewer than limit entries hold other words.
+	//     Phrases (in double quotes) decide which entries may be hits and their
+	//     words rank with the others. Snippets are FTS5's. On PostgreSQL: ts_rank
+	//     over a tsvector (no idf; see store/postgres/memory_index.py).
 	//   - SEMANTIC: a KNN over 1-bit quantised vectors picks 8 × limit candidates
 	//     (at least 100), rescored by exact cosine; on the evaluation this found
 	//     the exact cosine scan's recall@10 (3 × limit, at least 40, lost 4 %).
 	//   - HYBRID: each mode's best 2 × limit entries (at least 20; 40 or 100 found
-	//     no more evidence) fused as 0.4 / (5 + full-text rank) + 0.6 / (5 +
-	//     semantic rank). Plain RRF (k 60, equal weights) scored lower on dev
-	//     (recall@10 0.479 against 0.493). No recency or type prior is applied:
-	//     the evaluation's turns share one type and one write time, so it cannot
-	//     show one helps; hits rank by content alone.
+	//     no more evidence) scored 0.4 × share + 0.6 × cosine similarity, where
+	//     share is the entry's BM25 score over the most the query's words could
+	//     score (each word's idf × 2.2, words found nowhere included), 0 to 1, and
+	//     a full-text candidate the semantic list lacks gets its own cosine (0
+	//     while not embedded). On dev this scored recall@5 / @10 0.443 / 0.536
+	//     against 0.426 / 0.493 for the weighted reciprocal-rank fusion it
+	//     replaces (0.4 / (5 + full-text rank) + 0.6 / (5 + semantic rank)), and
+	//     at best 0.502 recall@10 for any rank fusion of the same two lists (k 5,
+	//     weights 0.3 : 0.7); full-text weights 0.2 to 0.5 with 20 to 100
+	//     candidates all scored 0.526 to 0.540.
+	//     On PostgreSQL, whose ts_rank has no bound to scale by, HYBRID keeps that
+	//     reciprocal-rank fusion. No recency or type prior is applied: the
+	//     evaluation's turns share one type and one write time, so it cannot show
+	//     one helps; hits rank by content alone.
 	//
 	// On the test set (350 questions, never tuned on) recall@5 / @10 were:
-	// HYBRID 0.464 / 0.499, SEMANTIC 0.431 / 0.493, FULLTEXT 0.214 / 0.214
-	// (its questions mostly paraphrase their evidence, so full text adds little
-	// beyond the fifth hit).
+	// HYBRID 0.439 / 0.511, SEMANTIC 0.431 / 0.493, FULLTEXT 0.214 / 0.214,
+	// plain BM25 0.160 / 0.194 (with the rank fusion before: HYBRID 0.464 /
+	// 0.499). Its questions paraphrase their evidence more than dev's (full
+	// text finds 0.214 against 0.290 on dev), so the margin over SEMANTIC is
+	// small there: HYBRID does not yet beat it clearly on held-apart data.
 	SearchMemories(context.Context, *SearchMemoriesRequest) (*SearchMemoriesResponse, error)
 	// Asks the configured utility model to turn a finished subtask (its tool
 	// calls with results and the model's output) into memory entries, checks each

@@ -75,19 +75,20 @@ class _SearchModeEnumTypeWrapper(_enum_type_wrapper._EnumTypeWrapper[_SearchMode
     SEARCH_MODE_UNSPECIFIED: _SearchMode.ValueType  # 0
     """Treated as HYBRID."""
     SEARCH_MODE_FULLTEXT: _SearchMode.ValueType  # 1
-    """SQLite FTS5 over summary and detail, ranked by BM25 (words are stemmed:
+    """Full text over summary and detail, ranked by BM25 (words are stemmed:
     "caching" finds "cache"). The query's words are alternatives (stop words
     left out): an entry needs one of them, and more and rarer ones rank it
     higher; a "quoted phrase" is required as written (see
     SearchMemoriesRequest.query).
     """
     SEARCH_MODE_SEMANTIC: _SearchMode.ValueType  # 2
-    """Nearest summaries by embedding (cosine), via sqlite-vec. FAILED_PRECONDITION
+    """Nearest summaries by embedding (cosine). FAILED_PRECONDITION
     when the server runs with embedding_backend none.
     """
     SEARCH_MODE_HYBRID: _SearchMode.ValueType  # 3
-    """Both, merged by weighted reciprocal-rank fusion (see SearchMemories for the
-    weights and depths). With no embeddings configured it is FULLTEXT alone.
+    """Both, merged by a weighted sum of BM25 share and cosine similarity (see
+    SearchMemories for the weights and depths). With no embeddings configured
+    it is FULLTEXT alone.
     """
 
 class SearchMode(_SearchMode, metaclass=_SearchModeEnumTypeWrapper):
@@ -96,19 +97,20 @@ class SearchMode(_SearchMode, metaclass=_SearchModeEnumTypeWrapper):
 SEARCH_MODE_UNSPECIFIED: SearchMode.ValueType  # 0
 """Treated as HYBRID."""
 SEARCH_MODE_FULLTEXT: SearchMode.ValueType  # 1
-"""SQLite FTS5 over summary and detail, ranked by BM25 (words are stemmed:
+"""Full text over summary and detail, ranked by BM25 (words are stemmed:
 "caching" finds "cache"). The query's words are alternatives (stop words
 left out): an entry needs one of them, and more and rarer ones rank it
 higher; a "quoted phrase" is required as written (see
 SearchMemoriesRequest.query).
 """
 SEARCH_MODE_SEMANTIC: SearchMode.ValueType  # 2
-"""Nearest summaries by embedding (cosine), via sqlite-vec. FAILED_PRECONDITION
+"""Nearest summaries by embedding (cosine). FAILED_PRECONDITION
 when the server runs with embedding_backend none.
 """
 SEARCH_MODE_HYBRID: SearchMode.ValueType  # 3
-"""Both, merged by weighted reciprocal-rank fusion (see SearchMemories for the
-weights and depths). With no embeddings configured it is FULLTEXT alone.
+"""Both, merged by a weighted sum of BM25 share and cosine similarity (see
+SearchMemories for the weights and depths). With no embeddings configured
+it is FULLTEXT alone.
 """
 Global___SearchMode: _TypeAlias = SearchMode  # noqa: Y015
 
@@ -382,9 +384,10 @@ class MemorySearchHit(_message.Message):
     SEMANTIC_RANK_FIELD_NUMBER: _builtins.int
     EMBEDDING_PENDING_FIELD_NUMBER: _builtins.int
     score: _builtins.float
-    """Higher is better. FULLTEXT: -bm25 (positive); SEMANTIC: cosine similarity
-    (-1..1); HYBRID: the weighted reciprocal-rank-fusion sum over the modes
-    that found it.
+    """Higher is better. FULLTEXT: the BM25 score (positive; ts_rank on
+    PostgreSQL); SEMANTIC: cosine similarity (-1..1); HYBRID: 0.4 × BM25
+    share + 0.6 × cosine similarity (on PostgreSQL the weighted
+    reciprocal-rank sum over the modes that found it).
     """
     snippet: _builtins.str
     """FULLTEXT hits: an excerpt of the summary or detail with each match

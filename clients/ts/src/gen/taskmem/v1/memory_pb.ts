@@ -186,9 +186,10 @@ export type MemorySearchHit = Message<"taskmem.v1.MemorySearchHit"> & {
   entry?: MemoryEntry | undefined;
 
   /**
-   * Higher is better. FULLTEXT: -bm25 (positive); SEMANTIC: cosine similarity
-   * (-1..1); HYBRID: the weighted reciprocal-rank-fusion sum over the modes
-   * that found it.
+   * Higher is better. FULLTEXT: the BM25 score (positive; ts_rank on
+   * PostgreSQL); SEMANTIC: cosine similarity (-1..1); HYBRID: 0.4 × BM25
+   * share + 0.6 × cosine similarity (on PostgreSQL the weighted
+   * reciprocal-rank sum over the modes that found it).
    *
    * @generated from field: double score = 2;
    */
@@ -690,7 +691,7 @@ export enum SearchMode {
   UNSPECIFIED = 0,
 
   /**
-   * SQLite FTS5 over summary and detail, ranked by BM25 (words are stemmed:
+   * Full text over summary and detail, ranked by BM25 (words are stemmed:
    * "caching" finds "cache"). The query's words are alternatives (stop words
    * left out): an entry needs one of them, and more and rarer ones rank it
    * higher; a "quoted phrase" is required as written (see
@@ -701,7 +702,7 @@ export enum SearchMode {
   FULLTEXT = 1,
 
   /**
-   * Nearest summaries by embedding (cosine), via sqlite-vec. FAILED_PRECONDITION
+   * Nearest summaries by embedding (cosine). FAILED_PRECONDITION
    * when the server runs with embedding_backend none.
    *
    * @generated from enum value: SEARCH_MODE_SEMANTIC = 2;
@@ -709,8 +710,9 @@ export enum SearchMode {
   SEMANTIC = 2,
 
   /**
-   * Both, merged by weighted reciprocal-rank fusion (see SearchMemories for the
-   * weights and depths). With no embeddings configured it is FULLTEXT alone.
+   * Both, merged by a weighted sum of BM25 share and cosine similarity (see
+   * SearchMemories for the weights and depths). With no embeddings configured
+   * it is FULLTEXT alone.
    *
    * @generated from enum value: SEARCH_MODE_HYBRID = 3;
    */

@@ -1,0 +1,375 @@
+"""An in-memory BM25 index of memory entries' text, one per database file, for the full-text ranking.
+
+FTS5 ranks a word-level OR query by calling bm25() for every match: at 100k entries a question whose
+words match ~13,000 entries spent ~15 ms there, and FTS5 can only weigh a word by its rarity across
+the whole index. This index holds, per term, the rows that contain it and the term's weighted
+frequency in each (a summary occurrence counts 2, a detail occurrence 1, as the FTS5 ranking did) in
+numpy arrays, so a search scores only the postings of its words (~1 ms at 100k) and computes the BM25
+statistics (entry count, document frequency, average length) over the entries it searches: the
+namespace, narrowed by the filter. FTS5 stays for phrases (which rows hold them) and snippets (made on
+a scratch FTS5 table of the hits alone, `snippets`).
+
+Terms are FTS5's own: each distinct word (\\w+, lower-cased) is run once through an in-memory FTS5
+table with memory_fts's tokenizer (porter unicode61) and the result is cached, so the index, the
+query and FTS5's MATCH agree on what a word's term is.
+
+Kept in step with writes by entry seq: memory entries are only ever appended (never changed or
+deleted) by SQLite's one writer, so every entry past the last seq indexed is new. Before each search
+the index reads the entries past it; they go into small segments that are merged as they pile up (into
+the main segment each time the index has grown by a tenth: ~0.4 s for that search at 100k entries).
+The word → terms cache keeps every distinct word seen (a few MB per 100k words).
+Loaded in the background at start-up with the vector index, or else by the first search: 100k bench
+entries (~30 tokens each) took ~4 s CPU, most of it splitting the texts into words. Memory: ~8 bytes
+per (entry, distinct term) plus ~16 bytes per entry.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+import threading
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+import sqlean as sqlite3
+
+from taskmem.store.storage import Reader, Row
+
+K1 = 1.2
+B = 0.75
+SUMMARY_WEIGHT = 2.0  # a summary occurrence of a term counts twice a detail occurrence
+DETAIL_WEIGHT = 1.0
+_RAW_WORD = re.compile(r"\w+")
+_LOAD_CHUNK = 4096
+# Tail segments are merged into one when there are more than this many; the tail into the main
+# segment when it holds more than MERGE_SHARE of the main segment's postings.
+_MAX_TAIL_SEGMENTS = 8
+_MERGE_SHARE = 0.1
+
+
+class _Terms:
+    """FTS5's terms of raw words (porter unicode61), each word tokenized once; shared by every index. Its
+    in-memory FTS5 database also makes snippets (`snippets`)."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._db = sqlite3.connect(":memory:", check_same_thread=False)
+        self._db.execute("CREATE VIRTUAL TABLE words USING fts5 (word, tokenize = 'porter unicode61')")
+        self._db.execute("CREATE VIRTUAL TABLE word_terms USING fts5vocab (words, 'instance')")
+        self._db.execute("CREATE VIRTUAL TABLE snippet_rows USING fts5 (summary, detail,"
+                         " tokenize = 'porter unicode61')")
+        self.of_word: dict[str, tuple[int, ...]] = {}  # raw word → ids of its terms (usually one)
+        self.id_of: dict[str, int] = {}  # term → id
+
+    def learn(self, words: Iterable[str]) -> None:
+        """Make sure every word's terms are known."""
+        new = [w for w in set(words) if w not in self.of_word]  # a set of ~100k words costs ~5 ms
+        if not new:
+            return
+        with self._lock:
+            new = [w for w in new if w not in self.of_word]
+            self._db.executemany("INSERT INTO words (rowid, word) VALUES (?, ?)", enumerate(new))
+            found: dict[int, list[int]] = {}
+            for term, doc in self._db.execute("SELECT term, doc FROM word_terms ORDER BY doc, offset"):
+                found.setdefault(int(doc), []).append(self.id_of.setdefault(str(term), len(self.id_of)))
+            self._db.execute("DELETE FROM words")
+            for i, word in enumerate(new):
+                self.of_word[word] = tuple(found.get(i, ()))
+
+    def of_text(self, text: str) -> list[int]:
+        """The term ids of a text's tokens, in order."""
+        words = _RAW_WORD.findall(text.lower())
+        self.learn(words)
+        of_word = self.of_word
+        return [t for w in words for t in of_word[w]]
+
+    def snippets(self, texts: Sequence[tuple[str, str]], match: str, tokens: int) -> list[str]:
+        """FTS5's snippet() of each (summary, detail) for the MATCH expression ("" where it does not match)."""
+        with self._lock:
+            self._db.executemany("INSERT INTO snippet_rows (rowid, summary, detail) VALUES (?, ?, ?)",
+                                 [(i, summary, detail) for i, (summary, detail) in enumerate(texts)])
+            try:
+                found = dict(self._db.execute(
+                    f"SELECT rowid, snippet(snippet_rows, -1, '[', ']', '…', {int(tokens)}) FROM snippet_rows"
+                    " WHERE snippet_rows MATCH ?", (match,)).fetchall())
+            finally:
+                self._db.execute("DELETE FROM snippet_rows")
+        return [str(found.get(i, "")) for i in range(len(texts))]
+
+    def ids(self, words: Sequence[str]) -> list[int]:
+        """Distinct term ids of query words, in order."""
+        return list(dict.fromkeys(t for w in words for t in self.of_text(w)))
+
+
+_terms = _Terms()
+
+
+@dataclass(frozen=True)
+class _Segment:
+    """Postings of a run of rows, grouped by term: the rows of terms[i] are rows[starts[i]:starts[i + 1]]
+    (ascending), with their weighted term frequencies."""
+    terms: np.ndarray  # int64, ascending
+    starts: np.ndarray  # int64, len(terms) + 1
+    rows: np.ndarray  # int32
+    weights: np.ndarray  # float32
+
+    @property
+    def postings(self) -> int:
+        return len(self.rows)
+
+    def of_term(self, term: int) -> tuple[np.ndarray, np.ndarray]:
+        i = int(np.searchsorted(self.terms, term))
+        if i == len(self.terms) or self.terms[i] != term:
+            return _NO_ROWS, _NO_WEIGHTS
+        start, end = self.starts[i], self.starts[i + 1]
+        return self.rows[start:end], self.weights[start:end]
+
+
+_NO_ROWS = np.empty(0, np.int32)
+_NO_WEIGHTS = np.empty(0, np.float32)
+
+
+def _segment(terms: np.ndarray, rows: np.ndarray, weights: np.ndarray) -> _Segment:
+    """A segment of postings (term, row, weight) given in row order."""
+    order = np.argsort(terms, kind="stable")  # stable: each term's rows stay ascending
+    terms, rows, weights = terms[order], rows[order], weights[order]
+    distinct, starts = np.unique(terms, return_index=True)
+    return _Segment(distinct, np.append(starts, len(terms)).astype(np.int64), rows, weights)
+
+
+def _merged(segments: Sequence[_Segment]) -> _Segment:
+    """One segment of several, given in row order."""
+    terms = np.concatenate([np.repeat(s.terms, np.diff(s.starts)) for s in segments])
+    return _segment(terms, np.concatenate([s.rows for s in segments]), np.concatenate([s.weights for s in segments]))
+
+
+@dataclass(frozen=True)
+class _State:
+    """What one search reads. Row arrays are written past `size` in place (no search reads there) and
+    replaced when they grow; segments are never changed once made."""
+    seqs: np.ndarray  # int64 seq of each row (ascending)
+    namespaces: np.ndarray  # int32 code of each row's namespace
+    lengths: np.ndarray  # int32 tokens of each row (summary and detail)
+    row_of_seq: np.ndarray  # int32 row of each seq, -1 where none
+    size: int
+    codes: dict[str, int]  # namespace → code (only ever added to)
+    main: _Segment
+    tail: tuple[_Segment, ...]
+    last_seq: int
+
+    def postings(self, term: int) -> tuple[np.ndarray, np.ndarray]:
+        parts = [segment.of_term(term) for segment in (self.main, *self.tail)]
+        parts = [part for part in parts if len(part[0])]
+        if len(parts) == 1:
+            return parts[0]
+        if not parts:
+            return _NO_ROWS, _NO_WEIGHTS
+        return np.concatenate([p[0] for p in parts]), np.concatenate([p[1] for p in parts])
+
+
+_EMPTY_SEGMENT = _Segment(np.empty(0, np.int64), np.zeros(1, np.int64), _NO_ROWS, _NO_WEIGHTS)
+_EMPTY = _State(np.empty(0, np.int64), np.empty(0, np.int32), np.empty(0, np.int32), np.full(0, -1, np.int32), 0,
+                {}, _EMPTY_SEGMENT, (), 0)
+
+
+@dataclass(frozen=True)
+class TextHit:
+    seq: int
+    score: float  # Okapi BM25
+    share: float  # score / the most the query's words can score (Σ idf × (K1 + 1) over all of them): 0 to 1
+
+
+class TextIndex:
+    """The term postings of one database file."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._state = _EMPTY
+
+    def ranked(self, reader: Reader, namespace: str, words: Sequence[str], limit: int,
+               allowed: np.ndarray | None = None, required: np.ndarray | None = None) -> list[TextHit]:
+        """The best `limit` entries of the namespace holding any of the words, by Okapi BM25 (k1 1.2, b 0.75)
+        with its statistics taken over the entries searched, best first (ties: lower seq first).
+
+        allowed: the seqs a filter allows (None: the whole namespace), which are the entries searched;
+        required: only these seqs may be hits (a phrase's matches), though all allowed ones count in the
+        statistics. A word in half or more of the entries searched has an idf ≤ 0, which FTS5 clamps to 1e-6:
+        such words are left out of the scoring (the ranking of the entries holding other words stays the same
+        but for ties, which go by seq), and weigh 1e-6 only when fewer than `limit` entries hold other words,
+        to rank the entries holding only them last."""
+        state = self._current(reader)
+        code = state.codes.get(namespace)
+        if code is None or limit <= 0 or not words:
+            return []
+        size = state.size
+        scope = state.namespaces[:size] == code
+        if allowed is not None:
+            scope &= self._mask(state, allowed)
+        searched = int(np.count_nonzero(scope))
+        if not searched:
+            return []
+        everything = searched == size
+        average = float(state.lengths[:size][scope].sum()) / searched if not everything else \
+            float(state.lengths[:size].sum()) / size
+        postings = []
+        most = 0.0  # the score of an entry holding every word often: Σ idf × (K1 + 1), a word found nowhere included
+        for term in _terms.ids(words):
+            rows, weights = state.postings(term)  # rows < size: the state's segments end at its size
+            if not everything and len(rows):
+                keep = scope[rows]
+                rows, weights = rows[keep], weights[keep]
+            idf = math.log((searched - len(rows) + 0.5) / (len(rows) + 0.5))
+            most += max(idf, 1e-6) * (K1 + 1)
+            if len(rows):
+                postings.append((idf, rows, weights))
+        scores = np.zeros(size, dtype=np.float64)
+        _add_scores(scores, [p for p in postings if p[0] > 0], state.lengths, average)
+        matched = self._matched(state, scores, required)
+        if len(matched) < limit:  # too few: entries holding only words of no weight come last, as in FTS5
+            _add_scores(scores, [(1e-6, rows, weights) for idf, rows, weights in postings if idf <= 0],
+                        state.lengths, average)
+            matched = self._matched(state, scores, required)
+        best = matched[_top(scores[matched], limit)]
+        return [TextHit(int(state.seqs[row]), float(scores[row]), float(scores[row]) / most) for row in best]
+
+    def refresh(self, reader: Reader) -> int:
+        """Bring the index up to the newest entry now; returns how many entries it holds."""
+        return self._current(reader).size
+
+    @classmethod
+    def _matched(cls, state: _State, scores: np.ndarray, required: np.ndarray | None) -> np.ndarray:
+        """Rows with a score, only those of the required seqs if given."""
+        matched = np.flatnonzero(scores)
+        return matched if required is None else matched[cls._mask(state, required)[matched]]
+
+    @staticmethod
+    def _mask(state: _State, seqs: np.ndarray) -> np.ndarray:
+        """Rows [0, size) whose seq is among seqs."""
+        mask = np.zeros(state.size, dtype=bool)
+        seqs = seqs[(seqs >= 0) & (seqs < len(state.row_of_seq))]
+        rows = state.row_of_seq[seqs]
+        mask[rows[(rows >= 0) & (rows < state.size)]] = True
+        return mask
+
+    def _current(self, reader: Reader) -> _State:
+        """The state, first brought up to the newest entry."""
+        newest = int(reader.fetchall("SELECT coalesce(max(seq), 0) FROM memory_entries")[0][0])
+        state = self._state
+        if newest == state.last_seq:
+            return state
+        with self._lock:
+            state = self._state
+            if newest < state.last_seq:  # another database file now at this path
+                state = _EMPTY
+            if newest > state.last_seq:
+                cursor = reader.connection.execute(  # type: ignore[attr-defined]  # SQLite's own index
+                    "SELECT seq, namespace, summary, detail FROM memory_entries WHERE seq > ? AND seq <= ?"
+                    " ORDER BY seq", (state.last_seq, newest))
+                while chunk := cursor.fetchmany(_LOAD_CHUNK):
+                    state = _appended(state, chunk)
+            self._state = state
+            return state
+
+
+def _appended(state: _State, rows: Sequence[Row]) -> _State:
+    """state with these entries (seq, namespace, summary, detail; ascending seqs past its last) added."""
+    words = [(_RAW_WORD.findall(str(row[2]).lower()), _RAW_WORD.findall(str(row[3]).lower())) for row in rows]
+    _terms.learn(w for summary, detail in words for w in (*summary, *detail))
+    of_word = _terms.of_word
+    terms: list[int] = []
+    weights: list[float] = []
+    lengths: list[int] = []
+    for summary_words, detail_words in words:
+        summary = [t for w in summary_words for t in of_word[w]]
+        detail = [t for w in detail_words for t in of_word[w]]
+        terms += summary
+        terms += detail
+        weights += [SUMMARY_WEIGHT] * len(summary)
+        weights += [DETAIL_WEIGHT] * len(detail)
+        lengths.append(len(summary) + len(detail))
+    size, end = state.size, state.size + len(rows)
+    token_rows = np.repeat(np.arange(size, end, dtype=np.int64), lengths)
+    width = max(terms, default=0) + 1
+    # One posting per (row, term), its weights summed; keys sort by row, then term.
+    keys, inverse = np.unique(token_rows * width + np.array(terms, dtype=np.int64), return_inverse=True)
+    summed = np.bincount(inverse, weights=np.array(weights, dtype=np.float64), minlength=len(keys))
+    segment = _segment(keys % width, (keys // width).astype(np.int32), summed.astype(np.float32))
+
+    seqs = np.array([int(row[0]) for row in rows], dtype=np.int64)
+    codes = state.codes
+    namespace_codes = np.array([codes.setdefault(str(row[1]), len(codes)) for row in rows], dtype=np.int32)
+    arrays = [state.seqs, state.namespaces, state.lengths]
+    if end > len(state.seqs):  # grow into new arrays; searches holding the old ones are unaffected
+        capacity = max(end, 2 * len(state.seqs), 1024)
+        arrays = [_grown(a, capacity) for a in arrays]
+    row_of_seq = state.row_of_seq
+    if int(seqs[-1]) >= len(row_of_seq):
+        row_of_seq = np.full(max(int(seqs[-1]) + 1, 2 * len(row_of_seq)), -1, np.int32)
+        row_of_seq[:len(state.row_of_seq)] = state.row_of_seq
+    arrays[0][size:end] = seqs
+    arrays[1][size:end] = namespace_codes
+    arrays[2][size:end] = lengths
+    row_of_seq[seqs] = np.arange(size, end, dtype=np.int32)
+
+    main, tail = state.main, (*state.tail, segment)
+    if len(tail) > _MAX_TAIL_SEGMENTS:
+        tail = (_merged(tail),)
+    if sum(segment.postings for segment in tail) > _MERGE_SHARE * main.postings:
+        main, tail = _merged((main, *tail)), ()
+    return _State(arrays[0], arrays[1], arrays[2], row_of_seq, end, codes, main, tail, int(seqs[-1]))
+
+
+def _add_scores(scores: np.ndarray, postings: list[tuple[float, np.ndarray, np.ndarray]], lengths: np.ndarray,
+                average: float) -> None:
+    """Add each term's BM25 part (idf, rows, weighted frequencies) to the rows' scores."""
+    for idf, rows, weights in postings:
+        tf = weights.astype(np.float64)
+        scores[rows] += idf * tf * (K1 + 1) / (tf + K1 * (1 - B + B * lengths[rows] / average))
+
+
+def _grown(array: np.ndarray, capacity: int) -> np.ndarray:
+    grown = np.zeros(capacity, dtype=array.dtype)
+    grown[:len(array)] = array
+    return grown
+
+
+def _top(scores: np.ndarray, count: int) -> np.ndarray:
+    """Positions of the `count` highest scores, best first, ties by position."""
+    if count < len(scores):
+        cut = np.partition(scores, len(scores) - count)[len(scores) - count]
+        inside = np.flatnonzero(scores >= cut)
+    else:
+        inside = np.arange(len(scores))
+    return inside[np.lexsort((inside, -scores[inside]))][:count]
+
+
+_indexes: dict[object, TextIndex] = {}
+_indexes_lock = threading.Lock()
+
+
+def index_of(reader: Reader) -> TextIndex:
+    """The index of the reader's database file (one per file, shared by the process's reader threads)."""
+    path = str(reader.fetchall("PRAGMA database_list")[0][2])
+    key: object = path or id(reader.connection)  # type: ignore[attr-defined]  # an in-memory database's own
+    with _indexes_lock:
+        index = _indexes.get(key)
+        if index is None:
+            index = _indexes[key] = TextIndex()
+        return index
+
+
+def snippets(texts: Sequence[tuple[str, str]], match: str, tokens: int) -> list[str]:
+    """FTS5's snippet() of each entry text (summary, detail) for the MATCH expression, marking matches with
+    [ ] in at most `tokens` tokens ("" where it does not match). Run on a scratch FTS5 table holding just
+    these rows: a snippet depends on the row and the query only, and memory_fts would first seek each
+    query word's long list of entries (~0.5 ms per hit at 100k entries, against ~0.05 ms here)."""
+    return _terms.snippets(texts, match, tokens) if texts else []
+
+
+def load(reader: Reader) -> int:
+    """Load (or refresh) the index of the reader's database ahead of the first search; returns its size.
+    SQLite's only: PostgreSQL ranks with its own tsvector index (store/postgres/memory_index.py)."""
+    if reader.dialect == "postgres":
+        return 0
+    return index_of(reader).refresh(reader)
