@@ -23,7 +23,6 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from taskmem.core.memory import MemoryFilter
 from taskmem.store.storage import Reader, Row, Transaction
 
 CHANGES_TABLE = "memory_vector_changes"
