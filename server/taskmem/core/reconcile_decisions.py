@@ -31,9 +31,10 @@ bands were tuned for another embedding model (see reconcile_signals for why cosi
    value     - change language, a user ref, a quantity of one unit with a new number ("capped at 100
                items" / "cap changed to 500 items") and score at least `conflict`: supersede.
    change    - change language, a user ref, score at least `unnamed_supersede`: supersede.
-   duplicate - score at least `merge`: merge, unless the pair is the same frame about a different
-               plain-noun object ("login test"/"checkout test") scoring below
-               `distinct_object_merge`, which is a different item.
+   duplicate - score at least `merge`: merge, unless the pair is the same frame ending on another
+               object of one or two words ("roll out firmware 2.3 to the thermostats" / "to the door
+               sensors") scoring below `distinct_object_merge`, which is a different item. A reworded
+               verb or subject ("who owns" / "which team is responsible for") still merges.
 4. otherwise insert (rule "distinct" when a same-frame item was set aside as another object).
 
 A candidate whose uid is an existing item merges into it (similarity 1.0), unless that item is
@@ -92,7 +93,7 @@ class ReconcileThresholds:
                             that a differing slot is a contrast.
     named_floor           - least cosine for a change that names what it retires to supersede.
     unnamed_supersede     - change language with nothing named and no contrast supersedes at or above.
-    distinct_object_merge - a single plain-noun substitution merges only at or above.
+    distinct_object_merge - a pair differing only in its final object merges only at or above.
     """
 
     merge: float
@@ -319,7 +320,7 @@ def _decide(
         if change and user_ref and score >= thresholds.unnamed_supersede:
             return supersede(item, cosine, score, "change_unnamed")
         if score >= thresholds.merge:
-            if score < thresholds.distinct_object_merge and align(item.text, candidate.text).single_substitution:
+            if score < thresholds.distinct_object_merge and align(item.text, candidate.text).final_substitution:
                 continue
             return Decision(Outcome.MERGE, candidate.uid, item.uid, cosine, score, "duplicate")
     nearest = scored[0] if scored else None

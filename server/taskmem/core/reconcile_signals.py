@@ -210,12 +210,16 @@ class Alignment:
     ratio: float
     differences: tuple[tuple[tuple[str, ...], tuple[str, ...]], ...]
     common: frozenset[str]
+    ends_differ: bool = False  # the last difference runs to the end of both texts
 
     @property
-    def single_substitution(self) -> bool:
-        """Exactly one span replaced by another, everything else equal ("fix the flaky login test"
-        / "fix the flaky checkout test"): the same frame about a different slot value."""
-        if len(self.differences) != 1:
+    def final_substitution(self) -> bool:
+        """Exactly one span of one or two words replaced by another at the end of both texts,
+        everything before it equal ("roll out firmware 2.3 to the thermostats" / "... to the door
+        sensors"): the same frame aimed at another object. A replaced verb or subject earlier in
+        the text ("who owns the service" / "which team is responsible for the service") is
+        rewording, not another object."""
+        if len(self.differences) != 1 or not self.ends_differ:
             return False
         old_span, new_span = self.differences[0]
         return 0 < len(old_span) <= 2 and 0 < len(new_span) <= 2
@@ -224,10 +228,10 @@ class Alignment:
 def align(old_text: str, new_text: str) -> Alignment:
     a, b = content_tokens(old_text), content_tokens(new_text)
     matcher = difflib.SequenceMatcher(a=a, b=b, autojunk=False)
-    differences = tuple(
-        (tuple(a[i1:i2]), tuple(b[j1:j2])) for tag, i1, i2, j1, j2 in matcher.get_opcodes() if tag != "equal"
-    )
-    return Alignment(matcher.ratio() if a or b else 1.0, differences, frozenset(a) & frozenset(b))
+    opcodes = [op for op in matcher.get_opcodes() if op[0] != "equal"]
+    differences = tuple((tuple(a[i1:i2]), tuple(b[j1:j2])) for _, i1, i2, j1, j2 in opcodes)
+    ends_differ = bool(opcodes) and opcodes[-1][2] == len(a) and opcodes[-1][4] == len(b)
+    return Alignment(matcher.ratio() if a or b else 1.0, differences, frozenset(a) & frozenset(b), ends_differ)
 
 
 def find_contrast(old_text: str, new_text: str, min_alignment: float) -> Contrast | None:
