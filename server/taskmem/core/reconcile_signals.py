@@ -602,13 +602,40 @@ _NAMED_PATTERNS: tuple[re.Pattern[str], ...] = tuple(re.compile(p) for p in (
 ))
 
 
+# A past participle of a change verb also modifies nouns ("increased latency", "the cancelled orders",
+# "risk of dropped packets"): there it names a state, not a change. Used attributively when a content
+# word follows it and it opens its clause or follows a determiner, a preposition or a conjunction;
+# "traffic increased", "we dropped the idea", "reduced to 50 items", "was cancelled" stay changes.
+_PARTICIPLES = frozenset(p for p in CHANGE_PHRASES if " " not in p and p.endswith("ed"))
+_ATTRIBUTIVE_BEFORE = frozenset("""
+a an the this that these those some any no each every all its their our your his her my of for with
+without by from in on at to into under over about via due and or but nor than more less most least
+very highly heavily slightly
+""".split())
+_NOT_A_NOUN_AFTER = frozenset("""
+to from by until till in on at into onto for with back forward up down off out away over again now
+since and or but the a an this that these those its their our his her my your it them him us me
+""".split())
+
+
+def _attributive(normal: str, start: int, end: int) -> bool:
+    """Whether the participle at normal[start:end] modifies the noun after it (see _PARTICIPLES)."""
+    after = re.match(r"\s+([a-z][a-z'-]*)", normal[end:])
+    if after is None or after.group(1) in _NOT_A_NOUN_AFTER or after.group(1).endswith("ly"):
+        return False
+    before = re.search(r"(?:^|([,;:.?!()])|([a-z0-9'-]+))\s*$", normal[:start])
+    return before is None or before.group(2) is None or before.group(2) in _ATTRIBUTIVE_BEFORE
+
+
 def change_phrase(text: str) -> str | None:
     """The first of CHANGE_PHRASES the text contains as words, or None. Bounds are folded first:
-    "no longer than 45 minutes" is a limit, not a change."""
+    "no longer than 45 minutes" is a limit, not a change; a participle that modifies a noun
+    ("increased latency") is not one either."""
     normal = _CHANGE_NOUN.sub(" ", canonical_text(normalize_text(text)))
     for phrase in CHANGE_PHRASES:
-        if re.search(rf"\b{re.escape(phrase)}\b", normal):
-            return phrase
+        for match in re.finditer(rf"\b{re.escape(phrase)}\b", normal):
+            if phrase not in _PARTICIPLES or not _attributive(normal, match.start(), match.end()):
+                return phrase
     return None
 
 
