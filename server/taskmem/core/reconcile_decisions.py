@@ -58,6 +58,7 @@ from taskmem.core.reconcile_signals import (
     find_distinction,
     named_overlap,
     named_replacements,
+    property_contrast,
     retired_tokens,
 )
 from taskmem.core.state_items import (
@@ -94,6 +95,9 @@ class ReconcileThresholds:
     named_floor           - least cosine for a change that names what it retires to supersede.
     unnamed_supersede     - change language with nothing named and no contrast supersedes at or above.
     distinct_object_merge - a pair differing only in its final object merges only at or above.
+    property_floor        - least cosine for a statement that breaks a property the other states
+                            (reconcile_lexicon.PROPERTY_VIOLATIONS) to conflict with it; the
+                            lexicon, not cosine, relates the two, so it is low.
     """
 
     merge: float
@@ -102,11 +106,13 @@ class ReconcileThresholds:
     named_floor: float = 0.3
     unnamed_supersede: float = 0.7
     distinct_object_merge: float = 0.9
+    property_floor: float = 0.1
     topic_boost: float = TOPIC_BOOST
     max_candidates: int = MAX_CANDIDATES
 
     def __post_init__(self) -> None:
-        for field in ("merge", "conflict", "alignment", "named_floor", "unnamed_supersede", "distinct_object_merge"):
+        for field in ("merge", "conflict", "alignment", "named_floor", "unnamed_supersede", "distinct_object_merge",
+                      "property_floor"):
             value = getattr(self, field)
             if not -1.0 <= value <= 1.0:
                 raise ValueError(f"{field}: {value} is outside [-1, 1]")
@@ -297,13 +303,20 @@ def _decide(
     lowest = min(thresholds.merge, thresholds.conflict, thresholds.unnamed_supersede)
     retiring = retired_tokens(candidate.text)
     distinct: dict[str, Any] = {}  # why the nearest same-frame item is a different one (insert evidence)
+    floor = min(lowest, thresholds.property_floor)
     for (cosine, score), item in scored:
-        if score < lowest:
+        if score < floor:
             break
         # An item that already retires what the candidate retires is a restatement, not its target.
         change = None if retiring & retired_tokens(item.text) else change_phrase(candidate.text)
-        contrast = find_contrast(item.text, candidate.text, thresholds.alignment)
-        if contrast is not None and score >= thresholds.conflict:
+        if score < lowest:
+            # Far in meaning, but one may break a property the other states (words cosine cannot relate).
+            contrast = property_contrast(item.text, candidate.text)
+            if contrast is None:
+                continue
+        else:
+            contrast = find_contrast(item.text, candidate.text, thresholds.alignment)
+        if contrast is not None and (score >= thresholds.conflict or contrast.kind == "property"):
             if change and user_ref:
                 return supersede(item, cosine, score, "change_with_contrast", contrast=contrast.as_evidence())
             return Decision(Outcome.CONFLICT, candidate.uid, item.uid, cosine, score, "contrast",

@@ -101,3 +101,129 @@ RIVAL_SETS: tuple[str, ...] = (
     "rest graphql grpc soap websocket", "tcp udp", "http https",
     "header query url", "ssr csr ssg", "portrait landscape",
 )
+
+# Design properties and what violates them, from general engineering and everyday knowledge: a text
+# that states the property of something and another that describes behaviour breaking it contradict
+# each other however differently they are worded ("the checkout service is stateless" / "keeps each
+# cart in process memory between requests"; "every step must be idempotent" / "the load step appends
+# its rows again on every retry"). Each entry: (name, property, violations) as regular expressions
+# over the lowercase text; hyphens and spaces in compounds are both accepted ("[- ]?").
+# Written from the meaning of each property, not from any labelled pair.
+_BETWEEN = r"(?:requests|sessions|calls|runs|restarts|visits|invocations|deploys|page loads)"
+PROPERTY_VIOLATIONS: tuple[tuple[str, str, str], ...] = (
+    ("stateless",
+     r"\bstateless\b|\bholds? no state\b|\bkeeps? no (?:state|session)",
+     rf"\bstateful\b|\b(?:keeps?|keeping|kept|stores?|storing|stored|holds?|holding|held|remembers?|remembering"
+     rf"|remembered|retains?|retaining|persists?|persisting|caches?|caching|saves?|saving|carr(?:y|ies)) .*"
+     rf"(?:\bin (?:process |local |server |its own |the )?(?:memory|ram)\b|\b(?:between|across|from one \w+ to the next) {_BETWEEN}\b"
+     rf"|\bsticky sessions?\b|\bsession state\b)|\bsticky sessions?\b"),
+    ("idempotent",
+     r"\bidempotent\b|\bidempotency\b|\b(?:twice|again|more than once|repeated\w*|re-?run\w*|retr(?:y|ies|ied))\b.*\bno (?:additional |extra |further |other )?(?:effect|change|duplicates?)\b",
+     r"\b(?:appends?|appending|inserts?|inserting|adds?|adding|creates?|creating|charges?|charging|sends?|sending"
+     r"|writes?|writing|increments?|incrementing|duplicates?|duplicating|books?|booking|emails?|emailing|posts?|posting"
+     r"|bills?|billing|issues?|issuing)\b.*\b(?:again|twice|another (?:copy|time|row)|each retry|every retry|on retry"
+     r"|when (?:it is )?retried|on every (?:re-?run|run)|each time it (?:is )?re-?runs?)\b"
+     r"|\bduplicates? (?:rows|records|charges|emails|orders|entries)\b.*\bretr"),
+    ("immutable",
+     r"\bimmutable\b|\bappend[- ]only\b|\bwrite[- ]once\b|\bnever (?:modified|changed|edited|updated|overwritten|deleted)\b"
+     r"|\bcannot be (?:modified|changed|edited|updated|overwritten|deleted)\b",
+     r"\b(?:modif(?:y|ies|ied)|edit(?:s|ed)?|updat(?:e|es|ed)|overwrit(?:e|es|ten)|rewrit(?:e|es|ten)|patch(?:es|ed)?"
+     r"|delet(?:e|es|ed)|remov(?:e|es|ed)|mutat(?:e|es|ed))\b.*\bin place\b"
+     r"|\bin place\b.*\b(?:modif|edit|updat|overwrit|rewrit|patch|delet|mutat)"
+     r"|\b(?:updates?|deletes?|overwrites?|edits?) (?:existing|old|past|earlier|previous) (?:rows|records|entries|lines|events|versions)\b"),
+    ("read-only",
+     r"\bread[- ]only\b",
+     r"\b(?:writes?|writing|inserts?|updates?|deletes?|modif(?:y|ies)|saves?) (?:to|into|in|rows|records|data|files?)\b"),
+    ("offline",
+     r"\b(?:works?|runs?|operates?|functions?) (?:fully |entirely |completely )?offline\b|\boffline[- ]first\b"
+     r"|\bno (?:network|internet) (?:access|connection|calls)\b|\bnever (?:calls?|contacts?|phones?) (?:out|home|the internet)\b"
+     r"|\bair[- ]gapped\b|\bnever leaves? the (?:device|machine|laptop|phone|browser|building|premises|network)\b"
+     r"|\bnever (?:sends?|uploads?|transmits?|shares?|posts?) .*\b(?:to|with) (?:our |the |a |any )?(?:servers?|cloud|api|backend|third part(?:y|ies)|internet|vendor)\b",
+     r"\b(?:uploads?|uploading|sends?|sending|transmits?|posts?|posting|syncs?|syncing|streams?|streaming|forwards?"
+     r"|shares?|sharing|phones? home|calls?|calling|fetches|fetching|downloads?|downloading)\b.*\b(?:to|from|with) (?:our |the |a |an |their |its )?"
+     r"(?:servers?|cloud|api|backend|remote|internet|third[- ]party|vendor|web ?service|endpoint|online)"
+     r"|\brequires? (?:an? )?(?:internet|network|online) (?:connection|access)\b"),
+    ("synchronous",
+     r"\bsynchronous(?:ly)?\b|\bblocking\b|\binline\b|\bbefore (?:it|the \w+) (?:returns|responds|answers|replies)\b|\bin the request path\b",
+     r"\basynchronous(?:ly)?\b|\bnon[- ]blocking\b|\b(?:queued|enqueued|deferred|in the background|background (?:job|worker|task)|later by a (?:job|worker)|fire[- ]and[- ]forget)\b"),
+    ("encrypted",
+     r"\bencrypted\b|\bencrypts?\b|\bencryption\b",
+     r"\bunencrypted\b|\bplain ?text\b|\bin the clear\b|\bclear ?text\b|\bnot encrypted\b|\bwithout encryption\b"),
+    ("private",
+     r"\bprivate\b|\binternal[- ]only\b|\binvite[- ]only\b|\binvitation[- ]only\b|\bmembers[- ]only\b|\bnot public\b",
+     r"\bpublic(?:ly)?\b|\bopen to (?:everyone|anyone|all|the public)\b|\banyone (?:can|may|with the link)\b|\bworld[- ]readable\b|\bpublished\b"),
+    ("anonymous",
+     r"\banonym(?:ous|ised|ized|ously|ity)\b|\bno personal (?:data|information)\b|\bwithout (?:identifying|personal)\b|\bde-?identified\b",
+     r"\b(?:names?|e-?mail address(?:es)?|emails|ip address(?:es)?|user ?ids?|phone numbers|addresses|personal (?:data|details|information))\b"
+     r"|\bidentif(?:y|ies|iable|ying)\b|\btracks? (?:each|every|individual)\b"),
+    ("single-region",
+     r"\b(?:single|one) (?:region|data ?cent(?:re|er)|zone|site)\b|\bonly in (?:one|a single) region\b",
+     r"\bmulti[- ]region\b|\b(?:across|in) (?:two|three|several|multiple|many|all) (?:regions|data ?cent(?:res|ers)|zones|sites)\b"
+     r"|\b(?:second|another|other) region\b|\breplicated (?:to|across)\b"),
+    ("monorepo",
+     r"\bmono[- ]?repo\b|\b(?:one|a single|the same) (?:repo|repository)\b",
+     r"\bpoly[- ]?repo\b|\b(?:own|separate|their own|its own|different) (?:repo|repository|repositories|repos)\b"
+     r"|\b(?:repo|repository) (?:per|for each)\b"),
+    ("keyboard",
+     r"\b(?:keyboard alone|keyboard only|keyboard[- ]accessible|by keyboard|with (?:a|the) keyboard alone|without a mouse)\b",
+     r"\b(?:only with a mouse|mouse only|requires? a mouse|needs? a mouse|hover only|only on hover|drag and drop only|only by dragging)\b"),
+    ("zero-downtime",
+     r"\b(?:zero|no|without) downtime\b|\bwithout (?:an )?outage\b|\bstays? (?:up|online|available) (?:during|while)\b",
+     r"\bdowntime\b|\bmaintenance window\b|\b(?:taken|take|takes|goes|go) (?:offline|down)\b|\boutage\b|\bunavailable\b"),
+    ("backward-compatible",
+     r"\bbackwards?[- ]compatib\w*|\bnon[- ]breaking\b|\bnever break\w* (?:existing|old)\b",
+     r"\bbreaking change\b|\bbreaks? (?:existing|old|current) (?:clients|callers|users|integrations)\b|\b(?:removes?|renames?) (?:a |the )?(?:field|endpoint|column|parameter)\b"),
+    ("deterministic",
+     r"\bdeterministic\b|\breproducible\b|\bsame (?:output|result|answer) every (?:time|run)\b",
+     r"\bnon[- ]?deterministic\b|\brandom(?:ly|ised|ized)?\b|\bvar(?:y|ies) (?:between|from) (?:runs|run to run)\b|\bunpinned\b|\blatest version\b"),
+    ("pinned",
+     r"\bpinned\b|\bexact versions?\b|\block ?file\b",
+     r"\bunpinned\b|\blatest (?:version|release|tag)\b|\bfloating (?:version|tag)\b|\bversion ranges?\b"),
+    ("sequential",
+     r"\bsequential(?:ly)?\b|\bone (?:at a time|after (?:the other|another))\b|\bin series\b|\bserially\b",
+     r"\bin parallel\b|\bparallel\b|\bconcurrent(?:ly)?\b|\bat the same time\b|\bsimultaneous(?:ly)?\b|\bside by side\b"),
+    ("free",
+     r"\b(?:free of charge|at no (?:extra )?cost|for free|included in the (?:price|rate|fee|ticket|cost)|is included|are included|complimentary)\b",
+     r"\b(?:charged|billed|paid) (?:separately|extra|additionally|on top)\b|\b(?:extra|additional) (?:charge|fee|cost)\b|\bsurcharge\b|\bcosts? extra\b|\bnot included\b"),
+    ("self-hosted",
+     r"\bself[- ]hosted\b|\bon[- ]prem(?:ise|ises)?\b|\bin[- ]house\b|\bour own (?:servers|hardware|data ?cent(?:re|er))\b",
+     r"\b(?:saas|managed service|hosted by (?:the vendor|a third party)|vendor[- ]hosted|third[- ]party (?:hosted|service|cloud))\b"),
+    ("conflict-resolution",
+     r"\blast (?:write|writer|edit|save) wins\b",
+     r"\bboth (?:versions|copies|edits|changes) (?:are )?kept\b|\bkeeps? both\b|\bmanual(?:ly)? (?:merge|resolution|resolved)\b"
+     r"|\b(?:a )?reviewer (?:picks|chooses|decides)\b|\bfirst (?:write|writer|edit|save) wins\b|\bflagged as a conflict\b"),
+    ("allocation",
+     r"\bfirst come,? first served\b|\bin (?:the )?order (?:of|they) (?:arrival|sign ?up|registration|booking|applied|arrive)\b",
+     r"\b(?:by )?(?:lottery|ballot|draw|raffle|random(?:ly)?|at random|by seniority|by need|by priority)\b"),
+    # Everyday properties: what a diet or a label rules out.
+    ("vegetarian",
+     r"\bvegetarian\b|\bvegan\b|\bmeat[- ]free\b|\bplant[- ]based\b",
+     r"\b(?:meat|beef|pork|chicken|lamb|bacon|ham|fish|salmon|tuna|prawns?|shrimp|sausages?|gelatine|anchov(?:y|ies))\b"),
+    ("vegan",
+     r"\bvegan\b|\bdairy[- ]free\b|\bplant[- ]based\b",
+     r"\b(?:milk|butter|cream|cheese|eggs?|honey|yogh?urt|whey)\b(?!.*\b(?:oat|soy|almond|plant)\b)"),
+    ("gluten-free",
+     r"\bgluten[- ]free\b|\bcoeliac[- ]safe\b|\bceliac[- ]safe\b",
+     r"\b(?:wheat|barley|rye|spelt|regular flour|white flour|semolina|couscous)\b"),
+    ("nut-free",
+     r"\bnut[- ]free\b|\bno nuts\b",
+     r"\b(?:nuts|peanuts?|almonds?|walnuts?|hazelnuts?|cashews?|pecans?|pistachios?)\b"),
+    ("alcohol-free",
+     r"\balcohol[- ]free\b|\bdry (?:event|wedding|party)\b|\bno alcohol\b",
+     r"\b(?:wine|beer|prosecco|champagne|cocktails?|spirits|open bar|cash bar|gin|whisky)\b"),
+    ("smoke-free",
+     r"\bsmoke[- ]free\b|\bno smoking\b|\bnon[- ]smoking\b",
+     r"\bsmoking (?:area|room|allowed|permitted)\b|\bsmokers? (?:may|can)\b"),
+    ("pet-free",
+     r"\bno pets\b|\bpet[- ]free\b|\bno (?:dogs|animals)\b",
+     r"\b(?:dogs?|cats?|pets?) (?:are |is )?(?:welcome|allowed|permitted)\b|\bpet[- ]friendly\b|\bbring (?:your|their) dogs?\b"),
+    ("cash-only",
+     r"\bcash only\b|\bcash[- ]only\b|\bonly (?:takes|accepts) cash\b",
+     r"\b(?:cards?|contactless|card payments?|apple pay|google pay)\b"),
+    ("handmade",
+     r"\bhand[- ]?made\b|\bby hand\b|\bhand[- ](?:sewn|stitched|painted|crafted|built)\b",
+     r"\bmachine[- ]made\b|\bby machine\b|\bmass[- ]produced\b|\bfactory[- ]made\b"),
+    ("lossless",
+     r"\blossless\b|\buncompressed\b|\boriginal (?:quality|resolution)\b",
+     r"\blossy\b|\bcompressed\b|\b(?:jpeg|jpg|mp3|downscaled|downsampled)\b"),
+)

@@ -20,6 +20,7 @@ from taskmem.core.reconcile_lexicon import (
     NEGATING_PREFIXES,
     OPPOSITE_SUFFIXES,
     POLAR_SCALES,
+    PROPERTY_VIOLATIONS,
     RIVAL_SETS,
 )
 from taskmem.core.reconcile_values import BOUNDS, UNIT_TOKENS, canonical_text, compare_values, measured_dimensions
@@ -259,7 +260,14 @@ def find_contrast(old_text: str, new_text: str, min_alignment: float) -> Contras
     (canonical_text: times, time zones, units, money) are compared: another time zone, the same
     clock times in another order (a window and its complement), another amount of one dimension.
     Differences in plain nouns ("login test" / "checkout test") are not contrasts: they name a
-    different object, which is a different item. Last, the adjunct choice and reordered poles."""
+    different object, which is a different item. Last, the adjunct choice and reordered poles; and
+    when none of these applies, a stated design property and a statement that breaks it
+    (property_contrast), however differently the two are worded."""
+    return _frame_contrast(old_text, new_text, min_alignment) or property_contrast(old_text, new_text)
+
+
+def _frame_contrast(old_text: str, new_text: str, min_alignment: float) -> Contrast | None:
+    """find_contrast's word-by-word comparison (everything but the property lexicon)."""
     alignment = align(old_text, new_text)
     if alignment.ratio < min_alignment:
         # A short frame with a longer choice aligns poorly; so does one subject's value said in more words.
@@ -313,6 +321,87 @@ def find_contrast(old_text: str, new_text: str, min_alignment: float) -> Contras
         if old_named and new_named:
             return Contrast("name", " ".join(sorted(old_named)), " ".join(sorted(new_named)))
     return choice_slot(old_text, new_text) or adjunct or unordered_polar_contrast(old_text, new_text)
+
+
+# --------------------------------------------------------------------------- properties and violations
+
+_PROPERTIES: tuple[tuple[str, re.Pattern[str], re.Pattern[str]], ...] = tuple(
+    (name, re.compile(prop), re.compile(violation)) for name, prop, violation in PROPERTY_VIOLATIONS)
+_NEGATED_BEFORE = re.compile(r"\b(?:not|no|never|nor|neither|without|cannot|isn't|aren't|doesn't|don't|won't|"
+                             r"no longer|nothing|none)\b[^,;:.?!]*$")
+SUBJECT_OVERLAP = 0.5  # share of the stating text's other words the breaking text must hold
+_UNIVERSAL_SUBJECT = re.compile(r"\b(?:every|all|each|any|no)\b")
+
+
+def _other_subject(stating_text: str, breaking_text: str, shared: set[str]) -> bool:
+    """Whether a shared noun carries a different modifier on each side ("the checkout service" / "the
+    search service"): two subjects, unless the stating side speaks of every one ("every pipeline step").
+    A modifier is one content word between a determiner (or the start) and the noun."""
+    if _UNIVERSAL_SUBJECT.search(normalize_text(stating_text)):
+        return False
+    sides = (_words(stating_text), _words(breaking_text))
+    for token in shared:
+        modifiers = [_modifier_of(words, token) for words in sides]
+        if all(m is not None and m not in shared for m in modifiers) and modifiers[0] != modifiers[1]:
+            return True
+    return False
+
+
+_DETERMINERS = frozenset("a an the this that these those our your their its his her my each every".split())
+
+
+def _modifier_of(words: Sequence[str], token: str) -> str | None:
+    if token not in words:
+        return None
+    index = words.index(token)
+    if index == 0 or words[index - 1] in _FUNCTION_WORDS:
+        return None
+    return words[index - 1] if index == 1 or words[index - 2] in _DETERMINERS else None
+
+
+def _subject_words(text: str) -> set[str]:
+    """Content tokens that can name a subject: prepositions and particles left out ("between", "in")."""
+    return {token for token in content_tokens(text) if token not in _FUNCTION_WORDS and token not in _NO_SUBJECT}
+
+
+# Particles and light verbs: shared, they say nothing about sharing a subject ("keep ... in").
+_NO_SUBJECT = frozenset(_stem(w) for w in """in out on off up down before after keep use make have get give run put
+take set go do allow need ensure""".split())
+
+
+def _affirmed(pattern: re.Pattern[str], normal: str) -> re.Match[str] | None:
+    """The first match of `pattern` in `normal` that no negation before it in its clause takes back."""
+    for match in pattern.finditer(normal):
+        if not _NEGATED_BEFORE.search(normal[:match.start()]):
+            return match
+    return None
+
+
+def property_contrast(old_text: str, new_text: str) -> Contrast | None:
+    """One text states a design property of something and the other describes behaviour that breaks
+    it (reconcile_lexicon.PROPERTY_VIOLATIONS: "the service is stateless" / "keeps each cart in process
+    memory between requests"), or None. The violating text must not state the property itself, neither
+    side's match may be negated in its clause, the two must share at least SUBJECT_OVERLAP of the stating
+    text's other words (outside its property, particles and light verbs left out), and no shared noun may carry another modifier on each
+    side (they speak of one subject)."""
+    old, new = normalize_text(old_text), normalize_text(new_text)
+    for name, prop, violation in _PROPERTIES:
+        for stating, breaking, flipped in ((old, new, False), (new, old, True)):
+            said = _affirmed(prop, stating)
+            if said is None or prop.search(breaking):
+                continue
+            broken = _affirmed(violation, breaking)
+            if broken is None or any(m.end() <= said.start() or m.start() >= said.end()
+                                     for m in violation.finditer(stating)):
+                continue  # the stating text also breaks its property elsewhere: no one-sided claim
+            rest = _subject_words(stating[:said.start()] + " , " + stating[said.end():])
+            shared = rest & _subject_words(breaking)
+            if not shared or len(shared) < SUBJECT_OVERLAP * len(rest) \
+                    or _other_subject(stating, breaking, shared):
+                continue
+            evidence = (f"{name}: {said.group(0).strip()}", f"violated: {broken.group(0).strip()}")
+            return Contrast("property", *(evidence[::-1] if flipped else evidence))
+    return None
 
 
 # Deontic modality, said by its markers: what a rule requires, forbids or leaves open. Read on the
