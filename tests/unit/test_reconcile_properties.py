@@ -124,3 +124,31 @@ def test_a_risk_restated_with_a_participle_merges_instead_of_superseding() -> No
     decision = decide("Latency on the search page may rise after deploys",
                       "Increased latency on the search page after deploys", 0.8, kind="risk")
     assert decision.outcome is Outcome.MERGE
+
+
+# ------------------------------------------------------------------ paraphrases cosine puts apart
+
+@pytest.mark.parametrize("old_text, new_text", [
+    ("Renew the TLS certificates once a year", "Renew TLS certificates annually"),
+    ("Purchase two laptops for the interns", "Buy 2 laptops for the interns"),
+    ("What should the kiosk do without a network connection?", "How should the kiosk behave offline?"),
+])
+def test_the_same_words_once_synonyms_are_folded_merge_below_the_cosine_band(old_text: str, new_text: str) -> None:
+    decision = decide(old_text, new_text, 0.5, kind="action")
+    assert decision.outcome is Outcome.MERGE and decision.rule == "paraphrase", decision
+    assert decision.evidence["paraphrase"] == "words"
+
+
+def test_two_statements_of_one_property_merge() -> None:
+    decision = decide("Payment handlers must be idempotent",
+                      "Running a payment handler twice must have no additional effect", 0.45, kind="constraint")
+    assert decision.outcome is Outcome.MERGE and decision.evidence["paraphrase"] == "property: idempotent"
+
+
+@pytest.mark.parametrize("old_text, new_text", [
+    ("Service the boilers in the east wing", "Clean the boilers in the east wing"),  # another verb
+    ("Roses for the June weddings come from Kenya", "Lilies for the June weddings come from Kenya"),  # another subject
+    ("Renew the TLS certificates once a year", "Renew the TLS certificates once a month"),  # another value
+])
+def test_a_word_the_other_text_lacks_on_each_side_is_no_paraphrase(old_text: str, new_text: str) -> None:
+    assert decide(old_text, new_text, 0.55, kind="action").outcome is not Outcome.MERGE

@@ -31,6 +31,8 @@ bands were tuned for another embedding model (see reconcile_signals for why cosi
    value     - change language, a user ref, a quantity of one unit with a new number ("capped at 100
                items" / "cap changed to 500 items") and score at least `conflict`: supersede.
    change    - change language, a user ref, score at least `unnamed_supersede`: supersede.
+   paraphrase - score at least `paraphrase_floor` and, synonyms folded, one text's words all in the
+               other (or both stating one design property of one subject): merge, as a duplicate.
    duplicate - score at least `merge`: merge, unless the pair is the same frame ending on another
                object of one or two words ("roll out firmware 2.3 to the thermostats" / "to the door
                sensors") scoring below `distinct_object_merge`, which is a different item. A reworded
@@ -57,6 +59,7 @@ from taskmem.core.reconcile_signals import (
     find_contrast,
     find_distinction,
     named_overlap,
+    is_paraphrase,
     named_replacements,
     property_contrast,
     retired_tokens,
@@ -98,6 +101,8 @@ class ReconcileThresholds:
     property_floor        - least cosine for a statement that breaks a property the other states
                             (reconcile_lexicon.PROPERTY_VIOLATIONS) to conflict with it; the
                             lexicon, not cosine, relates the two, so it is low.
+    paraphrase_floor      - least cosine for a pair the paraphrase signal says agrees in other words
+                            (reconcile_signals.is_paraphrase) to merge below `merge`.
     """
 
     merge: float
@@ -107,12 +112,13 @@ class ReconcileThresholds:
     unnamed_supersede: float = 0.7
     distinct_object_merge: float = 0.9
     property_floor: float = 0.1
+    paraphrase_floor: float = 0.4
     topic_boost: float = TOPIC_BOOST
     max_candidates: int = MAX_CANDIDATES
 
     def __post_init__(self) -> None:
         for field in ("merge", "conflict", "alignment", "named_floor", "unnamed_supersede", "distinct_object_merge",
-                      "property_floor"):
+                      "property_floor", "paraphrase_floor"):
             value = getattr(self, field)
             if not -1.0 <= value <= 1.0:
                 raise ValueError(f"{field}: {value} is outside [-1, 1]")
@@ -332,6 +338,10 @@ def _decide(
             return supersede(item, cosine, score, "change_of_value", contrast=value.as_evidence())
         if change and user_ref and score >= thresholds.unnamed_supersede:
             return supersede(item, cosine, score, "change_unnamed")
+        paraphrase = is_paraphrase(item.text, candidate.text) if thresholds.paraphrase_floor <= score else None
+        if paraphrase:  # the words agree once synonyms are folded: a final object is no other object
+            return Decision(Outcome.MERGE, candidate.uid, item.uid, cosine, score, "paraphrase",
+                            {"paraphrase": paraphrase})
         if score >= thresholds.merge:
             if score < thresholds.distinct_object_merge and align(item.text, candidate.text).final_substitution:
                 continue

@@ -227,3 +227,58 @@ PROPERTY_VIOLATIONS: tuple[tuple[str, str, str], ...] = (
      r"\blossless\b|\buncompressed\b|\boriginal (?:quality|resolution)\b",
      r"\blossy\b|\bcompressed\b|\b(?:jpeg|jpg|mp3|downscaled|downsampled)\b"),
 )
+
+# Words and phrases that say one thing, for the paraphrase signal (two texts that share most of their
+# words once these are folded say the same thing, even where a sentence embedding puts them apart:
+# "bump the toolchain" / "upgrade the toolchain", "x-rays once a year" / "radiographs annually").
+# Each entry: the canonical word, then the words or phrases folded into it. General vocabulary, written
+# from a thesaurus's knowledge, not from any labelled pair; only words that are synonyms in nearly every
+# sense (a word that is also a noun of another meaning, like "order", is left out).
+SYNONYMS: tuple[tuple[str, str], ...] = (
+    ("upgrade", "bump, update to, move to"),
+    ("buy", "purchase, procure"),
+    ("start", "begin, commence, kick off, launch"),
+    ("finish", "complete, conclude, wrap up"),
+    ("stop", "cease, halt, discontinue, end support for"),
+    ("remove", "delete, erase, purge, wipe, get rid of"),
+    ("check", "verify, validate, inspect, confirm"),
+    ("fix", "repair, mend, patch up"),
+    ("use", "utilise, utilize, employ, leverage, rely on"),
+    ("show", "display"),
+    ("send", "transmit, dispatch"),
+    ("make", "create, produce, generate"),
+    ("help", "assist, support"),
+    ("need", "require, must have, has to have"),
+    ("allow", "permit, let, enable"),
+    ("sick", "ill, unwell"),
+    ("big", "large, huge"),
+    ("small", "little, tiny"),
+    ("fast", "quick, rapid, speedy"),
+    ("yearly", "annually, annual, once a year, every year, each year, per year, a year"),
+    ("monthly", "once a month, every month, each month, per month, a month"),
+    ("weekly", "once a week, every week, each week, per week, a week"),
+    ("daily", "once a day, every day, each day, per day, a day"),
+    ("hourly", "once an hour, every hour, each hour, per hour, an hour"),
+    ("xray", "x-ray, x-rays, x ray, x rays, radiograph, radiographs"),
+    ("helmet", "hard hat, hard hats, helmets"),
+    ("child", "children, kid, kids"),
+    ("staff", "employees, employee, personnel, workers"),
+    ("doctor", "physician, gp"),
+    ("car", "vehicle, automobile"),
+    ("photo", "photograph, picture, pic"),
+    ("offline", "without a network connection, without network, without internet, with no network, no network connection"),
+    ("concurrent", "simultaneous, at the same time, in parallel"),
+    ("owner", "owns, responsible for, in charge of, accountable for"),
+    ("pr", "pull request, pull requests, merge request, merge requests"),
+    ("database", "db"),
+    ("emergency", "a&e, emergency department, emergency room, er"),
+    ("approx", "approximately, about, around, roughly"),
+    ("maximum", "max, at most, up to"),
+    ("minimum", "min, at least"),
+    ("bug", "defect"),
+    ("meeting", "call, sync"),
+    ("price", "cost, fee"),
+    ("dependency", "library, libraries, package, packages, dependencies"),
+    ("licence", "license"),
+    ("colour", "color"),
+)

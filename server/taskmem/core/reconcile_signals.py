@@ -22,6 +22,7 @@ from taskmem.core.reconcile_lexicon import (
     POLAR_SCALES,
     PROPERTY_VIOLATIONS,
     RIVAL_SETS,
+    SYNONYMS,
 )
 from taskmem.core.reconcile_values import BOUNDS, UNIT_TOKENS, canonical_text, compare_values, measured_dimensions
 from taskmem.core.state_items import SUPERSESSION_TRIGGERS, normalize_text
@@ -988,3 +989,59 @@ def _picks_an_object(old_text: str, new_text: str, old_value: str, new_value: st
                 and opener not in _ADJUNCT_CLASSES:
             return True
     return False
+
+
+# --------------------------------------------------------------------------- paraphrase
+
+_SYNONYM_PHRASES: tuple[tuple[re.Pattern[str], str], ...] = tuple(sorted(
+    ((re.compile(rf"(?<![\w&-]){re.escape(phrase.strip())}(?![\w&-])"), canonical)
+     for canonical, phrases in SYNONYMS for phrase in phrases.split(",")),
+    key=lambda entry: -len(entry[0].pattern)))  # longest phrase first: "once a year" before "a year"
+# Verbs too light to carry a statement's meaning: "X-rays are taken" / "patients get radiographs".
+_LIGHT_WORDS = frozenset(_stem(w) for w in """take taken get got gets have has had do does did make made keep kept
+put give go goes happen happens our their its we us you they""".split())
+PARAPHRASE_OVERLAP = 0.6  # least share of the longer text's words the other must hold
+
+
+@functools.lru_cache(maxsize=8192)
+def paraphrase_tokens(text: str) -> frozenset[str]:
+    """The content tokens of a text once synonyms are folded to one word (reconcile_lexicon.SYNONYMS)
+    and light verbs are left out: what two paraphrases have in common."""
+    normal = normalize_text(text)
+    for pattern, canonical in _SYNONYM_PHRASES:
+        normal = pattern.sub(canonical, normal)
+    return frozenset(token for token in content_tokens(normal) if token not in _LIGHT_WORDS)
+
+
+def is_paraphrase(old_text: str, new_text: str) -> str | None:
+    """Why two texts say the same thing in other words, or None: "words" when, synonyms folded, one
+    text's tokens are all in the other and make at least PARAPHRASE_OVERLAP of it; "property: <name>"
+    when both state one design property of one subject. The caller checks contrasts and other objects
+    first: this only says the words agree."""
+    a, b = paraphrase_tokens(old_text), paraphrase_tokens(new_text)
+    if a and b and (a <= b or b <= a) and paraphrase_overlap(old_text, new_text) >= PARAPHRASE_OVERLAP:
+        return "words"
+    name = same_property(old_text, new_text)
+    return f"property: {name}" if name else None
+
+
+def paraphrase_overlap(old_text: str, new_text: str) -> float:
+    """The share of the longer text's folded tokens that the other holds (0-1): 1 for the same words
+    in another order or other synonyms, lower as either says more the other does not."""
+    a, b = paraphrase_tokens(old_text), paraphrase_tokens(new_text)
+    return len(a & b) / max(len(a), len(b)) if a and b else 0.0
+
+
+def same_property(old_text: str, new_text: str) -> str | None:
+    """The design property both texts state of one subject ("queue consumers must be idempotent" /
+    "processing a queue message twice must have no additional effect"), or None."""
+    old, new = normalize_text(old_text), normalize_text(new_text)
+    for name, prop, violation in _PROPERTIES:
+        said_old, said_new = _affirmed(prop, old), _affirmed(prop, new)
+        if said_old is None or said_new is None or violation.search(old) or violation.search(new):
+            continue
+        rest = _subject_words(old[:said_old.start()] + " , " + old[said_old.end():])
+        other = _subject_words(new[:said_new.start()] + " , " + new[said_new.end():])
+        if rest & other and len(rest & other) >= SUBJECT_OVERLAP * min(len(rest), len(other)):
+            return name
+    return None
