@@ -306,7 +306,7 @@ def _decide(
         if best is not None:
             return supersede(best[3], best[2], best[1], "named_replacement", named=list(best[4]))
 
-    lowest = min(thresholds.merge, thresholds.conflict, thresholds.unnamed_supersede)
+    lowest = min(thresholds.merge, thresholds.conflict, thresholds.unnamed_supersede, thresholds.paraphrase_floor)
     retiring = retired_tokens(candidate.text)
     distinct: dict[str, Any] = {}  # why the nearest same-frame item is a different one (insert evidence)
     floor = min(lowest, thresholds.property_floor)
