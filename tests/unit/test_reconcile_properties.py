@@ -152,3 +152,18 @@ def test_two_statements_of_one_property_merge() -> None:
 ])
 def test_a_word_the_other_text_lacks_on_each_side_is_no_paraphrase(old_text: str, new_text: str) -> None:
     assert decide(old_text, new_text, 0.55, kind="action").outcome is not Outcome.MERGE
+
+
+@pytest.mark.parametrize("text", [
+    "The ferry timetable was cut to two crossings a day",
+    "Ticket prices are up from 12 to 15 euros",
+    "From now on the stand-up starts at 9:30",
+    "The ban on laptops in lectures was lifted",
+    "No more paper tickets at the door",
+])
+def test_everyday_change_language_is_recognised(text: str) -> None:
+    assert change_phrase(text) is not None
+
+
+def test_cut_as_an_action_is_no_change_language() -> None:
+    assert change_phrase("Cut the fabric along the marked line") is None

@@ -653,6 +653,14 @@ CHANGE_PHRASES: tuple[str, ...] = (
     # A value reported as changed: "the minimum was raised to 110 mm", "the cap was lowered".
     "raised", "lowered", "increased", "decreased", "reduced", "extended", "shortened", "bumped", "relaxed",
     "tightened", "going forward", "off the table", "scrapped", "cancelled", "canceled", "dropped",
+    # More of everyday change language (a participle among them counts only as a verb: _attributive).
+    "cut to", "cut from", "cut back", "was cut", "were cut", "been cut", "down from", "up from",
+    "from now on", "from today", "starting today", "as of today", "effective immediately", "henceforth",
+    "revised", "amended", "updated to", "lifted", "withdrawn", "revoked", "discontinued", "abandoned",
+    "ditched", "deprecated", "superseded", "overruled", "reversed", "swapped", "renamed", "has become",
+    "have become", "turned into", "on second thought", "on second thoughts",
+    "not any longer", "no more", "moves to", "moving to", "will now", "new plan", "plan changed",
+    "changed our minds",
 )
 
 # "change" as a noun is no change language ("at every shift change", "a change of shift"): after a
