@@ -8,7 +8,7 @@ test_reconcile_labelled_pairs.py)."""
 import pytest
 
 from taskmem.core.reconcile_decisions import BatchMessage, Outcome, ReconcileThresholds, prepare_candidates, reconcile_candidates
-from taskmem.core.reconcile_signals import change_phrase, content_tokens, property_contrast
+from taskmem.core.reconcile_signals import change_phrase, content_tokens, find_contrast, property_contrast
 from taskmem.core.state_items import Candidate, StateItem, validate_item
 
 T = ReconcileThresholds(merge=0.66, conflict=0.4, alignment=0.5, named_floor=0.3, unnamed_supersede=0.6,
@@ -167,3 +167,25 @@ def test_everyday_change_language_is_recognised(text: str) -> None:
 
 def test_cut_as_an_action_is_no_change_language() -> None:
     assert change_phrase("Cut the fabric along the marked line") is None
+
+
+# ------------------------------------------------------------------ levels, ranks, modes and opposite forms
+
+@pytest.mark.parametrize("old_text, new_text", [
+    ("Invoice totals are rounded half to even", "Invoice totals are rounded half away from zero"),
+    ("A power cut during the exam is a high risk", "A power cut during the exam is highly unlikely"),
+    ("Repairs for hospitals get top priority", "Repairs for hospitals are scheduled after all other repairs"),
+    ("The festival cider is unfiltered and made from local apples", "Our cider is filtered, made from local apples"),
+])
+def test_rival_modes_levels_ranks_and_opposite_forms_are_contrasts(old_text: str, new_text: str) -> None:
+    for a, b in ((old_text, new_text), (new_text, old_text)):
+        assert find_contrast(a, b, 0.5) is not None, (a, b)
+
+
+@pytest.mark.parametrize("old_text, new_text", [
+    ("The import script logs every request at verbose level", "The import script runs quietly and prints only a summary"),
+    ("Database upgrades happen only during business hours", "Database upgrades are done overnight"),
+])
+def test_logging_detail_and_working_hours_are_properties_too(old_text: str, new_text: str) -> None:
+    contrast = property_contrast(old_text, new_text)
+    assert contrast is not None and contrast.kind == "property"

@@ -448,7 +448,9 @@ def unordered_polar_contrast(old_text: str, new_text: str) -> Contrast | None:
     """The poles of one scale, or two members of one set of rival values, on the two sides of texts
     that say one proposition in another order ("smoke is used sparingly when opening the hives" /
     "hives are opened with plenty of smoke"; "pull requests are squash-merged" / "... merged with a
-    merge commit"): the shorter text's other content words are at least MODAL_OVERLAP in the other."""
+    merge commit"), or a word and its opposite by form ("made from unpasteurised milk" / "our brie is
+    made from pasteurised milk"): the shorter text's other content words are at least MODAL_OVERLAP in
+    the other."""
     a, b = {_pole_form(t) for t in content_tokens(old_text)}, {_pole_form(t) for t in content_tokens(new_text)}
     scales = [*_POLES, *((group, group) for group in _RIVALS)]
     for one, other in scales:
@@ -456,6 +458,11 @@ def unordered_polar_contrast(old_text: str, new_text: str) -> Contrast | None:
             old_hit, new_hit = (a - b) & mine, (b - a) & theirs
             if old_hit and new_hit and _proposition_overlap(old_text, new_text, mine | theirs) >= MODAL_OVERLAP:
                 return Contrast("antonym", sorted(old_hit)[0], sorted(new_hit)[0])
+    # A word and its opposite by form ("unpasteurised" / "pasteurised", "stateful" / "stateless").
+    for x in sorted(a - b):
+        for y in sorted(b - a):
+            if _opposite_by_form(x, y) and _proposition_overlap(old_text, new_text, frozenset({x, y})) >= MODAL_OVERLAP:
+                return Contrast("antonym", x, y)
     return None
 
 

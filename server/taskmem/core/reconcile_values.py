@@ -9,8 +9,11 @@ canonical_text rewrites a normalised (lowercase) text before it is split into wo
   money         "€180", "180 euros", "$2,000", "2000 dollars" -> "180 eur", "2000 usd"
   units         "30 kilograms", "1.2 m", "12-column"         -> "30 kg", "1.2 metre", "12 column"
   ordinals      "fifth", "third"                             -> "5th", "3rd"
-  conventions   "day/month/year", "YYYY-MM-DD", "ISO 8601", "squash-merged", "merge commit"
-                                                             -> "dmyformat", "ymdformat", "squash", "mergecommit"
+  conventions   "day/month/year", "YYYY-MM-DD", "ISO 8601", "squash-merged", "merge commit",
+                "half to even", "half away from zero"       -> "dmyformat", "ymdformat", "squash", "mergecommit",
+                                                               "halfeven", "halfup"
+  levels        "a high risk", "very unlikely"; "top priority", "after all other"
+                                                             -> "likely", "unlikely"; "first", "last"
   multiples     "doubles", "tripled", "halve"                -> "2x", "3x", "0.5x"
   bounds        "at most", "no longer than", "up to", "capped at", "or less"     -> "atmost"
                 "at least", "or later", "and above", "no fewer than", "minimum"  -> "atleast"
@@ -148,6 +151,14 @@ _REWRITES: tuple[Rewrite, ...] = tuple((re.compile(pattern), replacement) for pa
      " ymdformat "),
     (r"\bsquash(?:[- ]?merg\w*)?\b", "squash"), (r"\bmerge commits?\b", "mergecommit"),
     (r"\bfast[- ]forward\w*\b", "fastforward"),
+    # Rounding modes, each one word: "half to even" (banker's rounding), "half away from zero" (half up).
+    (r"\bhalf (?:to|towards) even\b|\bbanker'?s rounding\b", "halfeven"),
+    (r"\bhalf away from zero\b|\bhalf up\b", "halfup"), (r"\bhalf (?:towards? zero|down)\b", "halfdown"),
+    # A likelihood or a rank said as a level: "a high risk" is likely, "top priority" is first.
+    (r"\b(?:a )?(?:high|significant|major|serious) (?:risk|likelihood|probability|chance)\b|\bhighly likely\b", "likely"),
+    (r"\b(?:a )?(?:low|minor|slight|remote) (?:risk|likelihood|probability|chance)\b|\bhighly unlikely\b", "unlikely"),
+    (r"\b(?:top|highest|first) priority\b|\bahead of (?:all|every) (?:the )?other\b", "first"),
+    (r"\b(?:lowest|bottom|last) priority\b|\bafter (?:all|every) (?:the )?other\b", "last"),
     (r"(?<=\d),(?=\d{3}\b)", ""),  # 2,000 -> 2000
     # Spelled numbers and common fractions of an hour: "three hundred and fifty" -> 350, "10k" -> 10000,
     # "a quarter of an hour" -> "15 minutes", "half an hour" -> "30 minutes".
