@@ -8,7 +8,14 @@ test_reconcile_labelled_pairs.py)."""
 import pytest
 
 from taskmem.core.reconcile_decisions import BatchMessage, Outcome, ReconcileThresholds, prepare_candidates, reconcile_candidates
-from taskmem.core.reconcile_signals import change_phrase, content_tokens, find_contrast, property_contrast
+from taskmem.core.reconcile_signals import (
+    change_phrase,
+    content_tokens,
+    different_questions,
+    find_contrast,
+    named_replacements,
+    property_contrast,
+)
 from taskmem.core.state_items import Candidate, StateItem, validate_item
 
 T = ReconcileThresholds(merge=0.66, conflict=0.4, alignment=0.5, named_floor=0.3, unnamed_supersede=0.6,
@@ -189,3 +196,27 @@ def test_rival_modes_levels_ranks_and_opposite_forms_are_contrasts(old_text: str
 def test_logging_detail_and_working_hours_are_properties_too(old_text: str, new_text: str) -> None:
     contrast = property_contrast(old_text, new_text)
     assert contrast is not None and contrast.kind == "property"
+
+
+# ------------------------------------------------------------------ questions and corrections
+
+def test_questions_asking_for_different_kinds_of_answer_are_different_items() -> None:
+    assert different_questions("How many rooms does the east wing have?", "Does the east wing have a lift?") \
+        == ("quantity", "yes/no")
+    assert decide("How many rooms does the east wing have?", "Does the east wing have a lift?", 0.7,
+                  kind="question").outcome is Outcome.INSERT
+    # The same kind of answer in other words still merges.
+    assert decide("Can the newsletter go out digital only?", "Is it fine for the newsletter to be digital only?", 0.75,
+                  kind="question").outcome is Outcome.MERGE
+
+
+def test_a_correction_names_what_it_is_not_and_supersedes_it() -> None:
+    assert named_replacements("Bill the hours in euros, not dollars") == ["dollars"]
+    decision = decide("Bill the hours in dollars", "Bill the hours in euros, not dollars", 0.7)
+    assert decision.outcome is Outcome.SUPERSEDE and decision.rule == "named_replacement"
+
+
+def test_one_unit_of_time_said_in_words_is_a_value() -> None:
+    assert content_tokens("Keep the logs for a fortnight") == content_tokens("Keep the logs for 14 days")
+    assert decide("The tablets must work offline for a week or more", "The tablets must work offline for at least 7 days",
+                  0.8, kind="constraint").outcome is Outcome.MERGE

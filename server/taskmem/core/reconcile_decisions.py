@@ -35,8 +35,10 @@ bands were tuned for another embedding model (see reconcile_signals for why cosi
                other (or both stating one design property of one subject): merge, as a duplicate.
    duplicate - score at least `merge`: merge, unless the pair is the same frame ending on another
                object of one or two words ("roll out firmware 2.3 to the thermostats" / "to the door
-               sensors") scoring below `distinct_object_merge`, which is a different item. A reworded
-               verb or subject ("who owns" / "which team is responsible for") still merges.
+               sensors") scoring below `distinct_object_merge`, which is a different item, and two
+               questions asking for different kinds of answer ("how many seats..." / "does it have a
+               wheelchair space?") below it, likewise. A reworded verb or subject ("who owns" /
+               "which team is responsible for") still merges.
 4. otherwise insert (rule "distinct" when a same-frame item was set aside as another object).
 
 A candidate whose uid is an existing item merges into it (similarity 1.0), unless that item is
@@ -56,6 +58,7 @@ from taskmem.core.reconcile_signals import (
     align,
     change_phrase,
     changed_value,
+    different_questions,
     find_contrast,
     find_distinction,
     named_overlap,
@@ -344,6 +347,10 @@ def _decide(
                             {"paraphrase": paraphrase})
         if score >= thresholds.merge:
             if score < thresholds.distinct_object_merge and align(item.text, candidate.text).final_substitution:
+                continue
+            asked = different_questions(item.text, candidate.text)
+            if asked is not None and score < thresholds.distinct_object_merge:
+                distinct = distinct or {"item": item.uid, "kind": "question", "old": asked[0], "new": asked[1]}
                 continue
             return Decision(Outcome.MERGE, candidate.uid, item.uid, cosine, score, "duplicate")
     nearest = scored[0] if scored else None

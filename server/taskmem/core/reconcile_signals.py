@@ -667,7 +667,8 @@ CHANGE_PHRASES: tuple[str, ...] = (
     "ditched", "deprecated", "superseded", "overruled", "reversed", "swapped", "renamed", "has become",
     "have become", "turned into", "on second thought", "on second thoughts",
     "not any longer", "no more", "moves to", "moving to", "will now", "new plan", "plan changed",
-    "changed our minds",
+    "changed our minds", "in lieu of", "as opposed to", "delayed", "deferred", "paused", "suspended",
+    "put on hold", "on hold",
 )
 
 # "change" as a noun is no change language ("at every shift change", "a change of shift"): after a
@@ -685,6 +686,9 @@ _NAMED_PATTERNS: tuple[re.Pattern[str], ...] = tuple(re.compile(p) for p in (
     rf"\binstead of (?P<old>.+?){_CLAUSE_END}",
     rf"\brather than (?P<old>.+?){_CLAUSE_END}",
     rf"\bin place of (?P<old>.+?){_CLAUSE_END}",
+    rf"\b(?:in lieu of|as opposed to) (?P<old>.+?){_CLAUSE_END}",
+    # A correction that names what it is not: "store dates in UTC, not local time".
+    rf"[,;] not (?!only\b|just\b|even\b|yet\b|all\b|every\b|to\b|be\b|a lot\b)(?P<old>[^,;:.?!]+?){_CLAUSE_END}",
     # "re-" verbs are the change verbs of a move: reassigned, rerouted, relocated, rebooked.
     rf"\b(?:switch\w*|mov\w*|migrat\w*|upgrad\w*|downgrad\w*|chang\w*|went|go|going|port\w*|re[a-z]{{3,}}|"
     rf"rais\w*|lower\w*|increas\w*|decreas\w*|extend\w*|shorten\w*|cut|bump\w*|push\w*|brought|bring\w*|"
@@ -1060,3 +1064,35 @@ def same_property(old_text: str, new_text: str) -> str | None:
         if rest & other and len(rest & other) >= SUBJECT_OVERLAP * min(len(rest), len(other)):
             return name
     return None
+
+
+# --------------------------------------------------------------------------- questions
+
+# What kind of answer a question asks for, read off its opening words (first match wins). "what" and
+# "which" followed by a noun can ask for anything, so they have no kind.
+_QUESTION_KINDS: tuple[tuple[str, re.Pattern[str]], ...] = tuple((kind, re.compile(pattern)) for kind, pattern in (
+    ("quantity", r"^(?:how (?:many|much)|what (?:number|amount|percentage|share) of)\b"),
+    ("duration", r"^how long\b"),
+    ("time", r"^(?:when|by when|until when|what time|what date|on which (?:day|date))\b"),
+    ("place", r"^(?:where|from where)\b"),
+    ("reason", r"^(?:why|how come)\b"),
+    ("person", r"^(?:who|whom|whose)\b"),
+    ("manner", r"^how\b"),
+    ("yes/no", r"^(?:is|are|was|were|do|does|did|can|could|should|shall|will|would|has|have|had|may|might|must)\b"),
+))
+
+
+def question_kind(text: str) -> str | None:
+    """The kind of answer a question asks for (quantity, duration, time, place, reason, person, manner,
+    yes/no), or None when it is not a question or its opening does not say."""
+    normal = normalize_text(text)
+    if not normal.endswith("?"):
+        return None
+    return next((kind for kind, pattern in _QUESTION_KINDS if pattern.search(normal)), None)
+
+
+def different_questions(old_text: str, new_text: str) -> tuple[str, str] | None:
+    """Two questions that ask for different kinds of answer ("how many seats does screen 3 have?" /
+    "does screen 3 have a wheelchair space?"): (old kind, new kind), or None."""
+    old, new = question_kind(old_text), question_kind(new_text)
+    return (old, new) if old and new and old != new else None

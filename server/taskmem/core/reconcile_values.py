@@ -164,7 +164,9 @@ _REWRITES: tuple[Rewrite, ...] = tuple((re.compile(pattern), replacement) for pa
     # "a quarter of an hour" -> "15 minutes", "half an hour" -> "30 minutes".
     (r"\b(?:a|one) quarter of an hour\b", "15 minutes"), (r"\bhalf an hour\b", "30 minutes"),
     (r"\b(?:an|one) hour and a half\b", "90 minutes"), (r"\bthree quarters of an hour\b", "45 minutes"),
-    (r"\ba dozen\b", "12"),
+    (r"\ba dozen\b", "12"), (r"\b(?:a|one) fortnight\b", "14 days"),
+    # "for a week", "within an hour": one unit of time is a value ("for a week" / "for 7 days").
+    (r"\b(for|within|in|after|than|over|under|about|past) (?:a|an|one) (minute|hour|day|week|month|year)\b", r"\1 1 \2"),
     (r"\b(\d+(?:\.\d+)?)k\b", lambda m: _plain(float(m.group(1)) * 1000)),
     (_NUMBER_RUN.pattern, _spelled_number),
     # Hours and minutes in short forms after a number ("6 h", "5 min", "90 mins"); not a clock ("0200h").
