@@ -220,3 +220,19 @@ def test_one_unit_of_time_said_in_words_is_a_value() -> None:
     assert content_tokens("Keep the logs for a fortnight") == content_tokens("Keep the logs for 14 days")
     assert decide("The tablets must work offline for a week or more", "The tablets must work offline for at least 7 days",
                   0.8, kind="constraint").outcome is Outcome.MERGE
+
+
+@pytest.mark.parametrize("old_text, new_text", [
+    ("Dependency upgrades must be reviewed by a maintainer", "Dependency upgrades are auto-merged when the tests pass"),
+    ("The clinic is open by appointment only", "Walk-ins are welcome at the clinic on Fridays"),
+    ("Conference tickets are non-refundable", "Conference tickets are refunded in full up to a week before"),
+])
+def test_everyday_rules_and_what_breaks_them(old_text: str, new_text: str) -> None:
+    contrast = property_contrast(old_text, new_text)
+    assert contrast is not None and contrast.kind == "property"
+
+
+def test_british_and_american_words_are_one_paraphrase() -> None:
+    decision = decide("Check the lift in the block of flats every month", "Check the elevator in the apartment block monthly",
+                      0.5, kind="action")
+    assert decision.outcome is Outcome.MERGE and decision.rule == "paraphrase"

@@ -1029,7 +1029,11 @@ def paraphrase_tokens(text: str) -> frozenset[str]:
     normal = normalize_text(text)
     for pattern, canonical in _SYNONYM_PHRASES:
         normal = pattern.sub(canonical, normal)
+    normal = _IZE.sub(lambda m: m.group(1) + "z", normal)  # "organise" / "organize"
     return frozenset(token for token in content_tokens(normal) if token not in _LIGHT_WORDS)
+
+
+_IZE = re.compile(r"\b([a-z]{3,}i)s(?=e\b|es\b|ed\b|ing\b|ation\b|ations\b|er\b|ers\b)")
 
 
 def is_paraphrase(old_text: str, new_text: str) -> str | None:
