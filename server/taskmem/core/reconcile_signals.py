@@ -668,7 +668,9 @@ CHANGE_PHRASES: tuple[str, ...] = (
     "have become", "turned into", "on second thought", "on second thoughts",
     "not any longer", "no more", "moves to", "moving to", "will now", "new plan", "plan changed",
     "changed our minds", "in lieu of", "as opposed to", "delayed", "deferred", "paused", "suspended",
-    "put on hold", "on hold",
+    "put on hold", "on hold", "previously", "used to", "formerly", "originally", "until now",
+    "takes over", "took over", "taking over", "handed over to", "phase out", "phased out", "phasing out",
+    "sunset", "sunsetted", "wound down", "winding down",
 )
 
 # "change" as a noun is no change language ("at every shift change", "a change of shift"): after a
