@@ -378,29 +378,54 @@ def _affirmed(pattern: re.Pattern[str], normal: str) -> re.Match[str] | None:
     return None
 
 
+@dataclasses.dataclass(frozen=True)
+class _PropertyMarks:
+    """What one text says about one property: the span stating it (affirmed), whether it names it at all,
+    the first affirmed span breaking it, and every span breaking it."""
+
+    said: tuple[int, int] | None
+    names: bool
+    broken: tuple[int, int] | None
+    violations: tuple[tuple[int, int], ...]
+
+
+@functools.lru_cache(maxsize=8192)
+def _property_marks(normal: str) -> Mapping[str, _PropertyMarks]:
+    """Each property the normalised text states or breaks, read once per text (a text is compared with
+    many items, most of which say nothing about any property)."""
+    marks: dict[str, _PropertyMarks] = {}
+    for name, prop, violation in _PROPERTIES:
+        said, broken = _affirmed(prop, normal), _affirmed(violation, normal)
+        if said is not None or broken is not None:
+            marks[name] = _PropertyMarks(said.span() if said else None, prop.search(normal) is not None,
+                                         broken.span() if broken else None,
+                                         tuple(m.span() for m in violation.finditer(normal)))
+    return marks
+
+
 def property_contrast(old_text: str, new_text: str) -> Contrast | None:
     """One text states a design property of something and the other describes behaviour that breaks
     it (reconcile_lexicon.PROPERTY_VIOLATIONS: "the service is stateless" / "keeps each cart in process
     memory between requests"), or None. The violating text must not state the property itself, neither
-    side's match may be negated in its clause, the two must share at least SUBJECT_OVERLAP of the stating
-    text's other words (outside its property, particles and light verbs left out), and no shared noun may carry another modifier on each
-    side (they speak of one subject)."""
+    side's match may be negated in its clause, the two must share at least SUBJECT_OVERLAP of the
+    stating text's other words (outside its property, particles and light verbs left out), and no
+    shared noun may carry another modifier on each side (they speak of one subject)."""
     old, new = normalize_text(old_text), normalize_text(new_text)
-    for name, prop, violation in _PROPERTIES:
+    old_marks, new_marks = _property_marks(old), _property_marks(new)
+    for name in [name for name in old_marks if name in new_marks]:
         for stating, breaking, flipped in ((old, new, False), (new, old, True)):
-            said = _affirmed(prop, stating)
-            if said is None or prop.search(breaking):
+            stated, broke = _property_marks(stating)[name], _property_marks(breaking)[name]
+            if stated.said is None or broke.names or broke.broken is None:
                 continue
-            broken = _affirmed(violation, breaking)
-            if broken is None or any(m.end() <= said.start() or m.start() >= said.end()
-                                     for m in violation.finditer(stating)):
+            (s1, s2), (b1, b2) = stated.said, broke.broken
+            if any(end <= s1 or start >= s2 for start, end in stated.violations):
                 continue  # the stating text also breaks its property elsewhere: no one-sided claim
-            rest = _subject_words(stating[:said.start()] + " , " + stating[said.end():])
+            rest = _subject_words(stating[:s1] + " , " + stating[s2:])
             shared = rest & _subject_words(breaking)
             if not shared or len(shared) < SUBJECT_OVERLAP * len(rest) \
                     or _other_subject(stating, breaking, shared):
                 continue
-            evidence = (f"{name}: {said.group(0).strip()}", f"violated: {broken.group(0).strip()}")
+            evidence = (f"{name}: {stating[s1:s2].strip()}", f"violated: {breaking[b1:b2].strip()}")
             return Contrast("property", *(evidence[::-1] if flipped else evidence))
     return None
 
