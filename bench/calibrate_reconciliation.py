@@ -89,7 +89,10 @@ FRESH8_PAIRS_FILE = ROOT / "tests" / "data" / "state_pairs_fresh8.yaml"
 # rows are printed (its pairs and misjudged pairs stay unread). Scored when it arrived: at the base of
 # that round (26dcea9) merge 75.0, supersede 75.0, conflict 65.0, insert 95.0, overall 77.5 % (either
 # order 78.3 %); with the first two changes of the round (final-object guard, attributive participles)
-# 75.0 / 75.0 / 65.0 / 90.0, 76.2 % (either order 76.7 %).
+# 75.0 / 75.0 / 65.0 / 90.0, 76.2 % (either order 76.7 %). After the round (property lexicon, paraphrase
+# signal, change language, levels and question kinds), scored once: 75.0 / 75.0 / 70.0 / 90.0, 77.5 %
+# (either order 78.3 %): the general lexicons lifted every seen set but barely carried to this one, and
+# the goal (90 % overall, 85 % per class) is not met on it.
 FRESH9_PAIRS_FILE = ROOT / "tests" / "data" / "state_pairs_fresh9.yaml"
 # The sets scored beside the calibration pairs: (label, file). Extra files come from --pairs.
 EXTRA_SETS: tuple[tuple[str, Path], ...] = (

@@ -41,7 +41,8 @@ def embedded(bench: ModuleType) -> dict[str, list]:
     fresh6 = bench.load_pairs(bench.FRESH6_PAIRS_FILE)
     fresh7 = bench.load_pairs(bench.FRESH7_PAIRS_FILE)
     fresh8 = bench.load_pairs(bench.FRESH8_PAIRS_FILE)
-    return {"fresh7": bench.embed_pairs(fresh7, embed), "fresh8": bench.embed_pairs(fresh8, embed),"fresh5": bench.embed_pairs(fresh5, embed), "fresh6": bench.embed_pairs(fresh6, embed), "pairs": bench.embed_pairs(bench.load_pairs(), embed), "fresh": bench.embed_pairs(fresh, embed),
+    fresh9 = bench.load_pairs(bench.FRESH9_PAIRS_FILE)
+    return {"fresh9": bench.embed_pairs(fresh9, embed), "fresh7": bench.embed_pairs(fresh7, embed), "fresh8": bench.embed_pairs(fresh8, embed),"fresh5": bench.embed_pairs(fresh5, embed), "fresh6": bench.embed_pairs(fresh6, embed), "pairs": bench.embed_pairs(bench.load_pairs(), embed), "fresh": bench.embed_pairs(fresh, embed),
             "fresh2": bench.embed_pairs(fresh2, embed), "fresh3": bench.embed_pairs(fresh3, embed),
             "fresh4": bench.embed_pairs(fresh4, embed)}
 
@@ -181,4 +182,15 @@ def test_the_eighth_set_keeps_what_the_property_lexicon_reached(bench: ModuleTyp
     # Then read (seen) for the property lexicon, the paraphrase signal and the levels of the second
     # round: 18 / 20 / 20 / 19 (96.2 %). A later rule may only raise these.
     measured = {"merge": 18, "supersede": 20, "conflict": 20, "insert": 19}
+    assert all(scores[outcome][0] >= right for outcome, right in measured.items()), scores
+
+
+def test_the_held_out_set_of_the_property_lexicon_keeps_its_counts(bench: ModuleType, embedded: dict[str, list]) -> None:
+    from taskmem.config import reconciliation_thresholds
+    thresholds = reconciliation_thresholds("all-MiniLM-L6-v2-int8")
+    scores = bench.accuracy(embedded["fresh9"], lambda p: bench.judge(p, thresholds)[0])
+    # Written blind on w24-pairs, never opened by the engineer changing the rules. Before the second
+    # round of issue 11 point 5: merge 15/20, supersede 15/20, conflict 13/20, insert 19/20 (77.5 %);
+    # after it, scored once: 15 / 15 / 14 / 18 (77.5 %, under the goal). A later rule may only raise these.
+    measured = {"merge": 15, "supersede": 15, "conflict": 14, "insert": 18}
     assert all(scores[outcome][0] >= right for outcome, right in measured.items()), scores
