@@ -78,11 +78,22 @@ FRESH6_PAIRS_FILE = ROOT / "tests" / "data" / "state_pairs_fresh6.yaml"
 # 15.0, insert 80.0, overall 67.5 %), then read and used to tune the frame comparison: seen. After it:
 # 85.0 / 100 / 90.0 / 100, 93.8 %.
 FRESH7_PAIRS_FILE = ROOT / "tests" / "data" / "state_pairs_fresh7.yaml"
-# Written with fresh7, never opened by the engineer changing the rules: only this table is run on it.
+# Written with fresh7, never opened by the engineer changing the rules while it was held out.
 # Before the frame comparison: merge 85.0, supersede 85.0, conflict 40.0, insert 90.0, overall 75.0 %;
-# after it, scored once: 85.0 / 95.0 / 55.0 / 95.0, 82.5 % (either order 78.3 %): held out, and under
-# the goal (90 % overall, 85 % per class): conflicts said in words no rule or set names still pass.
+# after it, scored once: 85.0 / 95.0 / 55.0 / 95.0, 82.5 % (either order 78.3 %), under the goal
+# (90 % overall, 85 % per class). Then its misjudged pairs were read for the property lexicon and the
+# paraphrase signal (issue 11 point 5, second round): seen.
 FRESH8_PAIRS_FILE = ROOT / "tests" / "data" / "state_pairs_fresh8.yaml"
+# Issue 11 point 5, second round: written blind by another engineer while the property lexicon and the
+# paraphrase signal were written, never opened by the engineer changing the rules: only its accuracy
+# rows are printed (its pairs and misjudged pairs stay unread). Scored when it arrived: at the base of
+# that round (26dcea9) merge 75.0, supersede 75.0, conflict 65.0, insert 95.0, overall 77.5 % (either
+# order 78.3 %); with the first two changes of the round (final-object guard, attributive participles)
+# 75.0 / 75.0 / 65.0 / 90.0, 76.2 % (either order 76.7 %). After the round (property lexicon, paraphrase
+# signal, change language, levels and question kinds), scored once: 75.0 / 75.0 / 70.0 / 90.0, 77.5 %
+# (either order 78.3 %): the general lexicons lifted every seen set but barely carried to this one, and
+# the goal (90 % overall, 85 % per class) is not met on it.
+FRESH9_PAIRS_FILE = ROOT / "tests" / "data" / "state_pairs_fresh9.yaml"
 # The sets scored beside the calibration pairs: (label, file). Extra files come from --pairs.
 EXTRA_SETS: tuple[tuple[str, Path], ...] = (
     ("fresh (seen)", FRESH_PAIRS_FILE),
@@ -92,7 +103,8 @@ EXTRA_SETS: tuple[tuple[str, Path], ...] = (
     ("fresh5 (seen)", FRESH5_PAIRS_FILE),
     ("fresh6 (seen)", FRESH6_PAIRS_FILE),
     ("fresh7 (seen)", FRESH7_PAIRS_FILE),
-    ("fresh8 (held out)", FRESH8_PAIRS_FILE),
+    ("fresh8 (seen)", FRESH8_PAIRS_FILE),
+    ("fresh9 (held out)", FRESH9_PAIRS_FILE),
 )
 OUTCOMES = ("merge", "supersede", "conflict", "insert")
 HOLDOUT_SHARE = 4  # one pair in four (by hash) is held out

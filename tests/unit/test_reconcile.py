@@ -271,14 +271,15 @@ def test_batches_never_resurrect_and_never_both_supersede_and_conflict(
     assert counts.inserted + counts.merged + counts.superseded + counts.conflicted + counts.dropped == len(picks)
 
 
-@given(st.floats(0.0, 1.0), st.floats(0.05, 0.95))
-def test_a_plain_paraphrase_merges_exactly_when_its_score_reaches_the_merge_threshold(
-        cosine: float, merge: float) -> None:
-    thresholds = dataclasses.replace(T, merge=merge, unnamed_supersede=merge)
+@given(st.floats(0.0, 1.0), st.floats(0.05, 0.95), st.floats(0.05, 0.95))
+def test_a_plain_paraphrase_merges_exactly_when_its_score_reaches_the_merge_or_paraphrase_threshold(
+        cosine: float, merge: float, paraphrase_floor: float) -> None:
+    # The same words in another order: the paraphrase signal agrees, so the lower of the two bands decides.
+    thresholds = dataclasses.replace(T, merge=merge, unnamed_supersede=merge, paraphrase_floor=paraphrase_floor)
     old = existing("risk", "No rate limiting on the token refresh endpoint")
     outcome = run([cand("risk", "The token refresh endpoint has no rate limit")], [old], cosine,
                   thresholds).decisions[0].outcome
-    assert outcome is (Outcome.MERGE if cosine >= merge else Outcome.INSERT)
+    assert outcome is (Outcome.MERGE if cosine >= min(merge, paraphrase_floor) else Outcome.INSERT)
 
 
 # ------------------------------------------------------------------ the seed's tree, kept as the baseline

@@ -41,7 +41,8 @@ def embedded(bench: ModuleType) -> dict[str, list]:
     fresh6 = bench.load_pairs(bench.FRESH6_PAIRS_FILE)
     fresh7 = bench.load_pairs(bench.FRESH7_PAIRS_FILE)
     fresh8 = bench.load_pairs(bench.FRESH8_PAIRS_FILE)
-    return {"fresh7": bench.embed_pairs(fresh7, embed), "fresh8": bench.embed_pairs(fresh8, embed),"fresh5": bench.embed_pairs(fresh5, embed), "fresh6": bench.embed_pairs(fresh6, embed), "pairs": bench.embed_pairs(bench.load_pairs(), embed), "fresh": bench.embed_pairs(fresh, embed),
+    fresh9 = bench.load_pairs(bench.FRESH9_PAIRS_FILE)
+    return {"fresh9": bench.embed_pairs(fresh9, embed), "fresh7": bench.embed_pairs(fresh7, embed), "fresh8": bench.embed_pairs(fresh8, embed),"fresh5": bench.embed_pairs(fresh5, embed), "fresh6": bench.embed_pairs(fresh6, embed), "pairs": bench.embed_pairs(bench.load_pairs(), embed), "fresh": bench.embed_pairs(fresh, embed),
             "fresh2": bench.embed_pairs(fresh2, embed), "fresh3": bench.embed_pairs(fresh3, embed),
             "fresh4": bench.embed_pairs(fresh4, embed)}
 
@@ -75,8 +76,9 @@ def test_the_fresh_pairs_hold_the_accuracy_measured_on_them(
     thresholds = reconciliation_thresholds("all-MiniLM-L6-v2-int8")
     rates = _rates(bench, embedded["fresh"], lambda p: bench.judge(p, thresholds)[0])
     # First run (blind): merge 80 %, supersede 90 %, conflict 70 %, insert 90 %. After the contrast rules
-    # that its failures prompted (so no longer blind): 80 / 100 / 100 / 90 %.
-    assert rates["merge"] >= 0.8 and rates["supersede"] >= 1.0 and rates["conflict"] >= 1.0 \
+    # that its failures prompted (so no longer blind): 80 / 100 / 100 / 90 %; after the paraphrase signal
+    # and the final-object guard (issue 11 point 5, second round): 100 / 100 / 100 / 90 %.
+    assert rates["merge"] >= 1.0 and rates["supersede"] >= 1.0 and rates["conflict"] >= 1.0 \
         and rates["insert"] >= 0.9, rates
 
 
@@ -86,8 +88,8 @@ def test_the_second_blind_pairs_hold_the_accuracy_measured_when_they_were_first_
     thresholds = reconciliation_thresholds("all-MiniLM-L6-v2-int8")
     rates = _rates(bench, embedded["fresh2"], lambda p: bench.judge(p, thresholds)[0])
     # Before the contrast rules: merge 90 %, supersede 100 %, conflict 70 %, insert 100 % (90.0 %);
-    # after them: 90 / 100 / 80 / 100 % (92.5 %).
-    assert rates["merge"] >= 0.9 and rates["supersede"] >= 1.0 and rates["conflict"] >= 0.8 \
+    # after them: 90 / 100 / 80 / 100 % (92.5 %); after the second round of issue 11 point 5: 100 % each.
+    assert rates["merge"] >= 1.0 and rates["supersede"] >= 1.0 and rates["conflict"] >= 1.0 \
         and rates["insert"] >= 1.0, rates
 
 
@@ -137,8 +139,9 @@ def test_the_sixth_set_keeps_what_the_retire_and_replace_patterns_reached(
     # Blind run: merge 15/16, supersede 9/15, conflict 11/16, insert 14/16 (77.8 %). Its supersede
     # misses were then read (seen) and the two-clause retiring verbs added: supersede 15/15 (87.3 %);
     # then its conflict misses: units as rival values, a number with a unit never a designator,
-    # before/during/after: conflict 14/16 (92.1 %). A later rule may only raise these.
-    measured = {"merge": 15, "supersede": 15, "conflict": 14, "insert": 14}
+    # before/during/after: conflict 14/16 (92.1 %). The property lexicon and the final-object guard
+    # (issue 11 point 5, second round): conflict 16/16, insert 15/16 (96.8 %). A later rule may only raise these.
+    measured = {"merge": 15, "supersede": 15, "conflict": 16, "insert": 15}
     assert all(scores[outcome][0] >= right for outcome, right in measured.items()), scores
 
 
@@ -148,9 +151,9 @@ def test_the_seventh_set_held_out_keeps_its_first_counts(bench: ModuleType, embe
     scores = bench.accuracy(embedded["fresh6"], lambda p: bench.judge(p, thresholds)[0])
     # Written after the retire-and-replace patterns, never read for a rule: merge 14/16, supersede
     # 13/16, conflict 7/16, insert 12/16 (71.9 %, far under the goal). Then read as a dev set for the
-    # frame comparison (adjunct slots, rival sets, modality): 15 / 16 / 16 / 12 (92.2 %). A later
-    # rule may only raise these.
-    measured = {"merge": 15, "supersede": 16, "conflict": 16, "insert": 12}
+    # frame comparison (adjunct slots, rival sets, modality): 15 / 16 / 16 / 12 (92.2 %); questions asking
+    # for different kinds of answer (second round): insert 13/16 (93.8 %). A later rule may only raise these.
+    measured = {"merge": 15, "supersede": 16, "conflict": 16, "insert": 13}
     assert all(scores[outcome][0] >= right for outcome, right in measured.items()), scores
 
 
@@ -170,12 +173,24 @@ def test_the_frame_comparison_meets_the_issue_target_on_its_dev_set_in_either_or
     assert sum(bench.judge(p, thresholds)[0] == p.expect for p in swapped) / len(swapped) >= 0.9
 
 
-def test_the_held_out_set_of_the_frame_comparison_keeps_its_counts(bench: ModuleType, embedded: dict[str, list]) -> None:
+def test_the_eighth_set_keeps_what_the_property_lexicon_reached(bench: ModuleType, embedded: dict[str, list]) -> None:
     from taskmem.config import reconciliation_thresholds
     thresholds = reconciliation_thresholds("all-MiniLM-L6-v2-int8")
     scores = bench.accuracy(embedded["fresh8"], lambda p: bench.judge(p, thresholds)[0])
-    # Written blind with fresh7, never read: before the frame comparison merge 17/20, supersede 17/20,
-    # conflict 8/20, insert 18/20 (75.0 %); after it, scored once: 17 / 19 / 11 / 19 (82.5 %, under
-    # the goal). A later rule may only raise these.
-    measured = {"merge": 17, "supersede": 19, "conflict": 11, "insert": 19}
+    # Written blind with fresh7: before the frame comparison merge 17/20, supersede 17/20, conflict
+    # 8/20, insert 18/20 (75.0 %); after it, scored once while held out: 17 / 19 / 11 / 19 (82.5 %).
+    # Then read (seen) for the property lexicon, the paraphrase signal and the levels of the second
+    # round: 18 / 20 / 20 / 19 (96.2 %). A later rule may only raise these.
+    measured = {"merge": 18, "supersede": 20, "conflict": 20, "insert": 19}
+    assert all(scores[outcome][0] >= right for outcome, right in measured.items()), scores
+
+
+def test_the_held_out_set_of_the_property_lexicon_keeps_its_counts(bench: ModuleType, embedded: dict[str, list]) -> None:
+    from taskmem.config import reconciliation_thresholds
+    thresholds = reconciliation_thresholds("all-MiniLM-L6-v2-int8")
+    scores = bench.accuracy(embedded["fresh9"], lambda p: bench.judge(p, thresholds)[0])
+    # Written blind on w24-pairs, never opened by the engineer changing the rules. Before the second
+    # round of issue 11 point 5: merge 15/20, supersede 15/20, conflict 13/20, insert 19/20 (77.5 %);
+    # after it, scored once: 15 / 15 / 14 / 18 (77.5 %, under the goal). A later rule may only raise these.
+    measured = {"merge": 15, "supersede": 15, "conflict": 14, "insert": 18}
     assert all(scores[outcome][0] >= right for outcome, right in measured.items()), scores

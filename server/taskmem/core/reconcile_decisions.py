@@ -31,9 +31,14 @@ bands were tuned for another embedding model (see reconcile_signals for why cosi
    value     - change language, a user ref, a quantity of one unit with a new number ("capped at 100
                items" / "cap changed to 500 items") and score at least `conflict`: supersede.
    change    - change language, a user ref, score at least `unnamed_supersede`: supersede.
-   duplicate - score at least `merge`: merge, unless the pair is the same frame about a different
-               plain-noun object ("login test"/"checkout test") scoring below
-               `distinct_object_merge`, which is a different item.
+   paraphrase - score at least `paraphrase_floor` and, synonyms folded, one text's words all in the
+               other (or both stating one design property of one subject): merge, as a duplicate.
+   duplicate - score at least `merge`: merge, unless the pair is the same frame ending on another
+               object of one or two words ("roll out firmware 2.3 to the thermostats" / "to the door
+               sensors") scoring below `distinct_object_merge`, which is a different item, and two
+               questions asking for different kinds of answer ("how many seats..." / "does it have a
+               wheelchair space?") below it, likewise. A reworded verb or subject ("who owns" /
+               "which team is responsible for") still merges.
 4. otherwise insert (rule "distinct" when a same-frame item was set aside as another object).
 
 A candidate whose uid is an existing item merges into it (similarity 1.0), unless that item is
@@ -53,10 +58,13 @@ from taskmem.core.reconcile_signals import (
     align,
     change_phrase,
     changed_value,
+    different_questions,
     find_contrast,
     find_distinction,
     named_overlap,
+    is_paraphrase,
     named_replacements,
+    property_contrast,
     retired_tokens,
 )
 from taskmem.core.state_items import (
@@ -92,7 +100,12 @@ class ReconcileThresholds:
                             that a differing slot is a contrast.
     named_floor           - least cosine for a change that names what it retires to supersede.
     unnamed_supersede     - change language with nothing named and no contrast supersedes at or above.
-    distinct_object_merge - a single plain-noun substitution merges only at or above.
+    distinct_object_merge - a pair differing only in its final object merges only at or above.
+    property_floor        - least cosine for a statement that breaks a property the other states
+                            (reconcile_lexicon.PROPERTY_VIOLATIONS) to conflict with it; the
+                            lexicon, not cosine, relates the two, so it is low.
+    paraphrase_floor      - least cosine for a pair the paraphrase signal says agrees in other words
+                            (reconcile_signals.is_paraphrase) to merge below `merge`.
     """
 
     merge: float
@@ -101,11 +114,14 @@ class ReconcileThresholds:
     named_floor: float = 0.3
     unnamed_supersede: float = 0.7
     distinct_object_merge: float = 0.9
+    property_floor: float = 0.1
+    paraphrase_floor: float = 0.4
     topic_boost: float = TOPIC_BOOST
     max_candidates: int = MAX_CANDIDATES
 
     def __post_init__(self) -> None:
-        for field in ("merge", "conflict", "alignment", "named_floor", "unnamed_supersede", "distinct_object_merge"):
+        for field in ("merge", "conflict", "alignment", "named_floor", "unnamed_supersede", "distinct_object_merge",
+                      "property_floor", "paraphrase_floor"):
             value = getattr(self, field)
             if not -1.0 <= value <= 1.0:
                 raise ValueError(f"{field}: {value} is outside [-1, 1]")
@@ -293,16 +309,23 @@ def _decide(
         if best is not None:
             return supersede(best[3], best[2], best[1], "named_replacement", named=list(best[4]))
 
-    lowest = min(thresholds.merge, thresholds.conflict, thresholds.unnamed_supersede)
+    lowest = min(thresholds.merge, thresholds.conflict, thresholds.unnamed_supersede, thresholds.paraphrase_floor)
     retiring = retired_tokens(candidate.text)
     distinct: dict[str, Any] = {}  # why the nearest same-frame item is a different one (insert evidence)
+    floor = min(lowest, thresholds.property_floor)
     for (cosine, score), item in scored:
-        if score < lowest:
+        if score < floor:
             break
         # An item that already retires what the candidate retires is a restatement, not its target.
         change = None if retiring & retired_tokens(item.text) else change_phrase(candidate.text)
-        contrast = find_contrast(item.text, candidate.text, thresholds.alignment)
-        if contrast is not None and score >= thresholds.conflict:
+        if score < lowest:
+            # Far in meaning, but one may break a property the other states (words cosine cannot relate).
+            contrast = property_contrast(item.text, candidate.text)
+            if contrast is None:
+                continue
+        else:
+            contrast = find_contrast(item.text, candidate.text, thresholds.alignment)
+        if contrast is not None and (score >= thresholds.conflict or contrast.kind == "property"):
             if change and user_ref:
                 return supersede(item, cosine, score, "change_with_contrast", contrast=contrast.as_evidence())
             return Decision(Outcome.CONFLICT, candidate.uid, item.uid, cosine, score, "contrast",
@@ -318,8 +341,16 @@ def _decide(
             return supersede(item, cosine, score, "change_of_value", contrast=value.as_evidence())
         if change and user_ref and score >= thresholds.unnamed_supersede:
             return supersede(item, cosine, score, "change_unnamed")
+        paraphrase = is_paraphrase(item.text, candidate.text) if thresholds.paraphrase_floor <= score else None
+        if paraphrase:  # the words agree once synonyms are folded: a final object is no other object
+            return Decision(Outcome.MERGE, candidate.uid, item.uid, cosine, score, "paraphrase",
+                            {"paraphrase": paraphrase})
         if score >= thresholds.merge:
-            if score < thresholds.distinct_object_merge and align(item.text, candidate.text).single_substitution:
+            if score < thresholds.distinct_object_merge and align(item.text, candidate.text).final_substitution:
+                continue
+            asked = different_questions(item.text, candidate.text)
+            if asked is not None and score < thresholds.distinct_object_merge:
+                distinct = distinct or {"item": item.uid, "kind": "question", "old": asked[0], "new": asked[1]}
                 continue
             return Decision(Outcome.MERGE, candidate.uid, item.uid, cosine, score, "duplicate")
     nearest = scored[0] if scored else None

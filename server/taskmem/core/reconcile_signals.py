@@ -20,7 +20,9 @@ from taskmem.core.reconcile_lexicon import (
     NEGATING_PREFIXES,
     OPPOSITE_SUFFIXES,
     POLAR_SCALES,
+    PROPERTY_VIOLATIONS,
     RIVAL_SETS,
+    SYNONYMS,
 )
 from taskmem.core.reconcile_values import BOUNDS, UNIT_TOKENS, canonical_text, compare_values, measured_dimensions
 from taskmem.core.state_items import SUPERSESSION_TRIGGERS, normalize_text
@@ -210,12 +212,16 @@ class Alignment:
     ratio: float
     differences: tuple[tuple[tuple[str, ...], tuple[str, ...]], ...]
     common: frozenset[str]
+    ends_differ: bool = False  # the last difference runs to the end of both texts
 
     @property
-    def single_substitution(self) -> bool:
-        """Exactly one span replaced by another, everything else equal ("fix the flaky login test"
-        / "fix the flaky checkout test"): the same frame about a different slot value."""
-        if len(self.differences) != 1:
+    def final_substitution(self) -> bool:
+        """Exactly one span of one or two words replaced by another at the end of both texts,
+        everything before it equal ("roll out firmware 2.3 to the thermostats" / "... to the door
+        sensors"): the same frame aimed at another object. A replaced verb or subject earlier in
+        the text ("who owns the service" / "which team is responsible for the service") is
+        rewording, not another object."""
+        if len(self.differences) != 1 or not self.ends_differ:
             return False
         old_span, new_span = self.differences[0]
         return 0 < len(old_span) <= 2 and 0 < len(new_span) <= 2
@@ -224,10 +230,10 @@ class Alignment:
 def align(old_text: str, new_text: str) -> Alignment:
     a, b = content_tokens(old_text), content_tokens(new_text)
     matcher = difflib.SequenceMatcher(a=a, b=b, autojunk=False)
-    differences = tuple(
-        (tuple(a[i1:i2]), tuple(b[j1:j2])) for tag, i1, i2, j1, j2 in matcher.get_opcodes() if tag != "equal"
-    )
-    return Alignment(matcher.ratio() if a or b else 1.0, differences, frozenset(a) & frozenset(b))
+    opcodes = [op for op in matcher.get_opcodes() if op[0] != "equal"]
+    differences = tuple((tuple(a[i1:i2]), tuple(b[j1:j2])) for _, i1, i2, j1, j2 in opcodes)
+    ends_differ = bool(opcodes) and opcodes[-1][2] == len(a) and opcodes[-1][4] == len(b)
+    return Alignment(matcher.ratio() if a or b else 1.0, differences, frozenset(a) & frozenset(b), ends_differ)
 
 
 def find_contrast(old_text: str, new_text: str, min_alignment: float) -> Contrast | None:
@@ -255,7 +261,14 @@ def find_contrast(old_text: str, new_text: str, min_alignment: float) -> Contras
     (canonical_text: times, time zones, units, money) are compared: another time zone, the same
     clock times in another order (a window and its complement), another amount of one dimension.
     Differences in plain nouns ("login test" / "checkout test") are not contrasts: they name a
-    different object, which is a different item. Last, the adjunct choice and reordered poles."""
+    different object, which is a different item. Last, the adjunct choice and reordered poles; and
+    when none of these applies, a stated design property and a statement that breaks it
+    (property_contrast), however differently the two are worded."""
+    return _frame_contrast(old_text, new_text, min_alignment) or property_contrast(old_text, new_text)
+
+
+def _frame_contrast(old_text: str, new_text: str, min_alignment: float) -> Contrast | None:
+    """find_contrast's word-by-word comparison (everything but the property lexicon)."""
     alignment = align(old_text, new_text)
     if alignment.ratio < min_alignment:
         # A short frame with a longer choice aligns poorly; so does one subject's value said in more words.
@@ -311,6 +324,112 @@ def find_contrast(old_text: str, new_text: str, min_alignment: float) -> Contras
     return choice_slot(old_text, new_text) or adjunct or unordered_polar_contrast(old_text, new_text)
 
 
+# --------------------------------------------------------------------------- properties and violations
+
+_PROPERTIES: tuple[tuple[str, re.Pattern[str], re.Pattern[str]], ...] = tuple(
+    (name, re.compile(prop), re.compile(violation)) for name, prop, violation in PROPERTY_VIOLATIONS)
+_NEGATED_BEFORE = re.compile(r"\b(?:not|no|never|nor|neither|without|cannot|isn't|aren't|doesn't|don't|won't|"
+                             r"no longer|nothing|none)\b[^,;:.?!]*$")
+SUBJECT_OVERLAP = 0.5  # share of the stating text's other words the breaking text must hold
+_UNIVERSAL_SUBJECT = re.compile(r"\b(?:every|all|each|any|no)\b")
+
+
+def _other_subject(stating_text: str, breaking_text: str, shared: set[str]) -> bool:
+    """Whether a shared noun carries a different modifier on each side ("the checkout service" / "the
+    search service"): two subjects, unless the stating side speaks of every one ("every pipeline step").
+    A modifier is one content word between a determiner (or the start) and the noun."""
+    if _UNIVERSAL_SUBJECT.search(normalize_text(stating_text)):
+        return False
+    sides = (_words(stating_text), _words(breaking_text))
+    for token in shared:
+        modifiers = [_modifier_of(words, token) for words in sides]
+        if all(m is not None and m not in shared for m in modifiers) and modifiers[0] != modifiers[1]:
+            return True
+    return False
+
+
+_DETERMINERS = frozenset("a an the this that these those our your their its his her my each every".split())
+
+
+def _modifier_of(words: Sequence[str], token: str) -> str | None:
+    if token not in words:
+        return None
+    index = words.index(token)
+    if index == 0 or words[index - 1] in _FUNCTION_WORDS:
+        return None
+    return words[index - 1] if index == 1 or words[index - 2] in _DETERMINERS else None
+
+
+def _subject_words(text: str) -> set[str]:
+    """Content tokens that can name a subject: prepositions and particles left out ("between", "in")."""
+    return {token for token in content_tokens(text) if token not in _FUNCTION_WORDS and token not in _NO_SUBJECT}
+
+
+# Particles and light verbs: shared, they say nothing about sharing a subject ("keep ... in").
+_NO_SUBJECT = frozenset(_stem(w) for w in """in out on off up down before after keep use make have get give run put
+take set go do allow need ensure""".split())
+
+
+def _affirmed(pattern: re.Pattern[str], normal: str) -> re.Match[str] | None:
+    """The first match of `pattern` in `normal` that no negation before it in its clause takes back."""
+    for match in pattern.finditer(normal):
+        if not _NEGATED_BEFORE.search(normal[:match.start()]):
+            return match
+    return None
+
+
+@dataclasses.dataclass(frozen=True)
+class _PropertyMarks:
+    """What one text says about one property: the span stating it (affirmed), whether it names it at all,
+    the first affirmed span breaking it, and every span breaking it."""
+
+    said: tuple[int, int] | None
+    names: bool
+    broken: tuple[int, int] | None
+    violations: tuple[tuple[int, int], ...]
+
+
+@functools.lru_cache(maxsize=8192)
+def _property_marks(normal: str) -> Mapping[str, _PropertyMarks]:
+    """Each property the normalised text states or breaks, read once per text (a text is compared with
+    many items, most of which say nothing about any property)."""
+    marks: dict[str, _PropertyMarks] = {}
+    for name, prop, violation in _PROPERTIES:
+        said, broken = _affirmed(prop, normal), _affirmed(violation, normal)
+        if said is not None or broken is not None:
+            marks[name] = _PropertyMarks(said.span() if said else None, prop.search(normal) is not None,
+                                         broken.span() if broken else None,
+                                         tuple(m.span() for m in violation.finditer(normal)))
+    return marks
+
+
+def property_contrast(old_text: str, new_text: str) -> Contrast | None:
+    """One text states a design property of something and the other describes behaviour that breaks
+    it (reconcile_lexicon.PROPERTY_VIOLATIONS: "the service is stateless" / "keeps each cart in process
+    memory between requests"), or None. The violating text must not state the property itself, neither
+    side's match may be negated in its clause, the two must share at least SUBJECT_OVERLAP of the
+    stating text's other words (outside its property, particles and light verbs left out), and no
+    shared noun may carry another modifier on each side (they speak of one subject)."""
+    old, new = normalize_text(old_text), normalize_text(new_text)
+    old_marks, new_marks = _property_marks(old), _property_marks(new)
+    for name in [name for name in old_marks if name in new_marks]:
+        for stating, breaking, flipped in ((old, new, False), (new, old, True)):
+            stated, broke = _property_marks(stating)[name], _property_marks(breaking)[name]
+            if stated.said is None or broke.names or broke.broken is None:
+                continue
+            (s1, s2), (b1, b2) = stated.said, broke.broken
+            if any(end <= s1 or start >= s2 for start, end in stated.violations):
+                continue  # the stating text also breaks its property elsewhere: no one-sided claim
+            rest = _subject_words(stating[:s1] + " , " + stating[s2:])
+            shared = rest & _subject_words(breaking)
+            if not shared or len(shared) < SUBJECT_OVERLAP * len(rest) \
+                    or _other_subject(stating, breaking, shared):
+                continue
+            evidence = (f"{name}: {stating[s1:s2].strip()}", f"violated: {breaking[b1:b2].strip()}")
+            return Contrast("property", *(evidence[::-1] if flipped else evidence))
+    return None
+
+
 # Deontic modality, said by its markers: what a rule requires, forbids or leaves open. Read on the
 # lowercase text in this order (a forbidding phrase holds a requiring or permitting word).
 _MODALITIES: tuple[tuple[str, re.Pattern[str]], ...] = tuple((name, re.compile(pattern)) for name, pattern in (
@@ -354,7 +473,9 @@ def unordered_polar_contrast(old_text: str, new_text: str) -> Contrast | None:
     """The poles of one scale, or two members of one set of rival values, on the two sides of texts
     that say one proposition in another order ("smoke is used sparingly when opening the hives" /
     "hives are opened with plenty of smoke"; "pull requests are squash-merged" / "... merged with a
-    merge commit"): the shorter text's other content words are at least MODAL_OVERLAP in the other."""
+    merge commit"), or a word and its opposite by form ("made from unpasteurised milk" / "our brie is
+    made from pasteurised milk"): the shorter text's other content words are at least MODAL_OVERLAP in
+    the other."""
     a, b = {_pole_form(t) for t in content_tokens(old_text)}, {_pole_form(t) for t in content_tokens(new_text)}
     scales = [*_POLES, *((group, group) for group in _RIVALS)]
     for one, other in scales:
@@ -362,6 +483,11 @@ def unordered_polar_contrast(old_text: str, new_text: str) -> Contrast | None:
             old_hit, new_hit = (a - b) & mine, (b - a) & theirs
             if old_hit and new_hit and _proposition_overlap(old_text, new_text, mine | theirs) >= MODAL_OVERLAP:
                 return Contrast("antonym", sorted(old_hit)[0], sorted(new_hit)[0])
+    # A word and its opposite by form ("unpasteurised" / "pasteurised", "stateful" / "stateless").
+    for x in sorted(a - b):
+        for y in sorted(b - a):
+            if _opposite_by_form(x, y) and _proposition_overlap(old_text, new_text, frozenset({x, y})) >= MODAL_OVERLAP:
+                return Contrast("antonym", x, y)
     return None
 
 
@@ -559,6 +685,17 @@ CHANGE_PHRASES: tuple[str, ...] = (
     # A value reported as changed: "the minimum was raised to 110 mm", "the cap was lowered".
     "raised", "lowered", "increased", "decreased", "reduced", "extended", "shortened", "bumped", "relaxed",
     "tightened", "going forward", "off the table", "scrapped", "cancelled", "canceled", "dropped",
+    # More of everyday change language (a participle among them counts only as a verb: _attributive).
+    "cut to", "cut from", "cut back", "was cut", "were cut", "been cut", "down from", "up from",
+    "from now on", "from today", "starting today", "as of today", "effective immediately", "henceforth",
+    "revised", "amended", "updated to", "lifted", "withdrawn", "revoked", "discontinued", "abandoned",
+    "ditched", "deprecated", "superseded", "overruled", "reversed", "swapped", "renamed", "has become",
+    "have become", "turned into", "on second thought", "on second thoughts",
+    "not any longer", "no more", "moves to", "moving to", "will now", "new plan", "plan changed",
+    "changed our minds", "in lieu of", "as opposed to", "delayed", "deferred", "paused", "suspended",
+    "put on hold", "on hold", "previously", "used to", "formerly", "originally", "until now",
+    "takes over", "took over", "taking over", "handed over to", "phase out", "phased out", "phasing out",
+    "sunset", "sunsetted", "wound down", "winding down",
 )
 
 # "change" as a noun is no change language ("at every shift change", "a change of shift"): after a
@@ -576,6 +713,9 @@ _NAMED_PATTERNS: tuple[re.Pattern[str], ...] = tuple(re.compile(p) for p in (
     rf"\binstead of (?P<old>.+?){_CLAUSE_END}",
     rf"\brather than (?P<old>.+?){_CLAUSE_END}",
     rf"\bin place of (?P<old>.+?){_CLAUSE_END}",
+    rf"\b(?:in lieu of|as opposed to) (?P<old>.+?){_CLAUSE_END}",
+    # A correction that names what it is not: "store dates in UTC, not local time".
+    rf"[,;] not (?!only\b|just\b|even\b|yet\b|all\b|every\b|to\b|be\b|a lot\b)(?P<old>[^,;:.?!]+?){_CLAUSE_END}",
     # "re-" verbs are the change verbs of a move: reassigned, rerouted, relocated, rebooked.
     rf"\b(?:switch\w*|mov\w*|migrat\w*|upgrad\w*|downgrad\w*|chang\w*|went|go|going|port\w*|re[a-z]{{3,}}|"
     rf"rais\w*|lower\w*|increas\w*|decreas\w*|extend\w*|shorten\w*|cut|bump\w*|push\w*|brought|bring\w*|"
@@ -598,13 +738,40 @@ _NAMED_PATTERNS: tuple[re.Pattern[str], ...] = tuple(re.compile(p) for p in (
 ))
 
 
+# A past participle of a change verb also modifies nouns ("increased latency", "the cancelled orders",
+# "risk of dropped packets"): there it names a state, not a change. Used attributively when a content
+# word follows it and it opens its clause or follows a determiner, a preposition or a conjunction;
+# "traffic increased", "we dropped the idea", "reduced to 50 items", "was cancelled" stay changes.
+_PARTICIPLES = frozenset(p for p in CHANGE_PHRASES if " " not in p and p.endswith("ed"))
+_ATTRIBUTIVE_BEFORE = frozenset("""
+a an the this that these those some any no each every all its their our your his her my of for with
+without by from in on at to into under over about via due and or but nor than more less most least
+very highly heavily slightly
+""".split())
+_NOT_A_NOUN_AFTER = frozenset("""
+to from by until till in on at into onto for with back forward up down off out away over again now
+since and or but the a an this that these those its their our his her my your it them him us me
+""".split())
+
+
+def _attributive(normal: str, start: int, end: int) -> bool:
+    """Whether the participle at normal[start:end] modifies the noun after it (see _PARTICIPLES)."""
+    after = re.match(r"\s+([a-z][a-z'-]*)", normal[end:])
+    if after is None or after.group(1) in _NOT_A_NOUN_AFTER or after.group(1).endswith("ly"):
+        return False
+    before = re.search(r"(?:^|([,;:.?!()])|([a-z0-9'-]+))\s*$", normal[:start])
+    return before is None or before.group(2) is None or before.group(2) in _ATTRIBUTIVE_BEFORE
+
+
 def change_phrase(text: str) -> str | None:
     """The first of CHANGE_PHRASES the text contains as words, or None. Bounds are folded first:
-    "no longer than 45 minutes" is a limit, not a change."""
+    "no longer than 45 minutes" is a limit, not a change; a participle that modifies a noun
+    ("increased latency") is not one either."""
     normal = _CHANGE_NOUN.sub(" ", canonical_text(normalize_text(text)))
     for phrase in CHANGE_PHRASES:
-        if re.search(rf"\b{re.escape(phrase)}\b", normal):
-            return phrase
+        for match in re.finditer(rf"\b{re.escape(phrase)}\b", normal):
+            if phrase not in _PARTICIPLES or not _attributive(normal, match.start(), match.end()):
+                return phrase
     return None
 
 
@@ -868,3 +1035,95 @@ def _picks_an_object(old_text: str, new_text: str, old_value: str, new_value: st
                 and opener not in _ADJUNCT_CLASSES:
             return True
     return False
+
+
+# --------------------------------------------------------------------------- paraphrase
+
+_SYNONYM_PHRASES: tuple[tuple[re.Pattern[str], str], ...] = tuple(sorted(
+    ((re.compile(rf"(?<![\w&-]){re.escape(phrase.strip())}(?![\w&-])"), canonical)
+     for canonical, phrases in SYNONYMS for phrase in phrases.split(",")),
+    key=lambda entry: -len(entry[0].pattern)))  # longest phrase first: "once a year" before "a year"
+# Verbs too light to carry a statement's meaning: "X-rays are taken" / "patients get radiographs".
+_LIGHT_WORDS = frozenset(_stem(w) for w in """take taken get got gets have has had do does did make made keep kept
+put give go goes happen happens our their its we us you they""".split())
+PARAPHRASE_OVERLAP = 0.6  # least share of the longer text's words the other must hold
+
+
+@functools.lru_cache(maxsize=8192)
+def paraphrase_tokens(text: str) -> frozenset[str]:
+    """The content tokens of a text once synonyms are folded to one word (reconcile_lexicon.SYNONYMS)
+    and light verbs are left out: what two paraphrases have in common."""
+    normal = normalize_text(text)
+    for pattern, canonical in _SYNONYM_PHRASES:
+        normal = pattern.sub(canonical, normal)
+    normal = _IZE.sub(lambda m: m.group(1) + "z", normal)  # "organise" / "organize"
+    return frozenset(token for token in content_tokens(normal) if token not in _LIGHT_WORDS)
+
+
+_IZE = re.compile(r"\b([a-z]{3,}i)s(?=e\b|es\b|ed\b|ing\b|ation\b|ations\b|er\b|ers\b)")
+
+
+def is_paraphrase(old_text: str, new_text: str) -> str | None:
+    """Why two texts say the same thing in other words, or None: "words" when, synonyms folded, one
+    text's tokens are all in the other and make at least PARAPHRASE_OVERLAP of it; "property: <name>"
+    when both state one design property of one subject. The caller checks contrasts and other objects
+    first: this only says the words agree."""
+    a, b = paraphrase_tokens(old_text), paraphrase_tokens(new_text)
+    if a and b and (a <= b or b <= a) and paraphrase_overlap(old_text, new_text) >= PARAPHRASE_OVERLAP:
+        return "words"
+    name = same_property(old_text, new_text)
+    return f"property: {name}" if name else None
+
+
+def paraphrase_overlap(old_text: str, new_text: str) -> float:
+    """The share of the longer text's folded tokens that the other holds (0-1): 1 for the same words
+    in another order or other synonyms, lower as either says more the other does not."""
+    a, b = paraphrase_tokens(old_text), paraphrase_tokens(new_text)
+    return len(a & b) / max(len(a), len(b)) if a and b else 0.0
+
+
+def same_property(old_text: str, new_text: str) -> str | None:
+    """The design property both texts state of one subject ("queue consumers must be idempotent" /
+    "processing a queue message twice must have no additional effect"), or None."""
+    old, new = normalize_text(old_text), normalize_text(new_text)
+    for name, prop, violation in _PROPERTIES:
+        said_old, said_new = _affirmed(prop, old), _affirmed(prop, new)
+        if said_old is None or said_new is None or violation.search(old) or violation.search(new):
+            continue
+        rest = _subject_words(old[:said_old.start()] + " , " + old[said_old.end():])
+        other = _subject_words(new[:said_new.start()] + " , " + new[said_new.end():])
+        if rest & other and len(rest & other) >= SUBJECT_OVERLAP * min(len(rest), len(other)):
+            return name
+    return None
+
+
+# --------------------------------------------------------------------------- questions
+
+# What kind of answer a question asks for, read off its opening words (first match wins). "what" and
+# "which" followed by a noun can ask for anything, so they have no kind.
+_QUESTION_KINDS: tuple[tuple[str, re.Pattern[str]], ...] = tuple((kind, re.compile(pattern)) for kind, pattern in (
+    ("quantity", r"^(?:how (?:many|much)|what (?:number|amount|percentage|share) of)\b"),
+    ("duration", r"^how long\b"),
+    ("time", r"^(?:when|by when|until when|what time|what date|on which (?:day|date))\b"),
+    ("place", r"^(?:where|from where)\b"),
+    ("reason", r"^(?:why|how come)\b"),
+    ("person", r"^(?:who|whom|whose)\b"),
+    ("manner", r"^how\b"),
+    ("yes/no", r"^(?:is|are|was|were|do|does|did|can|could|should|shall|will|would|has|have|had|may|might|must)\b"),
+))
+
+
+def question_kind(text: str) -> str | None:
+    """The kind of answer a question asks for (quantity, duration, time, place, reason, person, manner,
+    yes/no), or None when it is not a question or its opening does not say."""
+    normal = normalize_text(text)
+    if not normal.endswith("?"):
+        return None
+    return next((kind for kind, pattern in _QUESTION_KINDS if pattern.search(normal)), None)
+
+
+def different_questions(old_text: str, new_text: str) -> tuple[str, str] | None:
+    """Two questions that ask for different kinds of answer ("how many seats does screen 3 have?" /
+    "does screen 3 have a wheelchair space?"): (old kind, new kind), or None."""
+    old, new = question_kind(old_text), question_kind(new_text)
+    return (old, new) if old and new and old != new else None

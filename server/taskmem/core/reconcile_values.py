@@ -9,8 +9,11 @@ canonical_text rewrites a normalised (lowercase) text before it is split into wo
   money         "€180", "180 euros", "$2,000", "2000 dollars" -> "180 eur", "2000 usd"
   units         "30 kilograms", "1.2 m", "12-column"         -> "30 kg", "1.2 metre", "12 column"
   ordinals      "fifth", "third"                             -> "5th", "3rd"
-  conventions   "day/month/year", "YYYY-MM-DD", "ISO 8601", "squash-merged", "merge commit"
-                                                             -> "dmyformat", "ymdformat", "squash", "mergecommit"
+  conventions   "day/month/year", "YYYY-MM-DD", "ISO 8601", "squash-merged", "merge commit",
+                "half to even", "half away from zero"       -> "dmyformat", "ymdformat", "squash", "mergecommit",
+                                                               "halfeven", "halfup"
+  levels        "a high risk", "very unlikely"; "top priority", "after all other"
+                                                             -> "likely", "unlikely"; "first", "last"
   multiples     "doubles", "tripled", "halve"                -> "2x", "3x", "0.5x"
   bounds        "at most", "no longer than", "up to", "capped at", "or less"     -> "atmost"
                 "at least", "or later", "and above", "no fewer than", "minimum"  -> "atleast"
@@ -95,6 +98,44 @@ def _clock(hour: int, minute: int, meridiem: str | None) -> str:
     return f"{hour % 24:02d}{minute:02d}h"
 
 
+_UNITS_WORDS: Mapping[str, int] = {
+    "zero": 0, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7, "eight": 8,
+    "nine": 9, "ten": 10, "eleven": 11, "twelve": 12, "thirteen": 13, "fourteen": 14, "fifteen": 15,
+    "sixteen": 16, "seventeen": 17, "eighteen": 18, "nineteen": 19, "twenty": 20, "thirty": 30,
+    "forty": 40, "fifty": 50, "sixty": 60, "seventy": 70, "eighty": 80, "ninety": 90,
+}
+_SCALES: Mapping[str, int] = {"hundred": 100, "thousand": 1000, "million": 1_000_000, "billion": 1_000_000_000}
+_NUMBER_WORD = "|".join((*_UNITS_WORDS, *_SCALES))
+# A run of number words ("three hundred and fifty", "ten thousand", "twenty-four") or a number with a
+# scale word ("10 thousand", "2 million"); a lone "one" is left alone (it is as often a pronoun).
+_NUMBER_RUN = re.compile(rf"\b(?:\d+(?:\.\d+)?\s+)?(?:{_NUMBER_WORD})(?:(?:\s+and\s+|[\s-]+)(?:{_NUMBER_WORD}))*\b")
+
+
+def _spelled_number(match: re.Match[str]) -> str:
+    words = re.split(r"[\s-]+", match.group(0).replace(" and ", " "))
+    if words == ["one"]:
+        return "one"
+    total, current = 0.0, 0.0
+    for word in words:
+        if word in _SCALES:
+            scale = _SCALES[word]
+            if scale == 100:
+                current = (current or 1) * 100
+            else:
+                total += (current or 1) * scale
+                current = 0
+        elif word in _UNITS_WORDS:
+            current += _UNITS_WORDS[word]
+        else:
+            current += float(word)
+    return _plain(total + current)
+
+
+def _plain(number: float) -> str:
+    """A number without exponent or trailing zeros: 2500000, 0.5."""
+    return f"{number:.6f}".rstrip("0").rstrip(".")
+
+
 _FLIPPED = {"cmp_above": "atmost", "cmp_below": "atleast"}
 Rewrite = tuple[re.Pattern[str], str | Callable[[re.Match[str]], str]]
 
@@ -110,7 +151,26 @@ _REWRITES: tuple[Rewrite, ...] = tuple((re.compile(pattern), replacement) for pa
      " ymdformat "),
     (r"\bsquash(?:[- ]?merg\w*)?\b", "squash"), (r"\bmerge commits?\b", "mergecommit"),
     (r"\bfast[- ]forward\w*\b", "fastforward"),
+    # Rounding modes, each one word: "half to even" (banker's rounding), "half away from zero" (half up).
+    (r"\bhalf (?:to|towards) even\b|\bbanker'?s rounding\b", "halfeven"),
+    (r"\bhalf away from zero\b|\bhalf up\b", "halfup"), (r"\bhalf (?:towards? zero|down)\b", "halfdown"),
+    # A likelihood or a rank said as a level: "a high risk" is likely, "top priority" is first.
+    (r"\b(?:a )?(?:high|significant|major|serious) (?:risk|likelihood|probability|chance)\b|\bhighly likely\b", "likely"),
+    (r"\b(?:a )?(?:low|minor|slight|remote) (?:risk|likelihood|probability|chance)\b|\bhighly unlikely\b", "unlikely"),
+    (r"\b(?:top|highest|first) priority\b|\bahead of (?:all|every) (?:the )?other\b", "first"),
+    (r"\b(?:lowest|bottom|last) priority\b|\bafter (?:all|every) (?:the )?other\b", "last"),
     (r"(?<=\d),(?=\d{3}\b)", ""),  # 2,000 -> 2000
+    # Spelled numbers and common fractions of an hour: "three hundred and fifty" -> 350, "10k" -> 10000,
+    # "a quarter of an hour" -> "15 minutes", "half an hour" -> "30 minutes".
+    (r"\b(?:a|one) quarter of an hour\b", "15 minutes"), (r"\bhalf an hour\b", "30 minutes"),
+    (r"\b(?:an|one) hour and a half\b", "90 minutes"), (r"\bthree quarters of an hour\b", "45 minutes"),
+    (r"\ba dozen\b", "12"), (r"\b(?:a|one) fortnight\b", "14 days"),
+    # "for a week", "within an hour": one unit of time is a value ("for a week" / "for 7 days").
+    (r"\b(for|within|in|after|than|over|under|about|past) (?:a|an|one) (minute|hour|day|week|month|year)\b", r"\1 1 \2"),
+    (r"\b(\d+(?:\.\d+)?)k\b", lambda m: _plain(float(m.group(1)) * 1000)),
+    (_NUMBER_RUN.pattern, _spelled_number),
+    # Hours and minutes in short forms after a number ("6 h", "5 min", "90 mins"); not a clock ("0200h").
+    (r"(?<![\d.])(\d{1,3}(?:\.\d+)?)\s?(?:h|hrs?)\b", r"\1 hours"), (r"(?<![\d.])(\d+(?:\.\d+)?)\s?mins?\b", r"\1 minutes"),
     (r"\b(\d{1,2}):(\d{2})(?:\s?(am|pm))?\b", lambda m: _clock(int(m.group(1)), int(m.group(2)), m.group(3))),
     (r"\b(\d{1,2})\s?(am|pm)\b", lambda m: _clock(int(m.group(1)), 0, m.group(2))),
     (r"\bnoon\b|\bmidday\b", "1200h"), (r"\bmidnight\b", "0000h"),
