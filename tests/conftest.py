@@ -20,6 +20,23 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 
 def pytest_configure(config: pytest.Config) -> None:
     server_process.ENGINE = config.getoption("engine")
+    _import_anyio_up_front()
+
+
+def _import_anyio_up_front() -> None:
+    """Load every module anyio would import lazily, now, while the stack is shallow.
+
+    anyio is a pytest plugin, so pytest's assertion rewriter parses each of its modules on first import,
+    and anyio imports its API and its asyncio backend on first use: deep inside a running test (the MCP
+    client's subprocess transport), where CPython 3.11.7's ast.parse can fail with "AST constructor
+    recursion depth mismatch" (seen once in `make test`)."""
+    import importlib
+
+    import anyio
+
+    for name in dir(anyio):
+        getattr(anyio, name)
+    importlib.import_module("anyio._backends._asyncio")
 
 
 @pytest.fixture(scope="session")
