@@ -106,6 +106,8 @@ class Storage(abc.ABC):
     # True when other processes write the same database (PostgreSQL replicas): their events reach
     # this process's event log too, and background work must expect them.
     shared: bool = False
+    # With replicas: how long a claim on shared work (a lease, a wait's claim) lasts unless renewed.
+    lease_seconds: float = 10.0
 
     @staticmethod
     async def open(database: str, encode: PayloadEncoder, *, queue_size: int = 10_000, batch_size: int = 512,
