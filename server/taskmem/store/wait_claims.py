@@ -1,4 +1,4 @@
-"""Claims on polled waits, for replicas on one PostgreSQL database (columns of PostgreSQL migration 0004).
+"""Claims on polled waits, for replicas on one PostgreSQL database (columns of PostgreSQL migration 0004_work_claims).
 
 Every replica tracks every open wait, but an http or file target is looked at only by the replica
 holding the wait's claim: `claim_waits` takes the free or expired claims among the waits asked for
