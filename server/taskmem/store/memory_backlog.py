@@ -35,6 +35,7 @@ def pending_summaries(reader: Reader, limit: int) -> list[tuple[int, str]]:
 def claim_summaries(tx: Transaction, holder: str, limit: int, seconds: float) -> list[tuple[int, str]]:
     """PostgreSQL replicas: claim the oldest `limit` queued entries no other replica holds (unclaimed, expired,
     or this holder's own) for `seconds`; (seq, summary) of each, oldest first."""
+    tx.quiet = True  # claims show in no view
     claimed = tx.fetchall(
         "WITH batch AS (SELECT seq FROM memory_embedding_queue WHERE claimed_by IS NULL OR claimed_by = ?"
         " OR claim_expires_at < ? ORDER BY seq LIMIT ? FOR UPDATE SKIP LOCKED)"

@@ -57,6 +57,9 @@ class Transaction(Reader, Protocol):
     correlation_id: str
     now: int  # microseconds since the epoch, one instant for the whole mutation
     events: list[Event]
+    # Set by a mutation whose changes no cached view shows (leases, claims): committed without an event, it
+    # is not a change of unknown reach, so it leaves the caches alone.
+    quiet: bool
 
     def execute(self, sql: str, params: Sequence[Any] = ()) -> None: ...
 
@@ -142,6 +145,13 @@ class Storage(abc.ABC):
         result = start()
         if result is not None:
             await result
+
+    async def views_current(self) -> bool:
+        """Call before serving a view from task_views or thread_reads: True once they hold nothing older than
+        the writes committed before this call (else read past them). Here at once: this process's commits
+        clear them before the writer answers, and no other process writes. PostgreSQL replicas catch up
+        with the others' events first (store/postgres/view_freshness.py)."""
+        return True
 
     @abc.abstractmethod
     def observe_batches(self, observer: BatchObserver) -> None:

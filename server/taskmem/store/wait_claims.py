@@ -26,6 +26,7 @@ def claim_waits(tx: Transaction, keys: Sequence[Key], holder: str, seconds: floa
     """Claim (or renew) those of the open waits `keys` that are free, expired or the holder's own, for
     `seconds`. Returns the keys claimed, and for each other open wait the time (µs) its claim ends, when
     asking again may succeed (a wait being claimed elsewhere right now: now). Ended waits are in neither."""
+    tx.quiet = True  # claims show in no view
     if not keys:
         return [], {}
     listed, params = _keys_sql(keys)
@@ -47,6 +48,7 @@ def claim_waits(tx: Transaction, keys: Sequence[Key], holder: str, seconds: floa
 def renew_claims(tx: Transaction, holder: str, seconds: float) -> set[Key]:
     """Extend every open claim of the holder; returns the waits it still holds (one taken over after the
     holder failed to renew in time, or ended, is not among them)."""
+    tx.quiet = True  # claims show in no view
     rows = tx.fetchall("UPDATE waits SET claim_expires_at = ? WHERE claimed_by = ? AND status = ?"
                        " RETURNING namespace, id", (tx.now + int(seconds * 1_000_000), holder, WaitStatus.WAITING.value))
     return {(str(row[0]), str(row[1])) for row in rows}
@@ -54,5 +56,6 @@ def renew_claims(tx: Transaction, holder: str, seconds: float) -> set[Key]:
 
 def release_claims(tx: Transaction, holder: str) -> None:
     """Give up every open claim of the holder, so the other replicas may take its waits at once."""
+    tx.quiet = True  # claims show in no view
     tx.execute("UPDATE waits SET claimed_by = NULL, claim_expires_at = NULL WHERE claimed_by = ? AND status = ?",
                (holder, WaitStatus.WAITING.value))

@@ -57,6 +57,9 @@ class Transaction:
         self.correlation_id = correlation_id
         self.now = now_us()
         self.events: list[Event] = []
+        # Set by a mutation whose changes no cached view shows (leases, claims on background work), so a
+        # commit of it with no event does not count as a change of unknown reach (see Writer's on_commit).
+        self.quiet = False
         self._encode = encode
 
     def emit(self, event_type: EventType, task_id: str, resource: Any, extra: dict[str, Any] | None = None) -> Event:
@@ -70,8 +73,9 @@ class Transaction:
 
 
 Job = tuple[Mutation[Any], str, str, "asyncio.Future[Any]"]
-# A mutation's value, or its exception, and the events it emitted (none when it failed).
-Outcome = tuple[Any, Exception | None, list[Event]]
+# A mutation's value, or its exception, the events it emitted (none when it failed), and whether it changed
+# something with no event to say what (committed, no event, not quiet).
+Outcome = tuple[Any, Exception | None, list[Event], bool]
 
 
 def run_mutations(statements: Statements, batch: list[Job], encode: PayloadEncoder,
@@ -88,9 +92,9 @@ def run_mutations(statements: Statements, batch: list[Job], encode: PayloadEncod
             raise
         except Exception as error:  # the mutation's own failure: undo it alone
             statements.execute("ROLLBACK TO mutation")
-            outcomes.append((None, error, []))
+            outcomes.append((None, error, [], False))
         else:
-            outcomes.append((value, None, tx.events))
+            outcomes.append((value, None, tx.events, not tx.events and not tx.quiet))
         statements.execute("RELEASE mutation")
     return outcomes
 # Runs a batch in one transaction of the engine (in its writer thread) and says how each mutation went.
@@ -157,9 +161,9 @@ class Writer:
             return
         committed: list[Event] = []
         silent = False
-        for (*_, future), (value, error, events) in zip(batch, outcomes):
+        for (*_, future), (value, error, events, unexplained) in zip(batch, outcomes):
             committed.extend(events)
-            silent = silent or (error is None and not events)
+            silent = silent or unexplained
             if future.done():
                 continue
             if error is None:

@@ -49,6 +49,8 @@ class EventTail:
         self._read = read
         self._publish = publish
         self._wake = asyncio.Event()
+        # Set (and replaced) after each page is published: what reach() waits on.
+        self._advanced = asyncio.Event()
         self._tasks: list[asyncio.Task[None]] = []
         self.last = 0
 
@@ -61,6 +63,21 @@ class EventTail:
     def wake(self) -> None:
         """Something may have committed: read past the last cursor soon."""
         self._wake.set()
+
+    async def reach(self, cursor: int, timeout: float) -> bool:
+        """Wait until every event up to cursor has been published here; False if that took over timeout seconds."""
+        deadline = asyncio.get_running_loop().time() + timeout
+        while self.last < cursor:
+            advanced = self._advanced
+            self.wake()
+            remaining = deadline - asyncio.get_running_loop().time()
+            if remaining <= 0:
+                return False
+            try:
+                await asyncio.wait_for(advanced.wait(), remaining)
+            except TimeoutError:
+                return False
+        return True
 
     async def close(self) -> None:
         for task in self._tasks:
@@ -81,6 +98,8 @@ class EventTail:
                     if page:
                         self.last = page[-1].cursor
                         self._publish(page)
+                        self._advanced.set()
+                        self._advanced = asyncio.Event()
                     if len(page) < PAGE:
                         break
             except psycopg.Error:

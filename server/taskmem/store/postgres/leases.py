@@ -31,6 +31,7 @@ LEASE_SECONDS = 10.0
 
 def claim(tx: Transaction, name: str, holder: str, seconds: float) -> bool:
     """Take or renew the lease; False while another holder's lease is unexpired."""
+    tx.quiet = True  # leases show in no view
     row = tx.fetchone(
         "INSERT INTO leases (name, holder, expires_at) VALUES (?, ?, ?) ON CONFLICT (name) DO UPDATE SET"
         " holder = excluded.holder, expires_at = excluded.expires_at"
@@ -40,6 +41,7 @@ def claim(tx: Transaction, name: str, holder: str, seconds: float) -> bool:
 
 
 def release(tx: Transaction, name: str, holder: str) -> None:
+    tx.quiet = True  # leases show in no view
     tx.execute("DELETE FROM leases WHERE name = ? AND holder = ?", (name, holder))
 
 

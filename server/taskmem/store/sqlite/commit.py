@@ -33,7 +33,7 @@ def run_batch(connection: sqlite3.Connection, batch: list[Job], encode: PayloadE
     connection.execute("BEGIN IMMEDIATE")
     try:
         outcomes = run_mutations(Statements(connection), batch, encode)
-        events = [event for _, _, mutation_events in outcomes for event in mutation_events]
+        events = [event for _, _, mutation_events, _ in outcomes for event in mutation_events]
         if events:
             _store_events(connection, events)
         connection.execute("COMMIT")

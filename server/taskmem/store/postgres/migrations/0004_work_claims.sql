@@ -14,3 +14,8 @@ CREATE INDEX waits_claimed ON waits (claimed_by) WHERE status = 'WAIT_STATUS_WAI
 -- of those it still holds (store/memory_backlog.py).
 ALTER TABLE memory_embedding_queue ADD COLUMN claimed_by TEXT COLLATE "C";
 ALTER TABLE memory_embedding_queue ADD COLUMN claim_expires_at BIGINT;
+
+-- Cached views across replicas (store/postgres/view_freshness.py): a replica's caches drop what another
+-- replica's events name; a commit that changed something with no event (its reach unknown) counts here,
+-- and every replica that sees the count move drops its thread reads, as SQLite does for its own.
+ALTER TABLE event_cursor ADD COLUMN silent_commits BIGINT NOT NULL DEFAULT 0;
