@@ -74,7 +74,8 @@ class EventTail:
             if remaining <= 0:
                 return False
             try:
-                await asyncio.wait_for(advanced.wait(), remaining)
+                async with asyncio.timeout(remaining):
+                    await advanced.wait()
             except TimeoutError:
                 return False
         return True
@@ -89,8 +90,11 @@ class EventTail:
 
     async def _follow(self) -> None:
         while True:
-            with contextlib.suppress(asyncio.TimeoutError):
-                await asyncio.wait_for(self._wake.wait(), POLL_SECONDS)
+            # asyncio.timeout, not wait_for: Python 3.11's wait_for swallows a cancellation that arrives as the
+            # wake-up is set (often, under writes), and the tail then outlived close() and its executor.
+            with contextlib.suppress(TimeoutError):
+                async with asyncio.timeout(POLL_SECONDS):
+                    await self._wake.wait()
             self._wake.clear()
             try:
                 while True:
