@@ -92,6 +92,8 @@ class EmbeddingBacklog:
         """The oldest queued entries; with replicas, those this pass could claim."""
         if not self._storage.shared:
             return await self._storage.read(memory_backlog.pending_summaries, self._batch_size)
+        if not await self._storage.read(memory_backlog.any_queued):
+            return []  # a read, not a claim (a write), for every idle poll of every replica
         try:
             batch: list[tuple[int, str]] = await self._storage.write(
                 lambda tx: memory_backlog.claim_summaries(tx, self._holder, self._batch_size,
@@ -118,7 +120,7 @@ class EmbeddingBacklog:
             self._wake.clear()
             batch = await self._take_batch()
             if not batch:
-                if self._storage.shared and await self._storage.read(memory_backlog.backlog_size):
+                if self._storage.shared and await self._storage.read(memory_backlog.any_queued):
                     await asyncio.sleep(HELD_ELSEWHERE_SECONDS)  # other replicas are embedding them
                 self._advanced()
                 with contextlib.suppress(TimeoutError):

@@ -78,6 +78,11 @@ def store_backlog_vectors(tx: Transaction, seqs: Sequence[int], vectors: np.ndar
     return len(keep)
 
 
+def any_queued(reader: Reader) -> bool:
+    """Whether any entry waits for its embedding (cheaper than counting them)."""
+    return bool(reader.fetchall("SELECT 1 FROM memory_embedding_queue LIMIT 1"))
+
+
 def backlog_size(reader: Reader) -> int:
     """How many entries wait for their embedding, in every namespace."""
     return int(reader.fetchall("SELECT count(*) FROM memory_embedding_queue")[0][0])

@@ -46,6 +46,7 @@ class ViewFreshness:
         self._silent_seen = -1
         self._next: asyncio.Future[tuple[int, int]] | None = None  # the round callers arriving now join
         self._running = False
+        self._round_task: asyncio.Task[None] | None = None  # held: the loop keeps only a weak reference
 
     async def current(self) -> bool:
         """True once the caches hold nothing older than the writes committed before this call."""
@@ -64,7 +65,7 @@ class ViewFreshness:
             self._next = asyncio.get_running_loop().create_future()
             if not self._running:
                 self._running = True
-                asyncio.get_running_loop().create_task(self._rounds())
+                self._round_task = asyncio.get_running_loop().create_task(self._rounds())
         return await asyncio.shield(self._next)
 
     async def _rounds(self) -> None:
