@@ -59,7 +59,7 @@ log = logging.getLogger(__name__)
 Key = tuple[str, str]  # (namespace, wait id)
 _DUE, _DEADLINE, _POLL = "due", "deadline", "poll"
 _EVENT_PAGE = 500
-_END_BATCH = 500  # most waits one mutation ends
+_END_BATCH = 500  # most waits one mutation ends (or claims)
 PROBE_BACKOFF_MAX_US = 60 * 1_000_000
 FINISH_RETRY_SECONDS = 1.0
 
@@ -225,7 +225,8 @@ class WaitScheduler:
                 self._due_signal.set()
             if unclaimed:
                 self._claiming.update(unclaimed)
-                self._spawn(self._claim_then_probe(unclaimed))
+                for start in range(0, len(unclaimed), _END_BATCH):  # a statement's row list stays bounded
+                    self._spawn(self._claim_then_probe(unclaimed[start:start + _END_BATCH]))
             self._compact_heap()
             delay = max(0.0, (self._heap[0][0] - now_us()) / 1_000_000) if self._heap else None
             with contextlib.suppress(TimeoutError):
