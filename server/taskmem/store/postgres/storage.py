@@ -79,7 +79,7 @@ class PostgresStorage(Storage):
         self.thread_reads = ThreadReadCache()
         self.writer = Writer(self._run_batch, self._committed, batch_size)
         self._tail = EventTail(url, self.read, self._published)
-        self._freshness = ViewFreshness(self.read, self._tail, self.thread_reads)
+        self._freshness = ViewFreshness(url, self._tail, self.thread_reads)
         self._leases: list[LeasedService] = []
         self.lease_seconds = LEASE_SECONDS
 
@@ -137,6 +137,7 @@ class PostgresStorage(Storage):
             await lease.close()
         await self.writer.close()
         await self._tail.close()
+        await self._freshness.close()
         await self._writer_connection.close()
         await asyncio.to_thread(self._pool.close)
         self._read_threads.shutdown(wait=False, cancel_futures=True)

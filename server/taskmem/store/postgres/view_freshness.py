@@ -17,30 +17,38 @@ event was published (a read racing a publish is not stored at all: the caches' e
 callers share one query per round (a caller waits for a round whose query was sent after it arrived),
 so a burst of cached GetTasks costs one small read, not one each. When the tail cannot catch up in time
 (the database unreachable), `current()` says False and callers read past the caches.
+
+The read of step 1 is the one read of the engine on psycopg's async API, on a connection of its own:
+one statement, no snapshot to share with others, and rounds run one at a time, so it needs no pool and
+no reader thread; bench/pg_read_path_bench.py measured it cheaper in CPU per call than the same
+statement through a reader thread (read_path.md has the figures).
 """
 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Awaitable, Callable
 from typing import Any
+
+import psycopg
 
 from taskmem.store.postgres.event_tail import EventTail
 from taskmem.store.storage import Reader
 from taskmem.store.task_cache import ThreadReadCache
 
 CATCH_UP_SECONDS = 2.0
+_MARKS = "SELECT last, silent_commits FROM event_cursor WHERE id = 1"
 
 
 def cache_marks(db: Reader) -> tuple[int, int]:
     """(last event cursor, silent commits) as committed now."""
-    row = db.fetchone("SELECT last, silent_commits FROM event_cursor WHERE id = 1")
+    row = db.fetchone(_MARKS)
     return (int(row[0]), int(row[1])) if row else (0, 0)
 
 
 class ViewFreshness:
-    def __init__(self, read: Callable[..., Awaitable[Any]], tail: EventTail, thread_reads: ThreadReadCache) -> None:
-        self._read = read
+    def __init__(self, url: str, tail: EventTail, thread_reads: ThreadReadCache) -> None:
+        self._url = url
+        self._connection: psycopg.AsyncConnection[Any] | None = None
         self._tail = tail
         self._thread_reads = thread_reads
         self._silent_seen = -1
@@ -74,8 +82,21 @@ class ViewFreshness:
                 # Everyone waiting on this round arrived before its query is sent (no await in between).
                 round_, self._next = self._next, None
                 try:
-                    round_.set_result(await self._read(cache_marks))
+                    round_.set_result(await self._read_marks())
                 except Exception as error:
                     round_.set_exception(error)
         finally:
             self._running = False
+
+    async def _read_marks(self) -> tuple[int, int]:
+        """cache_marks on this object's connection (autocommit: the statement sees every commit before it)."""
+        if self._connection is None or self._connection.closed or self._connection.broken:
+            self._connection = await psycopg.AsyncConnection.connect(self._url, autocommit=True)
+        row = await (await self._connection.execute(_MARKS)).fetchone()
+        return (int(row[0]), int(row[1])) if row else (0, 0)
+
+    async def close(self) -> None:
+        if self._round_task is not None:
+            self._round_task.cancel()
+        if self._connection is not None:
+            await self._connection.close()
