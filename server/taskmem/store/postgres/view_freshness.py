@@ -15,8 +15,10 @@ So a read that began after a write committed, anywhere, never gets a view cached
 the view was either dropped in step 2 or 3, or it was stored under an epoch taken after the write's
 event was published (a read racing a publish is not stored at all: the caches' epoch check). Concurrent
 callers share one query per round (a caller waits for a round whose query was sent after it arrived),
-so a burst of cached GetTasks costs one small read, not one each. When the tail cannot catch up in time
-(the database unreachable), `current()` says False and callers read past the caches.
+so a burst of cached GetTasks costs one small read, not one each. When the tail does not catch up within
+CATCH_UP_SECONDS (it normally takes a few milliseconds; far behind after a burst of writes, or the
+database unreachable), `current()` says False and callers read the database past the caches: a read
+never waits long on the tail, and is correct either way.
 
 The read of step 1 is the one read of the engine on psycopg's async API, on a connection of its own:
 one statement, no snapshot to share with others, and rounds run one at a time, so it needs no pool and
@@ -35,7 +37,7 @@ from taskmem.store.postgres.event_tail import EventTail
 from taskmem.store.storage import Reader
 from taskmem.store.task_cache import ThreadReadCache
 
-CATCH_UP_SECONDS = 2.0
+CATCH_UP_SECONDS = 0.05
 _MARKS = "SELECT last, silent_commits FROM event_cursor WHERE id = 1"
 
 
