@@ -53,8 +53,8 @@ async def test_one_of_two_processes_runs_a_service_and_the_other_takes_over_when
         await two.run_alone("webhooks", lambda: runs.append("two"), lambda: runs.append("two stopped"))
         await asyncio.sleep(1.0)
         assert runs == ["one"]
-        await one.close()  # gives the lease up
-        waited = await until(lambda: runs == ["one", "two"], LEASE_SECONDS)
+        await one.close()  # stops the service and gives the lease up
+        waited = await until(lambda: runs == ["one", "one stopped", "two"], LEASE_SECONDS)
         assert waited <= LEASE_SECONDS / 3 + 2
     finally:
         await two.close()

@@ -1,5 +1,6 @@
 """The embedding model is recorded with the vectors: a server configured for another model refuses to
-start and names `taskmem reembed`, which rebuilds every vector with the new model (with a progress bar)."""
+start and names `taskmem reembed`, which rebuilds every vector with the new model (with a progress bar).
+On either engine (--engine postgres: reembed --database postgresql://…)."""
 
 from __future__ import annotations
 
@@ -7,6 +8,7 @@ import os
 import subprocess
 import sys
 from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import grpc
@@ -17,6 +19,7 @@ from taskmem.core.memory import MemoryFilter
 from taskmem.store import memory_vectors
 from taskmem.store.sqlite.connection import connect
 from taskmem.store.sqlite.statements import Statements
+from taskmem.store.storage import Reader, is_postgres
 from taskmem.v1 import memory_pb2
 from taskmem.v1 import memory_service_pb2 as mpb
 from taskmem.v1 import state_service_pb2 as spb
@@ -43,8 +46,31 @@ def model_flags(endpoint: FakeEmbeddings, model: str) -> list[str]:
             "--embedding-dimension", dimension]
 
 
+def setting(database: Path) -> str:
+    """What --database says for the test's database on the engine the tests run on."""
+    return ServerProcess(database).database_setting
+
+
+@contextmanager
+def reader_of(database: Path) -> Iterator[Reader]:
+    """A Reader on the test's database, on either engine."""
+    url = setting(database)
+    if is_postgres(url):
+        from taskmem.store.postgres.connection import connect as connect_postgres
+        from taskmem.store.postgres.statements import Statements as PostgresStatements
+
+        with connect_postgres(url) as opened:
+            yield PostgresStatements(opened)
+        return
+    connection = connect(url)
+    try:
+        yield Statements(connection)
+    finally:
+        connection.close()
+
+
 def reembed(database: Path, *flags: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "taskmem", "reembed", "--database", str(database), *flags],
+    return subprocess.run([sys.executable, "-m", "taskmem", "reembed", "--database", setting(database), *flags],
                           capture_output=True, text=True, timeout=120)
 
 
@@ -66,12 +92,9 @@ def write_decisions(database: Path, flags: list[str]) -> None:
 
 
 def stored_vectors(database: Path) -> tuple[tuple[str, int] | None, int]:
-    connection = connect(str(database))
-    try:
-        count = connection.execute("SELECT count(*) FROM memory_embeddings").fetchone()[0]
-        return memory_vectors.recorded_model(Statements(connection)), int(count)
-    finally:
-        connection.close()
+    with reader_of(database) as reader:
+        count = reader.fetchall("SELECT count(*) FROM memory_embeddings")[0][0]
+        return memory_vectors.recorded_model(reader), int(count)
 
 
 def test_a_server_configured_for_another_model_refuses_to_start_and_names_taskmem_reembed(
@@ -100,16 +123,12 @@ def test_reembed_rebuilds_every_vector_with_the_new_model_and_the_server_then_st
     assert "reembed [" in done.stderr
     assert stored_vectors(database) == (("openai:words-16", 16), len(DECISIONS))
     # The vectors are the new model's: the nearest entry to a decision's own text is that decision.
-    connection = connect(str(database))
-    try:
-        reader = Statements(connection)
+    with reader_of(database) as reader:
         query = np.array(embed(DECISIONS[2], 16), dtype=np.float32)
         [(seq, distance)] = memory_vectors.nearest(reader, "default", query / np.linalg.norm(query), 1,
                                                    f=MemoryFilter())
         summary = reader.fetchone("SELECT summary FROM memory_entries WHERE seq = ?", (seq,))
         assert summary is not None and summary[0] == DECISIONS[2] and distance == pytest.approx(0.0, abs=1e-6)
-    finally:
-        connection.close()
     server = ServerProcess(database, *model_flags(endpoint, "words-16"))
     server.start()
     try:

@@ -166,12 +166,14 @@ class TaskService(task_service_pb2_grpc.TaskServiceServicer):
         scope = current_scope()
         key = (scope.namespace, validate.identifier("task_id", request.task_id))
         views = self._storage.task_views
-        response: bytes | None = views.get(key)
+        cached = await self._storage.views_current()
+        response: bytes | None = views.get(key) if cached else None
         if response is None:
             epoch = views.epoch
             task, plan = await self._storage.read(task_store.load_task_with_plan, *key, 0)
             response = pb.GetTaskResponse(task=task_convert.task(task), plan=task_convert.plan(plan)).SerializeToString()
-            views.put(key, epoch, response)
+            if cached:
+                views.put(key, epoch, response)
         return response
 
     async def ListTasks(self, request: pb.ListTasksRequest, context: grpc.aio.ServicerContext) -> pb.ListTasksResponse:

@@ -3,10 +3,10 @@
 Run it after changing the embedding settings (the server refuses to start while the database holds
 another model's vectors). Entries written with embedding_backend none wait in the embedding backlog,
 which a server with a model embeds on its own after start-up; reembed embeds them too and empties it. It
-works on the database file directly, in batches, with a progress bar on stderr. A server may keep
-running on the same file meanwhile (the embedding holds no lock; the swap at the end is one short
-transaction), but restart it with the new settings afterwards: until then the vectors it writes are
-the old model's, refused when their dimension differs.
+works on the database (an SQLite file, or a postgresql:// URL) directly, in batches, with a progress bar
+on stderr. Servers may keep running on the same database meanwhile (the embedding holds no lock; the
+swap at the end is one short transaction), but restart them with the new settings afterwards: until then
+the vectors they write are the old model's, refused when their dimension differs.
 """
 
 from __future__ import annotations
@@ -15,6 +15,7 @@ import argparse
 import asyncio
 import sys
 from typing import TextIO
+from urllib.parse import urlsplit, urlunsplit
 
 import numpy as np
 
@@ -24,12 +25,13 @@ from taskmem.providers.embeddings import Embedder, EmbeddingError, embedder_from
 from taskmem.settings import EmbeddingSettings
 from taskmem.store import memory_vectors
 from taskmem.store.sqlite.connection import connect, ensure_parent, migrate
+from taskmem.store.storage import is_postgres
 
 
 def add_reembed_arguments(parser: argparse.ArgumentParser) -> None:
     """The settings reembed reads, named as for `taskmem serve` (flags override file and environment)."""
     parser.add_argument("--config", help="YAML file of settings (or TASKMEM_CONFIG), as given to serve")
-    parser.add_argument("--database", help="SQLite file (default data/taskmem.db)")
+    parser.add_argument("--database", help="SQLite file (default data/taskmem.db) or postgresql:// URL")
     parser.add_argument("--embedding-backend", choices=("builtin", "openai"),
                         help="the model to embed with (default: the configured one)")
     parser.add_argument("--embedding-url", help="openai embedding backend: the endpoint's base URL")
@@ -57,8 +59,18 @@ def run_reembed(args: argparse.Namespace, out: TextIO = sys.stdout, err: TextIO 
         print(f"\ntaskmem reembed: {error}; the old vectors are unchanged", file=err)
         return 1
     print(f"re-embedded {count} memory entries with {embedder.model_name} ({embedder.dimension} dimensions)"
-          f" in {config.database}", file=out)
+          f" in {_shown(config.database)}", file=out)
     return 0
+
+
+def _shown(database: str) -> str:
+    """The database as printed: a PostgreSQL URL without its password."""
+    if not is_postgres(database):
+        return database
+    parts = urlsplit(database)
+    if parts.password is None:
+        return database
+    return urlunsplit(parts._replace(netloc=parts.netloc.replace(f":{parts.password}@", ":***@", 1)))
 
 
 async def _reembed(config: Config, embedder: Embedder, batch: int, err: TextIO) -> int:
@@ -69,7 +81,20 @@ async def _reembed(config: Config, embedder: Embedder, batch: int, err: TextIO) 
     def embed(texts: list[str]) -> np.ndarray:
         return asyncio.run_coroutine_threadsafe(embedder.embed(texts), loop).result()
 
+    def work_on_postgres() -> int:
+        from taskmem.store.postgres import connection as postgres
+        from taskmem.store.postgres import memory_index
+
+        with postgres.connect(config.database) as connection:
+            postgres.migrate(connection)
+            bar = ProgressBar(err, "reembed")
+            done = memory_index.rebuild(connection, embedder.model_name, embedder.dimension, embed, bar, batch)
+            bar.finish()
+            return done
+
     def work() -> int:
+        if is_postgres(config.database):
+            return work_on_postgres()
         ensure_parent(config.database)
         connection = connect(config.database)
         try:

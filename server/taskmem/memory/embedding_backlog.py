@@ -7,6 +7,12 @@ vectors while taking the entries off the queue in one transaction. It runs whene
 empty: woken at once by MemoryService after a write, and every `poll_seconds` for other writers. The
 queue is in the database, so a restart resumes it. A failing embedding backend is retried with growing
 pauses (nothing is dropped); searches meanwhile report the entries as not yet embedded.
+
+Replicas on one database (storage.shared) each run this pass: a batch is claimed with a lease rather
+than read (store/memory_backlog.claim_summaries), so no two replicas embed the same entries, and only
+the vectors of entries still held are stored; a killed replica's batch is claimed by another once its
+lease has passed. A batch must be embedded within the lease (storage.lease_seconds), or another replica
+may take it and this one's vectors are dropped.
 """
 
 from __future__ import annotations
@@ -16,15 +22,20 @@ import contextlib
 import logging
 import time
 
+import numpy as np
+
 from taskmem.core.errors import InvalidArgument
+from taskmem.core.ids import new_id
 from taskmem.providers.embeddings import Embedder, EmbeddingError
 from taskmem.store import memory_backlog
-from taskmem.store.storage import Storage
+from taskmem.store.storage import Storage, WriterClosed
 
 log = logging.getLogger(__name__)
 
 RETRY_FIRST_SECONDS = 0.5
 RETRY_MAX_SECONDS = 30.0
+# Replicas: when every queued entry is held by other replicas, look again after this long (not at once).
+HELD_ELSEWHERE_SECONDS = 0.1
 
 
 class EmbeddingBacklog:
@@ -40,6 +51,7 @@ class EmbeddingBacklog:
         self._progress = asyncio.Event()
         self._task: asyncio.Task[None] | None = None
         self.embedded = 0  # entries embedded since start (for logs and benchmarks)
+        self._holder = new_id("rep")  # replicas: this pass's name on the batches it claims
 
     def start(self) -> None:
         self._task = asyncio.create_task(self._run(), name="taskmem-embedding-backlog")
@@ -76,12 +88,40 @@ class EmbeddingBacklog:
         self._progress.set()
         self._progress = asyncio.Event()
 
+    async def _take_batch(self) -> list[tuple[int, str]]:
+        """The oldest queued entries; with replicas, those this pass could claim."""
+        if not self._storage.shared:
+            return await self._storage.read(memory_backlog.pending_summaries, self._batch_size)
+        if not await self._storage.read(memory_backlog.any_queued):
+            return []  # a read, not a claim (a write), for every idle poll of every replica
+        try:
+            batch: list[tuple[int, str]] = await self._storage.write(
+                lambda tx: memory_backlog.claim_summaries(tx, self._holder, self._batch_size,
+                                                          self._storage.lease_seconds), "", "embedding-backlog")
+        except WriterClosed:
+            return []  # shutting down: stop() ends this pass
+        except Exception as error:  # the database is unreachable: nothing claimed, try again shortly
+            log.warning("embedding backlog: claiming a batch failed (%s)", error)
+            await asyncio.sleep(RETRY_FIRST_SECONDS)
+            return []
+        return batch
+
+    async def _store(self, seqs: list[int], vectors: np.ndarray) -> None:
+        if self._storage.shared:
+            await self._storage.write(lambda tx: memory_backlog.store_claimed_vectors(tx, self._holder, seqs, vectors),
+                                      "", "embedding-backlog")
+        else:
+            await self._storage.write(lambda tx: memory_backlog.store_backlog_vectors(tx, seqs, vectors),
+                                      "", "embedding-backlog")
+
     async def _run(self) -> None:
         pause = RETRY_FIRST_SECONDS
         while True:
             self._wake.clear()
-            batch = await self._storage.read(memory_backlog.pending_summaries, self._batch_size)
+            batch = await self._take_batch()
             if not batch:
+                if self._storage.shared and await self._storage.read(memory_backlog.any_queued):
+                    await asyncio.sleep(HELD_ELSEWHERE_SECONDS)  # other replicas are embedding them
                 self._advanced()
                 with contextlib.suppress(TimeoutError):
                     await asyncio.wait_for(self._wake.wait(), self._poll_seconds)
@@ -89,8 +129,7 @@ class EmbeddingBacklog:
             seqs = [seq for seq, _ in batch]
             try:
                 vectors = await self._embedder.embed([summary for _, summary in batch])
-                await self._storage.write(
-                    lambda tx: memory_backlog.store_backlog_vectors(tx, seqs, vectors), "", "embedding-backlog")
+                await self._store(seqs, vectors)
             except (EmbeddingError, InvalidArgument) as error:
                 # InvalidArgument: the recorded model changed under us (`taskmem reembed` with another
                 # model); the server must restart with the new settings, so keep the entries queued.

@@ -284,11 +284,13 @@ class StateEngine:
     async def build_context(self, namespace: str, thread_id: str, task_id: str, budget: int, mode: ContextMode,
                             query: str) -> tuple[str, list[Section]]:
         reads, key = self.storage.thread_reads, (namespace, thread_id, task_id, query)
-        read: _ContextRead | None = reads.get(key)
+        cached = await self.storage.views_current()
+        read: _ContextRead | None = reads.get(key) if cached else None
         if read is None:
             epoch = reads.epoch
             read = _ContextRead(await self.storage.read(_context_read, namespace, thread_id, task_id, query))
-            reads.put(key, epoch, read)
+            if cached:
+                reads.put(key, epoch, read)
         built = read.built.get((budget, mode))
         if built is None:
             record, view, (knowledge, memories) = read.inputs  # shared with later calls: read only

@@ -60,6 +60,9 @@ class Transaction(Reader, Protocol):
     # What the batch's mutations may remember between them (e.g. a task's plan version) until any of
     # them writes directly: execute, executemany, or a read that is not a SELECT clear it.
     memo: dict[Hashable, Any]
+    # Set by a mutation whose changes no cached view shows (leases, claims): committed without an event, it
+    # is not a change of unknown reach, so it leaves the caches alone.
+    quiet: bool
 
     def execute(self, sql: str, params: Sequence[Any] = ()) -> None: ...
 
@@ -119,6 +122,8 @@ class Storage(abc.ABC):
     # True when other processes write the same database (PostgreSQL replicas): their events reach
     # this process's event log too, and background work must expect them.
     shared: bool = False
+    # With replicas: how long a claim on shared work (a lease, a wait's claim) lasts unless renewed.
+    lease_seconds: float = 10.0
 
     @staticmethod
     async def open(database: str, encode: PayloadEncoder, *, queue_size: int = 10_000, batch_size: int = 512,
@@ -153,6 +158,13 @@ class Storage(abc.ABC):
         result = start()
         if result is not None:
             await result
+
+    async def views_current(self) -> bool:
+        """Call before serving a view from task_views or thread_reads: True once they hold nothing older than
+        the writes committed before this call (else read past them). Here at once: this process's commits
+        clear them before the writer answers, and no other process writes. PostgreSQL replicas catch up
+        with the others' events first (store/postgres/view_freshness.py)."""
+        return True
 
     @abc.abstractmethod
     def observe_batches(self, observer: BatchObserver) -> None:

@@ -76,6 +76,9 @@ class Transaction:
         self.correlation_id = correlation_id
         self.now = now_us()
         self.events: list[Event] = []
+        # Set by a mutation whose changes no cached view shows (leases, claims on background work), so a
+        # commit of it with no event does not count as a change of unknown reach (see Writer's on_commit).
+        self.quiet = False
         self._encode = encode
         self._batch = batch
         self.memo = batch.memo
@@ -164,8 +167,9 @@ class Transaction:
 
 
 Job = tuple[Mutation[Any], str, str, "asyncio.Future[Any]"]
-# A mutation's value, or its exception, and the events it emitted (none when it failed).
-Outcome = tuple[Any, Exception | None, list[Event]]
+# A mutation's value, or its exception, the events it emitted (none when it failed), and whether it changed
+# something with no event to say what (committed, no event, not quiet).
+Outcome = tuple[Any, Exception | None, list[Event], bool]
 
 
 def run_mutations(statements: Statements, batch: list[Job], encode: PayloadEncoder,
@@ -197,12 +201,12 @@ def _run_grouped(statements: Statements, batch: list[Job], encode: PayloadEncode
             if tx.wrote or shared.broken:
                 return None
             shared.memo.clear()  # it may have remembered what it was about to write
-            outcomes.append((None, error, []))  # it changed nothing: leaving it out undoes it
+            outcomes.append((None, error, [], False))  # it changed nothing: leaving it out undoes it
         else:
             if shared.broken:
                 return None
             shared.deferred.absorb(tx.deferred)
-            outcomes.append((value, None, tx.events))
+            outcomes.append((value, None, tx.events, not tx.events and not tx.quiet))
     try:
         shared.deferred.run(statements)
     except fatal:
@@ -226,9 +230,9 @@ def _run_each_alone(statements: Statements, batch: list[Job], encode: PayloadEnc
             raise
         except Exception as error:  # the mutation's own failure: undo it alone
             statements.execute("ROLLBACK TO mutation")
-            outcomes.append((None, error, []))
+            outcomes.append((None, error, [], False))
         else:
-            outcomes.append((value, None, tx.events))
+            outcomes.append((value, None, tx.events, not tx.events and not tx.quiet))
         statements.execute("RELEASE mutation")
     return outcomes
 
@@ -297,9 +301,9 @@ class Writer:
             return
         committed: list[Event] = []
         silent = False
-        for (*_, future), (value, error, events) in zip(batch, outcomes):
+        for (*_, future), (value, error, events, unexplained) in zip(batch, outcomes):
             committed.extend(events)
-            silent = silent or (error is None and not events)
+            silent = silent or unexplained
             if future.done():
                 continue
             if error is None:

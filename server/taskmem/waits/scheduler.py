@@ -15,6 +15,11 @@ An open wait costs a dict entry and a heap entry or two, never a task of its own
   with the last error. A polled wait is therefore always either due to be looked at,
   being looked at, or ended.
 
+With replicas on one database (storage.shared), every replica tracks every open wait, and an http or
+file target is looked at only by the replica holding the wait's claim (waits/claims.py): a replica
+asks for the claims of the polled waits that come due, probes those it got, and asks again for the
+others when their claims end, so a replica that dies has its waits taken over within the lease time.
+
 Waits are rows. start() loads the WAITING ones; a wait whose timer or deadline passed
 while the server was down ends TIMED_OUT at once. Ending a wait is one write
 (store/waits.finish_wait) that carries the history message, the task metadata and
@@ -45,6 +50,7 @@ from taskmem.store import waits as wait_store
 from taskmem.store.event_log import EventLogClosed
 from taskmem.store.storage import Storage
 from taskmem.store.storage import WriterClosed
+from taskmem.waits.claims import WaitClaims
 from taskmem.waits.file_access import FileRoots
 from taskmem.waits.probes import Observation, http_client, probe_file, probe_http
 
@@ -53,7 +59,7 @@ log = logging.getLogger(__name__)
 Key = tuple[str, str]  # (namespace, wait id)
 _DUE, _DEADLINE, _POLL = "due", "deadline", "poll"
 _EVENT_PAGE = 500
-_END_BATCH = 500  # most waits one mutation ends
+_END_BATCH = 500  # most waits one mutation ends (or claims)
 PROBE_BACKOFF_MAX_US = 60 * 1_000_000
 FINISH_RETRY_SECONDS = 1.0
 
@@ -96,6 +102,8 @@ class WaitScheduler:
         self._executor = ThreadPoolExecutor(max_workers=file_probes, thread_name_prefix="taskmem-wait-file")
         self._stopping = False
         self._wait_events: frozenset[EventType] = frozenset()
+        self._claims: WaitClaims | None = None  # replicas only: which polled waits this one looks at
+        self._claiming: set[Key] = set()
         # Told (kind "http" | "file", outcome "matched" | "failed" | "error" | "waiting") after each poll.
         self.on_probe: Callable[[str, str], None] | None = None
 
@@ -109,6 +117,9 @@ class WaitScheduler:
         """Watch the event log, end the waits that expired while the server was down, track the rest."""
         wait_events = frozenset({EventType.WAIT_CREATED, *END_EVENTS.values()}) if self._storage.shared else frozenset()
         self._wait_events = wait_events
+        if self._storage.shared:
+            self._claims = WaitClaims(self._storage, self._storage.lease_seconds)
+            self._claims.start()
         subscription = self._watch.enter_context(
             self._storage.events.watch(_WatchedTasks(namespace="*", watched=self._by_task, wait_events=wait_events)))
         started = now_us()
@@ -134,6 +145,8 @@ class WaitScheduler:
             task.cancel()
         await asyncio.gather(*tasks, return_exceptions=True)
         self._watch.close()
+        if self._claims is not None:
+            await self._claims.stop()
         self._executor.shutdown(wait=False, cancel_futures=True)
         await self._http.aclose()
 
@@ -161,6 +174,8 @@ class WaitScheduler:
         wait = self._waits.pop(key, None)
         self._last_seen.pop(key, None)
         self._errors.pop(key, None)
+        if self._claims is not None:
+            self._claims.drop(key)
         if wait is not None and isinstance(wait.target, EVENT_DRIVEN):
             watchers = self._by_task.get((namespace, wait.target.task_id))
             if watchers is not None:
@@ -186,13 +201,17 @@ class WaitScheduler:
             self._wake.clear()
             now = now_us()
             ending: list[tuple[Wait, WaitStatus, str]] = []
+            unclaimed: list[Key] = []
             while self._heap and self._heap[0][0] <= now:
                 _, _, key, what = heapq.heappop(self._heap)
                 wait = self._waits.get(key)
                 if wait is None:
                     continue
                 if what == _POLL:
-                    self._start_probe(key, wait)
+                    if self._claims is None or self._claims.holds(key):
+                        self._start_probe(key, wait)
+                    elif key not in self._claiming:
+                        unclaimed.append(key)
                     continue
                 if what == _DUE:
                     assert wait.due_at is not None
@@ -204,6 +223,10 @@ class WaitScheduler:
             if ending:
                 self._due.extend(ending)
                 self._due_signal.set()
+            if unclaimed:
+                self._claiming.update(unclaimed)
+                for start in range(0, len(unclaimed), _END_BATCH):  # a statement's row list stays bounded
+                    self._spawn(self._claim_then_probe(unclaimed[start:start + _END_BATCH]))
             self._compact_heap()
             delay = max(0.0, (self._heap[0][0] - now_us()) / 1_000_000) if self._heap else None
             with contextlib.suppress(TimeoutError):
@@ -264,6 +287,26 @@ class WaitScheduler:
         if key not in self._probing:
             self._probing.add(key)
             self._spawn(self._probe(key, wait))
+
+    async def _claim_then_probe(self, keys: list[Key]) -> None:
+        """Replicas: probe the waits this one could claim; ask again for the others when their claims end."""
+        assert self._claims is not None
+        try:
+            claimed, retry = await self._claims.claim(keys)
+        except WriterClosed:
+            return
+        except Exception as error:  # the database is unreachable: ask again after a while
+            log.warning("claiming %d polled waits failed (%s); asking again", len(keys), error)
+            claimed, retry = [], {key: now_us() + int(self._storage.lease_seconds * 1_000_000 / 3) for key in keys}
+        finally:
+            self._claiming.difference_update(keys)
+        for key in claimed:
+            wait = self._waits.get(key)
+            if wait is not None:
+                self._start_probe(key, wait)
+        for key, at in retry.items():
+            if key in self._waits:
+                self._push(at, key, _POLL)
 
     def _tell_probe(self, wait: Wait, observation: Observation | None) -> None:
         """on_probe(kind, outcome) for one look; a look that raised (None) is an error."""

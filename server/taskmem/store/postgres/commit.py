@@ -34,10 +34,15 @@ ATTEMPTS = 5
 _RETRIED = (psycopg.errors.DeadlockDetected, psycopg.errors.SerializationFailure)
 
 
-def _store_events(connection: psycopg.Connection[Row], events: list[Event]) -> None:
-    row = connection.execute("UPDATE event_cursor SET last = last + %s WHERE id = 1 RETURNING last",
-                             (len(events),)).fetchone()
+def _store_events(connection: psycopg.Connection[Row], events: list[Event], unexplained: bool) -> None:
+    """The batch's events with their cursors; a batch that changed something with no event also counts one
+    more silent commit (the other replicas' thread-read caches watch that count: store/postgres/view_freshness.py)."""
+    row = connection.execute(
+        "UPDATE event_cursor SET last = last + %s, silent_commits = silent_commits + %s WHERE id = 1 RETURNING last",
+        (len(events), int(unexplained))).fetchone()
     assert row is not None  # the migration inserts the row
+    if not events:
+        return
     first = int(row[0]) - len(events) + 1
     for offset, event in enumerate(events):
         event.cursor = first + offset
@@ -55,9 +60,10 @@ def _attempt(connection: psycopg.Connection[Row], batch: list[Job], encode: Payl
     try:
         # A lost deadlock or serialization failure loses the whole transaction: the batch runs again.
         outcomes = run_mutations(Statements(connection, writing=True), batch, encode, _RETRIED)
-        events = [event for _, _, mutation_events in outcomes for event in mutation_events]
-        if events:
-            _store_events(connection, events)
+        events = [event for _, _, mutation_events, _ in outcomes for event in mutation_events]
+        unexplained = any(outcome[3] for outcome in outcomes)
+        if events or unexplained:
+            _store_events(connection, events, unexplained)
         connection.execute("COMMIT")
     except BaseException:
         if not connection.broken:

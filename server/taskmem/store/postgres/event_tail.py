@@ -49,6 +49,8 @@ class EventTail:
         self._read = read
         self._publish = publish
         self._wake = asyncio.Event()
+        # Set (and replaced) after each page is published: what reach() waits on.
+        self._advanced = asyncio.Event()
         self._tasks: list[asyncio.Task[None]] = []
         self.last = 0
 
@@ -62,6 +64,22 @@ class EventTail:
         """Something may have committed: read past the last cursor soon."""
         self._wake.set()
 
+    async def reach(self, cursor: int, timeout: float) -> bool:
+        """Wait until every event up to cursor has been published here; False if that took over timeout seconds."""
+        deadline = asyncio.get_running_loop().time() + timeout
+        while self.last < cursor:
+            advanced = self._advanced
+            self.wake()
+            remaining = deadline - asyncio.get_running_loop().time()
+            if remaining <= 0:
+                return False
+            try:
+                async with asyncio.timeout(remaining):
+                    await advanced.wait()
+            except TimeoutError:
+                return False
+        return True
+
     async def close(self) -> None:
         for task in self._tasks:
             task.cancel()
@@ -72,8 +90,11 @@ class EventTail:
 
     async def _follow(self) -> None:
         while True:
-            with contextlib.suppress(asyncio.TimeoutError):
-                await asyncio.wait_for(self._wake.wait(), POLL_SECONDS)
+            # asyncio.timeout, not wait_for: Python 3.11's wait_for swallows a cancellation that arrives as the
+            # wake-up is set (often, under writes), and the tail then outlived close() and its executor.
+            with contextlib.suppress(TimeoutError):
+                async with asyncio.timeout(POLL_SECONDS):
+                    await self._wake.wait()
             self._wake.clear()
             try:
                 while True:
@@ -81,6 +102,8 @@ class EventTail:
                     if page:
                         self.last = page[-1].cursor
                         self._publish(page)
+                        self._advanced.set()
+                        self._advanced = asyncio.Event()
                     if len(page) < PAGE:
                         break
             except psycopg.Error:

@@ -31,6 +31,7 @@ LEASE_SECONDS = 10.0
 
 def claim(tx: Transaction, name: str, holder: str, seconds: float) -> bool:
     """Take or renew the lease; False while another holder's lease is unexpired."""
+    tx.quiet = True  # leases show in no view
     row = tx.fetchone(
         "INSERT INTO leases (name, holder, expires_at) VALUES (?, ?, ?) ON CONFLICT (name) DO UPDATE SET"
         " holder = excluded.holder, expires_at = excluded.expires_at"
@@ -40,6 +41,7 @@ def claim(tx: Transaction, name: str, holder: str, seconds: float) -> bool:
 
 
 def release(tx: Transaction, name: str, holder: str) -> None:
+    tx.quiet = True  # leases show in no view
     tx.execute("DELETE FROM leases WHERE name = ? AND holder = ?", (name, holder))
 
 
@@ -96,11 +98,15 @@ class LeasedService:
             await asyncio.sleep(self._seconds / 3)
 
     async def close(self, release_lease: bool = True) -> None:
-        """Stop claiming; give the lease up so a peer takes over at its next claim (the service itself is
-        stopped by its owner)."""
+        """Stop claiming; give the lease up so a peer takes over at its next claim. The service itself is
+        stopped by its owner, and here too if it runs: a claim can start it after its owner stopped it (a
+        refused start-up stops everything while the first claim is in flight), and it must not outlive the
+        storage it reads."""
         self._task.cancel()
         with contextlib.suppress(asyncio.CancelledError):
             await self._task
+        if self.running:
+            await _call(self._stop)
         if release_lease and self.running:
             with contextlib.suppress(Exception):
                 await self._write(lambda tx: release(tx, self.name, self.holder), "", "lease")

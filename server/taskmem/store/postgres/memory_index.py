@@ -21,15 +21,20 @@ store/memory_vectors.py dispatch here by the reader's dialect), with these diffe
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from taskmem.core.errors import InvalidArgument
+from taskmem.core.ids import now_us
 from taskmem.core.memory import MemoryFilter
 from taskmem.core.memory_search import FullTextQuery
 from taskmem.store.memory_entries import filter_sql
 from taskmem.store.storage import Reader, Transaction
+
+if TYPE_CHECKING:
+    import psycopg
 
 _CONFIG = "'english'"
 _WEIGHTS = "'{0, 0, 0.5, 1.0}'"  # D, C, B (detail), A (summary)
@@ -120,3 +125,61 @@ def nearest(reader: Reader, namespace: str, vector: np.ndarray, k: int, dimensio
         [_vector_text(vector), *params, _vector_text(vector), k])
     found = [(int(row[0]), float(row[1])) for row in rows]
     return sorted(found, key=lambda hit: (hit[1], hit[0]))
+
+
+def rebuild(connection: psycopg.Connection[Any], model: str, dimension: int,
+            embed: Callable[[list[str]], np.ndarray], progress: Callable[[int, int], None], batch: int = 256) -> int:
+    """`taskmem reembed` on PostgreSQL (memory_vectors.rebuild is SQLite's): embed every memory summary with
+    (model, dimension) and make those the vectors, emptying the embedding backlog; returns the count.
+
+    The batches are embedded outside any transaction into a TEMP table of this (autocommit) connection, so
+    the replicas keep writing meanwhile. The swap is one transaction that first locks memory_entries in
+    SHARE mode (writers of entries wait; readers do not), embeds what was written since, replaces the
+    vectors (searches wait for it) and records the model; the HNSW index for the new dimension is built
+    after it. An interrupted rebuild leaves the old vectors and model in place."""
+    connection.execute("DROP TABLE IF EXISTS pg_temp.reembed_vectors")
+    connection.execute("CREATE TEMP TABLE reembed_vectors (seq BIGINT PRIMARY KEY, embedding vector NOT NULL)")
+    row = connection.execute("SELECT count(*) FROM memory_entries").fetchone()
+    total = int(row[0]) if row else 0
+    done = last = 0
+    progress(done, total)
+
+    def stage(limit: int | None) -> int:
+        nonlocal last, done
+        rows = connection.execute("SELECT seq, summary FROM memory_entries WHERE seq > %s ORDER BY seq"
+                                  + (" LIMIT %s" if limit else ""), (last, limit) if limit else (last,)).fetchall()
+        if not rows:
+            return 0
+        matrix = np.ascontiguousarray(embed([str(r[1]) for r in rows]), dtype=np.float32)
+        if matrix.shape != (len(rows), dimension):
+            raise ValueError(f"{model} returned vectors of shape {matrix.shape}, expected ({len(rows)}, {dimension})")
+        with connection.cursor() as cursor:
+            cursor.executemany("INSERT INTO reembed_vectors (seq, embedding) VALUES (%s, CAST(%s AS vector))",
+                               [(r[0], _vector_text(matrix[i])) for i, r in enumerate(rows)])
+        last = int(rows[-1][0])
+        done += len(rows)
+        progress(done, max(total, done))
+        return len(rows)
+
+    while stage(batch):
+        pass
+    try:
+        with connection.transaction():
+            connection.execute("LOCK TABLE memory_entries IN SHARE MODE")
+            stage(None)  # entries written while the batches ran
+            connection.execute(f"DROP INDEX IF EXISTS {HNSW_INDEX}")
+            # TRUNCATE, not DELETE: the old vectors' dead rows would stay visible to the index build, whose
+            # expression casts every row to the new dimension and fails on them.
+            connection.execute("TRUNCATE memory_embeddings")
+            connection.execute("INSERT INTO memory_embeddings (seq, embedding) SELECT seq, embedding FROM reembed_vectors")
+            connection.execute("DELETE FROM memory_embedding_queue")  # every entry has its vector now
+            connection.execute("DELETE FROM memory_embedding_model")
+            connection.execute("INSERT INTO memory_embedding_model (id, model, dimension, recorded_at)"
+                               " VALUES (1, %s, %s, %s)", (model, dimension, now_us()))
+    finally:
+        connection.execute("DROP TABLE IF EXISTS pg_temp.reembed_vectors")
+    # After the swap, so searches wait only for the swap (they scan exactly until the index is built; a
+    # server starting meanwhile builds it too: CREATE INDEX IF NOT EXISTS).
+    connection.execute(f"CREATE INDEX IF NOT EXISTS {HNSW_INDEX} ON memory_embeddings"
+                       f" USING hnsw ((embedding::vector({int(dimension)})) vector_cosine_ops)")
+    return done

@@ -8,8 +8,9 @@ connection of their own (store/postgres/commit.py). Events reach this replica's
 subscribers through the event tail (store/postgres/event_tail.py), which follows the
 events table in cursor order, so every replica's subscribers see every replica's writes.
 
-GetTask's rendered-view cache is off here: another replica's commit cannot drop an
-entry in this process's memory before a reader here could be served from it.
+GetTask's rendered views and BuildContext's thread reads are cached as on SQLite, and dropped by the
+events of every replica as the event tail publishes them; before a cached view is served, the caches
+catch up with every write committed until then (store/postgres/view_freshness.py).
 """
 
 from __future__ import annotations
@@ -28,6 +29,7 @@ from taskmem.store.postgres.connection import Row, configure, connect, migrate
 from taskmem.store.postgres.event_tail import EventTail
 from taskmem.store.postgres.leases import LEASE_SECONDS, LeasedService, Service
 from taskmem.store.postgres.statements import Statements
+from taskmem.store.postgres.view_freshness import ViewFreshness
 from taskmem.store.storage import BatchObserver, Mutation, PayloadEncoder, Query, Storage
 from taskmem.store.task_cache import TaskViewCache, ThreadReadCache
 from taskmem.store.writer import Job, Outcome, Writer
@@ -73,11 +75,11 @@ class PostgresStorage(Storage):
                                                  configure=_configure_reader, name="taskmem-readers")
         self._read_threads = concurrent.futures.ThreadPoolExecutor(readers, thread_name_prefix="taskmem-pg-reader")
         self.events = EventLog(self.read, queue_size)
-        # Off: another replica's commit cannot clear this process's memory.
-        self.task_views = TaskViewCache(capacity=0)
-        self.thread_reads = ThreadReadCache(capacity=0)
+        self.task_views = TaskViewCache()
+        self.thread_reads = ThreadReadCache()
         self.writer = Writer(self._run_batch, self._committed, batch_size)
-        self._tail = EventTail(url, self.read, self.events.publish)
+        self._tail = EventTail(url, self.read, self._published)
+        self._freshness = ViewFreshness(url, self._tail, self.thread_reads)
         self._leases: list[LeasedService] = []
         self.lease_seconds = LEASE_SECONDS
 
@@ -97,7 +99,19 @@ class PostgresStorage(Storage):
         return result
 
     def _committed(self, events: list[Event], silent: bool) -> None:
+        """This replica's own commit: its views go at once (the tail publishes its events a moment later)."""
+        self.task_views.invalidate(events)
+        self.thread_reads.invalidate(events, silent)
         self._tail.wake()
+
+    def _published(self, events: list[Event]) -> None:
+        """Events of every replica, in cursor order: the views they name go before the tail moves past them."""
+        self.task_views.invalidate(events)
+        self.thread_reads.invalidate(events, False)
+        self.events.publish(events)
+
+    async def views_current(self) -> bool:
+        return await self._freshness.current()
 
     def _read(self, query: Query[T], args: tuple[Any, ...]) -> T:
         with self._pool.connection() as connection:
@@ -123,6 +137,7 @@ class PostgresStorage(Storage):
             await lease.close()
         await self.writer.close()
         await self._tail.close()
+        await self._freshness.close()
         await self._writer_connection.close()
         await asyncio.to_thread(self._pool.close)
         self._read_threads.shutdown(wait=False, cancel_futures=True)

@@ -28,11 +28,11 @@ def _store_events(connection: sqlite3.Connection, events: list[Event]) -> None:
 
 
 def run_batch(connection: sqlite3.Connection, batch: list[Job], encode: PayloadEncoder) -> list[Outcome]:
-    """In the writer thread: every mutation in its savepoint, then one COMMIT."""
+    """In the writer thread: the batch run grouped (store/writer.py, run_mutations), then one COMMIT."""
     connection.execute("BEGIN IMMEDIATE")
     try:
         outcomes = run_mutations(Statements(connection), batch, encode)
-        events = [event for _, _, mutation_events in outcomes for event in mutation_events]
+        events = [event for _, _, mutation_events, _ in outcomes for event in mutation_events]
         if events:
             _store_events(connection, events)
         connection.execute("COMMIT")
