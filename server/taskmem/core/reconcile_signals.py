@@ -477,15 +477,18 @@ def unordered_polar_contrast(old_text: str, new_text: str) -> Contrast | None:
     made from pasteurised milk"): the shorter text's other content words are at least MODAL_OVERLAP in
     the other."""
     a, b = {_pole_form(t) for t in content_tokens(old_text)}, {_pole_form(t) for t in content_tokens(new_text)}
-    scales = [*_POLES, *((group, group) for group in _RIVALS)]
-    for one, other in scales:
-        for mine, theirs in ((one, other), (other, one)):
-            old_hit, new_hit = (a - b) & mine, (b - a) & theirs
-            if old_hit and new_hit and _proposition_overlap(old_text, new_text, mine | theirs) >= MODAL_OVERLAP:
-                return Contrast("antonym", sorted(old_hit)[0], sorted(new_hit)[0])
+    only_old, only_new = a - b, b - a
+    if not only_old or not only_new:
+        return None
+    if only_old & _SCALE_WORDS and only_new & _SCALE_WORDS:  # else no scale can hold both sides
+        for one, other in _SCALES:
+            for mine, theirs in ((one, other), (other, one)):
+                old_hit, new_hit = only_old & mine, only_new & theirs
+                if old_hit and new_hit and _proposition_overlap(old_text, new_text, mine | theirs) >= MODAL_OVERLAP:
+                    return Contrast("antonym", sorted(old_hit)[0], sorted(new_hit)[0])
     # A word and its opposite by form ("unpasteurised" / "pasteurised", "stateful" / "stateless").
-    for x in sorted(a - b):
-        for y in sorted(b - a):
+    for x in sorted(only_old):
+        for y in sorted(only_new):
             if _opposite_by_form(x, y) and _proposition_overlap(old_text, new_text, frozenset({x, y})) >= MODAL_OVERLAP:
                 return Contrast("antonym", x, y)
     return None
@@ -763,6 +766,7 @@ def _attributive(normal: str, start: int, end: int) -> bool:
     return before is None or before.group(2) is None or before.group(2) in _ATTRIBUTIVE_BEFORE
 
 
+@functools.lru_cache(maxsize=8192)  # asked of every stored item's text for each candidate
 def change_phrase(text: str) -> str | None:
     """The first of CHANGE_PHRASES the text contains as words, or None. Bounds are folded first:
     "no longer than 45 minutes" is a limit, not a change; a participle that modifies a noun
@@ -853,6 +857,11 @@ def _opposite_by_form(a: str, b: str) -> bool:
 _RIVALS: tuple[frozenset[str], ...] = tuple(
     frozenset(tokens[0] for tokens in (content_tokens(member) for member in group.split()) if len(tokens) == 1)
     for group in RIVAL_SETS)
+
+
+# Every scale unordered_polar_contrast looks for: the poles, and each rival set against itself.
+_SCALES = [*_POLES, *((group, group) for group in _RIVALS)]
+_SCALE_WORDS = frozenset(word for one, other in _SCALES for word in one | other)
 
 
 def rival_contrast(alignment: Alignment) -> Contrast | None:
@@ -1086,12 +1095,15 @@ def same_property(old_text: str, new_text: str) -> str | None:
     """The design property both texts state of one subject ("queue consumers must be idempotent" /
     "processing a queue message twice must have no additional effect"), or None."""
     old, new = normalize_text(old_text), normalize_text(new_text)
-    for name, prop, violation in _PROPERTIES:
-        said_old, said_new = _affirmed(prop, old), _affirmed(prop, new)
-        if said_old is None or said_new is None or violation.search(old) or violation.search(new):
+    old_marks, new_marks = _property_marks(old), _property_marks(new)
+    for name, _, _ in _PROPERTIES:
+        mark_old, mark_new = old_marks.get(name), new_marks.get(name)
+        if mark_old is None or mark_new is None or mark_old.said is None or mark_new.said is None \
+                or mark_old.violations or mark_new.violations:
             continue
-        rest = _subject_words(old[:said_old.start()] + " , " + old[said_old.end():])
-        other = _subject_words(new[:said_new.start()] + " , " + new[said_new.end():])
+        (old_start, old_end), (new_start, new_end) = mark_old.said, mark_new.said
+        rest = _subject_words(old[:old_start] + " , " + old[old_end:])
+        other = _subject_words(new[:new_start] + " , " + new[new_end:])
         if rest & other and len(rest & other) >= SUBJECT_OVERLAP * min(len(rest), len(other)):
             return name
     return None
