@@ -80,7 +80,8 @@ class EmbeddingBacklog:
                 return False
             self.notify()
             try:
-                await asyncio.wait_for(progress.wait(), remaining)
+                async with asyncio.timeout(remaining):  # not wait_for: see _run
+                    await progress.wait()
             except TimeoutError:
                 return False
 
@@ -123,8 +124,11 @@ class EmbeddingBacklog:
                 if self._storage.shared and await self._storage.read(memory_backlog.any_queued):
                     await asyncio.sleep(HELD_ELSEWHERE_SECONDS)  # other replicas are embedding them
                 self._advanced()
+                # asyncio.timeout, not wait_for: Python 3.11's wait_for swallows a cancellation that
+                # arrives as the wake-up is set, and the pass would outlive close() (as the event tail did).
                 with contextlib.suppress(TimeoutError):
-                    await asyncio.wait_for(self._wake.wait(), self._poll_seconds)
+                    async with asyncio.timeout(self._poll_seconds):
+                        await self._wake.wait()
                 continue
             seqs = [seq for seq, _ in batch]
             try:
