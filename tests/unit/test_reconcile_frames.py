@@ -7,7 +7,7 @@ test_reconcile_labelled_pairs.py)."""
 
 import pytest
 
-from taskmem.core.reconcile_decisions import BatchMessage, Outcome, ReconcileThresholds, prepare_candidates, reconcile_candidates
+from taskmem.core.reconcile_decisions import Decision, Outcome
 from taskmem.core.reconcile_signals import (
     adjunct_slot,
     change_phrase,
@@ -16,20 +16,13 @@ from taskmem.core.reconcile_signals import (
     find_distinction,
     named_replacements,
 )
-from taskmem.core.state_items import Candidate, StateItem, validate_item
+from tests.unit.reconcile_support import decide_pair, thresholds
 
-T = ReconcileThresholds(merge=0.66, conflict=0.4, alignment=0.5, named_floor=0.3, unnamed_supersede=0.6,
-                        distinct_object_merge=0.9)
+T = thresholds(0.9)
 
 
-def decide(old_text: str, new_text: str, cosine: float, kind: str = "decision"):
-    old = validate_item(Candidate(kind, old_text, refs=("m0",))).item
-    assert old is not None
-    prepared = prepare_candidates([Candidate(kind, new_text, refs=("m1",))], {"m1": BatchMessage(2, True)})
-
-    def similarity(a: StateItem, b: StateItem) -> float:
-        return cosine
-    return reconcile_candidates(prepared, [old], similarity, T).decisions[-1]
+def decide(old_text: str, new_text: str, cosine: float, kind: str = "decision") -> Decision:
+    return decide_pair(old_text, new_text, cosine, T, kind)
 
 
 # ------------------------------------------------------------------ the last adjunct

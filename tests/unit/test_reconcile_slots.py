@@ -8,23 +8,16 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from taskmem.core.reconcile_decisions import BatchMessage, Outcome, ReconcileThresholds, prepare_candidates, reconcile_candidates
+from taskmem.core.reconcile_decisions import Decision, Outcome
 from taskmem.core.reconcile_signals import change_phrase, content_tokens, find_contrast, find_distinction
 from taskmem.core.reconcile_values import canonical_text, compare_values
-from taskmem.core.state_items import Candidate, StateItem, validate_item
+from tests.unit.reconcile_support import decide_pair, thresholds
 
-T = ReconcileThresholds(merge=0.66, conflict=0.4, alignment=0.5, named_floor=0.3, unnamed_supersede=0.6,
-                        distinct_object_merge=0.85)
+T = thresholds(0.85)
 
 
-def decide(old_text: str, new_text: str, cosine: float, kind: str = "decision"):
-    old = validate_item(Candidate(kind, old_text, refs=("m0",))).item
-    assert old is not None
-    prepared = prepare_candidates([Candidate(kind, new_text, refs=("m1",))], {"m1": BatchMessage(2, True)})
-
-    def similarity(a: StateItem, b: StateItem) -> float:
-        return cosine
-    return reconcile_candidates(prepared, [old], similarity, T).decisions[-1]
+def decide(old_text: str, new_text: str, cosine: float, kind: str = "decision") -> Decision:
+    return decide_pair(old_text, new_text, cosine, T, kind)
 
 
 # ------------------------------------------------------------------ one value, one spelling

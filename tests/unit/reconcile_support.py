@@ -1,0 +1,30 @@
+"""One old item and one candidate through reconcile_candidates, at a cosine the test chooses."""
+
+from __future__ import annotations
+
+from taskmem.core.reconcile_decisions import (
+    BatchMessage,
+    Decision,
+    ReconcileThresholds,
+    prepare_candidates,
+    reconcile_candidates,
+)
+from taskmem.core.state_items import Candidate, StateItem, validate_item
+
+
+def thresholds(distinct_object_merge: float) -> ReconcileThresholds:
+    return ReconcileThresholds(merge=0.66, conflict=0.4, alignment=0.5, named_floor=0.3, unnamed_supersede=0.6,
+                               distinct_object_merge=distinct_object_merge)
+
+
+def decide_pair(old_text: str, new_text: str, cosine: float, t: ReconcileThresholds, kind: str = "decision",
+                from_user: bool = True) -> Decision:
+    """The decision on `new_text` against a thread holding `old_text`; the candidate cites a message
+    (from the user unless `from_user` is False)."""
+    old = validate_item(Candidate(kind, old_text, refs=("m0",))).item
+    assert old is not None
+    prepared = prepare_candidates([Candidate(kind, new_text, refs=("m1",))], {"m1": BatchMessage(2, from_user)})
+
+    def similarity(a: StateItem, b: StateItem) -> float:
+        return cosine
+    return reconcile_candidates(prepared, [old], similarity, t).decisions[-1]
