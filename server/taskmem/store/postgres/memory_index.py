@@ -31,6 +31,7 @@ from taskmem.core.ids import now_us
 from taskmem.core.memory import MemoryFilter
 from taskmem.core.memory_search import FullTextQuery
 from taskmem.store.memory_entries import filter_sql
+from taskmem.providers.embeddings import checked_matrix
 from taskmem.store.storage import Reader, Transaction
 
 if TYPE_CHECKING:
@@ -150,9 +151,7 @@ def rebuild(connection: psycopg.Connection[Any], model: str, dimension: int,
                                   + (" LIMIT %s" if limit else ""), (last, limit) if limit else (last,)).fetchall()
         if not rows:
             return 0
-        matrix = np.ascontiguousarray(embed([str(r[1]) for r in rows]), dtype=np.float32)
-        if matrix.shape != (len(rows), dimension):
-            raise ValueError(f"{model} returned vectors of shape {matrix.shape}, expected ({len(rows)}, {dimension})")
+        matrix = checked_matrix(embed([str(r[1]) for r in rows]), len(rows), dimension, model)
         with connection.cursor() as cursor:
             cursor.executemany("INSERT INTO reembed_vectors (seq, embedding) VALUES (%s, CAST(%s AS vector))",
                                [(r[0], _vector_text(matrix[i])) for i, r in enumerate(rows)])
