@@ -1,12 +1,11 @@
-"""Convex and reciprocal-rank fusion and the FTS5 query of a text, without a database."""
+"""Convex fusion and the FTS5 query of a text, without a database."""
 
 from __future__ import annotations
 
 import pytest
 
 from taskmem.core.memory_search import (
-    FULLTEXT_WEIGHT, MIN_CANDIDATES, RRF_K, SEMANTIC_WEIGHT, SearchMode, candidate_count, convex_fusion, fts_query,
-    reciprocal_rank_fusion,
+    FULLTEXT_WEIGHT, MIN_CANDIDATES, SEMANTIC_WEIGHT, SearchMode, candidate_count, convex_fusion, fts_query,
 )
 
 
@@ -25,43 +24,6 @@ def test_convex_fusion_breaks_ties_by_the_better_single_rank_then_the_lower_seq(
     hits = convex_fusion([(9, 0.5), (8, 0.25)], [(7, 0.5), (5, 0.25)], {}, limit=4, weights=(0.5, 0.5))
     assert [hit.seq for hit in hits] == [7, 9, 5, 8]
     assert convex_fusion([], [], {}, limit=3) == []
-
-
-def test_fusion_scores_each_entry_by_the_weighted_sum_of_its_reciprocal_ranks() -> None:
-    hits = reciprocal_rank_fusion([(10, "a"), (20, "b"), (30, "c")], [30, 40, 10], limit=10)
-    scores = {hit.seq: hit.score for hit in hits}
-    text, near = FULLTEXT_WEIGHT, SEMANTIC_WEIGHT
-    assert scores == pytest.approx({
-        10: text / (RRF_K + 1) + near / (RRF_K + 3),
-        30: text / (RRF_K + 3) + near / (RRF_K + 1),
-        20: text / (RRF_K + 2),
-        40: near / (RRF_K + 2),
-    })
-    assert [hit.seq for hit in hits] == [30, 10, 40, 20]  # the semantic list weighs more
-
-
-def test_an_entry_both_lists_hold_outranks_the_top_of_one_list() -> None:
-    hits = reciprocal_rank_fusion([(1, ""), (2, "")], [3, 2], limit=3)
-    assert [hit.seq for hit in hits][0] == 2
-    assert hits[0].found_by == (SearchMode.FULLTEXT, SearchMode.SEMANTIC)
-    assert (hits[0].fulltext_rank, hits[0].semantic_rank) == (2, 2)
-
-
-def test_equal_scores_keep_the_better_single_rank_then_the_lower_seq_first() -> None:
-    # 7 and 9 are both first in one list; 5 and 8 both second: ties broken by seq.
-    hits = reciprocal_rank_fusion([(9, ""), (8, "")], [7, 5], limit=4, weights=(0.5, 0.5))
-    assert [hit.seq for hit in hits] == [7, 9, 5, 8]
-
-
-def test_fusion_keeps_the_fulltext_snippet_and_stops_at_the_limit() -> None:
-    hits = reciprocal_rank_fusion([(1, "[redis] cache")], [2, 1, 3, 4], limit=2)
-    assert [hit.seq for hit in hits] == [1, 2]
-    assert hits[0].snippet == "[redis] cache" and hits[1].snippet == ""
-    assert hits[1].found_by == (SearchMode.SEMANTIC,)
-
-
-def test_fusion_of_two_empty_lists_is_empty() -> None:
-    assert reciprocal_rank_fusion([], [], limit=5) == []
 
 
 def test_each_mode_contributes_at_least_min_candidates_to_a_hybrid_search() -> None:

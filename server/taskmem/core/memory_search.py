@@ -14,10 +14,8 @@ from collections.abc import Mapping, Sequence
 # On dev it found more evidence than any reciprocal-rank fusion of the same lists (recall@10 0.536
 # against at best 0.502, k 5, weights 0.3:0.7), and it is flat around the weights chosen: full-text
 # weight 0.2 to 0.5 with 20 to 100 candidates per mode all scored 0.526 to 0.540.
-# PostgreSQL's ts_rank has no such bound, so there HYBRID keeps the weighted reciprocal-rank fusion
-#   score = FULLTEXT_WEIGHT / (RRF_K + full-text rank) + SEMANTIC_WEIGHT / (RRF_K + semantic rank)
-# (k 5 scored 0.493 recall@10 on dev against 0.479 for k 60, the constant of Cormack et al.).
-RRF_K = 5
+# PostgreSQL fuses the same way; its ts_rank has no such bound, so its share is ts_rank / (ts_rank + 1)
+# (store/memory_search.ranked_matches; the weights were not tuned there).
 FULLTEXT_WEIGHT = 0.4
 SEMANTIC_WEIGHT = 0.6
 # HYBRID fuses each mode's best CANDIDATES_PER_HIT × limit entries (at least MIN_CANDIDATES): on dev,
@@ -52,25 +50,6 @@ class Hit:
 def candidate_count(limit: int) -> int:
     """How many entries each mode contributes to a HYBRID search for `limit` hits."""
     return max(limit * CANDIDATES_PER_HIT, MIN_CANDIDATES)
-
-
-def reciprocal_rank_fusion(fulltext: Sequence[tuple[int, str]], semantic: Sequence[int], limit: int,
-                           k: int = RRF_K, weights: tuple[float, float] = (FULLTEXT_WEIGHT, SEMANTIC_WEIGHT),
-                           ) -> list[Hit]:
-    """Merge two ranked lists of seqs: score = Σ weight / (k + rank) over the lists an entry is in
-    (weights: full text's, semantic's).
-
-    fulltext holds (seq, snippet) best first; semantic holds seqs best first. Ties keep the
-    entry ranked higher in either list first, then the lower seq (deterministic).
-    """
-    hits: dict[int, Hit] = {}
-    for rank, (seq, snippet) in enumerate(fulltext, start=1):
-        hits[seq] = Hit(seq, weights[0] / (k + rank), fulltext_rank=rank, snippet=snippet)
-    for rank, seq in enumerate(semantic, start=1):
-        hit = hits.setdefault(seq, Hit(seq, 0.0))
-        hit.semantic_rank = rank
-        hit.score += weights[1] / (k + rank)
-    return _best(hits, limit)
 
 
 def convex_fusion(fulltext: Sequence[tuple[int, float]], semantic: Sequence[tuple[int, float]],

@@ -17,7 +17,7 @@ import numpy as np
 
 from taskmem.core.memory import MemoryEntry, MemoryFilter
 from taskmem.core.memory_search import (
-    FullTextQuery, Hit, SearchMode, candidate_count, convex_fusion, reciprocal_rank_fusion,
+    FullTextQuery, Hit, SearchMode, candidate_count, convex_fusion,
 )
 from taskmem.store import memory_filter_sets, memory_text_index, memory_vectors
 from taskmem.store.memory_entries import entries_by_seq
@@ -46,14 +46,16 @@ def fulltext(reader: Reader, namespace: str, query: FullTextQuery, f: MemoryFilt
 
 def ranked_matches(reader: Reader, namespace: str, query: FullTextQuery, f: MemoryFilter, limit: int,
                    text: str = "") -> list[tuple[int, float, float]]:
-    """fulltext() without the snippets: (seq, score, share) best first, where share is the score over
-    the most the query's words can score (0 to 1; SQLite only, 0 on PostgreSQL). text: expression(query),
-    if already made."""
+    """fulltext() without the snippets: (seq, score, share) best first, where share is the score scaled to
+    0..1: on SQLite the BM25 score over the most the query's words can score; on PostgreSQL, whose ts_rank
+    has no such bound, rank / (rank + 1) (ts_rank's own normalisation 32). text: expression(query), if
+    already made."""
     if limit <= 0:
         return []
     if reader.dialect == "postgres":
         tsquery = text or expression(reader, query)
-        return [(seq, -rank, 0.0) for seq, rank in memory_index.ranked(reader, namespace, tsquery, f, limit)]
+        ranks = [(seq, -negated) for seq, negated in memory_index.ranked(reader, namespace, tsquery, f, limit)]
+        return [(seq, rank, rank / (rank + 1.0)) for seq, rank in ranks]
     required = _holding_phrases(reader, query) if query.phrases else None
     if required is not None and not len(required):
         return []
@@ -122,14 +124,11 @@ def semantic_candidates(reader: Reader, namespace: str, vector: np.ndarray, f: M
 
 def fused_hits(reader: Reader, match: str, texts: list[tuple[int, float]], near: list[tuple[int, float]],
                vector: np.ndarray, limit: int) -> list[Hit]:
-    """HYBRID's hits from both halves' candidates (core.memory_search.convex_fusion; on PostgreSQL, whose
-    ts_rank has no bound to scale by, reciprocal_rank_fusion), the full-text ones with their snippets."""
-    if reader.dialect == "postgres":
-        hits = reciprocal_rank_fusion([(seq, "") for seq, _ in texts], [seq for seq, _ in near], limit)
-    else:
-        nearby = {seq for seq, _ in near}
-        unranked = [seq for seq, _ in texts if seq not in nearby]
-        hits = convex_fusion(texts, near, memory_vectors.similarities(reader, unranked, vector), limit)
+    """HYBRID's hits from both halves' candidates (core.memory_search.convex_fusion, on both engines), the
+    full-text ones with their snippets."""
+    nearby = {seq for seq, _ in near}
+    unranked = [seq for seq, _ in texts if seq not in nearby]
+    hits = convex_fusion(texts, near, memory_vectors.similarities(reader, unranked, vector), limit)
     # Snippets only for the hits that made the cut (each costs a full-text lookup).
     found = [hit for hit in hits if hit.fulltext_rank]
     for hit, snippet in zip(found, _snippets(reader, match, [hit.seq for hit in found])):

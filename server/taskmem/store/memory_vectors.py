@@ -139,10 +139,14 @@ def nearest(reader: Reader, namespace: str, query: np.ndarray, k: int, task_id: 
 
 
 def similarities(reader: Reader, seqs: Sequence[int], query: np.ndarray) -> dict[int, float]:
-    """The cosine similarity of each of these entries' vectors to the query vector (SQLite's blobs); entries
-    not embedded yet are left out."""
+    """The cosine similarity of each of these entries' vectors to the query vector; entries not embedded yet
+    are left out."""
     if not seqs:
         return {}
+    if reader.dialect == "postgres":
+        recorded = recorded_model(reader)
+        return memory_index.similarities(reader, seqs, np.ascontiguousarray(query, dtype=np.float32),
+                                         recorded[1]) if recorded else {}
     rows = reader.fetchall(f"SELECT seq, embedding FROM memory_embeddings WHERE seq IN ({', '.join('?' * len(seqs))})",
                            list(seqs))
     if not rows:

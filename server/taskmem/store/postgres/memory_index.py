@@ -10,8 +10,8 @@ store/memory_vectors.py dispatch here by the reader's dialect), with these diffe
   normalisation 1 (rank / (1 + log(length))). ts_rank has no inverse document frequency, so a rare
   word counts no more than a common one; FULLTEXT hit scores are ts_rank values (about 0 to 1)
   where SQLite's are BM25 values (unbounded, their statistics over the entries searched). HYBRID fuses
-  ranks here (weighted reciprocal-rank fusion) where SQLite fuses BM25 share and cosine similarity:
-  ts_rank has no bound to scale it by (store/memory_search.fused_hits).
+  as on SQLite (0.4 × full-text share + 0.6 × cosine similarity), the share here being ts_rank /
+  (ts_rank + 1), as ts_rank has no bound like BM25's (store/memory_search.ranked_matches).
 - Snippets: ts_headline marks each match with [ ] in one fragment of at most 16 words, as FTS5's
   snippet() does with 16 tokens (fragments are joined with …).
 - Vectors are exact float32 pgvector values; the nearest are found by cosine distance through an
@@ -126,6 +126,18 @@ def nearest(reader: Reader, namespace: str, vector: np.ndarray, k: int, dimensio
         [_vector_text(vector), *params, _vector_text(vector), k])
     found = [(int(row[0]), float(row[1])) for row in rows]
     return sorted(found, key=lambda hit: (hit[1], hit[0]))
+
+
+def similarities(reader: Reader, seqs: Sequence[int], vector: np.ndarray, dimension: int) -> dict[int, float]:
+    """The cosine similarity of each of these entries' vectors to the query vector; entries not embedded yet
+    are left out."""
+    if not seqs or len(vector) != dimension:
+        return {}
+    cast = f"vector({int(dimension)})"
+    rows = reader.fetchall(
+        f"SELECT seq, 1 - ((embedding::{cast}) <=> CAST(? AS {cast})) FROM memory_embeddings"
+        f" WHERE seq IN ({', '.join('?' * len(seqs))})", [_vector_text(vector), *seqs])
+    return {int(row[0]): float(row[1]) for row in rows}
 
 
 def rebuild(connection: psycopg.Connection[Any], model: str, dimension: int,

@@ -188,8 +188,8 @@ export type MemorySearchHit = Message<"taskmem.v1.MemorySearchHit"> & {
   /**
    * Higher is better. FULLTEXT: the BM25 score (positive; ts_rank on
    * PostgreSQL); SEMANTIC: cosine similarity (-1..1); HYBRID: 0.4 × BM25
-   * share + 0.6 × cosine similarity (on PostgreSQL the weighted
-   * reciprocal-rank sum over the modes that found it).
+   * share + 0.6 × cosine similarity (on PostgreSQL the share is
+   * ts_rank / (ts_rank + 1)).
    *
    * @generated from field: double score = 2;
    */

@@ -1454,8 +1454,8 @@ export const MemoryService: GenService<{
    *   at best 0.502 recall@10 for any rank fusion of the same two lists (k 5,
    *   weights 0.3 : 0.7); full-text weights 0.2 to 0.5 with 20 to 100
    *   candidates all scored 0.526 to 0.540.
-   *   On PostgreSQL, whose ts_rank has no bound to scale by, HYBRID keeps that
-   *   reciprocal-rank fusion. No recency or type prior is applied: the
+   *   On PostgreSQL HYBRID fuses the same way; as ts_rank has no bound to
+   *   scale by, its share is ts_rank / (ts_rank + 1). No recency or type prior is applied: the
    *   evaluation's turns share one type and one write time, so it cannot show
    *   one helps; hits rank by content alone.
    * On the test set (350 questions, never tuned on) recall@5 / @10 were:
