@@ -24,6 +24,15 @@ def _bench() -> ModuleType:
     return module
 
 
+def _keeps_at_least(bench: ModuleType, pairs: list, measured: dict[str, int]) -> None:
+    """Each outcome of the set is still judged right at least as often as `measured` (a floor: a later
+    rule may only raise it)."""
+    from taskmem.config import reconciliation_thresholds
+    thresholds = reconciliation_thresholds("all-MiniLM-L6-v2-int8")
+    scores = bench.accuracy(pairs, lambda p: bench.judge(p, thresholds)[0])
+    assert all(scores[outcome][0] >= right for outcome, right in measured.items()), scores
+
+
 @pytest.fixture(scope="module")
 def bench() -> ModuleType:
     return _bench()
@@ -119,42 +128,30 @@ def test_the_new_domain_pairs_meet_the_issue_target_in_every_class_and_in_either
 
 def test_the_held_out_pairs_keep_the_accuracy_measured_on_their_only_run(
         bench: ModuleType, embedded: dict[str, list]) -> None:
-    from taskmem.config import reconciliation_thresholds
-    thresholds = reconciliation_thresholds("all-MiniLM-L6-v2-int8")
-    scores = bench.accuracy(embedded["fresh4"], lambda p: bench.judge(p, thresholds)[0])
     # Written after the slot comparison was tuned and never used to change a rule: merge 9/11,
     # supersede 10/10, conflict 8/11, insert 8/10 (83.3 %, under the 90 % goal). The rules before
     # issue 11 scored 9 / 10 / 8 / 4 (73.8 %). Its misjudged pairs were listed once while the frame
     # comparison was written (so it is seen now); after it: 9 / 10 / 10 / 9 (90.5 %).
     # A later rule may only raise these counts.
-    measured = {"merge": 9, "supersede": 10, "conflict": 10, "insert": 9}
-    assert all(scores[outcome][0] >= right for outcome, right in measured.items()), scores
+    _keeps_at_least(bench, embedded["fresh4"], {"merge": 9, "supersede": 10, "conflict": 10, "insert": 9})
 
 
 def test_the_sixth_set_keeps_what_the_retire_and_replace_patterns_reached(
         bench: ModuleType, embedded: dict[str, list]) -> None:
-    from taskmem.config import reconciliation_thresholds
-    thresholds = reconciliation_thresholds("all-MiniLM-L6-v2-int8")
-    scores = bench.accuracy(embedded["fresh5"], lambda p: bench.judge(p, thresholds)[0])
     # Blind run: merge 15/16, supersede 9/15, conflict 11/16, insert 14/16 (77.8 %). Its supersede
     # misses were then read (seen) and the two-clause retiring verbs added: supersede 15/15 (87.3 %);
     # then its conflict misses: units as rival values, a number with a unit never a designator,
     # before/during/after: conflict 14/16 (92.1 %). The property lexicon and the final-object guard
     # (issue 11 point 5, second round): conflict 16/16, insert 15/16 (96.8 %). A later rule may only raise these.
-    measured = {"merge": 15, "supersede": 15, "conflict": 16, "insert": 15}
-    assert all(scores[outcome][0] >= right for outcome, right in measured.items()), scores
+    _keeps_at_least(bench, embedded["fresh5"], {"merge": 15, "supersede": 15, "conflict": 16, "insert": 15})
 
 
 def test_the_seventh_set_held_out_keeps_its_first_counts(bench: ModuleType, embedded: dict[str, list]) -> None:
-    from taskmem.config import reconciliation_thresholds
-    thresholds = reconciliation_thresholds("all-MiniLM-L6-v2-int8")
-    scores = bench.accuracy(embedded["fresh6"], lambda p: bench.judge(p, thresholds)[0])
     # Written after the retire-and-replace patterns, never read for a rule: merge 14/16, supersede
     # 13/16, conflict 7/16, insert 12/16 (71.9 %, far under the goal). Then read as a dev set for the
     # frame comparison (adjunct slots, rival sets, modality): 15 / 16 / 16 / 12 (92.2 %); questions asking
     # for different kinds of answer (second round): insert 13/16 (93.8 %). A later rule may only raise these.
-    measured = {"merge": 15, "supersede": 16, "conflict": 16, "insert": 13}
-    assert all(scores[outcome][0] >= right for outcome, right in measured.items()), scores
+    _keeps_at_least(bench, embedded["fresh6"], {"merge": 15, "supersede": 16, "conflict": 16, "insert": 13})
 
 
 def test_the_frame_comparison_meets_the_issue_target_on_its_dev_set_in_either_order(
@@ -174,23 +171,15 @@ def test_the_frame_comparison_meets_the_issue_target_on_its_dev_set_in_either_or
 
 
 def test_the_eighth_set_keeps_what_the_property_lexicon_reached(bench: ModuleType, embedded: dict[str, list]) -> None:
-    from taskmem.config import reconciliation_thresholds
-    thresholds = reconciliation_thresholds("all-MiniLM-L6-v2-int8")
-    scores = bench.accuracy(embedded["fresh8"], lambda p: bench.judge(p, thresholds)[0])
     # Written blind with fresh7: before the frame comparison merge 17/20, supersede 17/20, conflict
     # 8/20, insert 18/20 (75.0 %); after it, scored once while held out: 17 / 19 / 11 / 19 (82.5 %).
     # Then read (seen) for the property lexicon, the paraphrase signal and the levels of the second
     # round: 18 / 20 / 20 / 19 (96.2 %). A later rule may only raise these.
-    measured = {"merge": 18, "supersede": 20, "conflict": 20, "insert": 19}
-    assert all(scores[outcome][0] >= right for outcome, right in measured.items()), scores
+    _keeps_at_least(bench, embedded["fresh8"], {"merge": 18, "supersede": 20, "conflict": 20, "insert": 19})
 
 
 def test_the_held_out_set_of_the_property_lexicon_keeps_its_counts(bench: ModuleType, embedded: dict[str, list]) -> None:
-    from taskmem.config import reconciliation_thresholds
-    thresholds = reconciliation_thresholds("all-MiniLM-L6-v2-int8")
-    scores = bench.accuracy(embedded["fresh9"], lambda p: bench.judge(p, thresholds)[0])
     # Written blind on w24-pairs, never opened by the engineer changing the rules. Before the second
     # round of issue 11 point 5: merge 15/20, supersede 15/20, conflict 13/20, insert 19/20 (77.5 %);
     # after it, scored once: 15 / 15 / 14 / 18 (77.5 %, under the goal). A later rule may only raise these.
-    measured = {"merge": 15, "supersede": 15, "conflict": 14, "insert": 18}
-    assert all(scores[outcome][0] >= right for outcome, right in measured.items()), scores
+    _keeps_at_least(bench, embedded["fresh9"], {"merge": 15, "supersede": 15, "conflict": 14, "insert": 18})
