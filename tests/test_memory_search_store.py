@@ -155,6 +155,20 @@ async def test_fulltext_scores_okapi_bm25_with_statistics_of_the_entries_searche
         assert share == pytest.approx(score / most)
 
 
+async def test_a_query_word_no_entry_holds_counts_in_the_share_but_is_not_remembered(archive: Archive) -> None:
+    from taskmem.store.memory_text_index import _terms
+
+    b = await archive.add("default", [entry("deploy rollback plan"), entry("cache warmup"), entry("log rotation")])
+    found = await archive.read(ranked_matches, "default", full_text_query("rollback"), MemoryFilter(), 10)
+    alone = found[0][2]
+    cached = len(_terms.of_word)
+    found = await archive.read(ranked_matches, "default", full_text_query("rollback zyxwvutsrq"), MemoryFilter(), 10)
+    assert [seq for seq, _, _ in found] == [b[0].seq]
+    # the absent word could have scored most (it is in no entry): the hit holds less of the most
+    assert 0 < found[0][2] < alone
+    assert len(_terms.of_word) == cached  # searching for words no entry has costs no memory
+
+
 async def test_entries_written_after_a_search_are_found_by_the_next_one(archive: Archive) -> None:
     first = await archive.add("default", [entry("Redis holds the sessions"), entry("Fixed the login form")])
     found = await archive.read(fulltext, "default", full_text_query("redis"), MemoryFilter(), 10)

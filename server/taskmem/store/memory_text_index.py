@@ -17,7 +17,8 @@ Kept in step with writes by entry seq: memory entries are only ever appended (ne
 deleted) by SQLite's one writer, so every entry past the last seq indexed is new. Before each search
 the index reads the entries past it; they go into small segments that are merged as they pile up (into
 the main segment each time the index has grown by a tenth: ~0.4 s for that search at 100k entries).
-The word → terms cache keeps every distinct word seen (a few MB per 100k words).
+The word → terms cache keeps every distinct word of the indexed texts (a few MB per 100k words); a
+query's words are looked up, not learned.
 Loaded in the background at start-up with the vector index, or else by the first search: 100k bench
 entries (~30 tokens each) took ~4 s CPU, most of it splitting the texts into words. Memory: ~8 bytes
 per (entry, distinct term) plus ~16 bytes per entry.
@@ -69,13 +70,17 @@ class _Terms:
             return
         with self._lock:
             new = [w for w in new if w not in self.of_word]
-            self._db.executemany("INSERT INTO words (rowid, word) VALUES (?, ?)", enumerate(new))
-            found: dict[int, list[int]] = {}
-            for term, doc in self._db.execute("SELECT term, doc FROM word_terms ORDER BY doc, offset"):
-                found.setdefault(int(doc), []).append(self.id_of.setdefault(str(term), len(self.id_of)))
-            self._db.execute("DELETE FROM words")
-            for i, word in enumerate(new):
-                self.of_word[word] = tuple(found.get(i, ()))
+            for word, terms in zip(new, self._tokenized(new)):
+                self.of_word[word] = tuple(self.id_of.setdefault(term, len(self.id_of)) for term in terms)
+
+    def _tokenized(self, words: list[str]) -> list[list[str]]:
+        """Each word's FTS5 terms, in order (the caller holds the lock)."""
+        self._db.executemany("INSERT INTO words (rowid, word) VALUES (?, ?)", enumerate(words))
+        found: dict[int, list[str]] = {}
+        for term, doc in self._db.execute("SELECT term, doc FROM word_terms ORDER BY doc, offset"):
+            found.setdefault(int(doc), []).append(str(term))
+        self._db.execute("DELETE FROM words")
+        return [found.get(i, []) for i in range(len(words))]
 
     def of_text(self, text: str) -> list[int]:
         """The term ids of a text's tokens, in order."""
@@ -98,8 +103,20 @@ class _Terms:
         return [str(found.get(i, "")) for i in range(len(texts))]
 
     def ids(self, words: Sequence[str]) -> list[int]:
-        """Distinct term ids of query words, in order."""
-        return list(dict.fromkeys(t for w in words for t in self.of_text(w)))
+        """Distinct term ids of query words, in order; a term no indexed text holds gets a negative id of this
+        query's own (no postings, yet it counts in the most the words could score). A query's words are not
+        learned: only indexed texts grow the word cache, so searches for words no entry has cost no memory."""
+        raw = [w for word in words for w in _RAW_WORD.findall(word.lower())]
+        unknown = [w for w in dict.fromkeys(raw) if w not in self.of_word]
+        looked: dict[str, tuple[int, ...]] = {}
+        if unknown:
+            absent: dict[str, int] = {}
+            with self._lock:
+                tokenized = self._tokenized(unknown)
+            for word, terms in zip(unknown, tokenized):
+                looked[word] = tuple(self.id_of[term] if term in self.id_of
+                                     else absent.setdefault(term, -1 - len(absent)) for term in terms)
+        return list(dict.fromkeys(t for w in raw for t in self.of_word.get(w, looked.get(w, ()))))
 
 
 _terms = _Terms()
