@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -13,6 +12,7 @@ import pytest
 from taskmem.v1 import task_service_pb2 as pb
 from taskmem.v1.task_service_pb2_grpc import TaskServiceStub
 from tests.support.rpc_errors import assert_rpc_error
+from tests.support.certificates import needs_openssl, self_signed_localhost
 from tests.support.server_process import ServerProcess
 
 
@@ -54,12 +54,9 @@ def test_without_keys_a_non_loopback_address_is_refused_unless_insecure(tmp_path
     assert "--insecure" in result.stderr and "api_keys" in result.stderr
 
 
-@pytest.mark.skipif(shutil.which("openssl") is None, reason="needs the openssl command to make a certificate")
+@needs_openssl
 async def test_tls_serves_with_the_configured_certificate(tmp_path: Path) -> None:
-    cert, key = tmp_path / "cert.pem", tmp_path / "key.pem"
-    subprocess.run(["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", str(key), "-out", str(cert),
-                    "-days", "1", "-subj", "/CN=localhost", "-addext", "subjectAltName=DNS:localhost,IP:127.0.0.1"],
-                   check=True, capture_output=True)
+    cert, key = self_signed_localhost(tmp_path)
     server = ServerProcess(tmp_path / "t.db", "--tls-cert-file", str(cert), "--tls-key-file", str(key))
     address = server.start()
     try:

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import signal
 import subprocess
 import sys
@@ -26,6 +25,7 @@ from taskmem.v1 import task_service_pb2 as pb
 from taskmem.v1.memory_service_pb2_grpc import MemoryServiceStub
 from taskmem.v1.state_service_pb2_grpc import StateServiceStub
 from taskmem.v1.task_service_pb2_grpc import TaskServiceStub
+from tests.support.certificates import needs_openssl, self_signed_localhost
 from tests.support.server_process import ServerProcess
 
 
@@ -288,12 +288,9 @@ def test_token_and_namespace_flags_are_sent_as_call_metadata(tmp_path: Path,
         server.stop()
 
 
-@pytest.mark.skipif(shutil.which("openssl") is None, reason="needs the openssl command to make a certificate")
+@needs_openssl
 def test_tls_ca_file_connects_to_a_tls_server(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    cert, key = tmp_path / "cert.pem", tmp_path / "key.pem"
-    subprocess.run(["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", str(key), "-out", str(cert),
-                    "-days", "1", "-subj", "/CN=localhost", "-addext", "subjectAltName=DNS:localhost,IP:127.0.0.1"],
-                   check=True, capture_output=True)
+    cert, key = self_signed_localhost(tmp_path)
     server = ServerProcess(tmp_path / "tls.db", "--tls-cert-file", str(cert), "--tls-key-file", str(key))
     address = server.start()
     try:

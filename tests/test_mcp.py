@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import os
 import re
-import shutil
 import subprocess
 import sys
 from collections.abc import Callable, Iterator
@@ -20,6 +19,7 @@ from mcp.client.streamable_http import streamable_http_client
 
 from taskmem.v1 import task_service_pb2, task_service_pb2_grpc
 from tests.support.mcp_process import McpHttpProcess
+from tests.support.certificates import needs_openssl, self_signed_localhost
 from tests.support.server_process import ServerProcess
 
 EXPECTED_TOOLS = {"task_register", "task_update", "task_query", "task_list", "task_note", "task_error",
@@ -241,12 +241,9 @@ async def test_the_readme_host_configuration_works_as_written(tmp_path: Path, mo
     assert (tmp_path / ".local" / "share" / "taskmem" / "taskmem.db").exists()
 
 
-@pytest.mark.skipif(shutil.which("openssl") is None, reason="needs the openssl command to make a certificate")
+@needs_openssl
 async def test_stdio_against_a_tls_server_acts_with_its_key_in_the_namespace_it_names(tmp_path: Path) -> None:
-    cert, key = tmp_path / "cert.pem", tmp_path / "key.pem"
-    subprocess.run(["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", str(key), "-out", str(cert),
-                    "-days", "1", "-subj", "/CN=localhost", "-addext", "subjectAltName=DNS:localhost,IP:127.0.0.1"],
-                   check=True, capture_output=True)
+    cert, key = self_signed_localhost(tmp_path)
     server = ServerProcess(tmp_path / "t.db", "--api-key", "both-key:beta,alpha", "--tls-cert-file", str(cert),
                            "--tls-key-file", str(key))
     address = server.start()

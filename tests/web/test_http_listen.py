@@ -3,9 +3,7 @@
 from __future__ import annotations
 
 import json
-import shutil
 import ssl
-import subprocess
 import urllib.request
 from pathlib import Path
 
@@ -13,6 +11,7 @@ import pytest
 
 from taskmem.config import ApiKey, Config, ConfigError, load_config
 from taskmem.web.listener import check_http_bind_allowed
+from tests.support.certificates import needs_openssl, self_signed_localhost
 from tests.support.server_process import ServerProcess
 from tests.web.conftest import WEB_PREFIX
 
@@ -55,12 +54,9 @@ def test_serve_refuses_a_non_loopback_web_view_without_tls(fresh_server: ServerP
         fresh_server.start()
 
 
-@pytest.mark.skipif(shutil.which("openssl") is None, reason="needs the openssl command to make a certificate")
+@needs_openssl
 def test_with_tls_configured_the_web_view_serves_https_and_its_calls_still_work(tmp_path: Path) -> None:
-    cert, key = tmp_path / "cert.pem", tmp_path / "key.pem"
-    subprocess.run(["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", str(key), "-out", str(cert),
-                    "-days", "1", "-subj", "/CN=localhost", "-addext", "subjectAltName=DNS:localhost,IP:127.0.0.1"],
-                   check=True, capture_output=True)
+    cert, key = self_signed_localhost(tmp_path)
     server = ServerProcess(tmp_path / "t.db", "--tls-cert-file", str(cert), "--tls-key-file", str(key),
                            "--api-key", "k", "--http", "127.0.0.1:0", "--embedding-backend", "none")
     server.start()
