@@ -144,9 +144,7 @@ def similarities(reader: Reader, seqs: Sequence[int], query: np.ndarray) -> dict
     if not seqs:
         return {}
     if reader.dialect == "postgres":
-        recorded = recorded_model(reader)
-        return memory_index.similarities(reader, seqs, np.ascontiguousarray(query, dtype=np.float32),
-                                         recorded[1]) if recorded else {}
+        return memory_index.similarities(reader, seqs, np.ascontiguousarray(query, dtype=np.float32))
     rows = reader.fetchall(f"SELECT seq, embedding FROM memory_embeddings WHERE seq IN ({', '.join('?' * len(seqs))})",
                            list(seqs))
     if not rows:

@@ -128,14 +128,14 @@ def nearest(reader: Reader, namespace: str, vector: np.ndarray, k: int, dimensio
     return sorted(found, key=lambda hit: (hit[1], hit[0]))
 
 
-def similarities(reader: Reader, seqs: Sequence[int], vector: np.ndarray, dimension: int) -> dict[int, float]:
-    """The cosine similarity of each of these entries' vectors to the query vector; entries not embedded yet
-    are left out."""
-    if not seqs or len(vector) != dimension:
+def similarities(reader: Reader, seqs: Sequence[int], vector: np.ndarray) -> dict[int, float]:
+    """The cosine similarity of each of these entries' vectors to the query vector (of the recorded model's
+    dimension, as `nearest` checked for the same search); entries not embedded yet are left out. A lookup by
+    seq, so no cast to the dimension the HNSW index needs."""
+    if not seqs:
         return {}
-    cast = f"vector({int(dimension)})"
     rows = reader.fetchall(
-        f"SELECT seq, 1 - ((embedding::{cast}) <=> CAST(? AS {cast})) FROM memory_embeddings"
+        f"SELECT seq, 1 - (embedding <=> CAST(? AS vector)) FROM memory_embeddings"
         f" WHERE seq IN ({', '.join('?' * len(seqs))})", [_vector_text(vector), *seqs])
     return {int(row[0]): float(row[1]) for row in rows}
 
