@@ -16,6 +16,7 @@ from __future__ import annotations
 import dataclasses
 import logging
 from collections.abc import Callable, Sequence
+from typing import Any
 
 import numpy as np
 import sqlean as sqlite3
@@ -23,9 +24,10 @@ import sqlean as sqlite3
 from taskmem.core.errors import InvalidArgument
 from taskmem.core.ids import now_us
 from taskmem.core.memory import MemoryFilter, NewMemoryEntry
-from taskmem.providers.embeddings import Embedder, checked_matrix
+from taskmem.providers.embeddings import Embedder
 from taskmem.store import memory_filter_sets, memory_vector_index
 from taskmem.store.postgres import memory_index
+from taskmem.store.reembed_staging import ReembedStaging
 from taskmem.store.storage import Reader, Transaction
 
 log = logging.getLogger(__name__)
@@ -179,29 +181,20 @@ def rebuild(connection: sqlite3.Connection, model: str, dimension: int,
     connection.execute("DROP TABLE IF EXISTS temp.reembed_vectors")
     connection.execute("CREATE TEMP TABLE reembed_vectors (seq INTEGER PRIMARY KEY, embedding BLOB NOT NULL)")
     total = int(connection.execute("SELECT count(*) FROM memory_entries").fetchone()[0])
-    done = 0
-    progress(done, total)
-    last = 0
 
-    def stage(limit: int | None) -> int:
-        nonlocal last, done
-        rows = connection.execute("SELECT seq, summary FROM memory_entries WHERE seq > ? ORDER BY seq"
+    def summaries_after(last: int, limit: int | None) -> list[Any]:
+        return connection.execute("SELECT seq, summary FROM memory_entries WHERE seq > ? ORDER BY seq"
                                   + (" LIMIT ?" if limit else ""), (last, limit) if limit else (last,)).fetchall()
-        if not rows:
-            return 0
-        matrix = checked_matrix(embed([str(row[1]) for row in rows]), len(rows), dimension, model)
-        connection.executemany("INSERT INTO temp.reembed_vectors (seq, embedding) VALUES (?, ?)",
-                               [(row[0], matrix[i].tobytes()) for i, row in enumerate(rows)])
-        last = int(rows[-1][0])
-        done += len(rows)
-        progress(done, max(total, done))
-        return len(rows)
 
-    while stage(batch):
-        pass
+    def stage_vectors(vectors: list[tuple[int, np.ndarray]]) -> None:
+        connection.executemany("INSERT INTO temp.reembed_vectors (seq, embedding) VALUES (?, ?)",
+                               [(seq, vector.tobytes()) for seq, vector in vectors])
+
+    staging = ReembedStaging(summaries_after, stage_vectors, embed, model, dimension, progress, total)
+    staging.stage_all(batch)
     connection.execute("BEGIN IMMEDIATE")
     try:
-        stage(None)  # entries written while the batches ran
+        staging.stage(None)  # entries written while the batches ran
         connection.execute("DELETE FROM memory_embeddings")
         connection.execute("INSERT INTO memory_embeddings (seq, embedding) SELECT seq, embedding FROM temp.reembed_vectors")
         connection.execute("DELETE FROM memory_embedding_queue")  # every entry has its vector now
@@ -216,4 +209,4 @@ def rebuild(connection: sqlite3.Connection, model: str, dimension: int,
         raise
     finally:
         connection.execute("DROP TABLE IF EXISTS temp.reembed_vectors")
-    return done
+    return staging.done

@@ -31,7 +31,7 @@ from taskmem.core.ids import now_us
 from taskmem.core.memory import MemoryFilter
 from taskmem.core.memory_search import FullTextQuery
 from taskmem.store.memory_entries import filter_sql
-from taskmem.providers.embeddings import checked_matrix
+from taskmem.store.reembed_staging import ReembedStaging
 from taskmem.store.storage import Reader, Transaction
 
 if TYPE_CHECKING:
@@ -153,31 +153,23 @@ def rebuild(connection: psycopg.Connection[Any], model: str, dimension: int,
     connection.execute("DROP TABLE IF EXISTS pg_temp.reembed_vectors")
     connection.execute("CREATE TEMP TABLE reembed_vectors (seq BIGINT PRIMARY KEY, embedding vector NOT NULL)")
     row = connection.execute("SELECT count(*) FROM memory_entries").fetchone()
-    total = int(row[0]) if row else 0
-    done = last = 0
-    progress(done, total)
 
-    def stage(limit: int | None) -> int:
-        nonlocal last, done
-        rows = connection.execute("SELECT seq, summary FROM memory_entries WHERE seq > %s ORDER BY seq"
+    def summaries_after(last: int, limit: int | None) -> list[tuple[Any, ...]]:
+        return connection.execute("SELECT seq, summary FROM memory_entries WHERE seq > %s ORDER BY seq"
                                   + (" LIMIT %s" if limit else ""), (last, limit) if limit else (last,)).fetchall()
-        if not rows:
-            return 0
-        matrix = checked_matrix(embed([str(r[1]) for r in rows]), len(rows), dimension, model)
+
+    def stage_vectors(vectors: list[tuple[int, np.ndarray]]) -> None:
         with connection.cursor() as cursor:
             cursor.executemany("INSERT INTO reembed_vectors (seq, embedding) VALUES (%s, CAST(%s AS vector))",
-                               [(r[0], _vector_text(matrix[i])) for i, r in enumerate(rows)])
-        last = int(rows[-1][0])
-        done += len(rows)
-        progress(done, max(total, done))
-        return len(rows)
+                               [(seq, _vector_text(vector)) for seq, vector in vectors])
 
-    while stage(batch):
-        pass
+    staging = ReembedStaging(summaries_after, stage_vectors, embed, model, dimension, progress,
+                             int(row[0]) if row else 0)
+    staging.stage_all(batch)
     try:
         with connection.transaction():
             connection.execute("LOCK TABLE memory_entries IN SHARE MODE")
-            stage(None)  # entries written while the batches ran
+            staging.stage(None)  # entries written while the batches ran
             connection.execute(f"DROP INDEX IF EXISTS {HNSW_INDEX}")
             # TRUNCATE, not DELETE: the old vectors' dead rows would stay visible to the index build, whose
             # expression casts every row to the new dimension and fails on them.
@@ -193,4 +185,4 @@ def rebuild(connection: psycopg.Connection[Any], model: str, dimension: int,
     # server starting meanwhile builds it too: CREATE INDEX IF NOT EXISTS).
     connection.execute(f"CREATE INDEX IF NOT EXISTS {HNSW_INDEX} ON memory_embeddings"
                        f" USING hnsw ((embedding::vector({int(dimension)})) vector_cosine_ops)")
-    return done
+    return staging.done
