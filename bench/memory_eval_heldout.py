@@ -154,7 +154,7 @@ def main() -> int:
     questions = sum(kinds.values())
     by_kind = ", ".join(f"{kind} {kinds[kind]}" for kind in KINDS)
     print(f"{len(conversations)} conversations, {turns} turns, {questions} questions ({by_kind})")
-    print(f"wrote {OUTPUT.relative_to(Path.cwd()) if OUTPUT.is_relative_to(Path.cwd()) else OUTPUT}")
+    print(f"wrote {OUTPUT}")
     return 0
 
 
