@@ -55,18 +55,9 @@ def bench() -> ModuleType:
 def embedded(bench: ModuleType) -> dict[str, list]:
     model, embed = bench.builtin_embed()
     assert model == "all-MiniLM-L6-v2-int8"
-    fresh = bench.load_pairs(bench.FRESH_PAIRS_FILE)
-    fresh2 = bench.load_pairs(bench.FRESH2_PAIRS_FILE)
-    fresh3 = bench.load_pairs(bench.FRESH3_PAIRS_FILE)
-    fresh4 = bench.load_pairs(bench.FRESH4_PAIRS_FILE)
-    fresh5 = bench.load_pairs(bench.FRESH5_PAIRS_FILE)
-    fresh6 = bench.load_pairs(bench.FRESH6_PAIRS_FILE)
-    fresh7 = bench.load_pairs(bench.FRESH7_PAIRS_FILE)
-    fresh8 = bench.load_pairs(bench.FRESH8_PAIRS_FILE)
-    fresh9 = bench.load_pairs(bench.FRESH9_PAIRS_FILE)
-    return {"fresh9": bench.embed_pairs(fresh9, embed), "fresh7": bench.embed_pairs(fresh7, embed), "fresh8": bench.embed_pairs(fresh8, embed),"fresh5": bench.embed_pairs(fresh5, embed), "fresh6": bench.embed_pairs(fresh6, embed), "pairs": bench.embed_pairs(bench.load_pairs(), embed), "fresh": bench.embed_pairs(fresh, embed),
-            "fresh2": bench.embed_pairs(fresh2, embed), "fresh3": bench.embed_pairs(fresh3, embed),
-            "fresh4": bench.embed_pairs(fresh4, embed)}
+    files = {"pairs": bench.PAIRS_FILE, "fresh": bench.FRESH_PAIRS_FILE,
+             **{f"fresh{n}": getattr(bench, f"FRESH{n}_PAIRS_FILE") for n in range(2, 11)}}
+    return {name: bench.embed_pairs(bench.load_pairs(path), embed) for name, path in files.items()}
 
 
 def _rates(bench: ModuleType, pairs: list, decide) -> dict[str, float]:
@@ -181,3 +172,10 @@ def test_the_held_out_set_of_the_property_lexicon_keeps_its_counts(bench: Module
     # round of issue 11 point 5: merge 15/20, supersede 15/20, conflict 13/20, insert 19/20 (77.5 %);
     # after it, scored once: 15 / 15 / 14 / 18 (77.5 %, under the goal). A later rule may only raise these.
     _keeps_at_least(bench, embedded["fresh9"], {"merge": 15, "supersede": 15, "conflict": 14, "insert": 18})
+
+
+def test_the_held_out_set_of_the_third_round_keeps_its_counts(bench: ModuleType, embedded: dict[str, list]) -> None:
+    # Written blind on w24-pairs10, never opened by the engineer who trained the combiner of the third
+    # round (not merged). Scored when it arrived: merge 15/20, supersede 19/20, conflict 5/20, insert
+    # 12/20 (63.7 %, far under the goal). A later rule may only raise these.
+    _keeps_at_least(bench, embedded["fresh10"], {"merge": 15, "supersede": 19, "conflict": 5, "insert": 12})
