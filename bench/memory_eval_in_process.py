@@ -1,0 +1,172 @@
+"""bench/memory_eval.py without --rpc: the evaluation in this process, on the search code of the server
+folder bench/memory_eval.py put first on sys.path (its store modules called directly on a temporary
+SQLite database), with --sweep and --preselect, which need the modes' inner ranked lists."""
+
+from __future__ import annotations
+
+import hashlib
+import tempfile
+import time
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from memory_eval_scoring import BASELINE, PlainBM25, RecallTable, recall, set_header
+from taskmem.api.event_encoding import event_payload
+from taskmem.core.ids import now_us
+from taskmem.core.memory import MemoryFilter, MemoryType, NewMemoryEntry
+from taskmem.core.memory_search import SearchMode, convex_fusion, full_text_query as search_query
+from taskmem.core.tasks import Task, TaskStatus
+from taskmem.providers.embeddings import BuiltinEmbedder
+from taskmem.store import memory_vectors
+from taskmem.store import tasks as task_store
+from taskmem.store.memory_entries import insert_memory_entries
+from taskmem.store.memory_search import ranked_matches, search_hits
+from taskmem.store.storage import Storage
+from taskmem.store.storage import Transaction
+
+NAMESPACE = "default"
+
+
+def embed_cached(embedder: BuiltinEmbedder, texts: list[str], cache: Path) -> np.ndarray:
+    """The builtin model's vectors of texts, kept on disk by the texts' digest (the model is pinned)."""
+    cache.mkdir(parents=True, exist_ok=True)
+    digest = hashlib.sha256("\x00".join([embedder.model_name, *texts]).encode()).hexdigest()[:24]
+    path = cache / f"{digest}.npy"
+    if path.exists():
+        return np.load(path)
+    vectors = embedder.embed_blocking(texts)
+    np.save(path, vectors)
+    return vectors
+
+
+def weighted_rrf(text: Sequence[int], near: Sequence[int], k: int, w_text: float, depth: int) -> list[int]:
+    scores: dict[int, float] = {}
+    for rank, seq in enumerate(text[:depth], start=1):
+        scores[seq] = scores.get(seq, 0.0) + w_text / (k + rank)
+    for rank, seq in enumerate(near[:depth], start=1):
+        scores[seq] = scores.get(seq, 0.0) + (1 - w_text) / (k + rank)
+    return [seq for seq, _ in sorted(scores.items(), key=lambda item: -item[1])]
+
+
+async def evaluate_in_process(set_name: str, conversations: list[dict[str, Any]], server: str, cache: Path,
+                              sweep_fusion: bool, sizes_of_preselection: bool) -> None:
+    embedder = BuiltinEmbedder(batch_size=64)
+    turns = [t for c in conversations for t in c["turns"]]
+    questions = [q for c in conversations for q in c["questions"]]
+    start = time.perf_counter()
+    turn_vectors = embed_cached(embedder, turns, cache)
+    question_vectors = embed_cached(embedder, [q["question"] for q in questions], cache)
+    print(f"{set_header(set_name, conversations)} (embedded or loaded in {time.perf_counter() - start:.1f} s);"
+          f" server code: {server}, in this process")
+
+    with tempfile.TemporaryDirectory(prefix="taskmem-eval-") as tmp:
+        storage = await Storage.open(str(Path(tmp) / "eval.db"), event_payload, synchronous="OFF")
+        model = (embedder.model_name, embedder.dimension)
+        await storage.write(lambda tx: memory_vectors.prepare_index(tx, *model), NAMESPACE, "eval")
+        seqs_of: list[list[int]] = []
+        offset = 0
+        for c in conversations:
+            task_id = f"tsk_eval_{c['id'].replace('-', '_')}"
+
+            def create(tx: Transaction, task_id: str = task_id) -> None:
+                task_store.create_task(tx, Task(NAMESPACE, task_id, task_id, TaskStatus.EXECUTING, now_us(),
+                                                now_us()), [])
+            await storage.write(create, NAMESPACE, "eval")
+            entries = [NewMemoryEntry(task_id=task_id, type=MemoryType.CONTEXT, summary=t, source="eval")
+                       for t in c["turns"]]
+            vectors = turn_vectors[offset:offset + len(entries)]
+            stored = await storage.write(lambda tx, e=entries, v=vectors: insert_memory_entries(tx, e, v),
+                                         NAMESPACE, "eval")
+            seqs_of.append([e.seq for e in stored])
+            c["task_id"] = task_id
+            c["offset"] = offset
+            offset += len(entries)
+
+        table = RecallTable([*(mode.name for mode in SearchMode), BASELINE, "SEMANTIC exact"])
+        # per question: full text's (seq, share), semantic's (seq, similarity), every turn's similarity, evidence
+        lists: list[tuple[list[tuple[int, float]], list[tuple[int, float]], dict[int, float], list[int]]] = []
+        semantic_cases: list[tuple[MemoryFilter, np.ndarray, list[int], list[int]]] = []
+        qn = 0
+        for c, seqs in zip(conversations, seqs_of):
+            bm25 = PlainBM25(c["turns"])
+            matrix = turn_vectors[c["offset"]:c["offset"] + len(seqs)]
+            f = MemoryFilter(task_id=c["task_id"])
+            for q in c["questions"]:
+                vector = question_vectors[qn]
+                qn += 1
+                evidence = [seqs[i] for i in q["evidence"]]
+                match = search_query(q["question"])
+                found: dict[str, list[int]] = {}
+                for mode in SearchMode:
+                    hits = await storage.read(search_hits, NAMESPACE, match, vector, mode, f, 10)
+                    found[mode.name] = [h.seq for h in hits]
+                found[BASELINE] = [seqs[i] for i in bm25.top(q["question"], 10)]
+                found["SEMANTIC exact"] = [seqs[i] for i in np.argsort(-(matrix @ vector), kind="stable")[:10]]
+                semantic_cases.append((f, vector, evidence, found["SEMANTIC exact"]))
+                for name, seq_list in found.items():
+                    table.add(name, seq_list, evidence)
+                if sweep_fusion:
+                    text = [(seq, share) for seq, _, share in await storage.read(ranked_matches, NAMESPACE, match,
+                                                                                 f, 100)]
+                    near = [(h.seq, h.score) for h in await storage.read(search_hits, NAMESPACE, match, vector,
+                                                                         SearchMode.SEMANTIC, f, 100)]
+                    lists.append((text, near, dict(zip(seqs, (matrix @ vector).tolist())), evidence))
+        if sizes_of_preselection:
+            await preselect(storage, semantic_cases)
+        await storage.close()
+
+    table.print()
+    exact, quantised = table.mean("SEMANTIC exact", 10), table.mean("SEMANTIC", 10)
+    print(f"\nbinary pre-selection: SEMANTIC recall@10 {quantised:.3f} vs exact cosine {exact:.3f}"
+          f" ({(quantised - exact) / exact * 100:+.1f} %)")
+    if sweep_fusion:
+        sweep(lists)
+
+
+async def preselect(storage: Storage, cases: list[tuple[MemoryFilter, np.ndarray, list[int], list[int]]]) -> None:
+    """SEMANTIC recall@10 and overlap with the exact top 10 as the bit-KNN candidate set grows."""
+    print("\nbinary pre-selection size (bit-KNN candidates = max(oversample x 10, minimum)), rescored by cosine:")
+    print(f"{'oversample':>10} {'minimum':>8} {'recall@10':>10} {'exact top-10 found':>19}")
+    saved = memory_vectors.OVERSAMPLE, memory_vectors.MIN_CANDIDATES
+    for oversample, minimum in ((3, 40), (4, 60), (6, 80), (8, 100), (12, 150), (20, 200)):
+        memory_vectors.OVERSAMPLE, memory_vectors.MIN_CANDIDATES = oversample, minimum
+        r10, overlap = [], []
+        for f, vector, evidence, exact in cases:
+            near = [seq for seq, _ in await storage.read(memory_vectors.nearest, NAMESPACE, vector, 10, "", f)]
+            r10.append(recall(near, evidence, 10))
+            overlap.append(len(set(near) & set(exact)) / 10)
+        print(f"{oversample:10d} {minimum:8d} {np.mean(r10):10.3f} {np.mean(overlap):19.3f}")
+    memory_vectors.OVERSAMPLE, memory_vectors.MIN_CANDIDATES = saved
+
+
+def sweep(lists: list[tuple[list[tuple[int, float]], list[tuple[int, float]], dict[int, float], list[int]]]) -> None:
+    print("\nHYBRID by convex fusion: score = w × full-text share + (1 - w) × cosine similarity, over each mode's"
+          " first `depth` candidates")
+    print(f"{'w':>5} {'depth':>6} {'recall@5':>9} {'recall@10':>10}")
+    results = []
+    for w in (0.1, 0.2, 0.3, 0.4, 0.5, 0.6):
+        for depth in (10, 20, 40, 100):
+            fused = [[h.seq for h in convex_fusion(text[:depth], near[:depth], similarity, 10, (w, 1 - w))]
+                     for text, near, similarity, _ in lists]
+            r5 = np.mean([recall(found, e, 5) for found, (*_, e) in zip(fused, lists)])
+            r10 = np.mean([recall(found, e, 10) for found, (*_, e) in zip(fused, lists)])
+            results.append((r10, r5, w, depth))
+            print(f"{w:5.2f} {depth:6d} {r5:9.3f} {r10:10.3f}")
+    print("\nHYBRID by weighted reciprocal-rank fusion of the same lists: score = w/(k + rank_fulltext) +"
+          " (1 - w)/(k + rank_semantic)")
+    print(f"{'k':>4} {'w':>5} {'depth':>6} {'recall@5':>9} {'recall@10':>10}")
+    ranked = []
+    for k in (1, 5, 20, 60):
+        for w in (0.3, 0.4, 0.5):
+            for depth in (20, 40, 100):
+                fused = [weighted_rrf([s for s, _ in text], [s for s, _ in near], k, w, depth)
+                         for text, near, _, _ in lists]
+                r5 = np.mean([recall(found, e, 5) for found, (*_, e) in zip(fused, lists)])
+                r10 = np.mean([recall(found, e, 10) for found, (*_, e) in zip(fused, lists)])
+                ranked.append((r10, r5, k, w, depth))
+    for r10, r5, k, w, depth in sorted(ranked, reverse=True)[:5]:
+        print(f"{k:4d} {w:5.2f} {depth:6d} {r5:9.3f} {r10:10.3f}")
+
