@@ -720,24 +720,24 @@ _NAMED_PATTERNS: tuple[re.Pattern[str], ...] = tuple(re.compile(p) for p in (
     # A correction that names what it is not: "store dates in UTC, not local time".
     rf"[,;] not (?!only\b|just\b|even\b|yet\b|all\b|every\b|to\b|be\b|a lot\b)(?P<old>[^,;:.?!]+?){_CLAUSE_END}",
     # "re-" verbs are the change verbs of a move: reassigned, rerouted, relocated, rebooked.
-    rf"\b(?:switch\w*|mov\w*|migrat\w*|upgrad\w*|downgrad\w*|chang\w*|went|go|going|port\w*|re[a-z]{{3,}}|"
-    rf"rais\w*|lower\w*|increas\w*|decreas\w*|extend\w*|shorten\w*|cut|bump\w*|push\w*|brought|bring\w*|"
-    rf"shift\w*|drop\w*|tighten\w*|relax\w*)\b"
-    rf"(?:\s[^,;:.?!]*?)?\sfrom (?P<old>.+?) to\b",
-    rf"\b(?:switch\w*|mov\w*|migrat\w*|shift\w*|tak\w*)\b(?:\s[^,;:.?!]*?)?\soff (?P<old>.+?) (?:onto|to)\b",
+    r"\b(?:switch\w*|mov\w*|migrat\w*|upgrad\w*|downgrad\w*|chang\w*|went|go|going|port\w*|re[a-z]{3,}|"
+    r"rais\w*|lower\w*|increas\w*|decreas\w*|extend\w*|shorten\w*|cut|bump\w*|push\w*|brought|bring\w*|"
+    r"shift\w*|drop\w*|tighten\w*|relax\w*)\b"
+    r"(?:\s[^,;:.?!]*?)?\sfrom (?P<old>.+?) to\b",
+    r"\b(?:switch\w*|mov\w*|migrat\w*|shift\w*|tak\w*)\b(?:\s[^,;:.?!]*?)?\soff (?P<old>.+?) (?:onto|to)\b",
     # Retire-and-replace in two clauses: "Scrap the helicopter; the team goes up on foot", "Stop the
     # amoxicillin and treat with doxycycline", "Repaint it grey; blue is dropped". The verb retires
     # only when another clause follows (or precedes) it: alone, "stop the server before the backup"
     # is an action like any other.
     rf"(?:^|[,;:.?!] )(?:{_RETIRING_VERBS})\w* (?P<old>[^,;:.?!]+?)(?=[,;:.?!] \S|\s(?:and|but|then) \S)",
     rf"[,;:.?!] (?P<old>[^,;:.?!]+?) (?:is|are|was|were|has been|have been|gets|got) (?:{_RETIRING_VERBS})\w*\b",
-    rf"\breplac\w* (?!by\b|with\b)(?P<old>.+?) (?:with|by)\b",
-    rf"(?:^|[,;:.?!] )(?P<old>[^,;:.?!]+?) (?:is|are|was|were|has been|have been|got|gets) replaced\b",
+    r"\breplac\w* (?!by\b|with\b)(?P<old>.+?) (?:with|by)\b",
+    r"(?:^|[,;:.?!] )(?P<old>[^,;:.?!]+?) (?:is|are|was|were|has been|have been|got|gets) replaced\b",
     rf"\breplaced (?!by\b|with\b)(?P<old>.+?){_CLAUSE_END}",
-    rf"(?:^|[,;:.?!] )(?P<old>[^,;:.?!]*\bno longer\b[^,;:.?!]*)",
+    r"(?:^|[,;:.?!] )(?P<old>[^,;:.?!]*\bno longer\b[^,;:.?!]*)",
     rf"\b(?:stop(?:ped)? using|drop(?:ped)?|ditch(?:ed)?) (?!for\b|to\b|by\b|in\b|from\b|off\b|of\b)(?P<old>.+?){_CLAUSE_END}",
-    rf"(?:^|[,;:.?!] )(?P<old>[^,;:.?!]+?)\s(?:any ?more|(?:is|are) out(?! of\b)|was wrong)\b",
-    rf"(?:^|[,;:.?!] )(?P<old>[^,;:.?!]+?)\s(?:is|are|was|were) off the table\b",
+    r"(?:^|[,;:.?!] )(?P<old>[^,;:.?!]+?)\s(?:any ?more|(?:is|are) out(?! of\b)|was wrong)\b",
+    r"(?:^|[,;:.?!] )(?P<old>[^,;:.?!]+?)\s(?:is|are|was|were) off the table\b",
 ))
 
 
