@@ -40,7 +40,10 @@ class TaskServiceStub:
     ErrorReason name, metadata["field"] for a bad field). Limits: ids at most 64
     characters; page_size 1..500 (0 means 50); at most 500 plan items and 50
     depends_on per item; a JSON object (Struct) at most 256 KiB encoded, with
-    finite numbers only (NaN or Infinity is INVALID_ARGUMENT naming the field);
+    finite numbers only (NaN or Infinity is INVALID_ARGUMENT naming the field)
+    and at most 20 levels of nested objects and lists, the Struct itself being
+    the first (deeper is INVALID_ARGUMENT, ERROR_REASON_LIMIT_EXCEEDED, naming
+    the path to the object or list past the limit, e.g. "metadata.a.b[0]");
     a repeated enum filter (statuses, kinds, types) at most 100 entries, each
     value counted once; task_ids at most 100; a request at most 4 MiB.
 
@@ -187,7 +190,10 @@ class TaskServiceAsyncStub(TaskServiceStub):
     ErrorReason name, metadata["field"] for a bad field). Limits: ids at most 64
     characters; page_size 1..500 (0 means 50); at most 500 plan items and 50
     depends_on per item; a JSON object (Struct) at most 256 KiB encoded, with
-    finite numbers only (NaN or Infinity is INVALID_ARGUMENT naming the field);
+    finite numbers only (NaN or Infinity is INVALID_ARGUMENT naming the field)
+    and at most 20 levels of nested objects and lists, the Struct itself being
+    the first (deeper is INVALID_ARGUMENT, ERROR_REASON_LIMIT_EXCEEDED, naming
+    the path to the object or list past the limit, e.g. "metadata.a.b[0]");
     a repeated enum filter (statuses, kinds, types) at most 100 entries, each
     value counted once; task_ids at most 100; a request at most 4 MiB.
 
@@ -330,7 +336,10 @@ class TaskServiceServicer(metaclass=_abc_1.ABCMeta):
     ErrorReason name, metadata["field"] for a bad field). Limits: ids at most 64
     characters; page_size 1..500 (0 means 50); at most 500 plan items and 50
     depends_on per item; a JSON object (Struct) at most 256 KiB encoded, with
-    finite numbers only (NaN or Infinity is INVALID_ARGUMENT naming the field);
+    finite numbers only (NaN or Infinity is INVALID_ARGUMENT naming the field)
+    and at most 20 levels of nested objects and lists, the Struct itself being
+    the first (deeper is INVALID_ARGUMENT, ERROR_REASON_LIMIT_EXCEEDED, naming
+    the path to the object or list past the limit, e.g. "metadata.a.b[0]");
     a repeated enum filter (statuses, kinds, types) at most 100 entries, each
     value counted once; task_ids at most 100; a request at most 4 MiB.
 
