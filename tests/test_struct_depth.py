@@ -26,7 +26,7 @@ from taskmem.v1.memory_service_pb2_grpc import MemoryServiceStub
 from taskmem.v1.state_service_pb2_grpc import StateServiceStub
 from taskmem.v1.task_service_pb2_grpc import TaskServiceStub
 from taskmem.v1.wait_service_pb2_grpc import WaitServiceStub
-from tests.support.rpc_errors import assert_rpc_error
+from tests.support.rpc_errors import assert_rpc_error, error_info
 
 INVALID = grpc.StatusCode.INVALID_ARGUMENT
 TOO_DEEP = "ERROR_REASON_LIMIT_EXCEEDED"
@@ -274,3 +274,28 @@ async def test_a_state_item_has_no_nested_value_so_deep_json_text_stays_text(
     assert item.text == text
     events = await replayed_events(tasks, task.id)
     assert any(holds(as_json(e)["payload"], text) for e in events)
+
+
+# --- an error naming a long path still arrives -------------------------------------------------
+
+@pytest.mark.parametrize("key", ["a" * 20_000, "ü" * 10_000])
+async def test_an_error_naming_a_very_long_key_arrives_as_invalid_argument(tasks: TaskServiceStub, key: str) -> None:
+    """The field path holds the caller's key; uncut, its status overflowed the client's 8 KiB trailer limit and
+    the caller saw RESOURCE_EXHAUSTED "Stream removed" instead."""
+    with pytest.raises(grpc.aio.AioRpcError) as raised:
+        await new_task(tasks, metadata=struct({key: float("nan")}))
+    assert raised.value.code() == INVALID
+    field = error_info(raised.value).metadata["field"]
+    assert field.startswith("metadata." + key[:20]) and "…" in field and len(field.encode()) <= 512
+    assert (raised.value.details() or "").endswith("is NaN or Infinity, which JSON cannot hold")
+
+
+async def test_a_too_deep_path_of_long_keys_arrives_as_invalid_argument(tasks: TaskServiceStub) -> None:
+    deep: dict[str, Any] = {"leaf": 1}
+    for level in range(STRUCT_MAX_DEPTH):
+        deep = {f"{level}-" + "k" * 2000: deep}
+    with pytest.raises(grpc.aio.AioRpcError) as raised:
+        await new_task(tasks, context=struct(deep))
+    assert raised.value.code() == INVALID and error_info(raised.value).reason == TOO_DEEP
+    assert error_info(raised.value).metadata["field"].startswith("context.19-kkk")
+    assert f"at most {STRUCT_MAX_DEPTH} levels of objects and lists" in (raised.value.details() or "")
