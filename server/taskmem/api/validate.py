@@ -18,6 +18,13 @@ E = TypeVar("E", bound=StrEnum)
 ID_MAX = 64
 ENUM_FILTER_MAX = 100  # entries of a repeated enum filter, duplicates included
 STRUCT_MAX_BYTES = 256 * 1024
+# Levels of objects and lists in one Struct or Value field, the field's own object (or an object or list
+# Value) counting 1. Every read re-encodes a stored value inside a reply, and an event inside its payload
+# (a plan item's input sits at payload.items[i].input, the deepest). Protobuf decoders stop at 100 message
+# levels (Python's upb, which the server encodes replies with, and C++; protobuf-es also 100 but without
+# counting map entries; Go 10,000), and one JSON object costs Python three (Struct, map entry, Value):
+# measured, a plan item's input of 31 levels already failed ListEvents. 20 leaves ten levels to spare.
+STRUCT_MAX_DEPTH = 20
 MAX_COUNT = 2**53  # token counts and the like: beyond this nothing is real
 MAX_DURATION_US = 366 * 24 * 3600 * 1_000_000
 _ID = re.compile(r"^[A-Za-z0-9._-]+$")
@@ -82,33 +89,38 @@ def enum_filter(field: str, values: Sequence[int], wrapper: EnumTypeWrapper, dom
 
 
 def struct(field: str, message: struct_pb2.Struct, present: bool = True) -> dict[str, Any]:
-    """A Struct as a dict: at most 256 KiB encoded, numbers finite (JSON has no NaN or Infinity)."""
+    """A Struct as a dict: at most 256 KiB encoded, at most STRUCT_MAX_DEPTH levels of objects and lists
+    (the Struct itself is the first), numbers finite (JSON has no NaN or Infinity)."""
     if not present:
         return {}
     size = message.ByteSize()
     if size > STRUCT_MAX_BYTES:
         raise LimitExceeded(field, f"is {size} bytes encoded; at most {STRUCT_MAX_BYTES}")
-    return {key: _value(f"{field}.{key}", value) for key, value in message.fields.items()}
+    return {key: _value(f"{field}.{key}", value, 1) for key, value in message.fields.items()}
 
 
 def value(field: str, message: struct_pb2.Value) -> Any:
-    """A Value as JSON data, numbers finite; at most 256 KiB encoded, like a Struct."""
+    """A Value as JSON data, like a Struct: at most 256 KiB encoded, at most STRUCT_MAX_DEPTH levels of
+    objects and lists (an object or list Value is the first), numbers finite."""
     size = message.ByteSize()
     if size > STRUCT_MAX_BYTES:
         raise LimitExceeded(field, f"is {size} bytes encoded; at most {STRUCT_MAX_BYTES}")
-    return _value(field, message)
+    return _value(field, message, 0)
 
 
-def _value(field: str, value: struct_pb2.Value) -> Any:
+def _value(field: str, value: struct_pb2.Value, depth: int) -> Any:
+    """value, which sits inside `depth` objects and lists of the field."""
     kind = value.WhichOneof("kind")
     if kind == "number_value":
         if not math.isfinite(value.number_value):
             raise InvalidArgument(field, "is NaN or Infinity, which JSON cannot hold")
         return value.number_value
+    if kind in ("struct_value", "list_value") and depth >= STRUCT_MAX_DEPTH:
+        raise LimitExceeded(field, f"is nesting level {depth + 1}; at most {STRUCT_MAX_DEPTH} levels of objects and lists")
     if kind == "struct_value":
-        return {key: _value(f"{field}.{key}", item) for key, item in value.struct_value.fields.items()}
+        return {key: _value(f"{field}.{key}", item, depth + 1) for key, item in value.struct_value.fields.items()}
     if kind == "list_value":
-        return [_value(f"{field}[{index}]", item) for index, item in enumerate(value.list_value.values)]
+        return [_value(f"{field}[{index}]", item, depth + 1) for index, item in enumerate(value.list_value.values)]
     if kind == "string_value":
         return value.string_value
     if kind == "bool_value":

@@ -8,12 +8,11 @@ first response and writes nothing (AIP-155).
 
 from __future__ import annotations
 
-import asyncio
-import collections
 import dataclasses
 import logging
 import time
 from collections.abc import Callable, Sequence
+from contextlib import AbstractAsyncContextManager
 from typing import TypeVar
 
 import numpy as np
@@ -41,6 +40,7 @@ from taskmem.settings import StateSettings
 from taskmem.state import view_sections
 from taskmem.state.context import TAIL_MESSAGES, ContextInputs, build_context
 from taskmem.state.extraction import ExtractionSettings, extract_state
+from taskmem.state.thread_locks import KeyedLocks
 from taskmem.state.thread_reconciliation import (
     ReconcilePlan, batch_of, plan_reconciliation, prepare_agent_candidates, stated_candidate,
 )
@@ -130,7 +130,7 @@ class StateEngine:
         self.router = router or ModelRouter(chat, None)  # QueryTask: the utility or the second model
         self.working_memories = WorkingMemoryEngine(storage, settings.working_memory_max_bytes,
                                                     settings.working_memory_max_agents)
-        self._locks: dict[tuple[str, str], asyncio.Lock] = collections.defaultdict(asyncio.Lock)
+        self.thread_locks: KeyedLocks[tuple[str, str]] = KeyedLocks()  # (namespace, thread id), while in use
 
     # --- life cycle -------------------------------------------------------------------------------
 
@@ -143,9 +143,9 @@ class StateEngine:
             if adopted:
                 log.info("%d decisions and errors recorded earlier reconciled into their tasks' state", adopted)
 
-    def thread_lock(self, namespace: str, thread_id: str) -> asyncio.Lock:
+    def thread_lock(self, namespace: str, thread_id: str) -> AbstractAsyncContextManager[None]:
         """Held by whatever reconciles a thread: one decision at a time per thread."""
-        return self._locks[(namespace, thread_id)]
+        return self.thread_locks.hold((namespace, thread_id))
 
     def thresholds(self) -> ReconcileThresholds:
         model = self.embedder.model_name if self.embedder is not None else ""

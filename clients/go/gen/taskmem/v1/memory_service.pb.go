@@ -2163,7 +2163,8 @@ type RecordPatternRequest struct {
 	PatternType string `protobuf:"bytes,1,opt,name=pattern_type,json=patternType,proto3" json:"pattern_type,omitempty"`
 	// What identifies it (required, at most 200 characters).
 	PatternKey string `protobuf:"bytes,2,opt,name=pattern_key,json=patternKey,proto3" json:"pattern_key,omitempty"`
-	// Details; replaces the stored data when set (at most 256 KiB).
+	// Details; replaces the stored data when set (at most 256 KiB encoded and
+	// 20 levels of nested objects and lists).
 	Data *structpb.Struct `protobuf:"bytes,3,opt,name=data,proto3" json:"data,omitempty"`
 	// Optional idempotency key (AIP-155).
 	RequestId     string `protobuf:"bytes,4,opt,name=request_id,json=requestId,proto3" json:"request_id,omitempty"`

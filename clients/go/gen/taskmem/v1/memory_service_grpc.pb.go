@@ -58,6 +58,9 @@ const (
 // optional request_id (AIP-155): a retry with the same id returns the first
 // result and writes nothing. Lists page with page_size (1..500, 0 means 50)
 // and page_token (AIP-158). Every write emits an event (see EventType).
+// A JSON object (Struct: RecordPattern's data, ExtractMemories' tool call
+// arguments) is limited as in TaskService: at most 256 KiB encoded, finite
+// numbers, at most 20 levels of nested objects and lists.
 type MemoryServiceClient interface {
 	// Stores a batch of memory entries (1..100) in one transaction and emits one
 	// MEMORY_ENTRY_ADDED event per entry. It answers once the entries are
@@ -356,6 +359,9 @@ func (c *memoryServiceClient) ListPatterns(ctx context.Context, in *ListPatterns
 // optional request_id (AIP-155): a retry with the same id returns the first
 // result and writes nothing. Lists page with page_size (1..500, 0 means 50)
 // and page_token (AIP-158). Every write emits an event (see EventType).
+// A JSON object (Struct: RecordPattern's data, ExtractMemories' tool call
+// arguments) is limited as in TaskService: at most 256 KiB encoded, finite
+// numbers, at most 20 levels of nested objects and lists.
 type MemoryServiceServer interface {
 	// Stores a batch of memory entries (1..100) in one transaction and emits one
 	// MEMORY_ENTRY_ADDED event per entry. It answers once the entries are

@@ -1796,7 +1796,8 @@ type WorkingMemory struct {
 	CurrentPlan string `protobuf:"bytes,2,opt,name=current_plan,json=currentPlan,proto3" json:"current_plan,omitempty"`
 	// Constraints in force for the agent. At most 100, each at most 1,000 characters.
 	ActiveConstraints []string `protobuf:"bytes,3,rep,name=active_constraints,json=activeConstraints,proto3" json:"active_constraints,omitempty"`
-	// Anything the agent wants to keep about its task. At most 256 KiB encoded.
+	// Anything the agent wants to keep about its task. At most 256 KiB encoded
+	// and 20 levels of nested objects and lists.
 	TaskContext *structpb.Struct `protobuf:"bytes,4,opt,name=task_context,json=taskContext,proto3" json:"task_context,omitempty"`
 	// Notes to itself. At most 200, each at most 2,000 characters.
 	Scratchpad []string `protobuf:"bytes,5,rep,name=scratchpad,proto3" json:"scratchpad,omitempty"`

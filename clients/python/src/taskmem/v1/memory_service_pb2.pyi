@@ -1104,7 +1104,9 @@ class RecordPatternRequest(_message.Message):
     """Optional idempotency key (AIP-155)."""
     @_builtins.property
     def data(self) -> _struct_pb2.Struct:
-        """Details; replaces the stored data when set (at most 256 KiB)."""
+        """Details; replaces the stored data when set (at most 256 KiB encoded and
+        20 levels of nested objects and lists).
+        """
 
     def __init__(
         self,

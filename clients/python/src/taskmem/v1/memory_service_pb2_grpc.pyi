@@ -44,6 +44,9 @@ class MemoryServiceStub:
     optional request_id (AIP-155): a retry with the same id returns the first
     result and writes nothing. Lists page with page_size (1..500, 0 means 50)
     and page_token (AIP-158). Every write emits an event (see EventType).
+    A JSON object (Struct: RecordPattern's data, ExtractMemories' tool call
+    arguments) is limited as in TaskService: at most 256 KiB encoded, finite
+    numbers, at most 20 levels of nested objects and lists.
     """
 
     @_typing.overload
@@ -185,6 +188,9 @@ class MemoryServiceAsyncStub(MemoryServiceStub):
     optional request_id (AIP-155): a retry with the same id returns the first
     result and writes nothing. Lists page with page_size (1..500, 0 means 50)
     and page_token (AIP-158). Every write emits an event (see EventType).
+    A JSON object (Struct: RecordPattern's data, ExtractMemories' tool call
+    arguments) is limited as in TaskService: at most 256 KiB encoded, finite
+    numbers, at most 20 levels of nested objects and lists.
     """
 
     def __init__(self, channel: _aio.Channel) -> None: ...
@@ -322,6 +328,9 @@ class MemoryServiceServicer(metaclass=_abc_1.ABCMeta):
     optional request_id (AIP-155): a retry with the same id returns the first
     result and writes nothing. Lists page with page_size (1..500, 0 means 50)
     and page_token (AIP-158). Every write emits an event (see EventType).
+    A JSON object (Struct: RecordPattern's data, ExtractMemories' tool call
+    arguments) is limited as in TaskService: at most 256 KiB encoded, finite
+    numbers, at most 20 levels of nested objects and lists.
     """
 
     @_abc_1.abstractmethod

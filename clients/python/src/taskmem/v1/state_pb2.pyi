@@ -961,7 +961,9 @@ class WorkingMemory(_message.Message):
 
     @_builtins.property
     def task_context(self) -> _struct_pb2.Struct:
-        """Anything the agent wants to keep about its task. At most 256 KiB encoded."""
+        """Anything the agent wants to keep about its task. At most 256 KiB encoded
+        and 20 levels of nested objects and lists.
+        """
 
     @_builtins.property
     def scratchpad(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]:

@@ -36,10 +36,15 @@ class TaskServiceStub:
     namespaces are invisible (NOT_FOUND).
 
     Errors carry a google.rpc.ErrorInfo (domain "taskmem.dev", reason an
-    ErrorReason name, metadata["field"] for a bad field). Limits: ids at most 64
-    characters; page_size 1..500 (0 means 50); at most 500 plan items and 50
+    ErrorReason name, metadata["field"] for a bad field; a message over 1 KiB
+    or a metadata value over 512 bytes, such as the path of a very long Struct
+    key, is cut in the middle with "…" so the status fits gRPC's trailers).
+    Limits: ids at most 64 characters; page_size 1..500 (0 means 50); at most 500 plan items and 50
     depends_on per item; a JSON object (Struct) at most 256 KiB encoded, with
-    finite numbers only (NaN or Infinity is INVALID_ARGUMENT naming the field);
+    finite numbers only (NaN or Infinity is INVALID_ARGUMENT naming the field)
+    and at most 20 levels of nested objects and lists, the Struct itself being
+    the first (deeper is INVALID_ARGUMENT, ERROR_REASON_LIMIT_EXCEEDED, naming
+    the path to the object or list past the limit, e.g. "metadata.a.b[0]");
     a repeated enum filter (statuses, kinds, types) at most 100 entries, each
     value counted once; task_ids at most 100; a request at most 4 MiB.
 
@@ -172,10 +177,15 @@ class TaskServiceServicer:
     namespaces are invisible (NOT_FOUND).
 
     Errors carry a google.rpc.ErrorInfo (domain "taskmem.dev", reason an
-    ErrorReason name, metadata["field"] for a bad field). Limits: ids at most 64
-    characters; page_size 1..500 (0 means 50); at most 500 plan items and 50
+    ErrorReason name, metadata["field"] for a bad field; a message over 1 KiB
+    or a metadata value over 512 bytes, such as the path of a very long Struct
+    key, is cut in the middle with "…" so the status fits gRPC's trailers).
+    Limits: ids at most 64 characters; page_size 1..500 (0 means 50); at most 500 plan items and 50
     depends_on per item; a JSON object (Struct) at most 256 KiB encoded, with
-    finite numbers only (NaN or Infinity is INVALID_ARGUMENT naming the field);
+    finite numbers only (NaN or Infinity is INVALID_ARGUMENT naming the field)
+    and at most 20 levels of nested objects and lists, the Struct itself being
+    the first (deeper is INVALID_ARGUMENT, ERROR_REASON_LIMIT_EXCEEDED, naming
+    the path to the object or list past the limit, e.g. "metadata.a.b[0]");
     a repeated enum filter (statuses, kinds, types) at most 100 entries, each
     value counted once; task_ids at most 100; a request at most 4 MiB.
 
@@ -522,10 +532,15 @@ class TaskService:
     namespaces are invisible (NOT_FOUND).
 
     Errors carry a google.rpc.ErrorInfo (domain "taskmem.dev", reason an
-    ErrorReason name, metadata["field"] for a bad field). Limits: ids at most 64
-    characters; page_size 1..500 (0 means 50); at most 500 plan items and 50
+    ErrorReason name, metadata["field"] for a bad field; a message over 1 KiB
+    or a metadata value over 512 bytes, such as the path of a very long Struct
+    key, is cut in the middle with "…" so the status fits gRPC's trailers).
+    Limits: ids at most 64 characters; page_size 1..500 (0 means 50); at most 500 plan items and 50
     depends_on per item; a JSON object (Struct) at most 256 KiB encoded, with
-    finite numbers only (NaN or Infinity is INVALID_ARGUMENT naming the field);
+    finite numbers only (NaN or Infinity is INVALID_ARGUMENT naming the field)
+    and at most 20 levels of nested objects and lists, the Struct itself being
+    the first (deeper is INVALID_ARGUMENT, ERROR_REASON_LIMIT_EXCEEDED, naming
+    the path to the object or list past the limit, e.g. "metadata.a.b[0]");
     a repeated enum filter (statuses, kinds, types) at most 100 entries, each
     value counted once; task_ids at most 100; a request at most 4 MiB.
 

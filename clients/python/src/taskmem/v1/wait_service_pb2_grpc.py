@@ -97,7 +97,8 @@ class WaitServiceServicer:
         Errors: INVALID_ARGUMENT naming the field (for example "target.http.url"
         for a host not in the allow-list, "target.file.path" for a path outside
         the workspace or outside every wait_file_roots, "target.event.payload_value"
-        for NaN or Infinity); FAILED_PRECONDITION (ERROR_REASON_NOT_CONFIGURED,
+        for NaN or Infinity, or nested deeper than 20 levels of objects and lists,
+        or over 256 KiB encoded); FAILED_PRECONDITION (ERROR_REASON_NOT_CONFIGURED,
         metadata "setting") for an http wait while wait_http_allowed_hosts is
         empty or a file wait while wait_file_roots is empty, as they are by
         default; NOT_FOUND for an unknown task_id or target task.

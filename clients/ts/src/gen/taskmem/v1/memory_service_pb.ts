@@ -1196,7 +1196,8 @@ export type RecordPatternRequest = Message<"taskmem.v1.RecordPatternRequest"> & 
   patternKey: string;
 
   /**
-   * Details; replaces the stored data when set (at most 256 KiB).
+   * Details; replaces the stored data when set (at most 256 KiB encoded and
+   * 20 levels of nested objects and lists).
    *
    * @generated from field: google.protobuf.Struct data = 3;
    */
@@ -1374,6 +1375,9 @@ export const UpsertKnowledgeOutcomeSchema: GenEnum<UpsertKnowledgeOutcome> = /*@
  * optional request_id (AIP-155): a retry with the same id returns the first
  * result and writes nothing. Lists page with page_size (1..500, 0 means 50)
  * and page_token (AIP-158). Every write emits an event (see EventType).
+ * A JSON object (Struct: RecordPattern's data, ExtractMemories' tool call
+ * arguments) is limited as in TaskService: at most 256 KiB encoded, finite
+ * numbers, at most 20 levels of nested objects and lists.
  *
  * @generated from service taskmem.v1.MemoryService
  */

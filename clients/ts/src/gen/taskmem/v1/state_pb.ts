@@ -873,7 +873,8 @@ export type WorkingMemory = Message<"taskmem.v1.WorkingMemory"> & {
   activeConstraints: string[];
 
   /**
-   * Anything the agent wants to keep about its task. At most 256 KiB encoded.
+   * Anything the agent wants to keep about its task. At most 256 KiB encoded
+   * and 20 levels of nested objects and lists.
    *
    * @generated from field: google.protobuf.Struct task_context = 4;
    */
