@@ -3,6 +3,11 @@ which builtin decisions a model may adjudicate, and what happens to its answers 
 
 from __future__ import annotations
 
+import json
+
+import pytest
+
+from taskmem.core.errors import ModelOutputInvalid
 from taskmem.core.reconcile_band import DEFAULT_BAND, UncertainBand, subject_uid, uncertainty
 from taskmem.core.reconcile_decisions import (
     SUPERSEDED,
@@ -16,6 +21,9 @@ from taskmem.core.reconcile_decisions import (
     reconcile_candidates,
 )
 from taskmem.core.state_items import Candidate, StateItem, validate_item
+from taskmem.core.state_prompts import (
+    ADJUDICATION_SYSTEM, AdjudicationAnswer, AdjudicationQuestion, adjudication_user_prompt, parse_adjudications,
+)
 
 T = ReconcileThresholds(merge=0.66, conflict=0.4, alignment=0.5, named_floor=0.3, unnamed_supersede=0.6,
                         distinct_object_merge=0.9)
@@ -145,7 +153,8 @@ def test_answers_that_cannot_apply_keep_the_builtin_decision_and_say_why() -> No
     builtin = run([cand(NEW)], [old, other_type], 0.70).decisions[-1]
     cases = {"unknown outcome": answer("maybe", old.uid), "unknown target": answer("conflict", "d_nothing"),
              "another type": answer("conflict", other_type.uid), "no target": answer("merge", None),
-             "dropped": answer("drop", None)}
+             "dropped": answer("drop", None),
+             "no answer": Adjudication("", None, "judge-1", error="the model did not answer within 1 s")}
     for name, bad in cases.items():
         kept = run([cand(NEW)], [old, other_type], 0.70, {0: bad}).decisions[-1]
         assert (kept.outcome, kept.existing_uid, kept.rule) == (builtin.outcome, builtin.existing_uid, builtin.rule)
@@ -167,3 +176,36 @@ def test_an_override_applies_to_its_candidate_index_and_later_candidates_see_its
     split = run([cand(NEW), cand(twin)], [old], 0.70, {0: answer("insert", None)})
     assert split.decisions[0].outcome is Outcome.INSERT and split.decisions[1].outcome is Outcome.MERGE
     assert "adjudication" not in split.decisions[1].evidence
+
+
+# ------------------------------------------------------------------ the prompt and reading the answer
+
+ASKED = [AdjudicationQuestion(0, "decision", NEW, "d_old", OLD), AdjudicationQuestion(3, "risk", "b", "r_x", "a")]
+
+
+def test_the_questions_go_out_as_one_json_array_with_the_existing_items_uid() -> None:
+    prompt = adjudication_user_prompt(ASKED)
+    assert prompt.startswith("Questions:\n")
+    assert json.loads(prompt.removeprefix("Questions:\n"))[0] == {
+        "id": 0, "type": "decision", "candidate": NEW, "existing": {"uid": "d_old", "text": OLD}}
+    for word in ("merge", "supersede", "conflict", "insert", "ONLY a JSON array"):
+        assert word in ADJUDICATION_SYSTEM
+
+
+def test_answers_are_read_by_id_fenced_or_in_prose_and_normalised() -> None:
+    answer = 'Here:\n```json\n[{"id": "3", "outcome": " Conflict ", "target": "r_x", "reason": "' + "x" * 500 + \
+             '"}, {"id": 0, "outcome": "insert", "target": null}]\n```'
+    read = parse_adjudications(answer, ASKED)
+    assert read[3] == AdjudicationAnswer(3, "conflict", "r_x", "x" * 200)
+    assert read[0] == AdjudicationAnswer(0, "insert", None, "")
+
+
+def test_entries_for_questions_not_asked_repeated_or_without_an_outcome_are_left_out() -> None:
+    answer = json.dumps([{"id": 7, "outcome": "merge"}, {"id": 0, "outcome": "merge", "target": "d_old"},
+                         {"id": 0, "outcome": "insert"}, {"id": 3}, {"id": True, "outcome": "merge"}, "merge"])
+    assert parse_adjudications(answer, ASKED) == {0: AdjudicationAnswer(0, "merge", "d_old", "")}
+
+
+def test_an_answer_with_no_json_array_is_invalid_output() -> None:
+    with pytest.raises(ModelOutputInvalid):
+        parse_adjudications("I would merge them.", ASKED)

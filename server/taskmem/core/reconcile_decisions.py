@@ -186,6 +186,7 @@ class Adjudication:
     model: str
     reason: str = ""
     uncertain: str = ""
+    error: str = ""  # why there is no answer (the model failed, timed out, or skipped the question)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -418,6 +419,8 @@ def _adjudicated(
         return dataclasses.replace(builtin, evidence={**builtin.evidence,
                                                       "adjudication": {**record, "applied": False, "kept": why}})
 
+    if answer.error:
+        return keep(f"no answer: {answer.error}")
     if builtin.outcome not in ADJUDICABLE or builtin.rule == "same_uid":
         return keep(f"a {builtin.rule} decision is not adjudicated")
     outcome = next((o for o in ADJUDICABLE if o.value == answer.outcome), None)
