@@ -13,7 +13,7 @@ from collections.abc import AsyncIterator, Iterator
 import grpc
 import pytest
 
-from taskmem.v1 import event_pb2, state_pb2
+from taskmem.v1 import event_pb2, state_pb2, task_pb2
 from taskmem.v1 import state_service_pb2 as pb
 from taskmem.v1 import task_service_pb2 as tpb
 from taskmem.v1.state_service_pb2_grpc import StateServiceStub
@@ -154,6 +154,25 @@ async def test_add_decision_goes_through_adjudication_and_a_supersede_names_the_
     assert old.status == state_pb2.STATE_ITEM_STATUS_SUPERSEDED and old.replaced_by == second.item.uid
     assert old.supersession_evidence.matched_by == "adjudicated by scripted; stated by the caller"
     assert [q["candidate"] for q in questions(llm)] == [NEW]
+
+
+async def test_extract_state_goes_through_adjudication_too(judged, llm: ScriptedLLM) -> None:
+    tasks, state = judged
+    task_id = await _task(tasks)
+    old = (await _upsert(state, task_id, OLD)).items[0]
+    said = (await tasks.PostMessage(tpb.PostMessageRequest(
+        task_id=task_id, role=task_pb2.MESSAGE_ROLE_USER, content=NEW))).message.id
+    judge = answering("conflict", "not the same store")
+
+    def answer(system: str, user: str) -> str:
+        if system.startswith("You adjudicate"):
+            return judge(system, user)  # type: ignore[operator]
+        return json.dumps([{"type_tag": "decision", "text": NEW, "refs": [said]}])
+    llm.answer = answer
+    result = (await state.ExtractState(pb.ExtractStateRequest(task_id=task_id))).report.results[0]
+    assert (result.outcome, result.target_uid) == (CONFLICTED, old.uid)
+    assert result.reason.startswith("adjudicated: scripted answered conflict (builtin merge, duplicate)")
+    assert len(llm.requests) == 2 and [q["candidate"] for q in questions(llm)] == [NEW]
 
 
 async def test_an_answer_that_agrees_keeps_the_rule_and_says_so(judged, llm: ScriptedLLM) -> None:
