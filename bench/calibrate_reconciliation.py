@@ -39,6 +39,7 @@ from taskmem.config import reconciliation_thresholds  # noqa: E402
 from taskmem.core.reconcile_band import uncertainty  # noqa: E402
 from taskmem.core.reconcile_decisions import (  # noqa: E402
     SEED_THRESHOLDS,
+    Adjudication,
     BatchMessage,
     Decision,
     ReconcileThresholds,
@@ -161,8 +162,9 @@ def judge(pair: Pair, thresholds: ReconcileThresholds) -> tuple[str, str]:
     return decision.outcome.value, decision.rule
 
 
-def judge_decision(pair: Pair, thresholds: ReconcileThresholds) -> Decision:
-    """reconcile_candidates' decision for the pair's candidate against its old item."""
+def judge_decision(pair: Pair, thresholds: ReconcileThresholds, oracle: bool = False) -> Decision:
+    """reconcile_candidates' decision for the pair's candidate against its old item; with `oracle`, the
+    pair's label is given as a model's answer (an override), as a perfect adjudicator would answer."""
     batch = {"m1": BatchMessage(created_at=2, from_user=True)}
     old = validate_item(Candidate(pair.type_tag, pair.old, refs=("m0",))).item
     assert old is not None
@@ -173,22 +175,25 @@ def judge_decision(pair: Pair, thresholds: ReconcileThresholds) -> Decision:
     def similarity(a: StateItem, b: StateItem) -> float:
         return pair.cosine
 
-    return reconcile_candidates(prepared, [old], similarity, thresholds).decisions[-1]
+    overrides = {0: Adjudication(pair.expect, None if pair.expect == "insert" else old.uid, "oracle")} if oracle else None
+    return reconcile_candidates(prepared, [old], similarity, thresholds, overrides).decisions[-1]
 
 
 def print_band(sets: dict[str, Sequence[Pair]], thresholds: ReconcileThresholds) -> None:
     """Per set: the pairs core/reconcile_band calls uncertain (each would cost one model answer), the
     builtin accuracy inside and outside the band, the misjudged pairs it holds, and the ceiling: the
-    accuracy if every in-band pair were decided right (what a perfect adjudicator could reach)."""
+    accuracy when every in-band pair gets its label as the model's answer, applied through
+    reconcile_candidates' overrides (what a perfect adjudicator could reach)."""
     print(f"{'uncertain band':<42}{'in band':>14}  {'right inside':>14}  {'right outside':>15}  "
           f"{'errors held':>11}  {'builtin':>7}  {'ceiling':>7}")
     for label, pairs in sets.items():
-        inside = outside = right_in = right_out = 0
+        inside = outside = right_in = right_out = adjudicated = 0
         for pair in pairs:
             decision = judge_decision(pair, thresholds)
             right = decision.outcome.value == pair.expect
             if uncertainty(decision, thresholds):
                 inside, right_in = inside + 1, right_in + right
+                adjudicated += judge_decision(pair, thresholds, oracle=True).outcome.value == pair.expect
             else:
                 outside, right_out = outside + 1, right_out + right
         total, wrong = inside + outside, inside + outside - right_in - right_out
@@ -197,7 +202,7 @@ def print_band(sets: dict[str, Sequence[Pair]], thresholds: ReconcileThresholds)
         def share(part: int, whole: int) -> str:
             return f"{part / whole:6.1%} ({part:>3}/{whole:<3})" if whole else f"{'n/a':>14}"
         print(f"{label:<42}{share(inside, total)}  {share(right_in, inside)}  {share(right_out, outside):>15}  "
-              f"{f'{held}/{wrong}':>11}  {(right_in + right_out) / total:7.1%}  {(right_out + inside) / total:7.1%}")
+              f"{f'{held}/{wrong}':>11}  {(right_in + right_out) / total:7.1%}  {(right_out + adjudicated) / total:7.1%}")
 
 
 def judge_as_seed(pair: Pair) -> str:

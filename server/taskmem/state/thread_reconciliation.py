@@ -29,7 +29,8 @@ import numpy as np
 
 from taskmem.core.messages import Message, Role
 from taskmem.core.reconcile_decisions import (
-    ADJUDICATED_RULE, BatchMessage, Decision, Outcome, Prepared, ReconcileThresholds, prepare_candidates, reconcile_candidates,
+    ADJUDICATED_RULE, BatchMessage, Decision, Outcome, Prepared, ReconcileThresholds, prepare_candidates,
+    reconcile_candidates,
 )
 from taskmem.core.reconcile_signals import change_phrase
 from taskmem.core.state_items import SUPERSEDED, Candidate, StateItem, merge_items, normalize_text, validate_item
