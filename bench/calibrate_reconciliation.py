@@ -175,7 +175,8 @@ def judge_decision(pair: Pair, thresholds: ReconcileThresholds, oracle: bool = F
     def similarity(a: StateItem, b: StateItem) -> float:
         return pair.cosine
 
-    overrides = {0: Adjudication(pair.expect, None if pair.expect == "insert" else old.uid, "oracle")} if oracle else None
+    target = None if pair.expect == "insert" else old.uid
+    overrides = {0: Adjudication(pair.expect, target, "oracle")} if oracle else None
     return reconcile_candidates(prepared, [old], similarity, thresholds, overrides).decisions[-1]
 
 
@@ -202,7 +203,8 @@ def print_band(sets: dict[str, Sequence[Pair]], thresholds: ReconcileThresholds)
         def share(part: int, whole: int) -> str:
             return f"{part / whole:6.1%} ({part:>3}/{whole:<3})" if whole else f"{'n/a':>14}"
         print(f"{label:<42}{share(inside, total)}  {share(right_in, inside)}  {share(right_out, outside):>15}  "
-              f"{f'{held}/{wrong}':>11}  {(right_in + right_out) / total:7.1%}  {(right_out + adjudicated) / total:7.1%}")
+              f"{f'{held}/{wrong}':>11}  {(right_in + right_out) / total:7.1%}  "
+              f"{(right_out + adjudicated) / total:7.1%}")
 
 
 def judge_as_seed(pair: Pair) -> str:
