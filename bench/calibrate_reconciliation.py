@@ -14,6 +14,7 @@ reconcile_candidates with the old item as the thread's state and a user message 
     .venv/bin/python bench/calibrate_reconciliation.py --pairs tests/data/new_set.yaml  # score another set
     .venv/bin/python bench/calibrate_reconciliation.py --errors-in "fresh3 (seen)"      # its misjudged pairs
     .venv/bin/python bench/calibrate_reconciliation.py --latency  # also the cost of one comparison
+    .venv/bin/python bench/calibrate_reconciliation.py --band     # the uncertain band a model may adjudicate
 """
 
 from __future__ import annotations
@@ -35,9 +36,12 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "server"))
 
 from taskmem.config import reconciliation_thresholds  # noqa: E402
+from taskmem.core.reconcile_band import uncertainty  # noqa: E402
 from taskmem.core.reconcile_decisions import (  # noqa: E402
     SEED_THRESHOLDS,
+    Adjudication,
     BatchMessage,
+    Decision,
     ReconcileThresholds,
     decide_as_seed,
     prepare_candidates,
@@ -154,18 +158,53 @@ def swap(pairs: Sequence[Pair]) -> list[Pair]:
 
 def judge(pair: Pair, thresholds: ReconcileThresholds) -> tuple[str, str]:
     """(outcome, rule) of reconcile_candidates for the pair's candidate against its old item."""
+    decision = judge_decision(pair, thresholds)
+    return decision.outcome.value, decision.rule
+
+
+def judge_decision(pair: Pair, thresholds: ReconcileThresholds, oracle: bool = False) -> Decision:
+    """reconcile_candidates' decision for the pair's candidate against its old item; with `oracle`, the
+    pair's label is given as a model's answer (an override), as a perfect adjudicator would answer."""
     batch = {"m1": BatchMessage(created_at=2, from_user=True)}
     old = validate_item(Candidate(pair.type_tag, pair.old, refs=("m0",))).item
     assert old is not None
     prepared = prepare_candidates([Candidate(pair.type_tag, pair.new, refs=("m1",))], batch)
     if not prepared.items:
-        return "drop", prepared.drops[0].rule
+        return prepared.drops[0]
 
     def similarity(a: StateItem, b: StateItem) -> float:
         return pair.cosine
 
-    decision = reconcile_candidates(prepared, [old], similarity, thresholds).decisions[-1]
-    return decision.outcome.value, decision.rule
+    target = None if pair.expect == "insert" else old.uid
+    overrides = {0: Adjudication(pair.expect, target, "oracle")} if oracle else None
+    return reconcile_candidates(prepared, [old], similarity, thresholds, overrides).decisions[-1]
+
+
+def print_band(sets: dict[str, Sequence[Pair]], thresholds: ReconcileThresholds) -> None:
+    """Per set: the pairs core/reconcile_band calls uncertain (each would cost one model answer), the
+    builtin accuracy inside and outside the band, the misjudged pairs it holds, and the ceiling: the
+    accuracy when every in-band pair gets its label as the model's answer, applied through
+    reconcile_candidates' overrides (what a perfect adjudicator could reach)."""
+    print(f"{'uncertain band':<42}{'in band':>14}  {'right inside':>14}  {'right outside':>15}  "
+          f"{'errors held':>11}  {'builtin':>7}  {'ceiling':>7}")
+    for label, pairs in sets.items():
+        inside = outside = right_in = right_out = adjudicated = 0
+        for pair in pairs:
+            decision = judge_decision(pair, thresholds)
+            right = decision.outcome.value == pair.expect
+            if uncertainty(decision, thresholds):
+                inside, right_in = inside + 1, right_in + right
+                adjudicated += judge_decision(pair, thresholds, oracle=True).outcome.value == pair.expect
+            else:
+                outside, right_out = outside + 1, right_out + right
+        total, wrong = inside + outside, inside + outside - right_in - right_out
+        held = inside - right_in
+
+        def share(part: int, whole: int) -> str:
+            return f"{part / whole:6.1%} ({part:>3}/{whole:<3})" if whole else f"{'n/a':>14}"
+        print(f"{label:<42}{share(inside, total)}  {share(right_in, inside)}  {share(right_out, outside):>15}  "
+              f"{f'{held}/{wrong}':>11}  {(right_in + right_out) / total:7.1%}  "
+              f"{(right_out + adjudicated) / total:7.1%}")
 
 
 def judge_as_seed(pair: Pair) -> str:
@@ -261,6 +300,9 @@ def main(argv: Sequence[str] | None = None) -> None:
                              "(those outcomes do not depend on the order; supersede does)")
     parser.add_argument("--latency", action="store_true",
                         help="also time one comparison per pair (cold caches) beside embedding one text")
+    parser.add_argument("--band", action="store_true",
+                        help="also print the uncertain band (core/reconcile_band) per set: pairs in it, builtin "
+                             "accuracy inside and outside, and the ceiling a perfect adjudicator could reach")
     parser.add_argument("--errors-in", action="append", default=[], metavar="LABEL",
                         help="list the misjudged pairs of this extra set (its label as printed)")
     args = parser.parse_args(argv)
@@ -278,6 +320,9 @@ def main(argv: Sequence[str] | None = None) -> None:
     if args.sweep:
         thresholds = sweep(pairs, thresholds)
     print_table(pairs, thresholds, model, extra)
+    if args.band:
+        print_band({"calibration": [p for p in pairs if not p.holdout], "held-out": [p for p in pairs if p.holdout],
+                    "all": pairs, **extra}, thresholds)
     listed = [p for p in pairs if not p.holdout] if args.errors else []
     listed += [p for label in args.errors_in for p in extra[label]]
     for pair in listed:
@@ -291,4 +336,5 @@ if __name__ == "__main__":
     main()
 
 
-__all__: list[Any] = ["Pair", "accuracy", "embed_pairs", "judge", "judge_as_seed", "load_pairs", "main"]
+__all__: list[Any] = ["Pair", "accuracy", "embed_pairs", "judge", "judge_as_seed", "judge_decision", "load_pairs",
+                      "main", "print_band"]

@@ -28,6 +28,8 @@ def test_keys_from_the_environment_use_key_colon_namespaces() -> None:
 @pytest.mark.parametrize("environ, needle", [
     ({"TASKMEM_WRITER_BATCH_SIZE": "many"}, "writer_batch_size"),
     ({"TASKMEM_INSECURE": "perhaps"}, "insecure"),
+    ({"TASKMEM_RECONCILE_ADJUDICATION": "always"}, "reconcile_adjudication"),
+    ({"TASKMEM_RECONCILE_ADJUDICATION_TIMEOUT_SECONDS": "0"}, "reconcile_adjudication_timeout_seconds"),
 ])
 def test_bad_values_name_the_setting(environ: dict[str, str], needle: str) -> None:
     with pytest.raises(ConfigError, match=needle):

@@ -115,6 +115,12 @@ class Config:
     # RECONCILIATION_DEFAULTS; in YAML a mapping {model name: {merge: 0.66, conflict: 0.4, ...}} with
     # the fields of core.reconcile_decisions.ReconcileThresholds. Read them with reconciliation_thresholds().
     reconciliation: tuple[tuple[str, ReconcileThresholds], ...] = ()
+    # With a utility model configured, "uncertain" lets it adjudicate the builtin reconciliation decisions
+    # in the uncertain band (core/reconcile_band): one call per run, its answer recorded as evidence, the
+    # builtin outcome kept if it fails or answers nonsense. "off": the builtin outcomes only.
+    reconcile_adjudication: str = "uncertain"
+    # The adjudication call gives up after this long (retries included); the builtin outcomes stand.
+    reconcile_adjudication_timeout_seconds: float = 10.0
     # Webhooks (a task's callback_url). Hosts they may be sent to, matched like wait_http_allowed_hosts;
     # empty (the default) sends nothing: a task's events wait, unsent, until its host is allowed.
     webhook_allowed_hosts: tuple[str, ...] = ()
@@ -180,6 +186,8 @@ class Config:
                      "webhook_dead_letter_retention_seconds"):
             if getattr(self, name) < 0:
                 raise ConfigError(f"{name}: must not be negative (0 turns it off)")
+        if self.reconcile_adjudication not in ("off", "uncertain"):
+            raise ConfigError(f"reconcile_adjudication: {self.reconcile_adjudication!r} is not one of off, uncertain")
         if self.log_format not in ("text", "json"):
             raise ConfigError(f"log_format: {self.log_format!r} is not one of text, json")
         for name in ("webhook_backoff_initial_seconds", "webhook_backoff_max_seconds", "webhook_retry_period_seconds",
@@ -191,7 +199,7 @@ class Config:
         for name in ("wait_probe_timeout_seconds", "wait_http_probe_concurrency", "wait_file_probe_concurrency",
                      "wait_probe_max_errors", "working_memory_max_bytes", "working_memory_max_agents",
                      "state_extraction_max_messages", "state_extraction_timeout_seconds", "state_max_candidates",
-                     "state_max_active_items"):
+                     "state_max_active_items", "reconcile_adjudication_timeout_seconds"):
             if getattr(self, name) <= 0:
                 raise ConfigError(f"{name}: must be more than 0")
 
@@ -360,6 +368,9 @@ def add_serve_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--llm-base-url",
                         help="OpenAI-compatible chat-completions base URL, e.g. http://127.0.0.1:11434/v1")
     parser.add_argument("--llm-model", help="the utility model's name at --llm-base-url")
+    parser.add_argument("--reconcile-adjudication", choices=("off", "uncertain"),
+                        help="with a model configured, let it adjudicate uncertain reconciliation decisions"
+                             " (default uncertain)")
     parser.add_argument("--llm-second-base-url",
                         help="an optional second OpenAI-compatible endpoint for analysis and planning questions")
     parser.add_argument("--llm-second-model", help="the second model's name at --llm-second-base-url")

@@ -26,7 +26,8 @@ CONFIG = Config(
     llm_base_url="http://127.0.0.1:2/v1", llm_model="small", llm_api_key="lk", llm_second_base_url="http://127.0.0.1:3/v1",
     llm_second_model="big", llm_second_api_key="sk",
     state_extraction_max_messages=31, state_extraction_timeout_seconds=32.0, state_max_candidates=33,
-    state_max_active_items=34, reconciliation=(("e5", SEED_THRESHOLDS),), working_memory_max_bytes=35,
+    state_max_active_items=34, reconciliation=(("e5", SEED_THRESHOLDS),), reconcile_adjudication="off",
+    reconcile_adjudication_timeout_seconds=38.0, working_memory_max_bytes=35,
     working_memory_max_agents=36, state_yaml_mirror_dir="/tmp/mirror", running_summary_every_messages=37,
     webhook_allowed_hosts=("*.example.com",), webhook_backoff_initial_seconds=41.0, webhook_backoff_max_seconds=42.0,
     webhook_retry_period_seconds=43.0, webhook_attempt_timeout_seconds=44.0, webhook_concurrency=45,
@@ -53,7 +54,8 @@ def test_each_section_carries_the_configured_values() -> None:
     assert StateSettings.of(CONFIG) == StateSettings(
         extraction_max_messages=31, extraction_timeout_seconds=32.0, max_candidates=33, max_active_items=34,
         reconciliation=(("e5", SEED_THRESHOLDS),), working_memory_max_bytes=35, working_memory_max_agents=36,
-        yaml_mirror_dir="/tmp/mirror", running_summary_every_messages=37, model_timeout_seconds=21.0)
+        yaml_mirror_dir="/tmp/mirror", running_summary_every_messages=37, model_timeout_seconds=21.0,
+        adjudication="off", adjudication_timeout_seconds=38.0)
     assert WebhookSettings.of(CONFIG) == WebhookSettings(
         allowed_hosts=("*.example.com",), backoff_initial_seconds=41.0, backoff_max_seconds=42.0,
         retry_period_seconds=43.0, attempt_timeout_seconds=44.0, concurrency=45)

@@ -44,6 +44,13 @@ bands were tuned for another embedding model (see reconcile_signals for why cosi
 A candidate whose uid is an existing item merges into it (similarity 1.0), unless that item is
 superseded: a superseded item is never resurrected, the candidate is dropped.
 
+Adjudication (issue 11): where the outcome is uncertain (core/reconcile_band), a configured model may
+answer instead; its answers come back as `overrides` (candidate index -> Adjudication) and are applied
+here, in the same pass and with the same bookkeeping, so the result is a pure function of the texts,
+the similarities and the model's answers. An answer that cannot apply (an unknown or inactive target, a
+target of another type, a supersede with no user message behind it, a drop or same-uid merge to
+override) keeps the builtin decision; either way the decision's evidence says what the model answered.
+
 No I/O: embeddings come in as a similarity function over items the caller has embedded.
 """
 
@@ -160,6 +167,26 @@ class Decision:
     rule: str = ""
     evidence: Mapping[str, Any] = dataclasses.field(default_factory=dict)
     detail: str = ""
+    # For an insert: the nearest item of its type it was compared with (the one an adjudicator is shown).
+    nearest_uid: str | None = None
+
+
+ADJUDICATED_RULE = "adjudicated"
+ADJUDICABLE = (Outcome.MERGE, Outcome.SUPERSEDE, Outcome.CONFLICT, Outcome.INSERT)
+
+
+@dataclasses.dataclass(frozen=True)
+class Adjudication:
+    """A model's answer for one candidate of the uncertain band: the outcome, the existing item it is
+    about (None for insert), the model's name, its short reason, and why the candidate was asked
+    (core/reconcile_band's words). `outcome` is the model's word as given; only ADJUDICABLE values apply."""
+
+    outcome: str
+    target_uid: str | None
+    model: str
+    reason: str = ""
+    uncertain: str = ""
+    error: str = ""  # why there is no answer (the model failed, timed out, or skipped the question)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -244,6 +271,7 @@ def reconcile_candidates(
     existing: Sequence[StateItem],
     similarity: Similarity,
     thresholds: ReconcileThresholds,
+    overrides: Mapping[int, Adjudication] | None = None,
 ) -> ReconcileResult:
     """Decide each prepared item against the thread's items and the batch's earlier candidates.
 
@@ -251,14 +279,19 @@ def reconcile_candidates(
     resurrected). Pass every active item, or at least the nearest ones of each candidate's type.
     `similarity(candidate, other)`: the cosine of their embeddings, where other is an existing
     item or an earlier candidate of this batch (so the caller embeds every prepared item first).
+    `overrides`: a model's answers by index into prepared.items (see the module docstring); each
+    applies where it can, else the builtin decision stands with the answer in its evidence.
     Pure: nothing passed in is mutated; the result says what to write."""
     working: dict[str, StateItem] = {item.uid: dataclasses.replace(item) for item in existing}
     touched: dict[str, None] = {}
     inserted: list[str] = []
     decisions: list[Decision] = list(prepared.drops)
-    for original in prepared.items:
+    for index, original in enumerate(prepared.items):
         candidate = dataclasses.replace(original)
         decision = _decide(candidate, working, similarity, thresholds, prepared.batch)
+        if overrides and index in overrides:
+            decision = _adjudicated(decision, overrides[index], candidate, working, similarity, thresholds,
+                                    prepared.batch)
         decisions.append(decision)
         _apply(decision, candidate, working, touched, inserted)
     counts = {outcome: sum(1 for d in decisions if d.outcome is outcome) for outcome in Outcome}
@@ -357,7 +390,65 @@ def _decide(
     return Decision(Outcome.INSERT, candidate.uid, None,
                     nearest[0][0] if nearest else None, nearest[0][1] if nearest else None,
                     "distinct" if distinct else "no_match", {"distinct": distinct} if distinct else {},
-                    _slot_words(distinct) if distinct else "")
+                    _slot_words(distinct) if distinct else "", nearest[1].uid if nearest else None)
+
+
+def _user_ref(candidate: StateItem, batch: Mapping[str, BatchMessage]) -> str | None:
+    return next((ref for ref in candidate.refs if batch.get(ref, BatchMessage(0, False)).from_user), None)
+
+
+def _adjudicated(
+    builtin: Decision,
+    answer: Adjudication,
+    candidate: StateItem,
+    working: Mapping[str, StateItem],
+    similarity: Similarity,
+    thresholds: ReconcileThresholds,
+    batch: Mapping[str, BatchMessage],
+) -> Decision:
+    """The decision with a model's answer applied, or the builtin one when the answer cannot apply;
+    both carry evidence["adjudication"]: the builtin outcome, the model, its answer and whether it applied."""
+    record: dict[str, Any] = {
+        "model": answer.model, "answer": answer.outcome, "target": answer.target_uid, "reason": answer.reason,
+        "uncertain": answer.uncertain,
+        "builtin": {"outcome": builtin.outcome.value, "existing_uid": builtin.existing_uid, "rule": builtin.rule,
+                    "score": None if builtin.score is None else round(builtin.score, 4)},
+    }
+
+    def keep(why: str) -> Decision:
+        return dataclasses.replace(builtin, evidence={**builtin.evidence,
+                                                      "adjudication": {**record, "applied": False, "kept": why}})
+
+    if answer.error:
+        return keep(f"no answer: {answer.error}")
+    if builtin.outcome not in ADJUDICABLE or builtin.rule == "same_uid":
+        return keep(f"a {builtin.rule} decision is not adjudicated")
+    outcome = next((o for o in ADJUDICABLE if o.value == answer.outcome), None)
+    if outcome is None:
+        return keep(f"unknown outcome {answer.outcome!r}")
+    target = working.get(answer.target_uid or "") if outcome is not Outcome.INSERT else None
+    if outcome is not Outcome.INSERT and (target is None or not target.active or target.uid == candidate.uid
+                                          or target.type_tag != candidate.type_tag):
+        return keep(f"target {answer.target_uid!r} is not an active {candidate.type_tag} of this thread")
+    user_ref = _user_ref(candidate, batch)
+    if outcome is Outcome.SUPERSEDE and user_ref is None:
+        return keep("a supersede needs a ref to a user message")
+    if outcome is builtin.outcome and (target.uid if target else None) == builtin.existing_uid:
+        return dataclasses.replace(builtin, evidence={**builtin.evidence,
+                                                      "adjudication": {**record, "applied": True, "agreed": True}})
+    record = {**record, "applied": True, "agreed": False}
+    detail = f"{answer.model} answered {outcome.value} (builtin {builtin.outcome.value}, {builtin.rule})" + (
+        f": {answer.reason}" if answer.reason else "")
+    if target is None:
+        return Decision(Outcome.INSERT, candidate.uid, None, builtin.similarity, builtin.score, ADJUDICATED_RULE,
+                        {"adjudication": record}, detail, builtin.nearest_uid or builtin.existing_uid)
+    cosine, score = _score(candidate, target, similarity, thresholds)
+    evidence: dict[str, Any] = {"adjudication": record}
+    if outcome is Outcome.SUPERSEDE:  # the evidence stored on the old item, as the rules' supersessions store it
+        evidence = {"trigger": change_phrase(candidate.text), "ref_msg_id": user_ref, "candidate_uid": candidate.uid,
+                    "rule": ADJUDICATED_RULE, "similarity": round(cosine, 4),
+                    "matched_by": f"adjudicated by {answer.model}", **evidence}
+    return Decision(outcome, candidate.uid, target.uid, cosine, score, ADJUDICATED_RULE, evidence, detail)
 
 
 def _slot_words(evidence: Mapping[str, Any]) -> str:
@@ -418,7 +509,8 @@ def decide_as_seed(candidate_text: str, has_user_ref: bool, score: float,
 
 
 __all__ = [
-    "MAX_CANDIDATES", "SEED_THRESHOLDS", "TOPIC_BOOST", "BatchMessage", "Decision", "Outcome", "Prepared",
+    "ADJUDICABLE", "ADJUDICATED_RULE", "MAX_CANDIDATES", "SEED_THRESHOLDS", "TOPIC_BOOST", "Adjudication",
+    "BatchMessage", "Decision", "Outcome", "Prepared",
     "ReconcileMetrics", "ReconcileResult", "ReconcileThresholds", "Similarity", "decide_as_seed",
     "prepare_candidates", "reconcile_candidates",
 ]

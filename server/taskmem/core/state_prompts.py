@@ -1,7 +1,9 @@
-"""Prompts for the utility model (state extraction, running summary, live query) and reading its answers."""
+"""Prompts for the utility model (state extraction, reconciliation adjudication, running summary, live query) and
+reading its answers."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import re
 from collections.abc import Sequence
@@ -123,3 +125,81 @@ def query_user_prompt(task_line: str, plan_lines: Sequence[str], summary: str, m
     parts.extend([f"[{m.id}] {role_word(m)}: {m.content}" for m in messages] or ["None."])
     parts.extend(["", f"Question: {question}", "", "Answer concisely."])
     return "\n".join(parts)
+
+
+ADJUDICATION_SYSTEM = """You adjudicate a task-memory service's reconciliation of structured state items (decision, constraint, action, question, risk).
+
+Each question pairs a CANDIDATE item (just stated) with one EXISTING item of the same type in the thread. Decide exactly one outcome:
+- "merge": the candidate says the same thing as the existing item, possibly in other words (a duplicate).
+- "supersede": the candidate replaces the existing item: the user changed their mind, so the existing item is no longer true.
+- "conflict": both cannot hold at once (another value, an opposite, another choice for the same slot) and nothing says which wins.
+- "insert": the candidate is a different item (another subject, object or measure); the two can both hold.
+
+Rules:
+- Judge only from the two texts. Do not assume facts that are not written.
+- "target" is the existing item's uid for merge, supersede and conflict, and null for insert.
+- "reason": at most 15 words.
+- Answer every question, once, by its "id".
+- Return ONLY a JSON array, one object per question: {"id": <id>, "outcome": "merge"|"supersede"|"conflict"|"insert", "target": "<uid>" or null, "reason": "<short>"}. No prose. No markdown fences.
+
+Example:
+Questions:
+[{"id": 0, "type": "decision", "candidate": "Cache sessions in Memcached", "existing": {"uid": "d_abc123", "text": "Cache sessions in Redis"}}]
+-> [{"id": 0, "outcome": "conflict", "target": "d_abc123", "reason": "two different caches for sessions"}]"""
+
+
+@dataclasses.dataclass(frozen=True)
+class AdjudicationQuestion:
+    """One uncertain decision put to the model: the candidate and the existing item it was decided against."""
+
+    id: int
+    type_tag: str
+    candidate: str
+    existing_uid: str
+    existing: str
+
+
+@dataclasses.dataclass(frozen=True)
+class AdjudicationAnswer:
+    """The model's answer to one question, as given (the outcome word is checked when it is applied)."""
+
+    id: int
+    outcome: str
+    target: str | None
+    reason: str
+
+
+def adjudication_user_prompt(questions: Sequence[AdjudicationQuestion]) -> str:
+    """The questions as one JSON array (one model call for a whole reconcile batch)."""
+    return "Questions:\n" + json.dumps([
+        {"id": q.id, "type": q.type_tag, "candidate": q.candidate,
+         "existing": {"uid": q.existing_uid, "text": q.existing}}
+        for q in questions], ensure_ascii=False)
+
+
+REASON_CHARS = 200
+
+
+def parse_adjudications(answer: str, asked: Sequence[AdjudicationQuestion]) -> dict[int, AdjudicationAnswer]:
+    """The answers to the questions asked, by id. An entry that is not an object, names no question asked,
+    answers one a second time, or has no outcome word is left out (that question keeps its builtin
+    outcome). Raises ModelOutputInvalid when no JSON array can be read."""
+    ids = {q.id for q in asked}
+    found: dict[int, AdjudicationAnswer] = {}
+    for entry in _json_array(answer):
+        if not isinstance(entry, dict):
+            continue
+        raw_id, outcome = entry.get("id"), entry.get("outcome")
+        if isinstance(raw_id, bool) or not isinstance(raw_id, (int, str)) or not isinstance(outcome, str):
+            continue
+        try:
+            number = int(raw_id)
+        except ValueError:
+            continue
+        if number not in ids or number in found:
+            continue
+        target = entry.get("target")
+        found[number] = AdjudicationAnswer(number, outcome.strip().lower(),
+                                           str(target) if isinstance(target, str) and target else None,
+                                           str(entry.get("reason") or "")[:REASON_CHARS])
+    return found

@@ -35,6 +35,8 @@ class CandidateResult:
     target_uid: str = ""
     similarity: float = 0.0
     reason: str = ""
+    # When a model adjudicated it: the builtin outcome, the model, its answer and reason, whether it applied.
+    adjudication: dict[str, object] | None = None
 
 
 @dataclasses.dataclass
@@ -57,5 +59,6 @@ class ReconcileReport:
             "extracted": self.extracted, **{outcome: self.count(outcome) for outcome in OUTCOMES},
             "duration_ms": round(self.duration_us / 1000, 3), "skipped_reason": self.skipped_reason,
             "messages_read": self.messages_read, "embedding_model": self.embedding_model,
-            "results": [dataclasses.asdict(result) for result in self.results],
+            "results": [{k: v for k, v in dataclasses.asdict(result).items() if k != "adjudication" or v is not None}
+                        for result in self.results],
         }

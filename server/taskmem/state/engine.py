@@ -38,6 +38,7 @@ from taskmem.providers.embeddings import Embedder, EmbeddingError
 from taskmem.providers.model_router import ModelRouter
 from taskmem.settings import StateSettings
 from taskmem.state import view_sections
+from taskmem.state.adjudication import adjudicator_for
 from taskmem.state.context import TAIL_MESSAGES, ContextInputs, build_context
 from taskmem.state.extraction import ExtractionSettings, extract_state
 from taskmem.state.thread_locks import KeyedLocks
@@ -128,6 +129,8 @@ class StateEngine:
         self.embedder: Embedder | None = GuardedEmbedder(embedder) if embedder is not None else None
         self.chat = chat  # the utility model: extraction and summaries
         self.router = router or ModelRouter(chat, None)  # QueryTask: the utility or the second model
+        # The utility model as the judge of uncertain reconciliation decisions (None: builtin outcomes only).
+        self.adjudicator = adjudicator_for(chat, settings.adjudication, settings.adjudication_timeout_seconds)
         self.working_memories = WorkingMemoryEngine(storage, settings.working_memory_max_bytes,
                                                     settings.working_memory_max_agents)
         self.thread_locks: KeyedLocks[tuple[str, str]] = KeyedLocks()  # (namespace, thread id), while in use
@@ -177,7 +180,8 @@ class StateEngine:
                                       self.settings.extraction_timeout_seconds, self.settings.max_candidates)
         async with self.thread_lock(namespace, thread_id):
             report, items = await extract_state(self.storage, self.chat, self.embedder, self.thresholds(), settings,
-                                                namespace, correlation_id, thread_id, task_id, now_us())
+                                                namespace, correlation_id, thread_id, task_id, now_us(),
+                                                self.adjudicator)
         return Reconciled(report, items)
 
     async def upsert_items(self, namespace: str, correlation_id: str, thread_id: str, task_id: str,
@@ -271,7 +275,7 @@ class StateEngine:
         model = self.embedder.model_name if self.embedder is not None else ""
         existing, vectors = await self.storage.read(_reconcile_read, namespace, thread_id, model)
         plan = await plan_reconciliation(existing, vectors, prepared, self.embedder, self.thresholds(), thread_id,
-                                         now_us())
+                                         now_us(), self.adjudicator)
         plan.report.duration_us = int((time.perf_counter() - started) * 1_000_000)
         return plan
 

@@ -19,6 +19,7 @@ from taskmem.core.state_prompts import EXTRACTION_SYSTEM, extraction_user_prompt
 from taskmem.core.state_records import ReconcileReport, StoredStateItem, Watermark
 from taskmem.providers.chat import ChatModel, ChatModelError, ChatModelTimeout
 from taskmem.providers.embeddings import Embedder
+from taskmem.state.adjudication import Adjudicator
 from taskmem.state.thread_reconciliation import ReconcilePlan, batch_of, plan_reconciliation
 from taskmem.store import state_items as item_store
 from taskmem.store.storage import Storage
@@ -51,8 +52,8 @@ def _read(db: Reader, namespace: str, thread_id: str, task_id: str, limit: int, 
 
 async def extract_state(storage: Storage, chat: ChatModel | None, embedder: Embedder | None,
                         thresholds: ReconcileThresholds, settings: ExtractionSettings, namespace: str,
-                        correlation_id: str, thread_id: str, task_id: str,
-                        now: int) -> tuple[ReconcileReport, list[StoredStateItem]]:
+                        correlation_id: str, thread_id: str, task_id: str, now: int,
+                        adjudicator: Adjudicator | None = None) -> tuple[ReconcileReport, list[StoredStateItem]]:
     started = time.perf_counter()
     model_name = embedder.model_name if embedder is not None else ""
     read = await storage.read(_read, namespace, thread_id, task_id, settings.max_messages, model_name)
@@ -69,7 +70,7 @@ async def extract_state(storage: Storage, chat: ChatModel | None, embedder: Embe
         answer = await _ask(chat, extraction_user_prompt(existing, read.batch), settings.timeout_seconds)
         prepared = prepare_candidates(parse_candidates(answer), batch_of(read.batch), settings.max_candidates)
         plan = await plan_reconciliation(read.items, read.vectors, prepared, embedder,  # type: ignore[arg-type]
-                                         thresholds, thread_id, now)
+                                         thresholds, thread_id, now, adjudicator)
         report = dataclasses.replace(plan.report, messages_read=len(read.batch))
     last = read.batch[-1] if read.batch else None
     report.duration_us = int((time.perf_counter() - started) * 1_000_000)

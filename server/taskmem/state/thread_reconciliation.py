@@ -13,6 +13,10 @@ how alike two texts are:
   model-extracted candidates.
 - a stated item (AddDecision): the caller's own statement is the evidence a user message is for an
   extracted item, so change language or naming what it replaces supersedes (see stated_candidate).
+
+With an adjudicator (a configured model, reconcile_adjudication "uncertain"), the builtin decisions in
+core/reconcile_band's uncertain band are put to the model in one call, and core/reconcile_decisions runs
+again with its answers as overrides (state/adjudication). Explicit replacements are never asked about.
 """
 
 from __future__ import annotations
@@ -25,12 +29,14 @@ import numpy as np
 
 from taskmem.core.messages import Message, Role
 from taskmem.core.reconcile_decisions import (
-    BatchMessage, Decision, Outcome, Prepared, ReconcileThresholds, prepare_candidates, reconcile_candidates,
+    ADJUDICATED_RULE, BatchMessage, Decision, Outcome, Prepared, ReconcileThresholds, prepare_candidates,
+    reconcile_candidates,
 )
 from taskmem.core.reconcile_signals import change_phrase
 from taskmem.core.state_items import SUPERSEDED, Candidate, StateItem, merge_items, normalize_text, validate_item
 from taskmem.core.state_records import CandidateResult, ReconcileReport, StoredStateItem
 from taskmem.providers.embeddings import Embedder
+from taskmem.state.adjudication import Adjudicator
 from taskmem.store import state_items as item_store
 from taskmem.store.storage import Transaction
 
@@ -97,6 +103,7 @@ def stated_candidate(candidate: Candidate, now: int) -> Prepared:
 async def plan_reconciliation(
     existing: list[StoredStateItem], stored_vectors: dict[str, np.ndarray], prepared: Prepared,
     embedder: Embedder | None, thresholds: ReconcileThresholds, thread_id: str, now: int,
+    adjudicator: Adjudicator | None = None,
 ) -> ReconcilePlan:
     model = embedder.model_name if embedder is not None else LEXICAL_MODEL
     vectors: dict[str, np.ndarray] = {}
@@ -110,6 +117,12 @@ async def plan_reconciliation(
     similarity = _cosine(known) if embedder is not None else _lexical
     explicit, rest, explicit_writes, current = _explicit_supersessions(prepared, existing, similarity)
     result = reconcile_candidates(dataclasses.replace(prepared, items=rest), current, similarity, thresholds)
+    if adjudicator is not None:
+        known = {item.uid: item for item in [*current, *rest]}
+        overrides = await adjudicator.overrides(rest, result.decisions[len(prepared.drops):], known, thresholds)
+        if overrides:
+            result = reconcile_candidates(dataclasses.replace(prepared, items=rest), current, similarity, thresholds,
+                                          overrides)
     texts = {item.uid: item.text for item in prepared.items}
     decisions = _in_candidate_order(prepared, explicit, result.decisions)
     touched = {item.uid: item for item in explicit_writes}
@@ -173,7 +186,8 @@ def _without_stated_ref(item: StoredStateItem) -> StoredStateItem:
         item.refs = [ref for ref in item.refs if ref != STATED_REF]
     evidence = item.supersession_evidence
     if evidence and evidence.get("ref_msg_id") == STATED_REF:
-        item.supersession_evidence = {**evidence, "ref_msg_id": None, "matched_by": "stated by the caller"}
+        matched_by = "; ".join(filter(None, (evidence.get("matched_by"), "stated by the caller")))
+        item.supersession_evidence = {**evidence, "ref_msg_id": None, "matched_by": matched_by}
     return item
 
 
@@ -208,6 +222,11 @@ def _result(d: Decision, texts: dict[str, str]) -> CandidateResult:
     reason = d.rule + (f": {d.detail}" if d.detail else "")
     if d.score is not None and d.outcome is not Outcome.DROP:
         reason += f" (score {d.score:.3f})"
+    adjudication = d.evidence.get("adjudication")
+    if adjudication is not None and d.rule != ADJUDICATED_RULE:  # asked, but the builtin decision stands
+        reason += (f"; {adjudication['model']} agreed" if adjudication.get("agreed")
+                   else f"; {adjudication['model']}'s answer not applied: {adjudication.get('kept', '')}")
     return CandidateResult(uid=d.candidate_uid or "", text=texts.get(d.candidate_uid or "", ""),
                            outcome=_OUTCOME_WORDS[d.outcome], target_uid=d.existing_uid or "",
-                           similarity=round(d.score or 0.0, 4), reason=reason)
+                           similarity=round(d.score or 0.0, 4), reason=reason,
+                           adjudication=dict(adjudication) if adjudication is not None else None)

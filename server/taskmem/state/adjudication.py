@@ -1,0 +1,89 @@
+"""A configured model adjudicates the uncertain band of a reconciliation run (issue 11).
+
+After the builtin pass, every decision core/reconcile_band calls uncertain is put to the utility model
+in one call per run (a JSON list of {candidate, existing item}); its answers go back to
+core/reconcile_decisions as overrides, which applies them with the same bookkeeping, so the outcome is
+deterministic given the model's answers. The model never fails the RPC: an error, a timeout or an
+answer that cannot be read keeps every builtin outcome, and the evidence says so. An explicit
+`supersedes` from the caller is decided before this and never asked about.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Mapping, Sequence
+
+from taskmem.core.errors import ModelOutputInvalid
+from taskmem.core.reconcile_band import DEFAULT_BAND, UncertainBand, subject_uid, uncertainty
+from taskmem.core.reconcile_decisions import Adjudication, Decision, ReconcileThresholds
+from taskmem.core.state_items import StateItem
+from taskmem.core.state_prompts import (
+    ADJUDICATION_SYSTEM, AdjudicationQuestion, adjudication_user_prompt, parse_adjudications,
+)
+from taskmem.providers.chat import ChatModel, ChatModelError
+
+log = logging.getLogger(__name__)
+
+OFF, UNCERTAIN = "off", "uncertain"
+MODES = (OFF, UNCERTAIN)
+MAX_QUESTIONS = 25  # a run reconciles at most state_max_candidates (25 by default); one call asks them all
+
+
+class Adjudicator:
+    """The utility model as the judge of uncertain decisions; `timeout` bounds its one call per run."""
+
+    def __init__(self, chat: ChatModel, timeout: float, band: UncertainBand = DEFAULT_BAND) -> None:
+        self.chat = chat
+        self.timeout = timeout
+        self.band = band
+
+    def questions(self, items: Sequence[StateItem], decisions: Sequence[Decision], known: Mapping[str, StateItem],
+                  thresholds: ReconcileThresholds) -> tuple[list[AdjudicationQuestion], dict[int, str]]:
+        """The uncertain decisions as questions (id = the candidate's index in `items`), and why each is asked.
+        `decisions` are the builtin ones for `items`, in order; `known` has every item they may name."""
+        asked: list[AdjudicationQuestion] = []
+        why: dict[int, str] = {}
+        for index, (item, decision) in enumerate(zip(items, decisions, strict=True)):
+            reason = uncertainty(decision, thresholds, self.band)
+            subject = known.get(subject_uid(decision) or "")
+            if reason and subject is not None and len(asked) < MAX_QUESTIONS:
+                asked.append(AdjudicationQuestion(index, item.type_tag, item.text, subject.uid, subject.text))
+                why[index] = reason
+        return asked, why
+
+    async def overrides(self, items: Sequence[StateItem], decisions: Sequence[Decision],
+                        known: Mapping[str, StateItem], thresholds: ReconcileThresholds) -> dict[int, Adjudication]:
+        """The model's answers to the uncertain decisions, by candidate index (none asked: no call, {})."""
+        asked, why = self.questions(items, decisions, known, thresholds)
+        if not asked:
+            return {}
+        model = self.chat.model
+        try:
+            text = await asyncio.wait_for(
+                self.chat.complete(ADJUDICATION_SYSTEM, adjudication_user_prompt(asked), timeout=self.timeout),
+                self.timeout)
+            answers = parse_adjudications(text, asked)
+        except TimeoutError:
+            return self._unanswered(asked, why, f"the model did not answer within {self.timeout} s")
+        except (ChatModelError, ModelOutputInvalid) as error:
+            return self._unanswered(asked, why, str(error))
+        result = {}
+        for question in asked:
+            answer, reason = answers.get(question.id), why[question.id]
+            result[question.id] = Adjudication(answer.outcome, answer.target, model, answer.reason, reason) \
+                if answer is not None else Adjudication("", None, model, "", reason, "the question was not answered")
+        return result
+
+    def _unanswered(self, asked: Sequence[AdjudicationQuestion], why: Mapping[int, str],
+                    error: str) -> dict[int, Adjudication]:
+        """Every question keeps its builtin outcome; the evidence records why the model gave no answer."""
+        log.warning("reconciliation adjudication kept the builtin outcomes of %d candidates: %s", len(asked), error)
+        return {q.id: Adjudication("", None, self.chat.model, "", why[q.id], error[:200]) for q in asked}
+
+
+def adjudicator_for(chat: ChatModel | None, mode: str, timeout: float) -> Adjudicator | None:
+    """The adjudicator the settings ask for: None with no model configured or reconcile_adjudication off."""
+    if chat is None or mode == OFF:
+        return None
+    return Adjudicator(chat, timeout)
