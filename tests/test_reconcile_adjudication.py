@@ -233,3 +233,30 @@ async def test_a_model_that_fails_or_answers_garbage_keeps_the_builtin_outcome(j
     assert len(questions(llm)) == 1
     items = await _items(state, task_id)
     assert not items[OLD].conflict and NEW not in items
+
+
+async def test_statements_adopted_at_start_up_keep_the_builtin_outcome_and_ask_no_model(
+        tmp_path, llm: ScriptedLLM) -> None:
+    env = {"TASKMEM_LLM_BASE_URL": llm.base_url, "TASKMEM_LLM_MODEL": "scripted", "TASKMEM_LLM_RETRIES": "0",
+           "TASKMEM_RECONCILE_ADJUDICATION_TIMEOUT_SECONDS": "1"}
+    server = ServerProcess(tmp_path / "taskmem.db", env=env)
+    server.start()
+    try:
+        async with grpc.aio.insecure_channel(server.address) as channel:
+            tasks, state = TaskServiceStub(channel), StateServiceStub(channel)
+            task_id = await _task(tasks)
+            for text in (OLD, NEW):
+                await state.AddDecision(pb.AddDecisionRequest(task_id=task_id, text=text))
+        server.stop()
+        # A database from before issue 11: the decisions' memory entries, and no state item for them.
+        server.sql("DELETE FROM state_items")
+        server.sql("DELETE FROM state_item_entries")
+        llm.answer = answering("conflict")
+        llm.requests.clear()
+        server.start()
+        async with grpc.aio.insecure_channel(server.address) as channel:
+            items = await _items(StateServiceStub(channel), task_id)
+        assert questions(llm) == []
+        assert not items[OLD].conflict and NEW not in items  # the builtin merge: one item, no conflict
+    finally:
+        server.stop()

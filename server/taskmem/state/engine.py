@@ -241,8 +241,9 @@ class StateEngine:
             for old in unlinked:
                 statement = Statement(old.kind, old.text, old.subtask_id, old.detail)
                 async with self.thread_lock(old.namespace, old.task_id):
+                    # Builtin outcomes only: a slow or absent model must not hold up start-up.
                     plan = await self._reconcile(old.namespace, old.task_id,
-                                                 statement_candidates(statement, old.created_at))
+                                                 statement_candidates(statement, old.created_at), adjudicate=False)
 
                     def adopt(tx: Transaction, old: state_item_entries.Unlinked = old,
                               statement: Statement = statement, plan: ReconcilePlan = plan) -> None:
@@ -268,14 +269,15 @@ class StateEngine:
 
             return await self.storage.write(change, namespace, correlation_id)
 
-    async def _reconcile(self, namespace: str, thread_id: str, prepared: Prepared) -> ReconcilePlan:
+    async def _reconcile(self, namespace: str, thread_id: str, prepared: Prepared,
+                         adjudicate: bool = True) -> ReconcilePlan:
         """Decide prepared candidates against the thread (call it holding thread_lock; persist before
-        releasing it)."""
+        releasing it); adjudicate=False keeps the builtin outcomes even when a model is configured."""
         started = time.perf_counter()
         model = self.embedder.model_name if self.embedder is not None else ""
         existing, vectors = await self.storage.read(_reconcile_read, namespace, thread_id, model)
         plan = await plan_reconciliation(existing, vectors, prepared, self.embedder, self.thresholds(), thread_id,
-                                         now_us(), self.adjudicator)
+                                         now_us(), self.adjudicator if adjudicate else None)
         plan.report.duration_us = int((time.perf_counter() - started) * 1_000_000)
         return plan
 
