@@ -30,6 +30,7 @@ from taskmem.core.errors import InvalidArgument
 from taskmem.core.ids import now_us
 from taskmem.core.memory import MemoryFilter
 from taskmem.core.memory_search import FullTextQuery
+from taskmem.store import memory_text_index
 from taskmem.store.memory_entries import filter_sql
 from taskmem.store.reembed_staging import ReembedStaging
 from taskmem.store.storage import Reader, Transaction
@@ -57,16 +58,51 @@ def tsquery_text(reader: Reader, query: FullTextQuery, leave_out: frozenset[str]
     return str(row[0]) if row is not None and row[0] else ""
 
 
-def ranked(reader: Reader, namespace: str, tsquery: str, f: MemoryFilter, limit: int) -> list[tuple[int, float]]:
-    """(seq, -ts_rank) of the best `limit` matching entries, best first (lower is better, as FTS5's bm25)."""
+def ranked(reader: Reader, namespace: str, words: Sequence[str], tsquery: str, f: MemoryFilter,
+           limit: int) -> list[tuple[int, float, float]]:
+    """(seq, BM25 score, share) of the best `limit` entries matching the tsquery, best first: SQLite's Okapi
+    BM25 (store/memory_text_index.best_by_bm25, the same scorer) over the terms of the words (the query's
+    words and its phrases' words), its statistics taken over the entries searched (the namespace narrowed by
+    f), computed at query time from the database alone, so every replica ranks alike.
+
+    The candidates are the entries searched holding any of the terms (the GIN index finds them): for each,
+    its length (search_length) and each term's weighted frequency, read from its tsvector (a summary
+    position, weight A, counts 2, a detail one, weight B, 1); a term's document frequency is how many of
+    them hold it. Only those matching the tsquery (its phrases) may be hits."""
     if not tsquery or limit <= 0:
         return []
+    row = reader.fetchone(f"SELECT ARRAY(SELECT DISTINCT unnest(tsvector_to_array(to_tsvector({_CONFIG}, w)))"
+                          f" FROM unnest(CAST(? AS text[])) AS w)", [list(words)])
+    terms = sorted(row[0]) if row is not None and row[0] else []
+    if not terms:
+        return []
     where, params = filter_sql(f, namespace)
+    scope = reader.fetchone(f"SELECT count(*), coalesce(sum(m.search_length), 0) FROM memory_entries m WHERE {where}",
+                            params)
+    searched, total_length = (int(scope[0]), int(scope[1])) if scope is not None else (0, 0)
+    if not searched:
+        return []
+    anyof = " | ".join("'" + term.replace("\\", "\\\\").replace("'", "''") + "'" for term in terms)
     rows = reader.fetchall(
-        f"SELECT m.seq, ts_rank({_WEIGHTS}, m.search, t.q, 1) AS rank"
-        f" FROM memory_entries m, (SELECT CAST(? AS tsquery) AS q) t"
-        f" WHERE m.search @@ t.q AND {where} ORDER BY rank DESC, m.seq LIMIT ?", [tsquery, *params, limit])
-    return [(int(row[0]), -float(row[1])) for row in rows]
+        f"SELECT m.seq, m.search_length, m.search @@ CAST(? AS tsquery), u.lexeme,"
+        f" cardinality(u.weights) + coalesce(cardinality(array_positions(u.weights, 'A')), 0)"
+        f" FROM memory_entries m, LATERAL unnest(m.search) AS u"
+        f" WHERE m.search @@ CAST(? AS tsquery) AND {where} AND u.lexeme = ANY(CAST(? AS text[]))",
+        [tsquery, anyof, *params, terms])
+    if not rows:
+        return []
+    seqs, candidate = np.unique(np.array([int(r[0]) for r in rows], dtype=np.int64), return_inverse=True)
+    lengths = np.zeros(len(seqs), dtype=np.int32)
+    lengths[candidate] = [int(r[1]) for r in rows]
+    hits = np.zeros(len(seqs), dtype=bool)
+    hits[candidate] = [bool(r[2]) for r in rows]
+    index_of = {term: i for i, term in enumerate(terms)}
+    term_of = np.array([index_of[str(r[3])] for r in rows], dtype=np.int64)
+    frequencies = np.array([float(r[4]) for r in rows], dtype=np.float32)
+    postings = [(candidate[term_of == t], frequencies[term_of == t]) for t in range(len(terms))]
+    best = memory_text_index.best_by_bm25(searched, total_length / searched, lengths, postings, limit,
+                                          None if hits.all() else hits)
+    return [(int(seqs[i]), score, share) for i, score, share in best]
 
 
 def snippets(reader: Reader, tsquery: str, seqs: Sequence[int]) -> list[str]:

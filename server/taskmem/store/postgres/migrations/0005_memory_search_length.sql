@@ -1,0 +1,6 @@
+-- Full text ranks by Okapi BM25 on both engines (store/postgres/memory_index.py): its length
+-- normalisation needs each entry's length in words, as SQLite's index counts it (every word of summary
+-- and detail, stop words included, where the tsvector keeps only the stemmed non-stop words). A stored
+-- generated column: adding it fills the existing rows, and the search sums it over the entries searched.
+ALTER TABLE memory_entries ADD COLUMN IF NOT EXISTS search_length INTEGER GENERATED ALWAYS AS
+    (regexp_count(summary, '\w+') + regexp_count(detail, '\w+')) STORED;
