@@ -54,7 +54,8 @@ def ranked_matches(reader: Reader, namespace: str, query: FullTextQuery, f: Memo
         return []
     words = [*query.words, *(word for phrase in query.phrases for word in phrase.split())]
     if reader.dialect == "postgres":
-        return memory_index.ranked(reader, namespace, words, text or expression(reader, query), f, limit)
+        return memory_index.ranked(reader, namespace, words, text or expression(reader, query),
+                                   bool(query.phrases), f, limit)
     required = _holding_phrases(reader, query) if query.phrases else None
     if required is not None and not len(required):
         return []

@@ -4,3 +4,6 @@
 -- generated column: adding it fills the existing rows, and the search sums it over the entries searched.
 ALTER TABLE memory_entries ADD COLUMN IF NOT EXISTS search_length INTEGER GENERATED ALWAYS AS
     (regexp_count(summary, '\w+') + regexp_count(detail, '\w+')) STORED;
+-- Its sum over a namespace (the entries an unfiltered search counts) read by an index-only scan: ~1.5 ms
+-- at 20k entries, where the table scan took ~9 ms.
+CREATE INDEX IF NOT EXISTS memory_entries_lengths ON memory_entries (namespace, search_length);
