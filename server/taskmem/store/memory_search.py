@@ -3,7 +3,8 @@
 On SQLite the words are ranked by the in-memory index of store/memory_text_index.py (Okapi BM25 with
 its statistics over the entries searched); FTS5 finds the entries holding a query's phrases and marks
 the snippets. On PostgreSQL the full-text and nearest-neighbour halves run on tsvector and pgvector
-instead (store/postgres/memory_index.py says where their scores differ), and HYBRID fuses their ranks.
+instead, full text scored by the same BM25 (store/postgres/memory_index.py says how, and where the
+engines differ), and HYBRID fuses their scores alike.
 
 `search_entries` runs a search in one reader-thread hop: each mode's ranked list, narrowed by the
 filter, the fusion for HYBRID, and the entries of the hits. SearchMemories (memory/archive.py) runs

@@ -5,13 +5,20 @@ store/memory_vectors.py dispatch here by the reader's dialect), with these diffe
 - A full-text query is the same FullTextQuery (required phrases AND any of the words), built as a
   tsquery of the 'english' configuration (Snowball stemming, where FTS5 uses Porter; its stop words
   drop out of the query). Its text form is the opaque "expression" HYBRID passes between its halves.
-- Scores: SQLite ranks by BM25 (term rarity among the entries searched, length-normalised); PostgreSQL by
-  ts_rank with the summary weighted twice the detail (weights A=1.0, B=0.5) and length
-  normalisation 1 (rank / (1 + log(length))). ts_rank has no inverse document frequency, so a rare
-  word counts no more than a common one; FULLTEXT hit scores are ts_rank values (about 0 to 1)
-  where SQLite's are BM25 values (unbounded, their statistics over the entries searched). HYBRID fuses
-  as on SQLite (0.4 × full-text share + 0.6 × cosine similarity), the share here being ts_rank /
-  (ts_rank + 1), as ts_rank has no bound like BM25's (store/memory_search.ranked_matches).
+- Scores: the same Okapi BM25 as SQLite's (`ranked`; one scorer, memory_text_index.best_by_bm25), a
+  summary occurrence counting twice a detail one, its statistics (entry count, each term's document
+  frequency, average length) computed at query time over the entries searched, from the database
+  alone: no state in a process, so replicas writing the same database rank alike. An entry's length is
+  its word count, stop words included, as SQLite counts it (search_length, migration 0005). HYBRID's
+  share is the same (the score over the most the query's words can score), so HYBRID fuses as on
+  SQLite; on the dev set of bench/memory_eval.py both engines score the same recall for each mode.
+  The terms differ a little: the 'english' configuration stems and drops its stop words (from the
+  entries and the query: such a word neither matches nor counts in the share), where FTS5 stems by
+  Porter and keeps every word; a hyphenated word is also a term of its own here ('e-mail' beside 'e'
+  and 'mail'), on SQLite only its parts.
+  Cost: a term's weighted frequency is read from each candidate's tsvector, so a search costs in
+  proportion to the entries holding any of its words (as ts_rank did, ~2× its time; at 20k entries an
+  unfiltered search of words in 12k of them ~30 ms), plus counting the entries searched.
 - Snippets: ts_headline marks each match with [ ] in one fragment of at most 16 words, as FTS5's
   snippet() does with 16 tokens (fragments are joined with …).
 - Vectors are exact float32 pgvector values; the nearest are found by cosine distance through an
