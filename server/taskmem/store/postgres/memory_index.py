@@ -17,8 +17,11 @@ store/memory_vectors.py dispatch here by the reader's dialect), with these diffe
   Porter and keeps every word; a hyphenated word is also a term of its own here ('e-mail' beside 'e'
   and 'mail'), on SQLite only its parts.
   Cost: a term's weighted frequency is read from each candidate's tsvector, so a search costs in
-  proportion to the entries holding any of its words (as ts_rank did, ~2× its time; at 20k entries an
-  unfiltered search of words in 12k of them ~30 ms), plus counting the entries searched.
+  proportion to the entries holding any of its words, as ts_rank's did, plus counting the entries
+  searched. At 100k entries (bench/memory_bench.py's corpus and queries, interleaved with ts_rank's
+  query on one database, 2 shared cores) the ranking took p50 35 ms against ts_rank's 17 unfiltered
+  (a word in 60k entries: ~140-220 ms against ~110), 13 against 4.5 within a task, and 49 against 14
+  with a tag filter, whose count of the entries searched joins the tag's rows to the table (~30-45 ms).
 - Snippets: ts_headline marks each match with [ ] in one fragment of at most 16 words, as FTS5's
   snippet() does with 16 tokens (fragments are joined with …).
 - Vectors are exact float32 pgvector values; the nearest are found by cosine distance through an
