@@ -263,7 +263,7 @@ async def test_hybrid_puts_the_entry_both_modes_agree_on_first(rpc, corpus) -> N
     top = found.hits[0]
     assert top.entry.id == stored[0].id and set(top.found_by) == {FULLTEXT, SEMANTIC}
     assert (top.fulltext_rank, top.semantic_rank) == (1, 1)
-    # 0.4 × its full-text share (of the most BM25 can give the words; ts_rank / (ts_rank + 1) on PostgreSQL)
+    # 0.4 × its full-text share (of the most BM25 can give the words, on either engine)
     # + 0.6 × its cosine similarity
     assert 0.6 * 0.5 < top.score <= 1
     semantic_only = [h for h in found.hits if list(h.found_by) == [SEMANTIC]]

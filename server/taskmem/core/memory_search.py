@@ -14,8 +14,8 @@ from collections.abc import Mapping, Sequence
 # On dev it found more evidence than any reciprocal-rank fusion of the same lists (recall@10 0.536
 # against at best 0.502, k 5, weights 0.3:0.7), and it is flat around the weights chosen: full-text
 # weight 0.2 to 0.5 with 20 to 100 candidates per mode all scored 0.526 to 0.540.
-# PostgreSQL fuses the same way; its ts_rank has no such bound, so its share is ts_rank / (ts_rank + 1)
-# (store/memory_search.ranked_matches; the weights were not tuned there).
+# PostgreSQL fuses the same way with the same BM25 share (store/postgres/memory_index.ranked), and scores
+# the same on dev.
 FULLTEXT_WEIGHT = 0.4
 SEMANTIC_WEIGHT = 0.6
 # HYBRID fuses each mode's best CANDIDATES_PER_HIT × limit entries (at least MIN_CANDIDATES): on dev,

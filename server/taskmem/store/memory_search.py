@@ -3,7 +3,8 @@
 On SQLite the words are ranked by the in-memory index of store/memory_text_index.py (Okapi BM25 with
 its statistics over the entries searched); FTS5 finds the entries holding a query's phrases and marks
 the snippets. On PostgreSQL the full-text and nearest-neighbour halves run on tsvector and pgvector
-instead (store/postgres/memory_index.py says where their scores differ), and HYBRID fuses their ranks.
+instead, full text scored by the same BM25 (store/postgres/memory_index.py says how, and where the
+engines differ), and HYBRID fuses their scores alike.
 
 `search_entries` runs a search in one reader-thread hop: each mode's ranked list, narrowed by the
 filter, the fusion for HYBRID, and the entries of the hits. SearchMemories (memory/archive.py) runs
@@ -38,7 +39,7 @@ def expression(reader: Reader, query: FullTextQuery) -> str:
 def fulltext(reader: Reader, namespace: str, query: FullTextQuery, f: MemoryFilter,
              limit: int) -> list[tuple[int, float, str]]:
     """(seq, score, snippet) of the best `limit` entries of the namespace matching the query and f, best
-    first. score: BM25 (higher is better; ts_rank on PostgreSQL); the snippet marks each match with [ ]."""
+    first. score: BM25 (higher is better); the snippet marks each match with [ ]."""
     text = expression(reader, query)
     rows = ranked_matches(reader, namespace, query, f, limit, text)
     return [(seq, score, snippet) for (seq, score, _), snippet in zip(rows, _snippets(reader, text, [r[0] for r in rows]))]
@@ -46,20 +47,19 @@ def fulltext(reader: Reader, namespace: str, query: FullTextQuery, f: MemoryFilt
 
 def ranked_matches(reader: Reader, namespace: str, query: FullTextQuery, f: MemoryFilter, limit: int,
                    text: str = "") -> list[tuple[int, float, float]]:
-    """fulltext() without the snippets: (seq, score, share) best first, where share is the score scaled to
-    0..1: on SQLite the BM25 score over the most the query's words can score; on PostgreSQL, whose ts_rank
-    has no such bound, rank / (rank + 1) (ts_rank's own normalisation 32). text: expression(query), if
-    already made."""
+    """fulltext() without the snippets: (seq, score, share) best first, score being Okapi BM25 with its
+    statistics over the entries searched (the namespace narrowed by f) and share the score over the most
+    the query's words can score (0..1), on both engines (memory_text_index.best_by_bm25). text:
+    expression(query), if already made."""
     if limit <= 0:
         return []
+    words = [*query.words, *(word for phrase in query.phrases for word in phrase.split())]
     if reader.dialect == "postgres":
-        tsquery = text or expression(reader, query)
-        ranks = [(seq, -negated) for seq, negated in memory_index.ranked(reader, namespace, tsquery, f, limit)]
-        return [(seq, rank, rank / (rank + 1.0)) for seq, rank in ranks]
+        return memory_index.ranked(reader, namespace, words, text or expression(reader, query),
+                                   bool(query.phrases), f, limit)
     required = _holding_phrases(reader, query) if query.phrases else None
     if required is not None and not len(required):
         return []
-    words = [*query.words, *(word for phrase in query.phrases for word in phrase.split())]
     hits = memory_text_index.index_of(reader).ranked(
         reader, namespace, words, limit, memory_filter_sets.filter_seqs(reader, namespace, f), required)
     return [(hit.seq, hit.score, hit.share) for hit in hits]

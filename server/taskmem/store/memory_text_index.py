@@ -211,10 +211,7 @@ class TextIndex:
 
         allowed: the seqs a filter allows (None: the whole namespace), which are the entries searched;
         required: only these seqs may be hits (a phrase's matches), though all allowed ones count in the
-        statistics. A word in half or more of the entries searched has an idf ≤ 0, which FTS5 clamps to 1e-6:
-        such words are left out of the scoring (the ranking of the entries holding other words stays the same
-        but for ties, which go by seq), and weigh 1e-6 only when fewer than `limit` entries hold other words,
-        to rank the entries holding only them last."""
+        statistics. Scored by best_by_bm25 (which says how words in half or more of them weigh)."""
         state = self._current(reader)
         code = state.codes.get(namespace)
         if code is None or limit <= 0 or not words:
@@ -230,35 +227,19 @@ class TextIndex:
         average = float(state.lengths[:size][scope].sum()) / searched if not everything else \
             float(state.lengths[:size].sum()) / size
         postings = []
-        most = 0.0  # the score of an entry holding every word often: Σ idf × (K1 + 1), a word found nowhere included
         for term in _terms.ids(words):
             rows, weights = state.postings(term)  # rows < size: the state's segments end at its size
             if not everything and len(rows):
                 keep = scope[rows]
                 rows, weights = rows[keep], weights[keep]
-            idf = math.log((searched - len(rows) + 0.5) / (len(rows) + 0.5))
-            most += max(idf, 1e-6) * (K1 + 1)
-            if len(rows):
-                postings.append((idf, rows, weights))
-        scores = np.zeros(size, dtype=np.float64)
-        _add_scores(scores, [p for p in postings if p[0] > 0], state.lengths, average)
-        matched = self._matched(state, scores, required)
-        if len(matched) < limit:  # too few: entries holding only words of no weight come last, as in FTS5
-            _add_scores(scores, [(1e-6, rows, weights) for idf, rows, weights in postings if idf <= 0],
-                        state.lengths, average)
-            matched = self._matched(state, scores, required)
-        best = matched[_top(scores[matched], limit)]
-        return [TextHit(int(state.seqs[row]), float(scores[row]), float(scores[row]) / most) for row in best]
+            postings.append((rows, weights))
+        best = best_by_bm25(searched, average, state.lengths[:size], postings, limit,
+                            None if required is None else self._mask(state, required))
+        return [TextHit(int(state.seqs[row]), score, share) for row, score, share in best]
 
     def refresh(self, reader: Reader) -> int:
         """Bring the index up to the newest entry now; returns how many entries it holds."""
         return self._current(reader).size
-
-    @classmethod
-    def _matched(cls, state: _State, scores: np.ndarray, required: np.ndarray | None) -> np.ndarray:
-        """Rows with a score, only those of the required seqs if given."""
-        matched = np.flatnonzero(scores)
-        return matched if required is None else matched[cls._mask(state, required)[matched]]
 
     @staticmethod
     def _mask(state: _State, seqs: np.ndarray) -> np.ndarray:
@@ -335,6 +316,47 @@ def _appended(state: _State, rows: Sequence[Row]) -> _State:
     if sum(segment.postings for segment in tail) > _MERGE_SHARE * main.postings:
         main, tail = _merged((main, *tail)), ()
     return _State(arrays[0], arrays[1], arrays[2], row_of_seq, end, codes, main, tail, int(seqs[-1]))
+
+
+def best_by_bm25(searched: int, average: float, lengths: np.ndarray,
+                 postings: Sequence[tuple[np.ndarray, np.ndarray]], limit: int,
+                 required: np.ndarray | None = None) -> list[tuple[int, float, float]]:
+    """(row, score, share) of the best `limit` rows by Okapi BM25 (k1 1.2, b 0.75), best first (ties: lower
+    row first); the engines' one scorer (SQLite's index above; PostgreSQL's candidates, postgres/memory_index).
+
+    searched: how many entries are searched (the statistics' N); average: their mean length; lengths: the
+    length of each row; postings: for each distinct term of the query, the rows (among those searched) that
+    hold it and its weighted frequency in each (empty for a term no entry holds: it still counts in the most
+    the words can score); required: a mask of the rows that may be hits (None: all). share = score / the most
+    the query's words can score (Σ idf × (K1 + 1) over all of them), 0 to 1.
+
+    A word in half or more of the entries searched has an idf ≤ 0, which FTS5 clamps to 1e-6: such words
+    are left out of the scoring (the ranking of the rows holding other words stays the same but for ties),
+    and weigh 1e-6 only when fewer than `limit` rows hold other words, to rank the rows holding only them
+    last."""
+    weighed = []
+    most = 0.0  # the score of an entry holding every word often: Σ idf × (K1 + 1), a word found nowhere included
+    for rows, weights in postings:
+        idf = math.log((searched - len(rows) + 0.5) / (len(rows) + 0.5))
+        most += max(idf, 1e-6) * (K1 + 1)
+        if len(rows):
+            weighed.append((idf, rows, weights))
+    if not weighed or limit <= 0:
+        return []
+    scores = np.zeros(len(lengths), dtype=np.float64)
+    _add_scores(scores, [p for p in weighed if p[0] > 0], lengths, average)
+    matched = _matched(scores, required)
+    if len(matched) < limit:  # too few: entries holding only words of no weight come last, as in FTS5
+        _add_scores(scores, [(1e-6, rows, weights) for idf, rows, weights in weighed if idf <= 0], lengths, average)
+        matched = _matched(scores, required)
+    best = matched[_top(scores[matched], limit)]
+    return [(int(row), float(scores[row]), float(scores[row]) / most) for row in best]
+
+
+def _matched(scores: np.ndarray, required: np.ndarray | None) -> np.ndarray:
+    """Rows with a score, only the required ones if given."""
+    matched = np.flatnonzero(scores)
+    return matched if required is None else matched[required[matched]]
 
 
 def _add_scores(scores: np.ndarray, postings: list[tuple[float, np.ndarray, np.ndarray]], lengths: np.ndarray,

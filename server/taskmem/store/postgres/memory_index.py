@@ -5,13 +5,23 @@ store/memory_vectors.py dispatch here by the reader's dialect), with these diffe
 - A full-text query is the same FullTextQuery (required phrases AND any of the words), built as a
   tsquery of the 'english' configuration (Snowball stemming, where FTS5 uses Porter; its stop words
   drop out of the query). Its text form is the opaque "expression" HYBRID passes between its halves.
-- Scores: SQLite ranks by BM25 (term rarity among the entries searched, length-normalised); PostgreSQL by
-  ts_rank with the summary weighted twice the detail (weights A=1.0, B=0.5) and length
-  normalisation 1 (rank / (1 + log(length))). ts_rank has no inverse document frequency, so a rare
-  word counts no more than a common one; FULLTEXT hit scores are ts_rank values (about 0 to 1)
-  where SQLite's are BM25 values (unbounded, their statistics over the entries searched). HYBRID fuses
-  as on SQLite (0.4 × full-text share + 0.6 × cosine similarity), the share here being ts_rank /
-  (ts_rank + 1), as ts_rank has no bound like BM25's (store/memory_search.ranked_matches).
+- Scores: the same Okapi BM25 as SQLite's (`ranked`; one scorer, memory_text_index.best_by_bm25), a
+  summary occurrence counting twice a detail one, its statistics (entry count, each term's document
+  frequency, average length) computed at query time over the entries searched, from the database
+  alone: no state in a process, so replicas writing the same database rank alike. An entry's length is
+  its word count, stop words included, as SQLite counts it (search_length, migration 0005). HYBRID's
+  share is the same (the score over the most the query's words can score), so HYBRID fuses as on
+  SQLite; on the dev set of bench/memory_eval.py both engines score the same recall for each mode.
+  The terms differ a little: the 'english' configuration stems and drops its stop words (from the
+  entries and the query: such a word neither matches nor counts in the share), where FTS5 stems by
+  Porter and keeps every word; a hyphenated word is also a term of its own here ('e-mail' beside 'e'
+  and 'mail'), on SQLite only its parts.
+  Cost: a term's weighted frequency is read from each candidate's tsvector, so a search costs in
+  proportion to the entries holding any of its words, as ts_rank's did, plus counting the entries
+  searched. At 100k entries (bench/memory_bench.py's corpus and queries, interleaved with ts_rank's
+  query on one database, 2 shared cores) the ranking took p50 35 ms against ts_rank's 17 unfiltered
+  (a word in 60k entries: ~140-220 ms against ~110), 13 against 4.5 within a task, and 49 against 14
+  with a tag filter, whose count of the entries searched joins the tag's rows to the table (~30-45 ms).
 - Snippets: ts_headline marks each match with [ ] in one fragment of at most 16 words, as FTS5's
   snippet() does with 16 tokens (fragments are joined with …).
 - Vectors are exact float32 pgvector values; the nearest are found by cosine distance through an
@@ -30,6 +40,7 @@ from taskmem.core.errors import InvalidArgument
 from taskmem.core.ids import now_us
 from taskmem.core.memory import MemoryFilter
 from taskmem.core.memory_search import FullTextQuery
+from taskmem.store import memory_text_index
 from taskmem.store.memory_entries import filter_sql
 from taskmem.store.reembed_staging import ReembedStaging
 from taskmem.store.storage import Reader, Transaction
@@ -42,6 +53,7 @@ _WEIGHTS = "'{0, 0, 0.5, 1.0}'"  # D, C, B (detail), A (summary)
 _HEADLINE = "'StartSel=[, StopSel=], MaxWords=16, MinWords=6, ShortWord=0, MaxFragments=1, FragmentDelimiter=…'"
 HNSW_INDEX = "memory_embeddings_hnsw"
 _ADJACENT_MARKS = re.compile(r"\] \[")
+_COMMA = "','"
 
 
 def tsquery_text(reader: Reader, query: FullTextQuery, leave_out: frozenset[str] = frozenset()) -> str:
@@ -57,16 +69,58 @@ def tsquery_text(reader: Reader, query: FullTextQuery, leave_out: frozenset[str]
     return str(row[0]) if row is not None and row[0] else ""
 
 
-def ranked(reader: Reader, namespace: str, tsquery: str, f: MemoryFilter, limit: int) -> list[tuple[int, float]]:
-    """(seq, -ts_rank) of the best `limit` matching entries, best first (lower is better, as FTS5's bm25)."""
+def ranked(reader: Reader, namespace: str, words: Sequence[str], tsquery: str, phrased: bool, f: MemoryFilter,
+           limit: int) -> list[tuple[int, float, float]]:
+    """(seq, BM25 score, share) of the best `limit` entries matching the tsquery, best first: SQLite's Okapi
+    BM25 (store/memory_text_index.best_by_bm25, the same scorer) over the terms of the words (the query's
+    words and its phrases' words), its statistics taken over the entries searched (the namespace narrowed by
+    f) at query time from the database alone, so every replica ranks alike.
+
+    The entries searched are counted and their lengths summed (search_length, through an index-only scan
+    of memory_entries_lengths when not narrowed). The candidates are those holding any of the terms (the
+    GIN index finds them), each read with its length and each term's weighted frequency, a summary
+    occurrence (weight A) counting 2 and a detail one (B) 1: for one term, ts_rank_cd with no
+    normalisation is the sum of its occurrences' weights, so twice its value under weights {0, 0, 0.5, 1}.
+    A term's document frequency is how many candidates hold it. Only those matching the tsquery (its
+    phrases, if phrased) may be hits."""
     if not tsquery or limit <= 0:
         return []
+    row = reader.fetchone(f"SELECT ARRAY(SELECT DISTINCT unnest(tsvector_to_array(to_tsvector({_CONFIG}, w)))"
+                          f" FROM unnest(CAST(? AS text[])) AS w)", [list(words)])
+    terms = [_quoted(term) for term in sorted(row[0])] if row is not None and row[0] else []
+    if not terms:
+        return []
     where, params = filter_sql(f, namespace)
-    rows = reader.fetchall(
-        f"SELECT m.seq, ts_rank({_WEIGHTS}, m.search, t.q, 1) AS rank"
-        f" FROM memory_entries m, (SELECT CAST(? AS tsquery) AS q) t"
-        f" WHERE m.search @@ t.q AND {where} ORDER BY rank DESC, m.seq LIMIT ?", [tsquery, *params, limit])
-    return [(int(row[0]), -float(row[1])) for row in rows]
+    scope = reader.fetchone(f"SELECT count(*), coalesce(sum(m.search_length), 0) FROM memory_entries m WHERE {where}",
+                            params)
+    searched, total_length = (int(scope[0]), int(scope[1])) if scope is not None else (0, 0)
+    if not searched:
+        return []
+    anyof = " | ".join(terms)
+    columns = ["m.seq", "m.search_length",
+               *(["(m.search @@ CAST(? AS tsquery))::int"] if phrased else []),
+               *(f"(2 * ts_rank_cd({_WEIGHTS}, m.search, CAST(? AS tsquery), 0))::int" for _ in terms)]
+    found = reader.fetchone(  # one row of comma-separated columns: ~3× faster to read than a row per candidate
+        f"SELECT {', '.join(f'string_agg(({c})::text, {_COMMA})' for c in columns)}"
+        f" FROM memory_entries m WHERE m.search @@ CAST(? AS tsquery) AND {where}",
+        [*([tsquery] if phrased else []), *terms, anyof, *params])
+    if found is None or found[0] is None:
+        return []
+    seqs, lengths, *rest = [np.fromstring(str(text), dtype=np.int64, sep=",") for text in found]
+    order = np.argsort(seqs)  # rows in seq order: ties go to the lower seq, as on SQLite
+    seqs, lengths = seqs[order], lengths[order]
+    hits = rest.pop(0)[order].astype(bool) if phrased else None
+    postings = []
+    for frequencies in rest:
+        holding = np.flatnonzero(frequencies[order])
+        postings.append((holding, frequencies[order][holding].astype(np.float32)))
+    best = memory_text_index.best_by_bm25(searched, total_length / searched, lengths, postings, limit, hits)
+    return [(int(seqs[i]), score, share) for i, score, share in best]
+
+
+def _quoted(lexeme: str) -> str:
+    """A lexeme as a tsquery of it alone (quoted: any character may be in a lexeme)."""
+    return "'" + lexeme.replace("\\", "\\\\").replace("'", "''") + "'"
 
 
 def snippets(reader: Reader, tsquery: str, seqs: Sequence[int]) -> list[str]:

@@ -646,10 +646,9 @@ type MemorySearchHit struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// The matching entry.
 	Entry *MemoryEntry `protobuf:"bytes,1,opt,name=entry,proto3" json:"entry,omitempty"`
-	// Higher is better. FULLTEXT: the BM25 score (positive; ts_rank on
-	// PostgreSQL); SEMANTIC: cosine similarity (-1..1); HYBRID: 0.4 × BM25
-	// share + 0.6 × cosine similarity (on PostgreSQL the share is
-	// ts_rank / (ts_rank + 1)).
+	// Higher is better. FULLTEXT: the BM25 score (positive; the same on
+	// SQLite and PostgreSQL); SEMANTIC: cosine similarity (-1..1); HYBRID:
+	// 0.4 × BM25 share + 0.6 × cosine similarity.
 	Score float64 `protobuf:"fixed64,2,opt,name=score,proto3" json:"score,omitempty"`
 	// The modes that found this entry (FULLTEXT, SEMANTIC or both).
 	FoundBy []SearchMode `protobuf:"varint,3,rep,packed,name=found_by,json=foundBy,proto3,enum=taskmem.v1.SearchMode" json:"found_by,omitempty"`

@@ -97,8 +97,9 @@ type MemoryServiceClient interface {
 	//     has no weight (BM25's idf is then <= 0); entries holding only such words
 	//     come last, and only when fewer than limit entries hold other words.
 	//     Phrases (in double quotes) decide which entries may be hits and their
-	//     words rank with the others. Snippets are FTS5's. On PostgreSQL: ts_rank
-	//     over a tsvector (no idf; see store/postgres/memory_index.py).
+	//     words rank with the others. Snippets are FTS5's. On PostgreSQL the same
+	//     BM25 over the tsvector's terms ('english' stemming where SQLite uses
+	//     Porter; see store/postgres/memory_index.py), snippets by ts_headline.
 	//   - SEMANTIC: a KNN over 1-bit quantised vectors picks 8 × limit candidates
 	//     (at least 100), rescored by exact cosine; on the evaluation this found
 	//     the exact cosine scan's recall@10 (3 × limit, at least 40, lost 4 %).
@@ -113,8 +114,8 @@ type MemoryServiceClient interface {
 	//     at best 0.502 recall@10 for any rank fusion of the same two lists (k 5,
 	//     weights 0.3 : 0.7); full-text weights 0.2 to 0.5 with 20 to 100
 	//     candidates all scored 0.526 to 0.540.
-	//     On PostgreSQL HYBRID fuses the same way; as ts_rank has no bound to
-	//     scale by, its share is ts_rank / (ts_rank + 1). No recency or type prior is applied: the
+	//     On PostgreSQL HYBRID fuses the same way, with the same share (dev
+	//     figures as on SQLite). No recency or type prior is applied: the
 	//     evaluation's turns share one type and one write time, so it cannot show
 	//     one helps; hits rank by content alone.
 	//
@@ -398,8 +399,9 @@ type MemoryServiceServer interface {
 	//     has no weight (BM25's idf is then <= 0); entries holding only such words
 	//     come last, and only when fewer than limit entries hold other words.
 	//     Phrases (in double quotes) decide which entries may be hits and their
-	//     words rank with the others. Snippets are FTS5's. On PostgreSQL: ts_rank
-	//     over a tsvector (no idf; see store/postgres/memory_index.py).
+	//     words rank with the others. Snippets are FTS5's. On PostgreSQL the same
+	//     BM25 over the tsvector's terms ('english' stemming where SQLite uses
+	//     Porter; see store/postgres/memory_index.py), snippets by ts_headline.
 	//   - SEMANTIC: a KNN over 1-bit quantised vectors picks 8 × limit candidates
 	//     (at least 100), rescored by exact cosine; on the evaluation this found
 	//     the exact cosine scan's recall@10 (3 × limit, at least 40, lost 4 %).
@@ -414,8 +416,8 @@ type MemoryServiceServer interface {
 	//     at best 0.502 recall@10 for any rank fusion of the same two lists (k 5,
 	//     weights 0.3 : 0.7); full-text weights 0.2 to 0.5 with 20 to 100
 	//     candidates all scored 0.526 to 0.540.
-	//     On PostgreSQL HYBRID fuses the same way; as ts_rank has no bound to
-	//     scale by, its share is ts_rank / (ts_rank + 1). No recency or type prior is applied: the
+	//     On PostgreSQL HYBRID fuses the same way, with the same share (dev
+	//     figures as on SQLite). No recency or type prior is applied: the
 	//     evaluation's turns share one type and one write time, so it cannot show
 	//     one helps; hits rank by content alone.
 	//

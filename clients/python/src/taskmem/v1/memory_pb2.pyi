@@ -384,10 +384,9 @@ class MemorySearchHit(_message.Message):
     SEMANTIC_RANK_FIELD_NUMBER: _builtins.int
     EMBEDDING_PENDING_FIELD_NUMBER: _builtins.int
     score: _builtins.float
-    """Higher is better. FULLTEXT: the BM25 score (positive; ts_rank on
-    PostgreSQL); SEMANTIC: cosine similarity (-1..1); HYBRID: 0.4 × BM25
-    share + 0.6 × cosine similarity (on PostgreSQL the share is
-    ts_rank / (ts_rank + 1)).
+    """Higher is better. FULLTEXT: the BM25 score (positive; the same on
+    SQLite and PostgreSQL); SEMANTIC: cosine similarity (-1..1); HYBRID:
+    0.4 × BM25 share + 0.6 × cosine similarity.
     """
     snippet: _builtins.str
     """FULLTEXT hits: an excerpt of the summary or detail with each match

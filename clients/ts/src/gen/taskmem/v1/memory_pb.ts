@@ -186,10 +186,9 @@ export type MemorySearchHit = Message<"taskmem.v1.MemorySearchHit"> & {
   entry?: MemoryEntry | undefined;
 
   /**
-   * Higher is better. FULLTEXT: the BM25 score (positive; ts_rank on
-   * PostgreSQL); SEMANTIC: cosine similarity (-1..1); HYBRID: 0.4 × BM25
-   * share + 0.6 × cosine similarity (on PostgreSQL the share is
-   * ts_rank / (ts_rank + 1)).
+   * Higher is better. FULLTEXT: the BM25 score (positive; the same on
+   * SQLite and PostgreSQL); SEMANTIC: cosine similarity (-1..1); HYBRID:
+   * 0.4 × BM25 share + 0.6 × cosine similarity.
    *
    * @generated from field: double score = 2;
    */
