@@ -13,10 +13,11 @@ requests spread over every method of the four services, --concurrency at a time:
 Streaming methods are read for at most one second.
 
 It prints the count of INTERNAL and UNKNOWN answers (goal 0, with the first few examples), the
-answers by status code, the server's RSS before and after, the slowest answer, and health checks
-sent every 100 ms alongside (an event loop blocked by a request shows up there: the slowest, and how
-many took over 50 ms), beside the same checks against an idle server on the same machine, whose
-figures are what the shared cores' load alone costs. Load averages are printed at start and end.
+answers by status code, the server's RSS before and after and its CPU time over the run, the slowest
+answer, and health checks sent every 100 ms alongside (an event loop blocked by a request shows up
+there: the slowest, and how many took over 50 ms), beside the same checks against an idle server on
+the same machine, whose figures are what the shared cores' load alone costs. Load averages are
+printed at start and end.
 
 Where RSS growth comes from — live Python objects or memory the C allocator keeps after it was
 freed — two options tell apart. Both load a probe into the fuzzed server (a sitecustomize.py first
@@ -75,6 +76,12 @@ def rss_mib(pid: int) -> float:
         if line.startswith("VmRSS:"):
             return int(line.split()[1]) / 1024
     return math.nan
+
+
+def cpu_seconds(pid: int) -> float:
+    """User + system CPU time of a process so far (Linux /proc)."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
 # With --tracemalloc or --malloc-stats, the fuzzed server loads this as sitecustomize.py. On SIGUSR1 its
@@ -494,12 +501,12 @@ async def main() -> None:
         idle.start()
         assert server.process is not None
         pid = server.process.pid
-        rss_before = rss_mib(pid)
+        rss_before, cpu_before = rss_mib(pid), cpu_seconds(pid)
         memory_before = probe_memory(pid, base / "probe" / "figures.json") if probed else {}
         started = time.monotonic()
         try:
             codes, bad, slowest, beats, fuzzed = await fuzz(server.address, idle.address, args, base / "root")
-            rss_after = rss_mib(pid)
+            rss_after, cpu_used = rss_mib(pid), cpu_seconds(pid) - cpu_before
             memory_after = probe_memory(pid, base / "probe" / "figures.json", last=True) if probed else {}
         finally:
             server.stop()
@@ -519,7 +526,7 @@ async def main() -> None:
     if first >= 0:
         print("the server's log of the first one:")
         print(log[log.rfind("\n", 0, first) + 1:][:4000])
-    print(f"server RSS: {rss_before:.1f} MiB before, {rss_after:.1f} MiB after")
+    print(f"server RSS: {rss_before:.1f} MiB before, {rss_after:.1f} MiB after; server CPU over the run {cpu_used:.1f} s")
     if probed:
         print_memory(memory_before, memory_after, args.tracemalloc, args.malloc_stats)
     print(f"slowest answer: {slowest[0] * 1000:.0f} ms, {slowest[1]}")
