@@ -174,9 +174,9 @@ def print_memory(before: dict[str, Any], after: dict[str, Any], frames: int, mal
         print(f"tracemalloc, live Python heap: {before['traced'] / mib:.1f} MiB before, {after['traced'] / mib:.1f} MiB"
               f" after ({before['traced_after_gc'] / mib:.1f} and {after['traced_after_gc'] / mib:.1f} MiB after a"
               f" gc.collect()); peak {after['traced_peak'] / mib:.1f} MiB")
-        print("  allocation sites whose live size grew most (after gc.collect()):")
+        print("  allocation sites whose live size grew most (after gc.collect(); a traceback reads caller -> callee):")
         for stat in after["snapshot"].compare_to(before["snapshot"], "traceback" if frames > 1 else "lineno")[:10]:
-            where = " <- ".join(f"{frame.filename.rsplit('site-packages/', 1)[-1]}:{frame.lineno}"
+            where = " -> ".join(f"{frame.filename.rsplit('site-packages/', 1)[-1]}:{frame.lineno}"
                                 for frame in stat.traceback)
             print(f"    {stat.size_diff / 1024:+10.1f} KiB ({stat.count_diff:+d} blocks) {where}")
     if not malloc_stats:
