@@ -13,12 +13,27 @@ requests spread over every method of the four services, --concurrency at a time:
 Streaming methods are read for at most one second.
 
 It prints the count of INTERNAL and UNKNOWN answers (goal 0, with the first few examples), the
-answers by status code, the server's RSS before and after, the slowest answer, and health checks
-sent every 100 ms alongside (an event loop blocked by a request shows up there: the slowest, and how
-many took over 50 ms), beside the same checks against an idle server on the same machine, whose
-figures are what the shared cores' load alone costs. Load averages are printed at start and end.
+answers by status code, the server's RSS before and after and its CPU time over the run, the slowest
+answer, and health checks sent every 100 ms alongside (an event loop blocked by a request shows up
+there: the slowest, and how many took over 50 ms), beside the same checks against an idle server on
+the same machine, whose figures are what the shared cores' load alone costs. Load averages are
+printed at start and end.
+
+Where RSS growth comes from — live Python objects or memory the C allocator keeps after it was
+freed — two options tell apart. Both load a probe into the fuzzed server (a sitecustomize.py first
+on its PYTHONPATH; the server's code is unchanged) that, on SIGUSR1, writes its figures to a file
+the bench reads; the bench asks right after reading RSS at the start and at the end:
+- --tracemalloc [FRAMES]: the server runs with PYTHONTRACEMALLOC=FRAMES (slower); prints the
+  traced (live) Python heap before and after (as found, and after a gc.collect()), its peak, and
+  the ten allocation sites whose live size grew most between the two (tracemalloc snapshots taken
+  after the collection, compared by line, or by traceback with FRAMES > 1).
+- --malloc-stats: glibc's mallinfo2() of the server (all arenas): bytes in use (as found and after a
+  gc.collect()), bytes free but kept, heap (brk and arena) bytes, mmapped bytes; the number of arenas
+  (malloc_info()); and at the end the RSS after a gc.collect() and then after malloc_trim(0), which
+  hands back every free page glibc kept: the growth that trimming removes is allocator retention.
 
     .venv/bin/python bench/fuzz_rpcs.py [--requests 100000] [--concurrency 32] [--seed 12]
+                                        [--tracemalloc [FRAMES]] [--malloc-stats]
 """
 
 from __future__ import annotations
@@ -26,13 +41,16 @@ from __future__ import annotations
 import argparse
 import asyncio
 import collections
+import json
 import math
 import multiprocessing
 import os
 import random
+import signal
 import sys
 import tempfile
 import time
+import tracemalloc
 from pathlib import Path
 from typing import Any
 
@@ -58,6 +76,122 @@ def rss_mib(pid: int) -> float:
         if line.startswith("VmRSS:"):
             return int(line.split()[1]) / 1024
     return math.nan
+
+
+def cpu_seconds(pid: int) -> float:
+    """User + system CPU time of a process so far (Linux /proc)."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+# With --tracemalloc or --malloc-stats, the fuzzed server loads this as sitecustomize.py. On SIGUSR1 its
+# main thread (the event loop's wakeup fd makes it run at once) writes its memory figures as JSON to
+# $FUZZ_MEMORY_PROBE, and with tracemalloc on a snapshot of the live heap beside it.
+MEMORY_PROBE = r"""
+import ctypes, gc, json, os, re, signal, tracemalloc
+
+
+class MallInfo2(ctypes.Structure):
+    _fields_ = [(name, ctypes.c_size_t) for name in (
+        "arena", "ordblks", "smblks", "hblks", "hblkhd", "usmblks", "fsmblks", "uordblks", "fordblks", "keepcost")]
+
+
+def malloc_stats(xml_path):
+    libc = ctypes.CDLL(None)
+    if not hasattr(libc, "mallinfo2"):  # not glibc, or older than 2.33
+        return None
+    libc.mallinfo2.restype = MallInfo2
+    info = libc.mallinfo2()
+    libc.fopen.restype, libc.fopen.argtypes = ctypes.c_void_p, [ctypes.c_char_p, ctypes.c_char_p]
+    libc.malloc_info.argtypes, libc.fclose.argtypes = [ctypes.c_int, ctypes.c_void_p], [ctypes.c_void_p]
+    stream = libc.fopen(xml_path.encode(), b"w")
+    libc.malloc_info(0, stream)
+    libc.fclose(stream)
+    with open(xml_path) as file:
+        arenas = len(re.findall('<heap nr="', file.read()))
+    return {"arenas": arenas, **{name: getattr(info, name) for name, _ in MallInfo2._fields_}}
+
+
+def rss():
+    with open("/proc/self/status") as file:
+        return next(int(line.split()[1]) * 1024 for line in file if line.startswith("VmRSS:"))
+
+
+def report(signum, frame):
+    out = os.environ["FUZZ_MEMORY_PROBE"]
+    try:
+        figures = measure(signum, out)
+    except Exception as error:  # never into the server's own code: the bench prints it
+        figures = {"error": repr(error)}
+    with open(out + ".part", "w") as file:
+        json.dump(figures, file)
+    os.replace(out + ".part", out)
+
+
+def measure(signum, out):
+    figures = {"malloc": malloc_stats(out + ".malloc_info.xml")}
+    if tracemalloc.is_tracing():
+        figures["traced"], figures["traced_peak"] = tracemalloc.get_traced_memory()
+    gc.collect()
+    figures["malloc_after_gc"] = malloc_stats(out + ".malloc_info.xml")
+    if tracemalloc.is_tracing():
+        figures["traced_after_gc"] = tracemalloc.get_traced_memory()[0]
+        tracemalloc.take_snapshot().dump(out + ".snapshot")
+    if signum == signal.SIGUSR2 and figures["malloc"] is not None:  # the last look: what glibc can give back
+        figures["rss_after_gc"] = rss()
+        ctypes.CDLL(None).malloc_trim(0)
+        figures["rss_after_trim"] = rss()
+    return figures
+
+
+if os.environ.get("FUZZ_MEMORY_PROBE"):
+    signal.signal(signal.SIGUSR1, report)
+    signal.signal(signal.SIGUSR2, report)
+"""
+
+
+def probe_memory(pid: int, out: Path, last: bool = False, timeout: float = 120.0) -> dict[str, Any]:
+    """Ask the server's MEMORY_PROBE for its figures; with tracemalloc, "snapshot" is its live-heap snapshot.
+    The last look (SIGUSR2) ends with malloc_trim(0) and the RSS after it."""
+    out.unlink(missing_ok=True)
+    os.kill(pid, signal.SIGUSR2 if last else signal.SIGUSR1)
+    deadline = time.monotonic() + timeout
+    while not out.exists():
+        if time.monotonic() > deadline:
+            raise RuntimeError("the server's memory probe did not answer")
+        time.sleep(0.05)
+    figures: dict[str, Any] = json.loads(out.read_text())
+    if "error" in figures:
+        raise RuntimeError(f"the server's memory probe failed: {figures['error']}")
+    if "traced" in figures:
+        figures["snapshot"] = tracemalloc.Snapshot.load(str(out) + ".snapshot")
+    return figures
+
+
+def print_memory(before: dict[str, Any], after: dict[str, Any], frames: int, malloc_stats: bool) -> None:
+    mib = 1024 * 1024
+    if "traced" in after:
+        print(f"tracemalloc, live Python heap: {before['traced'] / mib:.1f} MiB before, {after['traced'] / mib:.1f} MiB"
+              f" after ({before['traced_after_gc'] / mib:.1f} and {after['traced_after_gc'] / mib:.1f} MiB after a"
+              f" gc.collect()); peak {after['traced_peak'] / mib:.1f} MiB")
+        print("  allocation sites whose live size grew most (after gc.collect(); a traceback reads caller -> callee):")
+        for stat in after["snapshot"].compare_to(before["snapshot"], "traceback" if frames > 1 else "lineno")[:10]:
+            where = " -> ".join(f"{frame.filename.rsplit('site-packages/', 1)[-1]}:{frame.lineno}"
+                                for frame in stat.traceback)
+            print(f"    {stat.size_diff / 1024:+10.1f} KiB ({stat.count_diff:+d} blocks) {where}")
+    if not malloc_stats:
+        return
+    if after["malloc"] is None:
+        print("glibc malloc: not available (no mallinfo2)")
+        return
+    for name, probe in (("before", before), ("after", after)):
+        figures = probe["malloc"]
+        print(f"glibc malloc {name:>6}: in use {figures['uordblks'] / mib:6.1f} MiB"
+              f" ({probe['malloc_after_gc']['uordblks'] / mib:.1f} after gc.collect()), free but kept"
+              f" {figures['fordblks'] / mib:6.1f} MiB, heaps {figures['arena'] / mib:6.1f} MiB in"
+              f" {figures['arenas']} arenas, mmapped {figures['hblkhd'] / mib:5.1f} MiB in {figures['hblks']} chunks")
+    print(f"server RSS after gc.collect() {after['rss_after_gc'] / mib:.1f} MiB, after malloc_trim(0)"
+          f" {after['rss_after_trim'] / mib:.1f} MiB (what glibc kept free and could give back)")
 
 
 class Values:
@@ -338,6 +472,11 @@ async def main() -> None:
     parser.add_argument("--only", default="", help="comma-separated method names to fuzz (default: every RPC)")
     parser.add_argument("--server-log", default="", help="write the fuzzed server's whole log to this file (with"
                         " PYTHONASYNCIODEBUG=1 and TASKMEM_LOG_LEVEL=WARNING it names callbacks that held the loop)")
+    parser.add_argument("--tracemalloc", type=int, nargs="?", const=1, default=0, metavar="FRAMES",
+                        help="trace the server's Python allocations (FRAMES deep, default 1) and print the live heap"
+                             " and its most grown allocation sites, before and after")
+    parser.add_argument("--malloc-stats", action="store_true",
+                        help="print the server's glibc malloc figures (mallinfo2, arenas) before and after")
     args = parser.parse_args()
     print(f"load average at the start: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
     with tempfile.TemporaryDirectory() as directory:
@@ -346,17 +485,29 @@ async def main() -> None:
         (base / "data").mkdir()
         env = {"TASKMEM_WAIT_FILE_ROOTS": str(base / "root"), "TASKMEM_WAIT_HTTP_ALLOWED_HOSTS": "127.0.0.1",
                "TASKMEM_LOG_LEVEL": os.environ.get("TASKMEM_LOG_LEVEL", "ERROR")}  # unmapped errors are logged
-        server = ServerProcess(base / "data" / "taskmem.db", "--embedding-backend", args.embeddings, env=env)
+        probed = bool(args.tracemalloc or args.malloc_stats)
+        probe_env = {}
+        if probed:
+            (base / "probe").mkdir()
+            (base / "probe" / "sitecustomize.py").write_text(MEMORY_PROBE)
+            probe_env = {"FUZZ_MEMORY_PROBE": str(base / "probe" / "figures.json"),
+                         "PYTHONPATH": os.pathsep.join(filter(None, [str(base / "probe"), os.environ.get("PYTHONPATH")]))}
+            if args.tracemalloc:
+                probe_env["PYTHONTRACEMALLOC"] = str(args.tracemalloc)
+        server = ServerProcess(base / "data" / "taskmem.db", "--embedding-backend", args.embeddings,
+                               env={**env, **probe_env})
         server.start()
         idle = ServerProcess(base / "data" / "idle.db", "--embedding-backend", "none", env=env)
         idle.start()
         assert server.process is not None
         pid = server.process.pid
-        rss_before = rss_mib(pid)
+        rss_before, cpu_before = rss_mib(pid), cpu_seconds(pid)
+        memory_before = probe_memory(pid, base / "probe" / "figures.json") if probed else {}
         started = time.monotonic()
         try:
             codes, bad, slowest, beats, fuzzed = await fuzz(server.address, idle.address, args, base / "root")
-            rss_after = rss_mib(pid)
+            rss_after, cpu_used = rss_mib(pid), cpu_seconds(pid) - cpu_before
+            memory_after = probe_memory(pid, base / "probe" / "figures.json", last=True) if probed else {}
         finally:
             server.stop()
             idle.stop()
@@ -375,7 +526,9 @@ async def main() -> None:
     if first >= 0:
         print("the server's log of the first one:")
         print(log[log.rfind("\n", 0, first) + 1:][:4000])
-    print(f"server RSS: {rss_before:.1f} MiB before, {rss_after:.1f} MiB after")
+    print(f"server RSS: {rss_before:.1f} MiB before, {rss_after:.1f} MiB after; server CPU over the run {cpu_used:.1f} s")
+    if probed:
+        print_memory(memory_before, memory_after, args.tracemalloc, args.malloc_stats)
     print(f"slowest answer: {slowest[0] * 1000:.0f} ms, {slowest[1]}")
     print(f"load average at the end: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
     for name, (worst, checks, over) in zip(("fuzzed server", "idle server beside it"), beats):

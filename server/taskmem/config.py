@@ -18,6 +18,8 @@ import yaml
 from taskmem.core.reconcile_decisions import SEED_THRESHOLDS, ReconcileThresholds
 
 DEFAULT_NAMESPACE = "default"
+# glibc's HEAP_MAX_SIZE / 2 on 64-bit: mallopt refuses a larger M_MMAP_THRESHOLD.
+MALLOC_MMAP_THRESHOLD_MAX = 32 * 1024 * 1024
 
 
 class ConfigError(ValueError):
@@ -166,6 +168,10 @@ class Config:
     # may keep one for. Beyond either, PutWorkingMemory answers RESOURCE_EXHAUSTED naming the limit.
     working_memory_max_bytes: int = 256 * 1024
     working_memory_max_agents: int = 1_000
+    # glibc only (malloc_tuning.py): fix malloc's mmap and trim thresholds at this many bytes, so freed large
+    # buffers go back to the system instead of staying in the heap as the adaptive threshold grows.
+    # 0 leaves glibc's defaults (adaptive, 128 KiB rising to 32 MiB).
+    malloc_mmap_threshold_bytes: int = 128 * 1024
 
     def __post_init__(self) -> None:
         if self.embedding_backend not in ("builtin", "openai", "none"):
@@ -202,6 +208,9 @@ class Config:
                      "state_max_active_items", "reconcile_adjudication_timeout_seconds"):
             if getattr(self, name) <= 0:
                 raise ConfigError(f"{name}: must be more than 0")
+        if not 0 <= self.malloc_mmap_threshold_bytes <= MALLOC_MMAP_THRESHOLD_MAX:
+            raise ConfigError(f"malloc_mmap_threshold_bytes: {self.malloc_mmap_threshold_bytes} is not between 0"
+                              f" (glibc's defaults) and {MALLOC_MMAP_THRESHOLD_MAX} (glibc's largest on 64-bit)")
 
     @property
     def open_namespace(self) -> bool:

@@ -26,6 +26,7 @@ from taskmem.api.wait_service import WaitService
 from taskmem.config import Config, ConfigError, check_listen_allowed
 from taskmem.log_format import configure_logging
 from taskmem.maintenance_loop import MaintenanceLoop
+from taskmem.malloc_tuning import fix_malloc_thresholds
 from taskmem.memory.archive import MemoryArchive
 from taskmem.metrics import Metrics, MetricsEndpoint, watch_storage
 from taskmem.providers.chat import chat_model_from_config
@@ -259,6 +260,8 @@ async def serve(config: Config) -> None:
 
 def run(config: Config) -> int:
     configure_logging(config.log_level, config.log_format)
+    # Before the event loop, the database threads and gRPC's start allocating.
+    fix_malloc_thresholds(config.malloc_mmap_threshold_bytes)
     try:
         asyncio.run(serve(config))
     except ConfigError as error:

@@ -71,6 +71,7 @@ class MetricsInterceptor(WrappingInterceptor):
                     return await inner_unary(request, context)
                 except BaseException as raised:
                     error = raised
+                    del request  # an abort's exception keeps this frame until a full collection (GuardInterceptor)
                     raise
                 finally:
                     finish(method, context, started, error)
@@ -89,6 +90,7 @@ class MetricsInterceptor(WrappingInterceptor):
                         yield response
                 except BaseException as raised:
                     error = raised
+                    del request  # as above
                     raise
                 finally:
                     finish(method, context, started, error)
