@@ -13,6 +13,8 @@ RSS grew +53 to +75 MiB with glibc's defaults (malloc kept 51-75 MiB free) and +
 threshold is mmapped afresh, its pages faulted in and zeroed, so the fuzz run (many requests of 1-4 MiB)
 cost the server 46-60 s of CPU instead of 37-40 s; small requests do not see it (bench/task_service_bench.py
 RecordAction and GetTask CPU per request alike). The commit that added this module has every figure.
+Off by default (0): the memory kept is bounded by the largest requests served, not a leak, while the CPU
+price would fall on every deployment that takes large requests; memory-tight ones set 131072.
 """
 
 from __future__ import annotations

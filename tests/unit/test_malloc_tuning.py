@@ -33,12 +33,12 @@ class RecordingMallopt:
         return self.answer
 
 
-def test_the_setting_defaults_to_128_kib_and_is_read_from_file_and_environment(tmp_path: Path) -> None:
-    assert load_config(None, {}, {}).malloc_mmap_threshold_bytes == 131_072
+def test_the_setting_defaults_to_glibcs_own_and_is_read_from_file_and_environment(tmp_path: Path) -> None:
+    assert load_config(None, {}, {}).malloc_mmap_threshold_bytes == 0
     file = tmp_path / "taskmem.yaml"
     file.write_text("malloc_mmap_threshold_bytes: 262144\n")
     assert load_config(str(file), {}, {}).malloc_mmap_threshold_bytes == 262_144
-    assert load_config(None, {"TASKMEM_MALLOC_MMAP_THRESHOLD_BYTES": "0"}, {}).malloc_mmap_threshold_bytes == 0
+    assert load_config(None, {"TASKMEM_MALLOC_MMAP_THRESHOLD_BYTES": "131072"}, {}).malloc_mmap_threshold_bytes == 131_072
 
 
 @pytest.mark.parametrize("value", ["-1", str(MALLOC_MMAP_THRESHOLD_MAX + 1), "lots"])
