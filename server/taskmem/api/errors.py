@@ -23,6 +23,7 @@ _CODES: list[tuple[type[errors.DomainError], grpc.StatusCode]] = [
     (errors.IllegalTransition, grpc.StatusCode.FAILED_PRECONDITION),
     (errors.FailedPrecondition, grpc.StatusCode.FAILED_PRECONDITION),
     (errors.NotConfigured, grpc.StatusCode.FAILED_PRECONDITION),
+    (errors.AdminRequired, grpc.StatusCode.PERMISSION_DENIED),
     (errors.ModelUnavailable, grpc.StatusCode.UNAVAILABLE),
     (errors.ModelTimeout, grpc.StatusCode.DEADLINE_EXCEEDED),
     (errors.ModelOutputInvalid, grpc.StatusCode.UNAVAILABLE),
@@ -68,7 +69,3 @@ def status_of(error: Exception) -> grpc.Status | None:
     if isinstance(error, (WriterClosed, EventLogClosed)):
         return status_for(grpc.StatusCode.UNAVAILABLE, str(error), "ERROR_REASON_SHUTTING_DOWN", {})
     return None
-
-
-async def abort(context: grpc.aio.ServicerContext, status: grpc.Status) -> None:
-    await context.abort_with_status(status)

@@ -10,6 +10,7 @@ from typing import Any
 
 from google.protobuf import duration_pb2, struct_pb2, timestamp_pb2
 
+from taskmem.api.validate import STRUCT_MAX_DEPTH
 from taskmem.core.actions import Action, ActionLogLine
 from taskmem.core.events import Event
 from taskmem.core.messages import ContextSnapshot, Message
@@ -33,11 +34,54 @@ def duration(us: int | None) -> duration_pb2.Duration | None:
     return duration_pb2.Duration(seconds=us // 1_000_000, nanos=(us % 1_000_000) * 1000)
 
 
-def struct(value: dict[str, Any]) -> struct_pb2.Struct | None:
+# A stored JSON value reaches a reply with at most this many levels of objects and lists, the field's own
+# object counting 1: the depth writes accept (validate.STRUCT_MAX_DEPTH), so what a client reads it can
+# write back. A database written before writes were limited may hold deeper values; past the limit a
+# reply would outgrow protobuf's 100 message levels (three per JSON object) and the read fail INTERNAL,
+# so the conversion cuts them there and leaves a marker string (see within_depth).
+READ_MAX_DEPTH = STRUCT_MAX_DEPTH
+# An event's payload holds a resource whose Struct fields sit up to three levels down (a plan item's
+# input at payload.items[i].input, a wait's payload_value at payload.target.event.payload_value), so a
+# payload may reach three levels more than a field; still 30 message levels inside protobuf's limit.
+EVENT_PAYLOAD_MAX_DEPTH = STRUCT_MAX_DEPTH + 3
+
+
+def within_depth(value: Any, levels: int) -> Any:
+    """value (JSON data) with at most `levels` levels of objects and lists, value's own object or list
+    counting 1: each object or list past them is replaced by the string
+    "…(nested deeper than N levels: cut on read)". value itself when it is within (the normal case: one
+    walk over its objects and lists, nothing copied)."""
+    if not isinstance(value, dict | list) or _fits(value, levels):
+        return value
+    return _cut(value, levels, f"…(nested deeper than {levels} levels: cut on read)")
+
+
+def _fits(value: dict[str, Any] | list[Any], room: int) -> bool:
+    """Whether value (an object or list) and everything in it opens at most `room` levels."""
+    if room == 0:
+        return False
+    room -= 1
+    for item in value.values() if type(value) is dict else value:
+        kind = type(item)
+        if (kind is dict or kind is list) and not _fits(item, room):
+            return False
+    return True
+
+
+def _cut(value: Any, room: int, marker: str) -> Any:
+    if isinstance(value, dict):
+        return {key: _cut(item, room - 1, marker) for key, item in value.items()} if room else marker
+    if isinstance(value, list):
+        return [_cut(item, room - 1, marker) for item in value] if room else marker
+    return value
+
+
+def struct(value: dict[str, Any], levels: int = READ_MAX_DEPTH) -> struct_pb2.Struct | None:
+    """A stored JSON object as a Struct for a reply, cut at `levels` levels (see within_depth)."""
     if not value:
         return None
     message = struct_pb2.Struct()
-    message.update(value)
+    message.update(within_depth(value, levels))
     return message
 
 
@@ -110,7 +154,7 @@ def snapshot(s: ContextSnapshot) -> task_pb2.ContextSnapshot:
 
 def event(e: Event) -> event_pb2.Event:
     return event_pb2.Event(cursor=e.cursor, type=e.type.value, task_id=e.task_id, correlation_id=e.correlation_id,
-                           payload=struct(e.payload), create_time=timestamp(e.created_at))
+                           payload=struct(e.payload, EVENT_PAYLOAD_MAX_DEPTH), create_time=timestamp(e.created_at))
 
 
 def progress(p: Progress) -> task_service_pb2.GetProgressResponse:
@@ -231,9 +275,11 @@ _TO_JSON: dict[type, Any] = {Task: _task_json, Plan: _plan_json, PlanItem: _item
 
 def event_json(e: Event) -> dict[str, Any]:
     """An Event in its proto JSON form (original field names), as json_format would write it, built
-    directly: the webhook sender writes one per delivery."""
+    directly: the webhook sender writes one per delivery. Its payload is cut as in event() (a receiver
+    parsing it into an Event has protobuf's limits)."""
     return _compact({"cursor": str(e.cursor), "type": e.type.value, "task_id": e.task_id,
-                     "correlation_id": e.correlation_id, "payload": e.payload, "create_time": _time_json(e.created_at)})
+                     "correlation_id": e.correlation_id,
+                     "payload": within_depth(e.payload, EVENT_PAYLOAD_MAX_DEPTH), "create_time": _time_json(e.created_at)})
 
 
 def resource_json(resource: Any) -> dict[str, Any]:

@@ -27,8 +27,9 @@ def _time_json(us: int | None) -> str | None:
 
 
 def _value(value: Any) -> struct_pb2.Value:
+    """A stored JSON value as a Value for a reply, cut like a Struct (task_convert.within_depth)."""
     message = struct_pb2.Value()
-    json_format.ParseDict(value, message)
+    json_format.ParseDict(task_convert.within_depth(value, task_convert.READ_MAX_DEPTH), message)
     return message
 
 

@@ -9,11 +9,10 @@ from urllib.parse import urlsplit
 
 import grpc
 from taskmem.api import validate, wait_convert
-from taskmem.api.errors import abort, status_for
 from taskmem.api.idempotent import write_once
 from taskmem.api.list_page import SortKey, list_page
 from taskmem.api.scope import current_scope
-from taskmem.core.errors import InvalidArgument, NotConfigured
+from taskmem.core.errors import AdminRequired, InvalidArgument, NotConfigured
 from taskmem.core.events import Event, EventFilter, EventType
 from taskmem.core.ids import new_id
 from taskmem.core.tasks import TaskStatus
@@ -192,10 +191,10 @@ class WaitService(wait_service_pb2_grpc.WaitServiceServicer):
         if forced and not self._settings.admin_keys_configured:
             raise NotConfigured("admin_keys", f"wait {wait_id} is a {wait.kind} wait; forcing it needs an admin key")
         if forced and not scope.admin:
-            await abort(context, status_for(
-                grpc.StatusCode.PERMISSION_DENIED,
+            # Raised, not aborted here: GuardInterceptor aborts outside its except block with the request let go.
+            raise AdminRequired(
                 f"wait {wait_id} is a {wait.kind} wait, which resolves by itself; forcing it needs an admin key",
-                "ERROR_REASON_ADMIN_REQUIRED", {"field": "wait_id"}))
+                field="wait_id")
 
         def resolve(tx: Transaction) -> pb.ResolveWaitResponse:
             ended = wait_store.finish_wait(tx, wait_id, status, result, forced=forced)

@@ -68,6 +68,12 @@ class NotConfigured(DomainError):
         super().__init__(f"{why}: set {setting}", setting=setting)
 
 
+class AdminRequired(DomainError):
+    """The call needs an admin key (PERMISSION_DENIED), such as forcing a wait that resolves by itself."""
+
+    reason = "ERROR_REASON_ADMIN_REQUIRED"
+
+
 class ModelUnavailable(DomainError):
     """The configured model endpoint failed after retries (UNAVAILABLE)."""
 

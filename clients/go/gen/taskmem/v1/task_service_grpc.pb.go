@@ -64,7 +64,11 @@ const (
 // finite numbers only (NaN or Infinity is INVALID_ARGUMENT naming the field)
 // and at most 20 levels of nested objects and lists, the Struct itself being
 // the first (deeper is INVALID_ARGUMENT, ERROR_REASON_LIMIT_EXCEEDED, naming
-// the path to the object or list past the limit, e.g. "metadata.a.b[0]");
+// the path to the object or list past the limit, e.g. "metadata.a.b[0]";
+// a value a server before this limit stored deeper reads back cut: the
+// object or list past 20 levels (past 23 of an event's payload, where a
+// field sits up to 3 levels down) is the string
+// "…(nested deeper than N levels: cut on read)", N being 20 or 23);
 // a repeated enum filter (statuses, kinds, types) at most 100 entries, each
 // value counted once; task_ids at most 100; a request at most 4 MiB.
 //
@@ -439,7 +443,11 @@ func (c *taskServiceClient) GetWebhookSecret(ctx context.Context, in *GetWebhook
 // finite numbers only (NaN or Infinity is INVALID_ARGUMENT naming the field)
 // and at most 20 levels of nested objects and lists, the Struct itself being
 // the first (deeper is INVALID_ARGUMENT, ERROR_REASON_LIMIT_EXCEEDED, naming
-// the path to the object or list past the limit, e.g. "metadata.a.b[0]");
+// the path to the object or list past the limit, e.g. "metadata.a.b[0]";
+// a value a server before this limit stored deeper reads back cut: the
+// object or list past 20 levels (past 23 of an event's payload, where a
+// field sits up to 3 levels down) is the string
+// "…(nested deeper than N levels: cut on read)", N being 20 or 23);
 // a repeated enum filter (statuses, kinds, types) at most 100 entries, each
 // value counted once; task_ids at most 100; a request at most 4 MiB.
 //
