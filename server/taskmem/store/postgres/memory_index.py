@@ -137,16 +137,6 @@ def snippets(reader: Reader, tsquery: str, seqs: Sequence[int]) -> list[str]:
     return [found.get(seq, "") for seq in seqs]
 
 
-def task_memories(reader: Reader, namespace: str, task_id: str, words: list[str], limit: int) -> list[tuple[str, str]]:
-    """(type, summary) of the task's entries matching any of the words, best first."""
-    anyof = " || ".join(f"plainto_tsquery({_CONFIG}, ?)" for _ in words)
-    rows = reader.fetchall(
-        f"SELECT m.type, m.summary FROM memory_entries m, (SELECT {anyof} AS q) t"
-        f" WHERE m.search @@ t.q AND m.namespace = ? AND m.task_id = ?"
-        f" ORDER BY ts_rank({_WEIGHTS}, m.search, t.q, 1) DESC, m.seq LIMIT ?", [*words, namespace, task_id, limit])
-    return [(row[0], row[1]) for row in rows]
-
-
 def _vector_text(vector: np.ndarray) -> str:
     return "[" + ",".join(repr(float(x)) for x in vector) + "]"
 
