@@ -187,17 +187,26 @@ async def test_the_hybrid_share_is_the_bm25_share_on_both_engines(engines: dict[
     assert [h.score for h in hits["postgres"]] == pytest.approx([h.score for h in hits["sqlite"]], abs=1e-5)
 
 
-async def test_migration_0005_fills_the_lengths_of_existing_entries(tmp_path: Path) -> None:
+async def test_migrations_0005_and_0006_fill_the_lengths_of_existing_entries_and_index_them_by_seq(
+        tmp_path: Path) -> None:
     url = database_url(str(tmp_path / "migrated"))
     storage = await open_with_tasks(url)
     await add(storage, ENTRIES[:3], 0)
     await storage.close()
     with psycopg.connect(url, autocommit=True) as connection:  # the database as 0004 left it
-        connection.execute("DROP INDEX memory_entries_lengths")
+        connection.execute("DROP INDEX memory_entries_lengths_by_seq")
         connection.execute("ALTER TABLE memory_entries DROP COLUMN search_length")
-        connection.execute("DELETE FROM schema_migrations WHERE number = 5")
-        assert pg_connection.migrate(connection) == ["0005_memory_search_length.sql"]
+        connection.execute("DELETE FROM schema_migrations WHERE number IN (5, 6)")
+        assert pg_connection.migrate(connection) == ["0005_memory_search_length.sql",
+                                                     "0006_memory_lengths_by_seq.sql"]
         assert pg_connection.migrate(connection) == []
         # every word of summary and detail counts, stop words ("the") included
         assert connection.execute("SELECT search_length FROM memory_entries ORDER BY seq").fetchall() == \
             [(6,), (6,), (3,)]
+        indexes = {row[0] for row in connection.execute(
+            "SELECT indexname FROM pg_indexes WHERE tablename = 'memory_entries'").fetchall()}
+        assert "memory_entries_lengths_by_seq" in indexes and "memory_entries_lengths" not in indexes
+        # idempotent: run again on a database that has it already
+        connection.execute("DELETE FROM schema_migrations WHERE number = 6")
+        assert pg_connection.migrate(connection) == ["0006_memory_lengths_by_seq.sql"]
+
