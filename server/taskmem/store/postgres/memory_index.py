@@ -23,8 +23,8 @@ store/memory_vectors.py dispatch here by the reader's dialect), with these diffe
   (a word in 60k entries: ~140-220 ms against ~110), 13 against 4.5 within a task, and 49 against 14
   with a tag filter, whose count of the entries searched then joined the tag's rows to a scan of the
   whole table (~30-45 ms); since migration 0006 that count is an index-only merge join of the tag's rows
-  with memory_entries_lengths_by_seq (~15 ms; tag-filtered FULLTEXT p50 28 ms against 51, HYBRID 33
-  against 54, A/B on one database).
+  with memory_entries_lengths_by_seq (~11 ms; tag-filtered FULLTEXT p50 35 ms against 63, HYBRID 39
+  against 71, A/B interleaved on one busy database).
 - Snippets: ts_headline marks each match with [ ] in one fragment of at most 16 words, as FTS5's
   snippet() does with 16 tokens (fragments are joined with …).
 - Vectors are exact float32 pgvector values; the nearest are found by cosine distance through an
@@ -79,9 +79,9 @@ def ranked(reader: Reader, namespace: str, words: Sequence[str], tsquery: str, p
     words and its phrases' words), its statistics taken over the entries searched (the namespace narrowed by
     f) at query time from the database alone, so every replica ranks alike.
 
-    The entries searched are counted and their lengths summed (search_length, read from the index
-    memory_entries_lengths_by_seq: (namespace, seq) holding search_length, scanned index-only for the
-    namespace, or merge-joined in seq order with the primary key of the tags or relevance rows of a filter). The candidates are those holding any of the terms (the
+    The entries searched are counted and their lengths summed (search_length, read index-only: from
+    memory_entries_lengths when not narrowed, from memory_entries_lengths_by_seq merge-joined in seq order
+    with the primary key of a tag or relevance_to filter's rows). The candidates are those holding any of the terms (the
     GIN index finds them), each read with its length and each term's weighted frequency, a summary
     occurrence (weight A) counting 2 and a detail one (B) 1: for one term, ts_rank_cd with no
     normalisation is the sum of its occurrences' weights, so twice its value under weights {0, 0, 0.5, 1}.
