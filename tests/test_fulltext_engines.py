@@ -25,6 +25,7 @@ from taskmem.store.memory_entries import insert_memory_entries
 from taskmem.store.memory_search import ranked_matches, search_hits
 from taskmem.store.postgres import connection as pg_connection
 from taskmem.store.storage import Storage, Transaction
+from taskmem.store.view_reads import search_task_memories
 from tests.support.postgres import database_url
 
 DIMENSION = 4
@@ -45,6 +46,8 @@ ENTRIES = [
     ("tsk_b", "deploy finished", "green build"),
     ("tsk_b", "garden hose leaking", ""),
 ]
+# Tags by entry (0-based): blue or green on exactly tsk_b's entries (entry 7 carries both), red elsewhere.
+TAGS = {0: ("red",), 7: ("blue", "green"), 8: ("blue",), 9: ("green",)}
 
 
 def vector_of(i: int) -> np.ndarray:
@@ -66,8 +69,8 @@ async def open_with_tasks(database: str) -> Storage:
 
 
 async def add(storage: Storage, rows: Sequence[tuple[str, str, str]], first: int) -> None:
-    entries = [NewMemoryEntry(task_id=task, type=MemoryType.CONTEXT, summary=summary, detail=detail)
-               for task, summary, detail in rows]
+    entries = [NewMemoryEntry(task_id=task, type=MemoryType.CONTEXT, summary=summary, detail=detail,
+                              tags=TAGS.get(first + i, ())) for i, (task, summary, detail) in enumerate(rows)]
     vectors = np.stack([vector_of(first + i) for i in range(len(rows))])
     await storage.write(lambda tx: insert_memory_entries(tx, entries, vectors), NAMESPACE, "test")
 
@@ -126,6 +129,49 @@ async def test_the_statistics_are_those_of_the_entries_searched(engines: dict[st
         assert in_task[9] < 1e-3 < everywhere[9]
 
 
+async def test_tag_filtered_statistics_are_those_of_the_entries_carrying_the_tags(
+        engines: dict[str, Storage]) -> None:
+    in_task = {name: await fulltext(storage, "deploy zebra", MemoryFilter(task_id="tsk_b"))
+               for name, storage in engines.items()}
+    for name, storage in engines.items():
+        # blue or green tag exactly tsk_b's entries (one carries both: it counts once), blue and green only
+        # entry 8: each search's BM25 statistics are those of the entries it searched, whatever narrowed them.
+        for f in (MemoryFilter(tags=("blue", "green")), MemoryFilter(tags=("green", "blue", "red"), task_id="tsk_b")):
+            found = await fulltext(storage, "deploy zebra", f)
+            assert [seq for seq, _, _ in found] == [seq for seq, _, _ in in_task[name]], (name, f)
+            assert [score for _, score, _ in found] == pytest.approx([s for _, s, _ in in_task[name]], rel=1e-12)
+        both = await fulltext(storage, "deploy zebra", MemoryFilter(tags=("blue", "green"), match_all_tags=True))
+        # one entry searched: every word is in half or more of it, so entry 8 scores only the 1e-6 floor
+        assert [seq for seq, _, _ in both] == [8]
+        assert both[0][1] < 1e-3
+        alone = await fulltext(storage, "zebra", MemoryFilter(tags=("red",)))
+        assert alone == []  # entry 1 (red) holds no zebra
+    for f in (MemoryFilter(tags=("blue",)), MemoryFilter(tags=("blue", "green")), MemoryFilter(tags=("red", "blue"))):
+        on_sqlite = await fulltext(engines["sqlite"], "deploy zebra rollback", f)
+        on_postgres = await fulltext(engines["postgres"], "deploy zebra rollback", f)
+        assert on_sqlite and [seq for seq, _, _ in on_postgres] == [seq for seq, _, _ in on_sqlite], f
+        assert [s for _, s, _ in on_postgres] == pytest.approx([s for _, s, _ in on_sqlite], rel=1e-9)
+
+
+async def test_a_tasks_memories_for_build_context_rank_alike_on_both_engines(engines: dict[str, Storage]) -> None:
+    for name, storage in engines.items():
+        # SearchMemories' BM25 over tsk_a's 7 entries: the entry holding rollback (rare) and deploy three
+        # times first, then the rare zebra over the entry holding deploy once; "the" is a stop word.
+        assert await storage.read(search_task_memories, NAMESPACE, "tsk_a", "the deploy zebra rollback", 10) == [
+            ("MEMORY_TYPE_CONTEXT", "deploy deploy rollback"), ("MEMORY_TYPE_CONTEXT", "zebra crossing painted"),
+            ("MEMORY_TYPE_CONTEXT", "deploy window friday")], name
+        # tsk_b's entries only; deploy is in 2 of its 3, so zebra's entry leads and the others follow by seq
+        assert await storage.read(search_task_memories, NAMESPACE, "tsk_b", "deploy zebra", 1) == [
+            ("MEMORY_TYPE_CONTEXT", "deploy blocked zebra")], name
+        assert await storage.read(search_task_memories, NAMESPACE, "tsk_b", "unicorn", 10) == [], name
+    expected = await engines["sqlite"].read(ranked_matches, NAMESPACE, full_text_query("deploy garden"),
+                                            MemoryFilter(task_id="tsk_b"), 10)
+    summaries = {8: "deploy blocked zebra", 9: "deploy finished", 10: "garden hose leaking"}
+    for storage in engines.values():
+        assert [summary for _, summary in await storage.read(search_task_memories, NAMESPACE, "tsk_b", "deploy garden",
+                                                             10)] == [summaries[seq] for seq, _, _ in expected]
+
+
 async def test_the_hybrid_share_is_the_bm25_share_on_both_engines(engines: dict[str, Storage]) -> None:
     query_vector = vector_of(3)
     hits = {name: await storage.read(search_hits, NAMESPACE, full_text_query("deploy zebra"), query_vector,
@@ -141,17 +187,27 @@ async def test_the_hybrid_share_is_the_bm25_share_on_both_engines(engines: dict[
     assert [h.score for h in hits["postgres"]] == pytest.approx([h.score for h in hits["sqlite"]], abs=1e-5)
 
 
-async def test_migration_0005_fills_the_lengths_of_existing_entries(tmp_path: Path) -> None:
+async def test_migrations_0005_and_0006_fill_the_lengths_of_existing_entries_and_index_them_by_seq(
+        tmp_path: Path) -> None:
     url = database_url(str(tmp_path / "migrated"))
     storage = await open_with_tasks(url)
     await add(storage, ENTRIES[:3], 0)
     await storage.close()
     with psycopg.connect(url, autocommit=True) as connection:  # the database as 0004 left it
+        connection.execute("DROP INDEX memory_entries_lengths_by_seq")
         connection.execute("DROP INDEX memory_entries_lengths")
         connection.execute("ALTER TABLE memory_entries DROP COLUMN search_length")
-        connection.execute("DELETE FROM schema_migrations WHERE number = 5")
-        assert pg_connection.migrate(connection) == ["0005_memory_search_length.sql"]
+        connection.execute("DELETE FROM schema_migrations WHERE number IN (5, 6)")
+        assert pg_connection.migrate(connection) == ["0005_memory_search_length.sql",
+                                                     "0006_memory_lengths_by_seq.sql"]
         assert pg_connection.migrate(connection) == []
         # every word of summary and detail counts, stop words ("the") included
         assert connection.execute("SELECT search_length FROM memory_entries ORDER BY seq").fetchall() == \
             [(6,), (6,), (3,)]
+        indexes = {row[0] for row in connection.execute(
+            "SELECT indexname FROM pg_indexes WHERE tablename = 'memory_entries'").fetchall()}
+        assert {"memory_entries_lengths", "memory_entries_lengths_by_seq"} <= indexes
+        # idempotent: run again on a database that has it already
+        connection.execute("DELETE FROM schema_migrations WHERE number = 6")
+        assert pg_connection.migrate(connection) == ["0006_memory_lengths_by_seq.sql"]
+

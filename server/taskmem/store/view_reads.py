@@ -6,6 +6,8 @@ import dataclasses
 import json
 import re
 
+from taskmem.core.memory import MemoryFilter
+from taskmem.core.memory_search import full_text_query
 from taskmem.core.messages import Message
 from taskmem.core.plans import ItemStatus, Plan, PlanItem
 from taskmem.core.progress import Progress, compute_progress
@@ -15,8 +17,8 @@ from taskmem.core.tasks import Task
 from taskmem.core.waits import WaitStatus
 from taskmem.store import actions as action_store
 from taskmem.store import messages as message_store
+from taskmem.store.memory_search import ranked_matches
 from taskmem.store.messages import message_from_row
-from taskmem.store.postgres import memory_index
 from taskmem.store import state_items as item_store
 from taskmem.store.state_item_entries import thread_links
 from taskmem.store.state_summaries import RunningSummary, running_summary
@@ -94,18 +96,20 @@ def namespace_knowledge(db: Reader, namespace: str, categories: list[str], limit
 
 
 def search_task_memories(db: Reader, namespace: str, task_id: str, query: str, limit: int) -> list[tuple[str, str]]:
-    """(type, summary) of the task's memory entries matching any word of query, best BM25 first."""
+    """(type, summary) of the task's memory entries matching any word of query, best first: ranked as
+    SearchMemories' FULLTEXT ranks them with the filter task_id (memory_search.ranked_matches: Okapi BM25,
+    its statistics over the task's entries, a summary occurrence counting twice a detail one), so both
+    engines order them alike. Stop words are left out, as SearchMemories leaves them out."""
     words = [w for w in re.findall(r"\w+", query.lower()) if len(w) > 1][:32]
     if not words:
         return []
-    if db.dialect == "postgres":
-        return memory_index.task_memories(db, namespace, task_id, words, limit)
-    match = " OR ".join(f'"{word}"' for word in words)
-    rows = db.fetchall(
-        "SELECT m.type, m.summary FROM memory_fts JOIN memory_entries m ON m.seq = memory_fts.rowid"
-        " WHERE memory_fts MATCH ? AND m.namespace = ? AND m.task_id = ? ORDER BY bm25(memory_fts) LIMIT ?",
-        (match, namespace, task_id, limit))
-    return [(row[0], row[1]) for row in rows]
+    hits = ranked_matches(db, namespace, full_text_query(" ".join(words)), MemoryFilter(task_id=task_id), limit)
+    if not hits:
+        return []
+    seqs = [seq for seq, _, _ in hits]
+    found = {int(row[0]): (row[1], row[2]) for row in db.fetchall(
+        f"SELECT seq, type, summary FROM memory_entries WHERE seq IN ({', '.join('?' * len(seqs))})", seqs)}
+    return [found[seq] for seq in seqs if seq in found]
 
 
 def task_notes(db: Reader, namespace: str, task_id: str,

@@ -21,7 +21,10 @@ store/memory_vectors.py dispatch here by the reader's dialect), with these diffe
   searched. At 100k entries (bench/memory_bench.py's corpus and queries, interleaved with ts_rank's
   query on one database, 2 shared cores) the ranking took p50 35 ms against ts_rank's 17 unfiltered
   (a word in 60k entries: ~140-220 ms against ~110), 13 against 4.5 within a task, and 49 against 14
-  with a tag filter, whose count of the entries searched joins the tag's rows to the table (~30-45 ms).
+  with a tag filter, whose count of the entries searched then joined the tag's rows to a scan of the
+  whole table (~30-45 ms); since migration 0006 that count is an index-only merge join of the tag's rows
+  with memory_entries_lengths_by_seq (~11 ms; tag-filtered FULLTEXT p50 35 ms against 63, HYBRID 39
+  against 71, A/B interleaved on one busy database).
 - Snippets: ts_headline marks each match with [ ] in one fragment of at most 16 words, as FTS5's
   snippet() does with 16 tokens (fragments are joined with …).
 - Vectors are exact float32 pgvector values; the nearest are found by cosine distance through an
@@ -76,8 +79,9 @@ def ranked(reader: Reader, namespace: str, words: Sequence[str], tsquery: str, p
     words and its phrases' words), its statistics taken over the entries searched (the namespace narrowed by
     f) at query time from the database alone, so every replica ranks alike.
 
-    The entries searched are counted and their lengths summed (search_length, through an index-only scan
-    of memory_entries_lengths when not narrowed). The candidates are those holding any of the terms (the
+    The entries searched are counted and their lengths summed (search_length, read index-only: from
+    memory_entries_lengths when not narrowed, from memory_entries_lengths_by_seq merge-joined in seq order
+    with the primary key of a tag or relevance_to filter's rows). The candidates are those holding any of the terms (the
     GIN index finds them), each read with its length and each term's weighted frequency, a summary
     occurrence (weight A) counting 2 and a detail one (B) 1: for one term, ts_rank_cd with no
     normalisation is the sum of its occurrences' weights, so twice its value under weights {0, 0, 0.5, 1}.
@@ -135,16 +139,6 @@ def snippets(reader: Reader, tsquery: str, seqs: Sequence[int]) -> list[str]:
     joined = "<->" in tsquery
     found = {int(row[0]): _ADJACENT_MARKS.sub(" ", str(row[1])) if joined else str(row[1]) for row in rows}
     return [found.get(seq, "") for seq in seqs]
-
-
-def task_memories(reader: Reader, namespace: str, task_id: str, words: list[str], limit: int) -> list[tuple[str, str]]:
-    """(type, summary) of the task's entries matching any of the words, best first."""
-    anyof = " || ".join(f"plainto_tsquery({_CONFIG}, ?)" for _ in words)
-    rows = reader.fetchall(
-        f"SELECT m.type, m.summary FROM memory_entries m, (SELECT {anyof} AS q) t"
-        f" WHERE m.search @@ t.q AND m.namespace = ? AND m.task_id = ?"
-        f" ORDER BY ts_rank({_WEIGHTS}, m.search, t.q, 1) DESC, m.seq LIMIT ?", [*words, namespace, task_id, limit])
-    return [(row[0], row[1]) for row in rows]
 
 
 def _vector_text(vector: np.ndarray) -> str:
