@@ -4,7 +4,6 @@ the limit is passed on untouched."""
 
 from __future__ import annotations
 
-from typing import Any
 
 from google.protobuf import json_format
 
@@ -12,20 +11,7 @@ from taskmem.api import task_convert, wait_convert
 from taskmem.api.task_convert import EVENT_PAYLOAD_MAX_DEPTH, READ_MAX_DEPTH, within_depth
 from taskmem.core.events import Event, EventType
 from taskmem.core.waits import EventTarget, Wait, WaitStatus
-
-
-def objects(levels: int, leaf: Any = "leaf") -> Any:
-    value = leaf
-    for _ in range(levels):
-        value = {"k": value}
-    return value
-
-
-def lists(levels: int, leaf: Any = 1) -> Any:
-    value = leaf
-    for _ in range(levels):
-        value = [value]
-    return value
+from tests.support.nesting import lists, objects
 
 
 def marker(levels: int) -> str:

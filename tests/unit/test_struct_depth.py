@@ -11,21 +11,7 @@ from google.protobuf import struct_pb2
 from taskmem.api import validate
 from taskmem.api.validate import STRUCT_MAX_DEPTH
 from taskmem.core.errors import LimitExceeded
-
-
-def objects(levels: int, leaf: Any = "leaf") -> Any:
-    """`levels` objects, each the only value of the one around it: {"k": {"k": ... leaf}}."""
-    value = leaf
-    for _ in range(levels):
-        value = {"k": value}
-    return value
-
-
-def lists(levels: int, leaf: Any = 1) -> Any:
-    value = leaf
-    for _ in range(levels):
-        value = [value]
-    return value
+from tests.support.nesting import lists, objects
 
 
 def as_struct(data: dict[str, Any]) -> struct_pb2.Struct:
