@@ -319,7 +319,7 @@ def _decide(
     pool = [item for item in working.values() if item.type_tag == candidate.type_tag and item.active]
     scored = sorted(((_score(candidate, item, similarity, thresholds), item) for item in pool),
                     key=lambda pair: (-pair[0][1], pair[1].uid))
-    user_ref = next((ref for ref in candidate.refs if batch.get(ref, BatchMessage(0, False)).from_user), None)
+    user_ref = _user_ref(candidate, batch)
     change = change_phrase(candidate.text)
 
     def supersede(item: StateItem, cosine: float, score: float, rule: str, **extra: Any) -> Decision:
@@ -394,6 +394,7 @@ def _decide(
 
 
 def _user_ref(candidate: StateItem, batch: Mapping[str, BatchMessage]) -> str | None:
+    """The candidate's first ref to a user message of the batch (what a supersession needs)."""
     return next((ref for ref in candidate.refs if batch.get(ref, BatchMessage(0, False)).from_user), None)
 
 
