@@ -20,6 +20,7 @@ from taskmem.core.reconcile_decisions import SEED_THRESHOLDS, ReconcileThreshold
 DEFAULT_NAMESPACE = "default"
 # glibc's HEAP_MAX_SIZE / 2 on 64-bit: mallopt refuses a larger M_MMAP_THRESHOLD.
 MALLOC_MMAP_THRESHOLD_MAX = 32 * 1024 * 1024
+RECONCILE_ADJUDICATION_MODES = ("off", "uncertain")  # state/adjudication.py
 
 
 class ConfigError(ValueError):
@@ -194,8 +195,9 @@ class Config:
                      "webhook_dead_letter_retention_seconds"):
             if getattr(self, name) < 0:
                 raise ConfigError(f"{name}: must not be negative (0 turns it off)")
-        if self.reconcile_adjudication not in ("off", "uncertain"):
-            raise ConfigError(f"reconcile_adjudication: {self.reconcile_adjudication!r} is not one of off, uncertain")
+        if self.reconcile_adjudication not in RECONCILE_ADJUDICATION_MODES:
+            raise ConfigError(f"reconcile_adjudication: {self.reconcile_adjudication!r} is not one of "
+                              f"{', '.join(RECONCILE_ADJUDICATION_MODES)}")
         if self.log_format not in ("text", "json"):
             raise ConfigError(f"log_format: {self.log_format!r} is not one of text, json")
         for name in ("webhook_backoff_initial_seconds", "webhook_backoff_max_seconds", "webhook_retry_period_seconds",
@@ -379,7 +381,7 @@ def add_serve_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--llm-base-url",
                         help="OpenAI-compatible chat-completions base URL, e.g. http://127.0.0.1:11434/v1")
     parser.add_argument("--llm-model", help="the utility model's name at --llm-base-url")
-    parser.add_argument("--reconcile-adjudication", choices=("off", "uncertain"),
+    parser.add_argument("--reconcile-adjudication", choices=RECONCILE_ADJUDICATION_MODES,
                         help="with a model configured, let it adjudicate uncertain reconciliation decisions"
                              " (default uncertain)")
     parser.add_argument("--llm-second-base-url",

@@ -25,8 +25,7 @@ from taskmem.providers.chat import ChatModel, ChatModelError
 
 log = logging.getLogger(__name__)
 
-OFF, UNCERTAIN = "off", "uncertain"
-MODES = (OFF, UNCERTAIN)
+OFF = "off"  # reconcile_adjudication: the builtin outcomes only (config.RECONCILE_ADJUDICATION_MODES)
 MAX_QUESTIONS = 25  # a run reconciles at most state_max_candidates (25 by default); one call asks them all
 
 
