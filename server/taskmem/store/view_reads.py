@@ -17,6 +17,7 @@ from taskmem.core.tasks import Task
 from taskmem.core.waits import WaitStatus
 from taskmem.store import actions as action_store
 from taskmem.store import messages as message_store
+from taskmem.store.memory_entries import entries_by_seq
 from taskmem.store.memory_search import ranked_matches
 from taskmem.store.messages import message_from_row
 from taskmem.store import state_items as item_store
@@ -104,12 +105,9 @@ def search_task_memories(db: Reader, namespace: str, task_id: str, query: str, l
     if not words:
         return []
     hits = ranked_matches(db, namespace, full_text_query(" ".join(words)), MemoryFilter(task_id=task_id), limit)
-    if not hits:
-        return []
     seqs = [seq for seq, _, _ in hits]
-    found = {int(row[0]): (row[1], row[2]) for row in db.fetchall(
-        f"SELECT seq, type, summary FROM memory_entries WHERE seq IN ({', '.join('?' * len(seqs))})", seqs)}
-    return [found[seq] for seq in seqs if seq in found]
+    found = entries_by_seq(db, namespace, seqs)
+    return [(found[seq].type.value, found[seq].summary) for seq in seqs if seq in found]
 
 
 def task_notes(db: Reader, namespace: str, task_id: str,
