@@ -51,6 +51,12 @@ def answering(outcome: str, reason: str = "") -> object:
     return answer
 
 
+def judged_env(llm: ScriptedLLM) -> dict[str, str]:
+    """A server's settings for the scripted model as its judge: no retries, a 1 s adjudication limit."""
+    return {"TASKMEM_LLM_BASE_URL": llm.base_url, "TASKMEM_LLM_MODEL": "scripted", "TASKMEM_LLM_RETRIES": "0",
+            "TASKMEM_RECONCILE_ADJUDICATION_TIMEOUT_SECONDS": "1"}
+
+
 @pytest.fixture(scope="module")
 def llm() -> Iterator[ScriptedLLM]:
     with scripted_llm() as model:
@@ -59,9 +65,7 @@ def llm() -> Iterator[ScriptedLLM]:
 
 @pytest.fixture(scope="module")
 def judged_server(tmp_path_factory: pytest.TempPathFactory, llm: ScriptedLLM) -> Iterator[ServerProcess]:
-    process = ServerProcess(tmp_path_factory.mktemp("adjudicated") / "taskmem.db", env={
-        "TASKMEM_LLM_BASE_URL": llm.base_url, "TASKMEM_LLM_MODEL": "scripted", "TASKMEM_LLM_RETRIES": "0",
-        "TASKMEM_RECONCILE_ADJUDICATION_TIMEOUT_SECONDS": "1"})
+    process = ServerProcess(tmp_path_factory.mktemp("adjudicated") / "taskmem.db", env=judged_env(llm))
     process.start()
     yield process
     process.stop()
@@ -237,9 +241,7 @@ async def test_a_model_that_fails_or_answers_garbage_keeps_the_builtin_outcome(j
 
 async def test_statements_adopted_at_start_up_keep_the_builtin_outcome_and_ask_no_model(
         tmp_path, llm: ScriptedLLM) -> None:
-    env = {"TASKMEM_LLM_BASE_URL": llm.base_url, "TASKMEM_LLM_MODEL": "scripted", "TASKMEM_LLM_RETRIES": "0",
-           "TASKMEM_RECONCILE_ADJUDICATION_TIMEOUT_SECONDS": "1"}
-    server = ServerProcess(tmp_path / "taskmem.db", env=env)
+    server = ServerProcess(tmp_path / "taskmem.db", env=judged_env(llm))
     server.start()
     try:
         async with grpc.aio.insecure_channel(server.address) as channel:
