@@ -130,6 +130,12 @@ class Pair:
     expect: str
     holdout: bool
     cosine: float = 0.0
+    # Who the candidate comes from: "user" (its ref is the user's message `message`) or "agent" (recorded
+    # from the agent's own work). Sets written before issue 26 have no such field: their candidates were
+    # all taken as citing a user message, and their "conflict" meant that nobody asked for the change, which
+    # is what an agent-recorded candidate is now; so there conflict pairs are "agent" and the rest "user".
+    said_by: str = "user"
+    message: str = ""
 
 
 def load_pairs(path: Path = PAIRS_FILE) -> list[Pair]:
@@ -139,7 +145,9 @@ def load_pairs(path: Path = PAIRS_FILE) -> list[Pair]:
     for entry in raw:
         key = f"{entry['type']}|{entry['old']}|{entry['new']}".encode()
         holdout = int(hashlib.sha256(key).hexdigest(), 16) % HOLDOUT_SHARE == 0
-        pairs.append(Pair(entry["type"], entry["old"], entry["new"], entry["expect"], holdout))
+        said_by = entry.get("said_by") or ("agent" if entry["expect"] == "conflict" else "user")
+        pairs.append(Pair(entry["type"], entry["old"], entry["new"], entry["expect"], holdout, said_by=said_by,
+                          message=entry.get("message", "")))
     return pairs
 
 
@@ -165,7 +173,7 @@ def judge(pair: Pair, thresholds: ReconcileThresholds) -> tuple[str, str]:
 def judge_decision(pair: Pair, thresholds: ReconcileThresholds, oracle: bool = False) -> Decision:
     """reconcile_candidates' decision for the pair's candidate against its old item; with `oracle`, the
     pair's label is given as a model's answer (an override), as a perfect adjudicator would answer."""
-    batch = {"m1": BatchMessage(created_at=2, from_user=True)}
+    batch = {"m1": BatchMessage(created_at=2, from_user=pair.said_by == "user")}
     old = validate_item(Candidate(pair.type_tag, pair.old, refs=("m0",))).item
     assert old is not None
     prepared = prepare_candidates([Candidate(pair.type_tag, pair.new, refs=("m1",))], batch)
@@ -220,12 +228,17 @@ def accuracy(pairs: Sequence[Pair], decide: Callable[[Pair], str]) -> dict[str, 
     return {outcome: (right, total) for outcome, (right, total) in table.items()}
 
 
-def _row(name: str, scores: dict[str, tuple[int, int]]) -> str:
+def swallowed(pairs: Sequence[Pair], decide: Callable[[Pair], str]) -> int:
+    """Contradicting or replacing candidates (expected supersede or conflict) merged away: the new value lost."""
+    return sum(1 for pair in pairs if pair.expect in ("supersede", "conflict") and decide(pair) == "merge")
+
+
+def _row(name: str, scores: dict[str, tuple[int, int]], lost: int | None = None) -> str:
     cells = [f"{right / total:6.1%} ({right:>2}/{total:<2})" if total else "    n/a      " for right, total in
              (scores[o] for o in OUTCOMES)]
     right = sum(r for r, _ in scores.values())
     total = sum(t for _, t in scores.values())
-    return f"{name:<42}" + "  ".join(cells) + f"  {right / total:6.1%}"
+    return f"{name:<42}" + "  ".join(cells) + f"  {right / total:6.1%}" + ("" if lost is None else f"  {lost:>9}")
 
 
 def print_table(pairs: Sequence[Pair], thresholds: ReconcileThresholds, model: str,
@@ -234,11 +247,13 @@ def print_table(pairs: Sequence[Pair], thresholds: ReconcileThresholds, model: s
               "all": list(pairs)}
     splits.update({label: list(chosen) for label, chosen in (extra or {}).items()})
     print(f"model {model}; {len(pairs)} pairs ({len(splits['held-out'])} held out); thresholds {thresholds}")
-    print(f"{'':<42}" + "  ".join(f"{o:<13}" for o in OUTCOMES) + "  overall")
+    print(f"{'':<42}" + "  ".join(f"{o:<13}" for o in OUTCOMES) + "  overall  swallowed")
     for split, chosen in splits.items():
-        print(_row(f"seed tree as written, {split}", accuracy(chosen, judge_as_seed)))
+        print(_row(f"seed tree as written, {split}", accuracy(chosen, judge_as_seed), swallowed(chosen, judge_as_seed)))
     for split, chosen in splits.items():
-        print(_row(f"reconcile_candidates, {split}", accuracy(chosen, lambda p: judge(p, thresholds)[0])))
+        def decide(p: Pair) -> str:
+            return judge(p, thresholds)[0]
+        print(_row(f"reconcile_candidates, {split}", accuracy(chosen, decide), swallowed(chosen, decide)))
 
 
 def sweep(pairs: Sequence[Pair], base: ReconcileThresholds) -> ReconcileThresholds:
