@@ -36,14 +36,11 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "server"))
 
 from taskmem.config import reconciliation_thresholds  # noqa: E402
-from taskmem.core.reconcile_band import uncertainty  # noqa: E402
-from taskmem.core.reconcile_decisions import (  # noqa: E402
-    SEED_THRESHOLDS,
+from taskmem.core.reconcile import (  # noqa: E402
     Adjudication,
     BatchMessage,
     Decision,
     ReconcileThresholds,
-    decide_as_seed,
     prepare_candidates,
     reconcile_candidates,
 )
@@ -173,7 +170,7 @@ def judge(pair: Pair, thresholds: ReconcileThresholds) -> tuple[str, str]:
 def judge_decision(pair: Pair, thresholds: ReconcileThresholds, oracle: bool = False) -> Decision:
     """reconcile_candidates' decision for the pair's candidate against its old item; with `oracle`, the
     pair's label is given as a model's answer (an override), as a perfect adjudicator would answer."""
-    batch = {"m1": BatchMessage(created_at=2, from_user=pair.said_by == "user")}
+    batch = {"m1": BatchMessage(created_at=2, from_user=pair.said_by == "user", text=pair.message)}
     old = validate_item(Candidate(pair.type_tag, pair.old, refs=("m0",))).item
     assert old is not None
     prepared = prepare_candidates([Candidate(pair.type_tag, pair.new, refs=("m1",))], batch)
@@ -185,11 +182,11 @@ def judge_decision(pair: Pair, thresholds: ReconcileThresholds, oracle: bool = F
 
     target = None if pair.expect == "insert" else old.uid
     overrides = {0: Adjudication(pair.expect, target, "oracle")} if oracle else None
-    return reconcile_candidates(prepared, [old], similarity, thresholds, overrides).decisions[-1]
+    return reconcile_candidates(prepared, [old], similarity, thresholds, overrides=overrides).decisions[-1]
 
 
 def print_band(sets: dict[str, Sequence[Pair]], thresholds: ReconcileThresholds) -> None:
-    """Per set: the pairs core/reconcile_band calls uncertain (each would cost one model answer), the
+    """Per set: the pairs core/reconcile marks uncertain (each would cost one model answer), the
     builtin accuracy inside and outside the band, the misjudged pairs it holds, and the ceiling: the
     accuracy when every in-band pair gets its label as the model's answer, applied through
     reconcile_candidates' overrides (what a perfect adjudicator could reach)."""
@@ -200,7 +197,7 @@ def print_band(sets: dict[str, Sequence[Pair]], thresholds: ReconcileThresholds)
         for pair in pairs:
             decision = judge_decision(pair, thresholds)
             right = decision.outcome.value == pair.expect
-            if uncertainty(decision, thresholds):
+            if decision.uncertain:
                 inside, right_in = inside + 1, right_in + right
                 adjudicated += judge_decision(pair, thresholds, oracle=True).outcome.value == pair.expect
             else:
@@ -213,10 +210,6 @@ def print_band(sets: dict[str, Sequence[Pair]], thresholds: ReconcileThresholds)
         print(f"{label:<42}{share(inside, total)}  {share(right_in, inside)}  {share(right_out, outside):>15}  "
               f"{f'{held}/{wrong}':>11}  {(right_in + right_out) / total:7.1%}  "
               f"{(right_out + adjudicated) / total:7.1%}")
-
-
-def judge_as_seed(pair: Pair) -> str:
-    return decide_as_seed(pair.new, True, pair.cosine, SEED_THRESHOLDS).value
 
 
 def accuracy(pairs: Sequence[Pair], decide: Callable[[Pair], str]) -> dict[str, tuple[int, int]]:
@@ -248,8 +241,6 @@ def print_table(pairs: Sequence[Pair], thresholds: ReconcileThresholds, model: s
     splits.update({label: list(chosen) for label, chosen in (extra or {}).items()})
     print(f"model {model}; {len(pairs)} pairs ({len(splits['held-out'])} held out); thresholds {thresholds}")
     print(f"{'':<42}" + "  ".join(f"{o:<13}" for o in OUTCOMES) + "  overall  swallowed")
-    for split, chosen in splits.items():
-        print(_row(f"seed tree as written, {split}", accuracy(chosen, judge_as_seed), swallowed(chosen, judge_as_seed)))
     for split, chosen in splits.items():
         def decide(p: Pair) -> str:
             return judge(p, thresholds)[0]
@@ -316,7 +307,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument("--latency", action="store_true",
                         help="also time one comparison per pair (cold caches) beside embedding one text")
     parser.add_argument("--band", action="store_true",
-                        help="also print the uncertain band (core/reconcile_band) per set: pairs in it, builtin "
+                        help="also print the uncertain band (Decision.uncertain) per set: pairs in it, builtin "
                              "accuracy inside and outside, and the ceiling a perfect adjudicator could reach")
     parser.add_argument("--errors-in", action="append", default=[], metavar="LABEL",
                         help="list the misjudged pairs of this extra set (its label as printed)")

@@ -40,7 +40,7 @@ from taskmem.config import Config  # noqa: E402
 from taskmem.settings import EmbeddingSettings, StateSettings  # noqa: E402
 from taskmem.core.ids import new_id  # noqa: E402
 from taskmem.core.messages import Kind, Message, Role  # noqa: E402
-from taskmem.core.reconcile_decisions import BatchMessage, prepare_candidates  # noqa: E402
+from taskmem.core.reconcile import BatchMessage, prepare_candidates  # noqa: E402
 from taskmem.core.state_items import Candidate, validate_item  # noqa: E402
 from taskmem.providers.embeddings import embedder_from_config  # noqa: E402
 from taskmem.state.engine import StateEngine  # noqa: E402

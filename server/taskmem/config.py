@@ -15,7 +15,7 @@ from typing import Any
 
 import yaml
 
-from taskmem.core.reconcile_decisions import SEED_THRESHOLDS, ReconcileThresholds
+from taskmem.core.reconcile import SEED_THRESHOLDS, ReconcileThresholds
 
 DEFAULT_NAMESPACE = "default"
 # glibc's HEAP_MAX_SIZE / 2 on 64-bit: mallopt refuses a larger M_MMAP_THRESHOLD.
@@ -116,10 +116,10 @@ class Config:
     running_summary_every_messages: int = 5
     # Structured-state reconciliation thresholds per embedding model name, overriding or adding to
     # RECONCILIATION_DEFAULTS; in YAML a mapping {model name: {merge: 0.66, conflict: 0.4, ...}} with
-    # the fields of core.reconcile_decisions.ReconcileThresholds. Read them with reconciliation_thresholds().
+    # the fields of core.reconcile.ReconcileThresholds. Read them with reconciliation_thresholds().
     reconciliation: tuple[tuple[str, ReconcileThresholds], ...] = ()
     # With a utility model configured, "uncertain" lets it adjudicate the builtin reconciliation decisions
-    # in the uncertain band (core/reconcile_band): one call per run, its answer recorded as evidence, the
+    # that core/reconcile marks uncertain: one call per run, its answer recorded as evidence, the
     # builtin outcome kept if it fails or answers nonsense. "off": the builtin outcomes only.
     reconcile_adjudication: str = "uncertain"
     # The adjudication call gives up after this long (retries included); the builtin outcomes stand.
@@ -253,8 +253,7 @@ _FIELDS = {f.name: f for f in dataclasses.fields(Config)}
 # Calibrated with bench/calibrate_reconciliation.py on tests/data/state_pairs.yaml. A model not
 # listed here or in Config.reconciliation gets the seed's numbers (tuned for another model).
 RECONCILIATION_DEFAULTS: Mapping[str, ReconcileThresholds] = {
-    "all-MiniLM-L6-v2-int8": ReconcileThresholds(merge=0.66, conflict=0.4, alignment=0.5, named_floor=0.3,
-                                                 unnamed_supersede=0.6, distinct_object_merge=0.9),
+    "all-MiniLM-L6-v2-int8": ReconcileThresholds(merge=0.66, conflict=0.4, alignment=0.5, named_floor=0.3),
 }
 
 

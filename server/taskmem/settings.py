@@ -12,7 +12,7 @@ from collections.abc import Callable
 from typing import Any, TypeVar
 
 from taskmem.config import ApiKey, Config
-from taskmem.core.reconcile_decisions import ReconcileThresholds
+from taskmem.core.reconcile import ReconcileThresholds
 
 S = TypeVar("S", bound="Section")
 

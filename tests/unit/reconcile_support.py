@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from taskmem.core.reconcile_decisions import (
+from taskmem.core.reconcile import (
     BatchMessage,
     Decision,
     ReconcileThresholds,

@@ -7,7 +7,7 @@ import dataclasses
 import pytest
 
 from taskmem.config import ApiKey, Config
-from taskmem.core.reconcile_decisions import SEED_THRESHOLDS
+from taskmem.core.reconcile import SEED_THRESHOLDS
 from taskmem.settings import (
     SECTIONS, AuthSettings, EmbeddingSettings, LlmSettings, MaintenanceSettings, StateSettings, WaitSettings,
     WebhookSettings,

@@ -9,7 +9,7 @@ import pytest
 
 from taskmem.core.errors import ModelOutputInvalid
 from taskmem.core.reconcile_band import DEFAULT_BAND, UncertainBand, subject_uid, uncertainty
-from taskmem.core.reconcile_decisions import (
+from taskmem.core.reconcile import (
     SUPERSEDED,
     Adjudication,
     BatchMessage,

@@ -3,7 +3,7 @@
 import pytest
 
 from taskmem.config import RECONCILIATION_DEFAULTS, ConfigError, load_config, reconciliation_thresholds
-from taskmem.core.reconcile_decisions import SEED_THRESHOLDS
+from taskmem.core.reconcile import SEED_THRESHOLDS
 
 
 def test_the_builtin_model_has_calibrated_defaults_and_unknown_models_get_the_seeds() -> None:

@@ -7,7 +7,7 @@ test_reconcile_labelled_pairs.py)."""
 
 import pytest
 
-from taskmem.core.reconcile_decisions import Decision, Outcome
+from taskmem.core.reconcile import Decision, Outcome
 from taskmem.core.reconcile_signals import (
     adjunct_slot,
     change_phrase,

@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from taskmem.core.reconcile_decisions import Decision, Outcome
+from taskmem.core.reconcile import Decision, Outcome
 from taskmem.core.reconcile_signals import change_phrase, content_tokens, find_contrast, find_distinction
 from taskmem.core.reconcile_values import canonical_text, compare_values
 from tests.unit.reconcile_support import decide_pair, thresholds

@@ -11,7 +11,7 @@ from hypothesis import HealthCheck, given, settings, strategies as st
 
 from taskmem.core.plans import ItemStatus, Plan, PlanItem
 from taskmem.core.progress import compute_progress
-from taskmem.core.reconcile_decisions import SEED_THRESHOLDS, Prepared
+from taskmem.core.reconcile import SEED_THRESHOLDS, Prepared
 from taskmem.core.state_items import Candidate, StateItem, StateItemType, compute_uid
 from taskmem.core.state_notes import DECISION_KIND, ERROR_KIND, EntryLink, Note, StateNotes, WaitNote, state_notes
 from taskmem.core.task_state_yaml import DecisionEntry, ErrorEntry, build_task_state, fit_task_state

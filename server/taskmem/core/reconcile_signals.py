@@ -16,15 +16,10 @@ import re
 from collections.abc import Mapping, Sequence
 
 from taskmem.core.reconcile_lexicon import (
-    ATTRIBUTE_NOUNS,
-    NEGATING_PREFIXES,
-    OPPOSITE_SUFFIXES,
     POLAR_SCALES,
     PROPERTY_VIOLATIONS,
-    RIVAL_SETS,
-    SYNONYMS,
 )
-from taskmem.core.reconcile_values import BOUNDS, UNIT_TOKENS, canonical_text, compare_values, measured_dimensions
+from taskmem.core.reconcile_values import BOUNDS, UNIT_TOKENS, canonical_text, measured_dimensions
 from taskmem.core.state_items import SUPERSESSION_TRIGGERS, normalize_text
 
 # --------------------------------------------------------------------------- tokens
@@ -44,19 +39,6 @@ _NEGATIONS = frozenset({"not", "no", "never", "without", "none", "nothing", "can
                         "disallow", "forbid", "forbidden", "prohibit", "prohibited", "avoid"})
 _CONTRACTED_NOT = re.compile(r"\b(\w+)n't\b")
 
-# Different spellings of one thing: compare on the canonical name.
-_ALIASES: Mapping[str, str] = {
-    "postgresql": "postgres", "pg": "postgres", "psql": "postgres", "k8s": "kubernetes",
-    "js": "javascript", "ts": "typescript", "mongodb": "mongo", "golang": "go",
-    "certs": "certificate", "cert": "certificate", "certificates": "certificate",
-    "repo": "repository", "repos": "repository", "repositories": "repository",
-    "db": "database", "dbs": "database", "databases": "database", "config": "configuration",
-    "docs": "documentation", "ms": "millisecond", "milliseconds": "millisecond",
-    "sec": "second", "secs": "second", "seconds": "second", "mins": "minute", "minutes": "minute",
-    "hrs": "hour", "hours": "hour", "days": "day", "weeks": "week", "months": "month",
-    "gb": "gigabyte", "mb": "megabyte", "kb": "kilobyte", "ui": "interface",
-    "prod": "production", "env": "environment", "auth": "authentication", "ie": "internet explorer",
-}
 
 _NUMBER_WORDS: Mapping[str, str] = {
     "zero": "0", "one": "1", "two": "2", "three": "3", "four": "4", "five": "5", "six": "6", "seven": "7",
@@ -72,8 +54,6 @@ _TOKEN = re.compile(r"[a-z0-9][a-z0-9_.+#-]*[a-z0-9+#]|[a-z0-9]")
 def _stem(word: str) -> str:
     """A deliberately light stemmer so limit/limits/limited and cache/caching compare equal:
     aliases first, then -ing, -ied, -ed, plural -s, and a final -e."""
-    if word in _ALIASES:
-        return _ALIASES[word]
     if not word.isalpha():
         return word
     if len(word) > 7 and word.endswith("ly"):
@@ -126,7 +106,6 @@ def _content_tokens(text: str) -> tuple[str, ...]:
 
 def _canonical_token(word: str) -> str:
     """A word's token: canonical value words (units, bounds, time zones) as they are, others stemmed."""
-    word = _ALIASES.get(word, word)
     return word if word in UNIT_TOKENS or word in BOUNDS or word.startswith("tz_") else _stem(word)
 
 
@@ -239,31 +218,23 @@ def align(old_text: str, new_text: str) -> Alignment:
 def find_contrast(old_text: str, new_text: str, min_alignment: float) -> Contrast | None:
     """The contrasting slot of two texts that are about the same thing, or None.
 
-    Texts that align less than `min_alignment` (difflib ratio, 0-1) only contrast as one choice slot,
-    one subject's value (subject_value), one proposition under another modality or scope
-    (modal_contrast, scope_contrast) or the poles of a scale in another word order
+    Texts that align less than `min_alignment` (difflib ratio, 0-1) only contrast as one proposition
+    under another modality (modal_contrast) or the poles of a scale in another word order
     (unordered_polar_contrast). Otherwise, in order:
       negation - one text negates the frame and the other does not ("may include" / "must not
                  include"), the words aligning at least NEGATION_MIN_ALIGNMENT;
-      number   - a number (with its unit, dates, versions, times) appears on one side of a
-                 difference and a different one on the other ("25 MB" / "10 MB", "Postgres 15/16");
-      antonym  - the differing words hold two members of one group of mutually exclusive values
-                 ("client"/"server", "Friday"/"Monday", "email"/"SMS", "sync"/"async");
-      name     - each side of a difference holds a capitalised name the other lacks
-                 ("Redis"/"Memcached", "Rust"/"Go", "Europe"/"US"), or a code-like identifier
-                 with letters and digits ("us-east-1"/"eu-west-1", "t3.large"/"m5.xlarge").
-    Before those (after negation): a polar pair anywhere ("high"/"low", "newest"/"oldest",
-    "optional"/"mandatory", "stateful"/"stateless") is an antonym contrast, and so are two members
-    of a set of rival values (RIVAL_SETS) unless they modify a shared noun outside an adjunct; then
-    a modality or scope contrast; then one predicate of two subjects has no contrast; then a pair
-    that find_distinction says is about different objects has none, unless its last adjunct holds
-    rival values (adjunct_slot) and the distinction is not a measure or designator; then the values
-    (canonical_text: times, time zones, units, money) are compared: another time zone, the same
-    clock times in another order (a window and its complement), another amount of one dimension.
-    Differences in plain nouns ("login test" / "checkout test") are not contrasts: they name a
-    different object, which is a different item. Last, the adjunct choice and reordered poles; and
-    when none of these applies, a stated design property and a statement that breaks it
-    (property_contrast), however differently the two are worded."""
+      antonym  - a polar pair anywhere ("high"/"low", "newest"/"oldest", "optional"/"mandatory");
+      modality - one proposition required, forbidden or open on either side;
+    then, unless find_distinction says the two are about different objects or measures, in each
+    differing span:
+      number   - a number (with its unit, dates, versions, times) on one side of a difference and a
+                 different one on the other ("25 MB" / "10 MB", "Postgres 15/16");
+      antonym  - two members of one group of mutually exclusive values ("client"/"server",
+                 "Friday"/"Monday", "email"/"SMS");
+      name     - each side holds a capitalised name or a code-like identifier the other lacks
+                 ("Redis"/"Memcached", "us-east-1"/"eu-west-1").
+    Last, reordered poles; and when none of these applies, a stated design property and a statement
+    that breaks it (property_contrast), however differently the two are worded."""
     return _frame_contrast(old_text, new_text, min_alignment) or property_contrast(old_text, new_text)
 
 
@@ -271,35 +242,15 @@ def _frame_contrast(old_text: str, new_text: str, min_alignment: float) -> Contr
     """find_contrast's word-by-word comparison (everything but the property lexicon)."""
     alignment = align(old_text, new_text)
     if alignment.ratio < min_alignment:
-        # A short frame with a longer choice aligns poorly; so does one subject's value said in more words.
-        return choice_slot(old_text, new_text) or subject_value(old_text, new_text) \
-            or modal_contrast(old_text, new_text) or scope_contrast(old_text, new_text) \
-            or unordered_polar_contrast(old_text, new_text)
+        return modal_contrast(old_text, new_text) or unordered_polar_contrast(old_text, new_text)
     old_neg, new_neg = negation_count(old_text) % 2, negation_count(new_text) % 2
     if old_neg != new_neg and alignment.ratio >= NEGATION_MIN_ALIGNMENT:
         return Contrast("negation", "negated" if old_neg else "affirmed", "negated" if new_neg else "affirmed")
-    rival = rival_contrast(alignment)
-    if rival is not None and _picks_an_object(old_text, new_text, rival.old_value, rival.new_value):
-        rival = None
-    polar = polar_contrast(alignment) or rival or modal_contrast(old_text, new_text) \
-        or scope_contrast(old_text, new_text)
+    polar = polar_contrast(alignment) or modal_contrast(old_text, new_text)
     if polar is not None:
         return polar
-    if different_subject(old_text, new_text):
-        return None
-    # Rival values of the last adjunct: a contrast even when the slot names things (a room, a city),
-    # which would otherwise read as another object; the kinds below say more when they apply.
-    slot = adjunct_slot(old_text, new_text)
-    adjunct = slot if isinstance(slot, Contrast) else None
-    distinction = find_distinction(old_text, new_text, min_alignment)
-    if distinction is not None and (adjunct is None or distinction.kind in ("measure", "designator")):
+    if find_distinction(old_text, new_text, min_alignment) is not None:
         return None  # the same frame about a different object or measure: a different item
-    values = compare_values(content_tokens(old_text), content_tokens(new_text))
-    if values is not None:
-        return Contrast("number" if values.kind == "value" else values.kind, values.old_value, values.new_value)
-    for old_span, new_span, head, _ in _premodifier_changes(old_text, new_text):
-        if head in _ATTRIBUTE_HEADS:
-            return Contrast("choice", " ".join((*old_span, head)), " ".join((*new_span, head)))
     old_names, new_names = _proper_nouns(old_text), _proper_nouns(new_text)
     for old_span, new_span in alignment.differences:
         old_numbers = [t for t in old_span if _NUMERIC.match(t)]
@@ -321,7 +272,7 @@ def _frame_contrast(old_text: str, new_text: str, min_alignment: float) -> Contr
         new_named = new_names.intersection(new_span) - alignment.common
         if old_named and new_named:
             return Contrast("name", " ".join(sorted(old_named)), " ".join(sorted(new_named)))
-    return choice_slot(old_text, new_text) or adjunct or unordered_polar_contrast(old_text, new_text)
+    return unordered_polar_contrast(old_text, new_text)
 
 
 # --------------------------------------------------------------------------- properties and violations
@@ -470,12 +421,9 @@ def modal_contrast(old_text: str, new_text: str) -> Contrast | None:
 
 
 def unordered_polar_contrast(old_text: str, new_text: str) -> Contrast | None:
-    """The poles of one scale, or two members of one set of rival values, on the two sides of texts
-    that say one proposition in another order ("smoke is used sparingly when opening the hives" /
-    "hives are opened with plenty of smoke"; "pull requests are squash-merged" / "... merged with a
-    merge commit"), or a word and its opposite by form ("made from unpasteurised milk" / "our brie is
-    made from pasteurised milk"): the shorter text's other content words are at least MODAL_OVERLAP in
-    the other."""
+    """The poles of one scale on the two sides of texts that say one proposition in another order
+    ("smoke is used sparingly when opening the hives" / "hives are opened with plenty of smoke"): the
+    shorter text's other content words are at least MODAL_OVERLAP in the other."""
     a, b = {_pole_form(t) for t in content_tokens(old_text)}, {_pole_form(t) for t in content_tokens(new_text)}
     only_old, only_new = a - b, b - a
     if not only_old or not only_new:
@@ -486,71 +434,6 @@ def unordered_polar_contrast(old_text: str, new_text: str) -> Contrast | None:
                 old_hit, new_hit = only_old & mine, only_new & theirs
                 if old_hit and new_hit and _proposition_overlap(old_text, new_text, mine | theirs) >= MODAL_OVERLAP:
                     return Contrast("antonym", sorted(old_hit)[0], sorted(new_hit)[0])
-    # A word and its opposite by form ("unpasteurised" / "pasteurised", "stateful" / "stateless").
-    for x in sorted(only_old):
-        for y in sorted(only_new):
-            if _opposite_by_form(x, y) and _proposition_overlap(old_text, new_text, frozenset({x, y})) >= MODAL_OVERLAP:
-                return Contrast("antonym", x, y)
-    return None
-
-
-# Who a rule covers: everyone of a kind, or only some ("any developer may toggle flags" / "only the
-# release manager may toggle flags").
-_UNIVERSAL = re.compile(r"\b(?:any|every|all|anyone|anybody|everyone|everybody)\b")
-_RESTRICTED = re.compile(r"\b(?:only|solely|exclusively)\b")
-
-
-def scope_contrast(old_text: str, new_text: str) -> Contrast | None:
-    """One proposition said of everyone on one side and of only some on the other, or None."""
-    old, new = normalize_text(old_text), normalize_text(new_text)
-    for x, y, names in ((old, new, ("all", "only")), (new, old, ("only", "all"))):
-        if _UNIVERSAL.search(x) and not _RESTRICTED.search(x) and _RESTRICTED.search(y) and not _UNIVERSAL.search(y):
-            if _proposition_overlap(old_text, new_text, frozenset()) >= MODAL_OVERLAP:
-                return Contrast("scope", *names)
-    return None
-
-
-SUBJECT_WORDS = 2  # leading content words that name what a statement is about
-
-
-def subject_value(old_text: str, new_text: str) -> Contrast | None:
-    """Two statements about one subject (their first SUBJECT_WORDS content words are the same) that
-    state another value of one dimension however the rest is worded ("migrations run only between
-    01:00 and 05:00" / "migrations run only during office hours, 09:00 to 17:00"), or None."""
-    a, b = content_tokens(old_text), content_tokens(new_text)
-    if len(a) <= SUBJECT_WORDS or a[:SUBJECT_WORDS] != b[:SUBJECT_WORDS] \
-            or any(_is_value_token(t) for t in a[:SUBJECT_WORDS]):
-        return None
-    values = compare_values(a, b)
-    if values is None:
-        return None
-    return Contrast("number" if values.kind == "value" else values.kind, values.old_value, values.new_value)
-
-
-def different_subject(old_text: str, new_text: str) -> bool:
-    """Whether two statements differ first in the words they open with, both sides holding words
-    that are not values, and somewhere else too: the same predicate about two subjects ("children's
-    books can be borrowed for three weeks" / "DVDs ... for one week") says nothing against the other."""
-    a, b = content_tokens(old_text), content_tokens(new_text)
-    ops = [op for op in difflib.SequenceMatcher(a=a, b=b, autojunk=False).get_opcodes() if op[0] != "equal"]
-    if len(ops) < 2 or ops[0][0] != "replace" or ops[0][1] != 0 or ops[0][3] != 0:
-        return False
-    _, i1, i2, j1, j2 = ops[0]
-    return any(not _is_value_token(t) for t in a[i1:i2]) and any(not _is_value_token(t) for t in b[j1:j2])
-
-
-def changed_value(old_text: str, new_text: str) -> Contrast | None:
-    """A quantity both texts give in the same unit with different numbers ("capped at 100 items per
-    page" / "the cap changed to 500 items"), however differently the rest is worded: with change
-    language, the new text resets that value."""
-    def quantities(text: str) -> dict[str, str]:
-        tokens = content_tokens(text)
-        return {unit: number for number, unit in zip(tokens, tokens[1:])
-                if _NUMERIC.match(number) and not _NUMERIC.match(unit)}
-    old, new = quantities(old_text), quantities(new_text)
-    for unit, number in new.items():
-        if unit in old and old[unit] != number:
-            return Contrast("number", f"{old[unit]} {unit}", f"{number} {unit}")
     return None
 
 
@@ -564,110 +447,6 @@ def _bare_number(span: tuple[str, ...], other: tuple[str, ...]) -> bool:
 # "on": those often introduce the object or attach to a noun ("an index on orders.status", "the bug in
 # login"), and a different object is a different item.
 _SLOT_PREPOSITIONS = frozenset({"with", "using", "via", "by", "at", "during", "through", "per", "as", "within"})
-
-
-def _slot_tokens(text: str) -> list[str]:
-    """content_tokens with the slot prepositions kept in place."""
-    tokens = []
-    for word in _split_words(normalize_text(_disambiguate(text))):
-        if word in _SLOT_PREPOSITIONS:
-            tokens.append(word)
-        elif word not in _STOPWORDS and word not in _NEGATIONS:
-            tokens.append(_stem(_NUMBER_WORDS.get(word, word)))
-    return tokens
-
-
-FRAME_MIN = 1
-
-
-def choice_slot(old_text: str, new_text: str) -> Contrast | None:
-    """Two statements of one frame that choose differently in one slot introduced by a preposition
-    of means, time or rate ("paginate with offsets" / "with cursors", "during business hours" /
-    "at night"): alternatives for the same choice, so a contrast. One replaced span of at most three
-    words, everything else equal, and a frame of at least FRAME_MIN equal words besides the preposition."""
-    a, b = _slot_tokens(old_text), _slot_tokens(new_text)
-    matcher = difflib.SequenceMatcher(a=a, b=b, autojunk=False)
-    ops = matcher.get_opcodes()
-    changes = [op for op in ops if op[0] != "equal"]
-    frame = [t for tag, i1, i2, _, _ in ops if tag == "equal" for t in a[i1:i2] if t not in _SLOT_PREPOSITIONS]
-    if len(changes) != 1 or changes[0][0] != "replace" or len(frame) < FRAME_MIN:
-        return None
-    _, i1, i2, j1, j2 = changes[0]
-    old_span, new_span = a[i1:i2], b[j1:j2]
-    introduced = i1 > 0 and a[i1 - 1] in _SLOT_PREPOSITIONS
-    both_start = old_span[0] in _SLOT_PREPOSITIONS and new_span[0] in _SLOT_PREPOSITIONS
-    if not (introduced or both_start) or len(old_span) > 3 or len(new_span) > 3:
-        return None
-    return Contrast("choice", " ".join(old_span), " ".join(new_span))
-
-
-# Prepositions that open an adjunct (where, when, how, at what rate, by when), by the question they
-# answer. Two statements of one frame whose last slot is replaced under prepositions of one class
-# choose differently for that slot ("file it before departure" / "on arrival", "render it on the
-# server" / "in the browser"); under two classes they say different things about one frame
-# ("pay per word" / "within 30 days"). "for" and "to" are left out: they name a recipient or a
-# purpose, a different object as often as a different value.
-_ADJUNCT_CLASSES: Mapping[str, str] = {
-    **dict.fromkeys(("in", "on", "at", "into", "onto", "inside", "before", "after", "during", "until", "till",
-                     "across", "throughout", "near", "behind", "under", "over"), "where_when"),
-    **dict.fromkeys(("with", "using", "via", "by", "through", "as", "without"), "means"),
-    "per": "rate", "within": "bound", "atmost": "bound", "atleast": "bound",
-}
-_ADJUNCT_FRAME_MIN = 2  # content words of the shared frame before the slot: a verb and its object at least
-_ADJUNCT_SPAN_MAX = 4
-
-
-def adjunct_slot(old_text: str, new_text: str) -> Contrast | Distinction | None:
-    """Two statements that share their frame word for word and differ only in their last adjunct, or
-    None. The frame before the slot holds at least _ADJUNCT_FRAME_MIN content words; each side's slot
-    is one prepositional phrase of at most _ADJUNCT_SPAN_MAX words (shared words after it are function
-    words only: a shared noun after the slot would make the difference a modifier of that noun, a
-    different object), and the two slots share no content word (a refined slot is not a rival one).
-    Prepositions of one class (_ADJUNCT_CLASSES): a Contrast("choice"), rival values for the slot.
-    Of two classes: a Distinction("slot"), two compatible statements about one frame."""
-    a, b = _words(old_text), _words(new_text)
-    changes = [op for op in difflib.SequenceMatcher(a=a, b=b, autojunk=False).get_opcodes() if op[0] != "equal"]
-    if not changes:
-        return None
-    # The slot runs from the first difference to the last ("at the head office" / "in the park").
-    i1, j1, i2, j2 = changes[0][1], changes[0][3], changes[-1][2], changes[-1][4]
-    if i1 == i2 or j1 == j2 or any(word not in _FUNCTION_WORDS for word in a[i2:]):
-        return None
-    old_start, new_start = _adjunct_start(a, i1), _adjunct_start(b, j1)
-    if old_start is None or new_start is None:
-        return None
-    old_intro, old_span = a[old_start], a[old_start + 1:i2]
-    new_intro, new_span = b[new_start], b[new_start + 1:j2]
-    frame = [w for w in a[:i1] if w not in _FUNCTION_WORDS and w not in old_span]
-    old_content = {w for w in a[i1:i2] if w not in _FUNCTION_WORDS and w not in _ADJUNCT_CLASSES}
-    new_content = {w for w in b[j1:j2] if w not in _FUNCTION_WORDS and w not in _ADJUNCT_CLASSES}
-    if (len(frame) < _ADJUNCT_FRAME_MIN or not old_content or not new_content or old_content & new_content
-            or len(old_span) > _ADJUNCT_SPAN_MAX or len(new_span) > _ADJUNCT_SPAN_MAX):
-        return None
-    if any("." in w and not _NUMERIC.match(w) for w in (*old_span, *new_span)):
-        return None  # a code path ("orders.status", "api.example.com") names an object, not a manner
-    # Evidence in the texts' own words (the tokens are stemmed): "in vials" / "in syringes".
-    old_value = " ".join(_surface_words(old_text)[old_start:i2])
-    new_value = " ".join(_surface_words(new_text)[new_start:j2])
-    if _ADJUNCT_CLASSES[old_intro] == _ADJUNCT_CLASSES[new_intro]:
-        return Contrast("choice", old_value, new_value)
-    return Distinction("slot", old_value, new_value)
-
-
-def _adjunct_start(words: Sequence[str], start: int) -> int | None:
-    """The index of the preposition that opens a replaced span starting at words[start]: its first
-    word, or the word just before it past articles; None when no adjunct preposition does."""
-    if start < len(words) and words[start] in _ADJUNCT_CLASSES:
-        return start
-    before = start - 1
-    while before >= 0 and words[before] in ("a", "an", "the"):
-        before -= 1
-    return before if before >= 0 and words[before] in _ADJUNCT_CLASSES else None
-
-
-def _surface_words(text: str) -> tuple[str, ...]:
-    """The words _words stems, as written (lowercase), index for index."""
-    return _split_words(normalize_text(_disambiguate(text)))
 
 
 def _is_identifier(token: str) -> bool:
@@ -821,7 +600,6 @@ _CHANGE_WORDS = frozenset(_stem(w) for w in ("longer", "replaced", "switched", "
 _POLES: tuple[tuple[frozenset[str], frozenset[str]], ...] = tuple(
     (frozenset(_stem(w) for w in a.split()), frozenset(_stem(w) for w in b.split())) for a, b in POLAR_SCALES)
 _POLE_WORDS: frozenset[str] = frozenset(w for pair in _POLES for pole in pair for w in pole)
-_ATTRIBUTE_HEADS: frozenset[str] = frozenset(_stem(w) for w in ATTRIBUTE_NOUNS)
 
 
 def _pole_form(token: str) -> str:
@@ -839,41 +617,9 @@ def _pole_form(token: str) -> str:
     return token
 
 
-def _opposite_by_form(a: str, b: str) -> bool:
-    """One word is the other with a negating prefix, or they swap opposite suffixes
-    ("encrypted"/"unencrypted", "stateful"/"stateless")."""
-    for x, y in ((a, b), (b, a)):
-        if len(x) >= 4 and any(y == prefix + x for prefix in NEGATING_PREFIXES):
-            return True
-        for one, other in OPPOSITE_SUFFIXES:
-            if x.endswith(one) and y.endswith(other) and x[: -len(one)] == y[: -len(other)] and len(x) > len(one) + 2:
-                return True
-        # "wireless"/"wired", "cordless"/"corded", "paperless"/"paper": the stem with and without -less.
-        if x.endswith("less") and len(x) > 7 and _stem(x[:-4]) == y:
-            return True
-    return False
-
-
-_RIVALS: tuple[frozenset[str], ...] = tuple(
-    frozenset(tokens[0] for tokens in (content_tokens(member) for member in group.split()) if len(tokens) == 1)
-    for group in RIVAL_SETS)
-
-
 # Every scale unordered_polar_contrast looks for: the poles, and each rival set against itself.
-_SCALES = [*_POLES, *((group, group) for group in _RIVALS)]
+_SCALES = list(_POLES)
 _SCALE_WORDS = frozenset(word for one, other in _SCALES for word in one | other)
-
-
-def rival_contrast(alignment: Alignment) -> Contrast | None:
-    """The first difference of an alignment whose two sides hold different members of one closed set
-    of rival values (reconcile_lexicon.RIVAL_SETS: "blister"/"bottle", "series"/"parallel")."""
-    for old_span, new_span in alignment.differences:
-        old_words, new_words = set(old_span) - set(new_span), set(new_span) - set(old_span)
-        for group in _RIVALS:
-            old_hit, new_hit = group & old_words, group & new_words
-            if old_hit and new_hit and not old_hit & new_hit:
-                return Contrast("choice", sorted(old_hit)[0], sorted(new_hit)[0])
-    return None
 
 
 def polar_contrast(alignment: Alignment) -> Contrast | None:
@@ -885,10 +631,6 @@ def polar_contrast(alignment: Alignment) -> Contrast | None:
             for mine, theirs in ((one, other), (other, one)):
                 if old_forms & mine and new_forms & theirs:
                     return Contrast("antonym", sorted(old_forms & mine)[0], sorted(new_forms & theirs)[0])
-        for a in old_span:
-            for b in new_span:
-                if _opposite_by_form(a, b):
-                    return Contrast("antonym", a, b)
     return None
 
 
@@ -900,11 +642,8 @@ class Distinction:
                    attendees", "the March statements" / "the April statements");
       object     - the same with plain words ("the login test" / "the checkout test"): plain words
                    can be synonyms, so the caller may still merge a near-identical pair;
-      designator - the same noun numbered differently ("batch 14" / "batch 15");
       measure    - bounds on different measures ("at most 1.2 m tall" / "at most 800 kg";
-                   "R 4.2 or later" / "Python 3.10 or later");
-      slot       - the same frame with its last adjunct replaced by one that answers another
-                   question ("pay the translators per word" / "within 30 days": see adjunct_slot)."""
+                   "R 4.2 or later" / "Python 3.10 or later")."""
 
     kind: str
     old_value: str
@@ -912,35 +651,6 @@ class Distinction:
 
     def as_evidence(self) -> dict[str, str]:
         return {"kind": self.kind, "old": self.old_value, "new": self.new_value}
-
-
-# A noun after a determiner or preposition, then a number that is not a time or a quantity
-# (a number followed by a unit measures something: "at minus 18 degrees" picks nothing out).
-_DESIGNATED = re.compile(r"\b(?:on|for|in|of|from|to|at|the|a|an|this|that|each|every)\s+([a-z]+)\s+(\d+)\b"
-                         rf"(?!\s*\S*(?:h|{'|'.join(sorted(UNIT_TOKENS))}|degrees?)\b)")
-
-
-# A noun and a whole number of one or two digits that no noun follows: the number names one of them
-# ("photograph room 12 of the gallery", "does screen 3 have..."); a number a noun follows counts it
-# ("run 3 replicas"); longer numbers are codes, ports and years, values of a slot ("return 404").
-_NUMBERED = re.compile(r"\b([a-z]+)\s+(\d{1,2})(?![.,:]?\d)(?=\s*$|[,;:.?!)]|\s+(?:" + "|".join(sorted(
-    {"of", "in", "on", "at", "to", "for", "from", "with", "and", "or", "is", "are", "was", "were", "has", "have",
-     "had", "does", "do", "will", "should", "must", "can", "may"})) + r")\b)")
-
-
-def _designators(text: str) -> dict[str, str]:
-    """Lowercase nouns followed by a number that picks one of them out ("on batch 14", "for step 3",
-    "photograph room 12 of the gallery")."""
-    canonical = canonical_text(normalize_text(text))
-    found: dict[str, str] = {}
-    for match in (*_DESIGNATED.finditer(canonical), *_NUMBERED.finditer(canonical)):
-        noun = match.group(1)
-        if noun in _STOPWORDS or noun in BOUNDS or _stem(noun) in _ALL_GROUP_WORDS:
-            continue
-        if re.search(rf"\b{noun[0].upper()}{noun[1:]}\b", text):
-            continue  # a capitalised name with a version ("Postgres 15") is a choice, not a designator
-        found[_stem(noun)] = match.group(2)
-    return found
 
 
 def _is_value_token(token: str) -> bool:
@@ -951,9 +661,6 @@ def _is_value_token(token: str) -> bool:
 def find_distinction(old_text: str, new_text: str, min_alignment: float) -> Distinction | None:
     """Whether two texts that share a frame are about different objects or measures (see
     Distinction), or None. Only texts aligning at least `min_alignment` are compared."""
-    slot = adjunct_slot(old_text, new_text)
-    if isinstance(slot, Distinction):
-        return slot
     a, b = content_tokens(old_text), content_tokens(new_text)
     bounded = bool(BOUNDS & set(a)) and bool(BOUNDS & set(b))
     if bounded and {t for t in a if not _is_value_token(t)} & set(b):
@@ -965,10 +672,6 @@ def find_distinction(old_text: str, new_text: str, min_alignment: float) -> Dist
     if (matcher.ratio() if a or b else 1.0) < min_alignment:
         return None
     ops = [op for op in matcher.get_opcodes() if op[0] != "equal"]
-    old_ids, new_ids = _designators(old_text), _designators(new_text)
-    for noun in old_ids.keys() & new_ids.keys():
-        if old_ids[noun] != new_ids[noun]:
-            return Distinction("designator", f"{noun} {old_ids[noun]}", f"{noun} {new_ids[noun]}")
     modifiers = {(old_span, new_span): head for old_span, new_span, head, _ in _premodifier_changes(old_text, new_text)}
     object_change: Distinction | None = None
     for _, i1, i2, j1, j2 in ops:
@@ -980,7 +683,7 @@ def find_distinction(old_text: str, new_text: str, min_alignment: float) -> Dist
         if bounded and old_words and new_words and len(old_words) < len(old_span) and len(new_words) < len(new_span):
             return Distinction("measure", " ".join(old_span), " ".join(new_span))
         head = modifiers.get((old_span, new_span))
-        if head is not None and head not in _ATTRIBUTE_HEADS and object_change is None:
+        if head is not None and object_change is None:
             # Names and members of one closed set ("March"/"April") cannot be synonyms; plain nouns can.
             named = any(t in _ALL_GROUP_WORDS for t in (*old_span, *new_span)) \
                 or bool(_proper_nouns(old_text) & set(old_span) and _proper_nouns(new_text) & set(new_span))
@@ -1035,23 +738,8 @@ def _premodifier_changes(old_text: str, new_text: str) -> list[tuple[tuple[str, 
     return changes
 
 
-def _picks_an_object(old_text: str, new_text: str, old_value: str, new_value: str) -> bool:
-    """Whether two rival values modify a noun both texts share that names a thing, outside an adjunct:
-    then they pick out two things ("the spring campaign" / "the autumn campaign", "the gold members" /
-    "the silver members"), not two values of one slot ("spell it in British English" / "American English")."""
-    for old_span, new_span, head, opener in _premodifier_changes(old_text, new_text):
-        if old_value in old_span and new_value in new_span and head not in _ATTRIBUTE_HEADS \
-                and opener not in _ADJUNCT_CLASSES:
-            return True
-    return False
-
-
 # --------------------------------------------------------------------------- paraphrase
 
-_SYNONYM_PHRASES: tuple[tuple[re.Pattern[str], str], ...] = tuple(sorted(
-    ((re.compile(rf"(?<![\w&-]){re.escape(phrase.strip())}(?![\w&-])"), canonical)
-     for canonical, phrases in SYNONYMS for phrase in phrases.split(",")),
-    key=lambda entry: -len(entry[0].pattern)))  # longest phrase first: "once a year" before "a year"
 # Verbs too light to carry a statement's meaning: "X-rays are taken" / "patients get radiographs".
 _LIGHT_WORDS = frozenset(_stem(w) for w in """take taken get got gets have has had do does did make made keep kept
 put give go goes happen happens our their its we us you they""".split())
@@ -1060,11 +748,8 @@ PARAPHRASE_OVERLAP = 0.6  # least share of the longer text's words the other mus
 
 @functools.lru_cache(maxsize=8192)
 def paraphrase_tokens(text: str) -> frozenset[str]:
-    """The content tokens of a text once synonyms are folded to one word (reconcile_lexicon.SYNONYMS)
-    and light verbs are left out: what two paraphrases have in common."""
+    """The content tokens of a text with light verbs left out: what two paraphrases have in common."""
     normal = normalize_text(text)
-    for pattern, canonical in _SYNONYM_PHRASES:
-        normal = pattern.sub(canonical, normal)
     normal = _IZE.sub(lambda m: m.group(1) + "z", normal)  # "organise" / "organize"
     return frozenset(token for token in content_tokens(normal) if token not in _LIGHT_WORDS)
 
@@ -1073,69 +758,32 @@ _IZE = re.compile(r"\b([a-z]{3,}i)s(?=e\b|es\b|ed\b|ing\b|ation\b|ations\b|er\b|
 
 
 def is_paraphrase(old_text: str, new_text: str) -> str | None:
-    """Why two texts say the same thing in other words, or None: "words" when, synonyms folded, one
-    text's tokens are all in the other and make at least PARAPHRASE_OVERLAP of it; "property: <name>"
-    when both state one design property of one subject. The caller checks contrasts and other objects
-    first: this only says the words agree."""
+    """"words" when one text's tokens are all in the other and make at least PARAPHRASE_OVERLAP of it,
+    else None. The caller checks contrasts and other objects first: this only says the words agree."""
     a, b = paraphrase_tokens(old_text), paraphrase_tokens(new_text)
     if a and b and (a <= b or b <= a) and paraphrase_overlap(old_text, new_text) >= PARAPHRASE_OVERLAP:
         return "words"
-    name = same_property(old_text, new_text)
-    return f"property: {name}" if name else None
+    return None
 
 
 def paraphrase_overlap(old_text: str, new_text: str) -> float:
-    """The share of the longer text's folded tokens that the other holds (0-1): 1 for the same words
-    in another order or other synonyms, lower as either says more the other does not."""
+    """The share of the longer text's tokens that the other holds (0-1): 1 for the same words in another
+    order, lower as either says more the other does not."""
     a, b = paraphrase_tokens(old_text), paraphrase_tokens(new_text)
     return len(a & b) / max(len(a), len(b)) if a and b else 0.0
 
 
-def same_property(old_text: str, new_text: str) -> str | None:
-    """The design property both texts state of one subject ("queue consumers must be idempotent" /
-    "processing a queue message twice must have no additional effect"), or None."""
-    old, new = normalize_text(old_text), normalize_text(new_text)
-    old_marks, new_marks = _property_marks(old), _property_marks(new)
-    for name, _, _ in _PROPERTIES:
-        mark_old, mark_new = old_marks.get(name), new_marks.get(name)
-        if mark_old is None or mark_new is None or mark_old.said is None or mark_new.said is None \
-                or mark_old.violations or mark_new.violations:
-            continue
-        (old_start, old_end), (new_start, new_end) = mark_old.said, mark_new.said
-        rest = _subject_words(old[:old_start] + " , " + old[old_end:])
-        other = _subject_words(new[:new_start] + " , " + new[new_end:])
-        if rest & other and len(rest & other) >= SUBJECT_OVERLAP * min(len(rest), len(other)):
-            return name
-    return None
+# Scope words by the range they give a statement: two texts whose classes differ hold it over a different
+# range ("only my partner" / "my partner and my mother"); words of one class are interchangeable.
+_SCOPES: Mapping[str, str] = {
+    **dict.fromkeys("all every each any always whole entire everyone everybody anyone".split(), "every"),
+    **dict.fromkeys("only just solely exclusively except".split(), "only"),
+    **dict.fromkeys("none never nobody".split(), "none"),
+    "some": "some",
+}
 
 
-# --------------------------------------------------------------------------- questions
-
-# What kind of answer a question asks for, read off its opening words (first match wins). "what" and
-# "which" followed by a noun can ask for anything, so they have no kind.
-_QUESTION_KINDS: tuple[tuple[str, re.Pattern[str]], ...] = tuple((kind, re.compile(pattern)) for kind, pattern in (
-    ("quantity", r"^(?:how (?:many|much)|what (?:number|amount|percentage|share) of)\b"),
-    ("duration", r"^how long\b"),
-    ("time", r"^(?:when|by when|until when|what time|what date|on which (?:day|date))\b"),
-    ("place", r"^(?:where|from where)\b"),
-    ("reason", r"^(?:why|how come)\b"),
-    ("person", r"^(?:who|whom|whose)\b"),
-    ("manner", r"^how\b"),
-    ("yes/no", r"^(?:is|are|was|were|do|does|did|can|could|should|shall|will|would|has|have|had|may|might|must)\b"),
-))
-
-
-def question_kind(text: str) -> str | None:
-    """The kind of answer a question asks for (quantity, duration, time, place, reason, person, manner,
-    yes/no), or None when it is not a question or its opening does not say."""
-    normal = normalize_text(text)
-    if not normal.endswith("?"):
-        return None
-    return next((kind for kind, pattern in _QUESTION_KINDS if pattern.search(normal)), None)
-
-
-def different_questions(old_text: str, new_text: str) -> tuple[str, str] | None:
-    """Two questions that ask for different kinds of answer ("how many seats does screen 3 have?" /
-    "does screen 3 have a wheelchair space?"): (old kind, new kind), or None."""
-    old, new = question_kind(old_text), question_kind(new_text)
-    return (old, new) if old and new and old != new else None
+def scope_words(text: str) -> frozenset[str]:
+    """The classes of scope words a text holds (only, none, some). "every" is left out: a plain statement
+    is already general ("store timestamps in UTC" / "all timestamps are stored as UTC")."""
+    return frozenset(_SCOPES[w] for w in _split_words(normalize_text(text)) if _SCOPES.get(w, "every") != "every")

@@ -257,37 +257,6 @@ def value_slots(tokens: Sequence[str]) -> list[ValueSlot]:
     return slots
 
 
-@dataclasses.dataclass(frozen=True)
-class ValueContrast:
-    kind: str  # value | order | timezone
-    old_value: str
-    new_value: str
-
-
-def compare_values(old_tokens: Sequence[str], new_tokens: Sequence[str]) -> ValueContrast | None:
-    """The contrast between the values two aligned texts state, or None:
-      timezone - each names a time zone and they differ ("in UTC" / "in local time");
-      order    - the same clock times in another order ("22:00 to 06:00" / "06:00 to 22:00": a
-                 window and its complement);
-      value    - a dimension both state (duration, mass, temperature, money...) with other amounts."""
-    old, new = value_slots(old_tokens), value_slots(new_tokens)
-    old_zones = {s.value for s in old if s.dimension == "timezone"}
-    new_zones = {s.value for s in new if s.dimension == "timezone"}
-    if old_zones and new_zones and old_zones != new_zones:
-        return ValueContrast("timezone", " ".join(sorted(old_zones)), " ".join(sorted(new_zones)))
-    old_clock = [s.value for s in old if s.dimension == "clock"]
-    new_clock = [s.value for s in new if s.dimension == "clock"]
-    if len(old_clock) >= 2 and sorted(old_clock) == sorted(new_clock) and old_clock != new_clock:
-        return ValueContrast("order", " to ".join(old_clock), " to ".join(new_clock))
-    for dimension in dict.fromkeys(s.dimension for s in old if s.dimension not in ("timezone",)):
-        old_values = sorted(s.value for s in old if s.dimension == dimension)
-        new_values = sorted(s.value for s in new if s.dimension == dimension)
-        if new_values and old_values != new_values:
-            surface = {s.dimension: s.surface for s in old}, {s.dimension: s.surface for s in new}
-            return ValueContrast("value", surface[0][dimension], surface[1][dimension])
-    return None
-
-
 def measured_dimensions(tokens: Sequence[str]) -> frozenset[str]:
     """The dimensions of the values a text states (clock and time zone left out)."""
     return frozenset(s.dimension for s in value_slots(tokens) if s.dimension not in ("clock", "timezone"))

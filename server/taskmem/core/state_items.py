@@ -1,7 +1,7 @@
 """Structured state items (StateService's UpsertStateItems and ExtractState): types, normalisation, uids, statuses, validation.
 
 Pure: no I/O, no clock. Times are integer microseconds since the epoch, like the rest of core.
-The reconciler (core/reconcile_decisions.py) decides what happens to a validated item; the store persists it.
+The reconciler (core/reconcile.py) decides what happens to a validated item; the store persists it.
 """
 
 from __future__ import annotations
@@ -63,10 +63,9 @@ DEFAULT_STATUS: Mapping[StateItemType, str] = {
     StateItemType.RISK: "active",
 }
 
-# The original design's lists. "actually" and "correction" are left out on purpose: they are too
-# common in ordinary speech and caused false supersessions.
+# The original design's change triggers (core/reconcile_signals.CHANGE_PHRASES extends them). "actually" and
+# "correction" are left out on purpose: they are too common in ordinary speech.
 SUPERSESSION_TRIGGERS: tuple[str, ...] = ("instead", "replaced", "switched", "changed to", "no longer")
-REPLACEMENT_VERBS: tuple[str, ...] = ("use", "choose", "switch", "go with", "adopt")
 
 MAX_TOPIC_TAGS = 3
 MAX_TEXT_CHARS = 1000
@@ -120,39 +119,6 @@ def resolve_status_merge(type_tag: StateItemType | str, status_a: str, status_b:
 
 def max_confidence(a: Confidence, b: Confidence) -> Confidence:
     return a if CONFIDENCE_RANK[a] >= CONFIDENCE_RANK[b] else b
-
-
-def has_supersession_signal(text: str) -> bool:
-    """True when the text contains one of SUPERSESSION_TRIGGERS as words."""
-    return _find_phrase(normalize_text(text), SUPERSESSION_TRIGGERS) is not None
-
-
-def supersession_trigger(text: str) -> str | None:
-    """The first of SUPERSESSION_TRIGGERS the text contains as words, or None."""
-    return _find_phrase(normalize_text(text), SUPERSESSION_TRIGGERS)
-
-
-def has_replacement_verb(text: str) -> bool:
-    """True when the text contains one of REPLACEMENT_VERBS in any inflection (use/uses/used/using)."""
-    normal = normalize_text(text)
-    return _find_phrase(normal, (form for forms in _VERB_FORMS.values() for form in forms)) is not None
-
-
-_VERB_FORMS: Mapping[str, tuple[str, ...]] = {
-    "use": ("use", "uses", "used", "using"),
-    "choose": ("choose", "chooses", "chose", "chosen", "choosing"),
-    "switch": ("switch", "switches", "switched", "switching"),
-    "go with": ("go with", "goes with", "went with", "going with", "gone with"),
-    "adopt": ("adopt", "adopts", "adopted", "adopting"),
-}
-assert tuple(_VERB_FORMS) == REPLACEMENT_VERBS
-
-
-def _find_phrase(normal: str, phrases: Iterable[str]) -> str | None:
-    for phrase in phrases:
-        if re.search(rf"\b{re.escape(phrase)}\b", normal):
-            return phrase
-    return None
 
 
 @dataclasses.dataclass

@@ -1,11 +1,10 @@
-"""A configured model adjudicates the uncertain band of a reconciliation run (issue 11).
+"""The judge of reconciliation: a configured model answers the decisions core/reconcile's policy marks
+uncertain (Decision.uncertain: a merge, keep or insert on similarity alone).
 
-After the builtin pass, every decision core/reconcile_band calls uncertain is put to the utility model
-in one call per run (a JSON list of {candidate, existing item}); its answers go back to
-core/reconcile_decisions as overrides, which applies them with the same bookkeeping, so the outcome is
-deterministic given the model's answers. The model never fails the RPC: an error, a timeout or an
-answer that cannot be read keeps every builtin outcome, and the evidence says so. An explicit
-`supersedes` from the caller is decided before this and never asked about.
+After the builtin pass, every uncertain decision is put to the utility model in one call per run (a JSON list
+of {candidate, existing item}); its answers go back to core/reconcile as overrides, applied with the same
+bookkeeping, so the outcome is deterministic given the model's answers. The model never fails the RPC: an
+error, a timeout or an answer that cannot be read keeps every builtin outcome, and the evidence says so.
 """
 
 from __future__ import annotations
@@ -15,8 +14,7 @@ import logging
 from collections.abc import Mapping, Sequence
 
 from taskmem.core.errors import ModelOutputInvalid
-from taskmem.core.reconcile_band import DEFAULT_BAND, UncertainBand, subject_uid, uncertainty
-from taskmem.core.reconcile_decisions import Adjudication, Decision, ReconcileThresholds
+from taskmem.core.reconcile import Adjudication, Decision
 from taskmem.core.state_items import StateItem
 from taskmem.core.state_prompts import (
     ADJUDICATION_SYSTEM, AdjudicationQuestion, adjudication_user_prompt, parse_adjudications,
@@ -32,29 +30,28 @@ MAX_QUESTIONS = 25  # a run reconciles at most state_max_candidates (25 by defau
 class Adjudicator:
     """The utility model as the judge of uncertain decisions; `timeout` bounds its one call per run."""
 
-    def __init__(self, chat: ChatModel, timeout: float, band: UncertainBand = DEFAULT_BAND) -> None:
+    def __init__(self, chat: ChatModel, timeout: float) -> None:
         self.chat = chat
         self.timeout = timeout
-        self.band = band
 
-    def questions(self, items: Sequence[StateItem], decisions: Sequence[Decision], known: Mapping[str, StateItem],
-                  thresholds: ReconcileThresholds) -> tuple[list[AdjudicationQuestion], dict[int, str]]:
+    def questions(self, items: Sequence[StateItem], decisions: Sequence[Decision],
+                  known: Mapping[str, StateItem]) -> tuple[list[AdjudicationQuestion], dict[int, str]]:
         """The uncertain decisions as questions (id = the candidate's index in `items`), and why each is asked.
         `decisions` are the builtin ones for `items`, in order; `known` has every item they may name."""
         asked: list[AdjudicationQuestion] = []
         why: dict[int, str] = {}
         for index, (item, decision) in enumerate(zip(items, decisions, strict=True)):
-            reason = uncertainty(decision, thresholds, self.band)
-            subject = known.get(subject_uid(decision) or "")
+            reason = decision.uncertain
+            subject = known.get(decision.existing_uid or decision.nearest_uid or "")
             if reason and subject is not None and len(asked) < MAX_QUESTIONS:
                 asked.append(AdjudicationQuestion(index, item.type_tag, item.text, subject.uid, subject.text))
                 why[index] = reason
         return asked, why
 
     async def overrides(self, items: Sequence[StateItem], decisions: Sequence[Decision],
-                        known: Mapping[str, StateItem], thresholds: ReconcileThresholds) -> dict[int, Adjudication]:
+                        known: Mapping[str, StateItem]) -> dict[int, Adjudication]:
         """The model's answers to the uncertain decisions, by candidate index (none asked: no call, {})."""
-        asked, why = self.questions(items, decisions, known, thresholds)
+        asked, why = self.questions(items, decisions, known)
         if not asked:
             return {}
         model = self.chat.model

@@ -26,7 +26,7 @@ from taskmem.core.memory import MemoryEntry, NewMemoryEntry
 from taskmem.core.messages import Message
 from taskmem.core.model_routing import ModelTier
 from taskmem.core.progress import compute_progress, render_state_lines
-from taskmem.core.reconcile_decisions import Prepared, ReconcileThresholds
+from taskmem.core.reconcile import Prepared, ReconcileThresholds
 from taskmem.core.state_items import Candidate
 from taskmem.core.state_notes import DECISION_KIND, EntryLink, StateNotes
 from taskmem.core.state_prompts import QUERY_SYSTEM, query_user_prompt

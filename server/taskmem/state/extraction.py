@@ -14,7 +14,7 @@ import time
 from taskmem.core.errors import ModelTimeout, ModelUnavailable, NotConfigured
 from taskmem.core.events import EventType
 from taskmem.core.messages import Message, Role
-from taskmem.core.reconcile_decisions import ReconcileThresholds, prepare_candidates
+from taskmem.core.reconcile import ReconcileThresholds, prepare_candidates
 from taskmem.core.state_prompts import EXTRACTION_SYSTEM, extraction_user_prompt, parse_candidates
 from taskmem.core.state_records import ReconcileReport, StoredStateItem, Watermark
 from taskmem.providers.chat import ChatModel, ChatModelError, ChatModelTimeout
