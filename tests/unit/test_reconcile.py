@@ -182,10 +182,10 @@ def test_every_conflict_and_every_merge_on_similarity_alone_is_marked_uncertain_
 
 
 def test_the_same_frame_about_another_object_is_a_new_item() -> None:
-    old = existing("action", "Roll out firmware 2.3 to batch 14")
-    decision = run([cand("action", "Roll out firmware 2.3 to batch 15", refs=("a1",))], [old], 0.97).decisions[0]
+    old = existing("action", "Run the login test on staging")
+    decision = run([cand("action", "Run the checkout test on staging", refs=("a1",))], [old], 0.9).decisions[0]
     assert (decision.outcome, decision.rule) == (Outcome.INSERT, "distinct")
-    assert decision.evidence["distinct"]["kind"] == "designator"
+    assert decision.evidence["distinct"]["kind"] == "object"
 
 
 def test_unrelated_items_are_inserted_and_items_of_another_type_never_compared() -> None:

@@ -1,5 +1,5 @@
-"""The uncertain band (core/reconcile_band) and a model's answers applied through reconcile_candidates:
-which builtin decisions a model may adjudicate, and what happens to its answers (no I/O)."""
+"""A judge's answers applied through reconcile_candidates, and the prompt that asks for them (no I/O).
+Which decisions are uncertain is the policy's to say (tests/unit/test_reconcile.py)."""
 
 from __future__ import annotations
 
@@ -8,25 +8,21 @@ import json
 import pytest
 
 from taskmem.core.errors import ModelOutputInvalid
-from taskmem.core.reconcile_band import DEFAULT_BAND, UncertainBand, subject_uid, uncertainty
 from taskmem.core.reconcile import (
-    SUPERSEDED,
     Adjudication,
     BatchMessage,
-    Decision,
     Outcome,
     ReconcileResult,
     ReconcileThresholds,
     prepare_candidates,
     reconcile_candidates,
 )
-from taskmem.core.state_items import Candidate, StateItem, validate_item
+from taskmem.core.state_items import SUPERSEDED, Candidate, StateItem, validate_item
 from taskmem.core.state_prompts import (
     ADJUDICATION_SYSTEM, AdjudicationAnswer, AdjudicationQuestion, adjudication_user_prompt, parse_adjudications,
 )
 
-T = ReconcileThresholds(merge=0.66, conflict=0.4, alignment=0.5, named_floor=0.3, unnamed_supersede=0.6,
-                        distinct_object_merge=0.9)
+T = ReconcileThresholds(merge=0.66, conflict=0.4, alignment=0.5, named_floor=0.3)
 BATCH = {"u1": BatchMessage(100, from_user=True), "a1": BatchMessage(150, from_user=False)}
 OLD = "Store session data in Redis"
 NEW = "Keep the session cache in Redis"
@@ -40,59 +36,12 @@ def item(kind: str, text: str) -> StateItem:
 
 def run(candidates: list[Candidate], items: list[StateItem], cosine: float,
         overrides: dict[int, Adjudication] | None = None) -> ReconcileResult:
-    return reconcile_candidates(prepare_candidates(candidates, BATCH), items, lambda a, b: cosine, T, overrides)
+    return reconcile_candidates(prepare_candidates(candidates, BATCH), items, lambda a, b: cosine, T,
+                                overrides=overrides)
 
 
 def cand(text: str, kind: str = "decision", refs: tuple[str, ...] = ("u1",)) -> Candidate:
     return Candidate(kind, text, confidence="high", refs=refs)
-
-
-def decision(outcome: Outcome, rule: str, score: float | None, existing: str | None = "d_x",
-             nearest: str | None = None) -> Decision:
-    return Decision(outcome, "d_new", existing, score, score, rule, nearest_uid=nearest)
-
-
-# ------------------------------------------------------------------ the band
-
-def test_a_duplicate_merge_is_uncertain_below_merge_plus_its_margin_and_certain_above() -> None:
-    assert uncertainty(decision(Outcome.MERGE, "duplicate", 0.70), T).startswith("merge on similarity alone")
-    assert uncertainty(decision(Outcome.MERGE, "duplicate", 0.66 + DEFAULT_BAND.merge_margin), T) == ""
-    assert uncertainty(decision(Outcome.MERGE, "duplicate", 0.97), T) == ""
-
-
-def test_a_no_match_insert_is_uncertain_only_when_a_near_item_scores_from_merge_minus_its_margin() -> None:
-    near = decision(Outcome.INSERT, "no_match", 0.50, existing=None, nearest="d_old")
-    assert uncertainty(near, T).startswith("insert beside a near item")
-    assert uncertainty(decision(Outcome.INSERT, "no_match", 0.40, existing=None, nearest="d_old"), T) == ""
-    assert uncertainty(decision(Outcome.INSERT, "no_match", None, existing=None), T) == ""  # nothing to compare
-    assert subject_uid(near) == "d_old"
-
-
-def test_a_contrast_conflict_is_uncertain_only_at_low_similarity() -> None:
-    assert uncertainty(decision(Outcome.CONFLICT, "contrast", 0.55), T).startswith("conflict on a contrast")
-    assert uncertainty(decision(Outcome.CONFLICT, "contrast", 0.80), T) == ""
-
-
-def test_decisions_backed_by_more_than_similarity_are_never_uncertain() -> None:
-    for outcome, rule in ((Outcome.SUPERSEDE, "named_replacement"), (Outcome.SUPERSEDE, "change_unnamed"),
-                          (Outcome.SUPERSEDE, "explicit_supersedes"), (Outcome.MERGE, "paraphrase"),
-                          (Outcome.MERGE, "same_uid"), (Outcome.INSERT, "distinct"), (Outcome.DROP, "invalid")):
-        assert uncertainty(decision(outcome, rule, 0.7, nearest="d_old"), T) == "", rule
-
-
-def test_the_margins_follow_the_thresholds_and_a_wider_band_holds_more() -> None:
-    seed_like = ReconcileThresholds(merge=0.92, conflict=0.85)
-    assert uncertainty(decision(Outcome.MERGE, "duplicate", 0.99), seed_like)  # 0.92 + 0.24: every duplicate
-    assert not uncertainty(decision(Outcome.CONFLICT, "contrast", 0.55), T, UncertainBand(conflict_margin=0.1))
-
-
-def test_the_builtin_pairs_decisions_fall_where_the_band_says() -> None:
-    merged = run([cand(NEW)], [item("decision", OLD)], 0.70).decisions[-1]
-    inserted = run([cand(NEW)], [item("decision", OLD)], 0.50).decisions[-1]
-    assert (merged.outcome, merged.rule, inserted.outcome, inserted.rule) == (
-        Outcome.MERGE, "duplicate", Outcome.INSERT, "no_match")
-    assert uncertainty(merged, T) and uncertainty(inserted, T)
-    assert inserted.nearest_uid == item("decision", OLD).uid and subject_uid(merged) == merged.existing_uid
 
 
 # ------------------------------------------------------------------ overrides
@@ -118,7 +67,7 @@ def test_a_conflict_answer_flags_both_items_and_records_the_builtin_merge_and_th
     assert "judge-1 answered conflict (builtin merge, duplicate): a cache is not the store" == made.detail
     written = {w.uid: w for w in result.writes}
     assert written[old.uid].conflict and written[made.candidate_uid].conflict
-    assert result.metrics.conflicted == 1 and result.metrics.merged == 0
+    assert [d.outcome for d in result.decisions] == [Outcome.CONFLICT]
 
 
 def test_a_supersede_answer_retires_the_old_item_with_evidence_naming_the_model() -> None:

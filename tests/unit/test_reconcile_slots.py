@@ -10,10 +10,10 @@ from hypothesis import strategies as st
 
 from taskmem.core.reconcile import Decision, Outcome
 from taskmem.core.reconcile_signals import change_phrase, content_tokens, find_contrast, find_distinction
-from taskmem.core.reconcile_values import canonical_text, compare_values
+from taskmem.core.reconcile_values import canonical_text
 from tests.unit.reconcile_support import decide_pair, thresholds
 
-T = thresholds(0.85)
+T = thresholds()
 
 
 def decide(old_text: str, new_text: str, cosine: float, kind: str = "decision") -> Decision:
@@ -57,19 +57,6 @@ def test_canonical_text_is_idempotent(pieces: list[str]) -> None:
 
 # ------------------------------------------------------------------ values compared
 
-@pytest.mark.parametrize("old_text, new_text, kind", [
-    ("Quiet hours run from 20:00 to 07:00", "Quiet hours run from 07:00 to 20:00", "order"),
-    ("Timestamps in the export are in GMT", "Timestamps in the export are in Pacific time", "timezone"),
-    ("Keep the vaccine at 5 °C", "Keep the vaccine at 8 °C", "value"),
-])
-def test_values_of_one_dimension_that_differ_are_compared(old_text: str, new_text: str, kind: str) -> None:
-    contrast = compare_values(content_tokens(old_text), content_tokens(new_text))
-    assert contrast is not None and contrast.kind == kind
-
-
-def test_the_same_duration_in_other_units_is_no_contrast() -> None:
-    assert compare_values(content_tokens("Replies within 2 hours"), content_tokens("Replies within 120 minutes")) is None
-
 
 # ------------------------------------------------------------------ polarity and poles
 
@@ -88,17 +75,11 @@ def test_opposite_poles_or_polarity_in_one_frame_are_a_contrast(old_text: str, n
     assert decide(old_text, new_text, 0.95).outcome is Outcome.CONFLICT
 
 
-def test_rival_values_of_a_property_noun_are_a_choice() -> None:
-    contrast = find_contrast("Quote prices in the premium tier", "Quote prices in the basic tier", 0.5)
-    assert contrast is not None and contrast.kind == "choice"
-
-
 # ------------------------------------------------------------------ the same frame, another object or measure
 
 @pytest.mark.parametrize("old_text, new_text, kind", [
     ("Send the agenda to the Oslo team", "Send the agenda to the Lisbon team", "named_object"),
     ("File the June expense claims", "File the July expense claims", "named_object"),
-    ("Inspect the seals on crate 7", "Inspect the seals on crate 9", "designator"),
     ("Suitcases must not be longer than 55 cm", "Suitcases must not weigh more than 8 kg", "measure"),
     ("The app needs Java 17 or later", "The app needs Kotlin 1.9 or later", "measure"),
 ])
@@ -110,12 +91,6 @@ def test_another_object_or_measure_in_the_same_frame_is_a_different_item(
     decision = decide(old_text, new_text, 0.9, kind="action")
     assert (decision.outcome, decision.rule) == (Outcome.INSERT, "distinct")
     assert decision.evidence["distinct"]["kind"] == kind  # the reason is recorded
-
-
-def test_a_plain_word_modifier_merges_only_when_nearly_identical() -> None:
-    # Plain words may be synonyms: below distinct_object_merge a different item, above it a duplicate.
-    assert decide("Clean the kitchen fridge", "Clean the office fridge", 0.84).outcome is Outcome.INSERT
-    assert decide("Clean the kitchen fridge", "Clean the office fridge", 0.86).outcome is Outcome.MERGE
 
 
 def test_one_choice_slot_with_different_names_stays_a_conflict() -> None:

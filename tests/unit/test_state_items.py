@@ -8,7 +8,6 @@ from hypothesis import strategies as st
 
 from taskmem.core.state_items import (
     DEFAULT_STATUS,
-    REPLACEMENT_VERBS,
     STATUS_PRECEDENCE,
     SUPERSESSION_TRIGGERS,
     Candidate,
@@ -17,8 +16,6 @@ from taskmem.core.state_items import (
     StateItemType,
     compute_uid,
     filter_refs,
-    has_replacement_verb,
-    has_supersession_signal,
     merge_items,
     normalize_text,
     resolve_status_merge,
@@ -137,32 +134,7 @@ def test_refs_outside_the_batch_are_filtered() -> None:
     assert filter_refs(["invented"], {"m1"}) == []
 
 
-def test_supersession_triggers_and_replacement_verbs_are_exactly_the_seeds() -> None:
-    assert SEED_TRIGGERS == SUPERSESSION_TRIGGERS
-    assert REPLACEMENT_VERBS == ("use", "choose", "switch", "go with", "adopt")
-
-
 SEED_TRIGGERS = ("instead", "replaced", "switched", "changed to", "no longer")
-
-
-@pytest.mark.parametrize("text, expected", [
-    ("Use Memcached for caching instead of Redis", True),
-    ("Redis was replaced by Memcached", True),
-    ("We no longer deploy on Fridays", True),
-    ("Actually, use Redis", False),  # dropped from the seed's list on purpose
-    ("Correction: the limit is 10 MB", False),
-    ("Steady state is fine", False),  # "instead" only as a word
-])
-def test_supersession_signal_is_a_trigger_word_or_phrase(text: str, expected: bool) -> None:
-    assert has_supersession_signal(text) is expected
-
-
-@pytest.mark.parametrize("text, expected", [
-    ("We went with Kafka", True), ("Switching to uv", True), ("Adopted trunk-based development", True),
-    ("Chose Postgres", True), ("Users love it", False), ("Run migration 026", False),
-])
-def test_replacement_verbs_match_in_any_inflection(text: str, expected: bool) -> None:
-    assert has_replacement_verb(text) is expected
 
 
 def _item(text: str, **fields: object) -> StateItem:

@@ -17,8 +17,9 @@ from taskmem.core.state_notes import DECISION_KIND, ERROR_KIND, EntryLink, Note,
 from taskmem.core.task_state_yaml import DecisionEntry, ErrorEntry, build_task_state, fit_task_state
 from taskmem.core.tasks import Task, TaskStatus
 from taskmem.core.waits import ExternalTarget, Wait
+from taskmem.core.reconcile import STATED_REF
 from taskmem.state.thread_reconciliation import (
-    EXPLICIT_RULE, STATED_REF, plan_reconciliation, prepare_agent_candidates, stated_candidate,
+    plan_reconciliation, prepare_agent_candidates, stated_candidate,
 )
 from taskmem.store.state_items import stored
 from taskmem.tiktoken_offline import token_counter
@@ -70,24 +71,12 @@ def _plan_of(existing: list[StateItem], prepared: Prepared):  # noqa: ANN202
                                            SEED_THRESHOLDS, "tsk_1", 10))
 
 
-def test_an_explicit_supersedes_from_the_caller_retires_a_dissimilar_item() -> None:
-    old = _item("decision", "Use X for the charts")
-    prepared = prepare_agent_candidates([Candidate("decision", "Ship tables, no charts", confidence="high",
-                                                   supersedes=old.uid, source="agent")], {}, 10, 25)
-    plan = _plan_of([old], prepared)
-    by_uid = {i.uid: i for i in plan.writes}
-    assert by_uid[old.uid].status == "superseded" and by_uid[old.uid].replaced_by == plan.report.results[0].uid
-    evidence = by_uid[old.uid].supersession_evidence
-    assert evidence is not None and evidence["rule"] == EXPLICIT_RULE and evidence["matched_by"] == "stated by the caller"
-    assert plan.report.results[0].outcome == "superseded"
-
-
 def test_an_explicit_supersedes_of_another_type_or_an_unknown_uid_is_ordinary_reconciliation() -> None:
     old = _item("constraint", "Use X for the charts")
     prepared = prepare_agent_candidates([Candidate("decision", "Use Y", confidence="high", supersedes=old.uid,
                                                    source="agent"),
                                          Candidate("decision", "Use Z", confidence="high", supersedes="d_unknown",
-                                                   source="agent")], {}, 10, 25)
+                                                   source="agent")], {}, 25)
     plan = _plan_of([old], prepared)
     assert [r.outcome for r in plan.report.results] == ["inserted", "inserted"]
     assert all(i.status != "superseded" for i in plan.writes)
@@ -107,7 +96,7 @@ def test_a_stated_decision_with_change_language_supersedes_and_keeps_no_stand_in
 def test_an_agent_candidate_without_supersedes_keeps_the_user_message_guard() -> None:
     old = _item("decision", "Use Chart.js for the dashboard charts")
     prepared = prepare_agent_candidates([Candidate("decision", "Use Plotly for the dashboard charts instead of "
-                                                   "Chart.js", confidence="high", source="agent")], {}, 10, 25)
+                                                   "Chart.js", confidence="high", source="agent")], {}, 25)
     plan = _plan_of([old], prepared)
     assert {i.uid: i for i in plan.writes}.get(old.uid) is None or \
         {i.uid: i for i in plan.writes}[old.uid].status != "superseded"

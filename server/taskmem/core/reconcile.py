@@ -74,6 +74,8 @@ class ReconcileThresholds:
     named_floor      - least cosine for a named old value (by the candidate or the user) to point at an item.
     paraphrase_floor - least score for a paraphrase (same words once synonyms are folded) to merge.
     change_floor     - least score for change language ("now", "no longer", "switched") to point at an item.
+    property_floor   - least score for a statement that breaks a property the item states (the property
+                       lexicon, not cosine, relates the two, so it is low).
     """
 
     merge: float
@@ -82,11 +84,13 @@ class ReconcileThresholds:
     named_floor: float = 0.3
     paraphrase_floor: float = 0.4
     change_floor: float = 0.6
+    property_floor: float = 0.1
     topic_boost: float = TOPIC_BOOST
     max_candidates: int = MAX_CANDIDATES
 
     def __post_init__(self) -> None:
-        for field in ("merge", "conflict", "alignment", "named_floor", "paraphrase_floor", "change_floor"):
+        for field in ("merge", "conflict", "alignment", "named_floor", "paraphrase_floor", "change_floor",
+                      "property_floor"):
             value = getattr(self, field)
             if not -1.0 <= value <= 1.0:
                 raise ValueError(f"{field}: {value} is outside [-1, 1]")
@@ -259,7 +263,8 @@ def decide(candidate: StateItem, working: Mapping[str, StateItem], similarity: S
     for e in evidence:
         if e.named_by_candidate and e.cosine >= thresholds.named_floor:
             return _keep(candidate, e, grounding, "names_what_it_replaces", named=list(e.named_by_candidate))
-        if e.contrast is not None and (e.score >= thresholds.conflict or e.contrast.kind == "property"):
+        if e.contrast is not None and (e.score >= thresholds.conflict
+                                       or (e.contrast.kind == "property" and e.score >= thresholds.property_floor)):
             return _keep(candidate, e, grounding, "another_value", contrast=e.contrast.as_evidence())
         if e.restatement and (e.score >= thresholds.merge
                               or (e.paraphrase is not None and e.score >= thresholds.paraphrase_floor)):
