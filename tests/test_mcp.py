@@ -172,6 +172,31 @@ async def test_http_linked_wait_and_bad_arguments(mcp_over_http: tuple[str, str]
     assert any(m.content.startswith("[Wait resolved] release approved") for m in messages.messages)
 
 
+async def test_http_an_open_conflict_is_one_question_until_task_note_settles_it(
+        mcp_over_http: tuple[str, str]) -> None:
+    held, rival = "Use Redis for caching", "Do not use Redis for caching"
+    async with Client(mcp_over_http[0]) as client:
+        task_id = task_id_of(await ok(client, "task_register", name="Cache layer", plan=["Build the cache"]))
+        await ok(client, "task_note", task_id=task_id, kind="decision", text="Deploy on Fridays only")
+        held_uid = re.search(r"\[(d_\w+)\]", await ok(client, "task_note", task_id=task_id, kind="decision",
+                                                      text=held)).group(1)  # type: ignore[union-attr]
+        recorded = await ok(client, "task_note", task_id=task_id, kind="decision", text=rival)
+        rival_uid = re.search(r"\[(d_\w+)\]", recorded).group(1)  # type: ignore[union-attr]
+        # The write names the rival and the calls that settle it, with both uids.
+        assert f"contradicts [{held_uid}]" in recorded
+        assert f"replaces={held_uid}" in recorded and f"replaces={rival_uid}" in recorded
+        answer = await ok(client, "task_query", task_id=task_id)
+        conflicts = section(answer, "Open conflicts[^:]*")
+        assert f"which holds? [{held_uid}] {held} — or [{rival_uid}] {rival}" in conflicts
+        assert answer.count(rival) == 1 and section(answer, "Decisions").strip().endswith("Deploy on Fridays only")
+        # Settled as the response said: the one that holds, again, replacing the other.
+        await ok(client, "task_note", task_id=task_id, kind="decision", text=held, replaces=rival_uid)
+        answer = await ok(client, "task_query", task_id=task_id)
+    assert "Open conflicts" not in answer and "which holds?" not in answer and rival not in answer
+    decisions = section(answer, "Decisions")
+    assert f"[{held_uid}] {held}" in decisions and "CONFLICT" not in decisions
+
+
 async def test_http_memory_knowledge_and_context_round_trip(mcp_over_http: tuple[str, str]) -> None:
     async with Client(mcp_over_http[0]) as http_client:
         await _memory_knowledge_and_context(http_client)

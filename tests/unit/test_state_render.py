@@ -22,9 +22,11 @@ class Item:
     topic_tags: list[str] = dataclasses.field(default_factory=list)
     refs: list[str] = dataclasses.field(default_factory=lambda: ["msg_1"])
     conflict: bool = False
+    conflict_with: list[str] = dataclasses.field(default_factory=list)
     pinned: bool = False
     last_seen_at: int = 0
     updated_at: int = 0
+    created_at: int = 0
 
 
 def test_a_line_shows_uid_type_status_first_topic_text_and_ref_count() -> None:

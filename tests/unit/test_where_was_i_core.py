@@ -13,6 +13,7 @@ from taskmem.core.plans import ItemStatus, Plan, PlanItem
 from taskmem.core.progress import compute_progress
 from taskmem.core.reconcile import SEED_THRESHOLDS, Prepared
 from taskmem.core.state_items import Candidate, StateItem, StateItemType, compute_uid
+from taskmem.core.state_records import StoredStateItem
 from taskmem.core.state_notes import DECISION_KIND, ERROR_KIND, EntryLink, Note, StateNotes, WaitNote, state_notes
 from taskmem.core.task_state_yaml import DecisionEntry, ErrorEntry, build_task_state, fit_task_state
 from taskmem.core.tasks import Task, TaskStatus
@@ -29,10 +30,10 @@ TASK = Task(namespace="default", id="tsk_1", name="dash", status=TaskStatus.EXEC
             goal="Ship the dashboard")
 
 
-def _item(kind: str, text: str, status: str = "", created: int = 1, **fields: object) -> StateItem:
+def _item(kind: str, text: str, status: str = "", created: int = 1, **fields: object) -> StoredStateItem:
     kind_ = StateItemType(kind)
     default = {"question": "open", "action": "open"}.get(kind, "active")
-    return StateItem(uid=compute_uid(kind_, text), type_tag=kind_, text=text, status=status or default,
+    return StoredStateItem(uid=compute_uid(kind_, text), type_tag=kind_, text=text, status=status or default,
                      created_at=created, last_seen_at=created, source="agent", **fields)  # type: ignore[arg-type]
 
 

@@ -6,7 +6,8 @@ import dataclasses
 from typing import Any
 
 from taskmem.api import task_convert
-from taskmem.core.state_records import ReconcileReport, StoredStateItem
+from taskmem.core.open_conflicts import settle_with
+from taskmem.core.state_records import CandidateResult, ReconcileReport, StoredStateItem
 from taskmem.core.state_items import Candidate
 from taskmem.core.task_state_yaml import DecisionEntry, ErrorEntry, TaskStateView
 from taskmem.core.working_memory import WorkingMemory
@@ -70,9 +71,14 @@ def report(r: ReconcileReport) -> state_pb2.ReconcileReport:
         superseded=r.count("superseded"), conflicted=r.count("conflicted"), dropped=r.count("dropped"),
         duration=task_convert.duration(r.duration_us), skipped_reason=_SKIPS.get(r.skipped_reason, 0),
         messages_read=r.messages_read, embedding_model=r.embedding_model,
-        results=[state_pb2.CandidateResult(
-            uid=x.uid, text=x.text, outcome=f"RECONCILE_OUTCOME_{x.outcome.upper()}", target_uid=x.target_uid,
-            similarity=x.similarity, reason=x.reason) for x in r.results])
+        results=[candidate_result(x) for x in r.results])
+
+
+def candidate_result(x: CandidateResult) -> state_pb2.CandidateResult:
+    conflicted = x.outcome == "conflicted" and x.uid and x.target_uid
+    return state_pb2.CandidateResult(
+        uid=x.uid, text=x.text, outcome=f"RECONCILE_OUTCOME_{x.outcome.upper()}", target_uid=x.target_uid,
+        similarity=x.similarity, reason=x.reason, settle_with=settle_with(x.uid, x.target_uid) if conflicted else "")
 
 
 def task_state(v: TaskStateView) -> state_pb2.TaskState:
@@ -91,7 +97,8 @@ def task_state(v: TaskStateView) -> state_pb2.TaskState:
             last_change_time=task_convert.timestamp(w.last_change_at)) if w else None,
         completed_ids=v.completed_ids, constraints=[task_convert.note(n) for n in v.constraints],
         open_questions=[task_convert.note(n) for n in v.questions], open_risks=[task_convert.note(n) for n in v.risks],
-        open_waits=[task_convert.open_wait(w) for w in v.waits])
+        open_waits=[task_convert.open_wait(w) for w in v.waits],
+        open_conflicts=[task_convert.conflict(c) for c in v.conflicts])
 
 
 def working_memory(m: WorkingMemory) -> state_pb2.WorkingMemory:
@@ -123,4 +130,4 @@ def decision_added(s: Stated) -> state_service_pb2.AddDecisionResponse:
 
 def error_added(s: Stated) -> state_service_pb2.AddErrorResponse:
     entry = dataclasses.replace(error_of(s.entry), uid=s.item.uid)
-    return state_service_pb2.AddErrorResponse(error=error(entry), item=state_item(s.item))
+    return state_service_pb2.AddErrorResponse(error=error(entry), item=state_item(s.item), report=report(s.report))

@@ -14,6 +14,7 @@ from taskmem.api.validate import STRUCT_MAX_DEPTH
 from taskmem.core.actions import Action, ActionLogLine
 from taskmem.core.events import Event
 from taskmem.core.messages import ContextSnapshot, Message
+from taskmem.core.open_conflicts import OpenConflict
 from taskmem.core.plans import Plan, PlanItem, StatusSource
 from taskmem.core.progress import Progress
 from taskmem.core.state_notes import Note, WaitNote
@@ -166,7 +167,7 @@ def progress(p: Progress) -> task_service_pb2.GetProgressResponse:
         recent_messages=[message(m) for m in p.recent_messages], summary=p.summary,
         decisions=[note(n) for n in p.decisions], constraints=[note(n) for n in p.constraints],
         open_questions=[note(n) for n in p.questions], open_waits=[open_wait(w) for w in p.waits],
-        ready_count=len(p.next),
+        ready_count=len(p.next), open_conflicts=[conflict(c) for c in p.conflicts],
     )
 
 
@@ -188,6 +189,10 @@ def outline_item(item: PlanItem) -> task_pb2.PlanItem:
 
 def note(n: Note) -> state_pb2.StateItemNote:
     return state_pb2.StateItemNote(uid=n.uid, text=n.text, create_time=timestamp(n.created_at), conflict=n.conflict)
+
+
+def conflict(c: OpenConflict[Note]) -> state_pb2.StateConflict:
+    return state_pb2.StateConflict(question=c.question(), items=[note(n) for n in c.items])
 
 
 def open_wait(w: WaitNote) -> state_pb2.OpenWait:

@@ -1,5 +1,6 @@
 """The deterministic answer to "where was I?", computed from the plan, the record and the task's
-reconciled state (active decisions, constraints, open questions, open waits: core/state_notes)."""
+reconciled state (active decisions, constraints, open questions, open waits, and the open conflicts
+asked as questions: core/state_notes)."""
 
 from __future__ import annotations
 
@@ -7,6 +8,7 @@ import dataclasses
 
 from taskmem.core.actions import Action
 from taskmem.core.messages import Message
+from taskmem.core.open_conflicts import SETTLE_HINT, OpenConflict
 from taskmem.core.plans import DONE, ItemStatus, Plan, PlanItem
 from taskmem.core.state_notes import Note, StateNotes, WaitNote
 from taskmem.core.tasks import Task
@@ -34,6 +36,7 @@ class Progress:
     constraints: list[Note] = dataclasses.field(default_factory=list)
     questions: list[Note] = dataclasses.field(default_factory=list)  # open ones
     waits: list[WaitNote] = dataclasses.field(default_factory=list)  # open ones
+    conflicts: list[OpenConflict[Note]] = dataclasses.field(default_factory=list)  # open ones, oldest first
 
 
 def compute_progress(task: Task, plan: Plan | None, last_failed_action: Action | None,
@@ -64,7 +67,7 @@ def compute_progress(task: Task, plan: Plan | None, last_failed_action: Action |
         completed=completed, current=current, next=ready, blocked=blocked, failed=failed,
         last_error=last_error, recent_messages=recent_messages,
         summary="\n".join([summary, *state_lines]), decisions=notes.decisions, constraints=notes.constraints,
-        questions=notes.questions, waits=notes.waits,
+        questions=notes.questions, waits=notes.waits, conflicts=notes.conflicts,
     )
 
 
@@ -125,11 +128,20 @@ def _wait_line(w: WaitNote) -> str:
 
 
 def render_state_lines(notes: StateNotes) -> list[str]:
-    """The reconciled state as summary lines: active decisions, constraints, open questions, open waits."""
-    lines = [*_listed("Decisions", notes.decisions), *_listed("Constraints", notes.constraints),
-             *_listed("Open questions", notes.questions)]
+    """The reconciled state as summary lines: open conflicts (each one question), active decisions,
+    constraints, open questions, open waits."""
+    lines = [*_conflict_lines(notes.conflicts), *_listed("Decisions", notes.decisions),
+             *_listed("Constraints", notes.constraints), *_listed("Open questions", notes.questions)]
     if notes.waits:
         shown = notes.waits[-SUMMARY_WAITS:]
         more = f" (+{len(notes.waits) - len(shown)} more)" if len(notes.waits) > len(shown) else ""
         lines.append(f"Waiting on{more}: " + "; ".join(_wait_line(w) for w in shown) + ".")
     return lines
+
+
+def _conflict_lines(conflicts: list[OpenConflict[Note]]) -> list[str]:
+    if not conflicts:
+        return []
+    shown = conflicts[-SUMMARY_NOTES:]
+    more = f" (+{len(conflicts) - len(shown)} older)" if len(conflicts) > len(shown) else ""
+    return [f"Open conflicts{more} ({SETTLE_HINT}): " + "; ".join(c.question(_clip) for c in shown) + "."]

@@ -3,10 +3,14 @@
     State (updated: 2026-02-16T15:42Z, items: 12)
     [d_abc123def456] DECISION (active) auth: Use OAuth2 PKCE flow [refs:2]
     [q_mno345abc012] QUESTION (open, low) arch: Cache embeddings client-side? [refs:1] CONFLICT
+    CONFLICT DECISION which holds? [d_1a2b3c4d5e6f] Use Redis for caching — or [d_6f5e4d3c2b1a] Do not use Redis
 
-Works on any item with these field names (uid, text, type_tag, status,
-confidence, topic_tags, refs, conflict, pinned, last_seen_at, updated_at);
-enum values and plain strings both render as their lower-case word.
+Items in conflict with each other (core/open_conflicts) are one CONFLICT line, a question naming each
+side, first of all; a single CONFLICT mark ends the line of an item flagged with no rival named.
+
+Works on any item with these field names (uid, text, type_tag, status, confidence, topic_tags, refs,
+conflict, conflict_with, pinned, last_seen_at, updated_at); enum values and plain strings both render
+as their lower-case word.
 """
 
 from __future__ import annotations
@@ -15,6 +19,7 @@ import datetime
 from collections.abc import Sequence
 from typing import Any
 
+from taskmem.core.open_conflicts import OpenConflict, flagged_alone, split_conflicts
 from taskmem.core.tokens import TokenCounter
 
 TYPE_PRIORITY = {"decision": 0, "constraint": 1, "action": 2, "risk": 3, "question": 4}
@@ -43,7 +48,12 @@ def render_item_line(item: Any) -> str:
         status += ", low"
     topic = f" {item.topic_tags[0]}:" if item.topic_tags else ""
     line = f"[{item.uid}] {word(item.type_tag).upper()} ({status}){topic} {item.text} [refs:{len(item.refs)}]"
-    return line + " CONFLICT" if item.conflict else line
+    return line + " CONFLICT" if flagged_alone(item) else line
+
+
+def render_conflict_line(conflict: OpenConflict[Any]) -> str:
+    kinds = "/".join(dict.fromkeys(word(item.type_tag).upper() for item in conflict.items))
+    return f"CONFLICT {kinds} {conflict.question()}"
 
 
 def _minute(us: int) -> str:
@@ -57,10 +67,19 @@ def render_header(items: Sequence[Any]) -> str:
 
 def render_state(items: Sequence[Any], counter: TokenCounter, budget: int,
                  max_items: int) -> tuple[str, int, int]:
-    """(text, items rendered, items left out). Empty text when there is no item or not even the header fits."""
+    """(text, items rendered, items left out). Empty text when there is no item or not even the header fits.
+    Open conflicts come first; max_items counts the items a conflict line names."""
     if not items:
         return "", 0, 0
-    ordered = render_order(items)
-    lines = [render_item_line(item) for item in ordered[:max_items]]
-    text, kept = counter.fit_lines(lines, budget, header=render_header(items))
-    return text, kept, len(items) - kept
+    plain, conflicts = split_conflicts(render_order(items))
+    lines = [(render_conflict_line(c), len(c.items)) for c in conflicts] + [(render_item_line(i), 1) for i in plain]
+    shown: list[tuple[str, int]] = []
+    room = max_items
+    for line, count in lines:
+        if count > room:
+            break
+        shown.append((line, count))
+        room -= count
+    text, kept = counter.fit_lines([line for line, _ in shown], budget, header=render_header(items))
+    rendered = sum(count for _, count in shown[:kept])
+    return text, rendered, len(items) - rendered

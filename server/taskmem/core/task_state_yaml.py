@@ -3,10 +3,12 @@
 It carries what an agent needs to resume: the current item with its active issue, the completed
 items, the next items whose dependencies are met, and from the thread's reconciled state (see
 core/state_notes) the active decisions, constraints, open questions and risks, the open waits and
-the last errors. A superseded decision is never in it.
+the last errors. A superseded decision is never in it. Current items in conflict with each other are
+not listed as decisions or constraints: each group is one entry of `open_conflicts`, a question naming
+every side and its uid (core/open_conflicts), until the caller retires all sides but one.
 
 The view keeps the 10 newest active decisions, the 10 newest constraints, questions and risks and
-the 5 newest errors. A plan over 15 items lists its completed items as ids only (`plan.completed`),
+the 5 newest errors and open conflicts. A plan over 15 items lists its completed items as ids only (`plan.completed`),
 and in full only the items in progress, blocked or failed and the next three ready ones (the rest
 are counted). fit_task_state then drops detail in DROP_ORDER until the YAML is within the token
 budget, and reports each step it took in `omitted`.
@@ -21,6 +23,7 @@ import json
 import re
 from collections.abc import Callable, Sequence
 
+from taskmem.core.open_conflicts import SETTLE_HINT, OpenConflict
 from taskmem.core.plans import DONE, ItemStatus, Plan, PlanItem
 from taskmem.core.state_notes import Note, WaitNote
 from taskmem.core.tasks import Task, TaskStatus
@@ -31,6 +34,7 @@ MAX_DECISIONS = 10
 MAX_ERRORS = 5
 MAX_NOTES = 10  # constraints, open questions and open risks, each
 MAX_WAITS = 10
+MAX_CONFLICTS = 5
 COLLAPSE_OVER = 15
 NEXT_PENDING = 3
 SUMMARY_CHARS = 100
@@ -101,6 +105,8 @@ class TaskStateView:
     questions: list[Note] = dataclasses.field(default_factory=list)
     risks: list[Note] = dataclasses.field(default_factory=list)
     waits: list[WaitNote] = dataclasses.field(default_factory=list)
+    conflicts: list[OpenConflict[Note]] = dataclasses.field(default_factory=list)  # oldest first
+    settle_hint: bool = True  # the comment on open_conflicts saying how to settle one
 
 
 def ready_items(items: list[PlanItem]) -> list[PlanItem]:
@@ -124,12 +130,17 @@ def _shorter(notes: list[Note], limit: int) -> list[Note]:
             for n in notes[-limit:]] if limit else []
 
 
+def _shorter_conflicts(conflicts: list[OpenConflict[Note]]) -> list[OpenConflict[Note]]:
+    """The newest MAX_CONFLICTS open conflicts, each side's text cut to NOTE_CHARS."""
+    return [OpenConflict(tuple(_shorter(list(c.items), len(c.items)))) for c in conflicts[-MAX_CONFLICTS:]]
+
+
 def build_task_state(task: Task, plan: Plan | None, newest_decisions: list[DecisionEntry],
                      newest_errors: list[ErrorEntry], workspace: WorkspaceChanges | None, *,
                      constraints: Sequence[Note] = (), questions: Sequence[Note] = (), risks: Sequence[Note] = (),
-                     waits: Sequence[WaitNote] = ()) -> TaskStateView:
+                     waits: Sequence[WaitNote] = (), conflicts: Sequence[OpenConflict[Note]] = ()) -> TaskStateView:
     """Apply the size rules. Decisions and errors come newest first (as queried); constraints,
-    questions, risks and waits oldest first (as core/state_notes lists them)."""
+    questions, risks, waits and open conflicts oldest first (as core/state_notes lists them)."""
     items = plan.items if plan else []
     completed = sum(1 for item in items if item.status in DONE)
     shown = items
@@ -153,6 +164,7 @@ def build_task_state(task: Task, plan: Plan | None, newest_decisions: list[Decis
         collapsed=collapsed, completed_ids=completed_ids,
         constraints=_shorter(list(constraints), MAX_NOTES), questions=_shorter(list(questions), MAX_NOTES),
         risks=_shorter(list(risks), MAX_NOTES), waits=list(waits)[-MAX_WAITS:],
+        conflicts=_shorter_conflicts(list(conflicts)),
     )
 
 
@@ -218,6 +230,11 @@ def render_task_state_yaml(view: TaskStateView) -> str:
                 lines.append(f"    active_issue: {_text(s.active_issue)}")
             if s.depends_on:
                 lines.append(f"    depends_on: [{', '.join(_scalar(d) for d in s.depends_on)}]")
+    if view.conflicts:
+        lines.append("open_conflicts:" + (f"  # {SETTLE_HINT}" if view.settle_hint else ""))
+        for conflict in view.conflicts:
+            lines.append(f"  - question: {_text(conflict.question())}")
+            lines.append(f"    uids: [{', '.join(_scalar(uid) for uid in conflict.uids)}]")
     if view.decisions:
         lines.append("decisions_log:")  # active decisions only: a superseded one is never listed
         lines.extend(f"  - {_text(d.text)}" for d in view.decisions)
@@ -352,6 +369,12 @@ def _drop_plan_header(v: TaskStateView) -> bool:
     return had
 
 
+def _drop_settle_hint(v: TaskStateView) -> bool:
+    had = v.settle_hint and bool(v.conflicts)
+    v.settle_hint = False
+    return had
+
+
 def _drop_workspace_path(v: TaskStateView) -> bool:
     had = bool(v.workspace)
     v.workspace = ""
@@ -372,12 +395,14 @@ DROP_ORDER: list[tuple[str, Callable[[TaskStateView], bool]]] = [
     ("pending subtasks past the next three", _drop_pending_beyond_next),
     ("older errors", _keep_newest("errors", 1)),
     ("plan header", _drop_plan_header),
+    ("how to settle a conflict", _drop_settle_hint),
     ("workspace path", _drop_workspace_path),
     ("oldest open risks", _drop_oldest("risks")),
     ("oldest completed ids", _drop_oldest("completed_ids")),
     ("oldest decisions", _keep_newest("decisions", 1)),
     ("oldest constraints", _keep_newest("constraints", 1)),
     ("oldest open questions", _keep_newest("questions", 1)),
+    ("oldest open conflicts", _keep_newest("conflicts", 1)),
     ("oldest open waits", _keep_newest("waits", 1)),
     ("pending subtasks", _drop_last_pending),
     ("remaining subtask summaries", _clear_subtask_field("summary", lambda s: True)),
@@ -386,6 +411,7 @@ DROP_ORDER: list[tuple[str, Callable[[TaskStateView], bool]]] = [
     ("last decision", _drop_oldest("decisions")),
     ("last constraint", _drop_oldest("constraints")),
     ("last open question", _drop_oldest("questions")),
+    ("last open conflict", _drop_oldest("conflicts")),
     ("last open wait", _drop_oldest("waits")),
     ("remaining subtasks", _drop_current_last),
 ]
@@ -419,8 +445,8 @@ def fit_task_state(view: TaskStateView, counter: TokenCounter, budget: int) -> t
     return _fit_goal(view, counter, budget, omitted)
 
 
-_SINGLE = {"workspace_changes", "plan header", "workspace path", "last error", "last decision", "last constraint",
-           "last open question", "last open wait"}
+_SINGLE = {"workspace_changes", "plan header", "how to settle a conflict", "workspace path", "last error",
+           "last decision", "last constraint", "last open question", "last open conflict", "last open wait"}
 
 
 def _fit_goal(view: TaskStateView, counter: TokenCounter, budget: int,
@@ -478,4 +504,4 @@ def _copy(view: TaskStateView) -> TaskStateView:
         view, subtasks=[dataclasses.replace(s, depends_on=list(s.depends_on)) for s in view.subtasks],
         decisions=list(view.decisions), errors=[dataclasses.replace(e) for e in view.errors],
         completed_ids=list(view.completed_ids), constraints=list(view.constraints), questions=list(view.questions),
-        risks=list(view.risks), waits=list(view.waits))
+        risks=list(view.risks), waits=list(view.waits), conflicts=list(view.conflicts))

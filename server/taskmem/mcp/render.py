@@ -55,11 +55,19 @@ def _notes(heading: str, notes: Sequence[state_pb2.StateItemNote]) -> list[str]:
                              for note in notes)]
 
 
+def _conflicts(conflicts: Sequence[state_pb2.StateConflict]) -> list[str]:
+    if not conflicts:
+        return []
+    return ["Open conflicts — settle each with task_note(the text that holds, replaces=<the other uid>):",
+            *(f"  {one_line(c.question, 500)}" for c in conflicts)]
+
+
 def where_was_i(progress: task_service_pb2.GetProgressResponse, answer: str, from_model: bool,
                 items: Iterable[state_pb2.StateItem]) -> str:
-    """The task, its completed / current / next items, the active decisions, constraints, open
-    questions and open waits (GetProgress: the task's one reconciled state), open risks and
-    actions (`items`), the last error and the newest messages: what a model needs after compaction."""
+    """The task, its completed / current / next items, the open conflicts (each one question), the
+    active decisions, constraints, open questions and open waits (GetProgress: the task's one
+    reconciled state), open risks and actions (`items`; those in an open conflict are in its
+    question), the last error and the newest messages: what a model needs after compaction."""
     task = progress.task
     lines = [f"Task {task.id}: {task.name} — {task_status_name(task.status)}"
              + (f", plan v{progress.plan_version}: {len(progress.completed)}/{progress.total_items} done"
@@ -79,18 +87,22 @@ def where_was_i(progress: task_service_pb2.GetProgressResponse, answer: str, fro
         lines.append("Blocked: " + _listed(progress.blocked))
     if progress.failed:
         lines.append("Failed: " + _listed(progress.failed))
+    lines += _conflicts(progress.open_conflicts)
     lines += _notes("Decisions", progress.decisions)
     lines += _notes("Constraints", progress.constraints)
     lines += _notes("Open questions", progress.open_questions)
     if progress.open_waits:
         lines.append("Open waits:")
         lines.extend(open_wait_line(wait) for wait in progress.open_waits)
+    asked = {note.uid for conflict in progress.open_conflicts for note in conflict.items}
     by_type: dict[int, list[state_pb2.StateItem]] = {}
     for item in items:
-        by_type.setdefault(item.type, []).append(item)
+        if item.uid not in asked:
+            by_type.setdefault(item.type, []).append(item)
     for item_type, heading in ((state_pb2.STATE_ITEM_TYPE_RISK, "Risks"),
                                (state_pb2.STATE_ITEM_TYPE_ACTION, "Open actions")):
-        lines += _notes(heading, [state_pb2.StateItemNote(uid=item.uid, text=item.text, conflict=item.conflict)
+        lines += _notes(heading, [state_pb2.StateItemNote(uid=item.uid, text=item.text,
+                                                          conflict=item.conflict and not item.conflict_with)
                                   for item in by_type.get(item_type, [])])
     if progress.last_error:
         lines.append(f"Last error: {one_line(progress.last_error, 300)}")
@@ -117,8 +129,11 @@ def recorded_state(result: state_pb2.CandidateResult, replaced: str) -> str:
     retired = replaced or (result.target_uid if result.outcome == state_pb2.RECONCILE_OUTCOME_SUPERSEDED else "")
     if retired:
         line += f" {retired} is retired: no view shows it as current any more."
-    if result.outcome == state_pb2.RECONCILE_OUTCOME_CONFLICTED:
-        line += f" It conflicts with {result.target_uid}: both are kept and flagged; name the one it replaces."
+    if result.outcome == state_pb2.RECONCILE_OUTCOME_CONFLICTED and result.target_uid:
+        line += (f" It contradicts [{result.target_uid}] and nothing says which holds, so task_query asks it as an"
+                 f" open conflict until you settle it: to keep [{result.uid}], call task_note again with this text"
+                 f" and replaces={result.target_uid}; to keep [{result.target_uid}], call task_note with its text"
+                 f" and replaces={result.uid}.")
     return line
 
 

@@ -370,7 +370,8 @@ def _task_view(db: Reader, namespace: str, task_id: str,
     notes: StateNotes = view_reads.task_notes(db, namespace, task_id, current)
     return build_task_state(task, plan, view_sections.newest_decisions(notes), view_sections.newest_errors(notes),
                             view_sections.workspace_of(db, namespace, task_id), constraints=notes.constraints,
-                            questions=notes.questions, risks=notes.risks, waits=notes.waits)
+                            questions=notes.questions, risks=notes.risks, waits=notes.waits,
+                            conflicts=notes.conflicts)
 
 
 BUILT_PER_READ = 8  # contexts kept per cached read (distinct budget and mode pairs)

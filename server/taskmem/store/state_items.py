@@ -11,7 +11,8 @@ import numpy as np
 
 from taskmem.core.errors import NotFound
 from taskmem.core.messages import Message
-from taskmem.core.state_items import Confidence, StateItem, StateItemType
+from taskmem.core.open_conflicts import released
+from taskmem.core.state_items import SUPERSEDED, Confidence, StateItem, StateItemType
 from taskmem.core.state_records import StoredStateItem, Watermark
 from taskmem.store.messages import message_from_row
 from taskmem.store.tasks import load_task
@@ -154,13 +155,28 @@ def current_items(db: Reader, namespace: str, thread_id: str, task_id: str) -> l
 
 def change_item(tx: Transaction, thread_id: str, task_id: str, uid: str, *, pinned: bool | None = None,
                 status: str | None = None) -> StoredStateItem:
-    """Pin/unpin an item or set its status (already checked against its type)."""
+    """Pin/unpin an item or set its status (already checked against its type). Retiring an item settles
+    its open conflicts (release_rivals)."""
     check_thread(tx, tx.namespace, task_id)
     item = load_item(tx, tx.namespace, thread_id, uid)
     if pinned is not None:
         item.pinned = pinned
+    retiring = status == SUPERSEDED and item.active
     if status is not None:
         item.status = status
     item.updated_at = tx.now
     save_item(tx, item)
+    if retiring:
+        release_rivals(tx, thread_id, uid)
     return item
+
+
+def release_rivals(tx: Transaction, thread_id: str, retired_uid: str) -> list[StoredStateItem]:
+    """The conflict a retired item was in is settled for its rivals: each current item naming it in
+    conflict_with drops it, and its conflict flag when no current rival is left (core/open_conflicts)."""
+    current = {item.uid: item for item in thread_items(tx, tx.namespace, thread_id, include_superseded=False)}
+    changed = released(retired_uid, current.values(), lambda uid: uid in current and uid != retired_uid)
+    for rival in changed:
+        rival.updated_at = tx.now
+        save_item(tx, rival)
+    return changed

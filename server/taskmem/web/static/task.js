@@ -251,19 +251,33 @@ export function render(main, { id: taskId }) {
 
   // --- structured state -------------------------------------------------------------------------------
   async function loadState() {
-    const items = await listAll("StateService", "ListStateItems", { task_id: taskId, include_superseded: true, page_size: 200 }, "items", 1000);
-    if (!changed("state", items)) return;
+    // Items in conflict with each other are asked as one question (GetProgress.open_conflicts, the
+    // server's grouping), never listed as current; keeping one side retires the others.
+    const [items, progress] = await Promise.all([
+      listAll("StateService", "ListStateItems", { task_id: taskId, include_superseded: true, page_size: 200 }, "items", 1000),
+      call("TaskService", "GetProgress", { task_id: taskId, recent_message_count: 1 })]);
+    const conflicts = progress.open_conflicts || [];
+    if (!changed("state", { items, conflicts })) return;
     const byUid = new Map(items.map((item) => [item.uid, item]));
-    const active = items.filter((item) => item.status !== "STATE_ITEM_STATUS_SUPERSEDED");
+    const asked = new Set(conflicts.flatMap((conflict) => conflict.items.map((note) => note.uid)));
+    const active = items.filter((item) => item.status !== "STATE_ITEM_STATUS_SUPERSEDED" && !asked.has(item.uid));
     const superseded = items.filter((item) => item.status === "STATE_ITEM_STATUS_SUPERSEDED");
     const pin = (item) => act(item.pinned ? "unpin" : "pin", call("StateService", "PinStateItem", {
       task_id: taskId, thread_id: item.thread_id, uid: item.uid, pinned: !item.pinned }));
+    const keep = (kept, conflict) => act("settle conflict", Promise.all(conflict.items.filter((note) => note.uid !== kept.uid)
+      .map((note) => call("StateService", "SetStateItemStatus", { task_id: taskId, uid: note.uid, status: "STATE_ITEM_STATUS_SUPERSEDED" }))));
     replace(sections.state.body,
+      conflicts.length > 0 && [h("h3", {}, `Conflicts to settle (${conflicts.length})`),
+        h("ul", { class: "conflicts" }, conflicts.map((conflict) =>
+          h("li", { "data-conflict": conflict.items.map((note) => note.uid).join(" ") },
+            h("p", {}, conflict.question),
+            h("div", { class: "buttons" }, conflict.items.map((note) => h("button", { type: "button", class: "keep",
+              "data-uid": note.uid, onclick: () => keep(note, conflict) }, `Keep ${note.uid}, retire the other`))))))],
       h("h3", {}, `Current (${active.length})`),
       active.length ? table(["Type", "Item", "Status", "Confidence", "Tags", "Source", ""], active.map((item) =>
         h("tr", { "data-uid": item.uid },
           h("td", {}, enumLabel(item.type, "STATE_ITEM_TYPE_")),
-          h("td", {}, item.text, item.conflict ? h("span", { class: "badge s-failed" }, "conflict") : null),
+          h("td", {}, item.text, item.conflict && !(item.conflict_with || []).length ? h("span", { class: "badge s-failed" }, "conflict") : null),
           h("td", {}, badge(item.status, "STATE_ITEM_STATUS_")), h("td", {}, enumLabel(item.confidence, "STATE_ITEM_CONFIDENCE_")),
           h("td", {}, item.topic_tags.join(", ")), h("td", {}, enumLabel(item.source, "STATE_ITEM_SOURCE_")),
           h("td", {}, h("button", { type: "button", class: "pin", "aria-pressed": item.pinned ? "true" : "false", onclick: () => pin(item) },

@@ -900,7 +900,12 @@ type CandidateResult struct {
 	// Similarity to target_uid (after the topic boost), 0 when none was compared.
 	Similarity float64 `protobuf:"fixed64,5,opt,name=similarity,proto3" json:"similarity,omitempty"`
 	// Why, in words, for example "cosine 0.95 >= merge threshold 0.93" or "refs not in batch".
-	Reason        string `protobuf:"bytes,6,opt,name=reason,proto3" json:"reason,omitempty"`
+	Reason string `protobuf:"bytes,6,opt,name=reason,proto3" json:"reason,omitempty"`
+	// For CONFLICTED: the calls that settle the conflict with target_uid, naming both uids. Until one
+	// is called, every view shows the pair as one open conflict (StateConflict), not as two current
+	// items: SetStateItemStatus(target_uid, SUPERSEDED) keeps this one (or re-send it with
+	// supersedes = target_uid); SetStateItemStatus(uid, SUPERSEDED) keeps target_uid. Empty otherwise.
+	SettleWith    string `protobuf:"bytes,7,opt,name=settle_with,json=settleWith,proto3" json:"settle_with,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -973,6 +978,13 @@ func (x *CandidateResult) GetSimilarity() float64 {
 func (x *CandidateResult) GetReason() string {
 	if x != nil {
 		return x.Reason
+	}
+	return ""
+}
+
+func (x *CandidateResult) GetSettleWith() string {
+	if x != nil {
+		return x.SettleWith
 	}
 	return ""
 }
@@ -1477,7 +1489,9 @@ type TaskState struct {
 	// Active risks, oldest first.
 	OpenRisks []*StateItemNote `protobuf:"bytes,16,rep,name=open_risks,json=openRisks,proto3" json:"open_risks,omitempty"`
 	// The task's open waits, oldest first.
-	OpenWaits     []*OpenWait `protobuf:"bytes,17,rep,name=open_waits,json=openWaits,proto3" json:"open_waits,omitempty"`
+	OpenWaits []*OpenWait `protobuf:"bytes,17,rep,name=open_waits,json=openWaits,proto3" json:"open_waits,omitempty"`
+	// The newest 5 open conflicts, oldest first: their items are in none of the lists above.
+	OpenConflicts []*StateConflict `protobuf:"bytes,18,rep,name=open_conflicts,json=openConflicts,proto3" json:"open_conflicts,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1631,6 +1645,74 @@ func (x *TaskState) GetOpenWaits() []*OpenWait {
 	return nil
 }
 
+func (x *TaskState) GetOpenConflicts() []*StateConflict {
+	if x != nil {
+		return x.OpenConflicts
+	}
+	return nil
+}
+
+// StateConflict is an open conflict: current items of a thread that contradict each other (each
+// names the others in conflict_with) with nothing yet saying which holds. The views show it once,
+// as this question, instead of listing its items as current. It is settled, and leaves every view,
+// when all its items but one are SUPERSEDED (SetStateItemStatus, or a candidate or AddDecision whose
+// supersedes names them); the one left is then a plain current item again.
+type StateConflict struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The question, naming each item and its uid, for example
+	// "which holds? [d_1a2b3c4d5e6f] Use Redis for caching — or [d_6f5e4d3c2b1a] Do not use Redis for caching".
+	Question string `protobuf:"bytes,1,opt,name=question,proto3" json:"question,omitempty"`
+	// The items in conflict (two, or more when one contradicts several), oldest first; conflict is
+	// false on each (it marks only an item flagged with no rival named).
+	Items         []*StateItemNote `protobuf:"bytes,2,rep,name=items,proto3" json:"items,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *StateConflict) Reset() {
+	*x = StateConflict{}
+	mi := &file_taskmem_v1_state_proto_msgTypes[10]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *StateConflict) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*StateConflict) ProtoMessage() {}
+
+func (x *StateConflict) ProtoReflect() protoreflect.Message {
+	mi := &file_taskmem_v1_state_proto_msgTypes[10]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use StateConflict.ProtoReflect.Descriptor instead.
+func (*StateConflict) Descriptor() ([]byte, []int) {
+	return file_taskmem_v1_state_proto_rawDescGZIP(), []int{10}
+}
+
+func (x *StateConflict) GetQuestion() string {
+	if x != nil {
+		return x.Question
+	}
+	return ""
+}
+
+func (x *StateConflict) GetItems() []*StateItemNote {
+	if x != nil {
+		return x.Items
+	}
+	return nil
+}
+
 // StateItemNote is one current state item as the compact views show it.
 type StateItemNote struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -1640,7 +1722,8 @@ type StateItemNote struct {
 	Text string `protobuf:"bytes,2,opt,name=text,proto3" json:"text,omitempty"`
 	// When it was first recorded.
 	CreateTime *timestamppb.Timestamp `protobuf:"bytes,3,opt,name=create_time,json=createTime,proto3" json:"create_time,omitempty"`
-	// True when it is flagged in conflict with another item.
+	// True when it is flagged in conflict with no rival named (its source said so). Items in
+	// conflict with each other are not notes of the lists but one StateConflict.
 	Conflict      bool `protobuf:"varint,4,opt,name=conflict,proto3" json:"conflict,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
@@ -1648,7 +1731,7 @@ type StateItemNote struct {
 
 func (x *StateItemNote) Reset() {
 	*x = StateItemNote{}
-	mi := &file_taskmem_v1_state_proto_msgTypes[10]
+	mi := &file_taskmem_v1_state_proto_msgTypes[11]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1660,7 +1743,7 @@ func (x *StateItemNote) String() string {
 func (*StateItemNote) ProtoMessage() {}
 
 func (x *StateItemNote) ProtoReflect() protoreflect.Message {
-	mi := &file_taskmem_v1_state_proto_msgTypes[10]
+	mi := &file_taskmem_v1_state_proto_msgTypes[11]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1673,7 +1756,7 @@ func (x *StateItemNote) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StateItemNote.ProtoReflect.Descriptor instead.
 func (*StateItemNote) Descriptor() ([]byte, []int) {
-	return file_taskmem_v1_state_proto_rawDescGZIP(), []int{10}
+	return file_taskmem_v1_state_proto_rawDescGZIP(), []int{11}
 }
 
 func (x *StateItemNote) GetUid() string {
@@ -1723,7 +1806,7 @@ type OpenWait struct {
 
 func (x *OpenWait) Reset() {
 	*x = OpenWait{}
-	mi := &file_taskmem_v1_state_proto_msgTypes[11]
+	mi := &file_taskmem_v1_state_proto_msgTypes[12]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1735,7 +1818,7 @@ func (x *OpenWait) String() string {
 func (*OpenWait) ProtoMessage() {}
 
 func (x *OpenWait) ProtoReflect() protoreflect.Message {
-	mi := &file_taskmem_v1_state_proto_msgTypes[11]
+	mi := &file_taskmem_v1_state_proto_msgTypes[12]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1748,7 +1831,7 @@ func (x *OpenWait) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use OpenWait.ProtoReflect.Descriptor instead.
 func (*OpenWait) Descriptor() ([]byte, []int) {
-	return file_taskmem_v1_state_proto_rawDescGZIP(), []int{11}
+	return file_taskmem_v1_state_proto_rawDescGZIP(), []int{12}
 }
 
 func (x *OpenWait) GetWaitId() string {
@@ -1812,7 +1895,7 @@ type WorkingMemory struct {
 
 func (x *WorkingMemory) Reset() {
 	*x = WorkingMemory{}
-	mi := &file_taskmem_v1_state_proto_msgTypes[12]
+	mi := &file_taskmem_v1_state_proto_msgTypes[13]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1824,7 +1907,7 @@ func (x *WorkingMemory) String() string {
 func (*WorkingMemory) ProtoMessage() {}
 
 func (x *WorkingMemory) ProtoReflect() protoreflect.Message {
-	mi := &file_taskmem_v1_state_proto_msgTypes[12]
+	mi := &file_taskmem_v1_state_proto_msgTypes[13]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1837,7 +1920,7 @@ func (x *WorkingMemory) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WorkingMemory.ProtoReflect.Descriptor instead.
 func (*WorkingMemory) Descriptor() ([]byte, []int) {
-	return file_taskmem_v1_state_proto_rawDescGZIP(), []int{12}
+	return file_taskmem_v1_state_proto_rawDescGZIP(), []int{13}
 }
 
 func (x *WorkingMemory) GetAgentId() string {
@@ -1908,7 +1991,7 @@ type ContextSection struct {
 
 func (x *ContextSection) Reset() {
 	*x = ContextSection{}
-	mi := &file_taskmem_v1_state_proto_msgTypes[13]
+	mi := &file_taskmem_v1_state_proto_msgTypes[14]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1920,7 +2003,7 @@ func (x *ContextSection) String() string {
 func (*ContextSection) ProtoMessage() {}
 
 func (x *ContextSection) ProtoReflect() protoreflect.Message {
-	mi := &file_taskmem_v1_state_proto_msgTypes[13]
+	mi := &file_taskmem_v1_state_proto_msgTypes[14]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1933,7 +2016,7 @@ func (x *ContextSection) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ContextSection.ProtoReflect.Descriptor instead.
 func (*ContextSection) Descriptor() ([]byte, []int) {
-	return file_taskmem_v1_state_proto_rawDescGZIP(), []int{13}
+	return file_taskmem_v1_state_proto_rawDescGZIP(), []int{14}
 }
 
 func (x *ContextSection) GetName() string {
@@ -2024,7 +2107,7 @@ const file_taskmem_v1_state_proto_rawDesc = "" +
 	"\n" +
 	"supersedes\x18\a \x01(\tR\n" +
 	"supersedes\x12\x1a\n" +
-	"\bconflict\x18\b \x01(\bR\bconflict\"\xc6\x01\n" +
+	"\bconflict\x18\b \x01(\bR\bconflict\"\xe7\x01\n" +
 	"\x0fCandidateResult\x12\x10\n" +
 	"\x03uid\x18\x01 \x01(\tR\x03uid\x12\x12\n" +
 	"\x04text\x18\x02 \x01(\tR\x04text\x126\n" +
@@ -2034,7 +2117,9 @@ const file_taskmem_v1_state_proto_rawDesc = "" +
 	"\n" +
 	"similarity\x18\x05 \x01(\x01R\n" +
 	"similarity\x12\x16\n" +
-	"\x06reason\x18\x06 \x01(\tR\x06reason\"\xc2\x03\n" +
+	"\x06reason\x18\x06 \x01(\tR\x06reason\x12\x1f\n" +
+	"\vsettle_with\x18\a \x01(\tR\n" +
+	"settleWith\"\xc2\x03\n" +
 	"\x0fReconcileReport\x12\x1c\n" +
 	"\textracted\x18\x01 \x01(\x05R\textracted\x12\x1a\n" +
 	"\binserted\x18\x02 \x01(\x05R\binserted\x12\x16\n" +
@@ -2081,7 +2166,7 @@ const file_taskmem_v1_state_proto_rawDesc = "" +
 	"\x10WorkspaceChanges\x12#\n" +
 	"\rfiles_created\x18\x01 \x01(\x05R\ffilesCreated\x12%\n" +
 	"\x0efiles_modified\x18\x02 \x01(\x05R\rfilesModified\x12D\n" +
-	"\x10last_change_time\x18\x03 \x01(\v2\x1a.google.protobuf.TimestampR\x0elastChangeTime\"\xce\x06\n" +
+	"\x10last_change_time\x18\x03 \x01(\v2\x1a.google.protobuf.TimestampR\x0elastChangeTime\"\x90\a\n" +
 	"\tTaskState\x12\x17\n" +
 	"\atask_id\x18\x01 \x01(\tR\x06taskId\x12\x12\n" +
 	"\x04goal\x18\x02 \x01(\tR\x04goal\x12.\n" +
@@ -2102,7 +2187,11 @@ const file_taskmem_v1_state_proto_rawDesc = "" +
 	"\n" +
 	"open_risks\x18\x10 \x03(\v2\x19.taskmem.v1.StateItemNoteR\topenRisks\x123\n" +
 	"\n" +
-	"open_waits\x18\x11 \x03(\v2\x14.taskmem.v1.OpenWaitR\topenWaits\"\x8e\x01\n" +
+	"open_waits\x18\x11 \x03(\v2\x14.taskmem.v1.OpenWaitR\topenWaits\x12@\n" +
+	"\x0eopen_conflicts\x18\x12 \x03(\v2\x19.taskmem.v1.StateConflictR\ropenConflicts\"\\\n" +
+	"\rStateConflict\x12\x1a\n" +
+	"\bquestion\x18\x01 \x01(\tR\bquestion\x12/\n" +
+	"\x05items\x18\x02 \x03(\v2\x19.taskmem.v1.StateItemNoteR\x05items\"\x8e\x01\n" +
 	"\rStateItemNote\x12\x10\n" +
 	"\x03uid\x18\x01 \x01(\tR\x03uid\x12\x12\n" +
 	"\x04text\x18\x02 \x01(\tR\x04text\x12;\n" +
@@ -2191,7 +2280,7 @@ func file_taskmem_v1_state_proto_rawDescGZIP() []byte {
 }
 
 var file_taskmem_v1_state_proto_enumTypes = make([]protoimpl.EnumInfo, 8)
-var file_taskmem_v1_state_proto_msgTypes = make([]protoimpl.MessageInfo, 14)
+var file_taskmem_v1_state_proto_msgTypes = make([]protoimpl.MessageInfo, 15)
 var file_taskmem_v1_state_proto_goTypes = []any{
 	(StateItemType)(0),            // 0: taskmem.v1.StateItemType
 	(StateItemStatus)(0),          // 1: taskmem.v1.StateItemStatus
@@ -2211,15 +2300,16 @@ var file_taskmem_v1_state_proto_goTypes = []any{
 	(*TaskStateError)(nil),        // 15: taskmem.v1.TaskStateError
 	(*WorkspaceChanges)(nil),      // 16: taskmem.v1.WorkspaceChanges
 	(*TaskState)(nil),             // 17: taskmem.v1.TaskState
-	(*StateItemNote)(nil),         // 18: taskmem.v1.StateItemNote
-	(*OpenWait)(nil),              // 19: taskmem.v1.OpenWait
-	(*WorkingMemory)(nil),         // 20: taskmem.v1.WorkingMemory
-	(*ContextSection)(nil),        // 21: taskmem.v1.ContextSection
-	(*timestamppb.Timestamp)(nil), // 22: google.protobuf.Timestamp
-	(*durationpb.Duration)(nil),   // 23: google.protobuf.Duration
-	(PlanItemStatus)(0),           // 24: taskmem.v1.PlanItemStatus
-	(TaskStatus)(0),               // 25: taskmem.v1.TaskStatus
-	(*structpb.Struct)(nil),       // 26: google.protobuf.Struct
+	(*StateConflict)(nil),         // 18: taskmem.v1.StateConflict
+	(*StateItemNote)(nil),         // 19: taskmem.v1.StateItemNote
+	(*OpenWait)(nil),              // 20: taskmem.v1.OpenWait
+	(*WorkingMemory)(nil),         // 21: taskmem.v1.WorkingMemory
+	(*ContextSection)(nil),        // 22: taskmem.v1.ContextSection
+	(*timestamppb.Timestamp)(nil), // 23: google.protobuf.Timestamp
+	(*durationpb.Duration)(nil),   // 24: google.protobuf.Duration
+	(PlanItemStatus)(0),           // 25: taskmem.v1.PlanItemStatus
+	(TaskStatus)(0),               // 26: taskmem.v1.TaskStatus
+	(*structpb.Struct)(nil),       // 27: google.protobuf.Struct
 }
 var file_taskmem_v1_state_proto_depIdxs = []int32{
 	0,  // 0: taskmem.v1.StateItem.type:type_name -> taskmem.v1.StateItemType
@@ -2227,40 +2317,42 @@ var file_taskmem_v1_state_proto_depIdxs = []int32{
 	2,  // 2: taskmem.v1.StateItem.confidence:type_name -> taskmem.v1.StateItemConfidence
 	8,  // 3: taskmem.v1.StateItem.supersession_evidence:type_name -> taskmem.v1.SupersessionEvidence
 	3,  // 4: taskmem.v1.StateItem.source:type_name -> taskmem.v1.StateItemSource
-	22, // 5: taskmem.v1.StateItem.create_time:type_name -> google.protobuf.Timestamp
-	22, // 6: taskmem.v1.StateItem.last_seen_time:type_name -> google.protobuf.Timestamp
-	22, // 7: taskmem.v1.StateItem.update_time:type_name -> google.protobuf.Timestamp
+	23, // 5: taskmem.v1.StateItem.create_time:type_name -> google.protobuf.Timestamp
+	23, // 6: taskmem.v1.StateItem.last_seen_time:type_name -> google.protobuf.Timestamp
+	23, // 7: taskmem.v1.StateItem.update_time:type_name -> google.protobuf.Timestamp
 	0,  // 8: taskmem.v1.StateItemCandidate.type:type_name -> taskmem.v1.StateItemType
 	1,  // 9: taskmem.v1.StateItemCandidate.status:type_name -> taskmem.v1.StateItemStatus
 	2,  // 10: taskmem.v1.StateItemCandidate.confidence:type_name -> taskmem.v1.StateItemConfidence
 	4,  // 11: taskmem.v1.CandidateResult.outcome:type_name -> taskmem.v1.ReconcileOutcome
-	23, // 12: taskmem.v1.ReconcileReport.duration:type_name -> google.protobuf.Duration
+	24, // 12: taskmem.v1.ReconcileReport.duration:type_name -> google.protobuf.Duration
 	5,  // 13: taskmem.v1.ReconcileReport.skipped_reason:type_name -> taskmem.v1.ExtractionSkipReason
 	11, // 14: taskmem.v1.ReconcileReport.results:type_name -> taskmem.v1.CandidateResult
-	24, // 15: taskmem.v1.TaskStateSubtask.status:type_name -> taskmem.v1.PlanItemStatus
-	22, // 16: taskmem.v1.TaskStateDecision.create_time:type_name -> google.protobuf.Timestamp
-	22, // 17: taskmem.v1.TaskStateError.create_time:type_name -> google.protobuf.Timestamp
-	22, // 18: taskmem.v1.WorkspaceChanges.last_change_time:type_name -> google.protobuf.Timestamp
-	25, // 19: taskmem.v1.TaskState.status:type_name -> taskmem.v1.TaskStatus
-	22, // 20: taskmem.v1.TaskState.last_replanned_time:type_name -> google.protobuf.Timestamp
+	25, // 15: taskmem.v1.TaskStateSubtask.status:type_name -> taskmem.v1.PlanItemStatus
+	23, // 16: taskmem.v1.TaskStateDecision.create_time:type_name -> google.protobuf.Timestamp
+	23, // 17: taskmem.v1.TaskStateError.create_time:type_name -> google.protobuf.Timestamp
+	23, // 18: taskmem.v1.WorkspaceChanges.last_change_time:type_name -> google.protobuf.Timestamp
+	26, // 19: taskmem.v1.TaskState.status:type_name -> taskmem.v1.TaskStatus
+	23, // 20: taskmem.v1.TaskState.last_replanned_time:type_name -> google.protobuf.Timestamp
 	13, // 21: taskmem.v1.TaskState.subtasks:type_name -> taskmem.v1.TaskStateSubtask
 	14, // 22: taskmem.v1.TaskState.decisions:type_name -> taskmem.v1.TaskStateDecision
 	15, // 23: taskmem.v1.TaskState.errors:type_name -> taskmem.v1.TaskStateError
 	16, // 24: taskmem.v1.TaskState.workspace_changes:type_name -> taskmem.v1.WorkspaceChanges
-	18, // 25: taskmem.v1.TaskState.constraints:type_name -> taskmem.v1.StateItemNote
-	18, // 26: taskmem.v1.TaskState.open_questions:type_name -> taskmem.v1.StateItemNote
-	18, // 27: taskmem.v1.TaskState.open_risks:type_name -> taskmem.v1.StateItemNote
-	19, // 28: taskmem.v1.TaskState.open_waits:type_name -> taskmem.v1.OpenWait
-	22, // 29: taskmem.v1.StateItemNote.create_time:type_name -> google.protobuf.Timestamp
-	22, // 30: taskmem.v1.OpenWait.start_time:type_name -> google.protobuf.Timestamp
-	23, // 31: taskmem.v1.OpenWait.timeout:type_name -> google.protobuf.Duration
-	26, // 32: taskmem.v1.WorkingMemory.task_context:type_name -> google.protobuf.Struct
-	22, // 33: taskmem.v1.WorkingMemory.update_time:type_name -> google.protobuf.Timestamp
-	34, // [34:34] is the sub-list for method output_type
-	34, // [34:34] is the sub-list for method input_type
-	34, // [34:34] is the sub-list for extension type_name
-	34, // [34:34] is the sub-list for extension extendee
-	0,  // [0:34] is the sub-list for field type_name
+	19, // 25: taskmem.v1.TaskState.constraints:type_name -> taskmem.v1.StateItemNote
+	19, // 26: taskmem.v1.TaskState.open_questions:type_name -> taskmem.v1.StateItemNote
+	19, // 27: taskmem.v1.TaskState.open_risks:type_name -> taskmem.v1.StateItemNote
+	20, // 28: taskmem.v1.TaskState.open_waits:type_name -> taskmem.v1.OpenWait
+	18, // 29: taskmem.v1.TaskState.open_conflicts:type_name -> taskmem.v1.StateConflict
+	19, // 30: taskmem.v1.StateConflict.items:type_name -> taskmem.v1.StateItemNote
+	23, // 31: taskmem.v1.StateItemNote.create_time:type_name -> google.protobuf.Timestamp
+	23, // 32: taskmem.v1.OpenWait.start_time:type_name -> google.protobuf.Timestamp
+	24, // 33: taskmem.v1.OpenWait.timeout:type_name -> google.protobuf.Duration
+	27, // 34: taskmem.v1.WorkingMemory.task_context:type_name -> google.protobuf.Struct
+	23, // 35: taskmem.v1.WorkingMemory.update_time:type_name -> google.protobuf.Timestamp
+	36, // [36:36] is the sub-list for method output_type
+	36, // [36:36] is the sub-list for method input_type
+	36, // [36:36] is the sub-list for extension type_name
+	36, // [36:36] is the sub-list for extension extendee
+	0,  // [0:36] is the sub-list for field type_name
 }
 
 func init() { file_taskmem_v1_state_proto_init() }
@@ -2275,7 +2367,7 @@ func file_taskmem_v1_state_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_taskmem_v1_state_proto_rawDesc), len(file_taskmem_v1_state_proto_rawDesc)),
 			NumEnums:      8,
-			NumMessages:   14,
+			NumMessages:   15,
 			NumExtensions: 0,
 			NumServices:   0,
 		},

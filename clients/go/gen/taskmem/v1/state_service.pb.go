@@ -409,7 +409,9 @@ type AddErrorResponse struct {
 	Error *TaskStateError `protobuf:"bytes,1,opt,name=error,proto3" json:"error,omitempty"`
 	// The state item (type action) the error was reconciled into: BLOCKED, or
 	// DONE once a resolution was recorded for it.
-	Item          *StateItem `protobuf:"bytes,2,opt,name=item,proto3" json:"item,omitempty"`
+	Item *StateItem `protobuf:"bytes,2,opt,name=item,proto3" json:"item,omitempty"`
+	// What reconciliation did, with the audit line (settle_with for a conflict).
+	Report        *ReconcileReport `protobuf:"bytes,3,opt,name=report,proto3" json:"report,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -454,6 +456,13 @@ func (x *AddErrorResponse) GetError() *TaskStateError {
 func (x *AddErrorResponse) GetItem() *StateItem {
 	if x != nil {
 		return x.Item
+	}
+	return nil
+}
+
+func (x *AddErrorResponse) GetReport() *ReconcileReport {
+	if x != nil {
+		return x.Report
 	}
 	return nil
 }
@@ -1914,10 +1923,11 @@ const file_taskmem_v1_state_service_proto_rawDesc = "" +
 	"resolution\x18\x04 \x01(\tR\n" +
 	"resolution\x12\x1d\n" +
 	"\n" +
-	"request_id\x18\x05 \x01(\tR\trequestId\"o\n" +
+	"request_id\x18\x05 \x01(\tR\trequestId\"\xa4\x01\n" +
 	"\x10AddErrorResponse\x120\n" +
 	"\x05error\x18\x01 \x01(\v2\x1a.taskmem.v1.TaskStateErrorR\x05error\x12)\n" +
-	"\x04item\x18\x02 \x01(\v2\x15.taskmem.v1.StateItemR\x04item\"K\n" +
+	"\x04item\x18\x02 \x01(\v2\x15.taskmem.v1.StateItemR\x04item\x123\n" +
+	"\x06report\x18\x03 \x01(\v2\x1b.taskmem.v1.ReconcileReportR\x06report\"K\n" +
 	"\x13ExtractStateRequest\x12\x17\n" +
 	"\atask_id\x18\x01 \x01(\tR\x06taskId\x12\x1b\n" +
 	"\tthread_id\x18\x02 \x01(\tR\bthreadId\"x\n" +
@@ -2093,58 +2103,59 @@ var file_taskmem_v1_state_service_proto_depIdxs = []int32{
 	31, // 3: taskmem.v1.AddDecisionResponse.report:type_name -> taskmem.v1.ReconcileReport
 	32, // 4: taskmem.v1.AddErrorResponse.error:type_name -> taskmem.v1.TaskStateError
 	30, // 5: taskmem.v1.AddErrorResponse.item:type_name -> taskmem.v1.StateItem
-	31, // 6: taskmem.v1.ExtractStateResponse.report:type_name -> taskmem.v1.ReconcileReport
-	30, // 7: taskmem.v1.ExtractStateResponse.items:type_name -> taskmem.v1.StateItem
-	33, // 8: taskmem.v1.UpsertStateItemsRequest.items:type_name -> taskmem.v1.StateItemCandidate
-	31, // 9: taskmem.v1.UpsertStateItemsResponse.report:type_name -> taskmem.v1.ReconcileReport
-	30, // 10: taskmem.v1.UpsertStateItemsResponse.items:type_name -> taskmem.v1.StateItem
-	34, // 11: taskmem.v1.ListStateItemsRequest.types:type_name -> taskmem.v1.StateItemType
-	30, // 12: taskmem.v1.ListStateItemsResponse.items:type_name -> taskmem.v1.StateItem
-	30, // 13: taskmem.v1.ExpandStateItemResponse.item:type_name -> taskmem.v1.StateItem
-	35, // 14: taskmem.v1.ExpandStateItemResponse.messages:type_name -> taskmem.v1.Message
-	30, // 15: taskmem.v1.PinStateItemResponse.item:type_name -> taskmem.v1.StateItem
-	36, // 16: taskmem.v1.SetStateItemStatusRequest.status:type_name -> taskmem.v1.StateItemStatus
-	30, // 17: taskmem.v1.SetStateItemStatusResponse.item:type_name -> taskmem.v1.StateItem
-	37, // 18: taskmem.v1.GetWorkingMemoryResponse.working_memory:type_name -> taskmem.v1.WorkingMemory
-	37, // 19: taskmem.v1.PutWorkingMemoryRequest.working_memory:type_name -> taskmem.v1.WorkingMemory
-	37, // 20: taskmem.v1.PutWorkingMemoryResponse.working_memory:type_name -> taskmem.v1.WorkingMemory
-	38, // 21: taskmem.v1.BuildContextRequest.mode:type_name -> taskmem.v1.ContextMode
-	39, // 22: taskmem.v1.BuildContextResponse.sections:type_name -> taskmem.v1.ContextSection
-	40, // 23: taskmem.v1.QueryTaskRequest.model:type_name -> taskmem.v1.ModelTier
-	40, // 24: taskmem.v1.QueryTaskResponse.answered_by:type_name -> taskmem.v1.ModelTier
-	0,  // 25: taskmem.v1.StateService.GetTaskState:input_type -> taskmem.v1.GetTaskStateRequest
-	2,  // 26: taskmem.v1.StateService.AddDecision:input_type -> taskmem.v1.AddDecisionRequest
-	4,  // 27: taskmem.v1.StateService.AddError:input_type -> taskmem.v1.AddErrorRequest
-	6,  // 28: taskmem.v1.StateService.ExtractState:input_type -> taskmem.v1.ExtractStateRequest
-	8,  // 29: taskmem.v1.StateService.UpsertStateItems:input_type -> taskmem.v1.UpsertStateItemsRequest
-	10, // 30: taskmem.v1.StateService.ListStateItems:input_type -> taskmem.v1.ListStateItemsRequest
-	12, // 31: taskmem.v1.StateService.RenderState:input_type -> taskmem.v1.RenderStateRequest
-	14, // 32: taskmem.v1.StateService.ExpandStateItem:input_type -> taskmem.v1.ExpandStateItemRequest
-	16, // 33: taskmem.v1.StateService.PinStateItem:input_type -> taskmem.v1.PinStateItemRequest
-	18, // 34: taskmem.v1.StateService.SetStateItemStatus:input_type -> taskmem.v1.SetStateItemStatusRequest
-	20, // 35: taskmem.v1.StateService.GetWorkingMemory:input_type -> taskmem.v1.GetWorkingMemoryRequest
-	22, // 36: taskmem.v1.StateService.PutWorkingMemory:input_type -> taskmem.v1.PutWorkingMemoryRequest
-	24, // 37: taskmem.v1.StateService.BuildContext:input_type -> taskmem.v1.BuildContextRequest
-	26, // 38: taskmem.v1.StateService.QueryTask:input_type -> taskmem.v1.QueryTaskRequest
-	1,  // 39: taskmem.v1.StateService.GetTaskState:output_type -> taskmem.v1.GetTaskStateResponse
-	3,  // 40: taskmem.v1.StateService.AddDecision:output_type -> taskmem.v1.AddDecisionResponse
-	5,  // 41: taskmem.v1.StateService.AddError:output_type -> taskmem.v1.AddErrorResponse
-	7,  // 42: taskmem.v1.StateService.ExtractState:output_type -> taskmem.v1.ExtractStateResponse
-	9,  // 43: taskmem.v1.StateService.UpsertStateItems:output_type -> taskmem.v1.UpsertStateItemsResponse
-	11, // 44: taskmem.v1.StateService.ListStateItems:output_type -> taskmem.v1.ListStateItemsResponse
-	13, // 45: taskmem.v1.StateService.RenderState:output_type -> taskmem.v1.RenderStateResponse
-	15, // 46: taskmem.v1.StateService.ExpandStateItem:output_type -> taskmem.v1.ExpandStateItemResponse
-	17, // 47: taskmem.v1.StateService.PinStateItem:output_type -> taskmem.v1.PinStateItemResponse
-	19, // 48: taskmem.v1.StateService.SetStateItemStatus:output_type -> taskmem.v1.SetStateItemStatusResponse
-	21, // 49: taskmem.v1.StateService.GetWorkingMemory:output_type -> taskmem.v1.GetWorkingMemoryResponse
-	23, // 50: taskmem.v1.StateService.PutWorkingMemory:output_type -> taskmem.v1.PutWorkingMemoryResponse
-	25, // 51: taskmem.v1.StateService.BuildContext:output_type -> taskmem.v1.BuildContextResponse
-	27, // 52: taskmem.v1.StateService.QueryTask:output_type -> taskmem.v1.QueryTaskResponse
-	39, // [39:53] is the sub-list for method output_type
-	25, // [25:39] is the sub-list for method input_type
-	25, // [25:25] is the sub-list for extension type_name
-	25, // [25:25] is the sub-list for extension extendee
-	0,  // [0:25] is the sub-list for field type_name
+	31, // 6: taskmem.v1.AddErrorResponse.report:type_name -> taskmem.v1.ReconcileReport
+	31, // 7: taskmem.v1.ExtractStateResponse.report:type_name -> taskmem.v1.ReconcileReport
+	30, // 8: taskmem.v1.ExtractStateResponse.items:type_name -> taskmem.v1.StateItem
+	33, // 9: taskmem.v1.UpsertStateItemsRequest.items:type_name -> taskmem.v1.StateItemCandidate
+	31, // 10: taskmem.v1.UpsertStateItemsResponse.report:type_name -> taskmem.v1.ReconcileReport
+	30, // 11: taskmem.v1.UpsertStateItemsResponse.items:type_name -> taskmem.v1.StateItem
+	34, // 12: taskmem.v1.ListStateItemsRequest.types:type_name -> taskmem.v1.StateItemType
+	30, // 13: taskmem.v1.ListStateItemsResponse.items:type_name -> taskmem.v1.StateItem
+	30, // 14: taskmem.v1.ExpandStateItemResponse.item:type_name -> taskmem.v1.StateItem
+	35, // 15: taskmem.v1.ExpandStateItemResponse.messages:type_name -> taskmem.v1.Message
+	30, // 16: taskmem.v1.PinStateItemResponse.item:type_name -> taskmem.v1.StateItem
+	36, // 17: taskmem.v1.SetStateItemStatusRequest.status:type_name -> taskmem.v1.StateItemStatus
+	30, // 18: taskmem.v1.SetStateItemStatusResponse.item:type_name -> taskmem.v1.StateItem
+	37, // 19: taskmem.v1.GetWorkingMemoryResponse.working_memory:type_name -> taskmem.v1.WorkingMemory
+	37, // 20: taskmem.v1.PutWorkingMemoryRequest.working_memory:type_name -> taskmem.v1.WorkingMemory
+	37, // 21: taskmem.v1.PutWorkingMemoryResponse.working_memory:type_name -> taskmem.v1.WorkingMemory
+	38, // 22: taskmem.v1.BuildContextRequest.mode:type_name -> taskmem.v1.ContextMode
+	39, // 23: taskmem.v1.BuildContextResponse.sections:type_name -> taskmem.v1.ContextSection
+	40, // 24: taskmem.v1.QueryTaskRequest.model:type_name -> taskmem.v1.ModelTier
+	40, // 25: taskmem.v1.QueryTaskResponse.answered_by:type_name -> taskmem.v1.ModelTier
+	0,  // 26: taskmem.v1.StateService.GetTaskState:input_type -> taskmem.v1.GetTaskStateRequest
+	2,  // 27: taskmem.v1.StateService.AddDecision:input_type -> taskmem.v1.AddDecisionRequest
+	4,  // 28: taskmem.v1.StateService.AddError:input_type -> taskmem.v1.AddErrorRequest
+	6,  // 29: taskmem.v1.StateService.ExtractState:input_type -> taskmem.v1.ExtractStateRequest
+	8,  // 30: taskmem.v1.StateService.UpsertStateItems:input_type -> taskmem.v1.UpsertStateItemsRequest
+	10, // 31: taskmem.v1.StateService.ListStateItems:input_type -> taskmem.v1.ListStateItemsRequest
+	12, // 32: taskmem.v1.StateService.RenderState:input_type -> taskmem.v1.RenderStateRequest
+	14, // 33: taskmem.v1.StateService.ExpandStateItem:input_type -> taskmem.v1.ExpandStateItemRequest
+	16, // 34: taskmem.v1.StateService.PinStateItem:input_type -> taskmem.v1.PinStateItemRequest
+	18, // 35: taskmem.v1.StateService.SetStateItemStatus:input_type -> taskmem.v1.SetStateItemStatusRequest
+	20, // 36: taskmem.v1.StateService.GetWorkingMemory:input_type -> taskmem.v1.GetWorkingMemoryRequest
+	22, // 37: taskmem.v1.StateService.PutWorkingMemory:input_type -> taskmem.v1.PutWorkingMemoryRequest
+	24, // 38: taskmem.v1.StateService.BuildContext:input_type -> taskmem.v1.BuildContextRequest
+	26, // 39: taskmem.v1.StateService.QueryTask:input_type -> taskmem.v1.QueryTaskRequest
+	1,  // 40: taskmem.v1.StateService.GetTaskState:output_type -> taskmem.v1.GetTaskStateResponse
+	3,  // 41: taskmem.v1.StateService.AddDecision:output_type -> taskmem.v1.AddDecisionResponse
+	5,  // 42: taskmem.v1.StateService.AddError:output_type -> taskmem.v1.AddErrorResponse
+	7,  // 43: taskmem.v1.StateService.ExtractState:output_type -> taskmem.v1.ExtractStateResponse
+	9,  // 44: taskmem.v1.StateService.UpsertStateItems:output_type -> taskmem.v1.UpsertStateItemsResponse
+	11, // 45: taskmem.v1.StateService.ListStateItems:output_type -> taskmem.v1.ListStateItemsResponse
+	13, // 46: taskmem.v1.StateService.RenderState:output_type -> taskmem.v1.RenderStateResponse
+	15, // 47: taskmem.v1.StateService.ExpandStateItem:output_type -> taskmem.v1.ExpandStateItemResponse
+	17, // 48: taskmem.v1.StateService.PinStateItem:output_type -> taskmem.v1.PinStateItemResponse
+	19, // 49: taskmem.v1.StateService.SetStateItemStatus:output_type -> taskmem.v1.SetStateItemStatusResponse
+	21, // 50: taskmem.v1.StateService.GetWorkingMemory:output_type -> taskmem.v1.GetWorkingMemoryResponse
+	23, // 51: taskmem.v1.StateService.PutWorkingMemory:output_type -> taskmem.v1.PutWorkingMemoryResponse
+	25, // 52: taskmem.v1.StateService.BuildContext:output_type -> taskmem.v1.BuildContextResponse
+	27, // 53: taskmem.v1.StateService.QueryTask:output_type -> taskmem.v1.QueryTaskResponse
+	40, // [40:54] is the sub-list for method output_type
+	26, // [26:40] is the sub-list for method input_type
+	26, // [26:26] is the sub-list for extension type_name
+	26, // [26:26] is the sub-list for extension extendee
+	0,  // [0:26] is the sub-list for field type_name
 }
 
 func init() { file_taskmem_v1_state_service_proto_init() }

@@ -2564,7 +2564,12 @@ type GetProgressResponse struct {
 	OpenWaits []*OpenWait `protobuf:"bytes,15,rep,name=open_waits,json=openWaits,proto3" json:"open_waits,omitempty"`
 	// PENDING items whose dependencies are all done, listed in `next` or not
 	// (`next` lists the first 10).
-	ReadyCount    int32 `protobuf:"varint,16,opt,name=ready_count,json=readyCount,proto3" json:"ready_count,omitempty"`
+	ReadyCount int32 `protobuf:"varint,16,opt,name=ready_count,json=readyCount,proto3" json:"ready_count,omitempty"`
+	// Open conflicts of the task's reconciled state, oldest first: current items that contradict
+	// each other, each group one question naming every item and its uid. Their items are in none of
+	// decisions, constraints and open_questions; `summary` asks them too. Settle one by retiring the
+	// items that no longer hold (StateService.SetStateItemStatus SUPERSEDED, or `supersedes`).
+	OpenConflicts []*StateConflict `protobuf:"bytes,17,rep,name=open_conflicts,json=openConflicts,proto3" json:"open_conflicts,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -2709,6 +2714,13 @@ func (x *GetProgressResponse) GetReadyCount() int32 {
 		return x.ReadyCount
 	}
 	return 0
+}
+
+func (x *GetProgressResponse) GetOpenConflicts() []*StateConflict {
+	if x != nil {
+		return x.OpenConflicts
+	}
+	return nil
 }
 
 // ListWebhookDeliveriesRequest filters and pages webhook deliveries.
@@ -3112,7 +3124,7 @@ const file_taskmem_v1_task_service_proto_rawDesc = "" +
 	"\x0fnext_page_token\x18\x02 \x01(\tR\rnextPageToken\"_\n" +
 	"\x12GetProgressRequest\x12\x17\n" +
 	"\atask_id\x18\x01 \x01(\tR\x06taskId\x120\n" +
-	"\x14recent_message_count\x18\x02 \x01(\x05R\x12recentMessageCount\"\xf0\x05\n" +
+	"\x14recent_message_count\x18\x02 \x01(\x05R\x12recentMessageCount\"\xb2\x06\n" +
 	"\x13GetProgressResponse\x12$\n" +
 	"\x04task\x18\x01 \x01(\v2\x10.taskmem.v1.TaskR\x04task\x12!\n" +
 	"\fplan_version\x18\x02 \x01(\x05R\vplanVersion\x122\n" +
@@ -3134,7 +3146,8 @@ const file_taskmem_v1_task_service_proto_rawDesc = "" +
 	"\n" +
 	"open_waits\x18\x0f \x03(\v2\x14.taskmem.v1.OpenWaitR\topenWaits\x12\x1f\n" +
 	"\vready_count\x18\x10 \x01(\x05R\n" +
-	"readyCount\"\xad\x01\n" +
+	"readyCount\x12@\n" +
+	"\x0eopen_conflicts\x18\x11 \x03(\v2\x19.taskmem.v1.StateConflictR\ropenConflicts\"\xad\x01\n" +
 	"\x1cListWebhookDeliveriesRequest\x12\x17\n" +
 	"\atask_id\x18\x01 \x01(\tR\x06taskId\x128\n" +
 	"\x06states\x18\x02 \x03(\x0e2 .taskmem.v1.WebhookDeliveryStateR\x06states\x12\x1b\n" +
@@ -3255,8 +3268,9 @@ var file_taskmem_v1_task_service_proto_goTypes = []any{
 	(*Event)(nil),                         // 63: taskmem.v1.Event
 	(*StateItemNote)(nil),                 // 64: taskmem.v1.StateItemNote
 	(*OpenWait)(nil),                      // 65: taskmem.v1.OpenWait
-	(WebhookDeliveryState)(0),             // 66: taskmem.v1.WebhookDeliveryState
-	(*WebhookDelivery)(nil),               // 67: taskmem.v1.WebhookDelivery
+	(*StateConflict)(nil),                 // 66: taskmem.v1.StateConflict
+	(WebhookDeliveryState)(0),             // 67: taskmem.v1.WebhookDeliveryState
+	(*WebhookDelivery)(nil),               // 68: taskmem.v1.WebhookDelivery
 }
 var file_taskmem_v1_task_service_proto_depIdxs = []int32{
 	43, // 0: taskmem.v1.CreateTaskRequest.context:type_name -> google.protobuf.Struct
@@ -3316,55 +3330,56 @@ var file_taskmem_v1_task_service_proto_depIdxs = []int32{
 	64, // 54: taskmem.v1.GetProgressResponse.constraints:type_name -> taskmem.v1.StateItemNote
 	64, // 55: taskmem.v1.GetProgressResponse.open_questions:type_name -> taskmem.v1.StateItemNote
 	65, // 56: taskmem.v1.GetProgressResponse.open_waits:type_name -> taskmem.v1.OpenWait
-	66, // 57: taskmem.v1.ListWebhookDeliveriesRequest.states:type_name -> taskmem.v1.WebhookDeliveryState
-	67, // 58: taskmem.v1.ListWebhookDeliveriesResponse.deliveries:type_name -> taskmem.v1.WebhookDelivery
-	0,  // 59: taskmem.v1.TaskService.CreateTask:input_type -> taskmem.v1.CreateTaskRequest
-	2,  // 60: taskmem.v1.TaskService.GetTask:input_type -> taskmem.v1.GetTaskRequest
-	4,  // 61: taskmem.v1.TaskService.ListTasks:input_type -> taskmem.v1.ListTasksRequest
-	6,  // 62: taskmem.v1.TaskService.UpdateTask:input_type -> taskmem.v1.UpdateTaskRequest
-	8,  // 63: taskmem.v1.TaskService.ReplacePlan:input_type -> taskmem.v1.ReplacePlanRequest
-	10, // 64: taskmem.v1.TaskService.GetPlan:input_type -> taskmem.v1.GetPlanRequest
-	12, // 65: taskmem.v1.TaskService.UpdatePlanItem:input_type -> taskmem.v1.UpdatePlanItemRequest
-	14, // 66: taskmem.v1.TaskService.RecordAction:input_type -> taskmem.v1.RecordActionRequest
-	16, // 67: taskmem.v1.TaskService.CompleteAction:input_type -> taskmem.v1.CompleteActionRequest
-	18, // 68: taskmem.v1.TaskService.ListActions:input_type -> taskmem.v1.ListActionsRequest
-	21, // 69: taskmem.v1.TaskService.AppendActionLog:input_type -> taskmem.v1.AppendActionLogRequest
-	23, // 70: taskmem.v1.TaskService.TailActionLog:input_type -> taskmem.v1.TailActionLogRequest
-	25, // 71: taskmem.v1.TaskService.PostMessage:input_type -> taskmem.v1.PostMessageRequest
-	27, // 72: taskmem.v1.TaskService.ListMessages:input_type -> taskmem.v1.ListMessagesRequest
-	29, // 73: taskmem.v1.TaskService.RecordContextSnapshot:input_type -> taskmem.v1.RecordContextSnapshotRequest
-	31, // 74: taskmem.v1.TaskService.ListContextSnapshots:input_type -> taskmem.v1.ListContextSnapshotsRequest
-	33, // 75: taskmem.v1.TaskService.SubscribeEvents:input_type -> taskmem.v1.SubscribeEventsRequest
-	35, // 76: taskmem.v1.TaskService.ListEvents:input_type -> taskmem.v1.ListEventsRequest
-	37, // 77: taskmem.v1.TaskService.GetProgress:input_type -> taskmem.v1.GetProgressRequest
-	39, // 78: taskmem.v1.TaskService.ListWebhookDeliveries:input_type -> taskmem.v1.ListWebhookDeliveriesRequest
-	41, // 79: taskmem.v1.TaskService.GetWebhookSecret:input_type -> taskmem.v1.GetWebhookSecretRequest
-	1,  // 80: taskmem.v1.TaskService.CreateTask:output_type -> taskmem.v1.CreateTaskResponse
-	3,  // 81: taskmem.v1.TaskService.GetTask:output_type -> taskmem.v1.GetTaskResponse
-	5,  // 82: taskmem.v1.TaskService.ListTasks:output_type -> taskmem.v1.ListTasksResponse
-	7,  // 83: taskmem.v1.TaskService.UpdateTask:output_type -> taskmem.v1.UpdateTaskResponse
-	9,  // 84: taskmem.v1.TaskService.ReplacePlan:output_type -> taskmem.v1.ReplacePlanResponse
-	11, // 85: taskmem.v1.TaskService.GetPlan:output_type -> taskmem.v1.GetPlanResponse
-	13, // 86: taskmem.v1.TaskService.UpdatePlanItem:output_type -> taskmem.v1.UpdatePlanItemResponse
-	15, // 87: taskmem.v1.TaskService.RecordAction:output_type -> taskmem.v1.RecordActionResponse
-	17, // 88: taskmem.v1.TaskService.CompleteAction:output_type -> taskmem.v1.CompleteActionResponse
-	19, // 89: taskmem.v1.TaskService.ListActions:output_type -> taskmem.v1.ListActionsResponse
-	22, // 90: taskmem.v1.TaskService.AppendActionLog:output_type -> taskmem.v1.AppendActionLogResponse
-	24, // 91: taskmem.v1.TaskService.TailActionLog:output_type -> taskmem.v1.TailActionLogResponse
-	26, // 92: taskmem.v1.TaskService.PostMessage:output_type -> taskmem.v1.PostMessageResponse
-	28, // 93: taskmem.v1.TaskService.ListMessages:output_type -> taskmem.v1.ListMessagesResponse
-	30, // 94: taskmem.v1.TaskService.RecordContextSnapshot:output_type -> taskmem.v1.RecordContextSnapshotResponse
-	32, // 95: taskmem.v1.TaskService.ListContextSnapshots:output_type -> taskmem.v1.ListContextSnapshotsResponse
-	34, // 96: taskmem.v1.TaskService.SubscribeEvents:output_type -> taskmem.v1.SubscribeEventsResponse
-	36, // 97: taskmem.v1.TaskService.ListEvents:output_type -> taskmem.v1.ListEventsResponse
-	38, // 98: taskmem.v1.TaskService.GetProgress:output_type -> taskmem.v1.GetProgressResponse
-	40, // 99: taskmem.v1.TaskService.ListWebhookDeliveries:output_type -> taskmem.v1.ListWebhookDeliveriesResponse
-	42, // 100: taskmem.v1.TaskService.GetWebhookSecret:output_type -> taskmem.v1.GetWebhookSecretResponse
-	80, // [80:101] is the sub-list for method output_type
-	59, // [59:80] is the sub-list for method input_type
-	59, // [59:59] is the sub-list for extension type_name
-	59, // [59:59] is the sub-list for extension extendee
-	0,  // [0:59] is the sub-list for field type_name
+	66, // 57: taskmem.v1.GetProgressResponse.open_conflicts:type_name -> taskmem.v1.StateConflict
+	67, // 58: taskmem.v1.ListWebhookDeliveriesRequest.states:type_name -> taskmem.v1.WebhookDeliveryState
+	68, // 59: taskmem.v1.ListWebhookDeliveriesResponse.deliveries:type_name -> taskmem.v1.WebhookDelivery
+	0,  // 60: taskmem.v1.TaskService.CreateTask:input_type -> taskmem.v1.CreateTaskRequest
+	2,  // 61: taskmem.v1.TaskService.GetTask:input_type -> taskmem.v1.GetTaskRequest
+	4,  // 62: taskmem.v1.TaskService.ListTasks:input_type -> taskmem.v1.ListTasksRequest
+	6,  // 63: taskmem.v1.TaskService.UpdateTask:input_type -> taskmem.v1.UpdateTaskRequest
+	8,  // 64: taskmem.v1.TaskService.ReplacePlan:input_type -> taskmem.v1.ReplacePlanRequest
+	10, // 65: taskmem.v1.TaskService.GetPlan:input_type -> taskmem.v1.GetPlanRequest
+	12, // 66: taskmem.v1.TaskService.UpdatePlanItem:input_type -> taskmem.v1.UpdatePlanItemRequest
+	14, // 67: taskmem.v1.TaskService.RecordAction:input_type -> taskmem.v1.RecordActionRequest
+	16, // 68: taskmem.v1.TaskService.CompleteAction:input_type -> taskmem.v1.CompleteActionRequest
+	18, // 69: taskmem.v1.TaskService.ListActions:input_type -> taskmem.v1.ListActionsRequest
+	21, // 70: taskmem.v1.TaskService.AppendActionLog:input_type -> taskmem.v1.AppendActionLogRequest
+	23, // 71: taskmem.v1.TaskService.TailActionLog:input_type -> taskmem.v1.TailActionLogRequest
+	25, // 72: taskmem.v1.TaskService.PostMessage:input_type -> taskmem.v1.PostMessageRequest
+	27, // 73: taskmem.v1.TaskService.ListMessages:input_type -> taskmem.v1.ListMessagesRequest
+	29, // 74: taskmem.v1.TaskService.RecordContextSnapshot:input_type -> taskmem.v1.RecordContextSnapshotRequest
+	31, // 75: taskmem.v1.TaskService.ListContextSnapshots:input_type -> taskmem.v1.ListContextSnapshotsRequest
+	33, // 76: taskmem.v1.TaskService.SubscribeEvents:input_type -> taskmem.v1.SubscribeEventsRequest
+	35, // 77: taskmem.v1.TaskService.ListEvents:input_type -> taskmem.v1.ListEventsRequest
+	37, // 78: taskmem.v1.TaskService.GetProgress:input_type -> taskmem.v1.GetProgressRequest
+	39, // 79: taskmem.v1.TaskService.ListWebhookDeliveries:input_type -> taskmem.v1.ListWebhookDeliveriesRequest
+	41, // 80: taskmem.v1.TaskService.GetWebhookSecret:input_type -> taskmem.v1.GetWebhookSecretRequest
+	1,  // 81: taskmem.v1.TaskService.CreateTask:output_type -> taskmem.v1.CreateTaskResponse
+	3,  // 82: taskmem.v1.TaskService.GetTask:output_type -> taskmem.v1.GetTaskResponse
+	5,  // 83: taskmem.v1.TaskService.ListTasks:output_type -> taskmem.v1.ListTasksResponse
+	7,  // 84: taskmem.v1.TaskService.UpdateTask:output_type -> taskmem.v1.UpdateTaskResponse
+	9,  // 85: taskmem.v1.TaskService.ReplacePlan:output_type -> taskmem.v1.ReplacePlanResponse
+	11, // 86: taskmem.v1.TaskService.GetPlan:output_type -> taskmem.v1.GetPlanResponse
+	13, // 87: taskmem.v1.TaskService.UpdatePlanItem:output_type -> taskmem.v1.UpdatePlanItemResponse
+	15, // 88: taskmem.v1.TaskService.RecordAction:output_type -> taskmem.v1.RecordActionResponse
+	17, // 89: taskmem.v1.TaskService.CompleteAction:output_type -> taskmem.v1.CompleteActionResponse
+	19, // 90: taskmem.v1.TaskService.ListActions:output_type -> taskmem.v1.ListActionsResponse
+	22, // 91: taskmem.v1.TaskService.AppendActionLog:output_type -> taskmem.v1.AppendActionLogResponse
+	24, // 92: taskmem.v1.TaskService.TailActionLog:output_type -> taskmem.v1.TailActionLogResponse
+	26, // 93: taskmem.v1.TaskService.PostMessage:output_type -> taskmem.v1.PostMessageResponse
+	28, // 94: taskmem.v1.TaskService.ListMessages:output_type -> taskmem.v1.ListMessagesResponse
+	30, // 95: taskmem.v1.TaskService.RecordContextSnapshot:output_type -> taskmem.v1.RecordContextSnapshotResponse
+	32, // 96: taskmem.v1.TaskService.ListContextSnapshots:output_type -> taskmem.v1.ListContextSnapshotsResponse
+	34, // 97: taskmem.v1.TaskService.SubscribeEvents:output_type -> taskmem.v1.SubscribeEventsResponse
+	36, // 98: taskmem.v1.TaskService.ListEvents:output_type -> taskmem.v1.ListEventsResponse
+	38, // 99: taskmem.v1.TaskService.GetProgress:output_type -> taskmem.v1.GetProgressResponse
+	40, // 100: taskmem.v1.TaskService.ListWebhookDeliveries:output_type -> taskmem.v1.ListWebhookDeliveriesResponse
+	42, // 101: taskmem.v1.TaskService.GetWebhookSecret:output_type -> taskmem.v1.GetWebhookSecretResponse
+	81, // [81:102] is the sub-list for method output_type
+	60, // [60:81] is the sub-list for method input_type
+	60, // [60:60] is the sub-list for extension type_name
+	60, // [60:60] is the sub-list for extension extendee
+	0,  // [0:60] is the sub-list for field type_name
 }
 
 func init() { file_taskmem_v1_task_service_proto_init() }

@@ -484,6 +484,7 @@ class CandidateResult(_message.Message):
     TARGET_UID_FIELD_NUMBER: _builtins.int
     SIMILARITY_FIELD_NUMBER: _builtins.int
     REASON_FIELD_NUMBER: _builtins.int
+    SETTLE_WITH_FIELD_NUMBER: _builtins.int
     uid: _builtins.str
     """The candidate's uid (computed from its type and text)."""
     text: _builtins.str
@@ -496,6 +497,12 @@ class CandidateResult(_message.Message):
     """Similarity to target_uid (after the topic boost), 0 when none was compared."""
     reason: _builtins.str
     """Why, in words, for example "cosine 0.95 >= merge threshold 0.93" or "refs not in batch"."""
+    settle_with: _builtins.str
+    """For CONFLICTED: the calls that settle the conflict with target_uid, naming both uids. Until one
+    is called, every view shows the pair as one open conflict (StateConflict), not as two current
+    items: SetStateItemStatus(target_uid, SUPERSEDED) keeps this one (or re-send it with
+    supersedes = target_uid); SetStateItemStatus(uid, SUPERSEDED) keeps target_uid. Empty otherwise.
+    """
     def __init__(
         self,
         *,
@@ -505,10 +512,11 @@ class CandidateResult(_message.Message):
         target_uid: _builtins.str = ...,
         similarity: _builtins.float = ...,
         reason: _builtins.str = ...,
+        settle_with: _builtins.str = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["outcome", b"outcome", "reason", b"reason", "similarity", b"similarity", "target_uid", b"target_uid", "text", b"text", "uid", b"uid"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["outcome", b"outcome", "reason", b"reason", "settle_with", b"settle_with", "similarity", b"similarity", "target_uid", b"target_uid", "text", b"text", "uid", b"uid"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -769,6 +777,7 @@ class TaskState(_message.Message):
     OPEN_QUESTIONS_FIELD_NUMBER: _builtins.int
     OPEN_RISKS_FIELD_NUMBER: _builtins.int
     OPEN_WAITS_FIELD_NUMBER: _builtins.int
+    OPEN_CONFLICTS_FIELD_NUMBER: _builtins.int
     task_id: _builtins.str
     """The task id."""
     goal: _builtins.str
@@ -825,6 +834,10 @@ class TaskState(_message.Message):
     def open_waits(self) -> _containers.RepeatedCompositeFieldContainer[Global___OpenWait]:
         """The task's open waits, oldest first."""
 
+    @_builtins.property
+    def open_conflicts(self) -> _containers.RepeatedCompositeFieldContainer[Global___StateConflict]:
+        """The newest 5 open conflicts, oldest first: their items are in none of the lists above."""
+
     def __init__(
         self,
         *,
@@ -845,14 +858,52 @@ class TaskState(_message.Message):
         open_questions: _abc.Iterable[Global___StateItemNote] | None = ...,
         open_risks: _abc.Iterable[Global___StateItemNote] | None = ...,
         open_waits: _abc.Iterable[Global___OpenWait] | None = ...,
+        open_conflicts: _abc.Iterable[Global___StateConflict] | None = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["last_replanned_time", b"last_replanned_time", "workspace_changes", b"workspace_changes"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["completed_count", b"completed_count", "completed_ids", b"completed_ids", "constraints", b"constraints", "decisions", b"decisions", "errors", b"errors", "goal", b"goal", "last_replanned_time", b"last_replanned_time", "open_questions", b"open_questions", "open_risks", b"open_risks", "open_waits", b"open_waits", "plan_version", b"plan_version", "status", b"status", "subtasks", b"subtasks", "task_id", b"task_id", "total_subtasks", b"total_subtasks", "workspace", b"workspace", "workspace_changes", b"workspace_changes"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["completed_count", b"completed_count", "completed_ids", b"completed_ids", "constraints", b"constraints", "decisions", b"decisions", "errors", b"errors", "goal", b"goal", "last_replanned_time", b"last_replanned_time", "open_conflicts", b"open_conflicts", "open_questions", b"open_questions", "open_risks", b"open_risks", "open_waits", b"open_waits", "plan_version", b"plan_version", "status", b"status", "subtasks", b"subtasks", "task_id", b"task_id", "total_subtasks", b"total_subtasks", "workspace", b"workspace", "workspace_changes", b"workspace_changes"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
 Global___TaskState: _TypeAlias = TaskState  # noqa: Y015
+
+@_typing.final
+class StateConflict(_message.Message):
+    """StateConflict is an open conflict: current items of a thread that contradict each other (each
+    names the others in conflict_with) with nothing yet saying which holds. The views show it once,
+    as this question, instead of listing its items as current. It is settled, and leaves every view,
+    when all its items but one are SUPERSEDED (SetStateItemStatus, or a candidate or AddDecision whose
+    supersedes names them); the one left is then a plain current item again.
+    """
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    QUESTION_FIELD_NUMBER: _builtins.int
+    ITEMS_FIELD_NUMBER: _builtins.int
+    question: _builtins.str
+    """The question, naming each item and its uid, for example
+    "which holds? [d_1a2b3c4d5e6f] Use Redis for caching — or [d_6f5e4d3c2b1a] Do not use Redis for caching".
+    """
+    @_builtins.property
+    def items(self) -> _containers.RepeatedCompositeFieldContainer[Global___StateItemNote]:
+        """The items in conflict (two, or more when one contradicts several), oldest first; conflict is
+        false on each (it marks only an item flagged with no rival named).
+        """
+
+    def __init__(
+        self,
+        *,
+        question: _builtins.str = ...,
+        items: _abc.Iterable[Global___StateItemNote] | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["items", b"items", "question", b"question"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___StateConflict: _TypeAlias = StateConflict  # noqa: Y015
 
 @_typing.final
 class StateItemNote(_message.Message):
@@ -869,7 +920,9 @@ class StateItemNote(_message.Message):
     text: _builtins.str
     """Its text (the task-state view cuts it at 300 characters)."""
     conflict: _builtins.bool
-    """True when it is flagged in conflict with another item."""
+    """True when it is flagged in conflict with no rival named (its source said so). Items in
+    conflict with each other are not notes of the lists but one StateConflict.
+    """
     @_builtins.property
     def create_time(self) -> _timestamp_pb2.Timestamp:
         """When it was first recorded."""

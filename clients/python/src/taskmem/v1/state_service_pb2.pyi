@@ -223,6 +223,7 @@ class AddErrorResponse(_message.Message):
 
     ERROR_FIELD_NUMBER: _builtins.int
     ITEM_FIELD_NUMBER: _builtins.int
+    REPORT_FIELD_NUMBER: _builtins.int
     @_builtins.property
     def error(self) -> _state_pb2.TaskStateError:
         """The error."""
@@ -233,15 +234,20 @@ class AddErrorResponse(_message.Message):
         DONE once a resolution was recorded for it.
         """
 
+    @_builtins.property
+    def report(self) -> _state_pb2.ReconcileReport:
+        """What reconciliation did, with the audit line (settle_with for a conflict)."""
+
     def __init__(
         self,
         *,
         error: _state_pb2.TaskStateError | None = ...,
         item: _state_pb2.StateItem | None = ...,
+        report: _state_pb2.ReconcileReport | None = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _typing.Literal["error", b"error", "item", b"item"]  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["error", b"error", "item", b"item", "report", b"report"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["error", b"error", "item", b"item"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["error", b"error", "item", b"item", "report", b"report"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 

@@ -158,15 +158,19 @@ class StateServiceServicer:
         whose dependencies are met, and from the task's reconciled state its active
         decisions (decisions_log: a superseded decision is never listed),
         constraints, open questions, open risks, open waits (kind, criteria, since,
-        timeout) and last errors. With a tight budget, detail goes in this order
+        timeout) and last errors. Current items in conflict with each other are
+        not listed as decisions or constraints: each group is one entry of
+        open_conflicts, a question naming every item and its uid, with a comment
+        saying how to settle it. With a tight budget, detail goes in this order
         until it fits: workspace_changes; error resolutions; summaries and active
         issues of completed subtasks; depends_on lists; summaries of pending
         subtasks; completed subtasks (listed by id instead); pending subtasks past
-        the next three; errors but the newest; the plan header; the workspace;
-        the oldest open risks; the oldest completed ids; decisions, constraints,
-        open questions and open waits but the newest of each; the remaining pending
-        subtasks; remaining summaries and active issues; the last error, decision,
-        constraint, question and wait; the remaining subtasks (the current one
+        the next three; errors but the newest; the plan header; how to settle a
+        conflict; the workspace; the oldest open risks; the oldest completed ids;
+        decisions, constraints, open questions, open conflicts and open waits but
+        the newest of each; the remaining pending subtasks; remaining summaries and
+        active issues; the last error, decision, constraint, question, conflict and
+        wait; the remaining subtasks (the current one
         last); the goal, shortened. `omitted` lists each step taken.
         Errors: NOT_FOUND for an unknown task; INVALID_ARGUMENT for a negative budget.
         """
@@ -249,7 +253,10 @@ class StateServiceServicer:
         token budget:
         State (updated: 2026-02-16T15:42Z, items: 12)
         [d_abc123def456] DECISION (active) auth: Use OAuth2 PKCE flow [refs:2]
-        Confidence shows only when LOW; CONFLICT ends a line in conflict. Lines
+        Confidence shows only when LOW. Items in conflict with each other come
+        first, each group one line asking which holds:
+        CONFLICT DECISION which holds? [d_1a2b…] Use Redis — or [d_6f5e…] Do not use Redis
+        and CONFLICT ends the line of an item flagged with no rival named. Lines
         that do not fit are left out from the end of the order and counted.
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
@@ -273,7 +280,10 @@ class StateServiceServicer:
 
     def SetStateItemStatus(self, request, context):
         """Sets an item's status (for example an action DONE). The status must be
-        one the type allows (INVALID_ARGUMENT otherwise). Emits STATE_ITEM_UPDATED.
+        one the type allows (INVALID_ARGUMENT otherwise). SUPERSEDED settles the
+        item's open conflicts: each rival drops it from conflict_with, and loses its
+        conflict flag when no current rival is left, so it shows as a plain current
+        item again. Emits STATE_ITEM_UPDATED.
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')

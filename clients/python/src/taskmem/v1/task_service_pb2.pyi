@@ -1319,6 +1319,7 @@ class GetProgressResponse(_message.Message):
     OPEN_QUESTIONS_FIELD_NUMBER: _builtins.int
     OPEN_WAITS_FIELD_NUMBER: _builtins.int
     READY_COUNT_FIELD_NUMBER: _builtins.int
+    OPEN_CONFLICTS_FIELD_NUMBER: _builtins.int
     plan_version: _builtins.int
     """The current plan version (0 without a plan)."""
     last_error: _builtins.str
@@ -1386,6 +1387,14 @@ class GetProgressResponse(_message.Message):
     def open_waits(self) -> _containers.RepeatedCompositeFieldContainer[_state_pb2.OpenWait]:
         """The task's open waits, oldest first."""
 
+    @_builtins.property
+    def open_conflicts(self) -> _containers.RepeatedCompositeFieldContainer[_state_pb2.StateConflict]:
+        """Open conflicts of the task's reconciled state, oldest first: current items that contradict
+        each other, each group one question naming every item and its uid. Their items are in none of
+        decisions, constraints and open_questions; `summary` asks them too. Settle one by retiring the
+        items that no longer hold (StateService.SetStateItemStatus SUPERSEDED, or `supersedes`).
+        """
+
     def __init__(
         self,
         *,
@@ -1405,10 +1414,11 @@ class GetProgressResponse(_message.Message):
         open_questions: _abc.Iterable[_state_pb2.StateItemNote] | None = ...,
         open_waits: _abc.Iterable[_state_pb2.OpenWait] | None = ...,
         ready_count: _builtins.int = ...,
+        open_conflicts: _abc.Iterable[_state_pb2.StateConflict] | None = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["current", b"current", "task", b"task"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["blocked", b"blocked", "completed", b"completed", "constraints", b"constraints", "current", b"current", "decisions", b"decisions", "failed", b"failed", "last_error", b"last_error", "next", b"next", "open_questions", b"open_questions", "open_waits", b"open_waits", "plan_version", b"plan_version", "ready_count", b"ready_count", "recent_messages", b"recent_messages", "summary", b"summary", "task", b"task", "total_items", b"total_items"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["blocked", b"blocked", "completed", b"completed", "constraints", b"constraints", "current", b"current", "decisions", b"decisions", "failed", b"failed", "last_error", b"last_error", "next", b"next", "open_conflicts", b"open_conflicts", "open_questions", b"open_questions", "open_waits", b"open_waits", "plan_version", b"plan_version", "ready_count", b"ready_count", "recent_messages", b"recent_messages", "summary", b"summary", "task", b"task", "total_items", b"total_items"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
