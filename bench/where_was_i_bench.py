@@ -7,6 +7,9 @@ Plays three long scenarios through the real RPCs of a `taskmem serve` process (t
              decisions, constraints, an open question, a failing action and a recorded error;
 - decisions: a 25-item plan whose chart library changes twice (A, "B instead of A", "C instead of B")
              and whose database changes once, with constraints, questions and an unresolved error;
+- plain_words: a 20-item plan whose user changes two decisions in plain words mid-task (the newsletter tool,
+             where the signup page is hosted); the agent records each new decision, one from the user's
+             message (its ref) and one as its own statement, and never names what it replaces;
 - waits:     a 30-item plan parked on waits ("release approved" with a timeout, a cool-down timer),
              the server restarted in the middle, one wait resolved after the restart;
 
@@ -112,6 +115,22 @@ class Player:
 
     async def decide(self, text: str, retires: str = "") -> None:
         await self.state.AddDecision(spb.AddDecisionRequest(task_id=self.task_id, text=text))
+        self._decided(text, retires)
+
+    async def user_says(self, text: str) -> str:
+        """A user message in the task's thread; its id, for the items the agent records from it."""
+        posted = await self.tasks.PostMessage(pb.PostMessageRequest(task_id=self.task_id, content=text,
+                                                                    role=task_pb2.MESSAGE_ROLE_USER))
+        return posted.message.id
+
+    async def record_decision(self, text: str, heard: str, retires: str = "") -> None:
+        """A decision the agent records from the user's message `heard` (its ref), naming nothing it replaces."""
+        await self.state.UpsertStateItems(spb.UpsertStateItemsRequest(task_id=self.task_id, items=[
+            state_pb2.StateItemCandidate(type=state_pb2.STATE_ITEM_TYPE_DECISION, text=text, refs=[heard],
+                                         confidence=state_pb2.STATE_ITEM_CONFIDENCE_HIGH)]))
+        self._decided(text, retires)
+
+    def _decided(self, text: str, retires: str) -> None:
         self.truth.decisions = [d for d in self.truth.decisions if d != retires] + [text]
         if retires:
             self.truth.superseded.append(retires)
@@ -217,6 +236,33 @@ async def decisions(p: Player, server: ServerProcess) -> None:
     await p.note(CONSTRAINT, "No third-party trackers on any page")
     await p.work(ids[16], 20, finish=False)
     await p.error(ids[16], "vega-embed failed to load: CSP blocks the CDN")
+    await p.settle()
+
+
+async def plain_words(p: Player, server: ServerProcess) -> None:
+    """The user changes two decisions in plain words mid-task; the agent records each new one, grounded in the
+    user's message or as its own statement, and never passes `supersedes` nor says what it replaces."""
+    ids = [f"launch-{n:02d}" for n in range(20)]
+    await p.create("Launch the community newsletter", ids, chain=True)
+    await p.decide("Send the newsletter with Mailchimp")
+    await p.decide("Host the signup page on Netlify")
+    await p.note(CONSTRAINT, "Every issue goes out on Tuesday morning")
+    for item in ids[:6]:
+        await p.work(item, 30)
+    heard = await p.user_says("Mailchimp's pricing jumped again for our list size. Let's move the newsletter "
+                              "over to Buttondown, it's a fraction of the cost.")
+    await p.record_decision("Send the newsletter with Buttondown", heard,
+                            retires="Send the newsletter with Mailchimp")
+    for item in ids[6:11]:
+        await p.work(item, 30)
+    await p.user_says("Our client's office network blocks Netlify, so half their staff can't reach the form. "
+                      "Put the signup page on the VPS we already pay for.")
+    await p.decide("Host the signup page on our VPS", retires="Host the signup page on Netlify")
+    await p.note(QUESTION, "Should past issues be public?")
+    for item in ids[11:15]:
+        await p.work(item, 30)
+    await p.work(ids[15], 10, finish=False)
+    await p.error(ids[15], "DNS for the signup subdomain has not propagated yet")
     await p.settle()
 
 
@@ -327,7 +373,7 @@ async def main() -> None:
         server.start()
         results = []
         try:
-            for scenario in (replans, decisions, waits):
+            for scenario in (replans, decisions, plain_words, waits):
                 async with grpc.aio.insecure_channel(server.address) as channel:
                     player = Player(channel)
                     await scenario(player, server)

@@ -106,9 +106,11 @@ async def test_each_write_names_the_rival_and_the_calls_that_settle_it(rpc) -> N
     upserted = await state.UpsertStateItems(pb.UpsertStateItemsRequest(task_id=task_id, items=[
         state_pb2.StateItemCandidate(type=DECISION, text="Do not deploy on Fridays")]))
     assert _settles(upserted.report.results[0])
+    # A decision is the caller's own word: its newest one on a slot wins, so there is nothing to settle.
     await state.AddDecision(pb.AddDecisionRequest(task_id=task_id, text="Use Postgres for storage"))
     decided = await state.AddDecision(pb.AddDecisionRequest(task_id=task_id, text="Do not use Postgres for storage"))
-    assert _settles(decided.report.results[0]) and decided.report.results[0].uid == decided.item.uid
+    assert decided.report.results[0].outcome == state_pb2.RECONCILE_OUTCOME_SUPERSEDED
+    assert decided.report.results[0].settle_with == ""
     await state.AddError(pb.AddErrorRequest(task_id=task_id, error="Port 8080 is free"))
     error = await state.AddError(pb.AddErrorRequest(task_id=task_id, error="Port 8080 is not free"))
     assert _settles(error.report.results[0]) and error.report.results[0].uid == error.item.uid
@@ -116,7 +118,8 @@ async def test_each_write_names_the_rival_and_the_calls_that_settle_it(rpc) -> N
     assert plain.report.results[0].settle_with == ""
     # Every one of them is a question in the views, none a plain item.
     progress = await tasks.GetProgress(tpb.GetProgressRequest(task_id=task_id))
-    assert len(progress.open_conflicts) == 4 and [n.text for n in progress.decisions] == ["Log in JSON"]
+    assert len(progress.open_conflicts) == 3
+    assert [n.text for n in progress.decisions] == ["Do not use Postgres for storage", "Log in JSON"]
 
 
 async def test_retiring_one_side_settles_the_conflict_and_the_other_is_plain_again(rpc) -> None:

@@ -307,7 +307,8 @@ def _keep(candidate: StateItem, e: Evidence, grounding: Grounding, rule: str, su
         evidence = {"trigger": e.change, "ref_msg_id": grounding.user_ref, "candidate_uid": candidate.uid,
                     "rule": rule, "similarity": round(e.cosine, 4), **seen}
         return Decision(Outcome.SUPERSEDE, candidate.uid, e.item.uid, e.cosine, e.score, rule, evidence)
-    detail = _slot_words(seen["contrast"]) if "contrast" in seen else ""
+    detail = _slot_words(seen["contrast"]) if "contrast" in seen else (
+        f"swap: {seen['swap'][0]} / {seen['swap'][1]}" if "swap" in seen else seen.get("words", ""))
     return Decision(Outcome.CONFLICT, candidate.uid, e.item.uid, e.cosine, e.score, rule, seen, detail,
                     uncertain=f"{rule.replace('_', ' ')} with nobody's word behind the change, score {e.score:.3f}")
 

@@ -642,6 +642,7 @@ class Distinction:
                    attendees", "the March statements" / "the April statements");
       object     - the same with plain words ("the login test" / "the checkout test"): plain words
                    can be synonyms, so the caller may still merge a near-identical pair;
+      designator - the same noun numbered differently ("batch 14" / "batch 15", "migration 025" / "026");
       measure    - bounds on different measures ("at most 1.2 m tall" / "at most 800 kg";
                    "R 4.2 or later" / "Python 3.10 or later")."""
 
@@ -651,6 +652,35 @@ class Distinction:
 
     def as_evidence(self) -> dict[str, str]:
         return {"kind": self.kind, "old": self.old_value, "new": self.new_value}
+
+
+# A noun after a determiner or preposition, then a number that is not a time or a quantity
+# (a number followed by a unit measures something: "at minus 18 degrees" picks nothing out).
+_DESIGNATED = re.compile(r"\b(?:on|for|in|of|from|to|at|the|a|an|this|that|each|every)\s+([a-z]+)\s+(\d+)\b"
+                         rf"(?!\s*\S*(?:h|{'|'.join(sorted(UNIT_TOKENS))}|degrees?)\b)")
+
+
+# A noun and a whole number of one or two digits that no noun follows: the number names one of them
+# ("photograph room 12 of the gallery", "does screen 3 have..."); a number a noun follows counts it
+# ("run 3 replicas"); longer numbers are codes, ports and years, values of a slot ("return 404").
+_NUMBERED = re.compile(r"\b([a-z]+)\s+(\d{1,2})(?![.,:]?\d)(?=\s*$|[,;:.?!)]|\s+(?:" + "|".join(sorted(
+    {"of", "in", "on", "at", "to", "for", "from", "with", "and", "or", "is", "are", "was", "were", "has", "have",
+     "had", "does", "do", "will", "should", "must", "can", "may"})) + r")\b)")
+
+
+def _designators(text: str) -> dict[str, str]:
+    """Lowercase nouns followed by a number that picks one of them out ("on batch 14", "for step 3",
+    "photograph room 12 of the gallery")."""
+    canonical = canonical_text(normalize_text(text))
+    found: dict[str, str] = {}
+    for match in (*_DESIGNATED.finditer(canonical), *_NUMBERED.finditer(canonical)):
+        noun = match.group(1)
+        if noun in _STOPWORDS or noun in BOUNDS or _stem(noun) in _ALL_GROUP_WORDS:
+            continue
+        if re.search(rf"\b{noun[0].upper()}{noun[1:]}\b", text):
+            continue  # a capitalised name with a version ("Postgres 15") is a choice, not a designator
+        found[_stem(noun)] = match.group(2)
+    return found
 
 
 def _is_value_token(token: str) -> bool:
@@ -672,6 +702,10 @@ def find_distinction(old_text: str, new_text: str, min_alignment: float) -> Dist
     if (matcher.ratio() if a or b else 1.0) < min_alignment:
         return None
     ops = [op for op in matcher.get_opcodes() if op[0] != "equal"]
+    old_ids, new_ids = _designators(old_text), _designators(new_text)
+    for noun in old_ids.keys() & new_ids.keys():
+        if old_ids[noun] != new_ids[noun]:
+            return Distinction("designator", f"{noun} {old_ids[noun]}", f"{noun} {new_ids[noun]}")
     modifiers = {(old_span, new_span): head for old_span, new_span, head, _ in _premodifier_changes(old_text, new_text)}
     object_change: Distinction | None = None
     for _, i1, i2, j1, j2 in ops:

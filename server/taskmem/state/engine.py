@@ -191,8 +191,7 @@ class StateEngine:
         async with self.thread_lock(namespace, thread_id):
             refs = [ref for c in candidates for ref in c.refs]
             messages = await self.storage.read(_thread_messages, namespace, thread_id, task_id, refs)
-            prepared = prepare_agent_candidates(candidates, batch_of(messages), now_us(),
-                                                self.settings.max_candidates)
+            prepared = prepare_agent_candidates(candidates, batch_of(messages), self.settings.max_candidates)
             plan = await self._reconcile(namespace, thread_id, prepared)
 
             def persist(tx: Transaction) -> R:
@@ -340,15 +339,16 @@ class StateEngine:
 
 
 def statement_candidates(statement: Statement, now: int) -> Prepared:
-    """A decision is the caller's own statement, so its change language ("B instead of A") supersedes as a
-    user message's would, and `supersedes` naming an active decision always does; an error is an action
-    item, blocked until a resolution is recorded (then done: the same error again merges into it)."""
+    """A decision is the caller's own word, so a new value of a decision's slot supersedes it as a user
+    message's would, and `supersedes` naming an active decision always does; an error is an action item,
+    blocked until a resolution is recorded (then done: the same error again merges into it), and an error
+    is no one's word on what should hold: one that contradicts another stays a conflict."""
     if statement.kind == DECISION_KIND:
         return stated_candidate(Candidate("decision", statement.text, confidence="high", source="agent",
                                           supersedes=statement.supersedes or None), now)
     status = "done" if statement.detail else "blocked"
-    return prepare_agent_candidates([Candidate("action", statement.text, status=status, confidence="high",
-                                               source="agent")], {}, now, 1)
+    return stated_candidate(Candidate("action", statement.text, status=status, confidence="high", source="agent"),
+                            now, grounded=False)
 
 
 def _persist_statement(tx: Transaction, plan: ReconcilePlan, task_id: str, statement: Statement, entry_id: str,

@@ -65,12 +65,13 @@ def prepare_agent_candidates(candidates: Sequence[Candidate], batch: dict[str, B
     return prepare_candidates(candidates, batch, max_candidates, refs_required=False)
 
 
-def stated_candidate(candidate: Candidate, now: int) -> Prepared:
-    """One candidate the caller states in its own words (AddDecision, AddError): reconciled as if it cited a
-    user message, so the caller's newest word on a slot retires the old value. The stand-in ref never reaches
-    the store: plan_reconciliation takes it off and records the evidence as stated by the caller."""
+def stated_candidate(candidate: Candidate, now: int, grounded: bool = True) -> Prepared:
+    """One candidate the caller states in its own words at `now` (AddDecision, AddError). A `grounded` one is
+    reconciled as if it cited a user message, so the caller's newest word on a slot retires the old value.
+    The stand-in ref never reaches the store: plan_reconciliation takes it off and records the evidence as
+    stated by the caller."""
     stated = dataclasses.replace(candidate, refs=(STATED_REF,))
-    return prepare_candidates([stated], {STATED_REF: BatchMessage(now, True)}, 1)
+    return prepare_candidates([stated], {STATED_REF: BatchMessage(now, grounded)}, 1)
 
 
 async def plan_reconciliation(
