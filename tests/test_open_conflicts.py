@@ -153,3 +153,6 @@ async def test_a_conflict_settled_by_a_later_supersedes_leaves_the_views(rpc) ->
     rendered = (await state.RenderState(pb.RenderStateRequest(task_id=task_id))).text
     assert "CONFLICT" not in rendered and RIVAL not in rendered
     assert "open_conflicts" not in (await state.GetTaskState(pb.GetTaskStateRequest(task_id=task_id))).yaml
+    # The survivor's stored flag is cleared too, so ListStateItems and ExpandStateItem agree with the views.
+    kept = (await state.ExpandStateItem(pb.ExpandStateItemRequest(task_id=task_id, uid=held))).item
+    assert (kept.conflict, list(kept.conflict_with)) == (False, [])

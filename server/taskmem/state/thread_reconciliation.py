@@ -49,6 +49,10 @@ class ReconcilePlan:
             item_store.save_item(tx, item)
         for uid, vector in self.vectors.items():
             item_store.save_embedding(tx, self.thread_id, uid, self.model, vector)
+        # A superseded item settles the conflicts it was in: its rivals are plain items again.
+        released = {rival.uid: rival for item in self.writes if not item.active
+                    for rival in item_store.release_rivals(tx, self.thread_id, item.uid)}
+        self.writes = [released.pop(item.uid, item) for item in self.writes] + list(released.values())
         return self.writes
 
 
