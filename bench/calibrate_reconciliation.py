@@ -1,12 +1,12 @@
-"""Calibrate structured-state reconciliation on the labelled pairs of tests/data/state_pairs.yaml.
+"""Score structured-state reconciliation on the labelled pairs of tests/data/state_pairs*.yaml.
 
-Embeds every pair with the built-in embedder (all-MiniLM-L6-v2 int8, no network, no LLM) and
-prints the accuracy per expected outcome (merge, supersede, conflict, insert) for
-  (a) the seed's decision tree as written (0.92 / 0.85 bands, trigger + replacement verb), and
-  (b) reconcile_candidates with the thresholds configured for the model,
-on the calibration split, the held-out split (a fixed quarter of the pairs, chosen by hash, never
-used to pick thresholds) and all pairs. Every pair runs the real path: prepare_candidates, then
-reconcile_candidates with the old item as the thread's state and a user message as the ref.
+Embeds every pair with the built-in embedder (all-MiniLM-L6-v2 int8, no network, no LLM) and prints, per
+set, the accuracy per expected outcome (merge, supersede, conflict, insert), overall, and the swallowed
+count (a contradicting or replacing candidate merged away: the new value lost), for reconcile_candidates
+with the thresholds configured for the model, on the calibration split, the held-out split (a fixed
+quarter of the pairs, chosen by hash) and every other set. Every pair runs the real path:
+prepare_candidates, then reconcile_candidates with the old item as the thread's state and the candidate
+citing a message: the user's (with their words) or the agent's, as the pair says.
 
     .venv/bin/python bench/calibrate_reconciliation.py            # the table
     .venv/bin/python bench/calibrate_reconciliation.py --sweep    # grid search on the calibration split
@@ -102,6 +102,16 @@ FRESH9_PAIRS_FILE = ROOT / "tests" / "data" / "state_pairs_fresh9.yaml"
 # / 65, 65.0 % (and fresh9 unchanged at 77.5 %), too little for 1,200 lines and a retrain after every
 # rule change, so the combiner was not merged. Held out: only its accuracy rows may be printed.
 FRESH10_PAIRS_FILE = ROOT / "tests" / "data" / "state_pairs_fresh10.yaml"
+# Issue 26: three sets of 80 pairs written blind on 2026-11-26 (sha256 7df5c3aa…, 21bf308f…, 328c7b01…) by an
+# engineer who read nothing under server/, bench/ or tests/ but the earlier sets' header comments; each pair
+# says who the candidate comes from (`said_by`) and, for the user, their words (`message`). All three were
+# scored once on the landed rules before the redesign (blind): blind11 merge 70, supersede 0, conflict 55,
+# insert 80, overall 51.2 %, swallowed 15; blind12 75 / 5 / 50 / 90, 55.0 %, swallowed 10; blind13 75 / 0 /
+# 45 / 95, 53.8 %, swallowed 7. blind11 was then the dev set of the redesign (seen); blind12 and blind13 were
+# held out, scored once after the last rule change (see test_reconcile_labelled_pairs for the figures).
+BLIND11_PAIRS_FILE = ROOT / "tests" / "data" / "state_pairs_blind11.yaml"
+BLIND12_PAIRS_FILE = ROOT / "tests" / "data" / "state_pairs_blind12.yaml"
+BLIND13_PAIRS_FILE = ROOT / "tests" / "data" / "state_pairs_blind13.yaml"
 # The sets scored beside the calibration pairs: (label, file). Extra files come from --pairs.
 EXTRA_SETS: tuple[tuple[str, Path], ...] = (
     ("fresh (seen)", FRESH_PAIRS_FILE),
@@ -114,6 +124,9 @@ EXTRA_SETS: tuple[tuple[str, Path], ...] = (
     ("fresh8 (seen)", FRESH8_PAIRS_FILE),
     ("fresh9 (held out)", FRESH9_PAIRS_FILE),
     ("fresh10 (held out)", FRESH10_PAIRS_FILE),
+    ("blind11 (seen)", BLIND11_PAIRS_FILE),
+    ("blind12 (held out)", BLIND12_PAIRS_FILE),
+    ("blind13 (held out)", BLIND13_PAIRS_FILE),
 )
 OUTCOMES = ("merge", "supersede", "conflict", "insert")
 HOLDOUT_SHARE = 4  # one pair in four (by hash) is held out
@@ -253,7 +266,7 @@ def sweep(pairs: Sequence[Pair], base: ReconcileThresholds) -> ReconcileThreshol
     grid: dict[str, Sequence[float]] = {
         "merge": (0.6, 0.62, 0.64, 0.66, 0.68, 0.7, 0.72, 0.75),
         "conflict": (0.3, 0.35, 0.4, 0.45, 0.5, 0.55),
-        "unnamed_supersede": (0.55, 0.6, 0.65, 0.7, 0.8),
+        "change_floor": (0.55, 0.6, 0.65, 0.7, 0.8),
     }
     best: tuple[tuple[float, float], ReconcileThresholds] | None = None
     for values in itertools.product(*grid.values()):
@@ -342,5 +355,5 @@ if __name__ == "__main__":
     main()
 
 
-__all__: list[Any] = ["Pair", "accuracy", "embed_pairs", "judge", "judge_as_seed", "judge_decision", "load_pairs",
-                      "main", "print_band"]
+__all__: list[Any] = ["Pair", "accuracy", "embed_pairs", "judge", "judge_decision", "load_pairs", "main",
+                      "print_band", "swallowed"]
