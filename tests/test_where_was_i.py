@@ -81,6 +81,32 @@ async def test_a_superseded_decision_is_never_shown_as_current_in_any_view(rpc) 
     assert set(retired) == {CHARTS[0], CHARTS[1]} and retired[CHARTS[1]].replaced_by == added[2].item.uid
 
 
+async def test_a_change_the_user_asks_for_in_plain_words_retires_the_old_decision_in_every_view(rpc) -> None:
+    # The agent records the new decision from the user's message (its ref), names nothing it replaces and
+    # passes no supersedes: the user's newest word on the slot still retires the old one everywhere.
+    tasks, state, _ = rpc
+    task_id = await _task(tasks)
+    old = "Send the newsletter with Mailchimp"
+    new = "Send the newsletter with Buttondown"
+    await state.AddDecision(pb.AddDecisionRequest(task_id=task_id, text=old))
+    said = (await tasks.PostMessage(tpb.PostMessageRequest(
+        task_id=task_id, role=task_pb2.MESSAGE_ROLE_USER,
+        content="Mailchimp's pricing jumped again. Let's move the newsletter over to Buttondown."))).message.id
+    recorded = await state.UpsertStateItems(pb.UpsertStateItemsRequest(task_id=task_id, items=[
+        state_pb2.StateItemCandidate(type=DECISION, text=new, refs=[said])]))
+    assert recorded.report.superseded == 1
+    retired = (await state.ListStateItems(pb.ListStateItemsRequest(task_id=task_id, include_superseded=True))).items
+    evidence = next(i for i in retired if i.text == old).supersession_evidence
+    assert evidence.ref_message_id == said
+
+    assert yaml.safe_load((await state.GetTaskState(pb.GetTaskStateRequest(task_id=task_id))).yaml)[
+        "decisions_log"] == [new]
+    assert [d.text for d in (await tasks.GetProgress(tpb.GetProgressRequest(task_id=task_id))).decisions] == [new]
+    rendered = (await state.RenderState(pb.RenderStateRequest(task_id=task_id))).text
+    built = (await state.BuildContext(pb.BuildContextRequest(task_id=task_id, token_budget=4000))).text
+    assert new in rendered and old not in rendered and new in built and old not in built
+
+
 async def test_an_explicit_supersedes_retires_the_item_whatever_the_similarity(rpc) -> None:
     tasks, state, _ = rpc
     task_id = await _task(tasks)
