@@ -155,8 +155,10 @@ class Config:
     # The web view for people (tasks, plans, memory, live events): host:port to serve it on, "" for off.
     # Off loopback it needs API keys and TLS (tls_cert_file/tls_key_file), or --insecure.
     http_listen: str = ""
-    # Hardening (issue 12). Folders under which file waits may read; a task's workspace must lie below
-    # one. Empty (the default) refuses file waits. The database and its folder are never readable.
+    # Hardening (issues 12, 27). Folders under which file waits may read, bound to namespaces: "NAME=PATH" is
+    # namespace NAME's; a plain "PATH" gives each namespace PATH/<namespace> (waits/file_access.WaitFileRoots).
+    # A wait's path must lie below one of its own namespace's. Empty (the default) refuses file waits. The
+    # database and its folder are never readable.
     wait_file_roots: tuple[str, ...] = ()
     # Each look at an http target ends after this long in all (connect, headers and body together).
     wait_probe_timeout_seconds: float = 10.0

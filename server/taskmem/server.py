@@ -43,7 +43,7 @@ from taskmem.tracing import rpc_tracing
 from taskmem.tiktoken_offline import token_counter
 from taskmem.v1 import memory_service_pb2, memory_service_pb2_grpc, state_service_pb2, state_service_pb2_grpc
 from taskmem.v1 import task_service_pb2, task_service_pb2_grpc, wait_service_pb2, wait_service_pb2_grpc
-from taskmem.waits.file_access import FileRoots
+from taskmem.waits.file_access import WaitFileRoots
 from taskmem.waits.scheduler import WaitScheduler
 from taskmem.webhooks.sender import WebhookSender
 
@@ -118,7 +118,7 @@ class TaskmemServer:
         if metrics is not None:
             watch_storage(metrics, self.storage, self.config.database)
         # The scheduler resumes stored waits before the first call can create or end one.
-        self.file_roots = FileRoots.build(self.config.wait_file_roots, self.config.database)
+        self.file_roots = WaitFileRoots.parse(self.config.wait_file_roots, self.config.database)
         self.scheduler = WaitScheduler(
             self.storage, self.file_roots, http_probes=self.config.wait_http_probe_concurrency,
             file_probes=self.config.wait_file_probe_concurrency,
