@@ -21,6 +21,7 @@ DEFAULT_NAMESPACE = "default"
 # glibc's HEAP_MAX_SIZE / 2 on 64-bit: mallopt refuses a larger M_MMAP_THRESHOLD.
 MALLOC_MMAP_THRESHOLD_MAX = 32 * 1024 * 1024
 RECONCILE_ADJUDICATION_MODES = ("off", "uncertain")  # state/adjudication.py
+LOG_LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL")
 
 
 class ConfigError(ValueError):
@@ -53,7 +54,11 @@ class Config:
     # Clients may ping this often without data (grpc.http2.min_ping_interval_without_data_ms);
     # 1 s lets grpc-js and C-core clients with a few seconds' keepalive hold quiet streams open.
     min_ping_interval_ms: int = 1_000
+    # taskmem's own loggers log at this level; other libraries' (httpx, sse_starlette, grpc, …) stay at
+    # WARNING, since their debug lines carry other namespaces' data (URLs with tokens, streamed events) ...
     log_level: str = "INFO"
+    # ... unless named here: these loggers (and their children) log at DEBUG too.
+    debug_loggers: tuple[str, ...] = ()
     # Bearer keys that may force any wait's outcome with ResolveWait. With api_keys
     # configured, each must also be one of them (it authenticates as that key).
     admin_keys: tuple[str, ...] = ()
@@ -140,7 +145,8 @@ class Config:
     # last attempt (0 keeps them forever); the events themselves stay in the log.
     webhook_delivered_retention_seconds: float = 3 * 24 * 3600.0
     webhook_dead_letter_retention_seconds: float = 30 * 24 * 3600.0
-    # Serve Prometheus metrics at http://HOST:PORT/metrics ("" : off).
+    # Serve Prometheus metrics at http://HOST:PORT/metrics ("" : off). /metrics checks no key and has no TLS,
+    # so off loopback it needs --insecure, whatever api_keys says.
     metrics_listen: str = ""
     # Log lines as text, or as one JSON object per line (level, message, method, namespace,
     # correlation_id, duration_ms).
@@ -200,6 +206,8 @@ class Config:
         if self.reconcile_adjudication not in RECONCILE_ADJUDICATION_MODES:
             raise ConfigError(f"reconcile_adjudication: {self.reconcile_adjudication!r} is not one of "
                               f"{', '.join(RECONCILE_ADJUDICATION_MODES)}")
+        if self.log_level.upper() not in LOG_LEVELS:
+            raise ConfigError(f"log_level: {self.log_level!r} is not one of {', '.join(LOG_LEVELS)}")
         if self.log_format not in ("text", "json"):
             raise ConfigError(f"log_format: {self.log_format!r} is not one of text, json")
         for name in ("webhook_backoff_initial_seconds", "webhook_backoff_max_seconds", "webhook_retry_period_seconds",
@@ -233,13 +241,18 @@ def is_loopback_host(host: str) -> bool:
         return False
 
 
-def check_listen_allowed(config: Config, listen: str, *, tls: bool, setting: str = "listen") -> None:
+def check_listen_allowed(config: Config, listen: str, *, tls: bool, setting: str = "listen",
+                         authenticated: bool = True) -> None:
     """Refuse a front door beyond loopback that would be unsafe, unless --insecure says so: with no API keys
-    anyone could call it; with API keys but no TLS, bearer keys would cross the network in clear text.
-    Every front door (gRPC, and any other listener) checks its own address with this."""
+    (or on a door that checks none: authenticated=False) anyone could call it; with API keys but no TLS,
+    bearer keys would cross the network in clear text. Every front door (gRPC, the web view, metrics) checks
+    its own address with this."""
     host = listen.rpartition(":")[0]
     if config.insecure or is_loopback_host(host):
         return
+    if not authenticated:
+        raise ConfigError(f"{setting}: {listen} is not a loopback address and it answers anyone (it checks no"
+                          " API key); bind it to loopback or pass --insecure")
     if config.open_namespace:
         raise ConfigError(f"{setting}: {listen} is not a loopback address and no api_keys are configured;"
                           " configure api_keys or pass --insecure")
@@ -374,7 +387,11 @@ def add_serve_arguments(parser: argparse.ArgumentParser) -> None:
                         help="a key that may force any wait's outcome (repeatable); replaces configured ones")
     parser.add_argument("--tls-cert-file")
     parser.add_argument("--tls-key-file")
-    parser.add_argument("--log-level")
+    parser.add_argument("--log-level", help="taskmem's own loggers' level (default INFO); other libraries'"
+                                            " loggers stay at WARNING unless named with --debug-logger")
+    parser.add_argument("--debug-logger", dest="debug_loggers", action="append", metavar="NAME",
+                        help="also log this library logger (and its children) at DEBUG, e.g. httpx (repeatable);"
+                             " its lines may carry any namespace's data")
     parser.add_argument("--embedding-backend", choices=("builtin", "openai", "none"),
                         help="embeddings for semantic memory search (default builtin)")
     parser.add_argument("--embedding-url", help="openai embedding backend: the endpoint's base URL")
@@ -392,7 +409,8 @@ def add_serve_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--webhook-allowed-host", dest="webhook_allowed_hosts", action="append",
                         help="a host webhooks may be sent to, e.g. hooks.example.com or *.example.com (repeatable);"
                              " none configured: no webhook is sent")
-    parser.add_argument("--metrics-listen", help="serve Prometheus metrics at http://HOST:PORT/metrics")
+    parser.add_argument("--metrics-listen", help="serve Prometheus metrics at http://HOST:PORT/metrics (no key"
+                                                 " is checked: off loopback only with --insecure)")
     parser.add_argument("--log-format", choices=("text", "json"), help="log lines as text (default) or JSON")
     parser.add_argument("--otlp-endpoint", help="trace RPCs with OpenTelemetry to this OTLP/gRPC endpoint"
                                                 " (needs the tracing extra)")

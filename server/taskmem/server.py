@@ -65,8 +65,12 @@ SERVICE_NAMES = [
 
 
 def check_bind_allowed(config: Config) -> None:
-    """The gRPC listen address: loopback, or API keys and TLS, or --insecure (config.check_listen_allowed)."""
+    """The gRPC listen address: loopback, or API keys and TLS, or --insecure (config.check_listen_allowed);
+    the metrics address, which checks no key: loopback or --insecure."""
     check_listen_allowed(config, config.listen, tls=bool(config.tls_cert_file or config.tls_key_file))
+    if config.metrics_listen:
+        check_listen_allowed(config, config.metrics_listen, tls=False, setting="metrics_listen",
+                             authenticated=False)
 
 
 def _server_options(config: Config) -> list[tuple[str, int]]:
@@ -259,7 +263,7 @@ async def serve(config: Config) -> None:
 
 
 def run(config: Config) -> int:
-    configure_logging(config.log_level, config.log_format)
+    configure_logging(config.log_level, config.log_format, config.debug_loggers)
     # Before the event loop, the database threads and gRPC's start allocating.
     fix_malloc_thresholds(config.malloc_mmap_threshold_bytes)
     try:

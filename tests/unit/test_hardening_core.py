@@ -103,3 +103,11 @@ def test_a_look_outside_the_namespaces_roots_is_refused_naming_the_namespace(tmp
 def test_a_namespace_root_without_a_path_is_a_configuration_error() -> None:
     with pytest.raises(ConfigError, match="wait_file_roots"):
         WaitFileRoots.parse(["alpha="], "taskmem.db")
+
+
+def test_a_door_that_checks_no_key_needs_insecure_off_loopback_whatever_the_keys() -> None:
+    keyed = Config(api_keys=(parse_api_key("k"),))
+    with pytest.raises(ConfigError, match="metrics_listen: 0.0.0.0:9464 is not a loopback address"):
+        check_listen_allowed(keyed, "0.0.0.0:9464", tls=True, setting="metrics_listen", authenticated=False)
+    check_listen_allowed(Config(insecure=True), "0.0.0.0:9464", tls=False, authenticated=False)
+    check_listen_allowed(keyed, "127.0.0.2:9464", tls=False, authenticated=False)
