@@ -8,7 +8,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TypeVar
 
-from taskmem.config import ConfigError, add_serve_arguments, config_from_serve_arguments
+from taskmem.config import SERVE_EPILOG, ConfigError, add_serve_arguments, config_from_serve_arguments
 
 T = TypeVar("T")
 
@@ -18,7 +18,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     parser = argparse.ArgumentParser(prog="taskmem", description="Persistent task memory for LLM agents.")
     commands = parser.add_subparsers(dest="command", required=True)
-    serve = commands.add_parser("serve", help="run the gRPC server")
+    serve = commands.add_parser("serve", help="run the gRPC server", epilog=SERVE_EPILOG)
     add_serve_arguments(serve)
 
     tasks = commands.add_parser("tasks", help="list and show tasks").add_subparsers(dest="tasks_command", required=True)

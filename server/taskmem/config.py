@@ -1,6 +1,8 @@
 """The server's one typed configuration: defaults < YAML file < TASKMEM_* environment < flags.
 
-Nothing else in the server reads the environment or the config file.
+Any setting may also be read from a file named by TASKMEM_<NAME>_FILE (a list setting one entry a line),
+and api_keys and admin_keys from --api-keys-file and --admin-keys-file, so secrets need not sit on a
+command line, where `ps` shows them. Nothing else in the server reads the environment or the config file.
 """
 
 from __future__ import annotations
@@ -43,6 +45,9 @@ class Config:
     # Allow a non-loopback listen address with no API keys configured.
     insecure: bool = False
     api_keys: tuple[ApiKey, ...] = ()
+    # gRPC server reflection (grpcurl's discovery of the documented contract) answers without a key, like
+    # the health service (load balancers' probes); false turns reflection off. Health always answers.
+    reflection: bool = True
     tls_cert_file: str = ""
     tls_key_file: str = ""
     # How long shutdown waits for in-flight calls before cancelling them.
@@ -262,6 +267,7 @@ def check_listen_allowed(config: Config, listen: str, *, tls: bool, setting: str
 
 
 _ENV_PREFIX = "TASKMEM_"
+_FILE_SUFFIX = "_FILE"
 _FIELDS = {f.name: f for f in dataclasses.fields(Config)}
 
 
@@ -349,6 +355,18 @@ def _coerce(name: str, value: Any) -> Any:
         raise ConfigError(f"{name}: cannot read {value!r} as {type(default).__name__}") from None
 
 
+def _setting_file(name: str, path: str) -> Any:
+    """A setting's value read from a file: a list setting's entries one a line (blank lines and # comments
+    skipped), any other setting the file's text, stripped."""
+    try:
+        text = Path(path).read_text()
+    except OSError as error:
+        raise ConfigError(f"{name}: cannot read {path}: {error.strerror}") from None
+    if isinstance(_FIELDS[name].default, tuple):
+        return [line.strip() for line in text.splitlines() if line.strip() and not line.lstrip().startswith("#")]
+    return text.strip()
+
+
 def load_config(
     file: str | None = None,
     environ: Mapping[str, str] | None = None,
@@ -368,6 +386,11 @@ def load_config(
             name = env_name[len(_ENV_PREFIX):].lower()
             if name in _FIELDS:
                 values[name] = _coerce(name, raw)
+            elif name.endswith(_FILE_SUFFIX.lower()) and name.removesuffix(_FILE_SUFFIX.lower()) in _FIELDS:
+                name = name.removesuffix(_FILE_SUFFIX.lower())
+                if _ENV_PREFIX + name.upper() in environ:
+                    raise ConfigError(f"{name}: set either {_ENV_PREFIX}{name.upper()} or {env_name}, not both")
+                values[name] = _coerce(name, _setting_file(name, raw))
     for name, value in (flags or {}).items():
         if value is not None:
             values[name] = _coerce(name, value)
@@ -378,13 +401,19 @@ def add_serve_arguments(parser: argparse.ArgumentParser) -> None:
     """Flags of `taskmem serve`; each overrides the file and environment."""
     parser.add_argument("--config", help="YAML file of settings (or TASKMEM_CONFIG)")
     parser.add_argument("--listen", help="host:port to bind (default 127.0.0.1:50051; port 0 picks one)")
-    parser.add_argument("--database", help="SQLite file (default data/taskmem.db)")
+    parser.add_argument("--database", help="SQLite file (default data/taskmem.db) or PostgreSQL URL; keep a"
+                                           " password out of the URL (PGPASSWORD, ~/.pgpass) or set TASKMEM_DATABASE")
     parser.add_argument("--insecure", action="store_const", const=True,
                         help="allow a non-loopback address with no API keys, or with API keys but no TLS")
     parser.add_argument("--api-key", dest="api_keys", action="append",
-                        help="KEY or KEY:ns1,ns2 (repeatable); replaces configured keys")
+                        help="KEY or KEY:ns1,ns2 (repeatable); replaces configured keys. Visible in ps: prefer"
+                             " --api-keys-file, TASKMEM_API_KEYS, TASKMEM_API_KEYS_FILE or the --config file")
+    parser.add_argument("--api-keys-file", metavar="PATH",
+                        help="API keys from a file, one KEY or KEY:ns1,ns2 a line; replaces configured keys")
     parser.add_argument("--admin-key", dest="admin_keys", action="append",
-                        help="a key that may force any wait's outcome (repeatable); replaces configured ones")
+                        help="a key that may force any wait's outcome (repeatable); replaces configured ones."
+                             " Visible in ps: prefer --admin-keys-file or TASKMEM_ADMIN_KEYS(_FILE)")
+    parser.add_argument("--admin-keys-file", metavar="PATH", help="admin keys from a file, one a line")
     parser.add_argument("--tls-cert-file")
     parser.add_argument("--tls-key-file")
     parser.add_argument("--log-level", help="taskmem's own loggers' level (default INFO); other libraries'"
@@ -418,6 +447,18 @@ def add_serve_arguments(parser: argparse.ArgumentParser) -> None:
                         help="serve the web view here, e.g. 127.0.0.1:8080 (default off)")
 
 
+SERVE_EPILOG = """Every setting can also come from the --config YAML file, from TASKMEM_<NAME> in the environment
+(TASKMEM_API_KEYS="k1:ns1,ns2;k2"), or from a file named by TASKMEM_<NAME>_FILE (TASKMEM_API_KEYS_FILE,
+TASKMEM_LLM_API_KEY_FILE, ...): secrets given there stay out of the command line, which ps shows."""
+
+
 def config_from_serve_arguments(args: argparse.Namespace) -> Config:
     flags = {name: getattr(args, name, None) for name in _FIELDS}
+    for name in ("api_keys", "admin_keys"):
+        path = getattr(args, f"{name}_file", None)
+        if path is not None:
+            if flags[name] is not None:
+                raise ConfigError(f"{name}: give either --{name[:-1].replace('_', '-')} or"
+                                  f" --{name.replace('_', '-')}-file, not both")
+            flags[name] = _setting_file(name, path)
     return load_config(file=args.config, flags=flags)

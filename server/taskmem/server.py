@@ -174,7 +174,8 @@ class TaskmemServer:
         state_service_pb2_grpc.add_StateServiceServicer_to_server(StateService(self.state), server)
         memory_service_pb2_grpc.add_MemoryServiceServicer_to_server(MemoryService(self.memory), server)
         health_pb2_grpc.add_HealthServicer_to_server(self.health, server)
-        add_reflection(server, [*SERVICE_NAMES, health.SERVICE_NAME])
+        if self.config.reflection:
+            add_reflection(server, [*SERVICE_NAMES, health.SERVICE_NAME])
         self.port = _bind(server, self.config)
         if self.config.http_listen:
             # The web view calls these same services with the caller's key over a socket only this
