@@ -5,7 +5,8 @@ from __future__ import annotations
 import base64
 import datetime
 
-from standardwebhooks.webhooks import Webhook
+import pytest
+from standardwebhooks.webhooks import Webhook, WebhookVerificationError
 
 from taskmem.core.events import EventType
 from taskmem.core.webhooks import DEFAULT_EVENT_TYPES, RetryPolicy, hook_of, signature, signed_headers
@@ -42,3 +43,13 @@ def test_a_task_without_types_gets_the_default_set_and_one_without_a_url_no_hook
     assert EventType.ACTION_LOG_APPENDED not in DEFAULT_EVENT_TYPES and EventType.MESSAGE_POSTED not in DEFAULT_EVENT_TYPES
     chosen = hook_of("http://127.0.0.1/hook", ["EVENT_TYPE_ACTION_RECORDED"])
     assert chosen is not None and chosen.types == {EventType.ACTION_RECORDED}
+
+
+def test_a_receiver_refuses_a_request_signed_more_than_five_minutes_ago_as_the_readme_says() -> None:
+    """The documented tolerance is the reference library's: an attempt signed 299 s ago verifies, 301 s not
+    (every attempt is signed with its own time, so retries are never this old)."""
+    body = b'{"cursor":7,"event":{},"task_id":"tsk_1"}'
+    now = int(datetime.datetime.now(datetime.UTC).timestamp())
+    Webhook(SECRET).verify(body, signed_headers(SECRET, 7, now - 299, body))
+    with pytest.raises(WebhookVerificationError, match="too old"):
+        Webhook(SECRET).verify(body, signed_headers(SECRET, 7, now - 301, body))
