@@ -98,6 +98,12 @@ def build_parser() -> argparse.ArgumentParser:
     add_connection_arguments(deliveries)
     secret = webhooks.add_parser("secret", help="print the namespace's signing secret (whsec_...)")
     add_connection_arguments(secret)
+    rotate = webhooks.add_parser("rotate-secret", help="replace the namespace's signing secret and print the new"
+                                                       " one; the old one keeps signing beside it for the overlap")
+    rotate.add_argument("--overlap", type=_argument_type(_non_negative_float), metavar="SECONDS",
+                        help="how long the old secret still signs (0 stops it at once; at most 604800, 7 days;"
+                             " default 86400, a day)")
+    add_connection_arguments(rotate)
 
     from taskmem.commands.reembed import add_reembed_arguments
 
@@ -190,6 +196,8 @@ def run_client(args: argparse.Namespace) -> int:
             elif args.command == "webhooks" and args.webhooks_command == "list":
                 await webhooks.list_deliveries(client, out, task_id=args.task_id, states=_flatten(args.states),
                                                limit=args.limit)
+            elif args.command == "webhooks" and args.webhooks_command == "rotate-secret":
+                await webhooks.rotate_secret(client, out, sys.stderr, overlap_seconds=args.overlap)
             elif args.command == "webhooks":
                 await webhooks.print_secret(client, out)
             elif args.command == "export":
@@ -224,6 +232,13 @@ def _positive_int(text: str) -> int:
     value = int(text)
     if value < 1:
         raise ValueError(f"must be at least 1, not {value}")
+    return value
+
+
+def _non_negative_float(text: str) -> float:
+    value = float(text)
+    if not value >= 0:  # NaN too
+        raise ValueError(f"must be a number of seconds, at least 0, not {text}")
     return value
 
 
