@@ -50,7 +50,7 @@ def base(tmp_path_factory: pytest.TempPathFactory) -> Path:
 @pytest.fixture(scope="module")
 def hardened(base: Path) -> Iterator[ServerProcess]:
     (base / "db").mkdir()
-    env = {"TASKMEM_WAIT_MIN_POLL_INTERVAL_SECONDS": "0.1", "TASKMEM_WAIT_FILE_ROOTS": str(base),
+    env = {"TASKMEM_WAIT_MIN_POLL_INTERVAL_SECONDS": "0.1", "TASKMEM_WAIT_FILE_ROOTS": f"default={base}",
            "TASKMEM_WAIT_HTTP_ALLOWED_HOSTS": "127.0.0.1", "TASKMEM_WORKING_MEMORY_MAX_AGENTS": "3",
            "TASKMEM_WORKING_MEMORY_MAX_BYTES": "2000", "TASKMEM_WAIT_PROBE_TIMEOUT_SECONDS": "1"}
     process = ServerProcess(base / "db" / "taskmem.db", env=env)
@@ -138,8 +138,9 @@ async def test_a_symlinked_folder_on_the_way_is_not_followed(channel: grpc.aio.C
     (tmp_path / "outside").mkdir()
     (tmp_path / "outside" / "result.txt").write_text("DONE")
     folder = workspace(base, "symlinked-folder")
-    os.symlink(tmp_path / "outside", folder / "out")
-    done = await ended(channel, (await file_wait(channel, folder, "out/result.txt", contains="DONE")).id)
+    wait = await file_wait(channel, folder, "out/result.txt", contains="DONE")
+    os.symlink(tmp_path / "outside", folder / "out")  # after creation, which refuses a link already there
+    done = await ended(channel, wait.id)
     assert done.status == FAILED and "symbolic link" in done.result
 
 

@@ -5,12 +5,16 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import http.server
 import json
+import re
+import threading
 import time
 import urllib.request
 from pathlib import Path
 
 import grpc
+import httpx
 import pytest
 from google.protobuf import duration_pb2
 from prometheus_client.parser import text_string_to_metric_families
@@ -142,3 +146,70 @@ async def test_json_logs_are_one_object_per_line_with_the_calls_context(tmp_path
     call = next(line for line in lines if line.get("correlation_id") == "cor-from-test")
     assert call["method"] == "/taskmem.v1.TaskService/CreateTask"
     assert call["namespace"] == "default" and call["level"] == "debug" and call["duration_ms"] > 0
+
+
+# --- issue 27: the metrics listener's bind rule, and debug logs that are taskmem's own ------------
+
+def test_metrics_off_loopback_are_refused_without_insecure_even_with_api_keys(fresh_server: ServerProcess) -> None:
+    """/metrics answers anyone (no key is checked), so API keys do not make it safe off loopback.
+    192.0.2.1 (TEST-NET-1) is on no machine: the refusal must come before any bind is tried."""
+    fresh_server.extra_args = ("--api-key", "k", "--metrics-listen", "192.0.2.1:0")
+    with pytest.raises(RuntimeError, match="metrics_listen: 192.0.2.1:0 is not a loopback address"):
+        fresh_server.start()
+
+
+@pytest.mark.parametrize("named", [(), ("httpx",)])
+async def test_debug_logs_are_taskmems_own_unless_a_library_logger_is_named(tmp_path: Path,
+                                                                             named: tuple[str, ...]) -> None:
+    """--log-level debug: no line from httpx (every URL a wait polls, token and all) or sse_starlette (every
+    event streamed to a page), unless --debug-logger names it; taskmem's own debug lines stay."""
+    class Answer(http.server.BaseHTTPRequestHandler):
+        def do_GET(self) -> None:  # noqa: N802 (http.server's name)
+            self.send_response(200)
+            self.send_header("Content-Length", "2")
+            self.end_headers()
+            self.wfile.write(b"ok")
+
+        def log_message(self, *args: object) -> None:
+            pass
+
+    target = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Answer)
+    threading.Thread(target=target.serve_forever, daemon=True).start()
+    token_url = f"http://127.0.0.1:{target.server_address[1]}/status?token=tok-SECRET-27"
+    flags = [arg for name in named for arg in ("--debug-logger", name)]
+    server = ServerProcess(tmp_path / "taskmem.db", "--log-level", "debug", "--http", "127.0.0.1:0", *flags,
+                           env={"TASKMEM_WAIT_HTTP_ALLOWED_HOSTS": "127.0.0.1",
+                                "TASKMEM_WAIT_MIN_POLL_INTERVAL_SECONDS": "0.1"})
+    server.start()
+    try:
+        web = next(line for line in server.output if line.startswith("taskmem: web view on ")).split()[-1]
+        async with httpx.AsyncClient(timeout=10) as web_client, \
+                grpc.aio.insecure_channel(server.address) as channel:
+            async with web_client.stream("GET", f"{web}api/events", headers={"x-taskmem-web": "1"}) as events:
+                lines = events.aiter_lines()
+                await anext(lines)  # the stream is open
+                await TaskServiceStub(channel).CreateTask(pb.CreateTaskRequest(name="streamed-task-27"))
+                async for line in lines:
+                    if "streamed-task-27" in line:
+                        break
+            wait = (await WaitServiceStub(channel).CreateWait(wpb.CreateWaitRequest(target=wait_pb2.WaitTarget(
+                http=wait_pb2.HttpTarget(url=token_url, body_contains="ok")),
+                poll_interval=duration_pb2.Duration(nanos=100_000_000)))).wait
+            deadline = time.monotonic() + 10
+            while time.monotonic() < deadline:
+                got = await WaitServiceStub(channel).GetWait(wpb.GetWaitRequest(wait_id=wait.id))
+                if got.wait.status == wait_pb2.WAIT_STATUS_RESOLVED:
+                    break
+                await asyncio.sleep(0.1)
+        await asyncio.sleep(0.3)  # the last lines reach the output
+    finally:
+        server.stop()
+        target.shutdown()
+    output = "".join(server.output)
+    assert " DEBUG taskmem" in output  # taskmem's own debug lines
+    assert not re.search(r" (DEBUG|INFO) sse_starlette[\w.]*: ", output) and "streamed-task-27" not in output
+    assert not re.search(r" (DEBUG|INFO) httpcore[\w.]*: ", output)
+    if named:
+        assert "tok-SECRET-27" in output  # httpx's request line, asked for by name
+    else:
+        assert "tok-SECRET-27" not in output and not re.search(r" (DEBUG|INFO) httpx: ", output)

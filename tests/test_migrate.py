@@ -7,9 +7,11 @@ import sys
 from pathlib import Path
 
 import grpc
+from google.protobuf import duration_pb2
 
 from taskmem.v1 import task_service_pb2 as pb
 from taskmem.v1.task_service_pb2_grpc import TaskServiceStub
+from tests.support import server_process
 from tests.support.server_process import ServerProcess
 
 
@@ -31,5 +33,37 @@ async def test_migrate_applies_every_migration_once_and_a_server_then_starts_on_
         async with grpc.aio.insecure_channel(address) as channel:
             created = await TaskServiceStub(channel).CreateTask(pb.CreateTaskRequest(name="after migrate"))
             assert created.task.name == "after migrate"
+    finally:
+        server.stop()
+
+
+async def test_migrating_to_secret_rotation_keeps_the_webhook_secret_which_then_rotates(tmp_path: Path) -> None:
+    """SQLite's 0018 and PostgreSQL's 0007 add the replaced secret and the end of its overlap to a
+    database that already has a secret."""
+    server = ServerProcess(tmp_path / "taskmem.db")
+    name = ("0007_webhook_secret_rotation.sql" if server_process.ENGINE == "postgres"
+            else "0018_webhook_secret_rotation.sql")
+    address = server.start()
+    try:
+        async with grpc.aio.insecure_channel(address) as channel:
+            secret = (await TaskServiceStub(channel).GetWebhookSecret(pb.GetWebhookSecretRequest())).secret
+    finally:
+        server.stop()
+    server.sql("ALTER TABLE webhook_secrets DROP COLUMN previous_secret")  # the table as it was before
+    server.sql("ALTER TABLE webhook_secrets DROP COLUMN previous_until")
+    server.sql("DELETE FROM schema_migrations WHERE name = ?", (name,))
+    migrated = migrate(server.database_setting)
+    assert migrated.returncode == 0, migrated.stderr
+    assert f"applied {name}" in migrated.stdout
+    assert server.sql("SELECT secret, previous_secret, previous_until FROM webhook_secrets") == [(secret, "", 0)]
+    address = server.start()
+    try:
+        async with grpc.aio.insecure_channel(address) as channel:
+            stub = TaskServiceStub(channel)
+            assert (await stub.GetWebhookSecret(pb.GetWebhookSecretRequest())).secret == secret
+            rotated = await stub.RotateWebhookSecret(pb.RotateWebhookSecretRequest(
+                overlap=duration_pb2.Duration(seconds=60)))
+        assert server.sql("SELECT secret, previous_secret, previous_until FROM webhook_secrets") == [
+            (rotated.secret, secret, rotated.previous_secret_expire_time.ToMicroseconds())]
     finally:
         server.stop()

@@ -6,7 +6,9 @@ import subprocess
 from pathlib import Path
 
 import grpc
+import pytest
 from google.protobuf import descriptor_pb2
+from grpc_health.v1 import health_pb2, health_pb2_grpc
 from grpc_reflection.v1alpha import reflection_pb2 as rpb
 
 from tests.support.server_process import ServerProcess
@@ -60,3 +62,27 @@ async def test_reflection_answers_an_unknown_symbol_with_not_found(server: Serve
     answer = await reflect(server.address, "grpc.reflection.v1alpha.ServerReflection",
                            rpb.ServerReflectionRequest(file_containing_symbol="taskmem.v1.NoSuchThing"))
     assert answer.error_response.error_code == grpc.StatusCode.NOT_FOUND.value[0]
+
+
+async def test_with_api_keys_reflection_and_health_answer_without_a_key_unless_reflection_is_off(
+        tmp_path: Path) -> None:
+    """Discovery and probes need no key (documented); `reflection: false` turns reflection off, health stays."""
+    keyed = ServerProcess(tmp_path / "open.db", "--api-key", "k")
+    closed = ServerProcess(tmp_path / "closed.db", "--api-key", "k", env={"TASKMEM_REFLECTION": "false"})
+    for process in (keyed, closed):
+        process.start()
+    try:
+        listed = await reflect(keyed.address, "grpc.reflection.v1.ServerReflection",
+                               rpb.ServerReflectionRequest(list_services=""))
+        assert "taskmem.v1.TaskService" in {service.name for service in listed.list_services_response.service}
+        with pytest.raises(grpc.aio.AioRpcError) as refused:
+            await reflect(closed.address, "grpc.reflection.v1.ServerReflection",
+                          rpb.ServerReflectionRequest(list_services=""))
+        assert refused.value.code() == grpc.StatusCode.UNIMPLEMENTED
+        for process in (keyed, closed):
+            async with grpc.aio.insecure_channel(process.address) as channel:
+                health = await health_pb2_grpc.HealthStub(channel).Check(health_pb2.HealthCheckRequest())
+            assert health.status == health_pb2.HealthCheckResponse.SERVING
+    finally:
+        for process in (keyed, closed):
+            process.stop()

@@ -41,8 +41,9 @@ def seconds(value: float) -> duration_pb2.Duration:
 
 @pytest.fixture(scope="module")
 def wait_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ServerProcess]:
-    # Workspaces are pytest temporary folders, below the base one (which also holds the database's folder).
-    roots = {"TASKMEM_WAIT_FILE_ROOTS": str(tmp_path_factory.getbasetemp()),
+    # Workspaces are pytest temporary folders, below the base one (which also holds the database's folder),
+    # the default namespace's root by name.
+    roots = {"TASKMEM_WAIT_FILE_ROOTS": f"default={tmp_path_factory.getbasetemp()}",
              "TASKMEM_WAIT_HTTP_ALLOWED_HOSTS": "127.0.0.1"}
     process = ServerProcess(tmp_path_factory.mktemp("waits") / "taskmem.db", env={**FAST_POLLS, **roots})
     process.start()
@@ -356,10 +357,10 @@ async def test_a_symlink_out_of_the_workspace_fails_the_wait(
     tasks, waits = rpc
     workspace = tmp_path / "ws"
     workspace.mkdir()
-    os.symlink("/etc", workspace / "escape")
     task = await new_task(tasks, workspace=str(workspace))
     wait = await create(waits, wait_pb2.WaitTarget(file=wait_pb2.FileTarget(path="escape/hostname")),
                         task_id=task.id, poll_interval=POLL)
+    os.symlink("/etc", workspace / "escape")  # after creation, which refuses a link that is already there
     done = await ended(waits, wait.id)
     assert done.status == FAILED and "outside the workspace" in done.result
 
@@ -498,7 +499,7 @@ async def test_waits_resume_after_a_restart_and_expired_timers_time_out(
         fresh_server: ServerProcess, tmp_path: Path) -> None:
     workspace = tmp_path / "workspace"  # not the database's folder, which file waits never read
     workspace.mkdir()
-    fresh_server.env.update({**FAST_POLLS, "TASKMEM_WAIT_FILE_ROOTS": str(workspace)})
+    fresh_server.env.update({**FAST_POLLS, "TASKMEM_WAIT_FILE_ROOTS": f"default={workspace}"})
     address = fresh_server.start()
     async with grpc.aio.insecure_channel(address) as channel:
         tasks, waits = TaskServiceStub(channel), WaitServiceStub(channel)

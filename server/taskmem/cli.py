@@ -8,7 +8,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TypeVar
 
-from taskmem.config import ConfigError, add_serve_arguments, config_from_serve_arguments
+from taskmem.config import SERVE_EPILOG, ConfigError, add_serve_arguments, config_from_serve_arguments
 
 T = TypeVar("T")
 
@@ -18,7 +18,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     parser = argparse.ArgumentParser(prog="taskmem", description="Persistent task memory for LLM agents.")
     commands = parser.add_subparsers(dest="command", required=True)
-    serve = commands.add_parser("serve", help="run the gRPC server")
+    serve = commands.add_parser("serve", help="run the gRPC server", epilog=SERVE_EPILOG)
     add_serve_arguments(serve)
 
     tasks = commands.add_parser("tasks", help="list and show tasks").add_subparsers(dest="tasks_command", required=True)
@@ -98,6 +98,12 @@ def build_parser() -> argparse.ArgumentParser:
     add_connection_arguments(deliveries)
     secret = webhooks.add_parser("secret", help="print the namespace's signing secret (whsec_...)")
     add_connection_arguments(secret)
+    rotate = webhooks.add_parser("rotate-secret", help="replace the namespace's signing secret and print the new"
+                                                       " one; the old one keeps signing beside it for the overlap")
+    rotate.add_argument("--overlap", type=_argument_type(_non_negative_float), metavar="SECONDS",
+                        help="how long the old secret still signs (0 stops it at once; at most 604800, 7 days;"
+                             " default 86400, a day)")
+    add_connection_arguments(rotate)
 
     from taskmem.commands.reembed import add_reembed_arguments
 
@@ -190,6 +196,8 @@ def run_client(args: argparse.Namespace) -> int:
             elif args.command == "webhooks" and args.webhooks_command == "list":
                 await webhooks.list_deliveries(client, out, task_id=args.task_id, states=_flatten(args.states),
                                                limit=args.limit)
+            elif args.command == "webhooks" and args.webhooks_command == "rotate-secret":
+                await webhooks.rotate_secret(client, out, sys.stderr, overlap_seconds=args.overlap)
             elif args.command == "webhooks":
                 await webhooks.print_secret(client, out)
             elif args.command == "export":
@@ -224,6 +232,13 @@ def _positive_int(text: str) -> int:
     value = int(text)
     if value < 1:
         raise ValueError(f"must be at least 1, not {value}")
+    return value
+
+
+def _non_negative_float(text: str) -> float:
+    value = float(text)
+    if not value >= 0:  # NaN too
+        raise ValueError(f"must be a number of seconds, at least 0, not {text}")
     return value
 
 

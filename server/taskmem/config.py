@@ -1,6 +1,8 @@
 """The server's one typed configuration: defaults < YAML file < TASKMEM_* environment < flags.
 
-Nothing else in the server reads the environment or the config file.
+Any setting may also be read from a file named by TASKMEM_<NAME>_FILE (a list setting one entry a line),
+and api_keys and admin_keys from --api-keys-file and --admin-keys-file, so secrets need not sit on a
+command line, where `ps` shows them. Nothing else in the server reads the environment or the config file.
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ DEFAULT_NAMESPACE = "default"
 # glibc's HEAP_MAX_SIZE / 2 on 64-bit: mallopt refuses a larger M_MMAP_THRESHOLD.
 MALLOC_MMAP_THRESHOLD_MAX = 32 * 1024 * 1024
 RECONCILE_ADJUDICATION_MODES = ("off", "uncertain")  # state/adjudication.py
+LOG_LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL")
 
 
 class ConfigError(ValueError):
@@ -42,6 +45,9 @@ class Config:
     # Allow a non-loopback listen address with no API keys configured.
     insecure: bool = False
     api_keys: tuple[ApiKey, ...] = ()
+    # gRPC server reflection (grpcurl's discovery of the documented contract) answers without a key, like
+    # the health service (load balancers' probes); false turns reflection off. Health always answers.
+    reflection: bool = True
     tls_cert_file: str = ""
     tls_key_file: str = ""
     # How long shutdown waits for in-flight calls before cancelling them.
@@ -53,7 +59,11 @@ class Config:
     # Clients may ping this often without data (grpc.http2.min_ping_interval_without_data_ms);
     # 1 s lets grpc-js and C-core clients with a few seconds' keepalive hold quiet streams open.
     min_ping_interval_ms: int = 1_000
+    # taskmem's own loggers log at this level; other libraries' (httpx, sse_starlette, grpc, …) stay at
+    # WARNING, since their debug lines carry other namespaces' data (URLs with tokens, streamed events) ...
     log_level: str = "INFO"
+    # ... unless named here: these loggers (and their children) log at DEBUG too.
+    debug_loggers: tuple[str, ...] = ()
     # Bearer keys that may force any wait's outcome with ResolveWait. With api_keys
     # configured, each must also be one of them (it authenticates as that key).
     admin_keys: tuple[str, ...] = ()
@@ -140,7 +150,8 @@ class Config:
     # last attempt (0 keeps them forever); the events themselves stay in the log.
     webhook_delivered_retention_seconds: float = 3 * 24 * 3600.0
     webhook_dead_letter_retention_seconds: float = 30 * 24 * 3600.0
-    # Serve Prometheus metrics at http://HOST:PORT/metrics ("" : off).
+    # Serve Prometheus metrics at http://HOST:PORT/metrics ("" : off). /metrics checks no key and has no TLS,
+    # so off loopback it needs --insecure, whatever api_keys says.
     metrics_listen: str = ""
     # Log lines as text, or as one JSON object per line (level, message, method, namespace,
     # correlation_id, duration_ms).
@@ -155,8 +166,10 @@ class Config:
     # The web view for people (tasks, plans, memory, live events): host:port to serve it on, "" for off.
     # Off loopback it needs API keys and TLS (tls_cert_file/tls_key_file), or --insecure.
     http_listen: str = ""
-    # Hardening (issue 12). Folders under which file waits may read; a task's workspace must lie below
-    # one. Empty (the default) refuses file waits. The database and its folder are never readable.
+    # Hardening (issues 12, 27). Folders under which file waits may read, bound to namespaces: "NAME=PATH" is
+    # namespace NAME's; a plain "PATH" gives each namespace PATH/<namespace> (waits/file_access.WaitFileRoots).
+    # A wait's path must lie below one of its own namespace's. Empty (the default) refuses file waits. The
+    # database and its folder are never readable.
     wait_file_roots: tuple[str, ...] = ()
     # Each look at an http target ends after this long in all (connect, headers and body together).
     wait_probe_timeout_seconds: float = 10.0
@@ -198,6 +211,8 @@ class Config:
         if self.reconcile_adjudication not in RECONCILE_ADJUDICATION_MODES:
             raise ConfigError(f"reconcile_adjudication: {self.reconcile_adjudication!r} is not one of "
                               f"{', '.join(RECONCILE_ADJUDICATION_MODES)}")
+        if self.log_level.upper() not in LOG_LEVELS:
+            raise ConfigError(f"log_level: {self.log_level!r} is not one of {', '.join(LOG_LEVELS)}")
         if self.log_format not in ("text", "json"):
             raise ConfigError(f"log_format: {self.log_format!r} is not one of text, json")
         for name in ("webhook_backoff_initial_seconds", "webhook_backoff_max_seconds", "webhook_retry_period_seconds",
@@ -231,13 +246,18 @@ def is_loopback_host(host: str) -> bool:
         return False
 
 
-def check_listen_allowed(config: Config, listen: str, *, tls: bool, setting: str = "listen") -> None:
+def check_listen_allowed(config: Config, listen: str, *, tls: bool, setting: str = "listen",
+                         authenticated: bool = True) -> None:
     """Refuse a front door beyond loopback that would be unsafe, unless --insecure says so: with no API keys
-    anyone could call it; with API keys but no TLS, bearer keys would cross the network in clear text.
-    Every front door (gRPC, and any other listener) checks its own address with this."""
+    (or on a door that checks none: authenticated=False) anyone could call it; with API keys but no TLS,
+    bearer keys would cross the network in clear text. Every front door (gRPC, the web view, metrics) checks
+    its own address with this."""
     host = listen.rpartition(":")[0]
     if config.insecure or is_loopback_host(host):
         return
+    if not authenticated:
+        raise ConfigError(f"{setting}: {listen} is not a loopback address and it answers anyone (it checks no"
+                          " API key); bind it to loopback or pass --insecure")
     if config.open_namespace:
         raise ConfigError(f"{setting}: {listen} is not a loopback address and no api_keys are configured;"
                           " configure api_keys or pass --insecure")
@@ -247,6 +267,7 @@ def check_listen_allowed(config: Config, listen: str, *, tls: bool, setting: str
 
 
 _ENV_PREFIX = "TASKMEM_"
+_FILE_SUFFIX = "_FILE"
 _FIELDS = {f.name: f for f in dataclasses.fields(Config)}
 
 
@@ -333,6 +354,18 @@ def _coerce(name: str, value: Any) -> Any:
         raise ConfigError(f"{name}: cannot read {value!r} as {type(default).__name__}") from None
 
 
+def _setting_file(name: str, path: str) -> Any:
+    """A setting's value read from a file: a list setting's entries one a line (blank lines and # comments
+    skipped), any other setting the file's text, stripped."""
+    try:
+        text = Path(path).read_text()
+    except OSError as error:
+        raise ConfigError(f"{name}: cannot read {path}: {error.strerror}") from None
+    if isinstance(_FIELDS[name].default, tuple):
+        return [line.strip() for line in text.splitlines() if line.strip() and not line.lstrip().startswith("#")]
+    return text.strip()
+
+
 def load_config(
     file: str | None = None,
     environ: Mapping[str, str] | None = None,
@@ -352,6 +385,11 @@ def load_config(
             name = env_name[len(_ENV_PREFIX):].lower()
             if name in _FIELDS:
                 values[name] = _coerce(name, raw)
+            elif name.endswith(_FILE_SUFFIX.lower()) and name.removesuffix(_FILE_SUFFIX.lower()) in _FIELDS:
+                name = name.removesuffix(_FILE_SUFFIX.lower())
+                if _ENV_PREFIX + name.upper() in environ:
+                    raise ConfigError(f"{name}: set either {_ENV_PREFIX}{name.upper()} or {env_name}, not both")
+                values[name] = _coerce(name, _setting_file(name, raw))
     for name, value in (flags or {}).items():
         if value is not None:
             values[name] = _coerce(name, value)
@@ -362,16 +400,26 @@ def add_serve_arguments(parser: argparse.ArgumentParser) -> None:
     """Flags of `taskmem serve`; each overrides the file and environment."""
     parser.add_argument("--config", help="YAML file of settings (or TASKMEM_CONFIG)")
     parser.add_argument("--listen", help="host:port to bind (default 127.0.0.1:50051; port 0 picks one)")
-    parser.add_argument("--database", help="SQLite file (default data/taskmem.db)")
+    parser.add_argument("--database", help="SQLite file (default data/taskmem.db) or PostgreSQL URL; keep a"
+                                           " password out of the URL (PGPASSWORD, ~/.pgpass) or set TASKMEM_DATABASE")
     parser.add_argument("--insecure", action="store_const", const=True,
                         help="allow a non-loopback address with no API keys, or with API keys but no TLS")
     parser.add_argument("--api-key", dest="api_keys", action="append",
-                        help="KEY or KEY:ns1,ns2 (repeatable); replaces configured keys")
+                        help="KEY or KEY:ns1,ns2 (repeatable); replaces configured keys. Visible in ps: prefer"
+                             " --api-keys-file, TASKMEM_API_KEYS, TASKMEM_API_KEYS_FILE or the --config file")
+    parser.add_argument("--api-keys-file", metavar="PATH",
+                        help="API keys from a file, one KEY or KEY:ns1,ns2 a line; replaces configured keys")
     parser.add_argument("--admin-key", dest="admin_keys", action="append",
-                        help="a key that may force any wait's outcome (repeatable); replaces configured ones")
+                        help="a key that may force any wait's outcome (repeatable); replaces configured ones."
+                             " Visible in ps: prefer --admin-keys-file or TASKMEM_ADMIN_KEYS(_FILE)")
+    parser.add_argument("--admin-keys-file", metavar="PATH", help="admin keys from a file, one a line")
     parser.add_argument("--tls-cert-file")
     parser.add_argument("--tls-key-file")
-    parser.add_argument("--log-level")
+    parser.add_argument("--log-level", help="taskmem's own loggers' level (default INFO); other libraries'"
+                                            " loggers stay at WARNING unless named with --debug-logger")
+    parser.add_argument("--debug-logger", dest="debug_loggers", action="append", metavar="NAME",
+                        help="also log this library logger (and its children) at DEBUG, e.g. httpx (repeatable);"
+                             " its lines may carry any namespace's data")
     parser.add_argument("--embedding-backend", choices=("builtin", "openai", "none"),
                         help="embeddings for semantic memory search (default builtin)")
     parser.add_argument("--embedding-url", help="openai embedding backend: the endpoint's base URL")
@@ -389,7 +437,8 @@ def add_serve_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--webhook-allowed-host", dest="webhook_allowed_hosts", action="append",
                         help="a host webhooks may be sent to, e.g. hooks.example.com or *.example.com (repeatable);"
                              " none configured: no webhook is sent")
-    parser.add_argument("--metrics-listen", help="serve Prometheus metrics at http://HOST:PORT/metrics")
+    parser.add_argument("--metrics-listen", help="serve Prometheus metrics at http://HOST:PORT/metrics (no key"
+                                                 " is checked: off loopback only with --insecure)")
     parser.add_argument("--log-format", choices=("text", "json"), help="log lines as text (default) or JSON")
     parser.add_argument("--otlp-endpoint", help="trace RPCs with OpenTelemetry to this OTLP/gRPC endpoint"
                                                 " (needs the tracing extra)")
@@ -397,6 +446,18 @@ def add_serve_arguments(parser: argparse.ArgumentParser) -> None:
                         help="serve the web view here, e.g. 127.0.0.1:8080 (default off)")
 
 
+SERVE_EPILOG = """Every setting can also come from the --config YAML file, from TASKMEM_<NAME> in the environment
+(TASKMEM_API_KEYS="k1:ns1,ns2;k2"), or from a file named by TASKMEM_<NAME>_FILE (TASKMEM_API_KEYS_FILE,
+TASKMEM_LLM_API_KEY_FILE, ...): secrets given there stay out of the command line, which ps shows."""
+
+
 def config_from_serve_arguments(args: argparse.Namespace) -> Config:
     flags = {name: getattr(args, name, None) for name in _FIELDS}
+    for name in ("api_keys", "admin_keys"):
+        path = getattr(args, f"{name}_file", None)
+        if path is not None:
+            if flags[name] is not None:
+                raise ConfigError(f"{name}: give either --{name[:-1].replace('_', '-')} or"
+                                  f" --{name.replace('_', '-')}-file, not both")
+            flags[name] = _setting_file(name, path)
     return load_config(file=args.config, flags=flags)

@@ -43,10 +43,21 @@ class JsonLogFormatter(logging.Formatter):
         return json.dumps(line, ensure_ascii=False)
 
 
-def configure_logging(level: str, log_format: str) -> None:
+# Libraries log at this level at most, whatever --log-level says, unless named in debug_loggers.
+LIBRARY_LEVEL = logging.WARNING
+
+
+def configure_logging(level: str, log_format: str, debug_loggers: tuple[str, ...] = ()) -> None:
+    """taskmem's loggers at `level`; every other library's at WARNING (or above, if `level` is), since their
+    debug lines carry any namespace's data (httpx: each URL polled; sse_starlette: each event streamed);
+    the loggers named in debug_loggers at DEBUG."""
     handler = logging.StreamHandler(sys.stderr)
     if log_format == "json":
         handler.setFormatter(JsonLogFormatter())
     else:
         handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
-    logging.basicConfig(level=level.upper(), handlers=[handler])
+    own = logging.getLevelName(level.upper())
+    logging.basicConfig(level=max(own, LIBRARY_LEVEL), handlers=[handler])
+    logging.getLogger("taskmem").setLevel(own)
+    for name in debug_loggers:
+        logging.getLogger(name).setLevel(logging.DEBUG)

@@ -43,7 +43,7 @@ from taskmem.tracing import rpc_tracing
 from taskmem.tiktoken_offline import token_counter
 from taskmem.v1 import memory_service_pb2, memory_service_pb2_grpc, state_service_pb2, state_service_pb2_grpc
 from taskmem.v1 import task_service_pb2, task_service_pb2_grpc, wait_service_pb2, wait_service_pb2_grpc
-from taskmem.waits.file_access import FileRoots
+from taskmem.waits.file_access import WaitFileRoots
 from taskmem.waits.scheduler import WaitScheduler
 from taskmem.webhooks.sender import WebhookSender
 
@@ -65,8 +65,12 @@ SERVICE_NAMES = [
 
 
 def check_bind_allowed(config: Config) -> None:
-    """The gRPC listen address: loopback, or API keys and TLS, or --insecure (config.check_listen_allowed)."""
+    """The gRPC listen address: loopback, or API keys and TLS, or --insecure (config.check_listen_allowed);
+    the metrics address, which checks no key: loopback or --insecure."""
     check_listen_allowed(config, config.listen, tls=bool(config.tls_cert_file or config.tls_key_file))
+    if config.metrics_listen:
+        check_listen_allowed(config, config.metrics_listen, tls=False, setting="metrics_listen",
+                             authenticated=False)
 
 
 def _server_options(config: Config) -> list[tuple[str, int]]:
@@ -118,7 +122,7 @@ class TaskmemServer:
         if metrics is not None:
             watch_storage(metrics, self.storage, self.config.database)
         # The scheduler resumes stored waits before the first call can create or end one.
-        self.file_roots = FileRoots.build(self.config.wait_file_roots, self.config.database)
+        self.file_roots = WaitFileRoots.parse(self.config.wait_file_roots, self.config.database)
         self.scheduler = WaitScheduler(
             self.storage, self.file_roots, http_probes=self.config.wait_http_probe_concurrency,
             file_probes=self.config.wait_file_probe_concurrency,
@@ -170,7 +174,8 @@ class TaskmemServer:
         state_service_pb2_grpc.add_StateServiceServicer_to_server(StateService(self.state), server)
         memory_service_pb2_grpc.add_MemoryServiceServicer_to_server(MemoryService(self.memory), server)
         health_pb2_grpc.add_HealthServicer_to_server(self.health, server)
-        add_reflection(server, [*SERVICE_NAMES, health.SERVICE_NAME])
+        if self.config.reflection:
+            add_reflection(server, [*SERVICE_NAMES, health.SERVICE_NAME])
         self.port = _bind(server, self.config)
         if self.config.http_listen:
             # The web view calls these same services with the caller's key over a socket only this
@@ -259,7 +264,7 @@ async def serve(config: Config) -> None:
 
 
 def run(config: Config) -> int:
-    configure_logging(config.log_level, config.log_format)
+    configure_logging(config.log_level, config.log_format, config.debug_loggers)
     # Before the event loop, the database threads and gRPC's start allocating.
     fix_malloc_thresholds(config.malloc_mmap_threshold_bytes)
     try:

@@ -16,17 +16,20 @@ class Received:
     message_id: str
     body: dict[str, Any]
     raw: bytes
+    headers: dict[str, str]  # lower-case names
 
 
 class WebhookReceiver:
     """Answers `status` (200 unless told) to every POST; records verified requests in `received`,
-    and counts every request, verified or not, in `requests`."""
+    and counts every request, verified or not, in `requests`. With refuse_unverified, a request whose
+    signature does not verify is answered 401 (as a strict receiver would), so the sender tries again."""
 
     def __init__(self, keep_alive: bool = False) -> None:
         # Keep-alive (HTTP/1.1) is faster, but a stopped receiver would still answer on open connections.
         self.keep_alive = keep_alive
         self.secret = ""
         self.status = 200
+        self.refuse_unverified = False
         self.headers: dict[str, str] = {}
         self.received: list[Received] = []
         self.rejected: list[str] = []
@@ -47,8 +50,8 @@ class WebhookReceiver:
 
             def do_POST(self) -> None:  # noqa: N802 (http.server's name)
                 raw = self.rfile.read(int(self.headers.get("Content-Length", "0")))
-                receiver.record({k.lower(): v for k, v in self.headers.items()}, raw)
-                self.send_response(receiver.status)
+                verified = receiver.record({k.lower(): v for k, v in self.headers.items()}, raw)
+                self.send_response(receiver.status if verified or not receiver.refuse_unverified else 401)
                 for name, value in receiver.headers.items():
                     self.send_header(name, value)
                 self.send_header("Content-Length", "0")
@@ -70,16 +73,18 @@ class WebhookReceiver:
             self._server.server_close()
             self._server = None
 
-    def record(self, headers: dict[str, str], raw: bytes) -> None:
+    def record(self, headers: dict[str, str], raw: bytes) -> bool:
+        """Whether the request verified."""
         with self._lock:
             self.requests += 1
             try:
                 body = Webhook(self.secret).verify(raw, headers)
             except WebhookVerificationError as error:
                 self.rejected.append(str(error))
-                return
+                return False
             if self.status < 300:
-                self.received.append(Received(headers["webhook-id"], body, raw))
+                self.received.append(Received(headers["webhook-id"], body, raw, headers))
+            return True
 
     def message_ids(self) -> list[str]:
         with self._lock:

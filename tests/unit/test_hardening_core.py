@@ -12,7 +12,7 @@ from taskmem.config import Config, ConfigError, check_listen_allowed, parse_api_
 from taskmem.core.errors import ResourceExhausted, StaleEtag
 from taskmem.core.tasks import MetadataChange
 from taskmem.core.working_memory import WorkingMemory, check_size, replaced
-from taskmem.waits.file_access import FileRoots, Missing, Refused
+from taskmem.waits.file_access import FileRoots, Missing, Refused, WaitFileRoots
 
 SERVER_KEPT = {"active_wait_ids": ["wai_1"], "last_wait_state": "watching"}
 
@@ -82,3 +82,32 @@ def test_the_opener_reads_below_its_root_and_refuses_links_hard_links_and_the_da
         roots.read(str(root / "ws" / "absent" / "file"), 100)
     with pytest.raises(Refused, match="not below"):
         roots.read(str(outside / "secret"), 100)
+
+
+def test_wait_file_roots_give_each_namespace_its_own_folders(tmp_path: Path) -> None:
+    roots = WaitFileRoots.parse([str(tmp_path / "shared"), f"alpha={tmp_path / 'alpha'}"], str(tmp_path / "db"))
+    assert roots.of("alpha").roots == (str(tmp_path / "alpha"), str(tmp_path / "shared" / "alpha"))
+    assert roots.of("beta").roots == (str(tmp_path / "shared" / "beta"),)
+    assert roots.of("..").roots == ()  # a namespace that is no folder name gets no shared folder
+
+
+def test_a_look_outside_the_namespaces_roots_is_refused_naming_the_namespace(tmp_path: Path) -> None:
+    (tmp_path / "shared" / "beta").mkdir(parents=True)
+    (tmp_path / "shared" / "beta" / "creds.txt").write_text("token")
+    roots = WaitFileRoots.parse([str(tmp_path / "shared")], str(tmp_path / "db" / "taskmem.db"))
+    assert roots.of("beta").read(str(tmp_path / "shared" / "beta" / "creds.txt"), 100) == b"token"
+    with pytest.raises(Refused, match="namespace 'alpha'"):
+        roots.of("alpha").read(str(tmp_path / "shared" / "beta" / "creds.txt"), 100)
+
+
+def test_a_namespace_root_without_a_path_is_a_configuration_error() -> None:
+    with pytest.raises(ConfigError, match="wait_file_roots"):
+        WaitFileRoots.parse(["alpha="], "taskmem.db")
+
+
+def test_a_door_that_checks_no_key_needs_insecure_off_loopback_whatever_the_keys() -> None:
+    keyed = Config(api_keys=(parse_api_key("k"),))
+    with pytest.raises(ConfigError, match="metrics_listen: 0.0.0.0:9464 is not a loopback address"):
+        check_listen_allowed(keyed, "0.0.0.0:9464", tls=True, setting="metrics_listen", authenticated=False)
+    check_listen_allowed(Config(insecure=True), "0.0.0.0:9464", tls=False, authenticated=False)
+    check_listen_allowed(keyed, "127.0.0.2:9464", tls=False, authenticated=False)

@@ -22,7 +22,7 @@ from taskmem.core.tasks import (
     SERVER_METADATA_KEYS, UPDATABLE_FIELDS, ApprovalMode, ErrorSummary, MetadataChange, Task, TaskStatus,
     client_metadata,
 )
-from taskmem.core.webhooks import DeliveryState
+from taskmem.core.webhooks import DeliveryState, secret_overlap_us
 from taskmem.store import actions as action_store
 from taskmem.store import messages as message_store
 from taskmem.store import plan_progress
@@ -452,6 +452,17 @@ class TaskService(task_service_pb2_grpc.TaskServiceServicer):
         if secret is None:
             secret = await self._storage.write(webhook_store.ensure_secret, namespace, current_scope().correlation_id)
         return pb.GetWebhookSecretResponse(secret=secret)
+
+    async def RotateWebhookSecret(self, request: pb.RotateWebhookSecretRequest,
+                                  context: grpc.aio.ServicerContext) -> pb.RotateWebhookSecretResponse:
+        overlap = secret_overlap_us("overlap", validate.duration_us("overlap", request.overlap,
+                                                                    request.HasField("overlap")))
+
+        def rotate(tx: Transaction) -> pb.RotateWebhookSecretResponse:
+            rotated = webhook_store.rotate_secret(tx, overlap)
+            return pb.RotateWebhookSecretResponse(secret=rotated.current, previous_secret_expire_time=(
+                task_convert.timestamp(rotated.previous_until) if rotated.previous else None))
+        return await write_once(self._storage, request, pb.RotateWebhookSecretResponse, rotate)
 
 
 class _EventReplies:

@@ -25,7 +25,7 @@ from taskmem.store import waits as wait_store
 from taskmem.store.storage import Storage
 from taskmem.store.storage import Transaction
 from taskmem.v1 import event_pb2, task_pb2, wait_pb2, wait_service_pb2 as pb, wait_service_pb2_grpc
-from taskmem.waits.file_access import FileRoots
+from taskmem.waits.file_access import WaitFileRoots
 from taskmem.waits.scheduler import WaitScheduler
 
 CRITERIA_MAX, TEXT_MATCH_MAX, FIELD_PATH_MAX, RESOLVER_MAX, URL_MAX, PATH_MAX = 1_000, 1_000, 200, 200, 2_048, 4_096
@@ -124,7 +124,7 @@ def _poll_interval_us(request: pb.CreateWaitRequest, target: Target, settings: W
 
 class WaitService(wait_service_pb2_grpc.WaitServiceServicer):
     def __init__(self, storage: Storage, scheduler: WaitScheduler, settings: WaitSettings,
-                 file_roots: FileRoots) -> None:
+                 file_roots: WaitFileRoots) -> None:
         self._storage = storage
         self._file_roots = file_roots
         self._scheduler = scheduler
@@ -142,7 +142,7 @@ class WaitService(wait_service_pb2_grpc.WaitServiceServicer):
             wait = Wait(namespace=tx.namespace, id=new_id("wai"), criteria=criteria or describe_target(target),
                         target=target, created_at=tx.now, correlation_id=tx.correlation_id, task_id=task_id,
                         timeout_us=timeout_us, poll_interval_us=poll_interval_us)
-            created.append(wait_store.create_wait(tx, wait, self._file_roots.roots))
+            created.append(wait_store.create_wait(tx, wait, self._file_roots.of(tx.namespace).roots))
             return pb.CreateWaitResponse(wait=wait_convert.wait(wait))
 
         response = await write_once(self._storage, request, pb.CreateWaitResponse, create)

@@ -1,11 +1,12 @@
-"""`taskmem webhooks list|secret`: where each task's webhook deliveries stand, and the signing secret."""
+"""`taskmem webhooks list|secret|rotate-secret`: where each task's webhook deliveries stand, and the signing
+secret."""
 
 from __future__ import annotations
 
 from typing import TextIO
 
 from taskmem.commands.connection import TaskClient
-from taskmem.commands.formatting import display_time, one_line, parse_short_enum, render_table, short_enum_name
+from taskmem.commands.formatting import display_time, is_set, one_line, parse_short_enum, render_table, short_enum_name
 from taskmem.v1 import event_pb2, task_service_pb2 as pb, webhook_pb2
 
 ERROR_WIDTH = 60
@@ -44,3 +45,16 @@ async def list_deliveries(client: TaskClient, out: TextIO, *, task_id: str,
 async def print_secret(client: TaskClient, out: TextIO) -> None:
     reply = await client.stub.GetWebhookSecret(pb.GetWebhookSecretRequest(), **client.unary)
     print(reply.secret, file=out)
+
+
+async def rotate_secret(client: TaskClient, out: TextIO, notes: TextIO, *, overlap_seconds: float | None) -> None:
+    """The new secret on out (as `secret` prints it); until when the old one still signs on notes."""
+    request = pb.RotateWebhookSecretRequest()
+    if overlap_seconds is not None:
+        request.overlap.FromNanoseconds(round(overlap_seconds * 1e9))
+    reply = await client.stub.RotateWebhookSecret(request, **client.unary)
+    print(reply.secret, file=out)
+    if is_set(reply.previous_secret_expire_time):
+        print(f"the previous secret also signs until {display_time(reply.previous_secret_expire_time)}", file=notes)
+    else:
+        print("the previous secret no longer signs", file=notes)

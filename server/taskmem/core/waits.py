@@ -274,10 +274,11 @@ def resolve_in_workspace(field: str, workspace: str, path: str) -> str:
     return resolved
 
 
-def check_below_roots(field: str, path: str, roots: tuple[str, ...]) -> None:
-    """INVALID_ARGUMENT unless `path` lies below one of `roots` (lexically; the look itself opens it safely)."""
+def check_below_roots(field: str, path: str, roots: tuple[str, ...], namespace: str) -> None:
+    """INVALID_ARGUMENT unless `path` lies below one of `roots`, the namespace's (lexically; the look itself
+    opens it safely)."""
     if not any(is_inside(root, path) for root in roots):
-        raise InvalidArgument(field, f"{path!r} is not below any of the server's wait_file_roots"
+        raise InvalidArgument(field, f"{path!r} is not below a wait_file_roots folder of namespace {namespace!r}"
                                      f" ({', '.join(roots) or 'none'})")
 
 

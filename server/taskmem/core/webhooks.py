@@ -5,6 +5,10 @@ Signing follows the Standard Webhooks scheme (what webhook receivers and the
 webhook-signature = "v1," + base64(HMAC-SHA256(key, f"{id}.{timestamp}.{body}")), where
 the key is the base64 after "whsec_" in the namespace's secret. The id is the event's
 cursor, so it is the idempotency key: the same on every retry of the same event.
+
+A rotated secret keeps signing beside the new one for an overlap: the header then carries
+both signatures, space-separated, new first ("v1,<new> v1,<old>"); a receiver's library
+accepts the request when any one of them verifies with the secret it holds.
 """
 
 from __future__ import annotations
@@ -15,13 +19,20 @@ import enum
 import hashlib
 import hmac
 import json
+from collections.abc import Sequence
 from typing import Any
 
 import tenacity
 
+from taskmem.core.errors import InvalidArgument
 from taskmem.core.events import EventType
 
 SECRET_PREFIX = "whsec_"
+
+# How long a rotated secret still signs beside the new one: by default a day, for a receiver to be
+# updated; at most a week, so a secret that was rotated because it leaked stops soon.
+DEFAULT_SECRET_OVERLAP_US = 24 * 3600 * 1_000_000
+MAX_SECRET_OVERLAP_US = 7 * 24 * 3600 * 1_000_000
 
 # What a task's webhook carries when it names no types: lifecycle, plan, waits and errors —
 # not actions, action log lines or messages, which an agent writes by the hundred.
@@ -98,14 +109,39 @@ def signature(secret: str, message_id: str, timestamp: int, body: bytes) -> str:
     return "v1," + base64.b64encode(digest).decode()
 
 
-def signed_headers(secret: str, cursor: int, timestamp: int, body: bytes) -> dict[str, str]:
+@dataclasses.dataclass(frozen=True)
+class SigningSecrets:
+    """A namespace's secret and, after a rotation, the one it replaced with the end of its overlap (µs)."""
+
+    current: str
+    previous: str = ""
+    previous_until: int = 0
+
+    def signing(self, now: int) -> list[str]:
+        """The secrets that sign a request made at now: the current one, and the previous one until its overlap ends."""
+        if self.previous and now < self.previous_until:
+            return [self.current, self.previous]
+        return [self.current]
+
+
+def secret_overlap_us(field: str, requested_us: int | None) -> int:
+    """The overlap a rotation asked for (None: the default), refused past the maximum."""
+    if requested_us is None:
+        return DEFAULT_SECRET_OVERLAP_US
+    if requested_us > MAX_SECRET_OVERLAP_US:
+        raise InvalidArgument(field, "is longer than 7 days, the most a replaced secret keeps signing")
+    return requested_us
+
+
+def signed_headers(secrets: Sequence[str], cursor: int, timestamp: int, body: bytes) -> dict[str, str]:
+    """The request's headers, with one signature per secret in webhook-signature."""
     message_id = str(cursor)
     return {
         "content-type": "application/json",
         "user-agent": "taskmem-webhook/1",
         "webhook-id": message_id,
         "webhook-timestamp": str(timestamp),
-        "webhook-signature": signature(secret, message_id, timestamp, body),
+        "webhook-signature": " ".join(signature(secret, message_id, timestamp, body) for secret in secrets),
     }
 
 

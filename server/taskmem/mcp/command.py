@@ -16,7 +16,7 @@ from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from taskmem.commands.connection import ServerOptions
+from taskmem.commands.connection import ServerOptions, add_token_arguments, bearer_token
 from taskmem.config import Config, ConfigError, is_loopback_host, load_config
 
 if TYPE_CHECKING:
@@ -34,8 +34,7 @@ MCP_PATH = "/mcp"
 def add_mcp_arguments(parser: argparse.ArgumentParser) -> None:
     remote = parser.add_argument_group("a running taskmem server (default: start an embedded one)")
     remote.add_argument("--address", help="host:port of a taskmem server to use instead of an embedded one")
-    remote.add_argument("--token", help="API key sent to the server as 'authorization: Bearer <token>' "
-                                        "(stdio; over HTTP each caller's own bearer is forwarded)")
+    add_token_arguments(remote, " (stdio; over HTTP each caller's own bearer is forwarded)")
     remote.add_argument("--namespace", help="namespace to act in (default: the key's first namespace)")
     remote.add_argument("--tls", action="store_true", help="connect with TLS, verifying against the system roots")
     remote.add_argument("--tls-ca-file", help="connect with TLS, verifying the server against this CA certificate")
@@ -58,7 +57,7 @@ class McpOptions:
 
 
 def options_from_arguments(args: argparse.Namespace) -> McpOptions:
-    server = ServerOptions(address=args.address or "", token=args.token or "", namespace=args.namespace or "",
+    server = ServerOptions(address=args.address or "", token=bearer_token(args), namespace=args.namespace or "",
                            tls=bool(args.tls or args.tls_ca_file), tls_ca_file=args.tls_ca_file or "")
     embedded = None
     if not args.address:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import copy
 import json
+import os
 import posixpath
 from typing import Any
 
@@ -106,13 +107,15 @@ def _end(tx: Transaction, wait: Wait, status: WaitStatus, result: str, forced: b
 def create_wait(tx: Transaction, wait: Wait, file_roots: tuple[str, ...] = ()) -> Wait:
     """Store a new WAITING wait; a task_status target that already holds ends it at once.
 
-    A file target's path must lie below one of file_roots (wait_file_roots)."""
+    A file target's path must lie below one of file_roots (the namespace's wait_file_roots), both as
+    written and with its symbolic links followed, so a link cannot lead into another namespace's folder."""
     task = task_store.load_task(tx, tx.namespace, wait.task_id) if wait.task_id else None
     target = wait.target
     if isinstance(target, FileTarget):
         workspace = task.workspace if task is not None else ""
         target.resolved = resolve_in_workspace("target.file.path", workspace, target.path)
-        check_below_roots("target.file.path", target.resolved, file_roots)
+        for path in dict.fromkeys((target.resolved, os.path.realpath(target.resolved))):
+            check_below_roots("target.file.path", path, file_roots, tx.namespace)
         target.workspace = posixpath.normpath(workspace)
     watched_status = None
     if isinstance(target, (TaskStatusTarget, EventTarget)):

@@ -1,4 +1,5 @@
-"""Webhook delivery state: per-namespace secrets, per-task delivery cursors and delivery rows."""
+"""Webhook delivery state: per-namespace secrets (and the one a rotation replaced), per-task delivery cursors
+and delivery rows."""
 
 from __future__ import annotations
 
@@ -8,7 +9,7 @@ import secrets
 from typing import Any
 
 from taskmem.core.events import Event, EventFilter, EventType
-from taskmem.core.webhooks import SECRET_PREFIX, Delivery, DeliveryState
+from taskmem.core.webhooks import SECRET_PREFIX, Delivery, DeliveryState, SigningSecrets
 from taskmem.store.event_log import list_events
 from taskmem.store.page_query import PageQuery
 from taskmem.store.storage import Reader, Row, Transaction
@@ -66,6 +67,13 @@ def find_secret(db: Reader, namespace: str) -> str | None:
     return row["secret"] if row else None
 
 
+def signing_secrets(db: Reader, namespace: str) -> SigningSecrets | None:
+    """The namespace's secret and the one a rotation replaced, with the end of its overlap."""
+    row = db.fetchone("SELECT secret, previous_secret, previous_until FROM webhook_secrets WHERE namespace = ?",
+                      (namespace,))
+    return SigningSecrets(row["secret"], row["previous_secret"], row["previous_until"]) if row else None
+
+
 def list_deliveries(db: Reader, namespace: str, task_id: str, states: list[str], after_key: list[Any] | None,
                     limit: int) -> list[Delivery]:
     """In (cursor, task id) order; after_key is the previous page's last (cursor, task id)."""
@@ -96,10 +104,30 @@ def ensure_secret(tx: Transaction) -> str:
     found = find_secret(tx, tx.namespace)
     if found is not None:
         return found
-    secret = SECRET_PREFIX + base64.b64encode(secrets.token_bytes(32)).decode()
+    secret = _new_secret()
     tx.execute("INSERT INTO webhook_secrets (namespace, secret, created_at) VALUES (?, ?, ?)",
                (tx.namespace, secret, tx.now))
     return secret
+
+
+def rotate_secret(tx: Transaction, overlap_us: int) -> SigningSecrets:
+    """A new secret for the namespace; the one it replaces (if any) signs beside it for overlap_us.
+    A previous secret still in its overlap is dropped: at most two secrets sign."""
+    tx.quiet = True  # secrets show in no view
+    replaced = find_secret(tx, tx.namespace)
+    rotated = SigningSecrets(_new_secret())
+    if replaced is not None and overlap_us > 0:
+        rotated = SigningSecrets(rotated.current, replaced, tx.now + overlap_us)
+    tx.execute("INSERT INTO webhook_secrets (namespace, secret, created_at, previous_secret, previous_until)"
+               " VALUES (?, ?, ?, ?, ?) ON CONFLICT (namespace) DO UPDATE SET secret = excluded.secret,"
+               " created_at = excluded.created_at, previous_secret = excluded.previous_secret,"
+               " previous_until = excluded.previous_until",
+               (tx.namespace, rotated.current, tx.now, rotated.previous, rotated.previous_until))
+    return rotated
+
+
+def _new_secret() -> str:
+    return SECRET_PREFIX + base64.b64encode(secrets.token_bytes(32)).decode()
 
 
 def save_attempts(tx: Transaction, deliveries: list[Delivery]) -> None:

@@ -1,4 +1,8 @@
-"""Reading a file wait's target without ever leaving the configured roots.
+"""Reading a file wait's target without ever leaving its namespace's roots.
+
+wait_file_roots binds folders to namespaces (WaitFileRoots): an entry "NAME=PATH" is namespace NAME's
+alone; an entry "PATH" gives every namespace its own folder PATH/<namespace>. A namespace's file waits
+read only below its own roots (FileRoots), checked when a wait is created and again at every look.
 
 No check-then-open: the path is walked from an open descriptor of its root one
 component at a time with openat(O_NOFOLLOW), so a symbolic link anywhere below the
@@ -17,6 +21,7 @@ import posixpath
 import stat
 from collections.abc import Iterable
 
+from taskmem.config import ConfigError
 from taskmem.core.waits import is_inside
 
 _DIRECTORY_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
@@ -32,21 +37,53 @@ class Missing(Exception):
 
 
 @dataclasses.dataclass(frozen=True)
+class WaitFileRoots:
+    """wait_file_roots as configured: which folders each namespace's file waits may read."""
+
+    shared: tuple[str, ...]  # "PATH": namespace N reads PATH/N
+    named: tuple[tuple[str, str], ...]  # "N=PATH": (N, PATH), namespace N's alone
+    database: str
+
+    @classmethod
+    def parse(cls, entries: Iterable[str], database: str) -> WaitFileRoots:
+        """An entry is NAME=PATH when an "=" comes before any "/", else a PATH shared out by namespace."""
+        shared: list[str] = []
+        named: list[tuple[str, str]] = []
+        for entry in entries:
+            name, equals, path = entry.partition("=")
+            if not equals or "/" in name:
+                shared.append(entry)
+            elif not name or not path:
+                raise ConfigError(f"wait_file_roots: {entry!r} is not NAMESPACE=PATH")
+            else:
+                named.append((name, path))
+        return cls(tuple(shared), tuple(named), database)
+
+    def of(self, namespace: str) -> FileRoots:
+        """The folders `namespace`'s file waits may read below."""
+        roots = [path for name, path in self.named if name == namespace]
+        if namespace not in ("", ".", "..") and "/" not in namespace and "\0" not in namespace:
+            roots += [posixpath.join(path, namespace) for path in self.shared]
+        return FileRoots.build(roots, self.database, namespace)
+
+
+@dataclasses.dataclass(frozen=True)
 class FileRoots:
-    """The folders file waits may read below, and the database folder they may never enter."""
+    """The folders one namespace's file waits may read below, and the database folder they may never enter."""
 
     roots: tuple[str, ...]  # absolute, normalised; each also under its real path when that differs
     database_folder: str
+    namespace: str = ""
 
     @classmethod
-    def build(cls, roots: Iterable[str], database: str) -> FileRoots:
+    def build(cls, roots: Iterable[str], database: str, namespace: str = "") -> FileRoots:
         names: list[str] = []
         for root in roots:
             absolute = posixpath.normpath(os.path.abspath(root))
             for name in (absolute, os.path.realpath(absolute)):
                 if name not in names:
                     names.append(name)
-        return cls(tuple(names), os.path.realpath(os.path.dirname(os.path.abspath(database))))
+        return cls(tuple(names), os.path.realpath(os.path.dirname(os.path.abspath(database))), namespace)
 
     def root_of(self, path: str) -> str | None:
         """The deepest configured root that `path` (absolute, normalised) lies below, lexically."""
@@ -67,7 +104,7 @@ class FileRoots:
         """
         root = self.root_of(path)
         if root is None:
-            raise Refused(f"{path} is not below any of wait_file_roots")
+            raise Refused(f"{path} is not below a wait_file_roots folder of namespace {self.namespace!r}")
         forbidden = self._forbidden()
         parts = [part for part in posixpath.relpath(path, root).split("/") if part not in ("", ".")]
         if ".." in parts:

@@ -51,7 +51,7 @@ from taskmem.store.event_log import EventLogClosed
 from taskmem.store.storage import Storage
 from taskmem.store.storage import WriterClosed
 from taskmem.waits.claims import WaitClaims
-from taskmem.waits.file_access import FileRoots
+from taskmem.waits.file_access import WaitFileRoots
 from taskmem.waits.probes import Observation, http_client, probe_file, probe_http
 
 log = logging.getLogger(__name__)
@@ -77,7 +77,7 @@ class _WatchedTasks(EventFilter):
 
 
 class WaitScheduler:
-    def __init__(self, storage: Storage, file_roots: FileRoots, *, http_probes: int = 32, file_probes: int = 4,
+    def __init__(self, storage: Storage, file_roots: WaitFileRoots, *, http_probes: int = 32, file_probes: int = 4,
                  probe_timeout_seconds: float = 10.0, probe_max_errors: int = 5) -> None:
         self._storage = storage
         self._waits: dict[Key, Wait] = {}
@@ -366,7 +366,7 @@ class WaitScheduler:
             if key not in self._waits:
                 return None
             loop = asyncio.get_running_loop()
-            return await loop.run_in_executor(self._executor, probe_file, self._file_roots, target)
+            return await loop.run_in_executor(self._executor, probe_file, self._file_roots.of(wait.namespace), target)
 
     # --- event-driven targets -----------------------------------------------------------------
 

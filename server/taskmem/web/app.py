@@ -4,6 +4,10 @@ Browsers send the key as an Authorization header on fetch(), never in a URL; Eve
 send headers, so the page reads the SSE streams with fetch() too. A custom header on every API
 request keeps other sites' pages out (they cannot send it without a CORS preflight, which this
 app never grants).
+
+Every API request's key is checked before its body is read (401/403 with the body unread), and a
+body is read only up to MAX_BODY_BYTES (413 as soon as Content-Length or the bytes streamed so far
+pass it), so no caller can make the server hold more than that per request.
 """
 
 from __future__ import annotations
@@ -35,6 +39,8 @@ STATIC = Path(__file__).parent / "static"
 WEB_HEADER = "x-taskmem-web"
 SSE_PING_SECONDS = 15
 MAX_BATCH = 50
+# As gRPC's largest message (server.MAX_MESSAGE_BYTES) and MCP's: no single call needs more.
+MAX_BODY_BYTES = 4 * 1024 * 1024
 _SECURITY_HEADERS = [
     (b"content-security-policy", b"default-src 'self'; img-src 'self' data:; object-src 'none'; base-uri 'none'"),
     (b"x-content-type-options", b"nosniff"),
@@ -56,43 +62,82 @@ class _SecurityHeaders:
         await self.app(scope, receive, send_with_headers if scope["type"] == "http" else send)
 
 
-def _api(handler: Callable[[Request], Awaitable[Response]]) -> Callable[[Request], Awaitable[Response]]:
-    """Refuse API requests without the web view's header; turn GatewayError into its JSON reply."""
-    async def guarded(request: Request) -> Response:
-        if request.headers.get(WEB_HEADER) != "1":
-            return JSONResponse({"code": "PERMISSION_DENIED", "message": f"missing {WEB_HEADER} header"}, 403)
-        try:
-            return await handler(request)
-        except GatewayError as error:
-            return JSONResponse(error.body, error.http_status)
-    return guarded
+def _authorized_namespace(auth: AuthSettings, request: Request) -> str:
+    """The namespace the request's key acts in (the interceptor's own check); GatewayError 401/403 if none."""
+    try:
+        return resolve_scope(auth, call_metadata(dict(request.headers))).namespace
+    except AuthError as error:
+        code = "UNAUTHENTICATED" if error.reason == "ERROR_REASON_UNAUTHENTICATED" else "PERMISSION_DENIED"
+        raise GatewayError(401 if code == "UNAUTHENTICATED" else 403, code, error.message) from None
+
+
+def _api(auth: AuthSettings) -> Callable[[Callable[[Request], Awaitable[Response]]],
+                                         Callable[[Request], Awaitable[Response]]]:
+    """Refuse API requests without the web view's header or a good key, before anything else is read; turn
+    GatewayError into its JSON reply."""
+    def wrap(handler: Callable[[Request], Awaitable[Response]]) -> Callable[[Request], Awaitable[Response]]:
+        async def guarded(request: Request) -> Response:
+            if request.headers.get(WEB_HEADER) != "1":
+                return JSONResponse({"code": "PERMISSION_DENIED", "message": f"missing {WEB_HEADER} header"}, 403)
+            try:
+                _authorized_namespace(auth, request)
+                return await handler(request)
+            except GatewayError as error:
+                # The body may be left unread: close the connection rather than read the rest to reuse it.
+                return JSONResponse(error.body, error.http_status,
+                                    headers={"connection": "close"} if error.http_status in (401, 403, 413) else None)
+        return guarded
+    return wrap
+
+
+async def _json_body(request: Request) -> Any:
+    """The request body as JSON, read only up to MAX_BODY_BYTES: 413 once it is known to be longer (from
+    Content-Length before reading, or from the bytes streamed so far), 400 if it is not JSON or nests deeper
+    than the parser can follow."""
+    too_long = GatewayError(413, "RESOURCE_EXHAUSTED", f"the request body is over {MAX_BODY_BYTES // (1024 * 1024)} MB")
+    try:
+        announced = int(request.headers.get("content-length", "0"))
+    except ValueError:
+        raise GatewayError(400, "INVALID_ARGUMENT", "Content-Length is not a number") from None
+    if announced > MAX_BODY_BYTES:
+        raise too_long
+    body = bytearray()
+    async for chunk in request.stream():
+        body += chunk
+        if len(body) > MAX_BODY_BYTES:
+            raise too_long
+    try:
+        return json.loads(body)
+    except ValueError:
+        raise GatewayError(400, "INVALID_ARGUMENT", "the request body is not JSON") from None
+    except RecursionError:
+        raise GatewayError(400, "INVALID_ARGUMENT", "the request body nests too deeply") from None
 
 
 def build_app(auth: AuthSettings, channel: grpc.aio.Channel, events: EventLog,
               allowed_hosts: list[str] | None) -> Starlette:
     gateway = Gateway(channel)
     tasks = task_service_pb2_grpc.TaskServiceStub(channel)
+    api = _api(auth)
 
     async def index(request: Request) -> Response:
         return FileResponse(STATIC / "index.html", headers={"cache-control": "no-cache"})
 
-    @_api
+    @api
     async def call(request: Request) -> Response:
-        try:
-            body = await request.json()
-        except ValueError:
-            raise GatewayError(400, "INVALID_ARGUMENT", "the request body is not JSON") from None
+        body = await _json_body(request)
         metadata = call_metadata(dict(request.headers))
         reply = await gateway.call(request.path_params["service"], request.path_params["method"], body, metadata)
         return JSONResponse(reply)
 
-    @_api
+    @api
     async def batch(request: Request) -> Response:
         """Several calls in one request, run at once: a page's first load is one round trip, not one per
         section queued behind the browser's six connections. Each call answers alone: {"reply": …} or
         {"error": {"status", "code", "message"}}."""
+        body = await _json_body(request)
         try:
-            calls = (await request.json())["calls"]
+            calls = body["calls"]
             if not isinstance(calls, list) or len(calls) > MAX_BATCH:
                 raise ValueError
         except (ValueError, KeyError, TypeError):
@@ -111,7 +156,7 @@ def build_app(auth: AuthSettings, channel: grpc.aio.Channel, events: EventLog,
 
         return JSONResponse({"results": await asyncio.gather(*(one(item) for item in calls))})
 
-    @_api
+    @api
     async def event_stream(request: Request) -> Response:
         """The event log as SSE: a `ready` event carrying the start cursor, then one `event` per event.
 
@@ -119,11 +164,7 @@ def build_app(auth: AuthSettings, channel: grpc.aio.Channel, events: EventLog,
         which the `ready` event names, so a page that loads its data after `ready` misses nothing.
         """
         metadata = call_metadata(dict(request.headers))
-        try:
-            namespace = resolve_scope(auth, metadata).namespace  # the interceptor's own check
-        except AuthError as error:
-            code = "UNAUTHENTICATED" if error.reason == "ERROR_REASON_UNAUTHENTICATED" else "PERMISSION_DENIED"
-            raise GatewayError(401 if code == "UNAUTHENTICATED" else 403, code, error.message) from None
+        namespace = _authorized_namespace(auth, request)
         after = _cursor(request.headers.get("last-event-id") or request.query_params.get("after"))
         if after is None:
             after = await events.last_cursor(namespace)
@@ -142,7 +183,7 @@ def build_app(auth: AuthSettings, channel: grpc.aio.Channel, events: EventLog,
 
         return EventSourceResponse(stream(), ping=SSE_PING_SECONDS)
 
-    @_api
+    @api
     async def action_log_stream(request: Request) -> Response:
         """A running action's log lines as SSE (TailActionLog), resuming after Last-Event-ID."""
         metadata = call_metadata(dict(request.headers))

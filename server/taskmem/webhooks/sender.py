@@ -38,8 +38,8 @@ from taskmem.core.events import Event, EventFilter
 from taskmem.core.ids import now_us
 from taskmem.core.waits import host_allowed
 from taskmem.core.webhooks import (
-    TASK_EVENTS, Delivery, DeliveryState, Hook, RetryPolicy, hook_from_task_payload, hook_of, is_success,
-    request_body, signed_headers,
+    TASK_EVENTS, Delivery, DeliveryState, Hook, RetryPolicy, SigningSecrets, hook_from_task_payload, hook_of,
+    is_success, request_body, signed_headers,
 )
 from taskmem.metrics import Metrics
 from taskmem.settings import WebhookSettings
@@ -84,7 +84,6 @@ class WebhookSender:
         self._live: dict[Key, list[Event]] = {}
         self._draining: dict[Key, asyncio.Task[None]] = {}
         self._more: set[Key] = set()  # new events arrived while draining
-        self._secrets: dict[str, str] = {}
         self._finished: list[Delivery] = []  # delivered, not yet stored
         self._flush_signal = asyncio.Event()
         self._loops: list[asyncio.Task[None]] = []
@@ -241,11 +240,11 @@ class WebhookSender:
                 await self._store_failure(delivery, DeliveryState.DEAD_LETTERED, 0, "callback_url was removed")
                 return
             delivery.url = hook.url
-            secret = await self._secret(delivery.namespace)
+            secrets = await self._signing_secrets(delivery.namespace)
             async with self._slots:
                 started = now_us()
                 status, error = await self._post(delivery.url, signed_headers(
-                    secret, event.cursor, started // 1_000_000, body), body)
+                    secrets.signing(started), event.cursor, started // 1_000_000, body), body)
             delivery.attempts += 1
             delivery.first_attempt_at = delivery.first_attempt_at or started
             delivery.last_attempt_at = started
@@ -303,12 +302,12 @@ class WebhookSender:
             return response.status_code, f"HTTP {response.status_code}: redirects are not followed"
         return response.status_code, f"HTTP {response.status_code}"
 
-    async def _secret(self, namespace: str) -> str:
-        secret = self._secrets.get(namespace)
-        if secret is None:
-            secret = await self._storage.write(webhook_store.ensure_secret, namespace, _CORRELATION_ID)
-            self._secrets[namespace] = secret
-        return secret
+    async def _signing_secrets(self, namespace: str) -> SigningSecrets:
+        """Read at each attempt, not kept: a rotation (on any replica) signs the very next attempt."""
+        found = await self._storage.read(webhook_store.signing_secrets, namespace)
+        if found is None:
+            found = SigningSecrets(await self._storage.write(webhook_store.ensure_secret, namespace, _CORRELATION_ID))
+        return found
 
     def _count(self, outcome: str) -> None:
         if self._metrics is not None:

@@ -2935,6 +2935,119 @@ func (x *GetWebhookSecretResponse) GetSecret() string {
 	return ""
 }
 
+// RotateWebhookSecretRequest replaces the calling namespace's secret.
+type RotateWebhookSecretRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// How long the secret being replaced still signs requests beside the new
+	// one: 0 s to 7 days; unset means 24 hours. 0 s stops it at once.
+	Overlap *durationpb.Duration `protobuf:"bytes,1,opt,name=overlap,proto3" json:"overlap,omitempty"`
+	// Idempotency key (AIP-155): a retry with the same request_id returns the
+	// first call's response and rotates nothing.
+	RequestId     string `protobuf:"bytes,2,opt,name=request_id,json=requestId,proto3" json:"request_id,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *RotateWebhookSecretRequest) Reset() {
+	*x = RotateWebhookSecretRequest{}
+	mi := &file_taskmem_v1_task_service_proto_msgTypes[43]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *RotateWebhookSecretRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*RotateWebhookSecretRequest) ProtoMessage() {}
+
+func (x *RotateWebhookSecretRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_taskmem_v1_task_service_proto_msgTypes[43]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use RotateWebhookSecretRequest.ProtoReflect.Descriptor instead.
+func (*RotateWebhookSecretRequest) Descriptor() ([]byte, []int) {
+	return file_taskmem_v1_task_service_proto_rawDescGZIP(), []int{43}
+}
+
+func (x *RotateWebhookSecretRequest) GetOverlap() *durationpb.Duration {
+	if x != nil {
+		return x.Overlap
+	}
+	return nil
+}
+
+func (x *RotateWebhookSecretRequest) GetRequestId() string {
+	if x != nil {
+		return x.RequestId
+	}
+	return ""
+}
+
+// RotateWebhookSecretResponse carries the new secret.
+type RotateWebhookSecretResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The new secret: "whsec_" followed by the base64 of the 32-byte HMAC key.
+	Secret string `protobuf:"bytes,1,opt,name=secret,proto3" json:"secret,omitempty"`
+	// Until when the replaced secret still signs requests beside the new one;
+	// unset when it stopped at once (overlap 0 s) or there was none before.
+	PreviousSecretExpireTime *timestamppb.Timestamp `protobuf:"bytes,2,opt,name=previous_secret_expire_time,json=previousSecretExpireTime,proto3" json:"previous_secret_expire_time,omitempty"`
+	unknownFields            protoimpl.UnknownFields
+	sizeCache                protoimpl.SizeCache
+}
+
+func (x *RotateWebhookSecretResponse) Reset() {
+	*x = RotateWebhookSecretResponse{}
+	mi := &file_taskmem_v1_task_service_proto_msgTypes[44]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *RotateWebhookSecretResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*RotateWebhookSecretResponse) ProtoMessage() {}
+
+func (x *RotateWebhookSecretResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_taskmem_v1_task_service_proto_msgTypes[44]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use RotateWebhookSecretResponse.ProtoReflect.Descriptor instead.
+func (*RotateWebhookSecretResponse) Descriptor() ([]byte, []int) {
+	return file_taskmem_v1_task_service_proto_rawDescGZIP(), []int{44}
+}
+
+func (x *RotateWebhookSecretResponse) GetSecret() string {
+	if x != nil {
+		return x.Secret
+	}
+	return ""
+}
+
+func (x *RotateWebhookSecretResponse) GetPreviousSecretExpireTime() *timestamppb.Timestamp {
+	if x != nil {
+		return x.PreviousSecretExpireTime
+	}
+	return nil
+}
+
 var File_taskmem_v1_task_service_proto protoreflect.FileDescriptor
 
 const file_taskmem_v1_task_service_proto_rawDesc = "" +
@@ -3161,7 +3274,14 @@ const file_taskmem_v1_task_service_proto_rawDesc = "" +
 	"\x0fnext_page_token\x18\x02 \x01(\tR\rnextPageToken\"\x19\n" +
 	"\x17GetWebhookSecretRequest\"2\n" +
 	"\x18GetWebhookSecretResponse\x12\x16\n" +
-	"\x06secret\x18\x01 \x01(\tR\x06secret2\xd2\x0e\n" +
+	"\x06secret\x18\x01 \x01(\tR\x06secret\"p\n" +
+	"\x1aRotateWebhookSecretRequest\x123\n" +
+	"\aoverlap\x18\x01 \x01(\v2\x19.google.protobuf.DurationR\aoverlap\x12\x1d\n" +
+	"\n" +
+	"request_id\x18\x02 \x01(\tR\trequestId\"\x90\x01\n" +
+	"\x1bRotateWebhookSecretResponse\x12\x16\n" +
+	"\x06secret\x18\x01 \x01(\tR\x06secret\x12Y\n" +
+	"\x1bprevious_secret_expire_time\x18\x02 \x01(\v2\x1a.google.protobuf.TimestampR\x18previousSecretExpireTime2\xba\x0f\n" +
 	"\vTaskService\x12K\n" +
 	"\n" +
 	"CreateTask\x12\x1d.taskmem.v1.CreateTaskRequest\x1a\x1e.taskmem.v1.CreateTaskResponse\x12G\n" +
@@ -3186,7 +3306,8 @@ const file_taskmem_v1_task_service_proto_rawDesc = "" +
 	"ListEvents\x12\x1d.taskmem.v1.ListEventsRequest\x1a\x1e.taskmem.v1.ListEventsResponse\"\x03\x90\x02\x01\x12S\n" +
 	"\vGetProgress\x12\x1e.taskmem.v1.GetProgressRequest\x1a\x1f.taskmem.v1.GetProgressResponse\"\x03\x90\x02\x01\x12q\n" +
 	"\x15ListWebhookDeliveries\x12(.taskmem.v1.ListWebhookDeliveriesRequest\x1a).taskmem.v1.ListWebhookDeliveriesResponse\"\x03\x90\x02\x01\x12b\n" +
-	"\x10GetWebhookSecret\x12#.taskmem.v1.GetWebhookSecretRequest\x1a$.taskmem.v1.GetWebhookSecretResponse\"\x03\x90\x02\x02B@Z>github.com/taskmem/taskmem/clients/go/gen/taskmem/v1;taskmemv1b\x06proto3"
+	"\x10GetWebhookSecret\x12#.taskmem.v1.GetWebhookSecretRequest\x1a$.taskmem.v1.GetWebhookSecretResponse\"\x03\x90\x02\x02\x12f\n" +
+	"\x13RotateWebhookSecret\x12&.taskmem.v1.RotateWebhookSecretRequest\x1a'.taskmem.v1.RotateWebhookSecretResponseB@Z>github.com/taskmem/taskmem/clients/go/gen/taskmem/v1;taskmemv1b\x06proto3"
 
 var (
 	file_taskmem_v1_task_service_proto_rawDescOnce sync.Once
@@ -3200,7 +3321,7 @@ func file_taskmem_v1_task_service_proto_rawDescGZIP() []byte {
 	return file_taskmem_v1_task_service_proto_rawDescData
 }
 
-var file_taskmem_v1_task_service_proto_msgTypes = make([]protoimpl.MessageInfo, 43)
+var file_taskmem_v1_task_service_proto_msgTypes = make([]protoimpl.MessageInfo, 45)
 var file_taskmem_v1_task_service_proto_goTypes = []any{
 	(*CreateTaskRequest)(nil),             // 0: taskmem.v1.CreateTaskRequest
 	(*CreateTaskResponse)(nil),            // 1: taskmem.v1.CreateTaskResponse
@@ -3245,141 +3366,147 @@ var file_taskmem_v1_task_service_proto_goTypes = []any{
 	(*ListWebhookDeliveriesResponse)(nil), // 40: taskmem.v1.ListWebhookDeliveriesResponse
 	(*GetWebhookSecretRequest)(nil),       // 41: taskmem.v1.GetWebhookSecretRequest
 	(*GetWebhookSecretResponse)(nil),      // 42: taskmem.v1.GetWebhookSecretResponse
-	(*structpb.Struct)(nil),               // 43: google.protobuf.Struct
-	(ApprovalMode)(0),                     // 44: taskmem.v1.ApprovalMode
-	(*PlanItemSpec)(nil),                  // 45: taskmem.v1.PlanItemSpec
-	(EventType)(0),                        // 46: taskmem.v1.EventType
-	(*Task)(nil),                          // 47: taskmem.v1.Task
-	(*Plan)(nil),                          // 48: taskmem.v1.Plan
-	(TaskStatus)(0),                       // 49: taskmem.v1.TaskStatus
-	(*timestamppb.Timestamp)(nil),         // 50: google.protobuf.Timestamp
-	(*fieldmaskpb.FieldMask)(nil),         // 51: google.protobuf.FieldMask
-	(PlanItemStatus)(0),                   // 52: taskmem.v1.PlanItemStatus
-	(*PlanItem)(nil),                      // 53: taskmem.v1.PlanItem
-	(ActionType)(0),                       // 54: taskmem.v1.ActionType
-	(ActionStatus)(0),                     // 55: taskmem.v1.ActionStatus
-	(*durationpb.Duration)(nil),           // 56: google.protobuf.Duration
-	(*Action)(nil),                        // 57: taskmem.v1.Action
-	(*ActionLogLine)(nil),                 // 58: taskmem.v1.ActionLogLine
-	(MessageRole)(0),                      // 59: taskmem.v1.MessageRole
-	(MessageKind)(0),                      // 60: taskmem.v1.MessageKind
-	(*Message)(nil),                       // 61: taskmem.v1.Message
-	(*ContextSnapshot)(nil),               // 62: taskmem.v1.ContextSnapshot
-	(*Event)(nil),                         // 63: taskmem.v1.Event
-	(*StateItemNote)(nil),                 // 64: taskmem.v1.StateItemNote
-	(*OpenWait)(nil),                      // 65: taskmem.v1.OpenWait
-	(*StateConflict)(nil),                 // 66: taskmem.v1.StateConflict
-	(WebhookDeliveryState)(0),             // 67: taskmem.v1.WebhookDeliveryState
-	(*WebhookDelivery)(nil),               // 68: taskmem.v1.WebhookDelivery
+	(*RotateWebhookSecretRequest)(nil),    // 43: taskmem.v1.RotateWebhookSecretRequest
+	(*RotateWebhookSecretResponse)(nil),   // 44: taskmem.v1.RotateWebhookSecretResponse
+	(*structpb.Struct)(nil),               // 45: google.protobuf.Struct
+	(ApprovalMode)(0),                     // 46: taskmem.v1.ApprovalMode
+	(*PlanItemSpec)(nil),                  // 47: taskmem.v1.PlanItemSpec
+	(EventType)(0),                        // 48: taskmem.v1.EventType
+	(*Task)(nil),                          // 49: taskmem.v1.Task
+	(*Plan)(nil),                          // 50: taskmem.v1.Plan
+	(TaskStatus)(0),                       // 51: taskmem.v1.TaskStatus
+	(*timestamppb.Timestamp)(nil),         // 52: google.protobuf.Timestamp
+	(*fieldmaskpb.FieldMask)(nil),         // 53: google.protobuf.FieldMask
+	(PlanItemStatus)(0),                   // 54: taskmem.v1.PlanItemStatus
+	(*PlanItem)(nil),                      // 55: taskmem.v1.PlanItem
+	(ActionType)(0),                       // 56: taskmem.v1.ActionType
+	(ActionStatus)(0),                     // 57: taskmem.v1.ActionStatus
+	(*durationpb.Duration)(nil),           // 58: google.protobuf.Duration
+	(*Action)(nil),                        // 59: taskmem.v1.Action
+	(*ActionLogLine)(nil),                 // 60: taskmem.v1.ActionLogLine
+	(MessageRole)(0),                      // 61: taskmem.v1.MessageRole
+	(MessageKind)(0),                      // 62: taskmem.v1.MessageKind
+	(*Message)(nil),                       // 63: taskmem.v1.Message
+	(*ContextSnapshot)(nil),               // 64: taskmem.v1.ContextSnapshot
+	(*Event)(nil),                         // 65: taskmem.v1.Event
+	(*StateItemNote)(nil),                 // 66: taskmem.v1.StateItemNote
+	(*OpenWait)(nil),                      // 67: taskmem.v1.OpenWait
+	(*StateConflict)(nil),                 // 68: taskmem.v1.StateConflict
+	(WebhookDeliveryState)(0),             // 69: taskmem.v1.WebhookDeliveryState
+	(*WebhookDelivery)(nil),               // 70: taskmem.v1.WebhookDelivery
 }
 var file_taskmem_v1_task_service_proto_depIdxs = []int32{
-	43, // 0: taskmem.v1.CreateTaskRequest.context:type_name -> google.protobuf.Struct
-	43, // 1: taskmem.v1.CreateTaskRequest.metadata:type_name -> google.protobuf.Struct
-	44, // 2: taskmem.v1.CreateTaskRequest.approval_mode:type_name -> taskmem.v1.ApprovalMode
-	45, // 3: taskmem.v1.CreateTaskRequest.plan:type_name -> taskmem.v1.PlanItemSpec
-	46, // 4: taskmem.v1.CreateTaskRequest.webhook_event_types:type_name -> taskmem.v1.EventType
-	47, // 5: taskmem.v1.CreateTaskResponse.task:type_name -> taskmem.v1.Task
-	48, // 6: taskmem.v1.CreateTaskResponse.plan:type_name -> taskmem.v1.Plan
-	47, // 7: taskmem.v1.GetTaskResponse.task:type_name -> taskmem.v1.Task
-	48, // 8: taskmem.v1.GetTaskResponse.plan:type_name -> taskmem.v1.Plan
-	49, // 9: taskmem.v1.ListTasksRequest.statuses:type_name -> taskmem.v1.TaskStatus
-	50, // 10: taskmem.v1.ListTasksRequest.updated_after:type_name -> google.protobuf.Timestamp
-	47, // 11: taskmem.v1.ListTasksResponse.tasks:type_name -> taskmem.v1.Task
-	47, // 12: taskmem.v1.UpdateTaskRequest.task:type_name -> taskmem.v1.Task
-	51, // 13: taskmem.v1.UpdateTaskRequest.update_mask:type_name -> google.protobuf.FieldMask
-	47, // 14: taskmem.v1.UpdateTaskResponse.task:type_name -> taskmem.v1.Task
-	45, // 15: taskmem.v1.ReplacePlanRequest.items:type_name -> taskmem.v1.PlanItemSpec
-	48, // 16: taskmem.v1.ReplacePlanResponse.plan:type_name -> taskmem.v1.Plan
-	48, // 17: taskmem.v1.GetPlanResponse.plan:type_name -> taskmem.v1.Plan
-	52, // 18: taskmem.v1.UpdatePlanItemRequest.status:type_name -> taskmem.v1.PlanItemStatus
-	53, // 19: taskmem.v1.UpdatePlanItemResponse.item:type_name -> taskmem.v1.PlanItem
-	54, // 20: taskmem.v1.RecordActionRequest.type:type_name -> taskmem.v1.ActionType
-	55, // 21: taskmem.v1.RecordActionRequest.status:type_name -> taskmem.v1.ActionStatus
-	43, // 22: taskmem.v1.RecordActionRequest.input:type_name -> google.protobuf.Struct
-	43, // 23: taskmem.v1.RecordActionRequest.output:type_name -> google.protobuf.Struct
-	56, // 24: taskmem.v1.RecordActionRequest.duration:type_name -> google.protobuf.Duration
-	57, // 25: taskmem.v1.RecordActionResponse.action:type_name -> taskmem.v1.Action
-	55, // 26: taskmem.v1.CompleteActionRequest.status:type_name -> taskmem.v1.ActionStatus
-	43, // 27: taskmem.v1.CompleteActionRequest.output:type_name -> google.protobuf.Struct
-	56, // 28: taskmem.v1.CompleteActionRequest.duration:type_name -> google.protobuf.Duration
-	57, // 29: taskmem.v1.CompleteActionResponse.action:type_name -> taskmem.v1.Action
-	55, // 30: taskmem.v1.ListActionsRequest.statuses:type_name -> taskmem.v1.ActionStatus
-	57, // 31: taskmem.v1.ListActionsResponse.actions:type_name -> taskmem.v1.Action
+	45, // 0: taskmem.v1.CreateTaskRequest.context:type_name -> google.protobuf.Struct
+	45, // 1: taskmem.v1.CreateTaskRequest.metadata:type_name -> google.protobuf.Struct
+	46, // 2: taskmem.v1.CreateTaskRequest.approval_mode:type_name -> taskmem.v1.ApprovalMode
+	47, // 3: taskmem.v1.CreateTaskRequest.plan:type_name -> taskmem.v1.PlanItemSpec
+	48, // 4: taskmem.v1.CreateTaskRequest.webhook_event_types:type_name -> taskmem.v1.EventType
+	49, // 5: taskmem.v1.CreateTaskResponse.task:type_name -> taskmem.v1.Task
+	50, // 6: taskmem.v1.CreateTaskResponse.plan:type_name -> taskmem.v1.Plan
+	49, // 7: taskmem.v1.GetTaskResponse.task:type_name -> taskmem.v1.Task
+	50, // 8: taskmem.v1.GetTaskResponse.plan:type_name -> taskmem.v1.Plan
+	51, // 9: taskmem.v1.ListTasksRequest.statuses:type_name -> taskmem.v1.TaskStatus
+	52, // 10: taskmem.v1.ListTasksRequest.updated_after:type_name -> google.protobuf.Timestamp
+	49, // 11: taskmem.v1.ListTasksResponse.tasks:type_name -> taskmem.v1.Task
+	49, // 12: taskmem.v1.UpdateTaskRequest.task:type_name -> taskmem.v1.Task
+	53, // 13: taskmem.v1.UpdateTaskRequest.update_mask:type_name -> google.protobuf.FieldMask
+	49, // 14: taskmem.v1.UpdateTaskResponse.task:type_name -> taskmem.v1.Task
+	47, // 15: taskmem.v1.ReplacePlanRequest.items:type_name -> taskmem.v1.PlanItemSpec
+	50, // 16: taskmem.v1.ReplacePlanResponse.plan:type_name -> taskmem.v1.Plan
+	50, // 17: taskmem.v1.GetPlanResponse.plan:type_name -> taskmem.v1.Plan
+	54, // 18: taskmem.v1.UpdatePlanItemRequest.status:type_name -> taskmem.v1.PlanItemStatus
+	55, // 19: taskmem.v1.UpdatePlanItemResponse.item:type_name -> taskmem.v1.PlanItem
+	56, // 20: taskmem.v1.RecordActionRequest.type:type_name -> taskmem.v1.ActionType
+	57, // 21: taskmem.v1.RecordActionRequest.status:type_name -> taskmem.v1.ActionStatus
+	45, // 22: taskmem.v1.RecordActionRequest.input:type_name -> google.protobuf.Struct
+	45, // 23: taskmem.v1.RecordActionRequest.output:type_name -> google.protobuf.Struct
+	58, // 24: taskmem.v1.RecordActionRequest.duration:type_name -> google.protobuf.Duration
+	59, // 25: taskmem.v1.RecordActionResponse.action:type_name -> taskmem.v1.Action
+	57, // 26: taskmem.v1.CompleteActionRequest.status:type_name -> taskmem.v1.ActionStatus
+	45, // 27: taskmem.v1.CompleteActionRequest.output:type_name -> google.protobuf.Struct
+	58, // 28: taskmem.v1.CompleteActionRequest.duration:type_name -> google.protobuf.Duration
+	59, // 29: taskmem.v1.CompleteActionResponse.action:type_name -> taskmem.v1.Action
+	57, // 30: taskmem.v1.ListActionsRequest.statuses:type_name -> taskmem.v1.ActionStatus
+	59, // 31: taskmem.v1.ListActionsResponse.actions:type_name -> taskmem.v1.Action
 	20, // 32: taskmem.v1.AppendActionLogRequest.lines:type_name -> taskmem.v1.LogLineInput
-	58, // 33: taskmem.v1.TailActionLogResponse.line:type_name -> taskmem.v1.ActionLogLine
-	59, // 34: taskmem.v1.PostMessageRequest.role:type_name -> taskmem.v1.MessageRole
-	60, // 35: taskmem.v1.PostMessageRequest.kind:type_name -> taskmem.v1.MessageKind
-	61, // 36: taskmem.v1.PostMessageResponse.message:type_name -> taskmem.v1.Message
-	53, // 37: taskmem.v1.PostMessageResponse.inferred_items:type_name -> taskmem.v1.PlanItem
-	60, // 38: taskmem.v1.ListMessagesRequest.kinds:type_name -> taskmem.v1.MessageKind
-	61, // 39: taskmem.v1.ListMessagesResponse.messages:type_name -> taskmem.v1.Message
-	62, // 40: taskmem.v1.RecordContextSnapshotResponse.snapshot:type_name -> taskmem.v1.ContextSnapshot
-	62, // 41: taskmem.v1.ListContextSnapshotsResponse.snapshots:type_name -> taskmem.v1.ContextSnapshot
-	46, // 42: taskmem.v1.SubscribeEventsRequest.types:type_name -> taskmem.v1.EventType
-	63, // 43: taskmem.v1.SubscribeEventsResponse.event:type_name -> taskmem.v1.Event
-	46, // 44: taskmem.v1.ListEventsRequest.types:type_name -> taskmem.v1.EventType
-	63, // 45: taskmem.v1.ListEventsResponse.events:type_name -> taskmem.v1.Event
-	47, // 46: taskmem.v1.GetProgressResponse.task:type_name -> taskmem.v1.Task
-	53, // 47: taskmem.v1.GetProgressResponse.completed:type_name -> taskmem.v1.PlanItem
-	53, // 48: taskmem.v1.GetProgressResponse.current:type_name -> taskmem.v1.PlanItem
-	53, // 49: taskmem.v1.GetProgressResponse.next:type_name -> taskmem.v1.PlanItem
-	53, // 50: taskmem.v1.GetProgressResponse.blocked:type_name -> taskmem.v1.PlanItem
-	53, // 51: taskmem.v1.GetProgressResponse.failed:type_name -> taskmem.v1.PlanItem
-	61, // 52: taskmem.v1.GetProgressResponse.recent_messages:type_name -> taskmem.v1.Message
-	64, // 53: taskmem.v1.GetProgressResponse.decisions:type_name -> taskmem.v1.StateItemNote
-	64, // 54: taskmem.v1.GetProgressResponse.constraints:type_name -> taskmem.v1.StateItemNote
-	64, // 55: taskmem.v1.GetProgressResponse.open_questions:type_name -> taskmem.v1.StateItemNote
-	65, // 56: taskmem.v1.GetProgressResponse.open_waits:type_name -> taskmem.v1.OpenWait
-	66, // 57: taskmem.v1.GetProgressResponse.open_conflicts:type_name -> taskmem.v1.StateConflict
-	67, // 58: taskmem.v1.ListWebhookDeliveriesRequest.states:type_name -> taskmem.v1.WebhookDeliveryState
-	68, // 59: taskmem.v1.ListWebhookDeliveriesResponse.deliveries:type_name -> taskmem.v1.WebhookDelivery
-	0,  // 60: taskmem.v1.TaskService.CreateTask:input_type -> taskmem.v1.CreateTaskRequest
-	2,  // 61: taskmem.v1.TaskService.GetTask:input_type -> taskmem.v1.GetTaskRequest
-	4,  // 62: taskmem.v1.TaskService.ListTasks:input_type -> taskmem.v1.ListTasksRequest
-	6,  // 63: taskmem.v1.TaskService.UpdateTask:input_type -> taskmem.v1.UpdateTaskRequest
-	8,  // 64: taskmem.v1.TaskService.ReplacePlan:input_type -> taskmem.v1.ReplacePlanRequest
-	10, // 65: taskmem.v1.TaskService.GetPlan:input_type -> taskmem.v1.GetPlanRequest
-	12, // 66: taskmem.v1.TaskService.UpdatePlanItem:input_type -> taskmem.v1.UpdatePlanItemRequest
-	14, // 67: taskmem.v1.TaskService.RecordAction:input_type -> taskmem.v1.RecordActionRequest
-	16, // 68: taskmem.v1.TaskService.CompleteAction:input_type -> taskmem.v1.CompleteActionRequest
-	18, // 69: taskmem.v1.TaskService.ListActions:input_type -> taskmem.v1.ListActionsRequest
-	21, // 70: taskmem.v1.TaskService.AppendActionLog:input_type -> taskmem.v1.AppendActionLogRequest
-	23, // 71: taskmem.v1.TaskService.TailActionLog:input_type -> taskmem.v1.TailActionLogRequest
-	25, // 72: taskmem.v1.TaskService.PostMessage:input_type -> taskmem.v1.PostMessageRequest
-	27, // 73: taskmem.v1.TaskService.ListMessages:input_type -> taskmem.v1.ListMessagesRequest
-	29, // 74: taskmem.v1.TaskService.RecordContextSnapshot:input_type -> taskmem.v1.RecordContextSnapshotRequest
-	31, // 75: taskmem.v1.TaskService.ListContextSnapshots:input_type -> taskmem.v1.ListContextSnapshotsRequest
-	33, // 76: taskmem.v1.TaskService.SubscribeEvents:input_type -> taskmem.v1.SubscribeEventsRequest
-	35, // 77: taskmem.v1.TaskService.ListEvents:input_type -> taskmem.v1.ListEventsRequest
-	37, // 78: taskmem.v1.TaskService.GetProgress:input_type -> taskmem.v1.GetProgressRequest
-	39, // 79: taskmem.v1.TaskService.ListWebhookDeliveries:input_type -> taskmem.v1.ListWebhookDeliveriesRequest
-	41, // 80: taskmem.v1.TaskService.GetWebhookSecret:input_type -> taskmem.v1.GetWebhookSecretRequest
-	1,  // 81: taskmem.v1.TaskService.CreateTask:output_type -> taskmem.v1.CreateTaskResponse
-	3,  // 82: taskmem.v1.TaskService.GetTask:output_type -> taskmem.v1.GetTaskResponse
-	5,  // 83: taskmem.v1.TaskService.ListTasks:output_type -> taskmem.v1.ListTasksResponse
-	7,  // 84: taskmem.v1.TaskService.UpdateTask:output_type -> taskmem.v1.UpdateTaskResponse
-	9,  // 85: taskmem.v1.TaskService.ReplacePlan:output_type -> taskmem.v1.ReplacePlanResponse
-	11, // 86: taskmem.v1.TaskService.GetPlan:output_type -> taskmem.v1.GetPlanResponse
-	13, // 87: taskmem.v1.TaskService.UpdatePlanItem:output_type -> taskmem.v1.UpdatePlanItemResponse
-	15, // 88: taskmem.v1.TaskService.RecordAction:output_type -> taskmem.v1.RecordActionResponse
-	17, // 89: taskmem.v1.TaskService.CompleteAction:output_type -> taskmem.v1.CompleteActionResponse
-	19, // 90: taskmem.v1.TaskService.ListActions:output_type -> taskmem.v1.ListActionsResponse
-	22, // 91: taskmem.v1.TaskService.AppendActionLog:output_type -> taskmem.v1.AppendActionLogResponse
-	24, // 92: taskmem.v1.TaskService.TailActionLog:output_type -> taskmem.v1.TailActionLogResponse
-	26, // 93: taskmem.v1.TaskService.PostMessage:output_type -> taskmem.v1.PostMessageResponse
-	28, // 94: taskmem.v1.TaskService.ListMessages:output_type -> taskmem.v1.ListMessagesResponse
-	30, // 95: taskmem.v1.TaskService.RecordContextSnapshot:output_type -> taskmem.v1.RecordContextSnapshotResponse
-	32, // 96: taskmem.v1.TaskService.ListContextSnapshots:output_type -> taskmem.v1.ListContextSnapshotsResponse
-	34, // 97: taskmem.v1.TaskService.SubscribeEvents:output_type -> taskmem.v1.SubscribeEventsResponse
-	36, // 98: taskmem.v1.TaskService.ListEvents:output_type -> taskmem.v1.ListEventsResponse
-	38, // 99: taskmem.v1.TaskService.GetProgress:output_type -> taskmem.v1.GetProgressResponse
-	40, // 100: taskmem.v1.TaskService.ListWebhookDeliveries:output_type -> taskmem.v1.ListWebhookDeliveriesResponse
-	42, // 101: taskmem.v1.TaskService.GetWebhookSecret:output_type -> taskmem.v1.GetWebhookSecretResponse
-	81, // [81:102] is the sub-list for method output_type
-	60, // [60:81] is the sub-list for method input_type
-	60, // [60:60] is the sub-list for extension type_name
-	60, // [60:60] is the sub-list for extension extendee
-	0,  // [0:60] is the sub-list for field type_name
+	60, // 33: taskmem.v1.TailActionLogResponse.line:type_name -> taskmem.v1.ActionLogLine
+	61, // 34: taskmem.v1.PostMessageRequest.role:type_name -> taskmem.v1.MessageRole
+	62, // 35: taskmem.v1.PostMessageRequest.kind:type_name -> taskmem.v1.MessageKind
+	63, // 36: taskmem.v1.PostMessageResponse.message:type_name -> taskmem.v1.Message
+	55, // 37: taskmem.v1.PostMessageResponse.inferred_items:type_name -> taskmem.v1.PlanItem
+	62, // 38: taskmem.v1.ListMessagesRequest.kinds:type_name -> taskmem.v1.MessageKind
+	63, // 39: taskmem.v1.ListMessagesResponse.messages:type_name -> taskmem.v1.Message
+	64, // 40: taskmem.v1.RecordContextSnapshotResponse.snapshot:type_name -> taskmem.v1.ContextSnapshot
+	64, // 41: taskmem.v1.ListContextSnapshotsResponse.snapshots:type_name -> taskmem.v1.ContextSnapshot
+	48, // 42: taskmem.v1.SubscribeEventsRequest.types:type_name -> taskmem.v1.EventType
+	65, // 43: taskmem.v1.SubscribeEventsResponse.event:type_name -> taskmem.v1.Event
+	48, // 44: taskmem.v1.ListEventsRequest.types:type_name -> taskmem.v1.EventType
+	65, // 45: taskmem.v1.ListEventsResponse.events:type_name -> taskmem.v1.Event
+	49, // 46: taskmem.v1.GetProgressResponse.task:type_name -> taskmem.v1.Task
+	55, // 47: taskmem.v1.GetProgressResponse.completed:type_name -> taskmem.v1.PlanItem
+	55, // 48: taskmem.v1.GetProgressResponse.current:type_name -> taskmem.v1.PlanItem
+	55, // 49: taskmem.v1.GetProgressResponse.next:type_name -> taskmem.v1.PlanItem
+	55, // 50: taskmem.v1.GetProgressResponse.blocked:type_name -> taskmem.v1.PlanItem
+	55, // 51: taskmem.v1.GetProgressResponse.failed:type_name -> taskmem.v1.PlanItem
+	63, // 52: taskmem.v1.GetProgressResponse.recent_messages:type_name -> taskmem.v1.Message
+	66, // 53: taskmem.v1.GetProgressResponse.decisions:type_name -> taskmem.v1.StateItemNote
+	66, // 54: taskmem.v1.GetProgressResponse.constraints:type_name -> taskmem.v1.StateItemNote
+	66, // 55: taskmem.v1.GetProgressResponse.open_questions:type_name -> taskmem.v1.StateItemNote
+	67, // 56: taskmem.v1.GetProgressResponse.open_waits:type_name -> taskmem.v1.OpenWait
+	68, // 57: taskmem.v1.GetProgressResponse.open_conflicts:type_name -> taskmem.v1.StateConflict
+	69, // 58: taskmem.v1.ListWebhookDeliveriesRequest.states:type_name -> taskmem.v1.WebhookDeliveryState
+	70, // 59: taskmem.v1.ListWebhookDeliveriesResponse.deliveries:type_name -> taskmem.v1.WebhookDelivery
+	58, // 60: taskmem.v1.RotateWebhookSecretRequest.overlap:type_name -> google.protobuf.Duration
+	52, // 61: taskmem.v1.RotateWebhookSecretResponse.previous_secret_expire_time:type_name -> google.protobuf.Timestamp
+	0,  // 62: taskmem.v1.TaskService.CreateTask:input_type -> taskmem.v1.CreateTaskRequest
+	2,  // 63: taskmem.v1.TaskService.GetTask:input_type -> taskmem.v1.GetTaskRequest
+	4,  // 64: taskmem.v1.TaskService.ListTasks:input_type -> taskmem.v1.ListTasksRequest
+	6,  // 65: taskmem.v1.TaskService.UpdateTask:input_type -> taskmem.v1.UpdateTaskRequest
+	8,  // 66: taskmem.v1.TaskService.ReplacePlan:input_type -> taskmem.v1.ReplacePlanRequest
+	10, // 67: taskmem.v1.TaskService.GetPlan:input_type -> taskmem.v1.GetPlanRequest
+	12, // 68: taskmem.v1.TaskService.UpdatePlanItem:input_type -> taskmem.v1.UpdatePlanItemRequest
+	14, // 69: taskmem.v1.TaskService.RecordAction:input_type -> taskmem.v1.RecordActionRequest
+	16, // 70: taskmem.v1.TaskService.CompleteAction:input_type -> taskmem.v1.CompleteActionRequest
+	18, // 71: taskmem.v1.TaskService.ListActions:input_type -> taskmem.v1.ListActionsRequest
+	21, // 72: taskmem.v1.TaskService.AppendActionLog:input_type -> taskmem.v1.AppendActionLogRequest
+	23, // 73: taskmem.v1.TaskService.TailActionLog:input_type -> taskmem.v1.TailActionLogRequest
+	25, // 74: taskmem.v1.TaskService.PostMessage:input_type -> taskmem.v1.PostMessageRequest
+	27, // 75: taskmem.v1.TaskService.ListMessages:input_type -> taskmem.v1.ListMessagesRequest
+	29, // 76: taskmem.v1.TaskService.RecordContextSnapshot:input_type -> taskmem.v1.RecordContextSnapshotRequest
+	31, // 77: taskmem.v1.TaskService.ListContextSnapshots:input_type -> taskmem.v1.ListContextSnapshotsRequest
+	33, // 78: taskmem.v1.TaskService.SubscribeEvents:input_type -> taskmem.v1.SubscribeEventsRequest
+	35, // 79: taskmem.v1.TaskService.ListEvents:input_type -> taskmem.v1.ListEventsRequest
+	37, // 80: taskmem.v1.TaskService.GetProgress:input_type -> taskmem.v1.GetProgressRequest
+	39, // 81: taskmem.v1.TaskService.ListWebhookDeliveries:input_type -> taskmem.v1.ListWebhookDeliveriesRequest
+	41, // 82: taskmem.v1.TaskService.GetWebhookSecret:input_type -> taskmem.v1.GetWebhookSecretRequest
+	43, // 83: taskmem.v1.TaskService.RotateWebhookSecret:input_type -> taskmem.v1.RotateWebhookSecretRequest
+	1,  // 84: taskmem.v1.TaskService.CreateTask:output_type -> taskmem.v1.CreateTaskResponse
+	3,  // 85: taskmem.v1.TaskService.GetTask:output_type -> taskmem.v1.GetTaskResponse
+	5,  // 86: taskmem.v1.TaskService.ListTasks:output_type -> taskmem.v1.ListTasksResponse
+	7,  // 87: taskmem.v1.TaskService.UpdateTask:output_type -> taskmem.v1.UpdateTaskResponse
+	9,  // 88: taskmem.v1.TaskService.ReplacePlan:output_type -> taskmem.v1.ReplacePlanResponse
+	11, // 89: taskmem.v1.TaskService.GetPlan:output_type -> taskmem.v1.GetPlanResponse
+	13, // 90: taskmem.v1.TaskService.UpdatePlanItem:output_type -> taskmem.v1.UpdatePlanItemResponse
+	15, // 91: taskmem.v1.TaskService.RecordAction:output_type -> taskmem.v1.RecordActionResponse
+	17, // 92: taskmem.v1.TaskService.CompleteAction:output_type -> taskmem.v1.CompleteActionResponse
+	19, // 93: taskmem.v1.TaskService.ListActions:output_type -> taskmem.v1.ListActionsResponse
+	22, // 94: taskmem.v1.TaskService.AppendActionLog:output_type -> taskmem.v1.AppendActionLogResponse
+	24, // 95: taskmem.v1.TaskService.TailActionLog:output_type -> taskmem.v1.TailActionLogResponse
+	26, // 96: taskmem.v1.TaskService.PostMessage:output_type -> taskmem.v1.PostMessageResponse
+	28, // 97: taskmem.v1.TaskService.ListMessages:output_type -> taskmem.v1.ListMessagesResponse
+	30, // 98: taskmem.v1.TaskService.RecordContextSnapshot:output_type -> taskmem.v1.RecordContextSnapshotResponse
+	32, // 99: taskmem.v1.TaskService.ListContextSnapshots:output_type -> taskmem.v1.ListContextSnapshotsResponse
+	34, // 100: taskmem.v1.TaskService.SubscribeEvents:output_type -> taskmem.v1.SubscribeEventsResponse
+	36, // 101: taskmem.v1.TaskService.ListEvents:output_type -> taskmem.v1.ListEventsResponse
+	38, // 102: taskmem.v1.TaskService.GetProgress:output_type -> taskmem.v1.GetProgressResponse
+	40, // 103: taskmem.v1.TaskService.ListWebhookDeliveries:output_type -> taskmem.v1.ListWebhookDeliveriesResponse
+	42, // 104: taskmem.v1.TaskService.GetWebhookSecret:output_type -> taskmem.v1.GetWebhookSecretResponse
+	44, // 105: taskmem.v1.TaskService.RotateWebhookSecret:output_type -> taskmem.v1.RotateWebhookSecretResponse
+	84, // [84:106] is the sub-list for method output_type
+	62, // [62:84] is the sub-list for method input_type
+	62, // [62:62] is the sub-list for extension type_name
+	62, // [62:62] is the sub-list for extension extendee
+	0,  // [0:62] is the sub-list for field type_name
 }
 
 func init() { file_taskmem_v1_task_service_proto_init() }
@@ -3398,7 +3525,7 @@ func file_taskmem_v1_task_service_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_taskmem_v1_task_service_proto_rawDesc), len(file_taskmem_v1_task_service_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   43,
+			NumMessages:   45,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

@@ -40,6 +40,7 @@ const (
 	TaskService_GetProgress_FullMethodName           = "/taskmem.v1.TaskService/GetProgress"
 	TaskService_ListWebhookDeliveries_FullMethodName = "/taskmem.v1.TaskService/ListWebhookDeliveries"
 	TaskService_GetWebhookSecret_FullMethodName      = "/taskmem.v1.TaskService/GetWebhookSecret"
+	TaskService_RotateWebhookSecret_FullMethodName   = "/taskmem.v1.TaskService/RotateWebhookSecret"
 )
 
 // TaskServiceClient is the client API for TaskService service.
@@ -183,6 +184,17 @@ type TaskServiceClient interface {
 	// the Standard Webhooks headers with it: webhook-signature is
 	// "v1,<base64 HMAC-SHA256(secret, webhook-id + "." + webhook-timestamp + "." + body)>".
 	GetWebhookSecret(ctx context.Context, in *GetWebhookSecretRequest, opts ...grpc.CallOption) (*GetWebhookSecretResponse, error)
+	// Replaces the namespace's webhook signing secret with a new one and
+	// returns it. For the overlap (default 24 hours, at most 7 days) every
+	// request is signed with both secrets, the new one first, as Standard
+	// Webhooks allows: "webhook-signature: v1,<new> v1,<old>", so receivers
+	// holding either secret verify it while they are updated; afterwards only
+	// the new secret signs. Rotating again during an overlap ends the older
+	// overlap at once: at most two secrets sign a request. Deliveries read the
+	// secrets at each attempt, so retries and other replicas follow at once.
+	// A bad overlap (negative, or longer than 7 days) is INVALID_ARGUMENT
+	// naming "overlap". With a request_id, a retry returns the same secret.
+	RotateWebhookSecret(ctx context.Context, in *RotateWebhookSecretRequest, opts ...grpc.CallOption) (*RotateWebhookSecretResponse, error)
 }
 
 type taskServiceClient struct {
@@ -421,6 +433,16 @@ func (c *taskServiceClient) GetWebhookSecret(ctx context.Context, in *GetWebhook
 	return out, nil
 }
 
+func (c *taskServiceClient) RotateWebhookSecret(ctx context.Context, in *RotateWebhookSecretRequest, opts ...grpc.CallOption) (*RotateWebhookSecretResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(RotateWebhookSecretResponse)
+	err := c.cc.Invoke(ctx, TaskService_RotateWebhookSecret_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 // TaskServiceServer is the server API for TaskService service.
 // All implementations must embed UnimplementedTaskServiceServer
 // for forward compatibility.
@@ -562,6 +584,17 @@ type TaskServiceServer interface {
 	// the Standard Webhooks headers with it: webhook-signature is
 	// "v1,<base64 HMAC-SHA256(secret, webhook-id + "." + webhook-timestamp + "." + body)>".
 	GetWebhookSecret(context.Context, *GetWebhookSecretRequest) (*GetWebhookSecretResponse, error)
+	// Replaces the namespace's webhook signing secret with a new one and
+	// returns it. For the overlap (default 24 hours, at most 7 days) every
+	// request is signed with both secrets, the new one first, as Standard
+	// Webhooks allows: "webhook-signature: v1,<new> v1,<old>", so receivers
+	// holding either secret verify it while they are updated; afterwards only
+	// the new secret signs. Rotating again during an overlap ends the older
+	// overlap at once: at most two secrets sign a request. Deliveries read the
+	// secrets at each attempt, so retries and other replicas follow at once.
+	// A bad overlap (negative, or longer than 7 days) is INVALID_ARGUMENT
+	// naming "overlap". With a request_id, a retry returns the same secret.
+	RotateWebhookSecret(context.Context, *RotateWebhookSecretRequest) (*RotateWebhookSecretResponse, error)
 	mustEmbedUnimplementedTaskServiceServer()
 }
 
@@ -634,6 +667,9 @@ func (UnimplementedTaskServiceServer) ListWebhookDeliveries(context.Context, *Li
 }
 func (UnimplementedTaskServiceServer) GetWebhookSecret(context.Context, *GetWebhookSecretRequest) (*GetWebhookSecretResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method GetWebhookSecret not implemented")
+}
+func (UnimplementedTaskServiceServer) RotateWebhookSecret(context.Context, *RotateWebhookSecretRequest) (*RotateWebhookSecretResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method RotateWebhookSecret not implemented")
 }
 func (UnimplementedTaskServiceServer) mustEmbedUnimplementedTaskServiceServer() {}
 func (UnimplementedTaskServiceServer) testEmbeddedByValue()                     {}
@@ -1020,6 +1056,24 @@ func _TaskService_GetWebhookSecret_Handler(srv interface{}, ctx context.Context,
 	return interceptor(ctx, in, info, handler)
 }
 
+func _TaskService_RotateWebhookSecret_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(RotateWebhookSecretRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(TaskServiceServer).RotateWebhookSecret(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: TaskService_RotateWebhookSecret_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(TaskServiceServer).RotateWebhookSecret(ctx, req.(*RotateWebhookSecretRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 // TaskService_ServiceDesc is the grpc.ServiceDesc for TaskService service.
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
@@ -1102,6 +1156,10 @@ var TaskService_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "GetWebhookSecret",
 			Handler:    _TaskService_GetWebhookSecret_Handler,
+		},
+		{
+			MethodName: "RotateWebhookSecret",
+			Handler:    _TaskService_RotateWebhookSecret_Handler,
 		},
 	},
 	Streams: []grpc.StreamDesc{

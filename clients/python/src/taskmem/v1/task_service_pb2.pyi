@@ -1528,3 +1528,65 @@ class GetWebhookSecretResponse(_message.Message):
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
 Global___GetWebhookSecretResponse: _TypeAlias = GetWebhookSecretResponse  # noqa: Y015
+
+@_typing.final
+class RotateWebhookSecretRequest(_message.Message):
+    """RotateWebhookSecretRequest replaces the calling namespace's secret."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    OVERLAP_FIELD_NUMBER: _builtins.int
+    REQUEST_ID_FIELD_NUMBER: _builtins.int
+    request_id: _builtins.str
+    """Idempotency key (AIP-155): a retry with the same request_id returns the
+    first call's response and rotates nothing.
+    """
+    @_builtins.property
+    def overlap(self) -> _duration_pb2.Duration:
+        """How long the secret being replaced still signs requests beside the new
+        one: 0 s to 7 days; unset means 24 hours. 0 s stops it at once.
+        """
+
+    def __init__(
+        self,
+        *,
+        overlap: _duration_pb2.Duration | None = ...,
+        request_id: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["overlap", b"overlap"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["overlap", b"overlap", "request_id", b"request_id"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___RotateWebhookSecretRequest: _TypeAlias = RotateWebhookSecretRequest  # noqa: Y015
+
+@_typing.final
+class RotateWebhookSecretResponse(_message.Message):
+    """RotateWebhookSecretResponse carries the new secret."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    SECRET_FIELD_NUMBER: _builtins.int
+    PREVIOUS_SECRET_EXPIRE_TIME_FIELD_NUMBER: _builtins.int
+    secret: _builtins.str
+    """The new secret: "whsec_" followed by the base64 of the 32-byte HMAC key."""
+    @_builtins.property
+    def previous_secret_expire_time(self) -> _timestamp_pb2.Timestamp:
+        """Until when the replaced secret still signs requests beside the new one;
+        unset when it stopped at once (overlap 0 s) or there was none before.
+        """
+
+    def __init__(
+        self,
+        *,
+        secret: _builtins.str = ...,
+        previous_secret_expire_time: _timestamp_pb2.Timestamp | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["previous_secret_expire_time", b"previous_secret_expire_time"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["previous_secret_expire_time", b"previous_secret_expire_time", "secret", b"secret"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___RotateWebhookSecretResponse: _TypeAlias = RotateWebhookSecretResponse  # noqa: Y015

@@ -168,6 +168,11 @@ class TaskServiceStub:
                 request_serializer=taskmem_dot_v1_dot_task__service__pb2.GetWebhookSecretRequest.SerializeToString,
                 response_deserializer=taskmem_dot_v1_dot_task__service__pb2.GetWebhookSecretResponse.FromString,
                 _registered_method=True)
+        self.RotateWebhookSecret = channel.unary_unary(
+                '/taskmem.v1.TaskService/RotateWebhookSecret',
+                request_serializer=taskmem_dot_v1_dot_task__service__pb2.RotateWebhookSecretRequest.SerializeToString,
+                response_deserializer=taskmem_dot_v1_dot_task__service__pb2.RotateWebhookSecretResponse.FromString,
+                _registered_method=True)
 
 
 class TaskServiceServicer:
@@ -413,6 +418,22 @@ class TaskServiceServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def RotateWebhookSecret(self, request, context):
+        """Replaces the namespace's webhook signing secret with a new one and
+        returns it. For the overlap (default 24 hours, at most 7 days) every
+        request is signed with both secrets, the new one first, as Standard
+        Webhooks allows: "webhook-signature: v1,<new> v1,<old>", so receivers
+        holding either secret verify it while they are updated; afterwards only
+        the new secret signs. Rotating again during an overlap ends the older
+        overlap at once: at most two secrets sign a request. Deliveries read the
+        secrets at each attempt, so retries and other replicas follow at once.
+        A bad overlap (negative, or longer than 7 days) is INVALID_ARGUMENT
+        naming "overlap". With a request_id, a retry returns the same secret.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
 
 def add_TaskServiceServicer_to_server(servicer, server):
     rpc_method_handlers = {
@@ -520,6 +541,11 @@ def add_TaskServiceServicer_to_server(servicer, server):
                     servicer.GetWebhookSecret,
                     request_deserializer=taskmem_dot_v1_dot_task__service__pb2.GetWebhookSecretRequest.FromString,
                     response_serializer=taskmem_dot_v1_dot_task__service__pb2.GetWebhookSecretResponse.SerializeToString,
+            ),
+            'RotateWebhookSecret': grpc.unary_unary_rpc_method_handler(
+                    servicer.RotateWebhookSecret,
+                    request_deserializer=taskmem_dot_v1_dot_task__service__pb2.RotateWebhookSecretRequest.FromString,
+                    response_serializer=taskmem_dot_v1_dot_task__service__pb2.RotateWebhookSecretResponse.SerializeToString,
             ),
     }
     generic_handler = grpc.method_handlers_generic_handler(
@@ -1118,6 +1144,33 @@ class TaskService:
             '/taskmem.v1.TaskService/GetWebhookSecret',
             taskmem_dot_v1_dot_task__service__pb2.GetWebhookSecretRequest.SerializeToString,
             taskmem_dot_v1_dot_task__service__pb2.GetWebhookSecretResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def RotateWebhookSecret(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/taskmem.v1.TaskService/RotateWebhookSecret',
+            taskmem_dot_v1_dot_task__service__pb2.RotateWebhookSecretRequest.SerializeToString,
+            taskmem_dot_v1_dot_task__service__pb2.RotateWebhookSecretResponse.FromString,
             options,
             channel_credentials,
             insecure,

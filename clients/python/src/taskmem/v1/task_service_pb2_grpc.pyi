@@ -180,6 +180,18 @@ class TaskServiceStub:
     the Standard Webhooks headers with it: webhook-signature is
     "v1,<base64 HMAC-SHA256(secret, webhook-id + "." + webhook-timestamp + "." + body)>".
     """
+    RotateWebhookSecret: _grpc.UnaryUnaryMultiCallable[_task_service_pb2.RotateWebhookSecretRequest, _task_service_pb2.RotateWebhookSecretResponse]
+    """Replaces the namespace's webhook signing secret with a new one and
+    returns it. For the overlap (default 24 hours, at most 7 days) every
+    request is signed with both secrets, the new one first, as Standard
+    Webhooks allows: "webhook-signature: v1,<new> v1,<old>", so receivers
+    holding either secret verify it while they are updated; afterwards only
+    the new secret signs. Rotating again during an overlap ends the older
+    overlap at once: at most two secrets sign a request. Deliveries read the
+    secrets at each attempt, so retries and other replicas follow at once.
+    A bad overlap (negative, or longer than 7 days) is INVALID_ARGUMENT
+    naming "overlap". With a request_id, a retry returns the same secret.
+    """
 
 @_typing.type_check_only
 class TaskServiceAsyncStub(TaskServiceStub):
@@ -332,6 +344,18 @@ class TaskServiceAsyncStub(TaskServiceStub):
     bytes), made on the first call or the first delivery. Receivers verify
     the Standard Webhooks headers with it: webhook-signature is
     "v1,<base64 HMAC-SHA256(secret, webhook-id + "." + webhook-timestamp + "." + body)>".
+    """
+    RotateWebhookSecret: _aio.UnaryUnaryMultiCallable[_task_service_pb2.RotateWebhookSecretRequest, _task_service_pb2.RotateWebhookSecretResponse]  # type: ignore[assignment]
+    """Replaces the namespace's webhook signing secret with a new one and
+    returns it. For the overlap (default 24 hours, at most 7 days) every
+    request is signed with both secrets, the new one first, as Standard
+    Webhooks allows: "webhook-signature: v1,<new> v1,<old>", so receivers
+    holding either secret verify it while they are updated; afterwards only
+    the new secret signs. Rotating again during an overlap ends the older
+    overlap at once: at most two secrets sign a request. Deliveries read the
+    secrets at each attempt, so retries and other replicas follow at once.
+    A bad overlap (negative, or longer than 7 days) is INVALID_ARGUMENT
+    naming "overlap". With a request_id, a retry returns the same secret.
     """
 
 class TaskServiceServicer(metaclass=_abc_1.ABCMeta):
@@ -608,6 +632,24 @@ class TaskServiceServicer(metaclass=_abc_1.ABCMeta):
         bytes), made on the first call or the first delivery. Receivers verify
         the Standard Webhooks headers with it: webhook-signature is
         "v1,<base64 HMAC-SHA256(secret, webhook-id + "." + webhook-timestamp + "." + body)>".
+        """
+
+    @_abc_1.abstractmethod
+    def RotateWebhookSecret(
+        self,
+        request: _task_service_pb2.RotateWebhookSecretRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_task_service_pb2.RotateWebhookSecretResponse, _abc.Awaitable[_task_service_pb2.RotateWebhookSecretResponse]]:
+        """Replaces the namespace's webhook signing secret with a new one and
+        returns it. For the overlap (default 24 hours, at most 7 days) every
+        request is signed with both secrets, the new one first, as Standard
+        Webhooks allows: "webhook-signature: v1,<new> v1,<old>", so receivers
+        holding either secret verify it while they are updated; afterwards only
+        the new secret signs. Rotating again during an overlap ends the older
+        overlap at once: at most two secrets sign a request. Deliveries read the
+        secrets at each attempt, so retries and other replicas follow at once.
+        A bad overlap (negative, or longer than 7 days) is INVALID_ARGUMENT
+        naming "overlap". With a request_id, a retry returns the same secret.
         """
 
 def add_TaskServiceServicer_to_server(servicer: TaskServiceServicer, server: _typing.Union[_grpc.Server, _aio.Server]) -> None: ...
