@@ -96,7 +96,7 @@ def reads_message(role: Role, kind: Kind, content: str) -> bool:
     The last test is cheap and spares the store reading the plan for the many messages that cannot.
     """
     return role in INFERRING_ROLES and kind in INFERRING_KINDS \
-        and any(_is_completion(word) for word in _words(_normalise(content)))
+        and _has_cue(_words(_normalise(content)))
 
 
 # --- words -------------------------------------------------------------------------------------
@@ -134,7 +134,7 @@ _VETO = frozenset({
     "fail", "fails", "failed", "failing", "failure", "failures", "error", "errors", "errored", "broken", "broke",
     "crash", "crashed", "crashes", "crashing", "stuck", "blocked", "blocking", "blocker", "timeout", "timed",
     "exception", "flaky", "denied", "refused", "rejected", "aborted", "interrupted", "reverted", "undone",
-    "rollback", "rolled",
+    "rollback",
     "almost", "nearly", "partially", "partly", "half", "halfway", "mostly",
     "start", "starts", "starting", "started", "begin", "begins", "beginning", "began", "begun", "working",
     "progress", "ongoing", "underway", "running", "still", "continuing", "resuming", "kicking", "kicked",
@@ -148,6 +148,7 @@ _INTENT = frozenset({
     "depends", "want", "wants", "plan", "planning", "plans", "let's", "lets", "next", "then", "soon", "later",
     "tomorrow", "todo", "to-do", "if", "once", "when", "whenever", "until", "till", "unless", "before", "after",
     "can", "could", "may", "might", "would", "hope", "hopefully", "expect", "waiting",
+    "ensure", "sure", "whether", "please", "remember",
 })
 _NO = frozenset({"no", "without", "zero", "0"})
 _HARMLESS_AFTER_NO = frozenset({
@@ -170,6 +171,7 @@ _LIST = rf"{_RANGE}(?:\s*(?:,\s*and|,|and|&|\+)\s*(?:steps?\s*)?#?\s*{_RANGE})*"
 _STEP_NUMBERS = re.compile(rf"\b(?:steps?|items?)\s*(?:no\.\s*|number\s*)?#?\s*(?P<list>{_LIST})(?!\w|\.\w)")
 _ORDINAL = (r"(?:\d{1,3}(?:st|nd|rd|th)|last|final|"
             + "|".join(sorted(_ORDINAL_WORDS, key=len, reverse=True)) + ")")
+_STEP_RUNS = re.compile(rf"\b(?P<end>first|last|final)\s+(?P<count>{_NUM})\s+(?:steps|items)\b")
 _STEP_ORDINALS = re.compile(rf"\b(?P<ordinal>{_ORDINAL})\s+(?:steps?|items?)\b")
 _ONE_NUMBER = re.compile(rf"(?P<a>{_NUM})(?:\s*/\s*\d{{1,3}})?(?:\s*(?:-|–|to|through|thru)\s*(?P<b>{_NUM}))?")
 
@@ -205,6 +207,10 @@ def _numbered_refs(text: str, count: int) -> list[tuple[int, int, list[tuple[int
             ordinals.extend(range(first - 1, last) if last >= first else [])
         refs = [(o, MatchedBy.STEP_NUMBER) for o in ordinals if 0 <= o < count]
         spans.append((match.start(), match.end(), refs))
+    for match in _STEP_RUNS.finditer(text):  # "the first two steps", "the last 3 items"
+        n = min(_number(match.group("count")), count)
+        run = range(n) if match.group("end") == "first" else range(count - n, count)
+        spans.append((match.start(), match.end(), [(o, MatchedBy.STEP_NUMBER) for o in run]))
     for match in _STEP_ORDINALS.finditer(text):
         word = match.group("ordinal")
         if word in ("last", "final"):
@@ -228,8 +234,10 @@ class _PlanIndex:
     ids: dict[str, int]  # lower-cased ids with a digit or punctuation → ordinal
     plain_ids: dict[str, int]  # lower-cased plain-word ids → ordinal
     id_of: dict[int, str]  # ordinal → id
-    titles: dict[int, frozenset[str]]  # ordinal → title stems, for titles with content words
+    titles: dict[int, _Title]  # ordinal → the title read as verb, object and words, for titles with content words
     postings: dict[str, list[int]]  # title stem → ordinals of the titles that have it
+    objects: frozenset[str]  # every title's object words and verb
+    verbs: frozenset[str]  # base forms that start a purpose ("to build the app"): the table's and the titles' verbs
 
 
 @functools.lru_cache(maxsize=256)
@@ -241,12 +249,14 @@ def _plan_index(outline: tuple[tuple[str, int, str], ...]) -> _PlanIndex:
             plain_ids.setdefault(item_id.lower(), ordinal)
         elif not item_id.isdigit():
             ids.setdefault(item_id.lower(), ordinal)
-    titles = {ordinal: stems for _, ordinal, title in outline if (stems := content_stems(title))}
+    titles = {ordinal: read for _, ordinal, title in outline if (read := _read_title(title))}
     postings: dict[str, list[int]] = {}
-    for ordinal, stems in titles.items():
-        for word in stems:
+    for ordinal, read in titles.items():
+        for word in read.stems:
             postings.setdefault(word, []).append(ordinal)
-    return _PlanIndex(ids, plain_ids, {ordinal: item_id for item_id, ordinal, _ in outline}, titles, postings)
+    verbs = _TABLE_VERBS | {_words(title.lower())[0] for _, _, title in outline if _words(title.lower())}
+    return _PlanIndex(ids, plain_ids, {ordinal: item_id for item_id, ordinal, _ in outline}, titles, postings,
+                      frozenset().union(*(t.object | {t.verb} for t in titles.values())), verbs)
 
 
 _INDEX_KEY = operator.attrgetter("id", "ordinal", "title")
@@ -305,6 +315,106 @@ def _split_conjunctions(text: str, begin: int, end: int, named: list[tuple[int, 
     return out if points else [_Clause(piece, begin, refs, question)]
 
 
+# --- outcomes ----------------------------------------------------------------------------------
+
+# A step is finished in its own terms when a clause names its object and says the outcome of its
+# verb happened, in the words people use for that kind of work. Each row: the verbs of a group of
+# common step verbs | the outcomes that say such a step happened (phrases are words in a row; "'s"
+# reads as "is"). A verb's own past tense ("pushed" for "push") always counts and is not listed
+# for its own sake; a row lists the synonyms and the states a finished step leaves behind.
+_OUTCOME_TABLE = (
+    ("send email mail forward deliver dispatch share circulate distribute notify submit file reply respond return",
+     "sent, delivered, emailed, mailed, forwarded, dispatched, shared, circulated, distributed, notified,"
+     " submitted, filed, replied, responded, returned, went out, gone out, is out, are out"),
+    ("invite", "invited, sent, went out, gone out, are out"),
+    ("approve sign accept authorize authorise endorse ratify greenlight",
+     "approved, signed, signed off, sign-off, accepted, authorized, authorised, endorsed, ratified, greenlit,"
+     " got the go-ahead, lgtm"),
+    ("publish release ship launch post announce",
+     "published, released, shipped, launched, posted, announced, is live, are live, went live, gone live, now live,"
+     " live on, is out, are out, now out, went out, is up, are up, now available, is available, are available"),
+    ("deploy roll promote rollout",
+     "deployed, rolled out, promoted, is live, are live, went live, gone live, now live, live on, live in,"
+     " now running, now serving, now serves, now serve, now runs, now run, is up, are up"),
+    ("upgrade update bump patch migrate switch move convert port renew rotate",
+     "upgraded, updated, bumped, patched, migrated, switched, moved, converted, ported, renewed, rotated,"
+     " now runs, now run, now running, now on, is on, are on, runs on, run on, now uses, now use, now points,"
+     " now point"),
+    ("write draft outline document prepare compose author design edit revise rewrite summarise summarize"
+     " transcribe translate record",
+     "written, wrote, drafted, outlined, documented, prepared, composed, authored, designed, edited, revised,"
+     " rewritten, summarised, summarized, transcribed, translated, recorded, exists, now exists, is in, are in,"
+     " ready, is up"),
+    ("build create provision set install configure enable add implement scaffold make generate spin stand open"
+     " register",
+     "built, created, provisioned, installed, configured, enabled, added, implemented, scaffolded, made, generated,"
+     " spun up, stood up, opened, registered, is up, are up, up and running, in place, exists, now exists, works,"
+     " ready, is set up"),
+    ("fix resolve repair debug address unblock restore",
+     "fixed, resolved, repaired, addressed, unblocked, restored, works, works again, is back, are back"),
+    ("test verify check validate confirm review proofread audit evaluate benchmark measure",
+     "tested, passed, passes, green, verified, confirmed, checked, validated, reviewed, proofread, audited,"
+     " evaluated, benchmarked, measured, looks good, look good, all good, lgtm, signed off"),
+    ("merge land integrate commit",
+     "merged, landed, integrated, committed, is in, are in, in main, in master"),
+    ("book reserve schedule order buy purchase pay hire rent arrange",
+     "booked, reserved, scheduled, ordered, bought, purchased, paid, hired, rented, arranged, confirmed"),
+    ("collect gather download fetch export import load ingest backfill copy sync transfer upload push pull extract"
+     " scrape crawl",
+     "collected, gathered, downloaded, fetched, exported, imported, loaded, ingested, backfilled, copied, synced,"
+     " transferred, uploaded, pushed, pulled, extracted, scraped, crawled, landed, is in, are in"),
+    ("analyse analyze train run compute survey interview study calculate fit tune label annotate clean dedupe"
+     " deduplicate process",
+     "analysed, analyzed, trained, ran, computed, surveyed, interviewed, studied, calculated, fitted, tuned,"
+     " labelled, labeled, annotated, cleaned, deduped, deduplicated, processed, results are in"),
+    ("fail", "failed over"),
+    ("back snapshot archive dump",
+     "backed up, snapshotted, archived, dumped, snapshot taken, backup taken"),
+    ("delete remove decommission clean prune retire drop shut disable revoke deprecate purge wipe",
+     "deleted, removed, decommissioned, cleaned, pruned, retired, dropped, shut down, disabled, revoked,"
+     " deprecated, purged, wiped, is gone, are gone"),
+)
+
+
+def _outcomes_by_verb() -> dict[str, frozenset[tuple[str, ...]]]:
+    table: dict[str, set[tuple[str, ...]]] = {}
+    for verbs, outcomes in _OUTCOME_TABLE:
+        phrases = {tuple(phrase.split()) for phrase in outcomes.split(", ")}
+        for verb in verbs.split():
+            table.setdefault(stem(verb), set()).update(phrases)
+    return {verb: frozenset(phrases) for verb, phrases in table.items()}
+
+
+# A title's verb may take a particle ("set up", "back up", "roll out", "sign off", "shut down"), and
+# its object ends at the first preposition ("Push image to registry": the object is the image).
+_PARTICLES = frozenset({"up", "out", "off", "down", "over", "back"})
+_PREPOSITIONS = frozenset({
+    "to", "on", "in", "into", "onto", "for", "with", "from", "at", "by", "via", "across", "over", "under", "through",
+    "about", "against", "between", "within", "per", "before", "after", "using",
+})
+# A clause opening with one of these qualifies the clause before it ("done, but not yet back in service").
+_CONTRAST = frozenset({"but", "however", "though", "although", "whereas", "yet", "except"})
+# Partial or pending: with these a clause says the work is not (known to be) all done.
+_PARTIAL = frozenset({
+    "remaining", "remainder", "except", "excluding", "some", "most", "several", "few", "partial", "only",
+    "awaiting", "await", "awaits", "tbd", "eta", "yet",
+})
+_PARTIAL_PHRASES = frozenset({
+    ("so", "far"), ("the", "rest"), ("to", "go"), ("on", "hold"), ("in", "review"), ("under", "review"),
+    ("on", "its", "way"), ("on", "the", "way"), ("first", "batch"), ("first", "half"), ("first", "pass"),
+    ("first", "round"), ("first", "part"), ("rolled", "back"), ("roll", "back"), ("ready", "to"),
+})
+# Anywhere in a clause after a finished one, these say its outcome is still to come.
+_PENDING = frozenset({"pending", "awaiting", "await", "awaits", "waiting", "tbd", "yet", "still"})
+# A clause opening with one of these (or with a contrast) and not finished qualifies the clause before it.
+_QUALIFYING = frozenset({
+    "not", "never", "no", "still", "only", "yet", "pending", "awaiting", "partly", "partially", "mostly", "almost",
+    "nearly", "half",
+})
+_REMAINDER_PHRASES = frozenset({("so", "far"), ("the", "rest"), ("to", "go"), ("remaining",), ("remainder",)})
+_COUNT = re.compile(r"^(\d{1,6})/(\d{1,6})$")
+
+
 # --- verdicts ----------------------------------------------------------------------------------
 
 def _is_past(word: str) -> bool:
@@ -339,26 +449,135 @@ def _words(text: str) -> list[str]:
     return words
 
 
-def _finished(words: list[str], question: bool) -> bool:
-    if question:
-        return False
-    first = next((i for i, w in enumerate(words) if _is_completion(w)), None)
-    if first is None:
-        return False
+def _phrase_words(words: list[str]) -> list[str]:
+    """The words outcomes are looked up in: "the site's live" reads "the site is live"."""
+    out = []
+    for word in words:
+        if word.endswith("'s"):
+            out.extend((word[:-2], "is"))
+        else:
+            out.append(word)
+    return out
+
+
+def _find_phrases(words: list[str], phrases: frozenset[tuple[str, ...]]) -> dict[tuple[str, ...], int]:
+    """Each phrase of the set that occurs in the words, with the index of its first occurrence."""
+    found: dict[tuple[str, ...], int] = {}
+    for i in range(len(words)):
+        for phrase in _PHRASES_AT.get(words[i], ()):
+            if phrase in phrases and phrase not in found and tuple(words[i:i + len(phrase)]) == phrase:
+                found[phrase] = i
+    return found
+
+
+def _phrases_in(words: list[str]) -> frozenset[tuple[str, ...]]:
+    return frozenset(_find_phrases(_phrase_words(words), _ALL_OUTCOMES))
+
+
+def _first_cue(words: list[str]) -> int | None:
+    """Where the clause first says something happened: a completion word, a past tense or an outcome."""
+    at = [i for i, w in enumerate(words) if _is_completion(w)][:1]
+    expanded = _phrase_words(words)
+    if len(expanded) == len(words):  # outcome positions line up with the words
+        at.extend(_find_phrases(expanded, _ALL_OUTCOMES).values())
+    elif _find_phrases(expanded, _ALL_OUTCOMES):
+        at.append(next(i for i, w in enumerate(words) if w.endswith("'s")))
+    return min(at) if at else None
+
+
+def _has_cue(words: list[str]) -> bool:
+    return _first_cue(words) is not None
+
+
+def _is_cue(word: str) -> bool:
+    return _is_completion(word)
+
+
+def _partial_count(words: list[str]) -> bool:
+    """ "12 of 40", "3 out of 5", "7/9", "two of three": a count short of the whole."""
+    def number(word: str) -> int | None:
+        return int(word) if word.isdigit() else _NUMBER_WORDS.get(word)
+    for i, word in enumerate(words):
+        count = _COUNT.match(word)
+        if count and int(count.group(1)) < int(count.group(2)):
+            return True
+        a = number(word)
+        if a is None:
+            continue
+        rest = words[i + 1:i + 4]
+        total = rest[1] if rest[:1] == ["of"] else rest[2] if rest[:2] == ["out", "of"] and len(rest) > 2 else None
+        b = number(total) if total else None
+        if b is not None and a < b:
+            return True
+    return False
+
+
+def _remainder(words: list[str]) -> bool:
+    return bool(_find_phrases(words, _REMAINDER_PHRASES))
+
+
+# "<part> of <the step's object>" is a part of it, not all of it (unless the part is the title's own word).
+_PART = frozenset({
+    "section", "sections", "chapter", "chapters", "part", "parts", "half", "intro", "introduction", "portion",
+    "piece", "pieces", "page", "pages", "chunk", "chunks", "subset", "sample", "batch", "slice", "outline", "draft",
+})
+_FAILURE = frozenset({
+    "fail", "fails", "failed", "failing", "failure", "failures", "error", "errors", "errored", "broken", "crash",
+    "crashed", "crashes", "crashing", "timeout", "exception", "flaky",
+})
+
+
+def _excusable(word: str, objects: frozenset[str]) -> bool:
+    """A failure word that names what a step acts on ("Reproduce the crash") is no veto; a negation always is."""
+    return (word in _FAILURE or word in _PART) and stem(word) in objects
+
+
+def _vetoes(words: list[str]) -> list[str]:
+    """The words that say the work is not (known to be) finished: negation, failure, ongoing work, a
+    part of something ("the intro section of the report").
+
+    "no errors", "now running 16.4", "up and running" and "failed over" are no vetoes.
+    """
+    found = []
     for i, word in enumerate(words):
         if word in _NO and i + 1 < len(words) and words[i + 1] in _HARMLESS_AFTER_NO:
             continue  # "without errors", "no issues"
         if word in _HARMLESS_AFTER_NO and i and words[i - 1] in _NO:
             continue
-        if _vetoed(word):
-            return False
-        if i < first and (word in _INTENT or word.endswith("'ll")):
-            return False
-    return True
+        if word == "running" and i and words[i - 1] in ("now", "and"):
+            continue  # the state a finished step leaves
+        if word == "failed" and words[i + 1:i + 2] == ["over"]:
+            continue  # a fail-over that happened
+        if word in _PART and words[i + 1:i + 2] == ["of"] or _vetoed(word):
+            found.append(word)
+    return found
 
 
-def _judge(clause: _Clause, spans: list[tuple[int, int, list[tuple[int, MatchedBy]]]]) -> None:
-    """Set clause.verdict: True/False, or None when it only names items."""
+def _unfinished(words: list[str], objects: frozenset[str] = frozenset()) -> bool:
+    """A veto anywhere, or partial or pending work.
+
+    Failure words whose stem is in objects (the objects of the plan's titles) are left to title matching.
+    """
+    if _partial_count(words) or any(w in _PARTIAL for w in words) or _find_phrases(words, _PARTIAL_PHRASES):
+        return True
+    return any(not _excusable(word, objects) for word in _vetoes(words))
+
+
+def _finished(words: list[str], question: bool, objects: frozenset[str] = frozenset()) -> bool:
+    if question:
+        return False
+    first = _first_cue(words)
+    if first is None or _unfinished(words, objects):
+        return False
+    return not any(word in _INTENT or word.endswith("'ll") for word in words[:first])
+
+
+def _judge(clause: _Clause, spans: list[tuple[int, int, list[tuple[int, MatchedBy]]]], objects: frozenset[str]) -> None:
+    """Set clause.verdict: True/False, or None when it only names items.
+
+    A clause that names no item may hold a failure word that is a title's object ("Reproduced the
+    crash"); title matching then accepts only an item whose object it is.
+    """
     text = list(clause.text)
     for start, end, _ in spans:  # blank out the reference spans: "step two" says nothing about finishing
         for i in range(max(start, clause.start), min(end, clause.start + len(text))):
@@ -367,7 +586,7 @@ def _judge(clause: _Clause, spans: list[tuple[int, int, list[tuple[int, MatchedB
     if clause.refs and all(w in _BARE_FILLER for w in words):
         clause.verdict = None
     else:
-        clause.verdict = _finished(words, clause.question)
+        clause.verdict = _finished(words, clause.question, frozenset() if clause.refs else objects)
 
 
 # --- titles ------------------------------------------------------------------------------------
@@ -393,28 +612,139 @@ def stem(word: str) -> str:
 
 
 def content_stems(text: str) -> frozenset[str]:
-    return frozenset(stem(w) for w in _words(text.lower()) if w not in _STOP and w not in ("✓", "%", "#"))
+    return frozenset(stem(w.removesuffix("'s")) for w in _words(text.lower()) if w not in _STOP and w not in ("✓", "%", "#"))
+
+
+_OUTCOMES = _outcomes_by_verb()
+_ALL_OUTCOMES = frozenset(phrase for phrases in _OUTCOMES.values() for phrase in phrases)
+_TABLE_VERBS = frozenset(verb for verbs, _ in _OUTCOME_TABLE for verb in verbs.split())
+_OUTCOME_WORDS = frozenset(word for phrase in _ALL_OUTCOMES for word in phrase)
+_PHRASES_AT: dict[str, list[tuple[str, ...]]] = {}
+for _phrase in sorted(_ALL_OUTCOMES | _PARTIAL_PHRASES | _REMAINDER_PHRASES):
+    _PHRASES_AT.setdefault(_phrase[0], []).append(_phrase)
+
+
+class _Title(NamedTuple):
+    """A title read as "<verb> [particle] <object> [<preposition> <complement>]"."""
+
+    stems: frozenset[str]  # every content word
+    verb: str  # the first word's stem: plan steps are written as commands
+    object: frozenset[str]  # what the verb acts on; the complement when the verb takes none ("SSH into server")
+    numbers: dict[str, str]  # a number's neighbouring word → the number ("Interview 8 participants")
+    head: frozenset[str]  # the object's last word (and the one before a number: "migration 42"): named, or no match
+    modifiers: frozenset[str]  # the object's other words ("production" in "the production database")
+    outcomes: frozenset[tuple[str, ...]]  # what saying the verb's outcome happened looks like
+
+
+def _read_title(title: str) -> _Title | None:
+    words = [w for w in _words(title.lower()) if w not in ("✓", "%", "#")]
+    stems = content_stems(title)
+    if not words or not stems:
+        return None
+    verb = stem(words[0])
+    rest = words[2:] if len(words) > 1 and words[1] in _PARTICLES else words[1:]
+    cut = next((i for i, w in enumerate(rest) if w in _PREPOSITIONS), len(rest))
+    phrase = [w for w in rest[:cut] if w not in _STOP] or [w for w in rest[cut:] if w not in _STOP]
+    head = {stem(w) for w in phrase[-2:] if any(c.isdigit() for c in phrase[-1])} | {stem(w) for w in phrase[-1:]}
+    obj = content_stems(" ".join(phrase))
+    return _Title(stems, verb, obj, _numbered_nouns(words), frozenset(head), obj - head, _OUTCOMES.get(verb, frozenset()))
+
+
+def _numbered_nouns(words: list[str]) -> dict[str, str]:
+    """The stem of each word next to a number → the number: "8 participants", "python 3.12"."""
+    numbered = {}
+    for i, word in enumerate(words):
+        if any(c.isdigit() for c in word) or word in _NUMBER_WORDS:
+            value = str(_NUMBER_WORDS[word]) if word in _NUMBER_WORDS else word
+            for neighbour in (words[i - 1] if i else "", words[i + 1] if i + 1 < len(words) else ""):
+                if neighbour and neighbour not in _STOP and not any(c.isdigit() for c in neighbour):
+                    numbered.setdefault(stem(neighbour), value)
+    return numbered
+
+
+class _Said(NamedTuple):
+    """What title matching reads of a clause."""
+
+    words: list[str]
+    stems: frozenset[str]  # content words before any purpose "to <verb>"
+    named: frozenset[str]  # of those, what the clause acts on: not its own verbs or outcome words
+    verbs: frozenset[str]  # stems of its past tenses
+    outcomes: frozenset[tuple[str, ...]]  # outcome phrases in it
+    excused: list[tuple[bool, str]]  # vetoes _judge let through as a title's words: (a part word?, stem)
+    numbers: dict[str, str]  # numbered words
+
+
+def _read_clause(clause_text: str, verbs: frozenset[str]) -> _Said:
+    words = _words(re.sub(r"[()\[\]{}\"“”]", " and ", clause_text))  # an aside is not a noun phrase's next word
+    purpose = next((i for i in range(len(words) - 1) if words[i] == "to" and words[i + 1] in verbs), len(words))
+    stems = content_stems(" ".join(words[:purpose]))
+    past = frozenset(stem(w) for w in words if _is_past(w))
+    outcomes = _phrases_in(words)
+    named = stems - past - {stem(w) for phrase in outcomes for w in phrase}
+    return _Said(words, stems, named, past, outcomes, [(w in _PART, stem(w)) for w in _vetoes(words)],
+                 _numbered_nouns(words))
+
+
+def _about_something_else(title: _Title, said: _Said) -> bool:
+    """Whether the clause speaks of something other than the title's object, though it shares words with it.
+
+    It does unless it names the object's head and at least half of its words; and it does when a
+    veto let through is no word of the object (nor a part word the title's verb), when a number
+    beside one of the title's words differs ("5 participants" for "8 participants"; "16.4" is
+    "16"), or when every mention of the head belongs to another thing (_modified_away).
+    """
+    if title.object and (len(title.object & said.named) * 2 < len(title.object) or title.head.isdisjoint(said.named)):
+        return True
+    if not all(word in title.object or part and word == title.verb for part, word in said.excused):
+        return True
+    for noun, number in title.numbers.items():
+        other = said.numbers.get(noun, number)
+        if other != number and not other.startswith(number + "."):
+            return True
+    words = said.words
+    mentions = [i for i, w in enumerate(words) if stem(w.removesuffix("'s")) in title.head]
+    return bool(mentions) and all(_modified_away(title, said, i) for i in mentions)
+
+
+def _modified_away(title: _Title, said: _Said, i: int) -> bool:
+    """Whether this mention of the title's head belongs to another thing: another modifier before
+    it ("the staging database"), when the title has one, or a noun of its own after it ("the
+    welcome email template")."""
+    words = said.words
+    before = words[i - 1] if i else ""
+    if title.modifiers and before and before not in _STOP and not any(c.isdigit() for c in before) \
+            and stem(before.removesuffix("'s")) not in title.stems:
+        return True
+    after = words[i + 1] if i + 1 < len(words) and not words[i].endswith("'s") else ""
+    return bool(after) and after not in _STOP and after not in _PREPOSITIONS and after not in _OUTCOME_WORDS \
+        and not any(c.isdigit() for c in after) and not after.endswith("ly") and not _is_completion(after) \
+        and not _vetoed(after) and stem(after) not in title.stems and not stem(after).startswith(title.verb)
 
 
 def _title_match(clause_text: str, index: _PlanIndex) -> int | None:
-    """The one item whose title the clause covers best, if the clause says that item's work is done.
+    """The one item the clause says is finished in the item's own terms, if there is one.
 
-    Without a completion word, the past-tense verb must be the title's own: "Built the image"
-    finishes "Build the image", "Updated the Dockerfile to build the image" finishes nothing.
+    The clause must be about the title's object (_about_something_else) and say the outcome
+    happened: a completion word, the title's verb in the past tense, or an outcome listed for that
+    verb (_OUTCOME_TABLE). Among the items that pass, the one whose title it covers best (at least
+    half of the title's words and two, the verb counting as covered by its outcome); a tie is none.
     """
-    words = _words(clause_text)
-    said = content_stems(clause_text)
-    generic = any(w in _COMPLETION_WORDS for w in words)
-    verbs = {stem(w) for w in words if _is_past(w)}
-    overlaps: dict[int, int] = {}  # only titles that share a word with the clause are looked at
-    for word in said:
-        for ordinal in index.postings.get(word, ()):
-            overlaps[ordinal] = overlaps.get(ordinal, 0) + 1
+    said = _read_clause(clause_text, index.verbs)
+    generic = any(w in _COMPLETION_WORDS for w in said.words)
+    candidates: set[int] = set()  # only titles that share a word with the clause are looked at
+    for word in said.stems:
+        candidates.update(index.postings.get(word, ()))
     scored = []
-    for ordinal, overlap in overlaps.items():
+    for ordinal in candidates:
         title = index.titles[ordinal]
-        if overlap >= min(2, len(title)) and overlap * 2 >= len(title) and (generic or not title.isdisjoint(verbs)):
-            scored.append((overlap / len(title), overlap, ordinal))
+        if _about_something_else(title, said):
+            continue
+        own = title.verb in said.verbs or not title.outcomes.isdisjoint(said.outcomes)
+        if not (generic or own):
+            continue
+        overlap = len(title.stems & (said.stems | {title.verb} if own else said.stems))
+        if overlap >= min(2, len(title.stems)) and overlap * 2 >= len(title.stems):
+            scored.append((overlap / len(title.stems), overlap, ordinal))
     if not scored:
         return None
     scored.sort(key=lambda s: (s[0], s[1]), reverse=True)
@@ -426,14 +756,14 @@ def _title_match(clause_text: str, index: _PlanIndex) -> int | None:
 # --- the whole message -------------------------------------------------------------------------
 
 def _join_lone_completions(clauses: list[_Clause]) -> list[_Clause]:
-    """ "Screenshots of the dashboard: done": a clause of completion words alone that names nothing
-    is said of the clause before it."""
+    """ "Screenshots of the dashboard: done", "The vendor contract: signed": a clause of completion
+    or outcome words alone that names nothing is said of the clause before it."""
     joined: list[_Clause] = []
     for clause in clauses:
         words = _words(clause.text)
         previous = joined[-1] if joined else None
         if previous is not None and not clause.refs and not previous.question and words \
-                and all(w in _COMPLETION_WORDS or w in _STOP for w in words):
+                and all(_is_cue(w) or w in _STOP or w in _OUTCOME_WORDS for w in words) and _has_cue(words):
             gap = clause.start - (previous.start + len(previous.text))
             previous.text += " " * gap + clause.text
             previous.question = clause.question
@@ -449,6 +779,27 @@ def _normalise(message: str) -> str:
         text = "".join(c.lower() if len(c.lower()) == 1 else c for c in message)
     text = text.replace("[x]", "✓  ").replace("\u2019", "'").replace("\ufe0f", " ")
     return re.sub(r"[✔✅☑]", "✓", text)
+
+
+def _about_other_items(clause: _Clause, claimed: set[int], index: _PlanIndex) -> bool:
+    """Whether a qualifying clause speaks of other items: names one, or holds another item's verb or object."""
+    if any(ordinal not in claimed for ordinal, _ in clause.refs):
+        return True
+    said = content_stems(clause.text)
+    return any(ordinal not in claimed and not said.isdisjoint(title.object | {title.verb})
+               for ordinal, title in index.titles.items())
+
+
+def _qualifies_previous(clause: _Clause) -> bool:
+    """ "…, but not yet back in service", "…, not sent", "…; the rest tonight": the clause takes back
+    what the one before it said was finished. One that speaks of work remaining does; so does one
+    that is itself not finished and opens with a contrast (but, though, except, …) or with the
+    negation, pending or partial word that qualifies (not, still, only, …)."""
+    words = _words(clause.text)
+    if _remainder(words) or any(w in _PENDING for w in words):
+        return True
+    opens = bool(words) and (words[0] in _CONTRAST or words[0] in _QUALIFYING or words[0].endswith("n't"))
+    return opens and _unfinished(words)
 
 
 def completion_claims(items: Sequence[OutlineItem], message: str) -> list[Claim]:
@@ -467,7 +818,7 @@ def completion_claims(items: Sequence[OutlineItem], message: str) -> list[Claim]
             spans.append((start, start + len(lead), []))
     clauses = _join_lone_completions(clauses)
     for clause in clauses:
-        _judge(clause, spans)
+        _judge(clause, spans, index.objects)
     quoted = {id(c): (c.start, c.start + len(c.text)) for c in clauses}
     for i, clause in enumerate(clauses):
         if clause.verdict is None:  # a bare mention takes the verdict of what follows (or precedes) it
@@ -477,17 +828,22 @@ def completion_claims(items: Sequence[OutlineItem], message: str) -> list[Claim]
             clause.verdict = bool(judge and judge.verdict)
             if judge is not None:
                 quoted[id(clause)] = (min(clause.start, judge.start), max(*quoted[id(clause)], *quoted[id(judge)]))
-    claims: dict[int, Claim] = {}  # by ordinal
+    named: list[list[tuple[int, MatchedBy]]] = []
     for clause in clauses:
-        if not clause.verdict:
-            continue
+        refs = clause.refs
+        if clause.verdict and not refs:
+            matched = _title_match(clause.text, index)
+            refs = [] if matched is None else [(matched, MatchedBy.TITLE)]
+        named.append(refs if clause.verdict else [])
+    for i in range(1, len(clauses)):  # a qualifier takes back what the clause before it finished
+        claimed = {ordinal for ordinal, _ in named[i - 1]}
+        if claimed and _qualifies_previous(clauses[i]) and not _about_other_items(clauses[i], claimed, index):
+            named[i - 1] = []
+    claims: dict[int, Claim] = {}  # by ordinal
+    for clause, refs in zip(clauses, named):
         start, end = quoted[id(clause)]
         evidence = message[start:end].strip(" ,;:.—–-")[:EVIDENCE_MAX]
-        named = clause.refs
-        if not named:
-            matched = _title_match(clause.text, index)
-            named = [] if matched is None else [(matched, MatchedBy.TITLE)]
-        for ordinal, how in named:
+        for ordinal, how in refs:
             if ordinal in index.id_of and ordinal not in claims:
                 claims[ordinal] = Claim(index.id_of[ordinal], how, evidence)
     return [claims[ordinal] for ordinal in sorted(claims)]
