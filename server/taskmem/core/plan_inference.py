@@ -1,27 +1,51 @@
 """Plan progress from messages: which plan items a progress message says are finished.
 
-Pure and deterministic (no I/O, no model). The rules, as the README and the proto describe them:
+Pure and deterministic (no I/O, no model). A wrong completion is the harmful error (an agent that
+resumes skips unfinished work), so every rule that is unsure completes nothing. The rules, as the
+README and the proto describe them:
 
 1. The message is cut into clauses at sentence ends (". ", "!", "?", ";", newlines), at ": ",
-   ", " and dashes set off by spaces, and at "but"/"however"; at "and"/"then"/"while" only when
-   both sides name a step ("Finished step 3 and started step 4").
+   ", " and dashes set off by spaces, and at "but"/"however"/"though"; at "and"/"then"/"while"
+   only when both sides name a step ("Finished step 3 and started step 4").
 2. A clause names items by step number ("step 2", "steps 1-3", "steps 1, 2 and 3", "step #2",
    "step two", "2/5"; numbered from 1 in plan order), by ordinal ("the second step", "the last
-   step"), or by item id (an id with a digit or punctuation anywhere, "m2"; a plain-word id such
-   as "changelog" only as the clause's first word). A clause that names items and says nothing
-   else ("Step 2 and step 3 done", "publish: completed") takes the verdict of the clause after it.
+   step", "the first two steps"), or by item id (an id with a digit or punctuation anywhere, "m2";
+   a plain-word id such as "changelog" only as the clause's first word). A clause that names items
+   and says nothing else ("Step 2 and step 3 done", "publish: completed") is judged by the clause
+   after it.
 3. A clause says "finished" when it holds a completion word (done, complete(d), finished, ✓,
-   passed, succeeded, ...) or a verb in the past tense ("pushed", "built"), and none of:
-   a question mark; a negation (not, n't, never, cannot, no/without — except "no errors");
-   a word of failure, partial or ongoing work (failing, blocked, stuck, almost, 60%, starting,
-   working, retrying, waiting, skipping, ...); or, before the completion word, a word of intent
-   or condition (will, going to, about to, next, need, if, once, when, until, before, after, ...).
-4. A finished clause that names no item is matched against titles: the item whose title's
-   content words (stemmed, stop words dropped) it covers best, when it covers at least half of
-   them and at least two (one for a one-word title), and no other item scores as well. Without a
-   completion word, the past-tense verb must be the title's own ("Built the image" finishes
-   "Build the image"; "Updated the Dockerfile to build the image" finishes nothing). A clause of
-   completion words alone ("Screenshots of the dashboard: done") is said of the clause before it.
+   passed, ...), a verb in the past tense ("pushed", "built"), or an outcome of the table below
+   (for a clause that names items, an outcome of their titles' verbs), and none of:
+   - a question mark; a negation (not, n't, never, cannot, no/without — except "no errors");
+   - a word of failure or ongoing work (failing, blocked, stuck, starting, working, retrying,
+     waiting, skipping, rolled back, ...);
+   - partial work: a count short of the whole ("12 of 40", "3/5", "60%"), "so far", "the rest",
+     "to go", some, most, only, except, almost, half, a part of something ("the intro section of
+     the report"), or pending work (pending, awaiting, in review, on hold, ready to, ...);
+   - before the first such word, an intent, condition or instruction (will, going to, need, next,
+     if, once, when, until, before, after, make sure, whether, ...).
+4. A clause takes back what the clause before it finished ("Deployed, but not yet back in
+   service", "Drafted, not sent", "Migrated the EU tables; the rest tonight", "Tables migrated:
+   7/9") when it speaks of remaining or pending work or counts part of the whole, or opens with a contrast (but, though, except) or a negation (not,
+   still, only) and is itself not finished — unless it speaks of another item (names it, or holds
+   another item's verb or object: "Built the image, but haven't pushed it yet").
+5. A finished clause that names no item is matched against titles in the step's own terms. A
+   title is read as "<verb> [particle] <object> [<preposition> <complement>]" ("Push image to
+   registry": verb push, object image). The clause must be about the object: it names the
+   object's last word and at least half of its words (not through its own verbs, nor after a
+   purpose "to <verb>": "Installed Xcode to build the iOS app" is not about the app), with no
+   modifier before that word that the title lacks ("the staging database" for "the production
+   database" or for "the database"; "new", "latest" and the like are fine), no other noun after it
+   ("the welcome email template"), no other number beside a title word ("5 participants" for
+   "Interview 8 participants"), and no other place or party after the title's own preposition
+   ("to staging" for "Deploy the api to production"). And it must say the outcome happened: a
+   completion word, the title's verb in the past tense, or an outcome _OUTCOME_TABLE lists for the
+   verb ("Invoice went out" finishes "Send the invoice", "Workers now run 3.12" finishes "Upgrade
+   the workers to 3.12", "The guide exists now" finishes "Write the guide"). Of the items that
+   pass, the one whose title it covers best, at least half of the title's words and two (the verb
+   counts when its outcome was said); two equally good items complete neither. A clause of
+   completion or outcome words alone ("Screenshots of the dashboard: done", "Contract: signed")
+   is said of the clause before it.
 
 Whether a claim is applied (dependencies completed, status not set by a caller) is decided by
 applicable_claims; the store applies the result in the transaction that stores the message.
@@ -190,6 +214,7 @@ class _Clause:
     refs: list[tuple[int, MatchedBy]]  # (ordinal, how) of the items it names
     question: bool
     verdict: bool | None = None  # None: bare (names items, says nothing else)
+    words: list[str] = dataclasses.field(default_factory=list)  # its words, less the references
 
 
 def _number(word: str) -> int:
@@ -315,6 +340,26 @@ def _split_conjunctions(text: str, begin: int, end: int, named: list[tuple[int, 
     return out if points else [_Clause(piece, begin, refs, question)]
 
 
+@functools.lru_cache(maxsize=16_384)
+def stem(word: str) -> str:
+    """A crude, stable stem so "built"/"build", "pushed"/"push", "verified"/"verify" meet."""
+    w = _IRREGULAR.get(word, word)
+    for suffix in ("ing", "ed", "es", "s"):
+        if w.endswith(suffix) and len(w) - len(suffix) >= 3 \
+                and not (suffix == "s" and w[-2:] in ("ss", "us", "is")):
+            w = w[: -len(suffix)]
+            break
+    if w.endswith("ion") and len(w) >= 7:  # "provisioned" and "provision", "migrated" and "migration"
+        w = w[:-3]
+    if w.endswith("i"):
+        w = w[:-1] + "y"
+    if len(w) >= 4 and w[-1] == w[-2] and w[-1] not in "aeioulsz":
+        w = w[:-1]
+    if w.endswith("e") and len(w) > 3:
+        w = w[:-1]
+    return w
+
+
 # --- outcomes ----------------------------------------------------------------------------------
 
 # A step is finished in its own terms when a clause names its object and says the outcome of its
@@ -325,7 +370,7 @@ def _split_conjunctions(text: str, begin: int, end: int, named: list[tuple[int, 
 _OUTCOME_TABLE = (
     ("send email mail forward deliver dispatch share circulate distribute notify submit file reply respond return",
      "sent, delivered, emailed, mailed, forwarded, dispatched, shared, circulated, distributed, notified,"
-     " submitted, filed, replied, responded, returned, went out, gone out, is out, are out"),
+     " submitted, filed, replied, responded, returned, went out, gone out, is out, are out, is with, are with"),
     ("invite", "invited, sent, went out, gone out, are out"),
     ("approve sign accept authorize authorise endorse ratify greenlight",
      "approved, signed, signed off, sign-off, accepted, authorized, authorised, endorsed, ratified, greenlit,"
@@ -335,7 +380,7 @@ _OUTCOME_TABLE = (
      " live on, is out, are out, now out, went out, is up, are up, now available, is available, are available"),
     ("deploy roll promote rollout",
      "deployed, rolled out, promoted, is live, are live, went live, gone live, now live, live on, live in,"
-     " now running, now serving, now serves, now serve, now runs, now run, is up, are up"),
+     " now running, now serving, now serves, now serve, is serving, are serving, now runs, now run, is up, are up"),
     ("upgrade update bump patch migrate switch move convert port renew rotate",
      "upgraded, updated, bumped, patched, migrated, switched, moved, converted, ported, renewed, rotated,"
      " now runs, now run, now running, now on, is on, are on, runs on, run on, now uses, now use, now points,"
@@ -385,9 +430,17 @@ def _outcomes_by_verb() -> dict[str, frozenset[tuple[str, ...]]]:
     return {verb: frozenset(phrases) for verb, phrases in table.items()}
 
 
+_OUTCOMES = _outcomes_by_verb()
+_ALL_OUTCOMES = frozenset(phrase for phrases in _OUTCOMES.values() for phrase in phrases)
+_TABLE_VERBS = frozenset(verb for verbs, _ in _OUTCOME_TABLE for verb in verbs.split())
+_OUTCOME_WORDS = frozenset(word for phrase in _ALL_OUTCOMES for word in phrase)
+
+
 # A title's verb may take a particle ("set up", "back up", "roll out", "sign off", "shut down"), and
 # its object ends at the first preposition ("Push image to registry": the object is the image).
 _PARTICLES = frozenset({"up", "out", "off", "down", "over", "back"})
+# Modifiers that do not make the title's object another thing ("the new billing service").
+_GENERIC_MODIFIERS = frozenset({"new", "old", "latest", "final", "whole", "entire", "full", "current", "last"})
 _PREPOSITIONS = frozenset({
     "to", "on", "in", "into", "onto", "for", "with", "from", "at", "by", "via", "across", "over", "under", "through",
     "about", "against", "between", "within", "per", "before", "after", "using",
@@ -405,7 +458,7 @@ _PARTIAL_PHRASES = frozenset({
     ("first", "round"), ("first", "part"), ("rolled", "back"), ("roll", "back"), ("ready", "to"),
 })
 # Anywhere in a clause after a finished one, these say its outcome is still to come.
-_PENDING = frozenset({"pending", "awaiting", "await", "awaits", "waiting", "tbd", "yet", "still"})
+_PENDING = frozenset({"pending", "awaiting", "await", "awaits", "waiting", "tbd", "yet", "still", "next"})
 # A clause opening with one of these (or with a contrast) and not finished qualifies the clause before it.
 _QUALIFYING = frozenset({
     "not", "never", "no", "still", "only", "yet", "pending", "awaiting", "partly", "partially", "mostly", "almost",
@@ -413,6 +466,10 @@ _QUALIFYING = frozenset({
 })
 _REMAINDER_PHRASES = frozenset({("so", "far"), ("the", "rest"), ("to", "go"), ("remaining",), ("remainder",)})
 _COUNT = re.compile(r"^(\d{1,6})/(\d{1,6})$")
+# The phrases that start at a word, for finding any of them in one pass.
+_PHRASES_AT: dict[str, list[tuple[str, ...]]] = {}
+for _phrase in sorted(_ALL_OUTCOMES | _PARTIAL_PHRASES | _REMAINDER_PHRASES):
+    _PHRASES_AT.setdefault(_phrase[0], []).append(_phrase)
 
 
 # --- verdicts ----------------------------------------------------------------------------------
@@ -420,7 +477,8 @@ _COUNT = re.compile(r"^(\d{1,6})/(\d{1,6})$")
 def _is_past(word: str) -> bool:
     if word in _IRREGULAR_COMPLETION:
         return True
-    return (len(word) >= 5 and word.endswith("ed") and not word.endswith("eed") and word not in _NEUTRAL_ED
+    last = word.rsplit("-", 1)[-1]  # "re-deployed" is past, "op-ed" is not
+    return (len(last) >= 5 and word.endswith("ed") and not word.endswith("eed") and word not in _NEUTRAL_ED
             and word not in _VETO and not word.startswith("un"))
 
 
@@ -474,23 +532,19 @@ def _phrases_in(words: list[str]) -> frozenset[tuple[str, ...]]:
     return frozenset(_find_phrases(_phrase_words(words), _ALL_OUTCOMES))
 
 
-def _first_cue(words: list[str]) -> int | None:
-    """Where the clause first says something happened: a completion word, a past tense or an outcome."""
+def _first_cue(words: list[str], outcomes: frozenset[tuple[str, ...]] = _ALL_OUTCOMES) -> int | None:
+    """Where the clause first says something happened: a completion word, a past tense or one of the outcomes."""
     at = [i for i, w in enumerate(words) if _is_completion(w)][:1]
     expanded = _phrase_words(words)
     if len(expanded) == len(words):  # outcome positions line up with the words
-        at.extend(_find_phrases(expanded, _ALL_OUTCOMES).values())
-    elif _find_phrases(expanded, _ALL_OUTCOMES):
+        at.extend(_find_phrases(expanded, outcomes).values())
+    elif _find_phrases(expanded, outcomes):
         at.append(next(i for i, w in enumerate(words) if w.endswith("'s")))
     return min(at) if at else None
 
 
 def _has_cue(words: list[str]) -> bool:
     return _first_cue(words) is not None
-
-
-def _is_cue(word: str) -> bool:
-    return _is_completion(word)
 
 
 def _partial_count(words: list[str]) -> bool:
@@ -563,65 +617,46 @@ def _unfinished(words: list[str], objects: frozenset[str] = frozenset()) -> bool
     return any(not _excusable(word, objects) for word in _vetoes(words))
 
 
-def _finished(words: list[str], question: bool, objects: frozenset[str] = frozenset()) -> bool:
+def _finished(words: list[str], question: bool, outcomes: frozenset[tuple[str, ...]],
+              objects: frozenset[str] = frozenset()) -> bool:
     if question:
         return False
-    first = _first_cue(words)
+    first = _first_cue(words, outcomes)
     if first is None or _unfinished(words, objects):
         return False
     return not any(word in _INTENT or word.endswith("'ll") for word in words[:first])
 
 
-def _judge(clause: _Clause, spans: list[tuple[int, int, list[tuple[int, MatchedBy]]]], objects: frozenset[str]) -> None:
+def _outcomes_of(refs: list[tuple[int, MatchedBy]], index: _PlanIndex) -> frozenset[tuple[str, ...]]:
+    """The outcomes that say the named items happened ("Step 3 scheduled" finishes "Schedule the
+    review", not "Deploy the app")."""
+    return frozenset().union(*(index.titles[o].outcomes for o, _ in refs if o in index.titles))
+
+
+def _judge(clause: _Clause, spans: list[tuple[int, int, list[tuple[int, MatchedBy]]]], index: _PlanIndex) -> None:
     """Set clause.verdict: True/False, or None when it only names items.
 
-    A clause that names no item may hold a failure word that is a title's object ("Reproduced the
-    crash"); title matching then accepts only an item whose object it is.
+    A clause that names items is read with their outcomes; one that names none with every outcome
+    (title matching then asks for the matched title's own), and it may hold a failure word that is
+    a title's object ("Reproduced the crash"): title matching accepts only an item whose object it is.
     """
     text = list(clause.text)
     for start, end, _ in spans:  # blank out the reference spans: "step two" says nothing about finishing
         for i in range(max(start, clause.start), min(end, clause.start + len(text))):
             text[i - clause.start] = " "
-    words = _words("".join(text))
+    clause.words = words = _words("".join(text))
     if clause.refs and all(w in _BARE_FILLER for w in words):
         clause.verdict = None
+    elif clause.refs:
+        clause.verdict = _finished(words, clause.question, _outcomes_of(clause.refs, index))
     else:
-        clause.verdict = _finished(words, clause.question, frozenset() if clause.refs else objects)
+        clause.verdict = _finished(words, clause.question, _ALL_OUTCOMES, index.objects)
 
 
 # --- titles ------------------------------------------------------------------------------------
 
-@functools.lru_cache(maxsize=16_384)
-def stem(word: str) -> str:
-    """A crude, stable stem so "built"/"build", "pushed"/"push", "verified"/"verify" meet."""
-    w = _IRREGULAR.get(word, word)
-    for suffix in ("ing", "ed", "es", "s"):
-        if w.endswith(suffix) and len(w) - len(suffix) >= 3 \
-                and not (suffix == "s" and w[-2:] in ("ss", "us", "is")):
-            w = w[: -len(suffix)]
-            break
-    if w.endswith("ion") and len(w) >= 7:  # "provisioned" and "provision", "migrated" and "migration"
-        w = w[:-3]
-    if w.endswith("i"):
-        w = w[:-1] + "y"
-    if len(w) >= 4 and w[-1] == w[-2] and w[-1] not in "aeioulsz":
-        w = w[:-1]
-    if w.endswith("e") and len(w) > 3:
-        w = w[:-1]
-    return w
-
-
 def content_stems(text: str) -> frozenset[str]:
     return frozenset(stem(w.removesuffix("'s")) for w in _words(text.lower()) if w not in _STOP and w not in ("✓", "%", "#"))
-
-
-_OUTCOMES = _outcomes_by_verb()
-_ALL_OUTCOMES = frozenset(phrase for phrases in _OUTCOMES.values() for phrase in phrases)
-_TABLE_VERBS = frozenset(verb for verbs, _ in _OUTCOME_TABLE for verb in verbs.split())
-_OUTCOME_WORDS = frozenset(word for phrase in _ALL_OUTCOMES for word in phrase)
-_PHRASES_AT: dict[str, list[tuple[str, ...]]] = {}
-for _phrase in sorted(_ALL_OUTCOMES | _PARTIAL_PHRASES | _REMAINDER_PHRASES):
-    _PHRASES_AT.setdefault(_phrase[0], []).append(_phrase)
 
 
 class _Title(NamedTuple):
@@ -630,6 +665,7 @@ class _Title(NamedTuple):
     stems: frozenset[str]  # every content word
     verb: str  # the first word's stem: plan steps are written as commands
     object: frozenset[str]  # what the verb acts on; the complement when the verb takes none ("SSH into server")
+    complements: tuple[tuple[str, frozenset[str]], ...]  # (preposition, its words): "to production"
     numbers: dict[str, str]  # a number's neighbouring word → the number ("Interview 8 participants")
     head: frozenset[str]  # the object's last word (and the one before a number: "migration 42"): named, or no match
     modifiers: frozenset[str]  # the object's other words ("production" in "the production database")
@@ -644,10 +680,23 @@ def _read_title(title: str) -> _Title | None:
     verb = stem(words[0])
     rest = words[2:] if len(words) > 1 and words[1] in _PARTICLES else words[1:]
     cut = next((i for i, w in enumerate(rest) if w in _PREPOSITIONS), len(rest))
-    phrase = [w for w in rest[:cut] if w not in _STOP] or [w for w in rest[cut:] if w not in _STOP]
+    phrase = [w for w in rest[:cut] if w not in _STOP]
+    complements = []
+    if phrase:  # "to production" in "Deploy the api to production"
+        complements = [(w, stems_after) for i, w in enumerate(rest) if w in _PREPOSITIONS
+                       if (stems_after := content_stems(" ".join(_phrase_after(rest, i))))]
+    else:  # "SSH into server": the complement is what the verb acts on
+        phrase = [w for w in rest[cut:] if w not in _STOP]
     head = {stem(w) for w in phrase[-2:] if any(c.isdigit() for c in phrase[-1])} | {stem(w) for w in phrase[-1:]}
     obj = content_stems(" ".join(phrase))
-    return _Title(stems, verb, obj, _numbered_nouns(words), frozenset(head), obj - head, _OUTCOMES.get(verb, frozenset()))
+    return _Title(stems, verb, obj, tuple(complements), _numbered_nouns(words), frozenset(head), obj - head,
+                  _OUTCOMES.get(verb, frozenset()))
+
+
+def _phrase_after(words: list[str], i: int) -> list[str]:
+    """The words after the preposition at i, up to the next preposition."""
+    end = next((j for j in range(i + 1, len(words)) if words[j] in _PREPOSITIONS), len(words))
+    return words[i + 1:end]
 
 
 def _numbered_nouns(words: list[str]) -> dict[str, str]:
@@ -701,18 +750,24 @@ def _about_something_else(title: _Title, said: _Said) -> bool:
         other = said.numbers.get(noun, number)
         if other != number and not other.startswith(number + "."):
             return True
+    for preposition, complement in title.complements:
+        places = [content_stems(" ".join(_phrase_after(said.words, i))) for i, w in enumerate(said.words)
+                  if w == preposition]
+        if places and all(place and place.isdisjoint(complement) for place in places):
+            return True  # "to staging" for "to production", "to my co-author" for "to the foundation"
     words = said.words
     mentions = [i for i, w in enumerate(words) if stem(w.removesuffix("'s")) in title.head]
     return bool(mentions) and all(_modified_away(title, said, i) for i in mentions)
 
 
 def _modified_away(title: _Title, said: _Said, i: int) -> bool:
-    """Whether this mention of the title's head belongs to another thing: another modifier before
-    it ("the staging database"), when the title has one, or a noun of its own after it ("the
-    welcome email template")."""
+    """Whether this mention of the title's head belongs to another thing: a modifier before it that
+    the title lacks ("the staging database" for "the production database"; "the staging workers"
+    for "the workers": a part of them), or a noun of its own after it ("the welcome email template")."""
     words = said.words
     before = words[i - 1] if i else ""
-    if title.modifiers and before and before not in _STOP and not any(c.isdigit() for c in before) \
+    if before and before not in _STOP and before not in _GENERIC_MODIFIERS and not any(c.isdigit() for c in before) \
+            and not _is_completion(before) and before not in _OUTCOME_WORDS and not _vetoed(before) \
             and stem(before.removesuffix("'s")) not in title.stems:
         return True
     after = words[i + 1] if i + 1 < len(words) and not words[i].endswith("'s") else ""
@@ -763,7 +818,7 @@ def _join_lone_completions(clauses: list[_Clause]) -> list[_Clause]:
         words = _words(clause.text)
         previous = joined[-1] if joined else None
         if previous is not None and not clause.refs and not previous.question and words \
-                and all(_is_cue(w) or w in _STOP or w in _OUTCOME_WORDS for w in words) and _has_cue(words):
+                and all(_is_completion(w) or w in _STOP or w in _OUTCOME_WORDS for w in words) and _has_cue(words):
             gap = clause.start - (previous.start + len(previous.text))
             previous.text += " " * gap + clause.text
             previous.question = clause.question
@@ -791,12 +846,14 @@ def _about_other_items(clause: _Clause, claimed: set[int], index: _PlanIndex) ->
 
 
 def _qualifies_previous(clause: _Clause) -> bool:
-    """ "…, but not yet back in service", "…, not sent", "…; the rest tonight": the clause takes back
-    what the one before it said was finished. One that speaks of work remaining does; so does one
+    """ "…, but not yet back in service", "…, not sent", "…; the rest tonight", "…: 7/9": the clause
+    takes back what the one before it said was finished. One that speaks of work remaining or
+    pending, or counts part of the whole, does; so does one
     that is itself not finished and opens with a contrast (but, though, except, …) or with the
     negation, pending or partial word that qualifies (not, still, only, …)."""
     words = _words(clause.text)
-    if _remainder(words) or any(w in _PENDING for w in words):
+    if _remainder(words) or _partial_count(words) or any(w in _PENDING or _PERCENT.match(w) and _vetoed(w)
+                                                         for w in words):
         return True
     opens = bool(words) and (words[0] in _CONTRAST or words[0] in _QUALIFYING or words[0].endswith("n't"))
     return opens and _unfinished(words)
@@ -818,14 +875,13 @@ def completion_claims(items: Sequence[OutlineItem], message: str) -> list[Claim]
             spans.append((start, start + len(lead), []))
     clauses = _join_lone_completions(clauses)
     for clause in clauses:
-        _judge(clause, spans, index.objects)
+        _judge(clause, spans, index)
     quoted = {id(c): (c.start, c.start + len(c.text)) for c in clauses}
     for i, clause in enumerate(clauses):
-        if clause.verdict is None:  # a bare mention takes the verdict of what follows (or precedes) it
+        if clause.verdict is None:  # a bare mention takes the verdict of what follows it
             judge = next((c for c in clauses[i + 1:] if c.verdict is not None), None)
-            if judge is None and i and not clauses[i - 1].refs:
-                judge = clauses[i - 1]
-            clause.verdict = bool(judge and judge.verdict)
+            clause.verdict = judge is not None and _finished(judge.words, judge.question,
+                                                             _outcomes_of(clause.refs, index))
             if judge is not None:
                 quoted[id(clause)] = (min(clause.start, judge.start), max(*quoted[id(clause)], *quoted[id(judge)]))
     named: list[list[tuple[int, MatchedBy]]] = []
