@@ -146,6 +146,9 @@ def test_claims_never_touch_a_status_a_caller_set_or_an_item_already_finished() 
     ("Deploy the pricing service", "The pricing service is serving traffic in eu-west"),
     ("Upgrade the build agents to Node 22", "Build agents now run Node 22"),
     ("Upgrade the build agents to Node 22", "All build agents are on Node 22.3"),
+    ("Upgrade the read replica to Postgres 16", "Read replica is running Postgres 16.2"),
+    ("Approve the travel budget", "Got approval for the travel budget"),
+    ("Write the changelog", "Changelog checked in"),
     ("Write the onboarding guide", "The onboarding guide exists now, 9 pages"),
     ("Write the onboarding guide", "Onboarding guide is in the wiki"),
     ("Prepare the slides for the offsite", "Slides ready for the offsite"),
@@ -235,6 +238,7 @@ def test_a_statement_about_something_else_that_shares_title_words_completes_noth
     "Make sure the search service is live in production before Friday",
     "Check whether the renewal notices went out", "Going to migrate the billing tables tonight",
     "Failover to the standby failed", "Search service deploy rolled back",
+    "The billing tables migration is running", "Incident report sign-off requested",
 ])
 def test_questions_negations_intents_conditions_and_failures_with_outcome_words_complete_nothing(message: str) -> None:
     assert claimed(message, PIPELINE) == []

@@ -135,6 +135,7 @@ _ORDINAL_WORDS = {w: n for n, w in enumerate(
 _COMPLETION_WORDS = frozenset({
     "done", "complete", "completed", "completes", "finished", "finishes", "✓", "succeeded", "succeeds",
     "successful", "successfully", "passed", "passes", "ok", "okay", "green", "accomplished", "achieved", "wrapped",
+    "finalised", "finalized",
 })
 # Past tenses that do not end in -ed, mapped to the verb (for title matching as well).
 _IRREGULAR = {
@@ -373,8 +374,8 @@ _OUTCOME_TABLE = (
      " submitted, filed, replied, responded, returned, went out, gone out, is out, are out, is with, are with"),
     ("invite", "invited, sent, went out, gone out, are out"),
     ("approve sign accept authorize authorise endorse ratify greenlight",
-     "approved, signed, signed off, sign-off, accepted, authorized, authorised, endorsed, ratified, greenlit,"
-     " got the go-ahead, lgtm"),
+     "approved, signed, signed off, accepted, authorized, authorised, endorsed, ratified, greenlit,"
+     " got the go-ahead, got approval, approval granted, got sign-off, lgtm"),
     ("publish release ship launch post announce",
      "published, released, shipped, launched, posted, announced, is live, are live, went live, gone live, now live,"
      " live on, is out, are out, now out, went out, is up, are up, now available, is available, are available"),
@@ -383,13 +384,13 @@ _OUTCOME_TABLE = (
      " now running, now serving, now serves, now serve, is serving, are serving, now runs, now run, is up, are up"),
     ("upgrade update bump patch migrate switch move convert port renew rotate",
      "upgraded, updated, bumped, patched, migrated, switched, moved, converted, ported, renewed, rotated,"
-     " now runs, now run, now running, now on, is on, are on, runs on, run on, now uses, now use, now points,"
-     " now point"),
+     " now runs, now run, now running, is running, are running, now on, is on, are on, runs on, run on, now at,"
+     " is at, are at, now uses, now use, now points, now point"),
     ("write draft outline document prepare compose author design edit revise rewrite summarise summarize"
      " transcribe translate record",
      "written, wrote, drafted, outlined, documented, prepared, composed, authored, designed, edited, revised,"
-     " rewritten, summarised, summarized, transcribed, translated, recorded, exists, now exists, is in, are in,"
-     " ready, is up"),
+     " rewritten, summarised, summarized, transcribed, translated, recorded, committed, checked in, exists,"
+     " now exists, is in, are in, is on, are on, ready, is up"),
     ("build create provision set install configure enable add implement scaffold make generate spin stand open"
      " register",
      "built, created, provisioned, installed, configured, enabled, added, implemented, scaffolded, made, generated,"
@@ -401,7 +402,7 @@ _OUTCOME_TABLE = (
      "tested, passed, passes, green, verified, confirmed, checked, validated, reviewed, proofread, audited,"
      " evaluated, benchmarked, measured, looks good, look good, all good, lgtm, signed off"),
     ("merge land integrate commit",
-     "merged, landed, integrated, committed, is in, are in, in main, in master"),
+     "merged, landed, integrated, committed, checked in, is in, are in, in main, in master"),
     ("book reserve schedule order buy purchase pay hire rent arrange",
      "booked, reserved, scheduled, ordered, bought, purchased, paid, hired, rented, arranged, confirmed"),
     ("collect gather download fetch export import load ingest backfill copy sync transfer upload push pull extract"
@@ -590,7 +591,7 @@ def _vetoes(words: list[str]) -> list[str]:
     """The words that say the work is not (known to be) finished: negation, failure, ongoing work, a
     part of something ("the intro section of the report").
 
-    "no errors", "now running 16.4", "up and running" and "failed over" are no vetoes.
+    "no errors", "now running", "running 16.4", "up and running" and "failed over" are no vetoes.
     """
     found = []
     for i, word in enumerate(words):
@@ -598,8 +599,9 @@ def _vetoes(words: list[str]) -> list[str]:
             continue  # "without errors", "no issues"
         if word in _HARMLESS_AFTER_NO and i and words[i - 1] in _NO:
             continue
-        if word == "running" and i and words[i - 1] in ("now", "and"):
-            continue  # the state a finished step leaves
+        if word == "running" and (i and words[i - 1] in ("now", "and")
+                                  or any(c.isdigit() for w in words[i + 1:i + 3] for c in w)):
+            continue  # the state a finished step leaves: "now running", "up and running", "running Postgres 16"
         if word == "failed" and words[i + 1:i + 2] == ["over"]:
             continue  # a fail-over that happened
         if word in _PART and words[i + 1:i + 2] == ["of"] or _vetoed(word):
