@@ -286,3 +286,16 @@ def test_a_scored_set_keeps_no_wrong_completions_and_its_measured_finishing_coun
         name: str, finishing_exact: int) -> None:
     figures = score(name)
     assert figures["wrong"] == 0 and figures["exact"] >= finishing_exact
+
+
+BLIND = "plan_progress_messages_blind.yaml"  # issue 34's blind set: only its counts are asserted, never its cases
+
+
+def test_the_blind_set_keeps_its_measured_counts_as_a_floor() -> None:
+    figures = score(BLIND)
+    assert (figures["finishing"], figures["wrong"] <= 3, figures["exact"] >= 18) == (51, True, True), figures
+
+
+@pytest.mark.xfail(strict=True, reason="issue 34's target, not met: 3 wrong completions measured at 610e67f")
+def test_the_blind_set_has_no_wrong_completions() -> None:
+    assert score(BLIND)["wrong"] == 0
