@@ -159,6 +159,7 @@ _VETO = frozenset({
     "fail", "fails", "failed", "failing", "failure", "failures", "error", "errors", "errored", "broken", "broke",
     "crash", "crashed", "crashes", "crashing", "stuck", "blocked", "blocking", "blocker", "timeout", "timed",
     "exception", "flaky", "denied", "refused", "rejected", "aborted", "interrupted", "reverted", "undone",
+    "wrong", "incorrect", "redo", "redoing",
     "rollback",
     "almost", "nearly", "partially", "partly", "half", "halfway", "mostly",
     "start", "starts", "starting", "started", "begin", "begins", "beginning", "began", "begun", "working",
@@ -202,6 +203,7 @@ _ONE_NUMBER = re.compile(rf"(?P<a>{_NUM})(?:\s*/\s*\d{{1,3}})?(?:\s*(?:-|–|to|
 
 _ID_RUN = re.compile(r"[\w.-]+")
 _CLAUSE_END = re.compile(r"[;!?\n]+|[.:,](?=\s|$)|\s[—–-]+\s|[—–]")
+_TICK_THEN_WORD = re.compile(r"(?<=[\w)] ✓)[ \t]+(?=\w)|(?<=[\w)]✓)[ \t]+(?=\w)")
 _ALWAYS_SPLIT = re.compile(r"\b(?:but|however|though|although|whereas)\b")
 _SPLIT_IF_BOTH_NAME = re.compile(r"\b(?:and|then|while|after that|afterwards)\b")
 _TOKEN = re.compile(r"✓|%|#|[a-z0-9]+(?:['._/:-][a-z0-9]+)*")
@@ -313,6 +315,9 @@ def _cut(text: str, spans: list[tuple[int, int, list[tuple[int, MatchedBy]]]]) -
     for match in _CLAUSE_END.finditer(text):
         if not inside[match.start()]:
             cuts.append((match.start(), match.end(), "?" in match.group()))
+    for match in _TICK_THEN_WORD.finditer(text):  # "venue ✓ catering ✓": each tick closes its own item
+        cuts.append((match.start(), match.end(), False))
+    cuts.sort()
     clauses = []
     begin = 0
     for end, resume, question in [*cuts, (len(text), len(text), False)]:
@@ -341,9 +346,15 @@ def _split_conjunctions(text: str, begin: int, end: int, named: list[tuple[int, 
     return out if points else [_Clause(piece, begin, refs, question)]
 
 
+_VERB_PREFIXES = frozenset({"e", "re"})
+
+
 @functools.lru_cache(maxsize=16_384)
 def stem(word: str) -> str:
     """A crude, stable stem so "built"/"build", "pushed"/"push", "verified"/"verify" meet."""
+    prefix, _, rest = word.partition("-")
+    if prefix in _VERB_PREFIXES and rest.isalpha():  # "e-filed" is filed, "re-sent" is sent
+        word = rest
     w = _IRREGULAR.get(word, word)
     for suffix in ("ing", "ed", "es", "s"):
         if w.endswith(suffix) and len(w) - len(suffix) >= 3 \
@@ -446,6 +457,8 @@ _PREPOSITIONS = frozenset({
     "to", "on", "in", "into", "onto", "for", "with", "from", "at", "by", "via", "across", "over", "under", "through",
     "about", "against", "between", "within", "per", "before", "after", "using",
 })
+# Prepositions before the party an object goes to ("to the client", "with the court").
+_PARTY = frozenset({"to", "with"})
 # A clause opening with one of these qualifies the clause before it ("done, but not yet back in service").
 _CONTRAST = frozenset({"but", "however", "though", "although", "whereas", "yet", "except"})
 # Partial or pending: with these a clause says the work is not (known to be) all done.
@@ -578,7 +591,7 @@ _PART = frozenset({
 })
 _FAILURE = frozenset({
     "fail", "fails", "failed", "failing", "failure", "failures", "error", "errors", "errored", "broken", "crash",
-    "crashed", "crashes", "crashing", "timeout", "exception", "flaky",
+    "crashed", "crashes", "crashing", "timeout", "exception", "flaky", "wrong", "incorrect",
 })
 
 
@@ -753,8 +766,11 @@ def _about_something_else(title: _Title, said: _Said) -> bool:
         if other != number and not other.startswith(number + "."):
             return True
     for preposition, complement in title.complements:
+        # a party the title sends or files its object to or with is also named by "to": "to the partner"
+        # is another party than "with the court"
+        alike = _PARTY if preposition in _PARTY else {preposition}
         places = [content_stems(" ".join(_phrase_after(said.words, i))) for i, w in enumerate(said.words)
-                  if w == preposition]
+                  if w in alike]
         if places and all(place and place.isdisjoint(complement) for place in places):
             return True  # "to staging" for "to production", "to my co-author" for "to the foundation"
     words = said.words
@@ -829,6 +845,13 @@ def _join_lone_completions(clauses: list[_Clause]) -> list[_Clause]:
     return joined
 
 
+def _stands_alone(after: str) -> bool:
+    """Whether a word followed by this one is a noun of its own ("venue ✓", "changelog done") rather
+    than a modifier of the noun after it ("hearing request submitted" is about a request)."""
+    return not after or after in _BARE_FILLER or after == "✓" or after in _CONTRAST or after in _OUTCOME_WORDS \
+        or _is_completion(after) or _vetoed(after) or after in _INTENT or after in _PARTIAL
+
+
 def _normalise(message: str) -> str:
     """Lower case and one check mark, keeping every offset so evidence can quote the original."""
     text = message.lower()
@@ -869,9 +892,10 @@ def completion_claims(items: Sequence[OutlineItem], message: str) -> list[Claim]
     spans = _numbered_refs(text, len(items)) + _id_refs(text, index)
     clauses = _cut(text, spans)
     for clause in clauses:
-        first = _words(clause.text)[:2]
-        lead = first[1] if first and first[0] == "✓" and len(first) > 1 else (first[0] if first else "")
-        if lead in plain_ids:
+        first = _words(clause.text)[:3]
+        at = 1 if first and first[0] == "✓" else 0
+        lead = first[at] if len(first) > at else ""
+        if lead in plain_ids and _stands_alone(first[at + 1] if len(first) > at + 1 else ""):
             clause.refs.append((plain_ids[lead], MatchedBy.ITEM_ID))
             start = clause.start + clause.text.index(lead)
             spans.append((start, start + len(lead), []))
