@@ -280,7 +280,7 @@ def _plan_index(outline: tuple[tuple[str, int, str], ...]) -> _PlanIndex:
     titles = {ordinal: read for _, ordinal, title in outline if (read := _read_title(title))}
     postings: dict[str, list[int]] = {}
     for ordinal, read in titles.items():
-        for word in read.stems:
+        for word in read.stems | read.initials:
             postings.setdefault(word, []).append(ordinal)
     verbs = _TABLE_VERBS | {_words(title.lower())[0] for _, _, title in outline if _words(title.lower())}
     return _PlanIndex(ids, plain_ids, {ordinal: item_id for item_id, ordinal, _ in outline}, titles, postings,
@@ -386,14 +386,14 @@ _OUTCOME_TABLE = (
     ("invite", "invited, sent, went out, gone out, are out"),
     ("approve sign accept authorize authorise endorse ratify greenlight",
      "approved, signed, signed off, accepted, authorized, authorised, endorsed, ratified, greenlit,"
-     " got the go-ahead, got approval, approval granted, got sign-off, lgtm"),
+     " got the go-ahead, got approval, approval granted, got sign-off, lgtm, in hand"),
     ("publish release ship launch post announce",
      "published, released, shipped, launched, posted, announced, is live, are live, went live, gone live, now live,"
      " live on, is out, are out, now out, went out, is up, are up, now available, is available, are available"),
     ("deploy roll promote rollout",
      "deployed, rolled out, promoted, is live, are live, went live, gone live, now live, live on, live in,"
      " now running, now serving, now serves, now serve, is serving, are serving, now runs, now run, is up, are up"),
-    ("upgrade update bump patch migrate switch move convert port renew rotate",
+    ("upgrade update bump patch migrate switch move convert port renew rotate flash",
      "upgraded, updated, bumped, patched, migrated, switched, moved, converted, ported, renewed, rotated,"
      " now runs, now run, now running, is running, are running, now on, is on, are on, runs on, run on, now at,"
      " is at, are at, now uses, now use, now points, now point"),
@@ -401,7 +401,7 @@ _OUTCOME_TABLE = (
      " transcribe translate record",
      "written, wrote, drafted, outlined, documented, prepared, composed, authored, designed, edited, revised,"
      " rewritten, summarised, summarized, transcribed, translated, recorded, committed, checked in, exists,"
-     " now exists, is in, are in, is on, are on, ready, is up"),
+     " now exists, is in, are in, is on, are on, ready, is up, is final, are final"),
     ("build create provision set install configure enable add implement scaffold make generate spin stand open"
      " register",
      "built, created, provisioned, installed, configured, enabled, added, implemented, scaffolded, made, generated,"
@@ -415,11 +415,13 @@ _OUTCOME_TABLE = (
     ("merge land integrate commit",
      "merged, landed, integrated, committed, checked in, is in, are in, in main, in master"),
     ("book reserve schedule order buy purchase pay hire rent arrange",
-     "booked, reserved, scheduled, ordered, bought, purchased, paid, hired, rented, arranged, confirmed"),
+     "booked, reserved, scheduled, ordered, bought, purchased, paid, hired, rented, arranged, confirmed, set for,"
+     " is set, are set, on the calendar, calendared"),
     ("collect gather download fetch export import load ingest backfill copy sync transfer upload push pull extract"
      " scrape crawl",
      "collected, gathered, downloaded, fetched, exported, imported, loaded, ingested, backfilled, copied, synced,"
-     " transferred, uploaded, pushed, pulled, extracted, scraped, crawled, landed, is in, are in"),
+     " transferred, uploaded, pushed, pulled, extracted, scraped, crawled, landed, is in, are in, in hand"),
+    ("hold host organise organize convene", "held, hosted, organised, organized, convened, took place"),
     ("analyse analyze train run compute survey interview study calculate fit tune label annotate clean dedupe"
      " deduplicate process",
      "analysed, analyzed, trained, ran, computed, surveyed, interviewed, studied, calculated, fitted, tuned,"
@@ -457,6 +459,8 @@ _PREPOSITIONS = frozenset({
     "to", "on", "in", "into", "onto", "for", "with", "from", "at", "by", "via", "across", "over", "under", "through",
     "about", "against", "between", "within", "per", "before", "after", "using",
 })
+# Titles that get an event ("Get IRB approval"): the event's own verb says it happened.
+_GET_VERBS = frozenset({"get", "obtain", "secur", "receiv"})
 # Prepositions before the party an object goes to ("to the client", "with the court").
 _PARTY = frozenset({"to", "with"})
 # A clause opening with one of these qualifies the clause before it ("done, but not yet back in service").
@@ -685,6 +689,7 @@ class _Title(NamedTuple):
     head: frozenset[str]  # the object's last word (and the one before a number: "migration 42"): named, or no match
     modifiers: frozenset[str]  # the object's other words ("production" in "the production database")
     outcomes: frozenset[tuple[str, ...]]  # what saying the verb's outcome happened looks like
+    initials: frozenset[str]  # the object's acronyms: "siv" for "the site initiation visit"
 
 
 def _read_title(title: str) -> _Title | None:
@@ -704,8 +709,10 @@ def _read_title(title: str) -> _Title | None:
         phrase = [w for w in rest[cut:] if w not in _STOP]
     head = {stem(w) for w in phrase[-2:] if any(c.isdigit() for c in phrase[-1])} | {stem(w) for w in phrase[-1:]}
     obj = content_stems(" ".join(phrase))
+    plain = [w for w in phrase if w.isalpha()]
+    initials = {"".join(w[0] for w in plain[k:]) for k in range(len(plain) - 2 + 1)} if len(plain) >= 3 else set()
     return _Title(stems, verb, obj, tuple(complements), _numbered_nouns(words), frozenset(head), obj - head,
-                  _OUTCOMES.get(verb, frozenset()))
+                  _OUTCOMES.get(verb, frozenset()), frozenset(i for i in initials if len(i) >= 3))
 
 
 def _phrase_after(words: list[str], i: int) -> list[str]:
@@ -794,6 +801,33 @@ def _modified_away(title: _Title, said: _Said, i: int) -> bool:
         and not _vetoed(after) and stem(after) not in title.stems and not stem(after).startswith(title.verb)
 
 
+def _event_said(title: _Title, said: _Said) -> bool:
+    """ "Get IRB approval" is done when the IRB approved: for a title that gets, obtains, secures or
+    receives an event noun, a past tense whose stem starts that noun says the event happened."""
+    return title.verb in _GET_VERBS and any(len(v) >= 4 and h.startswith(v) for v in said.verbs for h in title.head)
+
+
+def _names_of(title: _Title, said: _Said, own: bool, event: bool) -> _Said:
+    """The clause with the other ways it names the title's object counted as naming it: its acronym
+    ("the SIV" for "the site initiation visit"), the event noun its verb says ("approved" for
+    "approval"), and, when the title's own outcome is said, the compound's first noun standing alone
+    ("the keynotes confirmed" for "Confirm the keynote speakers": no other noun follows it)."""
+    named = set(said.named)
+    if not title.initials.isdisjoint(said.words):
+        named |= title.object
+    if event:
+        named |= title.head
+    if own and title.head.isdisjoint(named) and not any(c.isdigit() for h in title.head for c in h):
+        words = said.words
+        shortened = [i for i, w in enumerate(words) if stem(w) in title.modifiers and stem(w) in named]
+        if shortened and all(i + 1 == len(words) or _stands_alone(words[i + 1]) or words[i + 1] in _PREPOSITIONS
+                             for i in shortened):
+            named |= title.head
+    if named == said.named:
+        return said
+    return said._replace(named=frozenset(named), stems=said.stems | frozenset(named))
+
+
 def _title_match(clause_text: str, index: _PlanIndex) -> int | None:
     """The one item the clause says is finished in the item's own terms, if there is one.
 
@@ -810,12 +844,14 @@ def _title_match(clause_text: str, index: _PlanIndex) -> int | None:
     scored = []
     for ordinal in candidates:
         title = index.titles[ordinal]
-        if _about_something_else(title, said):
+        event = _event_said(title, said)
+        own = event or title.verb in said.verbs or not title.outcomes.isdisjoint(said.outcomes)
+        read = _names_of(title, said, own, event)
+        if _about_something_else(title, read):
             continue
-        own = title.verb in said.verbs or not title.outcomes.isdisjoint(said.outcomes)
         if not (generic or own):
             continue
-        overlap = len(title.stems & (said.stems | {title.verb} if own else said.stems))
+        overlap = len(title.stems & (read.stems | {title.verb} if own else read.stems))
         if overlap >= min(2, len(title.stems)) and overlap * 2 >= len(title.stems):
             scored.append((overlap / len(title.stems), overlap, ordinal))
     if not scored:
