@@ -305,6 +305,41 @@ def _id_refs(text: str, index: _PlanIndex) -> list[tuple[int, int, list[tuple[in
     return spans
 
 
+def _says_of_something(text: str, question: bool = False) -> bool:
+    """Whether words say of a thing that it is finished: a clause of its own, with a word that is no cue."""
+    words = _words(text)
+    return _finished(words, question, _ALL_OUTCOMES) and any(w not in _STOP and not _is_completion(w) and w not in _OUTCOME_WORDS
+                                   and not _vetoed(w) for w in words)
+
+
+def _activity_refs(text: str, index: _PlanIndex) -> list[tuple[int, int, list[tuple[int, MatchedBy]]]]:
+    """Spans of a step named by its activity: its verb as a noun ending in -ing, -ion or -ment
+    ("rewiring", "the translation", "deployment" for "Deploy the api") of one title's verb only, standing
+    as a noun of its own (no modifier before it that the title lacks, no noun after it: "the stereo
+    mixing", "rewiring the garage" and "testing of the ui" speak of other work)."""
+    spans = []
+    matches = list(re.finditer(r"[a-z]+(?:ing|ion|ions|ment)\b", text))
+    for match in matches:
+        word = match.group()
+        word_stem = stem(word)
+        owners = [o for o, t in index.titles.items() if len(t.verb) >= 4 and word_stem.startswith(t.verb)]
+        if len(owners) != 1 or word in _VETO or word in _INTENT:
+            continue
+        title = index.titles[owners[0]]
+        before = _words(text[:match.start()])[-1:]
+        after = _words(text[match.end():])[:4]
+        if before and before[0] not in _STOP and stem(before[0]) not in title.stems and before[0] not in _GENERIC_MODIFIERS:
+            continue
+        if after and (after[0] == "of" or after[0] in _PREPOSITIONS):  # "the translation of the form": whose?
+            thing = next((w for w in after[1:] if w not in _STOP), "")
+            if stem(thing) not in title.object:
+                continue
+        elif after and not _stands_alone(after[0]):
+            continue
+        spans.append((match.start(), match.end(), [(owners[0], MatchedBy.TITLE)]))
+    return spans
+
+
 def _cut(text: str, spans: list[tuple[int, int, list[tuple[int, MatchedBy]]]]) -> list[_Clause]:
     """Clauses at punctuation outside reference spans, each with the references inside it."""
     inside = [False] * (len(text) + 1)
@@ -338,6 +373,9 @@ def _split_conjunctions(text: str, begin: int, end: int, named: list[tuple[int, 
         if any(s < at for s, _ in named) and any(s > at for s, _ in named) \
                 and not any(s <= at < e for s, e in named):
             points.append(at)
+        elif m.group() == "and" and not any(s <= at < e for s, e in named) \
+                and _says_of_something(text[begin:at]) and _says_of_something(text[at + 3:end], question):
+            points.append(at)  # "IRB approval is in hand and the site visit is done": two statements
     bounds = [begin, *sorted(points), end]
     out = []
     for start, stop in zip(bounds, bounds[1:]):
@@ -711,8 +749,11 @@ def _read_title(title: str) -> _Title | None:
     obj = content_stems(" ".join(phrase))
     plain = [w for w in phrase if w.isalpha()]
     initials = {"".join(w[0] for w in plain[k:]) for k in range(len(plain) - 2 + 1)} if len(plain) >= 3 else set()
+    outcomes = _OUTCOMES.get(verb, frozenset())
+    if verb in _GET_VERBS:  # "Get IRB approval": the outcomes of the verb its event noun comes from
+        outcomes = outcomes.union(*(o for v, o in _OUTCOMES.items() if len(v) >= 4 and any(h.startswith(v) for h in head)))
     return _Title(stems, verb, obj, tuple(complements), _numbered_nouns(words), frozenset(head), obj - head,
-                  _OUTCOMES.get(verb, frozenset()), frozenset(i for i in initials if len(i) >= 3))
+                  outcomes, frozenset(i for i in initials if len(i) >= 3))
 
 
 def _phrase_after(words: list[str], i: int) -> list[str]:
@@ -804,7 +845,8 @@ def _modified_away(title: _Title, said: _Said, i: int) -> bool:
 def _event_said(title: _Title, said: _Said) -> bool:
     """ "Get IRB approval" is done when the IRB approved: for a title that gets, obtains, secures or
     receives an event noun, a past tense whose stem starts that noun says the event happened."""
-    return title.verb in _GET_VERBS and any(len(v) >= 4 and h.startswith(v) for v in said.verbs for h in title.head)
+    said_verbs = said.verbs | {stem(phrase[0]) for phrase in said.outcomes}
+    return title.verb in _GET_VERBS and any(len(v) >= 4 and h.startswith(v) for v in said_verbs for h in title.head)
 
 
 def _names_of(title: _Title, said: _Said, own: bool, event: bool) -> _Said:
@@ -820,12 +862,20 @@ def _names_of(title: _Title, said: _Said, own: bool, event: bool) -> _Said:
     if own and title.head.isdisjoint(named) and not any(c.isdigit() for h in title.head for c in h):
         words = said.words
         shortened = [i for i, w in enumerate(words) if stem(w) in title.modifiers and stem(w) in named]
-        if shortened and all(i + 1 == len(words) or _stands_alone(words[i + 1]) or words[i + 1] in _PREPOSITIONS
-                             for i in shortened):
+        if shortened and all((i + 1 == len(words) or _stands_alone(words[i + 1]) or words[i + 1] in _PREPOSITIONS)
+                             and not _after_preposition(words, i) for i in shortened):
             named |= title.head
     if named == said.named:
         return said
     return said._replace(named=frozenset(named), stems=said.stems | frozenset(named))
+
+
+def _after_preposition(words: list[str], i: int) -> bool:
+    """Whether the noun at i is a preposition's ("about the renewal"): a topic, not what was acted on."""
+    j = i - 1
+    while j >= 0 and words[j] in _STOP and words[j] not in _PREPOSITIONS:
+        j -= 1
+    return j >= 0 and (words[j] in _PREPOSITIONS or words[j] == "of")
 
 
 def _title_match(clause_text: str, index: _PlanIndex) -> int | None:
@@ -925,7 +975,7 @@ def completion_claims(items: Sequence[OutlineItem], message: str) -> list[Claim]
     text = _normalise(message)
     index = _plan_index(tuple(map(_INDEX_KEY, items)))
     plain_ids = index.plain_ids
-    spans = _numbered_refs(text, len(items)) + _id_refs(text, index)
+    spans = _numbered_refs(text, len(items)) + _id_refs(text, index) + _activity_refs(text, index)
     clauses = _cut(text, spans)
     for clause in clauses:
         first = _words(clause.text)[:3]
