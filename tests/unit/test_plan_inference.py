@@ -299,3 +299,51 @@ def test_the_blind_set_keeps_its_measured_counts_as_a_floor() -> None:
 @pytest.mark.xfail(strict=True, reason="issue 34's target, not met: 3 wrong completions measured at 610e67f")
 def test_the_blind_set_has_no_wrong_completions() -> None:
     assert score(BLIND)["wrong"] == 0
+
+
+LAUNCH = plan("Get legal approval for the contract", "Hold the project kickoff meeting", "Schedule the design review",
+              "Confirm the guest speakers", "Translate the user manual into German",
+              "File the tax return with the revenue office", "Flash the firmware")
+
+
+@pytest.mark.parametrize("message, expected", [
+    ("Legal approved the contract", ["s1"]),  # the event a get-title asks for, said by its own verb
+    ("Legal approval is in hand", ["s1"]),  # and by the outcomes of that verb
+    ("PKM held on Monday with all leads", ["s2"]),  # the object's acronym; held is hold's outcome
+    ("Design review set for Friday at 3pm", ["s3"]),
+    ("Both guests confirmed", ["s4"]),  # a compound's first noun standing alone, with the title's outcome
+    ("Translation finished", ["s5"]),  # the step named by its activity noun
+    ("German translation is done", ["s5"]),
+    ("Tax return e-filed this morning", ["s6"]),  # "e-filed" is filed
+    ("The board now runs the new firmware", ["s7"]),  # the state flashing leaves
+    ("Legal approval is in hand and the design review is scheduled", ["s1", "s3"]),  # two statements
+])
+def test_a_step_is_found_in_general_ways_of_naming_its_object_and_outcome(message: str, expected: list[str]) -> None:
+    assert claimed(message, LAUNCH) == expected
+
+
+@pytest.mark.parametrize("message", [
+    "Sent the tax return to my accountant",  # another party than the title's revenue office
+    "Manual translated, but the German headings are wrong",  # wrong takes the clause back
+    "Confirmed the guest list",  # the compound's first noun modifies another noun
+    "Emailed the caterer about the guest speakers' diets",  # named after a preposition: a topic
+    "Translation of the release notes finished",  # the activity with another object
+    "The legal translation is done",  # the activity with a modifier the title lacks
+    "Flashed the firmware and the board is still rebooting",  # the second statement is not finished
+    "Legal asked for changes to the approval letter",
+])
+def test_general_naming_rules_still_complete_nothing_about_other_things(message: str) -> None:
+    assert claimed(message, LAUNCH) == []
+
+
+TICKETS = [PlanItem(id=i, ordinal=n, title=t) for n, (i, t) in enumerate(
+    [("venue", "Book the venue"), ("catering", "Order catering"), ("hearing", "Schedule the hearing")])]
+
+
+def test_each_tick_after_a_word_closes_its_own_item() -> None:
+    assert claimed("venue ✅ catering ✅", TICKETS) == ["venue", "catering"]
+
+
+def test_a_plain_word_id_that_modifies_another_noun_names_no_step() -> None:
+    assert claimed("Hearing request submitted", TICKETS) == []
+    assert claimed("hearing done", TICKETS) == ["hearing"]

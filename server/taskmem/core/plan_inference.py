@@ -5,20 +5,26 @@ resumes skips unfinished work), so every rule that is unsure completes nothing. 
 README and the proto describe them:
 
 1. The message is cut into clauses at sentence ends (". ", "!", "?", ";", newlines), at ": ",
-   ", " and dashes set off by spaces, and at "but"/"however"/"though"; at "and"/"then"/"while"
-   only when both sides name a step ("Finished step 3 and started step 4").
+   ", " and dashes set off by spaces, after a tick that follows a word ("venue ✓ catering ✓"), and
+   at "but"/"however"/"though"; at "and"/"then"/"while" only when both sides name a step
+   ("Finished step 3 and started step 4"), and at "and" when each side is a finished statement
+   about a thing of its own ("Approval is in hand and the review is scheduled").
 2. A clause names items by step number ("step 2", "steps 1-3", "steps 1, 2 and 3", "step #2",
    "step two", "2/5"; numbered from 1 in plan order), by ordinal ("the second step", "the last
-   step", "the first two steps"), or by item id (an id with a digit or punctuation anywhere, "m2";
-   a plain-word id such as "changelog" only as the clause's first word). A clause that names items
+   step", "the first two steps"), by item id (an id with a digit or punctuation anywhere, "m2";
+   a plain-word id such as "changelog" only as the clause's first word, and only as a noun of its
+   own: "hearing request submitted" is about a request), or by its activity: the title's verb as a
+   noun in -ing, -ion or -ment ("rewiring", "the translation") when one title has that verb and the
+   noun has no modifier the title lacks and no object of its own ("translation of the notes").
+   A clause that names items
    and says nothing else ("Step 2 and step 3 done", "publish: completed") is judged by the clause
    after it.
 3. A clause says "finished" when it holds a completion word (done, complete(d), finished, ✓,
    passed, ...), a verb in the past tense ("pushed", "built"), or an outcome of the table below
    (for a clause that names items, an outcome of their titles' verbs), and none of:
    - a question mark; a negation (not, n't, never, cannot, no/without — except "no errors");
-   - a word of failure or ongoing work (failing, blocked, stuck, starting, working, retrying,
-     waiting, skipping, rolled back, ...);
+   - a word of failure or ongoing work (failing, wrong, blocked, stuck, starting, working,
+     retrying, waiting, skipping, rolled back, ...);
    - partial work: a count short of the whole ("12 of 40", "3/5", "60%"), "so far", "the rest",
      "to go", some, most, only, except, almost, half, a part of something ("the intro section of
      the report"), or pending work (pending, awaiting, in review, on hold, ready to, ...);
@@ -38,10 +44,17 @@ README and the proto describe them:
    database" or for "the database"; "new", "latest" and the like are fine), no other noun after it
    ("the welcome email template"), no other number beside a title word ("5 participants" for
    "Interview 8 participants"), and no other place or party after the title's own preposition
-   ("to staging" for "Deploy the api to production"). And it must say the outcome happened: a
+   ("to staging" for "Deploy the api to production"; a party named with "to" is compared with the
+   title's "with" party too: "to the partner" is not "with the court"). The object may also be
+   named by its acronym ("the SIV" for "the site initiation visit"), by the event a get-title asks
+   for said with the event's own verb ("the IRB approved" for "Get IRB approval"), or, when the
+   title's own outcome is said, by a compound's first noun standing alone and not after a
+   preposition ("both keynotes confirmed" for "Confirm the keynote speakers"; not "confirmed the
+   keynote venue", not "emailed them about the keynote"). And it must say the outcome happened: a
    completion word, the title's verb in the past tense, or an outcome _OUTCOME_TABLE lists for the
    verb ("Invoice went out" finishes "Send the invoice", "Workers now run 3.12" finishes "Upgrade
-   the workers to 3.12", "The guide exists now" finishes "Write the guide"). Of the items that
+   the workers to 3.12", "The guide exists now" finishes "Write the guide"); a get-title ("Get
+   legal approval") takes the outcomes of the verb its event noun comes from. Of the items that
    pass, the one whose title it covers best, at least half of the title's words and two (the verb
    counts when its outcome was said); two equally good items complete neither. A clause of
    completion or outcome words alone ("Screenshots of the dashboard: done", "Contract: signed")
