@@ -281,24 +281,30 @@ def test_every_labelled_message_of_the_seen_sets_is_judged_as_labelled(name: str
     assert wrong == []
 
 
-@pytest.mark.parametrize("name, finishing_exact", [("plan_progress_messages_final.yaml", 21)])
+@pytest.mark.parametrize("name, finishing_exact", [("plan_progress_messages_final.yaml", 22)])
 def test_a_scored_set_keeps_no_wrong_completions_and_its_measured_finishing_count(
         name: str, finishing_exact: int) -> None:
     figures = score(name)
     assert figures["wrong"] == 0 and figures["exact"] >= finishing_exact
 
 
-BLIND = "plan_progress_messages_blind.yaml"  # issue 34's blind set: only its counts are asserted, never its cases
+BLIND = "plan_progress_messages_blind.yaml"  # issue 34's first blind set, since used as the dev set of w27-plan
+BLIND2 = "plan_progress_messages_blind2.yaml"  # issue 34's second blind set: only its counts are asserted
 
 
-def test_the_blind_set_keeps_its_measured_counts_as_a_floor() -> None:
+def test_the_first_blind_set_keeps_its_measured_counts_as_a_floor() -> None:
     figures = score(BLIND)
-    assert (figures["finishing"], figures["wrong"] <= 3, figures["exact"] >= 18) == (51, True, True), figures
+    assert (figures["finishing"], figures["wrong"], figures["exact"] >= 33) == (51, 0, True), figures
 
 
-@pytest.mark.xfail(strict=True, reason="issue 34's target, not met: 3 wrong completions measured at 610e67f")
-def test_the_blind_set_has_no_wrong_completions() -> None:
-    assert score(BLIND)["wrong"] == 0
+def test_the_second_blind_set_keeps_its_measured_counts_as_a_floor() -> None:
+    figures = score(BLIND2)
+    assert (figures["finishing"], figures["wrong"] <= 1, figures["exact"] >= 14) == (42, True, True), figures
+
+
+@pytest.mark.xfail(strict=True, reason="issue 34's target, not met: 1 wrong completion measured at 8a9342a")
+def test_the_second_blind_set_has_no_wrong_completions() -> None:
+    assert score(BLIND2)["wrong"] == 0
 
 
 LAUNCH = plan("Get legal approval for the contract", "Hold the project kickoff meeting", "Schedule the design review",
