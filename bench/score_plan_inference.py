@@ -2,11 +2,16 @@
 
     .venv/bin/python bench/score_plan_inference.py [FILE.yaml ...] [--show-misses]
 
-Each file (default: the tuning set and the held-out set under tests/data/) holds plans and
-cases (a message and the ids it says are finished). A case is right when the claimed ids equal
-the labelled ids exactly. Printed per file: cases right; finishing cases (label not empty) and
-merely-mentioning cases (label empty) right; and, over (case, item) pairs, false completions
-(an item claimed finished that the label does not finish) and missed completions.
+Each file (default: every labelled set under tests/data/) holds plans and cases (a message and the
+ids it says are finished). Printed per file, in the terms the issues use:
+
+- wrong completions: (message, item) pairs claimed finished that the label does not finish, and
+  the messages that hold them — the harmful error (a resumed agent would skip unfinished work);
+- finishing messages (label not empty) found (every labelled item claimed) and exact (claimed ==
+  labelled);
+- messages that finish nothing (label empty) left untouched; missed completions; exact overall.
+
+--show-misses prints each case judged wrongly: never pass it for a set that must stay unseen.
 """
 
 from __future__ import annotations
@@ -21,8 +26,7 @@ from taskmem.core.plan_inference import completion_claims
 from taskmem.core.plans import PlanItem
 
 DATA = pathlib.Path(__file__).resolve().parent.parent / "tests" / "data"
-DEFAULT_FILES = [DATA / "plan_progress_messages.yaml", DATA / "plan_progress_messages_fresh.yaml",
-                 DATA / "plan_progress_messages_heldout.yaml", DATA / "plan_progress_messages_final.yaml"]
+DEFAULT_FILES = sorted(DATA.glob("plan_progress_messages*.yaml"))
 
 
 def load(path: pathlib.Path) -> tuple[dict[str, list[PlanItem]], list[dict[str, Any]]]:
@@ -32,17 +36,19 @@ def load(path: pathlib.Path) -> tuple[dict[str, list[PlanItem]], list[dict[str, 
     return plans, document["cases"]
 
 
-def score(path: pathlib.Path, show_misses: bool) -> dict[str, int]:
+def score(path: pathlib.Path, show_misses: bool = False) -> dict[str, int]:
     plans, cases = load(path)
-    figures = dict(cases=len(cases), right=0, finishing=0, finishing_right=0, mentioning=0, mentioning_right=0,
-                   false_completions=0, missed_completions=0)
+    figures = dict(cases=len(cases), right=0, finishing=0, found=0, finishing_right=0, mentioning=0,
+                   mentioning_right=0, wrong_completions=0, wrong_messages=0, missed_completions=0)
     for case in cases:
         claimed = {c.item_id for c in completion_claims(plans[case["plan"]], case["message"])}
         expected = set(case["completes"])
         kind = "finishing" if expected else "mentioning"
         figures[kind] += 1
-        figures["false_completions"] += len(claimed - expected)
+        figures["wrong_completions"] += len(claimed - expected)
+        figures["wrong_messages"] += bool(claimed - expected)
         figures["missed_completions"] += len(expected - claimed)
+        figures["found"] += bool(expected) and expected <= claimed
         if claimed == expected:
             figures["right"] += 1
             figures[f"{kind}_right"] += 1
@@ -53,14 +59,14 @@ def score(path: pathlib.Path, show_misses: bool) -> dict[str, int]:
 
 def main(argv: list[str]) -> None:
     show = "--show-misses" in argv
-    files = [pathlib.Path(a) for a in argv if not a.startswith("--")] or [p for p in DEFAULT_FILES if p.exists()]
+    files = [pathlib.Path(a) for a in argv if not a.startswith("--")] or DEFAULT_FILES
     for path in files:
         print(path.name)
         f = score(path, show)
-        print(f"  exact {f['right']}/{f['cases']} ({100 * f['right'] / f['cases']:.1f} %)"
-              f" | finishing {f['finishing_right']}/{f['finishing']}"
-              f" | mentioning {f['mentioning_right']}/{f['mentioning']}"
-              f" | false completions {f['false_completions']} | missed completions {f['missed_completions']}")
+        print(f"  wrong completions {f['wrong_completions']} (in {f['wrong_messages']} messages)"
+              f" | finishing found {f['found']}/{f['finishing']}, exact {f['finishing_right']}/{f['finishing']}"
+              f" | finishing nothing left untouched {f['mentioning_right']}/{f['mentioning']}"
+              f" | missed completions {f['missed_completions']} | exact {f['right']}/{f['cases']}")
 
 
 if __name__ == "__main__":

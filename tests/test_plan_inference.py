@@ -189,3 +189,42 @@ async def test_a_retried_post_returns_the_first_inference_without_inferring_agai
     listed = await tasks.ListEvents(pb.ListEventsRequest(task_ids=[task_id], after_cursor=0,
                                                          types=[event_pb2.EVENT_TYPE_PLAN_ITEM_UPDATED]))
     assert len(listed.events) == 1
+
+
+# A release whose steps are finished in the words of the domain, not the titles' verbs.
+RELEASE = [("guide", "Write the upgrade guide"), ("signoff", "Approve the API changes"),
+           ("release", "Release version 3.0 to PyPI"), ("notes", "Send the release notes to customers")]
+
+
+async def release_task(tasks: TaskServiceStub) -> str:
+    plan = [task_pb2.PlanItemSpec(id=i, title=t) for i, t in RELEASE]
+    return (await tasks.CreateTask(pb.CreateTaskRequest(name="Release 3.0", plan=plan))).task.id
+
+
+async def test_steps_finished_in_their_own_terms_show_as_completed_with_their_evidence(
+        tasks: TaskServiceStub) -> None:
+    task_id = await release_task(tasks)
+    posted = [await say(tasks, task_id, text) for text in (
+        "The upgrade guide exists now, 6 pages", "API changes signed off by the core team",
+        "Version 3.0 is live on PyPI")]
+    assert [[i.id for i in p.inferred_items] for p in posted] == [["guide"], ["signoff"], ["release"]]
+    progress = await tasks.GetProgress(pb.GetProgressRequest(task_id=task_id))
+    assert [i.id for i in progress.completed] == ["guide", "signoff", "release"]
+    assert [i.id for i in progress.next] == ["notes"] and "3/4" in progress.summary
+    listed = await tasks.ListEvents(pb.ListEventsRequest(task_ids=[task_id], after_cursor=0,
+                                                         types=[event_pb2.EVENT_TYPE_PLAN_ITEM_UPDATED]))
+    payload = json_format.MessageToDict(listed.events[-1].payload)
+    assert payload["id"] == "release" and payload["inference"] == {
+        "message_id": posted[-1].message.id, "matched_by": "title", "evidence": "Version 3.0 is live on PyPI"}
+
+
+async def test_partial_pending_and_other_things_complete_nothing_in_get_progress(tasks: TaskServiceStub) -> None:
+    task_id = await release_task(tasks)
+    for text in ("Release notes sent to 40 of 212 customers so far; the rest tonight",
+                 "Version 3.0 uploaded to PyPI, but not yet visible in the index",
+                 "Sent the release notes draft to legal", "Approved the API docs typo fix",
+                 "Will the API changes be approved today?", "The release notes haven't gone out"):
+        reply = await say(tasks, task_id, text)
+        assert not reply.inferred_items, text
+    progress = await tasks.GetProgress(pb.GetProgressRequest(task_id=task_id))
+    assert not progress.completed and "0/4" in progress.summary

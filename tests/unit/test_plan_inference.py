@@ -130,12 +130,226 @@ def test_claims_never_touch_a_status_a_caller_set_or_an_item_already_finished() 
     assert applicable_claims(items, completion_claims(items, "Steps 1-4 done")) == []
 
 
-@pytest.mark.parametrize("name", ["plan_progress_messages.yaml", "plan_progress_messages_fresh.yaml"])
-def test_every_labelled_tuning_message_is_judged_as_labelled(name: str) -> None:
-    """The sets the rules were tuned on (held-out sets are scored by bench/score_plan_inference.py)."""
+# --- a finished step in its own terms (the outcome table) -----------------------------------------
+
+@pytest.mark.parametrize("title, message", [
+    ("Send the quarterly invoice", "Quarterly invoice went out this morning"),
+    ("Send the quarterly invoice", "The quarterly invoice was delivered"),
+    ("Email the agenda to the board", "Agenda shared with the board"),
+    ("Send chapter 3 to the editor", "Chapter 3 is with the editor"),
+    ("Approve the travel budget", "Travel budget signed off by finance"),
+    ("Approve the travel budget", "Finance approved the travel budget"),
+    ("Publish the op-ed", "Op-ed published in the Sunday edition"),
+    ("Release the mobile app", "The mobile app is live in both stores"),
+    ("Ship the firmware update", "Firmware update is out"),
+    ("Deploy the pricing service", "Pricing service went live at 14:00"),
+    ("Deploy the pricing service", "The pricing service is serving traffic in eu-west"),
+    ("Upgrade the build agents to Node 22", "Build agents now run Node 22"),
+    ("Upgrade the build agents to Node 22", "All build agents are on Node 22.3"),
+    ("Upgrade the read replica to Postgres 16", "Read replica is running Postgres 16.2"),
+    ("Approve the travel budget", "Got approval for the travel budget"),
+    ("Write the changelog", "Changelog checked in"),
+    ("Write the onboarding guide", "The onboarding guide exists now, 9 pages"),
+    ("Write the onboarding guide", "Onboarding guide is in the wiki"),
+    ("Prepare the slides for the offsite", "Slides ready for the offsite"),
+    ("Set up the staging cluster", "Staging cluster is up and running"),
+    ("Configure the firewall rules", "Firewall rules in place"),
+    ("Merge the caching branch", "Caching branch landed in main"),
+    ("Book the venue", "Venue booked for the 12th"),
+    ("Ingest the sensor readings", "Sensor readings are in, 2.1M rows"),
+    ("Survey the pilot users", "Pilot user survey: done"),
+    ("Back up the ledger database", "Ledger database backed up to cold storage"),
+    ("Remove the legacy cron jobs", "Legacy cron jobs are gone"),
+    ("Fail over to the standby", "Failed over to the standby at 03:10"),
+    ("Reproduce the race condition crash", "Reproduced the race condition crash on the CI runner"),
+])
+def test_a_step_finished_in_its_own_terms_is_claimed_by_its_title(title: str, message: str) -> None:
+    items = plan("Kick-off call with the client", title)
+    assert [(c.item_id, c.matched_by) for c in completion_claims(items, message)] == [("s2", MatchedBy.TITLE)]
+
+
+def test_a_step_named_by_number_is_finished_by_the_outcome_of_its_own_verb() -> None:
+    items = plan("Deploy the app", "Send the invoice", "Schedule the review")
+    assert claimed("Step 2: the invoice went out", items) == ["s2"]
+    assert claimed("Step 3 scheduled for Friday", items) == ["s3"]
+    # "scheduled" is no outcome of deploying, and "went out" none of scheduling.
+    assert claimed("Step 1 scheduled for Friday", items) == [] and claimed("Step 3 went out", items) == []
+
+
+# --- no wrong completions ---------------------------------------------------------------------------
+
+PIPELINE = plan("Migrate the billing tables", "Send the renewal notices", "Upgrade the workers to Python 3.12",
+                "Write the incident report", "Deploy the search service to production")
+
+
+@pytest.mark.parametrize("message", [
+    "Migrated 12 of 40 billing tables", "Migrated 12 out of 40 billing tables", "Billing tables migrated: 7/9",
+    "Renewal notices sent to three of five regions", "Billing tables 80% migrated",
+    "Billing tables migrated so far: orders, invoices", "Migrated the billing tables; the rest tonight",
+    "Sent some of the renewal notices", "Sent most renewal notices", "Renewal notices sent, 40 to go",
+    "Migrated the billing tables except ledger", "Sent the renewal notices to the EU only",
+    "Step 2 done for 2 of 3 regions", "Finished the summary section of the incident report",
+    "Sent the first batch of renewal notices",
+])
+def test_partial_progress_completes_nothing(message: str) -> None:
+    assert claimed(message, PIPELINE) == []
+
+
+@pytest.mark.parametrize("message", [
+    "Search service deployed to production, but not yet taking traffic",
+    "Search service deployed to production, not in the load balancer yet",
+    "Incident report written; legal review pending",
+    "Incident report is in review",
+    "Renewal notices are on hold",
+    "Search service deployed to production. Still waiting on DNS",
+    "Step 5 done, though not back in service",
+    "Renewal notices ready to send",
+])
+def test_a_pending_or_only_partly_true_outcome_completes_nothing(message: str) -> None:
+    assert claimed(message, PIPELINE) == []
+
+
+def test_a_qualifier_about_another_step_leaves_the_finished_one_alone() -> None:
+    assert claimed("Migrated the billing tables, but haven't sent the renewal notices yet", PIPELINE) == ["s1"]
+    assert claimed("Step 1 done; step 2 next", PIPELINE) == ["s1"]
+
+
+@pytest.mark.parametrize("message", [
+    "Migrated the search index to the new cluster",  # shares "migrate", not the billing tables
+    "Sent the renewal pricing to finance for review",  # another thing that was sent
+    "Deployed the search service to staging",  # another place
+    "Deployed the search dashboard fix",  # another thing, with the title's modifier
+    "Wrote the incident report template",  # the title's object names another thing
+    "The staging workers now run Python 3.12",  # another modifier: not "the workers" of the plan
+    "Workers now run Python 3.11",  # another version
+    "Emailed the workers' owners about the renewal",  # the clause's verb is no object of its own
+    "Installed pyenv to upgrade the workers",  # a purpose: the workers are what comes next
+    "Updated the Dockerfile to build the image faster",
+])
+def test_a_statement_about_something_else_that_shares_title_words_completes_nothing(message: str) -> None:
+    assert claimed(message, PIPELINE) == []
+
+
+@pytest.mark.parametrize("message", [
+    "Did the renewal notices go out?", "Is the search service live in production yet?",
+    "The renewal notices haven't gone out", "The renewal notices have not been sent",
+    "The renewal notices will go out at 9", "Renewal notices go out once finance signs off",
+    "If the workers run Python 3.12 by noon, deploy", "Need the incident report written by Friday",
+    "Make sure the search service is live in production before Friday",
+    "Check whether the renewal notices went out", "Going to migrate the billing tables tonight",
+    "Failover to the standby failed", "Search service deploy rolled back",
+    "The billing tables migration is running", "Incident report sign-off requested",
+])
+def test_questions_negations_intents_conditions_and_failures_with_outcome_words_complete_nothing(message: str) -> None:
+    assert claimed(message, PIPELINE) == []
+
+
+def test_a_completion_word_on_one_shared_word_of_a_long_title_is_not_enough() -> None:
+    items = plan("Tag the release v2.0", "Announce the release on the mailing list")
+    assert claimed("Release done", items) == []
+
+
+def test_the_first_or_last_steps_counted_are_a_run() -> None:
+    assert claimed("First two steps done") == ["s1", "s2"]
+    assert claimed("The last 2 steps are complete") == ["s3", "s4"]
+
+
+# --- the labelled sets --------------------------------------------------------------------------------
+
+def score(name: str) -> dict[str, int]:
+    """Wrong completions, and finishing messages exact, on a labelled set (as bench/score_plan_inference.py)."""
+    document = yaml.safe_load((DATA / name).read_text())
+    plans = {name: [PlanItem(id=s["id"], ordinal=n, title=s["title"]) for n, s in enumerate(specs)]
+             for name, specs in document["plans"].items()}
+    figures = {"wrong": 0, "finishing": 0, "exact": 0}
+    for case in document["cases"]:
+        got, expected = set(claimed(case["message"], plans[case["plan"]])), set(case["completes"])
+        figures["wrong"] += len(got - expected)
+        figures["finishing"] += bool(expected)
+        figures["exact"] += bool(expected) and got == expected
+    return figures
+
+
+@pytest.mark.parametrize("name", ["plan_progress_messages.yaml", "plan_progress_messages_fresh.yaml",
+                                  "plan_progress_messages_heldout.yaml"])
+def test_every_labelled_message_of_the_seen_sets_is_judged_as_labelled(name: str) -> None:
     document = yaml.safe_load((DATA / name).read_text())
     plans = {name: [PlanItem(id=s["id"], ordinal=n, title=s["title"]) for n, s in enumerate(specs)]
              for name, specs in document["plans"].items()}
     wrong = [(case["message"], claimed(case["message"], plans[case["plan"]]), case["completes"])
              for case in document["cases"] if claimed(case["message"], plans[case["plan"]]) != case["completes"]]
     assert wrong == []
+
+
+@pytest.mark.parametrize("name, finishing_exact", [("plan_progress_messages_final.yaml", 22)])
+def test_a_scored_set_keeps_no_wrong_completions_and_its_measured_finishing_count(
+        name: str, finishing_exact: int) -> None:
+    figures = score(name)
+    assert figures["wrong"] == 0 and figures["exact"] >= finishing_exact
+
+
+BLIND = "plan_progress_messages_blind.yaml"  # issue 34's first blind set, since used as the dev set of w27-plan
+BLIND2 = "plan_progress_messages_blind2.yaml"  # issue 34's second blind set: only its counts are asserted
+
+
+def test_the_first_blind_set_keeps_its_measured_counts_as_a_floor() -> None:
+    figures = score(BLIND)
+    assert (figures["finishing"], figures["wrong"], figures["exact"] >= 33) == (51, 0, True), figures
+
+
+def test_the_second_blind_set_keeps_its_measured_counts_as_a_floor() -> None:
+    figures = score(BLIND2)
+    assert (figures["finishing"], figures["wrong"] <= 1, figures["exact"] >= 14) == (42, True, True), figures
+
+
+@pytest.mark.xfail(strict=True, reason="issue 34's target, not met: 1 wrong completion measured at 8a9342a")
+def test_the_second_blind_set_has_no_wrong_completions() -> None:
+    assert score(BLIND2)["wrong"] == 0
+
+
+LAUNCH = plan("Get legal approval for the contract", "Hold the project kickoff meeting", "Schedule the design review",
+              "Confirm the guest speakers", "Translate the user manual into German",
+              "File the tax return with the revenue office", "Flash the firmware")
+
+
+@pytest.mark.parametrize("message, expected", [
+    ("Legal approved the contract", ["s1"]),  # the event a get-title asks for, said by its own verb
+    ("Legal approval is in hand", ["s1"]),  # and by the outcomes of that verb
+    ("PKM held on Monday with all leads", ["s2"]),  # the object's acronym; held is hold's outcome
+    ("Design review set for Friday at 3pm", ["s3"]),
+    ("Both guests confirmed", ["s4"]),  # a compound's first noun standing alone, with the title's outcome
+    ("Translation finished", ["s5"]),  # the step named by its activity noun
+    ("German translation is done", ["s5"]),
+    ("Tax return e-filed this morning", ["s6"]),  # "e-filed" is filed
+    ("The board now runs the new firmware", ["s7"]),  # the state flashing leaves
+    ("Legal approval is in hand and the design review is scheduled", ["s1", "s3"]),  # two statements
+])
+def test_a_step_is_found_in_general_ways_of_naming_its_object_and_outcome(message: str, expected: list[str]) -> None:
+    assert claimed(message, LAUNCH) == expected
+
+
+@pytest.mark.parametrize("message", [
+    "Sent the tax return to my accountant",  # another party than the title's revenue office
+    "Manual translated, but the German headings are wrong",  # wrong takes the clause back
+    "Confirmed the guest list",  # the compound's first noun modifies another noun
+    "Emailed the caterer about the guest speakers' diets",  # named after a preposition: a topic
+    "Translation of the release notes finished",  # the activity with another object
+    "The legal translation is done",  # the activity with a modifier the title lacks
+    "Flashed the firmware and the board is still rebooting",  # the second statement is not finished
+    "Legal asked for changes to the approval letter",
+])
+def test_general_naming_rules_still_complete_nothing_about_other_things(message: str) -> None:
+    assert claimed(message, LAUNCH) == []
+
+
+TICKETS = [PlanItem(id=i, ordinal=n, title=t) for n, (i, t) in enumerate(
+    [("venue", "Book the venue"), ("catering", "Order catering"), ("hearing", "Schedule the hearing")])]
+
+
+def test_each_tick_after_a_word_closes_its_own_item() -> None:
+    assert claimed("venue ✅ catering ✅", TICKETS) == ["venue", "catering"]
+
+
+def test_a_plain_word_id_that_modifies_another_noun_names_no_step() -> None:
+    assert claimed("Hearing request submitted", TICKETS) == []
+    assert claimed("hearing done", TICKETS) == ["hearing"]

@@ -1,27 +1,64 @@
 """Plan progress from messages: which plan items a progress message says are finished.
 
-Pure and deterministic (no I/O, no model). The rules, as the README and the proto describe them:
+Pure and deterministic (no I/O, no model). A wrong completion is the harmful error (an agent that
+resumes skips unfinished work), so every rule that is unsure completes nothing. The rules, as the
+README and the proto describe them:
 
 1. The message is cut into clauses at sentence ends (". ", "!", "?", ";", newlines), at ": ",
-   ", " and dashes set off by spaces, and at "but"/"however"; at "and"/"then"/"while" only when
-   both sides name a step ("Finished step 3 and started step 4").
+   ", " and dashes set off by spaces, after a tick that follows a word ("venue ✓ catering ✓"), and
+   at "but"/"however"/"though"; at "and"/"then"/"while" only when both sides name a step
+   ("Finished step 3 and started step 4"), and at "and" when each side is a finished statement
+   about a thing of its own ("Approval is in hand and the review is scheduled").
 2. A clause names items by step number ("step 2", "steps 1-3", "steps 1, 2 and 3", "step #2",
    "step two", "2/5"; numbered from 1 in plan order), by ordinal ("the second step", "the last
-   step"), or by item id (an id with a digit or punctuation anywhere, "m2"; a plain-word id such
-   as "changelog" only as the clause's first word). A clause that names items and says nothing
-   else ("Step 2 and step 3 done", "publish: completed") takes the verdict of the clause after it.
+   step", "the first two steps"), by item id (an id with a digit or punctuation anywhere, "m2";
+   a plain-word id such as "changelog" only as the clause's first word, and only as a noun of its
+   own: "hearing request submitted" is about a request), or by its activity: the title's verb as a
+   noun in -ing, -ion or -ment ("rewiring", "the translation") when one title has that verb and the
+   noun has no modifier the title lacks and no object of its own ("translation of the notes").
+   A clause that names items
+   and says nothing else ("Step 2 and step 3 done", "publish: completed") is judged by the clause
+   after it.
 3. A clause says "finished" when it holds a completion word (done, complete(d), finished, ✓,
-   passed, succeeded, ...) or a verb in the past tense ("pushed", "built"), and none of:
-   a question mark; a negation (not, n't, never, cannot, no/without — except "no errors");
-   a word of failure, partial or ongoing work (failing, blocked, stuck, almost, 60%, starting,
-   working, retrying, waiting, skipping, ...); or, before the completion word, a word of intent
-   or condition (will, going to, about to, next, need, if, once, when, until, before, after, ...).
-4. A finished clause that names no item is matched against titles: the item whose title's
-   content words (stemmed, stop words dropped) it covers best, when it covers at least half of
-   them and at least two (one for a one-word title), and no other item scores as well. Without a
-   completion word, the past-tense verb must be the title's own ("Built the image" finishes
-   "Build the image"; "Updated the Dockerfile to build the image" finishes nothing). A clause of
-   completion words alone ("Screenshots of the dashboard: done") is said of the clause before it.
+   passed, ...), a verb in the past tense ("pushed", "built"), or an outcome of the table below
+   (for a clause that names items, an outcome of their titles' verbs), and none of:
+   - a question mark; a negation (not, n't, never, cannot, no/without — except "no errors");
+   - a word of failure or ongoing work (failing, wrong, blocked, stuck, starting, working,
+     retrying, waiting, skipping, rolled back, ...);
+   - partial work: a count short of the whole ("12 of 40", "3/5", "60%"), "so far", "the rest",
+     "to go", some, most, only, except, almost, half, a part of something ("the intro section of
+     the report"), or pending work (pending, awaiting, in review, on hold, ready to, ...);
+   - before the first such word, an intent, condition or instruction (will, going to, need, next,
+     if, once, when, until, before, after, make sure, whether, ...).
+4. A clause takes back what the clause before it finished ("Deployed, but not yet back in
+   service", "Drafted, not sent", "Migrated the EU tables; the rest tonight", "Tables migrated:
+   7/9") when it speaks of remaining or pending work or counts part of the whole, or opens with a contrast (but, though, except) or a negation (not,
+   still, only) and is itself not finished — unless it speaks of another item (names it, or holds
+   another item's verb or object: "Built the image, but haven't pushed it yet").
+5. A finished clause that names no item is matched against titles in the step's own terms. A
+   title is read as "<verb> [particle] <object> [<preposition> <complement>]" ("Push image to
+   registry": verb push, object image). The clause must be about the object: it names the
+   object's last word and at least half of its words (not through its own verbs, nor after a
+   purpose "to <verb>": "Installed Xcode to build the iOS app" is not about the app), with no
+   modifier before that word that the title lacks ("the staging database" for "the production
+   database" or for "the database"; "new", "latest" and the like are fine), no other noun after it
+   ("the welcome email template"), no other number beside a title word ("5 participants" for
+   "Interview 8 participants"), and no other place or party after the title's own preposition
+   ("to staging" for "Deploy the api to production"; a party named with "to" is compared with the
+   title's "with" party too: "to the partner" is not "with the court"). The object may also be
+   named by its acronym ("the SIV" for "the site initiation visit"), by the event a get-title asks
+   for said with the event's own verb ("the IRB approved" for "Get IRB approval"), or, when the
+   title's own outcome is said, by a compound's first noun standing alone and not after a
+   preposition ("both keynotes confirmed" for "Confirm the keynote speakers"; not "confirmed the
+   keynote venue", not "emailed them about the keynote"). And it must say the outcome happened: a
+   completion word, the title's verb in the past tense, or an outcome _OUTCOME_TABLE lists for the
+   verb ("Invoice went out" finishes "Send the invoice", "Workers now run 3.12" finishes "Upgrade
+   the workers to 3.12", "The guide exists now" finishes "Write the guide"); a get-title ("Get
+   legal approval") takes the outcomes of the verb its event noun comes from. Of the items that
+   pass, the one whose title it covers best, at least half of the title's words and two (the verb
+   counts when its outcome was said); two equally good items complete neither. A clause of
+   completion or outcome words alone ("Screenshots of the dashboard: done", "Contract: signed")
+   is said of the clause before it.
 
 Whether a claim is applied (dependencies completed, status not set by a caller) is decided by
 applicable_claims; the store applies the result in the transaction that stores the message.
@@ -96,7 +133,7 @@ def reads_message(role: Role, kind: Kind, content: str) -> bool:
     The last test is cheap and spares the store reading the plan for the many messages that cannot.
     """
     return role in INFERRING_ROLES and kind in INFERRING_KINDS \
-        and any(_is_completion(word) for word in _words(_normalise(content)))
+        and _has_cue(_words(_normalise(content)))
 
 
 # --- words -------------------------------------------------------------------------------------
@@ -111,6 +148,7 @@ _ORDINAL_WORDS = {w: n for n, w in enumerate(
 _COMPLETION_WORDS = frozenset({
     "done", "complete", "completed", "completes", "finished", "finishes", "✓", "succeeded", "succeeds",
     "successful", "successfully", "passed", "passes", "ok", "okay", "green", "accomplished", "achieved", "wrapped",
+    "finalised", "finalized",
 })
 # Past tenses that do not end in -ed, mapped to the verb (for title matching as well).
 _IRREGULAR = {
@@ -134,7 +172,8 @@ _VETO = frozenset({
     "fail", "fails", "failed", "failing", "failure", "failures", "error", "errors", "errored", "broken", "broke",
     "crash", "crashed", "crashes", "crashing", "stuck", "blocked", "blocking", "blocker", "timeout", "timed",
     "exception", "flaky", "denied", "refused", "rejected", "aborted", "interrupted", "reverted", "undone",
-    "rollback", "rolled",
+    "wrong", "incorrect", "redo", "redoing",
+    "rollback",
     "almost", "nearly", "partially", "partly", "half", "halfway", "mostly",
     "start", "starts", "starting", "started", "begin", "begins", "beginning", "began", "begun", "working",
     "progress", "ongoing", "underway", "running", "still", "continuing", "resuming", "kicking", "kicked",
@@ -148,6 +187,7 @@ _INTENT = frozenset({
     "depends", "want", "wants", "plan", "planning", "plans", "let's", "lets", "next", "then", "soon", "later",
     "tomorrow", "todo", "to-do", "if", "once", "when", "whenever", "until", "till", "unless", "before", "after",
     "can", "could", "may", "might", "would", "hope", "hopefully", "expect", "waiting",
+    "ensure", "sure", "whether", "please", "remember",
 })
 _NO = frozenset({"no", "without", "zero", "0"})
 _HARMLESS_AFTER_NO = frozenset({
@@ -170,11 +210,13 @@ _LIST = rf"{_RANGE}(?:\s*(?:,\s*and|,|and|&|\+)\s*(?:steps?\s*)?#?\s*{_RANGE})*"
 _STEP_NUMBERS = re.compile(rf"\b(?:steps?|items?)\s*(?:no\.\s*|number\s*)?#?\s*(?P<list>{_LIST})(?!\w|\.\w)")
 _ORDINAL = (r"(?:\d{1,3}(?:st|nd|rd|th)|last|final|"
             + "|".join(sorted(_ORDINAL_WORDS, key=len, reverse=True)) + ")")
+_STEP_RUNS = re.compile(rf"\b(?P<end>first|last|final)\s+(?P<count>{_NUM})\s+(?:steps|items)\b")
 _STEP_ORDINALS = re.compile(rf"\b(?P<ordinal>{_ORDINAL})\s+(?:steps?|items?)\b")
 _ONE_NUMBER = re.compile(rf"(?P<a>{_NUM})(?:\s*/\s*\d{{1,3}})?(?:\s*(?:-|–|to|through|thru)\s*(?P<b>{_NUM}))?")
 
 _ID_RUN = re.compile(r"[\w.-]+")
 _CLAUSE_END = re.compile(r"[;!?\n]+|[.:,](?=\s|$)|\s[—–-]+\s|[—–]")
+_TICK_THEN_WORD = re.compile(r"(?<=[\w)] ✓)[ \t]+(?=\w)|(?<=[\w)]✓)[ \t]+(?=\w)")
 _ALWAYS_SPLIT = re.compile(r"\b(?:but|however|though|although|whereas)\b")
 _SPLIT_IF_BOTH_NAME = re.compile(r"\b(?:and|then|while|after that|afterwards)\b")
 _TOKEN = re.compile(r"✓|%|#|[a-z0-9]+(?:['._/:-][a-z0-9]+)*")
@@ -188,6 +230,7 @@ class _Clause:
     refs: list[tuple[int, MatchedBy]]  # (ordinal, how) of the items it names
     question: bool
     verdict: bool | None = None  # None: bare (names items, says nothing else)
+    words: list[str] = dataclasses.field(default_factory=list)  # its words, less the references
 
 
 def _number(word: str) -> int:
@@ -205,6 +248,10 @@ def _numbered_refs(text: str, count: int) -> list[tuple[int, int, list[tuple[int
             ordinals.extend(range(first - 1, last) if last >= first else [])
         refs = [(o, MatchedBy.STEP_NUMBER) for o in ordinals if 0 <= o < count]
         spans.append((match.start(), match.end(), refs))
+    for match in _STEP_RUNS.finditer(text):  # "the first two steps", "the last 3 items"
+        n = min(_number(match.group("count")), count)
+        run = range(n) if match.group("end") == "first" else range(count - n, count)
+        spans.append((match.start(), match.end(), [(o, MatchedBy.STEP_NUMBER) for o in run]))
     for match in _STEP_ORDINALS.finditer(text):
         word = match.group("ordinal")
         if word in ("last", "final"):
@@ -228,8 +275,10 @@ class _PlanIndex:
     ids: dict[str, int]  # lower-cased ids with a digit or punctuation → ordinal
     plain_ids: dict[str, int]  # lower-cased plain-word ids → ordinal
     id_of: dict[int, str]  # ordinal → id
-    titles: dict[int, frozenset[str]]  # ordinal → title stems, for titles with content words
+    titles: dict[int, _Title]  # ordinal → the title read as verb, object and words, for titles with content words
     postings: dict[str, list[int]]  # title stem → ordinals of the titles that have it
+    objects: frozenset[str]  # every title's object words and verb
+    verbs: frozenset[str]  # base forms that start a purpose ("to build the app"): the table's and the titles' verbs
 
 
 @functools.lru_cache(maxsize=256)
@@ -241,12 +290,14 @@ def _plan_index(outline: tuple[tuple[str, int, str], ...]) -> _PlanIndex:
             plain_ids.setdefault(item_id.lower(), ordinal)
         elif not item_id.isdigit():
             ids.setdefault(item_id.lower(), ordinal)
-    titles = {ordinal: stems for _, ordinal, title in outline if (stems := content_stems(title))}
+    titles = {ordinal: read for _, ordinal, title in outline if (read := _read_title(title))}
     postings: dict[str, list[int]] = {}
-    for ordinal, stems in titles.items():
-        for word in stems:
+    for ordinal, read in titles.items():
+        for word in read.stems | read.initials:
             postings.setdefault(word, []).append(ordinal)
-    return _PlanIndex(ids, plain_ids, {ordinal: item_id for item_id, ordinal, _ in outline}, titles, postings)
+    verbs = _TABLE_VERBS | {_words(title.lower())[0] for _, _, title in outline if _words(title.lower())}
+    return _PlanIndex(ids, plain_ids, {ordinal: item_id for item_id, ordinal, _ in outline}, titles, postings,
+                      frozenset().union(*(t.object | {t.verb} for t in titles.values())), verbs)
 
 
 _INDEX_KEY = operator.attrgetter("id", "ordinal", "title")
@@ -267,6 +318,41 @@ def _id_refs(text: str, index: _PlanIndex) -> list[tuple[int, int, list[tuple[in
     return spans
 
 
+def _says_of_something(text: str, question: bool = False) -> bool:
+    """Whether words say of a thing that it is finished: a clause of its own, with a word that is no cue."""
+    words = _words(text)
+    return _finished(words, question, _ALL_OUTCOMES) and any(w not in _STOP and not _is_completion(w) and w not in _OUTCOME_WORDS
+                                   and not _vetoed(w) for w in words)
+
+
+def _activity_refs(text: str, index: _PlanIndex) -> list[tuple[int, int, list[tuple[int, MatchedBy]]]]:
+    """Spans of a step named by its activity: its verb as a noun ending in -ing, -ion or -ment
+    ("rewiring", "the translation", "deployment" for "Deploy the api") of one title's verb only, standing
+    as a noun of its own (no modifier before it that the title lacks, no noun after it: "the stereo
+    mixing", "rewiring the garage" and "testing of the ui" speak of other work)."""
+    spans = []
+    matches = list(re.finditer(r"[a-z]+(?:ing|ion|ions|ment)\b", text))
+    for match in matches:
+        word = match.group()
+        word_stem = stem(word)
+        owners = [o for o, t in index.titles.items() if len(t.verb) >= 4 and word_stem.startswith(t.verb)]
+        if len(owners) != 1 or word in _VETO or word in _INTENT:
+            continue
+        title = index.titles[owners[0]]
+        before = _words(text[:match.start()])[-1:]
+        after = _words(text[match.end():])[:4]
+        if before and before[0] not in _STOP and stem(before[0]) not in title.stems and before[0] not in _GENERIC_MODIFIERS:
+            continue
+        if after and (after[0] == "of" or after[0] in _PREPOSITIONS):  # "the translation of the form": whose?
+            thing = next((w for w in after[1:] if w not in _STOP), "")
+            if stem(thing) not in title.object:
+                continue
+        elif after and not _stands_alone(after[0]):
+            continue
+        spans.append((match.start(), match.end(), [(owners[0], MatchedBy.TITLE)]))
+    return spans
+
+
 def _cut(text: str, spans: list[tuple[int, int, list[tuple[int, MatchedBy]]]]) -> list[_Clause]:
     """Clauses at punctuation outside reference spans, each with the references inside it."""
     inside = [False] * (len(text) + 1)
@@ -277,6 +363,9 @@ def _cut(text: str, spans: list[tuple[int, int, list[tuple[int, MatchedBy]]]]) -
     for match in _CLAUSE_END.finditer(text):
         if not inside[match.start()]:
             cuts.append((match.start(), match.end(), "?" in match.group()))
+    for match in _TICK_THEN_WORD.finditer(text):  # "venue ✓ catering ✓": each tick closes its own item
+        cuts.append((match.start(), match.end(), False))
+    cuts.sort()
     clauses = []
     begin = 0
     for end, resume, question in [*cuts, (len(text), len(text), False)]:
@@ -297,6 +386,9 @@ def _split_conjunctions(text: str, begin: int, end: int, named: list[tuple[int, 
         if any(s < at for s, _ in named) and any(s > at for s, _ in named) \
                 and not any(s <= at < e for s, e in named):
             points.append(at)
+        elif m.group() == "and" and not any(s <= at < e for s, e in named) \
+                and _says_of_something(text[begin:at]) and _says_of_something(text[at + 3:end], question):
+            points.append(at)  # "IRB approval is in hand and the site visit is done": two statements
     bounds = [begin, *sorted(points), end]
     out = []
     for start, stop in zip(bounds, bounds[1:]):
@@ -305,12 +397,157 @@ def _split_conjunctions(text: str, begin: int, end: int, named: list[tuple[int, 
     return out if points else [_Clause(piece, begin, refs, question)]
 
 
+_VERB_PREFIXES = frozenset({"e", "re"})
+
+
+@functools.lru_cache(maxsize=16_384)
+def stem(word: str) -> str:
+    """A crude, stable stem so "built"/"build", "pushed"/"push", "verified"/"verify" meet."""
+    prefix, _, rest = word.partition("-")
+    if prefix in _VERB_PREFIXES and rest.isalpha():  # "e-filed" is filed, "re-sent" is sent
+        word = rest
+    w = _IRREGULAR.get(word, word)
+    for suffix in ("ing", "ed", "es", "s"):
+        if w.endswith(suffix) and len(w) - len(suffix) >= 3 \
+                and not (suffix == "s" and w[-2:] in ("ss", "us", "is")):
+            w = w[: -len(suffix)]
+            break
+    if w.endswith("ion") and len(w) >= 7:  # "provisioned" and "provision", "migrated" and "migration"
+        w = w[:-3]
+    if w.endswith("i"):
+        w = w[:-1] + "y"
+    if len(w) >= 4 and w[-1] == w[-2] and w[-1] not in "aeioulsz":
+        w = w[:-1]
+    if w.endswith("e") and len(w) > 3:
+        w = w[:-1]
+    return w
+
+
+# --- outcomes ----------------------------------------------------------------------------------
+
+# A step is finished in its own terms when a clause names its object and says the outcome of its
+# verb happened, in the words people use for that kind of work. Each row: the verbs of a group of
+# common step verbs | the outcomes that say such a step happened (phrases are words in a row; "'s"
+# reads as "is"). A verb's own past tense ("pushed" for "push") always counts and is not listed
+# for its own sake; a row lists the synonyms and the states a finished step leaves behind.
+_OUTCOME_TABLE = (
+    ("send email mail forward deliver dispatch share circulate distribute notify submit file reply respond return",
+     "sent, delivered, emailed, mailed, forwarded, dispatched, shared, circulated, distributed, notified,"
+     " submitted, filed, replied, responded, returned, went out, gone out, is out, are out, is with, are with"),
+    ("invite", "invited, sent, went out, gone out, are out"),
+    ("approve sign accept authorize authorise endorse ratify greenlight",
+     "approved, signed, signed off, accepted, authorized, authorised, endorsed, ratified, greenlit,"
+     " got the go-ahead, got approval, approval granted, got sign-off, lgtm, in hand"),
+    ("publish release ship launch post announce",
+     "published, released, shipped, launched, posted, announced, is live, are live, went live, gone live, now live,"
+     " live on, is out, are out, now out, went out, is up, are up, now available, is available, are available"),
+    ("deploy roll promote rollout",
+     "deployed, rolled out, promoted, is live, are live, went live, gone live, now live, live on, live in,"
+     " now running, now serving, now serves, now serve, is serving, are serving, now runs, now run, is up, are up"),
+    ("upgrade update bump patch migrate switch move convert port renew rotate flash",
+     "upgraded, updated, bumped, patched, migrated, switched, moved, converted, ported, renewed, rotated,"
+     " now runs, now run, now running, is running, are running, now on, is on, are on, runs on, run on, now at,"
+     " is at, are at, now uses, now use, now points, now point"),
+    ("write draft outline document prepare compose author design edit revise rewrite summarise summarize"
+     " transcribe translate record",
+     "written, wrote, drafted, outlined, documented, prepared, composed, authored, designed, edited, revised,"
+     " rewritten, summarised, summarized, transcribed, translated, recorded, committed, checked in, exists,"
+     " now exists, is in, are in, is on, are on, ready, is up, is final, are final"),
+    ("build create provision set install configure enable add implement scaffold make generate spin stand open"
+     " register",
+     "built, created, provisioned, installed, configured, enabled, added, implemented, scaffolded, made, generated,"
+     " spun up, stood up, opened, registered, is up, are up, up and running, in place, exists, now exists, works,"
+     " ready, is set up"),
+    ("fix resolve repair debug address unblock restore",
+     "fixed, resolved, repaired, addressed, unblocked, restored, works, works again, is back, are back"),
+    ("test verify check validate confirm review proofread audit evaluate benchmark measure",
+     "tested, passed, passes, green, verified, confirmed, checked, validated, reviewed, proofread, audited,"
+     " evaluated, benchmarked, measured, looks good, look good, all good, lgtm, signed off"),
+    ("merge land integrate commit",
+     "merged, landed, integrated, committed, checked in, is in, are in, in main, in master"),
+    ("book reserve schedule order buy purchase pay hire rent arrange",
+     "booked, reserved, scheduled, ordered, bought, purchased, paid, hired, rented, arranged, confirmed, set for,"
+     " is set, are set, on the calendar, calendared"),
+    ("collect gather download fetch export import load ingest backfill copy sync transfer upload push pull extract"
+     " scrape crawl",
+     "collected, gathered, downloaded, fetched, exported, imported, loaded, ingested, backfilled, copied, synced,"
+     " transferred, uploaded, pushed, pulled, extracted, scraped, crawled, landed, is in, are in, in hand"),
+    ("hold host organise organize convene", "held, hosted, organised, organized, convened, took place"),
+    ("analyse analyze train run compute survey interview study calculate fit tune label annotate clean dedupe"
+     " deduplicate process",
+     "analysed, analyzed, trained, ran, computed, surveyed, interviewed, studied, calculated, fitted, tuned,"
+     " labelled, labeled, annotated, cleaned, deduped, deduplicated, processed, results are in"),
+    ("fail", "failed over"),
+    ("back snapshot archive dump",
+     "backed up, snapshotted, archived, dumped, snapshot taken, backup taken"),
+    ("delete remove decommission clean prune retire drop shut disable revoke deprecate purge wipe",
+     "deleted, removed, decommissioned, cleaned, pruned, retired, dropped, shut down, disabled, revoked,"
+     " deprecated, purged, wiped, is gone, are gone"),
+)
+
+
+def _outcomes_by_verb() -> dict[str, frozenset[tuple[str, ...]]]:
+    table: dict[str, set[tuple[str, ...]]] = {}
+    for verbs, outcomes in _OUTCOME_TABLE:
+        phrases = {tuple(phrase.split()) for phrase in outcomes.split(", ")}
+        for verb in verbs.split():
+            table.setdefault(stem(verb), set()).update(phrases)
+    return {verb: frozenset(phrases) for verb, phrases in table.items()}
+
+
+_OUTCOMES = _outcomes_by_verb()
+_ALL_OUTCOMES = frozenset(phrase for phrases in _OUTCOMES.values() for phrase in phrases)
+_TABLE_VERBS = frozenset(verb for verbs, _ in _OUTCOME_TABLE for verb in verbs.split())
+_OUTCOME_WORDS = frozenset(word for phrase in _ALL_OUTCOMES for word in phrase)
+
+
+# A title's verb may take a particle ("set up", "back up", "roll out", "sign off", "shut down"), and
+# its object ends at the first preposition ("Push image to registry": the object is the image).
+_PARTICLES = frozenset({"up", "out", "off", "down", "over", "back"})
+# Modifiers that do not make the title's object another thing ("the new billing service").
+_GENERIC_MODIFIERS = frozenset({"new", "old", "latest", "final", "whole", "entire", "full", "current", "last"})
+_PREPOSITIONS = frozenset({
+    "to", "on", "in", "into", "onto", "for", "with", "from", "at", "by", "via", "across", "over", "under", "through",
+    "about", "against", "between", "within", "per", "before", "after", "using",
+})
+# Titles that get an event ("Get IRB approval"): the event's own verb says it happened.
+_GET_VERBS = frozenset({"get", "obtain", "secur", "receiv"})
+# Prepositions before the party an object goes to ("to the client", "with the court").
+_PARTY = frozenset({"to", "with"})
+# A clause opening with one of these qualifies the clause before it ("done, but not yet back in service").
+_CONTRAST = frozenset({"but", "however", "though", "although", "whereas", "yet", "except"})
+# Partial or pending: with these a clause says the work is not (known to be) all done.
+_PARTIAL = frozenset({
+    "remaining", "remainder", "except", "excluding", "some", "most", "several", "few", "partial", "only",
+    "awaiting", "await", "awaits", "tbd", "eta", "yet",
+})
+_PARTIAL_PHRASES = frozenset({
+    ("so", "far"), ("the", "rest"), ("to", "go"), ("on", "hold"), ("in", "review"), ("under", "review"),
+    ("on", "its", "way"), ("on", "the", "way"), ("first", "batch"), ("first", "half"), ("first", "pass"),
+    ("first", "round"), ("first", "part"), ("rolled", "back"), ("roll", "back"), ("ready", "to"),
+})
+# Anywhere in a clause after a finished one, these say its outcome is still to come.
+_PENDING = frozenset({"pending", "awaiting", "await", "awaits", "waiting", "tbd", "yet", "still", "next"})
+# A clause opening with one of these (or with a contrast) and not finished qualifies the clause before it.
+_QUALIFYING = frozenset({
+    "not", "never", "no", "still", "only", "yet", "pending", "awaiting", "partly", "partially", "mostly", "almost",
+    "nearly", "half",
+})
+_REMAINDER_PHRASES = frozenset({("so", "far"), ("the", "rest"), ("to", "go"), ("remaining",), ("remainder",)})
+_COUNT = re.compile(r"^(\d{1,6})/(\d{1,6})$")
+# The phrases that start at a word, for finding any of them in one pass.
+_PHRASES_AT: dict[str, list[tuple[str, ...]]] = {}
+for _phrase in sorted(_ALL_OUTCOMES | _PARTIAL_PHRASES | _REMAINDER_PHRASES):
+    _PHRASES_AT.setdefault(_phrase[0], []).append(_phrase)
+
+
 # --- verdicts ----------------------------------------------------------------------------------
 
 def _is_past(word: str) -> bool:
     if word in _IRREGULAR_COMPLETION:
         return True
-    return (len(word) >= 5 and word.endswith("ed") and not word.endswith("eed") and word not in _NEUTRAL_ED
+    last = word.rsplit("-", 1)[-1]  # "re-deployed" is past, "op-ed" is not
+    return (len(last) >= 5 and word.endswith("ed") and not word.endswith("eed") and word not in _NEUTRAL_ED
             and word not in _VETO and not word.startswith("un"))
 
 
@@ -339,82 +576,347 @@ def _words(text: str) -> list[str]:
     return words
 
 
-def _finished(words: list[str], question: bool) -> bool:
-    if question:
-        return False
-    first = next((i for i, w in enumerate(words) if _is_completion(w)), None)
-    if first is None:
-        return False
+def _phrase_words(words: list[str]) -> list[str]:
+    """The words outcomes are looked up in: "the site's live" reads "the site is live"."""
+    out = []
+    for word in words:
+        if word.endswith("'s"):
+            out.extend((word[:-2], "is"))
+        else:
+            out.append(word)
+    return out
+
+
+def _find_phrases(words: list[str], phrases: frozenset[tuple[str, ...]]) -> dict[tuple[str, ...], int]:
+    """Each phrase of the set that occurs in the words, with the index of its first occurrence."""
+    found: dict[tuple[str, ...], int] = {}
+    for i in range(len(words)):
+        for phrase in _PHRASES_AT.get(words[i], ()):
+            if phrase in phrases and phrase not in found and tuple(words[i:i + len(phrase)]) == phrase:
+                found[phrase] = i
+    return found
+
+
+def _phrases_in(words: list[str]) -> frozenset[tuple[str, ...]]:
+    return frozenset(_find_phrases(_phrase_words(words), _ALL_OUTCOMES))
+
+
+def _first_cue(words: list[str], outcomes: frozenset[tuple[str, ...]] = _ALL_OUTCOMES) -> int | None:
+    """Where the clause first says something happened: a completion word, a past tense or one of the outcomes."""
+    at = [i for i, w in enumerate(words) if _is_completion(w)][:1]
+    expanded = _phrase_words(words)
+    if len(expanded) == len(words):  # outcome positions line up with the words
+        at.extend(_find_phrases(expanded, outcomes).values())
+    elif _find_phrases(expanded, outcomes):
+        at.append(next(i for i, w in enumerate(words) if w.endswith("'s")))
+    return min(at) if at else None
+
+
+def _has_cue(words: list[str]) -> bool:
+    return _first_cue(words) is not None
+
+
+def _partial_count(words: list[str]) -> bool:
+    """ "12 of 40", "3 out of 5", "7/9", "two of three": a count short of the whole."""
+    def number(word: str) -> int | None:
+        return int(word) if word.isdigit() else _NUMBER_WORDS.get(word)
+    for i, word in enumerate(words):
+        count = _COUNT.match(word)
+        if count and int(count.group(1)) < int(count.group(2)):
+            return True
+        a = number(word)
+        if a is None:
+            continue
+        rest = words[i + 1:i + 4]
+        total = rest[1] if rest[:1] == ["of"] else rest[2] if rest[:2] == ["out", "of"] and len(rest) > 2 else None
+        b = number(total) if total else None
+        if b is not None and a < b:
+            return True
+    return False
+
+
+def _remainder(words: list[str]) -> bool:
+    return bool(_find_phrases(words, _REMAINDER_PHRASES))
+
+
+# "<part> of <the step's object>" is a part of it, not all of it (unless the part is the title's own word).
+_PART = frozenset({
+    "section", "sections", "chapter", "chapters", "part", "parts", "half", "intro", "introduction", "portion",
+    "piece", "pieces", "page", "pages", "chunk", "chunks", "subset", "sample", "batch", "slice", "outline", "draft",
+})
+_FAILURE = frozenset({
+    "fail", "fails", "failed", "failing", "failure", "failures", "error", "errors", "errored", "broken", "crash",
+    "crashed", "crashes", "crashing", "timeout", "exception", "flaky", "wrong", "incorrect",
+})
+
+
+def _excusable(word: str, objects: frozenset[str]) -> bool:
+    """A failure word that names what a step acts on ("Reproduce the crash") is no veto; a negation always is."""
+    return (word in _FAILURE or word in _PART) and stem(word) in objects
+
+
+def _vetoes(words: list[str]) -> list[str]:
+    """The words that say the work is not (known to be) finished: negation, failure, ongoing work, a
+    part of something ("the intro section of the report").
+
+    "no errors", "now running", "running 16.4", "up and running" and "failed over" are no vetoes.
+    """
+    found = []
     for i, word in enumerate(words):
         if word in _NO and i + 1 < len(words) and words[i + 1] in _HARMLESS_AFTER_NO:
             continue  # "without errors", "no issues"
         if word in _HARMLESS_AFTER_NO and i and words[i - 1] in _NO:
             continue
-        if _vetoed(word):
-            return False
-        if i < first and (word in _INTENT or word.endswith("'ll")):
-            return False
-    return True
+        if word == "running" and (i and words[i - 1] in ("now", "and")
+                                  or any(c.isdigit() for w in words[i + 1:i + 3] for c in w)):
+            continue  # the state a finished step leaves: "now running", "up and running", "running Postgres 16"
+        if word == "failed" and words[i + 1:i + 2] == ["over"]:
+            continue  # a fail-over that happened
+        if word in _PART and words[i + 1:i + 2] == ["of"] or _vetoed(word):
+            found.append(word)
+    return found
 
 
-def _judge(clause: _Clause, spans: list[tuple[int, int, list[tuple[int, MatchedBy]]]]) -> None:
-    """Set clause.verdict: True/False, or None when it only names items."""
+def _unfinished(words: list[str], objects: frozenset[str] = frozenset()) -> bool:
+    """A veto anywhere, or partial or pending work.
+
+    Failure words whose stem is in objects (the objects of the plan's titles) are left to title matching.
+    """
+    if _partial_count(words) or any(w in _PARTIAL for w in words) or _find_phrases(words, _PARTIAL_PHRASES):
+        return True
+    return any(not _excusable(word, objects) for word in _vetoes(words))
+
+
+def _finished(words: list[str], question: bool, outcomes: frozenset[tuple[str, ...]],
+              objects: frozenset[str] = frozenset()) -> bool:
+    if question:
+        return False
+    first = _first_cue(words, outcomes)
+    if first is None or _unfinished(words, objects):
+        return False
+    return not any(word in _INTENT or word.endswith("'ll") for word in words[:first])
+
+
+def _outcomes_of(refs: list[tuple[int, MatchedBy]], index: _PlanIndex) -> frozenset[tuple[str, ...]]:
+    """The outcomes that say the named items happened ("Step 3 scheduled" finishes "Schedule the
+    review", not "Deploy the app")."""
+    return frozenset().union(*(index.titles[o].outcomes for o, _ in refs if o in index.titles))
+
+
+def _judge(clause: _Clause, spans: list[tuple[int, int, list[tuple[int, MatchedBy]]]], index: _PlanIndex) -> None:
+    """Set clause.verdict: True/False, or None when it only names items.
+
+    A clause that names items is read with their outcomes; one that names none with every outcome
+    (title matching then asks for the matched title's own), and it may hold a failure word that is
+    a title's object ("Reproduced the crash"): title matching accepts only an item whose object it is.
+    """
     text = list(clause.text)
     for start, end, _ in spans:  # blank out the reference spans: "step two" says nothing about finishing
         for i in range(max(start, clause.start), min(end, clause.start + len(text))):
             text[i - clause.start] = " "
-    words = _words("".join(text))
+    clause.words = words = _words("".join(text))
     if clause.refs and all(w in _BARE_FILLER for w in words):
         clause.verdict = None
+    elif clause.refs:
+        clause.verdict = _finished(words, clause.question, _outcomes_of(clause.refs, index))
     else:
-        clause.verdict = _finished(words, clause.question)
+        clause.verdict = _finished(words, clause.question, _ALL_OUTCOMES, index.objects)
 
 
 # --- titles ------------------------------------------------------------------------------------
 
-@functools.lru_cache(maxsize=16_384)
-def stem(word: str) -> str:
-    """A crude, stable stem so "built"/"build", "pushed"/"push", "verified"/"verify" meet."""
-    w = _IRREGULAR.get(word, word)
-    for suffix in ("ing", "ed", "es", "s"):
-        if w.endswith(suffix) and len(w) - len(suffix) >= 3 \
-                and not (suffix == "s" and w[-2:] in ("ss", "us", "is")):
-            w = w[: -len(suffix)]
-            break
-    if w.endswith("ion") and len(w) >= 7:  # "provisioned" and "provision", "migrated" and "migration"
-        w = w[:-3]
-    if w.endswith("i"):
-        w = w[:-1] + "y"
-    if len(w) >= 4 and w[-1] == w[-2] and w[-1] not in "aeioulsz":
-        w = w[:-1]
-    if w.endswith("e") and len(w) > 3:
-        w = w[:-1]
-    return w
-
-
 def content_stems(text: str) -> frozenset[str]:
-    return frozenset(stem(w) for w in _words(text.lower()) if w not in _STOP and w not in ("✓", "%", "#"))
+    return frozenset(stem(w.removesuffix("'s")) for w in _words(text.lower()) if w not in _STOP and w not in ("✓", "%", "#"))
+
+
+class _Title(NamedTuple):
+    """A title read as "<verb> [particle] <object> [<preposition> <complement>]"."""
+
+    stems: frozenset[str]  # every content word
+    verb: str  # the first word's stem: plan steps are written as commands
+    object: frozenset[str]  # what the verb acts on; the complement when the verb takes none ("SSH into server")
+    complements: tuple[tuple[str, frozenset[str]], ...]  # (preposition, its words): "to production"
+    numbers: dict[str, str]  # a number's neighbouring word → the number ("Interview 8 participants")
+    head: frozenset[str]  # the object's last word (and the one before a number: "migration 42"): named, or no match
+    modifiers: frozenset[str]  # the object's other words ("production" in "the production database")
+    outcomes: frozenset[tuple[str, ...]]  # what saying the verb's outcome happened looks like
+    initials: frozenset[str]  # the object's acronyms: "siv" for "the site initiation visit"
+
+
+def _read_title(title: str) -> _Title | None:
+    words = [w for w in _words(title.lower()) if w not in ("✓", "%", "#")]
+    stems = content_stems(title)
+    if not words or not stems:
+        return None
+    verb = stem(words[0])
+    rest = words[2:] if len(words) > 1 and words[1] in _PARTICLES else words[1:]
+    cut = next((i for i, w in enumerate(rest) if w in _PREPOSITIONS), len(rest))
+    phrase = [w for w in rest[:cut] if w not in _STOP]
+    complements = []
+    if phrase:  # "to production" in "Deploy the api to production"
+        complements = [(w, stems_after) for i, w in enumerate(rest) if w in _PREPOSITIONS
+                       if (stems_after := content_stems(" ".join(_phrase_after(rest, i))))]
+    else:  # "SSH into server": the complement is what the verb acts on
+        phrase = [w for w in rest[cut:] if w not in _STOP]
+    head = {stem(w) for w in phrase[-2:] if any(c.isdigit() for c in phrase[-1])} | {stem(w) for w in phrase[-1:]}
+    obj = content_stems(" ".join(phrase))
+    plain = [w for w in phrase if w.isalpha()]
+    initials = {"".join(w[0] for w in plain[k:]) for k in range(len(plain) - 2 + 1)} if len(plain) >= 3 else set()
+    outcomes = _OUTCOMES.get(verb, frozenset())
+    if verb in _GET_VERBS:  # "Get IRB approval": the outcomes of the verb its event noun comes from
+        outcomes = outcomes.union(*(o for v, o in _OUTCOMES.items() if len(v) >= 4 and any(h.startswith(v) for h in head)))
+    return _Title(stems, verb, obj, tuple(complements), _numbered_nouns(words), frozenset(head), obj - head,
+                  outcomes, frozenset(i for i in initials if len(i) >= 3))
+
+
+def _phrase_after(words: list[str], i: int) -> list[str]:
+    """The words after the preposition at i, up to the next preposition."""
+    end = next((j for j in range(i + 1, len(words)) if words[j] in _PREPOSITIONS), len(words))
+    return words[i + 1:end]
+
+
+def _numbered_nouns(words: list[str]) -> dict[str, str]:
+    """The stem of each word next to a number → the number: "8 participants", "python 3.12"."""
+    numbered = {}
+    for i, word in enumerate(words):
+        if any(c.isdigit() for c in word) or word in _NUMBER_WORDS:
+            value = str(_NUMBER_WORDS[word]) if word in _NUMBER_WORDS else word
+            for neighbour in (words[i - 1] if i else "", words[i + 1] if i + 1 < len(words) else ""):
+                if neighbour and neighbour not in _STOP and not any(c.isdigit() for c in neighbour):
+                    numbered.setdefault(stem(neighbour), value)
+    return numbered
+
+
+class _Said(NamedTuple):
+    """What title matching reads of a clause."""
+
+    words: list[str]
+    stems: frozenset[str]  # content words before any purpose "to <verb>"
+    named: frozenset[str]  # of those, what the clause acts on: not its own verbs or outcome words
+    verbs: frozenset[str]  # stems of its past tenses
+    outcomes: frozenset[tuple[str, ...]]  # outcome phrases in it
+    excused: list[tuple[bool, str]]  # vetoes _judge let through as a title's words: (a part word?, stem)
+    numbers: dict[str, str]  # numbered words
+
+
+def _read_clause(clause_text: str, verbs: frozenset[str]) -> _Said:
+    words = _words(re.sub(r"[()\[\]{}\"“”]", " and ", clause_text))  # an aside is not a noun phrase's next word
+    purpose = next((i for i in range(len(words) - 1) if words[i] == "to" and words[i + 1] in verbs), len(words))
+    stems = content_stems(" ".join(words[:purpose]))
+    past = frozenset(stem(w) for w in words if _is_past(w))
+    outcomes = _phrases_in(words)
+    named = stems - past - {stem(w) for phrase in outcomes for w in phrase}
+    return _Said(words, stems, named, past, outcomes, [(w in _PART, stem(w)) for w in _vetoes(words)],
+                 _numbered_nouns(words))
+
+
+def _about_something_else(title: _Title, said: _Said) -> bool:
+    """Whether the clause speaks of something other than the title's object, though it shares words with it.
+
+    It does unless it names the object's head and at least half of its words; and it does when a
+    veto let through is no word of the object (nor a part word the title's verb), when a number
+    beside one of the title's words differs ("5 participants" for "8 participants"; "16.4" is
+    "16"), or when every mention of the head belongs to another thing (_modified_away).
+    """
+    if title.object and (len(title.object & said.named) * 2 < len(title.object) or title.head.isdisjoint(said.named)):
+        return True
+    if not all(word in title.object or part and word == title.verb for part, word in said.excused):
+        return True
+    for noun, number in title.numbers.items():
+        other = said.numbers.get(noun, number)
+        if other != number and not other.startswith(number + "."):
+            return True
+    for preposition, complement in title.complements:
+        # a party the title sends or files its object to or with is also named by "to": "to the partner"
+        # is another party than "with the court"
+        alike = _PARTY if preposition in _PARTY else {preposition}
+        places = [content_stems(" ".join(_phrase_after(said.words, i))) for i, w in enumerate(said.words)
+                  if w in alike]
+        if places and all(place and place.isdisjoint(complement) for place in places):
+            return True  # "to staging" for "to production", "to my co-author" for "to the foundation"
+    words = said.words
+    mentions = [i for i, w in enumerate(words) if stem(w.removesuffix("'s")) in title.head]
+    return bool(mentions) and all(_modified_away(title, said, i) for i in mentions)
+
+
+def _modified_away(title: _Title, said: _Said, i: int) -> bool:
+    """Whether this mention of the title's head belongs to another thing: a modifier before it that
+    the title lacks ("the staging database" for "the production database"; "the staging workers"
+    for "the workers": a part of them), or a noun of its own after it ("the welcome email template")."""
+    words = said.words
+    before = words[i - 1] if i else ""
+    if before and before not in _STOP and before not in _GENERIC_MODIFIERS and not any(c.isdigit() for c in before) \
+            and not _is_completion(before) and before not in _OUTCOME_WORDS and not _vetoed(before) \
+            and stem(before.removesuffix("'s")) not in title.stems:
+        return True
+    after = words[i + 1] if i + 1 < len(words) and not words[i].endswith("'s") else ""
+    return bool(after) and after not in _STOP and after not in _PREPOSITIONS and after not in _OUTCOME_WORDS \
+        and not any(c.isdigit() for c in after) and not after.endswith("ly") and not _is_completion(after) \
+        and not _vetoed(after) and stem(after) not in title.stems and not stem(after).startswith(title.verb)
+
+
+def _event_said(title: _Title, said: _Said) -> bool:
+    """ "Get IRB approval" is done when the IRB approved: for a title that gets, obtains, secures or
+    receives an event noun, a past tense whose stem starts that noun says the event happened."""
+    said_verbs = said.verbs | {stem(phrase[0]) for phrase in said.outcomes}
+    return title.verb in _GET_VERBS and any(len(v) >= 4 and h.startswith(v) for v in said_verbs for h in title.head)
+
+
+def _names_of(title: _Title, said: _Said, own: bool, event: bool) -> _Said:
+    """The clause with the other ways it names the title's object counted as naming it: its acronym
+    ("the SIV" for "the site initiation visit"), the event noun its verb says ("approved" for
+    "approval"), and, when the title's own outcome is said, the compound's first noun standing alone
+    ("the keynotes confirmed" for "Confirm the keynote speakers": no other noun follows it)."""
+    named = set(said.named)
+    if not title.initials.isdisjoint(said.words):
+        named |= title.object
+    if event:
+        named |= title.head
+    if own and title.head.isdisjoint(named) and not any(c.isdigit() for h in title.head for c in h):
+        words = said.words
+        shortened = [i for i, w in enumerate(words) if stem(w) in title.modifiers and stem(w) in named]
+        if shortened and all((i + 1 == len(words) or _stands_alone(words[i + 1]) or words[i + 1] in _PREPOSITIONS)
+                             and not _after_preposition(words, i) for i in shortened):
+            named |= title.head
+    if named == said.named:
+        return said
+    return said._replace(named=frozenset(named), stems=said.stems | frozenset(named))
+
+
+def _after_preposition(words: list[str], i: int) -> bool:
+    """Whether the noun at i is a preposition's ("about the renewal"): a topic, not what was acted on."""
+    j = i - 1
+    while j >= 0 and words[j] in _STOP and words[j] not in _PREPOSITIONS:
+        j -= 1
+    return j >= 0 and (words[j] in _PREPOSITIONS or words[j] == "of")
 
 
 def _title_match(clause_text: str, index: _PlanIndex) -> int | None:
-    """The one item whose title the clause covers best, if the clause says that item's work is done.
+    """The one item the clause says is finished in the item's own terms, if there is one.
 
-    Without a completion word, the past-tense verb must be the title's own: "Built the image"
-    finishes "Build the image", "Updated the Dockerfile to build the image" finishes nothing.
+    The clause must be about the title's object (_about_something_else) and say the outcome
+    happened: a completion word, the title's verb in the past tense, or an outcome listed for that
+    verb (_OUTCOME_TABLE). Among the items that pass, the one whose title it covers best (at least
+    half of the title's words and two, the verb counting as covered by its outcome); a tie is none.
     """
-    words = _words(clause_text)
-    said = content_stems(clause_text)
-    generic = any(w in _COMPLETION_WORDS for w in words)
-    verbs = {stem(w) for w in words if _is_past(w)}
-    overlaps: dict[int, int] = {}  # only titles that share a word with the clause are looked at
-    for word in said:
-        for ordinal in index.postings.get(word, ()):
-            overlaps[ordinal] = overlaps.get(ordinal, 0) + 1
+    said = _read_clause(clause_text, index.verbs)
+    generic = any(w in _COMPLETION_WORDS for w in said.words)
+    candidates: set[int] = set()  # only titles that share a word with the clause are looked at
+    for word in said.stems:
+        candidates.update(index.postings.get(word, ()))
     scored = []
-    for ordinal, overlap in overlaps.items():
+    for ordinal in candidates:
         title = index.titles[ordinal]
-        if overlap >= min(2, len(title)) and overlap * 2 >= len(title) and (generic or not title.isdisjoint(verbs)):
-            scored.append((overlap / len(title), overlap, ordinal))
+        event = _event_said(title, said)
+        own = event or title.verb in said.verbs or not title.outcomes.isdisjoint(said.outcomes)
+        read = _names_of(title, said, own, event)
+        if _about_something_else(title, read):
+            continue
+        if not (generic or own):
+            continue
+        overlap = len(title.stems & (read.stems | {title.verb} if own else read.stems))
+        if overlap >= min(2, len(title.stems)) and overlap * 2 >= len(title.stems):
+            scored.append((overlap / len(title.stems), overlap, ordinal))
     if not scored:
         return None
     scored.sort(key=lambda s: (s[0], s[1]), reverse=True)
@@ -426,20 +928,27 @@ def _title_match(clause_text: str, index: _PlanIndex) -> int | None:
 # --- the whole message -------------------------------------------------------------------------
 
 def _join_lone_completions(clauses: list[_Clause]) -> list[_Clause]:
-    """ "Screenshots of the dashboard: done": a clause of completion words alone that names nothing
-    is said of the clause before it."""
+    """ "Screenshots of the dashboard: done", "The vendor contract: signed": a clause of completion
+    or outcome words alone that names nothing is said of the clause before it."""
     joined: list[_Clause] = []
     for clause in clauses:
         words = _words(clause.text)
         previous = joined[-1] if joined else None
         if previous is not None and not clause.refs and not previous.question and words \
-                and all(w in _COMPLETION_WORDS or w in _STOP for w in words):
+                and all(_is_completion(w) or w in _STOP or w in _OUTCOME_WORDS for w in words) and _has_cue(words):
             gap = clause.start - (previous.start + len(previous.text))
             previous.text += " " * gap + clause.text
             previous.question = clause.question
         else:
             joined.append(clause)
     return joined
+
+
+def _stands_alone(after: str) -> bool:
+    """Whether a word followed by this one is a noun of its own ("venue ✓", "changelog done") rather
+    than a modifier of the noun after it ("hearing request submitted" is about a request)."""
+    return not after or after in _BARE_FILLER or after == "✓" or after in _CONTRAST or after in _OUTCOME_WORDS \
+        or _is_completion(after) or _vetoed(after) or after in _INTENT or after in _PARTIAL
 
 
 def _normalise(message: str) -> str:
@@ -451,43 +960,71 @@ def _normalise(message: str) -> str:
     return re.sub(r"[✔✅☑]", "✓", text)
 
 
+def _about_other_items(clause: _Clause, claimed: set[int], index: _PlanIndex) -> bool:
+    """Whether a qualifying clause speaks of other items: names one, or holds another item's verb or object."""
+    if any(ordinal not in claimed for ordinal, _ in clause.refs):
+        return True
+    said = content_stems(clause.text)
+    return any(ordinal not in claimed and not said.isdisjoint(title.object | {title.verb})
+               for ordinal, title in index.titles.items())
+
+
+def _qualifies_previous(clause: _Clause) -> bool:
+    """ "…, but not yet back in service", "…, not sent", "…; the rest tonight", "…: 7/9": the clause
+    takes back what the one before it said was finished. One that speaks of work remaining or
+    pending, or counts part of the whole, does; so does one
+    that is itself not finished and opens with a contrast (but, though, except, …) or with the
+    negation, pending or partial word that qualifies (not, still, only, …)."""
+    words = _words(clause.text)
+    if _remainder(words) or _partial_count(words) or any(w in _PENDING or _PERCENT.match(w) and _vetoed(w)
+                                                         for w in words):
+        return True
+    opens = bool(words) and (words[0] in _CONTRAST or words[0] in _QUALIFYING or words[0].endswith("n't"))
+    return opens and _unfinished(words)
+
+
 def completion_claims(items: Sequence[OutlineItem], message: str) -> list[Claim]:
     """The items the message says are finished, in plan order, each once (first reason wins)."""
     text = _normalise(message)
     index = _plan_index(tuple(map(_INDEX_KEY, items)))
     plain_ids = index.plain_ids
-    spans = _numbered_refs(text, len(items)) + _id_refs(text, index)
+    spans = _numbered_refs(text, len(items)) + _id_refs(text, index) + _activity_refs(text, index)
     clauses = _cut(text, spans)
     for clause in clauses:
-        first = _words(clause.text)[:2]
-        lead = first[1] if first and first[0] == "✓" and len(first) > 1 else (first[0] if first else "")
-        if lead in plain_ids:
+        first = _words(clause.text)[:3]
+        at = 1 if first and first[0] == "✓" else 0
+        lead = first[at] if len(first) > at else ""
+        if lead in plain_ids and _stands_alone(first[at + 1] if len(first) > at + 1 else ""):
             clause.refs.append((plain_ids[lead], MatchedBy.ITEM_ID))
             start = clause.start + clause.text.index(lead)
             spans.append((start, start + len(lead), []))
     clauses = _join_lone_completions(clauses)
     for clause in clauses:
-        _judge(clause, spans)
+        _judge(clause, spans, index)
     quoted = {id(c): (c.start, c.start + len(c.text)) for c in clauses}
     for i, clause in enumerate(clauses):
-        if clause.verdict is None:  # a bare mention takes the verdict of what follows (or precedes) it
+        if clause.verdict is None:  # a bare mention takes the verdict of what follows it
             judge = next((c for c in clauses[i + 1:] if c.verdict is not None), None)
-            if judge is None and i and not clauses[i - 1].refs:
-                judge = clauses[i - 1]
-            clause.verdict = bool(judge and judge.verdict)
+            clause.verdict = judge is not None and _finished(judge.words, judge.question,
+                                                             _outcomes_of(clause.refs, index))
             if judge is not None:
                 quoted[id(clause)] = (min(clause.start, judge.start), max(*quoted[id(clause)], *quoted[id(judge)]))
-    claims: dict[int, Claim] = {}  # by ordinal
+    named: list[list[tuple[int, MatchedBy]]] = []
     for clause in clauses:
-        if not clause.verdict:
-            continue
+        refs = clause.refs
+        if clause.verdict and not refs:
+            matched = _title_match(clause.text, index)
+            refs = [] if matched is None else [(matched, MatchedBy.TITLE)]
+        named.append(refs if clause.verdict else [])
+    for i in range(1, len(clauses)):  # a qualifier takes back what the clause before it finished
+        claimed = {ordinal for ordinal, _ in named[i - 1]}
+        if claimed and _qualifies_previous(clauses[i]) and not _about_other_items(clauses[i], claimed, index):
+            named[i - 1] = []
+    claims: dict[int, Claim] = {}  # by ordinal
+    for clause, refs in zip(clauses, named):
         start, end = quoted[id(clause)]
         evidence = message[start:end].strip(" ,;:.—–-")[:EVIDENCE_MAX]
-        named = clause.refs
-        if not named:
-            matched = _title_match(clause.text, index)
-            named = [] if matched is None else [(matched, MatchedBy.TITLE)]
-        for ordinal, how in named:
+        for ordinal, how in refs:
             if ordinal in index.id_of and ordinal not in claims:
                 claims[ordinal] = Claim(index.id_of[ordinal], how, evidence)
     return [claims[ordinal] for ordinal in sorted(claims)]

@@ -439,12 +439,17 @@ class Task(_message.Message):
     number ("Step 2 done", "steps 1-3 complete", "the second step is done";
     numbered from 1 in plan order), by item id ("m2 finished"; a plain-word id
     such as "changelog" only at the start of a clause), or, when no step is
-    named, by the words of its title ("Pushed the image to the registry"; the
-    past-tense verb must be the title's own unless a word like "done" is there).
-    A clause that mentions a step without finishing it never completes it:
-    questions, negations, failures, partial or ongoing work, retries, skips,
-    and intents or conditions before the completion word ("starting step 2",
-    "step 2 is failing", "will push after build", "once step 4 is done").
+    named, in the step's own terms: a clause about the title's object that
+    says its verb's outcome happened ("Pushed the image to the registry",
+    "The invoice went out" for "Send the invoice", "v3.0 is live on PyPI" for
+    "Release v3.0"; the outcomes per common step verb are listed in
+    server/taskmem/core/plan_inference.py). A clause that mentions a step
+    without finishing it never completes it: questions, negations, failures,
+    ongoing work, retries, skips, partial progress ("12 of 40 done so far",
+    "the rest tonight"), pending or partly true outcomes ("deployed, but not
+    yet back in service"), something else that shares a title word ("the
+    staging database" for "the production database"), and intents or
+    conditions ("starting step 2", "will push after build", "once step 4 is done").
     Inference never changes an item whose status a caller set with
     UpdatePlanItem, nor one already COMPLETED, SKIPPED or FAILED, nor one whose
     dependencies are not all COMPLETED or SKIPPED. Set true to turn it off for
