@@ -14,15 +14,22 @@ GRPCURL_VERSION := v1.9.4
 
 GENERATED := clients/python/src/taskmem/v1 clients/go/gen clients/ts/src/gen server/taskmem/api/contract_descriptors.binpb
 
-.PHONY: run test gen lint check-gen test-python test-go test-ts contract-baseline bench clean
+.PHONY: run test test-fast gen lint check-gen test-python test-python-sqlite test-python-postgres test-go test-ts contract-baseline bench clean
 
 run: $(VENV)/.installed $(TOOLS)/.installed
 	mkdir -p data
 	$(VENV)/bin/taskmem serve --listen 127.0.0.1:50051 --database data/taskmem.db
 
+# check-gen first (it rewrites the stubs every suite imports), then every other pass side by side, each
+# one's output printed whole when it ends; pytest spreads its tests over PYTEST_WORKERS processes.
 test: $(VENV)/.installed node_modules/.installed $(TOOLS)/.installed clients/ts/node_modules/.installed
-	$(MAKE) check-gen lint
-	$(MAKE) test-python test-go test-ts
+	$(MAKE) check-gen
+	$(MAKE) --jobs --output-sync=target lint test-python test-go test-ts
+
+# The unit tests alone (tests/unit: no server, no network), for the edit-test loop. In one process: the
+# whole set takes ~25 s, and workers would each pay its slowest module's setup again.
+test-fast: $(VENV)/.installed
+	$(PY) -m pytest -q tests/unit
 
 $(VENV)/.installed: pyproject.toml clients/python/pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -77,12 +84,26 @@ POSTGRES_E2E := tests/test_task_service.py tests/test_memory_service.py tests/te
 # taskmem reembed --database postgresql://… (the replica tests of claims and caches run on PostgreSQL in the first pass).
 POSTGRES_E2E += tests/test_reembed.py
 
-test-python: $(VENV)/.installed
-	$(PY) -m pytest -q
-	$(PY) -m pytest -q -p no:hypothesispytest --engine postgres $(POSTGRES_E2E)
+# pytest-xdist worker processes per Python pass (auto: one per core; 0: in pytest's own process). Every
+# test's server has its own port and database (tests/support/server_process.py) and each worker its own
+# PostgreSQL cluster (tests/support/postgres.py), so any test file runs in any worker. On 2 cores, 4
+# workers per pass were not faster than 2 and loaded the machine more, which tests that time a restart
+# against the clock do not like. worksteal: each worker takes a contiguous run of tests (a module's
+# server starts about once) and an idle one takes the tail of another's.
+PYTEST_WORKERS ?= auto
+XDIST = --numprocesses $(PYTEST_WORKERS) --dist worksteal
 
+test-python: test-python-sqlite test-python-postgres
+
+test-python-sqlite: $(VENV)/.installed
+	$(PY) -m pytest -q $(XDIST)
+
+test-python-postgres: $(VENV)/.installed
+	$(PY) -m pytest -q $(XDIST) -p no:hypothesispytest --engine postgres $(POSTGRES_E2E)
+
+# -count=1: go's test cache keys on Go sources only, and these tests drive the Python server.
 test-go: $(TOOLS)/.installed
-	cd clients/go && go vet ./... && go test ./...
+	cd clients/go && go vet ./... && go test -count=1 ./...
 
 test-ts: clients/ts/node_modules/.installed $(VENV)/.installed
 	cd clients/ts && npm test
@@ -98,8 +119,8 @@ clean:
 # own browser download is not reachable here); it is installed only when missing. With it required,
 # `make test` fails instead of skipping those tests.
 .PHONY: web-browser
-test-python: web-browser
-test-python: export TASKMEM_REQUIRE_BROWSER = 1
+test-python-sqlite: web-browser
+test-python-sqlite: export TASKMEM_REQUIRE_BROWSER = 1
 web-browser:
 	@command -v chromium >/dev/null || { apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends chromium; }
 
