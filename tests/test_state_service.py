@@ -561,20 +561,24 @@ async def test_a_crash_between_the_model_call_and_the_commit_re_extracts_the_bat
 
 # --- running summary and the live query with a model -------------------------------------------
 
+async def _summary_counts(tasks: TaskServiceStub, task_id: str, count: int) -> list[int]:
+    """The message counts of the task's first `count` running summaries, each awaited as its event: a
+    background job writes them, which on a busy machine takes seconds."""
+    stream = tasks.SubscribeEvents(tpb.SubscribeEventsRequest(
+        task_ids=[task_id], types=[event_pb2.EVENT_TYPE_RUNNING_SUMMARY_UPDATED], after_cursor=0))
+    try:
+        return [int((await asyncio.wait_for(stream.read(), 30)).event.payload["message_count"]) for _ in range(count)]
+    finally:
+        stream.cancel()
+
+
 async def test_the_running_summary_follows_every_five_messages_and_feeds_query_task(llm_rpc,
                                                                                    llm: ScriptedLLM) -> None:
     tasks, state = llm_rpc
     task_id = await _task(tasks, items=3, done=1)
     for n in range(5):
         await _say(tasks, task_id, AGENT, f"Step {n} done, image v1.2.{n}")
-    events = []
-    for _ in range(100):
-        events = (await tasks.ListEvents(tpb.ListEventsRequest(
-            task_ids=[task_id], types=[event_pb2.EVENT_TYPE_RUNNING_SUMMARY_UPDATED]))).events
-        if events:
-            break
-        await asyncio.sleep(0.05)
-    assert events and events[0].payload["message_count"] == 5
+    assert await _summary_counts(tasks, task_id, 1) == [5]
     summarized = next(p for p in llm.user_prompts if "Previous summary:" in p)
     assert "image v1.2.4" in summarized
     late = await _say(tasks, task_id, USER, "Also tag the image as latest")
@@ -634,13 +638,5 @@ async def test_messages_posted_while_a_summary_is_written_get_their_own_summary(
     finally:
         llm.hold.clear()
         llm.release.set()
-    counts: list[int] = []
-    for _ in range(100):
-        events = (await tasks.ListEvents(tpb.ListEventsRequest(
-            task_ids=[task_id], types=[event_pb2.EVENT_TYPE_RUNNING_SUMMARY_UPDATED]))).events
-        counts = [int(e.payload["message_count"]) for e in events]
-        if len(counts) >= 2:
-            break
-        await asyncio.sleep(0.05)
-    assert counts == [5, 10]
+    assert await _summary_counts(tasks, task_id, 2) == [5, 10]
     assert "Second batch 4" in [p for p in llm.user_prompts if "Previous summary:" in p][-1]
