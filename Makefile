@@ -20,11 +20,20 @@ run: $(VENV)/.installed $(TOOLS)/.installed
 	mkdir -p data
 	$(VENV)/bin/taskmem serve --listen 127.0.0.1:50051 --database data/taskmem.db
 
-# check-gen first (it rewrites the stubs every suite imports), then every other pass side by side, each
-# one's output printed whole when it ends; pytest spreads its tests over PYTEST_WORKERS processes.
+# check-gen first (it rewrites the stubs every suite imports), then two lanes side by side, each pass's
+# output printed whole when it ends: the SQLite pass (the longest; its tests spread over PYTEST_WORKERS
+# processes), and lint, the PostgreSQL pass, Go and TypeScript one after another. Every pass at once
+# loaded 2 cores so much that tests timing a restart against the clock failed.
 test: $(VENV)/.installed node_modules/.installed $(TOOLS)/.installed clients/ts/node_modules/.installed
 	$(MAKE) check-gen
-	$(MAKE) --jobs --output-sync=target lint test-python test-go test-ts
+	$(MAKE) --jobs=2 --output-sync=target test-python-sqlite test-beside-sqlite
+
+.PHONY: test-beside-sqlite
+test-beside-sqlite:
+	$(MAKE) lint
+	$(MAKE) test-python-postgres
+	$(MAKE) test-go
+	$(MAKE) test-ts
 
 # The unit tests alone (tests/unit: no server, no network), for the edit-test loop. In one process: the
 # whole set takes ~25 s, and workers would each pay its slowest module's setup again.
@@ -84,22 +93,21 @@ POSTGRES_E2E := tests/test_task_service.py tests/test_memory_service.py tests/te
 # taskmem reembed --database postgresql://… (the replica tests of claims and caches run on PostgreSQL in the first pass).
 POSTGRES_E2E += tests/test_reembed.py
 
-# pytest-xdist worker processes per Python pass (auto: one per core; 0: in pytest's own process). Every
-# test's server has its own port and database (tests/support/server_process.py) and each worker its own
-# PostgreSQL cluster (tests/support/postgres.py), so any test file runs in any worker. On 2 cores, 4
-# workers per pass were not faster than 2 and loaded the machine more, which tests that time a restart
-# against the clock do not like. worksteal: each worker takes a contiguous run of tests (a module's
-# server starts about once) and an idle one takes the tail of another's.
+# pytest-xdist worker processes for the SQLite pass (auto: one per core; 0: in pytest's own process).
+# Every test's server has its own port and database (tests/support/server_process.py) and each worker its
+# own PostgreSQL cluster (tests/support/postgres.py), so any test file runs in any worker. On 2 cores, 4
+# workers were not faster than 2 and loaded the machine more. worksteal: each worker takes a contiguous
+# run of tests (a module's server starts about once) and an idle one takes the tail of another's.
 PYTEST_WORKERS ?= auto
-XDIST = --numprocesses $(PYTEST_WORKERS) --dist worksteal
 
 test-python: test-python-sqlite test-python-postgres
 
 test-python-sqlite: $(VENV)/.installed
-	$(PY) -m pytest -q $(XDIST)
+	$(PY) -m pytest -q --numprocesses $(PYTEST_WORKERS) --dist worksteal
 
+# In one process: beside the SQLite pass it ends first anyway, and needs one PostgreSQL cluster, not one per worker.
 test-python-postgres: $(VENV)/.installed
-	$(PY) -m pytest -q $(XDIST) -p no:hypothesispytest --engine postgres $(POSTGRES_E2E)
+	$(PY) -m pytest -q -p no:hypothesispytest --engine postgres $(POSTGRES_E2E)
 
 # -count=1: go's test cache keys on Go sources only, and these tests drive the Python server.
 test-go: $(TOOLS)/.installed
