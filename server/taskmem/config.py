@@ -15,6 +15,7 @@ from typing import Any
 
 import yaml
 
+from taskmem.core.destinations import parse_allowed_hosts
 from taskmem.core.reconcile_decisions import SEED_THRESHOLDS, ReconcileThresholds
 
 DEFAULT_NAMESPACE = "default"
@@ -58,7 +59,10 @@ class Config:
     # configured, each must also be one of them (it authenticates as that key).
     admin_keys: tuple[str, ...] = ()
     # Hosts an http wait may poll: exact names or addresses, or "*.example.com" for a
-    # domain's subdomains. Empty (the default) refuses http waits; loopback only when listed.
+    # domain's subdomains, on ports 80 and 443; "host:port" (or "[::1]:port") allows that port too.
+    # A name is resolved once per look and refused if any address it gives is loopback, private,
+    # link-local, unspecified or multicast, unless that literal address is listed; the look then
+    # connects to the address checked. Empty (the default) refuses http waits.
     wait_http_allowed_hosts: tuple[str, ...] = ()
     # The shortest poll interval an http or file wait may ask for, and the interval when it asks none.
     wait_min_poll_interval_seconds: float = 1.0
@@ -124,7 +128,8 @@ class Config:
     reconcile_adjudication: str = "uncertain"
     # The adjudication call gives up after this long (retries included); the builtin outcomes stand.
     reconcile_adjudication_timeout_seconds: float = 10.0
-    # Webhooks (a task's callback_url). Hosts they may be sent to, matched like wait_http_allowed_hosts;
+    # Webhooks (a task's callback_url). Hosts they may be sent to, checked like wait_http_allowed_hosts
+    # (ports, resolved addresses);
     # empty (the default) sends nothing: a task's events wait, unsent, until its host is allowed.
     webhook_allowed_hosts: tuple[str, ...] = ()
     # A failed attempt is retried after initial × 2^(n-1) seconds (at most max) until retry_period after
@@ -204,6 +209,11 @@ class Config:
                      "webhook_attempt_timeout_seconds", "webhook_concurrency"):
             if getattr(self, name) <= 0:
                 raise ConfigError(f"{name}: must be more than 0")
+        for name in ("wait_http_allowed_hosts", "webhook_allowed_hosts"):
+            try:
+                parse_allowed_hosts(getattr(self, name))
+            except ValueError as error:
+                raise ConfigError(f"{name}: {error}") from None
         if self.metrics_listen and not self.metrics_listen.rpartition(":")[2].isdigit():
             raise ConfigError(f"metrics_listen: {self.metrics_listen!r} is not HOST:PORT")
         for name in ("wait_probe_timeout_seconds", "wait_http_probe_concurrency", "wait_file_probe_concurrency",

@@ -120,7 +120,8 @@ class TaskmemServer:
         # The scheduler resumes stored waits before the first call can create or end one.
         self.file_roots = FileRoots.build(self.config.wait_file_roots, self.config.database)
         self.scheduler = WaitScheduler(
-            self.storage, self.file_roots, http_probes=self.config.wait_http_probe_concurrency,
+            self.storage, self.file_roots, http_allowed_hosts=self.config.wait_http_allowed_hosts,
+            http_probes=self.config.wait_http_probe_concurrency,
             file_probes=self.config.wait_file_probe_concurrency,
             probe_timeout_seconds=self.config.wait_probe_timeout_seconds,
             probe_max_errors=self.config.wait_probe_max_errors)
