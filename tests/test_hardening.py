@@ -18,6 +18,7 @@ import grpc
 import pytest
 from google.protobuf import duration_pb2, field_mask_pb2, struct_pb2
 
+from taskmem.api.admission import Admission
 from taskmem.api.interceptors import GuardInterceptor
 from taskmem.config import Config
 from taskmem.core.errors import NotFound
@@ -254,7 +255,7 @@ async def test_an_unmapped_exception_is_internal_with_a_request_id_and_domain_er
         "Broken": grpc.unary_unary_rpc_method_handler(broken),
         "Missing": grpc.unary_stream_rpc_method_handler(missing),
     })
-    server = grpc.aio.server(interceptors=[GuardInterceptor(AuthSettings.of(Config()))])
+    server = grpc.aio.server(interceptors=[GuardInterceptor(AuthSettings.of(Config()), Admission(64, 100, 20.0))])
     server.add_generic_rpc_handlers([handlers])
     port = server.add_insecure_port("127.0.0.1:0")
     await server.start()

@@ -51,6 +51,12 @@ class Config:
     subscriber_queue_size: int = 10_000
     # Most writes one group-commit transaction takes.
     writer_batch_size: int = 512
+    # Overload (api/admission.py): a unary call is refused at once with UNAVAILABLE and a retry hint of
+    # overload_retry_after_ms, rather than queued until gRPC cancels it, when max_in_flight_calls run
+    # already or the event loop (which serves every call) was last seen more than max_loop_lag_ms late.
+    max_in_flight_calls: int = 64
+    max_loop_lag_ms: float = 10.0
+    overload_retry_after_ms: int = 250
     # Clients may ping this often without data (grpc.http2.min_ping_interval_without_data_ms);
     # 1 s lets grpc-js and C-core clients with a few seconds' keepalive hold quiet streams open.
     min_ping_interval_ms: int = 1_000
@@ -219,7 +225,8 @@ class Config:
         for name in ("wait_probe_timeout_seconds", "wait_http_probe_concurrency", "wait_file_probe_concurrency",
                      "wait_probe_max_errors", "working_memory_max_bytes", "working_memory_max_agents",
                      "state_extraction_max_messages", "state_extraction_timeout_seconds", "state_max_candidates",
-                     "state_max_active_items", "reconcile_adjudication_timeout_seconds"):
+                     "state_max_active_items", "reconcile_adjudication_timeout_seconds",
+                     "max_in_flight_calls", "max_loop_lag_ms", "overload_retry_after_ms"):
             if getattr(self, name) <= 0:
                 raise ConfigError(f"{name}: must be more than 0")
         if not 0 <= self.malloc_mmap_threshold_bytes <= MALLOC_MMAP_THRESHOLD_MAX:
