@@ -100,6 +100,16 @@ class Writes:
         _attempt_started.get()[0] = time.perf_counter() + sleep
 
 
+async def sample_loop_lag(lags: list[float]) -> None:
+    """The writer's own event loop lateness (ms), every 10 ms: a busy writer's loop delays replies it
+    has already received, which then count in its latencies without being the server's."""
+    loop = asyncio.get_running_loop()
+    while True:
+        before = loop.time()
+        await asyncio.sleep(0.01)
+        lags.append((loop.time() - before - 0.01) * 1000)
+
+
 _attempt_started: contextvars.ContextVar[list[float]] = contextvars.ContextVar("attempt_started")
 
 
@@ -190,7 +200,10 @@ async def main(rate: float, seconds: float, warmup: float, writer: str, attempts
                 measured_from_ns = time.time_ns()
                 assert server.process is not None
                 cpu_before = cpu_seconds(server.process.pid)
+                writer_lags: list[float] = []
+                sampler = asyncio.ensure_future(sample_loop_lag(writer_lags))
                 sent, took = await write_at_rate(tasks, task_id, rate, seconds, writes)
+                sampler.cancel()
                 server_cpu = cpu_seconds(server.process.pid) - cpu_before
                 await post(tasks, task_id, "end")
                 outputs = await asyncio.wait_for(
@@ -214,6 +227,9 @@ async def main(rate: float, seconds: float, warmup: float, writer: str, attempts
               f" p99 {percentile(accepted, 0.99):.1f} max {accepted[-1]:.1f};"
               f" whole call with retries: p50 {percentile(calls, 0.50):.1f} p99 {percentile(calls, 0.99):.1f}"
               f" max {calls[-1]:.1f}")
+    lags = sorted(writer_lags)
+    print(f"writer's own loop lateness ms (in the latencies above, not the server's): p50 {percentile(lags, 0.5):.1f}"
+          f" p99 {percentile(lags, 0.99):.1f} max {lags[-1]:.1f}")
     if writes.failures["CANCELLED"]:
         # grpc C-core's backlog protection: once more calls have arrived than the server's event loop has
         # taken (grpc.server.max_pending_requests, 1,000 by default), it cancels new ones by random early

@@ -115,7 +115,7 @@ class GuardInterceptor(WrappingInterceptor):
             async def unary_unary(request: Any, context: grpc.aio.ServicerContext) -> Any:
                 if not admission.try_enter():  # past capacity: refused before anything else (api/admission.py)
                     del request
-                    await context.abort_with_status(admission.refusal)
+                    await context.abort_with_status(admission.refusal())
                 try:
                     status = refusal(request, context)
                     if status is None:
