@@ -55,7 +55,7 @@ class Config:
     # overload_retry_after_ms, rather than queued until gRPC cancels it, when max_in_flight_calls run
     # already or the event loop (which serves every call) was last seen more than max_loop_lag_ms late.
     max_in_flight_calls: int = 64
-    max_loop_lag_ms: float = 10.0
+    max_loop_lag_ms: float = 25.0
     overload_retry_after_ms: int = 250
     # Clients may ping this often without data (grpc.http2.min_ping_interval_without_data_ms);
     # 1 s lets grpc-js and C-core clients with a few seconds' keepalive hold quiet streams open.

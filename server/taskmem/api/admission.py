@@ -5,8 +5,8 @@ max_pending_requests backlog), every queued call's latency grows with the queue,
 cancels calls it has not started: CANCELLED, which a caller cannot tell from its own cancellation
 and no client retries. That queue is in gRPC's C core, out of sight; what shows it is the event
 loop falling behind (every call, accepted or queued, is served by this one loop). So a call is
-refused when the loop runs more than max_loop_lag_ms late (smoothed over a few samples), or when
-max_in_flight_calls unary calls already run; it is answered at its first step, before any of it is done:
+refused when the loop runs more than max_loop_lag_ms late (smoothed over a few samples) while calls
+pile up, or when max_in_flight_calls unary calls already run; it is answered at its first step, before any of it is done:
 
 - UNAVAILABLE, the code gRPC clients and this project's clients retry ("try again"); not
   RESOURCE_EXHAUSTED, which this API uses for limits a retry cannot change (message size,
@@ -38,6 +38,9 @@ RETRY_PUSHBACK_HEADER = "grpc-retry-pushback-ms"
 
 _LAG_SAMPLE_SECONDS = 0.005
 _LAG_WEIGHT = 0.25  # of each new sample in the smoothed lag: one descheduling spike does not refuse calls
+# A late loop refuses calls only while this many run: a background thread holding the GIL (loading a
+# model, a big write) makes the loop late with no backlog of calls, and refusing then helps no one.
+_BUSY_IN_FLIGHT = 8
 _HINT_STEPS = 4  # the hint doubles for each second an overload lasts, up to 8 x overload_retry_after_ms
 
 
@@ -65,7 +68,7 @@ class Admission:
     def try_enter(self) -> bool:
         """Take a slot if the server has capacity (the caller must leave() once done); False: refuse the
         call with refusal()."""
-        if self._in_flight >= self._max or self._lag > self._max_lag:
+        if self._in_flight >= self._max or (self._lag > self._max_lag and self._in_flight >= _BUSY_IN_FLIGHT):
             if self._overloaded_since is None:
                 self._overloaded_since = time.monotonic()
             return False
