@@ -3745,7 +3745,7 @@ const file_taskmem_v1_task_service_proto_rawDesc = "" +
 	"request_id\x18\x02 \x01(\tR\trequestId\"\x90\x01\n" +
 	"\x1bRotateWebhookSecretResponse\x12\x16\n" +
 	"\x06secret\x18\x01 \x01(\tR\x06secret\x12Y\n" +
-	"\x1bprevious_secret_expire_time\x18\x02 \x01(\v2\x1a.google.protobuf.TimestampR\x18previousSecretExpireTime2\xb0\x11\n" +
+	"\x1bprevious_secret_expire_time\x18\x02 \x01(\v2\x1a.google.protobuf.TimestampR\x18previousSecretExpireTime2\xb5\x11\n" +
 	"\vTaskService\x12K\n" +
 	"\n" +
 	"CreateTask\x12\x1d.taskmem.v1.CreateTaskRequest\x1a\x1e.taskmem.v1.CreateTaskResponse\x12G\n" +
@@ -3756,9 +3756,9 @@ const file_taskmem_v1_task_service_proto_rawDesc = "" +
 	"\vReplacePlan\x12\x1e.taskmem.v1.ReplacePlanRequest\x1a\x1f.taskmem.v1.ReplacePlanResponse\x12G\n" +
 	"\aGetPlan\x12\x1a.taskmem.v1.GetPlanRequest\x1a\x1b.taskmem.v1.GetPlanResponse\"\x03\x90\x02\x01\x12W\n" +
 	"\x0eUpdatePlanItem\x12!.taskmem.v1.UpdatePlanItemRequest\x1a\".taskmem.v1.UpdatePlanItemResponse\x12T\n" +
-	"\rClaimPlanItem\x12 .taskmem.v1.ClaimPlanItemRequest\x1a!.taskmem.v1.ClaimPlanItemResponse\x12K\n" +
+	"\rClaimPlanItem\x12 .taskmem.v1.ClaimPlanItemRequest\x1a!.taskmem.v1.ClaimPlanItemResponse\x12P\n" +
 	"\n" +
-	"RenewClaim\x12\x1d.taskmem.v1.RenewClaimRequest\x1a\x1e.taskmem.v1.RenewClaimResponse\x12Q\n" +
+	"RenewClaim\x12\x1d.taskmem.v1.RenewClaimRequest\x1a\x1e.taskmem.v1.RenewClaimResponse\"\x03\x90\x02\x02\x12Q\n" +
 	"\fReleaseClaim\x12\x1f.taskmem.v1.ReleaseClaimRequest\x1a .taskmem.v1.ReleaseClaimResponse\x12Q\n" +
 	"\fRecordAction\x12\x1f.taskmem.v1.RecordActionRequest\x1a .taskmem.v1.RecordActionResponse\x12W\n" +
 	"\x0eCompleteAction\x12!.taskmem.v1.CompleteActionRequest\x1a\".taskmem.v1.CompleteActionResponse\x12S\n" +

@@ -130,7 +130,8 @@ type TaskServiceClient interface {
 	// Extends a claim the holder still holds to `lease` from now. Writes no
 	// event. FAILED_PRECONDITION (ERROR_REASON_CLAIM_NOT_HELD, metadata
 	// "holder_id" naming the current holder) when the claim expired, was
-	// released or ended, so a lease keeper learns it lost the item.
+	// released or ended, so a lease keeper learns it lost the item. Safe to
+	// repeat (each renewal counts from its own now), so clients retry it.
 	RenewClaim(ctx context.Context, in *RenewClaimRequest, opts ...grpc.CallOption) (*RenewClaimResponse, error)
 	// Gives a held item back: it returns to PENDING, ready for the next
 	// claimer. Emits EVENT_TYPE_PLAN_ITEM_CLAIM_RELEASED. FAILED_PRECONDITION
@@ -589,7 +590,8 @@ type TaskServiceServer interface {
 	// Extends a claim the holder still holds to `lease` from now. Writes no
 	// event. FAILED_PRECONDITION (ERROR_REASON_CLAIM_NOT_HELD, metadata
 	// "holder_id" naming the current holder) when the claim expired, was
-	// released or ended, so a lease keeper learns it lost the item.
+	// released or ended, so a lease keeper learns it lost the item. Safe to
+	// repeat (each renewal counts from its own now), so clients retry it.
 	RenewClaim(context.Context, *RenewClaimRequest) (*RenewClaimResponse, error)
 	// Gives a held item back: it returns to PENDING, ready for the next
 	// claimer. Emits EVENT_TYPE_PLAN_ITEM_CLAIM_RELEASED. FAILED_PRECONDITION

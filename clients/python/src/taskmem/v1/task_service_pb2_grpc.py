@@ -313,7 +313,8 @@ class TaskServiceServicer:
         """Extends a claim the holder still holds to `lease` from now. Writes no
         event. FAILED_PRECONDITION (ERROR_REASON_CLAIM_NOT_HELD, metadata
         "holder_id" naming the current holder) when the claim expired, was
-        released or ended, so a lease keeper learns it lost the item.
+        released or ended, so a lease keeper learns it lost the item. Safe to
+        repeat (each renewal counts from its own now), so clients retry it.
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')

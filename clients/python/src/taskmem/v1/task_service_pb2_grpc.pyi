@@ -118,7 +118,8 @@ class TaskServiceStub:
     """Extends a claim the holder still holds to `lease` from now. Writes no
     event. FAILED_PRECONDITION (ERROR_REASON_CLAIM_NOT_HELD, metadata
     "holder_id" naming the current holder) when the claim expired, was
-    released or ended, so a lease keeper learns it lost the item.
+    released or ended, so a lease keeper learns it lost the item. Safe to
+    repeat (each renewal counts from its own now), so clients retry it.
     """
     ReleaseClaim: _grpc.UnaryUnaryMultiCallable[_task_service_pb2.ReleaseClaimRequest, _task_service_pb2.ReleaseClaimResponse]
     """Gives a held item back: it returns to PENDING, ready for the next
@@ -315,7 +316,8 @@ class TaskServiceAsyncStub(TaskServiceStub):
     """Extends a claim the holder still holds to `lease` from now. Writes no
     event. FAILED_PRECONDITION (ERROR_REASON_CLAIM_NOT_HELD, metadata
     "holder_id" naming the current holder) when the claim expired, was
-    released or ended, so a lease keeper learns it lost the item.
+    released or ended, so a lease keeper learns it lost the item. Safe to
+    repeat (each renewal counts from its own now), so clients retry it.
     """
     ReleaseClaim: _aio.UnaryUnaryMultiCallable[_task_service_pb2.ReleaseClaimRequest, _task_service_pb2.ReleaseClaimResponse]  # type: ignore[assignment]
     """Gives a held item back: it returns to PENDING, ready for the next
@@ -563,7 +565,8 @@ class TaskServiceServicer(metaclass=_abc_1.ABCMeta):
         """Extends a claim the holder still holds to `lease` from now. Writes no
         event. FAILED_PRECONDITION (ERROR_REASON_CLAIM_NOT_HELD, metadata
         "holder_id" naming the current holder) when the claim expired, was
-        released or ended, so a lease keeper learns it lost the item.
+        released or ended, so a lease keeper learns it lost the item. Safe to
+        repeat (each renewal counts from its own now), so clients retry it.
         """
 
     @_abc_1.abstractmethod
