@@ -939,8 +939,9 @@ type ClaimPlanItemRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// The task id.
 	TaskId string `protobuf:"bytes,1,opt,name=task_id,json=taskId,proto3" json:"task_id,omitempty"`
-	// Who claims: any id the caller chooses for itself (at most 64
-	// characters), the same for its RenewClaim, ReleaseClaim and
+	// Who claims: any id the caller chooses for itself, unique among the
+	// agents sharing the plan (letters, digits, '.', '_' and '-', at most 64
+	// characters), sent again with its RenewClaim, ReleaseClaim and
 	// UpdatePlanItem calls. Required.
 	HolderId string `protobuf:"bytes,2,opt,name=holder_id,json=holderId,proto3" json:"holder_id,omitempty"`
 	// How long the lease lasts unless renewed: 1 s to 1 hour; unset means 30 s.

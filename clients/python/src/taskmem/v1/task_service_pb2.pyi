@@ -523,8 +523,9 @@ class ClaimPlanItemRequest(_message.Message):
     task_id: _builtins.str
     """The task id."""
     holder_id: _builtins.str
-    """Who claims: any id the caller chooses for itself (at most 64
-    characters), the same for its RenewClaim, ReleaseClaim and
+    """Who claims: any id the caller chooses for itself, unique among the
+    agents sharing the plan (letters, digits, '.', '_' and '-', at most 64
+    characters), sent again with its RenewClaim, ReleaseClaim and
     UpdatePlanItem calls. Required.
     """
     item_id: _builtins.str

@@ -539,8 +539,9 @@ export type ClaimPlanItemRequest = Message<"taskmem.v1.ClaimPlanItemRequest"> & 
   taskId: string;
 
   /**
-   * Who claims: any id the caller chooses for itself (at most 64
-   * characters), the same for its RenewClaim, ReleaseClaim and
+   * Who claims: any id the caller chooses for itself, unique among the
+   * agents sharing the plan (letters, digits, '.', '_' and '-', at most 64
+   * characters), sent again with its RenewClaim, ReleaseClaim and
    * UpdatePlanItem calls. Required.
    *
    * @generated from field: string holder_id = 2;
