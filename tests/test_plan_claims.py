@@ -125,13 +125,13 @@ async def test_a_claim_without_holder_or_with_a_lease_out_of_range_is_invalid(ta
 
 async def test_an_expired_lease_returns_the_item_to_ready_with_an_event_and_no_other_call(tasks: TaskServiceStub) -> None:
     task_id = await plan(tasks, spec("a"))
-    await claim(tasks, task_id, "crashed", lease=1)
+    lease_end = (await claim(tasks, task_id, "crashed", lease=1)).claim.expire_time.ToMicroseconds()
     started = time.monotonic()
     while not await events_of(tasks, task_id, event_pb2.EVENT_TYPE_PLAN_ITEM_CLAIM_EXPIRED):
-        assert time.monotonic() - started < 5, "the sweeper never expired the claim"
+        assert time.monotonic() - started < 10, "the sweeper never expired the claim"
         await asyncio.sleep(0.1)
-    assert time.monotonic() - started <= 1 + 1.0  # lease + 1 s
     expired = (await events_of(tasks, task_id, event_pb2.EVENT_TYPE_PLAN_ITEM_CLAIM_EXPIRED))[0]
+    assert 0 <= expired.create_time.ToMicroseconds() - lease_end <= 1_000_000  # back within a second of the lease
     assert expired.payload["status"] == "PLAN_ITEM_STATUS_PENDING" and expired.payload["claim"]["holder_id"] == "crashed"
     item = (await tasks.GetTask(pb.GetTaskRequest(task_id=task_id))).plan.items[0]
     assert (item.status, item.holder_id) == (PENDING, "")
