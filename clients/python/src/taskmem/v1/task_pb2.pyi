@@ -507,7 +507,8 @@ class Task(_message.Message):
         """The event types POSTed to callback_url. Empty means the default set:
         lifecycle (TASK_CREATED, TASK_UPDATED, TASK_STATUS_CHANGED, TASK_STUCK,
         TASK_AUTO_PAUSED, TASK_AUTO_ARCHIVED), plan (PLAN_REPLACED,
-        PLAN_ITEM_UPDATED), waits (WAIT_CREATED, WAIT_RESOLVED, WAIT_TIMED_OUT,
+        PLAN_ITEM_UPDATED, and the claims: PLAN_ITEM_CLAIMED,
+        PLAN_ITEM_CLAIM_RELEASED, PLAN_ITEM_CLAIM_EXPIRED), waits (WAIT_CREATED, WAIT_RESOLVED, WAIT_TIMED_OUT,
         WAIT_CANCELLED, WAIT_FAILED) and errors (TASK_STATE_ERROR_ADDED) — not
         actions, their log lines or messages, which can be many. Change it with
         UpdateTask (update_mask path "webhook_event_types"); it applies to events
