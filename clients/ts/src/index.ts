@@ -21,7 +21,13 @@ export {
   type KeepLeaseOptions,
 } from "./claims.js";
 export { isRetryableStreamError, type EventFilter, type SubscribeOptions } from "./events.js";
-export { DEFAULT_RETRY_POLICY, isDeclaredSafeToRepeat, retryInterceptor, type RetryPolicy } from "./retry.js";
+export {
+  DEFAULT_RETRY_POLICY,
+  isDeclaredSafeToRepeat,
+  retryDelayMs,
+  retryInterceptor,
+  type RetryPolicy,
+} from "./retry.js";
 export { ERROR_DOMAIN, errorField, errorInfo, ErrorInfoSchema, errorReason, type ErrorInfo } from "./errors.js";
 
 // The generated messages, enums and service descriptors.

@@ -1,11 +1,16 @@
 // Unary retries decided by the contract: an RPC declared
 // `idempotency_level = NO_SIDE_EFFECTS` (a read) or IDEMPOTENT, or a request
-// with a request_id, is repeated on UNAVAILABLE.
+// with a request_id, is repeated on UNAVAILABLE; so is any call an overloaded
+// server refused before starting it, after the pause the server asks for.
 
 import { clone, type DescMethod } from "@bufbuild/protobuf";
 import { MethodOptions_IdempotencyLevel } from "@bufbuild/protobuf/wkt";
 import { Code, ConnectError, type Interceptor } from "@connectrpc/connect";
 import { randomBytes } from "node:crypto";
+
+import { errorReason } from "./errors.js";
+import { RetryInfoSchema } from "./gen/google/rpc/error_details_pb.js";
+import { ErrorReason } from "./gen/taskmem/v1/error_reason_pb.js";
 
 export interface RetryPolicy {
   /** Attempts in all, the first included; 1 turns retries off. */
@@ -27,10 +32,29 @@ export function isDeclaredSafeToRepeat(method: DescMethod): boolean {
 }
 
 /**
+ * The pause in ms an overloaded server asked for before a retry: the
+ * grpc-retry-pushback-ms trailer, else a google.rpc.RetryInfo detail;
+ * undefined when it asked none.
+ */
+export function retryDelayMs(err: unknown): number | undefined {
+  if (!(err instanceof ConnectError)) {
+    return undefined;
+  }
+  const pushback = err.metadata.get("grpc-retry-pushback-ms");
+  if (pushback !== null && /^\d+$/.test(pushback)) {
+    return Number(pushback);
+  }
+  const delay = err.findDetails(RetryInfoSchema)[0]?.retryDelay;
+  return delay === undefined ? undefined : Number(delay.seconds) * 1000 + delay.nanos / 1e6;
+}
+
+/**
  * An interceptor that repeats a unary call on UNAVAILABLE when it is safe:
  * the RPC is declared safe to repeat, or its request has a request_id (an
  * empty one is filled once, on a copy, so every attempt carries the same id
- * and the server returns the first result). The call's deadline and signal
+ * and the server returns the first result), or an overloaded server refused
+ * it before starting it (ErrorReason.OVERLOADED). A pause the server asks
+ * for (retryDelayMs) is waited at least. The call's deadline and signal
  * cover all attempts.
  */
 export function retryInterceptor(policy: RetryPolicy = DEFAULT_RETRY_POLICY): Interceptor {
@@ -39,9 +63,7 @@ export function retryInterceptor(policy: RetryPolicy = DEFAULT_RETRY_POLICY): In
       return await next(req);
     }
     const requestId = req.method.input.fields.find((field) => field.name === "request_id");
-    if (requestId === undefined && !isDeclaredSafeToRepeat(req.method)) {
-      return await next(req);
-    }
+    const safe = requestId !== undefined || isDeclaredSafeToRepeat(req.method);
     let message = req.message;
     if (requestId !== undefined && !(message as Record<string, unknown>)[requestId.localName]) {
       message = clone(req.method.input, message);
@@ -49,14 +71,19 @@ export function retryInterceptor(policy: RetryPolicy = DEFAULT_RETRY_POLICY): In
     }
     let delayMs = policy.initialBackoffMs;
     for (let attempt = 1; ; attempt++) {
+      let asked: number | undefined;
       try {
         return await next({ ...req, message });
       } catch (err) {
         if (ConnectError.from(err).code !== Code.Unavailable || attempt >= policy.attempts || req.signal.aborted) {
           throw err;
         }
+        if (!safe && errorReason(err) !== ErrorReason.OVERLOADED) {
+          throw err;
+        }
+        asked = retryDelayMs(err);
       }
-      await pause(delayMs / 2 + Math.random() * (delayMs / 2), req.signal);
+      await pause(Math.max(delayMs / 2 + Math.random() * (delayMs / 2), asked ?? 0), req.signal);
       delayMs = Math.min(2 * delayMs, policy.maxBackoffMs);
     }
   };

@@ -18,9 +18,11 @@ from google.protobuf import descriptor_pb2, descriptor_pool
 from google.protobuf.message import Message
 from tenacity import AsyncRetrying, RetryCallState, retry_if_exception, stop_after_attempt, wait_exponential_jitter
 
-from taskmem_client.errors import TaskmemError
+from taskmem_client.errors import TaskmemError, error_info, retry_delay
 
 RETRYABLE_CODES = frozenset({grpc.StatusCode.UNAVAILABLE, grpc.StatusCode.DEADLINE_EXCEEDED})
+# An overloaded server refused the call before doing any of it: any RPC may be repeated.
+NOT_STARTED_REASON = "ERROR_REASON_OVERLOADED"
 
 # What the contract says may be repeated without a request_id: reads (NO_SIDE_EFFECTS) and calls whose
 # repetition leaves the same state (IDEMPOTENT), as each RPC's idempotency_level option declares.
@@ -34,9 +36,11 @@ class RetryPolicy:
 
     Only calls that are safe to repeat are retried: those whose request has a request_id
     (the client fills an empty one, so every attempt carries the same id and the server
-    returns the first result instead of writing again), and those whose RPC the contract
-    marks `idempotency_level = NO_SIDE_EFFECTS` (reads) or IDEMPOTENT. The call's deadline
-    covers all its attempts.
+    returns the first result instead of writing again), those whose RPC the contract
+    marks `idempotency_level = NO_SIDE_EFFECTS` (reads) or IDEMPOTENT, and any call an
+    overloaded server refused before starting it (ERROR_REASON_OVERLOADED). When the server
+    asks for a pause (grpc-retry-pushback-ms, or google.rpc.RetryInfo), the next attempt
+    waits at least that long. The call's deadline covers all its attempts.
     """
 
     attempts: int = 8
@@ -82,8 +86,13 @@ def with_request_id(request: Message) -> Message:
     return filled
 
 
-def _retryable(error: BaseException) -> bool:
-    return isinstance(error, grpc.aio.AioRpcError) and error.code() in RETRYABLE_CODES
+def _retryable(error: BaseException, safe: bool) -> bool:
+    if not isinstance(error, grpc.aio.AioRpcError) or error.code() not in RETRYABLE_CODES:
+        return False
+    if safe:
+        return True
+    info = error_info(error)
+    return info is not None and info.reason == NOT_STARTED_REASON
 
 
 def call_interceptors(metadata: Sequence[tuple[str, str]], default_timeout: float | None,
@@ -121,7 +130,7 @@ class UnaryCallInterceptor(_MetadataMixin, grpc.aio.UnaryUnaryClientInterceptor)
         deadline = None if timeout is None else time.monotonic() + timeout
         request = with_request_id(request)
         policy = self._retry
-        attempts = policy.attempts if is_safe_to_retry(client_call_details.method, request) else 1
+        safe = is_safe_to_retry(client_call_details.method, request)
 
         def remaining() -> float | None:
             return None if deadline is None else deadline - time.monotonic()
@@ -131,12 +140,16 @@ class UnaryCallInterceptor(_MetadataMixin, grpc.aio.UnaryUnaryClientInterceptor)
 
         def wait(state: RetryCallState) -> float:
             pause = backoff(state)
+            error = state.outcome.exception() if state.outcome is not None else None
+            asked = retry_delay(error) if isinstance(error, grpc.aio.AioRpcError) else None
+            if asked is not None:
+                pause = max(pause, asked)
             left = remaining()
             return pause if left is None else max(0.0, min(pause, left))
 
         def stop(state: RetryCallState) -> bool:
             left = remaining()
-            return stop_after_attempt(attempts)(state) or (left is not None and left <= 0)
+            return stop_after_attempt(policy.attempts)(state) or (left is not None and left <= 0)
 
         def before_sleep(state: RetryCallState) -> None:
             error = state.outcome.exception() if state.outcome is not None else None
@@ -145,8 +158,8 @@ class UnaryCallInterceptor(_MetadataMixin, grpc.aio.UnaryUnaryClientInterceptor)
                 policy.on_retry(error, state.attempt_number, sleep)
 
         try:
-            async for attempt in AsyncRetrying(retry=retry_if_exception(_retryable), stop=stop, wait=wait,
-                                               before_sleep=before_sleep, reraise=True):
+            async for attempt in AsyncRetrying(retry=retry_if_exception(lambda error: _retryable(error, safe)),
+                                               stop=stop, wait=wait, before_sleep=before_sleep, reraise=True):
                 with attempt:
                     left = remaining()
                     attempt_timeout = policy.attempt_timeout
