@@ -74,6 +74,8 @@ contract-baseline: node_modules/.installed
 # CPython 3.11.7 ast bug ("AST constructor recursion depth mismatch") that failed a passing run.
 POSTGRES_E2E := tests/test_task_service.py tests/test_memory_service.py tests/test_state_service.py \
 	tests/test_waits.py tests/test_migrate.py
+# Claims of plan items on one PostgreSQL server (their 3-replica test runs on PostgreSQL in the first pass).
+POSTGRES_E2E += tests/test_plan_claims.py
 # taskmem reembed --database postgresql://… (the replica tests of claims and caches run on PostgreSQL in the first pass).
 POSTGRES_E2E += tests/test_reembed.py
 

@@ -27,6 +27,7 @@ from taskmem.api.wait_service import WaitService
 from taskmem.config import Config, ConfigError, check_listen_allowed
 from taskmem.log_format import configure_logging
 from taskmem.maintenance_loop import MaintenanceLoop
+from taskmem.plan_claim_sweeper import PlanClaimSweeper
 from taskmem.malloc_tuning import fix_malloc_thresholds
 from taskmem.memory.archive import MemoryArchive
 from taskmem.metrics import Metrics, MetricsEndpoint, watch_storage
@@ -103,6 +104,7 @@ class TaskmemServer:
         self.server: grpc.aio.Server | None = None
         self.scheduler: WaitScheduler | None = None
         self.maintenance: MaintenanceLoop | None = None
+        self.claim_sweeper: PlanClaimSweeper | None = None
         self.state: StateEngine | None = None
         self.state_follower: StateFollower | None = None
         self.memory: MemoryArchive | None = None
@@ -147,6 +149,8 @@ class TaskmemServer:
         await self.storage.run_alone("webhooks", self.webhooks.start, self.webhooks.stop)
         self.maintenance = MaintenanceLoop(self.storage, MaintenanceSettings.of(self.config))
         await self.storage.run_alone("maintenance", self.maintenance.start, self.maintenance.stop)
+        self.claim_sweeper = PlanClaimSweeper(self.storage)
+        await self.storage.run_alone("plan-claims", self.claim_sweeper.start, self.claim_sweeper.stop)
         # One embedder and one model client for both services: the builtin model loads once.
         llm = LlmSettings.of(self.config)
         embedder, chat = embedder_from_config(EmbeddingSettings.of(self.config)), chat_model_from_config(llm)
@@ -215,6 +219,8 @@ class TaskmemServer:
         await self.health.enter_graceful_shutdown()
         if self.maintenance is not None:
             await self.maintenance.stop()
+        if self.claim_sweeper is not None:
+            await self.claim_sweeper.stop()
         if self.memory is not None:
             await self.memory.stop()  # the embedding backlog: what it has not stored stays queued
         if self.scheduler is not None:

@@ -12,6 +12,14 @@ export {
   type TaskmemClientOptions,
   type TaskmemServiceClients,
 } from "./client.js";
+export {
+  claimNext,
+  DEFAULT_LEASE_MS,
+  LeaseKeeper,
+  type ClaimedItem,
+  type ClaimNextOptions,
+  type KeepLeaseOptions,
+} from "./claims.js";
 export { isRetryableStreamError, type EventFilter, type SubscribeOptions } from "./events.js";
 export {
   DEFAULT_RETRY_POLICY,

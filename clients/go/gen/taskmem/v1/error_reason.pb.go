@@ -97,6 +97,12 @@ const (
 	// status details, and the same in milliseconds in the grpc-retry-pushback-ms
 	// trailer. metadata["limit"] names the settings.
 	ErrorReason_ERROR_REASON_OVERLOADED ErrorReason = 23
+	// Claims of plan items, values 30–39.
+	// The caller's holder_id does not hold the plan item's claim (FAILED_PRECONDITION):
+	// its lease expired or was released, and the item may be held by another
+	// agent now. metadata["holder_id"] names the current holder ("" when nobody
+	// holds the item). Stop working on the item; claim another.
+	ErrorReason_ERROR_REASON_CLAIM_NOT_HELD ErrorReason = 30
 )
 
 // Enum value maps for ErrorReason.
@@ -125,6 +131,7 @@ var (
 		21: "ERROR_REASON_MODEL_TIMEOUT",
 		22: "ERROR_REASON_MODEL_OUTPUT_INVALID",
 		23: "ERROR_REASON_OVERLOADED",
+		30: "ERROR_REASON_CLAIM_NOT_HELD",
 	}
 	ErrorReason_value = map[string]int32{
 		"ERROR_REASON_UNSPECIFIED":             0,
@@ -150,6 +157,7 @@ var (
 		"ERROR_REASON_MODEL_TIMEOUT":           21,
 		"ERROR_REASON_MODEL_OUTPUT_INVALID":    22,
 		"ERROR_REASON_OVERLOADED":              23,
+		"ERROR_REASON_CLAIM_NOT_HELD":          30,
 	}
 )
 
@@ -185,7 +193,7 @@ var File_taskmem_v1_error_reason_proto protoreflect.FileDescriptor
 const file_taskmem_v1_error_reason_proto_rawDesc = "" +
 	"\n" +
 	"\x1dtaskmem/v1/error_reason.proto\x12\n" +
-	"taskmem.v1*\x9b\x06\n" +
+	"taskmem.v1*\xbc\x06\n" +
 	"\vErrorReason\x12\x1c\n" +
 	"\x18ERROR_REASON_UNSPECIFIED\x10\x00\x12\x1e\n" +
 	"\x1aERROR_REASON_INVALID_FIELD\x10\x01\x12\"\n" +
@@ -210,7 +218,8 @@ const file_taskmem_v1_error_reason_proto_rawDesc = "" +
 	"\x1eERROR_REASON_MODEL_UNAVAILABLE\x10\x14\x12\x1e\n" +
 	"\x1aERROR_REASON_MODEL_TIMEOUT\x10\x15\x12%\n" +
 	"!ERROR_REASON_MODEL_OUTPUT_INVALID\x10\x16\x12\x1b\n" +
-	"\x17ERROR_REASON_OVERLOADED\x10\x17B@Z>github.com/taskmem/taskmem/clients/go/gen/taskmem/v1;taskmemv1b\x06proto3"
+	"\x17ERROR_REASON_OVERLOADED\x10\x17\x12\x1f\n" +
+	"\x1bERROR_REASON_CLAIM_NOT_HELD\x10\x1eB@Z>github.com/taskmem/taskmem/clients/go/gen/taskmem/v1;taskmemv1b\x06proto3"
 
 var (
 	file_taskmem_v1_error_reason_proto_rawDescOnce sync.Once
