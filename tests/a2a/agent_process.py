@@ -1,4 +1,5 @@
-"""Start clients/python/examples/a2a_agent_server.py (an a2a-sdk server on taskmem) on a free loopback port."""
+"""Start an A2A server process on a free loopback port: the example agent server on taskmem
+(clients/python/examples/a2a_agent_server.py) or `taskmem a2a`."""
 
 from __future__ import annotations
 
@@ -9,20 +10,26 @@ import time
 from pathlib import Path
 
 EXAMPLE = Path(__file__).resolve().parents[2] / "clients" / "python" / "examples" / "a2a_agent_server.py"
-READY_PREFIX = "a2a agent: serving on "
 
 
 class AgentProcess:
-    def __init__(self, taskmem_address: str) -> None:
-        self.taskmem_address = taskmem_address
+    """One A2A server; start() returns its URL once it prints the line starting with ready_prefix."""
+
+    def __init__(self, taskmem_address: str, *, front_end: bool = False, extra_args: tuple[str, ...] = ()) -> None:
+        if front_end:
+            self.command = [sys.executable, "-m", "taskmem", "a2a", "--address", taskmem_address,
+                            "--listen", "127.0.0.1:0", *extra_args]
+            self.ready_prefix = "taskmem a2a: serving on "
+        else:
+            self.command = [sys.executable, str(EXAMPLE), "--taskmem", taskmem_address, "--listen", "127.0.0.1:0",
+                            *extra_args]
+            self.ready_prefix = "a2a agent: serving on "
         self.url = ""
         self.output: list[str] = []
         self.process: subprocess.Popen[str] | None = None
 
     def start(self, timeout: float = 30.0) -> str:
-        self.process = subprocess.Popen(
-            [sys.executable, str(EXAMPLE), "--taskmem", self.taskmem_address, "--listen", "127.0.0.1:0"],
-            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+        self.process = subprocess.Popen(self.command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
         assert self.process.stdout is not None
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
@@ -30,11 +37,11 @@ class AgentProcess:
             if not line:
                 break
             self.output.append(line)
-            if line.startswith(READY_PREFIX):
-                self.url = line[len(READY_PREFIX):].strip()
+            if line.startswith(self.ready_prefix):
+                self.url = line[len(self.ready_prefix):].strip()
                 threading.Thread(target=self._drain, daemon=True).start()
                 return self.url
-        raise RuntimeError("agent server did not start:\n" + "".join(self.output))
+        raise RuntimeError("A2A server did not start:\n" + "".join(self.output))
 
     def _drain(self) -> None:
         assert self.process is not None and self.process.stdout is not None
