@@ -27,7 +27,7 @@ test: $(VENV)/.installed node_modules/.installed $(TOOLS)/.installed clients/ts/
 $(VENV)/.installed: pyproject.toml clients/python/pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
-	$(PY) -m pip install --quiet -e '.[dev]' -e clients/python
+	$(PY) -m pip install --quiet -e '.[dev]' -e 'clients/python[a2a]'
 	touch $@
 
 node_modules/.installed: package.json package-lock.json

@@ -126,12 +126,14 @@ class TaskmemClient:
         initial_backoff: float = 0.1,
         max_backoff: float = 5.0,
         on_reconnect: Callable[[TaskmemError | None, float, int], None] | None = None,
+        metadata: Sequence[tuple[str, str]] = (),
     ) -> AsyncIterator[event_pb2.Event]:
         """The events matching the filter, each once, in cursor order, resuming across broken
-        connections and server restarts (see taskmem_client.events.subscribe_events)."""
+        connections and server restarts (see taskmem_client.events.subscribe_events). metadata
+        overrides the client's own for this stream (for example its namespace)."""
         return subscribe_events(self.tasks, task_ids=task_ids, types=types, after_cursor=after_cursor,
                                 initial_backoff=initial_backoff, max_backoff=max_backoff,
-                                on_reconnect=on_reconnect, closed=lambda: self._closed)
+                                on_reconnect=on_reconnect, closed=lambda: self._closed, metadata=metadata)
 
     async def claim_next(self, task_id: str, holder_id: str, *, lease: float = 30.0, item_id: str = "",
                          stages: Sequence[str] = (), tool_names: Sequence[str] = (), wait: bool = True,
