@@ -97,7 +97,12 @@ class Writes:
         info = error_info(error)
         reason = info.reason if info is not None else "no reason"
         self.refusals[f"{error.code().name} {reason}"] += 1
-        _attempt_started.get()[0] = time.perf_counter() + sleep
+
+    def on_send(self) -> None:
+        """taskmem_client's RetryPolicy.on_send: an attempt leaves, in the call's task."""
+        attempt = _attempt_started.get(None)  # None: a call outside the measured writes
+        if attempt is not None:
+            attempt[0] = time.perf_counter()
 
 
 async def sample_loop_lag(lags: list[float]) -> None:
@@ -186,7 +191,7 @@ async def main(rate: float, seconds: float, warmup: float, writer: str, attempts
         subscribers: list[Subscriber] = []
         try:
             writes = Writes()
-            retry = RetryPolicy(attempts=attempts, on_retry=writes.on_retry)
+            retry = RetryPolicy(attempts=attempts, on_retry=writes.on_retry, on_send=writes.on_send)
             async with TaskmemClient(address, retry=retry) as client, \
                     grpc.aio.insecure_channel(address) as channel:
                 tasks = client.tasks if writer == "client" else TaskServiceStub(channel)
