@@ -17,7 +17,8 @@ All processes share this machine's clock.
 It also prints what the writer saw: calls that failed by final code (CANCELLED among them: gRPC
 shedding what it had not started), attempts the server refused as overloaded (UNAVAILABLE,
 ERROR_REASON_OVERLOADED) and the client retried after the server's hint, and the latency of each
-accepted attempt (p50, p99, max) beside that of the whole call with its retries.
+accepted attempt (p50, p99, max; from when it left the client, after any pause and any wait under
+the client's limit of calls in flight) beside that of the whole call with its retries and waits.
 
 --writer client (default) writes through taskmem_client (a request_id on every call, so the server
 also stores an idempotency record); --writer stub through the bare generated stub, without one.
