@@ -6,6 +6,12 @@ from __future__ import annotations
 
 import asyncio
 
+import grpc
+import pytest
+
+from taskmem.v1 import task_service_pb2 as pb
+from taskmem_client import RetryPolicy, TaskmemError
+from taskmem_client.calls import UnaryCallInterceptor
 from taskmem_client.overload import CallLimit
 
 
@@ -65,3 +71,23 @@ async def test_a_call_cancelled_while_it_waits_leaves_no_slot_taken() -> None:
     waiter.cancel()
     limit.release(held, overloaded=False)
     assert limit.try_acquire() is not None
+
+
+async def test_a_call_held_by_the_client_past_its_deadline_fails_deadline_exceeded_without_being_sent() -> None:
+    interceptor = UnaryCallInterceptor((), None, RetryPolicy(attempts=1))
+    limit = interceptor._limit
+    assert limit is not None
+    held = await limit.acquire()
+    limit.release(await limit.acquire(), overloaded=True)  # limit 1, its one slot taken
+    sent: list[object] = []
+
+    async def continuation(details: grpc.aio.ClientCallDetails, request: object) -> object:
+        sent.append(request)
+        raise AssertionError("a held call was sent")
+
+    details = grpc.aio.ClientCallDetails("/taskmem.v1.TaskService/GetTask", 0.05, None, None, None)
+    with pytest.raises(TaskmemError) as raised:
+        await interceptor.intercept_unary_unary(continuation, details, pb.GetTaskRequest(task_id="t"))
+    assert raised.value.code() == grpc.StatusCode.DEADLINE_EXCEEDED and sent == []
+    limit.release(held, overloaded=False)
+    assert limit.try_acquire() is not None  # the held call left no slot taken

@@ -192,7 +192,7 @@ class UnaryCallInterceptor(_MetadataMixin, grpc.aio.UnaryUnaryClientInterceptor)
         call's deadline (timeout: what remains of it), so the attempt's details are made after it."""
         limit = self._limit
         if limit is None:
-            return await (await continuation(details(), request))
+            return await self._send(continuation, request, details)
         taken_at = limit.try_acquire()
         try:
             if taken_at is None:
@@ -203,14 +203,17 @@ class UnaryCallInterceptor(_MetadataMixin, grpc.aio.UnaryUnaryClientInterceptor)
                                        "refused calls as overloaded") from None
         refused = False
         try:
-            if self._retry.on_send is not None:
-                self._retry.on_send()
-            return await (await continuation(details(), request))
+            return await self._send(continuation, request, details)
         except grpc.aio.AioRpcError as error:
             refused = _refused_as_overloaded(error)
             raise
         finally:
             limit.release(taken_at, refused)
+
+    async def _send(self, continuation: Any, request: Any, details: Callable[[], grpc.aio.ClientCallDetails]) -> Any:
+        if self._retry.on_send is not None:
+            self._retry.on_send()
+        return await (await continuation(details(), request))
 
 
 class StreamCallInterceptor(_MetadataMixin, grpc.aio.UnaryStreamClientInterceptor):
