@@ -17,7 +17,8 @@ All processes share this machine's clock.
 It also prints what the writer saw: calls that failed by final code (CANCELLED among them: gRPC
 shedding what it had not started), attempts the server refused as overloaded (UNAVAILABLE,
 ERROR_REASON_OVERLOADED) and the client retried after the server's hint, and the latency of each
-accepted attempt (p50, p99, max) beside that of the whole call with its retries.
+accepted attempt (p50, p99, max; from when it left the client, after any pause and any wait under
+the client's limit of calls in flight) beside that of the whole call with its retries and waits.
 
 --writer client (default) writes through taskmem_client (a request_id on every call, so the server
 also stores an idempotency record); --writer stub through the bare generated stub, without one.
@@ -97,7 +98,12 @@ class Writes:
         info = error_info(error)
         reason = info.reason if info is not None else "no reason"
         self.refusals[f"{error.code().name} {reason}"] += 1
-        _attempt_started.get()[0] = time.perf_counter() + sleep
+
+    def on_send(self) -> None:
+        """taskmem_client's RetryPolicy.on_send: an attempt leaves, in the call's task."""
+        attempt = _attempt_started.get(None)  # None: a call outside the measured writes
+        if attempt is not None:
+            attempt[0] = time.perf_counter()
 
 
 async def sample_loop_lag(lags: list[float]) -> None:
@@ -186,7 +192,7 @@ async def main(rate: float, seconds: float, warmup: float, writer: str, attempts
         subscribers: list[Subscriber] = []
         try:
             writes = Writes()
-            retry = RetryPolicy(attempts=attempts, on_retry=writes.on_retry)
+            retry = RetryPolicy(attempts=attempts, on_retry=writes.on_retry, on_send=writes.on_send)
             async with TaskmemClient(address, retry=retry) as client, \
                     grpc.aio.insecure_channel(address) as channel:
                 tasks = client.tasks if writer == "client" else TaskServiceStub(channel)

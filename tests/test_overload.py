@@ -79,3 +79,31 @@ async def test_a_refusal_makes_even_a_call_unsafe_to_repeat_retryable_as_nothing
     assert _retryable(refused, safe=False)
     unavailable = grpc.aio.AioRpcError(grpc.StatusCode.UNAVAILABLE, grpc.aio.Metadata(), grpc.aio.Metadata())
     assert not _retryable(unavailable, safe=False) and _retryable(unavailable, safe=True)
+
+
+@pytest.fixture(scope="module")
+def narrow_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ServerProcess]:
+    server = ServerProcess(tmp_path_factory.mktemp("narrow") / "taskmem.db", env={
+        "TASKMEM_MAX_IN_FLIGHT_CALLS": "2", "TASKMEM_OVERLOAD_RETRY_AFTER_MS": "20"})
+    server.start()
+    yield server
+    server.stop()
+
+
+async def _refusals_for_a_burst(address: str, limit_calls_in_flight: bool) -> int:
+    refusals: list[float] = []
+    policy = RetryPolicy(attempts=100, initial_backoff=0.01, max_backoff=0.02,
+                         limit_calls_in_flight=limit_calls_in_flight,
+                         on_retry=lambda error, attempt, pause: refusals.append(pause))
+    async with TaskmemClient(address, retry=policy) as client:
+        task_id = (await client.tasks.CreateTask(pb.CreateTaskRequest(name="burst"))).task.id
+        for _ in range(3):
+            await asyncio.gather(*(client.tasks.PostMessage(_post(task_id)) for _ in range(CALLS)))
+    return len(refusals)
+
+
+async def test_after_a_refusal_the_python_client_holds_calls_past_its_limit_instead_of_sending_them(
+        narrow_server: ServerProcess) -> None:
+    unlimited = await _refusals_for_a_burst(narrow_server.address, limit_calls_in_flight=False)
+    limited = await _refusals_for_a_burst(narrow_server.address, limit_calls_in_flight=True)
+    assert limited * 2 <= unlimited, (limited, unlimited)

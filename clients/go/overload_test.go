@@ -69,3 +69,39 @@ func TestAnOverloadedServerRefusesWithUnavailableAndTheClientRetriesAfterItsHint
 		t.Fatalf("the slowest call took %v: refused calls did not wait for the server's 300 ms hint", slowest)
 	}
 }
+
+func TestAfterRefusalsTheClientHoldsCallsPastItsLimitInsteadOfSendingThem(t *testing.T) {
+	t.Setenv("TASKMEM_MAX_IN_FLIGHT_CALLS", "4")
+	t.Setenv("TASKMEM_OVERLOAD_RETRY_AFTER_MS", "20")
+	srv := startServer(t)
+	task := createTask(testContext(t), t, srv.dial(t), "bursts")
+
+	// Refused calls in the last three of five bursts of 40 from one client that does not retry.
+	refusedOnceLearned := func(policy taskmem.RetryPolicy) int {
+		client := srv.dial(t, taskmem.WithRetryPolicy(policy))
+		refused := 0
+		for burst := range 5 {
+			errs, _ := postConcurrently(t, client, task.GetId(), 40)
+			for _, err := range errs {
+				if err == nil {
+					continue
+				}
+				if taskmem.ErrorReason(err) != taskmemv1.ErrorReason_ERROR_REASON_OVERLOADED {
+					t.Fatalf("a refused call: got %v, want ERROR_REASON_OVERLOADED", err)
+				}
+				if burst >= 2 {
+					refused++
+				}
+			}
+		}
+		return refused
+	}
+	unlimited := refusedOnceLearned(taskmem.RetryPolicy{Attempts: 1, UnlimitedCallsInFlight: true})
+	limited := refusedOnceLearned(taskmem.RetryPolicy{Attempts: 1})
+	if unlimited < 40 {
+		t.Fatalf("without the limit, bursts of 40 against max_in_flight_calls 4: only %d refused", unlimited)
+	}
+	if limited*3 > unlimited {
+		t.Fatalf("with the limit %d calls were refused, without it %d: the limit held too few back", limited, unlimited)
+	}
+}

@@ -39,6 +39,10 @@ type RetryPolicy struct {
 	// The pause before the second attempt, doubled up to MaxBackoff, jittered.
 	InitialBackoff time.Duration
 	MaxBackoff     time.Duration
+	// UnlimitedCallsInFlight sends every call at once. By default, after the
+	// server refuses a call as overloaded, the client keeps fewer calls at the
+	// server at once and holds the rest until calls finish (see callLimit).
+	UnlimitedCallsInFlight bool
 }
 
 // DefaultRetryPolicy is what Dial uses unless WithRetryPolicy says otherwise.

@@ -88,8 +88,8 @@ def _server_options(config: Config) -> list[tuple[str, int]]:
         # gRPC's own backlog of calls this process has not started yet: past max_pending_requests it cancels
         # new ones at random (CANCELLED, which no caller can tell from its own). The admission check
         # (api/admission.py) answers overload with UNAVAILABLE and a retry hint instead, so the limit is
-        # raised out of its way. Far past capacity the backlog still grows, as a refusal costs the process
-        # too (docs/write-path.md, "Overload").
+        # raised out of its way. A refusal costs the process too, so far past capacity the backlog is kept
+        # short by the clients, which hold calls back after a refusal (docs/write-path.md, "Overload").
         ("grpc.server.max_pending_requests", 20_000),
         ("grpc.server.max_pending_requests_hard_limit", 40_000),
     ]

@@ -28,6 +28,7 @@ export {
   retryInterceptor,
   type RetryPolicy,
 } from "./retry.js";
+export { CallLimit } from "./overload.js";
 export { ERROR_DOMAIN, errorField, errorInfo, ErrorInfoSchema, errorReason, type ErrorInfo } from "./errors.js";
 
 // The generated messages, enums and service descriptors.

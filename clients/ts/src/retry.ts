@@ -5,10 +5,11 @@
 
 import { clone, type DescMethod } from "@bufbuild/protobuf";
 import { MethodOptions_IdempotencyLevel } from "@bufbuild/protobuf/wkt";
-import { Code, ConnectError, type Interceptor } from "@connectrpc/connect";
+import { Code, ConnectError, type Interceptor, type UnaryRequest } from "@connectrpc/connect";
 import { randomBytes } from "node:crypto";
 
 import { errorReason } from "./errors.js";
+import { CallLimit } from "./overload.js";
 import { RetryInfoSchema } from "./gen/google/rpc/error_details_pb.js";
 import { ErrorReason } from "./gen/taskmem/v1/error_reason_pb.js";
 
@@ -18,6 +19,12 @@ export interface RetryPolicy {
   /** The pause before the second attempt in ms, doubled up to maxBackoffMs, jittered. */
   initialBackoffMs: number;
   maxBackoffMs: number;
+  /**
+   * Keep fewer calls at the server at once after it refuses one as
+   * overloaded, holding the rest in the client until calls finish (CallLimit);
+   * false sends every call at once. Default true.
+   */
+  limitCallsInFlight?: boolean;
 }
 
 /** What createTaskmemClient uses unless its `retry` option says otherwise. */
@@ -55,11 +62,18 @@ export function retryDelayMs(err: unknown): number | undefined {
  * and the server returns the first result), or an overloaded server refused
  * it before starting it (ErrorReason.OVERLOADED). A pause the server asks
  * for (retryDelayMs) is waited at least. The call's deadline and signal
- * cover all attempts.
+ * cover all attempts. Unless policy.limitCallsInFlight is false, attempts
+ * past the client's limit of calls in flight (CallLimit) wait in the client.
  */
 export function retryInterceptor(policy: RetryPolicy = DEFAULT_RETRY_POLICY): Interceptor {
-  return (next) => async (req) => {
-    if (req.stream || policy.attempts <= 1) {
+  const limit = policy.limitCallsInFlight === false ? undefined : new CallLimit();
+  return (rawNext) => async (req) => {
+    if (req.stream) {
+      return await rawNext(req);
+    }
+    const next: typeof rawNext =
+      limit === undefined ? rawNext : (attempt) => limited(limit, rawNext, attempt as UnaryRequest);
+    if (policy.attempts <= 1) {
       return await next(req);
     }
     const requestId = req.method.input.fields.find((field) => field.name === "request_id");
@@ -87,6 +101,20 @@ export function retryInterceptor(policy: RetryPolicy = DEFAULT_RETRY_POLICY): In
       delayMs = Math.min(2 * delayMs, policy.maxBackoffMs);
     }
   };
+}
+
+/** One attempt, sent once the client's limit of calls in flight allows it. */
+async function limited<R>(limit: CallLimit, next: (req: UnaryRequest) => Promise<R>, req: UnaryRequest): Promise<R> {
+  const takenAt = await limit.acquire(req.signal);
+  let overloaded = false;
+  try {
+    return await next(req);
+  } catch (err) {
+    overloaded = ConnectError.from(err).code === Code.Unavailable && errorReason(err) === ErrorReason.OVERLOADED;
+    throw err;
+  } finally {
+    limit.release(takenAt, overloaded);
+  }
 }
 
 function pause(ms: number, signal: AbortSignal): Promise<void> {

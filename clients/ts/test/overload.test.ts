@@ -63,4 +63,43 @@ describe("overload", () => {
     // One refused at least once waited the server's 300 ms, not the client's own 10-20 ms backoff.
     assert.ok(Math.max(...outcomes.map((o) => o.ms)) >= 300);
   });
+
+  test("after refusals the client holds calls past its limit instead of sending them", async () => {
+    const narrow = await startServer({ env: { TASKMEM_MAX_IN_FLIGHT_CALLS: "4", TASKMEM_OVERLOAD_RETRY_AFTER_MS: "20" } });
+    /** Refused calls in the last three of five bursts of 40 from one client that does not retry. */
+    async function refusedOnceLearned(limitCallsInFlight: boolean): Promise<number> {
+      const client = createTaskmemClient({
+        baseUrl: narrow.baseUrl,
+        timeoutMs: 30_000,
+        retry: { attempts: 1, initialBackoffMs: 10, maxBackoffMs: 20, limitCallsInFlight },
+      });
+      try {
+        const { task } = await client.tasks.createTask({ name: "bursts" });
+        let refused = 0;
+        for (let burst = 0; burst < 5; burst++) {
+          const outcomes = await Promise.allSettled(
+            Array.from({ length: 40 }, () =>
+              client.tasks.postMessage({ taskId: task!.id, role: MessageRole.AGENT, content: "burst" }),
+            ),
+          );
+          const rejected = outcomes.filter((o) => o.status === "rejected").map((o) => o.reason);
+          for (const error of rejected) {
+            assert.equal(errorReason(error), ErrorReason.OVERLOADED);
+          }
+          refused += burst >= 2 ? rejected.length : 0;
+        }
+        return refused;
+      } finally {
+        client.close();
+      }
+    }
+    try {
+      const unlimited = await refusedOnceLearned(false);
+      const limited = await refusedOnceLearned(true);
+      assert.ok(unlimited >= 40, `without the limit, bursts of 40 against max_in_flight_calls 4: ${unlimited} refused`);
+      assert.ok(limited * 3 <= unlimited, `with the limit ${limited} refused, without ${unlimited}`);
+    } finally {
+      await narrow.dispose();
+    }
+  });
 });

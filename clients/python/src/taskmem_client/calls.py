@@ -6,6 +6,7 @@ their .pyi types.
 
 from __future__ import annotations
 
+import asyncio
 import functools
 import time
 import uuid
@@ -19,6 +20,7 @@ from google.protobuf.message import Message
 from tenacity import AsyncRetrying, RetryCallState, retry_if_exception, stop_after_attempt, wait_exponential_jitter
 
 from taskmem_client.errors import TaskmemError, error_info, retry_delay
+from taskmem_client.overload import CallLimit
 
 RETRYABLE_CODES = frozenset({grpc.StatusCode.UNAVAILABLE, grpc.StatusCode.DEADLINE_EXCEEDED})
 # An overloaded server refused the call before doing any of it: any RPC may be repeated.
@@ -51,6 +53,12 @@ class RetryPolicy:
     attempt_timeout: float | None = None
     # Told (error, attempt number, seconds until the next attempt) before each retry.
     on_retry: Callable[[grpc.aio.AioRpcError, int, float], None] | None = None
+    # Keep fewer calls at the server at once after it refuses one as overloaded, and hold the rest in
+    # the client until calls finish (taskmem_client.overload.CallLimit); False sends every call at once.
+    limit_calls_in_flight: bool = True
+    # Told as each attempt is sent: after any pause before it and after it waited for a slot under the
+    # client's limit of calls in flight (taskmem_client.overload), in the call's own task.
+    on_send: Callable[[], None] | None = None
 
 
 NO_RETRY = RetryPolicy(attempts=1)
@@ -86,13 +94,17 @@ def with_request_id(request: Message) -> Message:
     return filled
 
 
+def _refused_as_overloaded(error: BaseException) -> bool:
+    if not isinstance(error, grpc.aio.AioRpcError) or error.code() != grpc.StatusCode.UNAVAILABLE:
+        return False
+    info = error_info(error)
+    return info is not None and info.reason == NOT_STARTED_REASON
+
+
 def _retryable(error: BaseException, safe: bool) -> bool:
     if not isinstance(error, grpc.aio.AioRpcError) or error.code() not in RETRYABLE_CODES:
         return False
-    if safe:
-        return True
-    info = error_info(error)
-    return info is not None and info.reason == NOT_STARTED_REASON
+    return safe or _refused_as_overloaded(error)
 
 
 def call_interceptors(metadata: Sequence[tuple[str, str]], default_timeout: float | None,
@@ -123,6 +135,7 @@ class UnaryCallInterceptor(_MetadataMixin, grpc.aio.UnaryUnaryClientInterceptor)
         self._metadata = tuple(metadata)
         self._default_timeout = default_timeout
         self._retry = retry
+        self._limit = CallLimit() if retry.limit_calls_in_flight else None
 
     async def intercept_unary_unary(self, continuation: Any, client_call_details: grpc.aio.ClientCallDetails,
                                     request: Any) -> Any:
@@ -147,6 +160,12 @@ class UnaryCallInterceptor(_MetadataMixin, grpc.aio.UnaryUnaryClientInterceptor)
             left = remaining()
             return pause if left is None else max(0.0, min(pause, left))
 
+        def attempt_timeout() -> float | None:
+            left = remaining()
+            if left is None:
+                return policy.attempt_timeout
+            return left if policy.attempt_timeout is None else min(policy.attempt_timeout, left)
+
         def stop(state: RetryCallState) -> bool:
             left = remaining()
             return stop_after_attempt(policy.attempts)(state) or (left is not None and left <= 0)
@@ -161,15 +180,40 @@ class UnaryCallInterceptor(_MetadataMixin, grpc.aio.UnaryUnaryClientInterceptor)
             async for attempt in AsyncRetrying(retry=retry_if_exception(lambda error: _retryable(error, safe)),
                                                stop=stop, wait=wait, before_sleep=before_sleep, reraise=True):
                 with attempt:
-                    left = remaining()
-                    attempt_timeout = policy.attempt_timeout
-                    if left is not None:
-                        attempt_timeout = left if attempt_timeout is None else min(attempt_timeout, left)
-                    call = await continuation(self._details(client_call_details, attempt_timeout), request)
-                    return await call
+                    return await self._attempt(continuation, request, remaining(), lambda: self._details(
+                        client_call_details, attempt_timeout()))
         except grpc.aio.AioRpcError as error:
             raise TaskmemError.wrap(error) from None
         raise AssertionError("unreachable: tenacity either returns or raises")
+
+    async def _attempt(self, continuation: Any, request: Any, timeout: float | None,
+                       details: Callable[[], grpc.aio.ClientCallDetails]) -> Any:
+        """One attempt, sent once the client's limit of calls in flight allows it; the wait counts in the
+        call's deadline (timeout: what remains of it), so the attempt's details are made after it."""
+        limit = self._limit
+        if limit is None:
+            return await self._send(continuation, request, details)
+        taken_at = limit.try_acquire()
+        try:
+            if taken_at is None:
+                taken_at = await asyncio.wait_for(limit.acquire(), timeout)
+        except TimeoutError:
+            raise grpc.aio.AioRpcError(grpc.StatusCode.DEADLINE_EXCEEDED, grpc.aio.Metadata(), grpc.aio.Metadata(),
+                                       "deadline exceeded while the client held the call: the server had "
+                                       "refused calls as overloaded") from None
+        refused = False
+        try:
+            return await self._send(continuation, request, details)
+        except grpc.aio.AioRpcError as error:
+            refused = _refused_as_overloaded(error)
+            raise
+        finally:
+            limit.release(taken_at, refused)
+
+    async def _send(self, continuation: Any, request: Any, details: Callable[[], grpc.aio.ClientCallDetails]) -> Any:
+        if self._retry.on_send is not None:
+            self._retry.on_send()
+        return await (await continuation(details(), request))
 
 
 class StreamCallInterceptor(_MetadataMixin, grpc.aio.UnaryStreamClientInterceptor):
