@@ -72,10 +72,10 @@ def agent_card(url: str, grpc_address: str = "") -> AgentCard:
                               AgentInterface(protocol_binding="HTTP+JSON", url=url, protocol_version="1.0"),
                               *([AgentInterface(protocol_binding="GRPC", url=grpc_address, protocol_version="1.0")]
                                 if grpc_address else [])],
-        capabilities=AgentCapabilities(streaming=True, push_notifications=False),
+        capabilities=AgentCapabilities(streaming=True, push_notifications=True),
         default_input_modes=["text/plain"], default_output_modes=["text/plain", "application/json"],
         skills=[AgentSkill(id="tasks", name="taskmem tasks", tags=["tasks", "memory"],
-                           description="GetTask, ListTasks, CancelTask and SubscribeToTask over taskmem's tasks")])
+                           description="GetTask, ListTasks, CancelTask, SubscribeToTask and push configs over taskmem's tasks")])
 
 
 class DoorGate:
