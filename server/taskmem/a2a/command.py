@@ -75,7 +75,8 @@ def agent_card(url: str, grpc_address: str = "") -> AgentCard:
         capabilities=AgentCapabilities(streaming=True, push_notifications=True),
         default_input_modes=["text/plain"], default_output_modes=["text/plain", "application/json"],
         skills=[AgentSkill(id="tasks", name="taskmem tasks", tags=["tasks", "memory"],
-                           description="GetTask, ListTasks, CancelTask, SubscribeToTask and push configs over taskmem's tasks")])
+                           description="GetTask, ListTasks, CancelTask, SubscribeToTask and push configs"
+                                       " over taskmem's tasks")])
 
 
 class DoorGate:
