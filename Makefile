@@ -14,15 +14,16 @@ GRPCURL_VERSION := v1.9.4
 
 GENERATED := clients/python/src/taskmem/v1 clients/go/gen clients/ts/src/gen server/taskmem/api/contract_descriptors.binpb
 
-.PHONY: run test gen lint check-gen test-python test-go test-ts contract-baseline bench clean
+.PHONY: run test gen lint check-gen test-python test-go test-ts test-a2a-js contract-baseline bench clean
 
 run: $(VENV)/.installed $(TOOLS)/.installed
 	mkdir -p data
 	$(VENV)/bin/taskmem serve --listen 127.0.0.1:50051 --database data/taskmem.db
 
-test: $(VENV)/.installed node_modules/.installed $(TOOLS)/.installed clients/ts/node_modules/.installed
+test: $(VENV)/.installed node_modules/.installed $(TOOLS)/.installed clients/ts/node_modules/.installed \
+		tests/a2a/js/node_modules/.installed
 	$(MAKE) check-gen lint
-	$(MAKE) test-python test-go test-ts
+	$(MAKE) test-python test-go test-ts test-a2a-js
 
 $(VENV)/.installed: pyproject.toml clients/python/pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -36,6 +37,12 @@ node_modules/.installed: package.json package-lock.json
 
 clients/ts/node_modules/.installed: clients/ts/package.json clients/ts/package-lock.json
 	cd clients/ts && npm install --no-audit --no-fund
+	touch $@
+
+# @a2a-js/sdk for the JavaScript A2A client test (tests/a2a/js, its own package: the SDK is no dependency of
+# the TypeScript client).
+tests/a2a/js/node_modules/.installed: tests/a2a/js/package.json tests/a2a/js/package-lock.json
+	cd tests/a2a/js && npm ci --no-audit --no-fund
 	touch $@
 
 $(TOOLS)/.installed: Makefile
@@ -89,12 +96,16 @@ test-go: $(TOOLS)/.installed
 test-ts: clients/ts/node_modules/.installed $(VENV)/.installed
 	cd clients/ts && npm test
 
+# @a2a-js/sdk's client reads, lists, follows and cancels tasks through `taskmem a2a` (the a2a extra, in .venv).
+test-a2a-js: tests/a2a/js/node_modules/.installed $(VENV)/.installed
+	cd tests/a2a/js && npm test
+
 bench: $(VENV)/.installed clients/ts/node_modules/.installed
 	for script in task_service_bench events_bench wait_bench state_bench memory_bench calibrate_reconciliation score_plan_inference plan_inference_bench where_was_i_bench webhook_bench; do \
 		echo "== bench/$$script.py"; $(PY) bench/$$script.py || exit 1; done
 
 clean:
-	rm -rf $(VENV) node_modules clients/ts/node_modules .tools data
+	rm -rf $(VENV) node_modules clients/ts/node_modules tests/a2a/js/node_modules .tools data
 
 # The web view's browser tests (tests/web) drive Debian's chromium through Playwright (Playwright's
 # own browser download is not reachable here); it is installed only when missing. With it required,

@@ -128,7 +128,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     from taskmem.a2a.command import add_a2a_arguments
 
-    add_a2a_arguments(commands.add_parser("a2a", help="serve taskmem's tasks over A2A (JSON-RPC and HTTP+JSON;"
+    add_a2a_arguments(commands.add_parser("a2a", help="serve taskmem's tasks over A2A (JSON-RPC, HTTP+JSON, gRPC;"
                                                      " needs the a2a extra)"))
     return parser
 

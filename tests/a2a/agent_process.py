@@ -18,7 +18,7 @@ class AgentProcess:
     def __init__(self, taskmem_address: str, *, front_end: bool = False, extra_args: tuple[str, ...] = ()) -> None:
         if front_end:
             self.command = [sys.executable, "-m", "taskmem", "a2a", "--address", taskmem_address,
-                            "--listen", "127.0.0.1:0", *extra_args]
+                            "--listen", "127.0.0.1:0", "--grpc-listen", "127.0.0.1:0", *extra_args]
             self.ready_prefix = "taskmem a2a: serving on "
         else:
             self.command = [sys.executable, str(EXAMPLE), "--taskmem", taskmem_address, "--listen", "127.0.0.1:0",

@@ -180,6 +180,29 @@ async def test_a_save_from_a_stale_version_is_refused(taskmem: TaskmemClient) ->
     assert stored is not None and stored.version == second and stored.task.status.state == TaskState.TASK_STATE_WORKING
 
 
+async def test_one_writer_saves_status_messages_one_after_another(taskmem: TaskmemClient) -> None:
+    """Each status message goes to the transcript, which moves the taskmem task's etag on; the writer's
+    next save must not take its own transcript post for a concurrent writer."""
+    store = TaskmemTaskStore(A2ATaskRecords(taskmem))
+    context = ServerCallContext()
+    task = Task(id=uuid.uuid4().hex, context_id="c", status=TaskStatus(state=TaskState.TASK_STATE_WORKING))
+    version = await store.save(task, event=task, prev=None, prev_version=TaskVersion.MISSING, context=context)
+    for step in range(3):
+        update = Task()
+        update.CopyFrom(task)
+        update.status.message.CopyFrom(Message(message_id=f"step-{step}", role=Role.ROLE_AGENT,
+                                               parts=[Part(text=f"step {step}")]))
+        version = await store.save(update, event=None, prev=task, prev_version=version, context=context)
+        task = update
+
+    stored = await store.get(task.id, context)
+    assert stored is not None and stored.version == version == TaskVersion(4)
+    location = await store.records.locate(task.id, "default")
+    assert location is not None
+    messages = await taskmem.tasks.ListMessages(task_service_pb2.ListMessagesRequest(task_id=location.taskmem_id))
+    assert [m.content for m in messages.messages] == ["step 0", "step 1", "step 2"]
+
+
 async def test_a_subscription_resumes_after_a_version_and_delivers_later_writes_live(
         taskmem: TaskmemClient) -> None:
     records = A2ATaskRecords(taskmem)

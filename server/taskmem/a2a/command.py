@@ -1,9 +1,11 @@
-"""`taskmem a2a`: its flags, the agent card, and the HTTP app (a2a-sdk JSON-RPC and HTTP+JSON routes).
+"""`taskmem a2a`: its flags, the agent card, the HTTP app (a2a-sdk JSON-RPC and HTTP+JSON routes) and
+the gRPC binding (taskmem.a2a.grpc_door).
 
 Same doors as `taskmem mcp --http`: loopback by default, a non-loopback address only with --insecure
-(plain HTTP; put a TLS proxy in front), each caller's bearer key forwarded to taskmem, a key-less
-caller refused (401) when taskmem checks keys, and a request whose Host or Origin is not this
-endpoint refused (403), so a web page cannot reach it through DNS rebinding.
+(plain HTTP and gRPC without TLS; put a TLS proxy in front), each caller's bearer key forwarded to
+taskmem, a key-less caller refused (401, UNAUTHENTICATED) when taskmem checks keys, and an HTTP request
+whose Host or Origin is not this endpoint refused (403), so a web page cannot reach it through DNS
+rebinding (a browser cannot speak gRPC, so that binding needs no such check).
 """
 
 from __future__ import annotations
@@ -32,6 +34,9 @@ def add_a2a_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--tls", action="store_true", help="connect to taskmem with TLS (system roots)")
     parser.add_argument("--listen", default="127.0.0.1:8700", metavar="HOST:PORT",
                         help="serve A2A here (port 0 picks one; default 127.0.0.1:8700)")
+    parser.add_argument("--grpc-listen", default="127.0.0.1:8701", metavar="HOST:PORT",
+                        help="serve A2A's gRPC binding here (port 0 picks one; 'off' for none;"
+                             " default 127.0.0.1:8701)")
     parser.add_argument("--insecure", action="store_true",
                         help="allow a non-loopback --listen (plain HTTP: bearer keys in clear text)")
 
@@ -42,30 +47,36 @@ class A2AOptions:
     token: str
     tls: bool
     listen: str
+    grpc_listen: str  # "" for no gRPC binding
     insecure: bool
 
 
 def options_from_arguments(args: argparse.Namespace) -> A2AOptions:
-    options = A2AOptions(args.address, bearer_token(args), bool(args.tls), args.listen, bool(args.insecure))
-    host = options.listen.rpartition(":")[0].strip("[]")
-    if not options.insecure and not is_loopback_host(host):
-        raise ConfigError(f"--listen {options.listen} is not a loopback address and this endpoint has no TLS;"
-                          " serve it on loopback behind a TLS proxy or pass --insecure")
+    grpc_listen = "" if args.grpc_listen == "off" else args.grpc_listen
+    options = A2AOptions(args.address, bearer_token(args), bool(args.tls), args.listen, grpc_listen,
+                         bool(args.insecure))
+    for flag, listen in (("--listen", options.listen), ("--grpc-listen", options.grpc_listen)):
+        if listen and not options.insecure and not is_loopback_host(listen.rpartition(":")[0].strip("[]")):
+            raise ConfigError(f"{flag} {listen} is not a loopback address and this endpoint has no TLS;"
+                              " serve it on loopback behind a TLS proxy or pass --insecure")
     return options
 
 
-def agent_card(url: str) -> AgentCard:
+def agent_card(url: str, grpc_address: str = "") -> AgentCard:
     from a2a.types.a2a_pb2 import AgentCapabilities, AgentCard, AgentInterface, AgentSkill
 
     return AgentCard(
         name="taskmem", version="0.1.0",
         description="The tasks agents record in taskmem: read, list, follow and cancel them.",
         supported_interfaces=[AgentInterface(protocol_binding="JSONRPC", url=url, protocol_version="1.0"),
-                              AgentInterface(protocol_binding="HTTP+JSON", url=url, protocol_version="1.0")],
-        capabilities=AgentCapabilities(streaming=True, push_notifications=False),
+                              AgentInterface(protocol_binding="HTTP+JSON", url=url, protocol_version="1.0"),
+                              *([AgentInterface(protocol_binding="GRPC", url=grpc_address, protocol_version="1.0")]
+                                if grpc_address else [])],
+        capabilities=AgentCapabilities(streaming=True, push_notifications=True),
         default_input_modes=["text/plain"], default_output_modes=["text/plain", "application/json"],
         skills=[AgentSkill(id="tasks", name="taskmem tasks", tags=["tasks", "memory"],
-                           description="GetTask, ListTasks, CancelTask and SubscribeToTask over taskmem's tasks")])
+                           description="GetTask, ListTasks, CancelTask, SubscribeToTask and push configs"
+                                       " over taskmem's tasks")])
 
 
 class DoorGate:
@@ -125,6 +136,7 @@ async def serve_a2a(options: A2AOptions) -> None:
     from a2a.server.routes import create_agent_card_routes, create_jsonrpc_routes, create_rest_routes
     from starlette.applications import Starlette
 
+    from taskmem.a2a.grpc_door import start_grpc_door
     from taskmem.a2a.handler import TaskmemRequestHandler
     from taskmem_client import TaskmemClient
 
@@ -139,13 +151,19 @@ async def serve_a2a(options: A2AOptions) -> None:
                       else {bound})
     async with TaskmemClient(options.address, token=options.token or None, tls=options.tls) as client:
         handler = TaskmemRequestHandler(client)
-        card = agent_card(url)
-        app = Starlette(routes=[*create_agent_card_routes(card), *create_rest_routes(handler),
-                                *create_jsonrpc_routes(handler, "/")])
-        gate = DoorGate(app, hosts, await taskmem_checks_keys(client))
-        server = uvicorn.Server(uvicorn.Config(gate, log_level="warning"))
-        print(READY_LINE.format(url=url), file=sys.stderr, flush=True)
-        await server.serve(sockets=[sock])
+        keys_required = await taskmem_checks_keys(client)
+        grpc_server, grpc_address = (await start_grpc_door(handler, options.grpc_listen, keys_required)
+                                     if options.grpc_listen else (None, ""))
+        try:
+            card = agent_card(url, grpc_address)
+            app = Starlette(routes=[*create_agent_card_routes(card), *create_rest_routes(handler),
+                                    *create_jsonrpc_routes(handler, "/")])
+            server = uvicorn.Server(uvicorn.Config(DoorGate(app, hosts, keys_required), log_level="warning"))
+            print(READY_LINE.format(url=url), file=sys.stderr, flush=True)
+            await server.serve(sockets=[sock])
+        finally:
+            if grpc_server is not None:
+                await grpc_server.stop(grace=1)
 
 
 def run_a2a(args: argparse.Namespace) -> int:

@@ -29,7 +29,6 @@ from a2a.types.a2a_pb2 import (
 from a2a.utils.errors import (
     ExtendedAgentCardNotConfiguredError,
     InvalidParamsError,
-    PushNotificationNotSupportedError,
     TaskNotCancelableError,
     TaskNotFoundError,
     UnsupportedOperationError,
@@ -39,6 +38,7 @@ from a2a.utils.task import apply_history_length
 from google.protobuf import field_mask_pb2
 
 from taskmem.a2a.convert import STREAMED_TYPES, TERMINAL, status_of, stream_event_of, task_of
+from taskmem.a2a.push_webhooks import check_config, config_of, set_webhook
 from taskmem.v1 import memory_service_pb2, task_pb2, task_service_pb2
 from taskmem_a2a.list_page import list_page
 from taskmem_a2a.task_store import TERMINAL_STATES
@@ -55,8 +55,9 @@ def caller_metadata(context: ServerCallContext) -> tuple[tuple[str, str], ...]:
 
 
 class TaskmemRequestHandler(RequestHandler):
-    """GetTask, ListTasks, CancelTask and SubscribeToTask on taskmem's tasks; an A2A client cannot give
-    taskmem work (SendMessage is UnsupportedOperation: agents record their own tasks through taskmem)."""
+    """GetTask, ListTasks, CancelTask, SubscribeToTask and push configs (a task's callback_url) on taskmem's
+    tasks; an A2A client cannot give taskmem work (SendMessage is UnsupportedOperation: agents record
+    their own tasks through taskmem)."""
 
     def __init__(self, client: TaskmemClient) -> None:
         self.client = client
@@ -139,21 +140,30 @@ class TaskmemRequestHandler(RequestHandler):
 
     async def on_create_task_push_notification_config(
             self, params: TaskPushNotificationConfig, context: ServerCallContext) -> TaskPushNotificationConfig:
-        raise PushNotificationNotSupportedError
+        """The task's callback_url becomes the config's url (taskmem.a2a.push_webhooks)."""
+        check_config(params)
+        task = await set_webhook(self.client, params.task_id, params.url, caller_metadata(context))
+        return config_of(task)  # type: ignore[return-value]  # just set, so present
 
     async def on_get_task_push_notification_config(
             self, params: GetTaskPushNotificationConfigRequest,
             context: ServerCallContext) -> TaskPushNotificationConfig:
-        raise PushNotificationNotSupportedError
+        config = config_of(await self._task(params.task_id, context))
+        if config is None or params.id not in ("", config.id):
+            raise TaskNotFoundError(message=f"task {params.task_id} has no push config {params.id!r}")
+        return config
 
     async def on_list_task_push_notification_configs(
             self, params: ListTaskPushNotificationConfigsRequest,
             context: ServerCallContext) -> ListTaskPushNotificationConfigsResponse:
-        raise PushNotificationNotSupportedError
+        config = config_of(await self._task(params.task_id, context))
+        return ListTaskPushNotificationConfigsResponse(configs=[config] if config else [])
 
     async def on_delete_task_push_notification_config(
             self, params: DeleteTaskPushNotificationConfigRequest, context: ServerCallContext) -> None:
-        raise PushNotificationNotSupportedError
+        config = config_of(await self._task(params.task_id, context))
+        if config is not None and params.id in ("", config.id):
+            await set_webhook(self.client, params.task_id, "", caller_metadata(context))
 
     async def on_get_extended_agent_card(self, params: GetExtendedAgentCardRequest,
                                          context: ServerCallContext) -> AgentCard:

@@ -64,8 +64,11 @@ class TaskmemTaskStore(VersionedTaskStore):
         else:
             location, replaced, taskmem_task = await self._update(task, event, prev_version, namespace)
         version = replaced.version + 1
-        self._written[task.id] = _Written(version, taskmem_task.etag, taskmem_task.status, written)
-        await self._record_transcript(location, written, replaced.task)
+        if await self._record_transcript(location, written, replaced.task):
+            # Posting to the transcript moved the taskmem task's etag on: the next save reads it again.
+            self._written.pop(task.id, None)
+        else:
+            self._written[task.id] = _Written(version, taskmem_task.etag, taskmem_task.status, written)
         return TaskVersion(version)
 
     async def _create(self, task: Task, event: Event | None,
@@ -119,16 +122,18 @@ class TaskmemTaskStore(VersionedTaskStore):
                 raise ConcurrentTaskModificationError(task.id) from error
             raise
 
-    async def _record_transcript(self, location: Location, task: Task, prev: Task | None) -> None:
-        """The A2A messages and artifacts a write added, in taskmem's transcript and artifact registry."""
+    async def _record_transcript(self, location: Location, task: Task, prev: Task | None) -> bool:
+        """The A2A messages and artifacts a write added, in taskmem's transcript and artifact registry;
+        whether there were any."""
         metadata = self.records.metadata(location.namespace)
-        for message in transcript.new_messages(task, prev):
+        messages, artifacts = transcript.new_messages(task, prev), transcript.changed_artifacts(task, prev)
+        for message in messages:
             await self.records.client.tasks.PostMessage(task_service_pb2.PostMessageRequest(
                 task_id=location.taskmem_id, role=transcript.transcript_role(message),
                 kind=task_pb2.MESSAGE_KIND_TEXT, content=transcript.transcript_content(message),
                 request_id=request_id(location.namespace, task.id, "message", message.message_id)),
                 metadata=metadata)
-        for artifact in transcript.changed_artifacts(task, prev):
+        for artifact in artifacts:
             content = transcript.artifact_content(artifact)
             digest = transcript.checksum(content)
             await self.records.client.memory.RegisterArtifact(memory_service_pb2.RegisterArtifactRequest(
@@ -137,6 +142,7 @@ class TaskmemTaskStore(VersionedTaskStore):
                 description=(artifact.description or artifact.name)[:4096], size_bytes=len(content),
                 sha256=digest, request_id=request_id(location.namespace, task.id, "artifact",
                                                      artifact.artifact_id, digest)), metadata=metadata)
+        return bool(messages or artifacts)
 
     async def get(self, task_id: str, context: ServerCallContext) -> StoredTask | None:
         record = await self.records.get(task_id, self.records.namespace_for(context))
