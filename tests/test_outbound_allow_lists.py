@@ -46,14 +46,6 @@ class _Secret(http.server.BaseHTTPRequestHandler):
 
 
 @pytest.fixture
-def receiver() -> Iterator[WebhookReceiver]:
-    found = WebhookReceiver()
-    found.start()
-    yield found
-    found.stop()
-
-
-@pytest.fixture
 def internal_port() -> Iterator[int]:
     server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _Secret)
     threading.Thread(target=server.serve_forever, daemon=True).start()

@@ -8,7 +8,7 @@ import asyncio
 import subprocess
 import sys
 import time
-from collections.abc import Awaitable, Callable, Iterator
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 
 import grpc
@@ -36,14 +36,6 @@ WEEK = 7 * 24 * 3600
 def _webhooks_to(receiver: WebhookReceiver) -> dict[str, str]:
     """The settings of a server whose webhooks may reach this loopback receiver (listed by address and port)."""
     return {**WEBHOOKS, "TASKMEM_WEBHOOK_ALLOWED_HOSTS": f"127.0.0.1:{receiver.port}"}
-
-
-@pytest.fixture
-def receiver() -> Iterator[WebhookReceiver]:
-    found = WebhookReceiver()
-    found.start()
-    yield found
-    found.stop()
 
 
 async def _eventually(check: Callable[[], bool | Awaitable[bool]], what: str, timeout: float = 20.0) -> None:

@@ -7,7 +7,7 @@ import asyncio
 import subprocess
 import sys
 import time
-from collections.abc import Awaitable, Callable, Iterator
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 
 import grpc
@@ -32,14 +32,6 @@ DEAD_LETTERED = webhook_pb2.WEBHOOK_DELIVERY_STATE_DEAD_LETTERED
 DEFAULT_TYPES_SENT = {event_pb2.EVENT_TYPE_TASK_CREATED, event_pb2.EVENT_TYPE_TASK_UPDATED,
                       event_pb2.EVENT_TYPE_TASK_STATUS_CHANGED, event_pb2.EVENT_TYPE_PLAN_REPLACED,
                       event_pb2.EVENT_TYPE_PLAN_ITEM_UPDATED}
-
-
-@pytest.fixture
-def receiver() -> Iterator[WebhookReceiver]:
-    found = WebhookReceiver()
-    found.start()
-    yield found
-    found.stop()
 
 
 def _server(tmp_path: Path, *receivers: WebhookReceiver, **env: str) -> ServerProcess:

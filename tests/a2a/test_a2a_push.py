@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Iterator
 from pathlib import Path
 
 import grpc
@@ -31,14 +30,6 @@ from taskmem_client import TaskmemClient  # noqa: E402
 from tests.a2a.agent_process import AgentProcess  # noqa: E402
 from tests.support.server_process import ServerProcess  # noqa: E402
 from tests.support.webhook_receiver import WebhookReceiver  # noqa: E402
-
-
-@pytest.fixture
-def receiver() -> Iterator[WebhookReceiver]:
-    found = WebhookReceiver()
-    found.start()
-    yield found
-    found.stop()
 
 
 async def received_types(receiver: WebhookReceiver, task_id: str, want: list[str], timeout: float = 20) -> list[str]:
