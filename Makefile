@@ -14,7 +14,7 @@ GRPCURL_VERSION := v1.9.4
 
 GENERATED := clients/python/src/taskmem/v1 clients/go/gen clients/ts/src/gen server/taskmem/api/contract_descriptors.binpb
 
-.PHONY: run test test-fast gen lint check-gen test-python test-python-sqlite test-python-postgres test-go test-ts contract-baseline bench clean
+.PHONY: run test test-fast gen lint check-gen test-python test-python-sqlite test-python-postgres test-go test-ts test-a2a-js contract-baseline bench clean
 
 run: $(VENV)/.installed $(TOOLS)/.installed
 	mkdir -p data
@@ -22,9 +22,10 @@ run: $(VENV)/.installed $(TOOLS)/.installed
 
 # check-gen first (it rewrites the stubs every suite imports), then two lanes side by side, each pass's
 # output printed whole when it ends: the SQLite pass (the longest; its tests spread over PYTEST_WORKERS
-# processes), and lint, the PostgreSQL pass, Go and TypeScript one after another. Every pass at once
-# loaded 2 cores so much that tests timing a restart against the clock failed.
-test: $(VENV)/.installed node_modules/.installed $(TOOLS)/.installed clients/ts/node_modules/.installed
+# processes), and lint, the PostgreSQL pass, Go, TypeScript and the A2A JavaScript client one after
+# another. Every pass at once loaded 2 cores so much that tests timing a restart against the clock failed.
+test: $(VENV)/.installed node_modules/.installed $(TOOLS)/.installed clients/ts/node_modules/.installed \
+		tests/a2a/js/node_modules/.installed
 	$(MAKE) check-gen
 	$(MAKE) --jobs=2 --output-sync=target test-python-sqlite test-beside-sqlite
 
@@ -34,6 +35,7 @@ test-beside-sqlite:
 	$(MAKE) test-python-postgres
 	$(MAKE) test-go
 	$(MAKE) test-ts
+	$(MAKE) test-a2a-js
 
 # The unit tests alone (tests/unit: no server, no network), for the edit-test loop. In one process: the
 # whole set takes ~25 s, and workers would each pay its slowest module's setup again.
@@ -43,7 +45,7 @@ test-fast: $(VENV)/.installed
 $(VENV)/.installed: pyproject.toml clients/python/pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
-	$(PY) -m pip install --quiet -e '.[dev]' -e clients/python
+	$(PY) -m pip install --quiet -e '.[dev]' -e 'clients/python[a2a]'
 	touch $@
 
 node_modules/.installed: package.json package-lock.json
@@ -52,6 +54,12 @@ node_modules/.installed: package.json package-lock.json
 
 clients/ts/node_modules/.installed: clients/ts/package.json clients/ts/package-lock.json
 	cd clients/ts && npm install --no-audit --no-fund
+	touch $@
+
+# @a2a-js/sdk for the JavaScript A2A client test (tests/a2a/js, its own package: the SDK is no dependency of
+# the TypeScript client).
+tests/a2a/js/node_modules/.installed: tests/a2a/js/package.json tests/a2a/js/package-lock.json
+	cd tests/a2a/js && npm ci --no-audit --no-fund
 	touch $@
 
 $(TOOLS)/.installed: Makefile
@@ -90,6 +98,8 @@ contract-baseline: node_modules/.installed
 # CPython 3.11.7 ast bug ("AST constructor recursion depth mismatch") that failed a passing run.
 POSTGRES_E2E := tests/test_task_service.py tests/test_memory_service.py tests/test_state_service.py \
 	tests/test_waits.py tests/test_migrate.py
+# Claims of plan items on one PostgreSQL server (their 3-replica test runs on PostgreSQL in the first pass).
+POSTGRES_E2E += tests/test_plan_claims.py
 # taskmem reembed --database postgresql://… (the replica tests of claims and caches run on PostgreSQL in the first pass).
 POSTGRES_E2E += tests/test_reembed.py
 
@@ -116,12 +126,16 @@ test-go: $(TOOLS)/.installed
 test-ts: clients/ts/node_modules/.installed $(VENV)/.installed
 	cd clients/ts && npm test
 
+# @a2a-js/sdk's client reads, lists, follows and cancels tasks through `taskmem a2a` (the a2a extra, in .venv).
+test-a2a-js: tests/a2a/js/node_modules/.installed $(VENV)/.installed
+	cd tests/a2a/js && npm test
+
 bench: $(VENV)/.installed clients/ts/node_modules/.installed
 	for script in task_service_bench events_bench wait_bench state_bench memory_bench calibrate_reconciliation score_plan_inference plan_inference_bench where_was_i_bench webhook_bench; do \
 		echo "== bench/$$script.py"; $(PY) bench/$$script.py || exit 1; done
 
 clean:
-	rm -rf $(VENV) node_modules clients/ts/node_modules .tools data
+	rm -rf $(VENV) node_modules clients/ts/node_modules tests/a2a/js/node_modules .tools data
 
 # The web view's browser tests (tests/web) drive Debian's chromium through Playwright (Playwright's
 # own browser download is not reachable here); it is installed only when missing. With it required,

@@ -12,6 +12,13 @@ p99, max; and the server's CPU time per message (from /proc). Goal: p99 <= 5 ms 
 All processes share this machine's clock.
 
     .venv/bin/python bench/events_bench.py [--rate 1000] [--seconds 10] [--warmup 2] [--writer client|stub]
+                                           [--attempts 8]
+
+It also prints what the writer saw: calls that failed by final code (CANCELLED among them: gRPC
+shedding what it had not started), attempts the server refused as overloaded (UNAVAILABLE,
+ERROR_REASON_OVERLOADED) and the client retried after the server's hint, and the latency of each
+accepted attempt (p50, p99, max; from when it left the client, after any pause and any wait under
+the client's limit of calls in flight) beside that of the whole call with its retries and waits.
 
 --writer client (default) writes through taskmem_client (a request_id on every call, so the server
 also stores an idempotency record); --writer stub through the bare generated stub, without one.
@@ -23,6 +30,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextvars
 import os
 import shutil
 import subprocess
@@ -30,7 +38,7 @@ import sys
 import tempfile
 import time
 from collections import Counter
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import grpc
@@ -41,7 +49,8 @@ sys.path.insert(0, str(ROOT))
 from taskmem.v1 import task_pb2  # noqa: E402
 from taskmem.v1 import task_service_pb2 as pb  # noqa: E402
 from taskmem.v1.task_service_pb2_grpc import TaskServiceStub  # noqa: E402
-from taskmem_client import TaskmemClient  # noqa: E402
+from taskmem_client import RetryPolicy, TaskmemClient  # noqa: E402
+from taskmem_client.errors import error_info  # noqa: E402
 from tests.support.server_process import ServerProcess  # noqa: E402
 
 
@@ -71,19 +80,63 @@ async def post(tasks: TaskServiceStub, task_id: str, content: str) -> None:
                                                   content=content))
 
 
-async def write_at_rate(tasks: TaskServiceStub, task_id: str, rate: float, seconds: float,
-                        failures: Counter[str]) -> tuple[int, float]:
-    """Posts rate messages a second for seconds, each sent at its scheduled time; (sent, seconds taken).
+@dataclass
+class Writes:
+    """What the writer saw: failed calls by final status code (their events are missing), refused
+    attempts by reason (each retried by the client unless it was the last), the latency of each
+    accepted attempt (the one that succeeded, from its start) and of each call (retries included)."""
 
-    A failed write is counted in failures by status code (and its event is then missing)."""
+    failures: Counter[str] = field(default_factory=Counter)
+    refusals: Counter[str] = field(default_factory=Counter)
+    retries: int = 0
+    accepted_ms: list[float] = field(default_factory=list)
+    call_ms: list[float] = field(default_factory=list)
+
+    def on_retry(self, error: grpc.aio.AioRpcError, attempt: int, sleep: float) -> None:
+        """taskmem_client's RetryPolicy.on_retry: runs in the call's task, before its pause."""
+        self.retries += 1
+        info = error_info(error)
+        reason = info.reason if info is not None else "no reason"
+        self.refusals[f"{error.code().name} {reason}"] += 1
+
+    def on_send(self) -> None:
+        """taskmem_client's RetryPolicy.on_send: an attempt leaves, in the call's task."""
+        attempt = _attempt_started.get(None)  # None: a call outside the measured writes
+        if attempt is not None:
+            attempt[0] = time.perf_counter()
+
+
+async def sample_loop_lag(lags: list[float]) -> None:
+    """The writer's own event loop lateness (ms), every 10 ms: a busy writer's loop delays replies it
+    has already received, which then count in its latencies without being the server's."""
+    loop = asyncio.get_running_loop()
+    while True:
+        before = loop.time()
+        await asyncio.sleep(0.01)
+        lags.append((loop.time() - before - 0.01) * 1000)
+
+
+_attempt_started: contextvars.ContextVar[list[float]] = contextvars.ContextVar("attempt_started")
+
+
+async def write_at_rate(tasks: TaskServiceStub, task_id: str, rate: float, seconds: float,
+                        writes: Writes) -> tuple[int, float]:
+    """Posts rate messages a second for seconds, each sent at its scheduled time; (sent, seconds taken)."""
     count = int(rate * seconds)
     in_flight: set[asyncio.Task[None]] = set()
 
     async def send() -> None:
+        started = time.perf_counter()
+        attempt = [started]
+        _attempt_started.set(attempt)
         try:
             await post(tasks, task_id, str(time.time_ns()))
         except grpc.aio.AioRpcError as error:
-            failures[error.code().name] += 1
+            writes.failures[error.code().name] += 1
+            return
+        done = time.perf_counter()
+        writes.accepted_ms.append((done - attempt[0]) * 1000)
+        writes.call_ms.append((done - started) * 1000)
 
     start = time.perf_counter()
     for i in range(count):
@@ -131,14 +184,17 @@ def report(language: str, lines: list[bytes], measured_from_ns: int, expected: i
             f"{percentile(delivery, 0.50):8.2f} {percentile(delivery, 0.99):8.2f} {delivery[-1]:8.2f}")
 
 
-async def main(rate: float, seconds: float, warmup: float, writer: str) -> None:
+async def main(rate: float, seconds: float, warmup: float, writer: str, attempts: int) -> None:
     with tempfile.TemporaryDirectory() as tmp:
         commands = build_subscribers(Path(tmp))
         server = ServerProcess(Path(tmp) / "bench.db", "--log-level", "WARNING")
         address = server.start()
         subscribers: list[Subscriber] = []
         try:
-            async with TaskmemClient(address) as client, grpc.aio.insecure_channel(address) as channel:
+            writes = Writes()
+            retry = RetryPolicy(attempts=attempts, on_retry=writes.on_retry, on_send=writes.on_send)
+            async with TaskmemClient(address, retry=retry) as client, \
+                    grpc.aio.insecure_channel(address) as channel:
                 tasks = client.tasks if writer == "client" else TaskServiceStub(channel)
                 task_id = (await client.tasks.CreateTask(pb.CreateTaskRequest(name="events bench"))).task.id
                 for language, command in commands.items():
@@ -146,12 +202,14 @@ async def main(rate: float, seconds: float, warmup: float, writer: str) -> None:
                                                                    stdout=asyncio.subprocess.PIPE)
                     subscribers.append(Subscriber(language, process))
                 await wait_until_subscribed(tasks, task_id, subscribers)
-                await write_at_rate(tasks, task_id, rate, warmup, Counter())
+                await write_at_rate(tasks, task_id, rate, warmup, Writes())
                 measured_from_ns = time.time_ns()
-                failures: Counter[str] = Counter()
                 assert server.process is not None
                 cpu_before = cpu_seconds(server.process.pid)
-                sent, took = await write_at_rate(tasks, task_id, rate, seconds, failures)
+                writer_lags: list[float] = []
+                sampler = asyncio.ensure_future(sample_loop_lag(writer_lags))
+                sent, took = await write_at_rate(tasks, task_id, rate, seconds, writes)
+                sampler.cancel()
                 server_cpu = cpu_seconds(server.process.pid) - cpu_before
                 await post(tasks, task_id, "end")
                 outputs = await asyncio.wait_for(
@@ -166,13 +224,23 @@ async def main(rate: float, seconds: float, warmup: float, writer: str) -> None:
           f"{' '.join(f'{x:.2f}' for x in os.getloadavg())}")
     print(f"server CPU: {server_cpu / took:.2f} cores over the run, {server_cpu / sent * 1e6:.0f} µs per message"
           " (written, committed, sent to 3 subscribers)")
-    if failures:
-        print(f"failed writes (their events are missing): {dict(failures)}")
-        if "CANCELLED" in failures:
-            # grpc C-core's backlog protection, not ours: once more calls have arrived than the server's event
-            # loop has taken (grpc.server.max_pending_requests, 1,000 by default), it cancels new ones by random
-            # early detection. Raising the limit only turns the failures into seconds of queueing.
-            print("CANCELLED: the server fell behind the offered rate and gRPC shed calls it had not yet started")
+    accepted, calls = sorted(writes.accepted_ms), sorted(writes.call_ms)
+    print(f"writes: {len(accepted)} of {sent} succeeded; CANCELLED {writes.failures['CANCELLED']};"
+          f" failed after the client's {attempts} attempts: {dict(writes.failures) or 'none'}")
+    print(f"refused attempts, retried by the client: {writes.retries} {dict(writes.refusals) or ''}")
+    if accepted:
+        print(f"accepted attempt ms (the one that succeeded): p50 {percentile(accepted, 0.50):.1f}"
+              f" p99 {percentile(accepted, 0.99):.1f} max {accepted[-1]:.1f};"
+              f" whole call with retries: p50 {percentile(calls, 0.50):.1f} p99 {percentile(calls, 0.99):.1f}"
+              f" max {calls[-1]:.1f}")
+    lags = sorted(writer_lags)
+    print(f"writer's own loop lateness ms (in the latencies above, not the server's): p50 {percentile(lags, 0.5):.1f}"
+          f" p99 {percentile(lags, 0.99):.1f} max {lags[-1]:.1f}")
+    if writes.failures["CANCELLED"]:
+        # grpc C-core's backlog protection: once more calls have arrived than the server's event loop has
+        # taken (grpc.server.max_pending_requests, 1,000 by default), it cancels new ones by random early
+        # detection. The server's admission (api/admission.py) should refuse before that point.
+        print("CANCELLED: the server fell behind the offered rate and gRPC shed calls it had not yet started")
     print("latency ms: send = writer's send -> receipt; append = event appended (create_time) -> receipt")
     print("subscriber  received  events/s  send p50 send p99 send max  appd p50 appd p99 appd max")
     for subscriber, (stdout, _) in zip(subscribers, outputs, strict=True):
@@ -186,5 +254,7 @@ if __name__ == "__main__":
     parser.add_argument("--warmup", type=float, default=2.0, help="seconds written at the rate before measuring")
     parser.add_argument("--writer", choices=("client", "stub"), default="client",
                         help="write through taskmem_client (request_id on every call) or the bare stub")
+    parser.add_argument("--attempts", type=int, default=RetryPolicy.attempts,
+                        help="taskmem_client's attempts per call (its retries honour the server's retry hint)")
     arguments = parser.parse_args()
-    asyncio.run(main(arguments.rate, arguments.seconds, arguments.warmup, arguments.writer))
+    asyncio.run(main(arguments.rate, arguments.seconds, arguments.warmup, arguments.writer, arguments.attempts))

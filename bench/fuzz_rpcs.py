@@ -483,7 +483,7 @@ async def main() -> None:
         base = Path(directory)
         (base / "root" / "workspace").mkdir(parents=True)
         (base / "data").mkdir()
-        env = {"TASKMEM_WAIT_FILE_ROOTS": str(base / "root"), "TASKMEM_WAIT_HTTP_ALLOWED_HOSTS": "127.0.0.1",
+        env = {"TASKMEM_WAIT_FILE_ROOTS": str(base / "root"), "TASKMEM_WAIT_HTTP_ALLOWED_HOSTS": "127.0.0.1:9",
                "TASKMEM_LOG_LEVEL": os.environ.get("TASKMEM_LOG_LEVEL", "ERROR")}  # unmapped errors are logged
         probed = bool(args.tracemalloc or args.malloc_stats)
         probe_env = {}

@@ -1,6 +1,6 @@
 """Wait races: can a file wait be made to read outside its root, and can slow HTTP bodies delay other waits?
 
-Starts `taskmem serve` with a file root (the workspaces) and 127.0.0.1 allowed for http waits, then
+Starts `taskmem serve` with a file root (the workspaces) and two loopback ports allowed for http waits, then
 1. symlink flips: a thread keeps swapping, by atomic rename, a path in the workspace between a
    harmless regular file and a symbolic link to an outside file holding a secret (and a folder
    between a real one and a link to an outside folder), while --racers file waits look for the
@@ -40,6 +40,7 @@ from taskmem.v1 import wait_service_pb2 as pb  # noqa: E402
 from taskmem.v1.task_service_pb2_grpc import TaskServiceStub  # noqa: E402
 from taskmem.v1.wait_service_pb2_grpc import WaitServiceStub  # noqa: E402
 from tests.support.server_process import ServerProcess  # noqa: E402
+from tests.support.ports import unused_port  # noqa: E402
 from tests.support.trickle_http import TrickleServer  # noqa: E402
 
 SECRET = "OUTSIDE-SECRET-7f3a"
@@ -143,16 +144,17 @@ class _Quick(http.server.BaseHTTPRequestHandler):
         pass
 
 
-async def race_slow_bodies(channel: grpc.aio.Channel, root: Path, trickles: int, probes: int) -> dict[str, float]:
+async def race_slow_bodies(channel: grpc.aio.Channel, root: Path, trickles: int, probes: int,
+                           ports: tuple[int, int]) -> dict[str, float]:
     tasks, waits = TaskServiceStub(channel), WaitServiceStub(channel)
-    quick = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _Quick)
+    quick = http.server.ThreadingHTTPServer(("127.0.0.1", ports[0]), _Quick)
     threading.Thread(target=quick.serve_forever, daemon=True).start()
     quick_url = f"http://127.0.0.1:{quick.server_address[1]}/ready"
     workspace = root / "unrelated"
     workspace.mkdir()
     file_delays: list[float] = []
     http_delays: list[float] = []
-    with TrickleServer() as slow_url:
+    with TrickleServer(port=ports[1]) as slow_url:
         slow = [(await waits.CreateWait(pb.CreateWaitRequest(
             target=wait_pb2.WaitTarget(http=wait_pb2.HttpTarget(url=f"{slow_url}/{n}", body_contains="never")),
             poll_interval=POLL))).wait for n in range(trickles)]
@@ -192,7 +194,9 @@ async def main() -> None:
         for folder in (root, outside, data):
             folder.mkdir()
         (outside / "secret.txt").write_text(SECRET)
-        env = {"TASKMEM_WAIT_FILE_ROOTS": str(root), "TASKMEM_WAIT_HTTP_ALLOWED_HOSTS": "127.0.0.1",
+        ports = (unused_port(), unused_port())  # the quick and the trickling site, listed before the server starts
+        env = {"TASKMEM_WAIT_FILE_ROOTS": str(root),
+               "TASKMEM_WAIT_HTTP_ALLOWED_HOSTS": ",".join(f"127.0.0.1:{port}" for port in ports),
                "TASKMEM_WAIT_MIN_POLL_INTERVAL_SECONDS": str(POLL_SECONDS), "TASKMEM_LOG_LEVEL": "ERROR"}
         server = ServerProcess(data / "taskmem.db", "--embedding-backend", "none", env=env)
         address = server.start()
@@ -202,7 +206,7 @@ async def main() -> None:
                 print(f"symlink and hard-link races: {args.racers} file waits looking for the outside secret")
                 for name, value in links.items():
                     print(f"  {name:<16} {value}")
-                delays = await race_slow_bodies(channel, root, args.trickles, args.probes)
+                delays = await race_slow_bodies(channel, root, args.trickles, args.probes, ports)
                 print(f"slow bodies: {args.trickles} http waits on a body trickling 1 byte / 0.5 s; "
                       f"{args.probes} unrelated file and http waits, poll interval {POLL_SECONDS:g} s")
                 for name, value in delays.items():

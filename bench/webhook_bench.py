@@ -1,6 +1,6 @@
 """Webhook delivery at a steady 200 events/s, and what metrics cost on the write path, in one run.
 
-1. Webhooks: starts `taskmem serve` (temporary database, webhook_allowed_hosts 127.0.0.1) and a
+1. Webhooks: starts `taskmem serve` (temporary database, webhook_allowed_hosts 127.0.0.1:PORT) and a
    loopback receiver that verifies every signature (standardwebhooks). Creates --tasks tasks whose
    webhooks carry ACTION_RECORDED, then records actions round-robin over them at --rate per second
    for --seconds. Prints delivered events/s, how long the backlog took to drain after the last
@@ -37,6 +37,7 @@ sys.path.insert(0, str(ROOT))
 from taskmem.v1 import event_pb2, task_pb2  # noqa: E402
 from taskmem.v1 import task_service_pb2 as pb  # noqa: E402
 from taskmem.v1.task_service_pb2_grpc import TaskServiceStub  # noqa: E402
+from tests.support.ports import unused_port  # noqa: E402
 from tests.support.server_process import ServerProcess  # noqa: E402
 
 
@@ -54,6 +55,7 @@ class Timed(WebhookReceiver):
             sys.stdout.write(f"{headers.get('webhook-id', '-')} {now} {len(self.rejected)}\\n")
             sys.stdout.flush()
 receiver = Timed(keep_alive=True)
+receiver.port = int(sys.argv[2])
 receiver.secret = sys.stdin.readline().strip()
 receiver.start()
 print(receiver.url, flush=True)
@@ -62,8 +64,8 @@ sys.stdin.readline()
 
 
 class ReceiverProcess:
-    def __init__(self, secret: str) -> None:
-        self.process = subprocess.Popen([sys.executable, "-c", RECEIVER, str(ROOT)], stdin=subprocess.PIPE,
+    def __init__(self, secret: str, port: int) -> None:
+        self.process = subprocess.Popen([sys.executable, "-c", RECEIVER, str(ROOT), str(port)], stdin=subprocess.PIPE,
                                         stdout=subprocess.PIPE, text=True)
         assert self.process.stdin is not None and self.process.stdout is not None
         self.process.stdin.write(secret + "\n")
@@ -104,14 +106,15 @@ async def webhook_delivery(rate: float, seconds: float, task_count: int, hooked:
     Returns the server's CPU seconds per event over the run."""
     receiver: ReceiverProcess | None = None
     with tempfile.TemporaryDirectory() as tmp:
+        port = unused_port()  # the receiver's, listed before the server starts
         server = ServerProcess(Path(tmp) / "bench.db", "--log-level", "WARNING",
-                               env={"TASKMEM_WEBHOOK_ALLOWED_HOSTS": "127.0.0.1"})
+                               env={"TASKMEM_WEBHOOK_ALLOWED_HOSTS": f"127.0.0.1:{port}"})
         address = server.start()
         assert server.process is not None
         try:
             async with grpc.aio.insecure_channel(address) as channel:
                 stub = TaskServiceStub(channel)
-                receiver = ReceiverProcess((await stub.GetWebhookSecret(pb.GetWebhookSecretRequest())).secret)
+                receiver = ReceiverProcess((await stub.GetWebhookSecret(pb.GetWebhookSecretRequest())).secret, port)
                 task_ids = [(await stub.CreateTask(pb.CreateTaskRequest(
                     name=f"bench {n}", callback_url=receiver.url if hooked else "",
                     webhook_event_types=[event_pb2.EVENT_TYPE_ACTION_RECORDED]))).task.id for n in range(task_count)]

@@ -11,6 +11,7 @@ import pytest
 from taskmem.v1 import task_service_pb2_grpc
 from tests.support import server_process
 from tests.support.server_process import ServerProcess
+from tests.support.webhook_receiver import WebhookReceiver
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -66,3 +67,12 @@ async def channel(server: ServerProcess) -> AsyncIterator[grpc.aio.Channel]:
 @pytest.fixture
 def tasks(channel: grpc.aio.Channel) -> task_service_pb2_grpc.TaskServiceStub:
     return task_service_pb2_grpc.TaskServiceStub(channel)
+
+
+@pytest.fixture
+def receiver() -> Iterator[WebhookReceiver]:
+    """A signature-recording webhook receiver on a loopback port (list it as 127.0.0.1:PORT)."""
+    found = WebhookReceiver()
+    found.start()
+    yield found
+    found.stop()

@@ -17,6 +17,7 @@ import grpc
 import pytest
 from google.protobuf import duration_pb2
 
+from taskmem.api.admission import Admission
 from taskmem.api.interceptors import GuardInterceptor
 from taskmem.api.metrics_interceptor import MetricsInterceptor
 from taskmem.config import ApiKey, Config
@@ -86,7 +87,8 @@ async def test_a_failed_or_refused_call_leaves_its_request_to_no_reference_cycle
         "Defect": grpc.unary_unary_rpc_method_handler(defect, request_deserializer=parse),
         "InvalidStream": grpc.unary_stream_rpc_method_handler(invalid_stream, request_deserializer=parse),
     })
-    interceptors: list[grpc.aio.ServerInterceptor] = [GuardInterceptor(AuthSettings.of(Config(api_keys=api_keys)))]
+    interceptors: list[grpc.aio.ServerInterceptor] = [GuardInterceptor(AuthSettings.of(Config(api_keys=api_keys)),
+                                                                       Admission(64, 100, 20.0))]
     if metrics:  # outermost, as server.py puts it with --metrics-listen
         interceptors.insert(0, MetricsInterceptor(Metrics()))
     server = grpc.aio.server(interceptors=interceptors)

@@ -18,6 +18,7 @@ import grpc
 import pytest
 from google.protobuf import duration_pb2, field_mask_pb2, struct_pb2
 
+from taskmem.api.admission import Admission
 from taskmem.api.interceptors import GuardInterceptor
 from taskmem.config import Config
 from taskmem.core.errors import NotFound
@@ -30,6 +31,7 @@ from taskmem.v1 import wait_service_pb2 as wpb
 from taskmem.v1.state_service_pb2_grpc import StateServiceStub
 from taskmem.v1.task_service_pb2_grpc import TaskServiceStub
 from taskmem.v1.wait_service_pb2_grpc import WaitServiceStub
+from tests.support.ports import unused_port
 from tests.support.rpc_errors import assert_rpc_error, error_info
 from tests.support.server_process import ServerProcess
 from tests.support.trickle_http import TrickleServer
@@ -48,10 +50,15 @@ def base(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 @pytest.fixture(scope="module")
-def hardened(base: Path) -> Iterator[ServerProcess]:
+def trickle_port() -> int:
+    return unused_port()
+
+
+@pytest.fixture(scope="module")
+def hardened(base: Path, trickle_port: int) -> Iterator[ServerProcess]:
     (base / "db").mkdir()
     env = {"TASKMEM_WAIT_MIN_POLL_INTERVAL_SECONDS": "0.1", "TASKMEM_WAIT_FILE_ROOTS": f"default={base}",
-           "TASKMEM_WAIT_HTTP_ALLOWED_HOSTS": "127.0.0.1", "TASKMEM_WORKING_MEMORY_MAX_AGENTS": "3",
+           "TASKMEM_WAIT_HTTP_ALLOWED_HOSTS": f"127.0.0.1:{trickle_port}", "TASKMEM_WORKING_MEMORY_MAX_AGENTS": "3",
            "TASKMEM_WORKING_MEMORY_MAX_BYTES": "2000", "TASKMEM_WAIT_PROBE_TIMEOUT_SECONDS": "1"}
     process = ServerProcess(base / "db" / "taskmem.db", env=env)
     process.start()
@@ -165,9 +172,9 @@ async def test_a_look_that_keeps_raising_is_retried_then_the_wait_fails(channel:
 
 
 async def test_trickling_http_bodies_neither_stall_file_waits_nor_outlive_their_deadline(
-        channel: grpc.aio.Channel, base: Path) -> None:
+        channel: grpc.aio.Channel, base: Path, trickle_port: int) -> None:
     waits = WaitServiceStub(channel)
-    with TrickleServer() as url:
+    with TrickleServer(port=trickle_port) as url:
         slow = [(await waits.CreateWait(wpb.CreateWaitRequest(
             target=wait_pb2.WaitTarget(http=wait_pb2.HttpTarget(url=f"{url}/{n}", body_contains="never")),
             poll_interval=POLL, timeout=duration_pb2.Duration(seconds=4)))).wait for n in range(8)]
@@ -249,7 +256,7 @@ async def test_an_unmapped_exception_is_internal_with_a_request_id_and_domain_er
         "Broken": grpc.unary_unary_rpc_method_handler(broken),
         "Missing": grpc.unary_stream_rpc_method_handler(missing),
     })
-    server = grpc.aio.server(interceptors=[GuardInterceptor(AuthSettings.of(Config()))])
+    server = grpc.aio.server(interceptors=[GuardInterceptor(AuthSettings.of(Config()), Admission(64, 100, 20.0))])
     server.add_generic_rpc_handlers([handlers])
     port = server.add_insecure_port("127.0.0.1:0")
     await server.start()

@@ -24,7 +24,7 @@ from tests.support.server_process import ServerProcess
 
 EXPECTED_TOOLS = {"task_register", "task_update", "task_query", "task_list", "task_note", "task_error",
                   "wait_create", "wait_check", "wait_resolve", "memory_add", "memory_search", "knowledge_upsert",
-                  "knowledge_query", "context_build"}
+                  "knowledge_query", "context_build", "task_claim"}
 PLAN = ["Build the image", "Push the image", "Pull the image on the server", "Run the container"]
 
 
@@ -195,6 +195,25 @@ async def test_http_an_open_conflict_is_one_question_until_task_note_settles_it(
     assert "Open conflicts" not in answer and "which holds?" not in answer and rival not in answer
     decisions = section(answer, "Decisions")
     assert f"[{held_uid}] {held}" in decisions and "CONFLICT" not in decisions
+
+
+async def test_http_two_agents_claim_different_steps_and_a_former_holder_is_refused(
+        mcp_over_http: tuple[str, str]) -> None:
+    async with Client(mcp_over_http[0]) as client:
+        task_id = task_id_of(await ok(client, "task_register", name="Shared plan", plan=["Lint", "Test", "Ship"]))
+        first = await ok(client, "task_claim", task_id=task_id, holder="agent-1")
+        second = await ok(client, "task_claim", task_id=task_id, holder="agent-2")
+        assert first.startswith("Claimed 1 — Lint for agent-1") and second.startswith("Claimed 2 — Test for agent-2")
+        assert "holder='agent-1'" in first
+        assert "Renewed: you (agent-1) hold 1" in await ok(client, "task_claim", task_id=task_id, holder="agent-1",
+                                                           plan_item="1")
+        assert "Held: 1 by agent-1" in await ok(client, "task_query", task_id=task_id)
+        refused = await failed(client, "task_update", task_id=task_id, plan_item="2", item_status="completed",
+                               holder="agent-1")
+        assert "FAILED_PRECONDITION" in refused and "'agent-2'" in refused
+        await ok(client, "task_update", task_id=task_id, plan_item="1", item_status="completed", holder="agent-1")
+        assert "Claimed 3 — Ship" in await ok(client, "task_claim", task_id=task_id, holder="agent-1")
+        assert "Nothing ready now: 2" in await ok(client, "task_claim", task_id=task_id, holder="agent-3")
 
 
 async def test_http_memory_knowledge_and_context_round_trip(mcp_over_http: tuple[str, str]) -> None:

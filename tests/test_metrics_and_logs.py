@@ -58,7 +58,8 @@ async def test_a_scrape_after_a_scripted_workload_shows_its_counts(tmp_path: Pat
     with scripted_llm() as llm:
         llm.answer = lambda system, user: "you were deploying"
         server = ServerProcess(tmp_path / "taskmem.db", "--metrics-listen", "127.0.0.1:0", env={
-            "TASKMEM_WEBHOOK_ALLOWED_HOSTS": "127.0.0.1", "TASKMEM_WAIT_HTTP_ALLOWED_HOSTS": "127.0.0.1",
+            "TASKMEM_WEBHOOK_ALLOWED_HOSTS": f"127.0.0.1:{receiver.port}",
+            "TASKMEM_WAIT_HTTP_ALLOWED_HOSTS": "127.0.0.1:9",
             "TASKMEM_LLM_BASE_URL": llm.base_url,
             "TASKMEM_LLM_MODEL": "small-local", "TASKMEM_LLM_RETRIES": "0",
             "TASKMEM_RUNNING_SUMMARY_EVERY_MESSAGES": "0", "TASKMEM_WAIT_MIN_POLL_INTERVAL_SECONDS": "0.1"})
@@ -178,7 +179,7 @@ async def test_debug_logs_are_taskmems_own_unless_a_library_logger_is_named(tmp_
     token_url = f"http://127.0.0.1:{target.server_address[1]}/status?token=tok-SECRET-27"
     flags = [arg for name in named for arg in ("--debug-logger", name)]
     server = ServerProcess(tmp_path / "taskmem.db", "--log-level", "debug", "--http", "127.0.0.1:0", *flags,
-                           env={"TASKMEM_WAIT_HTTP_ALLOWED_HOSTS": "127.0.0.1",
+                           env={"TASKMEM_WAIT_HTTP_ALLOWED_HOSTS": f"127.0.0.1:{target.server_address[1]}",
                                 "TASKMEM_WAIT_MIN_POLL_INTERVAL_SECONDS": "0.1"})
     server.start()
     try:

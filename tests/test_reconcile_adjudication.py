@@ -1,8 +1,8 @@
-"""A configured model adjudicates the uncertain band, end to end: real servers on loopback with the builtin
+"""A configured model judges the decisions the policy marks uncertain, end to end: real servers on loopback with the builtin
 embedder, one with no model and one with a scripted OpenAI-compatible model (1 s adjudication limit).
 
 The pair used throughout: "Store session data in Redis" then "Keep the session cache in Redis" (MiniLM
-cosine 0.81): the rules merge it as a duplicate on similarity alone, inside the band (below 0.90)."""
+cosine 0.81): the rules merge it as a duplicate on similarity alone, so the policy marks it uncertain."""
 
 from __future__ import annotations
 
@@ -129,7 +129,7 @@ async def test_an_in_band_upsert_gets_the_models_outcome_and_its_evidence(judged
     record = events[-1].payload["results"][0]["adjudication"]
     assert (record["model"], record["answer"], record["applied"], record["builtin"]["outcome"]) == (
         "scripted", "conflict", True, "merge")
-    assert record["uncertain"].startswith("merge on similarity alone")
+    assert record["uncertain"].startswith("merged on similarity alone")
 
 
 async def test_a_batch_asks_all_its_uncertain_candidates_in_one_call(judged, llm: ScriptedLLM) -> None:

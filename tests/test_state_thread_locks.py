@@ -28,7 +28,9 @@ DECISION, ACTION = state_pb2.STATE_ITEM_TYPE_DECISION, state_pb2.STATE_ITEM_TYPE
 @pytest.fixture
 async def in_process(tmp_path: Path) -> AsyncIterator[tuple[TaskmemServer, grpc.aio.Channel]]:
     database = ServerProcess(tmp_path / "taskmem.db").database_setting  # SQLite, or PostgreSQL with --engine
-    server = TaskmemServer(dataclasses.replace(Config(), database=database, listen="127.0.0.1:0"))
+    # 100 calls at once on purpose: room for all of them (admission would refuse past 64 by default).
+    server = TaskmemServer(dataclasses.replace(Config(), database=database, listen="127.0.0.1:0",
+                                               max_in_flight_calls=1000, max_loop_lag_ms=60000.0))
     address = await server.start()
     try:
         async with grpc.aio.insecure_channel(address) as channel:

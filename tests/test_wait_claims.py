@@ -62,9 +62,10 @@ def site() -> Iterator[str]:
 
 
 @pytest.fixture
-def replicas(tmp_path: Path) -> Iterator[list[ServerOnDatabase]]:
+def replicas(tmp_path: Path, site: str) -> Iterator[list[ServerOnDatabase]]:
     url = database_url(str(tmp_path / "claims"))
-    env = {"TASKMEM_WAIT_MIN_POLL_INTERVAL_SECONDS": "0.1", "TASKMEM_WAIT_HTTP_ALLOWED_HOSTS": "127.0.0.1"}
+    env = {"TASKMEM_WAIT_MIN_POLL_INTERVAL_SECONDS": "0.1",
+           "TASKMEM_WAIT_HTTP_ALLOWED_HOSTS": site.removeprefix("http://")}
     started = [ServerOnDatabase(url, env=env) for _ in range(3)]
     for replica in started:
         replica.start()

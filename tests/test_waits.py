@@ -40,11 +40,12 @@ def seconds(value: float) -> duration_pb2.Duration:
 # --- fixtures ----------------------------------------------------------------------------------
 
 @pytest.fixture(scope="module")
-def wait_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ServerProcess]:
+def wait_server(tmp_path_factory: pytest.TempPathFactory,
+                http_site: tuple[str, dict[str, tuple[int, bytes, dict[str, str]]]]) -> Iterator[ServerProcess]:
     # Workspaces are pytest temporary folders, below the base one (which also holds the database's folder),
     # the default namespace's root by name.
     roots = {"TASKMEM_WAIT_FILE_ROOTS": f"default={tmp_path_factory.getbasetemp()}",
-             "TASKMEM_WAIT_HTTP_ALLOWED_HOSTS": "127.0.0.1"}
+             "TASKMEM_WAIT_HTTP_ALLOWED_HOSTS": http_site[0].removeprefix("http://")}
     process = ServerProcess(tmp_path_factory.mktemp("waits") / "taskmem.db", env={**FAST_POLLS, **roots})
     process.start()
     yield process

@@ -8,7 +8,7 @@ import asyncio
 import subprocess
 import sys
 import time
-from collections.abc import Awaitable, Callable, Iterator
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 
 import grpc
@@ -25,7 +25,6 @@ from tests.support.server_process import ServerOnDatabase, ServerProcess
 from tests.support.webhook_receiver import Received, WebhookReceiver
 
 WEBHOOKS = {
-    "TASKMEM_WEBHOOK_ALLOWED_HOSTS": "127.0.0.1",
     "TASKMEM_WEBHOOK_BACKOFF_INITIAL_SECONDS": "0.2",
     "TASKMEM_WEBHOOK_BACKOFF_MAX_SECONDS": "0.5",
     "TASKMEM_WEBHOOK_RETRY_PERIOD_SECONDS": "120",
@@ -34,12 +33,9 @@ WEBHOOKS = {
 WEEK = 7 * 24 * 3600
 
 
-@pytest.fixture
-def receiver() -> Iterator[WebhookReceiver]:
-    found = WebhookReceiver()
-    found.start()
-    yield found
-    found.stop()
+def _webhooks_to(receiver: WebhookReceiver) -> dict[str, str]:
+    """The settings of a server whose webhooks may reach this loopback receiver (listed by address and port)."""
+    return {**WEBHOOKS, "TASKMEM_WEBHOOK_ALLOWED_HOSTS": f"127.0.0.1:{receiver.port}"}
 
 
 async def _eventually(check: Callable[[], bool | Awaitable[bool]], what: str, timeout: float = 20.0) -> None:
@@ -69,7 +65,7 @@ async def _rename(stub: TaskServiceStub, task_id: str, name: str) -> None:
 
 async def test_during_the_overlap_a_delivery_verifies_with_the_old_or_the_new_secret_and_after_it_only_the_new(
         tmp_path: Path, receiver: WebhookReceiver) -> None:
-    server = ServerProcess(tmp_path / "taskmem.db", env=WEBHOOKS)
+    server = ServerProcess(tmp_path / "taskmem.db", env=_webhooks_to(receiver))
     server.start()
     try:
         async with grpc.aio.insecure_channel(server.address) as channel:
@@ -111,7 +107,7 @@ async def test_a_delivery_retried_across_a_rotation_is_signed_with_the_new_secre
         tmp_path: Path, receiver: WebhookReceiver) -> None:
     """The secret is read at each attempt: a delivery backing off when the secret is rotated with no overlap
     (here with the CLI) reaches a receiver that already refuses the old secret."""
-    server = ServerProcess(tmp_path / "taskmem.db", env=WEBHOOKS)
+    server = ServerProcess(tmp_path / "taskmem.db", env=_webhooks_to(receiver))
     server.start()
     try:
         async with grpc.aio.insecure_channel(server.address) as channel:
@@ -193,7 +189,7 @@ async def test_a_rotation_through_either_replica_signs_the_next_delivery_of_the_
     whichever replica delivers signs with the secret rotated through the other one (each has signed with
     the old one before)."""
     url = database_url(str(tmp_path / "rotation-replicas"))
-    sender, other = ServerOnDatabase(url, env=WEBHOOKS), ServerOnDatabase(url, env=WEBHOOKS)
+    sender, other = ServerOnDatabase(url, env=_webhooks_to(receiver)), ServerOnDatabase(url, env=_webhooks_to(receiver))
     sender.start()
     other.start()
     try:

@@ -7,7 +7,7 @@ import asyncio
 import subprocess
 import sys
 import time
-from collections.abc import Awaitable, Callable, Iterator
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 
 import grpc
@@ -21,7 +21,6 @@ from tests.support.server_process import ServerProcess
 from tests.support.webhook_receiver import WebhookReceiver
 
 FAST_RETRIES = {
-    "TASKMEM_WEBHOOK_ALLOWED_HOSTS": "127.0.0.1",
     "TASKMEM_WEBHOOK_BACKOFF_INITIAL_SECONDS": "0.2",
     "TASKMEM_WEBHOOK_BACKOFF_MAX_SECONDS": "0.8",
     "TASKMEM_WEBHOOK_RETRY_PERIOD_SECONDS": "120",
@@ -35,16 +34,11 @@ DEFAULT_TYPES_SENT = {event_pb2.EVENT_TYPE_TASK_CREATED, event_pb2.EVENT_TYPE_TA
                       event_pb2.EVENT_TYPE_PLAN_ITEM_UPDATED}
 
 
-@pytest.fixture
-def receiver() -> Iterator[WebhookReceiver]:
-    found = WebhookReceiver()
-    found.start()
-    yield found
-    found.stop()
-
-
-def _server(tmp_path: Path, **env: str) -> ServerProcess:
-    return ServerProcess(tmp_path / "taskmem.db", env={**FAST_RETRIES, **env})
+def _server(tmp_path: Path, *receivers: WebhookReceiver, **env: str) -> ServerProcess:
+    """A server that may send webhooks to the receivers' loopback ports (and to no other)."""
+    allowed = ",".join(f"127.0.0.1:{receiver.port}" for receiver in receivers)
+    return ServerProcess(tmp_path / "taskmem.db",
+                         env={**FAST_RETRIES, "TASKMEM_WEBHOOK_ALLOWED_HOSTS": allowed, **env})
 
 
 async def _eventually(check: Callable[[], Awaitable[bool]], timeout: float = 20.0, what: str = "") -> None:
@@ -92,7 +86,7 @@ def _assert_in_order_once_per_id(receiver: WebhookReceiver, expected: list[str])
 
 async def test_every_event_arrives_in_order_across_an_outage_and_a_restart_mid_backoff(
         tmp_path: Path, receiver: WebhookReceiver) -> None:
-    server = _server(tmp_path)
+    server = _server(tmp_path, receiver)
     server.start()
     try:
         async with grpc.aio.insecure_channel(server.address) as channel:
@@ -145,7 +139,7 @@ async def test_a_host_not_allowed_is_never_contacted_and_redirects_are_not_follo
         tmp_path: Path, receiver: WebhookReceiver) -> None:
     target = WebhookReceiver()  # where the redirect points: must never be reached
     target.start()
-    server = _server(tmp_path, TASKMEM_WEBHOOK_ALLOWED_HOSTS="127.0.0.1,hooks.example.com",
+    server = _server(tmp_path, TASKMEM_WEBHOOK_ALLOWED_HOSTS=f"127.0.0.1:{receiver.port},hooks.example.com",
                      TASKMEM_WEBHOOK_RETRY_PERIOD_SECONDS="1")
     server.start()
     try:
@@ -196,7 +190,7 @@ async def test_nothing_is_sent_while_the_allow_list_is_empty(tmp_path: Path, rec
 
 
 async def test_a_task_chooses_which_event_types_it_is_sent(tmp_path: Path, receiver: WebhookReceiver) -> None:
-    server = _server(tmp_path)
+    server = _server(tmp_path, receiver)
     server.start()
     try:
         async with grpc.aio.insecure_channel(server.address) as channel:
@@ -233,7 +227,8 @@ async def test_finished_delivery_rows_are_pruned_after_their_retention_and_never
     failing = WebhookReceiver()
     failing.status = 500
     failing.start()
-    server = _server(tmp_path, TASKMEM_WEBHOOK_RETRY_PERIOD_SECONDS="0.5", TASKMEM_MAINTENANCE_INTERVAL_SECONDS="0.3",
+    server = _server(tmp_path, receiver, failing, TASKMEM_WEBHOOK_RETRY_PERIOD_SECONDS="0.5",
+                     TASKMEM_MAINTENANCE_INTERVAL_SECONDS="0.3",
                      TASKMEM_WEBHOOK_DELIVERED_RETENTION_SECONDS="1.5",
                      TASKMEM_WEBHOOK_DEAD_LETTER_RETENTION_SECONDS="3600")
     server.start()

@@ -111,6 +111,10 @@ func (o *options) grpcDialOptions(addr string) ([]grpc.DialOption, error) {
 	if retry.Attempts > 1 {
 		opts = append(opts, grpc.WithChainUnaryInterceptor(retryInterceptor(retry)))
 	}
+	if !retry.UnlimitedCallsInFlight {
+		// Inside the retries: each attempt waits for its slot.
+		opts = append(opts, grpc.WithChainUnaryInterceptor(callLimitInterceptor(newCallLimit())))
+	}
 	if o.token != "" || o.namespace != "" {
 		opts = append(opts, grpc.WithPerRPCCredentials(&callCredentials{
 			token:      o.token,

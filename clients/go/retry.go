@@ -4,32 +4,45 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
 
+	"google.golang.org/genproto/googleapis/rpc/errdetails"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/reflect/protoreflect"
 	"google.golang.org/protobuf/reflect/protoregistry"
 	"google.golang.org/protobuf/types/descriptorpb"
+
+	taskmemv1 "github.com/taskmem/taskmem/clients/go/gen/taskmem/v1"
 )
 
 // RetryPolicy says how often a unary call that is safe to repeat is retried
-// on UNAVAILABLE (the server restarting, a broken connection). A call is safe
-// to repeat when its RPC is declared idempotency_level = NO_SIDE_EFFECTS (a
-// read) or IDEMPOTENT in the contract, or its request has a request_id: the
-// client fills an empty one, so every attempt carries the same id and the
-// server returns the first result instead of writing twice. The call's
-// context deadline covers all attempts.
+// on UNAVAILABLE (the server restarting, a broken connection, an overloaded
+// server refusing). A call is safe to repeat when its RPC is declared
+// idempotency_level = NO_SIDE_EFFECTS (a read) or IDEMPOTENT in the contract,
+// or its request has a request_id: the client fills an empty one, so every
+// attempt carries the same id and the server returns the first result
+// instead of writing twice. Any call an overloaded server refused before
+// starting it (ERROR_REASON_OVERLOADED) is safe to repeat. When the server
+// asks for a pause (the grpc-retry-pushback-ms trailer, or a
+// google.rpc.RetryInfo detail), the next attempt waits at least that long.
+// The call's context deadline covers all attempts.
 type RetryPolicy struct {
 	// Attempts in all, the first included; 1 turns retries off.
 	Attempts int
 	// The pause before the second attempt, doubled up to MaxBackoff, jittered.
 	InitialBackoff time.Duration
 	MaxBackoff     time.Duration
+	// UnlimitedCallsInFlight sends every call at once. By default, after the
+	// server refuses a call as overloaded, the client keeps fewer calls at the
+	// server at once and holds the rest until calls finish (see callLimit).
+	UnlimitedCallsInFlight bool
 }
 
 // DefaultRetryPolicy is what Dial uses unless WithRetryPolicy says otherwise.
@@ -48,16 +61,22 @@ func retryInterceptor(policy RetryPolicy) grpc.UnaryClientInterceptor {
 			return invoker(ctx, method, req, reply, cc, opts...)
 		}
 		filled, hasRequestID := withRequestID(msg)
-		if !hasRequestID && !safeToRepeat(method) {
-			return invoker(ctx, method, req, reply, cc, opts...)
-		}
+		safe := hasRequestID || safeToRepeat(method)
 		delay := policy.InitialBackoff
 		for attempt := 1; ; attempt++ {
-			err := invoker(ctx, method, filled, reply, cc, opts...)
+			var trailer metadata.MD
+			err := invoker(ctx, method, filled, reply, cc, append(opts, grpc.Trailer(&trailer))...)
 			if err == nil || status.Code(err) != codes.Unavailable || attempt >= policy.Attempts {
 				return err
 			}
-			timer := time.NewTimer(jitter(delay))
+			if !safe && ErrorReason(err) != taskmemv1.ErrorReason_ERROR_REASON_OVERLOADED {
+				return err
+			}
+			pause := jitter(delay)
+			if asked, ok := retryDelay(err, trailer); ok && asked > pause {
+				pause = asked
+			}
+			timer := time.NewTimer(pause)
 			select {
 			case <-ctx.Done():
 				timer.Stop()
@@ -67,6 +86,22 @@ func retryInterceptor(policy RetryPolicy) grpc.UnaryClientInterceptor {
 			delay = min(2*delay, policy.MaxBackoff)
 		}
 	}
+}
+
+// retryDelay is the pause an overloaded server asked for before a retry: the
+// grpc-retry-pushback-ms trailer, else a google.rpc.RetryInfo detail.
+func retryDelay(err error, trailer metadata.MD) (time.Duration, bool) {
+	if values := trailer.Get("grpc-retry-pushback-ms"); len(values) > 0 {
+		if ms, parseErr := strconv.Atoi(values[0]); parseErr == nil && ms >= 0 {
+			return time.Duration(ms) * time.Millisecond, true
+		}
+	}
+	for _, detail := range status.Convert(err).Details() {
+		if info, ok := detail.(*errdetails.RetryInfo); ok && info.GetRetryDelay() != nil {
+			return info.GetRetryDelay().AsDuration(), true
+		}
+	}
+	return 0, false
 }
 
 // withRequestID returns msg, or a copy with a fresh request_id when msg has

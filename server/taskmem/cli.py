@@ -125,6 +125,11 @@ def build_parser() -> argparse.ArgumentParser:
 
     mcp = commands.add_parser("mcp", help="serve task memory as MCP tools (stdio, or streamable HTTP with --http)")
     add_mcp_arguments(mcp)
+
+    from taskmem.a2a.command import add_a2a_arguments
+
+    add_a2a_arguments(commands.add_parser("a2a", help="serve taskmem's tasks over A2A (JSON-RPC, HTTP+JSON, gRPC;"
+                                                     " needs the a2a extra)"))
     return parser
 
 
@@ -149,6 +154,10 @@ def main(argv: list[str] | None = None) -> int:
         from taskmem.mcp.command import run_mcp
 
         return run_mcp(args)
+    if args.command == "a2a":
+        from taskmem.a2a.command import run_a2a
+
+        return run_a2a(args)
     if args.command == "serve":
         from taskmem.server import run
 

@@ -18,6 +18,7 @@ from typing import Any
 import yaml
 
 from taskmem.core.reconcile import SEED_THRESHOLDS, ReconcileThresholds
+from taskmem.core.destinations import parse_allowed_hosts
 
 DEFAULT_NAMESPACE = "default"
 # glibc's HEAP_MAX_SIZE / 2 on 64-bit: mallopt refuses a larger M_MMAP_THRESHOLD.
@@ -56,6 +57,12 @@ class Config:
     subscriber_queue_size: int = 10_000
     # Most writes one group-commit transaction takes.
     writer_batch_size: int = 512
+    # Overload (api/admission.py): a unary call is refused at once with UNAVAILABLE and a retry hint of
+    # overload_retry_after_ms, rather than queued until gRPC cancels it, when max_in_flight_calls run
+    # already or the event loop (which serves every call) was last seen more than max_loop_lag_ms late.
+    max_in_flight_calls: int = 64
+    max_loop_lag_ms: float = 25.0
+    overload_retry_after_ms: int = 250
     # Clients may ping this often without data (grpc.http2.min_ping_interval_without_data_ms);
     # 1 s lets grpc-js and C-core clients with a few seconds' keepalive hold quiet streams open.
     min_ping_interval_ms: int = 1_000
@@ -68,7 +75,10 @@ class Config:
     # configured, each must also be one of them (it authenticates as that key).
     admin_keys: tuple[str, ...] = ()
     # Hosts an http wait may poll: exact names or addresses, or "*.example.com" for a
-    # domain's subdomains. Empty (the default) refuses http waits; loopback only when listed.
+    # domain's subdomains, on ports 80 and 443; "host:port" (or "[::1]:port") allows that port too.
+    # A name is resolved once per look and refused if any address it gives is loopback, private,
+    # link-local, unspecified or multicast, unless that literal address is listed; the look then
+    # connects to the address checked. Empty (the default) refuses http waits.
     wait_http_allowed_hosts: tuple[str, ...] = ()
     # The shortest poll interval an http or file wait may ask for, and the interval when it asks none.
     wait_min_poll_interval_seconds: float = 1.0
@@ -134,7 +144,8 @@ class Config:
     reconcile_adjudication: str = "uncertain"
     # The adjudication call gives up after this long (retries included); the builtin outcomes stand.
     reconcile_adjudication_timeout_seconds: float = 10.0
-    # Webhooks (a task's callback_url). Hosts they may be sent to, matched like wait_http_allowed_hosts;
+    # Webhooks (a task's callback_url). Hosts they may be sent to, checked like wait_http_allowed_hosts
+    # (ports, resolved addresses);
     # empty (the default) sends nothing: a task's events wait, unsent, until its host is allowed.
     webhook_allowed_hosts: tuple[str, ...] = ()
     # A failed attempt is retried after initial × 2^(n-1) seconds (at most max) until retry_period after
@@ -219,12 +230,18 @@ class Config:
                      "webhook_attempt_timeout_seconds", "webhook_concurrency"):
             if getattr(self, name) <= 0:
                 raise ConfigError(f"{name}: must be more than 0")
+        for name in ("wait_http_allowed_hosts", "webhook_allowed_hosts"):
+            try:
+                parse_allowed_hosts(getattr(self, name))
+            except ValueError as error:
+                raise ConfigError(f"{name}: {error}") from None
         if self.metrics_listen and not self.metrics_listen.rpartition(":")[2].isdigit():
             raise ConfigError(f"metrics_listen: {self.metrics_listen!r} is not HOST:PORT")
         for name in ("wait_probe_timeout_seconds", "wait_http_probe_concurrency", "wait_file_probe_concurrency",
                      "wait_probe_max_errors", "working_memory_max_bytes", "working_memory_max_agents",
                      "state_extraction_max_messages", "state_extraction_timeout_seconds", "state_max_candidates",
-                     "state_max_active_items", "reconcile_adjudication_timeout_seconds"):
+                     "state_max_active_items", "reconcile_adjudication_timeout_seconds",
+                     "max_in_flight_calls", "max_loop_lag_ms", "overload_retry_after_ms"):
             if getattr(self, name) <= 0:
                 raise ConfigError(f"{name}: must be more than 0")
         if not 0 <= self.malloc_mmap_threshold_bytes <= MALLOC_MMAP_THRESHOLD_MAX:

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING
 import grpc
 from grpc_health.v1 import health, health_pb2, health_pb2_grpc
 
+from taskmem.api.admission import Admission
 from taskmem.api.interceptors import GuardInterceptor
 from taskmem.api.metrics_interceptor import MetricsInterceptor
 from taskmem.api.memory_service import MemoryService
@@ -26,6 +27,7 @@ from taskmem.api.wait_service import WaitService
 from taskmem.config import Config, ConfigError, check_listen_allowed
 from taskmem.log_format import configure_logging
 from taskmem.maintenance_loop import MaintenanceLoop
+from taskmem.plan_claim_sweeper import PlanClaimSweeper
 from taskmem.malloc_tuning import fix_malloc_thresholds
 from taskmem.memory.archive import MemoryArchive
 from taskmem.metrics import Metrics, MetricsEndpoint, watch_storage
@@ -83,6 +85,13 @@ def _server_options(config: Config) -> list[tuple[str, int]]:
         ("grpc.http2.min_ping_interval_without_data_ms", config.min_ping_interval_ms),
         ("grpc.keepalive_permit_without_calls", 1),
         ("grpc.so_reuseport", 0),
+        # gRPC's own backlog of calls this process has not started yet: past max_pending_requests it cancels
+        # new ones at random (CANCELLED, which no caller can tell from its own). The admission check
+        # (api/admission.py) answers overload with UNAVAILABLE and a retry hint instead, so the limit is
+        # raised out of its way. A refusal costs the process too, so far past capacity the backlog is kept
+        # short by the clients, which hold calls back after a refusal (docs/write-path.md, "Overload").
+        ("grpc.server.max_pending_requests", 20_000),
+        ("grpc.server.max_pending_requests_hard_limit", 40_000),
     ]
 
 
@@ -95,11 +104,13 @@ class TaskmemServer:
         self.server: grpc.aio.Server | None = None
         self.scheduler: WaitScheduler | None = None
         self.maintenance: MaintenanceLoop | None = None
+        self.claim_sweeper: PlanClaimSweeper | None = None
         self.state: StateEngine | None = None
         self.state_follower: StateFollower | None = None
         self.memory: MemoryArchive | None = None
         self.webhooks: WebhookSender | None = None
         self.metrics = Metrics() if config.metrics_listen else None
+        self._admission_watch: asyncio.Task[None] | None = None
         self.metrics_endpoint: MetricsEndpoint | None = None
         self.stop_tracing: Callable[[], None] | None = None
         self.health = health.aio.HealthServicer()
@@ -124,7 +135,8 @@ class TaskmemServer:
         # The scheduler resumes stored waits before the first call can create or end one.
         self.file_roots = WaitFileRoots.parse(self.config.wait_file_roots, self.config.database)
         self.scheduler = WaitScheduler(
-            self.storage, self.file_roots, http_probes=self.config.wait_http_probe_concurrency,
+            self.storage, self.file_roots, http_allowed_hosts=self.config.wait_http_allowed_hosts,
+            http_probes=self.config.wait_http_probe_concurrency,
             file_probes=self.config.wait_file_probe_concurrency,
             probe_timeout_seconds=self.config.wait_probe_timeout_seconds,
             probe_max_errors=self.config.wait_probe_max_errors)
@@ -137,6 +149,8 @@ class TaskmemServer:
         await self.storage.run_alone("webhooks", self.webhooks.start, self.webhooks.stop)
         self.maintenance = MaintenanceLoop(self.storage, MaintenanceSettings.of(self.config))
         await self.storage.run_alone("maintenance", self.maintenance.start, self.maintenance.stop)
+        self.claim_sweeper = PlanClaimSweeper(self.storage)
+        await self.storage.run_alone("plan-claims", self.claim_sweeper.start, self.claim_sweeper.stop)
         # One embedder and one model client for both services: the builtin model loads once.
         llm = LlmSettings.of(self.config)
         embedder, chat = embedder_from_config(EmbeddingSettings.of(self.config)), chat_model_from_config(llm)
@@ -161,7 +175,11 @@ class TaskmemServer:
         # The YAML mirror and running summaries follow committed events, like the other background loops.
         self.state_follower = StateFollower(self.state)
         await self.storage.run_alone("summaries", self.state_follower.start, self.state_follower.stop)
-        interceptors: list[grpc.aio.ServerInterceptor] = [GuardInterceptor(AuthSettings.of(self.config))]
+        admission = Admission(self.config.max_in_flight_calls, self.config.overload_retry_after_ms,
+                              self.config.max_loop_lag_ms)
+        self._admission_watch = asyncio.create_task(admission.watch_loop(), name="taskmem-admission")
+        interceptors: list[grpc.aio.ServerInterceptor] = [GuardInterceptor(AuthSettings.of(self.config),
+                                                                           admission)]
         if metrics is not None or self.config.log_format == "json" or self.config.log_level.upper() == "DEBUG":
             interceptors.insert(0, MetricsInterceptor(metrics))  # outermost: refused calls are counted too
         if self.config.otlp_endpoint:
@@ -201,6 +219,8 @@ class TaskmemServer:
         await self.health.enter_graceful_shutdown()
         if self.maintenance is not None:
             await self.maintenance.stop()
+        if self.claim_sweeper is not None:
+            await self.claim_sweeper.stop()
         if self.memory is not None:
             await self.memory.stop()  # the embedding backlog: what it has not stored stays queued
         if self.scheduler is not None:
@@ -217,6 +237,8 @@ class TaskmemServer:
             await self.web.stop()  # after the event streams end, so open pages' streams close at once
         if self.server is not None:
             await self.server.stop(self.config.shutdown_grace_seconds)
+        if self._admission_watch is not None:
+            self._admission_watch.cancel()
         if self._web_socket_dir is not None:
             self._web_socket_dir.cleanup()
         if self.storage is not None:

@@ -266,3 +266,62 @@ async def test_closing_the_client_ends_a_subscription_quietly(server: ServerProc
     await client.close()
     await asyncio.wait_for(following, 5)
     assert ended.is_set()
+
+
+# --- many agents on one plan: claim_next and the lease keeper ----------------------------------
+
+async def test_claim_next_hands_out_ready_items_waits_for_held_ones_and_ends_when_drained(client: TaskmemClient) -> None:
+    task_id = (await client.tasks.CreateTask(pb.CreateTaskRequest(name="shared", plan=[
+        task_pb2.PlanItemSpec(id="build", title="Build"), task_pb2.PlanItemSpec(id="push", title="Push",
+                                                                               depends_on=["build"])]))).task.id
+    first = await client.claim_next(task_id, "agent-1", lease=5)
+    assert first is not None and (first.item.id, first.holder_id, first.task_id) == ("build", "agent-1", task_id)
+    assert await client.claim_next(task_id, "agent-2", wait=False) is None  # push waits on build
+
+    async def finish_build() -> None:
+        await asyncio.sleep(0.3)
+        await client.tasks.UpdatePlanItem(pb.UpdatePlanItemRequest(
+            task_id=task_id, item_id="build", holder_id="agent-1", status=task_pb2.PLAN_ITEM_STATUS_COMPLETED))
+
+    finishing = asyncio.create_task(finish_build())
+    second = await client.claim_next(task_id, "agent-2", poll=0.05)  # waits until build is done
+    await finishing
+    assert second is not None and second.item.id == "push"
+    await client.tasks.UpdatePlanItem(pb.UpdatePlanItemRequest(
+        task_id=task_id, item_id="push", holder_id="agent-2", status=task_pb2.PLAN_ITEM_STATUS_COMPLETED))
+    assert await client.claim_next(task_id, "agent-3") is None
+
+
+async def test_the_lease_keeper_renews_past_the_lease_and_reports_loss_naming_the_new_holder(
+        client: TaskmemClient) -> None:
+    task_id = (await client.tasks.CreateTask(pb.CreateTaskRequest(name="kept", plan=[
+        task_pb2.PlanItemSpec(id="long", title="A long step")]))).task.id
+    claimed = await client.claim_next(task_id, "agent-1", lease=1)
+    assert claimed is not None
+    losses: list[str | None] = []
+    async with client.keep_lease(claimed, on_lost=lambda keeper: losses.append(keeper.lost_to)) as lease:
+        await asyncio.sleep(2.5)  # two and a half leases: held only because it is renewed
+        assert not lease.lost.is_set() and lease.expire_time > time.time()
+        assert await client.claim_next(task_id, "agent-2", wait=False) is None
+        # Just after a renewal (a third of a lease before the next), an operator puts the item back by hand and
+        # another agent takes it: the keeper's next renewal is refused, naming that agent.
+        renewed = lease.expire_time
+        await eventually(lambda: lease.expire_time != renewed)
+        await client.tasks.UpdatePlanItem(pb.UpdatePlanItemRequest(
+            task_id=task_id, item_id="long", status=task_pb2.PLAN_ITEM_STATUS_PENDING))
+        taken = await client.claim_next(task_id, "agent-2", lease=30)
+        assert taken is not None and taken.item.id == "long"
+        await asyncio.wait_for(lease.lost.wait(), 2)
+    assert lease.lost_to == "agent-2" and losses == ["agent-2"]
+
+
+async def test_leaving_the_keeper_with_an_error_gives_the_item_back(client: TaskmemClient) -> None:
+    task_id = (await client.tasks.CreateTask(pb.CreateTaskRequest(name="given back", plan=[
+        task_pb2.PlanItemSpec(id="flaky", title="A flaky step")]))).task.id
+    claimed = await client.claim_next(task_id, "agent-1")
+    assert claimed is not None
+    with pytest.raises(RuntimeError):
+        async with client.keep_lease(claimed):
+            raise RuntimeError("the agent's tool crashed")
+    again = await client.claim_next(task_id, "agent-2", wait=False)
+    assert again is not None and again.item.id == "flaky"

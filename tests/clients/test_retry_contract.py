@@ -26,7 +26,8 @@ METHODS = [method for module in (task_service_pb2, state_service_pb2, memory_ser
 def test_every_rpc_is_a_declared_read_or_carries_a_request_id_except_extract_state(method) -> None:  # type: ignore[no-untyped-def]
     level = method.GetOptions().idempotency_level
     has_request_id = "request_id" in method.input_type.fields_by_name
-    if method.name in ("PutWorkingMemory", "GetWebhookSecret"):  # GetWebhookSecret makes the secret once
+    # GetWebhookSecret makes the secret once; RenewClaim sets the lease's end to now + lease, whoever repeats it
+    if method.name in ("PutWorkingMemory", "GetWebhookSecret", "RenewClaim"):
         assert level == descriptor_pb2.MethodOptions.IDEMPOTENT
     elif method.name.startswith(READ_PREFIXES):
         assert level == descriptor_pb2.MethodOptions.NO_SIDE_EFFECTS

@@ -12,16 +12,17 @@ READY_PREFIX = "taskmem mcp: serving on "
 
 
 class McpHttpProcess:
-    """`taskmem mcp --http 127.0.0.1:0 <args>`; start() returns the endpoint URL."""
+    """`taskmem mcp --http HOST:0 <args>` (HOST 127.0.0.1 unless given); start() returns the endpoint URL."""
 
-    def __init__(self, *args: str, env: dict[str, str] | None = None) -> None:
+    def __init__(self, *args: str, env: dict[str, str] | None = None, host: str = "127.0.0.1") -> None:
         self.args = args
+        self.host = host
         self.env = {**os.environ, **(env or {})}
         self.process: subprocess.Popen[str] | None = None
         self.output: list[str] = []
 
     def start(self, timeout: float = 60.0) -> str:
-        self.process = subprocess.Popen([sys.executable, "-m", "taskmem", "mcp", "--http", "127.0.0.1:0", *self.args],
+        self.process = subprocess.Popen([sys.executable, "-m", "taskmem", "mcp", "--http", f"{self.host}:0", *self.args],
                                         stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, env=self.env)
         assert self.process.stderr is not None
         deadline = time.monotonic() + timeout

@@ -31,10 +31,10 @@ class _Trickle(http.server.BaseHTTPRequestHandler):
 class TrickleServer:
     """`with TrickleServer() as url:` a URL whose body never finishes while the block runs."""
 
-    def __init__(self, interval: float = 0.5) -> None:
+    def __init__(self, interval: float = 0.5, port: int = 0) -> None:
         handler = type("Handler", (_Trickle,), {"interval": interval, "stopped": threading.Event()})
         self._handler = handler
-        self._server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+        self._server = http.server.ThreadingHTTPServer(("127.0.0.1", port), handler)
         self._server.daemon_threads = True
         self.url = f"http://127.0.0.1:{self._server.server_address[1]}"
 

@@ -486,3 +486,18 @@ def test_keeping_one_side_of_a_conflict_in_the_page_retires_the_other_over_grpc(
         task_id=task_id, include_superseded=True), metadata=A).items
     assert {i.uid: i.status for i in items} == {held: state_pb2.STATE_ITEM_STATUS_ACTIVE,
                                                rival: state_pb2.STATE_ITEM_STATUS_SUPERSEDED}
+
+
+def test_the_plan_graph_and_overview_name_each_items_holder_and_follow_claims_live(
+        page: Any, web_url: str, channel: grpc.Channel) -> None:
+    task_id = create_task(channel, "Shared plan", item("lint", "Run the linter"), item("test", "Run the tests"))
+    stub = tasks_stub(channel)
+    stub.ClaimPlanItem(tpb.ClaimPlanItemRequest(task_id=task_id, holder_id="agent-1"), metadata=A)
+    open_view(page, web_url, f"task/{task_id}", KEY_A)
+    assert page.locator("#plan-graph g.node[data-id=lint]").get_attribute("data-holder") == "agent-1"
+    assert "lint by agent-1" in page.inner_text("ul.holders")
+    stub.ClaimPlanItem(tpb.ClaimPlanItemRequest(task_id=task_id, holder_id="agent-2"), metadata=A)
+    page.wait_for_selector("#plan-graph g.node[data-id=test][data-holder=agent-2]", timeout=TIMEOUT_MS)
+    page.focus("#plan-graph g.node[data-id=test]")
+    page.keyboard.press("Enter")
+    assert "Held by" in page.inner_text("#plan-item-detail") and "agent-2" in page.inner_text("#plan-item-detail")

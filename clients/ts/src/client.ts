@@ -12,6 +12,7 @@ import { MemoryService } from "./gen/taskmem/v1/memory_service_pb.js";
 import { StateService } from "./gen/taskmem/v1/state_service_pb.js";
 import { TaskService } from "./gen/taskmem/v1/task_service_pb.js";
 import { WaitService } from "./gen/taskmem/v1/wait_service_pb.js";
+import { claimNext, LeaseKeeper, type ClaimedItem, type ClaimNextOptions, type KeepLeaseOptions } from "./claims.js";
 import { subscribeEvents, type EventFilter, type SubscribeOptions } from "./events.js";
 import { DEFAULT_RETRY_POLICY, retryInterceptor, type RetryPolicy } from "./retry.js";
 
@@ -95,6 +96,17 @@ export interface TaskmemClient extends TaskmemServiceClients {
    */
   subscribeEvents(filter?: EventFilter, options?: SubscribeOptions): AsyncIterable<Event>;
   /**
+   * Claims the next ready plan item for holderId (ClaimPlanItem), waiting
+   * while items remain but none is ready; undefined once the plan (its
+   * matching part) is drained. See claims.ts.
+   */
+  claimNext(taskId: string, holderId: string, options?: ClaimNextOptions): Promise<ClaimedItem | undefined>;
+  /**
+   * Renews the claim every third of its lease until stop(), or until it is
+   * lost (then `signal` aborts and `lostTo` names the new holder).
+   */
+  keepLease(claimed: ClaimedItem, options?: KeepLeaseOptions): LeaseKeeper;
+  /**
    * Closes the connection. Calls and streams in flight fail with
    * Code.Canceled, except subscriptions, which end quietly.
    */
@@ -158,6 +170,12 @@ export function createTaskmemClient(options: TaskmemClientOptions = {}): Taskmem
     transport,
     subscribeEvents(filter: EventFilter = {}, subscribeOptions: SubscribeOptions = {}) {
       return subscribeEvents(clients.tasks, filter, subscribeOptions, () => closed);
+    },
+    claimNext(taskId: string, holderId: string, claimOptions: ClaimNextOptions = {}) {
+      return claimNext(clients.tasks, taskId, holderId, claimOptions);
+    },
+    keepLease(claimed: ClaimedItem, keepOptions: KeepLeaseOptions = {}) {
+      return new LeaseKeeper(clients.tasks, claimed, keepOptions);
     },
     close() {
       closed = true;

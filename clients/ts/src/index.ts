@@ -12,8 +12,23 @@ export {
   type TaskmemClientOptions,
   type TaskmemServiceClients,
 } from "./client.js";
+export {
+  claimNext,
+  DEFAULT_LEASE_MS,
+  LeaseKeeper,
+  type ClaimedItem,
+  type ClaimNextOptions,
+  type KeepLeaseOptions,
+} from "./claims.js";
 export { isRetryableStreamError, type EventFilter, type SubscribeOptions } from "./events.js";
-export { DEFAULT_RETRY_POLICY, isDeclaredSafeToRepeat, retryInterceptor, type RetryPolicy } from "./retry.js";
+export {
+  DEFAULT_RETRY_POLICY,
+  isDeclaredSafeToRepeat,
+  retryDelayMs,
+  retryInterceptor,
+  type RetryPolicy,
+} from "./retry.js";
+export { CallLimit } from "./overload.js";
 export { ERROR_DOMAIN, errorField, errorInfo, ErrorInfoSchema, errorReason, type ErrorInfo } from "./errors.js";
 
 // The generated messages, enums and service descriptors.

@@ -25,6 +25,7 @@ from typing import Any
 import grpc
 from google.protobuf.message import DecodeError
 
+from taskmem.api.admission import Admission
 from taskmem.api.errors import status_for, status_of
 from taskmem.api.method_wrapping import WrappingInterceptor
 from taskmem.api.scope import CALL_SCOPE, AuthError, resolve_scope
@@ -77,9 +78,10 @@ def _status_of_failure(error: Exception, method: str) -> grpc.Status:
 
 
 class GuardInterceptor(WrappingInterceptor):
-    def __init__(self, auth: AuthSettings) -> None:
+    def __init__(self, auth: AuthSettings, admission: Admission) -> None:
         super().__init__()
         self._auth = auth
+        self._admission = admission
 
     def wraps(self, method: str) -> bool:
         return method.startswith(_GUARDED_PREFIX)
@@ -106,20 +108,27 @@ class GuardInterceptor(WrappingInterceptor):
         # message several times that) stays in memory until a full collection; under bench/fuzz_rpcs.py
         # that was some 40 MiB of requests at a time.
         refusal = self._refusal
+        admission = self._admission
         if handler.unary_unary:
             inner_unary = handler.unary_unary
 
             async def unary_unary(request: Any, context: grpc.aio.ServicerContext) -> Any:
-                status = refusal(request, context)
-                if status is None:
-                    try:
-                        return await inner_unary(request, context)
-                    except grpc.aio.BaseError:
-                        raise  # gRPC's own: an abort the handler chose, or a call that already ended (client gone)
-                    except Exception as error:
-                        status = _status_of_failure(error, method)
-                del request
-                await context.abort_with_status(status)
+                if not admission.try_enter():  # past capacity: refused before anything else (api/admission.py)
+                    del request
+                    await context.abort_with_status(admission.refusal())
+                try:
+                    status = refusal(request, context)
+                    if status is None:
+                        try:
+                            return await inner_unary(request, context)
+                        except grpc.aio.BaseError:
+                            raise  # gRPC's own: an abort the handler chose, or a call that already ended (client gone)
+                        except Exception as error:
+                            status = _status_of_failure(error, method)
+                    del request
+                    await context.abort_with_status(status)
+                finally:
+                    admission.leave()
 
             return grpc.unary_unary_rpc_method_handler(
                 unary_unary, request_deserializer=_deserializer(handler.request_deserializer),

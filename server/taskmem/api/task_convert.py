@@ -12,6 +12,7 @@ from google.protobuf import duration_pb2, struct_pb2, timestamp_pb2
 
 from taskmem.api.validate import STRUCT_MAX_DEPTH
 from taskmem.core.actions import Action, ActionLogLine
+from taskmem.core.claims import Claim, ClaimEvent
 from taskmem.core.events import Event
 from taskmem.core.messages import ContextSnapshot, Message
 from taskmem.core.open_conflicts import OpenConflict
@@ -118,8 +119,13 @@ def plan_item(item: PlanItem) -> task_pb2.PlanItem:
         tool_name=item.tool_name, input=struct(item.input), narrative=item.narrative,
         start_time=timestamp(item.started_at), complete_time=timestamp(item.completed_at),
         duration=duration(item.duration_us), status_source=item.status_source.value,
-        status_message_id=item.status_message_id,
+        status_message_id=item.status_message_id, holder_id=item.holder_id,
     )
+
+
+def claim(c: Claim) -> task_pb2.PlanItemClaim:
+    return task_pb2.PlanItemClaim(task_id=c.task_id, item_id=c.item_id, holder_id=c.holder,
+                                  claim_time=timestamp(c.claimed_at), expire_time=timestamp(c.expires_at))
 
 
 def plan(p: Plan | None) -> task_pb2.Plan | None:
@@ -168,6 +174,7 @@ def progress(p: Progress) -> task_service_pb2.GetProgressResponse:
         decisions=[note(n) for n in p.decisions], constraints=[note(n) for n in p.constraints],
         open_questions=[note(n) for n in p.questions], open_waits=[open_wait(w) for w in p.waits],
         ready_count=len(p.next), open_conflicts=[conflict(c) for c in p.conflicts],
+        claims=[claim(c) for c in p.claims],
     )
 
 
@@ -184,7 +191,7 @@ def completed_item(item: PlanItem) -> task_pb2.PlanItem:
 def outline_item(item: PlanItem) -> task_pb2.PlanItem:
     """An item still to do as GetProgress lists it: what it is and what holds it (GetPlan has the rest)."""
     return task_pb2.PlanItem(id=item.id, title=item.title, status=item.status.value, summary=item.summary,
-                             active_issue=item.active_issue, depends_on=item.depends_on)
+                             active_issue=item.active_issue, depends_on=item.depends_on, holder_id=item.holder_id)
 
 
 def note(n: Note) -> state_pb2.StateItemNote:
@@ -245,8 +252,17 @@ def _item_json(i: PlanItem) -> dict[str, Any]:
         "input": i.input, "narrative": i.narrative, "start_time": _time_json(i.started_at),
         "complete_time": _time_json(i.completed_at), "duration": _duration_json(i.duration_us),
         "status_source": None if i.status_source is StatusSource.UNSPECIFIED else i.status_source.value,
-        "status_message_id": i.status_message_id,
+        "status_message_id": i.status_message_id, "holder_id": i.holder_id,
     })
+
+
+def _claim_json(c: Claim) -> dict[str, Any]:
+    return _compact({"task_id": c.task_id, "item_id": c.item_id, "holder_id": c.holder,
+                     "claim_time": _time_json(c.claimed_at), "expire_time": _time_json(c.expires_at)})
+
+
+def _claim_event_json(e: ClaimEvent) -> dict[str, Any]:
+    return {**_item_json(e.item), "plan_version": e.plan_version, "claim": _claim_json(e.claim)}
 
 
 def _plan_json(p: Plan) -> dict[str, Any]:
@@ -275,7 +291,7 @@ def _snapshot_json(s: ContextSnapshot) -> dict[str, Any]:
 
 
 _TO_JSON: dict[type, Any] = {Task: _task_json, Plan: _plan_json, PlanItem: _item_json, Action: _action_json,
-                             Message: _message_json, ContextSnapshot: _snapshot_json}
+                             Message: _message_json, ContextSnapshot: _snapshot_json, ClaimEvent: _claim_event_json}
 
 
 def event_json(e: Event) -> dict[str, Any]:

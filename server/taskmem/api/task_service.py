@@ -12,6 +12,7 @@ from taskmem.api import task_convert, validate
 from taskmem.api.idempotent import write_once
 from taskmem.api.list_page import SortKey, list_page
 from taskmem.api.scope import CallScope, current_scope
+from taskmem.core import claims
 from taskmem.core.actions import Action, ActionStatus, ActionType, Completion
 from taskmem.core.errors import InvalidArgument, NotFound, OutOfRange
 from taskmem.core.events import Event, EventFilter, EventType
@@ -25,6 +26,7 @@ from taskmem.core.tasks import (
 from taskmem.core.webhooks import DeliveryState, secret_overlap_us
 from taskmem.store import actions as action_store
 from taskmem.store import messages as message_store
+from taskmem.store import plan_claims as claim_store
 from taskmem.store import plan_progress
 from taskmem.store.view_reads import task_progress
 from taskmem.store import tasks as task_store
@@ -229,12 +231,57 @@ class TaskService(task_service_pb2_grpc.TaskServiceServicer):
             if request.HasField("active_issue") else None
         if status is None and summary is None and issue is None:
             raise InvalidArgument("status", "nothing to change: set status, summary or active_issue")
+        holder = validate.identifier("holder_id", request.holder_id, required=False)
 
         def update(tx: Transaction) -> pb.UpdatePlanItemResponse:
-            item = task_store.update_plan_item(tx, task_id, item_id, status, summary, issue)
+            item = claim_store.update_plan_item(tx, task_id, item_id, status, summary, issue, holder)
             return pb.UpdatePlanItemResponse(item=task_convert.plan_item(item))
 
         return await write_once(self._storage, request, pb.UpdatePlanItemResponse, update)
+
+    # --- claims ------------------------------------------------------------------------------
+
+    async def ClaimPlanItem(self, request: pb.ClaimPlanItemRequest,
+                            context: grpc.aio.ServicerContext) -> pb.ClaimPlanItemResponse:
+        task_id = validate.identifier("task_id", request.task_id)
+        holder = validate.identifier("holder_id", request.holder_id)
+        lease = claims.lease_us("lease", validate.duration_us("lease", request.lease, request.HasField("lease")))
+        validate.count("stages", request.stages, FILTER_MAX)
+        validate.count("tool_names", request.tool_names, FILTER_MAX)
+        wanted = claims.ClaimFilter(validate.identifier("item_id", request.item_id, required=False),
+                                    frozenset(request.stages), frozenset(request.tool_names))
+
+        def claim(tx: Transaction) -> pb.ClaimPlanItemResponse:
+            item, lease_held, remaining = claim_store.claim_plan_item(tx, task_id, holder, lease, wanted)
+            if item is None or lease_held is None:
+                return pb.ClaimPlanItemResponse(remaining_count=remaining)
+            return pb.ClaimPlanItemResponse(item=task_convert.plan_item(item), claim=task_convert.claim(lease_held),
+                                            remaining_count=remaining)
+
+        return await write_once(self._storage, request, pb.ClaimPlanItemResponse, claim)
+
+    async def RenewClaim(self, request: pb.RenewClaimRequest, context: grpc.aio.ServicerContext) -> pb.RenewClaimResponse:
+        task_id = validate.identifier("task_id", request.task_id)
+        item_id = validate.identifier("item_id", request.item_id)
+        holder = validate.identifier("holder_id", request.holder_id)
+        lease = claims.lease_us("lease", validate.duration_us("lease", request.lease, request.HasField("lease")))
+        scope = current_scope()
+        renewed = await self._storage.write(
+            lambda tx: claim_store.renew_claim(tx, task_id, item_id, holder, lease), scope.namespace,
+            scope.correlation_id)
+        return pb.RenewClaimResponse(claim=task_convert.claim(renewed))
+
+    async def ReleaseClaim(self, request: pb.ReleaseClaimRequest,
+                           context: grpc.aio.ServicerContext) -> pb.ReleaseClaimResponse:
+        task_id = validate.identifier("task_id", request.task_id)
+        item_id = validate.identifier("item_id", request.item_id)
+        holder = validate.identifier("holder_id", request.holder_id)
+
+        def release(tx: Transaction) -> pb.ReleaseClaimResponse:
+            item = claim_store.release_claim(tx, task_id, item_id, holder)
+            return pb.ReleaseClaimResponse(item=task_convert.plan_item(item))
+
+        return await write_once(self._storage, request, pb.ReleaseClaimResponse, release)
 
     # --- actions -----------------------------------------------------------------------------
 

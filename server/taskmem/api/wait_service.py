@@ -12,13 +12,14 @@ from taskmem.api import validate, wait_convert
 from taskmem.api.idempotent import write_once
 from taskmem.api.list_page import SortKey, list_page
 from taskmem.api.scope import current_scope
+from taskmem.core.destinations import host_allowed, parse_allowed_hosts, port_refusal
 from taskmem.core.errors import AdminRequired, InvalidArgument, NotConfigured
 from taskmem.core.events import Event, EventFilter, EventType
 from taskmem.core.ids import new_id
 from taskmem.core.tasks import TaskStatus
 from taskmem.core.waits import (
     POLLED, WAIT_EVENTS, EventTarget, ExternalTarget, FileTarget, HttpTarget, TaskStatusTarget, Target,
-    TimerTarget, Wait, WaitStatus, describe_target, host_allowed,
+    TimerTarget, Wait, WaitStatus, describe_target,
 )
 from taskmem.settings import WaitSettings
 from taskmem.store import waits as wait_store
@@ -64,9 +65,13 @@ def _http_target(field: str, t: wait_pb2.HttpTarget, allowed_hosts: tuple[str, .
         raise InvalidArgument(f"{field}.url", "must be an http or https URL with a host")
     if not allowed_hosts:
         raise NotConfigured("wait_http_allowed_hosts", "http waits are off until the hosts they may poll are listed")
-    if not host_allowed(host, allowed_hosts):
+    allowed = parse_allowed_hosts(allowed_hosts)
+    if not host_allowed(host, allowed):
         raise InvalidArgument(f"{field}.url", f"host {host!r} is not in the server's wait_http_allowed_hosts"
                                               f" ({', '.join(allowed_hosts) or 'none'})")
+    refusal = port_refusal(host, parts.port or (443 if parts.scheme == "https" else 80), allowed)
+    if refusal:
+        raise InvalidArgument(f"{field}.url", f"{refusal} in the server's wait_http_allowed_hosts")
     if t.expect_status and not 100 <= t.expect_status <= 599:
         raise InvalidArgument(f"{field}.expect_status", "must be an HTTP status code (100..599), or 0 for 200")
     return HttpTarget(url, t.expect_status or 200,

@@ -61,6 +61,16 @@ class FailedPrecondition(DomainError):
     reason = "ERROR_REASON_FAILED_PRECONDITION"
 
 
+class ClaimNotHeld(FailedPrecondition):
+    """A holder acted on a plan item whose claim it does not hold (any more): metadata names who does."""
+
+    reason = "ERROR_REASON_CLAIM_NOT_HELD"
+
+    def __init__(self, item_id: str, holder: str, current: str) -> None:
+        now = f"it is held by {current!r}" if current else "nobody holds it now"
+        super().__init__(f"plan item {item_id!r} is not held by {holder!r}: {now}", holder_id=current)
+
+
 class NotConfigured(DomainError):
     reason = "ERROR_REASON_NOT_CONFIGURED"
 

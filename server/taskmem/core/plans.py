@@ -4,9 +4,12 @@ from __future__ import annotations
 
 import dataclasses
 import enum
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from taskmem.core.errors import InvalidArgument, PlanCycle, PlanUnknownDependency
+
+if TYPE_CHECKING:
+    from taskmem.core.claims import Claim
 
 SUMMARY_MAX = 100
 
@@ -49,6 +52,7 @@ class PlanItem:
     duration_us: int | None = None
     status_source: StatusSource = StatusSource.UNSPECIFIED
     status_message_id: str = ""  # the message an INFERRED status came from
+    holder_id: str = ""  # who holds the item's claim (core/claims), filled in by the reads that show it
 
 
 @dataclasses.dataclass
@@ -58,6 +62,7 @@ class Plan:
     items: list[PlanItem]
     created_at: int
     reason: str = ""
+    claims: list[Claim] = dataclasses.field(default_factory=list)  # the items held now, in plan order
 
     def item(self, item_id: str) -> PlanItem | None:
         return next((item for item in self.items if item.id == item_id), None)

@@ -5,8 +5,10 @@ asked as questions: core/state_notes)."""
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Sequence
 
 from taskmem.core.actions import Action
+from taskmem.core.claims import Claim
 from taskmem.core.messages import Message
 from taskmem.core.open_conflicts import SETTLE_HINT, OpenConflict
 from taskmem.core.plans import DONE, ItemStatus, Plan, PlanItem
@@ -16,7 +18,7 @@ from taskmem.core.waits import format_duration
 
 # The summary names every completed id; the state lines are capped so that it stays a few hundred
 # tokens for a long plan (the lists in the response carry everything).
-SUMMARY_NOTES, SUMMARY_WAITS, SUMMARY_NOTE_CHARS, SUMMARY_NEXT = 5, 3, 120, 3
+SUMMARY_NOTES, SUMMARY_WAITS, SUMMARY_NOTE_CHARS, SUMMARY_NEXT, SUMMARY_HELD = 5, 3, 120, 3, 10
 
 
 @dataclasses.dataclass
@@ -37,6 +39,7 @@ class Progress:
     questions: list[Note] = dataclasses.field(default_factory=list)  # open ones
     waits: list[WaitNote] = dataclasses.field(default_factory=list)  # open ones
     conflicts: list[OpenConflict[Note]] = dataclasses.field(default_factory=list)  # open ones, oldest first
+    claims: list[Claim] = dataclasses.field(default_factory=list)  # who holds which item, in plan order
 
 
 def compute_progress(task: Task, plan: Plan | None, last_failed_action: Action | None,
@@ -60,14 +63,15 @@ def compute_progress(task: Task, plan: Plan | None, last_failed_action: Action |
     notes = notes or StateNotes()
     last_error = _last_error(task, last_failed_action, failed, notes.errors)
     current = in_progress[0] if in_progress else None
-    summary = render_progress_summary(len(items), completed, current, ready, blocked, last_error)
+    claims = plan.claims if plan else []
+    summary = render_progress_summary(len(items), completed, current, ready, blocked, last_error, claims)
     state_lines = render_state_lines(notes)
     return Progress(
         task=task, plan_version=plan.version if plan else 0, total_items=len(items),
         completed=completed, current=current, next=ready, blocked=blocked, failed=failed,
         last_error=last_error, recent_messages=recent_messages,
         summary="\n".join([summary, *state_lines]), decisions=notes.decisions, constraints=notes.constraints,
-        questions=notes.questions, waits=notes.waits, conflicts=notes.conflicts,
+        questions=notes.questions, waits=notes.waits, conflicts=notes.conflicts, claims=claims,
     )
 
 
@@ -91,13 +95,18 @@ def _label(item: PlanItem) -> str:
 
 
 def render_progress_summary(total: int, completed: list[PlanItem], current: PlanItem | None,
-                            ready: list[PlanItem], blocked: list[PlanItem], last_error: str) -> str:
+                            ready: list[PlanItem], blocked: list[PlanItem], last_error: str,
+                            claims: Sequence[Claim] = ()) -> str:
     """A few lines for a prompt, e.g. "Completed 3/5: build, push, ssh. Current: pull — pull image."."""
     if total == 0:
         return "No plan yet." + (f" Last error: {last_error}" if last_error else "")
     lines = [f"Completed {len(completed)}/{total}" + (": " + ", ".join(i.id for i in completed) if completed else "") + "."]
     if current is not None:
         lines.append(f"Current: {_label(current)}." + (f" Issue: {current.active_issue}." if current.active_issue else ""))
+    if claims:
+        shown = claims[:SUMMARY_HELD]
+        more = f" (+{len(claims) - len(shown)} more)" if len(claims) > len(shown) else ""
+        lines.append(f"Held{more}: " + "; ".join(f"{c.item_id} by {c.holder}" for c in shown) + ".")
     if ready:
         more = f" (+{len(ready) - SUMMARY_NEXT} more ready)" if len(ready) > SUMMARY_NEXT else ""
         lines.append("Next: " + "; ".join(_label(i) for i in ready[:SUMMARY_NEXT]) + more + ".")

@@ -3,7 +3,7 @@
 It carries what an agent needs to resume: the current item with its active issue, the completed
 items, the next items whose dependencies are met, and from the thread's reconciled state (see
 core/state_notes) the active decisions, constraints, open questions and risks, the open waits and
-the last errors. A superseded decision is never in it. Current items in conflict with each other are
+the last errors, and `current`: who holds which subtask under a claim (ClaimPlanItem). A superseded decision is never in it. Current items in conflict with each other are
 not listed as decisions or constraints: each group is one entry of `open_conflicts`, a question naming
 every side and its uid (core/open_conflicts), until the caller retires all sides but one.
 
@@ -107,6 +107,8 @@ class TaskStateView:
     waits: list[WaitNote] = dataclasses.field(default_factory=list)
     conflicts: list[OpenConflict[Note]] = dataclasses.field(default_factory=list)  # oldest first
     settle_hint: bool = True  # the comment on open_conflicts saying how to settle one
+    # (holder, item id) of each claimed item (ClaimPlanItem), in plan order: `current` in the YAML
+    holders: list[tuple[str, str]] = dataclasses.field(default_factory=list)
 
 
 def ready_items(items: list[PlanItem]) -> list[PlanItem]:
@@ -165,6 +167,7 @@ def build_task_state(task: Task, plan: Plan | None, newest_decisions: list[Decis
         constraints=_shorter(list(constraints), MAX_NOTES), questions=_shorter(list(questions), MAX_NOTES),
         risks=_shorter(list(risks), MAX_NOTES), waits=list(waits)[-MAX_WAITS:],
         conflicts=_shorter_conflicts(list(conflicts)),
+        holders=[(claim.holder, claim.item_id) for claim in (plan.claims if plan else [])],
     )
 
 
@@ -219,6 +222,9 @@ def render_task_state_yaml(view: TaskStateView) -> str:
             lines.append(f"  progress: {_text(progress)}")
         if view.completed_ids:
             lines.append(f"  completed: [{', '.join(_scalar(i) for i in view.completed_ids)}]")
+    if view.holders:
+        lines.append("current:  # who holds which subtask (ClaimPlanItem)")
+        lines.extend(f"  - {{holder: {_scalar(holder)}, subtask: {_scalar(item)}}}" for holder, item in view.holders)
     if view.subtasks:
         lines.append("subtasks:")
         for s in view.subtasks:
@@ -363,6 +369,16 @@ def _drop_current_last(v: TaskStateView) -> bool:
     return True
 
 
+def _drop_last(name: str) -> Callable[[TaskStateView], bool]:
+    def drop(v: TaskStateView) -> bool:
+        entries = getattr(v, name)
+        if not entries:
+            return False
+        entries.pop()
+        return True
+    return drop
+
+
 def _drop_plan_header(v: TaskStateView) -> bool:
     had = v.show_plan_header and v.plan_version > 0
     v.show_plan_header = False
@@ -413,6 +429,7 @@ DROP_ORDER: list[tuple[str, Callable[[TaskStateView], bool]]] = [
     ("last open question", _drop_oldest("questions")),
     ("last open conflict", _drop_oldest("conflicts")),
     ("last open wait", _drop_oldest("waits")),
+    ("held subtasks, the last first", _drop_last("holders")),
     ("remaining subtasks", _drop_current_last),
 ]
 
@@ -504,4 +521,4 @@ def _copy(view: TaskStateView) -> TaskStateView:
         view, subtasks=[dataclasses.replace(s, depends_on=list(s.depends_on)) for s in view.subtasks],
         decisions=list(view.decisions), errors=[dataclasses.replace(e) for e in view.errors],
         completed_ids=list(view.completed_ids), constraints=list(view.constraints), questions=list(view.questions),
-        risks=list(view.risks), waits=list(view.waits), conflicts=list(view.conflicts))
+        risks=list(view.risks), waits=list(view.waits), conflicts=list(view.conflicts), holders=list(view.holders))

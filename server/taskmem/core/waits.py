@@ -246,18 +246,6 @@ def http_matches(target: HttpTarget, status_code: int, body: bytes) -> bool:
         not target.body_contains or target.body_contains.encode() in body)
 
 
-def host_allowed(host: str, allowed: tuple[str, ...]) -> bool:
-    """Exact names or addresses, case-insensitive; "*.example.com" allows its subdomains."""
-    host = host.lower().strip("[]").rstrip(".")
-    for entry in allowed:
-        entry = entry.lower().strip("[]").rstrip(".")
-        if entry.startswith("*.") and host.endswith(entry[1:]) and len(host) > len(entry) - 1:
-            return True
-        if host == entry:
-            return True
-    return False
-
-
 def resolve_in_workspace(field: str, workspace: str, path: str) -> str:
     """The absolute, normalised path of `path` under `workspace`; INVALID_ARGUMENT if it leaves it.
 

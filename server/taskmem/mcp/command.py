@@ -11,6 +11,7 @@ import contextlib
 import dataclasses
 import hmac
 import logging
+import socket
 import sys
 from collections.abc import AsyncIterator
 from pathlib import Path
@@ -44,6 +45,10 @@ def add_mcp_arguments(parser: argparse.ArgumentParser) -> None:
     transport = parser.add_argument_group("transport (default: stdio)")
     transport.add_argument("--http", metavar="HOST:PORT",
                            help=f"serve streamable HTTP at http://HOST:PORT{MCP_PATH} instead of stdio (port 0 picks one)")
+    transport.add_argument("--http-allowed-host", action="append", default=[], metavar="HOST[:PORT]",
+                           help="with --http, also accept this Host header (as written, e.g. the public name of a TLS"
+                                " proxy in front); the bound address, and for loopback localhost, 127.0.0.1 and ::1,"
+                                " are always accepted, any other Host or Origin is refused (DNS rebinding)")
     transport.add_argument("--insecure", action="store_true",
                            help="allow --http on a non-loopback address (plain HTTP: bearer keys in clear text)")
 
@@ -53,6 +58,7 @@ class McpOptions:
     server: ServerOptions
     embedded: Config | None  # None: talk to server.address
     http: str = ""
+    http_allowed_hosts: tuple[str, ...] = ()
     insecure: bool = False
 
 
@@ -64,7 +70,8 @@ def options_from_arguments(args: argparse.Namespace) -> McpOptions:
         embedded = load_config(file=args.config, flags={"database": args.database})
         if embedded.database == Config.database and not args.database:
             embedded = dataclasses.replace(embedded, database=str(DEFAULT_EMBEDDED_DATABASE))
-    options = McpOptions(server=server, embedded=embedded, http=args.http or "", insecure=args.insecure)
+    options = McpOptions(server=server, embedded=embedded, http=args.http or "",
+                         http_allowed_hosts=tuple(args.http_allowed_host), insecure=args.insecure)
     check_http_bind_allowed(options)
     return options
 
@@ -133,19 +140,37 @@ async def serve_mcp(options: McpOptions) -> None:
             return
         import uvicorn
 
+        from taskmem.mcp.host_check import transport_security
+
         host, _, port = options.http.rpartition(":")
+        bound = _bind(host.strip("[]"), int(port))
+        bound_port = bound.getsockname()[1]
         keys = tuple(key.key for key in options.embedded.api_keys) if options.embedded is not None else ()
-        app = BearerGate(server.streamable_http_app(streamable_http_path=MCP_PATH, host=host.strip("[]")), keys)
-        http = uvicorn.Server(uvicorn.Config(app, host=host.strip("[]"), port=int(port), log_level="warning",
-                                             lifespan="on"))
+        security = transport_security(host, bound_port, options.http_allowed_hosts)
+        app = BearerGate(server.streamable_http_app(streamable_http_path=MCP_PATH, transport_security=security), keys)
+        http = uvicorn.Server(uvicorn.Config(app, log_level="warning", lifespan="on"))
         async with anyio.create_task_group() as group:
-            group.start_soon(http.serve)
+            group.start_soon(http.serve, [bound])
             while not http.started:
                 if http.should_exit:
                     return
                 await anyio.sleep(0.02)
-            bound_port = http.servers[0].sockets[0].getsockname()[1]
             print(HTTP_READY_LINE.format(address=f"{host}:{bound_port}"), file=sys.stderr, flush=True)
+
+
+def _bind(host: str, port: int) -> socket.socket:
+    """The listening socket, bound before the app is built: the Host check needs the port (--http HOST:0)."""
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    if host == "localhost":
+        host = "127.0.0.1"
+    bound = socket.socket(family, socket.SOCK_STREAM)
+    bound.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    try:
+        bound.bind((host, port))
+    except OSError as error:
+        bound.close()
+        raise ConfigError(f"--http {host}:{port}: {error}") from None
+    return bound
 
 
 def run_mcp(args: argparse.Namespace) -> int:

@@ -37,6 +37,24 @@ def registered(task: task_pb2.Task, plan: task_pb2.Plan | None) -> str:
     return "\n".join(lines)
 
 
+def claimed(answer: task_service_pb2.ClaimPlanItemResponse) -> str:
+    """The item a task_claim took, or why there is none."""
+    if not answer.HasField("item"):
+        if answer.remaining_count == 0:
+            return "Nothing left to claim: every matching item is done (or failed)."
+        return (f"Nothing ready now: {answer.remaining_count} matching item(s) are held by other agents or wait on "
+                "dependencies. Try again later.")
+    item = answer.item
+    lines = [f"Claimed {item_label(item)} for {answer.claim.holder_id} until {display_time(answer.claim.expire_time)}."]
+    if item.depends_on:
+        lines.append("Depends on (done): " + ", ".join(item.depends_on))
+    if item.narrative:
+        lines.append(f"Why: {one_line(item.narrative, 300)}")
+    lines.append(f"Finish it with task_update(plan_item={item.id!r}, item_status='completed', "
+                 f"holder={answer.claim.holder_id!r}).")
+    return "\n".join(lines)
+
+
 def _duration_text(duration: duration_pb2.Duration) -> str:
     return format_duration(duration.seconds * 1_000_000 + duration.nanos // 1_000)
 
@@ -81,6 +99,11 @@ def where_was_i(progress: task_service_pb2.GetProgressResponse, answer: str, fro
                      + (f" — issue: {current.active_issue}" if current.active_issue else ""))
     else:
         lines.append("Current: none in progress")
+    if progress.claims:
+        shown = progress.claims[:LISTED_ITEMS]
+        lines.append("Held: " + "; ".join(f"{c.item_id} by {c.holder_id} until {display_time(c.expire_time)}"
+                                          for c in shown)
+                     + (f"; … {len(progress.claims) - LISTED_ITEMS} more" if len(progress.claims) > LISTED_ITEMS else ""))
     if progress.next:
         lines.append("Next: " + _listed(progress.next))
     if progress.blocked:

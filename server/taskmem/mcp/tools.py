@@ -99,6 +99,8 @@ def build_mcp_server(backend: Backend) -> MCPServer:
         issue: Annotated[str, Field(description="What blocks plan_item now, if anything.")] = "",
         task_status: Annotated[TaskStatus | None, Field(description="New status of the whole task, e.g. "
                                                                     "'executing' or 'completed'.")] = None,
+        holder: Annotated[str, Field(description="Your holder id, when you claimed plan_item with task_claim: the "
+                                                 "update is refused if you no longer hold it.")] = "",
         ctx: Context | None = None,
     ) -> str:
         """Record progress on a task: a message, a plan item's new status, and/or the task's new status."""
@@ -108,13 +110,14 @@ def build_mcp_server(backend: Backend) -> MCPServer:
         if (item_status or issue) and not plan_item:
             raise ToolError("plan_item: required with item_status or issue")
         if plan_item:
-            request = task_service_pb2.UpdatePlanItemRequest(task_id=task_id, item_id=plan_item)
+            request = task_service_pb2.UpdatePlanItemRequest(task_id=task_id, item_id=plan_item, holder_id=holder)
             if item_status:
                 request.status = _enum(task_pb2.PlanItemStatus, "PLAN_ITEM_STATUS_", item_status)
             if issue:
                 request.active_issue = issue
             await backend.call(backend.tasks.UpdatePlanItem, request, token=token,
-                               fields={"item_id": "plan_item", "status": "item_status", "active_issue": "issue"})
+                               fields={"item_id": "plan_item", "status": "item_status", "active_issue": "issue",
+                                       "holder_id": "holder"})
         if message.strip():
             await backend.call(backend.tasks.PostMessage, task_service_pb2.PostMessageRequest(
                 task_id=task_id, role=task_pb2.MESSAGE_ROLE_AGENT, kind=task_pb2.MESSAGE_KIND_PROGRESS,
@@ -127,6 +130,40 @@ def build_mcp_server(backend: Backend) -> MCPServer:
         progress = await backend.call(backend.tasks.GetProgress, task_service_pb2.GetProgressRequest(
             task_id=task_id), token=token)
         return f"Recorded on {task_id}.\n{progress.summary}"
+
+    @server.tool(annotations=_WRITE)
+    async def task_claim(
+        task_id: TaskId,
+        holder: Annotated[str, Field(description="Your own id among the agents sharing this plan, e.g. 'agent-3'; "
+                                                 "pass it to task_update for the item you claim.")],
+        plan_item: Annotated[str, Field(description="Claim this item only; default: the next ready one.")] = "",
+        stage: Annotated[str, Field(description="Only an item of this stage.")] = "",
+        lease_seconds: Annotated[float, Field(description="How long you hold it unless you claim it again or "
+                                                          "finish it (1 to 3600).")] = 600,
+        ctx: Context | None = None,
+    ) -> str:
+        """Take the next ready plan item for yourself, so no other agent on the plan starts it too; finish it with
+        task_update (plan_item, item_status, holder). Claiming the item you hold again renews your lease."""
+        token = _bearer(ctx)
+        fields = {"holder_id": "holder", "item_id": "plan_item", "lease": "lease_seconds", "stages": "stage"}
+        if plan_item:
+            renewed = await _renew_own(task_id, plan_item, holder, lease_seconds, token)
+            if renewed:
+                return renewed
+        answer = await backend.call(backend.tasks.ClaimPlanItem, task_service_pb2.ClaimPlanItemRequest(
+            task_id=task_id, holder_id=holder, item_id=plan_item, stages=[stage] if stage else [],
+            lease=_seconds(lease_seconds)), token=token, fields=fields)
+        return render.claimed(answer)
+
+    async def _renew_own(task_id: str, item_id: str, holder: str, lease_seconds: float, token: str | None) -> str:
+        """'Renewed …' when the holder holds the item already, else "" (then it is claimed afresh)."""
+        try:
+            renewed = await backend.call(backend.tasks.RenewClaim, task_service_pb2.RenewClaimRequest(
+                task_id=task_id, item_id=item_id, holder_id=holder, lease=_seconds(lease_seconds)), token=token,
+                fields={"holder_id": "holder", "item_id": "plan_item", "lease": "lease_seconds"})
+        except ToolError:
+            return ""
+        return f"Renewed: you ({holder}) hold {item_id} until {render.display_time(renewed.claim.expire_time)}."
 
     @server.tool(annotations=_READ)
     async def task_query(

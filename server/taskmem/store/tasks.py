@@ -7,6 +7,7 @@ import json
 from collections.abc import Callable, Sequence
 from typing import Any
 
+from taskmem.core.claims import Claim
 from taskmem.core.errors import NotFound
 from taskmem.core.events import EventType
 from taskmem.core.plan_inference import ItemOutline
@@ -113,7 +114,33 @@ def load_plan(db: Reader, namespace: str, task_id: str, version: int) -> Plan | 
     rows = db.fetchall(
         "SELECT * FROM plan_items WHERE namespace = ? AND task_id = ? AND plan_version = ? ORDER BY ordinal",
         (namespace, task_id, version))
-    return Plan(task_id, version, [item_from_row(r) for r in rows], header["created_at"], header["reason"])
+    plan = Plan(task_id, version, [item_from_row(r) for r in rows], header["created_at"], header["reason"])
+    plan.claims = held_claims(db, namespace, plan)
+    return plan
+
+
+def claim_from_row(task_id: str, row: Row) -> Claim:
+    return Claim(task_id, row["item_id"], row["holder"], int(row["claimed_at"]), int(row["expires_at"]))
+
+
+def task_claims(db: Reader, namespace: str, task_id: str) -> dict[str, Claim]:
+    """Every stored claim of the task (store/plan_claims) by item id, expired ones too until they are swept."""
+    rows = db.fetchall("SELECT item_id, holder, claimed_at, expires_at FROM plan_item_claims"
+                       " WHERE namespace = ? AND task_id = ?", (namespace, task_id))
+    return {row["item_id"]: claim_from_row(task_id, row) for row in rows}
+
+
+def held_claims(db: Reader, namespace: str, plan: Plan) -> list[Claim]:
+    """The claims of the plan's IN_PROGRESS items in plan order, each item's holder_id filled in. A claim
+    past its lease still shows until the sweeper (or the task's next claim or update) ends it."""
+    claims = task_claims(db, namespace, plan.task_id)
+    held = []
+    for item in plan.items:
+        claim = claims.get(item.id)
+        if claim is not None and item.status is ItemStatus.IN_PROGRESS:
+            item.holder_id = claim.holder
+            held.append(claim)
+    return held
 
 
 def load_plan_outline(db: Reader, namespace: str, task_id: str, version: int) -> list[ItemOutline]:

@@ -24,7 +24,7 @@ from taskmem.store import state_items as item_store
 from taskmem.store.state_item_entries import thread_links
 from taskmem.store.state_summaries import RunningSummary, running_summary
 from taskmem.store.waits import list_waits
-from taskmem.store.tasks import load_task, load_task_with_plan
+from taskmem.store.tasks import held_claims, load_task, load_task_with_plan
 from taskmem.store.storage import Reader
 
 MAX_OPEN_WAITS = 50
@@ -63,7 +63,9 @@ def task_outline(db: Reader, namespace: str, task_id: str) -> tuple[Task, Plan |
         (namespace, task_id, task.plan_version))
     items = [PlanItem(id=r[0], ordinal=r[1], title=r[2], status=ItemStatus(r[3]), summary=r[4], active_issue=r[5],
                       depends_on=json.loads(r[6]) if r[6] != "[]" else []) for r in rows]
-    return task, Plan(task_id, task.plan_version, items, header[0], header[1])
+    plan = Plan(task_id, task.plan_version, items, header[0], header[1])
+    plan.claims = held_claims(db, namespace, plan)
+    return task, plan
 
 
 def messages_since(db: Reader, namespace: str, thread_id: str, summary: RunningSummary | None,

@@ -15,6 +15,7 @@ from urllib.parse import urljoin, urlsplit
 import httpx
 
 from taskmem.core.waits import FileTarget, HttpTarget, http_matches
+from taskmem.outbound_http import DestinationRefused, GuardedTransport, Resolver, resolve_with_system
 from taskmem.waits.file_access import FileRoots, Missing, Refused
 
 BODY_LIMIT = 1024 * 1024
@@ -32,13 +33,16 @@ class Observation:
     error: bool = False  # the look itself went wrong (no answer, unreadable file): counted as a probe error
 
 
-def http_client(concurrency: int) -> httpx.AsyncClient:
-    # No proxies from the environment: the allow-list names the host actually contacted. The body is read
-    # raw (identity encoding), so the byte cap is on what crosses the wire. No pooled
-    # keep-alive: each look is its own short exchange, and the pool never waits longer than the slots.
+def http_client(concurrency: int, allowed_hosts: tuple[str, ...],
+                resolver: Resolver = resolve_with_system) -> httpx.AsyncClient:
+    # Only allow-listed hosts, ports and resolved addresses are contacted, at the address checked
+    # (outbound_http); no proxies from the environment. The body is read raw (identity encoding), so the
+    # byte cap is on what crosses the wire. No pooled keep-alive: each look is its own short exchange,
+    # and the pool never waits longer than the slots.
     headers = {"User-Agent": "taskmem-wait/1", "Accept-Encoding": "identity"}
-    return httpx.AsyncClient(trust_env=False, follow_redirects=False, headers=headers,
-                             limits=httpx.Limits(max_connections=concurrency, max_keepalive_connections=0))
+    transport = GuardedTransport(allowed_hosts, "wait_http_allowed_hosts", resolver=resolver,
+                                 limits=httpx.Limits(max_connections=concurrency, max_keepalive_connections=0))
+    return httpx.AsyncClient(transport=transport, trust_env=False, follow_redirects=False, headers=headers)
 
 
 def _same_origin(old: str, new: str) -> bool:
@@ -69,6 +73,8 @@ async def probe_http(client: httpx.AsyncClient, target: HttpTarget, timeout: flo
             status, body = await _get(client, target.url)
     except TimeoutError:
         return Observation(False, f"GET gave no complete answer within {timeout:g}s", error=True)
+    except DestinationRefused as refused:  # the allow-list's answer does not change between looks
+        return Observation(False, f"GET refused: {refused}", failed=True)
     except (httpx.HTTPError, OSError, ValueError) as error:
         return Observation(False, f"GET failed: {error or type(error).__name__}", error=True)
     matched = http_matches(target, status, body)

@@ -77,8 +77,9 @@ class _WatchedTasks(EventFilter):
 
 
 class WaitScheduler:
-    def __init__(self, storage: Storage, file_roots: WaitFileRoots, *, http_probes: int = 32, file_probes: int = 4,
-                 probe_timeout_seconds: float = 10.0, probe_max_errors: int = 5) -> None:
+    def __init__(self, storage: Storage, file_roots: WaitFileRoots, *, http_allowed_hosts: tuple[str, ...] = (),
+                 http_probes: int = 32, file_probes: int = 4, probe_timeout_seconds: float = 10.0,
+                 probe_max_errors: int = 5) -> None:
         self._storage = storage
         self._waits: dict[Key, Wait] = {}
         self._heap: list[tuple[int, int, Key, str]] = []
@@ -98,7 +99,7 @@ class WaitScheduler:
         self._file_roots = file_roots
         self._http_slots = asyncio.Semaphore(http_probes)
         self._file_slots = asyncio.Semaphore(file_probes)
-        self._http = http_client(http_probes)
+        self._http = http_client(http_probes, http_allowed_hosts)
         self._executor = ThreadPoolExecutor(max_workers=file_probes, thread_name_prefix="taskmem-wait-file")
         self._stopping = False
         self._wait_events: frozenset[EventType] = frozenset()

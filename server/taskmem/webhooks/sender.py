@@ -17,8 +17,10 @@ crash, a delivery whose success was not yet stored is sent again — with the sa
 webhook-id, which is the receiver's idempotency key (at-least-once).
 
 Nothing is sent to a host outside webhook_allowed_hosts (empty by default: webhooks off);
-such a task's events stay unsent, not dropped, until its host is allowed. Redirects are
-not followed (a 3xx is a failed attempt) and each attempt has a total deadline.
+such a task's events stay unsent, not dropped, until its host is allowed. A listed host on a
+port not allowed, or whose name resolves to a loopback, private or link-local address that is
+not itself listed, is refused at each attempt (last_error says why; see core.destinations).
+Redirects are not followed (a 3xx is a failed attempt) and each attempt has a total deadline.
 """
 
 from __future__ import annotations
@@ -36,12 +38,13 @@ import httpx
 from taskmem.api import task_convert
 from taskmem.core.events import Event, EventFilter
 from taskmem.core.ids import now_us
-from taskmem.core.waits import host_allowed
+from taskmem.core.destinations import host_allowed, parse_allowed_hosts
 from taskmem.core.webhooks import (
     TASK_EVENTS, Delivery, DeliveryState, Hook, RetryPolicy, SigningSecrets, hook_from_task_payload, hook_of,
     is_success, request_body, signed_headers,
 )
 from taskmem.metrics import Metrics
+from taskmem.outbound_http import GuardedTransport
 from taskmem.settings import WebhookSettings
 from taskmem.store import webhooks as webhook_store
 from taskmem.store.event_log import list_events
@@ -71,7 +74,8 @@ class _HookedTasks(EventFilter):
 class WebhookSender:
     def __init__(self, storage: Storage, settings: WebhookSettings, metrics: Metrics | None = None) -> None:
         self._storage = storage
-        self._allowed = settings.allowed_hosts
+        self._allowed_entries = settings.allowed_hosts
+        self._allowed = parse_allowed_hosts(settings.allowed_hosts)
         self._policy = RetryPolicy(settings.backoff_initial_seconds, settings.backoff_max_seconds,
                                    settings.retry_period_seconds)
         self._attempt_timeout = settings.attempt_timeout_seconds
@@ -100,8 +104,10 @@ class WebhookSender:
         """Watch the event log, load every hooked task and catch each one up."""
         if not self.enabled:
             return
-        # No proxies from the environment (the allow-list names the host actually contacted), no redirects.
-        self._client = httpx.AsyncClient(follow_redirects=False, trust_env=False)
+        # Only allowed hosts, ports and resolved addresses, at the address checked (outbound_http); no proxies
+        # from the environment, no redirects.
+        self._client = httpx.AsyncClient(transport=GuardedTransport(self._allowed_entries, "webhook_allowed_hosts"),
+                                         follow_redirects=False, trust_env=False)
         subscription = self._watch.enter_context(self._storage.events.watch(_HookedTasks("*", hooks=self._hooks)))
         await self._load_hooks()
         self._loops = [asyncio.create_task(self._follow(subscription), name="taskmem-webhook-events"),

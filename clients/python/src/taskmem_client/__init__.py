@@ -5,11 +5,15 @@ The generated messages and stubs are in taskmem.v1 (for example
 """
 
 from taskmem_client.calls import NO_RETRY, RETRYABLE_CODES, RetryPolicy
+from taskmem_client.claims import CLAIM_NOT_HELD, ClaimedItem, LeaseKeeper
 from taskmem_client.client import DEFAULT_ADDRESS, DEFAULT_TIMEOUT, TaskmemClient
 from taskmem_client.errors import ERROR_DOMAIN, TaskmemError, error_info
 from taskmem_client.events import RESUMABLE_CODES
 
 __all__ = [
+    "CLAIM_NOT_HELD",
+    "ClaimedItem",
+    "LeaseKeeper",
     "DEFAULT_ADDRESS",
     "DEFAULT_TIMEOUT",
     "ERROR_DOMAIN",

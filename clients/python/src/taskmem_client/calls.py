@@ -6,6 +6,7 @@ their .pyi types.
 
 from __future__ import annotations
 
+import asyncio
 import functools
 import time
 import uuid
@@ -18,9 +19,12 @@ from google.protobuf import descriptor_pb2, descriptor_pool
 from google.protobuf.message import Message
 from tenacity import AsyncRetrying, RetryCallState, retry_if_exception, stop_after_attempt, wait_exponential_jitter
 
-from taskmem_client.errors import TaskmemError
+from taskmem_client.errors import TaskmemError, error_info, retry_delay
+from taskmem_client.overload import CallLimit
 
 RETRYABLE_CODES = frozenset({grpc.StatusCode.UNAVAILABLE, grpc.StatusCode.DEADLINE_EXCEEDED})
+# An overloaded server refused the call before doing any of it: any RPC may be repeated.
+NOT_STARTED_REASON = "ERROR_REASON_OVERLOADED"
 
 # What the contract says may be repeated without a request_id: reads (NO_SIDE_EFFECTS) and calls whose
 # repetition leaves the same state (IDEMPOTENT), as each RPC's idempotency_level option declares.
@@ -34,9 +38,11 @@ class RetryPolicy:
 
     Only calls that are safe to repeat are retried: those whose request has a request_id
     (the client fills an empty one, so every attempt carries the same id and the server
-    returns the first result instead of writing again), and those whose RPC the contract
-    marks `idempotency_level = NO_SIDE_EFFECTS` (reads) or IDEMPOTENT. The call's deadline
-    covers all its attempts.
+    returns the first result instead of writing again), those whose RPC the contract
+    marks `idempotency_level = NO_SIDE_EFFECTS` (reads) or IDEMPOTENT, and any call an
+    overloaded server refused before starting it (ERROR_REASON_OVERLOADED). When the server
+    asks for a pause (grpc-retry-pushback-ms, or google.rpc.RetryInfo), the next attempt
+    waits at least that long. The call's deadline covers all its attempts.
     """
 
     attempts: int = 8
@@ -47,6 +53,12 @@ class RetryPolicy:
     attempt_timeout: float | None = None
     # Told (error, attempt number, seconds until the next attempt) before each retry.
     on_retry: Callable[[grpc.aio.AioRpcError, int, float], None] | None = None
+    # Keep fewer calls at the server at once after it refuses one as overloaded, and hold the rest in
+    # the client until calls finish (taskmem_client.overload.CallLimit); False sends every call at once.
+    limit_calls_in_flight: bool = True
+    # Told as each attempt is sent: after any pause before it and after it waited for a slot under the
+    # client's limit of calls in flight (taskmem_client.overload), in the call's own task.
+    on_send: Callable[[], None] | None = None
 
 
 NO_RETRY = RetryPolicy(attempts=1)
@@ -82,8 +94,17 @@ def with_request_id(request: Message) -> Message:
     return filled
 
 
-def _retryable(error: BaseException) -> bool:
-    return isinstance(error, grpc.aio.AioRpcError) and error.code() in RETRYABLE_CODES
+def _refused_as_overloaded(error: BaseException) -> bool:
+    if not isinstance(error, grpc.aio.AioRpcError) or error.code() != grpc.StatusCode.UNAVAILABLE:
+        return False
+    info = error_info(error)
+    return info is not None and info.reason == NOT_STARTED_REASON
+
+
+def _retryable(error: BaseException, safe: bool) -> bool:
+    if not isinstance(error, grpc.aio.AioRpcError) or error.code() not in RETRYABLE_CODES:
+        return False
+    return safe or _refused_as_overloaded(error)
 
 
 def call_interceptors(metadata: Sequence[tuple[str, str]], default_timeout: float | None,
@@ -114,6 +135,7 @@ class UnaryCallInterceptor(_MetadataMixin, grpc.aio.UnaryUnaryClientInterceptor)
         self._metadata = tuple(metadata)
         self._default_timeout = default_timeout
         self._retry = retry
+        self._limit = CallLimit() if retry.limit_calls_in_flight else None
 
     async def intercept_unary_unary(self, continuation: Any, client_call_details: grpc.aio.ClientCallDetails,
                                     request: Any) -> Any:
@@ -121,7 +143,7 @@ class UnaryCallInterceptor(_MetadataMixin, grpc.aio.UnaryUnaryClientInterceptor)
         deadline = None if timeout is None else time.monotonic() + timeout
         request = with_request_id(request)
         policy = self._retry
-        attempts = policy.attempts if is_safe_to_retry(client_call_details.method, request) else 1
+        safe = is_safe_to_retry(client_call_details.method, request)
 
         def remaining() -> float | None:
             return None if deadline is None else deadline - time.monotonic()
@@ -131,12 +153,22 @@ class UnaryCallInterceptor(_MetadataMixin, grpc.aio.UnaryUnaryClientInterceptor)
 
         def wait(state: RetryCallState) -> float:
             pause = backoff(state)
+            error = state.outcome.exception() if state.outcome is not None else None
+            asked = retry_delay(error) if isinstance(error, grpc.aio.AioRpcError) else None
+            if asked is not None:
+                pause = max(pause, asked)
             left = remaining()
             return pause if left is None else max(0.0, min(pause, left))
 
+        def attempt_timeout() -> float | None:
+            left = remaining()
+            if left is None:
+                return policy.attempt_timeout
+            return left if policy.attempt_timeout is None else min(policy.attempt_timeout, left)
+
         def stop(state: RetryCallState) -> bool:
             left = remaining()
-            return stop_after_attempt(attempts)(state) or (left is not None and left <= 0)
+            return stop_after_attempt(policy.attempts)(state) or (left is not None and left <= 0)
 
         def before_sleep(state: RetryCallState) -> None:
             error = state.outcome.exception() if state.outcome is not None else None
@@ -145,18 +177,43 @@ class UnaryCallInterceptor(_MetadataMixin, grpc.aio.UnaryUnaryClientInterceptor)
                 policy.on_retry(error, state.attempt_number, sleep)
 
         try:
-            async for attempt in AsyncRetrying(retry=retry_if_exception(_retryable), stop=stop, wait=wait,
-                                               before_sleep=before_sleep, reraise=True):
+            async for attempt in AsyncRetrying(retry=retry_if_exception(lambda error: _retryable(error, safe)),
+                                               stop=stop, wait=wait, before_sleep=before_sleep, reraise=True):
                 with attempt:
-                    left = remaining()
-                    attempt_timeout = policy.attempt_timeout
-                    if left is not None:
-                        attempt_timeout = left if attempt_timeout is None else min(attempt_timeout, left)
-                    call = await continuation(self._details(client_call_details, attempt_timeout), request)
-                    return await call
+                    return await self._attempt(continuation, request, remaining(), lambda: self._details(
+                        client_call_details, attempt_timeout()))
         except grpc.aio.AioRpcError as error:
             raise TaskmemError.wrap(error) from None
         raise AssertionError("unreachable: tenacity either returns or raises")
+
+    async def _attempt(self, continuation: Any, request: Any, timeout: float | None,
+                       details: Callable[[], grpc.aio.ClientCallDetails]) -> Any:
+        """One attempt, sent once the client's limit of calls in flight allows it; the wait counts in the
+        call's deadline (timeout: what remains of it), so the attempt's details are made after it."""
+        limit = self._limit
+        if limit is None:
+            return await self._send(continuation, request, details)
+        taken_at = limit.try_acquire()
+        try:
+            if taken_at is None:
+                taken_at = await asyncio.wait_for(limit.acquire(), timeout)
+        except TimeoutError:
+            raise grpc.aio.AioRpcError(grpc.StatusCode.DEADLINE_EXCEEDED, grpc.aio.Metadata(), grpc.aio.Metadata(),
+                                       "deadline exceeded while the client held the call: the server had "
+                                       "refused calls as overloaded") from None
+        refused = False
+        try:
+            return await self._send(continuation, request, details)
+        except grpc.aio.AioRpcError as error:
+            refused = _refused_as_overloaded(error)
+            raise
+        finally:
+            limit.release(taken_at, refused)
+
+    async def _send(self, continuation: Any, request: Any, details: Callable[[], grpc.aio.ClientCallDetails]) -> Any:
+        if self._retry.on_send is not None:
+            self._retry.on_send()
+        return await (await continuation(details(), request))
 
 
 class StreamCallInterceptor(_MetadataMixin, grpc.aio.UnaryStreamClientInterceptor):

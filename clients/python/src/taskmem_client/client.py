@@ -17,6 +17,7 @@ from taskmem.v1 import (
     wait_service_pb2_grpc,
 )
 from taskmem_client.calls import RetryPolicy, call_interceptors
+from taskmem_client.claims import ClaimedItem, LeaseKeeper, claim_next
 from taskmem_client.errors import TaskmemError
 from taskmem_client.events import subscribe_events
 
@@ -125,12 +126,28 @@ class TaskmemClient:
         initial_backoff: float = 0.1,
         max_backoff: float = 5.0,
         on_reconnect: Callable[[TaskmemError | None, float, int], None] | None = None,
+        metadata: Sequence[tuple[str, str]] = (),
     ) -> AsyncIterator[event_pb2.Event]:
         """The events matching the filter, each once, in cursor order, resuming across broken
-        connections and server restarts (see taskmem_client.events.subscribe_events)."""
+        connections and server restarts (see taskmem_client.events.subscribe_events). metadata
+        overrides the client's own for this stream (for example its namespace)."""
         return subscribe_events(self.tasks, task_ids=task_ids, types=types, after_cursor=after_cursor,
                                 initial_backoff=initial_backoff, max_backoff=max_backoff,
-                                on_reconnect=on_reconnect, closed=lambda: self._closed)
+                                on_reconnect=on_reconnect, closed=lambda: self._closed, metadata=metadata)
+
+    async def claim_next(self, task_id: str, holder_id: str, *, lease: float = 30.0, item_id: str = "",
+                         stages: Sequence[str] = (), tool_names: Sequence[str] = (), wait: bool = True,
+                         poll: float = 0.5) -> ClaimedItem | None:
+        """The next ready plan item claimed for holder_id, or None once the plan (the matching part) is drained;
+        waits while items remain but none is ready (see taskmem_client.claims.claim_next)."""
+        return await claim_next(self.tasks, task_id, holder_id, lease=lease, item_id=item_id, stages=stages,
+                                tool_names=tool_names, wait=wait, poll=poll)
+
+    def keep_lease(self, claimed: ClaimedItem, *,
+                   on_lost: Callable[[LeaseKeeper], None] | None = None) -> LeaseKeeper:
+        """`async with client.keep_lease(claimed) as lease:` renews the claim in the background until the
+        block ends or the claim is lost (`lease.lost`, `lease.lost_to`); see taskmem_client.claims.LeaseKeeper."""
+        return LeaseKeeper(self.tasks, claimed, on_lost=on_lost)
 
     async def wait_until_ready(self, timeout: float | None = None) -> None:
         """Connects now; raises TimeoutError if the server is not reachable within timeout."""

@@ -25,6 +25,25 @@ def error_info(error: grpc.aio.AioRpcError) -> error_details_pb2.ErrorInfo | Non
     return found
 
 
+RETRY_PUSHBACK_KEY = "grpc-retry-pushback-ms"
+
+
+def retry_delay(error: grpc.aio.AioRpcError) -> float | None:
+    """The pause in seconds the server asked for before a retry (an overloaded server's refusal):
+    grpc-retry-pushback-ms, else google.rpc.RetryInfo in the status details; None when it asked none."""
+    for key, value in error.trailing_metadata() or ():
+        if key == RETRY_PUSHBACK_KEY and isinstance(value, str) and value.isdigit():
+            return int(value) / 1000
+    for key, value in error.trailing_metadata() or ():
+        if key != _STATUS_DETAILS_KEY or not isinstance(value, bytes):
+            continue
+        for detail in status_pb2.Status.FromString(value).details:
+            info = error_details_pb2.RetryInfo()
+            if detail.Unpack(info):
+                return info.retry_delay.ToTimedelta().total_seconds()
+    return None
+
+
 class TaskmemError(grpc.aio.AioRpcError):
     """A failed call. Still a grpc.aio.AioRpcError (code(), details(), trailing_metadata()),
     plus the ErrorInfo: `reason` is an ErrorReason name such as "ERROR_REASON_INVALID_FIELD",

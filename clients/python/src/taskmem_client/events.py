@@ -30,6 +30,7 @@ async def subscribe_events(
     max_backoff: float = 5.0,
     on_reconnect: Callable[[TaskmemError | None, float, int], None] | None = None,
     closed: Callable[[], bool] = lambda: False,
+    metadata: Sequence[tuple[str, str]] = (),
 ) -> AsyncIterator[event_pb2.Event]:
     """Yields each matching event once, in cursor order, across broken streams and server restarts.
 
@@ -49,7 +50,7 @@ async def subscribe_events(
     attempt = 0
     while not closed():
         call = tasks.SubscribeEvents(task_service_pb2.SubscribeEventsRequest(
-            task_ids=ids, types=types, after_cursor=cursor), timeout=None)
+            task_ids=ids, types=types, after_cursor=cursor), timeout=None, metadata=tuple(metadata))
         failure: TaskmemError | None = None
         try:
             async for response in call:

@@ -84,13 +84,15 @@ export function planGraph(items, onSelect) {
         d: `M ${x1} ${y1} C ${x1 + bend} ${y1}, ${x2 - bend} ${y2}, ${x2} ${y2}` }));
     }
     const status = enumLabel(item.status, "PLAN_ITEM_STATUS_");
+    const held = item.holder_id ? ` (held by ${item.holder_id})` : "";
     const node = svg("g", { class: `node s-${status.replaceAll(" ", "-")}`, "data-id": item.id, "data-status": status,
-      transform: `translate(${to.x} ${to.y})`, tabindex: 0, role: "button",
-      "aria-label": `${item.ordinal + 1}. ${item.title}: ${status}` },
-    svg("title", {}, `${item.ordinal + 1}. ${item.title} — ${status}`),
+      "data-holder": item.holder_id || null, transform: `translate(${to.x} ${to.y})`, tabindex: 0, role: "button",
+      "aria-label": `${item.ordinal + 1}. ${item.title}: ${status}${held}` },
+    svg("title", {}, `${item.ordinal + 1}. ${item.title} — ${status}${held}`),
     svg("rect", { width: NODE_WIDTH, height: NODE_HEIGHT, rx: 6 }),
     svg("text", { x: 8, y: 18, class: "node-title" }, clip(`${item.ordinal + 1}. ${item.title}`, 26)),
-    svg("text", { x: 8, y: 36, class: "node-status" }, status + (item.active_issue ? " ⚠" : "")));
+    svg("text", { x: 8, y: 36, class: "node-status" },
+      clip(status + (item.holder_id ? ` · ${item.holder_id}` : "") + (item.active_issue ? " ⚠" : ""), 28)));
     const choose = () => onSelect(item);
     node.addEventListener("click", choose);
     node.addEventListener("keydown", (event) => {

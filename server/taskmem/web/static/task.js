@@ -18,6 +18,8 @@ const SECTIONS_BY_EVENT = {
   TASK_UPDATED: ["overview", "yaml"], TASK_STATUS_CHANGED: ["overview", "yaml"], TASK_STUCK: ["overview"],
   TASK_AUTO_PAUSED: ["overview", "yaml"], TASK_AUTO_ARCHIVED: ["overview"], RUNNING_SUMMARY_UPDATED: ["overview"],
   PLAN_REPLACED: ["overview", "plan", "yaml"], PLAN_ITEM_UPDATED: ["overview", "plan", "yaml"],
+  PLAN_ITEM_CLAIMED: ["overview", "plan", "yaml"], PLAN_ITEM_CLAIM_RELEASED: ["overview", "plan", "yaml"],
+  PLAN_ITEM_CLAIM_EXPIRED: ["overview", "plan", "yaml"],
   ACTION_RECORDED: ["actions", "yaml"], ACTION_COMPLETED: ["actions", "yaml"],
   MESSAGE_POSTED: ["transcript", "yaml"], CONTEXT_SNAPSHOT_RECORDED: ["snapshots"],
   WAIT_CREATED: ["waits", "overview"], WAIT_RESOLVED: ["waits", "overview"], WAIT_TIMED_OUT: ["waits", "overview"],
@@ -99,6 +101,9 @@ export function render(main, { id: taskId }) {
         field("Last update", ago(task.update_time)),
         field("Progress", `${progress.completed.length}/${progress.total_items} items done`
           + (progress.current && progress.current.id ? ` · now: ${progress.current.title}` : "")),
+        progress.claims && progress.claims.length > 0 && field("Held", h("ul", { class: "holders" },
+          progress.claims.map((c) => h("li", { "data-holder": c.holder_id, "data-item": c.item_id },
+            `${c.item_id} by ${c.holder_id} until ${time(c.expire_time)}`)))),
         task.workspace && field("Workspace", h("span", { class: "mono" }, task.workspace))),
       progress.summary && h("p", { class: "summary" }, progress.summary),
       task.final_answer && [h("h3", {}, "Final answer"), h("pre", { class: "text" }, task.final_answer)],
@@ -115,7 +120,8 @@ export function render(main, { id: taskId }) {
     const detail = h("div", { class: "item-detail", id: "plan-item-detail", "aria-live": "polite" },
       h("p", { class: "muted" }, "Choose an item (click, or Tab and Enter) to see its details."));
     const showItem = (item) => replace(detail, h("h3", {}, `${item.ordinal}. ${item.title}`), h("dl", {},
-      field("Status", badge(item.status, "PLAN_ITEM_STATUS_")), item.stage && field("Stage", item.stage),
+      field("Status", badge(item.status, "PLAN_ITEM_STATUS_")), item.holder_id && field("Held by", item.holder_id),
+      item.stage && field("Stage", item.stage),
       item.summary && field("Summary", item.summary), item.active_issue && field("Active issue", item.active_issue),
       item.depends_on.length > 0 && field("Depends on", item.depends_on.join(", ")),
       item.tool_name && field("Tool", item.tool_name), field("Started", time(item.start_time)),

@@ -90,6 +90,19 @@ const (
 	// The model's answer could not be read (not a JSON array) (UNAVAILABLE).
 	// Nothing was written; the same messages are read again next time.
 	ErrorReason_ERROR_REASON_MODEL_OUTPUT_INVALID ErrorReason = 22
+	// Every service.
+	// The server is past its capacity and refused the call before doing any of
+	// it (UNAVAILABLE), so it is safe to repeat whatever the RPC. Retry after
+	// the pause the server asks for: google.rpc.RetryInfo.retry_delay in the
+	// status details, and the same in milliseconds in the grpc-retry-pushback-ms
+	// trailer. metadata["limit"] names the settings.
+	ErrorReason_ERROR_REASON_OVERLOADED ErrorReason = 23
+	// Claims of plan items, values 30–39.
+	// The caller's holder_id does not hold the plan item's claim (FAILED_PRECONDITION):
+	// its lease expired or was released, and the item may be held by another
+	// agent now. metadata["holder_id"] names the current holder ("" when nobody
+	// holds the item). Stop working on the item; claim another.
+	ErrorReason_ERROR_REASON_CLAIM_NOT_HELD ErrorReason = 30
 )
 
 // Enum value maps for ErrorReason.
@@ -117,6 +130,8 @@ var (
 		20: "ERROR_REASON_MODEL_UNAVAILABLE",
 		21: "ERROR_REASON_MODEL_TIMEOUT",
 		22: "ERROR_REASON_MODEL_OUTPUT_INVALID",
+		23: "ERROR_REASON_OVERLOADED",
+		30: "ERROR_REASON_CLAIM_NOT_HELD",
 	}
 	ErrorReason_value = map[string]int32{
 		"ERROR_REASON_UNSPECIFIED":             0,
@@ -141,6 +156,8 @@ var (
 		"ERROR_REASON_MODEL_UNAVAILABLE":       20,
 		"ERROR_REASON_MODEL_TIMEOUT":           21,
 		"ERROR_REASON_MODEL_OUTPUT_INVALID":    22,
+		"ERROR_REASON_OVERLOADED":              23,
+		"ERROR_REASON_CLAIM_NOT_HELD":          30,
 	}
 )
 
@@ -176,7 +193,7 @@ var File_taskmem_v1_error_reason_proto protoreflect.FileDescriptor
 const file_taskmem_v1_error_reason_proto_rawDesc = "" +
 	"\n" +
 	"\x1dtaskmem/v1/error_reason.proto\x12\n" +
-	"taskmem.v1*\xfe\x05\n" +
+	"taskmem.v1*\xbc\x06\n" +
 	"\vErrorReason\x12\x1c\n" +
 	"\x18ERROR_REASON_UNSPECIFIED\x10\x00\x12\x1e\n" +
 	"\x1aERROR_REASON_INVALID_FIELD\x10\x01\x12\"\n" +
@@ -200,7 +217,9 @@ const file_taskmem_v1_error_reason_proto_rawDesc = "" +
 	"\"ERROR_REASON_EMBEDDING_UNAVAILABLE\x10\x12\x12\"\n" +
 	"\x1eERROR_REASON_MODEL_UNAVAILABLE\x10\x14\x12\x1e\n" +
 	"\x1aERROR_REASON_MODEL_TIMEOUT\x10\x15\x12%\n" +
-	"!ERROR_REASON_MODEL_OUTPUT_INVALID\x10\x16B@Z>github.com/taskmem/taskmem/clients/go/gen/taskmem/v1;taskmemv1b\x06proto3"
+	"!ERROR_REASON_MODEL_OUTPUT_INVALID\x10\x16\x12\x1b\n" +
+	"\x17ERROR_REASON_OVERLOADED\x10\x17\x12\x1f\n" +
+	"\x1bERROR_REASON_CLAIM_NOT_HELD\x10\x1eB@Z>github.com/taskmem/taskmem/clients/go/gen/taskmem/v1;taskmemv1b\x06proto3"
 
 var (
 	file_taskmem_v1_error_reason_proto_rawDescOnce sync.Once

@@ -117,6 +117,17 @@ const (
 	// Retention deleted an episode older than episode_retention_seconds, because
 	// episode_retention_delete is set. payload: the Episode as it was.
 	EventType_EVENT_TYPE_EPISODE_DELETED EventType = 61
+	// Claims of plan items (TaskService.ClaimPlanItem), values 70–79.
+	// An agent claimed a ready item, which is now IN_PROGRESS. payload: the
+	// PlanItem (with holder_id) plus "plan_version" and "claim" (the PlanItemClaim).
+	EventType_EVENT_TYPE_PLAN_ITEM_CLAIMED EventType = 70
+	// The holder gave an item back with ReleaseClaim; the item is PENDING again.
+	// payload: the PlanItem plus "plan_version" and "claim" (the claim as it was).
+	EventType_EVENT_TYPE_PLAN_ITEM_CLAIM_RELEASED EventType = 71
+	// A claim's lease ended without a renewal (its holder crashed or stalled):
+	// the item is PENDING again, ready for the next claimer. payload: the
+	// PlanItem plus "plan_version" and "claim" (the claim as it was).
+	EventType_EVENT_TYPE_PLAN_ITEM_CLAIM_EXPIRED EventType = 72
 )
 
 // Enum value maps for EventType.
@@ -157,6 +168,9 @@ var (
 		45: "EVENT_TYPE_RUNNING_SUMMARY_UPDATED",
 		60: "EVENT_TYPE_EPISODE_ARCHIVED",
 		61: "EVENT_TYPE_EPISODE_DELETED",
+		70: "EVENT_TYPE_PLAN_ITEM_CLAIMED",
+		71: "EVENT_TYPE_PLAN_ITEM_CLAIM_RELEASED",
+		72: "EVENT_TYPE_PLAN_ITEM_CLAIM_EXPIRED",
 	}
 	EventType_value = map[string]int32{
 		"EVENT_TYPE_UNSPECIFIED":                 0,
@@ -194,6 +208,9 @@ var (
 		"EVENT_TYPE_RUNNING_SUMMARY_UPDATED":     45,
 		"EVENT_TYPE_EPISODE_ARCHIVED":            60,
 		"EVENT_TYPE_EPISODE_DELETED":             61,
+		"EVENT_TYPE_PLAN_ITEM_CLAIMED":           70,
+		"EVENT_TYPE_PLAN_ITEM_CLAIM_RELEASED":    71,
+		"EVENT_TYPE_PLAN_ITEM_CLAIM_EXPIRED":     72,
 	}
 )
 
@@ -333,7 +350,8 @@ const file_taskmem_v1_event_proto_rawDesc = "" +
 	"\x0ecorrelation_id\x18\x04 \x01(\tR\rcorrelationId\x121\n" +
 	"\apayload\x18\x05 \x01(\v2\x17.google.protobuf.StructR\apayload\x12;\n" +
 	"\vcreate_time\x18\x06 \x01(\v2\x1a.google.protobuf.TimestampR\n" +
-	"createTime*\xaf\t\n" +
+	"createTime*\xa2\n" +
+	"\n" +
 	"\tEventType\x12\x1a\n" +
 	"\x16EVENT_TYPE_UNSPECIFIED\x10\x00\x12\x1b\n" +
 	"\x17EVENT_TYPE_TASK_CREATED\x10\x01\x12\x1b\n" +
@@ -370,7 +388,10 @@ const file_taskmem_v1_event_proto_rawDesc = "" +
 	"\x1dEVENT_TYPE_STATE_ITEM_UPDATED\x10,\x12&\n" +
 	"\"EVENT_TYPE_RUNNING_SUMMARY_UPDATED\x10-\x12\x1f\n" +
 	"\x1bEVENT_TYPE_EPISODE_ARCHIVED\x10<\x12\x1e\n" +
-	"\x1aEVENT_TYPE_EPISODE_DELETED\x10=B@Z>github.com/taskmem/taskmem/clients/go/gen/taskmem/v1;taskmemv1b\x06proto3"
+	"\x1aEVENT_TYPE_EPISODE_DELETED\x10=\x12 \n" +
+	"\x1cEVENT_TYPE_PLAN_ITEM_CLAIMED\x10F\x12'\n" +
+	"#EVENT_TYPE_PLAN_ITEM_CLAIM_RELEASED\x10G\x12&\n" +
+	"\"EVENT_TYPE_PLAN_ITEM_CLAIM_EXPIRED\x10HB@Z>github.com/taskmem/taskmem/clients/go/gen/taskmem/v1;taskmemv1b\x06proto3"
 
 var (
 	file_taskmem_v1_event_proto_rawDescOnce sync.Once

@@ -715,7 +715,8 @@ type Task struct {
 	// The event types POSTed to callback_url. Empty means the default set:
 	// lifecycle (TASK_CREATED, TASK_UPDATED, TASK_STATUS_CHANGED, TASK_STUCK,
 	// TASK_AUTO_PAUSED, TASK_AUTO_ARCHIVED), plan (PLAN_REPLACED,
-	// PLAN_ITEM_UPDATED), waits (WAIT_CREATED, WAIT_RESOLVED, WAIT_TIMED_OUT,
+	// PLAN_ITEM_UPDATED, and the claims: PLAN_ITEM_CLAIMED,
+	// PLAN_ITEM_CLAIM_RELEASED, PLAN_ITEM_CLAIM_EXPIRED), waits (WAIT_CREATED, WAIT_RESOLVED, WAIT_TIMED_OUT,
 	// WAIT_CANCELLED, WAIT_FAILED) and errors (TASK_STATE_ERROR_ADDED) — not
 	// actions, their log lines or messages, which can be many. Change it with
 	// UpdateTask (update_mask path "webhook_event_types"); it applies to events
@@ -1062,8 +1063,14 @@ type PlanItem struct {
 	StatusSource PlanItemStatusSource `protobuf:"varint,15,opt,name=status_source,json=statusSource,proto3,enum=taskmem.v1.PlanItemStatusSource" json:"status_source,omitempty"`
 	// For an INFERRED status, the id of the message it was inferred from; empty otherwise.
 	StatusMessageId string `protobuf:"bytes,16,opt,name=status_message_id,json=statusMessageId,proto3" json:"status_message_id,omitempty"`
-	unknownFields   protoimpl.UnknownFields
-	sizeCache       protoimpl.SizeCache
+	// The agent holding the item under a claim (ClaimPlanItem), as it named
+	// itself in holder_id; empty when nobody holds it. A claim counts only
+	// while the item is IN_PROGRESS and its lease has not expired; a view may
+	// still show a holder up to a second past the lease's end, until the
+	// server's claim sweeper returns the item to PENDING.
+	HolderId      string `protobuf:"bytes,17,opt,name=holder_id,json=holderId,proto3" json:"holder_id,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *PlanItem) Reset() {
@@ -1208,6 +1215,101 @@ func (x *PlanItem) GetStatusMessageId() string {
 	return ""
 }
 
+func (x *PlanItem) GetHolderId() string {
+	if x != nil {
+		return x.HolderId
+	}
+	return ""
+}
+
+// PlanItemClaim is an agent's lease on one plan item (ClaimPlanItem): while
+// it lasts no other claimer is handed the item, and UpdatePlanItem with
+// another holder_id is refused. It ends when the holder releases it
+// (ReleaseClaim), finishes the item (UpdatePlanItem to any status but
+// IN_PROGRESS), or lets expire_time pass without RenewClaim; an expired claim
+// returns the item to PENDING with an EVENT_TYPE_PLAN_ITEM_CLAIM_EXPIRED
+// event. Claims are stored, so they survive a server restart.
+type PlanItemClaim struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The task.
+	TaskId string `protobuf:"bytes,1,opt,name=task_id,json=taskId,proto3" json:"task_id,omitempty"`
+	// The claimed item of the task's current plan.
+	ItemId string `protobuf:"bytes,2,opt,name=item_id,json=itemId,proto3" json:"item_id,omitempty"`
+	// Who holds it: the holder_id the claimer sent.
+	HolderId string `protobuf:"bytes,3,opt,name=holder_id,json=holderId,proto3" json:"holder_id,omitempty"`
+	// When the item was claimed (a renewal keeps it).
+	ClaimTime *timestamppb.Timestamp `protobuf:"bytes,4,opt,name=claim_time,json=claimTime,proto3" json:"claim_time,omitempty"`
+	// When the lease ends unless renewed.
+	ExpireTime    *timestamppb.Timestamp `protobuf:"bytes,5,opt,name=expire_time,json=expireTime,proto3" json:"expire_time,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *PlanItemClaim) Reset() {
+	*x = PlanItemClaim{}
+	mi := &file_taskmem_v1_task_proto_msgTypes[4]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *PlanItemClaim) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*PlanItemClaim) ProtoMessage() {}
+
+func (x *PlanItemClaim) ProtoReflect() protoreflect.Message {
+	mi := &file_taskmem_v1_task_proto_msgTypes[4]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use PlanItemClaim.ProtoReflect.Descriptor instead.
+func (*PlanItemClaim) Descriptor() ([]byte, []int) {
+	return file_taskmem_v1_task_proto_rawDescGZIP(), []int{4}
+}
+
+func (x *PlanItemClaim) GetTaskId() string {
+	if x != nil {
+		return x.TaskId
+	}
+	return ""
+}
+
+func (x *PlanItemClaim) GetItemId() string {
+	if x != nil {
+		return x.ItemId
+	}
+	return ""
+}
+
+func (x *PlanItemClaim) GetHolderId() string {
+	if x != nil {
+		return x.HolderId
+	}
+	return ""
+}
+
+func (x *PlanItemClaim) GetClaimTime() *timestamppb.Timestamp {
+	if x != nil {
+		return x.ClaimTime
+	}
+	return nil
+}
+
+func (x *PlanItemClaim) GetExpireTime() *timestamppb.Timestamp {
+	if x != nil {
+		return x.ExpireTime
+	}
+	return nil
+}
+
 // Plan is one version of a task's plan. Replanning adds a version; old ones stay readable.
 type Plan struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -1227,7 +1329,7 @@ type Plan struct {
 
 func (x *Plan) Reset() {
 	*x = Plan{}
-	mi := &file_taskmem_v1_task_proto_msgTypes[4]
+	mi := &file_taskmem_v1_task_proto_msgTypes[5]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1239,7 +1341,7 @@ func (x *Plan) String() string {
 func (*Plan) ProtoMessage() {}
 
 func (x *Plan) ProtoReflect() protoreflect.Message {
-	mi := &file_taskmem_v1_task_proto_msgTypes[4]
+	mi := &file_taskmem_v1_task_proto_msgTypes[5]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1252,7 +1354,7 @@ func (x *Plan) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Plan.ProtoReflect.Descriptor instead.
 func (*Plan) Descriptor() ([]byte, []int) {
-	return file_taskmem_v1_task_proto_rawDescGZIP(), []int{4}
+	return file_taskmem_v1_task_proto_rawDescGZIP(), []int{5}
 }
 
 func (x *Plan) GetTaskId() string {
@@ -1329,7 +1431,7 @@ type Action struct {
 
 func (x *Action) Reset() {
 	*x = Action{}
-	mi := &file_taskmem_v1_task_proto_msgTypes[5]
+	mi := &file_taskmem_v1_task_proto_msgTypes[6]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1341,7 +1443,7 @@ func (x *Action) String() string {
 func (*Action) ProtoMessage() {}
 
 func (x *Action) ProtoReflect() protoreflect.Message {
-	mi := &file_taskmem_v1_task_proto_msgTypes[5]
+	mi := &file_taskmem_v1_task_proto_msgTypes[6]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1354,7 +1456,7 @@ func (x *Action) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Action.ProtoReflect.Descriptor instead.
 func (*Action) Descriptor() ([]byte, []int) {
-	return file_taskmem_v1_task_proto_rawDescGZIP(), []int{5}
+	return file_taskmem_v1_task_proto_rawDescGZIP(), []int{6}
 }
 
 func (x *Action) GetId() string {
@@ -1481,7 +1583,7 @@ type ActionLogLine struct {
 
 func (x *ActionLogLine) Reset() {
 	*x = ActionLogLine{}
-	mi := &file_taskmem_v1_task_proto_msgTypes[6]
+	mi := &file_taskmem_v1_task_proto_msgTypes[7]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1493,7 +1595,7 @@ func (x *ActionLogLine) String() string {
 func (*ActionLogLine) ProtoMessage() {}
 
 func (x *ActionLogLine) ProtoReflect() protoreflect.Message {
-	mi := &file_taskmem_v1_task_proto_msgTypes[6]
+	mi := &file_taskmem_v1_task_proto_msgTypes[7]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1506,7 +1608,7 @@ func (x *ActionLogLine) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ActionLogLine.ProtoReflect.Descriptor instead.
 func (*ActionLogLine) Descriptor() ([]byte, []int) {
-	return file_taskmem_v1_task_proto_rawDescGZIP(), []int{6}
+	return file_taskmem_v1_task_proto_rawDescGZIP(), []int{7}
 }
 
 func (x *ActionLogLine) GetActionId() string {
@@ -1567,7 +1669,7 @@ type Message struct {
 
 func (x *Message) Reset() {
 	*x = Message{}
-	mi := &file_taskmem_v1_task_proto_msgTypes[7]
+	mi := &file_taskmem_v1_task_proto_msgTypes[8]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1579,7 +1681,7 @@ func (x *Message) String() string {
 func (*Message) ProtoMessage() {}
 
 func (x *Message) ProtoReflect() protoreflect.Message {
-	mi := &file_taskmem_v1_task_proto_msgTypes[7]
+	mi := &file_taskmem_v1_task_proto_msgTypes[8]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1592,7 +1694,7 @@ func (x *Message) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Message.ProtoReflect.Descriptor instead.
 func (*Message) Descriptor() ([]byte, []int) {
-	return file_taskmem_v1_task_proto_rawDescGZIP(), []int{7}
+	return file_taskmem_v1_task_proto_rawDescGZIP(), []int{8}
 }
 
 func (x *Message) GetId() string {
@@ -1667,7 +1769,7 @@ type ContextSnapshot struct {
 
 func (x *ContextSnapshot) Reset() {
 	*x = ContextSnapshot{}
-	mi := &file_taskmem_v1_task_proto_msgTypes[8]
+	mi := &file_taskmem_v1_task_proto_msgTypes[9]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1679,7 +1781,7 @@ func (x *ContextSnapshot) String() string {
 func (*ContextSnapshot) ProtoMessage() {}
 
 func (x *ContextSnapshot) ProtoReflect() protoreflect.Message {
-	mi := &file_taskmem_v1_task_proto_msgTypes[8]
+	mi := &file_taskmem_v1_task_proto_msgTypes[9]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1692,7 +1794,7 @@ func (x *ContextSnapshot) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ContextSnapshot.ProtoReflect.Descriptor instead.
 func (*ContextSnapshot) Descriptor() ([]byte, []int) {
-	return file_taskmem_v1_task_proto_rawDescGZIP(), []int{8}
+	return file_taskmem_v1_task_proto_rawDescGZIP(), []int{9}
 }
 
 func (x *ContextSnapshot) GetId() string {
@@ -1792,7 +1894,7 @@ const file_taskmem_v1_task_proto_rawDesc = "" +
 	"depends_on\x18\x04 \x03(\tR\tdependsOn\x12\x1b\n" +
 	"\ttool_name\x18\x05 \x01(\tR\btoolName\x12-\n" +
 	"\x05input\x18\x06 \x01(\v2\x17.google.protobuf.StructR\x05input\x12\x1c\n" +
-	"\tnarrative\x18\a \x01(\tR\tnarrative\"\x80\x05\n" +
+	"\tnarrative\x18\a \x01(\tR\tnarrative\"\x9d\x05\n" +
 	"\bPlanItem\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12\x18\n" +
 	"\aordinal\x18\x02 \x01(\x05R\aordinal\x12\x14\n" +
@@ -1812,7 +1914,16 @@ const file_taskmem_v1_task_proto_rawDesc = "" +
 	"\rcomplete_time\x18\r \x01(\v2\x1a.google.protobuf.TimestampR\fcompleteTime\x125\n" +
 	"\bduration\x18\x0e \x01(\v2\x19.google.protobuf.DurationR\bduration\x12E\n" +
 	"\rstatus_source\x18\x0f \x01(\x0e2 .taskmem.v1.PlanItemStatusSourceR\fstatusSource\x12*\n" +
-	"\x11status_message_id\x18\x10 \x01(\tR\x0fstatusMessageId\"\xba\x01\n" +
+	"\x11status_message_id\x18\x10 \x01(\tR\x0fstatusMessageId\x12\x1b\n" +
+	"\tholder_id\x18\x11 \x01(\tR\bholderId\"\xd6\x01\n" +
+	"\rPlanItemClaim\x12\x17\n" +
+	"\atask_id\x18\x01 \x01(\tR\x06taskId\x12\x17\n" +
+	"\aitem_id\x18\x02 \x01(\tR\x06itemId\x12\x1b\n" +
+	"\tholder_id\x18\x03 \x01(\tR\bholderId\x129\n" +
+	"\n" +
+	"claim_time\x18\x04 \x01(\v2\x1a.google.protobuf.TimestampR\tclaimTime\x12;\n" +
+	"\vexpire_time\x18\x05 \x01(\v2\x1a.google.protobuf.TimestampR\n" +
+	"expireTime\"\xba\x01\n" +
 	"\x04Plan\x12\x17\n" +
 	"\atask_id\x18\x01 \x01(\tR\x06taskId\x12\x18\n" +
 	"\aversion\x18\x02 \x01(\x05R\aversion\x12*\n" +
@@ -1941,7 +2052,7 @@ func file_taskmem_v1_task_proto_rawDescGZIP() []byte {
 }
 
 var file_taskmem_v1_task_proto_enumTypes = make([]protoimpl.EnumInfo, 8)
-var file_taskmem_v1_task_proto_msgTypes = make([]protoimpl.MessageInfo, 9)
+var file_taskmem_v1_task_proto_msgTypes = make([]protoimpl.MessageInfo, 10)
 var file_taskmem_v1_task_proto_goTypes = []any{
 	(TaskStatus)(0),               // 0: taskmem.v1.TaskStatus
 	(ApprovalMode)(0),             // 1: taskmem.v1.ApprovalMode
@@ -1955,57 +2066,60 @@ var file_taskmem_v1_task_proto_goTypes = []any{
 	(*Task)(nil),                  // 9: taskmem.v1.Task
 	(*PlanItemSpec)(nil),          // 10: taskmem.v1.PlanItemSpec
 	(*PlanItem)(nil),              // 11: taskmem.v1.PlanItem
-	(*Plan)(nil),                  // 12: taskmem.v1.Plan
-	(*Action)(nil),                // 13: taskmem.v1.Action
-	(*ActionLogLine)(nil),         // 14: taskmem.v1.ActionLogLine
-	(*Message)(nil),               // 15: taskmem.v1.Message
-	(*ContextSnapshot)(nil),       // 16: taskmem.v1.ContextSnapshot
-	(*structpb.Struct)(nil),       // 17: google.protobuf.Struct
-	(*timestamppb.Timestamp)(nil), // 18: google.protobuf.Timestamp
-	(EventType)(0),                // 19: taskmem.v1.EventType
-	(*durationpb.Duration)(nil),   // 20: google.protobuf.Duration
+	(*PlanItemClaim)(nil),         // 12: taskmem.v1.PlanItemClaim
+	(*Plan)(nil),                  // 13: taskmem.v1.Plan
+	(*Action)(nil),                // 14: taskmem.v1.Action
+	(*ActionLogLine)(nil),         // 15: taskmem.v1.ActionLogLine
+	(*Message)(nil),               // 16: taskmem.v1.Message
+	(*ContextSnapshot)(nil),       // 17: taskmem.v1.ContextSnapshot
+	(*structpb.Struct)(nil),       // 18: google.protobuf.Struct
+	(*timestamppb.Timestamp)(nil), // 19: google.protobuf.Timestamp
+	(EventType)(0),                // 20: taskmem.v1.EventType
+	(*durationpb.Duration)(nil),   // 21: google.protobuf.Duration
 }
 var file_taskmem_v1_task_proto_depIdxs = []int32{
 	0,  // 0: taskmem.v1.Task.status:type_name -> taskmem.v1.TaskStatus
-	17, // 1: taskmem.v1.Task.context:type_name -> google.protobuf.Struct
-	17, // 2: taskmem.v1.Task.metadata:type_name -> google.protobuf.Struct
+	18, // 1: taskmem.v1.Task.context:type_name -> google.protobuf.Struct
+	18, // 2: taskmem.v1.Task.metadata:type_name -> google.protobuf.Struct
 	1,  // 3: taskmem.v1.Task.approval_mode:type_name -> taskmem.v1.ApprovalMode
 	8,  // 4: taskmem.v1.Task.error_summary:type_name -> taskmem.v1.ErrorSummary
-	18, // 5: taskmem.v1.Task.create_time:type_name -> google.protobuf.Timestamp
-	18, // 6: taskmem.v1.Task.plan_generate_time:type_name -> google.protobuf.Timestamp
-	18, // 7: taskmem.v1.Task.execution_start_time:type_name -> google.protobuf.Timestamp
-	18, // 8: taskmem.v1.Task.synthesis_start_time:type_name -> google.protobuf.Timestamp
-	18, // 9: taskmem.v1.Task.complete_time:type_name -> google.protobuf.Timestamp
-	18, // 10: taskmem.v1.Task.update_time:type_name -> google.protobuf.Timestamp
-	18, // 11: taskmem.v1.Task.pause_time:type_name -> google.protobuf.Timestamp
-	18, // 12: taskmem.v1.Task.archive_time:type_name -> google.protobuf.Timestamp
-	19, // 13: taskmem.v1.Task.webhook_event_types:type_name -> taskmem.v1.EventType
-	17, // 14: taskmem.v1.PlanItemSpec.input:type_name -> google.protobuf.Struct
+	19, // 5: taskmem.v1.Task.create_time:type_name -> google.protobuf.Timestamp
+	19, // 6: taskmem.v1.Task.plan_generate_time:type_name -> google.protobuf.Timestamp
+	19, // 7: taskmem.v1.Task.execution_start_time:type_name -> google.protobuf.Timestamp
+	19, // 8: taskmem.v1.Task.synthesis_start_time:type_name -> google.protobuf.Timestamp
+	19, // 9: taskmem.v1.Task.complete_time:type_name -> google.protobuf.Timestamp
+	19, // 10: taskmem.v1.Task.update_time:type_name -> google.protobuf.Timestamp
+	19, // 11: taskmem.v1.Task.pause_time:type_name -> google.protobuf.Timestamp
+	19, // 12: taskmem.v1.Task.archive_time:type_name -> google.protobuf.Timestamp
+	20, // 13: taskmem.v1.Task.webhook_event_types:type_name -> taskmem.v1.EventType
+	18, // 14: taskmem.v1.PlanItemSpec.input:type_name -> google.protobuf.Struct
 	2,  // 15: taskmem.v1.PlanItem.status:type_name -> taskmem.v1.PlanItemStatus
-	17, // 16: taskmem.v1.PlanItem.input:type_name -> google.protobuf.Struct
-	18, // 17: taskmem.v1.PlanItem.start_time:type_name -> google.protobuf.Timestamp
-	18, // 18: taskmem.v1.PlanItem.complete_time:type_name -> google.protobuf.Timestamp
-	20, // 19: taskmem.v1.PlanItem.duration:type_name -> google.protobuf.Duration
+	18, // 16: taskmem.v1.PlanItem.input:type_name -> google.protobuf.Struct
+	19, // 17: taskmem.v1.PlanItem.start_time:type_name -> google.protobuf.Timestamp
+	19, // 18: taskmem.v1.PlanItem.complete_time:type_name -> google.protobuf.Timestamp
+	21, // 19: taskmem.v1.PlanItem.duration:type_name -> google.protobuf.Duration
 	3,  // 20: taskmem.v1.PlanItem.status_source:type_name -> taskmem.v1.PlanItemStatusSource
-	11, // 21: taskmem.v1.Plan.items:type_name -> taskmem.v1.PlanItem
-	18, // 22: taskmem.v1.Plan.create_time:type_name -> google.protobuf.Timestamp
-	4,  // 23: taskmem.v1.Action.type:type_name -> taskmem.v1.ActionType
-	5,  // 24: taskmem.v1.Action.status:type_name -> taskmem.v1.ActionStatus
-	17, // 25: taskmem.v1.Action.input:type_name -> google.protobuf.Struct
-	17, // 26: taskmem.v1.Action.output:type_name -> google.protobuf.Struct
-	20, // 27: taskmem.v1.Action.duration:type_name -> google.protobuf.Duration
-	18, // 28: taskmem.v1.Action.create_time:type_name -> google.protobuf.Timestamp
-	18, // 29: taskmem.v1.Action.complete_time:type_name -> google.protobuf.Timestamp
-	18, // 30: taskmem.v1.ActionLogLine.create_time:type_name -> google.protobuf.Timestamp
-	6,  // 31: taskmem.v1.Message.role:type_name -> taskmem.v1.MessageRole
-	7,  // 32: taskmem.v1.Message.kind:type_name -> taskmem.v1.MessageKind
-	18, // 33: taskmem.v1.Message.create_time:type_name -> google.protobuf.Timestamp
-	18, // 34: taskmem.v1.ContextSnapshot.create_time:type_name -> google.protobuf.Timestamp
-	35, // [35:35] is the sub-list for method output_type
-	35, // [35:35] is the sub-list for method input_type
-	35, // [35:35] is the sub-list for extension type_name
-	35, // [35:35] is the sub-list for extension extendee
-	0,  // [0:35] is the sub-list for field type_name
+	19, // 21: taskmem.v1.PlanItemClaim.claim_time:type_name -> google.protobuf.Timestamp
+	19, // 22: taskmem.v1.PlanItemClaim.expire_time:type_name -> google.protobuf.Timestamp
+	11, // 23: taskmem.v1.Plan.items:type_name -> taskmem.v1.PlanItem
+	19, // 24: taskmem.v1.Plan.create_time:type_name -> google.protobuf.Timestamp
+	4,  // 25: taskmem.v1.Action.type:type_name -> taskmem.v1.ActionType
+	5,  // 26: taskmem.v1.Action.status:type_name -> taskmem.v1.ActionStatus
+	18, // 27: taskmem.v1.Action.input:type_name -> google.protobuf.Struct
+	18, // 28: taskmem.v1.Action.output:type_name -> google.protobuf.Struct
+	21, // 29: taskmem.v1.Action.duration:type_name -> google.protobuf.Duration
+	19, // 30: taskmem.v1.Action.create_time:type_name -> google.protobuf.Timestamp
+	19, // 31: taskmem.v1.Action.complete_time:type_name -> google.protobuf.Timestamp
+	19, // 32: taskmem.v1.ActionLogLine.create_time:type_name -> google.protobuf.Timestamp
+	6,  // 33: taskmem.v1.Message.role:type_name -> taskmem.v1.MessageRole
+	7,  // 34: taskmem.v1.Message.kind:type_name -> taskmem.v1.MessageKind
+	19, // 35: taskmem.v1.Message.create_time:type_name -> google.protobuf.Timestamp
+	19, // 36: taskmem.v1.ContextSnapshot.create_time:type_name -> google.protobuf.Timestamp
+	37, // [37:37] is the sub-list for method output_type
+	37, // [37:37] is the sub-list for method input_type
+	37, // [37:37] is the sub-list for extension type_name
+	37, // [37:37] is the sub-list for extension extendee
+	0,  // [0:37] is the sub-list for field type_name
 }
 
 func init() { file_taskmem_v1_task_proto_init() }
@@ -2020,7 +2134,7 @@ func file_taskmem_v1_task_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_taskmem_v1_task_proto_rawDesc), len(file_taskmem_v1_task_proto_rawDesc)),
 			NumEnums:      8,
-			NumMessages:   9,
+			NumMessages:   10,
 			NumExtensions: 0,
 			NumServices:   0,
 		},

@@ -798,7 +798,13 @@ type UpdatePlanItemRequest struct {
 	// New active issue; "" clears it. Applied when set.
 	ActiveIssue *string `protobuf:"bytes,5,opt,name=active_issue,json=activeIssue,proto3,oneof" json:"active_issue,omitempty"`
 	// Idempotency key (AIP-155).
-	RequestId     string `protobuf:"bytes,6,opt,name=request_id,json=requestId,proto3" json:"request_id,omitempty"`
+	RequestId string `protobuf:"bytes,6,opt,name=request_id,json=requestId,proto3" json:"request_id,omitempty"`
+	// The caller's holder id (as sent to ClaimPlanItem). When set, the update
+	// is refused with FAILED_PRECONDITION (ERROR_REASON_CLAIM_NOT_HELD,
+	// metadata "holder_id" naming the current holder, "" for nobody) unless
+	// this holder holds the item's claim now. Empty: no check (any caller may
+	// change any item, as before claims existed).
+	HolderId      string `protobuf:"bytes,7,opt,name=holder_id,json=holderId,proto3" json:"holder_id,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -875,6 +881,13 @@ func (x *UpdatePlanItemRequest) GetRequestId() string {
 	return ""
 }
 
+func (x *UpdatePlanItemRequest) GetHolderId() string {
+	if x != nil {
+		return x.HolderId
+	}
+	return ""
+}
+
 // UpdatePlanItemResponse returns the changed item.
 type UpdatePlanItemResponse struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -921,6 +934,417 @@ func (x *UpdatePlanItemResponse) GetItem() *PlanItem {
 	return nil
 }
 
+// ClaimPlanItemRequest asks for one ready item of a task's current plan.
+type ClaimPlanItemRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The task id.
+	TaskId string `protobuf:"bytes,1,opt,name=task_id,json=taskId,proto3" json:"task_id,omitempty"`
+	// Who claims: any id the caller chooses for itself, unique among the
+	// agents sharing the plan (letters, digits, '.', '_' and '-', at most 64
+	// characters), sent again with its RenewClaim, ReleaseClaim and
+	// UpdatePlanItem calls. Required.
+	HolderId string `protobuf:"bytes,2,opt,name=holder_id,json=holderId,proto3" json:"holder_id,omitempty"`
+	// How long the lease lasts unless renewed: 1 s to 1 hour; unset means 30 s.
+	Lease *durationpb.Duration `protobuf:"bytes,3,opt,name=lease,proto3" json:"lease,omitempty"`
+	// Claim this item and no other. Empty: the first ready item in plan order
+	// that matches stages and tool_names.
+	ItemId string `protobuf:"bytes,4,opt,name=item_id,json=itemId,proto3" json:"item_id,omitempty"`
+	// Only items of one of these stages; empty means any. At most 100.
+	Stages []string `protobuf:"bytes,5,rep,name=stages,proto3" json:"stages,omitempty"`
+	// Only items expecting one of these tools; empty means any. At most 100.
+	ToolNames []string `protobuf:"bytes,6,rep,name=tool_names,json=toolNames,proto3" json:"tool_names,omitempty"`
+	// Idempotency key (AIP-155): a retry returns the first call's item.
+	RequestId     string `protobuf:"bytes,7,opt,name=request_id,json=requestId,proto3" json:"request_id,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ClaimPlanItemRequest) Reset() {
+	*x = ClaimPlanItemRequest{}
+	mi := &file_taskmem_v1_task_service_proto_msgTypes[14]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ClaimPlanItemRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ClaimPlanItemRequest) ProtoMessage() {}
+
+func (x *ClaimPlanItemRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_taskmem_v1_task_service_proto_msgTypes[14]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ClaimPlanItemRequest.ProtoReflect.Descriptor instead.
+func (*ClaimPlanItemRequest) Descriptor() ([]byte, []int) {
+	return file_taskmem_v1_task_service_proto_rawDescGZIP(), []int{14}
+}
+
+func (x *ClaimPlanItemRequest) GetTaskId() string {
+	if x != nil {
+		return x.TaskId
+	}
+	return ""
+}
+
+func (x *ClaimPlanItemRequest) GetHolderId() string {
+	if x != nil {
+		return x.HolderId
+	}
+	return ""
+}
+
+func (x *ClaimPlanItemRequest) GetLease() *durationpb.Duration {
+	if x != nil {
+		return x.Lease
+	}
+	return nil
+}
+
+func (x *ClaimPlanItemRequest) GetItemId() string {
+	if x != nil {
+		return x.ItemId
+	}
+	return ""
+}
+
+func (x *ClaimPlanItemRequest) GetStages() []string {
+	if x != nil {
+		return x.Stages
+	}
+	return nil
+}
+
+func (x *ClaimPlanItemRequest) GetToolNames() []string {
+	if x != nil {
+		return x.ToolNames
+	}
+	return nil
+}
+
+func (x *ClaimPlanItemRequest) GetRequestId() string {
+	if x != nil {
+		return x.RequestId
+	}
+	return ""
+}
+
+// ClaimPlanItemResponse is the claimed item, or none.
+type ClaimPlanItemResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The item, now IN_PROGRESS with holder_id set; absent when no matching
+	// item is ready.
+	Item *PlanItem `protobuf:"bytes,1,opt,name=item,proto3" json:"item,omitempty"`
+	// The lease on it; absent with item.
+	Claim *PlanItemClaim `protobuf:"bytes,2,opt,name=claim,proto3" json:"claim,omitempty"`
+	// Items matching the filter that are PENDING or IN_PROGRESS, besides the
+	// one returned: 0 with no item means the plan (or the filtered part) is
+	// drained, so a worker can stop; more means wait and ask again (they are
+	// held by others, or wait on dependencies — also on FAILED ones, which only
+	// a replan or an update ends).
+	RemainingCount int32 `protobuf:"varint,3,opt,name=remaining_count,json=remainingCount,proto3" json:"remaining_count,omitempty"`
+	unknownFields  protoimpl.UnknownFields
+	sizeCache      protoimpl.SizeCache
+}
+
+func (x *ClaimPlanItemResponse) Reset() {
+	*x = ClaimPlanItemResponse{}
+	mi := &file_taskmem_v1_task_service_proto_msgTypes[15]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ClaimPlanItemResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ClaimPlanItemResponse) ProtoMessage() {}
+
+func (x *ClaimPlanItemResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_taskmem_v1_task_service_proto_msgTypes[15]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ClaimPlanItemResponse.ProtoReflect.Descriptor instead.
+func (*ClaimPlanItemResponse) Descriptor() ([]byte, []int) {
+	return file_taskmem_v1_task_service_proto_rawDescGZIP(), []int{15}
+}
+
+func (x *ClaimPlanItemResponse) GetItem() *PlanItem {
+	if x != nil {
+		return x.Item
+	}
+	return nil
+}
+
+func (x *ClaimPlanItemResponse) GetClaim() *PlanItemClaim {
+	if x != nil {
+		return x.Claim
+	}
+	return nil
+}
+
+func (x *ClaimPlanItemResponse) GetRemainingCount() int32 {
+	if x != nil {
+		return x.RemainingCount
+	}
+	return 0
+}
+
+// RenewClaimRequest extends a claim.
+type RenewClaimRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The task id.
+	TaskId string `protobuf:"bytes,1,opt,name=task_id,json=taskId,proto3" json:"task_id,omitempty"`
+	// The claimed item.
+	ItemId string `protobuf:"bytes,2,opt,name=item_id,json=itemId,proto3" json:"item_id,omitempty"`
+	// The holder id the item was claimed with.
+	HolderId string `protobuf:"bytes,3,opt,name=holder_id,json=holderId,proto3" json:"holder_id,omitempty"`
+	// The new lease, counted from now: 1 s to 1 hour; unset means 30 s.
+	Lease         *durationpb.Duration `protobuf:"bytes,4,opt,name=lease,proto3" json:"lease,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *RenewClaimRequest) Reset() {
+	*x = RenewClaimRequest{}
+	mi := &file_taskmem_v1_task_service_proto_msgTypes[16]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *RenewClaimRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*RenewClaimRequest) ProtoMessage() {}
+
+func (x *RenewClaimRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_taskmem_v1_task_service_proto_msgTypes[16]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use RenewClaimRequest.ProtoReflect.Descriptor instead.
+func (*RenewClaimRequest) Descriptor() ([]byte, []int) {
+	return file_taskmem_v1_task_service_proto_rawDescGZIP(), []int{16}
+}
+
+func (x *RenewClaimRequest) GetTaskId() string {
+	if x != nil {
+		return x.TaskId
+	}
+	return ""
+}
+
+func (x *RenewClaimRequest) GetItemId() string {
+	if x != nil {
+		return x.ItemId
+	}
+	return ""
+}
+
+func (x *RenewClaimRequest) GetHolderId() string {
+	if x != nil {
+		return x.HolderId
+	}
+	return ""
+}
+
+func (x *RenewClaimRequest) GetLease() *durationpb.Duration {
+	if x != nil {
+		return x.Lease
+	}
+	return nil
+}
+
+// RenewClaimResponse is the extended claim.
+type RenewClaimResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The claim with its new expire_time.
+	Claim         *PlanItemClaim `protobuf:"bytes,1,opt,name=claim,proto3" json:"claim,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *RenewClaimResponse) Reset() {
+	*x = RenewClaimResponse{}
+	mi := &file_taskmem_v1_task_service_proto_msgTypes[17]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *RenewClaimResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*RenewClaimResponse) ProtoMessage() {}
+
+func (x *RenewClaimResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_taskmem_v1_task_service_proto_msgTypes[17]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use RenewClaimResponse.ProtoReflect.Descriptor instead.
+func (*RenewClaimResponse) Descriptor() ([]byte, []int) {
+	return file_taskmem_v1_task_service_proto_rawDescGZIP(), []int{17}
+}
+
+func (x *RenewClaimResponse) GetClaim() *PlanItemClaim {
+	if x != nil {
+		return x.Claim
+	}
+	return nil
+}
+
+// ReleaseClaimRequest gives a claimed item back.
+type ReleaseClaimRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The task id.
+	TaskId string `protobuf:"bytes,1,opt,name=task_id,json=taskId,proto3" json:"task_id,omitempty"`
+	// The claimed item.
+	ItemId string `protobuf:"bytes,2,opt,name=item_id,json=itemId,proto3" json:"item_id,omitempty"`
+	// The holder id the item was claimed with.
+	HolderId string `protobuf:"bytes,3,opt,name=holder_id,json=holderId,proto3" json:"holder_id,omitempty"`
+	// Idempotency key (AIP-155).
+	RequestId     string `protobuf:"bytes,4,opt,name=request_id,json=requestId,proto3" json:"request_id,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ReleaseClaimRequest) Reset() {
+	*x = ReleaseClaimRequest{}
+	mi := &file_taskmem_v1_task_service_proto_msgTypes[18]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ReleaseClaimRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ReleaseClaimRequest) ProtoMessage() {}
+
+func (x *ReleaseClaimRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_taskmem_v1_task_service_proto_msgTypes[18]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ReleaseClaimRequest.ProtoReflect.Descriptor instead.
+func (*ReleaseClaimRequest) Descriptor() ([]byte, []int) {
+	return file_taskmem_v1_task_service_proto_rawDescGZIP(), []int{18}
+}
+
+func (x *ReleaseClaimRequest) GetTaskId() string {
+	if x != nil {
+		return x.TaskId
+	}
+	return ""
+}
+
+func (x *ReleaseClaimRequest) GetItemId() string {
+	if x != nil {
+		return x.ItemId
+	}
+	return ""
+}
+
+func (x *ReleaseClaimRequest) GetHolderId() string {
+	if x != nil {
+		return x.HolderId
+	}
+	return ""
+}
+
+func (x *ReleaseClaimRequest) GetRequestId() string {
+	if x != nil {
+		return x.RequestId
+	}
+	return ""
+}
+
+// ReleaseClaimResponse is the item given back.
+type ReleaseClaimResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The item, PENDING again and held by nobody.
+	Item          *PlanItem `protobuf:"bytes,1,opt,name=item,proto3" json:"item,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ReleaseClaimResponse) Reset() {
+	*x = ReleaseClaimResponse{}
+	mi := &file_taskmem_v1_task_service_proto_msgTypes[19]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ReleaseClaimResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ReleaseClaimResponse) ProtoMessage() {}
+
+func (x *ReleaseClaimResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_taskmem_v1_task_service_proto_msgTypes[19]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ReleaseClaimResponse.ProtoReflect.Descriptor instead.
+func (*ReleaseClaimResponse) Descriptor() ([]byte, []int) {
+	return file_taskmem_v1_task_service_proto_rawDescGZIP(), []int{19}
+}
+
+func (x *ReleaseClaimResponse) GetItem() *PlanItem {
+	if x != nil {
+		return x.Item
+	}
+	return nil
+}
+
 // RecordActionRequest appends an execution-log entry.
 type RecordActionRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -956,7 +1380,7 @@ type RecordActionRequest struct {
 
 func (x *RecordActionRequest) Reset() {
 	*x = RecordActionRequest{}
-	mi := &file_taskmem_v1_task_service_proto_msgTypes[14]
+	mi := &file_taskmem_v1_task_service_proto_msgTypes[20]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -968,7 +1392,7 @@ func (x *RecordActionRequest) String() string {
 func (*RecordActionRequest) ProtoMessage() {}
 
 func (x *RecordActionRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_taskmem_v1_task_service_proto_msgTypes[14]
+	mi := &file_taskmem_v1_task_service_proto_msgTypes[20]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -981,7 +1405,7 @@ func (x *RecordActionRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RecordActionRequest.ProtoReflect.Descriptor instead.
 func (*RecordActionRequest) Descriptor() ([]byte, []int) {
-	return file_taskmem_v1_task_service_proto_rawDescGZIP(), []int{14}
+	return file_taskmem_v1_task_service_proto_rawDescGZIP(), []int{20}
 }
 
 func (x *RecordActionRequest) GetTaskId() string {
@@ -1086,7 +1510,7 @@ type RecordActionResponse struct {
 
 func (x *RecordActionResponse) Reset() {
 	*x = RecordActionResponse{}
-	mi := &file_taskmem_v1_task_service_proto_msgTypes[15]
+	mi := &file_taskmem_v1_task_service_proto_msgTypes[21]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1098,7 +1522,7 @@ func (x *RecordActionResponse) String() string {
 func (*RecordActionResponse) ProtoMessage() {}
 
 func (x *RecordActionResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_taskmem_v1_task_service_proto_msgTypes[15]
+	mi := &file_taskmem_v1_task_service_proto_msgTypes[21]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1111,7 +1535,7 @@ func (x *RecordActionResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RecordActionResponse.ProtoReflect.Descriptor instead.
 func (*RecordActionResponse) Descriptor() ([]byte, []int) {
-	return file_taskmem_v1_task_service_proto_rawDescGZIP(), []int{15}
+	return file_taskmem_v1_task_service_proto_rawDescGZIP(), []int{21}
 }
 
 func (x *RecordActionResponse) GetAction() *Action {
@@ -1146,7 +1570,7 @@ type CompleteActionRequest struct {
 
 func (x *CompleteActionRequest) Reset() {
 	*x = CompleteActionRequest{}
-	mi := &file_taskmem_v1_task_service_proto_msgTypes[16]
+	mi := &file_taskmem_v1_task_service_proto_msgTypes[22]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1158,7 +1582,7 @@ func (x *CompleteActionRequest) String() string {
 func (*CompleteActionRequest) ProtoMessage() {}
 
 func (x *CompleteActionRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_taskmem_v1_task_service_proto_msgTypes[16]
+	mi := &file_taskmem_v1_task_service_proto_msgTypes[22]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1171,7 +1595,7 @@ func (x *CompleteActionRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CompleteActionRequest.ProtoReflect.Descriptor instead.
 func (*CompleteActionRequest) Descriptor() ([]byte, []int) {
-	return file_taskmem_v1_task_service_proto_rawDescGZIP(), []int{16}
+	return file_taskmem_v1_task_service_proto_rawDescGZIP(), []int{22}
 }
 
 func (x *CompleteActionRequest) GetActionId() string {
@@ -1241,7 +1665,7 @@ type CompleteActionResponse struct {
 
 func (x *CompleteActionResponse) Reset() {
 	*x = CompleteActionResponse{}
-	mi := &file_taskmem_v1_task_service_proto_msgTypes[17]
+	mi := &file_taskmem_v1_task_service_proto_msgTypes[23]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1253,7 +1677,7 @@ func (x *CompleteActionResponse) String() string {
 func (*CompleteActionResponse) ProtoMessage() {}
 
 func (x *CompleteActionResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_taskmem_v1_task_service_proto_msgTypes[17]
+	mi := &file_taskmem_v1_task_service_proto_msgTypes[23]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1266,7 +1690,7 @@ func (x *CompleteActionResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CompleteActionResponse.ProtoReflect.Descriptor instead.
 func (*CompleteActionResponse) Descriptor() ([]byte, []int) {
-	return file_taskmem_v1_task_service_proto_rawDescGZIP(), []int{17}
+	return file_taskmem_v1_task_service_proto_rawDescGZIP(), []int{23}
 }
 
 func (x *CompleteActionResponse) GetAction() *Action {
@@ -1297,7 +1721,7 @@ type ListActionsRequest struct {
 
 func (x *ListActionsRequest) Reset() {
 	*x = ListActionsRequest{}
-	mi := &file_taskmem_v1_task_service_proto_msgTypes[18]
+	mi := &file_taskmem_v1_task_service_proto_msgTypes[24]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1309,7 +1733,7 @@ func (x *ListActionsRequest) String() string {
 func (*ListActionsRequest) ProtoMessage() {}
 
 func (x *ListActionsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_taskmem_v1_task_service_proto_msgTypes[18]
+	mi := &file_taskmem_v1_task_service_proto_msgTypes[24]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1322,7 +1746,7 @@ func (x *ListActionsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListActionsRequest.ProtoReflect.Descriptor instead.
 func (*ListActionsRequest) Descriptor() ([]byte, []int) {
-	return file_taskmem_v1_task_service_proto_rawDescGZIP(), []int{18}
+	return file_taskmem_v1_task_service_proto_rawDescGZIP(), []int{24}
 }
 
 func (x *ListActionsRequest) GetTaskId() string {
@@ -1373,7 +1797,7 @@ type ListActionsResponse struct {
 
 func (x *ListActionsResponse) Reset() {
 	*x = ListActionsResponse{}
-	mi := &file_taskmem_v1_task_service_proto_msgTypes[19]
+	mi := &file_taskmem_v1_task_service_proto_msgTypes[25]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1385,7 +1809,7 @@ func (x *ListActionsResponse) String() string {
 func (*ListActionsResponse) ProtoMessage() {}
 
 func (x *ListActionsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_taskmem_v1_task_service_proto_msgTypes[19]
+	mi := &file_taskmem_v1_task_service_proto_msgTypes[25]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1398,7 +1822,7 @@ func (x *ListActionsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListActionsResponse.ProtoReflect.Descriptor instead.
 func (*ListActionsResponse) Descriptor() ([]byte, []int) {
-	return file_taskmem_v1_task_service_proto_rawDescGZIP(), []int{19}
+	return file_taskmem_v1_task_service_proto_rawDescGZIP(), []int{25}
 }
 
 func (x *ListActionsResponse) GetActions() []*Action {
@@ -1428,7 +1852,7 @@ type LogLineInput struct {
 
 func (x *LogLineInput) Reset() {
 	*x = LogLineInput{}
-	mi := &file_taskmem_v1_task_service_proto_msgTypes[20]
+	mi := &file_taskmem_v1_task_service_proto_msgTypes[26]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1440,7 +1864,7 @@ func (x *LogLineInput) String() string {
 func (*LogLineInput) ProtoMessage() {}
 
 func (x *LogLineInput) ProtoReflect() protoreflect.Message {
-	mi := &file_taskmem_v1_task_service_proto_msgTypes[20]
+	mi := &file_taskmem_v1_task_service_proto_msgTypes[26]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1453,7 +1877,7 @@ func (x *LogLineInput) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LogLineInput.ProtoReflect.Descriptor instead.
 func (*LogLineInput) Descriptor() ([]byte, []int) {
-	return file_taskmem_v1_task_service_proto_rawDescGZIP(), []int{20}
+	return file_taskmem_v1_task_service_proto_rawDescGZIP(), []int{26}
 }
 
 func (x *LogLineInput) GetStream() string {
@@ -1485,7 +1909,7 @@ type AppendActionLogRequest struct {
 
 func (x *AppendActionLogRequest) Reset() {
 	*x = AppendActionLogRequest{}
-	mi := &file_taskmem_v1_task_service_proto_msgTypes[21]
+	mi := &file_taskmem_v1_task_service_proto_msgTypes[27]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1497,7 +1921,7 @@ func (x *AppendActionLogRequest) String() string {
 func (*AppendActionLogRequest) ProtoMessage() {}
 
 func (x *AppendActionLogRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_taskmem_v1_task_service_proto_msgTypes[21]
+	mi := &file_taskmem_v1_task_service_proto_msgTypes[27]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1510,7 +1934,7 @@ func (x *AppendActionLogRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AppendActionLogRequest.ProtoReflect.Descriptor instead.
 func (*AppendActionLogRequest) Descriptor() ([]byte, []int) {
-	return file_taskmem_v1_task_service_proto_rawDescGZIP(), []int{21}
+	return file_taskmem_v1_task_service_proto_rawDescGZIP(), []int{27}
 }
 
 func (x *AppendActionLogRequest) GetActionId() string {
@@ -1547,7 +1971,7 @@ type AppendActionLogResponse struct {
 
 func (x *AppendActionLogResponse) Reset() {
 	*x = AppendActionLogResponse{}
-	mi := &file_taskmem_v1_task_service_proto_msgTypes[22]
+	mi := &file_taskmem_v1_task_service_proto_msgTypes[28]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1559,7 +1983,7 @@ func (x *AppendActionLogResponse) String() string {
 func (*AppendActionLogResponse) ProtoMessage() {}
 
 func (x *AppendActionLogResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_taskmem_v1_task_service_proto_msgTypes[22]
+	mi := &file_taskmem_v1_task_service_proto_msgTypes[28]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1572,7 +1996,7 @@ func (x *AppendActionLogResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AppendActionLogResponse.ProtoReflect.Descriptor instead.
 func (*AppendActionLogResponse) Descriptor() ([]byte, []int) {
-	return file_taskmem_v1_task_service_proto_rawDescGZIP(), []int{22}
+	return file_taskmem_v1_task_service_proto_rawDescGZIP(), []int{28}
 }
 
 func (x *AppendActionLogResponse) GetFirstSequence() int64 {
@@ -1602,7 +2026,7 @@ type TailActionLogRequest struct {
 
 func (x *TailActionLogRequest) Reset() {
 	*x = TailActionLogRequest{}
-	mi := &file_taskmem_v1_task_service_proto_msgTypes[23]
+	mi := &file_taskmem_v1_task_service_proto_msgTypes[29]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1614,7 +2038,7 @@ func (x *TailActionLogRequest) String() string {
 func (*TailActionLogRequest) ProtoMessage() {}
 
 func (x *TailActionLogRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_taskmem_v1_task_service_proto_msgTypes[23]
+	mi := &file_taskmem_v1_task_service_proto_msgTypes[29]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1627,7 +2051,7 @@ func (x *TailActionLogRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TailActionLogRequest.ProtoReflect.Descriptor instead.
 func (*TailActionLogRequest) Descriptor() ([]byte, []int) {
-	return file_taskmem_v1_task_service_proto_rawDescGZIP(), []int{23}
+	return file_taskmem_v1_task_service_proto_rawDescGZIP(), []int{29}
 }
 
 func (x *TailActionLogRequest) GetActionId() string {
@@ -1655,7 +2079,7 @@ type TailActionLogResponse struct {
 
 func (x *TailActionLogResponse) Reset() {
 	*x = TailActionLogResponse{}
-	mi := &file_taskmem_v1_task_service_proto_msgTypes[24]
+	mi := &file_taskmem_v1_task_service_proto_msgTypes[30]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1667,7 +2091,7 @@ func (x *TailActionLogResponse) String() string {
 func (*TailActionLogResponse) ProtoMessage() {}
 
 func (x *TailActionLogResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_taskmem_v1_task_service_proto_msgTypes[24]
+	mi := &file_taskmem_v1_task_service_proto_msgTypes[30]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1680,7 +2104,7 @@ func (x *TailActionLogResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TailActionLogResponse.ProtoReflect.Descriptor instead.
 func (*TailActionLogResponse) Descriptor() ([]byte, []int) {
-	return file_taskmem_v1_task_service_proto_rawDescGZIP(), []int{24}
+	return file_taskmem_v1_task_service_proto_rawDescGZIP(), []int{30}
 }
 
 func (x *TailActionLogResponse) GetLine() *ActionLogLine {
@@ -1711,7 +2135,7 @@ type PostMessageRequest struct {
 
 func (x *PostMessageRequest) Reset() {
 	*x = PostMessageRequest{}
-	mi := &file_taskmem_v1_task_service_proto_msgTypes[25]
+	mi := &file_taskmem_v1_task_service_proto_msgTypes[31]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1723,7 +2147,7 @@ func (x *PostMessageRequest) String() string {
 func (*PostMessageRequest) ProtoMessage() {}
 
 func (x *PostMessageRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_taskmem_v1_task_service_proto_msgTypes[25]
+	mi := &file_taskmem_v1_task_service_proto_msgTypes[31]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1736,7 +2160,7 @@ func (x *PostMessageRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PostMessageRequest.ProtoReflect.Descriptor instead.
 func (*PostMessageRequest) Descriptor() ([]byte, []int) {
-	return file_taskmem_v1_task_service_proto_rawDescGZIP(), []int{25}
+	return file_taskmem_v1_task_service_proto_rawDescGZIP(), []int{31}
 }
 
 func (x *PostMessageRequest) GetTaskId() string {
@@ -1795,7 +2219,7 @@ type PostMessageResponse struct {
 
 func (x *PostMessageResponse) Reset() {
 	*x = PostMessageResponse{}
-	mi := &file_taskmem_v1_task_service_proto_msgTypes[26]
+	mi := &file_taskmem_v1_task_service_proto_msgTypes[32]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1807,7 +2231,7 @@ func (x *PostMessageResponse) String() string {
 func (*PostMessageResponse) ProtoMessage() {}
 
 func (x *PostMessageResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_taskmem_v1_task_service_proto_msgTypes[26]
+	mi := &file_taskmem_v1_task_service_proto_msgTypes[32]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1820,7 +2244,7 @@ func (x *PostMessageResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PostMessageResponse.ProtoReflect.Descriptor instead.
 func (*PostMessageResponse) Descriptor() ([]byte, []int) {
-	return file_taskmem_v1_task_service_proto_rawDescGZIP(), []int{26}
+	return file_taskmem_v1_task_service_proto_rawDescGZIP(), []int{32}
 }
 
 func (x *PostMessageResponse) GetMessage() *Message {
@@ -1856,7 +2280,7 @@ type ListMessagesRequest struct {
 
 func (x *ListMessagesRequest) Reset() {
 	*x = ListMessagesRequest{}
-	mi := &file_taskmem_v1_task_service_proto_msgTypes[27]
+	mi := &file_taskmem_v1_task_service_proto_msgTypes[33]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1868,7 +2292,7 @@ func (x *ListMessagesRequest) String() string {
 func (*ListMessagesRequest) ProtoMessage() {}
 
 func (x *ListMessagesRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_taskmem_v1_task_service_proto_msgTypes[27]
+	mi := &file_taskmem_v1_task_service_proto_msgTypes[33]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1881,7 +2305,7 @@ func (x *ListMessagesRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListMessagesRequest.ProtoReflect.Descriptor instead.
 func (*ListMessagesRequest) Descriptor() ([]byte, []int) {
-	return file_taskmem_v1_task_service_proto_rawDescGZIP(), []int{27}
+	return file_taskmem_v1_task_service_proto_rawDescGZIP(), []int{33}
 }
 
 func (x *ListMessagesRequest) GetTaskId() string {
@@ -1932,7 +2356,7 @@ type ListMessagesResponse struct {
 
 func (x *ListMessagesResponse) Reset() {
 	*x = ListMessagesResponse{}
-	mi := &file_taskmem_v1_task_service_proto_msgTypes[28]
+	mi := &file_taskmem_v1_task_service_proto_msgTypes[34]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1944,7 +2368,7 @@ func (x *ListMessagesResponse) String() string {
 func (*ListMessagesResponse) ProtoMessage() {}
 
 func (x *ListMessagesResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_taskmem_v1_task_service_proto_msgTypes[28]
+	mi := &file_taskmem_v1_task_service_proto_msgTypes[34]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1957,7 +2381,7 @@ func (x *ListMessagesResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListMessagesResponse.ProtoReflect.Descriptor instead.
 func (*ListMessagesResponse) Descriptor() ([]byte, []int) {
-	return file_taskmem_v1_task_service_proto_rawDescGZIP(), []int{28}
+	return file_taskmem_v1_task_service_proto_rawDescGZIP(), []int{34}
 }
 
 func (x *ListMessagesResponse) GetMessages() []*Message {
@@ -1993,7 +2417,7 @@ type RecordContextSnapshotRequest struct {
 
 func (x *RecordContextSnapshotRequest) Reset() {
 	*x = RecordContextSnapshotRequest{}
-	mi := &file_taskmem_v1_task_service_proto_msgTypes[29]
+	mi := &file_taskmem_v1_task_service_proto_msgTypes[35]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2005,7 +2429,7 @@ func (x *RecordContextSnapshotRequest) String() string {
 func (*RecordContextSnapshotRequest) ProtoMessage() {}
 
 func (x *RecordContextSnapshotRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_taskmem_v1_task_service_proto_msgTypes[29]
+	mi := &file_taskmem_v1_task_service_proto_msgTypes[35]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2018,7 +2442,7 @@ func (x *RecordContextSnapshotRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RecordContextSnapshotRequest.ProtoReflect.Descriptor instead.
 func (*RecordContextSnapshotRequest) Descriptor() ([]byte, []int) {
-	return file_taskmem_v1_task_service_proto_rawDescGZIP(), []int{29}
+	return file_taskmem_v1_task_service_proto_rawDescGZIP(), []int{35}
 }
 
 func (x *RecordContextSnapshotRequest) GetTaskId() string {
@@ -2067,7 +2491,7 @@ type RecordContextSnapshotResponse struct {
 
 func (x *RecordContextSnapshotResponse) Reset() {
 	*x = RecordContextSnapshotResponse{}
-	mi := &file_taskmem_v1_task_service_proto_msgTypes[30]
+	mi := &file_taskmem_v1_task_service_proto_msgTypes[36]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2079,7 +2503,7 @@ func (x *RecordContextSnapshotResponse) String() string {
 func (*RecordContextSnapshotResponse) ProtoMessage() {}
 
 func (x *RecordContextSnapshotResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_taskmem_v1_task_service_proto_msgTypes[30]
+	mi := &file_taskmem_v1_task_service_proto_msgTypes[36]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2092,7 +2516,7 @@ func (x *RecordContextSnapshotResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RecordContextSnapshotResponse.ProtoReflect.Descriptor instead.
 func (*RecordContextSnapshotResponse) Descriptor() ([]byte, []int) {
-	return file_taskmem_v1_task_service_proto_rawDescGZIP(), []int{30}
+	return file_taskmem_v1_task_service_proto_rawDescGZIP(), []int{36}
 }
 
 func (x *RecordContextSnapshotResponse) GetSnapshot() *ContextSnapshot {
@@ -2117,7 +2541,7 @@ type ListContextSnapshotsRequest struct {
 
 func (x *ListContextSnapshotsRequest) Reset() {
 	*x = ListContextSnapshotsRequest{}
-	mi := &file_taskmem_v1_task_service_proto_msgTypes[31]
+	mi := &file_taskmem_v1_task_service_proto_msgTypes[37]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2129,7 +2553,7 @@ func (x *ListContextSnapshotsRequest) String() string {
 func (*ListContextSnapshotsRequest) ProtoMessage() {}
 
 func (x *ListContextSnapshotsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_taskmem_v1_task_service_proto_msgTypes[31]
+	mi := &file_taskmem_v1_task_service_proto_msgTypes[37]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2142,7 +2566,7 @@ func (x *ListContextSnapshotsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListContextSnapshotsRequest.ProtoReflect.Descriptor instead.
 func (*ListContextSnapshotsRequest) Descriptor() ([]byte, []int) {
-	return file_taskmem_v1_task_service_proto_rawDescGZIP(), []int{31}
+	return file_taskmem_v1_task_service_proto_rawDescGZIP(), []int{37}
 }
 
 func (x *ListContextSnapshotsRequest) GetTaskId() string {
@@ -2179,7 +2603,7 @@ type ListContextSnapshotsResponse struct {
 
 func (x *ListContextSnapshotsResponse) Reset() {
 	*x = ListContextSnapshotsResponse{}
-	mi := &file_taskmem_v1_task_service_proto_msgTypes[32]
+	mi := &file_taskmem_v1_task_service_proto_msgTypes[38]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2191,7 +2615,7 @@ func (x *ListContextSnapshotsResponse) String() string {
 func (*ListContextSnapshotsResponse) ProtoMessage() {}
 
 func (x *ListContextSnapshotsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_taskmem_v1_task_service_proto_msgTypes[32]
+	mi := &file_taskmem_v1_task_service_proto_msgTypes[38]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2204,7 +2628,7 @@ func (x *ListContextSnapshotsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListContextSnapshotsResponse.ProtoReflect.Descriptor instead.
 func (*ListContextSnapshotsResponse) Descriptor() ([]byte, []int) {
-	return file_taskmem_v1_task_service_proto_rawDescGZIP(), []int{32}
+	return file_taskmem_v1_task_service_proto_rawDescGZIP(), []int{38}
 }
 
 func (x *ListContextSnapshotsResponse) GetSnapshots() []*ContextSnapshot {
@@ -2236,7 +2660,7 @@ type SubscribeEventsRequest struct {
 
 func (x *SubscribeEventsRequest) Reset() {
 	*x = SubscribeEventsRequest{}
-	mi := &file_taskmem_v1_task_service_proto_msgTypes[33]
+	mi := &file_taskmem_v1_task_service_proto_msgTypes[39]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2248,7 +2672,7 @@ func (x *SubscribeEventsRequest) String() string {
 func (*SubscribeEventsRequest) ProtoMessage() {}
 
 func (x *SubscribeEventsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_taskmem_v1_task_service_proto_msgTypes[33]
+	mi := &file_taskmem_v1_task_service_proto_msgTypes[39]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2261,7 +2685,7 @@ func (x *SubscribeEventsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SubscribeEventsRequest.ProtoReflect.Descriptor instead.
 func (*SubscribeEventsRequest) Descriptor() ([]byte, []int) {
-	return file_taskmem_v1_task_service_proto_rawDescGZIP(), []int{33}
+	return file_taskmem_v1_task_service_proto_rawDescGZIP(), []int{39}
 }
 
 func (x *SubscribeEventsRequest) GetTaskIds() []string {
@@ -2296,7 +2720,7 @@ type SubscribeEventsResponse struct {
 
 func (x *SubscribeEventsResponse) Reset() {
 	*x = SubscribeEventsResponse{}
-	mi := &file_taskmem_v1_task_service_proto_msgTypes[34]
+	mi := &file_taskmem_v1_task_service_proto_msgTypes[40]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2308,7 +2732,7 @@ func (x *SubscribeEventsResponse) String() string {
 func (*SubscribeEventsResponse) ProtoMessage() {}
 
 func (x *SubscribeEventsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_taskmem_v1_task_service_proto_msgTypes[34]
+	mi := &file_taskmem_v1_task_service_proto_msgTypes[40]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2321,7 +2745,7 @@ func (x *SubscribeEventsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SubscribeEventsResponse.ProtoReflect.Descriptor instead.
 func (*SubscribeEventsResponse) Descriptor() ([]byte, []int) {
-	return file_taskmem_v1_task_service_proto_rawDescGZIP(), []int{34}
+	return file_taskmem_v1_task_service_proto_rawDescGZIP(), []int{40}
 }
 
 func (x *SubscribeEventsResponse) GetEvent() *Event {
@@ -2350,7 +2774,7 @@ type ListEventsRequest struct {
 
 func (x *ListEventsRequest) Reset() {
 	*x = ListEventsRequest{}
-	mi := &file_taskmem_v1_task_service_proto_msgTypes[35]
+	mi := &file_taskmem_v1_task_service_proto_msgTypes[41]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2362,7 +2786,7 @@ func (x *ListEventsRequest) String() string {
 func (*ListEventsRequest) ProtoMessage() {}
 
 func (x *ListEventsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_taskmem_v1_task_service_proto_msgTypes[35]
+	mi := &file_taskmem_v1_task_service_proto_msgTypes[41]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2375,7 +2799,7 @@ func (x *ListEventsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListEventsRequest.ProtoReflect.Descriptor instead.
 func (*ListEventsRequest) Descriptor() ([]byte, []int) {
-	return file_taskmem_v1_task_service_proto_rawDescGZIP(), []int{35}
+	return file_taskmem_v1_task_service_proto_rawDescGZIP(), []int{41}
 }
 
 func (x *ListEventsRequest) GetTaskIds() []string {
@@ -2426,7 +2850,7 @@ type ListEventsResponse struct {
 
 func (x *ListEventsResponse) Reset() {
 	*x = ListEventsResponse{}
-	mi := &file_taskmem_v1_task_service_proto_msgTypes[36]
+	mi := &file_taskmem_v1_task_service_proto_msgTypes[42]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2438,7 +2862,7 @@ func (x *ListEventsResponse) String() string {
 func (*ListEventsResponse) ProtoMessage() {}
 
 func (x *ListEventsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_taskmem_v1_task_service_proto_msgTypes[36]
+	mi := &file_taskmem_v1_task_service_proto_msgTypes[42]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2451,7 +2875,7 @@ func (x *ListEventsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListEventsResponse.ProtoReflect.Descriptor instead.
 func (*ListEventsResponse) Descriptor() ([]byte, []int) {
-	return file_taskmem_v1_task_service_proto_rawDescGZIP(), []int{36}
+	return file_taskmem_v1_task_service_proto_rawDescGZIP(), []int{42}
 }
 
 func (x *ListEventsResponse) GetEvents() []*Event {
@@ -2481,7 +2905,7 @@ type GetProgressRequest struct {
 
 func (x *GetProgressRequest) Reset() {
 	*x = GetProgressRequest{}
-	mi := &file_taskmem_v1_task_service_proto_msgTypes[37]
+	mi := &file_taskmem_v1_task_service_proto_msgTypes[43]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2493,7 +2917,7 @@ func (x *GetProgressRequest) String() string {
 func (*GetProgressRequest) ProtoMessage() {}
 
 func (x *GetProgressRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_taskmem_v1_task_service_proto_msgTypes[37]
+	mi := &file_taskmem_v1_task_service_proto_msgTypes[43]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2506,7 +2930,7 @@ func (x *GetProgressRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetProgressRequest.ProtoReflect.Descriptor instead.
 func (*GetProgressRequest) Descriptor() ([]byte, []int) {
-	return file_taskmem_v1_task_service_proto_rawDescGZIP(), []int{37}
+	return file_taskmem_v1_task_service_proto_rawDescGZIP(), []int{43}
 }
 
 func (x *GetProgressRequest) GetTaskId() string {
@@ -2570,13 +2994,16 @@ type GetProgressResponse struct {
 	// decisions, constraints and open_questions; `summary` asks them too. Settle one by retiring the
 	// items that no longer hold (StateService.SetStateItemStatus SUPERSEDED, or `supersedes`).
 	OpenConflicts []*StateConflict `protobuf:"bytes,17,rep,name=open_conflicts,json=openConflicts,proto3" json:"open_conflicts,omitempty"`
+	// The claims held now (ClaimPlanItem), in plan order of their items: who
+	// holds which item, and until when.
+	Claims        []*PlanItemClaim `protobuf:"bytes,18,rep,name=claims,proto3" json:"claims,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
 func (x *GetProgressResponse) Reset() {
 	*x = GetProgressResponse{}
-	mi := &file_taskmem_v1_task_service_proto_msgTypes[38]
+	mi := &file_taskmem_v1_task_service_proto_msgTypes[44]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2588,7 +3015,7 @@ func (x *GetProgressResponse) String() string {
 func (*GetProgressResponse) ProtoMessage() {}
 
 func (x *GetProgressResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_taskmem_v1_task_service_proto_msgTypes[38]
+	mi := &file_taskmem_v1_task_service_proto_msgTypes[44]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2601,7 +3028,7 @@ func (x *GetProgressResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetProgressResponse.ProtoReflect.Descriptor instead.
 func (*GetProgressResponse) Descriptor() ([]byte, []int) {
-	return file_taskmem_v1_task_service_proto_rawDescGZIP(), []int{38}
+	return file_taskmem_v1_task_service_proto_rawDescGZIP(), []int{44}
 }
 
 func (x *GetProgressResponse) GetTask() *Task {
@@ -2723,6 +3150,13 @@ func (x *GetProgressResponse) GetOpenConflicts() []*StateConflict {
 	return nil
 }
 
+func (x *GetProgressResponse) GetClaims() []*PlanItemClaim {
+	if x != nil {
+		return x.Claims
+	}
+	return nil
+}
+
 // ListWebhookDeliveriesRequest filters and pages webhook deliveries.
 type ListWebhookDeliveriesRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -2741,7 +3175,7 @@ type ListWebhookDeliveriesRequest struct {
 
 func (x *ListWebhookDeliveriesRequest) Reset() {
 	*x = ListWebhookDeliveriesRequest{}
-	mi := &file_taskmem_v1_task_service_proto_msgTypes[39]
+	mi := &file_taskmem_v1_task_service_proto_msgTypes[45]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2753,7 +3187,7 @@ func (x *ListWebhookDeliveriesRequest) String() string {
 func (*ListWebhookDeliveriesRequest) ProtoMessage() {}
 
 func (x *ListWebhookDeliveriesRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_taskmem_v1_task_service_proto_msgTypes[39]
+	mi := &file_taskmem_v1_task_service_proto_msgTypes[45]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2766,7 +3200,7 @@ func (x *ListWebhookDeliveriesRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListWebhookDeliveriesRequest.ProtoReflect.Descriptor instead.
 func (*ListWebhookDeliveriesRequest) Descriptor() ([]byte, []int) {
-	return file_taskmem_v1_task_service_proto_rawDescGZIP(), []int{39}
+	return file_taskmem_v1_task_service_proto_rawDescGZIP(), []int{45}
 }
 
 func (x *ListWebhookDeliveriesRequest) GetTaskId() string {
@@ -2810,7 +3244,7 @@ type ListWebhookDeliveriesResponse struct {
 
 func (x *ListWebhookDeliveriesResponse) Reset() {
 	*x = ListWebhookDeliveriesResponse{}
-	mi := &file_taskmem_v1_task_service_proto_msgTypes[40]
+	mi := &file_taskmem_v1_task_service_proto_msgTypes[46]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2822,7 +3256,7 @@ func (x *ListWebhookDeliveriesResponse) String() string {
 func (*ListWebhookDeliveriesResponse) ProtoMessage() {}
 
 func (x *ListWebhookDeliveriesResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_taskmem_v1_task_service_proto_msgTypes[40]
+	mi := &file_taskmem_v1_task_service_proto_msgTypes[46]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2835,7 +3269,7 @@ func (x *ListWebhookDeliveriesResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListWebhookDeliveriesResponse.ProtoReflect.Descriptor instead.
 func (*ListWebhookDeliveriesResponse) Descriptor() ([]byte, []int) {
-	return file_taskmem_v1_task_service_proto_rawDescGZIP(), []int{40}
+	return file_taskmem_v1_task_service_proto_rawDescGZIP(), []int{46}
 }
 
 func (x *ListWebhookDeliveriesResponse) GetDeliveries() []*WebhookDelivery {
@@ -2861,7 +3295,7 @@ type GetWebhookSecretRequest struct {
 
 func (x *GetWebhookSecretRequest) Reset() {
 	*x = GetWebhookSecretRequest{}
-	mi := &file_taskmem_v1_task_service_proto_msgTypes[41]
+	mi := &file_taskmem_v1_task_service_proto_msgTypes[47]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2873,7 +3307,7 @@ func (x *GetWebhookSecretRequest) String() string {
 func (*GetWebhookSecretRequest) ProtoMessage() {}
 
 func (x *GetWebhookSecretRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_taskmem_v1_task_service_proto_msgTypes[41]
+	mi := &file_taskmem_v1_task_service_proto_msgTypes[47]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2886,7 +3320,7 @@ func (x *GetWebhookSecretRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetWebhookSecretRequest.ProtoReflect.Descriptor instead.
 func (*GetWebhookSecretRequest) Descriptor() ([]byte, []int) {
-	return file_taskmem_v1_task_service_proto_rawDescGZIP(), []int{41}
+	return file_taskmem_v1_task_service_proto_rawDescGZIP(), []int{47}
 }
 
 // GetWebhookSecretResponse carries the secret.
@@ -2900,7 +3334,7 @@ type GetWebhookSecretResponse struct {
 
 func (x *GetWebhookSecretResponse) Reset() {
 	*x = GetWebhookSecretResponse{}
-	mi := &file_taskmem_v1_task_service_proto_msgTypes[42]
+	mi := &file_taskmem_v1_task_service_proto_msgTypes[48]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2912,7 +3346,7 @@ func (x *GetWebhookSecretResponse) String() string {
 func (*GetWebhookSecretResponse) ProtoMessage() {}
 
 func (x *GetWebhookSecretResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_taskmem_v1_task_service_proto_msgTypes[42]
+	mi := &file_taskmem_v1_task_service_proto_msgTypes[48]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2925,7 +3359,7 @@ func (x *GetWebhookSecretResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetWebhookSecretResponse.ProtoReflect.Descriptor instead.
 func (*GetWebhookSecretResponse) Descriptor() ([]byte, []int) {
-	return file_taskmem_v1_task_service_proto_rawDescGZIP(), []int{42}
+	return file_taskmem_v1_task_service_proto_rawDescGZIP(), []int{48}
 }
 
 func (x *GetWebhookSecretResponse) GetSecret() string {
@@ -2950,7 +3384,7 @@ type RotateWebhookSecretRequest struct {
 
 func (x *RotateWebhookSecretRequest) Reset() {
 	*x = RotateWebhookSecretRequest{}
-	mi := &file_taskmem_v1_task_service_proto_msgTypes[43]
+	mi := &file_taskmem_v1_task_service_proto_msgTypes[49]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2962,7 +3396,7 @@ func (x *RotateWebhookSecretRequest) String() string {
 func (*RotateWebhookSecretRequest) ProtoMessage() {}
 
 func (x *RotateWebhookSecretRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_taskmem_v1_task_service_proto_msgTypes[43]
+	mi := &file_taskmem_v1_task_service_proto_msgTypes[49]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2975,7 +3409,7 @@ func (x *RotateWebhookSecretRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RotateWebhookSecretRequest.ProtoReflect.Descriptor instead.
 func (*RotateWebhookSecretRequest) Descriptor() ([]byte, []int) {
-	return file_taskmem_v1_task_service_proto_rawDescGZIP(), []int{43}
+	return file_taskmem_v1_task_service_proto_rawDescGZIP(), []int{49}
 }
 
 func (x *RotateWebhookSecretRequest) GetOverlap() *durationpb.Duration {
@@ -3006,7 +3440,7 @@ type RotateWebhookSecretResponse struct {
 
 func (x *RotateWebhookSecretResponse) Reset() {
 	*x = RotateWebhookSecretResponse{}
-	mi := &file_taskmem_v1_task_service_proto_msgTypes[44]
+	mi := &file_taskmem_v1_task_service_proto_msgTypes[50]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3018,7 +3452,7 @@ func (x *RotateWebhookSecretResponse) String() string {
 func (*RotateWebhookSecretResponse) ProtoMessage() {}
 
 func (x *RotateWebhookSecretResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_taskmem_v1_task_service_proto_msgTypes[44]
+	mi := &file_taskmem_v1_task_service_proto_msgTypes[50]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3031,7 +3465,7 @@ func (x *RotateWebhookSecretResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RotateWebhookSecretResponse.ProtoReflect.Descriptor instead.
 func (*RotateWebhookSecretResponse) Descriptor() ([]byte, []int) {
-	return file_taskmem_v1_task_service_proto_rawDescGZIP(), []int{44}
+	return file_taskmem_v1_task_service_proto_rawDescGZIP(), []int{50}
 }
 
 func (x *RotateWebhookSecretResponse) GetSecret() string {
@@ -3105,7 +3539,7 @@ const file_taskmem_v1_task_service_proto_rawDesc = "" +
 	"\atask_id\x18\x01 \x01(\tR\x06taskId\x12\x18\n" +
 	"\aversion\x18\x02 \x01(\x05R\aversion\"7\n" +
 	"\x0fGetPlanResponse\x12$\n" +
-	"\x04plan\x18\x01 \x01(\v2\x10.taskmem.v1.PlanR\x04plan\"\x80\x02\n" +
+	"\x04plan\x18\x01 \x01(\v2\x10.taskmem.v1.PlanR\x04plan\"\x9d\x02\n" +
 	"\x15UpdatePlanItemRequest\x12\x17\n" +
 	"\atask_id\x18\x01 \x01(\tR\x06taskId\x12\x17\n" +
 	"\aitem_id\x18\x02 \x01(\tR\x06itemId\x122\n" +
@@ -3113,11 +3547,41 @@ const file_taskmem_v1_task_service_proto_rawDesc = "" +
 	"\asummary\x18\x04 \x01(\tH\x00R\asummary\x88\x01\x01\x12&\n" +
 	"\factive_issue\x18\x05 \x01(\tH\x01R\vactiveIssue\x88\x01\x01\x12\x1d\n" +
 	"\n" +
-	"request_id\x18\x06 \x01(\tR\trequestIdB\n" +
+	"request_id\x18\x06 \x01(\tR\trequestId\x12\x1b\n" +
+	"\tholder_id\x18\a \x01(\tR\bholderIdB\n" +
 	"\n" +
 	"\b_summaryB\x0f\n" +
 	"\r_active_issue\"B\n" +
 	"\x16UpdatePlanItemResponse\x12(\n" +
+	"\x04item\x18\x01 \x01(\v2\x14.taskmem.v1.PlanItemR\x04item\"\xec\x01\n" +
+	"\x14ClaimPlanItemRequest\x12\x17\n" +
+	"\atask_id\x18\x01 \x01(\tR\x06taskId\x12\x1b\n" +
+	"\tholder_id\x18\x02 \x01(\tR\bholderId\x12/\n" +
+	"\x05lease\x18\x03 \x01(\v2\x19.google.protobuf.DurationR\x05lease\x12\x17\n" +
+	"\aitem_id\x18\x04 \x01(\tR\x06itemId\x12\x16\n" +
+	"\x06stages\x18\x05 \x03(\tR\x06stages\x12\x1d\n" +
+	"\n" +
+	"tool_names\x18\x06 \x03(\tR\ttoolNames\x12\x1d\n" +
+	"\n" +
+	"request_id\x18\a \x01(\tR\trequestId\"\x9b\x01\n" +
+	"\x15ClaimPlanItemResponse\x12(\n" +
+	"\x04item\x18\x01 \x01(\v2\x14.taskmem.v1.PlanItemR\x04item\x12/\n" +
+	"\x05claim\x18\x02 \x01(\v2\x19.taskmem.v1.PlanItemClaimR\x05claim\x12'\n" +
+	"\x0fremaining_count\x18\x03 \x01(\x05R\x0eremainingCount\"\x93\x01\n" +
+	"\x11RenewClaimRequest\x12\x17\n" +
+	"\atask_id\x18\x01 \x01(\tR\x06taskId\x12\x17\n" +
+	"\aitem_id\x18\x02 \x01(\tR\x06itemId\x12\x1b\n" +
+	"\tholder_id\x18\x03 \x01(\tR\bholderId\x12/\n" +
+	"\x05lease\x18\x04 \x01(\v2\x19.google.protobuf.DurationR\x05lease\"E\n" +
+	"\x12RenewClaimResponse\x12/\n" +
+	"\x05claim\x18\x01 \x01(\v2\x19.taskmem.v1.PlanItemClaimR\x05claim\"\x83\x01\n" +
+	"\x13ReleaseClaimRequest\x12\x17\n" +
+	"\atask_id\x18\x01 \x01(\tR\x06taskId\x12\x17\n" +
+	"\aitem_id\x18\x02 \x01(\tR\x06itemId\x12\x1b\n" +
+	"\tholder_id\x18\x03 \x01(\tR\bholderId\x12\x1d\n" +
+	"\n" +
+	"request_id\x18\x04 \x01(\tR\trequestId\"@\n" +
+	"\x14ReleaseClaimResponse\x12(\n" +
 	"\x04item\x18\x01 \x01(\v2\x14.taskmem.v1.PlanItemR\x04item\"\xed\x03\n" +
 	"\x13RecordActionRequest\x12\x17\n" +
 	"\atask_id\x18\x01 \x01(\tR\x06taskId\x12 \n" +
@@ -3237,7 +3701,7 @@ const file_taskmem_v1_task_service_proto_rawDesc = "" +
 	"\x0fnext_page_token\x18\x02 \x01(\tR\rnextPageToken\"_\n" +
 	"\x12GetProgressRequest\x12\x17\n" +
 	"\atask_id\x18\x01 \x01(\tR\x06taskId\x120\n" +
-	"\x14recent_message_count\x18\x02 \x01(\x05R\x12recentMessageCount\"\xb2\x06\n" +
+	"\x14recent_message_count\x18\x02 \x01(\x05R\x12recentMessageCount\"\xe5\x06\n" +
 	"\x13GetProgressResponse\x12$\n" +
 	"\x04task\x18\x01 \x01(\v2\x10.taskmem.v1.TaskR\x04task\x12!\n" +
 	"\fplan_version\x18\x02 \x01(\x05R\vplanVersion\x122\n" +
@@ -3260,7 +3724,8 @@ const file_taskmem_v1_task_service_proto_rawDesc = "" +
 	"open_waits\x18\x0f \x03(\v2\x14.taskmem.v1.OpenWaitR\topenWaits\x12\x1f\n" +
 	"\vready_count\x18\x10 \x01(\x05R\n" +
 	"readyCount\x12@\n" +
-	"\x0eopen_conflicts\x18\x11 \x03(\v2\x19.taskmem.v1.StateConflictR\ropenConflicts\"\xad\x01\n" +
+	"\x0eopen_conflicts\x18\x11 \x03(\v2\x19.taskmem.v1.StateConflictR\ropenConflicts\x121\n" +
+	"\x06claims\x18\x12 \x03(\v2\x19.taskmem.v1.PlanItemClaimR\x06claims\"\xad\x01\n" +
 	"\x1cListWebhookDeliveriesRequest\x12\x17\n" +
 	"\atask_id\x18\x01 \x01(\tR\x06taskId\x128\n" +
 	"\x06states\x18\x02 \x03(\x0e2 .taskmem.v1.WebhookDeliveryStateR\x06states\x12\x1b\n" +
@@ -3281,7 +3746,7 @@ const file_taskmem_v1_task_service_proto_rawDesc = "" +
 	"request_id\x18\x02 \x01(\tR\trequestId\"\x90\x01\n" +
 	"\x1bRotateWebhookSecretResponse\x12\x16\n" +
 	"\x06secret\x18\x01 \x01(\tR\x06secret\x12Y\n" +
-	"\x1bprevious_secret_expire_time\x18\x02 \x01(\v2\x1a.google.protobuf.TimestampR\x18previousSecretExpireTime2\xba\x0f\n" +
+	"\x1bprevious_secret_expire_time\x18\x02 \x01(\v2\x1a.google.protobuf.TimestampR\x18previousSecretExpireTime2\xb5\x11\n" +
 	"\vTaskService\x12K\n" +
 	"\n" +
 	"CreateTask\x12\x1d.taskmem.v1.CreateTaskRequest\x1a\x1e.taskmem.v1.CreateTaskResponse\x12G\n" +
@@ -3291,7 +3756,11 @@ const file_taskmem_v1_task_service_proto_rawDesc = "" +
 	"UpdateTask\x12\x1d.taskmem.v1.UpdateTaskRequest\x1a\x1e.taskmem.v1.UpdateTaskResponse\x12N\n" +
 	"\vReplacePlan\x12\x1e.taskmem.v1.ReplacePlanRequest\x1a\x1f.taskmem.v1.ReplacePlanResponse\x12G\n" +
 	"\aGetPlan\x12\x1a.taskmem.v1.GetPlanRequest\x1a\x1b.taskmem.v1.GetPlanResponse\"\x03\x90\x02\x01\x12W\n" +
-	"\x0eUpdatePlanItem\x12!.taskmem.v1.UpdatePlanItemRequest\x1a\".taskmem.v1.UpdatePlanItemResponse\x12Q\n" +
+	"\x0eUpdatePlanItem\x12!.taskmem.v1.UpdatePlanItemRequest\x1a\".taskmem.v1.UpdatePlanItemResponse\x12T\n" +
+	"\rClaimPlanItem\x12 .taskmem.v1.ClaimPlanItemRequest\x1a!.taskmem.v1.ClaimPlanItemResponse\x12P\n" +
+	"\n" +
+	"RenewClaim\x12\x1d.taskmem.v1.RenewClaimRequest\x1a\x1e.taskmem.v1.RenewClaimResponse\"\x03\x90\x02\x02\x12Q\n" +
+	"\fReleaseClaim\x12\x1f.taskmem.v1.ReleaseClaimRequest\x1a .taskmem.v1.ReleaseClaimResponse\x12Q\n" +
 	"\fRecordAction\x12\x1f.taskmem.v1.RecordActionRequest\x1a .taskmem.v1.RecordActionResponse\x12W\n" +
 	"\x0eCompleteAction\x12!.taskmem.v1.CompleteActionRequest\x1a\".taskmem.v1.CompleteActionResponse\x12S\n" +
 	"\vListActions\x12\x1e.taskmem.v1.ListActionsRequest\x1a\x1f.taskmem.v1.ListActionsResponse\"\x03\x90\x02\x01\x12Z\n" +
@@ -3321,7 +3790,7 @@ func file_taskmem_v1_task_service_proto_rawDescGZIP() []byte {
 	return file_taskmem_v1_task_service_proto_rawDescData
 }
 
-var file_taskmem_v1_task_service_proto_msgTypes = make([]protoimpl.MessageInfo, 45)
+var file_taskmem_v1_task_service_proto_msgTypes = make([]protoimpl.MessageInfo, 51)
 var file_taskmem_v1_task_service_proto_goTypes = []any{
 	(*CreateTaskRequest)(nil),             // 0: taskmem.v1.CreateTaskRequest
 	(*CreateTaskResponse)(nil),            // 1: taskmem.v1.CreateTaskResponse
@@ -3337,176 +3806,196 @@ var file_taskmem_v1_task_service_proto_goTypes = []any{
 	(*GetPlanResponse)(nil),               // 11: taskmem.v1.GetPlanResponse
 	(*UpdatePlanItemRequest)(nil),         // 12: taskmem.v1.UpdatePlanItemRequest
 	(*UpdatePlanItemResponse)(nil),        // 13: taskmem.v1.UpdatePlanItemResponse
-	(*RecordActionRequest)(nil),           // 14: taskmem.v1.RecordActionRequest
-	(*RecordActionResponse)(nil),          // 15: taskmem.v1.RecordActionResponse
-	(*CompleteActionRequest)(nil),         // 16: taskmem.v1.CompleteActionRequest
-	(*CompleteActionResponse)(nil),        // 17: taskmem.v1.CompleteActionResponse
-	(*ListActionsRequest)(nil),            // 18: taskmem.v1.ListActionsRequest
-	(*ListActionsResponse)(nil),           // 19: taskmem.v1.ListActionsResponse
-	(*LogLineInput)(nil),                  // 20: taskmem.v1.LogLineInput
-	(*AppendActionLogRequest)(nil),        // 21: taskmem.v1.AppendActionLogRequest
-	(*AppendActionLogResponse)(nil),       // 22: taskmem.v1.AppendActionLogResponse
-	(*TailActionLogRequest)(nil),          // 23: taskmem.v1.TailActionLogRequest
-	(*TailActionLogResponse)(nil),         // 24: taskmem.v1.TailActionLogResponse
-	(*PostMessageRequest)(nil),            // 25: taskmem.v1.PostMessageRequest
-	(*PostMessageResponse)(nil),           // 26: taskmem.v1.PostMessageResponse
-	(*ListMessagesRequest)(nil),           // 27: taskmem.v1.ListMessagesRequest
-	(*ListMessagesResponse)(nil),          // 28: taskmem.v1.ListMessagesResponse
-	(*RecordContextSnapshotRequest)(nil),  // 29: taskmem.v1.RecordContextSnapshotRequest
-	(*RecordContextSnapshotResponse)(nil), // 30: taskmem.v1.RecordContextSnapshotResponse
-	(*ListContextSnapshotsRequest)(nil),   // 31: taskmem.v1.ListContextSnapshotsRequest
-	(*ListContextSnapshotsResponse)(nil),  // 32: taskmem.v1.ListContextSnapshotsResponse
-	(*SubscribeEventsRequest)(nil),        // 33: taskmem.v1.SubscribeEventsRequest
-	(*SubscribeEventsResponse)(nil),       // 34: taskmem.v1.SubscribeEventsResponse
-	(*ListEventsRequest)(nil),             // 35: taskmem.v1.ListEventsRequest
-	(*ListEventsResponse)(nil),            // 36: taskmem.v1.ListEventsResponse
-	(*GetProgressRequest)(nil),            // 37: taskmem.v1.GetProgressRequest
-	(*GetProgressResponse)(nil),           // 38: taskmem.v1.GetProgressResponse
-	(*ListWebhookDeliveriesRequest)(nil),  // 39: taskmem.v1.ListWebhookDeliveriesRequest
-	(*ListWebhookDeliveriesResponse)(nil), // 40: taskmem.v1.ListWebhookDeliveriesResponse
-	(*GetWebhookSecretRequest)(nil),       // 41: taskmem.v1.GetWebhookSecretRequest
-	(*GetWebhookSecretResponse)(nil),      // 42: taskmem.v1.GetWebhookSecretResponse
-	(*RotateWebhookSecretRequest)(nil),    // 43: taskmem.v1.RotateWebhookSecretRequest
-	(*RotateWebhookSecretResponse)(nil),   // 44: taskmem.v1.RotateWebhookSecretResponse
-	(*structpb.Struct)(nil),               // 45: google.protobuf.Struct
-	(ApprovalMode)(0),                     // 46: taskmem.v1.ApprovalMode
-	(*PlanItemSpec)(nil),                  // 47: taskmem.v1.PlanItemSpec
-	(EventType)(0),                        // 48: taskmem.v1.EventType
-	(*Task)(nil),                          // 49: taskmem.v1.Task
-	(*Plan)(nil),                          // 50: taskmem.v1.Plan
-	(TaskStatus)(0),                       // 51: taskmem.v1.TaskStatus
-	(*timestamppb.Timestamp)(nil),         // 52: google.protobuf.Timestamp
-	(*fieldmaskpb.FieldMask)(nil),         // 53: google.protobuf.FieldMask
-	(PlanItemStatus)(0),                   // 54: taskmem.v1.PlanItemStatus
-	(*PlanItem)(nil),                      // 55: taskmem.v1.PlanItem
-	(ActionType)(0),                       // 56: taskmem.v1.ActionType
-	(ActionStatus)(0),                     // 57: taskmem.v1.ActionStatus
-	(*durationpb.Duration)(nil),           // 58: google.protobuf.Duration
-	(*Action)(nil),                        // 59: taskmem.v1.Action
-	(*ActionLogLine)(nil),                 // 60: taskmem.v1.ActionLogLine
-	(MessageRole)(0),                      // 61: taskmem.v1.MessageRole
-	(MessageKind)(0),                      // 62: taskmem.v1.MessageKind
-	(*Message)(nil),                       // 63: taskmem.v1.Message
-	(*ContextSnapshot)(nil),               // 64: taskmem.v1.ContextSnapshot
-	(*Event)(nil),                         // 65: taskmem.v1.Event
-	(*StateItemNote)(nil),                 // 66: taskmem.v1.StateItemNote
-	(*OpenWait)(nil),                      // 67: taskmem.v1.OpenWait
-	(*StateConflict)(nil),                 // 68: taskmem.v1.StateConflict
-	(WebhookDeliveryState)(0),             // 69: taskmem.v1.WebhookDeliveryState
-	(*WebhookDelivery)(nil),               // 70: taskmem.v1.WebhookDelivery
+	(*ClaimPlanItemRequest)(nil),          // 14: taskmem.v1.ClaimPlanItemRequest
+	(*ClaimPlanItemResponse)(nil),         // 15: taskmem.v1.ClaimPlanItemResponse
+	(*RenewClaimRequest)(nil),             // 16: taskmem.v1.RenewClaimRequest
+	(*RenewClaimResponse)(nil),            // 17: taskmem.v1.RenewClaimResponse
+	(*ReleaseClaimRequest)(nil),           // 18: taskmem.v1.ReleaseClaimRequest
+	(*ReleaseClaimResponse)(nil),          // 19: taskmem.v1.ReleaseClaimResponse
+	(*RecordActionRequest)(nil),           // 20: taskmem.v1.RecordActionRequest
+	(*RecordActionResponse)(nil),          // 21: taskmem.v1.RecordActionResponse
+	(*CompleteActionRequest)(nil),         // 22: taskmem.v1.CompleteActionRequest
+	(*CompleteActionResponse)(nil),        // 23: taskmem.v1.CompleteActionResponse
+	(*ListActionsRequest)(nil),            // 24: taskmem.v1.ListActionsRequest
+	(*ListActionsResponse)(nil),           // 25: taskmem.v1.ListActionsResponse
+	(*LogLineInput)(nil),                  // 26: taskmem.v1.LogLineInput
+	(*AppendActionLogRequest)(nil),        // 27: taskmem.v1.AppendActionLogRequest
+	(*AppendActionLogResponse)(nil),       // 28: taskmem.v1.AppendActionLogResponse
+	(*TailActionLogRequest)(nil),          // 29: taskmem.v1.TailActionLogRequest
+	(*TailActionLogResponse)(nil),         // 30: taskmem.v1.TailActionLogResponse
+	(*PostMessageRequest)(nil),            // 31: taskmem.v1.PostMessageRequest
+	(*PostMessageResponse)(nil),           // 32: taskmem.v1.PostMessageResponse
+	(*ListMessagesRequest)(nil),           // 33: taskmem.v1.ListMessagesRequest
+	(*ListMessagesResponse)(nil),          // 34: taskmem.v1.ListMessagesResponse
+	(*RecordContextSnapshotRequest)(nil),  // 35: taskmem.v1.RecordContextSnapshotRequest
+	(*RecordContextSnapshotResponse)(nil), // 36: taskmem.v1.RecordContextSnapshotResponse
+	(*ListContextSnapshotsRequest)(nil),   // 37: taskmem.v1.ListContextSnapshotsRequest
+	(*ListContextSnapshotsResponse)(nil),  // 38: taskmem.v1.ListContextSnapshotsResponse
+	(*SubscribeEventsRequest)(nil),        // 39: taskmem.v1.SubscribeEventsRequest
+	(*SubscribeEventsResponse)(nil),       // 40: taskmem.v1.SubscribeEventsResponse
+	(*ListEventsRequest)(nil),             // 41: taskmem.v1.ListEventsRequest
+	(*ListEventsResponse)(nil),            // 42: taskmem.v1.ListEventsResponse
+	(*GetProgressRequest)(nil),            // 43: taskmem.v1.GetProgressRequest
+	(*GetProgressResponse)(nil),           // 44: taskmem.v1.GetProgressResponse
+	(*ListWebhookDeliveriesRequest)(nil),  // 45: taskmem.v1.ListWebhookDeliveriesRequest
+	(*ListWebhookDeliveriesResponse)(nil), // 46: taskmem.v1.ListWebhookDeliveriesResponse
+	(*GetWebhookSecretRequest)(nil),       // 47: taskmem.v1.GetWebhookSecretRequest
+	(*GetWebhookSecretResponse)(nil),      // 48: taskmem.v1.GetWebhookSecretResponse
+	(*RotateWebhookSecretRequest)(nil),    // 49: taskmem.v1.RotateWebhookSecretRequest
+	(*RotateWebhookSecretResponse)(nil),   // 50: taskmem.v1.RotateWebhookSecretResponse
+	(*structpb.Struct)(nil),               // 51: google.protobuf.Struct
+	(ApprovalMode)(0),                     // 52: taskmem.v1.ApprovalMode
+	(*PlanItemSpec)(nil),                  // 53: taskmem.v1.PlanItemSpec
+	(EventType)(0),                        // 54: taskmem.v1.EventType
+	(*Task)(nil),                          // 55: taskmem.v1.Task
+	(*Plan)(nil),                          // 56: taskmem.v1.Plan
+	(TaskStatus)(0),                       // 57: taskmem.v1.TaskStatus
+	(*timestamppb.Timestamp)(nil),         // 58: google.protobuf.Timestamp
+	(*fieldmaskpb.FieldMask)(nil),         // 59: google.protobuf.FieldMask
+	(PlanItemStatus)(0),                   // 60: taskmem.v1.PlanItemStatus
+	(*PlanItem)(nil),                      // 61: taskmem.v1.PlanItem
+	(*durationpb.Duration)(nil),           // 62: google.protobuf.Duration
+	(*PlanItemClaim)(nil),                 // 63: taskmem.v1.PlanItemClaim
+	(ActionType)(0),                       // 64: taskmem.v1.ActionType
+	(ActionStatus)(0),                     // 65: taskmem.v1.ActionStatus
+	(*Action)(nil),                        // 66: taskmem.v1.Action
+	(*ActionLogLine)(nil),                 // 67: taskmem.v1.ActionLogLine
+	(MessageRole)(0),                      // 68: taskmem.v1.MessageRole
+	(MessageKind)(0),                      // 69: taskmem.v1.MessageKind
+	(*Message)(nil),                       // 70: taskmem.v1.Message
+	(*ContextSnapshot)(nil),               // 71: taskmem.v1.ContextSnapshot
+	(*Event)(nil),                         // 72: taskmem.v1.Event
+	(*StateItemNote)(nil),                 // 73: taskmem.v1.StateItemNote
+	(*OpenWait)(nil),                      // 74: taskmem.v1.OpenWait
+	(*StateConflict)(nil),                 // 75: taskmem.v1.StateConflict
+	(WebhookDeliveryState)(0),             // 76: taskmem.v1.WebhookDeliveryState
+	(*WebhookDelivery)(nil),               // 77: taskmem.v1.WebhookDelivery
 }
 var file_taskmem_v1_task_service_proto_depIdxs = []int32{
-	45, // 0: taskmem.v1.CreateTaskRequest.context:type_name -> google.protobuf.Struct
-	45, // 1: taskmem.v1.CreateTaskRequest.metadata:type_name -> google.protobuf.Struct
-	46, // 2: taskmem.v1.CreateTaskRequest.approval_mode:type_name -> taskmem.v1.ApprovalMode
-	47, // 3: taskmem.v1.CreateTaskRequest.plan:type_name -> taskmem.v1.PlanItemSpec
-	48, // 4: taskmem.v1.CreateTaskRequest.webhook_event_types:type_name -> taskmem.v1.EventType
-	49, // 5: taskmem.v1.CreateTaskResponse.task:type_name -> taskmem.v1.Task
-	50, // 6: taskmem.v1.CreateTaskResponse.plan:type_name -> taskmem.v1.Plan
-	49, // 7: taskmem.v1.GetTaskResponse.task:type_name -> taskmem.v1.Task
-	50, // 8: taskmem.v1.GetTaskResponse.plan:type_name -> taskmem.v1.Plan
-	51, // 9: taskmem.v1.ListTasksRequest.statuses:type_name -> taskmem.v1.TaskStatus
-	52, // 10: taskmem.v1.ListTasksRequest.updated_after:type_name -> google.protobuf.Timestamp
-	49, // 11: taskmem.v1.ListTasksResponse.tasks:type_name -> taskmem.v1.Task
-	49, // 12: taskmem.v1.UpdateTaskRequest.task:type_name -> taskmem.v1.Task
-	53, // 13: taskmem.v1.UpdateTaskRequest.update_mask:type_name -> google.protobuf.FieldMask
-	49, // 14: taskmem.v1.UpdateTaskResponse.task:type_name -> taskmem.v1.Task
-	47, // 15: taskmem.v1.ReplacePlanRequest.items:type_name -> taskmem.v1.PlanItemSpec
-	50, // 16: taskmem.v1.ReplacePlanResponse.plan:type_name -> taskmem.v1.Plan
-	50, // 17: taskmem.v1.GetPlanResponse.plan:type_name -> taskmem.v1.Plan
-	54, // 18: taskmem.v1.UpdatePlanItemRequest.status:type_name -> taskmem.v1.PlanItemStatus
-	55, // 19: taskmem.v1.UpdatePlanItemResponse.item:type_name -> taskmem.v1.PlanItem
-	56, // 20: taskmem.v1.RecordActionRequest.type:type_name -> taskmem.v1.ActionType
-	57, // 21: taskmem.v1.RecordActionRequest.status:type_name -> taskmem.v1.ActionStatus
-	45, // 22: taskmem.v1.RecordActionRequest.input:type_name -> google.protobuf.Struct
-	45, // 23: taskmem.v1.RecordActionRequest.output:type_name -> google.protobuf.Struct
-	58, // 24: taskmem.v1.RecordActionRequest.duration:type_name -> google.protobuf.Duration
-	59, // 25: taskmem.v1.RecordActionResponse.action:type_name -> taskmem.v1.Action
-	57, // 26: taskmem.v1.CompleteActionRequest.status:type_name -> taskmem.v1.ActionStatus
-	45, // 27: taskmem.v1.CompleteActionRequest.output:type_name -> google.protobuf.Struct
-	58, // 28: taskmem.v1.CompleteActionRequest.duration:type_name -> google.protobuf.Duration
-	59, // 29: taskmem.v1.CompleteActionResponse.action:type_name -> taskmem.v1.Action
-	57, // 30: taskmem.v1.ListActionsRequest.statuses:type_name -> taskmem.v1.ActionStatus
-	59, // 31: taskmem.v1.ListActionsResponse.actions:type_name -> taskmem.v1.Action
-	20, // 32: taskmem.v1.AppendActionLogRequest.lines:type_name -> taskmem.v1.LogLineInput
-	60, // 33: taskmem.v1.TailActionLogResponse.line:type_name -> taskmem.v1.ActionLogLine
-	61, // 34: taskmem.v1.PostMessageRequest.role:type_name -> taskmem.v1.MessageRole
-	62, // 35: taskmem.v1.PostMessageRequest.kind:type_name -> taskmem.v1.MessageKind
-	63, // 36: taskmem.v1.PostMessageResponse.message:type_name -> taskmem.v1.Message
-	55, // 37: taskmem.v1.PostMessageResponse.inferred_items:type_name -> taskmem.v1.PlanItem
-	62, // 38: taskmem.v1.ListMessagesRequest.kinds:type_name -> taskmem.v1.MessageKind
-	63, // 39: taskmem.v1.ListMessagesResponse.messages:type_name -> taskmem.v1.Message
-	64, // 40: taskmem.v1.RecordContextSnapshotResponse.snapshot:type_name -> taskmem.v1.ContextSnapshot
-	64, // 41: taskmem.v1.ListContextSnapshotsResponse.snapshots:type_name -> taskmem.v1.ContextSnapshot
-	48, // 42: taskmem.v1.SubscribeEventsRequest.types:type_name -> taskmem.v1.EventType
-	65, // 43: taskmem.v1.SubscribeEventsResponse.event:type_name -> taskmem.v1.Event
-	48, // 44: taskmem.v1.ListEventsRequest.types:type_name -> taskmem.v1.EventType
-	65, // 45: taskmem.v1.ListEventsResponse.events:type_name -> taskmem.v1.Event
-	49, // 46: taskmem.v1.GetProgressResponse.task:type_name -> taskmem.v1.Task
-	55, // 47: taskmem.v1.GetProgressResponse.completed:type_name -> taskmem.v1.PlanItem
-	55, // 48: taskmem.v1.GetProgressResponse.current:type_name -> taskmem.v1.PlanItem
-	55, // 49: taskmem.v1.GetProgressResponse.next:type_name -> taskmem.v1.PlanItem
-	55, // 50: taskmem.v1.GetProgressResponse.blocked:type_name -> taskmem.v1.PlanItem
-	55, // 51: taskmem.v1.GetProgressResponse.failed:type_name -> taskmem.v1.PlanItem
-	63, // 52: taskmem.v1.GetProgressResponse.recent_messages:type_name -> taskmem.v1.Message
-	66, // 53: taskmem.v1.GetProgressResponse.decisions:type_name -> taskmem.v1.StateItemNote
-	66, // 54: taskmem.v1.GetProgressResponse.constraints:type_name -> taskmem.v1.StateItemNote
-	66, // 55: taskmem.v1.GetProgressResponse.open_questions:type_name -> taskmem.v1.StateItemNote
-	67, // 56: taskmem.v1.GetProgressResponse.open_waits:type_name -> taskmem.v1.OpenWait
-	68, // 57: taskmem.v1.GetProgressResponse.open_conflicts:type_name -> taskmem.v1.StateConflict
-	69, // 58: taskmem.v1.ListWebhookDeliveriesRequest.states:type_name -> taskmem.v1.WebhookDeliveryState
-	70, // 59: taskmem.v1.ListWebhookDeliveriesResponse.deliveries:type_name -> taskmem.v1.WebhookDelivery
-	58, // 60: taskmem.v1.RotateWebhookSecretRequest.overlap:type_name -> google.protobuf.Duration
-	52, // 61: taskmem.v1.RotateWebhookSecretResponse.previous_secret_expire_time:type_name -> google.protobuf.Timestamp
-	0,  // 62: taskmem.v1.TaskService.CreateTask:input_type -> taskmem.v1.CreateTaskRequest
-	2,  // 63: taskmem.v1.TaskService.GetTask:input_type -> taskmem.v1.GetTaskRequest
-	4,  // 64: taskmem.v1.TaskService.ListTasks:input_type -> taskmem.v1.ListTasksRequest
-	6,  // 65: taskmem.v1.TaskService.UpdateTask:input_type -> taskmem.v1.UpdateTaskRequest
-	8,  // 66: taskmem.v1.TaskService.ReplacePlan:input_type -> taskmem.v1.ReplacePlanRequest
-	10, // 67: taskmem.v1.TaskService.GetPlan:input_type -> taskmem.v1.GetPlanRequest
-	12, // 68: taskmem.v1.TaskService.UpdatePlanItem:input_type -> taskmem.v1.UpdatePlanItemRequest
-	14, // 69: taskmem.v1.TaskService.RecordAction:input_type -> taskmem.v1.RecordActionRequest
-	16, // 70: taskmem.v1.TaskService.CompleteAction:input_type -> taskmem.v1.CompleteActionRequest
-	18, // 71: taskmem.v1.TaskService.ListActions:input_type -> taskmem.v1.ListActionsRequest
-	21, // 72: taskmem.v1.TaskService.AppendActionLog:input_type -> taskmem.v1.AppendActionLogRequest
-	23, // 73: taskmem.v1.TaskService.TailActionLog:input_type -> taskmem.v1.TailActionLogRequest
-	25, // 74: taskmem.v1.TaskService.PostMessage:input_type -> taskmem.v1.PostMessageRequest
-	27, // 75: taskmem.v1.TaskService.ListMessages:input_type -> taskmem.v1.ListMessagesRequest
-	29, // 76: taskmem.v1.TaskService.RecordContextSnapshot:input_type -> taskmem.v1.RecordContextSnapshotRequest
-	31, // 77: taskmem.v1.TaskService.ListContextSnapshots:input_type -> taskmem.v1.ListContextSnapshotsRequest
-	33, // 78: taskmem.v1.TaskService.SubscribeEvents:input_type -> taskmem.v1.SubscribeEventsRequest
-	35, // 79: taskmem.v1.TaskService.ListEvents:input_type -> taskmem.v1.ListEventsRequest
-	37, // 80: taskmem.v1.TaskService.GetProgress:input_type -> taskmem.v1.GetProgressRequest
-	39, // 81: taskmem.v1.TaskService.ListWebhookDeliveries:input_type -> taskmem.v1.ListWebhookDeliveriesRequest
-	41, // 82: taskmem.v1.TaskService.GetWebhookSecret:input_type -> taskmem.v1.GetWebhookSecretRequest
-	43, // 83: taskmem.v1.TaskService.RotateWebhookSecret:input_type -> taskmem.v1.RotateWebhookSecretRequest
-	1,  // 84: taskmem.v1.TaskService.CreateTask:output_type -> taskmem.v1.CreateTaskResponse
-	3,  // 85: taskmem.v1.TaskService.GetTask:output_type -> taskmem.v1.GetTaskResponse
-	5,  // 86: taskmem.v1.TaskService.ListTasks:output_type -> taskmem.v1.ListTasksResponse
-	7,  // 87: taskmem.v1.TaskService.UpdateTask:output_type -> taskmem.v1.UpdateTaskResponse
-	9,  // 88: taskmem.v1.TaskService.ReplacePlan:output_type -> taskmem.v1.ReplacePlanResponse
-	11, // 89: taskmem.v1.TaskService.GetPlan:output_type -> taskmem.v1.GetPlanResponse
-	13, // 90: taskmem.v1.TaskService.UpdatePlanItem:output_type -> taskmem.v1.UpdatePlanItemResponse
-	15, // 91: taskmem.v1.TaskService.RecordAction:output_type -> taskmem.v1.RecordActionResponse
-	17, // 92: taskmem.v1.TaskService.CompleteAction:output_type -> taskmem.v1.CompleteActionResponse
-	19, // 93: taskmem.v1.TaskService.ListActions:output_type -> taskmem.v1.ListActionsResponse
-	22, // 94: taskmem.v1.TaskService.AppendActionLog:output_type -> taskmem.v1.AppendActionLogResponse
-	24, // 95: taskmem.v1.TaskService.TailActionLog:output_type -> taskmem.v1.TailActionLogResponse
-	26, // 96: taskmem.v1.TaskService.PostMessage:output_type -> taskmem.v1.PostMessageResponse
-	28, // 97: taskmem.v1.TaskService.ListMessages:output_type -> taskmem.v1.ListMessagesResponse
-	30, // 98: taskmem.v1.TaskService.RecordContextSnapshot:output_type -> taskmem.v1.RecordContextSnapshotResponse
-	32, // 99: taskmem.v1.TaskService.ListContextSnapshots:output_type -> taskmem.v1.ListContextSnapshotsResponse
-	34, // 100: taskmem.v1.TaskService.SubscribeEvents:output_type -> taskmem.v1.SubscribeEventsResponse
-	36, // 101: taskmem.v1.TaskService.ListEvents:output_type -> taskmem.v1.ListEventsResponse
-	38, // 102: taskmem.v1.TaskService.GetProgress:output_type -> taskmem.v1.GetProgressResponse
-	40, // 103: taskmem.v1.TaskService.ListWebhookDeliveries:output_type -> taskmem.v1.ListWebhookDeliveriesResponse
-	42, // 104: taskmem.v1.TaskService.GetWebhookSecret:output_type -> taskmem.v1.GetWebhookSecretResponse
-	44, // 105: taskmem.v1.TaskService.RotateWebhookSecret:output_type -> taskmem.v1.RotateWebhookSecretResponse
-	84, // [84:106] is the sub-list for method output_type
-	62, // [62:84] is the sub-list for method input_type
-	62, // [62:62] is the sub-list for extension type_name
-	62, // [62:62] is the sub-list for extension extendee
-	0,  // [0:62] is the sub-list for field type_name
+	51, // 0: taskmem.v1.CreateTaskRequest.context:type_name -> google.protobuf.Struct
+	51, // 1: taskmem.v1.CreateTaskRequest.metadata:type_name -> google.protobuf.Struct
+	52, // 2: taskmem.v1.CreateTaskRequest.approval_mode:type_name -> taskmem.v1.ApprovalMode
+	53, // 3: taskmem.v1.CreateTaskRequest.plan:type_name -> taskmem.v1.PlanItemSpec
+	54, // 4: taskmem.v1.CreateTaskRequest.webhook_event_types:type_name -> taskmem.v1.EventType
+	55, // 5: taskmem.v1.CreateTaskResponse.task:type_name -> taskmem.v1.Task
+	56, // 6: taskmem.v1.CreateTaskResponse.plan:type_name -> taskmem.v1.Plan
+	55, // 7: taskmem.v1.GetTaskResponse.task:type_name -> taskmem.v1.Task
+	56, // 8: taskmem.v1.GetTaskResponse.plan:type_name -> taskmem.v1.Plan
+	57, // 9: taskmem.v1.ListTasksRequest.statuses:type_name -> taskmem.v1.TaskStatus
+	58, // 10: taskmem.v1.ListTasksRequest.updated_after:type_name -> google.protobuf.Timestamp
+	55, // 11: taskmem.v1.ListTasksResponse.tasks:type_name -> taskmem.v1.Task
+	55, // 12: taskmem.v1.UpdateTaskRequest.task:type_name -> taskmem.v1.Task
+	59, // 13: taskmem.v1.UpdateTaskRequest.update_mask:type_name -> google.protobuf.FieldMask
+	55, // 14: taskmem.v1.UpdateTaskResponse.task:type_name -> taskmem.v1.Task
+	53, // 15: taskmem.v1.ReplacePlanRequest.items:type_name -> taskmem.v1.PlanItemSpec
+	56, // 16: taskmem.v1.ReplacePlanResponse.plan:type_name -> taskmem.v1.Plan
+	56, // 17: taskmem.v1.GetPlanResponse.plan:type_name -> taskmem.v1.Plan
+	60, // 18: taskmem.v1.UpdatePlanItemRequest.status:type_name -> taskmem.v1.PlanItemStatus
+	61, // 19: taskmem.v1.UpdatePlanItemResponse.item:type_name -> taskmem.v1.PlanItem
+	62, // 20: taskmem.v1.ClaimPlanItemRequest.lease:type_name -> google.protobuf.Duration
+	61, // 21: taskmem.v1.ClaimPlanItemResponse.item:type_name -> taskmem.v1.PlanItem
+	63, // 22: taskmem.v1.ClaimPlanItemResponse.claim:type_name -> taskmem.v1.PlanItemClaim
+	62, // 23: taskmem.v1.RenewClaimRequest.lease:type_name -> google.protobuf.Duration
+	63, // 24: taskmem.v1.RenewClaimResponse.claim:type_name -> taskmem.v1.PlanItemClaim
+	61, // 25: taskmem.v1.ReleaseClaimResponse.item:type_name -> taskmem.v1.PlanItem
+	64, // 26: taskmem.v1.RecordActionRequest.type:type_name -> taskmem.v1.ActionType
+	65, // 27: taskmem.v1.RecordActionRequest.status:type_name -> taskmem.v1.ActionStatus
+	51, // 28: taskmem.v1.RecordActionRequest.input:type_name -> google.protobuf.Struct
+	51, // 29: taskmem.v1.RecordActionRequest.output:type_name -> google.protobuf.Struct
+	62, // 30: taskmem.v1.RecordActionRequest.duration:type_name -> google.protobuf.Duration
+	66, // 31: taskmem.v1.RecordActionResponse.action:type_name -> taskmem.v1.Action
+	65, // 32: taskmem.v1.CompleteActionRequest.status:type_name -> taskmem.v1.ActionStatus
+	51, // 33: taskmem.v1.CompleteActionRequest.output:type_name -> google.protobuf.Struct
+	62, // 34: taskmem.v1.CompleteActionRequest.duration:type_name -> google.protobuf.Duration
+	66, // 35: taskmem.v1.CompleteActionResponse.action:type_name -> taskmem.v1.Action
+	65, // 36: taskmem.v1.ListActionsRequest.statuses:type_name -> taskmem.v1.ActionStatus
+	66, // 37: taskmem.v1.ListActionsResponse.actions:type_name -> taskmem.v1.Action
+	26, // 38: taskmem.v1.AppendActionLogRequest.lines:type_name -> taskmem.v1.LogLineInput
+	67, // 39: taskmem.v1.TailActionLogResponse.line:type_name -> taskmem.v1.ActionLogLine
+	68, // 40: taskmem.v1.PostMessageRequest.role:type_name -> taskmem.v1.MessageRole
+	69, // 41: taskmem.v1.PostMessageRequest.kind:type_name -> taskmem.v1.MessageKind
+	70, // 42: taskmem.v1.PostMessageResponse.message:type_name -> taskmem.v1.Message
+	61, // 43: taskmem.v1.PostMessageResponse.inferred_items:type_name -> taskmem.v1.PlanItem
+	69, // 44: taskmem.v1.ListMessagesRequest.kinds:type_name -> taskmem.v1.MessageKind
+	70, // 45: taskmem.v1.ListMessagesResponse.messages:type_name -> taskmem.v1.Message
+	71, // 46: taskmem.v1.RecordContextSnapshotResponse.snapshot:type_name -> taskmem.v1.ContextSnapshot
+	71, // 47: taskmem.v1.ListContextSnapshotsResponse.snapshots:type_name -> taskmem.v1.ContextSnapshot
+	54, // 48: taskmem.v1.SubscribeEventsRequest.types:type_name -> taskmem.v1.EventType
+	72, // 49: taskmem.v1.SubscribeEventsResponse.event:type_name -> taskmem.v1.Event
+	54, // 50: taskmem.v1.ListEventsRequest.types:type_name -> taskmem.v1.EventType
+	72, // 51: taskmem.v1.ListEventsResponse.events:type_name -> taskmem.v1.Event
+	55, // 52: taskmem.v1.GetProgressResponse.task:type_name -> taskmem.v1.Task
+	61, // 53: taskmem.v1.GetProgressResponse.completed:type_name -> taskmem.v1.PlanItem
+	61, // 54: taskmem.v1.GetProgressResponse.current:type_name -> taskmem.v1.PlanItem
+	61, // 55: taskmem.v1.GetProgressResponse.next:type_name -> taskmem.v1.PlanItem
+	61, // 56: taskmem.v1.GetProgressResponse.blocked:type_name -> taskmem.v1.PlanItem
+	61, // 57: taskmem.v1.GetProgressResponse.failed:type_name -> taskmem.v1.PlanItem
+	70, // 58: taskmem.v1.GetProgressResponse.recent_messages:type_name -> taskmem.v1.Message
+	73, // 59: taskmem.v1.GetProgressResponse.decisions:type_name -> taskmem.v1.StateItemNote
+	73, // 60: taskmem.v1.GetProgressResponse.constraints:type_name -> taskmem.v1.StateItemNote
+	73, // 61: taskmem.v1.GetProgressResponse.open_questions:type_name -> taskmem.v1.StateItemNote
+	74, // 62: taskmem.v1.GetProgressResponse.open_waits:type_name -> taskmem.v1.OpenWait
+	75, // 63: taskmem.v1.GetProgressResponse.open_conflicts:type_name -> taskmem.v1.StateConflict
+	63, // 64: taskmem.v1.GetProgressResponse.claims:type_name -> taskmem.v1.PlanItemClaim
+	76, // 65: taskmem.v1.ListWebhookDeliveriesRequest.states:type_name -> taskmem.v1.WebhookDeliveryState
+	77, // 66: taskmem.v1.ListWebhookDeliveriesResponse.deliveries:type_name -> taskmem.v1.WebhookDelivery
+	62, // 67: taskmem.v1.RotateWebhookSecretRequest.overlap:type_name -> google.protobuf.Duration
+	58, // 68: taskmem.v1.RotateWebhookSecretResponse.previous_secret_expire_time:type_name -> google.protobuf.Timestamp
+	0,  // 69: taskmem.v1.TaskService.CreateTask:input_type -> taskmem.v1.CreateTaskRequest
+	2,  // 70: taskmem.v1.TaskService.GetTask:input_type -> taskmem.v1.GetTaskRequest
+	4,  // 71: taskmem.v1.TaskService.ListTasks:input_type -> taskmem.v1.ListTasksRequest
+	6,  // 72: taskmem.v1.TaskService.UpdateTask:input_type -> taskmem.v1.UpdateTaskRequest
+	8,  // 73: taskmem.v1.TaskService.ReplacePlan:input_type -> taskmem.v1.ReplacePlanRequest
+	10, // 74: taskmem.v1.TaskService.GetPlan:input_type -> taskmem.v1.GetPlanRequest
+	12, // 75: taskmem.v1.TaskService.UpdatePlanItem:input_type -> taskmem.v1.UpdatePlanItemRequest
+	14, // 76: taskmem.v1.TaskService.ClaimPlanItem:input_type -> taskmem.v1.ClaimPlanItemRequest
+	16, // 77: taskmem.v1.TaskService.RenewClaim:input_type -> taskmem.v1.RenewClaimRequest
+	18, // 78: taskmem.v1.TaskService.ReleaseClaim:input_type -> taskmem.v1.ReleaseClaimRequest
+	20, // 79: taskmem.v1.TaskService.RecordAction:input_type -> taskmem.v1.RecordActionRequest
+	22, // 80: taskmem.v1.TaskService.CompleteAction:input_type -> taskmem.v1.CompleteActionRequest
+	24, // 81: taskmem.v1.TaskService.ListActions:input_type -> taskmem.v1.ListActionsRequest
+	27, // 82: taskmem.v1.TaskService.AppendActionLog:input_type -> taskmem.v1.AppendActionLogRequest
+	29, // 83: taskmem.v1.TaskService.TailActionLog:input_type -> taskmem.v1.TailActionLogRequest
+	31, // 84: taskmem.v1.TaskService.PostMessage:input_type -> taskmem.v1.PostMessageRequest
+	33, // 85: taskmem.v1.TaskService.ListMessages:input_type -> taskmem.v1.ListMessagesRequest
+	35, // 86: taskmem.v1.TaskService.RecordContextSnapshot:input_type -> taskmem.v1.RecordContextSnapshotRequest
+	37, // 87: taskmem.v1.TaskService.ListContextSnapshots:input_type -> taskmem.v1.ListContextSnapshotsRequest
+	39, // 88: taskmem.v1.TaskService.SubscribeEvents:input_type -> taskmem.v1.SubscribeEventsRequest
+	41, // 89: taskmem.v1.TaskService.ListEvents:input_type -> taskmem.v1.ListEventsRequest
+	43, // 90: taskmem.v1.TaskService.GetProgress:input_type -> taskmem.v1.GetProgressRequest
+	45, // 91: taskmem.v1.TaskService.ListWebhookDeliveries:input_type -> taskmem.v1.ListWebhookDeliveriesRequest
+	47, // 92: taskmem.v1.TaskService.GetWebhookSecret:input_type -> taskmem.v1.GetWebhookSecretRequest
+	49, // 93: taskmem.v1.TaskService.RotateWebhookSecret:input_type -> taskmem.v1.RotateWebhookSecretRequest
+	1,  // 94: taskmem.v1.TaskService.CreateTask:output_type -> taskmem.v1.CreateTaskResponse
+	3,  // 95: taskmem.v1.TaskService.GetTask:output_type -> taskmem.v1.GetTaskResponse
+	5,  // 96: taskmem.v1.TaskService.ListTasks:output_type -> taskmem.v1.ListTasksResponse
+	7,  // 97: taskmem.v1.TaskService.UpdateTask:output_type -> taskmem.v1.UpdateTaskResponse
+	9,  // 98: taskmem.v1.TaskService.ReplacePlan:output_type -> taskmem.v1.ReplacePlanResponse
+	11, // 99: taskmem.v1.TaskService.GetPlan:output_type -> taskmem.v1.GetPlanResponse
+	13, // 100: taskmem.v1.TaskService.UpdatePlanItem:output_type -> taskmem.v1.UpdatePlanItemResponse
+	15, // 101: taskmem.v1.TaskService.ClaimPlanItem:output_type -> taskmem.v1.ClaimPlanItemResponse
+	17, // 102: taskmem.v1.TaskService.RenewClaim:output_type -> taskmem.v1.RenewClaimResponse
+	19, // 103: taskmem.v1.TaskService.ReleaseClaim:output_type -> taskmem.v1.ReleaseClaimResponse
+	21, // 104: taskmem.v1.TaskService.RecordAction:output_type -> taskmem.v1.RecordActionResponse
+	23, // 105: taskmem.v1.TaskService.CompleteAction:output_type -> taskmem.v1.CompleteActionResponse
+	25, // 106: taskmem.v1.TaskService.ListActions:output_type -> taskmem.v1.ListActionsResponse
+	28, // 107: taskmem.v1.TaskService.AppendActionLog:output_type -> taskmem.v1.AppendActionLogResponse
+	30, // 108: taskmem.v1.TaskService.TailActionLog:output_type -> taskmem.v1.TailActionLogResponse
+	32, // 109: taskmem.v1.TaskService.PostMessage:output_type -> taskmem.v1.PostMessageResponse
+	34, // 110: taskmem.v1.TaskService.ListMessages:output_type -> taskmem.v1.ListMessagesResponse
+	36, // 111: taskmem.v1.TaskService.RecordContextSnapshot:output_type -> taskmem.v1.RecordContextSnapshotResponse
+	38, // 112: taskmem.v1.TaskService.ListContextSnapshots:output_type -> taskmem.v1.ListContextSnapshotsResponse
+	40, // 113: taskmem.v1.TaskService.SubscribeEvents:output_type -> taskmem.v1.SubscribeEventsResponse
+	42, // 114: taskmem.v1.TaskService.ListEvents:output_type -> taskmem.v1.ListEventsResponse
+	44, // 115: taskmem.v1.TaskService.GetProgress:output_type -> taskmem.v1.GetProgressResponse
+	46, // 116: taskmem.v1.TaskService.ListWebhookDeliveries:output_type -> taskmem.v1.ListWebhookDeliveriesResponse
+	48, // 117: taskmem.v1.TaskService.GetWebhookSecret:output_type -> taskmem.v1.GetWebhookSecretResponse
+	50, // 118: taskmem.v1.TaskService.RotateWebhookSecret:output_type -> taskmem.v1.RotateWebhookSecretResponse
+	94, // [94:119] is the sub-list for method output_type
+	69, // [69:94] is the sub-list for method input_type
+	69, // [69:69] is the sub-list for extension type_name
+	69, // [69:69] is the sub-list for extension extendee
+	0,  // [0:69] is the sub-list for field type_name
 }
 
 func init() { file_taskmem_v1_task_service_proto_init() }
@@ -3525,7 +4014,7 @@ func file_taskmem_v1_task_service_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_taskmem_v1_task_service_proto_rawDesc), len(file_taskmem_v1_task_service_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   45,
+			NumMessages:   51,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

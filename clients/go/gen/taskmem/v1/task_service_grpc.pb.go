@@ -26,6 +26,9 @@ const (
 	TaskService_ReplacePlan_FullMethodName           = "/taskmem.v1.TaskService/ReplacePlan"
 	TaskService_GetPlan_FullMethodName               = "/taskmem.v1.TaskService/GetPlan"
 	TaskService_UpdatePlanItem_FullMethodName        = "/taskmem.v1.TaskService/UpdatePlanItem"
+	TaskService_ClaimPlanItem_FullMethodName         = "/taskmem.v1.TaskService/ClaimPlanItem"
+	TaskService_RenewClaim_FullMethodName            = "/taskmem.v1.TaskService/RenewClaim"
+	TaskService_ReleaseClaim_FullMethodName          = "/taskmem.v1.TaskService/ReleaseClaim"
 	TaskService_RecordAction_FullMethodName          = "/taskmem.v1.TaskService/RecordAction"
 	TaskService_CompleteAction_FullMethodName        = "/taskmem.v1.TaskService/CompleteAction"
 	TaskService_ListActions_FullMethodName           = "/taskmem.v1.TaskService/ListActions"
@@ -102,8 +105,38 @@ type TaskServiceClient interface {
 	GetPlan(ctx context.Context, in *GetPlanRequest, opts ...grpc.CallOption) (*GetPlanResponse, error)
 	// Changes one item of the current plan: status (times stamped by the
 	// server), summary (at most 100 characters; longer is INVALID_ARGUMENT),
-	// active issue.
+	// active issue. With a holder_id, the change is made only if that holder
+	// still holds the item's claim (see ClaimPlanItem); otherwise
+	// FAILED_PRECONDITION, reason ERROR_REASON_CLAIM_NOT_HELD, naming the
+	// current holder. Any status but IN_PROGRESS ends the item's claim.
 	UpdatePlanItem(ctx context.Context, in *UpdatePlanItemRequest, opts ...grpc.CallOption) (*UpdatePlanItemResponse, error)
+	// Hands the caller one ready item of the task's current plan and marks it
+	// IN_PROGRESS under a lease held by holder_id: of any number of concurrent
+	// claimers (on one server or on replicas sharing a PostgreSQL database)
+	// exactly one gets a given item. Ready means PENDING, every dependency
+	// COMPLETED or SKIPPED, and not held; the first ready item in plan order
+	// that matches the filter is taken. The lease lasts `lease` unless renewed
+	// (RenewClaim); ReleaseClaim gives the item back; UpdatePlanItem to a
+	// status other than IN_PROGRESS ends it. A lease that expires returns the
+	// item to PENDING with EVENT_TYPE_PLAN_ITEM_CLAIM_EXPIRED, within about a
+	// second, or at once when the next claim or update of the task comes first.
+	// Emits EVENT_TYPE_PLAN_ITEM_CLAIMED.
+	// Returns no item (and remaining_count) when nothing matching is ready.
+	// Errors: NOT_FOUND for an unknown task or item_id; FAILED_PRECONDITION
+	// when the named item_id is not ready (held by another holder — named in
+	// ErrorInfo metadata "holder_id" —, not PENDING, or waiting on a
+	// dependency); INVALID_ARGUMENT for a bad field.
+	ClaimPlanItem(ctx context.Context, in *ClaimPlanItemRequest, opts ...grpc.CallOption) (*ClaimPlanItemResponse, error)
+	// Extends a claim the holder still holds to `lease` from now. Writes no
+	// event. FAILED_PRECONDITION (ERROR_REASON_CLAIM_NOT_HELD, metadata
+	// "holder_id" naming the current holder) when the claim expired, was
+	// released or ended, so a lease keeper learns it lost the item. Safe to
+	// repeat (each renewal counts from its own now), so clients retry it.
+	RenewClaim(ctx context.Context, in *RenewClaimRequest, opts ...grpc.CallOption) (*RenewClaimResponse, error)
+	// Gives a held item back: it returns to PENDING, ready for the next
+	// claimer. Emits EVENT_TYPE_PLAN_ITEM_CLAIM_RELEASED. FAILED_PRECONDITION
+	// (ERROR_REASON_CLAIM_NOT_HELD) when holder_id does not hold it.
+	ReleaseClaim(ctx context.Context, in *ReleaseClaimRequest, opts ...grpc.CallOption) (*ReleaseClaimResponse, error)
 	// Appends an execution-log entry. With status RUNNING (the default) it stays
 	// open for AppendActionLog until CompleteAction; with another status it is
 	// recorded as finished.
@@ -269,6 +302,36 @@ func (c *taskServiceClient) UpdatePlanItem(ctx context.Context, in *UpdatePlanIt
 	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
 	out := new(UpdatePlanItemResponse)
 	err := c.cc.Invoke(ctx, TaskService_UpdatePlanItem_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *taskServiceClient) ClaimPlanItem(ctx context.Context, in *ClaimPlanItemRequest, opts ...grpc.CallOption) (*ClaimPlanItemResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(ClaimPlanItemResponse)
+	err := c.cc.Invoke(ctx, TaskService_ClaimPlanItem_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *taskServiceClient) RenewClaim(ctx context.Context, in *RenewClaimRequest, opts ...grpc.CallOption) (*RenewClaimResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(RenewClaimResponse)
+	err := c.cc.Invoke(ctx, TaskService_RenewClaim_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *taskServiceClient) ReleaseClaim(ctx context.Context, in *ReleaseClaimRequest, opts ...grpc.CallOption) (*ReleaseClaimResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(ReleaseClaimResponse)
+	err := c.cc.Invoke(ctx, TaskService_ReleaseClaim_FullMethodName, in, out, cOpts...)
 	if err != nil {
 		return nil, err
 	}
@@ -502,8 +565,38 @@ type TaskServiceServer interface {
 	GetPlan(context.Context, *GetPlanRequest) (*GetPlanResponse, error)
 	// Changes one item of the current plan: status (times stamped by the
 	// server), summary (at most 100 characters; longer is INVALID_ARGUMENT),
-	// active issue.
+	// active issue. With a holder_id, the change is made only if that holder
+	// still holds the item's claim (see ClaimPlanItem); otherwise
+	// FAILED_PRECONDITION, reason ERROR_REASON_CLAIM_NOT_HELD, naming the
+	// current holder. Any status but IN_PROGRESS ends the item's claim.
 	UpdatePlanItem(context.Context, *UpdatePlanItemRequest) (*UpdatePlanItemResponse, error)
+	// Hands the caller one ready item of the task's current plan and marks it
+	// IN_PROGRESS under a lease held by holder_id: of any number of concurrent
+	// claimers (on one server or on replicas sharing a PostgreSQL database)
+	// exactly one gets a given item. Ready means PENDING, every dependency
+	// COMPLETED or SKIPPED, and not held; the first ready item in plan order
+	// that matches the filter is taken. The lease lasts `lease` unless renewed
+	// (RenewClaim); ReleaseClaim gives the item back; UpdatePlanItem to a
+	// status other than IN_PROGRESS ends it. A lease that expires returns the
+	// item to PENDING with EVENT_TYPE_PLAN_ITEM_CLAIM_EXPIRED, within about a
+	// second, or at once when the next claim or update of the task comes first.
+	// Emits EVENT_TYPE_PLAN_ITEM_CLAIMED.
+	// Returns no item (and remaining_count) when nothing matching is ready.
+	// Errors: NOT_FOUND for an unknown task or item_id; FAILED_PRECONDITION
+	// when the named item_id is not ready (held by another holder — named in
+	// ErrorInfo metadata "holder_id" —, not PENDING, or waiting on a
+	// dependency); INVALID_ARGUMENT for a bad field.
+	ClaimPlanItem(context.Context, *ClaimPlanItemRequest) (*ClaimPlanItemResponse, error)
+	// Extends a claim the holder still holds to `lease` from now. Writes no
+	// event. FAILED_PRECONDITION (ERROR_REASON_CLAIM_NOT_HELD, metadata
+	// "holder_id" naming the current holder) when the claim expired, was
+	// released or ended, so a lease keeper learns it lost the item. Safe to
+	// repeat (each renewal counts from its own now), so clients retry it.
+	RenewClaim(context.Context, *RenewClaimRequest) (*RenewClaimResponse, error)
+	// Gives a held item back: it returns to PENDING, ready for the next
+	// claimer. Emits EVENT_TYPE_PLAN_ITEM_CLAIM_RELEASED. FAILED_PRECONDITION
+	// (ERROR_REASON_CLAIM_NOT_HELD) when holder_id does not hold it.
+	ReleaseClaim(context.Context, *ReleaseClaimRequest) (*ReleaseClaimResponse, error)
 	// Appends an execution-log entry. With status RUNNING (the default) it stays
 	// open for AppendActionLog until CompleteAction; with another status it is
 	// recorded as finished.
@@ -625,6 +718,15 @@ func (UnimplementedTaskServiceServer) GetPlan(context.Context, *GetPlanRequest) 
 }
 func (UnimplementedTaskServiceServer) UpdatePlanItem(context.Context, *UpdatePlanItemRequest) (*UpdatePlanItemResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method UpdatePlanItem not implemented")
+}
+func (UnimplementedTaskServiceServer) ClaimPlanItem(context.Context, *ClaimPlanItemRequest) (*ClaimPlanItemResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method ClaimPlanItem not implemented")
+}
+func (UnimplementedTaskServiceServer) RenewClaim(context.Context, *RenewClaimRequest) (*RenewClaimResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method RenewClaim not implemented")
+}
+func (UnimplementedTaskServiceServer) ReleaseClaim(context.Context, *ReleaseClaimRequest) (*ReleaseClaimResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method ReleaseClaim not implemented")
 }
 func (UnimplementedTaskServiceServer) RecordAction(context.Context, *RecordActionRequest) (*RecordActionResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method RecordAction not implemented")
@@ -814,6 +916,60 @@ func _TaskService_UpdatePlanItem_Handler(srv interface{}, ctx context.Context, d
 	}
 	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
 		return srv.(TaskServiceServer).UpdatePlanItem(ctx, req.(*UpdatePlanItemRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _TaskService_ClaimPlanItem_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(ClaimPlanItemRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(TaskServiceServer).ClaimPlanItem(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: TaskService_ClaimPlanItem_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(TaskServiceServer).ClaimPlanItem(ctx, req.(*ClaimPlanItemRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _TaskService_RenewClaim_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(RenewClaimRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(TaskServiceServer).RenewClaim(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: TaskService_RenewClaim_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(TaskServiceServer).RenewClaim(ctx, req.(*RenewClaimRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _TaskService_ReleaseClaim_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(ReleaseClaimRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(TaskServiceServer).ReleaseClaim(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: TaskService_ReleaseClaim_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(TaskServiceServer).ReleaseClaim(ctx, req.(*ReleaseClaimRequest))
 	}
 	return interceptor(ctx, in, info, handler)
 }
@@ -1108,6 +1264,18 @@ var TaskService_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "UpdatePlanItem",
 			Handler:    _TaskService_UpdatePlanItem_Handler,
+		},
+		{
+			MethodName: "ClaimPlanItem",
+			Handler:    _TaskService_ClaimPlanItem_Handler,
+		},
+		{
+			MethodName: "RenewClaim",
+			Handler:    _TaskService_RenewClaim_Handler,
+		},
+		{
+			MethodName: "ReleaseClaim",
+			Handler:    _TaskService_ReleaseClaim_Handler,
 		},
 		{
 			MethodName: "RecordAction",

@@ -92,6 +92,21 @@ class _ErrorReasonEnumTypeWrapper(_enum_type_wrapper._EnumTypeWrapper[_ErrorReas
     """The model's answer could not be read (not a JSON array) (UNAVAILABLE).
     Nothing was written; the same messages are read again next time.
     """
+    ERROR_REASON_OVERLOADED: _ErrorReason.ValueType  # 23
+    """Every service.
+    The server is past its capacity and refused the call before doing any of
+    it (UNAVAILABLE), so it is safe to repeat whatever the RPC. Retry after
+    the pause the server asks for: google.rpc.RetryInfo.retry_delay in the
+    status details, and the same in milliseconds in the grpc-retry-pushback-ms
+    trailer. metadata["limit"] names the settings.
+    """
+    ERROR_REASON_CLAIM_NOT_HELD: _ErrorReason.ValueType  # 30
+    """Claims of plan items, values 30–39.
+    The caller's holder_id does not hold the plan item's claim (FAILED_PRECONDITION):
+    its lease expired or was released, and the item may be held by another
+    agent now. metadata["holder_id"] names the current holder ("" when nobody
+    holds the item). Stop working on the item; claim another.
+    """
 
 class ErrorReason(_ErrorReason, metaclass=_ErrorReasonEnumTypeWrapper):
     """ErrorReason is the stable, machine-readable cause of a failed call (AIP-193).
@@ -172,5 +187,20 @@ Nothing was written; the same messages are read again next time.
 ERROR_REASON_MODEL_OUTPUT_INVALID: ErrorReason.ValueType  # 22
 """The model's answer could not be read (not a JSON array) (UNAVAILABLE).
 Nothing was written; the same messages are read again next time.
+"""
+ERROR_REASON_OVERLOADED: ErrorReason.ValueType  # 23
+"""Every service.
+The server is past its capacity and refused the call before doing any of
+it (UNAVAILABLE), so it is safe to repeat whatever the RPC. Retry after
+the pause the server asks for: google.rpc.RetryInfo.retry_delay in the
+status details, and the same in milliseconds in the grpc-retry-pushback-ms
+trailer. metadata["limit"] names the settings.
+"""
+ERROR_REASON_CLAIM_NOT_HELD: ErrorReason.ValueType  # 30
+"""Claims of plan items, values 30–39.
+The caller's holder_id does not hold the plan item's claim (FAILED_PRECONDITION):
+its lease expired or was released, and the item may be held by another
+agent now. metadata["holder_id"] names the current holder ("" when nobody
+holds the item). Stop working on the item; claim another.
 """
 Global___ErrorReason: _TypeAlias = ErrorReason  # noqa: Y015

@@ -128,6 +128,20 @@ class _EventTypeEnumTypeWrapper(_enum_type_wrapper._EnumTypeWrapper[_EventType.V
     """Retention deleted an episode older than episode_retention_seconds, because
     episode_retention_delete is set. payload: the Episode as it was.
     """
+    EVENT_TYPE_PLAN_ITEM_CLAIMED: _EventType.ValueType  # 70
+    """Claims of plan items (TaskService.ClaimPlanItem), values 70–79.
+    An agent claimed a ready item, which is now IN_PROGRESS. payload: the
+    PlanItem (with holder_id) plus "plan_version" and "claim" (the PlanItemClaim).
+    """
+    EVENT_TYPE_PLAN_ITEM_CLAIM_RELEASED: _EventType.ValueType  # 71
+    """The holder gave an item back with ReleaseClaim; the item is PENDING again.
+    payload: the PlanItem plus "plan_version" and "claim" (the claim as it was).
+    """
+    EVENT_TYPE_PLAN_ITEM_CLAIM_EXPIRED: _EventType.ValueType  # 72
+    """A claim's lease ended without a renewal (its holder crashed or stalled):
+    the item is PENDING again, ready for the next claimer. payload: the
+    PlanItem plus "plan_version" and "claim" (the claim as it was).
+    """
 
 class EventType(_EventType, metaclass=_EventTypeEnumTypeWrapper):
     """EventType names what changed. New types are added as services grow; a
@@ -236,6 +250,20 @@ readable (ListEpisodes with include_archived). payload: the Episode.
 EVENT_TYPE_EPISODE_DELETED: EventType.ValueType  # 61
 """Retention deleted an episode older than episode_retention_seconds, because
 episode_retention_delete is set. payload: the Episode as it was.
+"""
+EVENT_TYPE_PLAN_ITEM_CLAIMED: EventType.ValueType  # 70
+"""Claims of plan items (TaskService.ClaimPlanItem), values 70–79.
+An agent claimed a ready item, which is now IN_PROGRESS. payload: the
+PlanItem (with holder_id) plus "plan_version" and "claim" (the PlanItemClaim).
+"""
+EVENT_TYPE_PLAN_ITEM_CLAIM_RELEASED: EventType.ValueType  # 71
+"""The holder gave an item back with ReleaseClaim; the item is PENDING again.
+payload: the PlanItem plus "plan_version" and "claim" (the claim as it was).
+"""
+EVENT_TYPE_PLAN_ITEM_CLAIM_EXPIRED: EventType.ValueType  # 72
+"""A claim's lease ended without a renewal (its holder crashed or stalled):
+the item is PENDING again, ready for the next claimer. payload: the
+PlanItem plus "plan_version" and "claim" (the claim as it was).
 """
 Global___EventType: _TypeAlias = EventType  # noqa: Y015
 

@@ -507,7 +507,8 @@ class Task(_message.Message):
         """The event types POSTed to callback_url. Empty means the default set:
         lifecycle (TASK_CREATED, TASK_UPDATED, TASK_STATUS_CHANGED, TASK_STUCK,
         TASK_AUTO_PAUSED, TASK_AUTO_ARCHIVED), plan (PLAN_REPLACED,
-        PLAN_ITEM_UPDATED), waits (WAIT_CREATED, WAIT_RESOLVED, WAIT_TIMED_OUT,
+        PLAN_ITEM_UPDATED, and the claims: PLAN_ITEM_CLAIMED,
+        PLAN_ITEM_CLAIM_RELEASED, PLAN_ITEM_CLAIM_EXPIRED), waits (WAIT_CREATED, WAIT_RESOLVED, WAIT_TIMED_OUT,
         WAIT_CANCELLED, WAIT_FAILED) and errors (TASK_STATE_ERROR_ADDED) — not
         actions, their log lines or messages, which can be many. Change it with
         UpdateTask (update_mask path "webhook_event_types"); it applies to events
@@ -626,6 +627,7 @@ class PlanItem(_message.Message):
     DURATION_FIELD_NUMBER: _builtins.int
     STATUS_SOURCE_FIELD_NUMBER: _builtins.int
     STATUS_MESSAGE_ID_FIELD_NUMBER: _builtins.int
+    HOLDER_ID_FIELD_NUMBER: _builtins.int
     id: _builtins.str
     """Stable id given by the caller."""
     ordinal: _builtins.int
@@ -651,6 +653,13 @@ class PlanItem(_message.Message):
     """
     status_message_id: _builtins.str
     """For an INFERRED status, the id of the message it was inferred from; empty otherwise."""
+    holder_id: _builtins.str
+    """The agent holding the item under a claim (ClaimPlanItem), as it named
+    itself in holder_id; empty when nobody holds it. A claim counts only
+    while the item is IN_PROGRESS and its lease has not expired; a view may
+    still show a holder up to a second past the lease's end, until the
+    server's claim sweeper returns the item to PENDING.
+    """
     @_builtins.property
     def depends_on(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]:
         """Ids of items that must be COMPLETED or SKIPPED first."""
@@ -690,14 +699,64 @@ class PlanItem(_message.Message):
         duration: _duration_pb2.Duration | None = ...,
         status_source: Global___PlanItemStatusSource.ValueType = ...,
         status_message_id: _builtins.str = ...,
+        holder_id: _builtins.str = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["complete_time", b"complete_time", "duration", b"duration", "input", b"input", "start_time", b"start_time"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["active_issue", b"active_issue", "complete_time", b"complete_time", "depends_on", b"depends_on", "duration", b"duration", "id", b"id", "input", b"input", "narrative", b"narrative", "ordinal", b"ordinal", "stage", b"stage", "start_time", b"start_time", "status", b"status", "status_message_id", b"status_message_id", "status_source", b"status_source", "summary", b"summary", "title", b"title", "tool_name", b"tool_name"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["active_issue", b"active_issue", "complete_time", b"complete_time", "depends_on", b"depends_on", "duration", b"duration", "holder_id", b"holder_id", "id", b"id", "input", b"input", "narrative", b"narrative", "ordinal", b"ordinal", "stage", b"stage", "start_time", b"start_time", "status", b"status", "status_message_id", b"status_message_id", "status_source", b"status_source", "summary", b"summary", "title", b"title", "tool_name", b"tool_name"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
 Global___PlanItem: _TypeAlias = PlanItem  # noqa: Y015
+
+@_typing.final
+class PlanItemClaim(_message.Message):
+    """PlanItemClaim is an agent's lease on one plan item (ClaimPlanItem): while
+    it lasts no other claimer is handed the item, and UpdatePlanItem with
+    another holder_id is refused. It ends when the holder releases it
+    (ReleaseClaim), finishes the item (UpdatePlanItem to any status but
+    IN_PROGRESS), or lets expire_time pass without RenewClaim; an expired claim
+    returns the item to PENDING with an EVENT_TYPE_PLAN_ITEM_CLAIM_EXPIRED
+    event. Claims are stored, so they survive a server restart.
+    """
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    TASK_ID_FIELD_NUMBER: _builtins.int
+    ITEM_ID_FIELD_NUMBER: _builtins.int
+    HOLDER_ID_FIELD_NUMBER: _builtins.int
+    CLAIM_TIME_FIELD_NUMBER: _builtins.int
+    EXPIRE_TIME_FIELD_NUMBER: _builtins.int
+    task_id: _builtins.str
+    """The task."""
+    item_id: _builtins.str
+    """The claimed item of the task's current plan."""
+    holder_id: _builtins.str
+    """Who holds it: the holder_id the claimer sent."""
+    @_builtins.property
+    def claim_time(self) -> _timestamp_pb2.Timestamp:
+        """When the item was claimed (a renewal keeps it)."""
+
+    @_builtins.property
+    def expire_time(self) -> _timestamp_pb2.Timestamp:
+        """When the lease ends unless renewed."""
+
+    def __init__(
+        self,
+        *,
+        task_id: _builtins.str = ...,
+        item_id: _builtins.str = ...,
+        holder_id: _builtins.str = ...,
+        claim_time: _timestamp_pb2.Timestamp | None = ...,
+        expire_time: _timestamp_pb2.Timestamp | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["claim_time", b"claim_time", "expire_time", b"expire_time"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["claim_time", b"claim_time", "expire_time", b"expire_time", "holder_id", b"holder_id", "item_id", b"item_id", "task_id", b"task_id"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___PlanItemClaim: _TypeAlias = PlanItemClaim  # noqa: Y015
 
 @_typing.final
 class Plan(_message.Message):

@@ -437,6 +437,7 @@ class UpdatePlanItemRequest(_message.Message):
     SUMMARY_FIELD_NUMBER: _builtins.int
     ACTIVE_ISSUE_FIELD_NUMBER: _builtins.int
     REQUEST_ID_FIELD_NUMBER: _builtins.int
+    HOLDER_ID_FIELD_NUMBER: _builtins.int
     task_id: _builtins.str
     """The task id."""
     item_id: _builtins.str
@@ -449,6 +450,13 @@ class UpdatePlanItemRequest(_message.Message):
     """New active issue; "" clears it. Applied when set."""
     request_id: _builtins.str
     """Idempotency key (AIP-155)."""
+    holder_id: _builtins.str
+    """The caller's holder id (as sent to ClaimPlanItem). When set, the update
+    is refused with FAILED_PRECONDITION (ERROR_REASON_CLAIM_NOT_HELD,
+    metadata "holder_id" naming the current holder, "" for nobody) unless
+    this holder holds the item's claim now. Empty: no check (any caller may
+    change any item, as before claims existed).
+    """
     def __init__(
         self,
         *,
@@ -458,10 +466,11 @@ class UpdatePlanItemRequest(_message.Message):
         summary: _builtins.str | None = ...,
         active_issue: _builtins.str | None = ...,
         request_id: _builtins.str = ...,
+        holder_id: _builtins.str = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["_active_issue", b"_active_issue", "_summary", b"_summary", "active_issue", b"active_issue", "summary", b"summary"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["_active_issue", b"_active_issue", "_summary", b"_summary", "active_issue", b"active_issue", "item_id", b"item_id", "request_id", b"request_id", "status", b"status", "summary", b"summary", "task_id", b"task_id"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["_active_issue", b"_active_issue", "_summary", b"_summary", "active_issue", b"active_issue", "holder_id", b"holder_id", "item_id", b"item_id", "request_id", b"request_id", "status", b"status", "summary", b"summary", "task_id", b"task_id"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     _WhichOneofReturnType__active_issue: _TypeAlias = _typing.Literal["active_issue"]  # noqa: Y015
     _WhichOneofArgType__active_issue: _TypeAlias = _typing.Literal["_active_issue", b"_active_issue"]  # noqa: Y015
@@ -497,6 +506,223 @@ class UpdatePlanItemResponse(_message.Message):
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
 Global___UpdatePlanItemResponse: _TypeAlias = UpdatePlanItemResponse  # noqa: Y015
+
+@_typing.final
+class ClaimPlanItemRequest(_message.Message):
+    """ClaimPlanItemRequest asks for one ready item of a task's current plan."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    TASK_ID_FIELD_NUMBER: _builtins.int
+    HOLDER_ID_FIELD_NUMBER: _builtins.int
+    LEASE_FIELD_NUMBER: _builtins.int
+    ITEM_ID_FIELD_NUMBER: _builtins.int
+    STAGES_FIELD_NUMBER: _builtins.int
+    TOOL_NAMES_FIELD_NUMBER: _builtins.int
+    REQUEST_ID_FIELD_NUMBER: _builtins.int
+    task_id: _builtins.str
+    """The task id."""
+    holder_id: _builtins.str
+    """Who claims: any id the caller chooses for itself, unique among the
+    agents sharing the plan (letters, digits, '.', '_' and '-', at most 64
+    characters), sent again with its RenewClaim, ReleaseClaim and
+    UpdatePlanItem calls. Required.
+    """
+    item_id: _builtins.str
+    """Claim this item and no other. Empty: the first ready item in plan order
+    that matches stages and tool_names.
+    """
+    request_id: _builtins.str
+    """Idempotency key (AIP-155): a retry returns the first call's item."""
+    @_builtins.property
+    def lease(self) -> _duration_pb2.Duration:
+        """How long the lease lasts unless renewed: 1 s to 1 hour; unset means 30 s."""
+
+    @_builtins.property
+    def stages(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]:
+        """Only items of one of these stages; empty means any. At most 100."""
+
+    @_builtins.property
+    def tool_names(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]:
+        """Only items expecting one of these tools; empty means any. At most 100."""
+
+    def __init__(
+        self,
+        *,
+        task_id: _builtins.str = ...,
+        holder_id: _builtins.str = ...,
+        lease: _duration_pb2.Duration | None = ...,
+        item_id: _builtins.str = ...,
+        stages: _abc.Iterable[_builtins.str] | None = ...,
+        tool_names: _abc.Iterable[_builtins.str] | None = ...,
+        request_id: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["lease", b"lease"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["holder_id", b"holder_id", "item_id", b"item_id", "lease", b"lease", "request_id", b"request_id", "stages", b"stages", "task_id", b"task_id", "tool_names", b"tool_names"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___ClaimPlanItemRequest: _TypeAlias = ClaimPlanItemRequest  # noqa: Y015
+
+@_typing.final
+class ClaimPlanItemResponse(_message.Message):
+    """ClaimPlanItemResponse is the claimed item, or none."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    ITEM_FIELD_NUMBER: _builtins.int
+    CLAIM_FIELD_NUMBER: _builtins.int
+    REMAINING_COUNT_FIELD_NUMBER: _builtins.int
+    remaining_count: _builtins.int
+    """Items matching the filter that are PENDING or IN_PROGRESS, besides the
+    one returned: 0 with no item means the plan (or the filtered part) is
+    drained, so a worker can stop; more means wait and ask again (they are
+    held by others, or wait on dependencies — also on FAILED ones, which only
+    a replan or an update ends).
+    """
+    @_builtins.property
+    def item(self) -> _task_pb2.PlanItem:
+        """The item, now IN_PROGRESS with holder_id set; absent when no matching
+        item is ready.
+        """
+
+    @_builtins.property
+    def claim(self) -> _task_pb2.PlanItemClaim:
+        """The lease on it; absent with item."""
+
+    def __init__(
+        self,
+        *,
+        item: _task_pb2.PlanItem | None = ...,
+        claim: _task_pb2.PlanItemClaim | None = ...,
+        remaining_count: _builtins.int = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["claim", b"claim", "item", b"item"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["claim", b"claim", "item", b"item", "remaining_count", b"remaining_count"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___ClaimPlanItemResponse: _TypeAlias = ClaimPlanItemResponse  # noqa: Y015
+
+@_typing.final
+class RenewClaimRequest(_message.Message):
+    """RenewClaimRequest extends a claim."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    TASK_ID_FIELD_NUMBER: _builtins.int
+    ITEM_ID_FIELD_NUMBER: _builtins.int
+    HOLDER_ID_FIELD_NUMBER: _builtins.int
+    LEASE_FIELD_NUMBER: _builtins.int
+    task_id: _builtins.str
+    """The task id."""
+    item_id: _builtins.str
+    """The claimed item."""
+    holder_id: _builtins.str
+    """The holder id the item was claimed with."""
+    @_builtins.property
+    def lease(self) -> _duration_pb2.Duration:
+        """The new lease, counted from now: 1 s to 1 hour; unset means 30 s."""
+
+    def __init__(
+        self,
+        *,
+        task_id: _builtins.str = ...,
+        item_id: _builtins.str = ...,
+        holder_id: _builtins.str = ...,
+        lease: _duration_pb2.Duration | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["lease", b"lease"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["holder_id", b"holder_id", "item_id", b"item_id", "lease", b"lease", "task_id", b"task_id"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___RenewClaimRequest: _TypeAlias = RenewClaimRequest  # noqa: Y015
+
+@_typing.final
+class RenewClaimResponse(_message.Message):
+    """RenewClaimResponse is the extended claim."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    CLAIM_FIELD_NUMBER: _builtins.int
+    @_builtins.property
+    def claim(self) -> _task_pb2.PlanItemClaim:
+        """The claim with its new expire_time."""
+
+    def __init__(
+        self,
+        *,
+        claim: _task_pb2.PlanItemClaim | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["claim", b"claim"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["claim", b"claim"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___RenewClaimResponse: _TypeAlias = RenewClaimResponse  # noqa: Y015
+
+@_typing.final
+class ReleaseClaimRequest(_message.Message):
+    """ReleaseClaimRequest gives a claimed item back."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    TASK_ID_FIELD_NUMBER: _builtins.int
+    ITEM_ID_FIELD_NUMBER: _builtins.int
+    HOLDER_ID_FIELD_NUMBER: _builtins.int
+    REQUEST_ID_FIELD_NUMBER: _builtins.int
+    task_id: _builtins.str
+    """The task id."""
+    item_id: _builtins.str
+    """The claimed item."""
+    holder_id: _builtins.str
+    """The holder id the item was claimed with."""
+    request_id: _builtins.str
+    """Idempotency key (AIP-155)."""
+    def __init__(
+        self,
+        *,
+        task_id: _builtins.str = ...,
+        item_id: _builtins.str = ...,
+        holder_id: _builtins.str = ...,
+        request_id: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["holder_id", b"holder_id", "item_id", b"item_id", "request_id", b"request_id", "task_id", b"task_id"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___ReleaseClaimRequest: _TypeAlias = ReleaseClaimRequest  # noqa: Y015
+
+@_typing.final
+class ReleaseClaimResponse(_message.Message):
+    """ReleaseClaimResponse is the item given back."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    ITEM_FIELD_NUMBER: _builtins.int
+    @_builtins.property
+    def item(self) -> _task_pb2.PlanItem:
+        """The item, PENDING again and held by nobody."""
+
+    def __init__(
+        self,
+        *,
+        item: _task_pb2.PlanItem | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["item", b"item"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["item", b"item"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___ReleaseClaimResponse: _TypeAlias = ReleaseClaimResponse  # noqa: Y015
 
 @_typing.final
 class RecordActionRequest(_message.Message):
@@ -1320,6 +1546,7 @@ class GetProgressResponse(_message.Message):
     OPEN_WAITS_FIELD_NUMBER: _builtins.int
     READY_COUNT_FIELD_NUMBER: _builtins.int
     OPEN_CONFLICTS_FIELD_NUMBER: _builtins.int
+    CLAIMS_FIELD_NUMBER: _builtins.int
     plan_version: _builtins.int
     """The current plan version (0 without a plan)."""
     last_error: _builtins.str
@@ -1395,6 +1622,12 @@ class GetProgressResponse(_message.Message):
         items that no longer hold (StateService.SetStateItemStatus SUPERSEDED, or `supersedes`).
         """
 
+    @_builtins.property
+    def claims(self) -> _containers.RepeatedCompositeFieldContainer[_task_pb2.PlanItemClaim]:
+        """The claims held now (ClaimPlanItem), in plan order of their items: who
+        holds which item, and until when.
+        """
+
     def __init__(
         self,
         *,
@@ -1415,10 +1648,11 @@ class GetProgressResponse(_message.Message):
         open_waits: _abc.Iterable[_state_pb2.OpenWait] | None = ...,
         ready_count: _builtins.int = ...,
         open_conflicts: _abc.Iterable[_state_pb2.StateConflict] | None = ...,
+        claims: _abc.Iterable[_task_pb2.PlanItemClaim] | None = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["current", b"current", "task", b"task"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["blocked", b"blocked", "completed", b"completed", "constraints", b"constraints", "current", b"current", "decisions", b"decisions", "failed", b"failed", "last_error", b"last_error", "next", b"next", "open_conflicts", b"open_conflicts", "open_questions", b"open_questions", "open_waits", b"open_waits", "plan_version", b"plan_version", "ready_count", b"ready_count", "recent_messages", b"recent_messages", "summary", b"summary", "task", b"task", "total_items", b"total_items"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["blocked", b"blocked", "claims", b"claims", "completed", b"completed", "constraints", b"constraints", "current", b"current", "decisions", b"decisions", "failed", b"failed", "last_error", b"last_error", "next", b"next", "open_conflicts", b"open_conflicts", "open_questions", b"open_questions", "open_waits", b"open_waits", "plan_version", b"plan_version", "ready_count", b"ready_count", "recent_messages", b"recent_messages", "summary", b"summary", "task", b"task", "total_items", b"total_items"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 

@@ -98,6 +98,21 @@ class TaskServiceStub:
                 request_serializer=taskmem_dot_v1_dot_task__service__pb2.UpdatePlanItemRequest.SerializeToString,
                 response_deserializer=taskmem_dot_v1_dot_task__service__pb2.UpdatePlanItemResponse.FromString,
                 _registered_method=True)
+        self.ClaimPlanItem = channel.unary_unary(
+                '/taskmem.v1.TaskService/ClaimPlanItem',
+                request_serializer=taskmem_dot_v1_dot_task__service__pb2.ClaimPlanItemRequest.SerializeToString,
+                response_deserializer=taskmem_dot_v1_dot_task__service__pb2.ClaimPlanItemResponse.FromString,
+                _registered_method=True)
+        self.RenewClaim = channel.unary_unary(
+                '/taskmem.v1.TaskService/RenewClaim',
+                request_serializer=taskmem_dot_v1_dot_task__service__pb2.RenewClaimRequest.SerializeToString,
+                response_deserializer=taskmem_dot_v1_dot_task__service__pb2.RenewClaimResponse.FromString,
+                _registered_method=True)
+        self.ReleaseClaim = channel.unary_unary(
+                '/taskmem.v1.TaskService/ReleaseClaim',
+                request_serializer=taskmem_dot_v1_dot_task__service__pb2.ReleaseClaimRequest.SerializeToString,
+                response_deserializer=taskmem_dot_v1_dot_task__service__pb2.ReleaseClaimResponse.FromString,
+                _registered_method=True)
         self.RecordAction = channel.unary_unary(
                 '/taskmem.v1.TaskService/RecordAction',
                 request_serializer=taskmem_dot_v1_dot_task__service__pb2.RecordActionRequest.SerializeToString,
@@ -263,7 +278,52 @@ class TaskServiceServicer:
     def UpdatePlanItem(self, request, context):
         """Changes one item of the current plan: status (times stamped by the
         server), summary (at most 100 characters; longer is INVALID_ARGUMENT),
-        active issue.
+        active issue. With a holder_id, the change is made only if that holder
+        still holds the item's claim (see ClaimPlanItem); otherwise
+        FAILED_PRECONDITION, reason ERROR_REASON_CLAIM_NOT_HELD, naming the
+        current holder. Any status but IN_PROGRESS ends the item's claim.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def ClaimPlanItem(self, request, context):
+        """Hands the caller one ready item of the task's current plan and marks it
+        IN_PROGRESS under a lease held by holder_id: of any number of concurrent
+        claimers (on one server or on replicas sharing a PostgreSQL database)
+        exactly one gets a given item. Ready means PENDING, every dependency
+        COMPLETED or SKIPPED, and not held; the first ready item in plan order
+        that matches the filter is taken. The lease lasts `lease` unless renewed
+        (RenewClaim); ReleaseClaim gives the item back; UpdatePlanItem to a
+        status other than IN_PROGRESS ends it. A lease that expires returns the
+        item to PENDING with EVENT_TYPE_PLAN_ITEM_CLAIM_EXPIRED, within about a
+        second, or at once when the next claim or update of the task comes first.
+        Emits EVENT_TYPE_PLAN_ITEM_CLAIMED.
+        Returns no item (and remaining_count) when nothing matching is ready.
+        Errors: NOT_FOUND for an unknown task or item_id; FAILED_PRECONDITION
+        when the named item_id is not ready (held by another holder — named in
+        ErrorInfo metadata "holder_id" —, not PENDING, or waiting on a
+        dependency); INVALID_ARGUMENT for a bad field.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def RenewClaim(self, request, context):
+        """Extends a claim the holder still holds to `lease` from now. Writes no
+        event. FAILED_PRECONDITION (ERROR_REASON_CLAIM_NOT_HELD, metadata
+        "holder_id" naming the current holder) when the claim expired, was
+        released or ended, so a lease keeper learns it lost the item. Safe to
+        repeat (each renewal counts from its own now), so clients retry it.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def ReleaseClaim(self, request, context):
+        """Gives a held item back: it returns to PENDING, ready for the next
+        claimer. Emits EVENT_TYPE_PLAN_ITEM_CLAIM_RELEASED. FAILED_PRECONDITION
+        (ERROR_REASON_CLAIM_NOT_HELD) when holder_id does not hold it.
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
@@ -471,6 +531,21 @@ def add_TaskServiceServicer_to_server(servicer, server):
                     servicer.UpdatePlanItem,
                     request_deserializer=taskmem_dot_v1_dot_task__service__pb2.UpdatePlanItemRequest.FromString,
                     response_serializer=taskmem_dot_v1_dot_task__service__pb2.UpdatePlanItemResponse.SerializeToString,
+            ),
+            'ClaimPlanItem': grpc.unary_unary_rpc_method_handler(
+                    servicer.ClaimPlanItem,
+                    request_deserializer=taskmem_dot_v1_dot_task__service__pb2.ClaimPlanItemRequest.FromString,
+                    response_serializer=taskmem_dot_v1_dot_task__service__pb2.ClaimPlanItemResponse.SerializeToString,
+            ),
+            'RenewClaim': grpc.unary_unary_rpc_method_handler(
+                    servicer.RenewClaim,
+                    request_deserializer=taskmem_dot_v1_dot_task__service__pb2.RenewClaimRequest.FromString,
+                    response_serializer=taskmem_dot_v1_dot_task__service__pb2.RenewClaimResponse.SerializeToString,
+            ),
+            'ReleaseClaim': grpc.unary_unary_rpc_method_handler(
+                    servicer.ReleaseClaim,
+                    request_deserializer=taskmem_dot_v1_dot_task__service__pb2.ReleaseClaimRequest.FromString,
+                    response_serializer=taskmem_dot_v1_dot_task__service__pb2.ReleaseClaimResponse.SerializeToString,
             ),
             'RecordAction': grpc.unary_unary_rpc_method_handler(
                     servicer.RecordAction,
@@ -766,6 +841,87 @@ class TaskService:
             '/taskmem.v1.TaskService/UpdatePlanItem',
             taskmem_dot_v1_dot_task__service__pb2.UpdatePlanItemRequest.SerializeToString,
             taskmem_dot_v1_dot_task__service__pb2.UpdatePlanItemResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def ClaimPlanItem(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/taskmem.v1.TaskService/ClaimPlanItem',
+            taskmem_dot_v1_dot_task__service__pb2.ClaimPlanItemRequest.SerializeToString,
+            taskmem_dot_v1_dot_task__service__pb2.ClaimPlanItemResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def RenewClaim(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/taskmem.v1.TaskService/RenewClaim',
+            taskmem_dot_v1_dot_task__service__pb2.RenewClaimRequest.SerializeToString,
+            taskmem_dot_v1_dot_task__service__pb2.RenewClaimResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def ReleaseClaim(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/taskmem.v1.TaskService/ReleaseClaim',
+            taskmem_dot_v1_dot_task__service__pb2.ReleaseClaimRequest.SerializeToString,
+            taskmem_dot_v1_dot_task__service__pb2.ReleaseClaimResponse.FromString,
             options,
             channel_credentials,
             insecure,

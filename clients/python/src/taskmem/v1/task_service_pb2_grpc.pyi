@@ -91,7 +91,40 @@ class TaskServiceStub:
     UpdatePlanItem: _grpc.UnaryUnaryMultiCallable[_task_service_pb2.UpdatePlanItemRequest, _task_service_pb2.UpdatePlanItemResponse]
     """Changes one item of the current plan: status (times stamped by the
     server), summary (at most 100 characters; longer is INVALID_ARGUMENT),
-    active issue.
+    active issue. With a holder_id, the change is made only if that holder
+    still holds the item's claim (see ClaimPlanItem); otherwise
+    FAILED_PRECONDITION, reason ERROR_REASON_CLAIM_NOT_HELD, naming the
+    current holder. Any status but IN_PROGRESS ends the item's claim.
+    """
+    ClaimPlanItem: _grpc.UnaryUnaryMultiCallable[_task_service_pb2.ClaimPlanItemRequest, _task_service_pb2.ClaimPlanItemResponse]
+    """Hands the caller one ready item of the task's current plan and marks it
+    IN_PROGRESS under a lease held by holder_id: of any number of concurrent
+    claimers (on one server or on replicas sharing a PostgreSQL database)
+    exactly one gets a given item. Ready means PENDING, every dependency
+    COMPLETED or SKIPPED, and not held; the first ready item in plan order
+    that matches the filter is taken. The lease lasts `lease` unless renewed
+    (RenewClaim); ReleaseClaim gives the item back; UpdatePlanItem to a
+    status other than IN_PROGRESS ends it. A lease that expires returns the
+    item to PENDING with EVENT_TYPE_PLAN_ITEM_CLAIM_EXPIRED, within about a
+    second, or at once when the next claim or update of the task comes first.
+    Emits EVENT_TYPE_PLAN_ITEM_CLAIMED.
+    Returns no item (and remaining_count) when nothing matching is ready.
+    Errors: NOT_FOUND for an unknown task or item_id; FAILED_PRECONDITION
+    when the named item_id is not ready (held by another holder — named in
+    ErrorInfo metadata "holder_id" —, not PENDING, or waiting on a
+    dependency); INVALID_ARGUMENT for a bad field.
+    """
+    RenewClaim: _grpc.UnaryUnaryMultiCallable[_task_service_pb2.RenewClaimRequest, _task_service_pb2.RenewClaimResponse]
+    """Extends a claim the holder still holds to `lease` from now. Writes no
+    event. FAILED_PRECONDITION (ERROR_REASON_CLAIM_NOT_HELD, metadata
+    "holder_id" naming the current holder) when the claim expired, was
+    released or ended, so a lease keeper learns it lost the item. Safe to
+    repeat (each renewal counts from its own now), so clients retry it.
+    """
+    ReleaseClaim: _grpc.UnaryUnaryMultiCallable[_task_service_pb2.ReleaseClaimRequest, _task_service_pb2.ReleaseClaimResponse]
+    """Gives a held item back: it returns to PENDING, ready for the next
+    claimer. Emits EVENT_TYPE_PLAN_ITEM_CLAIM_RELEASED. FAILED_PRECONDITION
+    (ERROR_REASON_CLAIM_NOT_HELD) when holder_id does not hold it.
     """
     RecordAction: _grpc.UnaryUnaryMultiCallable[_task_service_pb2.RecordActionRequest, _task_service_pb2.RecordActionResponse]
     """Appends an execution-log entry. With status RUNNING (the default) it stays
@@ -256,7 +289,40 @@ class TaskServiceAsyncStub(TaskServiceStub):
     UpdatePlanItem: _aio.UnaryUnaryMultiCallable[_task_service_pb2.UpdatePlanItemRequest, _task_service_pb2.UpdatePlanItemResponse]  # type: ignore[assignment]
     """Changes one item of the current plan: status (times stamped by the
     server), summary (at most 100 characters; longer is INVALID_ARGUMENT),
-    active issue.
+    active issue. With a holder_id, the change is made only if that holder
+    still holds the item's claim (see ClaimPlanItem); otherwise
+    FAILED_PRECONDITION, reason ERROR_REASON_CLAIM_NOT_HELD, naming the
+    current holder. Any status but IN_PROGRESS ends the item's claim.
+    """
+    ClaimPlanItem: _aio.UnaryUnaryMultiCallable[_task_service_pb2.ClaimPlanItemRequest, _task_service_pb2.ClaimPlanItemResponse]  # type: ignore[assignment]
+    """Hands the caller one ready item of the task's current plan and marks it
+    IN_PROGRESS under a lease held by holder_id: of any number of concurrent
+    claimers (on one server or on replicas sharing a PostgreSQL database)
+    exactly one gets a given item. Ready means PENDING, every dependency
+    COMPLETED or SKIPPED, and not held; the first ready item in plan order
+    that matches the filter is taken. The lease lasts `lease` unless renewed
+    (RenewClaim); ReleaseClaim gives the item back; UpdatePlanItem to a
+    status other than IN_PROGRESS ends it. A lease that expires returns the
+    item to PENDING with EVENT_TYPE_PLAN_ITEM_CLAIM_EXPIRED, within about a
+    second, or at once when the next claim or update of the task comes first.
+    Emits EVENT_TYPE_PLAN_ITEM_CLAIMED.
+    Returns no item (and remaining_count) when nothing matching is ready.
+    Errors: NOT_FOUND for an unknown task or item_id; FAILED_PRECONDITION
+    when the named item_id is not ready (held by another holder — named in
+    ErrorInfo metadata "holder_id" —, not PENDING, or waiting on a
+    dependency); INVALID_ARGUMENT for a bad field.
+    """
+    RenewClaim: _aio.UnaryUnaryMultiCallable[_task_service_pb2.RenewClaimRequest, _task_service_pb2.RenewClaimResponse]  # type: ignore[assignment]
+    """Extends a claim the holder still holds to `lease` from now. Writes no
+    event. FAILED_PRECONDITION (ERROR_REASON_CLAIM_NOT_HELD, metadata
+    "holder_id" naming the current holder) when the claim expired, was
+    released or ended, so a lease keeper learns it lost the item. Safe to
+    repeat (each renewal counts from its own now), so clients retry it.
+    """
+    ReleaseClaim: _aio.UnaryUnaryMultiCallable[_task_service_pb2.ReleaseClaimRequest, _task_service_pb2.ReleaseClaimResponse]  # type: ignore[assignment]
+    """Gives a held item back: it returns to PENDING, ready for the next
+    claimer. Emits EVENT_TYPE_PLAN_ITEM_CLAIM_RELEASED. FAILED_PRECONDITION
+    (ERROR_REASON_CLAIM_NOT_HELD) when holder_id does not hold it.
     """
     RecordAction: _aio.UnaryUnaryMultiCallable[_task_service_pb2.RecordActionRequest, _task_service_pb2.RecordActionResponse]  # type: ignore[assignment]
     """Appends an execution-log entry. With status RUNNING (the default) it stays
@@ -460,7 +526,58 @@ class TaskServiceServicer(metaclass=_abc_1.ABCMeta):
     ) -> _typing.Union[_task_service_pb2.UpdatePlanItemResponse, _abc.Awaitable[_task_service_pb2.UpdatePlanItemResponse]]:
         """Changes one item of the current plan: status (times stamped by the
         server), summary (at most 100 characters; longer is INVALID_ARGUMENT),
-        active issue.
+        active issue. With a holder_id, the change is made only if that holder
+        still holds the item's claim (see ClaimPlanItem); otherwise
+        FAILED_PRECONDITION, reason ERROR_REASON_CLAIM_NOT_HELD, naming the
+        current holder. Any status but IN_PROGRESS ends the item's claim.
+        """
+
+    @_abc_1.abstractmethod
+    def ClaimPlanItem(
+        self,
+        request: _task_service_pb2.ClaimPlanItemRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_task_service_pb2.ClaimPlanItemResponse, _abc.Awaitable[_task_service_pb2.ClaimPlanItemResponse]]:
+        """Hands the caller one ready item of the task's current plan and marks it
+        IN_PROGRESS under a lease held by holder_id: of any number of concurrent
+        claimers (on one server or on replicas sharing a PostgreSQL database)
+        exactly one gets a given item. Ready means PENDING, every dependency
+        COMPLETED or SKIPPED, and not held; the first ready item in plan order
+        that matches the filter is taken. The lease lasts `lease` unless renewed
+        (RenewClaim); ReleaseClaim gives the item back; UpdatePlanItem to a
+        status other than IN_PROGRESS ends it. A lease that expires returns the
+        item to PENDING with EVENT_TYPE_PLAN_ITEM_CLAIM_EXPIRED, within about a
+        second, or at once when the next claim or update of the task comes first.
+        Emits EVENT_TYPE_PLAN_ITEM_CLAIMED.
+        Returns no item (and remaining_count) when nothing matching is ready.
+        Errors: NOT_FOUND for an unknown task or item_id; FAILED_PRECONDITION
+        when the named item_id is not ready (held by another holder — named in
+        ErrorInfo metadata "holder_id" —, not PENDING, or waiting on a
+        dependency); INVALID_ARGUMENT for a bad field.
+        """
+
+    @_abc_1.abstractmethod
+    def RenewClaim(
+        self,
+        request: _task_service_pb2.RenewClaimRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_task_service_pb2.RenewClaimResponse, _abc.Awaitable[_task_service_pb2.RenewClaimResponse]]:
+        """Extends a claim the holder still holds to `lease` from now. Writes no
+        event. FAILED_PRECONDITION (ERROR_REASON_CLAIM_NOT_HELD, metadata
+        "holder_id" naming the current holder) when the claim expired, was
+        released or ended, so a lease keeper learns it lost the item. Safe to
+        repeat (each renewal counts from its own now), so clients retry it.
+        """
+
+    @_abc_1.abstractmethod
+    def ReleaseClaim(
+        self,
+        request: _task_service_pb2.ReleaseClaimRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_task_service_pb2.ReleaseClaimResponse, _abc.Awaitable[_task_service_pb2.ReleaseClaimResponse]]:
+        """Gives a held item back: it returns to PENDING, ready for the next
+        claimer. Emits EVENT_TYPE_PLAN_ITEM_CLAIM_RELEASED. FAILED_PRECONDITION
+        (ERROR_REASON_CLAIM_NOT_HELD) when holder_id does not hold it.
         """
 
     @_abc_1.abstractmethod

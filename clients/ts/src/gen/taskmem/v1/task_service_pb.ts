@@ -10,7 +10,7 @@ import type { Event, EventType } from "./event_pb.js";
 import { file_taskmem_v1_event } from "./event_pb.js";
 import type { OpenWait, StateConflict, StateItemNote } from "./state_pb.js";
 import { file_taskmem_v1_state } from "./state_pb.js";
-import type { Action, ActionLogLine, ActionStatus, ActionType, ApprovalMode, ContextSnapshot, Message as Message$1, MessageKind, MessageRole, Plan, PlanItem, PlanItemSpec, PlanItemStatus, Task, TaskStatus } from "./task_pb.js";
+import type { Action, ActionLogLine, ActionStatus, ActionType, ApprovalMode, ContextSnapshot, Message as Message$1, MessageKind, MessageRole, Plan, PlanItem, PlanItemClaim, PlanItemSpec, PlanItemStatus, Task, TaskStatus } from "./task_pb.js";
 import { file_taskmem_v1_task } from "./task_pb.js";
 import type { WebhookDelivery, WebhookDeliveryState } from "./webhook_pb.js";
 import { file_taskmem_v1_webhook } from "./webhook_pb.js";
@@ -20,7 +20,7 @@ import type { JsonObject, Message } from "@bufbuild/protobuf";
  * Describes the file taskmem/v1/task_service.proto.
  */
 export const file_taskmem_v1_task_service: GenFile = /*@__PURE__*/
-  fileDesc("Ch10YXNrbWVtL3YxL3Rhc2tfc2VydmljZS5wcm90bxIKdGFza21lbS52MSLvAgoRQ3JlYXRlVGFza1JlcXVlc3QSDAoEbmFtZRgBIAEoCRIMCgRnb2FsGAIgASgJEhEKCXdvcmtzcGFjZRgDIAEoCRIoCgdjb250ZXh0GAQgASgLMhcuZ29vZ2xlLnByb3RvYnVmLlN0cnVjdBIpCghtZXRhZGF0YRgFIAEoCzIXLmdvb2dsZS5wcm90b2J1Zi5TdHJ1Y3QSLwoNYXBwcm92YWxfbW9kZRgGIAEoDjIYLnRhc2ttZW0udjEuQXBwcm92YWxNb2RlEhQKDGNhbGxiYWNrX3VybBgHIAEoCRImCgRwbGFuGAggAygLMhgudGFza21lbS52MS5QbGFuSXRlbVNwZWMSEgoKcmVxdWVzdF9pZBgJIAEoCRIfChdwbGFuX2luZmVyZW5jZV9kaXNhYmxlZBgKIAEoCBIyChN3ZWJob29rX2V2ZW50X3R5cGVzGAsgAygOMhUudGFza21lbS52MS5FdmVudFR5cGUiVAoSQ3JlYXRlVGFza1Jlc3BvbnNlEh4KBHRhc2sYASABKAsyEC50YXNrbWVtLnYxLlRhc2sSHgoEcGxhbhgCIAEoCzIQLnRhc2ttZW0udjEuUGxhbiIhCg5HZXRUYXNrUmVxdWVzdBIPCgd0YXNrX2lkGAEgASgJIlEKD0dldFRhc2tSZXNwb25zZRIeCgR0YXNrGAEgASgLMhAudGFza21lbS52MS5UYXNrEh4KBHBsYW4YAiABKAsyEC50YXNrbWVtLnYxLlBsYW4ilgEKEExpc3RUYXNrc1JlcXVlc3QSKAoIc3RhdHVzZXMYASADKA4yFi50YXNrbWVtLnYxLlRhc2tTdGF0dXMSMQoNdXBkYXRlZF9hZnRlchgCIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASEQoJcGFnZV9zaXplGAMgASgFEhIKCnBhZ2VfdG9rZW4YBCABKAkiTQoRTGlzdFRhc2tzUmVzcG9uc2USHwoFdGFza3MYASADKAsyEC50YXNrbWVtLnYxLlRhc2sSFwoPbmV4dF9wYWdlX3Rva2VuGAIgASgJIngKEVVwZGF0ZVRhc2tSZXF1ZXN0Eh4KBHRhc2sYASABKAsyEC50YXNrbWVtLnYxLlRhc2sSLwoLdXBkYXRlX21hc2sYAiABKAsyGi5nb29nbGUucHJvdG9idWYuRmllbGRNYXNrEhIKCnJlcXVlc3RfaWQYAyABKAkiNAoSVXBkYXRlVGFza1Jlc3BvbnNlEh4KBHRhc2sYASABKAsyEC50YXNrbWVtLnYxLlRhc2sicgoSUmVwbGFjZVBsYW5SZXF1ZXN0Eg8KB3Rhc2tfaWQYASABKAkSJwoFaXRlbXMYAiADKAsyGC50YXNrbWVtLnYxLlBsYW5JdGVtU3BlYxIOCgZyZWFzb24YAyABKAkSEgoKcmVxdWVzdF9pZBgEIAEoCSI1ChNSZXBsYWNlUGxhblJlc3BvbnNlEh4KBHBsYW4YASABKAsyEC50YXNrbWVtLnYxLlBsYW4iMgoOR2V0UGxhblJlcXVlc3QSDwoHdGFza19pZBgBIAEoCRIPCgd2ZXJzaW9uGAIgASgFIjEKD0dldFBsYW5SZXNwb25zZRIeCgRwbGFuGAEgASgLMhAudGFza21lbS52MS5QbGFuIscBChVVcGRhdGVQbGFuSXRlbVJlcXVlc3QSDwoHdGFza19pZBgBIAEoCRIPCgdpdGVtX2lkGAIgASgJEioKBnN0YXR1cxgDIAEoDjIaLnRhc2ttZW0udjEuUGxhbkl0ZW1TdGF0dXMSFAoHc3VtbWFyeRgEIAEoCUgAiAEBEhkKDGFjdGl2ZV9pc3N1ZRgFIAEoCUgBiAEBEhIKCnJlcXVlc3RfaWQYBiABKAlCCgoIX3N1bW1hcnlCDwoNX2FjdGl2ZV9pc3N1ZSI8ChZVcGRhdGVQbGFuSXRlbVJlc3BvbnNlEiIKBGl0ZW0YASABKAsyFC50YXNrbWVtLnYxLlBsYW5JdGVtIvgCChNSZWNvcmRBY3Rpb25SZXF1ZXN0Eg8KB3Rhc2tfaWQYASABKAkSFAoMcGxhbl9pdGVtX2lkGAIgASgJEiQKBHR5cGUYAyABKA4yFi50YXNrbWVtLnYxLkFjdGlvblR5cGUSEQoJdG9vbF9uYW1lGAQgASgJEg8KB3N1bW1hcnkYBSABKAkSKAoGc3RhdHVzGAYgASgOMhgudGFza21lbS52MS5BY3Rpb25TdGF0dXMSJgoFaW5wdXQYByABKAsyFy5nb29nbGUucHJvdG9idWYuU3RydWN0EicKBm91dHB1dBgIIAEoCzIXLmdvb2dsZS5wcm90b2J1Zi5TdHJ1Y3QSDQoFZXJyb3IYCSABKAkSKwoIZHVyYXRpb24YCiABKAsyGS5nb29nbGUucHJvdG9idWYuRHVyYXRpb24SEQoJdG9rZW5zX2luGAsgASgDEhIKCnRva2Vuc19vdXQYDCABKAMSEgoKcmVxdWVzdF9pZBgNIAEoCSI6ChRSZWNvcmRBY3Rpb25SZXNwb25zZRIiCgZhY3Rpb24YASABKAsyEi50YXNrbWVtLnYxLkFjdGlvbiL0AQoVQ29tcGxldGVBY3Rpb25SZXF1ZXN0EhEKCWFjdGlvbl9pZBgBIAEoCRIoCgZzdGF0dXMYAiABKA4yGC50YXNrbWVtLnYxLkFjdGlvblN0YXR1cxInCgZvdXRwdXQYAyABKAsyFy5nb29nbGUucHJvdG9idWYuU3RydWN0Eg0KBWVycm9yGAQgASgJEisKCGR1cmF0aW9uGAUgASgLMhkuZ29vZ2xlLnByb3RvYnVmLkR1cmF0aW9uEhEKCXRva2Vuc19pbhgGIAEoAxISCgp0b2tlbnNfb3V0GAcgASgDEhIKCnJlcXVlc3RfaWQYCCABKAkiPAoWQ29tcGxldGVBY3Rpb25SZXNwb25zZRIiCgZhY3Rpb24YASABKAsyEi50YXNrbWVtLnYxLkFjdGlvbiKOAQoSTGlzdEFjdGlvbnNSZXF1ZXN0Eg8KB3Rhc2tfaWQYASABKAkSFAoMcGxhbl9pdGVtX2lkGAIgASgJEhEKCXBhZ2Vfc2l6ZRgDIAEoBRISCgpwYWdlX3Rva2VuGAQgASgJEioKCHN0YXR1c2VzGAUgAygOMhgudGFza21lbS52MS5BY3Rpb25TdGF0dXMiUwoTTGlzdEFjdGlvbnNSZXNwb25zZRIjCgdhY3Rpb25zGAEgAygLMhIudGFza21lbS52MS5BY3Rpb24SFwoPbmV4dF9wYWdlX3Rva2VuGAIgASgJIi8KDExvZ0xpbmVJbnB1dBIOCgZzdHJlYW0YASABKAkSDwoHY29udGVudBgCIAEoCSJoChZBcHBlbmRBY3Rpb25Mb2dSZXF1ZXN0EhEKCWFjdGlvbl9pZBgBIAEoCRInCgVsaW5lcxgCIAMoCzIYLnRhc2ttZW0udjEuTG9nTGluZUlucHV0EhIKCnJlcXVlc3RfaWQYAyABKAkiSAoXQXBwZW5kQWN0aW9uTG9nUmVzcG9uc2USFgoOZmlyc3Rfc2VxdWVuY2UYASABKAMSFQoNbGFzdF9zZXF1ZW5jZRgCIAEoAyJBChRUYWlsQWN0aW9uTG9nUmVxdWVzdBIRCglhY3Rpb25faWQYASABKAkSFgoOYWZ0ZXJfc2VxdWVuY2UYAiABKAMiQAoVVGFpbEFjdGlvbkxvZ1Jlc3BvbnNlEicKBGxpbmUYASABKAsyGS50YXNrbWVtLnYxLkFjdGlvbkxvZ0xpbmUiqwEKElBvc3RNZXNzYWdlUmVxdWVzdBIPCgd0YXNrX2lkGAEgASgJEhEKCXRocmVhZF9pZBgCIAEoCRIlCgRyb2xlGAMgASgOMhcudGFza21lbS52MS5NZXNzYWdlUm9sZRIlCgRraW5kGAQgASgOMhcudGFza21lbS52MS5NZXNzYWdlS2luZBIPCgdjb250ZW50GAUgASgJEhIKCnJlcXVlc3RfaWQYBiABKAkiaQoTUG9zdE1lc3NhZ2VSZXNwb25zZRIkCgdtZXNzYWdlGAEgASgLMhMudGFza21lbS52MS5NZXNzYWdlEiwKDmluZmVycmVkX2l0ZW1zGAIgAygLMhQudGFza21lbS52MS5QbGFuSXRlbSKIAQoTTGlzdE1lc3NhZ2VzUmVxdWVzdBIPCgd0YXNrX2lkGAEgASgJEhEKCXRocmVhZF9pZBgCIAEoCRImCgVraW5kcxgDIAMoDjIXLnRhc2ttZW0udjEuTWVzc2FnZUtpbmQSEQoJcGFnZV9zaXplGAQgASgFEhIKCnBhZ2VfdG9rZW4YBSABKAkiVgoUTGlzdE1lc3NhZ2VzUmVzcG9uc2USJQoIbWVzc2FnZXMYASADKAsyEy50YXNrbWVtLnYxLk1lc3NhZ2USFwoPbmV4dF9wYWdlX3Rva2VuGAIgASgJIncKHFJlY29yZENvbnRleHRTbmFwc2hvdFJlcXVlc3QSDwoHdGFza19pZBgBIAEoCRINCgVsYWJlbBgCIAEoCRIPCgdjb250ZW50GAMgASgJEhIKCnN1bW1hcml6ZWQYBCABKAgSEgoKcmVxdWVzdF9pZBgFIAEoCSJOCh1SZWNvcmRDb250ZXh0U25hcHNob3RSZXNwb25zZRItCghzbmFwc2hvdBgBIAEoCzIbLnRhc2ttZW0udjEuQ29udGV4dFNuYXBzaG90IlUKG0xpc3RDb250ZXh0U25hcHNob3RzUmVxdWVzdBIPCgd0YXNrX2lkGAEgASgJEhEKCXBhZ2Vfc2l6ZRgCIAEoBRISCgpwYWdlX3Rva2VuGAMgASgJImcKHExpc3RDb250ZXh0U25hcHNob3RzUmVzcG9uc2USLgoJc25hcHNob3RzGAEgAygLMhsudGFza21lbS52MS5Db250ZXh0U25hcHNob3QSFwoPbmV4dF9wYWdlX3Rva2VuGAIgASgJImYKFlN1YnNjcmliZUV2ZW50c1JlcXVlc3QSEAoIdGFza19pZHMYASADKAkSJAoFdHlwZXMYAiADKA4yFS50YXNrbWVtLnYxLkV2ZW50VHlwZRIUCgxhZnRlcl9jdXJzb3IYAyABKAMiOwoXU3Vic2NyaWJlRXZlbnRzUmVzcG9uc2USIAoFZXZlbnQYASABKAsyES50YXNrbWVtLnYxLkV2ZW50IogBChFMaXN0RXZlbnRzUmVxdWVzdBIQCgh0YXNrX2lkcxgBIAMoCRIkCgV0eXBlcxgCIAMoDjIVLnRhc2ttZW0udjEuRXZlbnRUeXBlEhQKDGFmdGVyX2N1cnNvchgDIAEoAxIRCglwYWdlX3NpemUYBCABKAUSEgoKcGFnZV90b2tlbhgFIAEoCSJQChJMaXN0RXZlbnRzUmVzcG9uc2USIQoGZXZlbnRzGAEgAygLMhEudGFza21lbS52MS5FdmVudBIXCg9uZXh0X3BhZ2VfdG9rZW4YAiABKAkiQwoSR2V0UHJvZ3Jlc3NSZXF1ZXN0Eg8KB3Rhc2tfaWQYASABKAkSHAoUcmVjZW50X21lc3NhZ2VfY291bnQYAiABKAUi9wQKE0dldFByb2dyZXNzUmVzcG9uc2USHgoEdGFzaxgBIAEoCzIQLnRhc2ttZW0udjEuVGFzaxIUCgxwbGFuX3ZlcnNpb24YAiABKAUSJwoJY29tcGxldGVkGAMgAygLMhQudGFza21lbS52MS5QbGFuSXRlbRIlCgdjdXJyZW50GAQgASgLMhQudGFza21lbS52MS5QbGFuSXRlbRIiCgRuZXh0GAUgAygLMhQudGFza21lbS52MS5QbGFuSXRlbRIlCgdibG9ja2VkGAYgAygLMhQudGFza21lbS52MS5QbGFuSXRlbRIkCgZmYWlsZWQYByADKAsyFC50YXNrbWVtLnYxLlBsYW5JdGVtEhIKCmxhc3RfZXJyb3IYCCABKAkSLAoPcmVjZW50X21lc3NhZ2VzGAkgAygLMhMudGFza21lbS52MS5NZXNzYWdlEg8KB3N1bW1hcnkYCiABKAkSEwoLdG90YWxfaXRlbXMYCyABKAUSLAoJZGVjaXNpb25zGAwgAygLMhkudGFza21lbS52MS5TdGF0ZUl0ZW1Ob3RlEi4KC2NvbnN0cmFpbnRzGA0gAygLMhkudGFza21lbS52MS5TdGF0ZUl0ZW1Ob3RlEjEKDm9wZW5fcXVlc3Rpb25zGA4gAygLMhkudGFza21lbS52MS5TdGF0ZUl0ZW1Ob3RlEigKCm9wZW5fd2FpdHMYDyADKAsyFC50YXNrbWVtLnYxLk9wZW5XYWl0EhMKC3JlYWR5X2NvdW50GBAgASgFEjEKDm9wZW5fY29uZmxpY3RzGBEgAygLMhkudGFza21lbS52MS5TdGF0ZUNvbmZsaWN0IogBChxMaXN0V2ViaG9va0RlbGl2ZXJpZXNSZXF1ZXN0Eg8KB3Rhc2tfaWQYASABKAkSMAoGc3RhdGVzGAIgAygOMiAudGFza21lbS52MS5XZWJob29rRGVsaXZlcnlTdGF0ZRIRCglwYWdlX3NpemUYAyABKAUSEgoKcGFnZV90b2tlbhgEIAEoCSJpCh1MaXN0V2ViaG9va0RlbGl2ZXJpZXNSZXNwb25zZRIvCgpkZWxpdmVyaWVzGAEgAygLMhsudGFza21lbS52MS5XZWJob29rRGVsaXZlcnkSFwoPbmV4dF9wYWdlX3Rva2VuGAIgASgJIhkKF0dldFdlYmhvb2tTZWNyZXRSZXF1ZXN0IioKGEdldFdlYmhvb2tTZWNyZXRSZXNwb25zZRIOCgZzZWNyZXQYASABKAkiXAoaUm90YXRlV2ViaG9va1NlY3JldFJlcXVlc3QSKgoHb3ZlcmxhcBgBIAEoCzIZLmdvb2dsZS5wcm90b2J1Zi5EdXJhdGlvbhISCgpyZXF1ZXN0X2lkGAIgASgJIm4KG1JvdGF0ZVdlYmhvb2tTZWNyZXRSZXNwb25zZRIOCgZzZWNyZXQYASABKAkSPwobcHJldmlvdXNfc2VjcmV0X2V4cGlyZV90aW1lGAIgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcDK6DwoLVGFza1NlcnZpY2USSwoKQ3JlYXRlVGFzaxIdLnRhc2ttZW0udjEuQ3JlYXRlVGFza1JlcXVlc3QaHi50YXNrbWVtLnYxLkNyZWF0ZVRhc2tSZXNwb25zZRJHCgdHZXRUYXNrEhoudGFza21lbS52MS5HZXRUYXNrUmVxdWVzdBobLnRhc2ttZW0udjEuR2V0VGFza1Jlc3BvbnNlIgOQAgESTQoJTGlzdFRhc2tzEhwudGFza21lbS52MS5MaXN0VGFza3NSZXF1ZXN0Gh0udGFza21lbS52MS5MaXN0VGFza3NSZXNwb25zZSIDkAIBEksKClVwZGF0ZVRhc2sSHS50YXNrbWVtLnYxLlVwZGF0ZVRhc2tSZXF1ZXN0Gh4udGFza21lbS52MS5VcGRhdGVUYXNrUmVzcG9uc2USTgoLUmVwbGFjZVBsYW4SHi50YXNrbWVtLnYxLlJlcGxhY2VQbGFuUmVxdWVzdBofLnRhc2ttZW0udjEuUmVwbGFjZVBsYW5SZXNwb25zZRJHCgdHZXRQbGFuEhoudGFza21lbS52MS5HZXRQbGFuUmVxdWVzdBobLnRhc2ttZW0udjEuR2V0UGxhblJlc3BvbnNlIgOQAgESVwoOVXBkYXRlUGxhbkl0ZW0SIS50YXNrbWVtLnYxLlVwZGF0ZVBsYW5JdGVtUmVxdWVzdBoiLnRhc2ttZW0udjEuVXBkYXRlUGxhbkl0ZW1SZXNwb25zZRJRCgxSZWNvcmRBY3Rpb24SHy50YXNrbWVtLnYxLlJlY29yZEFjdGlvblJlcXVlc3QaIC50YXNrbWVtLnYxLlJlY29yZEFjdGlvblJlc3BvbnNlElcKDkNvbXBsZXRlQWN0aW9uEiEudGFza21lbS52MS5Db21wbGV0ZUFjdGlvblJlcXVlc3QaIi50YXNrbWVtLnYxLkNvbXBsZXRlQWN0aW9uUmVzcG9uc2USUwoLTGlzdEFjdGlvbnMSHi50YXNrbWVtLnYxLkxpc3RBY3Rpb25zUmVxdWVzdBofLnRhc2ttZW0udjEuTGlzdEFjdGlvbnNSZXNwb25zZSIDkAIBEloKD0FwcGVuZEFjdGlvbkxvZxIiLnRhc2ttZW0udjEuQXBwZW5kQWN0aW9uTG9nUmVxdWVzdBojLnRhc2ttZW0udjEuQXBwZW5kQWN0aW9uTG9nUmVzcG9uc2USWwoNVGFpbEFjdGlvbkxvZxIgLnRhc2ttZW0udjEuVGFpbEFjdGlvbkxvZ1JlcXVlc3QaIS50YXNrbWVtLnYxLlRhaWxBY3Rpb25Mb2dSZXNwb25zZSIDkAIBMAESTgoLUG9zdE1lc3NhZ2USHi50YXNrbWVtLnYxLlBvc3RNZXNzYWdlUmVxdWVzdBofLnRhc2ttZW0udjEuUG9zdE1lc3NhZ2VSZXNwb25zZRJWCgxMaXN0TWVzc2FnZXMSHy50YXNrbWVtLnYxLkxpc3RNZXNzYWdlc1JlcXVlc3QaIC50YXNrbWVtLnYxLkxpc3RNZXNzYWdlc1Jlc3BvbnNlIgOQAgESbAoVUmVjb3JkQ29udGV4dFNuYXBzaG90EigudGFza21lbS52MS5SZWNvcmRDb250ZXh0U25hcHNob3RSZXF1ZXN0GikudGFza21lbS52MS5SZWNvcmRDb250ZXh0U25hcHNob3RSZXNwb25zZRJuChRMaXN0Q29udGV4dFNuYXBzaG90cxInLnRhc2ttZW0udjEuTGlzdENvbnRleHRTbmFwc2hvdHNSZXF1ZXN0GigudGFza21lbS52MS5MaXN0Q29udGV4dFNuYXBzaG90c1Jlc3BvbnNlIgOQAgESYQoPU3Vic2NyaWJlRXZlbnRzEiIudGFza21lbS52MS5TdWJzY3JpYmVFdmVudHNSZXF1ZXN0GiMudGFza21lbS52MS5TdWJzY3JpYmVFdmVudHNSZXNwb25zZSIDkAIBMAESUAoKTGlzdEV2ZW50cxIdLnRhc2ttZW0udjEuTGlzdEV2ZW50c1JlcXVlc3QaHi50YXNrbWVtLnYxLkxpc3RFdmVudHNSZXNwb25zZSIDkAIBElMKC0dldFByb2dyZXNzEh4udGFza21lbS52MS5HZXRQcm9ncmVzc1JlcXVlc3QaHy50YXNrbWVtLnYxLkdldFByb2dyZXNzUmVzcG9uc2UiA5ACARJxChVMaXN0V2ViaG9va0RlbGl2ZXJpZXMSKC50YXNrbWVtLnYxLkxpc3RXZWJob29rRGVsaXZlcmllc1JlcXVlc3QaKS50YXNrbWVtLnYxLkxpc3RXZWJob29rRGVsaXZlcmllc1Jlc3BvbnNlIgOQAgESYgoQR2V0V2ViaG9va1NlY3JldBIjLnRhc2ttZW0udjEuR2V0V2ViaG9va1NlY3JldFJlcXVlc3QaJC50YXNrbWVtLnYxLkdldFdlYmhvb2tTZWNyZXRSZXNwb25zZSIDkAICEmYKE1JvdGF0ZVdlYmhvb2tTZWNyZXQSJi50YXNrbWVtLnYxLlJvdGF0ZVdlYmhvb2tTZWNyZXRSZXF1ZXN0GicudGFza21lbS52MS5Sb3RhdGVXZWJob29rU2VjcmV0UmVzcG9uc2VCQFo+Z2l0aHViLmNvbS90YXNrbWVtL3Rhc2ttZW0vY2xpZW50cy9nby9nZW4vdGFza21lbS92MTt0YXNrbWVtdjFiBnByb3RvMw", [file_google_protobuf_duration, file_google_protobuf_field_mask, file_google_protobuf_struct, file_google_protobuf_timestamp, file_taskmem_v1_event, file_taskmem_v1_state, file_taskmem_v1_task, file_taskmem_v1_webhook]);
+  fileDesc("Ch10YXNrbWVtL3YxL3Rhc2tfc2VydmljZS5wcm90bxIKdGFza21lbS52MSLvAgoRQ3JlYXRlVGFza1JlcXVlc3QSDAoEbmFtZRgBIAEoCRIMCgRnb2FsGAIgASgJEhEKCXdvcmtzcGFjZRgDIAEoCRIoCgdjb250ZXh0GAQgASgLMhcuZ29vZ2xlLnByb3RvYnVmLlN0cnVjdBIpCghtZXRhZGF0YRgFIAEoCzIXLmdvb2dsZS5wcm90b2J1Zi5TdHJ1Y3QSLwoNYXBwcm92YWxfbW9kZRgGIAEoDjIYLnRhc2ttZW0udjEuQXBwcm92YWxNb2RlEhQKDGNhbGxiYWNrX3VybBgHIAEoCRImCgRwbGFuGAggAygLMhgudGFza21lbS52MS5QbGFuSXRlbVNwZWMSEgoKcmVxdWVzdF9pZBgJIAEoCRIfChdwbGFuX2luZmVyZW5jZV9kaXNhYmxlZBgKIAEoCBIyChN3ZWJob29rX2V2ZW50X3R5cGVzGAsgAygOMhUudGFza21lbS52MS5FdmVudFR5cGUiVAoSQ3JlYXRlVGFza1Jlc3BvbnNlEh4KBHRhc2sYASABKAsyEC50YXNrbWVtLnYxLlRhc2sSHgoEcGxhbhgCIAEoCzIQLnRhc2ttZW0udjEuUGxhbiIhCg5HZXRUYXNrUmVxdWVzdBIPCgd0YXNrX2lkGAEgASgJIlEKD0dldFRhc2tSZXNwb25zZRIeCgR0YXNrGAEgASgLMhAudGFza21lbS52MS5UYXNrEh4KBHBsYW4YAiABKAsyEC50YXNrbWVtLnYxLlBsYW4ilgEKEExpc3RUYXNrc1JlcXVlc3QSKAoIc3RhdHVzZXMYASADKA4yFi50YXNrbWVtLnYxLlRhc2tTdGF0dXMSMQoNdXBkYXRlZF9hZnRlchgCIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASEQoJcGFnZV9zaXplGAMgASgFEhIKCnBhZ2VfdG9rZW4YBCABKAkiTQoRTGlzdFRhc2tzUmVzcG9uc2USHwoFdGFza3MYASADKAsyEC50YXNrbWVtLnYxLlRhc2sSFwoPbmV4dF9wYWdlX3Rva2VuGAIgASgJIngKEVVwZGF0ZVRhc2tSZXF1ZXN0Eh4KBHRhc2sYASABKAsyEC50YXNrbWVtLnYxLlRhc2sSLwoLdXBkYXRlX21hc2sYAiABKAsyGi5nb29nbGUucHJvdG9idWYuRmllbGRNYXNrEhIKCnJlcXVlc3RfaWQYAyABKAkiNAoSVXBkYXRlVGFza1Jlc3BvbnNlEh4KBHRhc2sYASABKAsyEC50YXNrbWVtLnYxLlRhc2sicgoSUmVwbGFjZVBsYW5SZXF1ZXN0Eg8KB3Rhc2tfaWQYASABKAkSJwoFaXRlbXMYAiADKAsyGC50YXNrbWVtLnYxLlBsYW5JdGVtU3BlYxIOCgZyZWFzb24YAyABKAkSEgoKcmVxdWVzdF9pZBgEIAEoCSI1ChNSZXBsYWNlUGxhblJlc3BvbnNlEh4KBHBsYW4YASABKAsyEC50YXNrbWVtLnYxLlBsYW4iMgoOR2V0UGxhblJlcXVlc3QSDwoHdGFza19pZBgBIAEoCRIPCgd2ZXJzaW9uGAIgASgFIjEKD0dldFBsYW5SZXNwb25zZRIeCgRwbGFuGAEgASgLMhAudGFza21lbS52MS5QbGFuItoBChVVcGRhdGVQbGFuSXRlbVJlcXVlc3QSDwoHdGFza19pZBgBIAEoCRIPCgdpdGVtX2lkGAIgASgJEioKBnN0YXR1cxgDIAEoDjIaLnRhc2ttZW0udjEuUGxhbkl0ZW1TdGF0dXMSFAoHc3VtbWFyeRgEIAEoCUgAiAEBEhkKDGFjdGl2ZV9pc3N1ZRgFIAEoCUgBiAEBEhIKCnJlcXVlc3RfaWQYBiABKAkSEQoJaG9sZGVyX2lkGAcgASgJQgoKCF9zdW1tYXJ5Qg8KDV9hY3RpdmVfaXNzdWUiPAoWVXBkYXRlUGxhbkl0ZW1SZXNwb25zZRIiCgRpdGVtGAEgASgLMhQudGFza21lbS52MS5QbGFuSXRlbSKtAQoUQ2xhaW1QbGFuSXRlbVJlcXVlc3QSDwoHdGFza19pZBgBIAEoCRIRCglob2xkZXJfaWQYAiABKAkSKAoFbGVhc2UYAyABKAsyGS5nb29nbGUucHJvdG9idWYuRHVyYXRpb24SDwoHaXRlbV9pZBgEIAEoCRIOCgZzdGFnZXMYBSADKAkSEgoKdG9vbF9uYW1lcxgGIAMoCRISCgpyZXF1ZXN0X2lkGAcgASgJIn4KFUNsYWltUGxhbkl0ZW1SZXNwb25zZRIiCgRpdGVtGAEgASgLMhQudGFza21lbS52MS5QbGFuSXRlbRIoCgVjbGFpbRgCIAEoCzIZLnRhc2ttZW0udjEuUGxhbkl0ZW1DbGFpbRIXCg9yZW1haW5pbmdfY291bnQYAyABKAUicgoRUmVuZXdDbGFpbVJlcXVlc3QSDwoHdGFza19pZBgBIAEoCRIPCgdpdGVtX2lkGAIgASgJEhEKCWhvbGRlcl9pZBgDIAEoCRIoCgVsZWFzZRgEIAEoCzIZLmdvb2dsZS5wcm90b2J1Zi5EdXJhdGlvbiI+ChJSZW5ld0NsYWltUmVzcG9uc2USKAoFY2xhaW0YASABKAsyGS50YXNrbWVtLnYxLlBsYW5JdGVtQ2xhaW0iXgoTUmVsZWFzZUNsYWltUmVxdWVzdBIPCgd0YXNrX2lkGAEgASgJEg8KB2l0ZW1faWQYAiABKAkSEQoJaG9sZGVyX2lkGAMgASgJEhIKCnJlcXVlc3RfaWQYBCABKAkiOgoUUmVsZWFzZUNsYWltUmVzcG9uc2USIgoEaXRlbRgBIAEoCzIULnRhc2ttZW0udjEuUGxhbkl0ZW0i+AIKE1JlY29yZEFjdGlvblJlcXVlc3QSDwoHdGFza19pZBgBIAEoCRIUCgxwbGFuX2l0ZW1faWQYAiABKAkSJAoEdHlwZRgDIAEoDjIWLnRhc2ttZW0udjEuQWN0aW9uVHlwZRIRCgl0b29sX25hbWUYBCABKAkSDwoHc3VtbWFyeRgFIAEoCRIoCgZzdGF0dXMYBiABKA4yGC50YXNrbWVtLnYxLkFjdGlvblN0YXR1cxImCgVpbnB1dBgHIAEoCzIXLmdvb2dsZS5wcm90b2J1Zi5TdHJ1Y3QSJwoGb3V0cHV0GAggASgLMhcuZ29vZ2xlLnByb3RvYnVmLlN0cnVjdBINCgVlcnJvchgJIAEoCRIrCghkdXJhdGlvbhgKIAEoCzIZLmdvb2dsZS5wcm90b2J1Zi5EdXJhdGlvbhIRCgl0b2tlbnNfaW4YCyABKAMSEgoKdG9rZW5zX291dBgMIAEoAxISCgpyZXF1ZXN0X2lkGA0gASgJIjoKFFJlY29yZEFjdGlvblJlc3BvbnNlEiIKBmFjdGlvbhgBIAEoCzISLnRhc2ttZW0udjEuQWN0aW9uIvQBChVDb21wbGV0ZUFjdGlvblJlcXVlc3QSEQoJYWN0aW9uX2lkGAEgASgJEigKBnN0YXR1cxgCIAEoDjIYLnRhc2ttZW0udjEuQWN0aW9uU3RhdHVzEicKBm91dHB1dBgDIAEoCzIXLmdvb2dsZS5wcm90b2J1Zi5TdHJ1Y3QSDQoFZXJyb3IYBCABKAkSKwoIZHVyYXRpb24YBSABKAsyGS5nb29nbGUucHJvdG9idWYuRHVyYXRpb24SEQoJdG9rZW5zX2luGAYgASgDEhIKCnRva2Vuc19vdXQYByABKAMSEgoKcmVxdWVzdF9pZBgIIAEoCSI8ChZDb21wbGV0ZUFjdGlvblJlc3BvbnNlEiIKBmFjdGlvbhgBIAEoCzISLnRhc2ttZW0udjEuQWN0aW9uIo4BChJMaXN0QWN0aW9uc1JlcXVlc3QSDwoHdGFza19pZBgBIAEoCRIUCgxwbGFuX2l0ZW1faWQYAiABKAkSEQoJcGFnZV9zaXplGAMgASgFEhIKCnBhZ2VfdG9rZW4YBCABKAkSKgoIc3RhdHVzZXMYBSADKA4yGC50YXNrbWVtLnYxLkFjdGlvblN0YXR1cyJTChNMaXN0QWN0aW9uc1Jlc3BvbnNlEiMKB2FjdGlvbnMYASADKAsyEi50YXNrbWVtLnYxLkFjdGlvbhIXCg9uZXh0X3BhZ2VfdG9rZW4YAiABKAkiLwoMTG9nTGluZUlucHV0Eg4KBnN0cmVhbRgBIAEoCRIPCgdjb250ZW50GAIgASgJImgKFkFwcGVuZEFjdGlvbkxvZ1JlcXVlc3QSEQoJYWN0aW9uX2lkGAEgASgJEicKBWxpbmVzGAIgAygLMhgudGFza21lbS52MS5Mb2dMaW5lSW5wdXQSEgoKcmVxdWVzdF9pZBgDIAEoCSJIChdBcHBlbmRBY3Rpb25Mb2dSZXNwb25zZRIWCg5maXJzdF9zZXF1ZW5jZRgBIAEoAxIVCg1sYXN0X3NlcXVlbmNlGAIgASgDIkEKFFRhaWxBY3Rpb25Mb2dSZXF1ZXN0EhEKCWFjdGlvbl9pZBgBIAEoCRIWCg5hZnRlcl9zZXF1ZW5jZRgCIAEoAyJAChVUYWlsQWN0aW9uTG9nUmVzcG9uc2USJwoEbGluZRgBIAEoCzIZLnRhc2ttZW0udjEuQWN0aW9uTG9nTGluZSKrAQoSUG9zdE1lc3NhZ2VSZXF1ZXN0Eg8KB3Rhc2tfaWQYASABKAkSEQoJdGhyZWFkX2lkGAIgASgJEiUKBHJvbGUYAyABKA4yFy50YXNrbWVtLnYxLk1lc3NhZ2VSb2xlEiUKBGtpbmQYBCABKA4yFy50YXNrbWVtLnYxLk1lc3NhZ2VLaW5kEg8KB2NvbnRlbnQYBSABKAkSEgoKcmVxdWVzdF9pZBgGIAEoCSJpChNQb3N0TWVzc2FnZVJlc3BvbnNlEiQKB21lc3NhZ2UYASABKAsyEy50YXNrbWVtLnYxLk1lc3NhZ2USLAoOaW5mZXJyZWRfaXRlbXMYAiADKAsyFC50YXNrbWVtLnYxLlBsYW5JdGVtIogBChNMaXN0TWVzc2FnZXNSZXF1ZXN0Eg8KB3Rhc2tfaWQYASABKAkSEQoJdGhyZWFkX2lkGAIgASgJEiYKBWtpbmRzGAMgAygOMhcudGFza21lbS52MS5NZXNzYWdlS2luZBIRCglwYWdlX3NpemUYBCABKAUSEgoKcGFnZV90b2tlbhgFIAEoCSJWChRMaXN0TWVzc2FnZXNSZXNwb25zZRIlCghtZXNzYWdlcxgBIAMoCzITLnRhc2ttZW0udjEuTWVzc2FnZRIXCg9uZXh0X3BhZ2VfdG9rZW4YAiABKAkidwocUmVjb3JkQ29udGV4dFNuYXBzaG90UmVxdWVzdBIPCgd0YXNrX2lkGAEgASgJEg0KBWxhYmVsGAIgASgJEg8KB2NvbnRlbnQYAyABKAkSEgoKc3VtbWFyaXplZBgEIAEoCBISCgpyZXF1ZXN0X2lkGAUgASgJIk4KHVJlY29yZENvbnRleHRTbmFwc2hvdFJlc3BvbnNlEi0KCHNuYXBzaG90GAEgASgLMhsudGFza21lbS52MS5Db250ZXh0U25hcHNob3QiVQobTGlzdENvbnRleHRTbmFwc2hvdHNSZXF1ZXN0Eg8KB3Rhc2tfaWQYASABKAkSEQoJcGFnZV9zaXplGAIgASgFEhIKCnBhZ2VfdG9rZW4YAyABKAkiZwocTGlzdENvbnRleHRTbmFwc2hvdHNSZXNwb25zZRIuCglzbmFwc2hvdHMYASADKAsyGy50YXNrbWVtLnYxLkNvbnRleHRTbmFwc2hvdBIXCg9uZXh0X3BhZ2VfdG9rZW4YAiABKAkiZgoWU3Vic2NyaWJlRXZlbnRzUmVxdWVzdBIQCgh0YXNrX2lkcxgBIAMoCRIkCgV0eXBlcxgCIAMoDjIVLnRhc2ttZW0udjEuRXZlbnRUeXBlEhQKDGFmdGVyX2N1cnNvchgDIAEoAyI7ChdTdWJzY3JpYmVFdmVudHNSZXNwb25zZRIgCgVldmVudBgBIAEoCzIRLnRhc2ttZW0udjEuRXZlbnQiiAEKEUxpc3RFdmVudHNSZXF1ZXN0EhAKCHRhc2tfaWRzGAEgAygJEiQKBXR5cGVzGAIgAygOMhUudGFza21lbS52MS5FdmVudFR5cGUSFAoMYWZ0ZXJfY3Vyc29yGAMgASgDEhEKCXBhZ2Vfc2l6ZRgEIAEoBRISCgpwYWdlX3Rva2VuGAUgASgJIlAKEkxpc3RFdmVudHNSZXNwb25zZRIhCgZldmVudHMYASADKAsyES50YXNrbWVtLnYxLkV2ZW50EhcKD25leHRfcGFnZV90b2tlbhgCIAEoCSJDChJHZXRQcm9ncmVzc1JlcXVlc3QSDwoHdGFza19pZBgBIAEoCRIcChRyZWNlbnRfbWVzc2FnZV9jb3VudBgCIAEoBSKiBQoTR2V0UHJvZ3Jlc3NSZXNwb25zZRIeCgR0YXNrGAEgASgLMhAudGFza21lbS52MS5UYXNrEhQKDHBsYW5fdmVyc2lvbhgCIAEoBRInCgljb21wbGV0ZWQYAyADKAsyFC50YXNrbWVtLnYxLlBsYW5JdGVtEiUKB2N1cnJlbnQYBCABKAsyFC50YXNrbWVtLnYxLlBsYW5JdGVtEiIKBG5leHQYBSADKAsyFC50YXNrbWVtLnYxLlBsYW5JdGVtEiUKB2Jsb2NrZWQYBiADKAsyFC50YXNrbWVtLnYxLlBsYW5JdGVtEiQKBmZhaWxlZBgHIAMoCzIULnRhc2ttZW0udjEuUGxhbkl0ZW0SEgoKbGFzdF9lcnJvchgIIAEoCRIsCg9yZWNlbnRfbWVzc2FnZXMYCSADKAsyEy50YXNrbWVtLnYxLk1lc3NhZ2USDwoHc3VtbWFyeRgKIAEoCRITCgt0b3RhbF9pdGVtcxgLIAEoBRIsCglkZWNpc2lvbnMYDCADKAsyGS50YXNrbWVtLnYxLlN0YXRlSXRlbU5vdGUSLgoLY29uc3RyYWludHMYDSADKAsyGS50YXNrbWVtLnYxLlN0YXRlSXRlbU5vdGUSMQoOb3Blbl9xdWVzdGlvbnMYDiADKAsyGS50YXNrbWVtLnYxLlN0YXRlSXRlbU5vdGUSKAoKb3Blbl93YWl0cxgPIAMoCzIULnRhc2ttZW0udjEuT3BlbldhaXQSEwoLcmVhZHlfY291bnQYECABKAUSMQoOb3Blbl9jb25mbGljdHMYESADKAsyGS50YXNrbWVtLnYxLlN0YXRlQ29uZmxpY3QSKQoGY2xhaW1zGBIgAygLMhkudGFza21lbS52MS5QbGFuSXRlbUNsYWltIogBChxMaXN0V2ViaG9va0RlbGl2ZXJpZXNSZXF1ZXN0Eg8KB3Rhc2tfaWQYASABKAkSMAoGc3RhdGVzGAIgAygOMiAudGFza21lbS52MS5XZWJob29rRGVsaXZlcnlTdGF0ZRIRCglwYWdlX3NpemUYAyABKAUSEgoKcGFnZV90b2tlbhgEIAEoCSJpCh1MaXN0V2ViaG9va0RlbGl2ZXJpZXNSZXNwb25zZRIvCgpkZWxpdmVyaWVzGAEgAygLMhsudGFza21lbS52MS5XZWJob29rRGVsaXZlcnkSFwoPbmV4dF9wYWdlX3Rva2VuGAIgASgJIhkKF0dldFdlYmhvb2tTZWNyZXRSZXF1ZXN0IioKGEdldFdlYmhvb2tTZWNyZXRSZXNwb25zZRIOCgZzZWNyZXQYASABKAkiXAoaUm90YXRlV2ViaG9va1NlY3JldFJlcXVlc3QSKgoHb3ZlcmxhcBgBIAEoCzIZLmdvb2dsZS5wcm90b2J1Zi5EdXJhdGlvbhISCgpyZXF1ZXN0X2lkGAIgASgJIm4KG1JvdGF0ZVdlYmhvb2tTZWNyZXRSZXNwb25zZRIOCgZzZWNyZXQYASABKAkSPwobcHJldmlvdXNfc2VjcmV0X2V4cGlyZV90aW1lGAIgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcDK1EQoLVGFza1NlcnZpY2USSwoKQ3JlYXRlVGFzaxIdLnRhc2ttZW0udjEuQ3JlYXRlVGFza1JlcXVlc3QaHi50YXNrbWVtLnYxLkNyZWF0ZVRhc2tSZXNwb25zZRJHCgdHZXRUYXNrEhoudGFza21lbS52MS5HZXRUYXNrUmVxdWVzdBobLnRhc2ttZW0udjEuR2V0VGFza1Jlc3BvbnNlIgOQAgESTQoJTGlzdFRhc2tzEhwudGFza21lbS52MS5MaXN0VGFza3NSZXF1ZXN0Gh0udGFza21lbS52MS5MaXN0VGFza3NSZXNwb25zZSIDkAIBEksKClVwZGF0ZVRhc2sSHS50YXNrbWVtLnYxLlVwZGF0ZVRhc2tSZXF1ZXN0Gh4udGFza21lbS52MS5VcGRhdGVUYXNrUmVzcG9uc2USTgoLUmVwbGFjZVBsYW4SHi50YXNrbWVtLnYxLlJlcGxhY2VQbGFuUmVxdWVzdBofLnRhc2ttZW0udjEuUmVwbGFjZVBsYW5SZXNwb25zZRJHCgdHZXRQbGFuEhoudGFza21lbS52MS5HZXRQbGFuUmVxdWVzdBobLnRhc2ttZW0udjEuR2V0UGxhblJlc3BvbnNlIgOQAgESVwoOVXBkYXRlUGxhbkl0ZW0SIS50YXNrbWVtLnYxLlVwZGF0ZVBsYW5JdGVtUmVxdWVzdBoiLnRhc2ttZW0udjEuVXBkYXRlUGxhbkl0ZW1SZXNwb25zZRJUCg1DbGFpbVBsYW5JdGVtEiAudGFza21lbS52MS5DbGFpbVBsYW5JdGVtUmVxdWVzdBohLnRhc2ttZW0udjEuQ2xhaW1QbGFuSXRlbVJlc3BvbnNlElAKClJlbmV3Q2xhaW0SHS50YXNrbWVtLnYxLlJlbmV3Q2xhaW1SZXF1ZXN0Gh4udGFza21lbS52MS5SZW5ld0NsYWltUmVzcG9uc2UiA5ACAhJRCgxSZWxlYXNlQ2xhaW0SHy50YXNrbWVtLnYxLlJlbGVhc2VDbGFpbVJlcXVlc3QaIC50YXNrbWVtLnYxLlJlbGVhc2VDbGFpbVJlc3BvbnNlElEKDFJlY29yZEFjdGlvbhIfLnRhc2ttZW0udjEuUmVjb3JkQWN0aW9uUmVxdWVzdBogLnRhc2ttZW0udjEuUmVjb3JkQWN0aW9uUmVzcG9uc2USVwoOQ29tcGxldGVBY3Rpb24SIS50YXNrbWVtLnYxLkNvbXBsZXRlQWN0aW9uUmVxdWVzdBoiLnRhc2ttZW0udjEuQ29tcGxldGVBY3Rpb25SZXNwb25zZRJTCgtMaXN0QWN0aW9ucxIeLnRhc2ttZW0udjEuTGlzdEFjdGlvbnNSZXF1ZXN0Gh8udGFza21lbS52MS5MaXN0QWN0aW9uc1Jlc3BvbnNlIgOQAgESWgoPQXBwZW5kQWN0aW9uTG9nEiIudGFza21lbS52MS5BcHBlbmRBY3Rpb25Mb2dSZXF1ZXN0GiMudGFza21lbS52MS5BcHBlbmRBY3Rpb25Mb2dSZXNwb25zZRJbCg1UYWlsQWN0aW9uTG9nEiAudGFza21lbS52MS5UYWlsQWN0aW9uTG9nUmVxdWVzdBohLnRhc2ttZW0udjEuVGFpbEFjdGlvbkxvZ1Jlc3BvbnNlIgOQAgEwARJOCgtQb3N0TWVzc2FnZRIeLnRhc2ttZW0udjEuUG9zdE1lc3NhZ2VSZXF1ZXN0Gh8udGFza21lbS52MS5Qb3N0TWVzc2FnZVJlc3BvbnNlElYKDExpc3RNZXNzYWdlcxIfLnRhc2ttZW0udjEuTGlzdE1lc3NhZ2VzUmVxdWVzdBogLnRhc2ttZW0udjEuTGlzdE1lc3NhZ2VzUmVzcG9uc2UiA5ACARJsChVSZWNvcmRDb250ZXh0U25hcHNob3QSKC50YXNrbWVtLnYxLlJlY29yZENvbnRleHRTbmFwc2hvdFJlcXVlc3QaKS50YXNrbWVtLnYxLlJlY29yZENvbnRleHRTbmFwc2hvdFJlc3BvbnNlEm4KFExpc3RDb250ZXh0U25hcHNob3RzEicudGFza21lbS52MS5MaXN0Q29udGV4dFNuYXBzaG90c1JlcXVlc3QaKC50YXNrbWVtLnYxLkxpc3RDb250ZXh0U25hcHNob3RzUmVzcG9uc2UiA5ACARJhCg9TdWJzY3JpYmVFdmVudHMSIi50YXNrbWVtLnYxLlN1YnNjcmliZUV2ZW50c1JlcXVlc3QaIy50YXNrbWVtLnYxLlN1YnNjcmliZUV2ZW50c1Jlc3BvbnNlIgOQAgEwARJQCgpMaXN0RXZlbnRzEh0udGFza21lbS52MS5MaXN0RXZlbnRzUmVxdWVzdBoeLnRhc2ttZW0udjEuTGlzdEV2ZW50c1Jlc3BvbnNlIgOQAgESUwoLR2V0UHJvZ3Jlc3MSHi50YXNrbWVtLnYxLkdldFByb2dyZXNzUmVxdWVzdBofLnRhc2ttZW0udjEuR2V0UHJvZ3Jlc3NSZXNwb25zZSIDkAIBEnEKFUxpc3RXZWJob29rRGVsaXZlcmllcxIoLnRhc2ttZW0udjEuTGlzdFdlYmhvb2tEZWxpdmVyaWVzUmVxdWVzdBopLnRhc2ttZW0udjEuTGlzdFdlYmhvb2tEZWxpdmVyaWVzUmVzcG9uc2UiA5ACARJiChBHZXRXZWJob29rU2VjcmV0EiMudGFza21lbS52MS5HZXRXZWJob29rU2VjcmV0UmVxdWVzdBokLnRhc2ttZW0udjEuR2V0V2ViaG9va1NlY3JldFJlc3BvbnNlIgOQAgISZgoTUm90YXRlV2ViaG9va1NlY3JldBImLnRhc2ttZW0udjEuUm90YXRlV2ViaG9va1NlY3JldFJlcXVlc3QaJy50YXNrbWVtLnYxLlJvdGF0ZVdlYmhvb2tTZWNyZXRSZXNwb25zZUJAWj5naXRodWIuY29tL3Rhc2ttZW0vdGFza21lbS9jbGllbnRzL2dvL2dlbi90YXNrbWVtL3YxO3Rhc2ttZW12MWIGcHJvdG8z", [file_google_protobuf_duration, file_google_protobuf_field_mask, file_google_protobuf_struct, file_google_protobuf_timestamp, file_taskmem_v1_event, file_taskmem_v1_state, file_taskmem_v1_task, file_taskmem_v1_webhook]);
 
 /**
  * CreateTaskRequest creates a task.
@@ -484,6 +484,17 @@ export type UpdatePlanItemRequest = Message<"taskmem.v1.UpdatePlanItemRequest"> 
    * @generated from field: string request_id = 6;
    */
   requestId: string;
+
+  /**
+   * The caller's holder id (as sent to ClaimPlanItem). When set, the update
+   * is refused with FAILED_PRECONDITION (ERROR_REASON_CLAIM_NOT_HELD,
+   * metadata "holder_id" naming the current holder, "" for nobody) unless
+   * this holder holds the item's claim now. Empty: no check (any caller may
+   * change any item, as before claims existed).
+   *
+   * @generated from field: string holder_id = 7;
+   */
+  holderId: string;
 };
 
 /**
@@ -513,6 +524,239 @@ export type UpdatePlanItemResponse = Message<"taskmem.v1.UpdatePlanItemResponse"
  */
 export const UpdatePlanItemResponseSchema: GenMessage<UpdatePlanItemResponse> = /*@__PURE__*/
   messageDesc(file_taskmem_v1_task_service, 13);
+
+/**
+ * ClaimPlanItemRequest asks for one ready item of a task's current plan.
+ *
+ * @generated from message taskmem.v1.ClaimPlanItemRequest
+ */
+export type ClaimPlanItemRequest = Message<"taskmem.v1.ClaimPlanItemRequest"> & {
+  /**
+   * The task id.
+   *
+   * @generated from field: string task_id = 1;
+   */
+  taskId: string;
+
+  /**
+   * Who claims: any id the caller chooses for itself, unique among the
+   * agents sharing the plan (letters, digits, '.', '_' and '-', at most 64
+   * characters), sent again with its RenewClaim, ReleaseClaim and
+   * UpdatePlanItem calls. Required.
+   *
+   * @generated from field: string holder_id = 2;
+   */
+  holderId: string;
+
+  /**
+   * How long the lease lasts unless renewed: 1 s to 1 hour; unset means 30 s.
+   *
+   * @generated from field: google.protobuf.Duration lease = 3;
+   */
+  lease?: Duration | undefined;
+
+  /**
+   * Claim this item and no other. Empty: the first ready item in plan order
+   * that matches stages and tool_names.
+   *
+   * @generated from field: string item_id = 4;
+   */
+  itemId: string;
+
+  /**
+   * Only items of one of these stages; empty means any. At most 100.
+   *
+   * @generated from field: repeated string stages = 5;
+   */
+  stages: string[];
+
+  /**
+   * Only items expecting one of these tools; empty means any. At most 100.
+   *
+   * @generated from field: repeated string tool_names = 6;
+   */
+  toolNames: string[];
+
+  /**
+   * Idempotency key (AIP-155): a retry returns the first call's item.
+   *
+   * @generated from field: string request_id = 7;
+   */
+  requestId: string;
+};
+
+/**
+ * Describes the message taskmem.v1.ClaimPlanItemRequest.
+ * Use `create(ClaimPlanItemRequestSchema)` to create a new message.
+ */
+export const ClaimPlanItemRequestSchema: GenMessage<ClaimPlanItemRequest> = /*@__PURE__*/
+  messageDesc(file_taskmem_v1_task_service, 14);
+
+/**
+ * ClaimPlanItemResponse is the claimed item, or none.
+ *
+ * @generated from message taskmem.v1.ClaimPlanItemResponse
+ */
+export type ClaimPlanItemResponse = Message<"taskmem.v1.ClaimPlanItemResponse"> & {
+  /**
+   * The item, now IN_PROGRESS with holder_id set; absent when no matching
+   * item is ready.
+   *
+   * @generated from field: taskmem.v1.PlanItem item = 1;
+   */
+  item?: PlanItem | undefined;
+
+  /**
+   * The lease on it; absent with item.
+   *
+   * @generated from field: taskmem.v1.PlanItemClaim claim = 2;
+   */
+  claim?: PlanItemClaim | undefined;
+
+  /**
+   * Items matching the filter that are PENDING or IN_PROGRESS, besides the
+   * one returned: 0 with no item means the plan (or the filtered part) is
+   * drained, so a worker can stop; more means wait and ask again (they are
+   * held by others, or wait on dependencies — also on FAILED ones, which only
+   * a replan or an update ends).
+   *
+   * @generated from field: int32 remaining_count = 3;
+   */
+  remainingCount: number;
+};
+
+/**
+ * Describes the message taskmem.v1.ClaimPlanItemResponse.
+ * Use `create(ClaimPlanItemResponseSchema)` to create a new message.
+ */
+export const ClaimPlanItemResponseSchema: GenMessage<ClaimPlanItemResponse> = /*@__PURE__*/
+  messageDesc(file_taskmem_v1_task_service, 15);
+
+/**
+ * RenewClaimRequest extends a claim.
+ *
+ * @generated from message taskmem.v1.RenewClaimRequest
+ */
+export type RenewClaimRequest = Message<"taskmem.v1.RenewClaimRequest"> & {
+  /**
+   * The task id.
+   *
+   * @generated from field: string task_id = 1;
+   */
+  taskId: string;
+
+  /**
+   * The claimed item.
+   *
+   * @generated from field: string item_id = 2;
+   */
+  itemId: string;
+
+  /**
+   * The holder id the item was claimed with.
+   *
+   * @generated from field: string holder_id = 3;
+   */
+  holderId: string;
+
+  /**
+   * The new lease, counted from now: 1 s to 1 hour; unset means 30 s.
+   *
+   * @generated from field: google.protobuf.Duration lease = 4;
+   */
+  lease?: Duration | undefined;
+};
+
+/**
+ * Describes the message taskmem.v1.RenewClaimRequest.
+ * Use `create(RenewClaimRequestSchema)` to create a new message.
+ */
+export const RenewClaimRequestSchema: GenMessage<RenewClaimRequest> = /*@__PURE__*/
+  messageDesc(file_taskmem_v1_task_service, 16);
+
+/**
+ * RenewClaimResponse is the extended claim.
+ *
+ * @generated from message taskmem.v1.RenewClaimResponse
+ */
+export type RenewClaimResponse = Message<"taskmem.v1.RenewClaimResponse"> & {
+  /**
+   * The claim with its new expire_time.
+   *
+   * @generated from field: taskmem.v1.PlanItemClaim claim = 1;
+   */
+  claim?: PlanItemClaim | undefined;
+};
+
+/**
+ * Describes the message taskmem.v1.RenewClaimResponse.
+ * Use `create(RenewClaimResponseSchema)` to create a new message.
+ */
+export const RenewClaimResponseSchema: GenMessage<RenewClaimResponse> = /*@__PURE__*/
+  messageDesc(file_taskmem_v1_task_service, 17);
+
+/**
+ * ReleaseClaimRequest gives a claimed item back.
+ *
+ * @generated from message taskmem.v1.ReleaseClaimRequest
+ */
+export type ReleaseClaimRequest = Message<"taskmem.v1.ReleaseClaimRequest"> & {
+  /**
+   * The task id.
+   *
+   * @generated from field: string task_id = 1;
+   */
+  taskId: string;
+
+  /**
+   * The claimed item.
+   *
+   * @generated from field: string item_id = 2;
+   */
+  itemId: string;
+
+  /**
+   * The holder id the item was claimed with.
+   *
+   * @generated from field: string holder_id = 3;
+   */
+  holderId: string;
+
+  /**
+   * Idempotency key (AIP-155).
+   *
+   * @generated from field: string request_id = 4;
+   */
+  requestId: string;
+};
+
+/**
+ * Describes the message taskmem.v1.ReleaseClaimRequest.
+ * Use `create(ReleaseClaimRequestSchema)` to create a new message.
+ */
+export const ReleaseClaimRequestSchema: GenMessage<ReleaseClaimRequest> = /*@__PURE__*/
+  messageDesc(file_taskmem_v1_task_service, 18);
+
+/**
+ * ReleaseClaimResponse is the item given back.
+ *
+ * @generated from message taskmem.v1.ReleaseClaimResponse
+ */
+export type ReleaseClaimResponse = Message<"taskmem.v1.ReleaseClaimResponse"> & {
+  /**
+   * The item, PENDING again and held by nobody.
+   *
+   * @generated from field: taskmem.v1.PlanItem item = 1;
+   */
+  item?: PlanItem | undefined;
+};
+
+/**
+ * Describes the message taskmem.v1.ReleaseClaimResponse.
+ * Use `create(ReleaseClaimResponseSchema)` to create a new message.
+ */
+export const ReleaseClaimResponseSchema: GenMessage<ReleaseClaimResponse> = /*@__PURE__*/
+  messageDesc(file_taskmem_v1_task_service, 19);
 
 /**
  * RecordActionRequest appends an execution-log entry.
@@ -617,7 +861,7 @@ export type RecordActionRequest = Message<"taskmem.v1.RecordActionRequest"> & {
  * Use `create(RecordActionRequestSchema)` to create a new message.
  */
 export const RecordActionRequestSchema: GenMessage<RecordActionRequest> = /*@__PURE__*/
-  messageDesc(file_taskmem_v1_task_service, 14);
+  messageDesc(file_taskmem_v1_task_service, 20);
 
 /**
  * RecordActionResponse returns the stored action.
@@ -638,7 +882,7 @@ export type RecordActionResponse = Message<"taskmem.v1.RecordActionResponse"> & 
  * Use `create(RecordActionResponseSchema)` to create a new message.
  */
 export const RecordActionResponseSchema: GenMessage<RecordActionResponse> = /*@__PURE__*/
-  messageDesc(file_taskmem_v1_task_service, 15);
+  messageDesc(file_taskmem_v1_task_service, 21);
 
 /**
  * CompleteActionRequest finishes a running action.
@@ -708,7 +952,7 @@ export type CompleteActionRequest = Message<"taskmem.v1.CompleteActionRequest"> 
  * Use `create(CompleteActionRequestSchema)` to create a new message.
  */
 export const CompleteActionRequestSchema: GenMessage<CompleteActionRequest> = /*@__PURE__*/
-  messageDesc(file_taskmem_v1_task_service, 16);
+  messageDesc(file_taskmem_v1_task_service, 22);
 
 /**
  * CompleteActionResponse returns the finished action.
@@ -729,7 +973,7 @@ export type CompleteActionResponse = Message<"taskmem.v1.CompleteActionResponse"
  * Use `create(CompleteActionResponseSchema)` to create a new message.
  */
 export const CompleteActionResponseSchema: GenMessage<CompleteActionResponse> = /*@__PURE__*/
-  messageDesc(file_taskmem_v1_task_service, 17);
+  messageDesc(file_taskmem_v1_task_service, 23);
 
 /**
  * ListActionsRequest pages a task's actions.
@@ -780,7 +1024,7 @@ export type ListActionsRequest = Message<"taskmem.v1.ListActionsRequest"> & {
  * Use `create(ListActionsRequestSchema)` to create a new message.
  */
 export const ListActionsRequestSchema: GenMessage<ListActionsRequest> = /*@__PURE__*/
-  messageDesc(file_taskmem_v1_task_service, 18);
+  messageDesc(file_taskmem_v1_task_service, 24);
 
 /**
  * ListActionsResponse is one page of actions.
@@ -808,7 +1052,7 @@ export type ListActionsResponse = Message<"taskmem.v1.ListActionsResponse"> & {
  * Use `create(ListActionsResponseSchema)` to create a new message.
  */
 export const ListActionsResponseSchema: GenMessage<ListActionsResponse> = /*@__PURE__*/
-  messageDesc(file_taskmem_v1_task_service, 19);
+  messageDesc(file_taskmem_v1_task_service, 25);
 
 /**
  * LogLineInput is one line to append.
@@ -836,7 +1080,7 @@ export type LogLineInput = Message<"taskmem.v1.LogLineInput"> & {
  * Use `create(LogLineInputSchema)` to create a new message.
  */
 export const LogLineInputSchema: GenMessage<LogLineInput> = /*@__PURE__*/
-  messageDesc(file_taskmem_v1_task_service, 20);
+  messageDesc(file_taskmem_v1_task_service, 26);
 
 /**
  * AppendActionLogRequest appends lines to a running action's log.
@@ -871,7 +1115,7 @@ export type AppendActionLogRequest = Message<"taskmem.v1.AppendActionLogRequest"
  * Use `create(AppendActionLogRequestSchema)` to create a new message.
  */
 export const AppendActionLogRequestSchema: GenMessage<AppendActionLogRequest> = /*@__PURE__*/
-  messageDesc(file_taskmem_v1_task_service, 21);
+  messageDesc(file_taskmem_v1_task_service, 27);
 
 /**
  * AppendActionLogResponse says which sequences the lines got.
@@ -899,7 +1143,7 @@ export type AppendActionLogResponse = Message<"taskmem.v1.AppendActionLogRespons
  * Use `create(AppendActionLogResponseSchema)` to create a new message.
  */
 export const AppendActionLogResponseSchema: GenMessage<AppendActionLogResponse> = /*@__PURE__*/
-  messageDesc(file_taskmem_v1_task_service, 22);
+  messageDesc(file_taskmem_v1_task_service, 28);
 
 /**
  * TailActionLogRequest starts a tail.
@@ -927,7 +1171,7 @@ export type TailActionLogRequest = Message<"taskmem.v1.TailActionLogRequest"> & 
  * Use `create(TailActionLogRequestSchema)` to create a new message.
  */
 export const TailActionLogRequestSchema: GenMessage<TailActionLogRequest> = /*@__PURE__*/
-  messageDesc(file_taskmem_v1_task_service, 23);
+  messageDesc(file_taskmem_v1_task_service, 29);
 
 /**
  * TailActionLogResponse carries one log line.
@@ -948,7 +1192,7 @@ export type TailActionLogResponse = Message<"taskmem.v1.TailActionLogResponse"> 
  * Use `create(TailActionLogResponseSchema)` to create a new message.
  */
 export const TailActionLogResponseSchema: GenMessage<TailActionLogResponse> = /*@__PURE__*/
-  messageDesc(file_taskmem_v1_task_service, 24);
+  messageDesc(file_taskmem_v1_task_service, 30);
 
 /**
  * PostMessageRequest posts a message.
@@ -1004,7 +1248,7 @@ export type PostMessageRequest = Message<"taskmem.v1.PostMessageRequest"> & {
  * Use `create(PostMessageRequestSchema)` to create a new message.
  */
 export const PostMessageRequestSchema: GenMessage<PostMessageRequest> = /*@__PURE__*/
-  messageDesc(file_taskmem_v1_task_service, 25);
+  messageDesc(file_taskmem_v1_task_service, 31);
 
 /**
  * PostMessageResponse returns the stored message.
@@ -1033,7 +1277,7 @@ export type PostMessageResponse = Message<"taskmem.v1.PostMessageResponse"> & {
  * Use `create(PostMessageResponseSchema)` to create a new message.
  */
 export const PostMessageResponseSchema: GenMessage<PostMessageResponse> = /*@__PURE__*/
-  messageDesc(file_taskmem_v1_task_service, 26);
+  messageDesc(file_taskmem_v1_task_service, 32);
 
 /**
  * ListMessagesRequest pages a thread.
@@ -1082,7 +1326,7 @@ export type ListMessagesRequest = Message<"taskmem.v1.ListMessagesRequest"> & {
  * Use `create(ListMessagesRequestSchema)` to create a new message.
  */
 export const ListMessagesRequestSchema: GenMessage<ListMessagesRequest> = /*@__PURE__*/
-  messageDesc(file_taskmem_v1_task_service, 27);
+  messageDesc(file_taskmem_v1_task_service, 33);
 
 /**
  * ListMessagesResponse is one page of messages.
@@ -1110,7 +1354,7 @@ export type ListMessagesResponse = Message<"taskmem.v1.ListMessagesResponse"> & 
  * Use `create(ListMessagesResponseSchema)` to create a new message.
  */
 export const ListMessagesResponseSchema: GenMessage<ListMessagesResponse> = /*@__PURE__*/
-  messageDesc(file_taskmem_v1_task_service, 28);
+  messageDesc(file_taskmem_v1_task_service, 34);
 
 /**
  * RecordContextSnapshotRequest records a context snapshot.
@@ -1159,7 +1403,7 @@ export type RecordContextSnapshotRequest = Message<"taskmem.v1.RecordContextSnap
  * Use `create(RecordContextSnapshotRequestSchema)` to create a new message.
  */
 export const RecordContextSnapshotRequestSchema: GenMessage<RecordContextSnapshotRequest> = /*@__PURE__*/
-  messageDesc(file_taskmem_v1_task_service, 29);
+  messageDesc(file_taskmem_v1_task_service, 35);
 
 /**
  * RecordContextSnapshotResponse returns the stored snapshot.
@@ -1180,7 +1424,7 @@ export type RecordContextSnapshotResponse = Message<"taskmem.v1.RecordContextSna
  * Use `create(RecordContextSnapshotResponseSchema)` to create a new message.
  */
 export const RecordContextSnapshotResponseSchema: GenMessage<RecordContextSnapshotResponse> = /*@__PURE__*/
-  messageDesc(file_taskmem_v1_task_service, 30);
+  messageDesc(file_taskmem_v1_task_service, 36);
 
 /**
  * ListContextSnapshotsRequest pages a task's snapshots.
@@ -1215,7 +1459,7 @@ export type ListContextSnapshotsRequest = Message<"taskmem.v1.ListContextSnapsho
  * Use `create(ListContextSnapshotsRequestSchema)` to create a new message.
  */
 export const ListContextSnapshotsRequestSchema: GenMessage<ListContextSnapshotsRequest> = /*@__PURE__*/
-  messageDesc(file_taskmem_v1_task_service, 31);
+  messageDesc(file_taskmem_v1_task_service, 37);
 
 /**
  * ListContextSnapshotsResponse is one page of snapshots.
@@ -1243,7 +1487,7 @@ export type ListContextSnapshotsResponse = Message<"taskmem.v1.ListContextSnapsh
  * Use `create(ListContextSnapshotsResponseSchema)` to create a new message.
  */
 export const ListContextSnapshotsResponseSchema: GenMessage<ListContextSnapshotsResponse> = /*@__PURE__*/
-  messageDesc(file_taskmem_v1_task_service, 32);
+  messageDesc(file_taskmem_v1_task_service, 38);
 
 /**
  * SubscribeEventsRequest starts a subscription.
@@ -1278,7 +1522,7 @@ export type SubscribeEventsRequest = Message<"taskmem.v1.SubscribeEventsRequest"
  * Use `create(SubscribeEventsRequestSchema)` to create a new message.
  */
 export const SubscribeEventsRequestSchema: GenMessage<SubscribeEventsRequest> = /*@__PURE__*/
-  messageDesc(file_taskmem_v1_task_service, 33);
+  messageDesc(file_taskmem_v1_task_service, 39);
 
 /**
  * SubscribeEventsResponse carries one event.
@@ -1299,7 +1543,7 @@ export type SubscribeEventsResponse = Message<"taskmem.v1.SubscribeEventsRespons
  * Use `create(SubscribeEventsResponseSchema)` to create a new message.
  */
 export const SubscribeEventsResponseSchema: GenMessage<SubscribeEventsResponse> = /*@__PURE__*/
-  messageDesc(file_taskmem_v1_task_service, 34);
+  messageDesc(file_taskmem_v1_task_service, 40);
 
 /**
  * ListEventsRequest pages stored events.
@@ -1348,7 +1592,7 @@ export type ListEventsRequest = Message<"taskmem.v1.ListEventsRequest"> & {
  * Use `create(ListEventsRequestSchema)` to create a new message.
  */
 export const ListEventsRequestSchema: GenMessage<ListEventsRequest> = /*@__PURE__*/
-  messageDesc(file_taskmem_v1_task_service, 35);
+  messageDesc(file_taskmem_v1_task_service, 41);
 
 /**
  * ListEventsResponse is one page of events.
@@ -1376,7 +1620,7 @@ export type ListEventsResponse = Message<"taskmem.v1.ListEventsResponse"> & {
  * Use `create(ListEventsResponseSchema)` to create a new message.
  */
 export const ListEventsResponseSchema: GenMessage<ListEventsResponse> = /*@__PURE__*/
-  messageDesc(file_taskmem_v1_task_service, 36);
+  messageDesc(file_taskmem_v1_task_service, 42);
 
 /**
  * GetProgressRequest asks "where was I?".
@@ -1404,7 +1648,7 @@ export type GetProgressRequest = Message<"taskmem.v1.GetProgressRequest"> & {
  * Use `create(GetProgressRequestSchema)` to create a new message.
  */
 export const GetProgressRequestSchema: GenMessage<GetProgressRequest> = /*@__PURE__*/
-  messageDesc(file_taskmem_v1_task_service, 37);
+  messageDesc(file_taskmem_v1_task_service, 43);
 
 /**
  * GetProgressResponse is the deterministic answer to "where was I?".
@@ -1540,6 +1784,14 @@ export type GetProgressResponse = Message<"taskmem.v1.GetProgressResponse"> & {
    * @generated from field: repeated taskmem.v1.StateConflict open_conflicts = 17;
    */
   openConflicts: StateConflict[];
+
+  /**
+   * The claims held now (ClaimPlanItem), in plan order of their items: who
+   * holds which item, and until when.
+   *
+   * @generated from field: repeated taskmem.v1.PlanItemClaim claims = 18;
+   */
+  claims: PlanItemClaim[];
 };
 
 /**
@@ -1547,7 +1799,7 @@ export type GetProgressResponse = Message<"taskmem.v1.GetProgressResponse"> & {
  * Use `create(GetProgressResponseSchema)` to create a new message.
  */
 export const GetProgressResponseSchema: GenMessage<GetProgressResponse> = /*@__PURE__*/
-  messageDesc(file_taskmem_v1_task_service, 38);
+  messageDesc(file_taskmem_v1_task_service, 44);
 
 /**
  * ListWebhookDeliveriesRequest filters and pages webhook deliveries.
@@ -1590,7 +1842,7 @@ export type ListWebhookDeliveriesRequest = Message<"taskmem.v1.ListWebhookDelive
  * Use `create(ListWebhookDeliveriesRequestSchema)` to create a new message.
  */
 export const ListWebhookDeliveriesRequestSchema: GenMessage<ListWebhookDeliveriesRequest> = /*@__PURE__*/
-  messageDesc(file_taskmem_v1_task_service, 39);
+  messageDesc(file_taskmem_v1_task_service, 45);
 
 /**
  * ListWebhookDeliveriesResponse is one page of deliveries.
@@ -1618,7 +1870,7 @@ export type ListWebhookDeliveriesResponse = Message<"taskmem.v1.ListWebhookDeliv
  * Use `create(ListWebhookDeliveriesResponseSchema)` to create a new message.
  */
 export const ListWebhookDeliveriesResponseSchema: GenMessage<ListWebhookDeliveriesResponse> = /*@__PURE__*/
-  messageDesc(file_taskmem_v1_task_service, 40);
+  messageDesc(file_taskmem_v1_task_service, 46);
 
 /**
  * GetWebhookSecretRequest asks for the calling namespace's secret.
@@ -1633,7 +1885,7 @@ export type GetWebhookSecretRequest = Message<"taskmem.v1.GetWebhookSecretReques
  * Use `create(GetWebhookSecretRequestSchema)` to create a new message.
  */
 export const GetWebhookSecretRequestSchema: GenMessage<GetWebhookSecretRequest> = /*@__PURE__*/
-  messageDesc(file_taskmem_v1_task_service, 41);
+  messageDesc(file_taskmem_v1_task_service, 47);
 
 /**
  * GetWebhookSecretResponse carries the secret.
@@ -1654,7 +1906,7 @@ export type GetWebhookSecretResponse = Message<"taskmem.v1.GetWebhookSecretRespo
  * Use `create(GetWebhookSecretResponseSchema)` to create a new message.
  */
 export const GetWebhookSecretResponseSchema: GenMessage<GetWebhookSecretResponse> = /*@__PURE__*/
-  messageDesc(file_taskmem_v1_task_service, 42);
+  messageDesc(file_taskmem_v1_task_service, 48);
 
 /**
  * RotateWebhookSecretRequest replaces the calling namespace's secret.
@@ -1684,7 +1936,7 @@ export type RotateWebhookSecretRequest = Message<"taskmem.v1.RotateWebhookSecret
  * Use `create(RotateWebhookSecretRequestSchema)` to create a new message.
  */
 export const RotateWebhookSecretRequestSchema: GenMessage<RotateWebhookSecretRequest> = /*@__PURE__*/
-  messageDesc(file_taskmem_v1_task_service, 43);
+  messageDesc(file_taskmem_v1_task_service, 49);
 
 /**
  * RotateWebhookSecretResponse carries the new secret.
@@ -1713,7 +1965,7 @@ export type RotateWebhookSecretResponse = Message<"taskmem.v1.RotateWebhookSecre
  * Use `create(RotateWebhookSecretResponseSchema)` to create a new message.
  */
 export const RotateWebhookSecretResponseSchema: GenMessage<RotateWebhookSecretResponse> = /*@__PURE__*/
-  messageDesc(file_taskmem_v1_task_service, 44);
+  messageDesc(file_taskmem_v1_task_service, 50);
 
 /**
  * TaskService keeps the whole record of an agent's tasks: the task, its
@@ -1823,7 +2075,10 @@ export const TaskService: GenService<{
   /**
    * Changes one item of the current plan: status (times stamped by the
    * server), summary (at most 100 characters; longer is INVALID_ARGUMENT),
-   * active issue.
+   * active issue. With a holder_id, the change is made only if that holder
+   * still holds the item's claim (see ClaimPlanItem); otherwise
+   * FAILED_PRECONDITION, reason ERROR_REASON_CLAIM_NOT_HELD, naming the
+   * current holder. Any status but IN_PROGRESS ends the item's claim.
    *
    * @generated from rpc taskmem.v1.TaskService.UpdatePlanItem
    */
@@ -1831,6 +2086,57 @@ export const TaskService: GenService<{
     methodKind: "unary";
     input: typeof UpdatePlanItemRequestSchema;
     output: typeof UpdatePlanItemResponseSchema;
+  },
+  /**
+   * Hands the caller one ready item of the task's current plan and marks it
+   * IN_PROGRESS under a lease held by holder_id: of any number of concurrent
+   * claimers (on one server or on replicas sharing a PostgreSQL database)
+   * exactly one gets a given item. Ready means PENDING, every dependency
+   * COMPLETED or SKIPPED, and not held; the first ready item in plan order
+   * that matches the filter is taken. The lease lasts `lease` unless renewed
+   * (RenewClaim); ReleaseClaim gives the item back; UpdatePlanItem to a
+   * status other than IN_PROGRESS ends it. A lease that expires returns the
+   * item to PENDING with EVENT_TYPE_PLAN_ITEM_CLAIM_EXPIRED, within about a
+   * second, or at once when the next claim or update of the task comes first.
+   * Emits EVENT_TYPE_PLAN_ITEM_CLAIMED.
+   * Returns no item (and remaining_count) when nothing matching is ready.
+   * Errors: NOT_FOUND for an unknown task or item_id; FAILED_PRECONDITION
+   * when the named item_id is not ready (held by another holder — named in
+   * ErrorInfo metadata "holder_id" —, not PENDING, or waiting on a
+   * dependency); INVALID_ARGUMENT for a bad field.
+   *
+   * @generated from rpc taskmem.v1.TaskService.ClaimPlanItem
+   */
+  claimPlanItem: {
+    methodKind: "unary";
+    input: typeof ClaimPlanItemRequestSchema;
+    output: typeof ClaimPlanItemResponseSchema;
+  },
+  /**
+   * Extends a claim the holder still holds to `lease` from now. Writes no
+   * event. FAILED_PRECONDITION (ERROR_REASON_CLAIM_NOT_HELD, metadata
+   * "holder_id" naming the current holder) when the claim expired, was
+   * released or ended, so a lease keeper learns it lost the item. Safe to
+   * repeat (each renewal counts from its own now), so clients retry it.
+   *
+   * @generated from rpc taskmem.v1.TaskService.RenewClaim
+   */
+  renewClaim: {
+    methodKind: "unary";
+    input: typeof RenewClaimRequestSchema;
+    output: typeof RenewClaimResponseSchema;
+  },
+  /**
+   * Gives a held item back: it returns to PENDING, ready for the next
+   * claimer. Emits EVENT_TYPE_PLAN_ITEM_CLAIM_RELEASED. FAILED_PRECONDITION
+   * (ERROR_REASON_CLAIM_NOT_HELD) when holder_id does not hold it.
+   *
+   * @generated from rpc taskmem.v1.TaskService.ReleaseClaim
+   */
+  releaseClaim: {
+    methodKind: "unary";
+    input: typeof ReleaseClaimRequestSchema;
+    output: typeof ReleaseClaimResponseSchema;
   },
   /**
    * Appends an execution-log entry. With status RUNNING (the default) it stays
