@@ -97,13 +97,16 @@ async def test_each_polled_wait_is_looked_at_by_one_replica_and_a_killed_replica
             created[wait.id] = path
 
         watched = 4.0
+        started = time.monotonic()
         await asyncio.sleep(watched)
         # One replica per round: looks at a target come an interval apart, never two in the same round.
         assert set(_CountingSite.looks) == set(created.values())
         assert closest_looks() >= INTERVAL / 2, _CountingSite.looks
         rounds = watched / INTERVAL
         for path, times in _CountingSite.looks.items():
-            assert len(times) <= rounds + 2, (path, len(times))  # three replicas looking would make ~3 x rounds
+            # Counted over the watched window only: on a loaded machine the waits' creation takes a while too.
+            seen = [t for t in times if started <= t <= started + watched]
+            assert len(seen) <= rounds + 2, (path, len(seen))  # three replicas looking would make ~3 x rounds
 
         killed_at = time.monotonic()
         replicas[1].stop(signal.SIGKILL)
