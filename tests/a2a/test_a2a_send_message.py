@@ -176,7 +176,7 @@ async def test_a_message_to_a_task_waiting_on_a_person_joins_its_transcript_and_
     assert still.status == wait_pb2.WAIT_STATUS_WAITING
 
 
-async def test_a_message_sent_twice_creates_one_task_and_one_transcript_line(
+async def test_a_message_sent_twice_creates_one_task_and_one_transcript_line_and_its_id_is_not_reused(
         front_end: AgentProcess, taskmem: TaskmemClient) -> None:
     sender = await a2a_client(front_end.url, "GRPC", streaming=False)
     request = message("rotate the keys", message_id=uuid.uuid4().hex)
@@ -185,6 +185,8 @@ async def test_a_message_sent_twice_creates_one_task_and_one_transcript_line(
 
     assert retried.id == first.id
     assert [m.parts[0].text for m in retried.history] == ["rotate the keys"]
+    with pytest.raises(InvalidParamsError):  # one message id, another message
+        await sent_task(sender, message("rotate the certificates", message_id=request.message.message_id))
 
 
 async def test_a_message_may_carry_the_new_tasks_push_config(front_end: AgentProcess) -> None:
