@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import uuid
 from collections.abc import AsyncIterator, Iterator
+from pathlib import Path
 
 import grpc
 import httpx
@@ -215,3 +216,26 @@ async def test_a_message_to_an_unknown_task_or_another_context_is_refused(
     with pytest.raises(InvalidParamsError):
         await sent_task(sender, SendMessageRequest(message=Message(message_id=uuid.uuid4().hex,
                                                                    role=Role.ROLE_USER)))
+
+
+async def test_a_message_creates_the_task_in_the_namespace_the_callers_key_acts_in(tmp_path: Path) -> None:
+    keyed = ServerProcess(tmp_path / "keys.db", "--api-key", "alice-key:alice", "--api-key", "bob-key:bob")
+    keyed.start()
+    process = AgentProcess(keyed.address, front_end=True)
+    process.start()
+    try:
+        async with httpx.AsyncClient(headers={"authorization": "Bearer alice-key"}) as alice_http:
+            alice = await create_client(process.url, ClientConfig(streaming=False, httpx_client=alice_http))
+            created = await sent_task(alice, message("alice's chores"))
+        async with TaskmemClient(keyed.address, token="alice-key") as taskmem:
+            stored = (await taskmem.tasks.GetTask(task_service_pb2.GetTaskRequest(task_id=created.id))).task
+            assert stored.namespace == "alice"
+        async with httpx.AsyncClient(headers={"authorization": "Bearer bob-key"}) as bob_http:
+            bob = await create_client(process.url, ClientConfig(streaming=False, httpx_client=bob_http))
+            with pytest.raises(TaskNotFoundError):
+                await bob.get_task(GetTaskRequest(id=created.id))
+            with pytest.raises(TaskNotFoundError):
+                await sent_task(bob, message("mine now", task_id=created.id))
+    finally:
+        process.stop()
+        keyed.stop()
