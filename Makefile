@@ -126,7 +126,7 @@ test-go: $(TOOLS)/.installed
 test-ts: clients/ts/node_modules/.installed $(VENV)/.installed
 	cd clients/ts && npm test
 
-# @a2a-js/sdk's client reads, lists, follows and cancels tasks through `taskmem a2a` (the a2a extra, in .venv).
+# @a2a-js/sdk's client creates, reads, lists, follows and cancels tasks through `taskmem a2a` (the a2a extra, in .venv).
 test-a2a-js: tests/a2a/js/node_modules/.installed $(VENV)/.installed
 	cd tests/a2a/js && npm test
 

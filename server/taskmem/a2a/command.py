@@ -67,7 +67,8 @@ def agent_card(url: str, grpc_address: str = "") -> AgentCard:
 
     return AgentCard(
         name="taskmem", version="0.1.0",
-        description="The tasks agents record in taskmem: read, list, follow and cancel them.",
+        description="The tasks agents record in taskmem: create them by message, read, list, follow and cancel"
+                    " them.",
         supported_interfaces=[AgentInterface(protocol_binding="JSONRPC", url=url, protocol_version="1.0"),
                               AgentInterface(protocol_binding="HTTP+JSON", url=url, protocol_version="1.0"),
                               *([AgentInterface(protocol_binding="GRPC", url=grpc_address, protocol_version="1.0")]
@@ -75,8 +76,8 @@ def agent_card(url: str, grpc_address: str = "") -> AgentCard:
         capabilities=AgentCapabilities(streaming=True, push_notifications=True),
         default_input_modes=["text/plain"], default_output_modes=["text/plain", "application/json"],
         skills=[AgentSkill(id="tasks", name="taskmem tasks", tags=["tasks", "memory"],
-                           description="GetTask, ListTasks, CancelTask, SubscribeToTask and push configs"
-                                       " over taskmem's tasks")])
+                           description="SendMessage (a new task, or a message to one), GetTask, ListTasks,"
+                                       " CancelTask, SubscribeToTask and push configs over taskmem's tasks")])
 
 
 class DoorGate:

@@ -28,18 +28,20 @@ from a2a.types.a2a_pb2 import (
 )
 from a2a.utils.errors import (
     ExtendedAgentCardNotConfiguredError,
+    InternalError,
     InvalidParamsError,
     TaskNotCancelableError,
     TaskNotFoundError,
     UnsupportedOperationError,
 )
 
-from a2a.utils.task import apply_history_length
+from a2a.utils.task import HistoryLengthConfig, apply_history_length, validate_history_length
 from google.protobuf import field_mask_pb2
 
-from taskmem.a2a.convert import STREAMED_TYPES, TERMINAL, status_of, stream_event_of, task_of
+from taskmem.a2a.convert import STREAMED_TYPES, TERMINAL, context_of, status_of, stream_event_of, task_of
 from taskmem.a2a.push_webhooks import check_config, config_of, set_webhook
-from taskmem.v1 import memory_service_pb2, task_pb2, task_service_pb2
+from taskmem.a2a.send_message import send_message
+from taskmem.v1 import event_pb2, memory_service_pb2, task_pb2, task_service_pb2
 from taskmem_a2a.list_page import list_page
 from taskmem_a2a.task_store import TERMINAL_STATES
 from taskmem_client import TaskmemClient, TaskmemError
@@ -55,9 +57,9 @@ def caller_metadata(context: ServerCallContext) -> tuple[tuple[str, str], ...]:
 
 
 class TaskmemRequestHandler(RequestHandler):
-    """GetTask, ListTasks, CancelTask, SubscribeToTask and push configs (a task's callback_url) on taskmem's
-    tasks; an A2A client cannot give taskmem work (SendMessage is UnsupportedOperation: agents record
-    their own tasks through taskmem)."""
+    """SendMessage (a new task, or a message to one), GetTask, ListTasks, CancelTask, SubscribeToTask and
+    push configs (a task's callback_url) on taskmem's tasks. No agent runs here: an agent works a task a
+    message created through taskmem, and A2A clients see what it writes."""
 
     def __init__(self, client: TaskmemClient) -> None:
         self.client = client
@@ -71,14 +73,18 @@ class TaskmemRequestHandler(RequestHandler):
                 raise TaskNotFoundError from None
             raise
 
-    async def on_get_task(self, params: GetTaskRequest, context: ServerCallContext) -> Task | None:
-        task = await self._task(params.id, context)
+    async def _a2a_task(self, task: task_pb2.Task, history: HistoryLengthConfig | None,
+                        context: ServerCallContext) -> Task:
+        """The A2A task with its transcript (history, cut as history asks) and registered artifacts."""
         metadata = caller_metadata(context)
         messages = await self.client.tasks.ListMessages(
             task_service_pb2.ListMessagesRequest(task_id=task.id, page_size=500), metadata=metadata)
         artifacts = await self.client.memory.ListArtifacts(
             memory_service_pb2.ListArtifactsRequest(task_id=task.id, page_size=500), metadata=metadata)
-        return apply_history_length(task_of(task, list(messages.messages), list(artifacts.artifacts)), params)
+        return apply_history_length(task_of(task, list(messages.messages), list(artifacts.artifacts)), history)
+
+    async def on_get_task(self, params: GetTaskRequest, context: ServerCallContext) -> Task | None:
+        return await self._a2a_task(await self._task(params.id, context), params, context)
 
     async def on_list_tasks(self, params: ListTasksRequest, context: ServerCallContext) -> ListTasksResponse:
         found: list[Task] = []
@@ -117,11 +123,17 @@ class TaskmemRequestHandler(RequestHandler):
         if after and not after.lstrip("-").isdigit():
             raise InvalidParamsError(message=f"{AFTER_CURSOR_HEADER} must be a taskmem event cursor")
         yield task_of(task)
+        async for event in self._follow(task, int(after) if after else -1, context):
+            yield event
+
+    async def _follow(self, task: task_pb2.Task, after_cursor: int,
+                      context: ServerCallContext) -> AsyncGenerator[object, None]:
+        """The task's events after after_cursor as A2A events, until the task ends."""
         state = status_of(task).state
-        async for event in self.client.subscribe(task_ids=[task.id], types=STREAMED_TYPES,
-                                                 after_cursor=int(after) if after else -1,
+        context_id = context_of(task)
+        async for event in self.client.subscribe(task_ids=[task.id], types=STREAMED_TYPES, after_cursor=after_cursor,
                                                  metadata=caller_metadata(context)):
-            converted = stream_event_of(event, state)
+            converted = stream_event_of(event, state, context_id)
             if converted is None:
                 continue
             yield converted
@@ -130,13 +142,42 @@ class TaskmemRequestHandler(RequestHandler):
                 if state in TERMINAL_STATES:
                     return
 
+    async def _send(self, params: SendMessageRequest,
+                    context: ServerCallContext) -> tuple[task_pb2.Task, task_pb2.Message]:
+        validate_history_length(params.configuration)
+        push = (params.configuration.task_push_notification_config
+                if params.configuration.HasField("task_push_notification_config") else None)
+        return await send_message(self.client, params.message, push, caller_metadata(context))
+
     async def on_message_send(self, params: SendMessageRequest, context: ServerCallContext) -> Task | Message:
-        raise UnsupportedOperationError(message="taskmem records tasks; it does not take work over A2A")
+        """A new task from a message without a task id, else the message added to the named task's transcript
+        (taskmem.a2a.send_message); the task is returned at once: no agent runs inside taskmem a2a."""
+        task, _ = await self._send(params, context)
+        return await self._a2a_task(task, params.configuration, context)
 
     async def on_message_send_stream(self, params: SendMessageRequest,
                                      context: ServerCallContext) -> AsyncGenerator[object, None]:
-        raise UnsupportedOperationError(message="taskmem records tasks; it does not take work over A2A")
-        yield  # an async generator, as the interface requires
+        """As on_message_send, then the task's events after the message, as SubscribeToTask sends them, until
+        the task ends (an agent working the task through taskmem writes them)."""
+        task, posted = await self._send(params, context)
+        yield await self._a2a_task(task, params.configuration, context)
+        async for event in self._follow(task, await self._cursor_of(posted, context), context):
+            yield event
+
+    async def _cursor_of(self, message: task_pb2.Message, context: ServerCallContext) -> int:
+        """The cursor of the message's MESSAGE_POSTED event: the stream goes on after it, so what an agent
+        writes after the message is sent (what it wrote before the task was read is sent twice, never lost)."""
+        token = ""
+        while True:
+            page = await self.client.tasks.ListEvents(task_service_pb2.ListEventsRequest(
+                task_ids=[message.task_id], types=[event_pb2.EVENT_TYPE_MESSAGE_POSTED], page_size=500,
+                page_token=token), metadata=caller_metadata(context))
+            for event in page.events:
+                if event.payload.fields["id"].string_value == message.id:
+                    return event.cursor
+            token = page.next_page_token
+            if not token:
+                raise InternalError(message=f"task {message.task_id}: no event for message {message.id}")
 
     async def on_create_task_push_notification_config(
             self, params: TaskPushNotificationConfig, context: ServerCallContext) -> TaskPushNotificationConfig:

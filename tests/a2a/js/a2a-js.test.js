@@ -1,9 +1,11 @@
-// @a2a-js/sdk's client against `taskmem a2a`: it reads, lists, follows and cancels tasks an agent
-// records in taskmem, and sets a task's push config, over JSON-RPC and HTTP+JSON. A real taskmem server
-// and `taskmem a2a` run for the suite on free loopback ports; taskmem_writer.py writes the tasks.
+// @a2a-js/sdk's client against `taskmem a2a`: it creates tasks by message and reads, lists, follows and
+// cancels them and the tasks an agent records in taskmem, and sets a task's push config, over JSON-RPC and
+// HTTP+JSON. A real taskmem server and `taskmem a2a` run for the suite on free loopback ports;
+// taskmem_writer.py writes what the agent would.
 
 import assert from "node:assert/strict";
 import { spawn } from "node:child_process";
+import { randomUUID } from "node:crypto";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join, resolve } from "node:path";
@@ -11,7 +13,7 @@ import { createInterface } from "node:readline";
 import { after, before, describe, test } from "node:test";
 import { fileURLToPath } from "node:url";
 
-import { TaskState } from "@a2a-js/sdk";
+import { Role, TaskState } from "@a2a-js/sdk";
 import { ClientFactory, ClientFactoryOptions } from "@a2a-js/sdk/client";
 
 const here = dirname(fileURLToPath(import.meta.url));
@@ -73,6 +75,17 @@ async function take(iterator, n) {
 
 const textOf = (message) => message?.parts[0]?.content?.value;
 
+/** A SendMessage request: a user's text, to a new task or (taskId) to an existing one. */
+const say = (text, { taskId = "", contextId = "" } = {}) => ({
+  message: {
+    messageId: randomUUID(), role: Role.ROLE_USER, taskId, contextId,
+    parts: [{ content: { $case: "text", value: text } }],
+  },
+});
+
+const clientOver = (transport) => new ClientFactory(ClientFactoryOptions.createFrom(ClientFactoryOptions.default,
+  { preferredTransports: [transport] }));
+
 describe("@a2a-js/sdk client on taskmem a2a", () => {
   const dir = mkdtempSync(join(tmpdir(), "taskmem-a2a-js-"));
   const children = [];
@@ -98,6 +111,61 @@ describe("@a2a-js/sdk client on taskmem a2a", () => {
     rmSync(dir, { recursive: true, force: true });
   });
 
+  for (const transport of ["JSONRPC", "HTTP+JSON"]) {
+    test(`creates a task by message, then reads, lists, follows and cancels it, over ${transport}`, async () => {
+      const client = await clientOver(transport).createFromUrl(url);
+      const contextId = `ctx-${randomUUID()}`;
+
+      const created = await client.sendMessage(say("Write the release notes\nfrom the changelog", { contextId }));
+      assert.equal(created.status.state, TaskState.TASK_STATE_SUBMITTED);
+      assert.equal(created.contextId, contextId);
+      assert.deepEqual(created.history.map(textOf), ["Write the release notes\nfrom the changelog"]);
+      assert.equal(created.history[0].role, Role.ROLE_USER);
+      assert.deepEqual(await writer.call({ op: "get", task_id: created.id }),
+        { status: "TASK_STATUS_PENDING", name: "Write the release notes" });
+
+      assert.equal((await client.getTask({ id: created.id })).contextId, contextId);
+      const listed = await client.listTasks({ contextId });
+      assert.deepEqual(listed.tasks.map((t) => t.id), [created.id]);
+
+      const stream = client.resubscribeTask({ id: created.id });
+      const [snapshot] = await take(stream, 1);
+      assert.equal(snapshot.value.payload.value.id, created.id);
+      await writer.call({ op: "status", task_id: created.id, status: "EXECUTING" });
+      await writer.call({ op: "message", task_id: created.id, content: "which changelog?" });
+      const [working, asked] = await take(stream, 2);
+      assert.equal(working.value.payload.value.status.state, TaskState.TASK_STATE_WORKING);
+      assert.equal(textOf(asked.value.payload.value.status.message), "which changelog?");
+
+      const answered = await client.sendMessage(say("CHANGES.md", { taskId: created.id, contextId }));
+      assert.deepEqual(answered.history.map(textOf), [
+        "Write the release notes\nfrom the changelog", "which changelog?", "CHANGES.md"]);
+      const [reply] = await take(stream, 1);
+      assert.equal(textOf(reply.value.payload.value.status.message), "CHANGES.md");
+
+      const cancelled = await client.cancelTask({ id: created.id });
+      assert.equal(cancelled.status.state, TaskState.TASK_STATE_CANCELED);
+      const [ended, end] = await take(stream, 2);
+      assert.equal(ended.value.payload.value.status.state, TaskState.TASK_STATE_CANCELED);
+      assert.equal(end.done, true);
+    });
+  }
+
+  test("a streamed message creates a task and streams what its agent writes until it ends", async () => {
+    const client = await new ClientFactory().createFromUrl(url);
+
+    const stream = client.sendMessageStream(say("index the docs"));
+    const [first] = await take(stream, 1);
+    assert.equal(first.value.payload.$case, "task");
+    const id = first.value.payload.value.id;
+    await writer.call({ op: "status", task_id: id, status: "EXECUTING" });
+    await writer.call({ op: "status", task_id: id, status: "COMPLETED" });
+    const [working, completed, end] = await take(stream, 3);
+    assert.equal(working.value.payload.value.status.state, TaskState.TASK_STATE_WORKING);
+    assert.equal(completed.value.payload.value.status.state, TaskState.TASK_STATE_COMPLETED);
+    assert.equal(end.done, true);
+  });
+
   test("reads a task with its transcript and lists it, over JSON-RPC and HTTP+JSON", async () => {
     const id = await writer.create("deploy");
     await writer.call({ op: "message", task_id: id, content: "built the image" });
@@ -109,8 +177,7 @@ describe("@a2a-js/sdk client on taskmem a2a", () => {
     const listed = await client.listTasks({ status: TaskState.TASK_STATE_SUBMITTED });
     assert.ok(listed.tasks.some((t) => t.id === id));
 
-    const rest = await new ClientFactory(ClientFactoryOptions.createFrom(ClientFactoryOptions.default,
-      { preferredTransports: ["HTTP+JSON"] })).createFromUrl(url);
+    const rest = await clientOver("HTTP+JSON").createFromUrl(url);
     assert.equal((await rest.getTask({ id })).id, id);
     await assert.rejects(client.getTask({ id: "tsk_000000000000000000000000" }), /not found/i);
   });

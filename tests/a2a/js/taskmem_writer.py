@@ -4,7 +4,7 @@ request per stdin line, one JSON answer per stdout line.
   {"op": "create", "name": "..."}                  -> {"task_id": "tsk_..."}
   {"op": "status", "task_id": "...", "status": "EXECUTING"}
   {"op": "message", "task_id": "...", "content": "..."}   (role AGENT)
-  {"op": "get", "task_id": "..."}                  -> {"status": "TASK_STATUS_..."}
+  {"op": "get", "task_id": "..."}                  -> {"status": "TASK_STATUS_...", "name": "..."}
 """
 
 from __future__ import annotations
@@ -34,7 +34,7 @@ async def answer(client: TaskmemClient, request: dict[str, str]) -> dict[str, st
             task_id=request["task_id"], role=task_pb2.MESSAGE_ROLE_AGENT, content=request["content"]))
         return {}
     task = (await tasks.GetTask(task_service_pb2.GetTaskRequest(task_id=request["task_id"]))).task
-    return {"status": task_pb2.TaskStatus.Name(task.status)}
+    return {"status": task_pb2.TaskStatus.Name(task.status), "name": task.name}
 
 
 async def main(address: str) -> None:
