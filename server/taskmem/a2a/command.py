@@ -146,6 +146,9 @@ async def serve_a2a(options: A2AOptions) -> None:
     sock = socket.socket(family, socket.SOCK_STREAM)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     sock.bind((host.strip("[]"), int(port)))
+    # Listening before the ready line: a client that connects at once waits in the backlog until uvicorn
+    # accepts, instead of being refused by a socket that is bound but not yet listening.
+    sock.listen(2048)
     bound = f"{host}:{sock.getsockname()[1]}"
     url = f"http://{bound}/"
     hosts = frozenset({bound, f"localhost:{sock.getsockname()[1]}"} if is_loopback_host(host.strip("[]"))
