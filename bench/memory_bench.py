@@ -51,8 +51,9 @@ from taskmem.core.memory import MemoryFilter, MemoryType, NewMemoryEntry  # noqa
 from taskmem.core.memory_search import SearchMode, full_text_query  # noqa: E402
 from taskmem.core.tasks import Task, TaskStatus  # noqa: E402
 from taskmem.providers.embeddings import BuiltinEmbedder, normalise_rows  # noqa: E402
-from taskmem.store import memory_vectors, tasks as task_store  # noqa: E402
-from taskmem.store.memory_entries import insert_memory_entries  # noqa: E402
+from taskmem.store.memory import memory_vectors
+from taskmem.store.tasks import tasks as task_store  # noqa: E402
+from taskmem.store.memory.memory_entries import insert_memory_entries  # noqa: E402
 from taskmem.memory.archive import MemoryArchive  # noqa: E402
 from taskmem.store.storage import Storage  # noqa: E402
 from taskmem.store.storage import Transaction  # noqa: E402

@@ -20,10 +20,10 @@ from taskmem.core.memory import MemoryFilter, MemoryType, NewMemoryEntry
 from taskmem.core.memory_search import SearchMode, convex_fusion, full_text_query as search_query
 from taskmem.core.tasks import Task, TaskStatus
 from taskmem.providers.embeddings import BuiltinEmbedder
-from taskmem.store import memory_vectors
-from taskmem.store import tasks as task_store
-from taskmem.store.memory_entries import insert_memory_entries
-from taskmem.store.memory_search import ranked_matches, search_hits
+from taskmem.store.memory import memory_vectors
+from taskmem.store.tasks import tasks as task_store
+from taskmem.store.memory.memory_entries import insert_memory_entries
+from taskmem.store.memory.memory_search import ranked_matches, search_hits
 from taskmem.store.storage import Storage
 from taskmem.store.storage import Transaction
 

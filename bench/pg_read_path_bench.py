@@ -40,7 +40,7 @@ from taskmem.api.event_encoding import event_payload  # noqa: E402
 from taskmem.core.ids import now_us  # noqa: E402
 from taskmem.core.plans import Plan, PlanItem  # noqa: E402
 from taskmem.core.tasks import Task, TaskStatus  # noqa: E402
-from taskmem.store import tasks as task_store  # noqa: E402
+from taskmem.store.tasks import tasks as task_store  # noqa: E402
 from taskmem.store.postgres.connection import configure  # noqa: E402
 from taskmem.store.postgres.sql import to_postgres  # noqa: E402
 from taskmem.store.postgres.storage import PostgresStorage  # noqa: E402

@@ -45,8 +45,8 @@ from taskmem.core.state_items import Candidate, validate_item  # noqa: E402
 from taskmem.providers.embeddings import embedder_from_config  # noqa: E402
 from taskmem.state.engine import StateEngine  # noqa: E402
 from taskmem.state.thread_reconciliation import plan_reconciliation  # noqa: E402
-from taskmem.store.messages import post_message  # noqa: E402
-from taskmem.store.state_items import stored  # noqa: E402
+from taskmem.store.tasks.messages import post_message  # noqa: E402
+from taskmem.store.state.state_items import stored  # noqa: E402
 from taskmem.store.storage import Storage  # noqa: E402
 from taskmem.tiktoken_offline import token_counter  # noqa: E402
 from taskmem.v1 import state_pb2, task_pb2  # noqa: E402

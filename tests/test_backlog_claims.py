@@ -17,9 +17,9 @@ from taskmem.core.ids import now_us
 from taskmem.core.memory import MemoryType, NewMemoryEntry
 from taskmem.core.tasks import Task, TaskStatus
 from taskmem.memory.embedding_backlog import EmbeddingBacklog
-from taskmem.store import memory_backlog, memory_vectors
-from taskmem.store import tasks as task_store
-from taskmem.store.memory_entries import insert_memory_entries
+from taskmem.store.memory import memory_backlog, memory_vectors
+from taskmem.store.tasks import tasks as task_store
+from taskmem.store.memory.memory_entries import insert_memory_entries
 from taskmem.store.storage import Reader, Storage, Transaction
 from tests.support.postgres import database_url
 

@@ -19,13 +19,13 @@ from taskmem.core.ids import now_us
 from taskmem.core.memory import MemoryFilter, MemoryType, NewMemoryEntry
 from taskmem.core.memory_search import FULLTEXT_WEIGHT, SEMANTIC_WEIGHT, SearchMode, full_text_query
 from taskmem.core.tasks import Task, TaskStatus
-from taskmem.store import memory_vectors
-from taskmem.store import tasks as task_store
-from taskmem.store.memory_entries import insert_memory_entries
-from taskmem.store.memory_search import ranked_matches, search_hits
+from taskmem.store.memory import memory_vectors
+from taskmem.store.tasks import tasks as task_store
+from taskmem.store.memory.memory_entries import insert_memory_entries
+from taskmem.store.memory.memory_search import ranked_matches, search_hits
 from taskmem.store.postgres import connection as pg_connection
 from taskmem.store.storage import Storage, Transaction
-from taskmem.store.view_reads import search_task_memories
+from taskmem.store.state.view_reads import search_task_memories
 from tests.support.postgres import database_url
 
 DIMENSION = 4

@@ -15,8 +15,8 @@ from taskmem.core.errors import NotFound
 from taskmem.core.events import EventFilter, EventType
 from taskmem.core.ids import new_id
 from taskmem.core.tasks import Task, TaskStatus
-from taskmem.store import actions as action_store
-from taskmem.store import tasks as task_store
+from taskmem.store.tasks import actions as action_store
+from taskmem.store.tasks import tasks as task_store
 from taskmem.store.storage import Reader, Storage, Transaction
 from tests.support import server_process
 

@@ -16,7 +16,7 @@ import numpy as np
 import pytest
 
 from taskmem.core.memory import MemoryFilter
-from taskmem.store import memory_vectors
+from taskmem.store.memory import memory_vectors
 from taskmem.store.sqlite.connection import connect
 from taskmem.store.sqlite.statements import Statements
 from taskmem.store.storage import Reader, is_postgres

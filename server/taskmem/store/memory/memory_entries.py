@@ -11,7 +11,7 @@ from taskmem.core.errors import InvalidArgument, NotFound
 from taskmem.core.events import EventType
 from taskmem.core.ids import new_id
 from taskmem.core.memory import ALWAYS_RELEVANT, MemoryEntry, MemoryFilter, MemoryType, NewMemoryEntry
-from taskmem.store import memory_vectors
+from taskmem.store.memory import memory_vectors
 from taskmem.store.page_query import PageQuery
 from taskmem.store.storage import Reader, Row, Transaction
 

@@ -18,7 +18,7 @@ def require_task(tx: Reader, namespace: str, task_id: str) -> None:
 
 
 def episode_from_row(row: Row) -> Episode:
-    """An episodes row as the domain record (also used by retention in store/chores.py)."""
+    """An episodes row as the domain record (also used by retention in store/tasks/chores.py)."""
     return Episode(namespace=row["namespace"], id=row["id"], task_id=row["task_id"], agent_id=row["agent_id"],
                    action=EpisodeAction(row["action"]), approach=row["approach"], outcome=row["outcome"],
                    duration_us=row["duration_us"], tokens_in=row["tokens_in"], tokens_out=row["tokens_out"],

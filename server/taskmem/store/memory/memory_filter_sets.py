@@ -1,7 +1,7 @@
 """A memory filter as the set of seqs it allows, read from the indexes of its constraints.
 
 Used to narrow a search before it ranks: the vector index scans only these rows, and the text index
-scores only these (store/memory_search.py). Sets are kept between searches (`filter_seqs`): an entry,
+scores only these (store/memory/memory_search.py). Sets are kept between searches (`filter_seqs`): an entry,
 its tags and its relevance are written once and never changed, so a set only grows by the entries
 written since it was read.
 """
