@@ -24,7 +24,9 @@ from taskmem.store.tasks import tasks as task_store
 from taskmem.store.memory.memory_entries import insert_memory_entries
 from taskmem.store.memory.memory_search import ranked_matches, search_hits
 from taskmem.store.postgres import connection as pg_connection
-from taskmem.store.storage import Storage, Transaction
+from taskmem.store.access import Transaction
+from taskmem.store.engines import open_storage
+from taskmem.store.storage import Storage
 from taskmem.store.state.view_reads import search_task_memories
 from tests.support.postgres import database_url
 
@@ -58,7 +60,7 @@ def vector_of(i: int) -> np.ndarray:
 
 
 async def open_with_tasks(database: str) -> Storage:
-    storage = await Storage.open(database, event_payload)
+    storage = await open_storage(database, event_payload)
     await storage.write(lambda tx: memory_vectors.prepare_index(tx, MODEL, DIMENSION), "", "test")
 
     def create(tx: Transaction) -> None:
@@ -81,7 +83,7 @@ async def engines(tmp_path: Path) -> AsyncIterator[dict[str, Storage]]:
     sqlite = await open_with_tasks(str(tmp_path / "taskmem.db"))
     url = database_url(str(tmp_path / "fulltext"))
     replica_one = await open_with_tasks(url)
-    replica_two = await Storage.open(url, event_payload)
+    replica_two = await open_storage(url, event_payload)
     await add(sqlite, ENTRIES, 0)
     await add(replica_one, ENTRIES[:5], 0)
     await add(replica_two, ENTRIES[5:], 5)

@@ -21,8 +21,9 @@ from taskmem.store.sqlite import connection as sqlite_connection
 from taskmem.store.tasks import tasks as task_store
 from taskmem.store.memory.memory_entries import insert_memory_entries
 from taskmem.store.memory.memory_search import fulltext, ranked_matches, search_entries, search_hits, semantic
+from taskmem.store.engines import open_storage
 from taskmem.store.storage import Storage
-from taskmem.store.storage import Transaction
+from taskmem.store.access import Transaction
 
 DIMENSION = 8
 MODEL = "test-model"
@@ -56,7 +57,7 @@ class Archive:
 
 @pytest.fixture
 async def archive(tmp_path: Path) -> AsyncIterator[Archive]:
-    storage = await Storage.open(str(tmp_path / "taskmem.db"), event_payload)
+    storage = await open_storage(str(tmp_path / "taskmem.db"), event_payload)
     await storage.write(lambda tx: memory_vectors.prepare_index(tx, MODEL, DIMENSION), "", "test")
     opened = Archive(storage)
     await opened.task("default", "tsk_a")

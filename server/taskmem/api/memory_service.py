@@ -19,7 +19,7 @@ from taskmem.store.memory import episodes as episode_store
 from taskmem.store.memory import knowledge as knowledge_store
 from taskmem.store.memory import memory_entries
 from taskmem.store.memory import patterns as pattern_store
-from taskmem.store.storage import Reader, Transaction
+from taskmem.store.access import Reader, Transaction
 from taskmem.v1 import memory_service_pb2 as pb
 from taskmem.v1 import memory_service_pb2_grpc
 

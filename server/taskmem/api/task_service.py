@@ -32,7 +32,7 @@ from taskmem.store.state.view_reads import task_progress
 from taskmem.store.tasks import tasks as task_store
 from taskmem.store.webhooks import webhooks as webhook_store
 from taskmem.store.storage import Storage
-from taskmem.store.storage import Transaction
+from taskmem.store.access import Transaction
 from taskmem.v1 import event_pb2, task_pb2, task_service_pb2 as pb, task_service_pb2_grpc, webhook_pb2
 
 

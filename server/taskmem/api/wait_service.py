@@ -24,7 +24,7 @@ from taskmem.core.waits import (
 from taskmem.settings import WaitSettings
 from taskmem.store.waits import waits as wait_store
 from taskmem.store.storage import Storage
-from taskmem.store.storage import Transaction
+from taskmem.store.access import Transaction
 from taskmem.v1 import event_pb2, task_pb2, wait_pb2, wait_service_pb2 as pb, wait_service_pb2_grpc
 from taskmem.waits.file_access import WaitFileRoots
 from taskmem.waits.scheduler import WaitScheduler

@@ -25,7 +25,7 @@ from taskmem.providers.embeddings import Embedder, EmbeddingError, embedder_from
 from taskmem.settings import EmbeddingSettings
 from taskmem.store.memory import memory_vectors
 from taskmem.store.sqlite.connection import connect, ensure_parent, migrate
-from taskmem.store.storage import is_postgres
+from taskmem.store.engines import is_postgres
 
 
 def add_reembed_arguments(parser: argparse.ArgumentParser) -> None:

@@ -28,7 +28,7 @@ from taskmem.store.memory import (
 )
 from taskmem.store.memory.episodes import require_task
 from taskmem.store.storage import Storage
-from taskmem.store.storage import Reader, Transaction
+from taskmem.store.access import Reader, Transaction
 
 log = logging.getLogger(__name__)
 

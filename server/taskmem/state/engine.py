@@ -54,7 +54,7 @@ from taskmem.store.memory.memory_entries import insert_memory_entries
 from taskmem.store.memory.memory_vectors import recorded_model
 from taskmem.store.state.state_item_entries import link_entry
 from taskmem.store.storage import Storage
-from taskmem.store.storage import Reader, Transaction
+from taskmem.store.access import Reader, Transaction
 
 log = logging.getLogger(__name__)
 

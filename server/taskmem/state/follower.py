@@ -23,7 +23,8 @@ from taskmem.store.state import state_summaries, view_reads
 from taskmem.store.event_log import EventLogClosed
 from taskmem.store.state.state_summaries import RunningSummary
 from taskmem.store.tasks.tasks import find_task
-from taskmem.store.storage import Reader, Transaction, WriterClosed
+from taskmem.store.access import Reader, Transaction
+from taskmem.store.storage import WriterClosed
 
 if TYPE_CHECKING:
     from taskmem.state.engine import StateEngine

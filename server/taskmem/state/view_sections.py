@@ -14,7 +14,7 @@ from taskmem.core import task_state_yaml
 from taskmem.core.task_state_yaml import MAX_DECISIONS, MAX_ERRORS, DecisionEntry, ErrorEntry, WorkspaceChanges
 from taskmem.store.state import view_reads
 from taskmem.store.memory.memory_entries import relevant_entries
-from taskmem.store.storage import Reader
+from taskmem.store.access import Reader
 
 KNOWLEDGE_LINES, MEMORY_LINES = 50, 20
 # BuildContext's "skills" share: the namespace's conventions and decisions.

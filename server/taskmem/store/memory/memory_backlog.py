@@ -21,8 +21,8 @@ import numpy as np
 
 from taskmem.core.memory import MemoryFilter
 from taskmem.store.memory import memory_vectors
-from taskmem.store.memory.memory_entries import filter_sql
-from taskmem.store.storage import Reader, Transaction
+from taskmem.store.memory.memory_filter_sql import filter_sql
+from taskmem.store.access import Reader, Transaction
 
 
 def pending_summaries(reader: Reader, limit: int) -> list[tuple[int, str]]:

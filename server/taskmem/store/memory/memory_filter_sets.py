@@ -14,7 +14,7 @@ from typing import Any
 import numpy as np
 
 from taskmem.core.memory import MemoryFilter
-from taskmem.store.storage import Reader
+from taskmem.store.access import Reader
 
 # Sets kept: (database file, namespace, filter) → (newest seq when read, seqs). Reading one costs
 # ~1 ms at 100k entries (a task's 5,000 or a tag's 10,000 seqs), and HYBRID's two halves each need it.

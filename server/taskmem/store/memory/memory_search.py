@@ -23,7 +23,7 @@ from taskmem.core.memory_search import (
 from taskmem.store.memory import memory_filter_sets, memory_text_index, memory_vectors
 from taskmem.store.memory.memory_entries import entries_by_seq
 from taskmem.store.postgres import memory_index
-from taskmem.store.storage import Reader
+from taskmem.store.access import Reader
 
 SNIPPET_TOKENS = 16
 

@@ -28,7 +28,7 @@ from taskmem.providers.embeddings import Embedder
 from taskmem.store.memory import memory_filter_sets, memory_vector_index
 from taskmem.store.postgres import memory_index
 from taskmem.store.memory.reembed_staging import ReembedStaging
-from taskmem.store.storage import Reader, Transaction
+from taskmem.store.access import Reader, Transaction
 
 log = logging.getLogger(__name__)
 

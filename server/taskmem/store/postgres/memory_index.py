@@ -43,11 +43,10 @@ from taskmem.core.errors import InvalidArgument
 from taskmem.core.ids import now_us
 from taskmem.core.memory import MemoryFilter
 from taskmem.core.memory_search import FullTextQuery
-# memory_entries as a module, not its filter_sql: memory_entries imports memory_vectors, which imports this
-# module, so whichever is imported first finds the other half-made; filter_sql is looked up at call time.
-from taskmem.store.memory import memory_entries, memory_text_index
+from taskmem.store.memory import memory_text_index
+from taskmem.store.memory.memory_filter_sql import filter_sql
 from taskmem.store.memory.reembed_staging import ReembedStaging
-from taskmem.store.storage import Reader, Transaction
+from taskmem.store.access import Reader, Transaction
 
 if TYPE_CHECKING:
     import psycopg
@@ -95,7 +94,7 @@ def ranked(reader: Reader, namespace: str, words: Sequence[str], tsquery: str, p
     terms = [_quoted(term) for term in sorted(row[0])] if row is not None and row[0] else []
     if not terms:
         return []
-    where, params = memory_entries.filter_sql(f, namespace)
+    where, params = filter_sql(f, namespace)
     scope = reader.fetchone(f"SELECT count(*), coalesce(sum(m.search_length), 0) FROM memory_entries m WHERE {where}",
                             params)
     searched, total_length = (int(scope[0]), int(scope[1])) if scope is not None else (0, 0)
@@ -166,7 +165,7 @@ def nearest(reader: Reader, namespace: str, vector: np.ndarray, k: int, dimensio
     """(seq, cosine distance) of the k entries of the namespace nearest to vector that match f, nearest first."""
     if len(vector) != dimension:
         raise InvalidArgument("vector", f"has {len(vector)} dimensions; the index holds {dimension}")
-    where, params = memory_entries.filter_sql(f, namespace, per_row=True)
+    where, params = filter_sql(f, namespace, per_row=True)
     cast = f"vector({int(dimension)})"
     rows = reader.fetchall(
         f"SELECT e.seq, (e.embedding::{cast}) <=> CAST(? AS {cast}) AS distance"

@@ -25,7 +25,7 @@ from taskmem.store.state.state_item_entries import thread_links
 from taskmem.store.state.state_summaries import RunningSummary, running_summary
 from taskmem.store.waits.waits import list_waits
 from taskmem.store.tasks.tasks import held_claims, load_task, load_task_with_plan
-from taskmem.store.storage import Reader
+from taskmem.store.access import Reader
 
 MAX_OPEN_WAITS = 50
 

@@ -21,7 +21,7 @@ from taskmem.store.tasks import tasks as task_store
 from taskmem.store.memory.episodes import episode_from_row
 from taskmem.store.tasks.messages import post_message
 from taskmem.store.page_query import PageQuery
-from taskmem.store.storage import Reader, Transaction
+from taskmem.store.access import Reader, Transaction
 
 PAGE = 500
 

@@ -17,7 +17,7 @@ from taskmem.core.errors import ClaimNotHeld, NotFound
 from taskmem.core.events import EventType
 from taskmem.core.plans import ItemStatus, PlanItem, StatusSource, set_item_status
 from taskmem.store.tasks import tasks as task_store
-from taskmem.store.storage import Reader, Transaction
+from taskmem.store.access import Reader, Transaction
 
 _KEY = "namespace = ? AND task_id = ? AND item_id = ?"
 _STATUSES = {status.value: status for status in ItemStatus}

@@ -27,7 +27,7 @@ from taskmem.core.waits import (
 from taskmem.store.tasks import tasks as task_store
 from taskmem.store.tasks.messages import insert_message
 from taskmem.store.page_query import PageQuery
-from taskmem.store.storage import Reader, Row, Transaction
+from taskmem.store.access import Reader, Row, Transaction
 
 _COLUMNS = (
     "namespace", "id", "task_id", "criteria", "kind", "target", "status", "result", "timeout_us",
