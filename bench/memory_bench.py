@@ -51,11 +51,13 @@ from taskmem.core.memory import MemoryFilter, MemoryType, NewMemoryEntry  # noqa
 from taskmem.core.memory_search import SearchMode, full_text_query  # noqa: E402
 from taskmem.core.tasks import Task, TaskStatus  # noqa: E402
 from taskmem.providers.embeddings import BuiltinEmbedder, normalise_rows  # noqa: E402
-from taskmem.store import memory_vectors, tasks as task_store  # noqa: E402
-from taskmem.store.memory_entries import insert_memory_entries  # noqa: E402
+from taskmem.store.memory import memory_vectors  # noqa: E402
+from taskmem.store.tasks import tasks as task_store  # noqa: E402
+from taskmem.store.memory.memory_entries import insert_memory_entries  # noqa: E402
 from taskmem.memory.archive import MemoryArchive  # noqa: E402
+from taskmem.store.engines import open_storage as open_database  # noqa: E402
 from taskmem.store.storage import Storage  # noqa: E402
-from taskmem.store.storage import Transaction  # noqa: E402
+from taskmem.store.access import Transaction  # noqa: E402
 
 NAMESPACE = "default"
 TASKS = 20
@@ -132,7 +134,7 @@ def percentiles(samples: list[float]) -> str:
 
 
 async def open_storage(path: Path) -> tuple[Storage, list[str]]:
-    storage = await Storage.open(str(path), event_payload, synchronous="NORMAL")
+    storage = await open_database(str(path), event_payload, synchronous="NORMAL")
     model = (BuiltinEmbedder.model_name, BuiltinEmbedder.dimension)
     await storage.write(lambda tx: memory_vectors.prepare_index(tx, *model), NAMESPACE, "bench")
     task_ids = [f"tsk_bench{n:03d}" for n in range(TASKS)]
@@ -187,7 +189,7 @@ async def build_corpus(path: Path, size: int, summaries: list[tuple[MemoryType, 
 async def bench_server_side(path: Path, size: int, query_vectors: np.ndarray, count: int) -> None:
     """MemoryArchive.ranked as SearchMemories runs it once the query is embedded: the server's storage
     (two reader threads; HYBRID's halves run at once), hits with their entries and the backlog check."""
-    storage = await Storage.open(str(path), event_payload, synchronous="NORMAL")
+    storage = await open_database(str(path), event_payload, synchronous="NORMAL")
     archive = MemoryArchive(storage, None, None)
     matches = [full_text_query(q) for q in QUERIES]  # as SearchMemories reads them
     everything = MemoryFilter()

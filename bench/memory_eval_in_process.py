@@ -20,12 +20,13 @@ from taskmem.core.memory import MemoryFilter, MemoryType, NewMemoryEntry
 from taskmem.core.memory_search import SearchMode, convex_fusion, full_text_query as search_query
 from taskmem.core.tasks import Task, TaskStatus
 from taskmem.providers.embeddings import BuiltinEmbedder
-from taskmem.store import memory_vectors
-from taskmem.store import tasks as task_store
-from taskmem.store.memory_entries import insert_memory_entries
-from taskmem.store.memory_search import ranked_matches, search_hits
+from taskmem.store.memory import memory_vectors
+from taskmem.store.tasks import tasks as task_store
+from taskmem.store.memory.memory_entries import insert_memory_entries
+from taskmem.store.memory.memory_search import ranked_matches, search_hits
+from taskmem.store.engines import open_storage
 from taskmem.store.storage import Storage
-from taskmem.store.storage import Transaction
+from taskmem.store.access import Transaction
 
 NAMESPACE = "default"
 
@@ -63,7 +64,7 @@ async def evaluate_in_process(set_name: str, conversations: list[dict[str, Any]]
           f" server code: {server}, in this process")
 
     with tempfile.TemporaryDirectory(prefix="taskmem-eval-") as tmp:
-        storage = await Storage.open(str(Path(tmp) / "eval.db"), event_payload, synchronous="OFF")
+        storage = await open_storage(str(Path(tmp) / "eval.db"), event_payload, synchronous="OFF")
         model = (embedder.model_name, embedder.dimension)
         await storage.write(lambda tx: memory_vectors.prepare_index(tx, *model), NAMESPACE, "eval")
         seqs_of: list[list[int]] = []

@@ -40,12 +40,13 @@ from taskmem.api.event_encoding import event_payload  # noqa: E402
 from taskmem.core.ids import now_us  # noqa: E402
 from taskmem.core.plans import Plan, PlanItem  # noqa: E402
 from taskmem.core.tasks import Task, TaskStatus  # noqa: E402
-from taskmem.store import tasks as task_store  # noqa: E402
+from taskmem.store.tasks import tasks as task_store  # noqa: E402
 from taskmem.store.postgres.connection import configure  # noqa: E402
 from taskmem.store.postgres.sql import to_postgres  # noqa: E402
 from taskmem.store.postgres.storage import PostgresStorage  # noqa: E402
 from taskmem.store.postgres.view_freshness import cache_marks  # noqa: E402
-from taskmem.store.storage import Storage, Transaction  # noqa: E402
+from taskmem.store.engines import open_storage  # noqa: E402
+from taskmem.store.access import Transaction  # noqa: E402
 
 Call = Callable[[], Awaitable[object]]
 MARKS_SQL = "SELECT last, silent_commits FROM event_cursor WHERE id = 1"
@@ -80,7 +81,7 @@ async def main(args: argparse.Namespace) -> None:
     from tests.support.postgres import database_url
 
     url = database_url(tempfile.mkdtemp(prefix="taskmem-read-path-"))
-    storage = await Storage.open(url, event_payload)
+    storage = await open_storage(url, event_payload)
     assert isinstance(storage, PostgresStorage)
 
     def create(tx: Transaction) -> None:

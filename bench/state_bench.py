@@ -45,9 +45,9 @@ from taskmem.core.state_items import Candidate, validate_item  # noqa: E402
 from taskmem.providers.embeddings import embedder_from_config  # noqa: E402
 from taskmem.state.engine import StateEngine  # noqa: E402
 from taskmem.state.thread_reconciliation import plan_reconciliation  # noqa: E402
-from taskmem.store.messages import post_message  # noqa: E402
-from taskmem.store.state_items import stored  # noqa: E402
-from taskmem.store.storage import Storage  # noqa: E402
+from taskmem.store.tasks.messages import post_message  # noqa: E402
+from taskmem.store.state.state_items import stored  # noqa: E402
+from taskmem.store.engines import open_storage  # noqa: E402
 from taskmem.tiktoken_offline import token_counter  # noqa: E402
 from taskmem.v1 import state_pb2, task_pb2  # noqa: E402
 from taskmem.v1 import state_service_pb2 as spb  # noqa: E402
@@ -169,7 +169,7 @@ async def over_grpc(address: str, task_id: str, calls: int) -> None:
 
 async def server_side(database: Path, task_id: str, calls: int) -> None:
     config = Config(database=str(database), embedding_backend="none")
-    storage = await Storage.open(str(database), event_payload)
+    storage = await open_storage(str(database), event_payload)
     engine = StateEngine(storage, StateSettings.of(config), token_counter(), None, None)
     servicer, context = StateService(engine), _Context()
     CALL_SCOPE.set(CallScope("default", "bench"))

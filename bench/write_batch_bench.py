@@ -28,10 +28,10 @@ from taskmem.core.actions import Action, ActionStatus, ActionType
 from taskmem.core.ids import new_id
 from taskmem.core.plans import PlanItem
 from taskmem.core.tasks import Task, TaskStatus
-from taskmem.store import actions as action_store
-from taskmem.store import tasks as task_store
+from taskmem.store.tasks import actions as action_store
+from taskmem.store.tasks import tasks as task_store
 from taskmem.store.sqlite.storage import SqliteStorage
-from taskmem.store.storage import Transaction
+from taskmem.store.access import Transaction
 from taskmem.v1 import task_service_pb2 as pb
 
 NAMESPACE = "default"

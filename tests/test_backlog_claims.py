@@ -17,10 +17,12 @@ from taskmem.core.ids import now_us
 from taskmem.core.memory import MemoryType, NewMemoryEntry
 from taskmem.core.tasks import Task, TaskStatus
 from taskmem.memory.embedding_backlog import EmbeddingBacklog
-from taskmem.store import memory_backlog, memory_vectors
-from taskmem.store import tasks as task_store
-from taskmem.store.memory_entries import insert_memory_entries
-from taskmem.store.storage import Reader, Storage, Transaction
+from taskmem.store.memory import memory_backlog, memory_vectors
+from taskmem.store.tasks import tasks as task_store
+from taskmem.store.memory.memory_entries import insert_memory_entries
+from taskmem.store.access import Reader, Transaction
+from taskmem.store.engines import open_storage
+from taskmem.store.storage import Storage
 from tests.support.postgres import database_url
 
 DIMENSION = 8
@@ -50,7 +52,7 @@ class RecordingEmbedder:
 @pytest.fixture
 async def replicas(tmp_path: Path) -> AsyncIterator[tuple[Storage, Storage]]:
     url = database_url(str(tmp_path / "backlog"))
-    one, two = await Storage.open(url, event_payload), await Storage.open(url, event_payload)
+    one, two = await open_storage(url, event_payload), await open_storage(url, event_payload)
     for storage in (one, two):
         storage.lease_seconds = LEASE
         await storage.write(lambda tx: memory_vectors.prepare_index(tx, RecordingEmbedder.model_name, DIMENSION),

@@ -15,15 +15,16 @@ from taskmem.core.ids import now_us
 from taskmem.core.maintenance_chores import Chore
 from taskmem.maintenance_loop import MaintenanceLoop
 from taskmem.settings import MaintenanceSettings
+from taskmem.store.engines import open_storage
 from taskmem.store.storage import Storage
-from taskmem.store.storage import Reader, Transaction
+from taskmem.store.access import Reader, Transaction
 
 DAY_US = 24 * 3600 * 1_000_000
 
 
 @pytest.fixture
 async def storage(tmp_path: Path) -> AsyncIterator[Storage]:
-    opened = await Storage.open(str(tmp_path / "taskmem.db"), event_payload)
+    opened = await open_storage(str(tmp_path / "taskmem.db"), event_payload)
     yield opened
     await opened.close()
 

@@ -19,13 +19,15 @@ from taskmem.core.ids import now_us
 from taskmem.core.memory import MemoryFilter, MemoryType, NewMemoryEntry
 from taskmem.core.memory_search import FULLTEXT_WEIGHT, SEMANTIC_WEIGHT, SearchMode, full_text_query
 from taskmem.core.tasks import Task, TaskStatus
-from taskmem.store import memory_vectors
-from taskmem.store import tasks as task_store
-from taskmem.store.memory_entries import insert_memory_entries
-from taskmem.store.memory_search import ranked_matches, search_hits
+from taskmem.store.memory import memory_vectors
+from taskmem.store.tasks import tasks as task_store
+from taskmem.store.memory.memory_entries import insert_memory_entries
+from taskmem.store.memory.memory_search import ranked_matches, search_hits
 from taskmem.store.postgres import connection as pg_connection
-from taskmem.store.storage import Storage, Transaction
-from taskmem.store.view_reads import search_task_memories
+from taskmem.store.access import Transaction
+from taskmem.store.engines import open_storage
+from taskmem.store.storage import Storage
+from taskmem.store.state.view_reads import search_task_memories
 from tests.support.postgres import database_url
 
 DIMENSION = 4
@@ -58,7 +60,7 @@ def vector_of(i: int) -> np.ndarray:
 
 
 async def open_with_tasks(database: str) -> Storage:
-    storage = await Storage.open(database, event_payload)
+    storage = await open_storage(database, event_payload)
     await storage.write(lambda tx: memory_vectors.prepare_index(tx, MODEL, DIMENSION), "", "test")
 
     def create(tx: Transaction) -> None:
@@ -81,7 +83,7 @@ async def engines(tmp_path: Path) -> AsyncIterator[dict[str, Storage]]:
     sqlite = await open_with_tasks(str(tmp_path / "taskmem.db"))
     url = database_url(str(tmp_path / "fulltext"))
     replica_one = await open_with_tasks(url)
-    replica_two = await Storage.open(url, event_payload)
+    replica_two = await open_storage(url, event_payload)
     await add(sqlite, ENTRIES, 0)
     await add(replica_one, ENTRIES[:5], 0)
     await add(replica_two, ENTRIES[5:], 5)

@@ -15,9 +15,11 @@ from taskmem.core.errors import NotFound
 from taskmem.core.events import EventFilter, EventType
 from taskmem.core.ids import new_id
 from taskmem.core.tasks import Task, TaskStatus
-from taskmem.store import actions as action_store
-from taskmem.store import tasks as task_store
-from taskmem.store.storage import Reader, Storage, Transaction
+from taskmem.store.tasks import actions as action_store
+from taskmem.store.tasks import tasks as task_store
+from taskmem.store.access import Reader, Transaction
+from taskmem.store.engines import open_storage
+from taskmem.store.storage import Storage
 from tests.support import server_process
 
 NAMESPACE = "default"
@@ -30,7 +32,7 @@ async def storage(tmp_path: Path) -> AsyncIterator[Storage]:
         from tests.support.postgres import database_url
 
         database = database_url(database)
-    opened = await Storage.open(database, event_payload)
+    opened = await open_storage(database, event_payload)
     yield opened
     await opened.close()
 

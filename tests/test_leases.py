@@ -10,7 +10,7 @@ from pathlib import Path
 
 from taskmem.api.event_encoding import event_payload
 from taskmem.store.postgres.leases import LEASE_SECONDS, holder_of
-from taskmem.store.storage import Storage
+from taskmem.store.engines import open_storage
 from tests.support.postgres import database_url
 from tests.support.server_process import ServerOnDatabase
 
@@ -29,7 +29,7 @@ async def test_a_killed_replicas_service_is_taken_over_within_the_lease_time(tmp
     url = database_url(str(tmp_path / "leases"))
     first = ServerOnDatabase(url)
     first.start()  # it claims "maintenance" as it starts
-    storage = await Storage.open(url, event_payload)
+    storage = await open_storage(url, event_payload)
     try:
         assert await storage.read(holder_of, "maintenance") is not None
         runs: list[str] = []
@@ -45,7 +45,7 @@ async def test_a_killed_replicas_service_is_taken_over_within_the_lease_time(tmp
 
 async def test_one_of_two_processes_runs_a_service_and_the_other_takes_over_when_it_stops(tmp_path: Path) -> None:
     url = database_url(str(tmp_path / "handover"))
-    one, two = await Storage.open(url, event_payload), await Storage.open(url, event_payload)
+    one, two = await open_storage(url, event_payload), await open_storage(url, event_payload)
     runs: list[str] = []
     try:
         await one.run_alone("webhooks", lambda: runs.append("one"), lambda: runs.append("one stopped"))

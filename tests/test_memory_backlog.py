@@ -15,11 +15,12 @@ from taskmem.core.memory import MemoryType, NewMemoryEntry
 from taskmem.core.tasks import Task, TaskStatus
 from taskmem.memory.embedding_backlog import EmbeddingBacklog
 from taskmem.providers.embeddings import EmbeddingError
-from taskmem.store import memory_backlog, memory_vectors
-from taskmem.store import tasks as task_store
-from taskmem.store.memory_entries import insert_memory_entries
+from taskmem.store.memory import memory_backlog, memory_vectors
+from taskmem.store.tasks import tasks as task_store
+from taskmem.store.memory.memory_entries import insert_memory_entries
+from taskmem.store.engines import open_storage
 from taskmem.store.storage import Storage
-from taskmem.store.storage import Transaction
+from taskmem.store.access import Transaction
 
 DIMENSION = 8
 
@@ -43,7 +44,7 @@ class CountingEmbedder:
 
 @pytest.fixture
 async def storage(tmp_path: Path) -> AsyncIterator[Storage]:
-    opened = await Storage.open(str(tmp_path / "taskmem.db"), event_payload)
+    opened = await open_storage(str(tmp_path / "taskmem.db"), event_payload)
     await opened.write(lambda tx: memory_vectors.prepare_index(tx, CountingEmbedder.model_name, DIMENSION), "", "t")
 
     def create(tx: Transaction) -> None:

@@ -16,13 +16,14 @@ from taskmem.core.ids import now_us
 from taskmem.core.memory import MemoryEntry, MemoryFilter, MemoryType, NewMemoryEntry
 from taskmem.core.memory_search import FULLTEXT_WEIGHT, SEMANTIC_WEIGHT, SearchMode, full_text_query
 from taskmem.core.tasks import Task, TaskStatus
-from taskmem.store import memory_backlog, memory_vector_index, memory_vectors
+from taskmem.store.memory import memory_backlog, memory_vector_index, memory_vectors
 from taskmem.store.sqlite import connection as sqlite_connection
-from taskmem.store import tasks as task_store
-from taskmem.store.memory_entries import insert_memory_entries
-from taskmem.store.memory_search import fulltext, ranked_matches, search_entries, search_hits, semantic
+from taskmem.store.tasks import tasks as task_store
+from taskmem.store.memory.memory_entries import insert_memory_entries
+from taskmem.store.memory.memory_search import fulltext, ranked_matches, search_entries, search_hits, semantic
+from taskmem.store.engines import open_storage
 from taskmem.store.storage import Storage
-from taskmem.store.storage import Transaction
+from taskmem.store.access import Transaction
 
 DIMENSION = 8
 MODEL = "test-model"
@@ -56,7 +57,7 @@ class Archive:
 
 @pytest.fixture
 async def archive(tmp_path: Path) -> AsyncIterator[Archive]:
-    storage = await Storage.open(str(tmp_path / "taskmem.db"), event_payload)
+    storage = await open_storage(str(tmp_path / "taskmem.db"), event_payload)
     await storage.write(lambda tx: memory_vectors.prepare_index(tx, MODEL, DIMENSION), "", "test")
     opened = Archive(storage)
     await opened.task("default", "tsk_a")
@@ -156,7 +157,7 @@ async def test_fulltext_scores_okapi_bm25_with_statistics_of_the_entries_searche
 
 
 async def test_a_query_word_no_entry_holds_counts_in_the_share_but_is_not_remembered(archive: Archive) -> None:
-    from taskmem.store.memory_text_index import _terms
+    from taskmem.store.memory.memory_text_index import _terms
 
     b = await archive.add("default", [entry("deploy rollback plan"), entry("cache warmup"), entry("log rotation")])
     found = await archive.read(ranked_matches, "default", full_text_query("rollback"), MemoryFilter(), 10)

@@ -16,10 +16,11 @@ import numpy as np
 import pytest
 
 from taskmem.core.memory import MemoryFilter
-from taskmem.store import memory_vectors
+from taskmem.store.memory import memory_vectors
 from taskmem.store.sqlite.connection import connect
 from taskmem.store.sqlite.statements import Statements
-from taskmem.store.storage import Reader, is_postgres
+from taskmem.store.access import Reader
+from taskmem.store.engines import is_postgres
 from taskmem.v1 import memory_pb2
 from taskmem.v1 import memory_service_pb2 as mpb
 from taskmem.v1 import state_service_pb2 as spb

@@ -2,7 +2,7 @@
 auto-archive, episode retention and the retention of finished webhook deliveries.
 
 What to do to a task is decided by core/maintenance_chores.chore_for; each action is one
-write (store/chores) that re-checks the task inside its transaction, so a task
+write (store/tasks/chores.py) that re-checks the task inside its transaction, so a task
 updated meanwhile is left alone. Old episodes are archived a page per write. Every
 action on a task or an episode emits an event; no episode is deleted unless
 episode_retention_delete says so. Webhook delivery rows are bookkeeping (the events stay in
@@ -18,8 +18,8 @@ from collections import Counter
 from taskmem.core.ids import new_id, now_us
 from taskmem.core.maintenance_chores import Chore, Policy, chore_for
 from taskmem.settings import MaintenanceSettings
-from taskmem.store import chores as chore_store
-from taskmem.store import webhooks as webhook_store
+from taskmem.store.tasks import chores as chore_store
+from taskmem.store.webhooks import webhooks as webhook_store
 from taskmem.store.storage import Storage
 from taskmem.store.storage import WriterClosed
 

@@ -18,7 +18,7 @@ from collections.abc import Awaitable, Callable
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, generate_latest
 from prometheus_client.exposition import CONTENT_TYPE_LATEST
 
-from taskmem.store import waits as wait_store
+from taskmem.store.waits import waits as wait_store
 from taskmem.store.storage import Storage
 
 log = logging.getLogger(__name__)

@@ -4,7 +4,7 @@ PLAN_ITEM_CLAIM_EXPIRED events, about a second after the lease ends.
 Claimers need no sweeper to be correct (ClaimPlanItem and UpdatePlanItem expire the task's claims
 first, under the task's lock); it exists so that the views and the event stream say promptly that an
 agent lost its item. Each pass reads the claims whose lease ended, then expires them with one write
-per task (store/plan_claims.expire_due re-checks under the lock, so a renewal that came first wins).
+per task (store/tasks/plan_claims.expire_due re-checks under the lock, so a renewal that came first wins).
 On PostgreSQL it runs on one replica at a time (Storage.run_alone).
 """
 
@@ -14,7 +14,7 @@ import asyncio
 import logging
 
 from taskmem.core.ids import new_id, now_us
-from taskmem.store import plan_claims
+from taskmem.store.tasks import plan_claims
 from taskmem.store.storage import Storage, WriterClosed
 
 log = logging.getLogger(__name__)

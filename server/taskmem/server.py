@@ -40,6 +40,7 @@ from taskmem.settings import (
 )
 from taskmem.state.engine import StateEngine
 from taskmem.state.follower import StateFollower
+from taskmem.store.engines import open_storage
 from taskmem.store.storage import Storage
 from taskmem.tracing import rpc_tracing
 from taskmem.tiktoken_offline import token_counter
@@ -126,7 +127,7 @@ class TaskmemServer:
             from taskmem.web.listener import WebView, check_http_bind_allowed
 
             check_http_bind_allowed(self.config)
-        self.storage = await Storage.open(
+        self.storage = await open_storage(
             self.config.database, event_payload, queue_size=self.config.subscriber_queue_size,
             batch_size=self.config.writer_batch_size)
         metrics = self.metrics

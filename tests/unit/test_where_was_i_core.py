@@ -22,7 +22,7 @@ from taskmem.core.reconcile import STATED_REF
 from taskmem.state.thread_reconciliation import (
     plan_reconciliation, prepare_agent_candidates, stated_candidate,
 )
-from taskmem.store.state_items import stored
+from taskmem.store.state.state_items import stored
 from taskmem.tiktoken_offline import token_counter
 
 COUNTER = token_counter()

@@ -13,7 +13,7 @@ from taskmem.api.scope import current_scope
 from taskmem.store import idempotency
 from taskmem.store.idempotency import Once
 from taskmem.store.storage import Storage
-from taskmem.store.storage import Transaction
+from taskmem.store.access import Transaction
 
 R = TypeVar("R", bound=ProtoMessage)
 

@@ -14,12 +14,12 @@ from taskmem.core.artifacts import checked_digest
 from taskmem.core.errors import InvalidArgument
 from taskmem.core.memory import MemoryEntry
 from taskmem.memory.archive import MemoryArchive, store_extraction
-from taskmem.store import artifacts as artifact_store
-from taskmem.store import episodes as episode_store
-from taskmem.store import knowledge as knowledge_store
-from taskmem.store import memory_entries
-from taskmem.store import patterns as pattern_store
-from taskmem.store.storage import Reader, Transaction
+from taskmem.store.memory import artifacts as artifact_store
+from taskmem.store.memory import episodes as episode_store
+from taskmem.store.memory import knowledge as knowledge_store
+from taskmem.store.memory import memory_entries
+from taskmem.store.memory import patterns as pattern_store
+from taskmem.store.access import Reader, Transaction
 from taskmem.v1 import memory_service_pb2 as pb
 from taskmem.v1 import memory_service_pb2_grpc
 

@@ -24,15 +24,15 @@ from taskmem.core.tasks import (
     client_metadata,
 )
 from taskmem.core.webhooks import DeliveryState, secret_overlap_us
-from taskmem.store import actions as action_store
-from taskmem.store import messages as message_store
-from taskmem.store import plan_claims as claim_store
-from taskmem.store import plan_progress
-from taskmem.store.view_reads import task_progress
-from taskmem.store import tasks as task_store
-from taskmem.store import webhooks as webhook_store
+from taskmem.store.tasks import actions as action_store
+from taskmem.store.tasks import messages as message_store
+from taskmem.store.tasks import plan_claims as claim_store
+from taskmem.store.tasks import plan_progress
+from taskmem.store.state.view_reads import task_progress
+from taskmem.store.tasks import tasks as task_store
+from taskmem.store.webhooks import webhooks as webhook_store
 from taskmem.store.storage import Storage
-from taskmem.store.storage import Transaction
+from taskmem.store.access import Transaction
 from taskmem.v1 import event_pb2, task_pb2, task_service_pb2 as pb, task_service_pb2_grpc, webhook_pb2
 
 

@@ -1,4 +1,4 @@
-"""WaitService: validate the request, write through store/waits, hand the wait to the scheduler, convert."""
+"""WaitService: validate the request, write through store/waits/waits.py, hand the wait to the scheduler, convert."""
 
 from __future__ import annotations
 
@@ -22,9 +22,9 @@ from taskmem.core.waits import (
     TimerTarget, Wait, WaitStatus, describe_target,
 )
 from taskmem.settings import WaitSettings
-from taskmem.store import waits as wait_store
+from taskmem.store.waits import waits as wait_store
 from taskmem.store.storage import Storage
-from taskmem.store.storage import Transaction
+from taskmem.store.access import Transaction
 from taskmem.v1 import event_pb2, task_pb2, wait_pb2, wait_service_pb2 as pb, wait_service_pb2_grpc
 from taskmem.waits.file_access import WaitFileRoots
 from taskmem.waits.scheduler import WaitScheduler

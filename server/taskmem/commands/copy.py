@@ -20,7 +20,7 @@ def add_copy_arguments(parser: argparse.ArgumentParser) -> None:
 def run_copy(args: argparse.Namespace, out: TextIO = sys.stdout, err: TextIO = sys.stderr) -> int:
     from pathlib import Path
 
-    from taskmem.store.storage import is_postgres
+    from taskmem.store.engines import is_postgres
 
     if not is_postgres(args.destination):
         print("taskmem copy: --to must be a postgresql:// URL", file=err)

@@ -8,7 +8,7 @@ import sys
 from typing import TextIO
 
 from taskmem.config import ConfigError, config_from_serve_arguments
-from taskmem.store.storage import apply_migrations
+from taskmem.store.engines import apply_migrations
 
 
 def add_migrate_arguments(parser: argparse.ArgumentParser) -> None:

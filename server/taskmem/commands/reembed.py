@@ -23,9 +23,9 @@ from taskmem.commands.progress import ProgressBar
 from taskmem.config import Config, ConfigError, config_from_serve_arguments
 from taskmem.providers.embeddings import Embedder, EmbeddingError, embedder_from_config
 from taskmem.settings import EmbeddingSettings
-from taskmem.store import memory_vectors
+from taskmem.store.memory import memory_vectors
 from taskmem.store.sqlite.connection import connect, ensure_parent, migrate
-from taskmem.store.storage import is_postgres
+from taskmem.store.engines import is_postgres
 
 
 def add_reembed_arguments(parser: argparse.ArgumentParser) -> None:

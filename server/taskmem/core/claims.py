@@ -12,23 +12,13 @@ import dataclasses
 from collections.abc import Collection, Mapping
 
 from taskmem.core.errors import ClaimNotHeld, FailedPrecondition, InvalidArgument
-from taskmem.core.plans import DONE, ItemStatus, PlanItem
+from taskmem.core.plans import DONE, Claim, ItemStatus, PlanItem
 
 DEFAULT_LEASE_US = 30 * 1_000_000
 MIN_LEASE_US = 1_000_000
 MAX_LEASE_US = 3600 * 1_000_000
 
 
-@dataclasses.dataclass
-class Claim:
-    task_id: str
-    item_id: str
-    holder: str
-    claimed_at: int
-    expires_at: int
-
-    def live(self, now: int) -> bool:
-        return self.expires_at > now
 
 
 @dataclasses.dataclass

@@ -4,12 +4,9 @@ from __future__ import annotations
 
 import dataclasses
 import enum
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from taskmem.core.errors import InvalidArgument, PlanCycle, PlanUnknownDependency
-
-if TYPE_CHECKING:
-    from taskmem.core.claims import Claim
 
 SUMMARY_MAX = 100
 
@@ -53,6 +50,19 @@ class PlanItem:
     status_source: StatusSource = StatusSource.UNSPECIFIED
     status_message_id: str = ""  # the message an INFERRED status came from
     holder_id: str = ""  # who holds the item's claim (core/claims), filled in by the reads that show it
+
+
+@dataclasses.dataclass
+class Claim:
+    """One caller's hold on a plan item until expires_at (the rules for taking one are in core/claims.py)."""
+    task_id: str
+    item_id: str
+    holder: str
+    claimed_at: int
+    expires_at: int
+
+    def live(self, now: int) -> bool:
+        return self.expires_at > now
 
 
 @dataclasses.dataclass

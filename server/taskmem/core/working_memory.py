@@ -1,6 +1,6 @@
 """Working memory (Get/PutWorkingMemory): one small document per agent, and the rules of replacing it.
 
-Stored as a row per agent (store/working_memory.py), so an acknowledged put survives
+Stored as a row per agent (store/memory/working_memory.py), so an acknowledged put survives
 a crash and an idle agent costs no server memory. Bounded: a document of at most
 max_bytes (as JSON) per agent, at most max_agents agents per namespace. Each
 namespace sees only its own agents.

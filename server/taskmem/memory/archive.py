@@ -23,12 +23,12 @@ from taskmem.core.memory_search import FullTextQuery, Hit, SearchMode, full_text
 from taskmem.providers.chat import ChatModel, ChatModelNotConfigured, ChatModelTimeout, ChatModelUnavailable
 from taskmem.providers.embeddings import Embedder, EmbeddingError
 from taskmem.memory.embedding_backlog import EmbeddingBacklog
-from taskmem.store import (
+from taskmem.store.memory import (
     memory_backlog, memory_entries, memory_search, memory_text_index, memory_vector_index, memory_vectors,
 )
-from taskmem.store.episodes import require_task
+from taskmem.store.memory.episodes import require_task
 from taskmem.store.storage import Storage
-from taskmem.store.storage import Reader, Transaction
+from taskmem.store.access import Reader, Transaction
 
 log = logging.getLogger(__name__)
 

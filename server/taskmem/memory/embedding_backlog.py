@@ -1,7 +1,7 @@
 """The background pass that embeds memory entries after they are acknowledged.
 
 Writers commit entries with no vector; each lands in memory_embedding_queue in the same transaction
-(store/memory_entries.py). This loop takes the oldest queued entries in batches that span calls and
+(store/memory/memory_entries.py). This loop takes the oldest queued entries in batches that span calls and
 services (up to `batch_size` summaries per model call), embeds them off the event loop, and writes the
 vectors while taking the entries off the queue in one transaction. It runs whenever the queue is not
 empty: woken at once by MemoryService after a write, and every `poll_seconds` for other writers. The
@@ -27,7 +27,7 @@ import numpy as np
 from taskmem.core.errors import InvalidArgument
 from taskmem.core.ids import new_id
 from taskmem.providers.embeddings import Embedder, EmbeddingError
-from taskmem.store import memory_backlog
+from taskmem.store.memory import memory_backlog
 from taskmem.store.storage import Storage, WriterClosed
 
 log = logging.getLogger(__name__)

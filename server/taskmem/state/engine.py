@@ -46,15 +46,15 @@ from taskmem.state.thread_reconciliation import (
     ReconcilePlan, batch_of, plan_reconciliation, prepare_agent_candidates, stated_candidate,
 )
 from taskmem.state.working_memory import WorkingMemoryEngine
-from taskmem.store import actions as action_store
-from taskmem.store import state_items as item_store
-from taskmem.store import state_item_entries, view_reads
+from taskmem.store.tasks import actions as action_store
+from taskmem.store.state import state_items as item_store
+from taskmem.store.state import state_item_entries, view_reads
 from taskmem.store.idempotency import Once, run_once
-from taskmem.store.memory_entries import insert_memory_entries
-from taskmem.store.memory_vectors import recorded_model
-from taskmem.store.state_item_entries import link_entry
+from taskmem.store.memory.memory_entries import insert_memory_entries
+from taskmem.store.memory.memory_vectors import recorded_model
+from taskmem.store.state.state_item_entries import link_entry
 from taskmem.store.storage import Storage
-from taskmem.store.storage import Reader, Transaction
+from taskmem.store.access import Reader, Transaction
 
 log = logging.getLogger(__name__)
 

@@ -21,9 +21,9 @@ from taskmem.providers.chat import ChatModel, ChatModelError, ChatModelTimeout
 from taskmem.providers.embeddings import Embedder
 from taskmem.state.adjudication import Adjudicator
 from taskmem.state.thread_reconciliation import ReconcilePlan, batch_of, plan_reconciliation
-from taskmem.store import state_items as item_store
+from taskmem.store.state import state_items as item_store
 from taskmem.store.storage import Storage
-from taskmem.store.storage import Reader, Transaction
+from taskmem.store.access import Reader, Transaction
 
 
 @dataclasses.dataclass(frozen=True)

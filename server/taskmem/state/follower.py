@@ -19,11 +19,12 @@ from typing import TYPE_CHECKING
 
 from taskmem.core.events import Event, EventFilter, EventType
 from taskmem.core.state_prompts import SUMMARY_SYSTEM, summary_user_prompt
-from taskmem.store import state_summaries, view_reads
+from taskmem.store.state import state_summaries, view_reads
 from taskmem.store.event_log import EventLogClosed
-from taskmem.store.state_summaries import RunningSummary
-from taskmem.store.tasks import find_task
-from taskmem.store.storage import Reader, Transaction, WriterClosed
+from taskmem.store.state.state_summaries import RunningSummary
+from taskmem.store.tasks.tasks import find_task
+from taskmem.store.access import Reader, Transaction
+from taskmem.store.storage import WriterClosed
 
 if TYPE_CHECKING:
     from taskmem.state.engine import StateEngine

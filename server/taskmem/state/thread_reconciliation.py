@@ -25,8 +25,8 @@ from taskmem.core.state_items import Candidate, StateItem, normalize_text
 from taskmem.core.state_records import CandidateResult, ReconcileReport, StoredStateItem
 from taskmem.providers.embeddings import Embedder
 from taskmem.state.adjudication import Adjudicator
-from taskmem.store import state_items as item_store
-from taskmem.store.storage import Transaction
+from taskmem.store.state import state_items as item_store
+from taskmem.store.access import Transaction
 
 LEXICAL_MODEL = "lexical"  # the similarity used when no embedder is configured
 _OUTCOME_WORDS = {Outcome.INSERT: "inserted", Outcome.MERGE: "merged", Outcome.SUPERSEDE: "superseded",

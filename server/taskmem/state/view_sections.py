@@ -12,9 +12,9 @@ from taskmem.core.state_items import StateItem, normalize_text
 from taskmem.core.state_notes import StateNotes
 from taskmem.core import task_state_yaml
 from taskmem.core.task_state_yaml import MAX_DECISIONS, MAX_ERRORS, DecisionEntry, ErrorEntry, WorkspaceChanges
-from taskmem.store import view_reads
-from taskmem.store.memory_entries import relevant_entries
-from taskmem.store.storage import Reader
+from taskmem.store.state import view_reads
+from taskmem.store.memory.memory_entries import relevant_entries
+from taskmem.store.access import Reader
 
 KNOWLEDGE_LINES, MEMORY_LINES = 50, 20
 # BuildContext's "skills" share: the namespace's conventions and decisions.

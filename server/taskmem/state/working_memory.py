@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 from taskmem.core.working_memory import WorkingMemory, check_size, document_json, replaced
-from taskmem.store import working_memory as store
+from taskmem.store.memory import working_memory as store
 from taskmem.store.storage import Storage
-from taskmem.store.storage import Transaction
+from taskmem.store.access import Transaction
 
 
 class WorkingMemoryEngine:

@@ -13,12 +13,10 @@ import asyncio
 import contextlib
 import json
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from taskmem.core.events import Event, EventFilter, EventType
-
-if TYPE_CHECKING:  # the port (store/storage.py) holds this log, so it is imported for the types only
-    from taskmem.store.storage import Reader, Row
+from taskmem.store.access import Reader, Row
 
 ReadFunction = Callable[..., Awaitable[Any]]
 

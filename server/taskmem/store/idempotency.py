@@ -7,7 +7,7 @@ from collections.abc import Callable
 from typing import Any, Generic, TypeVar
 
 from taskmem.core.errors import RequestIdReused
-from taskmem.store.storage import Transaction
+from taskmem.store.access import Transaction
 
 R = TypeVar("R", bound=Any)  # a protobuf response message (it has SerializeToString)
 

@@ -16,7 +16,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-from taskmem.store.storage import Reader, Row
+from taskmem.store.access import Reader, Row
 
 
 def _order_term(term: str) -> tuple[str, bool]:

@@ -3,18 +3,17 @@
 Callers hand the store's own functions (functions of a Reader, or mutations of a
 Transaction, all defined in taskmem.store) to `Storage.read` and `Storage.write`;
 they never see a connection, a cursor or a line of SQL, so the engine behind the
-port can change without them. `Storage.open(database)` picks the engine from the
-database setting: a file path is the embedded SQLite engine (taskmem.store.sqlite), a
-postgresql:// URL the PostgreSQL engine (taskmem.store.postgres) that several replicas share.
+port can change without them. The port knows no engine: store/engines.py opens the one the
+database setting names (taskmem.store.sqlite for a file, taskmem.store.postgres for a URL).
 """
 
 from __future__ import annotations
 
 import abc
-from collections.abc import Awaitable, Callable, Hashable, Iterable, Sequence
-from typing import Any, Protocol, TypeVar
+from collections.abc import Awaitable, Callable
+from typing import Any, TypeVar
 
-from taskmem.core.events import Event, EventType
+from taskmem.store.access import Transaction
 from taskmem.store.event_log import EventLog
 from taskmem.store.task_cache import TaskViewCache, ThreadReadCache
 
@@ -25,92 +24,12 @@ BatchObserver = Callable[[int, int, float], None]
 PayloadEncoder = Callable[[Any], dict[str, Any]]
 
 
-class Row(Protocol):
-    """One result row, readable by column name or by position."""
-
-    def __getitem__(self, key: int | str) -> Any: ...
-
-    def keys(self) -> list[str]: ...
-
-
-class Reader(Protocol):
-    """Read access to the database, given to a store function for the length of one read."""
-
-    # "sqlite" or "postgres": the few store functions whose SQL cannot be shared (full-text and
-    # vector search, their indexes) choose their engine's statements by it.
-    dialect: str
-    # Appended to a SELECT of one row that a mutation reads in order to change it: " FOR UPDATE" in a
-    # PostgreSQL write, so a replica changing the same row at once waits and then reads the new version
-    # (under READ COMMITTED both would otherwise change the old one: a lost update, a missed etag);
-    # "" on SQLite, whose one writer is alone, and in reads.
-    row_lock: str
-
-    def fetchone(self, sql: str, params: Sequence[Any] = ()) -> Row | None: ...
-
-    def fetchall(self, sql: str, params: Sequence[Any] = ()) -> list[Row]: ...
-
-
-class Transaction(Reader, Protocol):
-    """One mutation's view of the open transaction: its statements, and the events it emits."""
-
-    namespace: str
-    correlation_id: str
-    now: int  # microseconds since the epoch, one instant for the whole mutation
-    events: list[Event]
-    # What the batch's mutations may remember between them (e.g. a task's plan version) until any of
-    # them writes directly: execute, executemany, or a read that is not a SELECT clear it.
-    memo: dict[Hashable, Any]
-    # Set by a mutation whose changes no cached view shows (leases, claims): committed without an event, it
-    # is not a change of unknown reach, so it leaves the caches alone.
-    quiet: bool
-
-    def execute(self, sql: str, params: Sequence[Any] = ()) -> None: ...
-
-    def executemany(self, sql: str, rows: Iterable[Sequence[Any]]) -> None: ...
-
-    def fetchone_stored(self, sql: str, params: Sequence[Any] = ()) -> Row | None:
-        """A SELECT of what earlier batches stored, not waiting for this batch's deferred rows (fetchone
-        runs those first when it names their table): for a caller that keeps its own deferred rows in memo."""
-
-    def defer(self, table: str, sql: str, params: Sequence[Any], key: Hashable | None = None,
-              merge: Callable[[Sequence[Any], Sequence[Any]], Sequence[Any]] | None = None) -> None:
-        """Run this write of `table` later, with the batch's other rows of the same statement (one
-        executemany), before any statement that names `table` or writes, and before COMMIT. For a write
-        the mutation does not read back. Rows deferred under one key merge: merge(earlier, later)."""
-
-    def emit(self, event_type: EventType, task_id: str, resource: Any,
-             extra: dict[str, Any] | None = None) -> Event: ...
-
-
 Query = Callable[..., T]
 Mutation = Callable[[Transaction], T]
 
 
 class WriterClosed(Exception):
     """The storage is shutting down and takes no more writes."""
-
-
-def is_postgres(database: str) -> bool:
-    """Whether the database setting names a PostgreSQL database (else it is an SQLite file)."""
-    return database.startswith(("postgresql://", "postgres://"))
-
-
-def apply_migrations(database: str) -> list[str]:
-    """Bring the database's schema up to date (creating an SQLite file if needed); returns the migrations
-    applied. Servers do this themselves at start; `taskmem migrate` does it ahead of a rollout."""
-    if is_postgres(database):
-        from taskmem.store.postgres import connection as postgres
-
-        with postgres.connect(database) as opened:
-            return postgres.migrate(opened)
-    from taskmem.store.sqlite import connection as sqlite
-
-    sqlite.ensure_parent(database)
-    opened_file = sqlite.connect(database)
-    try:
-        return sqlite.migrate(opened_file)
-    finally:
-        opened_file.close()
 
 
 class Storage(abc.ABC):
@@ -124,21 +43,6 @@ class Storage(abc.ABC):
     shared: bool = False
     # With replicas: how long a claim on shared work (a lease, a wait's claim) lasts unless renewed.
     lease_seconds: float = 10.0
-
-    @staticmethod
-    async def open(database: str, encode: PayloadEncoder, *, queue_size: int = 10_000, batch_size: int = 512,
-                   readers: int = 2, synchronous: str = "FULL") -> Storage:
-        """Open (creating and migrating as needed) the database the setting names: a postgresql:// URL, or
-        an SQLite file. Each engine is imported only when used."""
-        if is_postgres(database):
-            from taskmem.store.postgres.storage import PostgresStorage
-
-            return await PostgresStorage.open_url(database, encode, queue_size=queue_size, batch_size=batch_size,
-                                                  readers=max(readers, 4))
-        from taskmem.store.sqlite.storage import SqliteStorage
-
-        return await SqliteStorage.open_file(database, encode, queue_size=queue_size, batch_size=batch_size,
-                                        readers=readers, synchronous=synchronous)
 
     @abc.abstractmethod
     async def read(self, query: Query[T], *args: Any) -> T:

@@ -28,7 +28,8 @@ from typing import Any, Protocol, TypeVar
 from taskmem.core.events import Event, EventType
 from taskmem.core.ids import now_us
 from taskmem.store.deferred_writes import DeferredWrites, Merge
-from taskmem.store.storage import BatchObserver, Mutation, PayloadEncoder, Row, WriterClosed
+from taskmem.store.access import Row
+from taskmem.store.storage import BatchObserver, Mutation, PayloadEncoder, WriterClosed
 
 log = logging.getLogger(__name__)
 

@@ -1,7 +1,7 @@
 """Which polled waits this replica looks at, when replicas share one database.
 
 Each replica's scheduler tracks every open wait; before looking at an http or file target it must hold
-the wait's claim (store/wait_claims.py). A claim lasts `seconds` (the storage's lease time) and all of a
+the wait's claim (store/waits/wait_claims.py). A claim lasts `seconds` (the storage's lease time) and all of a
 replica's claims are renewed together every third of it, so holding a thousand waits costs one write per
 renewal, not one per look. This replica counts a claim as held only until `seconds - seconds / 6` after
 the write that last took or renewed it began, so a renewal that failed (the database unreachable, this
@@ -19,7 +19,7 @@ import time
 from collections.abc import Iterable
 
 from taskmem.core.ids import new_id, now_us
-from taskmem.store import wait_claims
+from taskmem.store.waits import wait_claims
 from taskmem.store.storage import Storage, WriterClosed
 
 log = logging.getLogger(__name__)

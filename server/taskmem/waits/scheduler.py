@@ -46,7 +46,7 @@ from taskmem.core.waits import (
     END_EVENTS, EVENT_DRIVEN, EventTarget, FileTarget, HttpTarget, TaskStatusTarget, Wait, WaitStatus, event_matches,
     event_result, expired_while_down_result, format_duration, task_status_outcome, timeout_result,
 )
-from taskmem.store import waits as wait_store
+from taskmem.store.waits import waits as wait_store
 from taskmem.store.event_log import EventLogClosed
 from taskmem.store.storage import Storage
 from taskmem.store.storage import WriterClosed

@@ -46,7 +46,7 @@ from taskmem.core.webhooks import (
 from taskmem.metrics import Metrics
 from taskmem.outbound_http import GuardedTransport
 from taskmem.settings import WebhookSettings
-from taskmem.store import webhooks as webhook_store
+from taskmem.store.webhooks import webhooks as webhook_store
 from taskmem.store.event_log import list_events
 from taskmem.store.storage import Storage
 from taskmem.store.storage import WriterClosed

@@ -22,7 +22,7 @@ import psycopg
 from taskmem.core.events import Event
 from taskmem.store.event_log import event_from_row
 from taskmem.store.postgres.commit import CHANNEL
-from taskmem.store.storage import Reader
+from taskmem.store.access import Reader
 
 log = logging.getLogger(__name__)
 

@@ -1,7 +1,7 @@
 """Memory search on PostgreSQL: tsvector full text (GIN) and pgvector nearest neighbours (HNSW).
 
-The same contract as the SQLite engine's text and vector index functions (store/memory_search.py and
-store/memory_vectors.py dispatch here by the reader's dialect), with these differences:
+The same contract as the SQLite engine's text and vector index functions (store/memory/memory_search.py and
+store/memory/memory_vectors.py dispatch here by the reader's dialect), with these differences:
 - A full-text query is the same FullTextQuery (required phrases AND any of the words), built as a
   tsquery of the 'english' configuration (Snowball stemming, where FTS5 uses Porter; its stop words
   drop out of the query). Its text form is the opaque "expression" HYBRID passes between its halves.
@@ -43,11 +43,10 @@ from taskmem.core.errors import InvalidArgument
 from taskmem.core.ids import now_us
 from taskmem.core.memory import MemoryFilter
 from taskmem.core.memory_search import FullTextQuery
-# memory_entries as a module, not its filter_sql: memory_entries imports memory_vectors, which imports this
-# module, so whichever is imported first finds the other half-made; filter_sql is looked up at call time.
-from taskmem.store import memory_entries, memory_text_index
-from taskmem.store.reembed_staging import ReembedStaging
-from taskmem.store.storage import Reader, Transaction
+from taskmem.store.memory import memory_text_index
+from taskmem.store.memory.memory_filter_sql import filter_sql
+from taskmem.store.memory.reembed_staging import ReembedStaging
+from taskmem.store.access import Reader, Transaction
 
 if TYPE_CHECKING:
     import psycopg
@@ -76,7 +75,7 @@ def tsquery_text(reader: Reader, query: FullTextQuery, leave_out: frozenset[str]
 def ranked(reader: Reader, namespace: str, words: Sequence[str], tsquery: str, phrased: bool, f: MemoryFilter,
            limit: int) -> list[tuple[int, float, float]]:
     """(seq, BM25 score, share) of the best `limit` entries matching the tsquery, best first: SQLite's Okapi
-    BM25 (store/memory_text_index.best_by_bm25, the same scorer) over the terms of the words (the query's
+    BM25 (store/memory/memory_text_index.best_by_bm25, the same scorer) over the terms of the words (the query's
     words and its phrases' words), its statistics taken over the entries searched (the namespace narrowed by
     f) at query time from the database alone, so every replica ranks alike.
 
@@ -95,7 +94,7 @@ def ranked(reader: Reader, namespace: str, words: Sequence[str], tsquery: str, p
     terms = [_quoted(term) for term in sorted(row[0])] if row is not None and row[0] else []
     if not terms:
         return []
-    where, params = memory_entries.filter_sql(f, namespace)
+    where, params = filter_sql(f, namespace)
     scope = reader.fetchone(f"SELECT count(*), coalesce(sum(m.search_length), 0) FROM memory_entries m WHERE {where}",
                             params)
     searched, total_length = (int(scope[0]), int(scope[1])) if scope is not None else (0, 0)
@@ -166,7 +165,7 @@ def nearest(reader: Reader, namespace: str, vector: np.ndarray, k: int, dimensio
     """(seq, cosine distance) of the k entries of the namespace nearest to vector that match f, nearest first."""
     if len(vector) != dimension:
         raise InvalidArgument("vector", f"has {len(vector)} dimensions; the index holds {dimension}")
-    where, params = memory_entries.filter_sql(f, namespace, per_row=True)
+    where, params = filter_sql(f, namespace, per_row=True)
     cast = f"vector({int(dimension)})"
     rows = reader.fetchall(
         f"SELECT e.seq, (e.embedding::{cast}) <=> CAST(? AS {cast}) AS distance"

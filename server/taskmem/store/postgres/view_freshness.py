@@ -34,7 +34,7 @@ from typing import Any
 import psycopg
 
 from taskmem.store.postgres.event_tail import EventTail
-from taskmem.store.storage import Reader
+from taskmem.store.access import Reader
 from taskmem.store.task_cache import ThreadReadCache
 
 CATCH_UP_SECONDS = 0.05

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
 
 import numpy as np
 
@@ -11,9 +10,10 @@ from taskmem.core.errors import InvalidArgument, NotFound
 from taskmem.core.events import EventType
 from taskmem.core.ids import new_id
 from taskmem.core.memory import ALWAYS_RELEVANT, MemoryEntry, MemoryFilter, MemoryType, NewMemoryEntry
-from taskmem.store import memory_vectors
+from taskmem.store.memory import memory_vectors
+from taskmem.store.memory.memory_filter_sql import filter_sql
 from taskmem.store.page_query import PageQuery
-from taskmem.store.storage import Reader, Row, Transaction
+from taskmem.store.access import Reader, Row, Transaction
 
 _COLUMNS = "m.seq, m.namespace, m.id, m.task_id, m.subtask_id, m.type, m.summary, m.detail, m.source, m.created_at"
 
@@ -67,51 +67,6 @@ def insert_memory_entries(tx: Transaction, entries: Sequence[NewMemoryEntry],
     for entry in stored:
         tx.emit(EventType.MEMORY_ENTRY_ADDED, entry.task_id, entry)
     return stored
-
-
-def filter_sql(f: MemoryFilter, namespace: str, alias: str = "m", per_row: bool = False) -> tuple[str, list[Any]]:
-    """A WHERE clause (without the keyword) over memory_entries AS alias, and its parameters.
-
-    per_row: test tags and relevance_to with a lookup per row (EXISTS) rather than by building the
-    set of every entry carrying them; the faster form when checking a few rows already chosen."""
-    clauses = [f"{alias}.namespace = ?"]
-    params: list[Any] = [namespace]
-    if f.task_id:
-        clauses.append(f"{alias}.task_id = ?")
-        params.append(f.task_id)
-    if f.subtask_id:
-        clauses.append(f"{alias}.subtask_id = ?")
-        params.append(f.subtask_id)
-    if f.types:
-        clauses.append(f"{alias}.type IN ({', '.join('?' * len(f.types))})")
-        params.extend(t.value for t in f.types)
-    if f.tags and f.match_all_tags:
-        for tag in f.tags:
-            clauses.append(f"EXISTS (SELECT 1 FROM memory_entry_tags t WHERE t.entry_seq = {alias}.seq AND t.tag = ?)")
-            params.append(tag)
-    elif f.tags and per_row:
-        clauses.append(f"EXISTS (SELECT 1 FROM memory_entry_tags t WHERE t.entry_seq = {alias}.seq AND t.tag IN"
-                       f" ({', '.join('?' * len(f.tags))}))")
-        params.extend(f.tags)
-    elif f.tags:
-        clauses.append(f"{alias}.seq IN (SELECT entry_seq FROM memory_entry_tags WHERE tag IN"
-                       f" ({', '.join('?' * len(f.tags))}))")
-        params.extend(f.tags)
-    if f.relevance_to and per_row:
-        clauses.append(f"EXISTS (SELECT 1 FROM memory_entry_relevance r WHERE r.entry_seq = {alias}.seq"
-                       f" AND r.subtask_id IN ({', '.join('?' * len(f.relevance_to))}))")
-        params.extend(f.relevance_to)
-    elif f.relevance_to:
-        clauses.append(f"{alias}.seq IN (SELECT entry_seq FROM memory_entry_relevance WHERE subtask_id IN"
-                       f" ({', '.join('?' * len(f.relevance_to))}))")
-        params.extend(f.relevance_to)
-    if f.created_after is not None:
-        clauses.append(f"{alias}.created_at >= ?")
-        params.append(f.created_after)
-    if f.created_before is not None:
-        clauses.append(f"{alias}.created_at < ?")
-        params.append(f.created_before)
-    return " AND ".join(clauses), params
 
 
 def _with_labels(reader: Reader, rows: list[Row]) -> list[MemoryEntry]:

@@ -11,7 +11,7 @@ from taskmem.core.knowledge import (
     Knowledge, KnowledgeCategory, KnowledgeValue, UpsertOutcome, ValueOutcome, arbitrate,
 )
 from taskmem.store.page_query import PageQuery
-from taskmem.store.storage import Reader, Row, Transaction
+from taskmem.store.access import Reader, Row, Transaction
 
 
 def _from_row(row: Row, history: tuple[KnowledgeValue, ...] = ()) -> Knowledge:

@@ -9,7 +9,7 @@ from taskmem.core.events import EventType
 from taskmem.core.ids import new_id
 from taskmem.core.patterns import Pattern
 from taskmem.store.page_query import PageQuery
-from taskmem.store.storage import Reader, Row, Transaction
+from taskmem.store.access import Reader, Row, Transaction
 
 
 def _from_row(row: Row) -> Pattern:

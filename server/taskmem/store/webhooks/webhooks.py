@@ -12,7 +12,7 @@ from taskmem.core.events import Event, EventFilter, EventType
 from taskmem.core.webhooks import SECRET_PREFIX, Delivery, DeliveryState, SigningSecrets
 from taskmem.store.event_log import list_events
 from taskmem.store.page_query import PageQuery
-from taskmem.store.storage import Reader, Row, Transaction
+from taskmem.store.access import Reader, Row, Transaction
 
 _COLUMNS = ("namespace", "task_id", "cursor", "event_type", "url", "state", "attempts", "last_status_code",
             "last_error", "first_attempt_at", "last_attempt_at", "next_attempt_at")

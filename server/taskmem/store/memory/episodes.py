@@ -9,7 +9,7 @@ from taskmem.core.errors import NotFound
 from taskmem.core.events import EventType
 from taskmem.core.ids import new_id
 from taskmem.store.page_query import PageQuery
-from taskmem.store.storage import Reader, Row, Transaction
+from taskmem.store.access import Reader, Row, Transaction
 
 
 def require_task(tx: Reader, namespace: str, task_id: str) -> None:
@@ -18,7 +18,7 @@ def require_task(tx: Reader, namespace: str, task_id: str) -> None:
 
 
 def episode_from_row(row: Row) -> Episode:
-    """An episodes row as the domain record (also used by retention in store/chores.py)."""
+    """An episodes row as the domain record (also used by retention in store/tasks/chores.py)."""
     return Episode(namespace=row["namespace"], id=row["id"], task_id=row["task_id"], agent_id=row["agent_id"],
                    action=EpisodeAction(row["action"]), approach=row["approach"], outcome=row["outcome"],
                    duration_us=row["duration_us"], tokens_in=row["tokens_in"], tokens_out=row["tokens_out"],

@@ -14,7 +14,7 @@ from taskmem.core.plan_inference import ItemOutline
 from taskmem.core.plans import ItemStatus, Plan, PlanItem, StatusSource, carry_over, set_item_status
 from taskmem.core.tasks import ApprovalMode, ErrorSummary, Task, TaskStatus, apply_task_changes, check_etag
 from taskmem.store.page_query import PageQuery
-from taskmem.store.storage import Reader, Row, Transaction
+from taskmem.store.access import Reader, Row, Transaction
 
 _TASK_COLUMNS = (
     "namespace", "id", "name", "goal", "status", "paused_from", "workspace", "context", "metadata",

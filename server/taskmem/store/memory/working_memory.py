@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 
 from taskmem.core.working_memory import WorkingMemory
-from taskmem.store.storage import Reader, Transaction
+from taskmem.store.access import Reader, Transaction
 
 
 def load(db: Reader, namespace: str, agent_id: str) -> WorkingMemory | None:

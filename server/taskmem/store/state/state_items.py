@@ -14,10 +14,10 @@ from taskmem.core.messages import Message
 from taskmem.core.open_conflicts import released
 from taskmem.core.state_items import SUPERSEDED, Confidence, StateItem, StateItemType
 from taskmem.core.state_records import StoredStateItem, Watermark
-from taskmem.store.messages import message_from_row
-from taskmem.store.tasks import load_task
+from taskmem.store.tasks.messages import message_from_row
+from taskmem.store.tasks.tasks import load_task
 from taskmem.store.page_query import PageQuery
-from taskmem.store.storage import Reader, Row, Transaction
+from taskmem.store.access import Reader, Row, Transaction
 
 _COLUMNS = (
     "namespace", "thread_id", "uid", "type_tag", "text", "status", "confidence", "topic_tags", "refs",

@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from taskmem.core.waits import WaitStatus
-from taskmem.store.storage import Transaction
+from taskmem.store.access import Transaction
 
 Key = tuple[str, str]  # (namespace, wait id)
 

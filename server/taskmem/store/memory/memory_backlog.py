@@ -1,6 +1,6 @@
 """The embedding backlog: memory entries acknowledged but not embedded yet (migration 0009).
 
-insert_memory_entries (store/memory_entries.py) queues every entry written without a vector; the background pass
+insert_memory_entries (store/memory/memory_entries.py) queues every entry written without a vector; the background pass
 (taskmem/memory/embedding_backlog.py) takes the oldest ones with `pending_summaries`, embeds them
 outside any transaction, and hands the vectors to `store_backlog_vectors`, which writes them and
 takes the entries off the queue in one transaction. Searches ask which of their hits, and how many
@@ -20,9 +20,9 @@ from collections.abc import Sequence
 import numpy as np
 
 from taskmem.core.memory import MemoryFilter
-from taskmem.store import memory_vectors
-from taskmem.store.memory_entries import filter_sql
-from taskmem.store.storage import Reader, Transaction
+from taskmem.store.memory import memory_vectors
+from taskmem.store.memory.memory_filter_sql import filter_sql
+from taskmem.store.access import Reader, Transaction
 
 
 def pending_summaries(reader: Reader, limit: int) -> list[tuple[int, str]]:

@@ -23,7 +23,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from taskmem.store.storage import Reader, Row, Transaction
+from taskmem.store.access import Reader, Row, Transaction
 
 CHANGES_TABLE = "memory_vector_changes"
 RESET = -1  # memory_vector_changes.present of a reset: every vector was replaced

@@ -11,9 +11,9 @@ from taskmem.core.actions import (
 )
 from taskmem.core.errors import InvalidArgument, NotFound
 from taskmem.core.events import EventType
-from taskmem.store.tasks import load_task, touch_task
+from taskmem.store.tasks.tasks import load_task, touch_task
 from taskmem.store.page_query import PageQuery
-from taskmem.store.storage import Reader, Row, Transaction
+from taskmem.store.access import Reader, Row, Transaction
 
 _COLUMNS = (
     "namespace", "id", "task_id", "plan_item_id", "type", "tool_name", "summary", "status", "input", "output",

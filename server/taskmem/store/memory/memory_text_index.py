@@ -35,7 +35,7 @@ from dataclasses import dataclass
 import numpy as np
 import sqlean as sqlite3
 
-from taskmem.store.storage import Reader, Row
+from taskmem.store.access import Reader, Row
 
 K1 = 1.2
 B = 0.75

@@ -1,6 +1,6 @@
 """Searching memory entries: BM25 over the query's words with snippets, the nearest vectors, and both fused.
 
-On SQLite the words are ranked by the in-memory index of store/memory_text_index.py (Okapi BM25 with
+On SQLite the words are ranked by the in-memory index of store/memory/memory_text_index.py (Okapi BM25 with
 its statistics over the entries searched); FTS5 finds the entries holding a query's phrases and marks
 the snippets. On PostgreSQL the full-text and nearest-neighbour halves run on tsvector and pgvector
 instead, full text scored by the same BM25 (store/postgres/memory_index.py says how, and where the
@@ -20,10 +20,10 @@ from taskmem.core.memory import MemoryEntry, MemoryFilter
 from taskmem.core.memory_search import (
     FullTextQuery, Hit, SearchMode, candidate_count, convex_fusion,
 )
-from taskmem.store import memory_filter_sets, memory_text_index, memory_vectors
-from taskmem.store.memory_entries import entries_by_seq
+from taskmem.store.memory import memory_filter_sets, memory_text_index, memory_vectors
+from taskmem.store.memory.memory_entries import entries_by_seq
 from taskmem.store.postgres import memory_index
-from taskmem.store.storage import Reader
+from taskmem.store.access import Reader
 
 SNIPPET_TOKENS = 16
 

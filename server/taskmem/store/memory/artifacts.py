@@ -8,9 +8,9 @@ from taskmem.core.artifacts import Artifact, ArtifactType
 from taskmem.core.errors import NotFound
 from taskmem.core.events import EventType
 from taskmem.core.ids import new_id
-from taskmem.store.episodes import require_task
+from taskmem.store.memory.episodes import require_task
 from taskmem.store.page_query import PageQuery
-from taskmem.store.storage import Reader, Row, Transaction
+from taskmem.store.access import Reader, Row, Transaction
 
 
 def _from_row(row: Row) -> Artifact:

@@ -1,7 +1,7 @@
 """A memory filter as the set of seqs it allows, read from the indexes of its constraints.
 
 Used to narrow a search before it ranks: the vector index scans only these rows, and the text index
-scores only these (store/memory_search.py). Sets are kept between searches (`filter_seqs`): an entry,
+scores only these (store/memory/memory_search.py). Sets are kept between searches (`filter_seqs`): an entry,
 its tags and its relevance are written once and never changed, so a set only grows by the entries
 written since it was read.
 """
@@ -14,7 +14,7 @@ from typing import Any
 import numpy as np
 
 from taskmem.core.memory import MemoryFilter
-from taskmem.store.storage import Reader
+from taskmem.store.access import Reader
 
 # Sets kept: (database file, namespace, filter) → (newest seq when read, seqs). Reading one costs
 # ~1 ms at 100k entries (a task's 5,000 or a tag's 10,000 seqs), and HYBRID's two halves each need it.

@@ -15,17 +15,17 @@ from taskmem.core.state_notes import StateNotes, state_notes
 from taskmem.core.state_records import StoredStateItem
 from taskmem.core.tasks import Task
 from taskmem.core.waits import WaitStatus
-from taskmem.store import actions as action_store
-from taskmem.store import messages as message_store
-from taskmem.store.memory_entries import entries_by_seq
-from taskmem.store.memory_search import ranked_matches
-from taskmem.store.messages import message_from_row
-from taskmem.store import state_items as item_store
-from taskmem.store.state_item_entries import thread_links
-from taskmem.store.state_summaries import RunningSummary, running_summary
-from taskmem.store.waits import list_waits
-from taskmem.store.tasks import held_claims, load_task, load_task_with_plan
-from taskmem.store.storage import Reader
+from taskmem.store.tasks import actions as action_store
+from taskmem.store.tasks import messages as message_store
+from taskmem.store.memory.memory_entries import entries_by_seq
+from taskmem.store.memory.memory_search import ranked_matches
+from taskmem.store.tasks.messages import message_from_row
+from taskmem.store.state import state_items as item_store
+from taskmem.store.state.state_item_entries import thread_links
+from taskmem.store.state.state_summaries import RunningSummary, running_summary
+from taskmem.store.waits.waits import list_waits
+from taskmem.store.tasks.tasks import held_claims, load_task, load_task_with_plan
+from taskmem.store.access import Reader
 
 MAX_OPEN_WAITS = 50
 

@@ -6,8 +6,8 @@ from taskmem.core.events import EventType
 from taskmem.core.messages import Message
 from taskmem.core.plan_inference import applicable_claims, completion_claims, reads_message
 from taskmem.core.plans import ItemStatus, PlanItem, StatusSource, set_item_status
-from taskmem.store.tasks import load_plan_item, load_plan_outline, save_plan_item
-from taskmem.store.storage import Transaction
+from taskmem.store.tasks.tasks import load_plan_item, load_plan_outline, save_plan_item
+from taskmem.store.access import Transaction
 
 
 def infer_plan_progress(tx: Transaction, message: Message) -> list[PlanItem]:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 
-from taskmem.store.storage import Reader, Transaction
+from taskmem.store.access import Reader, Transaction
 
 
 @dataclasses.dataclass(frozen=True)

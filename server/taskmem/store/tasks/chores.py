@@ -17,11 +17,11 @@ from taskmem.core.maintenance_chores import (
 )
 from taskmem.core.messages import Kind, Message, Role
 from taskmem.core.tasks import FINISHED, WORKING, Task, TaskStatus
-from taskmem.store import tasks as task_store
-from taskmem.store.episodes import episode_from_row
-from taskmem.store.messages import post_message
+from taskmem.store.tasks import tasks as task_store
+from taskmem.store.memory.episodes import episode_from_row
+from taskmem.store.tasks.messages import post_message
 from taskmem.store.page_query import PageQuery
-from taskmem.store.storage import Reader, Transaction
+from taskmem.store.access import Reader, Transaction
 
 PAGE = 500
 

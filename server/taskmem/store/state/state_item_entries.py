@@ -6,7 +6,7 @@ import dataclasses
 
 from taskmem.core.memory import MemoryType
 from taskmem.core.state_notes import DECISION_KIND, ERROR_KIND, EntryLink
-from taskmem.store.storage import Reader, Transaction
+from taskmem.store.access import Reader, Transaction
 
 _DECISION, _ERROR = MemoryType.DECISION.value, MemoryType.ERROR.value
 

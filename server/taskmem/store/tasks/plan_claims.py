@@ -16,8 +16,8 @@ from taskmem.core.claims import Claim, ClaimEvent, ClaimFilter, check_holder, ch
 from taskmem.core.errors import ClaimNotHeld, NotFound
 from taskmem.core.events import EventType
 from taskmem.core.plans import ItemStatus, PlanItem, StatusSource, set_item_status
-from taskmem.store import tasks as task_store
-from taskmem.store.storage import Reader, Transaction
+from taskmem.store.tasks import tasks as task_store
+from taskmem.store.access import Reader, Transaction
 
 _KEY = "namespace = ? AND task_id = ? AND item_id = ?"
 _STATUSES = {status.value: status for status in ItemStatus}

@@ -3,7 +3,7 @@
 memory_embeddings (migration 0006) holds each entry's exact float32 vector (L2-normalised) of the model
 recorded in memory_embedding_model. A search pre-selects OVERSAMPLE × k candidates (at least
 MIN_CANDIDATES) by Hamming distance between 1-bit quantised vectors, scanning the in-memory index of
-store/memory_vector_index.py (only the rows the filter allows), and rescores them exactly by cosine
+store/memory/memory_vector_index.py (only the rows the filter allows), and rescores them exactly by cosine
 against their float vectors. Earlier releases ran the pre-selection as a sqlite-vec vec0 KNN (18 ms CPU
 at 100k vectors against ~2 ms now); start-up drops that table.
 
@@ -25,10 +25,10 @@ from taskmem.core.errors import InvalidArgument
 from taskmem.core.ids import now_us
 from taskmem.core.memory import MemoryFilter, NewMemoryEntry
 from taskmem.providers.embeddings import Embedder
-from taskmem.store import memory_filter_sets, memory_vector_index
+from taskmem.store.memory import memory_filter_sets, memory_vector_index
 from taskmem.store.postgres import memory_index
-from taskmem.store.reembed_staging import ReembedStaging
-from taskmem.store.storage import Reader, Transaction
+from taskmem.store.memory.reembed_staging import ReembedStaging
+from taskmem.store.access import Reader, Transaction
 
 log = logging.getLogger(__name__)
 

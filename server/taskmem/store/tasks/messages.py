@@ -6,9 +6,9 @@ from typing import Any
 
 from taskmem.core.events import EventType
 from taskmem.core.messages import ContextSnapshot, Kind, Message, Role
-from taskmem.store.tasks import load_task, touch_task
+from taskmem.store.tasks.tasks import load_task, touch_task
 from taskmem.store.page_query import PageQuery
-from taskmem.store.storage import Reader, Row, Transaction
+from taskmem.store.access import Reader, Row, Transaction
 
 
 def message_from_row(row: Row) -> Message:

@@ -24,10 +24,10 @@ from taskmem.core.waits import (
     metadata_after, outcome_message, resolve_in_workspace, started_message, target_from_json, target_to_json,
     task_status_outcome,
 )
-from taskmem.store import tasks as task_store
-from taskmem.store.messages import insert_message
+from taskmem.store.tasks import tasks as task_store
+from taskmem.store.tasks.messages import insert_message
 from taskmem.store.page_query import PageQuery
-from taskmem.store.storage import Reader, Row, Transaction
+from taskmem.store.access import Reader, Row, Transaction
 
 _COLUMNS = (
     "namespace", "id", "task_id", "criteria", "kind", "target", "status", "result", "timeout_us",

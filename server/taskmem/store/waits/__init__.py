@@ -1,0 +1,1 @@
+"""Wait jobs and the claims that let one replica run each."""

@@ -1,0 +1,1 @@
+"""Webhook subscriptions, deliveries and their retention."""
