@@ -271,9 +271,9 @@ def test_http_on_a_public_address_with_keys_is_refused_as_keys_would_cross_in_cl
 async def test_the_readme_host_configuration_works_as_written(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     import json
 
-    readme = (Path(__file__).resolve().parents[1] / "README.md").read_text()
+    readme = (Path(__file__).resolve().parents[1] / "docs" / "front-doors.md").read_text()
     block = re.search(r"## MCP.*?```json\n(.*?)```", readme, re.S)
-    assert block, "the README's MCP section has a JSON block"
+    assert block, "docs/front-doors.md's MCP section has a JSON block"
     entry = json.loads(block.group(1))["mcpServers"]["taskmem"]
     # `taskmem` on the PATH, as an installed one would be; HOME keeps the default database in the test's folder.
     monkeypatch.setenv("PATH", f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}")

@@ -1,4 +1,4 @@
-"""Event cursors are one sequence over all namespaces (issue 27, point 7, documented in the README): a
+"""Event cursors are one sequence over all namespaces (issue 27, point 7, documented in docs/api.md): a
 namespace sees gaps where other namespaces wrote, and nothing else of theirs."""
 
 from __future__ import annotations

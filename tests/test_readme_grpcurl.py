@@ -1,4 +1,5 @@
-"""The README's grpcurl walkthrough runs as written against a real server (reflection only, no protos)."""
+"""The grpcurl walkthrough (docs/walkthrough.md) and the README's taste run as written against a real server
+(reflection only, no protos)."""
 
 from __future__ import annotations
 
@@ -10,14 +11,18 @@ from tests.support.server_process import ServerProcess
 
 ROOT = Path(__file__).resolve().parents[1]
 GRPCURL = ROOT / ".tools" / "bin" / "grpcurl"
-MARKER = "<!-- grpcurl-walkthrough"
 README_ADDRESS = "127.0.0.1:50051"
 
 
-def walkthrough() -> str:
-    text = (ROOT / "README.md").read_text()
-    after_marker = text[text.index(MARKER):]
+def block_after(document: str, marker: str) -> str:
+    """The sh block that follows an HTML comment marking it as run by this test."""
+    text = (ROOT / document).read_text()
+    after_marker = text[text.index(marker):]
     return re.search(r"```sh\n(.*?)```", after_marker, re.S).group(1)  # type: ignore[union-attr]
+
+
+def walkthrough() -> str:
+    return block_after("docs/walkthrough.md", "<!-- grpcurl-walkthrough")
 
 
 def run(script: str, address: str) -> str:
@@ -34,11 +39,11 @@ SERVICES = ("taskmem.v1.TaskService", "taskmem.v1.WaitService", "taskmem.v1.Stat
             "taskmem.v1.MemoryService", "grpc.health.v1.Health")
 
 
-def test_the_readme_walkthrough_calls_every_service_and_streams_through_reflection(server: ServerProcess) -> None:
+def test_the_walkthrough_calls_every_service_and_streams_through_reflection(server: ServerProcess) -> None:
     assert GRPCURL.exists(), "make run and make test install grpcurl into .tools/bin"
     script = walkthrough()
     for service in SERVICES:
-        assert f"{service}/" in script, f"the README shows no grpcurl call of {service}"
+        assert f"{service}/" in script, f"the walkthrough shows no grpcurl call of {service}"
     assert "taskmem.v1.TaskService/SubscribeEvents" in script
     output = run(script, server.address)
     for service in SERVICES:
@@ -59,8 +64,17 @@ def test_the_readme_walkthrough_calls_every_service_and_streams_through_reflecti
         assert event_type in output  # TaskService/SubscribeEvents replayed the task's history
 
 
+def test_the_readme_taste_creates_a_task_finishes_a_step_and_asks_where_was_i(server: ServerProcess) -> None:
+    script = block_after("README.md", "<!-- grpcurl-taste")
+    assert len(script.splitlines()) <= 10, "the README's taste stays ten lines"
+    output = run(script, server.address)
+    assert '"summary": "Completed 1/2: build.' in output  # TaskService/GetProgress
+    assert "Next: push — Push to the registry." in output
+
+
 def test_make_run_installs_the_commands_the_readme_puts_on_the_path() -> None:
     makefile = (ROOT / "Makefile").read_text()
     run_target = re.search(r"^run: (.*)$", makefile, re.M).group(1)  # type: ignore[union-attr]
     assert "$(VENV)/.installed" in run_target and "$(TOOLS)/.installed" in run_target
-    assert 'export PATH="$PWD/.venv/bin:$PWD/.tools/bin:$PATH"' in (ROOT / "README.md").read_text()
+    for document in ("README.md", "docs/walkthrough.md"):
+        assert 'export PATH="$PWD/.venv/bin:$PWD/.tools/bin:$PATH"' in (ROOT / document).read_text()

@@ -2,7 +2,7 @@
 
 Pure and deterministic (no I/O, no model). A wrong completion is the harmful error (an agent that
 resumes skips unfinished work), so every rule that is unsure completes nothing. The rules, as the
-README and the proto describe them:
+docs/api.md ("Plan progress from messages") and the proto describe them:
 
 1. The message is cut into clauses at sentence ends (". ", "!", "?", ";", newlines), at ": ",
    ", " and dashes set off by spaces, after a tick that follows a word ("venue ✓ catering ✓"), and

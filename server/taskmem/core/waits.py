@@ -27,7 +27,7 @@ class WaitStatus(enum.StrEnum):
 ENDED = frozenset({WaitStatus.RESOLVED, WaitStatus.TIMED_OUT, WaitStatus.CANCELLED, WaitStatus.FAILED})
 
 # The event each final status emits, and the word the task metadata key last_wait_state stores for it
-# (README, "What the API does": the wait paragraph).
+# (docs/api.md, "WaitService": the paragraph after its table).
 END_EVENTS = {
     WaitStatus.RESOLVED: EventType.WAIT_RESOLVED, WaitStatus.TIMED_OUT: EventType.WAIT_TIMED_OUT,
     WaitStatus.CANCELLED: EventType.WAIT_CANCELLED, WaitStatus.FAILED: EventType.WAIT_FAILED,
