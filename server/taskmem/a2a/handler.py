@@ -116,15 +116,30 @@ class TaskmemRequestHandler(RequestHandler):
         """The task now, then its status changes, messages and artifacts as they commit, until it ends.
         With the x-taskmem-after-cursor header (a taskmem_cursor an earlier stream's event carried), the
         events after that cursor are replayed first: a reconnecting client misses nothing."""
-        task = await self._task(params.id, context)
-        if task.status in TERMINAL:
-            raise UnsupportedOperationError(message=f"task {task.id} is {task_pb2.TaskStatus.Name(task.status)}")
         after = context.state.get("headers", {}).get(AFTER_CURSOR_HEADER, "")
         if after and not after.lstrip("-").isdigit():
             raise InvalidParamsError(message=f"{AFTER_CURSOR_HEADER} must be a taskmem event cursor")
+        # Without a cursor, follow from the task's newest event as it was before the task is read: what
+        # commits between the read and the stream's start is sent (perhaps as well as shown), never lost.
+        start = int(after) if after else await self._newest_cursor(params.id, context)
+        task = await self._task(params.id, context)
+        if task.status in TERMINAL:
+            raise UnsupportedOperationError(message=f"task {task.id} is {task_pb2.TaskStatus.Name(task.status)}")
         yield task_of(task)
-        async for event in self._follow(task, int(after) if after else -1, context):
+        async for event in self._follow(task, start, context):
             yield event
+
+    async def _newest_cursor(self, task_id: str, context: ServerCallContext) -> int:
+        """The cursor of the task's newest event (0 when it has none the caller may see)."""
+        cursor, token = 0, ""
+        while True:
+            page = await self.client.tasks.ListEvents(task_service_pb2.ListEventsRequest(
+                task_ids=[task_id], page_size=500, page_token=token), metadata=caller_metadata(context))
+            if page.events:
+                cursor = page.events[-1].cursor
+            token = page.next_page_token
+            if not token:
+                return cursor
 
     async def _follow(self, task: task_pb2.Task, after_cursor: int,
                       context: ServerCallContext) -> AsyncGenerator[object, None]:
