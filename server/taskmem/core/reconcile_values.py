@@ -175,7 +175,7 @@ _REWRITES: tuple[Rewrite, ...] = tuple((re.compile(pattern), replacement) for pa
     (r"\b(\d{1,2})\s?(am|pm)\b", lambda m: _clock(int(m.group(1)), 0, m.group(2))),
     (r"\bnoon\b|\bmidday\b", "1200h"), (r"\bmidnight\b", "0000h"),
     *_TIME_ZONES,
-    (r"[€]\s?(\d[\d.]*)", r"\1 eur"), (r"[$]\s?(\d[\d.]*)", r"\1 usd"), (r"[£]\s?(\d[\d.]*)", r"\1 gbp"),
+    (r"€+\s?(\d[\d.]*)", r"\1 eur"), (r"[$]+\s?(\d[\d.]*)", r"\1 usd"), (r"£+\s?(\d[\d.]*)", r"\1 gbp"),
     (r"(?:\bminus\s+|(?<![\w.])[-−]\s?)(?=\d[\d.]*\s?(?:°|degrees?|celsius|fahrenheit))", "minus "),
     *((rf"(\d)\s?(?:{pattern})", rf"\1 {unit}") for pattern, unit in _UNIT_SPELLINGS),
     (r"\b(\d+)-([a-z]{3,})\b", r"\1 \2"),  # "12-column", "30-day"
