@@ -32,7 +32,12 @@ from tests.support.server_process import ServerProcess  # noqa: E402
 from tests.support.webhook_receiver import WebhookReceiver  # noqa: E402
 
 
-async def received_types(receiver: WebhookReceiver, task_id: str, want: list[str], timeout: float = 20) -> list[str]:
+# A failed attempt (a busy machine) is retried within a second, not after the default backoff.
+FAST_RETRIES = {"TASKMEM_WEBHOOK_BACKOFF_INITIAL_SECONDS": "0.2", "TASKMEM_WEBHOOK_BACKOFF_MAX_SECONDS": "0.8",
+                "TASKMEM_WEBHOOK_ATTEMPT_TIMEOUT_SECONDS": "2"}
+
+
+async def received_types(receiver: WebhookReceiver, task_id: str, want: list[str], timeout: float = 30) -> list[str]:
     """The event types POSTed for the task, once they include every type in want."""
     deadline = time.monotonic() + timeout
     while True:
@@ -44,7 +49,8 @@ async def received_types(receiver: WebhookReceiver, task_id: str, want: list[str
 
 async def test_a_push_config_set_over_a2a_sends_the_tasks_events_as_signed_webhooks(
         tmp_path: Path, receiver: WebhookReceiver) -> None:
-    server = ServerProcess(tmp_path / "push.db", env={"TASKMEM_WEBHOOK_ALLOWED_HOSTS": f"127.0.0.1:{receiver.port}"})
+    server = ServerProcess(tmp_path / "push.db", env={**FAST_RETRIES,
+                                                      "TASKMEM_WEBHOOK_ALLOWED_HOSTS": f"127.0.0.1:{receiver.port}"})
     server.start()
     front_end = AgentProcess(server.address, front_end=True)
     front_end.start()
