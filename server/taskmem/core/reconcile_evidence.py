@@ -17,7 +17,6 @@ from collections.abc import Callable
 from taskmem.core.reconcile_signals import (
     Contrast,
     Distinction,
-    align,
     change_phrase,
     content_tokens,
     find_contrast,
@@ -108,14 +107,18 @@ def gather(candidate: StateItem, item: StateItem, cosine: float, boost: float, m
     added, dropped = new_words - old_words, old_words - new_words
     distinguishing = set(old_tokens) - set(new_tokens)
     heard = set(content_tokens(grounding.words)) if grounding.words else set()
+    # One word-by-word alignment serves the alignment ratio, the swapped slot and the other complement.
+    matcher = difflib.SequenceMatcher(a=old_tokens, b=new_tokens, autojunk=False)
+    opcodes = matcher.get_opcodes()
     return Evidence(
-        item=item, cosine=cosine, score=min(1.0, cosine + boost), aligned=align(item.text, candidate.text).ratio,
+        item=item, cosine=cosine, score=min(1.0, cosine + boost),
+        aligned=matcher.ratio() if old_tokens or new_tokens else 1.0,
         contrast=find_contrast(item.text, candidate.text, min_alignment),
         distinction=find_distinction(item.text, candidate.text, min_alignment),
         paraphrase=is_paraphrase(item.text, candidate.text),
         added=frozenset(added), dropped=frozenset(dropped),
-        swap=_swap(old_tokens, new_tokens),
-        complement_differs=_complement_differs(old_tokens, new_tokens),
+        swap=_swap(opcodes, old_tokens, new_tokens),
+        complement_differs=len(opcodes) > 1 and opcodes[0][0] == "equal" and opcodes[-1][0] != "equal",
         scope_differs=scope_words(item.text) != scope_words(candidate.text),
         polarity_differs=negation_count(item.text) % 2 != negation_count(candidate.text) % 2,
         named_by_candidate=named_overlap(named_replacements(candidate.text), item.text),
@@ -128,19 +131,14 @@ def gather(candidate: StateItem, item: StateItem, cosine: float, boost: float, m
 SWAP_WORDS = 3
 
 
-def _swap(old: list[str], new: list[str]) -> tuple[str, str] | None:
-    ops = [op for op in difflib.SequenceMatcher(a=old, b=new, autojunk=False).get_opcodes() if op[0] != "equal"]
+def _swap(opcodes: list[tuple[str, int, int, int, int]], old: list[str], new: list[str]) -> tuple[str, str] | None:
+    ops = [op for op in opcodes if op[0] != "equal"]
     if len(ops) != 1 or ops[0][0] != "replace":
         return None
     _, i1, i2, j1, j2 = ops[0]
     if i1 == 0 or j1 == 0 or i2 - i1 > SWAP_WORDS or j2 - j1 > SWAP_WORDS:
         return None
     return " ".join(old[i1:i2]), " ".join(new[j1:j2])
-
-
-def _complement_differs(old: list[str], new: list[str]) -> bool:
-    ops = difflib.SequenceMatcher(a=old, b=new, autojunk=False).get_opcodes()
-    return len(ops) > 1 and ops[0][0] == "equal" and ops[-1][0] != "equal"
 
 
 Similarity = Callable[[StateItem, StateItem], float]
