@@ -6,7 +6,6 @@ from __future__ import annotations
 import asyncio
 import subprocess
 import sys
-from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 
 import grpc
@@ -32,20 +31,6 @@ from taskmem.v1 import memory_service_pb2, task_pb2, task_service_pb2  # noqa: E
 from taskmem_client import TaskmemClient  # noqa: E402
 from tests.a2a.agent_process import AgentProcess  # noqa: E402
 from tests.support.server_process import ServerProcess  # noqa: E402
-
-
-@pytest.fixture(scope="module")
-def front_end(server: ServerProcess) -> Iterator[AgentProcess]:
-    process = AgentProcess(server.address, front_end=True)
-    process.start()
-    yield process
-    process.stop()
-
-
-@pytest.fixture
-async def taskmem(server: ServerProcess) -> AsyncIterator[TaskmemClient]:
-    async with TaskmemClient(server.address) as client:
-        yield client
 
 
 async def a2a_client(url: str, key: str = "") -> Client:

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import uuid
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator
 from pathlib import Path
 
 import grpc
@@ -41,20 +41,6 @@ from tests.a2a.agent_process import AgentProcess  # noqa: E402
 from tests.support.server_process import ServerProcess  # noqa: E402
 
 BINDINGS = ["JSONRPC", "GRPC"]
-
-
-@pytest.fixture(scope="module")
-def front_end(server: ServerProcess) -> Iterator[AgentProcess]:
-    process = AgentProcess(server.address, front_end=True)
-    process.start()
-    yield process
-    process.stop()
-
-
-@pytest.fixture
-async def taskmem(server: ServerProcess) -> AsyncIterator[TaskmemClient]:
-    async with TaskmemClient(server.address) as client:
-        yield client
 
 
 async def a2a_client(url: str, binding: str, *, streaming: bool) -> Client:

@@ -54,12 +54,6 @@ def replicas(server: ServerProcess) -> Iterator[tuple[AgentProcess, AgentProcess
     second.stop()
 
 
-@pytest.fixture
-async def taskmem(server: ServerProcess) -> AsyncIterator[TaskmemClient]:
-    async with TaskmemClient(server.address) as client:
-        yield client
-
-
 async def a2a_client(url: str) -> Client:
     return await create_client(url, ClientConfig(streaming=True))
 
