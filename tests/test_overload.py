@@ -23,13 +23,18 @@ from tests.support.server_process import ServerProcess
 CALLS = 30
 
 
-@pytest.fixture(scope="module")
-def busy_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ServerProcess]:
-    server = ServerProcess(tmp_path_factory.mktemp("overload") / "taskmem.db", env={
-        "TASKMEM_MAX_IN_FLIGHT_CALLS": "1", "TASKMEM_OVERLOAD_RETRY_AFTER_MS": "300"})
+def _server_with_room_for(calls: int, retry_after_ms: int, folder: Path) -> Iterator[ServerProcess]:
+    """A server that refuses past `calls` unary calls at once, hinting `retry_after_ms`."""
+    server = ServerProcess(folder / "taskmem.db", env={
+        "TASKMEM_MAX_IN_FLIGHT_CALLS": str(calls), "TASKMEM_OVERLOAD_RETRY_AFTER_MS": str(retry_after_ms)})
     server.start()
     yield server
     server.stop()
+
+
+@pytest.fixture(scope="module")
+def busy_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ServerProcess]:
+    yield from _server_with_room_for(1, 300, tmp_path_factory.mktemp("overload"))
 
 
 def _post(task_id: str) -> pb.PostMessageRequest:
@@ -83,11 +88,7 @@ async def test_a_refusal_makes_even_a_call_unsafe_to_repeat_retryable_as_nothing
 
 @pytest.fixture(scope="module")
 def narrow_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ServerProcess]:
-    server = ServerProcess(tmp_path_factory.mktemp("narrow") / "taskmem.db", env={
-        "TASKMEM_MAX_IN_FLIGHT_CALLS": "2", "TASKMEM_OVERLOAD_RETRY_AFTER_MS": "20"})
-    server.start()
-    yield server
-    server.stop()
+    yield from _server_with_room_for(2, 20, tmp_path_factory.mktemp("narrow"))
 
 
 async def _refusals_for_a_burst(address: str, limit_calls_in_flight: bool) -> int:
