@@ -15,25 +15,31 @@ For each candidate, in order (a candidate sees the items earlier candidates of t
 The policy aims at what an agent needs: the state follows the user's newest word, never loses a statement,
 and asks when it cannot know. Per item, nearest first; the first row that holds decides:
 
-| evidence on the item                                              | user's word | no user word |
-|-------------------------------------------------------------------|-------------|--------------|
-| the caller names it in `supersedes`                               | supersede   | supersede*   |
-| the candidate's text is the item's (same uid)                     | merge       | merge        |
-| the candidate names what the item holds as retired ("instead of") | supersede   | conflict     |
-| an aligned slot holds another value (contrast), score >= conflict | supersede   | conflict     |
-| the same frame about another object or measure (distinction)      | next item   | next item    |
-| the user's message names what the item holds and the candidate    | supersede   | -            |
-|   does not (score >= named_floor)                                 |             |              |
-| a restatement: nothing differs but wording, or only detail with   | merge       | merge        |
-|   no value in it (score >= paraphrase_floor, or >= merge)         |             |              |
-| score >= merge, the same frame, the rest unexplained              | conflict?   | conflict?    |
-| otherwise                                                         | next item   | next item    |
+| evidence on the item                                                   | user's word | no user word |
+|------------------------------------------------------------------------|-------------|--------------|
+| the caller names it in `supersedes`                                    | supersede   | supersede*   |
+| the candidate's text is the item's (same uid)                          | merge       | merge        |
+| the candidate names what the item holds as retired ("instead of")      | supersede   | conflict?    |
+| an aligned slot holds another value (contrast), score >= conflict      | supersede   | conflict?    |
+|   (a statement breaking a property the item states: >= property_floor) |             |              |
+| a restatement: the same words, or the same plus detail with no value   | merge       | merge        |
+|   in it (score >= merge, or a paraphrase from paraphrase_floor)        |             |              |
+| the user's message names what the item holds and the candidate does   | supersede   | -            |
+|   not, the two differing in one slot of a shared frame                 |             |              |
+| change language ("now", "no longer"), score >= change_floor            | supersede   | conflict?    |
+| the same frame about another object or measure (distinction)           | next item   | next item    |
+| one short span swapped, score >= merge (with the user's message, only  | supersede   | conflict?    |
+|   when the message says the new words)                                 |             |              |
+| score >= merge, another scope, polarity or complement                  | supersede   | conflict?    |
+| score >= merge and nothing above                                       | merge?      | merge?       |
+| otherwise                                                              | next item   | next item    |
 
-and when no item decides: insert. (*) an extractor's `supersedes` needs the user's word, a caller's does not.
-"?" marks an uncertain decision: kept, never merged ("when in doubt between merge and keep, keep"), and put
-to the judge when there is one. A merge happens only when the candidate says nothing the item does not, so a
-contradiction is never swallowed. Grounding alone decides nothing: a user who restates an item merges into
-it, and one who adds a statement about something near it inserts a new item.
+and when no item decides: insert (insert? beside an item scoring >= merge). (*) an extractor's `supersedes`
+needs the user's word, a caller's does not. "?" marks a decision made on similarity alone or one nobody's
+word settles (Decision.uncertain): put to the judge when there is one. A merge needs a restatement or
+nothing suspicious at all, so a possible contradiction is kept, never merged ("when in doubt between merge
+and keep, keep"). Grounding alone decides nothing: a user who restates an item merges into it, and one who
+adds a statement about something near it inserts a new item.
 
 No I/O: similarities come in as a function over items the caller has embedded.
 """
@@ -247,20 +253,24 @@ def decide(candidate: StateItem, working: Mapping[str, StateItem], similarity: S
     if same is not None and not same.active:
         return Decision(Outcome.DROP, candidate.uid, same.uid, 1.0, 1.0, "resurrects_superseded",
                         detail="same text as a superseded item: never resurrected")
-    pool = [item for item in working.values()
-            if item.type_tag == candidate.type_tag and item.active and item.uid != candidate.uid]
-    evidence = sorted((gather(candidate, item, float(similarity(candidate, item)),
-                              thresholds.topic_boost if set(candidate.topic_tags) & set(item.topic_tags) else 0.0,
-                              thresholds.alignment, grounding) for item in pool),
-                      key=lambda e: (-e.score, e.item.uid))
-    named = next((e for e in evidence if e.item.uid == candidate.supersedes), None)
+    # Nearest first by similarity alone; the words are read only for the items the policy gets to.
+    scored = sorted(((float(similarity(candidate, item)),
+                      thresholds.topic_boost if set(candidate.topic_tags) & set(item.topic_tags) else 0.0, item)
+                     for item in working.values()
+                     if item.type_tag == candidate.type_tag and item.active and item.uid != candidate.uid),
+                    key=lambda entry: (-min(1.0, entry[0] + entry[1]), entry[2].uid))
+
+    def evidence_on(cosine: float, boost: float, item: StateItem) -> Evidence:
+        return gather(candidate, item, cosine, boost, thresholds.alignment, grounding)
+
+    named = next((entry for entry in scored if entry[2].uid == candidate.supersedes), None)
     if named is not None and (candidate.source == "agent" or grounding.user):
-        return _keep(candidate, named, grounding, "explicit_supersedes", supersede=True,
+        return _keep(candidate, evidence_on(*named), grounding, "explicit_supersedes", supersede=True,
                      matched_by="stated by the caller" if candidate.source == "agent" else "named by the extractor")
     if same is not None:
         return Decision(Outcome.MERGE, candidate.uid, same.uid, 1.0, 1.0, "same_uid")
     distinct: dict[str, Any] = {}
-    for e in evidence:
+    for e in (evidence_on(*entry) for entry in scored):
         if e.named_by_candidate and e.cosine >= thresholds.named_floor:
             return _keep(candidate, e, grounding, "names_what_it_replaces", named=list(e.named_by_candidate))
         if e.contrast is not None and (e.score >= thresholds.conflict
@@ -287,14 +297,15 @@ def decide(candidate: StateItem, working: Mapping[str, StateItem], similarity: S
             return dataclasses.replace(
                 Decision(Outcome.MERGE, candidate.uid, e.item.uid, e.cosine, e.score, "duplicate"),
                 uncertain=f"merged on similarity alone, score {e.score:.3f}")
-    nearest = evidence[0] if evidence else None
-    uncertain = ""
-    if nearest is not None and nearest.score >= thresholds.merge and not distinct:
-        uncertain = f"beside a near item it does not align with, score {nearest.score:.3f}"
-    return Decision(Outcome.INSERT, candidate.uid, None, nearest.cosine if nearest else None,
-                    nearest.score if nearest else None, "distinct" if distinct else "no_match",
-                    {"distinct": distinct} if distinct else {},
-                    _slot_words(distinct) if distinct else "", nearest.item.uid if nearest else None, uncertain)
+    if not scored:
+        return Decision(Outcome.INSERT, candidate.uid, rule="no_match")
+    cosine, boost, nearest = scored[0]
+    score = min(1.0, cosine + boost)
+    uncertain = f"beside a near item it does not align with, score {score:.3f}" \
+        if score >= thresholds.merge and not distinct else ""
+    return Decision(Outcome.INSERT, candidate.uid, None, cosine, score, "distinct" if distinct else "no_match",
+                    {"distinct": distinct} if distinct else {}, _slot_words(distinct) if distinct else "",
+                    nearest.uid, uncertain)
 
 
 def _keep(candidate: StateItem, e: Evidence, grounding: Grounding, rule: str, supersede: bool | None = None,
