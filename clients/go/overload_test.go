@@ -17,17 +17,21 @@ func postConcurrently(t *testing.T, client *taskmem.Client, taskID string, n int
 	t.Helper()
 	ctx := testContext(t)
 	errs, took := make([]error, n), make([]time.Duration, n)
+	// Every goroutine waits at the gate so the n calls leave together even on a loaded machine.
+	gate := make(chan struct{})
 	var wg sync.WaitGroup
 	for i := range n {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
+			<-gate
 			started := time.Now()
 			_, errs[i] = client.Tasks.PostMessage(ctx, &taskmemv1.PostMessageRequest{TaskId: taskID,
 				Role: taskmemv1.MessageRole_MESSAGE_ROLE_AGENT, Content: "busy"})
 			took[i] = time.Since(started)
 		}()
 	}
+	close(gate)
 	wg.Wait()
 	return errs, took
 }
@@ -98,10 +102,13 @@ func TestAfterRefusalsTheClientHoldsCallsPastItsLimitInsteadOfSendingThem(t *tes
 	}
 	unlimited := refusedOnceLearned(taskmem.RetryPolicy{Attempts: 1, UnlimitedCallsInFlight: true})
 	limited := refusedOnceLearned(taskmem.RetryPolicy{Attempts: 1})
-	if unlimited < 40 {
+	t.Logf("refused in bursts 3-5: %d without the limit, %d with it", unlimited, limited)
+	// How many the server refuses without the limit depends on the machine's load; with the limit
+	// learned, the client sends little beyond it whatever the load: at most 8 of each burst of 40 are refused.
+	if unlimited < 30 {
 		t.Fatalf("without the limit, bursts of 40 against max_in_flight_calls 4: only %d refused", unlimited)
 	}
-	if limited*3 > unlimited {
+	if limited > 24 || limited >= unlimited {
 		t.Fatalf("with the limit %d calls were refused, without it %d: the limit held too few back", limited, unlimited)
 	}
 }
