@@ -394,3 +394,18 @@ WORKSHOP = plan("Renew the domain", "Draw up the floor plan", "Stop the legacy c
 ])
 def test_a_step_is_found_by_the_outcome_its_verb_leaves_behind(message: str, expected: list[str]) -> None:
     assert claimed(message, WORKSHOP) == expected
+
+
+def test_a_percentage_that_measures_the_result_is_no_share_of_the_work() -> None:
+    party = plan("Host the launch party", "Migrate the user table")
+    assert claimed("The launch party went ahead, 80% turnout", party) == ["s1"]
+    assert claimed("The user table is 80% migrated", party) == []
+    assert claimed("Migrated the user table: 80%", party) == []
+    assert claimed("Migrated 80% of the user table", party) == []
+
+
+def test_a_step_named_by_its_id_is_finished_by_its_own_verb_in_a_form_that_vetoes_other_steps() -> None:
+    items = [PlanItem(id="signage", ordinal=0, title="Hang the new signage"),
+             PlanItem(id="export", ordinal=1, title="Export the report")]
+    assert [c.item_id for c in completion_claims(items, "signage is hung")] == ["signage"]
+    assert [c.item_id for c in completion_claims(items, "export hung again")] == []

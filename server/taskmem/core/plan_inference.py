@@ -578,6 +578,15 @@ def _own_verb_past(word: str) -> bool:
     return word in _VETO and word not in _NEGATIONS and (word.endswith("ed") or word in IRREGULAR)
 
 
+def _measure(words: list[str], i: int) -> bool:
+    """Whether a percentage is a measurement (followed by the noun it measures: "70% turnout", "31% open
+    rate") rather than a share of the work ("60%", "60% done", "60% of the rows", "60% migrated")."""
+    after = words[i + 1] if i + 1 < len(words) else ""
+    return bool(_PERCENT.match(words[i])) and after.isalpha() and after not in _STOP \
+        and after not in _PREPOSITIONS and not _is_completion(after) and after not in OUTCOME_WORDS \
+        and not _vetoed(after) and after not in _PARTIAL and after not in ("through", "there", "way")
+
+
 def _vetoes(words: list[str]) -> list[str]:
     """The words that say the work is not (known to be) finished: negation, failure, ongoing work, a
     part of something ("the intro section of the report").
@@ -595,6 +604,8 @@ def _vetoes(words: list[str]) -> list[str]:
             continue  # the state a finished step leaves: "now running", "up and running", "running Postgres 16"
         if word == "failed" and words[i + 1:i + 2] == ["over"]:
             continue  # a fail-over that happened
+        if _measure(words, i):
+            continue  # "a 70% turnout", "31% open rate": a figure about the result, not the work's share
         if word in _PART and words[i + 1:i + 2] == ["of"] or _vetoed(word):
             found.append(word)
     return found
@@ -655,7 +666,8 @@ def _judge(clause: _Clause, spans: list[tuple[int, int, list[tuple[int, MatchedB
     if clause.refs and all(w in _BARE_FILLER for w in words):
         clause.verdict = None
     elif clause.refs:
-        clause.verdict = _finished(words, clause.question, _outcomes_of(clause.refs, index))
+        verbs = frozenset(index.titles[o].verb for o, _ in clause.refs if o in index.titles)  # "hung" for a hang step
+        clause.verdict = _finished(words, clause.question, _outcomes_of(clause.refs, index), verbs)
     else:
         clause.verdict = _finished(words, clause.question, ALL_OUTCOMES, index.objects)
 
@@ -917,8 +929,8 @@ def _qualifies_previous(clause: _Clause) -> bool:
     that is itself not finished and opens with a contrast (but, though, except, …) or with the
     negation, pending or partial word that qualifies (not, still, only, …)."""
     words = _words(clause.text)
-    if _remainder(words) or _partial_count(words) or any(w in _PENDING or _PERCENT.match(w) and _vetoed(w)
-                                                         for w in words):
+    if _remainder(words) or _partial_count(words) or any(
+            w in _PENDING or _PERCENT.match(w) and _vetoed(w) and not _measure(words, i) for i, w in enumerate(words)):
         return True
     opens = bool(words) and (words[0] in _CONTRAST or words[0] in _QUALIFYING or words[0].endswith("n't"))
     return opens and _unfinished(words)

@@ -144,7 +144,7 @@ OUTCOME_TABLE = (
     ("delete remove decommission clean prune retire drop shut disable revoke deprecate purge wipe demolish tear"
      " rip strip",
      "deleted, removed, decommissioned, cleaned, pruned, retired, dropped, shut down, disabled, revoked,"
-     " deprecated, purged, wiped, demolished, torn out, ripped out, stripped out, is gone, are gone"),
+     " deprecated, purged, wiped, demolished, torn out, ripped out, stripped out, is gone, are gone, is out, are out"),
 )
 
 
