@@ -391,6 +391,7 @@ WORKSHOP = plan("Renew the domain", "Draw up the floor plan", "Stop the legacy c
     ("Seedlings are in the ground", ["s9"]),
     ("The banners are at the printer", []),
     ("The shelves arrived", []),  # arrival is not mounting
+    ("The banners arrived", []),  # nor printing
 ])
 def test_a_step_is_found_by_the_outcome_its_verb_leaves_behind(message: str, expected: list[str]) -> None:
     assert claimed(message, WORKSHOP) == expected
@@ -409,3 +410,31 @@ def test_a_step_named_by_its_id_is_finished_by_its_own_verb_in_a_form_that_vetoe
              PlanItem(id="export", ordinal=1, title="Export the report")]
     assert [c.item_id for c in completion_claims(items, "signage is hung")] == ["signage"]
     assert [c.item_id for c in completion_claims(items, "export hung again")] == []
+
+
+def test_arriving_finishes_a_delivery_or_an_order_but_not_a_send() -> None:
+    items = plan("Order the folding chairs", "Send the save-the-date cards", "Deliver the hampers to the office")
+    assert claimed("The folding chairs arrived this morning", items) == ["s1"]
+    assert claimed("The save-the-date cards arrived from the printer", items) == []
+    assert claimed("Hampers signed for at the office", items) == ["s3"]
+
+
+HOME = plan("Set up the Wi-Fi", "Replace the boiler", "File the tax return", "Reserve the meeting room",
+            "Cancel the old insurance", "Fix the printer")
+
+
+@pytest.mark.parametrize("message, expected", [
+    ("Wi-Fi is working", ["s1"]),  # a state the finished step leaves
+    ("Printer is working again", ["s6"]),
+    ("Working on the Wi-Fi", []),  # ongoing work
+    ("The printer is working through the queue", []),
+    ("New boiler is in", ["s2"]),  # a bare particle says the thing is there
+    ("Tax return is in", ["s3"]),
+    ("Tax return is in draft", []),  # ... unless a noun follows: another state
+    ("The meeting room is ours for Friday", ["s4"]),
+    ("The meeting room is ours if we confirm by noon", []),  # a condition anywhere in the clause
+    ("Old insurance cancelled", ["s5"]),  # British doubling: cancelled is cancel
+])
+def test_a_stated_result_finishes_its_step_and_a_condition_or_another_state_does_not(
+        message: str, expected: list[str]) -> None:
+    assert claimed(message, HOME) == expected

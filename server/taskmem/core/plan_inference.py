@@ -509,7 +509,22 @@ def _phrase_at(words: list[str], i: int, phrase: tuple[str, ...]) -> bool:
         if j >= len(words) or words[j] != want:
             return False
         j += 1
-    return True
+    return not _state_takes_noun(words, j, phrase)
+
+
+# A state said with a bare particle ("the boiler is in", "the site is up") says the thing is there only
+# when no noun follows: "is in draft", "is out sick", "is up for review" are other states.
+_STATE_VERBS = frozenset({"is", "are", "now", "went", "gone"})
+_STATE_PARTICLES = frozenset({"in", "up", "out", "back", "over", "off", "down"})  # "is on Node 22" names a version
+_AFTER_STATE = frozenset({"and", "too", "now", "today", "yesterday", "tonight", "already", "again", "as", "so", "both",
+                          "all", "✓", "finally", "officially", "at", "last", "early", "this", "earlier"})
+
+
+def _state_takes_noun(words: list[str], j: int, phrase: tuple[str, ...]) -> bool:
+    if phrase[0] not in _STATE_VERBS or phrase[-1] not in _STATE_PARTICLES or j >= len(words):
+        return False
+    after = words[j]
+    return not (after in _PREPOSITIONS or after in _AFTER_STATE or _is_completion(after) or after in OUTCOME_WORDS)
 
 
 def _phrases_in(words: list[str]) -> frozenset[tuple[str, ...]]:
@@ -591,7 +606,8 @@ def _vetoes(words: list[str]) -> list[str]:
     """The words that say the work is not (known to be) finished: negation, failure, ongoing work, a
     part of something ("the intro section of the report").
 
-    "no errors", "now running", "running 16.4", "up and running" and "failed over" are no vetoes.
+    "no errors", "now running", "running 16.4", "up and running", "is working" (not "is working on") and
+    "failed over" are no vetoes.
     """
     found = []
     for i, word in enumerate(words):
@@ -604,6 +620,9 @@ def _vetoes(words: list[str]) -> list[str]:
             continue  # the state a finished step leaves: "now running", "up and running", "running Postgres 16"
         if word == "failed" and words[i + 1:i + 2] == ["over"]:
             continue  # a fail-over that happened
+        if word == "working" and i and words[i - 1] in ("is", "are", "now", "all") \
+                and words[i + 1:i + 2] not in (["on"], ["through"], ["to"], ["towards"]):
+            continue  # a state: "the printer is working" (not "is working on the report")
         if _measure(words, i):
             continue  # "a 70% turnout", "31% open rate": a figure about the result, not the work's share
         if word in _PART and words[i + 1:i + 2] == ["of"] or _vetoed(word):
@@ -628,9 +647,13 @@ def _finished(words: list[str], question: bool, outcomes: frozenset[tuple[str, .
     first = _first_cue(words, outcomes)
     if first is None:  # a step's own verb that is a veto elsewhere ("stopped" for "Stop the cron jobs")
         first = next((i for i, w in enumerate(words) if _own_verb_past(w) and stem(w) in objects), None)
-    if first is None or _unfinished(words, objects):
+    if first is None or _unfinished(words, objects) or any(w in _CONDITION for w in words):
         return False
     return not any(_intends(words, i) for i in range(first))
+
+
+# Anywhere in a clause, a condition makes what it says not (yet) true: "The room is ours if we confirm by noon".
+_CONDITION = frozenset({"if", "unless", "provided", "providing", "assuming"})
 
 
 # Intent words that are nouns too: "the seating plan" is a thing, "we plan to" and "plan to ship" intend.

@@ -41,6 +41,8 @@ def stem(word: str) -> str:
         if w.endswith(suffix) and len(w) - len(suffix) >= 3 \
                 and not (suffix == "s" and w[-2:] in ("ss", "us", "is")):
             w = w[: -len(suffix)]
+            if suffix in ("ing", "ed") and len(w) >= 6 and w.endswith("ell"):
+                w = w[:-1]  # British doubling: "cancelled", "labelling" (not "spelled")
             break
     if w.endswith("ion") and len(w) >= 7:  # "provisioned" and "provision", "migrated" and "migration"
         w = w[:-3]
@@ -63,7 +65,11 @@ OUTCOME_TABLE = (
      " respond return invoice bill",
      "sent, delivered, emailed, mailed, posted, forwarded, dispatched, shared, circulated, distributed, notified,"
      " informed, submitted, filed, replied, responded, returned, invoiced, billed, went out, gone out, is out,"
-     " are out, is with, are with, in the post, in the mail, arrived, signed for, dropped off, handed over"),
+     " are out, is with, are with, in the post, in the mail"),
+    # A submission is in: "the application is in", "the return went in".
+    ("submit file apply lodge", "submitted, filed, applied, lodged, is in, are in, went in"),
+    # Arriving finishes a delivery or an order, never a send: "the invitations arrived" from the printer.
+    ("deliver order buy purchase", "arrived, signed for, dropped off, handed over, delivered"),
     ("invite", "invited, sent, went out, gone out, are out, in the post"),
     ("approve sign accept authorize authorise endorse ratify greenlight",
      "approved, signed, signed off, accepted, authorized, authorised, endorsed, ratified, greenlit,"
@@ -95,16 +101,16 @@ OUTCOME_TABLE = (
      " register assemble",
      "built, created, provisioned, installed, configured, enabled, added, implemented, scaffolded, made, generated,"
      " assembled, spun up, stood up, opened, registered, is up, are up, up and running, in place, exists,"
-     " now exists, works, ready, is set up"),
+     " now exists, works, is working, are working, now working, ready, is set up"),
     # Things put somewhere to stay: fixtures, hangings, plantings.
-    ("install fit mount hang lay place plant sow",
+    ("install fit mount hang lay place plant sow replace",
      "installed, fitted, mounted, hung, laid, placed, planted, sown, sowed, in place, is in, are in, is up, are up,"
      " on the wall, in the ground"),
     ("print copy photocopy laminate",
      "printed, copied, photocopied, laminated, back from the printer, back from the printers"),
     ("fix resolve repair debug address unblock restore alter mend replace",
      "fixed, resolved, repaired, addressed, unblocked, restored, altered, mended, replaced, works, works again,"
-     " is back, are back"),
+     " is back, are back, is working, are working, now working, working again"),
     ("test verify check validate confirm review proofread audit evaluate benchmark measure inspect",
      "tested, passed, passes, green, verified, confirmed, checked, validated, reviewed, proofread, audited,"
      " evaluated, benchmarked, measured, inspected, looks good, look good, all good, lgtm, signed off,"
@@ -113,10 +119,10 @@ OUTCOME_TABLE = (
      "merged, landed, integrated, committed, checked in, is in, are in, in main, in master"),
     ("book reserve schedule order buy purchase pay hire rent arrange",
      "booked, reserved, scheduled, ordered, bought, purchased, paid, hired, rented, arranged, confirmed, set for,"
-     " is set, are set, on the calendar, calendared"),
+     " is set, are set, on the calendar, calendared, is ours, are ours"),
     # People taken on: staff, participants, patients.
     ("hire recruit appoint staff onboard enroll enrol",
-     "hired, recruited, appointed, onboarded, enrolled, signed on, joined, accepted the offer, on board"),
+     "hired, recruited, appointed, onboarded, enrolled, signed on, accepted the offer"),
     ("finalise finalize agree settle decide choose pick select lock freeze negotiate",
      "finalised, finalized, agreed, settled, decided, chose, chosen, picked, selected, locked, locked in, frozen,"
      " negotiated, signed off, is final, are final"),
@@ -144,7 +150,8 @@ OUTCOME_TABLE = (
     ("delete remove decommission clean prune retire drop shut disable revoke deprecate purge wipe demolish tear"
      " rip strip",
      "deleted, removed, decommissioned, cleaned, pruned, retired, dropped, shut down, disabled, revoked,"
-     " deprecated, purged, wiped, demolished, torn out, ripped out, stripped out, is gone, are gone, is out, are out"),
+     " deprecated, purged, wiped, demolished, torn out, ripped out, stripped out, is gone, are gone, is out, are out,"
+     " is clean, are clean, is empty, are empty"),
 )
 
 
