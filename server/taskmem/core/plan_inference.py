@@ -714,6 +714,7 @@ class _Title(NamedTuple):
     outcomes: frozenset[tuple[str, ...]]  # what saying the verb's outcome happened looks like
     initials: frozenset[str]  # the object's acronyms: "siv" for "the site initiation visit"
     events: frozenset[tuple[str, ...]]  # a get-title's event noun's outcomes ("clearance": cleared, released)
+    plural: bool  # the object's last word is plural ("the tracks"): one of them named alone is a part
 
 
 def _read_title(title: str) -> _Title | None:
@@ -739,7 +740,12 @@ def _read_title(title: str) -> _Title | None:
     if verb in _GET_VERBS:  # "Get IRB approval": the outcomes of the verb its event noun comes from
         events = events.union(*(o for v, o in OUTCOMES.items() if len(v) >= 4 and any(h.startswith(v) for h in head)))
     return _Title(stems, verb, obj, tuple(complements), _numbered_nouns(words), frozenset(head), obj - head,
-                  OUTCOMES.get(verb, frozenset()) | events, frozenset(i for i in initials if len(i) >= 3), events)
+                  OUTCOMES.get(verb, frozenset()) | events, frozenset(i for i in initials if len(i) >= 3), events,
+                  bool(phrase) and _is_plural(phrase[-1]))
+
+
+def _is_plural(word: str) -> bool:
+    return len(word) > 3 and word.endswith("s") and not word.endswith(("ss", "us", "is")) and stem(word) != word
 
 
 def _phrase_after(words: list[str], i: int) -> list[str]:
@@ -810,7 +816,17 @@ def _about_something_else(title: _Title, said: _Said) -> bool:
             return True  # "to staging" for "to production", "to my co-author" for "to the foundation"
     words = said.words
     mentions = [i for i, w in enumerate(words) if stem(w.removesuffix("'s")) in title.head]
+    if mentions and title.plural and all(_one_of_them(words, i) for i in mentions):
+        return True  # "track 3 is mastered", "a nurse hired" for "Master the tracks", "Hire two nurses"
     return bool(mentions) and all(_modified_away(title, said, i) for i in mentions)
+
+
+def _one_of_them(words: list[str], i: int) -> bool:
+    """Whether a singular mention of a plural object's head stands for one of them: it heads its own
+    noun ("track 3", "nurse hired"), not modifies the next ("the user survey" for "Survey the users")."""
+    word = words[i].removesuffix("'s")
+    after = words[i + 1] if i + 1 < len(words) else ""
+    return not _is_plural(word) and (any(c.isdigit() for c in after) or _stands_alone(after) or after in _PREPOSITIONS)
 
 
 def _modified_away(title: _Title, said: _Said, i: int) -> bool:
@@ -993,7 +1009,7 @@ def completion_claims(items: Sequence[OutlineItem], message: str) -> list[Claim]
             refs = [] if matched is None else [(matched, MatchedBy.TITLE)]
         if clause.verdict:
             words = _words(text[slice(*quoted[id(clause)])])  # a bare mention with the clause that judged it
-            refs = [(o, how) for o, how in refs if o not in index.titles or not _awaits_decision(index.titles[o], words)]
+            refs = [(o, how) for o, how in refs if o not in index.titles or not _not_yet(index.titles[o], words)]
         named.append(refs if clause.verdict else [])
     for i in range(1, len(clauses)):  # a qualifier takes back what the clause before it finished
         claimed = {ordinal for ordinal, _ in named[i - 1]}
@@ -1027,6 +1043,29 @@ _DECIDED = frozenset({
     "granted", "approved", "issued", "awarded", "passed", "cleared", "accepted", "signed", "released", "through",
     "secured", "obtained", "won",
 })
+
+
+def _not_yet(title: _Title, words: list[str]) -> bool:
+    """Whether a finished-sounding clause says the step's outcome is still to come for this step."""
+    return _awaits_decision(title, words) or _scheduled_later(title, words)
+
+
+# A step whose outcome is a date to come: "Review set for Friday" finishes "Schedule the review".
+_SCHEDULING = frozenset(stem(v) for v in "book reserve schedule arrange plan set organise organize invite confirm".split())
+_FUTURE = frozenset({"tomorrow", "soon", "upcoming", "next"})
+_WEEKDAYS = frozenset({"monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday"})
+
+
+def _scheduled_later(title: _Title, words: list[str]) -> bool:
+    """ "The single is out on Friday", "Live next week": a state given a day to come says when it will
+    be, unless the step is the scheduling; a day with a past tense ("Released on Friday") or after
+    "last" is when it was."""
+    if title.verb in _SCHEDULING:
+        return False
+    if any(w in _FUTURE for w in words):
+        return True
+    return any(w in _WEEKDAYS for w in words) and "last" not in words \
+        and not any(_is_completion(w) or w in IRREGULAR for w in words)
 
 
 def _awaits_decision(title: _Title, words: list[str]) -> bool:

@@ -101,7 +101,7 @@ OUTCOME_TABLE = (
      " register assemble",
      "built, created, provisioned, installed, configured, enabled, added, implemented, scaffolded, made, generated,"
      " assembled, spun up, stood up, opened, registered, is up, are up, up and running, in place, exists,"
-     " now exists, works, is working, are working, now working, ready, is set up"),
+     " now exists, works, is working, are working, now working, ready, is set up, is open, are open, now open"),
     # Things put somewhere to stay: fixtures, hangings, plantings.
     ("install fit mount hang lay place plant sow replace",
      "installed, fitted, mounted, hung, laid, placed, planted, sown, sowed, in place, is in, are in, is up, are up,"
