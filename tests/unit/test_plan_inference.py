@@ -372,13 +372,13 @@ def test_handing_a_thing_over_for_a_decision_does_not_finish_the_step_that_is_th
     assert claimed(message, DECISIONS) == expected
 
 
-WORKSHOP = plan("Renew the domain", "Draw up the floor plan", "Stop the legacy cron jobs", "Hang the new signage",
+WORKSHOP = plan("Translate the handbook", "Draw up the floor plan", "Stop the legacy cron jobs", "Hang the new signage",
                 "Review related literature", "Print the banners", "Mount the shelves", "Demolish the old shed",
                 "Plant the seedlings")
 
 
 @pytest.mark.parametrize("message, expected", [
-    ("Renewal confirmed: 2 years, auto-pay on", ["s1"]),  # an activity noun; what follows the colon is no modifier
+    ("Translation confirmed: 40 pages, Spanish", ["s1"]),  # an activity noun; what follows the colon is no modifier
     ("Floor plan done", ["s2"]),  # "plan" as a noun is no intent
     ("We plan to finish the floor plan", []),
     ("Legacy cron jobs stopped", ["s3"]),  # a veto word that is the step's own verb in the past

@@ -319,9 +319,8 @@ def _says_of_something(text: str, question: bool = False) -> bool:
                                    and not _vetoed(w) for w in words)
 
 
-_TOPIC = frozenset({"for", "about"})
-# A verb's noun: the rewiring, the translation, the deployment, the approval, the clearance, the delivery.
-_ACTIVITY_NOUN = re.compile(r"[a-z]+(?:ing|ion|ions|ment|ments|al|als|ance|ence|ery)\b")
+# A verb's noun: the rewiring, the translation, the deployment.
+_ACTIVITY_NOUN = re.compile(r"[a-z]+(?:ing|ion|ions|ment)\b")
 
 
 def _activity_refs(text: str, index: _PlanIndex) -> list[tuple[int, int, list[tuple[int, MatchedBy]]]]:
@@ -332,18 +331,13 @@ def _activity_refs(text: str, index: _PlanIndex) -> list[tuple[int, int, list[tu
     spans = []
     for match in _ACTIVITY_NOUN.finditer(text):
         word = match.group()
-        if word.endswith(("al", "als")) and len(word) < 7:  # "signal" is no signing, "rental" may be a thing
-            continue
         word_stem = stem(word)
         owners = [o for o, t in index.titles.items() if len(t.verb) >= 4 and word_stem.startswith(t.verb)]
         if len(owners) != 1 or word in _VETO or word in _INTENT:
             continue
         title = index.titles[owners[0]]
         # its neighbours within its clause ("Carrier confirmed our booking: 2x40ft…": nothing follows it)
-        preceding = _words(_CLAUSE_END.split(text[:match.start()])[-1])
-        if [w for w in preceding if w not in _STOP or w in _TOPIC][-1:] in (["for"], ["about"], ["regarding"]):
-            continue  # "sent for approval", "asked about the renewal": a purpose or a topic, not the step
-        before = preceding[-1:]
+        before = _words(_CLAUSE_END.split(text[:match.start()])[-1])[-1:]
         after = _words(_CLAUSE_END.split(text[match.end():])[0])[:4]
         if before and before[0] not in _STOP and stem(before[0]) not in title.stems and before[0] not in _GENERIC_MODIFIERS:
             continue
