@@ -134,8 +134,10 @@ def reads_message(role: Role, kind: Kind, content: str) -> bool:
 
     The last test is cheap and spares the store reading the plan for the many messages that cannot.
     """
-    return role in INFERRING_ROLES and kind in INFERRING_KINDS \
-        and _has_cue(_words(_normalise(content)))
+    if role not in INFERRING_ROLES or kind not in INFERRING_KINDS:
+        return False
+    words = _words(_normalise(content))
+    return _has_cue(words) or any(_own_verb_past(w) for w in words)  # "stopped" finishes a stop step
 
 
 # --- words -------------------------------------------------------------------------------------
@@ -510,6 +512,7 @@ def _phrase_at(words: list[str], i: int, phrase: tuple[str, ...]) -> bool:
 # when no noun follows: "is in draft", "is out sick", "is up for review" are other states.
 _STATE_VERBS = frozenset({"is", "are", "now", "went", "gone"})
 _STATE_PARTICLES = frozenset({"in", "up", "out", "back", "over", "off", "down"})  # "is on Node 22" names a version
+_DETERMINERS = frozenset({"the", "a", "an", "our", "my", "your", "their", "his", "her", "its", "this", "that"})
 _AFTER_STATE = frozenset({"and", "too", "now", "today", "yesterday", "tonight", "already", "again", "as", "so", "both",
                           "all", "✓", "finally", "officially", "at", "last", "early", "this", "earlier"})
 
@@ -518,7 +521,8 @@ def _state_takes_noun(words: list[str], j: int, phrase: tuple[str, ...]) -> bool
     if phrase[0] not in _STATE_VERBS or phrase[-1] not in _STATE_PARTICLES or j >= len(words):
         return False
     after = words[j]
-    return not (after in _PREPOSITIONS or after in _AFTER_STATE or _is_completion(after) or after in OUTCOME_WORDS)
+    return not (after in _PREPOSITIONS or after in _AFTER_STATE or after in _DETERMINERS or _is_completion(after)
+                or after in OUTCOME_WORDS)
 
 
 def _phrases_in(words: list[str]) -> frozenset[tuple[str, ...]]:
@@ -1041,7 +1045,25 @@ _DECIDED = frozenset({
 
 def _not_yet(title: _Title, words: list[str]) -> bool:
     """Whether a finished-sounding clause says the step's outcome is still to come for this step."""
-    return _awaits_decision(title, words) or _scheduled_later(title, words)
+    return _awaits_decision(title, words) or _scheduled_later(title, words) or _somewhere_else(title, words)
+
+
+# Steps that put a thing in its place: "is in" says it is there only when no other place is named.
+_PLACING = frozenset(stem(v) for v in "install fit mount hang lay place plant sow replace".split())
+
+
+def _somewhere_else(title: _Title, words: list[str]) -> bool:
+    """ "The boiler is in the van" does not finish "Replace the boiler": for a step that puts a thing in
+    its place, a place named after "is in/on/at" that is not the title's own says where it is meanwhile."""
+    if title.verb not in _PLACING:
+        return False
+    for i in range(len(words) - 2):
+        if words[i] in ("is", "are") and words[i + 1] in ("in", "on", "at") and words[i + 2] in _DETERMINERS:
+            place = content_stems(" ".join(_phrase_after(words, i + 1)))
+            if place and place.isdisjoint(title.stems) and not any(w in OUTCOME_WORDS for w in words[i + 2:i + 4]
+                                                                   if w not in _STOP):
+                return True
+    return False
 
 
 # A step whose outcome is a date to come: "Review set for Friday" finishes "Schedule the review".
