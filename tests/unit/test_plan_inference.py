@@ -458,3 +458,17 @@ STUDIO = plan("Master the tracks", "Hire two sound engineers", "Release the lead
 ])
 def test_one_of_many_or_a_day_to_come_does_not_finish_the_step(message: str, expected: list[str]) -> None:
     assert claimed(message, STUDIO) == expected
+
+
+def test_putting_a_thing_in_the_calendar_finishes_only_a_step_that_books_it() -> None:
+    items = plan("Train the drivers", "Book the drivers' refresher course")
+    assert claimed("Drivers' training booked for the 3rd", items) == []
+    assert claimed("Drivers' refresher course booked", items) == ["s2"]
+    assert claimed("Drivers trained", items) == ["s1"]
+
+
+def test_a_thing_a_step_puts_in_place_is_not_in_place_when_another_place_is_named() -> None:
+    items = plan("Replace the boiler", "Plant the hedging")
+    assert claimed("The boiler is in the van", items) == []
+    assert claimed("The new boiler is in and working", items) == ["s1"]
+    assert claimed("The hedging is in the ground", items) == ["s2"]

@@ -618,7 +618,7 @@ def _vetoes(words: list[str]) -> list[str]:
             continue  # the state a finished step leaves: "now running", "up and running", "running Postgres 16"
         if word == "failed" and words[i + 1:i + 2] == ["over"]:
             continue  # a fail-over that happened
-        if word == "working" and i and words[i - 1] in ("is", "are", "now", "all") \
+        if word == "working" and i and words[i - 1] in ("is", "are", "now", "all", "and") \
                 and words[i + 1:i + 2] not in (["on"], ["through"], ["to"], ["towards"]):
             continue  # a state: "the printer is working" (not "is working on the report")
         if _measure(words, i):
@@ -1045,7 +1045,14 @@ _DECIDED = frozenset({
 
 def _not_yet(title: _Title, words: list[str]) -> bool:
     """Whether a finished-sounding clause says the step's outcome is still to come for this step."""
-    return _awaits_decision(title, words) or _scheduled_later(title, words) or _somewhere_else(title, words)
+    return _awaits_decision(title, words) or _scheduled_later(title, words) or _somewhere_else(title, words) \
+        or title.verb not in _SCHEDULING and any(w in _SCHEDULED for w in words)
+
+
+# Words that say a thing was put in the calendar: they finish only a step that books or arranges it
+# ("Driver training booked" does not finish "Train the drivers").
+_SCHEDULED = frozenset({"booked", "scheduled", "rescheduled", "arranged", "calendared", "planned", "pencilled",
+                        "penciled"})
 
 
 # Steps that put a thing in its place: "is in" says it is there only when no other place is named.
@@ -1067,7 +1074,8 @@ def _somewhere_else(title: _Title, words: list[str]) -> bool:
 
 
 # A step whose outcome is a date to come: "Review set for Friday" finishes "Schedule the review".
-_SCHEDULING = frozenset(stem(v) for v in "book reserve schedule arrange plan set organise organize invite confirm".split())
+_SCHEDULING = frozenset(stem(v) for v in (
+    "book reserve schedule arrange plan set organise organize invite confirm order buy purchase pay hire rent").split())
 _FUTURE = frozenset({"tomorrow", "soon", "upcoming", "next"})
 _WEEKDAYS = frozenset({"monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday"})
 
