@@ -294,16 +294,12 @@ BLIND2 = "plan_progress_messages_blind2.yaml"  # issue 34's second blind set: on
 
 def test_the_first_blind_set_keeps_its_measured_counts_as_a_floor() -> None:
     figures = score(BLIND)
-    assert (figures["finishing"], figures["wrong"], figures["exact"] >= 33) == (51, 0, True), figures
+    assert (figures["finishing"], figures["wrong"], figures["exact"] >= 36) == (51, 0, True), figures
 
 
 def test_the_second_blind_set_keeps_its_measured_counts_as_a_floor() -> None:
     figures = score(BLIND2)
-    assert (figures["finishing"], figures["wrong"] <= 1, figures["exact"] >= 14) == (42, True, True), figures
-
-
-def test_the_second_blind_set_has_no_wrong_completions() -> None:
-    assert score(BLIND2)["wrong"] == 0
+    assert (figures["finishing"], figures["wrong"], figures["exact"] >= 24) == (42, 0, True), figures
 
 
 LAUNCH = plan("Get legal approval for the contract", "Hold the project kickoff meeting", "Schedule the design review",
