@@ -1,64 +1,76 @@
 """Plan progress from messages: which plan items a progress message says are finished.
 
 Pure and deterministic (no I/O, no model). A wrong completion is the harmful error (an agent that
-resumes skips unfinished work), so every rule that is unsure completes nothing. The rules, as the
-docs/api.md ("Plan progress from messages") and the proto describe them:
+resumes skips unfinished work), so every rule that is unsure completes nothing. The decision, in
+the order the code takes it (docs/api.md, "Plan progress from messages", says the same for users):
 
-1. The message is cut into clauses at sentence ends (". ", "!", "?", ";", newlines), at ": ",
-   ", " and dashes set off by spaces, after a tick that follows a word ("venue ✓ catering ✓"), and
-   at "but"/"however"/"though"; at "and"/"then"/"while" only when both sides name a step
-   ("Finished step 3 and started step 4"), and at "and" when each side is a finished statement
-   about a thing of its own ("Approval is in hand and the review is scheduled").
-2. A clause names items by step number ("step 2", "steps 1-3", "steps 1, 2 and 3", "step #2",
-   "step two", "2/5"; numbered from 1 in plan order), by ordinal ("the second step", "the last
-   step", "the first two steps"), by item id (an id with a digit or punctuation anywhere, "m2";
-   a plain-word id such as "changelog" only as the clause's first word, and only as a noun of its
-   own: "hearing request submitted" is about a request), or by its activity: the title's verb as a
-   noun in -ing, -ion or -ment ("rewiring", "the translation") when one title has that verb and the
-   noun has no modifier the title lacks and no object of its own ("translation of the notes").
-   A clause that names items
-   and says nothing else ("Step 2 and step 3 done", "publish: completed") is judged by the clause
-   after it.
-3. A clause says "finished" when it holds a completion word (done, complete(d), finished, ✓,
-   passed, ...), a verb in the past tense ("pushed", "built"), or an outcome of the table below
-   (for a clause that names items, an outcome of their titles' verbs), and none of:
-   - a question mark; a negation (not, n't, never, cannot, no/without — except "no errors");
-   - a word of failure or ongoing work (failing, wrong, blocked, stuck, starting, working,
-     retrying, waiting, skipping, rolled back, ...);
-   - partial work: a count short of the whole ("12 of 40", "3/5", "60%"), "so far", "the rest",
-     "to go", some, most, only, except, almost, half, a part of something ("the intro section of
-     the report"), or pending work (pending, awaiting, in review, on hold, ready to, ...);
-   - before the first such word, an intent, condition or instruction (will, going to, need, next,
-     if, once, when, until, before, after, make sure, whether, ...).
-4. A clause takes back what the clause before it finished ("Deployed, but not yet back in
-   service", "Drafted, not sent", "Migrated the EU tables; the rest tonight", "Tables migrated:
-   7/9") when it speaks of remaining or pending work or counts part of the whole, or opens with a contrast (but, though, except) or a negation (not,
-   still, only) and is itself not finished — unless it speaks of another item (names it, or holds
-   another item's verb or object: "Built the image, but haven't pushed it yet").
-5. A finished clause that names no item is matched against titles in the step's own terms. A
-   title is read as "<verb> [particle] <object> [<preposition> <complement>]" ("Push image to
-   registry": verb push, object image). The clause must be about the object: it names the
-   object's last word and at least half of its words (not through its own verbs, nor after a
-   purpose "to <verb>": "Installed Xcode to build the iOS app" is not about the app), with no
-   modifier before that word that the title lacks ("the staging database" for "the production
-   database" or for "the database"; "new", "latest" and the like are fine), no other noun after it
-   ("the welcome email template"), no other number beside a title word ("5 participants" for
-   "Interview 8 participants"), and no other place or party after the title's own preposition
-   ("to staging" for "Deploy the api to production"; a party named with "to" is compared with the
-   title's "with" party too: "to the partner" is not "with the court"). The object may also be
-   named by its acronym ("the SIV" for "the site initiation visit"), by the event a get-title asks
-   for said with the event's own verb ("the IRB approved" for "Get IRB approval"), or, when the
-   title's own outcome is said, by a compound's first noun standing alone and not after a
-   preposition ("both keynotes confirmed" for "Confirm the keynote speakers"; not "confirmed the
-   keynote venue", not "emailed them about the keynote"). And it must say the outcome happened: a
-   completion word, the title's verb in the past tense, or an outcome OUTCOME_TABLE lists for the
-   verb ("Invoice went out" finishes "Send the invoice", "Workers now run 3.12" finishes "Upgrade
-   the workers to 3.12", "The guide exists now" finishes "Write the guide"); a get-title ("Get
-   legal approval") takes the outcomes of the verb its event noun comes from. Of the items that
-   pass, the one whose title it covers best, at least half of the title's words and two (the verb
-   counts when its outcome was said); two equally good items complete neither. A clause of
-   completion or outcome words alone ("Screenshots of the dashboard: done", "Contract: signed")
-   is said of the clause before it.
+1. Clauses. The message is cut at sentence ends (". ", "!", "?", ";", newlines), at ": ", ", "
+   and dashes set off by spaces, after a tick that follows a word ("venue ✓ catering ✓"), and at
+   "but"/"however"/"though"; at "and"/"then"/"while" only when both sides name a step ("Finished
+   step 3 and started step 4"), and at "and" when each side is a finished statement about a thing
+   of its own ("Approval is in hand and the review is scheduled").
+2. Named steps. A clause names items by step number ("step 2", "steps 1-3", "step #2", "step
+   two", "2/5"), by ordinal ("the second step", "the last step", "the first two steps"), by item id
+   (an id with a digit or punctuation, "m2"; a plain-word id such as "changelog" only as the
+   clause's first word and a noun of its own), or by its activity: the title's verb as a noun in
+   -ing, -ion or -ment ("rewiring", "the translation", "our booking") when one title has that verb
+   and the noun, within its clause, has no modifier the title lacks and no object of its own. A
+   clause that names items and says nothing else ("Step 2 and step 3 done") takes the verdict of
+   the clause after it; one of completion or outcome words alone ("Contract: signed") is said of
+   the clause before it.
+3. Completion report (the clause, whatever step it is about). Finished when it holds a cue — a
+   completion word (done, finished, ✓, passed, ...), a past tense ("pushed", "built"), an outcome
+   of core/plan_outcomes.OUTCOME_TABLE (for a clause that names items, of their titles' verbs), or
+   a veto word that is a step's own verb in a past form ("stopped" for "Stop the cron jobs",
+   "hung" for "Hang the drywall"; that step only) — and none of:
+   - a question mark; a negation (not, n't, never, no/without — except "no errors");
+   - failure or ongoing work (failing, blocked, stuck, starting, working on, retrying, waiting,
+     skipping, rolled back, ...; "is working", "now running" are states, not work);
+   - partial work: a count short of the whole ("12 of 40", "3/5", "60%", "60% done"; not a
+     percentage that measures a result: "80% turnout"), "so far", "the rest", "to go", some, most,
+     only, almost, half, a part of something ("the intro section of the report"), pending work
+     (pending, awaiting, in review, on hold, ready to, ...);
+   - a condition anywhere (if, unless, provided, assuming), or before the cue an intent or
+     instruction (will, going to, need, next, once, when, until, make sure; "plan" only as a verb:
+     "the seating plan" is a thing).
+   An outcome said with a bare particle ("the boiler is in", "the site is up") holds only when no
+   noun follows it ("is in draft", "is out sick" are other states).
+4. Qualifiers. A clause takes back what the clause before it finished ("Deployed, but not yet back
+   in service", "Drafted, not sent", "Migrated the EU tables; the rest tonight", "Tables migrated:
+   7/9") when it speaks of remaining or pending work or counts part of the whole, or opens with a
+   contrast or negation and is itself not finished — unless it speaks of another item ("Built the
+   image, but haven't pushed it yet").
+5. Link by the step's object (a finished clause that names no item). A title is read as "<verb>
+   [particle] <object> [<preposition> <complement>]" ("Push image to registry": push, the image).
+   The clause must name the object's last word and at least half of its words (a compound's parts
+   count: "related-work" names related work; not through its own verbs, nor after a purpose "to
+   <verb>"), and not be about something else that shares a word: a modifier the title lacks ("the
+   staging database" for "the database"), another noun after it ("the welcome email template"),
+   another number ("5 participants" for "Interview 8 participants"), another place or party after
+   the title's preposition ("to staging" for "to production"), or one of a plural object named
+   alone ("track 3 is mastered", "a nurse hired" for "Master the tracks", "Hire two nurses"; not a
+   modifier: "the user survey" for "Survey the users"). The object may also be named by its
+   acronym ("the SIV"), by the event a get-title asks for said by its verb or its outcomes ("the
+   IRB approved", "the board signed off" for "Get board approval"), or, with the title's own
+   outcome, by a compound's first noun standing alone ("both keynotes confirmed" for "Confirm the
+   keynote speakers"). And the clause must say the title's outcome happened: a completion word,
+   the title's verb in the past tense, or an outcome the table lists for that verb — the title's
+   verb itself need not appear ("Invoice went out", "The hedging is in the ground", "The leaving
+   party went ahead"). Of the items that pass, the one whose title it covers best (at least half of
+   its words and two, the verb counting when its outcome was said); a tie completes neither.
+6. Not yet, per step (for every claim, named or linked). A finished-sounding clause does not finish
+   a step when, for that step:
+   - the step is a decision or a result given by others (get, obtain, secure, approve, pass, ...)
+     and the clause only hands the thing over (submitted, applied, lodged, requested, sent) without
+     the decision (granted, approved, issued, ...); or it hands it over "for approval/review/
+     sign-off" and the title does not say so itself ("Budget sent to the CFO for approval" finishes
+     "Submit the budget for approval", not "Approve the budget");
+   - the clause puts it in the calendar (booked, scheduled, arranged, planned) and the step is not
+     one that books, orders, hires or arranges ("Driver training booked" is no training);
+   - a state is given a day to come ("out on Friday", "live next week") and the step is not a
+     scheduling one, unless a past tense says when it was ("Released on Friday");
+   - the step puts a thing in its place (install, fit, hang, plant, replace) and the clause names
+     another place for it ("The boiler is in the van").
 
 Whether a claim is applied (dependencies completed, status not set by a caller) is decided by
 applicable_claims; the store applies the result in the transaction that stores the message.
