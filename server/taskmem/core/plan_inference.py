@@ -1110,7 +1110,7 @@ def _awaits_decision(title: _Title, words: list[str]) -> bool:
     it: "Submit the brief for approval"), and "Licence application lodged" does not finish "Obtain the
     licence" (a step whose verb is a decision or a result given) unless the decision is said too."""
     awaited = {w for i, w in enumerate(words) if w in _AWAITED and "for" in words[max(0, i - 3):i]}
-    if awaited - title.stems - {w for w in awaited if stem(w) in title.stems}:
+    if any(stem(w) not in title.stems for w in awaited):
         return True
     return title.verb in _DECIDED_VERBS and any(w in _HANDED_OVER for w in words) \
         and not any(w in _DECIDED for w in words)
