@@ -290,6 +290,7 @@ def test_a_scored_set_keeps_no_wrong_completions_and_its_measured_finishing_coun
 
 BLIND = "plan_progress_messages_blind.yaml"  # issue 34's first blind set, since used as the dev set of w27-plan
 BLIND2 = "plan_progress_messages_blind2.yaml"  # issue 34's second blind set: only its counts are asserted
+BLIND3 = "plan_progress_messages_blind3.yaml"  # issue 34's third blind set, scored once before and once after w34-plan
 
 
 def test_the_first_blind_set_keeps_its_measured_counts_as_a_floor() -> None:
@@ -300,6 +301,11 @@ def test_the_first_blind_set_keeps_its_measured_counts_as_a_floor() -> None:
 def test_the_second_blind_set_keeps_its_measured_counts_as_a_floor() -> None:
     figures = score(BLIND2)
     assert (figures["finishing"], figures["wrong"], figures["exact"] >= 24) == (42, 0, True), figures
+
+
+def test_the_third_blind_set_keeps_its_measured_counts_as_a_floor() -> None:
+    figures = score(BLIND3)
+    assert (figures["finishing"], figures["wrong"], figures["exact"] >= 9) == (41, 0, True), figures
 
 
 LAUNCH = plan("Get legal approval for the contract", "Hold the project kickoff meeting", "Schedule the design review",
