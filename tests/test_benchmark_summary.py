@@ -69,5 +69,5 @@ def test_the_readme_gives_each_benchmark_one_row_with_its_goal_and_latest_dated_
     for name, measures, goal, latest in readme:
         assert (ROOT / "bench" / f"{name}.py").exists() and measures and goal
         # The latest figure carries its date and load, or says where the figures are, or that none is kept.
-        assert re.search(r"\(20\d\d-\d\d-\d\d", latest) or latest.startswith(("see ", "not recorded")), name
+        assert re.search(r"20\d\d-\d\d-\d\d", latest) or latest.startswith(("see ", "not recorded")), name
         assert len(re.findall(r"20\d\d-\d\d-\d\d", latest)) <= 1, f"{name}: its history belongs in docs/benchmarks.md"
