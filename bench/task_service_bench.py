@@ -4,8 +4,8 @@ Starts the server `make run` starts — `taskmem serve --listen … --database �
 at its default (admission with its loop-lag limit, INFO logging, reflection, the background loops) —
 on a temporary database, and an echo server (a grpc.aio server whose one method returns its request
 bytes). Each is driven over 4 channels × 32 calls in flight: taskmem through taskmem_client (what a
-Python user runs: bearer metadata, a deadline, a request_id on every write, retries with the client's
-limit of calls in flight), echo through bare grpc.aio channels. It prints requests/s for
+Python user runs: a deadline, a request_id on every write, retries with the client's limit of calls
+in flight), echo through bare grpc.aio channels. It prints requests/s for
 RecordAction (a 900-character summary), GetTask (a 50-item plan) and echo (the RecordAction request's
 bytes), with their ratios to echo. Goals (issue 31): RecordAction ≥ 0.75× echo, GetTask ≥ 0.9× echo.
 
@@ -17,7 +17,9 @@ against the echo figures of its own round; the medians over the rounds are repor
 pair shares the machine's load. Beside the ratios it prints each server's CPU time per request, read
 from /proc (it holds when the neighbours' load stretches a round's requests/s), split by thread (the
 main thread runs the event loop; in taskmem the busiest other "python" thread during RecordAction is
-the SQLite writer; "event_engine" threads are gRPC's), and the calls the server refused as overloaded.
+the SQLite writer; "event_engine" threads are gRPC's), the client's own CPU time per request (this
+process's), and the attempts the server refused as overloaded. `--bare-client` calls taskmem through
+the generated stubs instead; `--server-env` changes a setting of every taskmem server.
 
     .venv/bin/python bench/task_service_bench.py [--seconds 2] [--rounds 5] [--channels 4] [--in-flight 32]
         [--compare CHECKOUT] [--bare-client] [--server-env TASKMEM_MAX_IN_FLIGHT_CALLS=256 ...]
