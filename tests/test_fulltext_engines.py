@@ -17,7 +17,7 @@ import pytest
 from taskmem.api.event_encoding import event_payload
 from taskmem.core.ids import now_us
 from taskmem.core.memory import MemoryFilter, MemoryType, NewMemoryEntry
-from taskmem.core.memory_search import SearchMode, full_text_query, fusion_weights
+from taskmem.core.memory_search import FULLTEXT_WEIGHT, SEMANTIC_WEIGHT, SearchMode, full_text_query
 from taskmem.core.tasks import Task, TaskStatus
 from taskmem.store.memory import memory_vectors
 from taskmem.store.tasks import tasks as task_store
@@ -181,13 +181,11 @@ async def test_the_hybrid_share_is_the_bm25_share_on_both_engines(engines: dict[
             for name, storage in engines.items()}
     assert [(h.seq, h.fulltext_rank, h.semantic_rank) for h in hits["postgres"]] == \
         [(h.seq, h.fulltext_rank, h.semantic_rank) for h in hits["sqlite"]]
-    found = await fulltext(engines["postgres"], "deploy zebra", limit=20)
-    shares = {seq: share for seq, _, share in found}
-    cosines = {seq: float(np.dot(vector_of(seq - 1), query_vector)) for seq in range(1, len(ENTRIES) + 1)}
-    text, near = fusion_weights([(seq, share) for seq, _, share in found],
-                                sorted(cosines.items(), key=lambda item: -item[1]))
+    shares = {seq: share for seq, _, share in await fulltext(engines["postgres"], "deploy zebra", limit=20)}
     for hit in hits["postgres"]:
-        assert hit.score == pytest.approx(text * shares.get(hit.seq, 0.0) + near * cosines[hit.seq], abs=1e-5)
+        cosine = float(np.dot(vector_of(hit.seq - 1), query_vector))
+        assert hit.score == pytest.approx(FULLTEXT_WEIGHT * shares.get(hit.seq, 0.0) + SEMANTIC_WEIGHT * cosine,
+                                          abs=1e-5)
     assert [h.score for h in hits["postgres"]] == pytest.approx([h.score for h in hits["sqlite"]], abs=1e-5)
 
 

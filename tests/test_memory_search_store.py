@@ -14,7 +14,7 @@ from taskmem.api.event_encoding import event_payload
 from taskmem.core.errors import InvalidArgument
 from taskmem.core.ids import now_us
 from taskmem.core.memory import MemoryEntry, MemoryFilter, MemoryType, NewMemoryEntry
-from taskmem.core.memory_search import SearchMode, full_text_query, fusion_weights
+from taskmem.core.memory_search import FULLTEXT_WEIGHT, SEMANTIC_WEIGHT, SearchMode, full_text_query
 from taskmem.core.tasks import Task, TaskStatus
 from taskmem.store.memory import memory_backlog, memory_vector_index, memory_vectors
 from taskmem.store.sqlite import connection as sqlite_connection
@@ -399,15 +399,11 @@ async def test_hybrid_puts_the_entry_both_modes_rank_high_first_and_scores_share
     hits = await archive.read(search_hits, "default", query, vector, SearchMode.HYBRID, MemoryFilter(), 4)
     assert hits[0].seq == both.seq
     assert hits[0].found_by == (SearchMode.FULLTEXT, SearchMode.SEMANTIC) and "[Redis]" in hits[0].snippet
-    found = await archive.read(ranked_matches, "default", query, MemoryFilter(), 20)
-    shares = {seq: share for seq, _, share in found}
+    shares = {seq: share for seq, _, share in await archive.read(ranked_matches, "default", query, MemoryFilter(), 4)}
     vectors = {text_only.seq: unit(0, 0, 1), both.seq: unit(1, 0.1), unrelated.seq: unit(-1, 0)}
-    similarities = {hit.seq: float(vectors[hit.seq] @ vector) if hit.seq in vectors else float(unit(1, 0) @ vector)
-                    for hit in hits}
-    text, near = fusion_weights([(seq, share) for seq, _, share in found],
-                                sorted(similarities.items(), key=lambda item: -item[1]))
     for hit in hits:
-        assert hit.score == pytest.approx(text * shares.get(hit.seq, 0.0) + near * similarities[hit.seq])
+        similarity = float(vectors[hit.seq] @ vector) if hit.seq in vectors else float(unit(1, 0) @ vector)
+        assert hit.score == pytest.approx(FULLTEXT_WEIGHT * shares.get(hit.seq, 0.0) + SEMANTIC_WEIGHT * similarity)
     assert [h.score for h in hits] == sorted((h.score for h in hits), reverse=True)
     [last] = [h for h in hits if h.seq == unrelated.seq]
     assert last.found_by == (SearchMode.SEMANTIC,) and last.snippet == "" and hits[-1] is last
