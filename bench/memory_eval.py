@@ -20,7 +20,8 @@ builtin all-MiniLM-L6-v2 vectors (cached on disk by --cache) and the questions t
 `store.memory_search.search_hits`, on a temporary SQLite database; --server is the server code folder
 put first on sys.path, so it only runs checkouts with this tree's module layout. `--sweep` (dev only)
 prints HYBRID recall for other fusion constants, weights and candidate depths, from each mode's ranked
-lists (what SearchMemories uses was chosen from it); `--preselect` SEMANTIC recall for other sizes of the
+lists (what SearchMemories uses was chosen from it), and the most per-query weights could find (each
+question's best weight, in hindsight: the ceiling of any fusion that adapts its weights to the query); `--preselect` SEMANTIC recall for other sizes of the
 binary pre-selection.
 
 --rpc (bench/memory_eval_rpc.py): a `taskmem serve` of --server (a checkout root, or its server folder)

@@ -17,7 +17,7 @@ from memory_eval_scoring import BASELINE, PlainBM25, RecallTable, recall, set_he
 from taskmem.api.event_encoding import event_payload
 from taskmem.core.ids import now_us
 from taskmem.core.memory import MemoryFilter, MemoryType, NewMemoryEntry
-from taskmem.core.memory_search import SearchMode, convex_fusion, full_text_query as search_query
+from taskmem.core.memory_search import SearchMode, candidate_count, convex_fusion, full_text_query as search_query
 from taskmem.core.tasks import Task, TaskStatus
 from taskmem.providers.embeddings import BuiltinEmbedder
 from taskmem.store.memory import memory_vectors
@@ -170,4 +170,19 @@ def sweep(lists: list[tuple[list[tuple[int, float]], list[tuple[int, float]], di
                 ranked.append((r10, r5, k, w, depth))
     for r10, r5, k, w, depth in sorted(ranked, reverse=True)[:5]:
         print(f"{k:4d} {w:5.2f} {depth:6d} {r5:9.3f} {r10:10.3f}")
+    hindsight(lists)
+
+
+def hindsight(lists: list[tuple[list[tuple[int, float]], list[tuple[int, float]], dict[int, float], list[int]]]) -> None:
+    """The most any per-query choice of the convex weight could find (each question taking the weight that
+    finds most of its evidence, known only in hindsight): the ceiling of fusions that adapt the weights."""
+    depth, weights = candidate_count(10), [i / 10 for i in range(11)]
+    best5, best10 = [], []
+    for text, near, similarity, evidence in lists:
+        found = [[h.seq for h in convex_fusion(text[:depth], near[:depth], similarity, 10, (w, 1 - w))]
+                 for w in weights]
+        best5.append(max(recall(f, evidence, 5) for f in found))
+        best10.append(max(recall(f, evidence, 10) for f in found))
+    print(f"\nHYBRID with each question's best full-text weight of 0, 0.1, … 1 (hindsight, depth {depth}):"
+          f" recall@5 {np.mean(best5):.3f}, recall@10 {np.mean(best10):.3f}")
 
