@@ -1490,7 +1490,9 @@ export const MemoryService: GenService<{
    * as far as it goes. Errors: FAILED_PRECONDITION (reason NOT_CONFIGURED,
    * naming llm_base_url and llm_model) with no model configured;
    * DEADLINE_EXCEEDED (MODEL_TIMEOUT) or UNAVAILABLE (MODEL_UNAVAILABLE) when
-   * the model does not answer after retries; NOT_FOUND for an unknown task.
+   * the model does not answer after retries; NOT_FOUND for an unknown task;
+   * RESOURCE_EXHAUSTED (LIMIT_EXCEEDED, metadata limit "model_token_budgets")
+   * when the namespace's model budget is used up (the model is not asked).
    *
    * @generated from rpc taskmem.v1.MemoryService.ExtractMemories
    */
