@@ -19,6 +19,9 @@ from taskmem.core.memory import MemoryEntry, MemoryFilter, NewMemoryEntry
 from taskmem.core.memory_extraction import (
     Dropped, NoArrayFound, PromptTemplate, ToolCall, check_candidates, parse_candidates, render_prompt,
 )
+from taskmem.core.ids import now_us
+from taskmem.core.memory_recency import RecencyWeights, rerank_by_recency
+from taskmem.core.memory_recency import candidate_count as recency_candidates
 from taskmem.core.memory_search import FullTextQuery, Hit, SearchMode, full_text_query
 from taskmem.core.model_usage import Purpose
 from taskmem.providers.chat import (
@@ -118,9 +121,10 @@ class MemoryArchive:
             raise EmbeddingUnavailable(str(error)) from error
 
     async def search(self, namespace: str, query: str, mode: SearchMode, f: MemoryFilter, limit: int,
-                     wait_seconds: float = 0.0) -> SearchResult:
+                     wait_seconds: float = 0.0, recency: RecencyWeights | None = None) -> SearchResult:
         """The hits of the mode that runs, best first, each with its entry. wait_seconds > 0: first wait (that
-        long at most) until every entry acknowledged before the call is embedded."""
+        long at most) until every entry acknowledged before the call is embedded. recency: re-rank more
+        candidates by recency and importance beside relevance (core/memory_recency.py)."""
         if mode is SearchMode.SEMANTIC and self.embedder is None:
             raise NotConfigured("embedding_backend", "semantic search needs embeddings (embedding_backend is none)")
         if mode is SearchMode.HYBRID and self.embedder is None:
@@ -134,7 +138,10 @@ class MemoryArchive:
                 embedded = await self.embed([query])
             assert embedded is not None
             vector = embedded[0]
-        return await self.ranked(namespace, full_text_query(query), vector, mode, f, limit)
+        if recency is None:
+            return await self.ranked(namespace, full_text_query(query), vector, mode, f, limit)
+        found = await self.ranked(namespace, full_text_query(query), vector, mode, f, recency_candidates(limit))
+        return dataclasses.replace(found, hits=rerank_by_recency(found.hits, recency, now_us(), limit))
 
     async def ranked(self, namespace: str, query: FullTextQuery, vector: np.ndarray | None, mode: SearchMode,
                      f: MemoryFilter, limit: int) -> SearchResult:
