@@ -5,6 +5,7 @@ used up has its model steps skipped (the writes still succeed, and each says so)
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 import subprocess
@@ -68,7 +69,8 @@ async def channel(server: ServerProcess, endpoints: tuple[ScriptedLLM, FakeEmbed
 
 
 def _key(key: str) -> dict[str, list[tuple[str, str]]]:
-    return {"metadata": [("authorization", f"Bearer {key}")]}
+    """The call's metadata for an API key ("" : none, for a server without keys)."""
+    return {"metadata": [("authorization", f"Bearer {key}")]} if key else {}
 
 
 async def _task_with_user_message(tasks: TaskServiceStub, key: str, text: str) -> str:
@@ -174,6 +176,32 @@ async def test_a_used_up_namespace_budget_skips_model_steps_and_says_so_while_wr
     refusals = _scrape(server)
     assert refusals[("taskmem_model_budget_refusals_total", (("purpose", "state_extraction"),))] >= 2
     assert refusals[("taskmem_model_budget_refusals_total", (("purpose", "query"),))] >= 1
+
+
+async def test_a_background_running_summary_is_attributed_to_its_task(
+        tmp_path: Path, endpoints: tuple[ScriptedLLM, FakeEmbeddings]) -> None:
+    llm, _ = endpoints
+    llm.answer, llm.usage = (lambda system, user: "deploying on friday"), (30, 6)
+    process = ServerProcess(tmp_path / "taskmem.db", env={
+        "TASKMEM_LLM_BASE_URL": llm.base_url, "TASKMEM_LLM_MODEL": "small-local", "TASKMEM_LLM_RETRIES": "0",
+        "TASKMEM_EMBEDDING_BACKEND": "none", "TASKMEM_RUNNING_SUMMARY_EVERY_MESSAGES": "2"})
+    process.start()
+    try:
+        async with grpc.aio.insecure_channel(process.address) as channel:
+            tasks = TaskServiceStub(channel)
+            task_id = await _task_with_user_message(tasks, "", "we deploy on friday")
+            await tasks.PostMessage(pb.PostMessageRequest(task_id=task_id, role=task_pb2.MESSAGE_ROLE_AGENT,
+                                                          content="noted, friday"))
+            lines: list[task_pb2.ModelUsage] = []
+            for _ in range(100):  # the summary is written in the background
+                lines = list((await tasks.GetTaskUsage(pb.GetTaskUsageRequest(task_id=task_id))).model_usage)
+                if lines:
+                    break
+                await asyncio.sleep(0.1)
+    finally:
+        process.stop()
+    assert [(line.purpose, line.calls, line.tokens_in, line.tokens_out) for line in lines] == [
+        (task_pb2.MODEL_CALL_PURPOSE_RUNNING_SUMMARY, 1, 30, 6)]
 
 
 async def test_task_usage_of_an_unknown_task_is_not_found(channel: grpc.aio.Channel) -> None:
