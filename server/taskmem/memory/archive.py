@@ -15,11 +15,11 @@ import yaml
 from taskmem.config import ConfigError
 from taskmem.core.errors import EmbeddingUnavailable, ModelTimeout, ModelUnavailable, NotConfigured, ResourceExhausted
 from taskmem.core.events import EventType
+from taskmem.core.ids import now_us
 from taskmem.core.memory import MemoryEntry, MemoryFilter, NewMemoryEntry
 from taskmem.core.memory_extraction import (
     Dropped, NoArrayFound, PromptTemplate, ToolCall, check_candidates, parse_candidates, render_prompt,
 )
-from taskmem.core.ids import now_us
 from taskmem.core.memory_recency import RecencyWeights, rerank_by_recency
 from taskmem.core.memory_recency import candidate_count as recency_candidates
 from taskmem.core.memory_search import FullTextQuery, Hit, SearchMode, full_text_query

@@ -13,7 +13,8 @@ Failures raise `EmbeddingError` (a backend that cannot load or answer); callers 
 a status. The endpoint backend, given a `meter`, records each call with the tokens of its `usage`
 (providers/model_meter.py). A namespace's model budget counts these tokens but never refuses an
 embedding: writes and reconciliation need their vectors to stay correct, so the budget gates the chat
-models' work (extraction, summaries, adjudication, answers) only. `embedder.model_name` is what the database records next to the vectors.
+models' work (extraction, summaries, adjudication, answers) only. `embedder.model_name` is what the
+database records next to the vectors.
 """
 
 from __future__ import annotations
@@ -212,13 +213,9 @@ class OpenAIEmbedder:
             outcome = Outcome.OK
             return matrix
         finally:
-            await self._record(work.namespace, work.task_id, outcome, usage, time.perf_counter() - started)
-
-    async def _record(self, namespace: str, task_id: str, outcome: Outcome, usage: tuple[int, int],
-                      seconds: float) -> None:
-        assert self.meter is not None
-        await self.meter.record(ModelCall(namespace, task_id, Purpose.EMBEDDING, self.model_name, outcome,
-                                          usage[0], 0, int(seconds * 1_000_000)))
+            latency_us = int((time.perf_counter() - started) * 1_000_000)
+            await self.meter.record(ModelCall(work.namespace, work.task_id, Purpose.EMBEDDING, self.model_name,
+                                              outcome, usage[0], 0, latency_us))
 
     async def _call(self, texts: list[str]) -> tuple[np.ndarray, tuple[int, int]]:
         """The vectors and the (prompt, 0) tokens of the answer's `usage`."""
