@@ -18,6 +18,7 @@ import grpc
 import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
+from taskmem.v1 import memory_pb2
 from taskmem.v1 import memory_service_pb2 as mpb
 from taskmem.v1 import state_pb2, task_pb2
 from taskmem.v1 import state_service_pb2 as spb
@@ -176,6 +177,29 @@ async def test_a_used_up_namespace_budget_skips_model_steps_and_says_so_while_wr
     refusals = _scrape(server)
     assert refusals[("taskmem_model_budget_refusals_total", (("purpose", "state_extraction"),))] >= 2
     assert refusals[("taskmem_model_budget_refusals_total", (("purpose", "query"),))] >= 1
+
+
+async def test_the_background_embedding_of_memory_entries_is_shared_between_their_tasks(
+        channel: grpc.aio.Channel) -> None:
+    tasks, memory = TaskServiceStub(channel), MemoryServiceStub(channel)
+    long_id, short_id = [(await tasks.CreateTask(pb.CreateTaskRequest(name=name), **_key(FREE_KEY))).task.id
+                         for name in ("long", "short")]
+    await memory.AddMemoryEntries(mpb.AddMemoryEntriesRequest(entries=[
+        mpb.NewMemoryEntry(task_id=long_id, type=memory_pb2.MEMORY_TYPE_CONTEXT,
+                           summary="alpha one two three four five six seven"),
+        mpb.NewMemoryEntry(task_id=short_id, type=memory_pb2.MEMORY_TYPE_CONTEXT, summary="beta one")]),
+        **_key(FREE_KEY))
+    found = await memory.SearchMemories(mpb.SearchMemoriesRequest(
+        query="alpha", mode=memory_pb2.SEARCH_MODE_FULLTEXT, wait_for_embeddings=True), **_key(FREE_KEY))
+    assert found.unembedded_count == 0
+
+    embedded = {}
+    for task_id in (long_id, short_id):
+        usage = await tasks.GetTaskUsage(pb.GetTaskUsageRequest(task_id=task_id), **_key(FREE_KEY))
+        embedded[task_id] = [(line.model, line.purpose, line.calls, line.tokens_in) for line in usage.model_usage]
+    # One endpoint call for both (10 words): its tokens split by the summaries' lengths (39 and 8 characters).
+    assert embedded == {long_id: [("openai:words-16", EMBEDDING, 1, 9)],
+                        short_id: [("openai:words-16", EMBEDDING, 1, 1)]}
 
 
 async def test_a_background_running_summary_is_attributed_to_its_task(

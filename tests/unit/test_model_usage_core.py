@@ -7,7 +7,7 @@ import asyncio
 import pytest
 
 from taskmem.config import ConfigError, parse_model_budgets
-from taskmem.core.model_usage import Budget, Purpose, refusal
+from taskmem.core.model_usage import Budget, ModelCall, Outcome, Purpose, Share, apportion, refusal
 from taskmem.providers.model_meter import current_work, model_work, reported_usage
 
 
@@ -51,3 +51,13 @@ def test_model_work_joins_an_async_with_and_follows_tasks_started_inside() -> No
         return await inner, current_work().task_id
 
     assert asyncio.run(run()) == ("tsk_2", "")
+
+
+def test_a_shared_call_is_split_by_weight_into_whole_parts_that_add_up_to_it() -> None:
+    call = ModelCall("", "", Purpose.EMBEDDING, "openai:m", Outcome.OK, 10, 0, 1001)
+    parts = apportion(call, [Share("ns", "a", 39), Share("ns", "b", 8)])
+    assert [(p.namespace, p.task_id, p.tokens_in, p.latency_us) for p in parts] == [
+        ("ns", "a", 9, 831), ("ns", "b", 1, 170)]
+    merged = apportion(call, [Share("ns", "a", 1), Share("ns", "a", 3)])
+    assert [(p.task_id, p.tokens_in) for p in merged] == [("a", 10)]
+    assert apportion(call, []) == [call]

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import dataclasses
 import enum
+from collections.abc import Sequence
 
 
 class Purpose(enum.StrEnum):
@@ -94,6 +95,42 @@ class TaskUsage:
     @property
     def model_tokens_out(self) -> int:
         return sum(line.tokens_out for line in self.lines)
+
+
+@dataclasses.dataclass(frozen=True)
+class Share:
+    """Part of one call's work done for a namespace and task (the embedding backlog's batches span both),
+    weighed by how much of the input was theirs (at least 1)."""
+
+    namespace: str
+    task_id: str
+    weight: int
+
+
+def apportion(call: ModelCall, shares: Sequence[Share]) -> list[ModelCall]:
+    """The call as one record per (namespace, task) of the shares, its tokens and latency split by weight in
+    whole units (the remainders to the largest shares first), so the parts add up to the call. No shares: the
+    call as it is."""
+    weights: dict[tuple[str, str], int] = {}
+    for share in shares:
+        owner = (share.namespace, share.task_id)
+        weights[owner] = weights.get(owner, 0) + max(1, share.weight)
+    if not weights:
+        return [call]
+    owners = sorted(weights, key=lambda owner: (-weights[owner], owner))
+    ordered = [weights[owner] for owner in owners]
+    splits = [_split(value, ordered) for value in (call.tokens_in, call.tokens_out, call.latency_us)]
+    return [dataclasses.replace(call, namespace=namespace, task_id=task_id, tokens_in=splits[0][n],
+                                tokens_out=splits[1][n], latency_us=splits[2][n])
+            for n, (namespace, task_id) in enumerate(owners)]
+
+
+def _split(value: int, weights: Sequence[int]) -> list[int]:
+    total = sum(weights)
+    parts = [value * weight // total for weight in weights]
+    for n in range(value - sum(parts)):  # fewer than len(weights): the largest shares get one more
+        parts[n] += 1
+    return parts
 
 
 def refusal(namespace: str, budget: Budget) -> str:

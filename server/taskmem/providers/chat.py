@@ -100,8 +100,8 @@ class ChatModel:
 
     async def _record(self, work: ModelWork, outcome: Outcome, usage: tuple[int, int], seconds: float) -> None:
         if self.meter is not None:
-            await self.meter.record(ModelCall(work.namespace, work.task_id, work.purpose, self.model, outcome,
-                                              usage[0], usage[1], int(seconds * 1_000_000)))
+            await self.meter.record([ModelCall(work.namespace, work.task_id, work.purpose, self.model, outcome,
+                                               usage[0], usage[1], int(seconds * 1_000_000))])
 
     async def _complete(self, system: str, user: str, timeout: float | None, temperature: float,
                         max_tokens: int | None) -> tuple[str, tuple[int, int]]:

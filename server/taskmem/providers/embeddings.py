@@ -35,7 +35,7 @@ import numpy as np
 import tenacity
 
 from taskmem.config import ConfigError
-from taskmem.core.model_usage import ModelCall, Outcome, Purpose
+from taskmem.core.model_usage import ModelCall, Outcome, Purpose, apportion
 from taskmem.providers.model_meter import ModelMeter, current_work, reported_usage
 from taskmem.settings import EmbeddingSettings
 
@@ -214,8 +214,9 @@ class OpenAIEmbedder:
             return matrix
         finally:
             latency_us = int((time.perf_counter() - started) * 1_000_000)
-            await self.meter.record(ModelCall(work.namespace, work.task_id, Purpose.EMBEDDING, self.model_name,
-                                              outcome, usage[0], 0, latency_us))
+            call = ModelCall(work.namespace, work.task_id, Purpose.EMBEDDING, self.model_name, outcome, usage[0], 0,
+                             latency_us)
+            await self.meter.record(apportion(call, work.shares))
 
     async def _call(self, texts: list[str]) -> tuple[np.ndarray, tuple[int, int]]:
         """The vectors and the (prompt, 0) tokens of the answer's `usage`."""

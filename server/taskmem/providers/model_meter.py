@@ -6,7 +6,8 @@ The engines name the work before they reach a model; the model clients read it w
         text = await chat.complete(system, user)    # admitted by, then recorded with, the meter
 
 Nested `model_work` keeps what it does not name (an adjudication inside an upsert keeps the upsert's
-namespace and task). A context variable rather than arguments, so the three model clients and the
+namespace and task). Work done for several at once (the embedding backlog's batches) names its `shares`:
+the call is then recorded once per namespace and task, its tokens split by their weights. A context variable rather than arguments, so the three model clients and the
 callers between an engine and them (reconciliation, the router) need not thread it through; asyncio
 tasks copy it when they start.
 """
@@ -17,7 +18,9 @@ import contextvars
 import dataclasses
 from typing import Any, Protocol
 
-from taskmem.core.model_usage import ModelCall, Purpose
+from collections.abc import Sequence
+
+from taskmem.core.model_usage import ModelCall, Purpose, Share
 
 
 @dataclasses.dataclass(frozen=True)
@@ -25,6 +28,7 @@ class ModelWork:
     namespace: str = ""
     task_id: str = ""
     purpose: Purpose | None = None
+    shares: tuple[Share, ...] = ()
 
 
 _current: contextvars.ContextVar[ModelWork] = contextvars.ContextVar("taskmem_model_work", default=ModelWork())
@@ -35,15 +39,17 @@ class model_work:  # noqa: N801 - used as a context manager, named for what it o
     A plain or an async context manager, so it joins an `async with` of locks on one line."""
 
     def __init__(self, namespace: str | None = None, task_id: str | None = None,
-                 purpose: Purpose | None = None) -> None:
+                 purpose: Purpose | None = None, shares: Sequence[Share] = ()) -> None:
         self._named = (namespace, task_id, purpose)
+        self._shares = tuple(shares)
         self._token: contextvars.Token[ModelWork] | None = None
 
     def __enter__(self) -> ModelWork:
         namespace, task_id, purpose = self._named
         outer = _current.get()
         work = ModelWork(outer.namespace if namespace is None else namespace,
-                         outer.task_id if task_id is None else task_id, purpose or outer.purpose)
+                         outer.task_id if task_id is None else task_id, purpose or outer.purpose,
+                         self._shares or outer.shares)
         self._token = _current.set(work)
         return work
 
@@ -69,8 +75,9 @@ class ModelMeter(Protocol):
         """Why this call must not be made (the namespace's budget is used up), or None to make it."""
         ...
 
-    async def record(self, call: ModelCall) -> None:
-        """Keep the call (never raises: accounting must not fail the work it measures)."""
+    async def record(self, calls: Sequence[ModelCall]) -> None:
+        """Keep the calls (one call, or its parts by share) together; never raises: accounting must not fail
+        the work it measures."""
         ...
 
 

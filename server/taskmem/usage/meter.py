@@ -8,11 +8,12 @@ adjudication's evidence), and here, once per refused call: a warning and taskmem
 from __future__ import annotations
 
 import logging
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 
 from taskmem.core.model_usage import Budget, ModelCall, refusal
 from taskmem.metrics import Metrics
 from taskmem.providers.model_meter import ModelWork
+from taskmem.store.access import Transaction
 from taskmem.store.storage import Storage, WriterClosed
 from taskmem.store.usage import model_calls
 
@@ -43,12 +44,19 @@ class StoredMeter:
             self._metrics.model_budget_refusals.labels(purpose).inc()
         return why
 
-    async def record(self, call: ModelCall) -> None:
+    async def record(self, calls: Sequence[ModelCall]) -> None:
+        if not calls:
+            return
         if self._metrics is not None:
-            self._metrics.observe_model_usage(call)
+            for call in calls:
+                self._metrics.observe_model_usage(call)
+
+        def keep(tx: Transaction) -> None:
+            for call in calls:
+                model_calls.record_call(tx, call)
         try:
-            await self._storage.write(lambda tx: model_calls.record_call(tx, call), call.namespace, "model-usage")
+            await self._storage.write(keep, calls[0].namespace, "model-usage")
         except WriterClosed:
-            log.info("model call of %s not recorded: the server is stopping", call.model)
+            log.info("model call of %s not recorded: the server is stopping", calls[0].model)
         except Exception:  # the call's work is done; losing its accounting row must not undo it
-            log.exception("recording a model call of %s failed", call.model)
+            log.exception("recording a model call of %s failed", calls[0].model)

@@ -3,7 +3,9 @@ budget, and sum a task's calls beside the tokens its agents reported on their ac
 
 from __future__ import annotations
 
-from taskmem.core.model_usage import Budget, ModelCall, Purpose, TaskUsage, UsageLine
+from collections.abc import Sequence
+
+from taskmem.core.model_usage import Budget, ModelCall, Purpose, Share, TaskUsage, UsageLine
 from taskmem.store.access import Reader, Transaction
 from taskmem.store.memory.episodes import require_task
 
@@ -22,6 +24,16 @@ def record_call(tx: Transaction, call: ModelCall) -> None:
         tx.execute("INSERT INTO model_usage_totals (namespace, tokens) VALUES (?, ?) ON CONFLICT (namespace)"
                    " DO UPDATE SET tokens = model_usage_totals.tokens + excluded.tokens",
                    (call.namespace, call.tokens))
+
+
+def entry_shares(db: Reader, seqs: Sequence[int]) -> list[Share]:
+    """Whose memory entries these are, each weighed by its summary's length: the embedding backlog's batch
+    embedded in one call is recorded for each namespace and task by these shares."""
+    if not seqs:
+        return []
+    rows = db.fetchall("SELECT namespace, task_id, length(summary) FROM memory_entries"
+                       f" WHERE seq IN ({', '.join('?' * len(seqs))})", list(seqs))
+    return [Share(str(row[0]), str(row[1]), int(row[2])) for row in rows]
 
 
 def namespace_tokens(db: Reader, namespace: str) -> int:
