@@ -104,3 +104,19 @@ def test_a_perfect_judge_on_the_uncertain_decisions_only_ever_helps(bench: Modul
             if bench.judge_decision(pair, thresholds).uncertain and not (
                     pair.expect == "supersede" and pair.said_by != "user"):
                 assert bench.judge_decision(pair, thresholds, oracle=True).outcome.value == pair.expect
+
+
+def test_every_seen_restatement_change_or_contradiction_no_rule_linked_is_put_to_the_judge(
+        bench: ModuleType, embedded: dict[str, list]) -> None:
+    """The pairs of the seen sets that no rule links (inserted on no_match) but whose label says they are about
+    the old item reach the judge (Decision.uncertain) with the old item as the possible rival, and a pair
+    scoring under rival_floor is never asked about."""
+    from taskmem.config import reconciliation_thresholds
+    thresholds = reconciliation_thresholds("all-MiniLM-L6-v2-int8")
+    seen = ("pairs", "fresh", *(f"fresh{n}" for n in range(2, 9)), "blind11")
+    unlinked = [(pair, bench.judge_decision(pair, thresholds)) for name in seen for pair in embedded[name]]
+    unlinked = [(pair, decision) for pair, decision in unlinked if decision.rule == "no_match"]
+    about_the_item = [(pair, decision) for pair, decision in unlinked if pair.expect != "insert"]
+    assert len(about_the_item) >= 20
+    assert all(decision.uncertain and decision.nearest_uid for _, decision in about_the_item)
+    assert not any(decision.uncertain for _, decision in unlinked if decision.score < thresholds.rival_floor)
