@@ -11,8 +11,10 @@ from taskmem.core.claims import Claim
 from taskmem.core.errors import NotFound
 from taskmem.core.events import EventType
 from taskmem.core.plan_inference import ItemOutline
-from taskmem.core.plans import ItemStatus, Plan, PlanItem, StatusSource, carry_over, set_item_status
-from taskmem.core.tasks import ApprovalMode, ErrorSummary, Task, TaskStatus, apply_task_changes, check_etag
+from taskmem.core.plans import ITEM_AWAITING_PERSON, ItemStatus, Plan, PlanItem, StatusSource, carry_over, set_item_status
+from taskmem.core.tasks import (
+    AWAITING_PERSON, ApprovalMode, ErrorSummary, Task, TaskStatus, apply_task_changes, check_etag, set_status_for_person_wait,
+)
 from taskmem.store.page_query import PageQuery
 from taskmem.store.access import Reader, Row, Transaction
 
@@ -175,12 +177,17 @@ def load_task_with_plan(db: Reader, namespace: str, task_id: str, version: int) 
 
 
 def list_tasks(db: Reader, namespace: str, statuses: list[TaskStatus], updated_after: int | None,
-                     after_key: list[Any] | None, limit: int) -> list[Task]:
-    """Most recently updated first; after_key is the (updated_at, id) of the previous page's last task."""
+                     after_key: list[Any] | None, limit: int, awaiting_person: bool = False) -> list[Task]:
+    """Most recently updated first; after_key is the (updated_at, id) of the previous page's last task.
+    awaiting_person: only tasks waiting on a person, themselves or through an item of their current plan."""
     query = (PageQuery("tasks", order=("updated_at DESC", "id DESC"))
              .equals("namespace", namespace).any_of("status", (s.value for s in statuses)))
     if updated_after is not None:
         query.where("updated_at > ?", updated_after)
+    if awaiting_person:
+        query.where("(status IN (?, ?) OR EXISTS (SELECT 1 FROM plan_items i WHERE i.namespace = tasks.namespace"
+                    " AND i.task_id = tasks.id AND i.plan_version = tasks.plan_version AND i.status IN (?, ?)))",
+                    *(s.value for s in sorted(AWAITING_PERSON)), *(s.value for s in sorted(ITEM_AWAITING_PERSON)))
     return [task_from_row(row) for row in query.after(after_key).fetch(db, limit)]
 
 
@@ -252,6 +259,16 @@ def _save_changes(tx: Transaction, task: Task, changes: dict[str, Any]) -> Task:
                       {"from": previous.value, "to": task.status.value})
     if set(changes) - {"status"} or previous is None:
         tx.emit(EventType.TASK_UPDATED, task.id, task)
+    return task
+
+
+def set_task_status_for_person_wait(tx: Transaction, task_id: str, status: TaskStatus) -> Task:
+    """Move the task into or out of INPUT_REQUIRED / AUTH_REQUIRED (store/waits/person_waits), with its event."""
+    task = load_task(tx, tx.namespace, task_id)
+    previous = set_status_for_person_wait(task, status, tx.now)
+    if previous is not None:
+        tx.execute(_SAVE_TASK, (*_task_values(task)[2:], task.namespace, task.id))
+        tx.emit(EventType.TASK_STATUS_CHANGED, task.id, task, {"from": previous.value, "to": task.status.value})
     return task
 
 
