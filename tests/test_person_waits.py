@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import AsyncIterator, Iterator
+from pathlib import Path
 
 import grpc
 import pytest
@@ -18,8 +19,9 @@ from taskmem.v1 import wait_service_pb2 as wpb
 from taskmem.v1.state_service_pb2_grpc import StateServiceStub
 from taskmem.v1.task_service_pb2_grpc import TaskServiceStub
 from taskmem.v1.wait_service_pb2_grpc import WaitServiceStub
+from tests.support.postgres import database_url
 from tests.support.rpc_errors import assert_rpc_error
-from tests.support.server_process import ServerProcess
+from tests.support.server_process import ServerOnDatabase, ServerProcess
 
 T, W = task_pb2, wait_pb2
 INPUT, AUTH = W.EXTERNAL_WAIT_KIND_INPUT, W.EXTERNAL_WAIT_KIND_AUTH
@@ -239,3 +241,24 @@ async def test_waits_on_a_person_and_their_statuses_are_refused_where_they_do_no
     assert_rpc_error(await _error(rpc.ask(task_id, INPUT, "Which region?")), failed,
                      "ERROR_REASON_FAILED_PRECONDITION", "task_id")
     assert (await rpc.waits.ListWaits(wpb.ListWaitsRequest(task_id=task_id))).waits == []
+
+
+async def test_answers_given_at_once_on_two_replicas_return_the_task_whichever_commits_last(tmp_path: Path) -> None:
+    """Two replicas on one PostgreSQL database (whatever --engine says) answer a task's two questions at the
+    same moment, many times over: the task never stays waiting with no question open."""
+    url = database_url(str(tmp_path / "answers"))
+    replicas = [ServerOnDatabase(url) for _ in range(2)]
+    for replica in replicas:
+        replica.start()
+    try:
+        async with grpc.aio.insecure_channel(replicas[0].address) as first, \
+                grpc.aio.insecure_channel(replicas[1].address) as second:
+            one, two = Stubs(first), Stubs(second)
+            for round_ in range(15):
+                task_id = await one.executing_task()
+                asked = [await one.ask(task_id, INPUT, f"question {n} of round {round_}") for n in range(2)]
+                await asyncio.gather(one.answer(asked[0].id, "yes"), two.answer(asked[1].id, "no"))
+                assert await one.status(task_id) == T.TASK_STATUS_EXECUTING, f"round {round_}"
+    finally:
+        for replica in replicas:
+            replica.stop()

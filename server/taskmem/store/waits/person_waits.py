@@ -41,7 +41,7 @@ def _held(tx: Transaction, task_id: str, item_id: str) -> bool:
 
 
 def enter(tx: Transaction, task: Task, wait: Wait, others: list[Wait]) -> None:
-    """Before the wait is stored: fix the status its subject returns to (FAILED_PRECONDITION when the subject
+    """Before the wait is stored (the task's row locked, then `others` read): fix the status its subject returns to (FAILED_PRECONDITION when the subject
     cannot wait) and put the subject in INPUT_REQUIRED or AUTH_REQUIRED. A claim on the item ends: the
     item returns to PENDING when answered, for any agent to claim."""
     target = person_target(wait)
@@ -59,16 +59,16 @@ def enter(tx: Transaction, task: Task, wait: Wait, others: list[Wait]) -> None:
     _save_item(tx, task.id, version, item, item_status_while(kinds))
 
 
-def leave(tx: Transaction, wait: Wait, others: list[Wait]) -> None:
-    """After the wait ended: its subject, if it still waits on a person, moves to the status the remaining
-    waits call for, or back to the one it had before them. A subject moved elsewhere meanwhile (the task
-    paused or cancelled, the item updated or dropped by a replan) stays where it was put."""
+def leave(tx: Transaction, task: Task, wait: Wait, others: list[Wait]) -> None:
+    """After the wait ended (the task's row locked, then `others` read): its subject, if it still waits on a
+    person, moves to the status the remaining waits call for, or back to the one it had before them. A
+    subject moved elsewhere meanwhile (the task paused or cancelled, the item updated or dropped by a
+    replan) stays where it was put."""
     target = person_target(wait)
     assert target is not None
     kinds = kinds_of(others)
     if not target.plan_item_id:
-        task = task_store.find_task(tx, tx.namespace, wait.task_id)
-        if task is not None and task.status in AWAITING_PERSON:
+        if task.status in AWAITING_PERSON:
             status = task_status_while(kinds) if kinds else TaskStatus(target.resume_status)
             task_store.set_task_status_for_person_wait(tx, task.id, status)
         return

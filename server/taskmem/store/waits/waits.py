@@ -117,7 +117,11 @@ def _record_ending(tx: Transaction, wait: Wait) -> None:
     """The outcome in the linked task's thread (a person's answer as their message), and the status of a
     task or item that waited on a person."""
     if person_target(wait) is not None:
-        person_waits.leave(tx, wait, open_person_waits(tx, wait))
+        # The task's row is locked before the other open waits are read: with replicas, an answer to another of
+        # its waits that committed meanwhile is then seen, so whichever ends last moves the task on.
+        task = task_store.find_task(tx, tx.namespace, wait.task_id)
+        if task is not None:
+            person_waits.leave(tx, task, wait, open_person_waits(tx, wait))
     role, content = answer_message(wait) or (Role.SYSTEM, outcome_message(wait))
     _record_on_task(tx, wait, content, role)
 
