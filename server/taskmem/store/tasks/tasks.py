@@ -176,6 +176,12 @@ def load_task_with_plan(db: Reader, namespace: str, task_id: str, version: int) 
     return task, load_plan(db, namespace, task_id, version) if version else None
 
 
+# Spelled out as literals, as the partial indexes of migration 0022 (PostgreSQL 0011) are, so that both
+# planners use them: a bound parameter cannot show that a row satisfies an index's WHERE.
+_TASK_AWAITING = f"status IN ({', '.join(repr(s.value) for s in sorted(AWAITING_PERSON))})"
+_ITEM_AWAITING = f"i.status IN ({', '.join(repr(s.value) for s in sorted(ITEM_AWAITING_PERSON))})"
+
+
 def list_tasks(db: Reader, namespace: str, statuses: list[TaskStatus], updated_after: int | None,
                      after_key: list[Any] | None, limit: int, awaiting_person: bool = False) -> list[Task]:
     """Most recently updated first; after_key is the (updated_at, id) of the previous page's last task.
@@ -185,9 +191,10 @@ def list_tasks(db: Reader, namespace: str, statuses: list[TaskStatus], updated_a
     if updated_after is not None:
         query.where("updated_at > ?", updated_after)
     if awaiting_person:
-        query.where("(status IN (?, ?) OR EXISTS (SELECT 1 FROM plan_items i WHERE i.namespace = tasks.namespace"
-                    " AND i.task_id = tasks.id AND i.plan_version = tasks.plan_version AND i.status IN (?, ?)))",
-                    *(s.value for s in sorted(AWAITING_PERSON)), *(s.value for s in sorted(ITEM_AWAITING_PERSON)))
+        query.where(f"id IN (SELECT id FROM tasks WHERE namespace = ? AND {_TASK_AWAITING}"
+                    f" UNION SELECT i.task_id FROM plan_items i JOIN tasks t ON t.namespace = i.namespace"
+                    f" AND t.id = i.task_id AND t.plan_version = i.plan_version WHERE i.namespace = ? AND {_ITEM_AWAITING})",
+                    namespace, namespace)
     return [task_from_row(row) for row in query.after(after_key).fetch(db, limit)]
 
 
