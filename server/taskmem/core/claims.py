@@ -15,12 +15,10 @@ from taskmem.core.errors import ClaimNotHeld, FailedPrecondition, InvalidArgumen
 from taskmem.core.plans import DONE, ITEM_AWAITING_PERSON, Claim, ItemStatus, PlanItem
 
 DEFAULT_LEASE_US = 30 * 1_000_000
-# Items that will be ready again or are being worked on: an item waiting on a person returns when answered.
-_NOT_YET_DONE = frozenset({ItemStatus.PENDING, ItemStatus.IN_PROGRESS, *ITEM_AWAITING_PERSON})
 MIN_LEASE_US = 1_000_000
 MAX_LEASE_US = 3600 * 1_000_000
-
-
+# Items that will be ready again or are being worked on: an item waiting on a person returns when answered.
+_NOT_YET_DONE = frozenset({ItemStatus.PENDING, ItemStatus.IN_PROGRESS, *ITEM_AWAITING_PERSON})
 
 
 @dataclasses.dataclass

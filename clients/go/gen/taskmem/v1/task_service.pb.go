@@ -1058,7 +1058,8 @@ type ClaimPlanItemResponse struct {
 	Item *PlanItem `protobuf:"bytes,1,opt,name=item,proto3" json:"item,omitempty"`
 	// The lease on it; absent with item.
 	Claim *PlanItemClaim `protobuf:"bytes,2,opt,name=claim,proto3" json:"claim,omitempty"`
-	// Items matching the filter that are PENDING or IN_PROGRESS, besides the
+	// Items matching the filter that are PENDING, IN_PROGRESS, INPUT_REQUIRED or
+	// AUTH_REQUIRED (an answer returns them), besides the
 	// one returned: 0 with no item means the plan (or the filtered part) is
 	// drained, so a worker can stop; more means wait and ask again (they are
 	// held by others, or wait on dependencies — also on FAILED ones, which only
@@ -2996,7 +2997,10 @@ type GetProgressResponse struct {
 	Constraints []*StateItemNote `protobuf:"bytes,13,rep,name=constraints,proto3" json:"constraints,omitempty"`
 	// Open questions, oldest first.
 	OpenQuestions []*StateItemNote `protobuf:"bytes,14,rep,name=open_questions,json=openQuestions,proto3" json:"open_questions,omitempty"`
-	// The task's open waits, oldest first.
+	// The task's open waits, oldest first. A wait on a person (external_kind
+	// INPUT or AUTH) says who must answer what: resolver, question, and
+	// plan_item_id for an item's; `summary` then starts with "Waiting on a
+	// person: alex must answer 'Which region?' (wai_…)."
 	OpenWaits []*OpenWait `protobuf:"bytes,15,rep,name=open_waits,json=openWaits,proto3" json:"open_waits,omitempty"`
 	// PENDING items whose dependencies are all done, listed in `next` or not
 	// (`next` lists the first 10).

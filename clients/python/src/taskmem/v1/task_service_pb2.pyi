@@ -583,7 +583,8 @@ class ClaimPlanItemResponse(_message.Message):
     CLAIM_FIELD_NUMBER: _builtins.int
     REMAINING_COUNT_FIELD_NUMBER: _builtins.int
     remaining_count: _builtins.int
-    """Items matching the filter that are PENDING or IN_PROGRESS, besides the
+    """Items matching the filter that are PENDING, IN_PROGRESS, INPUT_REQUIRED or
+    AUTH_REQUIRED (an answer returns them), besides the
     one returned: 0 with no item means the plan (or the filtered part) is
     drained, so a worker can stop; more means wait and ask again (they are
     held by others, or wait on dependencies — also on FAILED ones, which only
@@ -1620,7 +1621,11 @@ class GetProgressResponse(_message.Message):
 
     @_builtins.property
     def open_waits(self) -> _containers.RepeatedCompositeFieldContainer[_state_pb2.OpenWait]:
-        """The task's open waits, oldest first."""
+        """The task's open waits, oldest first. A wait on a person (external_kind
+        INPUT or AUTH) says who must answer what: resolver, question, and
+        plan_item_id for an item's; `summary` then starts with "Waiting on a
+        person: alex must answer 'Which region?' (wai_…)."
+        """
 
     @_builtins.property
     def open_conflicts(self) -> _containers.RepeatedCompositeFieldContainer[_state_pb2.StateConflict]:

@@ -624,7 +624,8 @@ export type ClaimPlanItemResponse = Message<"taskmem.v1.ClaimPlanItemResponse"> 
   claim?: PlanItemClaim | undefined;
 
   /**
-   * Items matching the filter that are PENDING or IN_PROGRESS, besides the
+   * Items matching the filter that are PENDING, IN_PROGRESS, INPUT_REQUIRED or
+   * AUTH_REQUIRED (an answer returns them), besides the
    * one returned: 0 with no item means the plan (or the filtered part) is
    * drained, so a worker can stop; more means wait and ask again (they are
    * held by others, or wait on dependencies — also on FAILED ones, which only
@@ -1771,7 +1772,10 @@ export type GetProgressResponse = Message<"taskmem.v1.GetProgressResponse"> & {
   openQuestions: StateItemNote[];
 
   /**
-   * The task's open waits, oldest first.
+   * The task's open waits, oldest first. A wait on a person (external_kind
+   * INPUT or AUTH) says who must answer what: resolver, question, and
+   * plan_item_id for an item's; `summary` then starts with "Waiting on a
+   * person: alex must answer 'Which region?' (wai_…)."
    *
    * @generated from field: repeated taskmem.v1.OpenWait open_waits = 15;
    */
