@@ -34,6 +34,11 @@ def build_parser() -> argparse.ArgumentParser:
     show.add_argument("task_id", metavar="ID")
     show.add_argument("--json", action="store_true", help="print {task, plan, progress} as proto JSON")
     add_connection_arguments(show)
+    usage = tasks.add_parser("usage", help="a task's model cost: the server's model calls by model and purpose,"
+                                           " and the tokens its agents reported")
+    usage.add_argument("task_id", metavar="ID")
+    usage.add_argument("--json", action="store_true", help="print GetTaskUsageResponse as proto JSON")
+    add_connection_arguments(usage)
 
     events = commands.add_parser("events", help="read the event log").add_subparsers(dest="events_command",
                                                                                     required=True)
@@ -189,6 +194,8 @@ def run_client(args: argparse.Namespace) -> int:
                                        awaiting_person=args.awaiting_person)
             elif args.command == "tasks" and args.tasks_command == "show":
                 await tasks.show_task(client, out, args.task_id, as_json=args.json)
+            elif args.command == "tasks" and args.tasks_command == "usage":
+                await tasks.show_usage(client, out, args.task_id, as_json=args.json)
             elif args.command == "events" and follow:
                 await events.follow_events(client, out, task_ids=args.task_ids, types=_flatten(args.types),
                                            after_cursor=args.after)

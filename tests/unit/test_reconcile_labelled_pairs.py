@@ -35,6 +35,7 @@ MEASURED: dict[str, tuple[int, int, int, int, int]] = {
     "blind11": (10, 19, 18, 16, 1),
     "blind12": (11, 19, 14, 17, 4),
     "blind13": (9, 20, 12, 19, 1),
+    "blind14": (8, 13, 10, 11, 1),  # written after the redesign landed, scored once on it
 }
 
 
@@ -58,12 +59,12 @@ def embedded(bench: ModuleType) -> dict[str, list]:
     assert model == "all-MiniLM-L6-v2-int8"
     files = {"pairs": bench.PAIRS_FILE, "fresh": bench.FRESH_PAIRS_FILE,
              **{f"fresh{n}": getattr(bench, f"FRESH{n}_PAIRS_FILE") for n in range(2, 11)},
-             **{f"blind{n}": getattr(bench, f"BLIND{n}_PAIRS_FILE") for n in range(11, 14)}}
+             **{f"blind{n}": getattr(bench, f"BLIND{n}_PAIRS_FILE") for n in range(11, 15)}}
     return {name: bench.embed_pairs(bench.load_pairs(path), embed) for name, path in files.items()}
 
 
 def test_the_blind_sets_have_twenty_pairs_per_outcome_and_say_who_spoke(bench: ModuleType) -> None:
-    for n in range(11, 14):
+    for n in range(11, 15):
         pairs = bench.load_pairs(getattr(bench, f"BLIND{n}_PAIRS_FILE"))
         assert all(len([p for p in pairs if p.expect == o]) == 20 for o in bench.OUTCOMES)
         assert all(p.said_by == "user" and p.message for p in pairs if p.expect == "supersede")

@@ -67,7 +67,8 @@ class MemoryService(memory_service_pb2_grpc.MemoryServiceServicer):
                              context: grpc.aio.ServicerContext) -> pb.SearchMemoriesResponse:
         s = memory_requests.search(request)
         wait = memory_requests.embedding_wait(request, context.time_remaining())
-        found = await self._archive.search(current_scope().namespace, s.query, s.mode, s.filter, s.limit, wait)
+        found = await self._archive.search(current_scope().namespace, s.query, s.mode, s.filter, s.limit, wait,
+                                           s.recency)
         return pb.SearchMemoriesResponse(
             hits=[mconvert.search_hit(hit, entry, hit.seq in found.unembedded_hits) for hit, entry in found.hits],
             mode=mconvert.search_mode(found.mode), unembedded_count=found.unembedded_count)

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import collections
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from typing import Any
 
 import grpc
@@ -30,6 +30,7 @@ from taskmem.store.tasks import plan_claims as claim_store
 from taskmem.store.tasks import plan_progress
 from taskmem.store.state.view_reads import task_progress
 from taskmem.store.tasks import tasks as task_store
+from taskmem.store.usage import model_calls
 from taskmem.store.webhooks import webhooks as webhook_store
 from taskmem.store.storage import Storage
 from taskmem.store.access import Transaction
@@ -134,8 +135,9 @@ def _event_filter(scope: CallScope, task_ids: Any, types: Any) -> EventFilter:
 
 
 class TaskService(task_service_pb2_grpc.TaskServiceServicer):
-    def __init__(self, storage: Storage) -> None:
+    def __init__(self, storage: Storage, budget_tokens: Callable[[str], int | None] = lambda namespace: None) -> None:
         self._storage = storage
+        self._budget_tokens = budget_tokens  # a namespace's model token budget (None: it has none)
         self._event_replies = _EventReplies()
 
     # --- tasks -------------------------------------------------------------------------------
@@ -479,6 +481,13 @@ class TaskService(task_service_pb2_grpc.TaskServiceServicer):
         task_id = validate.identifier("task_id", request.task_id)
         count = validate.non_negative("recent_message_count", request.recent_message_count, 50) or 5
         return task_convert.progress(await self._storage.read(task_progress, scope.namespace, task_id, count))
+
+    async def GetTaskUsage(self, request: pb.GetTaskUsageRequest,
+                           context: grpc.aio.ServicerContext) -> pb.GetTaskUsageResponse:
+        namespace = current_scope().namespace
+        task_id = validate.identifier("task_id", request.task_id)
+        usage = await self._storage.read(model_calls.task_usage, namespace, task_id, self._budget_tokens(namespace))
+        return task_convert.task_usage(usage)
 
 
     # --- webhooks ----------------------------------------------------------------------------

@@ -13,14 +13,21 @@ import numpy as np
 import yaml
 
 from taskmem.config import ConfigError
-from taskmem.core.errors import EmbeddingUnavailable, ModelTimeout, ModelUnavailable, NotConfigured
+from taskmem.core.errors import EmbeddingUnavailable, ModelTimeout, ModelUnavailable, NotConfigured, ResourceExhausted
 from taskmem.core.events import EventType
+from taskmem.core.ids import now_us
 from taskmem.core.memory import MemoryEntry, MemoryFilter, NewMemoryEntry
 from taskmem.core.memory_extraction import (
     Dropped, NoArrayFound, PromptTemplate, ToolCall, check_candidates, parse_candidates, render_prompt,
 )
+from taskmem.core.memory_recency import RecencyWeights, rerank_by_recency
+from taskmem.core.memory_recency import rerank_pool
 from taskmem.core.memory_search import FullTextQuery, Hit, SearchMode, full_text_query
-from taskmem.providers.chat import ChatModel, ChatModelNotConfigured, ChatModelTimeout, ChatModelUnavailable
+from taskmem.core.model_usage import Purpose
+from taskmem.providers.chat import (
+    ChatModel, ChatModelBudgetExhausted, ChatModelNotConfigured, ChatModelTimeout, ChatModelUnavailable,
+)
+from taskmem.providers.model_meter import model_work
 from taskmem.providers.embeddings import Embedder, EmbeddingError
 from taskmem.memory.embedding_backlog import EmbeddingBacklog
 from taskmem.store.memory import (
@@ -114,9 +121,10 @@ class MemoryArchive:
             raise EmbeddingUnavailable(str(error)) from error
 
     async def search(self, namespace: str, query: str, mode: SearchMode, f: MemoryFilter, limit: int,
-                     wait_seconds: float = 0.0) -> SearchResult:
+                     wait_seconds: float = 0.0, recency: RecencyWeights | None = None) -> SearchResult:
         """The hits of the mode that runs, best first, each with its entry. wait_seconds > 0: first wait (that
-        long at most) until every entry acknowledged before the call is embedded."""
+        long at most) until every entry acknowledged before the call is embedded. recency: re-rank more
+        candidates by recency and importance beside relevance (core/memory_recency.py)."""
         if mode is SearchMode.SEMANTIC and self.embedder is None:
             raise NotConfigured("embedding_backend", "semantic search needs embeddings (embedding_backend is none)")
         if mode is SearchMode.HYBRID and self.embedder is None:
@@ -126,10 +134,14 @@ class MemoryArchive:
             await self.backlog.wait_embedded(through, wait_seconds)
         vector = None
         if mode is not SearchMode.FULLTEXT:
-            embedded = await self.embed([query])
+            with model_work(namespace, ""):
+                embedded = await self.embed([query])
             assert embedded is not None
             vector = embedded[0]
-        return await self.ranked(namespace, full_text_query(query), vector, mode, f, limit)
+        if recency is None:
+            return await self.ranked(namespace, full_text_query(query), vector, mode, f, limit)
+        found = await self.ranked(namespace, full_text_query(query), vector, mode, f, rerank_pool(limit))
+        return dataclasses.replace(found, hits=rerank_by_recency(found.hits, recency, now_us(), limit))
 
     async def ranked(self, namespace: str, query: FullTextQuery, vector: np.ndarray | None, mode: SearchMode,
                      f: MemoryFilter, limit: int) -> SearchResult:
@@ -152,7 +164,10 @@ class MemoryArchive:
         await self.storage.read(require_task, namespace, task_id)  # NOT_FOUND before any model call
         system, user = render_prompt(self.prompt, subtask_id, calls, model_output)
         try:
-            reply = await self.chat.complete(system, user)
+            with model_work(namespace, task_id, Purpose.MEMORY_EXTRACTION):
+                reply = await self.chat.complete(system, user)
+        except ChatModelBudgetExhausted as error:  # nothing to store without the model: say why, never retry
+            raise ResourceExhausted("model_token_budgets", str(error)) from error
         except ChatModelTimeout as error:
             raise ModelTimeout(str(error)) from error
         except ChatModelUnavailable as error:

@@ -349,6 +349,10 @@ const (
 	ExtractionSkipReason_EXTRACTION_SKIP_REASON_NO_NEW_MESSAGES ExtractionSkipReason = 1
 	// The new messages hold no user message; the watermark moved past them.
 	ExtractionSkipReason_EXTRACTION_SKIP_REASON_NO_USER_MESSAGE ExtractionSkipReason = 2
+	// The namespace's model budget is used up (model_token_budgets): the model
+	// was not asked and the watermark stayed, so the messages are read again
+	// once the budget allows.
+	ExtractionSkipReason_EXTRACTION_SKIP_REASON_MODEL_BUDGET_EXHAUSTED ExtractionSkipReason = 3
 )
 
 // Enum value maps for ExtractionSkipReason.
@@ -357,11 +361,13 @@ var (
 		0: "EXTRACTION_SKIP_REASON_UNSPECIFIED",
 		1: "EXTRACTION_SKIP_REASON_NO_NEW_MESSAGES",
 		2: "EXTRACTION_SKIP_REASON_NO_USER_MESSAGE",
+		3: "EXTRACTION_SKIP_REASON_MODEL_BUDGET_EXHAUSTED",
 	}
 	ExtractionSkipReason_value = map[string]int32{
-		"EXTRACTION_SKIP_REASON_UNSPECIFIED":     0,
-		"EXTRACTION_SKIP_REASON_NO_NEW_MESSAGES": 1,
-		"EXTRACTION_SKIP_REASON_NO_USER_MESSAGE": 2,
+		"EXTRACTION_SKIP_REASON_UNSPECIFIED":            0,
+		"EXTRACTION_SKIP_REASON_NO_NEW_MESSAGES":        1,
+		"EXTRACTION_SKIP_REASON_NO_USER_MESSAGE":        2,
+		"EXTRACTION_SKIP_REASON_MODEL_BUDGET_EXHAUSTED": 3,
 	}
 )
 
@@ -2297,11 +2303,12 @@ const file_taskmem_v1_state_proto_rawDesc = "" +
 	"\x18RECONCILE_OUTCOME_MERGED\x10\x02\x12 \n" +
 	"\x1cRECONCILE_OUTCOME_SUPERSEDED\x10\x03\x12 \n" +
 	"\x1cRECONCILE_OUTCOME_CONFLICTED\x10\x04\x12\x1d\n" +
-	"\x19RECONCILE_OUTCOME_DROPPED\x10\x05*\x96\x01\n" +
+	"\x19RECONCILE_OUTCOME_DROPPED\x10\x05*\xc9\x01\n" +
 	"\x14ExtractionSkipReason\x12&\n" +
 	"\"EXTRACTION_SKIP_REASON_UNSPECIFIED\x10\x00\x12*\n" +
 	"&EXTRACTION_SKIP_REASON_NO_NEW_MESSAGES\x10\x01\x12*\n" +
-	"&EXTRACTION_SKIP_REASON_NO_USER_MESSAGE\x10\x02*\\\n" +
+	"&EXTRACTION_SKIP_REASON_NO_USER_MESSAGE\x10\x02\x121\n" +
+	"-EXTRACTION_SKIP_REASON_MODEL_BUDGET_EXHAUSTED\x10\x03*\\\n" +
 	"\vContextMode\x12\x1c\n" +
 	"\x18CONTEXT_MODE_UNSPECIFIED\x10\x00\x12\x15\n" +
 	"\x11CONTEXT_MODE_FULL\x10\x01\x12\x18\n" +

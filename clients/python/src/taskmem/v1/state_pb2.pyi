@@ -208,6 +208,11 @@ class _ExtractionSkipReasonEnumTypeWrapper(_enum_type_wrapper._EnumTypeWrapper[_
     """No message newer than the thread's watermark."""
     EXTRACTION_SKIP_REASON_NO_USER_MESSAGE: _ExtractionSkipReason.ValueType  # 2
     """The new messages hold no user message; the watermark moved past them."""
+    EXTRACTION_SKIP_REASON_MODEL_BUDGET_EXHAUSTED: _ExtractionSkipReason.ValueType  # 3
+    """The namespace's model budget is used up (model_token_budgets): the model
+    was not asked and the watermark stayed, so the messages are read again
+    once the budget allows.
+    """
 
 class ExtractionSkipReason(_ExtractionSkipReason, metaclass=_ExtractionSkipReasonEnumTypeWrapper):
     """ExtractionSkipReason says why ExtractState did not call the model."""
@@ -218,6 +223,11 @@ EXTRACTION_SKIP_REASON_NO_NEW_MESSAGES: ExtractionSkipReason.ValueType  # 1
 """No message newer than the thread's watermark."""
 EXTRACTION_SKIP_REASON_NO_USER_MESSAGE: ExtractionSkipReason.ValueType  # 2
 """The new messages hold no user message; the watermark moved past them."""
+EXTRACTION_SKIP_REASON_MODEL_BUDGET_EXHAUSTED: ExtractionSkipReason.ValueType  # 3
+"""The namespace's model budget is used up (model_token_budgets): the model
+was not asked and the watermark stayed, so the messages are read again
+once the budget allows.
+"""
 Global___ExtractionSkipReason: _TypeAlias = ExtractionSkipReason  # noqa: Y015
 
 class _ContextMode:

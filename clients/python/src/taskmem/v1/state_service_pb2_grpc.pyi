@@ -108,6 +108,8 @@ class StateServiceStub:
     read again. Emits STATE_EXTRACTION_COMPLETED with the report. No new
     messages: no model call (skipped_reason NO_NEW_MESSAGES). No user message
     among them: no model call, the watermark moves on (NO_USER_MESSAGE).
+    The namespace's model budget used up (model_token_budgets): no model
+    call, the watermark stays (MODEL_BUDGET_EXHAUSTED).
     Errors: FAILED_PRECONDITION (ERROR_REASON_NOT_CONFIGURED, metadata
     "setting") with no model configured; UNAVAILABLE (ERROR_REASON_MODEL_UNAVAILABLE)
     when the model cannot be reached after retries; DEADLINE_EXCEEDED
@@ -260,6 +262,8 @@ class StateServiceAsyncStub(StateServiceStub):
     read again. Emits STATE_EXTRACTION_COMPLETED with the report. No new
     messages: no model call (skipped_reason NO_NEW_MESSAGES). No user message
     among them: no model call, the watermark moves on (NO_USER_MESSAGE).
+    The namespace's model budget used up (model_token_budgets): no model
+    call, the watermark stays (MODEL_BUDGET_EXHAUSTED).
     Errors: FAILED_PRECONDITION (ERROR_REASON_NOT_CONFIGURED, metadata
     "setting") with no model configured; UNAVAILABLE (ERROR_REASON_MODEL_UNAVAILABLE)
     when the model cannot be reached after retries; DEADLINE_EXCEEDED
@@ -433,6 +437,8 @@ class StateServiceServicer(metaclass=_abc_1.ABCMeta):
         read again. Emits STATE_EXTRACTION_COMPLETED with the report. No new
         messages: no model call (skipped_reason NO_NEW_MESSAGES). No user message
         among them: no model call, the watermark moves on (NO_USER_MESSAGE).
+        The namespace's model budget used up (model_token_budgets): no model
+        call, the watermark stays (MODEL_BUDGET_EXHAUSTED).
         Errors: FAILED_PRECONDITION (ERROR_REASON_NOT_CONFIGURED, metadata
         "setting") with no model configured; UNAVAILABLE (ERROR_REASON_MODEL_UNAVAILABLE)
         when the model cannot be reached after retries; DEADLINE_EXCEEDED

@@ -228,6 +228,17 @@ class TaskServiceStub:
     A bad overlap (negative, or longer than 7 days) is INVALID_ARGUMENT
     naming "overlap". With a request_id, a retry returns the same secret.
     """
+    GetTaskUsage: _grpc.UnaryUnaryMultiCallable[_task_service_pb2.GetTaskUsageRequest, _task_service_pb2.GetTaskUsageResponse]
+    """Returns what a task's model work cost, in one call: every model call the
+    server made for it (state and memory extraction, running summaries,
+    reconciliation adjudication, QueryTask answers, embeddings through an
+    endpoint), summed by model and purpose with the tokens from each
+    endpoint's `usage`, beside the tokens its agents reported on their
+    actions (RecordAction/CompleteAction tokens_in and tokens_out), and the
+    namespace's model budget when one is configured (model_token_budgets).
+    A task with no model calls and no actions answers zeros.
+    Errors: NOT_FOUND for an unknown task.
+    """
 
 @_typing.type_check_only
 class TaskServiceAsyncStub(TaskServiceStub):
@@ -428,6 +439,17 @@ class TaskServiceAsyncStub(TaskServiceStub):
     secrets at each attempt, so retries and other replicas follow at once.
     A bad overlap (negative, or longer than 7 days) is INVALID_ARGUMENT
     naming "overlap". With a request_id, a retry returns the same secret.
+    """
+    GetTaskUsage: _aio.UnaryUnaryMultiCallable[_task_service_pb2.GetTaskUsageRequest, _task_service_pb2.GetTaskUsageResponse]  # type: ignore[assignment]
+    """Returns what a task's model work cost, in one call: every model call the
+    server made for it (state and memory extraction, running summaries,
+    reconciliation adjudication, QueryTask answers, embeddings through an
+    endpoint), summed by model and purpose with the tokens from each
+    endpoint's `usage`, beside the tokens its agents reported on their
+    actions (RecordAction/CompleteAction tokens_in and tokens_out), and the
+    namespace's model budget when one is configured (model_token_budgets).
+    A task with no model calls and no actions answers zeros.
+    Errors: NOT_FOUND for an unknown task.
     """
 
 class TaskServiceServicer(metaclass=_abc_1.ABCMeta):
@@ -776,6 +798,23 @@ class TaskServiceServicer(metaclass=_abc_1.ABCMeta):
         secrets at each attempt, so retries and other replicas follow at once.
         A bad overlap (negative, or longer than 7 days) is INVALID_ARGUMENT
         naming "overlap". With a request_id, a retry returns the same secret.
+        """
+
+    @_abc_1.abstractmethod
+    def GetTaskUsage(
+        self,
+        request: _task_service_pb2.GetTaskUsageRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_task_service_pb2.GetTaskUsageResponse, _abc.Awaitable[_task_service_pb2.GetTaskUsageResponse]]:
+        """Returns what a task's model work cost, in one call: every model call the
+        server made for it (state and memory extraction, running summaries,
+        reconciliation adjudication, QueryTask answers, embeddings through an
+        endpoint), summed by model and purpose with the tokens from each
+        endpoint's `usage`, beside the tokens its agents reported on their
+        actions (RecordAction/CompleteAction tokens_in and tokens_out), and the
+        namespace's model budget when one is configured (model_token_budgets).
+        A task with no model calls and no actions answers zeros.
+        Errors: NOT_FOUND for an unknown task.
         """
 
 def add_TaskServiceServicer_to_server(servicer: TaskServiceServicer, server: _typing.Union[_grpc.Server, _aio.Server]) -> None: ...

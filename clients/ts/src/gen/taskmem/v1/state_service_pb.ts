@@ -1005,7 +1005,8 @@ export type QueryTaskResponse = Message<"taskmem.v1.QueryTaskResponse"> & {
   fromModel: boolean;
 
   /**
-   * Set when no model answered, for example "no model is configured: set chat_base_url".
+   * Set when no model answered, for example "no model is configured: set
+   * llm_base_url and llm_model", or the namespace's model budget is used up.
    *
    * @generated from field: string note = 3;
    */
@@ -1155,6 +1156,8 @@ export const StateService: GenService<{
    * read again. Emits STATE_EXTRACTION_COMPLETED with the report. No new
    * messages: no model call (skipped_reason NO_NEW_MESSAGES). No user message
    * among them: no model call, the watermark moves on (NO_USER_MESSAGE).
+   * The namespace's model budget used up (model_token_budgets): no model
+   * call, the watermark stays (MODEL_BUDGET_EXHAUSTED).
    * Errors: FAILED_PRECONDITION (ERROR_REASON_NOT_CONFIGURED, metadata
    * "setting") with no model configured; UNAVAILABLE (ERROR_REASON_MODEL_UNAVAILABLE)
    * when the model cannot be reached after retries; DEADLINE_EXCEEDED
