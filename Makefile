@@ -100,6 +100,8 @@ POSTGRES_E2E := tests/test_task_service.py tests/test_memory_service.py tests/te
 	tests/test_waits.py tests/test_migrate.py
 # Claims of plan items on one PostgreSQL server (their 3-replica test runs on PostgreSQL in the first pass).
 POSTGRES_E2E += tests/test_plan_claims.py
+# Waits on a person: task and plan-item statuses, ListTasks' filter, GetProgress and the YAML.
+POSTGRES_E2E += tests/test_person_waits.py
 # taskmem reembed --database postgresql://… (the replica tests of claims and caches run on PostgreSQL in the first pass).
 POSTGRES_E2E += tests/test_reembed.py
 

@@ -204,8 +204,13 @@ def conflict(c: OpenConflict[Note]) -> state_pb2.StateConflict:
 
 
 def open_wait(w: WaitNote) -> state_pb2.OpenWait:
-    return state_pb2.OpenWait(wait_id=w.id, kind=w.kind, criteria=w.criteria, start_time=timestamp(w.since),
-                              timeout=duration(w.timeout_us))
+    converted = state_pb2.OpenWait(wait_id=w.id, kind=w.kind, criteria=w.criteria, start_time=timestamp(w.since),
+                                   timeout=duration(w.timeout_us))
+    if w.person is not None:
+        converted.external_kind = w.person.kind.value  # type: ignore[assignment]
+        converted.resolver, converted.question, converted.plan_item_id = (
+            w.person.resolver, w.person.question, w.person.plan_item_id)
+    return converted
 
 
 def _time_json(us: int | None) -> str | None:

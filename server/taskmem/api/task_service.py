@@ -18,7 +18,7 @@ from taskmem.core.errors import InvalidArgument, NotFound, OutOfRange
 from taskmem.core.events import Event, EventFilter, EventType
 from taskmem.core.ids import is_id_of, new_id
 from taskmem.core.messages import ContextSnapshot, Kind, Message, Role
-from taskmem.core.plans import SUMMARY_MAX, ItemStatus, PlanItem, validate_plan
+from taskmem.core.plans import ITEM_AWAITING_PERSON, SUMMARY_MAX, ItemStatus, PlanItem, validate_plan
 from taskmem.core.tasks import (
     SERVER_METADATA_KEYS, UPDATABLE_FIELDS, ApprovalMode, ErrorSummary, MetadataChange, Task, TaskStatus,
     client_metadata,
@@ -185,10 +185,11 @@ class TaskService(task_service_pb2_grpc.TaskServiceServicer):
         wanted = validate.enum_filter("statuses", request.statuses, task_pb2.TaskStatus, TaskStatus)
         updated_after = validate.timestamp_us("updated_after", request.updated_after,
                                               request.HasField("updated_after"))
-        page, token = await list_page(
-            request, [sorted(wanted), updated_after], SortKey((int, str), lambda t: [t.updated_at, t.id]),
+        awaiting = request.awaiting_person
+        page, token = await list_page(  # the filter without awaiting_person binds tokens as before it existed
+            request, [sorted(wanted), updated_after, *([awaiting] if awaiting else [])], SortKey((int, str), lambda t: [t.updated_at, t.id]),
             lambda after, limit: self._storage.read(task_store.list_tasks, scope.namespace, wanted, updated_after,
-                                                    after, limit))
+                                                    after, limit, awaiting))
         return pb.ListTasksResponse(tasks=[task_convert.task(t) for t in page], next_page_token=token)
 
     async def UpdateTask(self, request: pb.UpdateTaskRequest, context: grpc.aio.ServicerContext) -> pb.UpdateTaskResponse:
@@ -228,6 +229,9 @@ class TaskService(task_service_pb2_grpc.TaskServiceServicer):
         task_id = validate.identifier("task_id", request.task_id)
         item_id = validate.identifier("item_id", request.item_id)
         status = validate.enum("status", request.status, task_pb2.PlanItemStatus, ItemStatus)
+        if status in ITEM_AWAITING_PERSON:
+            raise InvalidArgument("status", f"{status.name} is entered only by a wait on a person"
+                                            " (WaitService.CreateWait, target.external.plan_item_id)")
         summary = validate.text("summary", request.summary, SUMMARY_MAX) if request.HasField("summary") else None
         issue = validate.text("active_issue", request.active_issue, NARRATIVE_MAX) \
             if request.HasField("active_issue") else None

@@ -30,18 +30,22 @@ ITEM_MARKS = {
     task_pb2.PLAN_ITEM_STATUS_FAILED: "[!]",
     task_pb2.PLAN_ITEM_STATUS_SKIPPED: "[-]",
     task_pb2.PLAN_ITEM_STATUS_BLOCKED: "[#]",
+    task_pb2.PLAN_ITEM_STATUS_INPUT_REQUIRED: "[Q]",  # a question to a person is open
+    task_pb2.PLAN_ITEM_STATUS_AUTH_REQUIRED: "[A]",  # an authorisation by a person is awaited
 }
 
 
 async def list_tasks(client: TaskClient, out: TextIO, *, statuses: Sequence[task_pb2.TaskStatus.ValueType],
-                     limit: int | None) -> None:
-    """A table of tasks, most recently updated first, following next_page_token until the end or the limit."""
+                     limit: int | None, awaiting_person: bool = False) -> None:
+    """A table of tasks, most recently updated first, following next_page_token until the end or the limit;
+    awaiting_person: only those waiting on a person."""
     rows: list[list[str]] = []
     page_token = ""
     while limit is None or len(rows) < limit:
         page_size = MAX_PAGE_SIZE if limit is None else min(limit - len(rows), MAX_PAGE_SIZE)
         page = await client.stub.ListTasks(
-            pb.ListTasksRequest(statuses=statuses, page_size=page_size, page_token=page_token), **client.unary)
+            pb.ListTasksRequest(statuses=statuses, page_size=page_size, page_token=page_token,
+                                awaiting_person=awaiting_person), **client.unary)
         rows.extend([task.id, task_status_name(task.status), display_time(task.update_time),
                      one_line(task.name, NAME_WIDTH)] for task in page.tasks)
         page_token = page.next_page_token

@@ -37,6 +37,8 @@ const (
 //	EXECUTING     PLANNING, SYNTHESIZING, COMPLETED, PAUSED, FAILED, CANCELLED
 //	SYNTHESIZING  COMPLETED, PAUSED, FAILED, CANCELLED
 //	PAUSED        PENDING, PLANNING, EXECUTING, SYNTHESIZING, FAILED, CANCELLED, ARCHIVED
+//	INPUT_REQUIRED PAUSED, FAILED, CANCELLED
+//	AUTH_REQUIRED PAUSED, FAILED, CANCELLED
 //	COMPLETED     ARCHIVED
 //	FAILED        ARCHIVED
 //	CANCELLED     ARCHIVED
@@ -45,6 +47,14 @@ const (
 // EXECUTING → PLANNING is replanning; PENDING → EXECUTING and
 // EXECUTING → COMPLETED skip the optional phases. Any other change is rejected
 // with FAILED_PRECONDITION (ERROR_REASON_ILLEGAL_TRANSITION).
+//
+// INPUT_REQUIRED and AUTH_REQUIRED are never set with UpdateTask: a task in
+// PENDING, PLANNING, EXECUTING or SYNTHESIZING enters one when
+// WaitService.CreateWait opens an external wait on it whose kind is
+// EXTERNAL_WAIT_KIND_INPUT or EXTERNAL_WAIT_KIND_AUTH (AUTH_REQUIRED while any
+// such auth wait is open, else INPUT_REQUIRED), and returns to the status it
+// had when the last of those waits ends (resolved, failed, cancelled or timed
+// out). A task paused, failed or cancelled meanwhile stays where it was put.
 type TaskStatus int32
 
 const (
@@ -68,33 +78,44 @@ const (
 	TaskStatus_TASK_STATUS_PAUSED TaskStatus = 8
 	// Kept for the record, read-only. Stamps archive_time.
 	TaskStatus_TASK_STATUS_ARCHIVED TaskStatus = 9
+	// Waiting on a person's answer: an open external wait of kind
+	// EXTERNAL_WAIT_KIND_INPUT on the task (A2A's INPUT_REQUIRED). The question
+	// and who must answer it are in GetProgress.open_waits; ResolveWait answers.
+	TaskStatus_TASK_STATUS_INPUT_REQUIRED TaskStatus = 10
+	// Waiting on a person to authorise something: an open external wait of kind
+	// EXTERNAL_WAIT_KIND_AUTH on the task (A2A's AUTH_REQUIRED).
+	TaskStatus_TASK_STATUS_AUTH_REQUIRED TaskStatus = 11
 )
 
 // Enum value maps for TaskStatus.
 var (
 	TaskStatus_name = map[int32]string{
-		0: "TASK_STATUS_UNSPECIFIED",
-		1: "TASK_STATUS_PENDING",
-		2: "TASK_STATUS_PLANNING",
-		3: "TASK_STATUS_EXECUTING",
-		4: "TASK_STATUS_SYNTHESIZING",
-		5: "TASK_STATUS_COMPLETED",
-		6: "TASK_STATUS_FAILED",
-		7: "TASK_STATUS_CANCELLED",
-		8: "TASK_STATUS_PAUSED",
-		9: "TASK_STATUS_ARCHIVED",
+		0:  "TASK_STATUS_UNSPECIFIED",
+		1:  "TASK_STATUS_PENDING",
+		2:  "TASK_STATUS_PLANNING",
+		3:  "TASK_STATUS_EXECUTING",
+		4:  "TASK_STATUS_SYNTHESIZING",
+		5:  "TASK_STATUS_COMPLETED",
+		6:  "TASK_STATUS_FAILED",
+		7:  "TASK_STATUS_CANCELLED",
+		8:  "TASK_STATUS_PAUSED",
+		9:  "TASK_STATUS_ARCHIVED",
+		10: "TASK_STATUS_INPUT_REQUIRED",
+		11: "TASK_STATUS_AUTH_REQUIRED",
 	}
 	TaskStatus_value = map[string]int32{
-		"TASK_STATUS_UNSPECIFIED":  0,
-		"TASK_STATUS_PENDING":      1,
-		"TASK_STATUS_PLANNING":     2,
-		"TASK_STATUS_EXECUTING":    3,
-		"TASK_STATUS_SYNTHESIZING": 4,
-		"TASK_STATUS_COMPLETED":    5,
-		"TASK_STATUS_FAILED":       6,
-		"TASK_STATUS_CANCELLED":    7,
-		"TASK_STATUS_PAUSED":       8,
-		"TASK_STATUS_ARCHIVED":     9,
+		"TASK_STATUS_UNSPECIFIED":    0,
+		"TASK_STATUS_PENDING":        1,
+		"TASK_STATUS_PLANNING":       2,
+		"TASK_STATUS_EXECUTING":      3,
+		"TASK_STATUS_SYNTHESIZING":   4,
+		"TASK_STATUS_COMPLETED":      5,
+		"TASK_STATUS_FAILED":         6,
+		"TASK_STATUS_CANCELLED":      7,
+		"TASK_STATUS_PAUSED":         8,
+		"TASK_STATUS_ARCHIVED":       9,
+		"TASK_STATUS_INPUT_REQUIRED": 10,
+		"TASK_STATUS_AUTH_REQUIRED":  11,
 	}
 )
 
@@ -201,6 +222,16 @@ const (
 	PlanItemStatus_PLAN_ITEM_STATUS_SKIPPED PlanItemStatus = 5
 	// Cannot go on until something outside changes (see active_issue).
 	PlanItemStatus_PLAN_ITEM_STATUS_BLOCKED PlanItemStatus = 6
+	// Waiting on a person's answer: an open external wait of kind
+	// EXTERNAL_WAIT_KIND_INPUT names the item (ExternalTarget.plan_item_id).
+	// Set only by CreateWait, never by UpdatePlanItem; when the last such wait
+	// ends the item returns to the status it had (PENDING when it was held
+	// under a claim then, so that any agent can claim it again). Not ready for
+	// ClaimPlanItem, and not done for the items that depend on it.
+	PlanItemStatus_PLAN_ITEM_STATUS_INPUT_REQUIRED PlanItemStatus = 7
+	// Waiting on a person to authorise something: as INPUT_REQUIRED, for a wait
+	// of kind EXTERNAL_WAIT_KIND_AUTH.
+	PlanItemStatus_PLAN_ITEM_STATUS_AUTH_REQUIRED PlanItemStatus = 8
 )
 
 // Enum value maps for PlanItemStatus.
@@ -213,15 +244,19 @@ var (
 		4: "PLAN_ITEM_STATUS_FAILED",
 		5: "PLAN_ITEM_STATUS_SKIPPED",
 		6: "PLAN_ITEM_STATUS_BLOCKED",
+		7: "PLAN_ITEM_STATUS_INPUT_REQUIRED",
+		8: "PLAN_ITEM_STATUS_AUTH_REQUIRED",
 	}
 	PlanItemStatus_value = map[string]int32{
-		"PLAN_ITEM_STATUS_UNSPECIFIED": 0,
-		"PLAN_ITEM_STATUS_PENDING":     1,
-		"PLAN_ITEM_STATUS_IN_PROGRESS": 2,
-		"PLAN_ITEM_STATUS_COMPLETED":   3,
-		"PLAN_ITEM_STATUS_FAILED":      4,
-		"PLAN_ITEM_STATUS_SKIPPED":     5,
-		"PLAN_ITEM_STATUS_BLOCKED":     6,
+		"PLAN_ITEM_STATUS_UNSPECIFIED":    0,
+		"PLAN_ITEM_STATUS_PENDING":        1,
+		"PLAN_ITEM_STATUS_IN_PROGRESS":    2,
+		"PLAN_ITEM_STATUS_COMPLETED":      3,
+		"PLAN_ITEM_STATUS_FAILED":         4,
+		"PLAN_ITEM_STATUS_SKIPPED":        5,
+		"PLAN_ITEM_STATUS_BLOCKED":        6,
+		"PLAN_ITEM_STATUS_INPUT_REQUIRED": 7,
+		"PLAN_ITEM_STATUS_AUTH_REQUIRED":  8,
 	}
 )
 
@@ -2241,7 +2276,7 @@ const file_taskmem_v1_task_proto_rawDesc = "" +
 	"\flimit_tokens\x18\x01 \x01(\x03R\vlimitTokens\x12\x1f\n" +
 	"\vused_tokens\x18\x02 \x01(\x03R\n" +
 	"usedTokens\x12\x1c\n" +
-	"\texhausted\x18\x03 \x01(\bR\texhausted*\x95\x02\n" +
+	"\texhausted\x18\x03 \x01(\bR\texhausted*\xd4\x02\n" +
 	"\n" +
 	"TaskStatus\x12\x1b\n" +
 	"\x17TASK_STATUS_UNSPECIFIED\x10\x00\x12\x17\n" +
@@ -2253,12 +2288,15 @@ const file_taskmem_v1_task_proto_rawDesc = "" +
 	"\x12TASK_STATUS_FAILED\x10\x06\x12\x19\n" +
 	"\x15TASK_STATUS_CANCELLED\x10\a\x12\x16\n" +
 	"\x12TASK_STATUS_PAUSED\x10\b\x12\x18\n" +
-	"\x14TASK_STATUS_ARCHIVED\x10\t*z\n" +
+	"\x14TASK_STATUS_ARCHIVED\x10\t\x12\x1e\n" +
+	"\x1aTASK_STATUS_INPUT_REQUIRED\x10\n" +
+	"\x12\x1d\n" +
+	"\x19TASK_STATUS_AUTH_REQUIRED\x10\v*z\n" +
 	"\fApprovalMode\x12\x1d\n" +
 	"\x19APPROVAL_MODE_UNSPECIFIED\x10\x00\x12\x16\n" +
 	"\x12APPROVAL_MODE_AUTO\x10\x01\x12\x16\n" +
 	"\x12APPROVAL_MODE_PLAN\x10\x02\x12\x1b\n" +
-	"\x17APPROVAL_MODE_EACH_STEP\x10\x03*\xeb\x01\n" +
+	"\x17APPROVAL_MODE_EACH_STEP\x10\x03*\xb4\x02\n" +
 	"\x0ePlanItemStatus\x12 \n" +
 	"\x1cPLAN_ITEM_STATUS_UNSPECIFIED\x10\x00\x12\x1c\n" +
 	"\x18PLAN_ITEM_STATUS_PENDING\x10\x01\x12 \n" +
@@ -2266,7 +2304,9 @@ const file_taskmem_v1_task_proto_rawDesc = "" +
 	"\x1aPLAN_ITEM_STATUS_COMPLETED\x10\x03\x12\x1b\n" +
 	"\x17PLAN_ITEM_STATUS_FAILED\x10\x04\x12\x1c\n" +
 	"\x18PLAN_ITEM_STATUS_SKIPPED\x10\x05\x12\x1c\n" +
-	"\x18PLAN_ITEM_STATUS_BLOCKED\x10\x06*\x8b\x01\n" +
+	"\x18PLAN_ITEM_STATUS_BLOCKED\x10\x06\x12#\n" +
+	"\x1fPLAN_ITEM_STATUS_INPUT_REQUIRED\x10\a\x12\"\n" +
+	"\x1ePLAN_ITEM_STATUS_AUTH_REQUIRED\x10\b*\x8b\x01\n" +
 	"\x14PlanItemStatusSource\x12'\n" +
 	"#PLAN_ITEM_STATUS_SOURCE_UNSPECIFIED\x10\x00\x12$\n" +
 	" PLAN_ITEM_STATUS_SOURCE_EXPLICIT\x10\x01\x12$\n" +

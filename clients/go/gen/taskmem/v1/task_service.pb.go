@@ -330,9 +330,14 @@ type ListTasksRequest struct {
 	// At most this many tasks (1..500; 0 means 50).
 	PageSize int32 `protobuf:"varint,3,opt,name=page_size,json=pageSize,proto3" json:"page_size,omitempty"`
 	// next_page_token of the previous page, with the same filter.
-	PageToken     string `protobuf:"bytes,4,opt,name=page_token,json=pageToken,proto3" json:"page_token,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	PageToken string `protobuf:"bytes,4,opt,name=page_token,json=pageToken,proto3" json:"page_token,omitempty"`
+	// Only tasks waiting on a person: the task in INPUT_REQUIRED or
+	// AUTH_REQUIRED, or an item of its current plan in one of them (an open
+	// external wait of kind INPUT or AUTH). Combines with statuses (both must
+	// hold). GetProgress.open_waits says who must answer what.
+	AwaitingPerson bool `protobuf:"varint,5,opt,name=awaiting_person,json=awaitingPerson,proto3" json:"awaiting_person,omitempty"`
+	unknownFields  protoimpl.UnknownFields
+	sizeCache      protoimpl.SizeCache
 }
 
 func (x *ListTasksRequest) Reset() {
@@ -391,6 +396,13 @@ func (x *ListTasksRequest) GetPageToken() string {
 		return x.PageToken
 	}
 	return ""
+}
+
+func (x *ListTasksRequest) GetAwaitingPerson() bool {
+	if x != nil {
+		return x.AwaitingPerson
+	}
+	return false
 }
 
 // ListTasksResponse is one page of tasks.
@@ -1046,7 +1058,8 @@ type ClaimPlanItemResponse struct {
 	Item *PlanItem `protobuf:"bytes,1,opt,name=item,proto3" json:"item,omitempty"`
 	// The lease on it; absent with item.
 	Claim *PlanItemClaim `protobuf:"bytes,2,opt,name=claim,proto3" json:"claim,omitempty"`
-	// Items matching the filter that are PENDING or IN_PROGRESS, besides the
+	// Items matching the filter that are PENDING, IN_PROGRESS, INPUT_REQUIRED or
+	// AUTH_REQUIRED (an answer returns them), besides the
 	// one returned: 0 with no item means the plan (or the filtered part) is
 	// drained, so a worker can stop; more means wait and ask again (they are
 	// held by others, or wait on dependencies — also on FAILED ones, which only
@@ -2984,7 +2997,10 @@ type GetProgressResponse struct {
 	Constraints []*StateItemNote `protobuf:"bytes,13,rep,name=constraints,proto3" json:"constraints,omitempty"`
 	// Open questions, oldest first.
 	OpenQuestions []*StateItemNote `protobuf:"bytes,14,rep,name=open_questions,json=openQuestions,proto3" json:"open_questions,omitempty"`
-	// The task's open waits, oldest first.
+	// The task's open waits, oldest first. A wait on a person (external_kind
+	// INPUT or AUTH) says who must answer what: resolver, question, and
+	// plan_item_id for an item's; `summary` then starts with "Waiting on a
+	// person: alex must answer 'Which region?' (wai_…)."
 	OpenWaits []*OpenWait `protobuf:"bytes,15,rep,name=open_waits,json=openWaits,proto3" json:"open_waits,omitempty"`
 	// PENDING items whose dependencies are all done, listed in `next` or not
 	// (`next` lists the first 10).
@@ -3685,13 +3701,14 @@ const file_taskmem_v1_task_service_proto_rawDesc = "" +
 	"\atask_id\x18\x01 \x01(\tR\x06taskId\"]\n" +
 	"\x0fGetTaskResponse\x12$\n" +
 	"\x04task\x18\x01 \x01(\v2\x10.taskmem.v1.TaskR\x04task\x12$\n" +
-	"\x04plan\x18\x02 \x01(\v2\x10.taskmem.v1.PlanR\x04plan\"\xc3\x01\n" +
+	"\x04plan\x18\x02 \x01(\v2\x10.taskmem.v1.PlanR\x04plan\"\xec\x01\n" +
 	"\x10ListTasksRequest\x122\n" +
 	"\bstatuses\x18\x01 \x03(\x0e2\x16.taskmem.v1.TaskStatusR\bstatuses\x12?\n" +
 	"\rupdated_after\x18\x02 \x01(\v2\x1a.google.protobuf.TimestampR\fupdatedAfter\x12\x1b\n" +
 	"\tpage_size\x18\x03 \x01(\x05R\bpageSize\x12\x1d\n" +
 	"\n" +
-	"page_token\x18\x04 \x01(\tR\tpageToken\"c\n" +
+	"page_token\x18\x04 \x01(\tR\tpageToken\x12'\n" +
+	"\x0fawaiting_person\x18\x05 \x01(\bR\x0eawaitingPerson\"c\n" +
 	"\x11ListTasksResponse\x12&\n" +
 	"\x05tasks\x18\x01 \x03(\v2\x10.taskmem.v1.TaskR\x05tasks\x12&\n" +
 	"\x0fnext_page_token\x18\x02 \x01(\tR\rnextPageToken\"\x95\x01\n" +

@@ -110,6 +110,9 @@ type TaskServiceClient interface {
 	// still holds the item's claim (see ClaimPlanItem); otherwise
 	// FAILED_PRECONDITION, reason ERROR_REASON_CLAIM_NOT_HELD, naming the
 	// current holder. Any status but IN_PROGRESS ends the item's claim.
+	// INPUT_REQUIRED and AUTH_REQUIRED are INVALID_ARGUMENT ("status"): an item
+	// enters them only through CreateWait (ExternalTarget.plan_item_id); moving
+	// an item out of them leaves its wait open but the item where it was put.
 	UpdatePlanItem(ctx context.Context, in *UpdatePlanItemRequest, opts ...grpc.CallOption) (*UpdatePlanItemResponse, error)
 	// Hands the caller one ready item of the task's current plan and marks it
 	// IN_PROGRESS under a lease held by holder_id: of any number of concurrent
@@ -590,6 +593,9 @@ type TaskServiceServer interface {
 	// still holds the item's claim (see ClaimPlanItem); otherwise
 	// FAILED_PRECONDITION, reason ERROR_REASON_CLAIM_NOT_HELD, naming the
 	// current holder. Any status but IN_PROGRESS ends the item's claim.
+	// INPUT_REQUIRED and AUTH_REQUIRED are INVALID_ARGUMENT ("status"): an item
+	// enters them only through CreateWait (ExternalTarget.plan_item_id); moving
+	// an item out of them leaves its wait open but the item where it was put.
 	UpdatePlanItem(context.Context, *UpdatePlanItemRequest) (*UpdatePlanItemResponse, error)
 	// Hands the caller one ready item of the task's current plan and marks it
 	// IN_PROGRESS under a lease held by holder_id: of any number of concurrent

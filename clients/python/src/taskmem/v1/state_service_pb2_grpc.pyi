@@ -61,7 +61,9 @@ class StateServiceStub:
     whose dependencies are met, and from the task's reconciled state its active
     decisions (decisions_log: a superseded decision is never listed),
     constraints, open questions, open risks, open waits (kind, criteria, since,
-    timeout) and last errors. Current items in conflict with each other are
+    timeout; a wait on a person instead says who must answer what: needs
+    input or auth, from, question, and subtask for an item's) and last
+    errors. Current items in conflict with each other are
     not listed as decisions or constraints: each group is one entry of
     open_conflicts, a question naming every item and its uid, with a comment
     saying how to settle it. With a tight budget, detail goes in this order
@@ -213,7 +215,9 @@ class StateServiceAsyncStub(StateServiceStub):
     whose dependencies are met, and from the task's reconciled state its active
     decisions (decisions_log: a superseded decision is never listed),
     constraints, open questions, open risks, open waits (kind, criteria, since,
-    timeout) and last errors. Current items in conflict with each other are
+    timeout; a wait on a person instead says who must answer what: needs
+    input or auth, from, question, and subtask for an item's) and last
+    errors. Current items in conflict with each other are
     not listed as decisions or constraints: each group is one entry of
     open_conflicts, a question naming every item and its uid, with a comment
     saying how to settle it. With a tight budget, detail goes in this order
@@ -368,7 +372,9 @@ class StateServiceServicer(metaclass=_abc_1.ABCMeta):
         whose dependencies are met, and from the task's reconciled state its active
         decisions (decisions_log: a superseded decision is never listed),
         constraints, open questions, open risks, open waits (kind, criteria, since,
-        timeout) and last errors. Current items in conflict with each other are
+        timeout; a wait on a person instead says who must answer what: needs
+        input or auth, from, question, and subtask for an item's) and last
+        errors. Current items in conflict with each other are
         not listed as decisions or constraints: each group is one entry of
         open_conflicts, a question naming every item and its uid, with a comment
         saying how to settle it. With a tight budget, detail goes in this order

@@ -49,6 +49,15 @@ class _TaskStatusEnumTypeWrapper(_enum_type_wrapper._EnumTypeWrapper[_TaskStatus
     """Put aside; resumes to a working status. Stamps pause_time."""
     TASK_STATUS_ARCHIVED: _TaskStatus.ValueType  # 9
     """Kept for the record, read-only. Stamps archive_time."""
+    TASK_STATUS_INPUT_REQUIRED: _TaskStatus.ValueType  # 10
+    """Waiting on a person's answer: an open external wait of kind
+    EXTERNAL_WAIT_KIND_INPUT on the task (A2A's INPUT_REQUIRED). The question
+    and who must answer it are in GetProgress.open_waits; ResolveWait answers.
+    """
+    TASK_STATUS_AUTH_REQUIRED: _TaskStatus.ValueType  # 11
+    """Waiting on a person to authorise something: an open external wait of kind
+    EXTERNAL_WAIT_KIND_AUTH on the task (A2A's AUTH_REQUIRED).
+    """
 
 class TaskStatus(_TaskStatus, metaclass=_TaskStatusEnumTypeWrapper):
     """TaskStatus is the lifecycle of a task. The usual path is
@@ -64,6 +73,8 @@ class TaskStatus(_TaskStatus, metaclass=_TaskStatusEnumTypeWrapper):
       EXECUTING     PLANNING, SYNTHESIZING, COMPLETED, PAUSED, FAILED, CANCELLED
       SYNTHESIZING  COMPLETED, PAUSED, FAILED, CANCELLED
       PAUSED        PENDING, PLANNING, EXECUTING, SYNTHESIZING, FAILED, CANCELLED, ARCHIVED
+      INPUT_REQUIRED PAUSED, FAILED, CANCELLED
+      AUTH_REQUIRED PAUSED, FAILED, CANCELLED
       COMPLETED     ARCHIVED
       FAILED        ARCHIVED
       CANCELLED     ARCHIVED
@@ -72,6 +83,14 @@ class TaskStatus(_TaskStatus, metaclass=_TaskStatusEnumTypeWrapper):
     EXECUTING → PLANNING is replanning; PENDING → EXECUTING and
     EXECUTING → COMPLETED skip the optional phases. Any other change is rejected
     with FAILED_PRECONDITION (ERROR_REASON_ILLEGAL_TRANSITION).
+
+    INPUT_REQUIRED and AUTH_REQUIRED are never set with UpdateTask: a task in
+    PENDING, PLANNING, EXECUTING or SYNTHESIZING enters one when
+    WaitService.CreateWait opens an external wait on it whose kind is
+    EXTERNAL_WAIT_KIND_INPUT or EXTERNAL_WAIT_KIND_AUTH (AUTH_REQUIRED while any
+    such auth wait is open, else INPUT_REQUIRED), and returns to the status it
+    had when the last of those waits ends (resolved, failed, cancelled or timed
+    out). A task paused, failed or cancelled meanwhile stays where it was put.
     """
 
 TASK_STATUS_UNSPECIFIED: TaskStatus.ValueType  # 0
@@ -94,6 +113,15 @@ TASK_STATUS_PAUSED: TaskStatus.ValueType  # 8
 """Put aside; resumes to a working status. Stamps pause_time."""
 TASK_STATUS_ARCHIVED: TaskStatus.ValueType  # 9
 """Kept for the record, read-only. Stamps archive_time."""
+TASK_STATUS_INPUT_REQUIRED: TaskStatus.ValueType  # 10
+"""Waiting on a person's answer: an open external wait of kind
+EXTERNAL_WAIT_KIND_INPUT on the task (A2A's INPUT_REQUIRED). The question
+and who must answer it are in GetProgress.open_waits; ResolveWait answers.
+"""
+TASK_STATUS_AUTH_REQUIRED: TaskStatus.ValueType  # 11
+"""Waiting on a person to authorise something: an open external wait of kind
+EXTERNAL_WAIT_KIND_AUTH on the task (A2A's AUTH_REQUIRED).
+"""
 Global___TaskStatus: _TypeAlias = TaskStatus  # noqa: Y015
 
 class _ApprovalMode:
@@ -146,6 +174,18 @@ class _PlanItemStatusEnumTypeWrapper(_enum_type_wrapper._EnumTypeWrapper[_PlanIt
     """Deliberately not done. Counts as done for the items that depend on it."""
     PLAN_ITEM_STATUS_BLOCKED: _PlanItemStatus.ValueType  # 6
     """Cannot go on until something outside changes (see active_issue)."""
+    PLAN_ITEM_STATUS_INPUT_REQUIRED: _PlanItemStatus.ValueType  # 7
+    """Waiting on a person's answer: an open external wait of kind
+    EXTERNAL_WAIT_KIND_INPUT names the item (ExternalTarget.plan_item_id).
+    Set only by CreateWait, never by UpdatePlanItem; when the last such wait
+    ends the item returns to the status it had (PENDING when it was held
+    under a claim then, so that any agent can claim it again). Not ready for
+    ClaimPlanItem, and not done for the items that depend on it.
+    """
+    PLAN_ITEM_STATUS_AUTH_REQUIRED: _PlanItemStatus.ValueType  # 8
+    """Waiting on a person to authorise something: as INPUT_REQUIRED, for a wait
+    of kind EXTERNAL_WAIT_KIND_AUTH.
+    """
 
 class PlanItemStatus(_PlanItemStatus, metaclass=_PlanItemStatusEnumTypeWrapper):
     """PlanItemStatus is the state of one plan item."""
@@ -164,6 +204,18 @@ PLAN_ITEM_STATUS_SKIPPED: PlanItemStatus.ValueType  # 5
 """Deliberately not done. Counts as done for the items that depend on it."""
 PLAN_ITEM_STATUS_BLOCKED: PlanItemStatus.ValueType  # 6
 """Cannot go on until something outside changes (see active_issue)."""
+PLAN_ITEM_STATUS_INPUT_REQUIRED: PlanItemStatus.ValueType  # 7
+"""Waiting on a person's answer: an open external wait of kind
+EXTERNAL_WAIT_KIND_INPUT names the item (ExternalTarget.plan_item_id).
+Set only by CreateWait, never by UpdatePlanItem; when the last such wait
+ends the item returns to the status it had (PENDING when it was held
+under a claim then, so that any agent can claim it again). Not ready for
+ClaimPlanItem, and not done for the items that depend on it.
+"""
+PLAN_ITEM_STATUS_AUTH_REQUIRED: PlanItemStatus.ValueType  # 8
+"""Waiting on a person to authorise something: as INPUT_REQUIRED, for a wait
+of kind EXTERNAL_WAIT_KIND_AUTH.
+"""
 Global___PlanItemStatus: _TypeAlias = PlanItemStatus  # noqa: Y015
 
 class _PlanItemStatusSource:

@@ -193,10 +193,17 @@ class ListTasksRequest(_message.Message):
     UPDATED_AFTER_FIELD_NUMBER: _builtins.int
     PAGE_SIZE_FIELD_NUMBER: _builtins.int
     PAGE_TOKEN_FIELD_NUMBER: _builtins.int
+    AWAITING_PERSON_FIELD_NUMBER: _builtins.int
     page_size: _builtins.int
     """At most this many tasks (1..500; 0 means 50)."""
     page_token: _builtins.str
     """next_page_token of the previous page, with the same filter."""
+    awaiting_person: _builtins.bool
+    """Only tasks waiting on a person: the task in INPUT_REQUIRED or
+    AUTH_REQUIRED, or an item of its current plan in one of them (an open
+    external wait of kind INPUT or AUTH). Combines with statuses (both must
+    hold). GetProgress.open_waits says who must answer what.
+    """
     @_builtins.property
     def statuses(self) -> _containers.RepeatedScalarFieldContainer[_task_pb2.TaskStatus.ValueType]:
         """Only tasks in one of these statuses; empty means all. At most 100 entries."""
@@ -212,10 +219,11 @@ class ListTasksRequest(_message.Message):
         updated_after: _timestamp_pb2.Timestamp | None = ...,
         page_size: _builtins.int = ...,
         page_token: _builtins.str = ...,
+        awaiting_person: _builtins.bool = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["updated_after", b"updated_after"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["page_size", b"page_size", "page_token", b"page_token", "statuses", b"statuses", "updated_after", b"updated_after"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["awaiting_person", b"awaiting_person", "page_size", b"page_size", "page_token", b"page_token", "statuses", b"statuses", "updated_after", b"updated_after"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -575,7 +583,8 @@ class ClaimPlanItemResponse(_message.Message):
     CLAIM_FIELD_NUMBER: _builtins.int
     REMAINING_COUNT_FIELD_NUMBER: _builtins.int
     remaining_count: _builtins.int
-    """Items matching the filter that are PENDING or IN_PROGRESS, besides the
+    """Items matching the filter that are PENDING, IN_PROGRESS, INPUT_REQUIRED or
+    AUTH_REQUIRED (an answer returns them), besides the
     one returned: 0 with no item means the plan (or the filtered part) is
     drained, so a worker can stop; more means wait and ask again (they are
     held by others, or wait on dependencies — also on FAILED ones, which only
@@ -1612,7 +1621,11 @@ class GetProgressResponse(_message.Message):
 
     @_builtins.property
     def open_waits(self) -> _containers.RepeatedCompositeFieldContainer[_state_pb2.OpenWait]:
-        """The task's open waits, oldest first."""
+        """The task's open waits, oldest first. A wait on a person (external_kind
+        INPUT or AUTH) says who must answer what: resolver, question, and
+        plan_item_id for an item's; `summary` then starts with "Waiting on a
+        person: alex must answer 'Which region?' (wai_…)."
+        """
 
     @_builtins.property
     def open_conflicts(self) -> _containers.RepeatedCompositeFieldContainer[_state_pb2.StateConflict]:

@@ -287,6 +287,9 @@ class TaskServiceServicer:
         still holds the item's claim (see ClaimPlanItem); otherwise
         FAILED_PRECONDITION, reason ERROR_REASON_CLAIM_NOT_HELD, naming the
         current holder. Any status but IN_PROGRESS ends the item's claim.
+        INPUT_REQUIRED and AUTH_REQUIRED are INVALID_ARGUMENT ("status"): an item
+        enters them only through CreateWait (ExternalTarget.plan_item_id); moving
+        an item out of them leaves its wait open but the item where it was put.
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')

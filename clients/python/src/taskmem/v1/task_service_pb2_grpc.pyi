@@ -95,6 +95,9 @@ class TaskServiceStub:
     still holds the item's claim (see ClaimPlanItem); otherwise
     FAILED_PRECONDITION, reason ERROR_REASON_CLAIM_NOT_HELD, naming the
     current holder. Any status but IN_PROGRESS ends the item's claim.
+    INPUT_REQUIRED and AUTH_REQUIRED are INVALID_ARGUMENT ("status"): an item
+    enters them only through CreateWait (ExternalTarget.plan_item_id); moving
+    an item out of them leaves its wait open but the item where it was put.
     """
     ClaimPlanItem: _grpc.UnaryUnaryMultiCallable[_task_service_pb2.ClaimPlanItemRequest, _task_service_pb2.ClaimPlanItemResponse]
     """Hands the caller one ready item of the task's current plan and marks it
@@ -304,6 +307,9 @@ class TaskServiceAsyncStub(TaskServiceStub):
     still holds the item's claim (see ClaimPlanItem); otherwise
     FAILED_PRECONDITION, reason ERROR_REASON_CLAIM_NOT_HELD, naming the
     current holder. Any status but IN_PROGRESS ends the item's claim.
+    INPUT_REQUIRED and AUTH_REQUIRED are INVALID_ARGUMENT ("status"): an item
+    enters them only through CreateWait (ExternalTarget.plan_item_id); moving
+    an item out of them leaves its wait open but the item where it was put.
     """
     ClaimPlanItem: _aio.UnaryUnaryMultiCallable[_task_service_pb2.ClaimPlanItemRequest, _task_service_pb2.ClaimPlanItemResponse]  # type: ignore[assignment]
     """Hands the caller one ready item of the task's current plan and marks it
@@ -552,6 +558,9 @@ class TaskServiceServicer(metaclass=_abc_1.ABCMeta):
         still holds the item's claim (see ClaimPlanItem); otherwise
         FAILED_PRECONDITION, reason ERROR_REASON_CLAIM_NOT_HELD, naming the
         current holder. Any status but IN_PROGRESS ends the item's claim.
+        INPUT_REQUIRED and AUTH_REQUIRED are INVALID_ARGUMENT ("status"): an item
+        enters them only through CreateWait (ExternalTarget.plan_item_id); moving
+        an item out of them leaves its wait open but the item where it was put.
         """
 
     @_abc_1.abstractmethod

@@ -1088,7 +1088,9 @@ export const StateService: GenService<{
    * whose dependencies are met, and from the task's reconciled state its active
    * decisions (decisions_log: a superseded decision is never listed),
    * constraints, open questions, open risks, open waits (kind, criteria, since,
-   * timeout) and last errors. Current items in conflict with each other are
+   * timeout; a wait on a person instead says who must answer what: needs
+   * input or auth, from, question, and subtask for an item's) and last
+   * errors. Current items in conflict with each other are
    * not listed as decisions or constraints: each group is one entry of
    * open_conflicts, a question naming every item and its uid, with a comment
    * saying how to settle it. With a tight budget, detail goes in this order
