@@ -78,10 +78,11 @@ def rerank_by_recency(hits: Sequence[tuple[Hit, E]], weights: RecencyWeights, no
     if not hits:
         return []
     best = max(hit.score for hit, _ in hits)
-    scale = 1.0 / best if best > 0 else 0.0
     scored = []
     for position, (hit, entry) in enumerate(hits):
-        score = (weights.relevance * hit.score * scale
+        # A share by division, not by a reciprocal: 1 / a subnormal best score overflows to infinity.
+        share = hit.score / best if best > 0 else 0.0
+        score = (weights.relevance * share
                  + weights.recency * recency(now_us - entry.created_at, weights.half_life_us)
                  + weights.importance * IMPORTANCE[entry.type])
         scored.append((-score, position, dataclasses.replace(hit, score=score), entry))
