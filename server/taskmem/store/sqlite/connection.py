@@ -35,9 +35,10 @@ def migrate(connection: sqlite3.Connection) -> list[str]:
     """Apply, each in its own transaction, the migrations the file has not seen yet; returns their names."""
     applied = []
     connection.execute("CREATE TABLE IF NOT EXISTS schema_migrations (number INTEGER PRIMARY KEY, name TEXT NOT NULL)")
-    current = connection.execute("SELECT coalesce(max(number), 0) FROM schema_migrations").fetchone()[0]
+    # By number, not by the highest applied: branches merged in any order may land a lower number later.
+    done = {number for (number,) in connection.execute("SELECT number FROM schema_migrations")}
     for number, name, sql in migrations():
-        if number <= current:
+        if number in done:
             continue
         log.info("applying migration %s", name)
         connection.execute("BEGIN IMMEDIATE")
