@@ -227,8 +227,7 @@ class UnaryCallInterceptor(_MetadataMixin, grpc.aio.UnaryUnaryClientInterceptor)
         taken_at = limit.try_acquire()
         if taken_at is None:
             try:
-                taken_at = await asyncio.wait_for(limit.acquire(),
-                                                  None if deadline is None else deadline - time.monotonic())
+                taken_at = await limit.acquire(None if deadline is None else deadline - time.monotonic())
             except TimeoutError:
                 raise grpc.aio.AioRpcError(grpc.StatusCode.DEADLINE_EXCEEDED, grpc.aio.Metadata(),
                                            grpc.aio.Metadata(), "deadline exceeded while the client held the "
