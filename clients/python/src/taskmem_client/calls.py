@@ -85,8 +85,8 @@ def is_safe_to_retry(method: str | bytes, request: Message) -> bool:
     return idempotency_level(method) in SAFE_IDEMPOTENCY_LEVELS
 
 
-# request_ids are minted as a random prefix plus a counter: unique like uuid4 (96 random bits per process,
-# drawn again in a forked child) at a tenth of its cost, which a fresh UUID object per call would be.
+# request_ids are a random prefix plus a counter: as unique as uuid4 (96 random bits per process, drawn
+# again in a forked child) at a tenth of the cost of building a UUID for every call.
 _request_ids = itertools.count()
 _request_id_prefix = ""
 
