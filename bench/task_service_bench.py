@@ -13,8 +13,9 @@ The 2 cores are shared, so one burst of other work can skew a single long measur
 therefore split into rounds — echo, RecordAction, GetTask, echo again — and each ratio is taken
 against the echo figures of its own round; the medians over the rounds are reported. With
 `--compare CHECKOUT` a second taskmem server runs from another checkout's `server/` (e.g. a
-`git worktree add /tmp/before main`), and each round measures both, alternating, so a before/after
-pair shares the machine's load. Beside the ratios it prints each server's CPU time per request, read
+`git worktree add /tmp/before main`), called through that checkout's own taskmem_client (from its
+`clients/python/src`), and each round measures both, alternating, so a before/after pair of server and
+client shares the machine's load. Beside the ratios it prints each server's CPU time per request, read
 from /proc (it holds when the neighbours' load stretches a round's requests/s), split by thread (the
 main thread runs the event loop; in taskmem the busiest other "python" thread during RecordAction is
 the SQLite writer; "event_engine" threads are gRPC's), the client's own CPU time per request (this
@@ -29,6 +30,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import importlib
 import os
 import statistics
 import subprocess
@@ -139,6 +141,25 @@ def start_taskmem(database: Path, checkout: Path, settings: Sequence[str]) -> tu
     raise RuntimeError(f"taskmem from {checkout} did not start")
 
 
+def client_of(checkout: Path) -> tuple[type[TaskmemClient], type[RetryPolicy]]:
+    """TaskmemClient and RetryPolicy of checkout's clients/python/src, imported beside this tree's own (the
+    generated stubs stay this tree's), so each server is called through its own checkout's client."""
+    if checkout == ROOT:
+        return TaskmemClient, RetryPolicy
+    ours = {name: module for name, module in sys.modules.items() if name.partition(".")[0] == "taskmem_client"}
+    for name in ours:
+        del sys.modules[name]
+    sys.path.insert(0, str(checkout / "clients/python/src"))
+    try:
+        theirs = importlib.import_module("taskmem_client")
+    finally:
+        sys.path.remove(str(checkout / "clients/python/src"))
+        for name in [name for name in sys.modules if name.partition(".")[0] == "taskmem_client"]:
+            del sys.modules[name]
+        sys.modules.update(ours)
+    return theirs.TaskmemClient, theirs.RetryPolicy
+
+
 class _BareClient:
     def __init__(self, channel: grpc.aio.Channel) -> None:
         self.tasks = TaskServiceStub(channel)
@@ -148,14 +169,16 @@ class _BareClient:
 class Target:
     """One taskmem server under test and its clients (one per channel)."""
 
-    def __init__(self, name: str, process: subprocess.Popen[str], address: str, channels: int, bare: bool) -> None:
+    def __init__(self, name: str, process: subprocess.Popen[str], address: str, channels: int, bare: bool,
+                 checkout: Path) -> None:
         self.name = name
         self.process = process
         self.retries = 0  # attempts the server refused (as overloaded) and the client sent again
-        policy = RetryPolicy(on_retry=lambda error, attempt, pause: self._count_retry())
+        client, retry_policy = client_of(checkout)
+        policy = retry_policy(on_retry=lambda error, attempt, pause: self._count_retry())
         # --bare-client: the generated stubs on bare channels (no metadata, deadline, request_id or retries).
         self.clients: list[TaskmemClient | _BareClient] = [
-            _BareClient(grpc.aio.insecure_channel(address)) if bare else TaskmemClient(address, retry=policy)
+            _BareClient(grpc.aio.insecure_channel(address)) if bare else client(address, retry=policy)
             for _ in range(channels)]
         self.record = Measured()
         self.get = Measured()
@@ -213,7 +236,7 @@ async def main(arguments: argparse.Namespace) -> None:
         try:
             for index, (name, checkout) in enumerate(checkouts):
                 process, address = start_taskmem(Path(tmp) / f"bench{index}.db", checkout, arguments.server_env)
-                targets.append(Target(name, process, address, arguments.channels, arguments.bare_client))
+                targets.append(Target(name, process, address, arguments.channels, arguments.bare_client, checkout))
             for target in targets:
                 await target.prepare(summary)
             echo_channels = [grpc.aio.insecure_channel(echo_address) for _ in range(arguments.channels)]
@@ -265,7 +288,8 @@ if __name__ == "__main__":
     parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--channels", type=int, default=4)
     parser.add_argument("--in-flight", type=int, default=32, help="calls in flight per channel")
-    parser.add_argument("--compare", help="another checkout whose server is measured in the same rounds")
+    parser.add_argument("--compare", help="another checkout whose server, called through its own client, is "
+                        "measured in the same rounds")
     parser.add_argument("--bare-client", action="store_true",
                         help="call taskmem through the generated stubs on bare channels instead of taskmem_client")
     parser.add_argument("--server-env", action="append", default=[], metavar="TASKMEM_NAME=VALUE",
