@@ -539,8 +539,16 @@ type SearchMemoriesRequest struct {
 	// embedded: at most the call's deadline (60 s without one); the response's
 	// unembedded_count says if the wait ended before the backlog did.
 	WaitForEmbeddings bool `protobuf:"varint,5,opt,name=wait_for_embeddings,json=waitForEmbeddings,proto3" json:"wait_for_embeddings,omitempty"`
-	unknownFields     protoimpl.UnknownFields
-	sizeCache         protoimpl.SizeCache
+	// Search the memory as it stood then (see AsOf): entries written later are
+	// not found, and a decision counts as superseded only if it was by then.
+	// Unset: now.
+	AsOf *AsOf `protobuf:"bytes,6,opt,name=as_of,json=asOf,proto3" json:"as_of,omitempty"`
+	// Rank superseded decisions by score alone, among current hits (for
+	// questions about history). Without it they are marked (hit.superseded)
+	// and rank below every current hit.
+	IncludeHistory bool `protobuf:"varint,7,opt,name=include_history,json=includeHistory,proto3" json:"include_history,omitempty"`
+	unknownFields  protoimpl.UnknownFields
+	sizeCache      protoimpl.SizeCache
 }
 
 func (x *SearchMemoriesRequest) Reset() {
@@ -604,6 +612,20 @@ func (x *SearchMemoriesRequest) GetLimit() int32 {
 func (x *SearchMemoriesRequest) GetWaitForEmbeddings() bool {
 	if x != nil {
 		return x.WaitForEmbeddings
+	}
+	return false
+}
+
+func (x *SearchMemoriesRequest) GetAsOf() *AsOf {
+	if x != nil {
+		return x.AsOf
+	}
+	return nil
+}
+
+func (x *SearchMemoriesRequest) GetIncludeHistory() bool {
+	if x != nil {
+		return x.IncludeHistory
 	}
 	return false
 }
@@ -1235,9 +1257,15 @@ type QueryKnowledgeRequest struct {
 	// At most this many (1..500; 0 means 50).
 	PageSize int32 `protobuf:"varint,4,opt,name=page_size,json=pageSize,proto3" json:"page_size,omitempty"`
 	// next_page_token of the previous page.
-	PageToken     string `protobuf:"bytes,5,opt,name=page_token,json=pageToken,proto3" json:"page_token,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	PageToken string `protobuf:"bytes,5,opt,name=page_token,json=pageToken,proto3" json:"page_token,omitempty"`
+	// The knowledge as it stood then (see AsOf): each entry with the value it
+	// held at that moment (valid_from says since when); entries first written
+	// later are left out. key/text filters match that value. Unset: now.
+	AsOf *AsOf `protobuf:"bytes,6,opt,name=as_of,json=asOf,proto3" json:"as_of,omitempty"`
+	// Fill each entry's history (every value that lost, with its valid time).
+	IncludeHistory bool `protobuf:"varint,7,opt,name=include_history,json=includeHistory,proto3" json:"include_history,omitempty"`
+	unknownFields  protoimpl.UnknownFields
+	sizeCache      protoimpl.SizeCache
 }
 
 func (x *QueryKnowledgeRequest) Reset() {
@@ -1303,6 +1331,20 @@ func (x *QueryKnowledgeRequest) GetPageToken() string {
 		return x.PageToken
 	}
 	return ""
+}
+
+func (x *QueryKnowledgeRequest) GetAsOf() *AsOf {
+	if x != nil {
+		return x.AsOf
+	}
+	return nil
+}
+
+func (x *QueryKnowledgeRequest) GetIncludeHistory() bool {
+	if x != nil {
+		return x.IncludeHistory
+	}
+	return false
 }
 
 // QueryKnowledgeResponse is one page of knowledge, by category then key.
@@ -2409,7 +2451,7 @@ var File_taskmem_v1_memory_service_proto protoreflect.FileDescriptor
 const file_taskmem_v1_memory_service_proto_rawDesc = "" +
 	"\n" +
 	"\x1ftaskmem/v1/memory_service.proto\x12\n" +
-	"taskmem.v1\x1a\x1egoogle/protobuf/duration.proto\x1a\x1cgoogle/protobuf/struct.proto\x1a\x17taskmem/v1/memory.proto\"\xdd\x01\n" +
+	"taskmem.v1\x1a\x1egoogle/protobuf/duration.proto\x1a\x1cgoogle/protobuf/struct.proto\x1a\x16taskmem/v1/as_of.proto\x1a\x17taskmem/v1/memory.proto\"\xdd\x01\n" +
 	"\x0eNewMemoryEntry\x12\x17\n" +
 	"\atask_id\x18\x01 \x01(\tR\x06taskId\x12\x1d\n" +
 	"\n" +
@@ -2439,13 +2481,15 @@ const file_taskmem_v1_memory_service_proto_rawDesc = "" +
 	"subtask_id\x18\x02 \x01(\tR\tsubtaskId\x12\x14\n" +
 	"\x05limit\x18\x03 \x01(\x05R\x05limit\"P\n" +
 	"\x1bGetRelevantMemoriesResponse\x121\n" +
-	"\aentries\x18\x01 \x03(\v2\x17.taskmem.v1.MemoryEntryR\aentries\"\xd1\x01\n" +
+	"\aentries\x18\x01 \x03(\v2\x17.taskmem.v1.MemoryEntryR\aentries\"\xa1\x02\n" +
 	"\x15SearchMemoriesRequest\x12\x14\n" +
 	"\x05query\x18\x01 \x01(\tR\x05query\x12*\n" +
 	"\x04mode\x18\x02 \x01(\x0e2\x16.taskmem.v1.SearchModeR\x04mode\x120\n" +
 	"\x06filter\x18\x03 \x01(\v2\x18.taskmem.v1.MemoryFilterR\x06filter\x12\x14\n" +
 	"\x05limit\x18\x04 \x01(\x05R\x05limit\x12.\n" +
-	"\x13wait_for_embeddings\x18\x05 \x01(\bR\x11waitForEmbeddings\"\xa0\x01\n" +
+	"\x13wait_for_embeddings\x18\x05 \x01(\bR\x11waitForEmbeddings\x12%\n" +
+	"\x05as_of\x18\x06 \x01(\v2\x10.taskmem.v1.AsOfR\x04asOf\x12'\n" +
+	"\x0finclude_history\x18\a \x01(\bR\x0eincludeHistory\"\xa0\x01\n" +
 	"\x16SearchMemoriesResponse\x12/\n" +
 	"\x04hits\x18\x01 \x03(\v2\x1b.taskmem.v1.MemorySearchHitR\x04hits\x12*\n" +
 	"\x04mode\x18\x02 \x01(\x0e2\x16.taskmem.v1.SearchModeR\x04mode\x12)\n" +
@@ -2493,7 +2537,7 @@ const file_taskmem_v1_memory_service_proto_rawDesc = "" +
 	"\bcategory\x18\x02 \x01(\x0e2\x1d.taskmem.v1.KnowledgeCategoryR\bcategory\x12\x10\n" +
 	"\x03key\x18\x03 \x01(\tR\x03key\"K\n" +
 	"\x14GetKnowledgeResponse\x123\n" +
-	"\tknowledge\x18\x01 \x01(\v2\x15.taskmem.v1.KnowledgeR\tknowledge\"\xc1\x01\n" +
+	"\tknowledge\x18\x01 \x01(\v2\x15.taskmem.v1.KnowledgeR\tknowledge\"\x91\x02\n" +
 	"\x15QueryKnowledgeRequest\x129\n" +
 	"\bcategory\x18\x01 \x01(\x0e2\x1d.taskmem.v1.KnowledgeCategoryR\bcategory\x12\x1d\n" +
 	"\n" +
@@ -2501,7 +2545,9 @@ const file_taskmem_v1_memory_service_proto_rawDesc = "" +
 	"\x04text\x18\x03 \x01(\tR\x04text\x12\x1b\n" +
 	"\tpage_size\x18\x04 \x01(\x05R\bpageSize\x12\x1d\n" +
 	"\n" +
-	"page_token\x18\x05 \x01(\tR\tpageToken\"u\n" +
+	"page_token\x18\x05 \x01(\tR\tpageToken\x12%\n" +
+	"\x05as_of\x18\x06 \x01(\v2\x10.taskmem.v1.AsOfR\x04asOf\x12'\n" +
+	"\x0finclude_history\x18\a \x01(\bR\x0eincludeHistory\"u\n" +
 	"\x16QueryKnowledgeResponse\x123\n" +
 	"\tknowledge\x18\x01 \x03(\v2\x15.taskmem.v1.KnowledgeR\tknowledge\x12&\n" +
 	"\x0fnext_page_token\x18\x02 \x01(\tR\rnextPageToken\"G\n" +
@@ -2665,16 +2711,17 @@ var file_taskmem_v1_memory_service_proto_goTypes = []any{
 	(*MemoryEntry)(nil),                 // 37: taskmem.v1.MemoryEntry
 	(*MemoryFilter)(nil),                // 38: taskmem.v1.MemoryFilter
 	(SearchMode)(0),                     // 39: taskmem.v1.SearchMode
-	(*MemorySearchHit)(nil),             // 40: taskmem.v1.MemorySearchHit
-	(*structpb.Struct)(nil),             // 41: google.protobuf.Struct
-	(KnowledgeCategory)(0),              // 42: taskmem.v1.KnowledgeCategory
-	(*Knowledge)(nil),                   // 43: taskmem.v1.Knowledge
-	(EpisodeAction)(0),                  // 44: taskmem.v1.EpisodeAction
-	(*durationpb.Duration)(nil),         // 45: google.protobuf.Duration
-	(*Episode)(nil),                     // 46: taskmem.v1.Episode
-	(ArtifactType)(0),                   // 47: taskmem.v1.ArtifactType
-	(*Artifact)(nil),                    // 48: taskmem.v1.Artifact
-	(*Pattern)(nil),                     // 49: taskmem.v1.Pattern
+	(*AsOf)(nil),                        // 40: taskmem.v1.AsOf
+	(*MemorySearchHit)(nil),             // 41: taskmem.v1.MemorySearchHit
+	(*structpb.Struct)(nil),             // 42: google.protobuf.Struct
+	(KnowledgeCategory)(0),              // 43: taskmem.v1.KnowledgeCategory
+	(*Knowledge)(nil),                   // 44: taskmem.v1.Knowledge
+	(EpisodeAction)(0),                  // 45: taskmem.v1.EpisodeAction
+	(*durationpb.Duration)(nil),         // 46: google.protobuf.Duration
+	(*Episode)(nil),                     // 47: taskmem.v1.Episode
+	(ArtifactType)(0),                   // 48: taskmem.v1.ArtifactType
+	(*Artifact)(nil),                    // 49: taskmem.v1.Artifact
+	(*Pattern)(nil),                     // 50: taskmem.v1.Pattern
 }
 var file_taskmem_v1_memory_service_proto_depIdxs = []int32{
 	36, // 0: taskmem.v1.NewMemoryEntry.type:type_name -> taskmem.v1.MemoryType
@@ -2685,68 +2732,70 @@ var file_taskmem_v1_memory_service_proto_depIdxs = []int32{
 	37, // 5: taskmem.v1.GetRelevantMemoriesResponse.entries:type_name -> taskmem.v1.MemoryEntry
 	39, // 6: taskmem.v1.SearchMemoriesRequest.mode:type_name -> taskmem.v1.SearchMode
 	38, // 7: taskmem.v1.SearchMemoriesRequest.filter:type_name -> taskmem.v1.MemoryFilter
-	40, // 8: taskmem.v1.SearchMemoriesResponse.hits:type_name -> taskmem.v1.MemorySearchHit
-	39, // 9: taskmem.v1.SearchMemoriesResponse.mode:type_name -> taskmem.v1.SearchMode
-	41, // 10: taskmem.v1.ToolCallRecord.arguments:type_name -> google.protobuf.Struct
-	10, // 11: taskmem.v1.ExtractMemoriesRequest.tool_calls:type_name -> taskmem.v1.ToolCallRecord
-	37, // 12: taskmem.v1.ExtractMemoriesResponse.entries:type_name -> taskmem.v1.MemoryEntry
-	12, // 13: taskmem.v1.ExtractMemoriesResponse.dropped:type_name -> taskmem.v1.DroppedMemory
-	42, // 14: taskmem.v1.UpsertKnowledgeRequest.category:type_name -> taskmem.v1.KnowledgeCategory
-	43, // 15: taskmem.v1.UpsertKnowledgeResponse.knowledge:type_name -> taskmem.v1.Knowledge
-	0,  // 16: taskmem.v1.UpsertKnowledgeResponse.outcome:type_name -> taskmem.v1.UpsertKnowledgeOutcome
-	42, // 17: taskmem.v1.GetKnowledgeRequest.category:type_name -> taskmem.v1.KnowledgeCategory
-	43, // 18: taskmem.v1.GetKnowledgeResponse.knowledge:type_name -> taskmem.v1.Knowledge
-	42, // 19: taskmem.v1.QueryKnowledgeRequest.category:type_name -> taskmem.v1.KnowledgeCategory
-	43, // 20: taskmem.v1.QueryKnowledgeResponse.knowledge:type_name -> taskmem.v1.Knowledge
-	44, // 21: taskmem.v1.RecordEpisodeRequest.action:type_name -> taskmem.v1.EpisodeAction
-	45, // 22: taskmem.v1.RecordEpisodeRequest.duration:type_name -> google.protobuf.Duration
-	46, // 23: taskmem.v1.RecordEpisodeResponse.episode:type_name -> taskmem.v1.Episode
-	44, // 24: taskmem.v1.ListEpisodesRequest.action:type_name -> taskmem.v1.EpisodeAction
-	46, // 25: taskmem.v1.ListEpisodesResponse.episodes:type_name -> taskmem.v1.Episode
-	47, // 26: taskmem.v1.RegisterArtifactRequest.type:type_name -> taskmem.v1.ArtifactType
-	48, // 27: taskmem.v1.RegisterArtifactResponse.artifact:type_name -> taskmem.v1.Artifact
-	47, // 28: taskmem.v1.ListArtifactsRequest.type:type_name -> taskmem.v1.ArtifactType
-	48, // 29: taskmem.v1.ListArtifactsResponse.artifacts:type_name -> taskmem.v1.Artifact
-	41, // 30: taskmem.v1.RecordPatternRequest.data:type_name -> google.protobuf.Struct
-	49, // 31: taskmem.v1.RecordPatternResponse.pattern:type_name -> taskmem.v1.Pattern
-	49, // 32: taskmem.v1.ListPatternsResponse.patterns:type_name -> taskmem.v1.Pattern
-	2,  // 33: taskmem.v1.MemoryService.AddMemoryEntries:input_type -> taskmem.v1.AddMemoryEntriesRequest
-	4,  // 34: taskmem.v1.MemoryService.QueryMemoryEntries:input_type -> taskmem.v1.QueryMemoryEntriesRequest
-	6,  // 35: taskmem.v1.MemoryService.GetRelevantMemories:input_type -> taskmem.v1.GetRelevantMemoriesRequest
-	8,  // 36: taskmem.v1.MemoryService.SearchMemories:input_type -> taskmem.v1.SearchMemoriesRequest
-	11, // 37: taskmem.v1.MemoryService.ExtractMemories:input_type -> taskmem.v1.ExtractMemoriesRequest
-	14, // 38: taskmem.v1.MemoryService.UpsertKnowledge:input_type -> taskmem.v1.UpsertKnowledgeRequest
-	16, // 39: taskmem.v1.MemoryService.GetKnowledge:input_type -> taskmem.v1.GetKnowledgeRequest
-	18, // 40: taskmem.v1.MemoryService.QueryKnowledge:input_type -> taskmem.v1.QueryKnowledgeRequest
-	20, // 41: taskmem.v1.MemoryService.DeleteKnowledge:input_type -> taskmem.v1.DeleteKnowledgeRequest
-	22, // 42: taskmem.v1.MemoryService.RecordEpisode:input_type -> taskmem.v1.RecordEpisodeRequest
-	24, // 43: taskmem.v1.MemoryService.ListEpisodes:input_type -> taskmem.v1.ListEpisodesRequest
-	26, // 44: taskmem.v1.MemoryService.RegisterArtifact:input_type -> taskmem.v1.RegisterArtifactRequest
-	28, // 45: taskmem.v1.MemoryService.ListArtifacts:input_type -> taskmem.v1.ListArtifactsRequest
-	30, // 46: taskmem.v1.MemoryService.DeleteArtifact:input_type -> taskmem.v1.DeleteArtifactRequest
-	32, // 47: taskmem.v1.MemoryService.RecordPattern:input_type -> taskmem.v1.RecordPatternRequest
-	34, // 48: taskmem.v1.MemoryService.ListPatterns:input_type -> taskmem.v1.ListPatternsRequest
-	3,  // 49: taskmem.v1.MemoryService.AddMemoryEntries:output_type -> taskmem.v1.AddMemoryEntriesResponse
-	5,  // 50: taskmem.v1.MemoryService.QueryMemoryEntries:output_type -> taskmem.v1.QueryMemoryEntriesResponse
-	7,  // 51: taskmem.v1.MemoryService.GetRelevantMemories:output_type -> taskmem.v1.GetRelevantMemoriesResponse
-	9,  // 52: taskmem.v1.MemoryService.SearchMemories:output_type -> taskmem.v1.SearchMemoriesResponse
-	13, // 53: taskmem.v1.MemoryService.ExtractMemories:output_type -> taskmem.v1.ExtractMemoriesResponse
-	15, // 54: taskmem.v1.MemoryService.UpsertKnowledge:output_type -> taskmem.v1.UpsertKnowledgeResponse
-	17, // 55: taskmem.v1.MemoryService.GetKnowledge:output_type -> taskmem.v1.GetKnowledgeResponse
-	19, // 56: taskmem.v1.MemoryService.QueryKnowledge:output_type -> taskmem.v1.QueryKnowledgeResponse
-	21, // 57: taskmem.v1.MemoryService.DeleteKnowledge:output_type -> taskmem.v1.DeleteKnowledgeResponse
-	23, // 58: taskmem.v1.MemoryService.RecordEpisode:output_type -> taskmem.v1.RecordEpisodeResponse
-	25, // 59: taskmem.v1.MemoryService.ListEpisodes:output_type -> taskmem.v1.ListEpisodesResponse
-	27, // 60: taskmem.v1.MemoryService.RegisterArtifact:output_type -> taskmem.v1.RegisterArtifactResponse
-	29, // 61: taskmem.v1.MemoryService.ListArtifacts:output_type -> taskmem.v1.ListArtifactsResponse
-	31, // 62: taskmem.v1.MemoryService.DeleteArtifact:output_type -> taskmem.v1.DeleteArtifactResponse
-	33, // 63: taskmem.v1.MemoryService.RecordPattern:output_type -> taskmem.v1.RecordPatternResponse
-	35, // 64: taskmem.v1.MemoryService.ListPatterns:output_type -> taskmem.v1.ListPatternsResponse
-	49, // [49:65] is the sub-list for method output_type
-	33, // [33:49] is the sub-list for method input_type
-	33, // [33:33] is the sub-list for extension type_name
-	33, // [33:33] is the sub-list for extension extendee
-	0,  // [0:33] is the sub-list for field type_name
+	40, // 8: taskmem.v1.SearchMemoriesRequest.as_of:type_name -> taskmem.v1.AsOf
+	41, // 9: taskmem.v1.SearchMemoriesResponse.hits:type_name -> taskmem.v1.MemorySearchHit
+	39, // 10: taskmem.v1.SearchMemoriesResponse.mode:type_name -> taskmem.v1.SearchMode
+	42, // 11: taskmem.v1.ToolCallRecord.arguments:type_name -> google.protobuf.Struct
+	10, // 12: taskmem.v1.ExtractMemoriesRequest.tool_calls:type_name -> taskmem.v1.ToolCallRecord
+	37, // 13: taskmem.v1.ExtractMemoriesResponse.entries:type_name -> taskmem.v1.MemoryEntry
+	12, // 14: taskmem.v1.ExtractMemoriesResponse.dropped:type_name -> taskmem.v1.DroppedMemory
+	43, // 15: taskmem.v1.UpsertKnowledgeRequest.category:type_name -> taskmem.v1.KnowledgeCategory
+	44, // 16: taskmem.v1.UpsertKnowledgeResponse.knowledge:type_name -> taskmem.v1.Knowledge
+	0,  // 17: taskmem.v1.UpsertKnowledgeResponse.outcome:type_name -> taskmem.v1.UpsertKnowledgeOutcome
+	43, // 18: taskmem.v1.GetKnowledgeRequest.category:type_name -> taskmem.v1.KnowledgeCategory
+	44, // 19: taskmem.v1.GetKnowledgeResponse.knowledge:type_name -> taskmem.v1.Knowledge
+	43, // 20: taskmem.v1.QueryKnowledgeRequest.category:type_name -> taskmem.v1.KnowledgeCategory
+	40, // 21: taskmem.v1.QueryKnowledgeRequest.as_of:type_name -> taskmem.v1.AsOf
+	44, // 22: taskmem.v1.QueryKnowledgeResponse.knowledge:type_name -> taskmem.v1.Knowledge
+	45, // 23: taskmem.v1.RecordEpisodeRequest.action:type_name -> taskmem.v1.EpisodeAction
+	46, // 24: taskmem.v1.RecordEpisodeRequest.duration:type_name -> google.protobuf.Duration
+	47, // 25: taskmem.v1.RecordEpisodeResponse.episode:type_name -> taskmem.v1.Episode
+	45, // 26: taskmem.v1.ListEpisodesRequest.action:type_name -> taskmem.v1.EpisodeAction
+	47, // 27: taskmem.v1.ListEpisodesResponse.episodes:type_name -> taskmem.v1.Episode
+	48, // 28: taskmem.v1.RegisterArtifactRequest.type:type_name -> taskmem.v1.ArtifactType
+	49, // 29: taskmem.v1.RegisterArtifactResponse.artifact:type_name -> taskmem.v1.Artifact
+	48, // 30: taskmem.v1.ListArtifactsRequest.type:type_name -> taskmem.v1.ArtifactType
+	49, // 31: taskmem.v1.ListArtifactsResponse.artifacts:type_name -> taskmem.v1.Artifact
+	42, // 32: taskmem.v1.RecordPatternRequest.data:type_name -> google.protobuf.Struct
+	50, // 33: taskmem.v1.RecordPatternResponse.pattern:type_name -> taskmem.v1.Pattern
+	50, // 34: taskmem.v1.ListPatternsResponse.patterns:type_name -> taskmem.v1.Pattern
+	2,  // 35: taskmem.v1.MemoryService.AddMemoryEntries:input_type -> taskmem.v1.AddMemoryEntriesRequest
+	4,  // 36: taskmem.v1.MemoryService.QueryMemoryEntries:input_type -> taskmem.v1.QueryMemoryEntriesRequest
+	6,  // 37: taskmem.v1.MemoryService.GetRelevantMemories:input_type -> taskmem.v1.GetRelevantMemoriesRequest
+	8,  // 38: taskmem.v1.MemoryService.SearchMemories:input_type -> taskmem.v1.SearchMemoriesRequest
+	11, // 39: taskmem.v1.MemoryService.ExtractMemories:input_type -> taskmem.v1.ExtractMemoriesRequest
+	14, // 40: taskmem.v1.MemoryService.UpsertKnowledge:input_type -> taskmem.v1.UpsertKnowledgeRequest
+	16, // 41: taskmem.v1.MemoryService.GetKnowledge:input_type -> taskmem.v1.GetKnowledgeRequest
+	18, // 42: taskmem.v1.MemoryService.QueryKnowledge:input_type -> taskmem.v1.QueryKnowledgeRequest
+	20, // 43: taskmem.v1.MemoryService.DeleteKnowledge:input_type -> taskmem.v1.DeleteKnowledgeRequest
+	22, // 44: taskmem.v1.MemoryService.RecordEpisode:input_type -> taskmem.v1.RecordEpisodeRequest
+	24, // 45: taskmem.v1.MemoryService.ListEpisodes:input_type -> taskmem.v1.ListEpisodesRequest
+	26, // 46: taskmem.v1.MemoryService.RegisterArtifact:input_type -> taskmem.v1.RegisterArtifactRequest
+	28, // 47: taskmem.v1.MemoryService.ListArtifacts:input_type -> taskmem.v1.ListArtifactsRequest
+	30, // 48: taskmem.v1.MemoryService.DeleteArtifact:input_type -> taskmem.v1.DeleteArtifactRequest
+	32, // 49: taskmem.v1.MemoryService.RecordPattern:input_type -> taskmem.v1.RecordPatternRequest
+	34, // 50: taskmem.v1.MemoryService.ListPatterns:input_type -> taskmem.v1.ListPatternsRequest
+	3,  // 51: taskmem.v1.MemoryService.AddMemoryEntries:output_type -> taskmem.v1.AddMemoryEntriesResponse
+	5,  // 52: taskmem.v1.MemoryService.QueryMemoryEntries:output_type -> taskmem.v1.QueryMemoryEntriesResponse
+	7,  // 53: taskmem.v1.MemoryService.GetRelevantMemories:output_type -> taskmem.v1.GetRelevantMemoriesResponse
+	9,  // 54: taskmem.v1.MemoryService.SearchMemories:output_type -> taskmem.v1.SearchMemoriesResponse
+	13, // 55: taskmem.v1.MemoryService.ExtractMemories:output_type -> taskmem.v1.ExtractMemoriesResponse
+	15, // 56: taskmem.v1.MemoryService.UpsertKnowledge:output_type -> taskmem.v1.UpsertKnowledgeResponse
+	17, // 57: taskmem.v1.MemoryService.GetKnowledge:output_type -> taskmem.v1.GetKnowledgeResponse
+	19, // 58: taskmem.v1.MemoryService.QueryKnowledge:output_type -> taskmem.v1.QueryKnowledgeResponse
+	21, // 59: taskmem.v1.MemoryService.DeleteKnowledge:output_type -> taskmem.v1.DeleteKnowledgeResponse
+	23, // 60: taskmem.v1.MemoryService.RecordEpisode:output_type -> taskmem.v1.RecordEpisodeResponse
+	25, // 61: taskmem.v1.MemoryService.ListEpisodes:output_type -> taskmem.v1.ListEpisodesResponse
+	27, // 62: taskmem.v1.MemoryService.RegisterArtifact:output_type -> taskmem.v1.RegisterArtifactResponse
+	29, // 63: taskmem.v1.MemoryService.ListArtifacts:output_type -> taskmem.v1.ListArtifactsResponse
+	31, // 64: taskmem.v1.MemoryService.DeleteArtifact:output_type -> taskmem.v1.DeleteArtifactResponse
+	33, // 65: taskmem.v1.MemoryService.RecordPattern:output_type -> taskmem.v1.RecordPatternResponse
+	35, // 66: taskmem.v1.MemoryService.ListPatterns:output_type -> taskmem.v1.ListPatternsResponse
+	51, // [51:67] is the sub-list for method output_type
+	35, // [35:51] is the sub-list for method input_type
+	35, // [35:35] is the sub-list for extension type_name
+	35, // [35:35] is the sub-list for extension extendee
+	0,  // [0:35] is the sub-list for field type_name
 }
 
 func init() { file_taskmem_v1_memory_service_proto_init() }
@@ -2754,6 +2803,7 @@ func file_taskmem_v1_memory_service_proto_init() {
 	if File_taskmem_v1_memory_service_proto != nil {
 		return
 	}
+	file_taskmem_v1_as_of_proto_init()
 	file_taskmem_v1_memory_proto_init()
 	file_taskmem_v1_memory_service_proto_msgTypes[13].OneofWrappers = []any{}
 	file_taskmem_v1_memory_service_proto_msgTypes[25].OneofWrappers = []any{}
