@@ -20,13 +20,16 @@ from taskmem.core.memory_extraction import (
     Dropped, NoArrayFound, PromptTemplate, ToolCall, check_candidates, parse_candidates, render_prompt,
 )
 from taskmem.core.memory_search import FullTextQuery, Hit, SearchMode, full_text_query
+from taskmem.core.valid_time import AsOf, current_first
 from taskmem.providers.chat import ChatModel, ChatModelNotConfigured, ChatModelTimeout, ChatModelUnavailable
 from taskmem.providers.embeddings import Embedder, EmbeddingError
 from taskmem.memory.embedding_backlog import EmbeddingBacklog
 from taskmem.store.memory import (
     memory_backlog, memory_entries, memory_search, memory_text_index, memory_vector_index, memory_vectors,
 )
+from taskmem.store.as_of import resolve
 from taskmem.store.memory.episodes import require_task
+from taskmem.store.state.state_item_entries import superseded_entries
 from taskmem.store.storage import Storage
 from taskmem.store.access import Reader, Transaction
 
@@ -60,6 +63,7 @@ class SearchResult:
     hits: list[tuple[Hit, MemoryEntry]]
     unembedded_hits: set[int]
     unembedded_count: int
+    superseded: dict[str, int] = dataclasses.field(default_factory=dict)  # entry id → when its decision ended
 
 
 class MemoryArchive:
@@ -114,9 +118,11 @@ class MemoryArchive:
             raise EmbeddingUnavailable(str(error)) from error
 
     async def search(self, namespace: str, query: str, mode: SearchMode, f: MemoryFilter, limit: int,
-                     wait_seconds: float = 0.0) -> SearchResult:
+                     wait_seconds: float = 0.0, as_of: AsOf | None = None, history: bool = False) -> SearchResult:
         """The hits of the mode that runs, best first, each with its entry. wait_seconds > 0: first wait (that
-        long at most) until every entry acknowledged before the call is embedded."""
+        long at most) until every entry acknowledged before the call is embedded. as_of: among the entries
+        written by then. Decisions superseded by then (by now without as_of) are marked and, unless history,
+        rank below every current hit."""
         if mode is SearchMode.SEMANTIC and self.embedder is None:
             raise NotConfigured("embedding_backend", "semantic search needs embeddings (embedding_backend is none)")
         if mode is SearchMode.HYBRID and self.embedder is None:
@@ -129,7 +135,26 @@ class MemoryArchive:
             embedded = await self.embed([query])
             assert embedded is not None
             vector = embedded[0]
-        return await self.ranked(namespace, full_text_query(query), vector, mode, f, limit)
+        moment = await self.storage.read(resolve, namespace, as_of) if as_of is not None else None
+        at = moment.at if moment is not None else None
+        if at is not None:  # created_before is exclusive: an entry written at `at` counts
+            f = dataclasses.replace(f, created_before=at + 1 if f.created_before is None else min(f.created_before, at + 1))
+        words = full_text_query(query)
+        found = await self.ranked(namespace, words, vector, mode, f, limit)
+        superseded = await self.storage.read(superseded_entries, namespace, [e.id for _, e in found.hits], at)
+        if history or not superseded:
+            return dataclasses.replace(found, superseded=superseded)
+        if len(found.hits) == limit:  # the superseded hits go last: refill the page with the next current ones
+            found = await self.ranked(namespace, words, vector, mode, f, limit + len(superseded))
+            superseded = await self.storage.read(superseded_entries, namespace, [e.id for _, e in found.hits], at)
+        return dataclasses.replace(found, superseded=superseded,
+                                   hits=current_first(found.hits, lambda hit: hit[1].id in superseded, limit))
+        if len(found.hits) == limit:  # the superseded hits go last: refill the page with the next current ones
+            found = await self.ranked(namespace, words, vector, mode, f, limit + len(found.superseded))
+            found.superseded = await self.storage.read(superseded_entries, namespace,
+                                                       [e.id for _, e in found.hits], at)
+        found.hits = current_first(found.hits, lambda hit: hit[1].id in found.superseded, limit)
+        return found
 
     async def ranked(self, namespace: str, query: FullTextQuery, vector: np.ndarray | None, mode: SearchMode,
                      f: MemoryFilter, limit: int) -> SearchResult:

@@ -49,8 +49,8 @@ def newest_errors(notes: StateNotes) -> list[ErrorEntry]:
     return [task_state_yaml.error_entry(n) for n in reversed(notes.errors[-MAX_ERRORS:])]
 
 
-def workspace_of(db: Reader, namespace: str, task_id: str) -> WorkspaceChanges | None:
-    created, modified, last = view_reads.workspace_changes(db, namespace, task_id)
+def workspace_of(db: Reader, namespace: str, task_id: str, at: int | None = None) -> WorkspaceChanges | None:
+    created, modified, last = view_reads.workspace_changes(db, namespace, task_id, at)
     return WorkspaceChanges(created, modified, last) if created else None
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+import re
 from pathlib import Path
 
 import sqlean as sqlite3  # a DB-API SQLite with extension loading and FTS5
@@ -43,7 +44,8 @@ def migrate(connection: sqlite3.Connection) -> list[str]:
         connection.execute("BEGIN IMMEDIATE")
         try:
             for statement in _statements(sql):
-                connection.execute(statement)
+                if not _adds_existing_column(connection, statement):
+                    connection.execute(statement)
             connection.execute("INSERT INTO schema_migrations (number, name) VALUES (?, ?)", (number, name))
             connection.execute("COMMIT")
         except BaseException:
@@ -51,6 +53,19 @@ def migrate(connection: sqlite3.Connection) -> list[str]:
             raise
         applied.append(name)
     return applied
+
+
+_ADD_COLUMN = re.compile(r"^ALTER\s+TABLE\s+(\w+)\s+ADD\s+COLUMN\s+(\w+)", re.IGNORECASE)
+
+
+def _adds_existing_column(connection: sqlite3.Connection, statement: str) -> bool:
+    """An ADD COLUMN whose column is there already: SQLite has no IF NOT EXISTS for it, and a migration can
+    run again over its own work (one whose number was forgotten), as PostgreSQL's ADD COLUMN IF NOT EXISTS."""
+    match = _ADD_COLUMN.match(statement)
+    if match is None:
+        return False
+    table, column = match.groups()
+    return any(row[1] == column for row in connection.execute(f"PRAGMA table_info({table})"))
 
 
 def _statements(sql: str) -> list[str]:

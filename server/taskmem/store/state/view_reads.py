@@ -26,8 +26,10 @@ from taskmem.store.state.state_summaries import RunningSummary, running_summary
 from taskmem.store.waits.waits import list_waits
 from taskmem.store.tasks.tasks import held_claims, load_task, load_task_with_plan
 from taskmem.store.access import Reader
+from taskmem.store.state.view_as_of import open_waits_at
 
 MAX_OPEN_WAITS = 50
+MAX_TIME = 2**63 - 1  # no bound on a time column
 
 
 @dataclasses.dataclass
@@ -80,10 +82,13 @@ def messages_since(db: Reader, namespace: str, thread_id: str, summary: RunningS
     return [message_from_row(row) for row in reversed(rows)]
 
 
-def workspace_changes(db: Reader, namespace: str, task_id: str) -> tuple[int, int, int | None]:
-    """(distinct artifact paths, registrations of a path seen before, newest registration) of a task."""
+def workspace_changes(db: Reader, namespace: str, task_id: str,
+                      at: int | None = None) -> tuple[int, int, int | None]:
+    """(distinct artifact paths, registrations of a path seen before, newest registration) of a task;
+    at: counting only registrations made by then."""
     row = db.fetchone("SELECT count(DISTINCT path), count(*), max(created_at) FROM artifacts"
-                      " WHERE namespace = ? AND task_id = ?", (namespace, task_id))
+                      " WHERE namespace = ? AND task_id = ? AND created_at <= ?",
+                      (namespace, task_id, MAX_TIME if at is None else at))
     if row is None or not row[1]:
         return 0, 0, None
     return int(row[0]), int(row[1]) - int(row[0]), row[2]
@@ -113,13 +118,14 @@ def search_task_memories(db: Reader, namespace: str, task_id: str, query: str, l
 
 
 def task_notes(db: Reader, namespace: str, task_id: str,
-               current: list[StoredStateItem] | None = None) -> StateNotes:
-    """What the task's reconciled state says now: active decisions, constraints, risks, open questions,
-    recorded errors and open waits (see core/state_notes). current: the thread's current items, when the
-    caller has read them already."""
+               current: list[StoredStateItem] | None = None, at: int | None = None) -> StateNotes:
+    """What the task's reconciled state says now (at: said then): active decisions, constraints, risks,
+    open questions, recorded errors and open waits (see core/state_notes). current: the thread's current
+    items, when the caller has read them already."""
     if current is None:
-        current = item_store.thread_items(db, namespace, task_id, include_superseded=False)
-    waits = list_waits(db, namespace, task_id, [WaitStatus.WAITING], None, MAX_OPEN_WAITS)
+        current = item_store.thread_items(db, namespace, task_id, include_superseded=False, at=at)
+    waits = (list_waits(db, namespace, task_id, [WaitStatus.WAITING], None, MAX_OPEN_WAITS) if at is None
+             else open_waits_at(db, namespace, task_id, at, MAX_OPEN_WAITS))
     return state_notes(current, thread_links(db, namespace, task_id), waits)
 
 
