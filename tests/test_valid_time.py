@@ -189,3 +189,18 @@ async def test_search_marks_superseded_decisions_and_ranks_them_below_current_on
     assert await hits(limit=1) == [(new.decision.memory_entry_id, False)]
     found = (await memory.SearchMemories(search)).hits
     assert found[1].valid_to.ToMicroseconds() >= found[1].entry.create_time.ToMicroseconds()
+
+
+# --- context ------------------------------------------------------------------------------------
+
+async def test_build_context_as_of_a_cursor_holds_only_what_was_known_then(rpc) -> None:
+    tasks, state, _ = rpc
+    task_id, before, _ = await _migration(tasks, state)
+    await tasks.PostMessage(tpb.PostMessageRequest(task_id=task_id, role=task_pb2.MESSAGE_ROLE_USER,
+                                                   content="Memcached is live in staging"))
+    request = pb.BuildContextRequest(task_id=task_id, token_budget=4000, query="cache")
+    now = (await state.BuildContext(request)).text
+    request.as_of.CopyFrom(_at(before))
+    then = (await state.BuildContext(request)).text
+    assert "Use Memcached for the cache" in now and "Memcached is live in staging" in now
+    assert "Use Redis for the cache" in then and "Memcached" not in then

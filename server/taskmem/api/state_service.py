@@ -233,8 +233,9 @@ class StateService(state_service_pb2_grpc.StateServiceServicer):
         validate.enum("mode", request.mode, state_pb2.ContextMode, _WireMode)
         mode = ContextMode.MINIMAL if request.mode == state_pb2.CONTEXT_MODE_MINIMAL else ContextMode.FULL
         query = validate.text("query", request.query, QUERY_MAX)
+        as_of = validate.as_of("as_of", request.as_of, request.HasField("as_of"))
         text, sections = await self._engine.build_context(current_scope().namespace, thread_id, task_id, budget,
-                                                          mode, query)
+                                                          mode, query, as_of)
         return pb.BuildContextResponse(text=text, token_count=self._engine.counter.count(text), sections=[
             state_pb2.ContextSection(name=s.name, allowed_tokens=s.allowed, used_tokens=s.used,
                                      truncated=s.truncated, omitted=s.omitted) for s in sections])

@@ -302,13 +302,13 @@ class StateEngine:
     # --- context and the live query ---------------------------------------------------------------
 
     async def build_context(self, namespace: str, thread_id: str, task_id: str, budget: int, mode: ContextMode,
-                            query: str) -> tuple[str, list[Section]]:
+                            query: str, as_of: AsOf | None = None) -> tuple[str, list[Section]]:
         reads, key = self.storage.thread_reads, (namespace, thread_id, task_id, query)
-        cached = await self.storage.views_current()
+        cached = as_of is None and await self.storage.views_current()  # the past is read, not cached
         read: _ContextRead | None = reads.get(key) if cached else None
         if read is None:
             epoch = reads.epoch
-            read = _ContextRead(await self.storage.read(_context_read, namespace, thread_id, task_id, query))
+            read = _ContextRead(await self.storage.read(_context_read, namespace, thread_id, task_id, query, as_of))
             if cached:
                 reads.put(key, epoch, read)
         built = read.built.get((budget, mode))
@@ -434,13 +434,16 @@ class _ContextRead:
     built: dict[tuple[int, ContextMode], tuple[str, list[Section]]] = dataclasses.field(default_factory=dict)
 
 
-def _context_read(db: Reader, namespace: str, thread_id: str, task_id: str, query: str) -> tuple[
-        view_reads.ThreadRecord, TaskStateView | None, tuple[list[str], list[str]]]:
+def _context_read(db: Reader, namespace: str, thread_id: str, task_id: str, query: str,
+                  as_of: AsOf | None = None) -> tuple[view_reads.ThreadRecord, TaskStateView | None,
+                                                      tuple[list[str], list[str]]]:
     if task_id:
         item_store.check_thread(db, namespace, task_id)  # NOT_FOUND for an unknown task, before anything else
-    record = view_reads.thread_record(db, namespace, thread_id, "", TAIL_MESSAGES)
-    view = _task_view(db, namespace, task_id, record.items) if task_id else None
-    return record, view, view_sections.context_lines(db, namespace, task_id, query, record.items)
+    moment = resolve(db, namespace, as_of)
+    at = moment.at if moment is not None else None
+    record = view_reads.thread_record(db, namespace, thread_id, "", TAIL_MESSAGES, at)
+    view = _task_view(db, namespace, task_id, record.items, moment) if task_id else None
+    return record, view, view_sections.context_lines(db, namespace, task_id, query, record.items, at)
 
 
 def _reconcile_read(db: Reader, namespace: str, thread_id: str,
