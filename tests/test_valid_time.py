@@ -38,7 +38,8 @@ def _at(cursor: int) -> as_of_pb2.AsOf:
 
 async def _migration(tasks: TaskServiceStub, state: StateServiceStub) -> tuple[str, int, int]:
     """A task that decided Redis, then (after `before`) switched to Memcached and finished step 0."""
-    plan = [task_pb2.PlanItemSpec(id="step-0", title="Pick a cache"), task_pb2.PlanItemSpec(id="step-1", title="Wire it")]
+    plan = [task_pb2.PlanItemSpec(id="step-0", title="Pick a cache"),
+            task_pb2.PlanItemSpec(id="step-1", title="Wire it")]
     task_id = (await tasks.CreateTask(tpb.CreateTaskRequest(name="Add a cache", plan=plan))).task.id
     await state.AddDecision(pb.AddDecisionRequest(task_id=task_id, text="Use Redis for the cache"))
     before = await _newest_cursor(tasks, task_id)
@@ -97,7 +98,8 @@ async def test_history_lists_each_change_newest_first_and_diff_shows_what_change
     assert versions[-1].change == "EVENT_TYPE_TASK_CREATED" and versions[0].change == "EVENT_TYPE_PLAN_ITEM_UPDATED"
     assert all(v.correlation_id and v.create_time.seconds for v in versions)
     paged = await state.GetTaskStateHistory(pb.GetTaskStateHistoryRequest(task_id=task_id, page_size=2))
-    rest = await state.GetTaskStateHistory(pb.GetTaskStateHistoryRequest(task_id=task_id, page_token=paged.next_page_token))
+    rest = await state.GetTaskStateHistory(pb.GetTaskStateHistoryRequest(task_id=task_id,
+                                                                          page_token=paged.next_page_token))
     assert [v.cursor for v in [*paged.versions, *rest.versions]] == [v.cursor for v in versions]
 
     diff = await state.DiffTaskState(pb.DiffTaskStateRequest(task_id=task_id, from_cursor=before))
@@ -204,3 +206,13 @@ async def test_build_context_as_of_a_cursor_holds_only_what_was_known_then(rpc) 
     then = (await state.BuildContext(request)).text
     assert "Use Memcached for the cache" in now and "Memcached is live in staging" in now
     assert "Use Redis for the cache" in then and "Memcached" not in then
+
+
+async def test_a_reactivated_item_holds_again_with_no_valid_to(rpc) -> None:
+    tasks, state, _ = rpc
+    task_id, _, _ = await _migration(tasks, state)
+    old = next(i for i in (await state.ListStateItems(pb.ListStateItemsRequest(
+        task_id=task_id, include_superseded=True))).items if i.status == SUPERSEDED)
+    back = (await state.SetStateItemStatus(pb.SetStateItemStatusRequest(task_id=task_id, uid=old.uid,
+                                                                        status=ACTIVE))).item
+    assert back.status == ACTIVE and not back.HasField("valid_to")

@@ -138,7 +138,8 @@ class MemoryArchive:
         moment = await self.storage.read(resolve, namespace, as_of) if as_of is not None else None
         at = moment.at if moment is not None else None
         if at is not None:  # created_before is exclusive: an entry written at `at` counts
-            f = dataclasses.replace(f, created_before=at + 1 if f.created_before is None else min(f.created_before, at + 1))
+            before = at + 1 if f.created_before is None else min(f.created_before, at + 1)
+            f = dataclasses.replace(f, created_before=before)
         words = full_text_query(query)
         found = await self.ranked(namespace, words, vector, mode, f, limit)
         superseded = await self.storage.read(superseded_entries, namespace, [e.id for _, e in found.hits], at)

@@ -100,9 +100,10 @@ def query(db: Reader, namespace: str, category: KnowledgeCategory | None, key_pr
     while len(found) < limit:
         rows = _query(namespace, category, key_prefix, "", at).after(after).fetch(db, limit)
         for row in rows:
-            history = _history(db, namespace, row["id"])
+            replaced_since = row["valid_from"] > at  # the value then is in the history
+            history = _history(db, namespace, row["id"]) if with_history or replaced_since else ()
             then = value_at(_from_row(row, history), at)
-            if then is not None and (not text or text.lower() in then.key.lower() or text.lower() in then.value.lower()):
+            if then is not None and (not text or text.lower() in f"{then.key}\n{then.value}".lower()):
                 found.append(then if with_history else dataclasses.replace(then, history=()))
         if len(rows) < limit:
             break

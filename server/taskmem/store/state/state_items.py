@@ -62,13 +62,17 @@ def stored(item: StateItem, thread_id: str, now: int) -> StoredStateItem:
 
 
 def save_item(tx: Transaction, item: StoredStateItem) -> None:
+    """Insert or update the item; its valid_to follows its status here as in the row (_UPSERT)."""
     retired = item.status == SUPERSEDED
+    item.valid_to = (item.valid_to or item.updated_at) if retired else None
+    if not retired:
+        item.prior_status = ""
     tx.execute(_UPSERT, (
         tx.namespace, item.thread_id, item.uid, item.type_tag.value, item.text, item.status,
         Confidence(item.confidence).value, _dumps(item.topic_tags), _dumps(item.refs), item.replaced_by or "",
         _dumps(item.supersession_evidence or {}), int(item.conflict), _dumps(item.conflict_with),
         int(item.pinned), item.source, item.created_at, item.last_seen_at, item.updated_at,
-        item.updated_at if retired else None, DEFAULT_STATUS[item.type_tag] if retired else ""))
+        item.valid_to, DEFAULT_STATUS[item.type_tag] if retired else ""))
 
 
 def thread_items(db: Reader, namespace: str, thread_id: str, *, include_superseded: bool = True,

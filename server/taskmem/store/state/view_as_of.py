@@ -38,13 +38,14 @@ def _event_bound(moment: Moment) -> tuple[str, int]:
 
 
 def _task_events(db: Reader, namespace: str, task_id: str, types: tuple[EventType, ...], moment: Moment,
-                 after_cursor: int = 0) -> list[tuple[int, str, dict[str, Any]]]:
+                 newest_only: bool = False) -> list[tuple[str, dict[str, Any]]]:
+    """(type, payload) of the task's events of these types up to the moment, oldest first (or the newest)."""
     bound, value = _event_bound(moment)
     rows = db.fetchall(
-        f"SELECT cursor, type, payload FROM events WHERE namespace = ? AND task_id = ? AND cursor > ? AND {bound}"
-        f" AND type IN ({','.join('?' * len(types))}) ORDER BY cursor",
-        (namespace, task_id, after_cursor, value, *(t.value for t in types)))
-    return [(int(row[0]), row[1], json.loads(row[2])) for row in rows]
+        f"SELECT type, payload FROM events WHERE namespace = ? AND task_id = ? AND {bound}"
+        f" AND type IN ({','.join('?' * len(types))}) ORDER BY cursor {'DESC LIMIT 1' if newest_only else ''}",
+        (namespace, task_id, value, *(t.value for t in types)))
+    return [(row[0], json.loads(row[1])) for row in rows]
 
 
 def _plan_item(payload: dict[str, Any]) -> PlanItem:
@@ -66,10 +67,10 @@ def task_outline_as_of(db: Reader, namespace: str, task_id: str,
     """The task and its plan as their events left them at the moment; None before the task existed.
     Raises NotFound for an unknown task."""
     task = load_task(db, namespace, task_id)
-    events = _task_events(db, namespace, task_id, TASK_EVENTS, moment)
+    events = _task_events(db, namespace, task_id, TASK_EVENTS, moment, newest_only=True)
     if not events:
         return None
-    fields = events[-1][2]
+    fields = events[0][1]
     task = dataclasses.replace(task, name=fields.get("name", ""), goal=fields.get("goal", ""),
                                status=TaskStatus(fields["status"]), workspace=fields.get("workspace", ""),
                                plan_version=int(fields.get("plan_version", 0)))
@@ -79,7 +80,8 @@ def task_outline_as_of(db: Reader, namespace: str, task_id: str,
 def _plan_as_of(db: Reader, namespace: str, task: Task, moment: Moment) -> Plan | None:
     plan: Plan | None = None
     holders: dict[str, Claim] = {}
-    for _, kind, payload in _task_events(db, namespace, task.id, _PLAN_EVENTS, moment):
+    # From the first event on: a claim outlives a replan that keeps its item.
+    for kind, payload in _task_events(db, namespace, task.id, _PLAN_EVENTS, moment):
         if kind == EventType.PLAN_REPLACED:
             plan = Plan(task.id, int(payload["version"]), [_plan_item(i) for i in payload.get("items", [])],
                         _time_us(payload["create_time"]), payload.get("reason", ""))
