@@ -15,7 +15,7 @@ import yaml
 from taskmem.config import ConfigError
 from taskmem.core.errors import EmbeddingUnavailable, ModelTimeout, ModelUnavailable, NotConfigured
 from taskmem.core.events import EventType
-from taskmem.core.memory import MemoryEntry, MemoryFilter, NewMemoryEntry
+from taskmem.core.memory import MemoryEntry, MemoryFilter, MemoryType, NewMemoryEntry
 from taskmem.core.memory_extraction import (
     Dropped, NoArrayFound, PromptTemplate, ToolCall, check_candidates, parse_candidates, render_prompt,
 )
@@ -142,12 +142,12 @@ class MemoryArchive:
             f = dataclasses.replace(f, created_before=before)
         words = full_text_query(query)
         found = await self.ranked(namespace, words, vector, mode, f, limit)
-        superseded = await self.storage.read(superseded_entries, namespace, [e.id for _, e in found.hits], at)
+        superseded = await self._superseded(namespace, found, at)
         if history or not superseded:
             return dataclasses.replace(found, superseded=superseded)
         if len(found.hits) == limit:  # the superseded hits go last: refill the page with the next current ones
             found = await self.ranked(namespace, words, vector, mode, f, limit + len(superseded))
-            superseded = await self.storage.read(superseded_entries, namespace, [e.id for _, e in found.hits], at)
+            superseded = await self._superseded(namespace, found, at)
         return dataclasses.replace(found, superseded=superseded,
                                    hits=current_first(found.hits, lambda hit: hit[1].id in superseded, limit))
         if len(found.hits) == limit:  # the superseded hits go last: refill the page with the next current ones
@@ -156,6 +156,11 @@ class MemoryArchive:
                                                        [e.id for _, e in found.hits], at)
         found.hits = current_first(found.hits, lambda hit: hit[1].id in found.superseded, limit)
         return found
+
+    async def _superseded(self, namespace: str, found: SearchResult, at: int | None) -> dict[str, int]:
+        """Which decision hits no longer held at `at` (None: now); no read when no hit is a decision."""
+        decisions = [entry.id for _, entry in found.hits if entry.type is MemoryType.DECISION]
+        return await self.storage.read(superseded_entries, namespace, decisions, at) if decisions else {}
 
     async def ranked(self, namespace: str, query: FullTextQuery, vector: np.ndarray | None, mode: SearchMode,
                      f: MemoryFilter, limit: int) -> SearchResult:
