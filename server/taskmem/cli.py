@@ -27,11 +27,18 @@ def build_parser() -> argparse.ArgumentParser:
                          type=_argument_type(_comma_list("taskmem.commands.formatting", "parse_task_status")),
                          help="only tasks in this status, e.g. executing (repeatable, or comma-separated)")
     listing.add_argument("--limit", type=_argument_type(_positive_int), help="print at most N tasks")
+    listing.add_argument("--awaiting-person", action="store_true",
+                         help="only tasks waiting on a person's answer or authorisation (the task or one of its items)")
     add_connection_arguments(listing)
     show = tasks.add_parser("show", help="a task, its current plan and where it stands")
     show.add_argument("task_id", metavar="ID")
     show.add_argument("--json", action="store_true", help="print {task, plan, progress} as proto JSON")
     add_connection_arguments(show)
+    usage = tasks.add_parser("usage", help="a task's model cost: the server's model calls by model and purpose,"
+                                           " and the tokens its agents reported")
+    usage.add_argument("task_id", metavar="ID")
+    usage.add_argument("--json", action="store_true", help="print GetTaskUsageResponse as proto JSON")
+    add_connection_arguments(usage)
 
     events = commands.add_parser("events", help="read the event log").add_subparsers(dest="events_command",
                                                                                     required=True)
@@ -198,9 +205,12 @@ def run_client(args: argparse.Namespace) -> int:
     async def command() -> None:
         async with connect(options) as client:
             if args.command == "tasks" and args.tasks_command == "list":
-                await tasks.list_tasks(client, out, statuses=_flatten(args.statuses), limit=args.limit)
+                await tasks.list_tasks(client, out, statuses=_flatten(args.statuses), limit=args.limit,
+                                       awaiting_person=args.awaiting_person)
             elif args.command == "tasks" and args.tasks_command == "show":
                 await tasks.show_task(client, out, args.task_id, as_json=args.json)
+            elif args.command == "tasks" and args.tasks_command == "usage":
+                await tasks.show_usage(client, out, args.task_id, as_json=args.json)
             elif args.command == "events" and follow:
                 await events.follow_events(client, out, task_ids=args.task_ids, types=_flatten(args.types),
                                            after_cursor=args.after)

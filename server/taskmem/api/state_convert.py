@@ -22,7 +22,8 @@ _STATUSES = {s: f"STATE_ITEM_STATUS_{s.upper()}"
 _CONFIDENCES = {c: f"STATE_ITEM_CONFIDENCE_{c.upper()}" for c in ("low", "medium", "high")}
 _SOURCES = {"extraction": "STATE_ITEM_SOURCE_EXTRACTION", "agent": "STATE_ITEM_SOURCE_AGENT"}
 _SKIPS = {"no_new_messages": "EXTRACTION_SKIP_REASON_NO_NEW_MESSAGES",
-          "no_user_message": "EXTRACTION_SKIP_REASON_NO_USER_MESSAGE"}
+          "no_user_message": "EXTRACTION_SKIP_REASON_NO_USER_MESSAGE",
+          "model_budget_exhausted": "EXTRACTION_SKIP_REASON_MODEL_BUDGET_EXHAUSTED"}
 
 
 def type_word(value: int) -> str:

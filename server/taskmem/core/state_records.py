@@ -50,7 +50,7 @@ class ReconcileReport:
     extracted: int = 0
     results: list[CandidateResult] = dataclasses.field(default_factory=list)
     duration_us: int = 0
-    skipped_reason: str = ""  # "", "no_new_messages" or "no_user_message"
+    skipped_reason: str = ""  # "", "no_new_messages", "no_user_message" or "model_budget_exhausted"
     messages_read: int = 0
     embedding_model: str = ""
 

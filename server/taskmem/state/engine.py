@@ -24,6 +24,7 @@ from taskmem.core.events import EventType
 from taskmem.core.ids import now_us
 from taskmem.core.memory import MemoryEntry, NewMemoryEntry
 from taskmem.core.messages import Message
+from taskmem.core.model_usage import Purpose
 from taskmem.core.model_routing import ModelTier
 from taskmem.core.progress import compute_progress, render_state_lines
 from taskmem.core.reconcile import Prepared, ReconcileThresholds
@@ -35,8 +36,9 @@ from taskmem.core.task_state_diff import unified_state_diff
 from taskmem.core.task_state_yaml import TaskStateFits, TaskStateView, build_task_state, render_task_state_yaml
 from taskmem.core.valid_time import AsOf, Moment, StateVersion
 from taskmem.core.tokens import TokenCounter
-from taskmem.providers.chat import ChatModel, ChatModelError, ChatModelTimeout
+from taskmem.providers.chat import ChatModel, ChatModelBudgetExhausted, ChatModelError, ChatModelTimeout
 from taskmem.providers.embeddings import Embedder, EmbeddingError
+from taskmem.providers.model_meter import model_work
 from taskmem.providers.model_router import ModelRouter
 from taskmem.settings import StateSettings
 from taskmem.state import view_sections
@@ -193,7 +195,7 @@ class StateEngine:
     async def extract(self, namespace: str, correlation_id: str, thread_id: str, task_id: str) -> Reconciled:
         settings = ExtractionSettings(self.settings.extraction_max_messages,
                                       self.settings.extraction_timeout_seconds, self.settings.max_candidates)
-        async with self.thread_lock(namespace, thread_id):
+        async with self.thread_lock(namespace, thread_id), model_work(namespace, thread_id):
             report, items = await extract_state(self.storage, self.chat, self.embedder, self.thresholds(), settings,
                                                 namespace, correlation_id, thread_id, task_id, now_us(),
                                                 self.adjudicator)
@@ -203,7 +205,7 @@ class StateEngine:
                            candidates: list[Candidate], respond: Callable[[Reconciled], R],
                            once: Once[R] | None) -> R:
         """Reconcile an agent's candidates into the thread's state (explicit `supersedes` always wins)."""
-        async with self.thread_lock(namespace, thread_id):
+        async with self.thread_lock(namespace, thread_id), model_work(namespace, thread_id):
             refs = [ref for c in candidates for ref in c.refs]
             messages = await self.storage.read(_thread_messages, namespace, thread_id, task_id, refs)
             prepared = prepare_agent_candidates(candidates, batch_of(messages), self.settings.max_candidates)
@@ -229,7 +231,7 @@ class StateEngine:
         else:
             entry = view_sections.error_entry(task_id, statement.subtask_id, statement.text, statement.detail)
             event = EventType.TASK_STATE_ERROR_ADDED
-        async with self.thread_lock(namespace, task_id):
+        async with self.thread_lock(namespace, task_id), model_work(namespace, task_id):
             await self.storage.read(item_store.check_thread, namespace, task_id)
             vectors = await self._summary_vectors(entry)
             plan = await self._reconcile(namespace, task_id, statement_candidates(statement, now_us()))
@@ -337,7 +339,12 @@ class StateEngine:
                       for i in (record.plan.items if record.plan else [])]
         prompt = query_user_prompt(f"Task: {record.task.name} ({record.task.status.value})", plan_lines, summary,
                                    since, question, render_state_lines(notes))
-        return await self._ask_model(prompt, question, model, summary, len(since))
+        try:
+            async with model_work(namespace, task_id, Purpose.QUERY):
+                return await self._ask_model(prompt, question, model, summary, len(since))
+        except ChatModelBudgetExhausted as refused:  # answered from the record, as with no model, and said so
+            progress = compute_progress(record.task, record.plan, failed, record.recent, notes)
+            return Answer(progress.summary, False, str(refused), summary, len(since))
 
     async def _ask_model(self, prompt: str, question: str, model: ModelTier | None, summary: str,
                          since_count: int) -> Answer:
@@ -346,6 +353,8 @@ class StateEngine:
         try:
             routed = await self.router.complete(QUERY_SYSTEM, prompt, question=question, requested=model,
                                                 timeout=timeout)
+        except ChatModelBudgetExhausted:
+            raise
         except ChatModelTimeout as error:
             raise ModelTimeout(f"the model did not answer within {timeout} s ({error})") from None
         except ChatModelError as error:

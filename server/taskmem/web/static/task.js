@@ -153,10 +153,13 @@ export function render(main, { id: taskId }) {
     if (!waits.length) { replace(sections.waits.body, empty("No waits.")); return; }
     replace(sections.waits.body, table(["Criteria", "Kind", "Status", "Result", "Created", "Deadline", ""], waits.map((wait) => {
       const kind = Object.keys(wait.target || {}).find((key) => wait.target[key] && key !== "kind") || "";
+      // A wait on a person says what it needs (input or auth) where the others name their target's kind.
+      const needs = kind === "external" && wait.target.external.kind !== "EXTERNAL_WAIT_KIND_UNSPECIFIED"
+        ? enumLabel(wait.target.external.kind, "EXTERNAL_WAIT_KIND_") : "";
       const waiting = wait.status === "WAIT_STATUS_WAITING";
       const result = h("input", { type: "text", "aria-label": `result for ${wait.criteria}`, placeholder: "result", class: "wait-result" });
       return h("tr", { "data-wait-id": wait.id, "data-status": enumLabel(wait.status, "WAIT_STATUS_") },
-        h("td", {}, wait.criteria), h("td", {}, kind), h("td", {}, badge(wait.status, "WAIT_STATUS_")),
+        h("td", {}, wait.criteria), h("td", {}, needs ? `${kind}: ${needs}` : kind), h("td", {}, badge(wait.status, "WAIT_STATUS_")),
         h("td", {}, wait.result), h("td", {}, time(wait.create_time)), h("td", {}, time(wait.deadline_time)),
         h("td", { class: "buttons" }, waiting && kind === "external" && [result,
           h("button", { type: "button", class: "resolve-wait", onclick: () => act("resolve wait", call("WaitService", "ResolveWait", {

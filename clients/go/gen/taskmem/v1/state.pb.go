@@ -349,6 +349,10 @@ const (
 	ExtractionSkipReason_EXTRACTION_SKIP_REASON_NO_NEW_MESSAGES ExtractionSkipReason = 1
 	// The new messages hold no user message; the watermark moved past them.
 	ExtractionSkipReason_EXTRACTION_SKIP_REASON_NO_USER_MESSAGE ExtractionSkipReason = 2
+	// The namespace's model budget is used up (model_token_budgets): the model
+	// was not asked and the watermark stayed, so the messages are read again
+	// once the budget allows.
+	ExtractionSkipReason_EXTRACTION_SKIP_REASON_MODEL_BUDGET_EXHAUSTED ExtractionSkipReason = 3
 )
 
 // Enum value maps for ExtractionSkipReason.
@@ -357,11 +361,13 @@ var (
 		0: "EXTRACTION_SKIP_REASON_UNSPECIFIED",
 		1: "EXTRACTION_SKIP_REASON_NO_NEW_MESSAGES",
 		2: "EXTRACTION_SKIP_REASON_NO_USER_MESSAGE",
+		3: "EXTRACTION_SKIP_REASON_MODEL_BUDGET_EXHAUSTED",
 	}
 	ExtractionSkipReason_value = map[string]int32{
-		"EXTRACTION_SKIP_REASON_UNSPECIFIED":     0,
-		"EXTRACTION_SKIP_REASON_NO_NEW_MESSAGES": 1,
-		"EXTRACTION_SKIP_REASON_NO_USER_MESSAGE": 2,
+		"EXTRACTION_SKIP_REASON_UNSPECIFIED":            0,
+		"EXTRACTION_SKIP_REASON_NO_NEW_MESSAGES":        1,
+		"EXTRACTION_SKIP_REASON_NO_USER_MESSAGE":        2,
+		"EXTRACTION_SKIP_REASON_MODEL_BUDGET_EXHAUSTED": 3,
 	}
 )
 
@@ -1818,7 +1824,18 @@ type OpenWait struct {
 	// When it started.
 	StartTime *timestamppb.Timestamp `protobuf:"bytes,4,opt,name=start_time,json=startTime,proto3" json:"start_time,omitempty"`
 	// How long it may wait; absent without a timeout.
-	Timeout       *durationpb.Duration `protobuf:"bytes,5,opt,name=timeout,proto3" json:"timeout,omitempty"`
+	Timeout *durationpb.Duration `protobuf:"bytes,5,opt,name=timeout,proto3" json:"timeout,omitempty"`
+	// For a wait on a person (kind "external"): INPUT or AUTH; UNSPECIFIED for
+	// every other wait.
+	ExternalKind ExternalWaitKind `protobuf:"varint,6,opt,name=external_kind,json=externalKind,proto3,enum=taskmem.v1.ExternalWaitKind" json:"external_kind,omitempty"`
+	// For a wait on a person: who must answer (ExternalTarget.resolver; empty
+	// when the creator named nobody).
+	Resolver string `protobuf:"bytes,7,opt,name=resolver,proto3" json:"resolver,omitempty"`
+	// For a wait on a person: what they are asked (ExternalTarget.question).
+	Question string `protobuf:"bytes,8,opt,name=question,proto3" json:"question,omitempty"`
+	// For a wait on a person about one plan item: the item's id; empty when the
+	// whole task waits.
+	PlanItemId    string `protobuf:"bytes,9,opt,name=plan_item_id,json=planItemId,proto3" json:"plan_item_id,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1886,6 +1903,34 @@ func (x *OpenWait) GetTimeout() *durationpb.Duration {
 		return x.Timeout
 	}
 	return nil
+}
+
+func (x *OpenWait) GetExternalKind() ExternalWaitKind {
+	if x != nil {
+		return x.ExternalKind
+	}
+	return ExternalWaitKind_EXTERNAL_WAIT_KIND_UNSPECIFIED
+}
+
+func (x *OpenWait) GetResolver() string {
+	if x != nil {
+		return x.Resolver
+	}
+	return ""
+}
+
+func (x *OpenWait) GetQuestion() string {
+	if x != nil {
+		return x.Question
+	}
+	return ""
+}
+
+func (x *OpenWait) GetPlanItemId() string {
+	if x != nil {
+		return x.PlanItemId
+	}
+	return ""
 }
 
 // WorkingMemory is one agent's scratch state: cheap to
@@ -2078,7 +2123,7 @@ var File_taskmem_v1_state_proto protoreflect.FileDescriptor
 const file_taskmem_v1_state_proto_rawDesc = "" +
 	"\n" +
 	"\x16taskmem/v1/state.proto\x12\n" +
-	"taskmem.v1\x1a\x1egoogle/protobuf/duration.proto\x1a\x1cgoogle/protobuf/struct.proto\x1a\x1fgoogle/protobuf/timestamp.proto\x1a\x15taskmem/v1/task.proto\"\xba\x01\n" +
+	"taskmem.v1\x1a\x1egoogle/protobuf/duration.proto\x1a\x1cgoogle/protobuf/struct.proto\x1a\x1fgoogle/protobuf/timestamp.proto\x1a\x15taskmem/v1/task.proto\x1a\x15taskmem/v1/wait.proto\"\xba\x01\n" +
 	"\x14SupersessionEvidence\x12\x18\n" +
 	"\atrigger\x18\x01 \x01(\tR\atrigger\x12$\n" +
 	"\x0eref_message_id\x18\x02 \x01(\tR\frefMessageId\x12#\n" +
@@ -2219,14 +2264,19 @@ const file_taskmem_v1_state_proto_rawDesc = "" +
 	"\x04text\x18\x02 \x01(\tR\x04text\x12;\n" +
 	"\vcreate_time\x18\x03 \x01(\v2\x1a.google.protobuf.TimestampR\n" +
 	"createTime\x12\x1a\n" +
-	"\bconflict\x18\x04 \x01(\bR\bconflict\"\xc3\x01\n" +
+	"\bconflict\x18\x04 \x01(\bR\bconflict\"\xe0\x02\n" +
 	"\bOpenWait\x12\x17\n" +
 	"\await_id\x18\x01 \x01(\tR\x06waitId\x12\x12\n" +
 	"\x04kind\x18\x02 \x01(\tR\x04kind\x12\x1a\n" +
 	"\bcriteria\x18\x03 \x01(\tR\bcriteria\x129\n" +
 	"\n" +
 	"start_time\x18\x04 \x01(\v2\x1a.google.protobuf.TimestampR\tstartTime\x123\n" +
-	"\atimeout\x18\x05 \x01(\v2\x19.google.protobuf.DurationR\atimeout\"\xa9\x02\n" +
+	"\atimeout\x18\x05 \x01(\v2\x19.google.protobuf.DurationR\atimeout\x12A\n" +
+	"\rexternal_kind\x18\x06 \x01(\x0e2\x1c.taskmem.v1.ExternalWaitKindR\fexternalKind\x12\x1a\n" +
+	"\bresolver\x18\a \x01(\tR\bresolver\x12\x1a\n" +
+	"\bquestion\x18\b \x01(\tR\bquestion\x12 \n" +
+	"\fplan_item_id\x18\t \x01(\tR\n" +
+	"planItemId\"\xa9\x02\n" +
 	"\rWorkingMemory\x12\x19\n" +
 	"\bagent_id\x18\x01 \x01(\tR\aagentId\x12!\n" +
 	"\fcurrent_plan\x18\x02 \x01(\tR\vcurrentPlan\x12-\n" +
@@ -2275,11 +2325,12 @@ const file_taskmem_v1_state_proto_rawDesc = "" +
 	"\x18RECONCILE_OUTCOME_MERGED\x10\x02\x12 \n" +
 	"\x1cRECONCILE_OUTCOME_SUPERSEDED\x10\x03\x12 \n" +
 	"\x1cRECONCILE_OUTCOME_CONFLICTED\x10\x04\x12\x1d\n" +
-	"\x19RECONCILE_OUTCOME_DROPPED\x10\x05*\x96\x01\n" +
+	"\x19RECONCILE_OUTCOME_DROPPED\x10\x05*\xc9\x01\n" +
 	"\x14ExtractionSkipReason\x12&\n" +
 	"\"EXTRACTION_SKIP_REASON_UNSPECIFIED\x10\x00\x12*\n" +
 	"&EXTRACTION_SKIP_REASON_NO_NEW_MESSAGES\x10\x01\x12*\n" +
-	"&EXTRACTION_SKIP_REASON_NO_USER_MESSAGE\x10\x02*\\\n" +
+	"&EXTRACTION_SKIP_REASON_NO_USER_MESSAGE\x10\x02\x121\n" +
+	"-EXTRACTION_SKIP_REASON_MODEL_BUDGET_EXHAUSTED\x10\x03*\\\n" +
 	"\vContextMode\x12\x1c\n" +
 	"\x18CONTEXT_MODE_UNSPECIFIED\x10\x00\x12\x15\n" +
 	"\x11CONTEXT_MODE_FULL\x10\x01\x12\x18\n" +
@@ -2331,7 +2382,8 @@ var file_taskmem_v1_state_proto_goTypes = []any{
 	(*durationpb.Duration)(nil),   // 24: google.protobuf.Duration
 	(PlanItemStatus)(0),           // 25: taskmem.v1.PlanItemStatus
 	(TaskStatus)(0),               // 26: taskmem.v1.TaskStatus
-	(*structpb.Struct)(nil),       // 27: google.protobuf.Struct
+	(ExternalWaitKind)(0),         // 27: taskmem.v1.ExternalWaitKind
+	(*structpb.Struct)(nil),       // 28: google.protobuf.Struct
 }
 var file_taskmem_v1_state_proto_depIdxs = []int32{
 	0,  // 0: taskmem.v1.StateItem.type:type_name -> taskmem.v1.StateItemType
@@ -2370,13 +2422,14 @@ var file_taskmem_v1_state_proto_depIdxs = []int32{
 	23, // 33: taskmem.v1.StateItemNote.create_time:type_name -> google.protobuf.Timestamp
 	23, // 34: taskmem.v1.OpenWait.start_time:type_name -> google.protobuf.Timestamp
 	24, // 35: taskmem.v1.OpenWait.timeout:type_name -> google.protobuf.Duration
-	27, // 36: taskmem.v1.WorkingMemory.task_context:type_name -> google.protobuf.Struct
-	23, // 37: taskmem.v1.WorkingMemory.update_time:type_name -> google.protobuf.Timestamp
-	38, // [38:38] is the sub-list for method output_type
-	38, // [38:38] is the sub-list for method input_type
-	38, // [38:38] is the sub-list for extension type_name
-	38, // [38:38] is the sub-list for extension extendee
-	0,  // [0:38] is the sub-list for field type_name
+	27, // 36: taskmem.v1.OpenWait.external_kind:type_name -> taskmem.v1.ExternalWaitKind
+	28, // 37: taskmem.v1.WorkingMemory.task_context:type_name -> google.protobuf.Struct
+	23, // 38: taskmem.v1.WorkingMemory.update_time:type_name -> google.protobuf.Timestamp
+	39, // [39:39] is the sub-list for method output_type
+	39, // [39:39] is the sub-list for method input_type
+	39, // [39:39] is the sub-list for extension type_name
+	39, // [39:39] is the sub-list for extension extendee
+	0,  // [0:39] is the sub-list for field type_name
 }
 
 func init() { file_taskmem_v1_state_proto_init() }
@@ -2385,6 +2438,7 @@ func file_taskmem_v1_state_proto_init() {
 		return
 	}
 	file_taskmem_v1_task_proto_init()
+	file_taskmem_v1_wait_proto_init()
 	type x struct{}
 	out := protoimpl.TypeBuilder{
 		File: protoimpl.DescBuilder{

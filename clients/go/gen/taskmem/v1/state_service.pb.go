@@ -1815,7 +1815,8 @@ type QueryTaskResponse struct {
 	Answer string `protobuf:"bytes,1,opt,name=answer,proto3" json:"answer,omitempty"`
 	// True when the configured model wrote the answer.
 	FromModel bool `protobuf:"varint,2,opt,name=from_model,json=fromModel,proto3" json:"from_model,omitempty"`
-	// Set when no model answered, for example "no model is configured: set chat_base_url".
+	// Set when no model answered, for example "no model is configured: set
+	// llm_base_url and llm_model", or the namespace's model budget is used up.
 	Note string `protobuf:"bytes,3,opt,name=note,proto3" json:"note,omitempty"`
 	// The running summary used (empty when there is none yet).
 	RunningSummary string `protobuf:"bytes,4,opt,name=running_summary,json=runningSummary,proto3" json:"running_summary,omitempty"`

@@ -282,6 +282,7 @@ class SearchMemoriesRequest(_message.Message):
     FILTER_FIELD_NUMBER: _builtins.int
     LIMIT_FIELD_NUMBER: _builtins.int
     WAIT_FOR_EMBEDDINGS_FIELD_NUMBER: _builtins.int
+    RECENCY_RANKING_FIELD_NUMBER: _builtins.int
     AS_OF_FIELD_NUMBER: _builtins.int
     INCLUDE_HISTORY_FIELD_NUMBER: _builtins.int
     query: _builtins.str
@@ -316,6 +317,15 @@ class SearchMemoriesRequest(_message.Message):
         """Narrows the candidates; empty matches everything."""
 
     @_builtins.property
+    def recency_ranking(self) -> Global___RecencyRanking:
+        """Opt-in: weigh recency and importance beside relevance (unset: relevance
+        alone, the default). The search runs for 3 × limit candidates (at least
+        30), then ranks them by the weighted score, which becomes each hit's
+        score. INVALID_ARGUMENT names a weight outside 0..1, weights adding up to
+        more than 1, or a negative half_life.
+        """
+
+    @_builtins.property
     def as_of(self) -> _as_of_pb2.AsOf:
         """Search the memory as it stood then (see AsOf): entries written later are
         not found, and a decision counts as superseded only if it was by then.
@@ -330,16 +340,68 @@ class SearchMemoriesRequest(_message.Message):
         filter: _memory_pb2.MemoryFilter | None = ...,
         limit: _builtins.int = ...,
         wait_for_embeddings: _builtins.bool = ...,
+        recency_ranking: Global___RecencyRanking | None = ...,
         as_of: _as_of_pb2.AsOf | None = ...,
         include_history: _builtins.bool = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _typing.Literal["as_of", b"as_of", "filter", b"filter"]  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["as_of", b"as_of", "filter", b"filter", "recency_ranking", b"recency_ranking"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["as_of", b"as_of", "filter", b"filter", "include_history", b"include_history", "limit", b"limit", "mode", b"mode", "query", b"query", "wait_for_embeddings", b"wait_for_embeddings"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["as_of", b"as_of", "filter", b"filter", "include_history", b"include_history", "limit", b"limit", "mode", b"mode", "query", b"query", "recency_ranking", b"recency_ranking", "wait_for_embeddings", b"wait_for_embeddings"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
 Global___SearchMemoriesRequest: _TypeAlias = SearchMemoriesRequest  # noqa: Y015
+
+@_typing.final
+class RecencyRanking(_message.Message):
+    """RecencyRanking weighs how recent and how important an entry is beside how
+    well it matches (as CrewAI's and mem0's decaying memories do):
+
+      score = (1 - recency_weight - importance_weight) × relevance
+              + recency_weight × 0.5 ^ (age / half_life)
+              + importance_weight × importance
+
+    relevance is the search's own score over the best candidate's (0..1), age
+    the time since the entry was written, importance a fixed prior of its type:
+    user_instruction 1.0, decision 0.9, error 0.8, discovery 0.7, artifact 0.5,
+    tool_result 0.3, context 0.2. On the memory evaluation's long conversations
+    (bench/memory_eval.py, docs/benchmarks.md) small recency weights moved
+    recall by at most 0.01 on the held-out set and larger ones lost it, so it
+    stays off unless asked: use it where newer memories should win (changing
+    facts, preferences), not to find what happened at a given moment.
+    """
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    RECENCY_WEIGHT_FIELD_NUMBER: _builtins.int
+    IMPORTANCE_WEIGHT_FIELD_NUMBER: _builtins.int
+    HALF_LIFE_FIELD_NUMBER: _builtins.int
+    recency_weight: _builtins.float
+    """How much recency counts, 0..1."""
+    importance_weight: _builtins.float
+    """How much the entry type's importance counts, 0..1 (recency_weight +
+    importance_weight at most 1).
+    """
+    @_builtins.property
+    def half_life(self) -> _duration_pb2.Duration:
+        """An entry this old scores half the recency of one written now; unset or
+        0 means 7 days.
+        """
+
+    def __init__(
+        self,
+        *,
+        recency_weight: _builtins.float = ...,
+        importance_weight: _builtins.float = ...,
+        half_life: _duration_pb2.Duration | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["half_life", b"half_life"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["half_life", b"half_life", "importance_weight", b"importance_weight", "recency_weight", b"recency_weight"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___RecencyRanking: _TypeAlias = RecencyRanking  # noqa: Y015
 
 @_typing.final
 class SearchMemoriesResponse(_message.Message):

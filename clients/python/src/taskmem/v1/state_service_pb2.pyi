@@ -953,7 +953,9 @@ class QueryTaskResponse(_message.Message):
     from_model: _builtins.bool
     """True when the configured model wrote the answer."""
     note: _builtins.str
-    """Set when no model answered, for example "no model is configured: set chat_base_url"."""
+    """Set when no model answered, for example "no model is configured: set
+    llm_base_url and llm_model", or the namespace's model budget is used up.
+    """
     running_summary: _builtins.str
     """The running summary used (empty when there is none yet)."""
     messages_since_summary: _builtins.int

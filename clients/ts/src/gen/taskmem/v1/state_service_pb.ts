@@ -1036,7 +1036,8 @@ export type QueryTaskResponse = Message<"taskmem.v1.QueryTaskResponse"> & {
   fromModel: boolean;
 
   /**
-   * Set when no model answered, for example "no model is configured: set chat_base_url".
+   * Set when no model answered, for example "no model is configured: set
+   * llm_base_url and llm_model", or the namespace's model budget is used up.
    *
    * @generated from field: string note = 3;
    */
@@ -1302,7 +1303,9 @@ export const StateService: GenService<{
    * whose dependencies are met, and from the task's reconciled state its active
    * decisions (decisions_log: a superseded decision is never listed),
    * constraints, open questions, open risks, open waits (kind, criteria, since,
-   * timeout) and last errors. Current items in conflict with each other are
+   * timeout; a wait on a person instead says who must answer what: needs
+   * input or auth, from, question, and subtask for an item's) and last
+   * errors. Current items in conflict with each other are
    * not listed as decisions or constraints: each group is one entry of
    * open_conflicts, a question naming every item and its uid, with a comment
    * saying how to settle it. With a tight budget, detail goes in this order
@@ -1368,6 +1371,8 @@ export const StateService: GenService<{
    * read again. Emits STATE_EXTRACTION_COMPLETED with the report. No new
    * messages: no model call (skipped_reason NO_NEW_MESSAGES). No user message
    * among them: no model call, the watermark moves on (NO_USER_MESSAGE).
+   * The namespace's model budget used up (model_token_budgets): no model
+   * call, the watermark stays (MODEL_BUDGET_EXHAUSTED).
    * Errors: FAILED_PRECONDITION (ERROR_REASON_NOT_CONFIGURED, metadata
    * "setting") with no model configured; UNAVAILABLE (ERROR_REASON_MODEL_UNAVAILABLE)
    * when the model cannot be reached after retries; DEADLINE_EXCEEDED
