@@ -33,12 +33,14 @@ def migrations() -> list[tuple[int, str, str]]:
 
 
 def migrate(connection: sqlite3.Connection) -> list[str]:
-    """Apply, each in its own transaction, the migrations the file has not seen yet; returns their names."""
+    """Apply, each in its own transaction and in order, the migrations the file has not seen yet (every number
+    not recorded, as PostgreSQL does: numbers are handed to branches, so one can land after a higher one
+    already ran); returns their names."""
     applied = []
     connection.execute("CREATE TABLE IF NOT EXISTS schema_migrations (number INTEGER PRIMARY KEY, name TEXT NOT NULL)")
-    current = connection.execute("SELECT coalesce(max(number), 0) FROM schema_migrations").fetchone()[0]
+    seen = {row[0] for row in connection.execute("SELECT number FROM schema_migrations")}
     for number, name, sql in migrations():
-        if number <= current:
+        if number in seen:
             continue
         log.info("applying migration %s", name)
         connection.execute("BEGIN IMMEDIATE")
