@@ -8,6 +8,7 @@ import grpc
 import pytest
 import yaml
 from google.protobuf import timestamp_pb2
+from google.protobuf.message import Message
 
 from taskmem.v1 import as_of_pb2, memory_pb2, state_pb2, task_pb2
 from taskmem.v1 import memory_service_pb2 as mpb
@@ -178,8 +179,8 @@ async def test_search_marks_superseded_decisions_and_ranks_them_below_current_on
         request = mpb.SearchMemoriesRequest()
         request.CopyFrom(search)
         for name, value in fields.items():
-            if name == "as_of":
-                request.as_of.CopyFrom(value)
+            if isinstance(value, Message):
+                getattr(request, name).CopyFrom(value)
             else:
                 setattr(request, name, value)
         return [(h.entry.id, h.superseded) for h in (await memory.SearchMemories(request)).hits]
@@ -189,6 +190,10 @@ async def test_search_marks_superseded_decisions_and_ranks_them_below_current_on
     assert await hits() == [(new.decision.memory_entry_id, False), (old.decision.memory_entry_id, True)]
     assert await hits(as_of=_at(before)) == [(old.decision.memory_entry_id, False)]
     assert await hits(limit=1) == [(new.decision.memory_entry_id, False)]
+    recency = mpb.RecencyRanking(recency_weight=0.5)  # re-ranked first, then the superseded go last
+    assert await hits(recency_ranking=recency) == [(new.decision.memory_entry_id, False),
+                                                   (old.decision.memory_entry_id, True)]
+    assert await hits(recency_ranking=recency, as_of=_at(before)) == [(old.decision.memory_entry_id, False)]
     found = (await memory.SearchMemories(search)).hits
     assert found[1].valid_to.ToMicroseconds() >= found[1].entry.create_time.ToMicroseconds()
 

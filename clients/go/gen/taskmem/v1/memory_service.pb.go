@@ -546,8 +546,8 @@ type SearchMemoriesRequest struct {
 	// more than 1, or a negative half_life.
 	RecencyRanking *RecencyRanking `protobuf:"bytes,6,opt,name=recency_ranking,json=recencyRanking,proto3" json:"recency_ranking,omitempty"`
 	// Search the memory as it stood then (see AsOf): entries written later are
-	// not found, and a decision counts as superseded only if it was by then.
-	// Unset: now.
+	// not found, a decision counts as superseded only if it was by then, and
+	// recency_ranking counts an entry's age from then. Unset: now.
 	AsOf *AsOf `protobuf:"bytes,7,opt,name=as_of,json=asOf,proto3" json:"as_of,omitempty"`
 	// Rank superseded decisions by score alone, among current hits (for
 	// questions about history). Without it they are marked (hit.superseded)

@@ -328,8 +328,8 @@ class SearchMemoriesRequest(_message.Message):
     @_builtins.property
     def as_of(self) -> _as_of_pb2.AsOf:
         """Search the memory as it stood then (see AsOf): entries written later are
-        not found, and a decision counts as superseded only if it was by then.
-        Unset: now.
+        not found, a decision counts as superseded only if it was by then, and
+        recency_ranking counts an entry's age from then. Unset: now.
         """
 
     def __init__(

@@ -315,8 +315,8 @@ export type SearchMemoriesRequest = Message<"taskmem.v1.SearchMemoriesRequest"> 
 
   /**
    * Search the memory as it stood then (see AsOf): entries written later are
-   * not found, and a decision counts as superseded only if it was by then.
-   * Unset: now.
+   * not found, a decision counts as superseded only if it was by then, and
+   * recency_ranking counts an entry's age from then. Unset: now.
    *
    * @generated from field: taskmem.v1.AsOf as_of = 7;
    */
