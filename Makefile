@@ -104,6 +104,8 @@ POSTGRES_E2E += tests/test_plan_claims.py
 POSTGRES_E2E += tests/test_person_waits.py
 # taskmem reembed --database postgresql://… (the replica tests of claims and caches run on PostgreSQL in the first pass).
 POSTGRES_E2E += tests/test_reembed.py
+# Valid time, state history and diff (issue 29) on PostgreSQL too.
+POSTGRES_E2E += tests/test_valid_time.py
 
 # pytest-xdist worker processes for the SQLite pass (auto: one per core; 0: in pytest's own process).
 # Every test's server has its own port and database (tests/support/server_process.py) and each worker its

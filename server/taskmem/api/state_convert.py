@@ -10,6 +10,7 @@ from taskmem.core.open_conflicts import settle_with
 from taskmem.core.state_records import CandidateResult, ReconcileReport, StoredStateItem
 from taskmem.core.state_items import Candidate
 from taskmem.core.task_state_yaml import DecisionEntry, ErrorEntry, TaskStateView
+from taskmem.core.valid_time import StateVersion
 from taskmem.core.working_memory import WorkingMemory
 from taskmem.state.engine import Reconciled, Stated
 from taskmem.state.view_sections import decision_of, error_of
@@ -56,7 +57,13 @@ def state_item(item: StoredStateItem) -> state_pb2.StateItem:
         conflict=item.conflict, conflict_with=item.conflict_with, pinned=item.pinned,
         source=_SOURCES.get(item.source, "STATE_ITEM_SOURCE_UNSPECIFIED"),
         create_time=task_convert.timestamp(item.created_at), last_seen_time=task_convert.timestamp(item.last_seen_at),
-        update_time=task_convert.timestamp(item.updated_at))
+        update_time=task_convert.timestamp(item.updated_at), valid_from=task_convert.timestamp(item.created_at),
+        valid_to=task_convert.timestamp(item.valid_to))
+
+
+def version(v: StateVersion) -> state_service_pb2.TaskStateVersion:
+    return state_service_pb2.TaskStateVersion(cursor=v.cursor, create_time=task_convert.timestamp(v.created_at),
+                                              change=v.change, correlation_id=v.correlation_id)
 
 
 def candidate(c: state_pb2.StateItemCandidate) -> Candidate:

@@ -12,6 +12,10 @@ class StoredStateItem(StateItem):
     thread_id: str = ""
     updated_at: int = 0
     conflict_with: list[str] = dataclasses.field(default_factory=list)
+    # Valid time: the item holds from created_at until valid_to (None while it holds); prior_status is
+    # the status it had while it held (set once it is superseded). The store keeps both.
+    valid_to: int | None = None
+    prior_status: str = ""
 
 
 @dataclasses.dataclass(frozen=True)

@@ -16,7 +16,7 @@ from taskmem.config import ConfigError
 from taskmem.core.errors import EmbeddingUnavailable, ModelTimeout, ModelUnavailable, NotConfigured, ResourceExhausted
 from taskmem.core.events import EventType
 from taskmem.core.ids import now_us
-from taskmem.core.memory import MemoryEntry, MemoryFilter, NewMemoryEntry
+from taskmem.core.memory import MemoryEntry, MemoryFilter, MemoryType, NewMemoryEntry
 from taskmem.core.memory_extraction import (
     Dropped, NoArrayFound, PromptTemplate, ToolCall, check_candidates, parse_candidates, render_prompt,
 )
@@ -24,6 +24,7 @@ from taskmem.core.memory_recency import RecencyWeights, rerank_by_recency
 from taskmem.core.memory_recency import rerank_pool
 from taskmem.core.memory_search import FullTextQuery, Hit, SearchMode, full_text_query
 from taskmem.core.model_usage import Purpose
+from taskmem.core.valid_time import AsOf, current_first
 from taskmem.providers.chat import (
     ChatModel, ChatModelBudgetExhausted, ChatModelNotConfigured, ChatModelTimeout, ChatModelUnavailable,
 )
@@ -33,7 +34,9 @@ from taskmem.memory.embedding_backlog import EmbeddingBacklog
 from taskmem.store.memory import (
     memory_backlog, memory_entries, memory_search, memory_text_index, memory_vector_index, memory_vectors,
 )
+from taskmem.store.as_of import resolve
 from taskmem.store.memory.episodes import require_task
+from taskmem.store.state.state_item_entries import superseded_entries
 from taskmem.store.storage import Storage
 from taskmem.store.access import Reader, Transaction
 
@@ -67,6 +70,7 @@ class SearchResult:
     hits: list[tuple[Hit, MemoryEntry]]
     unembedded_hits: set[int]
     unembedded_count: int
+    superseded: dict[str, int] = dataclasses.field(default_factory=dict)  # entry id → when its decision ended
 
 
 class MemoryArchive:
@@ -121,10 +125,13 @@ class MemoryArchive:
             raise EmbeddingUnavailable(str(error)) from error
 
     async def search(self, namespace: str, query: str, mode: SearchMode, f: MemoryFilter, limit: int,
-                     wait_seconds: float = 0.0, recency: RecencyWeights | None = None) -> SearchResult:
+                     wait_seconds: float = 0.0, recency: RecencyWeights | None = None, as_of: AsOf | None = None,
+                     history: bool = False) -> SearchResult:
         """The hits of the mode that runs, best first, each with its entry. wait_seconds > 0: first wait (that
         long at most) until every entry acknowledged before the call is embedded. recency: re-rank more
-        candidates by recency and importance beside relevance (core/memory_recency.py)."""
+        candidates by recency and importance beside relevance (core/memory_recency.py). as_of: among the
+        entries written by then (recency counted from then). Decisions superseded by then (by now without
+        as_of) are marked and, unless history, rank below every current hit."""
         if mode is SearchMode.SEMANTIC and self.embedder is None:
             raise NotConfigured("embedding_backend", "semantic search needs embeddings (embedding_backend is none)")
         if mode is SearchMode.HYBRID and self.embedder is None:
@@ -138,10 +145,30 @@ class MemoryArchive:
                 embedded = await self.embed([query])
             assert embedded is not None
             vector = embedded[0]
-        if recency is None:
-            return await self.ranked(namespace, full_text_query(query), vector, mode, f, limit)
-        found = await self.ranked(namespace, full_text_query(query), vector, mode, f, rerank_pool(limit))
-        return dataclasses.replace(found, hits=rerank_by_recency(found.hits, recency, now_us(), limit))
+        moment = await self.storage.read(resolve, namespace, as_of) if as_of is not None else None
+        at = moment.at if moment is not None else None
+        if at is not None:  # created_before is exclusive: an entry written at `at` counts
+            before = at + 1 if f.created_before is None else min(f.created_before, at + 1)
+            f = dataclasses.replace(f, created_before=before)
+        words = full_text_query(query)
+        pool = rerank_pool(limit) if recency is not None else limit
+        found = await self.ranked(namespace, words, vector, mode, f, pool)
+        superseded = await self._superseded(namespace, found, at)
+        if superseded and not history and len(found.hits) == pool:
+            # the superseded hits go last: room for as many more current ones
+            found = await self.ranked(namespace, words, vector, mode, f, pool + len(superseded))
+            superseded = await self._superseded(namespace, found, at)
+        hits = found.hits
+        if recency is not None:
+            hits = rerank_by_recency(hits, recency, now_us() if at is None else at, len(hits))
+        if not history:
+            hits = current_first(hits, lambda hit: hit[1].id in superseded, limit)
+        return dataclasses.replace(found, superseded=superseded, hits=hits[:limit])
+
+    async def _superseded(self, namespace: str, found: SearchResult, at: int | None) -> dict[str, int]:
+        """Which decision hits no longer held at `at` (None: now); no read when no hit is a decision."""
+        decisions = [entry.id for _, entry in found.hits if entry.type is MemoryType.DECISION]
+        return await self.storage.read(superseded_entries, namespace, decisions, at) if decisions else {}
 
     async def ranked(self, namespace: str, query: FullTextQuery, vector: np.ndarray | None, mode: SearchMode,
                      f: MemoryFilter, limit: int) -> SearchResult:

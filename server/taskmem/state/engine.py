@@ -19,7 +19,7 @@ import numpy as np
 
 from taskmem.config import reconciliation_thresholds
 from taskmem.core.context_budget import ContextMode, Section
-from taskmem.core.errors import EmbeddingUnavailable, ModelTimeout, ModelUnavailable
+from taskmem.core.errors import EmbeddingUnavailable, ModelTimeout, ModelUnavailable, NotFound
 from taskmem.core.events import EventType
 from taskmem.core.ids import now_us
 from taskmem.core.memory import MemoryEntry, NewMemoryEntry
@@ -32,7 +32,9 @@ from taskmem.core.state_items import Candidate
 from taskmem.core.state_notes import DECISION_KIND, EntryLink, StateNotes
 from taskmem.core.state_prompts import QUERY_SYSTEM, query_user_prompt
 from taskmem.core.state_records import CandidateResult, ReconcileReport, StoredStateItem
-from taskmem.core.task_state_yaml import TaskStateFits, TaskStateView, build_task_state
+from taskmem.core.task_state_diff import unified_state_diff
+from taskmem.core.task_state_yaml import TaskStateFits, TaskStateView, build_task_state, render_task_state_yaml
+from taskmem.core.valid_time import AsOf, Moment, StateVersion
 from taskmem.core.tokens import TokenCounter
 from taskmem.providers.chat import ChatModel, ChatModelBudgetExhausted, ChatModelError, ChatModelTimeout
 from taskmem.providers.embeddings import Embedder, EmbeddingError
@@ -50,7 +52,10 @@ from taskmem.state.thread_reconciliation import (
 from taskmem.state.working_memory import WorkingMemoryEngine
 from taskmem.store.tasks import actions as action_store
 from taskmem.store.state import state_items as item_store
-from taskmem.store.state import state_item_entries, view_reads
+from taskmem.store.as_of import resolve
+from taskmem.store.event_log import last_cursor
+from taskmem.store.state import state_item_entries, view_as_of, view_reads
+from taskmem.store.tasks.tasks import load_task
 from taskmem.store.idempotency import Once, run_once
 from taskmem.store.memory.memory_entries import insert_memory_entries
 from taskmem.store.memory.memory_vectors import recorded_model
@@ -158,15 +163,25 @@ class StateEngine:
 
     # --- the views --------------------------------------------------------------------------------
 
-    async def task_view(self, namespace: str, task_id: str) -> TaskStateView:
-        return await self.storage.read(_task_view, namespace, task_id)
+    async def task_view(self, namespace: str, task_id: str, as_of: AsOf | None = None) -> TaskStateView:
+        if as_of is None:
+            return await self.storage.read(_task_view, namespace, task_id)
+        return await self.storage.read(_task_view_as_of, namespace, task_id, as_of)
 
-    async def task_state(self, namespace: str, task_id: str, budget: int) -> tuple[str, TaskStateView, list[str]]:
-        return self.task_state_fits.fit(await self.task_view(namespace, task_id), budget)
+    async def task_state(self, namespace: str, task_id: str, budget: int,
+                         as_of: AsOf | None = None) -> tuple[str, TaskStateView, list[str]]:
+        return self.task_state_fits.fit(await self.task_view(namespace, task_id, as_of), budget)
+
+    async def state_history(self, namespace: str, task_id: str, before_cursor: int | None,
+                            limit: int) -> list[StateVersion]:
+        return await self.storage.read(view_as_of.state_versions, namespace, task_id, before_cursor, limit)
+
+    async def state_diff(self, namespace: str, task_id: str, from_cursor: int, to_cursor: int) -> StateDiff:
+        return await self.storage.read(_state_diff, namespace, task_id, from_cursor, to_cursor)
 
     async def list_items(self, namespace: str, thread_id: str, task_id: str, types: list[str],
-                         include_superseded: bool) -> list[StoredStateItem]:
-        return await self.storage.read(_list_items, namespace, thread_id, task_id, types, include_superseded)
+                         include_superseded: bool, as_of: AsOf | None = None) -> list[StoredStateItem]:
+        return await self.storage.read(_list_items, namespace, thread_id, task_id, types, include_superseded, as_of)
 
     async def current_items(self, namespace: str, thread_id: str, task_id: str) -> list[StoredStateItem]:
         return await self.storage.read(item_store.current_items, namespace, thread_id, task_id)
@@ -289,13 +304,13 @@ class StateEngine:
     # --- context and the live query ---------------------------------------------------------------
 
     async def build_context(self, namespace: str, thread_id: str, task_id: str, budget: int, mode: ContextMode,
-                            query: str) -> tuple[str, list[Section]]:
+                            query: str, as_of: AsOf | None = None) -> tuple[str, list[Section]]:
         reads, key = self.storage.thread_reads, (namespace, thread_id, task_id, query)
-        cached = await self.storage.views_current()
+        cached = as_of is None and await self.storage.views_current()  # the past is read, not cached
         read: _ContextRead | None = reads.get(key) if cached else None
         if read is None:
             epoch = reads.epoch
-            read = _ContextRead(await self.storage.read(_context_read, namespace, thread_id, task_id, query))
+            read = _ContextRead(await self.storage.read(_context_read, namespace, thread_id, task_id, query, as_of))
             if cached:
                 reads.put(key, epoch, read)
         built = read.built.get((budget, mode))
@@ -374,13 +389,47 @@ def _persist_statement(tx: Transaction, plan: ReconcilePlan, task_id: str, state
 
 
 def _task_view(db: Reader, namespace: str, task_id: str,
-               current: list[StoredStateItem] | None = None) -> TaskStateView:
-    task, plan = view_reads.task_outline(db, namespace, task_id)
-    notes: StateNotes = view_reads.task_notes(db, namespace, task_id, current)
+               current: list[StoredStateItem] | None = None, moment: Moment | None = None) -> TaskStateView:
+    """The task-state view now, or as it stood at moment (NotFound when the task did not exist yet)."""
+    if moment is None:
+        task, plan = view_reads.task_outline(db, namespace, task_id)
+    elif (outline := view_as_of.task_outline_as_of(db, namespace, task_id, moment)) is not None:
+        task, plan = outline
+    else:
+        raise NotFound("task", f"{task_id} as of then")
+    at = moment.at if moment is not None else None
+    notes: StateNotes = view_reads.task_notes(db, namespace, task_id, current, at)
     return build_task_state(task, plan, view_sections.newest_decisions(notes), view_sections.newest_errors(notes),
-                            view_sections.workspace_of(db, namespace, task_id), constraints=notes.constraints,
+                            view_sections.workspace_of(db, namespace, task_id, at), constraints=notes.constraints,
                             questions=notes.questions, risks=notes.risks, waits=notes.waits,
                             conflicts=notes.conflicts)
+
+
+def _task_view_as_of(db: Reader, namespace: str, task_id: str, as_of: AsOf) -> TaskStateView:
+    return _task_view(db, namespace, task_id, None, resolve(db, namespace, as_of))
+
+
+@dataclasses.dataclass(frozen=True)
+class StateDiff:
+    diff: str
+    from_yaml: str
+    to_yaml: str
+    to_cursor: int
+
+
+def _full_yaml(db: Reader, namespace: str, task_id: str, cursor: int) -> str:
+    """The whole task-state YAML (no budget) as of an event cursor; empty before the task existed."""
+    try:
+        return render_task_state_yaml(_task_view_as_of(db, namespace, task_id, AsOf(cursor=cursor)))
+    except NotFound:
+        load_task(db, namespace, task_id)  # an unknown task is NOT_FOUND; a task not yet created is empty
+        return ""
+
+
+def _state_diff(db: Reader, namespace: str, task_id: str, from_cursor: int, to_cursor: int) -> StateDiff:
+    to_cursor = to_cursor or last_cursor(db, namespace)
+    before, after = _full_yaml(db, namespace, task_id, from_cursor), _full_yaml(db, namespace, task_id, to_cursor)
+    return StateDiff(unified_state_diff(task_id, from_cursor, to_cursor, before, after), before, after, to_cursor)
 
 
 BUILT_PER_READ = 8  # contexts kept per cached read (distinct budget and mode pairs)
@@ -394,13 +443,16 @@ class _ContextRead:
     built: dict[tuple[int, ContextMode], tuple[str, list[Section]]] = dataclasses.field(default_factory=dict)
 
 
-def _context_read(db: Reader, namespace: str, thread_id: str, task_id: str, query: str) -> tuple[
-        view_reads.ThreadRecord, TaskStateView | None, tuple[list[str], list[str]]]:
+def _context_read(db: Reader, namespace: str, thread_id: str, task_id: str, query: str,
+                  as_of: AsOf | None = None) -> tuple[view_reads.ThreadRecord, TaskStateView | None,
+                                                      tuple[list[str], list[str]]]:
     if task_id:
         item_store.check_thread(db, namespace, task_id)  # NOT_FOUND for an unknown task, before anything else
-    record = view_reads.thread_record(db, namespace, thread_id, "", TAIL_MESSAGES)
-    view = _task_view(db, namespace, task_id, record.items) if task_id else None
-    return record, view, view_sections.context_lines(db, namespace, task_id, query, record.items)
+    moment = resolve(db, namespace, as_of)
+    at = moment.at if moment is not None else None
+    record = view_reads.thread_record(db, namespace, thread_id, "", TAIL_MESSAGES, at)
+    view = _task_view(db, namespace, task_id, record.items, moment) if task_id else None
+    return record, view, view_sections.context_lines(db, namespace, task_id, query, record.items, at)
 
 
 def _reconcile_read(db: Reader, namespace: str, thread_id: str,
@@ -414,9 +466,11 @@ def _thread_messages(db: Reader, namespace: str, thread_id: str, task_id: str, r
 
 
 def _list_items(db: Reader, namespace: str, thread_id: str, task_id: str, types: list[str],
-                include_superseded: bool) -> list[StoredStateItem]:
+                include_superseded: bool, as_of: AsOf | None) -> list[StoredStateItem]:
     item_store.check_thread(db, namespace, task_id)
-    return item_store.thread_items(db, namespace, thread_id, include_superseded=include_superseded, types=types)
+    moment = resolve(db, namespace, as_of)
+    return item_store.thread_items(db, namespace, thread_id, include_superseded=include_superseded, types=types,
+                                   at=moment.at if moment is not None else None)
 
 
 def _query_read(db: Reader, namespace: str, task_id: str) -> tuple[view_reads.ThreadRecord, list[Message], object,

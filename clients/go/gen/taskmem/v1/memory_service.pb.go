@@ -545,6 +545,14 @@ type SearchMemoriesRequest struct {
 	// score. INVALID_ARGUMENT names a weight outside 0..1, weights adding up to
 	// more than 1, or a negative half_life.
 	RecencyRanking *RecencyRanking `protobuf:"bytes,6,opt,name=recency_ranking,json=recencyRanking,proto3" json:"recency_ranking,omitempty"`
+	// Search the memory as it stood then (see AsOf): entries written later are
+	// not found, a decision counts as superseded only if it was by then, and
+	// recency_ranking counts an entry's age from then. Unset: now.
+	AsOf *AsOf `protobuf:"bytes,7,opt,name=as_of,json=asOf,proto3" json:"as_of,omitempty"`
+	// Rank superseded decisions by score alone, among current hits (for
+	// questions about history). Without it they are marked (hit.superseded)
+	// and rank below every current hit.
+	IncludeHistory bool `protobuf:"varint,8,opt,name=include_history,json=includeHistory,proto3" json:"include_history,omitempty"`
 	unknownFields  protoimpl.UnknownFields
 	sizeCache      protoimpl.SizeCache
 }
@@ -619,6 +627,20 @@ func (x *SearchMemoriesRequest) GetRecencyRanking() *RecencyRanking {
 		return x.RecencyRanking
 	}
 	return nil
+}
+
+func (x *SearchMemoriesRequest) GetAsOf() *AsOf {
+	if x != nil {
+		return x.AsOf
+	}
+	return nil
+}
+
+func (x *SearchMemoriesRequest) GetIncludeHistory() bool {
+	if x != nil {
+		return x.IncludeHistory
+	}
+	return false
 }
 
 // RecencyRanking weighs how recent and how important an entry is beside how
@@ -1328,9 +1350,15 @@ type QueryKnowledgeRequest struct {
 	// At most this many (1..500; 0 means 50).
 	PageSize int32 `protobuf:"varint,4,opt,name=page_size,json=pageSize,proto3" json:"page_size,omitempty"`
 	// next_page_token of the previous page.
-	PageToken     string `protobuf:"bytes,5,opt,name=page_token,json=pageToken,proto3" json:"page_token,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	PageToken string `protobuf:"bytes,5,opt,name=page_token,json=pageToken,proto3" json:"page_token,omitempty"`
+	// The knowledge as it stood then (see AsOf): each entry with the value it
+	// held at that moment (valid_from says since when); entries first written
+	// later are left out. key/text filters match that value. Unset: now.
+	AsOf *AsOf `protobuf:"bytes,6,opt,name=as_of,json=asOf,proto3" json:"as_of,omitempty"`
+	// Fill each entry's history (every value that lost, with its valid time).
+	IncludeHistory bool `protobuf:"varint,7,opt,name=include_history,json=includeHistory,proto3" json:"include_history,omitempty"`
+	unknownFields  protoimpl.UnknownFields
+	sizeCache      protoimpl.SizeCache
 }
 
 func (x *QueryKnowledgeRequest) Reset() {
@@ -1396,6 +1424,20 @@ func (x *QueryKnowledgeRequest) GetPageToken() string {
 		return x.PageToken
 	}
 	return ""
+}
+
+func (x *QueryKnowledgeRequest) GetAsOf() *AsOf {
+	if x != nil {
+		return x.AsOf
+	}
+	return nil
+}
+
+func (x *QueryKnowledgeRequest) GetIncludeHistory() bool {
+	if x != nil {
+		return x.IncludeHistory
+	}
+	return false
 }
 
 // QueryKnowledgeResponse is one page of knowledge, by category then key.
@@ -2502,7 +2544,7 @@ var File_taskmem_v1_memory_service_proto protoreflect.FileDescriptor
 const file_taskmem_v1_memory_service_proto_rawDesc = "" +
 	"\n" +
 	"\x1ftaskmem/v1/memory_service.proto\x12\n" +
-	"taskmem.v1\x1a\x1egoogle/protobuf/duration.proto\x1a\x1cgoogle/protobuf/struct.proto\x1a\x17taskmem/v1/memory.proto\"\xdd\x01\n" +
+	"taskmem.v1\x1a\x1egoogle/protobuf/duration.proto\x1a\x1cgoogle/protobuf/struct.proto\x1a\x16taskmem/v1/as_of.proto\x1a\x17taskmem/v1/memory.proto\"\xdd\x01\n" +
 	"\x0eNewMemoryEntry\x12\x17\n" +
 	"\atask_id\x18\x01 \x01(\tR\x06taskId\x12\x1d\n" +
 	"\n" +
@@ -2532,14 +2574,16 @@ const file_taskmem_v1_memory_service_proto_rawDesc = "" +
 	"subtask_id\x18\x02 \x01(\tR\tsubtaskId\x12\x14\n" +
 	"\x05limit\x18\x03 \x01(\x05R\x05limit\"P\n" +
 	"\x1bGetRelevantMemoriesResponse\x121\n" +
-	"\aentries\x18\x01 \x03(\v2\x17.taskmem.v1.MemoryEntryR\aentries\"\x96\x02\n" +
+	"\aentries\x18\x01 \x03(\v2\x17.taskmem.v1.MemoryEntryR\aentries\"\xe6\x02\n" +
 	"\x15SearchMemoriesRequest\x12\x14\n" +
 	"\x05query\x18\x01 \x01(\tR\x05query\x12*\n" +
 	"\x04mode\x18\x02 \x01(\x0e2\x16.taskmem.v1.SearchModeR\x04mode\x120\n" +
 	"\x06filter\x18\x03 \x01(\v2\x18.taskmem.v1.MemoryFilterR\x06filter\x12\x14\n" +
 	"\x05limit\x18\x04 \x01(\x05R\x05limit\x12.\n" +
 	"\x13wait_for_embeddings\x18\x05 \x01(\bR\x11waitForEmbeddings\x12C\n" +
-	"\x0frecency_ranking\x18\x06 \x01(\v2\x1a.taskmem.v1.RecencyRankingR\x0erecencyRanking\"\x9c\x01\n" +
+	"\x0frecency_ranking\x18\x06 \x01(\v2\x1a.taskmem.v1.RecencyRankingR\x0erecencyRanking\x12%\n" +
+	"\x05as_of\x18\a \x01(\v2\x10.taskmem.v1.AsOfR\x04asOf\x12'\n" +
+	"\x0finclude_history\x18\b \x01(\bR\x0eincludeHistory\"\x9c\x01\n" +
 	"\x0eRecencyRanking\x12%\n" +
 	"\x0erecency_weight\x18\x01 \x01(\x02R\rrecencyWeight\x12+\n" +
 	"\x11importance_weight\x18\x02 \x01(\x02R\x10importanceWeight\x126\n" +
@@ -2591,7 +2635,7 @@ const file_taskmem_v1_memory_service_proto_rawDesc = "" +
 	"\bcategory\x18\x02 \x01(\x0e2\x1d.taskmem.v1.KnowledgeCategoryR\bcategory\x12\x10\n" +
 	"\x03key\x18\x03 \x01(\tR\x03key\"K\n" +
 	"\x14GetKnowledgeResponse\x123\n" +
-	"\tknowledge\x18\x01 \x01(\v2\x15.taskmem.v1.KnowledgeR\tknowledge\"\xc1\x01\n" +
+	"\tknowledge\x18\x01 \x01(\v2\x15.taskmem.v1.KnowledgeR\tknowledge\"\x91\x02\n" +
 	"\x15QueryKnowledgeRequest\x129\n" +
 	"\bcategory\x18\x01 \x01(\x0e2\x1d.taskmem.v1.KnowledgeCategoryR\bcategory\x12\x1d\n" +
 	"\n" +
@@ -2599,7 +2643,9 @@ const file_taskmem_v1_memory_service_proto_rawDesc = "" +
 	"\x04text\x18\x03 \x01(\tR\x04text\x12\x1b\n" +
 	"\tpage_size\x18\x04 \x01(\x05R\bpageSize\x12\x1d\n" +
 	"\n" +
-	"page_token\x18\x05 \x01(\tR\tpageToken\"u\n" +
+	"page_token\x18\x05 \x01(\tR\tpageToken\x12%\n" +
+	"\x05as_of\x18\x06 \x01(\v2\x10.taskmem.v1.AsOfR\x04asOf\x12'\n" +
+	"\x0finclude_history\x18\a \x01(\bR\x0eincludeHistory\"u\n" +
 	"\x16QueryKnowledgeResponse\x123\n" +
 	"\tknowledge\x18\x01 \x03(\v2\x15.taskmem.v1.KnowledgeR\tknowledge\x12&\n" +
 	"\x0fnext_page_token\x18\x02 \x01(\tR\rnextPageToken\"G\n" +
@@ -2764,16 +2810,17 @@ var file_taskmem_v1_memory_service_proto_goTypes = []any{
 	(*MemoryEntry)(nil),                 // 38: taskmem.v1.MemoryEntry
 	(*MemoryFilter)(nil),                // 39: taskmem.v1.MemoryFilter
 	(SearchMode)(0),                     // 40: taskmem.v1.SearchMode
-	(*durationpb.Duration)(nil),         // 41: google.protobuf.Duration
-	(*MemorySearchHit)(nil),             // 42: taskmem.v1.MemorySearchHit
-	(*structpb.Struct)(nil),             // 43: google.protobuf.Struct
-	(KnowledgeCategory)(0),              // 44: taskmem.v1.KnowledgeCategory
-	(*Knowledge)(nil),                   // 45: taskmem.v1.Knowledge
-	(EpisodeAction)(0),                  // 46: taskmem.v1.EpisodeAction
-	(*Episode)(nil),                     // 47: taskmem.v1.Episode
-	(ArtifactType)(0),                   // 48: taskmem.v1.ArtifactType
-	(*Artifact)(nil),                    // 49: taskmem.v1.Artifact
-	(*Pattern)(nil),                     // 50: taskmem.v1.Pattern
+	(*AsOf)(nil),                        // 41: taskmem.v1.AsOf
+	(*durationpb.Duration)(nil),         // 42: google.protobuf.Duration
+	(*MemorySearchHit)(nil),             // 43: taskmem.v1.MemorySearchHit
+	(*structpb.Struct)(nil),             // 44: google.protobuf.Struct
+	(KnowledgeCategory)(0),              // 45: taskmem.v1.KnowledgeCategory
+	(*Knowledge)(nil),                   // 46: taskmem.v1.Knowledge
+	(EpisodeAction)(0),                  // 47: taskmem.v1.EpisodeAction
+	(*Episode)(nil),                     // 48: taskmem.v1.Episode
+	(ArtifactType)(0),                   // 49: taskmem.v1.ArtifactType
+	(*Artifact)(nil),                    // 50: taskmem.v1.Artifact
+	(*Pattern)(nil),                     // 51: taskmem.v1.Pattern
 }
 var file_taskmem_v1_memory_service_proto_depIdxs = []int32{
 	37, // 0: taskmem.v1.NewMemoryEntry.type:type_name -> taskmem.v1.MemoryType
@@ -2785,69 +2832,71 @@ var file_taskmem_v1_memory_service_proto_depIdxs = []int32{
 	40, // 6: taskmem.v1.SearchMemoriesRequest.mode:type_name -> taskmem.v1.SearchMode
 	39, // 7: taskmem.v1.SearchMemoriesRequest.filter:type_name -> taskmem.v1.MemoryFilter
 	9,  // 8: taskmem.v1.SearchMemoriesRequest.recency_ranking:type_name -> taskmem.v1.RecencyRanking
-	41, // 9: taskmem.v1.RecencyRanking.half_life:type_name -> google.protobuf.Duration
-	42, // 10: taskmem.v1.SearchMemoriesResponse.hits:type_name -> taskmem.v1.MemorySearchHit
-	40, // 11: taskmem.v1.SearchMemoriesResponse.mode:type_name -> taskmem.v1.SearchMode
-	43, // 12: taskmem.v1.ToolCallRecord.arguments:type_name -> google.protobuf.Struct
-	11, // 13: taskmem.v1.ExtractMemoriesRequest.tool_calls:type_name -> taskmem.v1.ToolCallRecord
-	38, // 14: taskmem.v1.ExtractMemoriesResponse.entries:type_name -> taskmem.v1.MemoryEntry
-	13, // 15: taskmem.v1.ExtractMemoriesResponse.dropped:type_name -> taskmem.v1.DroppedMemory
-	44, // 16: taskmem.v1.UpsertKnowledgeRequest.category:type_name -> taskmem.v1.KnowledgeCategory
-	45, // 17: taskmem.v1.UpsertKnowledgeResponse.knowledge:type_name -> taskmem.v1.Knowledge
-	0,  // 18: taskmem.v1.UpsertKnowledgeResponse.outcome:type_name -> taskmem.v1.UpsertKnowledgeOutcome
-	44, // 19: taskmem.v1.GetKnowledgeRequest.category:type_name -> taskmem.v1.KnowledgeCategory
-	45, // 20: taskmem.v1.GetKnowledgeResponse.knowledge:type_name -> taskmem.v1.Knowledge
-	44, // 21: taskmem.v1.QueryKnowledgeRequest.category:type_name -> taskmem.v1.KnowledgeCategory
-	45, // 22: taskmem.v1.QueryKnowledgeResponse.knowledge:type_name -> taskmem.v1.Knowledge
-	46, // 23: taskmem.v1.RecordEpisodeRequest.action:type_name -> taskmem.v1.EpisodeAction
-	41, // 24: taskmem.v1.RecordEpisodeRequest.duration:type_name -> google.protobuf.Duration
-	47, // 25: taskmem.v1.RecordEpisodeResponse.episode:type_name -> taskmem.v1.Episode
-	46, // 26: taskmem.v1.ListEpisodesRequest.action:type_name -> taskmem.v1.EpisodeAction
-	47, // 27: taskmem.v1.ListEpisodesResponse.episodes:type_name -> taskmem.v1.Episode
-	48, // 28: taskmem.v1.RegisterArtifactRequest.type:type_name -> taskmem.v1.ArtifactType
-	49, // 29: taskmem.v1.RegisterArtifactResponse.artifact:type_name -> taskmem.v1.Artifact
-	48, // 30: taskmem.v1.ListArtifactsRequest.type:type_name -> taskmem.v1.ArtifactType
-	49, // 31: taskmem.v1.ListArtifactsResponse.artifacts:type_name -> taskmem.v1.Artifact
-	43, // 32: taskmem.v1.RecordPatternRequest.data:type_name -> google.protobuf.Struct
-	50, // 33: taskmem.v1.RecordPatternResponse.pattern:type_name -> taskmem.v1.Pattern
-	50, // 34: taskmem.v1.ListPatternsResponse.patterns:type_name -> taskmem.v1.Pattern
-	2,  // 35: taskmem.v1.MemoryService.AddMemoryEntries:input_type -> taskmem.v1.AddMemoryEntriesRequest
-	4,  // 36: taskmem.v1.MemoryService.QueryMemoryEntries:input_type -> taskmem.v1.QueryMemoryEntriesRequest
-	6,  // 37: taskmem.v1.MemoryService.GetRelevantMemories:input_type -> taskmem.v1.GetRelevantMemoriesRequest
-	8,  // 38: taskmem.v1.MemoryService.SearchMemories:input_type -> taskmem.v1.SearchMemoriesRequest
-	12, // 39: taskmem.v1.MemoryService.ExtractMemories:input_type -> taskmem.v1.ExtractMemoriesRequest
-	15, // 40: taskmem.v1.MemoryService.UpsertKnowledge:input_type -> taskmem.v1.UpsertKnowledgeRequest
-	17, // 41: taskmem.v1.MemoryService.GetKnowledge:input_type -> taskmem.v1.GetKnowledgeRequest
-	19, // 42: taskmem.v1.MemoryService.QueryKnowledge:input_type -> taskmem.v1.QueryKnowledgeRequest
-	21, // 43: taskmem.v1.MemoryService.DeleteKnowledge:input_type -> taskmem.v1.DeleteKnowledgeRequest
-	23, // 44: taskmem.v1.MemoryService.RecordEpisode:input_type -> taskmem.v1.RecordEpisodeRequest
-	25, // 45: taskmem.v1.MemoryService.ListEpisodes:input_type -> taskmem.v1.ListEpisodesRequest
-	27, // 46: taskmem.v1.MemoryService.RegisterArtifact:input_type -> taskmem.v1.RegisterArtifactRequest
-	29, // 47: taskmem.v1.MemoryService.ListArtifacts:input_type -> taskmem.v1.ListArtifactsRequest
-	31, // 48: taskmem.v1.MemoryService.DeleteArtifact:input_type -> taskmem.v1.DeleteArtifactRequest
-	33, // 49: taskmem.v1.MemoryService.RecordPattern:input_type -> taskmem.v1.RecordPatternRequest
-	35, // 50: taskmem.v1.MemoryService.ListPatterns:input_type -> taskmem.v1.ListPatternsRequest
-	3,  // 51: taskmem.v1.MemoryService.AddMemoryEntries:output_type -> taskmem.v1.AddMemoryEntriesResponse
-	5,  // 52: taskmem.v1.MemoryService.QueryMemoryEntries:output_type -> taskmem.v1.QueryMemoryEntriesResponse
-	7,  // 53: taskmem.v1.MemoryService.GetRelevantMemories:output_type -> taskmem.v1.GetRelevantMemoriesResponse
-	10, // 54: taskmem.v1.MemoryService.SearchMemories:output_type -> taskmem.v1.SearchMemoriesResponse
-	14, // 55: taskmem.v1.MemoryService.ExtractMemories:output_type -> taskmem.v1.ExtractMemoriesResponse
-	16, // 56: taskmem.v1.MemoryService.UpsertKnowledge:output_type -> taskmem.v1.UpsertKnowledgeResponse
-	18, // 57: taskmem.v1.MemoryService.GetKnowledge:output_type -> taskmem.v1.GetKnowledgeResponse
-	20, // 58: taskmem.v1.MemoryService.QueryKnowledge:output_type -> taskmem.v1.QueryKnowledgeResponse
-	22, // 59: taskmem.v1.MemoryService.DeleteKnowledge:output_type -> taskmem.v1.DeleteKnowledgeResponse
-	24, // 60: taskmem.v1.MemoryService.RecordEpisode:output_type -> taskmem.v1.RecordEpisodeResponse
-	26, // 61: taskmem.v1.MemoryService.ListEpisodes:output_type -> taskmem.v1.ListEpisodesResponse
-	28, // 62: taskmem.v1.MemoryService.RegisterArtifact:output_type -> taskmem.v1.RegisterArtifactResponse
-	30, // 63: taskmem.v1.MemoryService.ListArtifacts:output_type -> taskmem.v1.ListArtifactsResponse
-	32, // 64: taskmem.v1.MemoryService.DeleteArtifact:output_type -> taskmem.v1.DeleteArtifactResponse
-	34, // 65: taskmem.v1.MemoryService.RecordPattern:output_type -> taskmem.v1.RecordPatternResponse
-	36, // 66: taskmem.v1.MemoryService.ListPatterns:output_type -> taskmem.v1.ListPatternsResponse
-	51, // [51:67] is the sub-list for method output_type
-	35, // [35:51] is the sub-list for method input_type
-	35, // [35:35] is the sub-list for extension type_name
-	35, // [35:35] is the sub-list for extension extendee
-	0,  // [0:35] is the sub-list for field type_name
+	41, // 9: taskmem.v1.SearchMemoriesRequest.as_of:type_name -> taskmem.v1.AsOf
+	42, // 10: taskmem.v1.RecencyRanking.half_life:type_name -> google.protobuf.Duration
+	43, // 11: taskmem.v1.SearchMemoriesResponse.hits:type_name -> taskmem.v1.MemorySearchHit
+	40, // 12: taskmem.v1.SearchMemoriesResponse.mode:type_name -> taskmem.v1.SearchMode
+	44, // 13: taskmem.v1.ToolCallRecord.arguments:type_name -> google.protobuf.Struct
+	11, // 14: taskmem.v1.ExtractMemoriesRequest.tool_calls:type_name -> taskmem.v1.ToolCallRecord
+	38, // 15: taskmem.v1.ExtractMemoriesResponse.entries:type_name -> taskmem.v1.MemoryEntry
+	13, // 16: taskmem.v1.ExtractMemoriesResponse.dropped:type_name -> taskmem.v1.DroppedMemory
+	45, // 17: taskmem.v1.UpsertKnowledgeRequest.category:type_name -> taskmem.v1.KnowledgeCategory
+	46, // 18: taskmem.v1.UpsertKnowledgeResponse.knowledge:type_name -> taskmem.v1.Knowledge
+	0,  // 19: taskmem.v1.UpsertKnowledgeResponse.outcome:type_name -> taskmem.v1.UpsertKnowledgeOutcome
+	45, // 20: taskmem.v1.GetKnowledgeRequest.category:type_name -> taskmem.v1.KnowledgeCategory
+	46, // 21: taskmem.v1.GetKnowledgeResponse.knowledge:type_name -> taskmem.v1.Knowledge
+	45, // 22: taskmem.v1.QueryKnowledgeRequest.category:type_name -> taskmem.v1.KnowledgeCategory
+	41, // 23: taskmem.v1.QueryKnowledgeRequest.as_of:type_name -> taskmem.v1.AsOf
+	46, // 24: taskmem.v1.QueryKnowledgeResponse.knowledge:type_name -> taskmem.v1.Knowledge
+	47, // 25: taskmem.v1.RecordEpisodeRequest.action:type_name -> taskmem.v1.EpisodeAction
+	42, // 26: taskmem.v1.RecordEpisodeRequest.duration:type_name -> google.protobuf.Duration
+	48, // 27: taskmem.v1.RecordEpisodeResponse.episode:type_name -> taskmem.v1.Episode
+	47, // 28: taskmem.v1.ListEpisodesRequest.action:type_name -> taskmem.v1.EpisodeAction
+	48, // 29: taskmem.v1.ListEpisodesResponse.episodes:type_name -> taskmem.v1.Episode
+	49, // 30: taskmem.v1.RegisterArtifactRequest.type:type_name -> taskmem.v1.ArtifactType
+	50, // 31: taskmem.v1.RegisterArtifactResponse.artifact:type_name -> taskmem.v1.Artifact
+	49, // 32: taskmem.v1.ListArtifactsRequest.type:type_name -> taskmem.v1.ArtifactType
+	50, // 33: taskmem.v1.ListArtifactsResponse.artifacts:type_name -> taskmem.v1.Artifact
+	44, // 34: taskmem.v1.RecordPatternRequest.data:type_name -> google.protobuf.Struct
+	51, // 35: taskmem.v1.RecordPatternResponse.pattern:type_name -> taskmem.v1.Pattern
+	51, // 36: taskmem.v1.ListPatternsResponse.patterns:type_name -> taskmem.v1.Pattern
+	2,  // 37: taskmem.v1.MemoryService.AddMemoryEntries:input_type -> taskmem.v1.AddMemoryEntriesRequest
+	4,  // 38: taskmem.v1.MemoryService.QueryMemoryEntries:input_type -> taskmem.v1.QueryMemoryEntriesRequest
+	6,  // 39: taskmem.v1.MemoryService.GetRelevantMemories:input_type -> taskmem.v1.GetRelevantMemoriesRequest
+	8,  // 40: taskmem.v1.MemoryService.SearchMemories:input_type -> taskmem.v1.SearchMemoriesRequest
+	12, // 41: taskmem.v1.MemoryService.ExtractMemories:input_type -> taskmem.v1.ExtractMemoriesRequest
+	15, // 42: taskmem.v1.MemoryService.UpsertKnowledge:input_type -> taskmem.v1.UpsertKnowledgeRequest
+	17, // 43: taskmem.v1.MemoryService.GetKnowledge:input_type -> taskmem.v1.GetKnowledgeRequest
+	19, // 44: taskmem.v1.MemoryService.QueryKnowledge:input_type -> taskmem.v1.QueryKnowledgeRequest
+	21, // 45: taskmem.v1.MemoryService.DeleteKnowledge:input_type -> taskmem.v1.DeleteKnowledgeRequest
+	23, // 46: taskmem.v1.MemoryService.RecordEpisode:input_type -> taskmem.v1.RecordEpisodeRequest
+	25, // 47: taskmem.v1.MemoryService.ListEpisodes:input_type -> taskmem.v1.ListEpisodesRequest
+	27, // 48: taskmem.v1.MemoryService.RegisterArtifact:input_type -> taskmem.v1.RegisterArtifactRequest
+	29, // 49: taskmem.v1.MemoryService.ListArtifacts:input_type -> taskmem.v1.ListArtifactsRequest
+	31, // 50: taskmem.v1.MemoryService.DeleteArtifact:input_type -> taskmem.v1.DeleteArtifactRequest
+	33, // 51: taskmem.v1.MemoryService.RecordPattern:input_type -> taskmem.v1.RecordPatternRequest
+	35, // 52: taskmem.v1.MemoryService.ListPatterns:input_type -> taskmem.v1.ListPatternsRequest
+	3,  // 53: taskmem.v1.MemoryService.AddMemoryEntries:output_type -> taskmem.v1.AddMemoryEntriesResponse
+	5,  // 54: taskmem.v1.MemoryService.QueryMemoryEntries:output_type -> taskmem.v1.QueryMemoryEntriesResponse
+	7,  // 55: taskmem.v1.MemoryService.GetRelevantMemories:output_type -> taskmem.v1.GetRelevantMemoriesResponse
+	10, // 56: taskmem.v1.MemoryService.SearchMemories:output_type -> taskmem.v1.SearchMemoriesResponse
+	14, // 57: taskmem.v1.MemoryService.ExtractMemories:output_type -> taskmem.v1.ExtractMemoriesResponse
+	16, // 58: taskmem.v1.MemoryService.UpsertKnowledge:output_type -> taskmem.v1.UpsertKnowledgeResponse
+	18, // 59: taskmem.v1.MemoryService.GetKnowledge:output_type -> taskmem.v1.GetKnowledgeResponse
+	20, // 60: taskmem.v1.MemoryService.QueryKnowledge:output_type -> taskmem.v1.QueryKnowledgeResponse
+	22, // 61: taskmem.v1.MemoryService.DeleteKnowledge:output_type -> taskmem.v1.DeleteKnowledgeResponse
+	24, // 62: taskmem.v1.MemoryService.RecordEpisode:output_type -> taskmem.v1.RecordEpisodeResponse
+	26, // 63: taskmem.v1.MemoryService.ListEpisodes:output_type -> taskmem.v1.ListEpisodesResponse
+	28, // 64: taskmem.v1.MemoryService.RegisterArtifact:output_type -> taskmem.v1.RegisterArtifactResponse
+	30, // 65: taskmem.v1.MemoryService.ListArtifacts:output_type -> taskmem.v1.ListArtifactsResponse
+	32, // 66: taskmem.v1.MemoryService.DeleteArtifact:output_type -> taskmem.v1.DeleteArtifactResponse
+	34, // 67: taskmem.v1.MemoryService.RecordPattern:output_type -> taskmem.v1.RecordPatternResponse
+	36, // 68: taskmem.v1.MemoryService.ListPatterns:output_type -> taskmem.v1.ListPatternsResponse
+	53, // [53:69] is the sub-list for method output_type
+	37, // [37:53] is the sub-list for method input_type
+	37, // [37:37] is the sub-list for extension type_name
+	37, // [37:37] is the sub-list for extension extendee
+	0,  // [0:37] is the sub-list for field type_name
 }
 
 func init() { file_taskmem_v1_memory_service_proto_init() }
@@ -2855,6 +2904,7 @@ func file_taskmem_v1_memory_service_proto_init() {
 	if File_taskmem_v1_memory_service_proto != nil {
 		return
 	}
+	file_taskmem_v1_as_of_proto_init()
 	file_taskmem_v1_memory_proto_init()
 	file_taskmem_v1_memory_service_proto_msgTypes[14].OneofWrappers = []any{}
 	file_taskmem_v1_memory_service_proto_msgTypes[26].OneofWrappers = []any{}

@@ -626,7 +626,12 @@ type StateItem struct {
 	// The creation time of its newest ref (never moves back on a merge).
 	LastSeenTime *timestamppb.Timestamp `protobuf:"bytes,16,opt,name=last_seen_time,json=lastSeenTime,proto3" json:"last_seen_time,omitempty"`
 	// When it last changed.
-	UpdateTime    *timestamppb.Timestamp `protobuf:"bytes,17,opt,name=update_time,json=updateTime,proto3" json:"update_time,omitempty"`
+	UpdateTime *timestamppb.Timestamp `protobuf:"bytes,17,opt,name=update_time,json=updateTime,proto3" json:"update_time,omitempty"`
+	// Valid time: since when it holds (its create_time).
+	ValidFrom *timestamppb.Timestamp `protobuf:"bytes,18,opt,name=valid_from,json=validFrom,proto3" json:"valid_from,omitempty"`
+	// Valid time: when it stopped holding (it was superseded or retired);
+	// unset while it holds. Reactivating an item clears it.
+	ValidTo       *timestamppb.Timestamp `protobuf:"bytes,19,opt,name=valid_to,json=validTo,proto3" json:"valid_to,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -776,6 +781,20 @@ func (x *StateItem) GetLastSeenTime() *timestamppb.Timestamp {
 func (x *StateItem) GetUpdateTime() *timestamppb.Timestamp {
 	if x != nil {
 		return x.UpdateTime
+	}
+	return nil
+}
+
+func (x *StateItem) GetValidFrom() *timestamppb.Timestamp {
+	if x != nil {
+		return x.ValidFrom
+	}
+	return nil
+}
+
+func (x *StateItem) GetValidTo() *timestamppb.Timestamp {
+	if x != nil {
+		return x.ValidTo
 	}
 	return nil
 }
@@ -2113,7 +2132,7 @@ const file_taskmem_v1_state_proto_rawDesc = "" +
 	"similarity\x18\x04 \x01(\x01R\n" +
 	"similarity\x12\x1d\n" +
 	"\n" +
-	"matched_by\x18\x05 \x01(\tR\tmatchedBy\"\xe8\x05\n" +
+	"matched_by\x18\x05 \x01(\tR\tmatchedBy\"\xda\x06\n" +
 	"\tStateItem\x12\x10\n" +
 	"\x03uid\x18\x01 \x01(\tR\x03uid\x12\x1b\n" +
 	"\tthread_id\x18\x02 \x01(\tR\bthreadId\x12-\n" +
@@ -2138,7 +2157,10 @@ const file_taskmem_v1_state_proto_rawDesc = "" +
 	"createTime\x12@\n" +
 	"\x0elast_seen_time\x18\x10 \x01(\v2\x1a.google.protobuf.TimestampR\flastSeenTime\x12;\n" +
 	"\vupdate_time\x18\x11 \x01(\v2\x1a.google.protobuf.TimestampR\n" +
-	"updateTime\"\xbc\x02\n" +
+	"updateTime\x129\n" +
+	"\n" +
+	"valid_from\x18\x12 \x01(\v2\x1a.google.protobuf.TimestampR\tvalidFrom\x125\n" +
+	"\bvalid_to\x18\x13 \x01(\v2\x1a.google.protobuf.TimestampR\avalidTo\"\xbc\x02\n" +
 	"\x12StateItemCandidate\x12-\n" +
 	"\x04type\x18\x01 \x01(\x0e2\x19.taskmem.v1.StateItemTypeR\x04type\x12\x12\n" +
 	"\x04text\x18\x02 \x01(\tR\x04text\x123\n" +
@@ -2372,40 +2394,42 @@ var file_taskmem_v1_state_proto_depIdxs = []int32{
 	23, // 5: taskmem.v1.StateItem.create_time:type_name -> google.protobuf.Timestamp
 	23, // 6: taskmem.v1.StateItem.last_seen_time:type_name -> google.protobuf.Timestamp
 	23, // 7: taskmem.v1.StateItem.update_time:type_name -> google.protobuf.Timestamp
-	0,  // 8: taskmem.v1.StateItemCandidate.type:type_name -> taskmem.v1.StateItemType
-	1,  // 9: taskmem.v1.StateItemCandidate.status:type_name -> taskmem.v1.StateItemStatus
-	2,  // 10: taskmem.v1.StateItemCandidate.confidence:type_name -> taskmem.v1.StateItemConfidence
-	4,  // 11: taskmem.v1.CandidateResult.outcome:type_name -> taskmem.v1.ReconcileOutcome
-	24, // 12: taskmem.v1.ReconcileReport.duration:type_name -> google.protobuf.Duration
-	5,  // 13: taskmem.v1.ReconcileReport.skipped_reason:type_name -> taskmem.v1.ExtractionSkipReason
-	11, // 14: taskmem.v1.ReconcileReport.results:type_name -> taskmem.v1.CandidateResult
-	25, // 15: taskmem.v1.TaskStateSubtask.status:type_name -> taskmem.v1.PlanItemStatus
-	23, // 16: taskmem.v1.TaskStateDecision.create_time:type_name -> google.protobuf.Timestamp
-	23, // 17: taskmem.v1.TaskStateError.create_time:type_name -> google.protobuf.Timestamp
-	23, // 18: taskmem.v1.WorkspaceChanges.last_change_time:type_name -> google.protobuf.Timestamp
-	26, // 19: taskmem.v1.TaskState.status:type_name -> taskmem.v1.TaskStatus
-	23, // 20: taskmem.v1.TaskState.last_replanned_time:type_name -> google.protobuf.Timestamp
-	13, // 21: taskmem.v1.TaskState.subtasks:type_name -> taskmem.v1.TaskStateSubtask
-	14, // 22: taskmem.v1.TaskState.decisions:type_name -> taskmem.v1.TaskStateDecision
-	15, // 23: taskmem.v1.TaskState.errors:type_name -> taskmem.v1.TaskStateError
-	16, // 24: taskmem.v1.TaskState.workspace_changes:type_name -> taskmem.v1.WorkspaceChanges
-	19, // 25: taskmem.v1.TaskState.constraints:type_name -> taskmem.v1.StateItemNote
-	19, // 26: taskmem.v1.TaskState.open_questions:type_name -> taskmem.v1.StateItemNote
-	19, // 27: taskmem.v1.TaskState.open_risks:type_name -> taskmem.v1.StateItemNote
-	20, // 28: taskmem.v1.TaskState.open_waits:type_name -> taskmem.v1.OpenWait
-	18, // 29: taskmem.v1.TaskState.open_conflicts:type_name -> taskmem.v1.StateConflict
-	19, // 30: taskmem.v1.StateConflict.items:type_name -> taskmem.v1.StateItemNote
-	23, // 31: taskmem.v1.StateItemNote.create_time:type_name -> google.protobuf.Timestamp
-	23, // 32: taskmem.v1.OpenWait.start_time:type_name -> google.protobuf.Timestamp
-	24, // 33: taskmem.v1.OpenWait.timeout:type_name -> google.protobuf.Duration
-	27, // 34: taskmem.v1.OpenWait.external_kind:type_name -> taskmem.v1.ExternalWaitKind
-	28, // 35: taskmem.v1.WorkingMemory.task_context:type_name -> google.protobuf.Struct
-	23, // 36: taskmem.v1.WorkingMemory.update_time:type_name -> google.protobuf.Timestamp
-	37, // [37:37] is the sub-list for method output_type
-	37, // [37:37] is the sub-list for method input_type
-	37, // [37:37] is the sub-list for extension type_name
-	37, // [37:37] is the sub-list for extension extendee
-	0,  // [0:37] is the sub-list for field type_name
+	23, // 8: taskmem.v1.StateItem.valid_from:type_name -> google.protobuf.Timestamp
+	23, // 9: taskmem.v1.StateItem.valid_to:type_name -> google.protobuf.Timestamp
+	0,  // 10: taskmem.v1.StateItemCandidate.type:type_name -> taskmem.v1.StateItemType
+	1,  // 11: taskmem.v1.StateItemCandidate.status:type_name -> taskmem.v1.StateItemStatus
+	2,  // 12: taskmem.v1.StateItemCandidate.confidence:type_name -> taskmem.v1.StateItemConfidence
+	4,  // 13: taskmem.v1.CandidateResult.outcome:type_name -> taskmem.v1.ReconcileOutcome
+	24, // 14: taskmem.v1.ReconcileReport.duration:type_name -> google.protobuf.Duration
+	5,  // 15: taskmem.v1.ReconcileReport.skipped_reason:type_name -> taskmem.v1.ExtractionSkipReason
+	11, // 16: taskmem.v1.ReconcileReport.results:type_name -> taskmem.v1.CandidateResult
+	25, // 17: taskmem.v1.TaskStateSubtask.status:type_name -> taskmem.v1.PlanItemStatus
+	23, // 18: taskmem.v1.TaskStateDecision.create_time:type_name -> google.protobuf.Timestamp
+	23, // 19: taskmem.v1.TaskStateError.create_time:type_name -> google.protobuf.Timestamp
+	23, // 20: taskmem.v1.WorkspaceChanges.last_change_time:type_name -> google.protobuf.Timestamp
+	26, // 21: taskmem.v1.TaskState.status:type_name -> taskmem.v1.TaskStatus
+	23, // 22: taskmem.v1.TaskState.last_replanned_time:type_name -> google.protobuf.Timestamp
+	13, // 23: taskmem.v1.TaskState.subtasks:type_name -> taskmem.v1.TaskStateSubtask
+	14, // 24: taskmem.v1.TaskState.decisions:type_name -> taskmem.v1.TaskStateDecision
+	15, // 25: taskmem.v1.TaskState.errors:type_name -> taskmem.v1.TaskStateError
+	16, // 26: taskmem.v1.TaskState.workspace_changes:type_name -> taskmem.v1.WorkspaceChanges
+	19, // 27: taskmem.v1.TaskState.constraints:type_name -> taskmem.v1.StateItemNote
+	19, // 28: taskmem.v1.TaskState.open_questions:type_name -> taskmem.v1.StateItemNote
+	19, // 29: taskmem.v1.TaskState.open_risks:type_name -> taskmem.v1.StateItemNote
+	20, // 30: taskmem.v1.TaskState.open_waits:type_name -> taskmem.v1.OpenWait
+	18, // 31: taskmem.v1.TaskState.open_conflicts:type_name -> taskmem.v1.StateConflict
+	19, // 32: taskmem.v1.StateConflict.items:type_name -> taskmem.v1.StateItemNote
+	23, // 33: taskmem.v1.StateItemNote.create_time:type_name -> google.protobuf.Timestamp
+	23, // 34: taskmem.v1.OpenWait.start_time:type_name -> google.protobuf.Timestamp
+	24, // 35: taskmem.v1.OpenWait.timeout:type_name -> google.protobuf.Duration
+	27, // 36: taskmem.v1.OpenWait.external_kind:type_name -> taskmem.v1.ExternalWaitKind
+	28, // 37: taskmem.v1.WorkingMemory.task_context:type_name -> google.protobuf.Struct
+	23, // 38: taskmem.v1.WorkingMemory.update_time:type_name -> google.protobuf.Timestamp
+	39, // [39:39] is the sub-list for method output_type
+	39, // [39:39] is the sub-list for method input_type
+	39, // [39:39] is the sub-list for extension type_name
+	39, // [39:39] is the sub-list for extension extendee
+	0,  // [0:39] is the sub-list for field type_name
 }
 
 func init() { file_taskmem_v1_state_proto_init() }

@@ -19,20 +19,22 @@ import (
 const _ = grpc.SupportPackageIsVersion9
 
 const (
-	StateService_GetTaskState_FullMethodName       = "/taskmem.v1.StateService/GetTaskState"
-	StateService_AddDecision_FullMethodName        = "/taskmem.v1.StateService/AddDecision"
-	StateService_AddError_FullMethodName           = "/taskmem.v1.StateService/AddError"
-	StateService_ExtractState_FullMethodName       = "/taskmem.v1.StateService/ExtractState"
-	StateService_UpsertStateItems_FullMethodName   = "/taskmem.v1.StateService/UpsertStateItems"
-	StateService_ListStateItems_FullMethodName     = "/taskmem.v1.StateService/ListStateItems"
-	StateService_RenderState_FullMethodName        = "/taskmem.v1.StateService/RenderState"
-	StateService_ExpandStateItem_FullMethodName    = "/taskmem.v1.StateService/ExpandStateItem"
-	StateService_PinStateItem_FullMethodName       = "/taskmem.v1.StateService/PinStateItem"
-	StateService_SetStateItemStatus_FullMethodName = "/taskmem.v1.StateService/SetStateItemStatus"
-	StateService_GetWorkingMemory_FullMethodName   = "/taskmem.v1.StateService/GetWorkingMemory"
-	StateService_PutWorkingMemory_FullMethodName   = "/taskmem.v1.StateService/PutWorkingMemory"
-	StateService_BuildContext_FullMethodName       = "/taskmem.v1.StateService/BuildContext"
-	StateService_QueryTask_FullMethodName          = "/taskmem.v1.StateService/QueryTask"
+	StateService_GetTaskState_FullMethodName        = "/taskmem.v1.StateService/GetTaskState"
+	StateService_AddDecision_FullMethodName         = "/taskmem.v1.StateService/AddDecision"
+	StateService_AddError_FullMethodName            = "/taskmem.v1.StateService/AddError"
+	StateService_ExtractState_FullMethodName        = "/taskmem.v1.StateService/ExtractState"
+	StateService_UpsertStateItems_FullMethodName    = "/taskmem.v1.StateService/UpsertStateItems"
+	StateService_ListStateItems_FullMethodName      = "/taskmem.v1.StateService/ListStateItems"
+	StateService_RenderState_FullMethodName         = "/taskmem.v1.StateService/RenderState"
+	StateService_ExpandStateItem_FullMethodName     = "/taskmem.v1.StateService/ExpandStateItem"
+	StateService_PinStateItem_FullMethodName        = "/taskmem.v1.StateService/PinStateItem"
+	StateService_SetStateItemStatus_FullMethodName  = "/taskmem.v1.StateService/SetStateItemStatus"
+	StateService_GetWorkingMemory_FullMethodName    = "/taskmem.v1.StateService/GetWorkingMemory"
+	StateService_PutWorkingMemory_FullMethodName    = "/taskmem.v1.StateService/PutWorkingMemory"
+	StateService_BuildContext_FullMethodName        = "/taskmem.v1.StateService/BuildContext"
+	StateService_QueryTask_FullMethodName           = "/taskmem.v1.StateService/QueryTask"
+	StateService_GetTaskStateHistory_FullMethodName = "/taskmem.v1.StateService/GetTaskStateHistory"
+	StateService_DiffTaskState_FullMethodName       = "/taskmem.v1.StateService/DiffTaskState"
 )
 
 // StateServiceClient is the client API for StateService service.
@@ -180,6 +182,20 @@ type StateServiceClient interface {
 	// Errors: NOT_FOUND for an unknown task; UNAVAILABLE / DEADLINE_EXCEEDED as
 	// for ExtractState when the model fails.
 	QueryTask(ctx context.Context, in *QueryTaskRequest, opts ...grpc.CallOption) (*QueryTaskResponse, error)
+	// Lists the versions of a task's state: one per event that changed what
+	// GetTaskState shows (task fields and status, plan and plan items, claims,
+	// decisions, errors and state items, waits, artifacts), newest first, with
+	// its time, cursor and who made it. Derived from the event log; nothing is
+	// copied per write. AIP-158 paging. A version's YAML is GetTaskState with
+	// as_of.cursor set to its cursor.
+	// Errors: NOT_FOUND for an unknown task.
+	GetTaskStateHistory(ctx context.Context, in *GetTaskStateHistoryRequest, opts ...grpc.CallOption) (*GetTaskStateHistoryResponse, error)
+	// A unified diff of a task's state YAML between two moments (cursors of
+	// GetTaskStateHistory, or any event cursors): the full YAML, never pruned
+	// for a budget, as of from_cursor and as of to_cursor (0: now). An empty
+	// diff when nothing the view shows changed.
+	// Errors: NOT_FOUND for an unknown task; INVALID_ARGUMENT for a negative cursor.
+	DiffTaskState(ctx context.Context, in *DiffTaskStateRequest, opts ...grpc.CallOption) (*DiffTaskStateResponse, error)
 }
 
 type stateServiceClient struct {
@@ -324,6 +340,26 @@ func (c *stateServiceClient) QueryTask(ctx context.Context, in *QueryTaskRequest
 	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
 	out := new(QueryTaskResponse)
 	err := c.cc.Invoke(ctx, StateService_QueryTask_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *stateServiceClient) GetTaskStateHistory(ctx context.Context, in *GetTaskStateHistoryRequest, opts ...grpc.CallOption) (*GetTaskStateHistoryResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(GetTaskStateHistoryResponse)
+	err := c.cc.Invoke(ctx, StateService_GetTaskStateHistory_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *stateServiceClient) DiffTaskState(ctx context.Context, in *DiffTaskStateRequest, opts ...grpc.CallOption) (*DiffTaskStateResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(DiffTaskStateResponse)
+	err := c.cc.Invoke(ctx, StateService_DiffTaskState_FullMethodName, in, out, cOpts...)
 	if err != nil {
 		return nil, err
 	}
@@ -475,6 +511,20 @@ type StateServiceServer interface {
 	// Errors: NOT_FOUND for an unknown task; UNAVAILABLE / DEADLINE_EXCEEDED as
 	// for ExtractState when the model fails.
 	QueryTask(context.Context, *QueryTaskRequest) (*QueryTaskResponse, error)
+	// Lists the versions of a task's state: one per event that changed what
+	// GetTaskState shows (task fields and status, plan and plan items, claims,
+	// decisions, errors and state items, waits, artifacts), newest first, with
+	// its time, cursor and who made it. Derived from the event log; nothing is
+	// copied per write. AIP-158 paging. A version's YAML is GetTaskState with
+	// as_of.cursor set to its cursor.
+	// Errors: NOT_FOUND for an unknown task.
+	GetTaskStateHistory(context.Context, *GetTaskStateHistoryRequest) (*GetTaskStateHistoryResponse, error)
+	// A unified diff of a task's state YAML between two moments (cursors of
+	// GetTaskStateHistory, or any event cursors): the full YAML, never pruned
+	// for a budget, as of from_cursor and as of to_cursor (0: now). An empty
+	// diff when nothing the view shows changed.
+	// Errors: NOT_FOUND for an unknown task; INVALID_ARGUMENT for a negative cursor.
+	DiffTaskState(context.Context, *DiffTaskStateRequest) (*DiffTaskStateResponse, error)
 	mustEmbedUnimplementedStateServiceServer()
 }
 
@@ -526,6 +576,12 @@ func (UnimplementedStateServiceServer) BuildContext(context.Context, *BuildConte
 }
 func (UnimplementedStateServiceServer) QueryTask(context.Context, *QueryTaskRequest) (*QueryTaskResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method QueryTask not implemented")
+}
+func (UnimplementedStateServiceServer) GetTaskStateHistory(context.Context, *GetTaskStateHistoryRequest) (*GetTaskStateHistoryResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method GetTaskStateHistory not implemented")
+}
+func (UnimplementedStateServiceServer) DiffTaskState(context.Context, *DiffTaskStateRequest) (*DiffTaskStateResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method DiffTaskState not implemented")
 }
 func (UnimplementedStateServiceServer) mustEmbedUnimplementedStateServiceServer() {}
 func (UnimplementedStateServiceServer) testEmbeddedByValue()                      {}
@@ -800,6 +856,42 @@ func _StateService_QueryTask_Handler(srv interface{}, ctx context.Context, dec f
 	return interceptor(ctx, in, info, handler)
 }
 
+func _StateService_GetTaskStateHistory_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(GetTaskStateHistoryRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(StateServiceServer).GetTaskStateHistory(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: StateService_GetTaskStateHistory_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(StateServiceServer).GetTaskStateHistory(ctx, req.(*GetTaskStateHistoryRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _StateService_DiffTaskState_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(DiffTaskStateRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(StateServiceServer).DiffTaskState(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: StateService_DiffTaskState_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(StateServiceServer).DiffTaskState(ctx, req.(*DiffTaskStateRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 // StateService_ServiceDesc is the grpc.ServiceDesc for StateService service.
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
@@ -862,6 +954,14 @@ var StateService_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "QueryTask",
 			Handler:    _StateService_QueryTask_Handler,
+		},
+		{
+			MethodName: "GetTaskStateHistory",
+			Handler:    _StateService_GetTaskStateHistory_Handler,
+		},
+		{
+			MethodName: "DiffTaskState",
+			Handler:    _StateService_DiffTaskState_Handler,
 		},
 	},
 	Streams:  []grpc.StreamDesc{},

@@ -10,6 +10,7 @@ from google.protobuf import message as _message
 from google.protobuf import struct_pb2 as _struct_pb2
 from google.protobuf.internal import containers as _containers
 from google.protobuf.internal import enum_type_wrapper as _enum_type_wrapper
+from taskmem.v1 import as_of_pb2 as _as_of_pb2
 from taskmem.v1 import memory_pb2 as _memory_pb2
 import builtins as _builtins
 import sys
@@ -282,6 +283,8 @@ class SearchMemoriesRequest(_message.Message):
     LIMIT_FIELD_NUMBER: _builtins.int
     WAIT_FOR_EMBEDDINGS_FIELD_NUMBER: _builtins.int
     RECENCY_RANKING_FIELD_NUMBER: _builtins.int
+    AS_OF_FIELD_NUMBER: _builtins.int
+    INCLUDE_HISTORY_FIELD_NUMBER: _builtins.int
     query: _builtins.str
     """The text to look for (required, at most 1000 characters), typically a
     question in plain words. SEMANTIC embeds it. FULLTEXT takes each word as
@@ -304,6 +307,11 @@ class SearchMemoriesRequest(_message.Message):
     embedded: at most the call's deadline (60 s without one); the response's
     unembedded_count says if the wait ended before the backlog did.
     """
+    include_history: _builtins.bool
+    """Rank superseded decisions by score alone, among current hits (for
+    questions about history). Without it they are marked (hit.superseded)
+    and rank below every current hit.
+    """
     @_builtins.property
     def filter(self) -> _memory_pb2.MemoryFilter:
         """Narrows the candidates; empty matches everything."""
@@ -317,6 +325,13 @@ class SearchMemoriesRequest(_message.Message):
         more than 1, or a negative half_life.
         """
 
+    @_builtins.property
+    def as_of(self) -> _as_of_pb2.AsOf:
+        """Search the memory as it stood then (see AsOf): entries written later are
+        not found, a decision counts as superseded only if it was by then, and
+        recency_ranking counts an entry's age from then. Unset: now.
+        """
+
     def __init__(
         self,
         *,
@@ -326,10 +341,12 @@ class SearchMemoriesRequest(_message.Message):
         limit: _builtins.int = ...,
         wait_for_embeddings: _builtins.bool = ...,
         recency_ranking: Global___RecencyRanking | None = ...,
+        as_of: _as_of_pb2.AsOf | None = ...,
+        include_history: _builtins.bool = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _typing.Literal["filter", b"filter", "recency_ranking", b"recency_ranking"]  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["as_of", b"as_of", "filter", b"filter", "recency_ranking", b"recency_ranking"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["filter", b"filter", "limit", b"limit", "mode", b"mode", "query", b"query", "recency_ranking", b"recency_ranking", "wait_for_embeddings", b"wait_for_embeddings"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["as_of", b"as_of", "filter", b"filter", "include_history", b"include_history", "limit", b"limit", "mode", b"mode", "query", b"query", "recency_ranking", b"recency_ranking", "wait_for_embeddings", b"wait_for_embeddings"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -704,6 +721,8 @@ class QueryKnowledgeRequest(_message.Message):
     TEXT_FIELD_NUMBER: _builtins.int
     PAGE_SIZE_FIELD_NUMBER: _builtins.int
     PAGE_TOKEN_FIELD_NUMBER: _builtins.int
+    AS_OF_FIELD_NUMBER: _builtins.int
+    INCLUDE_HISTORY_FIELD_NUMBER: _builtins.int
     category: _memory_pb2.KnowledgeCategory.ValueType
     """Only this category (UNSPECIFIED: all)."""
     key_prefix: _builtins.str
@@ -714,6 +733,15 @@ class QueryKnowledgeRequest(_message.Message):
     """At most this many (1..500; 0 means 50)."""
     page_token: _builtins.str
     """next_page_token of the previous page."""
+    include_history: _builtins.bool
+    """Fill each entry's history (every value that lost, with its valid time)."""
+    @_builtins.property
+    def as_of(self) -> _as_of_pb2.AsOf:
+        """The knowledge as it stood then (see AsOf): each entry with the value it
+        held at that moment (valid_from says since when); entries first written
+        later are left out. key/text filters match that value. Unset: now.
+        """
+
     def __init__(
         self,
         *,
@@ -722,10 +750,12 @@ class QueryKnowledgeRequest(_message.Message):
         text: _builtins.str = ...,
         page_size: _builtins.int = ...,
         page_token: _builtins.str = ...,
+        as_of: _as_of_pb2.AsOf | None = ...,
+        include_history: _builtins.bool = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["as_of", b"as_of"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["category", b"category", "key_prefix", b"key_prefix", "page_size", b"page_size", "page_token", b"page_token", "text", b"text"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["as_of", b"as_of", "category", b"category", "include_history", b"include_history", "key_prefix", b"key_prefix", "page_size", b"page_size", "page_token", b"page_token", "text", b"text"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 

@@ -343,6 +343,8 @@ class StateItem(_message.Message):
     CREATE_TIME_FIELD_NUMBER: _builtins.int
     LAST_SEEN_TIME_FIELD_NUMBER: _builtins.int
     UPDATE_TIME_FIELD_NUMBER: _builtins.int
+    VALID_FROM_FIELD_NUMBER: _builtins.int
+    VALID_TO_FIELD_NUMBER: _builtins.int
     uid: _builtins.str
     """Stable id: type prefix ("d_", "c_", "a_", "q_", "r_") plus the first 12 hex
     digits of sha256(type + ":" + normalised text). The same text always has the same uid.
@@ -395,6 +397,16 @@ class StateItem(_message.Message):
     def update_time(self) -> _timestamp_pb2.Timestamp:
         """When it last changed."""
 
+    @_builtins.property
+    def valid_from(self) -> _timestamp_pb2.Timestamp:
+        """Valid time: since when it holds (its create_time)."""
+
+    @_builtins.property
+    def valid_to(self) -> _timestamp_pb2.Timestamp:
+        """Valid time: when it stopped holding (it was superseded or retired);
+        unset while it holds. Reactivating an item clears it.
+        """
+
     def __init__(
         self,
         *,
@@ -415,10 +427,12 @@ class StateItem(_message.Message):
         create_time: _timestamp_pb2.Timestamp | None = ...,
         last_seen_time: _timestamp_pb2.Timestamp | None = ...,
         update_time: _timestamp_pb2.Timestamp | None = ...,
+        valid_from: _timestamp_pb2.Timestamp | None = ...,
+        valid_to: _timestamp_pb2.Timestamp | None = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _typing.Literal["create_time", b"create_time", "last_seen_time", b"last_seen_time", "supersession_evidence", b"supersession_evidence", "update_time", b"update_time"]  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["create_time", b"create_time", "last_seen_time", b"last_seen_time", "supersession_evidence", b"supersession_evidence", "update_time", b"update_time", "valid_from", b"valid_from", "valid_to", b"valid_to"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["confidence", b"confidence", "conflict", b"conflict", "conflict_with", b"conflict_with", "create_time", b"create_time", "last_seen_time", b"last_seen_time", "pinned", b"pinned", "refs", b"refs", "replaced_by", b"replaced_by", "source", b"source", "status", b"status", "supersession_evidence", b"supersession_evidence", "text", b"text", "thread_id", b"thread_id", "topic_tags", b"topic_tags", "type", b"type", "uid", b"uid", "update_time", b"update_time"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["confidence", b"confidence", "conflict", b"conflict", "conflict_with", b"conflict_with", "create_time", b"create_time", "last_seen_time", b"last_seen_time", "pinned", b"pinned", "refs", b"refs", "replaced_by", b"replaced_by", "source", b"source", "status", b"status", "supersession_evidence", b"supersession_evidence", "text", b"text", "thread_id", b"thread_id", "topic_tags", b"topic_tags", "type", b"type", "uid", b"uid", "update_time", b"update_time", "valid_from", b"valid_from", "valid_to", b"valid_to"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 

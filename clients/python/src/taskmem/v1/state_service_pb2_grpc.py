@@ -125,6 +125,16 @@ class StateServiceStub:
                 request_serializer=taskmem_dot_v1_dot_state__service__pb2.QueryTaskRequest.SerializeToString,
                 response_deserializer=taskmem_dot_v1_dot_state__service__pb2.QueryTaskResponse.FromString,
                 _registered_method=True)
+        self.GetTaskStateHistory = channel.unary_unary(
+                '/taskmem.v1.StateService/GetTaskStateHistory',
+                request_serializer=taskmem_dot_v1_dot_state__service__pb2.GetTaskStateHistoryRequest.SerializeToString,
+                response_deserializer=taskmem_dot_v1_dot_state__service__pb2.GetTaskStateHistoryResponse.FromString,
+                _registered_method=True)
+        self.DiffTaskState = channel.unary_unary(
+                '/taskmem.v1.StateService/DiffTaskState',
+                request_serializer=taskmem_dot_v1_dot_state__service__pb2.DiffTaskStateRequest.SerializeToString,
+                response_deserializer=taskmem_dot_v1_dot_state__service__pb2.DiffTaskStateResponse.FromString,
+                _registered_method=True)
 
 
 class StateServiceServicer:
@@ -336,6 +346,30 @@ class StateServiceServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def GetTaskStateHistory(self, request, context):
+        """Lists the versions of a task's state: one per event that changed what
+        GetTaskState shows (task fields and status, plan and plan items, claims,
+        decisions, errors and state items, waits, artifacts), newest first, with
+        its time, cursor and who made it. Derived from the event log; nothing is
+        copied per write. AIP-158 paging. A version's YAML is GetTaskState with
+        as_of.cursor set to its cursor.
+        Errors: NOT_FOUND for an unknown task.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def DiffTaskState(self, request, context):
+        """A unified diff of a task's state YAML between two moments (cursors of
+        GetTaskStateHistory, or any event cursors): the full YAML, never pruned
+        for a budget, as of from_cursor and as of to_cursor (0: now). An empty
+        diff when nothing the view shows changed.
+        Errors: NOT_FOUND for an unknown task; INVALID_ARGUMENT for a negative cursor.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
 
 def add_StateServiceServicer_to_server(servicer, server):
     rpc_method_handlers = {
@@ -408,6 +442,16 @@ def add_StateServiceServicer_to_server(servicer, server):
                     servicer.QueryTask,
                     request_deserializer=taskmem_dot_v1_dot_state__service__pb2.QueryTaskRequest.FromString,
                     response_serializer=taskmem_dot_v1_dot_state__service__pb2.QueryTaskResponse.SerializeToString,
+            ),
+            'GetTaskStateHistory': grpc.unary_unary_rpc_method_handler(
+                    servicer.GetTaskStateHistory,
+                    request_deserializer=taskmem_dot_v1_dot_state__service__pb2.GetTaskStateHistoryRequest.FromString,
+                    response_serializer=taskmem_dot_v1_dot_state__service__pb2.GetTaskStateHistoryResponse.SerializeToString,
+            ),
+            'DiffTaskState': grpc.unary_unary_rpc_method_handler(
+                    servicer.DiffTaskState,
+                    request_deserializer=taskmem_dot_v1_dot_state__service__pb2.DiffTaskStateRequest.FromString,
+                    response_serializer=taskmem_dot_v1_dot_state__service__pb2.DiffTaskStateResponse.SerializeToString,
             ),
     }
     generic_handler = grpc.method_handlers_generic_handler(
@@ -809,6 +853,60 @@ class StateService:
             '/taskmem.v1.StateService/QueryTask',
             taskmem_dot_v1_dot_state__service__pb2.QueryTaskRequest.SerializeToString,
             taskmem_dot_v1_dot_state__service__pb2.QueryTaskResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def GetTaskStateHistory(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/taskmem.v1.StateService/GetTaskStateHistory',
+            taskmem_dot_v1_dot_state__service__pb2.GetTaskStateHistoryRequest.SerializeToString,
+            taskmem_dot_v1_dot_state__service__pb2.GetTaskStateHistoryResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def DiffTaskState(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/taskmem.v1.StateService/DiffTaskState',
+            taskmem_dot_v1_dot_state__service__pb2.DiffTaskStateRequest.SerializeToString,
+            taskmem_dot_v1_dot_state__service__pb2.DiffTaskStateResponse.FromString,
             options,
             channel_credentials,
             insecure,

@@ -181,6 +181,22 @@ class StateServiceStub:
     Errors: NOT_FOUND for an unknown task; UNAVAILABLE / DEADLINE_EXCEEDED as
     for ExtractState when the model fails.
     """
+    GetTaskStateHistory: _grpc.UnaryUnaryMultiCallable[_state_service_pb2.GetTaskStateHistoryRequest, _state_service_pb2.GetTaskStateHistoryResponse]
+    """Lists the versions of a task's state: one per event that changed what
+    GetTaskState shows (task fields and status, plan and plan items, claims,
+    decisions, errors and state items, waits, artifacts), newest first, with
+    its time, cursor and who made it. Derived from the event log; nothing is
+    copied per write. AIP-158 paging. A version's YAML is GetTaskState with
+    as_of.cursor set to its cursor.
+    Errors: NOT_FOUND for an unknown task.
+    """
+    DiffTaskState: _grpc.UnaryUnaryMultiCallable[_state_service_pb2.DiffTaskStateRequest, _state_service_pb2.DiffTaskStateResponse]
+    """A unified diff of a task's state YAML between two moments (cursors of
+    GetTaskStateHistory, or any event cursors): the full YAML, never pruned
+    for a budget, as of from_cursor and as of to_cursor (0: now). An empty
+    diff when nothing the view shows changed.
+    Errors: NOT_FOUND for an unknown task; INVALID_ARGUMENT for a negative cursor.
+    """
 
 @_typing.type_check_only
 class StateServiceAsyncStub(StateServiceStub):
@@ -334,6 +350,22 @@ class StateServiceAsyncStub(StateServiceStub):
     deterministic GetProgress summary, and `note` says no model is configured.
     Errors: NOT_FOUND for an unknown task; UNAVAILABLE / DEADLINE_EXCEEDED as
     for ExtractState when the model fails.
+    """
+    GetTaskStateHistory: _aio.UnaryUnaryMultiCallable[_state_service_pb2.GetTaskStateHistoryRequest, _state_service_pb2.GetTaskStateHistoryResponse]  # type: ignore[assignment]
+    """Lists the versions of a task's state: one per event that changed what
+    GetTaskState shows (task fields and status, plan and plan items, claims,
+    decisions, errors and state items, waits, artifacts), newest first, with
+    its time, cursor and who made it. Derived from the event log; nothing is
+    copied per write. AIP-158 paging. A version's YAML is GetTaskState with
+    as_of.cursor set to its cursor.
+    Errors: NOT_FOUND for an unknown task.
+    """
+    DiffTaskState: _aio.UnaryUnaryMultiCallable[_state_service_pb2.DiffTaskStateRequest, _state_service_pb2.DiffTaskStateResponse]  # type: ignore[assignment]
+    """A unified diff of a task's state YAML between two moments (cursors of
+    GetTaskStateHistory, or any event cursors): the full YAML, never pruned
+    for a budget, as of from_cursor and as of to_cursor (0: now). An empty
+    diff when nothing the view shows changed.
+    Errors: NOT_FOUND for an unknown task; INVALID_ARGUMENT for a negative cursor.
     """
 
 class StateServiceServicer(metaclass=_abc_1.ABCMeta):
@@ -569,6 +601,34 @@ class StateServiceServicer(metaclass=_abc_1.ABCMeta):
         deterministic GetProgress summary, and `note` says no model is configured.
         Errors: NOT_FOUND for an unknown task; UNAVAILABLE / DEADLINE_EXCEEDED as
         for ExtractState when the model fails.
+        """
+
+    @_abc_1.abstractmethod
+    def GetTaskStateHistory(
+        self,
+        request: _state_service_pb2.GetTaskStateHistoryRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_state_service_pb2.GetTaskStateHistoryResponse, _abc.Awaitable[_state_service_pb2.GetTaskStateHistoryResponse]]:
+        """Lists the versions of a task's state: one per event that changed what
+        GetTaskState shows (task fields and status, plan and plan items, claims,
+        decisions, errors and state items, waits, artifacts), newest first, with
+        its time, cursor and who made it. Derived from the event log; nothing is
+        copied per write. AIP-158 paging. A version's YAML is GetTaskState with
+        as_of.cursor set to its cursor.
+        Errors: NOT_FOUND for an unknown task.
+        """
+
+    @_abc_1.abstractmethod
+    def DiffTaskState(
+        self,
+        request: _state_service_pb2.DiffTaskStateRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_state_service_pb2.DiffTaskStateResponse, _abc.Awaitable[_state_service_pb2.DiffTaskStateResponse]]:
+        """A unified diff of a task's state YAML between two moments (cursors of
+        GetTaskStateHistory, or any event cursors): the full YAML, never pruned
+        for a budget, as of from_cursor and as of to_cursor (0: now). An empty
+        diff when nothing the view shows changed.
+        Errors: NOT_FOUND for an unknown task; INVALID_ARGUMENT for a negative cursor.
         """
 
 def add_StateServiceServicer_to_server(servicer: StateServiceServicer, server: _typing.Union[_grpc.Server, _aio.Server]) -> None: ...
