@@ -33,6 +33,14 @@ async def _newest_cursor(tasks: TaskServiceStub, task_id: str) -> int:
     return events[-1].cursor
 
 
+async def _log_end(tasks: TaskServiceStub) -> int:
+    """The log's newest cursor, read to its end (the server is shared by the module's tests)."""
+    newest = 0
+    while events := (await tasks.ListEvents(tpb.ListEventsRequest(page_size=500, after_cursor=newest))).events:
+        newest = events[-1].cursor
+    return newest
+
+
 def _at(cursor: int) -> as_of_pb2.AsOf:
     return as_of_pb2.AsOf(cursor=cursor)
 
@@ -133,8 +141,7 @@ async def test_knowledge_as_of_a_cursor_answers_with_the_value_that_held_then(rp
     key = f"vt.node.{id(rpc)}"
     first = (await memory.UpsertKnowledge(mpb.UpsertKnowledgeRequest(category=fact, key=key, value="CI runs on Node 18",
                                                                      confidence=0.8))).knowledge
-    events = (await tasks.ListEvents(tpb.ListEventsRequest(page_size=500, after_cursor=0))).events
-    written = max(e.cursor for e in events)
+    written = await _log_end(tasks)
     await memory.UpsertKnowledge(mpb.UpsertKnowledgeRequest(category=fact, key=key, value="CI runs on Node 18",
                                                             confidence=0.9))  # confirmed: the value still holds
     await memory.UpsertKnowledge(mpb.UpsertKnowledgeRequest(category=fact, key=key, value="CI runs on Node 20",

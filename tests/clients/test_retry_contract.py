@@ -17,7 +17,7 @@ from taskmem_client import RetryPolicy, TaskmemClient, TaskmemError
 from taskmem_client.calls import is_safe_to_retry
 from taskmem_client.events import RESUMABLE_CODES
 
-READ_PREFIXES = ("Get", "List", "Search", "Render", "Expand", "Query", "Build", "Tail", "Watch", "Subscribe")
+READ_PREFIXES = ("Get", "List", "Search", "Render", "Expand", "Query", "Build", "Tail", "Watch", "Subscribe", "Diff")
 METHODS = [method for module in (task_service_pb2, state_service_pb2, memory_service_pb2, wait_service_pb2)
            for service in module.DESCRIPTOR.services_by_name.values() for method in service.methods]
 
