@@ -1,5 +1,6 @@
 """The maintenance loop: at start-up and every configured interval, stuck alerts, auto-pause,
-auto-archive, episode retention and the retention of finished webhook deliveries.
+auto-archive, episode retention, the retention of finished webhook deliveries, and the deletion of expired
+memory entries with the stripping of their events to tombstones (store/memory/entry_expiry.py).
 
 What to do to a task is decided by core/maintenance_chores.chore_for; each action is one
 write (store/tasks/chores.py) that re-checks the task inside its transaction, so a task
@@ -18,10 +19,12 @@ from collections import Counter
 from taskmem.core.ids import new_id, now_us
 from taskmem.core.maintenance_chores import Chore, Policy, chore_for
 from taskmem.settings import MaintenanceSettings
+from taskmem.store.memory import entry_expiry
 from taskmem.store.tasks import chores as chore_store
 from taskmem.store.webhooks import webhooks as webhook_store
 from taskmem.store.storage import Storage
 from taskmem.store.storage import WriterClosed
+from taskmem.store.access import Transaction
 
 log = logging.getLogger(__name__)
 
@@ -39,6 +42,7 @@ class MaintenanceLoop:
         self._storage = storage
         self._interval = settings.interval_seconds
         self._policy = policy_of(settings)
+        self._delete_page = settings.retention_delete_page
         self._task: asyncio.Task[None] | None = None
 
     def start(self) -> None:
@@ -67,7 +71,27 @@ class MaintenanceLoop:
         done = await self._tend_tasks()
         done[self._policy.episode_chore] += await self._retire_episodes()
         done[Chore.PRUNE_WEBHOOK_DELIVERY] += await self._prune_webhook_deliveries()
+        done += await self._delete_expired()
         return +done
+
+    async def _delete_expired(self) -> Counter[Chore]:
+        """Expired memory entries deleted and their events stripped, a page of each per write, so the
+        writer's other work waits at most one page; reads have left them out since they expired."""
+        done: Counter[Chore] = Counter()
+        correlation_id = new_id("cor")
+        page = self._delete_page
+
+        def sweep(tx: Transaction) -> tuple[int, int]:
+            return entry_expiry.delete_expired_entries(tx, page), entry_expiry.strip_expired_events(tx, page)
+
+        for namespace in await self._storage.read(entry_expiry.namespaces_with_expired, now_us()):
+            while True:
+                entries, events = await self._storage.write(sweep, namespace, correlation_id)
+                done[Chore.DELETE_EXPIRED_MEMORY_ENTRY] += entries
+                done[Chore.STRIP_EXPIRED_EVENT] += events
+                if entries < page and events < page:
+                    break
+        return done
 
     async def _prune_webhook_deliveries(self) -> int:
         cutoffs = self._policy.webhook_delivery_cutoffs(now_us())

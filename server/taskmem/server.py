@@ -167,7 +167,8 @@ class TaskmemServer:
             router.on_answer = lambda asked, answered: metrics.query_answers.labels(asked, answered).inc()
         # MemoryService: the embedding model is checked against the recorded one before any call.
         # It also starts the background pass that embeds acknowledged entries (and resumes its backlog).
-        self.memory = MemoryArchive(self.storage, embedder, chat, backlog_batch_size=self.config.embedding_backlog_batch)
+        self.memory = MemoryArchive(self.storage, embedder, chat, backlog_batch_size=self.config.embedding_backlog_batch,
+                                    retention=MaintenanceSettings.of(self.config).retention)
         await self.memory.start()
         # StateService: working memory is restored before the first call can read it.
         self.state = StateEngine(self.storage, StateSettings.of(self.config), token_counter(self.config.tiktoken_cache_dir),

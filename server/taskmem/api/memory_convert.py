@@ -25,7 +25,7 @@ def memory_entry_json(e: MemoryEntry) -> dict[str, Any]:
     return _compact({
         "id": e.id, "task_id": e.task_id, "subtask_id": e.subtask_id, "type": e.type.value, "summary": e.summary,
         "detail": e.detail, "tags": list(e.tags), "relevance_to": list(e.relevance_to), "source": e.source,
-        "create_time": _time_json(e.created_at)})
+        "create_time": _time_json(e.created_at), "expire_time": _time_json(e.expires_at)})
 
 
 def knowledge_json(k: Knowledge) -> dict[str, Any]:
@@ -73,7 +73,8 @@ def event_json(resource: Any) -> dict[str, Any]:
 def memory_entry(e: MemoryEntry) -> memory_pb2.MemoryEntry:
     return memory_pb2.MemoryEntry(
         id=e.id, task_id=e.task_id, subtask_id=e.subtask_id, type=e.type.value, summary=e.summary, detail=e.detail,
-        tags=e.tags, relevance_to=e.relevance_to, source=e.source, create_time=task_convert.timestamp(e.created_at))
+        tags=e.tags, relevance_to=e.relevance_to, source=e.source, create_time=task_convert.timestamp(e.created_at),
+        expire_time=task_convert.timestamp(e.expires_at))
 
 
 def search_hit(hit: Hit, entry: MemoryEntry, embedding_pending: bool = False) -> memory_pb2.MemorySearchHit:

@@ -10,10 +10,12 @@ from taskmem.api import validate
 from taskmem.core.artifacts import ArtifactType
 from taskmem.core.episodes import EpisodeAction
 from taskmem.core.errors import InvalidArgument, LimitExceeded
+from taskmem.core.ids import now_us
 from taskmem.core.knowledge import KnowledgeCategory
 from taskmem.core.memory import LABEL_MAX, MemoryFilter, MemoryType, NewMemoryEntry, check_labels, check_new_entry
 from taskmem.core.memory_extraction import ToolCall
 from taskmem.core.memory_search import SearchMode
+from taskmem.core.retention import check_expiry
 from taskmem.v1 import memory_pb2
 from taskmem.v1 import memory_service_pb2 as pb
 
@@ -44,9 +46,12 @@ def new_entry(at: str, e: pb.NewMemoryEntry) -> NewMemoryEntry:
     memory_type = validate.enum(f"{at}.type", e.type, memory_pb2.MemoryType, MemoryType)
     if memory_type is None:
         raise InvalidArgument(f"{at}.type", "is required")
+    expires_at = validate.timestamp_us(f"{at}.expire_time", e.expire_time, e.HasField("expire_time"))
+    check_expiry(f"{at}.expire_time", expires_at, e.pinned, now_us())
     entry = NewMemoryEntry(task_id=task_id, type=memory_type, summary=e.summary,
                            subtask_id=_subtask(f"{at}.subtask_id", e.subtask_id), detail=e.detail,
-                           tags=tuple(e.tags), relevance_to=tuple(e.relevance_to), source="api")
+                           tags=tuple(e.tags), relevance_to=tuple(e.relevance_to), source="api",
+                           expires_at=expires_at, pinned=e.pinned)
     return check_new_entry(entry, field=at)
 
 

@@ -41,7 +41,8 @@ class MemoryService(memory_service_pb2_grpc.MemoryServiceServicer):
         entries = memory_requests.new_entries(request)
 
         def add(tx: Transaction) -> pb.AddMemoryEntriesResponse:
-            stored = memory_entries.insert_memory_entries(tx, entries)  # queued for the background embedding
+            # queued for the background embedding
+            stored = memory_entries.insert_memory_entries(tx, entries, retention=self._archive.retention)
             return pb.AddMemoryEntriesResponse(entries=[mconvert.memory_entry(e) for e in stored])
 
         response = await write_once(self._storage, request, pb.AddMemoryEntriesResponse, add)
@@ -84,7 +85,7 @@ class MemoryService(memory_service_pb2_grpc.MemoryServiceServicer):
 
         def store(tx: Transaction) -> pb.ExtractMemoriesResponse:
             stored = store_extraction(tx, result.entries, x.subtask_id, len(result.dropped), result.candidates,
-                                      x.task_id)
+                                      x.task_id, self._archive.retention)
             return pb.ExtractMemoriesResponse(
                 entries=[mconvert.memory_entry(e) for e in stored], candidate_count=result.candidates,
                 dropped=[pb.DroppedMemory(index=d.index, reason=d.reason, candidate=d.candidate)

@@ -60,6 +60,15 @@ class Event:
     payload: dict[str, Any]
     created_at: int
     cursor: int = 0  # assigned when stored
+    # When the item it carries expires (core/retention.py): from then on it reads as a tombstone.
+    expires_at: int | None = None
+    # True when read as a tombstone: the payload keeps only the item's id (`tombstone`).
+    expired: bool = False
+
+
+def tombstone(payload: dict[str, Any]) -> dict[str, Any]:
+    """What an expired event's payload keeps: the id of the item it carried, nothing of its content."""
+    return {"id": payload["id"]} if "id" in payload else {}
 
 
 @dataclasses.dataclass(frozen=True)

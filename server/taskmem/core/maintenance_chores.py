@@ -26,6 +26,8 @@ class Chore(enum.Enum):
     ARCHIVE_EPISODE = "archive_episode"
     DELETE_EPISODE = "delete_episode"
     PRUNE_WEBHOOK_DELIVERY = "prune_webhook_delivery"
+    DELETE_EXPIRED_MEMORY_ENTRY = "delete_expired_memory_entry"
+    STRIP_EXPIRED_EVENT = "strip_expired_event"
 
 
 @dataclasses.dataclass(frozen=True)

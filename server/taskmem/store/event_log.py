@@ -11,11 +11,13 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 import json
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from typing import Any
 
-from taskmem.core.events import Event, EventFilter, EventType
+from taskmem.core.events import Event, EventFilter, EventType, tombstone
+from taskmem.core.ids import now_us
 from taskmem.store.access import Reader, Row
 
 ReadFunction = Callable[..., Awaitable[Any]]
@@ -60,9 +62,14 @@ class _Subscription:
 payload_text = json.JSONEncoder(separators=(",", ":")).encode
 
 
-def event_from_row(row: Row) -> Event:
+def event_from_row(row: Row, now: int) -> Event:
+    """The stored event; a tombstone (core.events.tombstone) once what it carried has expired by `now`,
+    whether or not maintenance has stripped the stored payload yet."""
+    payload = json.loads(row["payload"])
+    expired = row["expires_at"] is not None and row["expires_at"] <= now
     return Event(row["namespace"], EventType(row["type"]), row["task_id"], row["correlation_id"],
-                 json.loads(row["payload"]), row["created_at"], row["cursor"])
+                 tombstone(payload) if expired else payload, row["created_at"], row["cursor"], row["expires_at"],
+                 expired)
 
 
 def last_cursor(db: Reader, namespace: str) -> int:
@@ -81,7 +88,16 @@ def list_events(db: Reader, event_filter: EventFilter, after: int, limit: int) -
         params.extend(sorted(t.value for t in event_filter.types))
     sql += " ORDER BY cursor LIMIT ?"
     params.append(limit)
-    return [event_from_row(row) for row in db.fetchall(sql, params)]
+    now = now_us()
+    return [event_from_row(row, now) for row in db.fetchall(sql, params)]
+
+
+def _as_of(event: Event, now: int) -> Event:
+    """A live event as a read at `now` gives it: a tombstone if what it carries has expired since it was
+    queued (a slow subscriber)."""
+    if event.expires_at is None or event.expires_at > now:
+        return event
+    return dataclasses.replace(event, payload=tombstone(event.payload), expired=True)
 
 
 class EventLog:
@@ -146,7 +162,7 @@ class EventLog:
                         break  # overflowed: replay the gap from the database
                     if event.cursor > last:
                         last = event.cursor
-                        yield event
+                        yield _as_of(event, now_us())
 
     async def _replay(self, event_filter: EventFilter, after: int) -> AsyncIterator[Event]:
         while True:

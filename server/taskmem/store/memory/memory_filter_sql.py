@@ -8,16 +8,25 @@ from __future__ import annotations
 
 from typing import Any
 
+from taskmem.core.ids import now_us
 from taskmem.core.memory import MemoryFilter
 
 
+def unexpired_sql(alias: str = "m") -> tuple[str, list[Any]]:
+    """The clause that leaves out entries expired by now (core/retention.py), and its parameter: every read
+    of entries carries it, so an entry is gone from the instant it expires, swept or not."""
+    return f"({alias}.expires_at IS NULL OR {alias}.expires_at > ?)", [now_us()]
+
+
 def filter_sql(f: MemoryFilter, namespace: str, alias: str = "m", per_row: bool = False) -> tuple[str, list[Any]]:
-    """A WHERE clause (without the keyword) over memory_entries AS alias, and its parameters.
+    """A WHERE clause (without the keyword) over memory_entries AS alias, and its parameters; expired
+    entries never match.
 
     per_row: test tags and relevance_to with a lookup per row (EXISTS) rather than by building the
     set of every entry carrying them; the faster form when checking a few rows already chosen."""
-    clauses = [f"{alias}.namespace = ?"]
-    params: list[Any] = [namespace]
+    unexpired, now = unexpired_sql(alias)
+    clauses = [f"{alias}.namespace = ?", unexpired]
+    params: list[Any] = [namespace, *now]
     if f.task_id:
         clauses.append(f"{alias}.task_id = ?")
         params.append(f.task_id)

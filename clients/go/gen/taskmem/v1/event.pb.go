@@ -260,7 +260,11 @@ type Event struct {
 	// RFC 3339 strings, durations as "1.5s"; unset fields are left out.
 	Payload *structpb.Struct `protobuf:"bytes,5,opt,name=payload,proto3" json:"payload,omitempty"`
 	// When the change was committed.
-	CreateTime    *timestamppb.Timestamp `protobuf:"bytes,6,opt,name=create_time,json=createTime,proto3" json:"create_time,omitempty"`
+	CreateTime *timestamppb.Timestamp `protobuf:"bytes,6,opt,name=create_time,json=createTime,proto3" json:"create_time,omitempty"`
+	// True when the item this event carried has expired (its expire_time has
+	// passed; see docs/retention.md): the event keeps its cursor, type, task and
+	// time, so a stream has no gap, but payload holds only the item's "id".
+	Expired       bool `protobuf:"varint,7,opt,name=expired,proto3" json:"expired,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -337,12 +341,19 @@ func (x *Event) GetCreateTime() *timestamppb.Timestamp {
 	return nil
 }
 
+func (x *Event) GetExpired() bool {
+	if x != nil {
+		return x.Expired
+	}
+	return false
+}
+
 var File_taskmem_v1_event_proto protoreflect.FileDescriptor
 
 const file_taskmem_v1_event_proto_rawDesc = "" +
 	"\n" +
 	"\x16taskmem/v1/event.proto\x12\n" +
-	"taskmem.v1\x1a\x1cgoogle/protobuf/struct.proto\x1a\x1fgoogle/protobuf/timestamp.proto\"\xfa\x01\n" +
+	"taskmem.v1\x1a\x1cgoogle/protobuf/struct.proto\x1a\x1fgoogle/protobuf/timestamp.proto\"\x94\x02\n" +
 	"\x05Event\x12\x16\n" +
 	"\x06cursor\x18\x01 \x01(\x03R\x06cursor\x12)\n" +
 	"\x04type\x18\x02 \x01(\x0e2\x15.taskmem.v1.EventTypeR\x04type\x12\x17\n" +
@@ -350,7 +361,8 @@ const file_taskmem_v1_event_proto_rawDesc = "" +
 	"\x0ecorrelation_id\x18\x04 \x01(\tR\rcorrelationId\x121\n" +
 	"\apayload\x18\x05 \x01(\v2\x17.google.protobuf.StructR\apayload\x12;\n" +
 	"\vcreate_time\x18\x06 \x01(\v2\x1a.google.protobuf.TimestampR\n" +
-	"createTime*\xa2\n" +
+	"createTime\x12\x18\n" +
+	"\aexpired\x18\a \x01(\bR\aexpired*\xa2\n" +
 	"\n" +
 	"\tEventType\x12\x1a\n" +
 	"\x16EVENT_TYPE_UNSPECIFIED\x10\x00\x12\x1b\n" +

@@ -11,6 +11,7 @@ import (
 	protoimpl "google.golang.org/protobuf/runtime/protoimpl"
 	durationpb "google.golang.org/protobuf/types/known/durationpb"
 	structpb "google.golang.org/protobuf/types/known/structpb"
+	timestamppb "google.golang.org/protobuf/types/known/timestamppb"
 	reflect "reflect"
 	sync "sync"
 	unsafe "unsafe"
@@ -100,7 +101,15 @@ type NewMemoryEntry struct {
 	// Keywords (at most 32 distinct, 128 as sent, each at most 64 characters; duplicates are dropped).
 	Tags []string `protobuf:"bytes,6,rep,name=tags,proto3" json:"tags,omitempty"`
 	// Subtask ids this matters for (at most 32 distinct, 128 as sent, each at most 64 characters).
-	RelevanceTo   []string `protobuf:"bytes,7,rep,name=relevance_to,json=relevanceTo,proto3" json:"relevance_to,omitempty"`
+	RelevanceTo []string `protobuf:"bytes,7,rep,name=relevance_to,json=relevanceTo,proto3" json:"relevance_to,omitempty"`
+	// When it expires: from that instant no read returns it, and maintenance
+	// deletes it (docs/retention.md). Unset: the TTL configured for the namespace
+	// (retention.memory_entries), if any, from the time it is stored. Must be in
+	// the future (INVALID_ARGUMENT otherwise).
+	ExpireTime *timestamppb.Timestamp `protobuf:"bytes,8,opt,name=expire_time,json=expireTime,proto3" json:"expire_time,omitempty"`
+	// Exempt from the configured TTL: kept until deleted. INVALID_ARGUMENT with
+	// expire_time.
+	Pinned        bool `protobuf:"varint,9,opt,name=pinned,proto3" json:"pinned,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -182,6 +191,20 @@ func (x *NewMemoryEntry) GetRelevanceTo() []string {
 		return x.RelevanceTo
 	}
 	return nil
+}
+
+func (x *NewMemoryEntry) GetExpireTime() *timestamppb.Timestamp {
+	if x != nil {
+		return x.ExpireTime
+	}
+	return nil
+}
+
+func (x *NewMemoryEntry) GetPinned() bool {
+	if x != nil {
+		return x.Pinned
+	}
+	return false
 }
 
 // AddMemoryEntriesRequest stores entries.
@@ -2409,7 +2432,7 @@ var File_taskmem_v1_memory_service_proto protoreflect.FileDescriptor
 const file_taskmem_v1_memory_service_proto_rawDesc = "" +
 	"\n" +
 	"\x1ftaskmem/v1/memory_service.proto\x12\n" +
-	"taskmem.v1\x1a\x1egoogle/protobuf/duration.proto\x1a\x1cgoogle/protobuf/struct.proto\x1a\x17taskmem/v1/memory.proto\"\xdd\x01\n" +
+	"taskmem.v1\x1a\x1egoogle/protobuf/duration.proto\x1a\x1cgoogle/protobuf/struct.proto\x1a\x1fgoogle/protobuf/timestamp.proto\x1a\x17taskmem/v1/memory.proto\"\xb2\x02\n" +
 	"\x0eNewMemoryEntry\x12\x17\n" +
 	"\atask_id\x18\x01 \x01(\tR\x06taskId\x12\x1d\n" +
 	"\n" +
@@ -2418,7 +2441,10 @@ const file_taskmem_v1_memory_service_proto_rawDesc = "" +
 	"\asummary\x18\x04 \x01(\tR\asummary\x12\x16\n" +
 	"\x06detail\x18\x05 \x01(\tR\x06detail\x12\x12\n" +
 	"\x04tags\x18\x06 \x03(\tR\x04tags\x12!\n" +
-	"\frelevance_to\x18\a \x03(\tR\vrelevanceTo\"n\n" +
+	"\frelevance_to\x18\a \x03(\tR\vrelevanceTo\x12;\n" +
+	"\vexpire_time\x18\b \x01(\v2\x1a.google.protobuf.TimestampR\n" +
+	"expireTime\x12\x16\n" +
+	"\x06pinned\x18\t \x01(\bR\x06pinned\"n\n" +
 	"\x17AddMemoryEntriesRequest\x124\n" +
 	"\aentries\x18\x01 \x03(\v2\x1a.taskmem.v1.NewMemoryEntryR\aentries\x12\x1d\n" +
 	"\n" +
@@ -2662,91 +2688,93 @@ var file_taskmem_v1_memory_service_proto_goTypes = []any{
 	(*ListPatternsRequest)(nil),         // 34: taskmem.v1.ListPatternsRequest
 	(*ListPatternsResponse)(nil),        // 35: taskmem.v1.ListPatternsResponse
 	(MemoryType)(0),                     // 36: taskmem.v1.MemoryType
-	(*MemoryEntry)(nil),                 // 37: taskmem.v1.MemoryEntry
-	(*MemoryFilter)(nil),                // 38: taskmem.v1.MemoryFilter
-	(SearchMode)(0),                     // 39: taskmem.v1.SearchMode
-	(*MemorySearchHit)(nil),             // 40: taskmem.v1.MemorySearchHit
-	(*structpb.Struct)(nil),             // 41: google.protobuf.Struct
-	(KnowledgeCategory)(0),              // 42: taskmem.v1.KnowledgeCategory
-	(*Knowledge)(nil),                   // 43: taskmem.v1.Knowledge
-	(EpisodeAction)(0),                  // 44: taskmem.v1.EpisodeAction
-	(*durationpb.Duration)(nil),         // 45: google.protobuf.Duration
-	(*Episode)(nil),                     // 46: taskmem.v1.Episode
-	(ArtifactType)(0),                   // 47: taskmem.v1.ArtifactType
-	(*Artifact)(nil),                    // 48: taskmem.v1.Artifact
-	(*Pattern)(nil),                     // 49: taskmem.v1.Pattern
+	(*timestamppb.Timestamp)(nil),       // 37: google.protobuf.Timestamp
+	(*MemoryEntry)(nil),                 // 38: taskmem.v1.MemoryEntry
+	(*MemoryFilter)(nil),                // 39: taskmem.v1.MemoryFilter
+	(SearchMode)(0),                     // 40: taskmem.v1.SearchMode
+	(*MemorySearchHit)(nil),             // 41: taskmem.v1.MemorySearchHit
+	(*structpb.Struct)(nil),             // 42: google.protobuf.Struct
+	(KnowledgeCategory)(0),              // 43: taskmem.v1.KnowledgeCategory
+	(*Knowledge)(nil),                   // 44: taskmem.v1.Knowledge
+	(EpisodeAction)(0),                  // 45: taskmem.v1.EpisodeAction
+	(*durationpb.Duration)(nil),         // 46: google.protobuf.Duration
+	(*Episode)(nil),                     // 47: taskmem.v1.Episode
+	(ArtifactType)(0),                   // 48: taskmem.v1.ArtifactType
+	(*Artifact)(nil),                    // 49: taskmem.v1.Artifact
+	(*Pattern)(nil),                     // 50: taskmem.v1.Pattern
 }
 var file_taskmem_v1_memory_service_proto_depIdxs = []int32{
 	36, // 0: taskmem.v1.NewMemoryEntry.type:type_name -> taskmem.v1.MemoryType
-	1,  // 1: taskmem.v1.AddMemoryEntriesRequest.entries:type_name -> taskmem.v1.NewMemoryEntry
-	37, // 2: taskmem.v1.AddMemoryEntriesResponse.entries:type_name -> taskmem.v1.MemoryEntry
-	38, // 3: taskmem.v1.QueryMemoryEntriesRequest.filter:type_name -> taskmem.v1.MemoryFilter
-	37, // 4: taskmem.v1.QueryMemoryEntriesResponse.entries:type_name -> taskmem.v1.MemoryEntry
-	37, // 5: taskmem.v1.GetRelevantMemoriesResponse.entries:type_name -> taskmem.v1.MemoryEntry
-	39, // 6: taskmem.v1.SearchMemoriesRequest.mode:type_name -> taskmem.v1.SearchMode
-	38, // 7: taskmem.v1.SearchMemoriesRequest.filter:type_name -> taskmem.v1.MemoryFilter
-	40, // 8: taskmem.v1.SearchMemoriesResponse.hits:type_name -> taskmem.v1.MemorySearchHit
-	39, // 9: taskmem.v1.SearchMemoriesResponse.mode:type_name -> taskmem.v1.SearchMode
-	41, // 10: taskmem.v1.ToolCallRecord.arguments:type_name -> google.protobuf.Struct
-	10, // 11: taskmem.v1.ExtractMemoriesRequest.tool_calls:type_name -> taskmem.v1.ToolCallRecord
-	37, // 12: taskmem.v1.ExtractMemoriesResponse.entries:type_name -> taskmem.v1.MemoryEntry
-	12, // 13: taskmem.v1.ExtractMemoriesResponse.dropped:type_name -> taskmem.v1.DroppedMemory
-	42, // 14: taskmem.v1.UpsertKnowledgeRequest.category:type_name -> taskmem.v1.KnowledgeCategory
-	43, // 15: taskmem.v1.UpsertKnowledgeResponse.knowledge:type_name -> taskmem.v1.Knowledge
-	0,  // 16: taskmem.v1.UpsertKnowledgeResponse.outcome:type_name -> taskmem.v1.UpsertKnowledgeOutcome
-	42, // 17: taskmem.v1.GetKnowledgeRequest.category:type_name -> taskmem.v1.KnowledgeCategory
-	43, // 18: taskmem.v1.GetKnowledgeResponse.knowledge:type_name -> taskmem.v1.Knowledge
-	42, // 19: taskmem.v1.QueryKnowledgeRequest.category:type_name -> taskmem.v1.KnowledgeCategory
-	43, // 20: taskmem.v1.QueryKnowledgeResponse.knowledge:type_name -> taskmem.v1.Knowledge
-	44, // 21: taskmem.v1.RecordEpisodeRequest.action:type_name -> taskmem.v1.EpisodeAction
-	45, // 22: taskmem.v1.RecordEpisodeRequest.duration:type_name -> google.protobuf.Duration
-	46, // 23: taskmem.v1.RecordEpisodeResponse.episode:type_name -> taskmem.v1.Episode
-	44, // 24: taskmem.v1.ListEpisodesRequest.action:type_name -> taskmem.v1.EpisodeAction
-	46, // 25: taskmem.v1.ListEpisodesResponse.episodes:type_name -> taskmem.v1.Episode
-	47, // 26: taskmem.v1.RegisterArtifactRequest.type:type_name -> taskmem.v1.ArtifactType
-	48, // 27: taskmem.v1.RegisterArtifactResponse.artifact:type_name -> taskmem.v1.Artifact
-	47, // 28: taskmem.v1.ListArtifactsRequest.type:type_name -> taskmem.v1.ArtifactType
-	48, // 29: taskmem.v1.ListArtifactsResponse.artifacts:type_name -> taskmem.v1.Artifact
-	41, // 30: taskmem.v1.RecordPatternRequest.data:type_name -> google.protobuf.Struct
-	49, // 31: taskmem.v1.RecordPatternResponse.pattern:type_name -> taskmem.v1.Pattern
-	49, // 32: taskmem.v1.ListPatternsResponse.patterns:type_name -> taskmem.v1.Pattern
-	2,  // 33: taskmem.v1.MemoryService.AddMemoryEntries:input_type -> taskmem.v1.AddMemoryEntriesRequest
-	4,  // 34: taskmem.v1.MemoryService.QueryMemoryEntries:input_type -> taskmem.v1.QueryMemoryEntriesRequest
-	6,  // 35: taskmem.v1.MemoryService.GetRelevantMemories:input_type -> taskmem.v1.GetRelevantMemoriesRequest
-	8,  // 36: taskmem.v1.MemoryService.SearchMemories:input_type -> taskmem.v1.SearchMemoriesRequest
-	11, // 37: taskmem.v1.MemoryService.ExtractMemories:input_type -> taskmem.v1.ExtractMemoriesRequest
-	14, // 38: taskmem.v1.MemoryService.UpsertKnowledge:input_type -> taskmem.v1.UpsertKnowledgeRequest
-	16, // 39: taskmem.v1.MemoryService.GetKnowledge:input_type -> taskmem.v1.GetKnowledgeRequest
-	18, // 40: taskmem.v1.MemoryService.QueryKnowledge:input_type -> taskmem.v1.QueryKnowledgeRequest
-	20, // 41: taskmem.v1.MemoryService.DeleteKnowledge:input_type -> taskmem.v1.DeleteKnowledgeRequest
-	22, // 42: taskmem.v1.MemoryService.RecordEpisode:input_type -> taskmem.v1.RecordEpisodeRequest
-	24, // 43: taskmem.v1.MemoryService.ListEpisodes:input_type -> taskmem.v1.ListEpisodesRequest
-	26, // 44: taskmem.v1.MemoryService.RegisterArtifact:input_type -> taskmem.v1.RegisterArtifactRequest
-	28, // 45: taskmem.v1.MemoryService.ListArtifacts:input_type -> taskmem.v1.ListArtifactsRequest
-	30, // 46: taskmem.v1.MemoryService.DeleteArtifact:input_type -> taskmem.v1.DeleteArtifactRequest
-	32, // 47: taskmem.v1.MemoryService.RecordPattern:input_type -> taskmem.v1.RecordPatternRequest
-	34, // 48: taskmem.v1.MemoryService.ListPatterns:input_type -> taskmem.v1.ListPatternsRequest
-	3,  // 49: taskmem.v1.MemoryService.AddMemoryEntries:output_type -> taskmem.v1.AddMemoryEntriesResponse
-	5,  // 50: taskmem.v1.MemoryService.QueryMemoryEntries:output_type -> taskmem.v1.QueryMemoryEntriesResponse
-	7,  // 51: taskmem.v1.MemoryService.GetRelevantMemories:output_type -> taskmem.v1.GetRelevantMemoriesResponse
-	9,  // 52: taskmem.v1.MemoryService.SearchMemories:output_type -> taskmem.v1.SearchMemoriesResponse
-	13, // 53: taskmem.v1.MemoryService.ExtractMemories:output_type -> taskmem.v1.ExtractMemoriesResponse
-	15, // 54: taskmem.v1.MemoryService.UpsertKnowledge:output_type -> taskmem.v1.UpsertKnowledgeResponse
-	17, // 55: taskmem.v1.MemoryService.GetKnowledge:output_type -> taskmem.v1.GetKnowledgeResponse
-	19, // 56: taskmem.v1.MemoryService.QueryKnowledge:output_type -> taskmem.v1.QueryKnowledgeResponse
-	21, // 57: taskmem.v1.MemoryService.DeleteKnowledge:output_type -> taskmem.v1.DeleteKnowledgeResponse
-	23, // 58: taskmem.v1.MemoryService.RecordEpisode:output_type -> taskmem.v1.RecordEpisodeResponse
-	25, // 59: taskmem.v1.MemoryService.ListEpisodes:output_type -> taskmem.v1.ListEpisodesResponse
-	27, // 60: taskmem.v1.MemoryService.RegisterArtifact:output_type -> taskmem.v1.RegisterArtifactResponse
-	29, // 61: taskmem.v1.MemoryService.ListArtifacts:output_type -> taskmem.v1.ListArtifactsResponse
-	31, // 62: taskmem.v1.MemoryService.DeleteArtifact:output_type -> taskmem.v1.DeleteArtifactResponse
-	33, // 63: taskmem.v1.MemoryService.RecordPattern:output_type -> taskmem.v1.RecordPatternResponse
-	35, // 64: taskmem.v1.MemoryService.ListPatterns:output_type -> taskmem.v1.ListPatternsResponse
-	49, // [49:65] is the sub-list for method output_type
-	33, // [33:49] is the sub-list for method input_type
-	33, // [33:33] is the sub-list for extension type_name
-	33, // [33:33] is the sub-list for extension extendee
-	0,  // [0:33] is the sub-list for field type_name
+	37, // 1: taskmem.v1.NewMemoryEntry.expire_time:type_name -> google.protobuf.Timestamp
+	1,  // 2: taskmem.v1.AddMemoryEntriesRequest.entries:type_name -> taskmem.v1.NewMemoryEntry
+	38, // 3: taskmem.v1.AddMemoryEntriesResponse.entries:type_name -> taskmem.v1.MemoryEntry
+	39, // 4: taskmem.v1.QueryMemoryEntriesRequest.filter:type_name -> taskmem.v1.MemoryFilter
+	38, // 5: taskmem.v1.QueryMemoryEntriesResponse.entries:type_name -> taskmem.v1.MemoryEntry
+	38, // 6: taskmem.v1.GetRelevantMemoriesResponse.entries:type_name -> taskmem.v1.MemoryEntry
+	40, // 7: taskmem.v1.SearchMemoriesRequest.mode:type_name -> taskmem.v1.SearchMode
+	39, // 8: taskmem.v1.SearchMemoriesRequest.filter:type_name -> taskmem.v1.MemoryFilter
+	41, // 9: taskmem.v1.SearchMemoriesResponse.hits:type_name -> taskmem.v1.MemorySearchHit
+	40, // 10: taskmem.v1.SearchMemoriesResponse.mode:type_name -> taskmem.v1.SearchMode
+	42, // 11: taskmem.v1.ToolCallRecord.arguments:type_name -> google.protobuf.Struct
+	10, // 12: taskmem.v1.ExtractMemoriesRequest.tool_calls:type_name -> taskmem.v1.ToolCallRecord
+	38, // 13: taskmem.v1.ExtractMemoriesResponse.entries:type_name -> taskmem.v1.MemoryEntry
+	12, // 14: taskmem.v1.ExtractMemoriesResponse.dropped:type_name -> taskmem.v1.DroppedMemory
+	43, // 15: taskmem.v1.UpsertKnowledgeRequest.category:type_name -> taskmem.v1.KnowledgeCategory
+	44, // 16: taskmem.v1.UpsertKnowledgeResponse.knowledge:type_name -> taskmem.v1.Knowledge
+	0,  // 17: taskmem.v1.UpsertKnowledgeResponse.outcome:type_name -> taskmem.v1.UpsertKnowledgeOutcome
+	43, // 18: taskmem.v1.GetKnowledgeRequest.category:type_name -> taskmem.v1.KnowledgeCategory
+	44, // 19: taskmem.v1.GetKnowledgeResponse.knowledge:type_name -> taskmem.v1.Knowledge
+	43, // 20: taskmem.v1.QueryKnowledgeRequest.category:type_name -> taskmem.v1.KnowledgeCategory
+	44, // 21: taskmem.v1.QueryKnowledgeResponse.knowledge:type_name -> taskmem.v1.Knowledge
+	45, // 22: taskmem.v1.RecordEpisodeRequest.action:type_name -> taskmem.v1.EpisodeAction
+	46, // 23: taskmem.v1.RecordEpisodeRequest.duration:type_name -> google.protobuf.Duration
+	47, // 24: taskmem.v1.RecordEpisodeResponse.episode:type_name -> taskmem.v1.Episode
+	45, // 25: taskmem.v1.ListEpisodesRequest.action:type_name -> taskmem.v1.EpisodeAction
+	47, // 26: taskmem.v1.ListEpisodesResponse.episodes:type_name -> taskmem.v1.Episode
+	48, // 27: taskmem.v1.RegisterArtifactRequest.type:type_name -> taskmem.v1.ArtifactType
+	49, // 28: taskmem.v1.RegisterArtifactResponse.artifact:type_name -> taskmem.v1.Artifact
+	48, // 29: taskmem.v1.ListArtifactsRequest.type:type_name -> taskmem.v1.ArtifactType
+	49, // 30: taskmem.v1.ListArtifactsResponse.artifacts:type_name -> taskmem.v1.Artifact
+	42, // 31: taskmem.v1.RecordPatternRequest.data:type_name -> google.protobuf.Struct
+	50, // 32: taskmem.v1.RecordPatternResponse.pattern:type_name -> taskmem.v1.Pattern
+	50, // 33: taskmem.v1.ListPatternsResponse.patterns:type_name -> taskmem.v1.Pattern
+	2,  // 34: taskmem.v1.MemoryService.AddMemoryEntries:input_type -> taskmem.v1.AddMemoryEntriesRequest
+	4,  // 35: taskmem.v1.MemoryService.QueryMemoryEntries:input_type -> taskmem.v1.QueryMemoryEntriesRequest
+	6,  // 36: taskmem.v1.MemoryService.GetRelevantMemories:input_type -> taskmem.v1.GetRelevantMemoriesRequest
+	8,  // 37: taskmem.v1.MemoryService.SearchMemories:input_type -> taskmem.v1.SearchMemoriesRequest
+	11, // 38: taskmem.v1.MemoryService.ExtractMemories:input_type -> taskmem.v1.ExtractMemoriesRequest
+	14, // 39: taskmem.v1.MemoryService.UpsertKnowledge:input_type -> taskmem.v1.UpsertKnowledgeRequest
+	16, // 40: taskmem.v1.MemoryService.GetKnowledge:input_type -> taskmem.v1.GetKnowledgeRequest
+	18, // 41: taskmem.v1.MemoryService.QueryKnowledge:input_type -> taskmem.v1.QueryKnowledgeRequest
+	20, // 42: taskmem.v1.MemoryService.DeleteKnowledge:input_type -> taskmem.v1.DeleteKnowledgeRequest
+	22, // 43: taskmem.v1.MemoryService.RecordEpisode:input_type -> taskmem.v1.RecordEpisodeRequest
+	24, // 44: taskmem.v1.MemoryService.ListEpisodes:input_type -> taskmem.v1.ListEpisodesRequest
+	26, // 45: taskmem.v1.MemoryService.RegisterArtifact:input_type -> taskmem.v1.RegisterArtifactRequest
+	28, // 46: taskmem.v1.MemoryService.ListArtifacts:input_type -> taskmem.v1.ListArtifactsRequest
+	30, // 47: taskmem.v1.MemoryService.DeleteArtifact:input_type -> taskmem.v1.DeleteArtifactRequest
+	32, // 48: taskmem.v1.MemoryService.RecordPattern:input_type -> taskmem.v1.RecordPatternRequest
+	34, // 49: taskmem.v1.MemoryService.ListPatterns:input_type -> taskmem.v1.ListPatternsRequest
+	3,  // 50: taskmem.v1.MemoryService.AddMemoryEntries:output_type -> taskmem.v1.AddMemoryEntriesResponse
+	5,  // 51: taskmem.v1.MemoryService.QueryMemoryEntries:output_type -> taskmem.v1.QueryMemoryEntriesResponse
+	7,  // 52: taskmem.v1.MemoryService.GetRelevantMemories:output_type -> taskmem.v1.GetRelevantMemoriesResponse
+	9,  // 53: taskmem.v1.MemoryService.SearchMemories:output_type -> taskmem.v1.SearchMemoriesResponse
+	13, // 54: taskmem.v1.MemoryService.ExtractMemories:output_type -> taskmem.v1.ExtractMemoriesResponse
+	15, // 55: taskmem.v1.MemoryService.UpsertKnowledge:output_type -> taskmem.v1.UpsertKnowledgeResponse
+	17, // 56: taskmem.v1.MemoryService.GetKnowledge:output_type -> taskmem.v1.GetKnowledgeResponse
+	19, // 57: taskmem.v1.MemoryService.QueryKnowledge:output_type -> taskmem.v1.QueryKnowledgeResponse
+	21, // 58: taskmem.v1.MemoryService.DeleteKnowledge:output_type -> taskmem.v1.DeleteKnowledgeResponse
+	23, // 59: taskmem.v1.MemoryService.RecordEpisode:output_type -> taskmem.v1.RecordEpisodeResponse
+	25, // 60: taskmem.v1.MemoryService.ListEpisodes:output_type -> taskmem.v1.ListEpisodesResponse
+	27, // 61: taskmem.v1.MemoryService.RegisterArtifact:output_type -> taskmem.v1.RegisterArtifactResponse
+	29, // 62: taskmem.v1.MemoryService.ListArtifacts:output_type -> taskmem.v1.ListArtifactsResponse
+	31, // 63: taskmem.v1.MemoryService.DeleteArtifact:output_type -> taskmem.v1.DeleteArtifactResponse
+	33, // 64: taskmem.v1.MemoryService.RecordPattern:output_type -> taskmem.v1.RecordPatternResponse
+	35, // 65: taskmem.v1.MemoryService.ListPatterns:output_type -> taskmem.v1.ListPatternsResponse
+	50, // [50:66] is the sub-list for method output_type
+	34, // [34:50] is the sub-list for method input_type
+	34, // [34:34] is the sub-list for extension type_name
+	34, // [34:34] is the sub-list for extension extendee
+	0,  // [0:34] is the sub-list for field type_name
 }
 
 func init() { file_taskmem_v1_memory_service_proto_init() }

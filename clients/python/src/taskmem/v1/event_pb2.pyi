@@ -279,6 +279,7 @@ class Event(_message.Message):
     CORRELATION_ID_FIELD_NUMBER: _builtins.int
     PAYLOAD_FIELD_NUMBER: _builtins.int
     CREATE_TIME_FIELD_NUMBER: _builtins.int
+    EXPIRED_FIELD_NUMBER: _builtins.int
     cursor: _builtins.int
     """Position in the namespace's event log. Strictly increasing; pass the last
     one you processed as after_cursor to resume without a gap or duplicate.
@@ -290,6 +291,11 @@ class Event(_message.Message):
     correlation_id: _builtins.str
     """The id shared by every event one request caused. It is the request's
     "x-correlation-id" metadata when the caller sent one, otherwise server-made.
+    """
+    expired: _builtins.bool
+    """True when the item this event carried has expired (its expire_time has
+    passed; see docs/retention.md): the event keeps its cursor, type, task and
+    time, so a stream has no gap, but payload holds only the item's "id".
     """
     @_builtins.property
     def payload(self) -> _struct_pb2.Struct:
@@ -312,10 +318,11 @@ class Event(_message.Message):
         correlation_id: _builtins.str = ...,
         payload: _struct_pb2.Struct | None = ...,
         create_time: _timestamp_pb2.Timestamp | None = ...,
+        expired: _builtins.bool = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["create_time", b"create_time", "payload", b"payload"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["correlation_id", b"correlation_id", "create_time", b"create_time", "cursor", b"cursor", "payload", b"payload", "task_id", b"task_id", "type", b"type"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["correlation_id", b"correlation_id", "create_time", b"create_time", "cursor", b"cursor", "expired", b"expired", "payload", b"payload", "task_id", b"task_id", "type", b"type"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 

@@ -8,6 +8,7 @@ from google.protobuf import descriptor as _descriptor
 from google.protobuf import duration_pb2 as _duration_pb2
 from google.protobuf import message as _message
 from google.protobuf import struct_pb2 as _struct_pb2
+from google.protobuf import timestamp_pb2 as _timestamp_pb2
 from google.protobuf.internal import containers as _containers
 from google.protobuf.internal import enum_type_wrapper as _enum_type_wrapper
 from taskmem.v1 import memory_pb2 as _memory_pb2
@@ -67,6 +68,8 @@ class NewMemoryEntry(_message.Message):
     DETAIL_FIELD_NUMBER: _builtins.int
     TAGS_FIELD_NUMBER: _builtins.int
     RELEVANCE_TO_FIELD_NUMBER: _builtins.int
+    EXPIRE_TIME_FIELD_NUMBER: _builtins.int
+    PINNED_FIELD_NUMBER: _builtins.int
     task_id: _builtins.str
     """The task it belongs to (required)."""
     subtask_id: _builtins.str
@@ -77,6 +80,10 @@ class NewMemoryEntry(_message.Message):
     """One or two sentences (required, at most 300 characters)."""
     detail: _builtins.str
     """The full content (at most 64 KiB)."""
+    pinned: _builtins.bool
+    """Exempt from the configured TTL: kept until deleted. INVALID_ARGUMENT with
+    expire_time.
+    """
     @_builtins.property
     def tags(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]:
         """Keywords (at most 32 distinct, 128 as sent, each at most 64 characters; duplicates are dropped)."""
@@ -84,6 +91,14 @@ class NewMemoryEntry(_message.Message):
     @_builtins.property
     def relevance_to(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]:
         """Subtask ids this matters for (at most 32 distinct, 128 as sent, each at most 64 characters)."""
+
+    @_builtins.property
+    def expire_time(self) -> _timestamp_pb2.Timestamp:
+        """When it expires: from that instant no read returns it, and maintenance
+        deletes it (docs/retention.md). Unset: the TTL configured for the namespace
+        (retention.memory_entries), if any, from the time it is stored. Must be in
+        the future (INVALID_ARGUMENT otherwise).
+        """
 
     def __init__(
         self,
@@ -95,10 +110,12 @@ class NewMemoryEntry(_message.Message):
         detail: _builtins.str = ...,
         tags: _abc.Iterable[_builtins.str] | None = ...,
         relevance_to: _abc.Iterable[_builtins.str] | None = ...,
+        expire_time: _timestamp_pb2.Timestamp | None = ...,
+        pinned: _builtins.bool = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["expire_time", b"expire_time"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["detail", b"detail", "relevance_to", b"relevance_to", "subtask_id", b"subtask_id", "summary", b"summary", "tags", b"tags", "task_id", b"task_id", "type", b"type"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["detail", b"detail", "expire_time", b"expire_time", "pinned", b"pinned", "relevance_to", b"relevance_to", "subtask_id", b"subtask_id", "summary", b"summary", "tags", b"tags", "task_id", b"task_id", "type", b"type"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 

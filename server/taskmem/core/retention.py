@@ -1,0 +1,70 @@
+"""Retention: how long a namespace keeps each kind of memory, and when one written item expires (pure).
+
+An item expires at the instant stamped on it when it is written: its own expire time if the writer gave
+one, else its time plus the TTL configured for its namespace and kind (none configured: never). Stamping
+at write time is what lets every read leave an expired item out by one indexed comparison with the
+clock, from the moment it expires, whether or not maintenance has deleted it yet. A TTL configured later
+applies to what is written from then on.
+
+Exempt from a configured TTL (an explicit expire time still applies):
+- pinned items (the writer says so: NewMemoryEntry.pinned);
+- what a live task needs: memory entries of the types every task's views and GetRelevantMemories
+  always read (decision, error, user_instruction: core.memory.ALWAYS_RELEVANT), the records behind its
+  structured state.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import enum
+
+from taskmem.core.errors import InvalidArgument
+from taskmem.core.memory import ALWAYS_RELEVANT, NewMemoryEntry
+
+US = 1_000_000
+EVERY_NAMESPACE = "*"
+
+
+class Kind(enum.StrEnum):
+    """The kinds of memory a TTL can be configured for."""
+
+    MEMORY_ENTRIES = "memory_entries"
+
+
+@dataclasses.dataclass(frozen=True)
+class Retention:
+    """TTLs in microseconds by (namespace, kind); the namespace "*" applies to every namespace not named."""
+
+    ttls: tuple[tuple[str, Kind, int], ...] = ()
+
+    @classmethod
+    def from_seconds(cls, ttls: tuple[tuple[str, str, float], ...]) -> Retention:
+        return cls(tuple((namespace, Kind(kind), int(seconds * US)) for namespace, kind, seconds in ttls))
+
+    def ttl_us(self, namespace: str, kind: Kind) -> int:
+        """The namespace's TTL for the kind, else every namespace's, else 0 (kept until deleted)."""
+        found = {ns: ttl for ns, k, ttl in self.ttls if k is kind}
+        return found.get(namespace, found.get(EVERY_NAMESPACE, 0))
+
+    def entry_expiry(self, namespace: str, entry: NewMemoryEntry, now: int) -> int | None:
+        """When the entry, written now, expires (None: never)."""
+        if entry.expires_at is not None:
+            return entry.expires_at
+        if entry.pinned or entry.type in ALWAYS_RELEVANT:
+            return None
+        ttl = self.ttl_us(namespace, Kind.MEMORY_ENTRIES)
+        return now + ttl if ttl else None
+
+
+def check_expiry(field: str, expires_at: int | None, pinned: bool, now: int) -> None:
+    """An explicit expire time must lie ahead, and a pinned item cannot have one."""
+    if expires_at is None:
+        return
+    if pinned:
+        raise InvalidArgument(field, "cannot be set on a pinned entry (pinned entries never expire)")
+    if expires_at <= now:
+        raise InvalidArgument(field, "is not in the future")
+
+
+def is_expired(expires_at: int | None, now: int) -> bool:
+    return expires_at is not None and expires_at <= now

@@ -1,0 +1,60 @@
+"""Retention's deletions (maintenance): expired memory entries, and the content of the events that carried them.
+
+Reads already leave both out from the moment they expire (memory_filter_sql.unexpired_sql,
+event_log.event_from_row); this frees the space, a bounded page per write. An entry goes with every row
+that points at it (tags, relevance, full text, embedding, embedding queue); its event stays, stripped to
+a tombstone (cursor, type, task, time and the entry's id), so streams keep every cursor.
+
+The newest entry (highest seq) is never deleted, only hidden, until a newer one exists: SQLite reuses the
+highest rowid of an emptied end of the table, and the in-memory indexes count every seq past the last
+one they read as new (memory_text_index, memory_filter_sets).
+"""
+
+from __future__ import annotations
+
+import json
+
+from taskmem.core.events import tombstone
+from taskmem.store.access import Reader, Transaction
+from taskmem.store.event_log import payload_text
+from taskmem.store.memory.memory_vector_index import CHANGES_TABLE
+
+
+def namespaces_with_expired(db: Reader, now: int) -> list[str]:
+    """The namespaces holding expired memory entries or expired events not yet stripped."""
+    rows = db.fetchall("SELECT DISTINCT namespace FROM memory_entries WHERE expires_at <= ?"
+                       " UNION SELECT DISTINCT namespace FROM events WHERE expires_at > 0 AND expires_at <= ?",
+                       (now, now))
+    return [row[0] for row in rows]
+
+
+def delete_expired_entries(tx: Transaction, page: int) -> int:
+    """Delete up to `page` of tx.namespace's expired entries, oldest expiry first; returns how many."""
+    newest = tx.fetchone("SELECT coalesce(max(seq), 0) FROM memory_entries")
+    rows = tx.fetchall("SELECT seq, summary, detail FROM memory_entries WHERE expires_at <= ? AND namespace = ?"
+                       " AND seq < ? ORDER BY expires_at LIMIT ?", (tx.now, tx.namespace, newest[0] if newest else 0,
+                                                                     page))
+    if not rows:
+        return 0
+    seqs = [row[0] for row in rows]
+    marks = ", ".join("?" * len(seqs))
+    if tx.dialect == "sqlite":  # FTS5 external content: an index row is removed with the text it indexed
+        tx.executemany("INSERT INTO memory_fts (memory_fts, rowid, summary, detail) VALUES ('delete', ?, ?, ?)",
+                       [(row[0], row[1], row[2]) for row in rows])
+        # The in-memory vector index drops a seq logged as changed whose vector is gone.
+        tx.execute(f"INSERT INTO {CHANGES_TABLE} (seq, present) SELECT seq, 0 FROM memory_embeddings"
+                   f" WHERE seq IN ({marks})", seqs)
+    for table, column in (("memory_entry_tags", "entry_seq"), ("memory_entry_relevance", "entry_seq"),
+                          ("memory_embeddings", "seq"), ("memory_embedding_queue", "seq"), ("memory_entries", "seq")):
+        tx.execute(f"DELETE FROM {table} WHERE {column} IN ({marks})", seqs)
+    return len(rows)
+
+
+def strip_expired_events(tx: Transaction, page: int) -> int:
+    """Strip up to `page` of tx.namespace's expired events to their tombstones (expires_at 0 marks one done,
+    still expired to every read); returns how many."""
+    rows = tx.fetchall("SELECT cursor, payload FROM events WHERE expires_at > 0 AND expires_at <= ? AND namespace = ?"
+                       " ORDER BY expires_at LIMIT ?", (tx.now, tx.namespace, page))
+    tx.executemany("UPDATE events SET payload = ?, expires_at = 0 WHERE cursor = ?",
+                   [(payload_text(tombstone(json.loads(row[1]))), row[0]) for row in rows])
+    return len(rows)

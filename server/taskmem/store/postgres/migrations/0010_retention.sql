@@ -1,0 +1,5 @@
+-- SQLite's 0021_retention.sql: expiring memory entries and the events that carried them.
+ALTER TABLE memory_entries ADD COLUMN IF NOT EXISTS expires_at BIGINT;
+CREATE INDEX IF NOT EXISTS memory_entries_expiring ON memory_entries (expires_at) WHERE expires_at IS NOT NULL;
+ALTER TABLE events ADD COLUMN IF NOT EXISTS expires_at BIGINT;
+CREATE INDEX IF NOT EXISTS events_expiring ON events (expires_at) WHERE expires_at IS NOT NULL;

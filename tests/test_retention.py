@@ -1,0 +1,174 @@
+"""Retention end to end (issue 29, point 2), on either engine (`pytest --engine postgres`): a memory entry
+expires at its own expire_time or at its namespace's configured TTL; from that instant no read returns it
+(queries, relevant memories, every search mode, BuildContext, the event log), with no sweeper having run;
+pinned entries and decisions stay; maintenance then deletes expired entries and strips their events to
+tombstones, keeping every cursor."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import AsyncIterator, Iterator
+from pathlib import Path
+
+import grpc
+import pytest
+from google.protobuf import timestamp_pb2
+
+from taskmem.v1 import event_pb2, memory_pb2
+from taskmem.v1 import memory_service_pb2 as pb
+from taskmem.v1 import state_service_pb2 as spb
+from taskmem.v1 import task_service_pb2 as tpb
+from taskmem.v1.memory_service_pb2_grpc import MemoryServiceStub
+from taskmem.v1.state_service_pb2_grpc import StateServiceStub
+from taskmem.v1.task_service_pb2_grpc import TaskServiceStub
+from tests.support.rpc_errors import assert_rpc_error
+from tests.support.server_process import ServerProcess
+
+DISCOVERY, DECISION, TOOL_RESULT = (memory_pb2.MEMORY_TYPE_DISCOVERY, memory_pb2.MEMORY_TYPE_DECISION,
+                                    memory_pb2.MEMORY_TYPE_TOOL_RESULT)
+MODES = (memory_pb2.SEARCH_MODE_FULLTEXT, memory_pb2.SEARCH_MODE_SEMANTIC, memory_pb2.SEARCH_MODE_HYBRID)
+ADDED = event_pb2.EVENT_TYPE_MEMORY_ENTRY_ADDED
+TTL_SECONDS = 3
+
+
+def _server(folder: Path, **settings: str) -> ServerProcess:
+    """A server whose namespace "default" keeps memory entries TTL_SECONDS (unless settings say otherwise)."""
+    env = {"TASKMEM_RETENTION": f"{{default: {{memory_entries: {TTL_SECONDS}}}}}",
+           "TASKMEM_MAINTENANCE_INTERVAL_SECONDS": "0", **settings}
+    return ServerProcess(folder / "taskmem.db", env=env)
+
+
+@pytest.fixture(scope="module")
+def retention_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ServerProcess]:
+    """Builtin embeddings (every search mode), and no maintenance: what reads leave out, they leave out alone."""
+    process = _server(tmp_path_factory.mktemp("retention"))
+    process.start()
+    yield process
+    process.stop()
+
+
+@pytest.fixture
+async def rpc(retention_server: ServerProcess) -> AsyncIterator[tuple[TaskServiceStub, MemoryServiceStub,
+                                                                       StateServiceStub]]:
+    async with grpc.aio.insecure_channel(retention_server.address) as channel:
+        yield TaskServiceStub(channel), MemoryServiceStub(channel), StateServiceStub(channel)
+
+
+def _in(seconds: float) -> timestamp_pb2.Timestamp:
+    stamp = timestamp_pb2.Timestamp()
+    stamp.FromMicroseconds(int((time.time() + seconds) * 1_000_000))
+    return stamp
+
+
+async def _until(stamp: timestamp_pb2.Timestamp) -> None:
+    await asyncio.sleep(max(0.0, stamp.ToMicroseconds() / 1_000_000 - time.time()) + 0.05)
+
+
+async def _task(tasks: TaskServiceStub) -> str:
+    return (await tasks.CreateTask(tpb.CreateTaskRequest(name="Rotate the keys", goal="Rotate every key"))).task.id
+
+
+async def _add(memory: MemoryServiceStub, *entries: pb.NewMemoryEntry) -> list[memory_pb2.MemoryEntry]:
+    return list((await memory.AddMemoryEntries(pb.AddMemoryEntriesRequest(entries=list(entries)))).entries)
+
+
+async def _seen(tasks: TaskServiceStub, memory: MemoryServiceStub, state: StateServiceStub, task_id: str,
+                query: str) -> dict[str, set[str]]:
+    """The entry ids (summaries, for BuildContext) each read of the task returns."""
+    f = memory_pb2.MemoryFilter(task_id=task_id)
+    seen = {"query": {e.id for e in (await memory.QueryMemoryEntries(pb.QueryMemoryEntriesRequest(filter=f))).entries},
+            "relevant": {e.id for e in (await memory.GetRelevantMemories(pb.GetRelevantMemoriesRequest(
+                task_id=task_id, subtask_id="rotate"))).entries}}
+    for mode in MODES:
+        found = await memory.SearchMemories(pb.SearchMemoriesRequest(query=query, mode=mode, filter=f, limit=20,
+                                                                     wait_for_embeddings=True))
+        seen[memory_pb2.SearchMode.Name(mode)] = {hit.entry.id for hit in found.hits}
+    context = await state.BuildContext(spb.BuildContextRequest(task_id=task_id, token_budget=2000, query=query))
+    seen["context"] = {line for line in context.text.splitlines() if "vault" in line}
+    events = await tasks.ListEvents(tpb.ListEventsRequest(task_ids=[task_id], types=[ADDED]))
+    seen["events"] = {event.payload["id"] for event in events.events if "summary" in event.payload}
+    return seen
+
+
+async def test_an_entry_is_gone_from_every_read_the_moment_it_expires(rpc) -> None:
+    tasks, memory, state = rpc
+    task_id = await _task(tasks)
+    expire = _in(4)
+    stored = await _add(memory, pb.NewMemoryEntry(
+        task_id=task_id, type=DISCOVERY, subtask_id="rotate", summary="The vault token sits in deploy.env",
+        expire_time=expire))
+    entry_id = stored[0].id
+    assert stored[0].expire_time == expire
+
+    before = await _seen(tasks, memory, state, task_id, "vault token")
+    assert all(before[read] for read in before), before  # every read shows it (BuildContext's read now cached)
+    await _until(expire)
+    after = await _seen(tasks, memory, state, task_id, "vault token")
+
+    assert after == {read: set() for read in before}, "an expired entry came back before any sweep"
+    events = await tasks.ListEvents(tpb.ListEventsRequest(task_ids=[task_id], types=[ADDED]))
+    [tombstone] = events.events
+    assert tombstone.expired and dict(tombstone.payload) == {"id": entry_id}
+
+
+async def test_the_configured_ttl_spares_pinned_entries_and_decisions(rpc) -> None:
+    tasks, memory, _ = rpc
+    task_id = await _task(tasks)
+    written = time.time()
+    plain, pinned, decision = await _add(
+        memory, pb.NewMemoryEntry(task_id=task_id, type=TOOL_RESULT, summary="ls printed 3 keys"),
+        pb.NewMemoryEntry(task_id=task_id, type=TOOL_RESULT, summary="The key ring lives in kms", pinned=True),
+        pb.NewMemoryEntry(task_id=task_id, type=DECISION, summary="Rotate with the kms CLI"))
+
+    assert abs(plain.expire_time.ToMicroseconds() / 1e6 - (written + TTL_SECONDS)) < 1.0
+    assert not pinned.HasField("expire_time") and not decision.HasField("expire_time")
+    await _until(plain.expire_time)
+    listed = await memory.QueryMemoryEntries(pb.QueryMemoryEntriesRequest(
+        filter=memory_pb2.MemoryFilter(task_id=task_id)))
+    assert {e.id for e in listed.entries} == {pinned.id, decision.id}
+
+
+async def test_an_expire_time_must_be_ahead_and_not_on_a_pinned_entry(rpc) -> None:
+    tasks, memory, _ = rpc
+    task_id = await _task(tasks)
+    for entry, field in ((pb.NewMemoryEntry(task_id=task_id, type=DISCOVERY, summary="late", expire_time=_in(-1)),
+                          "entries[0].expire_time"),
+                         (pb.NewMemoryEntry(task_id=task_id, type=DISCOVERY, summary="both", expire_time=_in(60),
+                                            pinned=True), "entries[0].expire_time")):
+        with pytest.raises(grpc.aio.AioRpcError) as raised:
+            await memory.AddMemoryEntries(pb.AddMemoryEntriesRequest(entries=[entry]))
+        assert_rpc_error(raised.value, grpc.StatusCode.INVALID_ARGUMENT, "ERROR_REASON_INVALID_FIELD", field)
+
+
+async def test_maintenance_deletes_expired_entries_and_leaves_gap_free_tombstones(tmp_path: Path) -> None:
+    server = _server(tmp_path, TASKMEM_MAINTENANCE_INTERVAL_SECONDS="0.5", TASKMEM_EMBEDDING_BACKEND="none",
+                     TASKMEM_RETENTION_DELETE_PAGE="2")
+    server.start()
+    try:
+        async with grpc.aio.insecure_channel(server.address) as channel:
+            tasks, memory = TaskServiceStub(channel), MemoryServiceStub(channel)
+            task_id = await _task(tasks)
+            expire = _in(1)
+            doomed = await _add(memory, *(pb.NewMemoryEntry(task_id=task_id, type=DISCOVERY, summary=f"note {n}",
+                                                            tags=["t"], expire_time=expire) for n in range(5)))
+            kept = await _add(memory, pb.NewMemoryEntry(task_id=task_id, type=DECISION, summary="kept"))
+            cursors = [e.cursor for e in (await tasks.ListEvents(tpb.ListEventsRequest(task_ids=[task_id]))).events]
+
+            await _until(expire)
+            deadline = time.monotonic() + 20
+            while server.sql("SELECT count(*) FROM memory_entries")[0][0] > 1 and time.monotonic() < deadline:
+                await asyncio.sleep(0.2)
+
+            assert server.sql("SELECT id FROM memory_entries") == [(kept[0].id,)]
+            assert server.sql("SELECT count(*) FROM memory_entry_tags")[0][0] == 0
+            stored = server.sql("SELECT payload FROM events WHERE type = ? ORDER BY cursor", (ADDED_NAME,))
+            assert [p for p in stored if "note" in str(p[0])] == [], "an expired entry's content stayed in the log"
+            events = (await tasks.ListEvents(tpb.ListEventsRequest(task_ids=[task_id]))).events
+            assert [e.cursor for e in events][:len(cursors)] == cursors, "a cursor went missing"
+            assert {e.payload["id"] for e in events if e.expired} == {e.id for e in doomed}
+    finally:
+        server.stop()
+
+
+ADDED_NAME = event_pb2.EventType.Name(ADDED)
