@@ -1,8 +1,8 @@
-"""Retention end to end (issue 29, point 2), on either engine (`pytest --engine postgres`): a memory entry
-expires at its own expire_time or at its namespace's configured TTL; from that instant no read returns it
-(queries, relevant memories, every search mode, BuildContext, the event log), with no sweeper having run;
-pinned entries and decisions stay; maintenance then deletes expired entries and strips their events to
-tombstones, keeping every cursor."""
+"""Retention end to end (issue 29, point 2), on either engine (`pytest --engine postgres`): a memory entry or
+a message expires at its own expire_time or at its namespace's configured TTL; from that instant no read
+returns it (queries, relevant memories, every search mode, ListMessages, GetProgress, BuildContext, the
+event log), with no sweeper having run; pinned items, decisions and the messages recording a task's course
+stay; maintenance then deletes what expired and strips its events to tombstones, keeping every cursor."""
 
 from __future__ import annotations
 
@@ -15,7 +15,7 @@ import grpc
 import pytest
 from google.protobuf import timestamp_pb2
 
-from taskmem.v1 import event_pb2, memory_pb2
+from taskmem.v1 import event_pb2, memory_pb2, task_pb2
 from taskmem.v1 import memory_service_pb2 as pb
 from taskmem.v1 import state_service_pb2 as spb
 from taskmem.v1 import task_service_pb2 as tpb
@@ -28,13 +28,14 @@ from tests.support.server_process import ServerProcess
 DISCOVERY, DECISION, TOOL_RESULT = (memory_pb2.MEMORY_TYPE_DISCOVERY, memory_pb2.MEMORY_TYPE_DECISION,
                                     memory_pb2.MEMORY_TYPE_TOOL_RESULT)
 MODES = (memory_pb2.SEARCH_MODE_FULLTEXT, memory_pb2.SEARCH_MODE_SEMANTIC, memory_pb2.SEARCH_MODE_HYBRID)
-ADDED = event_pb2.EVENT_TYPE_MEMORY_ENTRY_ADDED
+ADDED, POSTED = event_pb2.EVENT_TYPE_MEMORY_ENTRY_ADDED, event_pb2.EVENT_TYPE_MESSAGE_POSTED
+USER, SYSTEM = task_pb2.MESSAGE_ROLE_USER, task_pb2.MESSAGE_ROLE_SYSTEM
 TTL_SECONDS = 3
 
 
 def _server(folder: Path, **settings: str) -> ServerProcess:
     """A server whose namespace "default" keeps memory entries TTL_SECONDS (unless settings say otherwise)."""
-    env = {"TASKMEM_RETENTION": f"{{default: {{memory_entries: {TTL_SECONDS}}}}}",
+    env = {"TASKMEM_RETENTION": f"{{default: {{memory_entries: {TTL_SECONDS}, messages: {TTL_SECONDS}}}}}",
            "TASKMEM_MAINTENANCE_INTERVAL_SECONDS": "0", **settings}
     return ServerProcess(folder / "taskmem.db", env=env)
 
@@ -112,6 +113,47 @@ async def test_an_entry_is_gone_from_every_read_the_moment_it_expires(rpc) -> No
     assert tombstone.expired and dict(tombstone.payload) == {"id": entry_id}
 
 
+async def _messages_seen(tasks: TaskServiceStub, state: StateServiceStub, task_id: str) -> dict[str, set[str]]:
+    """The message ids (or contents, for BuildContext) each read of the task's thread returns."""
+    listed = await tasks.ListMessages(tpb.ListMessagesRequest(task_id=task_id))
+    progress = await tasks.GetProgress(tpb.GetProgressRequest(task_id=task_id, recent_message_count=10))
+    context = await state.BuildContext(spb.BuildContextRequest(task_id=task_id, token_budget=2000))
+    events = await tasks.ListEvents(tpb.ListEventsRequest(task_ids=[task_id], types=[POSTED]))
+    return {"list": {m.id for m in listed.messages}, "progress": {m.id for m in progress.recent_messages},
+            "context": {line for line in context.text.splitlines() if "staging" in line},
+            "events": {event.payload["id"] for event in events.events if "content" in event.payload}}
+
+
+async def test_a_message_is_gone_from_every_read_the_moment_it_expires(rpc) -> None:
+    tasks, _, state = rpc
+    task_id = await _task(tasks)
+    expire = _in(3)
+    posted = (await tasks.PostMessage(tpb.PostMessageRequest(
+        task_id=task_id, role=USER, content="Use the staging cluster", expire_time=expire))).message
+    assert posted.expire_time == expire
+
+    before = await _messages_seen(tasks, state, task_id)
+    assert all(before[read] for read in before), before
+    await _until(expire)
+    assert await _messages_seen(tasks, state, task_id) == {read: set() for read in before}
+    [tombstone] = (await tasks.ListEvents(tpb.ListEventsRequest(task_ids=[task_id], types=[POSTED]))).events
+    assert tombstone.expired and dict(tombstone.payload) == {"id": posted.id}
+
+
+async def test_the_configured_ttl_spares_pinned_messages_and_the_tasks_course(rpc) -> None:
+    tasks, _, _ = rpc
+    task_id = await _task(tasks)
+    plain, pinned, course = [(await tasks.PostMessage(request)).message for request in (
+        tpb.PostMessageRequest(task_id=task_id, role=USER, content="hello"),
+        tpb.PostMessageRequest(task_id=task_id, role=USER, content="keep this", pinned=True),
+        tpb.PostMessageRequest(task_id=task_id, role=SYSTEM, kind=task_pb2.MESSAGE_KIND_LIFECYCLE, content="paused"))]
+    assert plain.HasField("expire_time")
+    assert not pinned.HasField("expire_time") and not course.HasField("expire_time")
+    await _until(plain.expire_time)
+    listed = await tasks.ListMessages(tpb.ListMessagesRequest(task_id=task_id))
+    assert {m.id for m in listed.messages} >= {pinned.id, course.id} and plain.id not in {m.id for m in listed.messages}
+
+
 async def test_the_configured_ttl_spares_pinned_entries_and_decisions(rpc) -> None:
     tasks, memory, _ = rpc
     task_id = await _task(tasks)
@@ -153,22 +195,24 @@ async def test_maintenance_deletes_expired_entries_and_leaves_gap_free_tombstone
             doomed = await _add(memory, *(pb.NewMemoryEntry(task_id=task_id, type=DISCOVERY, summary=f"note {n}",
                                                             tags=["t"], expire_time=expire) for n in range(5)))
             kept = await _add(memory, pb.NewMemoryEntry(task_id=task_id, type=DECISION, summary="kept"))
+            said = [(await tasks.PostMessage(tpb.PostMessageRequest(
+                task_id=task_id, role=USER, content=f"note {n}", expire_time=expire))).message for n in range(3)]
             cursors = [e.cursor for e in (await tasks.ListEvents(tpb.ListEventsRequest(task_ids=[task_id]))).events]
 
             await _until(expire)
             deadline = time.monotonic() + 20
-            while server.sql("SELECT count(*) FROM memory_entries")[0][0] > 1 and time.monotonic() < deadline:
+            while (server.sql("SELECT count(*) FROM memory_entries")[0][0] > 1
+                   or server.sql("SELECT count(*) FROM events WHERE expires_at > 0")[0][0]) and time.monotonic() < deadline:
                 await asyncio.sleep(0.2)
 
             assert server.sql("SELECT id FROM memory_entries") == [(kept[0].id,)]
             assert server.sql("SELECT count(*) FROM memory_entry_tags")[0][0] == 0
-            stored = server.sql("SELECT payload FROM events WHERE type = ? ORDER BY cursor", (ADDED_NAME,))
-            assert [p for p in stored if "note" in str(p[0])] == [], "an expired entry's content stayed in the log"
+            stored = server.sql("SELECT payload FROM events ORDER BY cursor")
+            assert [p for p in stored if "note" in str(p[0])] == [], "expired content stayed in the log"
             events = (await tasks.ListEvents(tpb.ListEventsRequest(task_ids=[task_id]))).events
             assert [e.cursor for e in events][:len(cursors)] == cursors, "a cursor went missing"
-            assert {e.payload["id"] for e in events if e.expired} == {e.id for e in doomed}
+            assert {e.payload["id"] for e in events if e.expired} == {e.id for e in [*doomed, *said]}
+            assert server.sql("SELECT count(*) FROM messages WHERE content LIKE ?", ("note%",))[0][0] == 0
     finally:
         server.stop()
 
-
-ADDED_NAME = event_pb2.EventType.Name(ADDED)

@@ -1,6 +1,6 @@
 """The maintenance loop: at start-up and every configured interval, stuck alerts, auto-pause,
 auto-archive, episode retention, the retention of finished webhook deliveries, and the deletion of expired
-memory entries with the stripping of their events to tombstones (store/memory/entry_expiry.py).
+memory entries and messages with the stripping of their events to tombstones (store/expired_items.py).
 
 What to do to a task is decided by core/maintenance_chores.chore_for; each action is one
 write (store/tasks/chores.py) that re-checks the task inside its transaction, so a task
@@ -19,7 +19,7 @@ from collections import Counter
 from taskmem.core.ids import new_id, now_us
 from taskmem.core.maintenance_chores import Chore, Policy, chore_for
 from taskmem.settings import MaintenanceSettings
-from taskmem.store.memory import entry_expiry
+from taskmem.store import expired_items
 from taskmem.store.tasks import chores as chore_store
 from taskmem.store.webhooks import webhooks as webhook_store
 from taskmem.store.storage import Storage
@@ -75,21 +75,22 @@ class MaintenanceLoop:
         return +done
 
     async def _delete_expired(self) -> Counter[Chore]:
-        """Expired memory entries deleted and their events stripped, a page of each per write, so the
+        """Expired memory entries and messages deleted and their events stripped, a page of each per write, so the
         writer's other work waits at most one page; reads have left them out since they expired."""
         done: Counter[Chore] = Counter()
         correlation_id = new_id("cor")
         page = self._delete_page
 
-        def sweep(tx: Transaction) -> tuple[int, int]:
-            return entry_expiry.delete_expired_entries(tx, page), entry_expiry.strip_expired_events(tx, page)
+        def sweep(tx: Transaction) -> Counter[Chore]:
+            return Counter({Chore.DELETE_EXPIRED_MEMORY_ENTRY: expired_items.delete_expired_entries(tx, page),
+                            Chore.DELETE_EXPIRED_MESSAGE: expired_items.delete_expired_messages(tx, page),
+                            Chore.STRIP_EXPIRED_EVENT: expired_items.strip_expired_events(tx, page)})
 
-        for namespace in await self._storage.read(entry_expiry.namespaces_with_expired, now_us()):
+        for namespace in await self._storage.read(expired_items.namespaces_with_expired, now_us()):
             while True:
-                entries, events = await self._storage.write(sweep, namespace, correlation_id)
-                done[Chore.DELETE_EXPIRED_MEMORY_ENTRY] += entries
-                done[Chore.STRIP_EXPIRED_EVENT] += events
-                if entries < page and events < page:
+                swept = await self._storage.write(sweep, namespace, correlation_id)
+                done += swept
+                if max(swept.values()) < page:
                     break
         return done
 

@@ -188,7 +188,7 @@ class TaskmemServer:
             tracing, self.stop_tracing = rpc_tracing(self.config.otlp_endpoint)
             interceptors.insert(0, tracing)
         server = grpc.aio.server(interceptors=interceptors, options=_server_options(self.config))
-        task_service_pb2_grpc.add_TaskServiceServicer_to_server(TaskService(self.storage), server)
+        task_service_pb2_grpc.add_TaskServiceServicer_to_server(TaskService(self.storage, MaintenanceSettings.of(self.config).retention), server)
         wait_service_pb2_grpc.add_WaitServiceServicer_to_server(
             WaitService(self.storage, self.scheduler, WaitSettings.of(self.config), self.file_roots), server)
         state_service_pb2_grpc.add_StateServiceServicer_to_server(StateService(self.state), server)

@@ -44,6 +44,6 @@ def test_the_setting_reads_yaml_from_the_environment_and_names_a_bad_kind() -> N
     config = load_config(environ={"TASKMEM_RETENTION": "{'*': {memory_entries: 60}, alpha: {memory_entries: 5}}"})
     assert config.retention == (("*", "memory_entries", 60.0), ("alpha", "memory_entries", 5.0))
     with pytest.raises(ConfigError, match="retention.alpha"):
-        load_config(environ={"TASKMEM_RETENTION": "{alpha: {messages: 5}}"})
+        load_config(environ={"TASKMEM_RETENTION": "{alpha: {artifacts: 5}}"})
     with pytest.raises(ConfigError, match="must not be negative"):
         load_config(environ={"TASKMEM_RETENTION": "{alpha: {memory_entries: -1}}"})

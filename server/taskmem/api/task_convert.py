@@ -151,7 +151,8 @@ def log_line(line: ActionLogLine) -> task_pb2.ActionLogLine:
 
 def message(m: Message) -> task_pb2.Message:
     return task_pb2.Message(id=m.id, task_id=m.task_id, thread_id=m.thread_id, role=m.role.value,
-                            kind=m.kind.value, content=m.content, create_time=timestamp(m.created_at))
+                            kind=m.kind.value, content=m.content, create_time=timestamp(m.created_at),
+                            expire_time=timestamp(m.expires_at))
 
 
 def snapshot(s: ContextSnapshot) -> task_pb2.ContextSnapshot:
@@ -283,7 +284,8 @@ def _action_json(a: Action) -> dict[str, Any]:
 
 def _message_json(m: Message) -> dict[str, Any]:
     return _compact({"id": m.id, "task_id": m.task_id, "thread_id": m.thread_id, "role": m.role.value,
-                     "kind": m.kind.value, "content": m.content, "create_time": _time_json(m.created_at)})
+                     "kind": m.kind.value, "content": m.content, "create_time": _time_json(m.created_at),
+                     "expire_time": _time_json(m.expires_at)})
 
 
 def _snapshot_json(s: ContextSnapshot) -> dict[str, Any]:

@@ -27,6 +27,7 @@ class Chore(enum.Enum):
     DELETE_EPISODE = "delete_episode"
     PRUNE_WEBHOOK_DELIVERY = "prune_webhook_delivery"
     DELETE_EXPIRED_MEMORY_ENTRY = "delete_expired_memory_entry"
+    DELETE_EXPIRED_MESSAGE = "delete_expired_message"
     STRIP_EXPIRED_EVENT = "strip_expired_event"
 
 

@@ -10,7 +10,9 @@ Exempt from a configured TTL (an explicit expire time still applies):
 - pinned items (the writer says so: NewMemoryEntry.pinned);
 - what a live task needs: memory entries of the types every task's views and GetRelevantMemories
   always read (decision, error, user_instruction: core.memory.ALWAYS_RELEVANT), the records behind its
-  structured state.
+  structured state; and the messages that record the task's course rather than a conversation (kinds
+  lifecycle, plan, wait, stuck: what the server itself posts on a status change, a plan, a wait or an
+  alert), which GetProgress and the views read.
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ import enum
 
 from taskmem.core.errors import InvalidArgument
 from taskmem.core.memory import ALWAYS_RELEVANT, NewMemoryEntry
+from taskmem.core.messages import Kind as MessageKind
 
 US = 1_000_000
 EVERY_NAMESPACE = "*"
@@ -29,6 +32,11 @@ class Kind(enum.StrEnum):
     """The kinds of memory a TTL can be configured for."""
 
     MEMORY_ENTRIES = "memory_entries"
+    MESSAGES = "messages"
+
+
+# Messages a configured TTL applies to: conversation, not the record of the task's course.
+EXPIRING_MESSAGE_KINDS = frozenset({MessageKind.TEXT, MessageKind.PROGRESS})
 
 
 @dataclasses.dataclass(frozen=True)
@@ -55,16 +63,22 @@ class Retention:
         ttl = self.ttl_us(namespace, Kind.MEMORY_ENTRIES)
         return now + ttl if ttl else None
 
+    def message_expiry(self, namespace: str, kind: MessageKind, expires_at: int | None, pinned: bool,
+                       now: int) -> int | None:
+        """When a message of this kind, posted now, expires (None: never); expires_at: the poster's own."""
+        if expires_at is not None:
+            return expires_at
+        if pinned or kind not in EXPIRING_MESSAGE_KINDS:
+            return None
+        ttl = self.ttl_us(namespace, Kind.MESSAGES)
+        return now + ttl if ttl else None
+
 
 def check_expiry(field: str, expires_at: int | None, pinned: bool, now: int) -> None:
     """An explicit expire time must lie ahead, and a pinned item cannot have one."""
     if expires_at is None:
         return
     if pinned:
-        raise InvalidArgument(field, "cannot be set on a pinned entry (pinned entries never expire)")
+        raise InvalidArgument(field, "cannot be set on a pinned item (pinned items never expire)")
     if expires_at <= now:
         raise InvalidArgument(field, "is not in the future")
-
-
-def is_expired(expires_at: int | None, now: int) -> bool:
-    return expires_at is not None and expires_at <= now

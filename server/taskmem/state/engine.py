@@ -50,7 +50,8 @@ from taskmem.store.tasks import actions as action_store
 from taskmem.store.state import state_items as item_store
 from taskmem.store.state import state_item_entries, view_reads
 from taskmem.store.idempotency import Once, run_once
-from taskmem.store.memory.memory_entries import insert_memory_entries, next_expiry
+from taskmem.store.memory.memory_entries import insert_memory_entries
+from taskmem.store.expired_items import next_expiry
 from taskmem.store.memory.memory_vectors import recorded_model
 from taskmem.store.state.state_item_entries import link_entry
 from taskmem.store.storage import Storage
@@ -382,8 +383,8 @@ class _ContextRead:
     """One thread's context inputs as read, and the contexts built from them by (budget, mode); the
     storage's thread-read cache drops both together when a commit could change the inputs."""
     inputs: tuple[view_reads.ThreadRecord, TaskStateView | None, tuple[list[str], list[str]]]
-    # When the next memory entry expires (None: none will): the memory lines may hold it, so the read is
-    # not served from then on (core/retention.py: nothing expired comes back from any read).
+    # When the next memory entry or message expires (None: none will): the memory lines or the recent
+    # messages may hold it, so the read is not served from then on (nothing expired comes back from any read).
     stale_at: int | None
     built: dict[tuple[int, ContextMode], tuple[str, list[Section]]] = dataclasses.field(default_factory=dict)
 
@@ -391,7 +392,7 @@ class _ContextRead:
 def _context_read(db: Reader, namespace: str, thread_id: str, task_id: str, query: str) -> _ContextRead:
     if task_id:
         item_store.check_thread(db, namespace, task_id)  # NOT_FOUND for an unknown task, before anything else
-    stale_at = next_expiry(db)  # read first: an entry expiring during the read is counted
+    stale_at = next_expiry(db, now_us())  # read first: an item expiring during the read is counted
     record = view_reads.thread_record(db, namespace, thread_id, "", TAIL_MESSAGES)
     view = _task_view(db, namespace, task_id, record.items) if task_id else None
     return _ContextRead((record, view, view_sections.context_lines(db, namespace, task_id, query, record.items)),

@@ -8,7 +8,7 @@ import numpy as np
 
 from taskmem.core.errors import InvalidArgument, NotFound
 from taskmem.core.events import EventType
-from taskmem.core.ids import new_id, now_us
+from taskmem.core.ids import new_id
 from taskmem.core.memory import ALWAYS_RELEVANT, MemoryEntry, MemoryFilter, MemoryType, NewMemoryEntry
 from taskmem.core.retention import Retention
 from taskmem.store.memory import memory_vectors
@@ -129,9 +129,3 @@ def entries_by_seq(reader: Reader, namespace: str, seqs: Sequence[int], f: Memor
                            f" WHERE m.seq IN ({', '.join('?' * len(seqs))}) AND {where}", [*seqs, *params])
     return {entry.seq: entry for entry in _with_labels(reader, rows)}
 
-
-def next_expiry(reader: Reader) -> int | None:
-    """When the next memory entry of any namespace expires (None: none is set to), for caches of reads
-    that may hold entries: one probe of the expiry index."""
-    row = reader.fetchone("SELECT min(expires_at) FROM memory_entries WHERE expires_at > ?", (now_us(),))
-    return int(row[0]) if row is not None and row[0] is not None else None

@@ -5,7 +5,10 @@ ALTER TABLE memory_entries ADD COLUMN expires_at INTEGER;
 CREATE INDEX memory_entries_expiring ON memory_entries (expires_at) WHERE expires_at IS NOT NULL;
 -- The event that carried an expiring item expires with it: from then on reads return it as a tombstone
 -- (cursor, type, task and the item's id; no content), so a stream replayed later has no gap and shows
--- nothing expired. Maintenance strips the stored payload, then sets expires_at to 0 (tombstoned: still
--- expired for reads, out of this index's range of work).
+-- nothing expired. Maintenance strips the stored payload, then sets expires_at to 0: still expired to
+-- every read, and out of this index, which holds only the events still to strip.
 ALTER TABLE events ADD COLUMN expires_at INTEGER;
-CREATE INDEX events_expiring ON events (expires_at) WHERE expires_at IS NOT NULL;
+CREATE INDEX events_expiring ON events (expires_at) WHERE expires_at > 0;
+-- Messages expire as memory entries do (PostMessage's expire_time, or the namespace's TTL for messages).
+ALTER TABLE messages ADD COLUMN expires_at INTEGER;
+CREATE INDEX messages_expiring ON messages (expires_at) WHERE expires_at IS NOT NULL;

@@ -1662,7 +1662,10 @@ type Message struct {
 	// The text. At most 100,000 characters.
 	Content string `protobuf:"bytes,6,opt,name=content,proto3" json:"content,omitempty"`
 	// When it was posted.
-	CreateTime    *timestamppb.Timestamp `protobuf:"bytes,7,opt,name=create_time,json=createTime,proto3" json:"create_time,omitempty"`
+	CreateTime *timestamppb.Timestamp `protobuf:"bytes,7,opt,name=create_time,json=createTime,proto3" json:"create_time,omitempty"`
+	// When it expires; unset: never. From that instant no read returns it and
+	// maintenance deletes it (docs/retention.md).
+	ExpireTime    *timestamppb.Timestamp `protobuf:"bytes,8,opt,name=expire_time,json=expireTime,proto3" json:"expire_time,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1742,6 +1745,13 @@ func (x *Message) GetContent() string {
 func (x *Message) GetCreateTime() *timestamppb.Timestamp {
 	if x != nil {
 		return x.CreateTime
+	}
+	return nil
+}
+
+func (x *Message) GetExpireTime() *timestamppb.Timestamp {
+	if x != nil {
+		return x.ExpireTime
 	}
 	return nil
 }
@@ -1957,7 +1967,7 @@ const file_taskmem_v1_task_proto_rawDesc = "" +
 	"\x06stream\x18\x03 \x01(\tR\x06stream\x12\x18\n" +
 	"\acontent\x18\x04 \x01(\tR\acontent\x12;\n" +
 	"\vcreate_time\x18\x05 \x01(\v2\x1a.google.protobuf.TimestampR\n" +
-	"createTime\"\x80\x02\n" +
+	"createTime\"\xbd\x02\n" +
 	"\aMessage\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12\x17\n" +
 	"\atask_id\x18\x02 \x01(\tR\x06taskId\x12\x1b\n" +
@@ -1966,7 +1976,9 @@ const file_taskmem_v1_task_proto_rawDesc = "" +
 	"\x04kind\x18\x05 \x01(\x0e2\x17.taskmem.v1.MessageKindR\x04kind\x12\x18\n" +
 	"\acontent\x18\x06 \x01(\tR\acontent\x12;\n" +
 	"\vcreate_time\x18\a \x01(\v2\x1a.google.protobuf.TimestampR\n" +
-	"createTime\"\xe3\x01\n" +
+	"createTime\x12;\n" +
+	"\vexpire_time\x18\b \x01(\v2\x1a.google.protobuf.TimestampR\n" +
+	"expireTime\"\xe3\x01\n" +
 	"\x0fContextSnapshot\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12\x17\n" +
 	"\atask_id\x18\x02 \x01(\tR\x06taskId\x12\x1a\n" +
@@ -2114,12 +2126,13 @@ var file_taskmem_v1_task_proto_depIdxs = []int32{
 	6,  // 33: taskmem.v1.Message.role:type_name -> taskmem.v1.MessageRole
 	7,  // 34: taskmem.v1.Message.kind:type_name -> taskmem.v1.MessageKind
 	19, // 35: taskmem.v1.Message.create_time:type_name -> google.protobuf.Timestamp
-	19, // 36: taskmem.v1.ContextSnapshot.create_time:type_name -> google.protobuf.Timestamp
-	37, // [37:37] is the sub-list for method output_type
-	37, // [37:37] is the sub-list for method input_type
-	37, // [37:37] is the sub-list for extension type_name
-	37, // [37:37] is the sub-list for extension extendee
-	0,  // [0:37] is the sub-list for field type_name
+	19, // 36: taskmem.v1.Message.expire_time:type_name -> google.protobuf.Timestamp
+	19, // 37: taskmem.v1.ContextSnapshot.create_time:type_name -> google.protobuf.Timestamp
+	38, // [38:38] is the sub-list for method output_type
+	38, // [38:38] is the sub-list for method input_type
+	38, // [38:38] is the sub-list for extension type_name
+	38, // [38:38] is the sub-list for extension extendee
+	0,  // [0:38] is the sub-list for field type_name
 }
 
 func init() { file_taskmem_v1_task_proto_init() }

@@ -2128,7 +2128,15 @@ type PostMessageRequest struct {
 	// The text. Required, at most 100,000 characters.
 	Content string `protobuf:"bytes,5,opt,name=content,proto3" json:"content,omitempty"`
 	// Idempotency key (AIP-155).
-	RequestId     string `protobuf:"bytes,6,opt,name=request_id,json=requestId,proto3" json:"request_id,omitempty"`
+	RequestId string `protobuf:"bytes,6,opt,name=request_id,json=requestId,proto3" json:"request_id,omitempty"`
+	// When it expires: from that instant no read returns it, and maintenance
+	// deletes it (docs/retention.md). Unset: the TTL configured for the
+	// namespace's messages (retention.messages), which applies to TEXT and
+	// PROGRESS messages only. Must be in the future (INVALID_ARGUMENT otherwise).
+	ExpireTime *timestamppb.Timestamp `protobuf:"bytes,7,opt,name=expire_time,json=expireTime,proto3" json:"expire_time,omitempty"`
+	// Exempt from the configured TTL: kept until deleted. INVALID_ARGUMENT with
+	// expire_time.
+	Pinned        bool `protobuf:"varint,8,opt,name=pinned,proto3" json:"pinned,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -2203,6 +2211,20 @@ func (x *PostMessageRequest) GetRequestId() string {
 		return x.RequestId
 	}
 	return ""
+}
+
+func (x *PostMessageRequest) GetExpireTime() *timestamppb.Timestamp {
+	if x != nil {
+		return x.ExpireTime
+	}
+	return nil
+}
+
+func (x *PostMessageRequest) GetPinned() bool {
+	if x != nil {
+		return x.Pinned
+	}
+	return false
 }
 
 // PostMessageResponse returns the stored message.
@@ -3642,7 +3664,7 @@ const file_taskmem_v1_task_service_proto_rawDesc = "" +
 	"\taction_id\x18\x01 \x01(\tR\bactionId\x12%\n" +
 	"\x0eafter_sequence\x18\x02 \x01(\x03R\rafterSequence\"F\n" +
 	"\x15TailActionLogResponse\x12-\n" +
-	"\x04line\x18\x01 \x01(\v2\x19.taskmem.v1.ActionLogLineR\x04line\"\xdd\x01\n" +
+	"\x04line\x18\x01 \x01(\v2\x19.taskmem.v1.ActionLogLineR\x04line\"\xb2\x02\n" +
 	"\x12PostMessageRequest\x12\x17\n" +
 	"\atask_id\x18\x01 \x01(\tR\x06taskId\x12\x1b\n" +
 	"\tthread_id\x18\x02 \x01(\tR\bthreadId\x12+\n" +
@@ -3650,7 +3672,10 @@ const file_taskmem_v1_task_service_proto_rawDesc = "" +
 	"\x04kind\x18\x04 \x01(\x0e2\x17.taskmem.v1.MessageKindR\x04kind\x12\x18\n" +
 	"\acontent\x18\x05 \x01(\tR\acontent\x12\x1d\n" +
 	"\n" +
-	"request_id\x18\x06 \x01(\tR\trequestId\"\x81\x01\n" +
+	"request_id\x18\x06 \x01(\tR\trequestId\x12;\n" +
+	"\vexpire_time\x18\a \x01(\v2\x1a.google.protobuf.TimestampR\n" +
+	"expireTime\x12\x16\n" +
+	"\x06pinned\x18\b \x01(\bR\x06pinned\"\x81\x01\n" +
 	"\x13PostMessageResponse\x12-\n" +
 	"\amessage\x18\x01 \x01(\v2\x13.taskmem.v1.MessageR\amessage\x12;\n" +
 	"\x0einferred_items\x18\x02 \x03(\v2\x14.taskmem.v1.PlanItemR\rinferredItems\"\xb6\x01\n" +
@@ -3914,88 +3939,89 @@ var file_taskmem_v1_task_service_proto_depIdxs = []int32{
 	67, // 39: taskmem.v1.TailActionLogResponse.line:type_name -> taskmem.v1.ActionLogLine
 	68, // 40: taskmem.v1.PostMessageRequest.role:type_name -> taskmem.v1.MessageRole
 	69, // 41: taskmem.v1.PostMessageRequest.kind:type_name -> taskmem.v1.MessageKind
-	70, // 42: taskmem.v1.PostMessageResponse.message:type_name -> taskmem.v1.Message
-	61, // 43: taskmem.v1.PostMessageResponse.inferred_items:type_name -> taskmem.v1.PlanItem
-	69, // 44: taskmem.v1.ListMessagesRequest.kinds:type_name -> taskmem.v1.MessageKind
-	70, // 45: taskmem.v1.ListMessagesResponse.messages:type_name -> taskmem.v1.Message
-	71, // 46: taskmem.v1.RecordContextSnapshotResponse.snapshot:type_name -> taskmem.v1.ContextSnapshot
-	71, // 47: taskmem.v1.ListContextSnapshotsResponse.snapshots:type_name -> taskmem.v1.ContextSnapshot
-	54, // 48: taskmem.v1.SubscribeEventsRequest.types:type_name -> taskmem.v1.EventType
-	72, // 49: taskmem.v1.SubscribeEventsResponse.event:type_name -> taskmem.v1.Event
-	54, // 50: taskmem.v1.ListEventsRequest.types:type_name -> taskmem.v1.EventType
-	72, // 51: taskmem.v1.ListEventsResponse.events:type_name -> taskmem.v1.Event
-	55, // 52: taskmem.v1.GetProgressResponse.task:type_name -> taskmem.v1.Task
-	61, // 53: taskmem.v1.GetProgressResponse.completed:type_name -> taskmem.v1.PlanItem
-	61, // 54: taskmem.v1.GetProgressResponse.current:type_name -> taskmem.v1.PlanItem
-	61, // 55: taskmem.v1.GetProgressResponse.next:type_name -> taskmem.v1.PlanItem
-	61, // 56: taskmem.v1.GetProgressResponse.blocked:type_name -> taskmem.v1.PlanItem
-	61, // 57: taskmem.v1.GetProgressResponse.failed:type_name -> taskmem.v1.PlanItem
-	70, // 58: taskmem.v1.GetProgressResponse.recent_messages:type_name -> taskmem.v1.Message
-	73, // 59: taskmem.v1.GetProgressResponse.decisions:type_name -> taskmem.v1.StateItemNote
-	73, // 60: taskmem.v1.GetProgressResponse.constraints:type_name -> taskmem.v1.StateItemNote
-	73, // 61: taskmem.v1.GetProgressResponse.open_questions:type_name -> taskmem.v1.StateItemNote
-	74, // 62: taskmem.v1.GetProgressResponse.open_waits:type_name -> taskmem.v1.OpenWait
-	75, // 63: taskmem.v1.GetProgressResponse.open_conflicts:type_name -> taskmem.v1.StateConflict
-	63, // 64: taskmem.v1.GetProgressResponse.claims:type_name -> taskmem.v1.PlanItemClaim
-	76, // 65: taskmem.v1.ListWebhookDeliveriesRequest.states:type_name -> taskmem.v1.WebhookDeliveryState
-	77, // 66: taskmem.v1.ListWebhookDeliveriesResponse.deliveries:type_name -> taskmem.v1.WebhookDelivery
-	62, // 67: taskmem.v1.RotateWebhookSecretRequest.overlap:type_name -> google.protobuf.Duration
-	58, // 68: taskmem.v1.RotateWebhookSecretResponse.previous_secret_expire_time:type_name -> google.protobuf.Timestamp
-	0,  // 69: taskmem.v1.TaskService.CreateTask:input_type -> taskmem.v1.CreateTaskRequest
-	2,  // 70: taskmem.v1.TaskService.GetTask:input_type -> taskmem.v1.GetTaskRequest
-	4,  // 71: taskmem.v1.TaskService.ListTasks:input_type -> taskmem.v1.ListTasksRequest
-	6,  // 72: taskmem.v1.TaskService.UpdateTask:input_type -> taskmem.v1.UpdateTaskRequest
-	8,  // 73: taskmem.v1.TaskService.ReplacePlan:input_type -> taskmem.v1.ReplacePlanRequest
-	10, // 74: taskmem.v1.TaskService.GetPlan:input_type -> taskmem.v1.GetPlanRequest
-	12, // 75: taskmem.v1.TaskService.UpdatePlanItem:input_type -> taskmem.v1.UpdatePlanItemRequest
-	14, // 76: taskmem.v1.TaskService.ClaimPlanItem:input_type -> taskmem.v1.ClaimPlanItemRequest
-	16, // 77: taskmem.v1.TaskService.RenewClaim:input_type -> taskmem.v1.RenewClaimRequest
-	18, // 78: taskmem.v1.TaskService.ReleaseClaim:input_type -> taskmem.v1.ReleaseClaimRequest
-	20, // 79: taskmem.v1.TaskService.RecordAction:input_type -> taskmem.v1.RecordActionRequest
-	22, // 80: taskmem.v1.TaskService.CompleteAction:input_type -> taskmem.v1.CompleteActionRequest
-	24, // 81: taskmem.v1.TaskService.ListActions:input_type -> taskmem.v1.ListActionsRequest
-	27, // 82: taskmem.v1.TaskService.AppendActionLog:input_type -> taskmem.v1.AppendActionLogRequest
-	29, // 83: taskmem.v1.TaskService.TailActionLog:input_type -> taskmem.v1.TailActionLogRequest
-	31, // 84: taskmem.v1.TaskService.PostMessage:input_type -> taskmem.v1.PostMessageRequest
-	33, // 85: taskmem.v1.TaskService.ListMessages:input_type -> taskmem.v1.ListMessagesRequest
-	35, // 86: taskmem.v1.TaskService.RecordContextSnapshot:input_type -> taskmem.v1.RecordContextSnapshotRequest
-	37, // 87: taskmem.v1.TaskService.ListContextSnapshots:input_type -> taskmem.v1.ListContextSnapshotsRequest
-	39, // 88: taskmem.v1.TaskService.SubscribeEvents:input_type -> taskmem.v1.SubscribeEventsRequest
-	41, // 89: taskmem.v1.TaskService.ListEvents:input_type -> taskmem.v1.ListEventsRequest
-	43, // 90: taskmem.v1.TaskService.GetProgress:input_type -> taskmem.v1.GetProgressRequest
-	45, // 91: taskmem.v1.TaskService.ListWebhookDeliveries:input_type -> taskmem.v1.ListWebhookDeliveriesRequest
-	47, // 92: taskmem.v1.TaskService.GetWebhookSecret:input_type -> taskmem.v1.GetWebhookSecretRequest
-	49, // 93: taskmem.v1.TaskService.RotateWebhookSecret:input_type -> taskmem.v1.RotateWebhookSecretRequest
-	1,  // 94: taskmem.v1.TaskService.CreateTask:output_type -> taskmem.v1.CreateTaskResponse
-	3,  // 95: taskmem.v1.TaskService.GetTask:output_type -> taskmem.v1.GetTaskResponse
-	5,  // 96: taskmem.v1.TaskService.ListTasks:output_type -> taskmem.v1.ListTasksResponse
-	7,  // 97: taskmem.v1.TaskService.UpdateTask:output_type -> taskmem.v1.UpdateTaskResponse
-	9,  // 98: taskmem.v1.TaskService.ReplacePlan:output_type -> taskmem.v1.ReplacePlanResponse
-	11, // 99: taskmem.v1.TaskService.GetPlan:output_type -> taskmem.v1.GetPlanResponse
-	13, // 100: taskmem.v1.TaskService.UpdatePlanItem:output_type -> taskmem.v1.UpdatePlanItemResponse
-	15, // 101: taskmem.v1.TaskService.ClaimPlanItem:output_type -> taskmem.v1.ClaimPlanItemResponse
-	17, // 102: taskmem.v1.TaskService.RenewClaim:output_type -> taskmem.v1.RenewClaimResponse
-	19, // 103: taskmem.v1.TaskService.ReleaseClaim:output_type -> taskmem.v1.ReleaseClaimResponse
-	21, // 104: taskmem.v1.TaskService.RecordAction:output_type -> taskmem.v1.RecordActionResponse
-	23, // 105: taskmem.v1.TaskService.CompleteAction:output_type -> taskmem.v1.CompleteActionResponse
-	25, // 106: taskmem.v1.TaskService.ListActions:output_type -> taskmem.v1.ListActionsResponse
-	28, // 107: taskmem.v1.TaskService.AppendActionLog:output_type -> taskmem.v1.AppendActionLogResponse
-	30, // 108: taskmem.v1.TaskService.TailActionLog:output_type -> taskmem.v1.TailActionLogResponse
-	32, // 109: taskmem.v1.TaskService.PostMessage:output_type -> taskmem.v1.PostMessageResponse
-	34, // 110: taskmem.v1.TaskService.ListMessages:output_type -> taskmem.v1.ListMessagesResponse
-	36, // 111: taskmem.v1.TaskService.RecordContextSnapshot:output_type -> taskmem.v1.RecordContextSnapshotResponse
-	38, // 112: taskmem.v1.TaskService.ListContextSnapshots:output_type -> taskmem.v1.ListContextSnapshotsResponse
-	40, // 113: taskmem.v1.TaskService.SubscribeEvents:output_type -> taskmem.v1.SubscribeEventsResponse
-	42, // 114: taskmem.v1.TaskService.ListEvents:output_type -> taskmem.v1.ListEventsResponse
-	44, // 115: taskmem.v1.TaskService.GetProgress:output_type -> taskmem.v1.GetProgressResponse
-	46, // 116: taskmem.v1.TaskService.ListWebhookDeliveries:output_type -> taskmem.v1.ListWebhookDeliveriesResponse
-	48, // 117: taskmem.v1.TaskService.GetWebhookSecret:output_type -> taskmem.v1.GetWebhookSecretResponse
-	50, // 118: taskmem.v1.TaskService.RotateWebhookSecret:output_type -> taskmem.v1.RotateWebhookSecretResponse
-	94, // [94:119] is the sub-list for method output_type
-	69, // [69:94] is the sub-list for method input_type
-	69, // [69:69] is the sub-list for extension type_name
-	69, // [69:69] is the sub-list for extension extendee
-	0,  // [0:69] is the sub-list for field type_name
+	58, // 42: taskmem.v1.PostMessageRequest.expire_time:type_name -> google.protobuf.Timestamp
+	70, // 43: taskmem.v1.PostMessageResponse.message:type_name -> taskmem.v1.Message
+	61, // 44: taskmem.v1.PostMessageResponse.inferred_items:type_name -> taskmem.v1.PlanItem
+	69, // 45: taskmem.v1.ListMessagesRequest.kinds:type_name -> taskmem.v1.MessageKind
+	70, // 46: taskmem.v1.ListMessagesResponse.messages:type_name -> taskmem.v1.Message
+	71, // 47: taskmem.v1.RecordContextSnapshotResponse.snapshot:type_name -> taskmem.v1.ContextSnapshot
+	71, // 48: taskmem.v1.ListContextSnapshotsResponse.snapshots:type_name -> taskmem.v1.ContextSnapshot
+	54, // 49: taskmem.v1.SubscribeEventsRequest.types:type_name -> taskmem.v1.EventType
+	72, // 50: taskmem.v1.SubscribeEventsResponse.event:type_name -> taskmem.v1.Event
+	54, // 51: taskmem.v1.ListEventsRequest.types:type_name -> taskmem.v1.EventType
+	72, // 52: taskmem.v1.ListEventsResponse.events:type_name -> taskmem.v1.Event
+	55, // 53: taskmem.v1.GetProgressResponse.task:type_name -> taskmem.v1.Task
+	61, // 54: taskmem.v1.GetProgressResponse.completed:type_name -> taskmem.v1.PlanItem
+	61, // 55: taskmem.v1.GetProgressResponse.current:type_name -> taskmem.v1.PlanItem
+	61, // 56: taskmem.v1.GetProgressResponse.next:type_name -> taskmem.v1.PlanItem
+	61, // 57: taskmem.v1.GetProgressResponse.blocked:type_name -> taskmem.v1.PlanItem
+	61, // 58: taskmem.v1.GetProgressResponse.failed:type_name -> taskmem.v1.PlanItem
+	70, // 59: taskmem.v1.GetProgressResponse.recent_messages:type_name -> taskmem.v1.Message
+	73, // 60: taskmem.v1.GetProgressResponse.decisions:type_name -> taskmem.v1.StateItemNote
+	73, // 61: taskmem.v1.GetProgressResponse.constraints:type_name -> taskmem.v1.StateItemNote
+	73, // 62: taskmem.v1.GetProgressResponse.open_questions:type_name -> taskmem.v1.StateItemNote
+	74, // 63: taskmem.v1.GetProgressResponse.open_waits:type_name -> taskmem.v1.OpenWait
+	75, // 64: taskmem.v1.GetProgressResponse.open_conflicts:type_name -> taskmem.v1.StateConflict
+	63, // 65: taskmem.v1.GetProgressResponse.claims:type_name -> taskmem.v1.PlanItemClaim
+	76, // 66: taskmem.v1.ListWebhookDeliveriesRequest.states:type_name -> taskmem.v1.WebhookDeliveryState
+	77, // 67: taskmem.v1.ListWebhookDeliveriesResponse.deliveries:type_name -> taskmem.v1.WebhookDelivery
+	62, // 68: taskmem.v1.RotateWebhookSecretRequest.overlap:type_name -> google.protobuf.Duration
+	58, // 69: taskmem.v1.RotateWebhookSecretResponse.previous_secret_expire_time:type_name -> google.protobuf.Timestamp
+	0,  // 70: taskmem.v1.TaskService.CreateTask:input_type -> taskmem.v1.CreateTaskRequest
+	2,  // 71: taskmem.v1.TaskService.GetTask:input_type -> taskmem.v1.GetTaskRequest
+	4,  // 72: taskmem.v1.TaskService.ListTasks:input_type -> taskmem.v1.ListTasksRequest
+	6,  // 73: taskmem.v1.TaskService.UpdateTask:input_type -> taskmem.v1.UpdateTaskRequest
+	8,  // 74: taskmem.v1.TaskService.ReplacePlan:input_type -> taskmem.v1.ReplacePlanRequest
+	10, // 75: taskmem.v1.TaskService.GetPlan:input_type -> taskmem.v1.GetPlanRequest
+	12, // 76: taskmem.v1.TaskService.UpdatePlanItem:input_type -> taskmem.v1.UpdatePlanItemRequest
+	14, // 77: taskmem.v1.TaskService.ClaimPlanItem:input_type -> taskmem.v1.ClaimPlanItemRequest
+	16, // 78: taskmem.v1.TaskService.RenewClaim:input_type -> taskmem.v1.RenewClaimRequest
+	18, // 79: taskmem.v1.TaskService.ReleaseClaim:input_type -> taskmem.v1.ReleaseClaimRequest
+	20, // 80: taskmem.v1.TaskService.RecordAction:input_type -> taskmem.v1.RecordActionRequest
+	22, // 81: taskmem.v1.TaskService.CompleteAction:input_type -> taskmem.v1.CompleteActionRequest
+	24, // 82: taskmem.v1.TaskService.ListActions:input_type -> taskmem.v1.ListActionsRequest
+	27, // 83: taskmem.v1.TaskService.AppendActionLog:input_type -> taskmem.v1.AppendActionLogRequest
+	29, // 84: taskmem.v1.TaskService.TailActionLog:input_type -> taskmem.v1.TailActionLogRequest
+	31, // 85: taskmem.v1.TaskService.PostMessage:input_type -> taskmem.v1.PostMessageRequest
+	33, // 86: taskmem.v1.TaskService.ListMessages:input_type -> taskmem.v1.ListMessagesRequest
+	35, // 87: taskmem.v1.TaskService.RecordContextSnapshot:input_type -> taskmem.v1.RecordContextSnapshotRequest
+	37, // 88: taskmem.v1.TaskService.ListContextSnapshots:input_type -> taskmem.v1.ListContextSnapshotsRequest
+	39, // 89: taskmem.v1.TaskService.SubscribeEvents:input_type -> taskmem.v1.SubscribeEventsRequest
+	41, // 90: taskmem.v1.TaskService.ListEvents:input_type -> taskmem.v1.ListEventsRequest
+	43, // 91: taskmem.v1.TaskService.GetProgress:input_type -> taskmem.v1.GetProgressRequest
+	45, // 92: taskmem.v1.TaskService.ListWebhookDeliveries:input_type -> taskmem.v1.ListWebhookDeliveriesRequest
+	47, // 93: taskmem.v1.TaskService.GetWebhookSecret:input_type -> taskmem.v1.GetWebhookSecretRequest
+	49, // 94: taskmem.v1.TaskService.RotateWebhookSecret:input_type -> taskmem.v1.RotateWebhookSecretRequest
+	1,  // 95: taskmem.v1.TaskService.CreateTask:output_type -> taskmem.v1.CreateTaskResponse
+	3,  // 96: taskmem.v1.TaskService.GetTask:output_type -> taskmem.v1.GetTaskResponse
+	5,  // 97: taskmem.v1.TaskService.ListTasks:output_type -> taskmem.v1.ListTasksResponse
+	7,  // 98: taskmem.v1.TaskService.UpdateTask:output_type -> taskmem.v1.UpdateTaskResponse
+	9,  // 99: taskmem.v1.TaskService.ReplacePlan:output_type -> taskmem.v1.ReplacePlanResponse
+	11, // 100: taskmem.v1.TaskService.GetPlan:output_type -> taskmem.v1.GetPlanResponse
+	13, // 101: taskmem.v1.TaskService.UpdatePlanItem:output_type -> taskmem.v1.UpdatePlanItemResponse
+	15, // 102: taskmem.v1.TaskService.ClaimPlanItem:output_type -> taskmem.v1.ClaimPlanItemResponse
+	17, // 103: taskmem.v1.TaskService.RenewClaim:output_type -> taskmem.v1.RenewClaimResponse
+	19, // 104: taskmem.v1.TaskService.ReleaseClaim:output_type -> taskmem.v1.ReleaseClaimResponse
+	21, // 105: taskmem.v1.TaskService.RecordAction:output_type -> taskmem.v1.RecordActionResponse
+	23, // 106: taskmem.v1.TaskService.CompleteAction:output_type -> taskmem.v1.CompleteActionResponse
+	25, // 107: taskmem.v1.TaskService.ListActions:output_type -> taskmem.v1.ListActionsResponse
+	28, // 108: taskmem.v1.TaskService.AppendActionLog:output_type -> taskmem.v1.AppendActionLogResponse
+	30, // 109: taskmem.v1.TaskService.TailActionLog:output_type -> taskmem.v1.TailActionLogResponse
+	32, // 110: taskmem.v1.TaskService.PostMessage:output_type -> taskmem.v1.PostMessageResponse
+	34, // 111: taskmem.v1.TaskService.ListMessages:output_type -> taskmem.v1.ListMessagesResponse
+	36, // 112: taskmem.v1.TaskService.RecordContextSnapshot:output_type -> taskmem.v1.RecordContextSnapshotResponse
+	38, // 113: taskmem.v1.TaskService.ListContextSnapshots:output_type -> taskmem.v1.ListContextSnapshotsResponse
+	40, // 114: taskmem.v1.TaskService.SubscribeEvents:output_type -> taskmem.v1.SubscribeEventsResponse
+	42, // 115: taskmem.v1.TaskService.ListEvents:output_type -> taskmem.v1.ListEventsResponse
+	44, // 116: taskmem.v1.TaskService.GetProgress:output_type -> taskmem.v1.GetProgressResponse
+	46, // 117: taskmem.v1.TaskService.ListWebhookDeliveries:output_type -> taskmem.v1.ListWebhookDeliveriesResponse
+	48, // 118: taskmem.v1.TaskService.GetWebhookSecret:output_type -> taskmem.v1.GetWebhookSecretResponse
+	50, // 119: taskmem.v1.TaskService.RotateWebhookSecret:output_type -> taskmem.v1.RotateWebhookSecretResponse
+	95, // [95:120] is the sub-list for method output_type
+	70, // [70:95] is the sub-list for method input_type
+	70, // [70:70] is the sub-list for extension type_name
+	70, // [70:70] is the sub-list for extension extendee
+	0,  // [0:70] is the sub-list for field type_name
 }
 
 func init() { file_taskmem_v1_task_service_proto_init() }

@@ -2,4 +2,6 @@
 ALTER TABLE memory_entries ADD COLUMN IF NOT EXISTS expires_at BIGINT;
 CREATE INDEX IF NOT EXISTS memory_entries_expiring ON memory_entries (expires_at) WHERE expires_at IS NOT NULL;
 ALTER TABLE events ADD COLUMN IF NOT EXISTS expires_at BIGINT;
-CREATE INDEX IF NOT EXISTS events_expiring ON events (expires_at) WHERE expires_at IS NOT NULL;
+CREATE INDEX IF NOT EXISTS events_expiring ON events (expires_at) WHERE expires_at > 0;
+ALTER TABLE messages ADD COLUMN IF NOT EXISTS expires_at BIGINT;
+CREATE INDEX IF NOT EXISTS messages_expiring ON messages (expires_at) WHERE expires_at IS NOT NULL;

@@ -1,9 +1,11 @@
-"""Retention's deletions (maintenance): expired memory entries, and the content of the events that carried them.
+"""Retention's deletions (maintenance): expired memory entries and messages, and the content of the events
+that carried them.
 
-Reads already leave both out from the moment they expire (memory_filter_sql.unexpired_sql,
-event_log.event_from_row); this frees the space, a bounded page per write. An entry goes with every row
-that points at it (tags, relevance, full text, embedding, embedding queue); its event stays, stripped to
-a tombstone (cursor, type, task, time and the entry's id), so streams keep every cursor.
+Reads already leave them out from the moment they expire (memory_filter_sql.unexpired_sql,
+messages.unexpired_sql, event_log.event_from_row); this frees the space, a bounded page per write. An
+entry goes with every row that points at it (tags, relevance, full text, embedding, embedding queue); the
+event of an entry or a message stays, stripped to a tombstone (cursor, type, task, time and the item's id),
+so streams keep every cursor.
 
 The newest entry (highest seq) is never deleted, only hidden, until a newer one exists: SQLite reuses the
 highest rowid of an emptied end of the table, and the in-memory indexes count every seq past the last
@@ -21,11 +23,31 @@ from taskmem.store.memory.memory_vector_index import CHANGES_TABLE
 
 
 def namespaces_with_expired(db: Reader, now: int) -> list[str]:
-    """The namespaces holding expired memory entries or expired events not yet stripped."""
+    """The namespaces holding expired memory entries or messages, or expired events not yet stripped."""
     rows = db.fetchall("SELECT DISTINCT namespace FROM memory_entries WHERE expires_at <= ?"
+                       " UNION SELECT DISTINCT namespace FROM messages WHERE expires_at <= ?"
                        " UNION SELECT DISTINCT namespace FROM events WHERE expires_at > 0 AND expires_at <= ?",
-                       (now, now))
+                       (now, now, now))
     return [row[0] for row in rows]
+
+
+def next_expiry(reader: Reader, now: int) -> int | None:
+    """When the next memory entry or message of any namespace expires (None: none is set to), for caches of
+    reads that may hold them: one probe of each expiry index."""
+    row = reader.fetchone("SELECT min(expires_at) FROM (SELECT min(expires_at) AS expires_at FROM memory_entries"
+                          " WHERE expires_at > ? UNION ALL SELECT min(expires_at) FROM messages WHERE expires_at > ?)"
+                          " AS next", (now, now))
+    return int(row[0]) if row is not None and row[0] is not None else None
+
+
+def delete_expired_messages(tx: Transaction, page: int) -> int:
+    """Delete up to `page` of tx.namespace's expired messages, oldest expiry first; returns how many."""
+    rows = tx.fetchall("SELECT id FROM messages WHERE expires_at <= ? AND namespace = ? ORDER BY expires_at LIMIT ?",
+                       (tx.now, tx.namespace, page))
+    if rows:
+        tx.execute(f"DELETE FROM messages WHERE namespace = ? AND id IN ({', '.join('?' * len(rows))})",
+                   [tx.namespace, *(row[0] for row in rows)])
+    return len(rows)
 
 
 def delete_expired_entries(tx: Transaction, page: int) -> int:
