@@ -2,7 +2,8 @@
 a message expires at its own expire_time or at its namespace's configured TTL; from that instant no read
 returns it (queries, relevant memories, every search mode, ListMessages, GetProgress, BuildContext, the
 event log), with no sweeper having run; pinned items, decisions and the messages recording a task's course
-stay; maintenance then deletes what expired and strips its events to tombstones, keeping every cursor."""
+stay; an action's log lines expire once the action has finished; maintenance then deletes what expired
+and strips its events to tombstones, keeping every cursor."""
 
 from __future__ import annotations
 
@@ -35,7 +36,8 @@ TTL_SECONDS = 3
 
 def _server(folder: Path, **settings: str) -> ServerProcess:
     """A server whose namespace "default" keeps memory entries TTL_SECONDS (unless settings say otherwise)."""
-    env = {"TASKMEM_RETENTION": f"{{default: {{memory_entries: {TTL_SECONDS}, messages: {TTL_SECONDS}}}}}",
+    env = {"TASKMEM_RETENTION": f"{{default: {{memory_entries: {TTL_SECONDS}, messages: {TTL_SECONDS},"
+                                f" action_logs: {TTL_SECONDS}}}}}",
            "TASKMEM_MAINTENANCE_INTERVAL_SECONDS": "0", **settings}
     return ServerProcess(folder / "taskmem.db", env=env)
 
@@ -154,6 +156,37 @@ async def test_the_configured_ttl_spares_pinned_messages_and_the_tasks_course(rp
     assert {m.id for m in listed.messages} >= {pinned.id, course.id} and plain.id not in {m.id for m in listed.messages}
 
 
+async def _action(tasks: TaskServiceStub, task_id: str, lines: int) -> str:
+    action_id = (await tasks.RecordAction(tpb.RecordActionRequest(
+        task_id=task_id, type=task_pb2.ACTION_TYPE_CLI, summary="make deploy"))).action.id
+    await tasks.AppendActionLog(tpb.AppendActionLogRequest(action_id=action_id, lines=[
+        tpb.LogLineInput(content=f"line {n}") for n in range(lines)]))
+    return action_id
+
+
+async def _tail(tasks: TaskServiceStub, action_id: str, count: int) -> list[str]:
+    """The first `count` lines the tail gives (all of them, when the action has finished)."""
+    lines = []
+    async for response in tasks.TailActionLog(tpb.TailActionLogRequest(action_id=action_id), timeout=10):
+        lines.append(response.line.content)
+        if len(lines) == count:
+            break
+    return lines
+
+
+async def test_log_lines_expire_after_their_action_finishes_never_while_it_runs(rpc) -> None:
+    tasks, _, _ = rpc
+    task_id = await _task(tasks)
+    running, finished = await _action(tasks, task_id, 3), await _action(tasks, task_id, 2)
+    await tasks.CompleteAction(tpb.CompleteActionRequest(action_id=finished,
+                                                         status=task_pb2.ACTION_STATUS_SUCCEEDED))
+    assert await _tail(tasks, finished, 0) == ["line 0", "line 1"]
+
+    await asyncio.sleep(TTL_SECONDS + 0.2)
+    assert await _tail(tasks, finished, 0) == [], "a finished action's lines outlived their TTL"
+    assert await _tail(tasks, running, 3) == ["line 0", "line 1", "line 2"], "a running action's log was cut"
+
+
 async def test_the_configured_ttl_spares_pinned_entries_and_decisions(rpc) -> None:
     tasks, memory, _ = rpc
     task_id = await _task(tasks)
@@ -195,18 +228,24 @@ async def test_maintenance_deletes_expired_entries_and_leaves_gap_free_tombstone
             doomed = await _add(memory, *(pb.NewMemoryEntry(task_id=task_id, type=DISCOVERY, summary=f"note {n}",
                                                             tags=["t"], expire_time=expire) for n in range(5)))
             kept = await _add(memory, pb.NewMemoryEntry(task_id=task_id, type=DECISION, summary="kept"))
+            logged = await _action(tasks, task_id, 4)
+            await tasks.CompleteAction(tpb.CompleteActionRequest(action_id=logged,
+                                                                 status=task_pb2.ACTION_STATUS_SUCCEEDED))
             said = [(await tasks.PostMessage(tpb.PostMessageRequest(
                 task_id=task_id, role=USER, content=f"note {n}", expire_time=expire))).message for n in range(3)]
             cursors = [e.cursor for e in (await tasks.ListEvents(tpb.ListEventsRequest(task_ids=[task_id]))).events]
 
             await _until(expire)
+            await asyncio.sleep(TTL_SECONDS)  # the log lines' TTL, from when they were written
             deadline = time.monotonic() + 20
             while (server.sql("SELECT count(*) FROM memory_entries")[0][0] > 1
-                   or server.sql("SELECT count(*) FROM events WHERE expires_at > 0")[0][0]) and time.monotonic() < deadline:
+                   or server.sql("SELECT count(*) FROM events WHERE expires_at > 0")[0][0]
+                   or server.sql("SELECT count(*) FROM action_logs")[0][0]) and time.monotonic() < deadline:
                 await asyncio.sleep(0.2)
 
             assert server.sql("SELECT id FROM memory_entries") == [(kept[0].id,)]
             assert server.sql("SELECT count(*) FROM memory_entry_tags")[0][0] == 0
+            assert server.sql("SELECT count(*) FROM action_logs")[0][0] == 0
             stored = server.sql("SELECT payload FROM events ORDER BY cursor")
             assert [p for p in stored if "note" in str(p[0])] == [], "expired content stayed in the log"
             events = (await tasks.ListEvents(tpb.ListEventsRequest(task_ids=[task_id]))).events

@@ -1,6 +1,7 @@
 """The maintenance loop: at start-up and every configured interval, stuck alerts, auto-pause,
 auto-archive, episode retention, the retention of finished webhook deliveries, and the deletion of expired
-memory entries and messages with the stripping of their events to tombstones (store/expired_items.py).
+memory entries, messages and action log lines, with the stripping of events to tombstones
+(store/expired_items.py).
 
 What to do to a task is decided by core/maintenance_chores.chore_for; each action is one
 write (store/tasks/chores.py) that re-checks the task inside its transaction, so a task
@@ -18,6 +19,7 @@ from collections import Counter
 
 from taskmem.core.ids import new_id, now_us
 from taskmem.core.maintenance_chores import Chore, Policy, chore_for
+from taskmem.core.retention import Kind as RetentionKind
 from taskmem.settings import MaintenanceSettings
 from taskmem.store import expired_items
 from taskmem.store.tasks import chores as chore_store
@@ -43,6 +45,7 @@ class MaintenanceLoop:
         self._interval = settings.interval_seconds
         self._policy = policy_of(settings)
         self._delete_page = settings.retention_delete_page
+        self._retention = settings.retention
         self._task: asyncio.Task[None] | None = None
 
     def start(self) -> None:
@@ -75,18 +78,26 @@ class MaintenanceLoop:
         return +done
 
     async def _delete_expired(self) -> Counter[Chore]:
-        """Expired memory entries and messages deleted and their events stripped, a page of each per write, so the
-        writer's other work waits at most one page; reads have left them out since they expired."""
+        """Expired memory entries, messages and action log lines deleted and the events of entries and messages
+        stripped, a page of each per write, so the writer's other work waits at most one page; reads have left
+        them out since they expired."""
         done: Counter[Chore] = Counter()
         correlation_id = new_id("cor")
         page = self._delete_page
 
         def sweep(tx: Transaction) -> Counter[Chore]:
+            cutoff = self._retention.log_cutoff(tx.namespace, tx.now)
             return Counter({Chore.DELETE_EXPIRED_MEMORY_ENTRY: expired_items.delete_expired_entries(tx, page),
                             Chore.DELETE_EXPIRED_MESSAGE: expired_items.delete_expired_messages(tx, page),
-                            Chore.STRIP_EXPIRED_EVENT: expired_items.strip_expired_events(tx, page)})
+                            Chore.STRIP_EXPIRED_EVENT: expired_items.strip_expired_events(tx, page),
+                            Chore.DELETE_EXPIRED_LOG_LINE: expired_items.delete_expired_log_lines(tx, cutoff, page)})
 
-        for namespace in await self._storage.read(expired_items.namespaces_with_expired, now_us()):
+        now = now_us()
+        namespaces = set(await self._storage.read(expired_items.namespaces_with_expired, now))
+        shortest = self._retention.shortest_ttl_us(RetentionKind.ACTION_LOGS)
+        if shortest:
+            namespaces.update(await self._storage.read(expired_items.namespaces_with_old_log_lines, now - shortest))
+        for namespace in sorted(namespaces):
             while True:
                 swept = await self._storage.write(sweep, namespace, correlation_id)
                 done += swept

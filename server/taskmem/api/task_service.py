@@ -372,9 +372,15 @@ class TaskService(task_service_pb2_grpc.TaskServiceServicer):
         # Watch first, then read: a line appended in between is in the table or wakes us.
         with self._storage.events.watch(event_filter) as changes:
             while True:
-                for line in await read(action_store.list_log_lines, scope.namespace, action_id, after, 500):
+                # A running action's lines never expire; a finished one's past the namespace's TTL have.
+                finished = action.status is not ActionStatus.RUNNING
+                cutoff = self._retention.log_cutoff(scope.namespace, now_us()) if finished else None
+                lines = await read(action_store.list_log_lines, scope.namespace, action_id, after, 500, cutoff)
+                for line in lines:
                     after = line.sequence
                     yield pb.TailActionLogResponse(line=task_convert.log_line(line))
+                if finished and len(lines) < 500:
+                    return  # a finished action gets no more lines: every unexpired one has been sent
                 action = await read(action_store.load_action, scope.namespace, action_id)
                 if action.status is not ActionStatus.RUNNING and after >= action.log_lines:
                     return

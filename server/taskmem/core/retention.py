@@ -6,6 +6,10 @@ at write time is what lets every read leave an expired item out by one indexed c
 clock, from the moment it expires, whether or not maintenance has deleted it yet. A TTL configured later
 applies to what is written from then on.
 
+Action log lines are the exception: a line is written while its action runs, and a running action's log
+is what its tail needs, so lines have no stamp; a line is expired once its action has finished and the
+line is older than the TTL (`log_cutoff`), read against the configuration as it stands.
+
 Exempt from a configured TTL (an explicit expire time still applies):
 - pinned items (the writer says so: NewMemoryEntry.pinned);
 - what a live task needs: memory entries of the types every task's views and GetRelevantMemories
@@ -33,6 +37,7 @@ class Kind(enum.StrEnum):
 
     MEMORY_ENTRIES = "memory_entries"
     MESSAGES = "messages"
+    ACTION_LOGS = "action_logs"
 
 
 # Messages a configured TTL applies to: conversation, not the record of the task's course.
@@ -72,6 +77,16 @@ class Retention:
             return None
         ttl = self.ttl_us(namespace, Kind.MESSAGES)
         return now + ttl if ttl else None
+
+
+    def log_cutoff(self, namespace: str, now: int) -> int | None:
+        """Lines of a finished action written at or before this time are expired (None: the namespace keeps them)."""
+        ttl = self.ttl_us(namespace, Kind.ACTION_LOGS)
+        return now - ttl if ttl else None
+
+    def shortest_ttl_us(self, kind: Kind) -> int:
+        """The shortest TTL any namespace has for the kind (0: none has one)."""
+        return min((ttl for _, k, ttl in self.ttls if k is kind and ttl), default=0)
 
 
 def check_expiry(field: str, expires_at: int | None, pinned: bool, now: int) -> None:

@@ -1,5 +1,5 @@
-"""Retention's deletions (maintenance): expired memory entries and messages, and the content of the events
-that carried them.
+"""Retention's deletions (maintenance): expired memory entries, messages and action log lines, and the content
+of the events that carried entries and messages.
 
 Reads already leave them out from the moment they expire (memory_filter_sql.unexpired_sql,
 messages.unexpired_sql, event_log.event_from_row); this frees the space, a bounded page per write. An
@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import json
 
+from taskmem.core.actions import ActionStatus
 from taskmem.core.events import tombstone
 from taskmem.store.access import Reader, Transaction
 from taskmem.store.event_log import payload_text
@@ -79,4 +80,24 @@ def strip_expired_events(tx: Transaction, page: int) -> int:
                        " ORDER BY expires_at LIMIT ?", (tx.now, tx.namespace, page))
     tx.executemany("UPDATE events SET payload = ?, expires_at = 0 WHERE cursor = ?",
                    [(payload_text(tombstone(json.loads(row[1]))), row[0]) for row in rows])
+    return len(rows)
+
+
+def namespaces_with_old_log_lines(db: Reader, before: int) -> list[str]:
+    """The namespaces holding action log lines written at or before this time."""
+    return [row[0] for row in db.fetchall("SELECT DISTINCT namespace FROM action_logs WHERE created_at <= ?",
+                                          (before,))]
+
+
+def delete_expired_log_lines(tx: Transaction, cutoff: int | None, page: int) -> int:
+    """Delete up to `page` of tx.namespace's log lines of finished actions written at or before cutoff (None:
+    the namespace keeps its logs); a running action's lines stay. Returns how many."""
+    if cutoff is None:
+        return 0
+    rows = tx.fetchall("SELECT l.action_id, l.sequence FROM action_logs l JOIN actions a"
+                       " ON a.namespace = l.namespace AND a.id = l.action_id"
+                       " WHERE l.namespace = ? AND l.created_at <= ? AND a.status != ? LIMIT ?",
+                       (tx.namespace, cutoff, ActionStatus.RUNNING.value, page))
+    tx.executemany("DELETE FROM action_logs WHERE namespace = ? AND action_id = ? AND sequence = ?",
+                   [(tx.namespace, row[0], row[1]) for row in rows])
     return len(rows)

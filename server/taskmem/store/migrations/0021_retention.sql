@@ -12,3 +12,6 @@ CREATE INDEX events_expiring ON events (expires_at) WHERE expires_at > 0;
 -- Messages expire as memory entries do (PostMessage's expire_time, or the namespace's TTL for messages).
 ALTER TABLE messages ADD COLUMN expires_at INTEGER;
 CREATE INDEX messages_expiring ON messages (expires_at) WHERE expires_at IS NOT NULL;
+-- Action log lines expire by their namespace's TTL for action_logs, counted from each line's time, once
+-- their action has finished (a running action's log is never cut); this finds the old lines.
+CREATE INDEX action_logs_by_time ON action_logs (namespace, created_at);

@@ -5,3 +5,4 @@ ALTER TABLE events ADD COLUMN IF NOT EXISTS expires_at BIGINT;
 CREATE INDEX IF NOT EXISTS events_expiring ON events (expires_at) WHERE expires_at > 0;
 ALTER TABLE messages ADD COLUMN IF NOT EXISTS expires_at BIGINT;
 CREATE INDEX IF NOT EXISTS messages_expiring ON messages (expires_at) WHERE expires_at IS NOT NULL;
+CREATE INDEX IF NOT EXISTS action_logs_by_time ON action_logs (namespace, created_at);
