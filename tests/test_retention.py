@@ -31,7 +31,7 @@ DISCOVERY, DECISION, TOOL_RESULT = (memory_pb2.MEMORY_TYPE_DISCOVERY, memory_pb2
 MODES = (memory_pb2.SEARCH_MODE_FULLTEXT, memory_pb2.SEARCH_MODE_SEMANTIC, memory_pb2.SEARCH_MODE_HYBRID)
 ADDED, POSTED = event_pb2.EVENT_TYPE_MEMORY_ENTRY_ADDED, event_pb2.EVENT_TYPE_MESSAGE_POSTED
 USER, SYSTEM = task_pb2.MESSAGE_ROLE_USER, task_pb2.MESSAGE_ROLE_SYSTEM
-TTL_SECONDS = 3
+TTL_SECONDS = 5  # long enough for the reads before expiry on a loaded machine
 
 
 def _server(folder: Path, **settings: str) -> ServerProcess:
@@ -97,7 +97,7 @@ async def _seen(tasks: TaskServiceStub, memory: MemoryServiceStub, state: StateS
 async def test_an_entry_is_gone_from_every_read_the_moment_it_expires(rpc) -> None:
     tasks, memory, state = rpc
     task_id = await _task(tasks)
-    expire = _in(4)
+    expire = _in(8)
     stored = await _add(memory, pb.NewMemoryEntry(
         task_id=task_id, type=DISCOVERY, subtask_id="rotate", summary="The vault token sits in deploy.env",
         expire_time=expire))
@@ -129,7 +129,7 @@ async def _messages_seen(tasks: TaskServiceStub, state: StateServiceStub, task_i
 async def test_a_message_is_gone_from_every_read_the_moment_it_expires(rpc) -> None:
     tasks, _, state = rpc
     task_id = await _task(tasks)
-    expire = _in(3)
+    expire = _in(6)
     posted = (await tasks.PostMessage(tpb.PostMessageRequest(
         task_id=task_id, role=USER, content="Use the staging cluster", expire_time=expire))).message
     assert posted.expire_time == expire
