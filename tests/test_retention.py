@@ -1,7 +1,7 @@
-"""Retention end to end (issue 29, point 2), on either engine (`pytest --engine postgres`): a memory entry or
-a message expires at its own expire_time or at its namespace's configured TTL; from that instant no read
-returns it (queries, relevant memories, every search mode, ListMessages, GetProgress, BuildContext, the
-event log), with no sweeper having run; pinned items, decisions and the messages recording a task's course
+"""Retention end to end (issue 29, point 2), on either engine (`pytest --engine postgres`): a memory entry, a
+message or an episode expires at its own expire_time or at its namespace's configured TTL; from that instant no read
+returns it (queries, relevant memories, every search mode, ListMessages, GetProgress, BuildContext,
+ListEpisodes, the event log), with no sweeper having run; pinned items, decisions and the messages recording a task's course
 stay; an action's log lines expire once the action has finished; maintenance then deletes what expired
 and strips its events to tombstones, keeping every cursor."""
 
@@ -37,7 +37,7 @@ TTL_SECONDS = 5  # long enough for the reads before expiry on a loaded machine
 def _server(folder: Path, **settings: str) -> ServerProcess:
     """A server whose namespace "default" keeps memory entries TTL_SECONDS (unless settings say otherwise)."""
     env = {"TASKMEM_RETENTION": f"{{default: {{memory_entries: {TTL_SECONDS}, messages: {TTL_SECONDS},"
-                                f" action_logs: {TTL_SECONDS}}}}}",
+                                f" action_logs: {TTL_SECONDS}, episodes: {TTL_SECONDS}}}}}",
            "TASKMEM_MAINTENANCE_INTERVAL_SECONDS": "0", **settings}
     return ServerProcess(folder / "taskmem.db", env=env)
 
@@ -187,6 +187,33 @@ async def test_log_lines_expire_after_their_action_finishes_never_while_it_runs(
     assert await _tail(tasks, running, 3) == ["line 0", "line 1", "line 2"], "a running action's log was cut"
 
 
+def _episode(task_id: str, approach: str, **fields: object) -> pb.RecordEpisodeRequest:
+    return pb.RecordEpisodeRequest(task_id=task_id, agent_id="coder", action=memory_pb2.EPISODE_ACTION_COMPLETED,
+                                   approach=approach, **fields)
+
+
+async def test_an_episode_is_gone_even_from_archived_listings_the_moment_it_expires(rpc) -> None:
+    tasks, memory, _ = rpc
+    task_id = await _task(tasks)
+    expire = _in(6)
+    timed = (await memory.RecordEpisode(_episode(task_id, "rotate by hand", expire_time=expire))).episode
+    plain = (await memory.RecordEpisode(_episode(task_id, "rotate with kms"))).episode
+    pinned = (await memory.RecordEpisode(_episode(task_id, "rotate with vault", pinned=True))).episode
+    assert timed.expire_time == expire and plain.HasField("expire_time") and not pinned.HasField("expire_time")
+
+    async def listed() -> set[str]:
+        found = await memory.ListEpisodes(pb.ListEpisodesRequest(task_id=task_id, include_archived=True))
+        return {e.id for e in found.episodes}
+
+    assert await listed() == {timed.id, plain.id, pinned.id}
+    await _until(expire)
+    assert await listed() == {pinned.id}
+    events = await tasks.ListEvents(tpb.ListEventsRequest(task_ids=[task_id],
+                                                          types=[event_pb2.EVENT_TYPE_EPISODE_RECORDED]))
+    assert {e.payload["id"] for e in events.events if e.expired} == {timed.id, plain.id}
+    assert all("approach" not in e.payload for e in events.events if e.expired)
+
+
 async def test_the_configured_ttl_spares_pinned_entries_and_decisions(rpc) -> None:
     tasks, memory, _ = rpc
     task_id = await _task(tasks)
@@ -231,6 +258,7 @@ async def test_maintenance_deletes_expired_entries_and_leaves_gap_free_tombstone
             logged = await _action(tasks, task_id, 4)
             await tasks.CompleteAction(tpb.CompleteActionRequest(action_id=logged,
                                                                  status=task_pb2.ACTION_STATUS_SUCCEEDED))
+            tried = (await memory.RecordEpisode(_episode(task_id, "note tried", expire_time=expire))).episode
             said = [(await tasks.PostMessage(tpb.PostMessageRequest(
                 task_id=task_id, role=USER, content=f"note {n}", expire_time=expire))).message for n in range(3)]
             cursors = [e.cursor for e in (await tasks.ListEvents(tpb.ListEventsRequest(task_ids=[task_id]))).events]
@@ -250,7 +278,8 @@ async def test_maintenance_deletes_expired_entries_and_leaves_gap_free_tombstone
             assert [p for p in stored if "note" in str(p[0])] == [], "expired content stayed in the log"
             events = (await tasks.ListEvents(tpb.ListEventsRequest(task_ids=[task_id]))).events
             assert [e.cursor for e in events][:len(cursors)] == cursors, "a cursor went missing"
-            assert {e.payload["id"] for e in events if e.expired} == {e.id for e in [*doomed, *said]}
+            assert {e.payload["id"] for e in events if e.expired} == {e.id for e in [*doomed, *said, tried]}
+            assert server.sql("SELECT count(*) FROM episodes")[0][0] == 0
             assert server.sql("SELECT count(*) FROM messages WHERE content LIKE ?", ("note%",))[0][0] == 0
     finally:
         server.stop()

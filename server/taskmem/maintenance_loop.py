@@ -1,6 +1,6 @@
 """The maintenance loop: at start-up and every configured interval, stuck alerts, auto-pause,
 auto-archive, episode retention, the retention of finished webhook deliveries, and the deletion of expired
-memory entries, messages and action log lines, with the stripping of events to tombstones
+memory entries, messages, episodes and action log lines, with the stripping of events to tombstones
 (store/expired_items.py).
 
 What to do to a task is decided by core/maintenance_chores.chore_for; each action is one
@@ -78,8 +78,8 @@ class MaintenanceLoop:
         return +done
 
     async def _delete_expired(self) -> Counter[Chore]:
-        """Expired memory entries, messages and action log lines deleted and the events of entries and messages
-        stripped, a page of each per write, so the writer's other work waits at most one page; reads have left
+        """Expired memory entries, messages, episodes and action log lines deleted and the events of the first
+        three stripped, a page of each per write, so the writer's other work waits at most one page; reads have left
         them out since they expired."""
         done: Counter[Chore] = Counter()
         correlation_id = new_id("cor")
@@ -89,6 +89,7 @@ class MaintenanceLoop:
             cutoff = self._retention.log_cutoff(tx.namespace, tx.now)
             return Counter({Chore.DELETE_EXPIRED_MEMORY_ENTRY: expired_items.delete_expired_entries(tx, page),
                             Chore.DELETE_EXPIRED_MESSAGE: expired_items.delete_expired_messages(tx, page),
+                            Chore.DELETE_EXPIRED_EPISODE: expired_items.delete_expired_episodes(tx, page),
                             Chore.STRIP_EXPIRED_EVENT: expired_items.strip_expired_events(tx, page),
                             Chore.DELETE_EXPIRED_LOG_LINE: expired_items.delete_expired_log_lines(tx, cutoff, page)})
 

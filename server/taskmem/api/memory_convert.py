@@ -40,7 +40,7 @@ def episode_json(e: Episode) -> dict[str, Any]:
         "id": e.id, "task_id": e.task_id, "agent_id": e.agent_id, "action": e.action.value, "approach": e.approach,
         "outcome": e.outcome, "duration": _duration_json(e.duration_us), "tokens_in": str(e.tokens_in or ""),
         "tokens_out": str(e.tokens_out or ""), "create_time": _time_json(e.created_at),
-        "archive_time": _time_json(e.archived_at)})
+        "archive_time": _time_json(e.archived_at), "expire_time": _time_json(e.expires_at)})
 
 
 def artifact_json(a: Artifact) -> dict[str, Any]:
@@ -100,7 +100,8 @@ def episode(e: Episode) -> memory_pb2.Episode:
     return memory_pb2.Episode(
         id=e.id, task_id=e.task_id, agent_id=e.agent_id, action=e.action.value, approach=e.approach,
         outcome=e.outcome, duration=task_convert.duration(e.duration_us), tokens_in=e.tokens_in, tokens_out=e.tokens_out,
-        create_time=task_convert.timestamp(e.created_at), archive_time=task_convert.timestamp(e.archived_at))
+        create_time=task_convert.timestamp(e.created_at), archive_time=task_convert.timestamp(e.archived_at),
+        expire_time=task_convert.timestamp(e.expires_at))
 
 
 def artifact(a: Artifact) -> memory_pb2.Artifact:

@@ -148,8 +148,9 @@ class MemoryService(memory_service_pb2_grpc.MemoryServiceServicer):
         e = memory_requests.episode(request)
 
         def record(tx: Transaction) -> pb.RecordEpisodeResponse:
+            expires_at = self._archive.retention.episode_expiry(tx.namespace, e.expires_at, e.pinned, tx.now)
             stored = episode_store.record(tx, e.task_id, e.agent_id, e.action, e.approach, e.outcome, e.duration_us,
-                                          e.tokens_in, e.tokens_out)
+                                          e.tokens_in, e.tokens_out, expires_at)
             return pb.RecordEpisodeResponse(episode=mconvert.episode(stored))
 
         return await write_once(self._storage, request, pb.RecordEpisodeResponse, record)

@@ -28,6 +28,7 @@ class Chore(enum.Enum):
     PRUNE_WEBHOOK_DELIVERY = "prune_webhook_delivery"
     DELETE_EXPIRED_MEMORY_ENTRY = "delete_expired_memory_entry"
     DELETE_EXPIRED_MESSAGE = "delete_expired_message"
+    DELETE_EXPIRED_EPISODE = "delete_expired_episode"
     DELETE_EXPIRED_LOG_LINE = "delete_expired_log_line"
     STRIP_EXPIRED_EVENT = "strip_expired_event"
 

@@ -38,6 +38,7 @@ class Kind(enum.StrEnum):
     MEMORY_ENTRIES = "memory_entries"
     MESSAGES = "messages"
     ACTION_LOGS = "action_logs"
+    EPISODES = "episodes"
 
 
 # Messages a configured TTL applies to: conversation, not the record of the task's course.
@@ -78,6 +79,13 @@ class Retention:
         ttl = self.ttl_us(namespace, Kind.MESSAGES)
         return now + ttl if ttl else None
 
+
+    def episode_expiry(self, namespace: str, expires_at: int | None, pinned: bool, now: int) -> int | None:
+        """When an episode recorded now expires (None: never); expires_at: the recorder's own."""
+        if expires_at is not None or pinned:
+            return expires_at
+        ttl = self.ttl_us(namespace, Kind.EPISODES)
+        return now + ttl if ttl else None
 
     def log_cutoff(self, namespace: str, now: int) -> int | None:
         """Lines of a finished action written at or before this time are expired (None: the namespace keeps them)."""

@@ -1,5 +1,5 @@
-"""Retention's deletions (maintenance): expired memory entries, messages and action log lines, and the content
-of the events that carried entries and messages.
+"""Retention's deletions (maintenance): expired memory entries, messages, episodes and action log lines, and the
+content of the events that carried entries, messages and episodes.
 
 Reads already leave them out from the moment they expire (memory_filter_sql.unexpired_sql,
 messages.unexpired_sql, event_log.event_from_row); this frees the space, a bounded page per write. An
@@ -24,11 +24,12 @@ from taskmem.store.memory.memory_vector_index import CHANGES_TABLE
 
 
 def namespaces_with_expired(db: Reader, now: int) -> list[str]:
-    """The namespaces holding expired memory entries or messages, or expired events not yet stripped."""
+    """The namespaces holding expired memory entries, messages or episodes, or expired events not yet stripped."""
     rows = db.fetchall("SELECT DISTINCT namespace FROM memory_entries WHERE expires_at <= ?"
                        " UNION SELECT DISTINCT namespace FROM messages WHERE expires_at <= ?"
+                       " UNION SELECT DISTINCT namespace FROM episodes WHERE expires_at <= ?"
                        " UNION SELECT DISTINCT namespace FROM events WHERE expires_at > 0 AND expires_at <= ?",
-                       (now, now, now))
+                       (now, now, now, now))
     return [row[0] for row in rows]
 
 
@@ -100,4 +101,13 @@ def delete_expired_log_lines(tx: Transaction, cutoff: int | None, page: int) -> 
                        (tx.namespace, cutoff, ActionStatus.RUNNING.value, page))
     tx.executemany("DELETE FROM action_logs WHERE namespace = ? AND action_id = ? AND sequence = ?",
                    [(tx.namespace, row[0], row[1]) for row in rows])
+    return len(rows)
+
+
+def delete_expired_episodes(tx: Transaction, page: int) -> int:
+    """Delete up to `page` of tx.namespace's expired episodes, oldest expiry first; returns how many."""
+    rows = tx.fetchall("SELECT seq FROM episodes WHERE expires_at <= ? AND namespace = ? ORDER BY expires_at LIMIT ?",
+                       (tx.now, tx.namespace, page))
+    if rows:
+        tx.execute(f"DELETE FROM episodes WHERE seq IN ({', '.join('?' * len(rows))})", [row[0] for row in rows])
     return len(rows)

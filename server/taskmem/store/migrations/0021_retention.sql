@@ -15,3 +15,6 @@ CREATE INDEX messages_expiring ON messages (expires_at) WHERE expires_at IS NOT 
 -- Action log lines expire by their namespace's TTL for action_logs, counted from each line's time, once
 -- their action has finished (a running action's log is never cut); this finds the old lines.
 CREATE INDEX action_logs_by_time ON action_logs (namespace, created_at);
+-- Episodes expire as memory entries do (RecordEpisode's expire_time, or the namespace's TTL for episodes).
+ALTER TABLE episodes ADD COLUMN expires_at INTEGER;
+CREATE INDEX episodes_expiring ON episodes (expires_at) WHERE expires_at IS NOT NULL;

@@ -991,7 +991,10 @@ type Episode struct {
 	// When retention archived it (see the server's episode_retention setting);
 	// unset while it is live. Archived episodes are kept, and ListEpisodes shows
 	// them only with include_archived.
-	ArchiveTime   *timestamppb.Timestamp `protobuf:"bytes,11,opt,name=archive_time,json=archiveTime,proto3" json:"archive_time,omitempty"`
+	ArchiveTime *timestamppb.Timestamp `protobuf:"bytes,11,opt,name=archive_time,json=archiveTime,proto3" json:"archive_time,omitempty"`
+	// When it expires; unset: never. From that instant no read returns it, even
+	// with include_archived, and maintenance deletes it (docs/retention.md).
+	ExpireTime    *timestamppb.Timestamp `protobuf:"bytes,12,opt,name=expire_time,json=expireTime,proto3" json:"expire_time,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1099,6 +1102,13 @@ func (x *Episode) GetCreateTime() *timestamppb.Timestamp {
 func (x *Episode) GetArchiveTime() *timestamppb.Timestamp {
 	if x != nil {
 		return x.ArchiveTime
+	}
+	return nil
+}
+
+func (x *Episode) GetExpireTime() *timestamppb.Timestamp {
+	if x != nil {
+		return x.ExpireTime
 	}
 	return nil
 }
@@ -1386,7 +1396,7 @@ const file_taskmem_v1_memory_proto_rawDesc = "" +
 	"\vupdate_time\x18\t \x01(\v2\x1a.google.protobuf.TimestampR\n" +
 	"updateTime\x124\n" +
 	"\ahistory\x18\n" +
-	" \x03(\v2\x1a.taskmem.v1.KnowledgeValueR\ahistory\"\xa5\x03\n" +
+	" \x03(\v2\x1a.taskmem.v1.KnowledgeValueR\ahistory\"\xe2\x03\n" +
 	"\aEpisode\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12\x17\n" +
 	"\atask_id\x18\x02 \x01(\tR\x06taskId\x12\x19\n" +
@@ -1401,7 +1411,9 @@ const file_taskmem_v1_memory_proto_rawDesc = "" +
 	"\vcreate_time\x18\n" +
 	" \x01(\v2\x1a.google.protobuf.TimestampR\n" +
 	"createTime\x12=\n" +
-	"\farchive_time\x18\v \x01(\v2\x1a.google.protobuf.TimestampR\varchiveTime\"\xba\x02\n" +
+	"\farchive_time\x18\v \x01(\v2\x1a.google.protobuf.TimestampR\varchiveTime\x12;\n" +
+	"\vexpire_time\x18\f \x01(\v2\x1a.google.protobuf.TimestampR\n" +
+	"expireTime\"\xba\x02\n" +
 	"\bArtifact\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12\x17\n" +
 	"\atask_id\x18\x02 \x01(\tR\x06taskId\x12\x19\n" +
@@ -1517,16 +1529,17 @@ var file_taskmem_v1_memory_proto_depIdxs = []int32{
 	15, // 15: taskmem.v1.Episode.duration:type_name -> google.protobuf.Duration
 	14, // 16: taskmem.v1.Episode.create_time:type_name -> google.protobuf.Timestamp
 	14, // 17: taskmem.v1.Episode.archive_time:type_name -> google.protobuf.Timestamp
-	5,  // 18: taskmem.v1.Artifact.type:type_name -> taskmem.v1.ArtifactType
-	14, // 19: taskmem.v1.Artifact.create_time:type_name -> google.protobuf.Timestamp
-	16, // 20: taskmem.v1.Pattern.data:type_name -> google.protobuf.Struct
-	14, // 21: taskmem.v1.Pattern.create_time:type_name -> google.protobuf.Timestamp
-	14, // 22: taskmem.v1.Pattern.last_seen_time:type_name -> google.protobuf.Timestamp
-	23, // [23:23] is the sub-list for method output_type
-	23, // [23:23] is the sub-list for method input_type
-	23, // [23:23] is the sub-list for extension type_name
-	23, // [23:23] is the sub-list for extension extendee
-	0,  // [0:23] is the sub-list for field type_name
+	14, // 18: taskmem.v1.Episode.expire_time:type_name -> google.protobuf.Timestamp
+	5,  // 19: taskmem.v1.Artifact.type:type_name -> taskmem.v1.ArtifactType
+	14, // 20: taskmem.v1.Artifact.create_time:type_name -> google.protobuf.Timestamp
+	16, // 21: taskmem.v1.Pattern.data:type_name -> google.protobuf.Struct
+	14, // 22: taskmem.v1.Pattern.create_time:type_name -> google.protobuf.Timestamp
+	14, // 23: taskmem.v1.Pattern.last_seen_time:type_name -> google.protobuf.Timestamp
+	24, // [24:24] is the sub-list for method output_type
+	24, // [24:24] is the sub-list for method input_type
+	24, // [24:24] is the sub-list for extension type_name
+	24, // [24:24] is the sub-list for extension extendee
+	0,  // [0:24] is the sub-list for field type_name
 }
 
 func init() { file_taskmem_v1_memory_proto_init() }

@@ -1495,7 +1495,15 @@ type RecordEpisodeRequest struct {
 	// Model tokens written.
 	TokensOut int64 `protobuf:"varint,8,opt,name=tokens_out,json=tokensOut,proto3" json:"tokens_out,omitempty"`
 	// Optional idempotency key (AIP-155).
-	RequestId     string `protobuf:"bytes,9,opt,name=request_id,json=requestId,proto3" json:"request_id,omitempty"`
+	RequestId string `protobuf:"bytes,9,opt,name=request_id,json=requestId,proto3" json:"request_id,omitempty"`
+	// When it expires: from that instant no read returns it, and maintenance
+	// deletes it (docs/retention.md). Unset: the TTL configured for the
+	// namespace's episodes (retention.episodes), if any. Must be in the future
+	// (INVALID_ARGUMENT otherwise).
+	ExpireTime *timestamppb.Timestamp `protobuf:"bytes,10,opt,name=expire_time,json=expireTime,proto3" json:"expire_time,omitempty"`
+	// Exempt from the configured TTL: kept until deleted (or archived by
+	// episode_retention_seconds). INVALID_ARGUMENT with expire_time.
+	Pinned        bool `protobuf:"varint,11,opt,name=pinned,proto3" json:"pinned,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1591,6 +1599,20 @@ func (x *RecordEpisodeRequest) GetRequestId() string {
 		return x.RequestId
 	}
 	return ""
+}
+
+func (x *RecordEpisodeRequest) GetExpireTime() *timestamppb.Timestamp {
+	if x != nil {
+		return x.ExpireTime
+	}
+	return nil
+}
+
+func (x *RecordEpisodeRequest) GetPinned() bool {
+	if x != nil {
+		return x.Pinned
+	}
+	return false
 }
 
 // RecordEpisodeResponse holds the stored episode.
@@ -2535,7 +2557,7 @@ const file_taskmem_v1_memory_service_proto_rawDesc = "" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12\x1d\n" +
 	"\n" +
 	"request_id\x18\x02 \x01(\tR\trequestId\"\x19\n" +
-	"\x17DeleteKnowledgeResponse\"\xc5\x02\n" +
+	"\x17DeleteKnowledgeResponse\"\x9a\x03\n" +
 	"\x14RecordEpisodeRequest\x12\x17\n" +
 	"\atask_id\x18\x01 \x01(\tR\x06taskId\x12\x19\n" +
 	"\bagent_id\x18\x02 \x01(\tR\aagentId\x121\n" +
@@ -2547,7 +2569,11 @@ const file_taskmem_v1_memory_service_proto_rawDesc = "" +
 	"\n" +
 	"tokens_out\x18\b \x01(\x03R\ttokensOut\x12\x1d\n" +
 	"\n" +
-	"request_id\x18\t \x01(\tR\trequestId\"F\n" +
+	"request_id\x18\t \x01(\tR\trequestId\x12;\n" +
+	"\vexpire_time\x18\n" +
+	" \x01(\v2\x1a.google.protobuf.TimestampR\n" +
+	"expireTime\x12\x16\n" +
+	"\x06pinned\x18\v \x01(\bR\x06pinned\"F\n" +
 	"\x15RecordEpisodeResponse\x12-\n" +
 	"\aepisode\x18\x01 \x01(\v2\x13.taskmem.v1.EpisodeR\aepisode\"\xe3\x01\n" +
 	"\x13ListEpisodesRequest\x12\x17\n" +
@@ -2728,53 +2754,54 @@ var file_taskmem_v1_memory_service_proto_depIdxs = []int32{
 	44, // 21: taskmem.v1.QueryKnowledgeResponse.knowledge:type_name -> taskmem.v1.Knowledge
 	45, // 22: taskmem.v1.RecordEpisodeRequest.action:type_name -> taskmem.v1.EpisodeAction
 	46, // 23: taskmem.v1.RecordEpisodeRequest.duration:type_name -> google.protobuf.Duration
-	47, // 24: taskmem.v1.RecordEpisodeResponse.episode:type_name -> taskmem.v1.Episode
-	45, // 25: taskmem.v1.ListEpisodesRequest.action:type_name -> taskmem.v1.EpisodeAction
-	47, // 26: taskmem.v1.ListEpisodesResponse.episodes:type_name -> taskmem.v1.Episode
-	48, // 27: taskmem.v1.RegisterArtifactRequest.type:type_name -> taskmem.v1.ArtifactType
-	49, // 28: taskmem.v1.RegisterArtifactResponse.artifact:type_name -> taskmem.v1.Artifact
-	48, // 29: taskmem.v1.ListArtifactsRequest.type:type_name -> taskmem.v1.ArtifactType
-	49, // 30: taskmem.v1.ListArtifactsResponse.artifacts:type_name -> taskmem.v1.Artifact
-	42, // 31: taskmem.v1.RecordPatternRequest.data:type_name -> google.protobuf.Struct
-	50, // 32: taskmem.v1.RecordPatternResponse.pattern:type_name -> taskmem.v1.Pattern
-	50, // 33: taskmem.v1.ListPatternsResponse.patterns:type_name -> taskmem.v1.Pattern
-	2,  // 34: taskmem.v1.MemoryService.AddMemoryEntries:input_type -> taskmem.v1.AddMemoryEntriesRequest
-	4,  // 35: taskmem.v1.MemoryService.QueryMemoryEntries:input_type -> taskmem.v1.QueryMemoryEntriesRequest
-	6,  // 36: taskmem.v1.MemoryService.GetRelevantMemories:input_type -> taskmem.v1.GetRelevantMemoriesRequest
-	8,  // 37: taskmem.v1.MemoryService.SearchMemories:input_type -> taskmem.v1.SearchMemoriesRequest
-	11, // 38: taskmem.v1.MemoryService.ExtractMemories:input_type -> taskmem.v1.ExtractMemoriesRequest
-	14, // 39: taskmem.v1.MemoryService.UpsertKnowledge:input_type -> taskmem.v1.UpsertKnowledgeRequest
-	16, // 40: taskmem.v1.MemoryService.GetKnowledge:input_type -> taskmem.v1.GetKnowledgeRequest
-	18, // 41: taskmem.v1.MemoryService.QueryKnowledge:input_type -> taskmem.v1.QueryKnowledgeRequest
-	20, // 42: taskmem.v1.MemoryService.DeleteKnowledge:input_type -> taskmem.v1.DeleteKnowledgeRequest
-	22, // 43: taskmem.v1.MemoryService.RecordEpisode:input_type -> taskmem.v1.RecordEpisodeRequest
-	24, // 44: taskmem.v1.MemoryService.ListEpisodes:input_type -> taskmem.v1.ListEpisodesRequest
-	26, // 45: taskmem.v1.MemoryService.RegisterArtifact:input_type -> taskmem.v1.RegisterArtifactRequest
-	28, // 46: taskmem.v1.MemoryService.ListArtifacts:input_type -> taskmem.v1.ListArtifactsRequest
-	30, // 47: taskmem.v1.MemoryService.DeleteArtifact:input_type -> taskmem.v1.DeleteArtifactRequest
-	32, // 48: taskmem.v1.MemoryService.RecordPattern:input_type -> taskmem.v1.RecordPatternRequest
-	34, // 49: taskmem.v1.MemoryService.ListPatterns:input_type -> taskmem.v1.ListPatternsRequest
-	3,  // 50: taskmem.v1.MemoryService.AddMemoryEntries:output_type -> taskmem.v1.AddMemoryEntriesResponse
-	5,  // 51: taskmem.v1.MemoryService.QueryMemoryEntries:output_type -> taskmem.v1.QueryMemoryEntriesResponse
-	7,  // 52: taskmem.v1.MemoryService.GetRelevantMemories:output_type -> taskmem.v1.GetRelevantMemoriesResponse
-	9,  // 53: taskmem.v1.MemoryService.SearchMemories:output_type -> taskmem.v1.SearchMemoriesResponse
-	13, // 54: taskmem.v1.MemoryService.ExtractMemories:output_type -> taskmem.v1.ExtractMemoriesResponse
-	15, // 55: taskmem.v1.MemoryService.UpsertKnowledge:output_type -> taskmem.v1.UpsertKnowledgeResponse
-	17, // 56: taskmem.v1.MemoryService.GetKnowledge:output_type -> taskmem.v1.GetKnowledgeResponse
-	19, // 57: taskmem.v1.MemoryService.QueryKnowledge:output_type -> taskmem.v1.QueryKnowledgeResponse
-	21, // 58: taskmem.v1.MemoryService.DeleteKnowledge:output_type -> taskmem.v1.DeleteKnowledgeResponse
-	23, // 59: taskmem.v1.MemoryService.RecordEpisode:output_type -> taskmem.v1.RecordEpisodeResponse
-	25, // 60: taskmem.v1.MemoryService.ListEpisodes:output_type -> taskmem.v1.ListEpisodesResponse
-	27, // 61: taskmem.v1.MemoryService.RegisterArtifact:output_type -> taskmem.v1.RegisterArtifactResponse
-	29, // 62: taskmem.v1.MemoryService.ListArtifacts:output_type -> taskmem.v1.ListArtifactsResponse
-	31, // 63: taskmem.v1.MemoryService.DeleteArtifact:output_type -> taskmem.v1.DeleteArtifactResponse
-	33, // 64: taskmem.v1.MemoryService.RecordPattern:output_type -> taskmem.v1.RecordPatternResponse
-	35, // 65: taskmem.v1.MemoryService.ListPatterns:output_type -> taskmem.v1.ListPatternsResponse
-	50, // [50:66] is the sub-list for method output_type
-	34, // [34:50] is the sub-list for method input_type
-	34, // [34:34] is the sub-list for extension type_name
-	34, // [34:34] is the sub-list for extension extendee
-	0,  // [0:34] is the sub-list for field type_name
+	37, // 24: taskmem.v1.RecordEpisodeRequest.expire_time:type_name -> google.protobuf.Timestamp
+	47, // 25: taskmem.v1.RecordEpisodeResponse.episode:type_name -> taskmem.v1.Episode
+	45, // 26: taskmem.v1.ListEpisodesRequest.action:type_name -> taskmem.v1.EpisodeAction
+	47, // 27: taskmem.v1.ListEpisodesResponse.episodes:type_name -> taskmem.v1.Episode
+	48, // 28: taskmem.v1.RegisterArtifactRequest.type:type_name -> taskmem.v1.ArtifactType
+	49, // 29: taskmem.v1.RegisterArtifactResponse.artifact:type_name -> taskmem.v1.Artifact
+	48, // 30: taskmem.v1.ListArtifactsRequest.type:type_name -> taskmem.v1.ArtifactType
+	49, // 31: taskmem.v1.ListArtifactsResponse.artifacts:type_name -> taskmem.v1.Artifact
+	42, // 32: taskmem.v1.RecordPatternRequest.data:type_name -> google.protobuf.Struct
+	50, // 33: taskmem.v1.RecordPatternResponse.pattern:type_name -> taskmem.v1.Pattern
+	50, // 34: taskmem.v1.ListPatternsResponse.patterns:type_name -> taskmem.v1.Pattern
+	2,  // 35: taskmem.v1.MemoryService.AddMemoryEntries:input_type -> taskmem.v1.AddMemoryEntriesRequest
+	4,  // 36: taskmem.v1.MemoryService.QueryMemoryEntries:input_type -> taskmem.v1.QueryMemoryEntriesRequest
+	6,  // 37: taskmem.v1.MemoryService.GetRelevantMemories:input_type -> taskmem.v1.GetRelevantMemoriesRequest
+	8,  // 38: taskmem.v1.MemoryService.SearchMemories:input_type -> taskmem.v1.SearchMemoriesRequest
+	11, // 39: taskmem.v1.MemoryService.ExtractMemories:input_type -> taskmem.v1.ExtractMemoriesRequest
+	14, // 40: taskmem.v1.MemoryService.UpsertKnowledge:input_type -> taskmem.v1.UpsertKnowledgeRequest
+	16, // 41: taskmem.v1.MemoryService.GetKnowledge:input_type -> taskmem.v1.GetKnowledgeRequest
+	18, // 42: taskmem.v1.MemoryService.QueryKnowledge:input_type -> taskmem.v1.QueryKnowledgeRequest
+	20, // 43: taskmem.v1.MemoryService.DeleteKnowledge:input_type -> taskmem.v1.DeleteKnowledgeRequest
+	22, // 44: taskmem.v1.MemoryService.RecordEpisode:input_type -> taskmem.v1.RecordEpisodeRequest
+	24, // 45: taskmem.v1.MemoryService.ListEpisodes:input_type -> taskmem.v1.ListEpisodesRequest
+	26, // 46: taskmem.v1.MemoryService.RegisterArtifact:input_type -> taskmem.v1.RegisterArtifactRequest
+	28, // 47: taskmem.v1.MemoryService.ListArtifacts:input_type -> taskmem.v1.ListArtifactsRequest
+	30, // 48: taskmem.v1.MemoryService.DeleteArtifact:input_type -> taskmem.v1.DeleteArtifactRequest
+	32, // 49: taskmem.v1.MemoryService.RecordPattern:input_type -> taskmem.v1.RecordPatternRequest
+	34, // 50: taskmem.v1.MemoryService.ListPatterns:input_type -> taskmem.v1.ListPatternsRequest
+	3,  // 51: taskmem.v1.MemoryService.AddMemoryEntries:output_type -> taskmem.v1.AddMemoryEntriesResponse
+	5,  // 52: taskmem.v1.MemoryService.QueryMemoryEntries:output_type -> taskmem.v1.QueryMemoryEntriesResponse
+	7,  // 53: taskmem.v1.MemoryService.GetRelevantMemories:output_type -> taskmem.v1.GetRelevantMemoriesResponse
+	9,  // 54: taskmem.v1.MemoryService.SearchMemories:output_type -> taskmem.v1.SearchMemoriesResponse
+	13, // 55: taskmem.v1.MemoryService.ExtractMemories:output_type -> taskmem.v1.ExtractMemoriesResponse
+	15, // 56: taskmem.v1.MemoryService.UpsertKnowledge:output_type -> taskmem.v1.UpsertKnowledgeResponse
+	17, // 57: taskmem.v1.MemoryService.GetKnowledge:output_type -> taskmem.v1.GetKnowledgeResponse
+	19, // 58: taskmem.v1.MemoryService.QueryKnowledge:output_type -> taskmem.v1.QueryKnowledgeResponse
+	21, // 59: taskmem.v1.MemoryService.DeleteKnowledge:output_type -> taskmem.v1.DeleteKnowledgeResponse
+	23, // 60: taskmem.v1.MemoryService.RecordEpisode:output_type -> taskmem.v1.RecordEpisodeResponse
+	25, // 61: taskmem.v1.MemoryService.ListEpisodes:output_type -> taskmem.v1.ListEpisodesResponse
+	27, // 62: taskmem.v1.MemoryService.RegisterArtifact:output_type -> taskmem.v1.RegisterArtifactResponse
+	29, // 63: taskmem.v1.MemoryService.ListArtifacts:output_type -> taskmem.v1.ListArtifactsResponse
+	31, // 64: taskmem.v1.MemoryService.DeleteArtifact:output_type -> taskmem.v1.DeleteArtifactResponse
+	33, // 65: taskmem.v1.MemoryService.RecordPattern:output_type -> taskmem.v1.RecordPatternResponse
+	35, // 66: taskmem.v1.MemoryService.ListPatterns:output_type -> taskmem.v1.ListPatternsResponse
+	51, // [51:67] is the sub-list for method output_type
+	35, // [35:51] is the sub-list for method input_type
+	35, // [35:35] is the sub-list for extension type_name
+	35, // [35:35] is the sub-list for extension extendee
+	0,  // [0:35] is the sub-list for field type_name
 }
 
 func init() { file_taskmem_v1_memory_service_proto_init() }

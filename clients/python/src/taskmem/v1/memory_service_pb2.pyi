@@ -772,6 +772,8 @@ class RecordEpisodeRequest(_message.Message):
     TOKENS_IN_FIELD_NUMBER: _builtins.int
     TOKENS_OUT_FIELD_NUMBER: _builtins.int
     REQUEST_ID_FIELD_NUMBER: _builtins.int
+    EXPIRE_TIME_FIELD_NUMBER: _builtins.int
+    PINNED_FIELD_NUMBER: _builtins.int
     task_id: _builtins.str
     """The task (required)."""
     agent_id: _builtins.str
@@ -788,9 +790,21 @@ class RecordEpisodeRequest(_message.Message):
     """Model tokens written."""
     request_id: _builtins.str
     """Optional idempotency key (AIP-155)."""
+    pinned: _builtins.bool
+    """Exempt from the configured TTL: kept until deleted (or archived by
+    episode_retention_seconds). INVALID_ARGUMENT with expire_time.
+    """
     @_builtins.property
     def duration(self) -> _duration_pb2.Duration:
         """How long it took."""
+
+    @_builtins.property
+    def expire_time(self) -> _timestamp_pb2.Timestamp:
+        """When it expires: from that instant no read returns it, and maintenance
+        deletes it (docs/retention.md). Unset: the TTL configured for the
+        namespace's episodes (retention.episodes), if any. Must be in the future
+        (INVALID_ARGUMENT otherwise).
+        """
 
     def __init__(
         self,
@@ -804,10 +818,12 @@ class RecordEpisodeRequest(_message.Message):
         tokens_in: _builtins.int = ...,
         tokens_out: _builtins.int = ...,
         request_id: _builtins.str = ...,
+        expire_time: _timestamp_pb2.Timestamp | None = ...,
+        pinned: _builtins.bool = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _typing.Literal["duration", b"duration"]  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["duration", b"duration", "expire_time", b"expire_time"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["action", b"action", "agent_id", b"agent_id", "approach", b"approach", "duration", b"duration", "outcome", b"outcome", "request_id", b"request_id", "task_id", b"task_id", "tokens_in", b"tokens_in", "tokens_out", b"tokens_out"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["action", b"action", "agent_id", b"agent_id", "approach", b"approach", "duration", b"duration", "expire_time", b"expire_time", "outcome", b"outcome", "pinned", b"pinned", "request_id", b"request_id", "task_id", b"task_id", "tokens_in", b"tokens_in", "tokens_out", b"tokens_out"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 

@@ -6,3 +6,5 @@ CREATE INDEX IF NOT EXISTS events_expiring ON events (expires_at) WHERE expires_
 ALTER TABLE messages ADD COLUMN IF NOT EXISTS expires_at BIGINT;
 CREATE INDEX IF NOT EXISTS messages_expiring ON messages (expires_at) WHERE expires_at IS NOT NULL;
 CREATE INDEX IF NOT EXISTS action_logs_by_time ON action_logs (namespace, created_at);
+ALTER TABLE episodes ADD COLUMN IF NOT EXISTS expires_at BIGINT;
+CREATE INDEX IF NOT EXISTS episodes_expiring ON episodes (expires_at) WHERE expires_at IS NOT NULL;
