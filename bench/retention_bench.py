@@ -8,8 +8,8 @@ loop (each call at its scheduled time, --batch entries per call). Once a second 
 QueryMemoryEntries (the newest 500), SearchMemories (FULLTEXT, 50 hits) and ListEvents (every event
 since the last read) and counts every entry, or event still carrying an entry's content, whose expire_time
 was at or before the moment the read was sent: the server must never return one. Every --report seconds
-it prints the time, entries written, live rows in memory_entries, the database's size (SQLite: file + WAL;
-PostgreSQL: pg_database_size) and the violations so far.
+it prints the time, entries written, rows in memory_entries and events, the database's size (SQLite: file
++ WAL; PostgreSQL: pg_database_size), the latest search's hit count (of 50) and the violations so far.
 
     .venv/bin/python bench/retention_bench.py [--rate 200] [--minutes 10] [--ttl 60] [--sweep 5]
                                               [--batch 10] [--report 30] [--engine sqlite|postgres]
@@ -51,6 +51,7 @@ class Tally:
         self.write_errors = 0
         self.reads = 0
         self.violations = 0
+        self.last_hits = 0  # hits of the latest search (expired ones dropped can leave fewer than its limit)
         self.examples: list[str] = []
 
     def violation(self, what: str) -> None:
@@ -108,6 +109,7 @@ async def read(tasks: TaskServiceStub, memory: MemoryServiceStub, task_id: str, 
             if len(page) < 500:
                 break
         tally.reads += 3
+        tally.last_hits = len(found.hits)
         for entry in [*listed.entries, *(hit.entry for hit in found.hits)]:
             if entry.HasField("expire_time") and entry.expire_time.ToMicroseconds() <= sent:
                 tally.violation(f"entry {entry.id} expired {sent - entry.expire_time.ToMicroseconds()} µs before")
@@ -141,12 +143,12 @@ def size_and_rows(server: ServerProcess) -> tuple[int, int, int]:
 
 
 async def report(server: ServerProcess, every: float, stop: asyncio.Event, tally: Tally, start: float) -> None:
-    print(f"{'t (s)':>6} {'written':>8} {'live rows':>9} {'events':>8} {'db MB':>7} {'reads':>6} {'violations':>10}",
-          flush=True)
+    print(f"{'t (s)':>6} {'written':>8} {'live rows':>9} {'events':>8} {'db MB':>7} {'reads':>6} {'hits':>5}"
+          f" {'violations':>10}", flush=True)
     while True:
         size, entries, events = await asyncio.to_thread(size_and_rows, server)
         print(f"{time.monotonic() - start:6.0f} {tally.written:8d} {entries:9d} {events:8d} {size / 2**20:7.1f}"
-              f" {tally.reads:6d} {tally.violations:10d}", flush=True)
+              f" {tally.reads:6d} {tally.last_hits:5d} {tally.violations:10d}", flush=True)
         if stop.is_set():
             return
         try:

@@ -8,6 +8,7 @@ and strips its events to tombstones, keeping every cursor."""
 from __future__ import annotations
 
 import asyncio
+import re
 import time
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
@@ -214,6 +215,22 @@ async def test_an_episode_is_gone_even_from_archived_listings_the_moment_it_expi
     assert all("approach" not in e.payload for e in events.events if e.expired)
 
 
+async def test_a_search_finds_live_entries_below_expired_ones_that_outranked_them(rpc) -> None:
+    tasks, memory, _ = rpc
+    task_id = await _task(tasks)
+    expire = _in(6)
+    await _add(memory, *(pb.NewMemoryEntry(task_id=task_id, type=DISCOVERY, summary=f"vault {n}", expire_time=expire)
+                         for n in range(5)))
+    [live] = await _add(memory, pb.NewMemoryEntry(task_id=task_id, type=DECISION,
+                                                  summary="Rotate the vault keys before the audit next week"))
+    await _until(expire)
+    for mode in MODES:
+        found = await memory.SearchMemories(pb.SearchMemoriesRequest(
+            query="vault", mode=mode, filter=memory_pb2.MemoryFilter(task_id=task_id), limit=1,
+            wait_for_embeddings=True))
+        assert [hit.entry.id for hit in found.hits] == [live.id], memory_pb2.SearchMode.Name(mode)
+
+
 async def test_the_configured_ttl_spares_pinned_entries_and_decisions(rpc) -> None:
     tasks, memory, _ = rpc
     task_id = await _task(tasks)
@@ -254,7 +271,8 @@ async def test_maintenance_deletes_expired_entries_and_leaves_gap_free_tombstone
             expire = _in(1)
             doomed = await _add(memory, *(pb.NewMemoryEntry(task_id=task_id, type=DISCOVERY, summary=f"note {n}",
                                                             tags=["t"], expire_time=expire) for n in range(5)))
-            kept = await _add(memory, pb.NewMemoryEntry(task_id=task_id, type=DECISION, summary="kept"))
+            kept = await _add(memory, pb.NewMemoryEntry(task_id=task_id, type=DECISION,
+                                                         summary="kept for the audit, unlike every other note"))
             logged = await _action(tasks, task_id, 4)
             await tasks.CompleteAction(tpb.CompleteActionRequest(action_id=logged,
                                                                  status=task_pb2.ACTION_STATUS_SUCCEEDED))
@@ -275,11 +293,16 @@ async def test_maintenance_deletes_expired_entries_and_leaves_gap_free_tombstone
             assert server.sql("SELECT count(*) FROM memory_entry_tags")[0][0] == 0
             assert server.sql("SELECT count(*) FROM action_logs")[0][0] == 0
             stored = server.sql("SELECT payload FROM events ORDER BY cursor")
-            assert [p for p in stored if "note" in str(p[0])] == [], "expired content stayed in the log"
+            assert [p for p in stored if re.search(r"note (\d|tried)", str(p[0]))] == [], \
+                "expired content stayed in the log"
             events = (await tasks.ListEvents(tpb.ListEventsRequest(task_ids=[task_id]))).events
             assert [e.cursor for e in events][:len(cursors)] == cursors, "a cursor went missing"
             assert {e.payload["id"] for e in events if e.expired} == {e.id for e in [*doomed, *said, tried]}
             assert server.sql("SELECT count(*) FROM episodes")[0][0] == 0
+            found = await memory.SearchMemories(pb.SearchMemoriesRequest(
+                query="note", mode=memory_pb2.SEARCH_MODE_FULLTEXT, filter=memory_pb2.MemoryFilter(task_id=task_id),
+                limit=1))
+            assert [hit.entry.id for hit in found.hits] == [kept[0].id], "deleted entries still outrank live ones"
             assert server.sql("SELECT count(*) FROM messages WHERE content LIKE ?", ("note%",))[0][0] == 0
     finally:
         server.stop()

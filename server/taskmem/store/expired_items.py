@@ -65,9 +65,9 @@ def delete_expired_entries(tx: Transaction, page: int) -> int:
     if tx.dialect == "sqlite":  # FTS5 external content: an index row is removed with the text it indexed
         tx.executemany("INSERT INTO memory_fts (memory_fts, rowid, summary, detail) VALUES ('delete', ?, ?, ?)",
                        [(row[0], row[1], row[2]) for row in rows])
-        # The in-memory vector index drops a seq logged as changed whose vector is gone.
-        tx.execute(f"INSERT INTO {CHANGES_TABLE} (seq, present) SELECT seq, 0 FROM memory_embeddings"
-                   f" WHERE seq IN ({marks})", seqs)
+        # The in-memory indexes drop a seq logged as changed and gone (present 0): the vector index a seq
+        # whose vector it no longer finds, the text index every seq so logged.
+        tx.executemany(f"INSERT INTO {CHANGES_TABLE} (seq, present) VALUES (?, 0)", [(seq,) for seq in seqs])
     for table, column in (("memory_entry_tags", "entry_seq"), ("memory_entry_relevance", "entry_seq"),
                           ("memory_embeddings", "seq"), ("memory_embedding_queue", "seq"), ("memory_entries", "seq")):
         tx.execute(f"DELETE FROM {table} WHERE {column} IN ({marks})", seqs)
