@@ -11,7 +11,7 @@ is what its tail needs, so lines have no stamp; a line is expired once its actio
 line is older than the TTL (`log_cutoff`), read against the configuration as it stands.
 
 Exempt from a configured TTL (an explicit expire time still applies):
-- pinned items (the writer says so: NewMemoryEntry.pinned);
+- pinned items (the writer says so: `pinned` on a new memory entry, PostMessage and RecordEpisode);
 - what a live task needs: memory entries of the types every task's views and GetRelevantMemories
   always read (decision, error, user_instruction: core.memory.ALWAYS_RELEVANT), the records behind its
   structured state; and the messages that record the task's course rather than a conversation (kinds

@@ -4,8 +4,8 @@ content of the events that carried entries, messages and episodes.
 Reads already leave them out from the moment they expire (memory_filter_sql.unexpired_sql,
 messages.unexpired_sql, event_log.event_from_row); this frees the space, a bounded page per write. An
 entry goes with every row that points at it (tags, relevance, full text, embedding, embedding queue); the
-event of an entry or a message stays, stripped to a tombstone (cursor, type, task, time and the item's id),
-so streams keep every cursor.
+events of an entry, a message or an episode stay, stripped to tombstones (cursor, type, task, time and the
+item's id), so streams keep every cursor. A log line's event never held its text.
 
 The newest entry (highest seq) is never deleted, only hidden, until a newer one exists: SQLite reuses the
 highest rowid of an emptied end of the table, and the in-memory indexes count every seq past the last
