@@ -13,10 +13,12 @@ it prints the time, entries written, rows in memory_entries and events, the data
 
     .venv/bin/python bench/retention_bench.py [--rate 200] [--minutes 10] [--ttl 60] [--sweep 5]
                                               [--batch 10] [--report 30] [--engine sqlite|postgres]
+                                              [--events-ttl 0]
 
 A bounded database shows as live rows levelling off near rate × (ttl + sweep) and the size levelling
-off once SQLite reuses freed pages (the file does not shrink; it stops growing). Events stay, stripped to
-tombstones, so their rows grow with the writes (about 150 bytes each).
+off once SQLite reuses freed pages (the file does not shrink; it stops growing). Without --events-ttl the
+events stay, an expired entry's stripped to a tombstone, so their rows grow with the writes; with it the
+event log's own TTL deletes them too.
 """
 
 from __future__ import annotations
@@ -161,12 +163,14 @@ async def main(args: argparse.Namespace) -> int:
     server_process.ENGINE = args.engine
     folder = Path(tempfile.mkdtemp(prefix="taskmem-retention-"))
     server = ServerProcess(folder / "taskmem.db", env={
-        "TASKMEM_RETENTION": f"{{'*': {{memory_entries: {args.ttl}}}}}",
+        "TASKMEM_RETENTION": f"{{'*': {{memory_entries: {args.ttl}"
+                             + (f", events: {args.events_ttl}" if args.events_ttl else "") + "}}",
         "TASKMEM_MAINTENANCE_INTERVAL_SECONDS": str(args.sweep), "TASKMEM_EMBEDDING_BACKEND": "none"})
     server.start()
     tally, stop = Tally(), asyncio.Event()
-    print(f"retention bench: {args.rate}/s for {args.minutes} min, ttl {args.ttl} s, sweep every {args.sweep} s,"
-          f" {args.batch} entries per call, {args.engine}", flush=True)
+    print(f"retention bench: {args.rate}/s for {args.minutes} min, ttl {args.ttl} s, events ttl"
+          f" {args.events_ttl or 'none'}, sweep every {args.sweep} s, {args.batch} entries per call, {args.engine}",
+          flush=True)
     try:
         async with grpc.aio.insecure_channel(server.address) as channel:
             tasks, memory = TaskServiceStub(channel), MemoryServiceStub(channel)
@@ -191,6 +195,8 @@ if __name__ == "__main__":
     parser.add_argument("--rate", type=float, default=200.0, help="entries written per second")
     parser.add_argument("--minutes", type=float, default=10.0)
     parser.add_argument("--ttl", type=float, default=60.0, help="memory entries' TTL, seconds")
+    parser.add_argument("--events-ttl", type=float, default=0.0,
+                        help="the event log's own TTL, seconds (0: events stay, expired ones as tombstones)")
     parser.add_argument("--sweep", type=float, default=5.0, help="maintenance interval, seconds")
     parser.add_argument("--batch", type=int, default=10, help="entries per AddMemoryEntries call")
     parser.add_argument("--report", type=float, default=30.0, help="seconds between size reports")

@@ -307,3 +307,46 @@ async def test_maintenance_deletes_expired_entries_and_leaves_gap_free_tombstone
     finally:
         server.stop()
 
+
+
+async def test_the_event_logs_ttl_deletes_old_events_and_a_read_from_before_gets_one_tombstone(tmp_path: Path) -> None:
+    server = _server(tmp_path, TASKMEM_MAINTENANCE_INTERVAL_SECONDS="0.5", TASKMEM_EMBEDDING_BACKEND="none",
+                     TASKMEM_RETENTION="{default: {events: 2}}")
+    server.start()
+    try:
+        async with grpc.aio.insecure_channel(server.address) as channel:
+            tasks = TaskServiceStub(channel)
+            task_id = await _task(tasks)
+            for n in range(3):
+                await tasks.PostMessage(tpb.PostMessageRequest(task_id=task_id, role=USER, content=f"old {n}"))
+            old = [e.cursor for e in (await tasks.ListEvents(tpb.ListEventsRequest())).events]
+            await asyncio.sleep(2.5)
+            late = (await tasks.PostMessage(tpb.PostMessageRequest(task_id=task_id, role=USER, content="late")))
+            deadline = time.monotonic() + 20
+            while server.sql("SELECT count(*) FROM events WHERE cursor <= ?", (old[-1],))[0][0] and \
+                    time.monotonic() < deadline:
+                await asyncio.sleep(0.2)
+
+            events = (await tasks.ListEvents(tpb.ListEventsRequest(task_ids=[task_id]))).events
+            gap, *rest = events
+            assert gap.type == event_pb2.EVENT_TYPE_EVENTS_EXPIRED and gap.expired and gap.cursor >= old[-1]
+            assert dict(gap.payload) == {"first_cursor": 1, "last_cursor": gap.cursor}
+            assert [e.payload["content"] for e in rest if e.type == POSTED] == ["late"]
+            assert all(e.cursor > gap.cursor for e in rest)
+            stream = tasks.SubscribeEvents(tpb.SubscribeEventsRequest(after_cursor=old[0]))
+            first = (await stream.read()).event
+            stream.cancel()
+            assert first.type == event_pb2.EVENT_TYPE_EVENTS_EXPIRED and first.payload["first_cursor"] == old[0] + 1
+            only_posts = (await tasks.ListEvents(tpb.ListEventsRequest(types=[POSTED]))).events
+            assert [e.payload["content"] for e in only_posts] == ["late"], "a type filter without the tombstone type"
+
+            # A task whose webhook has events still to send holds the cursor: nothing of its namespace past
+            # its delivered cursor is deleted (its host is not allowed, so nothing is ever sent).
+            hooked = (await tasks.CreateTask(tpb.CreateTaskRequest(
+                name="hooked", callback_url="https://hooks.example.com/taskmem"))).task.id
+            await tasks.PostMessage(tpb.PostMessageRequest(task_id=hooked, role=USER, content="held"))
+            await asyncio.sleep(3.5)
+            held = (await tasks.ListEvents(tpb.ListEventsRequest(task_ids=[hooked]))).events
+            assert [e.payload["content"] for e in held if e.type == POSTED] == ["held"]
+    finally:
+        server.stop()

@@ -78,8 +78,8 @@ class MaintenanceLoop:
         return +done
 
     async def _delete_expired(self) -> Counter[Chore]:
-        """Expired memory entries, messages, episodes and action log lines deleted and the events of the first
-        three stripped, a page of each per write, so the writer's other work waits at most one page; reads have left
+        """Expired memory entries, messages, episodes, action log lines and events deleted and the events of the
+        first three stripped, a page of each per write, so the writer's other work waits at most one page; reads have left
         them out since they expired."""
         done: Counter[Chore] = Counter()
         correlation_id = new_id("cor")
@@ -87,17 +87,21 @@ class MaintenanceLoop:
 
         def sweep(tx: Transaction) -> Counter[Chore]:
             cutoff = self._retention.log_cutoff(tx.namespace, tx.now)
+            events_before = self._retention.event_cutoff(tx.namespace, tx.now)
             return Counter({Chore.DELETE_EXPIRED_MEMORY_ENTRY: expired_items.delete_expired_entries(tx, page),
                             Chore.DELETE_EXPIRED_MESSAGE: expired_items.delete_expired_messages(tx, page),
                             Chore.DELETE_EXPIRED_EPISODE: expired_items.delete_expired_episodes(tx, page),
                             Chore.STRIP_EXPIRED_EVENT: expired_items.strip_expired_events(tx, page),
-                            Chore.DELETE_EXPIRED_LOG_LINE: expired_items.delete_expired_log_lines(tx, cutoff, page)})
+                            Chore.DELETE_EXPIRED_LOG_LINE: expired_items.delete_expired_log_lines(tx, cutoff, page),
+                            Chore.DELETE_EXPIRED_EVENT: expired_items.delete_old_events(tx, events_before, page)})
 
         now = now_us()
         namespaces = set(await self._storage.read(expired_items.namespaces_with_expired, now))
         shortest = self._retention.shortest_ttl_us(RetentionKind.ACTION_LOGS)
         if shortest:
             namespaces.update(await self._storage.read(expired_items.namespaces_with_old_log_lines, now - shortest))
+        if self._retention.shortest_ttl_us(RetentionKind.EVENTS):
+            namespaces.update(await self._storage.read(expired_items.namespaces_with_events))
         for namespace in sorted(namespaces):
             while True:
                 swept = await self._storage.write(sweep, namespace, correlation_id)

@@ -45,6 +45,8 @@ class EventType(enum.StrEnum):
     # Maintenance: episode retention (60–61)
     EPISODE_ARCHIVED = "EVENT_TYPE_EPISODE_ARCHIVED"
     EPISODE_DELETED = "EVENT_TYPE_EPISODE_DELETED"
+    # Retention (62): a read from before a namespace's retention cursor (never stored)
+    EVENTS_EXPIRED = "EVENT_TYPE_EVENTS_EXPIRED"
     # Claims of plan items (70–79)
     PLAN_ITEM_CLAIMED = "EVENT_TYPE_PLAN_ITEM_CLAIMED"
     PLAN_ITEM_CLAIM_RELEASED = "EVENT_TYPE_PLAN_ITEM_CLAIM_RELEASED"

@@ -30,6 +30,7 @@ class Chore(enum.Enum):
     DELETE_EXPIRED_MESSAGE = "delete_expired_message"
     DELETE_EXPIRED_EPISODE = "delete_expired_episode"
     DELETE_EXPIRED_LOG_LINE = "delete_expired_log_line"
+    DELETE_EXPIRED_EVENT = "delete_expired_event"
     STRIP_EXPIRED_EVENT = "strip_expired_event"
 
 

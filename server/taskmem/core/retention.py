@@ -10,6 +10,10 @@ Action log lines are the exception: a line is written while its action runs, and
 is what its tail needs, so lines have no stamp; a line is expired once its action has finished and the
 line is older than the TTL (`log_cutoff`), read against the configuration as it stands.
 
+The event log's own TTL deletes whole ranges of a namespace's events, oldest first, up to a retention
+cursor that never passes an event a webhook has still to send; a read from before it gets one
+EVENTS_EXPIRED tombstone for the range (store/event_log.py).
+
 Exempt from a configured TTL (an explicit expire time still applies):
 - pinned items (the writer says so: `pinned` on a new memory entry, PostMessage and RecordEpisode);
 - what a live task needs: memory entries of the types every task's views and GetRelevantMemories
@@ -39,6 +43,7 @@ class Kind(enum.StrEnum):
     MESSAGES = "messages"
     ACTION_LOGS = "action_logs"
     EPISODES = "episodes"
+    EVENTS = "events"
 
 
 # Messages a configured TTL applies to: conversation, not the record of the task's course.
@@ -86,6 +91,11 @@ class Retention:
             return expires_at
         ttl = self.ttl_us(namespace, Kind.EPISODES)
         return now + ttl if ttl else None
+
+    def event_cutoff(self, namespace: str, now: int) -> int | None:
+        """Events of the namespace committed at or before this time may be deleted (None: kept)."""
+        ttl = self.ttl_us(namespace, Kind.EVENTS)
+        return now - ttl if ttl else None
 
     def log_cutoff(self, namespace: str, now: int) -> int | None:
         """Lines of a finished action written at or before this time are expired (None: the namespace keeps them)."""

@@ -77,7 +77,23 @@ def last_cursor(db: Reader, namespace: str) -> int:
     return int(row["c"]) if row else 0
 
 
+def retention_cursor(db: Reader, namespace: str) -> tuple[int, int]:
+    """(cursor, when recorded): every event of the namespace up to the cursor is deleted or being deleted by
+    the event log's TTL (store/expired_items.py); (0, 0) while it has none."""
+    row = db.fetchone("SELECT cursor, recorded_at FROM event_retention WHERE namespace = ?", (namespace,))
+    return (int(row[0]), int(row[1])) if row else (0, 0)
+
+
 def list_events(db: Reader, event_filter: EventFilter, after: int, limit: int) -> list[Event]:
+    """Events after the cursor, oldest first; from before the namespace's retention cursor, first one
+    EVENTS_EXPIRED tombstone for the deleted range (unless the filter's types leave it out)."""
+    gone, recorded_at = retention_cursor(db, event_filter.namespace)
+    if after < gone and limit > 0:
+        if not event_filter.types or EventType.EVENTS_EXPIRED in event_filter.types:
+            gap = Event(event_filter.namespace, EventType.EVENTS_EXPIRED, "", "",
+                        {"first_cursor": after + 1, "last_cursor": gone}, recorded_at, gone, expired=True)
+            return [gap, *list_events(db, event_filter, gone, limit - 1)]
+        after = gone
     sql = "SELECT * FROM events WHERE namespace = ? AND cursor > ?"
     params: list[object] = [event_filter.namespace, after]
     if event_filter.task_ids:

@@ -1,5 +1,5 @@
-"""Retention's deletions (maintenance): expired memory entries, messages, episodes and action log lines, and the
-content of the events that carried entries, messages and episodes.
+"""Retention's deletions (maintenance): expired memory entries, messages, episodes and action log lines, the
+content of the events that carried entries, messages and episodes, and events past the event log's own TTL.
 
 Reads already leave them out from the moment they expire (memory_filter_sql.unexpired_sql,
 messages.unexpired_sql, event_log.event_from_row); this frees the space, a bounded page per write. An
@@ -19,8 +19,11 @@ import json
 from taskmem.core.actions import ActionStatus
 from taskmem.core.events import tombstone
 from taskmem.store.access import Reader, Transaction
-from taskmem.store.event_log import payload_text
+from taskmem.store.event_log import payload_text, retention_cursor
 from taskmem.store.memory.memory_vector_index import CHANGES_TABLE
+
+# Events the retention cursor may pass in one sweep write (the events read to find how far it may go).
+RETENTION_SCAN = 10_000
 
 
 def namespaces_with_expired(db: Reader, now: int) -> list[str]:
@@ -111,3 +114,48 @@ def delete_expired_episodes(tx: Transaction, page: int) -> int:
     if rows:
         tx.execute(f"DELETE FROM episodes WHERE seq IN ({', '.join('?' * len(rows))})", [row[0] for row in rows])
     return len(rows)
+
+
+def namespaces_with_events(db: Reader) -> list[str]:
+    """Every namespace with events (the event log's TTL checks each)."""
+    return [row[0] for row in db.fetchall("SELECT DISTINCT namespace FROM events")]
+
+
+def delete_old_events(tx: Transaction, cutoff: int | None, page: int) -> int:
+    """The event log's TTL for tx.namespace (cutoff None: none): move its retention cursor up to its last event
+    committed at or before cutoff, then delete up to `page` of its events at or below the cursor. Returns how
+    many were deleted."""
+    if cutoff is None:
+        return 0
+    gone = _advance_retention_cursor(tx, cutoff)
+    rows = tx.fetchall("SELECT cursor FROM events WHERE namespace = ? AND cursor <= ? ORDER BY cursor LIMIT ?",
+                       (tx.namespace, gone, page))
+    if rows:
+        tx.execute(f"DELETE FROM events WHERE cursor IN ({', '.join('?' * len(rows))})", [row[0] for row in rows])
+    return len(rows)
+
+
+def _advance_retention_cursor(tx: Transaction, cutoff: int) -> int:
+    """The namespace's retention cursor, first moved up (looking at most RETENTION_SCAN events past it) to its
+    last event committed at or before cutoff, but never past an event a webhook has still to send (a task's
+    delivered_cursor) nor to the log's newest event (SQLite numbers the next event from it)."""
+    gone, _ = retention_cursor(tx, tx.namespace)
+    row = tx.fetchone("SELECT max(cursor) FROM (SELECT cursor, created_at FROM events WHERE namespace = ? AND cursor > ?"
+                      " ORDER BY cursor LIMIT ?) AS head WHERE created_at <= ?",
+                      (tx.namespace, gone, RETENTION_SCAN, cutoff))
+    if row is None or row[0] is None:
+        return gone
+    target = int(row[0])
+    hooked = tx.fetchone("SELECT min(coalesce(c.delivered_cursor, 0)) FROM tasks t LEFT JOIN webhook_cursors c"
+                         " ON c.namespace = t.namespace AND c.task_id = t.id"
+                         " WHERE t.namespace = ? AND t.callback_url != ''", (tx.namespace,))
+    if hooked is not None and hooked[0] is not None:
+        target = min(target, int(hooked[0]))
+    newest = tx.fetchone("SELECT max(cursor) FROM events")
+    target = min(target, int(newest[0]) - 1) if newest is not None and newest[0] is not None else target
+    if target <= gone:
+        return gone
+    tx.execute("INSERT INTO event_retention (namespace, cursor, recorded_at) VALUES (?, ?, ?) ON CONFLICT (namespace)"
+               " DO UPDATE SET cursor = excluded.cursor, recorded_at = excluded.recorded_at",
+               (tx.namespace, target, tx.now))
+    return target

@@ -18,3 +18,11 @@ CREATE INDEX action_logs_by_time ON action_logs (namespace, created_at);
 -- Episodes expire as memory entries do (RecordEpisode's expire_time, or the namespace's TTL for episodes).
 ALTER TABLE episodes ADD COLUMN expires_at INTEGER;
 CREATE INDEX episodes_expiring ON episodes (expires_at) WHERE expires_at IS NOT NULL;
+-- The event log's own TTL (retention.events): per namespace, every event at or below `cursor` is deleted
+-- (or about to be, in pages); a read after an older cursor gets one EVENTS_EXPIRED tombstone for the range
+-- instead, so a stream learns exactly which cursors are gone.
+CREATE TABLE event_retention (
+    namespace TEXT PRIMARY KEY,
+    cursor INTEGER NOT NULL,
+    recorded_at INTEGER NOT NULL
+) WITHOUT ROWID;

@@ -128,6 +128,15 @@ class _EventTypeEnumTypeWrapper(_enum_type_wrapper._EnumTypeWrapper[_EventType.V
     """Retention deleted an episode older than episode_retention_seconds, because
     episode_retention_delete is set. payload: the Episode as it was.
     """
+    EVENT_TYPE_EVENTS_EXPIRED: _EventType.ValueType  # 62
+    """Never stored: what ListEvents and SubscribeEvents return first when asked
+    for events after a cursor that the event log's TTL (retention.events) has
+    since deleted. Its cursor is the namespace's retention cursor: every event
+    up to it is gone, so resume after it. task_id is empty, expired is true.
+    payload: {"first_cursor", "last_cursor"}: the range no longer stored.
+    Returned whatever the task filter, and with a type filter only when it
+    names this type.
+    """
     EVENT_TYPE_PLAN_ITEM_CLAIMED: _EventType.ValueType  # 70
     """Claims of plan items (TaskService.ClaimPlanItem), values 70–79.
     An agent claimed a ready item, which is now IN_PROGRESS. payload: the
@@ -250,6 +259,15 @@ readable (ListEpisodes with include_archived). payload: the Episode.
 EVENT_TYPE_EPISODE_DELETED: EventType.ValueType  # 61
 """Retention deleted an episode older than episode_retention_seconds, because
 episode_retention_delete is set. payload: the Episode as it was.
+"""
+EVENT_TYPE_EVENTS_EXPIRED: EventType.ValueType  # 62
+"""Never stored: what ListEvents and SubscribeEvents return first when asked
+for events after a cursor that the event log's TTL (retention.events) has
+since deleted. Its cursor is the namespace's retention cursor: every event
+up to it is gone, so resume after it. task_id is empty, expired is true.
+payload: {"first_cursor", "last_cursor"}: the range no longer stored.
+Returned whatever the task filter, and with a type filter only when it
+names this type.
 """
 EVENT_TYPE_PLAN_ITEM_CLAIMED: EventType.ValueType  # 70
 """Claims of plan items (TaskService.ClaimPlanItem), values 70–79.
