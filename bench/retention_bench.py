@@ -29,6 +29,7 @@ import os
 import sys
 import tempfile
 import time
+from collections import Counter
 from pathlib import Path
 
 import grpc
@@ -50,7 +51,7 @@ WORDS = "deploy build cache vault token schema index shard queue worker retry ba
 class Tally:
     def __init__(self) -> None:
         self.written = 0
-        self.write_errors = 0
+        self.write_errors: Counter[str] = Counter()  # failed write calls by status code
         self.reads = 0
         self.violations = 0
         self.last_hits = 0  # hits of the latest search (expired ones dropped can leave fewer than its limit)
@@ -79,8 +80,8 @@ async def write(memory: MemoryServiceStub, task_id: str, rate: float, batch: int
         try:
             await memory.AddMemoryEntries(mpb.AddMemoryEntriesRequest(entries=entries), timeout=30)
             tally.written += batch
-        except grpc.aio.AioRpcError:
-            tally.write_errors += 1
+        except grpc.aio.AioRpcError as error:
+            tally.write_errors[error.code().name] += 1
 
     for n in range(calls):
         await asyncio.sleep(max(0.0, start + n * interval - time.monotonic()))
@@ -183,7 +184,8 @@ async def main(args: argparse.Namespace) -> int:
             await asyncio.gather(reader, reporter)
     finally:
         server.stop()
-    print(f"written {tally.written} entries ({tally.write_errors} failed calls); {tally.reads} reads;"
+    failed = ", ".join(f"{n} {code}" for code, n in tally.write_errors.most_common()) or "none"
+    print(f"written {tally.written} entries (failed calls: {failed}); {tally.reads} reads;"
           f" {tally.violations} returned an expired entry", flush=True)
     for example in tally.examples:
         print("  " + example)
