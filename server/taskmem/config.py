@@ -18,6 +18,7 @@ from typing import Any
 import yaml
 
 from taskmem.core.reconcile import SEED_THRESHOLDS, ReconcileThresholds
+from taskmem.core.retention import Kind as RetentionKind
 from taskmem.core.destinations import parse_allowed_hosts
 
 DEFAULT_NAMESPACE = "default"
@@ -167,6 +168,13 @@ class Config:
     # last attempt (0 keeps them forever); the events themselves stay in the log.
     webhook_delivered_retention_seconds: float = 3 * 24 * 3600.0
     webhook_dead_letter_retention_seconds: float = 30 * 24 * 3600.0
+    # Time to live per namespace and kind of memory (docs/retention.md): in YAML a mapping
+    # {namespace: {kind: seconds}}, "*" standing for every namespace not named; kinds: those of
+    # core.retention.Kind (memory_entries). An item expires that long after it is written (unless pinned,
+    # or given its own expire time); no read returns it from then on, and maintenance deletes it.
+    retention: tuple[tuple[str, str, float], ...] = ()
+    # Expired items maintenance deletes per write (a page; the writer's other work waits at most that long).
+    retention_delete_page: int = 500
     # Serve Prometheus metrics at http://HOST:PORT/metrics ("" : off). /metrics checks no key and has no TLS,
     # so off loopback it needs --insecure, whatever api_keys says.
     metrics_listen: str = ""
@@ -226,6 +234,8 @@ class Config:
                      "webhook_dead_letter_retention_seconds"):
             if getattr(self, name) < 0:
                 raise ConfigError(f"{name}: must not be negative (0 turns it off)")
+        if self.retention_delete_page <= 0:
+            raise ConfigError("retention_delete_page: must be more than 0")
         if self.reconcile_adjudication not in RECONCILE_ADJUDICATION_MODES:
             raise ConfigError(f"reconcile_adjudication: {self.reconcile_adjudication!r} is not one of "
                               f"{', '.join(RECONCILE_ADJUDICATION_MODES)}")
@@ -342,6 +352,27 @@ def parse_model_budgets(entries: tuple[str, ...]) -> dict[str, int]:
     return budgets
 
 
+def _retention(value: Any) -> tuple[tuple[str, str, float], ...]:
+    if isinstance(value, str):
+        value = yaml.safe_load(value) or {}
+    if not isinstance(value, Mapping):
+        raise ConfigError("retention: expected a mapping of namespace (or \"*\") to {kind: seconds}")
+    kinds = [kind.value for kind in RetentionKind]
+    ttls = []
+    for namespace, per_kind in value.items():
+        if not isinstance(per_kind, Mapping) or set(per_kind) - set(kinds):
+            raise ConfigError(f"retention.{namespace}: expected a mapping with keys among {kinds}")
+        for kind, seconds in per_kind.items():
+            try:
+                ttl = float(seconds)
+            except (TypeError, ValueError):
+                raise ConfigError(f"retention.{namespace}.{kind}: cannot read {seconds!r} as seconds") from None
+            if not ttl >= 0:  # 0: kept (overrides "*" for a namespace)
+                raise ConfigError(f"retention.{namespace}.{kind}: must not be negative")
+            ttls.append((str(namespace), str(kind), ttl))
+    return tuple(ttls)
+
+
 def parse_api_key(text: str) -> ApiKey:
     """Parse "KEY" or "KEY:ns1,ns2" (no namespaces means the default one)."""
     key, _, namespaces = text.partition(":")
@@ -358,6 +389,8 @@ def _coerce(name: str, value: Any) -> Any:
     default = field.default if field.default is not dataclasses.MISSING else ()
     if name == "reconciliation":
         return _reconciliation(value)
+    if name == "retention":
+        return _retention(value)
     if name == "api_keys":
         if isinstance(value, str):
             return tuple(parse_api_key(part) for part in value.split(";") if part.strip())

@@ -1,5 +1,7 @@
 """The maintenance loop: at start-up and every configured interval, stuck alerts, auto-pause,
-auto-archive, episode retention and the retention of finished webhook deliveries.
+auto-archive, episode retention, the retention of finished webhook deliveries, and the deletion of expired
+memory entries, messages, episodes and action log lines, with the stripping of events to tombstones
+(store/expired_items.py).
 
 What to do to a task is decided by core/maintenance_chores.chore_for; each action is one
 write (store/tasks/chores.py) that re-checks the task inside its transaction, so a task
@@ -17,11 +19,14 @@ from collections import Counter
 
 from taskmem.core.ids import new_id, now_us
 from taskmem.core.maintenance_chores import Chore, Policy, chore_for
+from taskmem.core.retention import Kind as RetentionKind
 from taskmem.settings import MaintenanceSettings
+from taskmem.store import expired_items
 from taskmem.store.tasks import chores as chore_store
 from taskmem.store.webhooks import webhooks as webhook_store
 from taskmem.store.storage import Storage
 from taskmem.store.storage import WriterClosed
+from taskmem.store.access import Transaction
 
 log = logging.getLogger(__name__)
 
@@ -39,6 +44,8 @@ class MaintenanceLoop:
         self._storage = storage
         self._interval = settings.interval_seconds
         self._policy = policy_of(settings)
+        self._delete_page = settings.retention_delete_page
+        self._retention = settings.retention
         self._task: asyncio.Task[None] | None = None
 
     def start(self) -> None:
@@ -67,7 +74,41 @@ class MaintenanceLoop:
         done = await self._tend_tasks()
         done[self._policy.episode_chore] += await self._retire_episodes()
         done[Chore.PRUNE_WEBHOOK_DELIVERY] += await self._prune_webhook_deliveries()
+        done += await self._delete_expired()
         return +done
+
+    async def _delete_expired(self) -> Counter[Chore]:
+        """Expired memory entries, messages, episodes, action log lines and events deleted and the events of the
+        first three stripped, a page of each per write, so the writer's other work waits at most one page; reads have left
+        them out since they expired."""
+        done: Counter[Chore] = Counter()
+        correlation_id = new_id("cor")
+        page = self._delete_page
+
+        def sweep(tx: Transaction) -> Counter[Chore]:
+            cutoff = self._retention.log_cutoff(tx.namespace, tx.now)
+            events_before = self._retention.event_cutoff(tx.namespace, tx.now)
+            return Counter({Chore.DELETE_EXPIRED_MEMORY_ENTRY: expired_items.delete_expired_entries(tx, page),
+                            Chore.DELETE_EXPIRED_MESSAGE: expired_items.delete_expired_messages(tx, page),
+                            Chore.DELETE_EXPIRED_EPISODE: expired_items.delete_expired_episodes(tx, page),
+                            Chore.STRIP_EXPIRED_EVENT: expired_items.strip_expired_events(tx, page),
+                            Chore.DELETE_EXPIRED_LOG_LINE: expired_items.delete_expired_log_lines(tx, cutoff, page),
+                            Chore.DELETE_EXPIRED_EVENT: expired_items.delete_old_events(tx, events_before, page)})
+
+        now = now_us()
+        namespaces = set(await self._storage.read(expired_items.namespaces_with_expired, now))
+        shortest = self._retention.shortest_ttl_us(RetentionKind.ACTION_LOGS)
+        if shortest:
+            namespaces.update(await self._storage.read(expired_items.namespaces_with_old_log_lines, now - shortest))
+        if self._retention.shortest_ttl_us(RetentionKind.EVENTS):
+            namespaces.update(await self._storage.read(expired_items.namespaces_with_events))
+        for namespace in sorted(namespaces):
+            while True:
+                swept = await self._storage.write(sweep, namespace, correlation_id)
+                done += swept
+                if max(swept.values()) < page:
+                    break
+        return done
 
     async def _prune_webhook_deliveries(self) -> int:
         cutoffs = self._policy.webhook_delivery_cutoffs(now_us())

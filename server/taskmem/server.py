@@ -176,7 +176,8 @@ class TaskmemServer:
             router.on_answer = lambda asked, answered: metrics.query_answers.labels(asked, answered).inc()
         # MemoryService: the embedding model is checked against the recorded one before any call.
         # It also starts the background pass that embeds acknowledged entries (and resumes its backlog).
-        self.memory = MemoryArchive(self.storage, embedder, chat, backlog_batch_size=self.config.embedding_backlog_batch)
+        self.memory = MemoryArchive(self.storage, embedder, chat, backlog_batch_size=self.config.embedding_backlog_batch,
+                                    retention=MaintenanceSettings.of(self.config).retention)
         await self.memory.start()
         # StateService: working memory is restored before the first call can read it.
         self.state = StateEngine(self.storage, StateSettings.of(self.config), token_counter(self.config.tiktoken_cache_dir),
@@ -196,7 +197,8 @@ class TaskmemServer:
             tracing, self.stop_tracing = rpc_tracing(self.config.otlp_endpoint)
             interceptors.insert(0, tracing)
         server = grpc.aio.server(interceptors=interceptors, options=_server_options(self.config))
-        task_service_pb2_grpc.add_TaskServiceServicer_to_server(TaskService(self.storage, meter.budget_tokens), server)
+        task_service_pb2_grpc.add_TaskServiceServicer_to_server(
+            TaskService(self.storage, MaintenanceSettings.of(self.config).retention, meter.budget_tokens), server)
         wait_service_pb2_grpc.add_WaitServiceServicer_to_server(
             WaitService(self.storage, self.scheduler, WaitSettings.of(self.config), self.file_roots), server)
         state_service_pb2_grpc.add_StateServiceServicer_to_server(StateService(self.state), server)

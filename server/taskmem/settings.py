@@ -13,6 +13,7 @@ from typing import Any, TypeVar
 
 from taskmem.config import ApiKey, Config, parse_model_budgets
 from taskmem.core.reconcile import ReconcileThresholds
+from taskmem.core.retention import Retention
 
 S = TypeVar("S", bound="Section")
 
@@ -71,6 +72,9 @@ class MaintenanceSettings(Section):
     episode_retention_delete: bool = setting("episode_retention_delete")
     webhook_delivered_retention_seconds: float = setting("webhook_delivered_retention_seconds")
     webhook_dead_letter_retention_seconds: float = setting("webhook_dead_letter_retention_seconds")
+    # The TTLs (also stamped on each entry the memory archive writes) and the page of expired items deleted per write.
+    retention: Retention = setting("retention", Retention.from_seconds)
+    retention_delete_page: int = setting("retention_delete_page")
 
 
 @dataclasses.dataclass(frozen=True)

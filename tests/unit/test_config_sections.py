@@ -8,6 +8,7 @@ import pytest
 
 from taskmem.config import ApiKey, Config
 from taskmem.core.reconcile import SEED_THRESHOLDS
+from taskmem.core.retention import EVERY_NAMESPACE, Kind, Retention
 from taskmem.settings import (
     SECTIONS, AuthSettings, EmbeddingSettings, LlmSettings, MaintenanceSettings, StateSettings, WaitSettings,
     WebhookSettings,
@@ -21,6 +22,7 @@ CONFIG = Config(
     maintenance_interval_seconds=11.0, stuck_after_seconds=12.0, stuck_alert_cooldown_seconds=13.0,
     auto_pause_after_seconds=14.0, auto_archive_after_seconds=15.0, episode_retention_seconds=16.0,
     episode_retention_delete=True, webhook_delivered_retention_seconds=17.0, webhook_dead_letter_retention_seconds=18.0,
+    retention=(("*", "memory_entries", 19.0),), retention_delete_page=46,
     embedding_backend="openai", embedding_model="e5", embedding_url="http://127.0.0.1:1/v1", embedding_dimension=384,
     embedding_api_key="ek", embedding_batch_size=8, llm_timeout_seconds=21.0, llm_retries=4,
     llm_base_url="http://127.0.0.1:2/v1", llm_model="small", llm_api_key="lk", llm_second_base_url="http://127.0.0.1:3/v1",
@@ -44,7 +46,8 @@ def test_each_section_carries_the_configured_values() -> None:
         interval_seconds=11.0, stuck_after_seconds=12.0, stuck_alert_cooldown_seconds=13.0,
         auto_pause_after_seconds=14.0, auto_archive_after_seconds=15.0, episode_retention_seconds=16.0,
         episode_retention_delete=True, webhook_delivered_retention_seconds=17.0,
-        webhook_dead_letter_retention_seconds=18.0)
+        webhook_dead_letter_retention_seconds=18.0,
+        retention=Retention(((EVERY_NAMESPACE, Kind.MEMORY_ENTRIES, 19_000_000),)), retention_delete_page=46)
     assert EmbeddingSettings.of(CONFIG) == EmbeddingSettings(
         backend="openai", model="e5", url="http://127.0.0.1:1/v1", dimension=384, api_key="ek", batch_size=8,
         timeout_seconds=21.0, retries=4)

@@ -25,7 +25,7 @@ def memory_entry_json(e: MemoryEntry) -> dict[str, Any]:
     return _compact({
         "id": e.id, "task_id": e.task_id, "subtask_id": e.subtask_id, "type": e.type.value, "summary": e.summary,
         "detail": e.detail, "tags": list(e.tags), "relevance_to": list(e.relevance_to), "source": e.source,
-        "create_time": _time_json(e.created_at)})
+        "create_time": _time_json(e.created_at), "expire_time": _time_json(e.expires_at)})
 
 
 def knowledge_json(k: Knowledge) -> dict[str, Any]:
@@ -40,7 +40,7 @@ def episode_json(e: Episode) -> dict[str, Any]:
         "id": e.id, "task_id": e.task_id, "agent_id": e.agent_id, "action": e.action.value, "approach": e.approach,
         "outcome": e.outcome, "duration": _duration_json(e.duration_us), "tokens_in": str(e.tokens_in or ""),
         "tokens_out": str(e.tokens_out or ""), "create_time": _time_json(e.created_at),
-        "archive_time": _time_json(e.archived_at)})
+        "archive_time": _time_json(e.archived_at), "expire_time": _time_json(e.expires_at)})
 
 
 def artifact_json(a: Artifact) -> dict[str, Any]:
@@ -73,7 +73,8 @@ def event_json(resource: Any) -> dict[str, Any]:
 def memory_entry(e: MemoryEntry) -> memory_pb2.MemoryEntry:
     return memory_pb2.MemoryEntry(
         id=e.id, task_id=e.task_id, subtask_id=e.subtask_id, type=e.type.value, summary=e.summary, detail=e.detail,
-        tags=e.tags, relevance_to=e.relevance_to, source=e.source, create_time=task_convert.timestamp(e.created_at))
+        tags=e.tags, relevance_to=e.relevance_to, source=e.source, create_time=task_convert.timestamp(e.created_at),
+        expire_time=task_convert.timestamp(e.expires_at))
 
 
 def search_hit(hit: Hit, entry: MemoryEntry, embedding_pending: bool = False,
@@ -108,7 +109,8 @@ def episode(e: Episode) -> memory_pb2.Episode:
     return memory_pb2.Episode(
         id=e.id, task_id=e.task_id, agent_id=e.agent_id, action=e.action.value, approach=e.approach,
         outcome=e.outcome, duration=task_convert.duration(e.duration_us), tokens_in=e.tokens_in, tokens_out=e.tokens_out,
-        create_time=task_convert.timestamp(e.created_at), archive_time=task_convert.timestamp(e.archived_at))
+        create_time=task_convert.timestamp(e.created_at), archive_time=task_convert.timestamp(e.archived_at),
+        expire_time=task_convert.timestamp(e.expires_at))
 
 
 def artifact(a: Artifact) -> memory_pb2.Artifact:

@@ -10,11 +10,13 @@ from taskmem.api import validate
 from taskmem.core.artifacts import ArtifactType
 from taskmem.core.episodes import EpisodeAction
 from taskmem.core.errors import InvalidArgument, LimitExceeded
+from taskmem.core.ids import now_us
 from taskmem.core.knowledge import KnowledgeCategory
 from taskmem.core.memory import LABEL_MAX, MemoryFilter, MemoryType, NewMemoryEntry, check_labels, check_new_entry
 from taskmem.core.memory_extraction import ToolCall
 from taskmem.core.memory_recency import DEFAULT_HALF_LIFE_US, RecencyWeights
 from taskmem.core.memory_search import SearchMode
+from taskmem.core.retention import check_expiry
 from taskmem.v1 import memory_pb2
 from taskmem.v1 import memory_service_pb2 as pb
 
@@ -45,9 +47,11 @@ def new_entry(at: str, e: pb.NewMemoryEntry) -> NewMemoryEntry:
     memory_type = validate.enum(f"{at}.type", e.type, memory_pb2.MemoryType, MemoryType)
     if memory_type is None:
         raise InvalidArgument(f"{at}.type", "is required")
+    expires_at = _expiry(f"{at}.expire_time", e.expire_time, e.HasField("expire_time"), e.pinned)
     entry = NewMemoryEntry(task_id=task_id, type=memory_type, summary=e.summary,
                            subtask_id=_subtask(f"{at}.subtask_id", e.subtask_id), detail=e.detail,
-                           tags=tuple(e.tags), relevance_to=tuple(e.relevance_to), source="api")
+                           tags=tuple(e.tags), relevance_to=tuple(e.relevance_to), source="api",
+                           expires_at=expires_at, pinned=e.pinned)
     return check_new_entry(entry, field=at)
 
 
@@ -182,6 +186,8 @@ class EpisodeRecord:
     duration_us: int | None
     tokens_in: int
     tokens_out: int
+    expires_at: int | None
+    pinned: bool
 
 
 def episode(request: pb.RecordEpisodeRequest) -> EpisodeRecord:
@@ -194,7 +200,14 @@ def episode(request: pb.RecordEpisodeRequest) -> EpisodeRecord:
         validate.text("approach", request.approach, EPISODE_TEXT_MAX, required=True),
         validate.text("outcome", request.outcome, EPISODE_TEXT_MAX),
         validate.duration_us("duration", request.duration, request.HasField("duration")),
-        validate.non_negative("tokens_in", request.tokens_in), validate.non_negative("tokens_out", request.tokens_out))
+        validate.non_negative("tokens_in", request.tokens_in), validate.non_negative("tokens_out", request.tokens_out),
+        _expiry("expire_time", request.expire_time, request.HasField("expire_time"), request.pinned), request.pinned)
+
+
+def _expiry(field: str, stamp: Any, present: bool, pinned: bool) -> int | None:
+    expires_at = validate.timestamp_us(field, stamp, present)
+    check_expiry(field, expires_at, pinned, now_us())
+    return expires_at
 
 
 def episode_action(value: int) -> EpisodeAction | None:

@@ -41,7 +41,8 @@ class MemoryService(memory_service_pb2_grpc.MemoryServiceServicer):
         entries = memory_requests.new_entries(request)
 
         def add(tx: Transaction) -> pb.AddMemoryEntriesResponse:
-            stored = memory_entries.insert_memory_entries(tx, entries)  # queued for the background embedding
+            # queued for the background embedding
+            stored = memory_entries.insert_memory_entries(tx, entries, retention=self._archive.retention)
             return pb.AddMemoryEntriesResponse(entries=[mconvert.memory_entry(e) for e in stored])
 
         response = await write_once(self._storage, request, pb.AddMemoryEntriesResponse, add)
@@ -87,7 +88,7 @@ class MemoryService(memory_service_pb2_grpc.MemoryServiceServicer):
 
         def store(tx: Transaction) -> pb.ExtractMemoriesResponse:
             stored = store_extraction(tx, result.entries, x.subtask_id, len(result.dropped), result.candidates,
-                                      x.task_id)
+                                      x.task_id, self._archive.retention)
             return pb.ExtractMemoriesResponse(
                 entries=[mconvert.memory_entry(e) for e in stored], candidate_count=result.candidates,
                 dropped=[pb.DroppedMemory(index=d.index, reason=d.reason, candidate=d.candidate)
@@ -152,8 +153,9 @@ class MemoryService(memory_service_pb2_grpc.MemoryServiceServicer):
         e = memory_requests.episode(request)
 
         def record(tx: Transaction) -> pb.RecordEpisodeResponse:
+            expires_at = self._archive.retention.episode_expiry(tx.namespace, e.expires_at, e.pinned, tx.now)
             stored = episode_store.record(tx, e.task_id, e.agent_id, e.action, e.approach, e.outcome, e.duration_us,
-                                          e.tokens_in, e.tokens_out)
+                                          e.tokens_in, e.tokens_out, expires_at)
             return pb.RecordEpisodeResponse(episode=mconvert.episode(stored))
 
         return await write_once(self._storage, request, pb.RecordEpisodeResponse, record)

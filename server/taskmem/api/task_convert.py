@@ -152,7 +152,8 @@ def log_line(line: ActionLogLine) -> task_pb2.ActionLogLine:
 
 def message(m: Message) -> task_pb2.Message:
     return task_pb2.Message(id=m.id, task_id=m.task_id, thread_id=m.thread_id, role=m.role.value,
-                            kind=m.kind.value, content=m.content, create_time=timestamp(m.created_at))
+                            kind=m.kind.value, content=m.content, create_time=timestamp(m.created_at),
+                            expire_time=timestamp(m.expires_at))
 
 
 def snapshot(s: ContextSnapshot) -> task_pb2.ContextSnapshot:
@@ -162,7 +163,8 @@ def snapshot(s: ContextSnapshot) -> task_pb2.ContextSnapshot:
 
 def event(e: Event) -> event_pb2.Event:
     return event_pb2.Event(cursor=e.cursor, type=e.type.value, task_id=e.task_id, correlation_id=e.correlation_id,
-                           payload=struct(e.payload, EVENT_PAYLOAD_MAX_DEPTH), create_time=timestamp(e.created_at))
+                           payload=struct(e.payload, EVENT_PAYLOAD_MAX_DEPTH), create_time=timestamp(e.created_at),
+                           expired=e.expired)
 
 
 def progress(p: Progress) -> task_service_pb2.GetProgressResponse:
@@ -288,7 +290,8 @@ def _action_json(a: Action) -> dict[str, Any]:
 
 def _message_json(m: Message) -> dict[str, Any]:
     return _compact({"id": m.id, "task_id": m.task_id, "thread_id": m.thread_id, "role": m.role.value,
-                     "kind": m.kind.value, "content": m.content, "create_time": _time_json(m.created_at)})
+                     "kind": m.kind.value, "content": m.content, "create_time": _time_json(m.created_at),
+                     "expire_time": _time_json(m.expires_at)})
 
 
 def _snapshot_json(s: ContextSnapshot) -> dict[str, Any]:

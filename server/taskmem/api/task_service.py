@@ -16,9 +16,10 @@ from taskmem.core import claims
 from taskmem.core.actions import Action, ActionStatus, ActionType, Completion
 from taskmem.core.errors import InvalidArgument, NotFound, OutOfRange
 from taskmem.core.events import Event, EventFilter, EventType
-from taskmem.core.ids import is_id_of, new_id
+from taskmem.core.ids import is_id_of, new_id, now_us
 from taskmem.core.messages import ContextSnapshot, Kind, Message, Role
 from taskmem.core.plans import ITEM_AWAITING_PERSON, SUMMARY_MAX, ItemStatus, PlanItem, validate_plan
+from taskmem.core.retention import Retention, check_expiry
 from taskmem.core.tasks import (
     SERVER_METADATA_KEYS, UPDATABLE_FIELDS, ApprovalMode, ErrorSummary, MetadataChange, Task, TaskStatus,
     client_metadata,
@@ -135,8 +136,10 @@ def _event_filter(scope: CallScope, task_ids: Any, types: Any) -> EventFilter:
 
 
 class TaskService(task_service_pb2_grpc.TaskServiceServicer):
-    def __init__(self, storage: Storage, budget_tokens: Callable[[str], int | None] = lambda namespace: None) -> None:
+    def __init__(self, storage: Storage, retention: Retention = Retention(),
+                 budget_tokens: Callable[[str], int | None] = lambda namespace: None) -> None:
         self._storage = storage
+        self._retention = retention  # the configured TTLs, stamped on the messages PostMessage writes
         self._budget_tokens = budget_tokens  # a namespace's model token budget (None: it has none)
         self._event_replies = _EventReplies()
 
@@ -376,9 +379,15 @@ class TaskService(task_service_pb2_grpc.TaskServiceServicer):
         # Watch first, then read: a line appended in between is in the table or wakes us.
         with self._storage.events.watch(event_filter) as changes:
             while True:
-                for line in await read(action_store.list_log_lines, scope.namespace, action_id, after, 500):
+                # A running action's lines never expire; a finished one's past the namespace's TTL have.
+                finished = action.status is not ActionStatus.RUNNING
+                cutoff = self._retention.log_cutoff(scope.namespace, now_us()) if finished else None
+                lines = await read(action_store.list_log_lines, scope.namespace, action_id, after, 500, cutoff)
+                for line in lines:
                     after = line.sequence
                     yield pb.TailActionLogResponse(line=task_convert.log_line(line))
+                if finished and len(lines) < 500:
+                    return  # a finished action gets no more lines: every unexpired one has been sent
                 action = await read(action_store.load_action, scope.namespace, action_id)
                 if action.status is not ActionStatus.RUNNING and after >= action.log_lines:
                     return
@@ -395,10 +404,14 @@ class TaskService(task_service_pb2_grpc.TaskServiceServicer):
             raise InvalidArgument("role", "is required")
         kind = validate.enum("kind", request.kind, task_pb2.MessageKind, Kind, Kind.TEXT)
         content = validate.text("content", request.content, CONTENT_MAX, required=True)
+        expires_at = validate.timestamp_us("expire_time", request.expire_time, request.HasField("expire_time"))
+        check_expiry("expire_time", expires_at, request.pinned, now_us())
 
         def post(tx: Transaction) -> pb.PostMessageResponse:
+            expiry = self._retention.message_expiry(tx.namespace, kind, expires_at, request.pinned,  # type: ignore[arg-type]
+                                                    tx.now)
             message = Message(tx.namespace, new_id("msg"), thread_id, role, kind, content,  # type: ignore[arg-type]
-                              tx.now, request.task_id)
+                              tx.now, request.task_id, expiry)
             message = message_store.post_message(tx, message)
             inferred = plan_progress.infer_plan_progress(tx, message)
             return pb.PostMessageResponse(message=task_convert.message(message),

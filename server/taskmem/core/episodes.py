@@ -28,3 +28,4 @@ class Episode:
     created_at: int
     # Set when retention archived it (microseconds); archived episodes are kept but listed only on request.
     archived_at: int | None = None
+    expires_at: int | None = None  # from then on no read returns it (core/retention.py)

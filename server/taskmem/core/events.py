@@ -45,6 +45,8 @@ class EventType(enum.StrEnum):
     # Maintenance: episode retention (60–61)
     EPISODE_ARCHIVED = "EVENT_TYPE_EPISODE_ARCHIVED"
     EPISODE_DELETED = "EVENT_TYPE_EPISODE_DELETED"
+    # Retention (62): a read from before a namespace's retention cursor (never stored)
+    EVENTS_EXPIRED = "EVENT_TYPE_EVENTS_EXPIRED"
     # Claims of plan items (70–79)
     PLAN_ITEM_CLAIMED = "EVENT_TYPE_PLAN_ITEM_CLAIMED"
     PLAN_ITEM_CLAIM_RELEASED = "EVENT_TYPE_PLAN_ITEM_CLAIM_RELEASED"
@@ -60,6 +62,15 @@ class Event:
     payload: dict[str, Any]
     created_at: int
     cursor: int = 0  # assigned when stored
+    # When the item it carries expires (core/retention.py): from then on it reads as a tombstone.
+    expires_at: int | None = None
+    # True when read as a tombstone: the payload keeps only the item's id (`tombstone`).
+    expired: bool = False
+
+
+def tombstone(payload: dict[str, Any]) -> dict[str, Any]:
+    """What an expired event's payload keeps: the id of the item it carried, nothing of its content."""
+    return {"id": payload["id"]} if "id" in payload else {}
 
 
 @dataclasses.dataclass(frozen=True)

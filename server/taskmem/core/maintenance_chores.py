@@ -26,6 +26,12 @@ class Chore(enum.Enum):
     ARCHIVE_EPISODE = "archive_episode"
     DELETE_EPISODE = "delete_episode"
     PRUNE_WEBHOOK_DELIVERY = "prune_webhook_delivery"
+    DELETE_EXPIRED_MEMORY_ENTRY = "delete_expired_memory_entry"
+    DELETE_EXPIRED_MESSAGE = "delete_expired_message"
+    DELETE_EXPIRED_EPISODE = "delete_expired_episode"
+    DELETE_EXPIRED_LOG_LINE = "delete_expired_log_line"
+    DELETE_EXPIRED_EVENT = "delete_expired_event"
+    STRIP_EXPIRED_EVENT = "strip_expired_event"
 
 
 @dataclasses.dataclass(frozen=True)

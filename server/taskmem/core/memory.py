@@ -54,6 +54,10 @@ class NewMemoryEntry:
     relevance_to: tuple[str, ...] = ()
     # Who wrote it: "api", "extraction", "state", …
     source: str = ""
+    # When it expires (µs), as the writer asked; None: the namespace's configured TTL (core/retention.py).
+    expires_at: int | None = None
+    # Exempt from the configured TTL: kept until deleted.
+    pinned: bool = False
 
 
 @dataclasses.dataclass(frozen=True)
@@ -70,6 +74,7 @@ class MemoryEntry:
     relevance_to: tuple[str, ...]
     source: str
     created_at: int
+    expires_at: int | None = None  # from then on no read returns it (core/retention.py)
 
 
 def normalise_label(value: str) -> str:

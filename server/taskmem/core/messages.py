@@ -32,6 +32,7 @@ class Message:
     content: str
     created_at: int
     task_id: str = ""
+    expires_at: int | None = None  # from then on no read returns it (core/retention.py)
 
 
 @dataclasses.dataclass

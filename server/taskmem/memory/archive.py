@@ -24,6 +24,7 @@ from taskmem.core.memory_recency import RecencyWeights, rerank_by_recency
 from taskmem.core.memory_recency import rerank_pool
 from taskmem.core.memory_search import FullTextQuery, Hit, SearchMode, full_text_query
 from taskmem.core.model_usage import Purpose
+from taskmem.core.retention import Retention
 from taskmem.core.valid_time import AsOf, current_first
 from taskmem.providers.chat import (
     ChatModel, ChatModelBudgetExhausted, ChatModelNotConfigured, ChatModelTimeout, ChatModelUnavailable,
@@ -75,8 +76,11 @@ class SearchResult:
 
 class MemoryArchive:
     def __init__(self, storage: Storage, embedder: Embedder | None, chat: ChatModel | None,
-                 prompt: PromptTemplate | None = None, backlog_batch_size: int = 256) -> None:
+                 prompt: PromptTemplate | None = None, backlog_batch_size: int = 256,
+                 retention: Retention = Retention()) -> None:
         self.storage = storage
+        # The configured TTLs, stamped on every entry the archive's callers write.
+        self.retention = retention
         self.embedder = embedder
         self.chat = chat
         self.prompt = prompt or load_extraction_prompt()
@@ -234,10 +238,10 @@ def _result(reader: Reader, namespace: str, mode: SearchMode, f: MemoryFilter, h
 
 
 def store_extraction(tx: Transaction, entries: Sequence[NewMemoryEntry], subtask_id: str, dropped: int,
-                     candidates: int, task_id: str) -> list[MemoryEntry]:
+                     candidates: int, task_id: str, retention: Retention) -> list[MemoryEntry]:
     """The extraction's writer mutation: its entries (embedded by the backlog after the commit), then one
     MEMORY_EXTRACTION_COMPLETED event."""
-    stored = memory_entries.insert_memory_entries(tx, entries)
+    stored = memory_entries.insert_memory_entries(tx, entries, retention=retention)
     tx.emit(EventType.MEMORY_EXTRACTION_COMPLETED, task_id, None,
             {"subtask_id": subtask_id, "stored": len(stored), "dropped": dropped, "candidates": candidates})
     return stored

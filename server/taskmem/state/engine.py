@@ -58,6 +58,7 @@ from taskmem.store.state import state_item_entries, view_as_of, view_reads
 from taskmem.store.tasks.tasks import load_task
 from taskmem.store.idempotency import Once, run_once
 from taskmem.store.memory.memory_entries import insert_memory_entries
+from taskmem.store.expired_items import next_expiry
 from taskmem.store.memory.memory_vectors import recorded_model
 from taskmem.store.state.state_item_entries import link_entry
 from taskmem.store.storage import Storage
@@ -308,9 +309,9 @@ class StateEngine:
         reads, key = self.storage.thread_reads, (namespace, thread_id, task_id, query)
         cached = as_of is None and await self.storage.views_current()  # the past is read, not cached
         read: _ContextRead | None = reads.get(key) if cached else None
-        if read is None:
+        if read is None or (read.stale_at is not None and read.stale_at <= now_us()):
             epoch = reads.epoch
-            read = _ContextRead(await self.storage.read(_context_read, namespace, thread_id, task_id, query, as_of))
+            read = await self.storage.read(_context_read, namespace, thread_id, task_id, query, as_of)
             if cached:
                 reads.put(key, epoch, read)
         built = read.built.get((budget, mode))
@@ -440,19 +441,23 @@ class _ContextRead:
     """One thread's context inputs as read, and the contexts built from them by (budget, mode); the
     storage's thread-read cache drops both together when a commit could change the inputs."""
     inputs: tuple[view_reads.ThreadRecord, TaskStateView | None, tuple[list[str], list[str]]]
+    # When the next memory entry or message expires (None: none will): the memory lines or the recent
+    # messages may hold it, so the read is not served from then on (nothing expired comes back from any read).
+    stale_at: int | None
     built: dict[tuple[int, ContextMode], tuple[str, list[Section]]] = dataclasses.field(default_factory=dict)
 
 
 def _context_read(db: Reader, namespace: str, thread_id: str, task_id: str, query: str,
-                  as_of: AsOf | None = None) -> tuple[view_reads.ThreadRecord, TaskStateView | None,
-                                                      tuple[list[str], list[str]]]:
+                  as_of: AsOf | None = None) -> _ContextRead:
     if task_id:
         item_store.check_thread(db, namespace, task_id)  # NOT_FOUND for an unknown task, before anything else
+    stale_at = next_expiry(db, now_us())  # read first: an item expiring during the read is counted
     moment = resolve(db, namespace, as_of)
     at = moment.at if moment is not None else None
     record = view_reads.thread_record(db, namespace, thread_id, "", TAIL_MESSAGES, at)
     view = _task_view(db, namespace, task_id, record.items, moment) if task_id else None
-    return record, view, view_sections.context_lines(db, namespace, task_id, query, record.items, at)
+    return _ContextRead((record, view, view_sections.context_lines(db, namespace, task_id, query, record.items, at)),
+                        stale_at)
 
 
 def _reconcile_read(db: Reader, namespace: str, thread_id: str,

@@ -11,11 +11,13 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 import json
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from typing import Any
 
-from taskmem.core.events import Event, EventFilter, EventType
+from taskmem.core.events import Event, EventFilter, EventType, tombstone
+from taskmem.core.ids import now_us
 from taskmem.store.access import Reader, Row
 
 ReadFunction = Callable[..., Awaitable[Any]]
@@ -60,9 +62,14 @@ class _Subscription:
 payload_text = json.JSONEncoder(separators=(",", ":")).encode
 
 
-def event_from_row(row: Row) -> Event:
+def event_from_row(row: Row, now: int) -> Event:
+    """The stored event; a tombstone (core.events.tombstone) once what it carried has expired by `now`,
+    whether or not maintenance has stripped the stored payload yet."""
+    payload = json.loads(row["payload"])
+    expired = row["expires_at"] is not None and row["expires_at"] <= now
     return Event(row["namespace"], EventType(row["type"]), row["task_id"], row["correlation_id"],
-                 json.loads(row["payload"]), row["created_at"], row["cursor"])
+                 tombstone(payload) if expired else payload, row["created_at"], row["cursor"], row["expires_at"],
+                 expired)
 
 
 def last_cursor(db: Reader, namespace: str) -> int:
@@ -70,7 +77,23 @@ def last_cursor(db: Reader, namespace: str) -> int:
     return int(row["c"]) if row else 0
 
 
+def retention_cursor(db: Reader, namespace: str) -> tuple[int, int]:
+    """(cursor, when recorded): every event of the namespace up to the cursor is deleted or being deleted by
+    the event log's TTL (store/expired_items.py); (0, 0) while it has none."""
+    row = db.fetchone("SELECT cursor, recorded_at FROM event_retention WHERE namespace = ?", (namespace,))
+    return (int(row[0]), int(row[1])) if row else (0, 0)
+
+
 def list_events(db: Reader, event_filter: EventFilter, after: int, limit: int) -> list[Event]:
+    """Events after the cursor, oldest first; from before the namespace's retention cursor, first one
+    EVENTS_EXPIRED tombstone for the deleted range (unless the filter's types leave it out)."""
+    gone, recorded_at = retention_cursor(db, event_filter.namespace)
+    if after < gone and limit > 0:
+        if not event_filter.types or EventType.EVENTS_EXPIRED in event_filter.types:
+            gap = Event(event_filter.namespace, EventType.EVENTS_EXPIRED, "", "",
+                        {"first_cursor": after + 1, "last_cursor": gone}, recorded_at, gone, expired=True)
+            return [gap, *list_events(db, event_filter, gone, limit - 1)]
+        after = gone
     sql = "SELECT * FROM events WHERE namespace = ? AND cursor > ?"
     params: list[object] = [event_filter.namespace, after]
     if event_filter.task_ids:
@@ -81,7 +104,16 @@ def list_events(db: Reader, event_filter: EventFilter, after: int, limit: int) -
         params.extend(sorted(t.value for t in event_filter.types))
     sql += " ORDER BY cursor LIMIT ?"
     params.append(limit)
-    return [event_from_row(row) for row in db.fetchall(sql, params)]
+    now = now_us()
+    return [event_from_row(row, now) for row in db.fetchall(sql, params)]
+
+
+def _as_of(event: Event, now: int) -> Event:
+    """A live event as a read at `now` gives it: a tombstone if what it carries has expired since it was
+    queued (a slow subscriber)."""
+    if event.expires_at is None or event.expires_at > now:
+        return event
+    return dataclasses.replace(event, payload=tombstone(event.payload), expired=True)
 
 
 class EventLog:
@@ -146,7 +178,7 @@ class EventLog:
                         break  # overflowed: replay the gap from the database
                     if event.cursor > last:
                         last = event.cursor
-                        yield event
+                        yield _as_of(event, now_us())
 
     async def _replay(self, event_filter: EventFilter, after: int) -> AsyncIterator[Event]:
         while True:

@@ -10,16 +10,17 @@ from taskmem.core.errors import InvalidArgument, NotFound
 from taskmem.core.events import EventType
 from taskmem.core.ids import new_id
 from taskmem.core.memory import ALWAYS_RELEVANT, MemoryEntry, MemoryFilter, MemoryType, NewMemoryEntry
+from taskmem.core.retention import Retention
 from taskmem.store.memory import memory_vectors
-from taskmem.store.memory.memory_filter_sql import filter_sql
+from taskmem.store.memory.memory_filter_sql import filter_sql, unexpired_sql
 from taskmem.store.page_query import PageQuery
 from taskmem.store.access import Reader, Row, Transaction
 
-_COLUMNS = "m.seq, m.namespace, m.id, m.task_id, m.subtask_id, m.type, m.summary, m.detail, m.source, m.created_at"
+_COLUMNS = "m.seq, m.namespace, m.id, m.task_id, m.subtask_id, m.type, m.summary, m.detail, m.source, m.created_at, m.expires_at"
 
 
 def insert_memory_entries(tx: Transaction, entries: Sequence[NewMemoryEntry],
-                          vectors: np.ndarray | None = None) -> list[MemoryEntry]:
+                          vectors: np.ndarray | None = None, retention: Retention = Retention()) -> list[MemoryEntry]:
     """Write entries into tx.namespace and emit one EVENT_TYPE_MEMORY_ENTRY_ADDED per entry.
 
     The one way any service writes memory entries; call it inside a mutation run by the
@@ -32,6 +33,8 @@ def insert_memory_entries(tx: Transaction, entries: Sequence[NewMemoryEntry],
         found by full text at once and by meaning once embedded. A float32 array of shape
         (len(entries), dimension) instead stores those vectors at once (for callers that already hold
         them: benchmarks, tests, imports); embedding must never run in the writer thread.
+    retention: the configured TTLs; each entry expires at its own expires_at, else as they say
+        (Retention.entry_expiry), and its event expires with it.
     Returns the stored entries in input order. Raises NotFound when a task_id is not a task of
     the namespace, InvalidArgument when vectors do not fit the recorded embedding model.
     """
@@ -43,11 +46,12 @@ def insert_memory_entries(tx: Transaction, entries: Sequence[NewMemoryEntry],
     stored: list[MemoryEntry] = []
     for entry in entries:
         entry_id = new_id("mem")
+        expires_at = retention.entry_expiry(tx.namespace, entry, tx.now)
         inserted = tx.fetchone(
-            "INSERT INTO memory_entries (namespace, id, task_id, subtask_id, type, summary, detail, source, created_at)"
-            " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING seq",
+            "INSERT INTO memory_entries (namespace, id, task_id, subtask_id, type, summary, detail, source, created_at,"
+            " expires_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING seq",
             (tx.namespace, entry_id, entry.task_id, entry.subtask_id, entry.type.value, entry.summary, entry.detail,
-             entry.source, tx.now))
+             entry.source, tx.now, expires_at))
         assert inserted is not None  # RETURNING gives the inserted row
         seq = int(inserted[0])
         if tx.dialect == "sqlite":  # PostgreSQL indexes a generated tsvector column of the row itself
@@ -59,13 +63,14 @@ def insert_memory_entries(tx: Transaction, entries: Sequence[NewMemoryEntry],
         stored.append(MemoryEntry(
             namespace=tx.namespace, id=entry_id, seq=seq, task_id=entry.task_id, subtask_id=entry.subtask_id,
             type=entry.type, summary=entry.summary, detail=entry.detail, tags=tuple(sorted(entry.tags)),
-            relevance_to=tuple(sorted(entry.relevance_to)), source=entry.source, created_at=tx.now))
+            relevance_to=tuple(sorted(entry.relevance_to)), source=entry.source, created_at=tx.now,
+            expires_at=expires_at))
     if vectors is not None and stored:
         memory_vectors.insert_vectors(tx, [(e.seq, e.task_id) for e in stored], vectors)
     elif stored:
         tx.executemany("INSERT INTO memory_embedding_queue (seq) VALUES (?)", [(e.seq,) for e in stored])
     for entry in stored:
-        tx.emit(EventType.MEMORY_ENTRY_ADDED, entry.task_id, entry)
+        tx.emit(EventType.MEMORY_ENTRY_ADDED, entry.task_id, entry).expires_at = entry.expires_at
     return stored
 
 
@@ -86,7 +91,7 @@ def _with_labels(reader: Reader, rows: list[Row]) -> list[MemoryEntry]:
         namespace=row["namespace"], id=row["id"], seq=row["seq"], task_id=row["task_id"],
         subtask_id=row["subtask_id"], type=MemoryType(row["type"]), summary=row["summary"], detail=row["detail"],
         tags=tuple(sorted(tags.get(row["seq"], ()))), relevance_to=tuple(sorted(relevance.get(row["seq"], ()))),
-        source=row["source"], created_at=row["created_at"]) for row in rows]
+        source=row["source"], created_at=row["created_at"], expires_at=row["expires_at"]) for row in rows]
 
 
 def query_entries(reader: Reader, namespace: str, f: MemoryFilter, limit: int,
@@ -103,13 +108,15 @@ def relevant_entries(reader: Reader, namespace: str, task_id: str, subtask_id: s
     """Of one task: entries of the subtask, entries whose relevance_to names it, and every decision,
     error and user instruction (at: written by then); newest first."""
     always = ", ".join("?" * len(ALWAYS_RELEVANT))
+    unexpired, now = unexpired_sql()
     rows = reader.fetchall(
-        f"SELECT {_COLUMNS} FROM memory_entries m WHERE m.namespace = ? AND m.task_id = ? AND m.created_at <= ? AND ("
+        f"SELECT {_COLUMNS} FROM memory_entries m WHERE m.namespace = ? AND m.task_id = ? AND m.created_at <= ?"
+        f" AND {unexpired} AND ("
         f" m.type IN ({always})"
         " OR (? != '' AND m.subtask_id = ?)"
         " OR m.seq IN (SELECT entry_seq FROM memory_entry_relevance WHERE subtask_id = ?))"
         " ORDER BY m.created_at DESC, m.seq DESC LIMIT ?",
-        [namespace, task_id, 2**63 - 1 if at is None else at, *(t.value for t in ALWAYS_RELEVANT), subtask_id,
+        [namespace, task_id, 2**63 - 1 if at is None else at, *now, *(t.value for t in ALWAYS_RELEVANT), subtask_id,
          subtask_id, subtask_id, limit])
     return _with_labels(reader, rows)
 
@@ -124,3 +131,4 @@ def entries_by_seq(reader: Reader, namespace: str, seqs: Sequence[int], f: Memor
     rows = reader.fetchall(f"SELECT {_COLUMNS} FROM memory_entries m NOT INDEXED"
                            f" WHERE m.seq IN ({', '.join('?' * len(seqs))}) AND {where}", [*seqs, *params])
     return {entry.seq: entry for entry in _with_labels(reader, rows)}
+

@@ -8,16 +8,31 @@ from __future__ import annotations
 
 from typing import Any
 
+from taskmem.core.ids import now_us
 from taskmem.core.memory import MemoryFilter
 
 
-def filter_sql(f: MemoryFilter, namespace: str, alias: str = "m", per_row: bool = False) -> tuple[str, list[Any]]:
-    """A WHERE clause (without the keyword) over memory_entries AS alias, and its parameters.
+def unexpired_sql(alias: str = "m") -> tuple[str, list[Any]]:
+    """The clause that leaves out entries expired by now (core/retention.py), and its parameter: every read
+    of entries carries it, so an entry is gone from the instant it expires, swept or not."""
+    return f"({alias}.expires_at IS NULL OR {alias}.expires_at > ?)", [now_us()]
+
+
+def filter_sql(f: MemoryFilter, namespace: str, alias: str = "m", per_row: bool = False,
+               with_expired: bool = False) -> tuple[str, list[Any]]:
+    """A WHERE clause (without the keyword) over memory_entries AS alias, and its parameters; expired
+    entries never match.
 
     per_row: test tags and relevance_to with a lookup per row (EXISTS) rather than by building the
-    set of every entry carrying them; the faster form when checking a few rows already chosen."""
+    set of every entry carrying them; the faster form when checking a few rows already chosen.
+    with_expired: expired entries not yet deleted match too: for statistics only (PostgreSQL's BM25 counts
+    its entries index-only, which a test of expires_at would turn into a visit of every row)."""
     clauses = [f"{alias}.namespace = ?"]
     params: list[Any] = [namespace]
+    if not with_expired:
+        unexpired, now = unexpired_sql(alias)
+        clauses.append(unexpired)
+        params.extend(now)
     if f.task_id:
         clauses.append(f"{alias}.task_id = ?")
         params.append(f.task_id)

@@ -13,8 +13,11 @@ Terms are FTS5's own: each distinct word (\\w+, lower-cased) is run once through
 table with memory_fts's tokenizer (porter unicode61) and the result is cached, so the index, the
 query and FTS5's MATCH agree on what a word's term is.
 
-Kept in step with writes by entry seq: memory entries are only ever appended (never changed or
-deleted) by SQLite's one writer, so every entry past the last seq indexed is new. Before each search
+Kept in step with writes by entry seq: memory entries are only ever appended (never changed) by SQLite's
+one writer, so every entry past the last seq indexed is new. Retention deletes expired entries (never the
+newest), logging each seq in memory_vector_changes (present 0) as the vector index needs; the index marks
+those rows dead, out of every search and its statistics. Expired entries not yet deleted are left out of
+each search too (a probe of the expiry index). Before each search
 the index reads the entries past it; they go into small segments that are merged as they pile up (into
 the main segment each time the index has grown by a tenth: ~0.4 s for that search at 100k entries).
 The word → terms cache keeps every distinct word of the indexed texts (a few MB per 100k words); a
@@ -35,7 +38,9 @@ from dataclasses import dataclass
 import numpy as np
 import sqlean as sqlite3
 
+from taskmem.core.ids import now_us
 from taskmem.store.access import Reader, Row
+from taskmem.store.memory.memory_vector_index import CHANGES_TABLE
 
 K1 = 1.2
 B = 0.75
@@ -203,6 +208,7 @@ class TextIndex:
     def __init__(self) -> None:
         self._lock = threading.Lock()
         self._state = _EMPTY
+        self._last_change = 0  # the last memory_vector_changes row whose deletion the rows reflect
 
     def ranked(self, reader: Reader, namespace: str, words: Sequence[str], limit: int,
                allowed: np.ndarray | None = None, required: np.ndarray | None = None) -> list[TextHit]:
@@ -220,6 +226,10 @@ class TextIndex:
         scope = state.namespaces[:size] == code
         if allowed is not None:
             scope &= self._mask(state, allowed)
+        expired = reader.fetchall("SELECT group_concat(seq) FROM memory_entries WHERE expires_at <= ?",
+                                  (now_us(),))[0][0]
+        if expired:  # expired, not deleted yet: out of the search and its statistics (core/retention.py)
+            scope &= ~self._mask(state, np.fromstring(expired, dtype=np.int64, sep=","))
         searched = int(np.count_nonzero(scope))
         if not searched:
             return []
@@ -242,6 +252,11 @@ class TextIndex:
         return self._current(reader).size
 
     @staticmethod
+    def _mask_seqs(state: _State, seqs: np.ndarray) -> np.ndarray:
+        """The seqs within the index's range of seqs."""
+        return seqs[(seqs >= 0) & (seqs < len(state.row_of_seq))]
+
+    @staticmethod
     def _mask(state: _State, seqs: np.ndarray) -> np.ndarray:
         """Rows [0, size) whose seq is among seqs."""
         mask = np.zeros(state.size, dtype=bool)
@@ -251,10 +266,11 @@ class TextIndex:
         return mask
 
     def _current(self, reader: Reader) -> _State:
-        """The state, first brought up to the newest entry."""
+        """The state, first brought up to the newest entry and the latest deletion."""
         newest = int(reader.fetchall("SELECT coalesce(max(seq), 0) FROM memory_entries")[0][0])
+        last_change = int(reader.fetchall(f"SELECT coalesce(max(id), 0) FROM {CHANGES_TABLE}")[0][0])
         state = self._state
-        if newest == state.last_seq:
+        if newest == state.last_seq and last_change == self._last_change:
             return state
         with self._lock:
             state = self._state
@@ -266,6 +282,13 @@ class TextIndex:
                     " ORDER BY seq", (state.last_seq, newest))
                 while chunk := cursor.fetchmany(_LOAD_CHUNK):
                     state = _appended(state, chunk)
+            if last_change != self._last_change:
+                deleted = reader.fetchall(f"SELECT group_concat(seq) FROM {CHANGES_TABLE} WHERE id > ? AND present = 0",
+                                          (self._last_change if last_change > self._last_change else 0,))[0][0]
+                if deleted:  # in place, as the vector index marks a replaced row: rows are never reused
+                    rows = state.row_of_seq[self._mask_seqs(state, np.fromstring(deleted, dtype=np.int64, sep=","))]
+                    state.namespaces[rows[rows >= 0]] = -1
+                self._last_change = last_change
             self._state = state
             return state
 

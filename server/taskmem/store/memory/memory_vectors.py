@@ -26,6 +26,7 @@ from taskmem.core.ids import now_us
 from taskmem.core.memory import MemoryFilter, NewMemoryEntry
 from taskmem.providers.embeddings import Embedder
 from taskmem.store.memory import memory_filter_sets, memory_vector_index
+from taskmem.store.memory.memory_filter_sql import unexpired_sql
 from taskmem.store.postgres import memory_index
 from taskmem.store.memory.reembed_staging import ReembedStaging
 from taskmem.store.access import Reader, Transaction
@@ -130,8 +131,13 @@ def nearest(reader: Reader, namespace: str, query: np.ndarray, k: int, task_id: 
         reader, namespace, vector, wanted, memory_filter_sets.filter_seqs(reader, namespace, f))
     if not candidates:
         return []
-    rows = reader.fetchall(f"SELECT seq, embedding FROM memory_embeddings WHERE seq IN"
-                           f" ({', '.join('?' * len(candidates))})", candidates)
+    # Rescored without the expired candidates (core/retention.py), which may fill the pre-selection until
+    # maintenance deletes them.
+    unexpired, now = unexpired_sql()
+    rows = reader.fetchall(f"SELECT e.seq, e.embedding FROM memory_embeddings e JOIN memory_entries m ON m.seq = e.seq"
+                           f" WHERE e.seq IN ({', '.join('?' * len(candidates))}) AND {unexpired}", [*candidates, *now])
+    if not rows:
+        return []
     seqs = np.array([row[0] for row in rows], dtype=np.int64)
     matrix = np.frombuffer(b"".join(row[1] for row in rows), dtype=np.float32).reshape(len(rows), -1)
     similarity = matrix @ vector

@@ -20,6 +20,7 @@ from typing import Any
 import psycopg
 
 from taskmem.core.events import Event
+from taskmem.core.ids import now_us
 from taskmem.store.event_log import event_from_row
 from taskmem.store.postgres.commit import CHANNEL
 from taskmem.store.access import Reader
@@ -35,7 +36,8 @@ CLOSE_SECONDS = 2.0
 
 def events_after(db: Reader, after: int, limit: int) -> list[Event]:
     rows = db.fetchall("SELECT * FROM events WHERE cursor > ? ORDER BY cursor LIMIT ?", (after, limit))
-    return [event_from_row(row) for row in rows]
+    now = now_us()
+    return [event_from_row(row, now) for row in rows]
 
 
 def last_cursor(db: Reader) -> int:

@@ -94,12 +94,15 @@ def ranked(reader: Reader, namespace: str, words: Sequence[str], tsquery: str, p
     terms = [_quoted(term) for term in sorted(row[0])] if row is not None and row[0] else []
     if not terms:
         return []
-    where, params = filter_sql(f, namespace)
-    scope = reader.fetchone(f"SELECT count(*), coalesce(sum(m.search_length), 0) FROM memory_entries m WHERE {where}",
-                            params)
+    # The statistics count expired entries until maintenance deletes them (a skew of one sweep's worth), so
+    # they stay index-only reads; the candidates below leave them out.
+    scope_where, scope_params = filter_sql(f, namespace, with_expired=True)
+    scope = reader.fetchone(f"SELECT count(*), coalesce(sum(m.search_length), 0) FROM memory_entries m"
+                            f" WHERE {scope_where}", scope_params)
     searched, total_length = (int(scope[0]), int(scope[1])) if scope is not None else (0, 0)
     if not searched:
         return []
+    where, params = filter_sql(f, namespace)
     anyof = " | ".join(terms)
     columns = ["m.seq", "m.search_length",
                *(["(m.search @@ CAST(? AS tsquery))::int"] if phrased else []),

@@ -15,7 +15,7 @@ from taskmem.core.open_conflicts import released
 from taskmem.core.state_items import DEFAULT_STATUS, SUPERSEDED, Confidence, StateItem, StateItemType
 from taskmem.core.state_records import StoredStateItem, Watermark
 from taskmem.core.valid_time import item_as_of
-from taskmem.store.tasks.messages import message_from_row
+from taskmem.store.tasks.messages import message_from_row, unexpired_sql
 from taskmem.store.tasks.tasks import load_task
 from taskmem.store.page_query import PageQuery
 from taskmem.store.access import Reader, Row, Transaction
@@ -141,8 +141,9 @@ def set_watermark(tx: Transaction, thread_id: str, mark: Watermark) -> None:
 def messages_after(db: Reader, namespace: str, thread_id: str, mark: Watermark | None,
                    limit: int) -> list[Message]:
     """The thread's messages after the watermark, oldest first; ties on created_at broken by id."""
+    unexpired, now = unexpired_sql()
     rows = (PageQuery("messages", order=("created_at", "id"))
-            .where("namespace = ? AND thread_id = ?", namespace, thread_id)
+            .where("namespace = ? AND thread_id = ?", namespace, thread_id).where(unexpired, *now)
             .after(None if mark is None else (mark.created_at, mark.message_id)).fetch(db, limit))
     return [message_from_row(row) for row in rows]
 
@@ -152,9 +153,10 @@ def messages_by_id(db: Reader, namespace: str, thread_id: str, ids: Iterable[str
     wanted = list(dict.fromkeys(ids))
     if not wanted:
         return []
+    unexpired, now = unexpired_sql()
     rows = db.fetchall(
         f"SELECT * FROM messages WHERE namespace = ? AND thread_id = ? AND id IN ({','.join('?' * len(wanted))})"
-        " ORDER BY created_at, id", (namespace, thread_id, *wanted))
+        f" AND {unexpired} ORDER BY created_at, id", (namespace, thread_id, *wanted, *now))
     return [message_from_row(row) for row in rows]
 
 

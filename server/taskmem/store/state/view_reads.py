@@ -81,8 +81,9 @@ def task_outline(db: Reader, namespace: str, task_id: str) -> tuple[Task, Plan |
 def messages_since(db: Reader, namespace: str, thread_id: str, summary: RunningSummary | None,
                    limit: int) -> list[Message]:
     """The newest `limit` messages after the running summary (of all, when there is none), oldest first."""
-    sql = "SELECT * FROM messages WHERE namespace = ? AND thread_id = ?"
-    params: list[object] = [namespace, thread_id]
+    unexpired, now = message_store.unexpired_sql()
+    sql = f"SELECT * FROM messages WHERE namespace = ? AND thread_id = ? AND {unexpired}"
+    params: list[object] = [namespace, thread_id, *now]
     if summary is not None:
         sql += " AND (created_at > ? OR (created_at = ? AND id > ?))"
         params += [summary.last_message_created_at, summary.last_message_created_at, summary.last_message_id]

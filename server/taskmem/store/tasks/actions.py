@@ -71,10 +71,14 @@ def last_failed_action(db: Reader, namespace: str, task_id: str) -> Action | Non
     return action_from_row(row) if row else None
 
 
-def list_log_lines(db: Reader, namespace: str, action_id: str, after: int, limit: int) -> list[ActionLogLine]:
+def list_log_lines(db: Reader, namespace: str, action_id: str, after: int, limit: int,
+                   written_after: int | None = None) -> list[ActionLogLine]:
+    """Lines past sequence `after`, in order; with written_after, only lines written after that time (the
+    older ones have expired: core/retention.py, log_cutoff)."""
     rows = db.fetchall(
-        "SELECT * FROM action_logs WHERE namespace = ? AND action_id = ? AND sequence > ? ORDER BY sequence LIMIT ?",
-        (namespace, action_id, after, limit))
+        "SELECT * FROM action_logs WHERE namespace = ? AND action_id = ? AND sequence > ? AND created_at > ?"
+        " ORDER BY sequence LIMIT ?", (namespace, action_id, after, -1 if written_after is None else written_after,
+                                       limit))
     return [line_from_row(row) for row in rows]
 
 

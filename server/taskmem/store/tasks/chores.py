@@ -113,9 +113,10 @@ def retire_old_episodes(tx: Transaction, policy: Policy) -> int:
         episode = episode_from_row(row)
         if policy.delete_episodes:
             tx.execute("DELETE FROM episodes WHERE seq = ?", (row["seq"],))
-            tx.emit(EventType.EPISODE_DELETED, episode.task_id, episode)
+            tx.emit(EventType.EPISODE_DELETED, episode.task_id, episode).expires_at = episode.expires_at
         else:
             tx.execute("UPDATE episodes SET archived_at = ? WHERE seq = ?", (tx.now, row["seq"]))
-            tx.emit(EventType.EPISODE_ARCHIVED, episode.task_id, dataclasses.replace(episode, archived_at=tx.now))
+            tx.emit(EventType.EPISODE_ARCHIVED, episode.task_id,
+                    dataclasses.replace(episode, archived_at=tx.now)).expires_at = episode.expires_at
     return len(rows)
 

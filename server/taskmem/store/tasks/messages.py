@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from taskmem.core.events import EventType
+from taskmem.core.ids import now_us
 from taskmem.core.messages import ContextSnapshot, Kind, Message, Role
 from taskmem.store.tasks.tasks import load_task, touch_task
 from taskmem.store.page_query import PageQuery
@@ -13,7 +14,13 @@ from taskmem.store.access import Reader, Row, Transaction
 
 def message_from_row(row: Row) -> Message:
     return Message(row["namespace"], row["id"], row["thread_id"], Role(row["role"]), Kind(row["kind"]),
-                   row["content"], row["created_at"], row["task_id"])
+                   row["content"], row["created_at"], row["task_id"], row["expires_at"])
+
+
+def unexpired_sql() -> tuple[str, list[Any]]:
+    """The clause that leaves out messages expired by now (core/retention.py), and its parameter: every read
+    of messages carries it."""
+    return "(expires_at IS NULL OR expires_at > ?)", [now_us()]
 
 
 def snapshot_from_row(row: Row) -> ContextSnapshot:
@@ -30,11 +37,11 @@ def post_message(tx: Transaction, message: Message) -> Message:
 def insert_message(tx: Transaction, message: Message) -> Message:
     """Store the message and its event; the caller answers for touching its task."""
     tx.defer(
-        "messages", "INSERT INTO messages (namespace, id, thread_id, task_id, role, kind, content, created_at)"
-        " VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+        "messages", "INSERT INTO messages (namespace, id, thread_id, task_id, role, kind, content, created_at,"
+        " expires_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
         (message.namespace, message.id, message.thread_id, message.task_id, message.role.value,
-         message.kind.value, message.content, message.created_at))
-    tx.emit(EventType.MESSAGE_POSTED, message.task_id, message)
+         message.kind.value, message.content, message.created_at, message.expires_at))
+    tx.emit(EventType.MESSAGE_POSTED, message.task_id, message).expires_at = message.expires_at
     return message
 
 
@@ -43,17 +50,20 @@ def list_messages(db: Reader, namespace: str, task_id: str, thread_id: str, kind
     """Oldest first by (created_at, id); after_key is the previous page's last (created_at, id)."""
     if task_id:
         load_task(db, namespace, task_id)
+    unexpired, now = unexpired_sql()
     rows = (PageQuery("messages", order=("created_at", "id"))
-            .equals("namespace", namespace).where("thread_id = ?", thread_id)
+            .equals("namespace", namespace).where("thread_id = ?", thread_id).where(unexpired, *now)
             .any_of("kind", (k.value for k in kinds)).after(after_key).fetch(db, limit))
     return [message_from_row(row) for row in rows]
 
 
 def recent_messages(db: Reader, namespace: str, thread_id: str, count: int, at: int | None = None) -> list[Message]:
     """The newest `count` messages (at: posted by then), oldest first."""
+    unexpired, now = unexpired_sql()
     rows = db.fetchall(
-        "SELECT * FROM messages WHERE namespace = ? AND thread_id = ? AND created_at <= ?"
-        " ORDER BY created_at DESC, id DESC LIMIT ?", (namespace, thread_id, 2**63 - 1 if at is None else at, count))
+        f"SELECT * FROM messages WHERE namespace = ? AND thread_id = ? AND created_at <= ? AND {unexpired}"
+        " ORDER BY created_at DESC, id DESC LIMIT ?",
+        (namespace, thread_id, 2**63 - 1 if at is None else at, *now, count))
     return [message_from_row(row) for row in reversed(rows)]
 
 

@@ -117,6 +117,14 @@ const (
 	// Retention deleted an episode older than episode_retention_seconds, because
 	// episode_retention_delete is set. payload: the Episode as it was.
 	EventType_EVENT_TYPE_EPISODE_DELETED EventType = 61
+	// Never stored: what ListEvents and SubscribeEvents return first when asked
+	// for events after a cursor that the event log's TTL (retention.events) has
+	// since deleted. Its cursor is the namespace's retention cursor: every event
+	// up to it is gone, so resume after it. task_id is empty, expired is true.
+	// payload: {"first_cursor", "last_cursor"}: the range no longer stored.
+	// Returned whatever the task filter, and with a type filter only when it
+	// names this type.
+	EventType_EVENT_TYPE_EVENTS_EXPIRED EventType = 62
 	// Claims of plan items (TaskService.ClaimPlanItem), values 70–79.
 	// An agent claimed a ready item, which is now IN_PROGRESS. payload: the
 	// PlanItem (with holder_id) plus "plan_version" and "claim" (the PlanItemClaim).
@@ -168,6 +176,7 @@ var (
 		45: "EVENT_TYPE_RUNNING_SUMMARY_UPDATED",
 		60: "EVENT_TYPE_EPISODE_ARCHIVED",
 		61: "EVENT_TYPE_EPISODE_DELETED",
+		62: "EVENT_TYPE_EVENTS_EXPIRED",
 		70: "EVENT_TYPE_PLAN_ITEM_CLAIMED",
 		71: "EVENT_TYPE_PLAN_ITEM_CLAIM_RELEASED",
 		72: "EVENT_TYPE_PLAN_ITEM_CLAIM_EXPIRED",
@@ -208,6 +217,7 @@ var (
 		"EVENT_TYPE_RUNNING_SUMMARY_UPDATED":     45,
 		"EVENT_TYPE_EPISODE_ARCHIVED":            60,
 		"EVENT_TYPE_EPISODE_DELETED":             61,
+		"EVENT_TYPE_EVENTS_EXPIRED":              62,
 		"EVENT_TYPE_PLAN_ITEM_CLAIMED":           70,
 		"EVENT_TYPE_PLAN_ITEM_CLAIM_RELEASED":    71,
 		"EVENT_TYPE_PLAN_ITEM_CLAIM_EXPIRED":     72,
@@ -260,7 +270,11 @@ type Event struct {
 	// RFC 3339 strings, durations as "1.5s"; unset fields are left out.
 	Payload *structpb.Struct `protobuf:"bytes,5,opt,name=payload,proto3" json:"payload,omitempty"`
 	// When the change was committed.
-	CreateTime    *timestamppb.Timestamp `protobuf:"bytes,6,opt,name=create_time,json=createTime,proto3" json:"create_time,omitempty"`
+	CreateTime *timestamppb.Timestamp `protobuf:"bytes,6,opt,name=create_time,json=createTime,proto3" json:"create_time,omitempty"`
+	// True when the item this event carried has expired (its expire_time has
+	// passed; see docs/retention.md): the event keeps its cursor, type, task and
+	// time, so a stream has no gap, but payload holds only the item's "id".
+	Expired       bool `protobuf:"varint,7,opt,name=expired,proto3" json:"expired,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -337,12 +351,19 @@ func (x *Event) GetCreateTime() *timestamppb.Timestamp {
 	return nil
 }
 
+func (x *Event) GetExpired() bool {
+	if x != nil {
+		return x.Expired
+	}
+	return false
+}
+
 var File_taskmem_v1_event_proto protoreflect.FileDescriptor
 
 const file_taskmem_v1_event_proto_rawDesc = "" +
 	"\n" +
 	"\x16taskmem/v1/event.proto\x12\n" +
-	"taskmem.v1\x1a\x1cgoogle/protobuf/struct.proto\x1a\x1fgoogle/protobuf/timestamp.proto\"\xfa\x01\n" +
+	"taskmem.v1\x1a\x1cgoogle/protobuf/struct.proto\x1a\x1fgoogle/protobuf/timestamp.proto\"\x94\x02\n" +
 	"\x05Event\x12\x16\n" +
 	"\x06cursor\x18\x01 \x01(\x03R\x06cursor\x12)\n" +
 	"\x04type\x18\x02 \x01(\x0e2\x15.taskmem.v1.EventTypeR\x04type\x12\x17\n" +
@@ -350,7 +371,8 @@ const file_taskmem_v1_event_proto_rawDesc = "" +
 	"\x0ecorrelation_id\x18\x04 \x01(\tR\rcorrelationId\x121\n" +
 	"\apayload\x18\x05 \x01(\v2\x17.google.protobuf.StructR\apayload\x12;\n" +
 	"\vcreate_time\x18\x06 \x01(\v2\x1a.google.protobuf.TimestampR\n" +
-	"createTime*\xa2\n" +
+	"createTime\x12\x18\n" +
+	"\aexpired\x18\a \x01(\bR\aexpired*\xc1\n" +
 	"\n" +
 	"\tEventType\x12\x1a\n" +
 	"\x16EVENT_TYPE_UNSPECIFIED\x10\x00\x12\x1b\n" +
@@ -388,7 +410,8 @@ const file_taskmem_v1_event_proto_rawDesc = "" +
 	"\x1dEVENT_TYPE_STATE_ITEM_UPDATED\x10,\x12&\n" +
 	"\"EVENT_TYPE_RUNNING_SUMMARY_UPDATED\x10-\x12\x1f\n" +
 	"\x1bEVENT_TYPE_EPISODE_ARCHIVED\x10<\x12\x1e\n" +
-	"\x1aEVENT_TYPE_EPISODE_DELETED\x10=\x12 \n" +
+	"\x1aEVENT_TYPE_EPISODE_DELETED\x10=\x12\x1d\n" +
+	"\x19EVENT_TYPE_EVENTS_EXPIRED\x10>\x12 \n" +
 	"\x1cEVENT_TYPE_PLAN_ITEM_CLAIMED\x10F\x12'\n" +
 	"#EVENT_TYPE_PLAN_ITEM_CLAIM_RELEASED\x10G\x12&\n" +
 	"\"EVENT_TYPE_PLAN_ITEM_CLAIM_EXPIRED\x10HB@Z>github.com/taskmem/taskmem/clients/go/gen/taskmem/v1;taskmemv1b\x06proto3"

@@ -424,7 +424,10 @@ type MemoryEntry struct {
 	// Who wrote it: "api" (AddMemoryEntries), "extraction" (ExtractMemories) or another service.
 	Source string `protobuf:"bytes,9,opt,name=source,proto3" json:"source,omitempty"`
 	// When it was stored.
-	CreateTime    *timestamppb.Timestamp `protobuf:"bytes,10,opt,name=create_time,json=createTime,proto3" json:"create_time,omitempty"`
+	CreateTime *timestamppb.Timestamp `protobuf:"bytes,10,opt,name=create_time,json=createTime,proto3" json:"create_time,omitempty"`
+	// When it expires; unset: never. From that instant no read returns it and
+	// maintenance deletes it (docs/retention.md).
+	ExpireTime    *timestamppb.Timestamp `protobuf:"bytes,11,opt,name=expire_time,json=expireTime,proto3" json:"expire_time,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -525,6 +528,13 @@ func (x *MemoryEntry) GetSource() string {
 func (x *MemoryEntry) GetCreateTime() *timestamppb.Timestamp {
 	if x != nil {
 		return x.CreateTime
+	}
+	return nil
+}
+
+func (x *MemoryEntry) GetExpireTime() *timestamppb.Timestamp {
+	if x != nil {
+		return x.ExpireTime
 	}
 	return nil
 }
@@ -1033,7 +1043,10 @@ type Episode struct {
 	// When retention archived it (see the server's episode_retention setting);
 	// unset while it is live. Archived episodes are kept, and ListEpisodes shows
 	// them only with include_archived.
-	ArchiveTime   *timestamppb.Timestamp `protobuf:"bytes,11,opt,name=archive_time,json=archiveTime,proto3" json:"archive_time,omitempty"`
+	ArchiveTime *timestamppb.Timestamp `protobuf:"bytes,11,opt,name=archive_time,json=archiveTime,proto3" json:"archive_time,omitempty"`
+	// When it expires; unset: never. From that instant no read returns it, even
+	// with include_archived, and maintenance deletes it (docs/retention.md).
+	ExpireTime    *timestamppb.Timestamp `protobuf:"bytes,12,opt,name=expire_time,json=expireTime,proto3" json:"expire_time,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1141,6 +1154,13 @@ func (x *Episode) GetCreateTime() *timestamppb.Timestamp {
 func (x *Episode) GetArchiveTime() *timestamppb.Timestamp {
 	if x != nil {
 		return x.ArchiveTime
+	}
+	return nil
+}
+
+func (x *Episode) GetExpireTime() *timestamppb.Timestamp {
+	if x != nil {
+		return x.ExpireTime
 	}
 	return nil
 }
@@ -1369,7 +1389,7 @@ var File_taskmem_v1_memory_proto protoreflect.FileDescriptor
 const file_taskmem_v1_memory_proto_rawDesc = "" +
 	"\n" +
 	"\x17taskmem/v1/memory.proto\x12\n" +
-	"taskmem.v1\x1a\x1egoogle/protobuf/duration.proto\x1a\x1cgoogle/protobuf/struct.proto\x1a\x1fgoogle/protobuf/timestamp.proto\"\xbf\x02\n" +
+	"taskmem.v1\x1a\x1egoogle/protobuf/duration.proto\x1a\x1cgoogle/protobuf/struct.proto\x1a\x1fgoogle/protobuf/timestamp.proto\"\xfc\x02\n" +
 	"\vMemoryEntry\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12\x17\n" +
 	"\atask_id\x18\x02 \x01(\tR\x06taskId\x12\x1d\n" +
@@ -1383,7 +1403,9 @@ const file_taskmem_v1_memory_proto_rawDesc = "" +
 	"\x06source\x18\t \x01(\tR\x06source\x12;\n" +
 	"\vcreate_time\x18\n" +
 	" \x01(\v2\x1a.google.protobuf.TimestampR\n" +
-	"createTime\"\xe3\x02\n" +
+	"createTime\x12;\n" +
+	"\vexpire_time\x18\v \x01(\v2\x1a.google.protobuf.TimestampR\n" +
+	"expireTime\"\xe3\x02\n" +
 	"\fMemoryFilter\x12\x17\n" +
 	"\atask_id\x18\x01 \x01(\tR\x06taskId\x12\x1d\n" +
 	"\n" +
@@ -1435,7 +1457,7 @@ const file_taskmem_v1_memory_proto_rawDesc = "" +
 	"\ahistory\x18\n" +
 	" \x03(\v2\x1a.taskmem.v1.KnowledgeValueR\ahistory\x129\n" +
 	"\n" +
-	"valid_from\x18\v \x01(\v2\x1a.google.protobuf.TimestampR\tvalidFrom\"\xa5\x03\n" +
+	"valid_from\x18\v \x01(\v2\x1a.google.protobuf.TimestampR\tvalidFrom\"\xe2\x03\n" +
 	"\aEpisode\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12\x17\n" +
 	"\atask_id\x18\x02 \x01(\tR\x06taskId\x12\x19\n" +
@@ -1450,7 +1472,9 @@ const file_taskmem_v1_memory_proto_rawDesc = "" +
 	"\vcreate_time\x18\n" +
 	" \x01(\v2\x1a.google.protobuf.TimestampR\n" +
 	"createTime\x12=\n" +
-	"\farchive_time\x18\v \x01(\v2\x1a.google.protobuf.TimestampR\varchiveTime\"\xba\x02\n" +
+	"\farchive_time\x18\v \x01(\v2\x1a.google.protobuf.TimestampR\varchiveTime\x12;\n" +
+	"\vexpire_time\x18\f \x01(\v2\x1a.google.protobuf.TimestampR\n" +
+	"expireTime\"\xba\x02\n" +
 	"\bArtifact\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12\x17\n" +
 	"\atask_id\x18\x02 \x01(\tR\x06taskId\x12\x19\n" +
@@ -1550,35 +1574,37 @@ var file_taskmem_v1_memory_proto_goTypes = []any{
 var file_taskmem_v1_memory_proto_depIdxs = []int32{
 	0,  // 0: taskmem.v1.MemoryEntry.type:type_name -> taskmem.v1.MemoryType
 	14, // 1: taskmem.v1.MemoryEntry.create_time:type_name -> google.protobuf.Timestamp
-	0,  // 2: taskmem.v1.MemoryFilter.types:type_name -> taskmem.v1.MemoryType
-	14, // 3: taskmem.v1.MemoryFilter.create_time_after:type_name -> google.protobuf.Timestamp
-	14, // 4: taskmem.v1.MemoryFilter.create_time_before:type_name -> google.protobuf.Timestamp
-	6,  // 5: taskmem.v1.MemorySearchHit.entry:type_name -> taskmem.v1.MemoryEntry
-	1,  // 6: taskmem.v1.MemorySearchHit.found_by:type_name -> taskmem.v1.SearchMode
-	14, // 7: taskmem.v1.MemorySearchHit.valid_to:type_name -> google.protobuf.Timestamp
-	14, // 8: taskmem.v1.KnowledgeValue.write_time:type_name -> google.protobuf.Timestamp
-	3,  // 9: taskmem.v1.KnowledgeValue.outcome:type_name -> taskmem.v1.KnowledgeValueOutcome
-	14, // 10: taskmem.v1.KnowledgeValue.valid_from:type_name -> google.protobuf.Timestamp
-	14, // 11: taskmem.v1.KnowledgeValue.valid_to:type_name -> google.protobuf.Timestamp
-	2,  // 12: taskmem.v1.Knowledge.category:type_name -> taskmem.v1.KnowledgeCategory
-	14, // 13: taskmem.v1.Knowledge.create_time:type_name -> google.protobuf.Timestamp
-	14, // 14: taskmem.v1.Knowledge.update_time:type_name -> google.protobuf.Timestamp
-	9,  // 15: taskmem.v1.Knowledge.history:type_name -> taskmem.v1.KnowledgeValue
-	14, // 16: taskmem.v1.Knowledge.valid_from:type_name -> google.protobuf.Timestamp
-	4,  // 17: taskmem.v1.Episode.action:type_name -> taskmem.v1.EpisodeAction
-	15, // 18: taskmem.v1.Episode.duration:type_name -> google.protobuf.Duration
-	14, // 19: taskmem.v1.Episode.create_time:type_name -> google.protobuf.Timestamp
-	14, // 20: taskmem.v1.Episode.archive_time:type_name -> google.protobuf.Timestamp
-	5,  // 21: taskmem.v1.Artifact.type:type_name -> taskmem.v1.ArtifactType
-	14, // 22: taskmem.v1.Artifact.create_time:type_name -> google.protobuf.Timestamp
-	16, // 23: taskmem.v1.Pattern.data:type_name -> google.protobuf.Struct
-	14, // 24: taskmem.v1.Pattern.create_time:type_name -> google.protobuf.Timestamp
-	14, // 25: taskmem.v1.Pattern.last_seen_time:type_name -> google.protobuf.Timestamp
-	26, // [26:26] is the sub-list for method output_type
-	26, // [26:26] is the sub-list for method input_type
-	26, // [26:26] is the sub-list for extension type_name
-	26, // [26:26] is the sub-list for extension extendee
-	0,  // [0:26] is the sub-list for field type_name
+	14, // 2: taskmem.v1.MemoryEntry.expire_time:type_name -> google.protobuf.Timestamp
+	0,  // 3: taskmem.v1.MemoryFilter.types:type_name -> taskmem.v1.MemoryType
+	14, // 4: taskmem.v1.MemoryFilter.create_time_after:type_name -> google.protobuf.Timestamp
+	14, // 5: taskmem.v1.MemoryFilter.create_time_before:type_name -> google.protobuf.Timestamp
+	6,  // 6: taskmem.v1.MemorySearchHit.entry:type_name -> taskmem.v1.MemoryEntry
+	1,  // 7: taskmem.v1.MemorySearchHit.found_by:type_name -> taskmem.v1.SearchMode
+	14, // 8: taskmem.v1.MemorySearchHit.valid_to:type_name -> google.protobuf.Timestamp
+	14, // 9: taskmem.v1.KnowledgeValue.write_time:type_name -> google.protobuf.Timestamp
+	3,  // 10: taskmem.v1.KnowledgeValue.outcome:type_name -> taskmem.v1.KnowledgeValueOutcome
+	14, // 11: taskmem.v1.KnowledgeValue.valid_from:type_name -> google.protobuf.Timestamp
+	14, // 12: taskmem.v1.KnowledgeValue.valid_to:type_name -> google.protobuf.Timestamp
+	2,  // 13: taskmem.v1.Knowledge.category:type_name -> taskmem.v1.KnowledgeCategory
+	14, // 14: taskmem.v1.Knowledge.create_time:type_name -> google.protobuf.Timestamp
+	14, // 15: taskmem.v1.Knowledge.update_time:type_name -> google.protobuf.Timestamp
+	9,  // 16: taskmem.v1.Knowledge.history:type_name -> taskmem.v1.KnowledgeValue
+	14, // 17: taskmem.v1.Knowledge.valid_from:type_name -> google.protobuf.Timestamp
+	4,  // 18: taskmem.v1.Episode.action:type_name -> taskmem.v1.EpisodeAction
+	15, // 19: taskmem.v1.Episode.duration:type_name -> google.protobuf.Duration
+	14, // 20: taskmem.v1.Episode.create_time:type_name -> google.protobuf.Timestamp
+	14, // 21: taskmem.v1.Episode.archive_time:type_name -> google.protobuf.Timestamp
+	14, // 22: taskmem.v1.Episode.expire_time:type_name -> google.protobuf.Timestamp
+	5,  // 23: taskmem.v1.Artifact.type:type_name -> taskmem.v1.ArtifactType
+	14, // 24: taskmem.v1.Artifact.create_time:type_name -> google.protobuf.Timestamp
+	16, // 25: taskmem.v1.Pattern.data:type_name -> google.protobuf.Struct
+	14, // 26: taskmem.v1.Pattern.create_time:type_name -> google.protobuf.Timestamp
+	14, // 27: taskmem.v1.Pattern.last_seen_time:type_name -> google.protobuf.Timestamp
+	28, // [28:28] is the sub-list for method output_type
+	28, // [28:28] is the sub-list for method input_type
+	28, // [28:28] is the sub-list for extension type_name
+	28, // [28:28] is the sub-list for extension extendee
+	0,  // [0:28] is the sub-list for field type_name
 }
 
 func init() { file_taskmem_v1_memory_proto_init() }

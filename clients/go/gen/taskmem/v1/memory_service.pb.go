@@ -11,6 +11,7 @@ import (
 	protoimpl "google.golang.org/protobuf/runtime/protoimpl"
 	durationpb "google.golang.org/protobuf/types/known/durationpb"
 	structpb "google.golang.org/protobuf/types/known/structpb"
+	timestamppb "google.golang.org/protobuf/types/known/timestamppb"
 	reflect "reflect"
 	sync "sync"
 	unsafe "unsafe"
@@ -100,7 +101,15 @@ type NewMemoryEntry struct {
 	// Keywords (at most 32 distinct, 128 as sent, each at most 64 characters; duplicates are dropped).
 	Tags []string `protobuf:"bytes,6,rep,name=tags,proto3" json:"tags,omitempty"`
 	// Subtask ids this matters for (at most 32 distinct, 128 as sent, each at most 64 characters).
-	RelevanceTo   []string `protobuf:"bytes,7,rep,name=relevance_to,json=relevanceTo,proto3" json:"relevance_to,omitempty"`
+	RelevanceTo []string `protobuf:"bytes,7,rep,name=relevance_to,json=relevanceTo,proto3" json:"relevance_to,omitempty"`
+	// When it expires: from that instant no read returns it, and maintenance
+	// deletes it (docs/retention.md). Unset: the TTL configured for the namespace
+	// (retention.memory_entries), if any, from the time it is stored. Must be in
+	// the future (INVALID_ARGUMENT otherwise).
+	ExpireTime *timestamppb.Timestamp `protobuf:"bytes,8,opt,name=expire_time,json=expireTime,proto3" json:"expire_time,omitempty"`
+	// Exempt from the configured TTL: kept until deleted. INVALID_ARGUMENT with
+	// expire_time.
+	Pinned        bool `protobuf:"varint,9,opt,name=pinned,proto3" json:"pinned,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -182,6 +191,20 @@ func (x *NewMemoryEntry) GetRelevanceTo() []string {
 		return x.RelevanceTo
 	}
 	return nil
+}
+
+func (x *NewMemoryEntry) GetExpireTime() *timestamppb.Timestamp {
+	if x != nil {
+		return x.ExpireTime
+	}
+	return nil
+}
+
+func (x *NewMemoryEntry) GetPinned() bool {
+	if x != nil {
+		return x.Pinned
+	}
+	return false
 }
 
 // AddMemoryEntriesRequest stores entries.
@@ -1607,7 +1630,15 @@ type RecordEpisodeRequest struct {
 	// Model tokens written.
 	TokensOut int64 `protobuf:"varint,8,opt,name=tokens_out,json=tokensOut,proto3" json:"tokens_out,omitempty"`
 	// Optional idempotency key (AIP-155).
-	RequestId     string `protobuf:"bytes,9,opt,name=request_id,json=requestId,proto3" json:"request_id,omitempty"`
+	RequestId string `protobuf:"bytes,9,opt,name=request_id,json=requestId,proto3" json:"request_id,omitempty"`
+	// When it expires: from that instant no read returns it, and maintenance
+	// deletes it (docs/retention.md). Unset: the TTL configured for the
+	// namespace's episodes (retention.episodes), if any. Must be in the future
+	// (INVALID_ARGUMENT otherwise).
+	ExpireTime *timestamppb.Timestamp `protobuf:"bytes,10,opt,name=expire_time,json=expireTime,proto3" json:"expire_time,omitempty"`
+	// Exempt from the configured TTL: kept until deleted (or archived by
+	// episode_retention_seconds). INVALID_ARGUMENT with expire_time.
+	Pinned        bool `protobuf:"varint,11,opt,name=pinned,proto3" json:"pinned,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1703,6 +1734,20 @@ func (x *RecordEpisodeRequest) GetRequestId() string {
 		return x.RequestId
 	}
 	return ""
+}
+
+func (x *RecordEpisodeRequest) GetExpireTime() *timestamppb.Timestamp {
+	if x != nil {
+		return x.ExpireTime
+	}
+	return nil
+}
+
+func (x *RecordEpisodeRequest) GetPinned() bool {
+	if x != nil {
+		return x.Pinned
+	}
+	return false
 }
 
 // RecordEpisodeResponse holds the stored episode.
@@ -2544,7 +2589,7 @@ var File_taskmem_v1_memory_service_proto protoreflect.FileDescriptor
 const file_taskmem_v1_memory_service_proto_rawDesc = "" +
 	"\n" +
 	"\x1ftaskmem/v1/memory_service.proto\x12\n" +
-	"taskmem.v1\x1a\x1egoogle/protobuf/duration.proto\x1a\x1cgoogle/protobuf/struct.proto\x1a\x16taskmem/v1/as_of.proto\x1a\x17taskmem/v1/memory.proto\"\xdd\x01\n" +
+	"taskmem.v1\x1a\x1egoogle/protobuf/duration.proto\x1a\x1cgoogle/protobuf/struct.proto\x1a\x1fgoogle/protobuf/timestamp.proto\x1a\x16taskmem/v1/as_of.proto\x1a\x17taskmem/v1/memory.proto\"\xb2\x02\n" +
 	"\x0eNewMemoryEntry\x12\x17\n" +
 	"\atask_id\x18\x01 \x01(\tR\x06taskId\x12\x1d\n" +
 	"\n" +
@@ -2553,7 +2598,10 @@ const file_taskmem_v1_memory_service_proto_rawDesc = "" +
 	"\asummary\x18\x04 \x01(\tR\asummary\x12\x16\n" +
 	"\x06detail\x18\x05 \x01(\tR\x06detail\x12\x12\n" +
 	"\x04tags\x18\x06 \x03(\tR\x04tags\x12!\n" +
-	"\frelevance_to\x18\a \x03(\tR\vrelevanceTo\"n\n" +
+	"\frelevance_to\x18\a \x03(\tR\vrelevanceTo\x12;\n" +
+	"\vexpire_time\x18\b \x01(\v2\x1a.google.protobuf.TimestampR\n" +
+	"expireTime\x12\x16\n" +
+	"\x06pinned\x18\t \x01(\bR\x06pinned\"n\n" +
 	"\x17AddMemoryEntriesRequest\x124\n" +
 	"\aentries\x18\x01 \x03(\v2\x1a.taskmem.v1.NewMemoryEntryR\aentries\x12\x1d\n" +
 	"\n" +
@@ -2653,7 +2701,7 @@ const file_taskmem_v1_memory_service_proto_rawDesc = "" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12\x1d\n" +
 	"\n" +
 	"request_id\x18\x02 \x01(\tR\trequestId\"\x19\n" +
-	"\x17DeleteKnowledgeResponse\"\xc5\x02\n" +
+	"\x17DeleteKnowledgeResponse\"\x9a\x03\n" +
 	"\x14RecordEpisodeRequest\x12\x17\n" +
 	"\atask_id\x18\x01 \x01(\tR\x06taskId\x12\x19\n" +
 	"\bagent_id\x18\x02 \x01(\tR\aagentId\x121\n" +
@@ -2665,7 +2713,11 @@ const file_taskmem_v1_memory_service_proto_rawDesc = "" +
 	"\n" +
 	"tokens_out\x18\b \x01(\x03R\ttokensOut\x12\x1d\n" +
 	"\n" +
-	"request_id\x18\t \x01(\tR\trequestId\"F\n" +
+	"request_id\x18\t \x01(\tR\trequestId\x12;\n" +
+	"\vexpire_time\x18\n" +
+	" \x01(\v2\x1a.google.protobuf.TimestampR\n" +
+	"expireTime\x12\x16\n" +
+	"\x06pinned\x18\v \x01(\bR\x06pinned\"F\n" +
 	"\x15RecordEpisodeResponse\x12-\n" +
 	"\aepisode\x18\x01 \x01(\v2\x13.taskmem.v1.EpisodeR\aepisode\"\xe3\x01\n" +
 	"\x13ListEpisodesRequest\x12\x17\n" +
@@ -2807,96 +2859,99 @@ var file_taskmem_v1_memory_service_proto_goTypes = []any{
 	(*ListPatternsRequest)(nil),         // 35: taskmem.v1.ListPatternsRequest
 	(*ListPatternsResponse)(nil),        // 36: taskmem.v1.ListPatternsResponse
 	(MemoryType)(0),                     // 37: taskmem.v1.MemoryType
-	(*MemoryEntry)(nil),                 // 38: taskmem.v1.MemoryEntry
-	(*MemoryFilter)(nil),                // 39: taskmem.v1.MemoryFilter
-	(SearchMode)(0),                     // 40: taskmem.v1.SearchMode
-	(*AsOf)(nil),                        // 41: taskmem.v1.AsOf
-	(*durationpb.Duration)(nil),         // 42: google.protobuf.Duration
-	(*MemorySearchHit)(nil),             // 43: taskmem.v1.MemorySearchHit
-	(*structpb.Struct)(nil),             // 44: google.protobuf.Struct
-	(KnowledgeCategory)(0),              // 45: taskmem.v1.KnowledgeCategory
-	(*Knowledge)(nil),                   // 46: taskmem.v1.Knowledge
-	(EpisodeAction)(0),                  // 47: taskmem.v1.EpisodeAction
-	(*Episode)(nil),                     // 48: taskmem.v1.Episode
-	(ArtifactType)(0),                   // 49: taskmem.v1.ArtifactType
-	(*Artifact)(nil),                    // 50: taskmem.v1.Artifact
-	(*Pattern)(nil),                     // 51: taskmem.v1.Pattern
+	(*timestamppb.Timestamp)(nil),       // 38: google.protobuf.Timestamp
+	(*MemoryEntry)(nil),                 // 39: taskmem.v1.MemoryEntry
+	(*MemoryFilter)(nil),                // 40: taskmem.v1.MemoryFilter
+	(SearchMode)(0),                     // 41: taskmem.v1.SearchMode
+	(*AsOf)(nil),                        // 42: taskmem.v1.AsOf
+	(*durationpb.Duration)(nil),         // 43: google.protobuf.Duration
+	(*MemorySearchHit)(nil),             // 44: taskmem.v1.MemorySearchHit
+	(*structpb.Struct)(nil),             // 45: google.protobuf.Struct
+	(KnowledgeCategory)(0),              // 46: taskmem.v1.KnowledgeCategory
+	(*Knowledge)(nil),                   // 47: taskmem.v1.Knowledge
+	(EpisodeAction)(0),                  // 48: taskmem.v1.EpisodeAction
+	(*Episode)(nil),                     // 49: taskmem.v1.Episode
+	(ArtifactType)(0),                   // 50: taskmem.v1.ArtifactType
+	(*Artifact)(nil),                    // 51: taskmem.v1.Artifact
+	(*Pattern)(nil),                     // 52: taskmem.v1.Pattern
 }
 var file_taskmem_v1_memory_service_proto_depIdxs = []int32{
 	37, // 0: taskmem.v1.NewMemoryEntry.type:type_name -> taskmem.v1.MemoryType
-	1,  // 1: taskmem.v1.AddMemoryEntriesRequest.entries:type_name -> taskmem.v1.NewMemoryEntry
-	38, // 2: taskmem.v1.AddMemoryEntriesResponse.entries:type_name -> taskmem.v1.MemoryEntry
-	39, // 3: taskmem.v1.QueryMemoryEntriesRequest.filter:type_name -> taskmem.v1.MemoryFilter
-	38, // 4: taskmem.v1.QueryMemoryEntriesResponse.entries:type_name -> taskmem.v1.MemoryEntry
-	38, // 5: taskmem.v1.GetRelevantMemoriesResponse.entries:type_name -> taskmem.v1.MemoryEntry
-	40, // 6: taskmem.v1.SearchMemoriesRequest.mode:type_name -> taskmem.v1.SearchMode
-	39, // 7: taskmem.v1.SearchMemoriesRequest.filter:type_name -> taskmem.v1.MemoryFilter
-	9,  // 8: taskmem.v1.SearchMemoriesRequest.recency_ranking:type_name -> taskmem.v1.RecencyRanking
-	41, // 9: taskmem.v1.SearchMemoriesRequest.as_of:type_name -> taskmem.v1.AsOf
-	42, // 10: taskmem.v1.RecencyRanking.half_life:type_name -> google.protobuf.Duration
-	43, // 11: taskmem.v1.SearchMemoriesResponse.hits:type_name -> taskmem.v1.MemorySearchHit
-	40, // 12: taskmem.v1.SearchMemoriesResponse.mode:type_name -> taskmem.v1.SearchMode
-	44, // 13: taskmem.v1.ToolCallRecord.arguments:type_name -> google.protobuf.Struct
-	11, // 14: taskmem.v1.ExtractMemoriesRequest.tool_calls:type_name -> taskmem.v1.ToolCallRecord
-	38, // 15: taskmem.v1.ExtractMemoriesResponse.entries:type_name -> taskmem.v1.MemoryEntry
-	13, // 16: taskmem.v1.ExtractMemoriesResponse.dropped:type_name -> taskmem.v1.DroppedMemory
-	45, // 17: taskmem.v1.UpsertKnowledgeRequest.category:type_name -> taskmem.v1.KnowledgeCategory
-	46, // 18: taskmem.v1.UpsertKnowledgeResponse.knowledge:type_name -> taskmem.v1.Knowledge
-	0,  // 19: taskmem.v1.UpsertKnowledgeResponse.outcome:type_name -> taskmem.v1.UpsertKnowledgeOutcome
-	45, // 20: taskmem.v1.GetKnowledgeRequest.category:type_name -> taskmem.v1.KnowledgeCategory
-	46, // 21: taskmem.v1.GetKnowledgeResponse.knowledge:type_name -> taskmem.v1.Knowledge
-	45, // 22: taskmem.v1.QueryKnowledgeRequest.category:type_name -> taskmem.v1.KnowledgeCategory
-	41, // 23: taskmem.v1.QueryKnowledgeRequest.as_of:type_name -> taskmem.v1.AsOf
-	46, // 24: taskmem.v1.QueryKnowledgeResponse.knowledge:type_name -> taskmem.v1.Knowledge
-	47, // 25: taskmem.v1.RecordEpisodeRequest.action:type_name -> taskmem.v1.EpisodeAction
-	42, // 26: taskmem.v1.RecordEpisodeRequest.duration:type_name -> google.protobuf.Duration
-	48, // 27: taskmem.v1.RecordEpisodeResponse.episode:type_name -> taskmem.v1.Episode
-	47, // 28: taskmem.v1.ListEpisodesRequest.action:type_name -> taskmem.v1.EpisodeAction
-	48, // 29: taskmem.v1.ListEpisodesResponse.episodes:type_name -> taskmem.v1.Episode
-	49, // 30: taskmem.v1.RegisterArtifactRequest.type:type_name -> taskmem.v1.ArtifactType
-	50, // 31: taskmem.v1.RegisterArtifactResponse.artifact:type_name -> taskmem.v1.Artifact
-	49, // 32: taskmem.v1.ListArtifactsRequest.type:type_name -> taskmem.v1.ArtifactType
-	50, // 33: taskmem.v1.ListArtifactsResponse.artifacts:type_name -> taskmem.v1.Artifact
-	44, // 34: taskmem.v1.RecordPatternRequest.data:type_name -> google.protobuf.Struct
-	51, // 35: taskmem.v1.RecordPatternResponse.pattern:type_name -> taskmem.v1.Pattern
-	51, // 36: taskmem.v1.ListPatternsResponse.patterns:type_name -> taskmem.v1.Pattern
-	2,  // 37: taskmem.v1.MemoryService.AddMemoryEntries:input_type -> taskmem.v1.AddMemoryEntriesRequest
-	4,  // 38: taskmem.v1.MemoryService.QueryMemoryEntries:input_type -> taskmem.v1.QueryMemoryEntriesRequest
-	6,  // 39: taskmem.v1.MemoryService.GetRelevantMemories:input_type -> taskmem.v1.GetRelevantMemoriesRequest
-	8,  // 40: taskmem.v1.MemoryService.SearchMemories:input_type -> taskmem.v1.SearchMemoriesRequest
-	12, // 41: taskmem.v1.MemoryService.ExtractMemories:input_type -> taskmem.v1.ExtractMemoriesRequest
-	15, // 42: taskmem.v1.MemoryService.UpsertKnowledge:input_type -> taskmem.v1.UpsertKnowledgeRequest
-	17, // 43: taskmem.v1.MemoryService.GetKnowledge:input_type -> taskmem.v1.GetKnowledgeRequest
-	19, // 44: taskmem.v1.MemoryService.QueryKnowledge:input_type -> taskmem.v1.QueryKnowledgeRequest
-	21, // 45: taskmem.v1.MemoryService.DeleteKnowledge:input_type -> taskmem.v1.DeleteKnowledgeRequest
-	23, // 46: taskmem.v1.MemoryService.RecordEpisode:input_type -> taskmem.v1.RecordEpisodeRequest
-	25, // 47: taskmem.v1.MemoryService.ListEpisodes:input_type -> taskmem.v1.ListEpisodesRequest
-	27, // 48: taskmem.v1.MemoryService.RegisterArtifact:input_type -> taskmem.v1.RegisterArtifactRequest
-	29, // 49: taskmem.v1.MemoryService.ListArtifacts:input_type -> taskmem.v1.ListArtifactsRequest
-	31, // 50: taskmem.v1.MemoryService.DeleteArtifact:input_type -> taskmem.v1.DeleteArtifactRequest
-	33, // 51: taskmem.v1.MemoryService.RecordPattern:input_type -> taskmem.v1.RecordPatternRequest
-	35, // 52: taskmem.v1.MemoryService.ListPatterns:input_type -> taskmem.v1.ListPatternsRequest
-	3,  // 53: taskmem.v1.MemoryService.AddMemoryEntries:output_type -> taskmem.v1.AddMemoryEntriesResponse
-	5,  // 54: taskmem.v1.MemoryService.QueryMemoryEntries:output_type -> taskmem.v1.QueryMemoryEntriesResponse
-	7,  // 55: taskmem.v1.MemoryService.GetRelevantMemories:output_type -> taskmem.v1.GetRelevantMemoriesResponse
-	10, // 56: taskmem.v1.MemoryService.SearchMemories:output_type -> taskmem.v1.SearchMemoriesResponse
-	14, // 57: taskmem.v1.MemoryService.ExtractMemories:output_type -> taskmem.v1.ExtractMemoriesResponse
-	16, // 58: taskmem.v1.MemoryService.UpsertKnowledge:output_type -> taskmem.v1.UpsertKnowledgeResponse
-	18, // 59: taskmem.v1.MemoryService.GetKnowledge:output_type -> taskmem.v1.GetKnowledgeResponse
-	20, // 60: taskmem.v1.MemoryService.QueryKnowledge:output_type -> taskmem.v1.QueryKnowledgeResponse
-	22, // 61: taskmem.v1.MemoryService.DeleteKnowledge:output_type -> taskmem.v1.DeleteKnowledgeResponse
-	24, // 62: taskmem.v1.MemoryService.RecordEpisode:output_type -> taskmem.v1.RecordEpisodeResponse
-	26, // 63: taskmem.v1.MemoryService.ListEpisodes:output_type -> taskmem.v1.ListEpisodesResponse
-	28, // 64: taskmem.v1.MemoryService.RegisterArtifact:output_type -> taskmem.v1.RegisterArtifactResponse
-	30, // 65: taskmem.v1.MemoryService.ListArtifacts:output_type -> taskmem.v1.ListArtifactsResponse
-	32, // 66: taskmem.v1.MemoryService.DeleteArtifact:output_type -> taskmem.v1.DeleteArtifactResponse
-	34, // 67: taskmem.v1.MemoryService.RecordPattern:output_type -> taskmem.v1.RecordPatternResponse
-	36, // 68: taskmem.v1.MemoryService.ListPatterns:output_type -> taskmem.v1.ListPatternsResponse
-	53, // [53:69] is the sub-list for method output_type
-	37, // [37:53] is the sub-list for method input_type
-	37, // [37:37] is the sub-list for extension type_name
-	37, // [37:37] is the sub-list for extension extendee
-	0,  // [0:37] is the sub-list for field type_name
+	38, // 1: taskmem.v1.NewMemoryEntry.expire_time:type_name -> google.protobuf.Timestamp
+	1,  // 2: taskmem.v1.AddMemoryEntriesRequest.entries:type_name -> taskmem.v1.NewMemoryEntry
+	39, // 3: taskmem.v1.AddMemoryEntriesResponse.entries:type_name -> taskmem.v1.MemoryEntry
+	40, // 4: taskmem.v1.QueryMemoryEntriesRequest.filter:type_name -> taskmem.v1.MemoryFilter
+	39, // 5: taskmem.v1.QueryMemoryEntriesResponse.entries:type_name -> taskmem.v1.MemoryEntry
+	39, // 6: taskmem.v1.GetRelevantMemoriesResponse.entries:type_name -> taskmem.v1.MemoryEntry
+	41, // 7: taskmem.v1.SearchMemoriesRequest.mode:type_name -> taskmem.v1.SearchMode
+	40, // 8: taskmem.v1.SearchMemoriesRequest.filter:type_name -> taskmem.v1.MemoryFilter
+	9,  // 9: taskmem.v1.SearchMemoriesRequest.recency_ranking:type_name -> taskmem.v1.RecencyRanking
+	42, // 10: taskmem.v1.SearchMemoriesRequest.as_of:type_name -> taskmem.v1.AsOf
+	43, // 11: taskmem.v1.RecencyRanking.half_life:type_name -> google.protobuf.Duration
+	44, // 12: taskmem.v1.SearchMemoriesResponse.hits:type_name -> taskmem.v1.MemorySearchHit
+	41, // 13: taskmem.v1.SearchMemoriesResponse.mode:type_name -> taskmem.v1.SearchMode
+	45, // 14: taskmem.v1.ToolCallRecord.arguments:type_name -> google.protobuf.Struct
+	11, // 15: taskmem.v1.ExtractMemoriesRequest.tool_calls:type_name -> taskmem.v1.ToolCallRecord
+	39, // 16: taskmem.v1.ExtractMemoriesResponse.entries:type_name -> taskmem.v1.MemoryEntry
+	13, // 17: taskmem.v1.ExtractMemoriesResponse.dropped:type_name -> taskmem.v1.DroppedMemory
+	46, // 18: taskmem.v1.UpsertKnowledgeRequest.category:type_name -> taskmem.v1.KnowledgeCategory
+	47, // 19: taskmem.v1.UpsertKnowledgeResponse.knowledge:type_name -> taskmem.v1.Knowledge
+	0,  // 20: taskmem.v1.UpsertKnowledgeResponse.outcome:type_name -> taskmem.v1.UpsertKnowledgeOutcome
+	46, // 21: taskmem.v1.GetKnowledgeRequest.category:type_name -> taskmem.v1.KnowledgeCategory
+	47, // 22: taskmem.v1.GetKnowledgeResponse.knowledge:type_name -> taskmem.v1.Knowledge
+	46, // 23: taskmem.v1.QueryKnowledgeRequest.category:type_name -> taskmem.v1.KnowledgeCategory
+	42, // 24: taskmem.v1.QueryKnowledgeRequest.as_of:type_name -> taskmem.v1.AsOf
+	47, // 25: taskmem.v1.QueryKnowledgeResponse.knowledge:type_name -> taskmem.v1.Knowledge
+	48, // 26: taskmem.v1.RecordEpisodeRequest.action:type_name -> taskmem.v1.EpisodeAction
+	43, // 27: taskmem.v1.RecordEpisodeRequest.duration:type_name -> google.protobuf.Duration
+	38, // 28: taskmem.v1.RecordEpisodeRequest.expire_time:type_name -> google.protobuf.Timestamp
+	49, // 29: taskmem.v1.RecordEpisodeResponse.episode:type_name -> taskmem.v1.Episode
+	48, // 30: taskmem.v1.ListEpisodesRequest.action:type_name -> taskmem.v1.EpisodeAction
+	49, // 31: taskmem.v1.ListEpisodesResponse.episodes:type_name -> taskmem.v1.Episode
+	50, // 32: taskmem.v1.RegisterArtifactRequest.type:type_name -> taskmem.v1.ArtifactType
+	51, // 33: taskmem.v1.RegisterArtifactResponse.artifact:type_name -> taskmem.v1.Artifact
+	50, // 34: taskmem.v1.ListArtifactsRequest.type:type_name -> taskmem.v1.ArtifactType
+	51, // 35: taskmem.v1.ListArtifactsResponse.artifacts:type_name -> taskmem.v1.Artifact
+	45, // 36: taskmem.v1.RecordPatternRequest.data:type_name -> google.protobuf.Struct
+	52, // 37: taskmem.v1.RecordPatternResponse.pattern:type_name -> taskmem.v1.Pattern
+	52, // 38: taskmem.v1.ListPatternsResponse.patterns:type_name -> taskmem.v1.Pattern
+	2,  // 39: taskmem.v1.MemoryService.AddMemoryEntries:input_type -> taskmem.v1.AddMemoryEntriesRequest
+	4,  // 40: taskmem.v1.MemoryService.QueryMemoryEntries:input_type -> taskmem.v1.QueryMemoryEntriesRequest
+	6,  // 41: taskmem.v1.MemoryService.GetRelevantMemories:input_type -> taskmem.v1.GetRelevantMemoriesRequest
+	8,  // 42: taskmem.v1.MemoryService.SearchMemories:input_type -> taskmem.v1.SearchMemoriesRequest
+	12, // 43: taskmem.v1.MemoryService.ExtractMemories:input_type -> taskmem.v1.ExtractMemoriesRequest
+	15, // 44: taskmem.v1.MemoryService.UpsertKnowledge:input_type -> taskmem.v1.UpsertKnowledgeRequest
+	17, // 45: taskmem.v1.MemoryService.GetKnowledge:input_type -> taskmem.v1.GetKnowledgeRequest
+	19, // 46: taskmem.v1.MemoryService.QueryKnowledge:input_type -> taskmem.v1.QueryKnowledgeRequest
+	21, // 47: taskmem.v1.MemoryService.DeleteKnowledge:input_type -> taskmem.v1.DeleteKnowledgeRequest
+	23, // 48: taskmem.v1.MemoryService.RecordEpisode:input_type -> taskmem.v1.RecordEpisodeRequest
+	25, // 49: taskmem.v1.MemoryService.ListEpisodes:input_type -> taskmem.v1.ListEpisodesRequest
+	27, // 50: taskmem.v1.MemoryService.RegisterArtifact:input_type -> taskmem.v1.RegisterArtifactRequest
+	29, // 51: taskmem.v1.MemoryService.ListArtifacts:input_type -> taskmem.v1.ListArtifactsRequest
+	31, // 52: taskmem.v1.MemoryService.DeleteArtifact:input_type -> taskmem.v1.DeleteArtifactRequest
+	33, // 53: taskmem.v1.MemoryService.RecordPattern:input_type -> taskmem.v1.RecordPatternRequest
+	35, // 54: taskmem.v1.MemoryService.ListPatterns:input_type -> taskmem.v1.ListPatternsRequest
+	3,  // 55: taskmem.v1.MemoryService.AddMemoryEntries:output_type -> taskmem.v1.AddMemoryEntriesResponse
+	5,  // 56: taskmem.v1.MemoryService.QueryMemoryEntries:output_type -> taskmem.v1.QueryMemoryEntriesResponse
+	7,  // 57: taskmem.v1.MemoryService.GetRelevantMemories:output_type -> taskmem.v1.GetRelevantMemoriesResponse
+	10, // 58: taskmem.v1.MemoryService.SearchMemories:output_type -> taskmem.v1.SearchMemoriesResponse
+	14, // 59: taskmem.v1.MemoryService.ExtractMemories:output_type -> taskmem.v1.ExtractMemoriesResponse
+	16, // 60: taskmem.v1.MemoryService.UpsertKnowledge:output_type -> taskmem.v1.UpsertKnowledgeResponse
+	18, // 61: taskmem.v1.MemoryService.GetKnowledge:output_type -> taskmem.v1.GetKnowledgeResponse
+	20, // 62: taskmem.v1.MemoryService.QueryKnowledge:output_type -> taskmem.v1.QueryKnowledgeResponse
+	22, // 63: taskmem.v1.MemoryService.DeleteKnowledge:output_type -> taskmem.v1.DeleteKnowledgeResponse
+	24, // 64: taskmem.v1.MemoryService.RecordEpisode:output_type -> taskmem.v1.RecordEpisodeResponse
+	26, // 65: taskmem.v1.MemoryService.ListEpisodes:output_type -> taskmem.v1.ListEpisodesResponse
+	28, // 66: taskmem.v1.MemoryService.RegisterArtifact:output_type -> taskmem.v1.RegisterArtifactResponse
+	30, // 67: taskmem.v1.MemoryService.ListArtifacts:output_type -> taskmem.v1.ListArtifactsResponse
+	32, // 68: taskmem.v1.MemoryService.DeleteArtifact:output_type -> taskmem.v1.DeleteArtifactResponse
+	34, // 69: taskmem.v1.MemoryService.RecordPattern:output_type -> taskmem.v1.RecordPatternResponse
+	36, // 70: taskmem.v1.MemoryService.ListPatterns:output_type -> taskmem.v1.ListPatternsResponse
+	55, // [55:71] is the sub-list for method output_type
+	39, // [39:55] is the sub-list for method input_type
+	39, // [39:39] is the sub-list for extension type_name
+	39, // [39:39] is the sub-list for extension extendee
+	0,  // [0:39] is the sub-list for field type_name
 }
 
 func init() { file_taskmem_v1_memory_service_proto_init() }

@@ -1767,7 +1767,10 @@ type Message struct {
 	// The text. At most 100,000 characters.
 	Content string `protobuf:"bytes,6,opt,name=content,proto3" json:"content,omitempty"`
 	// When it was posted.
-	CreateTime    *timestamppb.Timestamp `protobuf:"bytes,7,opt,name=create_time,json=createTime,proto3" json:"create_time,omitempty"`
+	CreateTime *timestamppb.Timestamp `protobuf:"bytes,7,opt,name=create_time,json=createTime,proto3" json:"create_time,omitempty"`
+	// When it expires; unset: never. From that instant no read returns it and
+	// maintenance deletes it (docs/retention.md).
+	ExpireTime    *timestamppb.Timestamp `protobuf:"bytes,8,opt,name=expire_time,json=expireTime,proto3" json:"expire_time,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1847,6 +1850,13 @@ func (x *Message) GetContent() string {
 func (x *Message) GetCreateTime() *timestamppb.Timestamp {
 	if x != nil {
 		return x.CreateTime
+	}
+	return nil
+}
+
+func (x *Message) GetExpireTime() *timestamppb.Timestamp {
+	if x != nil {
+		return x.ExpireTime
 	}
 	return nil
 }
@@ -2240,7 +2250,7 @@ const file_taskmem_v1_task_proto_rawDesc = "" +
 	"\x06stream\x18\x03 \x01(\tR\x06stream\x12\x18\n" +
 	"\acontent\x18\x04 \x01(\tR\acontent\x12;\n" +
 	"\vcreate_time\x18\x05 \x01(\v2\x1a.google.protobuf.TimestampR\n" +
-	"createTime\"\x80\x02\n" +
+	"createTime\"\xbd\x02\n" +
 	"\aMessage\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12\x17\n" +
 	"\atask_id\x18\x02 \x01(\tR\x06taskId\x12\x1b\n" +
@@ -2249,7 +2259,9 @@ const file_taskmem_v1_task_proto_rawDesc = "" +
 	"\x04kind\x18\x05 \x01(\x0e2\x17.taskmem.v1.MessageKindR\x04kind\x12\x18\n" +
 	"\acontent\x18\x06 \x01(\tR\acontent\x12;\n" +
 	"\vcreate_time\x18\a \x01(\v2\x1a.google.protobuf.TimestampR\n" +
-	"createTime\"\xe3\x01\n" +
+	"createTime\x12;\n" +
+	"\vexpire_time\x18\b \x01(\v2\x1a.google.protobuf.TimestampR\n" +
+	"expireTime\"\xe3\x01\n" +
 	"\x0fContextSnapshot\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12\x17\n" +
 	"\atask_id\x18\x02 \x01(\tR\x06taskId\x12\x1a\n" +
@@ -2429,14 +2441,15 @@ var file_taskmem_v1_task_proto_depIdxs = []int32{
 	6,  // 33: taskmem.v1.Message.role:type_name -> taskmem.v1.MessageRole
 	7,  // 34: taskmem.v1.Message.kind:type_name -> taskmem.v1.MessageKind
 	22, // 35: taskmem.v1.Message.create_time:type_name -> google.protobuf.Timestamp
-	22, // 36: taskmem.v1.ContextSnapshot.create_time:type_name -> google.protobuf.Timestamp
-	8,  // 37: taskmem.v1.ModelUsage.purpose:type_name -> taskmem.v1.ModelCallPurpose
-	24, // 38: taskmem.v1.ModelUsage.latency:type_name -> google.protobuf.Duration
-	39, // [39:39] is the sub-list for method output_type
-	39, // [39:39] is the sub-list for method input_type
-	39, // [39:39] is the sub-list for extension type_name
-	39, // [39:39] is the sub-list for extension extendee
-	0,  // [0:39] is the sub-list for field type_name
+	22, // 36: taskmem.v1.Message.expire_time:type_name -> google.protobuf.Timestamp
+	22, // 37: taskmem.v1.ContextSnapshot.create_time:type_name -> google.protobuf.Timestamp
+	8,  // 38: taskmem.v1.ModelUsage.purpose:type_name -> taskmem.v1.ModelCallPurpose
+	24, // 39: taskmem.v1.ModelUsage.latency:type_name -> google.protobuf.Duration
+	40, // [40:40] is the sub-list for method output_type
+	40, // [40:40] is the sub-list for method input_type
+	40, // [40:40] is the sub-list for extension type_name
+	40, // [40:40] is the sub-list for extension extendee
+	0,  // [0:40] is the sub-list for field type_name
 }
 
 func init() { file_taskmem_v1_task_proto_init() }

@@ -2141,7 +2141,15 @@ type PostMessageRequest struct {
 	// The text. Required, at most 100,000 characters.
 	Content string `protobuf:"bytes,5,opt,name=content,proto3" json:"content,omitempty"`
 	// Idempotency key (AIP-155).
-	RequestId     string `protobuf:"bytes,6,opt,name=request_id,json=requestId,proto3" json:"request_id,omitempty"`
+	RequestId string `protobuf:"bytes,6,opt,name=request_id,json=requestId,proto3" json:"request_id,omitempty"`
+	// When it expires: from that instant no read returns it, and maintenance
+	// deletes it (docs/retention.md). Unset: the TTL configured for the
+	// namespace's messages (retention.messages), which applies to TEXT and
+	// PROGRESS messages only. Must be in the future (INVALID_ARGUMENT otherwise).
+	ExpireTime *timestamppb.Timestamp `protobuf:"bytes,7,opt,name=expire_time,json=expireTime,proto3" json:"expire_time,omitempty"`
+	// Exempt from the configured TTL: kept until deleted. INVALID_ARGUMENT with
+	// expire_time.
+	Pinned        bool `protobuf:"varint,8,opt,name=pinned,proto3" json:"pinned,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -2216,6 +2224,20 @@ func (x *PostMessageRequest) GetRequestId() string {
 		return x.RequestId
 	}
 	return ""
+}
+
+func (x *PostMessageRequest) GetExpireTime() *timestamppb.Timestamp {
+	if x != nil {
+		return x.ExpireTime
+	}
+	return nil
+}
+
+func (x *PostMessageRequest) GetPinned() bool {
+	if x != nil {
+		return x.Pinned
+	}
+	return false
 }
 
 // PostMessageResponse returns the stored message.
@@ -3835,7 +3857,7 @@ const file_taskmem_v1_task_service_proto_rawDesc = "" +
 	"\taction_id\x18\x01 \x01(\tR\bactionId\x12%\n" +
 	"\x0eafter_sequence\x18\x02 \x01(\x03R\rafterSequence\"F\n" +
 	"\x15TailActionLogResponse\x12-\n" +
-	"\x04line\x18\x01 \x01(\v2\x19.taskmem.v1.ActionLogLineR\x04line\"\xdd\x01\n" +
+	"\x04line\x18\x01 \x01(\v2\x19.taskmem.v1.ActionLogLineR\x04line\"\xb2\x02\n" +
 	"\x12PostMessageRequest\x12\x17\n" +
 	"\atask_id\x18\x01 \x01(\tR\x06taskId\x12\x1b\n" +
 	"\tthread_id\x18\x02 \x01(\tR\bthreadId\x12+\n" +
@@ -3843,7 +3865,10 @@ const file_taskmem_v1_task_service_proto_rawDesc = "" +
 	"\x04kind\x18\x04 \x01(\x0e2\x17.taskmem.v1.MessageKindR\x04kind\x12\x18\n" +
 	"\acontent\x18\x05 \x01(\tR\acontent\x12\x1d\n" +
 	"\n" +
-	"request_id\x18\x06 \x01(\tR\trequestId\"\x81\x01\n" +
+	"request_id\x18\x06 \x01(\tR\trequestId\x12;\n" +
+	"\vexpire_time\x18\a \x01(\v2\x1a.google.protobuf.TimestampR\n" +
+	"expireTime\x12\x16\n" +
+	"\x06pinned\x18\b \x01(\bR\x06pinned\"\x81\x01\n" +
 	"\x13PostMessageResponse\x12-\n" +
 	"\amessage\x18\x01 \x01(\v2\x13.taskmem.v1.MessageR\amessage\x12;\n" +
 	"\x0einferred_items\x18\x02 \x03(\v2\x14.taskmem.v1.PlanItemR\rinferredItems\"\xb6\x01\n" +
@@ -4128,92 +4153,93 @@ var file_taskmem_v1_task_service_proto_depIdxs = []int32{
 	69, // 39: taskmem.v1.TailActionLogResponse.line:type_name -> taskmem.v1.ActionLogLine
 	70, // 40: taskmem.v1.PostMessageRequest.role:type_name -> taskmem.v1.MessageRole
 	71, // 41: taskmem.v1.PostMessageRequest.kind:type_name -> taskmem.v1.MessageKind
-	72, // 42: taskmem.v1.PostMessageResponse.message:type_name -> taskmem.v1.Message
-	63, // 43: taskmem.v1.PostMessageResponse.inferred_items:type_name -> taskmem.v1.PlanItem
-	71, // 44: taskmem.v1.ListMessagesRequest.kinds:type_name -> taskmem.v1.MessageKind
-	72, // 45: taskmem.v1.ListMessagesResponse.messages:type_name -> taskmem.v1.Message
-	73, // 46: taskmem.v1.RecordContextSnapshotResponse.snapshot:type_name -> taskmem.v1.ContextSnapshot
-	73, // 47: taskmem.v1.ListContextSnapshotsResponse.snapshots:type_name -> taskmem.v1.ContextSnapshot
-	56, // 48: taskmem.v1.SubscribeEventsRequest.types:type_name -> taskmem.v1.EventType
-	74, // 49: taskmem.v1.SubscribeEventsResponse.event:type_name -> taskmem.v1.Event
-	56, // 50: taskmem.v1.ListEventsRequest.types:type_name -> taskmem.v1.EventType
-	74, // 51: taskmem.v1.ListEventsResponse.events:type_name -> taskmem.v1.Event
-	57, // 52: taskmem.v1.GetProgressResponse.task:type_name -> taskmem.v1.Task
-	63, // 53: taskmem.v1.GetProgressResponse.completed:type_name -> taskmem.v1.PlanItem
-	63, // 54: taskmem.v1.GetProgressResponse.current:type_name -> taskmem.v1.PlanItem
-	63, // 55: taskmem.v1.GetProgressResponse.next:type_name -> taskmem.v1.PlanItem
-	63, // 56: taskmem.v1.GetProgressResponse.blocked:type_name -> taskmem.v1.PlanItem
-	63, // 57: taskmem.v1.GetProgressResponse.failed:type_name -> taskmem.v1.PlanItem
-	72, // 58: taskmem.v1.GetProgressResponse.recent_messages:type_name -> taskmem.v1.Message
-	75, // 59: taskmem.v1.GetProgressResponse.decisions:type_name -> taskmem.v1.StateItemNote
-	75, // 60: taskmem.v1.GetProgressResponse.constraints:type_name -> taskmem.v1.StateItemNote
-	75, // 61: taskmem.v1.GetProgressResponse.open_questions:type_name -> taskmem.v1.StateItemNote
-	76, // 62: taskmem.v1.GetProgressResponse.open_waits:type_name -> taskmem.v1.OpenWait
-	77, // 63: taskmem.v1.GetProgressResponse.open_conflicts:type_name -> taskmem.v1.StateConflict
-	65, // 64: taskmem.v1.GetProgressResponse.claims:type_name -> taskmem.v1.PlanItemClaim
-	78, // 65: taskmem.v1.ListWebhookDeliveriesRequest.states:type_name -> taskmem.v1.WebhookDeliveryState
-	79, // 66: taskmem.v1.ListWebhookDeliveriesResponse.deliveries:type_name -> taskmem.v1.WebhookDelivery
-	64, // 67: taskmem.v1.RotateWebhookSecretRequest.overlap:type_name -> google.protobuf.Duration
-	60, // 68: taskmem.v1.RotateWebhookSecretResponse.previous_secret_expire_time:type_name -> google.protobuf.Timestamp
-	80, // 69: taskmem.v1.GetTaskUsageResponse.model_usage:type_name -> taskmem.v1.ModelUsage
-	81, // 70: taskmem.v1.GetTaskUsageResponse.namespace_budget:type_name -> taskmem.v1.ModelBudget
-	0,  // 71: taskmem.v1.TaskService.CreateTask:input_type -> taskmem.v1.CreateTaskRequest
-	2,  // 72: taskmem.v1.TaskService.GetTask:input_type -> taskmem.v1.GetTaskRequest
-	4,  // 73: taskmem.v1.TaskService.ListTasks:input_type -> taskmem.v1.ListTasksRequest
-	6,  // 74: taskmem.v1.TaskService.UpdateTask:input_type -> taskmem.v1.UpdateTaskRequest
-	8,  // 75: taskmem.v1.TaskService.ReplacePlan:input_type -> taskmem.v1.ReplacePlanRequest
-	10, // 76: taskmem.v1.TaskService.GetPlan:input_type -> taskmem.v1.GetPlanRequest
-	12, // 77: taskmem.v1.TaskService.UpdatePlanItem:input_type -> taskmem.v1.UpdatePlanItemRequest
-	14, // 78: taskmem.v1.TaskService.ClaimPlanItem:input_type -> taskmem.v1.ClaimPlanItemRequest
-	16, // 79: taskmem.v1.TaskService.RenewClaim:input_type -> taskmem.v1.RenewClaimRequest
-	18, // 80: taskmem.v1.TaskService.ReleaseClaim:input_type -> taskmem.v1.ReleaseClaimRequest
-	20, // 81: taskmem.v1.TaskService.RecordAction:input_type -> taskmem.v1.RecordActionRequest
-	22, // 82: taskmem.v1.TaskService.CompleteAction:input_type -> taskmem.v1.CompleteActionRequest
-	24, // 83: taskmem.v1.TaskService.ListActions:input_type -> taskmem.v1.ListActionsRequest
-	27, // 84: taskmem.v1.TaskService.AppendActionLog:input_type -> taskmem.v1.AppendActionLogRequest
-	29, // 85: taskmem.v1.TaskService.TailActionLog:input_type -> taskmem.v1.TailActionLogRequest
-	31, // 86: taskmem.v1.TaskService.PostMessage:input_type -> taskmem.v1.PostMessageRequest
-	33, // 87: taskmem.v1.TaskService.ListMessages:input_type -> taskmem.v1.ListMessagesRequest
-	35, // 88: taskmem.v1.TaskService.RecordContextSnapshot:input_type -> taskmem.v1.RecordContextSnapshotRequest
-	37, // 89: taskmem.v1.TaskService.ListContextSnapshots:input_type -> taskmem.v1.ListContextSnapshotsRequest
-	39, // 90: taskmem.v1.TaskService.SubscribeEvents:input_type -> taskmem.v1.SubscribeEventsRequest
-	41, // 91: taskmem.v1.TaskService.ListEvents:input_type -> taskmem.v1.ListEventsRequest
-	43, // 92: taskmem.v1.TaskService.GetProgress:input_type -> taskmem.v1.GetProgressRequest
-	45, // 93: taskmem.v1.TaskService.ListWebhookDeliveries:input_type -> taskmem.v1.ListWebhookDeliveriesRequest
-	47, // 94: taskmem.v1.TaskService.GetWebhookSecret:input_type -> taskmem.v1.GetWebhookSecretRequest
-	49, // 95: taskmem.v1.TaskService.RotateWebhookSecret:input_type -> taskmem.v1.RotateWebhookSecretRequest
-	51, // 96: taskmem.v1.TaskService.GetTaskUsage:input_type -> taskmem.v1.GetTaskUsageRequest
-	1,  // 97: taskmem.v1.TaskService.CreateTask:output_type -> taskmem.v1.CreateTaskResponse
-	3,  // 98: taskmem.v1.TaskService.GetTask:output_type -> taskmem.v1.GetTaskResponse
-	5,  // 99: taskmem.v1.TaskService.ListTasks:output_type -> taskmem.v1.ListTasksResponse
-	7,  // 100: taskmem.v1.TaskService.UpdateTask:output_type -> taskmem.v1.UpdateTaskResponse
-	9,  // 101: taskmem.v1.TaskService.ReplacePlan:output_type -> taskmem.v1.ReplacePlanResponse
-	11, // 102: taskmem.v1.TaskService.GetPlan:output_type -> taskmem.v1.GetPlanResponse
-	13, // 103: taskmem.v1.TaskService.UpdatePlanItem:output_type -> taskmem.v1.UpdatePlanItemResponse
-	15, // 104: taskmem.v1.TaskService.ClaimPlanItem:output_type -> taskmem.v1.ClaimPlanItemResponse
-	17, // 105: taskmem.v1.TaskService.RenewClaim:output_type -> taskmem.v1.RenewClaimResponse
-	19, // 106: taskmem.v1.TaskService.ReleaseClaim:output_type -> taskmem.v1.ReleaseClaimResponse
-	21, // 107: taskmem.v1.TaskService.RecordAction:output_type -> taskmem.v1.RecordActionResponse
-	23, // 108: taskmem.v1.TaskService.CompleteAction:output_type -> taskmem.v1.CompleteActionResponse
-	25, // 109: taskmem.v1.TaskService.ListActions:output_type -> taskmem.v1.ListActionsResponse
-	28, // 110: taskmem.v1.TaskService.AppendActionLog:output_type -> taskmem.v1.AppendActionLogResponse
-	30, // 111: taskmem.v1.TaskService.TailActionLog:output_type -> taskmem.v1.TailActionLogResponse
-	32, // 112: taskmem.v1.TaskService.PostMessage:output_type -> taskmem.v1.PostMessageResponse
-	34, // 113: taskmem.v1.TaskService.ListMessages:output_type -> taskmem.v1.ListMessagesResponse
-	36, // 114: taskmem.v1.TaskService.RecordContextSnapshot:output_type -> taskmem.v1.RecordContextSnapshotResponse
-	38, // 115: taskmem.v1.TaskService.ListContextSnapshots:output_type -> taskmem.v1.ListContextSnapshotsResponse
-	40, // 116: taskmem.v1.TaskService.SubscribeEvents:output_type -> taskmem.v1.SubscribeEventsResponse
-	42, // 117: taskmem.v1.TaskService.ListEvents:output_type -> taskmem.v1.ListEventsResponse
-	44, // 118: taskmem.v1.TaskService.GetProgress:output_type -> taskmem.v1.GetProgressResponse
-	46, // 119: taskmem.v1.TaskService.ListWebhookDeliveries:output_type -> taskmem.v1.ListWebhookDeliveriesResponse
-	48, // 120: taskmem.v1.TaskService.GetWebhookSecret:output_type -> taskmem.v1.GetWebhookSecretResponse
-	50, // 121: taskmem.v1.TaskService.RotateWebhookSecret:output_type -> taskmem.v1.RotateWebhookSecretResponse
-	52, // 122: taskmem.v1.TaskService.GetTaskUsage:output_type -> taskmem.v1.GetTaskUsageResponse
-	97, // [97:123] is the sub-list for method output_type
-	71, // [71:97] is the sub-list for method input_type
-	71, // [71:71] is the sub-list for extension type_name
-	71, // [71:71] is the sub-list for extension extendee
-	0,  // [0:71] is the sub-list for field type_name
+	60, // 42: taskmem.v1.PostMessageRequest.expire_time:type_name -> google.protobuf.Timestamp
+	72, // 43: taskmem.v1.PostMessageResponse.message:type_name -> taskmem.v1.Message
+	63, // 44: taskmem.v1.PostMessageResponse.inferred_items:type_name -> taskmem.v1.PlanItem
+	71, // 45: taskmem.v1.ListMessagesRequest.kinds:type_name -> taskmem.v1.MessageKind
+	72, // 46: taskmem.v1.ListMessagesResponse.messages:type_name -> taskmem.v1.Message
+	73, // 47: taskmem.v1.RecordContextSnapshotResponse.snapshot:type_name -> taskmem.v1.ContextSnapshot
+	73, // 48: taskmem.v1.ListContextSnapshotsResponse.snapshots:type_name -> taskmem.v1.ContextSnapshot
+	56, // 49: taskmem.v1.SubscribeEventsRequest.types:type_name -> taskmem.v1.EventType
+	74, // 50: taskmem.v1.SubscribeEventsResponse.event:type_name -> taskmem.v1.Event
+	56, // 51: taskmem.v1.ListEventsRequest.types:type_name -> taskmem.v1.EventType
+	74, // 52: taskmem.v1.ListEventsResponse.events:type_name -> taskmem.v1.Event
+	57, // 53: taskmem.v1.GetProgressResponse.task:type_name -> taskmem.v1.Task
+	63, // 54: taskmem.v1.GetProgressResponse.completed:type_name -> taskmem.v1.PlanItem
+	63, // 55: taskmem.v1.GetProgressResponse.current:type_name -> taskmem.v1.PlanItem
+	63, // 56: taskmem.v1.GetProgressResponse.next:type_name -> taskmem.v1.PlanItem
+	63, // 57: taskmem.v1.GetProgressResponse.blocked:type_name -> taskmem.v1.PlanItem
+	63, // 58: taskmem.v1.GetProgressResponse.failed:type_name -> taskmem.v1.PlanItem
+	72, // 59: taskmem.v1.GetProgressResponse.recent_messages:type_name -> taskmem.v1.Message
+	75, // 60: taskmem.v1.GetProgressResponse.decisions:type_name -> taskmem.v1.StateItemNote
+	75, // 61: taskmem.v1.GetProgressResponse.constraints:type_name -> taskmem.v1.StateItemNote
+	75, // 62: taskmem.v1.GetProgressResponse.open_questions:type_name -> taskmem.v1.StateItemNote
+	76, // 63: taskmem.v1.GetProgressResponse.open_waits:type_name -> taskmem.v1.OpenWait
+	77, // 64: taskmem.v1.GetProgressResponse.open_conflicts:type_name -> taskmem.v1.StateConflict
+	65, // 65: taskmem.v1.GetProgressResponse.claims:type_name -> taskmem.v1.PlanItemClaim
+	78, // 66: taskmem.v1.ListWebhookDeliveriesRequest.states:type_name -> taskmem.v1.WebhookDeliveryState
+	79, // 67: taskmem.v1.ListWebhookDeliveriesResponse.deliveries:type_name -> taskmem.v1.WebhookDelivery
+	64, // 68: taskmem.v1.RotateWebhookSecretRequest.overlap:type_name -> google.protobuf.Duration
+	60, // 69: taskmem.v1.RotateWebhookSecretResponse.previous_secret_expire_time:type_name -> google.protobuf.Timestamp
+	80, // 70: taskmem.v1.GetTaskUsageResponse.model_usage:type_name -> taskmem.v1.ModelUsage
+	81, // 71: taskmem.v1.GetTaskUsageResponse.namespace_budget:type_name -> taskmem.v1.ModelBudget
+	0,  // 72: taskmem.v1.TaskService.CreateTask:input_type -> taskmem.v1.CreateTaskRequest
+	2,  // 73: taskmem.v1.TaskService.GetTask:input_type -> taskmem.v1.GetTaskRequest
+	4,  // 74: taskmem.v1.TaskService.ListTasks:input_type -> taskmem.v1.ListTasksRequest
+	6,  // 75: taskmem.v1.TaskService.UpdateTask:input_type -> taskmem.v1.UpdateTaskRequest
+	8,  // 76: taskmem.v1.TaskService.ReplacePlan:input_type -> taskmem.v1.ReplacePlanRequest
+	10, // 77: taskmem.v1.TaskService.GetPlan:input_type -> taskmem.v1.GetPlanRequest
+	12, // 78: taskmem.v1.TaskService.UpdatePlanItem:input_type -> taskmem.v1.UpdatePlanItemRequest
+	14, // 79: taskmem.v1.TaskService.ClaimPlanItem:input_type -> taskmem.v1.ClaimPlanItemRequest
+	16, // 80: taskmem.v1.TaskService.RenewClaim:input_type -> taskmem.v1.RenewClaimRequest
+	18, // 81: taskmem.v1.TaskService.ReleaseClaim:input_type -> taskmem.v1.ReleaseClaimRequest
+	20, // 82: taskmem.v1.TaskService.RecordAction:input_type -> taskmem.v1.RecordActionRequest
+	22, // 83: taskmem.v1.TaskService.CompleteAction:input_type -> taskmem.v1.CompleteActionRequest
+	24, // 84: taskmem.v1.TaskService.ListActions:input_type -> taskmem.v1.ListActionsRequest
+	27, // 85: taskmem.v1.TaskService.AppendActionLog:input_type -> taskmem.v1.AppendActionLogRequest
+	29, // 86: taskmem.v1.TaskService.TailActionLog:input_type -> taskmem.v1.TailActionLogRequest
+	31, // 87: taskmem.v1.TaskService.PostMessage:input_type -> taskmem.v1.PostMessageRequest
+	33, // 88: taskmem.v1.TaskService.ListMessages:input_type -> taskmem.v1.ListMessagesRequest
+	35, // 89: taskmem.v1.TaskService.RecordContextSnapshot:input_type -> taskmem.v1.RecordContextSnapshotRequest
+	37, // 90: taskmem.v1.TaskService.ListContextSnapshots:input_type -> taskmem.v1.ListContextSnapshotsRequest
+	39, // 91: taskmem.v1.TaskService.SubscribeEvents:input_type -> taskmem.v1.SubscribeEventsRequest
+	41, // 92: taskmem.v1.TaskService.ListEvents:input_type -> taskmem.v1.ListEventsRequest
+	43, // 93: taskmem.v1.TaskService.GetProgress:input_type -> taskmem.v1.GetProgressRequest
+	45, // 94: taskmem.v1.TaskService.ListWebhookDeliveries:input_type -> taskmem.v1.ListWebhookDeliveriesRequest
+	47, // 95: taskmem.v1.TaskService.GetWebhookSecret:input_type -> taskmem.v1.GetWebhookSecretRequest
+	49, // 96: taskmem.v1.TaskService.RotateWebhookSecret:input_type -> taskmem.v1.RotateWebhookSecretRequest
+	51, // 97: taskmem.v1.TaskService.GetTaskUsage:input_type -> taskmem.v1.GetTaskUsageRequest
+	1,  // 98: taskmem.v1.TaskService.CreateTask:output_type -> taskmem.v1.CreateTaskResponse
+	3,  // 99: taskmem.v1.TaskService.GetTask:output_type -> taskmem.v1.GetTaskResponse
+	5,  // 100: taskmem.v1.TaskService.ListTasks:output_type -> taskmem.v1.ListTasksResponse
+	7,  // 101: taskmem.v1.TaskService.UpdateTask:output_type -> taskmem.v1.UpdateTaskResponse
+	9,  // 102: taskmem.v1.TaskService.ReplacePlan:output_type -> taskmem.v1.ReplacePlanResponse
+	11, // 103: taskmem.v1.TaskService.GetPlan:output_type -> taskmem.v1.GetPlanResponse
+	13, // 104: taskmem.v1.TaskService.UpdatePlanItem:output_type -> taskmem.v1.UpdatePlanItemResponse
+	15, // 105: taskmem.v1.TaskService.ClaimPlanItem:output_type -> taskmem.v1.ClaimPlanItemResponse
+	17, // 106: taskmem.v1.TaskService.RenewClaim:output_type -> taskmem.v1.RenewClaimResponse
+	19, // 107: taskmem.v1.TaskService.ReleaseClaim:output_type -> taskmem.v1.ReleaseClaimResponse
+	21, // 108: taskmem.v1.TaskService.RecordAction:output_type -> taskmem.v1.RecordActionResponse
+	23, // 109: taskmem.v1.TaskService.CompleteAction:output_type -> taskmem.v1.CompleteActionResponse
+	25, // 110: taskmem.v1.TaskService.ListActions:output_type -> taskmem.v1.ListActionsResponse
+	28, // 111: taskmem.v1.TaskService.AppendActionLog:output_type -> taskmem.v1.AppendActionLogResponse
+	30, // 112: taskmem.v1.TaskService.TailActionLog:output_type -> taskmem.v1.TailActionLogResponse
+	32, // 113: taskmem.v1.TaskService.PostMessage:output_type -> taskmem.v1.PostMessageResponse
+	34, // 114: taskmem.v1.TaskService.ListMessages:output_type -> taskmem.v1.ListMessagesResponse
+	36, // 115: taskmem.v1.TaskService.RecordContextSnapshot:output_type -> taskmem.v1.RecordContextSnapshotResponse
+	38, // 116: taskmem.v1.TaskService.ListContextSnapshots:output_type -> taskmem.v1.ListContextSnapshotsResponse
+	40, // 117: taskmem.v1.TaskService.SubscribeEvents:output_type -> taskmem.v1.SubscribeEventsResponse
+	42, // 118: taskmem.v1.TaskService.ListEvents:output_type -> taskmem.v1.ListEventsResponse
+	44, // 119: taskmem.v1.TaskService.GetProgress:output_type -> taskmem.v1.GetProgressResponse
+	46, // 120: taskmem.v1.TaskService.ListWebhookDeliveries:output_type -> taskmem.v1.ListWebhookDeliveriesResponse
+	48, // 121: taskmem.v1.TaskService.GetWebhookSecret:output_type -> taskmem.v1.GetWebhookSecretResponse
+	50, // 122: taskmem.v1.TaskService.RotateWebhookSecret:output_type -> taskmem.v1.RotateWebhookSecretResponse
+	52, // 123: taskmem.v1.TaskService.GetTaskUsage:output_type -> taskmem.v1.GetTaskUsageResponse
+	98, // [98:124] is the sub-list for method output_type
+	72, // [72:98] is the sub-list for method input_type
+	72, // [72:72] is the sub-list for extension type_name
+	72, // [72:72] is the sub-list for extension extendee
+	0,  // [0:72] is the sub-list for field type_name
 }
 
 func init() { file_taskmem_v1_task_service_proto_init() }

@@ -128,6 +128,15 @@ class _EventTypeEnumTypeWrapper(_enum_type_wrapper._EnumTypeWrapper[_EventType.V
     """Retention deleted an episode older than episode_retention_seconds, because
     episode_retention_delete is set. payload: the Episode as it was.
     """
+    EVENT_TYPE_EVENTS_EXPIRED: _EventType.ValueType  # 62
+    """Never stored: what ListEvents and SubscribeEvents return first when asked
+    for events after a cursor that the event log's TTL (retention.events) has
+    since deleted. Its cursor is the namespace's retention cursor: every event
+    up to it is gone, so resume after it. task_id is empty, expired is true.
+    payload: {"first_cursor", "last_cursor"}: the range no longer stored.
+    Returned whatever the task filter, and with a type filter only when it
+    names this type.
+    """
     EVENT_TYPE_PLAN_ITEM_CLAIMED: _EventType.ValueType  # 70
     """Claims of plan items (TaskService.ClaimPlanItem), values 70–79.
     An agent claimed a ready item, which is now IN_PROGRESS. payload: the
@@ -251,6 +260,15 @@ EVENT_TYPE_EPISODE_DELETED: EventType.ValueType  # 61
 """Retention deleted an episode older than episode_retention_seconds, because
 episode_retention_delete is set. payload: the Episode as it was.
 """
+EVENT_TYPE_EVENTS_EXPIRED: EventType.ValueType  # 62
+"""Never stored: what ListEvents and SubscribeEvents return first when asked
+for events after a cursor that the event log's TTL (retention.events) has
+since deleted. Its cursor is the namespace's retention cursor: every event
+up to it is gone, so resume after it. task_id is empty, expired is true.
+payload: {"first_cursor", "last_cursor"}: the range no longer stored.
+Returned whatever the task filter, and with a type filter only when it
+names this type.
+"""
 EVENT_TYPE_PLAN_ITEM_CLAIMED: EventType.ValueType  # 70
 """Claims of plan items (TaskService.ClaimPlanItem), values 70–79.
 An agent claimed a ready item, which is now IN_PROGRESS. payload: the
@@ -279,6 +297,7 @@ class Event(_message.Message):
     CORRELATION_ID_FIELD_NUMBER: _builtins.int
     PAYLOAD_FIELD_NUMBER: _builtins.int
     CREATE_TIME_FIELD_NUMBER: _builtins.int
+    EXPIRED_FIELD_NUMBER: _builtins.int
     cursor: _builtins.int
     """Position in the namespace's event log. Strictly increasing; pass the last
     one you processed as after_cursor to resume without a gap or duplicate.
@@ -290,6 +309,11 @@ class Event(_message.Message):
     correlation_id: _builtins.str
     """The id shared by every event one request caused. It is the request's
     "x-correlation-id" metadata when the caller sent one, otherwise server-made.
+    """
+    expired: _builtins.bool
+    """True when the item this event carried has expired (its expire_time has
+    passed; see docs/retention.md): the event keeps its cursor, type, task and
+    time, so a stream has no gap, but payload holds only the item's "id".
     """
     @_builtins.property
     def payload(self) -> _struct_pb2.Struct:
@@ -312,10 +336,11 @@ class Event(_message.Message):
         correlation_id: _builtins.str = ...,
         payload: _struct_pb2.Struct | None = ...,
         create_time: _timestamp_pb2.Timestamp | None = ...,
+        expired: _builtins.bool = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["create_time", b"create_time", "payload", b"payload"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["correlation_id", b"correlation_id", "create_time", b"create_time", "cursor", b"cursor", "payload", b"payload", "task_id", b"task_id", "type", b"type"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["correlation_id", b"correlation_id", "create_time", b"create_time", "cursor", b"cursor", "expired", b"expired", "payload", b"payload", "task_id", b"task_id", "type", b"type"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 

@@ -256,6 +256,7 @@ class MemoryEntry(_message.Message):
     RELEVANCE_TO_FIELD_NUMBER: _builtins.int
     SOURCE_FIELD_NUMBER: _builtins.int
     CREATE_TIME_FIELD_NUMBER: _builtins.int
+    EXPIRE_TIME_FIELD_NUMBER: _builtins.int
     id: _builtins.str
     """Server-assigned id ("mem_…")."""
     task_id: _builtins.str
@@ -282,6 +283,12 @@ class MemoryEntry(_message.Message):
     def create_time(self) -> _timestamp_pb2.Timestamp:
         """When it was stored."""
 
+    @_builtins.property
+    def expire_time(self) -> _timestamp_pb2.Timestamp:
+        """When it expires; unset: never. From that instant no read returns it and
+        maintenance deletes it (docs/retention.md).
+        """
+
     def __init__(
         self,
         *,
@@ -295,10 +302,11 @@ class MemoryEntry(_message.Message):
         relevance_to: _abc.Iterable[_builtins.str] | None = ...,
         source: _builtins.str = ...,
         create_time: _timestamp_pb2.Timestamp | None = ...,
+        expire_time: _timestamp_pb2.Timestamp | None = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _typing.Literal["create_time", b"create_time"]  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["create_time", b"create_time", "expire_time", b"expire_time"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["create_time", b"create_time", "detail", b"detail", "id", b"id", "relevance_to", b"relevance_to", "source", b"source", "subtask_id", b"subtask_id", "summary", b"summary", "tags", b"tags", "task_id", b"task_id", "type", b"type"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["create_time", b"create_time", "detail", b"detail", "expire_time", b"expire_time", "id", b"id", "relevance_to", b"relevance_to", "source", b"source", "subtask_id", b"subtask_id", "summary", b"summary", "tags", b"tags", "task_id", b"task_id", "type", b"type"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -589,6 +597,7 @@ class Episode(_message.Message):
     TOKENS_OUT_FIELD_NUMBER: _builtins.int
     CREATE_TIME_FIELD_NUMBER: _builtins.int
     ARCHIVE_TIME_FIELD_NUMBER: _builtins.int
+    EXPIRE_TIME_FIELD_NUMBER: _builtins.int
     id: _builtins.str
     """Server-assigned id ("epi_…")."""
     task_id: _builtins.str
@@ -620,6 +629,12 @@ class Episode(_message.Message):
         them only with include_archived.
         """
 
+    @_builtins.property
+    def expire_time(self) -> _timestamp_pb2.Timestamp:
+        """When it expires; unset: never. From that instant no read returns it, even
+        with include_archived, and maintenance deletes it (docs/retention.md).
+        """
+
     def __init__(
         self,
         *,
@@ -634,10 +649,11 @@ class Episode(_message.Message):
         tokens_out: _builtins.int = ...,
         create_time: _timestamp_pb2.Timestamp | None = ...,
         archive_time: _timestamp_pb2.Timestamp | None = ...,
+        expire_time: _timestamp_pb2.Timestamp | None = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _typing.Literal["archive_time", b"archive_time", "create_time", b"create_time", "duration", b"duration"]  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["archive_time", b"archive_time", "create_time", b"create_time", "duration", b"duration", "expire_time", b"expire_time"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["action", b"action", "agent_id", b"agent_id", "approach", b"approach", "archive_time", b"archive_time", "create_time", b"create_time", "duration", b"duration", "id", b"id", "outcome", b"outcome", "task_id", b"task_id", "tokens_in", b"tokens_in", "tokens_out", b"tokens_out"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["action", b"action", "agent_id", b"agent_id", "approach", b"approach", "archive_time", b"archive_time", "create_time", b"create_time", "duration", b"duration", "expire_time", b"expire_time", "id", b"id", "outcome", b"outcome", "task_id", b"task_id", "tokens_in", b"tokens_in", "tokens_out", b"tokens_out"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 

@@ -8,6 +8,7 @@ from google.protobuf import descriptor as _descriptor
 from google.protobuf import duration_pb2 as _duration_pb2
 from google.protobuf import message as _message
 from google.protobuf import struct_pb2 as _struct_pb2
+from google.protobuf import timestamp_pb2 as _timestamp_pb2
 from google.protobuf.internal import containers as _containers
 from google.protobuf.internal import enum_type_wrapper as _enum_type_wrapper
 from taskmem.v1 import as_of_pb2 as _as_of_pb2
@@ -68,6 +69,8 @@ class NewMemoryEntry(_message.Message):
     DETAIL_FIELD_NUMBER: _builtins.int
     TAGS_FIELD_NUMBER: _builtins.int
     RELEVANCE_TO_FIELD_NUMBER: _builtins.int
+    EXPIRE_TIME_FIELD_NUMBER: _builtins.int
+    PINNED_FIELD_NUMBER: _builtins.int
     task_id: _builtins.str
     """The task it belongs to (required)."""
     subtask_id: _builtins.str
@@ -78,6 +81,10 @@ class NewMemoryEntry(_message.Message):
     """One or two sentences (required, at most 300 characters)."""
     detail: _builtins.str
     """The full content (at most 64 KiB)."""
+    pinned: _builtins.bool
+    """Exempt from the configured TTL: kept until deleted. INVALID_ARGUMENT with
+    expire_time.
+    """
     @_builtins.property
     def tags(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]:
         """Keywords (at most 32 distinct, 128 as sent, each at most 64 characters; duplicates are dropped)."""
@@ -85,6 +92,14 @@ class NewMemoryEntry(_message.Message):
     @_builtins.property
     def relevance_to(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]:
         """Subtask ids this matters for (at most 32 distinct, 128 as sent, each at most 64 characters)."""
+
+    @_builtins.property
+    def expire_time(self) -> _timestamp_pb2.Timestamp:
+        """When it expires: from that instant no read returns it, and maintenance
+        deletes it (docs/retention.md). Unset: the TTL configured for the namespace
+        (retention.memory_entries), if any, from the time it is stored. Must be in
+        the future (INVALID_ARGUMENT otherwise).
+        """
 
     def __init__(
         self,
@@ -96,10 +111,12 @@ class NewMemoryEntry(_message.Message):
         detail: _builtins.str = ...,
         tags: _abc.Iterable[_builtins.str] | None = ...,
         relevance_to: _abc.Iterable[_builtins.str] | None = ...,
+        expire_time: _timestamp_pb2.Timestamp | None = ...,
+        pinned: _builtins.bool = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["expire_time", b"expire_time"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["detail", b"detail", "relevance_to", b"relevance_to", "subtask_id", b"subtask_id", "summary", b"summary", "tags", b"tags", "task_id", b"task_id", "type", b"type"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["detail", b"detail", "expire_time", b"expire_time", "pinned", b"pinned", "relevance_to", b"relevance_to", "subtask_id", b"subtask_id", "summary", b"summary", "tags", b"tags", "task_id", b"task_id", "type", b"type"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -847,6 +864,8 @@ class RecordEpisodeRequest(_message.Message):
     TOKENS_IN_FIELD_NUMBER: _builtins.int
     TOKENS_OUT_FIELD_NUMBER: _builtins.int
     REQUEST_ID_FIELD_NUMBER: _builtins.int
+    EXPIRE_TIME_FIELD_NUMBER: _builtins.int
+    PINNED_FIELD_NUMBER: _builtins.int
     task_id: _builtins.str
     """The task (required)."""
     agent_id: _builtins.str
@@ -863,9 +882,21 @@ class RecordEpisodeRequest(_message.Message):
     """Model tokens written."""
     request_id: _builtins.str
     """Optional idempotency key (AIP-155)."""
+    pinned: _builtins.bool
+    """Exempt from the configured TTL: kept until deleted (or archived by
+    episode_retention_seconds). INVALID_ARGUMENT with expire_time.
+    """
     @_builtins.property
     def duration(self) -> _duration_pb2.Duration:
         """How long it took."""
+
+    @_builtins.property
+    def expire_time(self) -> _timestamp_pb2.Timestamp:
+        """When it expires: from that instant no read returns it, and maintenance
+        deletes it (docs/retention.md). Unset: the TTL configured for the
+        namespace's episodes (retention.episodes), if any. Must be in the future
+        (INVALID_ARGUMENT otherwise).
+        """
 
     def __init__(
         self,
@@ -879,10 +910,12 @@ class RecordEpisodeRequest(_message.Message):
         tokens_in: _builtins.int = ...,
         tokens_out: _builtins.int = ...,
         request_id: _builtins.str = ...,
+        expire_time: _timestamp_pb2.Timestamp | None = ...,
+        pinned: _builtins.bool = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _typing.Literal["duration", b"duration"]  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["duration", b"duration", "expire_time", b"expire_time"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["action", b"action", "agent_id", b"agent_id", "approach", b"approach", "duration", b"duration", "outcome", b"outcome", "request_id", b"request_id", "task_id", b"task_id", "tokens_in", b"tokens_in", "tokens_out", b"tokens_out"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["action", b"action", "agent_id", b"agent_id", "approach", b"approach", "duration", b"duration", "expire_time", b"expire_time", "outcome", b"outcome", "pinned", b"pinned", "request_id", b"request_id", "task_id", b"task_id", "tokens_in", b"tokens_in", "tokens_out", b"tokens_out"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 

@@ -1037,6 +1037,7 @@ class Message(_message.Message):
     KIND_FIELD_NUMBER: _builtins.int
     CONTENT_FIELD_NUMBER: _builtins.int
     CREATE_TIME_FIELD_NUMBER: _builtins.int
+    EXPIRE_TIME_FIELD_NUMBER: _builtins.int
     id: _builtins.str
     """Server-assigned id ("msg_…"). Ids grow with time; (create_time, id) is the stable order."""
     task_id: _builtins.str
@@ -1053,6 +1054,12 @@ class Message(_message.Message):
     def create_time(self) -> _timestamp_pb2.Timestamp:
         """When it was posted."""
 
+    @_builtins.property
+    def expire_time(self) -> _timestamp_pb2.Timestamp:
+        """When it expires; unset: never. From that instant no read returns it and
+        maintenance deletes it (docs/retention.md).
+        """
+
     def __init__(
         self,
         *,
@@ -1063,10 +1070,11 @@ class Message(_message.Message):
         kind: Global___MessageKind.ValueType = ...,
         content: _builtins.str = ...,
         create_time: _timestamp_pb2.Timestamp | None = ...,
+        expire_time: _timestamp_pb2.Timestamp | None = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _typing.Literal["create_time", b"create_time"]  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["create_time", b"create_time", "expire_time", b"expire_time"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["content", b"content", "create_time", b"create_time", "id", b"id", "kind", b"kind", "role", b"role", "task_id", b"task_id", "thread_id", b"thread_id"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["content", b"content", "create_time", b"create_time", "expire_time", b"expire_time", "id", b"id", "kind", b"kind", "role", b"role", "task_id", b"task_id", "thread_id", b"thread_id"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 

@@ -1128,6 +1128,8 @@ class PostMessageRequest(_message.Message):
     KIND_FIELD_NUMBER: _builtins.int
     CONTENT_FIELD_NUMBER: _builtins.int
     REQUEST_ID_FIELD_NUMBER: _builtins.int
+    EXPIRE_TIME_FIELD_NUMBER: _builtins.int
+    PINNED_FIELD_NUMBER: _builtins.int
     task_id: _builtins.str
     """The task whose thread gets the message. Either task_id or thread_id is required."""
     thread_id: _builtins.str
@@ -1140,6 +1142,18 @@ class PostMessageRequest(_message.Message):
     """The text. Required, at most 100,000 characters."""
     request_id: _builtins.str
     """Idempotency key (AIP-155)."""
+    pinned: _builtins.bool
+    """Exempt from the configured TTL: kept until deleted. INVALID_ARGUMENT with
+    expire_time.
+    """
+    @_builtins.property
+    def expire_time(self) -> _timestamp_pb2.Timestamp:
+        """When it expires: from that instant no read returns it, and maintenance
+        deletes it (docs/retention.md). Unset: the TTL configured for the
+        namespace's messages (retention.messages), which applies to TEXT and
+        PROGRESS messages only. Must be in the future (INVALID_ARGUMENT otherwise).
+        """
+
     def __init__(
         self,
         *,
@@ -1149,10 +1163,12 @@ class PostMessageRequest(_message.Message):
         kind: _task_pb2.MessageKind.ValueType = ...,
         content: _builtins.str = ...,
         request_id: _builtins.str = ...,
+        expire_time: _timestamp_pb2.Timestamp | None = ...,
+        pinned: _builtins.bool = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["expire_time", b"expire_time"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["content", b"content", "kind", b"kind", "request_id", b"request_id", "role", b"role", "task_id", b"task_id", "thread_id", b"thread_id"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["content", b"content", "expire_time", b"expire_time", "kind", b"kind", "pinned", b"pinned", "request_id", b"request_id", "role", b"role", "task_id", b"task_id", "thread_id", b"thread_id"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
