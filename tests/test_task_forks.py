@@ -118,6 +118,27 @@ async def test_fork_shares_the_transcript_and_actions_up_to_the_fork_point_then_
     assert [m.content for m in original] == ["Looking at Redis", "Memcached it is"]  # no copy, no fork's messages
 
 
+async def test_a_fork_of_a_fork_continues_the_whole_chain_each_up_to_its_fork_point(rpc) -> None:
+    tasks, state, _ = rpc
+    task_id, before = await _cache_task(tasks, state)
+    child = (await tasks.ForkTask(pb.ForkTaskRequest(task_id=task_id, at_cursor=before))).task
+    await tasks.PostMessage(pb.PostMessageRequest(task_id=child.id, role=AGENT, content="child says"))
+    grandchild = (await tasks.ForkTask(pb.ForkTaskRequest(task_id=child.id))).task
+    await tasks.PostMessage(pb.PostMessageRequest(task_id=child.id, role=AGENT, content="child, later"))
+    await tasks.PostMessage(pb.PostMessageRequest(task_id=grandchild.id, role=AGENT, content="grandchild says"))
+    messages = (await tasks.ListMessages(pb.ListMessagesRequest(task_id=grandchild.id))).messages
+    assert [m.content for m in messages] == ["Looking at Redis", "child says", "grandchild says"]
+    assert (grandchild.forked_from, grandchild.name) == (child.id, "Add a cache (fork) (fork)")
+
+
+async def test_a_retried_fork_with_the_same_request_id_returns_the_same_task(rpc) -> None:
+    tasks, state, _ = rpc
+    task_id, _ = await _cache_task(tasks, state)
+    first = await tasks.ForkTask(pb.ForkTaskRequest(task_id=task_id, request_id="fork-once"))
+    again = await tasks.ForkTask(pb.ForkTaskRequest(task_id=task_id, request_id="fork-once"))
+    assert again.task.id == first.task.id
+
+
 async def test_fork_emits_task_forked_on_both_tasks(rpc) -> None:
     tasks, state, _ = rpc
     task_id, _ = await _cache_task(tasks, state)
