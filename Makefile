@@ -106,6 +106,8 @@ POSTGRES_E2E += tests/test_person_waits.py
 POSTGRES_E2E += tests/test_reembed.py
 # Valid time, state history and diff (issue 29) on PostgreSQL too.
 POSTGRES_E2E += tests/test_valid_time.py
+# ForkTask (issue 28 point 3): the copy as of a cursor and history by reference on PostgreSQL too.
+POSTGRES_E2E += tests/test_task_forks.py
 
 # pytest-xdist worker processes for the SQLite pass (auto: one per core; 0: in pytest's own process).
 # Every test's server has its own port and database (tests/support/server_process.py) and each worker its

@@ -24,7 +24,7 @@ from tests.support.server_process import ServerProcess
 
 EXPECTED_TOOLS = {"task_register", "task_update", "task_query", "task_list", "task_note", "task_error",
                   "wait_create", "wait_check", "wait_resolve", "memory_add", "memory_search", "knowledge_upsert",
-                  "knowledge_query", "context_build", "task_claim"}
+                  "knowledge_query", "context_build", "task_claim", "task_fork"}
 PLAN = ["Build the image", "Push the image", "Pull the image on the server", "Run the container"]
 
 
@@ -214,6 +214,18 @@ async def test_http_two_agents_claim_different_steps_and_a_former_holder_is_refu
         await ok(client, "task_update", task_id=task_id, plan_item="1", item_status="completed", holder="agent-1")
         assert "Claimed 3 — Ship" in await ok(client, "task_claim", task_id=task_id, holder="agent-1")
         assert "Nothing ready now: 2" in await ok(client, "task_claim", task_id=task_id, holder="agent-3")
+
+
+async def test_http_task_fork_starts_an_alternative_from_the_task_as_it_stands(
+        mcp_over_http: tuple[str, str]) -> None:
+    async with Client(mcp_over_http[0]) as client:
+        task_id = task_id_of(await ok(client, "task_register", name="Pick a cache", plan=["Compare", "Wire"]))
+        await ok(client, "task_update", task_id=task_id, plan_item="1", item_status="completed")
+        answer = await ok(client, "task_fork", task_id=task_id, name="Try Valkey")
+        fork_id = answer.split(" into ")[1].split(" ")[0]
+        assert answer.startswith(f"Forked {task_id} at cursor ") and "Try Valkey" in answer
+        assert "1. [completed] Compare" in answer and "2. [pending] Wire" in answer
+        assert fork_id != task_id and "Completed: 1" in await ok(client, "task_query", task_id=fork_id)
 
 
 async def test_http_memory_knowledge_and_context_round_trip(mcp_over_http: tuple[str, str]) -> None:

@@ -39,6 +39,14 @@ def build_parser() -> argparse.ArgumentParser:
     usage.add_argument("task_id", metavar="ID")
     usage.add_argument("--json", action="store_true", help="print GetTaskUsageResponse as proto JSON")
     add_connection_arguments(usage)
+    fork = tasks.add_parser("fork", help="fork a task as it stood just after one of its events into a new task"
+                                         " (plan and state copied; transcript and actions shared by reference)")
+    fork.add_argument("task_id", metavar="ID")
+    fork.add_argument("--at", type=_argument_type(_positive_int), default=0, metavar="CURSOR",
+                      help="the cursor of one of the task's events (taskmem state history lists them); default: now")
+    fork.add_argument("--name", default="", help="the new task's name (default: the original's name + ' (fork)')")
+    fork.add_argument("--json", action="store_true", help="print ForkTaskResponse as proto JSON")
+    add_connection_arguments(fork)
 
     events = commands.add_parser("events", help="read the event log").add_subparsers(dest="events_command",
                                                                                     required=True)
@@ -211,6 +219,9 @@ def run_client(args: argparse.Namespace) -> int:
                 await tasks.show_task(client, out, args.task_id, as_json=args.json)
             elif args.command == "tasks" and args.tasks_command == "usage":
                 await tasks.show_usage(client, out, args.task_id, as_json=args.json)
+            elif args.command == "tasks" and args.tasks_command == "fork":
+                await tasks.fork_task(client, out, args.task_id, at_cursor=args.at, name=args.name,
+                                      as_json=args.json)
             elif args.command == "events" and follow:
                 await events.follow_events(client, out, task_ids=args.task_ids, types=_flatten(args.types),
                                            after_cursor=args.after)

@@ -100,7 +100,7 @@ def task(t: Task) -> task_pb2.Task:
         synthesis_start_time=timestamp(t.synthesis_started_at), complete_time=timestamp(t.completed_at),
         update_time=timestamp(t.updated_at), pause_time=timestamp(t.paused_at),
         archive_time=timestamp(t.archived_at), plan_inference_disabled=t.plan_inference_disabled,
-        webhook_event_types=t.webhook_event_types,
+        webhook_event_types=t.webhook_event_types, forked_from=t.forked_from, forked_at=t.forked_at,
     )
 
 
@@ -249,7 +249,8 @@ def _task_json(t: Task) -> dict[str, Any]:
         "synthesis_start_time": _time_json(t.synthesis_started_at), "complete_time": _time_json(t.completed_at),
         "update_time": _time_json(t.updated_at), "pause_time": _time_json(t.paused_at),
         "archive_time": _time_json(t.archived_at), "plan_inference_disabled": t.plan_inference_disabled,
-        "webhook_event_types": t.webhook_event_types,
+        "webhook_event_types": t.webhook_event_types, "forked_from": t.forked_from,
+        "forked_at": str(t.forked_at) if t.forked_at else None,  # int64: a string in proto JSON
     })
 
 

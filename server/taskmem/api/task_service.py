@@ -26,6 +26,7 @@ from taskmem.core.tasks import (
 )
 from taskmem.core.webhooks import DeliveryState, secret_overlap_us
 from taskmem.store.tasks import actions as action_store
+from taskmem.store.tasks import forks as fork_store
 from taskmem.store.tasks import messages as message_store
 from taskmem.store.tasks import plan_claims as claim_store
 from taskmem.store.tasks import plan_progress
@@ -205,6 +206,17 @@ class TaskService(task_service_pb2_grpc.TaskServiceServicer):
 
         return await write_once(self._storage, request, pb.UpdateTaskResponse, update)
 
+    async def ForkTask(self, request: pb.ForkTaskRequest, context: grpc.aio.ServicerContext) -> pb.ForkTaskResponse:
+        task_id = validate.identifier("task_id", request.task_id)
+        cursor = validate.non_negative("at_cursor", request.at_cursor, 2**63 - 1)
+        name = validate.text("name", request.name, NAME_MAX)
+
+        def fork(tx: Transaction) -> pb.ForkTaskResponse:
+            task, plan = fork_store.fork_task(tx, task_id, cursor, name, NAME_MAX)
+            return pb.ForkTaskResponse(task=task_convert.task(task), plan=task_convert.plan(plan))
+
+        return await write_once(self._storage, request, pb.ForkTaskResponse, fork)
+
     # --- plans -------------------------------------------------------------------------------
 
     async def ReplacePlan(self, request: pb.ReplacePlanRequest, context: grpc.aio.ServicerContext) -> pb.ReplacePlanResponse:
@@ -349,7 +361,7 @@ class TaskService(task_service_pb2_grpc.TaskServiceServicer):
                         key=lambda s: s.value)
         page, token = await list_page(
             request, [task_id, item_id, [s.value for s in wanted]], SortKey((int, str), lambda a: [a.created_at, a.id]),
-            lambda after, limit: self._storage.read(action_store.list_actions, scope.namespace, task_id, item_id,
+            lambda after, limit: self._storage.read(fork_store.list_task_actions, scope.namespace, task_id, item_id,
                                                     after, limit, wanted))
         return pb.ListActionsResponse(actions=[task_convert.action(a) for a in page], next_page_token=token)
 
@@ -426,7 +438,7 @@ class TaskService(task_service_pb2_grpc.TaskServiceServicer):
         kinds = validate.enum_filter("kinds", request.kinds, task_pb2.MessageKind, Kind)
         page, token = await list_page(
             request, [thread_id, sorted(kinds)], SortKey((int, str), lambda m: [m.created_at, m.id]),
-            lambda after, limit: self._storage.read(message_store.list_messages, scope.namespace, request.task_id,
+            lambda after, limit: self._storage.read(fork_store.list_task_messages, scope.namespace, request.task_id,
                                                     thread_id, kinds, after, limit))
         return pb.ListMessagesResponse(messages=[task_convert.message(m) for m in page], next_page_token=token)
 

@@ -1,4 +1,4 @@
-"""`taskmem tasks list`, `taskmem tasks show ID` and `taskmem tasks usage ID`."""
+"""`taskmem tasks list`, `taskmem tasks show ID`, `taskmem tasks usage ID` and `taskmem tasks fork ID`."""
 
 from __future__ import annotations
 
@@ -106,6 +106,21 @@ async def show_usage(client: TaskClient, out: TextIO, task_id: str, *, as_json: 
         print(f"Namespace budget  {budget.used_tokens} of {budget.limit_tokens} tokens ({state})", file=out)
 
 
+async def fork_task(client: TaskClient, out: TextIO, task_id: str, *, at_cursor: int, name: str,
+                    as_json: bool) -> None:
+    """ForkTask: the new task and its plan."""
+    forked = await client.stub.ForkTask(pb.ForkTaskRequest(task_id=task_id, at_cursor=at_cursor, name=name),
+                                        **client.unary)
+    if as_json:
+        print(json.dumps(proto_json_dict(forked), indent=2, ensure_ascii=False), file=out)
+        return
+    for line in describe_task(forked.task):
+        print(line, file=out)
+    print(file=out)
+    for line in describe_plan(forked.plan if forked.HasField("plan") else None):
+        print(line, file=out)
+
+
 def describe_task(task: task_pb2.Task) -> list[str]:
     lines = [f"Task {task.id}: {task.name}"]
     fields: list[tuple[str, str]] = [("status", task_status_name(task.status))]
@@ -116,6 +131,8 @@ def describe_task(task: task_pb2.Task) -> list[str]:
     fields.append(("approval", short_enum_name(task_pb2.ApprovalMode, task.approval_mode, "APPROVAL_MODE_")))
     if task.namespace:
         fields.append(("namespace", task.namespace))
+    if task.forked_from:
+        fields.append(("forked from", f"{task.forked_from} at cursor {task.forked_at}"))
     for label, field in [("created", "create_time"), ("plan generated", "plan_generate_time"),
                          ("execution started", "execution_start_time"),
                          ("synthesis started", "synthesis_start_time"), ("completed", "complete_time"),

@@ -111,6 +111,9 @@ class Task:
     plan_inference_disabled: bool = False
     # EventType values POSTed to callback_url; empty means core.webhooks.DEFAULT_EVENT_TYPES.
     webhook_event_types: list[str] = dataclasses.field(default_factory=list)
+    # ForkTask: the task this one was forked from, and the cursor of its event the fork was taken after.
+    forked_from: str = ""
+    forked_at: int = 0
 
     @property
     def etag(self) -> str:

@@ -37,6 +37,15 @@ def registered(task: task_pb2.Task, plan: task_pb2.Plan | None) -> str:
     return "\n".join(lines)
 
 
+def forked(answer: task_service_pb2.ForkTaskResponse) -> str:
+    task = answer.task
+    lines = [f"Forked {task.forked_from} at cursor {task.forked_at} into {task_line(task)}.",
+             f"Use {task.id} for the alternative from now on; {task.forked_from} is unchanged."]
+    if answer.HasField("plan"):
+        lines.append(plan_text(answer.plan))
+    return "\n".join(lines)
+
+
 def claimed(answer: task_service_pb2.ClaimPlanItemResponse) -> str:
     """The item a task_claim took, or why there is none."""
     if not answer.HasField("item"):

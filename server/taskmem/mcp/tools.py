@@ -155,6 +155,20 @@ def build_mcp_server(backend: Backend) -> MCPServer:
             lease=_seconds(lease_seconds)), token=token, fields=fields)
         return render.claimed(answer)
 
+    @server.tool(annotations=_WRITE)
+    async def task_fork(
+        task_id: TaskId,
+        at_cursor: Annotated[int, Field(description="Fork the task as it stood just after this event cursor "
+                                                    "(from its state history); default 0: as it stands now.")] = 0,
+        name: Annotated[str, Field(description="The new task's name; default: the original's + ' (fork)'.")] = "",
+        ctx: Context | None = None,
+    ) -> str:
+        """Try an alternative without touching a task: a new task with its plan, decisions and other state as they
+        stood then; its transcript and actions continue the original's. Claims and waits are not copied."""
+        forked = await backend.call(backend.tasks.ForkTask, task_service_pb2.ForkTaskRequest(
+            task_id=task_id, at_cursor=at_cursor, name=name), token=_bearer(ctx))
+        return render.forked(forked)
+
     async def _renew_own(task_id: str, item_id: str, holder: str, lease_seconds: float, token: str | None) -> str:
         """'Renewed …' when the holder holds the item already, else "" (then it is claimed afresh)."""
         try:

@@ -57,9 +57,11 @@ def superseded_entries(db: Reader, namespace: str, entry_ids: list[str], at: int
     state item was superseded by `at` (None: by now)."""
     if not entry_ids:
         return {}
+    # A fork's items link its original's entries too (store/tasks/forks): an entry answers for its own task's item.
     rows = db.fetchall(
         "SELECT e.memory_entry_id, i.valid_to FROM state_item_entries e JOIN state_items i"
         " ON i.namespace = e.namespace AND i.thread_id = e.thread_id AND i.uid = e.uid"
+        " JOIN memory_entries m ON m.namespace = e.namespace AND m.id = e.memory_entry_id AND m.task_id = e.thread_id"
         f" WHERE e.namespace = ? AND e.kind = ? AND e.memory_entry_id IN ({','.join('?' * len(entry_ids))})"
         " AND i.valid_to IS NOT NULL AND i.valid_to <= ?",
         (namespace, DECISION_KIND, *entry_ids, at if at is not None else 2**63 - 1))

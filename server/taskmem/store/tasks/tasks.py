@@ -22,7 +22,8 @@ _TASK_COLUMNS = (
     "namespace", "id", "name", "goal", "status", "paused_from", "workspace", "context", "metadata",
     "approval_mode", "callback_url", "final_answer", "error_summary", "plan_version", "revision",
     "created_at", "plan_generated_at", "execution_started_at", "synthesis_started_at", "completed_at",
-    "paused_at", "archived_at", "updated_at", "plan_inference_disabled", "webhook_event_types",
+    "paused_at", "archived_at", "updated_at", "plan_inference_disabled", "webhook_event_types", "forked_from",
+    "forked_at",
 )
 _ITEM_COLUMNS = (
     "namespace", "task_id", "plan_version", "id", "ordinal", "stage", "title", "status", "summary",
@@ -47,7 +48,8 @@ def task_from_row(row: Row) -> Task:
         synthesis_started_at=row["synthesis_started_at"], completed_at=row["completed_at"],
         paused_at=row["paused_at"], archived_at=row["archived_at"], updated_at=row["updated_at"],
         plan_inference_disabled=bool(row["plan_inference_disabled"]),
-        webhook_event_types=json.loads(row["webhook_event_types"]),
+        webhook_event_types=json.loads(row["webhook_event_types"]), forked_from=row["forked_from"],
+        forked_at=int(row["forked_at"]),
     )
 
 
@@ -59,7 +61,7 @@ def _task_values(task: Task) -> tuple[Any, ...]:
         _dumps(dataclasses.asdict(task.error_summary)), task.plan_version, task.revision, task.created_at,
         task.plan_generated_at, task.execution_started_at, task.synthesis_started_at, task.completed_at,
         task.paused_at, task.archived_at, task.updated_at, int(task.plan_inference_disabled),
-        _dumps(task.webhook_event_types),
+        _dumps(task.webhook_event_types), task.forked_from, task.forked_at,
     )
 
 
@@ -236,8 +238,9 @@ def _store_plan(tx: Transaction, task: Task, items: list[PlanItem], reason: str)
     return plan
 
 
-def create_task(tx: Transaction, task: Task, items: list[PlanItem]) -> tuple[Task, Plan | None]:
-    plan = _store_plan(tx, task, items, "initial plan") if items else None
+def create_task(tx: Transaction, task: Task, items: list[PlanItem],
+                reason: str = "initial plan") -> tuple[Task, Plan | None]:
+    plan = _store_plan(tx, task, items, reason) if items else None
     tx.execute(_INSERT_TASK, _task_values(task))
     tx.emit(EventType.TASK_CREATED, task.id, task)
     if plan is not None:

@@ -136,6 +136,10 @@ const (
 	// the item is PENDING again, ready for the next claimer. payload: the
 	// PlanItem plus "plan_version" and "claim" (the claim as it was).
 	EventType_EVENT_TYPE_PLAN_ITEM_CLAIM_EXPIRED EventType = 72
+	// A task was forked (TaskService.ForkTask), emitted on both the original
+	// and the new task. payload: the new Task (forked_from and forked_at say
+	// which task and cursor it came from).
+	EventType_EVENT_TYPE_TASK_FORKED EventType = 80
 )
 
 // Enum value maps for EventType.
@@ -180,6 +184,7 @@ var (
 		70: "EVENT_TYPE_PLAN_ITEM_CLAIMED",
 		71: "EVENT_TYPE_PLAN_ITEM_CLAIM_RELEASED",
 		72: "EVENT_TYPE_PLAN_ITEM_CLAIM_EXPIRED",
+		80: "EVENT_TYPE_TASK_FORKED",
 	}
 	EventType_value = map[string]int32{
 		"EVENT_TYPE_UNSPECIFIED":                 0,
@@ -221,6 +226,7 @@ var (
 		"EVENT_TYPE_PLAN_ITEM_CLAIMED":           70,
 		"EVENT_TYPE_PLAN_ITEM_CLAIM_RELEASED":    71,
 		"EVENT_TYPE_PLAN_ITEM_CLAIM_EXPIRED":     72,
+		"EVENT_TYPE_TASK_FORKED":                 80,
 	}
 )
 
@@ -372,7 +378,7 @@ const file_taskmem_v1_event_proto_rawDesc = "" +
 	"\apayload\x18\x05 \x01(\v2\x17.google.protobuf.StructR\apayload\x12;\n" +
 	"\vcreate_time\x18\x06 \x01(\v2\x1a.google.protobuf.TimestampR\n" +
 	"createTime\x12\x18\n" +
-	"\aexpired\x18\a \x01(\bR\aexpired*\xc1\n" +
+	"\aexpired\x18\a \x01(\bR\aexpired*\xdd\n" +
 	"\n" +
 	"\tEventType\x12\x1a\n" +
 	"\x16EVENT_TYPE_UNSPECIFIED\x10\x00\x12\x1b\n" +
@@ -414,7 +420,8 @@ const file_taskmem_v1_event_proto_rawDesc = "" +
 	"\x19EVENT_TYPE_EVENTS_EXPIRED\x10>\x12 \n" +
 	"\x1cEVENT_TYPE_PLAN_ITEM_CLAIMED\x10F\x12'\n" +
 	"#EVENT_TYPE_PLAN_ITEM_CLAIM_RELEASED\x10G\x12&\n" +
-	"\"EVENT_TYPE_PLAN_ITEM_CLAIM_EXPIRED\x10HB@Z>github.com/taskmem/taskmem/clients/go/gen/taskmem/v1;taskmemv1b\x06proto3"
+	"\"EVENT_TYPE_PLAN_ITEM_CLAIM_EXPIRED\x10H\x12\x1a\n" +
+	"\x16EVENT_TYPE_TASK_FORKED\x10PB@Z>github.com/taskmem/taskmem/clients/go/gen/taskmem/v1;taskmemv1b\x06proto3"
 
 var (
 	file_taskmem_v1_event_proto_rawDescOnce sync.Once

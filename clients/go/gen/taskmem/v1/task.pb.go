@@ -827,8 +827,15 @@ type Task struct {
 	// UpdateTask (update_mask path "webhook_event_types"); it applies to events
 	// not yet delivered. At most 100 entries as sent, each value counted once.
 	WebhookEventTypes []EventType `protobuf:"varint,24,rep,packed,name=webhook_event_types,json=webhookEventTypes,proto3,enum=taskmem.v1.EventType" json:"webhook_event_types,omitempty"`
-	unknownFields     protoimpl.UnknownFields
-	sizeCache         protoimpl.SizeCache
+	// The task this one was forked from (TaskService.ForkTask); empty for a task
+	// that was not forked. Output only.
+	ForkedFrom string `protobuf:"bytes,25,opt,name=forked_from,json=forkedFrom,proto3" json:"forked_from,omitempty"`
+	// The cursor of forked_from's event the fork was taken after: the fork's plan
+	// and state began as forked_from's stood just after it, and its transcript
+	// and actions continue forked_from's up to it. 0 when not forked. Output only.
+	ForkedAt      int64 `protobuf:"varint,26,opt,name=forked_at,json=forkedAt,proto3" json:"forked_at,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *Task) Reset() {
@@ -1027,6 +1034,20 @@ func (x *Task) GetWebhookEventTypes() []EventType {
 		return x.WebhookEventTypes
 	}
 	return nil
+}
+
+func (x *Task) GetForkedFrom() string {
+	if x != nil {
+		return x.ForkedFrom
+	}
+	return ""
+}
+
+func (x *Task) GetForkedAt() int64 {
+	if x != nil {
+		return x.ForkedAt
+	}
+	return 0
 }
 
 // PlanItemSpec is one item of a plan as the caller writes it.
@@ -2149,7 +2170,7 @@ const file_taskmem_v1_task_proto_rawDesc = "" +
 	"\ffailed_stage\x18\x01 \x01(\tR\vfailedStage\x12\x1f\n" +
 	"\vfailed_step\x18\x02 \x01(\tR\n" +
 	"failedStep\x12\x18\n" +
-	"\amessage\x18\x03 \x01(\tR\amessage\"\xa7\t\n" +
+	"\amessage\x18\x03 \x01(\tR\amessage\"\xe5\t\n" +
 	"\x04Task\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12\x1c\n" +
 	"\tnamespace\x18\x02 \x01(\tR\tnamespace\x12\x12\n" +
@@ -2178,7 +2199,10 @@ const file_taskmem_v1_task_proto_rawDesc = "" +
 	"pause_time\x18\x15 \x01(\v2\x1a.google.protobuf.TimestampR\tpauseTime\x12=\n" +
 	"\farchive_time\x18\x16 \x01(\v2\x1a.google.protobuf.TimestampR\varchiveTime\x126\n" +
 	"\x17plan_inference_disabled\x18\x17 \x01(\bR\x15planInferenceDisabled\x12E\n" +
-	"\x13webhook_event_types\x18\x18 \x03(\x0e2\x15.taskmem.v1.EventTypeR\x11webhookEventTypes\"\xd3\x01\n" +
+	"\x13webhook_event_types\x18\x18 \x03(\x0e2\x15.taskmem.v1.EventTypeR\x11webhookEventTypes\x12\x1f\n" +
+	"\vforked_from\x18\x19 \x01(\tR\n" +
+	"forkedFrom\x12\x1b\n" +
+	"\tforked_at\x18\x1a \x01(\x03R\bforkedAt\"\xd3\x01\n" +
 	"\fPlanItemSpec\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12\x14\n" +
 	"\x05stage\x18\x02 \x01(\tR\x05stage\x12\x14\n" +

@@ -3696,6 +3696,139 @@ func (x *GetTaskUsageResponse) GetNamespaceBudget() *ModelBudget {
 	return nil
 }
 
+// ForkTaskRequest names the task to fork and the point to fork it at.
+type ForkTaskRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The task to fork (required).
+	TaskId string `protobuf:"bytes,1,opt,name=task_id,json=taskId,proto3" json:"task_id,omitempty"`
+	// The cursor of one of the task's events (ListEvents, GetTaskStateHistory):
+	// the fork starts from the task as it stood just after that event. 0 (unset)
+	// forks the task as it stands now (forked_at is then its newest event's
+	// cursor).
+	AtCursor int64 `protobuf:"varint,2,opt,name=at_cursor,json=atCursor,proto3" json:"at_cursor,omitempty"`
+	// The new task's name (at most 200 characters); empty: the original's name
+	// followed by " (fork)".
+	Name string `protobuf:"bytes,3,opt,name=name,proto3" json:"name,omitempty"`
+	// Idempotency key (AIP-155): a retry returns the same fork.
+	RequestId     string `protobuf:"bytes,4,opt,name=request_id,json=requestId,proto3" json:"request_id,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ForkTaskRequest) Reset() {
+	*x = ForkTaskRequest{}
+	mi := &file_taskmem_v1_task_service_proto_msgTypes[53]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ForkTaskRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ForkTaskRequest) ProtoMessage() {}
+
+func (x *ForkTaskRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_taskmem_v1_task_service_proto_msgTypes[53]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ForkTaskRequest.ProtoReflect.Descriptor instead.
+func (*ForkTaskRequest) Descriptor() ([]byte, []int) {
+	return file_taskmem_v1_task_service_proto_rawDescGZIP(), []int{53}
+}
+
+func (x *ForkTaskRequest) GetTaskId() string {
+	if x != nil {
+		return x.TaskId
+	}
+	return ""
+}
+
+func (x *ForkTaskRequest) GetAtCursor() int64 {
+	if x != nil {
+		return x.AtCursor
+	}
+	return 0
+}
+
+func (x *ForkTaskRequest) GetName() string {
+	if x != nil {
+		return x.Name
+	}
+	return ""
+}
+
+func (x *ForkTaskRequest) GetRequestId() string {
+	if x != nil {
+		return x.RequestId
+	}
+	return ""
+}
+
+// ForkTaskResponse is the new task.
+type ForkTaskResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The new task, with forked_from and forked_at set.
+	Task *Task `protobuf:"bytes,1,opt,name=task,proto3" json:"task,omitempty"`
+	// Its plan (version 1, reason "forked from <task> at <cursor>"); unset when
+	// the task had no plan at the fork point.
+	Plan          *Plan `protobuf:"bytes,2,opt,name=plan,proto3" json:"plan,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ForkTaskResponse) Reset() {
+	*x = ForkTaskResponse{}
+	mi := &file_taskmem_v1_task_service_proto_msgTypes[54]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ForkTaskResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ForkTaskResponse) ProtoMessage() {}
+
+func (x *ForkTaskResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_taskmem_v1_task_service_proto_msgTypes[54]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ForkTaskResponse.ProtoReflect.Descriptor instead.
+func (*ForkTaskResponse) Descriptor() ([]byte, []int) {
+	return file_taskmem_v1_task_service_proto_rawDescGZIP(), []int{54}
+}
+
+func (x *ForkTaskResponse) GetTask() *Task {
+	if x != nil {
+		return x.Task
+	}
+	return nil
+}
+
+func (x *ForkTaskResponse) GetPlan() *Plan {
+	if x != nil {
+		return x.Plan
+	}
+	return nil
+}
+
 var File_taskmem_v1_task_service_proto protoreflect.FileDescriptor
 
 const file_taskmem_v1_task_service_proto_rawDesc = "" +
@@ -3980,7 +4113,16 @@ const file_taskmem_v1_task_service_proto_rawDesc = "" +
 	"\n" +
 	"tokens_out\x18\t \x01(\x03R\ttokensOut\x12B\n" +
 	"\x10namespace_budget\x18\n" +
-	" \x01(\v2\x17.taskmem.v1.ModelBudgetR\x0fnamespaceBudget2\x8d\x12\n" +
+	" \x01(\v2\x17.taskmem.v1.ModelBudgetR\x0fnamespaceBudget\"z\n" +
+	"\x0fForkTaskRequest\x12\x17\n" +
+	"\atask_id\x18\x01 \x01(\tR\x06taskId\x12\x1b\n" +
+	"\tat_cursor\x18\x02 \x01(\x03R\batCursor\x12\x12\n" +
+	"\x04name\x18\x03 \x01(\tR\x04name\x12\x1d\n" +
+	"\n" +
+	"request_id\x18\x04 \x01(\tR\trequestId\"^\n" +
+	"\x10ForkTaskResponse\x12$\n" +
+	"\x04task\x18\x01 \x01(\v2\x10.taskmem.v1.TaskR\x04task\x12$\n" +
+	"\x04plan\x18\x02 \x01(\v2\x10.taskmem.v1.PlanR\x04plan2\xd4\x12\n" +
 	"\vTaskService\x12K\n" +
 	"\n" +
 	"CreateTask\x12\x1d.taskmem.v1.CreateTaskRequest\x1a\x1e.taskmem.v1.CreateTaskResponse\x12G\n" +
@@ -4011,7 +4153,8 @@ const file_taskmem_v1_task_service_proto_rawDesc = "" +
 	"\x15ListWebhookDeliveries\x12(.taskmem.v1.ListWebhookDeliveriesRequest\x1a).taskmem.v1.ListWebhookDeliveriesResponse\"\x03\x90\x02\x01\x12b\n" +
 	"\x10GetWebhookSecret\x12#.taskmem.v1.GetWebhookSecretRequest\x1a$.taskmem.v1.GetWebhookSecretResponse\"\x03\x90\x02\x02\x12f\n" +
 	"\x13RotateWebhookSecret\x12&.taskmem.v1.RotateWebhookSecretRequest\x1a'.taskmem.v1.RotateWebhookSecretResponse\x12V\n" +
-	"\fGetTaskUsage\x12\x1f.taskmem.v1.GetTaskUsageRequest\x1a .taskmem.v1.GetTaskUsageResponse\"\x03\x90\x02\x01B@Z>github.com/taskmem/taskmem/clients/go/gen/taskmem/v1;taskmemv1b\x06proto3"
+	"\fGetTaskUsage\x12\x1f.taskmem.v1.GetTaskUsageRequest\x1a .taskmem.v1.GetTaskUsageResponse\"\x03\x90\x02\x01\x12E\n" +
+	"\bForkTask\x12\x1b.taskmem.v1.ForkTaskRequest\x1a\x1c.taskmem.v1.ForkTaskResponseB@Z>github.com/taskmem/taskmem/clients/go/gen/taskmem/v1;taskmemv1b\x06proto3"
 
 var (
 	file_taskmem_v1_task_service_proto_rawDescOnce sync.Once
@@ -4025,7 +4168,7 @@ func file_taskmem_v1_task_service_proto_rawDescGZIP() []byte {
 	return file_taskmem_v1_task_service_proto_rawDescData
 }
 
-var file_taskmem_v1_task_service_proto_msgTypes = make([]protoimpl.MessageInfo, 53)
+var file_taskmem_v1_task_service_proto_msgTypes = make([]protoimpl.MessageInfo, 55)
 var file_taskmem_v1_task_service_proto_goTypes = []any{
 	(*CreateTaskRequest)(nil),             // 0: taskmem.v1.CreateTaskRequest
 	(*CreateTaskResponse)(nil),            // 1: taskmem.v1.CreateTaskResponse
@@ -4080,166 +4223,172 @@ var file_taskmem_v1_task_service_proto_goTypes = []any{
 	(*RotateWebhookSecretResponse)(nil),   // 50: taskmem.v1.RotateWebhookSecretResponse
 	(*GetTaskUsageRequest)(nil),           // 51: taskmem.v1.GetTaskUsageRequest
 	(*GetTaskUsageResponse)(nil),          // 52: taskmem.v1.GetTaskUsageResponse
-	(*structpb.Struct)(nil),               // 53: google.protobuf.Struct
-	(ApprovalMode)(0),                     // 54: taskmem.v1.ApprovalMode
-	(*PlanItemSpec)(nil),                  // 55: taskmem.v1.PlanItemSpec
-	(EventType)(0),                        // 56: taskmem.v1.EventType
-	(*Task)(nil),                          // 57: taskmem.v1.Task
-	(*Plan)(nil),                          // 58: taskmem.v1.Plan
-	(TaskStatus)(0),                       // 59: taskmem.v1.TaskStatus
-	(*timestamppb.Timestamp)(nil),         // 60: google.protobuf.Timestamp
-	(*fieldmaskpb.FieldMask)(nil),         // 61: google.protobuf.FieldMask
-	(PlanItemStatus)(0),                   // 62: taskmem.v1.PlanItemStatus
-	(*PlanItem)(nil),                      // 63: taskmem.v1.PlanItem
-	(*durationpb.Duration)(nil),           // 64: google.protobuf.Duration
-	(*PlanItemClaim)(nil),                 // 65: taskmem.v1.PlanItemClaim
-	(ActionType)(0),                       // 66: taskmem.v1.ActionType
-	(ActionStatus)(0),                     // 67: taskmem.v1.ActionStatus
-	(*Action)(nil),                        // 68: taskmem.v1.Action
-	(*ActionLogLine)(nil),                 // 69: taskmem.v1.ActionLogLine
-	(MessageRole)(0),                      // 70: taskmem.v1.MessageRole
-	(MessageKind)(0),                      // 71: taskmem.v1.MessageKind
-	(*Message)(nil),                       // 72: taskmem.v1.Message
-	(*ContextSnapshot)(nil),               // 73: taskmem.v1.ContextSnapshot
-	(*Event)(nil),                         // 74: taskmem.v1.Event
-	(*StateItemNote)(nil),                 // 75: taskmem.v1.StateItemNote
-	(*OpenWait)(nil),                      // 76: taskmem.v1.OpenWait
-	(*StateConflict)(nil),                 // 77: taskmem.v1.StateConflict
-	(WebhookDeliveryState)(0),             // 78: taskmem.v1.WebhookDeliveryState
-	(*WebhookDelivery)(nil),               // 79: taskmem.v1.WebhookDelivery
-	(*ModelUsage)(nil),                    // 80: taskmem.v1.ModelUsage
-	(*ModelBudget)(nil),                   // 81: taskmem.v1.ModelBudget
+	(*ForkTaskRequest)(nil),               // 53: taskmem.v1.ForkTaskRequest
+	(*ForkTaskResponse)(nil),              // 54: taskmem.v1.ForkTaskResponse
+	(*structpb.Struct)(nil),               // 55: google.protobuf.Struct
+	(ApprovalMode)(0),                     // 56: taskmem.v1.ApprovalMode
+	(*PlanItemSpec)(nil),                  // 57: taskmem.v1.PlanItemSpec
+	(EventType)(0),                        // 58: taskmem.v1.EventType
+	(*Task)(nil),                          // 59: taskmem.v1.Task
+	(*Plan)(nil),                          // 60: taskmem.v1.Plan
+	(TaskStatus)(0),                       // 61: taskmem.v1.TaskStatus
+	(*timestamppb.Timestamp)(nil),         // 62: google.protobuf.Timestamp
+	(*fieldmaskpb.FieldMask)(nil),         // 63: google.protobuf.FieldMask
+	(PlanItemStatus)(0),                   // 64: taskmem.v1.PlanItemStatus
+	(*PlanItem)(nil),                      // 65: taskmem.v1.PlanItem
+	(*durationpb.Duration)(nil),           // 66: google.protobuf.Duration
+	(*PlanItemClaim)(nil),                 // 67: taskmem.v1.PlanItemClaim
+	(ActionType)(0),                       // 68: taskmem.v1.ActionType
+	(ActionStatus)(0),                     // 69: taskmem.v1.ActionStatus
+	(*Action)(nil),                        // 70: taskmem.v1.Action
+	(*ActionLogLine)(nil),                 // 71: taskmem.v1.ActionLogLine
+	(MessageRole)(0),                      // 72: taskmem.v1.MessageRole
+	(MessageKind)(0),                      // 73: taskmem.v1.MessageKind
+	(*Message)(nil),                       // 74: taskmem.v1.Message
+	(*ContextSnapshot)(nil),               // 75: taskmem.v1.ContextSnapshot
+	(*Event)(nil),                         // 76: taskmem.v1.Event
+	(*StateItemNote)(nil),                 // 77: taskmem.v1.StateItemNote
+	(*OpenWait)(nil),                      // 78: taskmem.v1.OpenWait
+	(*StateConflict)(nil),                 // 79: taskmem.v1.StateConflict
+	(WebhookDeliveryState)(0),             // 80: taskmem.v1.WebhookDeliveryState
+	(*WebhookDelivery)(nil),               // 81: taskmem.v1.WebhookDelivery
+	(*ModelUsage)(nil),                    // 82: taskmem.v1.ModelUsage
+	(*ModelBudget)(nil),                   // 83: taskmem.v1.ModelBudget
 }
 var file_taskmem_v1_task_service_proto_depIdxs = []int32{
-	53, // 0: taskmem.v1.CreateTaskRequest.context:type_name -> google.protobuf.Struct
-	53, // 1: taskmem.v1.CreateTaskRequest.metadata:type_name -> google.protobuf.Struct
-	54, // 2: taskmem.v1.CreateTaskRequest.approval_mode:type_name -> taskmem.v1.ApprovalMode
-	55, // 3: taskmem.v1.CreateTaskRequest.plan:type_name -> taskmem.v1.PlanItemSpec
-	56, // 4: taskmem.v1.CreateTaskRequest.webhook_event_types:type_name -> taskmem.v1.EventType
-	57, // 5: taskmem.v1.CreateTaskResponse.task:type_name -> taskmem.v1.Task
-	58, // 6: taskmem.v1.CreateTaskResponse.plan:type_name -> taskmem.v1.Plan
-	57, // 7: taskmem.v1.GetTaskResponse.task:type_name -> taskmem.v1.Task
-	58, // 8: taskmem.v1.GetTaskResponse.plan:type_name -> taskmem.v1.Plan
-	59, // 9: taskmem.v1.ListTasksRequest.statuses:type_name -> taskmem.v1.TaskStatus
-	60, // 10: taskmem.v1.ListTasksRequest.updated_after:type_name -> google.protobuf.Timestamp
-	57, // 11: taskmem.v1.ListTasksResponse.tasks:type_name -> taskmem.v1.Task
-	57, // 12: taskmem.v1.UpdateTaskRequest.task:type_name -> taskmem.v1.Task
-	61, // 13: taskmem.v1.UpdateTaskRequest.update_mask:type_name -> google.protobuf.FieldMask
-	57, // 14: taskmem.v1.UpdateTaskResponse.task:type_name -> taskmem.v1.Task
-	55, // 15: taskmem.v1.ReplacePlanRequest.items:type_name -> taskmem.v1.PlanItemSpec
-	58, // 16: taskmem.v1.ReplacePlanResponse.plan:type_name -> taskmem.v1.Plan
-	58, // 17: taskmem.v1.GetPlanResponse.plan:type_name -> taskmem.v1.Plan
-	62, // 18: taskmem.v1.UpdatePlanItemRequest.status:type_name -> taskmem.v1.PlanItemStatus
-	63, // 19: taskmem.v1.UpdatePlanItemResponse.item:type_name -> taskmem.v1.PlanItem
-	64, // 20: taskmem.v1.ClaimPlanItemRequest.lease:type_name -> google.protobuf.Duration
-	63, // 21: taskmem.v1.ClaimPlanItemResponse.item:type_name -> taskmem.v1.PlanItem
-	65, // 22: taskmem.v1.ClaimPlanItemResponse.claim:type_name -> taskmem.v1.PlanItemClaim
-	64, // 23: taskmem.v1.RenewClaimRequest.lease:type_name -> google.protobuf.Duration
-	65, // 24: taskmem.v1.RenewClaimResponse.claim:type_name -> taskmem.v1.PlanItemClaim
-	63, // 25: taskmem.v1.ReleaseClaimResponse.item:type_name -> taskmem.v1.PlanItem
-	66, // 26: taskmem.v1.RecordActionRequest.type:type_name -> taskmem.v1.ActionType
-	67, // 27: taskmem.v1.RecordActionRequest.status:type_name -> taskmem.v1.ActionStatus
-	53, // 28: taskmem.v1.RecordActionRequest.input:type_name -> google.protobuf.Struct
-	53, // 29: taskmem.v1.RecordActionRequest.output:type_name -> google.protobuf.Struct
-	64, // 30: taskmem.v1.RecordActionRequest.duration:type_name -> google.protobuf.Duration
-	68, // 31: taskmem.v1.RecordActionResponse.action:type_name -> taskmem.v1.Action
-	67, // 32: taskmem.v1.CompleteActionRequest.status:type_name -> taskmem.v1.ActionStatus
-	53, // 33: taskmem.v1.CompleteActionRequest.output:type_name -> google.protobuf.Struct
-	64, // 34: taskmem.v1.CompleteActionRequest.duration:type_name -> google.protobuf.Duration
-	68, // 35: taskmem.v1.CompleteActionResponse.action:type_name -> taskmem.v1.Action
-	67, // 36: taskmem.v1.ListActionsRequest.statuses:type_name -> taskmem.v1.ActionStatus
-	68, // 37: taskmem.v1.ListActionsResponse.actions:type_name -> taskmem.v1.Action
-	26, // 38: taskmem.v1.AppendActionLogRequest.lines:type_name -> taskmem.v1.LogLineInput
-	69, // 39: taskmem.v1.TailActionLogResponse.line:type_name -> taskmem.v1.ActionLogLine
-	70, // 40: taskmem.v1.PostMessageRequest.role:type_name -> taskmem.v1.MessageRole
-	71, // 41: taskmem.v1.PostMessageRequest.kind:type_name -> taskmem.v1.MessageKind
-	60, // 42: taskmem.v1.PostMessageRequest.expire_time:type_name -> google.protobuf.Timestamp
-	72, // 43: taskmem.v1.PostMessageResponse.message:type_name -> taskmem.v1.Message
-	63, // 44: taskmem.v1.PostMessageResponse.inferred_items:type_name -> taskmem.v1.PlanItem
-	71, // 45: taskmem.v1.ListMessagesRequest.kinds:type_name -> taskmem.v1.MessageKind
-	72, // 46: taskmem.v1.ListMessagesResponse.messages:type_name -> taskmem.v1.Message
-	73, // 47: taskmem.v1.RecordContextSnapshotResponse.snapshot:type_name -> taskmem.v1.ContextSnapshot
-	73, // 48: taskmem.v1.ListContextSnapshotsResponse.snapshots:type_name -> taskmem.v1.ContextSnapshot
-	56, // 49: taskmem.v1.SubscribeEventsRequest.types:type_name -> taskmem.v1.EventType
-	74, // 50: taskmem.v1.SubscribeEventsResponse.event:type_name -> taskmem.v1.Event
-	56, // 51: taskmem.v1.ListEventsRequest.types:type_name -> taskmem.v1.EventType
-	74, // 52: taskmem.v1.ListEventsResponse.events:type_name -> taskmem.v1.Event
-	57, // 53: taskmem.v1.GetProgressResponse.task:type_name -> taskmem.v1.Task
-	63, // 54: taskmem.v1.GetProgressResponse.completed:type_name -> taskmem.v1.PlanItem
-	63, // 55: taskmem.v1.GetProgressResponse.current:type_name -> taskmem.v1.PlanItem
-	63, // 56: taskmem.v1.GetProgressResponse.next:type_name -> taskmem.v1.PlanItem
-	63, // 57: taskmem.v1.GetProgressResponse.blocked:type_name -> taskmem.v1.PlanItem
-	63, // 58: taskmem.v1.GetProgressResponse.failed:type_name -> taskmem.v1.PlanItem
-	72, // 59: taskmem.v1.GetProgressResponse.recent_messages:type_name -> taskmem.v1.Message
-	75, // 60: taskmem.v1.GetProgressResponse.decisions:type_name -> taskmem.v1.StateItemNote
-	75, // 61: taskmem.v1.GetProgressResponse.constraints:type_name -> taskmem.v1.StateItemNote
-	75, // 62: taskmem.v1.GetProgressResponse.open_questions:type_name -> taskmem.v1.StateItemNote
-	76, // 63: taskmem.v1.GetProgressResponse.open_waits:type_name -> taskmem.v1.OpenWait
-	77, // 64: taskmem.v1.GetProgressResponse.open_conflicts:type_name -> taskmem.v1.StateConflict
-	65, // 65: taskmem.v1.GetProgressResponse.claims:type_name -> taskmem.v1.PlanItemClaim
-	78, // 66: taskmem.v1.ListWebhookDeliveriesRequest.states:type_name -> taskmem.v1.WebhookDeliveryState
-	79, // 67: taskmem.v1.ListWebhookDeliveriesResponse.deliveries:type_name -> taskmem.v1.WebhookDelivery
-	64, // 68: taskmem.v1.RotateWebhookSecretRequest.overlap:type_name -> google.protobuf.Duration
-	60, // 69: taskmem.v1.RotateWebhookSecretResponse.previous_secret_expire_time:type_name -> google.protobuf.Timestamp
-	80, // 70: taskmem.v1.GetTaskUsageResponse.model_usage:type_name -> taskmem.v1.ModelUsage
-	81, // 71: taskmem.v1.GetTaskUsageResponse.namespace_budget:type_name -> taskmem.v1.ModelBudget
-	0,  // 72: taskmem.v1.TaskService.CreateTask:input_type -> taskmem.v1.CreateTaskRequest
-	2,  // 73: taskmem.v1.TaskService.GetTask:input_type -> taskmem.v1.GetTaskRequest
-	4,  // 74: taskmem.v1.TaskService.ListTasks:input_type -> taskmem.v1.ListTasksRequest
-	6,  // 75: taskmem.v1.TaskService.UpdateTask:input_type -> taskmem.v1.UpdateTaskRequest
-	8,  // 76: taskmem.v1.TaskService.ReplacePlan:input_type -> taskmem.v1.ReplacePlanRequest
-	10, // 77: taskmem.v1.TaskService.GetPlan:input_type -> taskmem.v1.GetPlanRequest
-	12, // 78: taskmem.v1.TaskService.UpdatePlanItem:input_type -> taskmem.v1.UpdatePlanItemRequest
-	14, // 79: taskmem.v1.TaskService.ClaimPlanItem:input_type -> taskmem.v1.ClaimPlanItemRequest
-	16, // 80: taskmem.v1.TaskService.RenewClaim:input_type -> taskmem.v1.RenewClaimRequest
-	18, // 81: taskmem.v1.TaskService.ReleaseClaim:input_type -> taskmem.v1.ReleaseClaimRequest
-	20, // 82: taskmem.v1.TaskService.RecordAction:input_type -> taskmem.v1.RecordActionRequest
-	22, // 83: taskmem.v1.TaskService.CompleteAction:input_type -> taskmem.v1.CompleteActionRequest
-	24, // 84: taskmem.v1.TaskService.ListActions:input_type -> taskmem.v1.ListActionsRequest
-	27, // 85: taskmem.v1.TaskService.AppendActionLog:input_type -> taskmem.v1.AppendActionLogRequest
-	29, // 86: taskmem.v1.TaskService.TailActionLog:input_type -> taskmem.v1.TailActionLogRequest
-	31, // 87: taskmem.v1.TaskService.PostMessage:input_type -> taskmem.v1.PostMessageRequest
-	33, // 88: taskmem.v1.TaskService.ListMessages:input_type -> taskmem.v1.ListMessagesRequest
-	35, // 89: taskmem.v1.TaskService.RecordContextSnapshot:input_type -> taskmem.v1.RecordContextSnapshotRequest
-	37, // 90: taskmem.v1.TaskService.ListContextSnapshots:input_type -> taskmem.v1.ListContextSnapshotsRequest
-	39, // 91: taskmem.v1.TaskService.SubscribeEvents:input_type -> taskmem.v1.SubscribeEventsRequest
-	41, // 92: taskmem.v1.TaskService.ListEvents:input_type -> taskmem.v1.ListEventsRequest
-	43, // 93: taskmem.v1.TaskService.GetProgress:input_type -> taskmem.v1.GetProgressRequest
-	45, // 94: taskmem.v1.TaskService.ListWebhookDeliveries:input_type -> taskmem.v1.ListWebhookDeliveriesRequest
-	47, // 95: taskmem.v1.TaskService.GetWebhookSecret:input_type -> taskmem.v1.GetWebhookSecretRequest
-	49, // 96: taskmem.v1.TaskService.RotateWebhookSecret:input_type -> taskmem.v1.RotateWebhookSecretRequest
-	51, // 97: taskmem.v1.TaskService.GetTaskUsage:input_type -> taskmem.v1.GetTaskUsageRequest
-	1,  // 98: taskmem.v1.TaskService.CreateTask:output_type -> taskmem.v1.CreateTaskResponse
-	3,  // 99: taskmem.v1.TaskService.GetTask:output_type -> taskmem.v1.GetTaskResponse
-	5,  // 100: taskmem.v1.TaskService.ListTasks:output_type -> taskmem.v1.ListTasksResponse
-	7,  // 101: taskmem.v1.TaskService.UpdateTask:output_type -> taskmem.v1.UpdateTaskResponse
-	9,  // 102: taskmem.v1.TaskService.ReplacePlan:output_type -> taskmem.v1.ReplacePlanResponse
-	11, // 103: taskmem.v1.TaskService.GetPlan:output_type -> taskmem.v1.GetPlanResponse
-	13, // 104: taskmem.v1.TaskService.UpdatePlanItem:output_type -> taskmem.v1.UpdatePlanItemResponse
-	15, // 105: taskmem.v1.TaskService.ClaimPlanItem:output_type -> taskmem.v1.ClaimPlanItemResponse
-	17, // 106: taskmem.v1.TaskService.RenewClaim:output_type -> taskmem.v1.RenewClaimResponse
-	19, // 107: taskmem.v1.TaskService.ReleaseClaim:output_type -> taskmem.v1.ReleaseClaimResponse
-	21, // 108: taskmem.v1.TaskService.RecordAction:output_type -> taskmem.v1.RecordActionResponse
-	23, // 109: taskmem.v1.TaskService.CompleteAction:output_type -> taskmem.v1.CompleteActionResponse
-	25, // 110: taskmem.v1.TaskService.ListActions:output_type -> taskmem.v1.ListActionsResponse
-	28, // 111: taskmem.v1.TaskService.AppendActionLog:output_type -> taskmem.v1.AppendActionLogResponse
-	30, // 112: taskmem.v1.TaskService.TailActionLog:output_type -> taskmem.v1.TailActionLogResponse
-	32, // 113: taskmem.v1.TaskService.PostMessage:output_type -> taskmem.v1.PostMessageResponse
-	34, // 114: taskmem.v1.TaskService.ListMessages:output_type -> taskmem.v1.ListMessagesResponse
-	36, // 115: taskmem.v1.TaskService.RecordContextSnapshot:output_type -> taskmem.v1.RecordContextSnapshotResponse
-	38, // 116: taskmem.v1.TaskService.ListContextSnapshots:output_type -> taskmem.v1.ListContextSnapshotsResponse
-	40, // 117: taskmem.v1.TaskService.SubscribeEvents:output_type -> taskmem.v1.SubscribeEventsResponse
-	42, // 118: taskmem.v1.TaskService.ListEvents:output_type -> taskmem.v1.ListEventsResponse
-	44, // 119: taskmem.v1.TaskService.GetProgress:output_type -> taskmem.v1.GetProgressResponse
-	46, // 120: taskmem.v1.TaskService.ListWebhookDeliveries:output_type -> taskmem.v1.ListWebhookDeliveriesResponse
-	48, // 121: taskmem.v1.TaskService.GetWebhookSecret:output_type -> taskmem.v1.GetWebhookSecretResponse
-	50, // 122: taskmem.v1.TaskService.RotateWebhookSecret:output_type -> taskmem.v1.RotateWebhookSecretResponse
-	52, // 123: taskmem.v1.TaskService.GetTaskUsage:output_type -> taskmem.v1.GetTaskUsageResponse
-	98, // [98:124] is the sub-list for method output_type
-	72, // [72:98] is the sub-list for method input_type
-	72, // [72:72] is the sub-list for extension type_name
-	72, // [72:72] is the sub-list for extension extendee
-	0,  // [0:72] is the sub-list for field type_name
+	55,  // 0: taskmem.v1.CreateTaskRequest.context:type_name -> google.protobuf.Struct
+	55,  // 1: taskmem.v1.CreateTaskRequest.metadata:type_name -> google.protobuf.Struct
+	56,  // 2: taskmem.v1.CreateTaskRequest.approval_mode:type_name -> taskmem.v1.ApprovalMode
+	57,  // 3: taskmem.v1.CreateTaskRequest.plan:type_name -> taskmem.v1.PlanItemSpec
+	58,  // 4: taskmem.v1.CreateTaskRequest.webhook_event_types:type_name -> taskmem.v1.EventType
+	59,  // 5: taskmem.v1.CreateTaskResponse.task:type_name -> taskmem.v1.Task
+	60,  // 6: taskmem.v1.CreateTaskResponse.plan:type_name -> taskmem.v1.Plan
+	59,  // 7: taskmem.v1.GetTaskResponse.task:type_name -> taskmem.v1.Task
+	60,  // 8: taskmem.v1.GetTaskResponse.plan:type_name -> taskmem.v1.Plan
+	61,  // 9: taskmem.v1.ListTasksRequest.statuses:type_name -> taskmem.v1.TaskStatus
+	62,  // 10: taskmem.v1.ListTasksRequest.updated_after:type_name -> google.protobuf.Timestamp
+	59,  // 11: taskmem.v1.ListTasksResponse.tasks:type_name -> taskmem.v1.Task
+	59,  // 12: taskmem.v1.UpdateTaskRequest.task:type_name -> taskmem.v1.Task
+	63,  // 13: taskmem.v1.UpdateTaskRequest.update_mask:type_name -> google.protobuf.FieldMask
+	59,  // 14: taskmem.v1.UpdateTaskResponse.task:type_name -> taskmem.v1.Task
+	57,  // 15: taskmem.v1.ReplacePlanRequest.items:type_name -> taskmem.v1.PlanItemSpec
+	60,  // 16: taskmem.v1.ReplacePlanResponse.plan:type_name -> taskmem.v1.Plan
+	60,  // 17: taskmem.v1.GetPlanResponse.plan:type_name -> taskmem.v1.Plan
+	64,  // 18: taskmem.v1.UpdatePlanItemRequest.status:type_name -> taskmem.v1.PlanItemStatus
+	65,  // 19: taskmem.v1.UpdatePlanItemResponse.item:type_name -> taskmem.v1.PlanItem
+	66,  // 20: taskmem.v1.ClaimPlanItemRequest.lease:type_name -> google.protobuf.Duration
+	65,  // 21: taskmem.v1.ClaimPlanItemResponse.item:type_name -> taskmem.v1.PlanItem
+	67,  // 22: taskmem.v1.ClaimPlanItemResponse.claim:type_name -> taskmem.v1.PlanItemClaim
+	66,  // 23: taskmem.v1.RenewClaimRequest.lease:type_name -> google.protobuf.Duration
+	67,  // 24: taskmem.v1.RenewClaimResponse.claim:type_name -> taskmem.v1.PlanItemClaim
+	65,  // 25: taskmem.v1.ReleaseClaimResponse.item:type_name -> taskmem.v1.PlanItem
+	68,  // 26: taskmem.v1.RecordActionRequest.type:type_name -> taskmem.v1.ActionType
+	69,  // 27: taskmem.v1.RecordActionRequest.status:type_name -> taskmem.v1.ActionStatus
+	55,  // 28: taskmem.v1.RecordActionRequest.input:type_name -> google.protobuf.Struct
+	55,  // 29: taskmem.v1.RecordActionRequest.output:type_name -> google.protobuf.Struct
+	66,  // 30: taskmem.v1.RecordActionRequest.duration:type_name -> google.protobuf.Duration
+	70,  // 31: taskmem.v1.RecordActionResponse.action:type_name -> taskmem.v1.Action
+	69,  // 32: taskmem.v1.CompleteActionRequest.status:type_name -> taskmem.v1.ActionStatus
+	55,  // 33: taskmem.v1.CompleteActionRequest.output:type_name -> google.protobuf.Struct
+	66,  // 34: taskmem.v1.CompleteActionRequest.duration:type_name -> google.protobuf.Duration
+	70,  // 35: taskmem.v1.CompleteActionResponse.action:type_name -> taskmem.v1.Action
+	69,  // 36: taskmem.v1.ListActionsRequest.statuses:type_name -> taskmem.v1.ActionStatus
+	70,  // 37: taskmem.v1.ListActionsResponse.actions:type_name -> taskmem.v1.Action
+	26,  // 38: taskmem.v1.AppendActionLogRequest.lines:type_name -> taskmem.v1.LogLineInput
+	71,  // 39: taskmem.v1.TailActionLogResponse.line:type_name -> taskmem.v1.ActionLogLine
+	72,  // 40: taskmem.v1.PostMessageRequest.role:type_name -> taskmem.v1.MessageRole
+	73,  // 41: taskmem.v1.PostMessageRequest.kind:type_name -> taskmem.v1.MessageKind
+	62,  // 42: taskmem.v1.PostMessageRequest.expire_time:type_name -> google.protobuf.Timestamp
+	74,  // 43: taskmem.v1.PostMessageResponse.message:type_name -> taskmem.v1.Message
+	65,  // 44: taskmem.v1.PostMessageResponse.inferred_items:type_name -> taskmem.v1.PlanItem
+	73,  // 45: taskmem.v1.ListMessagesRequest.kinds:type_name -> taskmem.v1.MessageKind
+	74,  // 46: taskmem.v1.ListMessagesResponse.messages:type_name -> taskmem.v1.Message
+	75,  // 47: taskmem.v1.RecordContextSnapshotResponse.snapshot:type_name -> taskmem.v1.ContextSnapshot
+	75,  // 48: taskmem.v1.ListContextSnapshotsResponse.snapshots:type_name -> taskmem.v1.ContextSnapshot
+	58,  // 49: taskmem.v1.SubscribeEventsRequest.types:type_name -> taskmem.v1.EventType
+	76,  // 50: taskmem.v1.SubscribeEventsResponse.event:type_name -> taskmem.v1.Event
+	58,  // 51: taskmem.v1.ListEventsRequest.types:type_name -> taskmem.v1.EventType
+	76,  // 52: taskmem.v1.ListEventsResponse.events:type_name -> taskmem.v1.Event
+	59,  // 53: taskmem.v1.GetProgressResponse.task:type_name -> taskmem.v1.Task
+	65,  // 54: taskmem.v1.GetProgressResponse.completed:type_name -> taskmem.v1.PlanItem
+	65,  // 55: taskmem.v1.GetProgressResponse.current:type_name -> taskmem.v1.PlanItem
+	65,  // 56: taskmem.v1.GetProgressResponse.next:type_name -> taskmem.v1.PlanItem
+	65,  // 57: taskmem.v1.GetProgressResponse.blocked:type_name -> taskmem.v1.PlanItem
+	65,  // 58: taskmem.v1.GetProgressResponse.failed:type_name -> taskmem.v1.PlanItem
+	74,  // 59: taskmem.v1.GetProgressResponse.recent_messages:type_name -> taskmem.v1.Message
+	77,  // 60: taskmem.v1.GetProgressResponse.decisions:type_name -> taskmem.v1.StateItemNote
+	77,  // 61: taskmem.v1.GetProgressResponse.constraints:type_name -> taskmem.v1.StateItemNote
+	77,  // 62: taskmem.v1.GetProgressResponse.open_questions:type_name -> taskmem.v1.StateItemNote
+	78,  // 63: taskmem.v1.GetProgressResponse.open_waits:type_name -> taskmem.v1.OpenWait
+	79,  // 64: taskmem.v1.GetProgressResponse.open_conflicts:type_name -> taskmem.v1.StateConflict
+	67,  // 65: taskmem.v1.GetProgressResponse.claims:type_name -> taskmem.v1.PlanItemClaim
+	80,  // 66: taskmem.v1.ListWebhookDeliveriesRequest.states:type_name -> taskmem.v1.WebhookDeliveryState
+	81,  // 67: taskmem.v1.ListWebhookDeliveriesResponse.deliveries:type_name -> taskmem.v1.WebhookDelivery
+	66,  // 68: taskmem.v1.RotateWebhookSecretRequest.overlap:type_name -> google.protobuf.Duration
+	62,  // 69: taskmem.v1.RotateWebhookSecretResponse.previous_secret_expire_time:type_name -> google.protobuf.Timestamp
+	82,  // 70: taskmem.v1.GetTaskUsageResponse.model_usage:type_name -> taskmem.v1.ModelUsage
+	83,  // 71: taskmem.v1.GetTaskUsageResponse.namespace_budget:type_name -> taskmem.v1.ModelBudget
+	59,  // 72: taskmem.v1.ForkTaskResponse.task:type_name -> taskmem.v1.Task
+	60,  // 73: taskmem.v1.ForkTaskResponse.plan:type_name -> taskmem.v1.Plan
+	0,   // 74: taskmem.v1.TaskService.CreateTask:input_type -> taskmem.v1.CreateTaskRequest
+	2,   // 75: taskmem.v1.TaskService.GetTask:input_type -> taskmem.v1.GetTaskRequest
+	4,   // 76: taskmem.v1.TaskService.ListTasks:input_type -> taskmem.v1.ListTasksRequest
+	6,   // 77: taskmem.v1.TaskService.UpdateTask:input_type -> taskmem.v1.UpdateTaskRequest
+	8,   // 78: taskmem.v1.TaskService.ReplacePlan:input_type -> taskmem.v1.ReplacePlanRequest
+	10,  // 79: taskmem.v1.TaskService.GetPlan:input_type -> taskmem.v1.GetPlanRequest
+	12,  // 80: taskmem.v1.TaskService.UpdatePlanItem:input_type -> taskmem.v1.UpdatePlanItemRequest
+	14,  // 81: taskmem.v1.TaskService.ClaimPlanItem:input_type -> taskmem.v1.ClaimPlanItemRequest
+	16,  // 82: taskmem.v1.TaskService.RenewClaim:input_type -> taskmem.v1.RenewClaimRequest
+	18,  // 83: taskmem.v1.TaskService.ReleaseClaim:input_type -> taskmem.v1.ReleaseClaimRequest
+	20,  // 84: taskmem.v1.TaskService.RecordAction:input_type -> taskmem.v1.RecordActionRequest
+	22,  // 85: taskmem.v1.TaskService.CompleteAction:input_type -> taskmem.v1.CompleteActionRequest
+	24,  // 86: taskmem.v1.TaskService.ListActions:input_type -> taskmem.v1.ListActionsRequest
+	27,  // 87: taskmem.v1.TaskService.AppendActionLog:input_type -> taskmem.v1.AppendActionLogRequest
+	29,  // 88: taskmem.v1.TaskService.TailActionLog:input_type -> taskmem.v1.TailActionLogRequest
+	31,  // 89: taskmem.v1.TaskService.PostMessage:input_type -> taskmem.v1.PostMessageRequest
+	33,  // 90: taskmem.v1.TaskService.ListMessages:input_type -> taskmem.v1.ListMessagesRequest
+	35,  // 91: taskmem.v1.TaskService.RecordContextSnapshot:input_type -> taskmem.v1.RecordContextSnapshotRequest
+	37,  // 92: taskmem.v1.TaskService.ListContextSnapshots:input_type -> taskmem.v1.ListContextSnapshotsRequest
+	39,  // 93: taskmem.v1.TaskService.SubscribeEvents:input_type -> taskmem.v1.SubscribeEventsRequest
+	41,  // 94: taskmem.v1.TaskService.ListEvents:input_type -> taskmem.v1.ListEventsRequest
+	43,  // 95: taskmem.v1.TaskService.GetProgress:input_type -> taskmem.v1.GetProgressRequest
+	45,  // 96: taskmem.v1.TaskService.ListWebhookDeliveries:input_type -> taskmem.v1.ListWebhookDeliveriesRequest
+	47,  // 97: taskmem.v1.TaskService.GetWebhookSecret:input_type -> taskmem.v1.GetWebhookSecretRequest
+	49,  // 98: taskmem.v1.TaskService.RotateWebhookSecret:input_type -> taskmem.v1.RotateWebhookSecretRequest
+	51,  // 99: taskmem.v1.TaskService.GetTaskUsage:input_type -> taskmem.v1.GetTaskUsageRequest
+	53,  // 100: taskmem.v1.TaskService.ForkTask:input_type -> taskmem.v1.ForkTaskRequest
+	1,   // 101: taskmem.v1.TaskService.CreateTask:output_type -> taskmem.v1.CreateTaskResponse
+	3,   // 102: taskmem.v1.TaskService.GetTask:output_type -> taskmem.v1.GetTaskResponse
+	5,   // 103: taskmem.v1.TaskService.ListTasks:output_type -> taskmem.v1.ListTasksResponse
+	7,   // 104: taskmem.v1.TaskService.UpdateTask:output_type -> taskmem.v1.UpdateTaskResponse
+	9,   // 105: taskmem.v1.TaskService.ReplacePlan:output_type -> taskmem.v1.ReplacePlanResponse
+	11,  // 106: taskmem.v1.TaskService.GetPlan:output_type -> taskmem.v1.GetPlanResponse
+	13,  // 107: taskmem.v1.TaskService.UpdatePlanItem:output_type -> taskmem.v1.UpdatePlanItemResponse
+	15,  // 108: taskmem.v1.TaskService.ClaimPlanItem:output_type -> taskmem.v1.ClaimPlanItemResponse
+	17,  // 109: taskmem.v1.TaskService.RenewClaim:output_type -> taskmem.v1.RenewClaimResponse
+	19,  // 110: taskmem.v1.TaskService.ReleaseClaim:output_type -> taskmem.v1.ReleaseClaimResponse
+	21,  // 111: taskmem.v1.TaskService.RecordAction:output_type -> taskmem.v1.RecordActionResponse
+	23,  // 112: taskmem.v1.TaskService.CompleteAction:output_type -> taskmem.v1.CompleteActionResponse
+	25,  // 113: taskmem.v1.TaskService.ListActions:output_type -> taskmem.v1.ListActionsResponse
+	28,  // 114: taskmem.v1.TaskService.AppendActionLog:output_type -> taskmem.v1.AppendActionLogResponse
+	30,  // 115: taskmem.v1.TaskService.TailActionLog:output_type -> taskmem.v1.TailActionLogResponse
+	32,  // 116: taskmem.v1.TaskService.PostMessage:output_type -> taskmem.v1.PostMessageResponse
+	34,  // 117: taskmem.v1.TaskService.ListMessages:output_type -> taskmem.v1.ListMessagesResponse
+	36,  // 118: taskmem.v1.TaskService.RecordContextSnapshot:output_type -> taskmem.v1.RecordContextSnapshotResponse
+	38,  // 119: taskmem.v1.TaskService.ListContextSnapshots:output_type -> taskmem.v1.ListContextSnapshotsResponse
+	40,  // 120: taskmem.v1.TaskService.SubscribeEvents:output_type -> taskmem.v1.SubscribeEventsResponse
+	42,  // 121: taskmem.v1.TaskService.ListEvents:output_type -> taskmem.v1.ListEventsResponse
+	44,  // 122: taskmem.v1.TaskService.GetProgress:output_type -> taskmem.v1.GetProgressResponse
+	46,  // 123: taskmem.v1.TaskService.ListWebhookDeliveries:output_type -> taskmem.v1.ListWebhookDeliveriesResponse
+	48,  // 124: taskmem.v1.TaskService.GetWebhookSecret:output_type -> taskmem.v1.GetWebhookSecretResponse
+	50,  // 125: taskmem.v1.TaskService.RotateWebhookSecret:output_type -> taskmem.v1.RotateWebhookSecretResponse
+	52,  // 126: taskmem.v1.TaskService.GetTaskUsage:output_type -> taskmem.v1.GetTaskUsageResponse
+	54,  // 127: taskmem.v1.TaskService.ForkTask:output_type -> taskmem.v1.ForkTaskResponse
+	101, // [101:128] is the sub-list for method output_type
+	74,  // [74:101] is the sub-list for method input_type
+	74,  // [74:74] is the sub-list for extension type_name
+	74,  // [74:74] is the sub-list for extension extendee
+	0,   // [0:74] is the sub-list for field type_name
 }
 
 func init() { file_taskmem_v1_task_service_proto_init() }
@@ -4258,7 +4407,7 @@ func file_taskmem_v1_task_service_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_taskmem_v1_task_service_proto_rawDesc), len(file_taskmem_v1_task_service_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   53,
+			NumMessages:   55,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

@@ -45,6 +45,7 @@ const (
 	TaskService_GetWebhookSecret_FullMethodName      = "/taskmem.v1.TaskService/GetWebhookSecret"
 	TaskService_RotateWebhookSecret_FullMethodName   = "/taskmem.v1.TaskService/RotateWebhookSecret"
 	TaskService_GetTaskUsage_FullMethodName          = "/taskmem.v1.TaskService/GetTaskUsage"
+	TaskService_ForkTask_FullMethodName              = "/taskmem.v1.TaskService/ForkTask"
 )
 
 // TaskServiceClient is the client API for TaskService service.
@@ -242,6 +243,23 @@ type TaskServiceClient interface {
 	// A task with no model calls and no actions answers zeros.
 	// Errors: NOT_FOUND for an unknown task.
 	GetTaskUsage(ctx context.Context, in *GetTaskUsageRequest, opts ...grpc.CallOption) (*GetTaskUsageResponse, error)
+	// Forks a task at a point of its history into a new task, so an agent can
+	// try an alternative without touching the original. The new task gets the
+	// task's fields and status, its plan (each item's status, summary and active
+	// issue) and its state items (decisions, constraints, questions, risks,
+	// errors, with their supersession links) as they stood just after the event
+	// at_cursor; Task.forked_from and Task.forked_at record where it came from.
+	// Not copied: claims (an item held then is PENDING in the fork), waits (a
+	// task or item waiting on a person then is EXECUTING, or PENDING, in the
+	// fork), artifacts and memory entries (they stay the original's). The
+	// original's transcript and actions are shared by reference, not copied:
+	// ListMessages and ListActions of the fork list the original's entries up to
+	// the fork point, then the fork's own. Knowledge is the namespace's and
+	// serves both. Emits TASK_FORKED on both tasks, and TASK_CREATED and (with a
+	// plan) PLAN_REPLACED on the new one.
+	// Errors: NOT_FOUND for an unknown task; INVALID_ARGUMENT (field "at_cursor")
+	// for a cursor of another task's event or beyond the newest event.
+	ForkTask(ctx context.Context, in *ForkTaskRequest, opts ...grpc.CallOption) (*ForkTaskResponse, error)
 }
 
 type taskServiceClient struct {
@@ -530,6 +548,16 @@ func (c *taskServiceClient) GetTaskUsage(ctx context.Context, in *GetTaskUsageRe
 	return out, nil
 }
 
+func (c *taskServiceClient) ForkTask(ctx context.Context, in *ForkTaskRequest, opts ...grpc.CallOption) (*ForkTaskResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(ForkTaskResponse)
+	err := c.cc.Invoke(ctx, TaskService_ForkTask_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 // TaskServiceServer is the server API for TaskService service.
 // All implementations must embed UnimplementedTaskServiceServer
 // for forward compatibility.
@@ -725,6 +753,23 @@ type TaskServiceServer interface {
 	// A task with no model calls and no actions answers zeros.
 	// Errors: NOT_FOUND for an unknown task.
 	GetTaskUsage(context.Context, *GetTaskUsageRequest) (*GetTaskUsageResponse, error)
+	// Forks a task at a point of its history into a new task, so an agent can
+	// try an alternative without touching the original. The new task gets the
+	// task's fields and status, its plan (each item's status, summary and active
+	// issue) and its state items (decisions, constraints, questions, risks,
+	// errors, with their supersession links) as they stood just after the event
+	// at_cursor; Task.forked_from and Task.forked_at record where it came from.
+	// Not copied: claims (an item held then is PENDING in the fork), waits (a
+	// task or item waiting on a person then is EXECUTING, or PENDING, in the
+	// fork), artifacts and memory entries (they stay the original's). The
+	// original's transcript and actions are shared by reference, not copied:
+	// ListMessages and ListActions of the fork list the original's entries up to
+	// the fork point, then the fork's own. Knowledge is the namespace's and
+	// serves both. Emits TASK_FORKED on both tasks, and TASK_CREATED and (with a
+	// plan) PLAN_REPLACED on the new one.
+	// Errors: NOT_FOUND for an unknown task; INVALID_ARGUMENT (field "at_cursor")
+	// for a cursor of another task's event or beyond the newest event.
+	ForkTask(context.Context, *ForkTaskRequest) (*ForkTaskResponse, error)
 	mustEmbedUnimplementedTaskServiceServer()
 }
 
@@ -812,6 +857,9 @@ func (UnimplementedTaskServiceServer) RotateWebhookSecret(context.Context, *Rota
 }
 func (UnimplementedTaskServiceServer) GetTaskUsage(context.Context, *GetTaskUsageRequest) (*GetTaskUsageResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method GetTaskUsage not implemented")
+}
+func (UnimplementedTaskServiceServer) ForkTask(context.Context, *ForkTaskRequest) (*ForkTaskResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method ForkTask not implemented")
 }
 func (UnimplementedTaskServiceServer) mustEmbedUnimplementedTaskServiceServer() {}
 func (UnimplementedTaskServiceServer) testEmbeddedByValue()                     {}
@@ -1288,6 +1336,24 @@ func _TaskService_GetTaskUsage_Handler(srv interface{}, ctx context.Context, dec
 	return interceptor(ctx, in, info, handler)
 }
 
+func _TaskService_ForkTask_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(ForkTaskRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(TaskServiceServer).ForkTask(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: TaskService_ForkTask_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(TaskServiceServer).ForkTask(ctx, req.(*ForkTaskRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 // TaskService_ServiceDesc is the grpc.ServiceDesc for TaskService service.
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
@@ -1390,6 +1456,10 @@ var TaskService_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "GetTaskUsage",
 			Handler:    _TaskService_GetTaskUsage_Handler,
+		},
+		{
+			MethodName: "ForkTask",
+			Handler:    _TaskService_ForkTask_Handler,
 		},
 	},
 	Streams: []grpc.StreamDesc{

@@ -151,6 +151,11 @@ class _EventTypeEnumTypeWrapper(_enum_type_wrapper._EnumTypeWrapper[_EventType.V
     the item is PENDING again, ready for the next claimer. payload: the
     PlanItem plus "plan_version" and "claim" (the claim as it was).
     """
+    EVENT_TYPE_TASK_FORKED: _EventType.ValueType  # 80
+    """A task was forked (TaskService.ForkTask), emitted on both the original
+    and the new task. payload: the new Task (forked_from and forked_at say
+    which task and cursor it came from).
+    """
 
 class EventType(_EventType, metaclass=_EventTypeEnumTypeWrapper):
     """EventType names what changed. New types are added as services grow; a
@@ -282,6 +287,11 @@ EVENT_TYPE_PLAN_ITEM_CLAIM_EXPIRED: EventType.ValueType  # 72
 """A claim's lease ended without a renewal (its holder crashed or stalled):
 the item is PENDING again, ready for the next claimer. payload: the
 PlanItem plus "plan_version" and "claim" (the claim as it was).
+"""
+EVENT_TYPE_TASK_FORKED: EventType.ValueType  # 80
+"""A task was forked (TaskService.ForkTask), emitted on both the original
+and the new task. payload: the new Task (forked_from and forked_at say
+which task and cursor it came from).
 """
 Global___EventType: _TypeAlias = EventType  # noqa: Y015
 

@@ -502,6 +502,8 @@ class Task(_message.Message):
     ARCHIVE_TIME_FIELD_NUMBER: _builtins.int
     PLAN_INFERENCE_DISABLED_FIELD_NUMBER: _builtins.int
     WEBHOOK_EVENT_TYPES_FIELD_NUMBER: _builtins.int
+    FORKED_FROM_FIELD_NUMBER: _builtins.int
+    FORKED_AT_FIELD_NUMBER: _builtins.int
     id: _builtins.str
     """Server-assigned id, for example "tsk_0192f1c2a3b4c5d6e7f8a9b0". Output only."""
     namespace: _builtins.str
@@ -551,6 +553,15 @@ class Task(_message.Message):
     dependencies are not all COMPLETED or SKIPPED. Set true to turn it off for
     this task (CreateTask, or UpdateTask with "plan_inference_disabled" in
     update_mask).
+    """
+    forked_from: _builtins.str
+    """The task this one was forked from (TaskService.ForkTask); empty for a task
+    that was not forked. Output only.
+    """
+    forked_at: _builtins.int
+    """The cursor of forked_from's event the fork was taken after: the fork's plan
+    and state began as forked_from's stood just after it, and its transcript
+    and actions continue forked_from's up to it. 0 when not forked. Output only.
     """
     @_builtins.property
     def context(self) -> _struct_pb2.Struct:
@@ -638,10 +649,12 @@ class Task(_message.Message):
         archive_time: _timestamp_pb2.Timestamp | None = ...,
         plan_inference_disabled: _builtins.bool = ...,
         webhook_event_types: _abc.Iterable[_event_pb2.EventType.ValueType] | None = ...,
+        forked_from: _builtins.str = ...,
+        forked_at: _builtins.int = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["archive_time", b"archive_time", "complete_time", b"complete_time", "context", b"context", "create_time", b"create_time", "error_summary", b"error_summary", "execution_start_time", b"execution_start_time", "metadata", b"metadata", "pause_time", b"pause_time", "plan_generate_time", b"plan_generate_time", "synthesis_start_time", b"synthesis_start_time", "update_time", b"update_time"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["approval_mode", b"approval_mode", "archive_time", b"archive_time", "callback_url", b"callback_url", "complete_time", b"complete_time", "context", b"context", "create_time", b"create_time", "error_summary", b"error_summary", "etag", b"etag", "execution_start_time", b"execution_start_time", "final_answer", b"final_answer", "goal", b"goal", "id", b"id", "metadata", b"metadata", "name", b"name", "namespace", b"namespace", "pause_time", b"pause_time", "plan_generate_time", b"plan_generate_time", "plan_inference_disabled", b"plan_inference_disabled", "plan_version", b"plan_version", "status", b"status", "synthesis_start_time", b"synthesis_start_time", "update_time", b"update_time", "webhook_event_types", b"webhook_event_types", "workspace", b"workspace"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["approval_mode", b"approval_mode", "archive_time", b"archive_time", "callback_url", b"callback_url", "complete_time", b"complete_time", "context", b"context", "create_time", b"create_time", "error_summary", b"error_summary", "etag", b"etag", "execution_start_time", b"execution_start_time", "final_answer", b"final_answer", "forked_at", b"forked_at", "forked_from", b"forked_from", "goal", b"goal", "id", b"id", "metadata", b"metadata", "name", b"name", "namespace", b"namespace", "pause_time", b"pause_time", "plan_generate_time", b"plan_generate_time", "plan_inference_disabled", b"plan_inference_disabled", "plan_version", b"plan_version", "status", b"status", "synthesis_start_time", b"synthesis_start_time", "update_time", b"update_time", "webhook_event_types", b"webhook_event_types", "workspace", b"workspace"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 

@@ -1943,3 +1943,75 @@ class GetTaskUsageResponse(_message.Message):
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
 Global___GetTaskUsageResponse: _TypeAlias = GetTaskUsageResponse  # noqa: Y015
+
+@_typing.final
+class ForkTaskRequest(_message.Message):
+    """ForkTaskRequest names the task to fork and the point to fork it at."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    TASK_ID_FIELD_NUMBER: _builtins.int
+    AT_CURSOR_FIELD_NUMBER: _builtins.int
+    NAME_FIELD_NUMBER: _builtins.int
+    REQUEST_ID_FIELD_NUMBER: _builtins.int
+    task_id: _builtins.str
+    """The task to fork (required)."""
+    at_cursor: _builtins.int
+    """The cursor of one of the task's events (ListEvents, GetTaskStateHistory):
+    the fork starts from the task as it stood just after that event. 0 (unset)
+    forks the task as it stands now (forked_at is then its newest event's
+    cursor).
+    """
+    name: _builtins.str
+    """The new task's name (at most 200 characters); empty: the original's name
+    followed by " (fork)".
+    """
+    request_id: _builtins.str
+    """Idempotency key (AIP-155): a retry returns the same fork."""
+    def __init__(
+        self,
+        *,
+        task_id: _builtins.str = ...,
+        at_cursor: _builtins.int = ...,
+        name: _builtins.str = ...,
+        request_id: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["at_cursor", b"at_cursor", "name", b"name", "request_id", b"request_id", "task_id", b"task_id"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___ForkTaskRequest: _TypeAlias = ForkTaskRequest  # noqa: Y015
+
+@_typing.final
+class ForkTaskResponse(_message.Message):
+    """ForkTaskResponse is the new task."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    TASK_FIELD_NUMBER: _builtins.int
+    PLAN_FIELD_NUMBER: _builtins.int
+    @_builtins.property
+    def task(self) -> _task_pb2.Task:
+        """The new task, with forked_from and forked_at set."""
+
+    @_builtins.property
+    def plan(self) -> _task_pb2.Plan:
+        """Its plan (version 1, reason "forked from <task> at <cursor>"); unset when
+        the task had no plan at the fork point.
+        """
+
+    def __init__(
+        self,
+        *,
+        task: _task_pb2.Task | None = ...,
+        plan: _task_pb2.Plan | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["plan", b"plan", "task", b"task"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["plan", b"plan", "task", b"task"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___ForkTaskResponse: _TypeAlias = ForkTaskResponse  # noqa: Y015

@@ -193,6 +193,11 @@ class TaskServiceStub:
                 request_serializer=taskmem_dot_v1_dot_task__service__pb2.GetTaskUsageRequest.SerializeToString,
                 response_deserializer=taskmem_dot_v1_dot_task__service__pb2.GetTaskUsageResponse.FromString,
                 _registered_method=True)
+        self.ForkTask = channel.unary_unary(
+                '/taskmem.v1.TaskService/ForkTask',
+                request_serializer=taskmem_dot_v1_dot_task__service__pb2.ForkTaskRequest.SerializeToString,
+                response_deserializer=taskmem_dot_v1_dot_task__service__pb2.ForkTaskResponse.FromString,
+                _registered_method=True)
 
 
 class TaskServiceServicer:
@@ -517,6 +522,28 @@ class TaskServiceServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def ForkTask(self, request, context):
+        """Forks a task at a point of its history into a new task, so an agent can
+        try an alternative without touching the original. The new task gets the
+        task's fields and status, its plan (each item's status, summary and active
+        issue) and its state items (decisions, constraints, questions, risks,
+        errors, with their supersession links) as they stood just after the event
+        at_cursor; Task.forked_from and Task.forked_at record where it came from.
+        Not copied: claims (an item held then is PENDING in the fork), waits (a
+        task or item waiting on a person then is EXECUTING, or PENDING, in the
+        fork), artifacts and memory entries (they stay the original's). The
+        original's transcript and actions are shared by reference, not copied:
+        ListMessages and ListActions of the fork list the original's entries up to
+        the fork point, then the fork's own. Knowledge is the namespace's and
+        serves both. Emits TASK_FORKED on both tasks, and TASK_CREATED and (with a
+        plan) PLAN_REPLACED on the new one.
+        Errors: NOT_FOUND for an unknown task; INVALID_ARGUMENT (field "at_cursor")
+        for a cursor of another task's event or beyond the newest event.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
 
 def add_TaskServiceServicer_to_server(servicer, server):
     rpc_method_handlers = {
@@ -649,6 +676,11 @@ def add_TaskServiceServicer_to_server(servicer, server):
                     servicer.GetTaskUsage,
                     request_deserializer=taskmem_dot_v1_dot_task__service__pb2.GetTaskUsageRequest.FromString,
                     response_serializer=taskmem_dot_v1_dot_task__service__pb2.GetTaskUsageResponse.SerializeToString,
+            ),
+            'ForkTask': grpc.unary_unary_rpc_method_handler(
+                    servicer.ForkTask,
+                    request_deserializer=taskmem_dot_v1_dot_task__service__pb2.ForkTaskRequest.FromString,
+                    response_serializer=taskmem_dot_v1_dot_task__service__pb2.ForkTaskResponse.SerializeToString,
             ),
     }
     generic_handler = grpc.method_handlers_generic_handler(
@@ -1382,6 +1414,33 @@ class TaskService:
             '/taskmem.v1.TaskService/GetTaskUsage',
             taskmem_dot_v1_dot_task__service__pb2.GetTaskUsageRequest.SerializeToString,
             taskmem_dot_v1_dot_task__service__pb2.GetTaskUsageResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def ForkTask(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/taskmem.v1.TaskService/ForkTask',
+            taskmem_dot_v1_dot_task__service__pb2.ForkTaskRequest.SerializeToString,
+            taskmem_dot_v1_dot_task__service__pb2.ForkTaskResponse.FromString,
             options,
             channel_credentials,
             insecure,

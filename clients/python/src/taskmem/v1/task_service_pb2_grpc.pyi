@@ -239,6 +239,24 @@ class TaskServiceStub:
     A task with no model calls and no actions answers zeros.
     Errors: NOT_FOUND for an unknown task.
     """
+    ForkTask: _grpc.UnaryUnaryMultiCallable[_task_service_pb2.ForkTaskRequest, _task_service_pb2.ForkTaskResponse]
+    """Forks a task at a point of its history into a new task, so an agent can
+    try an alternative without touching the original. The new task gets the
+    task's fields and status, its plan (each item's status, summary and active
+    issue) and its state items (decisions, constraints, questions, risks,
+    errors, with their supersession links) as they stood just after the event
+    at_cursor; Task.forked_from and Task.forked_at record where it came from.
+    Not copied: claims (an item held then is PENDING in the fork), waits (a
+    task or item waiting on a person then is EXECUTING, or PENDING, in the
+    fork), artifacts and memory entries (they stay the original's). The
+    original's transcript and actions are shared by reference, not copied:
+    ListMessages and ListActions of the fork list the original's entries up to
+    the fork point, then the fork's own. Knowledge is the namespace's and
+    serves both. Emits TASK_FORKED on both tasks, and TASK_CREATED and (with a
+    plan) PLAN_REPLACED on the new one.
+    Errors: NOT_FOUND for an unknown task; INVALID_ARGUMENT (field "at_cursor")
+    for a cursor of another task's event or beyond the newest event.
+    """
 
 @_typing.type_check_only
 class TaskServiceAsyncStub(TaskServiceStub):
@@ -450,6 +468,24 @@ class TaskServiceAsyncStub(TaskServiceStub):
     namespace's model budget when one is configured (model_token_budgets).
     A task with no model calls and no actions answers zeros.
     Errors: NOT_FOUND for an unknown task.
+    """
+    ForkTask: _aio.UnaryUnaryMultiCallable[_task_service_pb2.ForkTaskRequest, _task_service_pb2.ForkTaskResponse]  # type: ignore[assignment]
+    """Forks a task at a point of its history into a new task, so an agent can
+    try an alternative without touching the original. The new task gets the
+    task's fields and status, its plan (each item's status, summary and active
+    issue) and its state items (decisions, constraints, questions, risks,
+    errors, with their supersession links) as they stood just after the event
+    at_cursor; Task.forked_from and Task.forked_at record where it came from.
+    Not copied: claims (an item held then is PENDING in the fork), waits (a
+    task or item waiting on a person then is EXECUTING, or PENDING, in the
+    fork), artifacts and memory entries (they stay the original's). The
+    original's transcript and actions are shared by reference, not copied:
+    ListMessages and ListActions of the fork list the original's entries up to
+    the fork point, then the fork's own. Knowledge is the namespace's and
+    serves both. Emits TASK_FORKED on both tasks, and TASK_CREATED and (with a
+    plan) PLAN_REPLACED on the new one.
+    Errors: NOT_FOUND for an unknown task; INVALID_ARGUMENT (field "at_cursor")
+    for a cursor of another task's event or beyond the newest event.
     """
 
 class TaskServiceServicer(metaclass=_abc_1.ABCMeta):
@@ -815,6 +851,30 @@ class TaskServiceServicer(metaclass=_abc_1.ABCMeta):
         namespace's model budget when one is configured (model_token_budgets).
         A task with no model calls and no actions answers zeros.
         Errors: NOT_FOUND for an unknown task.
+        """
+
+    @_abc_1.abstractmethod
+    def ForkTask(
+        self,
+        request: _task_service_pb2.ForkTaskRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_task_service_pb2.ForkTaskResponse, _abc.Awaitable[_task_service_pb2.ForkTaskResponse]]:
+        """Forks a task at a point of its history into a new task, so an agent can
+        try an alternative without touching the original. The new task gets the
+        task's fields and status, its plan (each item's status, summary and active
+        issue) and its state items (decisions, constraints, questions, risks,
+        errors, with their supersession links) as they stood just after the event
+        at_cursor; Task.forked_from and Task.forked_at record where it came from.
+        Not copied: claims (an item held then is PENDING in the fork), waits (a
+        task or item waiting on a person then is EXECUTING, or PENDING, in the
+        fork), artifacts and memory entries (they stay the original's). The
+        original's transcript and actions are shared by reference, not copied:
+        ListMessages and ListActions of the fork list the original's entries up to
+        the fork point, then the fork's own. Knowledge is the namespace's and
+        serves both. Emits TASK_FORKED on both tasks, and TASK_CREATED and (with a
+        plan) PLAN_REPLACED on the new one.
+        Errors: NOT_FOUND for an unknown task; INVALID_ARGUMENT (field "at_cursor")
+        for a cursor of another task's event or beyond the newest event.
         """
 
 def add_TaskServiceServicer_to_server(servicer: TaskServiceServicer, server: _typing.Union[_grpc.Server, _aio.Server]) -> None: ...
