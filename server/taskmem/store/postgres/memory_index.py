@@ -46,6 +46,7 @@ from taskmem.core.memory_search import FullTextQuery
 from taskmem.store.memory import memory_text_index
 from taskmem.store.memory.memory_filter_sql import filter_sql
 from taskmem.store.memory.reembed_staging import ReembedStaging
+from taskmem.store.postgres import memory_postings
 from taskmem.store.access import Reader, Transaction
 
 if TYPE_CHECKING:
@@ -91,9 +92,14 @@ def ranked(reader: Reader, namespace: str, words: Sequence[str], tsquery: str, p
         return []
     row = reader.fetchone(f"SELECT ARRAY(SELECT DISTINCT unnest(tsvector_to_array(to_tsvector({_CONFIG}, w)))"
                           f" FROM unnest(CAST(? AS text[])) AS w)", [list(words)])
-    terms = [_quoted(term) for term in sorted(row[0])] if row is not None and row[0] else []
+    lexemes = sorted(row[0]) if row is not None and row[0] else []
+    terms = [_quoted(term) for term in lexemes]
     if not terms:
         return []
+    if not phrased and f == MemoryFilter():
+        best = memory_postings.ranked(reader, namespace, lexemes, limit)
+        if best is not None:
+            return best
     where, params = filter_sql(f, namespace)
     scope = reader.fetchone(f"SELECT count(*), coalesce(sum(m.search_length), 0) FROM memory_entries m WHERE {where}",
                             params)
