@@ -49,23 +49,31 @@ def ranked(reader: Reader, namespace: str, terms: Sequence[str],
     # Terms of positive weight, rarest (most weight) first; the others score nothing unless too few match.
     weighted = sorted((n for n in range(len(terms)) if holding[n] and idfs[n] > 0), key=lambda n: -idfs[n])
     read: dict[int, tuple[np.ndarray, np.ndarray, np.ndarray]] = {}  # term → (seqs, frequencies, lengths)
+    unread_most = 0.0
     for position, term in enumerate(weighted):
         read[term] = _postings(reader, namespace, terms[term])
         unread_most = sum(idfs[n] for n in weighted[position + 1:]) * (K1 + 1)
-        if unread_most <= _kth_best(read, idfs, average, limit):
+        found, partial = _partial_scores(read, idfs, average)
+        if len(found) >= limit and unread_most <= _kth(partial, limit):
             break
-    found = np.unique(np.concatenate([seqs for seqs, _, _ in read.values()])) if read else np.empty(0, np.int64)
-    if len(found) < limit:
+    if not read or len(found) < limit:
         return None
+    # An entry whose score so far plus the most the unread terms could add stays below the `limit`-th best
+    # score so far cannot make the top: only the others are looked up and scored.
+    kth = _kth(partial, limit)
+    kept = (partial >= kth) | (partial + unread_most > kth)
+    found = found[kept]
     lengths = np.zeros(len(found), dtype=np.int64)
     for seqs, _, term_lengths in read.values():
-        lengths[np.searchsorted(found, seqs)] = term_lengths
+        inside = np.isin(seqs, found, assume_unique=True)
+        lengths[np.searchsorted(found, seqs[inside])] = term_lengths[inside]
     # Words of no weight score nothing here (best_by_bm25 weighs them only when fewer than `limit` match).
     looked_up = _looked_up(reader, namespace, [terms[n] for n in weighted if n not in read], found)
     postings = []
     for n, term in enumerate(terms):
         seqs, frequencies = read[n][:2] if n in read else looked_up.get(term, (np.empty(0, np.int64),) * 2)
-        postings.append((np.searchsorted(found, seqs), frequencies.astype(np.float32)))
+        inside = np.isin(seqs, found, assume_unique=True)
+        postings.append((np.searchsorted(found, seqs[inside]), frequencies[inside].astype(np.float32)))
     best = memory_text_index.best_by_bm25(searched, total_length / searched, lengths, postings, limit,
                                           holding=holding)
     return [(int(found[row]), score, share) for row, score, share in best]
@@ -143,19 +151,18 @@ def _looked_up(reader: Reader, namespace: str, terms: Sequence[str],
             for term, found, frequencies in rows}
 
 
-def _kth_best(read: dict[int, tuple[np.ndarray, np.ndarray, np.ndarray]], idfs: Sequence[float], average: float,
-              limit: int) -> float:
-    """The `limit`-th best score over the read terms alone (0 with fewer entries): no entry's full score is
-    below its score over some of its terms, so at least `limit` entries score this much or more."""
-    seqs = np.concatenate([seqs for seqs, _, _ in read.values()])
-    if len(seqs) < limit:
-        return 0.0
-    found = np.unique(seqs)
-    if len(found) < limit:
-        return 0.0
+def _partial_scores(read: dict[int, tuple[np.ndarray, np.ndarray, np.ndarray]], idfs: Sequence[float],
+                    average: float) -> tuple[np.ndarray, np.ndarray]:
+    """(seqs, scores) of the entries holding any of the read terms, in seq order, scored over those terms
+    alone: no entry's full score is below it."""
+    found = np.unique(np.concatenate([seqs for seqs, _, _ in read.values()]))
     scores = np.zeros(len(found), dtype=np.float64)
-    for term, (term_seqs, frequencies, lengths) in read.items():
+    for term, (seqs, frequencies, lengths) in read.items():
         tf = frequencies.astype(np.float64)
-        scores[np.searchsorted(found, term_seqs)] += (
-            idfs[term] * tf * (K1 + 1) / (tf + K1 * (1 - B + B * lengths / average)))
-    return float(np.partition(scores, len(scores) - limit)[len(scores) - limit])
+        scores[np.searchsorted(found, seqs)] += idfs[term] * tf * (K1 + 1) / (tf + K1 * (1 - B + B * lengths / average))
+    return found, scores
+
+
+def _kth(scores: np.ndarray, limit: int) -> float:
+    """The `limit`-th best of the scores (0 with fewer)."""
+    return float(np.partition(scores, len(scores) - limit)[len(scores) - limit]) if len(scores) >= limit else 0.0
