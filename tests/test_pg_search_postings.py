@@ -1,7 +1,7 @@
 """PostgreSQL's full-text postings (migration 0013): every writer keeps them and the BM25 statistics exact, the
 migration fills them for the entries before it, and an unfiltered search ranked from them (reading the
-common words only for the entries the rare ones found) finds the same hits, scores and order as reading
-every posting of its words (always run on PostgreSQL, whatever --engine says; tests/test_fulltext_engines.py
+common words only for the entries the rare ones found) finds the same hits, scores and order as a scan of
+every entry holding a word (always run on PostgreSQL, whatever --engine says; tests/test_fulltext_engines.py
 checks the rankings against SQLite's)."""
 
 from __future__ import annotations
@@ -36,7 +36,7 @@ WORDS = ("alpha bravo charlie delta echo foxtrot golf hotel india juliet kilo li
 QUERIES = ["alpha zulu", "bravo yankee xray", "charlie", "delta echo foxtrot golf", "zulu", "alpha bravo",
            "kilo lima mike", "whiskey alpha charlie", "nothing here", "tango uniform victor alpha bravo",
            "papa quebec", "india", "alpha bravo charlie delta"]
-# The same entries: this matches every one of them, but is a filter, so every posting of the words is read.
+# The same entries: this matches every one of them, but is a filter, so it ranks by the scan.
 EVERY_ENTRY = MemoryFilter(created_after=0)
 
 POSTINGS_AS_THEY_SHOULD_BE = """
@@ -139,7 +139,7 @@ async def test_the_migration_fills_the_postings_of_the_entries_written_before_it
     assert table(url, "SELECT * FROM memory_postings ORDER BY 1, 2, 3") == table(url, POSTINGS_AS_THEY_SHOULD_BE)
 
 
-async def test_an_unfiltered_search_ranks_exactly_as_reading_every_posting(
+async def test_an_unfiltered_search_ranks_exactly_as_a_scan_of_every_entry(
         replicas: tuple[str, Storage, Storage]) -> None:
     _, one, two = replicas
     await add(one, entries(9, 400))
