@@ -1,7 +1,7 @@
 """PostgreSQL's full-text postings (migration 0013): every writer keeps them and the BM25 statistics exact, the
-migration fills them for the entries before it, and an unfiltered search ranked from them (reading the
-common words only for the entries the rare ones found) finds the same hits, scores and order as a scan of
-every entry holding a word (always run on PostgreSQL, whatever --engine says; tests/test_fulltext_engines.py
+migration fills them for the entries before it, and a search ranked from them, unfiltered (reading the
+common words only for the entries the rare ones found) or within a task, finds the same hits, scores and
+order as a scan of every entry holding a word (always run on PostgreSQL, whatever --engine says; tests/test_fulltext_engines.py
 checks the rankings against SQLite's)."""
 
 from __future__ import annotations
@@ -40,7 +40,7 @@ QUERIES = ["alpha zulu", "bravo yankee xray", "charlie", "delta echo foxtrot gol
 EVERY_ENTRY = MemoryFilter(created_after=0)
 
 POSTINGS_AS_THEY_SHOULD_BE = """
-    SELECT m.namespace, l.lexeme, m.seq,
+    SELECT m.namespace, l.lexeme, m.seq, m.task_id,
            (SELECT sum(CASE w WHEN 'A' THEN 2 ELSE 1 END) FROM unnest(l.weights) w)::int, m.search_length
     FROM memory_entries m, unnest(m.search) l ORDER BY 1, 2, 3"""
 STATISTICS = ["SELECT namespace, term, entries FROM memory_term_counts WHERE entries > 0 ORDER BY 1, 2",
@@ -55,10 +55,13 @@ def text(rnd: random.Random, count: int) -> str:
     return " ".join(WORDS[min(int(rnd.paretovariate(0.9)) - 1, len(WORDS) - 1)] for _ in range(count))
 
 
-def entries(seed: int, count: int) -> list[NewMemoryEntry]:
+def entries(seed: int, count: int, task_id: str = "tsk_a") -> list[NewMemoryEntry]:
+    """Entries of the task, each tagged with its task's name (a tag filter then searches the same entries
+    as the task's)."""
     rnd = random.Random(seed)
-    return [NewMemoryEntry(task_id="tsk_a", type=MemoryType.CONTEXT, summary=text(rnd, rnd.randint(1, 6)),
-                           detail=text(rnd, rnd.randint(0, 12))) for _ in range(count)]
+    return [NewMemoryEntry(task_id=task_id, type=rnd.choice([MemoryType.CONTEXT, MemoryType.DECISION]),
+                           summary=text(rnd, rnd.randint(1, 6)), detail=text(rnd, rnd.randint(0, 12)),
+                           tags=(task_id,)) for _ in range(count)]
 
 
 async def add(storage: Storage, batch: list[NewMemoryEntry], namespace: str = NAMESPACE) -> None:
@@ -73,7 +76,9 @@ async def replicas(tmp_path: Path) -> AsyncIterator[tuple[str, Storage, Storage]
 
     def create(tx: Transaction) -> None:
         for namespace in (NAMESPACE, "other"):
-            task_store.create_task(tx, Task(namespace, "tsk_a", "tsk_a", TaskStatus.EXECUTING, now_us(), now_us()), [])
+            for task_id in ("tsk_a", "tsk_b"):
+                task_store.create_task(tx, Task(namespace, task_id, task_id, TaskStatus.EXECUTING, now_us(),
+                                                now_us()), [])
     await one.write(create, NAMESPACE, "test")
     yield url, one, two
     await one.close()
@@ -117,6 +122,7 @@ async def test_deleting_entries_takes_their_postings_and_counts_with_them(
     await add(one, entries(6, 30))
     with psycopg.connect(url) as connection:
         connection.execute("DELETE FROM memory_embedding_queue WHERE seq % 3 = 0")
+        connection.execute("DELETE FROM memory_entry_tags WHERE entry_seq % 3 = 0")
         connection.execute("DELETE FROM memory_entries WHERE seq % 3 = 0")
     assert table(url, "SELECT * FROM memory_postings ORDER BY 1, 2, 3") == table(url, POSTINGS_AS_THEY_SHOULD_BE)
     for kept, expected in zip(STATISTICS, STATISTICS_AS_THEY_SHOULD_BE):
@@ -154,4 +160,25 @@ async def test_an_unfiltered_search_ranks_exactly_as_a_scan_of_every_entry(
             assert np.array_equal([(score, share) for _, score, share in fast],
                                   [(score, share) for _, score, share in scanned]), (query, limit)
             compared += len(fast)
+    assert compared > 500
+
+
+async def test_a_search_within_a_task_ranks_exactly_as_a_scan_of_the_tasks_entries(
+        replicas: tuple[str, Storage, Storage]) -> None:
+    _, one, two = replicas
+    await add(one, entries(12, 300, "tsk_a"))
+    await add(two, entries(13, 120, "tsk_b"))
+    await add(one, entries(14, 30, "tsk_b"), "other")
+    compared = 0
+    for query in [*QUERIES, '"alpha bravo" charlie', '"zulu"']:
+        for limit in (1, 5, 40):
+            for in_task, by_tag in ((MemoryFilter(task_id="tsk_b"), MemoryFilter(tags=("tsk_b",))),
+                                    (MemoryFilter(task_id="tsk_a", types=(MemoryType.DECISION,)),
+                                     MemoryFilter(tags=("tsk_a",), types=(MemoryType.DECISION,)))):
+                found = await one.read(ranked_matches, NAMESPACE, full_text_query(query), in_task, limit)
+                scanned = await one.read(ranked_matches, NAMESPACE, full_text_query(query), by_tag, limit)
+                assert [seq for seq, _, _ in found] == [seq for seq, _, _ in scanned], (query, limit, in_task)
+                assert np.array_equal([(score, share) for _, score, share in found],
+                                      [(score, share) for _, score, share in scanned]), (query, limit, in_task)
+                compared += len(found)
     assert compared > 500

@@ -110,6 +110,9 @@ def ranked(reader: Reader, namespace: str, words: Sequence[str], tsquery: str, p
     searched, total_length = (int(scope[0]), int(scope[1])) if scope is not None else (0, 0)
     if not searched:
         return []
+    if f.task_id:
+        return memory_postings.ranked_in_task(reader, namespace, lexemes, f, searched, total_length, limit,
+                                              tsquery if phrased else "")
     anyof = " | ".join(terms)
     columns = ["m.seq", "m.search_length",
                *(["(m.search @@ CAST(? AS tsquery))::int"] if phrased else []),

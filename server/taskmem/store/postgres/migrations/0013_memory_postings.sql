@@ -5,7 +5,7 @@
 -- memory_postings: one row per (entry, lexeme of its search tsvector): the lexeme's weighted frequency (a
 -- summary occurrence, weight A, counts 2; a detail one, B, 1: twice ts_rank_cd under weights {0, 0, 0.5, 1},
 -- the frequency the ranking used before) and the entry's search_length, so a term's postings are read
--- index-only in seq order.
+-- index-only in seq order, in the namespace or (memory_postings_by_task) within one task.
 -- memory_term_counts: how many entries of a namespace hold each lexeme (a term's document frequency).
 -- memory_search_totals: each namespace's entry count and summed search_length (N and the mean length).
 -- All three are written by triggers on memory_entries in the transaction that writes the entries, so they
@@ -15,10 +15,13 @@ CREATE TABLE IF NOT EXISTS memory_postings (
     namespace TEXT COLLATE "C" NOT NULL,
     term TEXT COLLATE "C" NOT NULL,
     seq BIGINT NOT NULL,
+    task_id TEXT COLLATE "C" NOT NULL,
     frequency INTEGER NOT NULL,
     length INTEGER NOT NULL,
     PRIMARY KEY (namespace, term, seq) INCLUDE (frequency, length)
 );
+CREATE INDEX IF NOT EXISTS memory_postings_by_task ON memory_postings (namespace, task_id, term, seq)
+    INCLUDE (frequency, length);
 CREATE TABLE IF NOT EXISTS memory_term_counts (
     namespace TEXT COLLATE "C" NOT NULL,
     term TEXT COLLATE "C" NOT NULL,
@@ -33,9 +36,9 @@ CREATE TABLE IF NOT EXISTS memory_search_totals (
 
 -- The postings of a set of entries (a statement's new or old rows).
 CREATE OR REPLACE FUNCTION memory_postings_of(entries memory_entries[])
-RETURNS TABLE (namespace TEXT, term TEXT, seq BIGINT, frequency INTEGER, length INTEGER)
+RETURNS TABLE (namespace TEXT, term TEXT, seq BIGINT, task_id TEXT, frequency INTEGER, length INTEGER)
 LANGUAGE sql STABLE AS $$
-    SELECT e.namespace, l.lexeme, e.seq,
+    SELECT e.namespace, l.lexeme, e.seq, e.task_id,
            (SELECT coalesce(sum(CASE w WHEN 'A' THEN 2 WHEN 'B' THEN 1 ELSE 0 END), 0)::int FROM unnest(l.weights) w),
            e.search_length
     FROM unnest(entries) e, unnest(e.search) l
@@ -78,7 +81,8 @@ END $$;
 
 CREATE OR REPLACE FUNCTION memory_text_unchanged() RETURNS trigger LANGUAGE plpgsql AS $$
 BEGIN
-    IF NEW.namespace IS DISTINCT FROM OLD.namespace OR NEW.summary IS DISTINCT FROM OLD.summary
+    IF NEW.namespace IS DISTINCT FROM OLD.namespace OR NEW.task_id IS DISTINCT FROM OLD.task_id
+            OR NEW.summary IS DISTINCT FROM OLD.summary
             OR NEW.detail IS DISTINCT FROM OLD.detail OR NEW.seq IS DISTINCT FROM OLD.seq THEN
         RAISE EXCEPTION 'memory entries are immutable: the search postings (migration 0013) index their text';
     END IF;
