@@ -163,7 +163,7 @@ async def test_an_unfiltered_search_ranks_exactly_as_a_scan_of_every_entry(
     assert compared > 500
 
 
-async def test_a_search_within_a_task_ranks_exactly_as_a_scan_of_the_tasks_entries(
+async def test_searches_within_a_task_or_tags_rank_exactly_as_a_scan_of_the_same_entries(
         replicas: tuple[str, Storage, Storage]) -> None:
     _, one, two = replicas
     await add(one, entries(12, 300, "tsk_a"))
@@ -172,7 +172,10 @@ async def test_a_search_within_a_task_ranks_exactly_as_a_scan_of_the_tasks_entri
     compared = 0
     for query in [*QUERIES, '"alpha bravo" charlie', '"zulu"']:
         for limit in (1, 5, 40):
-            for in_task, by_tag in ((MemoryFilter(task_id="tsk_b"), MemoryFilter(tags=("tsk_b",))),
+            # each pair searches the same entries; the second of each ranks by the scan
+            for in_task, by_tag in ((MemoryFilter(task_id="tsk_b"), MemoryFilter(tags=("tsk_b",), created_after=0)),
+                                    (MemoryFilter(tags=("tsk_b",)), MemoryFilter(tags=("tsk_b",), created_after=0)),
+                                    (MemoryFilter(tags=("tsk_a", "tsk_b")), MemoryFilter(created_after=0)),
                                     (MemoryFilter(task_id="tsk_a", types=(MemoryType.DECISION,)),
                                      MemoryFilter(tags=("tsk_a",), types=(MemoryType.DECISION,)))):
                 found = await one.read(ranked_matches, NAMESPACE, full_text_query(query), in_task, limit)

@@ -104,15 +104,14 @@ def ranked(reader: Reader, namespace: str, words: Sequence[str], tsquery: str, p
         best = memory_postings.ranked(reader, namespace, lexemes, limit)
         if best is not None:
             return best
+    if memory_postings.narrowed_by_postings(f):
+        return memory_postings.ranked_narrowed(reader, namespace, lexemes, f, limit, tsquery if phrased else "")
     where, params = filter_sql(f, namespace)
     scope = reader.fetchone(f"SELECT count(*), coalesce(sum(m.search_length), 0) FROM memory_entries m WHERE {where}",
                             params)
     searched, total_length = (int(scope[0]), int(scope[1])) if scope is not None else (0, 0)
     if not searched:
         return []
-    if f.task_id:
-        return memory_postings.ranked_in_task(reader, namespace, lexemes, f, searched, total_length, limit,
-                                              tsquery if phrased else "")
     anyof = " | ".join(terms)
     columns = ["m.seq", "m.search_length",
                *(["(m.search @@ CAST(? AS tsquery))::int"] if phrased else []),

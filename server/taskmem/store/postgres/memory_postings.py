@@ -10,12 +10,13 @@ statistics as memory_index.ranked's scan of every entry holding a word (memory_t
 the same hits, scores and order. Its statistics come from memory_term_counts and memory_search_totals,
 kept exact by the writes.
 
-A search within a task (`ranked_in_task`) reads the task's postings of its words whole: in proportion to
-the task's entries holding them, as the scan, but index-only where the scan read each entry's tsvector.
-Other filtered searches keep memory_index.ranked's scan: a term's postings cost in proportion to the
-namespace's entries holding it, the scan to those among the entries searched, and within a task (5 % of
-100k entries) the namespace's postings semi-joined with the task's entries measured p50 45-56 ms against
-the scan's 25-34 (interleaved, one busy machine), reading words held by most entries whole for nothing.
+A search within a task, or narrowed to any of some tags (`ranked_narrowed`), reads the postings of its
+words among the entries searched whole: in proportion to those entries holding them, as the scan, but
+index-only where the scan read each entry's tsvector (at 100k entries, a tag's 10k entries and a
+three-word query: 15 ms against the scan's 230-310). Other filters keep memory_index.ranked's scan: the
+namespace's postings of a word semi-joined with an arbitrary filter's entries cost in proportion to the
+namespace's entries holding it (within a task: p50 45-56 ms against the scan's 25-34 before the task's
+own postings index), reading words held by most entries whole for nothing.
 """
 
 from __future__ import annotations
@@ -86,23 +87,42 @@ def ranked(reader: Reader, namespace: str, terms: Sequence[str],
     return [(int(found[row]), score, share) for row, score, share in best]
 
 
-def ranked_in_task(reader: Reader, namespace: str, terms: Sequence[str], f: MemoryFilter, searched: int,
-                   total_length: int, limit: int, phrases: str = "") -> list[tuple[int, float, float]]:
-    """(seq, BM25 score, share) of the best `limit` entries matching f, which names a task, holding any of the
-    terms, best first, as memory_index.ranked's scan finds them: the task's postings of the terms are read
-    whole (index-only, memory_postings_by_task), kept for the entries f matches when it narrows more than the
-    task, and scored over the `searched` entries f matches (of `total_length` summed search_length), a term's
-    document frequency being how many of them hold it. phrases: a tsquery the hits must match, or ""."""
-    sql = (f"SELECT p.term, {_AGGREGATES} FROM memory_postings p"
-           " WHERE p.namespace = ? AND p.task_id = ? AND p.term = ANY(CAST(? AS text[]))")
-    params: list[Any] = [namespace, f.task_id, list(terms)]
-    if f != MemoryFilter(task_id=f.task_id):
-        where, narrowed = filter_sql(f, namespace)
-        sql += f" AND p.seq IN (SELECT m.seq FROM memory_entries m WHERE {where})"
-        params += narrowed
+def narrowed_by_postings(f: MemoryFilter) -> bool:
+    """Whether `ranked_narrowed` ranks searches narrowed by f: to a task (and maybe more), or to any of some tags."""
+    return bool(f.task_id) or (bool(f.tags) and f == MemoryFilter(tags=f.tags))
+
+
+def ranked_narrowed(reader: Reader, namespace: str, terms: Sequence[str], f: MemoryFilter, limit: int,
+                    phrases: str = "") -> list[tuple[int, float, float]]:
+    """(seq, BM25 score, share) of the best `limit` entries matching f (narrowed_by_postings) holding any of the
+    terms, best first, as memory_index.ranked's scan finds them: the postings of the terms among the entries
+    searched are read whole, index-only (a task's from memory_postings_by_task, kept for the entries f
+    matches when it narrows more than the task; or those of the entries carrying the tags), and scored over
+    the entries f matches, a term's document frequency being how many of them hold it. phrases: a tsquery
+    the hits must match, or ""."""
+    if f.task_id:
+        where, params = filter_sql(f, namespace)
+        scope = (f"SELECT count(*), coalesce(sum(m.search_length), 0) FROM memory_entries m WHERE {where}", params)
+        narrowing, narrowing_params = "p.task_id = ?", [f.task_id]
+        if f != MemoryFilter(task_id=f.task_id):
+            narrowing += f" AND p.seq IN (SELECT m.seq FROM memory_entries m WHERE {where})"
+            narrowing_params += params
+    else:
+        tagged = f"SELECT entry_seq FROM memory_entry_tags WHERE tag IN ({', '.join('?' * len(f.tags))})"
+        # = ANY(ARRAY(…)): the tagged entries looked up by seq, where an IN merge-joined the whole namespace.
+        scope = (f"SELECT count(*), coalesce(sum(m.search_length), 0) FROM memory_entries m"
+                 f" WHERE m.namespace = ? AND m.seq = ANY(ARRAY({tagged}))", [namespace, *f.tags])
+        narrowing, narrowing_params = f"p.seq IN ({tagged})", list(f.tags)
+    totals = reader.fetchone(*scope)
+    searched, total_length = (int(totals[0]), int(totals[1])) if totals is not None else (0, 0)
+    if not searched:
+        return []
     read = {str(row[0]): tuple(np.fromstring(str(text), dtype=np.int64, sep=",") for text in row[1:])
-            for row in reader.fetchall(sql + " GROUP BY p.term", params)}
-    if not read or not searched:
+            for row in reader.fetchall(
+                f"SELECT p.term, {_AGGREGATES} FROM memory_postings p WHERE p.namespace = ?"
+                f" AND p.term = ANY(CAST(? AS text[])) AND {narrowing} GROUP BY p.term",
+                [namespace, list(terms), *narrowing_params])}
+    if not read:
         return []
     found = np.unique(np.concatenate([seqs for seqs, _, _ in read.values()]))
     lengths = np.zeros(len(found), dtype=np.int64)
