@@ -25,10 +25,9 @@ store/memory/memory_vectors.py dispatch here by the reader's dialect), with thes
   whole table (~30-45 ms); since migration 0006 that count is an index-only merge join of the tag's rows
   with memory_entries_lengths_by_seq (~11 ms; tag-filtered FULLTEXT p50 35 ms against 63, HYBRID 39
   against 71, A/B interleaved on one busy database).
-  An unfiltered search with no phrase no longer scans: it ranks from the postings of migration 0013
-  (store/postgres/memory_postings.py), reading its common words only for the entries its rarer words
-  found, with the same hits and scores; at 100k entries its HYBRID search took p50 24-35 ms, p95 84-131
-  against the scan's 109-110 and 543-605 (interleaved, load 7-10).
+  Since migration 0013 only a search narrowed by other filters than a task or tags still scans: the
+  others rank from postings (store/postgres/memory_postings.py) with the same hits and scores, at 100k
+  entries HYBRID p95 111-131 ms unfiltered against the scan's 376-697 (docs/scaling.md has the figures).
 - Snippets: ts_headline marks each match with [ ] in one fragment of at most 16 words, as FTS5's
   snippet() does with 16 tokens (fragments are joined with …).
 - Vectors are exact float32 pgvector values; the nearest are found by cosine distance through an

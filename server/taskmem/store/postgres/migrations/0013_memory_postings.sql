@@ -47,13 +47,11 @@ $$;
 -- Statement-level: one upsert per distinct term of the statement's entries, in term order (two replicas'
 -- batches take the rows' locks in the same order; a deadlock left is retried by the writer, commit.py).
 CREATE OR REPLACE FUNCTION memory_postings_added() RETURNS trigger LANGUAGE plpgsql AS $$
-DECLARE
-    added memory_entries[] := ARRAY(SELECT n FROM new_entries n);
 BEGIN
-    INSERT INTO memory_postings SELECT * FROM memory_postings_of(added);
+    WITH added AS (INSERT INTO memory_postings SELECT * FROM memory_postings_of(ARRAY(SELECT n::memory_entries FROM new_entries n))
+                   RETURNING namespace, term)
     INSERT INTO memory_term_counts AS c (namespace, term, entries)
-        SELECT p.namespace, p.term, count(*) FROM memory_postings_of(added) p
-        GROUP BY p.namespace, p.term ORDER BY p.namespace, p.term
+        SELECT a.namespace, a.term, count(*) FROM added a GROUP BY a.namespace, a.term ORDER BY a.namespace, a.term
         ON CONFLICT (namespace, term) DO UPDATE SET entries = c.entries + EXCLUDED.entries;
     INSERT INTO memory_search_totals AS t (namespace, entries, total_length)
         SELECT n.namespace, count(*), sum(n.search_length) FROM new_entries n GROUP BY n.namespace ORDER BY n.namespace
