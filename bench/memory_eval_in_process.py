@@ -16,19 +16,23 @@ import numpy as np
 from memory_eval_scoring import BASELINE, PlainBM25, RecallTable, recall, set_header
 from taskmem.api.event_encoding import event_payload
 from taskmem.core.ids import now_us
-from taskmem.core.memory import MemoryFilter, MemoryType, NewMemoryEntry
-from taskmem.core.memory_search import SearchMode, convex_fusion, full_text_query as search_query
+from taskmem.core.memory import MemoryEntry, MemoryFilter, MemoryType, NewMemoryEntry
+from taskmem.core.memory_recency import RecencyWeights, rerank_by_recency, rerank_pool
+from taskmem.core.memory_search import SearchMode, candidate_count, convex_fusion, full_text_query as search_query
 from taskmem.core.tasks import Task, TaskStatus
 from taskmem.providers.embeddings import BuiltinEmbedder
 from taskmem.store.memory import memory_vectors
 from taskmem.store.tasks import tasks as task_store
 from taskmem.store.memory.memory_entries import insert_memory_entries
-from taskmem.store.memory.memory_search import ranked_matches, search_hits
+from taskmem.store.memory.memory_search import ranked_matches, search_entries, search_hits
 from taskmem.store.engines import open_storage
 from taskmem.store.storage import Storage
 from taskmem.store.access import Transaction
 
 NAMESPACE = "default"
+TURN_US = 60 * 1_000_000  # --recency: the turns are dated one minute apart
+SWEEP_WEIGHTS = (0.0, 0.02, 0.05, 0.1, 0.2, 0.3, 0.5)
+SWEEP_HALF_LIVES = (10, 50, 200, 1000)  # turns
 
 
 def embed_cached(embedder: BuiltinEmbedder, texts: list[str], cache: Path) -> np.ndarray:
@@ -52,8 +56,24 @@ def weighted_rrf(text: Sequence[int], near: Sequence[int], k: int, w_text: float
     return [seq for seq, _ in sorted(scores.items(), key=lambda item: -item[1])]
 
 
+def dated_turns(tx: Transaction, seqs: list[int], asked_at: int) -> None:
+    """Date a conversation's turns one minute apart, the last one a minute before asked_at."""
+    tx.executemany("UPDATE memory_entries SET created_at = ? WHERE seq = ?",
+                   [(asked_at - (len(seqs) - i) * TURN_US, seq) for i, seq in enumerate(seqs)])
+
+
+def recency_row(mode: str, weight: float, half_life_turns: int) -> str:
+    return f"{mode} +r{weight:g}/{half_life_turns}"
+
+
+def reranked(hits: list[tuple[Any, MemoryEntry]], weight: float, half_life_turns: int, asked_at: int) -> list[int]:
+    weights = RecencyWeights(weight, 0.0, half_life_turns * TURN_US)
+    return [hit.seq for hit, _ in rerank_by_recency(hits, weights, asked_at, 10)]
+
+
 async def evaluate_in_process(set_name: str, conversations: list[dict[str, Any]], server: str, cache: Path,
-                              sweep_fusion: bool, sizes_of_preselection: bool) -> None:
+                              sweep_fusion: bool, sizes_of_preselection: bool,
+                              recency: Sequence[tuple[float, int]] = (), recency_sweep: bool = False) -> None:
     embedder = BuiltinEmbedder(batch_size=64)
     turns = [t for c in conversations for t in c["turns"]]
     questions = [q for c in conversations for q in c["questions"]]
@@ -69,6 +89,10 @@ async def evaluate_in_process(set_name: str, conversations: list[dict[str, Any]]
         await storage.write(lambda tx: memory_vectors.prepare_index(tx, *model), NAMESPACE, "eval")
         seqs_of: list[list[int]] = []
         offset = 0
+        asked_at = now_us()
+        grid = [(w, h) for w in SWEEP_WEIGHTS for h in SWEEP_HALF_LIVES] if recency_sweep else []
+        rows = [recency_row(m.name, w, h) for m in SearchMode for w, h in recency]
+        rows += [recency_row("HYBRID", w, h) for w, h in grid]
         for c in conversations:
             task_id = f"tsk_eval_{c['id'].replace('-', '_')}"
 
@@ -82,11 +106,13 @@ async def evaluate_in_process(set_name: str, conversations: list[dict[str, Any]]
             stored = await storage.write(lambda tx, e=entries, v=vectors: insert_memory_entries(tx, e, v),
                                          NAMESPACE, "eval")
             seqs_of.append([e.seq for e in stored])
+            if recency or recency_sweep:
+                await storage.write(lambda tx, s=seqs_of[-1]: dated_turns(tx, s, asked_at), NAMESPACE, "eval")
             c["task_id"] = task_id
             c["offset"] = offset
             offset += len(entries)
 
-        table = RecallTable([*(mode.name for mode in SearchMode), BASELINE, "SEMANTIC exact"])
+        table = RecallTable([*(mode.name for mode in SearchMode), BASELINE, "SEMANTIC exact", *rows])
         # per question: full text's (seq, share), semantic's (seq, similarity), every turn's similarity, evidence
         lists: list[tuple[list[tuple[int, float]], list[tuple[int, float]], dict[int, float], list[int]]] = []
         semantic_cases: list[tuple[MemoryFilter, np.ndarray, list[int], list[int]]] = []
@@ -104,6 +130,12 @@ async def evaluate_in_process(set_name: str, conversations: list[dict[str, Any]]
                 for mode in SearchMode:
                     hits = await storage.read(search_hits, NAMESPACE, match, vector, mode, f, 10)
                     found[mode.name] = [h.seq for h in hits]
+                    configs = [*recency, *(grid if mode is SearchMode.HYBRID else [])]
+                    if configs:
+                        candidates = await storage.read(search_entries, NAMESPACE, match, vector, mode, f,
+                                                        rerank_pool(10))
+                        for w, h in configs:
+                            found[recency_row(mode.name, w, h)] = reranked(candidates, w, h, asked_at)
                 found[BASELINE] = [seqs[i] for i in bm25.top(q["question"], 10)]
                 found["SEMANTIC exact"] = [seqs[i] for i in np.argsort(-(matrix @ vector), kind="stable")[:10]]
                 semantic_cases.append((f, vector, evidence, found["SEMANTIC exact"]))
@@ -170,4 +202,19 @@ def sweep(lists: list[tuple[list[tuple[int, float]], list[tuple[int, float]], di
                 ranked.append((r10, r5, k, w, depth))
     for r10, r5, k, w, depth in sorted(ranked, reverse=True)[:5]:
         print(f"{k:4d} {w:5.2f} {depth:6d} {r5:9.3f} {r10:10.3f}")
+    hindsight(lists)
+
+
+def hindsight(lists: list[tuple[list[tuple[int, float]], list[tuple[int, float]], dict[int, float], list[int]]]) -> None:
+    """The most any per-query choice of the convex weight could find (each question taking the weight that
+    finds most of its evidence, known only in hindsight): the ceiling of fusions that adapt the weights."""
+    depth, weights = candidate_count(10), [i / 10 for i in range(11)]
+    best5, best10 = [], []
+    for text, near, similarity, evidence in lists:
+        found = [[h.seq for h in convex_fusion(text[:depth], near[:depth], similarity, 10, (w, 1 - w))]
+                 for w in weights]
+        best5.append(max(recall(f, evidence, 5) for f in found))
+        best10.append(max(recall(f, evidence, 10) for f in found))
+    print(f"\nHYBRID with each question's best full-text weight of 0, 0.1, … 1 (hindsight, depth {depth}):"
+          f" recall@5 {np.mean(best5):.3f}, recall@10 {np.mean(best10):.3f}")
 

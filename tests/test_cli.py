@@ -342,6 +342,27 @@ def test_state_show_and_items_never_list_a_superseded_decision(
     assert code == 0 and chain[1] in out and chain[0] not in out
 
 
+def test_state_history_lists_versions_and_state_diff_shows_what_changed_since_a_cursor(
+        cli_server: ServerProcess, address: str, stub: TaskServiceStub, capsys: pytest.CaptureFixture[str]) -> None:
+    task = stub.CreateTask(pb.CreateTaskRequest(name="diff via cli", plan=[spec("fetch"), spec("build", "fetch")]))
+    code, out, _ = run_cli(capsys, "state", "history", task.task.id, "--address", address)
+    planned, created = out.splitlines()  # newest first: CreateTask with a plan is two events
+    cursor = int(planned.split("\t")[0])
+    assert code == 0 and created.split("\t")[2] == "task_created" and planned.split("\t")[2] == "plan_replaced"
+    stub.UpdatePlanItem(pb.UpdatePlanItemRequest(task_id=task.task.id, item_id="fetch",
+                                                 status=task_pb2.PLAN_ITEM_STATUS_COMPLETED))
+    code, out, _ = run_cli(capsys, "state", "diff", task.task.id, "--from", str(cursor), "--address", address)
+    assert code == 0 and out.startswith(f"--- {task.task.id}@{cursor}\n")
+    changed = [line for line in out.splitlines()[2:] if line[:1] in "+-"]
+    assert any(line.startswith("+") and "status: completed" in line for line in changed)
+    assert any(line.startswith("-") and "status: pending" in line for line in changed)
+    code, out, _ = run_cli(capsys, "state", "show", task.task.id, "--as-of", str(cursor), "--address", address)
+    assert code == 0 and [s["status"] for s in yaml.safe_load(out)["subtasks"]] == ["pending", "pending"]
+    code, out, _ = run_cli(capsys, "state", "diff", task.task.id, "--from", str(cursor), "--to", str(cursor),
+                           "--address", address)
+    assert code == 0 and out == f"no change between {cursor} and {cursor}\n"
+
+
 def test_state_items_prints_the_structured_state_one_line_each(
         cli_server: ServerProcess, address: str, stub: TaskServiceStub, capsys: pytest.CaptureFixture[str]) -> None:
     task = stub.CreateTask(pb.CreateTaskRequest(name="items via cli")).task

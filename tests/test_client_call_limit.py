@@ -69,7 +69,31 @@ async def test_a_call_cancelled_while_it_waits_leaves_no_slot_taken() -> None:
     waiter = asyncio.ensure_future(limit.acquire())
     await asyncio.sleep(0)
     waiter.cancel()
+    limit.release(held, overloaded=False)  # passes over the cancelled waiter before it runs again
+    with pytest.raises(asyncio.CancelledError):
+        await waiter
+    assert limit.try_acquire() is not None
+
+
+async def test_a_call_that_waits_past_its_timeout_raises_timeout_and_leaves_no_slot_taken() -> None:
+    limit = CallLimit()
+    held = await limit.acquire()
+    limit.release(await limit.acquire(), overloaded=True)  # limit 1, one call in flight
+    with pytest.raises(TimeoutError):
+        await limit.acquire(timeout=0.02)
     limit.release(held, overloaded=False)
+    assert limit.try_acquire() is not None
+
+
+async def test_a_waiting_call_is_handed_a_slot_before_its_timeout_when_a_call_finishes() -> None:
+    limit = CallLimit()
+    held = await limit.acquire()
+    limit.release(await limit.acquire(), overloaded=True)  # limit 1, one call in flight
+    waiter = asyncio.ensure_future(limit.acquire(timeout=5.0))
+    await asyncio.sleep(0.01)
+    limit.release(held, overloaded=False)
+    taken_at = await asyncio.wait_for(waiter, 1.0)
+    limit.release(taken_at, overloaded=False)
     assert limit.try_acquire() is not None
 
 

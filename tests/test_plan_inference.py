@@ -228,3 +228,34 @@ async def test_partial_pending_and_other_things_complete_nothing_in_get_progress
         assert not reply.inferred_items, text
     progress = await tasks.GetProgress(pb.GetProgressRequest(task_id=task_id))
     assert not progress.completed and "0/4" in progress.summary
+
+
+# An office move: steps finished in the words of the work, not the titles' verbs.
+OFFICE = [("lease", "Get the landlord's consent for the sublet"), ("crons", "Stop the legacy cron jobs"),
+          ("boiler", "Replace the boiler"), ("desks", "Order the standing desks"), ("party", "Host the leaving party"),
+          ("cards", "Send the change-of-address cards")]
+
+
+async def office_task(tasks: TaskServiceStub) -> str:
+    plan = [task_pb2.PlanItemSpec(id=i, title=t) for i, t in OFFICE]
+    return (await tasks.CreateTask(pb.CreateTaskRequest(name="Office move", plan=plan))).task.id
+
+
+async def test_steps_said_finished_in_the_words_of_their_work_are_completed(tasks: TaskServiceStub) -> None:
+    task_id = await office_task(tasks)
+    posted = [await say(tasks, task_id, text) for text in (
+        "The landlord granted consent for the sublet", "Legacy cron jobs stopped", "New boiler is in",
+        "The standing desks arrived this morning", "The leaving party went ahead, 90% turnout",
+        "Change-of-address cards are all in the post")]
+    assert [[i.id for i in p.inferred_items] for p in posted] == [
+        ["lease"], ["crons"], ["boiler"], ["desks"], ["party"], ["cards"]]
+
+
+async def test_a_step_handed_over_pending_partial_or_later_is_not_completed(tasks: TaskServiceStub) -> None:
+    task_id = await office_task(tasks)
+    for text in ("Consent request sent to the landlord for approval", "Boiler is in the van, fitting on Monday",
+                 "One cron job stopped", "The leaving party is on Friday", "Standing desks ordered if the budget allows",
+                 "Change-of-address cards arrived from the printer", "Desk order is in draft"):
+        reply = await say(tasks, task_id, text)
+        assert not reply.inferred_items, text
+    assert set((await statuses(tasks, task_id)).values()) == {PENDING}

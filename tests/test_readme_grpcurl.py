@@ -55,6 +55,8 @@ def test_the_walkthrough_calls_every_service_and_streams_through_reflection(serv
     assert "Next: push — Push to the registry." in output
     assert '"status": "WAIT_STATUS_WAITING"' in output  # WaitService/CreateWait
     assert f"id: {task_id}" in output and '"tokenCount"' in output  # StateService/GetTaskState
+    assert '"status": "TASK_STATUS_INPUT_REQUIRED"' in output  # ListTasks awaiting_person: a wait on a person
+    assert "status: input_required" in output and "needs: input" in output  # GetTaskState
     assert '"status": "WAIT_STATUS_RESOLVED"' in output and "approved by alex" in output  # ResolveWait
     assert '"outcome": "UPSERT_KNOWLEDGE_OUTCOME_CREATED"' in output  # MemoryService/UpsertKnowledge
     assert '"status": "SERVING"' in output  # grpc.health.v1.Health/Check

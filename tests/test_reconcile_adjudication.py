@@ -262,3 +262,17 @@ async def test_statements_adopted_at_start_up_keep_the_builtin_outcome_and_ask_n
         assert not items[OLD].conflict and NEW not in items  # the builtin merge: one item, no conflict
     finally:
         server.stop()
+
+
+async def test_the_adjudication_call_counts_in_the_tasks_model_usage(judged, llm: ScriptedLLM) -> None:
+    tasks, state = judged
+    task_id = await _task(tasks)
+    await _upsert(state, task_id, OLD)
+    llm.usage = (40, 8)
+    try:
+        await _upsert(state, task_id, NEW)
+    finally:
+        llm.usage = None
+    usage = await tasks.GetTaskUsage(tpb.GetTaskUsageRequest(task_id=task_id))
+    assert [(line.model, line.purpose, line.calls, line.tokens_in, line.tokens_out) for line in usage.model_usage] \
+        == [("scripted", task_pb2.MODEL_CALL_PURPOSE_ADJUDICATION, 1, 40, 8)]

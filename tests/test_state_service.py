@@ -155,6 +155,21 @@ async def test_rival_values_of_one_slot_from_the_agent_are_flagged_as_a_conflict
     assert other.report.merged == 0
 
 
+async def test_a_near_candidate_no_rule_links_is_inserted_and_the_response_names_its_possible_rival(rpc) -> None:
+    # Other words about the same thing: it may replace the item or restate it, and without a model nobody can
+    # tell. It is kept (never merged away), and the write's reason names the item and the call that settles it.
+    tasks, state = rpc
+    thread = "chat-near"
+    said = await _say(tasks, thread, AGENT, "Notes from the data team", standalone=True)
+    first = await state.UpsertStateItems(pb.UpsertStateItemsRequest(thread_id=thread, items=[
+        _candidate(DECISION, "Use PostgreSQL for the reporting database", [said])]))
+    near = await state.UpsertStateItems(pb.UpsertStateItemsRequest(thread_id=thread, items=[
+        _candidate(DECISION, "Reports will read from a columnar warehouse", [said])]))
+    assert near.report.inserted == 1 and near.report.merged == 0
+    reason = near.report.results[0].reason
+    assert f"possible rival [{first.items[0].uid}]" in reason and "supersedes" in reason
+
+
 async def test_items_list_render_expand_pin_and_change_status(rpc) -> None:
     tasks, state = rpc
     thread = "chat-render"

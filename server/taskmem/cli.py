@@ -27,11 +27,18 @@ def build_parser() -> argparse.ArgumentParser:
                          type=_argument_type(_comma_list("taskmem.commands.formatting", "parse_task_status")),
                          help="only tasks in this status, e.g. executing (repeatable, or comma-separated)")
     listing.add_argument("--limit", type=_argument_type(_positive_int), help="print at most N tasks")
+    listing.add_argument("--awaiting-person", action="store_true",
+                         help="only tasks waiting on a person's answer or authorisation (the task or one of its items)")
     add_connection_arguments(listing)
     show = tasks.add_parser("show", help="a task, its current plan and where it stands")
     show.add_argument("task_id", metavar="ID")
     show.add_argument("--json", action="store_true", help="print {task, plan, progress} as proto JSON")
     add_connection_arguments(show)
+    usage = tasks.add_parser("usage", help="a task's model cost: the server's model calls by model and purpose,"
+                                           " and the tokens its agents reported")
+    usage.add_argument("task_id", metavar="ID")
+    usage.add_argument("--json", action="store_true", help="print GetTaskUsageResponse as proto JSON")
+    add_connection_arguments(usage)
 
     events = commands.add_parser("events", help="read the event log").add_subparsers(dest="events_command",
                                                                                     required=True)
@@ -52,7 +59,22 @@ def build_parser() -> argparse.ArgumentParser:
     state_show.add_argument("task_id", metavar="ID")
     state_show.add_argument("--budget", type=_argument_type(_positive_int), default=1500, metavar="TOKENS",
                             help="at most this many tokens (default 1500)")
+    state_show.add_argument("--as-of", type=_argument_type(_positive_int), metavar="CURSOR",
+                            help="the state as it stood just after this event cursor (see `state history`)")
     add_connection_arguments(state_show)
+    state_history = state.add_parser("history", help="the versions of a task's state, newest first: cursor, time,"
+                                                     " what changed, who")
+    state_history.add_argument("task_id", metavar="ID")
+    state_history.add_argument("--limit", type=_argument_type(_positive_int), default=50, metavar="N",
+                               help="at most this many versions (default 50)")
+    add_connection_arguments(state_history)
+    state_diff = state.add_parser("diff", help="a unified diff of a task's state YAML between two cursors")
+    state_diff.add_argument("task_id", metavar="ID")
+    state_diff.add_argument("--from", dest="from_cursor", type=int, required=True, metavar="CURSOR",
+                            help="the older version's cursor (0: before the task existed)")
+    state_diff.add_argument("--to", dest="to_cursor", type=int, default=0, metavar="CURSOR",
+                            help="the newer version's cursor (default: now)")
+    add_connection_arguments(state_diff)
     state_items = state.add_parser("items", help="the structured state: decisions, constraints, actions, "
                                                  "questions, risks, one line each")
     state_items.add_argument("task_id", metavar="ID")
@@ -183,9 +205,12 @@ def run_client(args: argparse.Namespace) -> int:
     async def command() -> None:
         async with connect(options) as client:
             if args.command == "tasks" and args.tasks_command == "list":
-                await tasks.list_tasks(client, out, statuses=_flatten(args.statuses), limit=args.limit)
+                await tasks.list_tasks(client, out, statuses=_flatten(args.statuses), limit=args.limit,
+                                       awaiting_person=args.awaiting_person)
             elif args.command == "tasks" and args.tasks_command == "show":
                 await tasks.show_task(client, out, args.task_id, as_json=args.json)
+            elif args.command == "tasks" and args.tasks_command == "usage":
+                await tasks.show_usage(client, out, args.task_id, as_json=args.json)
             elif args.command == "events" and follow:
                 await events.follow_events(client, out, task_ids=args.task_ids, types=_flatten(args.types),
                                            after_cursor=args.after)
@@ -193,7 +218,12 @@ def run_client(args: argparse.Namespace) -> int:
                 await events.print_stored_events(client, out, task_ids=args.task_ids, types=_flatten(args.types),
                                                  after_cursor=args.after)
             elif args.command == "state" and args.state_command == "show":
-                await state.show_task_state(client, out, sys.stderr, args.task_id, budget=args.budget)
+                await state.show_task_state(client, out, sys.stderr, args.task_id, budget=args.budget,
+                                            as_of_cursor=args.as_of)
+            elif args.command == "state" and args.state_command == "history":
+                await state.show_state_history(client, out, args.task_id, limit=args.limit)
+            elif args.command == "state" and args.state_command == "diff":
+                await state.show_state_diff(client, out, args.task_id, args.from_cursor, args.to_cursor)
             elif args.command == "state":
                 await state.show_state_items(client, out, sys.stderr, args.task_id, budget=args.budget,
                                              max_items=args.max_items)

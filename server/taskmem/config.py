@@ -119,6 +119,12 @@ class Config:
     # Each model request gives up after this long; a failed request is retried this many times.
     llm_timeout_seconds: float = 60.0
     llm_retries: int = 2
+    # Token budgets for the server's own model calls (chat and embedding endpoints), per namespace:
+    # "NAMESPACE=TOKENS" entries (YAML list, or "a=100000,b=5000" in the environment). Once a namespace's
+    # calls have used its budget (tokens in plus out, as the endpoints' `usage` reported them), its model
+    # work is refused: writes still succeed, the model step is skipped and says so (GetTaskUsage shows the
+    # budget). A namespace not listed has no budget.
+    model_token_budgets: tuple[str, ...] = ()
     # StateService. Where tiktoken's o200k_base file is unpacked ("" : a taskmem folder in the temp dir).
     tiktoken_cache_dir: str = ""
     # A directory to mirror each task's state YAML into (<task id>.yaml, rewritten atomically on every
@@ -208,6 +214,7 @@ class Config:
                               " and llm_retries not negative")
         if self.embedding_backlog_batch < 1:
             raise ConfigError("embedding_backlog_batch: must be at least 1")
+        parse_model_budgets(self.model_token_budgets)
         known = {key.key for key in self.api_keys}
         if self.api_keys and any(key not in known for key in self.admin_keys):
             raise ConfigError("admin_keys: with api_keys configured, every admin key must also be an api key")
@@ -322,6 +329,17 @@ def _reconciliation(value: Any) -> tuple[tuple[str, ReconcileThresholds], ...]:
         except (TypeError, ValueError) as error:
             raise ConfigError(f"reconciliation.{model}: {error}") from None
     return tuple(models)
+
+
+def parse_model_budgets(entries: tuple[str, ...]) -> dict[str, int]:
+    """model_token_budgets as {namespace: tokens}; ConfigError naming the entry that is not NAMESPACE=TOKENS."""
+    budgets = {}
+    for entry in entries:
+        namespace, _, tokens = entry.partition("=")
+        if not namespace.strip() or not tokens.strip().isdigit():
+            raise ConfigError(f"model_token_budgets: {entry!r} is not NAMESPACE=TOKENS (a whole number)")
+        budgets[namespace.strip()] = int(tokens)
+    return budgets
 
 
 def parse_api_key(text: str) -> ApiKey:

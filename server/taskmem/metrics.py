@@ -18,6 +18,7 @@ from collections.abc import Awaitable, Callable
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, generate_latest
 from prometheus_client.exposition import CONTENT_TYPE_LATEST
 
+from taskmem.core.model_usage import ModelCall
 from taskmem.store.waits import waits as wait_store
 from taskmem.store.storage import Storage
 
@@ -62,6 +63,15 @@ class Metrics:
                                        registry=r)
         self.embedding_seconds = Histogram("taskmem_embedding_seconds", "Embedding call latency",
                                            buckets=_LATENCY_BUCKETS, registry=r)
+        self.model_tokens = Counter("taskmem_model_tokens", "Tokens of the server's model calls (chat and embedding"
+                                    " endpoints, from their `usage`) by model, purpose and direction (in, out)",
+                                    ["model", "purpose", "direction"], registry=r)
+        self.model_usage_calls = Counter("taskmem_model_usage_calls", "The server's model calls (chat and embedding"
+                                         " endpoints) by model, purpose and outcome (ok, timeout, error, refused)",
+                                         ["model", "purpose", "outcome"], registry=r)
+        self.model_budget_refusals = Counter("taskmem_model_budget_refusals", "Model calls refused because their"
+                                             " namespace's model_token_budgets was used up, by purpose",
+                                             ["purpose"], registry=r)
         self.query_answers = Counter("taskmem_query_answers", "QueryTask answers by the model asked first and the"
                                      " model that answered", ["asked", "answered_by"], registry=r)
         self.database_bytes = Gauge("taskmem_database_bytes", "Size of the database file with its WAL", registry=r)
@@ -79,6 +89,14 @@ class Metrics:
     def observe_model_call(self, tier: str, model: str, outcome: str, seconds: float) -> None:
         self.model_calls.labels(tier, model, outcome).inc()
         self.model_seconds.labels(tier, model).observe(seconds)
+
+    def observe_model_usage(self, call: ModelCall) -> None:
+        purpose = call.purpose.value if call.purpose else ""
+        self.model_usage_calls.labels(call.model, purpose, call.outcome.value).inc()
+        if call.tokens_in:
+            self.model_tokens.labels(call.model, purpose, "in").inc(call.tokens_in)
+        if call.tokens_out:
+            self.model_tokens.labels(call.model, purpose, "out").inc(call.tokens_out)
 
     def observe_embedding(self, outcome: str, seconds: float) -> None:
         self.embedding_calls.labels(outcome).inc()

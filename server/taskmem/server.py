@@ -32,17 +32,19 @@ from taskmem.malloc_tuning import fix_malloc_thresholds
 from taskmem.memory.archive import MemoryArchive
 from taskmem.metrics import Metrics, MetricsEndpoint, watch_storage
 from taskmem.providers.chat import chat_model_from_config
-from taskmem.providers.embeddings import embedder_from_config
+from taskmem.providers.embeddings import OpenAIEmbedder, embedder_from_config
 from taskmem.providers.measured_embedder import MeasuredEmbedder
 from taskmem.providers.model_router import ModelRouter, second_model_from_config
 from taskmem.settings import (
-    AuthSettings, EmbeddingSettings, LlmSettings, MaintenanceSettings, StateSettings, WaitSettings, WebhookSettings,
+    AuthSettings, EmbeddingSettings, LlmSettings, MaintenanceSettings, StateSettings, UsageSettings, WaitSettings,
+    WebhookSettings,
 )
 from taskmem.state.engine import StateEngine
 from taskmem.state.follower import StateFollower
 from taskmem.store.engines import open_storage
 from taskmem.store.storage import Storage
 from taskmem.tracing import rpc_tracing
+from taskmem.usage.meter import StoredMeter
 from taskmem.tiktoken_offline import token_counter
 from taskmem.v1 import memory_service_pb2, memory_service_pb2_grpc, state_service_pb2, state_service_pb2_grpc
 from taskmem.v1 import task_service_pb2, task_service_pb2_grpc, wait_service_pb2, wait_service_pb2_grpc
@@ -156,6 +158,13 @@ class TaskmemServer:
         llm = LlmSettings.of(self.config)
         embedder, chat = embedder_from_config(EmbeddingSettings.of(self.config)), chat_model_from_config(llm)
         second = second_model_from_config(llm)  # QueryTask's analysis questions (ModelRouter)
+        # Every call to an endpoint is admitted against its namespace's budget and recorded (GetTaskUsage).
+        meter = StoredMeter(self.storage, UsageSettings.of(self.config).budgets, metrics)
+        for model in (chat, second):
+            if model is not None:
+                model.meter = meter
+        if isinstance(embedder, OpenAIEmbedder):
+            embedder.meter = meter
         if metrics is not None:
             for model in (chat, second):
                 if model is not None:
@@ -187,7 +196,7 @@ class TaskmemServer:
             tracing, self.stop_tracing = rpc_tracing(self.config.otlp_endpoint)
             interceptors.insert(0, tracing)
         server = grpc.aio.server(interceptors=interceptors, options=_server_options(self.config))
-        task_service_pb2_grpc.add_TaskServiceServicer_to_server(TaskService(self.storage), server)
+        task_service_pb2_grpc.add_TaskServiceServicer_to_server(TaskService(self.storage, meter.budget_tokens), server)
         wait_service_pb2_grpc.add_WaitServiceServicer_to_server(
             WaitService(self.storage, self.scheduler, WaitSettings.of(self.config), self.file_roots), server)
         state_service_pb2_grpc.add_StateServiceServicer_to_server(StateService(self.state), server)

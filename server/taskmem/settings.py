@@ -11,7 +11,7 @@ import dataclasses
 from collections.abc import Callable
 from typing import Any, TypeVar
 
-from taskmem.config import ApiKey, Config
+from taskmem.config import ApiKey, Config, parse_model_budgets
 from taskmem.core.reconcile import ReconcileThresholds
 
 S = TypeVar("S", bound="Section")
@@ -99,6 +99,13 @@ class LlmSettings(Section):
     second_base_url: str = setting("llm_second_base_url")
     second_model: str = setting("llm_second_model")
     second_api_key: str = setting("llm_second_api_key")
+
+
+@dataclasses.dataclass(frozen=True)
+class UsageSettings(Section):
+    """Cost accounting of model calls (usage/meter.py): each namespace's token budget, if it has one."""
+
+    budgets: dict[str, int] = setting("model_token_budgets", parse_model_budgets)
 
 
 @dataclasses.dataclass(frozen=True)

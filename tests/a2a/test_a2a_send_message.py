@@ -146,21 +146,45 @@ async def test_a_streamed_message_creates_a_task_and_streams_what_its_agent_writ
         await next_of(stream)
 
 
-async def test_a_message_to_a_task_waiting_on_a_person_joins_its_transcript_and_leaves_the_wait_open(
+async def test_a_message_to_a_task_with_an_open_external_wait_joins_its_transcript_and_leaves_the_wait_open(
         front_end: AgentProcess, taskmem: TaskmemClient) -> None:
     created = (await taskmem.tasks.CreateTask(task_service_pb2.CreateTaskRequest(name="release"))).task
     await set_status(taskmem, created.id, task_pb2.TASK_STATUS_EXECUTING)
     wait = (await taskmem.waits.CreateWait(wait_service_pb2.CreateWaitRequest(
-        task_id=created.id, criteria="release manager approves",
-        target=wait_pb2.WaitTarget(external=wait_pb2.ExternalTarget(resolver="release manager"))))).wait
+        task_id=created.id, criteria="CI green on main",
+        target=wait_pb2.WaitTarget(external=wait_pb2.ExternalTarget(resolver="CI"))))).wait
     sender = await a2a_client(front_end.url, "JSONRPC", streaming=False)
 
-    joined = await sent_task(sender, message("approved, ship it", task_id=created.id))
+    joined = await sent_task(sender, message("any news?", task_id=created.id))
 
-    assert joined.status.state == TaskState.TASK_STATE_INPUT_REQUIRED
-    assert joined.history[-1].parts[0].text == "approved, ship it"
+    assert joined.status.state == TaskState.TASK_STATE_WORKING  # a CI hook is not a person: no input required
+    assert joined.history[-1].parts[0].text == "any news?"
     still = (await taskmem.waits.GetWait(wait_service_pb2.GetWaitRequest(wait_id=wait.id))).wait
     assert still.status == wait_pb2.WAIT_STATUS_WAITING
+
+
+@pytest.mark.parametrize(("kind", "state"), [(wait_pb2.EXTERNAL_WAIT_KIND_INPUT, TaskState.TASK_STATE_INPUT_REQUIRED),
+                                             (wait_pb2.EXTERNAL_WAIT_KIND_AUTH, TaskState.TASK_STATE_AUTH_REQUIRED)])
+async def test_a_message_to_a_task_waiting_on_a_person_answers_the_wait(
+        front_end: AgentProcess, taskmem: TaskmemClient, kind: int, state: int) -> None:
+    created = (await taskmem.tasks.CreateTask(task_service_pb2.CreateTaskRequest(name="release"))).task
+    await set_status(taskmem, created.id, task_pb2.TASK_STATUS_EXECUTING)
+    wait = (await taskmem.waits.CreateWait(wait_service_pb2.CreateWaitRequest(
+        task_id=created.id, target=wait_pb2.WaitTarget(external=wait_pb2.ExternalTarget(
+            resolver="release manager", kind=kind, question="Ship today?"))))).wait  # type: ignore[arg-type]
+    sender = await a2a_client(front_end.url, "GRPC", streaming=False)
+    asked = await sender.get_task(GetTaskRequest(id=created.id))
+    assert asked.status.state == state
+    assert "Ship today?" in asked.history[-1].parts[0].text and asked.history[-1].role == Role.ROLE_AGENT
+
+    answered = await sent_task(sender, message("yes, ship it", task_id=created.id))
+
+    assert answered.status.state == TaskState.TASK_STATE_WORKING
+    word = "Input" if kind == wait_pb2.EXTERNAL_WAIT_KIND_INPUT else "Auth"
+    assert answered.history[-1].parts[0].text == f"[{word} received] yes, ship it"
+    assert answered.history[-1].role == Role.ROLE_USER
+    ended = (await taskmem.waits.GetWait(wait_service_pb2.GetWaitRequest(wait_id=wait.id))).wait
+    assert (ended.status, ended.result) == (wait_pb2.WAIT_STATUS_RESOLVED, "yes, ship it")
 
 
 async def test_a_message_sent_twice_creates_one_task_and_one_transcript_line_and_its_id_is_not_reused(

@@ -105,7 +105,9 @@ async def test_an_unknown_task_raises_not_found_without_retrying(client: Taskmem
 async def test_a_retry_after_a_lost_reply_across_a_server_restart_writes_exactly_one_row(
         fresh_server: ServerProcess, proxy: LossyProxy) -> None:
     retries: list[grpc.StatusCode] = []
-    policy = RetryPolicy(on_retry=lambda error, attempt, pause: retries.append(error.code()))
+    # Attempts enough to outlast the restart on a loaded machine (the default 8 give up after ~7 s); the 30 s
+    # deadline still bounds the call.
+    policy = RetryPolicy(attempts=30, on_retry=lambda error, attempt, pause: retries.append(error.code()))
     async with TaskmemClient(proxy.address, retry=policy, timeout=30) as client:
         await client.tasks.ListTasks(pb.ListTasksRequest())  # the connection is up
         proxy.lose_replies()

@@ -1,6 +1,7 @@
 """A loopback OpenAI-compatible /v1/embeddings server for tests: deterministic bag-of-words vectors
 whose dimension is the number at the end of the model name ("words-16" → 16), so two models can be
-told apart without any real model or network."""
+told apart without any real model or network. Each answer's `usage` counts the words sent as its
+prompt_tokens."""
 
 from __future__ import annotations
 
@@ -47,8 +48,10 @@ def fake_embeddings() -> Iterator[FakeEmbeddings]:
         fake._open.wait(60)
         dimension = int(re.findall(r"\d+$", body["model"])[0])
         texts = body["input"] if isinstance(body["input"], list) else [body["input"]]
+        words = sum(len(re.findall(r"\w+", text)) for text in texts)
         return {"object": "list", "model": body["model"], "data": [
-            {"object": "embedding", "index": i, "embedding": embed(t, dimension)} for i, t in enumerate(texts)]}
+            {"object": "embedding", "index": i, "embedding": embed(t, dimension)} for i, t in enumerate(texts)],
+            "usage": {"prompt_tokens": words, "total_tokens": words}}
 
     with json_server(reply) as base_url:
         fake.base_url = f"{base_url}/v1"

@@ -1,5 +1,6 @@
 """A loopback OpenAI-compatible chat-completions server that tests script: each request gets the
-answer of the first rule whose marker appears in the prompt (or the default), and is recorded."""
+answer of the first rule whose marker appears in the prompt (or the default), and is recorded. With
+`usage` set, answers carry it as the endpoint's `usage` (prompt_tokens, completion_tokens)."""
 
 from __future__ import annotations
 
@@ -20,6 +21,7 @@ class ScriptedLLM:
         self.hold = threading.Event()  # while set, requests stall (a model that never answers)
         self.release = threading.Event()
         self.base_url = ""
+        self.usage: tuple[int, int] | None = None  # (prompt_tokens, completion_tokens) of every answer
 
     @property
     def user_prompts(self) -> list[str]:
@@ -35,7 +37,12 @@ def scripted_llm() -> Iterator[ScriptedLLM]:
         if llm.hold.is_set():
             llm.release.wait(60)
         system, user = body["messages"][0]["content"], body["messages"][1]["content"]
-        return {"choices": [{"message": {"role": "assistant", "content": llm.answer(system, user)}}]}
+        answer: dict[str, Any] = {"choices": [{"message": {"role": "assistant", "content": llm.answer(system, user)}}]}
+        if llm.usage is not None:
+            prompt, completion = llm.usage
+            answer["usage"] = {"prompt_tokens": prompt, "completion_tokens": completion,
+                               "total_tokens": prompt + completion}
+        return answer
 
     with json_server(reply) as base_url:
         llm.base_url = f"{base_url}/v1"

@@ -290,21 +290,22 @@ def test_a_scored_set_keeps_no_wrong_completions_and_its_measured_finishing_coun
 
 BLIND = "plan_progress_messages_blind.yaml"  # issue 34's first blind set, since used as the dev set of w27-plan
 BLIND2 = "plan_progress_messages_blind2.yaml"  # issue 34's second blind set: only its counts are asserted
+BLIND3 = "plan_progress_messages_blind3.yaml"  # issue 34's third blind set, scored once before and once after w34-plan
 
 
 def test_the_first_blind_set_keeps_its_measured_counts_as_a_floor() -> None:
     figures = score(BLIND)
-    assert (figures["finishing"], figures["wrong"], figures["exact"] >= 33) == (51, 0, True), figures
+    assert (figures["finishing"], figures["wrong"], figures["exact"] >= 36) == (51, 0, True), figures
 
 
 def test_the_second_blind_set_keeps_its_measured_counts_as_a_floor() -> None:
     figures = score(BLIND2)
-    assert (figures["finishing"], figures["wrong"] <= 1, figures["exact"] >= 14) == (42, True, True), figures
+    assert (figures["finishing"], figures["wrong"], figures["exact"] >= 24) == (42, 0, True), figures
 
 
-@pytest.mark.xfail(strict=True, reason="issue 34's target, not met: 1 wrong completion measured at 8a9342a")
-def test_the_second_blind_set_has_no_wrong_completions() -> None:
-    assert score(BLIND2)["wrong"] == 0
+def test_the_third_blind_set_keeps_its_measured_counts_as_a_floor() -> None:
+    figures = score(BLIND3)
+    assert (figures["finishing"], figures["wrong"], figures["exact"] >= 9) == (41, 0, True), figures
 
 
 LAUNCH = plan("Get legal approval for the contract", "Hold the project kickoff meeting", "Schedule the design review",
@@ -353,3 +354,123 @@ def test_each_tick_after_a_word_closes_its_own_item() -> None:
 def test_a_plain_word_id_that_modifies_another_noun_names_no_step() -> None:
     assert claimed("Hearing request submitted", TICKETS) == []
     assert claimed("hearing done", TICKETS) == ["hearing"]
+
+
+DECISIONS = plan("Get planning permission for the extension", "Approve the marketing budget",
+                 "Submit the budget for approval", "Get board approval for the hire")
+
+
+@pytest.mark.parametrize("message, expected", [
+    ("Planning permission application lodged with the council", []),  # asked for, not given
+    ("Sent the permission request to the council", []),
+    ("Budget sent to the CFO for approval", ["s3"]),  # the handing over is done; the approval (s2) is to come
+    ("Step 2: forwarded to the CFO for sign-off", []),
+    ("Budget submitted for approval", ["s3"]),
+    ("Permission granted by the council", ["s1"]),  # what a get-step asks for arrived
+    ("The board signed off on the hire", ["s4"]),  # the event a get-title asks for, said by its outcome
+])
+def test_handing_a_thing_over_for_a_decision_does_not_finish_the_step_that_is_the_decision(
+        message: str, expected: list[str]) -> None:
+    assert claimed(message, DECISIONS) == expected
+
+
+WORKSHOP = plan("Translate the handbook", "Draw up the floor plan", "Stop the legacy cron jobs", "Hang the new signage",
+                "Review related literature", "Print the banners", "Mount the shelves", "Demolish the old shed",
+                "Plant the seedlings")
+
+
+@pytest.mark.parametrize("message, expected", [
+    ("Translation confirmed: 40 pages, Spanish", ["s1"]),  # an activity noun; what follows the colon is no modifier
+    ("Floor plan done", ["s2"]),  # "plan" as a noun is no intent
+    ("We plan to finish the floor plan", []),
+    ("Legacy cron jobs stopped", ["s3"]),  # a veto word that is the step's own verb in the past
+    ("The new signage is hung", ["s4"]),
+    ("The export hung overnight", []),  # ... and no other step's
+    ("The related-literature review is finished", ["s5"]),  # a compound's parts name the object
+    ("The banners are back from the printer", ["s6"]),  # outcomes of the table's rows
+    ("The shelves are all on the wall", ["s7"]),  # "all" inside an outcome phrase changes nothing
+    ("The old shed is gone", ["s8"]),
+    ("Seedlings are in the ground", ["s9"]),
+    ("The banners are at the printer", []),
+    ("The shelves arrived", []),  # arrival is not mounting
+    ("The banners arrived", []),  # nor printing
+])
+def test_a_step_is_found_by_the_outcome_its_verb_leaves_behind(message: str, expected: list[str]) -> None:
+    assert claimed(message, WORKSHOP) == expected
+
+
+def test_a_percentage_that_measures_the_result_is_no_share_of_the_work() -> None:
+    party = plan("Host the launch party", "Migrate the user table")
+    assert claimed("The launch party went ahead, 80% turnout", party) == ["s1"]
+    assert claimed("The user table is 80% migrated", party) == []
+    assert claimed("Migrated the user table: 80%", party) == []
+    assert claimed("Migrated 80% of the user table", party) == []
+
+
+def test_a_step_named_by_its_id_is_finished_by_its_own_verb_in_a_form_that_vetoes_other_steps() -> None:
+    items = [PlanItem(id="signage", ordinal=0, title="Hang the new signage"),
+             PlanItem(id="export", ordinal=1, title="Export the report")]
+    assert [c.item_id for c in completion_claims(items, "signage is hung")] == ["signage"]
+    assert [c.item_id for c in completion_claims(items, "export hung again")] == []
+
+
+def test_arriving_finishes_a_delivery_or_an_order_but_not_a_send() -> None:
+    items = plan("Order the folding chairs", "Send the save-the-date cards", "Deliver the hampers to the office")
+    assert claimed("The folding chairs arrived this morning", items) == ["s1"]
+    assert claimed("The save-the-date cards arrived from the printer", items) == []
+    assert claimed("Hampers signed for at the office", items) == ["s3"]
+
+
+HOME = plan("Set up the Wi-Fi", "Replace the boiler", "File the tax return", "Reserve the meeting room",
+            "Cancel the old insurance", "Fix the printer")
+
+
+@pytest.mark.parametrize("message, expected", [
+    ("Wi-Fi is working", ["s1"]),  # a state the finished step leaves
+    ("Printer is working again", ["s6"]),
+    ("Working on the Wi-Fi", []),  # ongoing work
+    ("The printer is working through the queue", []),
+    ("New boiler is in", ["s2"]),  # a bare particle says the thing is there
+    ("Tax return is in", ["s3"]),
+    ("Tax return is in draft", []),  # ... unless a noun follows: another state
+    ("The meeting room is ours for Friday", ["s4"]),
+    ("The meeting room is ours if we confirm by noon", []),  # a condition anywhere in the clause
+    ("Old insurance cancelled", ["s5"]),  # British doubling: cancelled is cancel
+])
+def test_a_stated_result_finishes_its_step_and_a_condition_or_another_state_does_not(
+        message: str, expected: list[str]) -> None:
+    assert claimed(message, HOME) == expected
+
+
+STUDIO = plan("Master the tracks", "Hire two sound engineers", "Release the lead single", "Schedule the listening party",
+              "Survey the early listeners")
+
+
+@pytest.mark.parametrize("message, expected", [
+    ("Track 3 is mastered", []),  # one of the tracks
+    ("Sound engineer hired for the live room", []),  # one of the two
+    ("Tracks mastered", ["s1"]),
+    ("Both sound engineers hired", ["s2"]),
+    ("Early listener survey: done", ["s5"]),  # a singular that modifies the next noun is no part
+    ("The lead single is out on Friday", []),  # a state given a day to come
+    ("The lead single is out next week", []),
+    ("Lead single released on Friday", ["s3"]),  # a past tense with a day: when it was
+    ("Listening party set for Friday", ["s4"]),  # the step is the scheduling
+    ("Booking line is open", []),  # no step opens it
+])
+def test_one_of_many_or_a_day_to_come_does_not_finish_the_step(message: str, expected: list[str]) -> None:
+    assert claimed(message, STUDIO) == expected
+
+
+def test_putting_a_thing_in_the_calendar_finishes_only_a_step_that_books_it() -> None:
+    items = plan("Train the drivers", "Book the drivers' refresher course")
+    assert claimed("Drivers' training booked for the 3rd", items) == []
+    assert claimed("Drivers' refresher course booked", items) == ["s2"]
+    assert claimed("Drivers trained", items) == ["s1"]
+
+
+def test_a_thing_a_step_puts_in_place_is_not_in_place_when_another_place_is_named() -> None:
+    items = plan("Replace the boiler", "Plant the hedging")
+    assert claimed("The boiler is in the van", items) == []
+    assert claimed("The new boiler is in and working", items) == ["s1"]
+    assert claimed("The hedging is in the ground", items) == ["s2"]

@@ -146,6 +146,18 @@ def test_a_user_who_restates_an_item_in_other_words_merges_into_it() -> None:
     assert decision.outcome is Outcome.MERGE
 
 
+def test_a_near_candidate_no_rule_links_is_inserted_naming_its_possible_rival_and_put_to_the_judge() -> None:
+    old = existing("constraint", "Tests must not require internet access")
+    offline = cand("constraint", "The test suite has to run offline", refs=("a1",))
+    near = run([offline], [old], 0.59).decisions[0]
+    assert (near.outcome, near.rule, near.nearest_uid) == (Outcome.INSERT, "no_match", old.uid) and near.uncertain
+    assert old.uid in near.detail and f"supersedes: {old.uid}" in near.detail
+    judged = run([offline], [old], 0.59, overrides={0: Adjudication("merge", old.uid, "judge")}).decisions[0]
+    assert (judged.outcome, judged.existing_uid) == (Outcome.MERGE, old.uid)
+    far = run([offline], [old], 0.44).decisions[0]
+    assert far.outcome is Outcome.INSERT and not far.uncertain and not far.detail
+
+
 @pytest.mark.parametrize("new_text", ["Cache with Redis", "Caching uses Redis"])
 def test_a_paraphrase_merges_from_the_paraphrase_floor(new_text: str) -> None:
     old = existing("decision", "Use Redis for caching")

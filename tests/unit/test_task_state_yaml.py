@@ -12,6 +12,7 @@ from taskmem.core.task_state_yaml import (
 )
 from taskmem.core.state_notes import Note, WaitNote
 from taskmem.core.tasks import Task, TaskStatus
+from taskmem.core.waits import ExternalKind, ExternalTarget
 from taskmem.tiktoken_offline import token_counter
 
 COUNTER = token_counter()
@@ -140,7 +141,9 @@ def test_task_state_yaml_is_never_over_budget(items: int, done: int, decisions: 
         [DecisionEntry(f"m{n}", text, "", n) for n, text in enumerate(decisions)],
         [ErrorEntry(f"e{n}", "s", e, r, n) for n, (e, r) in enumerate(errors)], WorkspaceChanges(1, 1, None),
         constraints=listed, questions=listed, risks=listed,
-        waits=[WaitNote(f"w{n}", "external", text, n, n * 1_000_000 or None, None) for n, text in enumerate(waits)])
+        waits=[WaitNote(f"w{n}", "external", text, n, n * 1_000_000 or None, None,
+                        ExternalTarget(text, ExternalKind.INPUT, text, f"step-{n}") if n % 2 else None)
+               for n, text in enumerate(waits)])  # every other one a wait on a person
     text, _, _ = fit_task_state(view, COUNTER, budget)
     assert COUNTER.count(text) <= budget
     if text:

@@ -334,6 +334,26 @@ def test_the_plan_history_shows_an_earlier_version_on_request(page: Any, web_url
     assert page.locator("#plan-graph g.node").count() == 1
 
 
+def test_the_state_history_lists_versions_and_shows_the_diff_from_one_to_now(
+        page: Any, web_url: str, channel: grpc.Channel, screenshots: Path) -> None:
+    task_id = create_task(channel, "Pick a chart library", item("draw", "Draw the charts"))
+    state = state_service_pb2_grpc.StateServiceStub(channel)
+    first = state.AddDecision(spb.AddDecisionRequest(task_id=task_id, text="Use Chart.js for the charts"), metadata=A)
+    state.AddDecision(spb.AddDecisionRequest(task_id=task_id, text="Use Plotly for the charts",
+                                             supersedes=first.item.uid), metadata=A)
+    versions = state.GetTaskStateHistory(spb.GetTaskStateHistoryRequest(task_id=task_id), metadata=A).versions
+    decided = versions[1].cursor  # just after the first decision
+    open_view(page, web_url, f"task/{task_id}", KEY_A)
+    page.wait_for_selector(f"#history-body tr[data-cursor='{decided}']", timeout=TIMEOUT_MS)
+    assert page.locator("#history-body tr[data-cursor]").count() == len(versions)
+    page.click(f"#history-body tr[data-cursor='{decided}'] button")
+    page.wait_for_selector("#state-diff pre.diff", timeout=TIMEOUT_MS)
+    removed = page.locator("#state-diff pre.diff span.removed").all_inner_texts()
+    added = page.locator("#state-diff pre.diff span.added").all_inner_texts()
+    assert any("Use Chart.js" in line for line in removed) and any("Use Plotly" in line for line in added)
+    page.locator("#section-history").screenshot(path=str(screenshots / "state-history-diff.png"))
+
+
 def test_a_batch_answers_each_call_alone(web_url: str, channel: grpc.Channel) -> None:
     task_id = create_task(channel, "Batched")
     headers = {"x-taskmem-web": "1", "authorization": f"Bearer {KEY_A}"}

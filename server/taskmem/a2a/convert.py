@@ -33,14 +33,8 @@ def context_of(task: task_pb2.Task) -> str:
     return named.string_value if named is not None and named.string_value else task.id
 
 
-def parked_on_wait(task: task_pb2.Task) -> bool:
-    """A task with an open wait (the server keeps metadata.active_wait_ids) is waiting on something outside."""
-    waits = task.metadata.fields.get("active_wait_ids")
-    return waits is not None and len(waits.list_value.values) > 0
-
-
 def status_of(task: task_pb2.Task) -> TaskStatus:
-    status = TaskStatus(state=a2a_state(task.status, parked_on_wait=parked_on_wait(task)))
+    status = TaskStatus(state=a2a_state(task.status))
     status.timestamp.CopyFrom(task.update_time)
     summary = task.error_summary.message if task.status == task_pb2.TASK_STATUS_FAILED else task.final_answer
     if summary:

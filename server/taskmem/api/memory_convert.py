@@ -8,7 +8,7 @@ from taskmem.api import task_convert
 from taskmem.api.task_convert import _compact, _duration_json, _time_json
 from taskmem.core.artifacts import Artifact
 from taskmem.core.episodes import Episode
-from taskmem.core.knowledge import Knowledge
+from taskmem.core.knowledge import Knowledge, KnowledgeValue
 from taskmem.core.memory import MemoryEntry
 from taskmem.core.memory_search import Hit, SearchMode
 from taskmem.core.patterns import Pattern
@@ -32,7 +32,7 @@ def knowledge_json(k: Knowledge) -> dict[str, Any]:
     return _compact({
         "id": k.id, "category": k.category.value, "key": k.key, "value": k.value, "source": k.source,
         "confidence": k.confidence, "revision": str(k.revision), "create_time": _time_json(k.created_at),
-        "update_time": _time_json(k.updated_at)})
+        "update_time": _time_json(k.updated_at), "valid_from": _time_json(k.valid_from)})
 
 
 def episode_json(e: Episode) -> dict[str, Any]:
@@ -76,10 +76,12 @@ def memory_entry(e: MemoryEntry) -> memory_pb2.MemoryEntry:
         tags=e.tags, relevance_to=e.relevance_to, source=e.source, create_time=task_convert.timestamp(e.created_at))
 
 
-def search_hit(hit: Hit, entry: MemoryEntry, embedding_pending: bool = False) -> memory_pb2.MemorySearchHit:
+def search_hit(hit: Hit, entry: MemoryEntry, embedding_pending: bool = False,
+               superseded_at: int | None = None) -> memory_pb2.MemorySearchHit:
     return memory_pb2.MemorySearchHit(
         entry=memory_entry(entry), score=hit.score, found_by=[m.value for m in hit.found_by], snippet=hit.snippet,
-        fulltext_rank=hit.fulltext_rank, semantic_rank=hit.semantic_rank, embedding_pending=embedding_pending)
+        fulltext_rank=hit.fulltext_rank, semantic_rank=hit.semantic_rank, embedding_pending=embedding_pending,
+        superseded=superseded_at is not None, valid_to=task_convert.timestamp(superseded_at))
 
 
 def search_mode(mode: SearchMode) -> int:
@@ -90,9 +92,16 @@ def knowledge(k: Knowledge) -> memory_pb2.Knowledge:
     return memory_pb2.Knowledge(
         id=k.id, category=k.category.value, key=k.key, value=k.value, source=k.source, confidence=k.confidence,
         revision=k.revision, create_time=task_convert.timestamp(k.created_at), update_time=task_convert.timestamp(k.updated_at),
-        history=[memory_pb2.KnowledgeValue(value=v.value, source=v.source, confidence=v.confidence,
-                                           write_time=task_convert.timestamp(v.written_at),
-                                           outcome=v.outcome.value if v.outcome else None) for v in k.history])
+        valid_from=task_convert.timestamp(k.valid_from), history=[knowledge_value(v) for v in k.history])
+
+
+def knowledge_value(v: KnowledgeValue) -> memory_pb2.KnowledgeValue:
+    held = v.replaced_at is not None  # a REJECTED value never held: no valid time
+    return memory_pb2.KnowledgeValue(value=v.value, source=v.source, confidence=v.confidence,
+                                     write_time=task_convert.timestamp(v.written_at),
+                                     outcome=v.outcome.value if v.outcome else None,
+                                     valid_from=task_convert.timestamp(v.written_at) if held else None,
+                                     valid_to=task_convert.timestamp(v.replaced_at))
 
 
 def episode(e: Episode) -> memory_pb2.Episode:

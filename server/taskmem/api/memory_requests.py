@@ -13,6 +13,7 @@ from taskmem.core.errors import InvalidArgument, LimitExceeded
 from taskmem.core.knowledge import KnowledgeCategory
 from taskmem.core.memory import LABEL_MAX, MemoryFilter, MemoryType, NewMemoryEntry, check_labels, check_new_entry
 from taskmem.core.memory_extraction import ToolCall
+from taskmem.core.memory_recency import DEFAULT_HALF_LIFE_US, RecencyWeights
 from taskmem.core.memory_search import SearchMode
 from taskmem.v1 import memory_pb2
 from taskmem.v1 import memory_service_pb2 as pb
@@ -77,14 +78,28 @@ class Search:
     mode: SearchMode
     filter: MemoryFilter
     limit: int
+    recency: RecencyWeights | None  # None: relevance alone
 
 
 def search(request: pb.SearchMemoriesRequest) -> Search:
     query = validate.text("query", request.query, QUERY_MAX, required=True)
     mode = validate.enum("mode", request.mode, memory_pb2.SearchMode, SearchMode, SearchMode.HYBRID)
     assert mode is not None
+    recency = recency_weights(request.recency_ranking) if request.HasField("recency_ranking") else None
     return Search(query, mode, memory_filter("filter", request.filter),
-                  validate.non_negative("limit", request.limit, SEARCH_MAX) or SEARCH_DEFAULT)
+                  validate.non_negative("limit", request.limit, SEARCH_MAX) or SEARCH_DEFAULT, recency)
+
+
+def recency_weights(ranking: pb.RecencyRanking) -> RecencyWeights:
+    field = "recency_ranking"
+    for name in ("recency_weight", "importance_weight"):
+        weight = getattr(ranking, name)
+        if not 0.0 <= weight <= 1.0 or math.isnan(weight):
+            raise InvalidArgument(f"{field}.{name}", f"is {weight}; must be from 0 to 1")
+    if ranking.recency_weight + ranking.importance_weight > 1.0 + 1e-6:
+        raise InvalidArgument(f"{field}.importance_weight", "recency_weight + importance_weight must be at most 1")
+    half_life = validate.duration_us(f"{field}.half_life", ranking.half_life, ranking.HasField("half_life"))
+    return RecencyWeights(ranking.recency_weight, ranking.importance_weight, half_life or DEFAULT_HALF_LIFE_US)
 
 
 # How long SearchMemories with wait_for_embeddings waits for the backlog when the call has no deadline.

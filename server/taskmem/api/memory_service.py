@@ -67,9 +67,12 @@ class MemoryService(memory_service_pb2_grpc.MemoryServiceServicer):
                              context: grpc.aio.ServicerContext) -> pb.SearchMemoriesResponse:
         s = memory_requests.search(request)
         wait = memory_requests.embedding_wait(request, context.time_remaining())
-        found = await self._archive.search(current_scope().namespace, s.query, s.mode, s.filter, s.limit, wait)
+        as_of = validate.as_of("as_of", request.as_of, request.HasField("as_of"))
+        found = await self._archive.search(current_scope().namespace, s.query, s.mode, s.filter, s.limit, wait,
+                                           s.recency, as_of, request.include_history)
         return pb.SearchMemoriesResponse(
-            hits=[mconvert.search_hit(hit, entry, hit.seq in found.unembedded_hits) for hit, entry in found.hits],
+            hits=[mconvert.search_hit(hit, entry, hit.seq in found.unembedded_hits, found.superseded.get(entry.id))
+                  for hit, entry in found.hits],
             mode=mconvert.search_mode(found.mode), unembedded_count=found.unembedded_count)
 
     async def ExtractMemories(self, request: pb.ExtractMemoriesRequest,
@@ -124,10 +127,12 @@ class MemoryService(memory_service_pb2_grpc.MemoryServiceServicer):
         category = memory_requests.category("category", request.category, required=False)
         key_prefix = validate.text("key_prefix", request.key_prefix, memory_requests.KEY_MAX)
         text = validate.text("text", request.text, memory_requests.TEXT_FILTER_MAX)
+        as_of = validate.as_of("as_of", request.as_of, request.HasField("as_of"))
         page, token = await list_page(
-            request, [category, key_prefix, text], SortKey((str, str), lambda k: [k.category.value, k.key]),
-            lambda after, limit: self._storage.read(knowledge_store.query, current_scope().namespace, category,
-                                                    key_prefix, text, limit, after))
+            request, [category, key_prefix, text, request.as_of.SerializeToString().hex(), request.include_history],
+            SortKey((str, str), lambda k: [k.category.value, k.key]),
+            lambda after, limit: self._storage.read(knowledge_store.query_as_of, current_scope().namespace, category,
+                                                    key_prefix, text, limit, after, as_of, request.include_history))
         return pb.QueryKnowledgeResponse(knowledge=[mconvert.knowledge(k) for k in page], next_page_token=token)
 
     async def DeleteKnowledge(self, request: pb.DeleteKnowledgeRequest,

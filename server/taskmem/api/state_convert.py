@@ -10,6 +10,7 @@ from taskmem.core.open_conflicts import settle_with
 from taskmem.core.state_records import CandidateResult, ReconcileReport, StoredStateItem
 from taskmem.core.state_items import Candidate
 from taskmem.core.task_state_yaml import DecisionEntry, ErrorEntry, TaskStateView
+from taskmem.core.valid_time import StateVersion
 from taskmem.core.working_memory import WorkingMemory
 from taskmem.state.engine import Reconciled, Stated
 from taskmem.state.view_sections import decision_of, error_of
@@ -21,7 +22,8 @@ _STATUSES = {s: f"STATE_ITEM_STATUS_{s.upper()}"
 _CONFIDENCES = {c: f"STATE_ITEM_CONFIDENCE_{c.upper()}" for c in ("low", "medium", "high")}
 _SOURCES = {"extraction": "STATE_ITEM_SOURCE_EXTRACTION", "agent": "STATE_ITEM_SOURCE_AGENT"}
 _SKIPS = {"no_new_messages": "EXTRACTION_SKIP_REASON_NO_NEW_MESSAGES",
-          "no_user_message": "EXTRACTION_SKIP_REASON_NO_USER_MESSAGE"}
+          "no_user_message": "EXTRACTION_SKIP_REASON_NO_USER_MESSAGE",
+          "model_budget_exhausted": "EXTRACTION_SKIP_REASON_MODEL_BUDGET_EXHAUSTED"}
 
 
 def type_word(value: int) -> str:
@@ -55,7 +57,13 @@ def state_item(item: StoredStateItem) -> state_pb2.StateItem:
         conflict=item.conflict, conflict_with=item.conflict_with, pinned=item.pinned,
         source=_SOURCES.get(item.source, "STATE_ITEM_SOURCE_UNSPECIFIED"),
         create_time=task_convert.timestamp(item.created_at), last_seen_time=task_convert.timestamp(item.last_seen_at),
-        update_time=task_convert.timestamp(item.updated_at))
+        update_time=task_convert.timestamp(item.updated_at), valid_from=task_convert.timestamp(item.created_at),
+        valid_to=task_convert.timestamp(item.valid_to))
+
+
+def version(v: StateVersion) -> state_service_pb2.TaskStateVersion:
+    return state_service_pb2.TaskStateVersion(cursor=v.cursor, create_time=task_convert.timestamp(v.created_at),
+                                              change=v.change, correlation_id=v.correlation_id)
 
 
 def candidate(c: state_pb2.StateItemCandidate) -> Candidate:

@@ -19,6 +19,7 @@ from taskmem.core.state_items import VALID_STATUSES, StateItemType
 from taskmem.core.state_notes import DECISION_KIND, ERROR_KIND
 from taskmem.core.state_records import StoredStateItem
 from taskmem.core.state_render import render_order, render_state
+from taskmem.core.valid_time import StateVersion
 from taskmem.core.working_memory import WorkingMemory
 from taskmem.state.engine import StateEngine, Statement
 from taskmem.v1 import state_pb2, state_service_pb2 as pb, state_service_pb2_grpc
@@ -85,7 +86,8 @@ class StateService(state_service_pb2_grpc.StateServiceServicer):
                            context: grpc.aio.ServicerContext) -> pb.GetTaskStateResponse:
         task_id = validate.identifier("task_id", request.task_id)
         budget = validate.non_negative("token_budget", request.token_budget, BUDGET_MAX) or DEFAULT_TASK_STATE_BUDGET
-        text, view, omitted = await self._engine.task_state(current_scope().namespace, task_id, budget)
+        as_of = validate.as_of("as_of", request.as_of, request.HasField("as_of"))
+        text, view, omitted = await self._engine.task_state(current_scope().namespace, task_id, budget, as_of)
         return pb.GetTaskStateResponse(yaml=text, state=sconvert.task_state(view),
                                        token_count=self._engine.counter.count(text), token_budget=budget,
                                        omitted=omitted)
@@ -134,18 +136,20 @@ class StateService(state_service_pb2_grpc.StateServiceServicer):
         validate.count("types", request.types, validate.ENUM_FILTER_MAX)
         types = [sconvert.type_word(t) for t in dict.fromkeys(request.types) if validate.enum(
             "types", t, state_pb2.StateItemType, _WireType)]
+        as_of = validate.as_of("as_of", request.as_of, request.HasField("as_of"))
         namespace = current_scope().namespace
 
         async def read(after: list[Any] | None, limit: int) -> list[StoredStateItem]:
             # In render order, which is not a key order: the page starts after the token's item.
             ordered = render_order(await self._engine.list_items(namespace, thread_id, task_id, types,
-                                                                 request.include_superseded))
+                                                                 request.include_superseded, as_of))
             start = 0
             if after is not None:
                 start = next((n + 1 for n, item in enumerate(ordered) if item.uid == after[0]), len(ordered))
             return ordered[start:start + limit]
 
-        page, token = await list_page(request, [thread_id, sorted(types), request.include_superseded],
+        page, token = await list_page(request, [thread_id, sorted(types), request.include_superseded,
+                                                request.as_of.SerializeToString().hex()],
                                       SortKey((str,), lambda i: [i.uid]), read)
         return pb.ListStateItemsResponse(items=[sconvert.state_item(i) for i in page], next_page_token=token)
 
@@ -229,8 +233,9 @@ class StateService(state_service_pb2_grpc.StateServiceServicer):
         validate.enum("mode", request.mode, state_pb2.ContextMode, _WireMode)
         mode = ContextMode.MINIMAL if request.mode == state_pb2.CONTEXT_MODE_MINIMAL else ContextMode.FULL
         query = validate.text("query", request.query, QUERY_MAX)
+        as_of = validate.as_of("as_of", request.as_of, request.HasField("as_of"))
         text, sections = await self._engine.build_context(current_scope().namespace, thread_id, task_id, budget,
-                                                          mode, query)
+                                                          mode, query, as_of)
         return pb.BuildContextResponse(text=text, token_count=self._engine.counter.count(text), sections=[
             state_pb2.ContextSection(name=s.name, allowed_tokens=s.allowed, used_tokens=s.used,
                                      truncated=s.truncated, omitted=s.omitted) for s in sections])
@@ -246,6 +251,28 @@ class StateService(state_service_pb2_grpc.StateServiceServicer):
                                     messages_since_summary=answer.messages_since_summary,
                                     answered_by=answer.answered_by.value if answer.answered_by else None,
                                     answered_by_model=answer.answered_by_model, fell_back=answer.fell_back)
+
+    # --- history (issue 29) ---------------------------------------------------------------------
+
+    async def GetTaskStateHistory(self, request: pb.GetTaskStateHistoryRequest,
+                                  context: grpc.aio.ServicerContext) -> pb.GetTaskStateHistoryResponse:
+        task_id = validate.identifier("task_id", request.task_id)
+        namespace = current_scope().namespace
+
+        async def read(after: list[Any] | None, limit: int) -> list[StateVersion]:
+            return await self._engine.state_history(namespace, task_id, after[0] if after else None, limit)
+
+        page, token = await list_page(request, [task_id], SortKey((int,), lambda v: [v.cursor]), read)
+        return pb.GetTaskStateHistoryResponse(versions=[sconvert.version(v) for v in page], next_page_token=token)
+
+    async def DiffTaskState(self, request: pb.DiffTaskStateRequest,
+                            context: grpc.aio.ServicerContext) -> pb.DiffTaskStateResponse:
+        task_id = validate.identifier("task_id", request.task_id)
+        from_cursor = validate.non_negative("from_cursor", request.from_cursor)
+        to_cursor = validate.non_negative("to_cursor", request.to_cursor)
+        found = await self._engine.state_diff(current_scope().namespace, task_id, from_cursor, to_cursor)
+        return pb.DiffTaskStateResponse(diff=found.diff, from_yaml=found.from_yaml, to_yaml=found.to_yaml,
+                                        resolved_to_cursor=found.to_cursor)
 
 
 def _type_of_uid(uid: str) -> str:

@@ -15,6 +15,7 @@ from taskmem.core.actions import Action, ActionLogLine
 from taskmem.core.claims import Claim, ClaimEvent
 from taskmem.core.events import Event
 from taskmem.core.messages import ContextSnapshot, Message
+from taskmem.core.model_usage import TaskUsage
 from taskmem.core.open_conflicts import OpenConflict
 from taskmem.core.plans import Plan, PlanItem, StatusSource
 from taskmem.core.progress import Progress
@@ -203,8 +204,13 @@ def conflict(c: OpenConflict[Note]) -> state_pb2.StateConflict:
 
 
 def open_wait(w: WaitNote) -> state_pb2.OpenWait:
-    return state_pb2.OpenWait(wait_id=w.id, kind=w.kind, criteria=w.criteria, start_time=timestamp(w.since),
-                              timeout=duration(w.timeout_us))
+    converted = state_pb2.OpenWait(wait_id=w.id, kind=w.kind, criteria=w.criteria, start_time=timestamp(w.since),
+                                   timeout=duration(w.timeout_us))
+    if w.person is not None:
+        converted.external_kind = w.person.kind.value  # type: ignore[assignment]
+        converted.resolver, converted.question, converted.plan_item_id = (
+            w.person.resolver, w.person.question, w.person.plan_item_id)
+    return converted
 
 
 def _time_json(us: int | None) -> str | None:
@@ -312,3 +318,18 @@ def resource_json(resource: Any) -> dict[str, Any]:
     """
     payload: dict[str, Any] = _TO_JSON[type(resource)](resource)
     return payload
+
+
+def task_usage(usage: TaskUsage) -> task_service_pb2.GetTaskUsageResponse:
+    lines = [task_pb2.ModelUsage(
+        model=line.model, purpose=f"MODEL_CALL_PURPOSE_{line.purpose.value.upper()}" if line.purpose else 0,
+        calls=line.calls, failed_calls=line.failed_calls, refused_calls=line.refused_calls, tokens_in=line.tokens_in,
+        tokens_out=line.tokens_out, latency=duration(line.latency_us)) for line in usage.lines]
+    budget = task_pb2.ModelBudget(limit_tokens=usage.budget.limit_tokens, used_tokens=usage.budget.used_tokens,
+                                  exhausted=usage.budget.exhausted) if usage.budget is not None else None
+    model_in, model_out = usage.model_tokens_in, usage.model_tokens_out
+    return task_service_pb2.GetTaskUsageResponse(
+        task_id=usage.task_id, model_usage=lines, model_tokens_in=model_in, model_tokens_out=model_out,
+        agent_tokens_in=usage.agent_tokens_in, agent_tokens_out=usage.agent_tokens_out, actions=usage.actions,
+        tokens_in=model_in + usage.agent_tokens_in, tokens_out=model_out + usage.agent_tokens_out,
+        namespace_budget=budget)

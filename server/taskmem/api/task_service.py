@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import collections
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from typing import Any
 
 import grpc
@@ -18,7 +18,7 @@ from taskmem.core.errors import InvalidArgument, NotFound, OutOfRange
 from taskmem.core.events import Event, EventFilter, EventType
 from taskmem.core.ids import is_id_of, new_id
 from taskmem.core.messages import ContextSnapshot, Kind, Message, Role
-from taskmem.core.plans import SUMMARY_MAX, ItemStatus, PlanItem, validate_plan
+from taskmem.core.plans import ITEM_AWAITING_PERSON, SUMMARY_MAX, ItemStatus, PlanItem, validate_plan
 from taskmem.core.tasks import (
     SERVER_METADATA_KEYS, UPDATABLE_FIELDS, ApprovalMode, ErrorSummary, MetadataChange, Task, TaskStatus,
     client_metadata,
@@ -30,6 +30,7 @@ from taskmem.store.tasks import plan_claims as claim_store
 from taskmem.store.tasks import plan_progress
 from taskmem.store.state.view_reads import task_progress
 from taskmem.store.tasks import tasks as task_store
+from taskmem.store.usage import model_calls
 from taskmem.store.webhooks import webhooks as webhook_store
 from taskmem.store.storage import Storage
 from taskmem.store.access import Transaction
@@ -134,8 +135,9 @@ def _event_filter(scope: CallScope, task_ids: Any, types: Any) -> EventFilter:
 
 
 class TaskService(task_service_pb2_grpc.TaskServiceServicer):
-    def __init__(self, storage: Storage) -> None:
+    def __init__(self, storage: Storage, budget_tokens: Callable[[str], int | None] = lambda namespace: None) -> None:
         self._storage = storage
+        self._budget_tokens = budget_tokens  # a namespace's model token budget (None: it has none)
         self._event_replies = _EventReplies()
 
     # --- tasks -------------------------------------------------------------------------------
@@ -183,10 +185,11 @@ class TaskService(task_service_pb2_grpc.TaskServiceServicer):
         wanted = validate.enum_filter("statuses", request.statuses, task_pb2.TaskStatus, TaskStatus)
         updated_after = validate.timestamp_us("updated_after", request.updated_after,
                                               request.HasField("updated_after"))
-        page, token = await list_page(
-            request, [sorted(wanted), updated_after], SortKey((int, str), lambda t: [t.updated_at, t.id]),
+        awaiting = request.awaiting_person
+        page, token = await list_page(  # the filter without awaiting_person binds tokens as before it existed
+            request, [sorted(wanted), updated_after, *([awaiting] if awaiting else [])], SortKey((int, str), lambda t: [t.updated_at, t.id]),
             lambda after, limit: self._storage.read(task_store.list_tasks, scope.namespace, wanted, updated_after,
-                                                    after, limit))
+                                                    after, limit, awaiting))
         return pb.ListTasksResponse(tasks=[task_convert.task(t) for t in page], next_page_token=token)
 
     async def UpdateTask(self, request: pb.UpdateTaskRequest, context: grpc.aio.ServicerContext) -> pb.UpdateTaskResponse:
@@ -226,6 +229,9 @@ class TaskService(task_service_pb2_grpc.TaskServiceServicer):
         task_id = validate.identifier("task_id", request.task_id)
         item_id = validate.identifier("item_id", request.item_id)
         status = validate.enum("status", request.status, task_pb2.PlanItemStatus, ItemStatus)
+        if status in ITEM_AWAITING_PERSON:
+            raise InvalidArgument("status", f"{status.name} is entered only by a wait on a person"
+                                            " (WaitService.CreateWait, target.external.plan_item_id)")
         summary = validate.text("summary", request.summary, SUMMARY_MAX) if request.HasField("summary") else None
         issue = validate.text("active_issue", request.active_issue, NARRATIVE_MAX) \
             if request.HasField("active_issue") else None
@@ -475,6 +481,13 @@ class TaskService(task_service_pb2_grpc.TaskServiceServicer):
         task_id = validate.identifier("task_id", request.task_id)
         count = validate.non_negative("recent_message_count", request.recent_message_count, 50) or 5
         return task_convert.progress(await self._storage.read(task_progress, scope.namespace, task_id, count))
+
+    async def GetTaskUsage(self, request: pb.GetTaskUsageRequest,
+                           context: grpc.aio.ServicerContext) -> pb.GetTaskUsageResponse:
+        namespace = current_scope().namespace
+        task_id = validate.identifier("task_id", request.task_id)
+        usage = await self._storage.read(model_calls.task_usage, namespace, task_id, self._budget_tokens(namespace))
+        return task_convert.task_usage(usage)
 
 
     # --- webhooks ----------------------------------------------------------------------------

@@ -12,6 +12,7 @@ from google.protobuf import duration_pb2, struct_pb2, timestamp_pb2
 from google.protobuf.internal.enum_type_wrapper import EnumTypeWrapper
 
 from taskmem.core.errors import InvalidArgument, LimitExceeded
+from taskmem.core.valid_time import AsOf
 
 E = TypeVar("E", bound=StrEnum)
 
@@ -156,6 +157,18 @@ def timestamp_us(field: str, message: timestamp_pb2.Timestamp, present: bool) ->
     if not -62_135_596_800 <= message.seconds <= 253_402_300_799 or not 0 <= message.nanos < 1_000_000_000:
         raise InvalidArgument(field, "is outside the valid Timestamp range")
     return message.seconds * 1_000_000 + message.nanos // 1000
+
+
+def as_of(field: str, message: Any, present: bool) -> AsOf | None:
+    """An AsOf (a time or an event cursor) as the core's; None when unset (the read shows now)."""
+    if not present:
+        return None
+    point = message.WhichOneof("point")
+    if point == "time":
+        return AsOf(time=timestamp_us(f"{field}.time", message.time, True))
+    if point == "cursor":
+        return AsOf(cursor=non_negative(f"{field}.cursor", message.cursor))
+    raise InvalidArgument(field, "needs a time or a cursor")
 
 
 def url(field: str, value: str) -> str:

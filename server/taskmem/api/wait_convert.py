@@ -48,7 +48,8 @@ def target(t: Target) -> wait_pb2.WaitTarget:
                                                            body_contains=t.body_contains))
     if isinstance(t, FileTarget):
         return wait_pb2.WaitTarget(file=wait_pb2.FileTarget(path=t.path, contains=t.contains))
-    return wait_pb2.WaitTarget(external=wait_pb2.ExternalTarget(resolver=t.resolver))
+    return wait_pb2.WaitTarget(external=wait_pb2.ExternalTarget(
+        resolver=t.resolver, kind=t.kind.value, question=t.question, plan_item_id=t.plan_item_id))
 
 
 def wait(w: Wait) -> wait_pb2.Wait:
@@ -72,7 +73,9 @@ def _target_json(t: Target) -> dict[str, Any]:
         return {"http": _compact({"url": t.url, "expect_status": t.expect_status, "body_contains": t.body_contains})}
     if isinstance(t, FileTarget):
         return {"file": _compact({"path": t.path, "contains": t.contains})}
-    return {"external": _compact({"resolver": t.resolver})}
+    kind = t.kind.value if t.on_person else ""
+    return {"external": _compact({"resolver": t.resolver, "kind": kind, "question": t.question,
+                                  "plan_item_id": t.plan_item_id})}
 
 
 def wait_json(w: Wait) -> dict[str, Any]:

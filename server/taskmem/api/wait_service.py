@@ -18,7 +18,7 @@ from taskmem.core.events import Event, EventFilter, EventType
 from taskmem.core.ids import new_id
 from taskmem.core.tasks import TaskStatus
 from taskmem.core.waits import (
-    POLLED, WAIT_EVENTS, EventTarget, ExternalTarget, FileTarget, HttpTarget, TaskStatusTarget, Target,
+    POLLED, WAIT_EVENTS, EventTarget, ExternalKind, ExternalTarget, FileTarget, HttpTarget, TaskStatusTarget, Target,
     TimerTarget, Wait, WaitStatus, describe_target,
 )
 from taskmem.settings import WaitSettings
@@ -30,6 +30,7 @@ from taskmem.waits.file_access import WaitFileRoots
 from taskmem.waits.scheduler import WaitScheduler
 
 CRITERIA_MAX, TEXT_MATCH_MAX, FIELD_PATH_MAX, RESOLVER_MAX, URL_MAX, PATH_MAX = 1_000, 1_000, 200, 200, 2_048, 4_096
+QUESTION_MAX = 2_000
 STATUSES_MAX = 20
 US = 1_000_000
 
@@ -116,7 +117,25 @@ def _target(request: pb.CreateWaitRequest, settings: WaitSettings) -> Target:
         if "\0" in path:
             raise InvalidArgument(f"{field}.path", "must not contain NUL")
         return FileTarget(path, validate.text(f"{field}.contains", t.file.contains, TEXT_MATCH_MAX))
-    return ExternalTarget(validate.text(f"{field}.resolver", t.external.resolver, RESOLVER_MAX))
+    return _external_target(field, t.external, request.task_id)
+
+
+def _external_target(field: str, t: wait_pb2.ExternalTarget, task_id: str) -> ExternalTarget:
+    """A plain external wait, or a wait on a person (kind INPUT or AUTH: a task and a question required)."""
+    resolver = validate.text(f"{field}.resolver", t.resolver, RESOLVER_MAX)
+    kind = validate.enum(f"{field}.kind", t.kind, wait_pb2.ExternalWaitKind, ExternalKind) or ExternalKind.UNSPECIFIED
+    if kind is ExternalKind.UNSPECIFIED:
+        for name in ("question", "plan_item_id"):
+            if getattr(t, name):
+                raise InvalidArgument(f"{field}.{name}", "is only for a wait on a person (kind INPUT or AUTH)")
+        return ExternalTarget(resolver)
+    if not task_id:
+        raise InvalidArgument("task_id", "is required for a wait on a person (the task that waits)")
+    question = validate.text(f"{field}.question", t.question, QUESTION_MAX, required=True).strip()
+    if not question:
+        raise InvalidArgument(f"{field}.question", "is required")
+    item_id = validate.identifier(f"{field}.plan_item_id", t.plan_item_id, required=False)
+    return ExternalTarget(resolver, kind, question, item_id)
 
 
 def _poll_interval_us(request: pb.CreateWaitRequest, target: Target, settings: WaitSettings) -> int | None:

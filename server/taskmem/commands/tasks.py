@@ -1,4 +1,4 @@
-"""`taskmem tasks list` and `taskmem tasks show ID`."""
+"""`taskmem tasks list`, `taskmem tasks show ID` and `taskmem tasks usage ID`."""
 
 from __future__ import annotations
 
@@ -30,18 +30,22 @@ ITEM_MARKS = {
     task_pb2.PLAN_ITEM_STATUS_FAILED: "[!]",
     task_pb2.PLAN_ITEM_STATUS_SKIPPED: "[-]",
     task_pb2.PLAN_ITEM_STATUS_BLOCKED: "[#]",
+    task_pb2.PLAN_ITEM_STATUS_INPUT_REQUIRED: "[Q]",  # a question to a person is open
+    task_pb2.PLAN_ITEM_STATUS_AUTH_REQUIRED: "[A]",  # an authorisation by a person is awaited
 }
 
 
 async def list_tasks(client: TaskClient, out: TextIO, *, statuses: Sequence[task_pb2.TaskStatus.ValueType],
-                     limit: int | None) -> None:
-    """A table of tasks, most recently updated first, following next_page_token until the end or the limit."""
+                     limit: int | None, awaiting_person: bool = False) -> None:
+    """A table of tasks, most recently updated first, following next_page_token until the end or the limit;
+    awaiting_person: only those waiting on a person."""
     rows: list[list[str]] = []
     page_token = ""
     while limit is None or len(rows) < limit:
         page_size = MAX_PAGE_SIZE if limit is None else min(limit - len(rows), MAX_PAGE_SIZE)
         page = await client.stub.ListTasks(
-            pb.ListTasksRequest(statuses=statuses, page_size=page_size, page_token=page_token), **client.unary)
+            pb.ListTasksRequest(statuses=statuses, page_size=page_size, page_token=page_token,
+                                awaiting_person=awaiting_person), **client.unary)
         rows.extend([task.id, task_status_name(task.status), display_time(task.update_time),
                      one_line(task.name, NAME_WIDTH)] for task in page.tasks)
         page_token = page.next_page_token
@@ -75,6 +79,31 @@ async def show_task(client: TaskClient, out: TextIO, task_id: str, *, as_json: b
     print("Progress", file=out)
     for line in (progress.summary or "(no summary)").splitlines():
         print(f"  {line}", file=out)
+
+
+async def show_usage(client: TaskClient, out: TextIO, task_id: str, *, as_json: bool) -> None:
+    """GetTaskUsage: a table of the server's model calls by model and purpose, then the totals."""
+    usage = await client.stub.GetTaskUsage(pb.GetTaskUsageRequest(task_id=task_id), **client.unary)
+    if as_json:
+        print(json.dumps(proto_json_dict(usage), indent=2, ensure_ascii=False), file=out)
+        return
+    rows = [[line.model, short_enum_name(task_pb2.ModelCallPurpose, line.purpose, "MODEL_CALL_PURPOSE_"),
+             str(line.calls), str(line.failed_calls), str(line.refused_calls), str(line.tokens_in),
+             str(line.tokens_out), f"{line.latency.ToTimedelta().total_seconds():.3f}"] for line in usage.model_usage]
+    if rows:
+        for line in render_table(["MODEL", "PURPOSE", "CALLS", "FAILED", "REFUSED", "TOKENS IN", "TOKENS OUT",
+                                  "SECONDS"], rows):
+            print(line, file=out)
+    else:
+        print("No model calls.", file=out)
+    print(file=out)
+    print(f"Server models  in {usage.model_tokens_in}  out {usage.model_tokens_out}", file=out)
+    print(f"Agents ({usage.actions} actions)  in {usage.agent_tokens_in}  out {usage.agent_tokens_out}", file=out)
+    print(f"Total  in {usage.tokens_in}  out {usage.tokens_out}", file=out)
+    if usage.HasField("namespace_budget"):
+        budget = usage.namespace_budget
+        state = "used up: model work is refused" if budget.exhausted else "available"
+        print(f"Namespace budget  {budget.used_tokens} of {budget.limit_tokens} tokens ({state})", file=out)
 
 
 def describe_task(task: task_pb2.Task) -> list[str]:

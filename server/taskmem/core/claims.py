@@ -12,13 +12,13 @@ import dataclasses
 from collections.abc import Collection, Mapping
 
 from taskmem.core.errors import ClaimNotHeld, FailedPrecondition, InvalidArgument
-from taskmem.core.plans import DONE, Claim, ItemStatus, PlanItem
+from taskmem.core.plans import DONE, ITEM_AWAITING_PERSON, Claim, ItemStatus, PlanItem
 
 DEFAULT_LEASE_US = 30 * 1_000_000
 MIN_LEASE_US = 1_000_000
 MAX_LEASE_US = 3600 * 1_000_000
-
-
+# Items that will be ready again or are being worked on: an item waiting on a person returns when answered.
+_NOT_YET_DONE = frozenset({ItemStatus.PENDING, ItemStatus.IN_PROGRESS, *ITEM_AWAITING_PERSON})
 
 
 @dataclasses.dataclass
@@ -76,7 +76,7 @@ def choose_item(items: list[PlanItem], held: Mapping[str, str], wanted: ClaimFil
         waiting = [d for d in named.depends_on if d in by_id and by_id[d].status not in DONE]
         raise FailedPrecondition(f"plan item {named.id!r} waits on {', '.join(waiting)}", item_id=named.id)
     remaining = sum(1 for item in items if wanted.matches(item) and item is not chosen
-                    and item.status in (ItemStatus.PENDING, ItemStatus.IN_PROGRESS))
+                    and item.status in _NOT_YET_DONE)
     return chosen, remaining
 
 

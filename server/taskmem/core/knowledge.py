@@ -34,6 +34,7 @@ class KnowledgeValue:
     confidence: float
     written_at: int
     outcome: ValueOutcome | None = None  # set on history values
+    replaced_at: int | None = None  # a REPLACED value: when it stopped holding (it held from written_at)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -49,6 +50,22 @@ class Knowledge:
     created_at: int
     updated_at: int
     history: tuple[KnowledgeValue, ...] = ()
+    valid_from: int = 0  # since when value holds (updated_at also moves on a source or confidence change)
+
+
+def value_at(entry: Knowledge, at: int) -> Knowledge | None:
+    """The entry as it stood at `at` (its history filled): the value that held then, or None when the
+    entry did not exist yet. A REJECTED value never held."""
+    if entry.created_at > at:
+        return None
+    if entry.valid_from <= at:
+        return entry
+    held = next((v for v in entry.history if v.outcome is ValueOutcome.REPLACED and v.replaced_at is not None
+                 and v.written_at <= at < v.replaced_at), None)
+    if held is None:
+        return None
+    return dataclasses.replace(entry, value=held.value, source=held.source, confidence=held.confidence,
+                               valid_from=held.written_at, updated_at=held.written_at)
 
 
 def arbitrate(current: KnowledgeValue, incoming: KnowledgeValue) -> UpsertOutcome:

@@ -1,64 +1,76 @@
 """Plan progress from messages: which plan items a progress message says are finished.
 
 Pure and deterministic (no I/O, no model). A wrong completion is the harmful error (an agent that
-resumes skips unfinished work), so every rule that is unsure completes nothing. The rules, as the
-docs/api.md ("Plan progress from messages") and the proto describe them:
+resumes skips unfinished work), so every rule that is unsure completes nothing. The decision, in
+the order the code takes it (docs/api.md, "Plan progress from messages", says the same for users):
 
-1. The message is cut into clauses at sentence ends (". ", "!", "?", ";", newlines), at ": ",
-   ", " and dashes set off by spaces, after a tick that follows a word ("venue ✓ catering ✓"), and
-   at "but"/"however"/"though"; at "and"/"then"/"while" only when both sides name a step
-   ("Finished step 3 and started step 4"), and at "and" when each side is a finished statement
-   about a thing of its own ("Approval is in hand and the review is scheduled").
-2. A clause names items by step number ("step 2", "steps 1-3", "steps 1, 2 and 3", "step #2",
-   "step two", "2/5"; numbered from 1 in plan order), by ordinal ("the second step", "the last
-   step", "the first two steps"), by item id (an id with a digit or punctuation anywhere, "m2";
-   a plain-word id such as "changelog" only as the clause's first word, and only as a noun of its
-   own: "hearing request submitted" is about a request), or by its activity: the title's verb as a
-   noun in -ing, -ion or -ment ("rewiring", "the translation") when one title has that verb and the
-   noun has no modifier the title lacks and no object of its own ("translation of the notes").
-   A clause that names items
-   and says nothing else ("Step 2 and step 3 done", "publish: completed") is judged by the clause
-   after it.
-3. A clause says "finished" when it holds a completion word (done, complete(d), finished, ✓,
-   passed, ...), a verb in the past tense ("pushed", "built"), or an outcome of the table below
-   (for a clause that names items, an outcome of their titles' verbs), and none of:
-   - a question mark; a negation (not, n't, never, cannot, no/without — except "no errors");
-   - a word of failure or ongoing work (failing, wrong, blocked, stuck, starting, working,
-     retrying, waiting, skipping, rolled back, ...);
-   - partial work: a count short of the whole ("12 of 40", "3/5", "60%"), "so far", "the rest",
-     "to go", some, most, only, except, almost, half, a part of something ("the intro section of
-     the report"), or pending work (pending, awaiting, in review, on hold, ready to, ...);
-   - before the first such word, an intent, condition or instruction (will, going to, need, next,
-     if, once, when, until, before, after, make sure, whether, ...).
-4. A clause takes back what the clause before it finished ("Deployed, but not yet back in
-   service", "Drafted, not sent", "Migrated the EU tables; the rest tonight", "Tables migrated:
-   7/9") when it speaks of remaining or pending work or counts part of the whole, or opens with a contrast (but, though, except) or a negation (not,
-   still, only) and is itself not finished — unless it speaks of another item (names it, or holds
-   another item's verb or object: "Built the image, but haven't pushed it yet").
-5. A finished clause that names no item is matched against titles in the step's own terms. A
-   title is read as "<verb> [particle] <object> [<preposition> <complement>]" ("Push image to
-   registry": verb push, object image). The clause must be about the object: it names the
-   object's last word and at least half of its words (not through its own verbs, nor after a
-   purpose "to <verb>": "Installed Xcode to build the iOS app" is not about the app), with no
-   modifier before that word that the title lacks ("the staging database" for "the production
-   database" or for "the database"; "new", "latest" and the like are fine), no other noun after it
-   ("the welcome email template"), no other number beside a title word ("5 participants" for
-   "Interview 8 participants"), and no other place or party after the title's own preposition
-   ("to staging" for "Deploy the api to production"; a party named with "to" is compared with the
-   title's "with" party too: "to the partner" is not "with the court"). The object may also be
-   named by its acronym ("the SIV" for "the site initiation visit"), by the event a get-title asks
-   for said with the event's own verb ("the IRB approved" for "Get IRB approval"), or, when the
-   title's own outcome is said, by a compound's first noun standing alone and not after a
-   preposition ("both keynotes confirmed" for "Confirm the keynote speakers"; not "confirmed the
-   keynote venue", not "emailed them about the keynote"). And it must say the outcome happened: a
-   completion word, the title's verb in the past tense, or an outcome _OUTCOME_TABLE lists for the
-   verb ("Invoice went out" finishes "Send the invoice", "Workers now run 3.12" finishes "Upgrade
-   the workers to 3.12", "The guide exists now" finishes "Write the guide"); a get-title ("Get
-   legal approval") takes the outcomes of the verb its event noun comes from. Of the items that
-   pass, the one whose title it covers best, at least half of the title's words and two (the verb
-   counts when its outcome was said); two equally good items complete neither. A clause of
-   completion or outcome words alone ("Screenshots of the dashboard: done", "Contract: signed")
-   is said of the clause before it.
+1. Clauses. The message is cut at sentence ends (". ", "!", "?", ";", newlines), at ": ", ", "
+   and dashes set off by spaces, after a tick that follows a word ("venue ✓ catering ✓"), and at
+   "but"/"however"/"though"; at "and"/"then"/"while" only when both sides name a step ("Finished
+   step 3 and started step 4"), and at "and" when each side is a finished statement about a thing
+   of its own ("Approval is in hand and the review is scheduled").
+2. Named steps. A clause names items by step number ("step 2", "steps 1-3", "step #2", "step
+   two", "2/5"), by ordinal ("the second step", "the last step", "the first two steps"), by item id
+   (an id with a digit or punctuation, "m2"; a plain-word id such as "changelog" only as the
+   clause's first word and a noun of its own), or by its activity: the title's verb as a noun in
+   -ing, -ion or -ment ("rewiring", "the translation", "our booking") when one title has that verb
+   and the noun, within its clause, has no modifier the title lacks and no object of its own. A
+   clause that names items and says nothing else ("Step 2 and step 3 done") takes the verdict of
+   the clause after it; one of completion or outcome words alone ("Contract: signed") is said of
+   the clause before it.
+3. Completion report (the clause, whatever step it is about). Finished when it holds a cue — a
+   completion word (done, finished, ✓, passed, ...), a past tense ("pushed", "built"), an outcome
+   of core/plan_outcomes.OUTCOME_TABLE (for a clause that names items, of their titles' verbs), or
+   a veto word that is a step's own verb in a past form ("stopped" for "Stop the cron jobs",
+   "hung" for "Hang the drywall"; that step only) — and none of:
+   - a question mark; a negation (not, n't, never, no/without — except "no errors");
+   - failure or ongoing work (failing, blocked, stuck, starting, working on, retrying, waiting,
+     skipping, rolled back, ...; "is working", "now running" are states, not work);
+   - partial work: a count short of the whole ("12 of 40", "3/5", "60%", "60% done"; not a
+     percentage that measures a result: "80% turnout"), "so far", "the rest", "to go", some, most,
+     only, almost, half, a part of something ("the intro section of the report"), pending work
+     (pending, awaiting, in review, on hold, ready to, ...);
+   - a condition anywhere (if, unless, provided, assuming), or before the cue an intent or
+     instruction (will, going to, need, next, once, when, until, make sure; "plan" only as a verb:
+     "the seating plan" is a thing).
+   An outcome said with a bare particle ("the boiler is in", "the site is up") holds only when no
+   noun follows it ("is in draft", "is out sick" are other states).
+4. Qualifiers. A clause takes back what the clause before it finished ("Deployed, but not yet back
+   in service", "Drafted, not sent", "Migrated the EU tables; the rest tonight", "Tables migrated:
+   7/9") when it speaks of remaining or pending work or counts part of the whole, or opens with a
+   contrast or negation and is itself not finished — unless it speaks of another item ("Built the
+   image, but haven't pushed it yet").
+5. Link by the step's object (a finished clause that names no item). A title is read as "<verb>
+   [particle] <object> [<preposition> <complement>]" ("Push image to registry": push, the image).
+   The clause must name the object's last word and at least half of its words (a compound's parts
+   count: "related-work" names related work; not through its own verbs, nor after a purpose "to
+   <verb>"), and not be about something else that shares a word: a modifier the title lacks ("the
+   staging database" for "the database"), another noun after it ("the welcome email template"),
+   another number ("5 participants" for "Interview 8 participants"), another place or party after
+   the title's preposition ("to staging" for "to production"), or one of a plural object named
+   alone ("track 3 is mastered", "a nurse hired" for "Master the tracks", "Hire two nurses"; not a
+   modifier: "the user survey" for "Survey the users"). The object may also be named by its
+   acronym ("the SIV"), by the event a get-title asks for said by its verb or its outcomes ("the
+   IRB approved", "the board signed off" for "Get board approval"), or, with the title's own
+   outcome, by a compound's first noun standing alone ("both keynotes confirmed" for "Confirm the
+   keynote speakers"). And the clause must say the title's outcome happened: a completion word,
+   the title's verb in the past tense, or an outcome the table lists for that verb — the title's
+   verb itself need not appear ("Invoice went out", "The hedging is in the ground", "The leaving
+   party went ahead"). Of the items that pass, the one whose title it covers best (at least half of
+   its words and two, the verb counting when its outcome was said); a tie completes neither.
+6. Not yet, per step (for every claim, named or linked). A finished-sounding clause does not finish
+   a step when, for that step:
+   - the step is a decision or a result given by others (get, obtain, secure, approve, pass, ...)
+     and the clause only hands the thing over (submitted, applied, lodged, requested, sent) without
+     the decision (granted, approved, issued, ...); or it hands it over "for approval/review/
+     sign-off" and the title does not say so itself ("Budget sent to the CFO for approval" finishes
+     "Submit the budget for approval", not "Approve the budget");
+   - the clause puts it in the calendar (booked, scheduled, arranged, planned) and the step is not
+     one that books, orders, hires or arranges ("Driver training booked" is no training);
+   - a state is given a day to come ("out on Friday", "live next week") and the step is not a
+     scheduling one, unless a past tense says when it was ("Released on Friday");
+   - the step puts a thing in its place (install, fit, hang, plant, replace) and the clause names
+     another place for it ("The boiler is in the van").
 
 Whether a claim is applied (dependencies completed, status not set by a caller) is decided by
 applicable_claims; the store applies the result in the transaction that stores the message.
@@ -75,6 +87,8 @@ from collections.abc import Sequence
 from typing import NamedTuple, Protocol
 
 from taskmem.core.messages import Kind, Role
+from taskmem.core.plan_outcomes import (ALL_OUTCOMES, IRREGULAR, NOT_COMPLETION, OUTCOME_WORDS, OUTCOMES, TABLE_VERBS,
+                                        stem)
 from taskmem.core.plans import DONE, ItemStatus, StatusSource
 
 # Only what an agent or a person writes about the work is read; tool output and the service's own
@@ -132,8 +146,10 @@ def reads_message(role: Role, kind: Kind, content: str) -> bool:
 
     The last test is cheap and spares the store reading the plan for the many messages that cannot.
     """
-    return role in INFERRING_ROLES and kind in INFERRING_KINDS \
-        and _has_cue(_words(_normalise(content)))
+    if role not in INFERRING_ROLES or kind not in INFERRING_KINDS:
+        return False
+    words = _words(_normalise(content))
+    return _has_cue(words) or any(_own_verb_past(w) for w in words)  # "stopped" finishes a stop step
 
 
 # --- words -------------------------------------------------------------------------------------
@@ -150,16 +166,7 @@ _COMPLETION_WORDS = frozenset({
     "successful", "successfully", "passed", "passes", "ok", "okay", "green", "accomplished", "achieved", "wrapped",
     "finalised", "finalized",
 })
-# Past tenses that do not end in -ed, mapped to the verb (for title matching as well).
-_IRREGULAR = {
-    "built": "build", "rebuilt": "rebuild", "made": "make", "wrote": "write", "written": "write",
-    "rewrote": "rewrite", "rewritten": "rewrite", "ran": "run", "sent": "send", "got": "get", "gotten": "get",
-    "took": "take", "taken": "take", "did": "do", "found": "find", "gave": "give", "given": "give",
-    "bought": "buy", "brought": "bring", "chose": "choose", "chosen": "choose", "drew": "draw", "drawn": "draw",
-    "spun": "spin", "understood": "understand", "won": "win", "began": "begin", "begun": "begin",
-    "broke": "break", "broken": "break", "held": "hold", "kept": "keep", "left": "leave", "paid": "pay",
-}
-_IRREGULAR_COMPLETION = frozenset(_IRREGULAR) - {"began", "begun", "broke", "broken", "held", "kept", "left"}
+_IRREGULAR_COMPLETION = frozenset(IRREGULAR) - NOT_COMPLETION
 # Words ending in -ed that do not say something was finished (and are not vetoes either).
 _NEUTRAL_ED = frozenset({
     "needed", "required", "expected", "planned", "scheduled", "supposed", "intended", "wanted", "proposed",
@@ -181,6 +188,7 @@ _VETO = frozenset({
     "skip", "skips", "skipping", "skipped", "waiting", "wait", "pending", "queued", "paused", "stopped",
     "cancelled", "canceled", "postponed", "deferred", "delayed", "stalled", "hanging", "hung",
 })
+_NEGATIONS = frozenset({"not", "never", "cannot", "no", "without", "nope", "neither", "nor"})
 # Before the completion word, these make it a plan, a condition or a possibility.
 _INTENT = frozenset({
     "will", "'ll", "ll", "going", "gonna", "about", "shall", "should", "must", "need", "needs", "requires",
@@ -295,7 +303,7 @@ def _plan_index(outline: tuple[tuple[str, int, str], ...]) -> _PlanIndex:
     for ordinal, read in titles.items():
         for word in read.stems | read.initials:
             postings.setdefault(word, []).append(ordinal)
-    verbs = _TABLE_VERBS | {_words(title.lower())[0] for _, _, title in outline if _words(title.lower())}
+    verbs = TABLE_VERBS | {_words(title.lower())[0] for _, _, title in outline if _words(title.lower())}
     return _PlanIndex(ids, plain_ids, {ordinal: item_id for item_id, ordinal, _ in outline}, titles, postings,
                       frozenset().union(*(t.object | {t.verb} for t in titles.values())), verbs)
 
@@ -321,8 +329,12 @@ def _id_refs(text: str, index: _PlanIndex) -> list[tuple[int, int, list[tuple[in
 def _says_of_something(text: str, question: bool = False) -> bool:
     """Whether words say of a thing that it is finished: a clause of its own, with a word that is no cue."""
     words = _words(text)
-    return _finished(words, question, _ALL_OUTCOMES) and any(w not in _STOP and not _is_completion(w) and w not in _OUTCOME_WORDS
+    return _finished(words, question, ALL_OUTCOMES) and any(w not in _STOP and not _is_completion(w) and w not in OUTCOME_WORDS
                                    and not _vetoed(w) for w in words)
+
+
+# A verb's noun: the rewiring, the translation, the deployment.
+_ACTIVITY_NOUN = re.compile(r"[a-z]+(?:ing|ion|ions|ment)\b")
 
 
 def _activity_refs(text: str, index: _PlanIndex) -> list[tuple[int, int, list[tuple[int, MatchedBy]]]]:
@@ -331,16 +343,16 @@ def _activity_refs(text: str, index: _PlanIndex) -> list[tuple[int, int, list[tu
     as a noun of its own (no modifier before it that the title lacks, no noun after it: "the stereo
     mixing", "rewiring the garage" and "testing of the ui" speak of other work)."""
     spans = []
-    matches = list(re.finditer(r"[a-z]+(?:ing|ion|ions|ment)\b", text))
-    for match in matches:
+    for match in _ACTIVITY_NOUN.finditer(text):
         word = match.group()
         word_stem = stem(word)
         owners = [o for o, t in index.titles.items() if len(t.verb) >= 4 and word_stem.startswith(t.verb)]
         if len(owners) != 1 or word in _VETO or word in _INTENT:
             continue
         title = index.titles[owners[0]]
-        before = _words(text[:match.start()])[-1:]
-        after = _words(text[match.end():])[:4]
+        # its neighbours within its clause ("Carrier confirmed our booking: 2x40ft…": nothing follows it)
+        before = _words(_CLAUSE_END.split(text[:match.start()])[-1])[-1:]
+        after = _words(_CLAUSE_END.split(text[match.end():])[0])[:4]
         if before and before[0] not in _STOP and stem(before[0]) not in title.stems and before[0] not in _GENERIC_MODIFIERS:
             continue
         if after and (after[0] == "of" or after[0] in _PREPOSITIONS):  # "the translation of the form": whose?
@@ -397,110 +409,6 @@ def _split_conjunctions(text: str, begin: int, end: int, named: list[tuple[int, 
     return out if points else [_Clause(piece, begin, refs, question)]
 
 
-_VERB_PREFIXES = frozenset({"e", "re"})
-
-
-@functools.lru_cache(maxsize=16_384)
-def stem(word: str) -> str:
-    """A crude, stable stem so "built"/"build", "pushed"/"push", "verified"/"verify" meet."""
-    prefix, _, rest = word.partition("-")
-    if prefix in _VERB_PREFIXES and rest.isalpha():  # "e-filed" is filed, "re-sent" is sent
-        word = rest
-    w = _IRREGULAR.get(word, word)
-    for suffix in ("ing", "ed", "es", "s"):
-        if w.endswith(suffix) and len(w) - len(suffix) >= 3 \
-                and not (suffix == "s" and w[-2:] in ("ss", "us", "is")):
-            w = w[: -len(suffix)]
-            break
-    if w.endswith("ion") and len(w) >= 7:  # "provisioned" and "provision", "migrated" and "migration"
-        w = w[:-3]
-    if w.endswith("i"):
-        w = w[:-1] + "y"
-    if len(w) >= 4 and w[-1] == w[-2] and w[-1] not in "aeioulsz":
-        w = w[:-1]
-    if w.endswith("e") and len(w) > 3:
-        w = w[:-1]
-    return w
-
-
-# --- outcomes ----------------------------------------------------------------------------------
-
-# A step is finished in its own terms when a clause names its object and says the outcome of its
-# verb happened, in the words people use for that kind of work. Each row: the verbs of a group of
-# common step verbs | the outcomes that say such a step happened (phrases are words in a row; "'s"
-# reads as "is"). A verb's own past tense ("pushed" for "push") always counts and is not listed
-# for its own sake; a row lists the synonyms and the states a finished step leaves behind.
-_OUTCOME_TABLE = (
-    ("send email mail forward deliver dispatch share circulate distribute notify submit file reply respond return",
-     "sent, delivered, emailed, mailed, forwarded, dispatched, shared, circulated, distributed, notified,"
-     " submitted, filed, replied, responded, returned, went out, gone out, is out, are out, is with, are with"),
-    ("invite", "invited, sent, went out, gone out, are out"),
-    ("approve sign accept authorize authorise endorse ratify greenlight",
-     "approved, signed, signed off, accepted, authorized, authorised, endorsed, ratified, greenlit,"
-     " got the go-ahead, got approval, approval granted, got sign-off, lgtm, in hand"),
-    ("publish release ship launch post announce",
-     "published, released, shipped, launched, posted, announced, is live, are live, went live, gone live, now live,"
-     " live on, is out, are out, now out, went out, is up, are up, now available, is available, are available"),
-    ("deploy roll promote rollout",
-     "deployed, rolled out, promoted, is live, are live, went live, gone live, now live, live on, live in,"
-     " now running, now serving, now serves, now serve, is serving, are serving, now runs, now run, is up, are up"),
-    ("upgrade update bump patch migrate switch move convert port renew rotate flash",
-     "upgraded, updated, bumped, patched, migrated, switched, moved, converted, ported, renewed, rotated,"
-     " now runs, now run, now running, is running, are running, now on, is on, are on, runs on, run on, now at,"
-     " is at, are at, now uses, now use, now points, now point"),
-    ("write draft outline document prepare compose author design edit revise rewrite summarise summarize"
-     " transcribe translate record",
-     "written, wrote, drafted, outlined, documented, prepared, composed, authored, designed, edited, revised,"
-     " rewritten, summarised, summarized, transcribed, translated, recorded, committed, checked in, exists,"
-     " now exists, is in, are in, is on, are on, ready, is up, is final, are final"),
-    ("build create provision set install configure enable add implement scaffold make generate spin stand open"
-     " register",
-     "built, created, provisioned, installed, configured, enabled, added, implemented, scaffolded, made, generated,"
-     " spun up, stood up, opened, registered, is up, are up, up and running, in place, exists, now exists, works,"
-     " ready, is set up"),
-    ("fix resolve repair debug address unblock restore",
-     "fixed, resolved, repaired, addressed, unblocked, restored, works, works again, is back, are back"),
-    ("test verify check validate confirm review proofread audit evaluate benchmark measure",
-     "tested, passed, passes, green, verified, confirmed, checked, validated, reviewed, proofread, audited,"
-     " evaluated, benchmarked, measured, looks good, look good, all good, lgtm, signed off"),
-    ("merge land integrate commit",
-     "merged, landed, integrated, committed, checked in, is in, are in, in main, in master"),
-    ("book reserve schedule order buy purchase pay hire rent arrange",
-     "booked, reserved, scheduled, ordered, bought, purchased, paid, hired, rented, arranged, confirmed, set for,"
-     " is set, are set, on the calendar, calendared"),
-    ("collect gather download fetch export import load ingest backfill copy sync transfer upload push pull extract"
-     " scrape crawl",
-     "collected, gathered, downloaded, fetched, exported, imported, loaded, ingested, backfilled, copied, synced,"
-     " transferred, uploaded, pushed, pulled, extracted, scraped, crawled, landed, is in, are in, in hand"),
-    ("hold host organise organize convene", "held, hosted, organised, organized, convened, took place"),
-    ("analyse analyze train run compute survey interview study calculate fit tune label annotate clean dedupe"
-     " deduplicate process",
-     "analysed, analyzed, trained, ran, computed, surveyed, interviewed, studied, calculated, fitted, tuned,"
-     " labelled, labeled, annotated, cleaned, deduped, deduplicated, processed, results are in"),
-    ("fail", "failed over"),
-    ("back snapshot archive dump",
-     "backed up, snapshotted, archived, dumped, snapshot taken, backup taken"),
-    ("delete remove decommission clean prune retire drop shut disable revoke deprecate purge wipe",
-     "deleted, removed, decommissioned, cleaned, pruned, retired, dropped, shut down, disabled, revoked,"
-     " deprecated, purged, wiped, is gone, are gone"),
-)
-
-
-def _outcomes_by_verb() -> dict[str, frozenset[tuple[str, ...]]]:
-    table: dict[str, set[tuple[str, ...]]] = {}
-    for verbs, outcomes in _OUTCOME_TABLE:
-        phrases = {tuple(phrase.split()) for phrase in outcomes.split(", ")}
-        for verb in verbs.split():
-            table.setdefault(stem(verb), set()).update(phrases)
-    return {verb: frozenset(phrases) for verb, phrases in table.items()}
-
-
-_OUTCOMES = _outcomes_by_verb()
-_ALL_OUTCOMES = frozenset(phrase for phrases in _OUTCOMES.values() for phrase in phrases)
-_TABLE_VERBS = frozenset(verb for verbs, _ in _OUTCOME_TABLE for verb in verbs.split())
-_OUTCOME_WORDS = frozenset(word for phrase in _ALL_OUTCOMES for word in phrase)
-
-
 # A title's verb may take a particle ("set up", "back up", "roll out", "sign off", "shut down"), and
 # its object ends at the first preposition ("Push image to registry": the object is the image).
 _PARTICLES = frozenset({"up", "out", "off", "down", "over", "back"})
@@ -537,7 +445,7 @@ _REMAINDER_PHRASES = frozenset({("so", "far"), ("the", "rest"), ("to", "go"), ("
 _COUNT = re.compile(r"^(\d{1,6})/(\d{1,6})$")
 # The phrases that start at a word, for finding any of them in one pass.
 _PHRASES_AT: dict[str, list[tuple[str, ...]]] = {}
-for _phrase in sorted(_ALL_OUTCOMES | _PARTIAL_PHRASES | _REMAINDER_PHRASES):
+for _phrase in sorted(ALL_OUTCOMES | _PARTIAL_PHRASES | _REMAINDER_PHRASES):
     _PHRASES_AT.setdefault(_phrase[0], []).append(_phrase)
 
 
@@ -592,16 +500,48 @@ def _find_phrases(words: list[str], phrases: frozenset[tuple[str, ...]]) -> dict
     found: dict[tuple[str, ...], int] = {}
     for i in range(len(words)):
         for phrase in _PHRASES_AT.get(words[i], ()):
-            if phrase in phrases and phrase not in found and tuple(words[i:i + len(phrase)]) == phrase:
+            if phrase in phrases and phrase not in found and _phrase_at(words, i, phrase):
                 found[phrase] = i
     return found
 
 
+# Words a phrase may hold without changing it: "are all in" is "are in", "is finally live" is "is live".
+_PHRASE_FILLER = frozenset({"all", "already", "finally", "fully", "both"})
+
+
+def _phrase_at(words: list[str], i: int, phrase: tuple[str, ...]) -> bool:
+    j = i
+    for k, want in enumerate(phrase):
+        while k and j < len(words) and words[j] in _PHRASE_FILLER and want not in _PHRASE_FILLER:
+            j += 1
+        if j >= len(words) or words[j] != want:
+            return False
+        j += 1
+    return not _state_takes_noun(words, j, phrase)
+
+
+# A state said with a bare particle ("the boiler is in", "the site is up") says the thing is there only
+# when no noun follows: "is in draft", "is out sick", "is up for review" are other states.
+_STATE_VERBS = frozenset({"is", "are", "now", "went", "gone"})
+_STATE_PARTICLES = frozenset({"in", "up", "out", "back", "over", "off", "down"})  # "is on Node 22" names a version
+_DETERMINERS = frozenset({"the", "a", "an", "our", "my", "your", "their", "his", "her", "its", "this", "that"})
+_AFTER_STATE = frozenset({"and", "too", "now", "today", "yesterday", "tonight", "already", "again", "as", "so", "both",
+                          "all", "✓", "finally", "officially", "at", "last", "early", "this", "earlier"})
+
+
+def _state_takes_noun(words: list[str], j: int, phrase: tuple[str, ...]) -> bool:
+    if phrase[0] not in _STATE_VERBS or phrase[-1] not in _STATE_PARTICLES or j >= len(words):
+        return False
+    after = words[j]
+    return not (after in _PREPOSITIONS or after in _AFTER_STATE or after in _DETERMINERS or _is_completion(after)
+                or after in OUTCOME_WORDS)
+
+
 def _phrases_in(words: list[str]) -> frozenset[tuple[str, ...]]:
-    return frozenset(_find_phrases(_phrase_words(words), _ALL_OUTCOMES))
+    return frozenset(_find_phrases(_phrase_words(words), ALL_OUTCOMES))
 
 
-def _first_cue(words: list[str], outcomes: frozenset[tuple[str, ...]] = _ALL_OUTCOMES) -> int | None:
+def _first_cue(words: list[str], outcomes: frozenset[tuple[str, ...]] = ALL_OUTCOMES) -> int | None:
     """Where the clause first says something happened: a completion word, a past tense or one of the outcomes."""
     at = [i for i, w in enumerate(words) if _is_completion(w)][:1]
     expanded = _phrase_words(words)
@@ -651,15 +591,33 @@ _FAILURE = frozenset({
 
 
 def _excusable(word: str, objects: frozenset[str]) -> bool:
-    """A failure word that names what a step acts on ("Reproduce the crash") is no veto; a negation always is."""
-    return (word in _FAILURE or word in _PART) and stem(word) in objects
+    """A failure word that names what a step acts on ("Reproduce the crash") is no veto, nor one that is a
+    step's own verb ("Drywall is hung" for "Hang the drywall", "Stopped the old workers" for "Stop the old
+    workers": title matching then accepts only that step); a negation always is."""
+    return (word in _FAILURE or word in _PART or _own_verb_past(word)) and stem(word) in objects
+
+
+def _own_verb_past(word: str) -> bool:
+    """A veto in a past form ("stopped", "skipped", "hung"; not "running" or "not"): a step whose verb it is
+    was done."""
+    return word in _VETO and word not in _NEGATIONS and (word.endswith("ed") or word in IRREGULAR)
+
+
+def _measure(words: list[str], i: int) -> bool:
+    """Whether a percentage is a measurement (followed by the noun it measures: "70% turnout", "31% open
+    rate") rather than a share of the work ("60%", "60% done", "60% of the rows", "60% migrated")."""
+    after = words[i + 1] if i + 1 < len(words) else ""
+    return bool(_PERCENT.match(words[i])) and after.isalpha() and after not in _STOP \
+        and after not in _PREPOSITIONS and not _is_completion(after) and after not in OUTCOME_WORDS \
+        and not _vetoed(after) and after not in _PARTIAL and after not in ("through", "there", "way")
 
 
 def _vetoes(words: list[str]) -> list[str]:
     """The words that say the work is not (known to be) finished: negation, failure, ongoing work, a
     part of something ("the intro section of the report").
 
-    "no errors", "now running", "running 16.4", "up and running" and "failed over" are no vetoes.
+    "no errors", "now running", "running 16.4", "up and running", "is working" (not "is working on") and
+    "failed over" are no vetoes.
     """
     found = []
     for i, word in enumerate(words):
@@ -672,6 +630,11 @@ def _vetoes(words: list[str]) -> list[str]:
             continue  # the state a finished step leaves: "now running", "up and running", "running Postgres 16"
         if word == "failed" and words[i + 1:i + 2] == ["over"]:
             continue  # a fail-over that happened
+        if word == "working" and i and words[i - 1] in ("is", "are", "now", "all", "and") \
+                and words[i + 1:i + 2] not in (["on"], ["through"], ["to"], ["towards"]):
+            continue  # a state: "the printer is working" (not "is working on the report")
+        if _measure(words, i):
+            continue  # "a 70% turnout", "31% open rate": a figure about the result, not the work's share
         if word in _PART and words[i + 1:i + 2] == ["of"] or _vetoed(word):
             found.append(word)
     return found
@@ -692,9 +655,27 @@ def _finished(words: list[str], question: bool, outcomes: frozenset[tuple[str, .
     if question:
         return False
     first = _first_cue(words, outcomes)
-    if first is None or _unfinished(words, objects):
+    if first is None:  # a step's own verb that is a veto elsewhere ("stopped" for "Stop the cron jobs")
+        first = next((i for i, w in enumerate(words) if _own_verb_past(w) and stem(w) in objects), None)
+    if first is None or _unfinished(words, objects) or any(w in _CONDITION for w in words):
         return False
-    return not any(word in _INTENT or word.endswith("'ll") for word in words[:first])
+    return not any(_intends(words, i) for i in range(first))
+
+
+# Anywhere in a clause, a condition makes what it says not (yet) true: "The room is ours if we confirm by noon".
+_CONDITION = frozenset({"if", "unless", "provided", "providing", "assuming"})
+
+
+# Intent words that are nouns too: "the seating plan" is a thing, "we plan to" and "plan to ship" intend.
+_NOUN_TOO = frozenset({"plan", "plans"})
+_SUBJECTS = frozenset({"i", "we", "you", "they", "he", "she", "team"})
+
+
+def _intends(words: list[str], i: int) -> bool:
+    word = words[i]
+    if word in _NOUN_TOO:
+        return words[i + 1:i + 2] == ["to"] or (i > 0 and words[i - 1] in _SUBJECTS)
+    return word in _INTENT or word.endswith("'ll")
 
 
 def _outcomes_of(refs: list[tuple[int, MatchedBy]], index: _PlanIndex) -> frozenset[tuple[str, ...]]:
@@ -718,9 +699,10 @@ def _judge(clause: _Clause, spans: list[tuple[int, int, list[tuple[int, MatchedB
     if clause.refs and all(w in _BARE_FILLER for w in words):
         clause.verdict = None
     elif clause.refs:
-        clause.verdict = _finished(words, clause.question, _outcomes_of(clause.refs, index))
+        verbs = frozenset(index.titles[o].verb for o, _ in clause.refs if o in index.titles)  # "hung" for a hang step
+        clause.verdict = _finished(words, clause.question, _outcomes_of(clause.refs, index), verbs)
     else:
-        clause.verdict = _finished(words, clause.question, _ALL_OUTCOMES, index.objects)
+        clause.verdict = _finished(words, clause.question, ALL_OUTCOMES, index.objects)
 
 
 # --- titles ------------------------------------------------------------------------------------
@@ -741,6 +723,8 @@ class _Title(NamedTuple):
     modifiers: frozenset[str]  # the object's other words ("production" in "the production database")
     outcomes: frozenset[tuple[str, ...]]  # what saying the verb's outcome happened looks like
     initials: frozenset[str]  # the object's acronyms: "siv" for "the site initiation visit"
+    events: frozenset[tuple[str, ...]]  # a get-title's event noun's outcomes ("clearance": cleared, released)
+    plural: bool  # the object's last word is plural ("the tracks"): one of them named alone is a part
 
 
 def _read_title(title: str) -> _Title | None:
@@ -762,11 +746,16 @@ def _read_title(title: str) -> _Title | None:
     obj = content_stems(" ".join(phrase))
     plain = [w for w in phrase if w.isalpha()]
     initials = {"".join(w[0] for w in plain[k:]) for k in range(len(plain) - 2 + 1)} if len(plain) >= 3 else set()
-    outcomes = _OUTCOMES.get(verb, frozenset())
+    events: frozenset[tuple[str, ...]] = frozenset()
     if verb in _GET_VERBS:  # "Get IRB approval": the outcomes of the verb its event noun comes from
-        outcomes = outcomes.union(*(o for v, o in _OUTCOMES.items() if len(v) >= 4 and any(h.startswith(v) for h in head)))
+        events = events.union(*(o for v, o in OUTCOMES.items() if len(v) >= 4 and any(h.startswith(v) for h in head)))
     return _Title(stems, verb, obj, tuple(complements), _numbered_nouns(words), frozenset(head), obj - head,
-                  outcomes, frozenset(i for i in initials if len(i) >= 3))
+                  OUTCOMES.get(verb, frozenset()) | events, frozenset(i for i in initials if len(i) >= 3), events,
+                  bool(phrase) and _is_plural(phrase[-1]))
+
+
+def _is_plural(word: str) -> bool:
+    return len(word) > 3 and word.endswith("s") and not word.endswith(("ss", "us", "is")) and stem(word) != word
 
 
 def _phrase_after(words: list[str], i: int) -> list[str]:
@@ -795,18 +784,19 @@ class _Said(NamedTuple):
     named: frozenset[str]  # of those, what the clause acts on: not its own verbs or outcome words
     verbs: frozenset[str]  # stems of its past tenses
     outcomes: frozenset[tuple[str, ...]]  # outcome phrases in it
-    excused: list[tuple[bool, str]]  # vetoes _judge let through as a title's words: (a part word?, stem)
+    excused: list[str]  # stems of the vetoes _judge let through as a title's words
     numbers: dict[str, str]  # numbered words
 
 
 def _read_clause(clause_text: str, verbs: frozenset[str]) -> _Said:
     words = _words(re.sub(r"[()\[\]{}\"“”]", " and ", clause_text))  # an aside is not a noun phrase's next word
     purpose = next((i for i in range(len(words) - 1) if words[i] == "to" and words[i + 1] in verbs), len(words))
-    stems = content_stems(" ".join(words[:purpose]))
-    past = frozenset(stem(w) for w in words if _is_past(w))
+    # a compound's parts name things too ("the related-work survey" is about related work)
+    stems = content_stems(" ".join(p for w in words[:purpose] for p in ([w, *w.split("-")] if "-" in w else [w])))
+    past = frozenset(stem(w) for w in words if _is_past(w) or _own_verb_past(w))
     outcomes = _phrases_in(words)
     named = stems - past - {stem(w) for phrase in outcomes for w in phrase}
-    return _Said(words, stems, named, past, outcomes, [(w in _PART, stem(w)) for w in _vetoes(words)],
+    return _Said(words, stems, named, past, outcomes, [stem(w) for w in _vetoes(words)],
                  _numbered_nouns(words))
 
 
@@ -820,7 +810,7 @@ def _about_something_else(title: _Title, said: _Said) -> bool:
     """
     if title.object and (len(title.object & said.named) * 2 < len(title.object) or title.head.isdisjoint(said.named)):
         return True
-    if not all(word in title.object or part and word == title.verb for part, word in said.excused):
+    if not all(word in title.object or word == title.verb for word in said.excused):
         return True
     for noun, number in title.numbers.items():
         other = said.numbers.get(noun, number)
@@ -836,7 +826,17 @@ def _about_something_else(title: _Title, said: _Said) -> bool:
             return True  # "to staging" for "to production", "to my co-author" for "to the foundation"
     words = said.words
     mentions = [i for i, w in enumerate(words) if stem(w.removesuffix("'s")) in title.head]
+    if mentions and title.plural and all(_one_of_them(words, i) for i in mentions):
+        return True  # "track 3 is mastered", "a nurse hired" for "Master the tracks", "Hire two nurses"
     return bool(mentions) and all(_modified_away(title, said, i) for i in mentions)
+
+
+def _one_of_them(words: list[str], i: int) -> bool:
+    """Whether a singular mention of a plural object's head stands for one of them: it heads its own
+    noun ("track 3", "nurse hired"), not modifies the next ("the user survey" for "Survey the users")."""
+    word = words[i].removesuffix("'s")
+    after = words[i + 1] if i + 1 < len(words) else ""
+    return not _is_plural(word) and (any(c.isdigit() for c in after) or _stands_alone(after) or after in _PREPOSITIONS)
 
 
 def _modified_away(title: _Title, said: _Said, i: int) -> bool:
@@ -846,20 +846,22 @@ def _modified_away(title: _Title, said: _Said, i: int) -> bool:
     words = said.words
     before = words[i - 1] if i else ""
     if before and before not in _STOP and before not in _GENERIC_MODIFIERS and not any(c.isdigit() for c in before) \
-            and not _is_completion(before) and before not in _OUTCOME_WORDS and not _vetoed(before) \
+            and not _is_completion(before) and before not in OUTCOME_WORDS and not _vetoed(before) \
             and stem(before.removesuffix("'s")) not in title.stems:
         return True
     after = words[i + 1] if i + 1 < len(words) and not words[i].endswith("'s") else ""
-    return bool(after) and after not in _STOP and after not in _PREPOSITIONS and after not in _OUTCOME_WORDS \
+    return bool(after) and after not in _STOP and after not in _PREPOSITIONS and after not in OUTCOME_WORDS \
         and not any(c.isdigit() for c in after) and not after.endswith("ly") and not _is_completion(after) \
         and not _vetoed(after) and stem(after) not in title.stems and not stem(after).startswith(title.verb)
 
 
 def _event_said(title: _Title, said: _Said) -> bool:
     """ "Get IRB approval" is done when the IRB approved: for a title that gets, obtains, secures or
-    receives an event noun, a past tense whose stem starts that noun says the event happened."""
+    receives an event noun, a past tense whose stem starts that noun, or an outcome of that verb
+    ("customs released the goods" for "Get customs clearance"), says the event happened."""
     said_verbs = said.verbs | {stem(phrase[0]) for phrase in said.outcomes}
-    return title.verb in _GET_VERBS and any(len(v) >= 4 and h.startswith(v) for v in said_verbs for h in title.head)
+    return title.verb in _GET_VERBS and (any(len(v) >= 4 and h.startswith(v) for v in said_verbs for h in title.head)
+                                         or not title.events.isdisjoint(said.outcomes))
 
 
 def _names_of(title: _Title, said: _Said, own: bool, event: bool) -> _Said:
@@ -896,7 +898,7 @@ def _title_match(clause_text: str, index: _PlanIndex) -> int | None:
 
     The clause must be about the title's object (_about_something_else) and say the outcome
     happened: a completion word, the title's verb in the past tense, or an outcome listed for that
-    verb (_OUTCOME_TABLE). Among the items that pass, the one whose title it covers best (at least
+    verb (OUTCOME_TABLE). Among the items that pass, the one whose title it covers best (at least
     half of the title's words and two, the verb counting as covered by its outcome); a tie is none.
     """
     said = _read_clause(clause_text, index.verbs)
@@ -935,7 +937,7 @@ def _join_lone_completions(clauses: list[_Clause]) -> list[_Clause]:
         words = _words(clause.text)
         previous = joined[-1] if joined else None
         if previous is not None and not clause.refs and not previous.question and words \
-                and all(_is_completion(w) or w in _STOP or w in _OUTCOME_WORDS for w in words) and _has_cue(words):
+                and all(_is_completion(w) or w in _STOP or w in OUTCOME_WORDS for w in words) and _has_cue(words):
             gap = clause.start - (previous.start + len(previous.text))
             previous.text += " " * gap + clause.text
             previous.question = clause.question
@@ -947,8 +949,8 @@ def _join_lone_completions(clauses: list[_Clause]) -> list[_Clause]:
 def _stands_alone(after: str) -> bool:
     """Whether a word followed by this one is a noun of its own ("venue ✓", "changelog done") rather
     than a modifier of the noun after it ("hearing request submitted" is about a request)."""
-    return not after or after in _BARE_FILLER or after == "✓" or after in _CONTRAST or after in _OUTCOME_WORDS \
-        or _is_completion(after) or _vetoed(after) or after in _INTENT or after in _PARTIAL
+    return not after or after in _BARE_FILLER or after == "✓" or after in _CONTRAST or after in OUTCOME_WORDS \
+        or _is_completion(after) or _vetoed(after) or after in _INTENT - _NOUN_TOO or after in _PARTIAL
 
 
 def _normalise(message: str) -> str:
@@ -976,8 +978,8 @@ def _qualifies_previous(clause: _Clause) -> bool:
     that is itself not finished and opens with a contrast (but, though, except, …) or with the
     negation, pending or partial word that qualifies (not, still, only, …)."""
     words = _words(clause.text)
-    if _remainder(words) or _partial_count(words) or any(w in _PENDING or _PERCENT.match(w) and _vetoed(w)
-                                                         for w in words):
+    if _remainder(words) or _partial_count(words) or any(
+            w in _PENDING or _PERCENT.match(w) and _vetoed(w) and not _measure(words, i) for i, w in enumerate(words)):
         return True
     opens = bool(words) and (words[0] in _CONTRAST or words[0] in _QUALIFYING or words[0].endswith("n't"))
     return opens and _unfinished(words)
@@ -1015,6 +1017,9 @@ def completion_claims(items: Sequence[OutlineItem], message: str) -> list[Claim]
         if clause.verdict and not refs:
             matched = _title_match(clause.text, index)
             refs = [] if matched is None else [(matched, MatchedBy.TITLE)]
+        if clause.verdict:
+            words = _words(text[slice(*quoted[id(clause)])])  # a bare mention with the clause that judged it
+            refs = [(o, how) for o, how in refs if o not in index.titles or not _not_yet(index.titles[o], words)]
         named.append(refs if clause.verdict else [])
     for i in range(1, len(clauses)):  # a qualifier takes back what the clause before it finished
         claimed = {ordinal for ordinal, _ in named[i - 1]}
@@ -1028,6 +1033,87 @@ def completion_claims(items: Sequence[OutlineItem], message: str) -> list[Claim]
             if ordinal in index.id_of and ordinal not in claims:
                 claims[ordinal] = Claim(index.id_of[ordinal], how, evidence)
     return [claims[ordinal] for ordinal in sorted(claims)]
+
+
+# Steps whose outcome is given by someone else, not done ("Get IRB approval", "Pass the inspection",
+# "Approve the brief"): handing the thing over for it is not the outcome.
+_DECIDED_VERBS = frozenset(stem(v) for v in "get obtain secure receive win approve pass clear grant".split())
+# Words that say a thing was handed over for a decision still to come.
+_HANDED_OVER = frozenset({
+    "submitted", "submission", "applied", "application", "lodged", "requested", "request", "filed", "sent",
+    "asked", "emailed", "forwarded", "handed",
+})
+# "for approval", "for Maria's review": what the handing over waits for.
+_AWAITED = frozenset({
+    "approval", "review", "sign-off", "signoff", "signature", "signatures", "comment", "comments", "feedback",
+    "consideration", "decision",
+})
+# Words that say the decision came.
+_DECIDED = frozenset({
+    "granted", "approved", "issued", "awarded", "passed", "cleared", "accepted", "signed", "released", "through",
+    "secured", "obtained", "won",
+})
+
+
+def _not_yet(title: _Title, words: list[str]) -> bool:
+    """Whether a finished-sounding clause says the step's outcome is still to come for this step."""
+    return _awaits_decision(title, words) or _scheduled_later(title, words) or _somewhere_else(title, words) \
+        or title.verb not in _SCHEDULING and any(w in _SCHEDULED for w in words)
+
+
+# Words that say a thing was put in the calendar: they finish only a step that books or arranges it
+# ("Driver training booked" does not finish "Train the drivers").
+_SCHEDULED = frozenset({"booked", "scheduled", "rescheduled", "arranged", "calendared", "planned", "pencilled",
+                        "penciled"})
+
+
+# Steps that put a thing in its place: "is in" says it is there only when no other place is named.
+_PLACING = frozenset(stem(v) for v in "install fit mount hang lay place plant sow replace".split())
+
+
+def _somewhere_else(title: _Title, words: list[str]) -> bool:
+    """ "The boiler is in the van" does not finish "Replace the boiler": for a step that puts a thing in
+    its place, a place named after "is in/on/at" that is not the title's own says where it is meanwhile."""
+    if title.verb not in _PLACING:
+        return False
+    for i in range(len(words) - 2):
+        if words[i] in ("is", "are") and words[i + 1] in ("in", "on", "at") and words[i + 2] in _DETERMINERS:
+            place = content_stems(" ".join(_phrase_after(words, i + 1)))
+            if place and place.isdisjoint(title.stems) and not any(w in OUTCOME_WORDS for w in words[i + 2:i + 4]
+                                                                   if w not in _STOP):
+                return True
+    return False
+
+
+# A step whose outcome is a date to come: "Review set for Friday" finishes "Schedule the review".
+_SCHEDULING = frozenset(stem(v) for v in (
+    "book reserve schedule arrange plan set organise organize invite confirm order buy purchase pay hire rent").split())
+_FUTURE = frozenset({"tomorrow", "soon", "upcoming", "next"})
+_WEEKDAYS = frozenset({"monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday"})
+
+
+def _scheduled_later(title: _Title, words: list[str]) -> bool:
+    """ "The single is out on Friday", "Live next week": a state given a day to come says when it will
+    be, unless the step is the scheduling; a day with a past tense ("Released on Friday") or after
+    "last" is when it was."""
+    if title.verb in _SCHEDULING:
+        return False
+    if any(w in _FUTURE for w in words):
+        return True
+    return any(w in _WEEKDAYS for w in words) and "last" not in words \
+        and not any(_is_completion(w) or w in IRREGULAR for w in words)
+
+
+def _awaits_decision(title: _Title, words: list[str]) -> bool:
+    """Whether the clause only hands the step's thing over for a decision still to come: "Brief sent to
+    Maria for approval" does not finish "Approve the brief" ("for approval" is fine when the title says
+    it: "Submit the brief for approval"), and "Licence application lodged" does not finish "Obtain the
+    licence" (a step whose verb is a decision or a result given) unless the decision is said too."""
+    awaited = {w for i, w in enumerate(words) if w in _AWAITED and "for" in words[max(0, i - 3):i]}
+    if any(stem(w) not in title.stems for w in awaited):
+        return True
+    return title.verb in _DECIDED_VERBS and any(w in _HANDED_OVER for w in words) \
+        and not any(w in _DECIDED for w in words)
 
 
 def applicable_claims(items: Sequence[OutlineItem], claims: Sequence[Claim]) -> list[Claim]:

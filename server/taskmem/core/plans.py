@@ -18,9 +18,13 @@ class ItemStatus(enum.StrEnum):
     FAILED = "PLAN_ITEM_STATUS_FAILED"
     SKIPPED = "PLAN_ITEM_STATUS_SKIPPED"
     BLOCKED = "PLAN_ITEM_STATUS_BLOCKED"
+    INPUT_REQUIRED = "PLAN_ITEM_STATUS_INPUT_REQUIRED"
+    AUTH_REQUIRED = "PLAN_ITEM_STATUS_AUTH_REQUIRED"
 
 
 DONE = frozenset({ItemStatus.COMPLETED, ItemStatus.SKIPPED})
+# Waiting on a person (core/person_waits): set only through waits, never by UpdatePlanItem.
+ITEM_AWAITING_PERSON = frozenset({ItemStatus.INPUT_REQUIRED, ItemStatus.AUTH_REQUIRED})
 
 
 class StatusSource(enum.StrEnum):

@@ -14,7 +14,7 @@ from taskmem.core.open_conflicts import SETTLE_HINT, OpenConflict
 from taskmem.core.plans import DONE, ItemStatus, Plan, PlanItem
 from taskmem.core.state_notes import Note, StateNotes, WaitNote
 from taskmem.core.tasks import Task
-from taskmem.core.waits import format_duration
+from taskmem.core.waits import ExternalKind, format_duration
 
 # The summary names every completed id; the state lines are capped so that it stays a few hundred
 # tokens for a long plan (the lists in the response carry everything).
@@ -136,14 +136,25 @@ def _wait_line(w: WaitNote) -> str:
     return f"{_clip(w.criteria)} ({w.kind}, {w.id}{timeout})"
 
 
+def person_wait_line(w: WaitNote) -> str:
+    """Who must answer what: 'alex must answer "Which region?" (for item deploy; wai_…)'."""
+    assert w.person is not None
+    verb = "authorise" if w.person.kind is ExternalKind.AUTH else "answer"
+    item = f"for item {w.person.plan_item_id}; " if w.person.plan_item_id else ""
+    return f"{w.person.resolver or 'a person'} must {verb} {_clip(w.person.question)!r} ({item}{w.id})"
+
+
 def render_state_lines(notes: StateNotes) -> list[str]:
-    """The reconciled state as summary lines: open conflicts (each one question), active decisions,
-    constraints, open questions, open waits."""
-    lines = [*_conflict_lines(notes.conflicts), *_listed("Decisions", notes.decisions),
-             *_listed("Constraints", notes.constraints), *_listed("Open questions", notes.questions)]
-    if notes.waits:
-        shown = notes.waits[-SUMMARY_WAITS:]
-        more = f" (+{len(notes.waits) - len(shown)} more)" if len(notes.waits) > len(shown) else ""
+    """The reconciled state as summary lines: who must answer what (every wait on a person), open conflicts
+    (each one question), active decisions, constraints, open questions, the other open waits."""
+    people = [w for w in notes.waits if w.person is not None]
+    others = [w for w in notes.waits if w.person is None]
+    lines = [f"Waiting on a person: {'; '.join(person_wait_line(w) for w in people)}."] if people else []
+    lines += [*_conflict_lines(notes.conflicts), *_listed("Decisions", notes.decisions),
+              *_listed("Constraints", notes.constraints), *_listed("Open questions", notes.questions)]
+    if others:
+        shown = others[-SUMMARY_WAITS:]
+        more = f" (+{len(others) - len(shown)} more)" if len(others) > len(shown) else ""
         lines.append(f"Waiting on{more}: " + "; ".join(_wait_line(w) for w in shown) + ".")
     return lines
 

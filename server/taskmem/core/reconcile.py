@@ -34,12 +34,14 @@ and asks when it cannot know. Per item, nearest first; the first row that holds 
 | score >= merge and nothing above                                       | merge?      | merge?       |
 | otherwise                                                              | next item   | next item    |
 
-and when no item decides: insert (insert? beside an item scoring >= merge). (*) an extractor's `supersedes`
-needs the user's word, a caller's does not. "?" marks a decision made on similarity alone or one nobody's
-word settles (Decision.uncertain): put to the judge when there is one. A merge needs a restatement or
-nothing suspicious at all, so a possible contradiction is kept, never merged ("when in doubt between merge
-and keep, keep"). Grounding alone decides nothing: a user who restates an item merges into it, and one who
-adds a statement about something near it inserts a new item.
+and when no item decides: insert, and insert? beside a nearest item scoring >= rival_floor that no rule
+linked (not a distinction): a paraphrase, a change or a contradiction in other words looks like that as often
+as a new item does, so the judge is asked and, without one, the write's response names the possible rival and
+how to retire it. (*) an extractor's `supersedes` needs the user's word, a caller's does not. "?" marks a
+decision made on similarity alone or one nobody's word settles (Decision.uncertain): put to the judge when
+there is one. A merge needs a restatement or nothing suspicious at all, so a possible contradiction is kept,
+never merged ("when in doubt between merge and keep, keep"). Grounding alone decides nothing: a user who
+restates an item merges into it, and one who adds a statement about something near it inserts a new item.
 
 No I/O: similarities come in as a function over items the caller has embedded.
 """
@@ -82,6 +84,9 @@ class ReconcileThresholds:
     change_floor     - least score for change language ("now", "no longer", "switched") to point at an item.
     property_floor   - least score for a statement that breaks a property the item states (the property
                        lexicon, not cosine, relates the two, so it is low).
+    rival_floor      - least score for the nearest item to be named as a possible rival of an inserted
+                       candidate (and the insert put to the judge): below it, no seen restatement, change or
+                       contradiction was found.
     """
 
     merge: float
@@ -91,12 +96,13 @@ class ReconcileThresholds:
     paraphrase_floor: float = 0.4
     change_floor: float = 0.6
     property_floor: float = 0.1
+    rival_floor: float = 0.45
     topic_boost: float = TOPIC_BOOST
     max_candidates: int = MAX_CANDIDATES
 
     def __post_init__(self) -> None:
         for field in ("merge", "conflict", "alignment", "named_floor", "paraphrase_floor", "change_floor",
-                      "property_floor"):
+                      "property_floor", "rival_floor"):
             value = getattr(self, field)
             if not -1.0 <= value <= 1.0:
                 raise ValueError(f"{field}: {value} is outside [-1, 1]")
@@ -105,7 +111,7 @@ class ReconcileThresholds:
 
 
 # The seed's numbers (tuned for another model): the fallback for an embedding model nobody calibrated.
-SEED_THRESHOLDS = ReconcileThresholds(merge=0.92, conflict=0.85)
+SEED_THRESHOLDS = ReconcileThresholds(merge=0.92, conflict=0.85, rival_floor=0.92)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -301,11 +307,18 @@ def decide(candidate: StateItem, working: Mapping[str, StateItem], similarity: S
         return Decision(Outcome.INSERT, candidate.uid, rule="no_match")
     cosine, boost, nearest = scored[0]
     score = min(1.0, cosine + boost)
-    uncertain = f"beside a near item it does not align with, score {score:.3f}" \
-        if score >= thresholds.merge and not distinct else ""
-    return Decision(Outcome.INSERT, candidate.uid, None, cosine, score, "distinct" if distinct else "no_match",
-                    {"distinct": distinct} if distinct else {}, _slot_words(distinct) if distinct else "",
-                    nearest.uid, uncertain)
+    if distinct:
+        return Decision(Outcome.INSERT, candidate.uid, None, cosine, score, "distinct", {"distinct": distinct},
+                        _slot_words(distinct), nearest.uid)
+    if score < thresholds.rival_floor:
+        return Decision(Outcome.INSERT, candidate.uid, None, cosine, score, "no_match", nearest_uid=nearest.uid)
+    # Near, yet no rule links them: a paraphrase, a change or a contradiction in other words reads like this as
+    # often as a new item does. Inserting keeps both; the judge (or the caller, told of the rival) settles it.
+    return Decision(Outcome.INSERT, candidate.uid, None, cosine, score, "no_match",
+                    detail=f"possible rival [{nearest.uid}] {nearest.text!r}: if it replaces that item, send it"
+                           f" again with supersedes: {nearest.uid}; if the two say the same, retire one"
+                           f" (SetStateItemStatus)", nearest_uid=nearest.uid,
+                    uncertain=f"near an item no rule links it to, score {score:.3f}")
 
 
 def _keep(candidate: StateItem, e: Evidence, grounding: Grounding, rule: str, supersede: bool | None = None,

@@ -15,7 +15,8 @@ from collections.abc import Iterable, Sequence
 
 from taskmem.core.open_conflicts import OpenConflict, flagged_alone, split_conflicts
 from taskmem.core.state_records import StoredStateItem
-from taskmem.core.waits import Wait
+from taskmem.core.person_waits import person_target
+from taskmem.core.waits import ExternalTarget, Wait
 
 ERROR_KIND, DECISION_KIND = "error", "decision"
 RESOLVED = "done"  # an error item's status once a resolution was recorded
@@ -55,6 +56,7 @@ class WaitNote:
     since: int
     timeout_us: int | None
     deadline_at: int | None
+    person: ExternalTarget | None = None  # a wait on a person: who must answer what (core/person_waits)
 
 
 @dataclasses.dataclass
@@ -96,7 +98,7 @@ def state_notes(items: Iterable[StoredStateItem], links: Sequence[EntryLink], wa
                      if uid in by_uid and by_uid[uid].active and uid not in in_conflict),
                     key=lambda link: (link.created_at, link.memory_entry_id))
     notes.errors = [_note(by_uid[link.uid], link) for link in errors]
-    notes.waits = [WaitNote(w.id, w.kind, w.criteria, w.created_at, w.timeout_us, w.deadline_at)
+    notes.waits = [WaitNote(w.id, w.kind, w.criteria, w.created_at, w.timeout_us, w.deadline_at, person_target(w))
                    for w in sorted(waits, key=lambda w: (w.created_at, w.id))]
     return notes
 

@@ -12,6 +12,10 @@ class StoredStateItem(StateItem):
     thread_id: str = ""
     updated_at: int = 0
     conflict_with: list[str] = dataclasses.field(default_factory=list)
+    # Valid time: the item holds from created_at until valid_to (None while it holds); prior_status is
+    # the status it had while it held (set once it is superseded). The store keeps both.
+    valid_to: int | None = None
+    prior_status: str = ""
 
 
 @dataclasses.dataclass(frozen=True)
@@ -46,7 +50,7 @@ class ReconcileReport:
     extracted: int = 0
     results: list[CandidateResult] = dataclasses.field(default_factory=list)
     duration_us: int = 0
-    skipped_reason: str = ""  # "", "no_new_messages" or "no_user_message"
+    skipped_reason: str = ""  # "", "no_new_messages", "no_user_message" or "model_budget_exhausted"
     messages_read: int = 0
     embedding_model: str = ""
 

@@ -28,7 +28,7 @@ from taskmem.core.plans import DONE, ItemStatus, Plan, PlanItem
 from taskmem.core.state_notes import Note, WaitNote
 from taskmem.core.tasks import Task, TaskStatus
 from taskmem.core.tokens import TokenCounter
-from taskmem.core.waits import format_duration
+from taskmem.core.waits import ExternalKind, format_duration
 
 MAX_DECISIONS = 10
 MAX_ERRORS = 5
@@ -254,7 +254,14 @@ def render_task_state_yaml(view: TaskStateView) -> str:
         for w in view.waits:
             lines.append(f"  - id: {_scalar(w.id)}")
             lines.append(f"    kind: {w.kind}")
-            lines.append(f"    criteria: {_text(w.criteria)}")
+            if w.person is not None:  # who must answer what
+                lines.append(f"    needs: {'auth' if w.person.kind is ExternalKind.AUTH else 'input'}")
+                lines.append(f"    from: {_text(w.person.resolver or 'a person')}")
+                lines.append(f"    question: {_text(w.person.question)}")
+                if w.person.plan_item_id:
+                    lines.append(f"    subtask: {_scalar(w.person.plan_item_id)}")
+            else:
+                lines.append(f"    criteria: {_text(w.criteria)}")
             lines.append(f"    since: {_text(format_time(w.since))}")
             if w.timeout_us is not None:
                 lines.append(f"    timeout: {_text(format_duration(w.timeout_us))}")

@@ -19,6 +19,8 @@ class TaskStatus(enum.StrEnum):
     CANCELLED = "TASK_STATUS_CANCELLED"
     PAUSED = "TASK_STATUS_PAUSED"
     ARCHIVED = "TASK_STATUS_ARCHIVED"
+    INPUT_REQUIRED = "TASK_STATUS_INPUT_REQUIRED"
+    AUTH_REQUIRED = "TASK_STATUS_AUTH_REQUIRED"
 
 
 class ApprovalMode(enum.StrEnum):
@@ -29,6 +31,8 @@ class ApprovalMode(enum.StrEnum):
 
 WORKING = frozenset({TaskStatus.PENDING, TaskStatus.PLANNING, TaskStatus.EXECUTING, TaskStatus.SYNTHESIZING})
 FINISHED = frozenset({TaskStatus.COMPLETED, TaskStatus.FAILED, TaskStatus.CANCELLED})
+# Waiting on a person (core/person_waits): entered and left only through waits, never by UpdateTask.
+AWAITING_PERSON = frozenset({TaskStatus.INPUT_REQUIRED, TaskStatus.AUTH_REQUIRED})
 
 _FORWARD: dict[TaskStatus, frozenset[TaskStatus]] = {
     TaskStatus.PENDING: frozenset({TaskStatus.PLANNING, TaskStatus.EXECUTING}),
@@ -46,7 +50,30 @@ def allowed_transitions(current: TaskStatus) -> frozenset[TaskStatus]:
         return WORKING | {TaskStatus.FAILED, TaskStatus.CANCELLED, TaskStatus.ARCHIVED}
     if current in FINISHED:
         return frozenset({TaskStatus.ARCHIVED})
+    if current in AWAITING_PERSON:
+        return frozenset({TaskStatus.PAUSED, TaskStatus.FAILED, TaskStatus.CANCELLED})
     return frozenset()
+
+
+def reachable_moves(current: TaskStatus) -> frozenset[TaskStatus]:
+    """Every status a task in `current` may move to next by any means: UpdateTask's moves, and the moves a
+    wait on a person makes (a working status into INPUT_REQUIRED or AUTH_REQUIRED and back)."""
+    moves = allowed_transitions(current)
+    if current in WORKING:
+        return moves | AWAITING_PERSON
+    if current in AWAITING_PERSON:
+        return moves | WORKING | AWAITING_PERSON
+    return moves
+
+
+def set_status_for_person_wait(task: Task, status: TaskStatus, now: int) -> TaskStatus | None:
+    """Move the task into or out of a status of waiting on a person (the moves UpdateTask may not make);
+    returns the previous status if it changed."""
+    previous = task.status
+    if status is previous:
+        return None
+    task.status, task.updated_at, task.revision = status, now, task.revision + 1
+    return previous
 
 
 @dataclasses.dataclass

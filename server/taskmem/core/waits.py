@@ -13,7 +13,7 @@ from typing import Any, Union
 
 from taskmem.core.errors import FailedPrecondition, InvalidArgument
 from taskmem.core.events import Event, EventType
-from taskmem.core.tasks import TaskStatus, allowed_transitions
+from taskmem.core.tasks import TaskStatus, reachable_moves
 
 
 class WaitStatus(enum.StrEnum):
@@ -73,9 +73,27 @@ class FileTarget:
     workspace: str = ""
 
 
+class ExternalKind(enum.StrEnum):
+    """Whether an external wait waits on a person (core/person_waits), and for what."""
+
+    UNSPECIFIED = "EXTERNAL_WAIT_KIND_UNSPECIFIED"
+    INPUT = "EXTERNAL_WAIT_KIND_INPUT"
+    AUTH = "EXTERNAL_WAIT_KIND_AUTH"
+
+
 @dataclasses.dataclass
 class ExternalTarget:
     resolver: str = ""
+    kind: ExternalKind = ExternalKind.UNSPECIFIED
+    question: str = ""
+    plan_item_id: str = ""
+    # A wait on a person: the status (TaskStatus or ItemStatus value) its task or item returns to when the
+    # last wait on a person about it ends. Fixed at creation; never on the wire.
+    resume_status: str = ""
+
+    @property
+    def on_person(self) -> bool:
+        return self.kind is not ExternalKind.UNSPECIFIED
 
 
 Target = Union[TimerTarget, TaskStatusTarget, EventTarget, HttpTarget, FileTarget, ExternalTarget]
@@ -143,6 +161,8 @@ def target_from_json(kind: str, values: dict[str, Any]) -> Target:
     if cls is EventTarget:
         return EventTarget(values["task_id"], EventType(values["type"]), values.get("payload_field", ""),
                            values.get("payload_value"))
+    if cls is ExternalTarget:
+        return ExternalTarget(**{**values, "kind": ExternalKind(values.get("kind") or ExternalKind.UNSPECIFIED)})
     target: Target = cls(**values)
     return target
 
@@ -177,6 +197,9 @@ def describe_target(target: Target) -> str:
         return f"GET {target.url} returns {target.expect_status}{body}"
     if isinstance(target, FileTarget):
         return f"{target.path} contains {target.contains!r}" if target.contains else f"{target.path} exists"
+    if target.on_person:
+        need = "input" if target.kind is ExternalKind.INPUT else "authorisation"
+        return f"{need} from {target.resolver or 'a person'}: {target.question}"
     return f"resolved by {target.resolver}" if target.resolver else "resolved externally"
 
 
@@ -186,7 +209,7 @@ def _reachable(start: TaskStatus) -> set[TaskStatus]:
     seen = {start}
     frontier = [start]
     while frontier:
-        for status in allowed_transitions(frontier.pop()):
+        for status in reachable_moves(frontier.pop()):
             if status not in seen:
                 seen.add(status)
                 frontier.append(status)

@@ -59,6 +59,14 @@ def _duration_text(duration: duration_pb2.Duration) -> str:
     return format_duration(duration.seconds * 1_000_000 + duration.nanos // 1_000)
 
 
+def person_wait_line(wait: state_pb2.OpenWait) -> str:
+    """Who must answer what: "  wai_… alex must answer: Which region? (for item deploy, since …)"."""
+    verb = "authorise" if wait.external_kind == wait_pb2.EXTERNAL_WAIT_KIND_AUTH else "answer"
+    item = f"for item {wait.plan_item_id}, " if wait.plan_item_id else ""
+    return (f"  {wait.wait_id} {wait.resolver or 'a person'} must {verb}: {one_line(wait.question, 500)}"
+            f" ({item}since {display_time(wait.start_time)})")
+
+
 def open_wait_line(wait: state_pb2.OpenWait) -> str:
     line = f"  {wait.wait_id} ({wait.kind}) {one_line(wait.criteria, 200)}, since {display_time(wait.start_time)}"
     if wait.HasField("timeout"):
@@ -114,9 +122,14 @@ def where_was_i(progress: task_service_pb2.GetProgressResponse, answer: str, fro
     lines += _notes("Decisions", progress.decisions)
     lines += _notes("Constraints", progress.constraints)
     lines += _notes("Open questions", progress.open_questions)
-    if progress.open_waits:
+    people = [wait for wait in progress.open_waits if wait.external_kind]
+    if people:
+        lines.append("Waiting on a person (their answer comes as a USER message in the history):")
+        lines.extend(person_wait_line(wait) for wait in people)
+    others = [wait for wait in progress.open_waits if not wait.external_kind]
+    if others:
         lines.append("Open waits:")
-        lines.extend(open_wait_line(wait) for wait in progress.open_waits)
+        lines.extend(open_wait_line(wait) for wait in others)
     asked = {note.uid for conflict in progress.open_conflicts for note in conflict.items}
     by_type: dict[int, list[state_pb2.StateItem]] = {}
     for item in items:

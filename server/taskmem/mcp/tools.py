@@ -24,11 +24,11 @@ INSTRUCTIONS = (
 
 ItemStatus = Literal["pending", "in_progress", "completed", "failed", "skipped", "blocked"]
 TaskStatus = Literal["pending", "planning", "executing", "synthesizing", "completed", "failed", "cancelled",
-                     "paused", "archived"]
+                     "paused", "archived", "input_required", "auth_required"]
 NoteKind = Literal["decision", "constraint", "question"]
 MemoryType = Literal["decision", "error", "tool_result", "user_instruction", "discovery", "artifact", "context"]
 KnowledgeCategory = Literal["convention", "architecture", "decision", "fact"]
-WaitKind = Literal["timer", "external", "http", "file", "task_status"]
+WaitKind = Literal["timer", "external", "http", "file", "task_status", "input", "auth"]
 
 _READ = ToolAnnotations(read_only_hint=True)
 _WRITE = ToolAnnotations(read_only_hint=False, destructive_hint=False)
@@ -188,11 +188,14 @@ def build_mcp_server(backend: Backend) -> MCPServer:
     async def task_list(
         statuses: Annotated[list[TaskStatus], Field(description="Only tasks in these statuses; empty: all.")] = [],  # noqa: B006
         limit: Annotated[int, Field(ge=1, le=200, description="At most this many, newest update first.")] = 20,
+        awaiting_person: Annotated[bool, Field(description="Only tasks waiting on a person's answer or "
+                                                           "authorisation (the task or one of its items).")] = False,
         ctx: Context | None = None,
     ) -> str:
         """List tasks, most recently updated first, one line each: id, status, name."""
         listed = await backend.call(backend.tasks.ListTasks, task_service_pb2.ListTasksRequest(
-            statuses=[_enum(task_pb2.TaskStatus, "TASK_STATUS_", status) for status in statuses], page_size=limit),
+            statuses=[_enum(task_pb2.TaskStatus, "TASK_STATUS_", status) for status in statuses], page_size=limit,
+            awaiting_person=awaiting_person),
             token=_bearer(ctx), fields={"page_size": "limit"})
         return "\n".join(render.task_line(task) for task in listed.tasks) or "No tasks."
 
@@ -249,7 +252,9 @@ def build_mcp_server(backend: Backend) -> MCPServer:
     @server.tool(annotations=_WRITE)
     async def wait_create(
         kind: Annotated[WaitKind, Field(description="timer (seconds), external (resolved with wait_resolve), "
-                                                    "http (url answers 200), file (path exists), task_status.")],
+                                                    "http (url answers 200), file (path exists), task_status; "
+                                                    "input / auth: ask a person a question (or to authorise "
+                                                    "something): the task, or plan_item_id, waits until answered.")],
         criteria: Annotated[str, Field(description="What is awaited, in words, e.g. 'CI green on main'.")] = "",
         task_id: Annotated[str, Field(description="Link to this task: the outcome is written into its history.")] = "",
         seconds: Annotated[float | None, Field(gt=0, description="timer: how long to wait.")] = None,
@@ -259,9 +264,13 @@ def build_mcp_server(backend: Backend) -> MCPServer:
         watch_task_id: Annotated[str, Field(description="task_status: the task to watch.")] = "",
         statuses: Annotated[list[TaskStatus], Field(description="task_status: the statuses that resolve it.")] = [],  # noqa: B006
         timeout_seconds: Annotated[float | None, Field(gt=0, description="Give up after this long.")] = None,
+        question: Annotated[str, Field(description="input/auth: what the person is asked.")] = "",
+        asked_of: Annotated[str, Field(description="input/auth: who must answer, e.g. 'release manager'.")] = "",
+        plan_item_id: Annotated[str, Field(description="input/auth: the plan item that waits (default: the task).")] = "",
         ctx: Context | None = None,
     ) -> str:
-        """Start a smart wait the server watches for you, linked to a task; check it later with wait_check."""
+        """Start a smart wait the server watches for you, linked to a task; check it later with wait_check. With
+        kind input or auth, ask a person: the answer arrives in the task's history (task_query shows it)."""
         target = wait_pb2.WaitTarget()
         if kind == "timer":
             if seconds is None:
@@ -269,6 +278,10 @@ def build_mcp_server(backend: Backend) -> MCPServer:
             target.timer.duration.CopyFrom(_seconds(seconds))
         elif kind == "external":
             target.external.resolver = "agent"
+        elif kind in ("input", "auth"):
+            target.external.kind = _enum(wait_pb2.ExternalWaitKind, "EXTERNAL_WAIT_KIND_", kind)  # type: ignore[assignment]
+            target.external.resolver, target.external.question = asked_of, question
+            target.external.plan_item_id = plan_item_id
         elif kind == "http":
             target.http.url, target.http.body_contains = url, contains
         elif kind == "file":
@@ -283,7 +296,8 @@ def build_mcp_server(backend: Backend) -> MCPServer:
             "target.http.url": "url", "target.http.body_contains": "contains", "target.file.path": "path",
             "target.file.contains": "contains", "target.task_status.task_id": "watch_task_id",
             "target.task_status.statuses": "statuses", "target.timer.duration": "seconds",
-            "timeout": "timeout_seconds"})
+            "timeout": "timeout_seconds", "target.external.question": "question",
+            "target.external.resolver": "asked_of", "target.external.plan_item_id": "plan_item_id"})
         return render.wait_line(created.wait)
 
     @server.tool(annotations=_READ)

@@ -13,20 +13,30 @@ import numpy as np
 import yaml
 
 from taskmem.config import ConfigError
-from taskmem.core.errors import EmbeddingUnavailable, ModelTimeout, ModelUnavailable, NotConfigured
+from taskmem.core.errors import EmbeddingUnavailable, ModelTimeout, ModelUnavailable, NotConfigured, ResourceExhausted
 from taskmem.core.events import EventType
-from taskmem.core.memory import MemoryEntry, MemoryFilter, NewMemoryEntry
+from taskmem.core.ids import now_us
+from taskmem.core.memory import MemoryEntry, MemoryFilter, MemoryType, NewMemoryEntry
 from taskmem.core.memory_extraction import (
     Dropped, NoArrayFound, PromptTemplate, ToolCall, check_candidates, parse_candidates, render_prompt,
 )
+from taskmem.core.memory_recency import RecencyWeights, rerank_by_recency
+from taskmem.core.memory_recency import rerank_pool
 from taskmem.core.memory_search import FullTextQuery, Hit, SearchMode, full_text_query
-from taskmem.providers.chat import ChatModel, ChatModelNotConfigured, ChatModelTimeout, ChatModelUnavailable
+from taskmem.core.model_usage import Purpose
+from taskmem.core.valid_time import AsOf, current_first
+from taskmem.providers.chat import (
+    ChatModel, ChatModelBudgetExhausted, ChatModelNotConfigured, ChatModelTimeout, ChatModelUnavailable,
+)
+from taskmem.providers.model_meter import model_work
 from taskmem.providers.embeddings import Embedder, EmbeddingError
 from taskmem.memory.embedding_backlog import EmbeddingBacklog
 from taskmem.store.memory import (
     memory_backlog, memory_entries, memory_search, memory_text_index, memory_vector_index, memory_vectors,
 )
+from taskmem.store.as_of import resolve
 from taskmem.store.memory.episodes import require_task
+from taskmem.store.state.state_item_entries import superseded_entries
 from taskmem.store.storage import Storage
 from taskmem.store.access import Reader, Transaction
 
@@ -60,6 +70,7 @@ class SearchResult:
     hits: list[tuple[Hit, MemoryEntry]]
     unembedded_hits: set[int]
     unembedded_count: int
+    superseded: dict[str, int] = dataclasses.field(default_factory=dict)  # entry id → when its decision ended
 
 
 class MemoryArchive:
@@ -114,9 +125,13 @@ class MemoryArchive:
             raise EmbeddingUnavailable(str(error)) from error
 
     async def search(self, namespace: str, query: str, mode: SearchMode, f: MemoryFilter, limit: int,
-                     wait_seconds: float = 0.0) -> SearchResult:
+                     wait_seconds: float = 0.0, recency: RecencyWeights | None = None, as_of: AsOf | None = None,
+                     history: bool = False) -> SearchResult:
         """The hits of the mode that runs, best first, each with its entry. wait_seconds > 0: first wait (that
-        long at most) until every entry acknowledged before the call is embedded."""
+        long at most) until every entry acknowledged before the call is embedded. recency: re-rank more
+        candidates by recency and importance beside relevance (core/memory_recency.py). as_of: among the
+        entries written by then (recency counted from then). Decisions superseded by then (by now without
+        as_of) are marked and, unless history, rank below every current hit."""
         if mode is SearchMode.SEMANTIC and self.embedder is None:
             raise NotConfigured("embedding_backend", "semantic search needs embeddings (embedding_backend is none)")
         if mode is SearchMode.HYBRID and self.embedder is None:
@@ -126,10 +141,34 @@ class MemoryArchive:
             await self.backlog.wait_embedded(through, wait_seconds)
         vector = None
         if mode is not SearchMode.FULLTEXT:
-            embedded = await self.embed([query])
+            with model_work(namespace, ""):
+                embedded = await self.embed([query])
             assert embedded is not None
             vector = embedded[0]
-        return await self.ranked(namespace, full_text_query(query), vector, mode, f, limit)
+        moment = await self.storage.read(resolve, namespace, as_of) if as_of is not None else None
+        at = moment.at if moment is not None else None
+        if at is not None:  # created_before is exclusive: an entry written at `at` counts
+            before = at + 1 if f.created_before is None else min(f.created_before, at + 1)
+            f = dataclasses.replace(f, created_before=before)
+        words = full_text_query(query)
+        pool = rerank_pool(limit) if recency is not None else limit
+        found = await self.ranked(namespace, words, vector, mode, f, pool)
+        superseded = await self._superseded(namespace, found, at)
+        if superseded and not history and len(found.hits) == pool:
+            # the superseded hits go last: room for as many more current ones
+            found = await self.ranked(namespace, words, vector, mode, f, pool + len(superseded))
+            superseded = await self._superseded(namespace, found, at)
+        hits = found.hits
+        if recency is not None:
+            hits = rerank_by_recency(hits, recency, now_us() if at is None else at, len(hits))
+        if not history:
+            hits = current_first(hits, lambda hit: hit[1].id in superseded, limit)
+        return dataclasses.replace(found, superseded=superseded, hits=hits[:limit])
+
+    async def _superseded(self, namespace: str, found: SearchResult, at: int | None) -> dict[str, int]:
+        """Which decision hits no longer held at `at` (None: now); no read when no hit is a decision."""
+        decisions = [entry.id for _, entry in found.hits if entry.type is MemoryType.DECISION]
+        return await self.storage.read(superseded_entries, namespace, decisions, at) if decisions else {}
 
     async def ranked(self, namespace: str, query: FullTextQuery, vector: np.ndarray | None, mode: SearchMode,
                      f: MemoryFilter, limit: int) -> SearchResult:
@@ -152,7 +191,10 @@ class MemoryArchive:
         await self.storage.read(require_task, namespace, task_id)  # NOT_FOUND before any model call
         system, user = render_prompt(self.prompt, subtask_id, calls, model_output)
         try:
-            reply = await self.chat.complete(system, user)
+            with model_work(namespace, task_id, Purpose.MEMORY_EXTRACTION):
+                reply = await self.chat.complete(system, user)
+        except ChatModelBudgetExhausted as error:  # nothing to store without the model: say why, never retry
+            raise ResourceExhausted("model_token_budgets", str(error)) from error
         except ChatModelTimeout as error:
             raise ModelTimeout(str(error)) from error
         except ChatModelUnavailable as error:

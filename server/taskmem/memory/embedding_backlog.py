@@ -27,8 +27,10 @@ import numpy as np
 from taskmem.core.errors import InvalidArgument
 from taskmem.core.ids import new_id
 from taskmem.providers.embeddings import Embedder, EmbeddingError
+from taskmem.providers.model_meter import model_work
 from taskmem.store.memory import memory_backlog
 from taskmem.store.storage import Storage, WriterClosed
+from taskmem.store.usage import model_calls
 
 log = logging.getLogger(__name__)
 
@@ -132,7 +134,9 @@ class EmbeddingBacklog:
                 continue
             seqs = [seq for seq, _ in batch]
             try:
-                vectors = await self._embedder.embed([summary for _, summary in batch])
+                # A batch spans namespaces and tasks: an endpoint's usage is recorded for each by its share.
+                with model_work(shares=await self._storage.read(model_calls.entry_shares, seqs)):
+                    vectors = await self._embedder.embed([summary for _, summary in batch])
                 await self._store(seqs, vectors)
             except (EmbeddingError, InvalidArgument) as error:
                 # InvalidArgument: the recorded model changed under us (`taskmem reembed` with another

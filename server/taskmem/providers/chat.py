@@ -9,7 +9,11 @@ and 5xx answers are retried `llm_retries` times with exponential back-off; the o
 `timeout` argument bounds the whole call, retries included. Failures raise a subclass
 of `ChatModelError` whose message says what went wrong and where:
 `ChatModelNotConfigured` (names the settings), `ChatModelTimeout`,
-`ChatModelUnavailable` (refused, HTTP error, or an answer with no text).
+`ChatModelUnavailable` (refused, HTTP error, or an answer with no text), and its
+`ChatModelBudgetExhausted` when the meter refuses the call (the namespace's budget is used up).
+
+With a `meter` set, each call is first admitted by it and then recorded with the tokens of the
+answer's `usage`, its latency and outcome, for the work named by providers.model_meter.model_work.
 """
 
 from __future__ import annotations
@@ -22,6 +26,8 @@ from typing import Any
 import httpx
 import tenacity
 
+from taskmem.core.model_usage import ModelCall, Outcome
+from taskmem.providers.model_meter import ModelMeter, ModelWork, current_work, reported_usage
 from taskmem.settings import LlmSettings
 
 
@@ -45,6 +51,10 @@ class ChatModelUnavailable(ChatModelError):
     """The endpoint refused, failed, or answered something that is not a chat completion."""
 
 
+class ChatModelBudgetExhausted(ChatModelUnavailable):
+    """The namespace's model budget is used up: the model was not asked."""
+
+
 class _Transient(Exception):
     """An answer worth retrying (429, 5xx)."""
 
@@ -59,6 +69,8 @@ class ChatModel:
         self.tier = tier
         # Told (tier, model, outcome "ok" | "timeout" | "error", seconds) after every call; the server sets it.
         self.observe: Callable[[str, str, str, float], None] | None = None
+        # Admits and records every call (usage.meter.StoredMeter); the server sets it.
+        self.meter: ModelMeter | None = None
         self.url = base_url.rstrip("/") + "/chat/completions"
         self._headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
         self._attempt_timeout = timeout
@@ -68,21 +80,31 @@ class ChatModel:
     async def complete(self, system: str, user: str, *, timeout: float | None = None,
                        temperature: float = 0.0, max_tokens: int | None = None) -> str:
         """The assistant's reply to [system, user]; `timeout` (seconds) bounds the whole call, retries included."""
-        if self.observe is None:
-            return await self._complete(system, user, timeout, temperature, max_tokens)
-        started, outcome = time.perf_counter(), "error"
+        work = current_work()
+        if self.meter is not None and (why := await self.meter.refusal(work)):
+            await self._record(work, Outcome.REFUSED, (0, 0), 0.0)
+            raise ChatModelBudgetExhausted(why)
+        started, outcome, usage = time.perf_counter(), Outcome.ERROR, (0, 0)
         try:
-            text = await self._complete(system, user, timeout, temperature, max_tokens)
-            outcome = "ok"
+            text, usage = await self._complete(system, user, timeout, temperature, max_tokens)
+            outcome = Outcome.OK
             return text
         except ChatModelTimeout:
-            outcome = "timeout"
+            outcome = Outcome.TIMEOUT
             raise
         finally:
-            self.observe(self.tier, self.model, outcome, time.perf_counter() - started)
+            seconds = time.perf_counter() - started
+            if self.observe is not None:
+                self.observe(self.tier, self.model, outcome.value, seconds)
+            await self._record(work, outcome, usage, seconds)
+
+    async def _record(self, work: ModelWork, outcome: Outcome, usage: tuple[int, int], seconds: float) -> None:
+        if self.meter is not None:
+            await self.meter.record([ModelCall(work.namespace, work.task_id, work.purpose, self.model, outcome,
+                                               usage[0], usage[1], int(seconds * 1_000_000))])
 
     async def _complete(self, system: str, user: str, timeout: float | None, temperature: float,
-                        max_tokens: int | None) -> str:
+                        max_tokens: int | None) -> tuple[str, tuple[int, int]]:
         body: dict[str, Any] = {
             "model": self.model,
             "messages": [{"role": "system", "content": system}, {"role": "user", "content": user}],
@@ -112,7 +134,8 @@ class ChatModel:
             raise ChatModelUnavailable(f"{self.url} ({self.model}) failed: {error or type(error).__name__}") from None
         raise AssertionError("unreachable")
 
-    async def _post(self, body: dict[str, Any], timeout: float) -> str:
+    async def _post(self, body: dict[str, Any], timeout: float) -> tuple[str, tuple[int, int]]:
+        """The answer's text and its (prompt, completion) tokens from `usage` (0s when it reports none)."""
         if self._client is None:
             self._client = httpx.AsyncClient()
         response = await self._client.post(self.url, json=body, headers=self._headers, timeout=timeout)
@@ -121,12 +144,13 @@ class ChatModel:
         if response.status_code >= 400:
             raise ChatModelUnavailable(f"{self.url} answered HTTP {response.status_code}: {response.text[:200]}")
         try:
-            content = response.json()["choices"][0]["message"]["content"]
+            answer = response.json()
+            content = answer["choices"][0]["message"]["content"]
         except (ValueError, KeyError, IndexError, TypeError):
             raise ChatModelUnavailable(f"{self.url} answered something that is not a chat completion") from None
         if not isinstance(content, str):
             raise ChatModelUnavailable(f"{self.url} answered a chat completion with no text")
-        return content
+        return content, reported_usage(answer, "completion_tokens")
 
     async def aclose(self) -> None:
         if self._client is not None:

@@ -10,7 +10,11 @@ lazily, once, on first use.
         vectors = await embedder.embed(["Use Redis for caching"])  # shape (1, embedder.dimension)
 
 Failures raise `EmbeddingError` (a backend that cannot load or answer); callers map it to
-a status. `embedder.model_name` is what the database records next to the vectors.
+a status. The endpoint backend, given a `meter`, records each call with the tokens of its `usage`
+(providers/model_meter.py). A namespace's model budget counts these tokens but never refuses an
+embedding: writes and reconciliation need their vectors to stay correct, so the budget gates the chat
+models' work (extraction, summaries, adjudication, answers) only. `embedder.model_name` is what the
+database records next to the vectors.
 """
 
 from __future__ import annotations
@@ -21,6 +25,7 @@ import hashlib
 import importlib.resources
 import logging
 import threading
+import time
 from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
@@ -30,6 +35,8 @@ import numpy as np
 import tenacity
 
 from taskmem.config import ConfigError
+from taskmem.core.model_usage import ModelCall, Outcome, Purpose, apportion
+from taskmem.providers.model_meter import ModelMeter, current_work, reported_usage
 from taskmem.settings import EmbeddingSettings
 
 if TYPE_CHECKING:
@@ -184,6 +191,8 @@ class OpenAIEmbedder:
         self._retries = retries
         self._batch_size = max(1, batch_size)
         self._client: httpx.AsyncClient | None = None
+        # Records every call (usage.meter.StoredMeter); the server sets it.
+        self.meter: ModelMeter | None = None
 
     async def embed(self, texts: Sequence[str]) -> np.ndarray:
         if not texts:
@@ -195,6 +204,22 @@ class OpenAIEmbedder:
         return np.concatenate(parts)
 
     async def _embed_batch(self, texts: list[str]) -> np.ndarray:
+        if self.meter is None:
+            return (await self._call(texts))[0]
+        work = current_work()
+        started, outcome, usage = time.perf_counter(), Outcome.ERROR, (0, 0)
+        try:
+            matrix, usage = await self._call(texts)
+            outcome = Outcome.OK
+            return matrix
+        finally:
+            latency_us = int((time.perf_counter() - started) * 1_000_000)
+            call = ModelCall(work.namespace, work.task_id, Purpose.EMBEDDING, self.model_name, outcome, usage[0], 0,
+                             latency_us)
+            await self.meter.record(apportion(call, work.shares))
+
+    async def _call(self, texts: list[str]) -> tuple[np.ndarray, tuple[int, int]]:
+        """The vectors and the (prompt, 0) tokens of the answer's `usage`."""
         retrying = tenacity.AsyncRetrying(
             stop=tenacity.stop_after_attempt(self._retries + 1),
             wait=tenacity.wait_exponential(multiplier=0.2, max=2.0),
@@ -203,7 +228,8 @@ class OpenAIEmbedder:
         try:
             async for attempt in retrying:
                 with attempt:
-                    return self._parse(await self._post(texts), len(texts))
+                    body = await self._post(texts)
+                    return self._parse(body, len(texts)), reported_usage(body, "completion_tokens")
         except (httpx.HTTPError, _Retryable) as error:
             raise EmbeddingError(f"embedding endpoint {self._url} failed: {error}") from error
         raise AssertionError("unreachable")

@@ -14,12 +14,14 @@ import logging
 from collections.abc import Mapping, Sequence
 
 from taskmem.core.errors import ModelOutputInvalid
+from taskmem.core.model_usage import Purpose
 from taskmem.core.reconcile import Adjudication, Decision
 from taskmem.core.state_items import StateItem
 from taskmem.core.state_prompts import (
     ADJUDICATION_SYSTEM, AdjudicationQuestion, adjudication_user_prompt, parse_adjudications,
 )
 from taskmem.providers.chat import ChatModel, ChatModelError
+from taskmem.providers.model_meter import model_work
 
 log = logging.getLogger(__name__)
 
@@ -56,9 +58,10 @@ class Adjudicator:
             return {}
         model = self.chat.model
         try:
-            text = await asyncio.wait_for(
-                self.chat.complete(ADJUDICATION_SYSTEM, adjudication_user_prompt(asked), timeout=self.timeout),
-                self.timeout)
+            with model_work(purpose=Purpose.ADJUDICATION):
+                text = await asyncio.wait_for(
+                    self.chat.complete(ADJUDICATION_SYSTEM, adjudication_user_prompt(asked), timeout=self.timeout),
+                    self.timeout)
             answers = parse_adjudications(text, asked)
         except TimeoutError:
             return self._unanswered(asked, why, f"the model did not answer within {self.timeout} s")

@@ -19,11 +19,12 @@ import numpy as np
 
 from taskmem.config import reconciliation_thresholds
 from taskmem.core.context_budget import ContextMode, Section
-from taskmem.core.errors import EmbeddingUnavailable, ModelTimeout, ModelUnavailable
+from taskmem.core.errors import EmbeddingUnavailable, ModelTimeout, ModelUnavailable, NotFound
 from taskmem.core.events import EventType
 from taskmem.core.ids import now_us
 from taskmem.core.memory import MemoryEntry, NewMemoryEntry
 from taskmem.core.messages import Message
+from taskmem.core.model_usage import Purpose
 from taskmem.core.model_routing import ModelTier
 from taskmem.core.progress import compute_progress, render_state_lines
 from taskmem.core.reconcile import Prepared, ReconcileThresholds
@@ -31,10 +32,13 @@ from taskmem.core.state_items import Candidate
 from taskmem.core.state_notes import DECISION_KIND, EntryLink, StateNotes
 from taskmem.core.state_prompts import QUERY_SYSTEM, query_user_prompt
 from taskmem.core.state_records import CandidateResult, ReconcileReport, StoredStateItem
-from taskmem.core.task_state_yaml import TaskStateFits, TaskStateView, build_task_state
+from taskmem.core.task_state_diff import unified_state_diff
+from taskmem.core.task_state_yaml import TaskStateFits, TaskStateView, build_task_state, render_task_state_yaml
+from taskmem.core.valid_time import AsOf, Moment, StateVersion
 from taskmem.core.tokens import TokenCounter
-from taskmem.providers.chat import ChatModel, ChatModelError, ChatModelTimeout
+from taskmem.providers.chat import ChatModel, ChatModelBudgetExhausted, ChatModelError, ChatModelTimeout
 from taskmem.providers.embeddings import Embedder, EmbeddingError
+from taskmem.providers.model_meter import model_work
 from taskmem.providers.model_router import ModelRouter
 from taskmem.settings import StateSettings
 from taskmem.state import view_sections
@@ -48,7 +52,10 @@ from taskmem.state.thread_reconciliation import (
 from taskmem.state.working_memory import WorkingMemoryEngine
 from taskmem.store.tasks import actions as action_store
 from taskmem.store.state import state_items as item_store
-from taskmem.store.state import state_item_entries, view_reads
+from taskmem.store.as_of import resolve
+from taskmem.store.event_log import last_cursor
+from taskmem.store.state import state_item_entries, view_as_of, view_reads
+from taskmem.store.tasks.tasks import load_task
 from taskmem.store.idempotency import Once, run_once
 from taskmem.store.memory.memory_entries import insert_memory_entries
 from taskmem.store.memory.memory_vectors import recorded_model
@@ -156,15 +163,25 @@ class StateEngine:
 
     # --- the views --------------------------------------------------------------------------------
 
-    async def task_view(self, namespace: str, task_id: str) -> TaskStateView:
-        return await self.storage.read(_task_view, namespace, task_id)
+    async def task_view(self, namespace: str, task_id: str, as_of: AsOf | None = None) -> TaskStateView:
+        if as_of is None:
+            return await self.storage.read(_task_view, namespace, task_id)
+        return await self.storage.read(_task_view_as_of, namespace, task_id, as_of)
 
-    async def task_state(self, namespace: str, task_id: str, budget: int) -> tuple[str, TaskStateView, list[str]]:
-        return self.task_state_fits.fit(await self.task_view(namespace, task_id), budget)
+    async def task_state(self, namespace: str, task_id: str, budget: int,
+                         as_of: AsOf | None = None) -> tuple[str, TaskStateView, list[str]]:
+        return self.task_state_fits.fit(await self.task_view(namespace, task_id, as_of), budget)
+
+    async def state_history(self, namespace: str, task_id: str, before_cursor: int | None,
+                            limit: int) -> list[StateVersion]:
+        return await self.storage.read(view_as_of.state_versions, namespace, task_id, before_cursor, limit)
+
+    async def state_diff(self, namespace: str, task_id: str, from_cursor: int, to_cursor: int) -> StateDiff:
+        return await self.storage.read(_state_diff, namespace, task_id, from_cursor, to_cursor)
 
     async def list_items(self, namespace: str, thread_id: str, task_id: str, types: list[str],
-                         include_superseded: bool) -> list[StoredStateItem]:
-        return await self.storage.read(_list_items, namespace, thread_id, task_id, types, include_superseded)
+                         include_superseded: bool, as_of: AsOf | None = None) -> list[StoredStateItem]:
+        return await self.storage.read(_list_items, namespace, thread_id, task_id, types, include_superseded, as_of)
 
     async def current_items(self, namespace: str, thread_id: str, task_id: str) -> list[StoredStateItem]:
         return await self.storage.read(item_store.current_items, namespace, thread_id, task_id)
@@ -178,7 +195,7 @@ class StateEngine:
     async def extract(self, namespace: str, correlation_id: str, thread_id: str, task_id: str) -> Reconciled:
         settings = ExtractionSettings(self.settings.extraction_max_messages,
                                       self.settings.extraction_timeout_seconds, self.settings.max_candidates)
-        async with self.thread_lock(namespace, thread_id):
+        async with self.thread_lock(namespace, thread_id), model_work(namespace, thread_id):
             report, items = await extract_state(self.storage, self.chat, self.embedder, self.thresholds(), settings,
                                                 namespace, correlation_id, thread_id, task_id, now_us(),
                                                 self.adjudicator)
@@ -188,7 +205,7 @@ class StateEngine:
                            candidates: list[Candidate], respond: Callable[[Reconciled], R],
                            once: Once[R] | None) -> R:
         """Reconcile an agent's candidates into the thread's state (explicit `supersedes` always wins)."""
-        async with self.thread_lock(namespace, thread_id):
+        async with self.thread_lock(namespace, thread_id), model_work(namespace, thread_id):
             refs = [ref for c in candidates for ref in c.refs]
             messages = await self.storage.read(_thread_messages, namespace, thread_id, task_id, refs)
             prepared = prepare_agent_candidates(candidates, batch_of(messages), self.settings.max_candidates)
@@ -214,7 +231,7 @@ class StateEngine:
         else:
             entry = view_sections.error_entry(task_id, statement.subtask_id, statement.text, statement.detail)
             event = EventType.TASK_STATE_ERROR_ADDED
-        async with self.thread_lock(namespace, task_id):
+        async with self.thread_lock(namespace, task_id), model_work(namespace, task_id):
             await self.storage.read(item_store.check_thread, namespace, task_id)
             vectors = await self._summary_vectors(entry)
             plan = await self._reconcile(namespace, task_id, statement_candidates(statement, now_us()))
@@ -287,13 +304,13 @@ class StateEngine:
     # --- context and the live query ---------------------------------------------------------------
 
     async def build_context(self, namespace: str, thread_id: str, task_id: str, budget: int, mode: ContextMode,
-                            query: str) -> tuple[str, list[Section]]:
+                            query: str, as_of: AsOf | None = None) -> tuple[str, list[Section]]:
         reads, key = self.storage.thread_reads, (namespace, thread_id, task_id, query)
-        cached = await self.storage.views_current()
+        cached = as_of is None and await self.storage.views_current()  # the past is read, not cached
         read: _ContextRead | None = reads.get(key) if cached else None
         if read is None:
             epoch = reads.epoch
-            read = _ContextRead(await self.storage.read(_context_read, namespace, thread_id, task_id, query))
+            read = _ContextRead(await self.storage.read(_context_read, namespace, thread_id, task_id, query, as_of))
             if cached:
                 reads.put(key, epoch, read)
         built = read.built.get((budget, mode))
@@ -322,7 +339,12 @@ class StateEngine:
                       for i in (record.plan.items if record.plan else [])]
         prompt = query_user_prompt(f"Task: {record.task.name} ({record.task.status.value})", plan_lines, summary,
                                    since, question, render_state_lines(notes))
-        return await self._ask_model(prompt, question, model, summary, len(since))
+        try:
+            async with model_work(namespace, task_id, Purpose.QUERY):
+                return await self._ask_model(prompt, question, model, summary, len(since))
+        except ChatModelBudgetExhausted as refused:  # answered from the record, as with no model, and said so
+            progress = compute_progress(record.task, record.plan, failed, record.recent, notes)
+            return Answer(progress.summary, False, str(refused), summary, len(since))
 
     async def _ask_model(self, prompt: str, question: str, model: ModelTier | None, summary: str,
                          since_count: int) -> Answer:
@@ -331,6 +353,8 @@ class StateEngine:
         try:
             routed = await self.router.complete(QUERY_SYSTEM, prompt, question=question, requested=model,
                                                 timeout=timeout)
+        except ChatModelBudgetExhausted:
+            raise
         except ChatModelTimeout as error:
             raise ModelTimeout(f"the model did not answer within {timeout} s ({error})") from None
         except ChatModelError as error:
@@ -365,13 +389,47 @@ def _persist_statement(tx: Transaction, plan: ReconcilePlan, task_id: str, state
 
 
 def _task_view(db: Reader, namespace: str, task_id: str,
-               current: list[StoredStateItem] | None = None) -> TaskStateView:
-    task, plan = view_reads.task_outline(db, namespace, task_id)
-    notes: StateNotes = view_reads.task_notes(db, namespace, task_id, current)
+               current: list[StoredStateItem] | None = None, moment: Moment | None = None) -> TaskStateView:
+    """The task-state view now, or as it stood at moment (NotFound when the task did not exist yet)."""
+    if moment is None:
+        task, plan = view_reads.task_outline(db, namespace, task_id)
+    elif (outline := view_as_of.task_outline_as_of(db, namespace, task_id, moment)) is not None:
+        task, plan = outline
+    else:
+        raise NotFound("task", f"{task_id} as of then")
+    at = moment.at if moment is not None else None
+    notes: StateNotes = view_reads.task_notes(db, namespace, task_id, current, at)
     return build_task_state(task, plan, view_sections.newest_decisions(notes), view_sections.newest_errors(notes),
-                            view_sections.workspace_of(db, namespace, task_id), constraints=notes.constraints,
+                            view_sections.workspace_of(db, namespace, task_id, at), constraints=notes.constraints,
                             questions=notes.questions, risks=notes.risks, waits=notes.waits,
                             conflicts=notes.conflicts)
+
+
+def _task_view_as_of(db: Reader, namespace: str, task_id: str, as_of: AsOf) -> TaskStateView:
+    return _task_view(db, namespace, task_id, None, resolve(db, namespace, as_of))
+
+
+@dataclasses.dataclass(frozen=True)
+class StateDiff:
+    diff: str
+    from_yaml: str
+    to_yaml: str
+    to_cursor: int
+
+
+def _full_yaml(db: Reader, namespace: str, task_id: str, cursor: int) -> str:
+    """The whole task-state YAML (no budget) as of an event cursor; empty before the task existed."""
+    try:
+        return render_task_state_yaml(_task_view_as_of(db, namespace, task_id, AsOf(cursor=cursor)))
+    except NotFound:
+        load_task(db, namespace, task_id)  # an unknown task is NOT_FOUND; a task not yet created is empty
+        return ""
+
+
+def _state_diff(db: Reader, namespace: str, task_id: str, from_cursor: int, to_cursor: int) -> StateDiff:
+    to_cursor = to_cursor or last_cursor(db, namespace)
+    before, after = _full_yaml(db, namespace, task_id, from_cursor), _full_yaml(db, namespace, task_id, to_cursor)
+    return StateDiff(unified_state_diff(task_id, from_cursor, to_cursor, before, after), before, after, to_cursor)
 
 
 BUILT_PER_READ = 8  # contexts kept per cached read (distinct budget and mode pairs)
@@ -385,13 +443,16 @@ class _ContextRead:
     built: dict[tuple[int, ContextMode], tuple[str, list[Section]]] = dataclasses.field(default_factory=dict)
 
 
-def _context_read(db: Reader, namespace: str, thread_id: str, task_id: str, query: str) -> tuple[
-        view_reads.ThreadRecord, TaskStateView | None, tuple[list[str], list[str]]]:
+def _context_read(db: Reader, namespace: str, thread_id: str, task_id: str, query: str,
+                  as_of: AsOf | None = None) -> tuple[view_reads.ThreadRecord, TaskStateView | None,
+                                                      tuple[list[str], list[str]]]:
     if task_id:
         item_store.check_thread(db, namespace, task_id)  # NOT_FOUND for an unknown task, before anything else
-    record = view_reads.thread_record(db, namespace, thread_id, "", TAIL_MESSAGES)
-    view = _task_view(db, namespace, task_id, record.items) if task_id else None
-    return record, view, view_sections.context_lines(db, namespace, task_id, query, record.items)
+    moment = resolve(db, namespace, as_of)
+    at = moment.at if moment is not None else None
+    record = view_reads.thread_record(db, namespace, thread_id, "", TAIL_MESSAGES, at)
+    view = _task_view(db, namespace, task_id, record.items, moment) if task_id else None
+    return record, view, view_sections.context_lines(db, namespace, task_id, query, record.items, at)
 
 
 def _reconcile_read(db: Reader, namespace: str, thread_id: str,
@@ -405,9 +466,11 @@ def _thread_messages(db: Reader, namespace: str, thread_id: str, task_id: str, r
 
 
 def _list_items(db: Reader, namespace: str, thread_id: str, task_id: str, types: list[str],
-                include_superseded: bool) -> list[StoredStateItem]:
+                include_superseded: bool, as_of: AsOf | None) -> list[StoredStateItem]:
     item_store.check_thread(db, namespace, task_id)
-    return item_store.thread_items(db, namespace, thread_id, include_superseded=include_superseded, types=types)
+    moment = resolve(db, namespace, as_of)
+    return item_store.thread_items(db, namespace, thread_id, include_superseded=include_superseded, types=types,
+                                   at=moment.at if moment is not None else None)
 
 
 def _query_read(db: Reader, namespace: str, task_id: str) -> tuple[view_reads.ThreadRecord, list[Message], object,

@@ -3,6 +3,7 @@
 Items, embeddings, the new watermark and the event commit in one transaction: a crash or a model
 failure anywhere before that commit leaves the watermark where it was, so the same batch is read
 again next time. A batch with no user message is skipped (the watermark moves past it, no model call).
+A namespace whose model budget is used up is skipped too, its watermark kept (model_budget_exhausted).
 """
 
 from __future__ import annotations
@@ -14,11 +15,13 @@ import time
 from taskmem.core.errors import ModelTimeout, ModelUnavailable, NotConfigured
 from taskmem.core.events import EventType
 from taskmem.core.messages import Message, Role
+from taskmem.core.model_usage import Purpose
 from taskmem.core.reconcile import ReconcileThresholds, prepare_candidates
 from taskmem.core.state_prompts import EXTRACTION_SYSTEM, extraction_user_prompt, parse_candidates
 from taskmem.core.state_records import ReconcileReport, StoredStateItem, Watermark
-from taskmem.providers.chat import ChatModel, ChatModelError, ChatModelTimeout
+from taskmem.providers.chat import ChatModel, ChatModelBudgetExhausted, ChatModelError, ChatModelTimeout
 from taskmem.providers.embeddings import Embedder
+from taskmem.providers.model_meter import model_work
 from taskmem.state.adjudication import Adjudicator
 from taskmem.state.thread_reconciliation import ReconcilePlan, batch_of, plan_reconciliation
 from taskmem.store.state import state_items as item_store
@@ -68,11 +71,15 @@ async def extract_state(storage: Storage, chat: ChatModel | None, embedder: Embe
             raise NotConfigured("llm_base_url and llm_model", "ExtractState needs a utility model")
         existing = [item for item in read.items if item.active]
         answer = await _ask(chat, extraction_user_prompt(existing, read.batch), settings.timeout_seconds)
-        prepared = prepare_candidates(parse_candidates(answer), batch_of(read.batch), settings.max_candidates)
-        plan = await plan_reconciliation(read.items, read.vectors, prepared, embedder,  # type: ignore[arg-type]
-                                         thresholds, thread_id, now, adjudicator)
-        report = dataclasses.replace(plan.report, messages_read=len(read.batch))
-    last = read.batch[-1] if read.batch else None
+        if answer is None:
+            report.skipped_reason = "model_budget_exhausted"
+        else:
+            prepared = prepare_candidates(parse_candidates(answer), batch_of(read.batch), settings.max_candidates)
+            plan = await plan_reconciliation(read.items, read.vectors, prepared, embedder,  # type: ignore[arg-type]
+                                             thresholds, thread_id, now, adjudicator)
+            report = dataclasses.replace(plan.report, messages_read=len(read.batch))
+    # Refused by the budget: the batch was not read by any model, so the watermark stays before it.
+    last = read.batch[-1] if read.batch and report.skipped_reason != "model_budget_exhausted" else None
     report.duration_us = int((time.perf_counter() - started) * 1_000_000)
 
     def commit(tx: Transaction) -> list[StoredStateItem]:
@@ -89,9 +96,13 @@ async def extract_state(storage: Storage, chat: ChatModel | None, embedder: Embe
     return report, written
 
 
-async def _ask(chat: ChatModel, prompt: str, timeout: float) -> str:
+async def _ask(chat: ChatModel, prompt: str, timeout: float) -> str | None:
+    """The model's answer; None when the namespace's model budget refused the call."""
     try:
-        return await asyncio.wait_for(chat.complete(EXTRACTION_SYSTEM, prompt, timeout=timeout), timeout)
+        with model_work(purpose=Purpose.STATE_EXTRACTION):
+            return await asyncio.wait_for(chat.complete(EXTRACTION_SYSTEM, prompt, timeout=timeout), timeout)
+    except ChatModelBudgetExhausted:
+        return None
     except (TimeoutError, ChatModelTimeout):
         raise ModelTimeout(f"the model did not answer within {timeout} s (state_extraction_timeout_seconds)") \
             from None

@@ -18,7 +18,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from taskmem.core.events import Event, EventFilter, EventType
+from taskmem.core.model_usage import Purpose
 from taskmem.core.state_prompts import SUMMARY_SYSTEM, summary_user_prompt
+from taskmem.providers.chat import ChatModelBudgetExhausted
+from taskmem.providers.model_meter import model_work
 from taskmem.store.state import state_summaries, view_reads
 from taskmem.store.event_log import EventLogClosed
 from taskmem.store.state.state_summaries import RunningSummary
@@ -138,8 +141,13 @@ class StateFollower:
         plan_lines = [f"- {i.id} [{i.status.value.removeprefix('PLAN_ITEM_STATUS_').lower()}] {i.title}"
                       for i in (record.plan.items if record.plan else [])]
         previous = record.summary.summary if record.summary else ""
-        text = await engine.chat.complete(SUMMARY_SYSTEM, summary_user_prompt(task_line, plan_lines, previous, since),
-                                          timeout=engine.settings.model_timeout_seconds)
+        try:
+            with model_work(namespace, thread_id, Purpose.RUNNING_SUMMARY):
+                text = await engine.chat.complete(SUMMARY_SYSTEM,
+                                                  summary_user_prompt(task_line, plan_lines, previous, since),
+                                                  timeout=engine.settings.model_timeout_seconds)
+        except ChatModelBudgetExhausted:
+            return False  # the meter logged and counted the refusal; the summary stays as it was
         last = since[-1]
         summary = RunningSummary(thread_id, text.strip(), count, last.created_at, last.id, 0)
 

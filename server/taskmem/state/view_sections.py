@@ -49,8 +49,8 @@ def newest_errors(notes: StateNotes) -> list[ErrorEntry]:
     return [task_state_yaml.error_entry(n) for n in reversed(notes.errors[-MAX_ERRORS:])]
 
 
-def workspace_of(db: Reader, namespace: str, task_id: str) -> WorkspaceChanges | None:
-    created, modified, last = view_reads.workspace_changes(db, namespace, task_id)
+def workspace_of(db: Reader, namespace: str, task_id: str, at: int | None = None) -> WorkspaceChanges | None:
+    created, modified, last = view_reads.workspace_changes(db, namespace, task_id, at)
     return WorkspaceChanges(created, modified, last) if created else None
 
 
@@ -59,21 +59,21 @@ _STATE_TYPES = {MemoryType.DECISION.value, MemoryType.ERROR.value}
 
 
 def context_lines(db: Reader, namespace: str, task_id: str, query: str,
-                  stated: Iterable[StateItem] = ()) -> tuple[list[str], list[str]]:
+                  stated: Iterable[StateItem] = (), at: int | None = None) -> tuple[list[str], list[str]]:
     """BuildContext's knowledge lines (the namespace's conventions and decisions) and memory lines: with a
     query, the task's entries that match it by full text (best first), then its relevant memories
     (user instructions, discoveries, …, newest first).
 
     The memories section never repeats the state section nor contradicts it: decisions and errors live
     in the reconciled state (a superseded decision must not come back as a [decision] line), and an
-    entry saying what a current state item of the thread says (`stated`) is left out."""
+    entry saying what a current state item of the thread says (`stated`) is left out. at: as of then."""
     knowledge = [f"- [{category.removeprefix('KNOWLEDGE_CATEGORY_').lower()}] {key}: {value}"
                  for category, key, value in view_reads.namespace_knowledge(db, namespace, CONTEXT_KNOWLEDGE,
-                                                                            KNOWLEDGE_LINES)]
+                                                                            KNOWLEDGE_LINES, at)]
     if not task_id:
         return knowledge, []
-    found = view_reads.search_task_memories(db, namespace, task_id, query, MEMORY_LINES) if query else []
-    found += [(e.type.value, e.summary) for e in relevant_entries(db, namespace, task_id, "", 3 * MEMORY_LINES)]
+    found = view_reads.search_task_memories(db, namespace, task_id, query, MEMORY_LINES, at) if query else []
+    found += [(e.type.value, e.summary) for e in relevant_entries(db, namespace, task_id, "", 3 * MEMORY_LINES, at)]
     said = {normalize_text(item.text) for item in stated}
     lines = [f"- [{kind.removeprefix('MEMORY_TYPE_').lower()}] {summary}" for kind, summary in found
              if kind not in _STATE_TYPES and normalize_text(summary) not in said]

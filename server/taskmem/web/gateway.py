@@ -24,7 +24,8 @@ OPEN_METHODS: dict[str, tuple[str, ...]] = {
     "TaskService": ("ListTasks", "UpdateTask", "GetPlan", "ListActions", "ListMessages", "ListContextSnapshots",
                     "GetProgress"),
     "WaitService": ("ListWaits", "ResolveWait", "CancelWait"),
-    "StateService": ("GetTaskState", "ListStateItems", "PinStateItem", "SetStateItemStatus"),
+    "StateService": ("GetTaskState", "ListStateItems", "PinStateItem", "SetStateItemStatus", "GetTaskStateHistory",
+                     "DiffTaskState"),
     "MemoryService": ("SearchMemories", "QueryKnowledge", "GetKnowledge", "ListEpisodes", "ListArtifacts"),
 }
 _FILES = {"TaskService": task_service_pb2, "WaitService": wait_service_pb2,

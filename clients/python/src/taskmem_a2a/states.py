@@ -3,8 +3,10 @@
     A2A                            taskmem
     SUBMITTED                 <->  PENDING
     WORKING                   <->  PLANNING, EXECUTING, SYNTHESIZING (an A2A write sets EXECUTING)
-    INPUT_REQUIRED            <->  PAUSED (an A2A write); a working task parked on an external wait
-    AUTH_REQUIRED              ->  PAUSED (read back from the stored A2A task)
+    INPUT_REQUIRED            <-   INPUT_REQUIRED (a wait on a person of kind INPUT)
+                               ->  PAUSED (an A2A write: UpdateTask cannot set INPUT_REQUIRED)
+    AUTH_REQUIRED             <-   AUTH_REQUIRED (a wait on a person of kind AUTH)
+                               ->  PAUSED (an A2A write; read back from the stored A2A task)
     COMPLETED                 <->  COMPLETED
     FAILED, REJECTED           ->  FAILED (REJECTED read back from the stored A2A task)
     CANCELED                  <->  CANCELLED
@@ -21,6 +23,8 @@ S = task_pb2
 TERMINAL_STATUSES = frozenset({S.TASK_STATUS_COMPLETED, S.TASK_STATUS_FAILED, S.TASK_STATUS_CANCELLED,
                                S.TASK_STATUS_ARCHIVED})
 WORKING_STATUSES = frozenset({S.TASK_STATUS_PLANNING, S.TASK_STATUS_EXECUTING, S.TASK_STATUS_SYNTHESIZING})
+# Entered and left only through waits on a person; from them UpdateTask may only pause, fail or cancel.
+AWAITING_PERSON_STATUSES = frozenset({S.TASK_STATUS_INPUT_REQUIRED, S.TASK_STATUS_AUTH_REQUIRED})
 
 _STATUS_OF_STATE: dict[int, int] = {
     TaskState.TASK_STATE_SUBMITTED: S.TASK_STATUS_PENDING,
@@ -39,6 +43,8 @@ _STATE_OF_STATUS: dict[int, int] = {
     S.TASK_STATUS_EXECUTING: TaskState.TASK_STATE_WORKING,
     S.TASK_STATUS_SYNTHESIZING: TaskState.TASK_STATE_WORKING,
     S.TASK_STATUS_PAUSED: TaskState.TASK_STATE_INPUT_REQUIRED,
+    S.TASK_STATUS_INPUT_REQUIRED: TaskState.TASK_STATE_INPUT_REQUIRED,
+    S.TASK_STATUS_AUTH_REQUIRED: TaskState.TASK_STATE_AUTH_REQUIRED,
     S.TASK_STATUS_COMPLETED: TaskState.TASK_STATE_COMPLETED,
     S.TASK_STATUS_FAILED: TaskState.TASK_STATE_FAILED,
     S.TASK_STATUS_CANCELLED: TaskState.TASK_STATE_CANCELED,
@@ -50,10 +56,9 @@ def taskmem_status(state: int) -> int:
     return _STATUS_OF_STATE.get(state, S.TASK_STATUS_UNSPECIFIED)
 
 
-def a2a_state(status: int, *, parked_on_wait: bool = False) -> int:
-    """The A2A state a taskmem task shows: a working task with an open external wait needs input."""
-    if parked_on_wait and status in WORKING_STATUSES:
-        return TaskState.TASK_STATE_INPUT_REQUIRED
+def a2a_state(status: int) -> int:
+    """The A2A state a taskmem task shows: a task waiting on a person shows INPUT_REQUIRED or AUTH_REQUIRED
+    (any other open wait, a timer or a CI hook, leaves it WORKING)."""
     return _STATE_OF_STATUS.get(status, TaskState.TASK_STATE_UNSPECIFIED)
 
 
@@ -61,8 +66,12 @@ def status_steps(current: int, target: int) -> list[int]:
     """The UpdateTask status changes that take a task from current to target along task.proto's
     lifecycle: [] when it is already there (or WORKING maps onto the phase it is in), two steps where
     taskmem has no direct move (PENDING or PAUSED -> COMPLETED goes through EXECUTING), and [] for a
-    move the lifecycle forbids (out of a final status, or back to PENDING from a working one)."""
+    move the lifecycle forbids (out of a final status, back to PENDING from a working one, or out of waiting on
+    a person other than to PAUSED, FAILED or CANCELLED: answering the wait moves it on)."""
     if target in (S.TASK_STATUS_UNSPECIFIED, current) or current in TERMINAL_STATUSES:
+        return []
+    if current in AWAITING_PERSON_STATUSES and target not in (S.TASK_STATUS_PAUSED, S.TASK_STATUS_FAILED,
+                                                              S.TASK_STATUS_CANCELLED):
         return []
     if target == S.TASK_STATUS_EXECUTING and current in WORKING_STATUSES:
         return []

@@ -9,8 +9,10 @@ from taskmem_client.claims import CLAIM_NOT_HELD, ClaimedItem, LeaseKeeper
 from taskmem_client.client import DEFAULT_ADDRESS, DEFAULT_TIMEOUT, TaskmemClient
 from taskmem_client.errors import ERROR_DOMAIN, TaskmemError, error_info
 from taskmem_client.events import RESUMABLE_CODES
+from taskmem_client.person_waits import Answer
 
 __all__ = [
+    "Answer",
     "CLAIM_NOT_HELD",
     "ClaimedItem",
     "LeaseKeeper",

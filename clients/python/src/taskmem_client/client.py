@@ -14,12 +14,14 @@ from taskmem.v1 import (
     memory_service_pb2_grpc,
     state_service_pb2_grpc,
     task_service_pb2_grpc,
+    wait_pb2,
     wait_service_pb2_grpc,
 )
 from taskmem_client.calls import RetryPolicy, call_interceptors
 from taskmem_client.claims import ClaimedItem, LeaseKeeper, claim_next
 from taskmem_client.errors import TaskmemError
 from taskmem_client.events import subscribe_events
+from taskmem_client.person_waits import Answer, answer_of, ask_person
 
 DEFAULT_ADDRESS = "127.0.0.1:50051"
 DEFAULT_TIMEOUT = 30.0
@@ -148,6 +150,17 @@ class TaskmemClient:
         """`async with client.keep_lease(claimed) as lease:` renews the claim in the background until the
         block ends or the claim is lost (`lease.lost`, `lease.lost_to`); see taskmem_client.claims.LeaseKeeper."""
         return LeaseKeeper(self.tasks, claimed, on_lost=on_lost)
+
+    async def ask_person(self, task_id: str, question: str, *, asked_of: str = "", auth: bool = False,
+                         plan_item_id: str = "", timeout: float | None = None) -> wait_pb2.Wait:
+        """Ask a person (a wait of kind INPUT, or AUTH with auth=True): the task, or plan_item_id, is in
+        INPUT_REQUIRED / AUTH_REQUIRED until answered; see taskmem_client.person_waits."""
+        return await ask_person(self.waits, task_id, question, asked_of=asked_of, auth=auth,
+                                plan_item_id=plan_item_id, timeout=timeout)
+
+    async def answer_of(self, wait_id: str) -> Answer:
+        """How the question ended (`given`, `refused`, `text`), once it has; follows the wait across reconnects."""
+        return await answer_of(self.waits, wait_id, closed=lambda: self._closed)
 
     async def wait_until_ready(self, timeout: float | None = None) -> None:
         """Connects now; raises TimeoutError if the server is not reachable within timeout."""

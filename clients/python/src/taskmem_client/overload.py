@@ -40,13 +40,16 @@ class CallLimit:
             return time.monotonic()
         return None
 
-    async def acquire(self) -> float:
-        """Waits for a slot (in arrival order); the time it was taken, for release()."""
+    async def acquire(self, timeout: float | None = None) -> float:
+        """Waits for a slot (in arrival order), at most timeout seconds (then TimeoutError); the time it was
+        taken, for release(). The wait is one future and, with a timeout, one timer: no task of its own."""
         taken_at = self.try_acquire()
         if taken_at is not None:
             return taken_at
-        slot = asyncio.get_running_loop().create_future()
+        loop = asyncio.get_running_loop()
+        slot = loop.create_future()
         self._waiting.append(slot)
+        expiry = None if timeout is None else loop.call_later(max(0.0, timeout), _expire, slot)
         try:
             await slot
         except asyncio.CancelledError:
@@ -54,8 +57,14 @@ class CallLimit:
                 self._in_flight -= 1  # handed a slot as it was cancelled: give it back
                 self._wake()
             else:
-                self._waiting.remove(slot)
+                self._forget(slot)
             raise
+        except TimeoutError:
+            self._forget(slot)
+            raise
+        finally:
+            if expiry is not None:
+                expiry.cancel()
         return time.monotonic()
 
     def release(self, taken_at: float, overloaded: bool) -> None:
@@ -70,9 +79,21 @@ class CallLimit:
             self._limit = min(self._ceiling, self._limit + 1 / self._limit)
         self._wake()
 
+    def _forget(self, slot: asyncio.Future[None]) -> None:
+        """Takes a slot that was never handed out of the queue, unless _wake already passed it over."""
+        try:
+            self._waiting.remove(slot)
+        except ValueError:
+            pass
+
     def _wake(self) -> None:
         while self._waiting and self._in_flight < self._limit:
             slot = self._waiting.popleft()
             if not slot.done():
                 self._in_flight += 1
                 slot.set_result(None)
+
+
+def _expire(slot: asyncio.Future[None]) -> None:
+    if not slot.done():
+        slot.set_exception(TimeoutError())

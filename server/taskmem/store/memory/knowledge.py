@@ -2,15 +2,18 @@
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Any
 
 from taskmem.core.errors import NotFound
 from taskmem.core.events import EventType
 from taskmem.core.ids import new_id
 from taskmem.core.knowledge import (
-    Knowledge, KnowledgeCategory, KnowledgeValue, UpsertOutcome, ValueOutcome, arbitrate,
+    Knowledge, KnowledgeCategory, KnowledgeValue, UpsertOutcome, ValueOutcome, arbitrate, value_at,
 )
+from taskmem.core.valid_time import AsOf
 from taskmem.store.page_query import PageQuery
+from taskmem.store.as_of import resolve
 from taskmem.store.access import Reader, Row, Transaction
 
 
@@ -18,14 +21,16 @@ def _from_row(row: Row, history: tuple[KnowledgeValue, ...] = ()) -> Knowledge:
     return Knowledge(namespace=row["namespace"], id=row["id"], category=KnowledgeCategory(row["category"]),
                      key=row["key"], value=row["value"], source=row["source"], confidence=row["confidence"],
                      revision=row["revision"], created_at=row["created_at"], updated_at=row["updated_at"],
-                     history=history)
+                     history=history, valid_from=row["valid_from"])
 
 
 def _history(db: Reader, namespace: str, knowledge_id: str) -> tuple[KnowledgeValue, ...]:
-    rows = db.fetchall("SELECT value, source, confidence, outcome, written_at FROM knowledge_history"
+    rows = db.fetchall("SELECT value, source, confidence, outcome, written_at, recorded_at FROM knowledge_history"
                        " WHERE namespace = ? AND knowledge_id = ? ORDER BY seq", (namespace, knowledge_id))
     return tuple(KnowledgeValue(row["value"], row["source"], row["confidence"], row["written_at"],
-                                ValueOutcome(row["outcome"])) for row in rows)
+                                ValueOutcome(row["outcome"]),
+                                row["recorded_at"] if row["outcome"] == ValueOutcome.REPLACED.value else None)
+                 for row in rows)
 
 
 def _keep(tx: Transaction, knowledge_id: str, value: KnowledgeValue, outcome: ValueOutcome) -> None:
@@ -44,18 +49,20 @@ def upsert(tx: Transaction, category: KnowledgeCategory, key: str, value: str, s
     if row is None:
         knowledge_id = new_id("kn")
         tx.execute("INSERT INTO knowledge (namespace, id, category, key, value, source, confidence, revision,"
-                   " created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, 1, ?, ?)",
-                   (tx.namespace, knowledge_id, category.value, key, value, source, confidence, tx.now, tx.now))
+                   " created_at, updated_at, valid_from) VALUES (?, ?, ?, ?, ?, ?, ?, 1, ?, ?, ?)",
+                   (tx.namespace, knowledge_id, category.value, key, value, source, confidence, tx.now, tx.now,
+                    tx.now))
         outcome = UpsertOutcome.CREATED
     else:
         knowledge_id = row["id"]
-        current = KnowledgeValue(row["value"], row["source"], row["confidence"], row["updated_at"])
+        # The value held from valid_from (its history row says so once it is replaced).
+        current = KnowledgeValue(row["value"], row["source"], row["confidence"], row["valid_from"])
         outcome = arbitrate(current, incoming)
         if outcome is UpsertOutcome.REPLACED:
             _keep(tx, knowledge_id, current, ValueOutcome.REPLACED)
             tx.execute("UPDATE knowledge SET value = ?, source = ?, confidence = ?, revision = revision + 1,"
-                       " updated_at = ? WHERE namespace = ? AND id = ?",
-                       (value, source, confidence, tx.now, tx.namespace, knowledge_id))
+                       " updated_at = ?, valid_from = ? WHERE namespace = ? AND id = ?",
+                       (value, source, confidence, tx.now, tx.now, tx.namespace, knowledge_id))
         elif outcome is UpsertOutcome.REJECTED:
             _keep(tx, knowledge_id, incoming, ValueOutcome.REJECTED)
         elif confidence >= current.confidence and (source, confidence) != (current.source, current.confidence):
@@ -82,15 +89,39 @@ def get_by_key(db: Reader, namespace: str, category: KnowledgeCategory, key: str
 
 
 def query(db: Reader, namespace: str, category: KnowledgeCategory | None, key_prefix: str, text: str,
-          limit: int, after: list[Any] | None) -> list[Knowledge]:
-    """Ordered by (category, key), starting after the (category, key) pair `after`."""
+          limit: int, after: list[Any] | None, at: int | None = None, with_history: bool = False) -> list[Knowledge]:
+    """Ordered by (category, key), starting after the (category, key) pair `after`. at: each entry as it
+    stood then (entries created later left out; the text filter matches the value that held then);
+    with_history: each entry's history filled."""
+    if at is None:
+        rows = _query(namespace, category, key_prefix, text, None).after(after).fetch(db, limit)
+        return [_from_row(row, _history(db, namespace, row["id"]) if with_history else ()) for row in rows]
+    found: list[Knowledge] = []
+    while len(found) < limit:
+        rows = _query(namespace, category, key_prefix, "", at).after(after).fetch(db, limit)
+        for row in rows:
+            replaced_since = row["valid_from"] > at  # the value then is in the history
+            history = _history(db, namespace, row["id"]) if with_history or replaced_since else ()
+            then = value_at(_from_row(row, history), at)
+            if then is not None and (not text or text.lower() in f"{then.key}\n{then.value}".lower()):
+                found.append(then if with_history else dataclasses.replace(then, history=()))
+        if len(rows) < limit:
+            break
+        after = [rows[-1]["category"], rows[-1]["key"]]
+    return found[:limit]
+
+
+def _query(namespace: str, category: KnowledgeCategory | None, key_prefix: str, text: str,
+           at: int | None) -> PageQuery:
     query = (PageQuery("knowledge", order=("category", "key"))
              .equals("namespace", namespace).equals("category", category.value if category is not None else None))
     if key_prefix:
         query.where("substr(key, 1, ?) = ?", len(key_prefix), key_prefix)
     if text:
         query.where("(instr(lower(key), lower(?)) > 0 OR instr(lower(value), lower(?)) > 0)", text, text)
-    return [_from_row(row) for row in query.after(after).fetch(db, limit)]
+    if at is not None:
+        query.where("created_at <= ?", at)
+    return query
 
 
 def delete(tx: Transaction, knowledge_id: str) -> Knowledge:
@@ -99,3 +130,10 @@ def delete(tx: Transaction, knowledge_id: str) -> Knowledge:
     tx.execute("DELETE FROM knowledge WHERE namespace = ? AND id = ?", (tx.namespace, knowledge_id))
     tx.emit(EventType.KNOWLEDGE_DELETED, "", knowledge)
     return knowledge
+
+
+def query_as_of(db: Reader, namespace: str, category: KnowledgeCategory | None, key_prefix: str, text: str,
+                limit: int, after: list[Any] | None, as_of: AsOf | None, with_history: bool) -> list[Knowledge]:
+    """QueryKnowledge's read: query() at the moment as_of names (None: now)."""
+    moment = resolve(db, namespace, as_of)
+    return query(db, namespace, category, key_prefix, text, limit, after, moment.at if moment else None, with_history)

@@ -98,17 +98,19 @@ def query_entries(reader: Reader, namespace: str, f: MemoryFilter, limit: int,
     return _with_labels(reader, rows)
 
 
-def relevant_entries(reader: Reader, namespace: str, task_id: str, subtask_id: str, limit: int) -> list[MemoryEntry]:
+def relevant_entries(reader: Reader, namespace: str, task_id: str, subtask_id: str, limit: int,
+                     at: int | None = None) -> list[MemoryEntry]:
     """Of one task: entries of the subtask, entries whose relevance_to names it, and every decision,
-    error and user instruction; newest first."""
+    error and user instruction (at: written by then); newest first."""
     always = ", ".join("?" * len(ALWAYS_RELEVANT))
     rows = reader.fetchall(
-        f"SELECT {_COLUMNS} FROM memory_entries m WHERE m.namespace = ? AND m.task_id = ? AND ("
+        f"SELECT {_COLUMNS} FROM memory_entries m WHERE m.namespace = ? AND m.task_id = ? AND m.created_at <= ? AND ("
         f" m.type IN ({always})"
         " OR (? != '' AND m.subtask_id = ?)"
         " OR m.seq IN (SELECT entry_seq FROM memory_entry_relevance WHERE subtask_id = ?))"
         " ORDER BY m.created_at DESC, m.seq DESC LIMIT ?",
-        [namespace, task_id, *(t.value for t in ALWAYS_RELEVANT), subtask_id, subtask_id, subtask_id, limit])
+        [namespace, task_id, 2**63 - 1 if at is None else at, *(t.value for t in ALWAYS_RELEVANT), subtask_id,
+         subtask_id, subtask_id, limit])
     return _with_labels(reader, rows)
 
 

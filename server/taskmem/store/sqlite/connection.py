@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+import re
 from pathlib import Path
 
 import sqlean as sqlite3  # a DB-API SQLite with extension loading and FTS5
@@ -32,18 +33,21 @@ def migrations() -> list[tuple[int, str, str]]:
 
 
 def migrate(connection: sqlite3.Connection) -> list[str]:
-    """Apply, each in its own transaction, the migrations the file has not seen yet; returns their names."""
+    """Apply, each in its own transaction and in order, the migrations the file has not seen yet (every number
+    not recorded, as PostgreSQL does: numbers are handed to branches, so one can land after a higher one
+    already ran); returns their names."""
     applied = []
     connection.execute("CREATE TABLE IF NOT EXISTS schema_migrations (number INTEGER PRIMARY KEY, name TEXT NOT NULL)")
-    current = connection.execute("SELECT coalesce(max(number), 0) FROM schema_migrations").fetchone()[0]
+    seen = {row[0] for row in connection.execute("SELECT number FROM schema_migrations")}
     for number, name, sql in migrations():
-        if number <= current:
+        if number in seen:
             continue
         log.info("applying migration %s", name)
         connection.execute("BEGIN IMMEDIATE")
         try:
             for statement in _statements(sql):
-                connection.execute(statement)
+                if not _adds_existing_column(connection, statement):
+                    connection.execute(statement)
             connection.execute("INSERT INTO schema_migrations (number, name) VALUES (?, ?)", (number, name))
             connection.execute("COMMIT")
         except BaseException:
@@ -51,6 +55,19 @@ def migrate(connection: sqlite3.Connection) -> list[str]:
             raise
         applied.append(name)
     return applied
+
+
+_ADD_COLUMN = re.compile(r"^ALTER\s+TABLE\s+(\w+)\s+ADD\s+COLUMN\s+(\w+)", re.IGNORECASE)
+
+
+def _adds_existing_column(connection: sqlite3.Connection, statement: str) -> bool:
+    """An ADD COLUMN whose column is there already: SQLite has no IF NOT EXISTS for it, and a migration can
+    run again over its own work (one whose number was forgotten), as PostgreSQL's ADD COLUMN IF NOT EXISTS."""
+    match = _ADD_COLUMN.match(statement)
+    if match is None:
+        return False
+    table, column = match.groups()
+    return any(row[1] == column for row in connection.execute(f"PRAGMA table_info({table})"))
 
 
 def _statements(sql: str) -> list[str]:

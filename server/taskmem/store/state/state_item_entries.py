@@ -50,3 +50,17 @@ def unlinked_statements(db: Reader, limit: int) -> list[Unlinked]:
         " ORDER BY m.created_at, m.seq LIMIT ?", (_DECISION, _ERROR, limit))
     return [Unlinked(r[0], r[1], r[2], DECISION_KIND if r[3] == _DECISION else ERROR_KIND, r[4], r[5], r[6], r[7])
             for r in rows]
+
+
+def superseded_entries(db: Reader, namespace: str, entry_ids: list[str], at: int | None) -> dict[str, int]:
+    """memory entry id → when its decision stopped holding, for the decision entries among entry_ids whose
+    state item was superseded by `at` (None: by now)."""
+    if not entry_ids:
+        return {}
+    rows = db.fetchall(
+        "SELECT e.memory_entry_id, i.valid_to FROM state_item_entries e JOIN state_items i"
+        " ON i.namespace = e.namespace AND i.thread_id = e.thread_id AND i.uid = e.uid"
+        f" WHERE e.namespace = ? AND e.kind = ? AND e.memory_entry_id IN ({','.join('?' * len(entry_ids))})"
+        " AND i.valid_to IS NOT NULL AND i.valid_to <= ?",
+        (namespace, DECISION_KIND, *entry_ids, at if at is not None else 2**63 - 1))
+    return {row[0]: int(row[1]) for row in rows}

@@ -12,8 +12,9 @@ import numpy as np
 from taskmem.core.errors import NotFound
 from taskmem.core.messages import Message
 from taskmem.core.open_conflicts import released
-from taskmem.core.state_items import SUPERSEDED, Confidence, StateItem, StateItemType
+from taskmem.core.state_items import DEFAULT_STATUS, SUPERSEDED, Confidence, StateItem, StateItemType
 from taskmem.core.state_records import StoredStateItem, Watermark
+from taskmem.core.valid_time import item_as_of
 from taskmem.store.tasks.messages import message_from_row
 from taskmem.store.tasks.tasks import load_task
 from taskmem.store.page_query import PageQuery
@@ -24,9 +25,16 @@ _COLUMNS = (
     "replaced_by", "supersession_evidence", "conflict", "conflict_with", "pinned", "source", "created_at",
     "last_seen_at", "updated_at",
 )
-_UPSERT = (f"INSERT INTO state_items ({', '.join(_COLUMNS)}) VALUES ({', '.join('?' * len(_COLUMNS))})"
+# Valid time follows the status: superseding an item stamps valid_to once (a later save keeps the first
+# stamp) and keeps the status it held; any other status clears both (a reactivated item holds again).
+_UPSERT = (f"INSERT INTO state_items ({', '.join(_COLUMNS)}, valid_to, prior_status)"
+           f" VALUES ({', '.join('?' * (len(_COLUMNS) + 2))})"
            " ON CONFLICT (namespace, thread_id, uid) DO UPDATE SET "
-           + ", ".join(f"{c} = excluded.{c}" for c in _COLUMNS[3:] if c != "created_at"))
+           + ", ".join(f"{c} = excluded.{c}" for c in _COLUMNS[3:] if c != "created_at")
+           + f", valid_to = CASE WHEN excluded.status = '{SUPERSEDED}'"
+             " THEN coalesce(state_items.valid_to, excluded.valid_to) ELSE NULL END"
+           + f", prior_status = CASE WHEN excluded.status != '{SUPERSEDED}' THEN ''"
+             f" WHEN state_items.status != '{SUPERSEDED}' THEN state_items.status ELSE state_items.prior_status END")
 
 
 def _dumps(value: Any) -> str:
@@ -42,6 +50,7 @@ def item_from_row(row: Row) -> StoredStateItem:
         supersession_evidence=evidence or None, conflict=bool(row["conflict"]), pinned=bool(row["pinned"]),
         source=row["source"], created_at=row["created_at"], last_seen_at=row["last_seen_at"],
         thread_id=row["thread_id"], updated_at=row["updated_at"], conflict_with=json.loads(row["conflict_with"]),
+        valid_to=row["valid_to"], prior_status=row["prior_status"],
     )
 
 
@@ -53,23 +62,38 @@ def stored(item: StateItem, thread_id: str, now: int) -> StoredStateItem:
 
 
 def save_item(tx: Transaction, item: StoredStateItem) -> None:
+    """Insert or update the item; its valid_to follows its status here as in the row (_UPSERT)."""
+    retired = item.status == SUPERSEDED
+    item.valid_to = (item.valid_to or item.updated_at) if retired else None
+    if not retired:
+        item.prior_status = ""
     tx.execute(_UPSERT, (
         tx.namespace, item.thread_id, item.uid, item.type_tag.value, item.text, item.status,
         Confidence(item.confidence).value, _dumps(item.topic_tags), _dumps(item.refs), item.replaced_by or "",
         _dumps(item.supersession_evidence or {}), int(item.conflict), _dumps(item.conflict_with),
-        int(item.pinned), item.source, item.created_at, item.last_seen_at, item.updated_at))
+        int(item.pinned), item.source, item.created_at, item.last_seen_at, item.updated_at,
+        item.valid_to, DEFAULT_STATUS[item.type_tag] if retired else ""))
 
 
 def thread_items(db: Reader, namespace: str, thread_id: str, *, include_superseded: bool = True,
-                 types: Sequence[str] = ()) -> list[StoredStateItem]:
+                 types: Sequence[str] = (), at: int | None = None) -> list[StoredStateItem]:
+    """The thread's items; at: as they stood then (valid time), created by then, each with the status it held."""
     sql = "SELECT * FROM state_items WHERE namespace = ? AND thread_id = ?"
     params: list[Any] = [namespace, thread_id]
+    if at is not None:
+        sql += " AND created_at <= ?"
+        params.append(at)
     if not include_superseded:
-        sql += " AND status != 'superseded'"
+        if at is None:
+            sql += " AND status != 'superseded'"
+        else:
+            sql += " AND (valid_to IS NULL OR valid_to > ?)"
+            params.append(at)
     if types:
         sql += f" AND type_tag IN ({','.join('?' * len(types))})"
         params.extend(types)
-    return [item_from_row(row) for row in db.fetchall(sql, params)]
+    items = [item_from_row(row) for row in db.fetchall(sql, params)]
+    return items if at is None else [i for i in (item_as_of(item, at) for item in items) if i is not None]
 
 
 def load_item(db: Reader, namespace: str, thread_id: str, uid: str) -> StoredStateItem:

@@ -49,11 +49,11 @@ def list_messages(db: Reader, namespace: str, task_id: str, thread_id: str, kind
     return [message_from_row(row) for row in rows]
 
 
-def recent_messages(db: Reader, namespace: str, thread_id: str, count: int) -> list[Message]:
-    """The newest `count` messages, oldest first."""
+def recent_messages(db: Reader, namespace: str, thread_id: str, count: int, at: int | None = None) -> list[Message]:
+    """The newest `count` messages (at: posted by then), oldest first."""
     rows = db.fetchall(
-        "SELECT * FROM messages WHERE namespace = ? AND thread_id = ? ORDER BY created_at DESC, id DESC LIMIT ?",
-        (namespace, thread_id, count))
+        "SELECT * FROM messages WHERE namespace = ? AND thread_id = ? AND created_at <= ?"
+        " ORDER BY created_at DESC, id DESC LIMIT ?", (namespace, thread_id, 2**63 - 1 if at is None else at, count))
     return [message_from_row(row) for row in reversed(rows)]
 
 

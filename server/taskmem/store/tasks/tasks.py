@@ -11,8 +11,10 @@ from taskmem.core.claims import Claim
 from taskmem.core.errors import NotFound
 from taskmem.core.events import EventType
 from taskmem.core.plan_inference import ItemOutline
-from taskmem.core.plans import ItemStatus, Plan, PlanItem, StatusSource, carry_over, set_item_status
-from taskmem.core.tasks import ApprovalMode, ErrorSummary, Task, TaskStatus, apply_task_changes, check_etag
+from taskmem.core.plans import ITEM_AWAITING_PERSON, ItemStatus, Plan, PlanItem, StatusSource, carry_over, set_item_status
+from taskmem.core.tasks import (
+    AWAITING_PERSON, ApprovalMode, ErrorSummary, Task, TaskStatus, apply_task_changes, check_etag, set_status_for_person_wait,
+)
 from taskmem.store.page_query import PageQuery
 from taskmem.store.access import Reader, Row, Transaction
 
@@ -174,13 +176,25 @@ def load_task_with_plan(db: Reader, namespace: str, task_id: str, version: int) 
     return task, load_plan(db, namespace, task_id, version) if version else None
 
 
+# Spelled out as literals, as the partial indexes of migration 0022 (PostgreSQL 0011) are, so that both
+# planners use them: a bound parameter cannot show that a row satisfies an index's WHERE.
+_TASK_AWAITING = f"status IN ({', '.join(repr(s.value) for s in sorted(AWAITING_PERSON))})"
+_ITEM_AWAITING = f"i.status IN ({', '.join(repr(s.value) for s in sorted(ITEM_AWAITING_PERSON))})"
+
+
 def list_tasks(db: Reader, namespace: str, statuses: list[TaskStatus], updated_after: int | None,
-                     after_key: list[Any] | None, limit: int) -> list[Task]:
-    """Most recently updated first; after_key is the (updated_at, id) of the previous page's last task."""
+                     after_key: list[Any] | None, limit: int, awaiting_person: bool = False) -> list[Task]:
+    """Most recently updated first; after_key is the (updated_at, id) of the previous page's last task.
+    awaiting_person: only tasks waiting on a person, themselves or through an item of their current plan."""
     query = (PageQuery("tasks", order=("updated_at DESC", "id DESC"))
              .equals("namespace", namespace).any_of("status", (s.value for s in statuses)))
     if updated_after is not None:
         query.where("updated_at > ?", updated_after)
+    if awaiting_person:
+        query.where(f"id IN (SELECT id FROM tasks WHERE namespace = ? AND {_TASK_AWAITING}"
+                    f" UNION SELECT i.task_id FROM plan_items i JOIN tasks t ON t.namespace = i.namespace"
+                    f" AND t.id = i.task_id AND t.plan_version = i.plan_version WHERE i.namespace = ? AND {_ITEM_AWAITING})",
+                    namespace, namespace)
     return [task_from_row(row) for row in query.after(after_key).fetch(db, limit)]
 
 
@@ -252,6 +266,16 @@ def _save_changes(tx: Transaction, task: Task, changes: dict[str, Any]) -> Task:
                       {"from": previous.value, "to": task.status.value})
     if set(changes) - {"status"} or previous is None:
         tx.emit(EventType.TASK_UPDATED, task.id, task)
+    return task
+
+
+def set_task_status_for_person_wait(tx: Transaction, task_id: str, status: TaskStatus) -> Task:
+    """Move the task into or out of INPUT_REQUIRED / AUTH_REQUIRED (store/waits/person_waits), with its event."""
+    task = load_task(tx, tx.namespace, task_id)
+    previous = set_status_for_person_wait(task, status, tx.now)
+    if previous is not None:
+        tx.execute(_SAVE_TASK, (*_task_values(task)[2:], task.namespace, task.id))
+        tx.emit(EventType.TASK_STATUS_CHANGED, task.id, task, {"from": previous.value, "to": task.status.value})
     return task
 
 

@@ -18,6 +18,7 @@ from taskmem.core.errors import NotFound
 from taskmem.core.events import EventType
 from taskmem.core.ids import new_id
 from taskmem.core.messages import Kind, Message, Role
+from taskmem.core.person_waits import answer_message, person_target, question_message, same_subject
 from taskmem.core.tasks import TaskStatus
 from taskmem.core.waits import (
     END_EVENTS, EventTarget, FileTarget, TaskStatusTarget, Wait, WaitStatus, check_below_roots, end_wait,
@@ -25,6 +26,7 @@ from taskmem.core.waits import (
     task_status_outcome,
 )
 from taskmem.store.tasks import tasks as task_store
+from taskmem.store.waits import person_waits
 from taskmem.store.tasks.messages import insert_message
 from taskmem.store.page_query import PageQuery
 from taskmem.store.access import Reader, Row, Transaction
@@ -79,6 +81,13 @@ def open_waits(db: Reader) -> list[Wait]:
     return [wait_from_row(row) for row in rows]
 
 
+def open_person_waits(db: Reader, wait: Wait) -> list[Wait]:
+    """The other WAITING waits on a person about the same task or plan item as `wait`."""
+    rows = db.fetchall("SELECT * FROM waits WHERE namespace = ? AND task_id = ? AND kind = ? AND status = ? AND id <> ?",
+                       (wait.namespace, wait.task_id, "external", WaitStatus.WAITING.value, wait.id))
+    return [other for other in map(wait_from_row, rows) if same_subject(wait, other)]
+
+
 def task_status_of(db: Reader, namespace: str, task_id: str) -> str | None:
     row = db.fetchone("SELECT status FROM tasks WHERE namespace = ? AND id = ?", (namespace, task_id))
     return str(row["status"]) if row else None
@@ -86,10 +95,10 @@ def task_status_of(db: Reader, namespace: str, task_id: str) -> str | None:
 
 # --- mutations ----------------------------------------------------------------------------------
 
-def _record_on_task(tx: Transaction, wait: Wait, content: str) -> None:
-    """The system message in the linked task's thread, and its wait metadata keys."""
+def _record_on_task(tx: Transaction, wait: Wait, content: str, role: Role = Role.SYSTEM) -> None:
+    """The message in the linked task's thread, and its wait metadata keys."""
     # The metadata update touches the task, so the message need not.
-    insert_message(tx, Message(tx.namespace, new_id("msg"), wait.task_id, Role.SYSTEM, Kind.WAIT, content, tx.now,
+    insert_message(tx, Message(tx.namespace, new_id("msg"), wait.task_id, role, Kind.WAIT, content, tx.now,
                                wait.task_id))
     task_store.update_task_metadata(tx, wait.task_id, lambda metadata: metadata_after(metadata, wait, tx.now))
 
@@ -100,8 +109,21 @@ def _end(tx: Transaction, wait: Wait, status: WaitStatus, result: str, forced: b
                (wait.status.value, wait.result, wait.ended_at, int(wait.forced), wait.namespace, wait.id))
     tx.emit(END_EVENTS[status], wait.task_id, wait)
     if wait.task_id:
-        _record_on_task(tx, wait, outcome_message(wait))
+        _record_ending(tx, wait)
     return wait
+
+
+def _record_ending(tx: Transaction, wait: Wait) -> None:
+    """The outcome in the linked task's thread (a person's answer as their message), and the status of a
+    task or item that waited on a person."""
+    if person_target(wait) is not None:
+        # The task's row is locked before the other open waits are read: with replicas, an answer to another of
+        # its waits that committed meanwhile is then seen, so whichever ends last moves the task on.
+        task = task_store.find_task(tx, tx.namespace, wait.task_id)
+        if task is not None:
+            person_waits.leave(tx, task, wait, open_person_waits(tx, wait))
+    role, content = answer_message(wait) or (Role.SYSTEM, outcome_message(wait))
+    _record_on_task(tx, wait, content, role)
 
 
 def create_wait(tx: Transaction, wait: Wait, file_roots: tuple[str, ...] = ()) -> Wait:
@@ -124,6 +146,13 @@ def create_wait(tx: Transaction, wait: Wait, file_roots: tuple[str, ...] = ()) -
             raise NotFound("task", target.task_id)
         row = tx.fetchone("SELECT coalesce(max(cursor), 0) AS c FROM events")
         wait.start_cursor = int(row["c"]) if row else 0
+    if task is not None and person_target(wait) is not None:
+        person_waits.enter(tx, task, wait, open_person_waits(tx, wait))
+        tx.execute(_INSERT, _values(wait))
+        tx.emit(EventType.WAIT_CREATED, wait.task_id, wait)
+        role, question = question_message(wait)
+        _record_on_task(tx, wait, question, role)
+        return wait
     tx.execute(_INSERT, _values(wait))
     tx.emit(EventType.WAIT_CREATED, wait.task_id, wait)
     if wait.task_id:
@@ -160,7 +189,7 @@ def end_waits(tx: Transaction, endings: list[tuple[Wait, WaitStatus, str]]) -> l
         tx.correlation_id = wait.correlation_id
         tx.emit(END_EVENTS[wait.status], wait.task_id, wait)
         if wait.task_id:
-            _record_on_task(tx, wait, outcome_message(wait))
+            _record_ending(tx, wait)
     tx.correlation_id = correlation_id
     return ended
 

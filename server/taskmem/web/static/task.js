@@ -15,25 +15,27 @@ const EVENTS_SHOWN = 200;
 
 // Which sections each event type changes.
 const SECTIONS_BY_EVENT = {
-  TASK_UPDATED: ["overview", "yaml"], TASK_STATUS_CHANGED: ["overview", "yaml"], TASK_STUCK: ["overview"],
-  TASK_AUTO_PAUSED: ["overview", "yaml"], TASK_AUTO_ARCHIVED: ["overview"], RUNNING_SUMMARY_UPDATED: ["overview"],
-  PLAN_REPLACED: ["overview", "plan", "yaml"], PLAN_ITEM_UPDATED: ["overview", "plan", "yaml"],
-  PLAN_ITEM_CLAIMED: ["overview", "plan", "yaml"], PLAN_ITEM_CLAIM_RELEASED: ["overview", "plan", "yaml"],
-  PLAN_ITEM_CLAIM_EXPIRED: ["overview", "plan", "yaml"],
-  ACTION_RECORDED: ["actions", "yaml"], ACTION_COMPLETED: ["actions", "yaml"],
-  MESSAGE_POSTED: ["transcript", "yaml"], CONTEXT_SNAPSHOT_RECORDED: ["snapshots"],
-  WAIT_CREATED: ["waits", "overview"], WAIT_RESOLVED: ["waits", "overview"], WAIT_TIMED_OUT: ["waits", "overview"],
-  WAIT_CANCELLED: ["waits", "overview"], WAIT_FAILED: ["waits", "overview"],
-  TASK_STATE_DECISION_ADDED: ["state", "yaml"], TASK_STATE_ERROR_ADDED: ["state", "yaml"],
-  STATE_EXTRACTION_COMPLETED: ["state", "yaml"], STATE_ITEMS_UPSERTED: ["state", "yaml"],
-  STATE_ITEM_UPDATED: ["state", "yaml"],
+  TASK_UPDATED: ["overview", "yaml", "history"], TASK_STATUS_CHANGED: ["overview", "yaml", "history"], TASK_STUCK: ["overview"],
+  TASK_AUTO_PAUSED: ["overview", "yaml", "history"], TASK_AUTO_ARCHIVED: ["overview"], RUNNING_SUMMARY_UPDATED: ["overview"],
+  PLAN_REPLACED: ["overview", "plan", "yaml", "history"], PLAN_ITEM_UPDATED: ["overview", "plan", "yaml", "history"],
+  PLAN_ITEM_CLAIMED: ["overview", "plan", "yaml", "history"], PLAN_ITEM_CLAIM_RELEASED: ["overview", "plan", "yaml", "history"],
+  PLAN_ITEM_CLAIM_EXPIRED: ["overview", "plan", "yaml", "history"],
+  ACTION_RECORDED: ["actions", "yaml", "history"], ACTION_COMPLETED: ["actions", "yaml", "history"],
+  MESSAGE_POSTED: ["transcript", "yaml", "history"], CONTEXT_SNAPSHOT_RECORDED: ["snapshots"],
+  WAIT_CREATED: ["waits", "overview", "history"], WAIT_RESOLVED: ["waits", "overview", "history"],
+  WAIT_TIMED_OUT: ["waits", "overview", "history"], WAIT_CANCELLED: ["waits", "overview", "history"],
+  WAIT_FAILED: ["waits", "overview", "history"],
+  TASK_STATE_DECISION_ADDED: ["state", "yaml", "history"], TASK_STATE_ERROR_ADDED: ["state", "yaml", "history"],
+  STATE_EXTRACTION_COMPLETED: ["state", "yaml", "history"], STATE_ITEMS_UPSERTED: ["state", "yaml", "history"],
+  STATE_ITEM_UPDATED: ["state", "yaml", "history"],
   EPISODE_RECORDED: ["episodes"], EPISODE_ARCHIVED: ["episodes"], EPISODE_DELETED: ["episodes"],
-  ARTIFACT_REGISTERED: ["artifacts"], ARTIFACT_DELETED: ["artifacts"],
+  ARTIFACT_REGISTERED: ["artifacts", "history"], ARTIFACT_DELETED: ["artifacts", "history"],
 };
 
 const SECTIONS = [
   ["overview", "Overview"], ["plan", "Plan"], ["waits", "Waits"], ["actions", "Actions"], ["transcript", "Transcript"],
-  ["state", "Structured state"], ["yaml", "Task-state YAML"], ["artifacts", "Artifacts"], ["episodes", "Episodes"],
+  ["state", "Structured state"], ["yaml", "Task-state YAML"], ["history", "State history"], ["artifacts", "Artifacts"],
+  ["episodes", "Episodes"],
   ["snapshots", "Context snapshots"], ["events", "Events"],
 ];
 
@@ -151,10 +153,13 @@ export function render(main, { id: taskId }) {
     if (!waits.length) { replace(sections.waits.body, empty("No waits.")); return; }
     replace(sections.waits.body, table(["Criteria", "Kind", "Status", "Result", "Created", "Deadline", ""], waits.map((wait) => {
       const kind = Object.keys(wait.target || {}).find((key) => wait.target[key] && key !== "kind") || "";
+      // A wait on a person says what it needs (input or auth) where the others name their target's kind.
+      const needs = kind === "external" && wait.target.external.kind !== "EXTERNAL_WAIT_KIND_UNSPECIFIED"
+        ? enumLabel(wait.target.external.kind, "EXTERNAL_WAIT_KIND_") : "";
       const waiting = wait.status === "WAIT_STATUS_WAITING";
       const result = h("input", { type: "text", "aria-label": `result for ${wait.criteria}`, placeholder: "result", class: "wait-result" });
       return h("tr", { "data-wait-id": wait.id, "data-status": enumLabel(wait.status, "WAIT_STATUS_") },
-        h("td", {}, wait.criteria), h("td", {}, kind), h("td", {}, badge(wait.status, "WAIT_STATUS_")),
+        h("td", {}, wait.criteria), h("td", {}, needs ? `${kind}: ${needs}` : kind), h("td", {}, badge(wait.status, "WAIT_STATUS_")),
         h("td", {}, wait.result), h("td", {}, time(wait.create_time)), h("td", {}, time(wait.deadline_time)),
         h("td", { class: "buttons" }, waiting && kind === "external" && [result,
           h("button", { type: "button", class: "resolve-wait", onclick: () => act("resolve wait", call("WaitService", "ResolveWait", {
@@ -306,6 +311,25 @@ export function render(main, { id: taskId }) {
     if (changed("yaml", yaml)) replace(sections.yaml.body, h("pre", { class: "yaml", tabindex: 0 }, yaml));
   }
 
+  // --- history: the versions of the task-state YAML (from the event log) and a diff from one to now ---
+  const diffView = h("div", { id: "state-diff", "aria-live": "polite" });
+  async function showDiff(cursor) {
+    const { diff, resolved_to_cursor: to } = await call("StateService", "DiffTaskState", { task_id: taskId, from_cursor: cursor });
+    replace(diffView, h("h3", {}, `Changes since #${cursor} (to #${to})`), diff
+      ? h("pre", { class: "diff", tabindex: 0 }, diff.split("\n").map((line) => h("span", {
+        class: /^(\+\+\+|---|@@)/.test(line) ? "hunk" : line.startsWith("+") ? "added" : line.startsWith("-") ? "removed" : "" }, `${line}\n`)))
+      : empty("No change."));
+  }
+  async function loadHistory() {
+    const { versions = [] } = await call("StateService", "GetTaskStateHistory", { task_id: taskId, page_size: 50 });
+    if (!changed("history", versions)) return;
+    replace(sections.history.body, table(["Cursor", "Time", "Change", "By", ""], versions.map((v) =>
+      h("tr", { "data-cursor": v.cursor }, h("td", { class: "mono" }, `#${v.cursor}`), h("td", {}, time(v.create_time)),
+        h("td", {}, enumLabel(v.change, "EVENT_TYPE_")), h("td", { class: "mono small" }, v.correlation_id),
+        h("td", {}, h("button", { type: "button", onclick: () => showDiff(v.cursor).catch((error) => replace(diffView, errorBox(error))) },
+          "Diff to now"))))), diffView);
+  }
+
   async function loadArtifacts() {
     const artifacts = await listAll("MemoryService", "ListArtifacts", { task_id: taskId, page_size: 200 }, "artifacts", 1000);
     if (!changed("artifacts", artifacts)) return;
@@ -345,7 +369,7 @@ export function render(main, { id: taskId }) {
   }
 
   const loaders = { overview: loadOverview, plan: loadPlan, waits: loadWaits, actions: loadActions, transcript: loadTranscript,
-    state: loadState, yaml: loadYaml, artifacts: loadArtifacts, episodes: loadEpisodes, snapshots: loadSnapshots };
+    state: loadState, yaml: loadYaml, history: loadHistory, artifacts: loadArtifacts, episodes: loadEpisodes, snapshots: loadSnapshots };
   const refresh = Object.fromEntries(Object.entries(loaders).map(([name, load]) => [name, refresher(async () => {
     try { await load(); } catch (error) {
       drawn.delete(name === "actions" ? "running" : name); // draw again once it works

@@ -1,34 +1,85 @@
-// Tasks: every task of the namespace with status, progress, last update; filters; live.
+// Tasks: every task of the namespace with status, progress, last update; filters; live. Above them, the
+// questions waiting on a person (waits of kind INPUT or AUTH), each with a form that answers it (ResolveWait).
 
 import { call, listAll } from "./api.js";
 import { ago, badge, empty, enumLabel, h, replace, table } from "./dom.js";
 import { events, refresher } from "./live.js";
 
-const STATUSES = ["PENDING", "PLANNING", "EXECUTING", "SYNTHESIZING", "PAUSED", "COMPLETED", "FAILED", "CANCELLED", "ARCHIVED"];
+const STATUSES = ["PENDING", "PLANNING", "EXECUTING", "SYNTHESIZING", "INPUT_REQUIRED", "AUTH_REQUIRED", "PAUSED",
+  "COMPLETED", "FAILED", "CANCELLED", "ARCHIVED"];
+const AWAITING = "AWAITING_PERSON"; // the filter for tasks with a question open (the task or one of its items)
 const TASK_EVENTS = ["TASK_CREATED", "TASK_UPDATED", "TASK_STATUS_CHANGED", "PLAN_REPLACED", "PLAN_ITEM_UPDATED",
   "PLAN_ITEM_CLAIMED", "PLAN_ITEM_CLAIM_RELEASED", "PLAN_ITEM_CLAIM_EXPIRED",
-  "TASK_AUTO_PAUSED", "TASK_AUTO_ARCHIVED"];
+  "TASK_AUTO_PAUSED", "TASK_AUTO_ARCHIVED",
+  "WAIT_CREATED", "WAIT_RESOLVED", "WAIT_TIMED_OUT", "WAIT_CANCELLED", "WAIT_FAILED"];
 
 async function progressOf(taskId) {
   const progress = await call("TaskService", "GetProgress", { task_id: taskId, recent_message_count: 1 });
-  return { task: progress.task, progress: { done: progress.completed.length, total: progress.total_items } };
+  const asks = progress.open_waits.filter((wait) => wait.external_kind && wait.external_kind !== "EXTERNAL_WAIT_KIND_UNSPECIFIED");
+  return { task: progress.task, progress: { done: progress.completed.length, total: progress.total_items }, asks };
+}
+
+// One open question: who must answer what, for which task (and item), and a form that answers or refuses it.
+function askRow(task, wait, showError) {
+  const answer = h("input", { type: "text", class: "answer-text", "aria-label": `answer to ${wait.question}`,
+    placeholder: wait.external_kind === "EXTERNAL_WAIT_KIND_AUTH" ? "what you authorised" : "your answer" });
+  const status = h("span", { class: "muted small", role: "status" });
+  const resolve = async (waitStatus) => {
+    if (!answer.value.trim()) { status.textContent = "write an answer first"; answer.focus(); return; }
+    try {
+      await call("WaitService", "ResolveWait", { wait_id: wait.wait_id, result: answer.value.trim(), status: waitStatus });
+      status.textContent = "sent";
+    } catch (error) { showError(error, status); }
+  };
+  const form = h("form", { class: "answer-form", onsubmit: (event) => { event.preventDefault(); resolve("WAIT_STATUS_RESOLVED"); } },
+    answer, h("button", { type: "submit", class: "answer-wait" }, "Answer"),
+    h("button", { type: "button", class: "refuse-wait danger", onclick: () => resolve("WAIT_STATUS_FAILED") }, "Refuse"), status);
+  return h("tr", { "data-wait-id": wait.wait_id },
+    h("td", {}, h("a", { href: `#/task/${encodeURIComponent(task.id)}` }, task.name || task.id),
+      wait.plan_item_id && h("div", { class: "muted small" }, `item ${wait.plan_item_id}`)),
+    h("td", {}, wait.resolver || "anyone"),
+    h("td", {}, badge(wait.external_kind, "EXTERNAL_WAIT_KIND_")),
+    h("td", { class: "question" }, wait.question),
+    h("td", {}, ago(wait.start_time)),
+    h("td", {}, form));
 }
 
 export function render(main) {
   const rows = new Map(); // task id → { task, progress }
   const statusFilter = h("select", { id: "status-filter" }, h("option", { value: "" }, "all statuses"),
-    STATUSES.map((s) => h("option", { value: s }, s.toLowerCase())));
+    h("option", { value: AWAITING }, "waiting on a person"),
+    STATUSES.map((s) => h("option", { value: s }, s.toLowerCase().replaceAll("_", " "))));
   const search = h("input", { id: "name-search", type: "search", placeholder: "name, goal or id", autocomplete: "off" });
   const body = h("div", { id: "tasks-body" });
-  replace(main, h("h1", {}, "Tasks"),
+  const asking = h("section", { id: "awaiting-person", hidden: true });
+  const answering = new Set(); // questions whose answer field has focus or text: a redraw would lose it
+  replace(main, h("h1", {}, "Tasks"), asking,
     h("div", { class: "filters" },
       h("label", {}, "Status ", statusFilter), h("label", {}, "Search ", search)),
     body);
 
+  function drawAsks() {
+    const asks = [...rows.values()].flatMap(({ task, asks }) => asks.map((wait) => ({ task, wait })))
+      .sort((a, b) => (a.wait.start_time || "").localeCompare(b.wait.start_time || ""));
+    const open = new Set(asks.map(({ wait }) => wait.wait_id));
+    if ([...answering].some((id) => open.has(id))) return; // someone is typing an answer: keep the form as it is
+    asking.hidden = !asks.length;
+    replace(asking, h("h2", {}, `Waiting on a person (${asks.length})`),
+      table(["Task", "Who", "Needs", "Question", "Asked", "Answer"], asks.map(({ task, wait }) => {
+        const row = askRow(task, wait, (error, where) => { where.textContent = `${error.code}: ${error.message}`; });
+        const field = row.querySelector("input.answer-text");
+        field.addEventListener("input", () => { if (field.value) answering.add(wait.wait_id); else answering.delete(wait.wait_id); });
+        row.querySelector("form").addEventListener("submit", () => answering.delete(wait.wait_id));
+        row.querySelector("button.refuse-wait").addEventListener("click", () => answering.delete(wait.wait_id));
+        return row;
+      }), { id: "awaiting-table" }));
+  }
+
   function draw() {
+    drawAsks();
     const wanted = statusFilter.value, text = search.value.trim().toLowerCase();
     const shown = [...rows.values()]
-      .filter(({ task }) => !wanted || task.status === `TASK_STATUS_${wanted}`)
+      .filter(({ task, asks }) => !wanted || (wanted === AWAITING ? asks.length > 0 : task.status === `TASK_STATUS_${wanted}`))
       .filter(({ task }) => !text || `${task.name} ${task.goal} ${task.id}`.toLowerCase().includes(text))
       .sort((a, b) => (b.task.update_time || "").localeCompare(a.task.update_time || ""));
     if (!shown.length) { replace(body, empty(rows.size ? "No task matches." : "No tasks yet.")); return; }

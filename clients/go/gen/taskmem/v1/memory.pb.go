@@ -662,8 +662,15 @@ type MemorySearchHit struct {
 	// The entry is acknowledged but not embedded yet: only full text can find
 	// it until the background embedding reaches it.
 	EmbeddingPending bool `protobuf:"varint,7,opt,name=embedding_pending,json=embeddingPending,proto3" json:"embedding_pending,omitempty"`
-	unknownFields    protoimpl.UnknownFields
-	sizeCache        protoimpl.SizeCache
+	// The entry records a decision that no longer holds (at the request's
+	// as_of, or now): the state item it was reconciled into was superseded.
+	// Such hits rank below every current hit unless the request sets
+	// include_history.
+	Superseded bool `protobuf:"varint,8,opt,name=superseded,proto3" json:"superseded,omitempty"`
+	// For a superseded hit: when its decision stopped holding.
+	ValidTo       *timestamppb.Timestamp `protobuf:"bytes,9,opt,name=valid_to,json=validTo,proto3" json:"valid_to,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *MemorySearchHit) Reset() {
@@ -745,6 +752,20 @@ func (x *MemorySearchHit) GetEmbeddingPending() bool {
 	return false
 }
 
+func (x *MemorySearchHit) GetSuperseded() bool {
+	if x != nil {
+		return x.Superseded
+	}
+	return false
+}
+
+func (x *MemorySearchHit) GetValidTo() *timestamppb.Timestamp {
+	if x != nil {
+		return x.ValidTo
+	}
+	return nil
+}
+
 // KnowledgeValue is one value ever written to a knowledge entry.
 type KnowledgeValue struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -757,7 +778,12 @@ type KnowledgeValue struct {
 	// When it was written.
 	WriteTime *timestamppb.Timestamp `protobuf:"bytes,4,opt,name=write_time,json=writeTime,proto3" json:"write_time,omitempty"`
 	// Why it is not (or no longer) the current value.
-	Outcome       KnowledgeValueOutcome `protobuf:"varint,5,opt,name=outcome,proto3,enum=taskmem.v1.KnowledgeValueOutcome" json:"outcome,omitempty"`
+	Outcome KnowledgeValueOutcome `protobuf:"varint,5,opt,name=outcome,proto3,enum=taskmem.v1.KnowledgeValueOutcome" json:"outcome,omitempty"`
+	// Valid time: since when it was the entry's value (its write_time);
+	// unset for a REJECTED value, which never held.
+	ValidFrom *timestamppb.Timestamp `protobuf:"bytes,6,opt,name=valid_from,json=validFrom,proto3" json:"valid_from,omitempty"`
+	// Valid time: when a later value replaced it; unset for a REJECTED value.
+	ValidTo       *timestamppb.Timestamp `protobuf:"bytes,7,opt,name=valid_to,json=validTo,proto3" json:"valid_to,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -827,6 +853,20 @@ func (x *KnowledgeValue) GetOutcome() KnowledgeValueOutcome {
 	return KnowledgeValueOutcome_KNOWLEDGE_VALUE_OUTCOME_UNSPECIFIED
 }
 
+func (x *KnowledgeValue) GetValidFrom() *timestamppb.Timestamp {
+	if x != nil {
+		return x.ValidFrom
+	}
+	return nil
+}
+
+func (x *KnowledgeValue) GetValidTo() *timestamppb.Timestamp {
+	if x != nil {
+		return x.ValidTo
+	}
+	return nil
+}
+
 // Knowledge is one piece of long-lived project knowledge: (category, key) → value,
 // unique within the namespace (the namespace is the project).
 type Knowledge struct {
@@ -849,8 +889,13 @@ type Knowledge struct {
 	CreateTime *timestamppb.Timestamp `protobuf:"bytes,8,opt,name=create_time,json=createTime,proto3" json:"create_time,omitempty"`
 	// When it last changed.
 	UpdateTime *timestamppb.Timestamp `protobuf:"bytes,9,opt,name=update_time,json=updateTime,proto3" json:"update_time,omitempty"`
-	// Values that lost, oldest first. Filled by GetKnowledge; empty in lists.
-	History       []*KnowledgeValue `protobuf:"bytes,10,rep,name=history,proto3" json:"history,omitempty"`
+	// Values that lost, oldest first. Filled by GetKnowledge and by
+	// QueryKnowledge with include_history; empty in other lists.
+	History []*KnowledgeValue `protobuf:"bytes,10,rep,name=history,proto3" json:"history,omitempty"`
+	// Valid time: since when the current value (value, or the value as of the
+	// request's as_of) holds. Unlike update_time it does not move when only
+	// source or confidence change.
+	ValidFrom     *timestamppb.Timestamp `protobuf:"bytes,11,opt,name=valid_from,json=validFrom,proto3" json:"valid_from,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -951,6 +996,13 @@ func (x *Knowledge) GetUpdateTime() *timestamppb.Timestamp {
 func (x *Knowledge) GetHistory() []*KnowledgeValue {
 	if x != nil {
 		return x.History
+	}
+	return nil
+}
+
+func (x *Knowledge) GetValidFrom() *timestamppb.Timestamp {
+	if x != nil {
+		return x.ValidFrom
 	}
 	return nil
 }
@@ -1341,7 +1393,7 @@ const file_taskmem_v1_memory_proto_rawDesc = "" +
 	"\x0ematch_all_tags\x18\x05 \x01(\bR\fmatchAllTags\x12!\n" +
 	"\frelevance_to\x18\x06 \x03(\tR\vrelevanceTo\x12F\n" +
 	"\x11create_time_after\x18\a \x01(\v2\x1a.google.protobuf.TimestampR\x0fcreateTimeAfter\x12H\n" +
-	"\x12create_time_before\x18\b \x01(\v2\x1a.google.protobuf.TimestampR\x10createTimeBefore\"\x9a\x02\n" +
+	"\x12create_time_before\x18\b \x01(\v2\x1a.google.protobuf.TimestampR\x10createTimeBefore\"\xf1\x02\n" +
 	"\x0fMemorySearchHit\x12-\n" +
 	"\x05entry\x18\x01 \x01(\v2\x17.taskmem.v1.MemoryEntryR\x05entry\x12\x14\n" +
 	"\x05score\x18\x02 \x01(\x01R\x05score\x121\n" +
@@ -1349,7 +1401,11 @@ const file_taskmem_v1_memory_proto_rawDesc = "" +
 	"\asnippet\x18\x04 \x01(\tR\asnippet\x12#\n" +
 	"\rfulltext_rank\x18\x05 \x01(\x05R\ffulltextRank\x12#\n" +
 	"\rsemantic_rank\x18\x06 \x01(\x05R\fsemanticRank\x12+\n" +
-	"\x11embedding_pending\x18\a \x01(\bR\x10embeddingPending\"\xd6\x01\n" +
+	"\x11embedding_pending\x18\a \x01(\bR\x10embeddingPending\x12\x1e\n" +
+	"\n" +
+	"superseded\x18\b \x01(\bR\n" +
+	"superseded\x125\n" +
+	"\bvalid_to\x18\t \x01(\v2\x1a.google.protobuf.TimestampR\avalidTo\"\xc8\x02\n" +
 	"\x0eKnowledgeValue\x12\x14\n" +
 	"\x05value\x18\x01 \x01(\tR\x05value\x12\x16\n" +
 	"\x06source\x18\x02 \x01(\tR\x06source\x12\x1e\n" +
@@ -1358,7 +1414,10 @@ const file_taskmem_v1_memory_proto_rawDesc = "" +
 	"confidence\x129\n" +
 	"\n" +
 	"write_time\x18\x04 \x01(\v2\x1a.google.protobuf.TimestampR\twriteTime\x12;\n" +
-	"\aoutcome\x18\x05 \x01(\x0e2!.taskmem.v1.KnowledgeValueOutcomeR\aoutcome\"\x82\x03\n" +
+	"\aoutcome\x18\x05 \x01(\x0e2!.taskmem.v1.KnowledgeValueOutcomeR\aoutcome\x129\n" +
+	"\n" +
+	"valid_from\x18\x06 \x01(\v2\x1a.google.protobuf.TimestampR\tvalidFrom\x125\n" +
+	"\bvalid_to\x18\a \x01(\v2\x1a.google.protobuf.TimestampR\avalidTo\"\xbd\x03\n" +
 	"\tKnowledge\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x129\n" +
 	"\bcategory\x18\x02 \x01(\x0e2\x1d.taskmem.v1.KnowledgeCategoryR\bcategory\x12\x10\n" +
@@ -1374,7 +1433,9 @@ const file_taskmem_v1_memory_proto_rawDesc = "" +
 	"\vupdate_time\x18\t \x01(\v2\x1a.google.protobuf.TimestampR\n" +
 	"updateTime\x124\n" +
 	"\ahistory\x18\n" +
-	" \x03(\v2\x1a.taskmem.v1.KnowledgeValueR\ahistory\"\xa5\x03\n" +
+	" \x03(\v2\x1a.taskmem.v1.KnowledgeValueR\ahistory\x129\n" +
+	"\n" +
+	"valid_from\x18\v \x01(\v2\x1a.google.protobuf.TimestampR\tvalidFrom\"\xa5\x03\n" +
 	"\aEpisode\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12\x17\n" +
 	"\atask_id\x18\x02 \x01(\tR\x06taskId\x12\x19\n" +
@@ -1494,26 +1555,30 @@ var file_taskmem_v1_memory_proto_depIdxs = []int32{
 	14, // 4: taskmem.v1.MemoryFilter.create_time_before:type_name -> google.protobuf.Timestamp
 	6,  // 5: taskmem.v1.MemorySearchHit.entry:type_name -> taskmem.v1.MemoryEntry
 	1,  // 6: taskmem.v1.MemorySearchHit.found_by:type_name -> taskmem.v1.SearchMode
-	14, // 7: taskmem.v1.KnowledgeValue.write_time:type_name -> google.protobuf.Timestamp
-	3,  // 8: taskmem.v1.KnowledgeValue.outcome:type_name -> taskmem.v1.KnowledgeValueOutcome
-	2,  // 9: taskmem.v1.Knowledge.category:type_name -> taskmem.v1.KnowledgeCategory
-	14, // 10: taskmem.v1.Knowledge.create_time:type_name -> google.protobuf.Timestamp
-	14, // 11: taskmem.v1.Knowledge.update_time:type_name -> google.protobuf.Timestamp
-	9,  // 12: taskmem.v1.Knowledge.history:type_name -> taskmem.v1.KnowledgeValue
-	4,  // 13: taskmem.v1.Episode.action:type_name -> taskmem.v1.EpisodeAction
-	15, // 14: taskmem.v1.Episode.duration:type_name -> google.protobuf.Duration
-	14, // 15: taskmem.v1.Episode.create_time:type_name -> google.protobuf.Timestamp
-	14, // 16: taskmem.v1.Episode.archive_time:type_name -> google.protobuf.Timestamp
-	5,  // 17: taskmem.v1.Artifact.type:type_name -> taskmem.v1.ArtifactType
-	14, // 18: taskmem.v1.Artifact.create_time:type_name -> google.protobuf.Timestamp
-	16, // 19: taskmem.v1.Pattern.data:type_name -> google.protobuf.Struct
-	14, // 20: taskmem.v1.Pattern.create_time:type_name -> google.protobuf.Timestamp
-	14, // 21: taskmem.v1.Pattern.last_seen_time:type_name -> google.protobuf.Timestamp
-	22, // [22:22] is the sub-list for method output_type
-	22, // [22:22] is the sub-list for method input_type
-	22, // [22:22] is the sub-list for extension type_name
-	22, // [22:22] is the sub-list for extension extendee
-	0,  // [0:22] is the sub-list for field type_name
+	14, // 7: taskmem.v1.MemorySearchHit.valid_to:type_name -> google.protobuf.Timestamp
+	14, // 8: taskmem.v1.KnowledgeValue.write_time:type_name -> google.protobuf.Timestamp
+	3,  // 9: taskmem.v1.KnowledgeValue.outcome:type_name -> taskmem.v1.KnowledgeValueOutcome
+	14, // 10: taskmem.v1.KnowledgeValue.valid_from:type_name -> google.protobuf.Timestamp
+	14, // 11: taskmem.v1.KnowledgeValue.valid_to:type_name -> google.protobuf.Timestamp
+	2,  // 12: taskmem.v1.Knowledge.category:type_name -> taskmem.v1.KnowledgeCategory
+	14, // 13: taskmem.v1.Knowledge.create_time:type_name -> google.protobuf.Timestamp
+	14, // 14: taskmem.v1.Knowledge.update_time:type_name -> google.protobuf.Timestamp
+	9,  // 15: taskmem.v1.Knowledge.history:type_name -> taskmem.v1.KnowledgeValue
+	14, // 16: taskmem.v1.Knowledge.valid_from:type_name -> google.protobuf.Timestamp
+	4,  // 17: taskmem.v1.Episode.action:type_name -> taskmem.v1.EpisodeAction
+	15, // 18: taskmem.v1.Episode.duration:type_name -> google.protobuf.Duration
+	14, // 19: taskmem.v1.Episode.create_time:type_name -> google.protobuf.Timestamp
+	14, // 20: taskmem.v1.Episode.archive_time:type_name -> google.protobuf.Timestamp
+	5,  // 21: taskmem.v1.Artifact.type:type_name -> taskmem.v1.ArtifactType
+	14, // 22: taskmem.v1.Artifact.create_time:type_name -> google.protobuf.Timestamp
+	16, // 23: taskmem.v1.Pattern.data:type_name -> google.protobuf.Struct
+	14, // 24: taskmem.v1.Pattern.create_time:type_name -> google.protobuf.Timestamp
+	14, // 25: taskmem.v1.Pattern.last_seen_time:type_name -> google.protobuf.Timestamp
+	26, // [26:26] is the sub-list for method output_type
+	26, // [26:26] is the sub-list for method input_type
+	26, // [26:26] is the sub-list for extension type_name
+	26, // [26:26] is the sub-list for extension extendee
+	0,  // [0:26] is the sub-list for field type_name
 }
 
 func init() { file_taskmem_v1_memory_proto_init() }

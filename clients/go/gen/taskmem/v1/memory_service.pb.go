@@ -539,8 +539,22 @@ type SearchMemoriesRequest struct {
 	// embedded: at most the call's deadline (60 s without one); the response's
 	// unembedded_count says if the wait ended before the backlog did.
 	WaitForEmbeddings bool `protobuf:"varint,5,opt,name=wait_for_embeddings,json=waitForEmbeddings,proto3" json:"wait_for_embeddings,omitempty"`
-	unknownFields     protoimpl.UnknownFields
-	sizeCache         protoimpl.SizeCache
+	// Opt-in: weigh recency and importance beside relevance (unset: relevance
+	// alone, the default). The search runs for 3 × limit candidates (at least
+	// 30), then ranks them by the weighted score, which becomes each hit's
+	// score. INVALID_ARGUMENT names a weight outside 0..1, weights adding up to
+	// more than 1, or a negative half_life.
+	RecencyRanking *RecencyRanking `protobuf:"bytes,6,opt,name=recency_ranking,json=recencyRanking,proto3" json:"recency_ranking,omitempty"`
+	// Search the memory as it stood then (see AsOf): entries written later are
+	// not found, a decision counts as superseded only if it was by then, and
+	// recency_ranking counts an entry's age from then. Unset: now.
+	AsOf *AsOf `protobuf:"bytes,7,opt,name=as_of,json=asOf,proto3" json:"as_of,omitempty"`
+	// Rank superseded decisions by score alone, among current hits (for
+	// questions about history). Without it they are marked (hit.superseded)
+	// and rank below every current hit.
+	IncludeHistory bool `protobuf:"varint,8,opt,name=include_history,json=includeHistory,proto3" json:"include_history,omitempty"`
+	unknownFields  protoimpl.UnknownFields
+	sizeCache      protoimpl.SizeCache
 }
 
 func (x *SearchMemoriesRequest) Reset() {
@@ -608,6 +622,107 @@ func (x *SearchMemoriesRequest) GetWaitForEmbeddings() bool {
 	return false
 }
 
+func (x *SearchMemoriesRequest) GetRecencyRanking() *RecencyRanking {
+	if x != nil {
+		return x.RecencyRanking
+	}
+	return nil
+}
+
+func (x *SearchMemoriesRequest) GetAsOf() *AsOf {
+	if x != nil {
+		return x.AsOf
+	}
+	return nil
+}
+
+func (x *SearchMemoriesRequest) GetIncludeHistory() bool {
+	if x != nil {
+		return x.IncludeHistory
+	}
+	return false
+}
+
+// RecencyRanking weighs how recent and how important an entry is beside how
+// well it matches (as CrewAI's and mem0's decaying memories do):
+//
+//	score = (1 - recency_weight - importance_weight) × relevance
+//	        + recency_weight × 0.5 ^ (age / half_life)
+//	        + importance_weight × importance
+//
+// relevance is the search's own score over the best candidate's (0..1), age
+// the time since the entry was written, importance a fixed prior of its type:
+// user_instruction 1.0, decision 0.9, error 0.8, discovery 0.7, artifact 0.5,
+// tool_result 0.3, context 0.2. On the memory evaluation's long conversations
+// (bench/memory_eval.py, docs/benchmarks.md) small recency weights moved
+// recall by at most 0.01 on the held-out set and larger ones lost it, so it
+// stays off unless asked: use it where newer memories should win (changing
+// facts, preferences), not to find what happened at a given moment.
+type RecencyRanking struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// How much recency counts, 0..1.
+	RecencyWeight float32 `protobuf:"fixed32,1,opt,name=recency_weight,json=recencyWeight,proto3" json:"recency_weight,omitempty"`
+	// How much the entry type's importance counts, 0..1 (recency_weight +
+	// importance_weight at most 1).
+	ImportanceWeight float32 `protobuf:"fixed32,2,opt,name=importance_weight,json=importanceWeight,proto3" json:"importance_weight,omitempty"`
+	// An entry this old scores half the recency of one written now; unset or
+	// 0 means 7 days.
+	HalfLife      *durationpb.Duration `protobuf:"bytes,3,opt,name=half_life,json=halfLife,proto3" json:"half_life,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *RecencyRanking) Reset() {
+	*x = RecencyRanking{}
+	mi := &file_taskmem_v1_memory_service_proto_msgTypes[8]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *RecencyRanking) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*RecencyRanking) ProtoMessage() {}
+
+func (x *RecencyRanking) ProtoReflect() protoreflect.Message {
+	mi := &file_taskmem_v1_memory_service_proto_msgTypes[8]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use RecencyRanking.ProtoReflect.Descriptor instead.
+func (*RecencyRanking) Descriptor() ([]byte, []int) {
+	return file_taskmem_v1_memory_service_proto_rawDescGZIP(), []int{8}
+}
+
+func (x *RecencyRanking) GetRecencyWeight() float32 {
+	if x != nil {
+		return x.RecencyWeight
+	}
+	return 0
+}
+
+func (x *RecencyRanking) GetImportanceWeight() float32 {
+	if x != nil {
+		return x.ImportanceWeight
+	}
+	return 0
+}
+
+func (x *RecencyRanking) GetHalfLife() *durationpb.Duration {
+	if x != nil {
+		return x.HalfLife
+	}
+	return nil
+}
+
 // SearchMemoriesResponse holds the hits, best first.
 type SearchMemoriesResponse struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -625,7 +740,7 @@ type SearchMemoriesResponse struct {
 
 func (x *SearchMemoriesResponse) Reset() {
 	*x = SearchMemoriesResponse{}
-	mi := &file_taskmem_v1_memory_service_proto_msgTypes[8]
+	mi := &file_taskmem_v1_memory_service_proto_msgTypes[9]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -637,7 +752,7 @@ func (x *SearchMemoriesResponse) String() string {
 func (*SearchMemoriesResponse) ProtoMessage() {}
 
 func (x *SearchMemoriesResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_taskmem_v1_memory_service_proto_msgTypes[8]
+	mi := &file_taskmem_v1_memory_service_proto_msgTypes[9]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -650,7 +765,7 @@ func (x *SearchMemoriesResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SearchMemoriesResponse.ProtoReflect.Descriptor instead.
 func (*SearchMemoriesResponse) Descriptor() ([]byte, []int) {
-	return file_taskmem_v1_memory_service_proto_rawDescGZIP(), []int{8}
+	return file_taskmem_v1_memory_service_proto_rawDescGZIP(), []int{9}
 }
 
 func (x *SearchMemoriesResponse) GetHits() []*MemorySearchHit {
@@ -691,7 +806,7 @@ type ToolCallRecord struct {
 
 func (x *ToolCallRecord) Reset() {
 	*x = ToolCallRecord{}
-	mi := &file_taskmem_v1_memory_service_proto_msgTypes[9]
+	mi := &file_taskmem_v1_memory_service_proto_msgTypes[10]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -703,7 +818,7 @@ func (x *ToolCallRecord) String() string {
 func (*ToolCallRecord) ProtoMessage() {}
 
 func (x *ToolCallRecord) ProtoReflect() protoreflect.Message {
-	mi := &file_taskmem_v1_memory_service_proto_msgTypes[9]
+	mi := &file_taskmem_v1_memory_service_proto_msgTypes[10]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -716,7 +831,7 @@ func (x *ToolCallRecord) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ToolCallRecord.ProtoReflect.Descriptor instead.
 func (*ToolCallRecord) Descriptor() ([]byte, []int) {
-	return file_taskmem_v1_memory_service_proto_rawDescGZIP(), []int{9}
+	return file_taskmem_v1_memory_service_proto_rawDescGZIP(), []int{10}
 }
 
 func (x *ToolCallRecord) GetToolName() string {
@@ -766,7 +881,7 @@ type ExtractMemoriesRequest struct {
 
 func (x *ExtractMemoriesRequest) Reset() {
 	*x = ExtractMemoriesRequest{}
-	mi := &file_taskmem_v1_memory_service_proto_msgTypes[10]
+	mi := &file_taskmem_v1_memory_service_proto_msgTypes[11]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -778,7 +893,7 @@ func (x *ExtractMemoriesRequest) String() string {
 func (*ExtractMemoriesRequest) ProtoMessage() {}
 
 func (x *ExtractMemoriesRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_taskmem_v1_memory_service_proto_msgTypes[10]
+	mi := &file_taskmem_v1_memory_service_proto_msgTypes[11]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -791,7 +906,7 @@ func (x *ExtractMemoriesRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ExtractMemoriesRequest.ProtoReflect.Descriptor instead.
 func (*ExtractMemoriesRequest) Descriptor() ([]byte, []int) {
-	return file_taskmem_v1_memory_service_proto_rawDescGZIP(), []int{10}
+	return file_taskmem_v1_memory_service_proto_rawDescGZIP(), []int{11}
 }
 
 func (x *ExtractMemoriesRequest) GetTaskId() string {
@@ -844,7 +959,7 @@ type DroppedMemory struct {
 
 func (x *DroppedMemory) Reset() {
 	*x = DroppedMemory{}
-	mi := &file_taskmem_v1_memory_service_proto_msgTypes[11]
+	mi := &file_taskmem_v1_memory_service_proto_msgTypes[12]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -856,7 +971,7 @@ func (x *DroppedMemory) String() string {
 func (*DroppedMemory) ProtoMessage() {}
 
 func (x *DroppedMemory) ProtoReflect() protoreflect.Message {
-	mi := &file_taskmem_v1_memory_service_proto_msgTypes[11]
+	mi := &file_taskmem_v1_memory_service_proto_msgTypes[12]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -869,7 +984,7 @@ func (x *DroppedMemory) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DroppedMemory.ProtoReflect.Descriptor instead.
 func (*DroppedMemory) Descriptor() ([]byte, []int) {
-	return file_taskmem_v1_memory_service_proto_rawDescGZIP(), []int{11}
+	return file_taskmem_v1_memory_service_proto_rawDescGZIP(), []int{12}
 }
 
 func (x *DroppedMemory) GetIndex() int32 {
@@ -911,7 +1026,7 @@ type ExtractMemoriesResponse struct {
 
 func (x *ExtractMemoriesResponse) Reset() {
 	*x = ExtractMemoriesResponse{}
-	mi := &file_taskmem_v1_memory_service_proto_msgTypes[12]
+	mi := &file_taskmem_v1_memory_service_proto_msgTypes[13]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -923,7 +1038,7 @@ func (x *ExtractMemoriesResponse) String() string {
 func (*ExtractMemoriesResponse) ProtoMessage() {}
 
 func (x *ExtractMemoriesResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_taskmem_v1_memory_service_proto_msgTypes[12]
+	mi := &file_taskmem_v1_memory_service_proto_msgTypes[13]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -936,7 +1051,7 @@ func (x *ExtractMemoriesResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ExtractMemoriesResponse.ProtoReflect.Descriptor instead.
 func (*ExtractMemoriesResponse) Descriptor() ([]byte, []int) {
-	return file_taskmem_v1_memory_service_proto_rawDescGZIP(), []int{12}
+	return file_taskmem_v1_memory_service_proto_rawDescGZIP(), []int{13}
 }
 
 func (x *ExtractMemoriesResponse) GetEntries() []*MemoryEntry {
@@ -988,7 +1103,7 @@ type UpsertKnowledgeRequest struct {
 
 func (x *UpsertKnowledgeRequest) Reset() {
 	*x = UpsertKnowledgeRequest{}
-	mi := &file_taskmem_v1_memory_service_proto_msgTypes[13]
+	mi := &file_taskmem_v1_memory_service_proto_msgTypes[14]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1000,7 +1115,7 @@ func (x *UpsertKnowledgeRequest) String() string {
 func (*UpsertKnowledgeRequest) ProtoMessage() {}
 
 func (x *UpsertKnowledgeRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_taskmem_v1_memory_service_proto_msgTypes[13]
+	mi := &file_taskmem_v1_memory_service_proto_msgTypes[14]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1013,7 +1128,7 @@ func (x *UpsertKnowledgeRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use UpsertKnowledgeRequest.ProtoReflect.Descriptor instead.
 func (*UpsertKnowledgeRequest) Descriptor() ([]byte, []int) {
-	return file_taskmem_v1_memory_service_proto_rawDescGZIP(), []int{13}
+	return file_taskmem_v1_memory_service_proto_rawDescGZIP(), []int{14}
 }
 
 func (x *UpsertKnowledgeRequest) GetCategory() KnowledgeCategory {
@@ -1071,7 +1186,7 @@ type UpsertKnowledgeResponse struct {
 
 func (x *UpsertKnowledgeResponse) Reset() {
 	*x = UpsertKnowledgeResponse{}
-	mi := &file_taskmem_v1_memory_service_proto_msgTypes[14]
+	mi := &file_taskmem_v1_memory_service_proto_msgTypes[15]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1083,7 +1198,7 @@ func (x *UpsertKnowledgeResponse) String() string {
 func (*UpsertKnowledgeResponse) ProtoMessage() {}
 
 func (x *UpsertKnowledgeResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_taskmem_v1_memory_service_proto_msgTypes[14]
+	mi := &file_taskmem_v1_memory_service_proto_msgTypes[15]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1096,7 +1211,7 @@ func (x *UpsertKnowledgeResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use UpsertKnowledgeResponse.ProtoReflect.Descriptor instead.
 func (*UpsertKnowledgeResponse) Descriptor() ([]byte, []int) {
-	return file_taskmem_v1_memory_service_proto_rawDescGZIP(), []int{14}
+	return file_taskmem_v1_memory_service_proto_rawDescGZIP(), []int{15}
 }
 
 func (x *UpsertKnowledgeResponse) GetKnowledge() *Knowledge {
@@ -1128,7 +1243,7 @@ type GetKnowledgeRequest struct {
 
 func (x *GetKnowledgeRequest) Reset() {
 	*x = GetKnowledgeRequest{}
-	mi := &file_taskmem_v1_memory_service_proto_msgTypes[15]
+	mi := &file_taskmem_v1_memory_service_proto_msgTypes[16]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1140,7 +1255,7 @@ func (x *GetKnowledgeRequest) String() string {
 func (*GetKnowledgeRequest) ProtoMessage() {}
 
 func (x *GetKnowledgeRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_taskmem_v1_memory_service_proto_msgTypes[15]
+	mi := &file_taskmem_v1_memory_service_proto_msgTypes[16]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1153,7 +1268,7 @@ func (x *GetKnowledgeRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetKnowledgeRequest.ProtoReflect.Descriptor instead.
 func (*GetKnowledgeRequest) Descriptor() ([]byte, []int) {
-	return file_taskmem_v1_memory_service_proto_rawDescGZIP(), []int{15}
+	return file_taskmem_v1_memory_service_proto_rawDescGZIP(), []int{16}
 }
 
 func (x *GetKnowledgeRequest) GetId() string {
@@ -1188,7 +1303,7 @@ type GetKnowledgeResponse struct {
 
 func (x *GetKnowledgeResponse) Reset() {
 	*x = GetKnowledgeResponse{}
-	mi := &file_taskmem_v1_memory_service_proto_msgTypes[16]
+	mi := &file_taskmem_v1_memory_service_proto_msgTypes[17]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1200,7 +1315,7 @@ func (x *GetKnowledgeResponse) String() string {
 func (*GetKnowledgeResponse) ProtoMessage() {}
 
 func (x *GetKnowledgeResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_taskmem_v1_memory_service_proto_msgTypes[16]
+	mi := &file_taskmem_v1_memory_service_proto_msgTypes[17]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1213,7 +1328,7 @@ func (x *GetKnowledgeResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetKnowledgeResponse.ProtoReflect.Descriptor instead.
 func (*GetKnowledgeResponse) Descriptor() ([]byte, []int) {
-	return file_taskmem_v1_memory_service_proto_rawDescGZIP(), []int{16}
+	return file_taskmem_v1_memory_service_proto_rawDescGZIP(), []int{17}
 }
 
 func (x *GetKnowledgeResponse) GetKnowledge() *Knowledge {
@@ -1235,14 +1350,20 @@ type QueryKnowledgeRequest struct {
 	// At most this many (1..500; 0 means 50).
 	PageSize int32 `protobuf:"varint,4,opt,name=page_size,json=pageSize,proto3" json:"page_size,omitempty"`
 	// next_page_token of the previous page.
-	PageToken     string `protobuf:"bytes,5,opt,name=page_token,json=pageToken,proto3" json:"page_token,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	PageToken string `protobuf:"bytes,5,opt,name=page_token,json=pageToken,proto3" json:"page_token,omitempty"`
+	// The knowledge as it stood then (see AsOf): each entry with the value it
+	// held at that moment (valid_from says since when); entries first written
+	// later are left out. key/text filters match that value. Unset: now.
+	AsOf *AsOf `protobuf:"bytes,6,opt,name=as_of,json=asOf,proto3" json:"as_of,omitempty"`
+	// Fill each entry's history (every value that lost, with its valid time).
+	IncludeHistory bool `protobuf:"varint,7,opt,name=include_history,json=includeHistory,proto3" json:"include_history,omitempty"`
+	unknownFields  protoimpl.UnknownFields
+	sizeCache      protoimpl.SizeCache
 }
 
 func (x *QueryKnowledgeRequest) Reset() {
 	*x = QueryKnowledgeRequest{}
-	mi := &file_taskmem_v1_memory_service_proto_msgTypes[17]
+	mi := &file_taskmem_v1_memory_service_proto_msgTypes[18]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1254,7 +1375,7 @@ func (x *QueryKnowledgeRequest) String() string {
 func (*QueryKnowledgeRequest) ProtoMessage() {}
 
 func (x *QueryKnowledgeRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_taskmem_v1_memory_service_proto_msgTypes[17]
+	mi := &file_taskmem_v1_memory_service_proto_msgTypes[18]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1267,7 +1388,7 @@ func (x *QueryKnowledgeRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use QueryKnowledgeRequest.ProtoReflect.Descriptor instead.
 func (*QueryKnowledgeRequest) Descriptor() ([]byte, []int) {
-	return file_taskmem_v1_memory_service_proto_rawDescGZIP(), []int{17}
+	return file_taskmem_v1_memory_service_proto_rawDescGZIP(), []int{18}
 }
 
 func (x *QueryKnowledgeRequest) GetCategory() KnowledgeCategory {
@@ -1305,6 +1426,20 @@ func (x *QueryKnowledgeRequest) GetPageToken() string {
 	return ""
 }
 
+func (x *QueryKnowledgeRequest) GetAsOf() *AsOf {
+	if x != nil {
+		return x.AsOf
+	}
+	return nil
+}
+
+func (x *QueryKnowledgeRequest) GetIncludeHistory() bool {
+	if x != nil {
+		return x.IncludeHistory
+	}
+	return false
+}
+
 // QueryKnowledgeResponse is one page of knowledge, by category then key.
 type QueryKnowledgeResponse struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -1318,7 +1453,7 @@ type QueryKnowledgeResponse struct {
 
 func (x *QueryKnowledgeResponse) Reset() {
 	*x = QueryKnowledgeResponse{}
-	mi := &file_taskmem_v1_memory_service_proto_msgTypes[18]
+	mi := &file_taskmem_v1_memory_service_proto_msgTypes[19]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1330,7 +1465,7 @@ func (x *QueryKnowledgeResponse) String() string {
 func (*QueryKnowledgeResponse) ProtoMessage() {}
 
 func (x *QueryKnowledgeResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_taskmem_v1_memory_service_proto_msgTypes[18]
+	mi := &file_taskmem_v1_memory_service_proto_msgTypes[19]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1343,7 +1478,7 @@ func (x *QueryKnowledgeResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use QueryKnowledgeResponse.ProtoReflect.Descriptor instead.
 func (*QueryKnowledgeResponse) Descriptor() ([]byte, []int) {
-	return file_taskmem_v1_memory_service_proto_rawDescGZIP(), []int{18}
+	return file_taskmem_v1_memory_service_proto_rawDescGZIP(), []int{19}
 }
 
 func (x *QueryKnowledgeResponse) GetKnowledge() []*Knowledge {
@@ -1373,7 +1508,7 @@ type DeleteKnowledgeRequest struct {
 
 func (x *DeleteKnowledgeRequest) Reset() {
 	*x = DeleteKnowledgeRequest{}
-	mi := &file_taskmem_v1_memory_service_proto_msgTypes[19]
+	mi := &file_taskmem_v1_memory_service_proto_msgTypes[20]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1385,7 +1520,7 @@ func (x *DeleteKnowledgeRequest) String() string {
 func (*DeleteKnowledgeRequest) ProtoMessage() {}
 
 func (x *DeleteKnowledgeRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_taskmem_v1_memory_service_proto_msgTypes[19]
+	mi := &file_taskmem_v1_memory_service_proto_msgTypes[20]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1398,7 +1533,7 @@ func (x *DeleteKnowledgeRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DeleteKnowledgeRequest.ProtoReflect.Descriptor instead.
 func (*DeleteKnowledgeRequest) Descriptor() ([]byte, []int) {
-	return file_taskmem_v1_memory_service_proto_rawDescGZIP(), []int{19}
+	return file_taskmem_v1_memory_service_proto_rawDescGZIP(), []int{20}
 }
 
 func (x *DeleteKnowledgeRequest) GetId() string {
@@ -1424,7 +1559,7 @@ type DeleteKnowledgeResponse struct {
 
 func (x *DeleteKnowledgeResponse) Reset() {
 	*x = DeleteKnowledgeResponse{}
-	mi := &file_taskmem_v1_memory_service_proto_msgTypes[20]
+	mi := &file_taskmem_v1_memory_service_proto_msgTypes[21]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1436,7 +1571,7 @@ func (x *DeleteKnowledgeResponse) String() string {
 func (*DeleteKnowledgeResponse) ProtoMessage() {}
 
 func (x *DeleteKnowledgeResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_taskmem_v1_memory_service_proto_msgTypes[20]
+	mi := &file_taskmem_v1_memory_service_proto_msgTypes[21]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1449,7 +1584,7 @@ func (x *DeleteKnowledgeResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DeleteKnowledgeResponse.ProtoReflect.Descriptor instead.
 func (*DeleteKnowledgeResponse) Descriptor() ([]byte, []int) {
-	return file_taskmem_v1_memory_service_proto_rawDescGZIP(), []int{20}
+	return file_taskmem_v1_memory_service_proto_rawDescGZIP(), []int{21}
 }
 
 // RecordEpisodeRequest records an episode.
@@ -1479,7 +1614,7 @@ type RecordEpisodeRequest struct {
 
 func (x *RecordEpisodeRequest) Reset() {
 	*x = RecordEpisodeRequest{}
-	mi := &file_taskmem_v1_memory_service_proto_msgTypes[21]
+	mi := &file_taskmem_v1_memory_service_proto_msgTypes[22]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1491,7 +1626,7 @@ func (x *RecordEpisodeRequest) String() string {
 func (*RecordEpisodeRequest) ProtoMessage() {}
 
 func (x *RecordEpisodeRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_taskmem_v1_memory_service_proto_msgTypes[21]
+	mi := &file_taskmem_v1_memory_service_proto_msgTypes[22]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1504,7 +1639,7 @@ func (x *RecordEpisodeRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RecordEpisodeRequest.ProtoReflect.Descriptor instead.
 func (*RecordEpisodeRequest) Descriptor() ([]byte, []int) {
-	return file_taskmem_v1_memory_service_proto_rawDescGZIP(), []int{21}
+	return file_taskmem_v1_memory_service_proto_rawDescGZIP(), []int{22}
 }
 
 func (x *RecordEpisodeRequest) GetTaskId() string {
@@ -1581,7 +1716,7 @@ type RecordEpisodeResponse struct {
 
 func (x *RecordEpisodeResponse) Reset() {
 	*x = RecordEpisodeResponse{}
-	mi := &file_taskmem_v1_memory_service_proto_msgTypes[22]
+	mi := &file_taskmem_v1_memory_service_proto_msgTypes[23]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1593,7 +1728,7 @@ func (x *RecordEpisodeResponse) String() string {
 func (*RecordEpisodeResponse) ProtoMessage() {}
 
 func (x *RecordEpisodeResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_taskmem_v1_memory_service_proto_msgTypes[22]
+	mi := &file_taskmem_v1_memory_service_proto_msgTypes[23]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1606,7 +1741,7 @@ func (x *RecordEpisodeResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RecordEpisodeResponse.ProtoReflect.Descriptor instead.
 func (*RecordEpisodeResponse) Descriptor() ([]byte, []int) {
-	return file_taskmem_v1_memory_service_proto_rawDescGZIP(), []int{22}
+	return file_taskmem_v1_memory_service_proto_rawDescGZIP(), []int{23}
 }
 
 func (x *RecordEpisodeResponse) GetEpisode() *Episode {
@@ -1638,7 +1773,7 @@ type ListEpisodesRequest struct {
 
 func (x *ListEpisodesRequest) Reset() {
 	*x = ListEpisodesRequest{}
-	mi := &file_taskmem_v1_memory_service_proto_msgTypes[23]
+	mi := &file_taskmem_v1_memory_service_proto_msgTypes[24]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1650,7 +1785,7 @@ func (x *ListEpisodesRequest) String() string {
 func (*ListEpisodesRequest) ProtoMessage() {}
 
 func (x *ListEpisodesRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_taskmem_v1_memory_service_proto_msgTypes[23]
+	mi := &file_taskmem_v1_memory_service_proto_msgTypes[24]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1663,7 +1798,7 @@ func (x *ListEpisodesRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListEpisodesRequest.ProtoReflect.Descriptor instead.
 func (*ListEpisodesRequest) Descriptor() ([]byte, []int) {
-	return file_taskmem_v1_memory_service_proto_rawDescGZIP(), []int{23}
+	return file_taskmem_v1_memory_service_proto_rawDescGZIP(), []int{24}
 }
 
 func (x *ListEpisodesRequest) GetTaskId() string {
@@ -1721,7 +1856,7 @@ type ListEpisodesResponse struct {
 
 func (x *ListEpisodesResponse) Reset() {
 	*x = ListEpisodesResponse{}
-	mi := &file_taskmem_v1_memory_service_proto_msgTypes[24]
+	mi := &file_taskmem_v1_memory_service_proto_msgTypes[25]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1733,7 +1868,7 @@ func (x *ListEpisodesResponse) String() string {
 func (*ListEpisodesResponse) ProtoMessage() {}
 
 func (x *ListEpisodesResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_taskmem_v1_memory_service_proto_msgTypes[24]
+	mi := &file_taskmem_v1_memory_service_proto_msgTypes[25]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1746,7 +1881,7 @@ func (x *ListEpisodesResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListEpisodesResponse.ProtoReflect.Descriptor instead.
 func (*ListEpisodesResponse) Descriptor() ([]byte, []int) {
-	return file_taskmem_v1_memory_service_proto_rawDescGZIP(), []int{24}
+	return file_taskmem_v1_memory_service_proto_rawDescGZIP(), []int{25}
 }
 
 func (x *ListEpisodesResponse) GetEpisodes() []*Episode {
@@ -1790,7 +1925,7 @@ type RegisterArtifactRequest struct {
 
 func (x *RegisterArtifactRequest) Reset() {
 	*x = RegisterArtifactRequest{}
-	mi := &file_taskmem_v1_memory_service_proto_msgTypes[25]
+	mi := &file_taskmem_v1_memory_service_proto_msgTypes[26]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1802,7 +1937,7 @@ func (x *RegisterArtifactRequest) String() string {
 func (*RegisterArtifactRequest) ProtoMessage() {}
 
 func (x *RegisterArtifactRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_taskmem_v1_memory_service_proto_msgTypes[25]
+	mi := &file_taskmem_v1_memory_service_proto_msgTypes[26]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1815,7 +1950,7 @@ func (x *RegisterArtifactRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RegisterArtifactRequest.ProtoReflect.Descriptor instead.
 func (*RegisterArtifactRequest) Descriptor() ([]byte, []int) {
-	return file_taskmem_v1_memory_service_proto_rawDescGZIP(), []int{25}
+	return file_taskmem_v1_memory_service_proto_rawDescGZIP(), []int{26}
 }
 
 func (x *RegisterArtifactRequest) GetTaskId() string {
@@ -1892,7 +2027,7 @@ type RegisterArtifactResponse struct {
 
 func (x *RegisterArtifactResponse) Reset() {
 	*x = RegisterArtifactResponse{}
-	mi := &file_taskmem_v1_memory_service_proto_msgTypes[26]
+	mi := &file_taskmem_v1_memory_service_proto_msgTypes[27]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1904,7 +2039,7 @@ func (x *RegisterArtifactResponse) String() string {
 func (*RegisterArtifactResponse) ProtoMessage() {}
 
 func (x *RegisterArtifactResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_taskmem_v1_memory_service_proto_msgTypes[26]
+	mi := &file_taskmem_v1_memory_service_proto_msgTypes[27]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1917,7 +2052,7 @@ func (x *RegisterArtifactResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RegisterArtifactResponse.ProtoReflect.Descriptor instead.
 func (*RegisterArtifactResponse) Descriptor() ([]byte, []int) {
-	return file_taskmem_v1_memory_service_proto_rawDescGZIP(), []int{26}
+	return file_taskmem_v1_memory_service_proto_rawDescGZIP(), []int{27}
 }
 
 func (x *RegisterArtifactResponse) GetArtifact() *Artifact {
@@ -1946,7 +2081,7 @@ type ListArtifactsRequest struct {
 
 func (x *ListArtifactsRequest) Reset() {
 	*x = ListArtifactsRequest{}
-	mi := &file_taskmem_v1_memory_service_proto_msgTypes[27]
+	mi := &file_taskmem_v1_memory_service_proto_msgTypes[28]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1958,7 +2093,7 @@ func (x *ListArtifactsRequest) String() string {
 func (*ListArtifactsRequest) ProtoMessage() {}
 
 func (x *ListArtifactsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_taskmem_v1_memory_service_proto_msgTypes[27]
+	mi := &file_taskmem_v1_memory_service_proto_msgTypes[28]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1971,7 +2106,7 @@ func (x *ListArtifactsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListArtifactsRequest.ProtoReflect.Descriptor instead.
 func (*ListArtifactsRequest) Descriptor() ([]byte, []int) {
-	return file_taskmem_v1_memory_service_proto_rawDescGZIP(), []int{27}
+	return file_taskmem_v1_memory_service_proto_rawDescGZIP(), []int{28}
 }
 
 func (x *ListArtifactsRequest) GetTaskId() string {
@@ -2022,7 +2157,7 @@ type ListArtifactsResponse struct {
 
 func (x *ListArtifactsResponse) Reset() {
 	*x = ListArtifactsResponse{}
-	mi := &file_taskmem_v1_memory_service_proto_msgTypes[28]
+	mi := &file_taskmem_v1_memory_service_proto_msgTypes[29]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2034,7 +2169,7 @@ func (x *ListArtifactsResponse) String() string {
 func (*ListArtifactsResponse) ProtoMessage() {}
 
 func (x *ListArtifactsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_taskmem_v1_memory_service_proto_msgTypes[28]
+	mi := &file_taskmem_v1_memory_service_proto_msgTypes[29]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2047,7 +2182,7 @@ func (x *ListArtifactsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListArtifactsResponse.ProtoReflect.Descriptor instead.
 func (*ListArtifactsResponse) Descriptor() ([]byte, []int) {
-	return file_taskmem_v1_memory_service_proto_rawDescGZIP(), []int{28}
+	return file_taskmem_v1_memory_service_proto_rawDescGZIP(), []int{29}
 }
 
 func (x *ListArtifactsResponse) GetArtifacts() []*Artifact {
@@ -2077,7 +2212,7 @@ type DeleteArtifactRequest struct {
 
 func (x *DeleteArtifactRequest) Reset() {
 	*x = DeleteArtifactRequest{}
-	mi := &file_taskmem_v1_memory_service_proto_msgTypes[29]
+	mi := &file_taskmem_v1_memory_service_proto_msgTypes[30]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2089,7 +2224,7 @@ func (x *DeleteArtifactRequest) String() string {
 func (*DeleteArtifactRequest) ProtoMessage() {}
 
 func (x *DeleteArtifactRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_taskmem_v1_memory_service_proto_msgTypes[29]
+	mi := &file_taskmem_v1_memory_service_proto_msgTypes[30]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2102,7 +2237,7 @@ func (x *DeleteArtifactRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DeleteArtifactRequest.ProtoReflect.Descriptor instead.
 func (*DeleteArtifactRequest) Descriptor() ([]byte, []int) {
-	return file_taskmem_v1_memory_service_proto_rawDescGZIP(), []int{29}
+	return file_taskmem_v1_memory_service_proto_rawDescGZIP(), []int{30}
 }
 
 func (x *DeleteArtifactRequest) GetId() string {
@@ -2128,7 +2263,7 @@ type DeleteArtifactResponse struct {
 
 func (x *DeleteArtifactResponse) Reset() {
 	*x = DeleteArtifactResponse{}
-	mi := &file_taskmem_v1_memory_service_proto_msgTypes[30]
+	mi := &file_taskmem_v1_memory_service_proto_msgTypes[31]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2140,7 +2275,7 @@ func (x *DeleteArtifactResponse) String() string {
 func (*DeleteArtifactResponse) ProtoMessage() {}
 
 func (x *DeleteArtifactResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_taskmem_v1_memory_service_proto_msgTypes[30]
+	mi := &file_taskmem_v1_memory_service_proto_msgTypes[31]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2153,7 +2288,7 @@ func (x *DeleteArtifactResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DeleteArtifactResponse.ProtoReflect.Descriptor instead.
 func (*DeleteArtifactResponse) Descriptor() ([]byte, []int) {
-	return file_taskmem_v1_memory_service_proto_rawDescGZIP(), []int{30}
+	return file_taskmem_v1_memory_service_proto_rawDescGZIP(), []int{31}
 }
 
 // RecordPatternRequest records one sighting of a pattern.
@@ -2174,7 +2309,7 @@ type RecordPatternRequest struct {
 
 func (x *RecordPatternRequest) Reset() {
 	*x = RecordPatternRequest{}
-	mi := &file_taskmem_v1_memory_service_proto_msgTypes[31]
+	mi := &file_taskmem_v1_memory_service_proto_msgTypes[32]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2186,7 +2321,7 @@ func (x *RecordPatternRequest) String() string {
 func (*RecordPatternRequest) ProtoMessage() {}
 
 func (x *RecordPatternRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_taskmem_v1_memory_service_proto_msgTypes[31]
+	mi := &file_taskmem_v1_memory_service_proto_msgTypes[32]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2199,7 +2334,7 @@ func (x *RecordPatternRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RecordPatternRequest.ProtoReflect.Descriptor instead.
 func (*RecordPatternRequest) Descriptor() ([]byte, []int) {
-	return file_taskmem_v1_memory_service_proto_rawDescGZIP(), []int{31}
+	return file_taskmem_v1_memory_service_proto_rawDescGZIP(), []int{32}
 }
 
 func (x *RecordPatternRequest) GetPatternType() string {
@@ -2241,7 +2376,7 @@ type RecordPatternResponse struct {
 
 func (x *RecordPatternResponse) Reset() {
 	*x = RecordPatternResponse{}
-	mi := &file_taskmem_v1_memory_service_proto_msgTypes[32]
+	mi := &file_taskmem_v1_memory_service_proto_msgTypes[33]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2253,7 +2388,7 @@ func (x *RecordPatternResponse) String() string {
 func (*RecordPatternResponse) ProtoMessage() {}
 
 func (x *RecordPatternResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_taskmem_v1_memory_service_proto_msgTypes[32]
+	mi := &file_taskmem_v1_memory_service_proto_msgTypes[33]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2266,7 +2401,7 @@ func (x *RecordPatternResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RecordPatternResponse.ProtoReflect.Descriptor instead.
 func (*RecordPatternResponse) Descriptor() ([]byte, []int) {
-	return file_taskmem_v1_memory_service_proto_rawDescGZIP(), []int{32}
+	return file_taskmem_v1_memory_service_proto_rawDescGZIP(), []int{33}
 }
 
 func (x *RecordPatternResponse) GetPattern() *Pattern {
@@ -2293,7 +2428,7 @@ type ListPatternsRequest struct {
 
 func (x *ListPatternsRequest) Reset() {
 	*x = ListPatternsRequest{}
-	mi := &file_taskmem_v1_memory_service_proto_msgTypes[33]
+	mi := &file_taskmem_v1_memory_service_proto_msgTypes[34]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2305,7 +2440,7 @@ func (x *ListPatternsRequest) String() string {
 func (*ListPatternsRequest) ProtoMessage() {}
 
 func (x *ListPatternsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_taskmem_v1_memory_service_proto_msgTypes[33]
+	mi := &file_taskmem_v1_memory_service_proto_msgTypes[34]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2318,7 +2453,7 @@ func (x *ListPatternsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListPatternsRequest.ProtoReflect.Descriptor instead.
 func (*ListPatternsRequest) Descriptor() ([]byte, []int) {
-	return file_taskmem_v1_memory_service_proto_rawDescGZIP(), []int{33}
+	return file_taskmem_v1_memory_service_proto_rawDescGZIP(), []int{34}
 }
 
 func (x *ListPatternsRequest) GetPatternType() string {
@@ -2362,7 +2497,7 @@ type ListPatternsResponse struct {
 
 func (x *ListPatternsResponse) Reset() {
 	*x = ListPatternsResponse{}
-	mi := &file_taskmem_v1_memory_service_proto_msgTypes[34]
+	mi := &file_taskmem_v1_memory_service_proto_msgTypes[35]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2374,7 +2509,7 @@ func (x *ListPatternsResponse) String() string {
 func (*ListPatternsResponse) ProtoMessage() {}
 
 func (x *ListPatternsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_taskmem_v1_memory_service_proto_msgTypes[34]
+	mi := &file_taskmem_v1_memory_service_proto_msgTypes[35]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2387,7 +2522,7 @@ func (x *ListPatternsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListPatternsResponse.ProtoReflect.Descriptor instead.
 func (*ListPatternsResponse) Descriptor() ([]byte, []int) {
-	return file_taskmem_v1_memory_service_proto_rawDescGZIP(), []int{34}
+	return file_taskmem_v1_memory_service_proto_rawDescGZIP(), []int{35}
 }
 
 func (x *ListPatternsResponse) GetPatterns() []*Pattern {
@@ -2409,7 +2544,7 @@ var File_taskmem_v1_memory_service_proto protoreflect.FileDescriptor
 const file_taskmem_v1_memory_service_proto_rawDesc = "" +
 	"\n" +
 	"\x1ftaskmem/v1/memory_service.proto\x12\n" +
-	"taskmem.v1\x1a\x1egoogle/protobuf/duration.proto\x1a\x1cgoogle/protobuf/struct.proto\x1a\x17taskmem/v1/memory.proto\"\xdd\x01\n" +
+	"taskmem.v1\x1a\x1egoogle/protobuf/duration.proto\x1a\x1cgoogle/protobuf/struct.proto\x1a\x16taskmem/v1/as_of.proto\x1a\x17taskmem/v1/memory.proto\"\xdd\x01\n" +
 	"\x0eNewMemoryEntry\x12\x17\n" +
 	"\atask_id\x18\x01 \x01(\tR\x06taskId\x12\x1d\n" +
 	"\n" +
@@ -2439,13 +2574,20 @@ const file_taskmem_v1_memory_service_proto_rawDesc = "" +
 	"subtask_id\x18\x02 \x01(\tR\tsubtaskId\x12\x14\n" +
 	"\x05limit\x18\x03 \x01(\x05R\x05limit\"P\n" +
 	"\x1bGetRelevantMemoriesResponse\x121\n" +
-	"\aentries\x18\x01 \x03(\v2\x17.taskmem.v1.MemoryEntryR\aentries\"\xd1\x01\n" +
+	"\aentries\x18\x01 \x03(\v2\x17.taskmem.v1.MemoryEntryR\aentries\"\xe6\x02\n" +
 	"\x15SearchMemoriesRequest\x12\x14\n" +
 	"\x05query\x18\x01 \x01(\tR\x05query\x12*\n" +
 	"\x04mode\x18\x02 \x01(\x0e2\x16.taskmem.v1.SearchModeR\x04mode\x120\n" +
 	"\x06filter\x18\x03 \x01(\v2\x18.taskmem.v1.MemoryFilterR\x06filter\x12\x14\n" +
 	"\x05limit\x18\x04 \x01(\x05R\x05limit\x12.\n" +
-	"\x13wait_for_embeddings\x18\x05 \x01(\bR\x11waitForEmbeddings\"\xa0\x01\n" +
+	"\x13wait_for_embeddings\x18\x05 \x01(\bR\x11waitForEmbeddings\x12C\n" +
+	"\x0frecency_ranking\x18\x06 \x01(\v2\x1a.taskmem.v1.RecencyRankingR\x0erecencyRanking\x12%\n" +
+	"\x05as_of\x18\a \x01(\v2\x10.taskmem.v1.AsOfR\x04asOf\x12'\n" +
+	"\x0finclude_history\x18\b \x01(\bR\x0eincludeHistory\"\x9c\x01\n" +
+	"\x0eRecencyRanking\x12%\n" +
+	"\x0erecency_weight\x18\x01 \x01(\x02R\rrecencyWeight\x12+\n" +
+	"\x11importance_weight\x18\x02 \x01(\x02R\x10importanceWeight\x126\n" +
+	"\thalf_life\x18\x03 \x01(\v2\x19.google.protobuf.DurationR\bhalfLife\"\xa0\x01\n" +
 	"\x16SearchMemoriesResponse\x12/\n" +
 	"\x04hits\x18\x01 \x03(\v2\x1b.taskmem.v1.MemorySearchHitR\x04hits\x12*\n" +
 	"\x04mode\x18\x02 \x01(\x0e2\x16.taskmem.v1.SearchModeR\x04mode\x12)\n" +
@@ -2493,7 +2635,7 @@ const file_taskmem_v1_memory_service_proto_rawDesc = "" +
 	"\bcategory\x18\x02 \x01(\x0e2\x1d.taskmem.v1.KnowledgeCategoryR\bcategory\x12\x10\n" +
 	"\x03key\x18\x03 \x01(\tR\x03key\"K\n" +
 	"\x14GetKnowledgeResponse\x123\n" +
-	"\tknowledge\x18\x01 \x01(\v2\x15.taskmem.v1.KnowledgeR\tknowledge\"\xc1\x01\n" +
+	"\tknowledge\x18\x01 \x01(\v2\x15.taskmem.v1.KnowledgeR\tknowledge\"\x91\x02\n" +
 	"\x15QueryKnowledgeRequest\x129\n" +
 	"\bcategory\x18\x01 \x01(\x0e2\x1d.taskmem.v1.KnowledgeCategoryR\bcategory\x12\x1d\n" +
 	"\n" +
@@ -2501,7 +2643,9 @@ const file_taskmem_v1_memory_service_proto_rawDesc = "" +
 	"\x04text\x18\x03 \x01(\tR\x04text\x12\x1b\n" +
 	"\tpage_size\x18\x04 \x01(\x05R\bpageSize\x12\x1d\n" +
 	"\n" +
-	"page_token\x18\x05 \x01(\tR\tpageToken\"u\n" +
+	"page_token\x18\x05 \x01(\tR\tpageToken\x12%\n" +
+	"\x05as_of\x18\x06 \x01(\v2\x10.taskmem.v1.AsOfR\x04asOf\x12'\n" +
+	"\x0finclude_history\x18\a \x01(\bR\x0eincludeHistory\"u\n" +
 	"\x16QueryKnowledgeResponse\x123\n" +
 	"\tknowledge\x18\x01 \x03(\v2\x15.taskmem.v1.KnowledgeR\tknowledge\x12&\n" +
 	"\x0fnext_page_token\x18\x02 \x01(\tR\rnextPageToken\"G\n" +
@@ -2623,7 +2767,7 @@ func file_taskmem_v1_memory_service_proto_rawDescGZIP() []byte {
 }
 
 var file_taskmem_v1_memory_service_proto_enumTypes = make([]protoimpl.EnumInfo, 1)
-var file_taskmem_v1_memory_service_proto_msgTypes = make([]protoimpl.MessageInfo, 35)
+var file_taskmem_v1_memory_service_proto_msgTypes = make([]protoimpl.MessageInfo, 36)
 var file_taskmem_v1_memory_service_proto_goTypes = []any{
 	(UpsertKnowledgeOutcome)(0),         // 0: taskmem.v1.UpsertKnowledgeOutcome
 	(*NewMemoryEntry)(nil),              // 1: taskmem.v1.NewMemoryEntry
@@ -2634,119 +2778,125 @@ var file_taskmem_v1_memory_service_proto_goTypes = []any{
 	(*GetRelevantMemoriesRequest)(nil),  // 6: taskmem.v1.GetRelevantMemoriesRequest
 	(*GetRelevantMemoriesResponse)(nil), // 7: taskmem.v1.GetRelevantMemoriesResponse
 	(*SearchMemoriesRequest)(nil),       // 8: taskmem.v1.SearchMemoriesRequest
-	(*SearchMemoriesResponse)(nil),      // 9: taskmem.v1.SearchMemoriesResponse
-	(*ToolCallRecord)(nil),              // 10: taskmem.v1.ToolCallRecord
-	(*ExtractMemoriesRequest)(nil),      // 11: taskmem.v1.ExtractMemoriesRequest
-	(*DroppedMemory)(nil),               // 12: taskmem.v1.DroppedMemory
-	(*ExtractMemoriesResponse)(nil),     // 13: taskmem.v1.ExtractMemoriesResponse
-	(*UpsertKnowledgeRequest)(nil),      // 14: taskmem.v1.UpsertKnowledgeRequest
-	(*UpsertKnowledgeResponse)(nil),     // 15: taskmem.v1.UpsertKnowledgeResponse
-	(*GetKnowledgeRequest)(nil),         // 16: taskmem.v1.GetKnowledgeRequest
-	(*GetKnowledgeResponse)(nil),        // 17: taskmem.v1.GetKnowledgeResponse
-	(*QueryKnowledgeRequest)(nil),       // 18: taskmem.v1.QueryKnowledgeRequest
-	(*QueryKnowledgeResponse)(nil),      // 19: taskmem.v1.QueryKnowledgeResponse
-	(*DeleteKnowledgeRequest)(nil),      // 20: taskmem.v1.DeleteKnowledgeRequest
-	(*DeleteKnowledgeResponse)(nil),     // 21: taskmem.v1.DeleteKnowledgeResponse
-	(*RecordEpisodeRequest)(nil),        // 22: taskmem.v1.RecordEpisodeRequest
-	(*RecordEpisodeResponse)(nil),       // 23: taskmem.v1.RecordEpisodeResponse
-	(*ListEpisodesRequest)(nil),         // 24: taskmem.v1.ListEpisodesRequest
-	(*ListEpisodesResponse)(nil),        // 25: taskmem.v1.ListEpisodesResponse
-	(*RegisterArtifactRequest)(nil),     // 26: taskmem.v1.RegisterArtifactRequest
-	(*RegisterArtifactResponse)(nil),    // 27: taskmem.v1.RegisterArtifactResponse
-	(*ListArtifactsRequest)(nil),        // 28: taskmem.v1.ListArtifactsRequest
-	(*ListArtifactsResponse)(nil),       // 29: taskmem.v1.ListArtifactsResponse
-	(*DeleteArtifactRequest)(nil),       // 30: taskmem.v1.DeleteArtifactRequest
-	(*DeleteArtifactResponse)(nil),      // 31: taskmem.v1.DeleteArtifactResponse
-	(*RecordPatternRequest)(nil),        // 32: taskmem.v1.RecordPatternRequest
-	(*RecordPatternResponse)(nil),       // 33: taskmem.v1.RecordPatternResponse
-	(*ListPatternsRequest)(nil),         // 34: taskmem.v1.ListPatternsRequest
-	(*ListPatternsResponse)(nil),        // 35: taskmem.v1.ListPatternsResponse
-	(MemoryType)(0),                     // 36: taskmem.v1.MemoryType
-	(*MemoryEntry)(nil),                 // 37: taskmem.v1.MemoryEntry
-	(*MemoryFilter)(nil),                // 38: taskmem.v1.MemoryFilter
-	(SearchMode)(0),                     // 39: taskmem.v1.SearchMode
-	(*MemorySearchHit)(nil),             // 40: taskmem.v1.MemorySearchHit
-	(*structpb.Struct)(nil),             // 41: google.protobuf.Struct
-	(KnowledgeCategory)(0),              // 42: taskmem.v1.KnowledgeCategory
-	(*Knowledge)(nil),                   // 43: taskmem.v1.Knowledge
-	(EpisodeAction)(0),                  // 44: taskmem.v1.EpisodeAction
-	(*durationpb.Duration)(nil),         // 45: google.protobuf.Duration
-	(*Episode)(nil),                     // 46: taskmem.v1.Episode
-	(ArtifactType)(0),                   // 47: taskmem.v1.ArtifactType
-	(*Artifact)(nil),                    // 48: taskmem.v1.Artifact
-	(*Pattern)(nil),                     // 49: taskmem.v1.Pattern
+	(*RecencyRanking)(nil),              // 9: taskmem.v1.RecencyRanking
+	(*SearchMemoriesResponse)(nil),      // 10: taskmem.v1.SearchMemoriesResponse
+	(*ToolCallRecord)(nil),              // 11: taskmem.v1.ToolCallRecord
+	(*ExtractMemoriesRequest)(nil),      // 12: taskmem.v1.ExtractMemoriesRequest
+	(*DroppedMemory)(nil),               // 13: taskmem.v1.DroppedMemory
+	(*ExtractMemoriesResponse)(nil),     // 14: taskmem.v1.ExtractMemoriesResponse
+	(*UpsertKnowledgeRequest)(nil),      // 15: taskmem.v1.UpsertKnowledgeRequest
+	(*UpsertKnowledgeResponse)(nil),     // 16: taskmem.v1.UpsertKnowledgeResponse
+	(*GetKnowledgeRequest)(nil),         // 17: taskmem.v1.GetKnowledgeRequest
+	(*GetKnowledgeResponse)(nil),        // 18: taskmem.v1.GetKnowledgeResponse
+	(*QueryKnowledgeRequest)(nil),       // 19: taskmem.v1.QueryKnowledgeRequest
+	(*QueryKnowledgeResponse)(nil),      // 20: taskmem.v1.QueryKnowledgeResponse
+	(*DeleteKnowledgeRequest)(nil),      // 21: taskmem.v1.DeleteKnowledgeRequest
+	(*DeleteKnowledgeResponse)(nil),     // 22: taskmem.v1.DeleteKnowledgeResponse
+	(*RecordEpisodeRequest)(nil),        // 23: taskmem.v1.RecordEpisodeRequest
+	(*RecordEpisodeResponse)(nil),       // 24: taskmem.v1.RecordEpisodeResponse
+	(*ListEpisodesRequest)(nil),         // 25: taskmem.v1.ListEpisodesRequest
+	(*ListEpisodesResponse)(nil),        // 26: taskmem.v1.ListEpisodesResponse
+	(*RegisterArtifactRequest)(nil),     // 27: taskmem.v1.RegisterArtifactRequest
+	(*RegisterArtifactResponse)(nil),    // 28: taskmem.v1.RegisterArtifactResponse
+	(*ListArtifactsRequest)(nil),        // 29: taskmem.v1.ListArtifactsRequest
+	(*ListArtifactsResponse)(nil),       // 30: taskmem.v1.ListArtifactsResponse
+	(*DeleteArtifactRequest)(nil),       // 31: taskmem.v1.DeleteArtifactRequest
+	(*DeleteArtifactResponse)(nil),      // 32: taskmem.v1.DeleteArtifactResponse
+	(*RecordPatternRequest)(nil),        // 33: taskmem.v1.RecordPatternRequest
+	(*RecordPatternResponse)(nil),       // 34: taskmem.v1.RecordPatternResponse
+	(*ListPatternsRequest)(nil),         // 35: taskmem.v1.ListPatternsRequest
+	(*ListPatternsResponse)(nil),        // 36: taskmem.v1.ListPatternsResponse
+	(MemoryType)(0),                     // 37: taskmem.v1.MemoryType
+	(*MemoryEntry)(nil),                 // 38: taskmem.v1.MemoryEntry
+	(*MemoryFilter)(nil),                // 39: taskmem.v1.MemoryFilter
+	(SearchMode)(0),                     // 40: taskmem.v1.SearchMode
+	(*AsOf)(nil),                        // 41: taskmem.v1.AsOf
+	(*durationpb.Duration)(nil),         // 42: google.protobuf.Duration
+	(*MemorySearchHit)(nil),             // 43: taskmem.v1.MemorySearchHit
+	(*structpb.Struct)(nil),             // 44: google.protobuf.Struct
+	(KnowledgeCategory)(0),              // 45: taskmem.v1.KnowledgeCategory
+	(*Knowledge)(nil),                   // 46: taskmem.v1.Knowledge
+	(EpisodeAction)(0),                  // 47: taskmem.v1.EpisodeAction
+	(*Episode)(nil),                     // 48: taskmem.v1.Episode
+	(ArtifactType)(0),                   // 49: taskmem.v1.ArtifactType
+	(*Artifact)(nil),                    // 50: taskmem.v1.Artifact
+	(*Pattern)(nil),                     // 51: taskmem.v1.Pattern
 }
 var file_taskmem_v1_memory_service_proto_depIdxs = []int32{
-	36, // 0: taskmem.v1.NewMemoryEntry.type:type_name -> taskmem.v1.MemoryType
+	37, // 0: taskmem.v1.NewMemoryEntry.type:type_name -> taskmem.v1.MemoryType
 	1,  // 1: taskmem.v1.AddMemoryEntriesRequest.entries:type_name -> taskmem.v1.NewMemoryEntry
-	37, // 2: taskmem.v1.AddMemoryEntriesResponse.entries:type_name -> taskmem.v1.MemoryEntry
-	38, // 3: taskmem.v1.QueryMemoryEntriesRequest.filter:type_name -> taskmem.v1.MemoryFilter
-	37, // 4: taskmem.v1.QueryMemoryEntriesResponse.entries:type_name -> taskmem.v1.MemoryEntry
-	37, // 5: taskmem.v1.GetRelevantMemoriesResponse.entries:type_name -> taskmem.v1.MemoryEntry
-	39, // 6: taskmem.v1.SearchMemoriesRequest.mode:type_name -> taskmem.v1.SearchMode
-	38, // 7: taskmem.v1.SearchMemoriesRequest.filter:type_name -> taskmem.v1.MemoryFilter
-	40, // 8: taskmem.v1.SearchMemoriesResponse.hits:type_name -> taskmem.v1.MemorySearchHit
-	39, // 9: taskmem.v1.SearchMemoriesResponse.mode:type_name -> taskmem.v1.SearchMode
-	41, // 10: taskmem.v1.ToolCallRecord.arguments:type_name -> google.protobuf.Struct
-	10, // 11: taskmem.v1.ExtractMemoriesRequest.tool_calls:type_name -> taskmem.v1.ToolCallRecord
-	37, // 12: taskmem.v1.ExtractMemoriesResponse.entries:type_name -> taskmem.v1.MemoryEntry
-	12, // 13: taskmem.v1.ExtractMemoriesResponse.dropped:type_name -> taskmem.v1.DroppedMemory
-	42, // 14: taskmem.v1.UpsertKnowledgeRequest.category:type_name -> taskmem.v1.KnowledgeCategory
-	43, // 15: taskmem.v1.UpsertKnowledgeResponse.knowledge:type_name -> taskmem.v1.Knowledge
-	0,  // 16: taskmem.v1.UpsertKnowledgeResponse.outcome:type_name -> taskmem.v1.UpsertKnowledgeOutcome
-	42, // 17: taskmem.v1.GetKnowledgeRequest.category:type_name -> taskmem.v1.KnowledgeCategory
-	43, // 18: taskmem.v1.GetKnowledgeResponse.knowledge:type_name -> taskmem.v1.Knowledge
-	42, // 19: taskmem.v1.QueryKnowledgeRequest.category:type_name -> taskmem.v1.KnowledgeCategory
-	43, // 20: taskmem.v1.QueryKnowledgeResponse.knowledge:type_name -> taskmem.v1.Knowledge
-	44, // 21: taskmem.v1.RecordEpisodeRequest.action:type_name -> taskmem.v1.EpisodeAction
-	45, // 22: taskmem.v1.RecordEpisodeRequest.duration:type_name -> google.protobuf.Duration
-	46, // 23: taskmem.v1.RecordEpisodeResponse.episode:type_name -> taskmem.v1.Episode
-	44, // 24: taskmem.v1.ListEpisodesRequest.action:type_name -> taskmem.v1.EpisodeAction
-	46, // 25: taskmem.v1.ListEpisodesResponse.episodes:type_name -> taskmem.v1.Episode
-	47, // 26: taskmem.v1.RegisterArtifactRequest.type:type_name -> taskmem.v1.ArtifactType
-	48, // 27: taskmem.v1.RegisterArtifactResponse.artifact:type_name -> taskmem.v1.Artifact
-	47, // 28: taskmem.v1.ListArtifactsRequest.type:type_name -> taskmem.v1.ArtifactType
-	48, // 29: taskmem.v1.ListArtifactsResponse.artifacts:type_name -> taskmem.v1.Artifact
-	41, // 30: taskmem.v1.RecordPatternRequest.data:type_name -> google.protobuf.Struct
-	49, // 31: taskmem.v1.RecordPatternResponse.pattern:type_name -> taskmem.v1.Pattern
-	49, // 32: taskmem.v1.ListPatternsResponse.patterns:type_name -> taskmem.v1.Pattern
-	2,  // 33: taskmem.v1.MemoryService.AddMemoryEntries:input_type -> taskmem.v1.AddMemoryEntriesRequest
-	4,  // 34: taskmem.v1.MemoryService.QueryMemoryEntries:input_type -> taskmem.v1.QueryMemoryEntriesRequest
-	6,  // 35: taskmem.v1.MemoryService.GetRelevantMemories:input_type -> taskmem.v1.GetRelevantMemoriesRequest
-	8,  // 36: taskmem.v1.MemoryService.SearchMemories:input_type -> taskmem.v1.SearchMemoriesRequest
-	11, // 37: taskmem.v1.MemoryService.ExtractMemories:input_type -> taskmem.v1.ExtractMemoriesRequest
-	14, // 38: taskmem.v1.MemoryService.UpsertKnowledge:input_type -> taskmem.v1.UpsertKnowledgeRequest
-	16, // 39: taskmem.v1.MemoryService.GetKnowledge:input_type -> taskmem.v1.GetKnowledgeRequest
-	18, // 40: taskmem.v1.MemoryService.QueryKnowledge:input_type -> taskmem.v1.QueryKnowledgeRequest
-	20, // 41: taskmem.v1.MemoryService.DeleteKnowledge:input_type -> taskmem.v1.DeleteKnowledgeRequest
-	22, // 42: taskmem.v1.MemoryService.RecordEpisode:input_type -> taskmem.v1.RecordEpisodeRequest
-	24, // 43: taskmem.v1.MemoryService.ListEpisodes:input_type -> taskmem.v1.ListEpisodesRequest
-	26, // 44: taskmem.v1.MemoryService.RegisterArtifact:input_type -> taskmem.v1.RegisterArtifactRequest
-	28, // 45: taskmem.v1.MemoryService.ListArtifacts:input_type -> taskmem.v1.ListArtifactsRequest
-	30, // 46: taskmem.v1.MemoryService.DeleteArtifact:input_type -> taskmem.v1.DeleteArtifactRequest
-	32, // 47: taskmem.v1.MemoryService.RecordPattern:input_type -> taskmem.v1.RecordPatternRequest
-	34, // 48: taskmem.v1.MemoryService.ListPatterns:input_type -> taskmem.v1.ListPatternsRequest
-	3,  // 49: taskmem.v1.MemoryService.AddMemoryEntries:output_type -> taskmem.v1.AddMemoryEntriesResponse
-	5,  // 50: taskmem.v1.MemoryService.QueryMemoryEntries:output_type -> taskmem.v1.QueryMemoryEntriesResponse
-	7,  // 51: taskmem.v1.MemoryService.GetRelevantMemories:output_type -> taskmem.v1.GetRelevantMemoriesResponse
-	9,  // 52: taskmem.v1.MemoryService.SearchMemories:output_type -> taskmem.v1.SearchMemoriesResponse
-	13, // 53: taskmem.v1.MemoryService.ExtractMemories:output_type -> taskmem.v1.ExtractMemoriesResponse
-	15, // 54: taskmem.v1.MemoryService.UpsertKnowledge:output_type -> taskmem.v1.UpsertKnowledgeResponse
-	17, // 55: taskmem.v1.MemoryService.GetKnowledge:output_type -> taskmem.v1.GetKnowledgeResponse
-	19, // 56: taskmem.v1.MemoryService.QueryKnowledge:output_type -> taskmem.v1.QueryKnowledgeResponse
-	21, // 57: taskmem.v1.MemoryService.DeleteKnowledge:output_type -> taskmem.v1.DeleteKnowledgeResponse
-	23, // 58: taskmem.v1.MemoryService.RecordEpisode:output_type -> taskmem.v1.RecordEpisodeResponse
-	25, // 59: taskmem.v1.MemoryService.ListEpisodes:output_type -> taskmem.v1.ListEpisodesResponse
-	27, // 60: taskmem.v1.MemoryService.RegisterArtifact:output_type -> taskmem.v1.RegisterArtifactResponse
-	29, // 61: taskmem.v1.MemoryService.ListArtifacts:output_type -> taskmem.v1.ListArtifactsResponse
-	31, // 62: taskmem.v1.MemoryService.DeleteArtifact:output_type -> taskmem.v1.DeleteArtifactResponse
-	33, // 63: taskmem.v1.MemoryService.RecordPattern:output_type -> taskmem.v1.RecordPatternResponse
-	35, // 64: taskmem.v1.MemoryService.ListPatterns:output_type -> taskmem.v1.ListPatternsResponse
-	49, // [49:65] is the sub-list for method output_type
-	33, // [33:49] is the sub-list for method input_type
-	33, // [33:33] is the sub-list for extension type_name
-	33, // [33:33] is the sub-list for extension extendee
-	0,  // [0:33] is the sub-list for field type_name
+	38, // 2: taskmem.v1.AddMemoryEntriesResponse.entries:type_name -> taskmem.v1.MemoryEntry
+	39, // 3: taskmem.v1.QueryMemoryEntriesRequest.filter:type_name -> taskmem.v1.MemoryFilter
+	38, // 4: taskmem.v1.QueryMemoryEntriesResponse.entries:type_name -> taskmem.v1.MemoryEntry
+	38, // 5: taskmem.v1.GetRelevantMemoriesResponse.entries:type_name -> taskmem.v1.MemoryEntry
+	40, // 6: taskmem.v1.SearchMemoriesRequest.mode:type_name -> taskmem.v1.SearchMode
+	39, // 7: taskmem.v1.SearchMemoriesRequest.filter:type_name -> taskmem.v1.MemoryFilter
+	9,  // 8: taskmem.v1.SearchMemoriesRequest.recency_ranking:type_name -> taskmem.v1.RecencyRanking
+	41, // 9: taskmem.v1.SearchMemoriesRequest.as_of:type_name -> taskmem.v1.AsOf
+	42, // 10: taskmem.v1.RecencyRanking.half_life:type_name -> google.protobuf.Duration
+	43, // 11: taskmem.v1.SearchMemoriesResponse.hits:type_name -> taskmem.v1.MemorySearchHit
+	40, // 12: taskmem.v1.SearchMemoriesResponse.mode:type_name -> taskmem.v1.SearchMode
+	44, // 13: taskmem.v1.ToolCallRecord.arguments:type_name -> google.protobuf.Struct
+	11, // 14: taskmem.v1.ExtractMemoriesRequest.tool_calls:type_name -> taskmem.v1.ToolCallRecord
+	38, // 15: taskmem.v1.ExtractMemoriesResponse.entries:type_name -> taskmem.v1.MemoryEntry
+	13, // 16: taskmem.v1.ExtractMemoriesResponse.dropped:type_name -> taskmem.v1.DroppedMemory
+	45, // 17: taskmem.v1.UpsertKnowledgeRequest.category:type_name -> taskmem.v1.KnowledgeCategory
+	46, // 18: taskmem.v1.UpsertKnowledgeResponse.knowledge:type_name -> taskmem.v1.Knowledge
+	0,  // 19: taskmem.v1.UpsertKnowledgeResponse.outcome:type_name -> taskmem.v1.UpsertKnowledgeOutcome
+	45, // 20: taskmem.v1.GetKnowledgeRequest.category:type_name -> taskmem.v1.KnowledgeCategory
+	46, // 21: taskmem.v1.GetKnowledgeResponse.knowledge:type_name -> taskmem.v1.Knowledge
+	45, // 22: taskmem.v1.QueryKnowledgeRequest.category:type_name -> taskmem.v1.KnowledgeCategory
+	41, // 23: taskmem.v1.QueryKnowledgeRequest.as_of:type_name -> taskmem.v1.AsOf
+	46, // 24: taskmem.v1.QueryKnowledgeResponse.knowledge:type_name -> taskmem.v1.Knowledge
+	47, // 25: taskmem.v1.RecordEpisodeRequest.action:type_name -> taskmem.v1.EpisodeAction
+	42, // 26: taskmem.v1.RecordEpisodeRequest.duration:type_name -> google.protobuf.Duration
+	48, // 27: taskmem.v1.RecordEpisodeResponse.episode:type_name -> taskmem.v1.Episode
+	47, // 28: taskmem.v1.ListEpisodesRequest.action:type_name -> taskmem.v1.EpisodeAction
+	48, // 29: taskmem.v1.ListEpisodesResponse.episodes:type_name -> taskmem.v1.Episode
+	49, // 30: taskmem.v1.RegisterArtifactRequest.type:type_name -> taskmem.v1.ArtifactType
+	50, // 31: taskmem.v1.RegisterArtifactResponse.artifact:type_name -> taskmem.v1.Artifact
+	49, // 32: taskmem.v1.ListArtifactsRequest.type:type_name -> taskmem.v1.ArtifactType
+	50, // 33: taskmem.v1.ListArtifactsResponse.artifacts:type_name -> taskmem.v1.Artifact
+	44, // 34: taskmem.v1.RecordPatternRequest.data:type_name -> google.protobuf.Struct
+	51, // 35: taskmem.v1.RecordPatternResponse.pattern:type_name -> taskmem.v1.Pattern
+	51, // 36: taskmem.v1.ListPatternsResponse.patterns:type_name -> taskmem.v1.Pattern
+	2,  // 37: taskmem.v1.MemoryService.AddMemoryEntries:input_type -> taskmem.v1.AddMemoryEntriesRequest
+	4,  // 38: taskmem.v1.MemoryService.QueryMemoryEntries:input_type -> taskmem.v1.QueryMemoryEntriesRequest
+	6,  // 39: taskmem.v1.MemoryService.GetRelevantMemories:input_type -> taskmem.v1.GetRelevantMemoriesRequest
+	8,  // 40: taskmem.v1.MemoryService.SearchMemories:input_type -> taskmem.v1.SearchMemoriesRequest
+	12, // 41: taskmem.v1.MemoryService.ExtractMemories:input_type -> taskmem.v1.ExtractMemoriesRequest
+	15, // 42: taskmem.v1.MemoryService.UpsertKnowledge:input_type -> taskmem.v1.UpsertKnowledgeRequest
+	17, // 43: taskmem.v1.MemoryService.GetKnowledge:input_type -> taskmem.v1.GetKnowledgeRequest
+	19, // 44: taskmem.v1.MemoryService.QueryKnowledge:input_type -> taskmem.v1.QueryKnowledgeRequest
+	21, // 45: taskmem.v1.MemoryService.DeleteKnowledge:input_type -> taskmem.v1.DeleteKnowledgeRequest
+	23, // 46: taskmem.v1.MemoryService.RecordEpisode:input_type -> taskmem.v1.RecordEpisodeRequest
+	25, // 47: taskmem.v1.MemoryService.ListEpisodes:input_type -> taskmem.v1.ListEpisodesRequest
+	27, // 48: taskmem.v1.MemoryService.RegisterArtifact:input_type -> taskmem.v1.RegisterArtifactRequest
+	29, // 49: taskmem.v1.MemoryService.ListArtifacts:input_type -> taskmem.v1.ListArtifactsRequest
+	31, // 50: taskmem.v1.MemoryService.DeleteArtifact:input_type -> taskmem.v1.DeleteArtifactRequest
+	33, // 51: taskmem.v1.MemoryService.RecordPattern:input_type -> taskmem.v1.RecordPatternRequest
+	35, // 52: taskmem.v1.MemoryService.ListPatterns:input_type -> taskmem.v1.ListPatternsRequest
+	3,  // 53: taskmem.v1.MemoryService.AddMemoryEntries:output_type -> taskmem.v1.AddMemoryEntriesResponse
+	5,  // 54: taskmem.v1.MemoryService.QueryMemoryEntries:output_type -> taskmem.v1.QueryMemoryEntriesResponse
+	7,  // 55: taskmem.v1.MemoryService.GetRelevantMemories:output_type -> taskmem.v1.GetRelevantMemoriesResponse
+	10, // 56: taskmem.v1.MemoryService.SearchMemories:output_type -> taskmem.v1.SearchMemoriesResponse
+	14, // 57: taskmem.v1.MemoryService.ExtractMemories:output_type -> taskmem.v1.ExtractMemoriesResponse
+	16, // 58: taskmem.v1.MemoryService.UpsertKnowledge:output_type -> taskmem.v1.UpsertKnowledgeResponse
+	18, // 59: taskmem.v1.MemoryService.GetKnowledge:output_type -> taskmem.v1.GetKnowledgeResponse
+	20, // 60: taskmem.v1.MemoryService.QueryKnowledge:output_type -> taskmem.v1.QueryKnowledgeResponse
+	22, // 61: taskmem.v1.MemoryService.DeleteKnowledge:output_type -> taskmem.v1.DeleteKnowledgeResponse
+	24, // 62: taskmem.v1.MemoryService.RecordEpisode:output_type -> taskmem.v1.RecordEpisodeResponse
+	26, // 63: taskmem.v1.MemoryService.ListEpisodes:output_type -> taskmem.v1.ListEpisodesResponse
+	28, // 64: taskmem.v1.MemoryService.RegisterArtifact:output_type -> taskmem.v1.RegisterArtifactResponse
+	30, // 65: taskmem.v1.MemoryService.ListArtifacts:output_type -> taskmem.v1.ListArtifactsResponse
+	32, // 66: taskmem.v1.MemoryService.DeleteArtifact:output_type -> taskmem.v1.DeleteArtifactResponse
+	34, // 67: taskmem.v1.MemoryService.RecordPattern:output_type -> taskmem.v1.RecordPatternResponse
+	36, // 68: taskmem.v1.MemoryService.ListPatterns:output_type -> taskmem.v1.ListPatternsResponse
+	53, // [53:69] is the sub-list for method output_type
+	37, // [37:53] is the sub-list for method input_type
+	37, // [37:37] is the sub-list for extension type_name
+	37, // [37:37] is the sub-list for extension extendee
+	0,  // [0:37] is the sub-list for field type_name
 }
 
 func init() { file_taskmem_v1_memory_service_proto_init() }
@@ -2754,16 +2904,17 @@ func file_taskmem_v1_memory_service_proto_init() {
 	if File_taskmem_v1_memory_service_proto != nil {
 		return
 	}
+	file_taskmem_v1_as_of_proto_init()
 	file_taskmem_v1_memory_proto_init()
-	file_taskmem_v1_memory_service_proto_msgTypes[13].OneofWrappers = []any{}
-	file_taskmem_v1_memory_service_proto_msgTypes[25].OneofWrappers = []any{}
+	file_taskmem_v1_memory_service_proto_msgTypes[14].OneofWrappers = []any{}
+	file_taskmem_v1_memory_service_proto_msgTypes[26].OneofWrappers = []any{}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_taskmem_v1_memory_service_proto_rawDesc), len(file_taskmem_v1_memory_service_proto_rawDesc)),
 			NumEnums:      1,
-			NumMessages:   35,
+			NumMessages:   36,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

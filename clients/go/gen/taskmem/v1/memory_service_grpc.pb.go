@@ -138,7 +138,9 @@ type MemoryServiceClient interface {
 	// as far as it goes. Errors: FAILED_PRECONDITION (reason NOT_CONFIGURED,
 	// naming llm_base_url and llm_model) with no model configured;
 	// DEADLINE_EXCEEDED (MODEL_TIMEOUT) or UNAVAILABLE (MODEL_UNAVAILABLE) when
-	// the model does not answer after retries; NOT_FOUND for an unknown task.
+	// the model does not answer after retries; NOT_FOUND for an unknown task;
+	// RESOURCE_EXHAUSTED (LIMIT_EXCEEDED, metadata limit "model_token_budgets")
+	// when the namespace's model budget is used up (the model is not asked).
 	ExtractMemories(ctx context.Context, in *ExtractMemoriesRequest, opts ...grpc.CallOption) (*ExtractMemoriesResponse, error)
 	// Writes project knowledge (category, key) → value. A new key is created.
 	// For an existing key the higher confidence wins and a tie goes to the newer
@@ -444,7 +446,9 @@ type MemoryServiceServer interface {
 	// as far as it goes. Errors: FAILED_PRECONDITION (reason NOT_CONFIGURED,
 	// naming llm_base_url and llm_model) with no model configured;
 	// DEADLINE_EXCEEDED (MODEL_TIMEOUT) or UNAVAILABLE (MODEL_UNAVAILABLE) when
-	// the model does not answer after retries; NOT_FOUND for an unknown task.
+	// the model does not answer after retries; NOT_FOUND for an unknown task;
+	// RESOURCE_EXHAUSTED (LIMIT_EXCEEDED, metadata limit "model_token_budgets")
+	// when the namespace's model budget is used up (the model is not asked).
 	ExtractMemories(context.Context, *ExtractMemoriesRequest) (*ExtractMemoriesResponse, error)
 	// Writes project knowledge (category, key) → value. A new key is created.
 	// For an existing key the higher confidence wins and a tie goes to the newer

@@ -349,6 +349,10 @@ const (
 	ExtractionSkipReason_EXTRACTION_SKIP_REASON_NO_NEW_MESSAGES ExtractionSkipReason = 1
 	// The new messages hold no user message; the watermark moved past them.
 	ExtractionSkipReason_EXTRACTION_SKIP_REASON_NO_USER_MESSAGE ExtractionSkipReason = 2
+	// The namespace's model budget is used up (model_token_budgets): the model
+	// was not asked and the watermark stayed, so the messages are read again
+	// once the budget allows.
+	ExtractionSkipReason_EXTRACTION_SKIP_REASON_MODEL_BUDGET_EXHAUSTED ExtractionSkipReason = 3
 )
 
 // Enum value maps for ExtractionSkipReason.
@@ -357,11 +361,13 @@ var (
 		0: "EXTRACTION_SKIP_REASON_UNSPECIFIED",
 		1: "EXTRACTION_SKIP_REASON_NO_NEW_MESSAGES",
 		2: "EXTRACTION_SKIP_REASON_NO_USER_MESSAGE",
+		3: "EXTRACTION_SKIP_REASON_MODEL_BUDGET_EXHAUSTED",
 	}
 	ExtractionSkipReason_value = map[string]int32{
-		"EXTRACTION_SKIP_REASON_UNSPECIFIED":     0,
-		"EXTRACTION_SKIP_REASON_NO_NEW_MESSAGES": 1,
-		"EXTRACTION_SKIP_REASON_NO_USER_MESSAGE": 2,
+		"EXTRACTION_SKIP_REASON_UNSPECIFIED":            0,
+		"EXTRACTION_SKIP_REASON_NO_NEW_MESSAGES":        1,
+		"EXTRACTION_SKIP_REASON_NO_USER_MESSAGE":        2,
+		"EXTRACTION_SKIP_REASON_MODEL_BUDGET_EXHAUSTED": 3,
 	}
 )
 
@@ -620,7 +626,12 @@ type StateItem struct {
 	// The creation time of its newest ref (never moves back on a merge).
 	LastSeenTime *timestamppb.Timestamp `protobuf:"bytes,16,opt,name=last_seen_time,json=lastSeenTime,proto3" json:"last_seen_time,omitempty"`
 	// When it last changed.
-	UpdateTime    *timestamppb.Timestamp `protobuf:"bytes,17,opt,name=update_time,json=updateTime,proto3" json:"update_time,omitempty"`
+	UpdateTime *timestamppb.Timestamp `protobuf:"bytes,17,opt,name=update_time,json=updateTime,proto3" json:"update_time,omitempty"`
+	// Valid time: since when it holds (its create_time).
+	ValidFrom *timestamppb.Timestamp `protobuf:"bytes,18,opt,name=valid_from,json=validFrom,proto3" json:"valid_from,omitempty"`
+	// Valid time: when it stopped holding (it was superseded or retired);
+	// unset while it holds. Reactivating an item clears it.
+	ValidTo       *timestamppb.Timestamp `protobuf:"bytes,19,opt,name=valid_to,json=validTo,proto3" json:"valid_to,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -770,6 +781,20 @@ func (x *StateItem) GetLastSeenTime() *timestamppb.Timestamp {
 func (x *StateItem) GetUpdateTime() *timestamppb.Timestamp {
 	if x != nil {
 		return x.UpdateTime
+	}
+	return nil
+}
+
+func (x *StateItem) GetValidFrom() *timestamppb.Timestamp {
+	if x != nil {
+		return x.ValidFrom
+	}
+	return nil
+}
+
+func (x *StateItem) GetValidTo() *timestamppb.Timestamp {
+	if x != nil {
+		return x.ValidTo
 	}
 	return nil
 }
@@ -1799,7 +1824,18 @@ type OpenWait struct {
 	// When it started.
 	StartTime *timestamppb.Timestamp `protobuf:"bytes,4,opt,name=start_time,json=startTime,proto3" json:"start_time,omitempty"`
 	// How long it may wait; absent without a timeout.
-	Timeout       *durationpb.Duration `protobuf:"bytes,5,opt,name=timeout,proto3" json:"timeout,omitempty"`
+	Timeout *durationpb.Duration `protobuf:"bytes,5,opt,name=timeout,proto3" json:"timeout,omitempty"`
+	// For a wait on a person (kind "external"): INPUT or AUTH; UNSPECIFIED for
+	// every other wait.
+	ExternalKind ExternalWaitKind `protobuf:"varint,6,opt,name=external_kind,json=externalKind,proto3,enum=taskmem.v1.ExternalWaitKind" json:"external_kind,omitempty"`
+	// For a wait on a person: who must answer (ExternalTarget.resolver; empty
+	// when the creator named nobody).
+	Resolver string `protobuf:"bytes,7,opt,name=resolver,proto3" json:"resolver,omitempty"`
+	// For a wait on a person: what they are asked (ExternalTarget.question).
+	Question string `protobuf:"bytes,8,opt,name=question,proto3" json:"question,omitempty"`
+	// For a wait on a person about one plan item: the item's id; empty when the
+	// whole task waits.
+	PlanItemId    string `protobuf:"bytes,9,opt,name=plan_item_id,json=planItemId,proto3" json:"plan_item_id,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1867,6 +1903,34 @@ func (x *OpenWait) GetTimeout() *durationpb.Duration {
 		return x.Timeout
 	}
 	return nil
+}
+
+func (x *OpenWait) GetExternalKind() ExternalWaitKind {
+	if x != nil {
+		return x.ExternalKind
+	}
+	return ExternalWaitKind_EXTERNAL_WAIT_KIND_UNSPECIFIED
+}
+
+func (x *OpenWait) GetResolver() string {
+	if x != nil {
+		return x.Resolver
+	}
+	return ""
+}
+
+func (x *OpenWait) GetQuestion() string {
+	if x != nil {
+		return x.Question
+	}
+	return ""
+}
+
+func (x *OpenWait) GetPlanItemId() string {
+	if x != nil {
+		return x.PlanItemId
+	}
+	return ""
 }
 
 // WorkingMemory is one agent's scratch state: cheap to
@@ -2059,7 +2123,7 @@ var File_taskmem_v1_state_proto protoreflect.FileDescriptor
 const file_taskmem_v1_state_proto_rawDesc = "" +
 	"\n" +
 	"\x16taskmem/v1/state.proto\x12\n" +
-	"taskmem.v1\x1a\x1egoogle/protobuf/duration.proto\x1a\x1cgoogle/protobuf/struct.proto\x1a\x1fgoogle/protobuf/timestamp.proto\x1a\x15taskmem/v1/task.proto\"\xba\x01\n" +
+	"taskmem.v1\x1a\x1egoogle/protobuf/duration.proto\x1a\x1cgoogle/protobuf/struct.proto\x1a\x1fgoogle/protobuf/timestamp.proto\x1a\x15taskmem/v1/task.proto\x1a\x15taskmem/v1/wait.proto\"\xba\x01\n" +
 	"\x14SupersessionEvidence\x12\x18\n" +
 	"\atrigger\x18\x01 \x01(\tR\atrigger\x12$\n" +
 	"\x0eref_message_id\x18\x02 \x01(\tR\frefMessageId\x12#\n" +
@@ -2068,7 +2132,7 @@ const file_taskmem_v1_state_proto_rawDesc = "" +
 	"similarity\x18\x04 \x01(\x01R\n" +
 	"similarity\x12\x1d\n" +
 	"\n" +
-	"matched_by\x18\x05 \x01(\tR\tmatchedBy\"\xe8\x05\n" +
+	"matched_by\x18\x05 \x01(\tR\tmatchedBy\"\xda\x06\n" +
 	"\tStateItem\x12\x10\n" +
 	"\x03uid\x18\x01 \x01(\tR\x03uid\x12\x1b\n" +
 	"\tthread_id\x18\x02 \x01(\tR\bthreadId\x12-\n" +
@@ -2093,7 +2157,10 @@ const file_taskmem_v1_state_proto_rawDesc = "" +
 	"createTime\x12@\n" +
 	"\x0elast_seen_time\x18\x10 \x01(\v2\x1a.google.protobuf.TimestampR\flastSeenTime\x12;\n" +
 	"\vupdate_time\x18\x11 \x01(\v2\x1a.google.protobuf.TimestampR\n" +
-	"updateTime\"\xbc\x02\n" +
+	"updateTime\x129\n" +
+	"\n" +
+	"valid_from\x18\x12 \x01(\v2\x1a.google.protobuf.TimestampR\tvalidFrom\x125\n" +
+	"\bvalid_to\x18\x13 \x01(\v2\x1a.google.protobuf.TimestampR\avalidTo\"\xbc\x02\n" +
 	"\x12StateItemCandidate\x12-\n" +
 	"\x04type\x18\x01 \x01(\x0e2\x19.taskmem.v1.StateItemTypeR\x04type\x12\x12\n" +
 	"\x04text\x18\x02 \x01(\tR\x04text\x123\n" +
@@ -2197,14 +2264,19 @@ const file_taskmem_v1_state_proto_rawDesc = "" +
 	"\x04text\x18\x02 \x01(\tR\x04text\x12;\n" +
 	"\vcreate_time\x18\x03 \x01(\v2\x1a.google.protobuf.TimestampR\n" +
 	"createTime\x12\x1a\n" +
-	"\bconflict\x18\x04 \x01(\bR\bconflict\"\xc3\x01\n" +
+	"\bconflict\x18\x04 \x01(\bR\bconflict\"\xe0\x02\n" +
 	"\bOpenWait\x12\x17\n" +
 	"\await_id\x18\x01 \x01(\tR\x06waitId\x12\x12\n" +
 	"\x04kind\x18\x02 \x01(\tR\x04kind\x12\x1a\n" +
 	"\bcriteria\x18\x03 \x01(\tR\bcriteria\x129\n" +
 	"\n" +
 	"start_time\x18\x04 \x01(\v2\x1a.google.protobuf.TimestampR\tstartTime\x123\n" +
-	"\atimeout\x18\x05 \x01(\v2\x19.google.protobuf.DurationR\atimeout\"\xa9\x02\n" +
+	"\atimeout\x18\x05 \x01(\v2\x19.google.protobuf.DurationR\atimeout\x12A\n" +
+	"\rexternal_kind\x18\x06 \x01(\x0e2\x1c.taskmem.v1.ExternalWaitKindR\fexternalKind\x12\x1a\n" +
+	"\bresolver\x18\a \x01(\tR\bresolver\x12\x1a\n" +
+	"\bquestion\x18\b \x01(\tR\bquestion\x12 \n" +
+	"\fplan_item_id\x18\t \x01(\tR\n" +
+	"planItemId\"\xa9\x02\n" +
 	"\rWorkingMemory\x12\x19\n" +
 	"\bagent_id\x18\x01 \x01(\tR\aagentId\x12!\n" +
 	"\fcurrent_plan\x18\x02 \x01(\tR\vcurrentPlan\x12-\n" +
@@ -2253,11 +2325,12 @@ const file_taskmem_v1_state_proto_rawDesc = "" +
 	"\x18RECONCILE_OUTCOME_MERGED\x10\x02\x12 \n" +
 	"\x1cRECONCILE_OUTCOME_SUPERSEDED\x10\x03\x12 \n" +
 	"\x1cRECONCILE_OUTCOME_CONFLICTED\x10\x04\x12\x1d\n" +
-	"\x19RECONCILE_OUTCOME_DROPPED\x10\x05*\x96\x01\n" +
+	"\x19RECONCILE_OUTCOME_DROPPED\x10\x05*\xc9\x01\n" +
 	"\x14ExtractionSkipReason\x12&\n" +
 	"\"EXTRACTION_SKIP_REASON_UNSPECIFIED\x10\x00\x12*\n" +
 	"&EXTRACTION_SKIP_REASON_NO_NEW_MESSAGES\x10\x01\x12*\n" +
-	"&EXTRACTION_SKIP_REASON_NO_USER_MESSAGE\x10\x02*\\\n" +
+	"&EXTRACTION_SKIP_REASON_NO_USER_MESSAGE\x10\x02\x121\n" +
+	"-EXTRACTION_SKIP_REASON_MODEL_BUDGET_EXHAUSTED\x10\x03*\\\n" +
 	"\vContextMode\x12\x1c\n" +
 	"\x18CONTEXT_MODE_UNSPECIFIED\x10\x00\x12\x15\n" +
 	"\x11CONTEXT_MODE_FULL\x10\x01\x12\x18\n" +
@@ -2309,7 +2382,8 @@ var file_taskmem_v1_state_proto_goTypes = []any{
 	(*durationpb.Duration)(nil),   // 24: google.protobuf.Duration
 	(PlanItemStatus)(0),           // 25: taskmem.v1.PlanItemStatus
 	(TaskStatus)(0),               // 26: taskmem.v1.TaskStatus
-	(*structpb.Struct)(nil),       // 27: google.protobuf.Struct
+	(ExternalWaitKind)(0),         // 27: taskmem.v1.ExternalWaitKind
+	(*structpb.Struct)(nil),       // 28: google.protobuf.Struct
 }
 var file_taskmem_v1_state_proto_depIdxs = []int32{
 	0,  // 0: taskmem.v1.StateItem.type:type_name -> taskmem.v1.StateItemType
@@ -2320,39 +2394,42 @@ var file_taskmem_v1_state_proto_depIdxs = []int32{
 	23, // 5: taskmem.v1.StateItem.create_time:type_name -> google.protobuf.Timestamp
 	23, // 6: taskmem.v1.StateItem.last_seen_time:type_name -> google.protobuf.Timestamp
 	23, // 7: taskmem.v1.StateItem.update_time:type_name -> google.protobuf.Timestamp
-	0,  // 8: taskmem.v1.StateItemCandidate.type:type_name -> taskmem.v1.StateItemType
-	1,  // 9: taskmem.v1.StateItemCandidate.status:type_name -> taskmem.v1.StateItemStatus
-	2,  // 10: taskmem.v1.StateItemCandidate.confidence:type_name -> taskmem.v1.StateItemConfidence
-	4,  // 11: taskmem.v1.CandidateResult.outcome:type_name -> taskmem.v1.ReconcileOutcome
-	24, // 12: taskmem.v1.ReconcileReport.duration:type_name -> google.protobuf.Duration
-	5,  // 13: taskmem.v1.ReconcileReport.skipped_reason:type_name -> taskmem.v1.ExtractionSkipReason
-	11, // 14: taskmem.v1.ReconcileReport.results:type_name -> taskmem.v1.CandidateResult
-	25, // 15: taskmem.v1.TaskStateSubtask.status:type_name -> taskmem.v1.PlanItemStatus
-	23, // 16: taskmem.v1.TaskStateDecision.create_time:type_name -> google.protobuf.Timestamp
-	23, // 17: taskmem.v1.TaskStateError.create_time:type_name -> google.protobuf.Timestamp
-	23, // 18: taskmem.v1.WorkspaceChanges.last_change_time:type_name -> google.protobuf.Timestamp
-	26, // 19: taskmem.v1.TaskState.status:type_name -> taskmem.v1.TaskStatus
-	23, // 20: taskmem.v1.TaskState.last_replanned_time:type_name -> google.protobuf.Timestamp
-	13, // 21: taskmem.v1.TaskState.subtasks:type_name -> taskmem.v1.TaskStateSubtask
-	14, // 22: taskmem.v1.TaskState.decisions:type_name -> taskmem.v1.TaskStateDecision
-	15, // 23: taskmem.v1.TaskState.errors:type_name -> taskmem.v1.TaskStateError
-	16, // 24: taskmem.v1.TaskState.workspace_changes:type_name -> taskmem.v1.WorkspaceChanges
-	19, // 25: taskmem.v1.TaskState.constraints:type_name -> taskmem.v1.StateItemNote
-	19, // 26: taskmem.v1.TaskState.open_questions:type_name -> taskmem.v1.StateItemNote
-	19, // 27: taskmem.v1.TaskState.open_risks:type_name -> taskmem.v1.StateItemNote
-	20, // 28: taskmem.v1.TaskState.open_waits:type_name -> taskmem.v1.OpenWait
-	18, // 29: taskmem.v1.TaskState.open_conflicts:type_name -> taskmem.v1.StateConflict
-	19, // 30: taskmem.v1.StateConflict.items:type_name -> taskmem.v1.StateItemNote
-	23, // 31: taskmem.v1.StateItemNote.create_time:type_name -> google.protobuf.Timestamp
-	23, // 32: taskmem.v1.OpenWait.start_time:type_name -> google.protobuf.Timestamp
-	24, // 33: taskmem.v1.OpenWait.timeout:type_name -> google.protobuf.Duration
-	27, // 34: taskmem.v1.WorkingMemory.task_context:type_name -> google.protobuf.Struct
-	23, // 35: taskmem.v1.WorkingMemory.update_time:type_name -> google.protobuf.Timestamp
-	36, // [36:36] is the sub-list for method output_type
-	36, // [36:36] is the sub-list for method input_type
-	36, // [36:36] is the sub-list for extension type_name
-	36, // [36:36] is the sub-list for extension extendee
-	0,  // [0:36] is the sub-list for field type_name
+	23, // 8: taskmem.v1.StateItem.valid_from:type_name -> google.protobuf.Timestamp
+	23, // 9: taskmem.v1.StateItem.valid_to:type_name -> google.protobuf.Timestamp
+	0,  // 10: taskmem.v1.StateItemCandidate.type:type_name -> taskmem.v1.StateItemType
+	1,  // 11: taskmem.v1.StateItemCandidate.status:type_name -> taskmem.v1.StateItemStatus
+	2,  // 12: taskmem.v1.StateItemCandidate.confidence:type_name -> taskmem.v1.StateItemConfidence
+	4,  // 13: taskmem.v1.CandidateResult.outcome:type_name -> taskmem.v1.ReconcileOutcome
+	24, // 14: taskmem.v1.ReconcileReport.duration:type_name -> google.protobuf.Duration
+	5,  // 15: taskmem.v1.ReconcileReport.skipped_reason:type_name -> taskmem.v1.ExtractionSkipReason
+	11, // 16: taskmem.v1.ReconcileReport.results:type_name -> taskmem.v1.CandidateResult
+	25, // 17: taskmem.v1.TaskStateSubtask.status:type_name -> taskmem.v1.PlanItemStatus
+	23, // 18: taskmem.v1.TaskStateDecision.create_time:type_name -> google.protobuf.Timestamp
+	23, // 19: taskmem.v1.TaskStateError.create_time:type_name -> google.protobuf.Timestamp
+	23, // 20: taskmem.v1.WorkspaceChanges.last_change_time:type_name -> google.protobuf.Timestamp
+	26, // 21: taskmem.v1.TaskState.status:type_name -> taskmem.v1.TaskStatus
+	23, // 22: taskmem.v1.TaskState.last_replanned_time:type_name -> google.protobuf.Timestamp
+	13, // 23: taskmem.v1.TaskState.subtasks:type_name -> taskmem.v1.TaskStateSubtask
+	14, // 24: taskmem.v1.TaskState.decisions:type_name -> taskmem.v1.TaskStateDecision
+	15, // 25: taskmem.v1.TaskState.errors:type_name -> taskmem.v1.TaskStateError
+	16, // 26: taskmem.v1.TaskState.workspace_changes:type_name -> taskmem.v1.WorkspaceChanges
+	19, // 27: taskmem.v1.TaskState.constraints:type_name -> taskmem.v1.StateItemNote
+	19, // 28: taskmem.v1.TaskState.open_questions:type_name -> taskmem.v1.StateItemNote
+	19, // 29: taskmem.v1.TaskState.open_risks:type_name -> taskmem.v1.StateItemNote
+	20, // 30: taskmem.v1.TaskState.open_waits:type_name -> taskmem.v1.OpenWait
+	18, // 31: taskmem.v1.TaskState.open_conflicts:type_name -> taskmem.v1.StateConflict
+	19, // 32: taskmem.v1.StateConflict.items:type_name -> taskmem.v1.StateItemNote
+	23, // 33: taskmem.v1.StateItemNote.create_time:type_name -> google.protobuf.Timestamp
+	23, // 34: taskmem.v1.OpenWait.start_time:type_name -> google.protobuf.Timestamp
+	24, // 35: taskmem.v1.OpenWait.timeout:type_name -> google.protobuf.Duration
+	27, // 36: taskmem.v1.OpenWait.external_kind:type_name -> taskmem.v1.ExternalWaitKind
+	28, // 37: taskmem.v1.WorkingMemory.task_context:type_name -> google.protobuf.Struct
+	23, // 38: taskmem.v1.WorkingMemory.update_time:type_name -> google.protobuf.Timestamp
+	39, // [39:39] is the sub-list for method output_type
+	39, // [39:39] is the sub-list for method input_type
+	39, // [39:39] is the sub-list for extension type_name
+	39, // [39:39] is the sub-list for extension extendee
+	0,  // [0:39] is the sub-list for field type_name
 }
 
 func init() { file_taskmem_v1_state_proto_init() }
@@ -2361,6 +2438,7 @@ func file_taskmem_v1_state_proto_init() {
 		return
 	}
 	file_taskmem_v1_task_proto_init()
+	file_taskmem_v1_wait_proto_init()
 	type x struct{}
 	out := protoimpl.TypeBuilder{
 		File: protoimpl.DescBuilder{

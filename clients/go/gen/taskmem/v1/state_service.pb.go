@@ -9,6 +9,7 @@ package taskmemv1
 import (
 	protoreflect "google.golang.org/protobuf/reflect/protoreflect"
 	protoimpl "google.golang.org/protobuf/runtime/protoimpl"
+	timestamppb "google.golang.org/protobuf/types/known/timestamppb"
 	reflect "reflect"
 	sync "sync"
 	unsafe "unsafe"
@@ -27,7 +28,11 @@ type GetTaskStateRequest struct {
 	// The task. Required.
 	TaskId string `protobuf:"bytes,1,opt,name=task_id,json=taskId,proto3" json:"task_id,omitempty"`
 	// At most this many tokens of YAML. 0 means 1,500; at most 100,000.
-	TokenBudget   int32 `protobuf:"varint,2,opt,name=token_budget,json=tokenBudget,proto3" json:"token_budget,omitempty"`
+	TokenBudget int32 `protobuf:"varint,2,opt,name=token_budget,json=tokenBudget,proto3" json:"token_budget,omitempty"`
+	// The state as it stood then (see AsOf): the task's fields, status and
+	// plan as its events left them, the decisions and items valid then, the
+	// waits open then and the artifacts registered by then. Unset: now.
+	AsOf          *AsOf `protobuf:"bytes,3,opt,name=as_of,json=asOf,proto3" json:"as_of,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -74,6 +79,13 @@ func (x *GetTaskStateRequest) GetTokenBudget() int32 {
 		return x.TokenBudget
 	}
 	return 0
+}
+
+func (x *GetTaskStateRequest) GetAsOf() *AsOf {
+	if x != nil {
+		return x.AsOf
+	}
+	return nil
 }
 
 // GetTaskStateResponse is the YAML and its typed twin.
@@ -719,7 +731,11 @@ type ListStateItemsRequest struct {
 	// AIP-158.
 	PageSize int32 `protobuf:"varint,5,opt,name=page_size,json=pageSize,proto3" json:"page_size,omitempty"`
 	// AIP-158.
-	PageToken     string `protobuf:"bytes,6,opt,name=page_token,json=pageToken,proto3" json:"page_token,omitempty"`
+	PageToken string `protobuf:"bytes,6,opt,name=page_token,json=pageToken,proto3" json:"page_token,omitempty"`
+	// The items as they stood then (see AsOf): those created by then, each
+	// with the status it had (an item superseded later shows as it was before).
+	// Unset: now.
+	AsOf          *AsOf `protobuf:"bytes,7,opt,name=as_of,json=asOf,proto3" json:"as_of,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -794,6 +810,13 @@ func (x *ListStateItemsRequest) GetPageToken() string {
 		return x.PageToken
 	}
 	return ""
+}
+
+func (x *ListStateItemsRequest) GetAsOf() *AsOf {
+	if x != nil {
+		return x.AsOf
+	}
+	return nil
 }
 
 // ListStateItemsResponse is one page.
@@ -1570,7 +1593,11 @@ type BuildContextRequest struct {
 	Mode ContextMode `protobuf:"varint,4,opt,name=mode,proto3,enum=taskmem.v1.ContextMode" json:"mode,omitempty"`
 	// What the next step is about; picks the relevant memories by search. Empty:
 	// the task's relevant memories (decisions, errors, user instructions), newest first.
-	Query         string `protobuf:"bytes,5,opt,name=query,proto3" json:"query,omitempty"`
+	Query string `protobuf:"bytes,5,opt,name=query,proto3" json:"query,omitempty"`
+	// The context as it stood then (see AsOf): the task state, state items,
+	// knowledge, memories and messages as of that moment; the running summary
+	// only if it was written by then. Unset: now.
+	AsOf          *AsOf `protobuf:"bytes,6,opt,name=as_of,json=asOf,proto3" json:"as_of,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1638,6 +1665,13 @@ func (x *BuildContextRequest) GetQuery() string {
 		return x.Query
 	}
 	return ""
+}
+
+func (x *BuildContextRequest) GetAsOf() *AsOf {
+	if x != nil {
+		return x.AsOf
+	}
+	return nil
 }
 
 // BuildContextResponse is the assembled context.
@@ -1781,7 +1815,8 @@ type QueryTaskResponse struct {
 	Answer string `protobuf:"bytes,1,opt,name=answer,proto3" json:"answer,omitempty"`
 	// True when the configured model wrote the answer.
 	FromModel bool `protobuf:"varint,2,opt,name=from_model,json=fromModel,proto3" json:"from_model,omitempty"`
-	// Set when no model answered, for example "no model is configured: set chat_base_url".
+	// Set when no model answered, for example "no model is configured: set
+	// llm_base_url and llm_model", or the namespace's model budget is used up.
 	Note string `protobuf:"bytes,3,opt,name=note,proto3" json:"note,omitempty"`
 	// The running summary used (empty when there is none yet).
 	RunningSummary string `protobuf:"bytes,4,opt,name=running_summary,json=runningSummary,proto3" json:"running_summary,omitempty"`
@@ -1883,15 +1918,347 @@ func (x *QueryTaskResponse) GetFellBack() bool {
 	return false
 }
 
+// GetTaskStateHistoryRequest names the task whose state versions to list.
+type GetTaskStateHistoryRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The task. Required.
+	TaskId string `protobuf:"bytes,1,opt,name=task_id,json=taskId,proto3" json:"task_id,omitempty"`
+	// AIP-158: at most this many versions (1..500; 0 means 50).
+	PageSize int32 `protobuf:"varint,2,opt,name=page_size,json=pageSize,proto3" json:"page_size,omitempty"`
+	// AIP-158.
+	PageToken     string `protobuf:"bytes,3,opt,name=page_token,json=pageToken,proto3" json:"page_token,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *GetTaskStateHistoryRequest) Reset() {
+	*x = GetTaskStateHistoryRequest{}
+	mi := &file_taskmem_v1_state_service_proto_msgTypes[28]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *GetTaskStateHistoryRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*GetTaskStateHistoryRequest) ProtoMessage() {}
+
+func (x *GetTaskStateHistoryRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_taskmem_v1_state_service_proto_msgTypes[28]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use GetTaskStateHistoryRequest.ProtoReflect.Descriptor instead.
+func (*GetTaskStateHistoryRequest) Descriptor() ([]byte, []int) {
+	return file_taskmem_v1_state_service_proto_rawDescGZIP(), []int{28}
+}
+
+func (x *GetTaskStateHistoryRequest) GetTaskId() string {
+	if x != nil {
+		return x.TaskId
+	}
+	return ""
+}
+
+func (x *GetTaskStateHistoryRequest) GetPageSize() int32 {
+	if x != nil {
+		return x.PageSize
+	}
+	return 0
+}
+
+func (x *GetTaskStateHistoryRequest) GetPageToken() string {
+	if x != nil {
+		return x.PageToken
+	}
+	return ""
+}
+
+// TaskStateVersion is one version of a task's state: what one event left.
+type TaskStateVersion struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The event's cursor: pass it as AsOf.cursor or to DiffTaskState.
+	Cursor int64 `protobuf:"varint,1,opt,name=cursor,proto3" json:"cursor,omitempty"`
+	// When the event committed.
+	CreateTime *timestamppb.Timestamp `protobuf:"bytes,2,opt,name=create_time,json=createTime,proto3" json:"create_time,omitempty"`
+	// What changed, the event's type (for example EVENT_TYPE_PLAN_ITEM_UPDATED).
+	Change string `protobuf:"bytes,3,opt,name=change,proto3" json:"change,omitempty"`
+	// Who made the change: the request's correlation id (x-correlation-id, or
+	// the server's own for background work such as plan inference).
+	CorrelationId string `protobuf:"bytes,4,opt,name=correlation_id,json=correlationId,proto3" json:"correlation_id,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *TaskStateVersion) Reset() {
+	*x = TaskStateVersion{}
+	mi := &file_taskmem_v1_state_service_proto_msgTypes[29]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *TaskStateVersion) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*TaskStateVersion) ProtoMessage() {}
+
+func (x *TaskStateVersion) ProtoReflect() protoreflect.Message {
+	mi := &file_taskmem_v1_state_service_proto_msgTypes[29]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use TaskStateVersion.ProtoReflect.Descriptor instead.
+func (*TaskStateVersion) Descriptor() ([]byte, []int) {
+	return file_taskmem_v1_state_service_proto_rawDescGZIP(), []int{29}
+}
+
+func (x *TaskStateVersion) GetCursor() int64 {
+	if x != nil {
+		return x.Cursor
+	}
+	return 0
+}
+
+func (x *TaskStateVersion) GetCreateTime() *timestamppb.Timestamp {
+	if x != nil {
+		return x.CreateTime
+	}
+	return nil
+}
+
+func (x *TaskStateVersion) GetChange() string {
+	if x != nil {
+		return x.Change
+	}
+	return ""
+}
+
+func (x *TaskStateVersion) GetCorrelationId() string {
+	if x != nil {
+		return x.CorrelationId
+	}
+	return ""
+}
+
+// GetTaskStateHistoryResponse is one page of versions, newest first.
+type GetTaskStateHistoryResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The versions.
+	Versions []*TaskStateVersion `protobuf:"bytes,1,rep,name=versions,proto3" json:"versions,omitempty"`
+	// Empty on the last page.
+	NextPageToken string `protobuf:"bytes,2,opt,name=next_page_token,json=nextPageToken,proto3" json:"next_page_token,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *GetTaskStateHistoryResponse) Reset() {
+	*x = GetTaskStateHistoryResponse{}
+	mi := &file_taskmem_v1_state_service_proto_msgTypes[30]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *GetTaskStateHistoryResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*GetTaskStateHistoryResponse) ProtoMessage() {}
+
+func (x *GetTaskStateHistoryResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_taskmem_v1_state_service_proto_msgTypes[30]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use GetTaskStateHistoryResponse.ProtoReflect.Descriptor instead.
+func (*GetTaskStateHistoryResponse) Descriptor() ([]byte, []int) {
+	return file_taskmem_v1_state_service_proto_rawDescGZIP(), []int{30}
+}
+
+func (x *GetTaskStateHistoryResponse) GetVersions() []*TaskStateVersion {
+	if x != nil {
+		return x.Versions
+	}
+	return nil
+}
+
+func (x *GetTaskStateHistoryResponse) GetNextPageToken() string {
+	if x != nil {
+		return x.NextPageToken
+	}
+	return ""
+}
+
+// DiffTaskStateRequest names the task and the two moments to compare.
+type DiffTaskStateRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The task. Required.
+	TaskId string `protobuf:"bytes,1,opt,name=task_id,json=taskId,proto3" json:"task_id,omitempty"`
+	// The older moment: an event cursor (0: before the task existed).
+	FromCursor int64 `protobuf:"varint,2,opt,name=from_cursor,json=fromCursor,proto3" json:"from_cursor,omitempty"`
+	// The newer moment: an event cursor; 0 means now.
+	ToCursor      int64 `protobuf:"varint,3,opt,name=to_cursor,json=toCursor,proto3" json:"to_cursor,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *DiffTaskStateRequest) Reset() {
+	*x = DiffTaskStateRequest{}
+	mi := &file_taskmem_v1_state_service_proto_msgTypes[31]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *DiffTaskStateRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*DiffTaskStateRequest) ProtoMessage() {}
+
+func (x *DiffTaskStateRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_taskmem_v1_state_service_proto_msgTypes[31]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use DiffTaskStateRequest.ProtoReflect.Descriptor instead.
+func (*DiffTaskStateRequest) Descriptor() ([]byte, []int) {
+	return file_taskmem_v1_state_service_proto_rawDescGZIP(), []int{31}
+}
+
+func (x *DiffTaskStateRequest) GetTaskId() string {
+	if x != nil {
+		return x.TaskId
+	}
+	return ""
+}
+
+func (x *DiffTaskStateRequest) GetFromCursor() int64 {
+	if x != nil {
+		return x.FromCursor
+	}
+	return 0
+}
+
+func (x *DiffTaskStateRequest) GetToCursor() int64 {
+	if x != nil {
+		return x.ToCursor
+	}
+	return 0
+}
+
+// DiffTaskStateResponse is the diff and the two texts it compares.
+type DiffTaskStateResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// A unified diff (3 lines of context) from from_yaml to to_yaml; headers
+	// "task_id@from_cursor" and "task_id@to_cursor". Empty when they are equal.
+	Diff string `protobuf:"bytes,1,opt,name=diff,proto3" json:"diff,omitempty"`
+	// The full task-state YAML as of from_cursor (empty before the task existed).
+	FromYaml string `protobuf:"bytes,2,opt,name=from_yaml,json=fromYaml,proto3" json:"from_yaml,omitempty"`
+	// The full task-state YAML as of to_cursor.
+	ToYaml string `protobuf:"bytes,3,opt,name=to_yaml,json=toYaml,proto3" json:"to_yaml,omitempty"`
+	// The cursor to_cursor stood for (the newest event's when it was 0).
+	ResolvedToCursor int64 `protobuf:"varint,4,opt,name=resolved_to_cursor,json=resolvedToCursor,proto3" json:"resolved_to_cursor,omitempty"`
+	unknownFields    protoimpl.UnknownFields
+	sizeCache        protoimpl.SizeCache
+}
+
+func (x *DiffTaskStateResponse) Reset() {
+	*x = DiffTaskStateResponse{}
+	mi := &file_taskmem_v1_state_service_proto_msgTypes[32]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *DiffTaskStateResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*DiffTaskStateResponse) ProtoMessage() {}
+
+func (x *DiffTaskStateResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_taskmem_v1_state_service_proto_msgTypes[32]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use DiffTaskStateResponse.ProtoReflect.Descriptor instead.
+func (*DiffTaskStateResponse) Descriptor() ([]byte, []int) {
+	return file_taskmem_v1_state_service_proto_rawDescGZIP(), []int{32}
+}
+
+func (x *DiffTaskStateResponse) GetDiff() string {
+	if x != nil {
+		return x.Diff
+	}
+	return ""
+}
+
+func (x *DiffTaskStateResponse) GetFromYaml() string {
+	if x != nil {
+		return x.FromYaml
+	}
+	return ""
+}
+
+func (x *DiffTaskStateResponse) GetToYaml() string {
+	if x != nil {
+		return x.ToYaml
+	}
+	return ""
+}
+
+func (x *DiffTaskStateResponse) GetResolvedToCursor() int64 {
+	if x != nil {
+		return x.ResolvedToCursor
+	}
+	return 0
+}
+
 var File_taskmem_v1_state_service_proto protoreflect.FileDescriptor
 
 const file_taskmem_v1_state_service_proto_rawDesc = "" +
 	"\n" +
 	"\x1etaskmem/v1/state_service.proto\x12\n" +
-	"taskmem.v1\x1a\x16taskmem/v1/state.proto\x1a\x15taskmem/v1/task.proto\"Q\n" +
+	"taskmem.v1\x1a\x1fgoogle/protobuf/timestamp.proto\x1a\x16taskmem/v1/as_of.proto\x1a\x16taskmem/v1/state.proto\x1a\x15taskmem/v1/task.proto\"x\n" +
 	"\x13GetTaskStateRequest\x12\x17\n" +
 	"\atask_id\x18\x01 \x01(\tR\x06taskId\x12!\n" +
-	"\ftoken_budget\x18\x02 \x01(\x05R\vtokenBudget\"\xb5\x01\n" +
+	"\ftoken_budget\x18\x02 \x01(\x05R\vtokenBudget\x12%\n" +
+	"\x05as_of\x18\x03 \x01(\v2\x10.taskmem.v1.AsOfR\x04asOf\"\xb5\x01\n" +
 	"\x14GetTaskStateResponse\x12\x12\n" +
 	"\x04yaml\x18\x01 \x01(\tR\x04yaml\x12+\n" +
 	"\x05state\x18\x02 \x01(\v2\x15.taskmem.v1.TaskStateR\x05state\x12\x1f\n" +
@@ -1942,7 +2309,7 @@ const file_taskmem_v1_state_service_proto_rawDesc = "" +
 	"request_id\x18\x04 \x01(\tR\trequestId\"|\n" +
 	"\x18UpsertStateItemsResponse\x123\n" +
 	"\x06report\x18\x01 \x01(\v2\x1b.taskmem.v1.ReconcileReportR\x06report\x12+\n" +
-	"\x05items\x18\x02 \x03(\v2\x15.taskmem.v1.StateItemR\x05items\"\xe9\x01\n" +
+	"\x05items\x18\x02 \x03(\v2\x15.taskmem.v1.StateItemR\x05items\"\x90\x02\n" +
 	"\x15ListStateItemsRequest\x12\x17\n" +
 	"\atask_id\x18\x01 \x01(\tR\x06taskId\x12\x1b\n" +
 	"\tthread_id\x18\x02 \x01(\tR\bthreadId\x12/\n" +
@@ -1950,7 +2317,8 @@ const file_taskmem_v1_state_service_proto_rawDesc = "" +
 	"\x12include_superseded\x18\x04 \x01(\bR\x11includeSuperseded\x12\x1b\n" +
 	"\tpage_size\x18\x05 \x01(\x05R\bpageSize\x12\x1d\n" +
 	"\n" +
-	"page_token\x18\x06 \x01(\tR\tpageToken\"m\n" +
+	"page_token\x18\x06 \x01(\tR\tpageToken\x12%\n" +
+	"\x05as_of\x18\a \x01(\v2\x10.taskmem.v1.AsOfR\x04asOf\"m\n" +
 	"\x16ListStateItemsResponse\x12+\n" +
 	"\x05items\x18\x01 \x03(\v2\x15.taskmem.v1.StateItemR\x05items\x12&\n" +
 	"\x0fnext_page_token\x18\x02 \x01(\tR\rnextPageToken\"\x8a\x01\n" +
@@ -1997,13 +2365,14 @@ const file_taskmem_v1_state_service_proto_rawDesc = "" +
 	"\x17PutWorkingMemoryRequest\x12@\n" +
 	"\x0eworking_memory\x18\x01 \x01(\v2\x19.taskmem.v1.WorkingMemoryR\rworkingMemory\"\\\n" +
 	"\x18PutWorkingMemoryResponse\x12@\n" +
-	"\x0eworking_memory\x18\x01 \x01(\v2\x19.taskmem.v1.WorkingMemoryR\rworkingMemory\"\xb1\x01\n" +
+	"\x0eworking_memory\x18\x01 \x01(\v2\x19.taskmem.v1.WorkingMemoryR\rworkingMemory\"\xd8\x01\n" +
 	"\x13BuildContextRequest\x12\x17\n" +
 	"\atask_id\x18\x01 \x01(\tR\x06taskId\x12\x1b\n" +
 	"\tthread_id\x18\x02 \x01(\tR\bthreadId\x12!\n" +
 	"\ftoken_budget\x18\x03 \x01(\x05R\vtokenBudget\x12+\n" +
 	"\x04mode\x18\x04 \x01(\x0e2\x17.taskmem.v1.ContextModeR\x04mode\x12\x14\n" +
-	"\x05query\x18\x05 \x01(\tR\x05query\"\x83\x01\n" +
+	"\x05query\x18\x05 \x01(\tR\x05query\x12%\n" +
+	"\x05as_of\x18\x06 \x01(\v2\x10.taskmem.v1.AsOfR\x04asOf\"\x83\x01\n" +
 	"\x14BuildContextResponse\x12\x12\n" +
 	"\x04text\x18\x01 \x01(\tR\x04text\x12\x1f\n" +
 	"\vtoken_count\x18\x02 \x01(\x05R\n" +
@@ -2023,7 +2392,31 @@ const file_taskmem_v1_state_service_proto_rawDesc = "" +
 	"\vanswered_by\x18\x06 \x01(\x0e2\x15.taskmem.v1.ModelTierR\n" +
 	"answeredBy\x12*\n" +
 	"\x11answered_by_model\x18\a \x01(\tR\x0fansweredByModel\x12\x1b\n" +
-	"\tfell_back\x18\b \x01(\bR\bfellBack2\xea\t\n" +
+	"\tfell_back\x18\b \x01(\bR\bfellBack\"q\n" +
+	"\x1aGetTaskStateHistoryRequest\x12\x17\n" +
+	"\atask_id\x18\x01 \x01(\tR\x06taskId\x12\x1b\n" +
+	"\tpage_size\x18\x02 \x01(\x05R\bpageSize\x12\x1d\n" +
+	"\n" +
+	"page_token\x18\x03 \x01(\tR\tpageToken\"\xa6\x01\n" +
+	"\x10TaskStateVersion\x12\x16\n" +
+	"\x06cursor\x18\x01 \x01(\x03R\x06cursor\x12;\n" +
+	"\vcreate_time\x18\x02 \x01(\v2\x1a.google.protobuf.TimestampR\n" +
+	"createTime\x12\x16\n" +
+	"\x06change\x18\x03 \x01(\tR\x06change\x12%\n" +
+	"\x0ecorrelation_id\x18\x04 \x01(\tR\rcorrelationId\"\x7f\n" +
+	"\x1bGetTaskStateHistoryResponse\x128\n" +
+	"\bversions\x18\x01 \x03(\v2\x1c.taskmem.v1.TaskStateVersionR\bversions\x12&\n" +
+	"\x0fnext_page_token\x18\x02 \x01(\tR\rnextPageToken\"m\n" +
+	"\x14DiffTaskStateRequest\x12\x17\n" +
+	"\atask_id\x18\x01 \x01(\tR\x06taskId\x12\x1f\n" +
+	"\vfrom_cursor\x18\x02 \x01(\x03R\n" +
+	"fromCursor\x12\x1b\n" +
+	"\tto_cursor\x18\x03 \x01(\x03R\btoCursor\"\x8f\x01\n" +
+	"\x15DiffTaskStateResponse\x12\x12\n" +
+	"\x04diff\x18\x01 \x01(\tR\x04diff\x12\x1b\n" +
+	"\tfrom_yaml\x18\x02 \x01(\tR\bfromYaml\x12\x17\n" +
+	"\ato_yaml\x18\x03 \x01(\tR\x06toYaml\x12,\n" +
+	"\x12resolved_to_cursor\x18\x04 \x01(\x03R\x10resolvedToCursor2\xb2\v\n" +
 	"\fStateService\x12V\n" +
 	"\fGetTaskState\x12\x1f.taskmem.v1.GetTaskStateRequest\x1a .taskmem.v1.GetTaskStateResponse\"\x03\x90\x02\x01\x12N\n" +
 	"\vAddDecision\x12\x1e.taskmem.v1.AddDecisionRequest\x1a\x1f.taskmem.v1.AddDecisionResponse\x12E\n" +
@@ -2038,7 +2431,9 @@ const file_taskmem_v1_state_service_proto_rawDesc = "" +
 	"\x10GetWorkingMemory\x12#.taskmem.v1.GetWorkingMemoryRequest\x1a$.taskmem.v1.GetWorkingMemoryResponse\"\x03\x90\x02\x01\x12b\n" +
 	"\x10PutWorkingMemory\x12#.taskmem.v1.PutWorkingMemoryRequest\x1a$.taskmem.v1.PutWorkingMemoryResponse\"\x03\x90\x02\x02\x12V\n" +
 	"\fBuildContext\x12\x1f.taskmem.v1.BuildContextRequest\x1a .taskmem.v1.BuildContextResponse\"\x03\x90\x02\x01\x12M\n" +
-	"\tQueryTask\x12\x1c.taskmem.v1.QueryTaskRequest\x1a\x1d.taskmem.v1.QueryTaskResponse\"\x03\x90\x02\x01B@Z>github.com/taskmem/taskmem/clients/go/gen/taskmem/v1;taskmemv1b\x06proto3"
+	"\tQueryTask\x12\x1c.taskmem.v1.QueryTaskRequest\x1a\x1d.taskmem.v1.QueryTaskResponse\"\x03\x90\x02\x01\x12k\n" +
+	"\x13GetTaskStateHistory\x12&.taskmem.v1.GetTaskStateHistoryRequest\x1a'.taskmem.v1.GetTaskStateHistoryResponse\"\x03\x90\x02\x01\x12Y\n" +
+	"\rDiffTaskState\x12 .taskmem.v1.DiffTaskStateRequest\x1a!.taskmem.v1.DiffTaskStateResponse\"\x03\x90\x02\x01B@Z>github.com/taskmem/taskmem/clients/go/gen/taskmem/v1;taskmemv1b\x06proto3"
 
 var (
 	file_taskmem_v1_state_service_proto_rawDescOnce sync.Once
@@ -2052,110 +2447,126 @@ func file_taskmem_v1_state_service_proto_rawDescGZIP() []byte {
 	return file_taskmem_v1_state_service_proto_rawDescData
 }
 
-var file_taskmem_v1_state_service_proto_msgTypes = make([]protoimpl.MessageInfo, 28)
+var file_taskmem_v1_state_service_proto_msgTypes = make([]protoimpl.MessageInfo, 33)
 var file_taskmem_v1_state_service_proto_goTypes = []any{
-	(*GetTaskStateRequest)(nil),        // 0: taskmem.v1.GetTaskStateRequest
-	(*GetTaskStateResponse)(nil),       // 1: taskmem.v1.GetTaskStateResponse
-	(*AddDecisionRequest)(nil),         // 2: taskmem.v1.AddDecisionRequest
-	(*AddDecisionResponse)(nil),        // 3: taskmem.v1.AddDecisionResponse
-	(*AddErrorRequest)(nil),            // 4: taskmem.v1.AddErrorRequest
-	(*AddErrorResponse)(nil),           // 5: taskmem.v1.AddErrorResponse
-	(*ExtractStateRequest)(nil),        // 6: taskmem.v1.ExtractStateRequest
-	(*ExtractStateResponse)(nil),       // 7: taskmem.v1.ExtractStateResponse
-	(*UpsertStateItemsRequest)(nil),    // 8: taskmem.v1.UpsertStateItemsRequest
-	(*UpsertStateItemsResponse)(nil),   // 9: taskmem.v1.UpsertStateItemsResponse
-	(*ListStateItemsRequest)(nil),      // 10: taskmem.v1.ListStateItemsRequest
-	(*ListStateItemsResponse)(nil),     // 11: taskmem.v1.ListStateItemsResponse
-	(*RenderStateRequest)(nil),         // 12: taskmem.v1.RenderStateRequest
-	(*RenderStateResponse)(nil),        // 13: taskmem.v1.RenderStateResponse
-	(*ExpandStateItemRequest)(nil),     // 14: taskmem.v1.ExpandStateItemRequest
-	(*ExpandStateItemResponse)(nil),    // 15: taskmem.v1.ExpandStateItemResponse
-	(*PinStateItemRequest)(nil),        // 16: taskmem.v1.PinStateItemRequest
-	(*PinStateItemResponse)(nil),       // 17: taskmem.v1.PinStateItemResponse
-	(*SetStateItemStatusRequest)(nil),  // 18: taskmem.v1.SetStateItemStatusRequest
-	(*SetStateItemStatusResponse)(nil), // 19: taskmem.v1.SetStateItemStatusResponse
-	(*GetWorkingMemoryRequest)(nil),    // 20: taskmem.v1.GetWorkingMemoryRequest
-	(*GetWorkingMemoryResponse)(nil),   // 21: taskmem.v1.GetWorkingMemoryResponse
-	(*PutWorkingMemoryRequest)(nil),    // 22: taskmem.v1.PutWorkingMemoryRequest
-	(*PutWorkingMemoryResponse)(nil),   // 23: taskmem.v1.PutWorkingMemoryResponse
-	(*BuildContextRequest)(nil),        // 24: taskmem.v1.BuildContextRequest
-	(*BuildContextResponse)(nil),       // 25: taskmem.v1.BuildContextResponse
-	(*QueryTaskRequest)(nil),           // 26: taskmem.v1.QueryTaskRequest
-	(*QueryTaskResponse)(nil),          // 27: taskmem.v1.QueryTaskResponse
-	(*TaskState)(nil),                  // 28: taskmem.v1.TaskState
-	(*TaskStateDecision)(nil),          // 29: taskmem.v1.TaskStateDecision
-	(*StateItem)(nil),                  // 30: taskmem.v1.StateItem
-	(*ReconcileReport)(nil),            // 31: taskmem.v1.ReconcileReport
-	(*TaskStateError)(nil),             // 32: taskmem.v1.TaskStateError
-	(*StateItemCandidate)(nil),         // 33: taskmem.v1.StateItemCandidate
-	(StateItemType)(0),                 // 34: taskmem.v1.StateItemType
-	(*Message)(nil),                    // 35: taskmem.v1.Message
-	(StateItemStatus)(0),               // 36: taskmem.v1.StateItemStatus
-	(*WorkingMemory)(nil),              // 37: taskmem.v1.WorkingMemory
-	(ContextMode)(0),                   // 38: taskmem.v1.ContextMode
-	(*ContextSection)(nil),             // 39: taskmem.v1.ContextSection
-	(ModelTier)(0),                     // 40: taskmem.v1.ModelTier
+	(*GetTaskStateRequest)(nil),         // 0: taskmem.v1.GetTaskStateRequest
+	(*GetTaskStateResponse)(nil),        // 1: taskmem.v1.GetTaskStateResponse
+	(*AddDecisionRequest)(nil),          // 2: taskmem.v1.AddDecisionRequest
+	(*AddDecisionResponse)(nil),         // 3: taskmem.v1.AddDecisionResponse
+	(*AddErrorRequest)(nil),             // 4: taskmem.v1.AddErrorRequest
+	(*AddErrorResponse)(nil),            // 5: taskmem.v1.AddErrorResponse
+	(*ExtractStateRequest)(nil),         // 6: taskmem.v1.ExtractStateRequest
+	(*ExtractStateResponse)(nil),        // 7: taskmem.v1.ExtractStateResponse
+	(*UpsertStateItemsRequest)(nil),     // 8: taskmem.v1.UpsertStateItemsRequest
+	(*UpsertStateItemsResponse)(nil),    // 9: taskmem.v1.UpsertStateItemsResponse
+	(*ListStateItemsRequest)(nil),       // 10: taskmem.v1.ListStateItemsRequest
+	(*ListStateItemsResponse)(nil),      // 11: taskmem.v1.ListStateItemsResponse
+	(*RenderStateRequest)(nil),          // 12: taskmem.v1.RenderStateRequest
+	(*RenderStateResponse)(nil),         // 13: taskmem.v1.RenderStateResponse
+	(*ExpandStateItemRequest)(nil),      // 14: taskmem.v1.ExpandStateItemRequest
+	(*ExpandStateItemResponse)(nil),     // 15: taskmem.v1.ExpandStateItemResponse
+	(*PinStateItemRequest)(nil),         // 16: taskmem.v1.PinStateItemRequest
+	(*PinStateItemResponse)(nil),        // 17: taskmem.v1.PinStateItemResponse
+	(*SetStateItemStatusRequest)(nil),   // 18: taskmem.v1.SetStateItemStatusRequest
+	(*SetStateItemStatusResponse)(nil),  // 19: taskmem.v1.SetStateItemStatusResponse
+	(*GetWorkingMemoryRequest)(nil),     // 20: taskmem.v1.GetWorkingMemoryRequest
+	(*GetWorkingMemoryResponse)(nil),    // 21: taskmem.v1.GetWorkingMemoryResponse
+	(*PutWorkingMemoryRequest)(nil),     // 22: taskmem.v1.PutWorkingMemoryRequest
+	(*PutWorkingMemoryResponse)(nil),    // 23: taskmem.v1.PutWorkingMemoryResponse
+	(*BuildContextRequest)(nil),         // 24: taskmem.v1.BuildContextRequest
+	(*BuildContextResponse)(nil),        // 25: taskmem.v1.BuildContextResponse
+	(*QueryTaskRequest)(nil),            // 26: taskmem.v1.QueryTaskRequest
+	(*QueryTaskResponse)(nil),           // 27: taskmem.v1.QueryTaskResponse
+	(*GetTaskStateHistoryRequest)(nil),  // 28: taskmem.v1.GetTaskStateHistoryRequest
+	(*TaskStateVersion)(nil),            // 29: taskmem.v1.TaskStateVersion
+	(*GetTaskStateHistoryResponse)(nil), // 30: taskmem.v1.GetTaskStateHistoryResponse
+	(*DiffTaskStateRequest)(nil),        // 31: taskmem.v1.DiffTaskStateRequest
+	(*DiffTaskStateResponse)(nil),       // 32: taskmem.v1.DiffTaskStateResponse
+	(*AsOf)(nil),                        // 33: taskmem.v1.AsOf
+	(*TaskState)(nil),                   // 34: taskmem.v1.TaskState
+	(*TaskStateDecision)(nil),           // 35: taskmem.v1.TaskStateDecision
+	(*StateItem)(nil),                   // 36: taskmem.v1.StateItem
+	(*ReconcileReport)(nil),             // 37: taskmem.v1.ReconcileReport
+	(*TaskStateError)(nil),              // 38: taskmem.v1.TaskStateError
+	(*StateItemCandidate)(nil),          // 39: taskmem.v1.StateItemCandidate
+	(StateItemType)(0),                  // 40: taskmem.v1.StateItemType
+	(*Message)(nil),                     // 41: taskmem.v1.Message
+	(StateItemStatus)(0),                // 42: taskmem.v1.StateItemStatus
+	(*WorkingMemory)(nil),               // 43: taskmem.v1.WorkingMemory
+	(ContextMode)(0),                    // 44: taskmem.v1.ContextMode
+	(*ContextSection)(nil),              // 45: taskmem.v1.ContextSection
+	(ModelTier)(0),                      // 46: taskmem.v1.ModelTier
+	(*timestamppb.Timestamp)(nil),       // 47: google.protobuf.Timestamp
 }
 var file_taskmem_v1_state_service_proto_depIdxs = []int32{
-	28, // 0: taskmem.v1.GetTaskStateResponse.state:type_name -> taskmem.v1.TaskState
-	29, // 1: taskmem.v1.AddDecisionResponse.decision:type_name -> taskmem.v1.TaskStateDecision
-	30, // 2: taskmem.v1.AddDecisionResponse.item:type_name -> taskmem.v1.StateItem
-	31, // 3: taskmem.v1.AddDecisionResponse.report:type_name -> taskmem.v1.ReconcileReport
-	32, // 4: taskmem.v1.AddErrorResponse.error:type_name -> taskmem.v1.TaskStateError
-	30, // 5: taskmem.v1.AddErrorResponse.item:type_name -> taskmem.v1.StateItem
-	31, // 6: taskmem.v1.AddErrorResponse.report:type_name -> taskmem.v1.ReconcileReport
-	31, // 7: taskmem.v1.ExtractStateResponse.report:type_name -> taskmem.v1.ReconcileReport
-	30, // 8: taskmem.v1.ExtractStateResponse.items:type_name -> taskmem.v1.StateItem
-	33, // 9: taskmem.v1.UpsertStateItemsRequest.items:type_name -> taskmem.v1.StateItemCandidate
-	31, // 10: taskmem.v1.UpsertStateItemsResponse.report:type_name -> taskmem.v1.ReconcileReport
-	30, // 11: taskmem.v1.UpsertStateItemsResponse.items:type_name -> taskmem.v1.StateItem
-	34, // 12: taskmem.v1.ListStateItemsRequest.types:type_name -> taskmem.v1.StateItemType
-	30, // 13: taskmem.v1.ListStateItemsResponse.items:type_name -> taskmem.v1.StateItem
-	30, // 14: taskmem.v1.ExpandStateItemResponse.item:type_name -> taskmem.v1.StateItem
-	35, // 15: taskmem.v1.ExpandStateItemResponse.messages:type_name -> taskmem.v1.Message
-	30, // 16: taskmem.v1.PinStateItemResponse.item:type_name -> taskmem.v1.StateItem
-	36, // 17: taskmem.v1.SetStateItemStatusRequest.status:type_name -> taskmem.v1.StateItemStatus
-	30, // 18: taskmem.v1.SetStateItemStatusResponse.item:type_name -> taskmem.v1.StateItem
-	37, // 19: taskmem.v1.GetWorkingMemoryResponse.working_memory:type_name -> taskmem.v1.WorkingMemory
-	37, // 20: taskmem.v1.PutWorkingMemoryRequest.working_memory:type_name -> taskmem.v1.WorkingMemory
-	37, // 21: taskmem.v1.PutWorkingMemoryResponse.working_memory:type_name -> taskmem.v1.WorkingMemory
-	38, // 22: taskmem.v1.BuildContextRequest.mode:type_name -> taskmem.v1.ContextMode
-	39, // 23: taskmem.v1.BuildContextResponse.sections:type_name -> taskmem.v1.ContextSection
-	40, // 24: taskmem.v1.QueryTaskRequest.model:type_name -> taskmem.v1.ModelTier
-	40, // 25: taskmem.v1.QueryTaskResponse.answered_by:type_name -> taskmem.v1.ModelTier
-	0,  // 26: taskmem.v1.StateService.GetTaskState:input_type -> taskmem.v1.GetTaskStateRequest
-	2,  // 27: taskmem.v1.StateService.AddDecision:input_type -> taskmem.v1.AddDecisionRequest
-	4,  // 28: taskmem.v1.StateService.AddError:input_type -> taskmem.v1.AddErrorRequest
-	6,  // 29: taskmem.v1.StateService.ExtractState:input_type -> taskmem.v1.ExtractStateRequest
-	8,  // 30: taskmem.v1.StateService.UpsertStateItems:input_type -> taskmem.v1.UpsertStateItemsRequest
-	10, // 31: taskmem.v1.StateService.ListStateItems:input_type -> taskmem.v1.ListStateItemsRequest
-	12, // 32: taskmem.v1.StateService.RenderState:input_type -> taskmem.v1.RenderStateRequest
-	14, // 33: taskmem.v1.StateService.ExpandStateItem:input_type -> taskmem.v1.ExpandStateItemRequest
-	16, // 34: taskmem.v1.StateService.PinStateItem:input_type -> taskmem.v1.PinStateItemRequest
-	18, // 35: taskmem.v1.StateService.SetStateItemStatus:input_type -> taskmem.v1.SetStateItemStatusRequest
-	20, // 36: taskmem.v1.StateService.GetWorkingMemory:input_type -> taskmem.v1.GetWorkingMemoryRequest
-	22, // 37: taskmem.v1.StateService.PutWorkingMemory:input_type -> taskmem.v1.PutWorkingMemoryRequest
-	24, // 38: taskmem.v1.StateService.BuildContext:input_type -> taskmem.v1.BuildContextRequest
-	26, // 39: taskmem.v1.StateService.QueryTask:input_type -> taskmem.v1.QueryTaskRequest
-	1,  // 40: taskmem.v1.StateService.GetTaskState:output_type -> taskmem.v1.GetTaskStateResponse
-	3,  // 41: taskmem.v1.StateService.AddDecision:output_type -> taskmem.v1.AddDecisionResponse
-	5,  // 42: taskmem.v1.StateService.AddError:output_type -> taskmem.v1.AddErrorResponse
-	7,  // 43: taskmem.v1.StateService.ExtractState:output_type -> taskmem.v1.ExtractStateResponse
-	9,  // 44: taskmem.v1.StateService.UpsertStateItems:output_type -> taskmem.v1.UpsertStateItemsResponse
-	11, // 45: taskmem.v1.StateService.ListStateItems:output_type -> taskmem.v1.ListStateItemsResponse
-	13, // 46: taskmem.v1.StateService.RenderState:output_type -> taskmem.v1.RenderStateResponse
-	15, // 47: taskmem.v1.StateService.ExpandStateItem:output_type -> taskmem.v1.ExpandStateItemResponse
-	17, // 48: taskmem.v1.StateService.PinStateItem:output_type -> taskmem.v1.PinStateItemResponse
-	19, // 49: taskmem.v1.StateService.SetStateItemStatus:output_type -> taskmem.v1.SetStateItemStatusResponse
-	21, // 50: taskmem.v1.StateService.GetWorkingMemory:output_type -> taskmem.v1.GetWorkingMemoryResponse
-	23, // 51: taskmem.v1.StateService.PutWorkingMemory:output_type -> taskmem.v1.PutWorkingMemoryResponse
-	25, // 52: taskmem.v1.StateService.BuildContext:output_type -> taskmem.v1.BuildContextResponse
-	27, // 53: taskmem.v1.StateService.QueryTask:output_type -> taskmem.v1.QueryTaskResponse
-	40, // [40:54] is the sub-list for method output_type
-	26, // [26:40] is the sub-list for method input_type
-	26, // [26:26] is the sub-list for extension type_name
-	26, // [26:26] is the sub-list for extension extendee
-	0,  // [0:26] is the sub-list for field type_name
+	33, // 0: taskmem.v1.GetTaskStateRequest.as_of:type_name -> taskmem.v1.AsOf
+	34, // 1: taskmem.v1.GetTaskStateResponse.state:type_name -> taskmem.v1.TaskState
+	35, // 2: taskmem.v1.AddDecisionResponse.decision:type_name -> taskmem.v1.TaskStateDecision
+	36, // 3: taskmem.v1.AddDecisionResponse.item:type_name -> taskmem.v1.StateItem
+	37, // 4: taskmem.v1.AddDecisionResponse.report:type_name -> taskmem.v1.ReconcileReport
+	38, // 5: taskmem.v1.AddErrorResponse.error:type_name -> taskmem.v1.TaskStateError
+	36, // 6: taskmem.v1.AddErrorResponse.item:type_name -> taskmem.v1.StateItem
+	37, // 7: taskmem.v1.AddErrorResponse.report:type_name -> taskmem.v1.ReconcileReport
+	37, // 8: taskmem.v1.ExtractStateResponse.report:type_name -> taskmem.v1.ReconcileReport
+	36, // 9: taskmem.v1.ExtractStateResponse.items:type_name -> taskmem.v1.StateItem
+	39, // 10: taskmem.v1.UpsertStateItemsRequest.items:type_name -> taskmem.v1.StateItemCandidate
+	37, // 11: taskmem.v1.UpsertStateItemsResponse.report:type_name -> taskmem.v1.ReconcileReport
+	36, // 12: taskmem.v1.UpsertStateItemsResponse.items:type_name -> taskmem.v1.StateItem
+	40, // 13: taskmem.v1.ListStateItemsRequest.types:type_name -> taskmem.v1.StateItemType
+	33, // 14: taskmem.v1.ListStateItemsRequest.as_of:type_name -> taskmem.v1.AsOf
+	36, // 15: taskmem.v1.ListStateItemsResponse.items:type_name -> taskmem.v1.StateItem
+	36, // 16: taskmem.v1.ExpandStateItemResponse.item:type_name -> taskmem.v1.StateItem
+	41, // 17: taskmem.v1.ExpandStateItemResponse.messages:type_name -> taskmem.v1.Message
+	36, // 18: taskmem.v1.PinStateItemResponse.item:type_name -> taskmem.v1.StateItem
+	42, // 19: taskmem.v1.SetStateItemStatusRequest.status:type_name -> taskmem.v1.StateItemStatus
+	36, // 20: taskmem.v1.SetStateItemStatusResponse.item:type_name -> taskmem.v1.StateItem
+	43, // 21: taskmem.v1.GetWorkingMemoryResponse.working_memory:type_name -> taskmem.v1.WorkingMemory
+	43, // 22: taskmem.v1.PutWorkingMemoryRequest.working_memory:type_name -> taskmem.v1.WorkingMemory
+	43, // 23: taskmem.v1.PutWorkingMemoryResponse.working_memory:type_name -> taskmem.v1.WorkingMemory
+	44, // 24: taskmem.v1.BuildContextRequest.mode:type_name -> taskmem.v1.ContextMode
+	33, // 25: taskmem.v1.BuildContextRequest.as_of:type_name -> taskmem.v1.AsOf
+	45, // 26: taskmem.v1.BuildContextResponse.sections:type_name -> taskmem.v1.ContextSection
+	46, // 27: taskmem.v1.QueryTaskRequest.model:type_name -> taskmem.v1.ModelTier
+	46, // 28: taskmem.v1.QueryTaskResponse.answered_by:type_name -> taskmem.v1.ModelTier
+	47, // 29: taskmem.v1.TaskStateVersion.create_time:type_name -> google.protobuf.Timestamp
+	29, // 30: taskmem.v1.GetTaskStateHistoryResponse.versions:type_name -> taskmem.v1.TaskStateVersion
+	0,  // 31: taskmem.v1.StateService.GetTaskState:input_type -> taskmem.v1.GetTaskStateRequest
+	2,  // 32: taskmem.v1.StateService.AddDecision:input_type -> taskmem.v1.AddDecisionRequest
+	4,  // 33: taskmem.v1.StateService.AddError:input_type -> taskmem.v1.AddErrorRequest
+	6,  // 34: taskmem.v1.StateService.ExtractState:input_type -> taskmem.v1.ExtractStateRequest
+	8,  // 35: taskmem.v1.StateService.UpsertStateItems:input_type -> taskmem.v1.UpsertStateItemsRequest
+	10, // 36: taskmem.v1.StateService.ListStateItems:input_type -> taskmem.v1.ListStateItemsRequest
+	12, // 37: taskmem.v1.StateService.RenderState:input_type -> taskmem.v1.RenderStateRequest
+	14, // 38: taskmem.v1.StateService.ExpandStateItem:input_type -> taskmem.v1.ExpandStateItemRequest
+	16, // 39: taskmem.v1.StateService.PinStateItem:input_type -> taskmem.v1.PinStateItemRequest
+	18, // 40: taskmem.v1.StateService.SetStateItemStatus:input_type -> taskmem.v1.SetStateItemStatusRequest
+	20, // 41: taskmem.v1.StateService.GetWorkingMemory:input_type -> taskmem.v1.GetWorkingMemoryRequest
+	22, // 42: taskmem.v1.StateService.PutWorkingMemory:input_type -> taskmem.v1.PutWorkingMemoryRequest
+	24, // 43: taskmem.v1.StateService.BuildContext:input_type -> taskmem.v1.BuildContextRequest
+	26, // 44: taskmem.v1.StateService.QueryTask:input_type -> taskmem.v1.QueryTaskRequest
+	28, // 45: taskmem.v1.StateService.GetTaskStateHistory:input_type -> taskmem.v1.GetTaskStateHistoryRequest
+	31, // 46: taskmem.v1.StateService.DiffTaskState:input_type -> taskmem.v1.DiffTaskStateRequest
+	1,  // 47: taskmem.v1.StateService.GetTaskState:output_type -> taskmem.v1.GetTaskStateResponse
+	3,  // 48: taskmem.v1.StateService.AddDecision:output_type -> taskmem.v1.AddDecisionResponse
+	5,  // 49: taskmem.v1.StateService.AddError:output_type -> taskmem.v1.AddErrorResponse
+	7,  // 50: taskmem.v1.StateService.ExtractState:output_type -> taskmem.v1.ExtractStateResponse
+	9,  // 51: taskmem.v1.StateService.UpsertStateItems:output_type -> taskmem.v1.UpsertStateItemsResponse
+	11, // 52: taskmem.v1.StateService.ListStateItems:output_type -> taskmem.v1.ListStateItemsResponse
+	13, // 53: taskmem.v1.StateService.RenderState:output_type -> taskmem.v1.RenderStateResponse
+	15, // 54: taskmem.v1.StateService.ExpandStateItem:output_type -> taskmem.v1.ExpandStateItemResponse
+	17, // 55: taskmem.v1.StateService.PinStateItem:output_type -> taskmem.v1.PinStateItemResponse
+	19, // 56: taskmem.v1.StateService.SetStateItemStatus:output_type -> taskmem.v1.SetStateItemStatusResponse
+	21, // 57: taskmem.v1.StateService.GetWorkingMemory:output_type -> taskmem.v1.GetWorkingMemoryResponse
+	23, // 58: taskmem.v1.StateService.PutWorkingMemory:output_type -> taskmem.v1.PutWorkingMemoryResponse
+	25, // 59: taskmem.v1.StateService.BuildContext:output_type -> taskmem.v1.BuildContextResponse
+	27, // 60: taskmem.v1.StateService.QueryTask:output_type -> taskmem.v1.QueryTaskResponse
+	30, // 61: taskmem.v1.StateService.GetTaskStateHistory:output_type -> taskmem.v1.GetTaskStateHistoryResponse
+	32, // 62: taskmem.v1.StateService.DiffTaskState:output_type -> taskmem.v1.DiffTaskStateResponse
+	47, // [47:63] is the sub-list for method output_type
+	31, // [31:47] is the sub-list for method input_type
+	31, // [31:31] is the sub-list for extension type_name
+	31, // [31:31] is the sub-list for extension extendee
+	0,  // [0:31] is the sub-list for field type_name
 }
 
 func init() { file_taskmem_v1_state_service_proto_init() }
@@ -2163,6 +2574,7 @@ func file_taskmem_v1_state_service_proto_init() {
 	if File_taskmem_v1_state_service_proto != nil {
 		return
 	}
+	file_taskmem_v1_as_of_proto_init()
 	file_taskmem_v1_state_proto_init()
 	file_taskmem_v1_task_proto_init()
 	type x struct{}
@@ -2171,7 +2583,7 @@ func file_taskmem_v1_state_service_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_taskmem_v1_state_service_proto_rawDesc), len(file_taskmem_v1_state_service_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   28,
+			NumMessages:   33,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

@@ -19,20 +19,22 @@ import (
 const _ = grpc.SupportPackageIsVersion9
 
 const (
-	StateService_GetTaskState_FullMethodName       = "/taskmem.v1.StateService/GetTaskState"
-	StateService_AddDecision_FullMethodName        = "/taskmem.v1.StateService/AddDecision"
-	StateService_AddError_FullMethodName           = "/taskmem.v1.StateService/AddError"
-	StateService_ExtractState_FullMethodName       = "/taskmem.v1.StateService/ExtractState"
-	StateService_UpsertStateItems_FullMethodName   = "/taskmem.v1.StateService/UpsertStateItems"
-	StateService_ListStateItems_FullMethodName     = "/taskmem.v1.StateService/ListStateItems"
-	StateService_RenderState_FullMethodName        = "/taskmem.v1.StateService/RenderState"
-	StateService_ExpandStateItem_FullMethodName    = "/taskmem.v1.StateService/ExpandStateItem"
-	StateService_PinStateItem_FullMethodName       = "/taskmem.v1.StateService/PinStateItem"
-	StateService_SetStateItemStatus_FullMethodName = "/taskmem.v1.StateService/SetStateItemStatus"
-	StateService_GetWorkingMemory_FullMethodName   = "/taskmem.v1.StateService/GetWorkingMemory"
-	StateService_PutWorkingMemory_FullMethodName   = "/taskmem.v1.StateService/PutWorkingMemory"
-	StateService_BuildContext_FullMethodName       = "/taskmem.v1.StateService/BuildContext"
-	StateService_QueryTask_FullMethodName          = "/taskmem.v1.StateService/QueryTask"
+	StateService_GetTaskState_FullMethodName        = "/taskmem.v1.StateService/GetTaskState"
+	StateService_AddDecision_FullMethodName         = "/taskmem.v1.StateService/AddDecision"
+	StateService_AddError_FullMethodName            = "/taskmem.v1.StateService/AddError"
+	StateService_ExtractState_FullMethodName        = "/taskmem.v1.StateService/ExtractState"
+	StateService_UpsertStateItems_FullMethodName    = "/taskmem.v1.StateService/UpsertStateItems"
+	StateService_ListStateItems_FullMethodName      = "/taskmem.v1.StateService/ListStateItems"
+	StateService_RenderState_FullMethodName         = "/taskmem.v1.StateService/RenderState"
+	StateService_ExpandStateItem_FullMethodName     = "/taskmem.v1.StateService/ExpandStateItem"
+	StateService_PinStateItem_FullMethodName        = "/taskmem.v1.StateService/PinStateItem"
+	StateService_SetStateItemStatus_FullMethodName  = "/taskmem.v1.StateService/SetStateItemStatus"
+	StateService_GetWorkingMemory_FullMethodName    = "/taskmem.v1.StateService/GetWorkingMemory"
+	StateService_PutWorkingMemory_FullMethodName    = "/taskmem.v1.StateService/PutWorkingMemory"
+	StateService_BuildContext_FullMethodName        = "/taskmem.v1.StateService/BuildContext"
+	StateService_QueryTask_FullMethodName           = "/taskmem.v1.StateService/QueryTask"
+	StateService_GetTaskStateHistory_FullMethodName = "/taskmem.v1.StateService/GetTaskStateHistory"
+	StateService_DiffTaskState_FullMethodName       = "/taskmem.v1.StateService/DiffTaskState"
 )
 
 // StateServiceClient is the client API for StateService service.
@@ -67,7 +69,9 @@ type StateServiceClient interface {
 	// whose dependencies are met, and from the task's reconciled state its active
 	// decisions (decisions_log: a superseded decision is never listed),
 	// constraints, open questions, open risks, open waits (kind, criteria, since,
-	// timeout) and last errors. Current items in conflict with each other are
+	// timeout; a wait on a person instead says who must answer what: needs
+	// input or auth, from, question, and subtask for an item's) and last
+	// errors. Current items in conflict with each other are
 	// not listed as decisions or constraints: each group is one entry of
 	// open_conflicts, a question naming every item and its uid, with a comment
 	// saying how to settle it. With a tight budget, detail goes in this order
@@ -109,6 +113,8 @@ type StateServiceClient interface {
 	// read again. Emits STATE_EXTRACTION_COMPLETED with the report. No new
 	// messages: no model call (skipped_reason NO_NEW_MESSAGES). No user message
 	// among them: no model call, the watermark moves on (NO_USER_MESSAGE).
+	// The namespace's model budget used up (model_token_budgets): no model
+	// call, the watermark stays (MODEL_BUDGET_EXHAUSTED).
 	// Errors: FAILED_PRECONDITION (ERROR_REASON_NOT_CONFIGURED, metadata
 	// "setting") with no model configured; UNAVAILABLE (ERROR_REASON_MODEL_UNAVAILABLE)
 	// when the model cannot be reached after retries; DEADLINE_EXCEEDED
@@ -176,6 +182,20 @@ type StateServiceClient interface {
 	// Errors: NOT_FOUND for an unknown task; UNAVAILABLE / DEADLINE_EXCEEDED as
 	// for ExtractState when the model fails.
 	QueryTask(ctx context.Context, in *QueryTaskRequest, opts ...grpc.CallOption) (*QueryTaskResponse, error)
+	// Lists the versions of a task's state: one per event that changed what
+	// GetTaskState shows (task fields and status, plan and plan items, claims,
+	// decisions, errors and state items, waits, artifacts), newest first, with
+	// its time, cursor and who made it. Derived from the event log; nothing is
+	// copied per write. AIP-158 paging. A version's YAML is GetTaskState with
+	// as_of.cursor set to its cursor.
+	// Errors: NOT_FOUND for an unknown task.
+	GetTaskStateHistory(ctx context.Context, in *GetTaskStateHistoryRequest, opts ...grpc.CallOption) (*GetTaskStateHistoryResponse, error)
+	// A unified diff of a task's state YAML between two moments (cursors of
+	// GetTaskStateHistory, or any event cursors): the full YAML, never pruned
+	// for a budget, as of from_cursor and as of to_cursor (0: now). An empty
+	// diff when nothing the view shows changed.
+	// Errors: NOT_FOUND for an unknown task; INVALID_ARGUMENT for a negative cursor.
+	DiffTaskState(ctx context.Context, in *DiffTaskStateRequest, opts ...grpc.CallOption) (*DiffTaskStateResponse, error)
 }
 
 type stateServiceClient struct {
@@ -326,6 +346,26 @@ func (c *stateServiceClient) QueryTask(ctx context.Context, in *QueryTaskRequest
 	return out, nil
 }
 
+func (c *stateServiceClient) GetTaskStateHistory(ctx context.Context, in *GetTaskStateHistoryRequest, opts ...grpc.CallOption) (*GetTaskStateHistoryResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(GetTaskStateHistoryResponse)
+	err := c.cc.Invoke(ctx, StateService_GetTaskStateHistory_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *stateServiceClient) DiffTaskState(ctx context.Context, in *DiffTaskStateRequest, opts ...grpc.CallOption) (*DiffTaskStateResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(DiffTaskStateResponse)
+	err := c.cc.Invoke(ctx, StateService_DiffTaskState_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 // StateServiceServer is the server API for StateService service.
 // All implementations must embed UnimplementedStateServiceServer
 // for forward compatibility.
@@ -358,7 +398,9 @@ type StateServiceServer interface {
 	// whose dependencies are met, and from the task's reconciled state its active
 	// decisions (decisions_log: a superseded decision is never listed),
 	// constraints, open questions, open risks, open waits (kind, criteria, since,
-	// timeout) and last errors. Current items in conflict with each other are
+	// timeout; a wait on a person instead says who must answer what: needs
+	// input or auth, from, question, and subtask for an item's) and last
+	// errors. Current items in conflict with each other are
 	// not listed as decisions or constraints: each group is one entry of
 	// open_conflicts, a question naming every item and its uid, with a comment
 	// saying how to settle it. With a tight budget, detail goes in this order
@@ -400,6 +442,8 @@ type StateServiceServer interface {
 	// read again. Emits STATE_EXTRACTION_COMPLETED with the report. No new
 	// messages: no model call (skipped_reason NO_NEW_MESSAGES). No user message
 	// among them: no model call, the watermark moves on (NO_USER_MESSAGE).
+	// The namespace's model budget used up (model_token_budgets): no model
+	// call, the watermark stays (MODEL_BUDGET_EXHAUSTED).
 	// Errors: FAILED_PRECONDITION (ERROR_REASON_NOT_CONFIGURED, metadata
 	// "setting") with no model configured; UNAVAILABLE (ERROR_REASON_MODEL_UNAVAILABLE)
 	// when the model cannot be reached after retries; DEADLINE_EXCEEDED
@@ -467,6 +511,20 @@ type StateServiceServer interface {
 	// Errors: NOT_FOUND for an unknown task; UNAVAILABLE / DEADLINE_EXCEEDED as
 	// for ExtractState when the model fails.
 	QueryTask(context.Context, *QueryTaskRequest) (*QueryTaskResponse, error)
+	// Lists the versions of a task's state: one per event that changed what
+	// GetTaskState shows (task fields and status, plan and plan items, claims,
+	// decisions, errors and state items, waits, artifacts), newest first, with
+	// its time, cursor and who made it. Derived from the event log; nothing is
+	// copied per write. AIP-158 paging. A version's YAML is GetTaskState with
+	// as_of.cursor set to its cursor.
+	// Errors: NOT_FOUND for an unknown task.
+	GetTaskStateHistory(context.Context, *GetTaskStateHistoryRequest) (*GetTaskStateHistoryResponse, error)
+	// A unified diff of a task's state YAML between two moments (cursors of
+	// GetTaskStateHistory, or any event cursors): the full YAML, never pruned
+	// for a budget, as of from_cursor and as of to_cursor (0: now). An empty
+	// diff when nothing the view shows changed.
+	// Errors: NOT_FOUND for an unknown task; INVALID_ARGUMENT for a negative cursor.
+	DiffTaskState(context.Context, *DiffTaskStateRequest) (*DiffTaskStateResponse, error)
 	mustEmbedUnimplementedStateServiceServer()
 }
 
@@ -518,6 +576,12 @@ func (UnimplementedStateServiceServer) BuildContext(context.Context, *BuildConte
 }
 func (UnimplementedStateServiceServer) QueryTask(context.Context, *QueryTaskRequest) (*QueryTaskResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method QueryTask not implemented")
+}
+func (UnimplementedStateServiceServer) GetTaskStateHistory(context.Context, *GetTaskStateHistoryRequest) (*GetTaskStateHistoryResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method GetTaskStateHistory not implemented")
+}
+func (UnimplementedStateServiceServer) DiffTaskState(context.Context, *DiffTaskStateRequest) (*DiffTaskStateResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method DiffTaskState not implemented")
 }
 func (UnimplementedStateServiceServer) mustEmbedUnimplementedStateServiceServer() {}
 func (UnimplementedStateServiceServer) testEmbeddedByValue()                      {}
@@ -792,6 +856,42 @@ func _StateService_QueryTask_Handler(srv interface{}, ctx context.Context, dec f
 	return interceptor(ctx, in, info, handler)
 }
 
+func _StateService_GetTaskStateHistory_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(GetTaskStateHistoryRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(StateServiceServer).GetTaskStateHistory(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: StateService_GetTaskStateHistory_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(StateServiceServer).GetTaskStateHistory(ctx, req.(*GetTaskStateHistoryRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _StateService_DiffTaskState_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(DiffTaskStateRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(StateServiceServer).DiffTaskState(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: StateService_DiffTaskState_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(StateServiceServer).DiffTaskState(ctx, req.(*DiffTaskStateRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 // StateService_ServiceDesc is the grpc.ServiceDesc for StateService service.
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
@@ -854,6 +954,14 @@ var StateService_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "QueryTask",
 			Handler:    _StateService_QueryTask_Handler,
+		},
+		{
+			MethodName: "GetTaskStateHistory",
+			Handler:    _StateService_GetTaskStateHistory_Handler,
+		},
+		{
+			MethodName: "DiffTaskState",
+			Handler:    _StateService_DiffTaskState_Handler,
 		},
 	},
 	Streams:  []grpc.StreamDesc{},

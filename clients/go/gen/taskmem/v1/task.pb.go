@@ -37,6 +37,8 @@ const (
 //	EXECUTING     PLANNING, SYNTHESIZING, COMPLETED, PAUSED, FAILED, CANCELLED
 //	SYNTHESIZING  COMPLETED, PAUSED, FAILED, CANCELLED
 //	PAUSED        PENDING, PLANNING, EXECUTING, SYNTHESIZING, FAILED, CANCELLED, ARCHIVED
+//	INPUT_REQUIRED PAUSED, FAILED, CANCELLED
+//	AUTH_REQUIRED PAUSED, FAILED, CANCELLED
 //	COMPLETED     ARCHIVED
 //	FAILED        ARCHIVED
 //	CANCELLED     ARCHIVED
@@ -45,6 +47,14 @@ const (
 // EXECUTING → PLANNING is replanning; PENDING → EXECUTING and
 // EXECUTING → COMPLETED skip the optional phases. Any other change is rejected
 // with FAILED_PRECONDITION (ERROR_REASON_ILLEGAL_TRANSITION).
+//
+// INPUT_REQUIRED and AUTH_REQUIRED are never set with UpdateTask: a task in
+// PENDING, PLANNING, EXECUTING or SYNTHESIZING enters one when
+// WaitService.CreateWait opens an external wait on it whose kind is
+// EXTERNAL_WAIT_KIND_INPUT or EXTERNAL_WAIT_KIND_AUTH (AUTH_REQUIRED while any
+// such auth wait is open, else INPUT_REQUIRED), and returns to the status it
+// had when the last of those waits ends (resolved, failed, cancelled or timed
+// out). A task paused, failed or cancelled meanwhile stays where it was put.
 type TaskStatus int32
 
 const (
@@ -68,33 +78,44 @@ const (
 	TaskStatus_TASK_STATUS_PAUSED TaskStatus = 8
 	// Kept for the record, read-only. Stamps archive_time.
 	TaskStatus_TASK_STATUS_ARCHIVED TaskStatus = 9
+	// Waiting on a person's answer: an open external wait of kind
+	// EXTERNAL_WAIT_KIND_INPUT on the task (A2A's INPUT_REQUIRED). The question
+	// and who must answer it are in GetProgress.open_waits; ResolveWait answers.
+	TaskStatus_TASK_STATUS_INPUT_REQUIRED TaskStatus = 10
+	// Waiting on a person to authorise something: an open external wait of kind
+	// EXTERNAL_WAIT_KIND_AUTH on the task (A2A's AUTH_REQUIRED).
+	TaskStatus_TASK_STATUS_AUTH_REQUIRED TaskStatus = 11
 )
 
 // Enum value maps for TaskStatus.
 var (
 	TaskStatus_name = map[int32]string{
-		0: "TASK_STATUS_UNSPECIFIED",
-		1: "TASK_STATUS_PENDING",
-		2: "TASK_STATUS_PLANNING",
-		3: "TASK_STATUS_EXECUTING",
-		4: "TASK_STATUS_SYNTHESIZING",
-		5: "TASK_STATUS_COMPLETED",
-		6: "TASK_STATUS_FAILED",
-		7: "TASK_STATUS_CANCELLED",
-		8: "TASK_STATUS_PAUSED",
-		9: "TASK_STATUS_ARCHIVED",
+		0:  "TASK_STATUS_UNSPECIFIED",
+		1:  "TASK_STATUS_PENDING",
+		2:  "TASK_STATUS_PLANNING",
+		3:  "TASK_STATUS_EXECUTING",
+		4:  "TASK_STATUS_SYNTHESIZING",
+		5:  "TASK_STATUS_COMPLETED",
+		6:  "TASK_STATUS_FAILED",
+		7:  "TASK_STATUS_CANCELLED",
+		8:  "TASK_STATUS_PAUSED",
+		9:  "TASK_STATUS_ARCHIVED",
+		10: "TASK_STATUS_INPUT_REQUIRED",
+		11: "TASK_STATUS_AUTH_REQUIRED",
 	}
 	TaskStatus_value = map[string]int32{
-		"TASK_STATUS_UNSPECIFIED":  0,
-		"TASK_STATUS_PENDING":      1,
-		"TASK_STATUS_PLANNING":     2,
-		"TASK_STATUS_EXECUTING":    3,
-		"TASK_STATUS_SYNTHESIZING": 4,
-		"TASK_STATUS_COMPLETED":    5,
-		"TASK_STATUS_FAILED":       6,
-		"TASK_STATUS_CANCELLED":    7,
-		"TASK_STATUS_PAUSED":       8,
-		"TASK_STATUS_ARCHIVED":     9,
+		"TASK_STATUS_UNSPECIFIED":    0,
+		"TASK_STATUS_PENDING":        1,
+		"TASK_STATUS_PLANNING":       2,
+		"TASK_STATUS_EXECUTING":      3,
+		"TASK_STATUS_SYNTHESIZING":   4,
+		"TASK_STATUS_COMPLETED":      5,
+		"TASK_STATUS_FAILED":         6,
+		"TASK_STATUS_CANCELLED":      7,
+		"TASK_STATUS_PAUSED":         8,
+		"TASK_STATUS_ARCHIVED":       9,
+		"TASK_STATUS_INPUT_REQUIRED": 10,
+		"TASK_STATUS_AUTH_REQUIRED":  11,
 	}
 )
 
@@ -201,6 +222,16 @@ const (
 	PlanItemStatus_PLAN_ITEM_STATUS_SKIPPED PlanItemStatus = 5
 	// Cannot go on until something outside changes (see active_issue).
 	PlanItemStatus_PLAN_ITEM_STATUS_BLOCKED PlanItemStatus = 6
+	// Waiting on a person's answer: an open external wait of kind
+	// EXTERNAL_WAIT_KIND_INPUT names the item (ExternalTarget.plan_item_id).
+	// Set only by CreateWait, never by UpdatePlanItem; when the last such wait
+	// ends the item returns to the status it had (PENDING when it was held
+	// under a claim then, so that any agent can claim it again). Not ready for
+	// ClaimPlanItem, and not done for the items that depend on it.
+	PlanItemStatus_PLAN_ITEM_STATUS_INPUT_REQUIRED PlanItemStatus = 7
+	// Waiting on a person to authorise something: as INPUT_REQUIRED, for a wait
+	// of kind EXTERNAL_WAIT_KIND_AUTH.
+	PlanItemStatus_PLAN_ITEM_STATUS_AUTH_REQUIRED PlanItemStatus = 8
 )
 
 // Enum value maps for PlanItemStatus.
@@ -213,15 +244,19 @@ var (
 		4: "PLAN_ITEM_STATUS_FAILED",
 		5: "PLAN_ITEM_STATUS_SKIPPED",
 		6: "PLAN_ITEM_STATUS_BLOCKED",
+		7: "PLAN_ITEM_STATUS_INPUT_REQUIRED",
+		8: "PLAN_ITEM_STATUS_AUTH_REQUIRED",
 	}
 	PlanItemStatus_value = map[string]int32{
-		"PLAN_ITEM_STATUS_UNSPECIFIED": 0,
-		"PLAN_ITEM_STATUS_PENDING":     1,
-		"PLAN_ITEM_STATUS_IN_PROGRESS": 2,
-		"PLAN_ITEM_STATUS_COMPLETED":   3,
-		"PLAN_ITEM_STATUS_FAILED":      4,
-		"PLAN_ITEM_STATUS_SKIPPED":     5,
-		"PLAN_ITEM_STATUS_BLOCKED":     6,
+		"PLAN_ITEM_STATUS_UNSPECIFIED":    0,
+		"PLAN_ITEM_STATUS_PENDING":        1,
+		"PLAN_ITEM_STATUS_IN_PROGRESS":    2,
+		"PLAN_ITEM_STATUS_COMPLETED":      3,
+		"PLAN_ITEM_STATUS_FAILED":         4,
+		"PLAN_ITEM_STATUS_SKIPPED":        5,
+		"PLAN_ITEM_STATUS_BLOCKED":        6,
+		"PLAN_ITEM_STATUS_INPUT_REQUIRED": 7,
+		"PLAN_ITEM_STATUS_AUTH_REQUIRED":  8,
 	}
 )
 
@@ -572,6 +607,76 @@ func (x MessageKind) Number() protoreflect.EnumNumber {
 // Deprecated: Use MessageKind.Descriptor instead.
 func (MessageKind) EnumDescriptor() ([]byte, []int) {
 	return file_taskmem_v1_task_proto_rawDescGZIP(), []int{7}
+}
+
+// ModelCallPurpose is what one of the server's model calls was for.
+type ModelCallPurpose int32
+
+const (
+	// A call whose caller named no purpose.
+	ModelCallPurpose_MODEL_CALL_PURPOSE_UNSPECIFIED ModelCallPurpose = 0
+	// StateService.ExtractState: structured state from new messages.
+	ModelCallPurpose_MODEL_CALL_PURPOSE_STATE_EXTRACTION ModelCallPurpose = 1
+	// MemoryService.ExtractMemories: memory entries from tool calls.
+	ModelCallPurpose_MODEL_CALL_PURPOSE_MEMORY_EXTRACTION ModelCallPurpose = 2
+	// A thread's running summary (written in the background).
+	ModelCallPurpose_MODEL_CALL_PURPOSE_RUNNING_SUMMARY ModelCallPurpose = 3
+	// The model judging uncertain reconciliation decisions.
+	ModelCallPurpose_MODEL_CALL_PURPOSE_ADJUDICATION ModelCallPurpose = 4
+	// StateService.QueryTask answers (the utility or the routed second model).
+	ModelCallPurpose_MODEL_CALL_PURPOSE_QUERY ModelCallPurpose = 5
+	// Embeddings through an OpenAI-compatible endpoint (the built-in model
+	// runs in the server and is not counted).
+	ModelCallPurpose_MODEL_CALL_PURPOSE_EMBEDDING ModelCallPurpose = 6
+)
+
+// Enum value maps for ModelCallPurpose.
+var (
+	ModelCallPurpose_name = map[int32]string{
+		0: "MODEL_CALL_PURPOSE_UNSPECIFIED",
+		1: "MODEL_CALL_PURPOSE_STATE_EXTRACTION",
+		2: "MODEL_CALL_PURPOSE_MEMORY_EXTRACTION",
+		3: "MODEL_CALL_PURPOSE_RUNNING_SUMMARY",
+		4: "MODEL_CALL_PURPOSE_ADJUDICATION",
+		5: "MODEL_CALL_PURPOSE_QUERY",
+		6: "MODEL_CALL_PURPOSE_EMBEDDING",
+	}
+	ModelCallPurpose_value = map[string]int32{
+		"MODEL_CALL_PURPOSE_UNSPECIFIED":       0,
+		"MODEL_CALL_PURPOSE_STATE_EXTRACTION":  1,
+		"MODEL_CALL_PURPOSE_MEMORY_EXTRACTION": 2,
+		"MODEL_CALL_PURPOSE_RUNNING_SUMMARY":   3,
+		"MODEL_CALL_PURPOSE_ADJUDICATION":      4,
+		"MODEL_CALL_PURPOSE_QUERY":             5,
+		"MODEL_CALL_PURPOSE_EMBEDDING":         6,
+	}
+)
+
+func (x ModelCallPurpose) Enum() *ModelCallPurpose {
+	p := new(ModelCallPurpose)
+	*p = x
+	return p
+}
+
+func (x ModelCallPurpose) String() string {
+	return protoimpl.X.EnumStringOf(x.Descriptor(), protoreflect.EnumNumber(x))
+}
+
+func (ModelCallPurpose) Descriptor() protoreflect.EnumDescriptor {
+	return file_taskmem_v1_task_proto_enumTypes[8].Descriptor()
+}
+
+func (ModelCallPurpose) Type() protoreflect.EnumType {
+	return &file_taskmem_v1_task_proto_enumTypes[8]
+}
+
+func (x ModelCallPurpose) Number() protoreflect.EnumNumber {
+	return protoreflect.EnumNumber(x)
+}
+
+// Deprecated: Use ModelCallPurpose.Descriptor instead.
+func (ModelCallPurpose) EnumDescriptor() ([]byte, []int) {
+	return file_taskmem_v1_task_proto_rawDescGZIP(), []int{8}
 }
 
 // ErrorSummary records why a task failed.
@@ -1846,6 +1951,184 @@ func (x *ContextSnapshot) GetCreateTime() *timestamppb.Timestamp {
 	return nil
 }
 
+// ModelUsage sums a task's model calls of one model and purpose.
+type ModelUsage struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The model name as configured, for example "qwen2.5:3b", or
+	// "openai:<name>" for an embedding endpoint.
+	Model string `protobuf:"bytes,1,opt,name=model,proto3" json:"model,omitempty"`
+	// What the calls were for.
+	Purpose ModelCallPurpose `protobuf:"varint,2,opt,name=purpose,proto3,enum=taskmem.v1.ModelCallPurpose" json:"purpose,omitempty"`
+	// Every call: answered, failed and refused.
+	Calls int64 `protobuf:"varint,3,opt,name=calls,proto3" json:"calls,omitempty"`
+	// Calls that timed out or failed after their retries (no tokens counted).
+	FailedCalls int64 `protobuf:"varint,4,opt,name=failed_calls,json=failedCalls,proto3" json:"failed_calls,omitempty"`
+	// Calls refused because the namespace's model budget was used up: the model
+	// was not asked, and the step that wanted it was skipped and said so.
+	RefusedCalls int64 `protobuf:"varint,5,opt,name=refused_calls,json=refusedCalls,proto3" json:"refused_calls,omitempty"`
+	// Tokens sent, as the endpoint's `usage` reported them (prompt_tokens);
+	// 0 for an endpoint that reports no usage.
+	TokensIn int64 `protobuf:"varint,6,opt,name=tokens_in,json=tokensIn,proto3" json:"tokens_in,omitempty"`
+	// Tokens answered (`usage.completion_tokens`; 0 for embeddings).
+	TokensOut int64 `protobuf:"varint,7,opt,name=tokens_out,json=tokensOut,proto3" json:"tokens_out,omitempty"`
+	// The calls' summed latency, retries included.
+	Latency       *durationpb.Duration `protobuf:"bytes,8,opt,name=latency,proto3" json:"latency,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ModelUsage) Reset() {
+	*x = ModelUsage{}
+	mi := &file_taskmem_v1_task_proto_msgTypes[10]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ModelUsage) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ModelUsage) ProtoMessage() {}
+
+func (x *ModelUsage) ProtoReflect() protoreflect.Message {
+	mi := &file_taskmem_v1_task_proto_msgTypes[10]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ModelUsage.ProtoReflect.Descriptor instead.
+func (*ModelUsage) Descriptor() ([]byte, []int) {
+	return file_taskmem_v1_task_proto_rawDescGZIP(), []int{10}
+}
+
+func (x *ModelUsage) GetModel() string {
+	if x != nil {
+		return x.Model
+	}
+	return ""
+}
+
+func (x *ModelUsage) GetPurpose() ModelCallPurpose {
+	if x != nil {
+		return x.Purpose
+	}
+	return ModelCallPurpose_MODEL_CALL_PURPOSE_UNSPECIFIED
+}
+
+func (x *ModelUsage) GetCalls() int64 {
+	if x != nil {
+		return x.Calls
+	}
+	return 0
+}
+
+func (x *ModelUsage) GetFailedCalls() int64 {
+	if x != nil {
+		return x.FailedCalls
+	}
+	return 0
+}
+
+func (x *ModelUsage) GetRefusedCalls() int64 {
+	if x != nil {
+		return x.RefusedCalls
+	}
+	return 0
+}
+
+func (x *ModelUsage) GetTokensIn() int64 {
+	if x != nil {
+		return x.TokensIn
+	}
+	return 0
+}
+
+func (x *ModelUsage) GetTokensOut() int64 {
+	if x != nil {
+		return x.TokensOut
+	}
+	return 0
+}
+
+func (x *ModelUsage) GetLatency() *durationpb.Duration {
+	if x != nil {
+		return x.Latency
+	}
+	return nil
+}
+
+// ModelBudget is a namespace's configured token budget for the server's own
+// model calls (model_token_budgets) and how much of it is used.
+type ModelBudget struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The budget: tokens in plus out over all the namespace's model calls.
+	LimitTokens int64 `protobuf:"varint,1,opt,name=limit_tokens,json=limitTokens,proto3" json:"limit_tokens,omitempty"`
+	// Tokens in plus out the namespace's model calls have used so far.
+	UsedTokens int64 `protobuf:"varint,2,opt,name=used_tokens,json=usedTokens,proto3" json:"used_tokens,omitempty"`
+	// True once used_tokens reaches limit_tokens: further model work of the
+	// namespace is refused (writes still succeed; the model step is skipped).
+	Exhausted     bool `protobuf:"varint,3,opt,name=exhausted,proto3" json:"exhausted,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ModelBudget) Reset() {
+	*x = ModelBudget{}
+	mi := &file_taskmem_v1_task_proto_msgTypes[11]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ModelBudget) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ModelBudget) ProtoMessage() {}
+
+func (x *ModelBudget) ProtoReflect() protoreflect.Message {
+	mi := &file_taskmem_v1_task_proto_msgTypes[11]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ModelBudget.ProtoReflect.Descriptor instead.
+func (*ModelBudget) Descriptor() ([]byte, []int) {
+	return file_taskmem_v1_task_proto_rawDescGZIP(), []int{11}
+}
+
+func (x *ModelBudget) GetLimitTokens() int64 {
+	if x != nil {
+		return x.LimitTokens
+	}
+	return 0
+}
+
+func (x *ModelBudget) GetUsedTokens() int64 {
+	if x != nil {
+		return x.UsedTokens
+	}
+	return 0
+}
+
+func (x *ModelBudget) GetExhausted() bool {
+	if x != nil {
+		return x.Exhausted
+	}
+	return false
+}
+
 var File_taskmem_v1_task_proto protoreflect.FileDescriptor
 
 const file_taskmem_v1_task_proto_rawDesc = "" +
@@ -1977,7 +2260,23 @@ const file_taskmem_v1_task_proto_rawDesc = "" +
 	"summarized\x18\x06 \x01(\bR\n" +
 	"summarized\x12;\n" +
 	"\vcreate_time\x18\a \x01(\v2\x1a.google.protobuf.TimestampR\n" +
-	"createTime*\x95\x02\n" +
+	"createTime\"\xa9\x02\n" +
+	"\n" +
+	"ModelUsage\x12\x14\n" +
+	"\x05model\x18\x01 \x01(\tR\x05model\x126\n" +
+	"\apurpose\x18\x02 \x01(\x0e2\x1c.taskmem.v1.ModelCallPurposeR\apurpose\x12\x14\n" +
+	"\x05calls\x18\x03 \x01(\x03R\x05calls\x12!\n" +
+	"\ffailed_calls\x18\x04 \x01(\x03R\vfailedCalls\x12#\n" +
+	"\rrefused_calls\x18\x05 \x01(\x03R\frefusedCalls\x12\x1b\n" +
+	"\ttokens_in\x18\x06 \x01(\x03R\btokensIn\x12\x1d\n" +
+	"\n" +
+	"tokens_out\x18\a \x01(\x03R\ttokensOut\x123\n" +
+	"\alatency\x18\b \x01(\v2\x19.google.protobuf.DurationR\alatency\"o\n" +
+	"\vModelBudget\x12!\n" +
+	"\flimit_tokens\x18\x01 \x01(\x03R\vlimitTokens\x12\x1f\n" +
+	"\vused_tokens\x18\x02 \x01(\x03R\n" +
+	"usedTokens\x12\x1c\n" +
+	"\texhausted\x18\x03 \x01(\bR\texhausted*\xd4\x02\n" +
 	"\n" +
 	"TaskStatus\x12\x1b\n" +
 	"\x17TASK_STATUS_UNSPECIFIED\x10\x00\x12\x17\n" +
@@ -1989,12 +2288,15 @@ const file_taskmem_v1_task_proto_rawDesc = "" +
 	"\x12TASK_STATUS_FAILED\x10\x06\x12\x19\n" +
 	"\x15TASK_STATUS_CANCELLED\x10\a\x12\x16\n" +
 	"\x12TASK_STATUS_PAUSED\x10\b\x12\x18\n" +
-	"\x14TASK_STATUS_ARCHIVED\x10\t*z\n" +
+	"\x14TASK_STATUS_ARCHIVED\x10\t\x12\x1e\n" +
+	"\x1aTASK_STATUS_INPUT_REQUIRED\x10\n" +
+	"\x12\x1d\n" +
+	"\x19TASK_STATUS_AUTH_REQUIRED\x10\v*z\n" +
 	"\fApprovalMode\x12\x1d\n" +
 	"\x19APPROVAL_MODE_UNSPECIFIED\x10\x00\x12\x16\n" +
 	"\x12APPROVAL_MODE_AUTO\x10\x01\x12\x16\n" +
 	"\x12APPROVAL_MODE_PLAN\x10\x02\x12\x1b\n" +
-	"\x17APPROVAL_MODE_EACH_STEP\x10\x03*\xeb\x01\n" +
+	"\x17APPROVAL_MODE_EACH_STEP\x10\x03*\xb4\x02\n" +
 	"\x0ePlanItemStatus\x12 \n" +
 	"\x1cPLAN_ITEM_STATUS_UNSPECIFIED\x10\x00\x12\x1c\n" +
 	"\x18PLAN_ITEM_STATUS_PENDING\x10\x01\x12 \n" +
@@ -2002,7 +2304,9 @@ const file_taskmem_v1_task_proto_rawDesc = "" +
 	"\x1aPLAN_ITEM_STATUS_COMPLETED\x10\x03\x12\x1b\n" +
 	"\x17PLAN_ITEM_STATUS_FAILED\x10\x04\x12\x1c\n" +
 	"\x18PLAN_ITEM_STATUS_SKIPPED\x10\x05\x12\x1c\n" +
-	"\x18PLAN_ITEM_STATUS_BLOCKED\x10\x06*\x8b\x01\n" +
+	"\x18PLAN_ITEM_STATUS_BLOCKED\x10\x06\x12#\n" +
+	"\x1fPLAN_ITEM_STATUS_INPUT_REQUIRED\x10\a\x12\"\n" +
+	"\x1ePLAN_ITEM_STATUS_AUTH_REQUIRED\x10\b*\x8b\x01\n" +
 	"\x14PlanItemStatusSource\x12'\n" +
 	"#PLAN_ITEM_STATUS_SOURCE_UNSPECIFIED\x10\x00\x12$\n" +
 	" PLAN_ITEM_STATUS_SOURCE_EXPLICIT\x10\x01\x12$\n" +
@@ -2037,7 +2341,15 @@ const file_taskmem_v1_task_proto_rawDesc = "" +
 	"\x15MESSAGE_KIND_PROGRESS\x10\x03\x12\x15\n" +
 	"\x11MESSAGE_KIND_WAIT\x10\x04\x12\x16\n" +
 	"\x12MESSAGE_KIND_STUCK\x10\x05\x12\x15\n" +
-	"\x11MESSAGE_KIND_PLAN\x10\x06B@Z>github.com/taskmem/taskmem/clients/go/gen/taskmem/v1;taskmemv1b\x06proto3"
+	"\x11MESSAGE_KIND_PLAN\x10\x06*\x96\x02\n" +
+	"\x10ModelCallPurpose\x12\"\n" +
+	"\x1eMODEL_CALL_PURPOSE_UNSPECIFIED\x10\x00\x12'\n" +
+	"#MODEL_CALL_PURPOSE_STATE_EXTRACTION\x10\x01\x12(\n" +
+	"$MODEL_CALL_PURPOSE_MEMORY_EXTRACTION\x10\x02\x12&\n" +
+	"\"MODEL_CALL_PURPOSE_RUNNING_SUMMARY\x10\x03\x12#\n" +
+	"\x1fMODEL_CALL_PURPOSE_ADJUDICATION\x10\x04\x12\x1c\n" +
+	"\x18MODEL_CALL_PURPOSE_QUERY\x10\x05\x12 \n" +
+	"\x1cMODEL_CALL_PURPOSE_EMBEDDING\x10\x06B@Z>github.com/taskmem/taskmem/clients/go/gen/taskmem/v1;taskmemv1b\x06proto3"
 
 var (
 	file_taskmem_v1_task_proto_rawDescOnce sync.Once
@@ -2051,8 +2363,8 @@ func file_taskmem_v1_task_proto_rawDescGZIP() []byte {
 	return file_taskmem_v1_task_proto_rawDescData
 }
 
-var file_taskmem_v1_task_proto_enumTypes = make([]protoimpl.EnumInfo, 8)
-var file_taskmem_v1_task_proto_msgTypes = make([]protoimpl.MessageInfo, 10)
+var file_taskmem_v1_task_proto_enumTypes = make([]protoimpl.EnumInfo, 9)
+var file_taskmem_v1_task_proto_msgTypes = make([]protoimpl.MessageInfo, 12)
 var file_taskmem_v1_task_proto_goTypes = []any{
 	(TaskStatus)(0),               // 0: taskmem.v1.TaskStatus
 	(ApprovalMode)(0),             // 1: taskmem.v1.ApprovalMode
@@ -2062,64 +2374,69 @@ var file_taskmem_v1_task_proto_goTypes = []any{
 	(ActionStatus)(0),             // 5: taskmem.v1.ActionStatus
 	(MessageRole)(0),              // 6: taskmem.v1.MessageRole
 	(MessageKind)(0),              // 7: taskmem.v1.MessageKind
-	(*ErrorSummary)(nil),          // 8: taskmem.v1.ErrorSummary
-	(*Task)(nil),                  // 9: taskmem.v1.Task
-	(*PlanItemSpec)(nil),          // 10: taskmem.v1.PlanItemSpec
-	(*PlanItem)(nil),              // 11: taskmem.v1.PlanItem
-	(*PlanItemClaim)(nil),         // 12: taskmem.v1.PlanItemClaim
-	(*Plan)(nil),                  // 13: taskmem.v1.Plan
-	(*Action)(nil),                // 14: taskmem.v1.Action
-	(*ActionLogLine)(nil),         // 15: taskmem.v1.ActionLogLine
-	(*Message)(nil),               // 16: taskmem.v1.Message
-	(*ContextSnapshot)(nil),       // 17: taskmem.v1.ContextSnapshot
-	(*structpb.Struct)(nil),       // 18: google.protobuf.Struct
-	(*timestamppb.Timestamp)(nil), // 19: google.protobuf.Timestamp
-	(EventType)(0),                // 20: taskmem.v1.EventType
-	(*durationpb.Duration)(nil),   // 21: google.protobuf.Duration
+	(ModelCallPurpose)(0),         // 8: taskmem.v1.ModelCallPurpose
+	(*ErrorSummary)(nil),          // 9: taskmem.v1.ErrorSummary
+	(*Task)(nil),                  // 10: taskmem.v1.Task
+	(*PlanItemSpec)(nil),          // 11: taskmem.v1.PlanItemSpec
+	(*PlanItem)(nil),              // 12: taskmem.v1.PlanItem
+	(*PlanItemClaim)(nil),         // 13: taskmem.v1.PlanItemClaim
+	(*Plan)(nil),                  // 14: taskmem.v1.Plan
+	(*Action)(nil),                // 15: taskmem.v1.Action
+	(*ActionLogLine)(nil),         // 16: taskmem.v1.ActionLogLine
+	(*Message)(nil),               // 17: taskmem.v1.Message
+	(*ContextSnapshot)(nil),       // 18: taskmem.v1.ContextSnapshot
+	(*ModelUsage)(nil),            // 19: taskmem.v1.ModelUsage
+	(*ModelBudget)(nil),           // 20: taskmem.v1.ModelBudget
+	(*structpb.Struct)(nil),       // 21: google.protobuf.Struct
+	(*timestamppb.Timestamp)(nil), // 22: google.protobuf.Timestamp
+	(EventType)(0),                // 23: taskmem.v1.EventType
+	(*durationpb.Duration)(nil),   // 24: google.protobuf.Duration
 }
 var file_taskmem_v1_task_proto_depIdxs = []int32{
 	0,  // 0: taskmem.v1.Task.status:type_name -> taskmem.v1.TaskStatus
-	18, // 1: taskmem.v1.Task.context:type_name -> google.protobuf.Struct
-	18, // 2: taskmem.v1.Task.metadata:type_name -> google.protobuf.Struct
+	21, // 1: taskmem.v1.Task.context:type_name -> google.protobuf.Struct
+	21, // 2: taskmem.v1.Task.metadata:type_name -> google.protobuf.Struct
 	1,  // 3: taskmem.v1.Task.approval_mode:type_name -> taskmem.v1.ApprovalMode
-	8,  // 4: taskmem.v1.Task.error_summary:type_name -> taskmem.v1.ErrorSummary
-	19, // 5: taskmem.v1.Task.create_time:type_name -> google.protobuf.Timestamp
-	19, // 6: taskmem.v1.Task.plan_generate_time:type_name -> google.protobuf.Timestamp
-	19, // 7: taskmem.v1.Task.execution_start_time:type_name -> google.protobuf.Timestamp
-	19, // 8: taskmem.v1.Task.synthesis_start_time:type_name -> google.protobuf.Timestamp
-	19, // 9: taskmem.v1.Task.complete_time:type_name -> google.protobuf.Timestamp
-	19, // 10: taskmem.v1.Task.update_time:type_name -> google.protobuf.Timestamp
-	19, // 11: taskmem.v1.Task.pause_time:type_name -> google.protobuf.Timestamp
-	19, // 12: taskmem.v1.Task.archive_time:type_name -> google.protobuf.Timestamp
-	20, // 13: taskmem.v1.Task.webhook_event_types:type_name -> taskmem.v1.EventType
-	18, // 14: taskmem.v1.PlanItemSpec.input:type_name -> google.protobuf.Struct
+	9,  // 4: taskmem.v1.Task.error_summary:type_name -> taskmem.v1.ErrorSummary
+	22, // 5: taskmem.v1.Task.create_time:type_name -> google.protobuf.Timestamp
+	22, // 6: taskmem.v1.Task.plan_generate_time:type_name -> google.protobuf.Timestamp
+	22, // 7: taskmem.v1.Task.execution_start_time:type_name -> google.protobuf.Timestamp
+	22, // 8: taskmem.v1.Task.synthesis_start_time:type_name -> google.protobuf.Timestamp
+	22, // 9: taskmem.v1.Task.complete_time:type_name -> google.protobuf.Timestamp
+	22, // 10: taskmem.v1.Task.update_time:type_name -> google.protobuf.Timestamp
+	22, // 11: taskmem.v1.Task.pause_time:type_name -> google.protobuf.Timestamp
+	22, // 12: taskmem.v1.Task.archive_time:type_name -> google.protobuf.Timestamp
+	23, // 13: taskmem.v1.Task.webhook_event_types:type_name -> taskmem.v1.EventType
+	21, // 14: taskmem.v1.PlanItemSpec.input:type_name -> google.protobuf.Struct
 	2,  // 15: taskmem.v1.PlanItem.status:type_name -> taskmem.v1.PlanItemStatus
-	18, // 16: taskmem.v1.PlanItem.input:type_name -> google.protobuf.Struct
-	19, // 17: taskmem.v1.PlanItem.start_time:type_name -> google.protobuf.Timestamp
-	19, // 18: taskmem.v1.PlanItem.complete_time:type_name -> google.protobuf.Timestamp
-	21, // 19: taskmem.v1.PlanItem.duration:type_name -> google.protobuf.Duration
+	21, // 16: taskmem.v1.PlanItem.input:type_name -> google.protobuf.Struct
+	22, // 17: taskmem.v1.PlanItem.start_time:type_name -> google.protobuf.Timestamp
+	22, // 18: taskmem.v1.PlanItem.complete_time:type_name -> google.protobuf.Timestamp
+	24, // 19: taskmem.v1.PlanItem.duration:type_name -> google.protobuf.Duration
 	3,  // 20: taskmem.v1.PlanItem.status_source:type_name -> taskmem.v1.PlanItemStatusSource
-	19, // 21: taskmem.v1.PlanItemClaim.claim_time:type_name -> google.protobuf.Timestamp
-	19, // 22: taskmem.v1.PlanItemClaim.expire_time:type_name -> google.protobuf.Timestamp
-	11, // 23: taskmem.v1.Plan.items:type_name -> taskmem.v1.PlanItem
-	19, // 24: taskmem.v1.Plan.create_time:type_name -> google.protobuf.Timestamp
+	22, // 21: taskmem.v1.PlanItemClaim.claim_time:type_name -> google.protobuf.Timestamp
+	22, // 22: taskmem.v1.PlanItemClaim.expire_time:type_name -> google.protobuf.Timestamp
+	12, // 23: taskmem.v1.Plan.items:type_name -> taskmem.v1.PlanItem
+	22, // 24: taskmem.v1.Plan.create_time:type_name -> google.protobuf.Timestamp
 	4,  // 25: taskmem.v1.Action.type:type_name -> taskmem.v1.ActionType
 	5,  // 26: taskmem.v1.Action.status:type_name -> taskmem.v1.ActionStatus
-	18, // 27: taskmem.v1.Action.input:type_name -> google.protobuf.Struct
-	18, // 28: taskmem.v1.Action.output:type_name -> google.protobuf.Struct
-	21, // 29: taskmem.v1.Action.duration:type_name -> google.protobuf.Duration
-	19, // 30: taskmem.v1.Action.create_time:type_name -> google.protobuf.Timestamp
-	19, // 31: taskmem.v1.Action.complete_time:type_name -> google.protobuf.Timestamp
-	19, // 32: taskmem.v1.ActionLogLine.create_time:type_name -> google.protobuf.Timestamp
+	21, // 27: taskmem.v1.Action.input:type_name -> google.protobuf.Struct
+	21, // 28: taskmem.v1.Action.output:type_name -> google.protobuf.Struct
+	24, // 29: taskmem.v1.Action.duration:type_name -> google.protobuf.Duration
+	22, // 30: taskmem.v1.Action.create_time:type_name -> google.protobuf.Timestamp
+	22, // 31: taskmem.v1.Action.complete_time:type_name -> google.protobuf.Timestamp
+	22, // 32: taskmem.v1.ActionLogLine.create_time:type_name -> google.protobuf.Timestamp
 	6,  // 33: taskmem.v1.Message.role:type_name -> taskmem.v1.MessageRole
 	7,  // 34: taskmem.v1.Message.kind:type_name -> taskmem.v1.MessageKind
-	19, // 35: taskmem.v1.Message.create_time:type_name -> google.protobuf.Timestamp
-	19, // 36: taskmem.v1.ContextSnapshot.create_time:type_name -> google.protobuf.Timestamp
-	37, // [37:37] is the sub-list for method output_type
-	37, // [37:37] is the sub-list for method input_type
-	37, // [37:37] is the sub-list for extension type_name
-	37, // [37:37] is the sub-list for extension extendee
-	0,  // [0:37] is the sub-list for field type_name
+	22, // 35: taskmem.v1.Message.create_time:type_name -> google.protobuf.Timestamp
+	22, // 36: taskmem.v1.ContextSnapshot.create_time:type_name -> google.protobuf.Timestamp
+	8,  // 37: taskmem.v1.ModelUsage.purpose:type_name -> taskmem.v1.ModelCallPurpose
+	24, // 38: taskmem.v1.ModelUsage.latency:type_name -> google.protobuf.Duration
+	39, // [39:39] is the sub-list for method output_type
+	39, // [39:39] is the sub-list for method input_type
+	39, // [39:39] is the sub-list for extension type_name
+	39, // [39:39] is the sub-list for extension extendee
+	0,  // [0:39] is the sub-list for field type_name
 }
 
 func init() { file_taskmem_v1_task_proto_init() }
@@ -2133,8 +2450,8 @@ func file_taskmem_v1_task_proto_init() {
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_taskmem_v1_task_proto_rawDesc), len(file_taskmem_v1_task_proto_rawDesc)),
-			NumEnums:      8,
-			NumMessages:   10,
+			NumEnums:      9,
+			NumMessages:   12,
 			NumExtensions: 0,
 			NumServices:   0,
 		},

@@ -330,9 +330,14 @@ type ListTasksRequest struct {
 	// At most this many tasks (1..500; 0 means 50).
 	PageSize int32 `protobuf:"varint,3,opt,name=page_size,json=pageSize,proto3" json:"page_size,omitempty"`
 	// next_page_token of the previous page, with the same filter.
-	PageToken     string `protobuf:"bytes,4,opt,name=page_token,json=pageToken,proto3" json:"page_token,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	PageToken string `protobuf:"bytes,4,opt,name=page_token,json=pageToken,proto3" json:"page_token,omitempty"`
+	// Only tasks waiting on a person: the task in INPUT_REQUIRED or
+	// AUTH_REQUIRED, or an item of its current plan in one of them (an open
+	// external wait of kind INPUT or AUTH). Combines with statuses (both must
+	// hold). GetProgress.open_waits says who must answer what.
+	AwaitingPerson bool `protobuf:"varint,5,opt,name=awaiting_person,json=awaitingPerson,proto3" json:"awaiting_person,omitempty"`
+	unknownFields  protoimpl.UnknownFields
+	sizeCache      protoimpl.SizeCache
 }
 
 func (x *ListTasksRequest) Reset() {
@@ -391,6 +396,13 @@ func (x *ListTasksRequest) GetPageToken() string {
 		return x.PageToken
 	}
 	return ""
+}
+
+func (x *ListTasksRequest) GetAwaitingPerson() bool {
+	if x != nil {
+		return x.AwaitingPerson
+	}
+	return false
 }
 
 // ListTasksResponse is one page of tasks.
@@ -1046,7 +1058,8 @@ type ClaimPlanItemResponse struct {
 	Item *PlanItem `protobuf:"bytes,1,opt,name=item,proto3" json:"item,omitempty"`
 	// The lease on it; absent with item.
 	Claim *PlanItemClaim `protobuf:"bytes,2,opt,name=claim,proto3" json:"claim,omitempty"`
-	// Items matching the filter that are PENDING or IN_PROGRESS, besides the
+	// Items matching the filter that are PENDING, IN_PROGRESS, INPUT_REQUIRED or
+	// AUTH_REQUIRED (an answer returns them), besides the
 	// one returned: 0 with no item means the plan (or the filtered part) is
 	// drained, so a worker can stop; more means wait and ask again (they are
 	// held by others, or wait on dependencies — also on FAILED ones, which only
@@ -2984,7 +2997,10 @@ type GetProgressResponse struct {
 	Constraints []*StateItemNote `protobuf:"bytes,13,rep,name=constraints,proto3" json:"constraints,omitempty"`
 	// Open questions, oldest first.
 	OpenQuestions []*StateItemNote `protobuf:"bytes,14,rep,name=open_questions,json=openQuestions,proto3" json:"open_questions,omitempty"`
-	// The task's open waits, oldest first.
+	// The task's open waits, oldest first. A wait on a person (external_kind
+	// INPUT or AUTH) says who must answer what: resolver, question, and
+	// plan_item_id for an item's; `summary` then starts with "Waiting on a
+	// person: alex must answer 'Which region?' (wai_…)."
 	OpenWaits []*OpenWait `protobuf:"bytes,15,rep,name=open_waits,json=openWaits,proto3" json:"open_waits,omitempty"`
 	// PENDING items whose dependencies are all done, listed in `next` or not
 	// (`next` lists the first 10).
@@ -3482,6 +3498,182 @@ func (x *RotateWebhookSecretResponse) GetPreviousSecretExpireTime() *timestamppb
 	return nil
 }
 
+// GetTaskUsageRequest names the task whose model cost is summed.
+type GetTaskUsageRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The task id.
+	TaskId        string `protobuf:"bytes,1,opt,name=task_id,json=taskId,proto3" json:"task_id,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *GetTaskUsageRequest) Reset() {
+	*x = GetTaskUsageRequest{}
+	mi := &file_taskmem_v1_task_service_proto_msgTypes[51]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *GetTaskUsageRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*GetTaskUsageRequest) ProtoMessage() {}
+
+func (x *GetTaskUsageRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_taskmem_v1_task_service_proto_msgTypes[51]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use GetTaskUsageRequest.ProtoReflect.Descriptor instead.
+func (*GetTaskUsageRequest) Descriptor() ([]byte, []int) {
+	return file_taskmem_v1_task_service_proto_rawDescGZIP(), []int{51}
+}
+
+func (x *GetTaskUsageRequest) GetTaskId() string {
+	if x != nil {
+		return x.TaskId
+	}
+	return ""
+}
+
+// GetTaskUsageResponse is a task's whole model cost.
+type GetTaskUsageResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The task id.
+	TaskId string `protobuf:"bytes,1,opt,name=task_id,json=taskId,proto3" json:"task_id,omitempty"`
+	// The server's own model calls for the task, one line per model and
+	// purpose, ordered by model then purpose; empty when it made none.
+	ModelUsage []*ModelUsage `protobuf:"bytes,2,rep,name=model_usage,json=modelUsage,proto3" json:"model_usage,omitempty"`
+	// Tokens sent to the server's models for the task (sum of model_usage).
+	ModelTokensIn int64 `protobuf:"varint,3,opt,name=model_tokens_in,json=modelTokensIn,proto3" json:"model_tokens_in,omitempty"`
+	// Tokens the server's models answered for the task (sum of model_usage).
+	ModelTokensOut int64 `protobuf:"varint,4,opt,name=model_tokens_out,json=modelTokensOut,proto3" json:"model_tokens_out,omitempty"`
+	// Tokens the task's agents reported on their actions (tokens_in of
+	// RecordAction/CompleteAction, summed over the task's actions).
+	AgentTokensIn int64 `protobuf:"varint,5,opt,name=agent_tokens_in,json=agentTokensIn,proto3" json:"agent_tokens_in,omitempty"`
+	// Tokens out the task's agents reported on their actions.
+	AgentTokensOut int64 `protobuf:"varint,6,opt,name=agent_tokens_out,json=agentTokensOut,proto3" json:"agent_tokens_out,omitempty"`
+	// How many actions the task has (whether or not they reported tokens).
+	Actions int64 `protobuf:"varint,7,opt,name=actions,proto3" json:"actions,omitempty"`
+	// model_tokens_in + agent_tokens_in: everything sent to a model for the task.
+	TokensIn int64 `protobuf:"varint,8,opt,name=tokens_in,json=tokensIn,proto3" json:"tokens_in,omitempty"`
+	// model_tokens_out + agent_tokens_out.
+	TokensOut int64 `protobuf:"varint,9,opt,name=tokens_out,json=tokensOut,proto3" json:"tokens_out,omitempty"`
+	// The namespace's model budget and what it has used; unset when the
+	// namespace has no budget configured.
+	NamespaceBudget *ModelBudget `protobuf:"bytes,10,opt,name=namespace_budget,json=namespaceBudget,proto3" json:"namespace_budget,omitempty"`
+	unknownFields   protoimpl.UnknownFields
+	sizeCache       protoimpl.SizeCache
+}
+
+func (x *GetTaskUsageResponse) Reset() {
+	*x = GetTaskUsageResponse{}
+	mi := &file_taskmem_v1_task_service_proto_msgTypes[52]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *GetTaskUsageResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*GetTaskUsageResponse) ProtoMessage() {}
+
+func (x *GetTaskUsageResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_taskmem_v1_task_service_proto_msgTypes[52]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use GetTaskUsageResponse.ProtoReflect.Descriptor instead.
+func (*GetTaskUsageResponse) Descriptor() ([]byte, []int) {
+	return file_taskmem_v1_task_service_proto_rawDescGZIP(), []int{52}
+}
+
+func (x *GetTaskUsageResponse) GetTaskId() string {
+	if x != nil {
+		return x.TaskId
+	}
+	return ""
+}
+
+func (x *GetTaskUsageResponse) GetModelUsage() []*ModelUsage {
+	if x != nil {
+		return x.ModelUsage
+	}
+	return nil
+}
+
+func (x *GetTaskUsageResponse) GetModelTokensIn() int64 {
+	if x != nil {
+		return x.ModelTokensIn
+	}
+	return 0
+}
+
+func (x *GetTaskUsageResponse) GetModelTokensOut() int64 {
+	if x != nil {
+		return x.ModelTokensOut
+	}
+	return 0
+}
+
+func (x *GetTaskUsageResponse) GetAgentTokensIn() int64 {
+	if x != nil {
+		return x.AgentTokensIn
+	}
+	return 0
+}
+
+func (x *GetTaskUsageResponse) GetAgentTokensOut() int64 {
+	if x != nil {
+		return x.AgentTokensOut
+	}
+	return 0
+}
+
+func (x *GetTaskUsageResponse) GetActions() int64 {
+	if x != nil {
+		return x.Actions
+	}
+	return 0
+}
+
+func (x *GetTaskUsageResponse) GetTokensIn() int64 {
+	if x != nil {
+		return x.TokensIn
+	}
+	return 0
+}
+
+func (x *GetTaskUsageResponse) GetTokensOut() int64 {
+	if x != nil {
+		return x.TokensOut
+	}
+	return 0
+}
+
+func (x *GetTaskUsageResponse) GetNamespaceBudget() *ModelBudget {
+	if x != nil {
+		return x.NamespaceBudget
+	}
+	return nil
+}
+
 var File_taskmem_v1_task_service_proto protoreflect.FileDescriptor
 
 const file_taskmem_v1_task_service_proto_rawDesc = "" +
@@ -3509,13 +3701,14 @@ const file_taskmem_v1_task_service_proto_rawDesc = "" +
 	"\atask_id\x18\x01 \x01(\tR\x06taskId\"]\n" +
 	"\x0fGetTaskResponse\x12$\n" +
 	"\x04task\x18\x01 \x01(\v2\x10.taskmem.v1.TaskR\x04task\x12$\n" +
-	"\x04plan\x18\x02 \x01(\v2\x10.taskmem.v1.PlanR\x04plan\"\xc3\x01\n" +
+	"\x04plan\x18\x02 \x01(\v2\x10.taskmem.v1.PlanR\x04plan\"\xec\x01\n" +
 	"\x10ListTasksRequest\x122\n" +
 	"\bstatuses\x18\x01 \x03(\x0e2\x16.taskmem.v1.TaskStatusR\bstatuses\x12?\n" +
 	"\rupdated_after\x18\x02 \x01(\v2\x1a.google.protobuf.TimestampR\fupdatedAfter\x12\x1b\n" +
 	"\tpage_size\x18\x03 \x01(\x05R\bpageSize\x12\x1d\n" +
 	"\n" +
-	"page_token\x18\x04 \x01(\tR\tpageToken\"c\n" +
+	"page_token\x18\x04 \x01(\tR\tpageToken\x12'\n" +
+	"\x0fawaiting_person\x18\x05 \x01(\bR\x0eawaitingPerson\"c\n" +
 	"\x11ListTasksResponse\x12&\n" +
 	"\x05tasks\x18\x01 \x03(\v2\x10.taskmem.v1.TaskR\x05tasks\x12&\n" +
 	"\x0fnext_page_token\x18\x02 \x01(\tR\rnextPageToken\"\x95\x01\n" +
@@ -3746,7 +3939,23 @@ const file_taskmem_v1_task_service_proto_rawDesc = "" +
 	"request_id\x18\x02 \x01(\tR\trequestId\"\x90\x01\n" +
 	"\x1bRotateWebhookSecretResponse\x12\x16\n" +
 	"\x06secret\x18\x01 \x01(\tR\x06secret\x12Y\n" +
-	"\x1bprevious_secret_expire_time\x18\x02 \x01(\v2\x1a.google.protobuf.TimestampR\x18previousSecretExpireTime2\xb5\x11\n" +
+	"\x1bprevious_secret_expire_time\x18\x02 \x01(\v2\x1a.google.protobuf.TimestampR\x18previousSecretExpireTime\".\n" +
+	"\x13GetTaskUsageRequest\x12\x17\n" +
+	"\atask_id\x18\x01 \x01(\tR\x06taskId\"\xa6\x03\n" +
+	"\x14GetTaskUsageResponse\x12\x17\n" +
+	"\atask_id\x18\x01 \x01(\tR\x06taskId\x127\n" +
+	"\vmodel_usage\x18\x02 \x03(\v2\x16.taskmem.v1.ModelUsageR\n" +
+	"modelUsage\x12&\n" +
+	"\x0fmodel_tokens_in\x18\x03 \x01(\x03R\rmodelTokensIn\x12(\n" +
+	"\x10model_tokens_out\x18\x04 \x01(\x03R\x0emodelTokensOut\x12&\n" +
+	"\x0fagent_tokens_in\x18\x05 \x01(\x03R\ragentTokensIn\x12(\n" +
+	"\x10agent_tokens_out\x18\x06 \x01(\x03R\x0eagentTokensOut\x12\x18\n" +
+	"\aactions\x18\a \x01(\x03R\aactions\x12\x1b\n" +
+	"\ttokens_in\x18\b \x01(\x03R\btokensIn\x12\x1d\n" +
+	"\n" +
+	"tokens_out\x18\t \x01(\x03R\ttokensOut\x12B\n" +
+	"\x10namespace_budget\x18\n" +
+	" \x01(\v2\x17.taskmem.v1.ModelBudgetR\x0fnamespaceBudget2\x8d\x12\n" +
 	"\vTaskService\x12K\n" +
 	"\n" +
 	"CreateTask\x12\x1d.taskmem.v1.CreateTaskRequest\x1a\x1e.taskmem.v1.CreateTaskResponse\x12G\n" +
@@ -3776,7 +3985,8 @@ const file_taskmem_v1_task_service_proto_rawDesc = "" +
 	"\vGetProgress\x12\x1e.taskmem.v1.GetProgressRequest\x1a\x1f.taskmem.v1.GetProgressResponse\"\x03\x90\x02\x01\x12q\n" +
 	"\x15ListWebhookDeliveries\x12(.taskmem.v1.ListWebhookDeliveriesRequest\x1a).taskmem.v1.ListWebhookDeliveriesResponse\"\x03\x90\x02\x01\x12b\n" +
 	"\x10GetWebhookSecret\x12#.taskmem.v1.GetWebhookSecretRequest\x1a$.taskmem.v1.GetWebhookSecretResponse\"\x03\x90\x02\x02\x12f\n" +
-	"\x13RotateWebhookSecret\x12&.taskmem.v1.RotateWebhookSecretRequest\x1a'.taskmem.v1.RotateWebhookSecretResponseB@Z>github.com/taskmem/taskmem/clients/go/gen/taskmem/v1;taskmemv1b\x06proto3"
+	"\x13RotateWebhookSecret\x12&.taskmem.v1.RotateWebhookSecretRequest\x1a'.taskmem.v1.RotateWebhookSecretResponse\x12V\n" +
+	"\fGetTaskUsage\x12\x1f.taskmem.v1.GetTaskUsageRequest\x1a .taskmem.v1.GetTaskUsageResponse\"\x03\x90\x02\x01B@Z>github.com/taskmem/taskmem/clients/go/gen/taskmem/v1;taskmemv1b\x06proto3"
 
 var (
 	file_taskmem_v1_task_service_proto_rawDescOnce sync.Once
@@ -3790,7 +4000,7 @@ func file_taskmem_v1_task_service_proto_rawDescGZIP() []byte {
 	return file_taskmem_v1_task_service_proto_rawDescData
 }
 
-var file_taskmem_v1_task_service_proto_msgTypes = make([]protoimpl.MessageInfo, 51)
+var file_taskmem_v1_task_service_proto_msgTypes = make([]protoimpl.MessageInfo, 53)
 var file_taskmem_v1_task_service_proto_goTypes = []any{
 	(*CreateTaskRequest)(nil),             // 0: taskmem.v1.CreateTaskRequest
 	(*CreateTaskResponse)(nil),            // 1: taskmem.v1.CreateTaskResponse
@@ -3843,159 +4053,167 @@ var file_taskmem_v1_task_service_proto_goTypes = []any{
 	(*GetWebhookSecretResponse)(nil),      // 48: taskmem.v1.GetWebhookSecretResponse
 	(*RotateWebhookSecretRequest)(nil),    // 49: taskmem.v1.RotateWebhookSecretRequest
 	(*RotateWebhookSecretResponse)(nil),   // 50: taskmem.v1.RotateWebhookSecretResponse
-	(*structpb.Struct)(nil),               // 51: google.protobuf.Struct
-	(ApprovalMode)(0),                     // 52: taskmem.v1.ApprovalMode
-	(*PlanItemSpec)(nil),                  // 53: taskmem.v1.PlanItemSpec
-	(EventType)(0),                        // 54: taskmem.v1.EventType
-	(*Task)(nil),                          // 55: taskmem.v1.Task
-	(*Plan)(nil),                          // 56: taskmem.v1.Plan
-	(TaskStatus)(0),                       // 57: taskmem.v1.TaskStatus
-	(*timestamppb.Timestamp)(nil),         // 58: google.protobuf.Timestamp
-	(*fieldmaskpb.FieldMask)(nil),         // 59: google.protobuf.FieldMask
-	(PlanItemStatus)(0),                   // 60: taskmem.v1.PlanItemStatus
-	(*PlanItem)(nil),                      // 61: taskmem.v1.PlanItem
-	(*durationpb.Duration)(nil),           // 62: google.protobuf.Duration
-	(*PlanItemClaim)(nil),                 // 63: taskmem.v1.PlanItemClaim
-	(ActionType)(0),                       // 64: taskmem.v1.ActionType
-	(ActionStatus)(0),                     // 65: taskmem.v1.ActionStatus
-	(*Action)(nil),                        // 66: taskmem.v1.Action
-	(*ActionLogLine)(nil),                 // 67: taskmem.v1.ActionLogLine
-	(MessageRole)(0),                      // 68: taskmem.v1.MessageRole
-	(MessageKind)(0),                      // 69: taskmem.v1.MessageKind
-	(*Message)(nil),                       // 70: taskmem.v1.Message
-	(*ContextSnapshot)(nil),               // 71: taskmem.v1.ContextSnapshot
-	(*Event)(nil),                         // 72: taskmem.v1.Event
-	(*StateItemNote)(nil),                 // 73: taskmem.v1.StateItemNote
-	(*OpenWait)(nil),                      // 74: taskmem.v1.OpenWait
-	(*StateConflict)(nil),                 // 75: taskmem.v1.StateConflict
-	(WebhookDeliveryState)(0),             // 76: taskmem.v1.WebhookDeliveryState
-	(*WebhookDelivery)(nil),               // 77: taskmem.v1.WebhookDelivery
+	(*GetTaskUsageRequest)(nil),           // 51: taskmem.v1.GetTaskUsageRequest
+	(*GetTaskUsageResponse)(nil),          // 52: taskmem.v1.GetTaskUsageResponse
+	(*structpb.Struct)(nil),               // 53: google.protobuf.Struct
+	(ApprovalMode)(0),                     // 54: taskmem.v1.ApprovalMode
+	(*PlanItemSpec)(nil),                  // 55: taskmem.v1.PlanItemSpec
+	(EventType)(0),                        // 56: taskmem.v1.EventType
+	(*Task)(nil),                          // 57: taskmem.v1.Task
+	(*Plan)(nil),                          // 58: taskmem.v1.Plan
+	(TaskStatus)(0),                       // 59: taskmem.v1.TaskStatus
+	(*timestamppb.Timestamp)(nil),         // 60: google.protobuf.Timestamp
+	(*fieldmaskpb.FieldMask)(nil),         // 61: google.protobuf.FieldMask
+	(PlanItemStatus)(0),                   // 62: taskmem.v1.PlanItemStatus
+	(*PlanItem)(nil),                      // 63: taskmem.v1.PlanItem
+	(*durationpb.Duration)(nil),           // 64: google.protobuf.Duration
+	(*PlanItemClaim)(nil),                 // 65: taskmem.v1.PlanItemClaim
+	(ActionType)(0),                       // 66: taskmem.v1.ActionType
+	(ActionStatus)(0),                     // 67: taskmem.v1.ActionStatus
+	(*Action)(nil),                        // 68: taskmem.v1.Action
+	(*ActionLogLine)(nil),                 // 69: taskmem.v1.ActionLogLine
+	(MessageRole)(0),                      // 70: taskmem.v1.MessageRole
+	(MessageKind)(0),                      // 71: taskmem.v1.MessageKind
+	(*Message)(nil),                       // 72: taskmem.v1.Message
+	(*ContextSnapshot)(nil),               // 73: taskmem.v1.ContextSnapshot
+	(*Event)(nil),                         // 74: taskmem.v1.Event
+	(*StateItemNote)(nil),                 // 75: taskmem.v1.StateItemNote
+	(*OpenWait)(nil),                      // 76: taskmem.v1.OpenWait
+	(*StateConflict)(nil),                 // 77: taskmem.v1.StateConflict
+	(WebhookDeliveryState)(0),             // 78: taskmem.v1.WebhookDeliveryState
+	(*WebhookDelivery)(nil),               // 79: taskmem.v1.WebhookDelivery
+	(*ModelUsage)(nil),                    // 80: taskmem.v1.ModelUsage
+	(*ModelBudget)(nil),                   // 81: taskmem.v1.ModelBudget
 }
 var file_taskmem_v1_task_service_proto_depIdxs = []int32{
-	51, // 0: taskmem.v1.CreateTaskRequest.context:type_name -> google.protobuf.Struct
-	51, // 1: taskmem.v1.CreateTaskRequest.metadata:type_name -> google.protobuf.Struct
-	52, // 2: taskmem.v1.CreateTaskRequest.approval_mode:type_name -> taskmem.v1.ApprovalMode
-	53, // 3: taskmem.v1.CreateTaskRequest.plan:type_name -> taskmem.v1.PlanItemSpec
-	54, // 4: taskmem.v1.CreateTaskRequest.webhook_event_types:type_name -> taskmem.v1.EventType
-	55, // 5: taskmem.v1.CreateTaskResponse.task:type_name -> taskmem.v1.Task
-	56, // 6: taskmem.v1.CreateTaskResponse.plan:type_name -> taskmem.v1.Plan
-	55, // 7: taskmem.v1.GetTaskResponse.task:type_name -> taskmem.v1.Task
-	56, // 8: taskmem.v1.GetTaskResponse.plan:type_name -> taskmem.v1.Plan
-	57, // 9: taskmem.v1.ListTasksRequest.statuses:type_name -> taskmem.v1.TaskStatus
-	58, // 10: taskmem.v1.ListTasksRequest.updated_after:type_name -> google.protobuf.Timestamp
-	55, // 11: taskmem.v1.ListTasksResponse.tasks:type_name -> taskmem.v1.Task
-	55, // 12: taskmem.v1.UpdateTaskRequest.task:type_name -> taskmem.v1.Task
-	59, // 13: taskmem.v1.UpdateTaskRequest.update_mask:type_name -> google.protobuf.FieldMask
-	55, // 14: taskmem.v1.UpdateTaskResponse.task:type_name -> taskmem.v1.Task
-	53, // 15: taskmem.v1.ReplacePlanRequest.items:type_name -> taskmem.v1.PlanItemSpec
-	56, // 16: taskmem.v1.ReplacePlanResponse.plan:type_name -> taskmem.v1.Plan
-	56, // 17: taskmem.v1.GetPlanResponse.plan:type_name -> taskmem.v1.Plan
-	60, // 18: taskmem.v1.UpdatePlanItemRequest.status:type_name -> taskmem.v1.PlanItemStatus
-	61, // 19: taskmem.v1.UpdatePlanItemResponse.item:type_name -> taskmem.v1.PlanItem
-	62, // 20: taskmem.v1.ClaimPlanItemRequest.lease:type_name -> google.protobuf.Duration
-	61, // 21: taskmem.v1.ClaimPlanItemResponse.item:type_name -> taskmem.v1.PlanItem
-	63, // 22: taskmem.v1.ClaimPlanItemResponse.claim:type_name -> taskmem.v1.PlanItemClaim
-	62, // 23: taskmem.v1.RenewClaimRequest.lease:type_name -> google.protobuf.Duration
-	63, // 24: taskmem.v1.RenewClaimResponse.claim:type_name -> taskmem.v1.PlanItemClaim
-	61, // 25: taskmem.v1.ReleaseClaimResponse.item:type_name -> taskmem.v1.PlanItem
-	64, // 26: taskmem.v1.RecordActionRequest.type:type_name -> taskmem.v1.ActionType
-	65, // 27: taskmem.v1.RecordActionRequest.status:type_name -> taskmem.v1.ActionStatus
-	51, // 28: taskmem.v1.RecordActionRequest.input:type_name -> google.protobuf.Struct
-	51, // 29: taskmem.v1.RecordActionRequest.output:type_name -> google.protobuf.Struct
-	62, // 30: taskmem.v1.RecordActionRequest.duration:type_name -> google.protobuf.Duration
-	66, // 31: taskmem.v1.RecordActionResponse.action:type_name -> taskmem.v1.Action
-	65, // 32: taskmem.v1.CompleteActionRequest.status:type_name -> taskmem.v1.ActionStatus
-	51, // 33: taskmem.v1.CompleteActionRequest.output:type_name -> google.protobuf.Struct
-	62, // 34: taskmem.v1.CompleteActionRequest.duration:type_name -> google.protobuf.Duration
-	66, // 35: taskmem.v1.CompleteActionResponse.action:type_name -> taskmem.v1.Action
-	65, // 36: taskmem.v1.ListActionsRequest.statuses:type_name -> taskmem.v1.ActionStatus
-	66, // 37: taskmem.v1.ListActionsResponse.actions:type_name -> taskmem.v1.Action
+	53, // 0: taskmem.v1.CreateTaskRequest.context:type_name -> google.protobuf.Struct
+	53, // 1: taskmem.v1.CreateTaskRequest.metadata:type_name -> google.protobuf.Struct
+	54, // 2: taskmem.v1.CreateTaskRequest.approval_mode:type_name -> taskmem.v1.ApprovalMode
+	55, // 3: taskmem.v1.CreateTaskRequest.plan:type_name -> taskmem.v1.PlanItemSpec
+	56, // 4: taskmem.v1.CreateTaskRequest.webhook_event_types:type_name -> taskmem.v1.EventType
+	57, // 5: taskmem.v1.CreateTaskResponse.task:type_name -> taskmem.v1.Task
+	58, // 6: taskmem.v1.CreateTaskResponse.plan:type_name -> taskmem.v1.Plan
+	57, // 7: taskmem.v1.GetTaskResponse.task:type_name -> taskmem.v1.Task
+	58, // 8: taskmem.v1.GetTaskResponse.plan:type_name -> taskmem.v1.Plan
+	59, // 9: taskmem.v1.ListTasksRequest.statuses:type_name -> taskmem.v1.TaskStatus
+	60, // 10: taskmem.v1.ListTasksRequest.updated_after:type_name -> google.protobuf.Timestamp
+	57, // 11: taskmem.v1.ListTasksResponse.tasks:type_name -> taskmem.v1.Task
+	57, // 12: taskmem.v1.UpdateTaskRequest.task:type_name -> taskmem.v1.Task
+	61, // 13: taskmem.v1.UpdateTaskRequest.update_mask:type_name -> google.protobuf.FieldMask
+	57, // 14: taskmem.v1.UpdateTaskResponse.task:type_name -> taskmem.v1.Task
+	55, // 15: taskmem.v1.ReplacePlanRequest.items:type_name -> taskmem.v1.PlanItemSpec
+	58, // 16: taskmem.v1.ReplacePlanResponse.plan:type_name -> taskmem.v1.Plan
+	58, // 17: taskmem.v1.GetPlanResponse.plan:type_name -> taskmem.v1.Plan
+	62, // 18: taskmem.v1.UpdatePlanItemRequest.status:type_name -> taskmem.v1.PlanItemStatus
+	63, // 19: taskmem.v1.UpdatePlanItemResponse.item:type_name -> taskmem.v1.PlanItem
+	64, // 20: taskmem.v1.ClaimPlanItemRequest.lease:type_name -> google.protobuf.Duration
+	63, // 21: taskmem.v1.ClaimPlanItemResponse.item:type_name -> taskmem.v1.PlanItem
+	65, // 22: taskmem.v1.ClaimPlanItemResponse.claim:type_name -> taskmem.v1.PlanItemClaim
+	64, // 23: taskmem.v1.RenewClaimRequest.lease:type_name -> google.protobuf.Duration
+	65, // 24: taskmem.v1.RenewClaimResponse.claim:type_name -> taskmem.v1.PlanItemClaim
+	63, // 25: taskmem.v1.ReleaseClaimResponse.item:type_name -> taskmem.v1.PlanItem
+	66, // 26: taskmem.v1.RecordActionRequest.type:type_name -> taskmem.v1.ActionType
+	67, // 27: taskmem.v1.RecordActionRequest.status:type_name -> taskmem.v1.ActionStatus
+	53, // 28: taskmem.v1.RecordActionRequest.input:type_name -> google.protobuf.Struct
+	53, // 29: taskmem.v1.RecordActionRequest.output:type_name -> google.protobuf.Struct
+	64, // 30: taskmem.v1.RecordActionRequest.duration:type_name -> google.protobuf.Duration
+	68, // 31: taskmem.v1.RecordActionResponse.action:type_name -> taskmem.v1.Action
+	67, // 32: taskmem.v1.CompleteActionRequest.status:type_name -> taskmem.v1.ActionStatus
+	53, // 33: taskmem.v1.CompleteActionRequest.output:type_name -> google.protobuf.Struct
+	64, // 34: taskmem.v1.CompleteActionRequest.duration:type_name -> google.protobuf.Duration
+	68, // 35: taskmem.v1.CompleteActionResponse.action:type_name -> taskmem.v1.Action
+	67, // 36: taskmem.v1.ListActionsRequest.statuses:type_name -> taskmem.v1.ActionStatus
+	68, // 37: taskmem.v1.ListActionsResponse.actions:type_name -> taskmem.v1.Action
 	26, // 38: taskmem.v1.AppendActionLogRequest.lines:type_name -> taskmem.v1.LogLineInput
-	67, // 39: taskmem.v1.TailActionLogResponse.line:type_name -> taskmem.v1.ActionLogLine
-	68, // 40: taskmem.v1.PostMessageRequest.role:type_name -> taskmem.v1.MessageRole
-	69, // 41: taskmem.v1.PostMessageRequest.kind:type_name -> taskmem.v1.MessageKind
-	70, // 42: taskmem.v1.PostMessageResponse.message:type_name -> taskmem.v1.Message
-	61, // 43: taskmem.v1.PostMessageResponse.inferred_items:type_name -> taskmem.v1.PlanItem
-	69, // 44: taskmem.v1.ListMessagesRequest.kinds:type_name -> taskmem.v1.MessageKind
-	70, // 45: taskmem.v1.ListMessagesResponse.messages:type_name -> taskmem.v1.Message
-	71, // 46: taskmem.v1.RecordContextSnapshotResponse.snapshot:type_name -> taskmem.v1.ContextSnapshot
-	71, // 47: taskmem.v1.ListContextSnapshotsResponse.snapshots:type_name -> taskmem.v1.ContextSnapshot
-	54, // 48: taskmem.v1.SubscribeEventsRequest.types:type_name -> taskmem.v1.EventType
-	72, // 49: taskmem.v1.SubscribeEventsResponse.event:type_name -> taskmem.v1.Event
-	54, // 50: taskmem.v1.ListEventsRequest.types:type_name -> taskmem.v1.EventType
-	72, // 51: taskmem.v1.ListEventsResponse.events:type_name -> taskmem.v1.Event
-	55, // 52: taskmem.v1.GetProgressResponse.task:type_name -> taskmem.v1.Task
-	61, // 53: taskmem.v1.GetProgressResponse.completed:type_name -> taskmem.v1.PlanItem
-	61, // 54: taskmem.v1.GetProgressResponse.current:type_name -> taskmem.v1.PlanItem
-	61, // 55: taskmem.v1.GetProgressResponse.next:type_name -> taskmem.v1.PlanItem
-	61, // 56: taskmem.v1.GetProgressResponse.blocked:type_name -> taskmem.v1.PlanItem
-	61, // 57: taskmem.v1.GetProgressResponse.failed:type_name -> taskmem.v1.PlanItem
-	70, // 58: taskmem.v1.GetProgressResponse.recent_messages:type_name -> taskmem.v1.Message
-	73, // 59: taskmem.v1.GetProgressResponse.decisions:type_name -> taskmem.v1.StateItemNote
-	73, // 60: taskmem.v1.GetProgressResponse.constraints:type_name -> taskmem.v1.StateItemNote
-	73, // 61: taskmem.v1.GetProgressResponse.open_questions:type_name -> taskmem.v1.StateItemNote
-	74, // 62: taskmem.v1.GetProgressResponse.open_waits:type_name -> taskmem.v1.OpenWait
-	75, // 63: taskmem.v1.GetProgressResponse.open_conflicts:type_name -> taskmem.v1.StateConflict
-	63, // 64: taskmem.v1.GetProgressResponse.claims:type_name -> taskmem.v1.PlanItemClaim
-	76, // 65: taskmem.v1.ListWebhookDeliveriesRequest.states:type_name -> taskmem.v1.WebhookDeliveryState
-	77, // 66: taskmem.v1.ListWebhookDeliveriesResponse.deliveries:type_name -> taskmem.v1.WebhookDelivery
-	62, // 67: taskmem.v1.RotateWebhookSecretRequest.overlap:type_name -> google.protobuf.Duration
-	58, // 68: taskmem.v1.RotateWebhookSecretResponse.previous_secret_expire_time:type_name -> google.protobuf.Timestamp
-	0,  // 69: taskmem.v1.TaskService.CreateTask:input_type -> taskmem.v1.CreateTaskRequest
-	2,  // 70: taskmem.v1.TaskService.GetTask:input_type -> taskmem.v1.GetTaskRequest
-	4,  // 71: taskmem.v1.TaskService.ListTasks:input_type -> taskmem.v1.ListTasksRequest
-	6,  // 72: taskmem.v1.TaskService.UpdateTask:input_type -> taskmem.v1.UpdateTaskRequest
-	8,  // 73: taskmem.v1.TaskService.ReplacePlan:input_type -> taskmem.v1.ReplacePlanRequest
-	10, // 74: taskmem.v1.TaskService.GetPlan:input_type -> taskmem.v1.GetPlanRequest
-	12, // 75: taskmem.v1.TaskService.UpdatePlanItem:input_type -> taskmem.v1.UpdatePlanItemRequest
-	14, // 76: taskmem.v1.TaskService.ClaimPlanItem:input_type -> taskmem.v1.ClaimPlanItemRequest
-	16, // 77: taskmem.v1.TaskService.RenewClaim:input_type -> taskmem.v1.RenewClaimRequest
-	18, // 78: taskmem.v1.TaskService.ReleaseClaim:input_type -> taskmem.v1.ReleaseClaimRequest
-	20, // 79: taskmem.v1.TaskService.RecordAction:input_type -> taskmem.v1.RecordActionRequest
-	22, // 80: taskmem.v1.TaskService.CompleteAction:input_type -> taskmem.v1.CompleteActionRequest
-	24, // 81: taskmem.v1.TaskService.ListActions:input_type -> taskmem.v1.ListActionsRequest
-	27, // 82: taskmem.v1.TaskService.AppendActionLog:input_type -> taskmem.v1.AppendActionLogRequest
-	29, // 83: taskmem.v1.TaskService.TailActionLog:input_type -> taskmem.v1.TailActionLogRequest
-	31, // 84: taskmem.v1.TaskService.PostMessage:input_type -> taskmem.v1.PostMessageRequest
-	33, // 85: taskmem.v1.TaskService.ListMessages:input_type -> taskmem.v1.ListMessagesRequest
-	35, // 86: taskmem.v1.TaskService.RecordContextSnapshot:input_type -> taskmem.v1.RecordContextSnapshotRequest
-	37, // 87: taskmem.v1.TaskService.ListContextSnapshots:input_type -> taskmem.v1.ListContextSnapshotsRequest
-	39, // 88: taskmem.v1.TaskService.SubscribeEvents:input_type -> taskmem.v1.SubscribeEventsRequest
-	41, // 89: taskmem.v1.TaskService.ListEvents:input_type -> taskmem.v1.ListEventsRequest
-	43, // 90: taskmem.v1.TaskService.GetProgress:input_type -> taskmem.v1.GetProgressRequest
-	45, // 91: taskmem.v1.TaskService.ListWebhookDeliveries:input_type -> taskmem.v1.ListWebhookDeliveriesRequest
-	47, // 92: taskmem.v1.TaskService.GetWebhookSecret:input_type -> taskmem.v1.GetWebhookSecretRequest
-	49, // 93: taskmem.v1.TaskService.RotateWebhookSecret:input_type -> taskmem.v1.RotateWebhookSecretRequest
-	1,  // 94: taskmem.v1.TaskService.CreateTask:output_type -> taskmem.v1.CreateTaskResponse
-	3,  // 95: taskmem.v1.TaskService.GetTask:output_type -> taskmem.v1.GetTaskResponse
-	5,  // 96: taskmem.v1.TaskService.ListTasks:output_type -> taskmem.v1.ListTasksResponse
-	7,  // 97: taskmem.v1.TaskService.UpdateTask:output_type -> taskmem.v1.UpdateTaskResponse
-	9,  // 98: taskmem.v1.TaskService.ReplacePlan:output_type -> taskmem.v1.ReplacePlanResponse
-	11, // 99: taskmem.v1.TaskService.GetPlan:output_type -> taskmem.v1.GetPlanResponse
-	13, // 100: taskmem.v1.TaskService.UpdatePlanItem:output_type -> taskmem.v1.UpdatePlanItemResponse
-	15, // 101: taskmem.v1.TaskService.ClaimPlanItem:output_type -> taskmem.v1.ClaimPlanItemResponse
-	17, // 102: taskmem.v1.TaskService.RenewClaim:output_type -> taskmem.v1.RenewClaimResponse
-	19, // 103: taskmem.v1.TaskService.ReleaseClaim:output_type -> taskmem.v1.ReleaseClaimResponse
-	21, // 104: taskmem.v1.TaskService.RecordAction:output_type -> taskmem.v1.RecordActionResponse
-	23, // 105: taskmem.v1.TaskService.CompleteAction:output_type -> taskmem.v1.CompleteActionResponse
-	25, // 106: taskmem.v1.TaskService.ListActions:output_type -> taskmem.v1.ListActionsResponse
-	28, // 107: taskmem.v1.TaskService.AppendActionLog:output_type -> taskmem.v1.AppendActionLogResponse
-	30, // 108: taskmem.v1.TaskService.TailActionLog:output_type -> taskmem.v1.TailActionLogResponse
-	32, // 109: taskmem.v1.TaskService.PostMessage:output_type -> taskmem.v1.PostMessageResponse
-	34, // 110: taskmem.v1.TaskService.ListMessages:output_type -> taskmem.v1.ListMessagesResponse
-	36, // 111: taskmem.v1.TaskService.RecordContextSnapshot:output_type -> taskmem.v1.RecordContextSnapshotResponse
-	38, // 112: taskmem.v1.TaskService.ListContextSnapshots:output_type -> taskmem.v1.ListContextSnapshotsResponse
-	40, // 113: taskmem.v1.TaskService.SubscribeEvents:output_type -> taskmem.v1.SubscribeEventsResponse
-	42, // 114: taskmem.v1.TaskService.ListEvents:output_type -> taskmem.v1.ListEventsResponse
-	44, // 115: taskmem.v1.TaskService.GetProgress:output_type -> taskmem.v1.GetProgressResponse
-	46, // 116: taskmem.v1.TaskService.ListWebhookDeliveries:output_type -> taskmem.v1.ListWebhookDeliveriesResponse
-	48, // 117: taskmem.v1.TaskService.GetWebhookSecret:output_type -> taskmem.v1.GetWebhookSecretResponse
-	50, // 118: taskmem.v1.TaskService.RotateWebhookSecret:output_type -> taskmem.v1.RotateWebhookSecretResponse
-	94, // [94:119] is the sub-list for method output_type
-	69, // [69:94] is the sub-list for method input_type
-	69, // [69:69] is the sub-list for extension type_name
-	69, // [69:69] is the sub-list for extension extendee
-	0,  // [0:69] is the sub-list for field type_name
+	69, // 39: taskmem.v1.TailActionLogResponse.line:type_name -> taskmem.v1.ActionLogLine
+	70, // 40: taskmem.v1.PostMessageRequest.role:type_name -> taskmem.v1.MessageRole
+	71, // 41: taskmem.v1.PostMessageRequest.kind:type_name -> taskmem.v1.MessageKind
+	72, // 42: taskmem.v1.PostMessageResponse.message:type_name -> taskmem.v1.Message
+	63, // 43: taskmem.v1.PostMessageResponse.inferred_items:type_name -> taskmem.v1.PlanItem
+	71, // 44: taskmem.v1.ListMessagesRequest.kinds:type_name -> taskmem.v1.MessageKind
+	72, // 45: taskmem.v1.ListMessagesResponse.messages:type_name -> taskmem.v1.Message
+	73, // 46: taskmem.v1.RecordContextSnapshotResponse.snapshot:type_name -> taskmem.v1.ContextSnapshot
+	73, // 47: taskmem.v1.ListContextSnapshotsResponse.snapshots:type_name -> taskmem.v1.ContextSnapshot
+	56, // 48: taskmem.v1.SubscribeEventsRequest.types:type_name -> taskmem.v1.EventType
+	74, // 49: taskmem.v1.SubscribeEventsResponse.event:type_name -> taskmem.v1.Event
+	56, // 50: taskmem.v1.ListEventsRequest.types:type_name -> taskmem.v1.EventType
+	74, // 51: taskmem.v1.ListEventsResponse.events:type_name -> taskmem.v1.Event
+	57, // 52: taskmem.v1.GetProgressResponse.task:type_name -> taskmem.v1.Task
+	63, // 53: taskmem.v1.GetProgressResponse.completed:type_name -> taskmem.v1.PlanItem
+	63, // 54: taskmem.v1.GetProgressResponse.current:type_name -> taskmem.v1.PlanItem
+	63, // 55: taskmem.v1.GetProgressResponse.next:type_name -> taskmem.v1.PlanItem
+	63, // 56: taskmem.v1.GetProgressResponse.blocked:type_name -> taskmem.v1.PlanItem
+	63, // 57: taskmem.v1.GetProgressResponse.failed:type_name -> taskmem.v1.PlanItem
+	72, // 58: taskmem.v1.GetProgressResponse.recent_messages:type_name -> taskmem.v1.Message
+	75, // 59: taskmem.v1.GetProgressResponse.decisions:type_name -> taskmem.v1.StateItemNote
+	75, // 60: taskmem.v1.GetProgressResponse.constraints:type_name -> taskmem.v1.StateItemNote
+	75, // 61: taskmem.v1.GetProgressResponse.open_questions:type_name -> taskmem.v1.StateItemNote
+	76, // 62: taskmem.v1.GetProgressResponse.open_waits:type_name -> taskmem.v1.OpenWait
+	77, // 63: taskmem.v1.GetProgressResponse.open_conflicts:type_name -> taskmem.v1.StateConflict
+	65, // 64: taskmem.v1.GetProgressResponse.claims:type_name -> taskmem.v1.PlanItemClaim
+	78, // 65: taskmem.v1.ListWebhookDeliveriesRequest.states:type_name -> taskmem.v1.WebhookDeliveryState
+	79, // 66: taskmem.v1.ListWebhookDeliveriesResponse.deliveries:type_name -> taskmem.v1.WebhookDelivery
+	64, // 67: taskmem.v1.RotateWebhookSecretRequest.overlap:type_name -> google.protobuf.Duration
+	60, // 68: taskmem.v1.RotateWebhookSecretResponse.previous_secret_expire_time:type_name -> google.protobuf.Timestamp
+	80, // 69: taskmem.v1.GetTaskUsageResponse.model_usage:type_name -> taskmem.v1.ModelUsage
+	81, // 70: taskmem.v1.GetTaskUsageResponse.namespace_budget:type_name -> taskmem.v1.ModelBudget
+	0,  // 71: taskmem.v1.TaskService.CreateTask:input_type -> taskmem.v1.CreateTaskRequest
+	2,  // 72: taskmem.v1.TaskService.GetTask:input_type -> taskmem.v1.GetTaskRequest
+	4,  // 73: taskmem.v1.TaskService.ListTasks:input_type -> taskmem.v1.ListTasksRequest
+	6,  // 74: taskmem.v1.TaskService.UpdateTask:input_type -> taskmem.v1.UpdateTaskRequest
+	8,  // 75: taskmem.v1.TaskService.ReplacePlan:input_type -> taskmem.v1.ReplacePlanRequest
+	10, // 76: taskmem.v1.TaskService.GetPlan:input_type -> taskmem.v1.GetPlanRequest
+	12, // 77: taskmem.v1.TaskService.UpdatePlanItem:input_type -> taskmem.v1.UpdatePlanItemRequest
+	14, // 78: taskmem.v1.TaskService.ClaimPlanItem:input_type -> taskmem.v1.ClaimPlanItemRequest
+	16, // 79: taskmem.v1.TaskService.RenewClaim:input_type -> taskmem.v1.RenewClaimRequest
+	18, // 80: taskmem.v1.TaskService.ReleaseClaim:input_type -> taskmem.v1.ReleaseClaimRequest
+	20, // 81: taskmem.v1.TaskService.RecordAction:input_type -> taskmem.v1.RecordActionRequest
+	22, // 82: taskmem.v1.TaskService.CompleteAction:input_type -> taskmem.v1.CompleteActionRequest
+	24, // 83: taskmem.v1.TaskService.ListActions:input_type -> taskmem.v1.ListActionsRequest
+	27, // 84: taskmem.v1.TaskService.AppendActionLog:input_type -> taskmem.v1.AppendActionLogRequest
+	29, // 85: taskmem.v1.TaskService.TailActionLog:input_type -> taskmem.v1.TailActionLogRequest
+	31, // 86: taskmem.v1.TaskService.PostMessage:input_type -> taskmem.v1.PostMessageRequest
+	33, // 87: taskmem.v1.TaskService.ListMessages:input_type -> taskmem.v1.ListMessagesRequest
+	35, // 88: taskmem.v1.TaskService.RecordContextSnapshot:input_type -> taskmem.v1.RecordContextSnapshotRequest
+	37, // 89: taskmem.v1.TaskService.ListContextSnapshots:input_type -> taskmem.v1.ListContextSnapshotsRequest
+	39, // 90: taskmem.v1.TaskService.SubscribeEvents:input_type -> taskmem.v1.SubscribeEventsRequest
+	41, // 91: taskmem.v1.TaskService.ListEvents:input_type -> taskmem.v1.ListEventsRequest
+	43, // 92: taskmem.v1.TaskService.GetProgress:input_type -> taskmem.v1.GetProgressRequest
+	45, // 93: taskmem.v1.TaskService.ListWebhookDeliveries:input_type -> taskmem.v1.ListWebhookDeliveriesRequest
+	47, // 94: taskmem.v1.TaskService.GetWebhookSecret:input_type -> taskmem.v1.GetWebhookSecretRequest
+	49, // 95: taskmem.v1.TaskService.RotateWebhookSecret:input_type -> taskmem.v1.RotateWebhookSecretRequest
+	51, // 96: taskmem.v1.TaskService.GetTaskUsage:input_type -> taskmem.v1.GetTaskUsageRequest
+	1,  // 97: taskmem.v1.TaskService.CreateTask:output_type -> taskmem.v1.CreateTaskResponse
+	3,  // 98: taskmem.v1.TaskService.GetTask:output_type -> taskmem.v1.GetTaskResponse
+	5,  // 99: taskmem.v1.TaskService.ListTasks:output_type -> taskmem.v1.ListTasksResponse
+	7,  // 100: taskmem.v1.TaskService.UpdateTask:output_type -> taskmem.v1.UpdateTaskResponse
+	9,  // 101: taskmem.v1.TaskService.ReplacePlan:output_type -> taskmem.v1.ReplacePlanResponse
+	11, // 102: taskmem.v1.TaskService.GetPlan:output_type -> taskmem.v1.GetPlanResponse
+	13, // 103: taskmem.v1.TaskService.UpdatePlanItem:output_type -> taskmem.v1.UpdatePlanItemResponse
+	15, // 104: taskmem.v1.TaskService.ClaimPlanItem:output_type -> taskmem.v1.ClaimPlanItemResponse
+	17, // 105: taskmem.v1.TaskService.RenewClaim:output_type -> taskmem.v1.RenewClaimResponse
+	19, // 106: taskmem.v1.TaskService.ReleaseClaim:output_type -> taskmem.v1.ReleaseClaimResponse
+	21, // 107: taskmem.v1.TaskService.RecordAction:output_type -> taskmem.v1.RecordActionResponse
+	23, // 108: taskmem.v1.TaskService.CompleteAction:output_type -> taskmem.v1.CompleteActionResponse
+	25, // 109: taskmem.v1.TaskService.ListActions:output_type -> taskmem.v1.ListActionsResponse
+	28, // 110: taskmem.v1.TaskService.AppendActionLog:output_type -> taskmem.v1.AppendActionLogResponse
+	30, // 111: taskmem.v1.TaskService.TailActionLog:output_type -> taskmem.v1.TailActionLogResponse
+	32, // 112: taskmem.v1.TaskService.PostMessage:output_type -> taskmem.v1.PostMessageResponse
+	34, // 113: taskmem.v1.TaskService.ListMessages:output_type -> taskmem.v1.ListMessagesResponse
+	36, // 114: taskmem.v1.TaskService.RecordContextSnapshot:output_type -> taskmem.v1.RecordContextSnapshotResponse
+	38, // 115: taskmem.v1.TaskService.ListContextSnapshots:output_type -> taskmem.v1.ListContextSnapshotsResponse
+	40, // 116: taskmem.v1.TaskService.SubscribeEvents:output_type -> taskmem.v1.SubscribeEventsResponse
+	42, // 117: taskmem.v1.TaskService.ListEvents:output_type -> taskmem.v1.ListEventsResponse
+	44, // 118: taskmem.v1.TaskService.GetProgress:output_type -> taskmem.v1.GetProgressResponse
+	46, // 119: taskmem.v1.TaskService.ListWebhookDeliveries:output_type -> taskmem.v1.ListWebhookDeliveriesResponse
+	48, // 120: taskmem.v1.TaskService.GetWebhookSecret:output_type -> taskmem.v1.GetWebhookSecretResponse
+	50, // 121: taskmem.v1.TaskService.RotateWebhookSecret:output_type -> taskmem.v1.RotateWebhookSecretResponse
+	52, // 122: taskmem.v1.TaskService.GetTaskUsage:output_type -> taskmem.v1.GetTaskUsageResponse
+	97, // [97:123] is the sub-list for method output_type
+	71, // [71:97] is the sub-list for method input_type
+	71, // [71:71] is the sub-list for extension type_name
+	71, // [71:71] is the sub-list for extension extendee
+	0,  // [0:71] is the sub-list for field type_name
 }
 
 func init() { file_taskmem_v1_task_service_proto_init() }
@@ -4014,7 +4232,7 @@ func file_taskmem_v1_task_service_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_taskmem_v1_task_service_proto_rawDesc), len(file_taskmem_v1_task_service_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   51,
+			NumMessages:   53,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

@@ -44,6 +44,7 @@ const (
 	TaskService_ListWebhookDeliveries_FullMethodName = "/taskmem.v1.TaskService/ListWebhookDeliveries"
 	TaskService_GetWebhookSecret_FullMethodName      = "/taskmem.v1.TaskService/GetWebhookSecret"
 	TaskService_RotateWebhookSecret_FullMethodName   = "/taskmem.v1.TaskService/RotateWebhookSecret"
+	TaskService_GetTaskUsage_FullMethodName          = "/taskmem.v1.TaskService/GetTaskUsage"
 )
 
 // TaskServiceClient is the client API for TaskService service.
@@ -109,6 +110,9 @@ type TaskServiceClient interface {
 	// still holds the item's claim (see ClaimPlanItem); otherwise
 	// FAILED_PRECONDITION, reason ERROR_REASON_CLAIM_NOT_HELD, naming the
 	// current holder. Any status but IN_PROGRESS ends the item's claim.
+	// INPUT_REQUIRED and AUTH_REQUIRED are INVALID_ARGUMENT ("status"): an item
+	// enters them only through CreateWait (ExternalTarget.plan_item_id); moving
+	// an item out of them leaves its wait open but the item where it was put.
 	UpdatePlanItem(ctx context.Context, in *UpdatePlanItemRequest, opts ...grpc.CallOption) (*UpdatePlanItemResponse, error)
 	// Hands the caller one ready item of the task's current plan and marks it
 	// IN_PROGRESS under a lease held by holder_id: of any number of concurrent
@@ -228,6 +232,16 @@ type TaskServiceClient interface {
 	// A bad overlap (negative, or longer than 7 days) is INVALID_ARGUMENT
 	// naming "overlap". With a request_id, a retry returns the same secret.
 	RotateWebhookSecret(ctx context.Context, in *RotateWebhookSecretRequest, opts ...grpc.CallOption) (*RotateWebhookSecretResponse, error)
+	// Returns what a task's model work cost, in one call: every model call the
+	// server made for it (state and memory extraction, running summaries,
+	// reconciliation adjudication, QueryTask answers, embeddings through an
+	// endpoint), summed by model and purpose with the tokens from each
+	// endpoint's `usage`, beside the tokens its agents reported on their
+	// actions (RecordAction/CompleteAction tokens_in and tokens_out), and the
+	// namespace's model budget when one is configured (model_token_budgets).
+	// A task with no model calls and no actions answers zeros.
+	// Errors: NOT_FOUND for an unknown task.
+	GetTaskUsage(ctx context.Context, in *GetTaskUsageRequest, opts ...grpc.CallOption) (*GetTaskUsageResponse, error)
 }
 
 type taskServiceClient struct {
@@ -506,6 +520,16 @@ func (c *taskServiceClient) RotateWebhookSecret(ctx context.Context, in *RotateW
 	return out, nil
 }
 
+func (c *taskServiceClient) GetTaskUsage(ctx context.Context, in *GetTaskUsageRequest, opts ...grpc.CallOption) (*GetTaskUsageResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(GetTaskUsageResponse)
+	err := c.cc.Invoke(ctx, TaskService_GetTaskUsage_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 // TaskServiceServer is the server API for TaskService service.
 // All implementations must embed UnimplementedTaskServiceServer
 // for forward compatibility.
@@ -569,6 +593,9 @@ type TaskServiceServer interface {
 	// still holds the item's claim (see ClaimPlanItem); otherwise
 	// FAILED_PRECONDITION, reason ERROR_REASON_CLAIM_NOT_HELD, naming the
 	// current holder. Any status but IN_PROGRESS ends the item's claim.
+	// INPUT_REQUIRED and AUTH_REQUIRED are INVALID_ARGUMENT ("status"): an item
+	// enters them only through CreateWait (ExternalTarget.plan_item_id); moving
+	// an item out of them leaves its wait open but the item where it was put.
 	UpdatePlanItem(context.Context, *UpdatePlanItemRequest) (*UpdatePlanItemResponse, error)
 	// Hands the caller one ready item of the task's current plan and marks it
 	// IN_PROGRESS under a lease held by holder_id: of any number of concurrent
@@ -688,6 +715,16 @@ type TaskServiceServer interface {
 	// A bad overlap (negative, or longer than 7 days) is INVALID_ARGUMENT
 	// naming "overlap". With a request_id, a retry returns the same secret.
 	RotateWebhookSecret(context.Context, *RotateWebhookSecretRequest) (*RotateWebhookSecretResponse, error)
+	// Returns what a task's model work cost, in one call: every model call the
+	// server made for it (state and memory extraction, running summaries,
+	// reconciliation adjudication, QueryTask answers, embeddings through an
+	// endpoint), summed by model and purpose with the tokens from each
+	// endpoint's `usage`, beside the tokens its agents reported on their
+	// actions (RecordAction/CompleteAction tokens_in and tokens_out), and the
+	// namespace's model budget when one is configured (model_token_budgets).
+	// A task with no model calls and no actions answers zeros.
+	// Errors: NOT_FOUND for an unknown task.
+	GetTaskUsage(context.Context, *GetTaskUsageRequest) (*GetTaskUsageResponse, error)
 	mustEmbedUnimplementedTaskServiceServer()
 }
 
@@ -772,6 +809,9 @@ func (UnimplementedTaskServiceServer) GetWebhookSecret(context.Context, *GetWebh
 }
 func (UnimplementedTaskServiceServer) RotateWebhookSecret(context.Context, *RotateWebhookSecretRequest) (*RotateWebhookSecretResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method RotateWebhookSecret not implemented")
+}
+func (UnimplementedTaskServiceServer) GetTaskUsage(context.Context, *GetTaskUsageRequest) (*GetTaskUsageResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method GetTaskUsage not implemented")
 }
 func (UnimplementedTaskServiceServer) mustEmbedUnimplementedTaskServiceServer() {}
 func (UnimplementedTaskServiceServer) testEmbeddedByValue()                     {}
@@ -1230,6 +1270,24 @@ func _TaskService_RotateWebhookSecret_Handler(srv interface{}, ctx context.Conte
 	return interceptor(ctx, in, info, handler)
 }
 
+func _TaskService_GetTaskUsage_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(GetTaskUsageRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(TaskServiceServer).GetTaskUsage(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: TaskService_GetTaskUsage_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(TaskServiceServer).GetTaskUsage(ctx, req.(*GetTaskUsageRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 // TaskService_ServiceDesc is the grpc.ServiceDesc for TaskService service.
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
@@ -1328,6 +1386,10 @@ var TaskService_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "RotateWebhookSecret",
 			Handler:    _TaskService_RotateWebhookSecret_Handler,
+		},
+		{
+			MethodName: "GetTaskUsage",
+			Handler:    _TaskService_GetTaskUsage_Handler,
 		},
 	},
 	Streams: []grpc.StreamDesc{

@@ -92,6 +92,62 @@ func (WaitStatus) EnumDescriptor() ([]byte, []int) {
 	return file_taskmem_v1_wait_proto_rawDescGZIP(), []int{0}
 }
 
+// ExternalWaitKind says whether an external wait waits on a person, and for what.
+type ExternalWaitKind int32
+
+const (
+	// A plain external wait (a CI hook, a deploy): it changes no status.
+	ExternalWaitKind_EXTERNAL_WAIT_KIND_UNSPECIFIED ExternalWaitKind = 0
+	// A person must answer a question (A2A's INPUT_REQUIRED). While it is open
+	// the linked task (or the named plan item) is in INPUT_REQUIRED.
+	ExternalWaitKind_EXTERNAL_WAIT_KIND_INPUT ExternalWaitKind = 1
+	// A person must authorise something, for example sign in or grant access
+	// (A2A's AUTH_REQUIRED). While it is open the linked task (or the named plan
+	// item) is in AUTH_REQUIRED.
+	ExternalWaitKind_EXTERNAL_WAIT_KIND_AUTH ExternalWaitKind = 2
+)
+
+// Enum value maps for ExternalWaitKind.
+var (
+	ExternalWaitKind_name = map[int32]string{
+		0: "EXTERNAL_WAIT_KIND_UNSPECIFIED",
+		1: "EXTERNAL_WAIT_KIND_INPUT",
+		2: "EXTERNAL_WAIT_KIND_AUTH",
+	}
+	ExternalWaitKind_value = map[string]int32{
+		"EXTERNAL_WAIT_KIND_UNSPECIFIED": 0,
+		"EXTERNAL_WAIT_KIND_INPUT":       1,
+		"EXTERNAL_WAIT_KIND_AUTH":        2,
+	}
+)
+
+func (x ExternalWaitKind) Enum() *ExternalWaitKind {
+	p := new(ExternalWaitKind)
+	*p = x
+	return p
+}
+
+func (x ExternalWaitKind) String() string {
+	return protoimpl.X.EnumStringOf(x.Descriptor(), protoreflect.EnumNumber(x))
+}
+
+func (ExternalWaitKind) Descriptor() protoreflect.EnumDescriptor {
+	return file_taskmem_v1_wait_proto_enumTypes[1].Descriptor()
+}
+
+func (ExternalWaitKind) Type() protoreflect.EnumType {
+	return &file_taskmem_v1_wait_proto_enumTypes[1]
+}
+
+func (x ExternalWaitKind) Number() protoreflect.EnumNumber {
+	return protoreflect.EnumNumber(x)
+}
+
+// Deprecated: Use ExternalWaitKind.Descriptor instead.
+func (ExternalWaitKind) EnumDescriptor() ([]byte, []int) {
+	return file_taskmem_v1_wait_proto_rawDescGZIP(), []int{1}
+}
+
 // TimerTarget resolves once a duration has passed since the wait was created.
 type TimerTarget struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -405,11 +461,32 @@ func (x *FileTarget) GetContains() string {
 }
 
 // ExternalTarget is resolved only by a caller, with ResolveWait: a CI hook, a
-// person approving a step.
+// person approving a step. With kind INPUT or AUTH it waits on a person: the
+// task (or the plan item) shows it in its status, GetProgress and the task
+// state say who must answer what, the question goes into the task's thread
+// as a message ("[Input required] …" or "[Auth required] …", role AGENT), and
+// ResolveWait's result is the answer, posted to the thread as a USER message
+// ("[Input received] …" or "[Auth received] …").
 type ExternalTarget struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// Who or what is expected to resolve it, for the record (for example "release manager"). At most 200 characters.
-	Resolver      string `protobuf:"bytes,1,opt,name=resolver,proto3" json:"resolver,omitempty"`
+	Resolver string `protobuf:"bytes,1,opt,name=resolver,proto3" json:"resolver,omitempty"`
+	// Whether it waits on a person, for an answer (INPUT) or an authorisation
+	// (AUTH). INPUT and AUTH need task_id naming a task in PENDING, PLANNING,
+	// EXECUTING, SYNTHESIZING or already waiting on a person
+	// (FAILED_PRECONDITION otherwise) and a question.
+	Kind ExternalWaitKind `protobuf:"varint,2,opt,name=kind,proto3,enum=taskmem.v1.ExternalWaitKind" json:"kind,omitempty"`
+	// What the person is asked: the question for INPUT, what to authorise and
+	// where for AUTH (for example "Sign in to the registry at https://…").
+	// Required for INPUT and AUTH, at most 2,000 characters; empty for a plain
+	// external wait.
+	Question string `protobuf:"bytes,3,opt,name=question,proto3" json:"question,omitempty"`
+	// For INPUT and AUTH: the item of the task's current plan that waits,
+	// instead of the whole task. The item (not the task) then enters
+	// INPUT_REQUIRED or AUTH_REQUIRED; it must not be COMPLETED, FAILED or
+	// SKIPPED (FAILED_PRECONDITION); NOT_FOUND for an unknown item. Empty: the
+	// task waits.
+	PlanItemId    string `protobuf:"bytes,4,opt,name=plan_item_id,json=planItemId,proto3" json:"plan_item_id,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -447,6 +524,27 @@ func (*ExternalTarget) Descriptor() ([]byte, []int) {
 func (x *ExternalTarget) GetResolver() string {
 	if x != nil {
 		return x.Resolver
+	}
+	return ""
+}
+
+func (x *ExternalTarget) GetKind() ExternalWaitKind {
+	if x != nil {
+		return x.Kind
+	}
+	return ExternalWaitKind_EXTERNAL_WAIT_KIND_UNSPECIFIED
+}
+
+func (x *ExternalTarget) GetQuestion() string {
+	if x != nil {
+		return x.Question
+	}
+	return ""
+}
+
+func (x *ExternalTarget) GetPlanItemId() string {
+	if x != nil {
+		return x.PlanItemId
 	}
 	return ""
 }
@@ -782,9 +880,13 @@ const file_taskmem_v1_wait_proto_rawDesc = "" +
 	"\n" +
 	"FileTarget\x12\x12\n" +
 	"\x04path\x18\x01 \x01(\tR\x04path\x12\x1a\n" +
-	"\bcontains\x18\x02 \x01(\tR\bcontains\",\n" +
+	"\bcontains\x18\x02 \x01(\tR\bcontains\"\x9c\x01\n" +
 	"\x0eExternalTarget\x12\x1a\n" +
-	"\bresolver\x18\x01 \x01(\tR\bresolver\"\xcd\x02\n" +
+	"\bresolver\x18\x01 \x01(\tR\bresolver\x120\n" +
+	"\x04kind\x18\x02 \x01(\x0e2\x1c.taskmem.v1.ExternalWaitKindR\x04kind\x12\x1a\n" +
+	"\bquestion\x18\x03 \x01(\tR\bquestion\x12 \n" +
+	"\fplan_item_id\x18\x04 \x01(\tR\n" +
+	"planItemId\"\xcd\x02\n" +
 	"\n" +
 	"WaitTarget\x12/\n" +
 	"\x05timer\x18\x01 \x01(\v2\x17.taskmem.v1.TimerTargetH\x00R\x05timer\x12?\n" +
@@ -817,7 +919,11 @@ const file_taskmem_v1_wait_proto_rawDesc = "" +
 	"\x14WAIT_STATUS_RESOLVED\x10\x02\x12\x19\n" +
 	"\x15WAIT_STATUS_TIMED_OUT\x10\x03\x12\x19\n" +
 	"\x15WAIT_STATUS_CANCELLED\x10\x04\x12\x16\n" +
-	"\x12WAIT_STATUS_FAILED\x10\x05B@Z>github.com/taskmem/taskmem/clients/go/gen/taskmem/v1;taskmemv1b\x06proto3"
+	"\x12WAIT_STATUS_FAILED\x10\x05*q\n" +
+	"\x10ExternalWaitKind\x12\"\n" +
+	"\x1eEXTERNAL_WAIT_KIND_UNSPECIFIED\x10\x00\x12\x1c\n" +
+	"\x18EXTERNAL_WAIT_KIND_INPUT\x10\x01\x12\x1b\n" +
+	"\x17EXTERNAL_WAIT_KIND_AUTH\x10\x02B@Z>github.com/taskmem/taskmem/clients/go/gen/taskmem/v1;taskmemv1b\x06proto3"
 
 var (
 	file_taskmem_v1_wait_proto_rawDescOnce sync.Once
@@ -831,47 +937,49 @@ func file_taskmem_v1_wait_proto_rawDescGZIP() []byte {
 	return file_taskmem_v1_wait_proto_rawDescData
 }
 
-var file_taskmem_v1_wait_proto_enumTypes = make([]protoimpl.EnumInfo, 1)
+var file_taskmem_v1_wait_proto_enumTypes = make([]protoimpl.EnumInfo, 2)
 var file_taskmem_v1_wait_proto_msgTypes = make([]protoimpl.MessageInfo, 8)
 var file_taskmem_v1_wait_proto_goTypes = []any{
 	(WaitStatus)(0),               // 0: taskmem.v1.WaitStatus
-	(*TimerTarget)(nil),           // 1: taskmem.v1.TimerTarget
-	(*TaskStatusTarget)(nil),      // 2: taskmem.v1.TaskStatusTarget
-	(*EventTarget)(nil),           // 3: taskmem.v1.EventTarget
-	(*HttpTarget)(nil),            // 4: taskmem.v1.HttpTarget
-	(*FileTarget)(nil),            // 5: taskmem.v1.FileTarget
-	(*ExternalTarget)(nil),        // 6: taskmem.v1.ExternalTarget
-	(*WaitTarget)(nil),            // 7: taskmem.v1.WaitTarget
-	(*Wait)(nil),                  // 8: taskmem.v1.Wait
-	(*durationpb.Duration)(nil),   // 9: google.protobuf.Duration
-	(TaskStatus)(0),               // 10: taskmem.v1.TaskStatus
-	(EventType)(0),                // 11: taskmem.v1.EventType
-	(*structpb.Value)(nil),        // 12: google.protobuf.Value
-	(*timestamppb.Timestamp)(nil), // 13: google.protobuf.Timestamp
+	(ExternalWaitKind)(0),         // 1: taskmem.v1.ExternalWaitKind
+	(*TimerTarget)(nil),           // 2: taskmem.v1.TimerTarget
+	(*TaskStatusTarget)(nil),      // 3: taskmem.v1.TaskStatusTarget
+	(*EventTarget)(nil),           // 4: taskmem.v1.EventTarget
+	(*HttpTarget)(nil),            // 5: taskmem.v1.HttpTarget
+	(*FileTarget)(nil),            // 6: taskmem.v1.FileTarget
+	(*ExternalTarget)(nil),        // 7: taskmem.v1.ExternalTarget
+	(*WaitTarget)(nil),            // 8: taskmem.v1.WaitTarget
+	(*Wait)(nil),                  // 9: taskmem.v1.Wait
+	(*durationpb.Duration)(nil),   // 10: google.protobuf.Duration
+	(TaskStatus)(0),               // 11: taskmem.v1.TaskStatus
+	(EventType)(0),                // 12: taskmem.v1.EventType
+	(*structpb.Value)(nil),        // 13: google.protobuf.Value
+	(*timestamppb.Timestamp)(nil), // 14: google.protobuf.Timestamp
 }
 var file_taskmem_v1_wait_proto_depIdxs = []int32{
-	9,  // 0: taskmem.v1.TimerTarget.duration:type_name -> google.protobuf.Duration
-	10, // 1: taskmem.v1.TaskStatusTarget.statuses:type_name -> taskmem.v1.TaskStatus
-	11, // 2: taskmem.v1.EventTarget.type:type_name -> taskmem.v1.EventType
-	12, // 3: taskmem.v1.EventTarget.payload_value:type_name -> google.protobuf.Value
-	1,  // 4: taskmem.v1.WaitTarget.timer:type_name -> taskmem.v1.TimerTarget
-	2,  // 5: taskmem.v1.WaitTarget.task_status:type_name -> taskmem.v1.TaskStatusTarget
-	3,  // 6: taskmem.v1.WaitTarget.event:type_name -> taskmem.v1.EventTarget
-	4,  // 7: taskmem.v1.WaitTarget.http:type_name -> taskmem.v1.HttpTarget
-	5,  // 8: taskmem.v1.WaitTarget.file:type_name -> taskmem.v1.FileTarget
-	6,  // 9: taskmem.v1.WaitTarget.external:type_name -> taskmem.v1.ExternalTarget
-	7,  // 10: taskmem.v1.Wait.target:type_name -> taskmem.v1.WaitTarget
-	0,  // 11: taskmem.v1.Wait.status:type_name -> taskmem.v1.WaitStatus
-	9,  // 12: taskmem.v1.Wait.timeout:type_name -> google.protobuf.Duration
-	9,  // 13: taskmem.v1.Wait.poll_interval:type_name -> google.protobuf.Duration
-	13, // 14: taskmem.v1.Wait.create_time:type_name -> google.protobuf.Timestamp
-	13, // 15: taskmem.v1.Wait.deadline_time:type_name -> google.protobuf.Timestamp
-	13, // 16: taskmem.v1.Wait.end_time:type_name -> google.protobuf.Timestamp
-	17, // [17:17] is the sub-list for method output_type
-	17, // [17:17] is the sub-list for method input_type
-	17, // [17:17] is the sub-list for extension type_name
-	17, // [17:17] is the sub-list for extension extendee
-	0,  // [0:17] is the sub-list for field type_name
+	10, // 0: taskmem.v1.TimerTarget.duration:type_name -> google.protobuf.Duration
+	11, // 1: taskmem.v1.TaskStatusTarget.statuses:type_name -> taskmem.v1.TaskStatus
+	12, // 2: taskmem.v1.EventTarget.type:type_name -> taskmem.v1.EventType
+	13, // 3: taskmem.v1.EventTarget.payload_value:type_name -> google.protobuf.Value
+	1,  // 4: taskmem.v1.ExternalTarget.kind:type_name -> taskmem.v1.ExternalWaitKind
+	2,  // 5: taskmem.v1.WaitTarget.timer:type_name -> taskmem.v1.TimerTarget
+	3,  // 6: taskmem.v1.WaitTarget.task_status:type_name -> taskmem.v1.TaskStatusTarget
+	4,  // 7: taskmem.v1.WaitTarget.event:type_name -> taskmem.v1.EventTarget
+	5,  // 8: taskmem.v1.WaitTarget.http:type_name -> taskmem.v1.HttpTarget
+	6,  // 9: taskmem.v1.WaitTarget.file:type_name -> taskmem.v1.FileTarget
+	7,  // 10: taskmem.v1.WaitTarget.external:type_name -> taskmem.v1.ExternalTarget
+	8,  // 11: taskmem.v1.Wait.target:type_name -> taskmem.v1.WaitTarget
+	0,  // 12: taskmem.v1.Wait.status:type_name -> taskmem.v1.WaitStatus
+	10, // 13: taskmem.v1.Wait.timeout:type_name -> google.protobuf.Duration
+	10, // 14: taskmem.v1.Wait.poll_interval:type_name -> google.protobuf.Duration
+	14, // 15: taskmem.v1.Wait.create_time:type_name -> google.protobuf.Timestamp
+	14, // 16: taskmem.v1.Wait.deadline_time:type_name -> google.protobuf.Timestamp
+	14, // 17: taskmem.v1.Wait.end_time:type_name -> google.protobuf.Timestamp
+	18, // [18:18] is the sub-list for method output_type
+	18, // [18:18] is the sub-list for method input_type
+	18, // [18:18] is the sub-list for extension type_name
+	18, // [18:18] is the sub-list for extension extendee
+	0,  // [0:18] is the sub-list for field type_name
 }
 
 func init() { file_taskmem_v1_wait_proto_init() }
@@ -894,7 +1002,7 @@ func file_taskmem_v1_wait_proto_init() {
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_taskmem_v1_wait_proto_rawDesc), len(file_taskmem_v1_wait_proto_rawDesc)),
-			NumEnums:      1,
+			NumEnums:      2,
 			NumMessages:   8,
 			NumExtensions: 0,
 			NumServices:   0,

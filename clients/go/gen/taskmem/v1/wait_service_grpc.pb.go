@@ -69,7 +69,10 @@ type WaitServiceClient interface {
 	// EXTERNAL wait; forcing any other kind needs an admin key (PERMISSION_DENIED,
 	// ERROR_REASON_ADMIN_REQUIRED otherwise; FAILED_PRECONDITION,
 	// ERROR_REASON_NOT_CONFIGURED when the server has no admin_keys).
-	// FAILED_PRECONDITION if the wait has already ended.
+	// FAILED_PRECONDITION if the wait has already ended. For a wait on a person
+	// (ExternalTarget kind INPUT or AUTH) the result is the person's answer: it
+	// is posted to the task's thread as a USER message, and the task (or plan
+	// item) leaves INPUT_REQUIRED or AUTH_REQUIRED once no such wait is open.
 	ResolveWait(ctx context.Context, in *ResolveWaitRequest, opts ...grpc.CallOption) (*ResolveWaitResponse, error)
 	// Streams a wait: its current state at once, then the state after every
 	// change, and ends (OK) after sending a final status (RESOLVED, TIMED_OUT,
@@ -199,7 +202,10 @@ type WaitServiceServer interface {
 	// EXTERNAL wait; forcing any other kind needs an admin key (PERMISSION_DENIED,
 	// ERROR_REASON_ADMIN_REQUIRED otherwise; FAILED_PRECONDITION,
 	// ERROR_REASON_NOT_CONFIGURED when the server has no admin_keys).
-	// FAILED_PRECONDITION if the wait has already ended.
+	// FAILED_PRECONDITION if the wait has already ended. For a wait on a person
+	// (ExternalTarget kind INPUT or AUTH) the result is the person's answer: it
+	// is posted to the task's thread as a USER message, and the task (or plan
+	// item) leaves INPUT_REQUIRED or AUTH_REQUIRED once no such wait is open.
 	ResolveWait(context.Context, *ResolveWaitRequest) (*ResolveWaitResponse, error)
 	// Streams a wait: its current state at once, then the state after every
 	// change, and ends (OK) after sending a final status (RESOLVED, TIMED_OUT,

@@ -383,6 +383,8 @@ class MemorySearchHit(_message.Message):
     FULLTEXT_RANK_FIELD_NUMBER: _builtins.int
     SEMANTIC_RANK_FIELD_NUMBER: _builtins.int
     EMBEDDING_PENDING_FIELD_NUMBER: _builtins.int
+    SUPERSEDED_FIELD_NUMBER: _builtins.int
+    VALID_TO_FIELD_NUMBER: _builtins.int
     score: _builtins.float
     """Higher is better. FULLTEXT: the BM25 score (positive; the same on
     SQLite and PostgreSQL); SEMANTIC: cosine similarity (-1..1); HYBRID:
@@ -400,6 +402,12 @@ class MemorySearchHit(_message.Message):
     """The entry is acknowledged but not embedded yet: only full text can find
     it until the background embedding reaches it.
     """
+    superseded: _builtins.bool
+    """The entry records a decision that no longer holds (at the request's
+    as_of, or now): the state item it was reconciled into was superseded.
+    Such hits rank below every current hit unless the request sets
+    include_history.
+    """
     @_builtins.property
     def entry(self) -> Global___MemoryEntry:
         """The matching entry."""
@@ -407,6 +415,10 @@ class MemorySearchHit(_message.Message):
     @_builtins.property
     def found_by(self) -> _containers.RepeatedScalarFieldContainer[Global___SearchMode.ValueType]:
         """The modes that found this entry (FULLTEXT, SEMANTIC or both)."""
+
+    @_builtins.property
+    def valid_to(self) -> _timestamp_pb2.Timestamp:
+        """For a superseded hit: when its decision stopped holding."""
 
     def __init__(
         self,
@@ -418,10 +430,12 @@ class MemorySearchHit(_message.Message):
         fulltext_rank: _builtins.int = ...,
         semantic_rank: _builtins.int = ...,
         embedding_pending: _builtins.bool = ...,
+        superseded: _builtins.bool = ...,
+        valid_to: _timestamp_pb2.Timestamp | None = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _typing.Literal["entry", b"entry"]  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["entry", b"entry", "valid_to", b"valid_to"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["embedding_pending", b"embedding_pending", "entry", b"entry", "found_by", b"found_by", "fulltext_rank", b"fulltext_rank", "score", b"score", "semantic_rank", b"semantic_rank", "snippet", b"snippet"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["embedding_pending", b"embedding_pending", "entry", b"entry", "found_by", b"found_by", "fulltext_rank", b"fulltext_rank", "score", b"score", "semantic_rank", b"semantic_rank", "snippet", b"snippet", "superseded", b"superseded", "valid_to", b"valid_to"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -438,6 +452,8 @@ class KnowledgeValue(_message.Message):
     CONFIDENCE_FIELD_NUMBER: _builtins.int
     WRITE_TIME_FIELD_NUMBER: _builtins.int
     OUTCOME_FIELD_NUMBER: _builtins.int
+    VALID_FROM_FIELD_NUMBER: _builtins.int
+    VALID_TO_FIELD_NUMBER: _builtins.int
     value: _builtins.str
     """The value."""
     source: _builtins.str
@@ -450,6 +466,16 @@ class KnowledgeValue(_message.Message):
     def write_time(self) -> _timestamp_pb2.Timestamp:
         """When it was written."""
 
+    @_builtins.property
+    def valid_from(self) -> _timestamp_pb2.Timestamp:
+        """Valid time: since when it was the entry's value (its write_time);
+        unset for a REJECTED value, which never held.
+        """
+
+    @_builtins.property
+    def valid_to(self) -> _timestamp_pb2.Timestamp:
+        """Valid time: when a later value replaced it; unset for a REJECTED value."""
+
     def __init__(
         self,
         *,
@@ -458,10 +484,12 @@ class KnowledgeValue(_message.Message):
         confidence: _builtins.float = ...,
         write_time: _timestamp_pb2.Timestamp | None = ...,
         outcome: Global___KnowledgeValueOutcome.ValueType = ...,
+        valid_from: _timestamp_pb2.Timestamp | None = ...,
+        valid_to: _timestamp_pb2.Timestamp | None = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _typing.Literal["write_time", b"write_time"]  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["valid_from", b"valid_from", "valid_to", b"valid_to", "write_time", b"write_time"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["confidence", b"confidence", "outcome", b"outcome", "source", b"source", "value", b"value", "write_time", b"write_time"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["confidence", b"confidence", "outcome", b"outcome", "source", b"source", "valid_from", b"valid_from", "valid_to", b"valid_to", "value", b"value", "write_time", b"write_time"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -485,6 +513,7 @@ class Knowledge(_message.Message):
     CREATE_TIME_FIELD_NUMBER: _builtins.int
     UPDATE_TIME_FIELD_NUMBER: _builtins.int
     HISTORY_FIELD_NUMBER: _builtins.int
+    VALID_FROM_FIELD_NUMBER: _builtins.int
     id: _builtins.str
     """Server-assigned id ("kn_…")."""
     category: Global___KnowledgeCategory.ValueType
@@ -509,7 +538,16 @@ class Knowledge(_message.Message):
 
     @_builtins.property
     def history(self) -> _containers.RepeatedCompositeFieldContainer[Global___KnowledgeValue]:
-        """Values that lost, oldest first. Filled by GetKnowledge; empty in lists."""
+        """Values that lost, oldest first. Filled by GetKnowledge and by
+        QueryKnowledge with include_history; empty in other lists.
+        """
+
+    @_builtins.property
+    def valid_from(self) -> _timestamp_pb2.Timestamp:
+        """Valid time: since when the current value (value, or the value as of the
+        request's as_of) holds. Unlike update_time it does not move when only
+        source or confidence change.
+        """
 
     def __init__(
         self,
@@ -524,10 +562,11 @@ class Knowledge(_message.Message):
         create_time: _timestamp_pb2.Timestamp | None = ...,
         update_time: _timestamp_pb2.Timestamp | None = ...,
         history: _abc.Iterable[Global___KnowledgeValue] | None = ...,
+        valid_from: _timestamp_pb2.Timestamp | None = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _typing.Literal["create_time", b"create_time", "update_time", b"update_time"]  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["create_time", b"create_time", "update_time", b"update_time", "valid_from", b"valid_from"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["category", b"category", "confidence", b"confidence", "create_time", b"create_time", "history", b"history", "id", b"id", "key", b"key", "revision", b"revision", "source", b"source", "update_time", b"update_time", "value", b"value"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["category", b"category", "confidence", b"confidence", "create_time", b"create_time", "history", b"history", "id", b"id", "key", b"key", "revision", b"revision", "source", b"source", "update_time", b"update_time", "valid_from", b"valid_from", "value", b"value"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 

@@ -10,6 +10,7 @@ from google.protobuf import message as _message
 from google.protobuf import struct_pb2 as _struct_pb2
 from google.protobuf.internal import containers as _containers
 from google.protobuf.internal import enum_type_wrapper as _enum_type_wrapper
+from taskmem.v1 import as_of_pb2 as _as_of_pb2
 from taskmem.v1 import memory_pb2 as _memory_pb2
 import builtins as _builtins
 import sys
@@ -281,6 +282,9 @@ class SearchMemoriesRequest(_message.Message):
     FILTER_FIELD_NUMBER: _builtins.int
     LIMIT_FIELD_NUMBER: _builtins.int
     WAIT_FOR_EMBEDDINGS_FIELD_NUMBER: _builtins.int
+    RECENCY_RANKING_FIELD_NUMBER: _builtins.int
+    AS_OF_FIELD_NUMBER: _builtins.int
+    INCLUDE_HISTORY_FIELD_NUMBER: _builtins.int
     query: _builtins.str
     """The text to look for (required, at most 1000 characters), typically a
     question in plain words. SEMANTIC embeds it. FULLTEXT takes each word as
@@ -303,9 +307,30 @@ class SearchMemoriesRequest(_message.Message):
     embedded: at most the call's deadline (60 s without one); the response's
     unembedded_count says if the wait ended before the backlog did.
     """
+    include_history: _builtins.bool
+    """Rank superseded decisions by score alone, among current hits (for
+    questions about history). Without it they are marked (hit.superseded)
+    and rank below every current hit.
+    """
     @_builtins.property
     def filter(self) -> _memory_pb2.MemoryFilter:
         """Narrows the candidates; empty matches everything."""
+
+    @_builtins.property
+    def recency_ranking(self) -> Global___RecencyRanking:
+        """Opt-in: weigh recency and importance beside relevance (unset: relevance
+        alone, the default). The search runs for 3 × limit candidates (at least
+        30), then ranks them by the weighted score, which becomes each hit's
+        score. INVALID_ARGUMENT names a weight outside 0..1, weights adding up to
+        more than 1, or a negative half_life.
+        """
+
+    @_builtins.property
+    def as_of(self) -> _as_of_pb2.AsOf:
+        """Search the memory as it stood then (see AsOf): entries written later are
+        not found, a decision counts as superseded only if it was by then, and
+        recency_ranking counts an entry's age from then. Unset: now.
+        """
 
     def __init__(
         self,
@@ -315,14 +340,68 @@ class SearchMemoriesRequest(_message.Message):
         filter: _memory_pb2.MemoryFilter | None = ...,
         limit: _builtins.int = ...,
         wait_for_embeddings: _builtins.bool = ...,
+        recency_ranking: Global___RecencyRanking | None = ...,
+        as_of: _as_of_pb2.AsOf | None = ...,
+        include_history: _builtins.bool = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _typing.Literal["filter", b"filter"]  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["as_of", b"as_of", "filter", b"filter", "recency_ranking", b"recency_ranking"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["filter", b"filter", "limit", b"limit", "mode", b"mode", "query", b"query", "wait_for_embeddings", b"wait_for_embeddings"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["as_of", b"as_of", "filter", b"filter", "include_history", b"include_history", "limit", b"limit", "mode", b"mode", "query", b"query", "recency_ranking", b"recency_ranking", "wait_for_embeddings", b"wait_for_embeddings"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
 Global___SearchMemoriesRequest: _TypeAlias = SearchMemoriesRequest  # noqa: Y015
+
+@_typing.final
+class RecencyRanking(_message.Message):
+    """RecencyRanking weighs how recent and how important an entry is beside how
+    well it matches (as CrewAI's and mem0's decaying memories do):
+
+      score = (1 - recency_weight - importance_weight) × relevance
+              + recency_weight × 0.5 ^ (age / half_life)
+              + importance_weight × importance
+
+    relevance is the search's own score over the best candidate's (0..1), age
+    the time since the entry was written, importance a fixed prior of its type:
+    user_instruction 1.0, decision 0.9, error 0.8, discovery 0.7, artifact 0.5,
+    tool_result 0.3, context 0.2. On the memory evaluation's long conversations
+    (bench/memory_eval.py, docs/benchmarks.md) small recency weights moved
+    recall by at most 0.01 on the held-out set and larger ones lost it, so it
+    stays off unless asked: use it where newer memories should win (changing
+    facts, preferences), not to find what happened at a given moment.
+    """
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    RECENCY_WEIGHT_FIELD_NUMBER: _builtins.int
+    IMPORTANCE_WEIGHT_FIELD_NUMBER: _builtins.int
+    HALF_LIFE_FIELD_NUMBER: _builtins.int
+    recency_weight: _builtins.float
+    """How much recency counts, 0..1."""
+    importance_weight: _builtins.float
+    """How much the entry type's importance counts, 0..1 (recency_weight +
+    importance_weight at most 1).
+    """
+    @_builtins.property
+    def half_life(self) -> _duration_pb2.Duration:
+        """An entry this old scores half the recency of one written now; unset or
+        0 means 7 days.
+        """
+
+    def __init__(
+        self,
+        *,
+        recency_weight: _builtins.float = ...,
+        importance_weight: _builtins.float = ...,
+        half_life: _duration_pb2.Duration | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["half_life", b"half_life"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["half_life", b"half_life", "importance_weight", b"importance_weight", "recency_weight", b"recency_weight"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___RecencyRanking: _TypeAlias = RecencyRanking  # noqa: Y015
 
 @_typing.final
 class SearchMemoriesResponse(_message.Message):
@@ -642,6 +721,8 @@ class QueryKnowledgeRequest(_message.Message):
     TEXT_FIELD_NUMBER: _builtins.int
     PAGE_SIZE_FIELD_NUMBER: _builtins.int
     PAGE_TOKEN_FIELD_NUMBER: _builtins.int
+    AS_OF_FIELD_NUMBER: _builtins.int
+    INCLUDE_HISTORY_FIELD_NUMBER: _builtins.int
     category: _memory_pb2.KnowledgeCategory.ValueType
     """Only this category (UNSPECIFIED: all)."""
     key_prefix: _builtins.str
@@ -652,6 +733,15 @@ class QueryKnowledgeRequest(_message.Message):
     """At most this many (1..500; 0 means 50)."""
     page_token: _builtins.str
     """next_page_token of the previous page."""
+    include_history: _builtins.bool
+    """Fill each entry's history (every value that lost, with its valid time)."""
+    @_builtins.property
+    def as_of(self) -> _as_of_pb2.AsOf:
+        """The knowledge as it stood then (see AsOf): each entry with the value it
+        held at that moment (valid_from says since when); entries first written
+        later are left out. key/text filters match that value. Unset: now.
+        """
+
     def __init__(
         self,
         *,
@@ -660,10 +750,12 @@ class QueryKnowledgeRequest(_message.Message):
         text: _builtins.str = ...,
         page_size: _builtins.int = ...,
         page_token: _builtins.str = ...,
+        as_of: _as_of_pb2.AsOf | None = ...,
+        include_history: _builtins.bool = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["as_of", b"as_of"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["category", b"category", "key_prefix", b"key_prefix", "page_size", b"page_size", "page_token", b"page_token", "text", b"text"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["as_of", b"as_of", "category", b"category", "include_history", b"include_history", "key_prefix", b"key_prefix", "page_size", b"page_size", "page_token", b"page_token", "text", b"text"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 

@@ -255,7 +255,9 @@ class MemoryServiceServicer:
         as far as it goes. Errors: FAILED_PRECONDITION (reason NOT_CONFIGURED,
         naming llm_base_url and llm_model) with no model configured;
         DEADLINE_EXCEEDED (MODEL_TIMEOUT) or UNAVAILABLE (MODEL_UNAVAILABLE) when
-        the model does not answer after retries; NOT_FOUND for an unknown task.
+        the model does not answer after retries; NOT_FOUND for an unknown task;
+        RESOURCE_EXHAUSTED (LIMIT_EXCEEDED, metadata limit "model_token_budgets")
+        when the namespace's model budget is used up (the model is not asked).
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')

@@ -133,7 +133,9 @@ class MemoryServiceStub:
     as far as it goes. Errors: FAILED_PRECONDITION (reason NOT_CONFIGURED,
     naming llm_base_url and llm_model) with no model configured;
     DEADLINE_EXCEEDED (MODEL_TIMEOUT) or UNAVAILABLE (MODEL_UNAVAILABLE) when
-    the model does not answer after retries; NOT_FOUND for an unknown task.
+    the model does not answer after retries; NOT_FOUND for an unknown task;
+    RESOURCE_EXHAUSTED (LIMIT_EXCEEDED, metadata limit "model_token_budgets")
+    when the namespace's model budget is used up (the model is not asked).
     """
     UpsertKnowledge: _grpc.UnaryUnaryMultiCallable[_memory_service_pb2.UpsertKnowledgeRequest, _memory_service_pb2.UpsertKnowledgeResponse]
     """Writes project knowledge (category, key) → value. A new key is created.
@@ -279,7 +281,9 @@ class MemoryServiceAsyncStub(MemoryServiceStub):
     as far as it goes. Errors: FAILED_PRECONDITION (reason NOT_CONFIGURED,
     naming llm_base_url and llm_model) with no model configured;
     DEADLINE_EXCEEDED (MODEL_TIMEOUT) or UNAVAILABLE (MODEL_UNAVAILABLE) when
-    the model does not answer after retries; NOT_FOUND for an unknown task.
+    the model does not answer after retries; NOT_FOUND for an unknown task;
+    RESOURCE_EXHAUSTED (LIMIT_EXCEEDED, metadata limit "model_token_budgets")
+    when the namespace's model budget is used up (the model is not asked).
     """
     UpsertKnowledge: _aio.UnaryUnaryMultiCallable[_memory_service_pb2.UpsertKnowledgeRequest, _memory_service_pb2.UpsertKnowledgeResponse]  # type: ignore[assignment]
     """Writes project knowledge (category, key) → value. A new key is created.
@@ -452,7 +456,9 @@ class MemoryServiceServicer(metaclass=_abc_1.ABCMeta):
         as far as it goes. Errors: FAILED_PRECONDITION (reason NOT_CONFIGURED,
         naming llm_base_url and llm_model) with no model configured;
         DEADLINE_EXCEEDED (MODEL_TIMEOUT) or UNAVAILABLE (MODEL_UNAVAILABLE) when
-        the model does not answer after retries; NOT_FOUND for an unknown task.
+        the model does not answer after retries; NOT_FOUND for an unknown task;
+        RESOURCE_EXHAUSTED (LIMIT_EXCEEDED, metadata limit "model_token_budgets")
+        when the namespace's model budget is used up (the model is not asked).
         """
 
     @_abc_1.abstractmethod

@@ -12,6 +12,7 @@ from google.protobuf import timestamp_pb2 as _timestamp_pb2
 from google.protobuf.internal import containers as _containers
 from google.protobuf.internal import enum_type_wrapper as _enum_type_wrapper
 from taskmem.v1 import task_pb2 as _task_pb2
+from taskmem.v1 import wait_pb2 as _wait_pb2
 import builtins as _builtins
 import sys
 import typing as _typing
@@ -207,6 +208,11 @@ class _ExtractionSkipReasonEnumTypeWrapper(_enum_type_wrapper._EnumTypeWrapper[_
     """No message newer than the thread's watermark."""
     EXTRACTION_SKIP_REASON_NO_USER_MESSAGE: _ExtractionSkipReason.ValueType  # 2
     """The new messages hold no user message; the watermark moved past them."""
+    EXTRACTION_SKIP_REASON_MODEL_BUDGET_EXHAUSTED: _ExtractionSkipReason.ValueType  # 3
+    """The namespace's model budget is used up (model_token_budgets): the model
+    was not asked and the watermark stayed, so the messages are read again
+    once the budget allows.
+    """
 
 class ExtractionSkipReason(_ExtractionSkipReason, metaclass=_ExtractionSkipReasonEnumTypeWrapper):
     """ExtractionSkipReason says why ExtractState did not call the model."""
@@ -217,6 +223,11 @@ EXTRACTION_SKIP_REASON_NO_NEW_MESSAGES: ExtractionSkipReason.ValueType  # 1
 """No message newer than the thread's watermark."""
 EXTRACTION_SKIP_REASON_NO_USER_MESSAGE: ExtractionSkipReason.ValueType  # 2
 """The new messages hold no user message; the watermark moved past them."""
+EXTRACTION_SKIP_REASON_MODEL_BUDGET_EXHAUSTED: ExtractionSkipReason.ValueType  # 3
+"""The namespace's model budget is used up (model_token_budgets): the model
+was not asked and the watermark stayed, so the messages are read again
+once the budget allows.
+"""
 Global___ExtractionSkipReason: _TypeAlias = ExtractionSkipReason  # noqa: Y015
 
 class _ContextMode:
@@ -332,6 +343,8 @@ class StateItem(_message.Message):
     CREATE_TIME_FIELD_NUMBER: _builtins.int
     LAST_SEEN_TIME_FIELD_NUMBER: _builtins.int
     UPDATE_TIME_FIELD_NUMBER: _builtins.int
+    VALID_FROM_FIELD_NUMBER: _builtins.int
+    VALID_TO_FIELD_NUMBER: _builtins.int
     uid: _builtins.str
     """Stable id: type prefix ("d_", "c_", "a_", "q_", "r_") plus the first 12 hex
     digits of sha256(type + ":" + normalised text). The same text always has the same uid.
@@ -384,6 +397,16 @@ class StateItem(_message.Message):
     def update_time(self) -> _timestamp_pb2.Timestamp:
         """When it last changed."""
 
+    @_builtins.property
+    def valid_from(self) -> _timestamp_pb2.Timestamp:
+        """Valid time: since when it holds (its create_time)."""
+
+    @_builtins.property
+    def valid_to(self) -> _timestamp_pb2.Timestamp:
+        """Valid time: when it stopped holding (it was superseded or retired);
+        unset while it holds. Reactivating an item clears it.
+        """
+
     def __init__(
         self,
         *,
@@ -404,10 +427,12 @@ class StateItem(_message.Message):
         create_time: _timestamp_pb2.Timestamp | None = ...,
         last_seen_time: _timestamp_pb2.Timestamp | None = ...,
         update_time: _timestamp_pb2.Timestamp | None = ...,
+        valid_from: _timestamp_pb2.Timestamp | None = ...,
+        valid_to: _timestamp_pb2.Timestamp | None = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _typing.Literal["create_time", b"create_time", "last_seen_time", b"last_seen_time", "supersession_evidence", b"supersession_evidence", "update_time", b"update_time"]  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["create_time", b"create_time", "last_seen_time", b"last_seen_time", "supersession_evidence", b"supersession_evidence", "update_time", b"update_time", "valid_from", b"valid_from", "valid_to", b"valid_to"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["confidence", b"confidence", "conflict", b"conflict", "conflict_with", b"conflict_with", "create_time", b"create_time", "last_seen_time", b"last_seen_time", "pinned", b"pinned", "refs", b"refs", "replaced_by", b"replaced_by", "source", b"source", "status", b"status", "supersession_evidence", b"supersession_evidence", "text", b"text", "thread_id", b"thread_id", "topic_tags", b"topic_tags", "type", b"type", "uid", b"uid", "update_time", b"update_time"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["confidence", b"confidence", "conflict", b"conflict", "conflict_with", b"conflict_with", "create_time", b"create_time", "last_seen_time", b"last_seen_time", "pinned", b"pinned", "refs", b"refs", "replaced_by", b"replaced_by", "source", b"source", "status", b"status", "supersession_evidence", b"supersession_evidence", "text", b"text", "thread_id", b"thread_id", "topic_tags", b"topic_tags", "type", b"type", "uid", b"uid", "update_time", b"update_time", "valid_from", b"valid_from", "valid_to", b"valid_to"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -954,12 +979,30 @@ class OpenWait(_message.Message):
     CRITERIA_FIELD_NUMBER: _builtins.int
     START_TIME_FIELD_NUMBER: _builtins.int
     TIMEOUT_FIELD_NUMBER: _builtins.int
+    EXTERNAL_KIND_FIELD_NUMBER: _builtins.int
+    RESOLVER_FIELD_NUMBER: _builtins.int
+    QUESTION_FIELD_NUMBER: _builtins.int
+    PLAN_ITEM_ID_FIELD_NUMBER: _builtins.int
     wait_id: _builtins.str
     """The wait id (WaitService)."""
     kind: _builtins.str
     """Its kind: timer, task_status, event, http, file or external."""
     criteria: _builtins.str
     """What it waits for, in words."""
+    external_kind: _wait_pb2.ExternalWaitKind.ValueType
+    """For a wait on a person (kind "external"): INPUT or AUTH; UNSPECIFIED for
+    every other wait.
+    """
+    resolver: _builtins.str
+    """For a wait on a person: who must answer (ExternalTarget.resolver; empty
+    when the creator named nobody).
+    """
+    question: _builtins.str
+    """For a wait on a person: what they are asked (ExternalTarget.question)."""
+    plan_item_id: _builtins.str
+    """For a wait on a person about one plan item: the item's id; empty when the
+    whole task waits.
+    """
     @_builtins.property
     def start_time(self) -> _timestamp_pb2.Timestamp:
         """When it started."""
@@ -976,10 +1019,14 @@ class OpenWait(_message.Message):
         criteria: _builtins.str = ...,
         start_time: _timestamp_pb2.Timestamp | None = ...,
         timeout: _duration_pb2.Duration | None = ...,
+        external_kind: _wait_pb2.ExternalWaitKind.ValueType = ...,
+        resolver: _builtins.str = ...,
+        question: _builtins.str = ...,
+        plan_item_id: _builtins.str = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["start_time", b"start_time", "timeout", b"timeout"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["criteria", b"criteria", "kind", b"kind", "start_time", b"start_time", "timeout", b"timeout", "wait_id", b"wait_id"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["criteria", b"criteria", "external_kind", b"external_kind", "kind", b"kind", "plan_item_id", b"plan_item_id", "question", b"question", "resolver", b"resolver", "start_time", b"start_time", "timeout", b"timeout", "wait_id", b"wait_id"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 

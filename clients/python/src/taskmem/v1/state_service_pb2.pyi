@@ -6,7 +6,9 @@ isort:skip_file
 from collections import abc as _abc
 from google.protobuf import descriptor as _descriptor
 from google.protobuf import message as _message
+from google.protobuf import timestamp_pb2 as _timestamp_pb2
 from google.protobuf.internal import containers as _containers
+from taskmem.v1 import as_of_pb2 as _as_of_pb2
 from taskmem.v1 import state_pb2 as _state_pb2
 from taskmem.v1 import task_pb2 as _task_pb2
 import builtins as _builtins
@@ -28,19 +30,28 @@ class GetTaskStateRequest(_message.Message):
 
     TASK_ID_FIELD_NUMBER: _builtins.int
     TOKEN_BUDGET_FIELD_NUMBER: _builtins.int
+    AS_OF_FIELD_NUMBER: _builtins.int
     task_id: _builtins.str
     """The task. Required."""
     token_budget: _builtins.int
     """At most this many tokens of YAML. 0 means 1,500; at most 100,000."""
+    @_builtins.property
+    def as_of(self) -> _as_of_pb2.AsOf:
+        """The state as it stood then (see AsOf): the task's fields, status and
+        plan as its events left them, the decisions and items valid then, the
+        waits open then and the artifacts registered by then. Unset: now.
+        """
+
     def __init__(
         self,
         *,
         task_id: _builtins.str = ...,
         token_budget: _builtins.int = ...,
+        as_of: _as_of_pb2.AsOf | None = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["as_of", b"as_of"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["task_id", b"task_id", "token_budget", b"token_budget"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["as_of", b"as_of", "task_id", b"task_id", "token_budget", b"token_budget"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -387,6 +398,7 @@ class ListStateItemsRequest(_message.Message):
     INCLUDE_SUPERSEDED_FIELD_NUMBER: _builtins.int
     PAGE_SIZE_FIELD_NUMBER: _builtins.int
     PAGE_TOKEN_FIELD_NUMBER: _builtins.int
+    AS_OF_FIELD_NUMBER: _builtins.int
     task_id: _builtins.str
     """The task. Either task_id or thread_id is required."""
     thread_id: _builtins.str
@@ -401,6 +413,13 @@ class ListStateItemsRequest(_message.Message):
     def types(self) -> _containers.RepeatedScalarFieldContainer[_state_pb2.StateItemType.ValueType]:
         """Only these types; empty means all. At most 100 entries."""
 
+    @_builtins.property
+    def as_of(self) -> _as_of_pb2.AsOf:
+        """The items as they stood then (see AsOf): those created by then, each
+        with the status it had (an item superseded later shows as it was before).
+        Unset: now.
+        """
+
     def __init__(
         self,
         *,
@@ -410,10 +429,11 @@ class ListStateItemsRequest(_message.Message):
         include_superseded: _builtins.bool = ...,
         page_size: _builtins.int = ...,
         page_token: _builtins.str = ...,
+        as_of: _as_of_pb2.AsOf | None = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["as_of", b"as_of"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["include_superseded", b"include_superseded", "page_size", b"page_size", "page_token", b"page_token", "task_id", b"task_id", "thread_id", b"thread_id", "types", b"types"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["as_of", b"as_of", "include_superseded", b"include_superseded", "page_size", b"page_size", "page_token", b"page_token", "task_id", b"task_id", "thread_id", b"thread_id", "types", b"types"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -806,6 +826,7 @@ class BuildContextRequest(_message.Message):
     TOKEN_BUDGET_FIELD_NUMBER: _builtins.int
     MODE_FIELD_NUMBER: _builtins.int
     QUERY_FIELD_NUMBER: _builtins.int
+    AS_OF_FIELD_NUMBER: _builtins.int
     task_id: _builtins.str
     """The task. Either task_id or thread_id is required."""
     thread_id: _builtins.str
@@ -818,6 +839,13 @@ class BuildContextRequest(_message.Message):
     """What the next step is about; picks the relevant memories by search. Empty:
     the task's relevant memories (decisions, errors, user instructions), newest first.
     """
+    @_builtins.property
+    def as_of(self) -> _as_of_pb2.AsOf:
+        """The context as it stood then (see AsOf): the task state, state items,
+        knowledge, memories and messages as of that moment; the running summary
+        only if it was written by then. Unset: now.
+        """
+
     def __init__(
         self,
         *,
@@ -826,10 +854,11 @@ class BuildContextRequest(_message.Message):
         token_budget: _builtins.int = ...,
         mode: _state_pb2.ContextMode.ValueType = ...,
         query: _builtins.str = ...,
+        as_of: _as_of_pb2.AsOf | None = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["as_of", b"as_of"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["mode", b"mode", "query", b"query", "task_id", b"task_id", "thread_id", b"thread_id", "token_budget", b"token_budget"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["as_of", b"as_of", "mode", b"mode", "query", b"query", "task_id", b"task_id", "thread_id", b"thread_id", "token_budget", b"token_budget"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -924,7 +953,9 @@ class QueryTaskResponse(_message.Message):
     from_model: _builtins.bool
     """True when the configured model wrote the answer."""
     note: _builtins.str
-    """Set when no model answered, for example "no model is configured: set chat_base_url"."""
+    """Set when no model answered, for example "no model is configured: set
+    llm_base_url and llm_model", or the namespace's model budget is used up.
+    """
     running_summary: _builtins.str
     """The running summary used (empty when there is none yet)."""
     messages_since_summary: _builtins.int
@@ -954,3 +985,165 @@ class QueryTaskResponse(_message.Message):
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
 Global___QueryTaskResponse: _TypeAlias = QueryTaskResponse  # noqa: Y015
+
+@_typing.final
+class GetTaskStateHistoryRequest(_message.Message):
+    """GetTaskStateHistoryRequest names the task whose state versions to list."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    TASK_ID_FIELD_NUMBER: _builtins.int
+    PAGE_SIZE_FIELD_NUMBER: _builtins.int
+    PAGE_TOKEN_FIELD_NUMBER: _builtins.int
+    task_id: _builtins.str
+    """The task. Required."""
+    page_size: _builtins.int
+    """AIP-158: at most this many versions (1..500; 0 means 50)."""
+    page_token: _builtins.str
+    """AIP-158."""
+    def __init__(
+        self,
+        *,
+        task_id: _builtins.str = ...,
+        page_size: _builtins.int = ...,
+        page_token: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["page_size", b"page_size", "page_token", b"page_token", "task_id", b"task_id"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___GetTaskStateHistoryRequest: _TypeAlias = GetTaskStateHistoryRequest  # noqa: Y015
+
+@_typing.final
+class TaskStateVersion(_message.Message):
+    """TaskStateVersion is one version of a task's state: what one event left."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    CURSOR_FIELD_NUMBER: _builtins.int
+    CREATE_TIME_FIELD_NUMBER: _builtins.int
+    CHANGE_FIELD_NUMBER: _builtins.int
+    CORRELATION_ID_FIELD_NUMBER: _builtins.int
+    cursor: _builtins.int
+    """The event's cursor: pass it as AsOf.cursor or to DiffTaskState."""
+    change: _builtins.str
+    """What changed, the event's type (for example EVENT_TYPE_PLAN_ITEM_UPDATED)."""
+    correlation_id: _builtins.str
+    """Who made the change: the request's correlation id (x-correlation-id, or
+    the server's own for background work such as plan inference).
+    """
+    @_builtins.property
+    def create_time(self) -> _timestamp_pb2.Timestamp:
+        """When the event committed."""
+
+    def __init__(
+        self,
+        *,
+        cursor: _builtins.int = ...,
+        create_time: _timestamp_pb2.Timestamp | None = ...,
+        change: _builtins.str = ...,
+        correlation_id: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["create_time", b"create_time"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["change", b"change", "correlation_id", b"correlation_id", "create_time", b"create_time", "cursor", b"cursor"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___TaskStateVersion: _TypeAlias = TaskStateVersion  # noqa: Y015
+
+@_typing.final
+class GetTaskStateHistoryResponse(_message.Message):
+    """GetTaskStateHistoryResponse is one page of versions, newest first."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    VERSIONS_FIELD_NUMBER: _builtins.int
+    NEXT_PAGE_TOKEN_FIELD_NUMBER: _builtins.int
+    next_page_token: _builtins.str
+    """Empty on the last page."""
+    @_builtins.property
+    def versions(self) -> _containers.RepeatedCompositeFieldContainer[Global___TaskStateVersion]:
+        """The versions."""
+
+    def __init__(
+        self,
+        *,
+        versions: _abc.Iterable[Global___TaskStateVersion] | None = ...,
+        next_page_token: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["next_page_token", b"next_page_token", "versions", b"versions"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___GetTaskStateHistoryResponse: _TypeAlias = GetTaskStateHistoryResponse  # noqa: Y015
+
+@_typing.final
+class DiffTaskStateRequest(_message.Message):
+    """DiffTaskStateRequest names the task and the two moments to compare."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    TASK_ID_FIELD_NUMBER: _builtins.int
+    FROM_CURSOR_FIELD_NUMBER: _builtins.int
+    TO_CURSOR_FIELD_NUMBER: _builtins.int
+    task_id: _builtins.str
+    """The task. Required."""
+    from_cursor: _builtins.int
+    """The older moment: an event cursor (0: before the task existed)."""
+    to_cursor: _builtins.int
+    """The newer moment: an event cursor; 0 means now."""
+    def __init__(
+        self,
+        *,
+        task_id: _builtins.str = ...,
+        from_cursor: _builtins.int = ...,
+        to_cursor: _builtins.int = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["from_cursor", b"from_cursor", "task_id", b"task_id", "to_cursor", b"to_cursor"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___DiffTaskStateRequest: _TypeAlias = DiffTaskStateRequest  # noqa: Y015
+
+@_typing.final
+class DiffTaskStateResponse(_message.Message):
+    """DiffTaskStateResponse is the diff and the two texts it compares."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    DIFF_FIELD_NUMBER: _builtins.int
+    FROM_YAML_FIELD_NUMBER: _builtins.int
+    TO_YAML_FIELD_NUMBER: _builtins.int
+    RESOLVED_TO_CURSOR_FIELD_NUMBER: _builtins.int
+    diff: _builtins.str
+    """A unified diff (3 lines of context) from from_yaml to to_yaml; headers
+    "task_id@from_cursor" and "task_id@to_cursor". Empty when they are equal.
+    """
+    from_yaml: _builtins.str
+    """The full task-state YAML as of from_cursor (empty before the task existed)."""
+    to_yaml: _builtins.str
+    """The full task-state YAML as of to_cursor."""
+    resolved_to_cursor: _builtins.int
+    """The cursor to_cursor stood for (the newest event's when it was 0)."""
+    def __init__(
+        self,
+        *,
+        diff: _builtins.str = ...,
+        from_yaml: _builtins.str = ...,
+        to_yaml: _builtins.str = ...,
+        resolved_to_cursor: _builtins.int = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["diff", b"diff", "from_yaml", b"from_yaml", "resolved_to_cursor", b"resolved_to_cursor", "to_yaml", b"to_yaml"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___DiffTaskStateResponse: _TypeAlias = DiffTaskStateResponse  # noqa: Y015

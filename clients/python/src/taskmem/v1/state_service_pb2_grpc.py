@@ -125,6 +125,16 @@ class StateServiceStub:
                 request_serializer=taskmem_dot_v1_dot_state__service__pb2.QueryTaskRequest.SerializeToString,
                 response_deserializer=taskmem_dot_v1_dot_state__service__pb2.QueryTaskResponse.FromString,
                 _registered_method=True)
+        self.GetTaskStateHistory = channel.unary_unary(
+                '/taskmem.v1.StateService/GetTaskStateHistory',
+                request_serializer=taskmem_dot_v1_dot_state__service__pb2.GetTaskStateHistoryRequest.SerializeToString,
+                response_deserializer=taskmem_dot_v1_dot_state__service__pb2.GetTaskStateHistoryResponse.FromString,
+                _registered_method=True)
+        self.DiffTaskState = channel.unary_unary(
+                '/taskmem.v1.StateService/DiffTaskState',
+                request_serializer=taskmem_dot_v1_dot_state__service__pb2.DiffTaskStateRequest.SerializeToString,
+                response_deserializer=taskmem_dot_v1_dot_state__service__pb2.DiffTaskStateResponse.FromString,
+                _registered_method=True)
 
 
 class StateServiceServicer:
@@ -158,7 +168,9 @@ class StateServiceServicer:
         whose dependencies are met, and from the task's reconciled state its active
         decisions (decisions_log: a superseded decision is never listed),
         constraints, open questions, open risks, open waits (kind, criteria, since,
-        timeout) and last errors. Current items in conflict with each other are
+        timeout; a wait on a person instead says who must answer what: needs
+        input or auth, from, question, and subtask for an item's) and last
+        errors. Current items in conflict with each other are
         not listed as decisions or constraints: each group is one entry of
         open_conflicts, a question naming every item and its uid, with a comment
         saying how to settle it. With a tight budget, detail goes in this order
@@ -215,6 +227,8 @@ class StateServiceServicer:
         read again. Emits STATE_EXTRACTION_COMPLETED with the report. No new
         messages: no model call (skipped_reason NO_NEW_MESSAGES). No user message
         among them: no model call, the watermark moves on (NO_USER_MESSAGE).
+        The namespace's model budget used up (model_token_budgets): no model
+        call, the watermark stays (MODEL_BUDGET_EXHAUSTED).
         Errors: FAILED_PRECONDITION (ERROR_REASON_NOT_CONFIGURED, metadata
         "setting") with no model configured; UNAVAILABLE (ERROR_REASON_MODEL_UNAVAILABLE)
         when the model cannot be reached after retries; DEADLINE_EXCEEDED
@@ -332,6 +346,30 @@ class StateServiceServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def GetTaskStateHistory(self, request, context):
+        """Lists the versions of a task's state: one per event that changed what
+        GetTaskState shows (task fields and status, plan and plan items, claims,
+        decisions, errors and state items, waits, artifacts), newest first, with
+        its time, cursor and who made it. Derived from the event log; nothing is
+        copied per write. AIP-158 paging. A version's YAML is GetTaskState with
+        as_of.cursor set to its cursor.
+        Errors: NOT_FOUND for an unknown task.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def DiffTaskState(self, request, context):
+        """A unified diff of a task's state YAML between two moments (cursors of
+        GetTaskStateHistory, or any event cursors): the full YAML, never pruned
+        for a budget, as of from_cursor and as of to_cursor (0: now). An empty
+        diff when nothing the view shows changed.
+        Errors: NOT_FOUND for an unknown task; INVALID_ARGUMENT for a negative cursor.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
 
 def add_StateServiceServicer_to_server(servicer, server):
     rpc_method_handlers = {
@@ -404,6 +442,16 @@ def add_StateServiceServicer_to_server(servicer, server):
                     servicer.QueryTask,
                     request_deserializer=taskmem_dot_v1_dot_state__service__pb2.QueryTaskRequest.FromString,
                     response_serializer=taskmem_dot_v1_dot_state__service__pb2.QueryTaskResponse.SerializeToString,
+            ),
+            'GetTaskStateHistory': grpc.unary_unary_rpc_method_handler(
+                    servicer.GetTaskStateHistory,
+                    request_deserializer=taskmem_dot_v1_dot_state__service__pb2.GetTaskStateHistoryRequest.FromString,
+                    response_serializer=taskmem_dot_v1_dot_state__service__pb2.GetTaskStateHistoryResponse.SerializeToString,
+            ),
+            'DiffTaskState': grpc.unary_unary_rpc_method_handler(
+                    servicer.DiffTaskState,
+                    request_deserializer=taskmem_dot_v1_dot_state__service__pb2.DiffTaskStateRequest.FromString,
+                    response_serializer=taskmem_dot_v1_dot_state__service__pb2.DiffTaskStateResponse.SerializeToString,
             ),
     }
     generic_handler = grpc.method_handlers_generic_handler(
@@ -805,6 +853,60 @@ class StateService:
             '/taskmem.v1.StateService/QueryTask',
             taskmem_dot_v1_dot_state__service__pb2.QueryTaskRequest.SerializeToString,
             taskmem_dot_v1_dot_state__service__pb2.QueryTaskResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def GetTaskStateHistory(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/taskmem.v1.StateService/GetTaskStateHistory',
+            taskmem_dot_v1_dot_state__service__pb2.GetTaskStateHistoryRequest.SerializeToString,
+            taskmem_dot_v1_dot_state__service__pb2.GetTaskStateHistoryResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def DiffTaskState(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/taskmem.v1.StateService/DiffTaskState',
+            taskmem_dot_v1_dot_state__service__pb2.DiffTaskStateRequest.SerializeToString,
+            taskmem_dot_v1_dot_state__service__pb2.DiffTaskStateResponse.FromString,
             options,
             channel_credentials,
             insecure,

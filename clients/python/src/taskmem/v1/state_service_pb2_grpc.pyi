@@ -61,7 +61,9 @@ class StateServiceStub:
     whose dependencies are met, and from the task's reconciled state its active
     decisions (decisions_log: a superseded decision is never listed),
     constraints, open questions, open risks, open waits (kind, criteria, since,
-    timeout) and last errors. Current items in conflict with each other are
+    timeout; a wait on a person instead says who must answer what: needs
+    input or auth, from, question, and subtask for an item's) and last
+    errors. Current items in conflict with each other are
     not listed as decisions or constraints: each group is one entry of
     open_conflicts, a question naming every item and its uid, with a comment
     saying how to settle it. With a tight budget, detail goes in this order
@@ -106,6 +108,8 @@ class StateServiceStub:
     read again. Emits STATE_EXTRACTION_COMPLETED with the report. No new
     messages: no model call (skipped_reason NO_NEW_MESSAGES). No user message
     among them: no model call, the watermark moves on (NO_USER_MESSAGE).
+    The namespace's model budget used up (model_token_budgets): no model
+    call, the watermark stays (MODEL_BUDGET_EXHAUSTED).
     Errors: FAILED_PRECONDITION (ERROR_REASON_NOT_CONFIGURED, metadata
     "setting") with no model configured; UNAVAILABLE (ERROR_REASON_MODEL_UNAVAILABLE)
     when the model cannot be reached after retries; DEADLINE_EXCEEDED
@@ -177,6 +181,22 @@ class StateServiceStub:
     Errors: NOT_FOUND for an unknown task; UNAVAILABLE / DEADLINE_EXCEEDED as
     for ExtractState when the model fails.
     """
+    GetTaskStateHistory: _grpc.UnaryUnaryMultiCallable[_state_service_pb2.GetTaskStateHistoryRequest, _state_service_pb2.GetTaskStateHistoryResponse]
+    """Lists the versions of a task's state: one per event that changed what
+    GetTaskState shows (task fields and status, plan and plan items, claims,
+    decisions, errors and state items, waits, artifacts), newest first, with
+    its time, cursor and who made it. Derived from the event log; nothing is
+    copied per write. AIP-158 paging. A version's YAML is GetTaskState with
+    as_of.cursor set to its cursor.
+    Errors: NOT_FOUND for an unknown task.
+    """
+    DiffTaskState: _grpc.UnaryUnaryMultiCallable[_state_service_pb2.DiffTaskStateRequest, _state_service_pb2.DiffTaskStateResponse]
+    """A unified diff of a task's state YAML between two moments (cursors of
+    GetTaskStateHistory, or any event cursors): the full YAML, never pruned
+    for a budget, as of from_cursor and as of to_cursor (0: now). An empty
+    diff when nothing the view shows changed.
+    Errors: NOT_FOUND for an unknown task; INVALID_ARGUMENT for a negative cursor.
+    """
 
 @_typing.type_check_only
 class StateServiceAsyncStub(StateServiceStub):
@@ -211,7 +231,9 @@ class StateServiceAsyncStub(StateServiceStub):
     whose dependencies are met, and from the task's reconciled state its active
     decisions (decisions_log: a superseded decision is never listed),
     constraints, open questions, open risks, open waits (kind, criteria, since,
-    timeout) and last errors. Current items in conflict with each other are
+    timeout; a wait on a person instead says who must answer what: needs
+    input or auth, from, question, and subtask for an item's) and last
+    errors. Current items in conflict with each other are
     not listed as decisions or constraints: each group is one entry of
     open_conflicts, a question naming every item and its uid, with a comment
     saying how to settle it. With a tight budget, detail goes in this order
@@ -256,6 +278,8 @@ class StateServiceAsyncStub(StateServiceStub):
     read again. Emits STATE_EXTRACTION_COMPLETED with the report. No new
     messages: no model call (skipped_reason NO_NEW_MESSAGES). No user message
     among them: no model call, the watermark moves on (NO_USER_MESSAGE).
+    The namespace's model budget used up (model_token_budgets): no model
+    call, the watermark stays (MODEL_BUDGET_EXHAUSTED).
     Errors: FAILED_PRECONDITION (ERROR_REASON_NOT_CONFIGURED, metadata
     "setting") with no model configured; UNAVAILABLE (ERROR_REASON_MODEL_UNAVAILABLE)
     when the model cannot be reached after retries; DEADLINE_EXCEEDED
@@ -327,6 +351,22 @@ class StateServiceAsyncStub(StateServiceStub):
     Errors: NOT_FOUND for an unknown task; UNAVAILABLE / DEADLINE_EXCEEDED as
     for ExtractState when the model fails.
     """
+    GetTaskStateHistory: _aio.UnaryUnaryMultiCallable[_state_service_pb2.GetTaskStateHistoryRequest, _state_service_pb2.GetTaskStateHistoryResponse]  # type: ignore[assignment]
+    """Lists the versions of a task's state: one per event that changed what
+    GetTaskState shows (task fields and status, plan and plan items, claims,
+    decisions, errors and state items, waits, artifacts), newest first, with
+    its time, cursor and who made it. Derived from the event log; nothing is
+    copied per write. AIP-158 paging. A version's YAML is GetTaskState with
+    as_of.cursor set to its cursor.
+    Errors: NOT_FOUND for an unknown task.
+    """
+    DiffTaskState: _aio.UnaryUnaryMultiCallable[_state_service_pb2.DiffTaskStateRequest, _state_service_pb2.DiffTaskStateResponse]  # type: ignore[assignment]
+    """A unified diff of a task's state YAML between two moments (cursors of
+    GetTaskStateHistory, or any event cursors): the full YAML, never pruned
+    for a budget, as of from_cursor and as of to_cursor (0: now). An empty
+    diff when nothing the view shows changed.
+    Errors: NOT_FOUND for an unknown task; INVALID_ARGUMENT for a negative cursor.
+    """
 
 class StateServiceServicer(metaclass=_abc_1.ABCMeta):
     """StateService gives an agent what belongs in its prompt: the compact task
@@ -364,7 +404,9 @@ class StateServiceServicer(metaclass=_abc_1.ABCMeta):
         whose dependencies are met, and from the task's reconciled state its active
         decisions (decisions_log: a superseded decision is never listed),
         constraints, open questions, open risks, open waits (kind, criteria, since,
-        timeout) and last errors. Current items in conflict with each other are
+        timeout; a wait on a person instead says who must answer what: needs
+        input or auth, from, question, and subtask for an item's) and last
+        errors. Current items in conflict with each other are
         not listed as decisions or constraints: each group is one entry of
         open_conflicts, a question naming every item and its uid, with a comment
         saying how to settle it. With a tight budget, detail goes in this order
@@ -427,6 +469,8 @@ class StateServiceServicer(metaclass=_abc_1.ABCMeta):
         read again. Emits STATE_EXTRACTION_COMPLETED with the report. No new
         messages: no model call (skipped_reason NO_NEW_MESSAGES). No user message
         among them: no model call, the watermark moves on (NO_USER_MESSAGE).
+        The namespace's model budget used up (model_token_budgets): no model
+        call, the watermark stays (MODEL_BUDGET_EXHAUSTED).
         Errors: FAILED_PRECONDITION (ERROR_REASON_NOT_CONFIGURED, metadata
         "setting") with no model configured; UNAVAILABLE (ERROR_REASON_MODEL_UNAVAILABLE)
         when the model cannot be reached after retries; DEADLINE_EXCEEDED
@@ -557,6 +601,34 @@ class StateServiceServicer(metaclass=_abc_1.ABCMeta):
         deterministic GetProgress summary, and `note` says no model is configured.
         Errors: NOT_FOUND for an unknown task; UNAVAILABLE / DEADLINE_EXCEEDED as
         for ExtractState when the model fails.
+        """
+
+    @_abc_1.abstractmethod
+    def GetTaskStateHistory(
+        self,
+        request: _state_service_pb2.GetTaskStateHistoryRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_state_service_pb2.GetTaskStateHistoryResponse, _abc.Awaitable[_state_service_pb2.GetTaskStateHistoryResponse]]:
+        """Lists the versions of a task's state: one per event that changed what
+        GetTaskState shows (task fields and status, plan and plan items, claims,
+        decisions, errors and state items, waits, artifacts), newest first, with
+        its time, cursor and who made it. Derived from the event log; nothing is
+        copied per write. AIP-158 paging. A version's YAML is GetTaskState with
+        as_of.cursor set to its cursor.
+        Errors: NOT_FOUND for an unknown task.
+        """
+
+    @_abc_1.abstractmethod
+    def DiffTaskState(
+        self,
+        request: _state_service_pb2.DiffTaskStateRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_state_service_pb2.DiffTaskStateResponse, _abc.Awaitable[_state_service_pb2.DiffTaskStateResponse]]:
+        """A unified diff of a task's state YAML between two moments (cursors of
+        GetTaskStateHistory, or any event cursors): the full YAML, never pruned
+        for a budget, as of from_cursor and as of to_cursor (0: now). An empty
+        diff when nothing the view shows changed.
+        Errors: NOT_FOUND for an unknown task; INVALID_ARGUMENT for a negative cursor.
         """
 
 def add_StateServiceServicer_to_server(servicer: StateServiceServicer, server: _typing.Union[_grpc.Server, _aio.Server]) -> None: ...

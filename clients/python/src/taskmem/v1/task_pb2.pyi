@@ -49,6 +49,15 @@ class _TaskStatusEnumTypeWrapper(_enum_type_wrapper._EnumTypeWrapper[_TaskStatus
     """Put aside; resumes to a working status. Stamps pause_time."""
     TASK_STATUS_ARCHIVED: _TaskStatus.ValueType  # 9
     """Kept for the record, read-only. Stamps archive_time."""
+    TASK_STATUS_INPUT_REQUIRED: _TaskStatus.ValueType  # 10
+    """Waiting on a person's answer: an open external wait of kind
+    EXTERNAL_WAIT_KIND_INPUT on the task (A2A's INPUT_REQUIRED). The question
+    and who must answer it are in GetProgress.open_waits; ResolveWait answers.
+    """
+    TASK_STATUS_AUTH_REQUIRED: _TaskStatus.ValueType  # 11
+    """Waiting on a person to authorise something: an open external wait of kind
+    EXTERNAL_WAIT_KIND_AUTH on the task (A2A's AUTH_REQUIRED).
+    """
 
 class TaskStatus(_TaskStatus, metaclass=_TaskStatusEnumTypeWrapper):
     """TaskStatus is the lifecycle of a task. The usual path is
@@ -64,6 +73,8 @@ class TaskStatus(_TaskStatus, metaclass=_TaskStatusEnumTypeWrapper):
       EXECUTING     PLANNING, SYNTHESIZING, COMPLETED, PAUSED, FAILED, CANCELLED
       SYNTHESIZING  COMPLETED, PAUSED, FAILED, CANCELLED
       PAUSED        PENDING, PLANNING, EXECUTING, SYNTHESIZING, FAILED, CANCELLED, ARCHIVED
+      INPUT_REQUIRED PAUSED, FAILED, CANCELLED
+      AUTH_REQUIRED PAUSED, FAILED, CANCELLED
       COMPLETED     ARCHIVED
       FAILED        ARCHIVED
       CANCELLED     ARCHIVED
@@ -72,6 +83,14 @@ class TaskStatus(_TaskStatus, metaclass=_TaskStatusEnumTypeWrapper):
     EXECUTING → PLANNING is replanning; PENDING → EXECUTING and
     EXECUTING → COMPLETED skip the optional phases. Any other change is rejected
     with FAILED_PRECONDITION (ERROR_REASON_ILLEGAL_TRANSITION).
+
+    INPUT_REQUIRED and AUTH_REQUIRED are never set with UpdateTask: a task in
+    PENDING, PLANNING, EXECUTING or SYNTHESIZING enters one when
+    WaitService.CreateWait opens an external wait on it whose kind is
+    EXTERNAL_WAIT_KIND_INPUT or EXTERNAL_WAIT_KIND_AUTH (AUTH_REQUIRED while any
+    such auth wait is open, else INPUT_REQUIRED), and returns to the status it
+    had when the last of those waits ends (resolved, failed, cancelled or timed
+    out). A task paused, failed or cancelled meanwhile stays where it was put.
     """
 
 TASK_STATUS_UNSPECIFIED: TaskStatus.ValueType  # 0
@@ -94,6 +113,15 @@ TASK_STATUS_PAUSED: TaskStatus.ValueType  # 8
 """Put aside; resumes to a working status. Stamps pause_time."""
 TASK_STATUS_ARCHIVED: TaskStatus.ValueType  # 9
 """Kept for the record, read-only. Stamps archive_time."""
+TASK_STATUS_INPUT_REQUIRED: TaskStatus.ValueType  # 10
+"""Waiting on a person's answer: an open external wait of kind
+EXTERNAL_WAIT_KIND_INPUT on the task (A2A's INPUT_REQUIRED). The question
+and who must answer it are in GetProgress.open_waits; ResolveWait answers.
+"""
+TASK_STATUS_AUTH_REQUIRED: TaskStatus.ValueType  # 11
+"""Waiting on a person to authorise something: an open external wait of kind
+EXTERNAL_WAIT_KIND_AUTH on the task (A2A's AUTH_REQUIRED).
+"""
 Global___TaskStatus: _TypeAlias = TaskStatus  # noqa: Y015
 
 class _ApprovalMode:
@@ -146,6 +174,18 @@ class _PlanItemStatusEnumTypeWrapper(_enum_type_wrapper._EnumTypeWrapper[_PlanIt
     """Deliberately not done. Counts as done for the items that depend on it."""
     PLAN_ITEM_STATUS_BLOCKED: _PlanItemStatus.ValueType  # 6
     """Cannot go on until something outside changes (see active_issue)."""
+    PLAN_ITEM_STATUS_INPUT_REQUIRED: _PlanItemStatus.ValueType  # 7
+    """Waiting on a person's answer: an open external wait of kind
+    EXTERNAL_WAIT_KIND_INPUT names the item (ExternalTarget.plan_item_id).
+    Set only by CreateWait, never by UpdatePlanItem; when the last such wait
+    ends the item returns to the status it had (PENDING when it was held
+    under a claim then, so that any agent can claim it again). Not ready for
+    ClaimPlanItem, and not done for the items that depend on it.
+    """
+    PLAN_ITEM_STATUS_AUTH_REQUIRED: _PlanItemStatus.ValueType  # 8
+    """Waiting on a person to authorise something: as INPUT_REQUIRED, for a wait
+    of kind EXTERNAL_WAIT_KIND_AUTH.
+    """
 
 class PlanItemStatus(_PlanItemStatus, metaclass=_PlanItemStatusEnumTypeWrapper):
     """PlanItemStatus is the state of one plan item."""
@@ -164,6 +204,18 @@ PLAN_ITEM_STATUS_SKIPPED: PlanItemStatus.ValueType  # 5
 """Deliberately not done. Counts as done for the items that depend on it."""
 PLAN_ITEM_STATUS_BLOCKED: PlanItemStatus.ValueType  # 6
 """Cannot go on until something outside changes (see active_issue)."""
+PLAN_ITEM_STATUS_INPUT_REQUIRED: PlanItemStatus.ValueType  # 7
+"""Waiting on a person's answer: an open external wait of kind
+EXTERNAL_WAIT_KIND_INPUT names the item (ExternalTarget.plan_item_id).
+Set only by CreateWait, never by UpdatePlanItem; when the last such wait
+ends the item returns to the status it had (PENDING when it was held
+under a claim then, so that any agent can claim it again). Not ready for
+ClaimPlanItem, and not done for the items that depend on it.
+"""
+PLAN_ITEM_STATUS_AUTH_REQUIRED: PlanItemStatus.ValueType  # 8
+"""Waiting on a person to authorise something: as INPUT_REQUIRED, for a wait
+of kind EXTERNAL_WAIT_KIND_AUTH.
+"""
 Global___PlanItemStatus: _TypeAlias = PlanItemStatus  # noqa: Y015
 
 class _PlanItemStatusSource:
@@ -345,6 +397,50 @@ MESSAGE_KIND_STUCK: MessageKind.ValueType  # 5
 MESSAGE_KIND_PLAN: MessageKind.ValueType  # 6
 """A note about the plan (replanned, approved)."""
 Global___MessageKind: _TypeAlias = MessageKind  # noqa: Y015
+
+class _ModelCallPurpose:
+    ValueType = _typing.NewType("ValueType", _builtins.int)
+    V: _TypeAlias = ValueType  # noqa: Y015
+
+class _ModelCallPurposeEnumTypeWrapper(_enum_type_wrapper._EnumTypeWrapper[_ModelCallPurpose.ValueType], _builtins.type):
+    DESCRIPTOR: _descriptor.EnumDescriptor
+    MODEL_CALL_PURPOSE_UNSPECIFIED: _ModelCallPurpose.ValueType  # 0
+    """A call whose caller named no purpose."""
+    MODEL_CALL_PURPOSE_STATE_EXTRACTION: _ModelCallPurpose.ValueType  # 1
+    """StateService.ExtractState: structured state from new messages."""
+    MODEL_CALL_PURPOSE_MEMORY_EXTRACTION: _ModelCallPurpose.ValueType  # 2
+    """MemoryService.ExtractMemories: memory entries from tool calls."""
+    MODEL_CALL_PURPOSE_RUNNING_SUMMARY: _ModelCallPurpose.ValueType  # 3
+    """A thread's running summary (written in the background)."""
+    MODEL_CALL_PURPOSE_ADJUDICATION: _ModelCallPurpose.ValueType  # 4
+    """The model judging uncertain reconciliation decisions."""
+    MODEL_CALL_PURPOSE_QUERY: _ModelCallPurpose.ValueType  # 5
+    """StateService.QueryTask answers (the utility or the routed second model)."""
+    MODEL_CALL_PURPOSE_EMBEDDING: _ModelCallPurpose.ValueType  # 6
+    """Embeddings through an OpenAI-compatible endpoint (the built-in model
+    runs in the server and is not counted).
+    """
+
+class ModelCallPurpose(_ModelCallPurpose, metaclass=_ModelCallPurposeEnumTypeWrapper):
+    """ModelCallPurpose is what one of the server's model calls was for."""
+
+MODEL_CALL_PURPOSE_UNSPECIFIED: ModelCallPurpose.ValueType  # 0
+"""A call whose caller named no purpose."""
+MODEL_CALL_PURPOSE_STATE_EXTRACTION: ModelCallPurpose.ValueType  # 1
+"""StateService.ExtractState: structured state from new messages."""
+MODEL_CALL_PURPOSE_MEMORY_EXTRACTION: ModelCallPurpose.ValueType  # 2
+"""MemoryService.ExtractMemories: memory entries from tool calls."""
+MODEL_CALL_PURPOSE_RUNNING_SUMMARY: ModelCallPurpose.ValueType  # 3
+"""A thread's running summary (written in the background)."""
+MODEL_CALL_PURPOSE_ADJUDICATION: ModelCallPurpose.ValueType  # 4
+"""The model judging uncertain reconciliation decisions."""
+MODEL_CALL_PURPOSE_QUERY: ModelCallPurpose.ValueType  # 5
+"""StateService.QueryTask answers (the utility or the routed second model)."""
+MODEL_CALL_PURPOSE_EMBEDDING: ModelCallPurpose.ValueType  # 6
+"""Embeddings through an OpenAI-compatible endpoint (the built-in model
+runs in the server and is not counted).
+"""
+Global___ModelCallPurpose: _TypeAlias = ModelCallPurpose  # noqa: Y015
 
 @_typing.final
 class ErrorSummary(_message.Message):
@@ -1023,3 +1119,95 @@ class ContextSnapshot(_message.Message):
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
 Global___ContextSnapshot: _TypeAlias = ContextSnapshot  # noqa: Y015
+
+@_typing.final
+class ModelUsage(_message.Message):
+    """ModelUsage sums a task's model calls of one model and purpose."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    MODEL_FIELD_NUMBER: _builtins.int
+    PURPOSE_FIELD_NUMBER: _builtins.int
+    CALLS_FIELD_NUMBER: _builtins.int
+    FAILED_CALLS_FIELD_NUMBER: _builtins.int
+    REFUSED_CALLS_FIELD_NUMBER: _builtins.int
+    TOKENS_IN_FIELD_NUMBER: _builtins.int
+    TOKENS_OUT_FIELD_NUMBER: _builtins.int
+    LATENCY_FIELD_NUMBER: _builtins.int
+    model: _builtins.str
+    """The model name as configured, for example "qwen2.5:3b", or
+    "openai:<name>" for an embedding endpoint.
+    """
+    purpose: Global___ModelCallPurpose.ValueType
+    """What the calls were for."""
+    calls: _builtins.int
+    """Every call: answered, failed and refused."""
+    failed_calls: _builtins.int
+    """Calls that timed out or failed after their retries (no tokens counted)."""
+    refused_calls: _builtins.int
+    """Calls refused because the namespace's model budget was used up: the model
+    was not asked, and the step that wanted it was skipped and said so.
+    """
+    tokens_in: _builtins.int
+    """Tokens sent, as the endpoint's `usage` reported them (prompt_tokens);
+    0 for an endpoint that reports no usage.
+    """
+    tokens_out: _builtins.int
+    """Tokens answered (`usage.completion_tokens`; 0 for embeddings)."""
+    @_builtins.property
+    def latency(self) -> _duration_pb2.Duration:
+        """The calls' summed latency, retries included."""
+
+    def __init__(
+        self,
+        *,
+        model: _builtins.str = ...,
+        purpose: Global___ModelCallPurpose.ValueType = ...,
+        calls: _builtins.int = ...,
+        failed_calls: _builtins.int = ...,
+        refused_calls: _builtins.int = ...,
+        tokens_in: _builtins.int = ...,
+        tokens_out: _builtins.int = ...,
+        latency: _duration_pb2.Duration | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["latency", b"latency"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["calls", b"calls", "failed_calls", b"failed_calls", "latency", b"latency", "model", b"model", "purpose", b"purpose", "refused_calls", b"refused_calls", "tokens_in", b"tokens_in", "tokens_out", b"tokens_out"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___ModelUsage: _TypeAlias = ModelUsage  # noqa: Y015
+
+@_typing.final
+class ModelBudget(_message.Message):
+    """ModelBudget is a namespace's configured token budget for the server's own
+    model calls (model_token_budgets) and how much of it is used.
+    """
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    LIMIT_TOKENS_FIELD_NUMBER: _builtins.int
+    USED_TOKENS_FIELD_NUMBER: _builtins.int
+    EXHAUSTED_FIELD_NUMBER: _builtins.int
+    limit_tokens: _builtins.int
+    """The budget: tokens in plus out over all the namespace's model calls."""
+    used_tokens: _builtins.int
+    """Tokens in plus out the namespace's model calls have used so far."""
+    exhausted: _builtins.bool
+    """True once used_tokens reaches limit_tokens: further model work of the
+    namespace is refused (writes still succeed; the model step is skipped).
+    """
+    def __init__(
+        self,
+        *,
+        limit_tokens: _builtins.int = ...,
+        used_tokens: _builtins.int = ...,
+        exhausted: _builtins.bool = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["exhausted", b"exhausted", "limit_tokens", b"limit_tokens", "used_tokens", b"used_tokens"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___ModelBudget: _TypeAlias = ModelBudget  # noqa: Y015

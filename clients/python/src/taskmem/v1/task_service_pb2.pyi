@@ -193,10 +193,17 @@ class ListTasksRequest(_message.Message):
     UPDATED_AFTER_FIELD_NUMBER: _builtins.int
     PAGE_SIZE_FIELD_NUMBER: _builtins.int
     PAGE_TOKEN_FIELD_NUMBER: _builtins.int
+    AWAITING_PERSON_FIELD_NUMBER: _builtins.int
     page_size: _builtins.int
     """At most this many tasks (1..500; 0 means 50)."""
     page_token: _builtins.str
     """next_page_token of the previous page, with the same filter."""
+    awaiting_person: _builtins.bool
+    """Only tasks waiting on a person: the task in INPUT_REQUIRED or
+    AUTH_REQUIRED, or an item of its current plan in one of them (an open
+    external wait of kind INPUT or AUTH). Combines with statuses (both must
+    hold). GetProgress.open_waits says who must answer what.
+    """
     @_builtins.property
     def statuses(self) -> _containers.RepeatedScalarFieldContainer[_task_pb2.TaskStatus.ValueType]:
         """Only tasks in one of these statuses; empty means all. At most 100 entries."""
@@ -212,10 +219,11 @@ class ListTasksRequest(_message.Message):
         updated_after: _timestamp_pb2.Timestamp | None = ...,
         page_size: _builtins.int = ...,
         page_token: _builtins.str = ...,
+        awaiting_person: _builtins.bool = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["updated_after", b"updated_after"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["page_size", b"page_size", "page_token", b"page_token", "statuses", b"statuses", "updated_after", b"updated_after"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["awaiting_person", b"awaiting_person", "page_size", b"page_size", "page_token", b"page_token", "statuses", b"statuses", "updated_after", b"updated_after"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -575,7 +583,8 @@ class ClaimPlanItemResponse(_message.Message):
     CLAIM_FIELD_NUMBER: _builtins.int
     REMAINING_COUNT_FIELD_NUMBER: _builtins.int
     remaining_count: _builtins.int
-    """Items matching the filter that are PENDING or IN_PROGRESS, besides the
+    """Items matching the filter that are PENDING, IN_PROGRESS, INPUT_REQUIRED or
+    AUTH_REQUIRED (an answer returns them), besides the
     one returned: 0 with no item means the plan (or the filtered part) is
     drained, so a worker can stop; more means wait and ask again (they are
     held by others, or wait on dependencies — also on FAILED ones, which only
@@ -1612,7 +1621,11 @@ class GetProgressResponse(_message.Message):
 
     @_builtins.property
     def open_waits(self) -> _containers.RepeatedCompositeFieldContainer[_state_pb2.OpenWait]:
-        """The task's open waits, oldest first."""
+        """The task's open waits, oldest first. A wait on a person (external_kind
+        INPUT or AUTH) says who must answer what: resolver, question, and
+        plan_item_id for an item's; `summary` then starts with "Waiting on a
+        person: alex must answer 'Which region?' (wai_…)."
+        """
 
     @_builtins.property
     def open_conflicts(self) -> _containers.RepeatedCompositeFieldContainer[_state_pb2.StateConflict]:
@@ -1824,3 +1837,93 @@ class RotateWebhookSecretResponse(_message.Message):
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
 Global___RotateWebhookSecretResponse: _TypeAlias = RotateWebhookSecretResponse  # noqa: Y015
+
+@_typing.final
+class GetTaskUsageRequest(_message.Message):
+    """GetTaskUsageRequest names the task whose model cost is summed."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    TASK_ID_FIELD_NUMBER: _builtins.int
+    task_id: _builtins.str
+    """The task id."""
+    def __init__(
+        self,
+        *,
+        task_id: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["task_id", b"task_id"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___GetTaskUsageRequest: _TypeAlias = GetTaskUsageRequest  # noqa: Y015
+
+@_typing.final
+class GetTaskUsageResponse(_message.Message):
+    """GetTaskUsageResponse is a task's whole model cost."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    TASK_ID_FIELD_NUMBER: _builtins.int
+    MODEL_USAGE_FIELD_NUMBER: _builtins.int
+    MODEL_TOKENS_IN_FIELD_NUMBER: _builtins.int
+    MODEL_TOKENS_OUT_FIELD_NUMBER: _builtins.int
+    AGENT_TOKENS_IN_FIELD_NUMBER: _builtins.int
+    AGENT_TOKENS_OUT_FIELD_NUMBER: _builtins.int
+    ACTIONS_FIELD_NUMBER: _builtins.int
+    TOKENS_IN_FIELD_NUMBER: _builtins.int
+    TOKENS_OUT_FIELD_NUMBER: _builtins.int
+    NAMESPACE_BUDGET_FIELD_NUMBER: _builtins.int
+    task_id: _builtins.str
+    """The task id."""
+    model_tokens_in: _builtins.int
+    """Tokens sent to the server's models for the task (sum of model_usage)."""
+    model_tokens_out: _builtins.int
+    """Tokens the server's models answered for the task (sum of model_usage)."""
+    agent_tokens_in: _builtins.int
+    """Tokens the task's agents reported on their actions (tokens_in of
+    RecordAction/CompleteAction, summed over the task's actions).
+    """
+    agent_tokens_out: _builtins.int
+    """Tokens out the task's agents reported on their actions."""
+    actions: _builtins.int
+    """How many actions the task has (whether or not they reported tokens)."""
+    tokens_in: _builtins.int
+    """model_tokens_in + agent_tokens_in: everything sent to a model for the task."""
+    tokens_out: _builtins.int
+    """model_tokens_out + agent_tokens_out."""
+    @_builtins.property
+    def model_usage(self) -> _containers.RepeatedCompositeFieldContainer[_task_pb2.ModelUsage]:
+        """The server's own model calls for the task, one line per model and
+        purpose, ordered by model then purpose; empty when it made none.
+        """
+
+    @_builtins.property
+    def namespace_budget(self) -> _task_pb2.ModelBudget:
+        """The namespace's model budget and what it has used; unset when the
+        namespace has no budget configured.
+        """
+
+    def __init__(
+        self,
+        *,
+        task_id: _builtins.str = ...,
+        model_usage: _abc.Iterable[_task_pb2.ModelUsage] | None = ...,
+        model_tokens_in: _builtins.int = ...,
+        model_tokens_out: _builtins.int = ...,
+        agent_tokens_in: _builtins.int = ...,
+        agent_tokens_out: _builtins.int = ...,
+        actions: _builtins.int = ...,
+        tokens_in: _builtins.int = ...,
+        tokens_out: _builtins.int = ...,
+        namespace_budget: _task_pb2.ModelBudget | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["namespace_budget", b"namespace_budget"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["actions", b"actions", "agent_tokens_in", b"agent_tokens_in", "agent_tokens_out", b"agent_tokens_out", "model_tokens_in", b"model_tokens_in", "model_tokens_out", b"model_tokens_out", "model_usage", b"model_usage", "namespace_budget", b"namespace_budget", "task_id", b"task_id", "tokens_in", b"tokens_in", "tokens_out", b"tokens_out"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___GetTaskUsageResponse: _TypeAlias = GetTaskUsageResponse  # noqa: Y015

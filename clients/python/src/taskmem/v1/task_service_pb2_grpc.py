@@ -188,6 +188,11 @@ class TaskServiceStub:
                 request_serializer=taskmem_dot_v1_dot_task__service__pb2.RotateWebhookSecretRequest.SerializeToString,
                 response_deserializer=taskmem_dot_v1_dot_task__service__pb2.RotateWebhookSecretResponse.FromString,
                 _registered_method=True)
+        self.GetTaskUsage = channel.unary_unary(
+                '/taskmem.v1.TaskService/GetTaskUsage',
+                request_serializer=taskmem_dot_v1_dot_task__service__pb2.GetTaskUsageRequest.SerializeToString,
+                response_deserializer=taskmem_dot_v1_dot_task__service__pb2.GetTaskUsageResponse.FromString,
+                _registered_method=True)
 
 
 class TaskServiceServicer:
@@ -282,6 +287,9 @@ class TaskServiceServicer:
         still holds the item's claim (see ClaimPlanItem); otherwise
         FAILED_PRECONDITION, reason ERROR_REASON_CLAIM_NOT_HELD, naming the
         current holder. Any status but IN_PROGRESS ends the item's claim.
+        INPUT_REQUIRED and AUTH_REQUIRED are INVALID_ARGUMENT ("status"): an item
+        enters them only through CreateWait (ExternalTarget.plan_item_id); moving
+        an item out of them leaves its wait open but the item where it was put.
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
@@ -494,6 +502,21 @@ class TaskServiceServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def GetTaskUsage(self, request, context):
+        """Returns what a task's model work cost, in one call: every model call the
+        server made for it (state and memory extraction, running summaries,
+        reconciliation adjudication, QueryTask answers, embeddings through an
+        endpoint), summed by model and purpose with the tokens from each
+        endpoint's `usage`, beside the tokens its agents reported on their
+        actions (RecordAction/CompleteAction tokens_in and tokens_out), and the
+        namespace's model budget when one is configured (model_token_budgets).
+        A task with no model calls and no actions answers zeros.
+        Errors: NOT_FOUND for an unknown task.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
 
 def add_TaskServiceServicer_to_server(servicer, server):
     rpc_method_handlers = {
@@ -621,6 +644,11 @@ def add_TaskServiceServicer_to_server(servicer, server):
                     servicer.RotateWebhookSecret,
                     request_deserializer=taskmem_dot_v1_dot_task__service__pb2.RotateWebhookSecretRequest.FromString,
                     response_serializer=taskmem_dot_v1_dot_task__service__pb2.RotateWebhookSecretResponse.SerializeToString,
+            ),
+            'GetTaskUsage': grpc.unary_unary_rpc_method_handler(
+                    servicer.GetTaskUsage,
+                    request_deserializer=taskmem_dot_v1_dot_task__service__pb2.GetTaskUsageRequest.FromString,
+                    response_serializer=taskmem_dot_v1_dot_task__service__pb2.GetTaskUsageResponse.SerializeToString,
             ),
     }
     generic_handler = grpc.method_handlers_generic_handler(
@@ -1327,6 +1355,33 @@ class TaskService:
             '/taskmem.v1.TaskService/RotateWebhookSecret',
             taskmem_dot_v1_dot_task__service__pb2.RotateWebhookSecretRequest.SerializeToString,
             taskmem_dot_v1_dot_task__service__pb2.RotateWebhookSecretResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def GetTaskUsage(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/taskmem.v1.TaskService/GetTaskUsage',
+            taskmem_dot_v1_dot_task__service__pb2.GetTaskUsageRequest.SerializeToString,
+            taskmem_dot_v1_dot_task__service__pb2.GetTaskUsageResponse.FromString,
             options,
             channel_credentials,
             insecure,

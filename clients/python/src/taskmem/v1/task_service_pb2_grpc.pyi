@@ -95,6 +95,9 @@ class TaskServiceStub:
     still holds the item's claim (see ClaimPlanItem); otherwise
     FAILED_PRECONDITION, reason ERROR_REASON_CLAIM_NOT_HELD, naming the
     current holder. Any status but IN_PROGRESS ends the item's claim.
+    INPUT_REQUIRED and AUTH_REQUIRED are INVALID_ARGUMENT ("status"): an item
+    enters them only through CreateWait (ExternalTarget.plan_item_id); moving
+    an item out of them leaves its wait open but the item where it was put.
     """
     ClaimPlanItem: _grpc.UnaryUnaryMultiCallable[_task_service_pb2.ClaimPlanItemRequest, _task_service_pb2.ClaimPlanItemResponse]
     """Hands the caller one ready item of the task's current plan and marks it
@@ -225,6 +228,17 @@ class TaskServiceStub:
     A bad overlap (negative, or longer than 7 days) is INVALID_ARGUMENT
     naming "overlap". With a request_id, a retry returns the same secret.
     """
+    GetTaskUsage: _grpc.UnaryUnaryMultiCallable[_task_service_pb2.GetTaskUsageRequest, _task_service_pb2.GetTaskUsageResponse]
+    """Returns what a task's model work cost, in one call: every model call the
+    server made for it (state and memory extraction, running summaries,
+    reconciliation adjudication, QueryTask answers, embeddings through an
+    endpoint), summed by model and purpose with the tokens from each
+    endpoint's `usage`, beside the tokens its agents reported on their
+    actions (RecordAction/CompleteAction tokens_in and tokens_out), and the
+    namespace's model budget when one is configured (model_token_budgets).
+    A task with no model calls and no actions answers zeros.
+    Errors: NOT_FOUND for an unknown task.
+    """
 
 @_typing.type_check_only
 class TaskServiceAsyncStub(TaskServiceStub):
@@ -293,6 +307,9 @@ class TaskServiceAsyncStub(TaskServiceStub):
     still holds the item's claim (see ClaimPlanItem); otherwise
     FAILED_PRECONDITION, reason ERROR_REASON_CLAIM_NOT_HELD, naming the
     current holder. Any status but IN_PROGRESS ends the item's claim.
+    INPUT_REQUIRED and AUTH_REQUIRED are INVALID_ARGUMENT ("status"): an item
+    enters them only through CreateWait (ExternalTarget.plan_item_id); moving
+    an item out of them leaves its wait open but the item where it was put.
     """
     ClaimPlanItem: _aio.UnaryUnaryMultiCallable[_task_service_pb2.ClaimPlanItemRequest, _task_service_pb2.ClaimPlanItemResponse]  # type: ignore[assignment]
     """Hands the caller one ready item of the task's current plan and marks it
@@ -423,6 +440,17 @@ class TaskServiceAsyncStub(TaskServiceStub):
     A bad overlap (negative, or longer than 7 days) is INVALID_ARGUMENT
     naming "overlap". With a request_id, a retry returns the same secret.
     """
+    GetTaskUsage: _aio.UnaryUnaryMultiCallable[_task_service_pb2.GetTaskUsageRequest, _task_service_pb2.GetTaskUsageResponse]  # type: ignore[assignment]
+    """Returns what a task's model work cost, in one call: every model call the
+    server made for it (state and memory extraction, running summaries,
+    reconciliation adjudication, QueryTask answers, embeddings through an
+    endpoint), summed by model and purpose with the tokens from each
+    endpoint's `usage`, beside the tokens its agents reported on their
+    actions (RecordAction/CompleteAction tokens_in and tokens_out), and the
+    namespace's model budget when one is configured (model_token_budgets).
+    A task with no model calls and no actions answers zeros.
+    Errors: NOT_FOUND for an unknown task.
+    """
 
 class TaskServiceServicer(metaclass=_abc_1.ABCMeta):
     """TaskService keeps the whole record of an agent's tasks: the task, its
@@ -530,6 +558,9 @@ class TaskServiceServicer(metaclass=_abc_1.ABCMeta):
         still holds the item's claim (see ClaimPlanItem); otherwise
         FAILED_PRECONDITION, reason ERROR_REASON_CLAIM_NOT_HELD, naming the
         current holder. Any status but IN_PROGRESS ends the item's claim.
+        INPUT_REQUIRED and AUTH_REQUIRED are INVALID_ARGUMENT ("status"): an item
+        enters them only through CreateWait (ExternalTarget.plan_item_id); moving
+        an item out of them leaves its wait open but the item where it was put.
         """
 
     @_abc_1.abstractmethod
@@ -767,6 +798,23 @@ class TaskServiceServicer(metaclass=_abc_1.ABCMeta):
         secrets at each attempt, so retries and other replicas follow at once.
         A bad overlap (negative, or longer than 7 days) is INVALID_ARGUMENT
         naming "overlap". With a request_id, a retry returns the same secret.
+        """
+
+    @_abc_1.abstractmethod
+    def GetTaskUsage(
+        self,
+        request: _task_service_pb2.GetTaskUsageRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_task_service_pb2.GetTaskUsageResponse, _abc.Awaitable[_task_service_pb2.GetTaskUsageResponse]]:
+        """Returns what a task's model work cost, in one call: every model call the
+        server made for it (state and memory extraction, running summaries,
+        reconciliation adjudication, QueryTask answers, embeddings through an
+        endpoint), summed by model and purpose with the tokens from each
+        endpoint's `usage`, beside the tokens its agents reported on their
+        actions (RecordAction/CompleteAction tokens_in and tokens_out), and the
+        namespace's model budget when one is configured (model_token_budgets).
+        A task with no model calls and no actions answers zeros.
+        Errors: NOT_FOUND for an unknown task.
         """
 
 def add_TaskServiceServicer_to_server(servicer: TaskServiceServicer, server: _typing.Union[_grpc.Server, _aio.Server]) -> None: ...

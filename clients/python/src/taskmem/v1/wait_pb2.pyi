@@ -70,6 +70,40 @@ in another status), or ResolveWait reported a failure. See result.
 """
 Global___WaitStatus: _TypeAlias = WaitStatus  # noqa: Y015
 
+class _ExternalWaitKind:
+    ValueType = _typing.NewType("ValueType", _builtins.int)
+    V: _TypeAlias = ValueType  # noqa: Y015
+
+class _ExternalWaitKindEnumTypeWrapper(_enum_type_wrapper._EnumTypeWrapper[_ExternalWaitKind.ValueType], _builtins.type):
+    DESCRIPTOR: _descriptor.EnumDescriptor
+    EXTERNAL_WAIT_KIND_UNSPECIFIED: _ExternalWaitKind.ValueType  # 0
+    """A plain external wait (a CI hook, a deploy): it changes no status."""
+    EXTERNAL_WAIT_KIND_INPUT: _ExternalWaitKind.ValueType  # 1
+    """A person must answer a question (A2A's INPUT_REQUIRED). While it is open
+    the linked task (or the named plan item) is in INPUT_REQUIRED.
+    """
+    EXTERNAL_WAIT_KIND_AUTH: _ExternalWaitKind.ValueType  # 2
+    """A person must authorise something, for example sign in or grant access
+    (A2A's AUTH_REQUIRED). While it is open the linked task (or the named plan
+    item) is in AUTH_REQUIRED.
+    """
+
+class ExternalWaitKind(_ExternalWaitKind, metaclass=_ExternalWaitKindEnumTypeWrapper):
+    """ExternalWaitKind says whether an external wait waits on a person, and for what."""
+
+EXTERNAL_WAIT_KIND_UNSPECIFIED: ExternalWaitKind.ValueType  # 0
+"""A plain external wait (a CI hook, a deploy): it changes no status."""
+EXTERNAL_WAIT_KIND_INPUT: ExternalWaitKind.ValueType  # 1
+"""A person must answer a question (A2A's INPUT_REQUIRED). While it is open
+the linked task (or the named plan item) is in INPUT_REQUIRED.
+"""
+EXTERNAL_WAIT_KIND_AUTH: ExternalWaitKind.ValueType  # 2
+"""A person must authorise something, for example sign in or grant access
+(A2A's AUTH_REQUIRED). While it is open the linked task (or the named plan
+item) is in AUTH_REQUIRED.
+"""
+Global___ExternalWaitKind: _TypeAlias = ExternalWaitKind  # noqa: Y015
+
 @_typing.final
 class TimerTarget(_message.Message):
     """TimerTarget resolves once a duration has passed since the wait was created."""
@@ -243,22 +277,52 @@ Global___FileTarget: _TypeAlias = FileTarget  # noqa: Y015
 @_typing.final
 class ExternalTarget(_message.Message):
     """ExternalTarget is resolved only by a caller, with ResolveWait: a CI hook, a
-    person approving a step.
+    person approving a step. With kind INPUT or AUTH it waits on a person: the
+    task (or the plan item) shows it in its status, GetProgress and the task
+    state say who must answer what, the question goes into the task's thread
+    as a message ("[Input required] …" or "[Auth required] …", role AGENT), and
+    ResolveWait's result is the answer, posted to the thread as a USER message
+    ("[Input received] …" or "[Auth received] …").
     """
 
     DESCRIPTOR: _descriptor.Descriptor
 
     RESOLVER_FIELD_NUMBER: _builtins.int
+    KIND_FIELD_NUMBER: _builtins.int
+    QUESTION_FIELD_NUMBER: _builtins.int
+    PLAN_ITEM_ID_FIELD_NUMBER: _builtins.int
     resolver: _builtins.str
     """Who or what is expected to resolve it, for the record (for example "release manager"). At most 200 characters."""
+    kind: Global___ExternalWaitKind.ValueType
+    """Whether it waits on a person, for an answer (INPUT) or an authorisation
+    (AUTH). INPUT and AUTH need task_id naming a task in PENDING, PLANNING,
+    EXECUTING, SYNTHESIZING or already waiting on a person
+    (FAILED_PRECONDITION otherwise) and a question.
+    """
+    question: _builtins.str
+    """What the person is asked: the question for INPUT, what to authorise and
+    where for AUTH (for example "Sign in to the registry at https://…").
+    Required for INPUT and AUTH, at most 2,000 characters; empty for a plain
+    external wait.
+    """
+    plan_item_id: _builtins.str
+    """For INPUT and AUTH: the item of the task's current plan that waits,
+    instead of the whole task. The item (not the task) then enters
+    INPUT_REQUIRED or AUTH_REQUIRED; it must not be COMPLETED, FAILED or
+    SKIPPED (FAILED_PRECONDITION); NOT_FOUND for an unknown item. Empty: the
+    task waits.
+    """
     def __init__(
         self,
         *,
         resolver: _builtins.str = ...,
+        kind: Global___ExternalWaitKind.ValueType = ...,
+        question: _builtins.str = ...,
+        plan_item_id: _builtins.str = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["resolver", b"resolver"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["kind", b"kind", "plan_item_id", b"plan_item_id", "question", b"question", "resolver", b"resolver"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 

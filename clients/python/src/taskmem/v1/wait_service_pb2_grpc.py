@@ -137,7 +137,10 @@ class WaitServiceServicer:
         EXTERNAL wait; forcing any other kind needs an admin key (PERMISSION_DENIED,
         ERROR_REASON_ADMIN_REQUIRED otherwise; FAILED_PRECONDITION,
         ERROR_REASON_NOT_CONFIGURED when the server has no admin_keys).
-        FAILED_PRECONDITION if the wait has already ended.
+        FAILED_PRECONDITION if the wait has already ended. For a wait on a person
+        (ExternalTarget kind INPUT or AUTH) the result is the person's answer: it
+        is posted to the task's thread as a USER message, and the task (or plan
+        item) leaves INPUT_REQUIRED or AUTH_REQUIRED once no such wait is open.
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')

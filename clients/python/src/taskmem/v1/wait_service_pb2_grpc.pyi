@@ -73,7 +73,10 @@ class WaitServiceStub:
     EXTERNAL wait; forcing any other kind needs an admin key (PERMISSION_DENIED,
     ERROR_REASON_ADMIN_REQUIRED otherwise; FAILED_PRECONDITION,
     ERROR_REASON_NOT_CONFIGURED when the server has no admin_keys).
-    FAILED_PRECONDITION if the wait has already ended.
+    FAILED_PRECONDITION if the wait has already ended. For a wait on a person
+    (ExternalTarget kind INPUT or AUTH) the result is the person's answer: it
+    is posted to the task's thread as a USER message, and the task (or plan
+    item) leaves INPUT_REQUIRED or AUTH_REQUIRED once no such wait is open.
     """
     WatchWait: _grpc.UnaryStreamMultiCallable[_wait_service_pb2.WatchWaitRequest, _wait_service_pb2.WatchWaitResponse]
     """Streams a wait: its current state at once, then the state after every
@@ -129,7 +132,10 @@ class WaitServiceAsyncStub(WaitServiceStub):
     EXTERNAL wait; forcing any other kind needs an admin key (PERMISSION_DENIED,
     ERROR_REASON_ADMIN_REQUIRED otherwise; FAILED_PRECONDITION,
     ERROR_REASON_NOT_CONFIGURED when the server has no admin_keys).
-    FAILED_PRECONDITION if the wait has already ended.
+    FAILED_PRECONDITION if the wait has already ended. For a wait on a person
+    (ExternalTarget kind INPUT or AUTH) the result is the person's answer: it
+    is posted to the task's thread as a USER message, and the task (or plan
+    item) leaves INPUT_REQUIRED or AUTH_REQUIRED once no such wait is open.
     """
     WatchWait: _aio.UnaryStreamMultiCallable[_wait_service_pb2.WatchWaitRequest, _wait_service_pb2.WatchWaitResponse]  # type: ignore[assignment]
     """Streams a wait: its current state at once, then the state after every
@@ -212,7 +218,10 @@ class WaitServiceServicer(metaclass=_abc_1.ABCMeta):
         EXTERNAL wait; forcing any other kind needs an admin key (PERMISSION_DENIED,
         ERROR_REASON_ADMIN_REQUIRED otherwise; FAILED_PRECONDITION,
         ERROR_REASON_NOT_CONFIGURED when the server has no admin_keys).
-        FAILED_PRECONDITION if the wait has already ended.
+        FAILED_PRECONDITION if the wait has already ended. For a wait on a person
+        (ExternalTarget kind INPUT or AUTH) the result is the person's answer: it
+        is posted to the task's thread as a USER message, and the task (or plan
+        item) leaves INPUT_REQUIRED or AUTH_REQUIRED once no such wait is open.
         """
 
     @_abc_1.abstractmethod

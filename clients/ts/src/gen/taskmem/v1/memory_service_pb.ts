@@ -6,6 +6,8 @@ import type { GenEnum, GenFile, GenMessage, GenService } from "@bufbuild/protobu
 import { enumDesc, fileDesc, messageDesc, serviceDesc } from "@bufbuild/protobuf/codegenv2";
 import type { Duration } from "@bufbuild/protobuf/wkt";
 import { file_google_protobuf_duration, file_google_protobuf_struct } from "@bufbuild/protobuf/wkt";
+import type { AsOf } from "./as_of_pb.js";
+import { file_taskmem_v1_as_of } from "./as_of_pb.js";
 import type { Artifact, ArtifactType, Episode, EpisodeAction, Knowledge, KnowledgeCategory, MemoryEntry, MemoryFilter, MemorySearchHit, MemoryType, Pattern, SearchMode } from "./memory_pb.js";
 import { file_taskmem_v1_memory } from "./memory_pb.js";
 import type { JsonObject, Message } from "@bufbuild/protobuf";
@@ -14,7 +16,7 @@ import type { JsonObject, Message } from "@bufbuild/protobuf";
  * Describes the file taskmem/v1/memory_service.proto.
  */
 export const file_taskmem_v1_memory_service: GenFile = /*@__PURE__*/
-  fileDesc("Ch90YXNrbWVtL3YxL21lbW9yeV9zZXJ2aWNlLnByb3RvEgp0YXNrbWVtLnYxIqABCg5OZXdNZW1vcnlFbnRyeRIPCgd0YXNrX2lkGAEgASgJEhIKCnN1YnRhc2tfaWQYAiABKAkSJAoEdHlwZRgDIAEoDjIWLnRhc2ttZW0udjEuTWVtb3J5VHlwZRIPCgdzdW1tYXJ5GAQgASgJEg4KBmRldGFpbBgFIAEoCRIMCgR0YWdzGAYgAygJEhQKDHJlbGV2YW5jZV90bxgHIAMoCSJaChdBZGRNZW1vcnlFbnRyaWVzUmVxdWVzdBIrCgdlbnRyaWVzGAEgAygLMhoudGFza21lbS52MS5OZXdNZW1vcnlFbnRyeRISCgpyZXF1ZXN0X2lkGAIgASgJIkQKGEFkZE1lbW9yeUVudHJpZXNSZXNwb25zZRIoCgdlbnRyaWVzGAEgAygLMhcudGFza21lbS52MS5NZW1vcnlFbnRyeSJsChlRdWVyeU1lbW9yeUVudHJpZXNSZXF1ZXN0EigKBmZpbHRlchgBIAEoCzIYLnRhc2ttZW0udjEuTWVtb3J5RmlsdGVyEhEKCXBhZ2Vfc2l6ZRgCIAEoBRISCgpwYWdlX3Rva2VuGAMgASgJIl8KGlF1ZXJ5TWVtb3J5RW50cmllc1Jlc3BvbnNlEigKB2VudHJpZXMYASADKAsyFy50YXNrbWVtLnYxLk1lbW9yeUVudHJ5EhcKD25leHRfcGFnZV90b2tlbhgCIAEoCSJQChpHZXRSZWxldmFudE1lbW9yaWVzUmVxdWVzdBIPCgd0YXNrX2lkGAEgASgJEhIKCnN1YnRhc2tfaWQYAiABKAkSDQoFbGltaXQYAyABKAUiRwobR2V0UmVsZXZhbnRNZW1vcmllc1Jlc3BvbnNlEigKB2VudHJpZXMYASADKAsyFy50YXNrbWVtLnYxLk1lbW9yeUVudHJ5IqIBChVTZWFyY2hNZW1vcmllc1JlcXVlc3QSDQoFcXVlcnkYASABKAkSJAoEbW9kZRgCIAEoDjIWLnRhc2ttZW0udjEuU2VhcmNoTW9kZRIoCgZmaWx0ZXIYAyABKAsyGC50YXNrbWVtLnYxLk1lbW9yeUZpbHRlchINCgVsaW1pdBgEIAEoBRIbChN3YWl0X2Zvcl9lbWJlZGRpbmdzGAUgASgIIoMBChZTZWFyY2hNZW1vcmllc1Jlc3BvbnNlEikKBGhpdHMYASADKAsyGy50YXNrbWVtLnYxLk1lbW9yeVNlYXJjaEhpdBIkCgRtb2RlGAIgASgOMhYudGFza21lbS52MS5TZWFyY2hNb2RlEhgKEHVuZW1iZWRkZWRfY291bnQYAyABKAUibgoOVG9vbENhbGxSZWNvcmQSEQoJdG9vbF9uYW1lGAEgASgJEioKCWFyZ3VtZW50cxgCIAEoCzIXLmdvb2dsZS5wcm90b2J1Zi5TdHJ1Y3QSDgoGcmVzdWx0GAMgASgJEg0KBWVycm9yGAQgASgJIpcBChZFeHRyYWN0TWVtb3JpZXNSZXF1ZXN0Eg8KB3Rhc2tfaWQYASABKAkSEgoKc3VidGFza19pZBgCIAEoCRIuCgp0b29sX2NhbGxzGAMgAygLMhoudGFza21lbS52MS5Ub29sQ2FsbFJlY29yZBIUCgxtb2RlbF9vdXRwdXQYBCABKAkSEgoKcmVxdWVzdF9pZBgFIAEoCSJBCg1Ecm9wcGVkTWVtb3J5Eg0KBWluZGV4GAEgASgFEg4KBnJlYXNvbhgCIAEoCRIRCgljYW5kaWRhdGUYAyABKAkinQEKF0V4dHJhY3RNZW1vcmllc1Jlc3BvbnNlEigKB2VudHJpZXMYASADKAsyFy50YXNrbWVtLnYxLk1lbW9yeUVudHJ5EioKB2Ryb3BwZWQYAiADKAsyGS50YXNrbWVtLnYxLkRyb3BwZWRNZW1vcnkSFwoPY2FuZGlkYXRlX2NvdW50GAMgASgFEhMKC3BhcnNlX2Vycm9yGAQgASgJIrEBChZVcHNlcnRLbm93bGVkZ2VSZXF1ZXN0Ei8KCGNhdGVnb3J5GAEgASgOMh0udGFza21lbS52MS5Lbm93bGVkZ2VDYXRlZ29yeRILCgNrZXkYAiABKAkSDQoFdmFsdWUYAyABKAkSDgoGc291cmNlGAQgASgJEhcKCmNvbmZpZGVuY2UYBSABKAFIAIgBARISCgpyZXF1ZXN0X2lkGAYgASgJQg0KC19jb25maWRlbmNlIngKF1Vwc2VydEtub3dsZWRnZVJlc3BvbnNlEigKCWtub3dsZWRnZRgBIAEoCzIVLnRhc2ttZW0udjEuS25vd2xlZGdlEjMKB291dGNvbWUYAiABKA4yIi50YXNrbWVtLnYxLlVwc2VydEtub3dsZWRnZU91dGNvbWUiXwoTR2V0S25vd2xlZGdlUmVxdWVzdBIKCgJpZBgBIAEoCRIvCghjYXRlZ29yeRgCIAEoDjIdLnRhc2ttZW0udjEuS25vd2xlZGdlQ2F0ZWdvcnkSCwoDa2V5GAMgASgJIkAKFEdldEtub3dsZWRnZVJlc3BvbnNlEigKCWtub3dsZWRnZRgBIAEoCzIVLnRhc2ttZW0udjEuS25vd2xlZGdlIpEBChVRdWVyeUtub3dsZWRnZVJlcXVlc3QSLwoIY2F0ZWdvcnkYASABKA4yHS50YXNrbWVtLnYxLktub3dsZWRnZUNhdGVnb3J5EhIKCmtleV9wcmVmaXgYAiABKAkSDAoEdGV4dBgDIAEoCRIRCglwYWdlX3NpemUYBCABKAUSEgoKcGFnZV90b2tlbhgFIAEoCSJbChZRdWVyeUtub3dsZWRnZVJlc3BvbnNlEigKCWtub3dsZWRnZRgBIAMoCzIVLnRhc2ttZW0udjEuS25vd2xlZGdlEhcKD25leHRfcGFnZV90b2tlbhgCIAEoCSI4ChZEZWxldGVLbm93bGVkZ2VSZXF1ZXN0EgoKAmlkGAEgASgJEhIKCnJlcXVlc3RfaWQYAiABKAkiGQoXRGVsZXRlS25vd2xlZGdlUmVzcG9uc2Ui7wEKFFJlY29yZEVwaXNvZGVSZXF1ZXN0Eg8KB3Rhc2tfaWQYASABKAkSEAoIYWdlbnRfaWQYAiABKAkSKQoGYWN0aW9uGAMgASgOMhkudGFza21lbS52MS5FcGlzb2RlQWN0aW9uEhAKCGFwcHJvYWNoGAQgASgJEg8KB291dGNvbWUYBSABKAkSKwoIZHVyYXRpb24YBiABKAsyGS5nb29nbGUucHJvdG9idWYuRHVyYXRpb24SEQoJdG9rZW5zX2luGAcgASgDEhIKCnRva2Vuc19vdXQYCCABKAMSEgoKcmVxdWVzdF9pZBgJIAEoCSI9ChVSZWNvcmRFcGlzb2RlUmVzcG9uc2USJAoHZXBpc29kZRgBIAEoCzITLnRhc2ttZW0udjEuRXBpc29kZSKkAQoTTGlzdEVwaXNvZGVzUmVxdWVzdBIPCgd0YXNrX2lkGAEgASgJEhAKCGFnZW50X2lkGAIgASgJEikKBmFjdGlvbhgDIAEoDjIZLnRhc2ttZW0udjEuRXBpc29kZUFjdGlvbhIRCglwYWdlX3NpemUYBCABKAUSEgoKcGFnZV90b2tlbhgFIAEoCRIYChBpbmNsdWRlX2FyY2hpdmVkGAYgASgIIlYKFExpc3RFcGlzb2Rlc1Jlc3BvbnNlEiUKCGVwaXNvZGVzGAEgAygLMhMudGFza21lbS52MS5FcGlzb2RlEhcKD25leHRfcGFnZV90b2tlbhgCIAEoCSL1AQoXUmVnaXN0ZXJBcnRpZmFjdFJlcXVlc3QSDwoHdGFza19pZBgBIAEoCRIQCghhZ2VudF9pZBgCIAEoCRImCgR0eXBlGAMgASgOMhgudGFza21lbS52MS5BcnRpZmFjdFR5cGUSDAoEcGF0aBgEIAEoCRITCgtkZXNjcmlwdGlvbhgFIAEoCRIUCgdjb250ZW50GAYgASgMSACIAQESFwoKc2l6ZV9ieXRlcxgHIAEoA0gBiAEBEg4KBnNoYTI1NhgIIAEoCRISCgpyZXF1ZXN0X2lkGAkgASgJQgoKCF9jb250ZW50Qg0KC19zaXplX2J5dGVzIkIKGFJlZ2lzdGVyQXJ0aWZhY3RSZXNwb25zZRImCghhcnRpZmFjdBgBIAEoCzIULnRhc2ttZW0udjEuQXJ0aWZhY3QiiwEKFExpc3RBcnRpZmFjdHNSZXF1ZXN0Eg8KB3Rhc2tfaWQYASABKAkSJgoEdHlwZRgCIAEoDjIYLnRhc2ttZW0udjEuQXJ0aWZhY3RUeXBlEhMKC3BhdGhfcHJlZml4GAMgASgJEhEKCXBhZ2Vfc2l6ZRgEIAEoBRISCgpwYWdlX3Rva2VuGAUgASgJIlkKFUxpc3RBcnRpZmFjdHNSZXNwb25zZRInCglhcnRpZmFjdHMYASADKAsyFC50YXNrbWVtLnYxLkFydGlmYWN0EhcKD25leHRfcGFnZV90b2tlbhgCIAEoCSI3ChVEZWxldGVBcnRpZmFjdFJlcXVlc3QSCgoCaWQYASABKAkSEgoKcmVxdWVzdF9pZBgCIAEoCSIYChZEZWxldGVBcnRpZmFjdFJlc3BvbnNlInwKFFJlY29yZFBhdHRlcm5SZXF1ZXN0EhQKDHBhdHRlcm5fdHlwZRgBIAEoCRITCgtwYXR0ZXJuX2tleRgCIAEoCRIlCgRkYXRhGAMgASgLMhcuZ29vZ2xlLnByb3RvYnVmLlN0cnVjdBISCgpyZXF1ZXN0X2lkGAQgASgJIj0KFVJlY29yZFBhdHRlcm5SZXNwb25zZRIkCgdwYXR0ZXJuGAEgASgLMhMudGFza21lbS52MS5QYXR0ZXJuImkKE0xpc3RQYXR0ZXJuc1JlcXVlc3QSFAoMcGF0dGVybl90eXBlGAEgASgJEhUKDW1pbl9mcmVxdWVuY3kYAiABKAMSEQoJcGFnZV9zaXplGAMgASgFEhIKCnBhZ2VfdG9rZW4YBCABKAkiVgoUTGlzdFBhdHRlcm5zUmVzcG9uc2USJQoIcGF0dGVybnMYASADKAsyEy50YXNrbWVtLnYxLlBhdHRlcm4SFwoPbmV4dF9wYWdlX3Rva2VuGAIgASgJKt4BChZVcHNlcnRLbm93bGVkZ2VPdXRjb21lEigKJFVQU0VSVF9LTk9XTEVER0VfT1VUQ09NRV9VTlNQRUNJRklFRBAAEiQKIFVQU0VSVF9LTk9XTEVER0VfT1VUQ09NRV9DUkVBVEVEEAESJQohVVBTRVJUX0tOT1dMRURHRV9PVVRDT01FX1JFUExBQ0VEEAISJgoiVVBTRVJUX0tOT1dMRURHRV9PVVRDT01FX0NPTkZJUk1FRBADEiUKIVVQU0VSVF9LTk9XTEVER0VfT1VUQ09NRV9SRUpFQ1RFRBAEMtwLCg1NZW1vcnlTZXJ2aWNlEl0KEEFkZE1lbW9yeUVudHJpZXMSIy50YXNrbWVtLnYxLkFkZE1lbW9yeUVudHJpZXNSZXF1ZXN0GiQudGFza21lbS52MS5BZGRNZW1vcnlFbnRyaWVzUmVzcG9uc2USaAoSUXVlcnlNZW1vcnlFbnRyaWVzEiUudGFza21lbS52MS5RdWVyeU1lbW9yeUVudHJpZXNSZXF1ZXN0GiYudGFza21lbS52MS5RdWVyeU1lbW9yeUVudHJpZXNSZXNwb25zZSIDkAIBEmsKE0dldFJlbGV2YW50TWVtb3JpZXMSJi50YXNrbWVtLnYxLkdldFJlbGV2YW50TWVtb3JpZXNSZXF1ZXN0GicudGFza21lbS52MS5HZXRSZWxldmFudE1lbW9yaWVzUmVzcG9uc2UiA5ACARJcCg5TZWFyY2hNZW1vcmllcxIhLnRhc2ttZW0udjEuU2VhcmNoTWVtb3JpZXNSZXF1ZXN0GiIudGFza21lbS52MS5TZWFyY2hNZW1vcmllc1Jlc3BvbnNlIgOQAgESWgoPRXh0cmFjdE1lbW9yaWVzEiIudGFza21lbS52MS5FeHRyYWN0TWVtb3JpZXNSZXF1ZXN0GiMudGFza21lbS52MS5FeHRyYWN0TWVtb3JpZXNSZXNwb25zZRJaCg9VcHNlcnRLbm93bGVkZ2USIi50YXNrbWVtLnYxLlVwc2VydEtub3dsZWRnZVJlcXVlc3QaIy50YXNrbWVtLnYxLlVwc2VydEtub3dsZWRnZVJlc3BvbnNlElYKDEdldEtub3dsZWRnZRIfLnRhc2ttZW0udjEuR2V0S25vd2xlZGdlUmVxdWVzdBogLnRhc2ttZW0udjEuR2V0S25vd2xlZGdlUmVzcG9uc2UiA5ACARJcCg5RdWVyeUtub3dsZWRnZRIhLnRhc2ttZW0udjEuUXVlcnlLbm93bGVkZ2VSZXF1ZXN0GiIudGFza21lbS52MS5RdWVyeUtub3dsZWRnZVJlc3BvbnNlIgOQAgESWgoPRGVsZXRlS25vd2xlZGdlEiIudGFza21lbS52MS5EZWxldGVLbm93bGVkZ2VSZXF1ZXN0GiMudGFza21lbS52MS5EZWxldGVLbm93bGVkZ2VSZXNwb25zZRJUCg1SZWNvcmRFcGlzb2RlEiAudGFza21lbS52MS5SZWNvcmRFcGlzb2RlUmVxdWVzdBohLnRhc2ttZW0udjEuUmVjb3JkRXBpc29kZVJlc3BvbnNlElYKDExpc3RFcGlzb2RlcxIfLnRhc2ttZW0udjEuTGlzdEVwaXNvZGVzUmVxdWVzdBogLnRhc2ttZW0udjEuTGlzdEVwaXNvZGVzUmVzcG9uc2UiA5ACARJdChBSZWdpc3RlckFydGlmYWN0EiMudGFza21lbS52MS5SZWdpc3RlckFydGlmYWN0UmVxdWVzdBokLnRhc2ttZW0udjEuUmVnaXN0ZXJBcnRpZmFjdFJlc3BvbnNlElkKDUxpc3RBcnRpZmFjdHMSIC50YXNrbWVtLnYxLkxpc3RBcnRpZmFjdHNSZXF1ZXN0GiEudGFza21lbS52MS5MaXN0QXJ0aWZhY3RzUmVzcG9uc2UiA5ACARJXCg5EZWxldGVBcnRpZmFjdBIhLnRhc2ttZW0udjEuRGVsZXRlQXJ0aWZhY3RSZXF1ZXN0GiIudGFza21lbS52MS5EZWxldGVBcnRpZmFjdFJlc3BvbnNlElQKDVJlY29yZFBhdHRlcm4SIC50YXNrbWVtLnYxLlJlY29yZFBhdHRlcm5SZXF1ZXN0GiEudGFza21lbS52MS5SZWNvcmRQYXR0ZXJuUmVzcG9uc2USVgoMTGlzdFBhdHRlcm5zEh8udGFza21lbS52MS5MaXN0UGF0dGVybnNSZXF1ZXN0GiAudGFza21lbS52MS5MaXN0UGF0dGVybnNSZXNwb25zZSIDkAIBQkBaPmdpdGh1Yi5jb20vdGFza21lbS90YXNrbWVtL2NsaWVudHMvZ28vZ2VuL3Rhc2ttZW0vdjE7dGFza21lbXYxYgZwcm90bzM", [file_google_protobuf_duration, file_google_protobuf_struct, file_taskmem_v1_memory]);
+  fileDesc("Ch90YXNrbWVtL3YxL21lbW9yeV9zZXJ2aWNlLnByb3RvEgp0YXNrbWVtLnYxIqABCg5OZXdNZW1vcnlFbnRyeRIPCgd0YXNrX2lkGAEgASgJEhIKCnN1YnRhc2tfaWQYAiABKAkSJAoEdHlwZRgDIAEoDjIWLnRhc2ttZW0udjEuTWVtb3J5VHlwZRIPCgdzdW1tYXJ5GAQgASgJEg4KBmRldGFpbBgFIAEoCRIMCgR0YWdzGAYgAygJEhQKDHJlbGV2YW5jZV90bxgHIAMoCSJaChdBZGRNZW1vcnlFbnRyaWVzUmVxdWVzdBIrCgdlbnRyaWVzGAEgAygLMhoudGFza21lbS52MS5OZXdNZW1vcnlFbnRyeRISCgpyZXF1ZXN0X2lkGAIgASgJIkQKGEFkZE1lbW9yeUVudHJpZXNSZXNwb25zZRIoCgdlbnRyaWVzGAEgAygLMhcudGFza21lbS52MS5NZW1vcnlFbnRyeSJsChlRdWVyeU1lbW9yeUVudHJpZXNSZXF1ZXN0EigKBmZpbHRlchgBIAEoCzIYLnRhc2ttZW0udjEuTWVtb3J5RmlsdGVyEhEKCXBhZ2Vfc2l6ZRgCIAEoBRISCgpwYWdlX3Rva2VuGAMgASgJIl8KGlF1ZXJ5TWVtb3J5RW50cmllc1Jlc3BvbnNlEigKB2VudHJpZXMYASADKAsyFy50YXNrbWVtLnYxLk1lbW9yeUVudHJ5EhcKD25leHRfcGFnZV90b2tlbhgCIAEoCSJQChpHZXRSZWxldmFudE1lbW9yaWVzUmVxdWVzdBIPCgd0YXNrX2lkGAEgASgJEhIKCnN1YnRhc2tfaWQYAiABKAkSDQoFbGltaXQYAyABKAUiRwobR2V0UmVsZXZhbnRNZW1vcmllc1Jlc3BvbnNlEigKB2VudHJpZXMYASADKAsyFy50YXNrbWVtLnYxLk1lbW9yeUVudHJ5IpECChVTZWFyY2hNZW1vcmllc1JlcXVlc3QSDQoFcXVlcnkYASABKAkSJAoEbW9kZRgCIAEoDjIWLnRhc2ttZW0udjEuU2VhcmNoTW9kZRIoCgZmaWx0ZXIYAyABKAsyGC50YXNrbWVtLnYxLk1lbW9yeUZpbHRlchINCgVsaW1pdBgEIAEoBRIbChN3YWl0X2Zvcl9lbWJlZGRpbmdzGAUgASgIEjMKD3JlY2VuY3lfcmFua2luZxgGIAEoCzIaLnRhc2ttZW0udjEuUmVjZW5jeVJhbmtpbmcSHwoFYXNfb2YYByABKAsyEC50YXNrbWVtLnYxLkFzT2YSFwoPaW5jbHVkZV9oaXN0b3J5GAggASgIInEKDlJlY2VuY3lSYW5raW5nEhYKDnJlY2VuY3lfd2VpZ2h0GAEgASgCEhkKEWltcG9ydGFuY2Vfd2VpZ2h0GAIgASgCEiwKCWhhbGZfbGlmZRgDIAEoCzIZLmdvb2dsZS5wcm90b2J1Zi5EdXJhdGlvbiKDAQoWU2VhcmNoTWVtb3JpZXNSZXNwb25zZRIpCgRoaXRzGAEgAygLMhsudGFza21lbS52MS5NZW1vcnlTZWFyY2hIaXQSJAoEbW9kZRgCIAEoDjIWLnRhc2ttZW0udjEuU2VhcmNoTW9kZRIYChB1bmVtYmVkZGVkX2NvdW50GAMgASgFIm4KDlRvb2xDYWxsUmVjb3JkEhEKCXRvb2xfbmFtZRgBIAEoCRIqCglhcmd1bWVudHMYAiABKAsyFy5nb29nbGUucHJvdG9idWYuU3RydWN0Eg4KBnJlc3VsdBgDIAEoCRINCgVlcnJvchgEIAEoCSKXAQoWRXh0cmFjdE1lbW9yaWVzUmVxdWVzdBIPCgd0YXNrX2lkGAEgASgJEhIKCnN1YnRhc2tfaWQYAiABKAkSLgoKdG9vbF9jYWxscxgDIAMoCzIaLnRhc2ttZW0udjEuVG9vbENhbGxSZWNvcmQSFAoMbW9kZWxfb3V0cHV0GAQgASgJEhIKCnJlcXVlc3RfaWQYBSABKAkiQQoNRHJvcHBlZE1lbW9yeRINCgVpbmRleBgBIAEoBRIOCgZyZWFzb24YAiABKAkSEQoJY2FuZGlkYXRlGAMgASgJIp0BChdFeHRyYWN0TWVtb3JpZXNSZXNwb25zZRIoCgdlbnRyaWVzGAEgAygLMhcudGFza21lbS52MS5NZW1vcnlFbnRyeRIqCgdkcm9wcGVkGAIgAygLMhkudGFza21lbS52MS5Ecm9wcGVkTWVtb3J5EhcKD2NhbmRpZGF0ZV9jb3VudBgDIAEoBRITCgtwYXJzZV9lcnJvchgEIAEoCSKxAQoWVXBzZXJ0S25vd2xlZGdlUmVxdWVzdBIvCghjYXRlZ29yeRgBIAEoDjIdLnRhc2ttZW0udjEuS25vd2xlZGdlQ2F0ZWdvcnkSCwoDa2V5GAIgASgJEg0KBXZhbHVlGAMgASgJEg4KBnNvdXJjZRgEIAEoCRIXCgpjb25maWRlbmNlGAUgASgBSACIAQESEgoKcmVxdWVzdF9pZBgGIAEoCUINCgtfY29uZmlkZW5jZSJ4ChdVcHNlcnRLbm93bGVkZ2VSZXNwb25zZRIoCglrbm93bGVkZ2UYASABKAsyFS50YXNrbWVtLnYxLktub3dsZWRnZRIzCgdvdXRjb21lGAIgASgOMiIudGFza21lbS52MS5VcHNlcnRLbm93bGVkZ2VPdXRjb21lIl8KE0dldEtub3dsZWRnZVJlcXVlc3QSCgoCaWQYASABKAkSLwoIY2F0ZWdvcnkYAiABKA4yHS50YXNrbWVtLnYxLktub3dsZWRnZUNhdGVnb3J5EgsKA2tleRgDIAEoCSJAChRHZXRLbm93bGVkZ2VSZXNwb25zZRIoCglrbm93bGVkZ2UYASABKAsyFS50YXNrbWVtLnYxLktub3dsZWRnZSLLAQoVUXVlcnlLbm93bGVkZ2VSZXF1ZXN0Ei8KCGNhdGVnb3J5GAEgASgOMh0udGFza21lbS52MS5Lbm93bGVkZ2VDYXRlZ29yeRISCgprZXlfcHJlZml4GAIgASgJEgwKBHRleHQYAyABKAkSEQoJcGFnZV9zaXplGAQgASgFEhIKCnBhZ2VfdG9rZW4YBSABKAkSHwoFYXNfb2YYBiABKAsyEC50YXNrbWVtLnYxLkFzT2YSFwoPaW5jbHVkZV9oaXN0b3J5GAcgASgIIlsKFlF1ZXJ5S25vd2xlZGdlUmVzcG9uc2USKAoJa25vd2xlZGdlGAEgAygLMhUudGFza21lbS52MS5Lbm93bGVkZ2USFwoPbmV4dF9wYWdlX3Rva2VuGAIgASgJIjgKFkRlbGV0ZUtub3dsZWRnZVJlcXVlc3QSCgoCaWQYASABKAkSEgoKcmVxdWVzdF9pZBgCIAEoCSIZChdEZWxldGVLbm93bGVkZ2VSZXNwb25zZSLvAQoUUmVjb3JkRXBpc29kZVJlcXVlc3QSDwoHdGFza19pZBgBIAEoCRIQCghhZ2VudF9pZBgCIAEoCRIpCgZhY3Rpb24YAyABKA4yGS50YXNrbWVtLnYxLkVwaXNvZGVBY3Rpb24SEAoIYXBwcm9hY2gYBCABKAkSDwoHb3V0Y29tZRgFIAEoCRIrCghkdXJhdGlvbhgGIAEoCzIZLmdvb2dsZS5wcm90b2J1Zi5EdXJhdGlvbhIRCgl0b2tlbnNfaW4YByABKAMSEgoKdG9rZW5zX291dBgIIAEoAxISCgpyZXF1ZXN0X2lkGAkgASgJIj0KFVJlY29yZEVwaXNvZGVSZXNwb25zZRIkCgdlcGlzb2RlGAEgASgLMhMudGFza21lbS52MS5FcGlzb2RlIqQBChNMaXN0RXBpc29kZXNSZXF1ZXN0Eg8KB3Rhc2tfaWQYASABKAkSEAoIYWdlbnRfaWQYAiABKAkSKQoGYWN0aW9uGAMgASgOMhkudGFza21lbS52MS5FcGlzb2RlQWN0aW9uEhEKCXBhZ2Vfc2l6ZRgEIAEoBRISCgpwYWdlX3Rva2VuGAUgASgJEhgKEGluY2x1ZGVfYXJjaGl2ZWQYBiABKAgiVgoUTGlzdEVwaXNvZGVzUmVzcG9uc2USJQoIZXBpc29kZXMYASADKAsyEy50YXNrbWVtLnYxLkVwaXNvZGUSFwoPbmV4dF9wYWdlX3Rva2VuGAIgASgJIvUBChdSZWdpc3RlckFydGlmYWN0UmVxdWVzdBIPCgd0YXNrX2lkGAEgASgJEhAKCGFnZW50X2lkGAIgASgJEiYKBHR5cGUYAyABKA4yGC50YXNrbWVtLnYxLkFydGlmYWN0VHlwZRIMCgRwYXRoGAQgASgJEhMKC2Rlc2NyaXB0aW9uGAUgASgJEhQKB2NvbnRlbnQYBiABKAxIAIgBARIXCgpzaXplX2J5dGVzGAcgASgDSAGIAQESDgoGc2hhMjU2GAggASgJEhIKCnJlcXVlc3RfaWQYCSABKAlCCgoIX2NvbnRlbnRCDQoLX3NpemVfYnl0ZXMiQgoYUmVnaXN0ZXJBcnRpZmFjdFJlc3BvbnNlEiYKCGFydGlmYWN0GAEgASgLMhQudGFza21lbS52MS5BcnRpZmFjdCKLAQoUTGlzdEFydGlmYWN0c1JlcXVlc3QSDwoHdGFza19pZBgBIAEoCRImCgR0eXBlGAIgASgOMhgudGFza21lbS52MS5BcnRpZmFjdFR5cGUSEwoLcGF0aF9wcmVmaXgYAyABKAkSEQoJcGFnZV9zaXplGAQgASgFEhIKCnBhZ2VfdG9rZW4YBSABKAkiWQoVTGlzdEFydGlmYWN0c1Jlc3BvbnNlEicKCWFydGlmYWN0cxgBIAMoCzIULnRhc2ttZW0udjEuQXJ0aWZhY3QSFwoPbmV4dF9wYWdlX3Rva2VuGAIgASgJIjcKFURlbGV0ZUFydGlmYWN0UmVxdWVzdBIKCgJpZBgBIAEoCRISCgpyZXF1ZXN0X2lkGAIgASgJIhgKFkRlbGV0ZUFydGlmYWN0UmVzcG9uc2UifAoUUmVjb3JkUGF0dGVyblJlcXVlc3QSFAoMcGF0dGVybl90eXBlGAEgASgJEhMKC3BhdHRlcm5fa2V5GAIgASgJEiUKBGRhdGEYAyABKAsyFy5nb29nbGUucHJvdG9idWYuU3RydWN0EhIKCnJlcXVlc3RfaWQYBCABKAkiPQoVUmVjb3JkUGF0dGVyblJlc3BvbnNlEiQKB3BhdHRlcm4YASABKAsyEy50YXNrbWVtLnYxLlBhdHRlcm4iaQoTTGlzdFBhdHRlcm5zUmVxdWVzdBIUCgxwYXR0ZXJuX3R5cGUYASABKAkSFQoNbWluX2ZyZXF1ZW5jeRgCIAEoAxIRCglwYWdlX3NpemUYAyABKAUSEgoKcGFnZV90b2tlbhgEIAEoCSJWChRMaXN0UGF0dGVybnNSZXNwb25zZRIlCghwYXR0ZXJucxgBIAMoCzITLnRhc2ttZW0udjEuUGF0dGVybhIXCg9uZXh0X3BhZ2VfdG9rZW4YAiABKAkq3gEKFlVwc2VydEtub3dsZWRnZU91dGNvbWUSKAokVVBTRVJUX0tOT1dMRURHRV9PVVRDT01FX1VOU1BFQ0lGSUVEEAASJAogVVBTRVJUX0tOT1dMRURHRV9PVVRDT01FX0NSRUFURUQQARIlCiFVUFNFUlRfS05PV0xFREdFX09VVENPTUVfUkVQTEFDRUQQAhImCiJVUFNFUlRfS05PV0xFREdFX09VVENPTUVfQ09ORklSTUVEEAMSJQohVVBTRVJUX0tOT1dMRURHRV9PVVRDT01FX1JFSkVDVEVEEAQy3AsKDU1lbW9yeVNlcnZpY2USXQoQQWRkTWVtb3J5RW50cmllcxIjLnRhc2ttZW0udjEuQWRkTWVtb3J5RW50cmllc1JlcXVlc3QaJC50YXNrbWVtLnYxLkFkZE1lbW9yeUVudHJpZXNSZXNwb25zZRJoChJRdWVyeU1lbW9yeUVudHJpZXMSJS50YXNrbWVtLnYxLlF1ZXJ5TWVtb3J5RW50cmllc1JlcXVlc3QaJi50YXNrbWVtLnYxLlF1ZXJ5TWVtb3J5RW50cmllc1Jlc3BvbnNlIgOQAgESawoTR2V0UmVsZXZhbnRNZW1vcmllcxImLnRhc2ttZW0udjEuR2V0UmVsZXZhbnRNZW1vcmllc1JlcXVlc3QaJy50YXNrbWVtLnYxLkdldFJlbGV2YW50TWVtb3JpZXNSZXNwb25zZSIDkAIBElwKDlNlYXJjaE1lbW9yaWVzEiEudGFza21lbS52MS5TZWFyY2hNZW1vcmllc1JlcXVlc3QaIi50YXNrbWVtLnYxLlNlYXJjaE1lbW9yaWVzUmVzcG9uc2UiA5ACARJaCg9FeHRyYWN0TWVtb3JpZXMSIi50YXNrbWVtLnYxLkV4dHJhY3RNZW1vcmllc1JlcXVlc3QaIy50YXNrbWVtLnYxLkV4dHJhY3RNZW1vcmllc1Jlc3BvbnNlEloKD1Vwc2VydEtub3dsZWRnZRIiLnRhc2ttZW0udjEuVXBzZXJ0S25vd2xlZGdlUmVxdWVzdBojLnRhc2ttZW0udjEuVXBzZXJ0S25vd2xlZGdlUmVzcG9uc2USVgoMR2V0S25vd2xlZGdlEh8udGFza21lbS52MS5HZXRLbm93bGVkZ2VSZXF1ZXN0GiAudGFza21lbS52MS5HZXRLbm93bGVkZ2VSZXNwb25zZSIDkAIBElwKDlF1ZXJ5S25vd2xlZGdlEiEudGFza21lbS52MS5RdWVyeUtub3dsZWRnZVJlcXVlc3QaIi50YXNrbWVtLnYxLlF1ZXJ5S25vd2xlZGdlUmVzcG9uc2UiA5ACARJaCg9EZWxldGVLbm93bGVkZ2USIi50YXNrbWVtLnYxLkRlbGV0ZUtub3dsZWRnZVJlcXVlc3QaIy50YXNrbWVtLnYxLkRlbGV0ZUtub3dsZWRnZVJlc3BvbnNlElQKDVJlY29yZEVwaXNvZGUSIC50YXNrbWVtLnYxLlJlY29yZEVwaXNvZGVSZXF1ZXN0GiEudGFza21lbS52MS5SZWNvcmRFcGlzb2RlUmVzcG9uc2USVgoMTGlzdEVwaXNvZGVzEh8udGFza21lbS52MS5MaXN0RXBpc29kZXNSZXF1ZXN0GiAudGFza21lbS52MS5MaXN0RXBpc29kZXNSZXNwb25zZSIDkAIBEl0KEFJlZ2lzdGVyQXJ0aWZhY3QSIy50YXNrbWVtLnYxLlJlZ2lzdGVyQXJ0aWZhY3RSZXF1ZXN0GiQudGFza21lbS52MS5SZWdpc3RlckFydGlmYWN0UmVzcG9uc2USWQoNTGlzdEFydGlmYWN0cxIgLnRhc2ttZW0udjEuTGlzdEFydGlmYWN0c1JlcXVlc3QaIS50YXNrbWVtLnYxLkxpc3RBcnRpZmFjdHNSZXNwb25zZSIDkAIBElcKDkRlbGV0ZUFydGlmYWN0EiEudGFza21lbS52MS5EZWxldGVBcnRpZmFjdFJlcXVlc3QaIi50YXNrbWVtLnYxLkRlbGV0ZUFydGlmYWN0UmVzcG9uc2USVAoNUmVjb3JkUGF0dGVybhIgLnRhc2ttZW0udjEuUmVjb3JkUGF0dGVyblJlcXVlc3QaIS50YXNrbWVtLnYxLlJlY29yZFBhdHRlcm5SZXNwb25zZRJWCgxMaXN0UGF0dGVybnMSHy50YXNrbWVtLnYxLkxpc3RQYXR0ZXJuc1JlcXVlc3QaIC50YXNrbWVtLnYxLkxpc3RQYXR0ZXJuc1Jlc3BvbnNlIgOQAgFCQFo+Z2l0aHViLmNvbS90YXNrbWVtL3Rhc2ttZW0vY2xpZW50cy9nby9nZW4vdGFza21lbS92MTt0YXNrbWVtdjFiBnByb3RvMw", [file_google_protobuf_duration, file_google_protobuf_struct, file_taskmem_v1_as_of, file_taskmem_v1_memory]);
 
 /**
  * NewMemoryEntry is an entry to store.
@@ -299,6 +301,35 @@ export type SearchMemoriesRequest = Message<"taskmem.v1.SearchMemoriesRequest"> 
    * @generated from field: bool wait_for_embeddings = 5;
    */
   waitForEmbeddings: boolean;
+
+  /**
+   * Opt-in: weigh recency and importance beside relevance (unset: relevance
+   * alone, the default). The search runs for 3 × limit candidates (at least
+   * 30), then ranks them by the weighted score, which becomes each hit's
+   * score. INVALID_ARGUMENT names a weight outside 0..1, weights adding up to
+   * more than 1, or a negative half_life.
+   *
+   * @generated from field: taskmem.v1.RecencyRanking recency_ranking = 6;
+   */
+  recencyRanking?: RecencyRanking | undefined;
+
+  /**
+   * Search the memory as it stood then (see AsOf): entries written later are
+   * not found, a decision counts as superseded only if it was by then, and
+   * recency_ranking counts an entry's age from then. Unset: now.
+   *
+   * @generated from field: taskmem.v1.AsOf as_of = 7;
+   */
+  asOf?: AsOf | undefined;
+
+  /**
+   * Rank superseded decisions by score alone, among current hits (for
+   * questions about history). Without it they are marked (hit.superseded)
+   * and rank below every current hit.
+   *
+   * @generated from field: bool include_history = 8;
+   */
+  includeHistory: boolean;
 };
 
 /**
@@ -307,6 +338,57 @@ export type SearchMemoriesRequest = Message<"taskmem.v1.SearchMemoriesRequest"> 
  */
 export const SearchMemoriesRequestSchema: GenMessage<SearchMemoriesRequest> = /*@__PURE__*/
   messageDesc(file_taskmem_v1_memory_service, 7);
+
+/**
+ * RecencyRanking weighs how recent and how important an entry is beside how
+ * well it matches (as CrewAI's and mem0's decaying memories do):
+ *
+ *   score = (1 - recency_weight - importance_weight) × relevance
+ *           + recency_weight × 0.5 ^ (age / half_life)
+ *           + importance_weight × importance
+ *
+ * relevance is the search's own score over the best candidate's (0..1), age
+ * the time since the entry was written, importance a fixed prior of its type:
+ * user_instruction 1.0, decision 0.9, error 0.8, discovery 0.7, artifact 0.5,
+ * tool_result 0.3, context 0.2. On the memory evaluation's long conversations
+ * (bench/memory_eval.py, docs/benchmarks.md) small recency weights moved
+ * recall by at most 0.01 on the held-out set and larger ones lost it, so it
+ * stays off unless asked: use it where newer memories should win (changing
+ * facts, preferences), not to find what happened at a given moment.
+ *
+ * @generated from message taskmem.v1.RecencyRanking
+ */
+export type RecencyRanking = Message<"taskmem.v1.RecencyRanking"> & {
+  /**
+   * How much recency counts, 0..1.
+   *
+   * @generated from field: float recency_weight = 1;
+   */
+  recencyWeight: number;
+
+  /**
+   * How much the entry type's importance counts, 0..1 (recency_weight +
+   * importance_weight at most 1).
+   *
+   * @generated from field: float importance_weight = 2;
+   */
+  importanceWeight: number;
+
+  /**
+   * An entry this old scores half the recency of one written now; unset or
+   * 0 means 7 days.
+   *
+   * @generated from field: google.protobuf.Duration half_life = 3;
+   */
+  halfLife?: Duration | undefined;
+};
+
+/**
+ * Describes the message taskmem.v1.RecencyRanking.
+ * Use `create(RecencyRankingSchema)` to create a new message.
+ */
+export const RecencyRankingSchema: GenMessage<RecencyRanking> = /*@__PURE__*/
+  messageDesc(file_taskmem_v1_memory_service, 8);
 
 /**
  * SearchMemoriesResponse holds the hits, best first.
@@ -343,7 +425,7 @@ export type SearchMemoriesResponse = Message<"taskmem.v1.SearchMemoriesResponse"
  * Use `create(SearchMemoriesResponseSchema)` to create a new message.
  */
 export const SearchMemoriesResponseSchema: GenMessage<SearchMemoriesResponse> = /*@__PURE__*/
-  messageDesc(file_taskmem_v1_memory_service, 8);
+  messageDesc(file_taskmem_v1_memory_service, 9);
 
 /**
  * ToolCallRecord is one tool call of a subtask, as given to ExtractMemories.
@@ -385,7 +467,7 @@ export type ToolCallRecord = Message<"taskmem.v1.ToolCallRecord"> & {
  * Use `create(ToolCallRecordSchema)` to create a new message.
  */
 export const ToolCallRecordSchema: GenMessage<ToolCallRecord> = /*@__PURE__*/
-  messageDesc(file_taskmem_v1_memory_service, 9);
+  messageDesc(file_taskmem_v1_memory_service, 10);
 
 /**
  * ExtractMemoriesRequest hands a finished subtask to the utility model.
@@ -434,7 +516,7 @@ export type ExtractMemoriesRequest = Message<"taskmem.v1.ExtractMemoriesRequest"
  * Use `create(ExtractMemoriesRequestSchema)` to create a new message.
  */
 export const ExtractMemoriesRequestSchema: GenMessage<ExtractMemoriesRequest> = /*@__PURE__*/
-  messageDesc(file_taskmem_v1_memory_service, 10);
+  messageDesc(file_taskmem_v1_memory_service, 11);
 
 /**
  * DroppedMemory is a candidate entry the model proposed that was not stored.
@@ -469,7 +551,7 @@ export type DroppedMemory = Message<"taskmem.v1.DroppedMemory"> & {
  * Use `create(DroppedMemorySchema)` to create a new message.
  */
 export const DroppedMemorySchema: GenMessage<DroppedMemory> = /*@__PURE__*/
-  messageDesc(file_taskmem_v1_memory_service, 11);
+  messageDesc(file_taskmem_v1_memory_service, 12);
 
 /**
  * ExtractMemoriesResponse reports what was stored and what was dropped.
@@ -512,7 +594,7 @@ export type ExtractMemoriesResponse = Message<"taskmem.v1.ExtractMemoriesRespons
  * Use `create(ExtractMemoriesResponseSchema)` to create a new message.
  */
 export const ExtractMemoriesResponseSchema: GenMessage<ExtractMemoriesResponse> = /*@__PURE__*/
-  messageDesc(file_taskmem_v1_memory_service, 12);
+  messageDesc(file_taskmem_v1_memory_service, 13);
 
 /**
  * UpsertKnowledgeRequest writes one knowledge entry.
@@ -568,7 +650,7 @@ export type UpsertKnowledgeRequest = Message<"taskmem.v1.UpsertKnowledgeRequest"
  * Use `create(UpsertKnowledgeRequestSchema)` to create a new message.
  */
 export const UpsertKnowledgeRequestSchema: GenMessage<UpsertKnowledgeRequest> = /*@__PURE__*/
-  messageDesc(file_taskmem_v1_memory_service, 13);
+  messageDesc(file_taskmem_v1_memory_service, 14);
 
 /**
  * UpsertKnowledgeResponse holds the entry as it now is.
@@ -596,7 +678,7 @@ export type UpsertKnowledgeResponse = Message<"taskmem.v1.UpsertKnowledgeRespons
  * Use `create(UpsertKnowledgeResponseSchema)` to create a new message.
  */
 export const UpsertKnowledgeResponseSchema: GenMessage<UpsertKnowledgeResponse> = /*@__PURE__*/
-  messageDesc(file_taskmem_v1_memory_service, 14);
+  messageDesc(file_taskmem_v1_memory_service, 15);
 
 /**
  * GetKnowledgeRequest names an entry by id, or by category and key.
@@ -631,7 +713,7 @@ export type GetKnowledgeRequest = Message<"taskmem.v1.GetKnowledgeRequest"> & {
  * Use `create(GetKnowledgeRequestSchema)` to create a new message.
  */
 export const GetKnowledgeRequestSchema: GenMessage<GetKnowledgeRequest> = /*@__PURE__*/
-  messageDesc(file_taskmem_v1_memory_service, 15);
+  messageDesc(file_taskmem_v1_memory_service, 16);
 
 /**
  * GetKnowledgeResponse holds the entry.
@@ -652,7 +734,7 @@ export type GetKnowledgeResponse = Message<"taskmem.v1.GetKnowledgeResponse"> & 
  * Use `create(GetKnowledgeResponseSchema)` to create a new message.
  */
 export const GetKnowledgeResponseSchema: GenMessage<GetKnowledgeResponse> = /*@__PURE__*/
-  messageDesc(file_taskmem_v1_memory_service, 16);
+  messageDesc(file_taskmem_v1_memory_service, 17);
 
 /**
  * QueryKnowledgeRequest filters knowledge.
@@ -694,6 +776,22 @@ export type QueryKnowledgeRequest = Message<"taskmem.v1.QueryKnowledgeRequest"> 
    * @generated from field: string page_token = 5;
    */
   pageToken: string;
+
+  /**
+   * The knowledge as it stood then (see AsOf): each entry with the value it
+   * held at that moment (valid_from says since when); entries first written
+   * later are left out. key/text filters match that value. Unset: now.
+   *
+   * @generated from field: taskmem.v1.AsOf as_of = 6;
+   */
+  asOf?: AsOf | undefined;
+
+  /**
+   * Fill each entry's history (every value that lost, with its valid time).
+   *
+   * @generated from field: bool include_history = 7;
+   */
+  includeHistory: boolean;
 };
 
 /**
@@ -701,7 +799,7 @@ export type QueryKnowledgeRequest = Message<"taskmem.v1.QueryKnowledgeRequest"> 
  * Use `create(QueryKnowledgeRequestSchema)` to create a new message.
  */
 export const QueryKnowledgeRequestSchema: GenMessage<QueryKnowledgeRequest> = /*@__PURE__*/
-  messageDesc(file_taskmem_v1_memory_service, 17);
+  messageDesc(file_taskmem_v1_memory_service, 18);
 
 /**
  * QueryKnowledgeResponse is one page of knowledge, by category then key.
@@ -729,7 +827,7 @@ export type QueryKnowledgeResponse = Message<"taskmem.v1.QueryKnowledgeResponse"
  * Use `create(QueryKnowledgeResponseSchema)` to create a new message.
  */
 export const QueryKnowledgeResponseSchema: GenMessage<QueryKnowledgeResponse> = /*@__PURE__*/
-  messageDesc(file_taskmem_v1_memory_service, 18);
+  messageDesc(file_taskmem_v1_memory_service, 19);
 
 /**
  * DeleteKnowledgeRequest names the entry to delete.
@@ -757,7 +855,7 @@ export type DeleteKnowledgeRequest = Message<"taskmem.v1.DeleteKnowledgeRequest"
  * Use `create(DeleteKnowledgeRequestSchema)` to create a new message.
  */
 export const DeleteKnowledgeRequestSchema: GenMessage<DeleteKnowledgeRequest> = /*@__PURE__*/
-  messageDesc(file_taskmem_v1_memory_service, 19);
+  messageDesc(file_taskmem_v1_memory_service, 20);
 
 /**
  * DeleteKnowledgeResponse is empty.
@@ -772,7 +870,7 @@ export type DeleteKnowledgeResponse = Message<"taskmem.v1.DeleteKnowledgeRespons
  * Use `create(DeleteKnowledgeResponseSchema)` to create a new message.
  */
 export const DeleteKnowledgeResponseSchema: GenMessage<DeleteKnowledgeResponse> = /*@__PURE__*/
-  messageDesc(file_taskmem_v1_memory_service, 20);
+  messageDesc(file_taskmem_v1_memory_service, 21);
 
 /**
  * RecordEpisodeRequest records an episode.
@@ -849,7 +947,7 @@ export type RecordEpisodeRequest = Message<"taskmem.v1.RecordEpisodeRequest"> & 
  * Use `create(RecordEpisodeRequestSchema)` to create a new message.
  */
 export const RecordEpisodeRequestSchema: GenMessage<RecordEpisodeRequest> = /*@__PURE__*/
-  messageDesc(file_taskmem_v1_memory_service, 21);
+  messageDesc(file_taskmem_v1_memory_service, 22);
 
 /**
  * RecordEpisodeResponse holds the stored episode.
@@ -870,7 +968,7 @@ export type RecordEpisodeResponse = Message<"taskmem.v1.RecordEpisodeResponse"> 
  * Use `create(RecordEpisodeResponseSchema)` to create a new message.
  */
 export const RecordEpisodeResponseSchema: GenMessage<RecordEpisodeResponse> = /*@__PURE__*/
-  messageDesc(file_taskmem_v1_memory_service, 22);
+  messageDesc(file_taskmem_v1_memory_service, 23);
 
 /**
  * ListEpisodesRequest filters episodes; empty fields do not filter.
@@ -927,7 +1025,7 @@ export type ListEpisodesRequest = Message<"taskmem.v1.ListEpisodesRequest"> & {
  * Use `create(ListEpisodesRequestSchema)` to create a new message.
  */
 export const ListEpisodesRequestSchema: GenMessage<ListEpisodesRequest> = /*@__PURE__*/
-  messageDesc(file_taskmem_v1_memory_service, 23);
+  messageDesc(file_taskmem_v1_memory_service, 24);
 
 /**
  * ListEpisodesResponse is one page of episodes, newest first.
@@ -955,7 +1053,7 @@ export type ListEpisodesResponse = Message<"taskmem.v1.ListEpisodesResponse"> & 
  * Use `create(ListEpisodesResponseSchema)` to create a new message.
  */
 export const ListEpisodesResponseSchema: GenMessage<ListEpisodesResponse> = /*@__PURE__*/
-  messageDesc(file_taskmem_v1_memory_service, 24);
+  messageDesc(file_taskmem_v1_memory_service, 25);
 
 /**
  * RegisterArtifactRequest registers an artifact.
@@ -1032,7 +1130,7 @@ export type RegisterArtifactRequest = Message<"taskmem.v1.RegisterArtifactReques
  * Use `create(RegisterArtifactRequestSchema)` to create a new message.
  */
 export const RegisterArtifactRequestSchema: GenMessage<RegisterArtifactRequest> = /*@__PURE__*/
-  messageDesc(file_taskmem_v1_memory_service, 25);
+  messageDesc(file_taskmem_v1_memory_service, 26);
 
 /**
  * RegisterArtifactResponse holds the registered artifact.
@@ -1053,7 +1151,7 @@ export type RegisterArtifactResponse = Message<"taskmem.v1.RegisterArtifactRespo
  * Use `create(RegisterArtifactResponseSchema)` to create a new message.
  */
 export const RegisterArtifactResponseSchema: GenMessage<RegisterArtifactResponse> = /*@__PURE__*/
-  messageDesc(file_taskmem_v1_memory_service, 26);
+  messageDesc(file_taskmem_v1_memory_service, 27);
 
 /**
  * ListArtifactsRequest filters artifacts; empty fields do not filter.
@@ -1102,7 +1200,7 @@ export type ListArtifactsRequest = Message<"taskmem.v1.ListArtifactsRequest"> & 
  * Use `create(ListArtifactsRequestSchema)` to create a new message.
  */
 export const ListArtifactsRequestSchema: GenMessage<ListArtifactsRequest> = /*@__PURE__*/
-  messageDesc(file_taskmem_v1_memory_service, 27);
+  messageDesc(file_taskmem_v1_memory_service, 28);
 
 /**
  * ListArtifactsResponse is one page of artifacts, newest first.
@@ -1130,7 +1228,7 @@ export type ListArtifactsResponse = Message<"taskmem.v1.ListArtifactsResponse"> 
  * Use `create(ListArtifactsResponseSchema)` to create a new message.
  */
 export const ListArtifactsResponseSchema: GenMessage<ListArtifactsResponse> = /*@__PURE__*/
-  messageDesc(file_taskmem_v1_memory_service, 28);
+  messageDesc(file_taskmem_v1_memory_service, 29);
 
 /**
  * DeleteArtifactRequest names the artifact to deregister.
@@ -1158,7 +1256,7 @@ export type DeleteArtifactRequest = Message<"taskmem.v1.DeleteArtifactRequest"> 
  * Use `create(DeleteArtifactRequestSchema)` to create a new message.
  */
 export const DeleteArtifactRequestSchema: GenMessage<DeleteArtifactRequest> = /*@__PURE__*/
-  messageDesc(file_taskmem_v1_memory_service, 29);
+  messageDesc(file_taskmem_v1_memory_service, 30);
 
 /**
  * DeleteArtifactResponse is empty.
@@ -1173,7 +1271,7 @@ export type DeleteArtifactResponse = Message<"taskmem.v1.DeleteArtifactResponse"
  * Use `create(DeleteArtifactResponseSchema)` to create a new message.
  */
 export const DeleteArtifactResponseSchema: GenMessage<DeleteArtifactResponse> = /*@__PURE__*/
-  messageDesc(file_taskmem_v1_memory_service, 30);
+  messageDesc(file_taskmem_v1_memory_service, 31);
 
 /**
  * RecordPatternRequest records one sighting of a pattern.
@@ -1216,7 +1314,7 @@ export type RecordPatternRequest = Message<"taskmem.v1.RecordPatternRequest"> & 
  * Use `create(RecordPatternRequestSchema)` to create a new message.
  */
 export const RecordPatternRequestSchema: GenMessage<RecordPatternRequest> = /*@__PURE__*/
-  messageDesc(file_taskmem_v1_memory_service, 31);
+  messageDesc(file_taskmem_v1_memory_service, 32);
 
 /**
  * RecordPatternResponse holds the pattern as it now is.
@@ -1237,7 +1335,7 @@ export type RecordPatternResponse = Message<"taskmem.v1.RecordPatternResponse"> 
  * Use `create(RecordPatternResponseSchema)` to create a new message.
  */
 export const RecordPatternResponseSchema: GenMessage<RecordPatternResponse> = /*@__PURE__*/
-  messageDesc(file_taskmem_v1_memory_service, 32);
+  messageDesc(file_taskmem_v1_memory_service, 33);
 
 /**
  * ListPatternsRequest filters patterns.
@@ -1279,7 +1377,7 @@ export type ListPatternsRequest = Message<"taskmem.v1.ListPatternsRequest"> & {
  * Use `create(ListPatternsRequestSchema)` to create a new message.
  */
 export const ListPatternsRequestSchema: GenMessage<ListPatternsRequest> = /*@__PURE__*/
-  messageDesc(file_taskmem_v1_memory_service, 33);
+  messageDesc(file_taskmem_v1_memory_service, 34);
 
 /**
  * ListPatternsResponse is one page of patterns.
@@ -1307,7 +1405,7 @@ export type ListPatternsResponse = Message<"taskmem.v1.ListPatternsResponse"> & 
  * Use `create(ListPatternsResponseSchema)` to create a new message.
  */
 export const ListPatternsResponseSchema: GenMessage<ListPatternsResponse> = /*@__PURE__*/
-  messageDesc(file_taskmem_v1_memory_service, 34);
+  messageDesc(file_taskmem_v1_memory_service, 35);
 
 /**
  * UpsertKnowledgeOutcome says what UpsertKnowledge did.
@@ -1490,7 +1588,9 @@ export const MemoryService: GenService<{
    * as far as it goes. Errors: FAILED_PRECONDITION (reason NOT_CONFIGURED,
    * naming llm_base_url and llm_model) with no model configured;
    * DEADLINE_EXCEEDED (MODEL_TIMEOUT) or UNAVAILABLE (MODEL_UNAVAILABLE) when
-   * the model does not answer after retries; NOT_FOUND for an unknown task.
+   * the model does not answer after retries; NOT_FOUND for an unknown task;
+   * RESOURCE_EXHAUSTED (LIMIT_EXCEEDED, metadata limit "model_token_budgets")
+   * when the namespace's model budget is used up (the model is not asked).
    *
    * @generated from rpc taskmem.v1.MemoryService.ExtractMemories
    */

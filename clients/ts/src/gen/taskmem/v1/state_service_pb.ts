@@ -4,6 +4,10 @@
 
 import type { GenFile, GenMessage, GenService } from "@bufbuild/protobuf/codegenv2";
 import { fileDesc, messageDesc, serviceDesc } from "@bufbuild/protobuf/codegenv2";
+import type { Timestamp } from "@bufbuild/protobuf/wkt";
+import { file_google_protobuf_timestamp } from "@bufbuild/protobuf/wkt";
+import type { AsOf } from "./as_of_pb.js";
+import { file_taskmem_v1_as_of } from "./as_of_pb.js";
 import type { ContextMode, ContextSection, ModelTier, ReconcileReport, StateItem, StateItemCandidate, StateItemStatus, StateItemType, TaskState, TaskStateDecision, TaskStateError, WorkingMemory } from "./state_pb.js";
 import { file_taskmem_v1_state } from "./state_pb.js";
 import type { Message as Message$1 } from "./task_pb.js";
@@ -14,7 +18,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file taskmem/v1/state_service.proto.
  */
 export const file_taskmem_v1_state_service: GenFile = /*@__PURE__*/
-  fileDesc("Ch50YXNrbWVtL3YxL3N0YXRlX3NlcnZpY2UucHJvdG8SCnRhc2ttZW0udjEiPAoTR2V0VGFza1N0YXRlUmVxdWVzdBIPCgd0YXNrX2lkGAEgASgJEhQKDHRva2VuX2J1ZGdldBgCIAEoBSKGAQoUR2V0VGFza1N0YXRlUmVzcG9uc2USDAoEeWFtbBgBIAEoCRIkCgVzdGF0ZRgCIAEoCzIVLnRhc2ttZW0udjEuVGFza1N0YXRlEhMKC3Rva2VuX2NvdW50GAMgASgFEhQKDHRva2VuX2J1ZGdldBgEIAEoBRIPCgdvbWl0dGVkGAUgAygJIn8KEkFkZERlY2lzaW9uUmVxdWVzdBIPCgd0YXNrX2lkGAEgASgJEgwKBHRleHQYAiABKAkSEgoKc3VidGFza19pZBgDIAEoCRIOCgZkZXRhaWwYBCABKAkSEgoKcmVxdWVzdF9pZBgFIAEoCRISCgpzdXBlcnNlZGVzGAYgASgJIpgBChNBZGREZWNpc2lvblJlc3BvbnNlEi8KCGRlY2lzaW9uGAEgASgLMh0udGFza21lbS52MS5UYXNrU3RhdGVEZWNpc2lvbhIjCgRpdGVtGAIgASgLMhUudGFza21lbS52MS5TdGF0ZUl0ZW0SKwoGcmVwb3J0GAMgASgLMhsudGFza21lbS52MS5SZWNvbmNpbGVSZXBvcnQibQoPQWRkRXJyb3JSZXF1ZXN0Eg8KB3Rhc2tfaWQYASABKAkSEgoKc3VidGFza19pZBgCIAEoCRINCgVlcnJvchgDIAEoCRISCgpyZXNvbHV0aW9uGAQgASgJEhIKCnJlcXVlc3RfaWQYBSABKAkijwEKEEFkZEVycm9yUmVzcG9uc2USKQoFZXJyb3IYASABKAsyGi50YXNrbWVtLnYxLlRhc2tTdGF0ZUVycm9yEiMKBGl0ZW0YAiABKAsyFS50YXNrbWVtLnYxLlN0YXRlSXRlbRIrCgZyZXBvcnQYAyABKAsyGy50YXNrbWVtLnYxLlJlY29uY2lsZVJlcG9ydCI5ChNFeHRyYWN0U3RhdGVSZXF1ZXN0Eg8KB3Rhc2tfaWQYASABKAkSEQoJdGhyZWFkX2lkGAIgASgJImkKFEV4dHJhY3RTdGF0ZVJlc3BvbnNlEisKBnJlcG9ydBgBIAEoCzIbLnRhc2ttZW0udjEuUmVjb25jaWxlUmVwb3J0EiQKBWl0ZW1zGAIgAygLMhUudGFza21lbS52MS5TdGF0ZUl0ZW0igAEKF1Vwc2VydFN0YXRlSXRlbXNSZXF1ZXN0Eg8KB3Rhc2tfaWQYASABKAkSEQoJdGhyZWFkX2lkGAIgASgJEi0KBWl0ZW1zGAMgAygLMh4udGFza21lbS52MS5TdGF0ZUl0ZW1DYW5kaWRhdGUSEgoKcmVxdWVzdF9pZBgEIAEoCSJtChhVcHNlcnRTdGF0ZUl0ZW1zUmVzcG9uc2USKwoGcmVwb3J0GAEgASgLMhsudGFza21lbS52MS5SZWNvbmNpbGVSZXBvcnQSJAoFaXRlbXMYAiADKAsyFS50YXNrbWVtLnYxLlN0YXRlSXRlbSKoAQoVTGlzdFN0YXRlSXRlbXNSZXF1ZXN0Eg8KB3Rhc2tfaWQYASABKAkSEQoJdGhyZWFkX2lkGAIgASgJEigKBXR5cGVzGAMgAygOMhkudGFza21lbS52MS5TdGF0ZUl0ZW1UeXBlEhoKEmluY2x1ZGVfc3VwZXJzZWRlZBgEIAEoCBIRCglwYWdlX3NpemUYBSABKAUSEgoKcGFnZV90b2tlbhgGIAEoCSJXChZMaXN0U3RhdGVJdGVtc1Jlc3BvbnNlEiQKBWl0ZW1zGAEgAygLMhUudGFza21lbS52MS5TdGF0ZUl0ZW0SFwoPbmV4dF9wYWdlX3Rva2VuGAIgASgJImEKElJlbmRlclN0YXRlUmVxdWVzdBIPCgd0YXNrX2lkGAEgASgJEhEKCXRocmVhZF9pZBgCIAEoCRIUCgx0b2tlbl9idWRnZXQYAyABKAUSEQoJbWF4X2l0ZW1zGAQgASgFImcKE1JlbmRlclN0YXRlUmVzcG9uc2USDAoEdGV4dBgBIAEoCRITCgt0b2tlbl9jb3VudBgCIAEoBRIWCg5pdGVtc19yZW5kZXJlZBgDIAEoBRIVCg1pdGVtc19vbWl0dGVkGAQgASgFIkkKFkV4cGFuZFN0YXRlSXRlbVJlcXVlc3QSDwoHdGFza19pZBgBIAEoCRIRCgl0aHJlYWRfaWQYAiABKAkSCwoDdWlkGAMgASgJImUKF0V4cGFuZFN0YXRlSXRlbVJlc3BvbnNlEiMKBGl0ZW0YASABKAsyFS50YXNrbWVtLnYxLlN0YXRlSXRlbRIlCghtZXNzYWdlcxgCIAMoCzITLnRhc2ttZW0udjEuTWVzc2FnZSJqChNQaW5TdGF0ZUl0ZW1SZXF1ZXN0Eg8KB3Rhc2tfaWQYASABKAkSEQoJdGhyZWFkX2lkGAIgASgJEgsKA3VpZBgDIAEoCRIOCgZwaW5uZWQYBCABKAgSEgoKcmVxdWVzdF9pZBgFIAEoCSI7ChRQaW5TdGF0ZUl0ZW1SZXNwb25zZRIjCgRpdGVtGAEgASgLMhUudGFza21lbS52MS5TdGF0ZUl0ZW0ijQEKGVNldFN0YXRlSXRlbVN0YXR1c1JlcXVlc3QSDwoHdGFza19pZBgBIAEoCRIRCgl0aHJlYWRfaWQYAiABKAkSCwoDdWlkGAMgASgJEisKBnN0YXR1cxgEIAEoDjIbLnRhc2ttZW0udjEuU3RhdGVJdGVtU3RhdHVzEhIKCnJlcXVlc3RfaWQYBSABKAkiQQoaU2V0U3RhdGVJdGVtU3RhdHVzUmVzcG9uc2USIwoEaXRlbRgBIAEoCzIVLnRhc2ttZW0udjEuU3RhdGVJdGVtIisKF0dldFdvcmtpbmdNZW1vcnlSZXF1ZXN0EhAKCGFnZW50X2lkGAEgASgJIk0KGEdldFdvcmtpbmdNZW1vcnlSZXNwb25zZRIxCg53b3JraW5nX21lbW9yeRgBIAEoCzIZLnRhc2ttZW0udjEuV29ya2luZ01lbW9yeSJMChdQdXRXb3JraW5nTWVtb3J5UmVxdWVzdBIxCg53b3JraW5nX21lbW9yeRgBIAEoCzIZLnRhc2ttZW0udjEuV29ya2luZ01lbW9yeSJNChhQdXRXb3JraW5nTWVtb3J5UmVzcG9uc2USMQoOd29ya2luZ19tZW1vcnkYASABKAsyGS50YXNrbWVtLnYxLldvcmtpbmdNZW1vcnkihQEKE0J1aWxkQ29udGV4dFJlcXVlc3QSDwoHdGFza19pZBgBIAEoCRIRCgl0aHJlYWRfaWQYAiABKAkSFAoMdG9rZW5fYnVkZ2V0GAMgASgFEiUKBG1vZGUYBCABKA4yFy50YXNrbWVtLnYxLkNvbnRleHRNb2RlEg0KBXF1ZXJ5GAUgASgJImcKFEJ1aWxkQ29udGV4dFJlc3BvbnNlEgwKBHRleHQYASABKAkSEwoLdG9rZW5fY291bnQYAiABKAUSLAoIc2VjdGlvbnMYAyADKAsyGi50YXNrbWVtLnYxLkNvbnRleHRTZWN0aW9uIlsKEFF1ZXJ5VGFza1JlcXVlc3QSDwoHdGFza19pZBgBIAEoCRIQCghxdWVzdGlvbhgCIAEoCRIkCgVtb2RlbBgDIAEoDjIVLnRhc2ttZW0udjEuTW9kZWxUaWVyItgBChFRdWVyeVRhc2tSZXNwb25zZRIOCgZhbnN3ZXIYASABKAkSEgoKZnJvbV9tb2RlbBgCIAEoCBIMCgRub3RlGAMgASgJEhcKD3J1bm5pbmdfc3VtbWFyeRgEIAEoCRIeChZtZXNzYWdlc19zaW5jZV9zdW1tYXJ5GAUgASgFEioKC2Fuc3dlcmVkX2J5GAYgASgOMhUudGFza21lbS52MS5Nb2RlbFRpZXISGQoRYW5zd2VyZWRfYnlfbW9kZWwYByABKAkSEQoJZmVsbF9iYWNrGAggASgIMuoJCgxTdGF0ZVNlcnZpY2USVgoMR2V0VGFza1N0YXRlEh8udGFza21lbS52MS5HZXRUYXNrU3RhdGVSZXF1ZXN0GiAudGFza21lbS52MS5HZXRUYXNrU3RhdGVSZXNwb25zZSIDkAIBEk4KC0FkZERlY2lzaW9uEh4udGFza21lbS52MS5BZGREZWNpc2lvblJlcXVlc3QaHy50YXNrbWVtLnYxLkFkZERlY2lzaW9uUmVzcG9uc2USRQoIQWRkRXJyb3ISGy50YXNrbWVtLnYxLkFkZEVycm9yUmVxdWVzdBocLnRhc2ttZW0udjEuQWRkRXJyb3JSZXNwb25zZRJRCgxFeHRyYWN0U3RhdGUSHy50YXNrbWVtLnYxLkV4dHJhY3RTdGF0ZVJlcXVlc3QaIC50YXNrbWVtLnYxLkV4dHJhY3RTdGF0ZVJlc3BvbnNlEl0KEFVwc2VydFN0YXRlSXRlbXMSIy50YXNrbWVtLnYxLlVwc2VydFN0YXRlSXRlbXNSZXF1ZXN0GiQudGFza21lbS52MS5VcHNlcnRTdGF0ZUl0ZW1zUmVzcG9uc2USXAoOTGlzdFN0YXRlSXRlbXMSIS50YXNrbWVtLnYxLkxpc3RTdGF0ZUl0ZW1zUmVxdWVzdBoiLnRhc2ttZW0udjEuTGlzdFN0YXRlSXRlbXNSZXNwb25zZSIDkAIBElMKC1JlbmRlclN0YXRlEh4udGFza21lbS52MS5SZW5kZXJTdGF0ZVJlcXVlc3QaHy50YXNrbWVtLnYxLlJlbmRlclN0YXRlUmVzcG9uc2UiA5ACARJfCg9FeHBhbmRTdGF0ZUl0ZW0SIi50YXNrbWVtLnYxLkV4cGFuZFN0YXRlSXRlbVJlcXVlc3QaIy50YXNrbWVtLnYxLkV4cGFuZFN0YXRlSXRlbVJlc3BvbnNlIgOQAgESUQoMUGluU3RhdGVJdGVtEh8udGFza21lbS52MS5QaW5TdGF0ZUl0ZW1SZXF1ZXN0GiAudGFza21lbS52MS5QaW5TdGF0ZUl0ZW1SZXNwb25zZRJjChJTZXRTdGF0ZUl0ZW1TdGF0dXMSJS50YXNrbWVtLnYxLlNldFN0YXRlSXRlbVN0YXR1c1JlcXVlc3QaJi50YXNrbWVtLnYxLlNldFN0YXRlSXRlbVN0YXR1c1Jlc3BvbnNlEmIKEEdldFdvcmtpbmdNZW1vcnkSIy50YXNrbWVtLnYxLkdldFdvcmtpbmdNZW1vcnlSZXF1ZXN0GiQudGFza21lbS52MS5HZXRXb3JraW5nTWVtb3J5UmVzcG9uc2UiA5ACARJiChBQdXRXb3JraW5nTWVtb3J5EiMudGFza21lbS52MS5QdXRXb3JraW5nTWVtb3J5UmVxdWVzdBokLnRhc2ttZW0udjEuUHV0V29ya2luZ01lbW9yeVJlc3BvbnNlIgOQAgISVgoMQnVpbGRDb250ZXh0Eh8udGFza21lbS52MS5CdWlsZENvbnRleHRSZXF1ZXN0GiAudGFza21lbS52MS5CdWlsZENvbnRleHRSZXNwb25zZSIDkAIBEk0KCVF1ZXJ5VGFzaxIcLnRhc2ttZW0udjEuUXVlcnlUYXNrUmVxdWVzdBodLnRhc2ttZW0udjEuUXVlcnlUYXNrUmVzcG9uc2UiA5ACAUJAWj5naXRodWIuY29tL3Rhc2ttZW0vdGFza21lbS9jbGllbnRzL2dvL2dlbi90YXNrbWVtL3YxO3Rhc2ttZW12MWIGcHJvdG8z", [file_taskmem_v1_state, file_taskmem_v1_task]);
+  fileDesc("Ch50YXNrbWVtL3YxL3N0YXRlX3NlcnZpY2UucHJvdG8SCnRhc2ttZW0udjEiXQoTR2V0VGFza1N0YXRlUmVxdWVzdBIPCgd0YXNrX2lkGAEgASgJEhQKDHRva2VuX2J1ZGdldBgCIAEoBRIfCgVhc19vZhgDIAEoCzIQLnRhc2ttZW0udjEuQXNPZiKGAQoUR2V0VGFza1N0YXRlUmVzcG9uc2USDAoEeWFtbBgBIAEoCRIkCgVzdGF0ZRgCIAEoCzIVLnRhc2ttZW0udjEuVGFza1N0YXRlEhMKC3Rva2VuX2NvdW50GAMgASgFEhQKDHRva2VuX2J1ZGdldBgEIAEoBRIPCgdvbWl0dGVkGAUgAygJIn8KEkFkZERlY2lzaW9uUmVxdWVzdBIPCgd0YXNrX2lkGAEgASgJEgwKBHRleHQYAiABKAkSEgoKc3VidGFza19pZBgDIAEoCRIOCgZkZXRhaWwYBCABKAkSEgoKcmVxdWVzdF9pZBgFIAEoCRISCgpzdXBlcnNlZGVzGAYgASgJIpgBChNBZGREZWNpc2lvblJlc3BvbnNlEi8KCGRlY2lzaW9uGAEgASgLMh0udGFza21lbS52MS5UYXNrU3RhdGVEZWNpc2lvbhIjCgRpdGVtGAIgASgLMhUudGFza21lbS52MS5TdGF0ZUl0ZW0SKwoGcmVwb3J0GAMgASgLMhsudGFza21lbS52MS5SZWNvbmNpbGVSZXBvcnQibQoPQWRkRXJyb3JSZXF1ZXN0Eg8KB3Rhc2tfaWQYASABKAkSEgoKc3VidGFza19pZBgCIAEoCRINCgVlcnJvchgDIAEoCRISCgpyZXNvbHV0aW9uGAQgASgJEhIKCnJlcXVlc3RfaWQYBSABKAkijwEKEEFkZEVycm9yUmVzcG9uc2USKQoFZXJyb3IYASABKAsyGi50YXNrbWVtLnYxLlRhc2tTdGF0ZUVycm9yEiMKBGl0ZW0YAiABKAsyFS50YXNrbWVtLnYxLlN0YXRlSXRlbRIrCgZyZXBvcnQYAyABKAsyGy50YXNrbWVtLnYxLlJlY29uY2lsZVJlcG9ydCI5ChNFeHRyYWN0U3RhdGVSZXF1ZXN0Eg8KB3Rhc2tfaWQYASABKAkSEQoJdGhyZWFkX2lkGAIgASgJImkKFEV4dHJhY3RTdGF0ZVJlc3BvbnNlEisKBnJlcG9ydBgBIAEoCzIbLnRhc2ttZW0udjEuUmVjb25jaWxlUmVwb3J0EiQKBWl0ZW1zGAIgAygLMhUudGFza21lbS52MS5TdGF0ZUl0ZW0igAEKF1Vwc2VydFN0YXRlSXRlbXNSZXF1ZXN0Eg8KB3Rhc2tfaWQYASABKAkSEQoJdGhyZWFkX2lkGAIgASgJEi0KBWl0ZW1zGAMgAygLMh4udGFza21lbS52MS5TdGF0ZUl0ZW1DYW5kaWRhdGUSEgoKcmVxdWVzdF9pZBgEIAEoCSJtChhVcHNlcnRTdGF0ZUl0ZW1zUmVzcG9uc2USKwoGcmVwb3J0GAEgASgLMhsudGFza21lbS52MS5SZWNvbmNpbGVSZXBvcnQSJAoFaXRlbXMYAiADKAsyFS50YXNrbWVtLnYxLlN0YXRlSXRlbSLJAQoVTGlzdFN0YXRlSXRlbXNSZXF1ZXN0Eg8KB3Rhc2tfaWQYASABKAkSEQoJdGhyZWFkX2lkGAIgASgJEigKBXR5cGVzGAMgAygOMhkudGFza21lbS52MS5TdGF0ZUl0ZW1UeXBlEhoKEmluY2x1ZGVfc3VwZXJzZWRlZBgEIAEoCBIRCglwYWdlX3NpemUYBSABKAUSEgoKcGFnZV90b2tlbhgGIAEoCRIfCgVhc19vZhgHIAEoCzIQLnRhc2ttZW0udjEuQXNPZiJXChZMaXN0U3RhdGVJdGVtc1Jlc3BvbnNlEiQKBWl0ZW1zGAEgAygLMhUudGFza21lbS52MS5TdGF0ZUl0ZW0SFwoPbmV4dF9wYWdlX3Rva2VuGAIgASgJImEKElJlbmRlclN0YXRlUmVxdWVzdBIPCgd0YXNrX2lkGAEgASgJEhEKCXRocmVhZF9pZBgCIAEoCRIUCgx0b2tlbl9idWRnZXQYAyABKAUSEQoJbWF4X2l0ZW1zGAQgASgFImcKE1JlbmRlclN0YXRlUmVzcG9uc2USDAoEdGV4dBgBIAEoCRITCgt0b2tlbl9jb3VudBgCIAEoBRIWCg5pdGVtc19yZW5kZXJlZBgDIAEoBRIVCg1pdGVtc19vbWl0dGVkGAQgASgFIkkKFkV4cGFuZFN0YXRlSXRlbVJlcXVlc3QSDwoHdGFza19pZBgBIAEoCRIRCgl0aHJlYWRfaWQYAiABKAkSCwoDdWlkGAMgASgJImUKF0V4cGFuZFN0YXRlSXRlbVJlc3BvbnNlEiMKBGl0ZW0YASABKAsyFS50YXNrbWVtLnYxLlN0YXRlSXRlbRIlCghtZXNzYWdlcxgCIAMoCzITLnRhc2ttZW0udjEuTWVzc2FnZSJqChNQaW5TdGF0ZUl0ZW1SZXF1ZXN0Eg8KB3Rhc2tfaWQYASABKAkSEQoJdGhyZWFkX2lkGAIgASgJEgsKA3VpZBgDIAEoCRIOCgZwaW5uZWQYBCABKAgSEgoKcmVxdWVzdF9pZBgFIAEoCSI7ChRQaW5TdGF0ZUl0ZW1SZXNwb25zZRIjCgRpdGVtGAEgASgLMhUudGFza21lbS52MS5TdGF0ZUl0ZW0ijQEKGVNldFN0YXRlSXRlbVN0YXR1c1JlcXVlc3QSDwoHdGFza19pZBgBIAEoCRIRCgl0aHJlYWRfaWQYAiABKAkSCwoDdWlkGAMgASgJEisKBnN0YXR1cxgEIAEoDjIbLnRhc2ttZW0udjEuU3RhdGVJdGVtU3RhdHVzEhIKCnJlcXVlc3RfaWQYBSABKAkiQQoaU2V0U3RhdGVJdGVtU3RhdHVzUmVzcG9uc2USIwoEaXRlbRgBIAEoCzIVLnRhc2ttZW0udjEuU3RhdGVJdGVtIisKF0dldFdvcmtpbmdNZW1vcnlSZXF1ZXN0EhAKCGFnZW50X2lkGAEgASgJIk0KGEdldFdvcmtpbmdNZW1vcnlSZXNwb25zZRIxCg53b3JraW5nX21lbW9yeRgBIAEoCzIZLnRhc2ttZW0udjEuV29ya2luZ01lbW9yeSJMChdQdXRXb3JraW5nTWVtb3J5UmVxdWVzdBIxCg53b3JraW5nX21lbW9yeRgBIAEoCzIZLnRhc2ttZW0udjEuV29ya2luZ01lbW9yeSJNChhQdXRXb3JraW5nTWVtb3J5UmVzcG9uc2USMQoOd29ya2luZ19tZW1vcnkYASABKAsyGS50YXNrbWVtLnYxLldvcmtpbmdNZW1vcnkipgEKE0J1aWxkQ29udGV4dFJlcXVlc3QSDwoHdGFza19pZBgBIAEoCRIRCgl0aHJlYWRfaWQYAiABKAkSFAoMdG9rZW5fYnVkZ2V0GAMgASgFEiUKBG1vZGUYBCABKA4yFy50YXNrbWVtLnYxLkNvbnRleHRNb2RlEg0KBXF1ZXJ5GAUgASgJEh8KBWFzX29mGAYgASgLMhAudGFza21lbS52MS5Bc09mImcKFEJ1aWxkQ29udGV4dFJlc3BvbnNlEgwKBHRleHQYASABKAkSEwoLdG9rZW5fY291bnQYAiABKAUSLAoIc2VjdGlvbnMYAyADKAsyGi50YXNrbWVtLnYxLkNvbnRleHRTZWN0aW9uIlsKEFF1ZXJ5VGFza1JlcXVlc3QSDwoHdGFza19pZBgBIAEoCRIQCghxdWVzdGlvbhgCIAEoCRIkCgVtb2RlbBgDIAEoDjIVLnRhc2ttZW0udjEuTW9kZWxUaWVyItgBChFRdWVyeVRhc2tSZXNwb25zZRIOCgZhbnN3ZXIYASABKAkSEgoKZnJvbV9tb2RlbBgCIAEoCBIMCgRub3RlGAMgASgJEhcKD3J1bm5pbmdfc3VtbWFyeRgEIAEoCRIeChZtZXNzYWdlc19zaW5jZV9zdW1tYXJ5GAUgASgFEioKC2Fuc3dlcmVkX2J5GAYgASgOMhUudGFza21lbS52MS5Nb2RlbFRpZXISGQoRYW5zd2VyZWRfYnlfbW9kZWwYByABKAkSEQoJZmVsbF9iYWNrGAggASgIIlQKGkdldFRhc2tTdGF0ZUhpc3RvcnlSZXF1ZXN0Eg8KB3Rhc2tfaWQYASABKAkSEQoJcGFnZV9zaXplGAIgASgFEhIKCnBhZ2VfdG9rZW4YAyABKAkiewoQVGFza1N0YXRlVmVyc2lvbhIOCgZjdXJzb3IYASABKAMSLwoLY3JlYXRlX3RpbWUYAiABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEg4KBmNoYW5nZRgDIAEoCRIWCg5jb3JyZWxhdGlvbl9pZBgEIAEoCSJmChtHZXRUYXNrU3RhdGVIaXN0b3J5UmVzcG9uc2USLgoIdmVyc2lvbnMYASADKAsyHC50YXNrbWVtLnYxLlRhc2tTdGF0ZVZlcnNpb24SFwoPbmV4dF9wYWdlX3Rva2VuGAIgASgJIk8KFERpZmZUYXNrU3RhdGVSZXF1ZXN0Eg8KB3Rhc2tfaWQYASABKAkSEwoLZnJvbV9jdXJzb3IYAiABKAMSEQoJdG9fY3Vyc29yGAMgASgDImUKFURpZmZUYXNrU3RhdGVSZXNwb25zZRIMCgRkaWZmGAEgASgJEhEKCWZyb21feWFtbBgCIAEoCRIPCgd0b195YW1sGAMgASgJEhoKEnJlc29sdmVkX3RvX2N1cnNvchgEIAEoAzKyCwoMU3RhdGVTZXJ2aWNlElYKDEdldFRhc2tTdGF0ZRIfLnRhc2ttZW0udjEuR2V0VGFza1N0YXRlUmVxdWVzdBogLnRhc2ttZW0udjEuR2V0VGFza1N0YXRlUmVzcG9uc2UiA5ACARJOCgtBZGREZWNpc2lvbhIeLnRhc2ttZW0udjEuQWRkRGVjaXNpb25SZXF1ZXN0Gh8udGFza21lbS52MS5BZGREZWNpc2lvblJlc3BvbnNlEkUKCEFkZEVycm9yEhsudGFza21lbS52MS5BZGRFcnJvclJlcXVlc3QaHC50YXNrbWVtLnYxLkFkZEVycm9yUmVzcG9uc2USUQoMRXh0cmFjdFN0YXRlEh8udGFza21lbS52MS5FeHRyYWN0U3RhdGVSZXF1ZXN0GiAudGFza21lbS52MS5FeHRyYWN0U3RhdGVSZXNwb25zZRJdChBVcHNlcnRTdGF0ZUl0ZW1zEiMudGFza21lbS52MS5VcHNlcnRTdGF0ZUl0ZW1zUmVxdWVzdBokLnRhc2ttZW0udjEuVXBzZXJ0U3RhdGVJdGVtc1Jlc3BvbnNlElwKDkxpc3RTdGF0ZUl0ZW1zEiEudGFza21lbS52MS5MaXN0U3RhdGVJdGVtc1JlcXVlc3QaIi50YXNrbWVtLnYxLkxpc3RTdGF0ZUl0ZW1zUmVzcG9uc2UiA5ACARJTCgtSZW5kZXJTdGF0ZRIeLnRhc2ttZW0udjEuUmVuZGVyU3RhdGVSZXF1ZXN0Gh8udGFza21lbS52MS5SZW5kZXJTdGF0ZVJlc3BvbnNlIgOQAgESXwoPRXhwYW5kU3RhdGVJdGVtEiIudGFza21lbS52MS5FeHBhbmRTdGF0ZUl0ZW1SZXF1ZXN0GiMudGFza21lbS52MS5FeHBhbmRTdGF0ZUl0ZW1SZXNwb25zZSIDkAIBElEKDFBpblN0YXRlSXRlbRIfLnRhc2ttZW0udjEuUGluU3RhdGVJdGVtUmVxdWVzdBogLnRhc2ttZW0udjEuUGluU3RhdGVJdGVtUmVzcG9uc2USYwoSU2V0U3RhdGVJdGVtU3RhdHVzEiUudGFza21lbS52MS5TZXRTdGF0ZUl0ZW1TdGF0dXNSZXF1ZXN0GiYudGFza21lbS52MS5TZXRTdGF0ZUl0ZW1TdGF0dXNSZXNwb25zZRJiChBHZXRXb3JraW5nTWVtb3J5EiMudGFza21lbS52MS5HZXRXb3JraW5nTWVtb3J5UmVxdWVzdBokLnRhc2ttZW0udjEuR2V0V29ya2luZ01lbW9yeVJlc3BvbnNlIgOQAgESYgoQUHV0V29ya2luZ01lbW9yeRIjLnRhc2ttZW0udjEuUHV0V29ya2luZ01lbW9yeVJlcXVlc3QaJC50YXNrbWVtLnYxLlB1dFdvcmtpbmdNZW1vcnlSZXNwb25zZSIDkAICElYKDEJ1aWxkQ29udGV4dBIfLnRhc2ttZW0udjEuQnVpbGRDb250ZXh0UmVxdWVzdBogLnRhc2ttZW0udjEuQnVpbGRDb250ZXh0UmVzcG9uc2UiA5ACARJNCglRdWVyeVRhc2sSHC50YXNrbWVtLnYxLlF1ZXJ5VGFza1JlcXVlc3QaHS50YXNrbWVtLnYxLlF1ZXJ5VGFza1Jlc3BvbnNlIgOQAgESawoTR2V0VGFza1N0YXRlSGlzdG9yeRImLnRhc2ttZW0udjEuR2V0VGFza1N0YXRlSGlzdG9yeVJlcXVlc3QaJy50YXNrbWVtLnYxLkdldFRhc2tTdGF0ZUhpc3RvcnlSZXNwb25zZSIDkAIBElkKDURpZmZUYXNrU3RhdGUSIC50YXNrbWVtLnYxLkRpZmZUYXNrU3RhdGVSZXF1ZXN0GiEudGFza21lbS52MS5EaWZmVGFza1N0YXRlUmVzcG9uc2UiA5ACAUJAWj5naXRodWIuY29tL3Rhc2ttZW0vdGFza21lbS9jbGllbnRzL2dvL2dlbi90YXNrbWVtL3YxO3Rhc2ttZW12MWIGcHJvdG8z", [file_google_protobuf_timestamp, file_taskmem_v1_as_of, file_taskmem_v1_state, file_taskmem_v1_task]);
 
 /**
  * GetTaskStateRequest asks for a task's state.
@@ -35,6 +39,15 @@ export type GetTaskStateRequest = Message<"taskmem.v1.GetTaskStateRequest"> & {
    * @generated from field: int32 token_budget = 2;
    */
   tokenBudget: number;
+
+  /**
+   * The state as it stood then (see AsOf): the task's fields, status and
+   * plan as its events left them, the decisions and items valid then, the
+   * waits open then and the artifacts registered by then. Unset: now.
+   *
+   * @generated from field: taskmem.v1.AsOf as_of = 3;
+   */
+  asOf?: AsOf | undefined;
 };
 
 /**
@@ -449,6 +462,15 @@ export type ListStateItemsRequest = Message<"taskmem.v1.ListStateItemsRequest"> 
    * @generated from field: string page_token = 6;
    */
   pageToken: string;
+
+  /**
+   * The items as they stood then (see AsOf): those created by then, each
+   * with the status it had (an item superseded later shows as it was before).
+   * Unset: now.
+   *
+   * @generated from field: taskmem.v1.AsOf as_of = 7;
+   */
+  asOf?: AsOf | undefined;
 };
 
 /**
@@ -899,6 +921,15 @@ export type BuildContextRequest = Message<"taskmem.v1.BuildContextRequest"> & {
    * @generated from field: string query = 5;
    */
   query: string;
+
+  /**
+   * The context as it stood then (see AsOf): the task state, state items,
+   * knowledge, memories and messages as of that moment; the running summary
+   * only if it was written by then. Unset: now.
+   *
+   * @generated from field: taskmem.v1.AsOf as_of = 6;
+   */
+  asOf?: AsOf | undefined;
 };
 
 /**
@@ -1005,7 +1036,8 @@ export type QueryTaskResponse = Message<"taskmem.v1.QueryTaskResponse"> & {
   fromModel: boolean;
 
   /**
-   * Set when no model answered, for example "no model is configured: set chat_base_url".
+   * Set when no model answered, for example "no model is configured: set
+   * llm_base_url and llm_model", or the namespace's model budget is used up.
    *
    * @generated from field: string note = 3;
    */
@@ -1055,6 +1087,190 @@ export const QueryTaskResponseSchema: GenMessage<QueryTaskResponse> = /*@__PURE_
   messageDesc(file_taskmem_v1_state_service, 27);
 
 /**
+ * GetTaskStateHistoryRequest names the task whose state versions to list.
+ *
+ * @generated from message taskmem.v1.GetTaskStateHistoryRequest
+ */
+export type GetTaskStateHistoryRequest = Message<"taskmem.v1.GetTaskStateHistoryRequest"> & {
+  /**
+   * The task. Required.
+   *
+   * @generated from field: string task_id = 1;
+   */
+  taskId: string;
+
+  /**
+   * AIP-158: at most this many versions (1..500; 0 means 50).
+   *
+   * @generated from field: int32 page_size = 2;
+   */
+  pageSize: number;
+
+  /**
+   * AIP-158.
+   *
+   * @generated from field: string page_token = 3;
+   */
+  pageToken: string;
+};
+
+/**
+ * Describes the message taskmem.v1.GetTaskStateHistoryRequest.
+ * Use `create(GetTaskStateHistoryRequestSchema)` to create a new message.
+ */
+export const GetTaskStateHistoryRequestSchema: GenMessage<GetTaskStateHistoryRequest> = /*@__PURE__*/
+  messageDesc(file_taskmem_v1_state_service, 28);
+
+/**
+ * TaskStateVersion is one version of a task's state: what one event left.
+ *
+ * @generated from message taskmem.v1.TaskStateVersion
+ */
+export type TaskStateVersion = Message<"taskmem.v1.TaskStateVersion"> & {
+  /**
+   * The event's cursor: pass it as AsOf.cursor or to DiffTaskState.
+   *
+   * @generated from field: int64 cursor = 1;
+   */
+  cursor: bigint;
+
+  /**
+   * When the event committed.
+   *
+   * @generated from field: google.protobuf.Timestamp create_time = 2;
+   */
+  createTime?: Timestamp | undefined;
+
+  /**
+   * What changed, the event's type (for example EVENT_TYPE_PLAN_ITEM_UPDATED).
+   *
+   * @generated from field: string change = 3;
+   */
+  change: string;
+
+  /**
+   * Who made the change: the request's correlation id (x-correlation-id, or
+   * the server's own for background work such as plan inference).
+   *
+   * @generated from field: string correlation_id = 4;
+   */
+  correlationId: string;
+};
+
+/**
+ * Describes the message taskmem.v1.TaskStateVersion.
+ * Use `create(TaskStateVersionSchema)` to create a new message.
+ */
+export const TaskStateVersionSchema: GenMessage<TaskStateVersion> = /*@__PURE__*/
+  messageDesc(file_taskmem_v1_state_service, 29);
+
+/**
+ * GetTaskStateHistoryResponse is one page of versions, newest first.
+ *
+ * @generated from message taskmem.v1.GetTaskStateHistoryResponse
+ */
+export type GetTaskStateHistoryResponse = Message<"taskmem.v1.GetTaskStateHistoryResponse"> & {
+  /**
+   * The versions.
+   *
+   * @generated from field: repeated taskmem.v1.TaskStateVersion versions = 1;
+   */
+  versions: TaskStateVersion[];
+
+  /**
+   * Empty on the last page.
+   *
+   * @generated from field: string next_page_token = 2;
+   */
+  nextPageToken: string;
+};
+
+/**
+ * Describes the message taskmem.v1.GetTaskStateHistoryResponse.
+ * Use `create(GetTaskStateHistoryResponseSchema)` to create a new message.
+ */
+export const GetTaskStateHistoryResponseSchema: GenMessage<GetTaskStateHistoryResponse> = /*@__PURE__*/
+  messageDesc(file_taskmem_v1_state_service, 30);
+
+/**
+ * DiffTaskStateRequest names the task and the two moments to compare.
+ *
+ * @generated from message taskmem.v1.DiffTaskStateRequest
+ */
+export type DiffTaskStateRequest = Message<"taskmem.v1.DiffTaskStateRequest"> & {
+  /**
+   * The task. Required.
+   *
+   * @generated from field: string task_id = 1;
+   */
+  taskId: string;
+
+  /**
+   * The older moment: an event cursor (0: before the task existed).
+   *
+   * @generated from field: int64 from_cursor = 2;
+   */
+  fromCursor: bigint;
+
+  /**
+   * The newer moment: an event cursor; 0 means now.
+   *
+   * @generated from field: int64 to_cursor = 3;
+   */
+  toCursor: bigint;
+};
+
+/**
+ * Describes the message taskmem.v1.DiffTaskStateRequest.
+ * Use `create(DiffTaskStateRequestSchema)` to create a new message.
+ */
+export const DiffTaskStateRequestSchema: GenMessage<DiffTaskStateRequest> = /*@__PURE__*/
+  messageDesc(file_taskmem_v1_state_service, 31);
+
+/**
+ * DiffTaskStateResponse is the diff and the two texts it compares.
+ *
+ * @generated from message taskmem.v1.DiffTaskStateResponse
+ */
+export type DiffTaskStateResponse = Message<"taskmem.v1.DiffTaskStateResponse"> & {
+  /**
+   * A unified diff (3 lines of context) from from_yaml to to_yaml; headers
+   * "task_id@from_cursor" and "task_id@to_cursor". Empty when they are equal.
+   *
+   * @generated from field: string diff = 1;
+   */
+  diff: string;
+
+  /**
+   * The full task-state YAML as of from_cursor (empty before the task existed).
+   *
+   * @generated from field: string from_yaml = 2;
+   */
+  fromYaml: string;
+
+  /**
+   * The full task-state YAML as of to_cursor.
+   *
+   * @generated from field: string to_yaml = 3;
+   */
+  toYaml: string;
+
+  /**
+   * The cursor to_cursor stood for (the newest event's when it was 0).
+   *
+   * @generated from field: int64 resolved_to_cursor = 4;
+   */
+  resolvedToCursor: bigint;
+};
+
+/**
+ * Describes the message taskmem.v1.DiffTaskStateResponse.
+ * Use `create(DiffTaskStateResponseSchema)` to create a new message.
+ */
+export const DiffTaskStateResponseSchema: GenMessage<DiffTaskStateResponse> = /*@__PURE__*/
+  messageDesc(file_taskmem_v1_state_service, 32);
+
+/**
  * StateService gives an agent what belongs in its prompt: the compact task
  * state under a token budget, the thread's structured state
  * (typed decisions, constraints, actions, questions, risks reconciled
@@ -1087,7 +1303,9 @@ export const StateService: GenService<{
    * whose dependencies are met, and from the task's reconciled state its active
    * decisions (decisions_log: a superseded decision is never listed),
    * constraints, open questions, open risks, open waits (kind, criteria, since,
-   * timeout) and last errors. Current items in conflict with each other are
+   * timeout; a wait on a person instead says who must answer what: needs
+   * input or auth, from, question, and subtask for an item's) and last
+   * errors. Current items in conflict with each other are
    * not listed as decisions or constraints: each group is one entry of
    * open_conflicts, a question naming every item and its uid, with a comment
    * saying how to settle it. With a tight budget, detail goes in this order
@@ -1153,6 +1371,8 @@ export const StateService: GenService<{
    * read again. Emits STATE_EXTRACTION_COMPLETED with the report. No new
    * messages: no model call (skipped_reason NO_NEW_MESSAGES). No user message
    * among them: no model call, the watermark moves on (NO_USER_MESSAGE).
+   * The namespace's model budget used up (model_token_budgets): no model
+   * call, the watermark stays (MODEL_BUDGET_EXHAUSTED).
    * Errors: FAILED_PRECONDITION (ERROR_REASON_NOT_CONFIGURED, metadata
    * "setting") with no model configured; UNAVAILABLE (ERROR_REASON_MODEL_UNAVAILABLE)
    * when the model cannot be reached after retries; DEADLINE_EXCEEDED
@@ -1302,6 +1522,36 @@ export const StateService: GenService<{
     methodKind: "unary";
     input: typeof QueryTaskRequestSchema;
     output: typeof QueryTaskResponseSchema;
+  },
+  /**
+   * Lists the versions of a task's state: one per event that changed what
+   * GetTaskState shows (task fields and status, plan and plan items, claims,
+   * decisions, errors and state items, waits, artifacts), newest first, with
+   * its time, cursor and who made it. Derived from the event log; nothing is
+   * copied per write. AIP-158 paging. A version's YAML is GetTaskState with
+   * as_of.cursor set to its cursor.
+   * Errors: NOT_FOUND for an unknown task.
+   *
+   * @generated from rpc taskmem.v1.StateService.GetTaskStateHistory
+   */
+  getTaskStateHistory: {
+    methodKind: "unary";
+    input: typeof GetTaskStateHistoryRequestSchema;
+    output: typeof GetTaskStateHistoryResponseSchema;
+  },
+  /**
+   * A unified diff of a task's state YAML between two moments (cursors of
+   * GetTaskStateHistory, or any event cursors): the full YAML, never pruned
+   * for a budget, as of from_cursor and as of to_cursor (0: now). An empty
+   * diff when nothing the view shows changed.
+   * Errors: NOT_FOUND for an unknown task; INVALID_ARGUMENT for a negative cursor.
+   *
+   * @generated from rpc taskmem.v1.StateService.DiffTaskState
+   */
+  diffTaskState: {
+    methodKind: "unary";
+    input: typeof DiffTaskStateRequestSchema;
+    output: typeof DiffTaskStateResponseSchema;
   },
 }> = /*@__PURE__*/
   serviceDesc(file_taskmem_v1_state_service, 0);

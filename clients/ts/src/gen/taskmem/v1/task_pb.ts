@@ -14,7 +14,7 @@ import type { JsonObject, Message as Message$1 } from "@bufbuild/protobuf";
  * Describes the file taskmem/v1/task.proto.
  */
 export const file_taskmem_v1_task: GenFile = /*@__PURE__*/
-  fileDesc("ChV0YXNrbWVtL3YxL3Rhc2sucHJvdG8SCnRhc2ttZW0udjEiSgoMRXJyb3JTdW1tYXJ5EhQKDGZhaWxlZF9zdGFnZRgBIAEoCRITCgtmYWlsZWRfc3RlcBgCIAEoCRIPCgdtZXNzYWdlGAMgASgJIvsGCgRUYXNrEgoKAmlkGAEgASgJEhEKCW5hbWVzcGFjZRgCIAEoCRIMCgRuYW1lGAMgASgJEgwKBGdvYWwYBCABKAkSJgoGc3RhdHVzGAUgASgOMhYudGFza21lbS52MS5UYXNrU3RhdHVzEhEKCXdvcmtzcGFjZRgGIAEoCRIoCgdjb250ZXh0GAcgASgLMhcuZ29vZ2xlLnByb3RvYnVmLlN0cnVjdBIpCghtZXRhZGF0YRgIIAEoCzIXLmdvb2dsZS5wcm90b2J1Zi5TdHJ1Y3QSLwoNYXBwcm92YWxfbW9kZRgJIAEoDjIYLnRhc2ttZW0udjEuQXBwcm92YWxNb2RlEhQKDGNhbGxiYWNrX3VybBgKIAEoCRIUCgxmaW5hbF9hbnN3ZXIYCyABKAkSLwoNZXJyb3Jfc3VtbWFyeRgMIAEoCzIYLnRhc2ttZW0udjEuRXJyb3JTdW1tYXJ5EhQKDHBsYW5fdmVyc2lvbhgNIAEoBRIMCgRldGFnGA4gASgJEi8KC2NyZWF0ZV90aW1lGA8gASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBI2ChJwbGFuX2dlbmVyYXRlX3RpbWUYECABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEjgKFGV4ZWN1dGlvbl9zdGFydF90aW1lGBEgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBI4ChRzeW50aGVzaXNfc3RhcnRfdGltZRgSIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASMQoNY29tcGxldGVfdGltZRgTIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASLwoLdXBkYXRlX3RpbWUYFCABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEi4KCnBhdXNlX3RpbWUYFSABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEjAKDGFyY2hpdmVfdGltZRgWIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASHwoXcGxhbl9pbmZlcmVuY2VfZGlzYWJsZWQYFyABKAgSMgoTd2ViaG9va19ldmVudF90eXBlcxgYIAMoDjIVLnRhc2ttZW0udjEuRXZlbnRUeXBlIpoBCgxQbGFuSXRlbVNwZWMSCgoCaWQYASABKAkSDQoFc3RhZ2UYAiABKAkSDQoFdGl0bGUYAyABKAkSEgoKZGVwZW5kc19vbhgEIAMoCRIRCgl0b29sX25hbWUYBSABKAkSJgoFaW5wdXQYBiABKAsyFy5nb29nbGUucHJvdG9idWYuU3RydWN0EhEKCW5hcnJhdGl2ZRgHIAEoCSLxAwoIUGxhbkl0ZW0SCgoCaWQYASABKAkSDwoHb3JkaW5hbBgCIAEoBRINCgVzdGFnZRgDIAEoCRINCgV0aXRsZRgEIAEoCRIqCgZzdGF0dXMYBSABKA4yGi50YXNrbWVtLnYxLlBsYW5JdGVtU3RhdHVzEg8KB3N1bW1hcnkYBiABKAkSFAoMYWN0aXZlX2lzc3VlGAcgASgJEhIKCmRlcGVuZHNfb24YCCADKAkSEQoJdG9vbF9uYW1lGAkgASgJEiYKBWlucHV0GAogASgLMhcuZ29vZ2xlLnByb3RvYnVmLlN0cnVjdBIRCgluYXJyYXRpdmUYCyABKAkSLgoKc3RhcnRfdGltZRgMIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASMQoNY29tcGxldGVfdGltZRgNIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASKwoIZHVyYXRpb24YDiABKAsyGS5nb29nbGUucHJvdG9idWYuRHVyYXRpb24SNwoNc3RhdHVzX3NvdXJjZRgPIAEoDjIgLnRhc2ttZW0udjEuUGxhbkl0ZW1TdGF0dXNTb3VyY2USGQoRc3RhdHVzX21lc3NhZ2VfaWQYECABKAkSEQoJaG9sZGVyX2lkGBEgASgJIqUBCg1QbGFuSXRlbUNsYWltEg8KB3Rhc2tfaWQYASABKAkSDwoHaXRlbV9pZBgCIAEoCRIRCglob2xkZXJfaWQYAyABKAkSLgoKY2xhaW1fdGltZRgEIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASLwoLZXhwaXJlX3RpbWUYBSABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wIo4BCgRQbGFuEg8KB3Rhc2tfaWQYASABKAkSDwoHdmVyc2lvbhgCIAEoBRIjCgVpdGVtcxgDIAMoCzIULnRhc2ttZW0udjEuUGxhbkl0ZW0SDgoGcmVhc29uGAQgASgJEi8KC2NyZWF0ZV90aW1lGAUgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcCLHAwoGQWN0aW9uEgoKAmlkGAEgASgJEg8KB3Rhc2tfaWQYAiABKAkSFAoMcGxhbl9pdGVtX2lkGAMgASgJEiQKBHR5cGUYBCABKA4yFi50YXNrbWVtLnYxLkFjdGlvblR5cGUSEQoJdG9vbF9uYW1lGAUgASgJEg8KB3N1bW1hcnkYBiABKAkSKAoGc3RhdHVzGAcgASgOMhgudGFza21lbS52MS5BY3Rpb25TdGF0dXMSJgoFaW5wdXQYCCABKAsyFy5nb29nbGUucHJvdG9idWYuU3RydWN0EicKBm91dHB1dBgJIAEoCzIXLmdvb2dsZS5wcm90b2J1Zi5TdHJ1Y3QSDQoFZXJyb3IYCiABKAkSKwoIZHVyYXRpb24YCyABKAsyGS5nb29nbGUucHJvdG9idWYuRHVyYXRpb24SEQoJdG9rZW5zX2luGAwgASgDEhIKCnRva2Vuc19vdXQYDSABKAMSLwoLY3JlYXRlX3RpbWUYDiABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEjEKDWNvbXBsZXRlX3RpbWUYDyABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wIoYBCg1BY3Rpb25Mb2dMaW5lEhEKCWFjdGlvbl9pZBgBIAEoCRIQCghzZXF1ZW5jZRgCIAEoAxIOCgZzdHJlYW0YAyABKAkSDwoHY29udGVudBgEIAEoCRIvCgtjcmVhdGVfdGltZRgFIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXAiyQEKB01lc3NhZ2USCgoCaWQYASABKAkSDwoHdGFza19pZBgCIAEoCRIRCgl0aHJlYWRfaWQYAyABKAkSJQoEcm9sZRgEIAEoDjIXLnRhc2ttZW0udjEuTWVzc2FnZVJvbGUSJQoEa2luZBgFIAEoDjIXLnRhc2ttZW0udjEuTWVzc2FnZUtpbmQSDwoHY29udGVudBgGIAEoCRIvCgtjcmVhdGVfdGltZRgHIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXAipQEKD0NvbnRleHRTbmFwc2hvdBIKCgJpZBgBIAEoCRIPCgd0YXNrX2lkGAIgASgJEhAKCHNlcXVlbmNlGAMgASgFEg0KBWxhYmVsGAQgASgJEg8KB2NvbnRlbnQYBSABKAkSEgoKc3VtbWFyaXplZBgGIAEoCBIvCgtjcmVhdGVfdGltZRgHIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXAqlQIKClRhc2tTdGF0dXMSGwoXVEFTS19TVEFUVVNfVU5TUEVDSUZJRUQQABIXChNUQVNLX1NUQVRVU19QRU5ESU5HEAESGAoUVEFTS19TVEFUVVNfUExBTk5JTkcQAhIZChVUQVNLX1NUQVRVU19FWEVDVVRJTkcQAxIcChhUQVNLX1NUQVRVU19TWU5USEVTSVpJTkcQBBIZChVUQVNLX1NUQVRVU19DT01QTEVURUQQBRIWChJUQVNLX1NUQVRVU19GQUlMRUQQBhIZChVUQVNLX1NUQVRVU19DQU5DRUxMRUQQBxIWChJUQVNLX1NUQVRVU19QQVVTRUQQCBIYChRUQVNLX1NUQVRVU19BUkNISVZFRBAJKnoKDEFwcHJvdmFsTW9kZRIdChlBUFBST1ZBTF9NT0RFX1VOU1BFQ0lGSUVEEAASFgoSQVBQUk9WQUxfTU9ERV9BVVRPEAESFgoSQVBQUk9WQUxfTU9ERV9QTEFOEAISGwoXQVBQUk9WQUxfTU9ERV9FQUNIX1NURVAQAyrrAQoOUGxhbkl0ZW1TdGF0dXMSIAocUExBTl9JVEVNX1NUQVRVU19VTlNQRUNJRklFRBAAEhwKGFBMQU5fSVRFTV9TVEFUVVNfUEVORElORxABEiAKHFBMQU5fSVRFTV9TVEFUVVNfSU5fUFJPR1JFU1MQAhIeChpQTEFOX0lURU1fU1RBVFVTX0NPTVBMRVRFRBADEhsKF1BMQU5fSVRFTV9TVEFUVVNfRkFJTEVEEAQSHAoYUExBTl9JVEVNX1NUQVRVU19TS0lQUEVEEAUSHAoYUExBTl9JVEVNX1NUQVRVU19CTE9DS0VEEAYqiwEKFFBsYW5JdGVtU3RhdHVzU291cmNlEicKI1BMQU5fSVRFTV9TVEFUVVNfU09VUkNFX1VOU1BFQ0lGSUVEEAASJAogUExBTl9JVEVNX1NUQVRVU19TT1VSQ0VfRVhQTElDSVQQARIkCiBQTEFOX0lURU1fU1RBVFVTX1NPVVJDRV9JTkZFUlJFRBACKuEBCgpBY3Rpb25UeXBlEhsKF0FDVElPTl9UWVBFX1VOU1BFQ0lGSUVEEAASEwoPQUNUSU9OX1RZUEVfQ0xJEAESEwoPQUNUSU9OX1RZUEVfR1VJEAISFAoQQUNUSU9OX1RZUEVfV0FJVBADEhYKEkFDVElPTl9UWVBFX1ZJU0lPThAEEhkKFUFDVElPTl9UWVBFX1JFQVNPTklORxAFEhQKEEFDVElPTl9UWVBFX1RPT0wQBhIWChJBQ1RJT05fVFlQRV9TWVNURU0QBxIVChFBQ1RJT05fVFlQRV9PVEhFUhAIKpoBCgxBY3Rpb25TdGF0dXMSHQoZQUNUSU9OX1NUQVRVU19VTlNQRUNJRklFRBAAEhkKFUFDVElPTl9TVEFUVVNfUlVOTklORxABEhsKF0FDVElPTl9TVEFUVVNfU1VDQ0VFREVEEAISGAoUQUNUSU9OX1NUQVRVU19GQUlMRUQQAxIZChVBQ1RJT05fU1RBVFVTX1NLSVBQRUQQBCqKAQoLTWVzc2FnZVJvbGUSHAoYTUVTU0FHRV9ST0xFX1VOU1BFQ0lGSUVEEAASFQoRTUVTU0FHRV9ST0xFX1VTRVIQARIWChJNRVNTQUdFX1JPTEVfQUdFTlQQAhIXChNNRVNTQUdFX1JPTEVfU1lTVEVNEAMSFQoRTUVTU0FHRV9ST0xFX1RPT0wQBCq/AQoLTWVzc2FnZUtpbmQSHAoYTUVTU0FHRV9LSU5EX1VOU1BFQ0lGSUVEEAASFQoRTUVTU0FHRV9LSU5EX1RFWFQQARIaChZNRVNTQUdFX0tJTkRfTElGRUNZQ0xFEAISGQoVTUVTU0FHRV9LSU5EX1BST0dSRVNTEAMSFQoRTUVTU0FHRV9LSU5EX1dBSVQQBBIWChJNRVNTQUdFX0tJTkRfU1RVQ0sQBRIVChFNRVNTQUdFX0tJTkRfUExBThAGQkBaPmdpdGh1Yi5jb20vdGFza21lbS90YXNrbWVtL2NsaWVudHMvZ28vZ2VuL3Rhc2ttZW0vdjE7dGFza21lbXYxYgZwcm90bzM", [file_google_protobuf_duration, file_google_protobuf_struct, file_google_protobuf_timestamp, file_taskmem_v1_event]);
+  fileDesc("ChV0YXNrbWVtL3YxL3Rhc2sucHJvdG8SCnRhc2ttZW0udjEiSgoMRXJyb3JTdW1tYXJ5EhQKDGZhaWxlZF9zdGFnZRgBIAEoCRITCgtmYWlsZWRfc3RlcBgCIAEoCRIPCgdtZXNzYWdlGAMgASgJIvsGCgRUYXNrEgoKAmlkGAEgASgJEhEKCW5hbWVzcGFjZRgCIAEoCRIMCgRuYW1lGAMgASgJEgwKBGdvYWwYBCABKAkSJgoGc3RhdHVzGAUgASgOMhYudGFza21lbS52MS5UYXNrU3RhdHVzEhEKCXdvcmtzcGFjZRgGIAEoCRIoCgdjb250ZXh0GAcgASgLMhcuZ29vZ2xlLnByb3RvYnVmLlN0cnVjdBIpCghtZXRhZGF0YRgIIAEoCzIXLmdvb2dsZS5wcm90b2J1Zi5TdHJ1Y3QSLwoNYXBwcm92YWxfbW9kZRgJIAEoDjIYLnRhc2ttZW0udjEuQXBwcm92YWxNb2RlEhQKDGNhbGxiYWNrX3VybBgKIAEoCRIUCgxmaW5hbF9hbnN3ZXIYCyABKAkSLwoNZXJyb3Jfc3VtbWFyeRgMIAEoCzIYLnRhc2ttZW0udjEuRXJyb3JTdW1tYXJ5EhQKDHBsYW5fdmVyc2lvbhgNIAEoBRIMCgRldGFnGA4gASgJEi8KC2NyZWF0ZV90aW1lGA8gASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBI2ChJwbGFuX2dlbmVyYXRlX3RpbWUYECABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEjgKFGV4ZWN1dGlvbl9zdGFydF90aW1lGBEgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBI4ChRzeW50aGVzaXNfc3RhcnRfdGltZRgSIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASMQoNY29tcGxldGVfdGltZRgTIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASLwoLdXBkYXRlX3RpbWUYFCABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEi4KCnBhdXNlX3RpbWUYFSABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEjAKDGFyY2hpdmVfdGltZRgWIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASHwoXcGxhbl9pbmZlcmVuY2VfZGlzYWJsZWQYFyABKAgSMgoTd2ViaG9va19ldmVudF90eXBlcxgYIAMoDjIVLnRhc2ttZW0udjEuRXZlbnRUeXBlIpoBCgxQbGFuSXRlbVNwZWMSCgoCaWQYASABKAkSDQoFc3RhZ2UYAiABKAkSDQoFdGl0bGUYAyABKAkSEgoKZGVwZW5kc19vbhgEIAMoCRIRCgl0b29sX25hbWUYBSABKAkSJgoFaW5wdXQYBiABKAsyFy5nb29nbGUucHJvdG9idWYuU3RydWN0EhEKCW5hcnJhdGl2ZRgHIAEoCSLxAwoIUGxhbkl0ZW0SCgoCaWQYASABKAkSDwoHb3JkaW5hbBgCIAEoBRINCgVzdGFnZRgDIAEoCRINCgV0aXRsZRgEIAEoCRIqCgZzdGF0dXMYBSABKA4yGi50YXNrbWVtLnYxLlBsYW5JdGVtU3RhdHVzEg8KB3N1bW1hcnkYBiABKAkSFAoMYWN0aXZlX2lzc3VlGAcgASgJEhIKCmRlcGVuZHNfb24YCCADKAkSEQoJdG9vbF9uYW1lGAkgASgJEiYKBWlucHV0GAogASgLMhcuZ29vZ2xlLnByb3RvYnVmLlN0cnVjdBIRCgluYXJyYXRpdmUYCyABKAkSLgoKc3RhcnRfdGltZRgMIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASMQoNY29tcGxldGVfdGltZRgNIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASKwoIZHVyYXRpb24YDiABKAsyGS5nb29nbGUucHJvdG9idWYuRHVyYXRpb24SNwoNc3RhdHVzX3NvdXJjZRgPIAEoDjIgLnRhc2ttZW0udjEuUGxhbkl0ZW1TdGF0dXNTb3VyY2USGQoRc3RhdHVzX21lc3NhZ2VfaWQYECABKAkSEQoJaG9sZGVyX2lkGBEgASgJIqUBCg1QbGFuSXRlbUNsYWltEg8KB3Rhc2tfaWQYASABKAkSDwoHaXRlbV9pZBgCIAEoCRIRCglob2xkZXJfaWQYAyABKAkSLgoKY2xhaW1fdGltZRgEIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASLwoLZXhwaXJlX3RpbWUYBSABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wIo4BCgRQbGFuEg8KB3Rhc2tfaWQYASABKAkSDwoHdmVyc2lvbhgCIAEoBRIjCgVpdGVtcxgDIAMoCzIULnRhc2ttZW0udjEuUGxhbkl0ZW0SDgoGcmVhc29uGAQgASgJEi8KC2NyZWF0ZV90aW1lGAUgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcCLHAwoGQWN0aW9uEgoKAmlkGAEgASgJEg8KB3Rhc2tfaWQYAiABKAkSFAoMcGxhbl9pdGVtX2lkGAMgASgJEiQKBHR5cGUYBCABKA4yFi50YXNrbWVtLnYxLkFjdGlvblR5cGUSEQoJdG9vbF9uYW1lGAUgASgJEg8KB3N1bW1hcnkYBiABKAkSKAoGc3RhdHVzGAcgASgOMhgudGFza21lbS52MS5BY3Rpb25TdGF0dXMSJgoFaW5wdXQYCCABKAsyFy5nb29nbGUucHJvdG9idWYuU3RydWN0EicKBm91dHB1dBgJIAEoCzIXLmdvb2dsZS5wcm90b2J1Zi5TdHJ1Y3QSDQoFZXJyb3IYCiABKAkSKwoIZHVyYXRpb24YCyABKAsyGS5nb29nbGUucHJvdG9idWYuRHVyYXRpb24SEQoJdG9rZW5zX2luGAwgASgDEhIKCnRva2Vuc19vdXQYDSABKAMSLwoLY3JlYXRlX3RpbWUYDiABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEjEKDWNvbXBsZXRlX3RpbWUYDyABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wIoYBCg1BY3Rpb25Mb2dMaW5lEhEKCWFjdGlvbl9pZBgBIAEoCRIQCghzZXF1ZW5jZRgCIAEoAxIOCgZzdHJlYW0YAyABKAkSDwoHY29udGVudBgEIAEoCRIvCgtjcmVhdGVfdGltZRgFIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXAiyQEKB01lc3NhZ2USCgoCaWQYASABKAkSDwoHdGFza19pZBgCIAEoCRIRCgl0aHJlYWRfaWQYAyABKAkSJQoEcm9sZRgEIAEoDjIXLnRhc2ttZW0udjEuTWVzc2FnZVJvbGUSJQoEa2luZBgFIAEoDjIXLnRhc2ttZW0udjEuTWVzc2FnZUtpbmQSDwoHY29udGVudBgGIAEoCRIvCgtjcmVhdGVfdGltZRgHIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXAipQEKD0NvbnRleHRTbmFwc2hvdBIKCgJpZBgBIAEoCRIPCgd0YXNrX2lkGAIgASgJEhAKCHNlcXVlbmNlGAMgASgFEg0KBWxhYmVsGAQgASgJEg8KB2NvbnRlbnQYBSABKAkSEgoKc3VtbWFyaXplZBgGIAEoCBIvCgtjcmVhdGVfdGltZRgHIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXAi2QEKCk1vZGVsVXNhZ2USDQoFbW9kZWwYASABKAkSLQoHcHVycG9zZRgCIAEoDjIcLnRhc2ttZW0udjEuTW9kZWxDYWxsUHVycG9zZRINCgVjYWxscxgDIAEoAxIUCgxmYWlsZWRfY2FsbHMYBCABKAMSFQoNcmVmdXNlZF9jYWxscxgFIAEoAxIRCgl0b2tlbnNfaW4YBiABKAMSEgoKdG9rZW5zX291dBgHIAEoAxIqCgdsYXRlbmN5GAggASgLMhkuZ29vZ2xlLnByb3RvYnVmLkR1cmF0aW9uIksKC01vZGVsQnVkZ2V0EhQKDGxpbWl0X3Rva2VucxgBIAEoAxITCgt1c2VkX3Rva2VucxgCIAEoAxIRCglleGhhdXN0ZWQYAyABKAgq1AIKClRhc2tTdGF0dXMSGwoXVEFTS19TVEFUVVNfVU5TUEVDSUZJRUQQABIXChNUQVNLX1NUQVRVU19QRU5ESU5HEAESGAoUVEFTS19TVEFUVVNfUExBTk5JTkcQAhIZChVUQVNLX1NUQVRVU19FWEVDVVRJTkcQAxIcChhUQVNLX1NUQVRVU19TWU5USEVTSVpJTkcQBBIZChVUQVNLX1NUQVRVU19DT01QTEVURUQQBRIWChJUQVNLX1NUQVRVU19GQUlMRUQQBhIZChVUQVNLX1NUQVRVU19DQU5DRUxMRUQQBxIWChJUQVNLX1NUQVRVU19QQVVTRUQQCBIYChRUQVNLX1NUQVRVU19BUkNISVZFRBAJEh4KGlRBU0tfU1RBVFVTX0lOUFVUX1JFUVVJUkVEEAoSHQoZVEFTS19TVEFUVVNfQVVUSF9SRVFVSVJFRBALKnoKDEFwcHJvdmFsTW9kZRIdChlBUFBST1ZBTF9NT0RFX1VOU1BFQ0lGSUVEEAASFgoSQVBQUk9WQUxfTU9ERV9BVVRPEAESFgoSQVBQUk9WQUxfTU9ERV9QTEFOEAISGwoXQVBQUk9WQUxfTU9ERV9FQUNIX1NURVAQAyq0AgoOUGxhbkl0ZW1TdGF0dXMSIAocUExBTl9JVEVNX1NUQVRVU19VTlNQRUNJRklFRBAAEhwKGFBMQU5fSVRFTV9TVEFUVVNfUEVORElORxABEiAKHFBMQU5fSVRFTV9TVEFUVVNfSU5fUFJPR1JFU1MQAhIeChpQTEFOX0lURU1fU1RBVFVTX0NPTVBMRVRFRBADEhsKF1BMQU5fSVRFTV9TVEFUVVNfRkFJTEVEEAQSHAoYUExBTl9JVEVNX1NUQVRVU19TS0lQUEVEEAUSHAoYUExBTl9JVEVNX1NUQVRVU19CTE9DS0VEEAYSIwofUExBTl9JVEVNX1NUQVRVU19JTlBVVF9SRVFVSVJFRBAHEiIKHlBMQU5fSVRFTV9TVEFUVVNfQVVUSF9SRVFVSVJFRBAIKosBChRQbGFuSXRlbVN0YXR1c1NvdXJjZRInCiNQTEFOX0lURU1fU1RBVFVTX1NPVVJDRV9VTlNQRUNJRklFRBAAEiQKIFBMQU5fSVRFTV9TVEFUVVNfU09VUkNFX0VYUExJQ0lUEAESJAogUExBTl9JVEVNX1NUQVRVU19TT1VSQ0VfSU5GRVJSRUQQAirhAQoKQWN0aW9uVHlwZRIbChdBQ1RJT05fVFlQRV9VTlNQRUNJRklFRBAAEhMKD0FDVElPTl9UWVBFX0NMSRABEhMKD0FDVElPTl9UWVBFX0dVSRACEhQKEEFDVElPTl9UWVBFX1dBSVQQAxIWChJBQ1RJT05fVFlQRV9WSVNJT04QBBIZChVBQ1RJT05fVFlQRV9SRUFTT05JTkcQBRIUChBBQ1RJT05fVFlQRV9UT09MEAYSFgoSQUNUSU9OX1RZUEVfU1lTVEVNEAcSFQoRQUNUSU9OX1RZUEVfT1RIRVIQCCqaAQoMQWN0aW9uU3RhdHVzEh0KGUFDVElPTl9TVEFUVVNfVU5TUEVDSUZJRUQQABIZChVBQ1RJT05fU1RBVFVTX1JVTk5JTkcQARIbChdBQ1RJT05fU1RBVFVTX1NVQ0NFRURFRBACEhgKFEFDVElPTl9TVEFUVVNfRkFJTEVEEAMSGQoVQUNUSU9OX1NUQVRVU19TS0lQUEVEEAQqigEKC01lc3NhZ2VSb2xlEhwKGE1FU1NBR0VfUk9MRV9VTlNQRUNJRklFRBAAEhUKEU1FU1NBR0VfUk9MRV9VU0VSEAESFgoSTUVTU0FHRV9ST0xFX0FHRU5UEAISFwoTTUVTU0FHRV9ST0xFX1NZU1RFTRADEhUKEU1FU1NBR0VfUk9MRV9UT09MEAQqvwEKC01lc3NhZ2VLaW5kEhwKGE1FU1NBR0VfS0lORF9VTlNQRUNJRklFRBAAEhUKEU1FU1NBR0VfS0lORF9URVhUEAESGgoWTUVTU0FHRV9LSU5EX0xJRkVDWUNMRRACEhkKFU1FU1NBR0VfS0lORF9QUk9HUkVTUxADEhUKEU1FU1NBR0VfS0lORF9XQUlUEAQSFgoSTUVTU0FHRV9LSU5EX1NUVUNLEAUSFQoRTUVTU0FHRV9LSU5EX1BMQU4QBiqWAgoQTW9kZWxDYWxsUHVycG9zZRIiCh5NT0RFTF9DQUxMX1BVUlBPU0VfVU5TUEVDSUZJRUQQABInCiNNT0RFTF9DQUxMX1BVUlBPU0VfU1RBVEVfRVhUUkFDVElPThABEigKJE1PREVMX0NBTExfUFVSUE9TRV9NRU1PUllfRVhUUkFDVElPThACEiYKIk1PREVMX0NBTExfUFVSUE9TRV9SVU5OSU5HX1NVTU1BUlkQAxIjCh9NT0RFTF9DQUxMX1BVUlBPU0VfQURKVURJQ0FUSU9OEAQSHAoYTU9ERUxfQ0FMTF9QVVJQT1NFX1FVRVJZEAUSIAocTU9ERUxfQ0FMTF9QVVJQT1NFX0VNQkVERElORxAGQkBaPmdpdGh1Yi5jb20vdGFza21lbS90YXNrbWVtL2NsaWVudHMvZ28vZ2VuL3Rhc2ttZW0vdjE7dGFza21lbXYxYgZwcm90bzM", [file_google_protobuf_duration, file_google_protobuf_struct, file_google_protobuf_timestamp, file_taskmem_v1_event]);
 
 /**
  * ErrorSummary records why a task failed.
@@ -869,6 +869,116 @@ export const ContextSnapshotSchema: GenMessage<ContextSnapshot> = /*@__PURE__*/
   messageDesc(file_taskmem_v1_task, 9);
 
 /**
+ * ModelUsage sums a task's model calls of one model and purpose.
+ *
+ * @generated from message taskmem.v1.ModelUsage
+ */
+export type ModelUsage = Message$1<"taskmem.v1.ModelUsage"> & {
+  /**
+   * The model name as configured, for example "qwen2.5:3b", or
+   * "openai:<name>" for an embedding endpoint.
+   *
+   * @generated from field: string model = 1;
+   */
+  model: string;
+
+  /**
+   * What the calls were for.
+   *
+   * @generated from field: taskmem.v1.ModelCallPurpose purpose = 2;
+   */
+  purpose: ModelCallPurpose;
+
+  /**
+   * Every call: answered, failed and refused.
+   *
+   * @generated from field: int64 calls = 3;
+   */
+  calls: bigint;
+
+  /**
+   * Calls that timed out or failed after their retries (no tokens counted).
+   *
+   * @generated from field: int64 failed_calls = 4;
+   */
+  failedCalls: bigint;
+
+  /**
+   * Calls refused because the namespace's model budget was used up: the model
+   * was not asked, and the step that wanted it was skipped and said so.
+   *
+   * @generated from field: int64 refused_calls = 5;
+   */
+  refusedCalls: bigint;
+
+  /**
+   * Tokens sent, as the endpoint's `usage` reported them (prompt_tokens);
+   * 0 for an endpoint that reports no usage.
+   *
+   * @generated from field: int64 tokens_in = 6;
+   */
+  tokensIn: bigint;
+
+  /**
+   * Tokens answered (`usage.completion_tokens`; 0 for embeddings).
+   *
+   * @generated from field: int64 tokens_out = 7;
+   */
+  tokensOut: bigint;
+
+  /**
+   * The calls' summed latency, retries included.
+   *
+   * @generated from field: google.protobuf.Duration latency = 8;
+   */
+  latency?: Duration | undefined;
+};
+
+/**
+ * Describes the message taskmem.v1.ModelUsage.
+ * Use `create(ModelUsageSchema)` to create a new message.
+ */
+export const ModelUsageSchema: GenMessage<ModelUsage> = /*@__PURE__*/
+  messageDesc(file_taskmem_v1_task, 10);
+
+/**
+ * ModelBudget is a namespace's configured token budget for the server's own
+ * model calls (model_token_budgets) and how much of it is used.
+ *
+ * @generated from message taskmem.v1.ModelBudget
+ */
+export type ModelBudget = Message$1<"taskmem.v1.ModelBudget"> & {
+  /**
+   * The budget: tokens in plus out over all the namespace's model calls.
+   *
+   * @generated from field: int64 limit_tokens = 1;
+   */
+  limitTokens: bigint;
+
+  /**
+   * Tokens in plus out the namespace's model calls have used so far.
+   *
+   * @generated from field: int64 used_tokens = 2;
+   */
+  usedTokens: bigint;
+
+  /**
+   * True once used_tokens reaches limit_tokens: further model work of the
+   * namespace is refused (writes still succeed; the model step is skipped).
+   *
+   * @generated from field: bool exhausted = 3;
+   */
+  exhausted: boolean;
+};
+
+/**
+ * Describes the message taskmem.v1.ModelBudget.
+ * Use `create(ModelBudgetSchema)` to create a new message.
+ */
+export const ModelBudgetSchema: GenMessage<ModelBudget> = /*@__PURE__*/
+  messageDesc(file_taskmem_v1_task, 11);
+
+/**
  * TaskStatus is the lifecycle of a task. The usual path is
  *
  *   PENDING → PLANNING → EXECUTING → SYNTHESIZING → COMPLETED
@@ -882,6 +992,8 @@ export const ContextSnapshotSchema: GenMessage<ContextSnapshot> = /*@__PURE__*/
  *   EXECUTING     PLANNING, SYNTHESIZING, COMPLETED, PAUSED, FAILED, CANCELLED
  *   SYNTHESIZING  COMPLETED, PAUSED, FAILED, CANCELLED
  *   PAUSED        PENDING, PLANNING, EXECUTING, SYNTHESIZING, FAILED, CANCELLED, ARCHIVED
+ *   INPUT_REQUIRED PAUSED, FAILED, CANCELLED
+ *   AUTH_REQUIRED PAUSED, FAILED, CANCELLED
  *   COMPLETED     ARCHIVED
  *   FAILED        ARCHIVED
  *   CANCELLED     ARCHIVED
@@ -890,6 +1002,14 @@ export const ContextSnapshotSchema: GenMessage<ContextSnapshot> = /*@__PURE__*/
  * EXECUTING → PLANNING is replanning; PENDING → EXECUTING and
  * EXECUTING → COMPLETED skip the optional phases. Any other change is rejected
  * with FAILED_PRECONDITION (ERROR_REASON_ILLEGAL_TRANSITION).
+ *
+ * INPUT_REQUIRED and AUTH_REQUIRED are never set with UpdateTask: a task in
+ * PENDING, PLANNING, EXECUTING or SYNTHESIZING enters one when
+ * WaitService.CreateWait opens an external wait on it whose kind is
+ * EXTERNAL_WAIT_KIND_INPUT or EXTERNAL_WAIT_KIND_AUTH (AUTH_REQUIRED while any
+ * such auth wait is open, else INPUT_REQUIRED), and returns to the status it
+ * had when the last of those waits ends (resolved, failed, cancelled or timed
+ * out). A task paused, failed or cancelled meanwhile stays where it was put.
  *
  * @generated from enum taskmem.v1.TaskStatus
  */
@@ -963,6 +1083,23 @@ export enum TaskStatus {
    * @generated from enum value: TASK_STATUS_ARCHIVED = 9;
    */
   ARCHIVED = 9,
+
+  /**
+   * Waiting on a person's answer: an open external wait of kind
+   * EXTERNAL_WAIT_KIND_INPUT on the task (A2A's INPUT_REQUIRED). The question
+   * and who must answer it are in GetProgress.open_waits; ResolveWait answers.
+   *
+   * @generated from enum value: TASK_STATUS_INPUT_REQUIRED = 10;
+   */
+  INPUT_REQUIRED = 10,
+
+  /**
+   * Waiting on a person to authorise something: an open external wait of kind
+   * EXTERNAL_WAIT_KIND_AUTH on the task (A2A's AUTH_REQUIRED).
+   *
+   * @generated from enum value: TASK_STATUS_AUTH_REQUIRED = 11;
+   */
+  AUTH_REQUIRED = 11,
 }
 
 /**
@@ -1067,6 +1204,26 @@ export enum PlanItemStatus {
    * @generated from enum value: PLAN_ITEM_STATUS_BLOCKED = 6;
    */
   BLOCKED = 6,
+
+  /**
+   * Waiting on a person's answer: an open external wait of kind
+   * EXTERNAL_WAIT_KIND_INPUT names the item (ExternalTarget.plan_item_id).
+   * Set only by CreateWait, never by UpdatePlanItem; when the last such wait
+   * ends the item returns to the status it had (PENDING when it was held
+   * under a claim then, so that any agent can claim it again). Not ready for
+   * ClaimPlanItem, and not done for the items that depend on it.
+   *
+   * @generated from enum value: PLAN_ITEM_STATUS_INPUT_REQUIRED = 7;
+   */
+  INPUT_REQUIRED = 7,
+
+  /**
+   * Waiting on a person to authorise something: as INPUT_REQUIRED, for a wait
+   * of kind EXTERNAL_WAIT_KIND_AUTH.
+   *
+   * @generated from enum value: PLAN_ITEM_STATUS_AUTH_REQUIRED = 8;
+   */
+  AUTH_REQUIRED = 8,
 }
 
 /**
@@ -1343,4 +1500,67 @@ export enum MessageKind {
  */
 export const MessageKindSchema: GenEnum<MessageKind> = /*@__PURE__*/
   enumDesc(file_taskmem_v1_task, 7);
+
+/**
+ * ModelCallPurpose is what one of the server's model calls was for.
+ *
+ * @generated from enum taskmem.v1.ModelCallPurpose
+ */
+export enum ModelCallPurpose {
+  /**
+   * A call whose caller named no purpose.
+   *
+   * @generated from enum value: MODEL_CALL_PURPOSE_UNSPECIFIED = 0;
+   */
+  UNSPECIFIED = 0,
+
+  /**
+   * StateService.ExtractState: structured state from new messages.
+   *
+   * @generated from enum value: MODEL_CALL_PURPOSE_STATE_EXTRACTION = 1;
+   */
+  STATE_EXTRACTION = 1,
+
+  /**
+   * MemoryService.ExtractMemories: memory entries from tool calls.
+   *
+   * @generated from enum value: MODEL_CALL_PURPOSE_MEMORY_EXTRACTION = 2;
+   */
+  MEMORY_EXTRACTION = 2,
+
+  /**
+   * A thread's running summary (written in the background).
+   *
+   * @generated from enum value: MODEL_CALL_PURPOSE_RUNNING_SUMMARY = 3;
+   */
+  RUNNING_SUMMARY = 3,
+
+  /**
+   * The model judging uncertain reconciliation decisions.
+   *
+   * @generated from enum value: MODEL_CALL_PURPOSE_ADJUDICATION = 4;
+   */
+  ADJUDICATION = 4,
+
+  /**
+   * StateService.QueryTask answers (the utility or the routed second model).
+   *
+   * @generated from enum value: MODEL_CALL_PURPOSE_QUERY = 5;
+   */
+  QUERY = 5,
+
+  /**
+   * Embeddings through an OpenAI-compatible endpoint (the built-in model
+   * runs in the server and is not counted).
+   *
+   * @generated from enum value: MODEL_CALL_PURPOSE_EMBEDDING = 6;
+   */
+  EMBEDDING = 6,
+}
+
+/**
+ * Describes the enum taskmem.v1.ModelCallPurpose.
+ */
+export const ModelCallPurposeSchema: GenEnum<ModelCallPurpose> = /*@__PURE__*/
+  enumDesc(file_taskmem_v1_task, 8);
 

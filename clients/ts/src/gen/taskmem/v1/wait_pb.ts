@@ -16,7 +16,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file taskmem/v1/wait.proto.
  */
 export const file_taskmem_v1_wait: GenFile = /*@__PURE__*/
-  fileDesc("ChV0YXNrbWVtL3YxL3dhaXQucHJvdG8SCnRhc2ttZW0udjEiOgoLVGltZXJUYXJnZXQSKwoIZHVyYXRpb24YASABKAsyGS5nb29nbGUucHJvdG9idWYuRHVyYXRpb24iTQoQVGFza1N0YXR1c1RhcmdldBIPCgd0YXNrX2lkGAEgASgJEigKCHN0YXR1c2VzGAIgAygOMhYudGFza21lbS52MS5UYXNrU3RhdHVzIokBCgtFdmVudFRhcmdldBIPCgd0YXNrX2lkGAEgASgJEiMKBHR5cGUYAiABKA4yFS50YXNrbWVtLnYxLkV2ZW50VHlwZRIVCg1wYXlsb2FkX2ZpZWxkGAMgASgJEi0KDXBheWxvYWRfdmFsdWUYBCABKAsyFi5nb29nbGUucHJvdG9idWYuVmFsdWUiRwoKSHR0cFRhcmdldBILCgN1cmwYASABKAkSFQoNZXhwZWN0X3N0YXR1cxgCIAEoBRIVCg1ib2R5X2NvbnRhaW5zGAMgASgJIiwKCkZpbGVUYXJnZXQSDAoEcGF0aBgBIAEoCRIQCghjb250YWlucxgCIAEoCSIiCg5FeHRlcm5hbFRhcmdldBIQCghyZXNvbHZlchgBIAEoCSKdAgoKV2FpdFRhcmdldBIoCgV0aW1lchgBIAEoCzIXLnRhc2ttZW0udjEuVGltZXJUYXJnZXRIABIzCgt0YXNrX3N0YXR1cxgCIAEoCzIcLnRhc2ttZW0udjEuVGFza1N0YXR1c1RhcmdldEgAEigKBWV2ZW50GAMgASgLMhcudGFza21lbS52MS5FdmVudFRhcmdldEgAEiYKBGh0dHAYBCABKAsyFi50YXNrbWVtLnYxLkh0dHBUYXJnZXRIABImCgRmaWxlGAUgASgLMhYudGFza21lbS52MS5GaWxlVGFyZ2V0SAASLgoIZXh0ZXJuYWwYBiABKAsyGi50YXNrbWVtLnYxLkV4dGVybmFsVGFyZ2V0SABCBgoEa2luZCKVAwoEV2FpdBIKCgJpZBgBIAEoCRIPCgd0YXNrX2lkGAIgASgJEhAKCGNyaXRlcmlhGAMgASgJEiYKBnRhcmdldBgEIAEoCzIWLnRhc2ttZW0udjEuV2FpdFRhcmdldBImCgZzdGF0dXMYBSABKA4yFi50YXNrbWVtLnYxLldhaXRTdGF0dXMSDgoGcmVzdWx0GAYgASgJEioKB3RpbWVvdXQYByABKAsyGS5nb29nbGUucHJvdG9idWYuRHVyYXRpb24SMAoNcG9sbF9pbnRlcnZhbBgIIAEoCzIZLmdvb2dsZS5wcm90b2J1Zi5EdXJhdGlvbhIvCgtjcmVhdGVfdGltZRgJIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASMQoNZGVhZGxpbmVfdGltZRgKIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASLAoIZW5kX3RpbWUYCyABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEg4KBmZvcmNlZBgMIAEoCCqqAQoKV2FpdFN0YXR1cxIbChdXQUlUX1NUQVRVU19VTlNQRUNJRklFRBAAEhcKE1dBSVRfU1RBVFVTX1dBSVRJTkcQARIYChRXQUlUX1NUQVRVU19SRVNPTFZFRBACEhkKFVdBSVRfU1RBVFVTX1RJTUVEX09VVBADEhkKFVdBSVRfU1RBVFVTX0NBTkNFTExFRBAEEhYKEldBSVRfU1RBVFVTX0ZBSUxFRBAFQkBaPmdpdGh1Yi5jb20vdGFza21lbS90YXNrbWVtL2NsaWVudHMvZ28vZ2VuL3Rhc2ttZW0vdjE7dGFza21lbXYxYgZwcm90bzM", [file_google_protobuf_duration, file_google_protobuf_struct, file_google_protobuf_timestamp, file_taskmem_v1_event, file_taskmem_v1_task]);
+  fileDesc("ChV0YXNrbWVtL3YxL3dhaXQucHJvdG8SCnRhc2ttZW0udjEiOgoLVGltZXJUYXJnZXQSKwoIZHVyYXRpb24YASABKAsyGS5nb29nbGUucHJvdG9idWYuRHVyYXRpb24iTQoQVGFza1N0YXR1c1RhcmdldBIPCgd0YXNrX2lkGAEgASgJEigKCHN0YXR1c2VzGAIgAygOMhYudGFza21lbS52MS5UYXNrU3RhdHVzIokBCgtFdmVudFRhcmdldBIPCgd0YXNrX2lkGAEgASgJEiMKBHR5cGUYAiABKA4yFS50YXNrbWVtLnYxLkV2ZW50VHlwZRIVCg1wYXlsb2FkX2ZpZWxkGAMgASgJEi0KDXBheWxvYWRfdmFsdWUYBCABKAsyFi5nb29nbGUucHJvdG9idWYuVmFsdWUiRwoKSHR0cFRhcmdldBILCgN1cmwYASABKAkSFQoNZXhwZWN0X3N0YXR1cxgCIAEoBRIVCg1ib2R5X2NvbnRhaW5zGAMgASgJIiwKCkZpbGVUYXJnZXQSDAoEcGF0aBgBIAEoCRIQCghjb250YWlucxgCIAEoCSJ2Cg5FeHRlcm5hbFRhcmdldBIQCghyZXNvbHZlchgBIAEoCRIqCgRraW5kGAIgASgOMhwudGFza21lbS52MS5FeHRlcm5hbFdhaXRLaW5kEhAKCHF1ZXN0aW9uGAMgASgJEhQKDHBsYW5faXRlbV9pZBgEIAEoCSKdAgoKV2FpdFRhcmdldBIoCgV0aW1lchgBIAEoCzIXLnRhc2ttZW0udjEuVGltZXJUYXJnZXRIABIzCgt0YXNrX3N0YXR1cxgCIAEoCzIcLnRhc2ttZW0udjEuVGFza1N0YXR1c1RhcmdldEgAEigKBWV2ZW50GAMgASgLMhcudGFza21lbS52MS5FdmVudFRhcmdldEgAEiYKBGh0dHAYBCABKAsyFi50YXNrbWVtLnYxLkh0dHBUYXJnZXRIABImCgRmaWxlGAUgASgLMhYudGFza21lbS52MS5GaWxlVGFyZ2V0SAASLgoIZXh0ZXJuYWwYBiABKAsyGi50YXNrbWVtLnYxLkV4dGVybmFsVGFyZ2V0SABCBgoEa2luZCKVAwoEV2FpdBIKCgJpZBgBIAEoCRIPCgd0YXNrX2lkGAIgASgJEhAKCGNyaXRlcmlhGAMgASgJEiYKBnRhcmdldBgEIAEoCzIWLnRhc2ttZW0udjEuV2FpdFRhcmdldBImCgZzdGF0dXMYBSABKA4yFi50YXNrbWVtLnYxLldhaXRTdGF0dXMSDgoGcmVzdWx0GAYgASgJEioKB3RpbWVvdXQYByABKAsyGS5nb29nbGUucHJvdG9idWYuRHVyYXRpb24SMAoNcG9sbF9pbnRlcnZhbBgIIAEoCzIZLmdvb2dsZS5wcm90b2J1Zi5EdXJhdGlvbhIvCgtjcmVhdGVfdGltZRgJIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASMQoNZGVhZGxpbmVfdGltZRgKIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASLAoIZW5kX3RpbWUYCyABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEg4KBmZvcmNlZBgMIAEoCCqqAQoKV2FpdFN0YXR1cxIbChdXQUlUX1NUQVRVU19VTlNQRUNJRklFRBAAEhcKE1dBSVRfU1RBVFVTX1dBSVRJTkcQARIYChRXQUlUX1NUQVRVU19SRVNPTFZFRBACEhkKFVdBSVRfU1RBVFVTX1RJTUVEX09VVBADEhkKFVdBSVRfU1RBVFVTX0NBTkNFTExFRBAEEhYKEldBSVRfU1RBVFVTX0ZBSUxFRBAFKnEKEEV4dGVybmFsV2FpdEtpbmQSIgoeRVhURVJOQUxfV0FJVF9LSU5EX1VOU1BFQ0lGSUVEEAASHAoYRVhURVJOQUxfV0FJVF9LSU5EX0lOUFVUEAESGwoXRVhURVJOQUxfV0FJVF9LSU5EX0FVVEgQAkJAWj5naXRodWIuY29tL3Rhc2ttZW0vdGFza21lbS9jbGllbnRzL2dvL2dlbi90YXNrbWVtL3YxO3Rhc2ttZW12MWIGcHJvdG8z", [file_google_protobuf_duration, file_google_protobuf_struct, file_google_protobuf_timestamp, file_taskmem_v1_event, file_taskmem_v1_task]);
 
 /**
  * TimerTarget resolves once a duration has passed since the wait was created.
@@ -193,7 +193,12 @@ export const FileTargetSchema: GenMessage<FileTarget> = /*@__PURE__*/
 
 /**
  * ExternalTarget is resolved only by a caller, with ResolveWait: a CI hook, a
- * person approving a step.
+ * person approving a step. With kind INPUT or AUTH it waits on a person: the
+ * task (or the plan item) shows it in its status, GetProgress and the task
+ * state say who must answer what, the question goes into the task's thread
+ * as a message ("[Input required] …" or "[Auth required] …", role AGENT), and
+ * ResolveWait's result is the answer, posted to the thread as a USER message
+ * ("[Input received] …" or "[Auth received] …").
  *
  * @generated from message taskmem.v1.ExternalTarget
  */
@@ -204,6 +209,37 @@ export type ExternalTarget = Message<"taskmem.v1.ExternalTarget"> & {
    * @generated from field: string resolver = 1;
    */
   resolver: string;
+
+  /**
+   * Whether it waits on a person, for an answer (INPUT) or an authorisation
+   * (AUTH). INPUT and AUTH need task_id naming a task in PENDING, PLANNING,
+   * EXECUTING, SYNTHESIZING or already waiting on a person
+   * (FAILED_PRECONDITION otherwise) and a question.
+   *
+   * @generated from field: taskmem.v1.ExternalWaitKind kind = 2;
+   */
+  kind: ExternalWaitKind;
+
+  /**
+   * What the person is asked: the question for INPUT, what to authorise and
+   * where for AUTH (for example "Sign in to the registry at https://…").
+   * Required for INPUT and AUTH, at most 2,000 characters; empty for a plain
+   * external wait.
+   *
+   * @generated from field: string question = 3;
+   */
+  question: string;
+
+  /**
+   * For INPUT and AUTH: the item of the task's current plan that waits,
+   * instead of the whole task. The item (not the task) then enters
+   * INPUT_REQUIRED or AUTH_REQUIRED; it must not be COMPLETED, FAILED or
+   * SKIPPED (FAILED_PRECONDITION); NOT_FOUND for an unknown item. Empty: the
+   * task waits.
+   *
+   * @generated from field: string plan_item_id = 4;
+   */
+  planItemId: string;
 };
 
 /**
@@ -444,4 +480,41 @@ export enum WaitStatus {
  */
 export const WaitStatusSchema: GenEnum<WaitStatus> = /*@__PURE__*/
   enumDesc(file_taskmem_v1_wait, 0);
+
+/**
+ * ExternalWaitKind says whether an external wait waits on a person, and for what.
+ *
+ * @generated from enum taskmem.v1.ExternalWaitKind
+ */
+export enum ExternalWaitKind {
+  /**
+   * A plain external wait (a CI hook, a deploy): it changes no status.
+   *
+   * @generated from enum value: EXTERNAL_WAIT_KIND_UNSPECIFIED = 0;
+   */
+  UNSPECIFIED = 0,
+
+  /**
+   * A person must answer a question (A2A's INPUT_REQUIRED). While it is open
+   * the linked task (or the named plan item) is in INPUT_REQUIRED.
+   *
+   * @generated from enum value: EXTERNAL_WAIT_KIND_INPUT = 1;
+   */
+  INPUT = 1,
+
+  /**
+   * A person must authorise something, for example sign in or grant access
+   * (A2A's AUTH_REQUIRED). While it is open the linked task (or the named plan
+   * item) is in AUTH_REQUIRED.
+   *
+   * @generated from enum value: EXTERNAL_WAIT_KIND_AUTH = 2;
+   */
+  AUTH = 2,
+}
+
+/**
+ * Describes the enum taskmem.v1.ExternalWaitKind.
+ */
+export const ExternalWaitKindSchema: GenEnum<ExternalWaitKind> = /*@__PURE__*/
+  enumDesc(file_taskmem_v1_wait, 1);
 
