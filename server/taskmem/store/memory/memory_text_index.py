@@ -343,14 +343,17 @@ def _appended(state: _State, rows: Sequence[Row]) -> _State:
 
 def best_by_bm25(searched: int, average: float, lengths: np.ndarray,
                  postings: Sequence[tuple[np.ndarray, np.ndarray]], limit: int,
-                 required: np.ndarray | None = None) -> list[tuple[int, float, float]]:
+                 required: np.ndarray | None = None,
+                 holding: Sequence[int] | None = None) -> list[tuple[int, float, float]]:
     """(row, score, share) of the best `limit` rows by Okapi BM25 (k1 1.2, b 0.75), best first (ties: lower
     row first); the engines' one scorer (SQLite's index above; PostgreSQL's candidates, postgres/memory_index).
 
     searched: how many entries are searched (the statistics' N); average: their mean length; lengths: the
     length of each row; postings: for each distinct term of the query, the rows (among those searched) that
     hold it and its weighted frequency in each (empty for a term no entry holds: it still counts in the most
-    the words can score); required: a mask of the rows that may be hits (None: all). share = score / the most
+    the words can score); required: a mask of the rows that may be hits (None: all); holding: each term's
+    document frequency among the entries searched, when the rows are only some of them (None: the rows given
+    are all the entries holding any term, so a term's postings count its entries). share = score / the most
     the query's words can score (Σ idf × (K1 + 1) over all of them), 0 to 1.
 
     A word in half or more of the entries searched has an idf ≤ 0, which FTS5 clamps to 1e-6: such words
@@ -359,8 +362,8 @@ def best_by_bm25(searched: int, average: float, lengths: np.ndarray,
     last."""
     weighed = []
     most = 0.0  # the score of an entry holding every word often: Σ idf × (K1 + 1), a word found nowhere included
-    for rows, weights in postings:
-        idf = math.log((searched - len(rows) + 0.5) / (len(rows) + 0.5))
+    for n, (rows, weights) in enumerate(postings):
+        idf = bm25_idf(searched, len(rows) if holding is None else holding[n])
         most += max(idf, 1e-6) * (K1 + 1)
         if len(rows):
             weighed.append((idf, rows, weights))
@@ -374,6 +377,11 @@ def best_by_bm25(searched: int, average: float, lengths: np.ndarray,
         matched = _matched(scores, required)
     best = matched[_top(scores[matched], limit)]
     return [(int(row), float(scores[row]), float(scores[row]) / most) for row in best]
+
+
+def bm25_idf(searched: int, holding: int) -> float:
+    """A term's inverse document frequency: `holding` of the `searched` entries hold it (≤ 0 from half on)."""
+    return math.log((searched - holding + 0.5) / (holding + 0.5))
 
 
 def _matched(scores: np.ndarray, required: np.ndarray | None) -> np.ndarray:

@@ -43,7 +43,8 @@ class Row:
         return f"Row({dict(zip(self._index, self._values))})"
 
 
-def _row_maker(cursor: psycopg.Cursor[Any]) -> Callable[[Sequence[Any]], Row]:
+def row_maker(cursor: psycopg.Cursor[Any] | psycopg.AsyncCursor[Any]) -> Callable[[Sequence[Any]], Row]:
+    """psycopg's row factory for Row."""
     index = {column.name: n for n, column in enumerate(cursor.description or ())}
     return lambda values: Row(values, index)
 
@@ -59,7 +60,7 @@ class _FlagDumper(Dumper):
 
 
 def connect(url: str, *, autocommit: bool = True) -> psycopg.Connection[Row]:
-    connection = psycopg.connect(url, autocommit=autocommit, row_factory=_row_maker)  # type: ignore[arg-type]
+    connection = psycopg.connect(url, autocommit=autocommit, row_factory=row_maker)  # type: ignore[arg-type]
     configure(connection)
     return connection
 
@@ -67,7 +68,7 @@ def connect(url: str, *, autocommit: bool = True) -> psycopg.Connection[Row]:
 def configure(connection: psycopg.Connection[Any]) -> None:
     """What every connection of the engine needs, also those a pool opens."""
     connection.adapters.register_dumper(bool, _FlagDumper)
-    connection.row_factory = _row_maker  # type: ignore[assignment]
+    connection.row_factory = row_maker  # type: ignore[assignment]
 
 
 def migrations() -> list[tuple[int, str, str]]:

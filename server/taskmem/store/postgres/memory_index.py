@@ -25,6 +25,9 @@ store/memory/memory_vectors.py dispatch here by the reader's dialect), with thes
   whole table (~30-45 ms); since migration 0006 that count is an index-only merge join of the tag's rows
   with memory_entries_lengths_by_seq (~11 ms; tag-filtered FULLTEXT p50 35 ms against 63, HYBRID 39
   against 71, A/B interleaved on one busy database).
+  Since migration 0013 only a search narrowed by other filters than a task or tags still scans: the
+  others rank from postings (store/postgres/memory_postings.py) with the same hits and scores, at 100k
+  entries HYBRID p95 111-131 ms unfiltered against the scan's 376-697 (docs/scaling.md has the figures).
 - Snippets: ts_headline marks each match with [ ] in one fragment of at most 16 words, as FTS5's
   snippet() does with 16 tokens (fragments are joined with …).
 - Vectors are exact float32 pgvector values; the nearest are found by cosine distance through an
@@ -46,6 +49,7 @@ from taskmem.core.memory_search import FullTextQuery
 from taskmem.store.memory import memory_text_index
 from taskmem.store.memory.memory_filter_sql import filter_sql
 from taskmem.store.memory.reembed_staging import ReembedStaging
+from taskmem.store.postgres import memory_postings
 from taskmem.store.access import Reader, Transaction
 
 if TYPE_CHECKING:
@@ -91,9 +95,19 @@ def ranked(reader: Reader, namespace: str, words: Sequence[str], tsquery: str, p
         return []
     row = reader.fetchone(f"SELECT ARRAY(SELECT DISTINCT unnest(tsvector_to_array(to_tsvector({_CONFIG}, w)))"
                           f" FROM unnest(CAST(? AS text[])) AS w)", [list(words)])
-    terms = [_quoted(term) for term in sorted(row[0])] if row is not None and row[0] else []
+    lexemes = sorted(row[0]) if row is not None and row[0] else []
+    terms = [_quoted(term) for term in lexemes]
     if not terms:
         return []
+    # The postings know nothing of expiry: they rank only while the namespace holds no entry expired and not yet
+    # deleted (the usual case between sweeps; the partial index on expires_at answers at once).
+    if not _expired_pending(reader, namespace):
+        if not phrased and f == MemoryFilter():
+            best = memory_postings.ranked(reader, namespace, lexemes, limit)
+            if best is not None:
+                return best
+        if memory_postings.narrowed_by_postings(f):
+            return memory_postings.ranked_narrowed(reader, namespace, lexemes, f, limit, tsquery if phrased else "")
     # The statistics count expired entries until maintenance deletes them (a skew of one sweep's worth), so
     # they stay index-only reads; the candidates below leave them out.
     scope_where, scope_params = filter_sql(f, namespace, with_expired=True)
@@ -123,6 +137,12 @@ def ranked(reader: Reader, namespace: str, words: Sequence[str], tsquery: str, p
         postings.append((holding, frequencies[order][holding].astype(np.float32)))
     best = memory_text_index.best_by_bm25(searched, total_length / searched, lengths, postings, limit, hits)
     return [(int(seqs[i]), score, share) for i, score, share in best]
+
+
+def _expired_pending(reader: Reader, namespace: str) -> bool:
+    """Whether the namespace holds an entry that has expired and is not deleted yet."""
+    return reader.fetchone("SELECT 1 FROM memory_entries WHERE expires_at <= ? AND namespace = ? LIMIT 1",
+                           [now_us(), namespace]) is not None
 
 
 def _quoted(lexeme: str) -> str:

@@ -78,7 +78,7 @@ class PostgresStorage(Storage):
         self.task_views = TaskViewCache()
         self.thread_reads = ThreadReadCache()
         self.writer = Writer(self._run_batch, self._committed, batch_size)
-        self._tail = EventTail(url, self.read, self._published)
+        self._tail = EventTail(url, self._published)
         self._freshness = ViewFreshness(url, self._tail, self.thread_reads)
         self._leases: list[LeasedService] = []
         self.lease_seconds = LEASE_SECONDS
