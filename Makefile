@@ -108,6 +108,8 @@ POSTGRES_E2E += tests/test_reembed.py
 POSTGRES_E2E += tests/test_valid_time.py
 # ForkTask (issue 28 point 3): the copy as of a cursor and history by reference on PostgreSQL too.
 POSTGRES_E2E += tests/test_task_forks.py
+# Count caps (issue 29 point 2): a write past a namespace's cap expires the oldest items at once, on PostgreSQL too.
+POSTGRES_E2E += tests/test_retention_caps.py
 
 # pytest-xdist worker processes for the SQLite pass (auto: one per core; 0: in pytest's own process).
 # Every test's server has its own port and database (tests/support/server_process.py) and each worker its

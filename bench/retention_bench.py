@@ -13,7 +13,11 @@ it prints the time, entries written, rows in memory_entries and events, the data
 
     .venv/bin/python bench/retention_bench.py [--rate 200] [--minutes 10] [--ttl 60] [--sweep 5]
                                               [--batch 10] [--report 30] [--engine sqlite|postgres]
-                                              [--events-ttl 0]
+                                              [--events-ttl 0] [--cap 0]
+
+--cap N sets the namespace's count cap (memory_entries_max: N; with --ttl 0, the cap alone): each write past
+it expires the oldest entries in its own transaction. The closing line gives the write calls' latency
+(p50, p95, p99), so runs with and without a cap compare the write's cost under the same load.
 
 A bounded database shows as live rows levelling off near rate × (ttl + sweep) and the size levelling
 off once SQLite reuses freed pages (the file does not shrink; it stops growing). Without --events-ttl the
@@ -26,6 +30,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import os
+import statistics
 import sys
 import tempfile
 import time
@@ -56,6 +61,7 @@ class Tally:
         self.violations = 0
         self.last_hits = 0  # hits of the latest search (expired ones dropped can leave fewer than its limit)
         self.examples: list[str] = []
+        self.write_ms: list[float] = []  # each answered write call's latency
 
     def violation(self, what: str) -> None:
         self.violations += 1
@@ -78,7 +84,9 @@ async def write(memory: MemoryServiceStub, task_id: str, rate: float, batch: int
                                       summary=f"{WORDS[(n + k) % len(WORDS)]} step {n}.{k} finished",
                                       tags=[WORDS[n % len(WORDS)]]) for k in range(batch)]
         try:
+            sent = time.perf_counter()
             await memory.AddMemoryEntries(mpb.AddMemoryEntriesRequest(entries=entries), timeout=30)
+            tally.write_ms.append((time.perf_counter() - sent) * 1000)
             tally.written += batch
         except grpc.aio.AioRpcError as error:
             tally.write_errors[error.code().name] += 1
@@ -165,12 +173,13 @@ async def main(args: argparse.Namespace) -> int:
     folder = Path(tempfile.mkdtemp(prefix="taskmem-retention-"))
     server = ServerProcess(folder / "taskmem.db", env={
         "TASKMEM_RETENTION": f"{{'*': {{memory_entries: {args.ttl}"
-                             + (f", events: {args.events_ttl}" if args.events_ttl else "") + "}}",
+                             + (f", events: {args.events_ttl}" if args.events_ttl else "")
+                             + (f", memory_entries_max: {args.cap}" if args.cap else "") + "}}",
         "TASKMEM_MAINTENANCE_INTERVAL_SECONDS": str(args.sweep), "TASKMEM_EMBEDDING_BACKEND": "none"})
     server.start()
     tally, stop = Tally(), asyncio.Event()
-    print(f"retention bench: {args.rate}/s for {args.minutes} min, ttl {args.ttl} s, events ttl"
-          f" {args.events_ttl or 'none'}, sweep every {args.sweep} s, {args.batch} entries per call, {args.engine}",
+    print(f"retention bench: {args.rate}/s for {args.minutes} min, ttl {args.ttl or 'none'} s, cap"
+          f" {args.cap or 'none'}, events ttl {args.events_ttl or 'none'}, sweep every {args.sweep} s, {args.batch} entries per call, {args.engine}",
           flush=True)
     try:
         async with grpc.aio.insecure_channel(server.address) as channel:
@@ -187,6 +196,9 @@ async def main(args: argparse.Namespace) -> int:
     failed = ", ".join(f"{n} {code}" for code, n in tally.write_errors.most_common()) or "none"
     print(f"written {tally.written} entries (failed calls: {failed}); {tally.reads} reads;"
           f" {tally.violations} returned an expired entry", flush=True)
+    if tally.write_ms:
+        ms = statistics.quantiles(tally.write_ms, n=100)
+        print(f"write calls: p50 {ms[49]:.1f} ms, p95 {ms[94]:.1f} ms, p99 {ms[98]:.1f} ms", flush=True)
     for example in tally.examples:
         print("  " + example)
     return 1 if tally.violations else 0
@@ -196,9 +208,11 @@ if __name__ == "__main__":
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--rate", type=float, default=200.0, help="entries written per second")
     parser.add_argument("--minutes", type=float, default=10.0)
-    parser.add_argument("--ttl", type=float, default=60.0, help="memory entries' TTL, seconds")
+    parser.add_argument("--ttl", type=float, default=60.0, help="memory entries' TTL, seconds (0: none)")
     parser.add_argument("--events-ttl", type=float, default=0.0,
                         help="the event log's own TTL, seconds (0: events stay, expired ones as tombstones)")
+    parser.add_argument("--cap", type=int, default=0,
+                        help="memory entries a namespace keeps live (memory_entries_max; 0: no cap)")
     parser.add_argument("--sweep", type=float, default=5.0, help="maintenance interval, seconds")
     parser.add_argument("--batch", type=int, default=10, help="entries per AddMemoryEntries call")
     parser.add_argument("--report", type=float, default=30.0, help="seconds between size reports")

@@ -18,6 +18,7 @@ from typing import Any
 import yaml
 
 from taskmem.core.reconcile import SEED_THRESHOLDS, ReconcileThresholds
+from taskmem.core.retention import Cap as RetentionCap
 from taskmem.core.retention import Kind as RetentionKind
 from taskmem.core.destinations import parse_allowed_hosts
 
@@ -171,7 +172,9 @@ class Config:
     # Time to live per namespace and kind of memory (docs/retention.md): in YAML a mapping
     # {namespace: {kind: seconds}}, "*" standing for every namespace not named; kinds: those of
     # core.retention.Kind (memory_entries). An item expires that long after it is written (unless pinned,
-    # or given its own expire time); no read returns it from then on, and maintenance deletes it.
+    # or given its own expire time); no read returns it from then on, and maintenance deletes it. Beside
+    # them, core.retention.Cap keys (memory_entries_max: N) cap the namespace's live items of the kind: a
+    # write past the cap expires the oldest at once (0: no cap).
     retention: tuple[tuple[str, str, float], ...] = ()
     # Expired items maintenance deletes per write (a page; the writer's other work waits at most that long).
     retention_delete_page: int = 500
@@ -356,8 +359,9 @@ def _retention(value: Any) -> tuple[tuple[str, str, float], ...]:
     if isinstance(value, str):
         value = yaml.safe_load(value) or {}
     if not isinstance(value, Mapping):
-        raise ConfigError("retention: expected a mapping of namespace (or \"*\") to {kind: seconds}")
-    kinds = [kind.value for kind in RetentionKind]
+        raise ConfigError("retention: expected a mapping of namespace (or \"*\") to {kind: seconds or count}")
+    caps = {cap.value for cap in RetentionCap}
+    kinds = [kind.value for kind in RetentionKind] + [cap.value for cap in RetentionCap]
     ttls = []
     for namespace, per_kind in value.items():
         if not isinstance(per_kind, Mapping) or set(per_kind) - set(kinds):
@@ -369,6 +373,8 @@ def _retention(value: Any) -> tuple[tuple[str, str, float], ...]:
                 raise ConfigError(f"retention.{namespace}.{kind}: cannot read {seconds!r} as seconds") from None
             if not ttl >= 0:  # 0: kept (overrides "*" for a namespace)
                 raise ConfigError(f"retention.{namespace}.{kind}: must not be negative")
+            if kind in caps and ttl != int(ttl):
+                raise ConfigError(f"retention.{namespace}.{kind}: must be a whole number of items")
             ttls.append((str(namespace), str(kind), ttl))
     return tuple(ttls)
 

@@ -8,7 +8,8 @@ import pytest
 from taskmem.config import ConfigError, load_config
 from taskmem.core.errors import InvalidArgument
 from taskmem.core.memory import MemoryType, NewMemoryEntry
-from taskmem.core.retention import Kind, Retention, check_expiry
+from taskmem.core.messages import Kind as MessageKind
+from taskmem.core.retention import Cap, Kind, Retention, check_expiry, entry_capped, message_capped
 
 NOW = 1_000_000_000
 RETENTION = Retention.from_seconds((("*", "memory_entries", 60.0), ("alpha", "memory_entries", 5.0),
@@ -47,3 +48,34 @@ def test_the_setting_reads_yaml_from_the_environment_and_names_a_bad_kind() -> N
         load_config(environ={"TASKMEM_RETENTION": "{alpha: {artifacts: 5}}"})
     with pytest.raises(ConfigError, match="must not be negative"):
         load_config(environ={"TASKMEM_RETENTION": "{alpha: {memory_entries: -1}}"})
+
+
+def test_count_caps_read_beside_the_ttls_a_namespace_overriding_every_namespaces() -> None:
+    retention = Retention.from_seconds((("*", "memory_entries_max", 100.0), ("alpha", "memory_entries_max", 3.0),
+                                        ("alpha", "messages_max", 2.0), ("alpha", "memory_entries", 5.0),
+                                        ("beta", "memory_entries_max", 0.0)))
+    assert retention.cap("alpha", Cap.MEMORY_ENTRIES) == 3
+    assert retention.cap("gamma", Cap.MEMORY_ENTRIES) == 100
+    assert retention.cap("beta", Cap.MEMORY_ENTRIES) == 0
+    assert retention.cap("gamma", Cap.MESSAGES) == 0
+    assert retention.ttl_us("alpha", Kind.MEMORY_ENTRIES) == 5_000_000  # a cap is not read as a TTL
+
+
+def test_a_cap_applies_to_what_a_ttl_applies_to_even_with_its_own_expire_time() -> None:
+    assert entry_capped(_entry()) and entry_capped(_entry(expires_at=NOW + 7))
+    assert not entry_capped(_entry(pinned=True))
+    for kind in (MemoryType.DECISION, MemoryType.ERROR, MemoryType.USER_INSTRUCTION):
+        assert not entry_capped(_entry(kind))
+    assert message_capped(MessageKind.TEXT, False) and message_capped(MessageKind.PROGRESS, False)
+    assert not message_capped(MessageKind.TEXT, True)
+    for kind in (MessageKind.LIFECYCLE, MessageKind.PLAN, MessageKind.WAIT, MessageKind.STUCK):
+        assert not message_capped(kind, False)
+
+
+def test_a_cap_setting_must_be_a_whole_number_of_items() -> None:
+    config = load_config(environ={"TASKMEM_RETENTION": "{alpha: {memory_entries_max: 3, messages: 60}}"})
+    assert config.retention == (("alpha", "memory_entries_max", 3.0), ("alpha", "messages", 60.0))
+    with pytest.raises(ConfigError, match="whole number"):
+        load_config(environ={"TASKMEM_RETENTION": "{alpha: {messages_max: 2.5}}"})
+    with pytest.raises(ConfigError, match="retention.alpha"):
+        load_config(environ={"TASKMEM_RETENTION": "{alpha: {episodes_max: 5}}"})

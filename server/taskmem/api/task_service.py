@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import collections
+import dataclasses
 from collections.abc import AsyncIterator, Callable
 from typing import Any
 
@@ -19,12 +20,14 @@ from taskmem.core.events import Event, EventFilter, EventType
 from taskmem.core.ids import is_id_of, new_id, now_us
 from taskmem.core.messages import ContextSnapshot, Kind, Message, Role
 from taskmem.core.plans import ITEM_AWAITING_PERSON, SUMMARY_MAX, ItemStatus, PlanItem, validate_plan
-from taskmem.core.retention import Retention, check_expiry
+from taskmem.core.retention import Cap as RetentionCap
+from taskmem.core.retention import Retention, check_expiry, message_capped
 from taskmem.core.tasks import (
     SERVER_METADATA_KEYS, UPDATABLE_FIELDS, ApprovalMode, ErrorSummary, MetadataChange, Task, TaskStatus,
     client_metadata,
 )
 from taskmem.core.webhooks import DeliveryState, secret_overlap_us
+from taskmem.store import retention_caps
 from taskmem.store.tasks import actions as action_store
 from taskmem.store.tasks import forks as fork_store
 from taskmem.store.tasks import messages as message_store
@@ -424,7 +427,10 @@ class TaskService(task_service_pb2_grpc.TaskServiceServicer):
                                                     tx.now)
             message = Message(tx.namespace, new_id("msg"), thread_id, role, kind, content,  # type: ignore[arg-type]
                               tx.now, request.task_id, expiry)
-            message = message_store.post_message(tx, message)
+            message = message_store.post_message(tx, message, message_capped(kind, request.pinned))  # type: ignore[arg-type]
+            if message.id in retention_caps.enforce_cap(tx, "messages",
+                                                        self._retention.cap(tx.namespace, RetentionCap.MESSAGES)):
+                message = dataclasses.replace(message, expires_at=tx.now)
             inferred = plan_progress.infer_plan_progress(tx, message)
             return pb.PostMessageResponse(message=task_convert.message(message),
                                           inferred_items=[task_convert.plan_item(i) for i in inferred])

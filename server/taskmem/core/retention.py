@@ -10,6 +10,11 @@ Action log lines are the exception: a line is written while its action runs, and
 is what its tail needs, so lines have no stamp; a line is expired once its action has finished and the
 line is older than the TTL (`log_cutoff`), read against the configuration as it stands.
 
+A count cap bounds how many live items of a kind a namespace keeps (`memory_entries_max`, `messages_max`):
+a write that takes the namespace past it expires the oldest items the cap applies to at once, in the same
+transaction (store/retention_caps.py). The cap applies to exactly the items a configured TTL applies to
+(`entry_capped`, `message_capped`), so an exempt item is neither counted nor pushed out.
+
 The event log's own TTL deletes whole ranges of a namespace's events, oldest first, up to a retention
 cursor that never passes an event a webhook has still to send; a read from before it gets one
 EVENTS_EXPIRED tombstone for the range (store/event_log.py).
@@ -46,6 +51,13 @@ class Kind(enum.StrEnum):
     EVENTS = "events"
 
 
+class Cap(enum.StrEnum):
+    """The kinds of memory a count cap can be configured for: the key is the kind's name with "_max"."""
+
+    MEMORY_ENTRIES = "memory_entries_max"
+    MESSAGES = "messages_max"
+
+
 # Messages a configured TTL applies to: conversation, not the record of the task's course.
 EXPIRING_MESSAGE_KINDS = frozenset({MessageKind.TEXT, MessageKind.PROGRESS})
 
@@ -55,14 +67,25 @@ class Retention:
     """TTLs in microseconds by (namespace, kind); the namespace "*" applies to every namespace not named."""
 
     ttls: tuple[tuple[str, Kind, int], ...] = ()
+    caps: tuple[tuple[str, Cap, int], ...] = ()
 
     @classmethod
-    def from_seconds(cls, ttls: tuple[tuple[str, str, float], ...]) -> Retention:
-        return cls(tuple((namespace, Kind(kind), int(seconds * US)) for namespace, kind, seconds in ttls))
+    def from_seconds(cls, settings: tuple[tuple[str, str, float], ...]) -> Retention:
+        """From the configuration's (namespace, key, value) triples: a Kind key is a TTL in seconds, a Cap
+        key a count."""
+        caps = {cap.value for cap in Cap}
+        return cls(tuple((namespace, Kind(key), int(value * US)) for namespace, key, value in settings
+                         if key not in caps),
+                   tuple((namespace, Cap(key), int(value)) for namespace, key, value in settings if key in caps))
 
     def ttl_us(self, namespace: str, kind: Kind) -> int:
         """The namespace's TTL for the kind, else every namespace's, else 0 (kept until deleted)."""
         found = {ns: ttl for ns, k, ttl in self.ttls if k is kind}
+        return found.get(namespace, found.get(EVERY_NAMESPACE, 0))
+
+    def cap(self, namespace: str, cap: Cap) -> int:
+        """The namespace's count cap for the kind, else every namespace's, else 0 (no cap)."""
+        found = {ns: count for ns, c, count in self.caps if c is cap}
         return found.get(namespace, found.get(EVERY_NAMESPACE, 0))
 
     def entry_expiry(self, namespace: str, entry: NewMemoryEntry, now: int) -> int | None:
@@ -105,6 +128,17 @@ class Retention:
     def shortest_ttl_us(self, kind: Kind) -> int:
         """The shortest TTL any namespace has for the kind (0: none has one)."""
         return min((ttl for _, k, ttl in self.ttls if k is kind and ttl), default=0)
+
+
+def entry_capped(entry: NewMemoryEntry) -> bool:
+    """Whether a count cap applies to the entry: the items a configured TTL applies to (pinned and the types a
+    live task needs are exempt), whether or not it carries its own expire time."""
+    return not entry.pinned and entry.type not in ALWAYS_RELEVANT
+
+
+def message_capped(kind: MessageKind, pinned: bool) -> bool:
+    """Whether a count cap applies to a message of this kind: conversation, not the task's course; not pinned."""
+    return not pinned and kind in EXPIRING_MESSAGE_KINDS
 
 
 def check_expiry(field: str, expires_at: int | None, pinned: bool, now: int) -> None:

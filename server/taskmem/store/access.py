@@ -49,6 +49,9 @@ class Transaction(Reader, Protocol):
     # Set by a mutation whose changes no cached view shows (leases, claims): committed without an event, it
     # is not a change of unknown reach, so it leaves the caches alone.
     quiet: bool
+    # Set by a mutation that changed what its events do not name (a count cap expiring another task's items):
+    # its commit counts as one of unknown reach, and every cached read goes.
+    unexplained: bool
 
     def execute(self, sql: str, params: Sequence[Any] = ()) -> None: ...
 
@@ -66,3 +69,6 @@ class Transaction(Reader, Protocol):
 
     def emit(self, event_type: EventType, task_id: str, resource: Any,
              extra: dict[str, Any] | None = None) -> Event: ...
+
+    def unstored_events(self) -> list[Event]:
+        """The events this transaction's batch has emitted so far (stored only at its end)."""

@@ -60,6 +60,9 @@ class _BatchState:
         # Set when the earlier mutations' deferred rows failed to write: even if the mutation that ran
         # them caught the error, the batch cannot commit as it stands.
         self.broken = False
+        # Every event the batch's mutations have emitted so far: stored only after the last mutation, so a
+        # later one that expires an earlier one's item (a count cap) finds its event here.
+        self.events: list[Event] = []
 
 
 _SELECT = ("SELECT", "select")
@@ -80,6 +83,9 @@ class Transaction:
         # Set by a mutation whose changes no cached view shows (leases, claims on background work), so a
         # commit of it with no event does not count as a change of unknown reach (see Writer's on_commit).
         self.quiet = False
+        # Set by a mutation that changed what its events do not name (a count cap expiring another task's
+        # items): its commit counts as one of unknown reach, so every cached read goes.
+        self.unexplained = False
         self._encode = encode
         self._batch = batch
         self.memo = batch.memo
@@ -164,7 +170,12 @@ class Transaction:
             payload.update(extra)
         event = Event(self.namespace, event_type, task_id, self.correlation_id, payload, self.now)
         self.events.append(event)
+        self._batch.events.append(event)
         return event
+
+    def unstored_events(self) -> list[Event]:
+        """The events this batch has emitted so far, not yet in the events table."""
+        return self._batch.events
 
 
 Job = tuple[Mutation[Any], str, str, "asyncio.Future[Any]"]
@@ -207,7 +218,7 @@ def _run_grouped(statements: Statements, batch: list[Job], encode: PayloadEncode
             if shared.broken:
                 return None
             shared.deferred.absorb(tx.deferred)
-            outcomes.append((value, None, tx.events, not tx.events and not tx.quiet))
+            outcomes.append((value, None, tx.events, (not tx.events and not tx.quiet) or tx.unexplained))
     try:
         shared.deferred.run(statements)
     except fatal:
@@ -221,8 +232,11 @@ def _run_each_alone(statements: Statements, batch: list[Job], encode: PayloadEnc
                     fatal: tuple[type[Exception], ...]) -> list[Outcome]:
     """Each mutation in its own SAVEPOINT with its deferred writes: one that raises is rolled back alone."""
     outcomes: list[Outcome] = []
+    emitted: list[Event] = []
     for mutation, namespace, correlation_id, _ in batch:
-        tx = Transaction(statements, namespace, correlation_id, encode, _BatchState())
+        state = _BatchState()
+        state.events = emitted
+        tx = Transaction(statements, namespace, correlation_id, encode, state)
         statements.execute("SAVEPOINT mutation")
         try:
             value = mutation(tx)
@@ -233,7 +247,7 @@ def _run_each_alone(statements: Statements, batch: list[Job], encode: PayloadEnc
             statements.execute("ROLLBACK TO mutation")
             outcomes.append((None, error, [], False))
         else:
-            outcomes.append((value, None, tx.events, not tx.events and not tx.quiet))
+            outcomes.append((value, None, tx.events, (not tx.events and not tx.quiet) or tx.unexplained))
         statements.execute("RELEASE mutation")
     return outcomes
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Sequence
 
 import numpy as np
@@ -10,10 +11,11 @@ from taskmem.core.errors import InvalidArgument, NotFound
 from taskmem.core.events import EventType
 from taskmem.core.ids import new_id
 from taskmem.core.memory import ALWAYS_RELEVANT, MemoryEntry, MemoryFilter, MemoryType, NewMemoryEntry
-from taskmem.core.retention import Retention
+from taskmem.core.retention import Cap, Retention, entry_capped
 from taskmem.store.memory import memory_vectors
 from taskmem.store.memory.memory_filter_sql import filter_sql, unexpired_sql
 from taskmem.store.page_query import PageQuery
+from taskmem.store.retention_caps import enforce_cap
 from taskmem.store.access import Reader, Row, Transaction
 
 _COLUMNS = "m.seq, m.namespace, m.id, m.task_id, m.subtask_id, m.type, m.summary, m.detail, m.source, m.created_at, m.expires_at"
@@ -34,7 +36,8 @@ def insert_memory_entries(tx: Transaction, entries: Sequence[NewMemoryEntry],
         (len(entries), dimension) instead stores those vectors at once (for callers that already hold
         them: benchmarks, tests, imports); embedding must never run in the writer thread.
     retention: the configured TTLs; each entry expires at its own expires_at, else as they say
-        (Retention.entry_expiry), and its event expires with it.
+        (Retention.entry_expiry), and its event expires with it; past the namespace's count cap the oldest
+        capped entries expire at once (store/retention_caps.py).
     Returns the stored entries in input order. Raises NotFound when a task_id is not a task of
     the namespace, InvalidArgument when vectors do not fit the recorded embedding model.
     """
@@ -49,9 +52,9 @@ def insert_memory_entries(tx: Transaction, entries: Sequence[NewMemoryEntry],
         expires_at = retention.entry_expiry(tx.namespace, entry, tx.now)
         inserted = tx.fetchone(
             "INSERT INTO memory_entries (namespace, id, task_id, subtask_id, type, summary, detail, source, created_at,"
-            " expires_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING seq",
+            " expires_at, capped) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING seq",
             (tx.namespace, entry_id, entry.task_id, entry.subtask_id, entry.type.value, entry.summary, entry.detail,
-             entry.source, tx.now, expires_at))
+             entry.source, tx.now, expires_at, int(entry_capped(entry))))
         assert inserted is not None  # RETURNING gives the inserted row
         seq = int(inserted[0])
         if tx.dialect == "sqlite":  # PostgreSQL indexes a generated tsvector column of the row itself
@@ -71,7 +74,8 @@ def insert_memory_entries(tx: Transaction, entries: Sequence[NewMemoryEntry],
         tx.executemany("INSERT INTO memory_embedding_queue (seq) VALUES (?)", [(e.seq,) for e in stored])
     for entry in stored:
         tx.emit(EventType.MEMORY_ENTRY_ADDED, entry.task_id, entry).expires_at = entry.expires_at
-    return stored
+    pushed_out = set(enforce_cap(tx, "memory_entries", retention.cap(tx.namespace, Cap.MEMORY_ENTRIES)))
+    return [dataclasses.replace(e, expires_at=tx.now) if e.id in pushed_out else e for e in stored]
 
 
 def _with_labels(reader: Reader, rows: list[Row]) -> list[MemoryEntry]:

@@ -28,19 +28,20 @@ def snapshot_from_row(row: Row) -> ContextSnapshot:
                            row["content"], bool(row["summarized"]), row["created_at"])
 
 
-def post_message(tx: Transaction, message: Message) -> Message:
+def post_message(tx: Transaction, message: Message, capped: bool = False) -> Message:
     if message.task_id:
         touch_task(tx, message.task_id)
-    return insert_message(tx, message)
+    return insert_message(tx, message, capped)
 
 
-def insert_message(tx: Transaction, message: Message) -> Message:
-    """Store the message and its event; the caller answers for touching its task."""
+def insert_message(tx: Transaction, message: Message, capped: bool = False) -> Message:
+    """Store the message and its event; the caller answers for touching its task. capped: a count cap applies
+    to it (core.retention.message_capped; store/retention_caps.py)."""
     tx.defer(
         "messages", "INSERT INTO messages (namespace, id, thread_id, task_id, role, kind, content, created_at,"
-        " expires_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        " expires_at, capped) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
         (message.namespace, message.id, message.thread_id, message.task_id, message.role.value,
-         message.kind.value, message.content, message.created_at, message.expires_at))
+         message.kind.value, message.content, message.created_at, message.expires_at, int(capped)))
     tx.emit(EventType.MESSAGE_POSTED, message.task_id, message).expires_at = message.expires_at
     return message
 
