@@ -110,6 +110,9 @@ POSTGRES_E2E += tests/test_valid_time.py
 POSTGRES_E2E += tests/test_task_forks.py
 # Count caps (issue 29 point 2): a write past a namespace's cap expires the oldest items at once, on PostgreSQL too.
 POSTGRES_E2E += tests/test_retention_caps.py
+# Retention's reads at the instant of expiry, tombstones and the event log's TTL; model-call accounting and
+# budgets; recency re-ranking (issue 29) on PostgreSQL too.
+POSTGRES_E2E += tests/test_retention.py tests/test_model_usage.py tests/test_memory_recency.py
 
 # pytest-xdist worker processes for the SQLite pass (auto: one per core; 0: in pytest's own process).
 # Every test's server has its own port and database (tests/support/server_process.py) and each worker its
