@@ -166,6 +166,11 @@ async def test_knowledge_as_of_a_cursor_answers_with_the_value_that_held_then(rp
     assert replaced.valid_from == first.create_time and replaced.valid_to == now.valid_from
     assert rejected.outcome == memory_pb2.KNOWLEDGE_VALUE_OUTCOME_REJECTED
     assert not rejected.HasField("valid_from") and not rejected.HasField("valid_to")
+    # Each version names the event that wrote it: the replaced value the first write (at `written`, the log's
+    # end then), the rejected one a later event; read as of a version's cursor, the entry holds that value.
+    assert replaced.cursor == written and rejected.cursor > written
+    [held] = await query(as_of=_at(replaced.cursor))
+    assert held.value == replaced.value
 
 
 # --- search -------------------------------------------------------------------------------------

@@ -102,7 +102,7 @@ def knowledge_value(v: KnowledgeValue) -> memory_pb2.KnowledgeValue:
                                      write_time=task_convert.timestamp(v.written_at),
                                      outcome=v.outcome.value if v.outcome else None,
                                      valid_from=task_convert.timestamp(v.written_at) if held else None,
-                                     valid_to=task_convert.timestamp(v.replaced_at))
+                                     valid_to=task_convert.timestamp(v.replaced_at), cursor=v.cursor)
 
 
 def episode(e: Episode) -> memory_pb2.Episode:

@@ -35,6 +35,7 @@ class KnowledgeValue:
     written_at: int
     outcome: ValueOutcome | None = None  # set on history values
     replaced_at: int | None = None  # a REPLACED value: when it stopped holding (it held from written_at)
+    cursor: int = 0  # the event that wrote it, on history values read with their history (0: not known)
 
 
 @dataclasses.dataclass(frozen=True)

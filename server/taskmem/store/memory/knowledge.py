@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import json
 from typing import Any
 
 from taskmem.core.errors import NotFound
@@ -31,6 +32,23 @@ def _history(db: Reader, namespace: str, knowledge_id: str) -> tuple[KnowledgeVa
                                 ValueOutcome(row["outcome"]),
                                 row["recorded_at"] if row["outcome"] == ValueOutcome.REPLACED.value else None)
                  for row in rows)
+
+
+def _with_cursors(db: Reader, namespace: str, knowledge_id: str,
+                  history: tuple[KnowledgeValue, ...]) -> tuple[KnowledgeValue, ...]:
+    """Each value with the cursor of the KNOWLEDGE_UPSERTED event that wrote it (its time is the value's
+    written_at; the event log's own TTL may have deleted it: 0 then)."""
+    times = sorted({value.written_at for value in history})
+    if not times:
+        return history
+    rows = db.fetchall(f"SELECT cursor, created_at, payload FROM events WHERE namespace = ? AND type = ?"
+                       f" AND created_at IN ({', '.join('?' * len(times))}) ORDER BY cursor",
+                       (namespace, EventType.KNOWLEDGE_UPSERTED.value, *times))
+    cursors: dict[int, int] = {}
+    for row in rows:
+        if json.loads(row["payload"]).get("id") == knowledge_id:
+            cursors.setdefault(row["created_at"], row["cursor"])
+    return tuple(dataclasses.replace(value, cursor=cursors.get(value.written_at, 0)) for value in history)
 
 
 def _keep(tx: Transaction, knowledge_id: str, value: KnowledgeValue, outcome: ValueOutcome) -> None:
@@ -95,13 +113,15 @@ def query(db: Reader, namespace: str, category: KnowledgeCategory | None, key_pr
     with_history: each entry's history filled."""
     if at is None:
         rows = _query(namespace, category, key_prefix, text, None).after(after).fetch(db, limit)
-        return [_from_row(row, _history(db, namespace, row["id"]) if with_history else ()) for row in rows]
+        return [_from_row(row, _with_cursors(db, namespace, row["id"], _history(db, namespace, row["id"]))
+                          if with_history else ()) for row in rows]
     found: list[Knowledge] = []
     while len(found) < limit:
         rows = _query(namespace, category, key_prefix, "", at).after(after).fetch(db, limit)
         for row in rows:
             replaced_since = row["valid_from"] > at  # the value then is in the history
             history = _history(db, namespace, row["id"]) if with_history or replaced_since else ()
+            history = _with_cursors(db, namespace, row["id"], history) if with_history else history
             then = value_at(_from_row(row, history), at)
             if then is not None and (not text or text.lower() in f"{then.key}\n{then.value}".lower()):
                 found.append(then if with_history else dataclasses.replace(then, history=()))

@@ -793,7 +793,11 @@ type KnowledgeValue struct {
 	// unset for a REJECTED value, which never held.
 	ValidFrom *timestamppb.Timestamp `protobuf:"bytes,6,opt,name=valid_from,json=validFrom,proto3" json:"valid_from,omitempty"`
 	// Valid time: when a later value replaced it; unset for a REJECTED value.
-	ValidTo       *timestamppb.Timestamp `protobuf:"bytes,7,opt,name=valid_to,json=validTo,proto3" json:"valid_to,omitempty"`
+	ValidTo *timestamppb.Timestamp `protobuf:"bytes,7,opt,name=valid_to,json=validTo,proto3" json:"valid_to,omitempty"`
+	// The cursor of the KNOWLEDGE_UPSERTED event that wrote it: the version's place in the event log, as a
+	// state version's cursor is (AsOf.cursor reads the entry as it stood then). 0 when the event log's own
+	// retention has deleted that event.
+	Cursor        int64 `protobuf:"varint,8,opt,name=cursor,proto3" json:"cursor,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -875,6 +879,13 @@ func (x *KnowledgeValue) GetValidTo() *timestamppb.Timestamp {
 		return x.ValidTo
 	}
 	return nil
+}
+
+func (x *KnowledgeValue) GetCursor() int64 {
+	if x != nil {
+		return x.Cursor
+	}
+	return 0
 }
 
 // Knowledge is one piece of long-lived project knowledge: (category, key) → value,
@@ -1427,7 +1438,7 @@ const file_taskmem_v1_memory_proto_rawDesc = "" +
 	"\n" +
 	"superseded\x18\b \x01(\bR\n" +
 	"superseded\x125\n" +
-	"\bvalid_to\x18\t \x01(\v2\x1a.google.protobuf.TimestampR\avalidTo\"\xc8\x02\n" +
+	"\bvalid_to\x18\t \x01(\v2\x1a.google.protobuf.TimestampR\avalidTo\"\xe0\x02\n" +
 	"\x0eKnowledgeValue\x12\x14\n" +
 	"\x05value\x18\x01 \x01(\tR\x05value\x12\x16\n" +
 	"\x06source\x18\x02 \x01(\tR\x06source\x12\x1e\n" +
@@ -1439,7 +1450,8 @@ const file_taskmem_v1_memory_proto_rawDesc = "" +
 	"\aoutcome\x18\x05 \x01(\x0e2!.taskmem.v1.KnowledgeValueOutcomeR\aoutcome\x129\n" +
 	"\n" +
 	"valid_from\x18\x06 \x01(\v2\x1a.google.protobuf.TimestampR\tvalidFrom\x125\n" +
-	"\bvalid_to\x18\a \x01(\v2\x1a.google.protobuf.TimestampR\avalidTo\"\xbd\x03\n" +
+	"\bvalid_to\x18\a \x01(\v2\x1a.google.protobuf.TimestampR\avalidTo\x12\x16\n" +
+	"\x06cursor\x18\b \x01(\x03R\x06cursor\"\xbd\x03\n" +
 	"\tKnowledge\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x129\n" +
 	"\bcategory\x18\x02 \x01(\x0e2\x1d.taskmem.v1.KnowledgeCategoryR\bcategory\x12\x10\n" +

@@ -462,6 +462,7 @@ class KnowledgeValue(_message.Message):
     OUTCOME_FIELD_NUMBER: _builtins.int
     VALID_FROM_FIELD_NUMBER: _builtins.int
     VALID_TO_FIELD_NUMBER: _builtins.int
+    CURSOR_FIELD_NUMBER: _builtins.int
     value: _builtins.str
     """The value."""
     source: _builtins.str
@@ -470,6 +471,11 @@ class KnowledgeValue(_message.Message):
     """Its confidence, 0..1."""
     outcome: Global___KnowledgeValueOutcome.ValueType
     """Why it is not (or no longer) the current value."""
+    cursor: _builtins.int
+    """The cursor of the KNOWLEDGE_UPSERTED event that wrote it: the version's place in the event log, as a
+    state version's cursor is (AsOf.cursor reads the entry as it stood then). 0 when the event log's own
+    retention has deleted that event.
+    """
     @_builtins.property
     def write_time(self) -> _timestamp_pb2.Timestamp:
         """When it was written."""
@@ -494,10 +500,11 @@ class KnowledgeValue(_message.Message):
         outcome: Global___KnowledgeValueOutcome.ValueType = ...,
         valid_from: _timestamp_pb2.Timestamp | None = ...,
         valid_to: _timestamp_pb2.Timestamp | None = ...,
+        cursor: _builtins.int = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["valid_from", b"valid_from", "valid_to", b"valid_to", "write_time", b"write_time"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["confidence", b"confidence", "outcome", b"outcome", "source", b"source", "valid_from", b"valid_from", "valid_to", b"valid_to", "value", b"value", "write_time", b"write_time"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["confidence", b"confidence", "cursor", b"cursor", "outcome", b"outcome", "source", b"source", "valid_from", b"valid_from", "valid_to", b"valid_to", "value", b"value", "write_time", b"write_time"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
