@@ -20,8 +20,7 @@ from taskmem.core.memory import MemoryEntry, MemoryFilter, MemoryType, NewMemory
 from taskmem.core.memory_extraction import (
     Dropped, NoArrayFound, PromptTemplate, ToolCall, check_candidates, parse_candidates, render_prompt,
 )
-from taskmem.core.memory_recency import RecencyWeights, rerank_by_recency
-from taskmem.core.memory_recency import rerank_pool
+from taskmem.core.memory_recency import RecencyWeights, rerank_by_recency, rerank_pool
 from taskmem.core.memory_search import FullTextQuery, Hit, SearchMode, full_text_query
 from taskmem.core.model_usage import Purpose
 from taskmem.core.retention import Retention

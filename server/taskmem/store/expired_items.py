@@ -1,8 +1,8 @@
 """Retention's deletions (maintenance): expired memory entries, messages, episodes and action log lines, the
 content of the events that carried entries, messages and episodes, and events past the event log's own TTL.
 
-Reads already leave them out from the moment they expire (memory_filter_sql.unexpired_sql,
-messages.unexpired_sql, event_log.event_from_row); this frees the space, a bounded page per write. An
+Reads already leave them out from the moment they expire (store/unexpired.py,
+event_log.event_from_row); this frees the space, a bounded page per write. An
 entry goes with every row that points at it (tags, relevance, full text, embedding, embedding queue); the
 events of an entry, a message or an episode stay, stripped to tombstones (cursor, type, task, time and the
 item's id), so streams keep every cursor. A log line's event never held its text.

@@ -7,9 +7,10 @@ from typing import Any
 from taskmem.core.episodes import Episode, EpisodeAction
 from taskmem.core.errors import NotFound
 from taskmem.core.events import EventType
-from taskmem.core.ids import new_id, now_us
+from taskmem.core.ids import new_id
 from taskmem.store.page_query import PageQuery
 from taskmem.store.access import Reader, Row, Transaction
+from taskmem.store.unexpired import unexpired_sql
 
 
 def require_task(tx: Reader, namespace: str, task_id: str) -> None:
@@ -42,8 +43,9 @@ def list_episodes(db: Reader, namespace: str, task_id: str, agent_id: str, actio
                   limit: int, after: list[Any] | None, include_archived: bool = False) -> list[Episode]:
     """Newest first; `after` is the (created_at, id) key of the previous page's last row. Episodes
     archived by retention are left out unless include_archived; expired ones always."""
+    unexpired, now = unexpired_sql()
     query = (PageQuery("episodes", order=("created_at DESC", "id DESC")).equals("namespace", namespace)
-             .where("(expires_at IS NULL OR expires_at > ?)", now_us()))
+             .where(unexpired, *now))
     if not include_archived:
         query.where("archived_at IS NULL")
     rows = (query.equals("task_id", task_id).equals("agent_id", agent_id)

@@ -13,7 +13,8 @@ from taskmem.core.ids import new_id
 from taskmem.core.memory import ALWAYS_RELEVANT, MemoryEntry, MemoryFilter, MemoryType, NewMemoryEntry
 from taskmem.core.retention import Cap, Retention, entry_capped
 from taskmem.store.memory import memory_vectors
-from taskmem.store.memory.memory_filter_sql import filter_sql, unexpired_sql
+from taskmem.store.memory.memory_filter_sql import filter_sql
+from taskmem.store.unexpired import unexpired_sql
 from taskmem.store.page_query import PageQuery
 from taskmem.store.retention_caps import enforce_cap
 from taskmem.store.access import Reader, Row, Transaction
@@ -112,7 +113,7 @@ def relevant_entries(reader: Reader, namespace: str, task_id: str, subtask_id: s
     """Of one task: entries of the subtask, entries whose relevance_to names it, and every decision,
     error and user instruction (at: written by then); newest first."""
     always = ", ".join("?" * len(ALWAYS_RELEVANT))
-    unexpired, now = unexpired_sql()
+    unexpired, now = unexpired_sql("m")
     rows = reader.fetchall(
         f"SELECT {_COLUMNS} FROM memory_entries m WHERE m.namespace = ? AND m.task_id = ? AND m.created_at <= ?"
         f" AND {unexpired} AND ("

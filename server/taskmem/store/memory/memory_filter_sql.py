@@ -8,14 +8,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from taskmem.core.ids import now_us
 from taskmem.core.memory import MemoryFilter
-
-
-def unexpired_sql(alias: str = "m") -> tuple[str, list[Any]]:
-    """The clause that leaves out entries expired by now (core/retention.py), and its parameter: every read
-    of entries carries it, so an entry is gone from the instant it expires, swept or not."""
-    return f"({alias}.expires_at IS NULL OR {alias}.expires_at > ?)", [now_us()]
+from taskmem.store.unexpired import unexpired_sql
 
 
 def filter_sql(f: MemoryFilter, namespace: str, alias: str = "m", per_row: bool = False,

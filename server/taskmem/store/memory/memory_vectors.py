@@ -26,7 +26,7 @@ from taskmem.core.ids import now_us
 from taskmem.core.memory import MemoryFilter, NewMemoryEntry
 from taskmem.providers.embeddings import Embedder
 from taskmem.store.memory import memory_filter_sets, memory_vector_index
-from taskmem.store.memory.memory_filter_sql import unexpired_sql
+from taskmem.store.unexpired import unexpired_sql
 from taskmem.store.postgres import memory_index
 from taskmem.store.memory.reembed_staging import ReembedStaging
 from taskmem.store.access import Reader, Transaction
@@ -133,7 +133,7 @@ def nearest(reader: Reader, namespace: str, query: np.ndarray, k: int, task_id: 
         return []
     # Rescored without the expired candidates (core/retention.py), which may fill the pre-selection until
     # maintenance deletes them.
-    unexpired, now = unexpired_sql()
+    unexpired, now = unexpired_sql("m")
     rows = reader.fetchall(f"SELECT e.seq, e.embedding FROM memory_embeddings e JOIN memory_entries m ON m.seq = e.seq"
                            f" WHERE e.seq IN ({', '.join('?' * len(candidates))}) AND {unexpired}", [*candidates, *now])
     if not rows:

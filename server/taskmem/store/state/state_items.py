@@ -15,7 +15,8 @@ from taskmem.core.open_conflicts import released
 from taskmem.core.state_items import DEFAULT_STATUS, SUPERSEDED, Confidence, StateItem, StateItemType
 from taskmem.core.state_records import StoredStateItem, Watermark
 from taskmem.core.valid_time import item_as_of
-from taskmem.store.tasks.messages import message_from_row, unexpired_sql
+from taskmem.store.tasks.messages import message_from_row
+from taskmem.store.unexpired import unexpired_sql
 from taskmem.store.tasks.tasks import load_task
 from taskmem.store.page_query import PageQuery
 from taskmem.store.access import Reader, Row, Transaction

@@ -27,6 +27,7 @@ from taskmem.store.state.state_summaries import RunningSummary, running_summary
 from taskmem.store.waits.waits import list_waits
 from taskmem.store.tasks.tasks import held_claims, load_task, load_task_with_plan
 from taskmem.store.access import Reader
+from taskmem.store.unexpired import unexpired_sql
 from taskmem.store.memory import knowledge as knowledge_store
 from taskmem.store.state.view_as_of import open_waits_at
 
@@ -81,7 +82,7 @@ def task_outline(db: Reader, namespace: str, task_id: str) -> tuple[Task, Plan |
 def messages_since(db: Reader, namespace: str, thread_id: str, summary: RunningSummary | None,
                    limit: int) -> list[Message]:
     """The newest `limit` messages after the running summary (of all, when there is none), oldest first."""
-    unexpired, now = message_store.unexpired_sql()
+    unexpired, now = unexpired_sql()
     sql = f"SELECT * FROM messages WHERE namespace = ? AND thread_id = ? AND {unexpired}"
     params: list[object] = [namespace, thread_id, *now]
     if summary is not None:

@@ -5,22 +5,16 @@ from __future__ import annotations
 from typing import Any
 
 from taskmem.core.events import EventType
-from taskmem.core.ids import now_us
 from taskmem.core.messages import ContextSnapshot, Kind, Message, Role
 from taskmem.store.tasks.tasks import load_task, touch_task
 from taskmem.store.page_query import PageQuery
 from taskmem.store.access import Reader, Row, Transaction
+from taskmem.store.unexpired import unexpired_sql
 
 
 def message_from_row(row: Row) -> Message:
     return Message(row["namespace"], row["id"], row["thread_id"], Role(row["role"]), Kind(row["kind"]),
                    row["content"], row["created_at"], row["task_id"], row["expires_at"])
-
-
-def unexpired_sql() -> tuple[str, list[Any]]:
-    """The clause that leaves out messages expired by now (core/retention.py), and its parameter: every read
-    of messages carries it."""
-    return "(expires_at IS NULL OR expires_at > ?)", [now_us()]
 
 
 def snapshot_from_row(row: Row) -> ContextSnapshot:
