@@ -13,7 +13,7 @@ import asyncio
 import contextlib
 import dataclasses
 import json
-from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
+from collections.abc import AsyncIterator, Awaitable, Callable, Collection, Iterator, Sequence
 from typing import Any
 
 from taskmem.core.events import Event, EventFilter, EventType, tombstone
@@ -70,6 +70,24 @@ def event_from_row(row: Row, now: int) -> Event:
     return Event(row["namespace"], EventType(row["type"]), row["task_id"], row["correlation_id"],
                  tombstone(payload) if expired else payload, row["created_at"], row["cursor"], row["expires_at"],
                  expired)
+
+
+def item_events(db: Reader, namespace: str, event_type: EventType, times: Sequence[int], ids: Collection[str],
+                live_at: int | None = None) -> list[tuple[int, int, str]]:
+    """(cursor, created_at, item id) of the stored events of `event_type` that carried these items, found by
+    the items' times (an item's created_at is its event's) and then by the id in each payload; live_at:
+    only those not expired by then. The type is written into the SQL, so the partial index each such
+    lookup has (its WHERE names the type) can serve it."""
+    if not times:
+        return []
+    live = " AND (expires_at IS NULL OR expires_at > ?)" if live_at is not None else ""
+    rows = db.fetchall(
+        f"SELECT cursor, created_at, payload FROM events WHERE namespace = ?"
+        f" AND created_at IN ({', '.join('?' * len(times))}) AND type = '{event_type.value}'{live} ORDER BY cursor",
+        [namespace, *times, *([live_at] if live_at is not None else [])])
+    wanted = set(ids)
+    found = [(int(row[0]), int(row[1]), json.loads(row[2]).get("id")) for row in rows]
+    return [(cursor, created_at, item) for cursor, created_at, item in found if item in wanted]
 
 
 def last_cursor(db: Reader, namespace: str) -> int:

@@ -14,12 +14,12 @@ bench/retention_bench.py --cap).
 
 from __future__ import annotations
 
-import json
 from collections.abc import Sequence
 from typing import Any
 
 from taskmem.core.events import EventType
 from taskmem.store.access import Transaction
+from taskmem.store.event_log import item_events
 
 # Per kind: the table, its tie-breaker after created_at, and the type of the event that carries an item.
 _KINDS = {
@@ -59,10 +59,6 @@ def _expire_events(tx: Transaction, event_type: EventType, ids: Sequence[str], t
     for event in tx.unstored_events():
         if event.namespace == tx.namespace and event.type is event_type and event.payload.get("id") in wanted:
             event.expires_at = tx.now
-    rows = tx.fetchall(
-        f"SELECT cursor, payload FROM events WHERE namespace = ? AND created_at IN ({', '.join('?' * len(times))})"
-        f" AND type = '{event_type.value}' AND (expires_at IS NULL OR expires_at > ?)",
-        [tx.namespace, *times, tx.now])
-    cursors = [(tx.now, row[0]) for row in rows if json.loads(row[1]).get("id") in wanted]
+    cursors = [(tx.now, cursor) for cursor, _, _ in item_events(tx, tx.namespace, event_type, times, wanted, tx.now)]
     if cursors:
         tx.executemany("UPDATE events SET expires_at = ? WHERE cursor = ?", cursors)

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import dataclasses
-import json
 from typing import Any
 
 from taskmem.core.errors import NotFound
@@ -16,6 +15,7 @@ from taskmem.core.valid_time import AsOf
 from taskmem.store.page_query import PageQuery
 from taskmem.store.as_of import resolve
 from taskmem.store.access import Reader, Row, Transaction
+from taskmem.store.event_log import item_events
 
 
 def _from_row(row: Row, history: tuple[KnowledgeValue, ...] = ()) -> Knowledge:
@@ -39,15 +39,9 @@ def _with_cursors(db: Reader, namespace: str, knowledge_id: str,
     """Each value with the cursor of the KNOWLEDGE_UPSERTED event that wrote it (its time is the value's
     written_at; the event log's own TTL may have deleted it: 0 then)."""
     times = sorted({value.written_at for value in history})
-    if not times:
-        return history
-    rows = db.fetchall(f"SELECT cursor, created_at, payload FROM events WHERE namespace = ? AND type = ?"
-                       f" AND created_at IN ({', '.join('?' * len(times))}) ORDER BY cursor",
-                       (namespace, EventType.KNOWLEDGE_UPSERTED.value, *times))
     cursors: dict[int, int] = {}
-    for row in rows:
-        if json.loads(row["payload"]).get("id") == knowledge_id:
-            cursors.setdefault(row["created_at"], row["cursor"])
+    for cursor, created_at, _ in item_events(db, namespace, EventType.KNOWLEDGE_UPSERTED, times, [knowledge_id]):
+        cursors.setdefault(created_at, cursor)
     return tuple(dataclasses.replace(value, cursor=cursors.get(value.written_at, 0)) for value in history)
 
 
