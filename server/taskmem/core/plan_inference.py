@@ -83,7 +83,7 @@ import enum
 import functools
 import operator
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import NamedTuple, Protocol
 
 from taskmem.core.messages import Kind, Role
@@ -104,6 +104,8 @@ class MatchedBy(enum.StrEnum):
     STEP_NUMBER = "step_number"
     ITEM_ID = "item_id"
     TITLE = "title"
+    OUTCOME = "outcome"
+    MEANING = "meaning"
 
 
 class OutlineItem(Protocol):
@@ -567,8 +569,8 @@ def _partial_count(words: list[str]) -> bool:
         a = number(word)
         if a is None:
             continue
-        rest = words[i + 1:i + 4]
-        total = rest[1] if rest[:1] == ["of"] else rest[2] if rest[:2] == ["out", "of"] and len(rest) > 2 else None
+        rest = [w for w in words[i + 1:i + 5] if w not in _DETERMINERS]  # "two of the three"
+        total = rest[1] if rest[:1] == ["of"] and len(rest) > 1 else rest[2] if rest[:2] == ["out", "of"] and len(rest) > 2 else None
         b = number(total) if total else None
         if b is not None and a < b:
             return True
@@ -667,7 +669,7 @@ _CONDITION = frozenset({"if", "unless", "provided", "providing", "assuming"})
 
 
 # Intent words that are nouns too: "the seating plan" is a thing, "we plan to" and "plan to ship" intend.
-_NOUN_TOO = frozenset({"plan", "plans"})
+_NOUN_TOO = frozenset({"plan", "plans", "planning"})
 _SUBJECTS = frozenset({"i", "we", "you", "they", "he", "she", "team"})
 
 
@@ -742,6 +744,10 @@ def _read_title(title: str) -> _Title | None:
                        if (stems_after := content_stems(" ".join(_phrase_after(rest, i))))]
     else:  # "SSH into server": the complement is what the verb acts on
         phrase = [w for w in rest[cut:] if w not in _STOP]
+    caused: frozenset[tuple[str, ...]] = frozenset()
+    if verb in _GET_VERBS and len(phrase) > 1 and _is_past(phrase[-1]):  # "Get the route approved": a result
+        caused = OUTCOMES.get(stem(phrase[-1]), frozenset()) | {(phrase[-1],)}
+        phrase = phrase[:-1]
     head = {stem(w) for w in phrase[-2:] if any(c.isdigit() for c in phrase[-1])} | {stem(w) for w in phrase[-1:]}
     obj = content_stems(" ".join(phrase))
     plain = [w for w in phrase if w.isalpha()]
@@ -750,7 +756,8 @@ def _read_title(title: str) -> _Title | None:
     if verb in _GET_VERBS:  # "Get IRB approval": the outcomes of the verb its event noun comes from
         events = events.union(*(o for v, o in OUTCOMES.items() if len(v) >= 4 and any(h.startswith(v) for h in head)))
     return _Title(stems, verb, obj, tuple(complements), _numbered_nouns(words), frozenset(head), obj - head,
-                  OUTCOMES.get(verb, frozenset()) | events, frozenset(i for i in initials if len(i) >= 3), events,
+                  OUTCOMES.get(verb, frozenset()) | events | caused, frozenset(i for i in initials if len(i) >= 3),
+                  events | caused,
                   bool(phrase) and _is_plural(phrase[-1]))
 
 
@@ -803,13 +810,19 @@ def _read_clause(clause_text: str, verbs: frozenset[str]) -> _Said:
 def _about_something_else(title: _Title, said: _Said) -> bool:
     """Whether the clause speaks of something other than the title's object, though it shares words with it.
 
-    It does unless it names the object's head and at least half of its words; and it does when a
-    veto let through is no word of the object (nor a part word the title's verb), when a number
-    beside one of the title's words differs ("5 participants" for "8 participants"; "16.4" is
-    "16"), or when every mention of the head belongs to another thing (_modified_away).
+    It does unless it names the object's head and at least half of its words, and when it names a
+    rival of the object (_rival_named).
     """
     if title.object and (len(title.object & said.named) * 2 < len(title.object) or title.head.isdisjoint(said.named)):
         return True
+    return _rival_named(title, said)
+
+
+def _rival_named(title: _Title, said: _Said) -> bool:
+    """Whether the clause names a rival of the title's object: a veto let through that is no word of the
+    object (nor a part word the title's verb); another number beside one of the title's words ("5
+    participants" for "8 participants"; "16.4" is "16"); another place or party after the title's
+    preposition; one of a plural object; or the head only as a part of another thing (_modified_away)."""
     if not all(word in title.object or word == title.verb for word in said.excused):
         return True
     for noun, number in title.numbers.items():
@@ -839,6 +852,11 @@ def _one_of_them(words: list[str], i: int) -> bool:
     return not _is_plural(word) and (any(c.isdigit() for c in after) or _stands_alone(after) or after in _PREPOSITIONS)
 
 
+def _abbreviates(word: str, stems: frozenset[str]) -> bool:
+    """Whether a word is one of the title's words or its clipped form ("resus" for "resuscitation")."""
+    return word in stems or len(word) >= 4 and any(s.startswith(word) for s in stems)
+
+
 def _modified_away(title: _Title, said: _Said, i: int) -> bool:
     """Whether this mention of the title's head belongs to another thing: a modifier before it that
     the title lacks ("the staging database" for "the production database"; "the staging workers"
@@ -847,7 +865,7 @@ def _modified_away(title: _Title, said: _Said, i: int) -> bool:
     before = words[i - 1] if i else ""
     if before and before not in _STOP and before not in _GENERIC_MODIFIERS and not any(c.isdigit() for c in before) \
             and not _is_completion(before) and before not in OUTCOME_WORDS and not _vetoed(before) \
-            and stem(before.removesuffix("'s")) not in title.stems:
+            and not _abbreviates(stem(before.removesuffix("'s")), title.stems):
         return True
     after = words[i + 1] if i + 1 < len(words) and not words[i].endswith("'s") else ""
     return bool(after) and after not in _STOP and after not in _PREPOSITIONS and after not in OUTCOME_WORDS \
@@ -927,6 +945,91 @@ def _title_match(clause_text: str, index: _PlanIndex) -> int | None:
     return scored[0][2]
 
 
+# --- links that need no title words (stage B) -----------------------------------------------
+
+# The meaning link (B2): the nearest title must be at least this similar to the clause, and this much
+# nearer than the second-nearest. Chosen on the seen labelled sets (bench/score_plan_inference.py).
+MEANING_FLOOR = 0.5
+MEANING_MARGIN = 0.1
+
+
+def _link(clause: _Clause, index: _PlanIndex, items: Sequence[OutlineItem],
+          similarities: Similarities | None) -> list[tuple[int, MatchedBy]]:
+    """The item a finished clause that names none is about: by its title's words, else by the outcome
+    only one step of the plan can have, else by meaning."""
+    matched = _title_match(clause.text, index)
+    if matched is not None:
+        return [(matched, MatchedBy.TITLE)]
+    matched = _outcome_match(_read_clause(clause.text, index.verbs), index)
+    if matched is not None:
+        return [(matched, MatchedBy.OUTCOME)]
+    if similarities:
+        matched = _meaning_match(clause.text.strip(), items, similarities)
+        if matched is not None and matched in owners:
+            return [(matched, MatchedBy.MEANING)]
+    return []
+
+
+def _says_outcome(title: _Title, said: _Said) -> bool:
+    """Whether the clause says this step's own outcome happened: its verb in a past form, or an outcome
+    of the verb's row of the table (or of the event a get-step asks for)."""
+    return title.verb in said.verbs or not title.outcomes.isdisjoint(said.outcomes) or _event_said(title, said)
+
+
+def _identifying(title: _Title) -> frozenset[str]:
+    """The title's words that say which thing it is about: the object's head, and the places and parties
+    after its prepositions (a modifier alone may modify another thing: "the search dashboard" for "the
+    search service")."""
+    return title.head.union(*(words for _, words in title.complements))
+
+
+def _outcome_match(said: _Said, index: _PlanIndex) -> int | None:
+    """The step whose outcome the clause says when the outcome itself picks it: the one step of the plan
+    that can have that outcome, the clause naming nothing but its title's words ("We've exchanged" for
+    "Exchange contracts"); or, of the steps that can, the one whose title shares a word with the clause,
+    the clause naming no word of another title ("Customs released the goods" for "Get customs clearance",
+    not "Issue the bill of lading")."""
+    owners = [o for o, t in index.titles.items() if _says_outcome(t, said) and not _rival_named(t, said)]
+    said = said._replace(named=frozenset(w for w in said.named if _a_thing(w)))
+    if len(owners) == 1 and said.named <= index.titles[owners[0]].stems:
+        return owners[0]
+    sharing = [o for o in owners if not said.named.isdisjoint(_identifying(index.titles[o]))]
+    if len(sharing) != 1:
+        return None
+    title = index.titles[sharing[0]]
+    others = frozenset().union(*(t.stems for t in index.titles.values() if t is not title)) - title.stems
+    return sharing[0] if said.named.isdisjoint(others) else None
+
+
+# Words that name no thing the work was done to: when it was, and who said so.
+_TIME_WORDS = frozenset(stem(w) for w in (
+    "today tonight yesterday morning afternoon evening night week weekend month day hour minute earlier finally"
+    " mon tue tues wed thu thur thurs fri sat sun monday tuesday wednesday thursday friday saturday sunday"
+    " january february march april may june july august september october november december"
+    " jan feb mar apr jun jul aug sep sept oct nov dec").split())
+
+
+def _a_thing(stemmed: str) -> bool:
+    """Whether a word the clause names can be what the work was done to (not a time, a number, a pronoun
+    contracted with its verb, or a completion word's noun)."""
+    return stemmed not in _TIME_WORDS and not any(c.isdigit() for c in stemmed) and "'" not in stemmed \
+        and stem(stemmed) not in _COMPLETION_STEMS
+
+
+_COMPLETION_STEMS = frozenset(stem(w) for w in _COMPLETION_WORDS | {"completion"})
+
+
+def _meaning_match(clause_text: str, items: Sequence[OutlineItem], similarities: Similarities) -> int | None:
+    """The nearest title by meaning, when it clears MEANING_FLOOR and leads the next by MEANING_MARGIN."""
+    scored = sorted(((similarities.get((clause_text, item.title), 0.0), item.ordinal) for item in items),
+                    reverse=True)
+    if not scored:
+        return None
+    best, ordinal = scored[0]
+    second = scored[1][0] if len(scored) > 1 else 0.0
+    return ordinal if best >= MEANING_FLOOR and best - second >= MEANING_MARGIN else None
+
+
 # --- the whole message -------------------------------------------------------------------------
 
 def _join_lone_completions(clauses: list[_Clause]) -> list[_Clause]:
@@ -985,8 +1088,16 @@ def _qualifies_previous(clause: _Clause) -> bool:
     return opens and _unfinished(words)
 
 
-def completion_claims(items: Sequence[OutlineItem], message: str) -> list[Claim]:
-    """The items the message says are finished, in plan order, each once (first reason wins)."""
+class _Reading(NamedTuple):
+    """A message cut into judged clauses (stage A), ready for linking (stage B)."""
+
+    text: str
+    index: _PlanIndex
+    clauses: list[_Clause]
+    quoted: dict[int, tuple[int, int]]  # id(clause) → the span its evidence quotes
+
+
+def _read_message(items: Sequence[OutlineItem], message: str) -> _Reading:
     text = _normalise(message)
     index = _plan_index(tuple(map(_INDEX_KEY, items)))
     plain_ids = index.plain_ids
@@ -1011,12 +1122,36 @@ def completion_claims(items: Sequence[OutlineItem], message: str) -> list[Claim]
                                                              _outcomes_of(clause.refs, index))
             if judge is not None:
                 quoted[id(clause)] = (min(clause.start, judge.start), max(*quoted[id(clause)], *quoted[id(judge)]))
+    return _Reading(text, index, clauses, quoted)
+
+
+def finished_clauses(items: Sequence[OutlineItem], message: str) -> list[str]:
+    """Stage A: the clauses of the message that report something finished (whatever step they are about)."""
+    reading = _read_message(items, message)
+    return [c.text.strip() for c in reading.clauses if c.verdict]
+
+
+def unlinked_reports(items: Sequence[OutlineItem], message: str) -> list[str]:
+    """The finished clauses that name no item and match no title by its words: what a caller embeds, before
+    the write, to pass their similarity to the titles into completion_claims."""
+    reading = _read_message(items, message)
+    return [c.text.strip() for c in reading.clauses
+            if c.verdict and not c.refs and _title_match(c.text, reading.index) is None]
+
+
+# (clause text as unlinked_reports gives it, title) → cosine similarity of their embeddings.
+Similarities = Mapping[tuple[str, str], float]
+
+
+def completion_claims(items: Sequence[OutlineItem], message: str,
+                      similarities: Similarities | None = None) -> list[Claim]:
+    """The items the message says are finished, in plan order, each once (first reason wins)."""
+    text, index, clauses, quoted = _read_message(items, message)
     named: list[list[tuple[int, MatchedBy]]] = []
     for clause in clauses:
         refs = clause.refs
         if clause.verdict and not refs:
-            matched = _title_match(clause.text, index)
-            refs = [] if matched is None else [(matched, MatchedBy.TITLE)]
+            refs = _link(clause, index, items, similarities)
         if clause.verdict:
             words = _words(text[slice(*quoted[id(clause)])])  # a bare mention with the clause that judged it
             refs = [(o, how) for o, how in refs if o not in index.titles or not _not_yet(index.titles[o], words)]
