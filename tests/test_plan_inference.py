@@ -5,6 +5,7 @@ from __future__ import annotations
 import subprocess
 import sys
 
+import grpc
 from google.protobuf import field_mask_pb2, json_format
 
 from taskmem.v1 import event_pb2, task_pb2
@@ -259,3 +260,58 @@ async def test_a_step_handed_over_pending_partial_or_later_is_not_completed(task
         reply = await say(tasks, task_id, text)
         assert not reply.inferred_items, text
     assert set((await statuses(tasks, task_id)).values()) == {PENDING}
+
+
+# A bathroom refit: steps said finished in the trade's words, none naming the title's object.
+REFIT = [("tiles", "Order the bathroom tiles"), ("strip", "Strip out the old bath"), ("radiator", "Move the radiator"),
+         ("certs", "Get the electrics certified")]
+
+
+async def refit_task(tasks: TaskServiceStub) -> str:
+    plan = [task_pb2.PlanItemSpec(id=i, title=t) for i, t in REFIT]
+    return (await tasks.CreateTask(pb.CreateTaskRequest(name="Bathroom refit", plan=plan))).task.id
+
+
+async def inference_of(tasks: TaskServiceStub, task_id: str) -> dict[str, str]:
+    listed = await tasks.ListEvents(pb.ListEventsRequest(task_ids=[task_id], after_cursor=0,
+                                                         types=[event_pb2.EVENT_TYPE_PLAN_ITEM_UPDATED]))
+    return json_format.MessageToDict(listed.events[-1].payload)["inference"]
+
+
+async def test_a_step_finished_in_its_domains_words_is_completed_by_meaning_among_the_steps_its_outcome_fits(
+        tasks: TaskServiceStub) -> None:
+    task_id = await refit_task(tasks)
+    reply = await say(tasks, task_id, "The old tub is gone")  # no word of "Strip out the old bath" but "old"
+    assert [i.id for i in reply.inferred_items] == ["strip"]
+    assert (await inference_of(tasks, task_id))["matched_by"] == "meaning"
+
+
+async def test_a_step_whose_outcome_no_other_step_can_have_is_completed_by_that_outcome(tasks: TaskServiceStub) -> None:
+    task_id = await refit_task(tasks)
+    reply = await say(tasks, task_id, "We've stripped out!")
+    assert [i.id for i in reply.inferred_items] == ["strip"]
+    assert (await inference_of(tasks, task_id))["matched_by"] == "outcome"
+
+
+async def test_partial_or_precursor_reports_in_the_domains_words_complete_nothing(tasks: TaskServiceStub) -> None:
+    task_id = await refit_task(tasks)
+    for text in ("12 of the 30 boxes of tiles delivered so far", "Half the old tub is gone, the rest tomorrow",
+                 "Electrician booked for Thursday to certify the wiring", "Is the old tub gone yet?",
+                 "Tile samples arrived from the showroom"):
+        reply = await say(tasks, task_id, text)
+        assert not reply.inferred_items, text
+    assert set((await statuses(tasks, task_id)).values()) == {PENDING}
+
+
+async def test_without_an_embedding_model_a_step_is_linked_by_words_and_outcomes_only(
+        fresh_server: ServerProcess) -> None:
+    server = ServerProcess(fresh_server.database, "--embedding-backend", "none")
+    server.start()
+    try:
+        async with grpc.aio.insecure_channel(server.address) as channel:
+            tasks = TaskServiceStub(channel)
+            task_id = await refit_task(tasks)
+            assert not (await say(tasks, task_id, "The old tub is gone")).inferred_items
+            assert [i.id for i in (await say(tasks, task_id, "We've stripped out!")).inferred_items] == ["strip"]
+    finally:
+        server.stop()

@@ -181,6 +181,7 @@ _VETO = frozenset({
     "fail", "fails", "failed", "failing", "failure", "failures", "error", "errors", "errored", "broken", "broke",
     "crash", "crashed", "crashes", "crashing", "stuck", "blocked", "blocking", "blocker", "timeout", "timed",
     "exception", "flaky", "denied", "refused", "rejected", "aborted", "interrupted", "reverted", "undone",
+    "corrupt", "corrupted",
     "wrong", "incorrect", "redo", "redoing",
     "rollback",
     "almost", "nearly", "partially", "partly", "half", "halfway", "mostly",
@@ -473,6 +474,8 @@ def _vetoed(word: str) -> bool:
         return int(percent.group(1)) < 100
     if word.startswith("un") and _is_completion(word[2:]):
         return True  # unfinished, untested, unmerged
+    if word.startswith("re-") and word.endswith("ing"):
+        return True  # re-recording, re-running: the work is being done again
     return word in _VETO
 
 
@@ -588,7 +591,7 @@ _PART = frozenset({
 })
 _FAILURE = frozenset({
     "fail", "fails", "failed", "failing", "failure", "failures", "error", "errors", "errored", "broken", "crash",
-    "crashed", "crashes", "crashing", "timeout", "exception", "flaky", "wrong", "incorrect",
+    "crashed", "crashes", "crashing", "timeout", "exception", "flaky", "wrong", "incorrect", "corrupt", "corrupted",
 })
 
 
@@ -956,18 +959,28 @@ MEANING_MARGIN = 0.1
 def _link(clause: _Clause, index: _PlanIndex, items: Sequence[OutlineItem],
           similarities: Similarities | None) -> list[tuple[int, MatchedBy]]:
     """The item a finished clause that names none is about: by its title's words, else by the outcome
-    only one step of the plan can have, else by meaning."""
+    only one step of the plan can have, else by meaning among the steps that can have it."""
     matched = _title_match(clause.text, index)
     if matched is not None:
         return [(matched, MatchedBy.TITLE)]
-    matched = _outcome_match(_read_clause(clause.text, index.verbs), index)
+    said = _read_clause(clause.text, index.verbs)
+    owners = [o for o, t in index.titles.items() if _says_outcome(t, said) and not _rival_named(t, said)]
+    matched = _outcome_match(said, owners, index)
     if matched is not None:
         return [(matched, MatchedBy.OUTCOME)]
     if similarities:
-        matched = _meaning_match(clause.text.strip(), items, similarities)
-        if matched is not None and matched in owners:
+        matched = _meaning_match(_before_purpose(clause.text, index.verbs), items, similarities)
+        if matched is not None and matched in owners and not _modifies_another_thing(index.titles[matched], said):
             return [(matched, MatchedBy.MEANING)]
     return []
+
+
+def _modifies_another_thing(title: _Title, said: _Said) -> bool:
+    """Whether the clause uses the title's words only to modify a noun of its own ("the API docs typo fix"
+    for "Approve the API changes"): it is about another thing of the same kind."""
+    mentions = [i for i, w in enumerate(said.words)
+                if stem(w.removesuffix("'s")) in title.object and w not in _GENERIC_MODIFIERS]
+    return bool(mentions) and all(_modified_away(title, said, i) for i in mentions)
 
 
 def _says_outcome(title: _Title, said: _Said) -> bool:
@@ -983,13 +996,12 @@ def _identifying(title: _Title) -> frozenset[str]:
     return title.head.union(*(words for _, words in title.complements))
 
 
-def _outcome_match(said: _Said, index: _PlanIndex) -> int | None:
+def _outcome_match(said: _Said, owners: list[int], index: _PlanIndex) -> int | None:
     """The step whose outcome the clause says when the outcome itself picks it: the one step of the plan
     that can have that outcome, the clause naming nothing but its title's words ("We've exchanged" for
     "Exchange contracts"); or, of the steps that can, the one whose title shares a word with the clause,
     the clause naming no word of another title ("Customs released the goods" for "Get customs clearance",
     not "Issue the bill of lading")."""
-    owners = [o for o, t in index.titles.items() if _says_outcome(t, said) and not _rival_named(t, said)]
     said = said._replace(named=frozenset(w for w in said.named if _a_thing(w)))
     if len(owners) == 1 and said.named <= index.titles[owners[0]].stems:
         return owners[0]
@@ -1066,12 +1078,22 @@ def _normalise(message: str) -> str:
 
 
 def _about_other_items(clause: _Clause, claimed: set[int], index: _PlanIndex) -> bool:
-    """Whether a qualifying clause speaks of other items: names one, or holds another item's verb or object."""
+    """Whether a qualifying clause speaks of other items: names one, or holds another item's verb or object
+    (not one that only modifies a noun of the clause's own: "the guest's mic track is corrupt" is about
+    the track)."""
     if any(ordinal not in claimed for ordinal, _ in clause.refs):
         return True
-    said = content_stems(clause.text)
+    words = _words(clause.text)
+    said = frozenset(stem(w) for i, w in enumerate(words) if w not in _STOP and not _modifier_at(words, i))
     return any(ordinal not in claimed and not said.isdisjoint(title.object | {title.verb})
                for ordinal, title in index.titles.items())
+
+
+def _modifier_at(words: list[str], i: int) -> bool:
+    """Whether the word at i modifies the noun after it: a possessive, or a word before a noun of its own."""
+    after = words[i + 1] if i + 1 < len(words) else ""
+    return words[i].endswith("'s") or not _stands_alone(after) and after not in _PREPOSITIONS \
+        and not any(c.isdigit() for c in after) and after.isalpha()
 
 
 def _qualifies_previous(clause: _Clause) -> bool:
@@ -1135,8 +1157,15 @@ def unlinked_reports(items: Sequence[OutlineItem], message: str) -> list[str]:
     """The finished clauses that name no item and match no title by its words: what a caller embeds, before
     the write, to pass their similarity to the titles into completion_claims."""
     reading = _read_message(items, message)
-    return [c.text.strip() for c in reading.clauses
+    return [_before_purpose(c.text, reading.index.verbs) for c in reading.clauses
             if c.verdict and not c.refs and _title_match(c.text, reading.index) is None]
+
+
+def _before_purpose(clause_text: str, verbs: frozenset[str]) -> str:
+    """The clause up to a purpose "to <verb>" ("Installed Xcode to build the app": what was done is the
+    install), as the meaning link reads it."""
+    purpose = next((m for m in re.finditer(r"\bto (\w+)", clause_text) if m.group(1) in verbs), None)
+    return (clause_text[:purpose.start()] if purpose else clause_text).strip()
 
 
 # (clause text as unlinked_reports gives it, title) → cosine similarity of their embeddings.
