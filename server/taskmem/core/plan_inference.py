@@ -304,7 +304,7 @@ def _plan_index(outline: tuple[tuple[str, int, str], ...]) -> _PlanIndex:
     titles = {ordinal: read for _, ordinal, title in outline if (read := _read_title(title))}
     postings: dict[str, list[int]] = {}
     for ordinal, read in titles.items():
-        for word in read.stems | read.initials:
+        for word in read.stems:
             postings.setdefault(word, []).append(ordinal)
     verbs = TABLE_VERBS | {_words(title.lower())[0] for _, _, title in outline if _words(title.lower())}
     return _PlanIndex(ids, plain_ids, {ordinal: item_id for item_id, ordinal, _ in outline}, titles, postings,
@@ -474,8 +474,6 @@ def _vetoed(word: str) -> bool:
         return int(percent.group(1)) < 100
     if word.startswith("un") and _is_completion(word[2:]):
         return True  # unfinished, untested, unmerged
-    if word.startswith("re-") and word.endswith("ing"):
-        return True  # re-recording, re-running: the work is being done again
     return word in _VETO
 
 
@@ -621,8 +619,7 @@ def _vetoes(words: list[str]) -> list[str]:
     """The words that say the work is not (known to be) finished: negation, failure, ongoing work, a
     part of something ("the intro section of the report").
 
-    "no errors", "now running", "running 16.4", "up and running", "is working" (not "is working on") and
-    "failed over" are no vetoes.
+    "no errors" and a measured result ("70% turnout") are no vetoes.
     """
     found = []
     for i, word in enumerate(words):
@@ -630,14 +627,6 @@ def _vetoes(words: list[str]) -> list[str]:
             continue  # "without errors", "no issues"
         if word in _HARMLESS_AFTER_NO and i and words[i - 1] in _NO:
             continue
-        if word == "running" and (i and words[i - 1] in ("now", "and")
-                                  or any(c.isdigit() for w in words[i + 1:i + 3] for c in w)):
-            continue  # the state a finished step leaves: "now running", "up and running", "running Postgres 16"
-        if word == "failed" and words[i + 1:i + 2] == ["over"]:
-            continue  # a fail-over that happened
-        if word == "working" and i and words[i - 1] in ("is", "are", "now", "all", "and") \
-                and words[i + 1:i + 2] not in (["on"], ["through"], ["to"], ["towards"]):
-            continue  # a state: "the printer is working" (not "is working on the report")
         if _measure(words, i):
             continue  # "a 70% turnout", "31% open rate": a figure about the result, not the work's share
         if word in _PART and words[i + 1:i + 2] == ["of"] or _vetoed(word):
@@ -727,8 +716,6 @@ class _Title(NamedTuple):
     head: frozenset[str]  # the object's last word (and the one before a number: "migration 42"): named, or no match
     modifiers: frozenset[str]  # the object's other words ("production" in "the production database")
     outcomes: frozenset[tuple[str, ...]]  # what saying the verb's outcome happened looks like
-    initials: frozenset[str]  # the object's acronyms: "siv" for "the site initiation visit"
-    events: frozenset[tuple[str, ...]]  # a get-title's event noun's outcomes ("clearance": cleared, released)
     plural: bool  # the object's last word is plural ("the tracks"): one of them named alone is a part
 
 
@@ -753,15 +740,11 @@ def _read_title(title: str) -> _Title | None:
         phrase = phrase[:-1]
     head = {stem(w) for w in phrase[-2:] if any(c.isdigit() for c in phrase[-1])} | {stem(w) for w in phrase[-1:]}
     obj = content_stems(" ".join(phrase))
-    plain = [w for w in phrase if w.isalpha()]
-    initials = {"".join(w[0] for w in plain[k:]) for k in range(len(plain) - 2 + 1)} if len(plain) >= 3 else set()
     events: frozenset[tuple[str, ...]] = frozenset()
     if verb in _GET_VERBS:  # "Get IRB approval": the outcomes of the verb its event noun comes from
         events = events.union(*(o for v, o in OUTCOMES.items() if len(v) >= 4 and any(h.startswith(v) for h in head)))
     return _Title(stems, verb, obj, tuple(complements), _numbered_nouns(words), frozenset(head), obj - head,
-                  OUTCOMES.get(verb, frozenset()) | events | caused, frozenset(i for i in initials if len(i) >= 3),
-                  events | caused,
-                  bool(phrase) and _is_plural(phrase[-1]))
+                  OUTCOMES.get(verb, frozenset()) | events | caused, bool(phrase) and _is_plural(phrase[-1]))
 
 
 def _is_plural(word: str) -> bool:
@@ -876,25 +859,11 @@ def _modified_away(title: _Title, said: _Said, i: int) -> bool:
         and not _vetoed(after) and stem(after) not in title.stems and not stem(after).startswith(title.verb)
 
 
-def _event_said(title: _Title, said: _Said) -> bool:
-    """ "Get IRB approval" is done when the IRB approved: for a title that gets, obtains, secures or
-    receives an event noun, a past tense whose stem starts that noun, or an outcome of that verb
-    ("customs released the goods" for "Get customs clearance"), says the event happened."""
-    said_verbs = said.verbs | {stem(phrase[0]) for phrase in said.outcomes}
-    return title.verb in _GET_VERBS and (any(len(v) >= 4 and h.startswith(v) for v in said_verbs for h in title.head)
-                                         or not title.events.isdisjoint(said.outcomes))
-
-
-def _names_of(title: _Title, said: _Said, own: bool, event: bool) -> _Said:
-    """The clause with the other ways it names the title's object counted as naming it: its acronym
-    ("the SIV" for "the site initiation visit"), the event noun its verb says ("approved" for
-    "approval"), and, when the title's own outcome is said, the compound's first noun standing alone
-    ("the keynotes confirmed" for "Confirm the keynote speakers": no other noun follows it)."""
+def _names_of(title: _Title, said: _Said, own: bool) -> _Said:
+    """The clause with the compound's first noun standing alone counted as naming the title's object,
+    when the title's own outcome is said ("the keynotes confirmed" for "Confirm the keynote speakers":
+    no other noun follows it)."""
     named = set(said.named)
-    if not title.initials.isdisjoint(said.words):
-        named |= title.object
-    if event:
-        named |= title.head
     if own and title.head.isdisjoint(named) and not any(c.isdigit() for h in title.head for c in h):
         words = said.words
         shortened = [i for i, w in enumerate(words) if stem(w) in title.modifiers and stem(w) in named]
@@ -930,9 +899,8 @@ def _title_match(clause_text: str, index: _PlanIndex) -> int | None:
     scored = []
     for ordinal in candidates:
         title = index.titles[ordinal]
-        event = _event_said(title, said)
-        own = event or title.verb in said.verbs or not title.outcomes.isdisjoint(said.outcomes)
-        read = _names_of(title, said, own, event)
+        own = _says_outcome(title, said)
+        read = _names_of(title, said, own)
         if _about_something_else(title, read):
             continue
         if not (generic or own):
@@ -985,8 +953,8 @@ def _modifies_another_thing(title: _Title, said: _Said) -> bool:
 
 def _says_outcome(title: _Title, said: _Said) -> bool:
     """Whether the clause says this step's own outcome happened: its verb in a past form, or an outcome
-    of the verb's row of the table (or of the event a get-step asks for)."""
-    return title.verb in said.verbs or not title.outcomes.isdisjoint(said.outcomes) or _event_said(title, said)
+    of the verb's row of the table (or of the event a get-step asks for: "granted" for "Get the permit")."""
+    return title.verb in said.verbs or not title.outcomes.isdisjoint(said.outcomes)
 
 
 def _identifying(title: _Title) -> frozenset[str]:
