@@ -8,8 +8,8 @@ import pytest
 import yaml
 
 from taskmem.core.messages import Kind, Role
-from taskmem.core.plan_inference import (MatchedBy, applicable_claims, completion_claims, reads_message,
-                                         stem)
+from taskmem.core.plan_inference import (MEANING_FLOOR, MEANING_MARGIN, MatchedBy, applicable_claims,
+                                         completion_claims, finished_clauses, reads_message, stem, unlinked_reports)
 from taskmem.core.plans import ItemStatus, PlanItem, StatusSource
 
 DATA = pathlib.Path(__file__).resolve().parent.parent / "data"
@@ -469,3 +469,77 @@ def test_a_thing_a_step_puts_in_place_is_not_in_place_when_another_place_is_name
     assert claimed("The boiler is in the van", items) == []
     assert claimed("The new boiler is in", items) == ["s1"]
     assert claimed("The hedging is in the ground", items) == ["s2"]
+
+
+# --- stage A: whether a clause reports something finished, whatever step it is about -------------
+
+@pytest.mark.parametrize("message", [
+    "The patio is laid", "Laid the patio", "Patio: done", "The website is live", "Invoices have been sent",
+])
+def test_a_declarative_perfective_clause_is_a_finished_report(message: str) -> None:
+    assert finished_clauses([], message)
+
+
+@pytest.mark.parametrize("message", [
+    "Is the patio laid, or is it still drying?",  # a question, though the mark ends the sentence
+    "Two of the three walls painted",  # a part of the whole
+    "Done for today",  # the work paused, not finished
+    "The caterer is pencilled in",  # pending
+    "permission_denied on the bucket",  # an error code is no past tense
+    "The patio is not laid", "We will lay the patio once it is dry", "If the patio is laid we can eat outside",
+])
+def test_questions_parts_pauses_pending_errors_negations_intents_and_conditions_are_no_finished_report(
+        message: str) -> None:
+    assert finished_clauses([], message) == []
+
+
+# --- stage B: which step a finished report finishes ---------------------------------------------
+
+GARDEN = plan("Sign the lease", "Get a permit for Mill Lane", "Send the invoice", "Send the contract",
+              "Lay the patio")
+
+
+def test_an_outcome_only_one_step_can_have_finishes_it_with_nothing_else_named() -> None:
+    assert [(c.item_id, c.matched_by) for c in completion_claims(GARDEN, "Signed!")] == [("s1", MatchedBy.OUTCOME)]
+
+
+def test_an_outcome_two_steps_can_have_finishes_neither() -> None:
+    assert claimed("Sent!", GARDEN) == []
+
+
+def test_an_outcome_several_steps_can_have_finishes_the_one_whose_place_or_thing_is_named() -> None:
+    assert claimed("The council granted Mill Lane this morning", GARDEN) == ["s2"]
+    assert claimed("The council granted the Elm Road permit", GARDEN) == []  # another permit
+
+
+REFIT = plan("Order the bathroom tiles", "Strip out the old bath", "Move the radiator", "Get the electrics certified")
+
+
+def near(report: str, best: str, score: float, others: float = 0.1) -> dict[tuple[str, str], float]:
+    return {(report, item.title): score if item.title == best else others for item in REFIT}
+
+
+def test_a_report_in_other_words_finishes_the_nearest_title_that_can_have_its_outcome() -> None:
+    [report] = unlinked_reports(REFIT, "The old tub is gone")  # what the caller embeds (lower case)
+    claims = completion_claims(REFIT, "The old tub is gone", near(report, "Strip out the old bath", 0.7))
+    assert [(c.item_id, c.matched_by) for c in claims] == [("s2", MatchedBy.MEANING)]
+
+
+@pytest.mark.parametrize("similarity, others", [
+    (MEANING_FLOOR - 0.05, 0.1),  # not near enough
+    (0.7, 0.7 - MEANING_MARGIN / 2),  # no clear lead over the next title
+])
+def test_a_report_not_clearly_nearest_to_one_title_finishes_nothing(similarity: float, others: float) -> None:
+    table = near("the old tub is gone", "Strip out the old bath", similarity, others)
+    assert completion_claims(REFIT, "The old tub is gone", table) == []
+
+
+def test_meaning_never_finishes_a_step_that_cannot_have_the_outcome_said_or_for_another_thing() -> None:
+    paid = "electrician paid"  # paying is no outcome of getting a certificate
+    assert completion_claims(REFIT, paid, near(paid, "Get the electrics certified", 0.8)) == []
+    samples = "tile samples arrived"  # the title's word modifies another thing
+    assert completion_claims(REFIT, samples, near(samples, "Order the bathroom tiles", 0.8)) == []
+
+
+def test_the_meaning_link_reads_a_report_up_to_its_purpose() -> None:
+    assert unlinked_reports(REFIT, "Bought a crowbar to strip out the bath") == ["bought a crowbar"]

@@ -388,7 +388,18 @@ def _cut(text: str, spans: list[tuple[int, int, list[tuple[int, MatchedBy]]]]) -
         named = [(start, stop) for start, stop, _ in spans if begin <= start < end]
         clauses.extend(_split_conjunctions(text, begin, end, named, refs, spans, question))
         begin = resume
+    for clause in clauses:  # "Is the site live, or is it still on staging?": the question opens the sentence
+        words = _words(clause.text)[:1]
+        if words and words[0] in _AUXILIARIES:
+            sentence_end = _SENTENCE_END.search(text, clause.start + len(clause.text))
+            clause.question = clause.question or bool(sentence_end and sentence_end.group() == "?")
     return [c for c in clauses if c.text.strip()]
+
+
+# A clause that opens with one of these asks, when its sentence ends with a question mark.
+_AUXILIARIES = frozenset({"is", "are", "was", "were", "do", "does", "did", "has", "have", "had", "can", "could",
+                          "will", "would", "should", "shall", "may", "might"})
+_SENTENCE_END = re.compile(r"[.!?\n](?=\s|$)")
 
 
 def _split_conjunctions(text: str, begin: int, end: int, named: list[tuple[int, int]],
@@ -430,12 +441,12 @@ _CONTRAST = frozenset({"but", "however", "though", "although", "whereas", "yet",
 # Partial or pending: with these a clause says the work is not (known to be) all done.
 _PARTIAL = frozenset({
     "remaining", "remainder", "except", "excluding", "some", "most", "several", "few", "partial", "only",
-    "awaiting", "await", "awaits", "tbd", "eta", "yet",
+    "awaiting", "await", "awaits", "tbd", "eta", "yet", "pencilled", "penciled", "provisionally", "tentatively",
 })
 _PARTIAL_PHRASES = frozenset({
     ("so", "far"), ("the", "rest"), ("to", "go"), ("on", "hold"), ("in", "review"), ("under", "review"),
     ("on", "its", "way"), ("on", "the", "way"), ("first", "batch"), ("first", "half"), ("first", "pass"),
-    ("first", "round"), ("first", "part"), ("rolled", "back"), ("roll", "back"), ("ready", "to"),
+    ("first", "round"), ("first", "part"), ("for", "today"), ("for", "now"), ("rolled", "back"), ("roll", "back"), ("ready", "to"),
 })
 # Anywhere in a clause after a finished one, these say its outcome is still to come.
 _PENDING = frozenset({"pending", "awaiting", "await", "awaits", "waiting", "tbd", "yet", "still", "next"})
@@ -457,6 +468,8 @@ for _phrase in sorted(ALL_OUTCOMES | _PARTIAL_PHRASES | _REMAINDER_PHRASES):
 def _is_past(word: str) -> bool:
     if word in _IRREGULAR_COMPLETION:
         return True
+    if "_" in word:
+        return False  # an identifier ("permission_denied"), not a verb
     last = word.rsplit("-", 1)[-1]  # "re-deployed" is past, "op-ed" is not
     return (len(last) >= 5 and word.endswith("ed") and not word.endswith("eed") and word not in _NEUTRAL_ED
             and word not in _VETO and not word.startswith("un"))
@@ -472,6 +485,8 @@ def _vetoed(word: str) -> bool:
     percent = _PERCENT.match(word)
     if percent:
         return int(percent.group(1)) < 100
+    if "_" in word:
+        return any(_vetoed(part) for part in word.split("_"))  # "permission_denied", "build_failed"
     if word.startswith("un") and _is_completion(word[2:]):
         return True  # unfinished, untested, unmerged
     return word in _VETO
