@@ -1,76 +1,89 @@
 """Plan progress from messages: which plan items a progress message says are finished.
 
-Pure and deterministic (no I/O, no model). A wrong completion is the harmful error (an agent that
-resumes skips unfinished work), so every rule that is unsure completes nothing. The decision, in
-the order the code takes it (docs/api.md, "Plan progress from messages", says the same for users):
+Pure and deterministic (no I/O; the meaning link reads similarities the caller computed). A wrong
+completion is the harmful error (an agent that resumes skips unfinished work), so every rule that is
+unsure completes nothing. docs/api.md, "Plan progress from messages", says the same for users.
 
-1. Clauses. The message is cut at sentence ends (". ", "!", "?", ";", newlines), at ": ", ", "
-   and dashes set off by spaces, after a tick that follows a word ("venue ✓ catering ✓"), and at
-   "but"/"however"/"though"; at "and"/"then"/"while" only when both sides name a step ("Finished
-   step 3 and started step 4"), and at "and" when each side is a finished statement about a thing
-   of its own ("Approval is in hand and the review is scheduled").
-2. Named steps. A clause names items by step number ("step 2", "steps 1-3", "step #2", "step
-   two", "2/5"), by ordinal ("the second step", "the last step", "the first two steps"), by item id
-   (an id with a digit or punctuation, "m2"; a plain-word id such as "changelog" only as the
-   clause's first word and a noun of its own), or by its activity: the title's verb as a noun in
-   -ing, -ion or -ment ("rewiring", "the translation", "our booking") when one title has that verb
-   and the noun, within its clause, has no modifier the title lacks and no object of its own. A
-   clause that names items and says nothing else ("Step 2 and step 3 done") takes the verdict of
-   the clause after it; one of completion or outcome words alone ("Contract: signed") is said of
-   the clause before it.
-3. Completion report (the clause, whatever step it is about). Finished when it holds a cue — a
-   completion word (done, finished, ✓, passed, ...), a past tense ("pushed", "built"), an outcome
-   of core/plan_outcomes.OUTCOME_TABLE (for a clause that names items, of their titles' verbs), or
-   a veto word that is a step's own verb in a past form ("stopped" for "Stop the cron jobs",
-   "hung" for "Hang the drywall"; that step only) — and none of:
-   - a question mark; a negation (not, n't, never, no/without — except "no errors");
-   - failure or ongoing work (failing, blocked, stuck, starting, working on, retrying, waiting,
-     skipping, rolled back, ...; "is working", "now running" are states, not work);
-   - partial work: a count short of the whole ("12 of 40", "3/5", "60%", "60% done"; not a
-     percentage that measures a result: "80% turnout"), "so far", "the rest", "to go", some, most,
-     only, almost, half, a part of something ("the intro section of the report"), pending work
-     (pending, awaiting, in review, on hold, ready to, ...);
-   - a condition anywhere (if, unless, provided, assuming), or before the cue an intent or
-     instruction (will, going to, need, next, once, when, until, make sure; "plan" only as a verb:
-     "the seating plan" is a thing).
-   An outcome said with a bare particle ("the boiler is in", "the site is up") holds only when no
-   noun follows it ("is in draft", "is out sick" are other states).
-4. Qualifiers. A clause takes back what the clause before it finished ("Deployed, but not yet back
-   in service", "Drafted, not sent", "Migrated the EU tables; the rest tonight", "Tables migrated:
-   7/9") when it speaks of remaining or pending work or counts part of the whole, or opens with a
-   contrast or negation and is itself not finished — unless it speaks of another item ("Built the
-   image, but haven't pushed it yet").
-5. Link by the step's object (a finished clause that names no item). A title is read as "<verb>
-   [particle] <object> [<preposition> <complement>]" ("Push image to registry": push, the image).
-   The clause must name the object's last word and at least half of its words (a compound's parts
-   count: "related-work" names related work; not through its own verbs, nor after a purpose "to
-   <verb>"), and not be about something else that shares a word: a modifier the title lacks ("the
-   staging database" for "the database"), another noun after it ("the welcome email template"),
-   another number ("5 participants" for "Interview 8 participants"), another place or party after
-   the title's preposition ("to staging" for "to production"), or one of a plural object named
-   alone ("track 3 is mastered", "a nurse hired" for "Master the tracks", "Hire two nurses"; not a
-   modifier: "the user survey" for "Survey the users"). The object may also be named by its
-   acronym ("the SIV"), by the event a get-title asks for said by its verb or its outcomes ("the
-   IRB approved", "the board signed off" for "Get board approval"), or, with the title's own
-   outcome, by a compound's first noun standing alone ("both keynotes confirmed" for "Confirm the
-   keynote speakers"). And the clause must say the title's outcome happened: a completion word,
-   the title's verb in the past tense, or an outcome the table lists for that verb — the title's
-   verb itself need not appear ("Invoice went out", "The hedging is in the ground", "The leaving
-   party went ahead"). Of the items that pass, the one whose title it covers best (at least half of
-   its words and two, the verb counting when its outcome was said); a tie completes neither.
-6. Not yet, per step (for every claim, named or linked). A finished-sounding clause does not finish
-   a step when, for that step:
-   - the step is a decision or a result given by others (get, obtain, secure, approve, pass, ...)
-     and the clause only hands the thing over (submitted, applied, lodged, requested, sent) without
-     the decision (granted, approved, issued, ...); or it hands it over "for approval/review/
-     sign-off" and the title does not say so itself ("Budget sent to the CFO for approval" finishes
-     "Submit the budget for approval", not "Approve the budget");
-   - the clause puts it in the calendar (booked, scheduled, arranged, planned) and the step is not
-     one that books, orders, hires or arranges ("Driver training booked" is no training);
-   - a state is given a day to come ("out on Friday", "live next week") and the step is not a
-     scheduling one, unless a past tense says when it was ("Released on Friday");
-   - the step puts a thing in its place (install, fit, hang, plant, replace) and the clause names
-     another place for it ("The boiler is in the van").
+Clauses. The message is cut at sentence ends (". ", "!", "?", ";", newlines), at ": ", ", " and
+spaced dashes, after a tick that follows a word ("venue ✓ catering ✓"), at "but"/"however"/
+"though"; at "and"/"then"/"while" only when both sides name a step, or when each side is a finished
+statement of its own. A clause that only names items ("Step 2 and step 3 done") takes the verdict of
+the clause after it; one of completion or outcome words alone ("Contract: signed") is said of the
+clause before it.
+
+Stage A — is the clause a report that something is finished? (plan-independent grammar)
+
+  | the clause has                                                              | verdict      |
+  |-----------------------------------------------------------------------------|--------------|
+  | a question mark, or opens with an auxiliary (is, did, has…) in a "?" sentence | not finished |
+  | a negation (not, n't, never, no/without — "no errors" is fine)               | not finished |
+  | failure or ongoing work (failing, blocked, stuck, corrupt, starting, running, | not finished |
+  |   working on, retrying, waiting, skipping, an error code like x_denied…)     |              |
+  | partial work: a count short of the whole (12 of 40, two of the three, 3/5,   | not finished |
+  |   60% — not a measured result: 80% turnout), so far, the rest, to go, for    |              |
+  |   today, some, most, only, almost, half, a part of a thing (the intro section)|              |
+  | pending work (pending, awaiting, in review, on hold, pencilled, ready to, …) | not finished |
+  | a condition anywhere (if, unless, provided, assuming)                        | not finished |
+  | an intent or instruction before the cue (will, going to, need, next, once,   | not finished |
+  |   when, until, make sure; "plan(ning)" only as a verb)                       |              |
+  | otherwise a cue: a completion word (done, finished, ✓, passed…), a past tense| finished     |
+  |   or participle (pushed, built), a result state of plan_outcomes (is live, is |              |
+  |   in, went out, in place — a bare particle only with no noun after it: "is in |              |
+  |   draft" is another state), or a veto word that is a step's own verb in a    |              |
+  |   past form ("stopped" for "Stop the cron jobs"; that step only)             |              |
+  | no cue                                                                      | not finished |
+
+  A clause that qualifies the one before it takes back what that one finished ("Deployed, but not
+  yet back in service", "Drafted, not sent", "…; the rest tonight", "…: 7/9") when it speaks of
+  remaining or pending work, counts part of the whole, or opens with a contrast or negation and is
+  itself not finished — unless it speaks of another item ("Built the image, but haven't pushed it
+  yet"; a word that only modifies a noun of its own, "the guest's mic track", is no mention).
+
+Stage B — which step does a finished clause finish? (the first row that gives exactly one)
+
+  | link (Claim.matched_by) | the clause                                                          |
+  |-------------------------|---------------------------------------------------------------------|
+  | step_number             | names it by number or ordinal ("step 2", "steps 1-3", "2/5", "the   |
+  |                         |   last step", "the first two steps")                                |
+  | item_id                 | names its id (with a digit or punctuation anywhere, "m2"; a plain-  |
+  |                         |   word id only as the clause's first word and a noun of its own)    |
+  | title                   | names it by its activity noun ("the rewiring", "the translation"),  |
+  |                         |   or by the object of its title ("<verb> [particle] <object>        |
+  |                         |   [<preposition> <complement>]": the object's head and at least half |
+  |                         |   of its words, or a compound's first noun standing alone) AND says |
+  |                         |   the title's outcome (a completion word, the title's verb in the   |
+  |                         |   past, or its row of plan_outcomes.OUTCOME_TABLE); best coverage of|
+  |                         |   the title wins, a tie links nothing                               |
+  | outcome                 | says an outcome only one step's verb can have and names nothing but |
+  |                         |   that title's words ("Signed!"); or, of the steps that can have it,|
+  |                         |   names the head or complement of exactly one and no word of another|
+  |                         |   title ("The council granted Mill Lane" for "Get a permit for Mill |
+  |                         |   Lane")                                                            |
+  | meaning                 | (only with a similarity table) its text up to a purpose "to <verb>" |
+  |                         |   is nearest to the title with cosine ≥ MEANING_FLOOR and           |
+  |                         |   MEANING_MARGIN above the next title, that step can have the       |
+  |                         |   outcome said, and the clause does not use the title's words only  |
+  |                         |   to modify a noun of its own ("tile samples" for "the tiles")      |
+  | —                       | otherwise: nothing                                                   |
+
+  At the title, outcome and meaning rows a clause that names a rival of the title's object links
+  nothing to that title: another modifier before its head ("the staging database"; not a clipped
+  title word, "resus" for "resuscitation"), another noun after it ("the welcome email template"),
+  another number ("5 participants" for "Interview 8 participants"), another place or party after
+  the title's preposition ("to staging" for "to production"), one of a plural object ("track 3 is
+  mastered"), or a failure word that is no word of the object. A title "Get <thing> <participle>"
+  ("Get the route approved") has the participle's outcomes.
+
+Not yet, per step (for every link). A finished clause does not finish a step when, for that step:
+  - the step is a decision or a result given by others (get, obtain, secure, approve, pass, …) and
+    the clause only hands the thing over (submitted, applied, lodged, sent) without the decision, or
+    hands it over "for approval/review/sign-off" and the title does not say so itself;
+  - the clause puts it in the calendar (booked, scheduled, arranged, planned) and the step does not
+    book, order, hire or arrange ("Driver training booked" is no training);
+  - a state is given a day to come ("out on Friday", "live next week") and the step is not a
+    scheduling one, unless a past tense says when it was ("Released on Friday");
+  - the step puts a thing in its place (install, fit, hang, plant, replace) and the clause names
+    another place for it ("The boiler is in the van").
 
 Whether a claim is applied (dependencies completed, status not set by a caller) is decided by
 applicable_claims; the store applies the result in the transaction that stores the message.

@@ -50,4 +50,5 @@ class ReportSimilarity:
         while len(self._titles) > self._titles_cached:
             self._titles.popitem(last=False)
         near = vectors[:len(reports)] @ title_vectors.T
-        return {(report, title): float(near[i, j]) for i, report in enumerate(reports) for j, title in enumerate(titles)}
+        return {(report, title): float(near[i, j])
+                for i, report in enumerate(reports) for j, title in enumerate(titles)}
