@@ -207,6 +207,12 @@ def test_a_pending_or_only_partly_true_outcome_completes_nothing(message: str) -
     assert claimed(message, PIPELINE) == []
 
 
+def test_pending_work_on_it_takes_back_the_clause_before_though_it_names_another_items_word() -> None:
+    items = plan("Write the safety plan", "Get the manager's approval")
+    assert claimed("Safety plan written, waiting for the manager to check it", items) == []
+    assert claimed("Safety plan written; the manager's approval is still pending", items) == ["s1"]
+
+
 def test_a_qualifier_about_another_step_leaves_the_finished_one_alone() -> None:
     assert claimed("Migrated the billing tables, but haven't sent the renewal notices yet", PIPELINE) == ["s1"]
     assert claimed("Step 1 done; step 2 next", PIPELINE) == ["s1"]

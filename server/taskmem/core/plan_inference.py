@@ -37,7 +37,8 @@ Stage A — is the clause a report that something is finished? (plan-independent
   yet back in service", "Drafted, not sent", "…; the rest tonight", "…: 7/9") when it speaks of
   remaining or pending work, counts part of the whole, or opens with a contrast or negation and is
   itself not finished — unless it speaks of another item ("Built the image, but haven't pushed it
-  yet"; a word that only modifies a noun of its own, "the guest's mic track", is no mention).
+  yet"; a word that only modifies a noun of its own, "the guest's mic track", is no mention) and is
+  not pending work on "it" ("Drafted, waiting for the manager to check it").
 
 Stage B — which step does a finished clause finish? (the first row that gives exactly one)
 
@@ -1085,6 +1086,18 @@ def _about_other_items(clause: _Clause, claimed: set[int], index: _PlanIndex) ->
                for ordinal, title in index.titles.items())
 
 
+_BACK_REFERENCES = frozenset({"it", "them", "this", "these"})
+
+
+def _pending_on_it(clause: _Clause, claimed: set[int], index: _PlanIndex) -> bool:
+    """ "Drafted, waiting for the head to review it": pending work on "it" is the finished clause's thing,
+    though another item's word is said (not when another item's verb is: "but haven't pushed it yet")."""
+    words = _words(clause.text)
+    verbs = {stem(w) for w in words}
+    return any(w in _PENDING for w in words) and not _BACK_REFERENCES.isdisjoint(words) \
+        and not any(o not in claimed and t.verb in verbs for o, t in index.titles.items())
+
+
 def _modifier_at(words: list[str], i: int) -> bool:
     """Whether the word at i modifies the noun after it: a possessive, or a word before a noun of its own."""
     after = words[i + 1] if i + 1 < len(words) else ""
@@ -1183,7 +1196,8 @@ def completion_claims(items: Sequence[OutlineItem], message: str,
         named.append(refs if clause.verdict else [])
     for i in range(1, len(clauses)):  # a qualifier takes back what the clause before it finished
         claimed = {ordinal for ordinal, _ in named[i - 1]}
-        if claimed and _qualifies_previous(clauses[i]) and not _about_other_items(clauses[i], claimed, index):
+        if claimed and _qualifies_previous(clauses[i]) and (not _about_other_items(clauses[i], claimed, index)
+                                                            or _pending_on_it(clauses[i], claimed, index)):
             named[i - 1] = []
     claims: dict[int, Claim] = {}  # by ordinal
     for clause, refs in zip(clauses, named):
