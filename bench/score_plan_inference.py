@@ -1,6 +1,6 @@
 """Score plan-progress inference (taskmem.core.plan_inference) on labelled progress messages.
 
-    .venv/bin/python bench/score_plan_inference.py [FILE.yaml ...] [--show-misses] [--meaning] [--stages]
+    .venv/bin/python bench/score_plan_inference.py [FILE.yaml ...] [--show-misses] [--stages]
 
 Each file (default: every labelled set under tests/data/) holds plans and cases (a message and the
 ids it says are finished). Printed per file, in the terms the issues use:
@@ -12,7 +12,6 @@ ids it says are finished). Printed per file, in the terms the issues use:
 - messages that finish nothing (label empty) left untouched; missed completions; exact overall.
 
 --show-misses prints each case judged wrongly: never pass it for a set that must stay unseen.
---meaning links by meaning too (the builtin embedding model, as a server with embeddings configured).
 --stages prints, per file, stage A's clause-level figures: the finished clauses in messages that finish
 nothing (each a wrong completion waiting for a link) and how many labelled steps have a finished clause
 in their message at all (the ceiling any link can reach).
@@ -26,8 +25,7 @@ from typing import Any
 
 import yaml
 
-from taskmem.core import plan_inference
-from taskmem.core.plan_inference import Similarities, completion_claims, finished_clauses, unlinked_reports
+from taskmem.core.plan_inference import completion_claims, finished_clauses
 from taskmem.core.plans import PlanItem
 
 DATA = pathlib.Path(__file__).resolve().parent.parent / "tests" / "data"
@@ -41,32 +39,14 @@ def load(path: pathlib.Path) -> tuple[dict[str, list[PlanItem]], list[dict[str, 
     return plans, document["cases"]
 
 
-def similarities(items: list[PlanItem], message: str) -> Similarities:
-    """What the server computes before the write: each unlinked report against each title."""
-    from taskmem.providers.embeddings import BuiltinEmbedder
-    global _EMBEDDER
-    _EMBEDDER = _EMBEDDER or BuiltinEmbedder()
-    reports = unlinked_reports(items, message)
-    if not reports:
-        return {}
-    titles = [item.title for item in items]
-    vectors = _EMBEDDER.embed_blocking(reports + titles)
-    table = vectors[:len(reports)] @ vectors[len(reports):].T
-    return {(r, t): float(table[i, j]) for i, r in enumerate(reports) for j, t in enumerate(titles)}
-
-
-_EMBEDDER = None
-
-
-def score(path: pathlib.Path, show_misses: bool = False, meaning: bool = False) -> dict[str, int]:
+def score(path: pathlib.Path, show_misses: bool = False) -> dict[str, int]:
     plans, cases = load(path)
     figures = dict(cases=len(cases), right=0, finishing=0, found=0, finishing_right=0, mentioning=0,
                    mentioning_right=0, wrong_completions=0, wrong_messages=0, missed_completions=0,
                    finished_in_nothing=0, nothing_messages_with_finished=0, labelled=0, labelled_with_finished=0)
     for case in cases:
         items = plans[case["plan"]]
-        table = similarities(items, case["message"]) if meaning else None
-        claimed = {c.item_id for c in completion_claims(items, case["message"], table)}
+        claimed = {c.item_id for c in completion_claims(items, case["message"])}
         finished = len(finished_clauses(items, case["message"]))
         if case["completes"]:
             figures["labelled"] += len(case["completes"])
@@ -90,13 +70,11 @@ def score(path: pathlib.Path, show_misses: bool = False, meaning: bool = False) 
 
 
 def main(argv: list[str]) -> None:
-    show, meaning, stages = "--show-misses" in argv, "--meaning" in argv, "--stages" in argv
+    show, stages = "--show-misses" in argv, "--stages" in argv
     files = [pathlib.Path(a) for a in argv if not a.startswith("--")] or DEFAULT_FILES
-    if meaning:
-        print(f"meaning link: floor {plan_inference.MEANING_FLOOR}, margin {plan_inference.MEANING_MARGIN}")
     for path in files:
         print(path.name)
-        f = score(path, show, meaning)
+        f = score(path, show)
         if stages:
             print(f"  stage A: {f['finished_in_nothing']} finished clauses in {f['nothing_messages_with_finished']}"
                   f" of {f['mentioning']} messages that finish nothing | labelled steps with a finished clause"

@@ -278,14 +278,6 @@ async def inference_of(tasks: TaskServiceStub, task_id: str) -> dict[str, str]:
     return json_format.MessageToDict(listed.events[-1].payload)["inference"]
 
 
-async def test_a_step_finished_in_its_domains_words_is_completed_by_meaning_among_the_steps_its_outcome_fits(
-        tasks: TaskServiceStub) -> None:
-    task_id = await refit_task(tasks)
-    reply = await say(tasks, task_id, "The old tub is gone")  # no word of "Strip out the old bath" but "old"
-    assert [i.id for i in reply.inferred_items] == ["strip"]
-    assert (await inference_of(tasks, task_id))["matched_by"] == "meaning"
-
-
 async def test_a_step_whose_outcome_no_other_step_can_have_is_completed_by_that_outcome(tasks: TaskServiceStub) -> None:
     task_id = await refit_task(tasks)
     reply = await say(tasks, task_id, "We've stripped out!")
@@ -301,17 +293,3 @@ async def test_partial_or_precursor_reports_in_the_domains_words_complete_nothin
         reply = await say(tasks, task_id, text)
         assert not reply.inferred_items, text
     assert set((await statuses(tasks, task_id)).values()) == {PENDING}
-
-
-async def test_without_an_embedding_model_a_step_is_linked_by_words_and_outcomes_only(
-        fresh_server: ServerProcess) -> None:
-    server = ServerProcess(fresh_server.database, "--embedding-backend", "none")
-    server.start()
-    try:
-        async with grpc.aio.insecure_channel(server.address) as channel:
-            tasks = TaskServiceStub(channel)
-            task_id = await refit_task(tasks)
-            assert not (await say(tasks, task_id, "The old tub is gone")).inferred_items
-            assert [i.id for i in (await say(tasks, task_id, "We've stripped out!")).inferred_items] == ["strip"]
-    finally:
-        server.stop()

@@ -34,7 +34,6 @@ from taskmem.metrics import Metrics, MetricsEndpoint, watch_storage
 from taskmem.providers.chat import chat_model_from_config
 from taskmem.providers.embeddings import OpenAIEmbedder, embedder_from_config
 from taskmem.providers.measured_embedder import MeasuredEmbedder
-from taskmem.providers.report_similarity import ReportSimilarity
 from taskmem.providers.model_router import ModelRouter, second_model_from_config
 from taskmem.settings import (
     AuthSettings, EmbeddingSettings, LlmSettings, MaintenanceSettings, StateSettings, UsageSettings, WaitSettings,
@@ -199,8 +198,7 @@ class TaskmemServer:
             interceptors.insert(0, tracing)
         server = grpc.aio.server(interceptors=interceptors, options=_server_options(self.config))
         task_service_pb2_grpc.add_TaskServiceServicer_to_server(
-            TaskService(self.storage, MaintenanceSettings.of(self.config).retention, meter.budget_tokens,
-                        ReportSimilarity(embedder)), server)
+            TaskService(self.storage, MaintenanceSettings.of(self.config).retention, meter.budget_tokens), server)
         wait_service_pb2_grpc.add_WaitServiceServicer_to_server(
             WaitService(self.storage, self.scheduler, WaitSettings.of(self.config), self.file_roots), server)
         state_service_pb2_grpc.add_StateServiceServicer_to_server(StateService(self.state), server)

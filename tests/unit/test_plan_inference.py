@@ -8,8 +8,8 @@ import pytest
 import yaml
 
 from taskmem.core.messages import Kind, Role
-from taskmem.core.plan_inference import (MEANING_FLOOR, MEANING_MARGIN, MatchedBy, applicable_claims,
-                                         completion_claims, finished_clauses, reads_message, stem, unlinked_reports)
+from taskmem.core.plan_inference import (MatchedBy, applicable_claims,
+                                         completion_claims, finished_clauses, reads_message, stem)
 from taskmem.core.plans import ItemStatus, PlanItem, StatusSource
 
 DATA = pathlib.Path(__file__).resolve().parent.parent / "data"
@@ -516,36 +516,3 @@ def test_an_outcome_two_steps_can_have_finishes_neither() -> None:
 def test_an_outcome_several_steps_can_have_finishes_the_one_whose_place_or_thing_is_named() -> None:
     assert claimed("The council granted Mill Lane this morning", GARDEN) == ["s2"]
     assert claimed("The council granted the Elm Road permit", GARDEN) == []  # another permit
-
-
-REFIT = plan("Order the bathroom tiles", "Strip out the old bath", "Move the radiator", "Get the electrics certified")
-
-
-def near(report: str, best: str, score: float, others: float = 0.1) -> dict[tuple[str, str], float]:
-    return {(report, item.title): score if item.title == best else others for item in REFIT}
-
-
-def test_a_report_in_other_words_finishes_the_nearest_title_that_can_have_its_outcome() -> None:
-    [report] = unlinked_reports(REFIT, "The old tub is gone")  # what the caller embeds (lower case)
-    claims = completion_claims(REFIT, "The old tub is gone", near(report, "Strip out the old bath", 0.7))
-    assert [(c.item_id, c.matched_by) for c in claims] == [("s2", MatchedBy.MEANING)]
-
-
-@pytest.mark.parametrize("similarity, others", [
-    (MEANING_FLOOR - 0.05, 0.1),  # not near enough
-    (0.7, 0.7 - MEANING_MARGIN / 2),  # no clear lead over the next title
-])
-def test_a_report_not_clearly_nearest_to_one_title_finishes_nothing(similarity: float, others: float) -> None:
-    table = near("the old tub is gone", "Strip out the old bath", similarity, others)
-    assert completion_claims(REFIT, "The old tub is gone", table) == []
-
-
-def test_meaning_never_finishes_a_step_that_cannot_have_the_outcome_said_or_for_another_thing() -> None:
-    paid = "electrician paid"  # paying is no outcome of getting a certificate
-    assert completion_claims(REFIT, paid, near(paid, "Get the electrics certified", 0.8)) == []
-    samples = "tile samples arrived"  # the title's word modifies another thing
-    assert completion_claims(REFIT, samples, near(samples, "Order the bathroom tiles", 0.8)) == []
-
-
-def test_the_meaning_link_reads_a_report_up_to_its_purpose() -> None:
-    assert unlinked_reports(REFIT, "Bought a crowbar to strip out the bath") == ["bought a crowbar"]

@@ -19,7 +19,6 @@ from taskmem.core.errors import InvalidArgument, NotFound, OutOfRange
 from taskmem.core.events import Event, EventFilter, EventType
 from taskmem.core.ids import is_id_of, new_id, now_us
 from taskmem.core.messages import ContextSnapshot, Kind, Message, Role
-from taskmem.core.plan_inference import Similarities, reads_message
 from taskmem.core.plans import ITEM_AWAITING_PERSON, SUMMARY_MAX, ItemStatus, PlanItem, validate_plan
 from taskmem.core.retention import Cap as RetentionCap
 from taskmem.core.retention import Retention, check_expiry, message_capped
@@ -28,7 +27,6 @@ from taskmem.core.tasks import (
     client_metadata,
 )
 from taskmem.core.webhooks import DeliveryState, secret_overlap_us
-from taskmem.providers.report_similarity import ReportSimilarity
 from taskmem.store import retention_caps
 from taskmem.store.tasks import actions as action_store
 from taskmem.store.tasks import forks as fork_store
@@ -143,11 +141,8 @@ def _event_filter(scope: CallScope, task_ids: Any, types: Any) -> EventFilter:
 
 class TaskService(task_service_pb2_grpc.TaskServiceServicer):
     def __init__(self, storage: Storage, retention: Retention = Retention(),
-                 budget_tokens: Callable[[str], int | None] = lambda namespace: None,
-                 report_similarity: ReportSimilarity | None = None) -> None:
+                 budget_tokens: Callable[[str], int | None] = lambda namespace: None) -> None:
         self._storage = storage
-        # plan inference's meaning link (no embedder: by words and outcomes only)
-        self._report_similarity = report_similarity or ReportSimilarity(None)
         self._retention = retention  # the configured TTLs, stamped on the messages PostMessage writes
         self._budget_tokens = budget_tokens  # a namespace's model token budget (None: it has none)
         self._event_replies = _EventReplies()
@@ -426,7 +421,6 @@ class TaskService(task_service_pb2_grpc.TaskServiceServicer):
         content = validate.text("content", request.content, CONTENT_MAX, required=True)
         expires_at = validate.timestamp_us("expire_time", request.expire_time, request.HasField("expire_time"))
         check_expiry("expire_time", expires_at, request.pinned, now_us())
-        similarities = await self._plan_similarities(request.task_id, role, kind, content)  # type: ignore[arg-type]
 
         def post(tx: Transaction) -> pb.PostMessageResponse:
             expiry = self._retention.message_expiry(tx.namespace, kind, expires_at, request.pinned,  # type: ignore[arg-type]
@@ -437,19 +431,11 @@ class TaskService(task_service_pb2_grpc.TaskServiceServicer):
             if message.id in retention_caps.enforce_cap(tx, "messages",
                                                         self._retention.cap(tx.namespace, RetentionCap.MESSAGES)):
                 message = dataclasses.replace(message, expires_at=tx.now)
-            inferred = plan_progress.infer_plan_progress(tx, message, similarities)
+            inferred = plan_progress.infer_plan_progress(tx, message)
             return pb.PostMessageResponse(message=task_convert.message(message),
                                           inferred_items=[task_convert.plan_item(i) for i in inferred])
 
         return await write_once(self._storage, request, pb.PostMessageResponse, post)
-
-    async def _plan_similarities(self, task_id: str, role: Role, kind: Kind, content: str) -> Similarities | None:
-        """For a message that may finish a step: its finished reports' similarity to the plan's titles,
-        read and embedded before the write so the model never runs inside it."""
-        if not task_id or not reads_message(role, kind, content):
-            return None
-        current = await self._storage.read(plan_progress.inferring_outline, current_scope().namespace, task_id)
-        return None if current is None else await self._report_similarity.table(current[1], content)
 
     async def ListMessages(self, request: pb.ListMessagesRequest,
                            context: grpc.aio.ServicerContext) -> pb.ListMessagesResponse:

@@ -1,6 +1,6 @@
 """Plan progress from messages: which plan items a progress message says are finished.
 
-Pure and deterministic (no I/O; the meaning link reads similarities the caller computed). A wrong
+Pure and deterministic (no I/O, no model). A wrong
 completion is the harmful error (an agent that resumes skips unfinished work), so every rule that is
 unsure completes nothing. docs/api.md, "Plan progress from messages", says the same for users.
 
@@ -60,14 +60,9 @@ Stage B — which step does a finished clause finish? (the first row that gives 
   |                         |   names the head or complement of exactly one and no word of another|
   |                         |   title ("The council granted Mill Lane" for "Get a permit for Mill |
   |                         |   Lane")                                                            |
-  | meaning                 | (only with a similarity table) its text up to a purpose "to <verb>" |
-  |                         |   is nearest to the title with cosine ≥ MEANING_FLOOR and           |
-  |                         |   MEANING_MARGIN above the next title, that step can have the       |
-  |                         |   outcome said, and the clause does not use the title's words only  |
-  |                         |   to modify a noun of its own ("tile samples" for "the tiles")      |
   | —                       | otherwise: nothing                                                   |
 
-  At the title, outcome and meaning rows a clause that names a rival of the title's object links
+  At the title and outcome rows a clause that names a rival of the title's object links
   nothing to that title: another modifier before its head ("the staging database"; not a clipped
   title word, "resus" for "resuscitation"), another noun after it ("the welcome email template"),
   another number ("5 participants" for "Interview 8 participants"), another place or party after
@@ -119,7 +114,6 @@ class MatchedBy(enum.StrEnum):
     ITEM_ID = "item_id"
     TITLE = "title"
     OUTCOME = "outcome"
-    MEANING = "meaning"
 
 
 class OutlineItem(Protocol):
@@ -947,16 +941,9 @@ def _title_match(clause_text: str, index: _PlanIndex) -> int | None:
 
 # --- links that need no title words (stage B) -----------------------------------------------
 
-# The meaning link (B2): the nearest title must be at least this similar to the clause, and this much
-# nearer than the second-nearest. Chosen on the seen labelled sets (bench/score_plan_inference.py).
-MEANING_FLOOR = 0.5
-MEANING_MARGIN = 0.1
-
-
-def _link(clause: _Clause, index: _PlanIndex, items: Sequence[OutlineItem],
-          similarities: Similarities | None) -> list[tuple[int, MatchedBy]]:
+def _link(clause: _Clause, index: _PlanIndex) -> list[tuple[int, MatchedBy]]:
     """The item a finished clause that names none is about: by its title's words, else by the outcome
-    only one step of the plan can have, else by meaning among the steps that can have it."""
+    only one step of the plan can have."""
     matched = _title_match(clause.text, index)
     if matched is not None:
         return [(matched, MatchedBy.TITLE)]
@@ -965,19 +952,7 @@ def _link(clause: _Clause, index: _PlanIndex, items: Sequence[OutlineItem],
     matched = _outcome_match(said, owners, index)
     if matched is not None:
         return [(matched, MatchedBy.OUTCOME)]
-    if similarities:
-        matched = _meaning_match(_before_purpose(clause.text, index.verbs), items, similarities)
-        if matched is not None and matched in owners and not _modifies_another_thing(index.titles[matched], said):
-            return [(matched, MatchedBy.MEANING)]
     return []
-
-
-def _modifies_another_thing(title: _Title, said: _Said) -> bool:
-    """Whether the clause uses the title's words only to modify a noun of its own ("the API docs typo fix"
-    for "Approve the API changes"): it is about another thing of the same kind."""
-    mentions = [i for i, w in enumerate(said.words)
-                if stem(w.removesuffix("'s")) in title.object and w not in _GENERIC_MODIFIERS]
-    return bool(mentions) and all(_modified_away(title, said, i) for i in mentions)
 
 
 def _says_outcome(title: _Title, said: _Said) -> bool:
@@ -1026,17 +1001,6 @@ def _a_thing(stemmed: str) -> bool:
 
 
 _COMPLETION_STEMS = frozenset(stem(w) for w in _COMPLETION_WORDS | {"completion"})
-
-
-def _meaning_match(clause_text: str, items: Sequence[OutlineItem], similarities: Similarities) -> int | None:
-    """The nearest title by meaning, when it clears MEANING_FLOOR and leads the next by MEANING_MARGIN."""
-    scored = sorted(((similarities.get((clause_text, item.title), 0.0), item.ordinal) for item in items),
-                    reverse=True)
-    if not scored:
-        return None
-    best, ordinal = scored[0]
-    second = scored[1][0] if len(scored) > 1 else 0.0
-    return ordinal if best >= MEANING_FLOOR and best - second >= MEANING_MARGIN else None
 
 
 # --- the whole message -------------------------------------------------------------------------
@@ -1162,34 +1126,14 @@ def finished_clauses(items: Sequence[OutlineItem], message: str) -> list[str]:
     return [c.text.strip() for c in reading.clauses if c.verdict]
 
 
-def unlinked_reports(items: Sequence[OutlineItem], message: str) -> list[str]:
-    """The finished clauses that name no item and match no title by its words: what a caller embeds, before
-    the write, to pass their similarity to the titles into completion_claims."""
-    reading = _read_message(items, message)
-    return [_before_purpose(c.text, reading.index.verbs) for c in reading.clauses
-            if c.verdict and not c.refs and _title_match(c.text, reading.index) is None]
-
-
-def _before_purpose(clause_text: str, verbs: frozenset[str]) -> str:
-    """The clause up to a purpose "to <verb>" ("Installed Xcode to build the app": what was done is the
-    install), as the meaning link reads it."""
-    purpose = next((m for m in re.finditer(r"\bto (\w+)", clause_text) if m.group(1) in verbs), None)
-    return (clause_text[:purpose.start()] if purpose else clause_text).strip()
-
-
-# (clause text as unlinked_reports gives it, title) → cosine similarity of their embeddings.
-Similarities = Mapping[tuple[str, str], float]
-
-
-def completion_claims(items: Sequence[OutlineItem], message: str,
-                      similarities: Similarities | None = None) -> list[Claim]:
+def completion_claims(items: Sequence[OutlineItem], message: str) -> list[Claim]:
     """The items the message says are finished, in plan order, each once (first reason wins)."""
     text, index, clauses, quoted = _read_message(items, message)
     named: list[list[tuple[int, MatchedBy]]] = []
     for clause in clauses:
         refs = clause.refs
         if clause.verdict and not refs:
-            refs = _link(clause, index, items, similarities)
+            refs = _link(clause, index)
         if clause.verdict:
             words = _words(text[slice(*quoted[id(clause)])])  # a bare mention with the clause that judged it
             refs = [(o, how) for o, how in refs if o not in index.titles or not _not_yet(index.titles[o], words)]
