@@ -1,76 +1,85 @@
 """Plan progress from messages: which plan items a progress message says are finished.
 
-Pure and deterministic (no I/O, no model). A wrong completion is the harmful error (an agent that
-resumes skips unfinished work), so every rule that is unsure completes nothing. The decision, in
-the order the code takes it (docs/api.md, "Plan progress from messages", says the same for users):
+Pure and deterministic (no I/O, no model). A wrong
+completion is the harmful error (an agent that resumes skips unfinished work), so every rule that is
+unsure completes nothing. docs/api.md, "Plan progress from messages", says the same for users.
 
-1. Clauses. The message is cut at sentence ends (". ", "!", "?", ";", newlines), at ": ", ", "
-   and dashes set off by spaces, after a tick that follows a word ("venue ✓ catering ✓"), and at
-   "but"/"however"/"though"; at "and"/"then"/"while" only when both sides name a step ("Finished
-   step 3 and started step 4"), and at "and" when each side is a finished statement about a thing
-   of its own ("Approval is in hand and the review is scheduled").
-2. Named steps. A clause names items by step number ("step 2", "steps 1-3", "step #2", "step
-   two", "2/5"), by ordinal ("the second step", "the last step", "the first two steps"), by item id
-   (an id with a digit or punctuation, "m2"; a plain-word id such as "changelog" only as the
-   clause's first word and a noun of its own), or by its activity: the title's verb as a noun in
-   -ing, -ion or -ment ("rewiring", "the translation", "our booking") when one title has that verb
-   and the noun, within its clause, has no modifier the title lacks and no object of its own. A
-   clause that names items and says nothing else ("Step 2 and step 3 done") takes the verdict of
-   the clause after it; one of completion or outcome words alone ("Contract: signed") is said of
-   the clause before it.
-3. Completion report (the clause, whatever step it is about). Finished when it holds a cue — a
-   completion word (done, finished, ✓, passed, ...), a past tense ("pushed", "built"), an outcome
-   of core/plan_outcomes.OUTCOME_TABLE (for a clause that names items, of their titles' verbs), or
-   a veto word that is a step's own verb in a past form ("stopped" for "Stop the cron jobs",
-   "hung" for "Hang the drywall"; that step only) — and none of:
-   - a question mark; a negation (not, n't, never, no/without — except "no errors");
-   - failure or ongoing work (failing, blocked, stuck, starting, working on, retrying, waiting,
-     skipping, rolled back, ...; "is working", "now running" are states, not work);
-   - partial work: a count short of the whole ("12 of 40", "3/5", "60%", "60% done"; not a
-     percentage that measures a result: "80% turnout"), "so far", "the rest", "to go", some, most,
-     only, almost, half, a part of something ("the intro section of the report"), pending work
-     (pending, awaiting, in review, on hold, ready to, ...);
-   - a condition anywhere (if, unless, provided, assuming), or before the cue an intent or
-     instruction (will, going to, need, next, once, when, until, make sure; "plan" only as a verb:
-     "the seating plan" is a thing).
-   An outcome said with a bare particle ("the boiler is in", "the site is up") holds only when no
-   noun follows it ("is in draft", "is out sick" are other states).
-4. Qualifiers. A clause takes back what the clause before it finished ("Deployed, but not yet back
-   in service", "Drafted, not sent", "Migrated the EU tables; the rest tonight", "Tables migrated:
-   7/9") when it speaks of remaining or pending work or counts part of the whole, or opens with a
-   contrast or negation and is itself not finished — unless it speaks of another item ("Built the
-   image, but haven't pushed it yet").
-5. Link by the step's object (a finished clause that names no item). A title is read as "<verb>
-   [particle] <object> [<preposition> <complement>]" ("Push image to registry": push, the image).
-   The clause must name the object's last word and at least half of its words (a compound's parts
-   count: "related-work" names related work; not through its own verbs, nor after a purpose "to
-   <verb>"), and not be about something else that shares a word: a modifier the title lacks ("the
-   staging database" for "the database"), another noun after it ("the welcome email template"),
-   another number ("5 participants" for "Interview 8 participants"), another place or party after
-   the title's preposition ("to staging" for "to production"), or one of a plural object named
-   alone ("track 3 is mastered", "a nurse hired" for "Master the tracks", "Hire two nurses"; not a
-   modifier: "the user survey" for "Survey the users"). The object may also be named by its
-   acronym ("the SIV"), by the event a get-title asks for said by its verb or its outcomes ("the
-   IRB approved", "the board signed off" for "Get board approval"), or, with the title's own
-   outcome, by a compound's first noun standing alone ("both keynotes confirmed" for "Confirm the
-   keynote speakers"). And the clause must say the title's outcome happened: a completion word,
-   the title's verb in the past tense, or an outcome the table lists for that verb — the title's
-   verb itself need not appear ("Invoice went out", "The hedging is in the ground", "The leaving
-   party went ahead"). Of the items that pass, the one whose title it covers best (at least half of
-   its words and two, the verb counting when its outcome was said); a tie completes neither.
-6. Not yet, per step (for every claim, named or linked). A finished-sounding clause does not finish
-   a step when, for that step:
-   - the step is a decision or a result given by others (get, obtain, secure, approve, pass, ...)
-     and the clause only hands the thing over (submitted, applied, lodged, requested, sent) without
-     the decision (granted, approved, issued, ...); or it hands it over "for approval/review/
-     sign-off" and the title does not say so itself ("Budget sent to the CFO for approval" finishes
-     "Submit the budget for approval", not "Approve the budget");
-   - the clause puts it in the calendar (booked, scheduled, arranged, planned) and the step is not
-     one that books, orders, hires or arranges ("Driver training booked" is no training);
-   - a state is given a day to come ("out on Friday", "live next week") and the step is not a
-     scheduling one, unless a past tense says when it was ("Released on Friday");
-   - the step puts a thing in its place (install, fit, hang, plant, replace) and the clause names
-     another place for it ("The boiler is in the van").
+Clauses. The message is cut at sentence ends (". ", "!", "?", ";", newlines), at ": ", ", " and
+spaced dashes, after a tick that follows a word ("venue ✓ catering ✓"), at "but"/"however"/
+"though"; at "and"/"then"/"while" only when both sides name a step, or when each side is a finished
+statement of its own. A clause that only names items ("Step 2 and step 3 done") takes the verdict of
+the clause after it; one of completion or outcome words alone ("Contract: signed") is said of the
+clause before it.
+
+Stage A — is the clause a report that something is finished? (plan-independent grammar)
+
+  | the clause has                                                              | verdict      |
+  |-----------------------------------------------------------------------------|--------------|
+  | a question mark, or opens with an auxiliary (is, did, has…) in a "?" sentence | not finished |
+  | a negation (not, n't, never, no/without — "no errors" is fine)               | not finished |
+  | failure or ongoing work (failing, blocked, stuck, corrupt, starting, running, | not finished |
+  |   working on, retrying, waiting, skipping, an error code like x_denied…)     |              |
+  | partial work: a count short of the whole (12 of 40, two of the three, 3/5,   | not finished |
+  |   60% — not a measured result: 80% turnout), so far, the rest, to go, for    |              |
+  |   today, some, most, only, almost, half, a part of a thing (the intro section)|              |
+  | pending work (pending, awaiting, in review, on hold, pencilled, ready to, …) | not finished |
+  | a condition anywhere (if, unless, provided, assuming)                        | not finished |
+  | an intent or instruction before the cue (will, going to, need, next, once,   | not finished |
+  |   when, until, make sure; "plan(ning)" only as a verb)                       |              |
+  | otherwise a cue: a completion word (done, finished, ✓, passed…), a past tense| finished     |
+  |   or participle (pushed, built), a result state of plan_outcomes (is live, is |              |
+  |   in, went out, in place — a bare particle only with no noun after it: "is in |              |
+  |   draft" is another state), or a veto word that is a step's own verb in a    |              |
+  |   past form ("stopped" for "Stop the cron jobs"; that step only)             |              |
+  | no cue                                                                      | not finished |
+
+  A clause that qualifies the one before it takes back what that one finished ("Deployed, but not
+  yet back in service", "Drafted, not sent", "…; the rest tonight", "…: 7/9") when it speaks of
+  remaining or pending work, counts part of the whole, or opens with a contrast or negation and is
+  itself not finished — unless it speaks of another item ("Built the image, but haven't pushed it
+  yet"; a word that only modifies a noun of its own, "the guest's mic track", is no mention) and is
+  not pending work on "it" ("Drafted, waiting for the manager to check it").
+
+Stage B — which step does a finished clause finish? (the first row that gives exactly one)
+
+  | link (Claim.matched_by) | the clause                                                          |
+  |-------------------------|---------------------------------------------------------------------|
+  | step_number             | names it by number or ordinal ("step 2", "steps 1-3", "2/5", "the   |
+  |                         |   last step", "the first two steps")                                |
+  | item_id                 | names its id (with a digit or punctuation anywhere, "m2"; a plain-  |
+  |                         |   word id only as the clause's first word and a noun of its own)    |
+  | title                   | names it by its activity noun ("the rewiring", "the translation"),  |
+  |                         |   or by the object of its title ("<verb> [particle] <object>        |
+  |                         |   [<preposition> <complement>]": the object's head and at least half |
+  |                         |   of its words, or a compound's first noun standing alone) AND says |
+  |                         |   the title's outcome (a completion word, the title's verb in the   |
+  |                         |   past, or its row of plan_outcomes.OUTCOME_TABLE); best coverage of|
+  |                         |   the title wins, a tie links nothing                               |
+  | outcome                 | says an outcome only one step's verb can have and names nothing but |
+  |                         |   that title's words ("Signed!"); or, of the steps that can have it,|
+  |                         |   names the head or complement of exactly one and no word of another|
+  |                         |   title ("The council granted Mill Lane" for "Get a permit for Mill |
+  |                         |   Lane")                                                            |
+  | —                       | otherwise: nothing                                                   |
+
+  At the title and outcome rows a clause that names a rival of the title's object links
+  nothing to that title: another modifier before its head ("the staging database"; not a clipped
+  title word, "resus" for "resuscitation"), another noun after it ("the welcome email template"),
+  another number ("5 participants" for "Interview 8 participants"), another place or party after
+  the title's preposition ("to staging" for "to production"), one of a plural object ("track 3 is
+  mastered"), or a failure word that is no word of the object. A title "Get <thing> <participle>"
+  ("Get the route approved") has the participle's outcomes.
+
+Not yet, per step (for every link). A finished clause does not finish a step when, for that step:
+  - the step is a decision or a result given by others (get, obtain, secure, approve, pass, …) and
+    the clause only hands the thing over (submitted, applied, lodged, sent) without the decision, or
+    hands it over "for approval/review/sign-off" and the title does not say so itself;
+  - the clause puts it in the calendar (booked, scheduled, arranged, planned) and the step does not
+    book, order, hire or arrange ("Driver training booked" is no training);
+  - a state is given a day to come ("out on Friday", "live next week") and the step is not a
+    scheduling one, unless a past tense says when it was ("Released on Friday");
+  - the step puts a thing in its place (install, fit, hang, plant, replace) and the clause names
+    another place for it ("The boiler is in the van").
 
 Whether a claim is applied (dependencies completed, status not set by a caller) is decided by
 applicable_claims; the store applies the result in the transaction that stores the message.
@@ -83,7 +92,7 @@ import enum
 import functools
 import operator
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import NamedTuple, Protocol
 
 from taskmem.core.messages import Kind, Role
@@ -104,6 +113,7 @@ class MatchedBy(enum.StrEnum):
     STEP_NUMBER = "step_number"
     ITEM_ID = "item_id"
     TITLE = "title"
+    OUTCOME = "outcome"
 
 
 class OutlineItem(Protocol):
@@ -179,6 +189,7 @@ _VETO = frozenset({
     "fail", "fails", "failed", "failing", "failure", "failures", "error", "errors", "errored", "broken", "broke",
     "crash", "crashed", "crashes", "crashing", "stuck", "blocked", "blocking", "blocker", "timeout", "timed",
     "exception", "flaky", "denied", "refused", "rejected", "aborted", "interrupted", "reverted", "undone",
+    "corrupt", "corrupted",
     "wrong", "incorrect", "redo", "redoing",
     "rollback",
     "almost", "nearly", "partially", "partly", "half", "halfway", "mostly",
@@ -301,7 +312,7 @@ def _plan_index(outline: tuple[tuple[str, int, str], ...]) -> _PlanIndex:
     titles = {ordinal: read for _, ordinal, title in outline if (read := _read_title(title))}
     postings: dict[str, list[int]] = {}
     for ordinal, read in titles.items():
-        for word in read.stems | read.initials:
+        for word in read.stems:
             postings.setdefault(word, []).append(ordinal)
     verbs = TABLE_VERBS | {_words(title.lower())[0] for _, _, title in outline if _words(title.lower())}
     return _PlanIndex(ids, plain_ids, {ordinal: item_id for item_id, ordinal, _ in outline}, titles, postings,
@@ -385,7 +396,18 @@ def _cut(text: str, spans: list[tuple[int, int, list[tuple[int, MatchedBy]]]]) -
         named = [(start, stop) for start, stop, _ in spans if begin <= start < end]
         clauses.extend(_split_conjunctions(text, begin, end, named, refs, spans, question))
         begin = resume
+    for clause in clauses:  # "Is the site live, or is it still on staging?": the question opens the sentence
+        words = _words(clause.text)[:1]
+        if words and words[0] in _AUXILIARIES:
+            sentence_end = _SENTENCE_END.search(text, clause.start + len(clause.text))
+            clause.question = clause.question or bool(sentence_end and sentence_end.group() == "?")
     return [c for c in clauses if c.text.strip()]
+
+
+# A clause that opens with one of these asks, when its sentence ends with a question mark.
+_AUXILIARIES = frozenset({"is", "are", "was", "were", "do", "does", "did", "has", "have", "had", "can", "could",
+                          "will", "would", "should", "shall", "may", "might"})
+_SENTENCE_END = re.compile(r"[.!?\n](?=\s|$)")
 
 
 def _split_conjunctions(text: str, begin: int, end: int, named: list[tuple[int, int]],
@@ -427,12 +449,12 @@ _CONTRAST = frozenset({"but", "however", "though", "although", "whereas", "yet",
 # Partial or pending: with these a clause says the work is not (known to be) all done.
 _PARTIAL = frozenset({
     "remaining", "remainder", "except", "excluding", "some", "most", "several", "few", "partial", "only",
-    "awaiting", "await", "awaits", "tbd", "eta", "yet",
+    "awaiting", "await", "awaits", "tbd", "eta", "yet", "pencilled", "penciled", "provisionally", "tentatively",
 })
 _PARTIAL_PHRASES = frozenset({
     ("so", "far"), ("the", "rest"), ("to", "go"), ("on", "hold"), ("in", "review"), ("under", "review"),
     ("on", "its", "way"), ("on", "the", "way"), ("first", "batch"), ("first", "half"), ("first", "pass"),
-    ("first", "round"), ("first", "part"), ("rolled", "back"), ("roll", "back"), ("ready", "to"),
+    ("first", "round"), ("first", "part"), ("for", "today"), ("for", "now"), ("rolled", "back"), ("roll", "back"), ("ready", "to"),
 })
 # Anywhere in a clause after a finished one, these say its outcome is still to come.
 _PENDING = frozenset({"pending", "awaiting", "await", "awaits", "waiting", "tbd", "yet", "still", "next"})
@@ -454,6 +476,8 @@ for _phrase in sorted(ALL_OUTCOMES | _PARTIAL_PHRASES | _REMAINDER_PHRASES):
 def _is_past(word: str) -> bool:
     if word in _IRREGULAR_COMPLETION:
         return True
+    if "_" in word:
+        return False  # an identifier ("permission_denied"), not a verb
     last = word.rsplit("-", 1)[-1]  # "re-deployed" is past, "op-ed" is not
     return (len(last) >= 5 and word.endswith("ed") and not word.endswith("eed") and word not in _NEUTRAL_ED
             and word not in _VETO and not word.startswith("un"))
@@ -469,6 +493,8 @@ def _vetoed(word: str) -> bool:
     percent = _PERCENT.match(word)
     if percent:
         return int(percent.group(1)) < 100
+    if "_" in word:
+        return any(_vetoed(part) for part in word.split("_"))  # "permission_denied", "build_failed"
     if word.startswith("un") and _is_completion(word[2:]):
         return True  # unfinished, untested, unmerged
     return word in _VETO
@@ -567,8 +593,8 @@ def _partial_count(words: list[str]) -> bool:
         a = number(word)
         if a is None:
             continue
-        rest = words[i + 1:i + 4]
-        total = rest[1] if rest[:1] == ["of"] else rest[2] if rest[:2] == ["out", "of"] and len(rest) > 2 else None
+        rest = [w for w in words[i + 1:i + 5] if w not in _DETERMINERS]  # "two of the three"
+        total = rest[1] if rest[:1] == ["of"] and len(rest) > 1 else rest[2] if rest[:2] == ["out", "of"] and len(rest) > 2 else None
         b = number(total) if total else None
         if b is not None and a < b:
             return True
@@ -586,7 +612,7 @@ _PART = frozenset({
 })
 _FAILURE = frozenset({
     "fail", "fails", "failed", "failing", "failure", "failures", "error", "errors", "errored", "broken", "crash",
-    "crashed", "crashes", "crashing", "timeout", "exception", "flaky", "wrong", "incorrect",
+    "crashed", "crashes", "crashing", "timeout", "exception", "flaky", "wrong", "incorrect", "corrupt", "corrupted",
 })
 
 
@@ -616,8 +642,7 @@ def _vetoes(words: list[str]) -> list[str]:
     """The words that say the work is not (known to be) finished: negation, failure, ongoing work, a
     part of something ("the intro section of the report").
 
-    "no errors", "now running", "running 16.4", "up and running", "is working" (not "is working on") and
-    "failed over" are no vetoes.
+    "no errors" and a measured result ("70% turnout") are no vetoes.
     """
     found = []
     for i, word in enumerate(words):
@@ -625,14 +650,6 @@ def _vetoes(words: list[str]) -> list[str]:
             continue  # "without errors", "no issues"
         if word in _HARMLESS_AFTER_NO and i and words[i - 1] in _NO:
             continue
-        if word == "running" and (i and words[i - 1] in ("now", "and")
-                                  or any(c.isdigit() for w in words[i + 1:i + 3] for c in w)):
-            continue  # the state a finished step leaves: "now running", "up and running", "running Postgres 16"
-        if word == "failed" and words[i + 1:i + 2] == ["over"]:
-            continue  # a fail-over that happened
-        if word == "working" and i and words[i - 1] in ("is", "are", "now", "all", "and") \
-                and words[i + 1:i + 2] not in (["on"], ["through"], ["to"], ["towards"]):
-            continue  # a state: "the printer is working" (not "is working on the report")
         if _measure(words, i):
             continue  # "a 70% turnout", "31% open rate": a figure about the result, not the work's share
         if word in _PART and words[i + 1:i + 2] == ["of"] or _vetoed(word):
@@ -667,7 +684,7 @@ _CONDITION = frozenset({"if", "unless", "provided", "providing", "assuming"})
 
 
 # Intent words that are nouns too: "the seating plan" is a thing, "we plan to" and "plan to ship" intend.
-_NOUN_TOO = frozenset({"plan", "plans"})
+_NOUN_TOO = frozenset({"plan", "plans", "planning"})
 _SUBJECTS = frozenset({"i", "we", "you", "they", "he", "she", "team"})
 
 
@@ -722,8 +739,6 @@ class _Title(NamedTuple):
     head: frozenset[str]  # the object's last word (and the one before a number: "migration 42"): named, or no match
     modifiers: frozenset[str]  # the object's other words ("production" in "the production database")
     outcomes: frozenset[tuple[str, ...]]  # what saying the verb's outcome happened looks like
-    initials: frozenset[str]  # the object's acronyms: "siv" for "the site initiation visit"
-    events: frozenset[tuple[str, ...]]  # a get-title's event noun's outcomes ("clearance": cleared, released)
     plural: bool  # the object's last word is plural ("the tracks"): one of them named alone is a part
 
 
@@ -742,16 +757,17 @@ def _read_title(title: str) -> _Title | None:
                        if (stems_after := content_stems(" ".join(_phrase_after(rest, i))))]
     else:  # "SSH into server": the complement is what the verb acts on
         phrase = [w for w in rest[cut:] if w not in _STOP]
+    caused: frozenset[tuple[str, ...]] = frozenset()
+    if verb in _GET_VERBS and len(phrase) > 1 and _is_past(phrase[-1]):  # "Get the route approved": a result
+        caused = OUTCOMES.get(stem(phrase[-1]), frozenset()) | {(phrase[-1],)}
+        phrase = phrase[:-1]
     head = {stem(w) for w in phrase[-2:] if any(c.isdigit() for c in phrase[-1])} | {stem(w) for w in phrase[-1:]}
     obj = content_stems(" ".join(phrase))
-    plain = [w for w in phrase if w.isalpha()]
-    initials = {"".join(w[0] for w in plain[k:]) for k in range(len(plain) - 2 + 1)} if len(plain) >= 3 else set()
     events: frozenset[tuple[str, ...]] = frozenset()
     if verb in _GET_VERBS:  # "Get IRB approval": the outcomes of the verb its event noun comes from
         events = events.union(*(o for v, o in OUTCOMES.items() if len(v) >= 4 and any(h.startswith(v) for h in head)))
     return _Title(stems, verb, obj, tuple(complements), _numbered_nouns(words), frozenset(head), obj - head,
-                  OUTCOMES.get(verb, frozenset()) | events, frozenset(i for i in initials if len(i) >= 3), events,
-                  bool(phrase) and _is_plural(phrase[-1]))
+                  OUTCOMES.get(verb, frozenset()) | events | caused, bool(phrase) and _is_plural(phrase[-1]))
 
 
 def _is_plural(word: str) -> bool:
@@ -803,13 +819,19 @@ def _read_clause(clause_text: str, verbs: frozenset[str]) -> _Said:
 def _about_something_else(title: _Title, said: _Said) -> bool:
     """Whether the clause speaks of something other than the title's object, though it shares words with it.
 
-    It does unless it names the object's head and at least half of its words; and it does when a
-    veto let through is no word of the object (nor a part word the title's verb), when a number
-    beside one of the title's words differs ("5 participants" for "8 participants"; "16.4" is
-    "16"), or when every mention of the head belongs to another thing (_modified_away).
+    It does unless it names the object's head and at least half of its words, and when it names a
+    rival of the object (_rival_named).
     """
     if title.object and (len(title.object & said.named) * 2 < len(title.object) or title.head.isdisjoint(said.named)):
         return True
+    return _rival_named(title, said)
+
+
+def _rival_named(title: _Title, said: _Said) -> bool:
+    """Whether the clause names a rival of the title's object: a veto let through that is no word of the
+    object (nor a part word the title's verb); another number beside one of the title's words ("5
+    participants" for "8 participants"; "16.4" is "16"); another place or party after the title's
+    preposition; one of a plural object; or the head only as a part of another thing (_modified_away)."""
     if not all(word in title.object or word == title.verb for word in said.excused):
         return True
     for noun, number in title.numbers.items():
@@ -839,6 +861,11 @@ def _one_of_them(words: list[str], i: int) -> bool:
     return not _is_plural(word) and (any(c.isdigit() for c in after) or _stands_alone(after) or after in _PREPOSITIONS)
 
 
+def _abbreviates(word: str, stems: frozenset[str]) -> bool:
+    """Whether a word is one of the title's words or its clipped form ("resus" for "resuscitation")."""
+    return word in stems or len(word) >= 4 and any(s.startswith(word) for s in stems)
+
+
 def _modified_away(title: _Title, said: _Said, i: int) -> bool:
     """Whether this mention of the title's head belongs to another thing: a modifier before it that
     the title lacks ("the staging database" for "the production database"; "the staging workers"
@@ -847,7 +874,7 @@ def _modified_away(title: _Title, said: _Said, i: int) -> bool:
     before = words[i - 1] if i else ""
     if before and before not in _STOP and before not in _GENERIC_MODIFIERS and not any(c.isdigit() for c in before) \
             and not _is_completion(before) and before not in OUTCOME_WORDS and not _vetoed(before) \
-            and stem(before.removesuffix("'s")) not in title.stems:
+            and not _abbreviates(stem(before.removesuffix("'s")), title.stems):
         return True
     after = words[i + 1] if i + 1 < len(words) and not words[i].endswith("'s") else ""
     return bool(after) and after not in _STOP and after not in _PREPOSITIONS and after not in OUTCOME_WORDS \
@@ -855,25 +882,11 @@ def _modified_away(title: _Title, said: _Said, i: int) -> bool:
         and not _vetoed(after) and stem(after) not in title.stems and not stem(after).startswith(title.verb)
 
 
-def _event_said(title: _Title, said: _Said) -> bool:
-    """ "Get IRB approval" is done when the IRB approved: for a title that gets, obtains, secures or
-    receives an event noun, a past tense whose stem starts that noun, or an outcome of that verb
-    ("customs released the goods" for "Get customs clearance"), says the event happened."""
-    said_verbs = said.verbs | {stem(phrase[0]) for phrase in said.outcomes}
-    return title.verb in _GET_VERBS and (any(len(v) >= 4 and h.startswith(v) for v in said_verbs for h in title.head)
-                                         or not title.events.isdisjoint(said.outcomes))
-
-
-def _names_of(title: _Title, said: _Said, own: bool, event: bool) -> _Said:
-    """The clause with the other ways it names the title's object counted as naming it: its acronym
-    ("the SIV" for "the site initiation visit"), the event noun its verb says ("approved" for
-    "approval"), and, when the title's own outcome is said, the compound's first noun standing alone
-    ("the keynotes confirmed" for "Confirm the keynote speakers": no other noun follows it)."""
+def _names_of(title: _Title, said: _Said, own: bool) -> _Said:
+    """The clause with the compound's first noun standing alone counted as naming the title's object,
+    when the title's own outcome is said ("the keynotes confirmed" for "Confirm the keynote speakers":
+    no other noun follows it)."""
     named = set(said.named)
-    if not title.initials.isdisjoint(said.words):
-        named |= title.object
-    if event:
-        named |= title.head
     if own and title.head.isdisjoint(named) and not any(c.isdigit() for h in title.head for c in h):
         words = said.words
         shortened = [i for i, w in enumerate(words) if stem(w) in title.modifiers and stem(w) in named]
@@ -909,9 +922,8 @@ def _title_match(clause_text: str, index: _PlanIndex) -> int | None:
     scored = []
     for ordinal in candidates:
         title = index.titles[ordinal]
-        event = _event_said(title, said)
-        own = event or title.verb in said.verbs or not title.outcomes.isdisjoint(said.outcomes)
-        read = _names_of(title, said, own, event)
+        own = _says_outcome(title, said)
+        read = _names_of(title, said, own)
         if _about_something_else(title, read):
             continue
         if not (generic or own):
@@ -925,6 +937,70 @@ def _title_match(clause_text: str, index: _PlanIndex) -> int | None:
     if len(scored) > 1 and scored[1][:2] == scored[0][:2]:
         return None  # two items fit equally well: say nothing rather than guess
     return scored[0][2]
+
+
+# --- links that need no title words (stage B) -----------------------------------------------
+
+def _link(clause: _Clause, index: _PlanIndex) -> list[tuple[int, MatchedBy]]:
+    """The item a finished clause that names none is about: by its title's words, else by the outcome
+    only one step of the plan can have."""
+    matched = _title_match(clause.text, index)
+    if matched is not None:
+        return [(matched, MatchedBy.TITLE)]
+    said = _read_clause(clause.text, index.verbs)
+    owners = [o for o, t in index.titles.items() if _says_outcome(t, said) and not _rival_named(t, said)]
+    matched = _outcome_match(said, owners, index)
+    if matched is not None:
+        return [(matched, MatchedBy.OUTCOME)]
+    return []
+
+
+def _says_outcome(title: _Title, said: _Said) -> bool:
+    """Whether the clause says this step's own outcome happened: its verb in a past form, or an outcome
+    of the verb's row of the table (or of the event a get-step asks for: "granted" for "Get the permit")."""
+    return title.verb in said.verbs or not title.outcomes.isdisjoint(said.outcomes)
+
+
+def _identifying(title: _Title) -> frozenset[str]:
+    """The title's words that say which thing it is about: the object's head, and the places and parties
+    after its prepositions (a modifier alone may modify another thing: "the search dashboard" for "the
+    search service")."""
+    return title.head.union(*(words for _, words in title.complements))
+
+
+def _outcome_match(said: _Said, owners: list[int], index: _PlanIndex) -> int | None:
+    """The step whose outcome the clause says when the outcome itself picks it: the one step of the plan
+    that can have that outcome, the clause naming nothing but its title's words ("We've exchanged" for
+    "Exchange contracts"); or, of the steps that can, the one whose title shares a word with the clause,
+    the clause naming no word of another title ("Customs released the goods" for "Get customs clearance",
+    not "Issue the bill of lading")."""
+    said = said._replace(named=frozenset(w for w in said.named if _a_thing(w)))
+    if len(owners) == 1 and said.named <= index.titles[owners[0]].stems:
+        return owners[0]
+    sharing = [o for o in owners if not said.named.isdisjoint(_identifying(index.titles[o]))]
+    if len(sharing) != 1:
+        return None
+    title = index.titles[sharing[0]]
+    others = frozenset().union(*(t.stems for t in index.titles.values() if t is not title)) - title.stems
+    return sharing[0] if said.named.isdisjoint(others) else None
+
+
+# Words that name no thing the work was done to: when it was, and who said so.
+_TIME_WORDS = frozenset(stem(w) for w in (
+    "today tonight yesterday morning afternoon evening night week weekend month day hour minute earlier finally"
+    " mon tue tues wed thu thur thurs fri sat sun monday tuesday wednesday thursday friday saturday sunday"
+    " january february march april may june july august september october november december"
+    " jan feb mar apr jun jul aug sep sept oct nov dec").split())
+
+
+def _a_thing(stemmed: str) -> bool:
+    """Whether a word the clause names can be what the work was done to (not a time, a number, a pronoun
+    contracted with its verb, or a completion word's noun)."""
+    return stemmed not in _TIME_WORDS and not any(c.isdigit() for c in stemmed) and "'" not in stemmed \
+        and stem(stemmed) not in _COMPLETION_STEMS
+
+
+_COMPLETION_STEMS = frozenset(stem(w) for w in _COMPLETION_WORDS | {"completion"})
 
 
 # --- the whole message -------------------------------------------------------------------------
@@ -963,12 +1039,34 @@ def _normalise(message: str) -> str:
 
 
 def _about_other_items(clause: _Clause, claimed: set[int], index: _PlanIndex) -> bool:
-    """Whether a qualifying clause speaks of other items: names one, or holds another item's verb or object."""
+    """Whether a qualifying clause speaks of other items: names one, or holds another item's verb or object
+    (not one that only modifies a noun of the clause's own: "the guest's mic track is corrupt" is about
+    the track)."""
     if any(ordinal not in claimed for ordinal, _ in clause.refs):
         return True
-    said = content_stems(clause.text)
+    words = _words(clause.text)
+    said = frozenset(stem(w) for i, w in enumerate(words) if w not in _STOP and not _modifier_at(words, i))
     return any(ordinal not in claimed and not said.isdisjoint(title.object | {title.verb})
                for ordinal, title in index.titles.items())
+
+
+_BACK_REFERENCES = frozenset({"it", "them", "this", "these"})
+
+
+def _pending_on_it(clause: _Clause, claimed: set[int], index: _PlanIndex) -> bool:
+    """ "Drafted, waiting for the head to review it": pending work on "it" is the finished clause's thing,
+    though another item's word is said (not when another item's verb is: "but haven't pushed it yet")."""
+    words = _words(clause.text)
+    verbs = {stem(w) for w in words}
+    return any(w in _PENDING for w in words) and not _BACK_REFERENCES.isdisjoint(words) \
+        and not any(o not in claimed and t.verb in verbs for o, t in index.titles.items())
+
+
+def _modifier_at(words: list[str], i: int) -> bool:
+    """Whether the word at i modifies the noun after it: a possessive, or a word before a noun of its own."""
+    after = words[i + 1] if i + 1 < len(words) else ""
+    return words[i].endswith("'s") or not _stands_alone(after) and after not in _PREPOSITIONS \
+        and not any(c.isdigit() for c in after) and after.isalpha()
 
 
 def _qualifies_previous(clause: _Clause) -> bool:
@@ -985,8 +1083,16 @@ def _qualifies_previous(clause: _Clause) -> bool:
     return opens and _unfinished(words)
 
 
-def completion_claims(items: Sequence[OutlineItem], message: str) -> list[Claim]:
-    """The items the message says are finished, in plan order, each once (first reason wins)."""
+class _Reading(NamedTuple):
+    """A message cut into judged clauses (stage A), ready for linking (stage B)."""
+
+    text: str
+    index: _PlanIndex
+    clauses: list[_Clause]
+    quoted: dict[int, tuple[int, int]]  # id(clause) → the span its evidence quotes
+
+
+def _read_message(items: Sequence[OutlineItem], message: str) -> _Reading:
     text = _normalise(message)
     index = _plan_index(tuple(map(_INDEX_KEY, items)))
     plain_ids = index.plain_ids
@@ -1011,19 +1117,31 @@ def completion_claims(items: Sequence[OutlineItem], message: str) -> list[Claim]
                                                              _outcomes_of(clause.refs, index))
             if judge is not None:
                 quoted[id(clause)] = (min(clause.start, judge.start), max(*quoted[id(clause)], *quoted[id(judge)]))
+    return _Reading(text, index, clauses, quoted)
+
+
+def finished_clauses(items: Sequence[OutlineItem], message: str) -> list[str]:
+    """Stage A: the clauses of the message that report something finished (whatever step they are about)."""
+    reading = _read_message(items, message)
+    return [c.text.strip() for c in reading.clauses if c.verdict]
+
+
+def completion_claims(items: Sequence[OutlineItem], message: str) -> list[Claim]:
+    """The items the message says are finished, in plan order, each once (first reason wins)."""
+    text, index, clauses, quoted = _read_message(items, message)
     named: list[list[tuple[int, MatchedBy]]] = []
     for clause in clauses:
         refs = clause.refs
         if clause.verdict and not refs:
-            matched = _title_match(clause.text, index)
-            refs = [] if matched is None else [(matched, MatchedBy.TITLE)]
+            refs = _link(clause, index)
         if clause.verdict:
             words = _words(text[slice(*quoted[id(clause)])])  # a bare mention with the clause that judged it
             refs = [(o, how) for o, how in refs if o not in index.titles or not _not_yet(index.titles[o], words)]
         named.append(refs if clause.verdict else [])
     for i in range(1, len(clauses)):  # a qualifier takes back what the clause before it finished
         claimed = {ordinal for ordinal, _ in named[i - 1]}
-        if claimed and _qualifies_previous(clauses[i]) and not _about_other_items(clauses[i], claimed, index):
+        if claimed and _qualifies_previous(clauses[i]) and (not _about_other_items(clauses[i], claimed, index)
+                                                            or _pending_on_it(clauses[i], claimed, index)):
             named[i - 1] = []
     claims: dict[int, Claim] = {}  # by ordinal
     for clause, refs in zip(clauses, named):

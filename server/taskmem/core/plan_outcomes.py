@@ -70,7 +70,6 @@ OUTCOME_TABLE = (
     ("submit file apply lodge", "submitted, filed, applied, lodged, is in, are in, went in"),
     # Arriving finishes a delivery or an order, never a send: "the invitations arrived" from the printer.
     ("deliver order buy purchase", "arrived, signed for, dropped off, handed over, delivered"),
-    ("invite", "invited, sent, went out, gone out, are out, in the post"),
     ("approve sign accept authorize authorise endorse ratify greenlight",
      "approved, signed, signed off, accepted, authorized, authorised, endorsed, ratified, greenlit,"
      " got the go-ahead, got approval, approval granted, got sign-off, lgtm, in hand"),
@@ -78,18 +77,16 @@ OUTCOME_TABLE = (
     ("get obtain secure receive win acquire",
      "got, obtained, secured, received, won, acquired, granted, issued, awarded, came through, came in,"
      " in hand, is ours, are ours"),
-    ("pass clear qualify certify",
-     "passed, cleared, released, qualified, certified, signed off, got through"),
     ("publish release ship launch post announce issue",
      "published, released, shipped, launched, posted, announced, issued, is live, are live, went live, gone live,"
      " now live, live on, is out, are out, now out, went out, is up, are up, now available, is available,"
      " are available"),
     ("deploy roll promote rollout",
      "deployed, rolled out, promoted, is live, are live, went live, gone live, now live, live on, live in,"
-     " now running, now serving, now serves, now serve, is serving, are serving, now runs, now run, is up, are up"),
+     " now serving, now serves, now serve, is serving, are serving, now runs, now run, is up, are up"),
     ("upgrade update bump patch migrate switch move relocate convert port renew rotate flash",
      "upgraded, updated, bumped, patched, migrated, switched, moved, relocated, converted, ported, renewed,"
-     " rotated, now runs, now run, now running, is running, are running, now on, is on, are on, runs on, run on,"
+     " rotated, now runs, now run, now on, is on, are on, runs on, run on,"
      " now at, is at, are at, now uses, now use, now points, now point"),
     ("write draft outline document prepare compose author design plan map edit revise rewrite summarise summarize"
      " transcribe translate record",
@@ -100,8 +97,8 @@ OUTCOME_TABLE = (
     ("build create provision set install configure enable add implement scaffold make generate spin stand open"
      " register assemble",
      "built, created, provisioned, installed, configured, enabled, added, implemented, scaffolded, made, generated,"
-     " assembled, spun up, stood up, opened, registered, is up, are up, up and running, in place, exists,"
-     " now exists, works, is working, are working, now working, ready, is set up, is open, are open, now open"),
+     " assembled, spun up, stood up, opened, registered, is up, are up, in place, exists,"
+     " now exists, works, ready, is set up, is open, are open, now open"),
     # Things put somewhere to stay: fixtures, hangings, plantings.
     ("install fit mount hang lay place plant sow replace",
      "installed, fitted, mounted, hung, laid, placed, planted, sown, sowed, in place, is in, are in, is up, are up,"
@@ -110,7 +107,7 @@ OUTCOME_TABLE = (
      "printed, copied, photocopied, laminated, back from the printer, back from the printers"),
     ("fix resolve repair debug address unblock restore alter mend replace",
      "fixed, resolved, repaired, addressed, unblocked, restored, altered, mended, replaced, works, works again,"
-     " is back, are back, is working, are working, now working, working again"),
+     " is back, are back"),
     ("test verify check validate confirm review proofread audit evaluate benchmark measure inspect",
      "tested, passed, passes, green, verified, confirmed, checked, validated, reviewed, proofread, audited,"
      " evaluated, benchmarked, measured, inspected, looks good, look good, all good, lgtm, signed off,"
@@ -120,15 +117,6 @@ OUTCOME_TABLE = (
     ("book reserve schedule order buy purchase pay hire rent arrange",
      "booked, reserved, scheduled, ordered, bought, purchased, paid, hired, rented, arranged, confirmed, set for,"
      " is set, are set, on the calendar, calendared, is ours, are ours"),
-    # People taken on: staff, participants, patients.
-    ("hire recruit appoint staff onboard enroll enrol",
-     "hired, recruited, appointed, onboarded, enrolled, signed on, accepted the offer"),
-    ("finalise finalize agree settle decide choose pick select lock freeze negotiate",
-     "finalised, finalized, agreed, settled, decided, chose, chosen, picked, selected, locked, locked in, frozen,"
-     " negotiated, signed off, is final, are final"),
-    ("allocate assign", "allocated, assigned"),
-    ("enter post log key input reconcile",
-     "entered, posted, logged, keyed in, reconciled, in the system, in the ledger"),
     ("collect gather download fetch export import load ingest backfill copy sync transfer upload push pull extract"
      " scrape crawl harvest",
      "collected, gathered, downloaded, fetched, exported, imported, loaded, ingested, backfilled, copied, synced,"
@@ -138,15 +126,6 @@ OUTCOME_TABLE = (
     ("hold host organise organize convene run present give teach meet",
      "held, hosted, organised, organized, convened, presented, gave, given, taught, met, took place, happened,"
      " went ahead, went well"),
-    ("analyse analyze train run compute survey interview study calculate fit tune label annotate clean dedupe"
-     " deduplicate process render export encode master mix",
-     "analysed, analyzed, trained, ran, computed, surveyed, interviewed, studied, calculated, fitted, tuned,"
-     " labelled, labeled, annotated, cleaned, deduped, deduplicated, processed, rendered, exported, encoded,"
-     " mastered, mixed, results are in"),
-    ("insure cover", "insured, covered, cover in place"),
-    ("fail", "failed over"),
-    ("back snapshot archive dump",
-     "backed up, snapshotted, archived, dumped, snapshot taken, backup taken"),
     ("delete remove decommission clean prune retire drop shut disable revoke deprecate purge wipe demolish tear"
      " rip strip",
      "deleted, removed, decommissioned, cleaned, pruned, retired, dropped, shut down, disabled, revoked,"

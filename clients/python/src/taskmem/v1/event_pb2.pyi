@@ -39,8 +39,8 @@ class _EventTypeEnumTypeWrapper(_enum_type_wrapper._EnumTypeWrapper[_EventType.V
     """A plan item changed. payload: the PlanItem plus "plan_version". When
     PostMessage inferred the change (the item's status_source is INFERRED) the
     payload also has "inference": {"message_id", "matched_by" ("step_number",
-    "item_id" or "title"), "evidence" (the words of the message that say the
-    step is finished)}.
+    "item_id", "title" or "outcome"), "evidence" (the words of the
+    message that say the step is finished)}.
     """
     EVENT_TYPE_ACTION_RECORDED: _EventType.ValueType  # 6
     """An action was recorded. payload: the Action; its status says whether it
@@ -176,8 +176,8 @@ EVENT_TYPE_PLAN_ITEM_UPDATED: EventType.ValueType  # 5
 """A plan item changed. payload: the PlanItem plus "plan_version". When
 PostMessage inferred the change (the item's status_source is INFERRED) the
 payload also has "inference": {"message_id", "matched_by" ("step_number",
-"item_id" or "title"), "evidence" (the words of the message that say the
-step is finished)}.
+"item_id", "title" or "outcome"), "evidence" (the words of the
+message that say the step is finished)}.
 """
 EVENT_TYPE_ACTION_RECORDED: EventType.ValueType  # 6
 """An action was recorded. payload: the Action; its status says whether it
