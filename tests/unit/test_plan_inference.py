@@ -516,3 +516,26 @@ def test_an_outcome_two_steps_can_have_finishes_neither() -> None:
 def test_an_outcome_several_steps_can_have_finishes_the_one_whose_place_or_thing_is_named() -> None:
     assert claimed("The council granted Mill Lane this morning", GARDEN) == ["s2"]
     assert claimed("The council granted the Elm Road permit", GARDEN) == []  # another permit
+
+
+FLOORS = plan("Sand and varnish the hall floor", "Buy the rugs", "Paint the fence")
+GUTTERS = [PlanItem(id="gutters", ordinal=0, title="Clear the gutters"), PlanItem(id="roof", ordinal=1, title="Fix the roof")]
+
+
+def test_a_title_of_two_verbs_needs_both_outcomes() -> None:
+    assert claimed("Hall floor sanded", FLOORS) == []
+    assert claimed("Hall floor sanded and varnished", FLOORS) == ["s1"]
+
+
+@pytest.mark.parametrize("message, items", [
+    ("Fence: front side painted, the back on Sunday", FLOORS),
+    ("Painted the fence along the road, the garden side tomorrow", FLOORS),
+    ("gutters: front done, back tomorrow if it stays dry", GUTTERS),  # a bare id takes its verdict from what follows
+])
+def test_part_of_the_work_put_off_to_a_day_to_come_finishes_nothing(message: str, items: list[PlanItem]) -> None:
+    assert claimed(message, items) == []
+
+
+def test_a_day_to_come_after_a_step_that_arranges_it_leaves_the_step_finished() -> None:
+    assert claimed("Rugs bought, arriving Friday", FLOORS) == ["s2"]
+    assert claimed("gutters: done, roof tomorrow", GUTTERS) == ["gutters"]  # the day is another step's

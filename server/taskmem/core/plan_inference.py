@@ -740,6 +740,7 @@ class _Title(NamedTuple):
     modifiers: frozenset[str]  # the object's other words ("production" in "the production database")
     outcomes: frozenset[tuple[str, ...]]  # what saying the verb's outcome happened looks like
     plural: bool  # the object's last word is plural ("the tracks"): one of them named alone is a part
+    also: str  # a second verb joined to the first ("Board and tank the walls"): its outcome is needed too
 
 
 def _read_title(title: str) -> _Title | None:
@@ -749,6 +750,9 @@ def _read_title(title: str) -> _Title | None:
         return None
     verb = stem(words[0])
     rest = words[2:] if len(words) > 1 and words[1] in _PARTICLES else words[1:]
+    also = ""
+    if len(rest) > 2 and rest[0] == "and":  # "Board and tank the shower walls": two things to do to one object
+        also, rest = stem(rest[1]), rest[2:]
     cut = next((i for i, w in enumerate(rest) if w in _PREPOSITIONS), len(rest))
     phrase = [w for w in rest[:cut] if w not in _STOP]
     complements = []
@@ -767,7 +771,7 @@ def _read_title(title: str) -> _Title | None:
     if verb in _GET_VERBS:  # "Get IRB approval": the outcomes of the verb its event noun comes from
         events = events.union(*(o for v, o in OUTCOMES.items() if len(v) >= 4 and any(h.startswith(v) for h in head)))
     return _Title(stems, verb, obj, tuple(complements), _numbered_nouns(words), frozenset(head), obj - head,
-                  OUTCOMES.get(verb, frozenset()) | events | caused, bool(phrase) and _is_plural(phrase[-1]))
+                  OUTCOMES.get(verb, frozenset()) | events | caused, bool(phrase) and _is_plural(phrase[-1]), also)
 
 
 def _is_plural(word: str) -> bool:
@@ -957,8 +961,10 @@ def _link(clause: _Clause, index: _PlanIndex) -> list[tuple[int, MatchedBy]]:
 
 def _says_outcome(title: _Title, said: _Said) -> bool:
     """Whether the clause says this step's own outcome happened: its verb in a past form, or an outcome
-    of the verb's row of the table (or of the event a get-step asks for: "granted" for "Get the permit")."""
-    return title.verb in said.verbs or not title.outcomes.isdisjoint(said.outcomes)
+    of the verb's row of the table (or of the event a get-step asks for: "granted" for "Get the permit");
+    for a title of two verbs, the second verb too ("boarded" alone does not board and tank the walls)."""
+    first = title.verb in said.verbs or not title.outcomes.isdisjoint(said.outcomes)
+    return first and (not title.also or title.also in said.verbs)
 
 
 def _identifying(title: _Title) -> frozenset[str]:
@@ -1083,6 +1089,14 @@ def _qualifies_previous(clause: _Clause) -> bool:
     return opens and _unfinished(words)
 
 
+def _puts_off(clause: _Clause, claimed: set[int], index: _PlanIndex) -> bool:
+    """ "Antifoul: port side done, starboard tomorrow", "Walls boarded, tanking goes on Saturday": a clause
+    not finished itself that gives a day to come puts part of the work off, unless the steps finished are
+    ones that arrange what comes ("Laptops ordered, arriving Monday")."""
+    return not clause.verdict and not _LATER.isdisjoint(_words(clause.text)) \
+        and not all(o in index.titles and index.titles[o].verb in _SCHEDULING for o in claimed)
+
+
 class _Reading(NamedTuple):
     """A message cut into judged clauses (stage A), ready for linking (stage B)."""
 
@@ -1090,6 +1104,7 @@ class _Reading(NamedTuple):
     index: _PlanIndex
     clauses: list[_Clause]
     quoted: dict[int, tuple[int, int]]  # id(clause) → the span its evidence quotes
+    judged: dict[int, int]  # a bare mention's position → the position of the clause whose verdict it took
 
 
 def _read_message(items: Sequence[OutlineItem], message: str) -> _Reading:
@@ -1110,14 +1125,17 @@ def _read_message(items: Sequence[OutlineItem], message: str) -> _Reading:
     for clause in clauses:
         _judge(clause, spans, index)
     quoted = {id(c): (c.start, c.start + len(c.text)) for c in clauses}
+    judged: dict[int, int] = {}
     for i, clause in enumerate(clauses):
         if clause.verdict is None:  # a bare mention takes the verdict of what follows it
-            judge = next((c for c in clauses[i + 1:] if c.verdict is not None), None)
-            clause.verdict = judge is not None and _finished(judge.words, judge.question,
-                                                             _outcomes_of(clause.refs, index))
-            if judge is not None:
+            at = next((j for j in range(i + 1, len(clauses)) if clauses[j].verdict is not None), None)
+            clause.verdict = at is not None and _finished(clauses[at].words, clauses[at].question,
+                                                          _outcomes_of(clause.refs, index))
+            if at is not None:
+                judge = clauses[at]
+                judged[i] = at
                 quoted[id(clause)] = (min(clause.start, judge.start), max(*quoted[id(clause)], *quoted[id(judge)]))
-    return _Reading(text, index, clauses, quoted)
+    return _Reading(text, index, clauses, quoted, judged)
 
 
 def finished_clauses(items: Sequence[OutlineItem], message: str) -> list[str]:
@@ -1128,7 +1146,7 @@ def finished_clauses(items: Sequence[OutlineItem], message: str) -> list[str]:
 
 def completion_claims(items: Sequence[OutlineItem], message: str) -> list[Claim]:
     """The items the message says are finished, in plan order, each once (first reason wins)."""
-    text, index, clauses, quoted = _read_message(items, message)
+    text, index, clauses, quoted, judged = _read_message(items, message)
     named: list[list[tuple[int, MatchedBy]]] = []
     for clause in clauses:
         refs = clause.refs
@@ -1139,10 +1157,14 @@ def completion_claims(items: Sequence[OutlineItem], message: str) -> list[Claim]
             refs = [(o, how) for o, how in refs if o not in index.titles or not _not_yet(index.titles[o], words)]
         named.append(refs if clause.verdict else [])
     for i in range(1, len(clauses)):  # a qualifier takes back what the clause before it finished
-        claimed = {ordinal for ordinal, _ in named[i - 1]}
-        if claimed and _qualifies_previous(clauses[i]) and (not _about_other_items(clauses[i], claimed, index)
+        # ... and what a bare mention took from it ("Antifoul: port side done, starboard tomorrow")
+        finished_by = [i - 1, *(k for k, at in judged.items() if at == i - 1)]
+        claimed = {ordinal for k in finished_by for ordinal, _ in named[k]}
+        if claimed and (_qualifies_previous(clauses[i]) or _puts_off(clauses[i], claimed, index)) \
+                and (not _about_other_items(clauses[i], claimed, index)
                                                             or _pending_on_it(clauses[i], claimed, index)):
-            named[i - 1] = []
+            for k in finished_by:
+                named[k] = []
     claims: dict[int, Claim] = {}  # by ordinal
     for clause, refs in zip(clauses, named):
         start, end = quoted[id(clause)]
@@ -1208,6 +1230,8 @@ _SCHEDULING = frozenset(stem(v) for v in (
     "book reserve schedule arrange plan set organise organize invite confirm order buy purchase pay hire rent").split())
 _FUTURE = frozenset({"tomorrow", "soon", "upcoming", "next"})
 _WEEKDAYS = frozenset({"monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday"})
+# A clause not finished itself that names one of these puts work off until later.
+_LATER = _FUTURE | _WEEKDAYS | {"tonight", "later"}
 
 
 def _scheduled_later(title: _Title, words: list[str]) -> bool:
