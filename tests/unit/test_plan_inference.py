@@ -539,3 +539,20 @@ def test_part_of_the_work_put_off_to_a_day_to_come_finishes_nothing(message: str
 def test_a_day_to_come_after_a_step_that_arranges_it_leaves_the_step_finished() -> None:
     assert claimed("Rugs bought, arriving Friday", FLOORS) == ["s2"]
     assert claimed("gutters: done, roof tomorrow", GUTTERS) == ["gutters"]  # the day is another step's
+
+
+KILN = plan("Fire the glaze kiln", "Glaze the mugs", "Ship the order to the shop")
+
+
+@pytest.mark.parametrize("message", [
+    "Mugs dropped at the kiln room, ready in 3 days",
+    "Order packed and handed to the courier, at the shop in about a week",
+])
+def test_a_result_still_a_time_away_finishes_nothing(message: str) -> None:
+    assert claimed(message, KILN) == []
+
+
+def test_a_step_named_only_where_another_steps_thing_went_is_not_the_one_finished() -> None:
+    # the clause is about the mugs; "the glaze kiln" is where they went
+    assert claimed("Mugs all glazed, loaded into the glaze kiln", KILN) == ["s2"]
+    assert claimed("Mug handles finished and shipped in the shop van", KILN) == []

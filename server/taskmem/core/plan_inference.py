@@ -344,6 +344,13 @@ def _says_of_something(text: str, question: bool = False) -> bool:
                                    and not _vetoed(w) for w in words)
 
 
+def _shares_subject(text: str) -> bool:
+    """ "… finished and shipped in the van": a side that opens with a past form has no subject of its own;
+    it says more of the thing before "and"."""
+    words = _words(text)
+    return bool(words) and (_is_past(words[0]) or _is_completion(words[0]))
+
+
 # A verb's noun: the rewiring, the translation, the deployment.
 _ACTIVITY_NOUN = re.compile(r"[a-z]+(?:ing|ion|ions|ment)\b")
 
@@ -421,7 +428,8 @@ def _split_conjunctions(text: str, begin: int, end: int, named: list[tuple[int, 
                 and not any(s <= at < e for s, e in named):
             points.append(at)
         elif m.group() == "and" and not any(s <= at < e for s, e in named) \
-                and _says_of_something(text[begin:at]) and _says_of_something(text[at + 3:end], question):
+                and _says_of_something(text[begin:at]) and _says_of_something(text[at + 3:end], question) \
+                and not _shares_subject(text[at + 3:end]):
             points.append(at)  # "IRB approval is in hand and the site visit is done": two statements
     bounds = [begin, *sorted(points), end]
     out = []
@@ -940,7 +948,19 @@ def _title_match(clause_text: str, index: _PlanIndex) -> int | None:
     scored.sort(key=lambda s: (s[0], s[1]), reverse=True)
     if len(scored) > 1 and scored[1][:2] == scored[0][:2]:
         return None  # two items fit equally well: say nothing rather than guess
+    if _named_only_as_a_place(scored[0][2], said, index):
+        return None
     return scored[0][2]
+
+
+def _named_only_as_a_place(ordinal: int, said: _Said, index: _PlanIndex) -> bool:
+    """ "Privacy labels completed & published in App Store Connect" for "Release the app to the store": the
+    title's thing is named only after a preposition, where the clause says where, while what the clause is
+    about (before it) is another title's thing."""
+    cut = next((i for i, w in enumerate(said.words) if w in _PREPOSITIONS), len(said.words))
+    before = {stem(w.removesuffix("'s")) for w in said.words[:cut]}
+    return before.isdisjoint(index.titles[ordinal].head) \
+        and any(o != ordinal and t.head and t.head <= before for o, t in index.titles.items())
 
 
 # --- links that need no title words (stage B) -----------------------------------------------
@@ -1090,11 +1110,33 @@ def _qualifies_previous(clause: _Clause) -> bool:
 
 
 def _puts_off(clause: _Clause, claimed: set[int], index: _PlanIndex) -> bool:
-    """ "Antifoul: port side done, starboard tomorrow", "Walls boarded, tanking goes on Saturday": a clause
-    not finished itself that gives a day to come puts part of the work off, unless the steps finished are
+    """ "Antifoul: port side done, starboard tomorrow", "Walls boarded, tanking goes on Saturday", "Sent off,
+    results in about 2 weeks": a clause not finished itself that gives a day or a time to come puts part of
+    the work (or its result) off, unless the steps finished are
     ones that arrange what comes ("Laptops ordered, arriving Monday")."""
-    return not clause.verdict and not _LATER.isdisjoint(_words(clause.text)) \
-        and not all(o in index.titles and index.titles[o].verb in _SCHEDULING for o in claimed)
+    words = _words(clause.text)
+    later = not clause.verdict and not _LATER.isdisjoint(words)
+    # "ready in 10 days" is to come; "finished in 2 days" says how long it took
+    later = later or _time_to_come(words) and not (clause.verdict and any(_is_past(w) for w in words))
+    return later and not all(o in index.titles and index.titles[o].verb in _SCHEDULING for o in claimed)
+
+
+_SPANS = frozenset({"min", "mins", "minute", "minutes", "hour", "hours", "hr", "hrs", "day", "days", "week", "weeks",
+                    "wk", "wks", "month", "months", "fortnight", "fortnights"})
+_SPAN_FILLER = frozenset({"about", "around", "roughly", "approx", "a", "an", "another", "the", "next", "couple", "few",
+                          "of", "or", "so"})
+
+
+def _time_to_come(words: list[str]) -> bool:
+    """ "in about 2 weeks", "in 10 days", "in a couple of hours": a span of time from now."""
+    for i, word in enumerate(words):
+        if word == "in":
+            for after in words[i + 1:i + 5]:
+                if after in _SPANS:
+                    return True
+                if not (after in _SPAN_FILLER or after in _NUMBER_WORDS or after.replace(".", "").isdigit()):
+                    break
+    return False
 
 
 class _Reading(NamedTuple):
