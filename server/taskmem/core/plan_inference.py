@@ -114,6 +114,7 @@ class MatchedBy(enum.StrEnum):
     ITEM_ID = "item_id"
     TITLE = "title"
     OUTCOME = "outcome"
+    OBJECT = "object"
 
 
 class OutlineItem(Protocol):
@@ -463,9 +464,10 @@ _PARTIAL_PHRASES = frozenset({
     ("so", "far"), ("the", "rest"), ("to", "go"), ("on", "hold"), ("in", "review"), ("under", "review"),
     ("on", "its", "way"), ("on", "the", "way"), ("first", "batch"), ("first", "half"), ("first", "pass"),
     ("first", "round"), ("first", "part"), ("for", "today"), ("for", "now"), ("rolled", "back"), ("roll", "back"), ("ready", "to"),
+    ("pushed", "back"), ("put", "back"), ("pushed", "out"),
 })
 # Anywhere in a clause after a finished one, these say its outcome is still to come.
-_PENDING = frozenset({"pending", "awaiting", "await", "awaits", "waiting", "tbd", "yet", "still", "next"})
+_PENDING = frozenset({"pending", "awaiting", "await", "awaits", "waiting", "tbd", "yet", "still", "next", "holding"})
 # A clause opening with one of these (or with a contrast) and not finished qualifies the clause before it.
 _QUALIFYING = frozenset({
     "not", "never", "no", "still", "only", "yet", "pending", "awaiting", "partly", "partially", "mostly", "almost",
@@ -965,7 +967,7 @@ def _named_only_as_a_place(ordinal: int, said: _Said, index: _PlanIndex) -> bool
 
 # --- links that need no title words (stage B) -----------------------------------------------
 
-def _link(clause: _Clause, index: _PlanIndex) -> list[tuple[int, MatchedBy]]:
+def _link(clause: _Clause, index: _PlanIndex, message_words: list[str]) -> list[tuple[int, MatchedBy]]:
     """The item a finished clause that names none is about: by its title's words, else by the outcome
     only one step of the plan can have."""
     matched = _title_match(clause.text, index)
@@ -976,7 +978,60 @@ def _link(clause: _Clause, index: _PlanIndex) -> list[tuple[int, MatchedBy]]:
     matched = _outcome_match(said, owners, index)
     if matched is not None:
         return [(matched, MatchedBy.OUTCOME)]
+    matched = _object_match(said, index, message_words)
+    if matched is not None:
+        return [(matched, MatchedBy.OBJECT)]
     return []
+
+
+# Work that comes before a step's outcome, hands its thing on or brings it in: said of the thing, it does
+# not finish a step whose own outcome was not said ("P&L generated" is not "Send the P&L"; "forms sent
+# home" is not "Collect the consent forms"; "The shelves arrived" is not "Put up the shelves").
+_PRECURSORS = frozenset(stem(v) for v in (
+    "draft prepare plan schedule book order submit lodge apply request start begin pack quote estimate propose"
+    " sketch outline generate write print send sent drop hand post email forward arrive deliver receive came"
+    " come").split())
+# Where a thing is with someone else ("at the printer", "with the courier"): not yet where the step puts it.
+_HELD_BY = frozenset({"at", "with"})
+
+
+def _object_match(said: _Said, index: _PlanIndex, message_words: list[str]) -> int | None:
+    """The one step whose thing a finished clause is about, when no outcome of its verb was said ("The new
+    shrouds are up and tensioned" for "Replace the standing rigging"; "Rack's in Hall B and bolted down" for
+    "Move the rack to Hall B"): the clause names the title's object (its head and half its words, no rival)
+    as what it speaks of, before any verb or preposition ("Harvested the wheat" is other work on the
+    wheat; "Emailed IT about the accounts" speaks of them), says no work that comes before an outcome
+    or hands the thing on or brings it in, does not put it with someone else ("at the printer"), the title
+    has one verb, and the message does not put the step's own verb off ("…, will send it")."""
+    if not _PRECURSORS.isdisjoint(stem(w) for w in said.words):
+        return None
+    fits = [o for o, t in index.titles.items() if t.object and not t.also and not _about_something_else(t, said)
+            and not _held_elsewhere(t, said)
+            and _spoken_of_first(t, said) and not _verb_to_come(t, message_words)]
+    return fits[0] if len(fits) == 1 else None
+
+
+def _held_elsewhere(title: _Title, said: _Said) -> bool:
+    """Whether the clause puts the thing with someone or somewhere the title does not name ("The banners are
+    at the printer")."""
+    places = [content_stems(" ".join(_phrase_after(said.words, i))) for i, w in enumerate(said.words) if w in _HELD_BY]
+    return any(place.isdisjoint(title.stems) for place in places)
+
+
+def _spoken_of_first(title: _Title, said: _Said) -> bool:
+    """Whether the title's head is named before the clause's first verb or preposition, and not counted
+    ("62 papers" is not "the paper")."""
+    words = said.words
+    first = next((i for i, w in enumerate(words) if w in _PREPOSITIONS or _is_past(w) or stem(w) in said.verbs),
+                 len(words))
+    at = [i for i, w in enumerate(words[:first]) if stem(w.removesuffix("'s")) in title.head]
+    counted = any(i and (words[i - 1].isdigit() or words[i - 1] in _NUMBER_WORDS) for i in at) and not title.plural
+    return bool(at) and not counted
+
+
+def _verb_to_come(title: _Title, words: list[str]) -> bool:
+    """Whether the message says the title's own verb is still to do: "will send it", "going to post them"."""
+    return any(stem(w) == title.verb and any(v in _INTENT for v in words[max(0, i - 3):i]) for i, w in enumerate(words))
 
 
 def _says_outcome(title: _Title, said: _Said) -> bool:
@@ -1193,7 +1248,7 @@ def completion_claims(items: Sequence[OutlineItem], message: str) -> list[Claim]
     for clause in clauses:
         refs = clause.refs
         if clause.verdict and not refs:
-            refs = _link(clause, index)
+            refs = _link(clause, index, _words(text))
         if clause.verdict:
             words = _words(text[slice(*quoted[id(clause)])])  # a bare mention with the clause that judged it
             refs = [(o, how) for o, how in refs if o not in index.titles or not _not_yet(index.titles[o], words)]
