@@ -556,3 +556,17 @@ def test_a_step_named_only_where_another_steps_thing_went_is_not_the_one_finishe
     # the clause is about the mugs; "the glaze kiln" is where they went
     assert claimed("Mugs all glazed, loaded into the glaze kiln", KILN) == ["s2"]
     assert claimed("Mug handles finished and shipped in the shop van", KILN) == []
+
+
+HEARING = [PlanItem(id="brief", ordinal=0, title="File the brief"),
+           PlanItem(id="copies", ordinal=1, title="Deliver the copies to the registry")]
+
+
+def test_work_that_comes_before_a_steps_outcome_does_not_finish_it_even_named_by_id() -> None:
+    assert claimed("brief is drafted, the partner reads it tonight", HEARING) == []
+    assert claimed("brief filed", HEARING) == ["brief"]
+
+
+def test_the_outcome_link_refuses_a_clause_whose_verb_acts_on_another_thing() -> None:
+    assert claimed("Delivered the invoices to the registry", HEARING) == []
+    assert claimed("Delivered to the registry this morning", HEARING) == ["copies"]

@@ -1063,7 +1063,21 @@ def _outcome_match(said: _Said, owners: list[int], index: _PlanIndex) -> int | N
         return None
     title = index.titles[sharing[0]]
     others = frozenset().union(*(t.stems for t in index.titles.values() if t is not title)) - title.stems
-    return sharing[0] if said.named.isdisjoint(others) else None
+    if not said.named.isdisjoint(others) or _acts_on_another_thing(title, said):
+        return None
+    return sharing[0]
+
+
+def _acts_on_another_thing(title: _Title, said: _Said) -> bool:
+    """ "Served the notice of change on the other side" for "Serve the bundle on the other side": what the
+    clause's verb acts on (the words after it, up to a preposition) is no word of the title."""
+    at = next((i for i, w in enumerate(said.words) if stem(w) in said.verbs), None)
+    if at is None:
+        return False
+    # a short acronym may stand for the title's words ("the RA" for the risk assessment)
+    after = [w for w in _phrase_after(said.words, at) if w not in _PARTICLES]  # "signed off the RA"
+    acted_on = frozenset(w for w in content_stems(" ".join(after)) if len(w) > 2)
+    return bool(acted_on) and acted_on.isdisjoint(title.stems) and not acted_on <= _TIME_WORDS
 
 
 # Words that name no thing the work was done to: when it was, and who said so.
@@ -1295,7 +1309,16 @@ _DECIDED = frozenset({
 def _not_yet(title: _Title, words: list[str]) -> bool:
     """Whether a finished-sounding clause says the step's outcome is still to come for this step."""
     return _awaits_decision(title, words) or _scheduled_later(title, words) or _somewhere_else(title, words) \
-        or title.verb not in _SCHEDULING and any(w in _SCHEDULED for w in words)
+        or title.verb not in _SCHEDULING and any(w in _SCHEDULED for w in words) or _only_before(title, words)
+
+
+def _only_before(title: _Title, words: list[str]) -> bool:
+    """ "Skeleton is drafted" for "File the skeleton argument": the clause's only past is work that comes before
+    the step's outcome, with neither the step's verb, its outcome nor a completion word."""
+    pasts = [w for w in words if _is_past(w)]
+    return bool(pasts) and all(stem(w) in _PRECURSORS and stem(w) != title.verb for w in pasts) \
+        and not any(_is_completion(w) and stem(w) not in _PRECURSORS for w in words) \
+        and title.outcomes.isdisjoint(_phrases_in(words))
 
 
 # Words that say a thing was put in the calendar: they finish only a step that books or arranges it
