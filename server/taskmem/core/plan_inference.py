@@ -38,7 +38,12 @@ Stage A — is the clause a report that something is finished? (plan-independent
   remaining or pending work, counts part of the whole, or opens with a contrast or negation and is
   itself not finished — unless it speaks of another item ("Built the image, but haven't pushed it
   yet"; a word that only modifies a noun of its own, "the guest's mic track", is no mention) and is
-  not pending work on "it" ("Drafted, waiting for the manager to check it").
+  not pending work on "it" ("Drafted, waiting for the manager to check it"). So does a clause not
+  finished itself that gives a day or a time to come ("Port side done, starboard tomorrow", "sent off,
+  results in about 2 weeks", "ready in 10 days"), unless the steps finished arrange what comes
+  ("Laptops ordered, arriving Monday"); and what a bare id took from the clause it qualifies goes too
+  ("Stability: … done, still waiting on …"). A side of "and" that opens with a past form shares the
+  subject before it and is not cut off ("finished and shipped in the van").
 
 Stage B — which step does a finished clause finish? (the first row that gives exactly one)
 
@@ -59,7 +64,16 @@ Stage B — which step does a finished clause finish? (the first row that gives 
   |                         |   that title's words ("Signed!"); or, of the steps that can have it,|
   |                         |   names the head or complement of exactly one and no word of another|
   |                         |   title ("The council granted Mill Lane" for "Get a permit for Mill |
-  |                         |   Lane")                                                            |
+  |                         |   Lane"), its verb acting on no other thing ("Served the notice of  |
+  |                         |   change on the other side" is not "Serve the bundle on …")         |
+  | object                  | speaks first (before any verb or preposition) of exactly one title's|
+  |                         |   thing — its head and half its words, no rival, not counted ("62    |
+  |                         |   papers" is not "the paper") — though no outcome of its verb was   |
+  |                         |   said ("Rack's in Hall B and bolted down" for "Move the rack to    |
+  |                         |   Hall B"), unless it says work that comes before an outcome, hands |
+  |                         |   the thing on or brings it in (drafted, submitted, sent, arrived…),|
+  |                         |   puts it with someone ("at the printer"), the title has two verbs, |
+  |                         |   or the message puts the step's verb off ("…, will send it")       |
   | —                       | otherwise: nothing                                                   |
 
   At the title and outcome rows a clause that names a rival of the title's object links
@@ -68,7 +82,10 @@ Stage B — which step does a finished clause finish? (the first row that gives 
   another number ("5 participants" for "Interview 8 participants"), another place or party after
   the title's preposition ("to staging" for "to production"), one of a plural object ("track 3 is
   mastered"), or a failure word that is no word of the object. A title "Get <thing> <participle>"
-  ("Get the route approved") has the participle's outcomes.
+  ("Get the route approved") has the participle's outcomes; a title of two verbs ("Board and tank
+  the walls") needs both said. The best title is refused when the clause names it only after a
+  preposition, saying where, while it speaks first of another title's thing ("Privacy labels …
+  published in App Store Connect" is not "Release the app to the store").
 
 Not yet, per step (for every link). A finished clause does not finish a step when, for that step:
   - the step is a decision or a result given by others (get, obtain, secure, approve, pass, …) and
@@ -79,7 +96,10 @@ Not yet, per step (for every link). A finished clause does not finish a step whe
   - a state is given a day to come ("out on Friday", "live next week") and the step is not a
     scheduling one, unless a past tense says when it was ("Released on Friday");
   - the step puts a thing in its place (install, fit, hang, plant, replace) and the clause names
-    another place for it ("The boiler is in the van").
+    another place for it ("The boiler is in the van");
+  - the clause's only past is work that comes before the step's outcome (drafted, prepared,
+    submitted, …), with neither the step's verb, its outcome nor a completion word ("Skeleton is
+    drafted" for "File the skeleton argument", even named by its id).
 
 Whether a claim is applied (dependencies completed, status not set by a caller) is decided by
 applicable_claims; the store applies the result in the transaction that stores the message.
@@ -1140,7 +1160,9 @@ def _about_other_items(clause: _Clause, claimed: set[int], index: _PlanIndex) ->
     if any(ordinal not in claimed for ordinal, _ in clause.refs):
         return True
     words = _words(clause.text)
-    said = frozenset(stem(w) for i, w in enumerate(words) if w not in _STOP and not _modifier_at(words, i))
+    # the qualifying words themselves name nothing ("not" is also the stem of "notes")
+    said = frozenset(stem(w) for i, w in enumerate(words) if w not in _STOP and not _modifier_at(words, i)
+                     and w not in _NEGATIONS and w not in _CONTRAST and w not in _PENDING)
     return any(ordinal not in claimed and not said.isdisjoint(title.object | {title.verb})
                for ordinal, title in index.titles.items())
 
