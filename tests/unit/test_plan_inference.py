@@ -570,3 +570,19 @@ def test_work_that_comes_before_a_steps_outcome_does_not_finish_it_even_named_by
 def test_the_outcome_link_refuses_a_clause_whose_verb_acts_on_another_thing() -> None:
     assert claimed("Delivered the invoices to the registry", HEARING) == []
     assert claimed("Delivered to the registry this morning", HEARING) == ["copies"]
+
+
+ORCHARD = plan("Fell the dead pear tree", "Write the orchard risk assessment", "Test the irrigation pumps")
+
+
+def test_a_finding_about_a_thing_is_no_work_done_to_it() -> None:
+    assert claimed("Pear tree confirmed dead by the arborist", ORCHARD) == []
+
+
+def test_rework_under_way_takes_back_the_report_before_it() -> None:
+    assert claimed("Irrigation pumps tested, re-testing pump 2 after a pressure drop", ORCHARD) == []
+
+
+def test_a_thing_narrowed_by_its_own_for_phrase_is_another_one() -> None:
+    assert claimed("Risk assessment for the school visit is done", ORCHARD) == []
+    assert claimed("Risk assessment for the orchard is done", ORCHARD) == ["s2"]

@@ -80,8 +80,10 @@ Stage B — which step does a finished clause finish? (the first row that gives 
   nothing to that title: another modifier before its head ("the staging database"; not a clipped
   title word, "resus" for "resuscitation"), another noun after it ("the welcome email template"),
   another number ("5 participants" for "Interview 8 participants"), another place or party after
-  the title's preposition ("to staging" for "to production"), one of a plural object ("track 3 is
-  mastered"), or a failure word that is no word of the object. A title "Get <thing> <participle>"
+  the title's preposition ("to staging" for "to production"), its head narrowed by a "for"/"of" of
+  its own while a modifier of the title goes unsaid ("the risk assessment for Thursday's troop night"
+  for "the camp risk assessment"), one of a plural object ("track 3 is mastered"), or a failure
+  word that is no word of the object. A title "Get <thing> <participle>"
   ("Get the route approved") has the participle's outcomes; a title of two verbs ("Board and tank
   the walls") needs both said. The best title is refused when the clause names it only after a
   preposition, saying where, while it speaks first of another title's thing ("Privacy labels …
@@ -527,7 +529,12 @@ def _vetoed(word: str) -> bool:
         return any(_vetoed(part) for part in word.split("_"))  # "permission_denied", "build_failed"
     if word.startswith("un") and _is_completion(word[2:]):
         return True  # unfinished, untested, unmerged
+    if _REWORK.match(word):
+        return True  # re-inspecting, retesting: the work is being done again
     return word in _VETO
+
+
+_REWORK = re.compile(r"re-?[a-z]{3,}ing$")
 
 
 def _words(text: str) -> list[str]:
@@ -884,7 +891,17 @@ def _rival_named(title: _Title, said: _Said) -> bool:
     mentions = [i for i, w in enumerate(words) if stem(w.removesuffix("'s")) in title.head]
     if mentions and title.plural and all(_one_of_them(words, i) for i in mentions):
         return True  # "track 3 is mastered", "a nurse hired" for "Master the tracks", "Hire two nurses"
+    if mentions and title.modifiers - said.stems and all(_narrowed_otherwise(title, words, i) for i in mentions):
+        return True  # "the risk assessment for Thursday's troop night" is not "the camp risk assessment"
     return bool(mentions) and all(_modified_away(title, said, i) for i in mentions)
+
+
+def _narrowed_otherwise(title: _Title, words: list[str], i: int) -> bool:
+    """Whether the head at i is narrowed by a "for …" or "of …" of its own that the title does not say."""
+    if i + 1 >= len(words) or words[i + 1] not in ("for", "of"):
+        return False
+    narrowing = content_stems(" ".join(_phrase_after(words, i + 1)))
+    return bool(narrowing) and narrowing.isdisjoint(title.stems)
 
 
 def _one_of_them(words: list[str], i: int) -> bool:
@@ -1015,15 +1032,21 @@ _PRECURSORS = frozenset(stem(v) for v in (
 _HELD_BY = frozenset({"at", "with"})
 
 
+# Verbs that report what was found about a thing, not work done to it ("ash confirmed dead").
+_FINDINGS = frozenset(stem(v) for v in (
+    "confirm find found show showed shown note noted report reported identify identified diagnose diagnosed"
+    " spot spotted flag flagged detect detected observe observed see saw seen").split())
+
+
 def _object_match(said: _Said, index: _PlanIndex, message_words: list[str]) -> int | None:
     """The one step whose thing a finished clause is about, when no outcome of its verb was said ("The new
     shrouds are up and tensioned" for "Replace the standing rigging"; "Rack's in Hall B and bolted down" for
     "Move the rack to Hall B"): the clause names the title's object (its head and half its words, no rival)
     as what it speaks of, before any verb or preposition ("Harvested the wheat" is other work on the
-    wheat; "Emailed IT about the accounts" speaks of them), says no work that comes before an outcome
-    or hands the thing on or brings it in, does not put it with someone else ("at the printer"), the title
+    wheat; "Emailed IT about the accounts" speaks of them), reports no finding ("ash confirmed dead"),
+    says no work that comes before an outcome or hands the thing on or brings it in, does not put it with someone else ("at the printer"), the title
     has one verb, and the message does not put the step's own verb off ("…, will send it")."""
-    if not _PRECURSORS.isdisjoint(stem(w) for w in said.words):
+    if not _PRECURSORS.isdisjoint(stem(w) for w in said.words) or not _FINDINGS.isdisjoint(said.verbs):
         return None
     fits = [o for o, t in index.titles.items() if t.object and not t.also and not _about_something_else(t, said)
             and not _held_elsewhere(t, said)
@@ -1193,6 +1216,8 @@ def _qualifies_previous(clause: _Clause) -> bool:
     that is itself not finished and opens with a contrast (but, though, except, …) or with the
     negation, pending or partial word that qualifies (not, still, only, …)."""
     words = _words(clause.text)
+    if any(_REWORK.match(w) for w in words):  # "…, re-inspecting with eddy current": it did not hold
+        return True
     if _remainder(words) or _partial_count(words) or any(
             w in _PENDING or _PERCENT.match(w) and _vetoed(w) and not _measure(words, i) for i, w in enumerate(words)):
         return True
