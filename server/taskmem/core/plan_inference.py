@@ -66,14 +66,6 @@ Stage B — which step does a finished clause finish? (the first row that gives 
   |                         |   title ("The council granted Mill Lane" for "Get a permit for Mill |
   |                         |   Lane"), its verb acting on no other thing ("Served the notice of  |
   |                         |   change on the other side" is not "Serve the bundle on …")         |
-  | object                  | speaks first (before any verb or preposition) of exactly one title's|
-  |                         |   thing — its head and half its words, no rival, not counted ("62    |
-  |                         |   papers" is not "the paper") — though no outcome of its verb was   |
-  |                         |   said ("Rack's in Hall B and bolted down" for "Move the rack to    |
-  |                         |   Hall B"), unless it says work that comes before an outcome, hands |
-  |                         |   the thing on or brings it in (drafted, submitted, sent, arrived…),|
-  |                         |   puts it with someone ("at the printer"), the title has two verbs, |
-  |                         |   or the message puts the step's verb off ("…, will send it")       |
   | —                       | otherwise: nothing                                                   |
 
   At the title and outcome rows a clause that names a rival of the title's object links
@@ -136,7 +128,6 @@ class MatchedBy(enum.StrEnum):
     ITEM_ID = "item_id"
     TITLE = "title"
     OUTCOME = "outcome"
-    OBJECT = "object"
 
 
 class OutlineItem(Protocol):
@@ -1004,7 +995,7 @@ def _named_only_as_a_place(ordinal: int, said: _Said, index: _PlanIndex) -> bool
 
 # --- links that need no title words (stage B) -----------------------------------------------
 
-def _link(clause: _Clause, index: _PlanIndex, message_words: list[str]) -> list[tuple[int, MatchedBy]]:
+def _link(clause: _Clause, index: _PlanIndex) -> list[tuple[int, MatchedBy]]:
     """The item a finished clause that names none is about: by its title's words, else by the outcome
     only one step of the plan can have."""
     matched = _title_match(clause.text, index)
@@ -1015,66 +1006,14 @@ def _link(clause: _Clause, index: _PlanIndex, message_words: list[str]) -> list[
     matched = _outcome_match(said, owners, index)
     if matched is not None:
         return [(matched, MatchedBy.OUTCOME)]
-    matched = _object_match(said, index, message_words)
-    if matched is not None:
-        return [(matched, MatchedBy.OBJECT)]
     return []
 
 
-# Work that comes before a step's outcome, hands its thing on or brings it in: said of the thing, it does
-# not finish a step whose own outcome was not said ("P&L generated" is not "Send the P&L"; "forms sent
-# home" is not "Collect the consent forms"; "The shelves arrived" is not "Put up the shelves").
+# Work that comes before a step's outcome: a clause whose only past is one of these does not finish a
+# step of another verb ("Skeleton is drafted" is not "File the skeleton argument").
 _PRECURSORS = frozenset(stem(v) for v in (
     "draft prepare plan schedule book order submit lodge apply request start begin pack quote estimate propose"
-    " sketch outline generate write print send sent drop hand post email forward arrive deliver receive came"
-    " come").split())
-# Where a thing is with someone else ("at the printer", "with the courier"): not yet where the step puts it.
-_HELD_BY = frozenset({"at", "with"})
-
-
-# Verbs that report what was found about a thing, not work done to it ("ash confirmed dead").
-_FINDINGS = frozenset(stem(v) for v in (
-    "confirm find found show showed shown note noted report reported identify identified diagnose diagnosed"
-    " spot spotted flag flagged detect detected observe observed see saw seen").split())
-
-
-def _object_match(said: _Said, index: _PlanIndex, message_words: list[str]) -> int | None:
-    """The one step whose thing a finished clause is about, when no outcome of its verb was said ("The new
-    shrouds are up and tensioned" for "Replace the standing rigging"; "Rack's in Hall B and bolted down" for
-    "Move the rack to Hall B"): the clause names the title's object (its head and half its words, no rival)
-    as what it speaks of, before any verb or preposition ("Harvested the wheat" is other work on the
-    wheat; "Emailed IT about the accounts" speaks of them), reports no finding ("ash confirmed dead"),
-    says no work that comes before an outcome or hands the thing on or brings it in, does not put it with someone else ("at the printer"), the title
-    has one verb, and the message does not put the step's own verb off ("…, will send it")."""
-    if not _PRECURSORS.isdisjoint(stem(w) for w in said.words) or not _FINDINGS.isdisjoint(said.verbs):
-        return None
-    fits = [o for o, t in index.titles.items() if t.object and not t.also and not _about_something_else(t, said)
-            and not _held_elsewhere(t, said)
-            and _spoken_of_first(t, said) and not _verb_to_come(t, message_words)]
-    return fits[0] if len(fits) == 1 else None
-
-
-def _held_elsewhere(title: _Title, said: _Said) -> bool:
-    """Whether the clause puts the thing with someone or somewhere the title does not name ("The banners are
-    at the printer")."""
-    places = [content_stems(" ".join(_phrase_after(said.words, i))) for i, w in enumerate(said.words) if w in _HELD_BY]
-    return any(place.isdisjoint(title.stems) for place in places)
-
-
-def _spoken_of_first(title: _Title, said: _Said) -> bool:
-    """Whether the title's head is named before the clause's first verb or preposition, and not counted
-    ("62 papers" is not "the paper")."""
-    words = said.words
-    first = next((i for i, w in enumerate(words) if w in _PREPOSITIONS or _is_past(w) or stem(w) in said.verbs),
-                 len(words))
-    at = [i for i, w in enumerate(words[:first]) if stem(w.removesuffix("'s")) in title.head]
-    counted = any(i and (words[i - 1].isdigit() or words[i - 1] in _NUMBER_WORDS) for i in at) and not title.plural
-    return bool(at) and not counted
-
-
-def _verb_to_come(title: _Title, words: list[str]) -> bool:
-    """Whether the message says the title's own verb is still to do: "will send it", "going to post them"."""
-    return any(stem(w) == title.verb and any(v in _INTENT for v in words[max(0, i - 3):i]) for i, w in enumerate(words))
+    " sketch outline").split())
 
 
 def _says_outcome(title: _Title, said: _Said) -> bool:
@@ -1309,7 +1248,7 @@ def completion_claims(items: Sequence[OutlineItem], message: str) -> list[Claim]
     for clause in clauses:
         refs = clause.refs
         if clause.verdict and not refs:
-            refs = _link(clause, index, _words(text))
+            refs = _link(clause, index)
         if clause.verdict:
             words = _words(text[slice(*quoted[id(clause)])])  # a bare mention with the clause that judged it
             refs = [(o, how) for o, how in refs if o not in index.titles or not _not_yet(index.titles[o], words)]

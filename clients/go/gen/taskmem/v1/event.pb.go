@@ -41,7 +41,7 @@ const (
 	// A plan item changed. payload: the PlanItem plus "plan_version". When
 	// PostMessage inferred the change (the item's status_source is INFERRED) the
 	// payload also has "inference": {"message_id", "matched_by" ("step_number",
-	// "item_id", "title", "outcome" or "object"), "evidence" (the words of the
+	// "item_id", "title" or "outcome"), "evidence" (the words of the
 	// message that say the step is finished)}.
 	EventType_EVENT_TYPE_PLAN_ITEM_UPDATED EventType = 5
 	// An action was recorded. payload: the Action; its status says whether it

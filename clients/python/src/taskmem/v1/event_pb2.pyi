@@ -39,7 +39,7 @@ class _EventTypeEnumTypeWrapper(_enum_type_wrapper._EnumTypeWrapper[_EventType.V
     """A plan item changed. payload: the PlanItem plus "plan_version". When
     PostMessage inferred the change (the item's status_source is INFERRED) the
     payload also has "inference": {"message_id", "matched_by" ("step_number",
-    "item_id", "title", "outcome" or "object"), "evidence" (the words of the
+    "item_id", "title" or "outcome"), "evidence" (the words of the
     message that say the step is finished)}.
     """
     EVENT_TYPE_ACTION_RECORDED: _EventType.ValueType  # 6
@@ -176,7 +176,7 @@ EVENT_TYPE_PLAN_ITEM_UPDATED: EventType.ValueType  # 5
 """A plan item changed. payload: the PlanItem plus "plan_version". When
 PostMessage inferred the change (the item's status_source is INFERRED) the
 payload also has "inference": {"message_id", "matched_by" ("step_number",
-"item_id", "title", "outcome" or "object"), "evidence" (the words of the
+"item_id", "title" or "outcome"), "evidence" (the words of the
 message that say the step is finished)}.
 """
 EVENT_TYPE_ACTION_RECORDED: EventType.ValueType  # 6

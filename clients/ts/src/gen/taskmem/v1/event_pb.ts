@@ -130,7 +130,7 @@ export enum EventType {
    * A plan item changed. payload: the PlanItem plus "plan_version". When
    * PostMessage inferred the change (the item's status_source is INFERRED) the
    * payload also has "inference": {"message_id", "matched_by" ("step_number",
-   * "item_id", "title", "outcome" or "object"), "evidence" (the words of the
+   * "item_id", "title" or "outcome"), "evidence" (the words of the
    * message that say the step is finished)}.
    *
    * @generated from enum value: EVENT_TYPE_PLAN_ITEM_UPDATED = 5;
