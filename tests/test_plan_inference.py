@@ -293,3 +293,20 @@ async def test_partial_or_precursor_reports_in_the_domains_words_complete_nothin
         reply = await say(tasks, task_id, text)
         assert not reply.inferred_items, text
     assert set((await statuses(tasks, task_id)).values()) == {PENDING}
+
+
+# A pottery moving house.
+STUDIO = [("m1", "Move the kiln to the new studio"), ("m2", "Put up the shelves"), ("m3", "Order the clay")]
+
+
+async def studio_task(tasks: TaskServiceStub) -> str:
+    plan = [task_pb2.PlanItemSpec(id=i, title=t) for i, t in STUDIO]
+    return (await tasks.CreateTask(pb.CreateTaskRequest(name="Studio move", plan=plan))).task.id
+
+
+async def test_a_thing_that_arrived_waits_elsewhere_or_is_only_drafted_completes_nothing(tasks: TaskServiceStub) -> None:
+    task_id = await studio_task(tasks)
+    for text in ("Shelves delivered", "The shelves are at the joiner", "Shelf brackets drafted, will put them up Monday"):
+        reply = await say(tasks, task_id, text)
+        assert not reply.inferred_items, text
+    assert set((await statuses(tasks, task_id)).values()) == {PENDING}

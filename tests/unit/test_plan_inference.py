@@ -539,3 +539,50 @@ def test_part_of_the_work_put_off_to_a_day_to_come_finishes_nothing(message: str
 def test_a_day_to_come_after_a_step_that_arranges_it_leaves_the_step_finished() -> None:
     assert claimed("Rugs bought, arriving Friday", FLOORS) == ["s2"]
     assert claimed("gutters: done, roof tomorrow", GUTTERS) == ["gutters"]  # the day is another step's
+
+
+KILN = plan("Fire the glaze kiln", "Glaze the mugs", "Ship the order to the shop")
+
+
+@pytest.mark.parametrize("message", [
+    "Mugs dropped at the kiln room, ready in 3 days",
+    "Order packed and handed to the courier, at the shop in about a week",
+])
+def test_a_result_still_a_time_away_finishes_nothing(message: str) -> None:
+    assert claimed(message, KILN) == []
+
+
+def test_a_step_named_only_where_another_steps_thing_went_is_not_the_one_finished() -> None:
+    # the clause is about the mugs; "the glaze kiln" is where they went
+    assert claimed("Mugs all glazed, loaded into the glaze kiln", KILN) == ["s2"]
+    assert claimed("Mug handles finished and shipped in the shop van", KILN) == []
+
+
+HEARING = [PlanItem(id="brief", ordinal=0, title="File the brief"),
+           PlanItem(id="copies", ordinal=1, title="Deliver the copies to the registry")]
+
+
+def test_work_that_comes_before_a_steps_outcome_does_not_finish_it_even_named_by_id() -> None:
+    assert claimed("brief is drafted, the partner reads it tonight", HEARING) == []
+    assert claimed("brief filed", HEARING) == ["brief"]
+
+
+def test_the_outcome_link_refuses_a_clause_whose_verb_acts_on_another_thing() -> None:
+    assert claimed("Delivered the invoices to the registry", HEARING) == []
+    assert claimed("Delivered to the registry this morning", HEARING) == ["copies"]
+
+
+ORCHARD = plan("Fell the dead pear tree", "Write the orchard risk assessment", "Test the irrigation pumps")
+
+
+def test_a_finding_about_a_thing_is_no_work_done_to_it() -> None:
+    assert claimed("Pear tree confirmed dead by the arborist", ORCHARD) == []
+
+
+def test_rework_under_way_takes_back_the_report_before_it() -> None:
+    assert claimed("Irrigation pumps tested, re-testing pump 2 after a pressure drop", ORCHARD) == []
+
+
+def test_a_thing_narrowed_by_its_own_for_phrase_is_another_one() -> None:
+    assert claimed("Risk assessment for the school visit is done", ORCHARD) == []
+    assert claimed("Risk assessment for the orchard is done", ORCHARD) == ["s2"]

@@ -38,7 +38,12 @@ Stage A — is the clause a report that something is finished? (plan-independent
   remaining or pending work, counts part of the whole, or opens with a contrast or negation and is
   itself not finished — unless it speaks of another item ("Built the image, but haven't pushed it
   yet"; a word that only modifies a noun of its own, "the guest's mic track", is no mention) and is
-  not pending work on "it" ("Drafted, waiting for the manager to check it").
+  not pending work on "it" ("Drafted, waiting for the manager to check it"). So does a clause not
+  finished itself that gives a day or a time to come ("Port side done, starboard tomorrow", "sent off,
+  results in about 2 weeks", "ready in 10 days"), unless the steps finished arrange what comes
+  ("Laptops ordered, arriving Monday"); and what a bare id took from the clause it qualifies goes too
+  ("Stability: … done, still waiting on …"). A side of "and" that opens with a past form shares the
+  subject before it and is not cut off ("finished and shipped in the van").
 
 Stage B — which step does a finished clause finish? (the first row that gives exactly one)
 
@@ -59,16 +64,22 @@ Stage B — which step does a finished clause finish? (the first row that gives 
   |                         |   that title's words ("Signed!"); or, of the steps that can have it,|
   |                         |   names the head or complement of exactly one and no word of another|
   |                         |   title ("The council granted Mill Lane" for "Get a permit for Mill |
-  |                         |   Lane")                                                            |
+  |                         |   Lane"), its verb acting on no other thing ("Served the notice of  |
+  |                         |   change on the other side" is not "Serve the bundle on …")         |
   | —                       | otherwise: nothing                                                   |
 
   At the title and outcome rows a clause that names a rival of the title's object links
   nothing to that title: another modifier before its head ("the staging database"; not a clipped
   title word, "resus" for "resuscitation"), another noun after it ("the welcome email template"),
   another number ("5 participants" for "Interview 8 participants"), another place or party after
-  the title's preposition ("to staging" for "to production"), one of a plural object ("track 3 is
-  mastered"), or a failure word that is no word of the object. A title "Get <thing> <participle>"
-  ("Get the route approved") has the participle's outcomes.
+  the title's preposition ("to staging" for "to production"), its head narrowed by a "for"/"of" of
+  its own while a modifier of the title goes unsaid ("the risk assessment for Thursday's troop night"
+  for "the camp risk assessment"), one of a plural object ("track 3 is mastered"), or a failure
+  word that is no word of the object. A title "Get <thing> <participle>"
+  ("Get the route approved") has the participle's outcomes; a title of two verbs ("Board and tank
+  the walls") needs both said. The best title is refused when the clause names it only after a
+  preposition, saying where, while it speaks first of another title's thing ("Privacy labels …
+  published in App Store Connect" is not "Release the app to the store").
 
 Not yet, per step (for every link). A finished clause does not finish a step when, for that step:
   - the step is a decision or a result given by others (get, obtain, secure, approve, pass, …) and
@@ -79,7 +90,10 @@ Not yet, per step (for every link). A finished clause does not finish a step whe
   - a state is given a day to come ("out on Friday", "live next week") and the step is not a
     scheduling one, unless a past tense says when it was ("Released on Friday");
   - the step puts a thing in its place (install, fit, hang, plant, replace) and the clause names
-    another place for it ("The boiler is in the van").
+    another place for it ("The boiler is in the van");
+  - the clause's only past is work that comes before the step's outcome (drafted, prepared,
+    submitted, …), with neither the step's verb, its outcome nor a completion word ("Skeleton is
+    drafted" for "File the skeleton argument", even named by its id).
 
 Whether a claim is applied (dependencies completed, status not set by a caller) is decided by
 applicable_claims; the store applies the result in the transaction that stores the message.
@@ -344,6 +358,13 @@ def _says_of_something(text: str, question: bool = False) -> bool:
                                    and not _vetoed(w) for w in words)
 
 
+def _shares_subject(text: str) -> bool:
+    """ "… finished and shipped in the van": a side that opens with a past form has no subject of its own;
+    it says more of the thing before "and"."""
+    words = _words(text)
+    return bool(words) and (_is_past(words[0]) or _is_completion(words[0]))
+
+
 # A verb's noun: the rewiring, the translation, the deployment.
 _ACTIVITY_NOUN = re.compile(r"[a-z]+(?:ing|ion|ions|ment)\b")
 
@@ -421,7 +442,8 @@ def _split_conjunctions(text: str, begin: int, end: int, named: list[tuple[int, 
                 and not any(s <= at < e for s, e in named):
             points.append(at)
         elif m.group() == "and" and not any(s <= at < e for s, e in named) \
-                and _says_of_something(text[begin:at]) and _says_of_something(text[at + 3:end], question):
+                and _says_of_something(text[begin:at]) and _says_of_something(text[at + 3:end], question) \
+                and not _shares_subject(text[at + 3:end]):
             points.append(at)  # "IRB approval is in hand and the site visit is done": two statements
     bounds = [begin, *sorted(points), end]
     out = []
@@ -455,9 +477,10 @@ _PARTIAL_PHRASES = frozenset({
     ("so", "far"), ("the", "rest"), ("to", "go"), ("on", "hold"), ("in", "review"), ("under", "review"),
     ("on", "its", "way"), ("on", "the", "way"), ("first", "batch"), ("first", "half"), ("first", "pass"),
     ("first", "round"), ("first", "part"), ("for", "today"), ("for", "now"), ("rolled", "back"), ("roll", "back"), ("ready", "to"),
+    ("pushed", "back"), ("put", "back"), ("pushed", "out"),
 })
 # Anywhere in a clause after a finished one, these say its outcome is still to come.
-_PENDING = frozenset({"pending", "awaiting", "await", "awaits", "waiting", "tbd", "yet", "still", "next"})
+_PENDING = frozenset({"pending", "awaiting", "await", "awaits", "waiting", "tbd", "yet", "still", "next", "holding"})
 # A clause opening with one of these (or with a contrast) and not finished qualifies the clause before it.
 _QUALIFYING = frozenset({
     "not", "never", "no", "still", "only", "yet", "pending", "awaiting", "partly", "partially", "mostly", "almost",
@@ -497,7 +520,12 @@ def _vetoed(word: str) -> bool:
         return any(_vetoed(part) for part in word.split("_"))  # "permission_denied", "build_failed"
     if word.startswith("un") and _is_completion(word[2:]):
         return True  # unfinished, untested, unmerged
+    if _REWORK.match(word):
+        return True  # re-inspecting, retesting: the work is being done again
     return word in _VETO
+
+
+_REWORK = re.compile(r"re-?[a-z]{3,}ing$")
 
 
 def _words(text: str) -> list[str]:
@@ -854,7 +882,17 @@ def _rival_named(title: _Title, said: _Said) -> bool:
     mentions = [i for i, w in enumerate(words) if stem(w.removesuffix("'s")) in title.head]
     if mentions and title.plural and all(_one_of_them(words, i) for i in mentions):
         return True  # "track 3 is mastered", "a nurse hired" for "Master the tracks", "Hire two nurses"
+    if mentions and title.modifiers - said.stems and all(_narrowed_otherwise(title, words, i) for i in mentions):
+        return True  # "the risk assessment for Thursday's troop night" is not "the camp risk assessment"
     return bool(mentions) and all(_modified_away(title, said, i) for i in mentions)
+
+
+def _narrowed_otherwise(title: _Title, words: list[str], i: int) -> bool:
+    """Whether the head at i is narrowed by a "for …" or "of …" of its own that the title does not say."""
+    if i + 1 >= len(words) or words[i + 1] not in ("for", "of"):
+        return False
+    narrowing = content_stems(" ".join(_phrase_after(words, i + 1)))
+    return bool(narrowing) and narrowing.isdisjoint(title.stems)
 
 
 def _one_of_them(words: list[str], i: int) -> bool:
@@ -940,7 +978,19 @@ def _title_match(clause_text: str, index: _PlanIndex) -> int | None:
     scored.sort(key=lambda s: (s[0], s[1]), reverse=True)
     if len(scored) > 1 and scored[1][:2] == scored[0][:2]:
         return None  # two items fit equally well: say nothing rather than guess
+    if _named_only_as_a_place(scored[0][2], said, index):
+        return None
     return scored[0][2]
+
+
+def _named_only_as_a_place(ordinal: int, said: _Said, index: _PlanIndex) -> bool:
+    """ "Privacy labels completed & published in App Store Connect" for "Release the app to the store": the
+    title's thing is named only after a preposition, where the clause says where, while what the clause is
+    about (before it) is another title's thing."""
+    cut = next((i for i, w in enumerate(said.words) if w in _PREPOSITIONS), len(said.words))
+    before = {stem(w.removesuffix("'s")) for w in said.words[:cut]}
+    return before.isdisjoint(index.titles[ordinal].head) \
+        and any(o != ordinal and t.head and t.head <= before for o, t in index.titles.items())
 
 
 # --- links that need no title words (stage B) -----------------------------------------------
@@ -957,6 +1007,13 @@ def _link(clause: _Clause, index: _PlanIndex) -> list[tuple[int, MatchedBy]]:
     if matched is not None:
         return [(matched, MatchedBy.OUTCOME)]
     return []
+
+
+# Work that comes before a step's outcome: a clause whose only past is one of these does not finish a
+# step of another verb ("Skeleton is drafted" is not "File the skeleton argument").
+_PRECURSORS = frozenset(stem(v) for v in (
+    "draft prepare plan schedule book order submit lodge apply request start begin pack quote estimate propose"
+    " sketch outline").split())
 
 
 def _says_outcome(title: _Title, said: _Said) -> bool:
@@ -988,7 +1045,21 @@ def _outcome_match(said: _Said, owners: list[int], index: _PlanIndex) -> int | N
         return None
     title = index.titles[sharing[0]]
     others = frozenset().union(*(t.stems for t in index.titles.values() if t is not title)) - title.stems
-    return sharing[0] if said.named.isdisjoint(others) else None
+    if not said.named.isdisjoint(others) or _acts_on_another_thing(title, said):
+        return None
+    return sharing[0]
+
+
+def _acts_on_another_thing(title: _Title, said: _Said) -> bool:
+    """ "Served the notice of change on the other side" for "Serve the bundle on the other side": what the
+    clause's verb acts on (the words after it, up to a preposition) is no word of the title."""
+    at = next((i for i, w in enumerate(said.words) if stem(w) in said.verbs), None)
+    if at is None:
+        return False
+    # a short acronym may stand for the title's words ("the RA" for the risk assessment)
+    after = [w for w in _phrase_after(said.words, at) if w not in _PARTICLES]  # "signed off the RA"
+    acted_on = frozenset(w for w in content_stems(" ".join(after)) if len(w) > 2)
+    return bool(acted_on) and acted_on.isdisjoint(title.stems) and not acted_on <= _TIME_WORDS
 
 
 # Words that name no thing the work was done to: when it was, and who said so.
@@ -1051,7 +1122,9 @@ def _about_other_items(clause: _Clause, claimed: set[int], index: _PlanIndex) ->
     if any(ordinal not in claimed for ordinal, _ in clause.refs):
         return True
     words = _words(clause.text)
-    said = frozenset(stem(w) for i, w in enumerate(words) if w not in _STOP and not _modifier_at(words, i))
+    # the qualifying words themselves name nothing ("not" is also the stem of "notes")
+    said = frozenset(stem(w) for i, w in enumerate(words) if w not in _STOP and not _modifier_at(words, i)
+                     and w not in _NEGATIONS and w not in _CONTRAST and w not in _PENDING)
     return any(ordinal not in claimed and not said.isdisjoint(title.object | {title.verb})
                for ordinal, title in index.titles.items())
 
@@ -1082,6 +1155,8 @@ def _qualifies_previous(clause: _Clause) -> bool:
     that is itself not finished and opens with a contrast (but, though, except, …) or with the
     negation, pending or partial word that qualifies (not, still, only, …)."""
     words = _words(clause.text)
+    if any(_REWORK.match(w) for w in words):  # "…, re-inspecting with eddy current": it did not hold
+        return True
     if _remainder(words) or _partial_count(words) or any(
             w in _PENDING or _PERCENT.match(w) and _vetoed(w) and not _measure(words, i) for i, w in enumerate(words)):
         return True
@@ -1090,11 +1165,33 @@ def _qualifies_previous(clause: _Clause) -> bool:
 
 
 def _puts_off(clause: _Clause, claimed: set[int], index: _PlanIndex) -> bool:
-    """ "Antifoul: port side done, starboard tomorrow", "Walls boarded, tanking goes on Saturday": a clause
-    not finished itself that gives a day to come puts part of the work off, unless the steps finished are
+    """ "Antifoul: port side done, starboard tomorrow", "Walls boarded, tanking goes on Saturday", "Sent off,
+    results in about 2 weeks": a clause not finished itself that gives a day or a time to come puts part of
+    the work (or its result) off, unless the steps finished are
     ones that arrange what comes ("Laptops ordered, arriving Monday")."""
-    return not clause.verdict and not _LATER.isdisjoint(_words(clause.text)) \
-        and not all(o in index.titles and index.titles[o].verb in _SCHEDULING for o in claimed)
+    words = _words(clause.text)
+    later = not clause.verdict and not _LATER.isdisjoint(words)
+    # "ready in 10 days" is to come; "finished in 2 days" says how long it took
+    later = later or _time_to_come(words) and not (clause.verdict and any(_is_past(w) for w in words))
+    return later and not all(o in index.titles and index.titles[o].verb in _SCHEDULING for o in claimed)
+
+
+_SPANS = frozenset({"min", "mins", "minute", "minutes", "hour", "hours", "hr", "hrs", "day", "days", "week", "weeks",
+                    "wk", "wks", "month", "months", "fortnight", "fortnights"})
+_SPAN_FILLER = frozenset({"about", "around", "roughly", "approx", "a", "an", "another", "the", "next", "couple", "few",
+                          "of", "or", "so"})
+
+
+def _time_to_come(words: list[str]) -> bool:
+    """ "in about 2 weeks", "in 10 days", "in a couple of hours": a span of time from now."""
+    for i, word in enumerate(words):
+        if word == "in":
+            for after in words[i + 1:i + 5]:
+                if after in _SPANS:
+                    return True
+                if not (after in _SPAN_FILLER or after in _NUMBER_WORDS or after.replace(".", "").isdigit()):
+                    break
+    return False
 
 
 class _Reading(NamedTuple):
@@ -1198,7 +1295,16 @@ _DECIDED = frozenset({
 def _not_yet(title: _Title, words: list[str]) -> bool:
     """Whether a finished-sounding clause says the step's outcome is still to come for this step."""
     return _awaits_decision(title, words) or _scheduled_later(title, words) or _somewhere_else(title, words) \
-        or title.verb not in _SCHEDULING and any(w in _SCHEDULED for w in words)
+        or title.verb not in _SCHEDULING and any(w in _SCHEDULED for w in words) or _only_before(title, words)
+
+
+def _only_before(title: _Title, words: list[str]) -> bool:
+    """ "Skeleton is drafted" for "File the skeleton argument": the clause's only past is work that comes before
+    the step's outcome, with neither the step's verb, its outcome nor a completion word."""
+    pasts = [w for w in words if _is_past(w)]
+    return bool(pasts) and all(stem(w) in _PRECURSORS and stem(w) != title.verb for w in pasts) \
+        and not any(_is_completion(w) and stem(w) not in _PRECURSORS for w in words) \
+        and title.outcomes.isdisjoint(_phrases_in(words))
 
 
 # Words that say a thing was put in the calendar: they finish only a step that books or arranges it
