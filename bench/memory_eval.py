@@ -20,10 +20,11 @@ builtin all-MiniLM-L6-v2 vectors (cached on disk by --cache) and the questions t
 `store.memory_search.search_hits`, on a temporary SQLite database; --server is the server code folder
 put first on sys.path, so it only runs checkouts with this tree's module layout. `--sweep` (dev only)
 prints HYBRID recall for other fusion constants, weights and candidate depths, from each mode's ranked
-lists (what SearchMemories uses was chosen from it), and the most per-query weights could find (each
-question's best weight, in hindsight: the ceiling of any fusion that adapts its weights to the query); `--preselect` SEMANTIC recall for other sizes of the
-binary pre-selection. `--recency W:H` (repeatable) adds rows for each mode re-ranked as SearchMemories'
-recency_ranking does (core/memory_recency.py) with recency weight W and a half-life of H turns, the turns
+lists (what SearchMemories uses was chosen from it), the most per-query weights could find (each
+question's best weight, in hindsight: the ceiling of any fusion that adapts its weights to the query), and
+HYBRID with a pseudo-relevance feedback pass (issue 32, measured and not kept); `--preselect` SEMANTIC recall
+for other sizes of the binary pre-selection. `--recency W:H` (repeatable) adds rows for each mode re-ranked as
+SearchMemories' recency_ranking does (core/memory_recency.py) with recency weight W and a half-life of H turns, the turns
 dated one minute apart and the questions asked one minute after the last (a conversation replayed in real
 time); `--recency-sweep` (dev only) prints HYBRID under a grid of weights and half-lives. Every entry is
 one type (context), so importance cannot be measured on these sets.

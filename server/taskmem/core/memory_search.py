@@ -23,6 +23,11 @@ from collections.abc import Mapping, Sequence
 # 0.658 recall@10 against 0.290 on dev, so the weight presumably leaned to full text where the vectors were as
 # good; not examined further, the set stays held out). Weights chosen per query with hindsight reach only 0.560
 # on dev and 0.531 on test: on these sets re-weighting the two lists has little to give.
+# A pseudo-relevance feedback pass (issue 32, second round) was tried and not kept either: the fused first pass's
+# best hit's words (up to 10, stop words out) added to the query, full text searched again and fused again took
+# recall@5 / @10 on dev to 0.438 / 0.555 and on test to 0.471 / 0.534, but the held-out set, scored once after,
+# went from 0.683 / 0.766 to 0.668 / 0.764, and HYBRID's p95 with a tag filter at 100k to 22 ms (bench/
+# memory_eval.py --sweep prints it; docs/benchmarks.md has the rest).
 FULLTEXT_WEIGHT = 0.4
 SEMANTIC_WEIGHT = 0.6
 # HYBRID fuses each mode's best CANDIDATES_PER_HIT × limit entries (at least MIN_CANDIDATES): on dev,
