@@ -6,7 +6,9 @@ checks the rankings against SQLite's)."""
 
 from __future__ import annotations
 
+import itertools
 import random
+import re
 from collections.abc import AsyncIterator
 from pathlib import Path
 
@@ -24,6 +26,7 @@ from taskmem.store.engines import open_storage
 from taskmem.store.memory.memory_entries import insert_memory_entries
 from taskmem.store.memory.memory_search import ranked_matches
 from taskmem.store.postgres import connection as pg_connection
+from taskmem.store.postgres import memory_index
 from taskmem.store.storage import Storage
 from taskmem.store.tasks import tasks as task_store
 from tests.support.postgres import database_url
@@ -185,3 +188,29 @@ async def test_searches_within_a_task_or_tags_rank_exactly_as_a_scan_of_the_same
                                       [(score, share) for _, score, share in scanned]), (query, limit, in_task)
                 compared += len(found)
     assert compared > 500
+
+
+async def test_the_expired_entry_check_of_every_search_stays_on_its_index_once_prepared(
+        replicas: tuple[str, Storage, Storage]) -> None:
+    # psycopg prepares a statement on its 6th run on a connection, and PostgreSQL then plans it once for any
+    # parameters: the check every search runs first must not become a scan of every entry (40-50 ms at 100k).
+    url, one, _ = replicas
+    for seed in range(4):
+        await add(one, entries(100 + seed, 1000))
+    statements: list[tuple[str, list[object]]] = []
+
+    class Recording:
+        def fetchone(self, sql: str, params: list[object]) -> None:
+            statements.append((sql, list(params)))
+
+    memory_index._expired_pending(Recording(), NAMESPACE)  # type: ignore[arg-type]
+    [(sql, params)] = statements
+    placeholders = itertools.count(1)
+    numbered = re.sub(r"\?", lambda _: f"${next(placeholders)}", sql)
+    with psycopg.connect(url) as connection:
+        connection.execute("ANALYZE memory_entries")
+        connection.execute("SET plan_cache_mode = force_generic_plan")
+        connection.execute(f"PREPARE expired_pending AS {numbered}")
+        plan = "\n".join(str(row[0]) for row in connection.execute(
+            f"EXPLAIN EXECUTE expired_pending({int(params[0])}, '{params[1]}')").fetchall())
+    assert "memory_entries_expiring" in plan and "Seq Scan" not in plan, plan
