@@ -47,11 +47,14 @@ POSTINGS_AS_THEY_SHOULD_BE = """
            (SELECT sum(CASE w WHEN 'A' THEN 2 ELSE 1 END) FROM unnest(l.weights) w)::int, m.search_length
     FROM memory_entries m, unnest(m.search) l ORDER BY 1, 2, 3"""
 STATISTICS = ["SELECT namespace, term, entries FROM memory_term_counts WHERE entries > 0 ORDER BY 1, 2",
-              "SELECT namespace, entries, total_length FROM memory_search_totals WHERE entries > 0 ORDER BY 1"]
+              "SELECT namespace, entries, total_length FROM memory_search_totals WHERE entries > 0 ORDER BY 1",
+              "SELECT tag, entry_seq, namespace, search_length FROM memory_entry_tags ORDER BY 1, 2"]
 STATISTICS_AS_THEY_SHOULD_BE = [
     "SELECT namespace, term, count(*) FROM (" + POSTINGS_AS_THEY_SHOULD_BE + ") p (namespace, term) GROUP BY 1, 2"
     " ORDER BY 1, 2",
-    "SELECT namespace, count(*), sum(search_length) FROM memory_entries GROUP BY 1 ORDER BY 1"]
+    "SELECT namespace, count(*), sum(search_length) FROM memory_entries GROUP BY 1 ORDER BY 1",
+    "SELECT t.tag, t.entry_seq, m.namespace, m.search_length FROM memory_entry_tags t"
+    " JOIN memory_entries m ON m.seq = t.entry_seq ORDER BY 1, 2"]
 
 
 def text(rnd: random.Random, count: int) -> str:
@@ -146,6 +149,20 @@ async def test_the_migration_fills_the_postings_of_the_entries_written_before_it
         assert table(url, kept) == table(url, expected)
     await add(one, entries(8, 20))  # and the triggers keep them from there
     assert table(url, "SELECT * FROM memory_postings ORDER BY 1, 2, 3") == table(url, POSTINGS_AS_THEY_SHOULD_BE)
+
+
+async def test_the_migration_gives_the_tags_written_before_it_their_entries_lengths(
+        replicas: tuple[str, Storage, Storage]) -> None:
+    url, one, two = replicas
+    await add(one, entries(15, 50))
+    await add(two, entries(16, 20, "tsk_b"), "other")
+    with psycopg.connect(url, autocommit=True) as connection:  # the database as 0016 left it
+        connection.execute("ALTER TABLE memory_entry_tags DROP COLUMN namespace, DROP COLUMN search_length")
+        connection.execute("DELETE FROM schema_migrations WHERE number = 17")
+        assert pg_connection.migrate(connection) == ["0017_memory_tag_lengths.sql"]
+    await add(one, entries(17, 20))  # and the trigger keeps them from there
+    assert table(url, STATISTICS[2]) == table(url, STATISTICS_AS_THEY_SHOULD_BE[2])
+    assert len(table(url, STATISTICS[2])) == 90
 
 
 async def test_an_unfiltered_search_ranks_exactly_as_a_scan_of_every_entry(

@@ -109,9 +109,11 @@ def ranked_narrowed(reader: Reader, namespace: str, terms: Sequence[str], f: Mem
             narrowing_params += params
     else:
         tagged = f"SELECT entry_seq FROM memory_entry_tags WHERE tag IN ({', '.join('?' * len(f.tags))})"
-        # = ANY(ARRAY(…)): the tagged entries looked up by seq, where an IN merge-joined the whole namespace.
-        scope = (f"SELECT count(*), coalesce(sum(m.search_length), 0) FROM memory_entries m"
-                 f" WHERE m.namespace = ? AND m.seq = ANY(ARRAY({tagged}))", [namespace, *f.tags])
+        # The tags' rows carry their entries' namespace and length (migration 0017): counted index-only, an
+        # entry carrying several of the tags once.
+        carrying = f"SELECT DISTINCT entry_seq, search_length FROM memory_entry_tags WHERE namespace = ?" \
+                   f" AND tag IN ({', '.join('?' * len(f.tags))})"
+        scope = (f"SELECT count(*), coalesce(sum(t.search_length), 0) FROM ({carrying}) t", [namespace, *f.tags])
         narrowing, narrowing_params = f"p.seq IN ({tagged})", list(f.tags)
     totals = reader.fetchone(*scope)
     searched, total_length = (int(totals[0]), int(totals[1])) if totals is not None else (0, 0)
