@@ -13,7 +13,8 @@ kept exact by the writes.
 A search within a task, or narrowed to any of some tags (`ranked_narrowed`), reads the postings of its
 words among the entries searched whole: in proportion to those entries holding them, as the scan, but
 index-only where the scan read each entry's tsvector (at 100k entries, a tag's 10k entries and a
-three-word query: 15 ms against the scan's 230-310). Other filters keep memory_index.ranked's scan: the
+three-word query: 15 ms against the scan's 230-310), the entries searched counted from the tags' own rows
+(migration 0017). Other filters keep memory_index.ranked's scan: the
 namespace's postings of a word semi-joined with an arbitrary filter's entries cost in proportion to the
 namespace's entries holding it (within a task: p50 45-56 ms against the scan's 25-34 before the task's
 own postings index), reading words held by most entries whole for nothing.
