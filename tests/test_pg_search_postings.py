@@ -159,7 +159,7 @@ async def test_the_migration_gives_the_tags_written_before_it_their_entries_leng
     with psycopg.connect(url, autocommit=True) as connection:  # the database as 0016 left it
         connection.execute("ALTER TABLE memory_entry_tags DROP COLUMN namespace, DROP COLUMN search_length")
         connection.execute("DELETE FROM schema_migrations WHERE number = 17")
-        assert pg_connection.migrate(connection) == ["0017_memory_tag_lengths.sql"]
+        assert pg_connection.migrate(connection) == ["0017_memory_scope_lengths.sql"]
     await add(one, entries(17, 20))  # and the trigger keeps them from there
     assert table(url, STATISTICS[2]) == table(url, STATISTICS_AS_THEY_SHOULD_BE[2])
     assert len(table(url, STATISTICS[2])) == 90

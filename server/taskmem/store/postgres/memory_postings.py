@@ -103,7 +103,11 @@ def ranked_narrowed(reader: Reader, namespace: str, terms: Sequence[str], f: Mem
     the hits must match, or ""."""
     if f.task_id:
         where, params = filter_sql(f, namespace)
-        scope = (f"SELECT count(*), coalesce(sum(m.search_length), 0) FROM memory_entries m WHERE {where}", params)
+        # No entry has expired unswept (memory_index.ranked checked), as the postings assume: counted with the
+        # expired, a task's entries are an index-only range of memory_entries_lengths_by_task (migration 0017).
+        scope_where, scope_params = filter_sql(f, namespace, with_expired=True)
+        scope = (f"SELECT count(*), coalesce(sum(m.search_length), 0) FROM memory_entries m WHERE {scope_where}",
+                 scope_params)
         narrowing, narrowing_params = "p.task_id = ?", [f.task_id]
         if f != MemoryFilter(task_id=f.task_id):
             narrowing += f" AND p.seq IN (SELECT m.seq FROM memory_entries m WHERE {where})"
@@ -112,8 +116,8 @@ def ranked_narrowed(reader: Reader, namespace: str, terms: Sequence[str], f: Mem
         tagged = f"SELECT entry_seq FROM memory_entry_tags WHERE tag IN ({', '.join('?' * len(f.tags))})"
         # The tags' rows carry their entries' namespace and length (migration 0017): counted index-only, an
         # entry carrying several of the tags once.
-        carrying = f"SELECT DISTINCT entry_seq, search_length FROM memory_entry_tags WHERE namespace = ?" \
-                   f" AND tag IN ({', '.join('?' * len(f.tags))})"
+        carrying = f"SELECT {'DISTINCT ' if len(f.tags) > 1 else ''}entry_seq, search_length FROM memory_entry_tags" \
+                   f" WHERE namespace = ? AND tag IN ({', '.join('?' * len(f.tags))})"
         scope = (f"SELECT count(*), coalesce(sum(t.search_length), 0) FROM ({carrying}) t", [namespace, *f.tags])
         narrowing, narrowing_params = f"p.seq IN ({tagged})", list(f.tags)
     totals = reader.fetchone(*scope)
