@@ -28,8 +28,8 @@ store/memory/memory_vectors.py dispatch here by the reader's dialect), with thes
   Since migration 0013 only a search narrowed by other filters than a task or tags still scans: the
   others rank from postings (store/postgres/memory_postings.py) with the same hits and scores, at 100k
   entries HYBRID p95 111-131 ms unfiltered against the scan's 376-697; since the expired-entry check
-  every search runs first stays on its index once prepared (`_expired_pending`) and migration 0017, 15-18
-  unfiltered, 16-17 within a task and 26-33 with a tag (docs/scaling.md has the figures).
+  every search runs first stays on its index once prepared (`_expired_pending`) and migration 0017, 15-16
+  unfiltered, 8-10 within a task and 23-31 with a tag (docs/scaling.md has the figures).
 - Snippets: ts_headline marks each match with [ ] in one fragment of at most 16 words, as FTS5's
   snippet() does with 16 tokens (fragments are joined with …).
 - Vectors are exact float32 pgvector values; the nearest are found by cosine distance through an
