@@ -13,7 +13,8 @@ kept exact by the writes.
 A search within a task, or narrowed to any of some tags (`ranked_narrowed`), reads the postings of its
 words among the entries searched whole: in proportion to those entries holding them, as the scan, but
 index-only where the scan read each entry's tsvector (at 100k entries, a tag's 10k entries and a
-three-word query: 15 ms against the scan's 230-310). Other filters keep memory_index.ranked's scan: the
+three-word query: 15 ms against the scan's 230-310), the entries searched counted from the tags' own rows
+(migration 0017). Other filters keep memory_index.ranked's scan: the
 namespace's postings of a word semi-joined with an arbitrary filter's entries cost in proportion to the
 namespace's entries holding it (within a task: p50 45-56 ms against the scan's 25-34 before the task's
 own postings index), reading words held by most entries whole for nothing.
@@ -102,16 +103,22 @@ def ranked_narrowed(reader: Reader, namespace: str, terms: Sequence[str], f: Mem
     the hits must match, or ""."""
     if f.task_id:
         where, params = filter_sql(f, namespace)
-        scope = (f"SELECT count(*), coalesce(sum(m.search_length), 0) FROM memory_entries m WHERE {where}", params)
+        # No entry has expired unswept (memory_index.ranked checked), as the postings assume: counted with the
+        # expired, a task's entries are an index-only range of memory_entries_lengths_by_task (migration 0017).
+        scope_where, scope_params = filter_sql(f, namespace, with_expired=True)
+        scope = (f"SELECT count(*), coalesce(sum(m.search_length), 0) FROM memory_entries m WHERE {scope_where}",
+                 scope_params)
         narrowing, narrowing_params = "p.task_id = ?", [f.task_id]
         if f != MemoryFilter(task_id=f.task_id):
             narrowing += f" AND p.seq IN (SELECT m.seq FROM memory_entries m WHERE {where})"
             narrowing_params += params
     else:
         tagged = f"SELECT entry_seq FROM memory_entry_tags WHERE tag IN ({', '.join('?' * len(f.tags))})"
-        # = ANY(ARRAY(…)): the tagged entries looked up by seq, where an IN merge-joined the whole namespace.
-        scope = (f"SELECT count(*), coalesce(sum(m.search_length), 0) FROM memory_entries m"
-                 f" WHERE m.namespace = ? AND m.seq = ANY(ARRAY({tagged}))", [namespace, *f.tags])
+        # The tags' rows carry their entries' namespace and length (migration 0017): counted index-only, an
+        # entry carrying several of the tags once.
+        carrying = f"SELECT {'DISTINCT ' if len(f.tags) > 1 else ''}entry_seq, search_length FROM memory_entry_tags" \
+                   f" WHERE namespace = ? AND tag IN ({', '.join('?' * len(f.tags))})"
+        scope = (f"SELECT count(*), coalesce(sum(t.search_length), 0) FROM ({carrying}) t", [namespace, *f.tags])
         narrowing, narrowing_params = f"p.seq IN ({tagged})", list(f.tags)
     totals = reader.fetchone(*scope)
     searched, total_length = (int(totals[0]), int(totals[1])) if totals is not None else (0, 0)
