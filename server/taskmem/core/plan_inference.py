@@ -1,8 +1,7 @@
 """Plan progress from messages: which plan items a progress message says are finished.
 
-Pure and deterministic (no I/O, no model). A wrong
-completion is the harmful error (an agent that resumes skips unfinished work), so every rule that is
-unsure completes nothing. docs/api.md, "Plan progress from messages", says the same for users.
+Pure and deterministic (no I/O, no model). A wrong completion is the harmful error (an agent that
+resumes skips unfinished work), so every rule that is unsure completes nothing. docs/api.md, "Plan progress from messages", says the same for users.
 
 Clauses. The message is cut at sentence ends (". ", "!", "?", ";", newlines), at ": ", ", " and
 spaced dashes, after a tick that follows a word ("venue ✓ catering ✓"), at "but"/"however"/
@@ -75,9 +74,9 @@ Stage B — which step does a finished clause finish? (the first row that gives 
   the title's preposition ("to staging" for "to production"), its head narrowed by a "for"/"of" of
   its own while a modifier of the title goes unsaid ("the risk assessment for Thursday's troop night"
   for "the camp risk assessment"), one of a plural object ("track 3 is mastered"), or a failure
-  word that is no word of the object. A title "Get <thing> <participle>"
-  ("Get the route approved") has the participle's outcomes; a title of two verbs ("Board and tank
-  the walls") needs both said. The best title is refused when the clause names it only after a
+  word that is no word of the object. A title "Get <thing> <participle>" ("Get the route
+  approved") has the participle's outcomes; a title of two verbs ("Board and tank the walls")
+  needs both said. The best title is refused when the clause names it only after a
   preposition, saying where, while it speaks first of another title's thing ("Privacy labels …
   published in App Store Connect" is not "Release the app to the store").
 
@@ -106,7 +105,7 @@ import enum
 import functools
 import operator
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from typing import NamedTuple, Protocol
 
 from taskmem.core.messages import Kind, Role
