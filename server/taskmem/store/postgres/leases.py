@@ -74,9 +74,12 @@ class LeasedService:
 
     async def _claim(self) -> bool:
         try:
-            claimed: bool = await asyncio.wait_for(
-                self._write(lambda tx: claim(tx, self.name, self.holder, self._seconds), "", "lease"),
-                self._seconds / 3)
+            # asyncio.timeout, not wait_for: Python 3.11's wait_for swallows a cancellation that arrives as the
+            # claim's write completes, and close() would then wait forever on a loop that goes on claiming (a
+            # refused start-up on PostgreSQL hung so in one CI run: the one unbounded wait on its way out).
+            async with asyncio.timeout(self._seconds / 3):
+                claimed: bool = await self._write(lambda tx: claim(tx, self.name, self.holder, self._seconds),
+                                                  "", "lease")
             return claimed
         except asyncio.CancelledError:
             raise
