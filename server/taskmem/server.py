@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import gc
 import logging
+import os
 import signal
 import sys
 import tempfile
@@ -272,14 +273,27 @@ def _bind(server: grpc.aio.Server, config: Config) -> int:
                           "on this machine") from None
 
 
+# How long a refused start-up may take to close before the process exits regardless.
+REFUSED_START_CLOSE_SECONDS = 20.0
+
+
 async def serve(config: Config) -> None:
     server = TaskmemServer(config)
     try:
         address = await server.start()
-    except BaseException:
+    except BaseException as error:
         # A refused start (e.g. another embedding model) must still end the database threads, or the
-        # process would print its error and never exit.
-        await server.stop()
+        # process would print its error and never exit. It has accepted nothing, so when closing does not
+        # finish in time (a PostgreSQL connection's task was seen to outlive its cancellation, and
+        # asyncio.run would then wait on it forever) the process says why and exits.
+        try:
+            async with asyncio.timeout(REFUSED_START_CLOSE_SECONDS):
+                await server.stop()
+        except TimeoutError:
+            log.warning("the refused start-up did not close within %s s; exiting", REFUSED_START_CLOSE_SECONDS)
+            print(f"taskmem: {error}" if isinstance(error, ConfigError) else "taskmem: start-up failed",
+                  file=sys.stderr, flush=True)
+            os._exit(2)
         raise
     # What start-up built (configuration, the token encoder, caches) lives as long as the process;
     # freezing it keeps the collector's full passes from walking it again and again. Measured under
