@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
+import queue
 import signal
 import sqlite3
 import subprocess
@@ -66,16 +68,28 @@ class ServerProcess:
             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=self.env,
         )
         assert self.process.stdout is not None
+        # Lines are read on a thread so the timeout holds even when the server prints nothing and never exits.
+        lines: queue.Queue[str] = queue.Queue()
+        started = threading.Event()
+        threading.Thread(target=self._drain, args=(self.process, lines, started), daemon=True).start()
         deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
-            line = self.process.stdout.readline()
-            if not line:
+        while (remaining := deadline - time.monotonic()) > 0:
+            try:
+                line = lines.get(timeout=remaining)
+            except queue.Empty:
                 break
-            self.output.append(line)
+            if not line:  # the server closed its output: it is exiting
+                with contextlib.suppress(subprocess.TimeoutExpired):
+                    self.process.wait(timeout=10)
+                break
             if line.startswith(READY_PREFIX):
+                started.set()
                 self.address = line[len(READY_PREFIX):].strip()
-                threading.Thread(target=self._drain, args=(self.process,), daemon=True).start()
                 return self.address
+        if self.process.poll() is None:
+            self.process.kill()
+            self.process.wait()
+            raise RuntimeError(f"server did not start within {timeout} s (killed):\n" + "".join(self.output))
         raise RuntimeError("server did not start:\n" + "".join(self.output))
 
     def stop(self, sig: int = signal.SIGTERM, timeout: float = 15.0) -> int:
@@ -85,11 +99,15 @@ class ServerProcess:
             self.process.send_signal(sig)
         return self.process.wait(timeout=timeout)
 
-    def _drain(self, process: subprocess.Popen[str]) -> None:
-        # Keep reading so a chatty server never blocks on a full pipe.
+    def _drain(self, process: subprocess.Popen[str], lines: queue.Queue[str], started: threading.Event) -> None:
+        # Keep reading so a chatty server never blocks on a full pipe; until it is ready, hand each line to
+        # start() too ("" says it closed its output).
         assert process.stdout is not None
         for line in process.stdout:
             self.output.append(line)
+            if not started.is_set():
+                lines.put(line)
+        lines.put("")
 
     def restart(self) -> str:
         self.stop()
