@@ -153,7 +153,8 @@ def test_the_go_client_is_required_by_path_with_a_replace_directive(tmp_path: Pa
 
 def test_the_server_installs_from_the_checkout_with_its_command(tmp_path: Path) -> None:
     checkout = tmp_path / "checkout"
-    shutil.copy(ROOT / "pyproject.toml", checkout.mkdir() or checkout / "pyproject.toml")
+    checkout.mkdir()
+    shutil.copy(ROOT / "pyproject.toml", checkout / "pyproject.toml")
     fresh_copy(ROOT / "server", checkout / "server")
     fresh_copy(CLIENTS / "python", checkout / "clients" / "python")
     environment = tmp_path / "venv"
