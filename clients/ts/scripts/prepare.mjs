@@ -5,7 +5,7 @@
 // here first, devDependencies included (tsc), whatever --omit=dev or NODE_ENV=production the outer
 // install runs with — they would otherwise reach the inner npm through the environment.
 import { execFileSync } from "node:child_process";
-import { existsSync } from "node:fs";
+import { existsSync, readFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 
 const packageDir = fileURLToPath(new URL("..", import.meta.url));
@@ -20,7 +20,10 @@ function innerInstallEnvironment() {
   return environment;
 }
 
-if (!existsSync(`${packageDir}/node_modules/typescript/package.json`)) {
+// Every dependency present (a checkout updated since its last install may lack a new one), else a clean install.
+const manifest = JSON.parse(readFileSync(`${packageDir}/package.json`, "utf8"));
+const wanted = Object.keys({ ...manifest.dependencies, ...manifest.devDependencies });
+if (wanted.some((name) => !existsSync(`${packageDir}/node_modules/${name}/package.json`))) {
   const npmCli = process.env.npm_execpath;
   const [command, args] = npmCli ? [process.execPath, [npmCli]] : ["npm", []];
   execFileSync(command, [...args, "ci", "--include=dev", "--ignore-scripts", "--no-audit", "--no-fund"], {
