@@ -30,7 +30,7 @@ class ServerProcess:
                  command: tuple[str, ...] = (sys.executable, "-m", "taskmem")) -> None:
         self.database = database
         self.extra_args = extra_args
-        self.command = command  # an installed `taskmem` script, for a test of the installation
+        self.command = command  # how `taskmem` runs: this interpreter's module, or an installed script
         self.env = {**os.environ, **TEST_DEFAULTS, **(env or {})}
         self.address = ""
         self.process: subprocess.Popen[str] | None = None

@@ -89,8 +89,8 @@ export function render(main, { id: taskId }) {
     task = progress.task; // "where was I?" carries the task itself: one call, not two
     if (!changed("overview", progress)) return;
     const status = String(task.status).replace("TASK_STATUS_", "");
-    const setStatus = (status) => act(`${status.toLowerCase()} task`, call("TaskService", "UpdateTask", {
-      task: { id: taskId, status: `TASK_STATUS_${status}`, etag: task.etag }, update_mask: "status" }));
+    const setStatus = (target) => act(`${target.toLowerCase()} task`, call("TaskService", "UpdateTask", {
+      task: { id: taskId, status: `TASK_STATUS_${target}`, etag: task.etag }, update_mask: "status" }));
     const error = task.error_summary || {};
     replace(sections.overview.body,
       h("div", { class: "task-head" }, h("h1", {}, task.name || task.id), badge(task.status, "TASK_STATUS_"),
