@@ -144,5 +144,19 @@ export function delay(ms: number): Promise<void> {
   return new Promise((done) => setTimeout(done, ms));
 }
 
+/** `promise`, or a failure saying `what` if it has not settled in 30 s: only a hang guard, never what a test
+ * judges (a timing a busy machine can stretch is no behaviour to assert). */
+export async function withinHangGuard<T>(promise: Promise<T>, what: string): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const guard = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`${what} (within 30 s)`)), 30_000);
+  });
+  try {
+    return await Promise.race([promise, guard]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
 /** A folder of this package's build output, for tests that run compiled files. */
 export const distDir: string = resolve(dirname(fileURLToPath(import.meta.url)), "..");
