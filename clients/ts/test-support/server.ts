@@ -83,7 +83,8 @@ export class TestServer {
     // Keep draining stdout for the server's whole life, so it never blocks on a full pipe.
     const lines = createInterface({ input: child.stdout! });
     this.address = await new Promise<string>((resolveReady, reject) => {
-      const timer = setTimeout(() => reject(new Error(`tests: server not ready after 30 s\n${this.stderr}`)), 30_000);
+      // A hang guard: a busy shared machine can take a minute to start the server.
+      const timer = setTimeout(() => reject(new Error(`tests: server not ready after 120 s\n${this.stderr}`)), 120_000);
       child.once("error", (err) => {
         clearTimeout(timer);
         reject(err);
