@@ -141,7 +141,9 @@ async def test_a_call_made_while_the_server_is_down_succeeds_once_it_is_back(fre
 
 
 async def test_a_call_whose_deadline_expires_raises_deadline_exceeded(proxy: LossyProxy) -> None:
-    async with TaskmemClient(proxy.address, timeout=30) as client:
+    retries: list[int] = []
+    policy = RetryPolicy(on_retry=lambda error, attempt, pause: retries.append(attempt))
+    async with TaskmemClient(proxy.address, timeout=30, retry=policy) as client:
         await client.tasks.ListTasks(pb.ListTasksRequest())
         proxy.lose_replies()
         started = time.monotonic()
@@ -149,12 +151,14 @@ async def test_a_call_whose_deadline_expires_raises_deadline_exceeded(proxy: Los
             await client.tasks.ListTasks(pb.ListTasksRequest(), timeout=0.5)
         elapsed = time.monotonic() - started
     assert raised.value.code() == grpc.StatusCode.DEADLINE_EXCEEDED
-    assert 0.4 < elapsed < 3.0  # the deadline covers every attempt
+    # The deadline covers every attempt: none follows the one it ended. Not sooner than the deadline (a busy
+    # machine can only make it later, so no upper bound).
+    assert retries == [] and elapsed > 0.4
 
 
 async def test_the_client_timeout_is_the_default_deadline_of_unary_calls(proxy: LossyProxy) -> None:
     async with TaskmemClient(proxy.address, timeout=0.5) as client:
-        await client.tasks.ListTasks(pb.ListTasksRequest())
+        await client.tasks.ListTasks(pb.ListTasksRequest(), timeout=30)  # connecting may take a busy machine longer
         proxy.lose_replies()
         with pytest.raises(TaskmemError) as raised:
             await client.tasks.GetTask(pb.GetTaskRequest(task_id="tsk_000000000000000000000000"))

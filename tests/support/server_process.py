@@ -62,7 +62,7 @@ class ServerProcess:
         finally:
             connection.close()
 
-    def start(self, timeout: float = 30.0) -> str:
+    def start(self, timeout: float = 120.0) -> str:  # a hang guard: a busy shared machine can take a minute
         listen = self.address or "127.0.0.1:0"
         self.process = subprocess.Popen(
             [*self.command, "serve", "--listen", listen,
