@@ -48,6 +48,9 @@ class Config:
     # Allow a non-loopback listen address with no API keys configured.
     insecure: bool = False
     api_keys: tuple[ApiKey, ...] = ()
+    # A YAML file of API keys with ids, roles and task scopes (taskmem/keyring.py, docs/access.md), read again
+    # whenever it changes: keys are added and removed without a restart. api_keys still count (as admins).
+    keys_file: str = ""
     # gRPC server reflection (grpcurl's discovery of the documented contract) answers without a key, like
     # the health service (load balancers' probes); false turns reflection off. Health always answers.
     reflection: bool = True
@@ -271,7 +274,7 @@ class Config:
     @property
     def open_namespace(self) -> bool:
         """True when no keys are configured: every caller acts in the default namespace."""
-        return not self.api_keys
+        return not self.api_keys and not self.keys_file
 
 
 def is_loopback_host(host: str) -> bool:
@@ -483,6 +486,8 @@ def add_serve_arguments(parser: argparse.ArgumentParser) -> None:
                              " --api-keys-file, TASKMEM_API_KEYS, TASKMEM_API_KEYS_FILE or the --config file")
     parser.add_argument("--api-keys-file", metavar="PATH",
                         help="API keys from a file, one KEY or KEY:ns1,ns2 a line; replaces configured keys")
+    parser.add_argument("--keys-file", dest="keys_file", metavar="PATH",
+                        help="API keys with ids, roles and task scopes (YAML, docs/access.md), re-read when it changes")
     parser.add_argument("--admin-key", dest="admin_keys", action="append",
                         help="a key that may force any wait's outcome (repeatable); replaces configured ones."
                              " Visible in ps: prefer --admin-keys-file or TASKMEM_ADMIN_KEYS(_FILE)")

@@ -40,11 +40,12 @@ class AuthSettings(Section):
 
     api_keys: tuple[ApiKey, ...] = setting("api_keys")
     admin_keys: tuple[str, ...] = setting("admin_keys")
+    keys_file: str = setting("keys_file")
 
     @property
     def open_namespace(self) -> bool:
         """True when no keys are configured: every caller acts in the default namespace."""
-        return not self.api_keys
+        return not self.api_keys and not self.keys_file
 
 
 @dataclasses.dataclass(frozen=True)

@@ -17,6 +17,7 @@ from taskmem.core.tasks import (
 )
 from taskmem.store.page_query import PageQuery
 from taskmem.store.access import Reader, Row, Transaction
+from taskmem.store.tasks.task_access import record_creator
 
 _TASK_COLUMNS = (
     "namespace", "id", "name", "goal", "status", "paused_from", "workspace", "context", "metadata",
@@ -242,6 +243,7 @@ def create_task(tx: Transaction, task: Task, items: list[PlanItem],
                 reason: str = "initial plan") -> tuple[Task, Plan | None]:
     plan = _store_plan(tx, task, items, reason) if items else None
     tx.execute(_INSERT_TASK, _task_values(task))
+    record_creator(tx, task.id)
     tx.emit(EventType.TASK_CREATED, task.id, task)
     if plan is not None:
         tx.emit(EventType.PLAN_REPLACED, task.id, plan)
