@@ -35,6 +35,7 @@ import yaml
 
 from taskmem.config import DEFAULT_NAMESPACE, ApiKey, ConfigError
 from taskmem.core.access import ROLES_BY_NAME, KeyEntry, Role, TaskScope
+from taskmem.settings import AuthSettings
 
 log = logging.getLogger(__name__)
 
@@ -134,6 +135,10 @@ class KeyRing:
         self._install(())
         if self._path is not None:
             self._install(self._read_file())
+
+    @classmethod
+    def of(cls, auth: AuthSettings) -> KeyRing:
+        return cls(auth.api_keys, auth.admin_keys, auth.keys_file)
 
     @property
     def open(self) -> bool:

@@ -40,7 +40,8 @@ class AuthSettings(Section):
 
     api_keys: tuple[ApiKey, ...] = setting("api_keys")
     admin_keys: tuple[str, ...] = setting("admin_keys")
-    keys_file: str = setting("keys_file")
+    # Defaulted, so a section built by hand from api_keys alone (tests, tools) needs none.
+    keys_file: str = dataclasses.field(default="", metadata={"setting": "keys_file", "convert": None})
 
     @property
     def open_namespace(self) -> bool:

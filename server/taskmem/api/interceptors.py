@@ -35,8 +35,10 @@ from taskmem.api.scope import CALL_SCOPE, AuthError, CallScope, resolve_scope
 from taskmem.api.task_access import TaskAccess, check_role
 from taskmem.core.access import Rule, rule_of
 from taskmem.core.audit import ACTOR
+from taskmem.core.errors import TaskDenied
 from taskmem.core.ids import new_id
 from taskmem.keyring import KeyRing
+from taskmem.settings import AuthSettings
 
 log = logging.getLogger(__name__)
 
@@ -88,9 +90,10 @@ _REVOKED = status_for(grpc.StatusCode.UNAUTHENTICATED, "this key was removed or 
 
 
 class GuardInterceptor(WrappingInterceptor):
-    def __init__(self, keys: KeyRing, admission: Admission, access: TaskAccess) -> None:
+    def __init__(self, keys: KeyRing | AuthSettings, admission: Admission, access: TaskAccess | None = None) -> None:
+        """access: the task-scope check (None: a server whose keys have no task scopes)."""
         super().__init__()
-        self._keys = keys
+        self._keys = keys if isinstance(keys, KeyRing) else KeyRing.of(keys)
         self._admission = admission
         self._access = access
 
@@ -123,6 +126,8 @@ class GuardInterceptor(WrappingInterceptor):
         scope = CALL_SCOPE.get()
         if scope.key is None or scope.key.scope is None:
             return None
+        if self._access is None:
+            return _status_of_failure(TaskDenied("this server checks no task scopes"), method)
         try:
             await self._access.check(scope, rule, request)
         except Exception as error:

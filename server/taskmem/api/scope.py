@@ -11,6 +11,7 @@ from taskmem.core.access import KeyEntry, Role
 from taskmem.core.audit import Actor
 from taskmem.core.ids import new_id
 from taskmem.keyring import KeyRing
+from taskmem.settings import AuthSettings
 
 NAMESPACE_HEADER = "x-taskmem-namespace"
 CORRELATION_HEADER = "x-correlation-id"
@@ -57,8 +58,10 @@ class AuthError(Exception):
         self.message = message
 
 
-def resolve_scope(keys: KeyRing, metadata: Iterable[tuple[str, str | bytes]]) -> CallScope:
-    """Check the bearer token and pick the namespace; raises AuthError."""
+def resolve_scope(keys: KeyRing | AuthSettings, metadata: Iterable[tuple[str, str | bytes]]) -> CallScope:
+    """Check the bearer token and pick the namespace; raises AuthError. (AuthSettings: a fixed set of keys.)"""
+    if isinstance(keys, AuthSettings):
+        keys = KeyRing.of(keys)
     headers = {key: value for key, value in metadata if isinstance(value, str)}
     asked = headers.get(NAMESPACE_HEADER, "")
     correlation_id = headers.get(CORRELATION_HEADER, "")[:128] or new_id("cor")
