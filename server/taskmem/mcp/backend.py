@@ -18,6 +18,7 @@ from mcp.server.mcpserver.exceptions import ToolError
 
 from taskmem.commands.connection import NAMESPACE_HEADER, ServerOptions
 from taskmem.config import Config
+from taskmem.keyring import KeyRing
 from taskmem.v1 import memory_service_pb2_grpc, state_service_pb2_grpc, task_service_pb2_grpc, wait_service_pb2_grpc
 
 ResponseT = TypeVar("ResponseT", bound=Message)
@@ -41,6 +42,8 @@ class Backend:
     memory: memory_service_pb2_grpc.MemoryServiceStub
     token: str = ""
     namespace: str = ""
+    # The embedded server's keys (followed as its keys file changes); None for a remote server.
+    keys: KeyRing | None = None
 
     async def call(self, method: Callable[..., Awaitable[ResponseT]], request: Message, *,
                    token: str | None = None, fields: Mapping[str, str] | None = None) -> ResponseT:
@@ -126,9 +129,10 @@ async def embedded_backend(config: Config, options: ServerOptions) -> AsyncItera
         # collections need not walk it again (they stalled tool calls here as they did there).
         gc.freeze()
         # An embedded server with API keys still needs one on its calls: the given token, else its first key.
-        token = options.token or (config.api_keys[0].key if config.api_keys else "")
+        assert server.keys is not None
+        token = options.token or server.keys.first_secret()
         async with connect_backend(dataclasses.replace(options, address=address, tls=False, token=token)) as backend:
-            yield backend
+            yield dataclasses.replace(backend, keys=server.keys)
     finally:
         await server.stop()
 

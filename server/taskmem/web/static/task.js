@@ -325,7 +325,9 @@ export function render(main, { id: taskId }) {
     if (!changed("history", versions)) return;
     replace(sections.history.body, table(["Cursor", "Time", "Change", "By", ""], versions.map((v) =>
       h("tr", { "data-cursor": v.cursor }, h("td", { class: "mono" }, `#${v.cursor}`), h("td", {}, time(v.create_time)),
-        h("td", {}, enumLabel(v.change, "EVENT_TYPE_")), h("td", { class: "mono small" }, v.correlation_id),
+        h("td", {}, v.description || enumLabel(v.change, "EVENT_TYPE_")),
+        h("td", { class: "mono small", title: v.correlation_id },
+          v.key_id ? `key ${v.key_id}${v.agent_id ? ` (agent ${v.agent_id})` : ""}` : v.agent_id ? `agent ${v.agent_id}` : v.correlation_id),
         h("td", {}, h("button", { type: "button", onclick: () => showDiff(v.cursor).catch((error) => replace(diffView, errorBox(error))) },
           "Diff to now"))))), diffView);
   }
