@@ -218,10 +218,19 @@ async def _until(responses: AsyncIterator[Any], revoked: asyncio.Event) -> Async
                 following.cancel()
                 await asyncio.gather(following, return_exceptions=True)
                 return
-            try:
+            error = following.exception()
+            if error is None:
                 yield following.result()
-            except StopAsyncIteration:
+                continue
+            # Let go of the finished read (it keeps the error, whose traceback will keep this frame) and of
+            # the error itself once raised: no reference cycle keeps the request (see GuardInterceptor.wrap).
+            del following
+            if isinstance(error, StopAsyncIteration):
                 return
+            try:
+                raise error
+            finally:
+                del error
     finally:
         ended.cancel()
         close = getattr(responses, "aclose", None)

@@ -143,6 +143,10 @@ RPC_RULES: Mapping[str, Rule] = {
 }
 
 
+# What an RPC missing from the table gets: the admin role, and no scoped key.
+UNCLASSIFIED = Rule(Role.ADMIN, Target.NAMESPACE)
+
+
 def rule_of(method_path: str) -> Rule | None:
     """The rule of "/taskmem.v1.TaskService/GetTask"; None for a method not in the table."""
     service, _, method = method_path.rpartition("/")
