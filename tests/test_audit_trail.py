@@ -85,14 +85,14 @@ async def test_subscribe_events_filters_by_key_and_agent_live(channel: grpc.aio.
 
 async def test_the_state_history_says_who_changed_what_in_words(channel: grpc.aio.Channel) -> None:
     tasks, state, waits = TaskServiceStub(channel), StateServiceStub(channel), WaitServiceStub(channel)
-    plan = [pb.PlanItemSpec(id="build", title="Build the image"), pb.PlanItemSpec(id="ship", title="Ship it")]
+    plan = [task_pb2.PlanItemSpec(id="build", title="Build the image"), task_pb2.PlanItemSpec(id="ship", title="Ship it")]
     task = (await tasks.CreateTask(pb.CreateTaskRequest(name="Deploy", plan=plan), metadata=bearer("agent"))).task
     old = await state.AddDecision(spb.AddDecisionRequest(task_id=task.id, text="Use Postgres for the queue"),
                                   metadata=bearer("agent", "planner"))
     new = await state.AddDecision(spb.AddDecisionRequest(task_id=task.id, text="Use Redis streams for the queue",
                                                          supersedes=old.item.uid), metadata=bearer("ops"))
     await tasks.UpdatePlanItem(pb.UpdatePlanItemRequest(task_id=task.id, item_id="build",
-                                                        status=task_pb2.ITEM_STATUS_COMPLETED), metadata=bearer("agent"))
+                                                        status=task_pb2.PLAN_ITEM_STATUS_COMPLETED), metadata=bearer("agent"))
     target = wait_pb2.WaitTarget(external=wait_pb2.ExternalTarget())
     wait = (await waits.CreateWait(wpb.CreateWaitRequest(task_id=task.id, criteria="approval", target=target),
                                    metadata=bearer("agent"))).wait

@@ -53,17 +53,18 @@ def _statement(kind: str, payload: dict[str, Any], replaced_text: str) -> str:
     outcome = payload.get("outcome", "")
     target = payload.get("target_uid", "")
     said = f"{kind} {uid} {_quoted(text)}".replace("  ", " ")
-    if outcome.endswith("SUPERSEDED") and target:
+    if outcome.startswith("supersede") and target:
         return f"{said} replaces {target} {_quoted(replaced_text)}" if replaced_text else f"{said} replaces {target}"
-    if outcome.endswith("MERGED") and target:
+    if outcome.startswith("merge") and target:
         return f"{kind} {_quoted(text)} merged into {target}"
-    if outcome.endswith("CONFLICT") and target:
+    if outcome.startswith("conflict") and target:
         return f"{said} added, in conflict with {target}"
     return f"{said} added"
 
 
 def _step(payload: dict[str, Any]) -> str:
-    ordinal = payload.get("ordinal")
+    """"step 3 'Build'": the item's place in its plan (ordinal counts from 0; proto JSON leaves 0 out)."""
+    ordinal = payload.get("ordinal", 0)
     name = f"step {int(ordinal) + 1}" if isinstance(ordinal, (int, float)) else f"step {payload.get('id', '')}"
     return f"{name} {_quoted(payload.get('title'))}"
 
@@ -92,7 +93,7 @@ def describe_change(event_type: str, payload: dict[str, Any], key_id: str = "", 
         items = payload.get("items") or []
         return f"plan version {payload.get('version', '?')} with {len(items)} steps{by}"
     if event_type == EventType.PLAN_ITEM_UPDATED:
-        status = _status(payload.get("status"), "ITEM_STATUS_")
+        status = _status(payload.get("status"), "PLAN_ITEM_STATUS_")
         inferred = " (inferred from a message)" if payload.get("inference") else ""
         return f"{_step(payload)} {status}{inferred}{by}"
     if event_type == EventType.PLAN_ITEM_CLAIMED:

@@ -139,7 +139,7 @@ def state_versions(db: Reader, namespace: str, task_id: str, before_cursor: int 
 def _replaced_texts(db: Reader, namespace: str, thread_id: str, payloads: list[dict[str, Any]]) -> dict[str, str]:
     """The texts of the state items these events' statements superseded, by uid."""
     uids = sorted({p["target_uid"] for p in payloads
-                   if p.get("target_uid") and str(p.get("outcome", "")).endswith("SUPERSEDED")})
+                   if p.get("target_uid") and str(p.get("outcome", "")).startswith("supersede")})
     if not uids:
         return {}
     rows = db.fetchall(f"SELECT uid, text FROM state_items WHERE namespace = ? AND thread_id = ?"
