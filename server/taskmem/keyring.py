@@ -84,7 +84,7 @@ def parse_keys_document(text: str, source: str = "keys_file") -> tuple[KeyEntry,
     try:
         document = yaml.safe_load(text) or {}
     except yaml.YAMLError as error:
-        raise ConfigError(f"{source}: not YAML: {error}") from None
+        raise ConfigError(f"{source}: not YAML: {' '.join(str(error).split())}") from None
     if not isinstance(document, Mapping) or set(document) - {"keys"}:
         raise ConfigError(f"{source}: expected a mapping with one field, keys")
     entries = document.get("keys") or []
