@@ -287,8 +287,7 @@ async def check_audit(channel: grpc.aio.Channel, writes: list[tuple[str, str, bo
         token = page.next_page_token
         if not token:
             break
-    missing = {c for c, _, _ in writes} - set()
-    tally.cells[("audit", "all")]["writes"] = len(missing)
+    tally.cells[("audit", "all")]["writes"] = len(by_correlation)
     tally.cells[("audit", "all")]["events checked"] = checked
     return checked
 
@@ -349,8 +348,8 @@ async def probe_mcp(url: str, world: World, tally: Tally) -> None:
                     expected = all(expected_allowed(key_id, rule) for rule in rules)
                     tally.decision("mcp", key_id, tool, expected, allowed, text[:100])
                     for marker in invisible_markers(key_id):
-                        if marker in text:
-                            tally.fail(f"leak: mcp {key_id} {tool} answered with {marker}")
+                        if marker.decode() in text:
+                            tally.fail(f"leak: mcp {key_id} {tool} answered with {marker.decode()}")
 
 
 async def probe_a2a(url: str, world: World, tally: Tally) -> None:
@@ -380,8 +379,8 @@ async def probe_a2a(url: str, world: World, tally: Tally) -> None:
                                                               "NotFound"))
             tally.decision("a2a", key_id, name, expected, allowed, detail)
             for marker in invisible_markers(key_id):
-                if marker in answer:
-                    tally.fail(f"leak: a2a {key_id} {name} answered with {marker}")
+                if marker.decode() in answer:
+                    tally.fail(f"leak: a2a {key_id} {name} answered with {marker.decode()}")
 
 
 async def revocation_round(address: str, web_url: str, mcp_url: str, a2a_url: str, keys_file: Path,
@@ -426,9 +425,10 @@ async def revocation_round(address: str, web_url: str, mcp_url: str, a2a_url: st
                         return "UNAUTHENTICATED" in str(error)
 
                 async def stream_ends() -> bool:
+                    """Reads what the stream still replays (no pause between reads) until it ends."""
                     try:
-                        await stream.read()
-                        return False
+                        while True:
+                            await stream.read()
                     except grpc.aio.AioRpcError:
                         return True
 
