@@ -10,6 +10,8 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
+from google.protobuf import json_format
+
 from taskmem.api.scope import CallScope
 from taskmem.core.access import UNCLASSIFIED, Rule, Target, TaskScope, task_labels
 from taskmem.core.errors import RoleDenied, TaskDenied
@@ -103,8 +105,6 @@ class TaskAccess:
 
 
 def _metadata(request: Any) -> dict[str, Any]:
-    from google.protobuf import json_format
-
     if not request.HasField("metadata"):
         return {}
     converted = json_format.MessageToDict(request.metadata)
