@@ -85,6 +85,12 @@ def _status_of_failure(error: Exception, method: str) -> grpc.Status:
     return status
 
 
+def _scoped() -> bool:
+    """Whether the running call's key is scoped to tasks (only then is the task it names looked up)."""
+    key = CALL_SCOPE.get().key
+    return key is not None and key.scope is not None
+
+
 _REVOKED = status_for(grpc.StatusCode.UNAUTHENTICATED, "this key was removed or changed; reconnect with a current key",
                       "ERROR_REASON_KEY_REVOKED", {})
 
@@ -124,8 +130,6 @@ class GuardInterceptor(WrappingInterceptor):
     async def _scope_refusal(self, request: Any, rule: Rule | None, method: str) -> grpc.Status | None:
         """The status refusing a scoped key's call about another task; None otherwise."""
         scope = CALL_SCOPE.get()
-        if scope.key is None or scope.key.scope is None:
-            return None
         if self._access is None:
             return _status_of_failure(TaskDenied("this server checks no task scopes"), method)
         try:
@@ -158,7 +162,9 @@ class GuardInterceptor(WrappingInterceptor):
                     del request
                     await context.abort_with_status(admission.refusal())
                 try:
-                    status = refusal(request, context) or await scope_refusal(request, rule, method)
+                    status = refusal(request, context)
+                    if status is None and _scoped():
+                        status = await scope_refusal(request, rule, method)
                     if status is None:
                         try:
                             return await inner_unary(request, context)
@@ -178,7 +184,9 @@ class GuardInterceptor(WrappingInterceptor):
             inner_stream = handler.unary_stream
 
             async def unary_stream(request: Any, context: grpc.aio.ServicerContext) -> AsyncIterator[Any]:
-                status = refusal(request, context) or await scope_refusal(request, rule, method)
+                status = refusal(request, context)
+                if status is None and _scoped():
+                    status = await scope_refusal(request, rule, method)
                 if status is None:
                     try:
                         scope = CALL_SCOPE.get()
