@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import urllib.error
 import urllib.request
 from collections.abc import Iterator
@@ -94,17 +95,14 @@ def test_the_web_view_refuses_a_readers_action_and_serves_its_reads(keyed: Serve
     assert status == 200 and body["task"]["status"] == "TASK_STATUS_CANCELLED", body
 
 
-async def test_mcp_tools_refuse_a_readers_writes_and_answer_its_reads(tmp_path: Path) -> None:
+async def test_mcp_tools_refuse_a_readers_writes_and_record_a_writers_key_and_agent(keyed: ServerProcess) -> None:
     from mcp import Client
     from mcp.client.streamable_http import streamable_http_client
     import httpx2
 
     from tests.support.mcp_process import McpHttpProcess
 
-    write_keys(tmp_path / "keys.yaml", TEAM_KEYS)
-    (tmp_path / "taskmem.yaml").write_text(f"keys_file: {tmp_path / 'keys.yaml'}\nembedding_backend: none\n")
-    mcp = McpHttpProcess("--database", str(tmp_path / "memory.db"), "--config", str(tmp_path / "taskmem.yaml"),
-                         "--namespace", "alpha")
+    mcp = McpHttpProcess("--address", keyed.address)
     url = mcp.start()
     try:
         async with httpx2.AsyncClient(headers={"authorization": f"Bearer {secret('dash')}"}) as reader_http:
@@ -113,12 +111,19 @@ async def test_mcp_tools_refuse_a_readers_writes_and_answer_its_reads(tmp_path: 
                 assert refused.is_error and "PERMISSION_DENIED" in refused.content[0].text  # type: ignore[union-attr]
                 listed = await client.call_tool("task_list", {})
                 assert not listed.is_error, listed.content[0].text  # type: ignore[union-attr]
-        async with httpx2.AsyncClient(headers={"authorization": f"Bearer {secret('agent')}"}) as writer_http:
+        headers = {"authorization": f"Bearer {secret('agent')}", "x-taskmem-agent": "mcp-planner"}
+        async with httpx2.AsyncClient(headers=headers) as writer_http:
             async with Client(streamable_http_client(url, http_client=writer_http)) as client:
                 registered = await client.call_tool("task_register", {"name": "a writer's task"})
-                assert not registered.is_error, registered.content[0].text  # type: ignore[union-attr]
+                text = registered.content[0].text  # type: ignore[union-attr]
+                assert not registered.is_error, text
     finally:
         mcp.stop()
+    task_id = re.search(r"tsk_\w+", text).group(0)  # type: ignore[union-attr]
+    async with grpc.aio.insecure_channel(keyed.address) as channel:
+        events = await TaskServiceStub(channel).ListEvents(pb.ListEventsRequest(task_ids=[task_id]),
+                                                           metadata=bearer("dash"))
+    assert {(event.key_id, event.agent_id) for event in events.events} == {("agent", "mcp-planner")}
 
 
 async def test_a2a_refuses_a_readers_cancel_and_lets_a_writer_cancel(keyed: ServerProcess) -> None:

@@ -37,6 +37,8 @@ def add_mcp_arguments(parser: argparse.ArgumentParser) -> None:
     remote.add_argument("--address", help="host:port of a taskmem server to use instead of an embedded one")
     add_token_arguments(remote, " (stdio; over HTTP each caller's own bearer is forwarded)")
     remote.add_argument("--namespace", help="namespace to act in (default: the key's first namespace)")
+    remote.add_argument("--agent", help="the agent's name, sent as x-taskmem-agent: events record it beside the"
+                                        " key's id (stdio; over HTTP each caller's own x-taskmem-agent is forwarded)")
     remote.add_argument("--tls", action="store_true", help="connect with TLS, verifying against the system roots")
     remote.add_argument("--tls-ca-file", help="connect with TLS, verifying the server against this CA certificate")
     embedded = parser.add_argument_group("the embedded server")
@@ -64,7 +66,8 @@ class McpOptions:
 
 def options_from_arguments(args: argparse.Namespace) -> McpOptions:
     server = ServerOptions(address=args.address or "", token=bearer_token(args), namespace=args.namespace or "",
-                           tls=bool(args.tls or args.tls_ca_file), tls_ca_file=args.tls_ca_file or "")
+                           tls=bool(args.tls or args.tls_ca_file), tls_ca_file=args.tls_ca_file or "",
+                           agent=args.agent or "")
     embedded = None
     if not args.address:
         embedded = load_config(file=args.config, flags={"database": args.database})
