@@ -230,7 +230,8 @@ class Config:
             raise ConfigError("embedding_backlog_batch: must be at least 1")
         parse_model_budgets(self.model_token_budgets)
         known = {key.key for key in self.api_keys}
-        if self.api_keys and any(key not in known for key in self.admin_keys):
+        # (A keys file's secrets are not known until it is read: an admin key may be one of them.)
+        if self.api_keys and not self.keys_file and any(key not in known for key in self.admin_keys):
             raise ConfigError("admin_keys: with api_keys configured, every admin key must also be an api key")
         if self.wait_min_poll_interval_seconds <= 0:
             raise ConfigError("wait_min_poll_interval_seconds: must be more than 0")

@@ -2241,6 +2241,13 @@ export const ForkTaskResponseSchema: GenMessage<ForkTaskResponse> = /*@__PURE__*
  * a retry with the same request_id returns the first call's result and writes
  * nothing; the same request_id with a different body is INVALID_ARGUMENT.
  *
+ * Keys (docs/access.md): a call above the key's role (reader, writer, admin)
+ * is PERMISSION_DENIED with ERROR_REASON_ROLE_DENIED; a key scoped to some
+ * tasks gets PERMISSION_DENIED with ERROR_REASON_TASK_DENIED for any other
+ * task, the same answer whether that task exists or not. A stream of a key
+ * removed from the keys file ends UNAUTHENTICATED (ERROR_REASON_KEY_REVOKED).
+ * Every event records the key's id and the caller's x-taskmem-agent.
+ *
  * @generated from service taskmem.v1.TaskService
  */
 export const TaskService: GenService<{
