@@ -158,3 +158,27 @@ async def test_an_embedded_mcp_endpoint_refuses_a_removed_key(tmp_path: Path) ->
             await eventually(status, 401)
     finally:
         mcp.stop()
+
+
+async def test_the_web_views_live_stream_of_a_removed_key_ends_with_an_error_event(
+        keyed: tuple[ServerProcess, Path]) -> None:
+    import httpx
+
+    server, keys = keyed
+    url = next(line for line in server.output if line.startswith(WEB_PREFIX))[len(WEB_PREFIX):].strip()
+    headers = {"x-taskmem-web": "1", "authorization": f"Bearer {secret('dash')}"}
+    async with httpx.AsyncClient(timeout=GUARD_SECONDS) as http:
+        async with http.stream("GET", f"{url}api/events", headers=headers) as response:
+            assert response.status_code == 200
+            lines = response.aiter_lines()
+            while await asyncio.wait_for(anext(lines), GUARD_SECONDS) != "event: ready":
+                pass  # the stream is open once it has said where it starts
+            write_keys(keys, {key_id: entry for key_id, entry in TEAM_KEYS.items() if key_id != "dash"})
+            seen: list[str] = []
+
+            async def until_the_end() -> None:
+                async for line in lines:
+                    seen.append(line)
+
+            await asyncio.wait_for(until_the_end(), GUARD_SECONDS)
+    assert "event: error" in seen and any("UNAUTHENTICATED" in line for line in seen), seen
