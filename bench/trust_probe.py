@@ -27,8 +27,10 @@ from __future__ import annotations
 import argparse
 import asyncio
 import collections
+import importlib
 import json
 import os
+import pkgutil
 import statistics
 import sys
 import tempfile
@@ -41,15 +43,14 @@ from typing import Any
 
 import grpc
 import yaml
-from google.protobuf import descriptor_pb2, json_format, message_factory
+from google.protobuf import descriptor_pb2, descriptor_pool, json_format, message_factory
 from google.protobuf.message import Message
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from taskmem.core.access import RPC_RULES, Role, Target  # noqa: E402
-from taskmem.v1 import (  # noqa: E402
-    memory_service_pb2, state_service_pb2, task_pb2, task_service_pb2 as tpb, wait_pb2, wait_service_pb2 as wpb,
-)
+import taskmem.v1  # noqa: E402
+from taskmem.core.access import RPC_RULES, UNCLASSIFIED, Role, Rule, Target  # noqa: E402
+from taskmem.v1 import task_pb2, task_service_pb2 as tpb, wait_pb2, wait_service_pb2 as wpb  # noqa: E402
 from taskmem.v1.task_service_pb2_grpc import TaskServiceStub  # noqa: E402
 from taskmem.v1.wait_service_pb2_grpc import WaitServiceStub  # noqa: E402
 from taskmem.web.gateway import OPEN_METHODS  # noqa: E402
@@ -64,8 +65,18 @@ KEYS: dict[str, dict[str, Any]] = {
 }
 PROBED = ("reader", "writer", "admin", "scoped")
 MISSING_TASK = "tsk_" + "0" * 24
-_FILES = {"TaskService": tpb, "StateService": state_service_pb2, "MemoryService": memory_service_pb2,
-          "WaitService": wpb}
+# Every service module of the package, so a service added to the contract is probed too.
+for _module in pkgutil.iter_modules(taskmem.v1.__path__):
+    if _module.name.endswith("_service_pb2"):
+        importlib.import_module(f"taskmem.v1.{_module.name}")
+
+
+def method_descriptor(service: str, method: str) -> Any:
+    return descriptor_pool.Default().FindServiceByName(f"taskmem.v1.{service}").methods_by_name[method]
+
+
+def rule(name: str) -> Rule:
+    return RPC_RULES.get(name, UNCLASSIFIED)
 # Per-call deadline for unary calls, and how long a stream is read before it counts as open and allowed.
 CALL_SECONDS, STREAM_SECONDS = 30.0, 0.5
 
@@ -125,7 +136,7 @@ def contract() -> dict[str, descriptor_pb2.ServiceDescriptorProto]:
 def request_for(service: str, method: str, task_id: str, action_id: str, wait_id: str) -> Message:
     """A request naming the given task (action, wait) with plausible values in the fields most RPCs need; the
     gate decides before validation, so a field left wrong still shows how the key was treated."""
-    descriptor = _FILES[service].DESCRIPTOR.services_by_name[service].methods_by_name[method].input_type
+    descriptor = method_descriptor(service, method).input_type
     values: dict[str, Any] = {
         "task_id": task_id, "action_id": action_id, "wait_id": wait_id, "name": "probe", "goal": "probe",
         "text": "Use the probe", "content": "probe message", "role": "MESSAGE_ROLE_AGENT", "label": "probe",
@@ -156,9 +167,9 @@ def refused(code: grpc.StatusCode) -> bool:
 
 
 def expected_allowed(key_id: str, rule_name: str) -> bool:
-    rule = RPC_RULES[rule_name]
+    needed = rule(rule_name)
     role = Role[KEYS[key_id]["role"].upper()]
-    return role >= rule.role and not ("tasks" in KEYS[key_id] and rule.target is Target.NAMESPACE)
+    return role >= needed.role and not ("tasks" in KEYS[key_id] and needed.target is Target.NAMESPACE)
 
 
 class Tally:
@@ -183,7 +194,7 @@ class Tally:
 async def call(channel: grpc.aio.Channel, service: str, method: str, request: Message, key_id: str,
                correlation: str) -> tuple[grpc.StatusCode, bytes, str]:
     """(code, the answer's bytes, details) of one RPC; a stream is read for STREAM_SECONDS."""
-    descriptor = _FILES[service].DESCRIPTOR.services_by_name[service].methods_by_name[method]
+    descriptor = method_descriptor(service, method)
     path = f"/taskmem.v1.{service}/{method}"
     if descriptor.server_streaming:
         stream = channel.unary_stream(path, request_serializer=lambda m: m.SerializeToString())(
@@ -227,7 +238,7 @@ async def probe_grpc(channel: grpc.aio.Channel, world: World, tally: Tally) -> l
             for marker in invisible_markers(key_id):
                 if marker in body:
                     tally.fail(f"leak: {key_id} {name} answered with {marker.decode()}")
-            if code == grpc.StatusCode.OK and RPC_RULES[name].role >= Role.WRITER:
+            if code == grpc.StatusCode.OK and rule(name).role >= Role.WRITER:
                 writes.append((correlation, key_id, True))
     return writes
 
