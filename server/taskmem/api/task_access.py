@@ -7,7 +7,6 @@ refusal of a scoped key reads the same, whatever the task's existence or namespa
 
 from __future__ import annotations
 
-from collections.abc import Iterable
 from typing import Any
 
 from google.protobuf import json_format
@@ -38,8 +37,9 @@ def _field(request: Any, path: str) -> str:
 
 
 def _denied(task_id: str) -> TaskDenied:
-    named = f"task {task_id!r}" if task_id else "no task"
-    return TaskDenied(f"this key is scoped to its own tasks; it may not use {named}", task_id=task_id)
+    if not task_id:
+        return TaskDenied("this key is scoped to its own tasks: name one of them (task_id)")
+    return TaskDenied(f"this key is scoped to its own tasks; it may not use task {task_id!r}", task_id=task_id)
 
 
 class TaskAccess:
@@ -94,14 +94,10 @@ class TaskAccess:
         else:
             task_id = await self._storage.read(access_store.task_of_wait, scope.namespace, named) or ""
         if not await self.holds(scope, task_id):
-            raise _denied(named if rule.target is Target.TASK else "")
-
-    async def visible(self, scope: CallScope, task_ids: Iterable[str]) -> set[str]:
-        """Of these tasks of the caller's namespace, those its key may see (all of them for an unscoped key)."""
-        ids = list(task_ids)
-        if scope.key is None or scope.key.scope is None:
-            return set(ids)
-        return {task_id for task_id in ids if await self.holds(scope, task_id)}
+            if rule.target is Target.TASK:
+                raise _denied(named)
+            # The same words for another task's action (or wait) and a missing one.
+            raise TaskDenied(f"this key is scoped to its own tasks; it may not use {rule.target.value} {named!r}")
 
 
 def _metadata(request: Any) -> dict[str, Any]:
