@@ -392,6 +392,8 @@ def test_the_state_history_lists_versions_and_shows_the_diff_from_one_to_now(
     open_view(page, web_url, f"task/{task_id}", KEY_A)
     page.wait_for_selector(f"#history-body tr[data-cursor='{decided}']", timeout=TIMEOUT_MS)
     assert page.locator("#history-body tr[data-cursor]").count() == len(versions)
+    history = page.inner_text("#history-body")  # who changed what, in words
+    assert "'Use Plotly for the charts' replaces" in history and "'Use Chart.js for the charts' by key key-" in history
     page.click(f"#history-body tr[data-cursor='{decided}'] button")
     page.wait_for_selector("#state-diff pre.diff", timeout=TIMEOUT_MS)
     removed = page.locator("#state-diff pre.diff span.removed").all_inner_texts()

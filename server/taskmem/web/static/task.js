@@ -330,7 +330,9 @@ export function render(main, { id: taskId }) {
     if (!changed("history", versions)) return;
     replace(sections.history.body, table(["Cursor", "Time", "Change", "By", ""], versions.map((v) =>
       h("tr", { "data-cursor": v.cursor }, h("td", { class: "mono" }, `#${v.cursor}`), h("td", {}, time(v.create_time)),
-        h("td", {}, enumLabel(v.change, "EVENT_TYPE_")), h("td", { class: "mono small" }, v.correlation_id),
+        h("td", {}, v.description || enumLabel(v.change, "EVENT_TYPE_")),
+        h("td", { class: "mono small", title: v.correlation_id },
+          who(v)),
         h("td", {}, h("button", { type: "button", onclick: () => showDiff(v.cursor).catch((error) => replace(diffView, errorBox(error))) },
           "Diff to now"))))), diffView);
   }
@@ -364,12 +366,18 @@ export function render(main, { id: taskId }) {
       h("pre", { class: "text" }, s.content))) : empty("No context snapshots."));
   }
 
+  // Who made a change: the key's id and the agent it named, else (no keys, or the server) the correlation id.
+  function who(change) {
+    if (change.key_id) return `key ${change.key_id}${change.agent_id ? ` (agent ${change.agent_id})` : ""}`;
+    return change.agent_id ? `agent ${change.agent_id}` : change.correlation_id;
+  }
   const eventList = h("ol", { class: "events", id: "event-list", reversed: true });
   function addEvent(event) {
     const type = enumLabel(event.type, "EVENT_TYPE_");
     eventList.prepend(h("li", { "data-cursor": event.cursor, "data-type": type },
       h("details", {}, h("summary", {}, h("span", { class: "mono" }, `#${event.cursor}`), " ", h("strong", {}, type), " ",
-        time(event.create_time), " ", h("span", { class: "muted mono small" }, event.correlation_id)), json(event.payload))));
+        time(event.create_time), " ", h("span", { class: "muted mono small", title: event.correlation_id }, who(event))),
+        json(event.payload))));
     while (eventList.children.length > EVENTS_SHOWN) eventList.lastChild.remove();
   }
 
