@@ -1,0 +1,50 @@
+-- Checkpoints (issue 39): an agent framework's saved states (LangGraph checkpoints) and pending writes, kept
+-- as steps of a task's record. A checkpoint thread is attached to one task on its first checkpoint.
+CREATE TABLE checkpoint_threads (
+    namespace TEXT NOT NULL,
+    thread_id TEXT NOT NULL,
+    task_id TEXT NOT NULL,
+    created_at INTEGER NOT NULL,
+    PRIMARY KEY (namespace, thread_id)
+) WITHOUT ROWID;
+CREATE INDEX checkpoint_threads_by_task ON checkpoint_threads (namespace, task_id);
+
+-- value: the framework's serialised bytes, never parsed; metadata: the JSON object as sent. step, source and
+-- run_id are read from it once, at write. expires_at is set when a newer checkpoint supersedes this one in a
+-- namespace with a "checkpoints" TTL (core/retention.py): a thread's newest never expires.
+CREATE TABLE checkpoints (
+    namespace TEXT NOT NULL,
+    thread_id TEXT NOT NULL,
+    checkpoint_ns TEXT NOT NULL,
+    checkpoint_id TEXT NOT NULL,
+    parent_checkpoint_id TEXT NOT NULL,
+    task_id TEXT NOT NULL,
+    value_type TEXT NOT NULL,
+    value BLOB NOT NULL,
+    metadata TEXT NOT NULL,
+    step INTEGER NOT NULL,
+    source TEXT NOT NULL,
+    run_id TEXT NOT NULL,
+    created_at INTEGER NOT NULL,
+    expires_at INTEGER,
+    PRIMARY KEY (namespace, thread_id, checkpoint_ns, checkpoint_id)
+);
+CREATE INDEX checkpoints_by_id ON checkpoints (namespace, checkpoint_id);
+CREATE INDEX checkpoints_by_task ON checkpoints (namespace, task_id, checkpoint_id);
+CREATE INDEX checkpoints_by_run ON checkpoints (namespace, run_id) WHERE run_id <> '';
+CREATE INDEX checkpoints_by_expiry ON checkpoints (expires_at) WHERE expires_at IS NOT NULL;
+
+CREATE TABLE checkpoint_writes (
+    namespace TEXT NOT NULL,
+    thread_id TEXT NOT NULL,
+    checkpoint_ns TEXT NOT NULL,
+    checkpoint_id TEXT NOT NULL,
+    graph_task_id TEXT NOT NULL,
+    idx INTEGER NOT NULL,
+    channel TEXT NOT NULL,
+    value_type TEXT NOT NULL,
+    value BLOB NOT NULL,
+    graph_task_path TEXT NOT NULL,
+    created_at INTEGER NOT NULL,
+    PRIMARY KEY (namespace, thread_id, checkpoint_ns, checkpoint_id, graph_task_id, idx)
+) WITHOUT ROWID;
