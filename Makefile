@@ -45,7 +45,7 @@ test-fast: $(VENV)/.installed
 $(VENV)/.installed: pyproject.toml clients/python/pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
-	$(PY) -m pip install --quiet -e '.[dev]' -e 'clients/python[a2a]'
+	$(PY) -m pip install --quiet -e '.[dev]' -e 'clients/python[a2a,langgraph,openai-agents]'
 	touch $@
 
 node_modules/.installed: package.json package-lock.json
