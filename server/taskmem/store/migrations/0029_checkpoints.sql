@@ -48,3 +48,26 @@ CREATE TABLE checkpoint_writes (
     created_at INTEGER NOT NULL,
     PRIMARY KEY (namespace, thread_id, checkpoint_ns, checkpoint_id, graph_task_id, idx)
 ) WITHOUT ROWID;
+
+-- Store items (issue 39): a framework's namespaced key-value memory (LangGraph's BaseStore). path_key is the
+-- path's labels each followed by U+001F, so a path prefix is a range of keys. An indexed item is also a memory
+-- entry of the namespace's store task (store_tasks), retired when the item changes.
+CREATE TABLE store_items (
+    namespace TEXT NOT NULL,
+    path_key TEXT NOT NULL,
+    key TEXT NOT NULL,
+    value TEXT NOT NULL,
+    created_at INTEGER NOT NULL,
+    updated_at INTEGER NOT NULL,
+    expires_at INTEGER,
+    ttl_us INTEGER,
+    memory_entry_id TEXT NOT NULL,
+    PRIMARY KEY (namespace, path_key, key)
+);
+CREATE INDEX store_items_by_entry ON store_items (namespace, memory_entry_id) WHERE memory_entry_id <> '';
+CREATE INDEX store_items_by_expiry ON store_items (expires_at) WHERE expires_at IS NOT NULL;
+
+CREATE TABLE store_tasks (
+    namespace TEXT NOT NULL PRIMARY KEY,
+    task_id TEXT NOT NULL
+);

@@ -157,6 +157,12 @@ const (
 	// source's and the target's task. payload: {"source_thread_id",
 	// "target_thread_id", "checkpoint_id", "copied_count", "target_task_id"}.
 	EventType_EVENT_TYPE_CHECKPOINT_THREAD_COPIED EventType = 93
+	// A store item was put (MemoryService.PutStoreItems). payload: the
+	// StoreItem without its value_json, plus "size_bytes".
+	EventType_EVENT_TYPE_STORE_ITEM_PUT EventType = 94
+	// A store item was deleted, by a write or when it expired. payload:
+	// {"path", "key", "reason"}; reason is "deleted" or "expired".
+	EventType_EVENT_TYPE_STORE_ITEM_DELETED EventType = 95
 )
 
 // Enum value maps for EventType.
@@ -206,6 +212,8 @@ var (
 		91: "EVENT_TYPE_CHECKPOINT_WRITES_PUT",
 		92: "EVENT_TYPE_CHECKPOINTS_DELETED",
 		93: "EVENT_TYPE_CHECKPOINT_THREAD_COPIED",
+		94: "EVENT_TYPE_STORE_ITEM_PUT",
+		95: "EVENT_TYPE_STORE_ITEM_DELETED",
 	}
 	EventType_value = map[string]int32{
 		"EVENT_TYPE_UNSPECIFIED":                 0,
@@ -252,6 +260,8 @@ var (
 		"EVENT_TYPE_CHECKPOINT_WRITES_PUT":       91,
 		"EVENT_TYPE_CHECKPOINTS_DELETED":         92,
 		"EVENT_TYPE_CHECKPOINT_THREAD_COPIED":    93,
+		"EVENT_TYPE_STORE_ITEM_PUT":              94,
+		"EVENT_TYPE_STORE_ITEM_DELETED":          95,
 	}
 )
 
@@ -403,7 +413,7 @@ const file_taskmem_v1_event_proto_rawDesc = "" +
 	"\apayload\x18\x05 \x01(\v2\x17.google.protobuf.StructR\apayload\x12;\n" +
 	"\vcreate_time\x18\x06 \x01(\v2\x1a.google.protobuf.TimestampR\n" +
 	"createTime\x12\x18\n" +
-	"\aexpired\x18\a \x01(\bR\aexpired*\xef\v\n" +
+	"\aexpired\x18\a \x01(\bR\aexpired*\xb1\f\n" +
 	"\tEventType\x12\x1a\n" +
 	"\x16EVENT_TYPE_UNSPECIFIED\x10\x00\x12\x1b\n" +
 	"\x17EVENT_TYPE_TASK_CREATED\x10\x01\x12\x1b\n" +
@@ -449,7 +459,9 @@ const file_taskmem_v1_event_proto_rawDesc = "" +
 	"\x19EVENT_TYPE_CHECKPOINT_PUT\x10Z\x12$\n" +
 	" EVENT_TYPE_CHECKPOINT_WRITES_PUT\x10[\x12\"\n" +
 	"\x1eEVENT_TYPE_CHECKPOINTS_DELETED\x10\\\x12'\n" +
-	"#EVENT_TYPE_CHECKPOINT_THREAD_COPIED\x10]B@Z>github.com/taskmem/taskmem/clients/go/gen/taskmem/v1;taskmemv1b\x06proto3"
+	"#EVENT_TYPE_CHECKPOINT_THREAD_COPIED\x10]\x12\x1d\n" +
+	"\x19EVENT_TYPE_STORE_ITEM_PUT\x10^\x12!\n" +
+	"\x1dEVENT_TYPE_STORE_ITEM_DELETED\x10_B@Z>github.com/taskmem/taskmem/clients/go/gen/taskmem/v1;taskmemv1b\x06proto3"
 
 var (
 	file_taskmem_v1_event_proto_rawDescOnce sync.Once

@@ -177,6 +177,14 @@ class _EventTypeEnumTypeWrapper(_enum_type_wrapper._EnumTypeWrapper[_EventType.V
     source's and the target's task. payload: {"source_thread_id",
     "target_thread_id", "checkpoint_id", "copied_count", "target_task_id"}.
     """
+    EVENT_TYPE_STORE_ITEM_PUT: _EventType.ValueType  # 94
+    """A store item was put (MemoryService.PutStoreItems). payload: the
+    StoreItem without its value_json, plus "size_bytes".
+    """
+    EVENT_TYPE_STORE_ITEM_DELETED: _EventType.ValueType  # 95
+    """A store item was deleted, by a write or when it expired. payload:
+    {"path", "key", "reason"}; reason is "deleted" or "expired".
+    """
 
 class EventType(_EventType, metaclass=_EventTypeEnumTypeWrapper):
     """EventType names what changed. New types are added as services grow; a
@@ -334,6 +342,14 @@ EVENT_TYPE_CHECKPOINT_THREAD_COPIED: EventType.ValueType  # 93
 """A checkpoint thread was copied (CopyCheckpointThread), emitted on the
 source's and the target's task. payload: {"source_thread_id",
 "target_thread_id", "checkpoint_id", "copied_count", "target_task_id"}.
+"""
+EVENT_TYPE_STORE_ITEM_PUT: EventType.ValueType  # 94
+"""A store item was put (MemoryService.PutStoreItems). payload: the
+StoreItem without its value_json, plus "size_bytes".
+"""
+EVENT_TYPE_STORE_ITEM_DELETED: EventType.ValueType  # 95
+"""A store item was deleted, by a write or when it expired. payload:
+{"path", "key", "reason"}; reason is "deleted" or "expired".
 """
 Global___EventType: _TypeAlias = EventType  # noqa: Y015
 

@@ -48,3 +48,25 @@ CREATE TABLE IF NOT EXISTS checkpoint_writes (
     created_at BIGINT NOT NULL,
     PRIMARY KEY (namespace, thread_id, checkpoint_ns, checkpoint_id, graph_task_id, idx)
 );
+
+-- Store items (issue 39; as SQLite's 0029): a framework's namespaced key-value memory (LangGraph's BaseStore).
+CREATE TABLE IF NOT EXISTS store_items (
+    namespace TEXT COLLATE "C" NOT NULL,
+    path_key TEXT COLLATE "C" NOT NULL,
+    key TEXT COLLATE "C" NOT NULL,
+    value TEXT NOT NULL,
+    created_at BIGINT NOT NULL,
+    updated_at BIGINT NOT NULL,
+    expires_at BIGINT,
+    ttl_us BIGINT,
+    memory_entry_id TEXT COLLATE "C" NOT NULL,
+    PRIMARY KEY (namespace, path_key, key)
+);
+CREATE INDEX IF NOT EXISTS store_items_by_entry ON store_items (namespace, memory_entry_id)
+    WHERE memory_entry_id <> '';
+CREATE INDEX IF NOT EXISTS store_items_by_expiry ON store_items (expires_at) WHERE expires_at IS NOT NULL;
+
+CREATE TABLE IF NOT EXISTS store_tasks (
+    namespace TEXT COLLATE "C" NOT NULL PRIMARY KEY,
+    task_id TEXT COLLATE "C" NOT NULL
+);
