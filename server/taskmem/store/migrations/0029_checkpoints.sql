@@ -71,3 +71,17 @@ CREATE TABLE store_tasks (
     namespace TEXT NOT NULL PRIMARY KEY,
     task_id TEXT NOT NULL
 );
+
+-- Session items (issue 39): a framework's conversation items (the OpenAI Agents SDK's Session) kept in a task's
+-- transcript: each is a message (messages.id = message_id) whose exact JSON is kept here. seq orders a task's
+-- items; retracted_at is set by a pop or a clear (the message stays in the transcript).
+CREATE TABLE session_items (
+    namespace TEXT NOT NULL,
+    task_id TEXT NOT NULL,
+    seq INTEGER NOT NULL,
+    message_id TEXT NOT NULL,
+    item TEXT NOT NULL,
+    created_at INTEGER NOT NULL,
+    retracted_at INTEGER,
+    PRIMARY KEY (namespace, task_id, seq)
+);

@@ -163,6 +163,10 @@ const (
 	// A store item was deleted, by a write or when it expired. payload:
 	// {"path", "key", "reason"}; reason is "deleted" or "expired".
 	EventType_EVENT_TYPE_STORE_ITEM_DELETED EventType = 95
+	// Session items were retracted (PopSessionItem, ClearSessionItems); their
+	// messages stay in the transcript. payload: {"message_ids", "reason"};
+	// reason is "pop" or "clear".
+	EventType_EVENT_TYPE_SESSION_ITEMS_RETRACTED EventType = 96
 )
 
 // Enum value maps for EventType.
@@ -214,6 +218,7 @@ var (
 		93: "EVENT_TYPE_CHECKPOINT_THREAD_COPIED",
 		94: "EVENT_TYPE_STORE_ITEM_PUT",
 		95: "EVENT_TYPE_STORE_ITEM_DELETED",
+		96: "EVENT_TYPE_SESSION_ITEMS_RETRACTED",
 	}
 	EventType_value = map[string]int32{
 		"EVENT_TYPE_UNSPECIFIED":                 0,
@@ -262,6 +267,7 @@ var (
 		"EVENT_TYPE_CHECKPOINT_THREAD_COPIED":    93,
 		"EVENT_TYPE_STORE_ITEM_PUT":              94,
 		"EVENT_TYPE_STORE_ITEM_DELETED":          95,
+		"EVENT_TYPE_SESSION_ITEMS_RETRACTED":     96,
 	}
 )
 
@@ -413,7 +419,7 @@ const file_taskmem_v1_event_proto_rawDesc = "" +
 	"\apayload\x18\x05 \x01(\v2\x17.google.protobuf.StructR\apayload\x12;\n" +
 	"\vcreate_time\x18\x06 \x01(\v2\x1a.google.protobuf.TimestampR\n" +
 	"createTime\x12\x18\n" +
-	"\aexpired\x18\a \x01(\bR\aexpired*\xb1\f\n" +
+	"\aexpired\x18\a \x01(\bR\aexpired*\xd9\f\n" +
 	"\tEventType\x12\x1a\n" +
 	"\x16EVENT_TYPE_UNSPECIFIED\x10\x00\x12\x1b\n" +
 	"\x17EVENT_TYPE_TASK_CREATED\x10\x01\x12\x1b\n" +
@@ -461,7 +467,8 @@ const file_taskmem_v1_event_proto_rawDesc = "" +
 	"\x1eEVENT_TYPE_CHECKPOINTS_DELETED\x10\\\x12'\n" +
 	"#EVENT_TYPE_CHECKPOINT_THREAD_COPIED\x10]\x12\x1d\n" +
 	"\x19EVENT_TYPE_STORE_ITEM_PUT\x10^\x12!\n" +
-	"\x1dEVENT_TYPE_STORE_ITEM_DELETED\x10_B@Z>github.com/taskmem/taskmem/clients/go/gen/taskmem/v1;taskmemv1b\x06proto3"
+	"\x1dEVENT_TYPE_STORE_ITEM_DELETED\x10_\x12&\n" +
+	"\"EVENT_TYPE_SESSION_ITEMS_RETRACTED\x10`B@Z>github.com/taskmem/taskmem/clients/go/gen/taskmem/v1;taskmemv1b\x06proto3"
 
 var (
 	file_taskmem_v1_event_proto_rawDescOnce sync.Once

@@ -185,6 +185,11 @@ class _EventTypeEnumTypeWrapper(_enum_type_wrapper._EnumTypeWrapper[_EventType.V
     """A store item was deleted, by a write or when it expired. payload:
     {"path", "key", "reason"}; reason is "deleted" or "expired".
     """
+    EVENT_TYPE_SESSION_ITEMS_RETRACTED: _EventType.ValueType  # 96
+    """Session items were retracted (PopSessionItem, ClearSessionItems); their
+    messages stay in the transcript. payload: {"message_ids", "reason"};
+    reason is "pop" or "clear".
+    """
 
 class EventType(_EventType, metaclass=_EventTypeEnumTypeWrapper):
     """EventType names what changed. New types are added as services grow; a
@@ -350,6 +355,11 @@ StoreItem without its value_json, plus "size_bytes".
 EVENT_TYPE_STORE_ITEM_DELETED: EventType.ValueType  # 95
 """A store item was deleted, by a write or when it expired. payload:
 {"path", "key", "reason"}; reason is "deleted" or "expired".
+"""
+EVENT_TYPE_SESSION_ITEMS_RETRACTED: EventType.ValueType  # 96
+"""Session items were retracted (PopSessionItem, ClearSessionItems); their
+messages stay in the transcript. payload: {"message_ids", "reason"};
+reason is "pop" or "clear".
 """
 Global___EventType: _TypeAlias = EventType  # noqa: Y015
 

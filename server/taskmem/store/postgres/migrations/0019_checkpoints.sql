@@ -70,3 +70,15 @@ CREATE TABLE IF NOT EXISTS store_tasks (
     namespace TEXT COLLATE "C" NOT NULL PRIMARY KEY,
     task_id TEXT COLLATE "C" NOT NULL
 );
+
+-- Session items (issue 39; as SQLite's 0029): a framework's conversation items kept in a task's transcript.
+CREATE TABLE IF NOT EXISTS session_items (
+    namespace TEXT COLLATE "C" NOT NULL,
+    task_id TEXT COLLATE "C" NOT NULL,
+    seq BIGINT NOT NULL,
+    message_id TEXT COLLATE "C" NOT NULL,
+    item TEXT NOT NULL,
+    created_at BIGINT NOT NULL,
+    retracted_at BIGINT,
+    PRIMARY KEY (namespace, task_id, seq)
+);
