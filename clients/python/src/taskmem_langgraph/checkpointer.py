@@ -169,6 +169,18 @@ class TaskmemSaver(BaseCheckpointSaver[str]):
             await self._stub().PruneCheckpoints(pb.PruneCheckpointsRequest(
                 thread_ids=ids[start:start + _IDS_PER_CALL], strategy=_STRATEGIES[strategy]))
 
+    async def atask_id(self, thread_id: str) -> str | None:
+        """The taskmem task the thread belongs to (its record, events and web page); None before its first
+        checkpoint."""
+        try:
+            found = await self._stub().ListCheckpoints(pb.ListCheckpointsRequest(
+                thread_id=str(thread_id), page_size=1, omit_values=True))
+        except TaskmemError as error:
+            if error.code() == grpc.StatusCode.NOT_FOUND:
+                return None
+            raise
+        return found.checkpoints[0].task_id if found.checkpoints else None
+
     # --- sync (the async methods on the private loop) ------------------------------------------
 
     def get_tuple(self, config: RunnableConfig) -> CheckpointTuple | None:
