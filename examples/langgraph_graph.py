@@ -67,7 +67,7 @@ async def main(address: str) -> None:
     result = await graph.ainvoke({"question": "Which database should the ledger use?", "notes": []}, config)
     print("graph: answer:", result["answer"])
     history = [checkpoint async for checkpoint in saver.alist(config)]
-    task_id = await saver.atask_id(config["configurable"]["thread_id"])
+    task_id = await saver.atask_of(config["configurable"]["thread_id"])
     print(f"graph: thread {config['configurable']['thread_id']} is task {task_id} (its web page lists each step)")
     for step in reversed(history):
         print(f"graph: checkpoint step {step.metadata.get('step')} ({step.metadata.get('source')})")
@@ -78,7 +78,7 @@ async def main(address: str) -> None:
     await saver.acopy_thread(config["configurable"]["thread_id"], fork["configurable"]["thread_id"])
     forked = await saver.aget_tuple(fork)
     copies = len([c async for c in saver.alist(fork)])
-    print(f"graph: copied to thread {fork['configurable']['thread_id']}, task {await saver.atask_id(fork['configurable']['thread_id'])}"
+    print(f"graph: copied to thread {fork['configurable']['thread_id']}, task {await saver.atask_of(fork['configurable']['thread_id'])}"
           f" (a fork of {task_id}): {copies} checkpoints, latest {'found' if forked else 'missing'}")
     await saver.aclose()
     await store.aclose()

@@ -169,7 +169,7 @@ class TaskmemSaver(BaseCheckpointSaver[str]):
             await self._stub().PruneCheckpoints(pb.PruneCheckpointsRequest(
                 thread_ids=ids[start:start + _IDS_PER_CALL], strategy=_STRATEGIES[strategy]))
 
-    async def atask_id(self, thread_id: str) -> str | None:
+    async def atask_of(self, thread_id: str) -> str | None:
         """The taskmem task the thread belongs to (its record, events and web page); None before its first
         checkpoint."""
         try:
@@ -217,6 +217,9 @@ class TaskmemSaver(BaseCheckpointSaver[str]):
 
     def prune(self, thread_ids: Sequence[str], *, strategy: str = "keep_latest") -> None:
         self._sync.run(self.aprune(thread_ids, strategy=strategy))
+
+    def task_of(self, thread_id: str) -> str | None:
+        return self._sync.run(self.atask_of(thread_id))
 
     # --- versions and conversion ---------------------------------------------------------------
 
