@@ -43,6 +43,8 @@ BENCHMARKS = [
     Benchmark("where_was_i_bench", "100 % within budget", r"\w+: \d+ completed, current"),
     Benchmark("webhook_bench", "keeps up at 200/s; metrics ≤ 5 %", r"\s*(delivered|commit -> receipt|without metrics)"),
     Benchmark("web_bench", "—", r"\s+\S.* (median|\d+ seen) "),
+    Benchmark("checkpoint_bench", "≤ 1.5× PostgreSQL saver; 1,000 steps ≤ 2× SQLite saver",
+              r"\s*(taskmem \(|langgraph-|taskmem / |installed size)"),
 ]
 
 
