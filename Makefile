@@ -48,7 +48,7 @@ test-fast: $(VENV)/.installed
 $(VENV)/.installed: pyproject.toml clients/python/pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
-	$(PY) -m pip install --quiet -e '.[dev]' -e 'clients/python[a2a]'
+	$(PY) -m pip install --quiet -e '.[dev]' -e 'clients/python[a2a,langgraph,openai-agents]'
 	touch $@
 
 node_modules/.installed: package.json package-lock.json
@@ -116,6 +116,9 @@ POSTGRES_E2E += tests/test_retention_caps.py
 # Retention's reads at the instant of expiry, tombstones and the event log's TTL; model-call accounting and
 # budgets; recency re-ranking (issue 29) on PostgreSQL too.
 POSTGRES_E2E += tests/test_retention.py tests/test_model_usage.py tests/test_memory_recency.py
+# Agent frameworks (issue 39): LangGraph's checkpointer conformance suite, the checkpoints' record, the LangGraph
+# store and the Agents SDK session, on PostgreSQL too.
+POSTGRES_E2E += tests/frameworks
 
 # pytest-xdist worker processes for the SQLite pass (auto: one per core; 0: in pytest's own process).
 # Every test's server has its own port and database (tests/support/server_process.py) and each worker its

@@ -46,6 +46,8 @@ BENCHMARKS = [
     Benchmark("client_call_wrapping_bench", "wrapping adds < 25 µs CPU a call", r"wrapped "),
     Benchmark("trust_probe", "0 failures; a removed key refused at every door within 1 s",
               r"\s*(grpc|web|mcp|a2a|oracle|audit|stream ended|every door|failures)"),
+    Benchmark("checkpoint_bench", "≤ 1.5× PostgreSQL saver; 1,000 steps ≤ 2× SQLite saver",
+              r"\s*(taskmem \(|langgraph-|taskmem / |installed size)"),
 ]
 
 

@@ -1,6 +1,6 @@
 """The maintenance loop: at start-up and every configured interval, stuck alerts, auto-pause,
 auto-archive, episode retention, the retention of finished webhook deliveries, and the deletion of expired
-memory entries, messages, episodes and action log lines, with the stripping of events to tombstones
+memory entries, messages, episodes, action log lines, checkpoints and store items, with the stripping of events to tombstones
 (store/expired_items.py).
 
 What to do to a task is decided by core/maintenance_chores.chore_for; each action is one
@@ -22,6 +22,8 @@ from taskmem.core.maintenance_chores import Chore, Policy, chore_for
 from taskmem.core.retention import Kind as RetentionKind
 from taskmem.settings import MaintenanceSettings
 from taskmem.store import expired_items
+from taskmem.store.checkpoints import checkpoints as checkpoint_store
+from taskmem.store.memory import store_items as store_item_store
 from taskmem.store.tasks import chores as chore_store
 from taskmem.store.webhooks import webhooks as webhook_store
 from taskmem.store.storage import Storage
@@ -78,8 +80,8 @@ class MaintenanceLoop:
         return +done
 
     async def _delete_expired(self) -> Counter[Chore]:
-        """Expired memory entries, messages, episodes, action log lines and events deleted and the events of the
-        first three stripped, a page of each per write, so the writer's other work waits at most one page; reads have left
+        """Expired memory entries, messages, episodes, action log lines, events, checkpoints and store items deleted
+        and the events of the first three stripped, a page of each per write, so the writer's other work waits at most one page; reads have left
         them out since they expired."""
         done: Counter[Chore] = Counter()
         correlation_id = new_id("cor")
@@ -93,10 +95,14 @@ class MaintenanceLoop:
                             Chore.DELETE_EXPIRED_EPISODE: expired_items.delete_expired_episodes(tx, page),
                             Chore.STRIP_EXPIRED_EVENT: expired_items.strip_expired_events(tx, page),
                             Chore.DELETE_EXPIRED_LOG_LINE: expired_items.delete_expired_log_lines(tx, cutoff, page),
-                            Chore.DELETE_EXPIRED_EVENT: expired_items.delete_old_events(tx, events_before, page)})
+                            Chore.DELETE_EXPIRED_EVENT: expired_items.delete_old_events(tx, events_before, page),
+                            Chore.DELETE_EXPIRED_CHECKPOINT: checkpoint_store.delete_expired(tx, page),
+                            Chore.DELETE_EXPIRED_STORE_ITEM: store_item_store.delete_expired(tx, page)})
 
         now = now_us()
         namespaces = set(await self._storage.read(expired_items.namespaces_with_expired, now))
+        namespaces.update(await self._storage.read(checkpoint_store.namespaces_with_expired, now))
+        namespaces.update(await self._storage.read(store_item_store.namespaces_with_expired, now))
         shortest = self._retention.shortest_ttl_us(RetentionKind.ACTION_LOGS)
         if shortest:
             namespaces.update(await self._storage.read(expired_items.namespaces_with_old_log_lines, now - shortest))

@@ -17,6 +17,7 @@ import grpc
 from grpc_health.v1 import health, health_pb2, health_pb2_grpc
 
 from taskmem.api.admission import Admission
+from taskmem.api.checkpoint_service import CheckpointService
 from taskmem.api.interceptors import GuardInterceptor
 from taskmem.api.task_access import TaskAccess
 from taskmem.api.metrics_interceptor import MetricsInterceptor
@@ -27,6 +28,7 @@ from taskmem.api.task_service import TaskService
 from taskmem.api.event_encoding import event_payload
 from taskmem.api.wait_service import WaitService
 from taskmem.keyring import KeyRing
+from taskmem.checkpoints.engine import CheckpointEngine
 from taskmem.config import Config, ConfigError, check_listen_allowed
 from taskmem.log_format import configure_logging
 from taskmem.maintenance_loop import MaintenanceLoop
@@ -49,6 +51,7 @@ from taskmem.store.storage import Storage
 from taskmem.tracing import rpc_tracing
 from taskmem.usage.meter import StoredMeter
 from taskmem.tiktoken_offline import token_counter
+from taskmem.v1 import checkpoint_service_pb2, checkpoint_service_pb2_grpc
 from taskmem.v1 import memory_service_pb2, memory_service_pb2_grpc, state_service_pb2, state_service_pb2_grpc
 from taskmem.v1 import task_service_pb2, task_service_pb2_grpc, wait_service_pb2, wait_service_pb2_grpc
 from taskmem.waits.file_access import WaitFileRoots
@@ -69,6 +72,7 @@ SERVICE_NAMES = [
     wait_service_pb2.DESCRIPTOR.services_by_name["WaitService"].full_name,
     state_service_pb2.DESCRIPTOR.services_by_name["StateService"].full_name,
     memory_service_pb2.DESCRIPTOR.services_by_name["MemoryService"].full_name,
+    checkpoint_service_pb2.DESCRIPTOR.services_by_name["CheckpointService"].full_name,
 ]
 
 
@@ -210,6 +214,8 @@ class TaskmemServer:
             WaitService(self.storage, self.scheduler, WaitSettings.of(self.config), self.file_roots), server)
         state_service_pb2_grpc.add_StateServiceServicer_to_server(StateService(self.state), server)
         memory_service_pb2_grpc.add_MemoryServiceServicer_to_server(MemoryService(self.memory), server)
+        checkpoint_service_pb2_grpc.add_CheckpointServiceServicer_to_server(
+            CheckpointService(CheckpointEngine(self.storage, MaintenanceSettings.of(self.config).retention)), server)
         health_pb2_grpc.add_HealthServicer_to_server(self.health, server)
         if self.config.reflection:
             add_reflection(server, [*SERVICE_NAMES, health.SERVICE_NAME])

@@ -12,13 +12,16 @@ import grpc
 import pytest
 from google.protobuf import descriptor_pb2
 
-from taskmem.v1 import memory_service_pb2, state_service_pb2, task_service_pb2, wait_service_pb2
+from taskmem.v1 import checkpoint_service_pb2, memory_service_pb2, state_service_pb2, task_service_pb2, wait_service_pb2
 from taskmem_client import RetryPolicy, TaskmemClient, TaskmemError
 from taskmem_client.calls import is_safe_to_retry
 from taskmem_client.events import RESUMABLE_CODES
 
+IDEMPOTENT_BY_KEY = ("PutCheckpoint", "PutCheckpointWrites", "DeleteCheckpointThread", "DeleteCheckpointRuns",
+                     "PruneCheckpoints", "PutStoreItems", "GetStoreItems", "SearchStoreItems")
 READ_PREFIXES = ("Get", "List", "Search", "Render", "Expand", "Query", "Build", "Tail", "Watch", "Subscribe", "Diff")
-METHODS = [method for module in (task_service_pb2, state_service_pb2, memory_service_pb2, wait_service_pb2)
+METHODS = [method for module in (task_service_pb2, state_service_pb2, memory_service_pb2, wait_service_pb2,
+                                 checkpoint_service_pb2)
            for service in module.DESCRIPTOR.services_by_name.values() for method in service.methods]
 
 
@@ -26,8 +29,9 @@ METHODS = [method for module in (task_service_pb2, state_service_pb2, memory_ser
 def test_every_rpc_is_a_declared_read_or_carries_a_request_id_except_extract_state(method) -> None:  # type: ignore[no-untyped-def]
     level = method.GetOptions().idempotency_level
     has_request_id = "request_id" in method.input_type.fields_by_name
-    # GetWebhookSecret makes the secret once; RenewClaim sets the lease's end to now + lease, whoever repeats it
-    if method.name in ("PutWorkingMemory", "GetWebhookSecret", "RenewClaim"):
+    # GetWebhookSecret makes the secret once; RenewClaim sets the lease's end to now + lease, whoever repeats it;
+    # checkpoints and store items are put, read (refreshing TTLs) and deleted by key: a repeat leaves the same state
+    if method.name in ("PutWorkingMemory", "GetWebhookSecret", "RenewClaim", *IDEMPOTENT_BY_KEY):
         assert level == descriptor_pb2.MethodOptions.IDEMPOTENT
     elif method.name.startswith(READ_PREFIXES):
         assert level == descriptor_pb2.MethodOptions.NO_SIDE_EFFECTS

@@ -6,14 +6,17 @@ import grpc
 
 from taskmem.api import memory_convert as mconvert
 from taskmem.api import memory_requests
+from taskmem.api import store_item_convert as sconvert
 from taskmem.api import validate
 from taskmem.api.idempotent import earlier_response, write_once
 from taskmem.api.list_page import SortKey, list_page
 from taskmem.api.scope import current_scope
+from taskmem.core import store_items
 from taskmem.core.artifacts import checked_digest
 from taskmem.core.errors import InvalidArgument
 from taskmem.core.memory import MemoryEntry
 from taskmem.memory.archive import MemoryArchive, store_extraction
+from taskmem.memory.store_items import StoreItems
 from taskmem.store.memory import artifacts as artifact_store
 from taskmem.store.memory import episodes as episode_store
 from taskmem.store.memory import knowledge as knowledge_store
@@ -33,6 +36,7 @@ class MemoryService(memory_service_pb2_grpc.MemoryServiceServicer):
     def __init__(self, archive: MemoryArchive) -> None:
         self._archive = archive
         self._storage = archive.storage
+        self._store_items = StoreItems(archive)
 
     # --- memory entries ---------------------------------------------------------------------
 
@@ -228,3 +232,40 @@ class MemoryService(memory_service_pb2_grpc.MemoryServiceServicer):
                                                     pattern_type, min_frequency, limit, after))
         return pb.ListPatternsResponse(patterns=[mconvert.pattern(p) for p in page], next_page_token=token)
 
+
+    # --- store items (a framework's key-value memory) -------------------------------------------
+
+    async def PutStoreItems(self, request: pb.PutStoreItemsRequest,
+                            context: grpc.aio.ServicerContext) -> pb.PutStoreItemsResponse:
+        writes = sconvert.writes(request)
+        task_id = validate.identifier("task_id", request.task_id, required=False)
+        scope = current_scope()
+        put, deleted = await self._store_items.put(scope.namespace, scope.correlation_id, writes, task_id)
+        return pb.PutStoreItemsResponse(put_count=put, deleted_count=deleted)
+
+    async def GetStoreItems(self, request: pb.GetStoreItemsRequest,
+                            context: grpc.aio.ServicerContext) -> pb.GetStoreItemsResponse:
+        keys = sconvert.keys(request)
+        scope = current_scope()
+        items = await self._store_items.get(scope.namespace, scope.correlation_id, keys, request.refresh_ttl)
+        return pb.GetStoreItemsResponse(items=[sconvert.item(item) for item in items])
+
+    async def SearchStoreItems(self, request: pb.SearchStoreItemsRequest,
+                               context: grpc.aio.ServicerContext) -> pb.SearchStoreItemsResponse:
+        prefix = store_items.check_path("path_prefix", request.path_prefix, allow_empty=True)
+        wanted = sconvert.search_filter(request.filter_json)
+        query = validate.text("query", request.query, sconvert.QUERY_MAX)
+        limit, offset = sconvert.page(request.limit, request.offset, 10)
+        scope = current_scope()
+        hits = await self._store_items.search(scope.namespace, scope.correlation_id, prefix, wanted, query, limit,
+                                              offset, request.refresh_ttl)
+        return pb.SearchStoreItemsResponse(hits=[sconvert.hit(item, score) for item, score in hits])
+
+    async def ListStoreNamespaces(self, request: pb.ListStoreNamespacesRequest,
+                                  context: grpc.aio.ServicerContext) -> pb.ListStoreNamespacesResponse:
+        conditions = sconvert.matches(request)
+        max_depth = validate.non_negative("max_depth", request.max_depth, store_items.LABELS_MAX)
+        limit, offset = sconvert.page(request.limit, request.offset, 100)
+        found = await self._store_items.list_namespaces(current_scope().namespace, conditions, max_depth, limit,
+                                                        offset)
+        return pb.ListStoreNamespacesResponse(namespaces=[pb.StoreNamespace(path=list(path)) for path in found])

@@ -14,7 +14,7 @@ from taskmem.api.validate import STRUCT_MAX_DEPTH
 from taskmem.core.actions import Action, ActionLogLine
 from taskmem.core.claims import Claim, ClaimEvent
 from taskmem.core.events import Event
-from taskmem.core.messages import ContextSnapshot, Message
+from taskmem.core.messages import ContextSnapshot, Message, SessionItem
 from taskmem.core.model_usage import TaskUsage
 from taskmem.core.open_conflicts import OpenConflict
 from taskmem.core.plans import Plan, PlanItem, StatusSource
@@ -311,6 +311,11 @@ def event_json(e: Event) -> dict[str, Any]:
     return _compact({"cursor": str(e.cursor), "type": e.type.value, "task_id": e.task_id,
                      "correlation_id": e.correlation_id,
                      "payload": within_depth(e.payload, EVENT_PAYLOAD_MAX_DEPTH), "create_time": _time_json(e.created_at)})
+
+
+def session_item(item: SessionItem) -> task_pb2.SessionItem:
+    return task_pb2.SessionItem(message_id=item.message_id, item_json=item.item_json,
+                                create_time=timestamp(item.created_at))
 
 
 def resource_json(resource: Any) -> dict[str, Any]:

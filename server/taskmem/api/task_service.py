@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import collections
+import json
 import dataclasses
 from collections.abc import AsyncIterator, Callable
 from typing import Any
@@ -18,7 +19,7 @@ from taskmem.core.actions import Action, ActionStatus, ActionType, Completion
 from taskmem.core.errors import InvalidArgument, NotFound, OutOfRange
 from taskmem.core.events import Event, EventFilter, EventType
 from taskmem.core.ids import is_id_of, new_id, now_us
-from taskmem.core.messages import ContextSnapshot, Kind, Message, Role
+from taskmem.core.messages import ContextSnapshot, Kind, Message, NewSessionItem, Role
 from taskmem.core.plans import ITEM_AWAITING_PERSON, SUMMARY_MAX, ItemStatus, PlanItem, validate_plan
 from taskmem.core.retention import Cap as RetentionCap
 from taskmem.core.retention import Retention, check_expiry, message_capped
@@ -34,6 +35,7 @@ from taskmem.store.tasks import messages as message_store
 from taskmem.store.tasks import plan_claims as claim_store
 from taskmem.store.tasks import plan_progress
 from taskmem.store.tasks import task_access
+from taskmem.store.tasks import session_items as session_store
 from taskmem.store.state.view_reads import task_progress
 from taskmem.store.tasks import tasks as task_store
 from taskmem.store.usage import model_calls
@@ -49,6 +51,7 @@ SUMMARY_ACTION_MAX, ERROR_MAX, CONTENT_MAX, LINE_MAX = 1_000, 100_000, 100_000, 
 ANSWER_MAX, SNAPSHOT_MAX, LABEL_MAX, PATH_MAX, FILTER_MAX = 1_000_000, 1_000_000, 100, 4_096, 100
 KEY_MAX = 200
 KEY_ID_MAX = 64
+SESSION_ADD_MAX, SESSION_LIST_MAX, SESSION_ITEM_MAX = 100, 10_000, 1 << 20
 
 
 def _plan_items(field: str, specs: Any) -> list[PlanItem]:
@@ -112,6 +115,27 @@ def _task_changes(request: pb.UpdateTaskRequest) -> dict[str, Any]:
             limits = {"name": NAME_MAX, "goal": GOAL_MAX, "workspace": PATH_MAX, "final_answer": ANSWER_MAX}
             changes[path] = validate.text(field, getattr(t, path), limits[path], required=path == "name")
     return changes
+
+
+def _session_items(request: pb.AddSessionItemsRequest) -> list[NewSessionItem]:
+    validate.count("items", request.items, SESSION_ADD_MAX, required=True)
+    items = []
+    for position, spec in enumerate(request.items):
+        at = f"items[{position}]"
+        role = validate.enum(f"{at}.role", spec.role, task_pb2.MessageRole, Role)
+        if role is None:
+            raise InvalidArgument(f"{at}.role", "is required")
+        if len(spec.item_json.encode()) > SESSION_ITEM_MAX:
+            raise InvalidArgument(f"{at}.item_json", f"is larger than {SESSION_ITEM_MAX} bytes")
+        try:
+            parsed = json.loads(spec.item_json)
+        except ValueError as error:
+            raise InvalidArgument(f"{at}.item_json", f"is not JSON: {error}") from None
+        if not isinstance(parsed, dict):
+            raise InvalidArgument(f"{at}.item_json", "is not a JSON object")
+        items.append(NewSessionItem(role, validate.text(f"{at}.content", spec.content, CONTENT_MAX,
+                                                                      required=True), spec.item_json))
+    return items
 
 
 def _webhook_event_types(field: str, types: Any) -> list[str]:
@@ -452,6 +476,42 @@ class TaskService(task_service_pb2_grpc.TaskServiceServicer):
                                           inferred_items=[task_convert.plan_item(i) for i in inferred])
 
         return await write_once(self._storage, request, pb.PostMessageResponse, post)
+
+    # --- session items (a framework's conversation in the transcript) ------------------------------
+
+    async def AddSessionItems(self, request: pb.AddSessionItemsRequest,
+                              context: grpc.aio.ServicerContext) -> pb.AddSessionItemsResponse:
+        task_id = validate.identifier("task_id", request.task_id)
+        items = _session_items(request)
+
+        def add(tx: Transaction) -> pb.AddSessionItemsResponse:
+            stored = session_store.add_items(tx, task_id, items, self._retention)
+            return pb.AddSessionItemsResponse(items=[task_convert.session_item(item) for item in stored])
+
+        return await write_once(self._storage, request, pb.AddSessionItemsResponse, add)
+
+    async def ListSessionItems(self, request: pb.ListSessionItemsRequest,
+                               context: grpc.aio.ServicerContext) -> pb.ListSessionItemsResponse:
+        task_id = validate.identifier("task_id", request.task_id)
+        limit = validate.non_negative("limit", request.limit, SESSION_LIST_MAX)
+        items = await self._storage.read(session_store.list_items, current_scope().namespace, task_id, limit, now_us())
+        return pb.ListSessionItemsResponse(items=[task_convert.session_item(item) for item in items])
+
+    async def PopSessionItem(self, request: pb.PopSessionItemRequest,
+                             context: grpc.aio.ServicerContext) -> pb.PopSessionItemResponse:
+        task_id = validate.identifier("task_id", request.task_id)
+
+        def pop(tx: Transaction) -> pb.PopSessionItemResponse:
+            popped = session_store.pop_item(tx, task_id)
+            return pb.PopSessionItemResponse(item=task_convert.session_item(popped) if popped else None)
+
+        return await write_once(self._storage, request, pb.PopSessionItemResponse, pop)
+
+    async def ClearSessionItems(self, request: pb.ClearSessionItemsRequest,
+                                context: grpc.aio.ServicerContext) -> pb.ClearSessionItemsResponse:
+        task_id = validate.identifier("task_id", request.task_id)
+        return await write_once(self._storage, request, pb.ClearSessionItemsResponse, lambda tx: (
+            pb.ClearSessionItemsResponse(retracted_count=session_store.clear_items(tx, task_id))))
 
     async def ListMessages(self, request: pb.ListMessagesRequest,
                            context: grpc.aio.ServicerContext) -> pb.ListMessagesResponse:

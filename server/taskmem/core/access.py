@@ -69,7 +69,7 @@ def _write(target: Target = Target.TASK, field: str = "task_id") -> Rule:
 
 _NS = Target.NAMESPACE
 
-# Every RPC of the four services, "Service/Method" → its rule. Reads first, then writes, per service.
+# Every RPC of the services, "Service/Method" → its rule. Reads first, then writes, per service.
 RPC_RULES: Mapping[str, Rule] = {
     # TaskService
     "TaskService/GetTask": _read(),
@@ -140,6 +140,25 @@ RPC_RULES: Mapping[str, Rule] = {
     "WaitService/CreateWait": _write(),
     "WaitService/CancelWait": _write(Target.WAIT, "wait_id"),
     "WaitService/ResolveWait": _write(Target.WAIT, "wait_id"),
+    # TaskService: an agent framework's session (the task's transcript)
+    "TaskService/ListSessionItems": _read(),
+    "TaskService/AddSessionItems": _write(),
+    "TaskService/PopSessionItem": _write(),
+    "TaskService/ClearSessionItems": _write(),
+    # MemoryService: a framework's key-value store, namespace-wide
+    "MemoryService/GetStoreItems": _read(_NS),
+    "MemoryService/SearchStoreItems": _read(_NS),
+    "MemoryService/ListStoreNamespaces": _read(_NS),
+    "MemoryService/PutStoreItems": _write(_NS),
+    # CheckpointService: calls name a framework's thread, not a task id, so a scoped key is refused them
+    "CheckpointService/GetCheckpoint": _read(_NS),
+    "CheckpointService/ListCheckpoints": _read(_NS),
+    "CheckpointService/PutCheckpoint": _write(_NS),
+    "CheckpointService/PutCheckpointWrites": _write(_NS),
+    "CheckpointService/DeleteCheckpointThread": _write(_NS),
+    "CheckpointService/DeleteCheckpointRuns": _write(_NS),
+    "CheckpointService/CopyCheckpointThread": _write(_NS),
+    "CheckpointService/PruneCheckpoints": _write(_NS),
 }
 
 

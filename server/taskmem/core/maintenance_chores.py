@@ -32,6 +32,8 @@ class Chore(enum.Enum):
     DELETE_EXPIRED_LOG_LINE = "delete_expired_log_line"
     DELETE_EXPIRED_EVENT = "delete_expired_event"
     STRIP_EXPIRED_EVENT = "strip_expired_event"
+    DELETE_EXPIRED_CHECKPOINT = "delete_expired_checkpoint"
+    DELETE_EXPIRED_STORE_ITEM = "delete_expired_store_item"
 
 
 @dataclasses.dataclass(frozen=True)

@@ -45,3 +45,20 @@ class ContextSnapshot:
     content: str
     summarized: bool
     created_at: int
+
+
+@dataclasses.dataclass(frozen=True)
+class SessionItem:
+    """One item of a framework's conversation session (the OpenAI Agents SDK's), kept in a task's transcript:
+    the message that holds it and the item's exact JSON."""
+
+    message_id: str
+    item_json: str
+    created_at: int
+
+
+@dataclasses.dataclass(frozen=True)
+class NewSessionItem:
+    role: Role
+    content: str
+    item_json: str

@@ -49,6 +49,9 @@ class Kind(enum.StrEnum):
     ACTION_LOGS = "action_logs"
     EPISODES = "episodes"
     EVENTS = "events"
+    # A checkpoint expires this long after a newer one of its thread and namespace superseded it; the newest
+    # never does (core/checkpoints.py).
+    CHECKPOINTS = "checkpoints"
 
 
 class Cap(enum.StrEnum):
@@ -124,6 +127,11 @@ class Retention:
         """Lines of a finished action written at or before this time are expired (None: the namespace keeps them)."""
         ttl = self.ttl_us(namespace, Kind.ACTION_LOGS)
         return now - ttl if ttl else None
+
+    def checkpoint_expiry(self, namespace: str, now: int) -> int | None:
+        """When a checkpoint superseded now expires (None: kept until deleted)."""
+        ttl = self.ttl_us(namespace, Kind.CHECKPOINTS)
+        return now + ttl if ttl else None
 
     def shortest_ttl_us(self, kind: Kind) -> int:
         """The shortest TTL any namespace has for the kind (0: none has one)."""

@@ -16,7 +16,7 @@ from google.protobuf.descriptor import MethodDescriptor
 from google.protobuf.message import Message
 
 from taskmem.api.scope import AGENT_HEADER, CORRELATION_HEADER, NAMESPACE_HEADER
-from taskmem.v1 import memory_service_pb2, state_service_pb2, task_service_pb2, wait_service_pb2
+from taskmem.v1 import checkpoint_service_pb2, memory_service_pb2, state_service_pb2, task_service_pb2, wait_service_pb2
 
 # The methods the page calls, by service. Actions: UpdateTask (cancel, pause), ResolveWait,
 # CancelWait, PinStateItem, SetStateItemStatus (settling an open conflict); everything else only reads.
@@ -27,9 +27,11 @@ OPEN_METHODS: dict[str, tuple[str, ...]] = {
     "StateService": ("GetTaskState", "ListStateItems", "PinStateItem", "SetStateItemStatus", "GetTaskStateHistory",
                      "DiffTaskState"),
     "MemoryService": ("SearchMemories", "QueryKnowledge", "GetKnowledge", "ListEpisodes", "ListArtifacts"),
+    "CheckpointService": ("ListCheckpoints",),
 }
 _FILES = {"TaskService": task_service_pb2, "WaitService": wait_service_pb2,
-          "StateService": state_service_pb2, "MemoryService": memory_service_pb2}
+          "StateService": state_service_pb2, "MemoryService": memory_service_pb2,
+          "CheckpointService": checkpoint_service_pb2}
 
 # gRPC status → HTTP status of the JSON error reply.
 _HTTP_STATUS = {

@@ -35,12 +35,14 @@ const SECTIONS_BY_EVENT = {
   STATE_ITEM_UPDATED: ["state", "yaml", "history"],
   EPISODE_RECORDED: ["episodes"], EPISODE_ARCHIVED: ["episodes"], EPISODE_DELETED: ["episodes"],
   ARTIFACT_REGISTERED: ["artifacts", "history"], ARTIFACT_DELETED: ["artifacts", "history"],
+  CHECKPOINT_PUT: ["checkpoints"], CHECKPOINT_WRITES_PUT: ["checkpoints"], CHECKPOINTS_DELETED: ["checkpoints"],
+  CHECKPOINT_THREAD_COPIED: ["checkpoints"],
 };
 
 const SECTIONS = [
   ["overview", "Overview"], ["plan", "Plan"], ["waits", "Waits"], ["actions", "Actions"], ["transcript", "Transcript"],
   ["state", "Structured state"], ["yaml", "Task-state YAML"], ["history", "State history"], ["artifacts", "Artifacts"],
-  ["episodes", "Episodes"],
+  ["episodes", "Episodes"], ["checkpoints", "Checkpoints"],
   ["snapshots", "Context snapshots"], ["events", "Events"],
 ];
 
@@ -358,6 +360,19 @@ export function render(main, { id: taskId }) {
       h("p", {}, h("strong", {}, "Tried: "), e.approach), e.outcome && h("p", {}, h("strong", {}, "Outcome: "), e.outcome)))) : empty("No episodes."));
   }
 
+  // A framework's checkpoints (LangGraph's), one step each, newest first: what the graph saved, not its values.
+  async function loadCheckpoints() {
+    const checkpoints = await listAll("CheckpointService", "ListCheckpoints", { task_id: taskId, page_size: 100, omit_values: true },
+      "checkpoints", 1000);
+    if (!changed("checkpoints", checkpoints)) return;
+    replace(sections.checkpoints.body, checkpoints.length ? table(["Step", "Source", "Thread", "Namespace", "Checkpoint", "Writes", "Saved"],
+      checkpoints.map((c) => h("tr", { class: "checkpoint-step" }, h("td", { class: "num" }, String(c.step ?? 0)), h("td", {}, c.source || "—"),
+        h("td", { class: "mono" }, c.thread_id), h("td", { class: "mono" }, c.checkpoint_ns || "(root)"),
+        h("td", { class: "mono small", title: c.metadata_json }, c.checkpoint_id),
+        h("td", { class: "num" }, String((c.pending_writes || []).length)), h("td", {}, time(c.create_time)))))
+      : empty("No checkpoints."));
+  }
+
   async function loadSnapshots() {
     const snapshots = await listAll("TaskService", "ListContextSnapshots", { task_id: taskId, page_size: 200 }, "snapshots", 1000);
     if (!changed("snapshots", snapshots)) return;
@@ -382,7 +397,8 @@ export function render(main, { id: taskId }) {
   }
 
   const loaders = { overview: loadOverview, plan: loadPlan, waits: loadWaits, actions: loadActions, transcript: loadTranscript,
-    state: loadState, yaml: loadYaml, history: loadHistory, artifacts: loadArtifacts, episodes: loadEpisodes, snapshots: loadSnapshots };
+    state: loadState, yaml: loadYaml, history: loadHistory, artifacts: loadArtifacts, episodes: loadEpisodes, snapshots: loadSnapshots,
+    checkpoints: loadCheckpoints };
   const refresh = Object.fromEntries(Object.entries(loaders).map(([name, load]) => [name, refresher(async () => {
     try { await load(); } catch (error) {
       drawn.delete(name === "actions" ? "running" : name); // draw again once it works

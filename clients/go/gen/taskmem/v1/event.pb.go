@@ -140,6 +140,33 @@ const (
 	// and the new task. payload: the new Task (forked_from and forked_at say
 	// which task and cursor it came from).
 	EventType_EVENT_TYPE_TASK_FORKED EventType = 80
+	// Checkpoints (CheckpointService), values 90–99.
+	// A checkpoint was stored. payload: the Checkpoint without its value and
+	// writes (thread_id, checkpoint_ns, checkpoint_id, parent_checkpoint_id,
+	// metadata_json, step, source, run_id, create_time) plus "size_bytes".
+	EventType_EVENT_TYPE_CHECKPOINT_PUT EventType = 90
+	// Pending writes were stored against a checkpoint. payload: {"thread_id",
+	// "checkpoint_ns", "checkpoint_id", "writes": [{"graph_task_id", "idx",
+	// "channel", "type", "size_bytes"}]}.
+	EventType_EVENT_TYPE_CHECKPOINT_WRITES_PUT EventType = 91
+	// Checkpoints were deleted (DeleteCheckpointThread, DeleteCheckpointRuns,
+	// PruneCheckpoints, or retention). payload: {"thread_id", "reason",
+	// "deleted_count"}; reason is "thread", "runs", "prune" or "retention".
+	EventType_EVENT_TYPE_CHECKPOINTS_DELETED EventType = 92
+	// A checkpoint thread was copied (CopyCheckpointThread), emitted on the
+	// source's and the target's task. payload: {"source_thread_id",
+	// "target_thread_id", "checkpoint_id", "copied_count", "target_task_id"}.
+	EventType_EVENT_TYPE_CHECKPOINT_THREAD_COPIED EventType = 93
+	// A store item was put (MemoryService.PutStoreItems). payload: the
+	// StoreItem without its value_json, plus "size_bytes".
+	EventType_EVENT_TYPE_STORE_ITEM_PUT EventType = 94
+	// A store item was deleted, by a write or when it expired. payload:
+	// {"path", "key", "reason"}; reason is "deleted" or "expired".
+	EventType_EVENT_TYPE_STORE_ITEM_DELETED EventType = 95
+	// Session items were retracted (PopSessionItem, ClearSessionItems); their
+	// messages stay in the transcript. payload: {"message_ids", "reason"};
+	// reason is "pop" or "clear".
+	EventType_EVENT_TYPE_SESSION_ITEMS_RETRACTED EventType = 96
 )
 
 // Enum value maps for EventType.
@@ -185,6 +212,13 @@ var (
 		71: "EVENT_TYPE_PLAN_ITEM_CLAIM_RELEASED",
 		72: "EVENT_TYPE_PLAN_ITEM_CLAIM_EXPIRED",
 		80: "EVENT_TYPE_TASK_FORKED",
+		90: "EVENT_TYPE_CHECKPOINT_PUT",
+		91: "EVENT_TYPE_CHECKPOINT_WRITES_PUT",
+		92: "EVENT_TYPE_CHECKPOINTS_DELETED",
+		93: "EVENT_TYPE_CHECKPOINT_THREAD_COPIED",
+		94: "EVENT_TYPE_STORE_ITEM_PUT",
+		95: "EVENT_TYPE_STORE_ITEM_DELETED",
+		96: "EVENT_TYPE_SESSION_ITEMS_RETRACTED",
 	}
 	EventType_value = map[string]int32{
 		"EVENT_TYPE_UNSPECIFIED":                 0,
@@ -227,6 +261,13 @@ var (
 		"EVENT_TYPE_PLAN_ITEM_CLAIM_RELEASED":    71,
 		"EVENT_TYPE_PLAN_ITEM_CLAIM_EXPIRED":     72,
 		"EVENT_TYPE_TASK_FORKED":                 80,
+		"EVENT_TYPE_CHECKPOINT_PUT":              90,
+		"EVENT_TYPE_CHECKPOINT_WRITES_PUT":       91,
+		"EVENT_TYPE_CHECKPOINTS_DELETED":         92,
+		"EVENT_TYPE_CHECKPOINT_THREAD_COPIED":    93,
+		"EVENT_TYPE_STORE_ITEM_PUT":              94,
+		"EVENT_TYPE_STORE_ITEM_DELETED":          95,
+		"EVENT_TYPE_SESSION_ITEMS_RETRACTED":     96,
 	}
 )
 
@@ -401,8 +442,7 @@ const file_taskmem_v1_event_proto_rawDesc = "" +
 	"createTime\x12\x18\n" +
 	"\aexpired\x18\a \x01(\bR\aexpired\x12\x15\n" +
 	"\x06key_id\x18\b \x01(\tR\x05keyId\x12\x19\n" +
-	"\bagent_id\x18\t \x01(\tR\aagentId*\xdd\n" +
-	"\n" +
+	"\bagent_id\x18\t \x01(\tR\aagentId*\xd9\f\n" +
 	"\tEventType\x12\x1a\n" +
 	"\x16EVENT_TYPE_UNSPECIFIED\x10\x00\x12\x1b\n" +
 	"\x17EVENT_TYPE_TASK_CREATED\x10\x01\x12\x1b\n" +
@@ -444,7 +484,14 @@ const file_taskmem_v1_event_proto_rawDesc = "" +
 	"\x1cEVENT_TYPE_PLAN_ITEM_CLAIMED\x10F\x12'\n" +
 	"#EVENT_TYPE_PLAN_ITEM_CLAIM_RELEASED\x10G\x12&\n" +
 	"\"EVENT_TYPE_PLAN_ITEM_CLAIM_EXPIRED\x10H\x12\x1a\n" +
-	"\x16EVENT_TYPE_TASK_FORKED\x10PB@Z>github.com/taskmem/taskmem/clients/go/gen/taskmem/v1;taskmemv1b\x06proto3"
+	"\x16EVENT_TYPE_TASK_FORKED\x10P\x12\x1d\n" +
+	"\x19EVENT_TYPE_CHECKPOINT_PUT\x10Z\x12$\n" +
+	" EVENT_TYPE_CHECKPOINT_WRITES_PUT\x10[\x12\"\n" +
+	"\x1eEVENT_TYPE_CHECKPOINTS_DELETED\x10\\\x12'\n" +
+	"#EVENT_TYPE_CHECKPOINT_THREAD_COPIED\x10]\x12\x1d\n" +
+	"\x19EVENT_TYPE_STORE_ITEM_PUT\x10^\x12!\n" +
+	"\x1dEVENT_TYPE_STORE_ITEM_DELETED\x10_\x12&\n" +
+	"\"EVENT_TYPE_SESSION_ITEMS_RETRACTED\x10`B@Z>github.com/taskmem/taskmem/clients/go/gen/taskmem/v1;taskmemv1b\x06proto3"
 
 var (
 	file_taskmem_v1_event_proto_rawDescOnce sync.Once

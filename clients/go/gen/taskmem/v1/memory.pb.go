@@ -401,6 +401,59 @@ func (ArtifactType) EnumDescriptor() ([]byte, []int) {
 	return file_taskmem_v1_memory_proto_rawDescGZIP(), []int{5}
 }
 
+// StoreNamespaceMatchType says which end of a path a match applies to.
+type StoreNamespaceMatchType int32
+
+const (
+	// Not given: INVALID_ARGUMENT.
+	StoreNamespaceMatchType_STORE_NAMESPACE_MATCH_TYPE_UNSPECIFIED StoreNamespaceMatchType = 0
+	// The path's first labels.
+	StoreNamespaceMatchType_STORE_NAMESPACE_MATCH_TYPE_PREFIX StoreNamespaceMatchType = 1
+	// The path's last labels.
+	StoreNamespaceMatchType_STORE_NAMESPACE_MATCH_TYPE_SUFFIX StoreNamespaceMatchType = 2
+)
+
+// Enum value maps for StoreNamespaceMatchType.
+var (
+	StoreNamespaceMatchType_name = map[int32]string{
+		0: "STORE_NAMESPACE_MATCH_TYPE_UNSPECIFIED",
+		1: "STORE_NAMESPACE_MATCH_TYPE_PREFIX",
+		2: "STORE_NAMESPACE_MATCH_TYPE_SUFFIX",
+	}
+	StoreNamespaceMatchType_value = map[string]int32{
+		"STORE_NAMESPACE_MATCH_TYPE_UNSPECIFIED": 0,
+		"STORE_NAMESPACE_MATCH_TYPE_PREFIX":      1,
+		"STORE_NAMESPACE_MATCH_TYPE_SUFFIX":      2,
+	}
+)
+
+func (x StoreNamespaceMatchType) Enum() *StoreNamespaceMatchType {
+	p := new(StoreNamespaceMatchType)
+	*p = x
+	return p
+}
+
+func (x StoreNamespaceMatchType) String() string {
+	return protoimpl.X.EnumStringOf(x.Descriptor(), protoreflect.EnumNumber(x))
+}
+
+func (StoreNamespaceMatchType) Descriptor() protoreflect.EnumDescriptor {
+	return file_taskmem_v1_memory_proto_enumTypes[6].Descriptor()
+}
+
+func (StoreNamespaceMatchType) Type() protoreflect.EnumType {
+	return &file_taskmem_v1_memory_proto_enumTypes[6]
+}
+
+func (x StoreNamespaceMatchType) Number() protoreflect.EnumNumber {
+	return protoreflect.EnumNumber(x)
+}
+
+// Deprecated: Use StoreNamespaceMatchType.Descriptor instead.
+func (StoreNamespaceMatchType) EnumDescriptor() ([]byte, []int) {
+	return file_taskmem_v1_memory_proto_rawDescGZIP(), []int{6}
+}
+
 // MemoryEntry is one record of the typed memory archive. Entries are
 // immutable once written.
 type MemoryEntry struct {
@@ -1395,6 +1448,234 @@ func (x *Pattern) GetLastSeenTime() *timestamppb.Timestamp {
 	return nil
 }
 
+// StoreItem is one value of the namespaced key-value memory an agent
+// framework keeps (LangGraph's BaseStore): a JSON object under a hierarchical
+// path and a key. An item that is indexed is also a memory entry (type
+// CONTEXT, source "store") of the store's task, so SearchStoreItems finds it
+// with the archive's hybrid search.
+type StoreItem struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The path, outermost label first, e.g. ["users", "u1", "memories"]: 1..31
+	// non-empty labels of at most 256 characters, none containing "." or the
+	// control character U+001F.
+	Path []string `protobuf:"bytes,1,rep,name=path,proto3" json:"path,omitempty"`
+	// The key within the path (1..256 characters).
+	Key string `protobuf:"bytes,2,opt,name=key,proto3" json:"key,omitempty"`
+	// The value: a JSON object, verbatim as put.
+	ValueJson string `protobuf:"bytes,3,opt,name=value_json,json=valueJson,proto3" json:"value_json,omitempty"`
+	// When the key was first put.
+	CreateTime *timestamppb.Timestamp `protobuf:"bytes,4,opt,name=create_time,json=createTime,proto3" json:"create_time,omitempty"`
+	// When it was last put.
+	UpdateTime *timestamppb.Timestamp `protobuf:"bytes,5,opt,name=update_time,json=updateTime,proto3" json:"update_time,omitempty"`
+	// When it expires (no read returns it from then); unset: never.
+	ExpireTime *timestamppb.Timestamp `protobuf:"bytes,6,opt,name=expire_time,json=expireTime,proto3" json:"expire_time,omitempty"`
+	// Its time to live: each put, and each read that asks to refresh, sets
+	// expire_time to now + ttl. Unset: none.
+	Ttl *durationpb.Duration `protobuf:"bytes,7,opt,name=ttl,proto3" json:"ttl,omitempty"`
+	// The memory entry that indexes it for search; empty when not indexed.
+	MemoryEntryId string `protobuf:"bytes,8,opt,name=memory_entry_id,json=memoryEntryId,proto3" json:"memory_entry_id,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *StoreItem) Reset() {
+	*x = StoreItem{}
+	mi := &file_taskmem_v1_memory_proto_msgTypes[8]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *StoreItem) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*StoreItem) ProtoMessage() {}
+
+func (x *StoreItem) ProtoReflect() protoreflect.Message {
+	mi := &file_taskmem_v1_memory_proto_msgTypes[8]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use StoreItem.ProtoReflect.Descriptor instead.
+func (*StoreItem) Descriptor() ([]byte, []int) {
+	return file_taskmem_v1_memory_proto_rawDescGZIP(), []int{8}
+}
+
+func (x *StoreItem) GetPath() []string {
+	if x != nil {
+		return x.Path
+	}
+	return nil
+}
+
+func (x *StoreItem) GetKey() string {
+	if x != nil {
+		return x.Key
+	}
+	return ""
+}
+
+func (x *StoreItem) GetValueJson() string {
+	if x != nil {
+		return x.ValueJson
+	}
+	return ""
+}
+
+func (x *StoreItem) GetCreateTime() *timestamppb.Timestamp {
+	if x != nil {
+		return x.CreateTime
+	}
+	return nil
+}
+
+func (x *StoreItem) GetUpdateTime() *timestamppb.Timestamp {
+	if x != nil {
+		return x.UpdateTime
+	}
+	return nil
+}
+
+func (x *StoreItem) GetExpireTime() *timestamppb.Timestamp {
+	if x != nil {
+		return x.ExpireTime
+	}
+	return nil
+}
+
+func (x *StoreItem) GetTtl() *durationpb.Duration {
+	if x != nil {
+		return x.Ttl
+	}
+	return nil
+}
+
+func (x *StoreItem) GetMemoryEntryId() string {
+	if x != nil {
+		return x.MemoryEntryId
+	}
+	return ""
+}
+
+// StoreItemHit is one result of SearchStoreItems.
+type StoreItemHit struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The item.
+	Item *StoreItem `protobuf:"bytes,1,opt,name=item,proto3" json:"item,omitempty"`
+	// The hybrid search's score (higher is better); unset for items the query
+	// did not find, which follow every found one.
+	Score         *float64 `protobuf:"fixed64,2,opt,name=score,proto3,oneof" json:"score,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *StoreItemHit) Reset() {
+	*x = StoreItemHit{}
+	mi := &file_taskmem_v1_memory_proto_msgTypes[9]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *StoreItemHit) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*StoreItemHit) ProtoMessage() {}
+
+func (x *StoreItemHit) ProtoReflect() protoreflect.Message {
+	mi := &file_taskmem_v1_memory_proto_msgTypes[9]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use StoreItemHit.ProtoReflect.Descriptor instead.
+func (*StoreItemHit) Descriptor() ([]byte, []int) {
+	return file_taskmem_v1_memory_proto_rawDescGZIP(), []int{9}
+}
+
+func (x *StoreItemHit) GetItem() *StoreItem {
+	if x != nil {
+		return x.Item
+	}
+	return nil
+}
+
+func (x *StoreItemHit) GetScore() float64 {
+	if x != nil && x.Score != nil {
+		return *x.Score
+	}
+	return 0
+}
+
+// StoreNamespaceMatch matches paths by their first (PREFIX) or last (SUFFIX)
+// labels; the label "*" matches any one label.
+type StoreNamespaceMatch struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Which end of the path the labels are matched against.
+	MatchType StoreNamespaceMatchType `protobuf:"varint,1,opt,name=match_type,json=matchType,proto3,enum=taskmem.v1.StoreNamespaceMatchType" json:"match_type,omitempty"`
+	// The labels (at least 1).
+	Labels        []string `protobuf:"bytes,2,rep,name=labels,proto3" json:"labels,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *StoreNamespaceMatch) Reset() {
+	*x = StoreNamespaceMatch{}
+	mi := &file_taskmem_v1_memory_proto_msgTypes[10]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *StoreNamespaceMatch) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*StoreNamespaceMatch) ProtoMessage() {}
+
+func (x *StoreNamespaceMatch) ProtoReflect() protoreflect.Message {
+	mi := &file_taskmem_v1_memory_proto_msgTypes[10]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use StoreNamespaceMatch.ProtoReflect.Descriptor instead.
+func (*StoreNamespaceMatch) Descriptor() ([]byte, []int) {
+	return file_taskmem_v1_memory_proto_rawDescGZIP(), []int{10}
+}
+
+func (x *StoreNamespaceMatch) GetMatchType() StoreNamespaceMatchType {
+	if x != nil {
+		return x.MatchType
+	}
+	return StoreNamespaceMatchType_STORE_NAMESPACE_MATCH_TYPE_UNSPECIFIED
+}
+
+func (x *StoreNamespaceMatch) GetLabels() []string {
+	if x != nil {
+		return x.Labels
+	}
+	return nil
+}
+
 var File_taskmem_v1_memory_proto protoreflect.FileDescriptor
 
 const file_taskmem_v1_memory_proto_rawDesc = "" +
@@ -1509,7 +1790,28 @@ const file_taskmem_v1_memory_proto_rawDesc = "" +
 	"\tfrequency\x18\x05 \x01(\x03R\tfrequency\x12;\n" +
 	"\vcreate_time\x18\x06 \x01(\v2\x1a.google.protobuf.TimestampR\n" +
 	"createTime\x12@\n" +
-	"\x0elast_seen_time\x18\a \x01(\v2\x1a.google.protobuf.TimestampR\flastSeenTime*\xe7\x01\n" +
+	"\x0elast_seen_time\x18\a \x01(\v2\x1a.google.protobuf.TimestampR\flastSeenTime\"\xdc\x02\n" +
+	"\tStoreItem\x12\x12\n" +
+	"\x04path\x18\x01 \x03(\tR\x04path\x12\x10\n" +
+	"\x03key\x18\x02 \x01(\tR\x03key\x12\x1d\n" +
+	"\n" +
+	"value_json\x18\x03 \x01(\tR\tvalueJson\x12;\n" +
+	"\vcreate_time\x18\x04 \x01(\v2\x1a.google.protobuf.TimestampR\n" +
+	"createTime\x12;\n" +
+	"\vupdate_time\x18\x05 \x01(\v2\x1a.google.protobuf.TimestampR\n" +
+	"updateTime\x12;\n" +
+	"\vexpire_time\x18\x06 \x01(\v2\x1a.google.protobuf.TimestampR\n" +
+	"expireTime\x12+\n" +
+	"\x03ttl\x18\a \x01(\v2\x19.google.protobuf.DurationR\x03ttl\x12&\n" +
+	"\x0fmemory_entry_id\x18\b \x01(\tR\rmemoryEntryId\"^\n" +
+	"\fStoreItemHit\x12)\n" +
+	"\x04item\x18\x01 \x01(\v2\x15.taskmem.v1.StoreItemR\x04item\x12\x19\n" +
+	"\x05score\x18\x02 \x01(\x01H\x00R\x05score\x88\x01\x01B\b\n" +
+	"\x06_score\"q\n" +
+	"\x13StoreNamespaceMatch\x12B\n" +
+	"\n" +
+	"match_type\x18\x01 \x01(\x0e2#.taskmem.v1.StoreNamespaceMatchTypeR\tmatchType\x12\x16\n" +
+	"\x06labels\x18\x02 \x03(\tR\x06labels*\xe7\x01\n" +
 	"\n" +
 	"MemoryType\x12\x1b\n" +
 	"\x17MEMORY_TYPE_UNSPECIFIED\x10\x00\x12\x18\n" +
@@ -1548,7 +1850,11 @@ const file_taskmem_v1_memory_proto_rawDesc = "" +
 	"\x13ARTIFACT_TYPE_PATCH\x10\x02\x12\x16\n" +
 	"\x12ARTIFACT_TYPE_TEST\x10\x03\x12\x1a\n" +
 	"\x16ARTIFACT_TYPE_DOCUMENT\x10\x04\x12\x18\n" +
-	"\x14ARTIFACT_TYPE_CONFIG\x10\x05B@Z>github.com/taskmem/taskmem/clients/go/gen/taskmem/v1;taskmemv1b\x06proto3"
+	"\x14ARTIFACT_TYPE_CONFIG\x10\x05*\x93\x01\n" +
+	"\x17StoreNamespaceMatchType\x12*\n" +
+	"&STORE_NAMESPACE_MATCH_TYPE_UNSPECIFIED\x10\x00\x12%\n" +
+	"!STORE_NAMESPACE_MATCH_TYPE_PREFIX\x10\x01\x12%\n" +
+	"!STORE_NAMESPACE_MATCH_TYPE_SUFFIX\x10\x02B@Z>github.com/taskmem/taskmem/clients/go/gen/taskmem/v1;taskmemv1b\x06proto3"
 
 var (
 	file_taskmem_v1_memory_proto_rawDescOnce sync.Once
@@ -1562,8 +1868,8 @@ func file_taskmem_v1_memory_proto_rawDescGZIP() []byte {
 	return file_taskmem_v1_memory_proto_rawDescData
 }
 
-var file_taskmem_v1_memory_proto_enumTypes = make([]protoimpl.EnumInfo, 6)
-var file_taskmem_v1_memory_proto_msgTypes = make([]protoimpl.MessageInfo, 8)
+var file_taskmem_v1_memory_proto_enumTypes = make([]protoimpl.EnumInfo, 7)
+var file_taskmem_v1_memory_proto_msgTypes = make([]protoimpl.MessageInfo, 11)
 var file_taskmem_v1_memory_proto_goTypes = []any{
 	(MemoryType)(0),               // 0: taskmem.v1.MemoryType
 	(SearchMode)(0),               // 1: taskmem.v1.SearchMode
@@ -1571,52 +1877,62 @@ var file_taskmem_v1_memory_proto_goTypes = []any{
 	(KnowledgeValueOutcome)(0),    // 3: taskmem.v1.KnowledgeValueOutcome
 	(EpisodeAction)(0),            // 4: taskmem.v1.EpisodeAction
 	(ArtifactType)(0),             // 5: taskmem.v1.ArtifactType
-	(*MemoryEntry)(nil),           // 6: taskmem.v1.MemoryEntry
-	(*MemoryFilter)(nil),          // 7: taskmem.v1.MemoryFilter
-	(*MemorySearchHit)(nil),       // 8: taskmem.v1.MemorySearchHit
-	(*KnowledgeValue)(nil),        // 9: taskmem.v1.KnowledgeValue
-	(*Knowledge)(nil),             // 10: taskmem.v1.Knowledge
-	(*Episode)(nil),               // 11: taskmem.v1.Episode
-	(*Artifact)(nil),              // 12: taskmem.v1.Artifact
-	(*Pattern)(nil),               // 13: taskmem.v1.Pattern
-	(*timestamppb.Timestamp)(nil), // 14: google.protobuf.Timestamp
-	(*durationpb.Duration)(nil),   // 15: google.protobuf.Duration
-	(*structpb.Struct)(nil),       // 16: google.protobuf.Struct
+	(StoreNamespaceMatchType)(0),  // 6: taskmem.v1.StoreNamespaceMatchType
+	(*MemoryEntry)(nil),           // 7: taskmem.v1.MemoryEntry
+	(*MemoryFilter)(nil),          // 8: taskmem.v1.MemoryFilter
+	(*MemorySearchHit)(nil),       // 9: taskmem.v1.MemorySearchHit
+	(*KnowledgeValue)(nil),        // 10: taskmem.v1.KnowledgeValue
+	(*Knowledge)(nil),             // 11: taskmem.v1.Knowledge
+	(*Episode)(nil),               // 12: taskmem.v1.Episode
+	(*Artifact)(nil),              // 13: taskmem.v1.Artifact
+	(*Pattern)(nil),               // 14: taskmem.v1.Pattern
+	(*StoreItem)(nil),             // 15: taskmem.v1.StoreItem
+	(*StoreItemHit)(nil),          // 16: taskmem.v1.StoreItemHit
+	(*StoreNamespaceMatch)(nil),   // 17: taskmem.v1.StoreNamespaceMatch
+	(*timestamppb.Timestamp)(nil), // 18: google.protobuf.Timestamp
+	(*durationpb.Duration)(nil),   // 19: google.protobuf.Duration
+	(*structpb.Struct)(nil),       // 20: google.protobuf.Struct
 }
 var file_taskmem_v1_memory_proto_depIdxs = []int32{
 	0,  // 0: taskmem.v1.MemoryEntry.type:type_name -> taskmem.v1.MemoryType
-	14, // 1: taskmem.v1.MemoryEntry.create_time:type_name -> google.protobuf.Timestamp
-	14, // 2: taskmem.v1.MemoryEntry.expire_time:type_name -> google.protobuf.Timestamp
+	18, // 1: taskmem.v1.MemoryEntry.create_time:type_name -> google.protobuf.Timestamp
+	18, // 2: taskmem.v1.MemoryEntry.expire_time:type_name -> google.protobuf.Timestamp
 	0,  // 3: taskmem.v1.MemoryFilter.types:type_name -> taskmem.v1.MemoryType
-	14, // 4: taskmem.v1.MemoryFilter.create_time_after:type_name -> google.protobuf.Timestamp
-	14, // 5: taskmem.v1.MemoryFilter.create_time_before:type_name -> google.protobuf.Timestamp
-	6,  // 6: taskmem.v1.MemorySearchHit.entry:type_name -> taskmem.v1.MemoryEntry
+	18, // 4: taskmem.v1.MemoryFilter.create_time_after:type_name -> google.protobuf.Timestamp
+	18, // 5: taskmem.v1.MemoryFilter.create_time_before:type_name -> google.protobuf.Timestamp
+	7,  // 6: taskmem.v1.MemorySearchHit.entry:type_name -> taskmem.v1.MemoryEntry
 	1,  // 7: taskmem.v1.MemorySearchHit.found_by:type_name -> taskmem.v1.SearchMode
-	14, // 8: taskmem.v1.MemorySearchHit.valid_to:type_name -> google.protobuf.Timestamp
-	14, // 9: taskmem.v1.KnowledgeValue.write_time:type_name -> google.protobuf.Timestamp
+	18, // 8: taskmem.v1.MemorySearchHit.valid_to:type_name -> google.protobuf.Timestamp
+	18, // 9: taskmem.v1.KnowledgeValue.write_time:type_name -> google.protobuf.Timestamp
 	3,  // 10: taskmem.v1.KnowledgeValue.outcome:type_name -> taskmem.v1.KnowledgeValueOutcome
-	14, // 11: taskmem.v1.KnowledgeValue.valid_from:type_name -> google.protobuf.Timestamp
-	14, // 12: taskmem.v1.KnowledgeValue.valid_to:type_name -> google.protobuf.Timestamp
+	18, // 11: taskmem.v1.KnowledgeValue.valid_from:type_name -> google.protobuf.Timestamp
+	18, // 12: taskmem.v1.KnowledgeValue.valid_to:type_name -> google.protobuf.Timestamp
 	2,  // 13: taskmem.v1.Knowledge.category:type_name -> taskmem.v1.KnowledgeCategory
-	14, // 14: taskmem.v1.Knowledge.create_time:type_name -> google.protobuf.Timestamp
-	14, // 15: taskmem.v1.Knowledge.update_time:type_name -> google.protobuf.Timestamp
-	9,  // 16: taskmem.v1.Knowledge.history:type_name -> taskmem.v1.KnowledgeValue
-	14, // 17: taskmem.v1.Knowledge.valid_from:type_name -> google.protobuf.Timestamp
+	18, // 14: taskmem.v1.Knowledge.create_time:type_name -> google.protobuf.Timestamp
+	18, // 15: taskmem.v1.Knowledge.update_time:type_name -> google.protobuf.Timestamp
+	10, // 16: taskmem.v1.Knowledge.history:type_name -> taskmem.v1.KnowledgeValue
+	18, // 17: taskmem.v1.Knowledge.valid_from:type_name -> google.protobuf.Timestamp
 	4,  // 18: taskmem.v1.Episode.action:type_name -> taskmem.v1.EpisodeAction
-	15, // 19: taskmem.v1.Episode.duration:type_name -> google.protobuf.Duration
-	14, // 20: taskmem.v1.Episode.create_time:type_name -> google.protobuf.Timestamp
-	14, // 21: taskmem.v1.Episode.archive_time:type_name -> google.protobuf.Timestamp
-	14, // 22: taskmem.v1.Episode.expire_time:type_name -> google.protobuf.Timestamp
+	19, // 19: taskmem.v1.Episode.duration:type_name -> google.protobuf.Duration
+	18, // 20: taskmem.v1.Episode.create_time:type_name -> google.protobuf.Timestamp
+	18, // 21: taskmem.v1.Episode.archive_time:type_name -> google.protobuf.Timestamp
+	18, // 22: taskmem.v1.Episode.expire_time:type_name -> google.protobuf.Timestamp
 	5,  // 23: taskmem.v1.Artifact.type:type_name -> taskmem.v1.ArtifactType
-	14, // 24: taskmem.v1.Artifact.create_time:type_name -> google.protobuf.Timestamp
-	16, // 25: taskmem.v1.Pattern.data:type_name -> google.protobuf.Struct
-	14, // 26: taskmem.v1.Pattern.create_time:type_name -> google.protobuf.Timestamp
-	14, // 27: taskmem.v1.Pattern.last_seen_time:type_name -> google.protobuf.Timestamp
-	28, // [28:28] is the sub-list for method output_type
-	28, // [28:28] is the sub-list for method input_type
-	28, // [28:28] is the sub-list for extension type_name
-	28, // [28:28] is the sub-list for extension extendee
-	0,  // [0:28] is the sub-list for field type_name
+	18, // 24: taskmem.v1.Artifact.create_time:type_name -> google.protobuf.Timestamp
+	20, // 25: taskmem.v1.Pattern.data:type_name -> google.protobuf.Struct
+	18, // 26: taskmem.v1.Pattern.create_time:type_name -> google.protobuf.Timestamp
+	18, // 27: taskmem.v1.Pattern.last_seen_time:type_name -> google.protobuf.Timestamp
+	18, // 28: taskmem.v1.StoreItem.create_time:type_name -> google.protobuf.Timestamp
+	18, // 29: taskmem.v1.StoreItem.update_time:type_name -> google.protobuf.Timestamp
+	18, // 30: taskmem.v1.StoreItem.expire_time:type_name -> google.protobuf.Timestamp
+	19, // 31: taskmem.v1.StoreItem.ttl:type_name -> google.protobuf.Duration
+	15, // 32: taskmem.v1.StoreItemHit.item:type_name -> taskmem.v1.StoreItem
+	6,  // 33: taskmem.v1.StoreNamespaceMatch.match_type:type_name -> taskmem.v1.StoreNamespaceMatchType
+	34, // [34:34] is the sub-list for method output_type
+	34, // [34:34] is the sub-list for method input_type
+	34, // [34:34] is the sub-list for extension type_name
+	34, // [34:34] is the sub-list for extension extendee
+	0,  // [0:34] is the sub-list for field type_name
 }
 
 func init() { file_taskmem_v1_memory_proto_init() }
@@ -1625,13 +1941,14 @@ func file_taskmem_v1_memory_proto_init() {
 		return
 	}
 	file_taskmem_v1_memory_proto_msgTypes[6].OneofWrappers = []any{}
+	file_taskmem_v1_memory_proto_msgTypes[9].OneofWrappers = []any{}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_taskmem_v1_memory_proto_rawDesc), len(file_taskmem_v1_memory_proto_rawDesc)),
-			NumEnums:      6,
-			NumMessages:   8,
+			NumEnums:      7,
+			NumMessages:   11,
 			NumExtensions: 0,
 			NumServices:   0,
 		},

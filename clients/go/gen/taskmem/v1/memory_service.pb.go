@@ -2584,6 +2584,661 @@ func (x *ListPatternsResponse) GetNextPageToken() string {
 	return ""
 }
 
+// StoreItemWrite puts or deletes one store item.
+type StoreItemWrite struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The item's path (see StoreItem.path).
+	Path []string `protobuf:"bytes,1,rep,name=path,proto3" json:"path,omitempty"`
+	// The item's key.
+	Key string `protobuf:"bytes,2,opt,name=key,proto3" json:"key,omitempty"`
+	// The new value, a JSON object (at most 1 MiB); empty deletes the item.
+	ValueJson string `protobuf:"bytes,3,opt,name=value_json,json=valueJson,proto3" json:"value_json,omitempty"`
+	// Its time to live (see StoreItem.ttl); unset: none.
+	Ttl *durationpb.Duration `protobuf:"bytes,4,opt,name=ttl,proto3" json:"ttl,omitempty"`
+	// The text to index for search (at most 64 KiB; its first 300 characters
+	// are what semantic search embeds); empty: not indexed.
+	IndexText     string `protobuf:"bytes,5,opt,name=index_text,json=indexText,proto3" json:"index_text,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *StoreItemWrite) Reset() {
+	*x = StoreItemWrite{}
+	mi := &file_taskmem_v1_memory_service_proto_msgTypes[36]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *StoreItemWrite) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*StoreItemWrite) ProtoMessage() {}
+
+func (x *StoreItemWrite) ProtoReflect() protoreflect.Message {
+	mi := &file_taskmem_v1_memory_service_proto_msgTypes[36]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use StoreItemWrite.ProtoReflect.Descriptor instead.
+func (*StoreItemWrite) Descriptor() ([]byte, []int) {
+	return file_taskmem_v1_memory_service_proto_rawDescGZIP(), []int{36}
+}
+
+func (x *StoreItemWrite) GetPath() []string {
+	if x != nil {
+		return x.Path
+	}
+	return nil
+}
+
+func (x *StoreItemWrite) GetKey() string {
+	if x != nil {
+		return x.Key
+	}
+	return ""
+}
+
+func (x *StoreItemWrite) GetValueJson() string {
+	if x != nil {
+		return x.ValueJson
+	}
+	return ""
+}
+
+func (x *StoreItemWrite) GetTtl() *durationpb.Duration {
+	if x != nil {
+		return x.Ttl
+	}
+	return nil
+}
+
+func (x *StoreItemWrite) GetIndexText() string {
+	if x != nil {
+		return x.IndexText
+	}
+	return ""
+}
+
+// PutStoreItemsRequest is a batch of writes.
+type PutStoreItemsRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// 1..100 writes, applied in order.
+	Writes []*StoreItemWrite `protobuf:"bytes,1,rep,name=writes,proto3" json:"writes,omitempty"`
+	// The task whose record holds the index entries of items written now; empty:
+	// the namespace's store task (made on first use, named "LangGraph store").
+	TaskId        string `protobuf:"bytes,2,opt,name=task_id,json=taskId,proto3" json:"task_id,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *PutStoreItemsRequest) Reset() {
+	*x = PutStoreItemsRequest{}
+	mi := &file_taskmem_v1_memory_service_proto_msgTypes[37]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *PutStoreItemsRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*PutStoreItemsRequest) ProtoMessage() {}
+
+func (x *PutStoreItemsRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_taskmem_v1_memory_service_proto_msgTypes[37]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use PutStoreItemsRequest.ProtoReflect.Descriptor instead.
+func (*PutStoreItemsRequest) Descriptor() ([]byte, []int) {
+	return file_taskmem_v1_memory_service_proto_rawDescGZIP(), []int{37}
+}
+
+func (x *PutStoreItemsRequest) GetWrites() []*StoreItemWrite {
+	if x != nil {
+		return x.Writes
+	}
+	return nil
+}
+
+func (x *PutStoreItemsRequest) GetTaskId() string {
+	if x != nil {
+		return x.TaskId
+	}
+	return ""
+}
+
+// PutStoreItemsResponse says what was written.
+type PutStoreItemsResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Items put.
+	PutCount int32 `protobuf:"varint,1,opt,name=put_count,json=putCount,proto3" json:"put_count,omitempty"`
+	// Items deleted (a delete of a missing item is not counted).
+	DeletedCount  int32 `protobuf:"varint,2,opt,name=deleted_count,json=deletedCount,proto3" json:"deleted_count,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *PutStoreItemsResponse) Reset() {
+	*x = PutStoreItemsResponse{}
+	mi := &file_taskmem_v1_memory_service_proto_msgTypes[38]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *PutStoreItemsResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*PutStoreItemsResponse) ProtoMessage() {}
+
+func (x *PutStoreItemsResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_taskmem_v1_memory_service_proto_msgTypes[38]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use PutStoreItemsResponse.ProtoReflect.Descriptor instead.
+func (*PutStoreItemsResponse) Descriptor() ([]byte, []int) {
+	return file_taskmem_v1_memory_service_proto_rawDescGZIP(), []int{38}
+}
+
+func (x *PutStoreItemsResponse) GetPutCount() int32 {
+	if x != nil {
+		return x.PutCount
+	}
+	return 0
+}
+
+func (x *PutStoreItemsResponse) GetDeletedCount() int32 {
+	if x != nil {
+		return x.DeletedCount
+	}
+	return 0
+}
+
+// StoreItemKey names one store item.
+type StoreItemKey struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The path.
+	Path []string `protobuf:"bytes,1,rep,name=path,proto3" json:"path,omitempty"`
+	// The key.
+	Key           string `protobuf:"bytes,2,opt,name=key,proto3" json:"key,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *StoreItemKey) Reset() {
+	*x = StoreItemKey{}
+	mi := &file_taskmem_v1_memory_service_proto_msgTypes[39]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *StoreItemKey) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*StoreItemKey) ProtoMessage() {}
+
+func (x *StoreItemKey) ProtoReflect() protoreflect.Message {
+	mi := &file_taskmem_v1_memory_service_proto_msgTypes[39]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use StoreItemKey.ProtoReflect.Descriptor instead.
+func (*StoreItemKey) Descriptor() ([]byte, []int) {
+	return file_taskmem_v1_memory_service_proto_rawDescGZIP(), []int{39}
+}
+
+func (x *StoreItemKey) GetPath() []string {
+	if x != nil {
+		return x.Path
+	}
+	return nil
+}
+
+func (x *StoreItemKey) GetKey() string {
+	if x != nil {
+		return x.Key
+	}
+	return ""
+}
+
+// GetStoreItemsRequest names items.
+type GetStoreItemsRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// 1..100 keys.
+	Keys []*StoreItemKey `protobuf:"bytes,1,rep,name=keys,proto3" json:"keys,omitempty"`
+	// Move each found item's expire time to now + its ttl first.
+	RefreshTtl    bool `protobuf:"varint,2,opt,name=refresh_ttl,json=refreshTtl,proto3" json:"refresh_ttl,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *GetStoreItemsRequest) Reset() {
+	*x = GetStoreItemsRequest{}
+	mi := &file_taskmem_v1_memory_service_proto_msgTypes[40]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *GetStoreItemsRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*GetStoreItemsRequest) ProtoMessage() {}
+
+func (x *GetStoreItemsRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_taskmem_v1_memory_service_proto_msgTypes[40]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use GetStoreItemsRequest.ProtoReflect.Descriptor instead.
+func (*GetStoreItemsRequest) Descriptor() ([]byte, []int) {
+	return file_taskmem_v1_memory_service_proto_rawDescGZIP(), []int{40}
+}
+
+func (x *GetStoreItemsRequest) GetKeys() []*StoreItemKey {
+	if x != nil {
+		return x.Keys
+	}
+	return nil
+}
+
+func (x *GetStoreItemsRequest) GetRefreshTtl() bool {
+	if x != nil {
+		return x.RefreshTtl
+	}
+	return false
+}
+
+// GetStoreItemsResponse holds the items found.
+type GetStoreItemsResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The items that exist, in the order of the keys asked for.
+	Items         []*StoreItem `protobuf:"bytes,1,rep,name=items,proto3" json:"items,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *GetStoreItemsResponse) Reset() {
+	*x = GetStoreItemsResponse{}
+	mi := &file_taskmem_v1_memory_service_proto_msgTypes[41]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *GetStoreItemsResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*GetStoreItemsResponse) ProtoMessage() {}
+
+func (x *GetStoreItemsResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_taskmem_v1_memory_service_proto_msgTypes[41]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use GetStoreItemsResponse.ProtoReflect.Descriptor instead.
+func (*GetStoreItemsResponse) Descriptor() ([]byte, []int) {
+	return file_taskmem_v1_memory_service_proto_rawDescGZIP(), []int{41}
+}
+
+func (x *GetStoreItemsResponse) GetItems() []*StoreItem {
+	if x != nil {
+		return x.Items
+	}
+	return nil
+}
+
+// SearchStoreItemsRequest searches items under a path prefix.
+type SearchStoreItemsRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Only items whose path starts with these labels (none: every item).
+	PathPrefix []string `protobuf:"bytes,1,rep,name=path_prefix,json=pathPrefix,proto3" json:"path_prefix,omitempty"`
+	// A JSON object: each key names a top-level field of the value, which must
+	// equal the given JSON (objects match by their given keys, recursively), or
+	// hold for an object of operators {"$eq", "$ne", "$gt", "$gte", "$lt",
+	// "$lte": value} (ordering operators compare numbers). Empty: no filter.
+	FilterJson string `protobuf:"bytes,2,opt,name=filter_json,json=filterJson,proto3" json:"filter_json,omitempty"`
+	// Text to search for (at most 1,000 characters); empty lists instead.
+	Query string `protobuf:"bytes,3,opt,name=query,proto3" json:"query,omitempty"`
+	// At most this many (1..1,000; 0 means 10).
+	Limit int32 `protobuf:"varint,4,opt,name=limit,proto3" json:"limit,omitempty"`
+	// Skip this many first.
+	Offset int32 `protobuf:"varint,5,opt,name=offset,proto3" json:"offset,omitempty"`
+	// Move each returned item's expire time to now + its ttl.
+	RefreshTtl    bool `protobuf:"varint,6,opt,name=refresh_ttl,json=refreshTtl,proto3" json:"refresh_ttl,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *SearchStoreItemsRequest) Reset() {
+	*x = SearchStoreItemsRequest{}
+	mi := &file_taskmem_v1_memory_service_proto_msgTypes[42]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *SearchStoreItemsRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*SearchStoreItemsRequest) ProtoMessage() {}
+
+func (x *SearchStoreItemsRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_taskmem_v1_memory_service_proto_msgTypes[42]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use SearchStoreItemsRequest.ProtoReflect.Descriptor instead.
+func (*SearchStoreItemsRequest) Descriptor() ([]byte, []int) {
+	return file_taskmem_v1_memory_service_proto_rawDescGZIP(), []int{42}
+}
+
+func (x *SearchStoreItemsRequest) GetPathPrefix() []string {
+	if x != nil {
+		return x.PathPrefix
+	}
+	return nil
+}
+
+func (x *SearchStoreItemsRequest) GetFilterJson() string {
+	if x != nil {
+		return x.FilterJson
+	}
+	return ""
+}
+
+func (x *SearchStoreItemsRequest) GetQuery() string {
+	if x != nil {
+		return x.Query
+	}
+	return ""
+}
+
+func (x *SearchStoreItemsRequest) GetLimit() int32 {
+	if x != nil {
+		return x.Limit
+	}
+	return 0
+}
+
+func (x *SearchStoreItemsRequest) GetOffset() int32 {
+	if x != nil {
+		return x.Offset
+	}
+	return 0
+}
+
+func (x *SearchStoreItemsRequest) GetRefreshTtl() bool {
+	if x != nil {
+		return x.RefreshTtl
+	}
+	return false
+}
+
+// SearchStoreItemsResponse holds the hits.
+type SearchStoreItemsResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Best first (with a query), else most recently put first.
+	Hits          []*StoreItemHit `protobuf:"bytes,1,rep,name=hits,proto3" json:"hits,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *SearchStoreItemsResponse) Reset() {
+	*x = SearchStoreItemsResponse{}
+	mi := &file_taskmem_v1_memory_service_proto_msgTypes[43]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *SearchStoreItemsResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*SearchStoreItemsResponse) ProtoMessage() {}
+
+func (x *SearchStoreItemsResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_taskmem_v1_memory_service_proto_msgTypes[43]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use SearchStoreItemsResponse.ProtoReflect.Descriptor instead.
+func (*SearchStoreItemsResponse) Descriptor() ([]byte, []int) {
+	return file_taskmem_v1_memory_service_proto_rawDescGZIP(), []int{43}
+}
+
+func (x *SearchStoreItemsResponse) GetHits() []*StoreItemHit {
+	if x != nil {
+		return x.Hits
+	}
+	return nil
+}
+
+// ListStoreNamespacesRequest filters paths.
+type ListStoreNamespacesRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Conditions every listed path meets (at most 10).
+	Matches []*StoreNamespaceMatch `protobuf:"bytes,1,rep,name=matches,proto3" json:"matches,omitempty"`
+	// Cut paths to this many labels (duplicates merged); 0: whole paths.
+	MaxDepth int32 `protobuf:"varint,2,opt,name=max_depth,json=maxDepth,proto3" json:"max_depth,omitempty"`
+	// At most this many (1..1,000; 0 means 100).
+	Limit int32 `protobuf:"varint,3,opt,name=limit,proto3" json:"limit,omitempty"`
+	// Skip this many first.
+	Offset        int32 `protobuf:"varint,4,opt,name=offset,proto3" json:"offset,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ListStoreNamespacesRequest) Reset() {
+	*x = ListStoreNamespacesRequest{}
+	mi := &file_taskmem_v1_memory_service_proto_msgTypes[44]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ListStoreNamespacesRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ListStoreNamespacesRequest) ProtoMessage() {}
+
+func (x *ListStoreNamespacesRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_taskmem_v1_memory_service_proto_msgTypes[44]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ListStoreNamespacesRequest.ProtoReflect.Descriptor instead.
+func (*ListStoreNamespacesRequest) Descriptor() ([]byte, []int) {
+	return file_taskmem_v1_memory_service_proto_rawDescGZIP(), []int{44}
+}
+
+func (x *ListStoreNamespacesRequest) GetMatches() []*StoreNamespaceMatch {
+	if x != nil {
+		return x.Matches
+	}
+	return nil
+}
+
+func (x *ListStoreNamespacesRequest) GetMaxDepth() int32 {
+	if x != nil {
+		return x.MaxDepth
+	}
+	return 0
+}
+
+func (x *ListStoreNamespacesRequest) GetLimit() int32 {
+	if x != nil {
+		return x.Limit
+	}
+	return 0
+}
+
+func (x *ListStoreNamespacesRequest) GetOffset() int32 {
+	if x != nil {
+		return x.Offset
+	}
+	return 0
+}
+
+// ListStoreNamespacesResponse holds the paths, sorted.
+type ListStoreNamespacesResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The paths.
+	Namespaces    []*StoreNamespace `protobuf:"bytes,1,rep,name=namespaces,proto3" json:"namespaces,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ListStoreNamespacesResponse) Reset() {
+	*x = ListStoreNamespacesResponse{}
+	mi := &file_taskmem_v1_memory_service_proto_msgTypes[45]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ListStoreNamespacesResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ListStoreNamespacesResponse) ProtoMessage() {}
+
+func (x *ListStoreNamespacesResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_taskmem_v1_memory_service_proto_msgTypes[45]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ListStoreNamespacesResponse.ProtoReflect.Descriptor instead.
+func (*ListStoreNamespacesResponse) Descriptor() ([]byte, []int) {
+	return file_taskmem_v1_memory_service_proto_rawDescGZIP(), []int{45}
+}
+
+func (x *ListStoreNamespacesResponse) GetNamespaces() []*StoreNamespace {
+	if x != nil {
+		return x.Namespaces
+	}
+	return nil
+}
+
+// StoreNamespace is one path.
+type StoreNamespace struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Its labels, outermost first.
+	Path          []string `protobuf:"bytes,1,rep,name=path,proto3" json:"path,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *StoreNamespace) Reset() {
+	*x = StoreNamespace{}
+	mi := &file_taskmem_v1_memory_service_proto_msgTypes[46]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *StoreNamespace) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*StoreNamespace) ProtoMessage() {}
+
+func (x *StoreNamespace) ProtoReflect() protoreflect.Message {
+	mi := &file_taskmem_v1_memory_service_proto_msgTypes[46]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use StoreNamespace.ProtoReflect.Descriptor instead.
+func (*StoreNamespace) Descriptor() ([]byte, []int) {
+	return file_taskmem_v1_memory_service_proto_rawDescGZIP(), []int{46}
+}
+
+func (x *StoreNamespace) GetPath() []string {
+	if x != nil {
+		return x.Path
+	}
+	return nil
+}
+
 var File_taskmem_v1_memory_service_proto protoreflect.FileDescriptor
 
 const file_taskmem_v1_memory_service_proto_rawDesc = "" +
@@ -2781,13 +3436,59 @@ const file_taskmem_v1_memory_service_proto_rawDesc = "" +
 	"page_token\x18\x04 \x01(\tR\tpageToken\"o\n" +
 	"\x14ListPatternsResponse\x12/\n" +
 	"\bpatterns\x18\x01 \x03(\v2\x13.taskmem.v1.PatternR\bpatterns\x12&\n" +
-	"\x0fnext_page_token\x18\x02 \x01(\tR\rnextPageToken*\xde\x01\n" +
+	"\x0fnext_page_token\x18\x02 \x01(\tR\rnextPageToken\"\xa1\x01\n" +
+	"\x0eStoreItemWrite\x12\x12\n" +
+	"\x04path\x18\x01 \x03(\tR\x04path\x12\x10\n" +
+	"\x03key\x18\x02 \x01(\tR\x03key\x12\x1d\n" +
+	"\n" +
+	"value_json\x18\x03 \x01(\tR\tvalueJson\x12+\n" +
+	"\x03ttl\x18\x04 \x01(\v2\x19.google.protobuf.DurationR\x03ttl\x12\x1d\n" +
+	"\n" +
+	"index_text\x18\x05 \x01(\tR\tindexText\"c\n" +
+	"\x14PutStoreItemsRequest\x122\n" +
+	"\x06writes\x18\x01 \x03(\v2\x1a.taskmem.v1.StoreItemWriteR\x06writes\x12\x17\n" +
+	"\atask_id\x18\x02 \x01(\tR\x06taskId\"Y\n" +
+	"\x15PutStoreItemsResponse\x12\x1b\n" +
+	"\tput_count\x18\x01 \x01(\x05R\bputCount\x12#\n" +
+	"\rdeleted_count\x18\x02 \x01(\x05R\fdeletedCount\"4\n" +
+	"\fStoreItemKey\x12\x12\n" +
+	"\x04path\x18\x01 \x03(\tR\x04path\x12\x10\n" +
+	"\x03key\x18\x02 \x01(\tR\x03key\"e\n" +
+	"\x14GetStoreItemsRequest\x12,\n" +
+	"\x04keys\x18\x01 \x03(\v2\x18.taskmem.v1.StoreItemKeyR\x04keys\x12\x1f\n" +
+	"\vrefresh_ttl\x18\x02 \x01(\bR\n" +
+	"refreshTtl\"D\n" +
+	"\x15GetStoreItemsResponse\x12+\n" +
+	"\x05items\x18\x01 \x03(\v2\x15.taskmem.v1.StoreItemR\x05items\"\xc0\x01\n" +
+	"\x17SearchStoreItemsRequest\x12\x1f\n" +
+	"\vpath_prefix\x18\x01 \x03(\tR\n" +
+	"pathPrefix\x12\x1f\n" +
+	"\vfilter_json\x18\x02 \x01(\tR\n" +
+	"filterJson\x12\x14\n" +
+	"\x05query\x18\x03 \x01(\tR\x05query\x12\x14\n" +
+	"\x05limit\x18\x04 \x01(\x05R\x05limit\x12\x16\n" +
+	"\x06offset\x18\x05 \x01(\x05R\x06offset\x12\x1f\n" +
+	"\vrefresh_ttl\x18\x06 \x01(\bR\n" +
+	"refreshTtl\"H\n" +
+	"\x18SearchStoreItemsResponse\x12,\n" +
+	"\x04hits\x18\x01 \x03(\v2\x18.taskmem.v1.StoreItemHitR\x04hits\"\xa2\x01\n" +
+	"\x1aListStoreNamespacesRequest\x129\n" +
+	"\amatches\x18\x01 \x03(\v2\x1f.taskmem.v1.StoreNamespaceMatchR\amatches\x12\x1b\n" +
+	"\tmax_depth\x18\x02 \x01(\x05R\bmaxDepth\x12\x14\n" +
+	"\x05limit\x18\x03 \x01(\x05R\x05limit\x12\x16\n" +
+	"\x06offset\x18\x04 \x01(\x05R\x06offset\"Y\n" +
+	"\x1bListStoreNamespacesResponse\x12:\n" +
+	"\n" +
+	"namespaces\x18\x01 \x03(\v2\x1a.taskmem.v1.StoreNamespaceR\n" +
+	"namespaces\"$\n" +
+	"\x0eStoreNamespace\x12\x12\n" +
+	"\x04path\x18\x01 \x03(\tR\x04path*\xde\x01\n" +
 	"\x16UpsertKnowledgeOutcome\x12(\n" +
 	"$UPSERT_KNOWLEDGE_OUTCOME_UNSPECIFIED\x10\x00\x12$\n" +
 	" UPSERT_KNOWLEDGE_OUTCOME_CREATED\x10\x01\x12%\n" +
 	"!UPSERT_KNOWLEDGE_OUTCOME_REPLACED\x10\x02\x12&\n" +
 	"\"UPSERT_KNOWLEDGE_OUTCOME_CONFIRMED\x10\x03\x12%\n" +
-	"!UPSERT_KNOWLEDGE_OUTCOME_REJECTED\x10\x042\xdc\v\n" +
+	"!UPSERT_KNOWLEDGE_OUTCOME_REJECTED\x10\x042\xe3\x0e\n" +
 	"\rMemoryService\x12]\n" +
 	"\x10AddMemoryEntries\x12#.taskmem.v1.AddMemoryEntriesRequest\x1a$.taskmem.v1.AddMemoryEntriesResponse\x12h\n" +
 	"\x12QueryMemoryEntries\x12%.taskmem.v1.QueryMemoryEntriesRequest\x1a&.taskmem.v1.QueryMemoryEntriesResponse\"\x03\x90\x02\x01\x12k\n" +
@@ -2804,7 +3505,11 @@ const file_taskmem_v1_memory_service_proto_rawDesc = "" +
 	"\rListArtifacts\x12 .taskmem.v1.ListArtifactsRequest\x1a!.taskmem.v1.ListArtifactsResponse\"\x03\x90\x02\x01\x12W\n" +
 	"\x0eDeleteArtifact\x12!.taskmem.v1.DeleteArtifactRequest\x1a\".taskmem.v1.DeleteArtifactResponse\x12T\n" +
 	"\rRecordPattern\x12 .taskmem.v1.RecordPatternRequest\x1a!.taskmem.v1.RecordPatternResponse\x12V\n" +
-	"\fListPatterns\x12\x1f.taskmem.v1.ListPatternsRequest\x1a .taskmem.v1.ListPatternsResponse\"\x03\x90\x02\x01B@Z>github.com/taskmem/taskmem/clients/go/gen/taskmem/v1;taskmemv1b\x06proto3"
+	"\fListPatterns\x12\x1f.taskmem.v1.ListPatternsRequest\x1a .taskmem.v1.ListPatternsResponse\"\x03\x90\x02\x01\x12Y\n" +
+	"\rPutStoreItems\x12 .taskmem.v1.PutStoreItemsRequest\x1a!.taskmem.v1.PutStoreItemsResponse\"\x03\x90\x02\x02\x12Y\n" +
+	"\rGetStoreItems\x12 .taskmem.v1.GetStoreItemsRequest\x1a!.taskmem.v1.GetStoreItemsResponse\"\x03\x90\x02\x02\x12b\n" +
+	"\x10SearchStoreItems\x12#.taskmem.v1.SearchStoreItemsRequest\x1a$.taskmem.v1.SearchStoreItemsResponse\"\x03\x90\x02\x02\x12k\n" +
+	"\x13ListStoreNamespaces\x12&.taskmem.v1.ListStoreNamespacesRequest\x1a'.taskmem.v1.ListStoreNamespacesResponse\"\x03\x90\x02\x01B@Z>github.com/taskmem/taskmem/clients/go/gen/taskmem/v1;taskmemv1b\x06proto3"
 
 var (
 	file_taskmem_v1_memory_service_proto_rawDescOnce sync.Once
@@ -2819,7 +3524,7 @@ func file_taskmem_v1_memory_service_proto_rawDescGZIP() []byte {
 }
 
 var file_taskmem_v1_memory_service_proto_enumTypes = make([]protoimpl.EnumInfo, 1)
-var file_taskmem_v1_memory_service_proto_msgTypes = make([]protoimpl.MessageInfo, 36)
+var file_taskmem_v1_memory_service_proto_msgTypes = make([]protoimpl.MessageInfo, 47)
 var file_taskmem_v1_memory_service_proto_goTypes = []any{
 	(UpsertKnowledgeOutcome)(0),         // 0: taskmem.v1.UpsertKnowledgeOutcome
 	(*NewMemoryEntry)(nil),              // 1: taskmem.v1.NewMemoryEntry
@@ -2858,100 +3563,129 @@ var file_taskmem_v1_memory_service_proto_goTypes = []any{
 	(*RecordPatternResponse)(nil),       // 34: taskmem.v1.RecordPatternResponse
 	(*ListPatternsRequest)(nil),         // 35: taskmem.v1.ListPatternsRequest
 	(*ListPatternsResponse)(nil),        // 36: taskmem.v1.ListPatternsResponse
-	(MemoryType)(0),                     // 37: taskmem.v1.MemoryType
-	(*timestamppb.Timestamp)(nil),       // 38: google.protobuf.Timestamp
-	(*MemoryEntry)(nil),                 // 39: taskmem.v1.MemoryEntry
-	(*MemoryFilter)(nil),                // 40: taskmem.v1.MemoryFilter
-	(SearchMode)(0),                     // 41: taskmem.v1.SearchMode
-	(*AsOf)(nil),                        // 42: taskmem.v1.AsOf
-	(*durationpb.Duration)(nil),         // 43: google.protobuf.Duration
-	(*MemorySearchHit)(nil),             // 44: taskmem.v1.MemorySearchHit
-	(*structpb.Struct)(nil),             // 45: google.protobuf.Struct
-	(KnowledgeCategory)(0),              // 46: taskmem.v1.KnowledgeCategory
-	(*Knowledge)(nil),                   // 47: taskmem.v1.Knowledge
-	(EpisodeAction)(0),                  // 48: taskmem.v1.EpisodeAction
-	(*Episode)(nil),                     // 49: taskmem.v1.Episode
-	(ArtifactType)(0),                   // 50: taskmem.v1.ArtifactType
-	(*Artifact)(nil),                    // 51: taskmem.v1.Artifact
-	(*Pattern)(nil),                     // 52: taskmem.v1.Pattern
+	(*StoreItemWrite)(nil),              // 37: taskmem.v1.StoreItemWrite
+	(*PutStoreItemsRequest)(nil),        // 38: taskmem.v1.PutStoreItemsRequest
+	(*PutStoreItemsResponse)(nil),       // 39: taskmem.v1.PutStoreItemsResponse
+	(*StoreItemKey)(nil),                // 40: taskmem.v1.StoreItemKey
+	(*GetStoreItemsRequest)(nil),        // 41: taskmem.v1.GetStoreItemsRequest
+	(*GetStoreItemsResponse)(nil),       // 42: taskmem.v1.GetStoreItemsResponse
+	(*SearchStoreItemsRequest)(nil),     // 43: taskmem.v1.SearchStoreItemsRequest
+	(*SearchStoreItemsResponse)(nil),    // 44: taskmem.v1.SearchStoreItemsResponse
+	(*ListStoreNamespacesRequest)(nil),  // 45: taskmem.v1.ListStoreNamespacesRequest
+	(*ListStoreNamespacesResponse)(nil), // 46: taskmem.v1.ListStoreNamespacesResponse
+	(*StoreNamespace)(nil),              // 47: taskmem.v1.StoreNamespace
+	(MemoryType)(0),                     // 48: taskmem.v1.MemoryType
+	(*timestamppb.Timestamp)(nil),       // 49: google.protobuf.Timestamp
+	(*MemoryEntry)(nil),                 // 50: taskmem.v1.MemoryEntry
+	(*MemoryFilter)(nil),                // 51: taskmem.v1.MemoryFilter
+	(SearchMode)(0),                     // 52: taskmem.v1.SearchMode
+	(*AsOf)(nil),                        // 53: taskmem.v1.AsOf
+	(*durationpb.Duration)(nil),         // 54: google.protobuf.Duration
+	(*MemorySearchHit)(nil),             // 55: taskmem.v1.MemorySearchHit
+	(*structpb.Struct)(nil),             // 56: google.protobuf.Struct
+	(KnowledgeCategory)(0),              // 57: taskmem.v1.KnowledgeCategory
+	(*Knowledge)(nil),                   // 58: taskmem.v1.Knowledge
+	(EpisodeAction)(0),                  // 59: taskmem.v1.EpisodeAction
+	(*Episode)(nil),                     // 60: taskmem.v1.Episode
+	(ArtifactType)(0),                   // 61: taskmem.v1.ArtifactType
+	(*Artifact)(nil),                    // 62: taskmem.v1.Artifact
+	(*Pattern)(nil),                     // 63: taskmem.v1.Pattern
+	(*StoreItem)(nil),                   // 64: taskmem.v1.StoreItem
+	(*StoreItemHit)(nil),                // 65: taskmem.v1.StoreItemHit
+	(*StoreNamespaceMatch)(nil),         // 66: taskmem.v1.StoreNamespaceMatch
 }
 var file_taskmem_v1_memory_service_proto_depIdxs = []int32{
-	37, // 0: taskmem.v1.NewMemoryEntry.type:type_name -> taskmem.v1.MemoryType
-	38, // 1: taskmem.v1.NewMemoryEntry.expire_time:type_name -> google.protobuf.Timestamp
+	48, // 0: taskmem.v1.NewMemoryEntry.type:type_name -> taskmem.v1.MemoryType
+	49, // 1: taskmem.v1.NewMemoryEntry.expire_time:type_name -> google.protobuf.Timestamp
 	1,  // 2: taskmem.v1.AddMemoryEntriesRequest.entries:type_name -> taskmem.v1.NewMemoryEntry
-	39, // 3: taskmem.v1.AddMemoryEntriesResponse.entries:type_name -> taskmem.v1.MemoryEntry
-	40, // 4: taskmem.v1.QueryMemoryEntriesRequest.filter:type_name -> taskmem.v1.MemoryFilter
-	39, // 5: taskmem.v1.QueryMemoryEntriesResponse.entries:type_name -> taskmem.v1.MemoryEntry
-	39, // 6: taskmem.v1.GetRelevantMemoriesResponse.entries:type_name -> taskmem.v1.MemoryEntry
-	41, // 7: taskmem.v1.SearchMemoriesRequest.mode:type_name -> taskmem.v1.SearchMode
-	40, // 8: taskmem.v1.SearchMemoriesRequest.filter:type_name -> taskmem.v1.MemoryFilter
+	50, // 3: taskmem.v1.AddMemoryEntriesResponse.entries:type_name -> taskmem.v1.MemoryEntry
+	51, // 4: taskmem.v1.QueryMemoryEntriesRequest.filter:type_name -> taskmem.v1.MemoryFilter
+	50, // 5: taskmem.v1.QueryMemoryEntriesResponse.entries:type_name -> taskmem.v1.MemoryEntry
+	50, // 6: taskmem.v1.GetRelevantMemoriesResponse.entries:type_name -> taskmem.v1.MemoryEntry
+	52, // 7: taskmem.v1.SearchMemoriesRequest.mode:type_name -> taskmem.v1.SearchMode
+	51, // 8: taskmem.v1.SearchMemoriesRequest.filter:type_name -> taskmem.v1.MemoryFilter
 	9,  // 9: taskmem.v1.SearchMemoriesRequest.recency_ranking:type_name -> taskmem.v1.RecencyRanking
-	42, // 10: taskmem.v1.SearchMemoriesRequest.as_of:type_name -> taskmem.v1.AsOf
-	43, // 11: taskmem.v1.RecencyRanking.half_life:type_name -> google.protobuf.Duration
-	44, // 12: taskmem.v1.SearchMemoriesResponse.hits:type_name -> taskmem.v1.MemorySearchHit
-	41, // 13: taskmem.v1.SearchMemoriesResponse.mode:type_name -> taskmem.v1.SearchMode
-	45, // 14: taskmem.v1.ToolCallRecord.arguments:type_name -> google.protobuf.Struct
+	53, // 10: taskmem.v1.SearchMemoriesRequest.as_of:type_name -> taskmem.v1.AsOf
+	54, // 11: taskmem.v1.RecencyRanking.half_life:type_name -> google.protobuf.Duration
+	55, // 12: taskmem.v1.SearchMemoriesResponse.hits:type_name -> taskmem.v1.MemorySearchHit
+	52, // 13: taskmem.v1.SearchMemoriesResponse.mode:type_name -> taskmem.v1.SearchMode
+	56, // 14: taskmem.v1.ToolCallRecord.arguments:type_name -> google.protobuf.Struct
 	11, // 15: taskmem.v1.ExtractMemoriesRequest.tool_calls:type_name -> taskmem.v1.ToolCallRecord
-	39, // 16: taskmem.v1.ExtractMemoriesResponse.entries:type_name -> taskmem.v1.MemoryEntry
+	50, // 16: taskmem.v1.ExtractMemoriesResponse.entries:type_name -> taskmem.v1.MemoryEntry
 	13, // 17: taskmem.v1.ExtractMemoriesResponse.dropped:type_name -> taskmem.v1.DroppedMemory
-	46, // 18: taskmem.v1.UpsertKnowledgeRequest.category:type_name -> taskmem.v1.KnowledgeCategory
-	47, // 19: taskmem.v1.UpsertKnowledgeResponse.knowledge:type_name -> taskmem.v1.Knowledge
+	57, // 18: taskmem.v1.UpsertKnowledgeRequest.category:type_name -> taskmem.v1.KnowledgeCategory
+	58, // 19: taskmem.v1.UpsertKnowledgeResponse.knowledge:type_name -> taskmem.v1.Knowledge
 	0,  // 20: taskmem.v1.UpsertKnowledgeResponse.outcome:type_name -> taskmem.v1.UpsertKnowledgeOutcome
-	46, // 21: taskmem.v1.GetKnowledgeRequest.category:type_name -> taskmem.v1.KnowledgeCategory
-	47, // 22: taskmem.v1.GetKnowledgeResponse.knowledge:type_name -> taskmem.v1.Knowledge
-	46, // 23: taskmem.v1.QueryKnowledgeRequest.category:type_name -> taskmem.v1.KnowledgeCategory
-	42, // 24: taskmem.v1.QueryKnowledgeRequest.as_of:type_name -> taskmem.v1.AsOf
-	47, // 25: taskmem.v1.QueryKnowledgeResponse.knowledge:type_name -> taskmem.v1.Knowledge
-	48, // 26: taskmem.v1.RecordEpisodeRequest.action:type_name -> taskmem.v1.EpisodeAction
-	43, // 27: taskmem.v1.RecordEpisodeRequest.duration:type_name -> google.protobuf.Duration
-	38, // 28: taskmem.v1.RecordEpisodeRequest.expire_time:type_name -> google.protobuf.Timestamp
-	49, // 29: taskmem.v1.RecordEpisodeResponse.episode:type_name -> taskmem.v1.Episode
-	48, // 30: taskmem.v1.ListEpisodesRequest.action:type_name -> taskmem.v1.EpisodeAction
-	49, // 31: taskmem.v1.ListEpisodesResponse.episodes:type_name -> taskmem.v1.Episode
-	50, // 32: taskmem.v1.RegisterArtifactRequest.type:type_name -> taskmem.v1.ArtifactType
-	51, // 33: taskmem.v1.RegisterArtifactResponse.artifact:type_name -> taskmem.v1.Artifact
-	50, // 34: taskmem.v1.ListArtifactsRequest.type:type_name -> taskmem.v1.ArtifactType
-	51, // 35: taskmem.v1.ListArtifactsResponse.artifacts:type_name -> taskmem.v1.Artifact
-	45, // 36: taskmem.v1.RecordPatternRequest.data:type_name -> google.protobuf.Struct
-	52, // 37: taskmem.v1.RecordPatternResponse.pattern:type_name -> taskmem.v1.Pattern
-	52, // 38: taskmem.v1.ListPatternsResponse.patterns:type_name -> taskmem.v1.Pattern
-	2,  // 39: taskmem.v1.MemoryService.AddMemoryEntries:input_type -> taskmem.v1.AddMemoryEntriesRequest
-	4,  // 40: taskmem.v1.MemoryService.QueryMemoryEntries:input_type -> taskmem.v1.QueryMemoryEntriesRequest
-	6,  // 41: taskmem.v1.MemoryService.GetRelevantMemories:input_type -> taskmem.v1.GetRelevantMemoriesRequest
-	8,  // 42: taskmem.v1.MemoryService.SearchMemories:input_type -> taskmem.v1.SearchMemoriesRequest
-	12, // 43: taskmem.v1.MemoryService.ExtractMemories:input_type -> taskmem.v1.ExtractMemoriesRequest
-	15, // 44: taskmem.v1.MemoryService.UpsertKnowledge:input_type -> taskmem.v1.UpsertKnowledgeRequest
-	17, // 45: taskmem.v1.MemoryService.GetKnowledge:input_type -> taskmem.v1.GetKnowledgeRequest
-	19, // 46: taskmem.v1.MemoryService.QueryKnowledge:input_type -> taskmem.v1.QueryKnowledgeRequest
-	21, // 47: taskmem.v1.MemoryService.DeleteKnowledge:input_type -> taskmem.v1.DeleteKnowledgeRequest
-	23, // 48: taskmem.v1.MemoryService.RecordEpisode:input_type -> taskmem.v1.RecordEpisodeRequest
-	25, // 49: taskmem.v1.MemoryService.ListEpisodes:input_type -> taskmem.v1.ListEpisodesRequest
-	27, // 50: taskmem.v1.MemoryService.RegisterArtifact:input_type -> taskmem.v1.RegisterArtifactRequest
-	29, // 51: taskmem.v1.MemoryService.ListArtifacts:input_type -> taskmem.v1.ListArtifactsRequest
-	31, // 52: taskmem.v1.MemoryService.DeleteArtifact:input_type -> taskmem.v1.DeleteArtifactRequest
-	33, // 53: taskmem.v1.MemoryService.RecordPattern:input_type -> taskmem.v1.RecordPatternRequest
-	35, // 54: taskmem.v1.MemoryService.ListPatterns:input_type -> taskmem.v1.ListPatternsRequest
-	3,  // 55: taskmem.v1.MemoryService.AddMemoryEntries:output_type -> taskmem.v1.AddMemoryEntriesResponse
-	5,  // 56: taskmem.v1.MemoryService.QueryMemoryEntries:output_type -> taskmem.v1.QueryMemoryEntriesResponse
-	7,  // 57: taskmem.v1.MemoryService.GetRelevantMemories:output_type -> taskmem.v1.GetRelevantMemoriesResponse
-	10, // 58: taskmem.v1.MemoryService.SearchMemories:output_type -> taskmem.v1.SearchMemoriesResponse
-	14, // 59: taskmem.v1.MemoryService.ExtractMemories:output_type -> taskmem.v1.ExtractMemoriesResponse
-	16, // 60: taskmem.v1.MemoryService.UpsertKnowledge:output_type -> taskmem.v1.UpsertKnowledgeResponse
-	18, // 61: taskmem.v1.MemoryService.GetKnowledge:output_type -> taskmem.v1.GetKnowledgeResponse
-	20, // 62: taskmem.v1.MemoryService.QueryKnowledge:output_type -> taskmem.v1.QueryKnowledgeResponse
-	22, // 63: taskmem.v1.MemoryService.DeleteKnowledge:output_type -> taskmem.v1.DeleteKnowledgeResponse
-	24, // 64: taskmem.v1.MemoryService.RecordEpisode:output_type -> taskmem.v1.RecordEpisodeResponse
-	26, // 65: taskmem.v1.MemoryService.ListEpisodes:output_type -> taskmem.v1.ListEpisodesResponse
-	28, // 66: taskmem.v1.MemoryService.RegisterArtifact:output_type -> taskmem.v1.RegisterArtifactResponse
-	30, // 67: taskmem.v1.MemoryService.ListArtifacts:output_type -> taskmem.v1.ListArtifactsResponse
-	32, // 68: taskmem.v1.MemoryService.DeleteArtifact:output_type -> taskmem.v1.DeleteArtifactResponse
-	34, // 69: taskmem.v1.MemoryService.RecordPattern:output_type -> taskmem.v1.RecordPatternResponse
-	36, // 70: taskmem.v1.MemoryService.ListPatterns:output_type -> taskmem.v1.ListPatternsResponse
-	55, // [55:71] is the sub-list for method output_type
-	39, // [39:55] is the sub-list for method input_type
-	39, // [39:39] is the sub-list for extension type_name
-	39, // [39:39] is the sub-list for extension extendee
-	0,  // [0:39] is the sub-list for field type_name
+	57, // 21: taskmem.v1.GetKnowledgeRequest.category:type_name -> taskmem.v1.KnowledgeCategory
+	58, // 22: taskmem.v1.GetKnowledgeResponse.knowledge:type_name -> taskmem.v1.Knowledge
+	57, // 23: taskmem.v1.QueryKnowledgeRequest.category:type_name -> taskmem.v1.KnowledgeCategory
+	53, // 24: taskmem.v1.QueryKnowledgeRequest.as_of:type_name -> taskmem.v1.AsOf
+	58, // 25: taskmem.v1.QueryKnowledgeResponse.knowledge:type_name -> taskmem.v1.Knowledge
+	59, // 26: taskmem.v1.RecordEpisodeRequest.action:type_name -> taskmem.v1.EpisodeAction
+	54, // 27: taskmem.v1.RecordEpisodeRequest.duration:type_name -> google.protobuf.Duration
+	49, // 28: taskmem.v1.RecordEpisodeRequest.expire_time:type_name -> google.protobuf.Timestamp
+	60, // 29: taskmem.v1.RecordEpisodeResponse.episode:type_name -> taskmem.v1.Episode
+	59, // 30: taskmem.v1.ListEpisodesRequest.action:type_name -> taskmem.v1.EpisodeAction
+	60, // 31: taskmem.v1.ListEpisodesResponse.episodes:type_name -> taskmem.v1.Episode
+	61, // 32: taskmem.v1.RegisterArtifactRequest.type:type_name -> taskmem.v1.ArtifactType
+	62, // 33: taskmem.v1.RegisterArtifactResponse.artifact:type_name -> taskmem.v1.Artifact
+	61, // 34: taskmem.v1.ListArtifactsRequest.type:type_name -> taskmem.v1.ArtifactType
+	62, // 35: taskmem.v1.ListArtifactsResponse.artifacts:type_name -> taskmem.v1.Artifact
+	56, // 36: taskmem.v1.RecordPatternRequest.data:type_name -> google.protobuf.Struct
+	63, // 37: taskmem.v1.RecordPatternResponse.pattern:type_name -> taskmem.v1.Pattern
+	63, // 38: taskmem.v1.ListPatternsResponse.patterns:type_name -> taskmem.v1.Pattern
+	54, // 39: taskmem.v1.StoreItemWrite.ttl:type_name -> google.protobuf.Duration
+	37, // 40: taskmem.v1.PutStoreItemsRequest.writes:type_name -> taskmem.v1.StoreItemWrite
+	40, // 41: taskmem.v1.GetStoreItemsRequest.keys:type_name -> taskmem.v1.StoreItemKey
+	64, // 42: taskmem.v1.GetStoreItemsResponse.items:type_name -> taskmem.v1.StoreItem
+	65, // 43: taskmem.v1.SearchStoreItemsResponse.hits:type_name -> taskmem.v1.StoreItemHit
+	66, // 44: taskmem.v1.ListStoreNamespacesRequest.matches:type_name -> taskmem.v1.StoreNamespaceMatch
+	47, // 45: taskmem.v1.ListStoreNamespacesResponse.namespaces:type_name -> taskmem.v1.StoreNamespace
+	2,  // 46: taskmem.v1.MemoryService.AddMemoryEntries:input_type -> taskmem.v1.AddMemoryEntriesRequest
+	4,  // 47: taskmem.v1.MemoryService.QueryMemoryEntries:input_type -> taskmem.v1.QueryMemoryEntriesRequest
+	6,  // 48: taskmem.v1.MemoryService.GetRelevantMemories:input_type -> taskmem.v1.GetRelevantMemoriesRequest
+	8,  // 49: taskmem.v1.MemoryService.SearchMemories:input_type -> taskmem.v1.SearchMemoriesRequest
+	12, // 50: taskmem.v1.MemoryService.ExtractMemories:input_type -> taskmem.v1.ExtractMemoriesRequest
+	15, // 51: taskmem.v1.MemoryService.UpsertKnowledge:input_type -> taskmem.v1.UpsertKnowledgeRequest
+	17, // 52: taskmem.v1.MemoryService.GetKnowledge:input_type -> taskmem.v1.GetKnowledgeRequest
+	19, // 53: taskmem.v1.MemoryService.QueryKnowledge:input_type -> taskmem.v1.QueryKnowledgeRequest
+	21, // 54: taskmem.v1.MemoryService.DeleteKnowledge:input_type -> taskmem.v1.DeleteKnowledgeRequest
+	23, // 55: taskmem.v1.MemoryService.RecordEpisode:input_type -> taskmem.v1.RecordEpisodeRequest
+	25, // 56: taskmem.v1.MemoryService.ListEpisodes:input_type -> taskmem.v1.ListEpisodesRequest
+	27, // 57: taskmem.v1.MemoryService.RegisterArtifact:input_type -> taskmem.v1.RegisterArtifactRequest
+	29, // 58: taskmem.v1.MemoryService.ListArtifacts:input_type -> taskmem.v1.ListArtifactsRequest
+	31, // 59: taskmem.v1.MemoryService.DeleteArtifact:input_type -> taskmem.v1.DeleteArtifactRequest
+	33, // 60: taskmem.v1.MemoryService.RecordPattern:input_type -> taskmem.v1.RecordPatternRequest
+	35, // 61: taskmem.v1.MemoryService.ListPatterns:input_type -> taskmem.v1.ListPatternsRequest
+	38, // 62: taskmem.v1.MemoryService.PutStoreItems:input_type -> taskmem.v1.PutStoreItemsRequest
+	41, // 63: taskmem.v1.MemoryService.GetStoreItems:input_type -> taskmem.v1.GetStoreItemsRequest
+	43, // 64: taskmem.v1.MemoryService.SearchStoreItems:input_type -> taskmem.v1.SearchStoreItemsRequest
+	45, // 65: taskmem.v1.MemoryService.ListStoreNamespaces:input_type -> taskmem.v1.ListStoreNamespacesRequest
+	3,  // 66: taskmem.v1.MemoryService.AddMemoryEntries:output_type -> taskmem.v1.AddMemoryEntriesResponse
+	5,  // 67: taskmem.v1.MemoryService.QueryMemoryEntries:output_type -> taskmem.v1.QueryMemoryEntriesResponse
+	7,  // 68: taskmem.v1.MemoryService.GetRelevantMemories:output_type -> taskmem.v1.GetRelevantMemoriesResponse
+	10, // 69: taskmem.v1.MemoryService.SearchMemories:output_type -> taskmem.v1.SearchMemoriesResponse
+	14, // 70: taskmem.v1.MemoryService.ExtractMemories:output_type -> taskmem.v1.ExtractMemoriesResponse
+	16, // 71: taskmem.v1.MemoryService.UpsertKnowledge:output_type -> taskmem.v1.UpsertKnowledgeResponse
+	18, // 72: taskmem.v1.MemoryService.GetKnowledge:output_type -> taskmem.v1.GetKnowledgeResponse
+	20, // 73: taskmem.v1.MemoryService.QueryKnowledge:output_type -> taskmem.v1.QueryKnowledgeResponse
+	22, // 74: taskmem.v1.MemoryService.DeleteKnowledge:output_type -> taskmem.v1.DeleteKnowledgeResponse
+	24, // 75: taskmem.v1.MemoryService.RecordEpisode:output_type -> taskmem.v1.RecordEpisodeResponse
+	26, // 76: taskmem.v1.MemoryService.ListEpisodes:output_type -> taskmem.v1.ListEpisodesResponse
+	28, // 77: taskmem.v1.MemoryService.RegisterArtifact:output_type -> taskmem.v1.RegisterArtifactResponse
+	30, // 78: taskmem.v1.MemoryService.ListArtifacts:output_type -> taskmem.v1.ListArtifactsResponse
+	32, // 79: taskmem.v1.MemoryService.DeleteArtifact:output_type -> taskmem.v1.DeleteArtifactResponse
+	34, // 80: taskmem.v1.MemoryService.RecordPattern:output_type -> taskmem.v1.RecordPatternResponse
+	36, // 81: taskmem.v1.MemoryService.ListPatterns:output_type -> taskmem.v1.ListPatternsResponse
+	39, // 82: taskmem.v1.MemoryService.PutStoreItems:output_type -> taskmem.v1.PutStoreItemsResponse
+	42, // 83: taskmem.v1.MemoryService.GetStoreItems:output_type -> taskmem.v1.GetStoreItemsResponse
+	44, // 84: taskmem.v1.MemoryService.SearchStoreItems:output_type -> taskmem.v1.SearchStoreItemsResponse
+	46, // 85: taskmem.v1.MemoryService.ListStoreNamespaces:output_type -> taskmem.v1.ListStoreNamespacesResponse
+	66, // [66:86] is the sub-list for method output_type
+	46, // [46:66] is the sub-list for method input_type
+	46, // [46:46] is the sub-list for extension type_name
+	46, // [46:46] is the sub-list for extension extendee
+	0,  // [0:46] is the sub-list for field type_name
 }
 
 func init() { file_taskmem_v1_memory_service_proto_init() }
@@ -2969,7 +3703,7 @@ func file_taskmem_v1_memory_service_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_taskmem_v1_memory_service_proto_rawDesc), len(file_taskmem_v1_memory_service_proto_rawDesc)),
 			NumEnums:      1,
-			NumMessages:   36,
+			NumMessages:   47,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

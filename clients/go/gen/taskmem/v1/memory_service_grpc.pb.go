@@ -35,6 +35,10 @@ const (
 	MemoryService_DeleteArtifact_FullMethodName      = "/taskmem.v1.MemoryService/DeleteArtifact"
 	MemoryService_RecordPattern_FullMethodName       = "/taskmem.v1.MemoryService/RecordPattern"
 	MemoryService_ListPatterns_FullMethodName        = "/taskmem.v1.MemoryService/ListPatterns"
+	MemoryService_PutStoreItems_FullMethodName       = "/taskmem.v1.MemoryService/PutStoreItems"
+	MemoryService_GetStoreItems_FullMethodName       = "/taskmem.v1.MemoryService/GetStoreItems"
+	MemoryService_SearchStoreItems_FullMethodName    = "/taskmem.v1.MemoryService/SearchStoreItems"
+	MemoryService_ListStoreNamespaces_FullMethodName = "/taskmem.v1.MemoryService/ListStoreNamespaces"
 )
 
 // MemoryServiceClient is the client API for MemoryService service.
@@ -175,6 +179,28 @@ type MemoryServiceClient interface {
 	RecordPattern(ctx context.Context, in *RecordPatternRequest, opts ...grpc.CallOption) (*RecordPatternResponse, error)
 	// Lists patterns, most frequent first, then most recently seen (AIP-158).
 	ListPatterns(ctx context.Context, in *ListPatternsRequest, opts ...grpc.CallOption) (*ListPatternsResponse, error)
+	// Puts or deletes store items (a framework's key-value memory, see
+	// StoreItem) in one transaction, in order; emits STORE_ITEM_PUT or
+	// STORE_ITEM_DELETED per write on the store's task. An indexed put writes a
+	// memory entry of index_text and retires (expires at once) the entry of the
+	// value it replaces. Deleting a missing item does nothing. Errors:
+	// INVALID_ARGUMENT naming the write's field (writes[1].path), NOT_FOUND for
+	// an unknown task_id.
+	PutStoreItems(ctx context.Context, in *PutStoreItemsRequest, opts ...grpc.CallOption) (*PutStoreItemsResponse, error)
+	// Returns the items of the keys that exist and have not expired (missing
+	// ones are left out); with refresh_ttl, first moves each found item's
+	// expire_time to now + its ttl.
+	GetStoreItems(ctx context.Context, in *GetStoreItemsRequest, opts ...grpc.CallOption) (*GetStoreItemsResponse, error)
+	// Searches the items under a path prefix. With a query: the items the
+	// archive's HYBRID search finds (full text and, with embeddings configured,
+	// semantic) best first with their score, then the other matching items;
+	// without: the matching items, most recently put first. filter_json keeps
+	// items whose value matches (see the field). Nothing matching is an empty
+	// list.
+	SearchStoreItems(ctx context.Context, in *SearchStoreItemsRequest, opts ...grpc.CallOption) (*SearchStoreItemsResponse, error)
+	// Lists the distinct paths that hold unexpired items, sorted, optionally
+	// matched and cut to a depth.
+	ListStoreNamespaces(ctx context.Context, in *ListStoreNamespacesRequest, opts ...grpc.CallOption) (*ListStoreNamespacesResponse, error)
 }
 
 type memoryServiceClient struct {
@@ -345,6 +371,46 @@ func (c *memoryServiceClient) ListPatterns(ctx context.Context, in *ListPatterns
 	return out, nil
 }
 
+func (c *memoryServiceClient) PutStoreItems(ctx context.Context, in *PutStoreItemsRequest, opts ...grpc.CallOption) (*PutStoreItemsResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(PutStoreItemsResponse)
+	err := c.cc.Invoke(ctx, MemoryService_PutStoreItems_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *memoryServiceClient) GetStoreItems(ctx context.Context, in *GetStoreItemsRequest, opts ...grpc.CallOption) (*GetStoreItemsResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(GetStoreItemsResponse)
+	err := c.cc.Invoke(ctx, MemoryService_GetStoreItems_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *memoryServiceClient) SearchStoreItems(ctx context.Context, in *SearchStoreItemsRequest, opts ...grpc.CallOption) (*SearchStoreItemsResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(SearchStoreItemsResponse)
+	err := c.cc.Invoke(ctx, MemoryService_SearchStoreItems_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *memoryServiceClient) ListStoreNamespaces(ctx context.Context, in *ListStoreNamespacesRequest, opts ...grpc.CallOption) (*ListStoreNamespacesResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(ListStoreNamespacesResponse)
+	err := c.cc.Invoke(ctx, MemoryService_ListStoreNamespaces_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 // MemoryServiceServer is the server API for MemoryService service.
 // All implementations must embed UnimplementedMemoryServiceServer
 // for forward compatibility.
@@ -483,6 +549,28 @@ type MemoryServiceServer interface {
 	RecordPattern(context.Context, *RecordPatternRequest) (*RecordPatternResponse, error)
 	// Lists patterns, most frequent first, then most recently seen (AIP-158).
 	ListPatterns(context.Context, *ListPatternsRequest) (*ListPatternsResponse, error)
+	// Puts or deletes store items (a framework's key-value memory, see
+	// StoreItem) in one transaction, in order; emits STORE_ITEM_PUT or
+	// STORE_ITEM_DELETED per write on the store's task. An indexed put writes a
+	// memory entry of index_text and retires (expires at once) the entry of the
+	// value it replaces. Deleting a missing item does nothing. Errors:
+	// INVALID_ARGUMENT naming the write's field (writes[1].path), NOT_FOUND for
+	// an unknown task_id.
+	PutStoreItems(context.Context, *PutStoreItemsRequest) (*PutStoreItemsResponse, error)
+	// Returns the items of the keys that exist and have not expired (missing
+	// ones are left out); with refresh_ttl, first moves each found item's
+	// expire_time to now + its ttl.
+	GetStoreItems(context.Context, *GetStoreItemsRequest) (*GetStoreItemsResponse, error)
+	// Searches the items under a path prefix. With a query: the items the
+	// archive's HYBRID search finds (full text and, with embeddings configured,
+	// semantic) best first with their score, then the other matching items;
+	// without: the matching items, most recently put first. filter_json keeps
+	// items whose value matches (see the field). Nothing matching is an empty
+	// list.
+	SearchStoreItems(context.Context, *SearchStoreItemsRequest) (*SearchStoreItemsResponse, error)
+	// Lists the distinct paths that hold unexpired items, sorted, optionally
+	// matched and cut to a depth.
+	ListStoreNamespaces(context.Context, *ListStoreNamespacesRequest) (*ListStoreNamespacesResponse, error)
 	mustEmbedUnimplementedMemoryServiceServer()
 }
 
@@ -540,6 +628,18 @@ func (UnimplementedMemoryServiceServer) RecordPattern(context.Context, *RecordPa
 }
 func (UnimplementedMemoryServiceServer) ListPatterns(context.Context, *ListPatternsRequest) (*ListPatternsResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method ListPatterns not implemented")
+}
+func (UnimplementedMemoryServiceServer) PutStoreItems(context.Context, *PutStoreItemsRequest) (*PutStoreItemsResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method PutStoreItems not implemented")
+}
+func (UnimplementedMemoryServiceServer) GetStoreItems(context.Context, *GetStoreItemsRequest) (*GetStoreItemsResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method GetStoreItems not implemented")
+}
+func (UnimplementedMemoryServiceServer) SearchStoreItems(context.Context, *SearchStoreItemsRequest) (*SearchStoreItemsResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method SearchStoreItems not implemented")
+}
+func (UnimplementedMemoryServiceServer) ListStoreNamespaces(context.Context, *ListStoreNamespacesRequest) (*ListStoreNamespacesResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method ListStoreNamespaces not implemented")
 }
 func (UnimplementedMemoryServiceServer) mustEmbedUnimplementedMemoryServiceServer() {}
 func (UnimplementedMemoryServiceServer) testEmbeddedByValue()                       {}
@@ -850,6 +950,78 @@ func _MemoryService_ListPatterns_Handler(srv interface{}, ctx context.Context, d
 	return interceptor(ctx, in, info, handler)
 }
 
+func _MemoryService_PutStoreItems_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(PutStoreItemsRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(MemoryServiceServer).PutStoreItems(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: MemoryService_PutStoreItems_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(MemoryServiceServer).PutStoreItems(ctx, req.(*PutStoreItemsRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _MemoryService_GetStoreItems_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(GetStoreItemsRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(MemoryServiceServer).GetStoreItems(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: MemoryService_GetStoreItems_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(MemoryServiceServer).GetStoreItems(ctx, req.(*GetStoreItemsRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _MemoryService_SearchStoreItems_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(SearchStoreItemsRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(MemoryServiceServer).SearchStoreItems(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: MemoryService_SearchStoreItems_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(MemoryServiceServer).SearchStoreItems(ctx, req.(*SearchStoreItemsRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _MemoryService_ListStoreNamespaces_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(ListStoreNamespacesRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(MemoryServiceServer).ListStoreNamespaces(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: MemoryService_ListStoreNamespaces_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(MemoryServiceServer).ListStoreNamespaces(ctx, req.(*ListStoreNamespacesRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 // MemoryService_ServiceDesc is the grpc.ServiceDesc for MemoryService service.
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
@@ -920,6 +1092,22 @@ var MemoryService_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "ListPatterns",
 			Handler:    _MemoryService_ListPatterns_Handler,
+		},
+		{
+			MethodName: "PutStoreItems",
+			Handler:    _MemoryService_PutStoreItems_Handler,
+		},
+		{
+			MethodName: "GetStoreItems",
+			Handler:    _MemoryService_GetStoreItems_Handler,
+		},
+		{
+			MethodName: "SearchStoreItems",
+			Handler:    _MemoryService_SearchStoreItems_Handler,
+		},
+		{
+			MethodName: "ListStoreNamespaces",
+			Handler:    _MemoryService_ListStoreNamespaces_Handler,
 		},
 	},
 	Streams:  []grpc.StreamDesc{},

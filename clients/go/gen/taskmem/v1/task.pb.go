@@ -2160,6 +2160,71 @@ func (x *ModelBudget) GetExhausted() bool {
 	return false
 }
 
+// SessionItem is one item of a framework's conversation session kept in a
+// task's transcript (TaskService.AddSessionItems).
+type SessionItem struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The transcript message that holds it.
+	MessageId string `protobuf:"bytes,1,opt,name=message_id,json=messageId,proto3" json:"message_id,omitempty"`
+	// The item's JSON, verbatim as added.
+	ItemJson string `protobuf:"bytes,2,opt,name=item_json,json=itemJson,proto3" json:"item_json,omitempty"`
+	// When it was added.
+	CreateTime    *timestamppb.Timestamp `protobuf:"bytes,3,opt,name=create_time,json=createTime,proto3" json:"create_time,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *SessionItem) Reset() {
+	*x = SessionItem{}
+	mi := &file_taskmem_v1_task_proto_msgTypes[12]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *SessionItem) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*SessionItem) ProtoMessage() {}
+
+func (x *SessionItem) ProtoReflect() protoreflect.Message {
+	mi := &file_taskmem_v1_task_proto_msgTypes[12]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use SessionItem.ProtoReflect.Descriptor instead.
+func (*SessionItem) Descriptor() ([]byte, []int) {
+	return file_taskmem_v1_task_proto_rawDescGZIP(), []int{12}
+}
+
+func (x *SessionItem) GetMessageId() string {
+	if x != nil {
+		return x.MessageId
+	}
+	return ""
+}
+
+func (x *SessionItem) GetItemJson() string {
+	if x != nil {
+		return x.ItemJson
+	}
+	return ""
+}
+
+func (x *SessionItem) GetCreateTime() *timestamppb.Timestamp {
+	if x != nil {
+		return x.CreateTime
+	}
+	return nil
+}
+
 var File_taskmem_v1_task_proto protoreflect.FileDescriptor
 
 const file_taskmem_v1_task_proto_rawDesc = "" +
@@ -2312,7 +2377,13 @@ const file_taskmem_v1_task_proto_rawDesc = "" +
 	"\flimit_tokens\x18\x01 \x01(\x03R\vlimitTokens\x12\x1f\n" +
 	"\vused_tokens\x18\x02 \x01(\x03R\n" +
 	"usedTokens\x12\x1c\n" +
-	"\texhausted\x18\x03 \x01(\bR\texhausted*\xd4\x02\n" +
+	"\texhausted\x18\x03 \x01(\bR\texhausted\"\x86\x01\n" +
+	"\vSessionItem\x12\x1d\n" +
+	"\n" +
+	"message_id\x18\x01 \x01(\tR\tmessageId\x12\x1b\n" +
+	"\titem_json\x18\x02 \x01(\tR\bitemJson\x12;\n" +
+	"\vcreate_time\x18\x03 \x01(\v2\x1a.google.protobuf.TimestampR\n" +
+	"createTime*\xd4\x02\n" +
 	"\n" +
 	"TaskStatus\x12\x1b\n" +
 	"\x17TASK_STATUS_UNSPECIFIED\x10\x00\x12\x17\n" +
@@ -2400,7 +2471,7 @@ func file_taskmem_v1_task_proto_rawDescGZIP() []byte {
 }
 
 var file_taskmem_v1_task_proto_enumTypes = make([]protoimpl.EnumInfo, 9)
-var file_taskmem_v1_task_proto_msgTypes = make([]protoimpl.MessageInfo, 12)
+var file_taskmem_v1_task_proto_msgTypes = make([]protoimpl.MessageInfo, 13)
 var file_taskmem_v1_task_proto_goTypes = []any{
 	(TaskStatus)(0),               // 0: taskmem.v1.TaskStatus
 	(ApprovalMode)(0),             // 1: taskmem.v1.ApprovalMode
@@ -2423,57 +2494,59 @@ var file_taskmem_v1_task_proto_goTypes = []any{
 	(*ContextSnapshot)(nil),       // 18: taskmem.v1.ContextSnapshot
 	(*ModelUsage)(nil),            // 19: taskmem.v1.ModelUsage
 	(*ModelBudget)(nil),           // 20: taskmem.v1.ModelBudget
-	(*structpb.Struct)(nil),       // 21: google.protobuf.Struct
-	(*timestamppb.Timestamp)(nil), // 22: google.protobuf.Timestamp
-	(EventType)(0),                // 23: taskmem.v1.EventType
-	(*durationpb.Duration)(nil),   // 24: google.protobuf.Duration
+	(*SessionItem)(nil),           // 21: taskmem.v1.SessionItem
+	(*structpb.Struct)(nil),       // 22: google.protobuf.Struct
+	(*timestamppb.Timestamp)(nil), // 23: google.protobuf.Timestamp
+	(EventType)(0),                // 24: taskmem.v1.EventType
+	(*durationpb.Duration)(nil),   // 25: google.protobuf.Duration
 }
 var file_taskmem_v1_task_proto_depIdxs = []int32{
 	0,  // 0: taskmem.v1.Task.status:type_name -> taskmem.v1.TaskStatus
-	21, // 1: taskmem.v1.Task.context:type_name -> google.protobuf.Struct
-	21, // 2: taskmem.v1.Task.metadata:type_name -> google.protobuf.Struct
+	22, // 1: taskmem.v1.Task.context:type_name -> google.protobuf.Struct
+	22, // 2: taskmem.v1.Task.metadata:type_name -> google.protobuf.Struct
 	1,  // 3: taskmem.v1.Task.approval_mode:type_name -> taskmem.v1.ApprovalMode
 	9,  // 4: taskmem.v1.Task.error_summary:type_name -> taskmem.v1.ErrorSummary
-	22, // 5: taskmem.v1.Task.create_time:type_name -> google.protobuf.Timestamp
-	22, // 6: taskmem.v1.Task.plan_generate_time:type_name -> google.protobuf.Timestamp
-	22, // 7: taskmem.v1.Task.execution_start_time:type_name -> google.protobuf.Timestamp
-	22, // 8: taskmem.v1.Task.synthesis_start_time:type_name -> google.protobuf.Timestamp
-	22, // 9: taskmem.v1.Task.complete_time:type_name -> google.protobuf.Timestamp
-	22, // 10: taskmem.v1.Task.update_time:type_name -> google.protobuf.Timestamp
-	22, // 11: taskmem.v1.Task.pause_time:type_name -> google.protobuf.Timestamp
-	22, // 12: taskmem.v1.Task.archive_time:type_name -> google.protobuf.Timestamp
-	23, // 13: taskmem.v1.Task.webhook_event_types:type_name -> taskmem.v1.EventType
-	21, // 14: taskmem.v1.PlanItemSpec.input:type_name -> google.protobuf.Struct
+	23, // 5: taskmem.v1.Task.create_time:type_name -> google.protobuf.Timestamp
+	23, // 6: taskmem.v1.Task.plan_generate_time:type_name -> google.protobuf.Timestamp
+	23, // 7: taskmem.v1.Task.execution_start_time:type_name -> google.protobuf.Timestamp
+	23, // 8: taskmem.v1.Task.synthesis_start_time:type_name -> google.protobuf.Timestamp
+	23, // 9: taskmem.v1.Task.complete_time:type_name -> google.protobuf.Timestamp
+	23, // 10: taskmem.v1.Task.update_time:type_name -> google.protobuf.Timestamp
+	23, // 11: taskmem.v1.Task.pause_time:type_name -> google.protobuf.Timestamp
+	23, // 12: taskmem.v1.Task.archive_time:type_name -> google.protobuf.Timestamp
+	24, // 13: taskmem.v1.Task.webhook_event_types:type_name -> taskmem.v1.EventType
+	22, // 14: taskmem.v1.PlanItemSpec.input:type_name -> google.protobuf.Struct
 	2,  // 15: taskmem.v1.PlanItem.status:type_name -> taskmem.v1.PlanItemStatus
-	21, // 16: taskmem.v1.PlanItem.input:type_name -> google.protobuf.Struct
-	22, // 17: taskmem.v1.PlanItem.start_time:type_name -> google.protobuf.Timestamp
-	22, // 18: taskmem.v1.PlanItem.complete_time:type_name -> google.protobuf.Timestamp
-	24, // 19: taskmem.v1.PlanItem.duration:type_name -> google.protobuf.Duration
+	22, // 16: taskmem.v1.PlanItem.input:type_name -> google.protobuf.Struct
+	23, // 17: taskmem.v1.PlanItem.start_time:type_name -> google.protobuf.Timestamp
+	23, // 18: taskmem.v1.PlanItem.complete_time:type_name -> google.protobuf.Timestamp
+	25, // 19: taskmem.v1.PlanItem.duration:type_name -> google.protobuf.Duration
 	3,  // 20: taskmem.v1.PlanItem.status_source:type_name -> taskmem.v1.PlanItemStatusSource
-	22, // 21: taskmem.v1.PlanItemClaim.claim_time:type_name -> google.protobuf.Timestamp
-	22, // 22: taskmem.v1.PlanItemClaim.expire_time:type_name -> google.protobuf.Timestamp
+	23, // 21: taskmem.v1.PlanItemClaim.claim_time:type_name -> google.protobuf.Timestamp
+	23, // 22: taskmem.v1.PlanItemClaim.expire_time:type_name -> google.protobuf.Timestamp
 	12, // 23: taskmem.v1.Plan.items:type_name -> taskmem.v1.PlanItem
-	22, // 24: taskmem.v1.Plan.create_time:type_name -> google.protobuf.Timestamp
+	23, // 24: taskmem.v1.Plan.create_time:type_name -> google.protobuf.Timestamp
 	4,  // 25: taskmem.v1.Action.type:type_name -> taskmem.v1.ActionType
 	5,  // 26: taskmem.v1.Action.status:type_name -> taskmem.v1.ActionStatus
-	21, // 27: taskmem.v1.Action.input:type_name -> google.protobuf.Struct
-	21, // 28: taskmem.v1.Action.output:type_name -> google.protobuf.Struct
-	24, // 29: taskmem.v1.Action.duration:type_name -> google.protobuf.Duration
-	22, // 30: taskmem.v1.Action.create_time:type_name -> google.protobuf.Timestamp
-	22, // 31: taskmem.v1.Action.complete_time:type_name -> google.protobuf.Timestamp
-	22, // 32: taskmem.v1.ActionLogLine.create_time:type_name -> google.protobuf.Timestamp
+	22, // 27: taskmem.v1.Action.input:type_name -> google.protobuf.Struct
+	22, // 28: taskmem.v1.Action.output:type_name -> google.protobuf.Struct
+	25, // 29: taskmem.v1.Action.duration:type_name -> google.protobuf.Duration
+	23, // 30: taskmem.v1.Action.create_time:type_name -> google.protobuf.Timestamp
+	23, // 31: taskmem.v1.Action.complete_time:type_name -> google.protobuf.Timestamp
+	23, // 32: taskmem.v1.ActionLogLine.create_time:type_name -> google.protobuf.Timestamp
 	6,  // 33: taskmem.v1.Message.role:type_name -> taskmem.v1.MessageRole
 	7,  // 34: taskmem.v1.Message.kind:type_name -> taskmem.v1.MessageKind
-	22, // 35: taskmem.v1.Message.create_time:type_name -> google.protobuf.Timestamp
-	22, // 36: taskmem.v1.Message.expire_time:type_name -> google.protobuf.Timestamp
-	22, // 37: taskmem.v1.ContextSnapshot.create_time:type_name -> google.protobuf.Timestamp
+	23, // 35: taskmem.v1.Message.create_time:type_name -> google.protobuf.Timestamp
+	23, // 36: taskmem.v1.Message.expire_time:type_name -> google.protobuf.Timestamp
+	23, // 37: taskmem.v1.ContextSnapshot.create_time:type_name -> google.protobuf.Timestamp
 	8,  // 38: taskmem.v1.ModelUsage.purpose:type_name -> taskmem.v1.ModelCallPurpose
-	24, // 39: taskmem.v1.ModelUsage.latency:type_name -> google.protobuf.Duration
-	40, // [40:40] is the sub-list for method output_type
-	40, // [40:40] is the sub-list for method input_type
-	40, // [40:40] is the sub-list for extension type_name
-	40, // [40:40] is the sub-list for extension extendee
-	0,  // [0:40] is the sub-list for field type_name
+	25, // 39: taskmem.v1.ModelUsage.latency:type_name -> google.protobuf.Duration
+	23, // 40: taskmem.v1.SessionItem.create_time:type_name -> google.protobuf.Timestamp
+	41, // [41:41] is the sub-list for method output_type
+	41, // [41:41] is the sub-list for method input_type
+	41, // [41:41] is the sub-list for extension type_name
+	41, // [41:41] is the sub-list for extension extendee
+	0,  // [0:41] is the sub-list for field type_name
 }
 
 func init() { file_taskmem_v1_task_proto_init() }
@@ -2488,7 +2561,7 @@ func file_taskmem_v1_task_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_taskmem_v1_task_proto_rawDesc), len(file_taskmem_v1_task_proto_rawDesc)),
 			NumEnums:      9,
-			NumMessages:   12,
+			NumMessages:   13,
 			NumExtensions: 0,
 			NumServices:   0,
 		},

@@ -3865,6 +3865,484 @@ func (x *ForkTaskResponse) GetPlan() *Plan {
 	return nil
 }
 
+// SessionItemSpec is one item to add to a session.
+type SessionItemSpec struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The transcript message's role (required).
+	Role MessageRole `protobuf:"varint,1,opt,name=role,proto3,enum=taskmem.v1.MessageRole" json:"role,omitempty"`
+	// The transcript message's text (required, at most 100,000 characters): a
+	// readable form of the item.
+	Content string `protobuf:"bytes,2,opt,name=content,proto3" json:"content,omitempty"`
+	// The item itself, a JSON object (at most 1 MiB), returned verbatim.
+	ItemJson      string `protobuf:"bytes,3,opt,name=item_json,json=itemJson,proto3" json:"item_json,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *SessionItemSpec) Reset() {
+	*x = SessionItemSpec{}
+	mi := &file_taskmem_v1_task_service_proto_msgTypes[55]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *SessionItemSpec) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*SessionItemSpec) ProtoMessage() {}
+
+func (x *SessionItemSpec) ProtoReflect() protoreflect.Message {
+	mi := &file_taskmem_v1_task_service_proto_msgTypes[55]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use SessionItemSpec.ProtoReflect.Descriptor instead.
+func (*SessionItemSpec) Descriptor() ([]byte, []int) {
+	return file_taskmem_v1_task_service_proto_rawDescGZIP(), []int{55}
+}
+
+func (x *SessionItemSpec) GetRole() MessageRole {
+	if x != nil {
+		return x.Role
+	}
+	return MessageRole_MESSAGE_ROLE_UNSPECIFIED
+}
+
+func (x *SessionItemSpec) GetContent() string {
+	if x != nil {
+		return x.Content
+	}
+	return ""
+}
+
+func (x *SessionItemSpec) GetItemJson() string {
+	if x != nil {
+		return x.ItemJson
+	}
+	return ""
+}
+
+// AddSessionItemsRequest appends items to a task's session.
+type AddSessionItemsRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The task (required).
+	TaskId string `protobuf:"bytes,1,opt,name=task_id,json=taskId,proto3" json:"task_id,omitempty"`
+	// 1..100 items, in order.
+	Items []*SessionItemSpec `protobuf:"bytes,2,rep,name=items,proto3" json:"items,omitempty"`
+	// Idempotency key (AIP-155): a retry adds nothing again.
+	RequestId     string `protobuf:"bytes,3,opt,name=request_id,json=requestId,proto3" json:"request_id,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *AddSessionItemsRequest) Reset() {
+	*x = AddSessionItemsRequest{}
+	mi := &file_taskmem_v1_task_service_proto_msgTypes[56]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *AddSessionItemsRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*AddSessionItemsRequest) ProtoMessage() {}
+
+func (x *AddSessionItemsRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_taskmem_v1_task_service_proto_msgTypes[56]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use AddSessionItemsRequest.ProtoReflect.Descriptor instead.
+func (*AddSessionItemsRequest) Descriptor() ([]byte, []int) {
+	return file_taskmem_v1_task_service_proto_rawDescGZIP(), []int{56}
+}
+
+func (x *AddSessionItemsRequest) GetTaskId() string {
+	if x != nil {
+		return x.TaskId
+	}
+	return ""
+}
+
+func (x *AddSessionItemsRequest) GetItems() []*SessionItemSpec {
+	if x != nil {
+		return x.Items
+	}
+	return nil
+}
+
+func (x *AddSessionItemsRequest) GetRequestId() string {
+	if x != nil {
+		return x.RequestId
+	}
+	return ""
+}
+
+// AddSessionItemsResponse holds the stored items.
+type AddSessionItemsResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// In request order.
+	Items         []*SessionItem `protobuf:"bytes,1,rep,name=items,proto3" json:"items,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *AddSessionItemsResponse) Reset() {
+	*x = AddSessionItemsResponse{}
+	mi := &file_taskmem_v1_task_service_proto_msgTypes[57]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *AddSessionItemsResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*AddSessionItemsResponse) ProtoMessage() {}
+
+func (x *AddSessionItemsResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_taskmem_v1_task_service_proto_msgTypes[57]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use AddSessionItemsResponse.ProtoReflect.Descriptor instead.
+func (*AddSessionItemsResponse) Descriptor() ([]byte, []int) {
+	return file_taskmem_v1_task_service_proto_rawDescGZIP(), []int{57}
+}
+
+func (x *AddSessionItemsResponse) GetItems() []*SessionItem {
+	if x != nil {
+		return x.Items
+	}
+	return nil
+}
+
+// ListSessionItemsRequest names a task's session.
+type ListSessionItemsRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The task (required).
+	TaskId string `protobuf:"bytes,1,opt,name=task_id,json=taskId,proto3" json:"task_id,omitempty"`
+	// Only the newest this many (0: all; at most 10,000).
+	Limit         int32 `protobuf:"varint,2,opt,name=limit,proto3" json:"limit,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ListSessionItemsRequest) Reset() {
+	*x = ListSessionItemsRequest{}
+	mi := &file_taskmem_v1_task_service_proto_msgTypes[58]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ListSessionItemsRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ListSessionItemsRequest) ProtoMessage() {}
+
+func (x *ListSessionItemsRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_taskmem_v1_task_service_proto_msgTypes[58]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ListSessionItemsRequest.ProtoReflect.Descriptor instead.
+func (*ListSessionItemsRequest) Descriptor() ([]byte, []int) {
+	return file_taskmem_v1_task_service_proto_rawDescGZIP(), []int{58}
+}
+
+func (x *ListSessionItemsRequest) GetTaskId() string {
+	if x != nil {
+		return x.TaskId
+	}
+	return ""
+}
+
+func (x *ListSessionItemsRequest) GetLimit() int32 {
+	if x != nil {
+		return x.Limit
+	}
+	return 0
+}
+
+// ListSessionItemsResponse holds the items, oldest first.
+type ListSessionItemsResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The items.
+	Items         []*SessionItem `protobuf:"bytes,1,rep,name=items,proto3" json:"items,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ListSessionItemsResponse) Reset() {
+	*x = ListSessionItemsResponse{}
+	mi := &file_taskmem_v1_task_service_proto_msgTypes[59]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ListSessionItemsResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ListSessionItemsResponse) ProtoMessage() {}
+
+func (x *ListSessionItemsResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_taskmem_v1_task_service_proto_msgTypes[59]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ListSessionItemsResponse.ProtoReflect.Descriptor instead.
+func (*ListSessionItemsResponse) Descriptor() ([]byte, []int) {
+	return file_taskmem_v1_task_service_proto_rawDescGZIP(), []int{59}
+}
+
+func (x *ListSessionItemsResponse) GetItems() []*SessionItem {
+	if x != nil {
+		return x.Items
+	}
+	return nil
+}
+
+// PopSessionItemRequest names a task's session.
+type PopSessionItemRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The task (required).
+	TaskId string `protobuf:"bytes,1,opt,name=task_id,json=taskId,proto3" json:"task_id,omitempty"`
+	// Idempotency key (AIP-155): a retry returns the item the first call popped.
+	RequestId     string `protobuf:"bytes,2,opt,name=request_id,json=requestId,proto3" json:"request_id,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *PopSessionItemRequest) Reset() {
+	*x = PopSessionItemRequest{}
+	mi := &file_taskmem_v1_task_service_proto_msgTypes[60]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *PopSessionItemRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*PopSessionItemRequest) ProtoMessage() {}
+
+func (x *PopSessionItemRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_taskmem_v1_task_service_proto_msgTypes[60]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use PopSessionItemRequest.ProtoReflect.Descriptor instead.
+func (*PopSessionItemRequest) Descriptor() ([]byte, []int) {
+	return file_taskmem_v1_task_service_proto_rawDescGZIP(), []int{60}
+}
+
+func (x *PopSessionItemRequest) GetTaskId() string {
+	if x != nil {
+		return x.TaskId
+	}
+	return ""
+}
+
+func (x *PopSessionItemRequest) GetRequestId() string {
+	if x != nil {
+		return x.RequestId
+	}
+	return ""
+}
+
+// PopSessionItemResponse holds the item retracted.
+type PopSessionItemResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The newest item, now retracted; unset when the session was empty.
+	Item          *SessionItem `protobuf:"bytes,1,opt,name=item,proto3" json:"item,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *PopSessionItemResponse) Reset() {
+	*x = PopSessionItemResponse{}
+	mi := &file_taskmem_v1_task_service_proto_msgTypes[61]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *PopSessionItemResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*PopSessionItemResponse) ProtoMessage() {}
+
+func (x *PopSessionItemResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_taskmem_v1_task_service_proto_msgTypes[61]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use PopSessionItemResponse.ProtoReflect.Descriptor instead.
+func (*PopSessionItemResponse) Descriptor() ([]byte, []int) {
+	return file_taskmem_v1_task_service_proto_rawDescGZIP(), []int{61}
+}
+
+func (x *PopSessionItemResponse) GetItem() *SessionItem {
+	if x != nil {
+		return x.Item
+	}
+	return nil
+}
+
+// ClearSessionItemsRequest names a task's session.
+type ClearSessionItemsRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The task (required).
+	TaskId string `protobuf:"bytes,1,opt,name=task_id,json=taskId,proto3" json:"task_id,omitempty"`
+	// Idempotency key (AIP-155).
+	RequestId     string `protobuf:"bytes,2,opt,name=request_id,json=requestId,proto3" json:"request_id,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ClearSessionItemsRequest) Reset() {
+	*x = ClearSessionItemsRequest{}
+	mi := &file_taskmem_v1_task_service_proto_msgTypes[62]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ClearSessionItemsRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ClearSessionItemsRequest) ProtoMessage() {}
+
+func (x *ClearSessionItemsRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_taskmem_v1_task_service_proto_msgTypes[62]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ClearSessionItemsRequest.ProtoReflect.Descriptor instead.
+func (*ClearSessionItemsRequest) Descriptor() ([]byte, []int) {
+	return file_taskmem_v1_task_service_proto_rawDescGZIP(), []int{62}
+}
+
+func (x *ClearSessionItemsRequest) GetTaskId() string {
+	if x != nil {
+		return x.TaskId
+	}
+	return ""
+}
+
+func (x *ClearSessionItemsRequest) GetRequestId() string {
+	if x != nil {
+		return x.RequestId
+	}
+	return ""
+}
+
+// ClearSessionItemsResponse says how many items were retracted.
+type ClearSessionItemsResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Items retracted.
+	RetractedCount int32 `protobuf:"varint,1,opt,name=retracted_count,json=retractedCount,proto3" json:"retracted_count,omitempty"`
+	unknownFields  protoimpl.UnknownFields
+	sizeCache      protoimpl.SizeCache
+}
+
+func (x *ClearSessionItemsResponse) Reset() {
+	*x = ClearSessionItemsResponse{}
+	mi := &file_taskmem_v1_task_service_proto_msgTypes[63]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ClearSessionItemsResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ClearSessionItemsResponse) ProtoMessage() {}
+
+func (x *ClearSessionItemsResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_taskmem_v1_task_service_proto_msgTypes[63]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ClearSessionItemsResponse.ProtoReflect.Descriptor instead.
+func (*ClearSessionItemsResponse) Descriptor() ([]byte, []int) {
+	return file_taskmem_v1_task_service_proto_rawDescGZIP(), []int{63}
+}
+
+func (x *ClearSessionItemsResponse) GetRetractedCount() int32 {
+	if x != nil {
+		return x.RetractedCount
+	}
+	return 0
+}
+
 var File_taskmem_v1_task_service_proto protoreflect.FileDescriptor
 
 const file_taskmem_v1_task_service_proto_rawDesc = "" +
@@ -4162,7 +4640,35 @@ const file_taskmem_v1_task_service_proto_rawDesc = "" +
 	"request_id\x18\x04 \x01(\tR\trequestId\"^\n" +
 	"\x10ForkTaskResponse\x12$\n" +
 	"\x04task\x18\x01 \x01(\v2\x10.taskmem.v1.TaskR\x04task\x12$\n" +
-	"\x04plan\x18\x02 \x01(\v2\x10.taskmem.v1.PlanR\x04plan2\xd4\x12\n" +
+	"\x04plan\x18\x02 \x01(\v2\x10.taskmem.v1.PlanR\x04plan\"u\n" +
+	"\x0fSessionItemSpec\x12+\n" +
+	"\x04role\x18\x01 \x01(\x0e2\x17.taskmem.v1.MessageRoleR\x04role\x12\x18\n" +
+	"\acontent\x18\x02 \x01(\tR\acontent\x12\x1b\n" +
+	"\titem_json\x18\x03 \x01(\tR\bitemJson\"\x83\x01\n" +
+	"\x16AddSessionItemsRequest\x12\x17\n" +
+	"\atask_id\x18\x01 \x01(\tR\x06taskId\x121\n" +
+	"\x05items\x18\x02 \x03(\v2\x1b.taskmem.v1.SessionItemSpecR\x05items\x12\x1d\n" +
+	"\n" +
+	"request_id\x18\x03 \x01(\tR\trequestId\"H\n" +
+	"\x17AddSessionItemsResponse\x12-\n" +
+	"\x05items\x18\x01 \x03(\v2\x17.taskmem.v1.SessionItemR\x05items\"H\n" +
+	"\x17ListSessionItemsRequest\x12\x17\n" +
+	"\atask_id\x18\x01 \x01(\tR\x06taskId\x12\x14\n" +
+	"\x05limit\x18\x02 \x01(\x05R\x05limit\"I\n" +
+	"\x18ListSessionItemsResponse\x12-\n" +
+	"\x05items\x18\x01 \x03(\v2\x17.taskmem.v1.SessionItemR\x05items\"O\n" +
+	"\x15PopSessionItemRequest\x12\x17\n" +
+	"\atask_id\x18\x01 \x01(\tR\x06taskId\x12\x1d\n" +
+	"\n" +
+	"request_id\x18\x02 \x01(\tR\trequestId\"E\n" +
+	"\x16PopSessionItemResponse\x12+\n" +
+	"\x04item\x18\x01 \x01(\v2\x17.taskmem.v1.SessionItemR\x04item\"R\n" +
+	"\x18ClearSessionItemsRequest\x12\x17\n" +
+	"\atask_id\x18\x01 \x01(\tR\x06taskId\x12\x1d\n" +
+	"\n" +
+	"request_id\x18\x02 \x01(\tR\trequestId\"D\n" +
+	"\x19ClearSessionItemsResponse\x12'\n" +
+	"\x0fretracted_count\x18\x01 \x01(\x05R\x0eretractedCount2\xcf\x15\n" +
 	"\vTaskService\x12K\n" +
 	"\n" +
 	"CreateTask\x12\x1d.taskmem.v1.CreateTaskRequest\x1a\x1e.taskmem.v1.CreateTaskResponse\x12G\n" +
@@ -4194,7 +4700,11 @@ const file_taskmem_v1_task_service_proto_rawDesc = "" +
 	"\x10GetWebhookSecret\x12#.taskmem.v1.GetWebhookSecretRequest\x1a$.taskmem.v1.GetWebhookSecretResponse\"\x03\x90\x02\x02\x12f\n" +
 	"\x13RotateWebhookSecret\x12&.taskmem.v1.RotateWebhookSecretRequest\x1a'.taskmem.v1.RotateWebhookSecretResponse\x12V\n" +
 	"\fGetTaskUsage\x12\x1f.taskmem.v1.GetTaskUsageRequest\x1a .taskmem.v1.GetTaskUsageResponse\"\x03\x90\x02\x01\x12E\n" +
-	"\bForkTask\x12\x1b.taskmem.v1.ForkTaskRequest\x1a\x1c.taskmem.v1.ForkTaskResponseB@Z>github.com/taskmem/taskmem/clients/go/gen/taskmem/v1;taskmemv1b\x06proto3"
+	"\bForkTask\x12\x1b.taskmem.v1.ForkTaskRequest\x1a\x1c.taskmem.v1.ForkTaskResponse\x12Z\n" +
+	"\x0fAddSessionItems\x12\".taskmem.v1.AddSessionItemsRequest\x1a#.taskmem.v1.AddSessionItemsResponse\x12b\n" +
+	"\x10ListSessionItems\x12#.taskmem.v1.ListSessionItemsRequest\x1a$.taskmem.v1.ListSessionItemsResponse\"\x03\x90\x02\x01\x12W\n" +
+	"\x0ePopSessionItem\x12!.taskmem.v1.PopSessionItemRequest\x1a\".taskmem.v1.PopSessionItemResponse\x12`\n" +
+	"\x11ClearSessionItems\x12$.taskmem.v1.ClearSessionItemsRequest\x1a%.taskmem.v1.ClearSessionItemsResponseB@Z>github.com/taskmem/taskmem/clients/go/gen/taskmem/v1;taskmemv1b\x06proto3"
 
 var (
 	file_taskmem_v1_task_service_proto_rawDescOnce sync.Once
@@ -4208,7 +4718,7 @@ func file_taskmem_v1_task_service_proto_rawDescGZIP() []byte {
 	return file_taskmem_v1_task_service_proto_rawDescData
 }
 
-var file_taskmem_v1_task_service_proto_msgTypes = make([]protoimpl.MessageInfo, 55)
+var file_taskmem_v1_task_service_proto_msgTypes = make([]protoimpl.MessageInfo, 64)
 var file_taskmem_v1_task_service_proto_goTypes = []any{
 	(*CreateTaskRequest)(nil),             // 0: taskmem.v1.CreateTaskRequest
 	(*CreateTaskResponse)(nil),            // 1: taskmem.v1.CreateTaskResponse
@@ -4265,170 +4775,193 @@ var file_taskmem_v1_task_service_proto_goTypes = []any{
 	(*GetTaskUsageResponse)(nil),          // 52: taskmem.v1.GetTaskUsageResponse
 	(*ForkTaskRequest)(nil),               // 53: taskmem.v1.ForkTaskRequest
 	(*ForkTaskResponse)(nil),              // 54: taskmem.v1.ForkTaskResponse
-	(*structpb.Struct)(nil),               // 55: google.protobuf.Struct
-	(ApprovalMode)(0),                     // 56: taskmem.v1.ApprovalMode
-	(*PlanItemSpec)(nil),                  // 57: taskmem.v1.PlanItemSpec
-	(EventType)(0),                        // 58: taskmem.v1.EventType
-	(*Task)(nil),                          // 59: taskmem.v1.Task
-	(*Plan)(nil),                          // 60: taskmem.v1.Plan
-	(TaskStatus)(0),                       // 61: taskmem.v1.TaskStatus
-	(*timestamppb.Timestamp)(nil),         // 62: google.protobuf.Timestamp
-	(*fieldmaskpb.FieldMask)(nil),         // 63: google.protobuf.FieldMask
-	(PlanItemStatus)(0),                   // 64: taskmem.v1.PlanItemStatus
-	(*PlanItem)(nil),                      // 65: taskmem.v1.PlanItem
-	(*durationpb.Duration)(nil),           // 66: google.protobuf.Duration
-	(*PlanItemClaim)(nil),                 // 67: taskmem.v1.PlanItemClaim
-	(ActionType)(0),                       // 68: taskmem.v1.ActionType
-	(ActionStatus)(0),                     // 69: taskmem.v1.ActionStatus
-	(*Action)(nil),                        // 70: taskmem.v1.Action
-	(*ActionLogLine)(nil),                 // 71: taskmem.v1.ActionLogLine
-	(MessageRole)(0),                      // 72: taskmem.v1.MessageRole
-	(MessageKind)(0),                      // 73: taskmem.v1.MessageKind
-	(*Message)(nil),                       // 74: taskmem.v1.Message
-	(*ContextSnapshot)(nil),               // 75: taskmem.v1.ContextSnapshot
-	(*Event)(nil),                         // 76: taskmem.v1.Event
-	(*StateItemNote)(nil),                 // 77: taskmem.v1.StateItemNote
-	(*OpenWait)(nil),                      // 78: taskmem.v1.OpenWait
-	(*StateConflict)(nil),                 // 79: taskmem.v1.StateConflict
-	(WebhookDeliveryState)(0),             // 80: taskmem.v1.WebhookDeliveryState
-	(*WebhookDelivery)(nil),               // 81: taskmem.v1.WebhookDelivery
-	(*ModelUsage)(nil),                    // 82: taskmem.v1.ModelUsage
-	(*ModelBudget)(nil),                   // 83: taskmem.v1.ModelBudget
+	(*SessionItemSpec)(nil),               // 55: taskmem.v1.SessionItemSpec
+	(*AddSessionItemsRequest)(nil),        // 56: taskmem.v1.AddSessionItemsRequest
+	(*AddSessionItemsResponse)(nil),       // 57: taskmem.v1.AddSessionItemsResponse
+	(*ListSessionItemsRequest)(nil),       // 58: taskmem.v1.ListSessionItemsRequest
+	(*ListSessionItemsResponse)(nil),      // 59: taskmem.v1.ListSessionItemsResponse
+	(*PopSessionItemRequest)(nil),         // 60: taskmem.v1.PopSessionItemRequest
+	(*PopSessionItemResponse)(nil),        // 61: taskmem.v1.PopSessionItemResponse
+	(*ClearSessionItemsRequest)(nil),      // 62: taskmem.v1.ClearSessionItemsRequest
+	(*ClearSessionItemsResponse)(nil),     // 63: taskmem.v1.ClearSessionItemsResponse
+	(*structpb.Struct)(nil),               // 64: google.protobuf.Struct
+	(ApprovalMode)(0),                     // 65: taskmem.v1.ApprovalMode
+	(*PlanItemSpec)(nil),                  // 66: taskmem.v1.PlanItemSpec
+	(EventType)(0),                        // 67: taskmem.v1.EventType
+	(*Task)(nil),                          // 68: taskmem.v1.Task
+	(*Plan)(nil),                          // 69: taskmem.v1.Plan
+	(TaskStatus)(0),                       // 70: taskmem.v1.TaskStatus
+	(*timestamppb.Timestamp)(nil),         // 71: google.protobuf.Timestamp
+	(*fieldmaskpb.FieldMask)(nil),         // 72: google.protobuf.FieldMask
+	(PlanItemStatus)(0),                   // 73: taskmem.v1.PlanItemStatus
+	(*PlanItem)(nil),                      // 74: taskmem.v1.PlanItem
+	(*durationpb.Duration)(nil),           // 75: google.protobuf.Duration
+	(*PlanItemClaim)(nil),                 // 76: taskmem.v1.PlanItemClaim
+	(ActionType)(0),                       // 77: taskmem.v1.ActionType
+	(ActionStatus)(0),                     // 78: taskmem.v1.ActionStatus
+	(*Action)(nil),                        // 79: taskmem.v1.Action
+	(*ActionLogLine)(nil),                 // 80: taskmem.v1.ActionLogLine
+	(MessageRole)(0),                      // 81: taskmem.v1.MessageRole
+	(MessageKind)(0),                      // 82: taskmem.v1.MessageKind
+	(*Message)(nil),                       // 83: taskmem.v1.Message
+	(*ContextSnapshot)(nil),               // 84: taskmem.v1.ContextSnapshot
+	(*Event)(nil),                         // 85: taskmem.v1.Event
+	(*StateItemNote)(nil),                 // 86: taskmem.v1.StateItemNote
+	(*OpenWait)(nil),                      // 87: taskmem.v1.OpenWait
+	(*StateConflict)(nil),                 // 88: taskmem.v1.StateConflict
+	(WebhookDeliveryState)(0),             // 89: taskmem.v1.WebhookDeliveryState
+	(*WebhookDelivery)(nil),               // 90: taskmem.v1.WebhookDelivery
+	(*ModelUsage)(nil),                    // 91: taskmem.v1.ModelUsage
+	(*ModelBudget)(nil),                   // 92: taskmem.v1.ModelBudget
+	(*SessionItem)(nil),                   // 93: taskmem.v1.SessionItem
 }
 var file_taskmem_v1_task_service_proto_depIdxs = []int32{
-	55,  // 0: taskmem.v1.CreateTaskRequest.context:type_name -> google.protobuf.Struct
-	55,  // 1: taskmem.v1.CreateTaskRequest.metadata:type_name -> google.protobuf.Struct
-	56,  // 2: taskmem.v1.CreateTaskRequest.approval_mode:type_name -> taskmem.v1.ApprovalMode
-	57,  // 3: taskmem.v1.CreateTaskRequest.plan:type_name -> taskmem.v1.PlanItemSpec
-	58,  // 4: taskmem.v1.CreateTaskRequest.webhook_event_types:type_name -> taskmem.v1.EventType
-	59,  // 5: taskmem.v1.CreateTaskResponse.task:type_name -> taskmem.v1.Task
-	60,  // 6: taskmem.v1.CreateTaskResponse.plan:type_name -> taskmem.v1.Plan
-	59,  // 7: taskmem.v1.GetTaskResponse.task:type_name -> taskmem.v1.Task
-	60,  // 8: taskmem.v1.GetTaskResponse.plan:type_name -> taskmem.v1.Plan
-	61,  // 9: taskmem.v1.ListTasksRequest.statuses:type_name -> taskmem.v1.TaskStatus
-	62,  // 10: taskmem.v1.ListTasksRequest.updated_after:type_name -> google.protobuf.Timestamp
-	59,  // 11: taskmem.v1.ListTasksResponse.tasks:type_name -> taskmem.v1.Task
-	59,  // 12: taskmem.v1.UpdateTaskRequest.task:type_name -> taskmem.v1.Task
-	63,  // 13: taskmem.v1.UpdateTaskRequest.update_mask:type_name -> google.protobuf.FieldMask
-	59,  // 14: taskmem.v1.UpdateTaskResponse.task:type_name -> taskmem.v1.Task
-	57,  // 15: taskmem.v1.ReplacePlanRequest.items:type_name -> taskmem.v1.PlanItemSpec
-	60,  // 16: taskmem.v1.ReplacePlanResponse.plan:type_name -> taskmem.v1.Plan
-	60,  // 17: taskmem.v1.GetPlanResponse.plan:type_name -> taskmem.v1.Plan
-	64,  // 18: taskmem.v1.UpdatePlanItemRequest.status:type_name -> taskmem.v1.PlanItemStatus
-	65,  // 19: taskmem.v1.UpdatePlanItemResponse.item:type_name -> taskmem.v1.PlanItem
-	66,  // 20: taskmem.v1.ClaimPlanItemRequest.lease:type_name -> google.protobuf.Duration
-	65,  // 21: taskmem.v1.ClaimPlanItemResponse.item:type_name -> taskmem.v1.PlanItem
-	67,  // 22: taskmem.v1.ClaimPlanItemResponse.claim:type_name -> taskmem.v1.PlanItemClaim
-	66,  // 23: taskmem.v1.RenewClaimRequest.lease:type_name -> google.protobuf.Duration
-	67,  // 24: taskmem.v1.RenewClaimResponse.claim:type_name -> taskmem.v1.PlanItemClaim
-	65,  // 25: taskmem.v1.ReleaseClaimResponse.item:type_name -> taskmem.v1.PlanItem
-	68,  // 26: taskmem.v1.RecordActionRequest.type:type_name -> taskmem.v1.ActionType
-	69,  // 27: taskmem.v1.RecordActionRequest.status:type_name -> taskmem.v1.ActionStatus
-	55,  // 28: taskmem.v1.RecordActionRequest.input:type_name -> google.protobuf.Struct
-	55,  // 29: taskmem.v1.RecordActionRequest.output:type_name -> google.protobuf.Struct
-	66,  // 30: taskmem.v1.RecordActionRequest.duration:type_name -> google.protobuf.Duration
-	70,  // 31: taskmem.v1.RecordActionResponse.action:type_name -> taskmem.v1.Action
-	69,  // 32: taskmem.v1.CompleteActionRequest.status:type_name -> taskmem.v1.ActionStatus
-	55,  // 33: taskmem.v1.CompleteActionRequest.output:type_name -> google.protobuf.Struct
-	66,  // 34: taskmem.v1.CompleteActionRequest.duration:type_name -> google.protobuf.Duration
-	70,  // 35: taskmem.v1.CompleteActionResponse.action:type_name -> taskmem.v1.Action
-	69,  // 36: taskmem.v1.ListActionsRequest.statuses:type_name -> taskmem.v1.ActionStatus
-	70,  // 37: taskmem.v1.ListActionsResponse.actions:type_name -> taskmem.v1.Action
+	64,  // 0: taskmem.v1.CreateTaskRequest.context:type_name -> google.protobuf.Struct
+	64,  // 1: taskmem.v1.CreateTaskRequest.metadata:type_name -> google.protobuf.Struct
+	65,  // 2: taskmem.v1.CreateTaskRequest.approval_mode:type_name -> taskmem.v1.ApprovalMode
+	66,  // 3: taskmem.v1.CreateTaskRequest.plan:type_name -> taskmem.v1.PlanItemSpec
+	67,  // 4: taskmem.v1.CreateTaskRequest.webhook_event_types:type_name -> taskmem.v1.EventType
+	68,  // 5: taskmem.v1.CreateTaskResponse.task:type_name -> taskmem.v1.Task
+	69,  // 6: taskmem.v1.CreateTaskResponse.plan:type_name -> taskmem.v1.Plan
+	68,  // 7: taskmem.v1.GetTaskResponse.task:type_name -> taskmem.v1.Task
+	69,  // 8: taskmem.v1.GetTaskResponse.plan:type_name -> taskmem.v1.Plan
+	70,  // 9: taskmem.v1.ListTasksRequest.statuses:type_name -> taskmem.v1.TaskStatus
+	71,  // 10: taskmem.v1.ListTasksRequest.updated_after:type_name -> google.protobuf.Timestamp
+	68,  // 11: taskmem.v1.ListTasksResponse.tasks:type_name -> taskmem.v1.Task
+	68,  // 12: taskmem.v1.UpdateTaskRequest.task:type_name -> taskmem.v1.Task
+	72,  // 13: taskmem.v1.UpdateTaskRequest.update_mask:type_name -> google.protobuf.FieldMask
+	68,  // 14: taskmem.v1.UpdateTaskResponse.task:type_name -> taskmem.v1.Task
+	66,  // 15: taskmem.v1.ReplacePlanRequest.items:type_name -> taskmem.v1.PlanItemSpec
+	69,  // 16: taskmem.v1.ReplacePlanResponse.plan:type_name -> taskmem.v1.Plan
+	69,  // 17: taskmem.v1.GetPlanResponse.plan:type_name -> taskmem.v1.Plan
+	73,  // 18: taskmem.v1.UpdatePlanItemRequest.status:type_name -> taskmem.v1.PlanItemStatus
+	74,  // 19: taskmem.v1.UpdatePlanItemResponse.item:type_name -> taskmem.v1.PlanItem
+	75,  // 20: taskmem.v1.ClaimPlanItemRequest.lease:type_name -> google.protobuf.Duration
+	74,  // 21: taskmem.v1.ClaimPlanItemResponse.item:type_name -> taskmem.v1.PlanItem
+	76,  // 22: taskmem.v1.ClaimPlanItemResponse.claim:type_name -> taskmem.v1.PlanItemClaim
+	75,  // 23: taskmem.v1.RenewClaimRequest.lease:type_name -> google.protobuf.Duration
+	76,  // 24: taskmem.v1.RenewClaimResponse.claim:type_name -> taskmem.v1.PlanItemClaim
+	74,  // 25: taskmem.v1.ReleaseClaimResponse.item:type_name -> taskmem.v1.PlanItem
+	77,  // 26: taskmem.v1.RecordActionRequest.type:type_name -> taskmem.v1.ActionType
+	78,  // 27: taskmem.v1.RecordActionRequest.status:type_name -> taskmem.v1.ActionStatus
+	64,  // 28: taskmem.v1.RecordActionRequest.input:type_name -> google.protobuf.Struct
+	64,  // 29: taskmem.v1.RecordActionRequest.output:type_name -> google.protobuf.Struct
+	75,  // 30: taskmem.v1.RecordActionRequest.duration:type_name -> google.protobuf.Duration
+	79,  // 31: taskmem.v1.RecordActionResponse.action:type_name -> taskmem.v1.Action
+	78,  // 32: taskmem.v1.CompleteActionRequest.status:type_name -> taskmem.v1.ActionStatus
+	64,  // 33: taskmem.v1.CompleteActionRequest.output:type_name -> google.protobuf.Struct
+	75,  // 34: taskmem.v1.CompleteActionRequest.duration:type_name -> google.protobuf.Duration
+	79,  // 35: taskmem.v1.CompleteActionResponse.action:type_name -> taskmem.v1.Action
+	78,  // 36: taskmem.v1.ListActionsRequest.statuses:type_name -> taskmem.v1.ActionStatus
+	79,  // 37: taskmem.v1.ListActionsResponse.actions:type_name -> taskmem.v1.Action
 	26,  // 38: taskmem.v1.AppendActionLogRequest.lines:type_name -> taskmem.v1.LogLineInput
-	71,  // 39: taskmem.v1.TailActionLogResponse.line:type_name -> taskmem.v1.ActionLogLine
-	72,  // 40: taskmem.v1.PostMessageRequest.role:type_name -> taskmem.v1.MessageRole
-	73,  // 41: taskmem.v1.PostMessageRequest.kind:type_name -> taskmem.v1.MessageKind
-	62,  // 42: taskmem.v1.PostMessageRequest.expire_time:type_name -> google.protobuf.Timestamp
-	74,  // 43: taskmem.v1.PostMessageResponse.message:type_name -> taskmem.v1.Message
-	65,  // 44: taskmem.v1.PostMessageResponse.inferred_items:type_name -> taskmem.v1.PlanItem
-	73,  // 45: taskmem.v1.ListMessagesRequest.kinds:type_name -> taskmem.v1.MessageKind
-	74,  // 46: taskmem.v1.ListMessagesResponse.messages:type_name -> taskmem.v1.Message
-	75,  // 47: taskmem.v1.RecordContextSnapshotResponse.snapshot:type_name -> taskmem.v1.ContextSnapshot
-	75,  // 48: taskmem.v1.ListContextSnapshotsResponse.snapshots:type_name -> taskmem.v1.ContextSnapshot
-	58,  // 49: taskmem.v1.SubscribeEventsRequest.types:type_name -> taskmem.v1.EventType
-	76,  // 50: taskmem.v1.SubscribeEventsResponse.event:type_name -> taskmem.v1.Event
-	58,  // 51: taskmem.v1.ListEventsRequest.types:type_name -> taskmem.v1.EventType
-	76,  // 52: taskmem.v1.ListEventsResponse.events:type_name -> taskmem.v1.Event
-	59,  // 53: taskmem.v1.GetProgressResponse.task:type_name -> taskmem.v1.Task
-	65,  // 54: taskmem.v1.GetProgressResponse.completed:type_name -> taskmem.v1.PlanItem
-	65,  // 55: taskmem.v1.GetProgressResponse.current:type_name -> taskmem.v1.PlanItem
-	65,  // 56: taskmem.v1.GetProgressResponse.next:type_name -> taskmem.v1.PlanItem
-	65,  // 57: taskmem.v1.GetProgressResponse.blocked:type_name -> taskmem.v1.PlanItem
-	65,  // 58: taskmem.v1.GetProgressResponse.failed:type_name -> taskmem.v1.PlanItem
-	74,  // 59: taskmem.v1.GetProgressResponse.recent_messages:type_name -> taskmem.v1.Message
-	77,  // 60: taskmem.v1.GetProgressResponse.decisions:type_name -> taskmem.v1.StateItemNote
-	77,  // 61: taskmem.v1.GetProgressResponse.constraints:type_name -> taskmem.v1.StateItemNote
-	77,  // 62: taskmem.v1.GetProgressResponse.open_questions:type_name -> taskmem.v1.StateItemNote
-	78,  // 63: taskmem.v1.GetProgressResponse.open_waits:type_name -> taskmem.v1.OpenWait
-	79,  // 64: taskmem.v1.GetProgressResponse.open_conflicts:type_name -> taskmem.v1.StateConflict
-	67,  // 65: taskmem.v1.GetProgressResponse.claims:type_name -> taskmem.v1.PlanItemClaim
-	80,  // 66: taskmem.v1.ListWebhookDeliveriesRequest.states:type_name -> taskmem.v1.WebhookDeliveryState
-	81,  // 67: taskmem.v1.ListWebhookDeliveriesResponse.deliveries:type_name -> taskmem.v1.WebhookDelivery
-	66,  // 68: taskmem.v1.RotateWebhookSecretRequest.overlap:type_name -> google.protobuf.Duration
-	62,  // 69: taskmem.v1.RotateWebhookSecretResponse.previous_secret_expire_time:type_name -> google.protobuf.Timestamp
-	82,  // 70: taskmem.v1.GetTaskUsageResponse.model_usage:type_name -> taskmem.v1.ModelUsage
-	83,  // 71: taskmem.v1.GetTaskUsageResponse.namespace_budget:type_name -> taskmem.v1.ModelBudget
-	59,  // 72: taskmem.v1.ForkTaskResponse.task:type_name -> taskmem.v1.Task
-	60,  // 73: taskmem.v1.ForkTaskResponse.plan:type_name -> taskmem.v1.Plan
-	0,   // 74: taskmem.v1.TaskService.CreateTask:input_type -> taskmem.v1.CreateTaskRequest
-	2,   // 75: taskmem.v1.TaskService.GetTask:input_type -> taskmem.v1.GetTaskRequest
-	4,   // 76: taskmem.v1.TaskService.ListTasks:input_type -> taskmem.v1.ListTasksRequest
-	6,   // 77: taskmem.v1.TaskService.UpdateTask:input_type -> taskmem.v1.UpdateTaskRequest
-	8,   // 78: taskmem.v1.TaskService.ReplacePlan:input_type -> taskmem.v1.ReplacePlanRequest
-	10,  // 79: taskmem.v1.TaskService.GetPlan:input_type -> taskmem.v1.GetPlanRequest
-	12,  // 80: taskmem.v1.TaskService.UpdatePlanItem:input_type -> taskmem.v1.UpdatePlanItemRequest
-	14,  // 81: taskmem.v1.TaskService.ClaimPlanItem:input_type -> taskmem.v1.ClaimPlanItemRequest
-	16,  // 82: taskmem.v1.TaskService.RenewClaim:input_type -> taskmem.v1.RenewClaimRequest
-	18,  // 83: taskmem.v1.TaskService.ReleaseClaim:input_type -> taskmem.v1.ReleaseClaimRequest
-	20,  // 84: taskmem.v1.TaskService.RecordAction:input_type -> taskmem.v1.RecordActionRequest
-	22,  // 85: taskmem.v1.TaskService.CompleteAction:input_type -> taskmem.v1.CompleteActionRequest
-	24,  // 86: taskmem.v1.TaskService.ListActions:input_type -> taskmem.v1.ListActionsRequest
-	27,  // 87: taskmem.v1.TaskService.AppendActionLog:input_type -> taskmem.v1.AppendActionLogRequest
-	29,  // 88: taskmem.v1.TaskService.TailActionLog:input_type -> taskmem.v1.TailActionLogRequest
-	31,  // 89: taskmem.v1.TaskService.PostMessage:input_type -> taskmem.v1.PostMessageRequest
-	33,  // 90: taskmem.v1.TaskService.ListMessages:input_type -> taskmem.v1.ListMessagesRequest
-	35,  // 91: taskmem.v1.TaskService.RecordContextSnapshot:input_type -> taskmem.v1.RecordContextSnapshotRequest
-	37,  // 92: taskmem.v1.TaskService.ListContextSnapshots:input_type -> taskmem.v1.ListContextSnapshotsRequest
-	39,  // 93: taskmem.v1.TaskService.SubscribeEvents:input_type -> taskmem.v1.SubscribeEventsRequest
-	41,  // 94: taskmem.v1.TaskService.ListEvents:input_type -> taskmem.v1.ListEventsRequest
-	43,  // 95: taskmem.v1.TaskService.GetProgress:input_type -> taskmem.v1.GetProgressRequest
-	45,  // 96: taskmem.v1.TaskService.ListWebhookDeliveries:input_type -> taskmem.v1.ListWebhookDeliveriesRequest
-	47,  // 97: taskmem.v1.TaskService.GetWebhookSecret:input_type -> taskmem.v1.GetWebhookSecretRequest
-	49,  // 98: taskmem.v1.TaskService.RotateWebhookSecret:input_type -> taskmem.v1.RotateWebhookSecretRequest
-	51,  // 99: taskmem.v1.TaskService.GetTaskUsage:input_type -> taskmem.v1.GetTaskUsageRequest
-	53,  // 100: taskmem.v1.TaskService.ForkTask:input_type -> taskmem.v1.ForkTaskRequest
-	1,   // 101: taskmem.v1.TaskService.CreateTask:output_type -> taskmem.v1.CreateTaskResponse
-	3,   // 102: taskmem.v1.TaskService.GetTask:output_type -> taskmem.v1.GetTaskResponse
-	5,   // 103: taskmem.v1.TaskService.ListTasks:output_type -> taskmem.v1.ListTasksResponse
-	7,   // 104: taskmem.v1.TaskService.UpdateTask:output_type -> taskmem.v1.UpdateTaskResponse
-	9,   // 105: taskmem.v1.TaskService.ReplacePlan:output_type -> taskmem.v1.ReplacePlanResponse
-	11,  // 106: taskmem.v1.TaskService.GetPlan:output_type -> taskmem.v1.GetPlanResponse
-	13,  // 107: taskmem.v1.TaskService.UpdatePlanItem:output_type -> taskmem.v1.UpdatePlanItemResponse
-	15,  // 108: taskmem.v1.TaskService.ClaimPlanItem:output_type -> taskmem.v1.ClaimPlanItemResponse
-	17,  // 109: taskmem.v1.TaskService.RenewClaim:output_type -> taskmem.v1.RenewClaimResponse
-	19,  // 110: taskmem.v1.TaskService.ReleaseClaim:output_type -> taskmem.v1.ReleaseClaimResponse
-	21,  // 111: taskmem.v1.TaskService.RecordAction:output_type -> taskmem.v1.RecordActionResponse
-	23,  // 112: taskmem.v1.TaskService.CompleteAction:output_type -> taskmem.v1.CompleteActionResponse
-	25,  // 113: taskmem.v1.TaskService.ListActions:output_type -> taskmem.v1.ListActionsResponse
-	28,  // 114: taskmem.v1.TaskService.AppendActionLog:output_type -> taskmem.v1.AppendActionLogResponse
-	30,  // 115: taskmem.v1.TaskService.TailActionLog:output_type -> taskmem.v1.TailActionLogResponse
-	32,  // 116: taskmem.v1.TaskService.PostMessage:output_type -> taskmem.v1.PostMessageResponse
-	34,  // 117: taskmem.v1.TaskService.ListMessages:output_type -> taskmem.v1.ListMessagesResponse
-	36,  // 118: taskmem.v1.TaskService.RecordContextSnapshot:output_type -> taskmem.v1.RecordContextSnapshotResponse
-	38,  // 119: taskmem.v1.TaskService.ListContextSnapshots:output_type -> taskmem.v1.ListContextSnapshotsResponse
-	40,  // 120: taskmem.v1.TaskService.SubscribeEvents:output_type -> taskmem.v1.SubscribeEventsResponse
-	42,  // 121: taskmem.v1.TaskService.ListEvents:output_type -> taskmem.v1.ListEventsResponse
-	44,  // 122: taskmem.v1.TaskService.GetProgress:output_type -> taskmem.v1.GetProgressResponse
-	46,  // 123: taskmem.v1.TaskService.ListWebhookDeliveries:output_type -> taskmem.v1.ListWebhookDeliveriesResponse
-	48,  // 124: taskmem.v1.TaskService.GetWebhookSecret:output_type -> taskmem.v1.GetWebhookSecretResponse
-	50,  // 125: taskmem.v1.TaskService.RotateWebhookSecret:output_type -> taskmem.v1.RotateWebhookSecretResponse
-	52,  // 126: taskmem.v1.TaskService.GetTaskUsage:output_type -> taskmem.v1.GetTaskUsageResponse
-	54,  // 127: taskmem.v1.TaskService.ForkTask:output_type -> taskmem.v1.ForkTaskResponse
-	101, // [101:128] is the sub-list for method output_type
-	74,  // [74:101] is the sub-list for method input_type
-	74,  // [74:74] is the sub-list for extension type_name
-	74,  // [74:74] is the sub-list for extension extendee
-	0,   // [0:74] is the sub-list for field type_name
+	80,  // 39: taskmem.v1.TailActionLogResponse.line:type_name -> taskmem.v1.ActionLogLine
+	81,  // 40: taskmem.v1.PostMessageRequest.role:type_name -> taskmem.v1.MessageRole
+	82,  // 41: taskmem.v1.PostMessageRequest.kind:type_name -> taskmem.v1.MessageKind
+	71,  // 42: taskmem.v1.PostMessageRequest.expire_time:type_name -> google.protobuf.Timestamp
+	83,  // 43: taskmem.v1.PostMessageResponse.message:type_name -> taskmem.v1.Message
+	74,  // 44: taskmem.v1.PostMessageResponse.inferred_items:type_name -> taskmem.v1.PlanItem
+	82,  // 45: taskmem.v1.ListMessagesRequest.kinds:type_name -> taskmem.v1.MessageKind
+	83,  // 46: taskmem.v1.ListMessagesResponse.messages:type_name -> taskmem.v1.Message
+	84,  // 47: taskmem.v1.RecordContextSnapshotResponse.snapshot:type_name -> taskmem.v1.ContextSnapshot
+	84,  // 48: taskmem.v1.ListContextSnapshotsResponse.snapshots:type_name -> taskmem.v1.ContextSnapshot
+	67,  // 49: taskmem.v1.SubscribeEventsRequest.types:type_name -> taskmem.v1.EventType
+	85,  // 50: taskmem.v1.SubscribeEventsResponse.event:type_name -> taskmem.v1.Event
+	67,  // 51: taskmem.v1.ListEventsRequest.types:type_name -> taskmem.v1.EventType
+	85,  // 52: taskmem.v1.ListEventsResponse.events:type_name -> taskmem.v1.Event
+	68,  // 53: taskmem.v1.GetProgressResponse.task:type_name -> taskmem.v1.Task
+	74,  // 54: taskmem.v1.GetProgressResponse.completed:type_name -> taskmem.v1.PlanItem
+	74,  // 55: taskmem.v1.GetProgressResponse.current:type_name -> taskmem.v1.PlanItem
+	74,  // 56: taskmem.v1.GetProgressResponse.next:type_name -> taskmem.v1.PlanItem
+	74,  // 57: taskmem.v1.GetProgressResponse.blocked:type_name -> taskmem.v1.PlanItem
+	74,  // 58: taskmem.v1.GetProgressResponse.failed:type_name -> taskmem.v1.PlanItem
+	83,  // 59: taskmem.v1.GetProgressResponse.recent_messages:type_name -> taskmem.v1.Message
+	86,  // 60: taskmem.v1.GetProgressResponse.decisions:type_name -> taskmem.v1.StateItemNote
+	86,  // 61: taskmem.v1.GetProgressResponse.constraints:type_name -> taskmem.v1.StateItemNote
+	86,  // 62: taskmem.v1.GetProgressResponse.open_questions:type_name -> taskmem.v1.StateItemNote
+	87,  // 63: taskmem.v1.GetProgressResponse.open_waits:type_name -> taskmem.v1.OpenWait
+	88,  // 64: taskmem.v1.GetProgressResponse.open_conflicts:type_name -> taskmem.v1.StateConflict
+	76,  // 65: taskmem.v1.GetProgressResponse.claims:type_name -> taskmem.v1.PlanItemClaim
+	89,  // 66: taskmem.v1.ListWebhookDeliveriesRequest.states:type_name -> taskmem.v1.WebhookDeliveryState
+	90,  // 67: taskmem.v1.ListWebhookDeliveriesResponse.deliveries:type_name -> taskmem.v1.WebhookDelivery
+	75,  // 68: taskmem.v1.RotateWebhookSecretRequest.overlap:type_name -> google.protobuf.Duration
+	71,  // 69: taskmem.v1.RotateWebhookSecretResponse.previous_secret_expire_time:type_name -> google.protobuf.Timestamp
+	91,  // 70: taskmem.v1.GetTaskUsageResponse.model_usage:type_name -> taskmem.v1.ModelUsage
+	92,  // 71: taskmem.v1.GetTaskUsageResponse.namespace_budget:type_name -> taskmem.v1.ModelBudget
+	68,  // 72: taskmem.v1.ForkTaskResponse.task:type_name -> taskmem.v1.Task
+	69,  // 73: taskmem.v1.ForkTaskResponse.plan:type_name -> taskmem.v1.Plan
+	81,  // 74: taskmem.v1.SessionItemSpec.role:type_name -> taskmem.v1.MessageRole
+	55,  // 75: taskmem.v1.AddSessionItemsRequest.items:type_name -> taskmem.v1.SessionItemSpec
+	93,  // 76: taskmem.v1.AddSessionItemsResponse.items:type_name -> taskmem.v1.SessionItem
+	93,  // 77: taskmem.v1.ListSessionItemsResponse.items:type_name -> taskmem.v1.SessionItem
+	93,  // 78: taskmem.v1.PopSessionItemResponse.item:type_name -> taskmem.v1.SessionItem
+	0,   // 79: taskmem.v1.TaskService.CreateTask:input_type -> taskmem.v1.CreateTaskRequest
+	2,   // 80: taskmem.v1.TaskService.GetTask:input_type -> taskmem.v1.GetTaskRequest
+	4,   // 81: taskmem.v1.TaskService.ListTasks:input_type -> taskmem.v1.ListTasksRequest
+	6,   // 82: taskmem.v1.TaskService.UpdateTask:input_type -> taskmem.v1.UpdateTaskRequest
+	8,   // 83: taskmem.v1.TaskService.ReplacePlan:input_type -> taskmem.v1.ReplacePlanRequest
+	10,  // 84: taskmem.v1.TaskService.GetPlan:input_type -> taskmem.v1.GetPlanRequest
+	12,  // 85: taskmem.v1.TaskService.UpdatePlanItem:input_type -> taskmem.v1.UpdatePlanItemRequest
+	14,  // 86: taskmem.v1.TaskService.ClaimPlanItem:input_type -> taskmem.v1.ClaimPlanItemRequest
+	16,  // 87: taskmem.v1.TaskService.RenewClaim:input_type -> taskmem.v1.RenewClaimRequest
+	18,  // 88: taskmem.v1.TaskService.ReleaseClaim:input_type -> taskmem.v1.ReleaseClaimRequest
+	20,  // 89: taskmem.v1.TaskService.RecordAction:input_type -> taskmem.v1.RecordActionRequest
+	22,  // 90: taskmem.v1.TaskService.CompleteAction:input_type -> taskmem.v1.CompleteActionRequest
+	24,  // 91: taskmem.v1.TaskService.ListActions:input_type -> taskmem.v1.ListActionsRequest
+	27,  // 92: taskmem.v1.TaskService.AppendActionLog:input_type -> taskmem.v1.AppendActionLogRequest
+	29,  // 93: taskmem.v1.TaskService.TailActionLog:input_type -> taskmem.v1.TailActionLogRequest
+	31,  // 94: taskmem.v1.TaskService.PostMessage:input_type -> taskmem.v1.PostMessageRequest
+	33,  // 95: taskmem.v1.TaskService.ListMessages:input_type -> taskmem.v1.ListMessagesRequest
+	35,  // 96: taskmem.v1.TaskService.RecordContextSnapshot:input_type -> taskmem.v1.RecordContextSnapshotRequest
+	37,  // 97: taskmem.v1.TaskService.ListContextSnapshots:input_type -> taskmem.v1.ListContextSnapshotsRequest
+	39,  // 98: taskmem.v1.TaskService.SubscribeEvents:input_type -> taskmem.v1.SubscribeEventsRequest
+	41,  // 99: taskmem.v1.TaskService.ListEvents:input_type -> taskmem.v1.ListEventsRequest
+	43,  // 100: taskmem.v1.TaskService.GetProgress:input_type -> taskmem.v1.GetProgressRequest
+	45,  // 101: taskmem.v1.TaskService.ListWebhookDeliveries:input_type -> taskmem.v1.ListWebhookDeliveriesRequest
+	47,  // 102: taskmem.v1.TaskService.GetWebhookSecret:input_type -> taskmem.v1.GetWebhookSecretRequest
+	49,  // 103: taskmem.v1.TaskService.RotateWebhookSecret:input_type -> taskmem.v1.RotateWebhookSecretRequest
+	51,  // 104: taskmem.v1.TaskService.GetTaskUsage:input_type -> taskmem.v1.GetTaskUsageRequest
+	53,  // 105: taskmem.v1.TaskService.ForkTask:input_type -> taskmem.v1.ForkTaskRequest
+	56,  // 106: taskmem.v1.TaskService.AddSessionItems:input_type -> taskmem.v1.AddSessionItemsRequest
+	58,  // 107: taskmem.v1.TaskService.ListSessionItems:input_type -> taskmem.v1.ListSessionItemsRequest
+	60,  // 108: taskmem.v1.TaskService.PopSessionItem:input_type -> taskmem.v1.PopSessionItemRequest
+	62,  // 109: taskmem.v1.TaskService.ClearSessionItems:input_type -> taskmem.v1.ClearSessionItemsRequest
+	1,   // 110: taskmem.v1.TaskService.CreateTask:output_type -> taskmem.v1.CreateTaskResponse
+	3,   // 111: taskmem.v1.TaskService.GetTask:output_type -> taskmem.v1.GetTaskResponse
+	5,   // 112: taskmem.v1.TaskService.ListTasks:output_type -> taskmem.v1.ListTasksResponse
+	7,   // 113: taskmem.v1.TaskService.UpdateTask:output_type -> taskmem.v1.UpdateTaskResponse
+	9,   // 114: taskmem.v1.TaskService.ReplacePlan:output_type -> taskmem.v1.ReplacePlanResponse
+	11,  // 115: taskmem.v1.TaskService.GetPlan:output_type -> taskmem.v1.GetPlanResponse
+	13,  // 116: taskmem.v1.TaskService.UpdatePlanItem:output_type -> taskmem.v1.UpdatePlanItemResponse
+	15,  // 117: taskmem.v1.TaskService.ClaimPlanItem:output_type -> taskmem.v1.ClaimPlanItemResponse
+	17,  // 118: taskmem.v1.TaskService.RenewClaim:output_type -> taskmem.v1.RenewClaimResponse
+	19,  // 119: taskmem.v1.TaskService.ReleaseClaim:output_type -> taskmem.v1.ReleaseClaimResponse
+	21,  // 120: taskmem.v1.TaskService.RecordAction:output_type -> taskmem.v1.RecordActionResponse
+	23,  // 121: taskmem.v1.TaskService.CompleteAction:output_type -> taskmem.v1.CompleteActionResponse
+	25,  // 122: taskmem.v1.TaskService.ListActions:output_type -> taskmem.v1.ListActionsResponse
+	28,  // 123: taskmem.v1.TaskService.AppendActionLog:output_type -> taskmem.v1.AppendActionLogResponse
+	30,  // 124: taskmem.v1.TaskService.TailActionLog:output_type -> taskmem.v1.TailActionLogResponse
+	32,  // 125: taskmem.v1.TaskService.PostMessage:output_type -> taskmem.v1.PostMessageResponse
+	34,  // 126: taskmem.v1.TaskService.ListMessages:output_type -> taskmem.v1.ListMessagesResponse
+	36,  // 127: taskmem.v1.TaskService.RecordContextSnapshot:output_type -> taskmem.v1.RecordContextSnapshotResponse
+	38,  // 128: taskmem.v1.TaskService.ListContextSnapshots:output_type -> taskmem.v1.ListContextSnapshotsResponse
+	40,  // 129: taskmem.v1.TaskService.SubscribeEvents:output_type -> taskmem.v1.SubscribeEventsResponse
+	42,  // 130: taskmem.v1.TaskService.ListEvents:output_type -> taskmem.v1.ListEventsResponse
+	44,  // 131: taskmem.v1.TaskService.GetProgress:output_type -> taskmem.v1.GetProgressResponse
+	46,  // 132: taskmem.v1.TaskService.ListWebhookDeliveries:output_type -> taskmem.v1.ListWebhookDeliveriesResponse
+	48,  // 133: taskmem.v1.TaskService.GetWebhookSecret:output_type -> taskmem.v1.GetWebhookSecretResponse
+	50,  // 134: taskmem.v1.TaskService.RotateWebhookSecret:output_type -> taskmem.v1.RotateWebhookSecretResponse
+	52,  // 135: taskmem.v1.TaskService.GetTaskUsage:output_type -> taskmem.v1.GetTaskUsageResponse
+	54,  // 136: taskmem.v1.TaskService.ForkTask:output_type -> taskmem.v1.ForkTaskResponse
+	57,  // 137: taskmem.v1.TaskService.AddSessionItems:output_type -> taskmem.v1.AddSessionItemsResponse
+	59,  // 138: taskmem.v1.TaskService.ListSessionItems:output_type -> taskmem.v1.ListSessionItemsResponse
+	61,  // 139: taskmem.v1.TaskService.PopSessionItem:output_type -> taskmem.v1.PopSessionItemResponse
+	63,  // 140: taskmem.v1.TaskService.ClearSessionItems:output_type -> taskmem.v1.ClearSessionItemsResponse
+	110, // [110:141] is the sub-list for method output_type
+	79,  // [79:110] is the sub-list for method input_type
+	79,  // [79:79] is the sub-list for extension type_name
+	79,  // [79:79] is the sub-list for extension extendee
+	0,   // [0:79] is the sub-list for field type_name
 }
 
 func init() { file_taskmem_v1_task_service_proto_init() }
@@ -4447,7 +4980,7 @@ func file_taskmem_v1_task_service_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_taskmem_v1_task_service_proto_rawDesc), len(file_taskmem_v1_task_service_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   55,
+			NumMessages:   64,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

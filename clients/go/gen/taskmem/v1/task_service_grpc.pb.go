@@ -46,6 +46,10 @@ const (
 	TaskService_RotateWebhookSecret_FullMethodName   = "/taskmem.v1.TaskService/RotateWebhookSecret"
 	TaskService_GetTaskUsage_FullMethodName          = "/taskmem.v1.TaskService/GetTaskUsage"
 	TaskService_ForkTask_FullMethodName              = "/taskmem.v1.TaskService/ForkTask"
+	TaskService_AddSessionItems_FullMethodName       = "/taskmem.v1.TaskService/AddSessionItems"
+	TaskService_ListSessionItems_FullMethodName      = "/taskmem.v1.TaskService/ListSessionItems"
+	TaskService_PopSessionItem_FullMethodName        = "/taskmem.v1.TaskService/PopSessionItem"
+	TaskService_ClearSessionItems_FullMethodName     = "/taskmem.v1.TaskService/ClearSessionItems"
 )
 
 // TaskServiceClient is the client API for TaskService service.
@@ -267,6 +271,23 @@ type TaskServiceClient interface {
 	// Errors: NOT_FOUND for an unknown task; INVALID_ARGUMENT (field "at_cursor")
 	// for a cursor of another task's event or beyond the newest event.
 	ForkTask(ctx context.Context, in *ForkTaskRequest, opts ...grpc.CallOption) (*ForkTaskResponse, error)
+	// Appends items of a framework's conversation session (the OpenAI Agents
+	// SDK's Session) to the task's transcript: each item is a message (role and
+	// content as given, kind TEXT, under the namespace's message retention) that
+	// also keeps the item's exact JSON. Emits MESSAGE_POSTED per item. Errors:
+	// NOT_FOUND for an unknown task; INVALID_ARGUMENT naming the item's field.
+	AddSessionItems(ctx context.Context, in *AddSessionItemsRequest, opts ...grpc.CallOption) (*AddSessionItemsResponse, error)
+	// Returns the task's session items in order: all, or the newest `limit`.
+	// Items retracted (PopSessionItem, ClearSessionItems) or whose message has
+	// expired are left out. Errors: NOT_FOUND for an unknown task.
+	ListSessionItems(ctx context.Context, in *ListSessionItemsRequest, opts ...grpc.CallOption) (*ListSessionItemsResponse, error)
+	// Retracts the newest session item and returns it (none when the session
+	// is empty). Its message stays in the transcript: the record keeps what was
+	// said; the session no longer shows it. Emits SESSION_ITEMS_RETRACTED.
+	PopSessionItem(ctx context.Context, in *PopSessionItemRequest, opts ...grpc.CallOption) (*PopSessionItemResponse, error)
+	// Retracts every session item of the task (the messages stay in the
+	// transcript). Emits SESSION_ITEMS_RETRACTED when there were any.
+	ClearSessionItems(ctx context.Context, in *ClearSessionItemsRequest, opts ...grpc.CallOption) (*ClearSessionItemsResponse, error)
 }
 
 type taskServiceClient struct {
@@ -565,6 +586,46 @@ func (c *taskServiceClient) ForkTask(ctx context.Context, in *ForkTaskRequest, o
 	return out, nil
 }
 
+func (c *taskServiceClient) AddSessionItems(ctx context.Context, in *AddSessionItemsRequest, opts ...grpc.CallOption) (*AddSessionItemsResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(AddSessionItemsResponse)
+	err := c.cc.Invoke(ctx, TaskService_AddSessionItems_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *taskServiceClient) ListSessionItems(ctx context.Context, in *ListSessionItemsRequest, opts ...grpc.CallOption) (*ListSessionItemsResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(ListSessionItemsResponse)
+	err := c.cc.Invoke(ctx, TaskService_ListSessionItems_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *taskServiceClient) PopSessionItem(ctx context.Context, in *PopSessionItemRequest, opts ...grpc.CallOption) (*PopSessionItemResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(PopSessionItemResponse)
+	err := c.cc.Invoke(ctx, TaskService_PopSessionItem_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *taskServiceClient) ClearSessionItems(ctx context.Context, in *ClearSessionItemsRequest, opts ...grpc.CallOption) (*ClearSessionItemsResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(ClearSessionItemsResponse)
+	err := c.cc.Invoke(ctx, TaskService_ClearSessionItems_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 // TaskServiceServer is the server API for TaskService service.
 // All implementations must embed UnimplementedTaskServiceServer
 // for forward compatibility.
@@ -784,6 +845,23 @@ type TaskServiceServer interface {
 	// Errors: NOT_FOUND for an unknown task; INVALID_ARGUMENT (field "at_cursor")
 	// for a cursor of another task's event or beyond the newest event.
 	ForkTask(context.Context, *ForkTaskRequest) (*ForkTaskResponse, error)
+	// Appends items of a framework's conversation session (the OpenAI Agents
+	// SDK's Session) to the task's transcript: each item is a message (role and
+	// content as given, kind TEXT, under the namespace's message retention) that
+	// also keeps the item's exact JSON. Emits MESSAGE_POSTED per item. Errors:
+	// NOT_FOUND for an unknown task; INVALID_ARGUMENT naming the item's field.
+	AddSessionItems(context.Context, *AddSessionItemsRequest) (*AddSessionItemsResponse, error)
+	// Returns the task's session items in order: all, or the newest `limit`.
+	// Items retracted (PopSessionItem, ClearSessionItems) or whose message has
+	// expired are left out. Errors: NOT_FOUND for an unknown task.
+	ListSessionItems(context.Context, *ListSessionItemsRequest) (*ListSessionItemsResponse, error)
+	// Retracts the newest session item and returns it (none when the session
+	// is empty). Its message stays in the transcript: the record keeps what was
+	// said; the session no longer shows it. Emits SESSION_ITEMS_RETRACTED.
+	PopSessionItem(context.Context, *PopSessionItemRequest) (*PopSessionItemResponse, error)
+	// Retracts every session item of the task (the messages stay in the
+	// transcript). Emits SESSION_ITEMS_RETRACTED when there were any.
+	ClearSessionItems(context.Context, *ClearSessionItemsRequest) (*ClearSessionItemsResponse, error)
 	mustEmbedUnimplementedTaskServiceServer()
 }
 
@@ -874,6 +952,18 @@ func (UnimplementedTaskServiceServer) GetTaskUsage(context.Context, *GetTaskUsag
 }
 func (UnimplementedTaskServiceServer) ForkTask(context.Context, *ForkTaskRequest) (*ForkTaskResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method ForkTask not implemented")
+}
+func (UnimplementedTaskServiceServer) AddSessionItems(context.Context, *AddSessionItemsRequest) (*AddSessionItemsResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method AddSessionItems not implemented")
+}
+func (UnimplementedTaskServiceServer) ListSessionItems(context.Context, *ListSessionItemsRequest) (*ListSessionItemsResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method ListSessionItems not implemented")
+}
+func (UnimplementedTaskServiceServer) PopSessionItem(context.Context, *PopSessionItemRequest) (*PopSessionItemResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method PopSessionItem not implemented")
+}
+func (UnimplementedTaskServiceServer) ClearSessionItems(context.Context, *ClearSessionItemsRequest) (*ClearSessionItemsResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method ClearSessionItems not implemented")
 }
 func (UnimplementedTaskServiceServer) mustEmbedUnimplementedTaskServiceServer() {}
 func (UnimplementedTaskServiceServer) testEmbeddedByValue()                     {}
@@ -1368,6 +1458,78 @@ func _TaskService_ForkTask_Handler(srv interface{}, ctx context.Context, dec fun
 	return interceptor(ctx, in, info, handler)
 }
 
+func _TaskService_AddSessionItems_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(AddSessionItemsRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(TaskServiceServer).AddSessionItems(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: TaskService_AddSessionItems_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(TaskServiceServer).AddSessionItems(ctx, req.(*AddSessionItemsRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _TaskService_ListSessionItems_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(ListSessionItemsRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(TaskServiceServer).ListSessionItems(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: TaskService_ListSessionItems_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(TaskServiceServer).ListSessionItems(ctx, req.(*ListSessionItemsRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _TaskService_PopSessionItem_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(PopSessionItemRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(TaskServiceServer).PopSessionItem(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: TaskService_PopSessionItem_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(TaskServiceServer).PopSessionItem(ctx, req.(*PopSessionItemRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _TaskService_ClearSessionItems_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(ClearSessionItemsRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(TaskServiceServer).ClearSessionItems(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: TaskService_ClearSessionItems_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(TaskServiceServer).ClearSessionItems(ctx, req.(*ClearSessionItemsRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 // TaskService_ServiceDesc is the grpc.ServiceDesc for TaskService service.
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
@@ -1474,6 +1636,22 @@ var TaskService_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "ForkTask",
 			Handler:    _TaskService_ForkTask_Handler,
+		},
+		{
+			MethodName: "AddSessionItems",
+			Handler:    _TaskService_AddSessionItems_Handler,
+		},
+		{
+			MethodName: "ListSessionItems",
+			Handler:    _TaskService_ListSessionItems_Handler,
+		},
+		{
+			MethodName: "PopSessionItem",
+			Handler:    _TaskService_PopSessionItem_Handler,
+		},
+		{
+			MethodName: "ClearSessionItems",
+			Handler:    _TaskService_ClearSessionItems_Handler,
 		},
 	},
 	Streams: []grpc.StreamDesc{

@@ -156,6 +156,40 @@ class _EventTypeEnumTypeWrapper(_enum_type_wrapper._EnumTypeWrapper[_EventType.V
     and the new task. payload: the new Task (forked_from and forked_at say
     which task and cursor it came from).
     """
+    EVENT_TYPE_CHECKPOINT_PUT: _EventType.ValueType  # 90
+    """Checkpoints (CheckpointService), values 90–99.
+    A checkpoint was stored. payload: the Checkpoint without its value and
+    writes (thread_id, checkpoint_ns, checkpoint_id, parent_checkpoint_id,
+    metadata_json, step, source, run_id, create_time) plus "size_bytes".
+    """
+    EVENT_TYPE_CHECKPOINT_WRITES_PUT: _EventType.ValueType  # 91
+    """Pending writes were stored against a checkpoint. payload: {"thread_id",
+    "checkpoint_ns", "checkpoint_id", "writes": [{"graph_task_id", "idx",
+    "channel", "type", "size_bytes"}]}.
+    """
+    EVENT_TYPE_CHECKPOINTS_DELETED: _EventType.ValueType  # 92
+    """Checkpoints were deleted (DeleteCheckpointThread, DeleteCheckpointRuns,
+    PruneCheckpoints, or retention). payload: {"thread_id", "reason",
+    "deleted_count"}; reason is "thread", "runs", "prune" or "retention".
+    """
+    EVENT_TYPE_CHECKPOINT_THREAD_COPIED: _EventType.ValueType  # 93
+    """A checkpoint thread was copied (CopyCheckpointThread), emitted on the
+    source's and the target's task. payload: {"source_thread_id",
+    "target_thread_id", "checkpoint_id", "copied_count", "target_task_id"}.
+    """
+    EVENT_TYPE_STORE_ITEM_PUT: _EventType.ValueType  # 94
+    """A store item was put (MemoryService.PutStoreItems). payload: the
+    StoreItem without its value_json, plus "size_bytes".
+    """
+    EVENT_TYPE_STORE_ITEM_DELETED: _EventType.ValueType  # 95
+    """A store item was deleted, by a write or when it expired. payload:
+    {"path", "key", "reason"}; reason is "deleted" or "expired".
+    """
+    EVENT_TYPE_SESSION_ITEMS_RETRACTED: _EventType.ValueType  # 96
+    """Session items were retracted (PopSessionItem, ClearSessionItems); their
+    messages stay in the transcript. payload: {"message_ids", "reason"};
+    reason is "pop" or "clear".
+    """
 
 class EventType(_EventType, metaclass=_EventTypeEnumTypeWrapper):
     """EventType names what changed. New types are added as services grow; a
@@ -292,6 +326,40 @@ EVENT_TYPE_TASK_FORKED: EventType.ValueType  # 80
 """A task was forked (TaskService.ForkTask), emitted on both the original
 and the new task. payload: the new Task (forked_from and forked_at say
 which task and cursor it came from).
+"""
+EVENT_TYPE_CHECKPOINT_PUT: EventType.ValueType  # 90
+"""Checkpoints (CheckpointService), values 90–99.
+A checkpoint was stored. payload: the Checkpoint without its value and
+writes (thread_id, checkpoint_ns, checkpoint_id, parent_checkpoint_id,
+metadata_json, step, source, run_id, create_time) plus "size_bytes".
+"""
+EVENT_TYPE_CHECKPOINT_WRITES_PUT: EventType.ValueType  # 91
+"""Pending writes were stored against a checkpoint. payload: {"thread_id",
+"checkpoint_ns", "checkpoint_id", "writes": [{"graph_task_id", "idx",
+"channel", "type", "size_bytes"}]}.
+"""
+EVENT_TYPE_CHECKPOINTS_DELETED: EventType.ValueType  # 92
+"""Checkpoints were deleted (DeleteCheckpointThread, DeleteCheckpointRuns,
+PruneCheckpoints, or retention). payload: {"thread_id", "reason",
+"deleted_count"}; reason is "thread", "runs", "prune" or "retention".
+"""
+EVENT_TYPE_CHECKPOINT_THREAD_COPIED: EventType.ValueType  # 93
+"""A checkpoint thread was copied (CopyCheckpointThread), emitted on the
+source's and the target's task. payload: {"source_thread_id",
+"target_thread_id", "checkpoint_id", "copied_count", "target_task_id"}.
+"""
+EVENT_TYPE_STORE_ITEM_PUT: EventType.ValueType  # 94
+"""A store item was put (MemoryService.PutStoreItems). payload: the
+StoreItem without its value_json, plus "size_bytes".
+"""
+EVENT_TYPE_STORE_ITEM_DELETED: EventType.ValueType  # 95
+"""A store item was deleted, by a write or when it expired. payload:
+{"path", "key", "reason"}; reason is "deleted" or "expired".
+"""
+EVENT_TYPE_SESSION_ITEMS_RETRACTED: EventType.ValueType  # 96
+"""Session items were retracted (PopSessionItem, ClearSessionItems); their
+messages stay in the transcript. payload: {"message_ids", "reason"};
+reason is "pop" or "clear".
 """
 Global___EventType: _TypeAlias = EventType  # noqa: Y015
 

@@ -238,6 +238,30 @@ ARTIFACT_TYPE_CONFIG: ArtifactType.ValueType  # 5
 """A configuration file."""
 Global___ArtifactType: _TypeAlias = ArtifactType  # noqa: Y015
 
+class _StoreNamespaceMatchType:
+    ValueType = _typing.NewType("ValueType", _builtins.int)
+    V: _TypeAlias = ValueType  # noqa: Y015
+
+class _StoreNamespaceMatchTypeEnumTypeWrapper(_enum_type_wrapper._EnumTypeWrapper[_StoreNamespaceMatchType.ValueType], _builtins.type):
+    DESCRIPTOR: _descriptor.EnumDescriptor
+    STORE_NAMESPACE_MATCH_TYPE_UNSPECIFIED: _StoreNamespaceMatchType.ValueType  # 0
+    """Not given: INVALID_ARGUMENT."""
+    STORE_NAMESPACE_MATCH_TYPE_PREFIX: _StoreNamespaceMatchType.ValueType  # 1
+    """The path's first labels."""
+    STORE_NAMESPACE_MATCH_TYPE_SUFFIX: _StoreNamespaceMatchType.ValueType  # 2
+    """The path's last labels."""
+
+class StoreNamespaceMatchType(_StoreNamespaceMatchType, metaclass=_StoreNamespaceMatchTypeEnumTypeWrapper):
+    """StoreNamespaceMatchType says which end of a path a match applies to."""
+
+STORE_NAMESPACE_MATCH_TYPE_UNSPECIFIED: StoreNamespaceMatchType.ValueType  # 0
+"""Not given: INVALID_ARGUMENT."""
+STORE_NAMESPACE_MATCH_TYPE_PREFIX: StoreNamespaceMatchType.ValueType  # 1
+"""The path's first labels."""
+STORE_NAMESPACE_MATCH_TYPE_SUFFIX: StoreNamespaceMatchType.ValueType  # 2
+"""The path's last labels."""
+Global___StoreNamespaceMatchType: _TypeAlias = StoreNamespaceMatchType  # noqa: Y015
+
 @_typing.final
 class MemoryEntry(_message.Message):
     """MemoryEntry is one record of the typed memory archive. Entries are
@@ -777,3 +801,135 @@ class Pattern(_message.Message):
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
 Global___Pattern: _TypeAlias = Pattern  # noqa: Y015
+
+@_typing.final
+class StoreItem(_message.Message):
+    """StoreItem is one value of the namespaced key-value memory an agent
+    framework keeps (LangGraph's BaseStore): a JSON object under a hierarchical
+    path and a key. An item that is indexed is also a memory entry (type
+    CONTEXT, source "store") of the store's task, so SearchStoreItems finds it
+    with the archive's hybrid search.
+    """
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    PATH_FIELD_NUMBER: _builtins.int
+    KEY_FIELD_NUMBER: _builtins.int
+    VALUE_JSON_FIELD_NUMBER: _builtins.int
+    CREATE_TIME_FIELD_NUMBER: _builtins.int
+    UPDATE_TIME_FIELD_NUMBER: _builtins.int
+    EXPIRE_TIME_FIELD_NUMBER: _builtins.int
+    TTL_FIELD_NUMBER: _builtins.int
+    MEMORY_ENTRY_ID_FIELD_NUMBER: _builtins.int
+    key: _builtins.str
+    """The key within the path (1..256 characters)."""
+    value_json: _builtins.str
+    """The value: a JSON object, verbatim as put."""
+    memory_entry_id: _builtins.str
+    """The memory entry that indexes it for search; empty when not indexed."""
+    @_builtins.property
+    def path(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]:
+        """The path, outermost label first, e.g. ["users", "u1", "memories"]: 1..31
+        non-empty labels of at most 256 characters, none containing "." or the
+        control character U+001F.
+        """
+
+    @_builtins.property
+    def create_time(self) -> _timestamp_pb2.Timestamp:
+        """When the key was first put."""
+
+    @_builtins.property
+    def update_time(self) -> _timestamp_pb2.Timestamp:
+        """When it was last put."""
+
+    @_builtins.property
+    def expire_time(self) -> _timestamp_pb2.Timestamp:
+        """When it expires (no read returns it from then); unset: never."""
+
+    @_builtins.property
+    def ttl(self) -> _duration_pb2.Duration:
+        """Its time to live: each put, and each read that asks to refresh, sets
+        expire_time to now + ttl. Unset: none.
+        """
+
+    def __init__(
+        self,
+        *,
+        path: _abc.Iterable[_builtins.str] | None = ...,
+        key: _builtins.str = ...,
+        value_json: _builtins.str = ...,
+        create_time: _timestamp_pb2.Timestamp | None = ...,
+        update_time: _timestamp_pb2.Timestamp | None = ...,
+        expire_time: _timestamp_pb2.Timestamp | None = ...,
+        ttl: _duration_pb2.Duration | None = ...,
+        memory_entry_id: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["create_time", b"create_time", "expire_time", b"expire_time", "ttl", b"ttl", "update_time", b"update_time"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["create_time", b"create_time", "expire_time", b"expire_time", "key", b"key", "memory_entry_id", b"memory_entry_id", "path", b"path", "ttl", b"ttl", "update_time", b"update_time", "value_json", b"value_json"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___StoreItem: _TypeAlias = StoreItem  # noqa: Y015
+
+@_typing.final
+class StoreItemHit(_message.Message):
+    """StoreItemHit is one result of SearchStoreItems."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    ITEM_FIELD_NUMBER: _builtins.int
+    SCORE_FIELD_NUMBER: _builtins.int
+    score: _builtins.float
+    """The hybrid search's score (higher is better); unset for items the query
+    did not find, which follow every found one.
+    """
+    @_builtins.property
+    def item(self) -> Global___StoreItem:
+        """The item."""
+
+    def __init__(
+        self,
+        *,
+        item: Global___StoreItem | None = ...,
+        score: _builtins.float | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["_score", b"_score", "item", b"item", "score", b"score"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["_score", b"_score", "item", b"item", "score", b"score"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    _WhichOneofReturnType__score: _TypeAlias = _typing.Literal["score"]  # noqa: Y015
+    _WhichOneofArgType__score: _TypeAlias = _typing.Literal["_score", b"_score"]  # noqa: Y015
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__score) -> _WhichOneofReturnType__score | None: ...
+
+Global___StoreItemHit: _TypeAlias = StoreItemHit  # noqa: Y015
+
+@_typing.final
+class StoreNamespaceMatch(_message.Message):
+    """StoreNamespaceMatch matches paths by their first (PREFIX) or last (SUFFIX)
+    labels; the label "*" matches any one label.
+    """
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    MATCH_TYPE_FIELD_NUMBER: _builtins.int
+    LABELS_FIELD_NUMBER: _builtins.int
+    match_type: Global___StoreNamespaceMatchType.ValueType
+    """Which end of the path the labels are matched against."""
+    @_builtins.property
+    def labels(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]:
+        """The labels (at least 1)."""
+
+    def __init__(
+        self,
+        *,
+        match_type: Global___StoreNamespaceMatchType.ValueType = ...,
+        labels: _abc.Iterable[_builtins.str] | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["labels", b"labels", "match_type", b"match_type"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___StoreNamespaceMatch: _TypeAlias = StoreNamespaceMatch  # noqa: Y015

@@ -1334,3 +1334,339 @@ class ListPatternsResponse(_message.Message):
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
 Global___ListPatternsResponse: _TypeAlias = ListPatternsResponse  # noqa: Y015
+
+@_typing.final
+class StoreItemWrite(_message.Message):
+    """StoreItemWrite puts or deletes one store item."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    PATH_FIELD_NUMBER: _builtins.int
+    KEY_FIELD_NUMBER: _builtins.int
+    VALUE_JSON_FIELD_NUMBER: _builtins.int
+    TTL_FIELD_NUMBER: _builtins.int
+    INDEX_TEXT_FIELD_NUMBER: _builtins.int
+    key: _builtins.str
+    """The item's key."""
+    value_json: _builtins.str
+    """The new value, a JSON object (at most 1 MiB); empty deletes the item."""
+    index_text: _builtins.str
+    """The text to index for search (at most 64 KiB; its first 300 characters
+    are what semantic search embeds); empty: not indexed.
+    """
+    @_builtins.property
+    def path(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]:
+        """The item's path (see StoreItem.path)."""
+
+    @_builtins.property
+    def ttl(self) -> _duration_pb2.Duration:
+        """Its time to live (see StoreItem.ttl); unset: none."""
+
+    def __init__(
+        self,
+        *,
+        path: _abc.Iterable[_builtins.str] | None = ...,
+        key: _builtins.str = ...,
+        value_json: _builtins.str = ...,
+        ttl: _duration_pb2.Duration | None = ...,
+        index_text: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["ttl", b"ttl"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["index_text", b"index_text", "key", b"key", "path", b"path", "ttl", b"ttl", "value_json", b"value_json"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___StoreItemWrite: _TypeAlias = StoreItemWrite  # noqa: Y015
+
+@_typing.final
+class PutStoreItemsRequest(_message.Message):
+    """PutStoreItemsRequest is a batch of writes."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    WRITES_FIELD_NUMBER: _builtins.int
+    TASK_ID_FIELD_NUMBER: _builtins.int
+    task_id: _builtins.str
+    """The task whose record holds the index entries of items written now; empty:
+    the namespace's store task (made on first use, named "LangGraph store").
+    """
+    @_builtins.property
+    def writes(self) -> _containers.RepeatedCompositeFieldContainer[Global___StoreItemWrite]:
+        """1..100 writes, applied in order."""
+
+    def __init__(
+        self,
+        *,
+        writes: _abc.Iterable[Global___StoreItemWrite] | None = ...,
+        task_id: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["task_id", b"task_id", "writes", b"writes"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___PutStoreItemsRequest: _TypeAlias = PutStoreItemsRequest  # noqa: Y015
+
+@_typing.final
+class PutStoreItemsResponse(_message.Message):
+    """PutStoreItemsResponse says what was written."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    PUT_COUNT_FIELD_NUMBER: _builtins.int
+    DELETED_COUNT_FIELD_NUMBER: _builtins.int
+    put_count: _builtins.int
+    """Items put."""
+    deleted_count: _builtins.int
+    """Items deleted (a delete of a missing item is not counted)."""
+    def __init__(
+        self,
+        *,
+        put_count: _builtins.int = ...,
+        deleted_count: _builtins.int = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["deleted_count", b"deleted_count", "put_count", b"put_count"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___PutStoreItemsResponse: _TypeAlias = PutStoreItemsResponse  # noqa: Y015
+
+@_typing.final
+class StoreItemKey(_message.Message):
+    """StoreItemKey names one store item."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    PATH_FIELD_NUMBER: _builtins.int
+    KEY_FIELD_NUMBER: _builtins.int
+    key: _builtins.str
+    """The key."""
+    @_builtins.property
+    def path(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]:
+        """The path."""
+
+    def __init__(
+        self,
+        *,
+        path: _abc.Iterable[_builtins.str] | None = ...,
+        key: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["key", b"key", "path", b"path"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___StoreItemKey: _TypeAlias = StoreItemKey  # noqa: Y015
+
+@_typing.final
+class GetStoreItemsRequest(_message.Message):
+    """GetStoreItemsRequest names items."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    KEYS_FIELD_NUMBER: _builtins.int
+    REFRESH_TTL_FIELD_NUMBER: _builtins.int
+    refresh_ttl: _builtins.bool
+    """Move each found item's expire time to now + its ttl first."""
+    @_builtins.property
+    def keys(self) -> _containers.RepeatedCompositeFieldContainer[Global___StoreItemKey]:
+        """1..100 keys."""
+
+    def __init__(
+        self,
+        *,
+        keys: _abc.Iterable[Global___StoreItemKey] | None = ...,
+        refresh_ttl: _builtins.bool = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["keys", b"keys", "refresh_ttl", b"refresh_ttl"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___GetStoreItemsRequest: _TypeAlias = GetStoreItemsRequest  # noqa: Y015
+
+@_typing.final
+class GetStoreItemsResponse(_message.Message):
+    """GetStoreItemsResponse holds the items found."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    ITEMS_FIELD_NUMBER: _builtins.int
+    @_builtins.property
+    def items(self) -> _containers.RepeatedCompositeFieldContainer[_memory_pb2.StoreItem]:
+        """The items that exist, in the order of the keys asked for."""
+
+    def __init__(
+        self,
+        *,
+        items: _abc.Iterable[_memory_pb2.StoreItem] | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["items", b"items"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___GetStoreItemsResponse: _TypeAlias = GetStoreItemsResponse  # noqa: Y015
+
+@_typing.final
+class SearchStoreItemsRequest(_message.Message):
+    """SearchStoreItemsRequest searches items under a path prefix."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    PATH_PREFIX_FIELD_NUMBER: _builtins.int
+    FILTER_JSON_FIELD_NUMBER: _builtins.int
+    QUERY_FIELD_NUMBER: _builtins.int
+    LIMIT_FIELD_NUMBER: _builtins.int
+    OFFSET_FIELD_NUMBER: _builtins.int
+    REFRESH_TTL_FIELD_NUMBER: _builtins.int
+    filter_json: _builtins.str
+    """A JSON object: each key names a top-level field of the value, which must
+    equal the given JSON (objects match by their given keys, recursively), or
+    hold for an object of operators {"$eq", "$ne", "$gt", "$gte", "$lt",
+    "$lte": value} (ordering operators compare numbers). Empty: no filter.
+    """
+    query: _builtins.str
+    """Text to search for (at most 1,000 characters); empty lists instead."""
+    limit: _builtins.int
+    """At most this many (1..1,000; 0 means 10)."""
+    offset: _builtins.int
+    """Skip this many first."""
+    refresh_ttl: _builtins.bool
+    """Move each returned item's expire time to now + its ttl."""
+    @_builtins.property
+    def path_prefix(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]:
+        """Only items whose path starts with these labels (none: every item)."""
+
+    def __init__(
+        self,
+        *,
+        path_prefix: _abc.Iterable[_builtins.str] | None = ...,
+        filter_json: _builtins.str = ...,
+        query: _builtins.str = ...,
+        limit: _builtins.int = ...,
+        offset: _builtins.int = ...,
+        refresh_ttl: _builtins.bool = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["filter_json", b"filter_json", "limit", b"limit", "offset", b"offset", "path_prefix", b"path_prefix", "query", b"query", "refresh_ttl", b"refresh_ttl"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___SearchStoreItemsRequest: _TypeAlias = SearchStoreItemsRequest  # noqa: Y015
+
+@_typing.final
+class SearchStoreItemsResponse(_message.Message):
+    """SearchStoreItemsResponse holds the hits."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    HITS_FIELD_NUMBER: _builtins.int
+    @_builtins.property
+    def hits(self) -> _containers.RepeatedCompositeFieldContainer[_memory_pb2.StoreItemHit]:
+        """Best first (with a query), else most recently put first."""
+
+    def __init__(
+        self,
+        *,
+        hits: _abc.Iterable[_memory_pb2.StoreItemHit] | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["hits", b"hits"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___SearchStoreItemsResponse: _TypeAlias = SearchStoreItemsResponse  # noqa: Y015
+
+@_typing.final
+class ListStoreNamespacesRequest(_message.Message):
+    """ListStoreNamespacesRequest filters paths."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    MATCHES_FIELD_NUMBER: _builtins.int
+    MAX_DEPTH_FIELD_NUMBER: _builtins.int
+    LIMIT_FIELD_NUMBER: _builtins.int
+    OFFSET_FIELD_NUMBER: _builtins.int
+    max_depth: _builtins.int
+    """Cut paths to this many labels (duplicates merged); 0: whole paths."""
+    limit: _builtins.int
+    """At most this many (1..1,000; 0 means 100)."""
+    offset: _builtins.int
+    """Skip this many first."""
+    @_builtins.property
+    def matches(self) -> _containers.RepeatedCompositeFieldContainer[_memory_pb2.StoreNamespaceMatch]:
+        """Conditions every listed path meets (at most 10)."""
+
+    def __init__(
+        self,
+        *,
+        matches: _abc.Iterable[_memory_pb2.StoreNamespaceMatch] | None = ...,
+        max_depth: _builtins.int = ...,
+        limit: _builtins.int = ...,
+        offset: _builtins.int = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["limit", b"limit", "matches", b"matches", "max_depth", b"max_depth", "offset", b"offset"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___ListStoreNamespacesRequest: _TypeAlias = ListStoreNamespacesRequest  # noqa: Y015
+
+@_typing.final
+class ListStoreNamespacesResponse(_message.Message):
+    """ListStoreNamespacesResponse holds the paths, sorted."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    NAMESPACES_FIELD_NUMBER: _builtins.int
+    @_builtins.property
+    def namespaces(self) -> _containers.RepeatedCompositeFieldContainer[Global___StoreNamespace]:
+        """The paths."""
+
+    def __init__(
+        self,
+        *,
+        namespaces: _abc.Iterable[Global___StoreNamespace] | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["namespaces", b"namespaces"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___ListStoreNamespacesResponse: _TypeAlias = ListStoreNamespacesResponse  # noqa: Y015
+
+@_typing.final
+class StoreNamespace(_message.Message):
+    """StoreNamespace is one path."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    PATH_FIELD_NUMBER: _builtins.int
+    @_builtins.property
+    def path(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]:
+        """Its labels, outermost first."""
+
+    def __init__(
+        self,
+        *,
+        path: _abc.Iterable[_builtins.str] | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["path", b"path"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___StoreNamespace: _TypeAlias = StoreNamespace  # noqa: Y015

@@ -134,6 +134,26 @@ class MemoryServiceStub:
                 request_serializer=taskmem_dot_v1_dot_memory__service__pb2.ListPatternsRequest.SerializeToString,
                 response_deserializer=taskmem_dot_v1_dot_memory__service__pb2.ListPatternsResponse.FromString,
                 _registered_method=True)
+        self.PutStoreItems = channel.unary_unary(
+                '/taskmem.v1.MemoryService/PutStoreItems',
+                request_serializer=taskmem_dot_v1_dot_memory__service__pb2.PutStoreItemsRequest.SerializeToString,
+                response_deserializer=taskmem_dot_v1_dot_memory__service__pb2.PutStoreItemsResponse.FromString,
+                _registered_method=True)
+        self.GetStoreItems = channel.unary_unary(
+                '/taskmem.v1.MemoryService/GetStoreItems',
+                request_serializer=taskmem_dot_v1_dot_memory__service__pb2.GetStoreItemsRequest.SerializeToString,
+                response_deserializer=taskmem_dot_v1_dot_memory__service__pb2.GetStoreItemsResponse.FromString,
+                _registered_method=True)
+        self.SearchStoreItems = channel.unary_unary(
+                '/taskmem.v1.MemoryService/SearchStoreItems',
+                request_serializer=taskmem_dot_v1_dot_memory__service__pb2.SearchStoreItemsRequest.SerializeToString,
+                response_deserializer=taskmem_dot_v1_dot_memory__service__pb2.SearchStoreItemsResponse.FromString,
+                _registered_method=True)
+        self.ListStoreNamespaces = channel.unary_unary(
+                '/taskmem.v1.MemoryService/ListStoreNamespaces',
+                request_serializer=taskmem_dot_v1_dot_memory__service__pb2.ListStoreNamespacesRequest.SerializeToString,
+                response_deserializer=taskmem_dot_v1_dot_memory__service__pb2.ListStoreNamespacesResponse.FromString,
+                _registered_method=True)
 
 
 class MemoryServiceServicer:
@@ -351,6 +371,48 @@ class MemoryServiceServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def PutStoreItems(self, request, context):
+        """Puts or deletes store items (a framework's key-value memory, see
+        StoreItem) in one transaction, in order; emits STORE_ITEM_PUT or
+        STORE_ITEM_DELETED per write on the store's task. An indexed put writes a
+        memory entry of index_text and retires (expires at once) the entry of the
+        value it replaces. Deleting a missing item does nothing. Errors:
+        INVALID_ARGUMENT naming the write's field (writes[1].path), NOT_FOUND for
+        an unknown task_id.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def GetStoreItems(self, request, context):
+        """Returns the items of the keys that exist and have not expired (missing
+        ones are left out); with refresh_ttl, first moves each found item's
+        expire_time to now + its ttl.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def SearchStoreItems(self, request, context):
+        """Searches the items under a path prefix. With a query: the items the
+        archive's HYBRID search finds (full text and, with embeddings configured,
+        semantic) best first with their score, then the other matching items;
+        without: the matching items, most recently put first. filter_json keeps
+        items whose value matches (see the field). Nothing matching is an empty
+        list.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def ListStoreNamespaces(self, request, context):
+        """Lists the distinct paths that hold unexpired items, sorted, optionally
+        matched and cut to a depth.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
 
 def add_MemoryServiceServicer_to_server(servicer, server):
     rpc_method_handlers = {
@@ -433,6 +495,26 @@ def add_MemoryServiceServicer_to_server(servicer, server):
                     servicer.ListPatterns,
                     request_deserializer=taskmem_dot_v1_dot_memory__service__pb2.ListPatternsRequest.FromString,
                     response_serializer=taskmem_dot_v1_dot_memory__service__pb2.ListPatternsResponse.SerializeToString,
+            ),
+            'PutStoreItems': grpc.unary_unary_rpc_method_handler(
+                    servicer.PutStoreItems,
+                    request_deserializer=taskmem_dot_v1_dot_memory__service__pb2.PutStoreItemsRequest.FromString,
+                    response_serializer=taskmem_dot_v1_dot_memory__service__pb2.PutStoreItemsResponse.SerializeToString,
+            ),
+            'GetStoreItems': grpc.unary_unary_rpc_method_handler(
+                    servicer.GetStoreItems,
+                    request_deserializer=taskmem_dot_v1_dot_memory__service__pb2.GetStoreItemsRequest.FromString,
+                    response_serializer=taskmem_dot_v1_dot_memory__service__pb2.GetStoreItemsResponse.SerializeToString,
+            ),
+            'SearchStoreItems': grpc.unary_unary_rpc_method_handler(
+                    servicer.SearchStoreItems,
+                    request_deserializer=taskmem_dot_v1_dot_memory__service__pb2.SearchStoreItemsRequest.FromString,
+                    response_serializer=taskmem_dot_v1_dot_memory__service__pb2.SearchStoreItemsResponse.SerializeToString,
+            ),
+            'ListStoreNamespaces': grpc.unary_unary_rpc_method_handler(
+                    servicer.ListStoreNamespaces,
+                    request_deserializer=taskmem_dot_v1_dot_memory__service__pb2.ListStoreNamespacesRequest.FromString,
+                    response_serializer=taskmem_dot_v1_dot_memory__service__pb2.ListStoreNamespacesResponse.SerializeToString,
             ),
     }
     generic_handler = grpc.method_handlers_generic_handler(
@@ -887,6 +969,114 @@ class MemoryService:
             '/taskmem.v1.MemoryService/ListPatterns',
             taskmem_dot_v1_dot_memory__service__pb2.ListPatternsRequest.SerializeToString,
             taskmem_dot_v1_dot_memory__service__pb2.ListPatternsResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def PutStoreItems(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/taskmem.v1.MemoryService/PutStoreItems',
+            taskmem_dot_v1_dot_memory__service__pb2.PutStoreItemsRequest.SerializeToString,
+            taskmem_dot_v1_dot_memory__service__pb2.PutStoreItemsResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def GetStoreItems(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/taskmem.v1.MemoryService/GetStoreItems',
+            taskmem_dot_v1_dot_memory__service__pb2.GetStoreItemsRequest.SerializeToString,
+            taskmem_dot_v1_dot_memory__service__pb2.GetStoreItemsResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def SearchStoreItems(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/taskmem.v1.MemoryService/SearchStoreItems',
+            taskmem_dot_v1_dot_memory__service__pb2.SearchStoreItemsRequest.SerializeToString,
+            taskmem_dot_v1_dot_memory__service__pb2.SearchStoreItemsResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def ListStoreNamespaces(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/taskmem.v1.MemoryService/ListStoreNamespaces',
+            taskmem_dot_v1_dot_memory__service__pb2.ListStoreNamespacesRequest.SerializeToString,
+            taskmem_dot_v1_dot_memory__service__pb2.ListStoreNamespacesResponse.FromString,
             options,
             channel_credentials,
             insecure,

@@ -175,6 +175,32 @@ class MemoryServiceStub:
     """
     ListPatterns: _grpc.UnaryUnaryMultiCallable[_memory_service_pb2.ListPatternsRequest, _memory_service_pb2.ListPatternsResponse]
     """Lists patterns, most frequent first, then most recently seen (AIP-158)."""
+    PutStoreItems: _grpc.UnaryUnaryMultiCallable[_memory_service_pb2.PutStoreItemsRequest, _memory_service_pb2.PutStoreItemsResponse]
+    """Puts or deletes store items (a framework's key-value memory, see
+    StoreItem) in one transaction, in order; emits STORE_ITEM_PUT or
+    STORE_ITEM_DELETED per write on the store's task. An indexed put writes a
+    memory entry of index_text and retires (expires at once) the entry of the
+    value it replaces. Deleting a missing item does nothing. Errors:
+    INVALID_ARGUMENT naming the write's field (writes[1].path), NOT_FOUND for
+    an unknown task_id.
+    """
+    GetStoreItems: _grpc.UnaryUnaryMultiCallable[_memory_service_pb2.GetStoreItemsRequest, _memory_service_pb2.GetStoreItemsResponse]
+    """Returns the items of the keys that exist and have not expired (missing
+    ones are left out); with refresh_ttl, first moves each found item's
+    expire_time to now + its ttl.
+    """
+    SearchStoreItems: _grpc.UnaryUnaryMultiCallable[_memory_service_pb2.SearchStoreItemsRequest, _memory_service_pb2.SearchStoreItemsResponse]
+    """Searches the items under a path prefix. With a query: the items the
+    archive's HYBRID search finds (full text and, with embeddings configured,
+    semantic) best first with their score, then the other matching items;
+    without: the matching items, most recently put first. filter_json keeps
+    items whose value matches (see the field). Nothing matching is an empty
+    list.
+    """
+    ListStoreNamespaces: _grpc.UnaryUnaryMultiCallable[_memory_service_pb2.ListStoreNamespacesRequest, _memory_service_pb2.ListStoreNamespacesResponse]
+    """Lists the distinct paths that hold unexpired items, sorted, optionally
+    matched and cut to a depth.
+    """
 
 @_typing.type_check_only
 class MemoryServiceAsyncStub(MemoryServiceStub):
@@ -323,6 +349,32 @@ class MemoryServiceAsyncStub(MemoryServiceStub):
     """
     ListPatterns: _aio.UnaryUnaryMultiCallable[_memory_service_pb2.ListPatternsRequest, _memory_service_pb2.ListPatternsResponse]  # type: ignore[assignment]
     """Lists patterns, most frequent first, then most recently seen (AIP-158)."""
+    PutStoreItems: _aio.UnaryUnaryMultiCallable[_memory_service_pb2.PutStoreItemsRequest, _memory_service_pb2.PutStoreItemsResponse]  # type: ignore[assignment]
+    """Puts or deletes store items (a framework's key-value memory, see
+    StoreItem) in one transaction, in order; emits STORE_ITEM_PUT or
+    STORE_ITEM_DELETED per write on the store's task. An indexed put writes a
+    memory entry of index_text and retires (expires at once) the entry of the
+    value it replaces. Deleting a missing item does nothing. Errors:
+    INVALID_ARGUMENT naming the write's field (writes[1].path), NOT_FOUND for
+    an unknown task_id.
+    """
+    GetStoreItems: _aio.UnaryUnaryMultiCallable[_memory_service_pb2.GetStoreItemsRequest, _memory_service_pb2.GetStoreItemsResponse]  # type: ignore[assignment]
+    """Returns the items of the keys that exist and have not expired (missing
+    ones are left out); with refresh_ttl, first moves each found item's
+    expire_time to now + its ttl.
+    """
+    SearchStoreItems: _aio.UnaryUnaryMultiCallable[_memory_service_pb2.SearchStoreItemsRequest, _memory_service_pb2.SearchStoreItemsResponse]  # type: ignore[assignment]
+    """Searches the items under a path prefix. With a query: the items the
+    archive's HYBRID search finds (full text and, with embeddings configured,
+    semantic) best first with their score, then the other matching items;
+    without: the matching items, most recently put first. filter_json keeps
+    items whose value matches (see the field). Nothing matching is an empty
+    list.
+    """
+    ListStoreNamespaces: _aio.UnaryUnaryMultiCallable[_memory_service_pb2.ListStoreNamespacesRequest, _memory_service_pb2.ListStoreNamespacesResponse]  # type: ignore[assignment]
+    """Lists the distinct paths that hold unexpired items, sorted, optionally
+    matched and cut to a depth.
+    """
 
 class MemoryServiceServicer(metaclass=_abc_1.ABCMeta):
     """MemoryService is the long-term memory of agents: a typed archive of memory
@@ -564,5 +616,55 @@ class MemoryServiceServicer(metaclass=_abc_1.ABCMeta):
         context: _ServicerContext,
     ) -> _typing.Union[_memory_service_pb2.ListPatternsResponse, _abc.Awaitable[_memory_service_pb2.ListPatternsResponse]]:
         """Lists patterns, most frequent first, then most recently seen (AIP-158)."""
+
+    @_abc_1.abstractmethod
+    def PutStoreItems(
+        self,
+        request: _memory_service_pb2.PutStoreItemsRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_memory_service_pb2.PutStoreItemsResponse, _abc.Awaitable[_memory_service_pb2.PutStoreItemsResponse]]:
+        """Puts or deletes store items (a framework's key-value memory, see
+        StoreItem) in one transaction, in order; emits STORE_ITEM_PUT or
+        STORE_ITEM_DELETED per write on the store's task. An indexed put writes a
+        memory entry of index_text and retires (expires at once) the entry of the
+        value it replaces. Deleting a missing item does nothing. Errors:
+        INVALID_ARGUMENT naming the write's field (writes[1].path), NOT_FOUND for
+        an unknown task_id.
+        """
+
+    @_abc_1.abstractmethod
+    def GetStoreItems(
+        self,
+        request: _memory_service_pb2.GetStoreItemsRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_memory_service_pb2.GetStoreItemsResponse, _abc.Awaitable[_memory_service_pb2.GetStoreItemsResponse]]:
+        """Returns the items of the keys that exist and have not expired (missing
+        ones are left out); with refresh_ttl, first moves each found item's
+        expire_time to now + its ttl.
+        """
+
+    @_abc_1.abstractmethod
+    def SearchStoreItems(
+        self,
+        request: _memory_service_pb2.SearchStoreItemsRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_memory_service_pb2.SearchStoreItemsResponse, _abc.Awaitable[_memory_service_pb2.SearchStoreItemsResponse]]:
+        """Searches the items under a path prefix. With a query: the items the
+        archive's HYBRID search finds (full text and, with embeddings configured,
+        semantic) best first with their score, then the other matching items;
+        without: the matching items, most recently put first. filter_json keeps
+        items whose value matches (see the field). Nothing matching is an empty
+        list.
+        """
+
+    @_abc_1.abstractmethod
+    def ListStoreNamespaces(
+        self,
+        request: _memory_service_pb2.ListStoreNamespacesRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_memory_service_pb2.ListStoreNamespacesResponse, _abc.Awaitable[_memory_service_pb2.ListStoreNamespacesResponse]]:
+        """Lists the distinct paths that hold unexpired items, sorted, optionally
+        matched and cut to a depth.
+        """
 
 def add_MemoryServiceServicer_to_server(servicer: MemoryServiceServicer, server: _typing.Union[_grpc.Server, _aio.Server]) -> None: ...

@@ -1232,3 +1232,37 @@ class ModelBudget(_message.Message):
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
 Global___ModelBudget: _TypeAlias = ModelBudget  # noqa: Y015
+
+@_typing.final
+class SessionItem(_message.Message):
+    """SessionItem is one item of a framework's conversation session kept in a
+    task's transcript (TaskService.AddSessionItems).
+    """
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    MESSAGE_ID_FIELD_NUMBER: _builtins.int
+    ITEM_JSON_FIELD_NUMBER: _builtins.int
+    CREATE_TIME_FIELD_NUMBER: _builtins.int
+    message_id: _builtins.str
+    """The transcript message that holds it."""
+    item_json: _builtins.str
+    """The item's JSON, verbatim as added."""
+    @_builtins.property
+    def create_time(self) -> _timestamp_pb2.Timestamp:
+        """When it was added."""
+
+    def __init__(
+        self,
+        *,
+        message_id: _builtins.str = ...,
+        item_json: _builtins.str = ...,
+        create_time: _timestamp_pb2.Timestamp | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["create_time", b"create_time"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["create_time", b"create_time", "item_json", b"item_json", "message_id", b"message_id"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___SessionItem: _TypeAlias = SessionItem  # noqa: Y015

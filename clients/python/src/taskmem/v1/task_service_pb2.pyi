@@ -2039,3 +2039,239 @@ class ForkTaskResponse(_message.Message):
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
 Global___ForkTaskResponse: _TypeAlias = ForkTaskResponse  # noqa: Y015
+
+@_typing.final
+class SessionItemSpec(_message.Message):
+    """SessionItemSpec is one item to add to a session."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    ROLE_FIELD_NUMBER: _builtins.int
+    CONTENT_FIELD_NUMBER: _builtins.int
+    ITEM_JSON_FIELD_NUMBER: _builtins.int
+    role: _task_pb2.MessageRole.ValueType
+    """The transcript message's role (required)."""
+    content: _builtins.str
+    """The transcript message's text (required, at most 100,000 characters): a
+    readable form of the item.
+    """
+    item_json: _builtins.str
+    """The item itself, a JSON object (at most 1 MiB), returned verbatim."""
+    def __init__(
+        self,
+        *,
+        role: _task_pb2.MessageRole.ValueType = ...,
+        content: _builtins.str = ...,
+        item_json: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["content", b"content", "item_json", b"item_json", "role", b"role"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___SessionItemSpec: _TypeAlias = SessionItemSpec  # noqa: Y015
+
+@_typing.final
+class AddSessionItemsRequest(_message.Message):
+    """AddSessionItemsRequest appends items to a task's session."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    TASK_ID_FIELD_NUMBER: _builtins.int
+    ITEMS_FIELD_NUMBER: _builtins.int
+    REQUEST_ID_FIELD_NUMBER: _builtins.int
+    task_id: _builtins.str
+    """The task (required)."""
+    request_id: _builtins.str
+    """Idempotency key (AIP-155): a retry adds nothing again."""
+    @_builtins.property
+    def items(self) -> _containers.RepeatedCompositeFieldContainer[Global___SessionItemSpec]:
+        """1..100 items, in order."""
+
+    def __init__(
+        self,
+        *,
+        task_id: _builtins.str = ...,
+        items: _abc.Iterable[Global___SessionItemSpec] | None = ...,
+        request_id: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["items", b"items", "request_id", b"request_id", "task_id", b"task_id"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___AddSessionItemsRequest: _TypeAlias = AddSessionItemsRequest  # noqa: Y015
+
+@_typing.final
+class AddSessionItemsResponse(_message.Message):
+    """AddSessionItemsResponse holds the stored items."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    ITEMS_FIELD_NUMBER: _builtins.int
+    @_builtins.property
+    def items(self) -> _containers.RepeatedCompositeFieldContainer[_task_pb2.SessionItem]:
+        """In request order."""
+
+    def __init__(
+        self,
+        *,
+        items: _abc.Iterable[_task_pb2.SessionItem] | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["items", b"items"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___AddSessionItemsResponse: _TypeAlias = AddSessionItemsResponse  # noqa: Y015
+
+@_typing.final
+class ListSessionItemsRequest(_message.Message):
+    """ListSessionItemsRequest names a task's session."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    TASK_ID_FIELD_NUMBER: _builtins.int
+    LIMIT_FIELD_NUMBER: _builtins.int
+    task_id: _builtins.str
+    """The task (required)."""
+    limit: _builtins.int
+    """Only the newest this many (0: all; at most 10,000)."""
+    def __init__(
+        self,
+        *,
+        task_id: _builtins.str = ...,
+        limit: _builtins.int = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["limit", b"limit", "task_id", b"task_id"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___ListSessionItemsRequest: _TypeAlias = ListSessionItemsRequest  # noqa: Y015
+
+@_typing.final
+class ListSessionItemsResponse(_message.Message):
+    """ListSessionItemsResponse holds the items, oldest first."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    ITEMS_FIELD_NUMBER: _builtins.int
+    @_builtins.property
+    def items(self) -> _containers.RepeatedCompositeFieldContainer[_task_pb2.SessionItem]:
+        """The items."""
+
+    def __init__(
+        self,
+        *,
+        items: _abc.Iterable[_task_pb2.SessionItem] | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["items", b"items"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___ListSessionItemsResponse: _TypeAlias = ListSessionItemsResponse  # noqa: Y015
+
+@_typing.final
+class PopSessionItemRequest(_message.Message):
+    """PopSessionItemRequest names a task's session."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    TASK_ID_FIELD_NUMBER: _builtins.int
+    REQUEST_ID_FIELD_NUMBER: _builtins.int
+    task_id: _builtins.str
+    """The task (required)."""
+    request_id: _builtins.str
+    """Idempotency key (AIP-155): a retry returns the item the first call popped."""
+    def __init__(
+        self,
+        *,
+        task_id: _builtins.str = ...,
+        request_id: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["request_id", b"request_id", "task_id", b"task_id"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___PopSessionItemRequest: _TypeAlias = PopSessionItemRequest  # noqa: Y015
+
+@_typing.final
+class PopSessionItemResponse(_message.Message):
+    """PopSessionItemResponse holds the item retracted."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    ITEM_FIELD_NUMBER: _builtins.int
+    @_builtins.property
+    def item(self) -> _task_pb2.SessionItem:
+        """The newest item, now retracted; unset when the session was empty."""
+
+    def __init__(
+        self,
+        *,
+        item: _task_pb2.SessionItem | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["item", b"item"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["item", b"item"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___PopSessionItemResponse: _TypeAlias = PopSessionItemResponse  # noqa: Y015
+
+@_typing.final
+class ClearSessionItemsRequest(_message.Message):
+    """ClearSessionItemsRequest names a task's session."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    TASK_ID_FIELD_NUMBER: _builtins.int
+    REQUEST_ID_FIELD_NUMBER: _builtins.int
+    task_id: _builtins.str
+    """The task (required)."""
+    request_id: _builtins.str
+    """Idempotency key (AIP-155)."""
+    def __init__(
+        self,
+        *,
+        task_id: _builtins.str = ...,
+        request_id: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["request_id", b"request_id", "task_id", b"task_id"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___ClearSessionItemsRequest: _TypeAlias = ClearSessionItemsRequest  # noqa: Y015
+
+@_typing.final
+class ClearSessionItemsResponse(_message.Message):
+    """ClearSessionItemsResponse says how many items were retracted."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    RETRACTED_COUNT_FIELD_NUMBER: _builtins.int
+    retracted_count: _builtins.int
+    """Items retracted."""
+    def __init__(
+        self,
+        *,
+        retracted_count: _builtins.int = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["retracted_count", b"retracted_count"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___ClearSessionItemsResponse: _TypeAlias = ClearSessionItemsResponse  # noqa: Y015

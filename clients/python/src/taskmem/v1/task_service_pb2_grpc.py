@@ -205,6 +205,26 @@ class TaskServiceStub:
                 request_serializer=taskmem_dot_v1_dot_task__service__pb2.ForkTaskRequest.SerializeToString,
                 response_deserializer=taskmem_dot_v1_dot_task__service__pb2.ForkTaskResponse.FromString,
                 _registered_method=True)
+        self.AddSessionItems = channel.unary_unary(
+                '/taskmem.v1.TaskService/AddSessionItems',
+                request_serializer=taskmem_dot_v1_dot_task__service__pb2.AddSessionItemsRequest.SerializeToString,
+                response_deserializer=taskmem_dot_v1_dot_task__service__pb2.AddSessionItemsResponse.FromString,
+                _registered_method=True)
+        self.ListSessionItems = channel.unary_unary(
+                '/taskmem.v1.TaskService/ListSessionItems',
+                request_serializer=taskmem_dot_v1_dot_task__service__pb2.ListSessionItemsRequest.SerializeToString,
+                response_deserializer=taskmem_dot_v1_dot_task__service__pb2.ListSessionItemsResponse.FromString,
+                _registered_method=True)
+        self.PopSessionItem = channel.unary_unary(
+                '/taskmem.v1.TaskService/PopSessionItem',
+                request_serializer=taskmem_dot_v1_dot_task__service__pb2.PopSessionItemRequest.SerializeToString,
+                response_deserializer=taskmem_dot_v1_dot_task__service__pb2.PopSessionItemResponse.FromString,
+                _registered_method=True)
+        self.ClearSessionItems = channel.unary_unary(
+                '/taskmem.v1.TaskService/ClearSessionItems',
+                request_serializer=taskmem_dot_v1_dot_task__service__pb2.ClearSessionItemsRequest.SerializeToString,
+                response_deserializer=taskmem_dot_v1_dot_task__service__pb2.ClearSessionItemsResponse.FromString,
+                _registered_method=True)
 
 
 class TaskServiceServicer:
@@ -558,6 +578,43 @@ class TaskServiceServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def AddSessionItems(self, request, context):
+        """Appends items of a framework's conversation session (the OpenAI Agents
+        SDK's Session) to the task's transcript: each item is a message (role and
+        content as given, kind TEXT, under the namespace's message retention) that
+        also keeps the item's exact JSON. Emits MESSAGE_POSTED per item. Errors:
+        NOT_FOUND for an unknown task; INVALID_ARGUMENT naming the item's field.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def ListSessionItems(self, request, context):
+        """Returns the task's session items in order: all, or the newest `limit`.
+        Items retracted (PopSessionItem, ClearSessionItems) or whose message has
+        expired are left out. Errors: NOT_FOUND for an unknown task.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def PopSessionItem(self, request, context):
+        """Retracts the newest session item and returns it (none when the session
+        is empty). Its message stays in the transcript: the record keeps what was
+        said; the session no longer shows it. Emits SESSION_ITEMS_RETRACTED.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def ClearSessionItems(self, request, context):
+        """Retracts every session item of the task (the messages stay in the
+        transcript). Emits SESSION_ITEMS_RETRACTED when there were any.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
 
 def add_TaskServiceServicer_to_server(servicer, server):
     rpc_method_handlers = {
@@ -695,6 +752,26 @@ def add_TaskServiceServicer_to_server(servicer, server):
                     servicer.ForkTask,
                     request_deserializer=taskmem_dot_v1_dot_task__service__pb2.ForkTaskRequest.FromString,
                     response_serializer=taskmem_dot_v1_dot_task__service__pb2.ForkTaskResponse.SerializeToString,
+            ),
+            'AddSessionItems': grpc.unary_unary_rpc_method_handler(
+                    servicer.AddSessionItems,
+                    request_deserializer=taskmem_dot_v1_dot_task__service__pb2.AddSessionItemsRequest.FromString,
+                    response_serializer=taskmem_dot_v1_dot_task__service__pb2.AddSessionItemsResponse.SerializeToString,
+            ),
+            'ListSessionItems': grpc.unary_unary_rpc_method_handler(
+                    servicer.ListSessionItems,
+                    request_deserializer=taskmem_dot_v1_dot_task__service__pb2.ListSessionItemsRequest.FromString,
+                    response_serializer=taskmem_dot_v1_dot_task__service__pb2.ListSessionItemsResponse.SerializeToString,
+            ),
+            'PopSessionItem': grpc.unary_unary_rpc_method_handler(
+                    servicer.PopSessionItem,
+                    request_deserializer=taskmem_dot_v1_dot_task__service__pb2.PopSessionItemRequest.FromString,
+                    response_serializer=taskmem_dot_v1_dot_task__service__pb2.PopSessionItemResponse.SerializeToString,
+            ),
+            'ClearSessionItems': grpc.unary_unary_rpc_method_handler(
+                    servicer.ClearSessionItems,
+                    request_deserializer=taskmem_dot_v1_dot_task__service__pb2.ClearSessionItemsRequest.FromString,
+                    response_serializer=taskmem_dot_v1_dot_task__service__pb2.ClearSessionItemsResponse.SerializeToString,
             ),
     }
     generic_handler = grpc.method_handlers_generic_handler(
@@ -1462,6 +1539,114 @@ class TaskService:
             '/taskmem.v1.TaskService/ForkTask',
             taskmem_dot_v1_dot_task__service__pb2.ForkTaskRequest.SerializeToString,
             taskmem_dot_v1_dot_task__service__pb2.ForkTaskResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def AddSessionItems(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/taskmem.v1.TaskService/AddSessionItems',
+            taskmem_dot_v1_dot_task__service__pb2.AddSessionItemsRequest.SerializeToString,
+            taskmem_dot_v1_dot_task__service__pb2.AddSessionItemsResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def ListSessionItems(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/taskmem.v1.TaskService/ListSessionItems',
+            taskmem_dot_v1_dot_task__service__pb2.ListSessionItemsRequest.SerializeToString,
+            taskmem_dot_v1_dot_task__service__pb2.ListSessionItemsResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def PopSessionItem(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/taskmem.v1.TaskService/PopSessionItem',
+            taskmem_dot_v1_dot_task__service__pb2.PopSessionItemRequest.SerializeToString,
+            taskmem_dot_v1_dot_task__service__pb2.PopSessionItemResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def ClearSessionItems(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/taskmem.v1.TaskService/ClearSessionItems',
+            taskmem_dot_v1_dot_task__service__pb2.ClearSessionItemsRequest.SerializeToString,
+            taskmem_dot_v1_dot_task__service__pb2.ClearSessionItemsResponse.FromString,
             options,
             channel_credentials,
             insecure,

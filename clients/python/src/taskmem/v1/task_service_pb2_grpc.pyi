@@ -264,6 +264,27 @@ class TaskServiceStub:
     Errors: NOT_FOUND for an unknown task; INVALID_ARGUMENT (field "at_cursor")
     for a cursor of another task's event or beyond the newest event.
     """
+    AddSessionItems: _grpc.UnaryUnaryMultiCallable[_task_service_pb2.AddSessionItemsRequest, _task_service_pb2.AddSessionItemsResponse]
+    """Appends items of a framework's conversation session (the OpenAI Agents
+    SDK's Session) to the task's transcript: each item is a message (role and
+    content as given, kind TEXT, under the namespace's message retention) that
+    also keeps the item's exact JSON. Emits MESSAGE_POSTED per item. Errors:
+    NOT_FOUND for an unknown task; INVALID_ARGUMENT naming the item's field.
+    """
+    ListSessionItems: _grpc.UnaryUnaryMultiCallable[_task_service_pb2.ListSessionItemsRequest, _task_service_pb2.ListSessionItemsResponse]
+    """Returns the task's session items in order: all, or the newest `limit`.
+    Items retracted (PopSessionItem, ClearSessionItems) or whose message has
+    expired are left out. Errors: NOT_FOUND for an unknown task.
+    """
+    PopSessionItem: _grpc.UnaryUnaryMultiCallable[_task_service_pb2.PopSessionItemRequest, _task_service_pb2.PopSessionItemResponse]
+    """Retracts the newest session item and returns it (none when the session
+    is empty). Its message stays in the transcript: the record keeps what was
+    said; the session no longer shows it. Emits SESSION_ITEMS_RETRACTED.
+    """
+    ClearSessionItems: _grpc.UnaryUnaryMultiCallable[_task_service_pb2.ClearSessionItemsRequest, _task_service_pb2.ClearSessionItemsResponse]
+    """Retracts every session item of the task (the messages stay in the
+    transcript). Emits SESSION_ITEMS_RETRACTED when there were any.
+    """
 
 @_typing.type_check_only
 class TaskServiceAsyncStub(TaskServiceStub):
@@ -500,6 +521,27 @@ class TaskServiceAsyncStub(TaskServiceStub):
     plan) PLAN_REPLACED on the new one.
     Errors: NOT_FOUND for an unknown task; INVALID_ARGUMENT (field "at_cursor")
     for a cursor of another task's event or beyond the newest event.
+    """
+    AddSessionItems: _aio.UnaryUnaryMultiCallable[_task_service_pb2.AddSessionItemsRequest, _task_service_pb2.AddSessionItemsResponse]  # type: ignore[assignment]
+    """Appends items of a framework's conversation session (the OpenAI Agents
+    SDK's Session) to the task's transcript: each item is a message (role and
+    content as given, kind TEXT, under the namespace's message retention) that
+    also keeps the item's exact JSON. Emits MESSAGE_POSTED per item. Errors:
+    NOT_FOUND for an unknown task; INVALID_ARGUMENT naming the item's field.
+    """
+    ListSessionItems: _aio.UnaryUnaryMultiCallable[_task_service_pb2.ListSessionItemsRequest, _task_service_pb2.ListSessionItemsResponse]  # type: ignore[assignment]
+    """Returns the task's session items in order: all, or the newest `limit`.
+    Items retracted (PopSessionItem, ClearSessionItems) or whose message has
+    expired are left out. Errors: NOT_FOUND for an unknown task.
+    """
+    PopSessionItem: _aio.UnaryUnaryMultiCallable[_task_service_pb2.PopSessionItemRequest, _task_service_pb2.PopSessionItemResponse]  # type: ignore[assignment]
+    """Retracts the newest session item and returns it (none when the session
+    is empty). Its message stays in the transcript: the record keeps what was
+    said; the session no longer shows it. Emits SESSION_ITEMS_RETRACTED.
+    """
+    ClearSessionItems: _aio.UnaryUnaryMultiCallable[_task_service_pb2.ClearSessionItemsRequest, _task_service_pb2.ClearSessionItemsResponse]  # type: ignore[assignment]
+    """Retracts every session item of the task (the messages stay in the
+    transcript). Emits SESSION_ITEMS_RETRACTED when there were any.
     """
 
 class TaskServiceServicer(metaclass=_abc_1.ABCMeta):
@@ -896,6 +938,51 @@ class TaskServiceServicer(metaclass=_abc_1.ABCMeta):
         plan) PLAN_REPLACED on the new one.
         Errors: NOT_FOUND for an unknown task; INVALID_ARGUMENT (field "at_cursor")
         for a cursor of another task's event or beyond the newest event.
+        """
+
+    @_abc_1.abstractmethod
+    def AddSessionItems(
+        self,
+        request: _task_service_pb2.AddSessionItemsRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_task_service_pb2.AddSessionItemsResponse, _abc.Awaitable[_task_service_pb2.AddSessionItemsResponse]]:
+        """Appends items of a framework's conversation session (the OpenAI Agents
+        SDK's Session) to the task's transcript: each item is a message (role and
+        content as given, kind TEXT, under the namespace's message retention) that
+        also keeps the item's exact JSON. Emits MESSAGE_POSTED per item. Errors:
+        NOT_FOUND for an unknown task; INVALID_ARGUMENT naming the item's field.
+        """
+
+    @_abc_1.abstractmethod
+    def ListSessionItems(
+        self,
+        request: _task_service_pb2.ListSessionItemsRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_task_service_pb2.ListSessionItemsResponse, _abc.Awaitable[_task_service_pb2.ListSessionItemsResponse]]:
+        """Returns the task's session items in order: all, or the newest `limit`.
+        Items retracted (PopSessionItem, ClearSessionItems) or whose message has
+        expired are left out. Errors: NOT_FOUND for an unknown task.
+        """
+
+    @_abc_1.abstractmethod
+    def PopSessionItem(
+        self,
+        request: _task_service_pb2.PopSessionItemRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_task_service_pb2.PopSessionItemResponse, _abc.Awaitable[_task_service_pb2.PopSessionItemResponse]]:
+        """Retracts the newest session item and returns it (none when the session
+        is empty). Its message stays in the transcript: the record keeps what was
+        said; the session no longer shows it. Emits SESSION_ITEMS_RETRACTED.
+        """
+
+    @_abc_1.abstractmethod
+    def ClearSessionItems(
+        self,
+        request: _task_service_pb2.ClearSessionItemsRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_task_service_pb2.ClearSessionItemsResponse, _abc.Awaitable[_task_service_pb2.ClearSessionItemsResponse]]:
+        """Retracts every session item of the task (the messages stay in the
+        transcript). Emits SESSION_ITEMS_RETRACTED when there were any.
         """
 
 def add_TaskServiceServicer_to_server(servicer: TaskServiceServicer, server: _typing.Union[_grpc.Server, _aio.Server]) -> None: ...

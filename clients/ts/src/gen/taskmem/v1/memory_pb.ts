@@ -12,7 +12,7 @@ import type { JsonObject, Message } from "@bufbuild/protobuf";
  * Describes the file taskmem/v1/memory.proto.
  */
 export const file_taskmem_v1_memory: GenFile = /*@__PURE__*/
-  fileDesc("Chd0YXNrbWVtL3YxL21lbW9yeS5wcm90bxIKdGFza21lbS52MSKbAgoLTWVtb3J5RW50cnkSCgoCaWQYASABKAkSDwoHdGFza19pZBgCIAEoCRISCgpzdWJ0YXNrX2lkGAMgASgJEiQKBHR5cGUYBCABKA4yFi50YXNrbWVtLnYxLk1lbW9yeVR5cGUSDwoHc3VtbWFyeRgFIAEoCRIOCgZkZXRhaWwYBiABKAkSDAoEdGFncxgHIAMoCRIUCgxyZWxldmFuY2VfdG8YCCADKAkSDgoGc291cmNlGAkgASgJEi8KC2NyZWF0ZV90aW1lGAogASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIvCgtleHBpcmVfdGltZRgLIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXAihQIKDE1lbW9yeUZpbHRlchIPCgd0YXNrX2lkGAEgASgJEhIKCnN1YnRhc2tfaWQYAiABKAkSJQoFdHlwZXMYAyADKA4yFi50YXNrbWVtLnYxLk1lbW9yeVR5cGUSDAoEdGFncxgEIAMoCRIWCg5tYXRjaF9hbGxfdGFncxgFIAEoCBIUCgxyZWxldmFuY2VfdG8YBiADKAkSNQoRY3JlYXRlX3RpbWVfYWZ0ZXIYByABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEjYKEmNyZWF0ZV90aW1lX2JlZm9yZRgIIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXAijgIKD01lbW9yeVNlYXJjaEhpdBImCgVlbnRyeRgBIAEoCzIXLnRhc2ttZW0udjEuTWVtb3J5RW50cnkSDQoFc2NvcmUYAiABKAESKAoIZm91bmRfYnkYAyADKA4yFi50YXNrbWVtLnYxLlNlYXJjaE1vZGUSDwoHc25pcHBldBgEIAEoCRIVCg1mdWxsdGV4dF9yYW5rGAUgASgFEhUKDXNlbWFudGljX3JhbmsYBiABKAUSGQoRZW1iZWRkaW5nX3BlbmRpbmcYByABKAgSEgoKc3VwZXJzZWRlZBgIIAEoCBIsCgh2YWxpZF90bxgJIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXAilQIKDktub3dsZWRnZVZhbHVlEg0KBXZhbHVlGAEgASgJEg4KBnNvdXJjZRgCIAEoCRISCgpjb25maWRlbmNlGAMgASgBEi4KCndyaXRlX3RpbWUYBCABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEjIKB291dGNvbWUYBSABKA4yIS50YXNrbWVtLnYxLktub3dsZWRnZVZhbHVlT3V0Y29tZRIuCgp2YWxpZF9mcm9tGAYgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIsCgh2YWxpZF90bxgHIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASDgoGY3Vyc29yGAggASgDItkCCglLbm93bGVkZ2USCgoCaWQYASABKAkSLwoIY2F0ZWdvcnkYAiABKA4yHS50YXNrbWVtLnYxLktub3dsZWRnZUNhdGVnb3J5EgsKA2tleRgDIAEoCRINCgV2YWx1ZRgEIAEoCRIOCgZzb3VyY2UYBSABKAkSEgoKY29uZmlkZW5jZRgGIAEoARIQCghyZXZpc2lvbhgHIAEoAxIvCgtjcmVhdGVfdGltZRgIIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASLwoLdXBkYXRlX3RpbWUYCSABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEisKB2hpc3RvcnkYCiADKAsyGi50YXNrbWVtLnYxLktub3dsZWRnZVZhbHVlEi4KCnZhbGlkX2Zyb20YCyABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wIu4CCgdFcGlzb2RlEgoKAmlkGAEgASgJEg8KB3Rhc2tfaWQYAiABKAkSEAoIYWdlbnRfaWQYAyABKAkSKQoGYWN0aW9uGAQgASgOMhkudGFza21lbS52MS5FcGlzb2RlQWN0aW9uEhAKCGFwcHJvYWNoGAUgASgJEg8KB291dGNvbWUYBiABKAkSKwoIZHVyYXRpb24YByABKAsyGS5nb29nbGUucHJvdG9idWYuRHVyYXRpb24SEQoJdG9rZW5zX2luGAggASgDEhIKCnRva2Vuc19vdXQYCSABKAMSLwoLY3JlYXRlX3RpbWUYCiABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEjAKDGFyY2hpdmVfdGltZRgLIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASLwoLZXhwaXJlX3RpbWUYDCABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wIu0BCghBcnRpZmFjdBIKCgJpZBgBIAEoCRIPCgd0YXNrX2lkGAIgASgJEhAKCGFnZW50X2lkGAMgASgJEiYKBHR5cGUYBCABKA4yGC50YXNrbWVtLnYxLkFydGlmYWN0VHlwZRIMCgRwYXRoGAUgASgJEhMKC2Rlc2NyaXB0aW9uGAYgASgJEhcKCnNpemVfYnl0ZXMYByABKANIAIgBARIOCgZzaGEyNTYYCCABKAkSLwoLY3JlYXRlX3RpbWUYCSABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wQg0KC19zaXplX2J5dGVzIt8BCgdQYXR0ZXJuEgoKAmlkGAEgASgJEhQKDHBhdHRlcm5fdHlwZRgCIAEoCRITCgtwYXR0ZXJuX2tleRgDIAEoCRIlCgRkYXRhGAQgASgLMhcuZ29vZ2xlLnByb3RvYnVmLlN0cnVjdBIRCglmcmVxdWVuY3kYBSABKAMSLwoLY3JlYXRlX3RpbWUYBiABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEjIKDmxhc3Rfc2Vlbl90aW1lGAcgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcCrnAQoKTWVtb3J5VHlwZRIbChdNRU1PUllfVFlQRV9VTlNQRUNJRklFRBAAEhgKFE1FTU9SWV9UWVBFX0RFQ0lTSU9OEAESFQoRTUVNT1JZX1RZUEVfRVJST1IQAhIbChdNRU1PUllfVFlQRV9UT09MX1JFU1VMVBADEiAKHE1FTU9SWV9UWVBFX1VTRVJfSU5TVFJVQ1RJT04QBBIZChVNRU1PUllfVFlQRV9ESVNDT1ZFUlkQBRIYChRNRU1PUllfVFlQRV9BUlRJRkFDVBAGEhcKE01FTU9SWV9UWVBFX0NPTlRFWFQQByp1CgpTZWFyY2hNb2RlEhsKF1NFQVJDSF9NT0RFX1VOU1BFQ0lGSUVEEAASGAoUU0VBUkNIX01PREVfRlVMTFRFWFQQARIYChRTRUFSQ0hfTU9ERV9TRU1BTlRJQxACEhYKElNFQVJDSF9NT0RFX0hZQlJJRBADKr0BChFLbm93bGVkZ2VDYXRlZ29yeRIiCh5LTk9XTEVER0VfQ0FURUdPUllfVU5TUEVDSUZJRUQQABIhCh1LTk9XTEVER0VfQ0FURUdPUllfQ09OVkVOVElPThABEiMKH0tOT1dMRURHRV9DQVRFR09SWV9BUkNISVRFQ1RVUkUQAhIfChtLTk9XTEVER0VfQ0FURUdPUllfREVDSVNJT04QAxIbChdLTk9XTEVER0VfQ0FURUdPUllfRkFDVBAEKowBChVLbm93bGVkZ2VWYWx1ZU91dGNvbWUSJwojS05PV0xFREdFX1ZBTFVFX09VVENPTUVfVU5TUEVDSUZJRUQQABIkCiBLTk9XTEVER0VfVkFMVUVfT1VUQ09NRV9SRVBMQUNFRBABEiQKIEtOT1dMRURHRV9WQUxVRV9PVVRDT01FX1JFSkVDVEVEEAIqogEKDUVwaXNvZGVBY3Rpb24SHgoaRVBJU09ERV9BQ1RJT05fVU5TUEVDSUZJRUQQABIcChhFUElTT0RFX0FDVElPTl9BVFRFTVBURUQQARIcChhFUElTT0RFX0FDVElPTl9DT01QTEVURUQQAhIZChVFUElTT0RFX0FDVElPTl9GQUlMRUQQAxIaChZFUElTT0RFX0FDVElPTl9SRVRSSUVEEAQqrAEKDEFydGlmYWN0VHlwZRIdChlBUlRJRkFDVF9UWVBFX1VOU1BFQ0lGSUVEEAASFgoSQVJUSUZBQ1RfVFlQRV9GSUxFEAESFwoTQVJUSUZBQ1RfVFlQRV9QQVRDSBACEhYKEkFSVElGQUNUX1RZUEVfVEVTVBADEhoKFkFSVElGQUNUX1RZUEVfRE9DVU1FTlQQBBIYChRBUlRJRkFDVF9UWVBFX0NPTkZJRxAFQkBaPmdpdGh1Yi5jb20vdGFza21lbS90YXNrbWVtL2NsaWVudHMvZ28vZ2VuL3Rhc2ttZW0vdjE7dGFza21lbXYxYgZwcm90bzM", [file_google_protobuf_duration, file_google_protobuf_struct, file_google_protobuf_timestamp]);
+  fileDesc("Chd0YXNrbWVtL3YxL21lbW9yeS5wcm90bxIKdGFza21lbS52MSKbAgoLTWVtb3J5RW50cnkSCgoCaWQYASABKAkSDwoHdGFza19pZBgCIAEoCRISCgpzdWJ0YXNrX2lkGAMgASgJEiQKBHR5cGUYBCABKA4yFi50YXNrbWVtLnYxLk1lbW9yeVR5cGUSDwoHc3VtbWFyeRgFIAEoCRIOCgZkZXRhaWwYBiABKAkSDAoEdGFncxgHIAMoCRIUCgxyZWxldmFuY2VfdG8YCCADKAkSDgoGc291cmNlGAkgASgJEi8KC2NyZWF0ZV90aW1lGAogASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIvCgtleHBpcmVfdGltZRgLIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXAihQIKDE1lbW9yeUZpbHRlchIPCgd0YXNrX2lkGAEgASgJEhIKCnN1YnRhc2tfaWQYAiABKAkSJQoFdHlwZXMYAyADKA4yFi50YXNrbWVtLnYxLk1lbW9yeVR5cGUSDAoEdGFncxgEIAMoCRIWCg5tYXRjaF9hbGxfdGFncxgFIAEoCBIUCgxyZWxldmFuY2VfdG8YBiADKAkSNQoRY3JlYXRlX3RpbWVfYWZ0ZXIYByABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEjYKEmNyZWF0ZV90aW1lX2JlZm9yZRgIIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXAijgIKD01lbW9yeVNlYXJjaEhpdBImCgVlbnRyeRgBIAEoCzIXLnRhc2ttZW0udjEuTWVtb3J5RW50cnkSDQoFc2NvcmUYAiABKAESKAoIZm91bmRfYnkYAyADKA4yFi50YXNrbWVtLnYxLlNlYXJjaE1vZGUSDwoHc25pcHBldBgEIAEoCRIVCg1mdWxsdGV4dF9yYW5rGAUgASgFEhUKDXNlbWFudGljX3JhbmsYBiABKAUSGQoRZW1iZWRkaW5nX3BlbmRpbmcYByABKAgSEgoKc3VwZXJzZWRlZBgIIAEoCBIsCgh2YWxpZF90bxgJIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXAilQIKDktub3dsZWRnZVZhbHVlEg0KBXZhbHVlGAEgASgJEg4KBnNvdXJjZRgCIAEoCRISCgpjb25maWRlbmNlGAMgASgBEi4KCndyaXRlX3RpbWUYBCABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEjIKB291dGNvbWUYBSABKA4yIS50YXNrbWVtLnYxLktub3dsZWRnZVZhbHVlT3V0Y29tZRIuCgp2YWxpZF9mcm9tGAYgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIsCgh2YWxpZF90bxgHIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASDgoGY3Vyc29yGAggASgDItkCCglLbm93bGVkZ2USCgoCaWQYASABKAkSLwoIY2F0ZWdvcnkYAiABKA4yHS50YXNrbWVtLnYxLktub3dsZWRnZUNhdGVnb3J5EgsKA2tleRgDIAEoCRINCgV2YWx1ZRgEIAEoCRIOCgZzb3VyY2UYBSABKAkSEgoKY29uZmlkZW5jZRgGIAEoARIQCghyZXZpc2lvbhgHIAEoAxIvCgtjcmVhdGVfdGltZRgIIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASLwoLdXBkYXRlX3RpbWUYCSABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEisKB2hpc3RvcnkYCiADKAsyGi50YXNrbWVtLnYxLktub3dsZWRnZVZhbHVlEi4KCnZhbGlkX2Zyb20YCyABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wIu4CCgdFcGlzb2RlEgoKAmlkGAEgASgJEg8KB3Rhc2tfaWQYAiABKAkSEAoIYWdlbnRfaWQYAyABKAkSKQoGYWN0aW9uGAQgASgOMhkudGFza21lbS52MS5FcGlzb2RlQWN0aW9uEhAKCGFwcHJvYWNoGAUgASgJEg8KB291dGNvbWUYBiABKAkSKwoIZHVyYXRpb24YByABKAsyGS5nb29nbGUucHJvdG9idWYuRHVyYXRpb24SEQoJdG9rZW5zX2luGAggASgDEhIKCnRva2Vuc19vdXQYCSABKAMSLwoLY3JlYXRlX3RpbWUYCiABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEjAKDGFyY2hpdmVfdGltZRgLIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASLwoLZXhwaXJlX3RpbWUYDCABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wIu0BCghBcnRpZmFjdBIKCgJpZBgBIAEoCRIPCgd0YXNrX2lkGAIgASgJEhAKCGFnZW50X2lkGAMgASgJEiYKBHR5cGUYBCABKA4yGC50YXNrbWVtLnYxLkFydGlmYWN0VHlwZRIMCgRwYXRoGAUgASgJEhMKC2Rlc2NyaXB0aW9uGAYgASgJEhcKCnNpemVfYnl0ZXMYByABKANIAIgBARIOCgZzaGEyNTYYCCABKAkSLwoLY3JlYXRlX3RpbWUYCSABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wQg0KC19zaXplX2J5dGVzIt8BCgdQYXR0ZXJuEgoKAmlkGAEgASgJEhQKDHBhdHRlcm5fdHlwZRgCIAEoCRITCgtwYXR0ZXJuX2tleRgDIAEoCRIlCgRkYXRhGAQgASgLMhcuZ29vZ2xlLnByb3RvYnVmLlN0cnVjdBIRCglmcmVxdWVuY3kYBSABKAMSLwoLY3JlYXRlX3RpbWUYBiABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEjIKDmxhc3Rfc2Vlbl90aW1lGAcgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcCKOAgoJU3RvcmVJdGVtEgwKBHBhdGgYASADKAkSCwoDa2V5GAIgASgJEhIKCnZhbHVlX2pzb24YAyABKAkSLwoLY3JlYXRlX3RpbWUYBCABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEi8KC3VwZGF0ZV90aW1lGAUgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIvCgtleHBpcmVfdGltZRgGIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASJgoDdHRsGAcgASgLMhkuZ29vZ2xlLnByb3RvYnVmLkR1cmF0aW9uEhcKD21lbW9yeV9lbnRyeV9pZBgIIAEoCSJRCgxTdG9yZUl0ZW1IaXQSIwoEaXRlbRgBIAEoCzIVLnRhc2ttZW0udjEuU3RvcmVJdGVtEhIKBXNjb3JlGAIgASgBSACIAQFCCAoGX3Njb3JlIl4KE1N0b3JlTmFtZXNwYWNlTWF0Y2gSNwoKbWF0Y2hfdHlwZRgBIAEoDjIjLnRhc2ttZW0udjEuU3RvcmVOYW1lc3BhY2VNYXRjaFR5cGUSDgoGbGFiZWxzGAIgAygJKucBCgpNZW1vcnlUeXBlEhsKF01FTU9SWV9UWVBFX1VOU1BFQ0lGSUVEEAASGAoUTUVNT1JZX1RZUEVfREVDSVNJT04QARIVChFNRU1PUllfVFlQRV9FUlJPUhACEhsKF01FTU9SWV9UWVBFX1RPT0xfUkVTVUxUEAMSIAocTUVNT1JZX1RZUEVfVVNFUl9JTlNUUlVDVElPThAEEhkKFU1FTU9SWV9UWVBFX0RJU0NPVkVSWRAFEhgKFE1FTU9SWV9UWVBFX0FSVElGQUNUEAYSFwoTTUVNT1JZX1RZUEVfQ09OVEVYVBAHKnUKClNlYXJjaE1vZGUSGwoXU0VBUkNIX01PREVfVU5TUEVDSUZJRUQQABIYChRTRUFSQ0hfTU9ERV9GVUxMVEVYVBABEhgKFFNFQVJDSF9NT0RFX1NFTUFOVElDEAISFgoSU0VBUkNIX01PREVfSFlCUklEEAMqvQEKEUtub3dsZWRnZUNhdGVnb3J5EiIKHktOT1dMRURHRV9DQVRFR09SWV9VTlNQRUNJRklFRBAAEiEKHUtOT1dMRURHRV9DQVRFR09SWV9DT05WRU5USU9OEAESIwofS05PV0xFREdFX0NBVEVHT1JZX0FSQ0hJVEVDVFVSRRACEh8KG0tOT1dMRURHRV9DQVRFR09SWV9ERUNJU0lPThADEhsKF0tOT1dMRURHRV9DQVRFR09SWV9GQUNUEAQqjAEKFUtub3dsZWRnZVZhbHVlT3V0Y29tZRInCiNLTk9XTEVER0VfVkFMVUVfT1VUQ09NRV9VTlNQRUNJRklFRBAAEiQKIEtOT1dMRURHRV9WQUxVRV9PVVRDT01FX1JFUExBQ0VEEAESJAogS05PV0xFREdFX1ZBTFVFX09VVENPTUVfUkVKRUNURUQQAiqiAQoNRXBpc29kZUFjdGlvbhIeChpFUElTT0RFX0FDVElPTl9VTlNQRUNJRklFRBAAEhwKGEVQSVNPREVfQUNUSU9OX0FUVEVNUFRFRBABEhwKGEVQSVNPREVfQUNUSU9OX0NPTVBMRVRFRBACEhkKFUVQSVNPREVfQUNUSU9OX0ZBSUxFRBADEhoKFkVQSVNPREVfQUNUSU9OX1JFVFJJRUQQBCqsAQoMQXJ0aWZhY3RUeXBlEh0KGUFSVElGQUNUX1RZUEVfVU5TUEVDSUZJRUQQABIWChJBUlRJRkFDVF9UWVBFX0ZJTEUQARIXChNBUlRJRkFDVF9UWVBFX1BBVENIEAISFgoSQVJUSUZBQ1RfVFlQRV9URVNUEAMSGgoWQVJUSUZBQ1RfVFlQRV9ET0NVTUVOVBAEEhgKFEFSVElGQUNUX1RZUEVfQ09ORklHEAUqkwEKF1N0b3JlTmFtZXNwYWNlTWF0Y2hUeXBlEioKJlNUT1JFX05BTUVTUEFDRV9NQVRDSF9UWVBFX1VOU1BFQ0lGSUVEEAASJQohU1RPUkVfTkFNRVNQQUNFX01BVENIX1RZUEVfUFJFRklYEAESJQohU1RPUkVfTkFNRVNQQUNFX01BVENIX1RZUEVfU1VGRklYEAJCQFo+Z2l0aHViLmNvbS90YXNrbWVtL3Rhc2ttZW0vY2xpZW50cy9nby9nZW4vdGFza21lbS92MTt0YXNrbWVtdjFiBnByb3RvMw", [file_google_protobuf_duration, file_google_protobuf_struct, file_google_protobuf_timestamp]);
 
 /**
  * MemoryEntry is one record of the typed memory archive. Entries are
@@ -675,6 +675,141 @@ export const PatternSchema: GenMessage<Pattern> = /*@__PURE__*/
   messageDesc(file_taskmem_v1_memory, 7);
 
 /**
+ * StoreItem is one value of the namespaced key-value memory an agent
+ * framework keeps (LangGraph's BaseStore): a JSON object under a hierarchical
+ * path and a key. An item that is indexed is also a memory entry (type
+ * CONTEXT, source "store") of the store's task, so SearchStoreItems finds it
+ * with the archive's hybrid search.
+ *
+ * @generated from message taskmem.v1.StoreItem
+ */
+export type StoreItem = Message<"taskmem.v1.StoreItem"> & {
+  /**
+   * The path, outermost label first, e.g. ["users", "u1", "memories"]: 1..31
+   * non-empty labels of at most 256 characters, none containing "." or the
+   * control character U+001F.
+   *
+   * @generated from field: repeated string path = 1;
+   */
+  path: string[];
+
+  /**
+   * The key within the path (1..256 characters).
+   *
+   * @generated from field: string key = 2;
+   */
+  key: string;
+
+  /**
+   * The value: a JSON object, verbatim as put.
+   *
+   * @generated from field: string value_json = 3;
+   */
+  valueJson: string;
+
+  /**
+   * When the key was first put.
+   *
+   * @generated from field: google.protobuf.Timestamp create_time = 4;
+   */
+  createTime?: Timestamp | undefined;
+
+  /**
+   * When it was last put.
+   *
+   * @generated from field: google.protobuf.Timestamp update_time = 5;
+   */
+  updateTime?: Timestamp | undefined;
+
+  /**
+   * When it expires (no read returns it from then); unset: never.
+   *
+   * @generated from field: google.protobuf.Timestamp expire_time = 6;
+   */
+  expireTime?: Timestamp | undefined;
+
+  /**
+   * Its time to live: each put, and each read that asks to refresh, sets
+   * expire_time to now + ttl. Unset: none.
+   *
+   * @generated from field: google.protobuf.Duration ttl = 7;
+   */
+  ttl?: Duration | undefined;
+
+  /**
+   * The memory entry that indexes it for search; empty when not indexed.
+   *
+   * @generated from field: string memory_entry_id = 8;
+   */
+  memoryEntryId: string;
+};
+
+/**
+ * Describes the message taskmem.v1.StoreItem.
+ * Use `create(StoreItemSchema)` to create a new message.
+ */
+export const StoreItemSchema: GenMessage<StoreItem> = /*@__PURE__*/
+  messageDesc(file_taskmem_v1_memory, 8);
+
+/**
+ * StoreItemHit is one result of SearchStoreItems.
+ *
+ * @generated from message taskmem.v1.StoreItemHit
+ */
+export type StoreItemHit = Message<"taskmem.v1.StoreItemHit"> & {
+  /**
+   * The item.
+   *
+   * @generated from field: taskmem.v1.StoreItem item = 1;
+   */
+  item?: StoreItem | undefined;
+
+  /**
+   * The hybrid search's score (higher is better); unset for items the query
+   * did not find, which follow every found one.
+   *
+   * @generated from field: optional double score = 2;
+   */
+  score?: number | undefined;
+};
+
+/**
+ * Describes the message taskmem.v1.StoreItemHit.
+ * Use `create(StoreItemHitSchema)` to create a new message.
+ */
+export const StoreItemHitSchema: GenMessage<StoreItemHit> = /*@__PURE__*/
+  messageDesc(file_taskmem_v1_memory, 9);
+
+/**
+ * StoreNamespaceMatch matches paths by their first (PREFIX) or last (SUFFIX)
+ * labels; the label "*" matches any one label.
+ *
+ * @generated from message taskmem.v1.StoreNamespaceMatch
+ */
+export type StoreNamespaceMatch = Message<"taskmem.v1.StoreNamespaceMatch"> & {
+  /**
+   * Which end of the path the labels are matched against.
+   *
+   * @generated from field: taskmem.v1.StoreNamespaceMatchType match_type = 1;
+   */
+  matchType: StoreNamespaceMatchType;
+
+  /**
+   * The labels (at least 1).
+   *
+   * @generated from field: repeated string labels = 2;
+   */
+  labels: string[];
+};
+
+/**
+ * Describes the message taskmem.v1.StoreNamespaceMatch.
+ * Use `create(StoreNamespaceMatchSchema)` to create a new message.
+ */
+export const StoreNamespaceMatchSchema: GenMessage<StoreNamespaceMatch> = /*@__PURE__*/
+  messageDesc(file_taskmem_v1_memory, 10);
+
+/**
  * MemoryType says what kind of thing a memory entry records.
  *
  * @generated from enum taskmem.v1.MemoryType
@@ -975,4 +1110,38 @@ export enum ArtifactType {
  */
 export const ArtifactTypeSchema: GenEnum<ArtifactType> = /*@__PURE__*/
   enumDesc(file_taskmem_v1_memory, 5);
+
+/**
+ * StoreNamespaceMatchType says which end of a path a match applies to.
+ *
+ * @generated from enum taskmem.v1.StoreNamespaceMatchType
+ */
+export enum StoreNamespaceMatchType {
+  /**
+   * Not given: INVALID_ARGUMENT.
+   *
+   * @generated from enum value: STORE_NAMESPACE_MATCH_TYPE_UNSPECIFIED = 0;
+   */
+  UNSPECIFIED = 0,
+
+  /**
+   * The path's first labels.
+   *
+   * @generated from enum value: STORE_NAMESPACE_MATCH_TYPE_PREFIX = 1;
+   */
+  PREFIX = 1,
+
+  /**
+   * The path's last labels.
+   *
+   * @generated from enum value: STORE_NAMESPACE_MATCH_TYPE_SUFFIX = 2;
+   */
+  SUFFIX = 2,
+}
+
+/**
+ * Describes the enum taskmem.v1.StoreNamespaceMatchType.
+ */
+export const StoreNamespaceMatchTypeSchema: GenEnum<StoreNamespaceMatchType> = /*@__PURE__*/
+  enumDesc(file_taskmem_v1_memory, 6);
 

@@ -8,7 +8,7 @@ import type { Duration, Timestamp } from "@bufbuild/protobuf/wkt";
 import { file_google_protobuf_duration, file_google_protobuf_struct, file_google_protobuf_timestamp } from "@bufbuild/protobuf/wkt";
 import type { AsOf } from "./as_of_pb.js";
 import { file_taskmem_v1_as_of } from "./as_of_pb.js";
-import type { Artifact, ArtifactType, Episode, EpisodeAction, Knowledge, KnowledgeCategory, MemoryEntry, MemoryFilter, MemorySearchHit, MemoryType, Pattern, SearchMode } from "./memory_pb.js";
+import type { Artifact, ArtifactType, Episode, EpisodeAction, Knowledge, KnowledgeCategory, MemoryEntry, MemoryFilter, MemorySearchHit, MemoryType, Pattern, SearchMode, StoreItem, StoreItemHit, StoreNamespaceMatch } from "./memory_pb.js";
 import { file_taskmem_v1_memory } from "./memory_pb.js";
 import type { JsonObject, Message } from "@bufbuild/protobuf";
 
@@ -16,7 +16,7 @@ import type { JsonObject, Message } from "@bufbuild/protobuf";
  * Describes the file taskmem/v1/memory_service.proto.
  */
 export const file_taskmem_v1_memory_service: GenFile = /*@__PURE__*/
-  fileDesc("Ch90YXNrbWVtL3YxL21lbW9yeV9zZXJ2aWNlLnByb3RvEgp0YXNrbWVtLnYxIuEBCg5OZXdNZW1vcnlFbnRyeRIPCgd0YXNrX2lkGAEgASgJEhIKCnN1YnRhc2tfaWQYAiABKAkSJAoEdHlwZRgDIAEoDjIWLnRhc2ttZW0udjEuTWVtb3J5VHlwZRIPCgdzdW1tYXJ5GAQgASgJEg4KBmRldGFpbBgFIAEoCRIMCgR0YWdzGAYgAygJEhQKDHJlbGV2YW5jZV90bxgHIAMoCRIvCgtleHBpcmVfdGltZRgIIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASDgoGcGlubmVkGAkgASgIIloKF0FkZE1lbW9yeUVudHJpZXNSZXF1ZXN0EisKB2VudHJpZXMYASADKAsyGi50YXNrbWVtLnYxLk5ld01lbW9yeUVudHJ5EhIKCnJlcXVlc3RfaWQYAiABKAkiRAoYQWRkTWVtb3J5RW50cmllc1Jlc3BvbnNlEigKB2VudHJpZXMYASADKAsyFy50YXNrbWVtLnYxLk1lbW9yeUVudHJ5ImwKGVF1ZXJ5TWVtb3J5RW50cmllc1JlcXVlc3QSKAoGZmlsdGVyGAEgASgLMhgudGFza21lbS52MS5NZW1vcnlGaWx0ZXISEQoJcGFnZV9zaXplGAIgASgFEhIKCnBhZ2VfdG9rZW4YAyABKAkiXwoaUXVlcnlNZW1vcnlFbnRyaWVzUmVzcG9uc2USKAoHZW50cmllcxgBIAMoCzIXLnRhc2ttZW0udjEuTWVtb3J5RW50cnkSFwoPbmV4dF9wYWdlX3Rva2VuGAIgASgJIlAKGkdldFJlbGV2YW50TWVtb3JpZXNSZXF1ZXN0Eg8KB3Rhc2tfaWQYASABKAkSEgoKc3VidGFza19pZBgCIAEoCRINCgVsaW1pdBgDIAEoBSJHChtHZXRSZWxldmFudE1lbW9yaWVzUmVzcG9uc2USKAoHZW50cmllcxgBIAMoCzIXLnRhc2ttZW0udjEuTWVtb3J5RW50cnkikQIKFVNlYXJjaE1lbW9yaWVzUmVxdWVzdBINCgVxdWVyeRgBIAEoCRIkCgRtb2RlGAIgASgOMhYudGFza21lbS52MS5TZWFyY2hNb2RlEigKBmZpbHRlchgDIAEoCzIYLnRhc2ttZW0udjEuTWVtb3J5RmlsdGVyEg0KBWxpbWl0GAQgASgFEhsKE3dhaXRfZm9yX2VtYmVkZGluZ3MYBSABKAgSMwoPcmVjZW5jeV9yYW5raW5nGAYgASgLMhoudGFza21lbS52MS5SZWNlbmN5UmFua2luZxIfCgVhc19vZhgHIAEoCzIQLnRhc2ttZW0udjEuQXNPZhIXCg9pbmNsdWRlX2hpc3RvcnkYCCABKAgicQoOUmVjZW5jeVJhbmtpbmcSFgoOcmVjZW5jeV93ZWlnaHQYASABKAISGQoRaW1wb3J0YW5jZV93ZWlnaHQYAiABKAISLAoJaGFsZl9saWZlGAMgASgLMhkuZ29vZ2xlLnByb3RvYnVmLkR1cmF0aW9uIoMBChZTZWFyY2hNZW1vcmllc1Jlc3BvbnNlEikKBGhpdHMYASADKAsyGy50YXNrbWVtLnYxLk1lbW9yeVNlYXJjaEhpdBIkCgRtb2RlGAIgASgOMhYudGFza21lbS52MS5TZWFyY2hNb2RlEhgKEHVuZW1iZWRkZWRfY291bnQYAyABKAUibgoOVG9vbENhbGxSZWNvcmQSEQoJdG9vbF9uYW1lGAEgASgJEioKCWFyZ3VtZW50cxgCIAEoCzIXLmdvb2dsZS5wcm90b2J1Zi5TdHJ1Y3QSDgoGcmVzdWx0GAMgASgJEg0KBWVycm9yGAQgASgJIpcBChZFeHRyYWN0TWVtb3JpZXNSZXF1ZXN0Eg8KB3Rhc2tfaWQYASABKAkSEgoKc3VidGFza19pZBgCIAEoCRIuCgp0b29sX2NhbGxzGAMgAygLMhoudGFza21lbS52MS5Ub29sQ2FsbFJlY29yZBIUCgxtb2RlbF9vdXRwdXQYBCABKAkSEgoKcmVxdWVzdF9pZBgFIAEoCSJBCg1Ecm9wcGVkTWVtb3J5Eg0KBWluZGV4GAEgASgFEg4KBnJlYXNvbhgCIAEoCRIRCgljYW5kaWRhdGUYAyABKAkinQEKF0V4dHJhY3RNZW1vcmllc1Jlc3BvbnNlEigKB2VudHJpZXMYASADKAsyFy50YXNrbWVtLnYxLk1lbW9yeUVudHJ5EioKB2Ryb3BwZWQYAiADKAsyGS50YXNrbWVtLnYxLkRyb3BwZWRNZW1vcnkSFwoPY2FuZGlkYXRlX2NvdW50GAMgASgFEhMKC3BhcnNlX2Vycm9yGAQgASgJIrEBChZVcHNlcnRLbm93bGVkZ2VSZXF1ZXN0Ei8KCGNhdGVnb3J5GAEgASgOMh0udGFza21lbS52MS5Lbm93bGVkZ2VDYXRlZ29yeRILCgNrZXkYAiABKAkSDQoFdmFsdWUYAyABKAkSDgoGc291cmNlGAQgASgJEhcKCmNvbmZpZGVuY2UYBSABKAFIAIgBARISCgpyZXF1ZXN0X2lkGAYgASgJQg0KC19jb25maWRlbmNlIngKF1Vwc2VydEtub3dsZWRnZVJlc3BvbnNlEigKCWtub3dsZWRnZRgBIAEoCzIVLnRhc2ttZW0udjEuS25vd2xlZGdlEjMKB291dGNvbWUYAiABKA4yIi50YXNrbWVtLnYxLlVwc2VydEtub3dsZWRnZU91dGNvbWUiXwoTR2V0S25vd2xlZGdlUmVxdWVzdBIKCgJpZBgBIAEoCRIvCghjYXRlZ29yeRgCIAEoDjIdLnRhc2ttZW0udjEuS25vd2xlZGdlQ2F0ZWdvcnkSCwoDa2V5GAMgASgJIkAKFEdldEtub3dsZWRnZVJlc3BvbnNlEigKCWtub3dsZWRnZRgBIAEoCzIVLnRhc2ttZW0udjEuS25vd2xlZGdlIssBChVRdWVyeUtub3dsZWRnZVJlcXVlc3QSLwoIY2F0ZWdvcnkYASABKA4yHS50YXNrbWVtLnYxLktub3dsZWRnZUNhdGVnb3J5EhIKCmtleV9wcmVmaXgYAiABKAkSDAoEdGV4dBgDIAEoCRIRCglwYWdlX3NpemUYBCABKAUSEgoKcGFnZV90b2tlbhgFIAEoCRIfCgVhc19vZhgGIAEoCzIQLnRhc2ttZW0udjEuQXNPZhIXCg9pbmNsdWRlX2hpc3RvcnkYByABKAgiWwoWUXVlcnlLbm93bGVkZ2VSZXNwb25zZRIoCglrbm93bGVkZ2UYASADKAsyFS50YXNrbWVtLnYxLktub3dsZWRnZRIXCg9uZXh0X3BhZ2VfdG9rZW4YAiABKAkiOAoWRGVsZXRlS25vd2xlZGdlUmVxdWVzdBIKCgJpZBgBIAEoCRISCgpyZXF1ZXN0X2lkGAIgASgJIhkKF0RlbGV0ZUtub3dsZWRnZVJlc3BvbnNlIrACChRSZWNvcmRFcGlzb2RlUmVxdWVzdBIPCgd0YXNrX2lkGAEgASgJEhAKCGFnZW50X2lkGAIgASgJEikKBmFjdGlvbhgDIAEoDjIZLnRhc2ttZW0udjEuRXBpc29kZUFjdGlvbhIQCghhcHByb2FjaBgEIAEoCRIPCgdvdXRjb21lGAUgASgJEisKCGR1cmF0aW9uGAYgASgLMhkuZ29vZ2xlLnByb3RvYnVmLkR1cmF0aW9uEhEKCXRva2Vuc19pbhgHIAEoAxISCgp0b2tlbnNfb3V0GAggASgDEhIKCnJlcXVlc3RfaWQYCSABKAkSLwoLZXhwaXJlX3RpbWUYCiABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEg4KBnBpbm5lZBgLIAEoCCI9ChVSZWNvcmRFcGlzb2RlUmVzcG9uc2USJAoHZXBpc29kZRgBIAEoCzITLnRhc2ttZW0udjEuRXBpc29kZSKkAQoTTGlzdEVwaXNvZGVzUmVxdWVzdBIPCgd0YXNrX2lkGAEgASgJEhAKCGFnZW50X2lkGAIgASgJEikKBmFjdGlvbhgDIAEoDjIZLnRhc2ttZW0udjEuRXBpc29kZUFjdGlvbhIRCglwYWdlX3NpemUYBCABKAUSEgoKcGFnZV90b2tlbhgFIAEoCRIYChBpbmNsdWRlX2FyY2hpdmVkGAYgASgIIlYKFExpc3RFcGlzb2Rlc1Jlc3BvbnNlEiUKCGVwaXNvZGVzGAEgAygLMhMudGFza21lbS52MS5FcGlzb2RlEhcKD25leHRfcGFnZV90b2tlbhgCIAEoCSL1AQoXUmVnaXN0ZXJBcnRpZmFjdFJlcXVlc3QSDwoHdGFza19pZBgBIAEoCRIQCghhZ2VudF9pZBgCIAEoCRImCgR0eXBlGAMgASgOMhgudGFza21lbS52MS5BcnRpZmFjdFR5cGUSDAoEcGF0aBgEIAEoCRITCgtkZXNjcmlwdGlvbhgFIAEoCRIUCgdjb250ZW50GAYgASgMSACIAQESFwoKc2l6ZV9ieXRlcxgHIAEoA0gBiAEBEg4KBnNoYTI1NhgIIAEoCRISCgpyZXF1ZXN0X2lkGAkgASgJQgoKCF9jb250ZW50Qg0KC19zaXplX2J5dGVzIkIKGFJlZ2lzdGVyQXJ0aWZhY3RSZXNwb25zZRImCghhcnRpZmFjdBgBIAEoCzIULnRhc2ttZW0udjEuQXJ0aWZhY3QiiwEKFExpc3RBcnRpZmFjdHNSZXF1ZXN0Eg8KB3Rhc2tfaWQYASABKAkSJgoEdHlwZRgCIAEoDjIYLnRhc2ttZW0udjEuQXJ0aWZhY3RUeXBlEhMKC3BhdGhfcHJlZml4GAMgASgJEhEKCXBhZ2Vfc2l6ZRgEIAEoBRISCgpwYWdlX3Rva2VuGAUgASgJIlkKFUxpc3RBcnRpZmFjdHNSZXNwb25zZRInCglhcnRpZmFjdHMYASADKAsyFC50YXNrbWVtLnYxLkFydGlmYWN0EhcKD25leHRfcGFnZV90b2tlbhgCIAEoCSI3ChVEZWxldGVBcnRpZmFjdFJlcXVlc3QSCgoCaWQYASABKAkSEgoKcmVxdWVzdF9pZBgCIAEoCSIYChZEZWxldGVBcnRpZmFjdFJlc3BvbnNlInwKFFJlY29yZFBhdHRlcm5SZXF1ZXN0EhQKDHBhdHRlcm5fdHlwZRgBIAEoCRITCgtwYXR0ZXJuX2tleRgCIAEoCRIlCgRkYXRhGAMgASgLMhcuZ29vZ2xlLnByb3RvYnVmLlN0cnVjdBISCgpyZXF1ZXN0X2lkGAQgASgJIj0KFVJlY29yZFBhdHRlcm5SZXNwb25zZRIkCgdwYXR0ZXJuGAEgASgLMhMudGFza21lbS52MS5QYXR0ZXJuImkKE0xpc3RQYXR0ZXJuc1JlcXVlc3QSFAoMcGF0dGVybl90eXBlGAEgASgJEhUKDW1pbl9mcmVxdWVuY3kYAiABKAMSEQoJcGFnZV9zaXplGAMgASgFEhIKCnBhZ2VfdG9rZW4YBCABKAkiVgoUTGlzdFBhdHRlcm5zUmVzcG9uc2USJQoIcGF0dGVybnMYASADKAsyEy50YXNrbWVtLnYxLlBhdHRlcm4SFwoPbmV4dF9wYWdlX3Rva2VuGAIgASgJKt4BChZVcHNlcnRLbm93bGVkZ2VPdXRjb21lEigKJFVQU0VSVF9LTk9XTEVER0VfT1VUQ09NRV9VTlNQRUNJRklFRBAAEiQKIFVQU0VSVF9LTk9XTEVER0VfT1VUQ09NRV9DUkVBVEVEEAESJQohVVBTRVJUX0tOT1dMRURHRV9PVVRDT01FX1JFUExBQ0VEEAISJgoiVVBTRVJUX0tOT1dMRURHRV9PVVRDT01FX0NPTkZJUk1FRBADEiUKIVVQU0VSVF9LTk9XTEVER0VfT1VUQ09NRV9SRUpFQ1RFRBAEMtwLCg1NZW1vcnlTZXJ2aWNlEl0KEEFkZE1lbW9yeUVudHJpZXMSIy50YXNrbWVtLnYxLkFkZE1lbW9yeUVudHJpZXNSZXF1ZXN0GiQudGFza21lbS52MS5BZGRNZW1vcnlFbnRyaWVzUmVzcG9uc2USaAoSUXVlcnlNZW1vcnlFbnRyaWVzEiUudGFza21lbS52MS5RdWVyeU1lbW9yeUVudHJpZXNSZXF1ZXN0GiYudGFza21lbS52MS5RdWVyeU1lbW9yeUVudHJpZXNSZXNwb25zZSIDkAIBEmsKE0dldFJlbGV2YW50TWVtb3JpZXMSJi50YXNrbWVtLnYxLkdldFJlbGV2YW50TWVtb3JpZXNSZXF1ZXN0GicudGFza21lbS52MS5HZXRSZWxldmFudE1lbW9yaWVzUmVzcG9uc2UiA5ACARJcCg5TZWFyY2hNZW1vcmllcxIhLnRhc2ttZW0udjEuU2VhcmNoTWVtb3JpZXNSZXF1ZXN0GiIudGFza21lbS52MS5TZWFyY2hNZW1vcmllc1Jlc3BvbnNlIgOQAgESWgoPRXh0cmFjdE1lbW9yaWVzEiIudGFza21lbS52MS5FeHRyYWN0TWVtb3JpZXNSZXF1ZXN0GiMudGFza21lbS52MS5FeHRyYWN0TWVtb3JpZXNSZXNwb25zZRJaCg9VcHNlcnRLbm93bGVkZ2USIi50YXNrbWVtLnYxLlVwc2VydEtub3dsZWRnZVJlcXVlc3QaIy50YXNrbWVtLnYxLlVwc2VydEtub3dsZWRnZVJlc3BvbnNlElYKDEdldEtub3dsZWRnZRIfLnRhc2ttZW0udjEuR2V0S25vd2xlZGdlUmVxdWVzdBogLnRhc2ttZW0udjEuR2V0S25vd2xlZGdlUmVzcG9uc2UiA5ACARJcCg5RdWVyeUtub3dsZWRnZRIhLnRhc2ttZW0udjEuUXVlcnlLbm93bGVkZ2VSZXF1ZXN0GiIudGFza21lbS52MS5RdWVyeUtub3dsZWRnZVJlc3BvbnNlIgOQAgESWgoPRGVsZXRlS25vd2xlZGdlEiIudGFza21lbS52MS5EZWxldGVLbm93bGVkZ2VSZXF1ZXN0GiMudGFza21lbS52MS5EZWxldGVLbm93bGVkZ2VSZXNwb25zZRJUCg1SZWNvcmRFcGlzb2RlEiAudGFza21lbS52MS5SZWNvcmRFcGlzb2RlUmVxdWVzdBohLnRhc2ttZW0udjEuUmVjb3JkRXBpc29kZVJlc3BvbnNlElYKDExpc3RFcGlzb2RlcxIfLnRhc2ttZW0udjEuTGlzdEVwaXNvZGVzUmVxdWVzdBogLnRhc2ttZW0udjEuTGlzdEVwaXNvZGVzUmVzcG9uc2UiA5ACARJdChBSZWdpc3RlckFydGlmYWN0EiMudGFza21lbS52MS5SZWdpc3RlckFydGlmYWN0UmVxdWVzdBokLnRhc2ttZW0udjEuUmVnaXN0ZXJBcnRpZmFjdFJlc3BvbnNlElkKDUxpc3RBcnRpZmFjdHMSIC50YXNrbWVtLnYxLkxpc3RBcnRpZmFjdHNSZXF1ZXN0GiEudGFza21lbS52MS5MaXN0QXJ0aWZhY3RzUmVzcG9uc2UiA5ACARJXCg5EZWxldGVBcnRpZmFjdBIhLnRhc2ttZW0udjEuRGVsZXRlQXJ0aWZhY3RSZXF1ZXN0GiIudGFza21lbS52MS5EZWxldGVBcnRpZmFjdFJlc3BvbnNlElQKDVJlY29yZFBhdHRlcm4SIC50YXNrbWVtLnYxLlJlY29yZFBhdHRlcm5SZXF1ZXN0GiEudGFza21lbS52MS5SZWNvcmRQYXR0ZXJuUmVzcG9uc2USVgoMTGlzdFBhdHRlcm5zEh8udGFza21lbS52MS5MaXN0UGF0dGVybnNSZXF1ZXN0GiAudGFza21lbS52MS5MaXN0UGF0dGVybnNSZXNwb25zZSIDkAIBQkBaPmdpdGh1Yi5jb20vdGFza21lbS90YXNrbWVtL2NsaWVudHMvZ28vZ2VuL3Rhc2ttZW0vdjE7dGFza21lbXYxYgZwcm90bzM", [file_google_protobuf_duration, file_google_protobuf_struct, file_google_protobuf_timestamp, file_taskmem_v1_as_of, file_taskmem_v1_memory]);
+  fileDesc("Ch90YXNrbWVtL3YxL21lbW9yeV9zZXJ2aWNlLnByb3RvEgp0YXNrbWVtLnYxIuEBCg5OZXdNZW1vcnlFbnRyeRIPCgd0YXNrX2lkGAEgASgJEhIKCnN1YnRhc2tfaWQYAiABKAkSJAoEdHlwZRgDIAEoDjIWLnRhc2ttZW0udjEuTWVtb3J5VHlwZRIPCgdzdW1tYXJ5GAQgASgJEg4KBmRldGFpbBgFIAEoCRIMCgR0YWdzGAYgAygJEhQKDHJlbGV2YW5jZV90bxgHIAMoCRIvCgtleHBpcmVfdGltZRgIIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASDgoGcGlubmVkGAkgASgIIloKF0FkZE1lbW9yeUVudHJpZXNSZXF1ZXN0EisKB2VudHJpZXMYASADKAsyGi50YXNrbWVtLnYxLk5ld01lbW9yeUVudHJ5EhIKCnJlcXVlc3RfaWQYAiABKAkiRAoYQWRkTWVtb3J5RW50cmllc1Jlc3BvbnNlEigKB2VudHJpZXMYASADKAsyFy50YXNrbWVtLnYxLk1lbW9yeUVudHJ5ImwKGVF1ZXJ5TWVtb3J5RW50cmllc1JlcXVlc3QSKAoGZmlsdGVyGAEgASgLMhgudGFza21lbS52MS5NZW1vcnlGaWx0ZXISEQoJcGFnZV9zaXplGAIgASgFEhIKCnBhZ2VfdG9rZW4YAyABKAkiXwoaUXVlcnlNZW1vcnlFbnRyaWVzUmVzcG9uc2USKAoHZW50cmllcxgBIAMoCzIXLnRhc2ttZW0udjEuTWVtb3J5RW50cnkSFwoPbmV4dF9wYWdlX3Rva2VuGAIgASgJIlAKGkdldFJlbGV2YW50TWVtb3JpZXNSZXF1ZXN0Eg8KB3Rhc2tfaWQYASABKAkSEgoKc3VidGFza19pZBgCIAEoCRINCgVsaW1pdBgDIAEoBSJHChtHZXRSZWxldmFudE1lbW9yaWVzUmVzcG9uc2USKAoHZW50cmllcxgBIAMoCzIXLnRhc2ttZW0udjEuTWVtb3J5RW50cnkikQIKFVNlYXJjaE1lbW9yaWVzUmVxdWVzdBINCgVxdWVyeRgBIAEoCRIkCgRtb2RlGAIgASgOMhYudGFza21lbS52MS5TZWFyY2hNb2RlEigKBmZpbHRlchgDIAEoCzIYLnRhc2ttZW0udjEuTWVtb3J5RmlsdGVyEg0KBWxpbWl0GAQgASgFEhsKE3dhaXRfZm9yX2VtYmVkZGluZ3MYBSABKAgSMwoPcmVjZW5jeV9yYW5raW5nGAYgASgLMhoudGFza21lbS52MS5SZWNlbmN5UmFua2luZxIfCgVhc19vZhgHIAEoCzIQLnRhc2ttZW0udjEuQXNPZhIXCg9pbmNsdWRlX2hpc3RvcnkYCCABKAgicQoOUmVjZW5jeVJhbmtpbmcSFgoOcmVjZW5jeV93ZWlnaHQYASABKAISGQoRaW1wb3J0YW5jZV93ZWlnaHQYAiABKAISLAoJaGFsZl9saWZlGAMgASgLMhkuZ29vZ2xlLnByb3RvYnVmLkR1cmF0aW9uIoMBChZTZWFyY2hNZW1vcmllc1Jlc3BvbnNlEikKBGhpdHMYASADKAsyGy50YXNrbWVtLnYxLk1lbW9yeVNlYXJjaEhpdBIkCgRtb2RlGAIgASgOMhYudGFza21lbS52MS5TZWFyY2hNb2RlEhgKEHVuZW1iZWRkZWRfY291bnQYAyABKAUibgoOVG9vbENhbGxSZWNvcmQSEQoJdG9vbF9uYW1lGAEgASgJEioKCWFyZ3VtZW50cxgCIAEoCzIXLmdvb2dsZS5wcm90b2J1Zi5TdHJ1Y3QSDgoGcmVzdWx0GAMgASgJEg0KBWVycm9yGAQgASgJIpcBChZFeHRyYWN0TWVtb3JpZXNSZXF1ZXN0Eg8KB3Rhc2tfaWQYASABKAkSEgoKc3VidGFza19pZBgCIAEoCRIuCgp0b29sX2NhbGxzGAMgAygLMhoudGFza21lbS52MS5Ub29sQ2FsbFJlY29yZBIUCgxtb2RlbF9vdXRwdXQYBCABKAkSEgoKcmVxdWVzdF9pZBgFIAEoCSJBCg1Ecm9wcGVkTWVtb3J5Eg0KBWluZGV4GAEgASgFEg4KBnJlYXNvbhgCIAEoCRIRCgljYW5kaWRhdGUYAyABKAkinQEKF0V4dHJhY3RNZW1vcmllc1Jlc3BvbnNlEigKB2VudHJpZXMYASADKAsyFy50YXNrbWVtLnYxLk1lbW9yeUVudHJ5EioKB2Ryb3BwZWQYAiADKAsyGS50YXNrbWVtLnYxLkRyb3BwZWRNZW1vcnkSFwoPY2FuZGlkYXRlX2NvdW50GAMgASgFEhMKC3BhcnNlX2Vycm9yGAQgASgJIrEBChZVcHNlcnRLbm93bGVkZ2VSZXF1ZXN0Ei8KCGNhdGVnb3J5GAEgASgOMh0udGFza21lbS52MS5Lbm93bGVkZ2VDYXRlZ29yeRILCgNrZXkYAiABKAkSDQoFdmFsdWUYAyABKAkSDgoGc291cmNlGAQgASgJEhcKCmNvbmZpZGVuY2UYBSABKAFIAIgBARISCgpyZXF1ZXN0X2lkGAYgASgJQg0KC19jb25maWRlbmNlIngKF1Vwc2VydEtub3dsZWRnZVJlc3BvbnNlEigKCWtub3dsZWRnZRgBIAEoCzIVLnRhc2ttZW0udjEuS25vd2xlZGdlEjMKB291dGNvbWUYAiABKA4yIi50YXNrbWVtLnYxLlVwc2VydEtub3dsZWRnZU91dGNvbWUiXwoTR2V0S25vd2xlZGdlUmVxdWVzdBIKCgJpZBgBIAEoCRIvCghjYXRlZ29yeRgCIAEoDjIdLnRhc2ttZW0udjEuS25vd2xlZGdlQ2F0ZWdvcnkSCwoDa2V5GAMgASgJIkAKFEdldEtub3dsZWRnZVJlc3BvbnNlEigKCWtub3dsZWRnZRgBIAEoCzIVLnRhc2ttZW0udjEuS25vd2xlZGdlIssBChVRdWVyeUtub3dsZWRnZVJlcXVlc3QSLwoIY2F0ZWdvcnkYASABKA4yHS50YXNrbWVtLnYxLktub3dsZWRnZUNhdGVnb3J5EhIKCmtleV9wcmVmaXgYAiABKAkSDAoEdGV4dBgDIAEoCRIRCglwYWdlX3NpemUYBCABKAUSEgoKcGFnZV90b2tlbhgFIAEoCRIfCgVhc19vZhgGIAEoCzIQLnRhc2ttZW0udjEuQXNPZhIXCg9pbmNsdWRlX2hpc3RvcnkYByABKAgiWwoWUXVlcnlLbm93bGVkZ2VSZXNwb25zZRIoCglrbm93bGVkZ2UYASADKAsyFS50YXNrbWVtLnYxLktub3dsZWRnZRIXCg9uZXh0X3BhZ2VfdG9rZW4YAiABKAkiOAoWRGVsZXRlS25vd2xlZGdlUmVxdWVzdBIKCgJpZBgBIAEoCRISCgpyZXF1ZXN0X2lkGAIgASgJIhkKF0RlbGV0ZUtub3dsZWRnZVJlc3BvbnNlIrACChRSZWNvcmRFcGlzb2RlUmVxdWVzdBIPCgd0YXNrX2lkGAEgASgJEhAKCGFnZW50X2lkGAIgASgJEikKBmFjdGlvbhgDIAEoDjIZLnRhc2ttZW0udjEuRXBpc29kZUFjdGlvbhIQCghhcHByb2FjaBgEIAEoCRIPCgdvdXRjb21lGAUgASgJEisKCGR1cmF0aW9uGAYgASgLMhkuZ29vZ2xlLnByb3RvYnVmLkR1cmF0aW9uEhEKCXRva2Vuc19pbhgHIAEoAxISCgp0b2tlbnNfb3V0GAggASgDEhIKCnJlcXVlc3RfaWQYCSABKAkSLwoLZXhwaXJlX3RpbWUYCiABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEg4KBnBpbm5lZBgLIAEoCCI9ChVSZWNvcmRFcGlzb2RlUmVzcG9uc2USJAoHZXBpc29kZRgBIAEoCzITLnRhc2ttZW0udjEuRXBpc29kZSKkAQoTTGlzdEVwaXNvZGVzUmVxdWVzdBIPCgd0YXNrX2lkGAEgASgJEhAKCGFnZW50X2lkGAIgASgJEikKBmFjdGlvbhgDIAEoDjIZLnRhc2ttZW0udjEuRXBpc29kZUFjdGlvbhIRCglwYWdlX3NpemUYBCABKAUSEgoKcGFnZV90b2tlbhgFIAEoCRIYChBpbmNsdWRlX2FyY2hpdmVkGAYgASgIIlYKFExpc3RFcGlzb2Rlc1Jlc3BvbnNlEiUKCGVwaXNvZGVzGAEgAygLMhMudGFza21lbS52MS5FcGlzb2RlEhcKD25leHRfcGFnZV90b2tlbhgCIAEoCSL1AQoXUmVnaXN0ZXJBcnRpZmFjdFJlcXVlc3QSDwoHdGFza19pZBgBIAEoCRIQCghhZ2VudF9pZBgCIAEoCRImCgR0eXBlGAMgASgOMhgudGFza21lbS52MS5BcnRpZmFjdFR5cGUSDAoEcGF0aBgEIAEoCRITCgtkZXNjcmlwdGlvbhgFIAEoCRIUCgdjb250ZW50GAYgASgMSACIAQESFwoKc2l6ZV9ieXRlcxgHIAEoA0gBiAEBEg4KBnNoYTI1NhgIIAEoCRISCgpyZXF1ZXN0X2lkGAkgASgJQgoKCF9jb250ZW50Qg0KC19zaXplX2J5dGVzIkIKGFJlZ2lzdGVyQXJ0aWZhY3RSZXNwb25zZRImCghhcnRpZmFjdBgBIAEoCzIULnRhc2ttZW0udjEuQXJ0aWZhY3QiiwEKFExpc3RBcnRpZmFjdHNSZXF1ZXN0Eg8KB3Rhc2tfaWQYASABKAkSJgoEdHlwZRgCIAEoDjIYLnRhc2ttZW0udjEuQXJ0aWZhY3RUeXBlEhMKC3BhdGhfcHJlZml4GAMgASgJEhEKCXBhZ2Vfc2l6ZRgEIAEoBRISCgpwYWdlX3Rva2VuGAUgASgJIlkKFUxpc3RBcnRpZmFjdHNSZXNwb25zZRInCglhcnRpZmFjdHMYASADKAsyFC50YXNrbWVtLnYxLkFydGlmYWN0EhcKD25leHRfcGFnZV90b2tlbhgCIAEoCSI3ChVEZWxldGVBcnRpZmFjdFJlcXVlc3QSCgoCaWQYASABKAkSEgoKcmVxdWVzdF9pZBgCIAEoCSIYChZEZWxldGVBcnRpZmFjdFJlc3BvbnNlInwKFFJlY29yZFBhdHRlcm5SZXF1ZXN0EhQKDHBhdHRlcm5fdHlwZRgBIAEoCRITCgtwYXR0ZXJuX2tleRgCIAEoCRIlCgRkYXRhGAMgASgLMhcuZ29vZ2xlLnByb3RvYnVmLlN0cnVjdBISCgpyZXF1ZXN0X2lkGAQgASgJIj0KFVJlY29yZFBhdHRlcm5SZXNwb25zZRIkCgdwYXR0ZXJuGAEgASgLMhMudGFza21lbS52MS5QYXR0ZXJuImkKE0xpc3RQYXR0ZXJuc1JlcXVlc3QSFAoMcGF0dGVybl90eXBlGAEgASgJEhUKDW1pbl9mcmVxdWVuY3kYAiABKAMSEQoJcGFnZV9zaXplGAMgASgFEhIKCnBhZ2VfdG9rZW4YBCABKAkiVgoUTGlzdFBhdHRlcm5zUmVzcG9uc2USJQoIcGF0dGVybnMYASADKAsyEy50YXNrbWVtLnYxLlBhdHRlcm4SFwoPbmV4dF9wYWdlX3Rva2VuGAIgASgJInsKDlN0b3JlSXRlbVdyaXRlEgwKBHBhdGgYASADKAkSCwoDa2V5GAIgASgJEhIKCnZhbHVlX2pzb24YAyABKAkSJgoDdHRsGAQgASgLMhkuZ29vZ2xlLnByb3RvYnVmLkR1cmF0aW9uEhIKCmluZGV4X3RleHQYBSABKAkiUwoUUHV0U3RvcmVJdGVtc1JlcXVlc3QSKgoGd3JpdGVzGAEgAygLMhoudGFza21lbS52MS5TdG9yZUl0ZW1Xcml0ZRIPCgd0YXNrX2lkGAIgASgJIkEKFVB1dFN0b3JlSXRlbXNSZXNwb25zZRIRCglwdXRfY291bnQYASABKAUSFQoNZGVsZXRlZF9jb3VudBgCIAEoBSIpCgxTdG9yZUl0ZW1LZXkSDAoEcGF0aBgBIAMoCRILCgNrZXkYAiABKAkiUwoUR2V0U3RvcmVJdGVtc1JlcXVlc3QSJgoEa2V5cxgBIAMoCzIYLnRhc2ttZW0udjEuU3RvcmVJdGVtS2V5EhMKC3JlZnJlc2hfdHRsGAIgASgIIj0KFUdldFN0b3JlSXRlbXNSZXNwb25zZRIkCgVpdGVtcxgBIAMoCzIVLnRhc2ttZW0udjEuU3RvcmVJdGVtIoYBChdTZWFyY2hTdG9yZUl0ZW1zUmVxdWVzdBITCgtwYXRoX3ByZWZpeBgBIAMoCRITCgtmaWx0ZXJfanNvbhgCIAEoCRINCgVxdWVyeRgDIAEoCRINCgVsaW1pdBgEIAEoBRIOCgZvZmZzZXQYBSABKAUSEwoLcmVmcmVzaF90dGwYBiABKAgiQgoYU2VhcmNoU3RvcmVJdGVtc1Jlc3BvbnNlEiYKBGhpdHMYASADKAsyGC50YXNrbWVtLnYxLlN0b3JlSXRlbUhpdCKAAQoaTGlzdFN0b3JlTmFtZXNwYWNlc1JlcXVlc3QSMAoHbWF0Y2hlcxgBIAMoCzIfLnRhc2ttZW0udjEuU3RvcmVOYW1lc3BhY2VNYXRjaBIRCgltYXhfZGVwdGgYAiABKAUSDQoFbGltaXQYAyABKAUSDgoGb2Zmc2V0GAQgASgFIk0KG0xpc3RTdG9yZU5hbWVzcGFjZXNSZXNwb25zZRIuCgpuYW1lc3BhY2VzGAEgAygLMhoudGFza21lbS52MS5TdG9yZU5hbWVzcGFjZSIeCg5TdG9yZU5hbWVzcGFjZRIMCgRwYXRoGAEgAygJKt4BChZVcHNlcnRLbm93bGVkZ2VPdXRjb21lEigKJFVQU0VSVF9LTk9XTEVER0VfT1VUQ09NRV9VTlNQRUNJRklFRBAAEiQKIFVQU0VSVF9LTk9XTEVER0VfT1VUQ09NRV9DUkVBVEVEEAESJQohVVBTRVJUX0tOT1dMRURHRV9PVVRDT01FX1JFUExBQ0VEEAISJgoiVVBTRVJUX0tOT1dMRURHRV9PVVRDT01FX0NPTkZJUk1FRBADEiUKIVVQU0VSVF9LTk9XTEVER0VfT1VUQ09NRV9SRUpFQ1RFRBAEMuMOCg1NZW1vcnlTZXJ2aWNlEl0KEEFkZE1lbW9yeUVudHJpZXMSIy50YXNrbWVtLnYxLkFkZE1lbW9yeUVudHJpZXNSZXF1ZXN0GiQudGFza21lbS52MS5BZGRNZW1vcnlFbnRyaWVzUmVzcG9uc2USaAoSUXVlcnlNZW1vcnlFbnRyaWVzEiUudGFza21lbS52MS5RdWVyeU1lbW9yeUVudHJpZXNSZXF1ZXN0GiYudGFza21lbS52MS5RdWVyeU1lbW9yeUVudHJpZXNSZXNwb25zZSIDkAIBEmsKE0dldFJlbGV2YW50TWVtb3JpZXMSJi50YXNrbWVtLnYxLkdldFJlbGV2YW50TWVtb3JpZXNSZXF1ZXN0GicudGFza21lbS52MS5HZXRSZWxldmFudE1lbW9yaWVzUmVzcG9uc2UiA5ACARJcCg5TZWFyY2hNZW1vcmllcxIhLnRhc2ttZW0udjEuU2VhcmNoTWVtb3JpZXNSZXF1ZXN0GiIudGFza21lbS52MS5TZWFyY2hNZW1vcmllc1Jlc3BvbnNlIgOQAgESWgoPRXh0cmFjdE1lbW9yaWVzEiIudGFza21lbS52MS5FeHRyYWN0TWVtb3JpZXNSZXF1ZXN0GiMudGFza21lbS52MS5FeHRyYWN0TWVtb3JpZXNSZXNwb25zZRJaCg9VcHNlcnRLbm93bGVkZ2USIi50YXNrbWVtLnYxLlVwc2VydEtub3dsZWRnZVJlcXVlc3QaIy50YXNrbWVtLnYxLlVwc2VydEtub3dsZWRnZVJlc3BvbnNlElYKDEdldEtub3dsZWRnZRIfLnRhc2ttZW0udjEuR2V0S25vd2xlZGdlUmVxdWVzdBogLnRhc2ttZW0udjEuR2V0S25vd2xlZGdlUmVzcG9uc2UiA5ACARJcCg5RdWVyeUtub3dsZWRnZRIhLnRhc2ttZW0udjEuUXVlcnlLbm93bGVkZ2VSZXF1ZXN0GiIudGFza21lbS52MS5RdWVyeUtub3dsZWRnZVJlc3BvbnNlIgOQAgESWgoPRGVsZXRlS25vd2xlZGdlEiIudGFza21lbS52MS5EZWxldGVLbm93bGVkZ2VSZXF1ZXN0GiMudGFza21lbS52MS5EZWxldGVLbm93bGVkZ2VSZXNwb25zZRJUCg1SZWNvcmRFcGlzb2RlEiAudGFza21lbS52MS5SZWNvcmRFcGlzb2RlUmVxdWVzdBohLnRhc2ttZW0udjEuUmVjb3JkRXBpc29kZVJlc3BvbnNlElYKDExpc3RFcGlzb2RlcxIfLnRhc2ttZW0udjEuTGlzdEVwaXNvZGVzUmVxdWVzdBogLnRhc2ttZW0udjEuTGlzdEVwaXNvZGVzUmVzcG9uc2UiA5ACARJdChBSZWdpc3RlckFydGlmYWN0EiMudGFza21lbS52MS5SZWdpc3RlckFydGlmYWN0UmVxdWVzdBokLnRhc2ttZW0udjEuUmVnaXN0ZXJBcnRpZmFjdFJlc3BvbnNlElkKDUxpc3RBcnRpZmFjdHMSIC50YXNrbWVtLnYxLkxpc3RBcnRpZmFjdHNSZXF1ZXN0GiEudGFza21lbS52MS5MaXN0QXJ0aWZhY3RzUmVzcG9uc2UiA5ACARJXCg5EZWxldGVBcnRpZmFjdBIhLnRhc2ttZW0udjEuRGVsZXRlQXJ0aWZhY3RSZXF1ZXN0GiIudGFza21lbS52MS5EZWxldGVBcnRpZmFjdFJlc3BvbnNlElQKDVJlY29yZFBhdHRlcm4SIC50YXNrbWVtLnYxLlJlY29yZFBhdHRlcm5SZXF1ZXN0GiEudGFza21lbS52MS5SZWNvcmRQYXR0ZXJuUmVzcG9uc2USVgoMTGlzdFBhdHRlcm5zEh8udGFza21lbS52MS5MaXN0UGF0dGVybnNSZXF1ZXN0GiAudGFza21lbS52MS5MaXN0UGF0dGVybnNSZXNwb25zZSIDkAIBElkKDVB1dFN0b3JlSXRlbXMSIC50YXNrbWVtLnYxLlB1dFN0b3JlSXRlbXNSZXF1ZXN0GiEudGFza21lbS52MS5QdXRTdG9yZUl0ZW1zUmVzcG9uc2UiA5ACAhJZCg1HZXRTdG9yZUl0ZW1zEiAudGFza21lbS52MS5HZXRTdG9yZUl0ZW1zUmVxdWVzdBohLnRhc2ttZW0udjEuR2V0U3RvcmVJdGVtc1Jlc3BvbnNlIgOQAgISYgoQU2VhcmNoU3RvcmVJdGVtcxIjLnRhc2ttZW0udjEuU2VhcmNoU3RvcmVJdGVtc1JlcXVlc3QaJC50YXNrbWVtLnYxLlNlYXJjaFN0b3JlSXRlbXNSZXNwb25zZSIDkAICEmsKE0xpc3RTdG9yZU5hbWVzcGFjZXMSJi50YXNrbWVtLnYxLkxpc3RTdG9yZU5hbWVzcGFjZXNSZXF1ZXN0GicudGFza21lbS52MS5MaXN0U3RvcmVOYW1lc3BhY2VzUmVzcG9uc2UiA5ACAUJAWj5naXRodWIuY29tL3Rhc2ttZW0vdGFza21lbS9jbGllbnRzL2dvL2dlbi90YXNrbWVtL3YxO3Rhc2ttZW12MWIGcHJvdG8z", [file_google_protobuf_duration, file_google_protobuf_struct, file_google_protobuf_timestamp, file_taskmem_v1_as_of, file_taskmem_v1_memory]);
 
 /**
  * NewMemoryEntry is an entry to store.
@@ -1444,6 +1444,354 @@ export const ListPatternsResponseSchema: GenMessage<ListPatternsResponse> = /*@_
   messageDesc(file_taskmem_v1_memory_service, 35);
 
 /**
+ * StoreItemWrite puts or deletes one store item.
+ *
+ * @generated from message taskmem.v1.StoreItemWrite
+ */
+export type StoreItemWrite = Message<"taskmem.v1.StoreItemWrite"> & {
+  /**
+   * The item's path (see StoreItem.path).
+   *
+   * @generated from field: repeated string path = 1;
+   */
+  path: string[];
+
+  /**
+   * The item's key.
+   *
+   * @generated from field: string key = 2;
+   */
+  key: string;
+
+  /**
+   * The new value, a JSON object (at most 1 MiB); empty deletes the item.
+   *
+   * @generated from field: string value_json = 3;
+   */
+  valueJson: string;
+
+  /**
+   * Its time to live (see StoreItem.ttl); unset: none.
+   *
+   * @generated from field: google.protobuf.Duration ttl = 4;
+   */
+  ttl?: Duration | undefined;
+
+  /**
+   * The text to index for search (at most 64 KiB; its first 300 characters
+   * are what semantic search embeds); empty: not indexed.
+   *
+   * @generated from field: string index_text = 5;
+   */
+  indexText: string;
+};
+
+/**
+ * Describes the message taskmem.v1.StoreItemWrite.
+ * Use `create(StoreItemWriteSchema)` to create a new message.
+ */
+export const StoreItemWriteSchema: GenMessage<StoreItemWrite> = /*@__PURE__*/
+  messageDesc(file_taskmem_v1_memory_service, 36);
+
+/**
+ * PutStoreItemsRequest is a batch of writes.
+ *
+ * @generated from message taskmem.v1.PutStoreItemsRequest
+ */
+export type PutStoreItemsRequest = Message<"taskmem.v1.PutStoreItemsRequest"> & {
+  /**
+   * 1..100 writes, applied in order.
+   *
+   * @generated from field: repeated taskmem.v1.StoreItemWrite writes = 1;
+   */
+  writes: StoreItemWrite[];
+
+  /**
+   * The task whose record holds the index entries of items written now; empty:
+   * the namespace's store task (made on first use, named "LangGraph store").
+   *
+   * @generated from field: string task_id = 2;
+   */
+  taskId: string;
+};
+
+/**
+ * Describes the message taskmem.v1.PutStoreItemsRequest.
+ * Use `create(PutStoreItemsRequestSchema)` to create a new message.
+ */
+export const PutStoreItemsRequestSchema: GenMessage<PutStoreItemsRequest> = /*@__PURE__*/
+  messageDesc(file_taskmem_v1_memory_service, 37);
+
+/**
+ * PutStoreItemsResponse says what was written.
+ *
+ * @generated from message taskmem.v1.PutStoreItemsResponse
+ */
+export type PutStoreItemsResponse = Message<"taskmem.v1.PutStoreItemsResponse"> & {
+  /**
+   * Items put.
+   *
+   * @generated from field: int32 put_count = 1;
+   */
+  putCount: number;
+
+  /**
+   * Items deleted (a delete of a missing item is not counted).
+   *
+   * @generated from field: int32 deleted_count = 2;
+   */
+  deletedCount: number;
+};
+
+/**
+ * Describes the message taskmem.v1.PutStoreItemsResponse.
+ * Use `create(PutStoreItemsResponseSchema)` to create a new message.
+ */
+export const PutStoreItemsResponseSchema: GenMessage<PutStoreItemsResponse> = /*@__PURE__*/
+  messageDesc(file_taskmem_v1_memory_service, 38);
+
+/**
+ * StoreItemKey names one store item.
+ *
+ * @generated from message taskmem.v1.StoreItemKey
+ */
+export type StoreItemKey = Message<"taskmem.v1.StoreItemKey"> & {
+  /**
+   * The path.
+   *
+   * @generated from field: repeated string path = 1;
+   */
+  path: string[];
+
+  /**
+   * The key.
+   *
+   * @generated from field: string key = 2;
+   */
+  key: string;
+};
+
+/**
+ * Describes the message taskmem.v1.StoreItemKey.
+ * Use `create(StoreItemKeySchema)` to create a new message.
+ */
+export const StoreItemKeySchema: GenMessage<StoreItemKey> = /*@__PURE__*/
+  messageDesc(file_taskmem_v1_memory_service, 39);
+
+/**
+ * GetStoreItemsRequest names items.
+ *
+ * @generated from message taskmem.v1.GetStoreItemsRequest
+ */
+export type GetStoreItemsRequest = Message<"taskmem.v1.GetStoreItemsRequest"> & {
+  /**
+   * 1..100 keys.
+   *
+   * @generated from field: repeated taskmem.v1.StoreItemKey keys = 1;
+   */
+  keys: StoreItemKey[];
+
+  /**
+   * Move each found item's expire time to now + its ttl first.
+   *
+   * @generated from field: bool refresh_ttl = 2;
+   */
+  refreshTtl: boolean;
+};
+
+/**
+ * Describes the message taskmem.v1.GetStoreItemsRequest.
+ * Use `create(GetStoreItemsRequestSchema)` to create a new message.
+ */
+export const GetStoreItemsRequestSchema: GenMessage<GetStoreItemsRequest> = /*@__PURE__*/
+  messageDesc(file_taskmem_v1_memory_service, 40);
+
+/**
+ * GetStoreItemsResponse holds the items found.
+ *
+ * @generated from message taskmem.v1.GetStoreItemsResponse
+ */
+export type GetStoreItemsResponse = Message<"taskmem.v1.GetStoreItemsResponse"> & {
+  /**
+   * The items that exist, in the order of the keys asked for.
+   *
+   * @generated from field: repeated taskmem.v1.StoreItem items = 1;
+   */
+  items: StoreItem[];
+};
+
+/**
+ * Describes the message taskmem.v1.GetStoreItemsResponse.
+ * Use `create(GetStoreItemsResponseSchema)` to create a new message.
+ */
+export const GetStoreItemsResponseSchema: GenMessage<GetStoreItemsResponse> = /*@__PURE__*/
+  messageDesc(file_taskmem_v1_memory_service, 41);
+
+/**
+ * SearchStoreItemsRequest searches items under a path prefix.
+ *
+ * @generated from message taskmem.v1.SearchStoreItemsRequest
+ */
+export type SearchStoreItemsRequest = Message<"taskmem.v1.SearchStoreItemsRequest"> & {
+  /**
+   * Only items whose path starts with these labels (none: every item).
+   *
+   * @generated from field: repeated string path_prefix = 1;
+   */
+  pathPrefix: string[];
+
+  /**
+   * A JSON object: each key names a top-level field of the value, which must
+   * equal the given JSON (objects match by their given keys, recursively), or
+   * hold for an object of operators {"$eq", "$ne", "$gt", "$gte", "$lt",
+   * "$lte": value} (ordering operators compare numbers). Empty: no filter.
+   *
+   * @generated from field: string filter_json = 2;
+   */
+  filterJson: string;
+
+  /**
+   * Text to search for (at most 1,000 characters); empty lists instead.
+   *
+   * @generated from field: string query = 3;
+   */
+  query: string;
+
+  /**
+   * At most this many (1..1,000; 0 means 10).
+   *
+   * @generated from field: int32 limit = 4;
+   */
+  limit: number;
+
+  /**
+   * Skip this many first.
+   *
+   * @generated from field: int32 offset = 5;
+   */
+  offset: number;
+
+  /**
+   * Move each returned item's expire time to now + its ttl.
+   *
+   * @generated from field: bool refresh_ttl = 6;
+   */
+  refreshTtl: boolean;
+};
+
+/**
+ * Describes the message taskmem.v1.SearchStoreItemsRequest.
+ * Use `create(SearchStoreItemsRequestSchema)` to create a new message.
+ */
+export const SearchStoreItemsRequestSchema: GenMessage<SearchStoreItemsRequest> = /*@__PURE__*/
+  messageDesc(file_taskmem_v1_memory_service, 42);
+
+/**
+ * SearchStoreItemsResponse holds the hits.
+ *
+ * @generated from message taskmem.v1.SearchStoreItemsResponse
+ */
+export type SearchStoreItemsResponse = Message<"taskmem.v1.SearchStoreItemsResponse"> & {
+  /**
+   * Best first (with a query), else most recently put first.
+   *
+   * @generated from field: repeated taskmem.v1.StoreItemHit hits = 1;
+   */
+  hits: StoreItemHit[];
+};
+
+/**
+ * Describes the message taskmem.v1.SearchStoreItemsResponse.
+ * Use `create(SearchStoreItemsResponseSchema)` to create a new message.
+ */
+export const SearchStoreItemsResponseSchema: GenMessage<SearchStoreItemsResponse> = /*@__PURE__*/
+  messageDesc(file_taskmem_v1_memory_service, 43);
+
+/**
+ * ListStoreNamespacesRequest filters paths.
+ *
+ * @generated from message taskmem.v1.ListStoreNamespacesRequest
+ */
+export type ListStoreNamespacesRequest = Message<"taskmem.v1.ListStoreNamespacesRequest"> & {
+  /**
+   * Conditions every listed path meets (at most 10).
+   *
+   * @generated from field: repeated taskmem.v1.StoreNamespaceMatch matches = 1;
+   */
+  matches: StoreNamespaceMatch[];
+
+  /**
+   * Cut paths to this many labels (duplicates merged); 0: whole paths.
+   *
+   * @generated from field: int32 max_depth = 2;
+   */
+  maxDepth: number;
+
+  /**
+   * At most this many (1..1,000; 0 means 100).
+   *
+   * @generated from field: int32 limit = 3;
+   */
+  limit: number;
+
+  /**
+   * Skip this many first.
+   *
+   * @generated from field: int32 offset = 4;
+   */
+  offset: number;
+};
+
+/**
+ * Describes the message taskmem.v1.ListStoreNamespacesRequest.
+ * Use `create(ListStoreNamespacesRequestSchema)` to create a new message.
+ */
+export const ListStoreNamespacesRequestSchema: GenMessage<ListStoreNamespacesRequest> = /*@__PURE__*/
+  messageDesc(file_taskmem_v1_memory_service, 44);
+
+/**
+ * ListStoreNamespacesResponse holds the paths, sorted.
+ *
+ * @generated from message taskmem.v1.ListStoreNamespacesResponse
+ */
+export type ListStoreNamespacesResponse = Message<"taskmem.v1.ListStoreNamespacesResponse"> & {
+  /**
+   * The paths.
+   *
+   * @generated from field: repeated taskmem.v1.StoreNamespace namespaces = 1;
+   */
+  namespaces: StoreNamespace[];
+};
+
+/**
+ * Describes the message taskmem.v1.ListStoreNamespacesResponse.
+ * Use `create(ListStoreNamespacesResponseSchema)` to create a new message.
+ */
+export const ListStoreNamespacesResponseSchema: GenMessage<ListStoreNamespacesResponse> = /*@__PURE__*/
+  messageDesc(file_taskmem_v1_memory_service, 45);
+
+/**
+ * StoreNamespace is one path.
+ *
+ * @generated from message taskmem.v1.StoreNamespace
+ */
+export type StoreNamespace = Message<"taskmem.v1.StoreNamespace"> & {
+  /**
+   * Its labels, outermost first.
+   *
+   * @generated from field: repeated string path = 1;
+   */
+  path: string[];
+};
+
+/**
+ * Describes the message taskmem.v1.StoreNamespace.
+ * Use `create(StoreNamespaceSchema)` to create a new message.
+ */
+export const StoreNamespaceSchema: GenMessage<StoreNamespace> = /*@__PURE__*/
+  messageDesc(file_taskmem_v1_memory_service, 46);
+
+/**
  * UpsertKnowledgeOutcome says what UpsertKnowledge did.
  *
  * @generated from enum taskmem.v1.UpsertKnowledgeOutcome
@@ -1755,6 +2103,60 @@ export const MemoryService: GenService<{
     methodKind: "unary";
     input: typeof ListPatternsRequestSchema;
     output: typeof ListPatternsResponseSchema;
+  },
+  /**
+   * Puts or deletes store items (a framework's key-value memory, see
+   * StoreItem) in one transaction, in order; emits STORE_ITEM_PUT or
+   * STORE_ITEM_DELETED per write on the store's task. An indexed put writes a
+   * memory entry of index_text and retires (expires at once) the entry of the
+   * value it replaces. Deleting a missing item does nothing. Errors:
+   * INVALID_ARGUMENT naming the write's field (writes[1].path), NOT_FOUND for
+   * an unknown task_id.
+   *
+   * @generated from rpc taskmem.v1.MemoryService.PutStoreItems
+   */
+  putStoreItems: {
+    methodKind: "unary";
+    input: typeof PutStoreItemsRequestSchema;
+    output: typeof PutStoreItemsResponseSchema;
+  },
+  /**
+   * Returns the items of the keys that exist and have not expired (missing
+   * ones are left out); with refresh_ttl, first moves each found item's
+   * expire_time to now + its ttl.
+   *
+   * @generated from rpc taskmem.v1.MemoryService.GetStoreItems
+   */
+  getStoreItems: {
+    methodKind: "unary";
+    input: typeof GetStoreItemsRequestSchema;
+    output: typeof GetStoreItemsResponseSchema;
+  },
+  /**
+   * Searches the items under a path prefix. With a query: the items the
+   * archive's HYBRID search finds (full text and, with embeddings configured,
+   * semantic) best first with their score, then the other matching items;
+   * without: the matching items, most recently put first. filter_json keeps
+   * items whose value matches (see the field). Nothing matching is an empty
+   * list.
+   *
+   * @generated from rpc taskmem.v1.MemoryService.SearchStoreItems
+   */
+  searchStoreItems: {
+    methodKind: "unary";
+    input: typeof SearchStoreItemsRequestSchema;
+    output: typeof SearchStoreItemsResponseSchema;
+  },
+  /**
+   * Lists the distinct paths that hold unexpired items, sorted, optionally
+   * matched and cut to a depth.
+   *
+   * @generated from rpc taskmem.v1.MemoryService.ListStoreNamespaces
+   */
+  listStoreNamespaces: {
+    methodKind: "unary";
+    input: typeof ListStoreNamespacesRequestSchema;
+    output: typeof ListStoreNamespacesResponseSchema;
   },
 }> = /*@__PURE__*/
   serviceDesc(file_taskmem_v1_memory_service, 0);

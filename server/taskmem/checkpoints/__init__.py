@@ -1,0 +1,1 @@
+"""CheckpointService's data plane (issue 39)."""

@@ -1,0 +1,1 @@
+"""Checkpoints of agent frameworks (issue 39)."""
