@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import asyncio
 import concurrent.futures
+from collections.abc import Callable
 from typing import Any, TypeVar
 
 import psycopg
@@ -129,6 +130,9 @@ class PostgresStorage(Storage):
 
     def observe_batches(self, observer: BatchObserver) -> None:
         self.writer.on_batch = observer
+
+    def observe_storage_full(self, observer: Callable[[int], None]) -> None:
+        self.writer.on_storage_full = observer
 
     async def close(self) -> None:
         """End subscriptions, finish queued writes, close every connection."""

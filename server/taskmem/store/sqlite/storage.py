@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import functools
 import itertools
+from collections.abc import Callable
 from typing import Any, TypeVar
 
 from taskmem.core.events import Event
@@ -64,6 +65,9 @@ class SqliteStorage(Storage):
 
     def observe_batches(self, observer: BatchObserver) -> None:
         self.writer.on_batch = observer
+
+    def observe_storage_full(self, observer: Callable[[int], None]) -> None:
+        self.writer.on_storage_full = observer
 
     async def close(self) -> None:
         """End subscriptions, finish queued writes, close every connection."""
