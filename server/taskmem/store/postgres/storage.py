@@ -88,7 +88,12 @@ class PostgresStorage(Storage):
     async def open_url(cls, url: str, encode: PayloadEncoder, *, queue_size: int = 10_000, batch_size: int = 512,
                        readers: int = 4) -> PostgresStorage:
         storage = cls(url, encode, queue_size, batch_size, readers)
-        await storage._writer_connection.run(migrate)
+        try:
+            await storage._writer_connection.run(migrate)
+        except BaseException:
+            await storage._writer_connection.close()  # a refused database (a newer schema): let the process end
+            storage._read_threads.shutdown(wait=False)
+            raise
         await asyncio.to_thread(storage._pool.open, True)
         await storage._tail.start()
         storage.writer.start()

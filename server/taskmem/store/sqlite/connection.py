@@ -9,7 +9,7 @@ from pathlib import Path
 import sqlean as sqlite3  # a DB-API SQLite with extension loading and FTS5
 import sqlite_vec
 
-from taskmem.store.migration_files import migration_files
+from taskmem.store.migration_files import RECORDED_SQL, check_not_newer, migration_files, recorded_of
 
 log = logging.getLogger(__name__)
 
@@ -35,11 +35,15 @@ def migrations() -> list[tuple[int, str, str]]:
 def migrate(connection: sqlite3.Connection) -> list[str]:
     """Apply, each in its own transaction and in order, the migrations the file has not seen yet (every number
     not recorded, as PostgreSQL does: numbers are handed to branches, so one can land after a higher one
-    already ran); returns their names."""
+    already ran); returns their names. A database that records a migration this code does not ship is refused
+    (SchemaTooNew) before anything is written."""
     applied = []
+    shipped = migrations()
+    if connection.execute("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'schema_migrations'").fetchone():
+        check_not_newer(recorded_of(connection.execute(RECORDED_SQL)), shipped)  # before anything is written
     connection.execute("CREATE TABLE IF NOT EXISTS schema_migrations (number INTEGER PRIMARY KEY, name TEXT NOT NULL)")
     seen = {row[0] for row in connection.execute("SELECT number FROM schema_migrations")}
-    for number, name, sql in migrations():
+    for number, name, sql in shipped:
         if number in seen:
             continue
         log.info("applying migration %s", name)

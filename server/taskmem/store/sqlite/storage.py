@@ -39,7 +39,11 @@ class SqliteStorage(Storage):
         connector = functools.partial(connect, path, synchronous)
         writer_thread = SqliteThread(connector, "taskmem-writer")
         await writer_thread.start()
-        await writer_thread.run(migrate)
+        try:
+            await writer_thread.run(migrate)
+        except BaseException:
+            await writer_thread.close()  # a refused file (a newer schema) must not keep the process alive
+            raise
         reader_threads = [SqliteThread(connector, f"taskmem-reader-{n}") for n in range(readers)]
         for thread in reader_threads:
             await thread.start()
