@@ -32,6 +32,8 @@ def run_batch(connection: sqlite3.Connection, batch: list[Job], encode: PayloadE
     """In the writer thread: the batch run grouped (store/writer.py, run_mutations), then one COMMIT. A full disk
     anywhere in it (a statement, the events, the COMMIT's WAL append) rolls the whole batch back as StorageFull."""
     try:
+        if connection.in_transaction:  # a ROLLBACK the full disk itself refused: end that transaction first
+            connection.execute("ROLLBACK")
         connection.execute("BEGIN IMMEDIATE")
         try:
             outcomes = run_mutations(Statements(connection, writing=True), batch, encode, (StorageFull,))
