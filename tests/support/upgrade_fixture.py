@@ -124,9 +124,10 @@ async def write_fixture(channel: grpc.aio.Channel) -> dict[str, Any]:
     await state.PutWorkingMemory(spb.PutWorkingMemoryRequest(working_memory=state_pb2.WorkingMemory(
         agent_id=AGENT, current_plan="convert types", active_constraints=["no downtime"],
         task_context=_struct({"task": task.id}), scratchpad="tinyint → smallint")))
+    # An external wait with no timeout: still WAITING however long after the fixture was made the test runs.
     pending = (await waits.CreateWait(wpb.CreateWaitRequest(
         task_id=task.id, criteria="the change window opens",
-        target=wait_pb2.WaitTarget(timer=wait_pb2.TimerTarget(duration=duration_pb2.Duration(seconds=300 * 86400)))))).wait
+        target=wait_pb2.WaitTarget(external=wait_pb2.ExternalTarget(resolver="change manager"))))).wait
     elapsed = (await waits.CreateWait(wpb.CreateWaitRequest(
         task_id=task.id, criteria="staging settles",
         target=wait_pb2.WaitTarget(timer=wait_pb2.TimerTarget(duration=duration_pb2.Duration(seconds=1)))))).wait

@@ -60,7 +60,7 @@ def main() -> int:
             from tests.support.postgres import database_url
 
             setting = database_url(f"upgrade-fixture-{args.release}-{os.getpid()}")
-        server = ServerOnDatabase(setting)
+        server = ServerOnDatabase(setting, env={"TASKMEM_MAINTENANCE_INTERVAL_SECONDS": "0"})
         server.start(timeout=120)
         try:
             ids, reads = asyncio.run(_write_and_read(server.address))
