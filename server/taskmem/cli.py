@@ -147,6 +147,13 @@ def build_parser() -> argparse.ArgumentParser:
     add_migrate_arguments(commands.add_parser("migrate", help="apply the schema migrations a database has not seen"
                                                              " (SQLite file or postgresql:// URL)"))
 
+    from taskmem.commands.backup import add_backup_arguments, add_restore_arguments, add_verify_arguments
+
+    add_backup_arguments(commands.add_parser("backup", help="a consistent copy of a database while it is served"
+                                                           " (SQLite online backup, or pg_dump), checked"))
+    add_restore_arguments(commands.add_parser("restore", help="put a checked backup in place as a new database"))
+    add_verify_arguments(commands.add_parser("verify", help="check a backup's integrity and migration level"))
+
     from taskmem.commands.copy import add_copy_arguments
 
     add_copy_arguments(commands.add_parser("copy", help="copy an SQLite database into an empty PostgreSQL one"
@@ -186,6 +193,11 @@ def main(argv: list[str] | None = None) -> int:
         from taskmem.commands.copy import run_copy
 
         return run_copy(args)
+    if args.command in ("backup", "restore", "verify"):
+        from taskmem.commands import backup
+
+        return {"backup": backup.run_backup, "restore": backup.run_restore, "verify": backup.run_verify}[
+            args.command](args)
     if args.command == "migrate":
         from taskmem.commands.migrate import run_migrate
 

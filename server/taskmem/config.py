@@ -90,6 +90,9 @@ class Config:
     wait_default_poll_interval_seconds: float = 5.0
     # Maintenance runs this often (0 turns it off). Each threshold below of 0 turns its action off.
     maintenance_interval_seconds: float = 60.0
+    # How often a running server looks for migrations it does not know (a newer release migrated the shared
+    # database): it then shuts down, naming both schema versions. 0 turns the look off.
+    schema_check_interval_seconds: float = 5.0
     # A working task with no update for this long (and no open wait) gets a stuck alert ...
     stuck_after_seconds: float = 30 * 60.0
     # ... and another one no sooner than this after the last (metadata last_stuck_alert_at).
@@ -235,7 +238,7 @@ class Config:
             raise ConfigError("admin_keys: with api_keys configured, every admin key must also be an api key")
         if self.wait_min_poll_interval_seconds <= 0:
             raise ConfigError("wait_min_poll_interval_seconds: must be more than 0")
-        for name in ("maintenance_interval_seconds", "stuck_after_seconds", "stuck_alert_cooldown_seconds",
+        for name in ("maintenance_interval_seconds", "schema_check_interval_seconds", "stuck_after_seconds", "stuck_alert_cooldown_seconds",
                      "auto_pause_after_seconds", "auto_archive_after_seconds", "running_summary_every_messages",
                      "episode_retention_seconds", "webhook_delivered_retention_seconds",
                      "webhook_dead_letter_retention_seconds"):

@@ -17,6 +17,7 @@ import asyncio
 import logging
 from collections import Counter
 
+from taskmem.core.errors import StorageFull
 from taskmem.core.ids import new_id, now_us
 from taskmem.core.maintenance_chores import Chore, Policy, chore_for
 from taskmem.core.retention import Kind as RetentionKind
@@ -67,6 +68,8 @@ class MaintenanceLoop:
                     log.info("maintenance: %s", ", ".join(f"{n} {chore.value}" for chore, n in done.items()))
             except WriterClosed:
                 return
+            except StorageFull as error:
+                log.warning("maintenance paused until its next run in %ss: %s", self._interval, error.metadata["detail"])
             except Exception:
                 log.exception("maintenance run failed; trying again in %ss", self._interval)
             await asyncio.sleep(self._interval)

@@ -41,6 +41,8 @@ class Metrics:
                                       buckets=_BATCH_BUCKETS, registry=r)
         self.writer_commit_seconds = Histogram("taskmem_writer_commit_seconds", "Group commit latency",
                                                buckets=_LATENCY_BUCKETS, registry=r)
+        self.storage_full = Counter("taskmem_storage_full_writes", "Writes refused because the database's disk is"
+                                    " full (answered RESOURCE_EXHAUSTED, reason STORAGE_FULL)", registry=r)
         self.events = Counter("taskmem_events_appended", "Events appended to the log", registry=r)
         self.subscribers = Gauge("taskmem_subscribers", "Live event subscriptions (streams and internal watchers)",
                                  registry=r)
@@ -170,6 +172,7 @@ class MetricsEndpoint:
 def watch_storage(metrics: Metrics, storage: Storage, database_path: str) -> None:
     """Feed the writer's batches to the metrics, and read the current-state gauges at each scrape."""
     storage.observe_batches(metrics.observe_batch)
+    storage.observe_storage_full(metrics.storage_full.inc)
 
     async def refresh() -> None:
         backlogs = storage.events.backlogs()

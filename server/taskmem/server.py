@@ -46,7 +46,9 @@ from taskmem.settings import (
 )
 from taskmem.state.engine import StateEngine
 from taskmem.state.follower import StateFollower
-from taskmem.store.engines import open_storage
+from taskmem.schema_watch import SchemaWatch
+from taskmem.store.engines import open_storage, shipped_migrations
+from taskmem.store.migration_files import SchemaTooNew
 from taskmem.store.storage import Storage
 from taskmem.tracing import rpc_tracing
 from taskmem.usage.meter import StoredMeter
@@ -129,6 +131,10 @@ class TaskmemServer:
         self.web_url = ""
         self.keys: KeyRing | None = None
         self._web_socket_dir: tempfile.TemporaryDirectory[str] | None = None
+        self.schema_watch: SchemaWatch | None = None
+        # Set when a newer release migrated the database under this server: serve() shuts it down.
+        self.stepped_aside: SchemaTooNew | None = None
+        self.step_aside = asyncio.Event()
 
     async def start(self) -> str:
         check_bind_allowed(self.config)
@@ -143,6 +149,9 @@ class TaskmemServer:
         self.storage = await open_storage(
             self.config.database, event_payload, queue_size=self.config.subscriber_queue_size,
             batch_size=self.config.writer_batch_size)
+        self.schema_watch = SchemaWatch(self.storage, shipped_migrations(self.config.database),
+                                        self.config.schema_check_interval_seconds, self._newer_schema)
+        self.schema_watch.start()
         metrics = self.metrics
         if metrics is not None:
             watch_storage(metrics, self.storage, self.config.database)
@@ -239,10 +248,16 @@ class TaskmemServer:
         host = self.config.listen.rpartition(":")[0]
         return f"{host}:{self.port}"
 
+    def _newer_schema(self, newer: SchemaTooNew) -> None:
+        self.stepped_aside = newer
+        self.step_aside.set()
+
     async def stop(self) -> None:
         """Health goes NOT_SERVING, background loops stop, streams end, in-flight calls get a grace period,
         the database closes."""
         await self.health.enter_graceful_shutdown()
+        if self.schema_watch is not None:
+            await self.schema_watch.stop()
         if self.maintenance is not None:
             await self.maintenance.stop()
         if self.claim_sweeper is not None:
@@ -321,9 +336,15 @@ async def serve(config: Config) -> None:
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGTERM, signal.SIGINT):
         loop.add_signal_handler(sig, stop.set)
-    await stop.wait()
+    stopping = asyncio.create_task(stop.wait())
+    stepping_aside = asyncio.create_task(server.step_aside.wait())
+    await asyncio.wait([stopping, stepping_aside], return_when=asyncio.FIRST_COMPLETED)
+    for waiting in (stopping, stepping_aside):
+        waiting.cancel()
     log.info("shutting down")
     await server.stop()
+    if server.stepped_aside is not None:
+        raise server.stepped_aside
 
 
 def run(config: Config) -> int:
@@ -335,4 +356,7 @@ def run(config: Config) -> int:
     except ConfigError as error:
         print(f"taskmem: {error}", file=sys.stderr)
         return 2
+    except SchemaTooNew as error:
+        print(f"taskmem: refusing to serve: {error}", file=sys.stderr)
+        return 3
     return 0

@@ -30,6 +30,7 @@ _CODES: list[tuple[type[errors.DomainError], grpc.StatusCode]] = [
     (errors.ModelTimeout, grpc.StatusCode.DEADLINE_EXCEEDED),
     (errors.ModelOutputInvalid, grpc.StatusCode.UNAVAILABLE),
     (errors.ResourceExhausted, grpc.StatusCode.RESOURCE_EXHAUSTED),
+    (errors.StorageFull, grpc.StatusCode.RESOURCE_EXHAUSTED),
     (errors.OutOfRange, grpc.StatusCode.OUT_OF_RANGE),
 ]
 

@@ -9,6 +9,7 @@ from typing import TextIO
 
 from taskmem.config import ConfigError, config_from_serve_arguments
 from taskmem.store.engines import apply_migrations
+from taskmem.store.migration_files import SchemaTooNew
 
 
 def add_migrate_arguments(parser: argparse.ArgumentParser) -> None:
@@ -22,7 +23,11 @@ def run_migrate(args: argparse.Namespace, out: TextIO = sys.stdout, err: TextIO 
     except ConfigError as error:
         print(f"taskmem migrate: {error}", file=err)
         return 2
-    applied = apply_migrations(database)
+    try:
+        applied = apply_migrations(database)
+    except SchemaTooNew as error:
+        print(f"taskmem migrate: {error}", file=err)
+        return 3
     for name in applied:
         print(f"applied {name}", file=out)
     print(f"schema up to date ({len(applied)} migrations applied)", file=out)

@@ -130,6 +130,17 @@ class ResourceExhausted(DomainError):
         super().__init__(f"{why} (limit {limit})", limit=limit, **metadata)
 
 
+class StorageFull(DomainError):
+    """The database's disk (or quota) has no room for a write (RESOURCE_EXHAUSTED): nothing of the write was
+    stored, reads go on, and the same write succeeds once space is freed, with no restart."""
+
+    reason = "ERROR_REASON_STORAGE_FULL"
+
+    def __init__(self, detail: str) -> None:
+        super().__init__("the database has no space left for this write, so nothing of it was stored; reads still "
+                         f"work, and writes succeed again as soon as space is freed ({detail})", detail=detail)
+
+
 class OutOfRange(DomainError):
     """A position past the end of what exists, such as a cursor beyond the event log's head (OUT_OF_RANGE)."""
 

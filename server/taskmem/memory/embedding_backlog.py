@@ -24,7 +24,7 @@ import time
 
 import numpy as np
 
-from taskmem.core.errors import InvalidArgument
+from taskmem.core.errors import InvalidArgument, StorageFull
 from taskmem.core.ids import new_id
 from taskmem.providers.embeddings import Embedder, EmbeddingError
 from taskmem.providers.model_meter import model_work
@@ -138,9 +138,10 @@ class EmbeddingBacklog:
                 with model_work(shares=await self._storage.read(model_calls.entry_shares, seqs)):
                     vectors = await self._embedder.embed([summary for _, summary in batch])
                 await self._store(seqs, vectors)
-            except (EmbeddingError, InvalidArgument) as error:
+            except (EmbeddingError, InvalidArgument, StorageFull) as error:
                 # InvalidArgument: the recorded model changed under us (`taskmem reembed` with another
                 # model); the server must restart with the new settings, so keep the entries queued.
+                # StorageFull: the vectors are computed again once the disk has room.
                 log.warning("embedding backlog: %d entries wait (%s); retrying in %.1f s", len(batch), error, pause)
                 await asyncio.sleep(pause)
                 pause = min(pause * 2, RETRY_MAX_SECONDS)

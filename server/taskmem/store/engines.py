@@ -15,6 +15,17 @@ def is_postgres(database: str) -> bool:
     return database.startswith(("postgresql://", "postgres://"))
 
 
+def shipped_migrations(database: str) -> list[tuple[int, str, str]]:
+    """(number, name, sql) of every migration this code ships for the database's engine, in order."""
+    if is_postgres(database):
+        from taskmem.store.postgres import connection as postgres
+
+        return postgres.migrations()
+    from taskmem.store.sqlite import connection as sqlite
+
+    return sqlite.migrations()
+
+
 def apply_migrations(database: str) -> list[str]:
     """Bring the database's schema up to date (creating an SQLite file if needed); returns the migrations
     applied. Servers do this themselves at start; `taskmem migrate` does it ahead of a rollout."""

@@ -75,5 +75,9 @@ class Storage(abc.ABC):
         """Have observer told (writes, events, seconds) after each commit."""
 
     @abc.abstractmethod
+    def observe_storage_full(self, observer: Callable[[int], None]) -> None:
+        """Have observer told how many writes each refusal for lack of space (StorageFull) turned away."""
+
+    @abc.abstractmethod
     async def close(self) -> None:
         """End subscriptions, finish queued writes, close every connection."""

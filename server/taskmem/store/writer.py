@@ -26,6 +26,7 @@ from collections.abc import Awaitable, Callable, Hashable, Iterable, Sequence
 from typing import Any, Protocol, TypeVar
 
 from taskmem.core.audit import ACTOR, Actor
+from taskmem.core.errors import StorageFull
 from taskmem.core.events import Event, EventType
 from taskmem.core.ids import now_us
 from taskmem.store.deferred_writes import DeferredWrites, Merge
@@ -273,6 +274,8 @@ class Writer:
         self._task: asyncio.Task[None] | None = None
         self._closed = False
         self.on_batch: BatchObserver | None = None
+        # Told how many writes a full disk refused (the server counts them for metrics).
+        self.on_storage_full: Callable[[int], None] | None = None
 
     def start(self) -> None:
         self._task = asyncio.create_task(self._run(), name="taskmem-writer")
@@ -314,6 +317,14 @@ class Writer:
         started = time.perf_counter()
         try:
             outcomes = await self._run_batch(batch)
+        except StorageFull as error:
+            log.warning("group commit of %d writes refused: %s", len(batch), error.metadata["detail"])
+            if self.on_storage_full is not None:
+                self.on_storage_full(len(batch))
+            for *_, future in batch:
+                if not future.done():
+                    future.set_exception(error)
+            return
         except Exception as error:
             log.exception("group commit of %d writes failed", len(batch))
             for *_, future in batch:

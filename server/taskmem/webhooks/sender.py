@@ -36,6 +36,7 @@ from urllib.parse import urlsplit
 import httpx
 
 from taskmem.api import task_convert
+from taskmem.core.errors import StorageFull
 from taskmem.core.events import Event, EventFilter
 from taskmem.core.ids import now_us
 from taskmem.core.destinations import host_allowed, parse_allowed_hosts
@@ -58,6 +59,10 @@ _PAGE = 200
 _ANSWER_LIMIT = 64 * 1024
 _LIVE_MAX = 1_000  # events buffered for a task that is behind; past this it reads the database again
 _CORRELATION_ID = "webhooks"
+# While the database's disk is full, a task's delivery (and the storing of successes) pauses this long,
+# doubling up to the last figure, then resumes where it stopped: nothing sent is forgotten.
+_FULL_FIRST_PAUSE_SECONDS = 0.5
+_FULL_MAX_PAUSE_SECONDS = 30.0
 
 
 @dataclasses.dataclass(frozen=True)
@@ -185,7 +190,21 @@ class WebhookSender:
     # --- one task -----------------------------------------------------------------------------
 
     async def _drain(self, key: Key) -> None:
-        """Send the task's events after its cursor, one by one, until none is left."""
+        """Send the task's events after its cursor until none is left; a full disk pauses it, not ends it."""
+        pause = _FULL_FIRST_PAUSE_SECONDS
+        while True:
+            try:
+                await self._drain_once(key)
+                return
+            except StorageFull as error:
+                log.warning("webhook delivery of task %s paused for %.1f s: %s", key[1], pause,
+                            error.metadata["detail"])
+                self._sent_up_to.pop(key, None)  # read the stored position again: resume exactly there
+                self._live.pop(key, None)
+                await asyncio.sleep(pause)
+                pause = min(pause * 2, _FULL_MAX_PAUSE_SECONDS)
+
+    async def _drain_once(self, key: Key) -> None:
         namespace, task_id = key
         try:
             while True:
@@ -221,6 +240,8 @@ class WebhookSender:
                     return
         except WriterClosed:
             pass  # shutting down: what is not stored is sent again after the next start
+        except StorageFull:
+            raise
         except Exception:
             log.exception("webhook delivery of task %s stopped; it resumes with the task's next event", task_id)
             self._sent_up_to.pop(key, None)
@@ -322,19 +343,30 @@ class WebhookSender:
     # --- storing successes ------------------------------------------------------------------------
 
     async def _flush_loop(self) -> None:
+        pause = _FULL_FIRST_PAUSE_SECONDS
         while True:
             await self._flush_signal.wait()
             self._flush_signal.clear()
             try:
                 await self._flush()
+                pause = _FULL_FIRST_PAUSE_SECONDS
             except WriterClosed:
                 return
+            except StorageFull as error:  # the successes were put back: stored once there is room
+                log.warning("storing webhook deliveries paused for %.1f s: %s", pause, error.metadata["detail"])
+                await asyncio.sleep(pause)
+                pause = min(pause * 2, _FULL_MAX_PAUSE_SECONDS)
+                self._flush_signal.set()
             except Exception:
                 log.exception("storing webhook deliveries failed; they may be sent again after a restart")
 
     async def _flush(self) -> None:
         batch, self._finished = self._finished, []
         if batch:
-            await self._storage.write(lambda tx: webhook_store.save_attempts(tx, batch), batch[0].namespace,
-                                      _CORRELATION_ID)
+            try:
+                await self._storage.write(lambda tx: webhook_store.save_attempts(tx, batch), batch[0].namespace,
+                                          _CORRELATION_ID)
+            except StorageFull:
+                self._finished = [*batch, *self._finished]
+                raise
 

@@ -20,10 +20,11 @@ from __future__ import annotations
 
 import psycopg
 
+from taskmem.core.errors import StorageFull
 from taskmem.core.events import Event
 from taskmem.store.event_log import payload_text
 from taskmem.store.postgres.connection import Row
-from taskmem.store.postgres.statements import Statements
+from taskmem.store.postgres.statements import Statements, as_storage_full
 from taskmem.store.storage import PayloadEncoder
 from taskmem.store.writer import Job, Outcome, run_mutations
 
@@ -32,6 +33,8 @@ CHANNEL = "taskmem_events"
 # is run again whole; its mutations are plain functions of the transaction, so they can be.
 ATTEMPTS = 5
 _RETRIED = (psycopg.errors.DeadlockDetected, psycopg.errors.SerializationFailure)
+# A full disk loses the whole batch at once (its neighbours would only meet the same refusal).
+_FATAL = (*_RETRIED, StorageFull)
 
 
 def _store_events(connection: psycopg.Connection[Row], events: list[Event], unexplained: bool) -> None:
@@ -60,7 +63,7 @@ def _attempt(connection: psycopg.Connection[Row], batch: list[Job], encode: Payl
     connection.execute("BEGIN")
     try:
         # A lost deadlock or serialization failure loses the whole transaction: the batch runs again.
-        outcomes = run_mutations(Statements(connection, writing=True), batch, encode, _RETRIED)
+        outcomes = run_mutations(Statements(connection, writing=True), batch, encode, _FATAL)
         events = [event for _, _, mutation_events, _ in outcomes for event in mutation_events]
         unexplained = any(outcome[3] for outcome in outcomes)
         if events or unexplained:
@@ -81,4 +84,9 @@ def run_batch(connection: psycopg.Connection[Row], batch: list[Job], encode: Pay
         except _RETRIED:
             if attempt == ATTEMPTS:
                 raise
+        except psycopg.Error as error:  # the events' insert or the COMMIT found the disk full
+            full = as_storage_full(error)
+            if full is None:
+                raise
+            raise full from error
     raise AssertionError("unreachable")

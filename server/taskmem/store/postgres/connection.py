@@ -10,7 +10,7 @@ import psycopg
 from psycopg.adapt import Dumper
 from psycopg.pq import Format
 
-from taskmem.store.migration_files import migration_files
+from taskmem.store.migration_files import RECORDED_SQL, check_not_newer, migration_files, recorded_of
 
 log = logging.getLogger(__name__)
 
@@ -78,13 +78,17 @@ def migrations() -> list[tuple[int, str, str]]:
 
 def migrate(connection: psycopg.Connection[Any]) -> list[str]:
     """Apply the migrations the database has not seen yet, each in its own transaction; replicas starting
-    together wait for one another on an advisory lock. Returns the names applied."""
+    together wait for one another on an advisory lock. Returns the names applied. A database that records a
+    migration this code does not ship is refused (SchemaTooNew) before anything is written."""
     applied = []
+    shipped = migrations()
     with connection.transaction():
         connection.execute("SELECT pg_advisory_xact_lock(%s)", (_MIGRATION_LOCK,))
+        if connection.execute("SELECT to_regclass('schema_migrations')").fetchone()[0] is not None:
+            check_not_newer(recorded_of(connection.execute(RECORDED_SQL)), shipped)
         connection.execute("CREATE TABLE IF NOT EXISTS schema_migrations"
                            " (number BIGINT PRIMARY KEY, name TEXT NOT NULL)")
-    for number, name, sql in migrations():
+    for number, name, sql in shipped:
         with connection.transaction():
             connection.execute("SELECT pg_advisory_xact_lock(%s)", (_MIGRATION_LOCK,))
             if connection.execute("SELECT 1 FROM schema_migrations WHERE number = %s", (number,)).fetchone():

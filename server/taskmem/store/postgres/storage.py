@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import asyncio
 import concurrent.futures
+from collections.abc import Callable
 from typing import Any, TypeVar
 
 import psycopg
@@ -87,7 +88,12 @@ class PostgresStorage(Storage):
     async def open_url(cls, url: str, encode: PayloadEncoder, *, queue_size: int = 10_000, batch_size: int = 512,
                        readers: int = 4) -> PostgresStorage:
         storage = cls(url, encode, queue_size, batch_size, readers)
-        await storage._writer_connection.run(migrate)
+        try:
+            await storage._writer_connection.run(migrate)
+        except BaseException:
+            await storage._writer_connection.close()  # a refused database (a newer schema): let the process end
+            storage._read_threads.shutdown(wait=False)
+            raise
         await asyncio.to_thread(storage._pool.open, True)
         await storage._tail.start()
         storage.writer.start()
@@ -129,6 +135,9 @@ class PostgresStorage(Storage):
 
     def observe_batches(self, observer: BatchObserver) -> None:
         self.writer.on_batch = observer
+
+    def observe_storage_full(self, observer: Callable[[int], None]) -> None:
+        self.writer.on_storage_full = observer
 
     async def close(self) -> None:
         """End subscriptions, finish queued writes, close every connection."""

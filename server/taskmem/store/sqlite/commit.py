@@ -8,9 +8,10 @@ from __future__ import annotations
 
 import sqlean as sqlite3
 
+from taskmem.core.errors import StorageFull
 from taskmem.core.events import Event
 from taskmem.store.event_log import payload_text
-from taskmem.store.sqlite.statements import Statements
+from taskmem.store.sqlite.statements import Statements, as_storage_full
 from taskmem.store.storage import PayloadEncoder
 from taskmem.store.writer import Job, Outcome, run_mutations
 
@@ -29,16 +30,25 @@ def _store_events(connection: sqlite3.Connection, events: list[Event]) -> None:
 
 
 def run_batch(connection: sqlite3.Connection, batch: list[Job], encode: PayloadEncoder) -> list[Outcome]:
-    """In the writer thread: the batch run grouped (store/writer.py, run_mutations), then one COMMIT."""
-    connection.execute("BEGIN IMMEDIATE")
+    """In the writer thread: the batch run grouped (store/writer.py, run_mutations), then one COMMIT. A full disk
+    anywhere in it (a statement, the events, the COMMIT's WAL append) rolls the whole batch back as StorageFull."""
     try:
-        outcomes = run_mutations(Statements(connection), batch, encode)
-        events = [event for _, _, mutation_events, _ in outcomes for event in mutation_events]
-        if events:
-            _store_events(connection, events)
-        connection.execute("COMMIT")
-    except BaseException:
-        if connection.in_transaction:
+        if connection.in_transaction:  # a ROLLBACK the full disk itself refused: end that transaction first
             connection.execute("ROLLBACK")
-        raise
+        connection.execute("BEGIN IMMEDIATE")
+        try:
+            outcomes = run_mutations(Statements(connection, writing=True), batch, encode, (StorageFull,))
+            events = [event for _, _, mutation_events, _ in outcomes for event in mutation_events]
+            if events:
+                _store_events(connection, events)
+            connection.execute("COMMIT")
+        except BaseException:
+            if connection.in_transaction:  # SQLite may have rolled a full transaction back itself
+                connection.execute("ROLLBACK")
+            raise
+    except sqlite3.Error as error:
+        full = as_storage_full(error)
+        if full is None:
+            raise
+        raise full from error
     return outcomes

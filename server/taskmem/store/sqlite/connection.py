@@ -9,7 +9,7 @@ from pathlib import Path
 import sqlean as sqlite3  # a DB-API SQLite with extension loading and FTS5
 import sqlite_vec
 
-from taskmem.store.migration_files import migration_files
+from taskmem.store.migration_files import RECORDED_SQL, check_not_newer, migration_files, recorded_of
 
 log = logging.getLogger(__name__)
 
@@ -21,10 +21,17 @@ def connect(path: str, synchronous: str = "FULL") -> sqlite3.Connection:
     sqlite_vec.load(connection)
     connection.enable_load_extension(False)
     connection.row_factory = sqlite3.Row
+    refuse_newer_schema(connection)  # before the switch to WAL, which would rewrite the file's header
     connection.execute("PRAGMA journal_mode=WAL")
     connection.execute(f"PRAGMA synchronous={synchronous}")
     connection.execute("PRAGMA busy_timeout=10000")
     return connection
+
+
+def refuse_newer_schema(connection: sqlite3.Connection) -> None:
+    """SchemaTooNew, before anything is written, for a file that records a migration this code does not ship."""
+    if connection.execute("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'schema_migrations'").fetchone():
+        check_not_newer(recorded_of(connection.execute(RECORDED_SQL)), migrations())
 
 
 def migrations() -> list[tuple[int, str, str]]:
@@ -35,11 +42,14 @@ def migrations() -> list[tuple[int, str, str]]:
 def migrate(connection: sqlite3.Connection) -> list[str]:
     """Apply, each in its own transaction and in order, the migrations the file has not seen yet (every number
     not recorded, as PostgreSQL does: numbers are handed to branches, so one can land after a higher one
-    already ran); returns their names."""
+    already ran); returns their names. A database that records a migration this code does not ship is refused
+    (SchemaTooNew) before anything is written."""
     applied = []
+    shipped = migrations()
+    refuse_newer_schema(connection)
     connection.execute("CREATE TABLE IF NOT EXISTS schema_migrations (number INTEGER PRIMARY KEY, name TEXT NOT NULL)")
     seen = {row[0] for row in connection.execute("SELECT number FROM schema_migrations")}
-    for number, name, sql in migrations():
+    for number, name, sql in shipped:
         if number in seen:
             continue
         log.info("applying migration %s", name)

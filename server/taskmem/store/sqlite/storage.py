@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import functools
 import itertools
+from collections.abc import Callable
 from typing import Any, TypeVar
 
 from taskmem.core.events import Event
@@ -38,7 +39,11 @@ class SqliteStorage(Storage):
         connector = functools.partial(connect, path, synchronous)
         writer_thread = SqliteThread(connector, "taskmem-writer")
         await writer_thread.start()
-        await writer_thread.run(migrate)
+        try:
+            await writer_thread.run(migrate)
+        except BaseException:
+            await writer_thread.close()  # a refused file (a newer schema) must not keep the process alive
+            raise
         reader_threads = [SqliteThread(connector, f"taskmem-reader-{n}") for n in range(readers)]
         for thread in reader_threads:
             await thread.start()
@@ -64,6 +69,9 @@ class SqliteStorage(Storage):
 
     def observe_batches(self, observer: BatchObserver) -> None:
         self.writer.on_batch = observer
+
+    def observe_storage_full(self, observer: Callable[[int], None]) -> None:
+        self.writer.on_storage_full = observer
 
     async def close(self) -> None:
         """End subscriptions, finish queued writes, close every connection."""

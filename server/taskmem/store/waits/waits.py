@@ -14,7 +14,7 @@ import os
 import posixpath
 from typing import Any
 
-from taskmem.core.errors import NotFound
+from taskmem.core.errors import FailedPrecondition, NotFound
 from taskmem.core.events import EventType
 from taskmem.core.ids import new_id
 from taskmem.core.messages import Kind, Message, Role
@@ -136,7 +136,7 @@ def create_wait(tx: Transaction, wait: Wait, file_roots: tuple[str, ...] = ()) -
     if isinstance(target, FileTarget):
         workspace = task.workspace if task is not None else ""
         target.resolved = resolve_in_workspace("target.file.path", workspace, target.path)
-        for path in dict.fromkeys((target.resolved, os.path.realpath(target.resolved))):
+        for path in dict.fromkeys((target.resolved, _links_followed("target.file.path", target.resolved))):
             check_below_roots("target.file.path", path, file_roots, tx.namespace)
         target.workspace = posixpath.normpath(workspace)
     watched_status = None
@@ -162,6 +162,24 @@ def create_wait(tx: Transaction, wait: Wait, file_roots: tuple[str, ...] = ()) -
         if outcome is not None:
             _end(tx, wait, *outcome)
     return wait
+
+
+# A path being swapped for a symbolic link while it is resolved makes realpath fail (readlink on what lstat saw
+# as a link: EINVAL); a few tries ride out a single swap, a path that keeps changing is refused.
+_REALPATH_TRIES = 3
+
+
+def _links_followed(field: str, path: str) -> str:
+    """path with its symbolic links followed; FAILED_PRECONDITION naming field if it keeps changing meanwhile."""
+    for attempt in range(1, _REALPATH_TRIES + 1):
+        try:
+            return os.path.realpath(path)
+        except OSError as error:
+            if attempt == _REALPATH_TRIES:
+                raise FailedPrecondition(
+                    f"{field}: {path} changed while its symbolic links were being followed ({error.strerror}); "
+                    "create the wait again once it stays put", field=field) from None
+    raise AssertionError("unreachable")
 
 
 def end_waits(tx: Transaction, endings: list[tuple[Wait, WaitStatus, str]]) -> list[Wait]:

@@ -97,6 +97,12 @@ const (
 	// status details, and the same in milliseconds in the grpc-retry-pushback-ms
 	// trailer. metadata["limit"] names the settings.
 	ErrorReason_ERROR_REASON_OVERLOADED ErrorReason = 23
+	// The database's disk (or quota) is full (RESOURCE_EXHAUSTED): the write was
+	// refused and nothing of it was stored. Reads keep working; retry the write
+	// later (with the same request_id): it succeeds once an operator frees space,
+	// with no restart of the server. metadata["detail"] carries the database's
+	// own words (SQLite's "database or disk is full", PostgreSQL's SQLSTATE 53100).
+	ErrorReason_ERROR_REASON_STORAGE_FULL ErrorReason = 24
 	// Claims of plan items, values 30–39.
 	// The caller's holder_id does not hold the plan item's claim (FAILED_PRECONDITION):
 	// its lease expired or was released, and the item may be held by another
@@ -143,6 +149,7 @@ var (
 		21: "ERROR_REASON_MODEL_TIMEOUT",
 		22: "ERROR_REASON_MODEL_OUTPUT_INVALID",
 		23: "ERROR_REASON_OVERLOADED",
+		24: "ERROR_REASON_STORAGE_FULL",
 		30: "ERROR_REASON_CLAIM_NOT_HELD",
 		40: "ERROR_REASON_ROLE_DENIED",
 		41: "ERROR_REASON_TASK_DENIED",
@@ -172,6 +179,7 @@ var (
 		"ERROR_REASON_MODEL_TIMEOUT":           21,
 		"ERROR_REASON_MODEL_OUTPUT_INVALID":    22,
 		"ERROR_REASON_OVERLOADED":              23,
+		"ERROR_REASON_STORAGE_FULL":            24,
 		"ERROR_REASON_CLAIM_NOT_HELD":          30,
 		"ERROR_REASON_ROLE_DENIED":             40,
 		"ERROR_REASON_TASK_DENIED":             41,
@@ -211,7 +219,7 @@ var File_taskmem_v1_error_reason_proto protoreflect.FileDescriptor
 const file_taskmem_v1_error_reason_proto_rawDesc = "" +
 	"\n" +
 	"\x1dtaskmem/v1/error_reason.proto\x12\n" +
-	"taskmem.v1*\x96\a\n" +
+	"taskmem.v1*\xb5\a\n" +
 	"\vErrorReason\x12\x1c\n" +
 	"\x18ERROR_REASON_UNSPECIFIED\x10\x00\x12\x1e\n" +
 	"\x1aERROR_REASON_INVALID_FIELD\x10\x01\x12\"\n" +
@@ -236,7 +244,8 @@ const file_taskmem_v1_error_reason_proto_rawDesc = "" +
 	"\x1eERROR_REASON_MODEL_UNAVAILABLE\x10\x14\x12\x1e\n" +
 	"\x1aERROR_REASON_MODEL_TIMEOUT\x10\x15\x12%\n" +
 	"!ERROR_REASON_MODEL_OUTPUT_INVALID\x10\x16\x12\x1b\n" +
-	"\x17ERROR_REASON_OVERLOADED\x10\x17\x12\x1f\n" +
+	"\x17ERROR_REASON_OVERLOADED\x10\x17\x12\x1d\n" +
+	"\x19ERROR_REASON_STORAGE_FULL\x10\x18\x12\x1f\n" +
 	"\x1bERROR_REASON_CLAIM_NOT_HELD\x10\x1e\x12\x1c\n" +
 	"\x18ERROR_REASON_ROLE_DENIED\x10(\x12\x1c\n" +
 	"\x18ERROR_REASON_TASK_DENIED\x10)\x12\x1c\n" +

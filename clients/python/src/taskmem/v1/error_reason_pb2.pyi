@@ -100,6 +100,13 @@ class _ErrorReasonEnumTypeWrapper(_enum_type_wrapper._EnumTypeWrapper[_ErrorReas
     status details, and the same in milliseconds in the grpc-retry-pushback-ms
     trailer. metadata["limit"] names the settings.
     """
+    ERROR_REASON_STORAGE_FULL: _ErrorReason.ValueType  # 24
+    """The database's disk (or quota) is full (RESOURCE_EXHAUSTED): the write was
+    refused and nothing of it was stored. Reads keep working; retry the write
+    later (with the same request_id): it succeeds once an operator frees space,
+    with no restart of the server. metadata["detail"] carries the database's
+    own words (SQLite's "database or disk is full", PostgreSQL's SQLSTATE 53100).
+    """
     ERROR_REASON_CLAIM_NOT_HELD: _ErrorReason.ValueType  # 30
     """Claims of plan items, values 30–39.
     The caller's holder_id does not hold the plan item's claim (FAILED_PRECONDITION):
@@ -210,6 +217,13 @@ it (UNAVAILABLE), so it is safe to repeat whatever the RPC. Retry after
 the pause the server asks for: google.rpc.RetryInfo.retry_delay in the
 status details, and the same in milliseconds in the grpc-retry-pushback-ms
 trailer. metadata["limit"] names the settings.
+"""
+ERROR_REASON_STORAGE_FULL: ErrorReason.ValueType  # 24
+"""The database's disk (or quota) is full (RESOURCE_EXHAUSTED): the write was
+refused and nothing of it was stored. Reads keep working; retry the write
+later (with the same request_id): it succeeds once an operator frees space,
+with no restart of the server. metadata["detail"] carries the database's
+own words (SQLite's "database or disk is full", PostgreSQL's SQLSTATE 53100).
 """
 ERROR_REASON_CLAIM_NOT_HELD: ErrorReason.ValueType  # 30
 """Claims of plan items, values 30–39.
