@@ -311,7 +311,7 @@ _FIELDS = {f.name: f for f in dataclasses.fields(Config)}
 # Calibrated with bench/calibrate_reconciliation.py on tests/data/state_pairs.yaml. A model not
 # listed here or in Config.reconciliation gets the seed's numbers (tuned for another model).
 RECONCILIATION_DEFAULTS: Mapping[str, ReconcileThresholds] = {
-    "all-MiniLM-L6-v2-int8": ReconcileThresholds(merge=0.66, conflict=0.4, alignment=0.5, named_floor=0.3),
+    "all-MiniLM-L6-v2-int8": ReconcileThresholds(ask=0.4, named_floor=0.3),
 }
 
 
