@@ -33,6 +33,7 @@ import asyncio
 import dataclasses
 import importlib
 import json
+import logging
 import sys
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
@@ -139,46 +140,46 @@ def table(sets: dict[str, Sequence[Pair]], outcome: Callable[[Pair], str]) -> No
 # --------------------------------------------------------------------------- the judge, on a stand-in endpoint
 
 @contextmanager
-def stand_in(answers: dict[str, str]) -> Iterator[tuple[Any, list[dict[str, str]]]]:
-    """A loopback OpenAI-compatible endpoint that logs each prompt and answers from `answers` (by the
-    prompt's text: filled per question by the caller), or with nothing; yields (llm, log)."""
+def stand_in() -> Iterator[tuple[Any, list[dict[str, str]], dict[str, str]]]:
+    """A loopback OpenAI-compatible endpoint that logs each prompt and answers what `reply["text"]` holds
+    (nothing by default); yields (llm, log, reply)."""
     sys.path.insert(0, str(ROOT))
     from tests.support.scripted_llm import scripted_llm
 
     log: list[dict[str, str]] = []
+    reply = {"text": ""}
     with scripted_llm() as llm:
-        def reply(system: str, user: str) -> str:
+        def answer(system: str, user: str) -> str:
             log.append({"system": system, "prompt": user})
-            return answers.get(user, "")
-        llm.answer = reply
-        yield llm, log
+            return reply["text"]
+        llm.answer = answer
+        yield llm, log, reply
 
 
-def judged(scorer: Scorer, pairs: Sequence[Pair], base_url: str, log: list[dict[str, str]],
-           replies: dict[str, str] | None = None, prompts: dict[str, str] | None = None) -> dict[str, str]:
-    """Each pair's outcome with the real Adjudicator asked (through the stand-in) about its open question:
-    `replies` maps a pair id to the text to answer, `prompts` collects each pair's prompt by id."""
+def judged(scorer: Scorer, pairs: Sequence[Pair], replies: dict[str, str]) -> tuple[dict[str, str], dict[str, dict[str, str]]]:
+    """Each pair's outcome once the real Adjudicator has asked the stand-in about its open question, which
+    answers `replies[pair.id]` (nothing when absent); and each asked pair's logged prompt, by pair id."""
     from taskmem.providers.chat import ChatModel
     from taskmem.state.adjudication import Adjudicator
 
-    adjudicator = Adjudicator(ChatModel(base_url, "stand-in", timeout=5.0), timeout=5.0)
     outcomes: dict[str, str] = {}
+    prompts: dict[str, dict[str, str]] = {}
+    with stand_in() as (llm, log, reply):
+        adjudicator = Adjudicator(ChatModel(llm.base_url, "stand-in", timeout=5.0, retries=0), timeout=5.0)
 
-    async def run() -> None:
-        for pair in pairs:
-            decision = scorer.decide(pair)
-            if decision.outcome.value not in QUESTION:
-                outcomes[pair.id] = decision.outcome.value
-                continue
-            prepared, old, _ = scorer.setup(pair)
-            asked = len(log)
-            overrides = await adjudicator.overrides(prepared, [decision], {old.uid: old}, lambda user: (
-                (replies or {}).get(pair.id, "")))
-            if prompts is not None and len(log) > asked:
-                prompts[pair.id] = log[-1]["prompt"]
-            outcomes[pair.id] = scorer.decide(pair, overrides).outcome.value
-    asyncio.run(run())
-    return outcomes
+        async def run() -> None:
+            for pair in pairs:
+                decision = scorer.decide(pair)
+                if decision.outcome.value not in QUESTION:
+                    outcomes[pair.id] = decision.outcome.value
+                    continue
+                prepared, old, _ = scorer.setup(pair)
+                reply["text"] = replies.get(pair.id, "")
+                overrides = await adjudicator.overrides(prepared, [decision], {old.uid: old})
+                prompts[pair.id] = log[-1]
+                outcomes[pair.id] = scorer.decide(pair, overrides).outcome.value
+        asyncio.run(run())
+    return outcomes, prompts
 
 
 def main(argv: Sequence[str] | None = None) -> None:
@@ -193,6 +194,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument("--errors-in", action="append", default=[], metavar="SET",
                         help="list the pairs of this set (its name as printed) that are not right")
     args = parser.parse_args(argv)
+    logging.getLogger("taskmem.state.adjudication").setLevel(logging.ERROR)  # "settled none": expected here
     files = args.only or sorted(p for p in DATA.glob("state_pairs*.yaml") if p.stem not in HELD_OUT)
     scorer = Scorer(args.code.resolve())
     from taskmem.providers.embeddings import BuiltinEmbedder
@@ -203,30 +205,18 @@ def main(argv: Sequence[str] | None = None) -> None:
     print(f"code {args.code.resolve()}; thresholds {scorer.thresholds}")
     print("\nwithout a judge (the policy alone):")
     table(sets, lambda p: scorer.decide(p).outcome.value)
-    if args.dump_questions or args.answers:
-        everything = [p for pairs in sets.values() for p in pairs]
-        replies = {}
-        if args.answers:
-            replies = {(e := json.loads(line))["id"]: e["answer"]
-                       for line in args.answers.read_text().splitlines() if line.strip()}
-        with stand_in({}) as (llm, log):
-            prompts: dict[str, str] = {}
-            # The stand-in answers by the prompt's text: each pair's reply is registered under its prompt.
-            llm.answer = lambda system, user: (log.append({"system": system, "prompt": user}) or
-                                               llm_replies.get(user, ""))
-            llm_replies: dict[str, str] = {}
-            judged(scorer, everything, llm.base_url, log, None, prompts)  # first pass: the prompts
-            if args.dump_questions:
-                system = log[0]["system"] if log else ""
-                args.dump_questions.write_text("".join(
-                    json.dumps({"id": pid, "system": system, "prompt": prompt}, ensure_ascii=False) + "\n"
-                    for pid, prompt in prompts.items()))
-                print(f"\n{len(prompts)} questions written to {args.dump_questions}")
-            if args.answers:
-                llm_replies.update({prompts[pid]: text for pid, text in replies.items() if pid in prompts})
-                outcomes = judged(scorer, everything, llm.base_url, log)
-                print(f"\nwith the judge ({len(llm_replies)} answers replayed from {args.answers}):")
-                table(sets, lambda p: outcomes[p.id])
+    if args.dump_questions:
+        _, prompts = judged(scorer, [p for pairs in sets.values() for p in pairs], {})
+        args.dump_questions.write_text("".join(json.dumps({"id": pid, **prompt}, ensure_ascii=False) + "\n"
+                                               for pid, prompt in prompts.items()))
+        print(f"\n{len(prompts)} judge questions (no labels) written to {args.dump_questions}")
+    if args.answers:
+        replies = {(e := json.loads(line))["id"]: str(e["answer"])
+                   for line in args.answers.read_text().splitlines() if line.strip()}
+        outcomes, prompts = judged(scorer, [p for pairs in sets.values() for p in pairs], replies)
+        print(f"\nwith the judge ({len(set(replies) & set(prompts))} of {len(prompts)} questions answered from"
+              f" {args.answers}):")
+        table(sets, lambda p: outcomes[p.id])
     for name in args.errors_in:
         for pair in sets[name]:
             decision = scorer.decide(pair)

@@ -64,7 +64,8 @@ def words(text: str) -> tuple[str, ...]:
     normal = _CONTRACTED_NOT.sub(lambda m: f"{m.group(1)} not", normalize_text(text)).replace("can not", "cannot")
     found: list[str] = []
     for raw in _TOKEN.findall(normal):
-        found.extend([raw] if any(c.isdigit() for c in raw) else [part for part in raw.split("-") if part])
+        whole = any(c.isdigit() for c in raw) and not re.fullmatch(r"\d+(?:\.\d+)?-[a-z-]+", raw)  # "us-east-1"
+        found.extend([raw] if whole else [part for part in raw.split("-") if part])  # "7-round", "client-side"
     return tuple(found)
 
 
