@@ -296,6 +296,8 @@ def _retirement(item: StateItem, candidate: StateItem, grounding: Grounding) -> 
     (or the caller's) word stands behind it."""
     if not grounding.user:
         return None
+    if adds(grounding.words, retiring=True):  # "also ..., not the PDF": an addition first; asked
+        return None
     return names_retired(item.text, candidate.text, grounding.words, "the user's message") \
         or names_retired(item.text, candidate.text, candidate.text, "the candidate")
 

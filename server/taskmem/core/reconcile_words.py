@@ -113,7 +113,26 @@ def same_words(old: str, new: str) -> bool:
     if list(dict.fromkeys(t for t in a if t in common)) != list(dict.fromkeys(t for t in b if t in common)):
         return False  # the same words in another order: "between 22:00 and 06:00" / "between 06:00 and 22:00"
     extra = set(long_) - set(short)
-    return not any(_VALUE.match(t) for t in extra) and not extra & (_names(old) | _names(new))
+    if any(_VALUE.match(t) for t in extra) or extra & (_names(old) | _names(new)):
+        return False
+    return not _scoped(old if long_ is a else new, extra)
+
+
+_PREPOSITIONS = frozenset("for on in at during from to within per by with under over after before".split())
+_DETERMINERS = frozenset("the a an this that these those our their my your its his her each every all".split())
+
+
+def _scoped(text: str, extra: set[str]) -> bool:
+    """Whether a preposition introduces any of the extra words ("Cap uploads at 10 MB for the free tier"):
+    detail that gives the statement another scope or object, not detail with no value in it."""
+    previous = ""
+    for word in words(text):
+        token = _stem(_NUMBER_WORDS.get(word, word))
+        if token in extra and previous in _PREPOSITIONS:
+            return True
+        if word not in _DETERMINERS:
+            previous = word
+    return False
 
 
 # --------------------------------------------------------------------------- the user's own answer
@@ -124,7 +143,10 @@ _SUBJECT = r"(?:^|[,;:.?!] |\b(?:but|and|so|the|because) )(?P<old>[^,;:.?!]+?)"
 # Each pattern's group "old" holds the words that name what is retired.
 _RETIRED: tuple[re.Pattern[str], ...] = tuple(re.compile(p) for p in (
     rf"\b(?:instead of|rather than|in place of|in lieu of|as opposed to) (?P<old>.+?){_END}",
-    rf"\bno longer (?P<old>.+?){_END}", r"\bnot (?P<old>[^,;:.?!]+?) any ?more\b",
+    rf"\bno (?:longer|more) (?!than\b)(?P<old>.+?){_END}", r"\bnot (?P<old>[^,;:.?!]+?) any ?more\b",
+    r"(?:^|[,;:.?!-] )no (?!more\b|less\b|longer\b|later\b|fewer\b|one\b|need\b|problem|worries\b|way\b|doubt\b)"
+    r"(?P<old>[a-z][^,;:.?!-]*?)(?= ?[,;:.?!-]|$)",
+    r"\b(?:mov|switch|get|come|migrat)\w* off (?P<old>[^,;:.?!-]+?)(?= ?[,;:.?!-]|$| (?:and|to|onto)\b)",
     rf"{_SUBJECT}(?:'s| is| are| was| were) (?:out|off|off the table|cancel+ed|dropped|scrapped|wrong|no good|not"
     rf" an option|a no-go|too \w+|been done to death)\b",
     rf"{_SUBJECT}(?: can| will| would)(?:'t| not|n't)? (?:wait|not work|never work|work)\b",
@@ -150,10 +172,10 @@ def _lower(text: str) -> str:
     return re.sub(r"\s+", " ", text.replace("\u2019", "'").replace("\u2018", "'").lower()).strip()
 
 
-def adds(message: str) -> bool:
-    """The user's message says its statement comes in addition to what is there, and retires nothing."""
-    normal = _lower(message)
-    return bool(_ADDS.search(normal)) and not retired_words(message)
+def adds(message: str, retiring: bool = False) -> bool:
+    """The user's message says its statement comes in addition to what is there, and (unless `retiring`)
+    retires nothing."""
+    return bool(_ADDS.search(_lower(message))) and (retiring or not retired_words(message))
 
 
 def confirms(message: str) -> bool:
@@ -195,8 +217,9 @@ def names_retired(old: str, new: str, said: str, where: str) -> Retirement | Non
     """Whether `said` (the candidate's text or the user's message) names a word of the old item that the
     candidate does not hold as retired, while the candidate holds a word the old item does not (it gives the
     new value). Words the old item itself names as retired do not count (a restatement of a change)."""
-    old_only = set(content_tokens(old)) - set(content_tokens(new)) - retired_words(old)
-    new_only = set(content_tokens(new)) - set(content_tokens(old))
+    new_words = set(content_tokens(new)) - retired_words(new)  # "Use Memcached instead of Redis" holds no Redis
+    old_only = set(content_tokens(old)) - new_words - retired_words(old)
+    new_only = new_words - set(content_tokens(old))
     named = retired_words(said) & old_only
     return Retirement(tuple(sorted(named)), where) if named and new_only else None
 
