@@ -123,6 +123,14 @@ class Scorer:
 EMBEDDING_MODEL = "all-MiniLM-L6-v2-int8"
 
 
+def counts(pairs: Sequence[Pair], outcome: Callable[[Pair], str]) -> dict[str, int]:
+    """How many of the pairs get each verdict."""
+    found = dict.fromkeys(VERDICTS, 0)
+    for pair in pairs:
+        found[verdict(pair.expect, outcome(pair))] += 1
+    return found
+
+
 def table(sets: dict[str, Sequence[Pair]], outcome: Callable[[Pair], str]) -> None:
     """Per set and expected label: right / asked / silently wrong / harmless; then the set's totals."""
     print(f"{'set':<24}{'label':<11}" + "".join(f"{v:>16}" for v in VERDICTS))
