@@ -136,9 +136,9 @@ class StateServiceStub:
     token budget:
       State (updated: 2026-02-16T15:42Z, items: 12)
       [d_abc123def456] DECISION (active) auth: Use OAuth2 PKCE flow [refs:2]
-    Confidence shows only when LOW. Items in conflict with each other come
-    first, each group one line asking which holds:
-      CONFLICT DECISION which holds? [d_1a2b…] Use Redis — or [d_6f5e…] Do not use Redis
+    Confidence shows only when LOW. Items linked by an open question come
+    first, each group one line asking it (StateService.AnswerQuestion settles it):
+      QUESTION DECISION does [d_6f5e…] Use Memcached replace [d_1a2b…] Use Redis, stand beside it, or say the same?
     and CONFLICT ends the line of an item flagged with no rival named. Lines
     that do not fit are left out from the end of the order and counted.
     """
@@ -322,9 +322,9 @@ class StateServiceAsyncStub(StateServiceStub):
     token budget:
       State (updated: 2026-02-16T15:42Z, items: 12)
       [d_abc123def456] DECISION (active) auth: Use OAuth2 PKCE flow [refs:2]
-    Confidence shows only when LOW. Items in conflict with each other come
-    first, each group one line asking which holds:
-      CONFLICT DECISION which holds? [d_1a2b…] Use Redis — or [d_6f5e…] Do not use Redis
+    Confidence shows only when LOW. Items linked by an open question come
+    first, each group one line asking it (StateService.AnswerQuestion settles it):
+      QUESTION DECISION does [d_6f5e…] Use Memcached replace [d_1a2b…] Use Redis, stand beside it, or say the same?
     and CONFLICT ends the line of an item flagged with no rival named. Lines
     that do not fit are left out from the end of the order and counted.
     """
@@ -547,9 +547,9 @@ class StateServiceServicer(metaclass=_abc_1.ABCMeta):
         token budget:
           State (updated: 2026-02-16T15:42Z, items: 12)
           [d_abc123def456] DECISION (active) auth: Use OAuth2 PKCE flow [refs:2]
-        Confidence shows only when LOW. Items in conflict with each other come
-        first, each group one line asking which holds:
-          CONFLICT DECISION which holds? [d_1a2b…] Use Redis — or [d_6f5e…] Do not use Redis
+        Confidence shows only when LOW. Items linked by an open question come
+        first, each group one line asking it (StateService.AnswerQuestion settles it):
+          QUESTION DECISION does [d_6f5e…] Use Memcached replace [d_1a2b…] Use Redis, stand beside it, or say the same?
         and CONFLICT ends the line of an item flagged with no rival named. Lines
         that do not fit are left out from the end of the order and counted.
         """
