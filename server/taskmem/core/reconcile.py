@@ -251,8 +251,6 @@ def decide(candidate: StateItem, working: Mapping[str, StateItem], similarity: S
     if same is not None and not same.active:
         return Decision(Outcome.DROP, candidate.uid, same.uid, 1.0, 1.0, "resurrects_superseded",
                         detail="same text as a superseded item: never resurrected")
-    if same is not None:
-        return Decision(Outcome.MERGE, candidate.uid, same.uid, 1.0, 1.0, "same_uid")
     scored = sorted(((float(similarity(candidate, item)), item) for item in working.values()
                      if item.type_tag == candidate.type_tag and item.active and item.uid != candidate.uid),
                     key=lambda entry: (-_score(entry[0], candidate, entry[1], thresholds), entry[1].uid))
@@ -260,6 +258,8 @@ def decide(candidate: StateItem, working: Mapping[str, StateItem], similarity: S
     if named is not None and (candidate.source == "agent" or grounding.user):
         who = "stated by the caller" if candidate.source == "agent" else "named by the extractor"
         return _supersede(candidate, named[1], named[0], thresholds, grounding, "explicit_supersedes", matched_by=who)
+    if same is not None:
+        return Decision(Outcome.MERGE, candidate.uid, same.uid, 1.0, 1.0, "same_uid")
     for cosine, item in scored:
         if cosine < thresholds.named_floor:
             break
