@@ -93,7 +93,7 @@ def _notes(heading: str, notes: Sequence[state_pb2.StateItemNote]) -> list[str]:
 def _conflicts(conflicts: Sequence[state_pb2.StateConflict]) -> list[str]:
     if not conflicts:
         return []
-    return ["Open questions — answer each with answer_question(task_id, new_uid=B, old_uid=A, answer=replaces |"
+    return ["Undecided — answer each with answer_question(task_id, new_uid=B, old_uid=A, answer=replaces |"
             " stands_beside | same):", *(f"  {_question_line(c)}" for c in conflicts)]
 
 
