@@ -257,7 +257,8 @@ def decide(candidate: StateItem, working: Mapping[str, StateItem], similarity: S
     named = next((entry for entry in scored if entry[1].uid == candidate.supersedes), None)
     if named is not None and (candidate.source == "agent" or grounding.user):
         who = "stated by the caller" if candidate.source == "agent" else "named by the extractor"
-        return _supersede(candidate, named[1], named[0], thresholds, grounding, "explicit_supersedes", matched_by=who)
+        return _supersede(candidate, named[1], named[0], thresholds, grounding, "explicit_supersedes",
+                          trigger="supersedes", matched_by=who)
     if same is not None:
         return Decision(Outcome.MERGE, candidate.uid, same.uid, 1.0, 1.0, "same_uid")
     for cosine, item in scored:
@@ -269,7 +270,8 @@ def decide(candidate: StateItem, working: Mapping[str, StateItem], similarity: S
         retired = _retirement(item, candidate, grounding)
         if retired is not None:
             return _supersede(candidate, item, cosine, thresholds, grounding, "names_the_old_value",
-                              named=list(retired.named), named_in=retired.where)
+                              trigger=f"{retired.where} names {', '.join(retired.named)} as retired",
+                              named=list(retired.named))
     if named is not None:  # an extractor's supersedes with nobody's word behind it: asked
         return _ask(candidate, named[1], named[0], thresholds, "supersedes_unconfirmed")
     if not scored:
@@ -305,7 +307,7 @@ def _retirement(item: StateItem, candidate: StateItem, grounding: Grounding) -> 
 def _supersede(candidate: StateItem, item: StateItem, cosine: float, thresholds: ReconcileThresholds,
                grounding: Grounding, rule: str, **seen: Any) -> Decision:
     evidence = {"trigger": None, "ref_msg_id": grounding.user_ref, "candidate_uid": candidate.uid, "rule": rule,
-                "similarity": round(cosine, 4), **seen}
+                "similarity": round(cosine, 4)} | seen
     return Decision(Outcome.SUPERSEDE, candidate.uid, item.uid, cosine, _score(cosine, candidate, item, thresholds),
                     rule, evidence)
 
