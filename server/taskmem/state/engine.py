@@ -138,7 +138,7 @@ class StateEngine:
         self.embedder: Embedder | None = GuardedEmbedder(embedder) if embedder is not None else None
         self.chat = chat  # the utility model: extraction and summaries
         self.router = router or ModelRouter(chat, None)  # QueryTask: the utility or the second model
-        # The utility model as the judge of uncertain reconciliation decisions (None: builtin outcomes only).
+        # The utility model, first to answer reconciliation's open questions (None: they wait for the caller).
         self.adjudicator = adjudicator_for(chat, settings.adjudication, settings.adjudication_timeout_seconds)
         self.working_memories = WorkingMemoryEngine(storage, settings.working_memory_max_bytes,
                                                     settings.working_memory_max_agents)

@@ -1,6 +1,6 @@
 """Reconciliation's I/O around core/reconcile's pipeline: read the thread's items and their vectors, embed
-what is new, decide, let the judge (a configured model) answer the decisions the policy marks uncertain and
-decide again with its answers, and hand back one function that persists it all in a transaction.
+what is new, decide, let a configured model answer the open questions the policy raised and decide again with
+its answers, and hand back one function that persists it all in a transaction.
 
 The caller holds the thread's lock from plan_reconciliation until the persist function has committed, so two
 runs on one thread never decide against the same stale state. Every write path takes this one route:
