@@ -300,8 +300,8 @@ def _retirement(item: StateItem, candidate: StateItem, grounding: Grounding) -> 
         return None
     if adds(grounding.words, retiring=True):  # "also ..., not the PDF": an addition first; asked
         return None
-    return names_retired(item.text, candidate.text, grounding.words, "the user's message") \
-        or names_retired(item.text, candidate.text, candidate.text, "the candidate")
+    return names_retired(item.text, candidate.text, grounding.words, "the user's message", spoken=True) \
+        or names_retired(item.text, candidate.text, candidate.text, "the candidate", spoken=False)
 
 
 def _supersede(candidate: StateItem, item: StateItem, cosine: float, thresholds: ReconcileThresholds,

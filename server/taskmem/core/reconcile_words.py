@@ -107,7 +107,7 @@ def same_words(old: str, new: str) -> bool:
         return False
     if len(set(short)) / len(set(long_)) < MIN_SAME_SHARE or _modifiers(old) != _modifiers(new):
         return False
-    if retired_words(old) != retired_words(new):
+    if retired_words(old, False) != retired_words(new, False):
         return False  # one names something as retired ("in euros rather than US dollars"): a change
     common = set(short)
     if list(dict.fromkeys(t for t in a if t in common)) != list(dict.fromkeys(t for t in b if t in common)):
@@ -140,21 +140,24 @@ def _scoped(text: str, extra: set[str]) -> bool:
 _RETIRING = r"scrap|cancel|stop|drop|ditch|abandon|discard|retire|forget|scratch|park|skip|lose the"
 _END = r"(?=$|[,;:.?!()]|\s(?:and|but|so|because|since|while|as|for now|we|i|let's|what|use|go|make|do)\s)"
 _SUBJECT = r"(?:^|[,;:.?!] |\b(?:but|and|so|the|because) )(?P<old>[^,;:.?!]+?)"
-# Each pattern's group "old" holds the words that name what is retired.
-_RETIRED: tuple[re.Pattern[str], ...] = tuple(re.compile(p) for p in (
+# Each pattern's group "old" holds the words that name what is retired. A statement replacing a value names it
+# so ("Use Memcached instead of Redis"); a speaker may also dismiss it ("Spanish can wait", "no hand quilting").
+_REPLACING: tuple[re.Pattern[str], ...] = tuple(re.compile(p) for p in (
     rf"\b(?:instead of|rather than|in place of|in lieu of|as opposed to) (?P<old>.+?){_END}",
     rf"\bno (?:longer|more) (?!than\b)(?P<old>.+?){_END}", r"\bnot (?P<old>[^,;:.?!]+?) any ?more\b",
-    r"(?:^|[,;:.?!-] )no (?!more\b|less\b|longer\b|later\b|fewer\b|one\b|need\b|problem|worries\b|way\b|doubt\b)"
-    r"(?P<old>[a-z][^,;:.?!-]*?)(?= ?[,;:.?!-]|$)",
-    r"\b(?:mov|switch|get|come|migrat)\w* off (?P<old>[^,;:.?!-]+?)(?= ?[,;:.?!-]|$| (?:and|to|onto)\b)",
-    rf"{_SUBJECT}(?:'s| is| are| was| were) (?:out|off|off the table|cancel+ed|dropped|scrapped|wrong|no good|not"
-    rf" an option|a no-go|too \w+|been done to death)\b",
-    rf"{_SUBJECT}(?: can| will| would)(?:'t| not|n't)? (?:wait|not work|never work|work)\b",
-    rf"\b(?:{_RETIRING})\w* (?:the |our |that |those |using |with )?(?P<old>[^,;:.?!]+?){_END}",
     r"\b(?:switch|mov|migrat|chang|go|went|shift|bump|push|cut|rais|lower|reduc|increas|extend|shorten|drop|"
     r"upgrad|downgrad|re[a-z]{3,})\w*\b(?:\s[^,;:.?!]*?)?\sfrom (?P<old>.+?) to\b",
     r"\b(?:replac|swap)\w* (?!by\b|with\b|for\b)(?P<old>.+?) (?:with|by|for)\b",
+    rf"\b(?:{_RETIRING})\w* (?:the |our |that |those |using |with )?(?P<old>[^,;:.?!]+?){_END}",
     rf"[,;] not (?!only\b|just\b|even\b|yet\b|all\b|every\b|to\b|be\b|a lot\b)(?P<old>[^,;:.?!]+?){_END}",
+    r"\b(?:mov|switch|get|come|migrat)\w* off (?P<old>[^,;:.?!-]+?)(?= ?[,;:.?!-]|$| (?:and|to|onto)\b)",
+))
+_DISMISSING: tuple[re.Pattern[str], ...] = tuple(re.compile(p) for p in (
+    r"(?:^|[,;:.?!-] )no (?!more\b|less\b|longer\b|later\b|fewer\b|one\b|need\b|problem|worries\b|way\b|doubt\b)"
+    r"(?P<old>[a-z][^,;:.?!-]*?)(?= ?[,;:.?!-]|$)",
+    rf"{_SUBJECT}(?:'s| is| are| was| were) (?:out|off|off the table|cancel+ed|dropped|scrapped|wrong|no good|not"
+    rf" an option|a no-go|too \w+|been done to death)\b",
+    rf"{_SUBJECT}(?: can| will| would)(?:'t| not|n't)? (?:wait|not work|never work|work)\b",
     r"\bgot (?P<old>[^,;:.?!]+?) wrong\b",
 ))
 # The user saying the candidate stands beside what is there ("can you also...", "... too"), or restates what
@@ -196,11 +199,12 @@ def same_modifiers(old: str, new: str) -> bool:
 
 
 @functools.lru_cache(maxsize=8192)
-def retired_words(text: str) -> frozenset[str]:
+def retired_words(text: str, spoken: bool = True) -> frozenset[str]:
     """The content tokens of everything a text names as retired: "Use Memcached instead of Redis" -> {redis};
     "Forget the German forms for now" -> {german, form}. Empty when it names nothing."""
     normal = _lower(text)
-    return frozenset(t for pattern in _RETIRED for match in pattern.finditer(normal)
+    patterns = (*_REPLACING, *_DISMISSING) if spoken else _REPLACING
+    return frozenset(t for pattern in patterns for match in pattern.finditer(normal)
                      for t in content_tokens(match.group("old")))
 
 
@@ -213,14 +217,14 @@ class Retirement:
     where: str
 
 
-def names_retired(old: str, new: str, said: str, where: str) -> Retirement | None:
-    """Whether `said` (the candidate's text or the user's message) names a word of the old item that the
-    candidate does not hold as retired, while the candidate holds a word the old item does not (it gives the
-    new value). Words the old item itself names as retired do not count (a restatement of a change)."""
-    new_words = set(content_tokens(new)) - retired_words(new)  # "Use Memcached instead of Redis" holds no Redis
-    old_only = set(content_tokens(old)) - new_words - retired_words(old)
+def names_retired(old: str, new: str, said: str, where: str, spoken: bool) -> Retirement | None:
+    """Whether `said` (the user's message: `spoken`, or the candidate's own text) names a word of the old item
+    that the candidate does not hold as retired, while the candidate holds a word the old item does not (it
+    gives the new value). Words the old item itself names as retired do not count (a restatement of a change)."""
+    new_words = set(content_tokens(new)) - retired_words(new, False)  # "Memcached instead of Redis": no Redis
+    old_only = set(content_tokens(old)) - new_words - retired_words(old, False)
     new_only = new_words - set(content_tokens(old))
-    named = retired_words(said) & old_only
+    named = retired_words(said, spoken) & old_only
     return Retirement(tuple(sorted(named)), where) if named and new_only else None
 
 
