@@ -24,7 +24,7 @@ MEASURED: dict[str, tuple[int, int, int]] = {
     "blind13": (33, 0, 80),
     "blind14": (31, 1, 80),
     "blind15": (39, 1, 80),
-    "blind16": (32, 0, 80),
+    "blind16": (34, 0, 80),
     "fresh": (26, 0, 40),
     "fresh2": (22, 0, 40),
     "fresh3": (46, 1, 88),
