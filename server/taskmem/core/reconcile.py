@@ -3,20 +3,26 @@
 For each candidate, in order (a candidate sees the items earlier candidates of the batch wrote), the policy
 compares it with every current item of its type, nearest first, and the first row that holds decides:
 
-| evidence                                                                  | outcome    | shown on      |
-|---------------------------------------------------------------------------|------------|---------------|
-| the same text (same uid)                                                  | merge      | (identity)    |
-| the caller's `supersedes` names the item (an extractor's: with the user's  | supersede  | (the caller)  |
-|   word behind it, else ask)                                               |            |               |
-| the same words, or the same plus detail with no value in it (no number,   | merge      | blind11-14    |
-|   code, name, negation or scope word among the extra words: same_words)   |            |               |
-| the user's message, or the candidate's own words when the user or the     | supersede  | blind11-14    |
-|   caller's statement stands behind it, names a word of the item as retired|            |               |
-|   ("instead of X", "no longer X", "drop X", "from X to") and the          |            |               |
-|   candidate gives another (names_retired)                                 |            |               |
-| the nearest item scores >= ask: near, and no row above explains how (a    | ask        | -             |
-|   different value, scope, subject, object, amount, or plain similarity)   |            |               |
-| otherwise: far from every item                                            | insert     | -             |
+| evidence                                                          | outcome   | right / wrong on blind sets  |
+|-------------------------------------------------------------------|-----------|------------------------------|
+| the same text (same uid)                                          | merge     | (identity)                   |
+| the caller's `supersedes` names the item (an extractor's: with    | supersede | (the caller's word)          |
+|   the user's word behind it, else ask)                            |           |                              |
+| the same words, or the same plus detail with no value in it (no   | merge     | 2 / 0 on all sets (rare on   |
+|   number, code, name, negation or scope word, nothing a           |           |   adversarial sets)          |
+|   preposition introduces: same_words)                             |           |                              |
+| the user's message names a word of the item as retired ("instead  | supersede | blind16 7 / 0 (+2 harmless), |
+|   of X", "no more X", "X can wait", "from X to Y"), or the        |           |   blind15 9 / 0; seen sets   |
+|   candidate's own words replace it ("instead of X", "drop X") with|           |   156 / 0                    |
+|   the user's or the caller's word behind it; and the candidate    |           |                              |
+|   gives another value (names_retired)                             |           |                              |
+| the nearest item scores >= ask and the user's message answers     |           |                              |
+|   the question itself: "still", "like we said" with the same      | merge     | blind15 3 / 0, seen 10 / 0   |
+|   values (confirms); "also", "too" (adds)                         | insert    | blind16 2 / 0, blind15 2 / 0 |
+| the nearest item scores >= ask: near, and no row above explains   | ask       | never wrong; blind16 44 of 80|
+|   how (another value, scope, subject, object, amount, or plain    |           |   asked (20 contradictions   |
+|   similarity)                                                     |           |   asked rightly)             |
+| otherwise: far from every item                                    | insert    | blind16 5 / 0, blind15 6 / 1 |
 
 "ask" keeps both items current and links them (each names the other in conflict_with): every view shows the
 pair once as an open question, "does B replace A, stand beside it, or say the same?", with the calls that
