@@ -53,6 +53,13 @@ QUESTION = ("ask", "conflict")  # how this code and the code before it name an o
 # harmless: blind15 44 / 10 / 16 / 10, blind16 42 / 10 / 16 / 12). blind15 was scored once on the finished
 # design (36 / 42 / 2 / 0), then read (seen): 39 / 40 / 1 / 0 after its reading. blind16 was never read while
 # rules changed; scored on the final policy: 34 / 44 / 0 / 2. The default run leaves both out (--only them).
+# The judge path: their open questions were dumped (--dump-questions) and answered, as a model would, by
+# someone who had not seen the labels (/work/blind/judge_answers_15/16.jsonl). Replayed as answered: blind15
+# 60 / 0 / 20 / 0, blind16 58 / 0 / 20 / 2: every contradiction an agent, a document or a tool reported was
+# answered "replaces" (the prompt calls a B that refutes A a replacement). Since then a model's "replaces"
+# applies only with the user's (or the caller's) word behind B; the same answers then give blind15
+# 76 / 3 / 1 / 0 (95 %; the one silently wrong is a contradiction too far to be asked, cosine 0.26) and
+# blind16 74 / 4 / 0 / 2 (92.5 %). That rule was made after the replay was seen.
 HELD_OUT = ("state_pairs_blind15", "state_pairs_blind16")
 
 

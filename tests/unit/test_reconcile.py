@@ -235,13 +235,25 @@ def test_inputs_are_not_mutated() -> None:
 def test_a_models_answer_settles_the_question_and_is_recorded(answer: str, outcome: Outcome) -> None:
     old = existing("decision", "The birth certificate will be translated by a sworn translator")
     result = run([cand("decision", "The birth certificate will be translated by the consulate's service",
-                       refs=("a1",))], [old], 0.89, overrides={0: Adjudication(answer, "judge-1", "why")})
+                       refs=("u1",))], [old], 0.89, overrides={0: Adjudication(answer, "judge-1", "why")})
     decision = result.decisions[0]
     assert decision.outcome is outcome
     assert decision.evidence["adjudication"]["answer"] == answer
     assert decision.evidence["adjudication"]["applied"] is (outcome is not Outcome.ASK)
     if outcome is Outcome.SUPERSEDE:
         assert decision.evidence["matched_by"] == "answered by judge-1"
+
+
+@pytest.mark.parametrize("ref", ["a1", ""])
+def test_a_model_retires_nothing_on_the_agents_word_alone(ref: str) -> None:
+    # blind15/16 replayed: every contradiction an agent, a document or a tool reported was answered "replaces";
+    # kept open instead, for the caller or a person to answer.
+    old = existing("risk", "The pressure canner's dial gauge may be reading low.")
+    decision = run([cand("risk", "The extension office tested the dial gauge: accurate to within 1 psi.",
+                         refs=(ref,) if ref else ())], [old], 0.6,
+                   overrides={0: Adjudication("replaces", "judge-1")}).decisions[0]
+    assert decision.outcome is Outcome.ASK and decision.evidence["adjudication"]["applied"] is False
+    assert "needs the user's word" in decision.evidence["adjudication"]["error"]
 
 
 def test_a_models_answer_never_overrides_a_certain_decision() -> None:

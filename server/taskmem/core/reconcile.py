@@ -232,7 +232,7 @@ def reconcile_candidates(prepared: Prepared, existing: Sequence[StateItem], simi
         grounding = grounding_of(candidate, prepared.batch)
         decision = decide(candidate, working, similarity, thresholds, grounding)
         if overrides and index in overrides and decision.outcome is Outcome.ASK:
-            decision = answered(decision, overrides[index])
+            decision = answered(decision, overrides[index], grounding)
         decisions.append(decision)
         _apply(decision, candidate, working, touched, inserted)
     return ReconcileResult(decisions, [working[uid] for uid in touched], inserted)
@@ -329,13 +329,18 @@ def question_text(old_uid: str, old_text: str, new_uid: str, new_text: str) -> s
     return f"does [{new_uid}] {new_text} replace [{old_uid}] {old_text}, stand beside it, or say the same?"
 
 
-def answered(decision: Decision, answer: Adjudication) -> Decision:
+def answered(decision: Decision, answer: Adjudication, grounding: Grounding) -> Decision:
     """An ASK decision with a model's answer applied (REPLACES: supersede; STANDS_BESIDE: insert unlinked;
     SAME: merge), or kept open when the answer settles nothing; either way evidence["adjudication"] says what
-    the model answered."""
+    the model answered. A model retires nothing on an agent's, a document's or a tool's word alone: REPLACES
+    applies only with the user's (or the caller's own statement's) word behind B; else the question stays open
+    for the caller or a person (who may answer REPLACES themselves)."""
     record = {"model": answer.model, "answer": answer.answer, "reason": answer.reason, "error": answer.error,
               "question": decision.existing_uid}
     kind = next((a for a in Answer if a.value == answer.answer), None)
+    if kind is Answer.REPLACES and not grounding.user:
+        record = {**record, "error": f"replaces needs the user's word behind it (said by {grounding.said_by})"}
+        kind = None
     if kind is None:
         return dataclasses.replace(decision, evidence={**decision.evidence, "adjudication": {**record, "applied": False}})
     record = {**record, "applied": True}
