@@ -311,12 +311,19 @@ def free_port() -> int:
 
 
 
+TWELVE_DECISIONS = ["Host the docs on GitHub Pages", "Invoice customers monthly", "Name the mascot Pip",
+                    "Paint the office walls green", "Order pizza for the launch party", "Hire two interns in June",
+                    "Back up laptops to an external drive", "Print flyers on recycled paper",
+                    "Use tabs for indentation", "Book the venue in Lisbon", "Water the plants on Fridays",
+                    "Translate the app into Korean"]
+
+
 def test_state_show_prints_the_task_state_yaml_and_names_what_a_small_budget_left_out(
         cli_server: ServerProcess, address: str, stub: TaskServiceStub, capsys: pytest.CaptureFixture[str]) -> None:
     task = stub.CreateTask(pb.CreateTaskRequest(name="state via cli", plan=[spec("fetch"), spec("build", "fetch")]))
     with grpc.insecure_channel(cli_server.address) as channel:
-        for n in range(12):
-            StateServiceStub(channel).AddDecision(spb.AddDecisionRequest(task_id=task.task.id, text=f"decision {n}"))
+        for text in TWELVE_DECISIONS:  # about unrelated things: none is asked about beside another
+            StateServiceStub(channel).AddDecision(spb.AddDecisionRequest(task_id=task.task.id, text=text))
     code, out, err = run_cli(capsys, "state", "show", task.task.id, "--address", address)
     assert code == 0 and err == ""
     shown = yaml.safe_load(out)

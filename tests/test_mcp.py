@@ -172,7 +172,7 @@ async def test_http_linked_wait_and_bad_arguments(mcp_over_http: tuple[str, str]
     assert any(m.content.startswith("[Wait resolved] release approved") for m in messages.messages)
 
 
-async def test_http_an_open_conflict_is_one_question_until_task_note_settles_it(
+async def test_http_an_open_question_is_listed_until_answer_question_settles_it(
         mcp_over_http: tuple[str, str]) -> None:
     held, rival = "Use Redis for caching", "Do not use Redis for caching"
     async with Client(mcp_over_http[0]) as client:
@@ -182,19 +182,22 @@ async def test_http_an_open_conflict_is_one_question_until_task_note_settles_it(
                                                       text=held)).group(1)  # type: ignore[union-attr]
         recorded = await ok(client, "task_note", task_id=task_id, kind="decision", text=rival)
         rival_uid = re.search(r"\[(d_\w+)\]", recorded).group(1)  # type: ignore[union-attr]
-        # The write names the rival and the calls that settle it, with both uids.
-        assert f"contradicts [{held_uid}]" in recorded
-        assert f"replaces={held_uid}" in recorded and f"replaces={rival_uid}" in recorded
+        # The write asks the question and names the call that answers it, with both uids.
+        assert f"does it replace [{held_uid}], stand beside it, or say the same?" in recorded
+        assert f"answer_question(new_uid={rival_uid}, old_uid={held_uid}" in recorded
+        question = f"does [{rival_uid}] {rival} replace [{held_uid}] {held}, stand beside it, or say the same?"
         answer = await ok(client, "task_query", task_id=task_id)
-        conflicts = section(answer, "Open conflicts[^:]*")
-        assert f"which holds? [{held_uid}] {held} — or [{rival_uid}] {rival}" in conflicts
+        assert question in section(answer, "Undecided —[^:]*")
         assert answer.count(rival) == 1 and section(answer, "Decisions").strip().endswith("Deploy on Fridays only")
-        # Settled as the response said: the one that holds, again, replacing the other.
-        await ok(client, "task_note", task_id=task_id, kind="decision", text=held, replaces=rival_uid)
+        listed = await ok(client, "task_questions", task_id=task_id)
+        assert question in listed and f"new_uid={rival_uid} old_uid={held_uid}" in listed
+        # One call answers it; the reply lists the questions left (none).
+        answered = await ok(client, "answer_question", task_id=task_id, new_uid=rival_uid, old_uid=held_uid,
+                            answer="replaces")
+        assert f"Retired: {held_uid}" in answered and "No open questions." in answered
         answer = await ok(client, "task_query", task_id=task_id)
-    assert "Open conflicts" not in answer and "which holds?" not in answer and rival not in answer
-    decisions = section(answer, "Decisions")
-    assert f"[{held_uid}] {held}" in decisions and "CONFLICT" not in decisions
+    assert "stand beside it" not in answer and held not in answer
+    assert f"[{rival_uid}] {rival}" in section(answer, "Decisions")
 
 
 async def test_http_two_agents_claim_different_steps_and_a_former_holder_is_refused(

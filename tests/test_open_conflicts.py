@@ -1,5 +1,7 @@
-"""Issue 26, point 3 end to end: an open conflict is one question in every view, the write names the
-rival and the call that settles it, and a settled conflict leaves the views."""
+"""Issues 26 and 38 end to end: a neighbour write is kept as an open question ("does B replace A, stand
+beside it, or say the same?"), asked once in every view (task-state YAML, GetProgress, RenderState,
+BuildContext) and in the write's response with the call for each answer; one AnswerQuestion call settles it
+and it leaves every view."""
 
 from __future__ import annotations
 
@@ -17,8 +19,8 @@ from taskmem.v1.task_service_pb2_grpc import TaskServiceStub
 COUNTER = token_counter()
 DECISION = state_pb2.STATE_ITEM_TYPE_DECISION
 CONFLICTED = state_pb2.RECONCILE_OUTCOME_CONFLICTED
-# Two statements of one slot that cannot both hold; an agent's (no user message behind it), so
-# nothing says which wins. If reconciliation's rules change which texts conflict, change these.
+# Two near statements of one slot; an agent's (no user message behind it), so nothing certain says how
+# they relate. If reconciliation's rules change which texts are asked about, change these.
 HELD, RIVAL = "Use Redis for caching", "Do not use Redis for caching"
 
 
@@ -43,8 +45,8 @@ async def _conflicted_task(tasks: TaskServiceStub, state: StateServiceStub) -> t
 
 
 def _asks(text: str, held: str, rival: str) -> bool:
-    """The text asks which of the two holds, naming both statements with their uids."""
-    return f"which holds? [{held}] {HELD} — or [{rival}] {RIVAL}" in text
+    """The text asks the question, naming both statements with their uids (the newer as B)."""
+    return f"does [{rival}] {RIVAL} replace [{held}] {HELD}, stand beside it, or say the same?" in text
 
 
 async def test_an_open_conflict_is_one_question_in_every_view(rpc) -> None:
@@ -56,7 +58,7 @@ async def test_an_open_conflict_is_one_question_in_every_view(rpc) -> None:
     assert [c["uids"] for c in data["open_conflicts"]] == [[held, rival]]
     assert _asks(data["open_conflicts"][0]["question"], held, rival)
     assert data["decisions_log"] == ["Deploy on Fridays only"]
-    assert "SetStateItemStatus" in task_state.yaml  # how to settle it, once
+    assert task_state.yaml.count("AnswerQuestion") == 1  # how to answer it, once
     typed = task_state.state
     assert [[n.uid for n in c.items] for c in typed.open_conflicts] == [[held, rival]]
     assert [d.text for d in typed.decisions] == ["Deploy on Fridays only"]
@@ -69,7 +71,7 @@ async def test_an_open_conflict_is_one_question_in_every_view(rpc) -> None:
 
     rendered = await state.RenderState(pb.RenderStateRequest(task_id=task_id))
     lines = rendered.text.splitlines()
-    assert lines[1].startswith("CONFLICT DECISION ") and _asks(lines[1], held, rival)
+    assert lines[1].startswith("QUESTION DECISION ") and _asks(lines[1], held, rival)
     assert len(lines) == 3 and "Deploy on Fridays only" in lines[2]
     assert (rendered.items_rendered, rendered.items_omitted) == (3, 0)
 
@@ -93,11 +95,10 @@ async def test_tight_budgets_are_kept_with_an_open_conflict(rpc) -> None:
 
 
 def _settles(result: state_pb2.CandidateResult) -> bool:
-    """settle_with names both uids and the calls that keep either side."""
-    keep_new, keep_old = (f"SetStateItemStatus(uid: {uid}, status: SUPERSEDED)" for uid in (result.target_uid,
-                                                                                          result.uid))
-    return (result.outcome == CONFLICTED and keep_new in result.settle_with and keep_old in result.settle_with
-            and f"supersedes: {result.target_uid}" in result.settle_with)
+    """The write's response asks the question and names the call for each answer."""
+    call = f"AnswerQuestion(new_uid: {result.uid}, old_uid: {result.target_uid}, answer:"
+    return (result.outcome == CONFLICTED and "stand beside it, or say the same?" in result.settle_with
+            and all(f"{call} {answer})" in result.settle_with for answer in ("REPLACES", "STANDS_BESIDE", "SAME")))
 
 
 async def test_each_write_names_the_rival_and_the_calls_that_settle_it(rpc) -> None:
@@ -106,9 +107,10 @@ async def test_each_write_names_the_rival_and_the_calls_that_settle_it(rpc) -> N
     upserted = await state.UpsertStateItems(pb.UpsertStateItemsRequest(task_id=task_id, items=[
         state_pb2.StateItemCandidate(type=DECISION, text="Do not deploy on Fridays")]))
     assert _settles(upserted.report.results[0])
-    # A decision is the caller's own word: its newest one on a slot wins, so there is nothing to settle.
+    # A decision that names what it replaces is certain: there is nothing to ask.
     await state.AddDecision(pb.AddDecisionRequest(task_id=task_id, text="Use Postgres for storage"))
-    decided = await state.AddDecision(pb.AddDecisionRequest(task_id=task_id, text="Do not use Postgres for storage"))
+    decided = await state.AddDecision(pb.AddDecisionRequest(task_id=task_id,
+                                                            text="Use SQLite for storage instead of Postgres"))
     assert decided.report.results[0].outcome == state_pb2.RECONCILE_OUTCOME_SUPERSEDED
     assert decided.report.results[0].settle_with == ""
     await state.AddError(pb.AddErrorRequest(task_id=task_id, error="Port 8080 is free"))
@@ -119,7 +121,7 @@ async def test_each_write_names_the_rival_and_the_calls_that_settle_it(rpc) -> N
     # Every one of them is a question in the views, none a plain item.
     progress = await tasks.GetProgress(tpb.GetProgressRequest(task_id=task_id))
     assert len(progress.open_conflicts) == 3
-    assert [n.text for n in progress.decisions] == ["Do not use Postgres for storage", "Log in JSON"]
+    assert [n.text for n in progress.decisions] == ["Use SQLite for storage instead of Postgres", "Log in JSON"]
 
 
 async def test_retiring_one_side_settles_the_conflict_and_the_other_is_plain_again(rpc) -> None:
@@ -135,12 +137,12 @@ async def test_retiring_one_side_settles_the_conflict_and_the_other_is_plain_aga
     assert "open_conflicts" not in data and not task_state.state.open_conflicts
     assert data["decisions_log"] == ["Deploy on Fridays only", HELD]
     progress = await tasks.GetProgress(tpb.GetProgressRequest(task_id=task_id))
-    assert not progress.open_conflicts and "which holds?" not in progress.summary
+    assert not progress.open_conflicts and "stand beside it" not in progress.summary
     assert [(n.text, n.conflict) for n in progress.decisions] == [("Deploy on Fridays only", False), (HELD, False)]
     rendered = (await state.RenderState(pb.RenderStateRequest(task_id=task_id))).text
-    assert "CONFLICT" not in rendered and RIVAL not in rendered and f"[{held}] DECISION (active)" in rendered
+    assert "QUESTION DECISION" not in rendered and RIVAL not in rendered and f"[{held}] DECISION (active)" in rendered
     built = (await state.BuildContext(pb.BuildContextRequest(task_id=task_id, token_budget=4000))).text
-    assert "which holds?" not in built and RIVAL not in built
+    assert "stand beside it" not in built and RIVAL not in built
 
 
 async def test_a_conflict_settled_by_a_later_supersedes_leaves_the_views(rpc) -> None:
@@ -151,8 +153,60 @@ async def test_a_conflict_settled_by_a_later_supersedes_leaves_the_views(rpc) ->
     progress = await tasks.GetProgress(tpb.GetProgressRequest(task_id=task_id))
     assert not progress.open_conflicts and [n.text for n in progress.decisions][-1] == HELD
     rendered = (await state.RenderState(pb.RenderStateRequest(task_id=task_id))).text
-    assert "CONFLICT" not in rendered and RIVAL not in rendered
+    assert "QUESTION DECISION" not in rendered and RIVAL not in rendered
     assert "open_conflicts" not in (await state.GetTaskState(pb.GetTaskStateRequest(task_id=task_id))).yaml
     # The survivor's stored flag is cleared too, so ListStateItems and ExpandStateItem agree with the views.
     kept = (await state.ExpandStateItem(pb.ExpandStateItemRequest(task_id=task_id, uid=held))).item
     assert (kept.conflict, list(kept.conflict_with)) == (False, [])
+
+
+async def _views(tasks: TaskServiceStub, state: StateServiceStub, task_id: str) -> dict[str, str]:
+    """Every view's text: the task-state YAML, GetProgress (its summary and questions), RenderState, BuildContext."""
+    progress = await tasks.GetProgress(tpb.GetProgressRequest(task_id=task_id))
+    return {
+        "yaml": (await state.GetTaskState(pb.GetTaskStateRequest(task_id=task_id))).yaml,
+        "progress": progress.summary + "\n".join(c.question for c in progress.open_conflicts),
+        "render": (await state.RenderState(pb.RenderStateRequest(task_id=task_id))).text,
+        "context": (await state.BuildContext(pb.BuildContextRequest(task_id=task_id, token_budget=4000))).text,
+    }
+
+
+@pytest.mark.parametrize(("answer", "current", "retired"), [
+    (pb.QUESTION_ANSWER_REPLACES, [RIVAL], [HELD]),
+    (pb.QUESTION_ANSWER_STANDS_BESIDE, [HELD, RIVAL], []),
+    (pb.QUESTION_ANSWER_SAME, [HELD], [RIVAL]),
+])
+async def test_one_answer_question_call_settles_it_and_it_leaves_every_view(
+        rpc, answer: int, current: list[str], retired: list[str]) -> None:
+    tasks, state = rpc
+    task_id, held, rival = await _conflicted_task(tasks, state)
+    assert all(_asks(text, held, rival) for text in (await _views(tasks, state, task_id)).values())
+    answered = await state.AnswerQuestion(pb.AnswerQuestionRequest(
+        task_id=task_id, new_uid=rival, old_uid=held, answer=answer, answered_by="agent"))
+    assert [i.uid for i in answered.items][:2] == [rival, held]
+    for name, text in (await _views(tasks, state, task_id)).items():
+        assert "stand beside it" not in text, name
+    progress = await tasks.GetProgress(tpb.GetProgressRequest(task_id=task_id))
+    assert [n.text for n in progress.decisions] == ["Deploy on Fridays only", *current]
+    items = {i.text: i for i in (await state.ListStateItems(pb.ListStateItemsRequest(
+        task_id=task_id, include_superseded=True))).items}
+    for text in retired:
+        assert items[text].status == state_pb2.STATE_ITEM_STATUS_SUPERSEDED
+        assert items[text].supersession_evidence.matched_by == "answered by agent"
+    with pytest.raises(grpc.aio.AioRpcError) as again:  # answered: it is no longer a question
+        await state.AnswerQuestion(pb.AnswerQuestionRequest(task_id=task_id, new_uid=rival, old_uid=held,
+                                                            answer=answer))
+    assert again.value.code() in (grpc.StatusCode.FAILED_PRECONDITION, grpc.StatusCode.NOT_FOUND)
+
+
+@pytest.mark.parametrize(("fields", "named"), [
+    ({"new_uid": "", "old_uid": "d_1", "answer": 1}, "new_uid"), ({"new_uid": "d_1", "old_uid": "", "answer": 1}, "old_uid"),
+    ({"new_uid": "d_1", "old_uid": "d_2", "answer": 0}, "answer"), ({"new_uid": "d_1", "old_uid": "d_2", "answer": 9}, "answer"),
+    ({"new_uid": "d_1", "old_uid": "d_1", "answer": 1}, "old_uid"),
+])
+async def test_a_bad_answer_is_invalid_argument_naming_the_field(rpc, fields: dict, named: str) -> None:
+    tasks, state = rpc
+    task_id, _, _ = await _conflicted_task(tasks, state)
+    with pytest.raises(grpc.aio.AioRpcError) as error:
+        await state.AnswerQuestion(pb.AnswerQuestionRequest(task_id=task_id, **fields))
+    assert error.value.code() == grpc.StatusCode.INVALID_ARGUMENT and named in error.value.details()

@@ -131,9 +131,9 @@ async def test_agent_items_reconcile_without_a_model(rpc) -> None:
     assert old.supersession_evidence.ref_message_id == switch and old.supersession_evidence.trigger
 
 
-async def test_rival_values_of_one_slot_from_the_agent_are_flagged_as_a_conflict_naming_the_slot(rpc) -> None:
+async def test_rival_values_of_one_slot_from_the_agent_are_kept_as_an_open_question(rpc) -> None:
     # Nobody asked for a change (the agent read both in its own notes): neither wins, both are flagged, and the
-    # report says which slot differs.
+    # report asks the question.
     tasks, state = rpc
     thread = "chat-rivals"
     said = await _say(tasks, thread, AGENT, "The supplier sheet says vials; the shipping note says syringes",
@@ -145,7 +145,7 @@ async def test_rival_values_of_one_slot_from_the_agent_are_flagged_as_a_conflict
     assert second.report.conflicted == 1
     result = second.report.results[0]
     assert result.outcome == state_pb2.RECONCILE_OUTCOME_CONFLICTED and result.target_uid == first.items[0].uid
-    assert "vial / syring" in result.reason
+    assert "does [" in result.reason and "stand beside it, or say the same?" in result.reason
     listed = {i.uid: i for i in (await state.ListStateItems(pb.ListStateItemsRequest(thread_id=thread))).items}
     assert listed[first.items[0].uid].conflict and listed[result.uid].conflict
     assert listed[result.uid].conflict_with == [first.items[0].uid]
@@ -155,9 +155,9 @@ async def test_rival_values_of_one_slot_from_the_agent_are_flagged_as_a_conflict
     assert other.report.merged == 0
 
 
-async def test_a_near_candidate_no_rule_links_is_inserted_and_the_response_names_its_possible_rival(rpc) -> None:
+async def test_a_near_candidate_no_rule_links_is_kept_and_the_response_asks_about_it(rpc) -> None:
     # Other words about the same thing: it may replace the item or restate it, and without a model nobody can
-    # tell. It is kept (never merged away), and the write's reason names the item and the call that settles it.
+    # tell. It is kept (never merged away), and the write's response asks and names the call for each answer.
     tasks, state = rpc
     thread = "chat-near"
     said = await _say(tasks, thread, AGENT, "Notes from the data team", standalone=True)
@@ -165,9 +165,9 @@ async def test_a_near_candidate_no_rule_links_is_inserted_and_the_response_names
         _candidate(DECISION, "Use PostgreSQL for the reporting database", [said])]))
     near = await state.UpsertStateItems(pb.UpsertStateItemsRequest(thread_id=thread, items=[
         _candidate(DECISION, "Reports will read from a columnar warehouse", [said])]))
-    assert near.report.inserted == 1 and near.report.merged == 0
-    reason = near.report.results[0].reason
-    assert f"possible rival [{first.items[0].uid}]" in reason and "supersedes" in reason
+    assert near.report.conflicted == 1 and near.report.merged == 0
+    result = near.report.results[0]
+    assert result.target_uid == first.items[0].uid and f"old_uid: {first.items[0].uid}, answer: REPLACES" in result.settle_with
 
 
 async def test_items_list_render_expand_pin_and_change_status(rpc) -> None:
@@ -353,21 +353,33 @@ async def test_extraction_without_a_model_says_what_to_configure(rpc) -> None:
 
 # --- decisions, errors and the mirror file -----------------------------------------------------
 
+# Twelve decisions about unrelated things (none near another: none is asked about).
+DISTINCT_DECISIONS = ["Host the docs on GitHub Pages", "Invoice customers monthly", "Name the mascot Pip",
+                      "Paint the office walls green", "Order pizza for the launch party", "Hire two interns in June",
+                      "Back up laptops to an external drive", "Print flyers on recycled paper",
+                      "Use tabs for indentation", "Book the venue in Lisbon", "Water the plants on Fridays",
+                      "Translate the app into Korean"]
+DISTINCT_ERRORS = ["The printer ran out of toner", "DNS lookup for the mail host timed out",
+                   "The spreadsheet macro hit a divide by zero", "Payroll export rejected by the bank",
+                   "Camera battery died mid shoot", "Disk quota exceeded on the build box", "The ferry was cancelled"]
+
+
 async def test_decisions_and_errors_are_memory_entries_and_the_yaml_shows_the_newest(rpc) -> None:
     tasks, state = rpc
     task_id = await _task(tasks)
-    added = [await state.AddDecision(pb.AddDecisionRequest(task_id=task_id, text=f"decision {n}",
-                                                           subtask_id="step-1")) for n in range(12)]
+    added = [await state.AddDecision(pb.AddDecisionRequest(task_id=task_id, text=text, subtask_id="step-1"))
+             for text in DISTINCT_DECISIONS]
     assert added[0].decision.memory_entry_id.startswith("mem_")
-    for n in range(7):
-        await state.AddError(pb.AddErrorRequest(task_id=task_id, subtask_id="step-1", error=f"error {n}",
+    for n, error in enumerate(DISTINCT_ERRORS):
+        await state.AddError(pb.AddErrorRequest(task_id=task_id, subtask_id="step-1", error=error,
                                                 resolution=f"retried {n}"))
     answer = await state.GetTaskState(pb.GetTaskStateRequest(task_id=task_id))
     data = yaml.safe_load(answer.yaml)
-    assert data["decisions_log"] == [f"decision {n}" for n in range(2, 12)]
-    assert [e["error"] for e in data["errors_encountered"]] == [f"error {n}" for n in range(2, 7)]
-    assert data["errors_encountered"][-1] == {"subtask": "step-1", "error": "error 6", "resolution": "retried 6"}
-    assert [d.text for d in answer.state.decisions][-1] == "decision 11"
+    assert data["decisions_log"] == DISTINCT_DECISIONS[2:]
+    assert [e["error"] for e in data["errors_encountered"]] == DISTINCT_ERRORS[2:]
+    assert data["errors_encountered"][-1] == {"subtask": "step-1", "error": DISTINCT_ERRORS[-1],
+                                              "resolution": "retried 6"}
+    assert [d.text for d in answer.state.decisions][-1] == DISTINCT_DECISIONS[-1]
     events = (await tasks.ListEvents(tpb.ListEventsRequest(task_ids=[task_id], types=[
         event_pb2.EVENT_TYPE_TASK_STATE_DECISION_ADDED, event_pb2.EVENT_TYPE_TASK_STATE_ERROR_ADDED]))).events
     assert len(events) == 19

@@ -91,9 +91,9 @@ async def test_fork_at_now_copies_the_current_state_and_later_changes_stay_on_th
     await state.AddDecision(spb.AddDecisionRequest(task_id=fork.id, text="Use Valkey for the cache",
                                                    supersedes=memcached.uid))
     await tasks.UpdatePlanItem(pb.UpdatePlanItemRequest(task_id=fork.id, item_id="step-1", status=IN_PROGRESS))
-    await state.AddDecision(spb.AddDecisionRequest(task_id=task_id, text="Cache pages for five minutes"))
+    await state.AddDecision(spb.AddDecisionRequest(task_id=task_id, text="Log every request as a JSON line"))
     original, forked = await _state(state, task_id), await _state(state, fork.id)
-    assert original["decisions_log"] == ["Use Memcached for the cache", "Cache pages for five minutes"]
+    assert original["decisions_log"] == ["Use Memcached for the cache", "Log every request as a JSON line"]
     assert forked["decisions_log"] == ["Use Valkey for the cache"]
     assert [s["status"] for s in original["subtasks"]] == ["completed", "pending"]
     assert [s["status"] for s in forked["subtasks"]] == ["completed", "in_progress"]

@@ -81,30 +81,42 @@ async def test_a_superseded_decision_is_never_shown_as_current_in_any_view(rpc) 
     assert set(retired) == {CHARTS[0], CHARTS[1]} and retired[CHARTS[1]].replaced_by == added[2].item.uid
 
 
-async def test_a_change_the_user_asks_for_in_plain_words_retires_the_old_decision_in_every_view(rpc) -> None:
+@pytest.mark.parametrize(("words", "retired"), [
+    ("Mailchimp's pricing jumped again. Let's move the newsletter from Mailchimp to Buttondown.", True),
+    ("Mailchimp's pricing jumped again. Let's move the newsletter over to Buttondown.", False),
+])
+async def test_a_decision_the_user_retires_is_never_shown_in_force_without_a_question_beside_it(
+        rpc, words: str, retired: bool) -> None:
     # The agent records the new decision from the user's message (its ref), names nothing it replaces and
-    # passes no supersedes: the user's newest word on the slot still retires the old one everywhere.
+    # passes no supersedes. When the message names the old value as retired ("from Mailchimp to") it is
+    # retired everywhere; in plainer words it is asked, the question beside it in every view.
     tasks, state, _ = rpc
     task_id = await _task(tasks)
     old = "Send the newsletter with Mailchimp"
     new = "Send the newsletter with Buttondown"
     await state.AddDecision(pb.AddDecisionRequest(task_id=task_id, text=old))
     said = (await tasks.PostMessage(tpb.PostMessageRequest(
-        task_id=task_id, role=task_pb2.MESSAGE_ROLE_USER,
-        content="Mailchimp's pricing jumped again. Let's move the newsletter over to Buttondown."))).message.id
+        task_id=task_id, role=task_pb2.MESSAGE_ROLE_USER, content=words))).message.id
     recorded = await state.UpsertStateItems(pb.UpsertStateItemsRequest(task_id=task_id, items=[
         state_pb2.StateItemCandidate(type=DECISION, text=new, refs=[said])]))
-    assert recorded.report.superseded == 1
-    retired = (await state.ListStateItems(pb.ListStateItemsRequest(task_id=task_id, include_superseded=True))).items
-    evidence = next(i for i in retired if i.text == old).supersession_evidence
-    assert evidence.ref_message_id == said
+    assert (recorded.report.superseded, recorded.report.conflicted) == ((1, 0) if retired else (0, 1))
+    items = (await state.ListStateItems(pb.ListStateItemsRequest(task_id=task_id, include_superseded=True))).items
+    if retired:
+        assert next(i for i in items if i.text == old).supersession_evidence.ref_message_id == said
+    question = "stand beside it, or say the same?"
 
-    assert yaml.safe_load((await state.GetTaskState(pb.GetTaskStateRequest(task_id=task_id))).yaml)[
-        "decisions_log"] == [new]
-    assert [d.text for d in (await tasks.GetProgress(tpb.GetProgressRequest(task_id=task_id))).decisions] == [new]
+    def in_force_alone(text: str) -> bool:
+        """The old decision shown with no question beside it."""
+        return old in text and question not in text
+    data = yaml.safe_load((await state.GetTaskState(pb.GetTaskStateRequest(task_id=task_id))).yaml)
+    assert data.get("decisions_log", []) == ([new] if retired else [])
+    progress = await tasks.GetProgress(tpb.GetProgressRequest(task_id=task_id))
+    assert [d.text for d in progress.decisions] == ([new] if retired else [])
     rendered = (await state.RenderState(pb.RenderStateRequest(task_id=task_id))).text
     built = (await state.BuildContext(pb.BuildContextRequest(task_id=task_id, token_budget=4000))).text
-    assert new in rendered and old not in rendered and new in built and old not in built
+    for text in (yaml.safe_dump(data), progress.summary, rendered, built):
+        assert new in text and not in_force_alone(text)
+        assert (old not in text) if retired else (question in text)
 
 
 async def test_an_explicit_supersedes_retires_the_item_whatever_the_similarity(rpc) -> None:

@@ -152,9 +152,9 @@ class Config:
     # RECONCILIATION_DEFAULTS; in YAML a mapping {model name: {merge: 0.66, conflict: 0.4, ...}} with
     # the fields of core.reconcile.ReconcileThresholds. Read them with reconciliation_thresholds().
     reconciliation: tuple[tuple[str, ReconcileThresholds], ...] = ()
-    # With a utility model configured, "uncertain" lets it adjudicate the builtin reconciliation decisions
-    # that core/reconcile marks uncertain: one call per run, its answer recorded as evidence, the
-    # builtin outcome kept if it fails or answers nonsense. "off": the builtin outcomes only.
+    # With a utility model configured, "uncertain" lets it answer reconciliation's open questions first
+    # (state/adjudication): one call per run, its answer applied as a decision with evidence, the question
+    # left open if it fails or cannot tell. "off": the questions wait for the caller or a person.
     reconcile_adjudication: str = "uncertain"
     # The adjudication call gives up after this long (retries included); the builtin outcomes stand.
     reconcile_adjudication_timeout_seconds: float = 10.0
@@ -318,7 +318,7 @@ _FIELDS = {f.name: f for f in dataclasses.fields(Config)}
 # Calibrated with bench/calibrate_reconciliation.py on tests/data/state_pairs.yaml. A model not
 # listed here or in Config.reconciliation gets the seed's numbers (tuned for another model).
 RECONCILIATION_DEFAULTS: Mapping[str, ReconcileThresholds] = {
-    "all-MiniLM-L6-v2-int8": ReconcileThresholds(merge=0.66, conflict=0.4, alignment=0.5, named_floor=0.3),
+    "all-MiniLM-L6-v2-int8": ReconcileThresholds(ask=0.4, named_floor=0.3),
 }
 
 
@@ -512,7 +512,7 @@ def add_serve_arguments(parser: argparse.ArgumentParser) -> None:
                         help="OpenAI-compatible chat-completions base URL, e.g. http://127.0.0.1:11434/v1")
     parser.add_argument("--llm-model", help="the utility model's name at --llm-base-url")
     parser.add_argument("--reconcile-adjudication", choices=RECONCILE_ADJUDICATION_MODES,
-                        help="with a model configured, let it adjudicate uncertain reconciliation decisions"
+                        help="with a model configured, let it answer reconciliation's open questions first"
                              " (default uncertain)")
     parser.add_argument("--llm-second-base-url",
                         help="an optional second OpenAI-compatible endpoint for analysis and planning questions")

@@ -124,7 +124,7 @@ class StateSettings(Section):
     max_candidates: int = setting("state_max_candidates")
     max_active_items: int = setting("state_max_active_items")
     reconciliation: tuple[tuple[str, ReconcileThresholds], ...] = setting("reconciliation")
-    # "off" or "uncertain": whether the utility model adjudicates the uncertain band, and its time limit.
+    # "off" or "uncertain": whether the utility model answers open questions first, and its time limit.
     adjudication: str = setting("reconcile_adjudication")
     adjudication_timeout_seconds: float = setting("reconcile_adjudication_timeout_seconds")
     working_memory_max_bytes: int = setting("working_memory_max_bytes")

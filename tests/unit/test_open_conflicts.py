@@ -4,10 +4,15 @@ retiring a side releases its rivals; budgets hold."""
 
 from __future__ import annotations
 
+import dataclasses
+
+import pytest
+
 import yaml
 from hypothesis import given, settings, strategies as st
 
-from taskmem.core.open_conflicts import flagged_alone, released, settle_with, split_conflicts
+from taskmem.core.open_conflicts import Answer, flagged_alone, released, settle, settle_with, split_conflicts
+from taskmem.core.errors import FailedPrecondition
 from taskmem.core.progress import compute_progress
 from taskmem.core.state_items import StateItemType, compute_uid
 from taskmem.core.state_notes import state_notes
@@ -41,8 +46,8 @@ def test_items_naming_each_other_are_one_conflict_oldest_first_and_out_of_the_pl
     plain, conflicts = split_conflicts([no_redis, plain_item, redis])
     assert plain == [plain_item]
     assert [c.uids for c in conflicts] == [[redis.uid, no_redis.uid]]
-    assert conflicts[0].question() == (f"which holds? [{redis.uid}] Use Redis for caching"
-                                       f" — or [{no_redis.uid}] Do not use Redis for caching")
+    assert conflicts[0].question() == (f"does [{no_redis.uid}] Do not use Redis for caching replace"
+                                       f" [{redis.uid}] Use Redis for caching, stand beside it, or say the same?")
 
 
 def test_a_rival_that_is_not_current_leaves_a_plain_unmarked_item() -> None:
@@ -58,7 +63,7 @@ def test_a_chain_of_conflicts_is_one_question_naming_all_three() -> None:
     items = [_item("A", 1, rivals=(b,)), _item("B", 2, rivals=(a, c)), _item("C", 3, rivals=(b,))]
     plain, conflicts = split_conflicts(items)
     assert plain == [] and [x.uids for x in conflicts] == [[a, b, c]]
-    assert conflicts[0].question() == f"which holds? [{a}] A — or [{b}] B — or [{c}] C"
+    assert conflicts[0].question() == f"does [{c}] C replace [{a}] A or [{b}] B, stand beside them, or say the same?"
 
 
 def test_releasing_a_retired_item_clears_a_rival_with_no_other_current_rival() -> None:
@@ -69,10 +74,33 @@ def test_releasing_a_retired_item_clears_a_rival_with_no_other_current_rival() -
     assert [(x.uid, x.conflict, x.conflict_with) for x in changed] == [(b, False, []), (c, True, [b])]
 
 
-def test_settle_with_names_both_uids_and_the_calls() -> None:
+def test_settle_with_asks_the_question_and_names_the_call_for_each_answer() -> None:
     text = settle_with("d_new", "d_old")
-    assert "To keep [d_new]: SetStateItemStatus(uid: d_old, status: SUPERSEDED)" in text
-    assert "supersedes: d_old" in text and "To keep [d_old]: SetStateItemStatus(uid: d_new, status: SUPERSEDED)" in text
+    assert "does [d_new] replace [d_old], stand beside it, or say the same?" in text
+    for answer in ("REPLACES", "STANDS_BESIDE", "SAME"):
+        assert f"StateService.AnswerQuestion(new_uid: d_new, old_uid: d_old, answer: {answer})" in text
+
+
+@pytest.mark.parametrize(("answer", "retired", "linked_left"), [
+    (Answer.REPLACES, "old", False), (Answer.SAME, "new", False), (Answer.STANDS_BESIDE, None, False)])
+def test_an_answer_settles_the_pair_and_keeps_the_other_questions(answer: Answer, retired: str | None,
+                                                                  linked_left: bool) -> None:
+    old, new = _pair("Use Redis for caching", "Use Memcached for caching")
+    other = compute_uid("decision", "Cache nothing")
+    old = dataclasses.replace(old, conflict_with=[*old.conflict_with, other], refs=["m0"])
+    new = dataclasses.replace(new, refs=["m1"])
+    settled = settle(answer, new, old, "person", 9)
+    assert settled.new.conflict_with == [] and settled.old.conflict_with == [other] and settled.old.conflict
+    assert not settled.new.conflict
+    states = {"old": settled.old, "new": settled.new}
+    for name, item in states.items():
+        assert item.active is (name != retired)
+    if retired == "old":
+        assert settled.old.replaced_by == new.uid and settled.old.supersession_evidence["matched_by"] == "answered by person"
+    if retired == "new":
+        assert settled.new.replaced_by == old.uid and settled.old.refs == ["m0", "m1"]
+    with pytest.raises(FailedPrecondition):
+        settle(answer, settled.new, settled.old, "person", 10)  # answered: no longer an open question
 
 
 def test_notes_yaml_and_progress_ask_the_conflict_once() -> None:
@@ -87,18 +115,18 @@ def test_notes_yaml_and_progress_ask_the_conflict_once() -> None:
     text, _, omitted = fit_task_state(view, COUNTER, 1500)
     data = yaml.safe_load(text)
     assert omitted == [] and data["open_conflicts"][0]["uids"] == [redis.uid, no_redis.uid]
-    assert data["open_conflicts"][0]["question"].startswith(f"which holds? [{redis.uid}]")
-    assert "SetStateItemStatus" in text
+    assert data["open_conflicts"][0]["question"].startswith(f"does [{no_redis.uid}]")
+    assert "AnswerQuestion" in text
     summary = compute_progress(TASK, None, None, [], notes).summary
-    assert summary.count("Do not use Redis for caching") == 1 and "Open conflicts (settle:" in summary
+    assert summary.count("Do not use Redis for caching") == 1 and "AnswerQuestion" in summary
 
 
 def test_render_state_puts_the_conflict_line_first_and_counts_its_items() -> None:
     redis, no_redis = _pair("Use Redis for caching", "Do not use Redis for caching")
     text, rendered, omitted = render_state([_item("Deploy on Fridays", 5), no_redis, redis], COUNTER, 500, 40)
     lines = text.splitlines()
-    assert lines[1] == (f"CONFLICT DECISION which holds? [{redis.uid}] Use Redis for caching"
-                        f" — or [{no_redis.uid}] Do not use Redis for caching")
+    assert lines[1] == (f"QUESTION DECISION does [{no_redis.uid}] Do not use Redis for caching replace"
+                        f" [{redis.uid}] Use Redis for caching, stand beside it, or say the same?")
     assert lines[2].endswith("Deploy on Fridays [refs:0]") and (rendered, omitted) == (3, 0)
     assert render_state([no_redis, redis], COUNTER, 500, 1)[1:] == (0, 2)  # max_items counts both sides
 

@@ -17,7 +17,7 @@ from taskmem.core.reconcile import (
 )
 from taskmem.core.state_items import Candidate, StateItem, validate_item
 
-T = ReconcileThresholds(merge=0.66, conflict=0.4, alignment=0.5, named_floor=0.3)
+T = ReconcileThresholds(ask=0.4, named_floor=0.3)
 BATCH = {"u1": BatchMessage(100, from_user=True), "u2": BatchMessage(200, from_user=True),
          "a1": BatchMessage(150, from_user=False)}
 
@@ -74,6 +74,7 @@ def test_an_item_is_as_fresh_as_its_newest_ref() -> None:
 
 
 # ------------------------------------------------------------------ the policy table, row by row
+# Each row that decides alone names a blind set that shows it (tests/data/state_pairs_<set>.yaml).
 
 def test_the_callers_supersedes_retires_the_named_item_whatever_the_words() -> None:
     old = existing("decision", "Use Redis for caching")
@@ -84,10 +85,10 @@ def test_the_callers_supersedes_retires_the_named_item_whatever_the_words() -> N
     assert decision.evidence["matched_by"] == "stated by the caller"
 
 
-def test_an_extractors_supersedes_needs_the_users_word_behind_it() -> None:
+def test_an_extractors_supersedes_with_nobodys_word_behind_it_is_asked() -> None:
     old = existing("decision", "Use Redis for caching")
     unheard = run([cand("decision", "Cache nothing at all", refs=("a1",), supersedes=old.uid)], [old], 0.1)
-    assert unheard.decisions[0].outcome is Outcome.INSERT
+    assert (unheard.decisions[0].outcome, unheard.decisions[0].rule) == (Outcome.ASK, "supersedes_unconfirmed")
     heard = run([cand("decision", "Cache nothing at all", refs=("u1",), supersedes=old.uid)], [old], 0.1)
     assert heard.decisions[0].outcome is Outcome.SUPERSEDE
 
@@ -98,106 +99,98 @@ def test_the_same_text_merges_into_the_existing_item() -> None:
     assert (result.decisions[0].outcome, result.decisions[0].rule) == (Outcome.MERGE, "same_uid")
 
 
-@pytest.mark.parametrize(("said_by", "outcome"), [("u1", Outcome.SUPERSEDE), ("a1", Outcome.CONFLICT)])
-def test_a_candidate_that_names_what_it_replaces_supersedes_with_the_users_word_else_conflicts(
+@pytest.mark.parametrize(("old_text", "new_text"), [
+    # blind11-007: the same words plus detail with no value in it ("tonight" adds a time, not a value slot).
+    ("Upload the last three months of bank statements to the visa portal",
+     "Upload the last 3 months of bank statements to the visa portal tonight"),
+    ("Use Ruff for linting", "Use Ruff for linting across the whole repository"),
+])
+def test_the_same_words_or_the_same_plus_detail_with_no_value_merge(old_text: str, new_text: str) -> None:
+    decision = run([cand("decision", new_text, refs=("a1",))], [existing("decision", old_text)], 0.8).decisions[0]
+    assert (decision.outcome, decision.rule) == (Outcome.MERGE, "same_words")
+
+
+@pytest.mark.parametrize(("old_text", "new_text"), [
+    ("Report the figures in US dollars", "Report the figures in euros rather than US dollars"),  # fresh3
+    ("Run the batch loads between 22:00 and 06:00", "Run the batch loads between 06:00 and 22:00"),  # fresh3
+    ("Cap uploads at 10 MB", "Cap uploads at 10 MB for the free tier"),  # a value among the extra words
+    ("Only my partner may be present during labour", "My partner may be present during labour"),  # scope
+    ("Use Redis for caching", "Do not use Redis for caching"),  # polarity
+])
+def test_a_change_hidden_in_the_same_words_is_never_merged(old_text: str, new_text: str) -> None:
+    decision = run([cand("decision", new_text, refs=("a1",))], [existing("decision", old_text)], 0.9).decisions[0]
+    assert decision.outcome is Outcome.ASK
+
+
+@pytest.mark.parametrize(("old_text", "new_text", "words"), [
+    # blind12: the user names the old value as retired, the candidate gives the new one.
+    ("Can the bot answer in Spanish?", "Can the bot answer in Portuguese?",
+     "Spanish can wait. The bigger question is Portuguese, we just signed a Brazilian client."),
+    ("Can the consumer unit be moved to the hallway?", "Can the consumer unit be moved to the garage?",
+     "What I actually want to know is whether the fuse box could go in the garage, the hallway's too cramped."),
+    # blind15-022, blind15-033 (seen since its first score): "no more X", "no X".
+    ("Hold the weekly sked with VK3 on 40 m, Sunday mornings.", "Hold the weekly sked with VK3 on 20 m, Saturday afternoons.",
+     "No more Sunday mornings on 40 metres - from next month let's do the sked on 20 m, Saturday afternoons."),
+    ("Hand-quilt the whole top.", "Have the quilt longarm-quilted by a professional.",
+     "No hand quilting, my wrists can't take it - I'll send it to the longarm lady."),
+    ("Use Redis for caching", "Use Memcached for caching", "Switch the cache from Redis to Memcached"),
+])
+def test_the_users_message_naming_the_old_value_as_retired_supersedes_it(old_text: str, new_text: str,
+                                                                         words: str) -> None:
+    decision = run([cand("decision", new_text)], [existing("decision", old_text)], 0.8, said(words)).decisions[0]
+    assert (decision.outcome, decision.rule) == (Outcome.SUPERSEDE, "names_the_old_value")
+    assert decision.evidence["ref_msg_id"] == "u1" and decision.evidence["named"]
+
+
+@pytest.mark.parametrize(("said_by", "outcome"), [("u1", Outcome.SUPERSEDE), ("a1", Outcome.ASK)])
+def test_a_candidate_naming_what_it_replaces_supersedes_with_the_users_word_else_is_asked(
         said_by: str, outcome: Outcome) -> None:
     old = existing("decision", "Use Redis for caching")
     result = run([cand("decision", "Use Memcached for caching instead of Redis", refs=(said_by,))], [old], 0.8)
-    decision = result.decisions[0]
-    assert (decision.outcome, decision.rule) == (outcome, "names_what_it_replaces")
+    assert result.decisions[0].outcome is outcome
 
 
-@pytest.mark.parametrize(("old_text", "new_text"), [
-    ("Rent 40 chess clocks from the association", "Rent 55 chess clocks from the association"),
-    ("Can the wasp nest be removed on Monday?", "Can the wasp nest be removed on Wednesday?"),
-    ("Scans are made at 300 dpi", "Scans are made at 600 dpi"),
+def test_an_addition_that_also_says_not_x_is_asked_not_retired() -> None:
+    # blind15-076 (seen since its first score): "Also ... not the PDF" adds; the old item must not be retired.
+    old = existing("action", "The macro emails the summary PDF to the finance team.")
+    decision = run([cand("action", "The macro emails the raw data workbook to the audit team.")], [old], 0.63,
+                   said("Also could it send the raw workbook to audit? They want the data, not the PDF.")).decisions[0]
+    assert decision.outcome is Outcome.ASK
+
+
+def test_the_user_who_says_it_still_stands_merges_a_restatement_with_the_same_values() -> None:
+    # blind11-003: "Just to confirm ... seven rounds" restates "a 7-round Swiss".
+    old = existing("decision", "The open section will run as a 7-round Swiss.")
+    decision = run([cand("decision", "Open section: Swiss system, seven rounds.")], [old], 0.8,
+                   said("Just to confirm for the flyer: Swiss system for the open, seven rounds.")).decisions[0]
+    assert (decision.outcome, decision.rule) == (Outcome.MERGE, "user_confirms")
+    changed = run([cand("decision", "Open section: Swiss system, nine rounds.")], [old], 0.8,
+                  said("Just to confirm: Swiss system, nine rounds.")).decisions[0]
+    assert changed.outcome is Outcome.ASK  # another value: never merged on the user's "confirm"
+
+
+def test_the_user_who_says_also_inserts_beside_the_near_item() -> None:
+    # blind14: "Can you also add a test for password reset?" beside the e2e test for the account email.
+    old = existing("action", "Add an e2e test for changing the account email.")
+    decision = run([cand("action", "Add an e2e test for the password reset flow.")], [old], 0.8,
+                   said("Can you also add a test for password reset? It broke last month.")).decisions[0]
+    assert (decision.outcome, decision.rule) == (Outcome.INSERT, "user_adds")
+
+
+@pytest.mark.parametrize(("old_text", "new_text", "ref"), [
+    ("Fit a chrome towel rail in the bathroom.", "Fit a white towel rail in the bathroom.", "u1"),  # another value
+    ("Run the login test on staging", "Run the checkout test on staging", "a1"),  # another object
+    ("Is it safe to take ibuprofen during the third trimester?",
+     "Can ibuprofen be used in the last trimester of pregnancy?", "a1"),  # a similarity no rule explains
 ])
-def test_the_users_newest_value_of_a_slot_supersedes_with_no_change_words(old_text: str, new_text: str) -> None:
+def test_a_near_candidate_no_certain_row_decides_is_kept_as_an_open_question(old_text: str, new_text: str,
+                                                                           ref: str) -> None:
     old = existing("decision", old_text)
-    decision = run([cand("decision", new_text)], [old], 0.95).decisions[0]
-    assert (decision.outcome, decision.rule) == (Outcome.SUPERSEDE, "another_value")
-    assert decision.evidence["ref_msg_id"] == "u1" and decision.evidence["contrast"]["kind"]
-
-
-def test_the_same_contrast_from_the_agent_alone_is_a_conflict_flagged_on_both_sides() -> None:
-    old = existing("constraint", "Scans are made at 300 dpi")
-    result = run([cand("constraint", "Scans are made at 600 dpi", refs=("a1",))], [old], 0.95)
-    assert (result.decisions[0].outcome, result.decisions[0].rule) == (Outcome.CONFLICT, "another_value")
-    assert all(item.conflict for item in result.writes) and len(result.writes) == 2
-
-
-def test_a_contrast_counts_only_from_the_conflict_threshold() -> None:
-    old = existing("constraint", "Scans are made at 300 dpi")
-    assert run([cand("constraint", "Scans are made at 600 dpi")], [old], 0.39).decisions[0].outcome is Outcome.INSERT
-
-
-def test_the_user_who_names_the_old_value_while_asking_for_a_new_one_supersedes_it() -> None:
-    old = existing("decision", "Fit a chrome towel rail in the bathroom")
-    batch = said("Saw the price of the chrome one, ouch. White is fine.")
-    decision = run([cand("decision", "Fit a white towel rail in the bathroom")], [old], 0.95, batch).decisions[0]
-    assert (decision.outcome, decision.rule) == (Outcome.SUPERSEDE, "user_names_the_old_value")
-    assert decision.evidence["named"] == ["chrom"]
-
-
-def test_a_user_who_restates_an_item_in_other_words_merges_into_it() -> None:
-    old = existing("decision", "All observation timestamps are recorded in UTC")
-    batch = said("Yes, stick with UTC for all the timestamps.")
-    decision = run([cand("decision", "Observation timestamps are stored in UTC")], [old], 0.9, batch).decisions[0]
-    assert decision.outcome is Outcome.MERGE
-
-
-def test_a_near_candidate_no_rule_links_is_inserted_naming_its_possible_rival_and_put_to_the_judge() -> None:
-    old = existing("constraint", "Tests must not require internet access")
-    offline = cand("constraint", "The test suite has to run offline", refs=("a1",))
-    near = run([offline], [old], 0.59).decisions[0]
-    assert (near.outcome, near.rule, near.nearest_uid) == (Outcome.INSERT, "no_match", old.uid) and near.uncertain
-    assert old.uid in near.detail and f"supersedes: {old.uid}" in near.detail
-    judged = run([offline], [old], 0.59, overrides={0: Adjudication("merge", old.uid, "judge")}).decisions[0]
-    assert (judged.outcome, judged.existing_uid) == (Outcome.MERGE, old.uid)
-    far = run([offline], [old], 0.44).decisions[0]
-    assert far.outcome is Outcome.INSERT and not far.uncertain and not far.detail
-
-
-@pytest.mark.parametrize("new_text", ["Cache with Redis", "Caching uses Redis"])
-def test_a_paraphrase_merges_from_the_paraphrase_floor(new_text: str) -> None:
-    old = existing("decision", "Use Redis for caching")
-    assert run([cand("decision", new_text)], [old], 0.41).decisions[0].outcome is Outcome.MERGE
-    assert run([cand("decision", new_text)], [old], 0.39).decisions[0].outcome is Outcome.INSERT
-
-
-@pytest.mark.parametrize(("old_text", "new_text"), [
-    ("The birth certificate will be translated by a sworn translator",
-     "The birth certificate will be translated by the consulate's own translation service"),
-    ("Only my partner may be present during labour", "My partner and my mother may be present during labour"),
-    ("The installer must not require administrator rights", "The installer requires administrator rights"),
-])
-def test_a_contradiction_is_never_merged_however_similar(old_text: str, new_text: str) -> None:
-    old = existing("constraint", old_text)
-    for cosine in (0.7, 0.9, 0.99):
-        for ref in ("u1", "a1"):
-            decision = run([cand("constraint", new_text, refs=(ref,))], [old], cosine).decisions[0]
-            assert decision.outcome in (Outcome.SUPERSEDE, Outcome.CONFLICT), (cosine, ref, decision)
-
-
-def test_every_conflict_and_every_merge_on_similarity_alone_is_marked_uncertain_for_the_judge() -> None:
-    old = existing("decision", "The birth certificate will be translated by a sworn translator")
-    conflict = run([cand("decision", "The birth certificate will be translated by the consulate's service",
-                         refs=("a1",))], [old], 0.89).decisions[0]
-    assert conflict.outcome is Outcome.CONFLICT and conflict.uncertain
-    pool = existing("action", "Set up connection pooling for the API database")
-    duplicate = run([cand("action", "Configure a connection pool for the API's database")], [pool],
-                    0.9).decisions[0]
-    assert (duplicate.outcome, duplicate.rule) == (Outcome.MERGE, "duplicate") and duplicate.uncertain
-    heard = run([cand("decision", "The birth certificate will be translated by the consulate's service")], [old],
-                0.89).decisions[0]
-    assert heard.outcome is Outcome.SUPERSEDE and not heard.uncertain
-
-
-def test_the_same_frame_about_another_object_is_a_new_item() -> None:
-    old = existing("action", "Run the login test on staging")
-    decision = run([cand("action", "Run the checkout test on staging", refs=("a1",))], [old], 0.9).decisions[0]
-    assert (decision.outcome, decision.rule) == (Outcome.INSERT, "distinct")
-    assert decision.evidence["distinct"]["kind"] == "object"
+    result = run([cand("decision", new_text, refs=(ref,))], [old], 0.9, said("Saw the price, ouch. White's fine."))
+    decision = result.decisions[0]
+    assert (decision.outcome, decision.rule, decision.existing_uid) == (Outcome.ASK, "near", old.uid)
+    assert "stand beside it, or say the same?" in decision.detail
+    assert all(item.conflict and item.active for item in result.writes)  # both kept, both flagged
 
 
 def test_unrelated_items_are_inserted_and_items_of_another_type_never_compared() -> None:
@@ -205,7 +198,7 @@ def test_unrelated_items_are_inserted_and_items_of_another_type_never_compared()
     result = run([cand("decision", "Use Redis for caching")], [old], 1.0)
     assert result.decisions[0].outcome is Outcome.INSERT and result.decisions[0].similarity is None
     far = run([cand("risk", "The venue floods in spring")], [old], 0.1)
-    assert (far.decisions[0].outcome, far.decisions[0].rule) == (Outcome.INSERT, "no_match")
+    assert (far.decisions[0].outcome, far.decisions[0].rule) == (Outcome.INSERT, "far")
 
 
 def test_a_superseded_item_is_never_compared_nor_resurrected() -> None:
@@ -221,13 +214,11 @@ def test_a_superseded_item_is_never_compared_nor_resurrected() -> None:
 def test_later_candidates_of_a_batch_see_the_earlier_ones() -> None:
     old = existing("decision", "Use Redis for caching")
     result = run([cand("decision", "Use Memcached for caching instead of Redis"),
-                  cand("decision", "Cache with Redis"),
-                  cand("decision", "Cache with Memcached instead of Redis")],
-                 [old], {("Use Memcached for caching instead of Redis", "Use Redis for caching"): 0.8,
-                         ("Cache with Redis", "Use Redis for caching"): 0.9,
-                         ("Cache with Memcached instead of Redis", "Use Memcached for caching instead of Redis"): 0.95})
-    # The Redis item is retired by the first, so the second finds nothing live to merge with.
-    assert [d.outcome for d in result.decisions] == [Outcome.SUPERSEDE, Outcome.INSERT, Outcome.MERGE]
+                  cand("decision", "Use Redis for caching in production"),
+                  cand("decision", "use memcached for caching instead of redis")],
+                 [old], 0.8)
+    # The Redis item is retired by the first, so the second is only near the Memcached one.
+    assert [d.outcome for d in result.decisions] == [Outcome.SUPERSEDE, Outcome.ASK, Outcome.MERGE]
 
 
 def test_inputs_are_not_mutated() -> None:
@@ -237,24 +228,39 @@ def test_inputs_are_not_mutated() -> None:
     assert old == snapshot
 
 
-# ------------------------------------------------------------------ the judge's answers
+# ------------------------------------------------------------------ a model's answers
 
-def test_a_judges_answer_applies_and_is_recorded() -> None:
+@pytest.mark.parametrize(("answer", "outcome"), [("replaces", Outcome.SUPERSEDE), ("stands_beside", Outcome.INSERT),
+                                                 ("same", Outcome.MERGE), ("unsure", Outcome.ASK), ("", Outcome.ASK)])
+def test_a_models_answer_settles_the_question_and_is_recorded(answer: str, outcome: Outcome) -> None:
     old = existing("decision", "The birth certificate will be translated by a sworn translator")
-    answer = Adjudication("merge", old.uid, "judge-1", "same translator")
-    decision = run([cand("decision", "The birth certificate will be translated by the consulate's service",
-                         refs=("a1",))], [old], 0.89, overrides={0: answer}).decisions[0]
-    assert (decision.outcome, decision.rule) == (Outcome.MERGE, "adjudicated")
-    assert decision.evidence["adjudication"]["builtin"]["outcome"] == "conflict"
+    result = run([cand("decision", "The birth certificate will be translated by the consulate's service",
+                       refs=("u1",))], [old], 0.89, overrides={0: Adjudication(answer, "judge-1", "why")})
+    decision = result.decisions[0]
+    assert decision.outcome is outcome
+    assert decision.evidence["adjudication"]["answer"] == answer
+    assert decision.evidence["adjudication"]["applied"] is (outcome is not Outcome.ASK)
+    if outcome is Outcome.SUPERSEDE:
+        assert decision.evidence["matched_by"] == "answered by judge-1"
 
 
-def test_a_judge_cannot_supersede_without_the_users_word() -> None:
+@pytest.mark.parametrize("ref", ["a1", ""])
+def test_a_model_retires_nothing_on_the_agents_word_alone(ref: str) -> None:
+    # blind15/16 replayed: every contradiction an agent, a document or a tool reported was answered "replaces";
+    # kept open instead, for the caller or a person to answer.
+    old = existing("risk", "The pressure canner's dial gauge may be reading low.")
+    decision = run([cand("risk", "The extension office tested the dial gauge: accurate to within 1 psi.",
+                         refs=(ref,) if ref else ())], [old], 0.6,
+                   overrides={0: Adjudication("replaces", "judge-1")}).decisions[0]
+    assert decision.outcome is Outcome.ASK and decision.evidence["adjudication"]["applied"] is False
+    assert "needs the user's word" in decision.evidence["adjudication"]["error"]
+
+
+def test_a_models_answer_never_overrides_a_certain_decision() -> None:
     old = existing("decision", "Use Redis for caching")
-    answer = Adjudication("supersede", old.uid, "judge-1")
-    decision = run([cand("decision", "Use Redis for caching everywhere", refs=("a1",))], [old], 0.95,
-                   overrides={0: answer}).decisions[0]
-    assert decision.outcome is not Outcome.SUPERSEDE
-    assert decision.evidence["adjudication"]["applied"] is False
+    decision = run([cand("decision", "use redis for caching")], [old], 1.0,
+                   overrides={0: Adjudication("replaces", "judge-1")}).decisions[0]
+    assert (decision.outcome, decision.rule) == (Outcome.MERGE, "same_uid")
 
 
 # ------------------------------------------------------------------ properties
@@ -283,7 +289,7 @@ def test_batches_never_resurrect_never_supersede_unheard_and_decide_every_candid
     by_uid = {item.uid: item for item in result.writes}
     for decision in result.decisions:
         if decision.outcome is Outcome.SUPERSEDE:
-            assert decision.evidence["ref_msg_id"] == "u1"
+            assert decision.evidence["ref_msg_id"] == "u1"  # never on the agent's word alone
     for uid, item in by_uid.items():
         if item.status == "superseded":
             superseded_at = next(i for i, d in enumerate(result.decisions)

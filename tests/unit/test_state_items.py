@@ -9,7 +9,6 @@ from hypothesis import strategies as st
 from taskmem.core.state_items import (
     DEFAULT_STATUS,
     STATUS_PRECEDENCE,
-    SUPERSESSION_TRIGGERS,
     Candidate,
     Confidence,
     StateItem,
@@ -132,9 +131,6 @@ def test_validation_rejects_unknown_types_and_empty_or_huge_text(candidate: Cand
 def test_refs_outside_the_batch_are_filtered() -> None:
     assert filter_refs(["m1", "invented", "m3"], {"m1", "m2", "m3"}) == ["m1", "m3"]
     assert filter_refs(["invented"], {"m1"}) == []
-
-
-SEED_TRIGGERS = ("instead", "replaced", "switched", "changed to", "no longer")
 
 
 def _item(text: str, **fields: object) -> StateItem:

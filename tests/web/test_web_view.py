@@ -512,7 +512,7 @@ def test_every_page_has_readable_contrast(page: Any, web_url: str, channel: grpc
 
 
 def _conflicted(channel: grpc.Channel, name: str) -> tuple[str, str, str]:
-    """A task whose two decisions contradict each other, nothing saying which holds: (task, held, rival)."""
+    """A task whose two near decisions are an open question, nothing certain relating them: (task, held, rival)."""
     task_id = create_task(channel, name)
     state = state_service_pb2_grpc.StateServiceStub(channel)
     uids = []
@@ -524,36 +524,39 @@ def _conflicted(channel: grpc.Channel, name: str) -> tuple[str, str, str]:
     return task_id, uids[0], uids[1]
 
 
-def test_the_pages_data_asks_an_open_conflict_once_until_a_side_is_retired(web_url: str, channel: grpc.Channel) -> None:
+def test_the_pages_data_asks_an_open_question_once_until_it_is_answered(web_url: str, channel: grpc.Channel) -> None:
     task_id, held, rival = _conflicted(channel, "Cache layer, web data")
     headers = {"x-taskmem-web": "1", "authorization": f"Bearer {KEY_A}"}
     status, progress = _post(f"{web_url}api/call/TaskService/GetProgress", {"task_id": task_id}, headers)
     assert status == 200
     [conflict] = progress["open_conflicts"]
-    assert conflict["question"] == f"which holds? [{held}] Use Redis for caching — or [{rival}] Do not use Redis for caching"
+    assert conflict["question"] == (f"does [{rival}] Do not use Redis for caching replace [{held}] Use Redis for"
+                                    f" caching, stand beside it, or say the same?")
     assert [n["uid"] for n in conflict["items"]] == [held, rival] and not progress.get("decisions")
-    status, _ = _post(f"{web_url}api/call/StateService/SetStateItemStatus", {
-        "task_id": task_id, "uid": rival, "status": "STATE_ITEM_STATUS_SUPERSEDED"}, headers)
+    status, _ = _post(f"{web_url}api/call/StateService/AnswerQuestion", {
+        "task_id": task_id, "new_uid": rival, "old_uid": held, "answer": "QUESTION_ANSWER_SAME"}, headers)
     assert status == 200
     _, progress = _post(f"{web_url}api/call/TaskService/GetProgress", {"task_id": task_id}, headers)
     assert not progress.get("open_conflicts") and [n["uid"] for n in progress["decisions"]] == [held]
 
 
-def test_keeping_one_side_of_a_conflict_in_the_page_retires_the_other_over_grpc(
+def test_a_person_answers_an_open_question_in_the_page_and_it_is_applied_over_grpc(
         page: Any, web_url: str, channel: grpc.Channel, screenshots: Path) -> None:
     task_id, held, rival = _conflicted(channel, "Cache layer, in the page")
     open_view(page, web_url, f"task/{task_id}", KEY_A)
     question = page.locator("#section-state ul.conflicts li")
     question.wait_for(timeout=TIMEOUT_MS)
-    assert "which holds?" in question.inner_text() and page.locator(f"tr[data-uid='{held}']").count() == 0
-    page.screenshot(path=str(screenshots / "task-open-conflict.png"), full_page=True)
-    page.click(f"button.keep[data-uid='{held}']")
-    page.wait_for_selector(f"tr[data-uid='{held}']", timeout=TIMEOUT_MS)  # a plain current item again
+    assert "stand beside it, or say the same?" in question.inner_text()
+    assert page.locator(f"tr[data-uid='{held}']").count() == 0
+    page.screenshot(path=str(screenshots / "task-open-question.png"), full_page=True)
+    page.click("button.answer[data-answer='QUESTION_ANSWER_REPLACES']")
+    page.wait_for_selector(f"tr[data-uid='{rival}']", timeout=TIMEOUT_MS)  # B is a plain current item now
     assert page.locator("#section-state ul.conflicts").count() == 0
     items = state_service_pb2_grpc.StateServiceStub(channel).ListStateItems(spb.ListStateItemsRequest(
         task_id=task_id, include_superseded=True), metadata=A).items
-    assert {i.uid: i.status for i in items} == {held: state_pb2.STATE_ITEM_STATUS_ACTIVE,
-                                               rival: state_pb2.STATE_ITEM_STATUS_SUPERSEDED}
+    assert {i.uid: i.status for i in items} == {held: state_pb2.STATE_ITEM_STATUS_SUPERSEDED,
+                                               rival: state_pb2.STATE_ITEM_STATUS_ACTIVE}
+    assert next(i for i in items if i.uid == held).supersession_evidence.matched_by == "answered by person"
 
 
 def test_the_plan_graph_and_overview_name_each_items_holder_and_follow_claims_live(

@@ -15,6 +15,7 @@ from taskmem.api.scope import current_scope
 from taskmem.core.context_budget import ContextMode
 from taskmem.core.errors import InvalidArgument
 from taskmem.core.model_routing import ModelTier
+from taskmem.core.open_conflicts import Answer
 from taskmem.core.state_items import VALID_STATUSES, StateItemType
 from taskmem.core.state_notes import DECISION_KIND, ERROR_KIND
 from taskmem.core.state_records import StoredStateItem
@@ -72,6 +73,9 @@ _WireType = _enum_of(state_pb2.StateItemType)
 _WireStatus = _enum_of(state_pb2.StateItemStatus)
 _WireConfidence = _enum_of(state_pb2.StateItemConfidence)
 _WireMode = _enum_of(state_pb2.ContextMode)
+_ANSWERS = {pb.QUESTION_ANSWER_REPLACES: Answer.REPLACES, pb.QUESTION_ANSWER_STANDS_BESIDE: Answer.STANDS_BESIDE,
+            pb.QUESTION_ANSWER_SAME: Answer.SAME}
+ANSWERED_BY_MAX = 64
 
 
 class StateService(state_service_pb2_grpc.StateServiceServicer):
@@ -197,6 +201,24 @@ class StateService(state_service_pb2_grpc.StateServiceServicer):
             scope.namespace, scope.correlation_id, thread_id, task_id, uid, status=status,
             respond=lambda item: pb.SetStateItemStatusResponse(item=sconvert.state_item(item)),
             once=request_once(request, pb.SetStateItemStatusResponse))
+
+    async def AnswerQuestion(self, request: pb.AnswerQuestionRequest,
+                             context: grpc.aio.ServicerContext) -> pb.AnswerQuestionResponse:
+        thread_id, task_id = thread_of(request.task_id, request.thread_id)
+        new_uid = validate.identifier("new_uid", request.new_uid)
+        old_uid = validate.identifier("old_uid", request.old_uid)
+        if new_uid == old_uid:
+            raise InvalidArgument("old_uid", "must name another item than new_uid")
+        answer = _ANSWERS.get(request.answer)
+        if answer is None:
+            raise InvalidArgument("answer", "is required: QUESTION_ANSWER_REPLACES, _STANDS_BESIDE or _SAME"
+                                  if request.answer == 0 else f"unknown value {request.answer}")
+        by = validate.text("answered_by", request.answered_by, ANSWERED_BY_MAX).strip() or "agent"
+        scope = current_scope()
+        return await self._engine.answer_question(
+            scope.namespace, scope.correlation_id, thread_id, task_id, new_uid, old_uid, answer, by,
+            respond=lambda items: pb.AnswerQuestionResponse(items=[sconvert.state_item(i) for i in items]),
+            once=request_once(request, pb.AnswerQuestionResponse))
 
     # --- working memory -------------------------------------------------------------------------
 

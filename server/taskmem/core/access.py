@@ -132,6 +132,7 @@ RPC_RULES: Mapping[str, Rule] = {
     "StateService/UpsertStateItems": _write(),
     "StateService/PinStateItem": _write(),
     "StateService/SetStateItemStatus": _write(),
+    "StateService/AnswerQuestion": _write(),
     "StateService/PutWorkingMemory": _write(_NS),
     # WaitService
     "WaitService/GetWait": _read(Target.WAIT, "wait_id"),

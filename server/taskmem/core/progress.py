@@ -164,4 +164,4 @@ def _conflict_lines(conflicts: list[OpenConflict[Note]]) -> list[str]:
         return []
     shown = conflicts[-SUMMARY_NOTES:]
     more = f" (+{len(conflicts) - len(shown)} older)" if len(conflicts) > len(shown) else ""
-    return [f"Open conflicts{more} ({SETTLE_HINT}): " + "; ".join(c.question(_clip) for c in shown) + "."]
+    return [f"Undecided{more} ({SETTLE_HINT}): " + "; ".join(c.question(_clip) for c in shown) + "."]

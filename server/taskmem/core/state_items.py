@@ -63,9 +63,6 @@ DEFAULT_STATUS: Mapping[StateItemType, str] = {
     StateItemType.RISK: "active",
 }
 
-# The original design's change triggers (core/reconcile_signals.CHANGE_PHRASES extends them). "actually" and
-# "correction" are left out on purpose: they are too common in ordinary speech.
-SUPERSESSION_TRIGGERS: tuple[str, ...] = ("instead", "replaced", "switched", "changed to", "no longer")
 
 MAX_TOPIC_TAGS = 3
 MAX_TEXT_CHARS = 1000

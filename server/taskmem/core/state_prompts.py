@@ -127,53 +127,55 @@ def query_user_prompt(task_line: str, plan_lines: Sequence[str], summary: str, m
     return "\n".join(parts)
 
 
-ADJUDICATION_SYSTEM = """You adjudicate a task-memory service's reconciliation of structured state items (decision, constraint, action, question, risk).
+ADJUDICATION_SYSTEM = """You settle open questions of a task-memory service. Its state holds items (decision, constraint, action, question, risk). A new item B was just recorded near an existing item A of the same type, and nothing certain said how the two relate.
 
-Each question pairs a CANDIDATE item (just stated) with one EXISTING item of the same type in the thread. Decide exactly one outcome:
-- "merge": the candidate says the same thing as the existing item, possibly in other words (a duplicate).
-- "supersede": the candidate replaces the existing item: the user changed their mind, so the existing item is no longer true.
-- "conflict": both cannot hold at once (another value, an opposite, another choice for the same slot) and nothing says which wins.
-- "insert": the candidate is a different item (another subject, object or measure); the two can both hold.
+For each question decide exactly one answer:
+- "replaces": B replaces A. A no longer holds: someone changed their mind, a value was changed, or B settles or refutes what A said.
+- "stands_beside": B and A are two different items that both hold: another subject, object, scope, place, time or measure, or an addition.
+- "same": B says the same as A, in other words (a restatement, perhaps with detail that changes nothing).
+- "unsure": the texts do not tell; a person will be asked.
+
+You are shown what the service saw: A's text, B's text, who said B ("said_by": user, agent, document or tool) and the words of the message behind B ("message", when there is one). The user's own words weigh most: a user who asks for a new value replaces the old one; a user who adds something ("also", "too") keeps both.
 
 Rules:
-- Judge only from the two texts. Do not assume facts that are not written.
-- "target" is the existing item's uid for merge, supersede and conflict, and null for insert.
 - "reason": at most 15 words.
-- Answer every question, once, by its "id".
-- Return ONLY a JSON array, one object per question: {"id": <id>, "outcome": "merge"|"supersede"|"conflict"|"insert", "target": "<uid>" or null, "reason": "<short>"}. No prose. No markdown fences.
+- Answer every question once, by its "id".
+- Return ONLY a JSON array, one object per question: {"id": <id>, "answer": "replaces"|"stands_beside"|"same"|"unsure", "reason": "<short>"}. No prose. No markdown fences.
 
 Example:
 Questions:
-[{"id": 0, "type": "decision", "candidate": "Cache sessions in Memcached", "existing": {"uid": "d_abc123", "text": "Cache sessions in Redis"}}]
--> [{"id": 0, "outcome": "conflict", "target": "d_abc123", "reason": "two different caches for sessions"}]"""
+[{"id": 0, "type": "decision", "A": "Cache sessions in Redis", "B": "Cache sessions in Memcached", "said_by": "user", "message": "Redis keeps falling over, let's go with Memcached."}]
+-> [{"id": 0, "answer": "replaces", "reason": "the user moves the session cache to Memcached"}]"""
 
 
 @dataclasses.dataclass(frozen=True)
 class AdjudicationQuestion:
-    """One uncertain decision put to the model: the candidate and the existing item it was decided against."""
+    """One open question put to the model: A (the existing item) and B (the candidate), who said B and the
+    words of the message behind it."""
 
     id: int
     type_tag: str
-    candidate: str
     existing_uid: str
     existing: str
+    candidate: str
+    said_by: str
+    message: str = ""
 
 
 @dataclasses.dataclass(frozen=True)
 class AdjudicationAnswer:
-    """The model's answer to one question, as given (the outcome word is checked when it is applied)."""
+    """The model's answer to one question, as given (checked when it is applied)."""
 
     id: int
-    outcome: str
-    target: str | None
+    answer: str
     reason: str
 
 
 def adjudication_user_prompt(questions: Sequence[AdjudicationQuestion]) -> str:
     """The questions as one JSON array (one model call for a whole reconcile batch)."""
     return "Questions:\n" + json.dumps([
-        {"id": q.id, "type": q.type_tag, "candidate": q.candidate,
-         "existing": {"uid": q.existing_uid, "text": q.existing}}
+        {"id": q.id, "type": q.type_tag, "A": q.existing, "B": q.candidate, "said_by": q.said_by,
+         **({"message": q.message} if q.message else {})}
         for q in questions], ensure_ascii=False)
 
 
@@ -182,24 +184,25 @@ REASON_CHARS = 200
 
 def parse_adjudications(answer: str, asked: Sequence[AdjudicationQuestion]) -> dict[int, AdjudicationAnswer]:
     """The answers to the questions asked, by id. An entry that is not an object, names no question asked,
-    answers one a second time, or has no outcome word is left out (that question keeps its builtin
-    outcome). Raises ModelOutputInvalid when no JSON array can be read."""
+    answers one a second time, or has no answer word is left out (that question stays open). One question
+    asked and a bare answer word given ("replaces") reads as its answer. Raises ModelOutputInvalid when
+    nothing can be read."""
     ids = {q.id for q in asked}
+    words = re.findall(r"\b(replaces|stands_beside|same|unsure)\b", answer.lower())
+    if len(asked) == 1 and words and "[" not in answer:
+        return {asked[0].id: AdjudicationAnswer(asked[0].id, words[0], "")}
     found: dict[int, AdjudicationAnswer] = {}
     for entry in _json_array(answer):
         if not isinstance(entry, dict):
             continue
-        raw_id, outcome = entry.get("id"), entry.get("outcome")
-        if isinstance(raw_id, bool) or not isinstance(raw_id, (int, str)) or not isinstance(outcome, str):
+        raw_id, said = entry.get("id"), entry.get("answer", entry.get("outcome"))
+        if isinstance(raw_id, bool) or not isinstance(raw_id, (int, str)) or not isinstance(said, str):
             continue
         try:
             number = int(raw_id)
         except ValueError:
             continue
-        if number not in ids or number in found:
-            continue
-        target = entry.get("target")
-        found[number] = AdjudicationAnswer(number, outcome.strip().lower(),
-                                           str(target) if isinstance(target, str) and target else None,
-                                           str(entry.get("reason") or "")[:REASON_CHARS])
+        if number in ids and number not in found:
+            found[number] = AdjudicationAnswer(number, said.strip().lower().replace(" ", "_"),
+                                               str(entry.get("reason") or "")[:REASON_CHARS])
     return found

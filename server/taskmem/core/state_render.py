@@ -3,9 +3,9 @@
     State (updated: 2026-02-16T15:42Z, items: 12)
     [d_abc123def456] DECISION (active) auth: Use OAuth2 PKCE flow [refs:2]
     [q_mno345abc012] QUESTION (open, low) arch: Cache embeddings client-side? [refs:1] CONFLICT
-    CONFLICT DECISION which holds? [d_1a2b3c4d5e6f] Use Redis for caching — or [d_6f5e4d3c2b1a] Do not use Redis
+    QUESTION DECISION does [d_6f5e4d3c2b1a] Use Memcached replace [d_1a2b3c4d5e6f] Use Redis, stand beside it, or say the same?
 
-Items in conflict with each other (core/open_conflicts) are one CONFLICT line, a question naming each
+Items linked by an open question (core/open_conflicts) are one QUESTION line, the question naming each
 side, first of all; a single CONFLICT mark ends the line of an item flagged with no rival named.
 
 Works on any item with these field names (uid, text, type_tag, status, confidence, topic_tags, refs,
@@ -53,7 +53,7 @@ def render_item_line(item: Any) -> str:
 
 def render_conflict_line(conflict: OpenConflict[Any]) -> str:
     kinds = "/".join(dict.fromkeys(word(item.type_tag).upper() for item in conflict.items))
-    return f"CONFLICT {kinds} {conflict.question()}"
+    return f"QUESTION {kinds} {conflict.question()}"
 
 
 def _minute(us: int) -> str:
@@ -68,7 +68,7 @@ def render_header(items: Sequence[Any]) -> str:
 def render_state(items: Sequence[Any], counter: TokenCounter, budget: int,
                  max_items: int) -> tuple[str, int, int]:
     """(text, items rendered, items left out). Empty text when there is no item or not even the header fits.
-    Open conflicts come first; max_items counts the items a conflict line names."""
+    Open questions come first; max_items counts the items a question line names."""
     if not items:
         return "", 0, 0
     plain, conflicts = split_conflicts(render_order(items))

@@ -93,8 +93,24 @@ def _notes(heading: str, notes: Sequence[state_pb2.StateItemNote]) -> list[str]:
 def _conflicts(conflicts: Sequence[state_pb2.StateConflict]) -> list[str]:
     if not conflicts:
         return []
-    return ["Open conflicts — settle each with task_note(the text that holds, replaces=<the other uid>):",
-            *(f"  {one_line(c.question, 500)}" for c in conflicts)]
+    return ["Undecided — answer each with answer_question(task_id, new_uid=B, old_uid=A, answer=replaces |"
+            " stands_beside | same):", *(f"  {_question_line(c)}" for c in conflicts)]
+
+
+def _question_line(conflict: state_pb2.StateConflict) -> str:
+    b, older = conflict.items[-1], conflict.items[:-1]
+    pairs = ", ".join(f"new_uid={b.uid} old_uid={a.uid}" for a in older)
+    return f"{one_line(conflict.question, 500)} ({pairs})"
+
+
+def open_questions(conflicts: Sequence[state_pb2.StateConflict]) -> str:
+    """The task's open questions, one line each with the uids answer_question takes, or that there are none."""
+    return "\n".join(_conflicts(conflicts)) or "No open questions."
+
+
+def answered(answer: str, items: Sequence[state_pb2.StateItem]) -> str:
+    retired = [item.uid for item in items if item.status == state_pb2.STATE_ITEM_STATUS_SUPERSEDED]
+    return f"Answered {answer}." + (f" Retired: {', '.join(retired)}." if retired else " Both items hold.")
 
 
 def where_was_i(progress: task_service_pb2.GetProgressResponse, answer: str, from_model: bool,
@@ -175,10 +191,10 @@ def recorded_state(result: state_pb2.CandidateResult, replaced: str) -> str:
     if retired:
         line += f" {retired} is retired: no view shows it as current any more."
     if result.outcome == state_pb2.RECONCILE_OUTCOME_CONFLICTED and result.target_uid:
-        line += (f" It contradicts [{result.target_uid}] and nothing says which holds, so task_query asks it as an"
-                 f" open conflict until you settle it: to keep [{result.uid}], call task_note again with this text"
-                 f" and replaces={result.target_uid}; to keep [{result.target_uid}], call task_note with its text"
-                 f" and replaces={result.uid}.")
+        line += (f" It is near [{result.target_uid}] and nothing certain says how they relate: does it replace"
+                 f" [{result.target_uid}], stand beside it, or say the same? Both stay current, asked in every view,"
+                 f" until you answer: answer_question(new_uid={result.uid}, old_uid={result.target_uid},"
+                 f" answer=replaces | stands_beside | same).")
     return line
 
 

@@ -27,6 +27,7 @@ ItemStatus = Literal["pending", "in_progress", "completed", "failed", "skipped",
 TaskStatus = Literal["pending", "planning", "executing", "synthesizing", "completed", "failed", "cancelled",
                      "paused", "archived", "input_required", "auth_required"]
 NoteKind = Literal["decision", "constraint", "question"]
+QuestionAnswer = Literal["replaces", "stands_beside", "same"]
 MemoryType = Literal["decision", "error", "tool_result", "user_instruction", "discovery", "artifact", "context"]
 KnowledgeCategory = Literal["convention", "architecture", "decision", "fact"]
 WaitKind = Literal["timer", "external", "http", "file", "task_status", "input", "auth"]
@@ -246,6 +247,33 @@ def build_mcp_server(backend: Backend) -> MCPServer:
                 await _set_item_status(task_id, replaces, state_pb2.STATE_ITEM_STATUS_ACTIVE, caller)
             raise
         return render.recorded_state(result, replaces)
+
+    async def _open_questions(task_id: str, caller: Caller | None) -> str:
+        progress = await backend.call(backend.tasks.GetProgress, task_service_pb2.GetProgressRequest(
+            task_id=task_id, recent_message_count=0), caller=caller)
+        return render.open_questions(progress.open_conflicts)
+
+    @server.tool(annotations=_READ)
+    async def task_questions(task_id: TaskId, ctx: Context | None = None) -> str:
+        """List the task's open questions: state items near each other that nothing certain relates ("does B
+        replace A, stand beside it, or say the same?"), each with the uids answer_question needs."""
+        return await _open_questions(task_id, _caller(ctx))
+
+    @server.tool(annotations=_WRITE)
+    async def answer_question(
+        task_id: TaskId,
+        new_uid: Annotated[str, Field(description="B: the newer item of the question ([d_…]).")],
+        old_uid: Annotated[str, Field(description="A: the item B may replace ([d_…]).")],
+        answer: Annotated[QuestionAnswer, Field(description="replaces (A is retired), stands_beside (both hold) "
+                                                            "or same (B is merged into A).")],
+        ctx: Context | None = None,
+    ) -> str:
+        """Answer an open question of the task's state in one call; returns what changed and the questions left."""
+        caller = _caller(ctx)
+        answered = await backend.call(backend.state.AnswerQuestion, state_service_pb2.AnswerQuestionRequest(
+            task_id=task_id, new_uid=new_uid, old_uid=old_uid, answered_by="agent",
+            answer=_enum(state_service_pb2.QuestionAnswer, "QUESTION_ANSWER_", answer)), caller=caller)
+        return render.answered(answer, answered.items) + "\n" + await _open_questions(task_id, caller)
 
     async def _set_item_status(task_id: str, uid: str, status: int, caller: Caller | None) -> None:
         await backend.call(backend.state.SetStateItemStatus, state_service_pb2.SetStateItemStatusRequest(

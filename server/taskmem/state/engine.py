@@ -26,6 +26,7 @@ from taskmem.core.memory import MemoryEntry, NewMemoryEntry
 from taskmem.core.messages import Message
 from taskmem.core.model_usage import Purpose
 from taskmem.core.model_routing import ModelTier
+from taskmem.core.open_conflicts import Answer
 from taskmem.core.progress import compute_progress, render_state_lines
 from taskmem.core.reconcile import Prepared, ReconcileThresholds
 from taskmem.core.state_items import Candidate
@@ -137,7 +138,7 @@ class StateEngine:
         self.embedder: Embedder | None = GuardedEmbedder(embedder) if embedder is not None else None
         self.chat = chat  # the utility model: extraction and summaries
         self.router = router or ModelRouter(chat, None)  # QueryTask: the utility or the second model
-        # The utility model as the judge of uncertain reconciliation decisions (None: builtin outcomes only).
+        # The utility model, first to answer reconciliation's open questions (None: they wait for the caller).
         self.adjudicator = adjudicator_for(chat, settings.adjudication, settings.adjudication_timeout_seconds)
         self.working_memories = WorkingMemoryEngine(storage, settings.working_memory_max_bytes,
                                                     settings.working_memory_max_agents)
@@ -285,6 +286,21 @@ class StateEngine:
                 return run_once(tx, once, run)
 
             return await self.storage.write(change, namespace, correlation_id)
+
+    async def answer_question(self, namespace: str, correlation_id: str, thread_id: str, task_id: str,
+                              new_uid: str, old_uid: str, answer: Answer, answered_by: str,
+                              respond: Callable[[list[StoredStateItem]], R], once: Once[R] | None) -> R:
+        """Settle an open question of reconciliation (store/state/state_items.answer_question)."""
+        async with self.thread_lock(namespace, thread_id):
+            def answer_it(tx: Transaction) -> R:
+                def run() -> R:
+                    items = item_store.answer_question(tx, thread_id, task_id, new_uid, old_uid, answer, answered_by)
+                    for item in items:
+                        tx.emit(EventType.STATE_ITEM_UPDATED, task_id, item)
+                    return respond(items)
+                return run_once(tx, once, run)
+
+            return await self.storage.write(answer_it, namespace, correlation_id)
 
     async def _reconcile(self, namespace: str, thread_id: str, prepared: Prepared,
                          adjudicate: bool = True) -> ReconcilePlan:

@@ -1,6 +1,6 @@
 """Reconciliation's I/O around core/reconcile's pipeline: read the thread's items and their vectors, embed
-what is new, decide, let the judge (a configured model) answer the decisions the policy marks uncertain and
-decide again with its answers, and hand back one function that persists it all in a transaction.
+what is new, decide, let a configured model answer the open questions the policy raised and decide again with
+its answers, and hand back one function that persists it all in a transaction.
 
 The caller holds the thread's lock from plan_reconciliation until the persist function has committed, so two
 runs on one thread never decide against the same stale state. Every write path takes this one route:
@@ -29,8 +29,10 @@ from taskmem.store.state import state_items as item_store
 from taskmem.store.access import Transaction
 
 LEXICAL_MODEL = "lexical"  # the similarity used when no embedder is configured
+# An open question is stored and reported as the pair in conflict (RECONCILE_OUTCOME_CONFLICTED, conflict_with).
 _OUTCOME_WORDS = {Outcome.INSERT: "inserted", Outcome.MERGE: "merged", Outcome.SUPERSEDE: "superseded",
-                  Outcome.CONFLICT: "conflicted", Outcome.DROP: "dropped"}
+                  Outcome.ASK: "conflicted", Outcome.DROP: "dropped"}
+_SPEAKERS = {Role.USER: "user", Role.AGENT: "agent", Role.TOOL: "tool", Role.SYSTEM: "document"}
 
 
 @dataclasses.dataclass
@@ -57,8 +59,9 @@ class ReconcilePlan:
 
 
 def batch_of(messages: Sequence[Message]) -> dict[str, BatchMessage]:
-    """The messages candidates may cite; the user's keep their words (the policy reads what the user said)."""
-    return {m.id: BatchMessage(m.created_at, m.role is Role.USER, m.content if m.role is Role.USER else "")
+    """The messages candidates may cite, with who said them (a system message is a document put in the thread)
+    and their words: the policy reads the user's, the judge is shown whoever's stands behind a candidate."""
+    return {m.id: BatchMessage(m.created_at, m.role is Role.USER, m.content, _SPEAKERS.get(m.role, "agent"))
             for m in messages}
 
 
@@ -75,7 +78,7 @@ def stated_candidate(candidate: Candidate, now: int, grounded: bool = True) -> P
     The stand-in ref never reaches the store: plan_reconciliation takes it off and records the evidence as
     stated by the caller."""
     stated = dataclasses.replace(candidate, refs=(STATED_REF,))
-    return prepare_candidates([stated], {STATED_REF: BatchMessage(now, grounded)}, 1)
+    return prepare_candidates([stated], {STATED_REF: BatchMessage(now, grounded, candidate.text, "agent")}, 1)
 
 
 async def plan_reconciliation(
@@ -96,7 +99,7 @@ async def plan_reconciliation(
     result = reconcile_candidates(prepared, existing, similarity, thresholds, now)
     if adjudicator is not None:
         candidates = {item.uid: item for item in [*existing, *prepared.items]}
-        overrides = await adjudicator.overrides(prepared.items, result.decisions[len(prepared.drops):], candidates)
+        overrides = await adjudicator.overrides(prepared, result.decisions[len(prepared.drops):], candidates)
         if overrides:
             result = reconcile_candidates(prepared, existing, similarity, thresholds, now, overrides)
     texts = {item.uid: item.text for item in prepared.items}
@@ -142,7 +145,7 @@ def _stored(item: StateItem, thread_id: str, now: int) -> StoredStateItem:
 
 def _link_conflicts(decisions: list[Decision], by_uid: dict[str, StoredStateItem]) -> None:
     for d in decisions:
-        if d.outcome is Outcome.CONFLICT and d.candidate_uid and d.existing_uid:
+        if d.outcome is Outcome.ASK and d.candidate_uid and d.existing_uid:
             for one, other in ((d.candidate_uid, d.existing_uid), (d.existing_uid, d.candidate_uid)):
                 item = by_uid.get(one)
                 if item is not None and other not in item.conflict_with:
@@ -154,9 +157,8 @@ def _result(d: Decision, texts: dict[str, str]) -> CandidateResult:
     if d.score is not None and d.outcome is not Outcome.DROP:
         reason += f" (score {d.score:.3f})"
     adjudication = d.evidence.get("adjudication")
-    if adjudication is not None and d.rule != ADJUDICATED_RULE:  # asked, but the builtin decision stands
-        reason += (f"; {adjudication['model']} agreed" if adjudication.get("agreed")
-                   else f"; {adjudication['model']}'s answer not applied: {adjudication.get('kept', '')}")
+    if adjudication is not None and d.rule != ADJUDICATED_RULE:  # asked, and the question stays open
+        reason += f"; {adjudication['model']} did not settle it: {adjudication.get('error') or adjudication['answer']!r}"
     return CandidateResult(uid=d.candidate_uid or "", text=texts.get(d.candidate_uid or "", ""),
                            outcome=_OUTCOME_WORDS[d.outcome], target_uid=d.existing_uid or "",
                            similarity=round(d.score or 0.0, 4), reason=reason,

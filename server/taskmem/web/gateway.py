@@ -19,13 +19,14 @@ from taskmem.api.scope import AGENT_HEADER, CORRELATION_HEADER, NAMESPACE_HEADER
 from taskmem.v1 import checkpoint_service_pb2, memory_service_pb2, state_service_pb2, task_service_pb2, wait_service_pb2
 
 # The methods the page calls, by service. Actions: UpdateTask (cancel, pause), ResolveWait,
-# CancelWait, PinStateItem, SetStateItemStatus (settling an open conflict); everything else only reads.
+# CancelWait, PinStateItem, SetStateItemStatus, AnswerQuestion (answering an open question); everything else
+# only reads.
 OPEN_METHODS: dict[str, tuple[str, ...]] = {
     "TaskService": ("ListTasks", "UpdateTask", "GetPlan", "ListActions", "ListMessages", "ListContextSnapshots",
                     "GetProgress"),
     "WaitService": ("ListWaits", "ResolveWait", "CancelWait"),
-    "StateService": ("GetTaskState", "ListStateItems", "PinStateItem", "SetStateItemStatus", "GetTaskStateHistory",
-                     "DiffTaskState"),
+    "StateService": ("GetTaskState", "ListStateItems", "PinStateItem", "SetStateItemStatus", "AnswerQuestion",
+                     "GetTaskStateHistory", "DiffTaskState"),
     "MemoryService": ("SearchMemories", "QueryKnowledge", "GetKnowledge", "ListEpisodes", "ListArtifacts"),
     "CheckpointService": ("ListCheckpoints",),
 }

@@ -11,7 +11,7 @@ import numpy as np
 
 from taskmem.core.errors import NotFound
 from taskmem.core.messages import Message
-from taskmem.core.open_conflicts import released
+from taskmem.core.open_conflicts import Answer, released, settle
 from taskmem.core.state_items import DEFAULT_STATUS, SUPERSEDED, Confidence, StateItem, StateItemType
 from taskmem.core.state_records import StoredStateItem, Watermark
 from taskmem.core.valid_time import item_as_of
@@ -196,6 +196,24 @@ def change_item(tx: Transaction, thread_id: str, task_id: str, uid: str, *, pinn
     if retiring:
         release_rivals(tx, thread_id, uid)
     return item
+
+
+def answer_question(tx: Transaction, thread_id: str, task_id: str, new_uid: str, old_uid: str, answer: Answer,
+                    answered_by: str) -> list[StoredStateItem]:
+    """Apply an answer to the open question "does new_uid replace old_uid, stand beside it, or say the same?"
+    (core/open_conflicts.settle); the one it retires leaves its other questions too. Returns every item it
+    changed, the pair first."""
+    check_thread(tx, tx.namespace, task_id)
+    new, old = load_item(tx, tx.namespace, thread_id, new_uid), load_item(tx, tx.namespace, thread_id, old_uid)
+    settled = settle(answer, new, old, answered_by, tx.now)
+    changed = [settled.new, settled.old]
+    for item in changed:
+        save_item(tx, item)
+    for item in [settled.new, settled.old]:
+        if not item.active:
+            changed += [rival for rival in release_rivals(tx, thread_id, item.uid)
+                        if rival.uid not in (settled.new.uid, settled.old.uid)]
+    return changed
 
 
 def release_rivals(tx: Transaction, thread_id: str, retired_uid: str) -> list[StoredStateItem]:

@@ -269,8 +269,8 @@ export function render(main, { id: taskId }) {
 
   // --- structured state -------------------------------------------------------------------------------
   async function loadState() {
-    // Items in conflict with each other are asked as one question (GetProgress.open_conflicts, the
-    // server's grouping), never listed as current; keeping one side retires the others.
+    // Items reconciliation could not relate are asked as one question (GetProgress.open_conflicts, the
+    // server's grouping), never listed as current; a person answers it with one of three buttons.
     const [items, progress] = await Promise.all([
       listAll("StateService", "ListStateItems", { task_id: taskId, include_superseded: true, page_size: 200 }, "items", 1000),
       call("TaskService", "GetProgress", { task_id: taskId, recent_message_count: 1 })]);
@@ -282,15 +282,21 @@ export function render(main, { id: taskId }) {
     const superseded = items.filter((item) => item.status === "STATE_ITEM_STATUS_SUPERSEDED");
     const pin = (item) => act(item.pinned ? "unpin" : "pin", call("StateService", "PinStateItem", {
       task_id: taskId, thread_id: item.thread_id, uid: item.uid, pinned: !item.pinned }));
-    const keep = (kept, conflict) => act("settle conflict", Promise.all(conflict.items.filter((note) => note.uid !== kept.uid)
-      .map((note) => call("StateService", "SetStateItemStatus", { task_id: taskId, uid: note.uid, status: "STATE_ITEM_STATUS_SUPERSEDED" }))));
+    // Each open question: does B (the newest) replace A, stand beside it, or say the same? One button each.
+    const answer = (conflict, value) => {
+      const notes = conflict.items, b = notes[notes.length - 1];
+      return act("answer question", Promise.all(notes.slice(0, -1).map((a) => call("StateService", "AnswerQuestion", {
+        task_id: taskId, new_uid: b.uid, old_uid: a.uid, answer: value, answered_by: "person" }))));
+    };
     replace(sections.state.body,
-      conflicts.length > 0 && [h("h3", {}, `Conflicts to settle (${conflicts.length})`),
+      conflicts.length > 0 && [h("h3", {}, `Open questions (${conflicts.length})`),
         h("ul", { class: "conflicts" }, conflicts.map((conflict) =>
           h("li", { "data-conflict": conflict.items.map((note) => note.uid).join(" ") },
             h("p", {}, conflict.question),
-            h("div", { class: "buttons" }, conflict.items.map((note) => h("button", { type: "button", class: "keep",
-              "data-uid": note.uid, onclick: () => keep(note, conflict) }, `Keep ${note.uid}, retire the other`))))))],
+            h("div", { class: "buttons" }, [["QUESTION_ANSWER_REPLACES", "Replaces"],
+              ["QUESTION_ANSWER_STANDS_BESIDE", "Stands beside"], ["QUESTION_ANSWER_SAME", "Says the same"]].map(
+              ([value, label]) => h("button", { type: "button", class: "answer", "data-answer": value,
+                onclick: () => answer(conflict, value) }, label))))))],
       h("h3", {}, `Current (${active.length})`),
       active.length ? table(["Type", "Item", "Status", "Confidence", "Tags", "Source", ""], active.map((item) =>
         h("tr", { "data-uid": item.uid },

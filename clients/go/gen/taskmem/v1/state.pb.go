@@ -286,7 +286,9 @@ const (
 	ReconcileOutcome_RECONCILE_OUTCOME_MERGED ReconcileOutcome = 2
 	// Stored, and the existing item target_uid marked SUPERSEDED with evidence.
 	ReconcileOutcome_RECONCILE_OUTCOME_SUPERSEDED ReconcileOutcome = 3
-	// Stored, and both it and target_uid flagged conflict.
+	// Stored beside target_uid as an open question ("does it replace target_uid, stand beside it, or say
+	// the same?"): both current, flagged conflict and linked in conflict_with until it is answered
+	// (StateService.AnswerQuestion).
 	ReconcileOutcome_RECONCILE_OUTCOME_CONFLICTED ReconcileOutcome = 4
 	// Not stored (see reason): invalid, refs not in the batch, or over the candidate cap.
 	ReconcileOutcome_RECONCILE_OUTCOME_DROPPED ReconcileOutcome = 5
@@ -926,10 +928,9 @@ type CandidateResult struct {
 	Similarity float64 `protobuf:"fixed64,5,opt,name=similarity,proto3" json:"similarity,omitempty"`
 	// Why, in words, for example "cosine 0.95 >= merge threshold 0.93" or "refs not in batch".
 	Reason string `protobuf:"bytes,6,opt,name=reason,proto3" json:"reason,omitempty"`
-	// For CONFLICTED: the calls that settle the conflict with target_uid, naming both uids. Until one
-	// is called, every view shows the pair as one open conflict (StateConflict), not as two current
-	// items: SetStateItemStatus(target_uid, SUPERSEDED) keeps this one (or re-send it with
-	// supersedes = target_uid); SetStateItemStatus(uid, SUPERSEDED) keeps target_uid. Empty otherwise.
+	// For CONFLICTED: the open question ("does uid replace target_uid, stand beside it, or say the
+	// same?") and the StateService.AnswerQuestion call for each answer. Until it is answered, every view
+	// shows the pair as one open question (StateConflict), not as two current items. Empty otherwise.
 	SettleWith    string `protobuf:"bytes,7,opt,name=settle_with,json=settleWith,proto3" json:"settle_with,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
@@ -1677,15 +1678,15 @@ func (x *TaskState) GetOpenConflicts() []*StateConflict {
 	return nil
 }
 
-// StateConflict is an open conflict: current items of a thread that contradict each other (each
-// names the others in conflict_with) with nothing yet saying which holds. The views show it once,
-// as this question, instead of listing its items as current. It is settled, and leaves every view,
-// when all its items but one are SUPERSEDED (SetStateItemStatus, or a candidate or AddDecision whose
-// supersedes names them); the one left is then a plain current item again.
+// StateConflict is an open question of reconciliation: current items of a thread that are near each
+// other (each names the others in conflict_with) with nothing certain saying how they relate. The
+// views show it once, as this question, instead of listing its items as current. It leaves every view
+// when it is answered (StateService.AnswerQuestion) or all its items but one are SUPERSEDED.
 type StateConflict struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
-	// The question, naming each item and its uid, for example
-	// "which holds? [d_1a2b3c4d5e6f] Use Redis for caching — or [d_6f5e4d3c2b1a] Do not use Redis for caching".
+	// The question, naming each item and its uid, the newest as B, for example
+	// "does [d_6f5e4d3c2b1a] Use Memcached for caching replace [d_1a2b3c4d5e6f] Use Redis for caching,
+	// stand beside it, or say the same?".
 	Question string `protobuf:"bytes,1,opt,name=question,proto3" json:"question,omitempty"`
 	// The items in conflict (two, or more when one contradicts several), oldest first; conflict is
 	// false on each (it marks only an item flagged with no rival named).

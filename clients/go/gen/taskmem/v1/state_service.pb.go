@@ -22,6 +22,63 @@ const (
 	_ = protoimpl.EnforceVersion(protoimpl.MaxVersion - 20)
 )
 
+// QuestionAnswer answers "does B (new_uid) replace A (old_uid), stand beside it, or say the same?".
+type QuestionAnswer int32
+
+const (
+	// Never valid.
+	QuestionAnswer_QUESTION_ANSWER_UNSPECIFIED QuestionAnswer = 0
+	// B replaces A: A is superseded by B.
+	QuestionAnswer_QUESTION_ANSWER_REPLACES QuestionAnswer = 1
+	// B stands beside A: both hold, as two plain items.
+	QuestionAnswer_QUESTION_ANSWER_STANDS_BESIDE QuestionAnswer = 2
+	// B says the same as A: B is merged into A (its refs and tags) and superseded by it.
+	QuestionAnswer_QUESTION_ANSWER_SAME QuestionAnswer = 3
+)
+
+// Enum value maps for QuestionAnswer.
+var (
+	QuestionAnswer_name = map[int32]string{
+		0: "QUESTION_ANSWER_UNSPECIFIED",
+		1: "QUESTION_ANSWER_REPLACES",
+		2: "QUESTION_ANSWER_STANDS_BESIDE",
+		3: "QUESTION_ANSWER_SAME",
+	}
+	QuestionAnswer_value = map[string]int32{
+		"QUESTION_ANSWER_UNSPECIFIED":   0,
+		"QUESTION_ANSWER_REPLACES":      1,
+		"QUESTION_ANSWER_STANDS_BESIDE": 2,
+		"QUESTION_ANSWER_SAME":          3,
+	}
+)
+
+func (x QuestionAnswer) Enum() *QuestionAnswer {
+	p := new(QuestionAnswer)
+	*p = x
+	return p
+}
+
+func (x QuestionAnswer) String() string {
+	return protoimpl.X.EnumStringOf(x.Descriptor(), protoreflect.EnumNumber(x))
+}
+
+func (QuestionAnswer) Descriptor() protoreflect.EnumDescriptor {
+	return file_taskmem_v1_state_service_proto_enumTypes[0].Descriptor()
+}
+
+func (QuestionAnswer) Type() protoreflect.EnumType {
+	return &file_taskmem_v1_state_service_proto_enumTypes[0]
+}
+
+func (x QuestionAnswer) Number() protoreflect.EnumNumber {
+	return protoreflect.EnumNumber(x)
+}
+
+// Deprecated: Use QuestionAnswer.Descriptor instead.
+func (QuestionAnswer) EnumDescriptor() ([]byte, []int) {
+	return file_taskmem_v1_state_service_proto_rawDescGZIP(), []int{0}
+}
+
 // GetTaskStateRequest asks for a task's state.
 type GetTaskStateRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -1395,6 +1452,152 @@ func (x *SetStateItemStatusResponse) GetItem() *StateItem {
 	return nil
 }
 
+// AnswerQuestionRequest answers one open question.
+type AnswerQuestionRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The task. Either task_id or thread_id is required.
+	TaskId string `protobuf:"bytes,1,opt,name=task_id,json=taskId,proto3" json:"task_id,omitempty"`
+	// A standalone thread.
+	ThreadId string `protobuf:"bytes,2,opt,name=thread_id,json=threadId,proto3" json:"thread_id,omitempty"`
+	// B: the newer item of the question. Required.
+	NewUid string `protobuf:"bytes,3,opt,name=new_uid,json=newUid,proto3" json:"new_uid,omitempty"`
+	// A: the item B may replace. Required.
+	OldUid string `protobuf:"bytes,4,opt,name=old_uid,json=oldUid,proto3" json:"old_uid,omitempty"`
+	// The answer. Required.
+	Answer QuestionAnswer `protobuf:"varint,5,opt,name=answer,proto3,enum=taskmem.v1.QuestionAnswer" json:"answer,omitempty"`
+	// Who answers, recorded in the evidence ("agent" when empty; the web view sends "person"). At most 64 characters.
+	AnsweredBy string `protobuf:"bytes,6,opt,name=answered_by,json=answeredBy,proto3" json:"answered_by,omitempty"`
+	// Idempotency key (AIP-155).
+	RequestId     string `protobuf:"bytes,7,opt,name=request_id,json=requestId,proto3" json:"request_id,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *AnswerQuestionRequest) Reset() {
+	*x = AnswerQuestionRequest{}
+	mi := &file_taskmem_v1_state_service_proto_msgTypes[20]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *AnswerQuestionRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*AnswerQuestionRequest) ProtoMessage() {}
+
+func (x *AnswerQuestionRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_taskmem_v1_state_service_proto_msgTypes[20]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use AnswerQuestionRequest.ProtoReflect.Descriptor instead.
+func (*AnswerQuestionRequest) Descriptor() ([]byte, []int) {
+	return file_taskmem_v1_state_service_proto_rawDescGZIP(), []int{20}
+}
+
+func (x *AnswerQuestionRequest) GetTaskId() string {
+	if x != nil {
+		return x.TaskId
+	}
+	return ""
+}
+
+func (x *AnswerQuestionRequest) GetThreadId() string {
+	if x != nil {
+		return x.ThreadId
+	}
+	return ""
+}
+
+func (x *AnswerQuestionRequest) GetNewUid() string {
+	if x != nil {
+		return x.NewUid
+	}
+	return ""
+}
+
+func (x *AnswerQuestionRequest) GetOldUid() string {
+	if x != nil {
+		return x.OldUid
+	}
+	return ""
+}
+
+func (x *AnswerQuestionRequest) GetAnswer() QuestionAnswer {
+	if x != nil {
+		return x.Answer
+	}
+	return QuestionAnswer_QUESTION_ANSWER_UNSPECIFIED
+}
+
+func (x *AnswerQuestionRequest) GetAnsweredBy() string {
+	if x != nil {
+		return x.AnsweredBy
+	}
+	return ""
+}
+
+func (x *AnswerQuestionRequest) GetRequestId() string {
+	if x != nil {
+		return x.RequestId
+	}
+	return ""
+}
+
+// AnswerQuestionResponse returns what the answer changed.
+type AnswerQuestionResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Every item changed, B and A first (the one retired has status SUPERSEDED).
+	Items         []*StateItem `protobuf:"bytes,1,rep,name=items,proto3" json:"items,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *AnswerQuestionResponse) Reset() {
+	*x = AnswerQuestionResponse{}
+	mi := &file_taskmem_v1_state_service_proto_msgTypes[21]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *AnswerQuestionResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*AnswerQuestionResponse) ProtoMessage() {}
+
+func (x *AnswerQuestionResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_taskmem_v1_state_service_proto_msgTypes[21]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use AnswerQuestionResponse.ProtoReflect.Descriptor instead.
+func (*AnswerQuestionResponse) Descriptor() ([]byte, []int) {
+	return file_taskmem_v1_state_service_proto_rawDescGZIP(), []int{21}
+}
+
+func (x *AnswerQuestionResponse) GetItems() []*StateItem {
+	if x != nil {
+		return x.Items
+	}
+	return nil
+}
+
 // GetWorkingMemoryRequest names an agent.
 type GetWorkingMemoryRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -1406,7 +1609,7 @@ type GetWorkingMemoryRequest struct {
 
 func (x *GetWorkingMemoryRequest) Reset() {
 	*x = GetWorkingMemoryRequest{}
-	mi := &file_taskmem_v1_state_service_proto_msgTypes[20]
+	mi := &file_taskmem_v1_state_service_proto_msgTypes[22]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1418,7 +1621,7 @@ func (x *GetWorkingMemoryRequest) String() string {
 func (*GetWorkingMemoryRequest) ProtoMessage() {}
 
 func (x *GetWorkingMemoryRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_taskmem_v1_state_service_proto_msgTypes[20]
+	mi := &file_taskmem_v1_state_service_proto_msgTypes[22]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1431,7 +1634,7 @@ func (x *GetWorkingMemoryRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetWorkingMemoryRequest.ProtoReflect.Descriptor instead.
 func (*GetWorkingMemoryRequest) Descriptor() ([]byte, []int) {
-	return file_taskmem_v1_state_service_proto_rawDescGZIP(), []int{20}
+	return file_taskmem_v1_state_service_proto_rawDescGZIP(), []int{22}
 }
 
 func (x *GetWorkingMemoryRequest) GetAgentId() string {
@@ -1452,7 +1655,7 @@ type GetWorkingMemoryResponse struct {
 
 func (x *GetWorkingMemoryResponse) Reset() {
 	*x = GetWorkingMemoryResponse{}
-	mi := &file_taskmem_v1_state_service_proto_msgTypes[21]
+	mi := &file_taskmem_v1_state_service_proto_msgTypes[23]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1464,7 +1667,7 @@ func (x *GetWorkingMemoryResponse) String() string {
 func (*GetWorkingMemoryResponse) ProtoMessage() {}
 
 func (x *GetWorkingMemoryResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_taskmem_v1_state_service_proto_msgTypes[21]
+	mi := &file_taskmem_v1_state_service_proto_msgTypes[23]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1477,7 +1680,7 @@ func (x *GetWorkingMemoryResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetWorkingMemoryResponse.ProtoReflect.Descriptor instead.
 func (*GetWorkingMemoryResponse) Descriptor() ([]byte, []int) {
-	return file_taskmem_v1_state_service_proto_rawDescGZIP(), []int{21}
+	return file_taskmem_v1_state_service_proto_rawDescGZIP(), []int{23}
 }
 
 func (x *GetWorkingMemoryResponse) GetWorkingMemory() *WorkingMemory {
@@ -1499,7 +1702,7 @@ type PutWorkingMemoryRequest struct {
 
 func (x *PutWorkingMemoryRequest) Reset() {
 	*x = PutWorkingMemoryRequest{}
-	mi := &file_taskmem_v1_state_service_proto_msgTypes[22]
+	mi := &file_taskmem_v1_state_service_proto_msgTypes[24]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1511,7 +1714,7 @@ func (x *PutWorkingMemoryRequest) String() string {
 func (*PutWorkingMemoryRequest) ProtoMessage() {}
 
 func (x *PutWorkingMemoryRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_taskmem_v1_state_service_proto_msgTypes[22]
+	mi := &file_taskmem_v1_state_service_proto_msgTypes[24]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1524,7 +1727,7 @@ func (x *PutWorkingMemoryRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PutWorkingMemoryRequest.ProtoReflect.Descriptor instead.
 func (*PutWorkingMemoryRequest) Descriptor() ([]byte, []int) {
-	return file_taskmem_v1_state_service_proto_rawDescGZIP(), []int{22}
+	return file_taskmem_v1_state_service_proto_rawDescGZIP(), []int{24}
 }
 
 func (x *PutWorkingMemoryRequest) GetWorkingMemory() *WorkingMemory {
@@ -1545,7 +1748,7 @@ type PutWorkingMemoryResponse struct {
 
 func (x *PutWorkingMemoryResponse) Reset() {
 	*x = PutWorkingMemoryResponse{}
-	mi := &file_taskmem_v1_state_service_proto_msgTypes[23]
+	mi := &file_taskmem_v1_state_service_proto_msgTypes[25]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1557,7 +1760,7 @@ func (x *PutWorkingMemoryResponse) String() string {
 func (*PutWorkingMemoryResponse) ProtoMessage() {}
 
 func (x *PutWorkingMemoryResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_taskmem_v1_state_service_proto_msgTypes[23]
+	mi := &file_taskmem_v1_state_service_proto_msgTypes[25]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1570,7 +1773,7 @@ func (x *PutWorkingMemoryResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PutWorkingMemoryResponse.ProtoReflect.Descriptor instead.
 func (*PutWorkingMemoryResponse) Descriptor() ([]byte, []int) {
-	return file_taskmem_v1_state_service_proto_rawDescGZIP(), []int{23}
+	return file_taskmem_v1_state_service_proto_rawDescGZIP(), []int{25}
 }
 
 func (x *PutWorkingMemoryResponse) GetWorkingMemory() *WorkingMemory {
@@ -1604,7 +1807,7 @@ type BuildContextRequest struct {
 
 func (x *BuildContextRequest) Reset() {
 	*x = BuildContextRequest{}
-	mi := &file_taskmem_v1_state_service_proto_msgTypes[24]
+	mi := &file_taskmem_v1_state_service_proto_msgTypes[26]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1616,7 +1819,7 @@ func (x *BuildContextRequest) String() string {
 func (*BuildContextRequest) ProtoMessage() {}
 
 func (x *BuildContextRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_taskmem_v1_state_service_proto_msgTypes[24]
+	mi := &file_taskmem_v1_state_service_proto_msgTypes[26]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1629,7 +1832,7 @@ func (x *BuildContextRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use BuildContextRequest.ProtoReflect.Descriptor instead.
 func (*BuildContextRequest) Descriptor() ([]byte, []int) {
-	return file_taskmem_v1_state_service_proto_rawDescGZIP(), []int{24}
+	return file_taskmem_v1_state_service_proto_rawDescGZIP(), []int{26}
 }
 
 func (x *BuildContextRequest) GetTaskId() string {
@@ -1690,7 +1893,7 @@ type BuildContextResponse struct {
 
 func (x *BuildContextResponse) Reset() {
 	*x = BuildContextResponse{}
-	mi := &file_taskmem_v1_state_service_proto_msgTypes[25]
+	mi := &file_taskmem_v1_state_service_proto_msgTypes[27]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1702,7 +1905,7 @@ func (x *BuildContextResponse) String() string {
 func (*BuildContextResponse) ProtoMessage() {}
 
 func (x *BuildContextResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_taskmem_v1_state_service_proto_msgTypes[25]
+	mi := &file_taskmem_v1_state_service_proto_msgTypes[27]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1715,7 +1918,7 @@ func (x *BuildContextResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use BuildContextResponse.ProtoReflect.Descriptor instead.
 func (*BuildContextResponse) Descriptor() ([]byte, []int) {
-	return file_taskmem_v1_state_service_proto_rawDescGZIP(), []int{25}
+	return file_taskmem_v1_state_service_proto_rawDescGZIP(), []int{27}
 }
 
 func (x *BuildContextResponse) GetText() string {
@@ -1759,7 +1962,7 @@ type QueryTaskRequest struct {
 
 func (x *QueryTaskRequest) Reset() {
 	*x = QueryTaskRequest{}
-	mi := &file_taskmem_v1_state_service_proto_msgTypes[26]
+	mi := &file_taskmem_v1_state_service_proto_msgTypes[28]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1771,7 +1974,7 @@ func (x *QueryTaskRequest) String() string {
 func (*QueryTaskRequest) ProtoMessage() {}
 
 func (x *QueryTaskRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_taskmem_v1_state_service_proto_msgTypes[26]
+	mi := &file_taskmem_v1_state_service_proto_msgTypes[28]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1784,7 +1987,7 @@ func (x *QueryTaskRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use QueryTaskRequest.ProtoReflect.Descriptor instead.
 func (*QueryTaskRequest) Descriptor() ([]byte, []int) {
-	return file_taskmem_v1_state_service_proto_rawDescGZIP(), []int{26}
+	return file_taskmem_v1_state_service_proto_rawDescGZIP(), []int{28}
 }
 
 func (x *QueryTaskRequest) GetTaskId() string {
@@ -1834,7 +2037,7 @@ type QueryTaskResponse struct {
 
 func (x *QueryTaskResponse) Reset() {
 	*x = QueryTaskResponse{}
-	mi := &file_taskmem_v1_state_service_proto_msgTypes[27]
+	mi := &file_taskmem_v1_state_service_proto_msgTypes[29]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1846,7 +2049,7 @@ func (x *QueryTaskResponse) String() string {
 func (*QueryTaskResponse) ProtoMessage() {}
 
 func (x *QueryTaskResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_taskmem_v1_state_service_proto_msgTypes[27]
+	mi := &file_taskmem_v1_state_service_proto_msgTypes[29]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1859,7 +2062,7 @@ func (x *QueryTaskResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use QueryTaskResponse.ProtoReflect.Descriptor instead.
 func (*QueryTaskResponse) Descriptor() ([]byte, []int) {
-	return file_taskmem_v1_state_service_proto_rawDescGZIP(), []int{27}
+	return file_taskmem_v1_state_service_proto_rawDescGZIP(), []int{29}
 }
 
 func (x *QueryTaskResponse) GetAnswer() string {
@@ -1933,7 +2136,7 @@ type GetTaskStateHistoryRequest struct {
 
 func (x *GetTaskStateHistoryRequest) Reset() {
 	*x = GetTaskStateHistoryRequest{}
-	mi := &file_taskmem_v1_state_service_proto_msgTypes[28]
+	mi := &file_taskmem_v1_state_service_proto_msgTypes[30]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1945,7 +2148,7 @@ func (x *GetTaskStateHistoryRequest) String() string {
 func (*GetTaskStateHistoryRequest) ProtoMessage() {}
 
 func (x *GetTaskStateHistoryRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_taskmem_v1_state_service_proto_msgTypes[28]
+	mi := &file_taskmem_v1_state_service_proto_msgTypes[30]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1958,7 +2161,7 @@ func (x *GetTaskStateHistoryRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetTaskStateHistoryRequest.ProtoReflect.Descriptor instead.
 func (*GetTaskStateHistoryRequest) Descriptor() ([]byte, []int) {
-	return file_taskmem_v1_state_service_proto_rawDescGZIP(), []int{28}
+	return file_taskmem_v1_state_service_proto_rawDescGZIP(), []int{30}
 }
 
 func (x *GetTaskStateHistoryRequest) GetTaskId() string {
@@ -2007,7 +2210,7 @@ type TaskStateVersion struct {
 
 func (x *TaskStateVersion) Reset() {
 	*x = TaskStateVersion{}
-	mi := &file_taskmem_v1_state_service_proto_msgTypes[29]
+	mi := &file_taskmem_v1_state_service_proto_msgTypes[31]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2019,7 +2222,7 @@ func (x *TaskStateVersion) String() string {
 func (*TaskStateVersion) ProtoMessage() {}
 
 func (x *TaskStateVersion) ProtoReflect() protoreflect.Message {
-	mi := &file_taskmem_v1_state_service_proto_msgTypes[29]
+	mi := &file_taskmem_v1_state_service_proto_msgTypes[31]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2032,7 +2235,7 @@ func (x *TaskStateVersion) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TaskStateVersion.ProtoReflect.Descriptor instead.
 func (*TaskStateVersion) Descriptor() ([]byte, []int) {
-	return file_taskmem_v1_state_service_proto_rawDescGZIP(), []int{29}
+	return file_taskmem_v1_state_service_proto_rawDescGZIP(), []int{31}
 }
 
 func (x *TaskStateVersion) GetCursor() int64 {
@@ -2097,7 +2300,7 @@ type GetTaskStateHistoryResponse struct {
 
 func (x *GetTaskStateHistoryResponse) Reset() {
 	*x = GetTaskStateHistoryResponse{}
-	mi := &file_taskmem_v1_state_service_proto_msgTypes[30]
+	mi := &file_taskmem_v1_state_service_proto_msgTypes[32]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2109,7 +2312,7 @@ func (x *GetTaskStateHistoryResponse) String() string {
 func (*GetTaskStateHistoryResponse) ProtoMessage() {}
 
 func (x *GetTaskStateHistoryResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_taskmem_v1_state_service_proto_msgTypes[30]
+	mi := &file_taskmem_v1_state_service_proto_msgTypes[32]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2122,7 +2325,7 @@ func (x *GetTaskStateHistoryResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetTaskStateHistoryResponse.ProtoReflect.Descriptor instead.
 func (*GetTaskStateHistoryResponse) Descriptor() ([]byte, []int) {
-	return file_taskmem_v1_state_service_proto_rawDescGZIP(), []int{30}
+	return file_taskmem_v1_state_service_proto_rawDescGZIP(), []int{32}
 }
 
 func (x *GetTaskStateHistoryResponse) GetVersions() []*TaskStateVersion {
@@ -2154,7 +2357,7 @@ type DiffTaskStateRequest struct {
 
 func (x *DiffTaskStateRequest) Reset() {
 	*x = DiffTaskStateRequest{}
-	mi := &file_taskmem_v1_state_service_proto_msgTypes[31]
+	mi := &file_taskmem_v1_state_service_proto_msgTypes[33]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2166,7 +2369,7 @@ func (x *DiffTaskStateRequest) String() string {
 func (*DiffTaskStateRequest) ProtoMessage() {}
 
 func (x *DiffTaskStateRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_taskmem_v1_state_service_proto_msgTypes[31]
+	mi := &file_taskmem_v1_state_service_proto_msgTypes[33]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2179,7 +2382,7 @@ func (x *DiffTaskStateRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DiffTaskStateRequest.ProtoReflect.Descriptor instead.
 func (*DiffTaskStateRequest) Descriptor() ([]byte, []int) {
-	return file_taskmem_v1_state_service_proto_rawDescGZIP(), []int{31}
+	return file_taskmem_v1_state_service_proto_rawDescGZIP(), []int{33}
 }
 
 func (x *DiffTaskStateRequest) GetTaskId() string {
@@ -2221,7 +2424,7 @@ type DiffTaskStateResponse struct {
 
 func (x *DiffTaskStateResponse) Reset() {
 	*x = DiffTaskStateResponse{}
-	mi := &file_taskmem_v1_state_service_proto_msgTypes[32]
+	mi := &file_taskmem_v1_state_service_proto_msgTypes[34]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2233,7 +2436,7 @@ func (x *DiffTaskStateResponse) String() string {
 func (*DiffTaskStateResponse) ProtoMessage() {}
 
 func (x *DiffTaskStateResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_taskmem_v1_state_service_proto_msgTypes[32]
+	mi := &file_taskmem_v1_state_service_proto_msgTypes[34]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2246,7 +2449,7 @@ func (x *DiffTaskStateResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DiffTaskStateResponse.ProtoReflect.Descriptor instead.
 func (*DiffTaskStateResponse) Descriptor() ([]byte, []int) {
-	return file_taskmem_v1_state_service_proto_rawDescGZIP(), []int{32}
+	return file_taskmem_v1_state_service_proto_rawDescGZIP(), []int{34}
 }
 
 func (x *DiffTaskStateResponse) GetDiff() string {
@@ -2385,7 +2588,19 @@ const file_taskmem_v1_state_service_proto_rawDesc = "" +
 	"\n" +
 	"request_id\x18\x05 \x01(\tR\trequestId\"G\n" +
 	"\x1aSetStateItemStatusResponse\x12)\n" +
-	"\x04item\x18\x01 \x01(\v2\x15.taskmem.v1.StateItemR\x04item\"4\n" +
+	"\x04item\x18\x01 \x01(\v2\x15.taskmem.v1.StateItemR\x04item\"\xf3\x01\n" +
+	"\x15AnswerQuestionRequest\x12\x17\n" +
+	"\atask_id\x18\x01 \x01(\tR\x06taskId\x12\x1b\n" +
+	"\tthread_id\x18\x02 \x01(\tR\bthreadId\x12\x17\n" +
+	"\anew_uid\x18\x03 \x01(\tR\x06newUid\x12\x17\n" +
+	"\aold_uid\x18\x04 \x01(\tR\x06oldUid\x122\n" +
+	"\x06answer\x18\x05 \x01(\x0e2\x1a.taskmem.v1.QuestionAnswerR\x06answer\x12\x1f\n" +
+	"\vanswered_by\x18\x06 \x01(\tR\n" +
+	"answeredBy\x12\x1d\n" +
+	"\n" +
+	"request_id\x18\a \x01(\tR\trequestId\"E\n" +
+	"\x16AnswerQuestionResponse\x12+\n" +
+	"\x05items\x18\x01 \x03(\v2\x15.taskmem.v1.StateItemR\x05items\"4\n" +
 	"\x17GetWorkingMemoryRequest\x12\x19\n" +
 	"\bagent_id\x18\x01 \x01(\tR\aagentId\"\\\n" +
 	"\x18GetWorkingMemoryResponse\x12@\n" +
@@ -2447,7 +2662,12 @@ const file_taskmem_v1_state_service_proto_rawDesc = "" +
 	"\x04diff\x18\x01 \x01(\tR\x04diff\x12\x1b\n" +
 	"\tfrom_yaml\x18\x02 \x01(\tR\bfromYaml\x12\x17\n" +
 	"\ato_yaml\x18\x03 \x01(\tR\x06toYaml\x12,\n" +
-	"\x12resolved_to_cursor\x18\x04 \x01(\x03R\x10resolvedToCursor2\xb2\v\n" +
+	"\x12resolved_to_cursor\x18\x04 \x01(\x03R\x10resolvedToCursor*\x8c\x01\n" +
+	"\x0eQuestionAnswer\x12\x1f\n" +
+	"\x1bQUESTION_ANSWER_UNSPECIFIED\x10\x00\x12\x1c\n" +
+	"\x18QUESTION_ANSWER_REPLACES\x10\x01\x12!\n" +
+	"\x1dQUESTION_ANSWER_STANDS_BESIDE\x10\x02\x12\x18\n" +
+	"\x14QUESTION_ANSWER_SAME\x10\x032\x8b\f\n" +
 	"\fStateService\x12V\n" +
 	"\fGetTaskState\x12\x1f.taskmem.v1.GetTaskStateRequest\x1a .taskmem.v1.GetTaskStateResponse\"\x03\x90\x02\x01\x12N\n" +
 	"\vAddDecision\x12\x1e.taskmem.v1.AddDecisionRequest\x1a\x1f.taskmem.v1.AddDecisionResponse\x12E\n" +
@@ -2458,7 +2678,8 @@ const file_taskmem_v1_state_service_proto_rawDesc = "" +
 	"\vRenderState\x12\x1e.taskmem.v1.RenderStateRequest\x1a\x1f.taskmem.v1.RenderStateResponse\"\x03\x90\x02\x01\x12_\n" +
 	"\x0fExpandStateItem\x12\".taskmem.v1.ExpandStateItemRequest\x1a#.taskmem.v1.ExpandStateItemResponse\"\x03\x90\x02\x01\x12Q\n" +
 	"\fPinStateItem\x12\x1f.taskmem.v1.PinStateItemRequest\x1a .taskmem.v1.PinStateItemResponse\x12c\n" +
-	"\x12SetStateItemStatus\x12%.taskmem.v1.SetStateItemStatusRequest\x1a&.taskmem.v1.SetStateItemStatusResponse\x12b\n" +
+	"\x12SetStateItemStatus\x12%.taskmem.v1.SetStateItemStatusRequest\x1a&.taskmem.v1.SetStateItemStatusResponse\x12W\n" +
+	"\x0eAnswerQuestion\x12!.taskmem.v1.AnswerQuestionRequest\x1a\".taskmem.v1.AnswerQuestionResponse\x12b\n" +
 	"\x10GetWorkingMemory\x12#.taskmem.v1.GetWorkingMemoryRequest\x1a$.taskmem.v1.GetWorkingMemoryResponse\"\x03\x90\x02\x01\x12b\n" +
 	"\x10PutWorkingMemory\x12#.taskmem.v1.PutWorkingMemoryRequest\x1a$.taskmem.v1.PutWorkingMemoryResponse\"\x03\x90\x02\x02\x12V\n" +
 	"\fBuildContext\x12\x1f.taskmem.v1.BuildContextRequest\x1a .taskmem.v1.BuildContextResponse\"\x03\x90\x02\x01\x12M\n" +
@@ -2478,126 +2699,134 @@ func file_taskmem_v1_state_service_proto_rawDescGZIP() []byte {
 	return file_taskmem_v1_state_service_proto_rawDescData
 }
 
-var file_taskmem_v1_state_service_proto_msgTypes = make([]protoimpl.MessageInfo, 33)
+var file_taskmem_v1_state_service_proto_enumTypes = make([]protoimpl.EnumInfo, 1)
+var file_taskmem_v1_state_service_proto_msgTypes = make([]protoimpl.MessageInfo, 35)
 var file_taskmem_v1_state_service_proto_goTypes = []any{
-	(*GetTaskStateRequest)(nil),         // 0: taskmem.v1.GetTaskStateRequest
-	(*GetTaskStateResponse)(nil),        // 1: taskmem.v1.GetTaskStateResponse
-	(*AddDecisionRequest)(nil),          // 2: taskmem.v1.AddDecisionRequest
-	(*AddDecisionResponse)(nil),         // 3: taskmem.v1.AddDecisionResponse
-	(*AddErrorRequest)(nil),             // 4: taskmem.v1.AddErrorRequest
-	(*AddErrorResponse)(nil),            // 5: taskmem.v1.AddErrorResponse
-	(*ExtractStateRequest)(nil),         // 6: taskmem.v1.ExtractStateRequest
-	(*ExtractStateResponse)(nil),        // 7: taskmem.v1.ExtractStateResponse
-	(*UpsertStateItemsRequest)(nil),     // 8: taskmem.v1.UpsertStateItemsRequest
-	(*UpsertStateItemsResponse)(nil),    // 9: taskmem.v1.UpsertStateItemsResponse
-	(*ListStateItemsRequest)(nil),       // 10: taskmem.v1.ListStateItemsRequest
-	(*ListStateItemsResponse)(nil),      // 11: taskmem.v1.ListStateItemsResponse
-	(*RenderStateRequest)(nil),          // 12: taskmem.v1.RenderStateRequest
-	(*RenderStateResponse)(nil),         // 13: taskmem.v1.RenderStateResponse
-	(*ExpandStateItemRequest)(nil),      // 14: taskmem.v1.ExpandStateItemRequest
-	(*ExpandStateItemResponse)(nil),     // 15: taskmem.v1.ExpandStateItemResponse
-	(*PinStateItemRequest)(nil),         // 16: taskmem.v1.PinStateItemRequest
-	(*PinStateItemResponse)(nil),        // 17: taskmem.v1.PinStateItemResponse
-	(*SetStateItemStatusRequest)(nil),   // 18: taskmem.v1.SetStateItemStatusRequest
-	(*SetStateItemStatusResponse)(nil),  // 19: taskmem.v1.SetStateItemStatusResponse
-	(*GetWorkingMemoryRequest)(nil),     // 20: taskmem.v1.GetWorkingMemoryRequest
-	(*GetWorkingMemoryResponse)(nil),    // 21: taskmem.v1.GetWorkingMemoryResponse
-	(*PutWorkingMemoryRequest)(nil),     // 22: taskmem.v1.PutWorkingMemoryRequest
-	(*PutWorkingMemoryResponse)(nil),    // 23: taskmem.v1.PutWorkingMemoryResponse
-	(*BuildContextRequest)(nil),         // 24: taskmem.v1.BuildContextRequest
-	(*BuildContextResponse)(nil),        // 25: taskmem.v1.BuildContextResponse
-	(*QueryTaskRequest)(nil),            // 26: taskmem.v1.QueryTaskRequest
-	(*QueryTaskResponse)(nil),           // 27: taskmem.v1.QueryTaskResponse
-	(*GetTaskStateHistoryRequest)(nil),  // 28: taskmem.v1.GetTaskStateHistoryRequest
-	(*TaskStateVersion)(nil),            // 29: taskmem.v1.TaskStateVersion
-	(*GetTaskStateHistoryResponse)(nil), // 30: taskmem.v1.GetTaskStateHistoryResponse
-	(*DiffTaskStateRequest)(nil),        // 31: taskmem.v1.DiffTaskStateRequest
-	(*DiffTaskStateResponse)(nil),       // 32: taskmem.v1.DiffTaskStateResponse
-	(*AsOf)(nil),                        // 33: taskmem.v1.AsOf
-	(*TaskState)(nil),                   // 34: taskmem.v1.TaskState
-	(*TaskStateDecision)(nil),           // 35: taskmem.v1.TaskStateDecision
-	(*StateItem)(nil),                   // 36: taskmem.v1.StateItem
-	(*ReconcileReport)(nil),             // 37: taskmem.v1.ReconcileReport
-	(*TaskStateError)(nil),              // 38: taskmem.v1.TaskStateError
-	(*StateItemCandidate)(nil),          // 39: taskmem.v1.StateItemCandidate
-	(StateItemType)(0),                  // 40: taskmem.v1.StateItemType
-	(*Message)(nil),                     // 41: taskmem.v1.Message
-	(StateItemStatus)(0),                // 42: taskmem.v1.StateItemStatus
-	(*WorkingMemory)(nil),               // 43: taskmem.v1.WorkingMemory
-	(ContextMode)(0),                    // 44: taskmem.v1.ContextMode
-	(*ContextSection)(nil),              // 45: taskmem.v1.ContextSection
-	(ModelTier)(0),                      // 46: taskmem.v1.ModelTier
-	(*timestamppb.Timestamp)(nil),       // 47: google.protobuf.Timestamp
+	(QuestionAnswer)(0),                 // 0: taskmem.v1.QuestionAnswer
+	(*GetTaskStateRequest)(nil),         // 1: taskmem.v1.GetTaskStateRequest
+	(*GetTaskStateResponse)(nil),        // 2: taskmem.v1.GetTaskStateResponse
+	(*AddDecisionRequest)(nil),          // 3: taskmem.v1.AddDecisionRequest
+	(*AddDecisionResponse)(nil),         // 4: taskmem.v1.AddDecisionResponse
+	(*AddErrorRequest)(nil),             // 5: taskmem.v1.AddErrorRequest
+	(*AddErrorResponse)(nil),            // 6: taskmem.v1.AddErrorResponse
+	(*ExtractStateRequest)(nil),         // 7: taskmem.v1.ExtractStateRequest
+	(*ExtractStateResponse)(nil),        // 8: taskmem.v1.ExtractStateResponse
+	(*UpsertStateItemsRequest)(nil),     // 9: taskmem.v1.UpsertStateItemsRequest
+	(*UpsertStateItemsResponse)(nil),    // 10: taskmem.v1.UpsertStateItemsResponse
+	(*ListStateItemsRequest)(nil),       // 11: taskmem.v1.ListStateItemsRequest
+	(*ListStateItemsResponse)(nil),      // 12: taskmem.v1.ListStateItemsResponse
+	(*RenderStateRequest)(nil),          // 13: taskmem.v1.RenderStateRequest
+	(*RenderStateResponse)(nil),         // 14: taskmem.v1.RenderStateResponse
+	(*ExpandStateItemRequest)(nil),      // 15: taskmem.v1.ExpandStateItemRequest
+	(*ExpandStateItemResponse)(nil),     // 16: taskmem.v1.ExpandStateItemResponse
+	(*PinStateItemRequest)(nil),         // 17: taskmem.v1.PinStateItemRequest
+	(*PinStateItemResponse)(nil),        // 18: taskmem.v1.PinStateItemResponse
+	(*SetStateItemStatusRequest)(nil),   // 19: taskmem.v1.SetStateItemStatusRequest
+	(*SetStateItemStatusResponse)(nil),  // 20: taskmem.v1.SetStateItemStatusResponse
+	(*AnswerQuestionRequest)(nil),       // 21: taskmem.v1.AnswerQuestionRequest
+	(*AnswerQuestionResponse)(nil),      // 22: taskmem.v1.AnswerQuestionResponse
+	(*GetWorkingMemoryRequest)(nil),     // 23: taskmem.v1.GetWorkingMemoryRequest
+	(*GetWorkingMemoryResponse)(nil),    // 24: taskmem.v1.GetWorkingMemoryResponse
+	(*PutWorkingMemoryRequest)(nil),     // 25: taskmem.v1.PutWorkingMemoryRequest
+	(*PutWorkingMemoryResponse)(nil),    // 26: taskmem.v1.PutWorkingMemoryResponse
+	(*BuildContextRequest)(nil),         // 27: taskmem.v1.BuildContextRequest
+	(*BuildContextResponse)(nil),        // 28: taskmem.v1.BuildContextResponse
+	(*QueryTaskRequest)(nil),            // 29: taskmem.v1.QueryTaskRequest
+	(*QueryTaskResponse)(nil),           // 30: taskmem.v1.QueryTaskResponse
+	(*GetTaskStateHistoryRequest)(nil),  // 31: taskmem.v1.GetTaskStateHistoryRequest
+	(*TaskStateVersion)(nil),            // 32: taskmem.v1.TaskStateVersion
+	(*GetTaskStateHistoryResponse)(nil), // 33: taskmem.v1.GetTaskStateHistoryResponse
+	(*DiffTaskStateRequest)(nil),        // 34: taskmem.v1.DiffTaskStateRequest
+	(*DiffTaskStateResponse)(nil),       // 35: taskmem.v1.DiffTaskStateResponse
+	(*AsOf)(nil),                        // 36: taskmem.v1.AsOf
+	(*TaskState)(nil),                   // 37: taskmem.v1.TaskState
+	(*TaskStateDecision)(nil),           // 38: taskmem.v1.TaskStateDecision
+	(*StateItem)(nil),                   // 39: taskmem.v1.StateItem
+	(*ReconcileReport)(nil),             // 40: taskmem.v1.ReconcileReport
+	(*TaskStateError)(nil),              // 41: taskmem.v1.TaskStateError
+	(*StateItemCandidate)(nil),          // 42: taskmem.v1.StateItemCandidate
+	(StateItemType)(0),                  // 43: taskmem.v1.StateItemType
+	(*Message)(nil),                     // 44: taskmem.v1.Message
+	(StateItemStatus)(0),                // 45: taskmem.v1.StateItemStatus
+	(*WorkingMemory)(nil),               // 46: taskmem.v1.WorkingMemory
+	(ContextMode)(0),                    // 47: taskmem.v1.ContextMode
+	(*ContextSection)(nil),              // 48: taskmem.v1.ContextSection
+	(ModelTier)(0),                      // 49: taskmem.v1.ModelTier
+	(*timestamppb.Timestamp)(nil),       // 50: google.protobuf.Timestamp
 }
 var file_taskmem_v1_state_service_proto_depIdxs = []int32{
-	33, // 0: taskmem.v1.GetTaskStateRequest.as_of:type_name -> taskmem.v1.AsOf
-	34, // 1: taskmem.v1.GetTaskStateResponse.state:type_name -> taskmem.v1.TaskState
-	35, // 2: taskmem.v1.AddDecisionResponse.decision:type_name -> taskmem.v1.TaskStateDecision
-	36, // 3: taskmem.v1.AddDecisionResponse.item:type_name -> taskmem.v1.StateItem
-	37, // 4: taskmem.v1.AddDecisionResponse.report:type_name -> taskmem.v1.ReconcileReport
-	38, // 5: taskmem.v1.AddErrorResponse.error:type_name -> taskmem.v1.TaskStateError
-	36, // 6: taskmem.v1.AddErrorResponse.item:type_name -> taskmem.v1.StateItem
-	37, // 7: taskmem.v1.AddErrorResponse.report:type_name -> taskmem.v1.ReconcileReport
-	37, // 8: taskmem.v1.ExtractStateResponse.report:type_name -> taskmem.v1.ReconcileReport
-	36, // 9: taskmem.v1.ExtractStateResponse.items:type_name -> taskmem.v1.StateItem
-	39, // 10: taskmem.v1.UpsertStateItemsRequest.items:type_name -> taskmem.v1.StateItemCandidate
-	37, // 11: taskmem.v1.UpsertStateItemsResponse.report:type_name -> taskmem.v1.ReconcileReport
-	36, // 12: taskmem.v1.UpsertStateItemsResponse.items:type_name -> taskmem.v1.StateItem
-	40, // 13: taskmem.v1.ListStateItemsRequest.types:type_name -> taskmem.v1.StateItemType
-	33, // 14: taskmem.v1.ListStateItemsRequest.as_of:type_name -> taskmem.v1.AsOf
-	36, // 15: taskmem.v1.ListStateItemsResponse.items:type_name -> taskmem.v1.StateItem
-	36, // 16: taskmem.v1.ExpandStateItemResponse.item:type_name -> taskmem.v1.StateItem
-	41, // 17: taskmem.v1.ExpandStateItemResponse.messages:type_name -> taskmem.v1.Message
-	36, // 18: taskmem.v1.PinStateItemResponse.item:type_name -> taskmem.v1.StateItem
-	42, // 19: taskmem.v1.SetStateItemStatusRequest.status:type_name -> taskmem.v1.StateItemStatus
-	36, // 20: taskmem.v1.SetStateItemStatusResponse.item:type_name -> taskmem.v1.StateItem
-	43, // 21: taskmem.v1.GetWorkingMemoryResponse.working_memory:type_name -> taskmem.v1.WorkingMemory
-	43, // 22: taskmem.v1.PutWorkingMemoryRequest.working_memory:type_name -> taskmem.v1.WorkingMemory
-	43, // 23: taskmem.v1.PutWorkingMemoryResponse.working_memory:type_name -> taskmem.v1.WorkingMemory
-	44, // 24: taskmem.v1.BuildContextRequest.mode:type_name -> taskmem.v1.ContextMode
-	33, // 25: taskmem.v1.BuildContextRequest.as_of:type_name -> taskmem.v1.AsOf
-	45, // 26: taskmem.v1.BuildContextResponse.sections:type_name -> taskmem.v1.ContextSection
-	46, // 27: taskmem.v1.QueryTaskRequest.model:type_name -> taskmem.v1.ModelTier
-	46, // 28: taskmem.v1.QueryTaskResponse.answered_by:type_name -> taskmem.v1.ModelTier
-	47, // 29: taskmem.v1.TaskStateVersion.create_time:type_name -> google.protobuf.Timestamp
-	29, // 30: taskmem.v1.GetTaskStateHistoryResponse.versions:type_name -> taskmem.v1.TaskStateVersion
-	0,  // 31: taskmem.v1.StateService.GetTaskState:input_type -> taskmem.v1.GetTaskStateRequest
-	2,  // 32: taskmem.v1.StateService.AddDecision:input_type -> taskmem.v1.AddDecisionRequest
-	4,  // 33: taskmem.v1.StateService.AddError:input_type -> taskmem.v1.AddErrorRequest
-	6,  // 34: taskmem.v1.StateService.ExtractState:input_type -> taskmem.v1.ExtractStateRequest
-	8,  // 35: taskmem.v1.StateService.UpsertStateItems:input_type -> taskmem.v1.UpsertStateItemsRequest
-	10, // 36: taskmem.v1.StateService.ListStateItems:input_type -> taskmem.v1.ListStateItemsRequest
-	12, // 37: taskmem.v1.StateService.RenderState:input_type -> taskmem.v1.RenderStateRequest
-	14, // 38: taskmem.v1.StateService.ExpandStateItem:input_type -> taskmem.v1.ExpandStateItemRequest
-	16, // 39: taskmem.v1.StateService.PinStateItem:input_type -> taskmem.v1.PinStateItemRequest
-	18, // 40: taskmem.v1.StateService.SetStateItemStatus:input_type -> taskmem.v1.SetStateItemStatusRequest
-	20, // 41: taskmem.v1.StateService.GetWorkingMemory:input_type -> taskmem.v1.GetWorkingMemoryRequest
-	22, // 42: taskmem.v1.StateService.PutWorkingMemory:input_type -> taskmem.v1.PutWorkingMemoryRequest
-	24, // 43: taskmem.v1.StateService.BuildContext:input_type -> taskmem.v1.BuildContextRequest
-	26, // 44: taskmem.v1.StateService.QueryTask:input_type -> taskmem.v1.QueryTaskRequest
-	28, // 45: taskmem.v1.StateService.GetTaskStateHistory:input_type -> taskmem.v1.GetTaskStateHistoryRequest
-	31, // 46: taskmem.v1.StateService.DiffTaskState:input_type -> taskmem.v1.DiffTaskStateRequest
-	1,  // 47: taskmem.v1.StateService.GetTaskState:output_type -> taskmem.v1.GetTaskStateResponse
-	3,  // 48: taskmem.v1.StateService.AddDecision:output_type -> taskmem.v1.AddDecisionResponse
-	5,  // 49: taskmem.v1.StateService.AddError:output_type -> taskmem.v1.AddErrorResponse
-	7,  // 50: taskmem.v1.StateService.ExtractState:output_type -> taskmem.v1.ExtractStateResponse
-	9,  // 51: taskmem.v1.StateService.UpsertStateItems:output_type -> taskmem.v1.UpsertStateItemsResponse
-	11, // 52: taskmem.v1.StateService.ListStateItems:output_type -> taskmem.v1.ListStateItemsResponse
-	13, // 53: taskmem.v1.StateService.RenderState:output_type -> taskmem.v1.RenderStateResponse
-	15, // 54: taskmem.v1.StateService.ExpandStateItem:output_type -> taskmem.v1.ExpandStateItemResponse
-	17, // 55: taskmem.v1.StateService.PinStateItem:output_type -> taskmem.v1.PinStateItemResponse
-	19, // 56: taskmem.v1.StateService.SetStateItemStatus:output_type -> taskmem.v1.SetStateItemStatusResponse
-	21, // 57: taskmem.v1.StateService.GetWorkingMemory:output_type -> taskmem.v1.GetWorkingMemoryResponse
-	23, // 58: taskmem.v1.StateService.PutWorkingMemory:output_type -> taskmem.v1.PutWorkingMemoryResponse
-	25, // 59: taskmem.v1.StateService.BuildContext:output_type -> taskmem.v1.BuildContextResponse
-	27, // 60: taskmem.v1.StateService.QueryTask:output_type -> taskmem.v1.QueryTaskResponse
-	30, // 61: taskmem.v1.StateService.GetTaskStateHistory:output_type -> taskmem.v1.GetTaskStateHistoryResponse
-	32, // 62: taskmem.v1.StateService.DiffTaskState:output_type -> taskmem.v1.DiffTaskStateResponse
-	47, // [47:63] is the sub-list for method output_type
-	31, // [31:47] is the sub-list for method input_type
-	31, // [31:31] is the sub-list for extension type_name
-	31, // [31:31] is the sub-list for extension extendee
-	0,  // [0:31] is the sub-list for field type_name
+	36, // 0: taskmem.v1.GetTaskStateRequest.as_of:type_name -> taskmem.v1.AsOf
+	37, // 1: taskmem.v1.GetTaskStateResponse.state:type_name -> taskmem.v1.TaskState
+	38, // 2: taskmem.v1.AddDecisionResponse.decision:type_name -> taskmem.v1.TaskStateDecision
+	39, // 3: taskmem.v1.AddDecisionResponse.item:type_name -> taskmem.v1.StateItem
+	40, // 4: taskmem.v1.AddDecisionResponse.report:type_name -> taskmem.v1.ReconcileReport
+	41, // 5: taskmem.v1.AddErrorResponse.error:type_name -> taskmem.v1.TaskStateError
+	39, // 6: taskmem.v1.AddErrorResponse.item:type_name -> taskmem.v1.StateItem
+	40, // 7: taskmem.v1.AddErrorResponse.report:type_name -> taskmem.v1.ReconcileReport
+	40, // 8: taskmem.v1.ExtractStateResponse.report:type_name -> taskmem.v1.ReconcileReport
+	39, // 9: taskmem.v1.ExtractStateResponse.items:type_name -> taskmem.v1.StateItem
+	42, // 10: taskmem.v1.UpsertStateItemsRequest.items:type_name -> taskmem.v1.StateItemCandidate
+	40, // 11: taskmem.v1.UpsertStateItemsResponse.report:type_name -> taskmem.v1.ReconcileReport
+	39, // 12: taskmem.v1.UpsertStateItemsResponse.items:type_name -> taskmem.v1.StateItem
+	43, // 13: taskmem.v1.ListStateItemsRequest.types:type_name -> taskmem.v1.StateItemType
+	36, // 14: taskmem.v1.ListStateItemsRequest.as_of:type_name -> taskmem.v1.AsOf
+	39, // 15: taskmem.v1.ListStateItemsResponse.items:type_name -> taskmem.v1.StateItem
+	39, // 16: taskmem.v1.ExpandStateItemResponse.item:type_name -> taskmem.v1.StateItem
+	44, // 17: taskmem.v1.ExpandStateItemResponse.messages:type_name -> taskmem.v1.Message
+	39, // 18: taskmem.v1.PinStateItemResponse.item:type_name -> taskmem.v1.StateItem
+	45, // 19: taskmem.v1.SetStateItemStatusRequest.status:type_name -> taskmem.v1.StateItemStatus
+	39, // 20: taskmem.v1.SetStateItemStatusResponse.item:type_name -> taskmem.v1.StateItem
+	0,  // 21: taskmem.v1.AnswerQuestionRequest.answer:type_name -> taskmem.v1.QuestionAnswer
+	39, // 22: taskmem.v1.AnswerQuestionResponse.items:type_name -> taskmem.v1.StateItem
+	46, // 23: taskmem.v1.GetWorkingMemoryResponse.working_memory:type_name -> taskmem.v1.WorkingMemory
+	46, // 24: taskmem.v1.PutWorkingMemoryRequest.working_memory:type_name -> taskmem.v1.WorkingMemory
+	46, // 25: taskmem.v1.PutWorkingMemoryResponse.working_memory:type_name -> taskmem.v1.WorkingMemory
+	47, // 26: taskmem.v1.BuildContextRequest.mode:type_name -> taskmem.v1.ContextMode
+	36, // 27: taskmem.v1.BuildContextRequest.as_of:type_name -> taskmem.v1.AsOf
+	48, // 28: taskmem.v1.BuildContextResponse.sections:type_name -> taskmem.v1.ContextSection
+	49, // 29: taskmem.v1.QueryTaskRequest.model:type_name -> taskmem.v1.ModelTier
+	49, // 30: taskmem.v1.QueryTaskResponse.answered_by:type_name -> taskmem.v1.ModelTier
+	50, // 31: taskmem.v1.TaskStateVersion.create_time:type_name -> google.protobuf.Timestamp
+	32, // 32: taskmem.v1.GetTaskStateHistoryResponse.versions:type_name -> taskmem.v1.TaskStateVersion
+	1,  // 33: taskmem.v1.StateService.GetTaskState:input_type -> taskmem.v1.GetTaskStateRequest
+	3,  // 34: taskmem.v1.StateService.AddDecision:input_type -> taskmem.v1.AddDecisionRequest
+	5,  // 35: taskmem.v1.StateService.AddError:input_type -> taskmem.v1.AddErrorRequest
+	7,  // 36: taskmem.v1.StateService.ExtractState:input_type -> taskmem.v1.ExtractStateRequest
+	9,  // 37: taskmem.v1.StateService.UpsertStateItems:input_type -> taskmem.v1.UpsertStateItemsRequest
+	11, // 38: taskmem.v1.StateService.ListStateItems:input_type -> taskmem.v1.ListStateItemsRequest
+	13, // 39: taskmem.v1.StateService.RenderState:input_type -> taskmem.v1.RenderStateRequest
+	15, // 40: taskmem.v1.StateService.ExpandStateItem:input_type -> taskmem.v1.ExpandStateItemRequest
+	17, // 41: taskmem.v1.StateService.PinStateItem:input_type -> taskmem.v1.PinStateItemRequest
+	19, // 42: taskmem.v1.StateService.SetStateItemStatus:input_type -> taskmem.v1.SetStateItemStatusRequest
+	21, // 43: taskmem.v1.StateService.AnswerQuestion:input_type -> taskmem.v1.AnswerQuestionRequest
+	23, // 44: taskmem.v1.StateService.GetWorkingMemory:input_type -> taskmem.v1.GetWorkingMemoryRequest
+	25, // 45: taskmem.v1.StateService.PutWorkingMemory:input_type -> taskmem.v1.PutWorkingMemoryRequest
+	27, // 46: taskmem.v1.StateService.BuildContext:input_type -> taskmem.v1.BuildContextRequest
+	29, // 47: taskmem.v1.StateService.QueryTask:input_type -> taskmem.v1.QueryTaskRequest
+	31, // 48: taskmem.v1.StateService.GetTaskStateHistory:input_type -> taskmem.v1.GetTaskStateHistoryRequest
+	34, // 49: taskmem.v1.StateService.DiffTaskState:input_type -> taskmem.v1.DiffTaskStateRequest
+	2,  // 50: taskmem.v1.StateService.GetTaskState:output_type -> taskmem.v1.GetTaskStateResponse
+	4,  // 51: taskmem.v1.StateService.AddDecision:output_type -> taskmem.v1.AddDecisionResponse
+	6,  // 52: taskmem.v1.StateService.AddError:output_type -> taskmem.v1.AddErrorResponse
+	8,  // 53: taskmem.v1.StateService.ExtractState:output_type -> taskmem.v1.ExtractStateResponse
+	10, // 54: taskmem.v1.StateService.UpsertStateItems:output_type -> taskmem.v1.UpsertStateItemsResponse
+	12, // 55: taskmem.v1.StateService.ListStateItems:output_type -> taskmem.v1.ListStateItemsResponse
+	14, // 56: taskmem.v1.StateService.RenderState:output_type -> taskmem.v1.RenderStateResponse
+	16, // 57: taskmem.v1.StateService.ExpandStateItem:output_type -> taskmem.v1.ExpandStateItemResponse
+	18, // 58: taskmem.v1.StateService.PinStateItem:output_type -> taskmem.v1.PinStateItemResponse
+	20, // 59: taskmem.v1.StateService.SetStateItemStatus:output_type -> taskmem.v1.SetStateItemStatusResponse
+	22, // 60: taskmem.v1.StateService.AnswerQuestion:output_type -> taskmem.v1.AnswerQuestionResponse
+	24, // 61: taskmem.v1.StateService.GetWorkingMemory:output_type -> taskmem.v1.GetWorkingMemoryResponse
+	26, // 62: taskmem.v1.StateService.PutWorkingMemory:output_type -> taskmem.v1.PutWorkingMemoryResponse
+	28, // 63: taskmem.v1.StateService.BuildContext:output_type -> taskmem.v1.BuildContextResponse
+	30, // 64: taskmem.v1.StateService.QueryTask:output_type -> taskmem.v1.QueryTaskResponse
+	33, // 65: taskmem.v1.StateService.GetTaskStateHistory:output_type -> taskmem.v1.GetTaskStateHistoryResponse
+	35, // 66: taskmem.v1.StateService.DiffTaskState:output_type -> taskmem.v1.DiffTaskStateResponse
+	50, // [50:67] is the sub-list for method output_type
+	33, // [33:50] is the sub-list for method input_type
+	33, // [33:33] is the sub-list for extension type_name
+	33, // [33:33] is the sub-list for extension extendee
+	0,  // [0:33] is the sub-list for field type_name
 }
 
 func init() { file_taskmem_v1_state_service_proto_init() }
@@ -2613,13 +2842,14 @@ func file_taskmem_v1_state_service_proto_init() {
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_taskmem_v1_state_service_proto_rawDesc), len(file_taskmem_v1_state_service_proto_rawDesc)),
-			NumEnums:      0,
-			NumMessages:   33,
+			NumEnums:      1,
+			NumMessages:   35,
 			NumExtensions: 0,
 			NumServices:   1,
 		},
 		GoTypes:           file_taskmem_v1_state_service_proto_goTypes,
 		DependencyIndexes: file_taskmem_v1_state_service_proto_depIdxs,
+		EnumInfos:         file_taskmem_v1_state_service_proto_enumTypes,
 		MessageInfos:      file_taskmem_v1_state_service_proto_msgTypes,
 	}.Build()
 	File_taskmem_v1_state_service_proto = out.File

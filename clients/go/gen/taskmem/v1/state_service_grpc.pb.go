@@ -29,6 +29,7 @@ const (
 	StateService_ExpandStateItem_FullMethodName     = "/taskmem.v1.StateService/ExpandStateItem"
 	StateService_PinStateItem_FullMethodName        = "/taskmem.v1.StateService/PinStateItem"
 	StateService_SetStateItemStatus_FullMethodName  = "/taskmem.v1.StateService/SetStateItemStatus"
+	StateService_AnswerQuestion_FullMethodName      = "/taskmem.v1.StateService/AnswerQuestion"
 	StateService_GetWorkingMemory_FullMethodName    = "/taskmem.v1.StateService/GetWorkingMemory"
 	StateService_PutWorkingMemory_FullMethodName    = "/taskmem.v1.StateService/PutWorkingMemory"
 	StateService_BuildContext_FullMethodName        = "/taskmem.v1.StateService/BuildContext"
@@ -140,10 +141,10 @@ type StateServiceClient interface {
 	//	State (updated: 2026-02-16T15:42Z, items: 12)
 	//	[d_abc123def456] DECISION (active) auth: Use OAuth2 PKCE flow [refs:2]
 	//
-	// Confidence shows only when LOW. Items in conflict with each other come
-	// first, each group one line asking which holds:
+	// Confidence shows only when LOW. Items linked by an open question come
+	// first, each group one line asking it (StateService.AnswerQuestion settles it):
 	//
-	//	CONFLICT DECISION which holds? [d_1a2b…] Use Redis — or [d_6f5e…] Do not use Redis
+	//	QUESTION DECISION does [d_6f5e…] Use Memcached replace [d_1a2b…] Use Redis, stand beside it, or say the same?
 	//
 	// and CONFLICT ends the line of an item flagged with no rival named. Lines
 	// that do not fit are left out from the end of the order and counted.
@@ -159,6 +160,23 @@ type StateServiceClient interface {
 	// conflict flag when no current rival is left, so it shows as a plain current
 	// item again. Emits STATE_ITEM_UPDATED.
 	SetStateItemStatus(ctx context.Context, in *SetStateItemStatusRequest, opts ...grpc.CallOption) (*SetStateItemStatusResponse, error)
+	// Answers an open question of reconciliation. When a new item B is near an
+	// existing item A and nothing certain says how they relate, both stay
+	// current and every view asks "does B replace A, stand beside it, or say the
+	// same?" (open_conflicts; the write's CandidateResult.settle_with). One call
+	// settles it: REPLACES supersedes A (replaced_by B, evidence "answered by"),
+	// STANDS_BESIDE keeps both as plain items, SAME merges B into A (B
+	// superseded, replaced_by A). The question then leaves every view. From any
+	// client, for example:
+	//
+	//	grpcurl -plaintext -d '{"task_id": "t_1", "new_uid": "d_b…", "old_uid": "d_a…",
+	//	  "answer": "QUESTION_ANSWER_REPLACES"}' localhost:50051 taskmem.v1.StateService/AnswerQuestion
+	//
+	// Emits STATE_ITEM_UPDATED for each item changed.
+	// Errors: INVALID_ARGUMENT naming new_uid, old_uid or answer; NOT_FOUND for
+	// an unknown task or uid; FAILED_PRECONDITION when the two are not an open
+	// question (not linked, or one already retired).
+	AnswerQuestion(ctx context.Context, in *AnswerQuestionRequest, opts ...grpc.CallOption) (*AnswerQuestionResponse, error)
 	// Returns an agent's working memory; an empty one (no etag) when it has none.
 	GetWorkingMemory(ctx context.Context, in *GetWorkingMemoryRequest, opts ...grpc.CallOption) (*GetWorkingMemoryResponse, error)
 	// Replaces an agent's working memory. Durable: once acknowledged it is
@@ -300,6 +318,16 @@ func (c *stateServiceClient) SetStateItemStatus(ctx context.Context, in *SetStat
 	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
 	out := new(SetStateItemStatusResponse)
 	err := c.cc.Invoke(ctx, StateService_SetStateItemStatus_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *stateServiceClient) AnswerQuestion(ctx context.Context, in *AnswerQuestionRequest, opts ...grpc.CallOption) (*AnswerQuestionResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(AnswerQuestionResponse)
+	err := c.cc.Invoke(ctx, StateService_AnswerQuestion_FullMethodName, in, out, cOpts...)
 	if err != nil {
 		return nil, err
 	}
@@ -469,10 +497,10 @@ type StateServiceServer interface {
 	//	State (updated: 2026-02-16T15:42Z, items: 12)
 	//	[d_abc123def456] DECISION (active) auth: Use OAuth2 PKCE flow [refs:2]
 	//
-	// Confidence shows only when LOW. Items in conflict with each other come
-	// first, each group one line asking which holds:
+	// Confidence shows only when LOW. Items linked by an open question come
+	// first, each group one line asking it (StateService.AnswerQuestion settles it):
 	//
-	//	CONFLICT DECISION which holds? [d_1a2b…] Use Redis — or [d_6f5e…] Do not use Redis
+	//	QUESTION DECISION does [d_6f5e…] Use Memcached replace [d_1a2b…] Use Redis, stand beside it, or say the same?
 	//
 	// and CONFLICT ends the line of an item flagged with no rival named. Lines
 	// that do not fit are left out from the end of the order and counted.
@@ -488,6 +516,23 @@ type StateServiceServer interface {
 	// conflict flag when no current rival is left, so it shows as a plain current
 	// item again. Emits STATE_ITEM_UPDATED.
 	SetStateItemStatus(context.Context, *SetStateItemStatusRequest) (*SetStateItemStatusResponse, error)
+	// Answers an open question of reconciliation. When a new item B is near an
+	// existing item A and nothing certain says how they relate, both stay
+	// current and every view asks "does B replace A, stand beside it, or say the
+	// same?" (open_conflicts; the write's CandidateResult.settle_with). One call
+	// settles it: REPLACES supersedes A (replaced_by B, evidence "answered by"),
+	// STANDS_BESIDE keeps both as plain items, SAME merges B into A (B
+	// superseded, replaced_by A). The question then leaves every view. From any
+	// client, for example:
+	//
+	//	grpcurl -plaintext -d '{"task_id": "t_1", "new_uid": "d_b…", "old_uid": "d_a…",
+	//	  "answer": "QUESTION_ANSWER_REPLACES"}' localhost:50051 taskmem.v1.StateService/AnswerQuestion
+	//
+	// Emits STATE_ITEM_UPDATED for each item changed.
+	// Errors: INVALID_ARGUMENT naming new_uid, old_uid or answer; NOT_FOUND for
+	// an unknown task or uid; FAILED_PRECONDITION when the two are not an open
+	// question (not linked, or one already retired).
+	AnswerQuestion(context.Context, *AnswerQuestionRequest) (*AnswerQuestionResponse, error)
 	// Returns an agent's working memory; an empty one (no etag) when it has none.
 	GetWorkingMemory(context.Context, *GetWorkingMemoryRequest) (*GetWorkingMemoryResponse, error)
 	// Replaces an agent's working memory. Durable: once acknowledged it is
@@ -564,6 +609,9 @@ func (UnimplementedStateServiceServer) PinStateItem(context.Context, *PinStateIt
 }
 func (UnimplementedStateServiceServer) SetStateItemStatus(context.Context, *SetStateItemStatusRequest) (*SetStateItemStatusResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method SetStateItemStatus not implemented")
+}
+func (UnimplementedStateServiceServer) AnswerQuestion(context.Context, *AnswerQuestionRequest) (*AnswerQuestionResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method AnswerQuestion not implemented")
 }
 func (UnimplementedStateServiceServer) GetWorkingMemory(context.Context, *GetWorkingMemoryRequest) (*GetWorkingMemoryResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method GetWorkingMemory not implemented")
@@ -784,6 +832,24 @@ func _StateService_SetStateItemStatus_Handler(srv interface{}, ctx context.Conte
 	return interceptor(ctx, in, info, handler)
 }
 
+func _StateService_AnswerQuestion_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(AnswerQuestionRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(StateServiceServer).AnswerQuestion(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: StateService_AnswerQuestion_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(StateServiceServer).AnswerQuestion(ctx, req.(*AnswerQuestionRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 func _StateService_GetWorkingMemory_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
 	in := new(GetWorkingMemoryRequest)
 	if err := dec(in); err != nil {
@@ -938,6 +1004,10 @@ var StateService_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "SetStateItemStatus",
 			Handler:    _StateService_SetStateItemStatus_Handler,
+		},
+		{
+			MethodName: "AnswerQuestion",
+			Handler:    _StateService_AnswerQuestion_Handler,
 		},
 		{
 			MethodName: "GetWorkingMemory",

@@ -175,7 +175,10 @@ class _ReconcileOutcomeEnumTypeWrapper(_enum_type_wrapper._EnumTypeWrapper[_Reco
     RECONCILE_OUTCOME_SUPERSEDED: _ReconcileOutcome.ValueType  # 3
     """Stored, and the existing item target_uid marked SUPERSEDED with evidence."""
     RECONCILE_OUTCOME_CONFLICTED: _ReconcileOutcome.ValueType  # 4
-    """Stored, and both it and target_uid flagged conflict."""
+    """Stored beside target_uid as an open question ("does it replace target_uid, stand beside it, or say
+    the same?"): both current, flagged conflict and linked in conflict_with until it is answered
+    (StateService.AnswerQuestion).
+    """
     RECONCILE_OUTCOME_DROPPED: _ReconcileOutcome.ValueType  # 5
     """Not stored (see reason): invalid, refs not in the batch, or over the candidate cap."""
 
@@ -191,7 +194,10 @@ RECONCILE_OUTCOME_MERGED: ReconcileOutcome.ValueType  # 2
 RECONCILE_OUTCOME_SUPERSEDED: ReconcileOutcome.ValueType  # 3
 """Stored, and the existing item target_uid marked SUPERSEDED with evidence."""
 RECONCILE_OUTCOME_CONFLICTED: ReconcileOutcome.ValueType  # 4
-"""Stored, and both it and target_uid flagged conflict."""
+"""Stored beside target_uid as an open question ("does it replace target_uid, stand beside it, or say
+the same?"): both current, flagged conflict and linked in conflict_with until it is answered
+(StateService.AnswerQuestion).
+"""
 RECONCILE_OUTCOME_DROPPED: ReconcileOutcome.ValueType  # 5
 """Not stored (see reason): invalid, refs not in the batch, or over the candidate cap."""
 Global___ReconcileOutcome: _TypeAlias = ReconcileOutcome  # noqa: Y015
@@ -523,10 +529,9 @@ class CandidateResult(_message.Message):
     reason: _builtins.str
     """Why, in words, for example "cosine 0.95 >= merge threshold 0.93" or "refs not in batch"."""
     settle_with: _builtins.str
-    """For CONFLICTED: the calls that settle the conflict with target_uid, naming both uids. Until one
-    is called, every view shows the pair as one open conflict (StateConflict), not as two current
-    items: SetStateItemStatus(target_uid, SUPERSEDED) keeps this one (or re-send it with
-    supersedes = target_uid); SetStateItemStatus(uid, SUPERSEDED) keeps target_uid. Empty otherwise.
+    """For CONFLICTED: the open question ("does uid replace target_uid, stand beside it, or say the
+    same?") and the StateService.AnswerQuestion call for each answer. Until it is answered, every view
+    shows the pair as one open question (StateConflict), not as two current items. Empty otherwise.
     """
     def __init__(
         self,
@@ -895,11 +900,10 @@ Global___TaskState: _TypeAlias = TaskState  # noqa: Y015
 
 @_typing.final
 class StateConflict(_message.Message):
-    """StateConflict is an open conflict: current items of a thread that contradict each other (each
-    names the others in conflict_with) with nothing yet saying which holds. The views show it once,
-    as this question, instead of listing its items as current. It is settled, and leaves every view,
-    when all its items but one are SUPERSEDED (SetStateItemStatus, or a candidate or AddDecision whose
-    supersedes names them); the one left is then a plain current item again.
+    """StateConflict is an open question of reconciliation: current items of a thread that are near each
+    other (each names the others in conflict_with) with nothing certain saying how they relate. The
+    views show it once, as this question, instead of listing its items as current. It leaves every view
+    when it is answered (StateService.AnswerQuestion) or all its items but one are SUPERSEDED.
     """
 
     DESCRIPTOR: _descriptor.Descriptor
@@ -907,8 +911,9 @@ class StateConflict(_message.Message):
     QUESTION_FIELD_NUMBER: _builtins.int
     ITEMS_FIELD_NUMBER: _builtins.int
     question: _builtins.str
-    """The question, naming each item and its uid, for example
-    "which holds? [d_1a2b3c4d5e6f] Use Redis for caching — or [d_6f5e4d3c2b1a] Do not use Redis for caching".
+    """The question, naming each item and its uid, the newest as B, for example
+    "does [d_6f5e4d3c2b1a] Use Memcached for caching replace [d_1a2b3c4d5e6f] Use Redis for caching,
+    stand beside it, or say the same?".
     """
     @_builtins.property
     def items(self) -> _containers.RepeatedCompositeFieldContainer[Global___StateItemNote]:

@@ -8,6 +8,7 @@ from google.protobuf import descriptor as _descriptor
 from google.protobuf import message as _message
 from google.protobuf import timestamp_pb2 as _timestamp_pb2
 from google.protobuf.internal import containers as _containers
+from google.protobuf.internal import enum_type_wrapper as _enum_type_wrapper
 from taskmem.v1 import as_of_pb2 as _as_of_pb2
 from taskmem.v1 import state_pb2 as _state_pb2
 from taskmem.v1 import task_pb2 as _task_pb2
@@ -21,6 +22,34 @@ else:
     from typing_extensions import TypeAlias as _TypeAlias, Never as _Never
 
 DESCRIPTOR: _descriptor.FileDescriptor
+
+class _QuestionAnswer:
+    ValueType = _typing.NewType("ValueType", _builtins.int)
+    V: _TypeAlias = ValueType  # noqa: Y015
+
+class _QuestionAnswerEnumTypeWrapper(_enum_type_wrapper._EnumTypeWrapper[_QuestionAnswer.ValueType], _builtins.type):
+    DESCRIPTOR: _descriptor.EnumDescriptor
+    QUESTION_ANSWER_UNSPECIFIED: _QuestionAnswer.ValueType  # 0
+    """Never valid."""
+    QUESTION_ANSWER_REPLACES: _QuestionAnswer.ValueType  # 1
+    """B replaces A: A is superseded by B."""
+    QUESTION_ANSWER_STANDS_BESIDE: _QuestionAnswer.ValueType  # 2
+    """B stands beside A: both hold, as two plain items."""
+    QUESTION_ANSWER_SAME: _QuestionAnswer.ValueType  # 3
+    """B says the same as A: B is merged into A (its refs and tags) and superseded by it."""
+
+class QuestionAnswer(_QuestionAnswer, metaclass=_QuestionAnswerEnumTypeWrapper):
+    """QuestionAnswer answers "does B (new_uid) replace A (old_uid), stand beside it, or say the same?"."""
+
+QUESTION_ANSWER_UNSPECIFIED: QuestionAnswer.ValueType  # 0
+"""Never valid."""
+QUESTION_ANSWER_REPLACES: QuestionAnswer.ValueType  # 1
+"""B replaces A: A is superseded by B."""
+QUESTION_ANSWER_STANDS_BESIDE: QuestionAnswer.ValueType  # 2
+"""B stands beside A: both hold, as two plain items."""
+QUESTION_ANSWER_SAME: QuestionAnswer.ValueType  # 3
+"""B says the same as A: B is merged into A (its refs and tags) and superseded by it."""
+Global___QuestionAnswer: _TypeAlias = QuestionAnswer  # noqa: Y015
 
 @_typing.final
 class GetTaskStateRequest(_message.Message):
@@ -718,6 +747,76 @@ class SetStateItemStatusResponse(_message.Message):
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
 Global___SetStateItemStatusResponse: _TypeAlias = SetStateItemStatusResponse  # noqa: Y015
+
+@_typing.final
+class AnswerQuestionRequest(_message.Message):
+    """AnswerQuestionRequest answers one open question."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    TASK_ID_FIELD_NUMBER: _builtins.int
+    THREAD_ID_FIELD_NUMBER: _builtins.int
+    NEW_UID_FIELD_NUMBER: _builtins.int
+    OLD_UID_FIELD_NUMBER: _builtins.int
+    ANSWER_FIELD_NUMBER: _builtins.int
+    ANSWERED_BY_FIELD_NUMBER: _builtins.int
+    REQUEST_ID_FIELD_NUMBER: _builtins.int
+    task_id: _builtins.str
+    """The task. Either task_id or thread_id is required."""
+    thread_id: _builtins.str
+    """A standalone thread."""
+    new_uid: _builtins.str
+    """B: the newer item of the question. Required."""
+    old_uid: _builtins.str
+    """A: the item B may replace. Required."""
+    answer: Global___QuestionAnswer.ValueType
+    """The answer. Required."""
+    answered_by: _builtins.str
+    """Who answers, recorded in the evidence ("agent" when empty; the web view sends "person"). At most 64 characters."""
+    request_id: _builtins.str
+    """Idempotency key (AIP-155)."""
+    def __init__(
+        self,
+        *,
+        task_id: _builtins.str = ...,
+        thread_id: _builtins.str = ...,
+        new_uid: _builtins.str = ...,
+        old_uid: _builtins.str = ...,
+        answer: Global___QuestionAnswer.ValueType = ...,
+        answered_by: _builtins.str = ...,
+        request_id: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["answer", b"answer", "answered_by", b"answered_by", "new_uid", b"new_uid", "old_uid", b"old_uid", "request_id", b"request_id", "task_id", b"task_id", "thread_id", b"thread_id"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___AnswerQuestionRequest: _TypeAlias = AnswerQuestionRequest  # noqa: Y015
+
+@_typing.final
+class AnswerQuestionResponse(_message.Message):
+    """AnswerQuestionResponse returns what the answer changed."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    ITEMS_FIELD_NUMBER: _builtins.int
+    @_builtins.property
+    def items(self) -> _containers.RepeatedCompositeFieldContainer[_state_pb2.StateItem]:
+        """Every item changed, B and A first (the one retired has status SUPERSEDED)."""
+
+    def __init__(
+        self,
+        *,
+        items: _abc.Iterable[_state_pb2.StateItem] | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["items", b"items"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___AnswerQuestionResponse: _TypeAlias = AnswerQuestionResponse  # noqa: Y015
 
 @_typing.final
 class GetWorkingMemoryRequest(_message.Message):

@@ -105,6 +105,11 @@ class StateServiceStub:
                 request_serializer=taskmem_dot_v1_dot_state__service__pb2.SetStateItemStatusRequest.SerializeToString,
                 response_deserializer=taskmem_dot_v1_dot_state__service__pb2.SetStateItemStatusResponse.FromString,
                 _registered_method=True)
+        self.AnswerQuestion = channel.unary_unary(
+                '/taskmem.v1.StateService/AnswerQuestion',
+                request_serializer=taskmem_dot_v1_dot_state__service__pb2.AnswerQuestionRequest.SerializeToString,
+                response_deserializer=taskmem_dot_v1_dot_state__service__pb2.AnswerQuestionResponse.FromString,
+                _registered_method=True)
         self.GetWorkingMemory = channel.unary_unary(
                 '/taskmem.v1.StateService/GetWorkingMemory',
                 request_serializer=taskmem_dot_v1_dot_state__service__pb2.GetWorkingMemoryRequest.SerializeToString,
@@ -267,9 +272,9 @@ class StateServiceServicer:
         token budget:
         State (updated: 2026-02-16T15:42Z, items: 12)
         [d_abc123def456] DECISION (active) auth: Use OAuth2 PKCE flow [refs:2]
-        Confidence shows only when LOW. Items in conflict with each other come
-        first, each group one line asking which holds:
-        CONFLICT DECISION which holds? [d_1a2b…] Use Redis — or [d_6f5e…] Do not use Redis
+        Confidence shows only when LOW. Items linked by an open question come
+        first, each group one line asking it (StateService.AnswerQuestion settles it):
+        QUESTION DECISION does [d_6f5e…] Use Memcached replace [d_1a2b…] Use Redis, stand beside it, or say the same?
         and CONFLICT ends the line of an item flagged with no rival named. Lines
         that do not fit are left out from the end of the order and counted.
         """
@@ -298,6 +303,26 @@ class StateServiceServicer:
         item's open conflicts: each rival drops it from conflict_with, and loses its
         conflict flag when no current rival is left, so it shows as a plain current
         item again. Emits STATE_ITEM_UPDATED.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def AnswerQuestion(self, request, context):
+        """Answers an open question of reconciliation. When a new item B is near an
+        existing item A and nothing certain says how they relate, both stay
+        current and every view asks "does B replace A, stand beside it, or say the
+        same?" (open_conflicts; the write's CandidateResult.settle_with). One call
+        settles it: REPLACES supersedes A (replaced_by B, evidence "answered by"),
+        STANDS_BESIDE keeps both as plain items, SAME merges B into A (B
+        superseded, replaced_by A). The question then leaves every view. From any
+        client, for example:
+        grpcurl -plaintext -d '{"task_id": "t_1", "new_uid": "d_b…", "old_uid": "d_a…",
+        "answer": "QUESTION_ANSWER_REPLACES"}' localhost:50051 taskmem.v1.StateService/AnswerQuestion
+        Emits STATE_ITEM_UPDATED for each item changed.
+        Errors: INVALID_ARGUMENT naming new_uid, old_uid or answer; NOT_FOUND for
+        an unknown task or uid; FAILED_PRECONDITION when the two are not an open
+        question (not linked, or one already retired).
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
@@ -422,6 +447,11 @@ def add_StateServiceServicer_to_server(servicer, server):
                     servicer.SetStateItemStatus,
                     request_deserializer=taskmem_dot_v1_dot_state__service__pb2.SetStateItemStatusRequest.FromString,
                     response_serializer=taskmem_dot_v1_dot_state__service__pb2.SetStateItemStatusResponse.SerializeToString,
+            ),
+            'AnswerQuestion': grpc.unary_unary_rpc_method_handler(
+                    servicer.AnswerQuestion,
+                    request_deserializer=taskmem_dot_v1_dot_state__service__pb2.AnswerQuestionRequest.FromString,
+                    response_serializer=taskmem_dot_v1_dot_state__service__pb2.AnswerQuestionResponse.SerializeToString,
             ),
             'GetWorkingMemory': grpc.unary_unary_rpc_method_handler(
                     servicer.GetWorkingMemory,
@@ -745,6 +775,33 @@ class StateService:
             '/taskmem.v1.StateService/SetStateItemStatus',
             taskmem_dot_v1_dot_state__service__pb2.SetStateItemStatusRequest.SerializeToString,
             taskmem_dot_v1_dot_state__service__pb2.SetStateItemStatusResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def AnswerQuestion(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/taskmem.v1.StateService/AnswerQuestion',
+            taskmem_dot_v1_dot_state__service__pb2.AnswerQuestionRequest.SerializeToString,
+            taskmem_dot_v1_dot_state__service__pb2.AnswerQuestionResponse.FromString,
             options,
             channel_credentials,
             insecure,

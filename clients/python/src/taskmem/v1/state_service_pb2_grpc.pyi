@@ -136,9 +136,9 @@ class StateServiceStub:
     token budget:
       State (updated: 2026-02-16T15:42Z, items: 12)
       [d_abc123def456] DECISION (active) auth: Use OAuth2 PKCE flow [refs:2]
-    Confidence shows only when LOW. Items in conflict with each other come
-    first, each group one line asking which holds:
-      CONFLICT DECISION which holds? [d_1a2b…] Use Redis — or [d_6f5e…] Do not use Redis
+    Confidence shows only when LOW. Items linked by an open question come
+    first, each group one line asking it (StateService.AnswerQuestion settles it):
+      QUESTION DECISION does [d_6f5e…] Use Memcached replace [d_1a2b…] Use Redis, stand beside it, or say the same?
     and CONFLICT ends the line of an item flagged with no rival named. Lines
     that do not fit are left out from the end of the order and counted.
     """
@@ -154,6 +154,22 @@ class StateServiceStub:
     item's open conflicts: each rival drops it from conflict_with, and loses its
     conflict flag when no current rival is left, so it shows as a plain current
     item again. Emits STATE_ITEM_UPDATED.
+    """
+    AnswerQuestion: _grpc.UnaryUnaryMultiCallable[_state_service_pb2.AnswerQuestionRequest, _state_service_pb2.AnswerQuestionResponse]
+    """Answers an open question of reconciliation. When a new item B is near an
+    existing item A and nothing certain says how they relate, both stay
+    current and every view asks "does B replace A, stand beside it, or say the
+    same?" (open_conflicts; the write's CandidateResult.settle_with). One call
+    settles it: REPLACES supersedes A (replaced_by B, evidence "answered by"),
+    STANDS_BESIDE keeps both as plain items, SAME merges B into A (B
+    superseded, replaced_by A). The question then leaves every view. From any
+    client, for example:
+      grpcurl -plaintext -d '{"task_id": "t_1", "new_uid": "d_b…", "old_uid": "d_a…",
+        "answer": "QUESTION_ANSWER_REPLACES"}' localhost:50051 taskmem.v1.StateService/AnswerQuestion
+    Emits STATE_ITEM_UPDATED for each item changed.
+    Errors: INVALID_ARGUMENT naming new_uid, old_uid or answer; NOT_FOUND for
+    an unknown task or uid; FAILED_PRECONDITION when the two are not an open
+    question (not linked, or one already retired).
     """
     GetWorkingMemory: _grpc.UnaryUnaryMultiCallable[_state_service_pb2.GetWorkingMemoryRequest, _state_service_pb2.GetWorkingMemoryResponse]
     """Returns an agent's working memory; an empty one (no etag) when it has none."""
@@ -306,9 +322,9 @@ class StateServiceAsyncStub(StateServiceStub):
     token budget:
       State (updated: 2026-02-16T15:42Z, items: 12)
       [d_abc123def456] DECISION (active) auth: Use OAuth2 PKCE flow [refs:2]
-    Confidence shows only when LOW. Items in conflict with each other come
-    first, each group one line asking which holds:
-      CONFLICT DECISION which holds? [d_1a2b…] Use Redis — or [d_6f5e…] Do not use Redis
+    Confidence shows only when LOW. Items linked by an open question come
+    first, each group one line asking it (StateService.AnswerQuestion settles it):
+      QUESTION DECISION does [d_6f5e…] Use Memcached replace [d_1a2b…] Use Redis, stand beside it, or say the same?
     and CONFLICT ends the line of an item flagged with no rival named. Lines
     that do not fit are left out from the end of the order and counted.
     """
@@ -324,6 +340,22 @@ class StateServiceAsyncStub(StateServiceStub):
     item's open conflicts: each rival drops it from conflict_with, and loses its
     conflict flag when no current rival is left, so it shows as a plain current
     item again. Emits STATE_ITEM_UPDATED.
+    """
+    AnswerQuestion: _aio.UnaryUnaryMultiCallable[_state_service_pb2.AnswerQuestionRequest, _state_service_pb2.AnswerQuestionResponse]  # type: ignore[assignment]
+    """Answers an open question of reconciliation. When a new item B is near an
+    existing item A and nothing certain says how they relate, both stay
+    current and every view asks "does B replace A, stand beside it, or say the
+    same?" (open_conflicts; the write's CandidateResult.settle_with). One call
+    settles it: REPLACES supersedes A (replaced_by B, evidence "answered by"),
+    STANDS_BESIDE keeps both as plain items, SAME merges B into A (B
+    superseded, replaced_by A). The question then leaves every view. From any
+    client, for example:
+      grpcurl -plaintext -d '{"task_id": "t_1", "new_uid": "d_b…", "old_uid": "d_a…",
+        "answer": "QUESTION_ANSWER_REPLACES"}' localhost:50051 taskmem.v1.StateService/AnswerQuestion
+    Emits STATE_ITEM_UPDATED for each item changed.
+    Errors: INVALID_ARGUMENT naming new_uid, old_uid or answer; NOT_FOUND for
+    an unknown task or uid; FAILED_PRECONDITION when the two are not an open
+    question (not linked, or one already retired).
     """
     GetWorkingMemory: _aio.UnaryUnaryMultiCallable[_state_service_pb2.GetWorkingMemoryRequest, _state_service_pb2.GetWorkingMemoryResponse]  # type: ignore[assignment]
     """Returns an agent's working memory; an empty one (no etag) when it has none."""
@@ -515,9 +547,9 @@ class StateServiceServicer(metaclass=_abc_1.ABCMeta):
         token budget:
           State (updated: 2026-02-16T15:42Z, items: 12)
           [d_abc123def456] DECISION (active) auth: Use OAuth2 PKCE flow [refs:2]
-        Confidence shows only when LOW. Items in conflict with each other come
-        first, each group one line asking which holds:
-          CONFLICT DECISION which holds? [d_1a2b…] Use Redis — or [d_6f5e…] Do not use Redis
+        Confidence shows only when LOW. Items linked by an open question come
+        first, each group one line asking it (StateService.AnswerQuestion settles it):
+          QUESTION DECISION does [d_6f5e…] Use Memcached replace [d_1a2b…] Use Redis, stand beside it, or say the same?
         and CONFLICT ends the line of an item flagged with no rival named. Lines
         that do not fit are left out from the end of the order and counted.
         """
@@ -551,6 +583,28 @@ class StateServiceServicer(metaclass=_abc_1.ABCMeta):
         item's open conflicts: each rival drops it from conflict_with, and loses its
         conflict flag when no current rival is left, so it shows as a plain current
         item again. Emits STATE_ITEM_UPDATED.
+        """
+
+    @_abc_1.abstractmethod
+    def AnswerQuestion(
+        self,
+        request: _state_service_pb2.AnswerQuestionRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_state_service_pb2.AnswerQuestionResponse, _abc.Awaitable[_state_service_pb2.AnswerQuestionResponse]]:
+        """Answers an open question of reconciliation. When a new item B is near an
+        existing item A and nothing certain says how they relate, both stay
+        current and every view asks "does B replace A, stand beside it, or say the
+        same?" (open_conflicts; the write's CandidateResult.settle_with). One call
+        settles it: REPLACES supersedes A (replaced_by B, evidence "answered by"),
+        STANDS_BESIDE keeps both as plain items, SAME merges B into A (B
+        superseded, replaced_by A). The question then leaves every view. From any
+        client, for example:
+          grpcurl -plaintext -d '{"task_id": "t_1", "new_uid": "d_b…", "old_uid": "d_a…",
+            "answer": "QUESTION_ANSWER_REPLACES"}' localhost:50051 taskmem.v1.StateService/AnswerQuestion
+        Emits STATE_ITEM_UPDATED for each item changed.
+        Errors: INVALID_ARGUMENT naming new_uid, old_uid or answer; NOT_FOUND for
+        an unknown task or uid; FAILED_PRECONDITION when the two are not an open
+        question (not linked, or one already retired).
         """
 
     @_abc_1.abstractmethod

@@ -341,10 +341,9 @@ export type CandidateResult = Message<"taskmem.v1.CandidateResult"> & {
   reason: string;
 
   /**
-   * For CONFLICTED: the calls that settle the conflict with target_uid, naming both uids. Until one
-   * is called, every view shows the pair as one open conflict (StateConflict), not as two current
-   * items: SetStateItemStatus(target_uid, SUPERSEDED) keeps this one (or re-send it with
-   * supersedes = target_uid); SetStateItemStatus(uid, SUPERSEDED) keeps target_uid. Empty otherwise.
+   * For CONFLICTED: the open question ("does uid replace target_uid, stand beside it, or say the
+   * same?") and the StateService.AnswerQuestion call for each answer. Until it is answered, every view
+   * shows the pair as one open question (StateConflict), not as two current items. Empty otherwise.
    *
    * @generated from field: string settle_with = 7;
    */
@@ -788,18 +787,18 @@ export const TaskStateSchema: GenMessage<TaskState> = /*@__PURE__*/
   messageDesc(file_taskmem_v1_state, 9);
 
 /**
- * StateConflict is an open conflict: current items of a thread that contradict each other (each
- * names the others in conflict_with) with nothing yet saying which holds. The views show it once,
- * as this question, instead of listing its items as current. It is settled, and leaves every view,
- * when all its items but one are SUPERSEDED (SetStateItemStatus, or a candidate or AddDecision whose
- * supersedes names them); the one left is then a plain current item again.
+ * StateConflict is an open question of reconciliation: current items of a thread that are near each
+ * other (each names the others in conflict_with) with nothing certain saying how they relate. The
+ * views show it once, as this question, instead of listing its items as current. It leaves every view
+ * when it is answered (StateService.AnswerQuestion) or all its items but one are SUPERSEDED.
  *
  * @generated from message taskmem.v1.StateConflict
  */
 export type StateConflict = Message<"taskmem.v1.StateConflict"> & {
   /**
-   * The question, naming each item and its uid, for example
-   * "which holds? [d_1a2b3c4d5e6f] Use Redis for caching — or [d_6f5e4d3c2b1a] Do not use Redis for caching".
+   * The question, naming each item and its uid, the newest as B, for example
+   * "does [d_6f5e4d3c2b1a] Use Memcached for caching replace [d_1a2b3c4d5e6f] Use Redis for caching,
+   * stand beside it, or say the same?".
    *
    * @generated from field: string question = 1;
    */
@@ -1292,7 +1291,9 @@ export enum ReconcileOutcome {
   SUPERSEDED = 3,
 
   /**
-   * Stored, and both it and target_uid flagged conflict.
+   * Stored beside target_uid as an open question ("does it replace target_uid, stand beside it, or say
+   * the same?"): both current, flagged conflict and linked in conflict_with until it is answered
+   * (StateService.AnswerQuestion).
    *
    * @generated from enum value: RECONCILE_OUTCOME_CONFLICTED = 4;
    */

@@ -2,8 +2,8 @@
 // @generated from file taskmem/v1/state_service.proto (package taskmem.v1, syntax proto3)
 /* eslint-disable */
 
-import type { GenFile, GenMessage, GenService } from "@bufbuild/protobuf/codegenv2";
-import { fileDesc, messageDesc, serviceDesc } from "@bufbuild/protobuf/codegenv2";
+import type { GenEnum, GenFile, GenMessage, GenService } from "@bufbuild/protobuf/codegenv2";
+import { enumDesc, fileDesc, messageDesc, serviceDesc } from "@bufbuild/protobuf/codegenv2";
 import type { Timestamp } from "@bufbuild/protobuf/wkt";
 import { file_google_protobuf_timestamp } from "@bufbuild/protobuf/wkt";
 import type { AsOf } from "./as_of_pb.js";
@@ -18,7 +18,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file taskmem/v1/state_service.proto.
  */
 export const file_taskmem_v1_state_service: GenFile = /*@__PURE__*/
-  fileDesc("Ch50YXNrbWVtL3YxL3N0YXRlX3NlcnZpY2UucHJvdG8SCnRhc2ttZW0udjEiXQoTR2V0VGFza1N0YXRlUmVxdWVzdBIPCgd0YXNrX2lkGAEgASgJEhQKDHRva2VuX2J1ZGdldBgCIAEoBRIfCgVhc19vZhgDIAEoCzIQLnRhc2ttZW0udjEuQXNPZiKGAQoUR2V0VGFza1N0YXRlUmVzcG9uc2USDAoEeWFtbBgBIAEoCRIkCgVzdGF0ZRgCIAEoCzIVLnRhc2ttZW0udjEuVGFza1N0YXRlEhMKC3Rva2VuX2NvdW50GAMgASgFEhQKDHRva2VuX2J1ZGdldBgEIAEoBRIPCgdvbWl0dGVkGAUgAygJIn8KEkFkZERlY2lzaW9uUmVxdWVzdBIPCgd0YXNrX2lkGAEgASgJEgwKBHRleHQYAiABKAkSEgoKc3VidGFza19pZBgDIAEoCRIOCgZkZXRhaWwYBCABKAkSEgoKcmVxdWVzdF9pZBgFIAEoCRISCgpzdXBlcnNlZGVzGAYgASgJIpgBChNBZGREZWNpc2lvblJlc3BvbnNlEi8KCGRlY2lzaW9uGAEgASgLMh0udGFza21lbS52MS5UYXNrU3RhdGVEZWNpc2lvbhIjCgRpdGVtGAIgASgLMhUudGFza21lbS52MS5TdGF0ZUl0ZW0SKwoGcmVwb3J0GAMgASgLMhsudGFza21lbS52MS5SZWNvbmNpbGVSZXBvcnQibQoPQWRkRXJyb3JSZXF1ZXN0Eg8KB3Rhc2tfaWQYASABKAkSEgoKc3VidGFza19pZBgCIAEoCRINCgVlcnJvchgDIAEoCRISCgpyZXNvbHV0aW9uGAQgASgJEhIKCnJlcXVlc3RfaWQYBSABKAkijwEKEEFkZEVycm9yUmVzcG9uc2USKQoFZXJyb3IYASABKAsyGi50YXNrbWVtLnYxLlRhc2tTdGF0ZUVycm9yEiMKBGl0ZW0YAiABKAsyFS50YXNrbWVtLnYxLlN0YXRlSXRlbRIrCgZyZXBvcnQYAyABKAsyGy50YXNrbWVtLnYxLlJlY29uY2lsZVJlcG9ydCI5ChNFeHRyYWN0U3RhdGVSZXF1ZXN0Eg8KB3Rhc2tfaWQYASABKAkSEQoJdGhyZWFkX2lkGAIgASgJImkKFEV4dHJhY3RTdGF0ZVJlc3BvbnNlEisKBnJlcG9ydBgBIAEoCzIbLnRhc2ttZW0udjEuUmVjb25jaWxlUmVwb3J0EiQKBWl0ZW1zGAIgAygLMhUudGFza21lbS52MS5TdGF0ZUl0ZW0igAEKF1Vwc2VydFN0YXRlSXRlbXNSZXF1ZXN0Eg8KB3Rhc2tfaWQYASABKAkSEQoJdGhyZWFkX2lkGAIgASgJEi0KBWl0ZW1zGAMgAygLMh4udGFza21lbS52MS5TdGF0ZUl0ZW1DYW5kaWRhdGUSEgoKcmVxdWVzdF9pZBgEIAEoCSJtChhVcHNlcnRTdGF0ZUl0ZW1zUmVzcG9uc2USKwoGcmVwb3J0GAEgASgLMhsudGFza21lbS52MS5SZWNvbmNpbGVSZXBvcnQSJAoFaXRlbXMYAiADKAsyFS50YXNrbWVtLnYxLlN0YXRlSXRlbSLJAQoVTGlzdFN0YXRlSXRlbXNSZXF1ZXN0Eg8KB3Rhc2tfaWQYASABKAkSEQoJdGhyZWFkX2lkGAIgASgJEigKBXR5cGVzGAMgAygOMhkudGFza21lbS52MS5TdGF0ZUl0ZW1UeXBlEhoKEmluY2x1ZGVfc3VwZXJzZWRlZBgEIAEoCBIRCglwYWdlX3NpemUYBSABKAUSEgoKcGFnZV90b2tlbhgGIAEoCRIfCgVhc19vZhgHIAEoCzIQLnRhc2ttZW0udjEuQXNPZiJXChZMaXN0U3RhdGVJdGVtc1Jlc3BvbnNlEiQKBWl0ZW1zGAEgAygLMhUudGFza21lbS52MS5TdGF0ZUl0ZW0SFwoPbmV4dF9wYWdlX3Rva2VuGAIgASgJImEKElJlbmRlclN0YXRlUmVxdWVzdBIPCgd0YXNrX2lkGAEgASgJEhEKCXRocmVhZF9pZBgCIAEoCRIUCgx0b2tlbl9idWRnZXQYAyABKAUSEQoJbWF4X2l0ZW1zGAQgASgFImcKE1JlbmRlclN0YXRlUmVzcG9uc2USDAoEdGV4dBgBIAEoCRITCgt0b2tlbl9jb3VudBgCIAEoBRIWCg5pdGVtc19yZW5kZXJlZBgDIAEoBRIVCg1pdGVtc19vbWl0dGVkGAQgASgFIkkKFkV4cGFuZFN0YXRlSXRlbVJlcXVlc3QSDwoHdGFza19pZBgBIAEoCRIRCgl0aHJlYWRfaWQYAiABKAkSCwoDdWlkGAMgASgJImUKF0V4cGFuZFN0YXRlSXRlbVJlc3BvbnNlEiMKBGl0ZW0YASABKAsyFS50YXNrbWVtLnYxLlN0YXRlSXRlbRIlCghtZXNzYWdlcxgCIAMoCzITLnRhc2ttZW0udjEuTWVzc2FnZSJqChNQaW5TdGF0ZUl0ZW1SZXF1ZXN0Eg8KB3Rhc2tfaWQYASABKAkSEQoJdGhyZWFkX2lkGAIgASgJEgsKA3VpZBgDIAEoCRIOCgZwaW5uZWQYBCABKAgSEgoKcmVxdWVzdF9pZBgFIAEoCSI7ChRQaW5TdGF0ZUl0ZW1SZXNwb25zZRIjCgRpdGVtGAEgASgLMhUudGFza21lbS52MS5TdGF0ZUl0ZW0ijQEKGVNldFN0YXRlSXRlbVN0YXR1c1JlcXVlc3QSDwoHdGFza19pZBgBIAEoCRIRCgl0aHJlYWRfaWQYAiABKAkSCwoDdWlkGAMgASgJEisKBnN0YXR1cxgEIAEoDjIbLnRhc2ttZW0udjEuU3RhdGVJdGVtU3RhdHVzEhIKCnJlcXVlc3RfaWQYBSABKAkiQQoaU2V0U3RhdGVJdGVtU3RhdHVzUmVzcG9uc2USIwoEaXRlbRgBIAEoCzIVLnRhc2ttZW0udjEuU3RhdGVJdGVtIisKF0dldFdvcmtpbmdNZW1vcnlSZXF1ZXN0EhAKCGFnZW50X2lkGAEgASgJIk0KGEdldFdvcmtpbmdNZW1vcnlSZXNwb25zZRIxCg53b3JraW5nX21lbW9yeRgBIAEoCzIZLnRhc2ttZW0udjEuV29ya2luZ01lbW9yeSJMChdQdXRXb3JraW5nTWVtb3J5UmVxdWVzdBIxCg53b3JraW5nX21lbW9yeRgBIAEoCzIZLnRhc2ttZW0udjEuV29ya2luZ01lbW9yeSJNChhQdXRXb3JraW5nTWVtb3J5UmVzcG9uc2USMQoOd29ya2luZ19tZW1vcnkYASABKAsyGS50YXNrbWVtLnYxLldvcmtpbmdNZW1vcnkipgEKE0J1aWxkQ29udGV4dFJlcXVlc3QSDwoHdGFza19pZBgBIAEoCRIRCgl0aHJlYWRfaWQYAiABKAkSFAoMdG9rZW5fYnVkZ2V0GAMgASgFEiUKBG1vZGUYBCABKA4yFy50YXNrbWVtLnYxLkNvbnRleHRNb2RlEg0KBXF1ZXJ5GAUgASgJEh8KBWFzX29mGAYgASgLMhAudGFza21lbS52MS5Bc09mImcKFEJ1aWxkQ29udGV4dFJlc3BvbnNlEgwKBHRleHQYASABKAkSEwoLdG9rZW5fY291bnQYAiABKAUSLAoIc2VjdGlvbnMYAyADKAsyGi50YXNrbWVtLnYxLkNvbnRleHRTZWN0aW9uIlsKEFF1ZXJ5VGFza1JlcXVlc3QSDwoHdGFza19pZBgBIAEoCRIQCghxdWVzdGlvbhgCIAEoCRIkCgVtb2RlbBgDIAEoDjIVLnRhc2ttZW0udjEuTW9kZWxUaWVyItgBChFRdWVyeVRhc2tSZXNwb25zZRIOCgZhbnN3ZXIYASABKAkSEgoKZnJvbV9tb2RlbBgCIAEoCBIMCgRub3RlGAMgASgJEhcKD3J1bm5pbmdfc3VtbWFyeRgEIAEoCRIeChZtZXNzYWdlc19zaW5jZV9zdW1tYXJ5GAUgASgFEioKC2Fuc3dlcmVkX2J5GAYgASgOMhUudGFza21lbS52MS5Nb2RlbFRpZXISGQoRYW5zd2VyZWRfYnlfbW9kZWwYByABKAkSEQoJZmVsbF9iYWNrGAggASgIIlQKGkdldFRhc2tTdGF0ZUhpc3RvcnlSZXF1ZXN0Eg8KB3Rhc2tfaWQYASABKAkSEQoJcGFnZV9zaXplGAIgASgFEhIKCnBhZ2VfdG9rZW4YAyABKAkisgEKEFRhc2tTdGF0ZVZlcnNpb24SDgoGY3Vyc29yGAEgASgDEi8KC2NyZWF0ZV90aW1lGAIgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIOCgZjaGFuZ2UYAyABKAkSFgoOY29ycmVsYXRpb25faWQYBCABKAkSDgoGa2V5X2lkGAUgASgJEhAKCGFnZW50X2lkGAYgASgJEhMKC2Rlc2NyaXB0aW9uGAcgASgJImYKG0dldFRhc2tTdGF0ZUhpc3RvcnlSZXNwb25zZRIuCgh2ZXJzaW9ucxgBIAMoCzIcLnRhc2ttZW0udjEuVGFza1N0YXRlVmVyc2lvbhIXCg9uZXh0X3BhZ2VfdG9rZW4YAiABKAkiTwoURGlmZlRhc2tTdGF0ZVJlcXVlc3QSDwoHdGFza19pZBgBIAEoCRITCgtmcm9tX2N1cnNvchgCIAEoAxIRCgl0b19jdXJzb3IYAyABKAMiZQoVRGlmZlRhc2tTdGF0ZVJlc3BvbnNlEgwKBGRpZmYYASABKAkSEQoJZnJvbV95YW1sGAIgASgJEg8KB3RvX3lhbWwYAyABKAkSGgoScmVzb2x2ZWRfdG9fY3Vyc29yGAQgASgDMrILCgxTdGF0ZVNlcnZpY2USVgoMR2V0VGFza1N0YXRlEh8udGFza21lbS52MS5HZXRUYXNrU3RhdGVSZXF1ZXN0GiAudGFza21lbS52MS5HZXRUYXNrU3RhdGVSZXNwb25zZSIDkAIBEk4KC0FkZERlY2lzaW9uEh4udGFza21lbS52MS5BZGREZWNpc2lvblJlcXVlc3QaHy50YXNrbWVtLnYxLkFkZERlY2lzaW9uUmVzcG9uc2USRQoIQWRkRXJyb3ISGy50YXNrbWVtLnYxLkFkZEVycm9yUmVxdWVzdBocLnRhc2ttZW0udjEuQWRkRXJyb3JSZXNwb25zZRJRCgxFeHRyYWN0U3RhdGUSHy50YXNrbWVtLnYxLkV4dHJhY3RTdGF0ZVJlcXVlc3QaIC50YXNrbWVtLnYxLkV4dHJhY3RTdGF0ZVJlc3BvbnNlEl0KEFVwc2VydFN0YXRlSXRlbXMSIy50YXNrbWVtLnYxLlVwc2VydFN0YXRlSXRlbXNSZXF1ZXN0GiQudGFza21lbS52MS5VcHNlcnRTdGF0ZUl0ZW1zUmVzcG9uc2USXAoOTGlzdFN0YXRlSXRlbXMSIS50YXNrbWVtLnYxLkxpc3RTdGF0ZUl0ZW1zUmVxdWVzdBoiLnRhc2ttZW0udjEuTGlzdFN0YXRlSXRlbXNSZXNwb25zZSIDkAIBElMKC1JlbmRlclN0YXRlEh4udGFza21lbS52MS5SZW5kZXJTdGF0ZVJlcXVlc3QaHy50YXNrbWVtLnYxLlJlbmRlclN0YXRlUmVzcG9uc2UiA5ACARJfCg9FeHBhbmRTdGF0ZUl0ZW0SIi50YXNrbWVtLnYxLkV4cGFuZFN0YXRlSXRlbVJlcXVlc3QaIy50YXNrbWVtLnYxLkV4cGFuZFN0YXRlSXRlbVJlc3BvbnNlIgOQAgESUQoMUGluU3RhdGVJdGVtEh8udGFza21lbS52MS5QaW5TdGF0ZUl0ZW1SZXF1ZXN0GiAudGFza21lbS52MS5QaW5TdGF0ZUl0ZW1SZXNwb25zZRJjChJTZXRTdGF0ZUl0ZW1TdGF0dXMSJS50YXNrbWVtLnYxLlNldFN0YXRlSXRlbVN0YXR1c1JlcXVlc3QaJi50YXNrbWVtLnYxLlNldFN0YXRlSXRlbVN0YXR1c1Jlc3BvbnNlEmIKEEdldFdvcmtpbmdNZW1vcnkSIy50YXNrbWVtLnYxLkdldFdvcmtpbmdNZW1vcnlSZXF1ZXN0GiQudGFza21lbS52MS5HZXRXb3JraW5nTWVtb3J5UmVzcG9uc2UiA5ACARJiChBQdXRXb3JraW5nTWVtb3J5EiMudGFza21lbS52MS5QdXRXb3JraW5nTWVtb3J5UmVxdWVzdBokLnRhc2ttZW0udjEuUHV0V29ya2luZ01lbW9yeVJlc3BvbnNlIgOQAgISVgoMQnVpbGRDb250ZXh0Eh8udGFza21lbS52MS5CdWlsZENvbnRleHRSZXF1ZXN0GiAudGFza21lbS52MS5CdWlsZENvbnRleHRSZXNwb25zZSIDkAIBEk0KCVF1ZXJ5VGFzaxIcLnRhc2ttZW0udjEuUXVlcnlUYXNrUmVxdWVzdBodLnRhc2ttZW0udjEuUXVlcnlUYXNrUmVzcG9uc2UiA5ACARJrChNHZXRUYXNrU3RhdGVIaXN0b3J5EiYudGFza21lbS52MS5HZXRUYXNrU3RhdGVIaXN0b3J5UmVxdWVzdBonLnRhc2ttZW0udjEuR2V0VGFza1N0YXRlSGlzdG9yeVJlc3BvbnNlIgOQAgESWQoNRGlmZlRhc2tTdGF0ZRIgLnRhc2ttZW0udjEuRGlmZlRhc2tTdGF0ZVJlcXVlc3QaIS50YXNrbWVtLnYxLkRpZmZUYXNrU3RhdGVSZXNwb25zZSIDkAIBQkBaPmdpdGh1Yi5jb20vdGFza21lbS90YXNrbWVtL2NsaWVudHMvZ28vZ2VuL3Rhc2ttZW0vdjE7dGFza21lbXYxYgZwcm90bzM", [file_google_protobuf_timestamp, file_taskmem_v1_as_of, file_taskmem_v1_state, file_taskmem_v1_task]);
+  fileDesc("Ch50YXNrbWVtL3YxL3N0YXRlX3NlcnZpY2UucHJvdG8SCnRhc2ttZW0udjEiXQoTR2V0VGFza1N0YXRlUmVxdWVzdBIPCgd0YXNrX2lkGAEgASgJEhQKDHRva2VuX2J1ZGdldBgCIAEoBRIfCgVhc19vZhgDIAEoCzIQLnRhc2ttZW0udjEuQXNPZiKGAQoUR2V0VGFza1N0YXRlUmVzcG9uc2USDAoEeWFtbBgBIAEoCRIkCgVzdGF0ZRgCIAEoCzIVLnRhc2ttZW0udjEuVGFza1N0YXRlEhMKC3Rva2VuX2NvdW50GAMgASgFEhQKDHRva2VuX2J1ZGdldBgEIAEoBRIPCgdvbWl0dGVkGAUgAygJIn8KEkFkZERlY2lzaW9uUmVxdWVzdBIPCgd0YXNrX2lkGAEgASgJEgwKBHRleHQYAiABKAkSEgoKc3VidGFza19pZBgDIAEoCRIOCgZkZXRhaWwYBCABKAkSEgoKcmVxdWVzdF9pZBgFIAEoCRISCgpzdXBlcnNlZGVzGAYgASgJIpgBChNBZGREZWNpc2lvblJlc3BvbnNlEi8KCGRlY2lzaW9uGAEgASgLMh0udGFza21lbS52MS5UYXNrU3RhdGVEZWNpc2lvbhIjCgRpdGVtGAIgASgLMhUudGFza21lbS52MS5TdGF0ZUl0ZW0SKwoGcmVwb3J0GAMgASgLMhsudGFza21lbS52MS5SZWNvbmNpbGVSZXBvcnQibQoPQWRkRXJyb3JSZXF1ZXN0Eg8KB3Rhc2tfaWQYASABKAkSEgoKc3VidGFza19pZBgCIAEoCRINCgVlcnJvchgDIAEoCRISCgpyZXNvbHV0aW9uGAQgASgJEhIKCnJlcXVlc3RfaWQYBSABKAkijwEKEEFkZEVycm9yUmVzcG9uc2USKQoFZXJyb3IYASABKAsyGi50YXNrbWVtLnYxLlRhc2tTdGF0ZUVycm9yEiMKBGl0ZW0YAiABKAsyFS50YXNrbWVtLnYxLlN0YXRlSXRlbRIrCgZyZXBvcnQYAyABKAsyGy50YXNrbWVtLnYxLlJlY29uY2lsZVJlcG9ydCI5ChNFeHRyYWN0U3RhdGVSZXF1ZXN0Eg8KB3Rhc2tfaWQYASABKAkSEQoJdGhyZWFkX2lkGAIgASgJImkKFEV4dHJhY3RTdGF0ZVJlc3BvbnNlEisKBnJlcG9ydBgBIAEoCzIbLnRhc2ttZW0udjEuUmVjb25jaWxlUmVwb3J0EiQKBWl0ZW1zGAIgAygLMhUudGFza21lbS52MS5TdGF0ZUl0ZW0igAEKF1Vwc2VydFN0YXRlSXRlbXNSZXF1ZXN0Eg8KB3Rhc2tfaWQYASABKAkSEQoJdGhyZWFkX2lkGAIgASgJEi0KBWl0ZW1zGAMgAygLMh4udGFza21lbS52MS5TdGF0ZUl0ZW1DYW5kaWRhdGUSEgoKcmVxdWVzdF9pZBgEIAEoCSJtChhVcHNlcnRTdGF0ZUl0ZW1zUmVzcG9uc2USKwoGcmVwb3J0GAEgASgLMhsudGFza21lbS52MS5SZWNvbmNpbGVSZXBvcnQSJAoFaXRlbXMYAiADKAsyFS50YXNrbWVtLnYxLlN0YXRlSXRlbSLJAQoVTGlzdFN0YXRlSXRlbXNSZXF1ZXN0Eg8KB3Rhc2tfaWQYASABKAkSEQoJdGhyZWFkX2lkGAIgASgJEigKBXR5cGVzGAMgAygOMhkudGFza21lbS52MS5TdGF0ZUl0ZW1UeXBlEhoKEmluY2x1ZGVfc3VwZXJzZWRlZBgEIAEoCBIRCglwYWdlX3NpemUYBSABKAUSEgoKcGFnZV90b2tlbhgGIAEoCRIfCgVhc19vZhgHIAEoCzIQLnRhc2ttZW0udjEuQXNPZiJXChZMaXN0U3RhdGVJdGVtc1Jlc3BvbnNlEiQKBWl0ZW1zGAEgAygLMhUudGFza21lbS52MS5TdGF0ZUl0ZW0SFwoPbmV4dF9wYWdlX3Rva2VuGAIgASgJImEKElJlbmRlclN0YXRlUmVxdWVzdBIPCgd0YXNrX2lkGAEgASgJEhEKCXRocmVhZF9pZBgCIAEoCRIUCgx0b2tlbl9idWRnZXQYAyABKAUSEQoJbWF4X2l0ZW1zGAQgASgFImcKE1JlbmRlclN0YXRlUmVzcG9uc2USDAoEdGV4dBgBIAEoCRITCgt0b2tlbl9jb3VudBgCIAEoBRIWCg5pdGVtc19yZW5kZXJlZBgDIAEoBRIVCg1pdGVtc19vbWl0dGVkGAQgASgFIkkKFkV4cGFuZFN0YXRlSXRlbVJlcXVlc3QSDwoHdGFza19pZBgBIAEoCRIRCgl0aHJlYWRfaWQYAiABKAkSCwoDdWlkGAMgASgJImUKF0V4cGFuZFN0YXRlSXRlbVJlc3BvbnNlEiMKBGl0ZW0YASABKAsyFS50YXNrbWVtLnYxLlN0YXRlSXRlbRIlCghtZXNzYWdlcxgCIAMoCzITLnRhc2ttZW0udjEuTWVzc2FnZSJqChNQaW5TdGF0ZUl0ZW1SZXF1ZXN0Eg8KB3Rhc2tfaWQYASABKAkSEQoJdGhyZWFkX2lkGAIgASgJEgsKA3VpZBgDIAEoCRIOCgZwaW5uZWQYBCABKAgSEgoKcmVxdWVzdF9pZBgFIAEoCSI7ChRQaW5TdGF0ZUl0ZW1SZXNwb25zZRIjCgRpdGVtGAEgASgLMhUudGFza21lbS52MS5TdGF0ZUl0ZW0ijQEKGVNldFN0YXRlSXRlbVN0YXR1c1JlcXVlc3QSDwoHdGFza19pZBgBIAEoCRIRCgl0aHJlYWRfaWQYAiABKAkSCwoDdWlkGAMgASgJEisKBnN0YXR1cxgEIAEoDjIbLnRhc2ttZW0udjEuU3RhdGVJdGVtU3RhdHVzEhIKCnJlcXVlc3RfaWQYBSABKAkiQQoaU2V0U3RhdGVJdGVtU3RhdHVzUmVzcG9uc2USIwoEaXRlbRgBIAEoCzIVLnRhc2ttZW0udjEuU3RhdGVJdGVtIrIBChVBbnN3ZXJRdWVzdGlvblJlcXVlc3QSDwoHdGFza19pZBgBIAEoCRIRCgl0aHJlYWRfaWQYAiABKAkSDwoHbmV3X3VpZBgDIAEoCRIPCgdvbGRfdWlkGAQgASgJEioKBmFuc3dlchgFIAEoDjIaLnRhc2ttZW0udjEuUXVlc3Rpb25BbnN3ZXISEwoLYW5zd2VyZWRfYnkYBiABKAkSEgoKcmVxdWVzdF9pZBgHIAEoCSI+ChZBbnN3ZXJRdWVzdGlvblJlc3BvbnNlEiQKBWl0ZW1zGAEgAygLMhUudGFza21lbS52MS5TdGF0ZUl0ZW0iKwoXR2V0V29ya2luZ01lbW9yeVJlcXVlc3QSEAoIYWdlbnRfaWQYASABKAkiTQoYR2V0V29ya2luZ01lbW9yeVJlc3BvbnNlEjEKDndvcmtpbmdfbWVtb3J5GAEgASgLMhkudGFza21lbS52MS5Xb3JraW5nTWVtb3J5IkwKF1B1dFdvcmtpbmdNZW1vcnlSZXF1ZXN0EjEKDndvcmtpbmdfbWVtb3J5GAEgASgLMhkudGFza21lbS52MS5Xb3JraW5nTWVtb3J5Ik0KGFB1dFdvcmtpbmdNZW1vcnlSZXNwb25zZRIxCg53b3JraW5nX21lbW9yeRgBIAEoCzIZLnRhc2ttZW0udjEuV29ya2luZ01lbW9yeSKmAQoTQnVpbGRDb250ZXh0UmVxdWVzdBIPCgd0YXNrX2lkGAEgASgJEhEKCXRocmVhZF9pZBgCIAEoCRIUCgx0b2tlbl9idWRnZXQYAyABKAUSJQoEbW9kZRgEIAEoDjIXLnRhc2ttZW0udjEuQ29udGV4dE1vZGUSDQoFcXVlcnkYBSABKAkSHwoFYXNfb2YYBiABKAsyEC50YXNrbWVtLnYxLkFzT2YiZwoUQnVpbGRDb250ZXh0UmVzcG9uc2USDAoEdGV4dBgBIAEoCRITCgt0b2tlbl9jb3VudBgCIAEoBRIsCghzZWN0aW9ucxgDIAMoCzIaLnRhc2ttZW0udjEuQ29udGV4dFNlY3Rpb24iWwoQUXVlcnlUYXNrUmVxdWVzdBIPCgd0YXNrX2lkGAEgASgJEhAKCHF1ZXN0aW9uGAIgASgJEiQKBW1vZGVsGAMgASgOMhUudGFza21lbS52MS5Nb2RlbFRpZXIi2AEKEVF1ZXJ5VGFza1Jlc3BvbnNlEg4KBmFuc3dlchgBIAEoCRISCgpmcm9tX21vZGVsGAIgASgIEgwKBG5vdGUYAyABKAkSFwoPcnVubmluZ19zdW1tYXJ5GAQgASgJEh4KFm1lc3NhZ2VzX3NpbmNlX3N1bW1hcnkYBSABKAUSKgoLYW5zd2VyZWRfYnkYBiABKA4yFS50YXNrbWVtLnYxLk1vZGVsVGllchIZChFhbnN3ZXJlZF9ieV9tb2RlbBgHIAEoCRIRCglmZWxsX2JhY2sYCCABKAgiVAoaR2V0VGFza1N0YXRlSGlzdG9yeVJlcXVlc3QSDwoHdGFza19pZBgBIAEoCRIRCglwYWdlX3NpemUYAiABKAUSEgoKcGFnZV90b2tlbhgDIAEoCSKyAQoQVGFza1N0YXRlVmVyc2lvbhIOCgZjdXJzb3IYASABKAMSLwoLY3JlYXRlX3RpbWUYAiABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEg4KBmNoYW5nZRgDIAEoCRIWCg5jb3JyZWxhdGlvbl9pZBgEIAEoCRIOCgZrZXlfaWQYBSABKAkSEAoIYWdlbnRfaWQYBiABKAkSEwoLZGVzY3JpcHRpb24YByABKAkiZgobR2V0VGFza1N0YXRlSGlzdG9yeVJlc3BvbnNlEi4KCHZlcnNpb25zGAEgAygLMhwudGFza21lbS52MS5UYXNrU3RhdGVWZXJzaW9uEhcKD25leHRfcGFnZV90b2tlbhgCIAEoCSJPChREaWZmVGFza1N0YXRlUmVxdWVzdBIPCgd0YXNrX2lkGAEgASgJEhMKC2Zyb21fY3Vyc29yGAIgASgDEhEKCXRvX2N1cnNvchgDIAEoAyJlChVEaWZmVGFza1N0YXRlUmVzcG9uc2USDAoEZGlmZhgBIAEoCRIRCglmcm9tX3lhbWwYAiABKAkSDwoHdG9feWFtbBgDIAEoCRIaChJyZXNvbHZlZF90b19jdXJzb3IYBCABKAMqjAEKDlF1ZXN0aW9uQW5zd2VyEh8KG1FVRVNUSU9OX0FOU1dFUl9VTlNQRUNJRklFRBAAEhwKGFFVRVNUSU9OX0FOU1dFUl9SRVBMQUNFUxABEiEKHVFVRVNUSU9OX0FOU1dFUl9TVEFORFNfQkVTSURFEAISGAoUUVVFU1RJT05fQU5TV0VSX1NBTUUQAzKLDAoMU3RhdGVTZXJ2aWNlElYKDEdldFRhc2tTdGF0ZRIfLnRhc2ttZW0udjEuR2V0VGFza1N0YXRlUmVxdWVzdBogLnRhc2ttZW0udjEuR2V0VGFza1N0YXRlUmVzcG9uc2UiA5ACARJOCgtBZGREZWNpc2lvbhIeLnRhc2ttZW0udjEuQWRkRGVjaXNpb25SZXF1ZXN0Gh8udGFza21lbS52MS5BZGREZWNpc2lvblJlc3BvbnNlEkUKCEFkZEVycm9yEhsudGFza21lbS52MS5BZGRFcnJvclJlcXVlc3QaHC50YXNrbWVtLnYxLkFkZEVycm9yUmVzcG9uc2USUQoMRXh0cmFjdFN0YXRlEh8udGFza21lbS52MS5FeHRyYWN0U3RhdGVSZXF1ZXN0GiAudGFza21lbS52MS5FeHRyYWN0U3RhdGVSZXNwb25zZRJdChBVcHNlcnRTdGF0ZUl0ZW1zEiMudGFza21lbS52MS5VcHNlcnRTdGF0ZUl0ZW1zUmVxdWVzdBokLnRhc2ttZW0udjEuVXBzZXJ0U3RhdGVJdGVtc1Jlc3BvbnNlElwKDkxpc3RTdGF0ZUl0ZW1zEiEudGFza21lbS52MS5MaXN0U3RhdGVJdGVtc1JlcXVlc3QaIi50YXNrbWVtLnYxLkxpc3RTdGF0ZUl0ZW1zUmVzcG9uc2UiA5ACARJTCgtSZW5kZXJTdGF0ZRIeLnRhc2ttZW0udjEuUmVuZGVyU3RhdGVSZXF1ZXN0Gh8udGFza21lbS52MS5SZW5kZXJTdGF0ZVJlc3BvbnNlIgOQAgESXwoPRXhwYW5kU3RhdGVJdGVtEiIudGFza21lbS52MS5FeHBhbmRTdGF0ZUl0ZW1SZXF1ZXN0GiMudGFza21lbS52MS5FeHBhbmRTdGF0ZUl0ZW1SZXNwb25zZSIDkAIBElEKDFBpblN0YXRlSXRlbRIfLnRhc2ttZW0udjEuUGluU3RhdGVJdGVtUmVxdWVzdBogLnRhc2ttZW0udjEuUGluU3RhdGVJdGVtUmVzcG9uc2USYwoSU2V0U3RhdGVJdGVtU3RhdHVzEiUudGFza21lbS52MS5TZXRTdGF0ZUl0ZW1TdGF0dXNSZXF1ZXN0GiYudGFza21lbS52MS5TZXRTdGF0ZUl0ZW1TdGF0dXNSZXNwb25zZRJXCg5BbnN3ZXJRdWVzdGlvbhIhLnRhc2ttZW0udjEuQW5zd2VyUXVlc3Rpb25SZXF1ZXN0GiIudGFza21lbS52MS5BbnN3ZXJRdWVzdGlvblJlc3BvbnNlEmIKEEdldFdvcmtpbmdNZW1vcnkSIy50YXNrbWVtLnYxLkdldFdvcmtpbmdNZW1vcnlSZXF1ZXN0GiQudGFza21lbS52MS5HZXRXb3JraW5nTWVtb3J5UmVzcG9uc2UiA5ACARJiChBQdXRXb3JraW5nTWVtb3J5EiMudGFza21lbS52MS5QdXRXb3JraW5nTWVtb3J5UmVxdWVzdBokLnRhc2ttZW0udjEuUHV0V29ya2luZ01lbW9yeVJlc3BvbnNlIgOQAgISVgoMQnVpbGRDb250ZXh0Eh8udGFza21lbS52MS5CdWlsZENvbnRleHRSZXF1ZXN0GiAudGFza21lbS52MS5CdWlsZENvbnRleHRSZXNwb25zZSIDkAIBEk0KCVF1ZXJ5VGFzaxIcLnRhc2ttZW0udjEuUXVlcnlUYXNrUmVxdWVzdBodLnRhc2ttZW0udjEuUXVlcnlUYXNrUmVzcG9uc2UiA5ACARJrChNHZXRUYXNrU3RhdGVIaXN0b3J5EiYudGFza21lbS52MS5HZXRUYXNrU3RhdGVIaXN0b3J5UmVxdWVzdBonLnRhc2ttZW0udjEuR2V0VGFza1N0YXRlSGlzdG9yeVJlc3BvbnNlIgOQAgESWQoNRGlmZlRhc2tTdGF0ZRIgLnRhc2ttZW0udjEuRGlmZlRhc2tTdGF0ZVJlcXVlc3QaIS50YXNrbWVtLnYxLkRpZmZUYXNrU3RhdGVSZXNwb25zZSIDkAIBQkBaPmdpdGh1Yi5jb20vdGFza21lbS90YXNrbWVtL2NsaWVudHMvZ28vZ2VuL3Rhc2ttZW0vdjE7dGFza21lbXYxYgZwcm90bzM", [file_google_protobuf_timestamp, file_taskmem_v1_as_of, file_taskmem_v1_state, file_taskmem_v1_task]);
 
 /**
  * GetTaskStateRequest asks for a task's state.
@@ -796,6 +796,90 @@ export const SetStateItemStatusResponseSchema: GenMessage<SetStateItemStatusResp
   messageDesc(file_taskmem_v1_state_service, 19);
 
 /**
+ * AnswerQuestionRequest answers one open question.
+ *
+ * @generated from message taskmem.v1.AnswerQuestionRequest
+ */
+export type AnswerQuestionRequest = Message<"taskmem.v1.AnswerQuestionRequest"> & {
+  /**
+   * The task. Either task_id or thread_id is required.
+   *
+   * @generated from field: string task_id = 1;
+   */
+  taskId: string;
+
+  /**
+   * A standalone thread.
+   *
+   * @generated from field: string thread_id = 2;
+   */
+  threadId: string;
+
+  /**
+   * B: the newer item of the question. Required.
+   *
+   * @generated from field: string new_uid = 3;
+   */
+  newUid: string;
+
+  /**
+   * A: the item B may replace. Required.
+   *
+   * @generated from field: string old_uid = 4;
+   */
+  oldUid: string;
+
+  /**
+   * The answer. Required.
+   *
+   * @generated from field: taskmem.v1.QuestionAnswer answer = 5;
+   */
+  answer: QuestionAnswer;
+
+  /**
+   * Who answers, recorded in the evidence ("agent" when empty; the web view sends "person"). At most 64 characters.
+   *
+   * @generated from field: string answered_by = 6;
+   */
+  answeredBy: string;
+
+  /**
+   * Idempotency key (AIP-155).
+   *
+   * @generated from field: string request_id = 7;
+   */
+  requestId: string;
+};
+
+/**
+ * Describes the message taskmem.v1.AnswerQuestionRequest.
+ * Use `create(AnswerQuestionRequestSchema)` to create a new message.
+ */
+export const AnswerQuestionRequestSchema: GenMessage<AnswerQuestionRequest> = /*@__PURE__*/
+  messageDesc(file_taskmem_v1_state_service, 20);
+
+/**
+ * AnswerQuestionResponse returns what the answer changed.
+ *
+ * @generated from message taskmem.v1.AnswerQuestionResponse
+ */
+export type AnswerQuestionResponse = Message<"taskmem.v1.AnswerQuestionResponse"> & {
+  /**
+   * Every item changed, B and A first (the one retired has status SUPERSEDED).
+   *
+   * @generated from field: repeated taskmem.v1.StateItem items = 1;
+   */
+  items: StateItem[];
+};
+
+/**
+ * Describes the message taskmem.v1.AnswerQuestionResponse.
+ * Use `create(AnswerQuestionResponseSchema)` to create a new message.
+ */
+export const AnswerQuestionResponseSchema: GenMessage<AnswerQuestionResponse> = /*@__PURE__*/
+  messageDesc(file_taskmem_v1_state_service, 21);
+
+/**
  * GetWorkingMemoryRequest names an agent.
  *
  * @generated from message taskmem.v1.GetWorkingMemoryRequest
@@ -814,7 +898,7 @@ export type GetWorkingMemoryRequest = Message<"taskmem.v1.GetWorkingMemoryReques
  * Use `create(GetWorkingMemoryRequestSchema)` to create a new message.
  */
 export const GetWorkingMemoryRequestSchema: GenMessage<GetWorkingMemoryRequest> = /*@__PURE__*/
-  messageDesc(file_taskmem_v1_state_service, 20);
+  messageDesc(file_taskmem_v1_state_service, 22);
 
 /**
  * GetWorkingMemoryResponse returns its working memory.
@@ -835,7 +919,7 @@ export type GetWorkingMemoryResponse = Message<"taskmem.v1.GetWorkingMemoryRespo
  * Use `create(GetWorkingMemoryResponseSchema)` to create a new message.
  */
 export const GetWorkingMemoryResponseSchema: GenMessage<GetWorkingMemoryResponse> = /*@__PURE__*/
-  messageDesc(file_taskmem_v1_state_service, 21);
+  messageDesc(file_taskmem_v1_state_service, 23);
 
 /**
  * PutWorkingMemoryRequest replaces an agent's working memory.
@@ -857,7 +941,7 @@ export type PutWorkingMemoryRequest = Message<"taskmem.v1.PutWorkingMemoryReques
  * Use `create(PutWorkingMemoryRequestSchema)` to create a new message.
  */
 export const PutWorkingMemoryRequestSchema: GenMessage<PutWorkingMemoryRequest> = /*@__PURE__*/
-  messageDesc(file_taskmem_v1_state_service, 22);
+  messageDesc(file_taskmem_v1_state_service, 24);
 
 /**
  * PutWorkingMemoryResponse returns what is stored.
@@ -878,7 +962,7 @@ export type PutWorkingMemoryResponse = Message<"taskmem.v1.PutWorkingMemoryRespo
  * Use `create(PutWorkingMemoryResponseSchema)` to create a new message.
  */
 export const PutWorkingMemoryResponseSchema: GenMessage<PutWorkingMemoryResponse> = /*@__PURE__*/
-  messageDesc(file_taskmem_v1_state_service, 23);
+  messageDesc(file_taskmem_v1_state_service, 25);
 
 /**
  * BuildContextRequest asks for a prompt context.
@@ -937,7 +1021,7 @@ export type BuildContextRequest = Message<"taskmem.v1.BuildContextRequest"> & {
  * Use `create(BuildContextRequestSchema)` to create a new message.
  */
 export const BuildContextRequestSchema: GenMessage<BuildContextRequest> = /*@__PURE__*/
-  messageDesc(file_taskmem_v1_state_service, 24);
+  messageDesc(file_taskmem_v1_state_service, 26);
 
 /**
  * BuildContextResponse is the assembled context.
@@ -973,7 +1057,7 @@ export type BuildContextResponse = Message<"taskmem.v1.BuildContextResponse"> & 
  * Use `create(BuildContextResponseSchema)` to create a new message.
  */
 export const BuildContextResponseSchema: GenMessage<BuildContextResponse> = /*@__PURE__*/
-  messageDesc(file_taskmem_v1_state_service, 25);
+  messageDesc(file_taskmem_v1_state_service, 27);
 
 /**
  * QueryTaskRequest asks a question about a task.
@@ -1013,7 +1097,7 @@ export type QueryTaskRequest = Message<"taskmem.v1.QueryTaskRequest"> & {
  * Use `create(QueryTaskRequestSchema)` to create a new message.
  */
 export const QueryTaskRequestSchema: GenMessage<QueryTaskRequest> = /*@__PURE__*/
-  messageDesc(file_taskmem_v1_state_service, 26);
+  messageDesc(file_taskmem_v1_state_service, 28);
 
 /**
  * QueryTaskResponse is the answer.
@@ -1084,7 +1168,7 @@ export type QueryTaskResponse = Message<"taskmem.v1.QueryTaskResponse"> & {
  * Use `create(QueryTaskResponseSchema)` to create a new message.
  */
 export const QueryTaskResponseSchema: GenMessage<QueryTaskResponse> = /*@__PURE__*/
-  messageDesc(file_taskmem_v1_state_service, 27);
+  messageDesc(file_taskmem_v1_state_service, 29);
 
 /**
  * GetTaskStateHistoryRequest names the task whose state versions to list.
@@ -1119,7 +1203,7 @@ export type GetTaskStateHistoryRequest = Message<"taskmem.v1.GetTaskStateHistory
  * Use `create(GetTaskStateHistoryRequestSchema)` to create a new message.
  */
 export const GetTaskStateHistoryRequestSchema: GenMessage<GetTaskStateHistoryRequest> = /*@__PURE__*/
-  messageDesc(file_taskmem_v1_state_service, 28);
+  messageDesc(file_taskmem_v1_state_service, 30);
 
 /**
  * TaskStateVersion is one version of a task's state: what one event left.
@@ -1184,7 +1268,7 @@ export type TaskStateVersion = Message<"taskmem.v1.TaskStateVersion"> & {
  * Use `create(TaskStateVersionSchema)` to create a new message.
  */
 export const TaskStateVersionSchema: GenMessage<TaskStateVersion> = /*@__PURE__*/
-  messageDesc(file_taskmem_v1_state_service, 29);
+  messageDesc(file_taskmem_v1_state_service, 31);
 
 /**
  * GetTaskStateHistoryResponse is one page of versions, newest first.
@@ -1212,7 +1296,7 @@ export type GetTaskStateHistoryResponse = Message<"taskmem.v1.GetTaskStateHistor
  * Use `create(GetTaskStateHistoryResponseSchema)` to create a new message.
  */
 export const GetTaskStateHistoryResponseSchema: GenMessage<GetTaskStateHistoryResponse> = /*@__PURE__*/
-  messageDesc(file_taskmem_v1_state_service, 30);
+  messageDesc(file_taskmem_v1_state_service, 32);
 
 /**
  * DiffTaskStateRequest names the task and the two moments to compare.
@@ -1247,7 +1331,7 @@ export type DiffTaskStateRequest = Message<"taskmem.v1.DiffTaskStateRequest"> & 
  * Use `create(DiffTaskStateRequestSchema)` to create a new message.
  */
 export const DiffTaskStateRequestSchema: GenMessage<DiffTaskStateRequest> = /*@__PURE__*/
-  messageDesc(file_taskmem_v1_state_service, 31);
+  messageDesc(file_taskmem_v1_state_service, 33);
 
 /**
  * DiffTaskStateResponse is the diff and the two texts it compares.
@@ -1290,7 +1374,48 @@ export type DiffTaskStateResponse = Message<"taskmem.v1.DiffTaskStateResponse"> 
  * Use `create(DiffTaskStateResponseSchema)` to create a new message.
  */
 export const DiffTaskStateResponseSchema: GenMessage<DiffTaskStateResponse> = /*@__PURE__*/
-  messageDesc(file_taskmem_v1_state_service, 32);
+  messageDesc(file_taskmem_v1_state_service, 34);
+
+/**
+ * QuestionAnswer answers "does B (new_uid) replace A (old_uid), stand beside it, or say the same?".
+ *
+ * @generated from enum taskmem.v1.QuestionAnswer
+ */
+export enum QuestionAnswer {
+  /**
+   * Never valid.
+   *
+   * @generated from enum value: QUESTION_ANSWER_UNSPECIFIED = 0;
+   */
+  UNSPECIFIED = 0,
+
+  /**
+   * B replaces A: A is superseded by B.
+   *
+   * @generated from enum value: QUESTION_ANSWER_REPLACES = 1;
+   */
+  REPLACES = 1,
+
+  /**
+   * B stands beside A: both hold, as two plain items.
+   *
+   * @generated from enum value: QUESTION_ANSWER_STANDS_BESIDE = 2;
+   */
+  STANDS_BESIDE = 2,
+
+  /**
+   * B says the same as A: B is merged into A (its refs and tags) and superseded by it.
+   *
+   * @generated from enum value: QUESTION_ANSWER_SAME = 3;
+   */
+  SAME = 3,
+}
+
+/**
+ * Describes the enum taskmem.v1.QuestionAnswer.
+ */
+export const QuestionAnswerSchema: GenEnum<QuestionAnswer> = /*@__PURE__*/
+  enumDesc(file_taskmem_v1_state_service, 0);
 
 /**
  * StateService gives an agent what belongs in its prompt: the compact task
@@ -1442,9 +1567,9 @@ export const StateService: GenService<{
    * token budget:
    *   State (updated: 2026-02-16T15:42Z, items: 12)
    *   [d_abc123def456] DECISION (active) auth: Use OAuth2 PKCE flow [refs:2]
-   * Confidence shows only when LOW. Items in conflict with each other come
-   * first, each group one line asking which holds:
-   *   CONFLICT DECISION which holds? [d_1a2b…] Use Redis — or [d_6f5e…] Do not use Redis
+   * Confidence shows only when LOW. Items linked by an open question come
+   * first, each group one line asking it (StateService.AnswerQuestion settles it):
+   *   QUESTION DECISION does [d_6f5e…] Use Memcached replace [d_1a2b…] Use Redis, stand beside it, or say the same?
    * and CONFLICT ends the line of an item flagged with no rival named. Lines
    * that do not fit are left out from the end of the order and counted.
    *
@@ -1489,6 +1614,29 @@ export const StateService: GenService<{
     methodKind: "unary";
     input: typeof SetStateItemStatusRequestSchema;
     output: typeof SetStateItemStatusResponseSchema;
+  },
+  /**
+   * Answers an open question of reconciliation. When a new item B is near an
+   * existing item A and nothing certain says how they relate, both stay
+   * current and every view asks "does B replace A, stand beside it, or say the
+   * same?" (open_conflicts; the write's CandidateResult.settle_with). One call
+   * settles it: REPLACES supersedes A (replaced_by B, evidence "answered by"),
+   * STANDS_BESIDE keeps both as plain items, SAME merges B into A (B
+   * superseded, replaced_by A). The question then leaves every view. From any
+   * client, for example:
+   *   grpcurl -plaintext -d '{"task_id": "t_1", "new_uid": "d_b…", "old_uid": "d_a…",
+   *     "answer": "QUESTION_ANSWER_REPLACES"}' localhost:50051 taskmem.v1.StateService/AnswerQuestion
+   * Emits STATE_ITEM_UPDATED for each item changed.
+   * Errors: INVALID_ARGUMENT naming new_uid, old_uid or answer; NOT_FOUND for
+   * an unknown task or uid; FAILED_PRECONDITION when the two are not an open
+   * question (not linked, or one already retired).
+   *
+   * @generated from rpc taskmem.v1.StateService.AnswerQuestion
+   */
+  answerQuestion: {
+    methodKind: "unary";
+    input: typeof AnswerQuestionRequestSchema;
+    output: typeof AnswerQuestionResponseSchema;
   },
   /**
    * Returns an agent's working memory; an empty one (no etag) when it has none.
