@@ -111,8 +111,11 @@ class Claim:
 
 _COMPLETION = frozenset({
     "done", "complete", "completed", "finished", "✓", "succeeded", "successful", "successfully", "passed",
-    "green", "finalised", "finalized", "sorted", "ready",
+    "green", "finalised", "finalized",
 })
+# Cues that say a thing is in a good state but not which work made it so: they only ask.
+_WEAK_CUES = frozenset({"ok", "okay", "ready", "sorted", "fine", "happy", "yes", "clear", "pass", "cut", "shut", "put",
+                        "went", "came", "fed", "ticked"})
 # Words ending in -ed that say nothing was finished.
 _NEUTRAL_ED = frozenset({
     "needed", "required", "expected", "planned", "supposed", "intended", "wanted", "proposed", "suggested",
@@ -123,7 +126,7 @@ _NEGATION = frozenset({"not", "never", "cannot", "no", "without", "nope", "neith
 _FAILURE = frozenset({
     "fail", "fails", "failed", "failing", "failure", "error", "errors", "broken", "crashed", "stuck", "blocked",
     "timeout", "denied", "refused", "rejected", "aborted", "reverted", "corrupt", "corrupted", "wrong", "missing",
-    "positive", "redo", "rollback",
+    "positive", "redo", "rollback", "cancelled", "canceled",
 })
 _ONGOING = frozenset({
     "start", "starting", "started", "begin", "began", "working", "progress", "ongoing", "underway", "running",
@@ -140,11 +143,14 @@ _PARTIAL_PHRASES = (("so", "far"), ("the", "rest"), ("to", "go"), ("on", "hold")
 _INTENT = frozenset({
     "will", "'ll", "going", "gonna", "shall", "should", "must", "need", "needs", "want", "let's", "next",
     "soon", "later", "tomorrow", "todo", "once", "when", "until", "before", "can", "could", "may", "might",
-    "would", "hope", "hopefully", "ensure", "please", "about",
+    "would", "hope", "hopefully", "ensure", "sure", "please", "about",
 })
+_PRONOUNS = frozenset({"we", "you", "he", "she", "they", "them", "him", "her", "i've", "we've", "we're", "finally"})
 _CONDITION = frozenset({"if", "unless", "provided", "assuming", "whether"})
-_HARMLESS_AFTER_NO = frozenset({"error", "errors", "issue", "issues", "problem", "problems", "actions", "warnings"})
-_LATER = frozenset({"tomorrow", "tonight", "later", "next", "monday", "tuesday", "wednesday", "thursday",
+# After "no", these say the thing itself is missing ("no reply", "no longer"), not that nothing went wrong.
+_NOT_A_THING = frozenset({"longer", "one", "sign", "word", "news", "reply", "response", "answer", "decision", "date",
+                          "confirmation", "go", "access", "luck", "idea", "way", "more", "time"})
+_LATER = frozenset({"tomorrow", "tomorow", "tonight", "later", "next", "monday", "tuesday", "wednesday", "thursday",
                     "friday", "saturday", "sunday", "soon", "upcoming"})
 _CONTRAST = frozenset({"but", "however", "though", "although", "whereas", "yet", "except", "still", "only",
                        "not", "never", "pending", "awaiting", "waiting"})
@@ -186,7 +192,7 @@ _ORDINAL = r"(?:\d{1,2}(?:st|nd|rd|th)|last|final|" + "|".join(_ORDINAL_WORDS) +
 _STEP_ORDINALS = re.compile(rf"\b(?P<ordinal>{_ORDINAL})\s+(?:steps?|items?)\b")
 _STEP_RUNS = re.compile(rf"\b(?P<end>first|last)\s+(?P<count>{_NUM})\s+(?:steps|items)\b")
 _ID_RUN = re.compile(r"[\w.-]+")
-_CLAUSE_END = re.compile(r"[;!?\n]+|[.:,](?=\s|$)|\s[—–-]+\s|[—–]|(?=\b(?:but|however|though|although)\b)")
+_CLAUSE_END = re.compile(r"[;!?\n]+|[.:,](?=\s|$)|\s[—–-]+\s|(?<!\d)[—–](?!\d)|(?=\b(?:but|however|though|although)\b)")
 _TOKEN = re.compile(r"✓|[a-z0-9]+(?:['._/:&+-][a-z0-9]+)*%?")
 _REWORK = re.compile(r"re-?[a-z]{3,}ing$")  # re-inspecting: the work is being done again
 _COUNT = re.compile(r"^(\d{1,6})/(\d{1,6})$")
@@ -270,7 +276,7 @@ _ALL_OUTCOMES = frozenset(phrase for phrases in OUTCOMES.values() for phrase in 
 
 
 def _first_cue(words: list[str]) -> int | None:
-    found = [i for i, w in enumerate(words) if _is_cue(w)][:1]
+    found = [i for i, w in enumerate(words) if _is_cue(w) or w in _WEAK_CUES][:1]
     outcome = _outcome_at(words, _ALL_OUTCOMES)
     return min([*found, *([outcome] if outcome is not None else [])], default=None)
 
@@ -305,9 +311,13 @@ def _time_to_come(words: list[str]) -> bool:
 
 def _blockers(words: list[str]) -> list[str]:
     """The words that say the work is not (known to be) finished ("no errors" is none)."""
-    found = []
+    found, harmless = [], -1
     for i, word in enumerate(words):
-        if word in _NEGATION and words[i + 1:i + 2] and words[i + 1] in _HARMLESS_AFTER_NO:
+        after = words[i + 1] if i + 1 < len(words) else ""
+        if word in ("no", "without", "zero") and after and not _is_cue(after) and after not in _NOT_A_THING:
+            harmless = i + 1
+            continue  # "no errors", "without advisories": nothing bad was found
+        if i == harmless:
             continue
         if word in _NEGATION or word.endswith("n't") or word in _FAILURE or word in _ONGOING or word in _CONDITION:
             found.append(word)
@@ -329,6 +339,7 @@ class _Clause:
     question: bool
     words: list[str] = dataclasses.field(default_factory=list)  # less the reference spans
     finished: bool = False
+    sure: bool = True  # a finished clause that names steps: with a cue of their own (not only a weak one)
 
 
 def _cut(text: str, spans: list[Span], titles: dict[int, _Title]) -> list[_Clause]:
@@ -392,7 +403,8 @@ def _qualifies(clause: _Clause, claimed: set[int], titles: dict[int, _Title]) ->
     if clause.finished or not words:
         return False
     takes_back = words[0] in _CONTRAST or words[0].endswith("n't") or _partial(words) or _time_to_come(words) \
-        or bool(_blockers(words)) or any(w in _LATER or _REWORK.match(w) for w in words)
+        or bool(_blockers(words)) or any(w in _LATER or w in _INTENT or w.endswith("'ll") or _REWORK.match(w)
+                                         for w in words)
     other = any(o not in claimed for o, _ in clause.refs) or any(
         o not in claimed and t.verb in {stem(w) for w in words} for o, t in titles.items())
     return takes_back and not other
@@ -406,14 +418,16 @@ class _Title(NamedTuple):
     verb: str
     object: frozenset[str]
     complement: frozenset[str]
-    head: str
+    heads: frozenset[str]  # the last noun of each of the object's parts ("the regulator and MCU")
     initials: frozenset[str]  # "tp" for "the test pressings": the object's and the whole title's initials
     outcomes: frozenset[tuple[str, ...]]
     numbers: frozenset[str]  # "Order Year 9 textbooks": "Year 10 textbooks" is another thing
 
 
 def _stems(words: Sequence[str]) -> frozenset[str]:
-    return frozenset(stem(w.removesuffix("'s")) for w in words if w not in _STOP and w != "✓" and not w.isdigit())
+    """Content words' stems; a compound's parts count too ("sign-off" says "sign")."""
+    parts = [p for w in words for p in ([w, *w.split("-")] if "-" in w else [w])]
+    return frozenset(stem(w.removesuffix("'s")) for w in parts if w not in _STOP and w != "✓" and not w.isdigit())
 
 
 @functools.lru_cache(maxsize=1024)
@@ -431,8 +445,11 @@ def _read_title(title: str) -> _Title | None:
     outcomes = OUTCOMES.get(stem(words[0]), frozenset())
     if stem(words[0]) in _DECIDED_VERBS and len(obj) > 1 and _is_past(obj[-1]):  # "Get the route approved"
         outcomes, obj = outcomes | OUTCOMES.get(stem(obj[-1]), frozenset()) | {(obj[-1],)}, obj[:-1]
-    initials = {"".join(w[0] for w in obj if w.isalpha()), "".join(w[0] for w in words if w not in _STOP)}
-    return _Title(stem(words[0]), _stems(obj), _stems(comp), stem(obj[-1]) if obj else "",
+    letters = [p for w in obj for p in w.split("-") if p.isalpha()]
+    initials = {"".join(p[0] for p in letters), "".join(w[0] for w in words if w not in _STOP)}
+    parts = " ".join(w for w in obj if not w.isdigit()).split(" and ")
+    heads = frozenset(stem(p.split()[-1].split("-")[-1]) for p in parts if p.split() and p.split()[-1].split("-")[-1])
+    return _Title(stem(words[0]), _stems(obj), _stems(comp), heads,
                   frozenset(i for i in initials if len(i) >= 2), outcomes,
                   frozenset(w for w in words if any(c.isdigit() for c in w)))
 
@@ -446,7 +463,7 @@ def _rival(title: _Title, words: list[str], stems: frozenset[str]) -> str:
     """Why the clause may speak of another thing than the title's object: another modifier before its
     head ("the staging database"), or another place after the title's preposition."""
     for i, word in enumerate(words):
-        if stem(word.removesuffix("'s")) == title.head and i:
+        if stem(word.removesuffix("'s")) in title.heads and i:
             before = words[i - 1]
             if before.isalpha() and before not in _STOP and stem(before) not in title.object | title.complement \
                     and not _is_cue(before) and stem(before) != title.verb:
@@ -480,8 +497,7 @@ def _link(clause: _Clause, titles: dict[int, _Title], acronyms: frozenset[str]) 
     verbs = {t.verb for t in titles.values()}
     purpose = next((i for i in range(len(words) - 1) if words[i] == "to" and stem(words[i + 1]) in verbs), None)
     words = words[:purpose]  # "Installed Xcode to build the app": what was done comes before the purpose
-    parts = [p for w in words for p in ([w, *w.split("-")] if "-" in w else [w])]
-    stems, pasts = _stems(parts), frozenset(stem(w) for w in words if _is_past(w))
+    stems, pasts = _stems(words), frozenset(stem(w) for w in words if _is_past(w))
     completion = any(w in _COMPLETION for w in words)
     certain: list[tuple[int, int, str]] = []
     asked: list[tuple[int, int]] = []
@@ -491,10 +507,14 @@ def _link(clause: _Clause, titles: dict[int, _Title], acronyms: frozenset[str]) 
         if title.object and said <= stems and own:
             why = _guard(title, words) or _rival(title, words, stems)
             certain.append((ordinal, len(said), why))
-        elif title.head in stems or title.initials & (acronyms | set(words)) \
-                or (title.verb in pasts and title.complement and title.complement <= stems):
+        elif title.heads & stems or title.initials & (acronyms | set(words)) or own and said & stems \
+                or completion and title.verb in stems:  # "Demo and rewiring both finished"
             if not _guard(title, words) or title.verb in pasts:
                 asked.append((ordinal, len((said | {title.verb}) & (stems | pasts))))
+    if not certain and not asked:  # "Submitted!", "We passed!!": the past of one step's verb, naming no other step
+        verbs = [o for o, t in titles.items() if t.verb in pasts]
+        if len(verbs) == 1 and stems <= pasts | _PRONOUNS:
+            return [(verbs[0], False, "only the step's verb is said")]
     if certain:
         best = max(n for _, n, _ in certain)
         top = [(o, why) for o, n, why in certain if n == best]
@@ -524,9 +544,9 @@ def _read(items: Sequence[OutlineItem], message: str) -> tuple[list[_Clause], di
             clause.refs.append((plain[lead.group(1)], MatchedBy.ITEM_ID))
             clause.words = clause.words[1:]
         clause.finished = _finished(clause.words, clause.question)
-        if clause.refs and clause.finished:  # "Step 3 is at 80%" says no outcome of step 3's own
+        if clause.refs and clause.finished:  # "Step 3 is at 80%" says no outcome of step 3's own: it only asks
             own = frozenset().union(*(titles[o].outcomes for o, _ in clause.refs if o in titles))
-            clause.finished = any(_is_cue(w) for w in clause.words) or _outcome_at(clause.words, own) is not None
+            clause.sure = any(_is_cue(w) for w in clause.words) or _outcome_at(clause.words, own) is not None
     return clauses, titles
 
 
@@ -546,8 +566,9 @@ def progress_findings(items: Sequence[OutlineItem], message: str) -> list[Claim]
         if not clause.finished:
             found.append([])
         elif clause.refs:
-            found.append([(o, how, not _guard(titles[o], clause.words) if o in titles else True,
-                           _guard(titles[o], clause.words) if o in titles else "") for o, how in clause.refs])
+            whys = [(_guard(titles[o], clause.words) if o in titles else "") or
+                    ("" if clause.sure else "the step is named but no finished verb is said") for o, _ in clause.refs]
+            found.append([(o, how, not why, why) for (o, how), why in zip(clause.refs, whys)])
         else:
             found.append([(o, MatchedBy.TITLE, sure, why) for o, sure, why in _link(clause, titles, acronyms)])
     for i in range(1, len(clauses)):
