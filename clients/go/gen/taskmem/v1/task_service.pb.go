@@ -816,9 +816,13 @@ type UpdatePlanItemRequest struct {
 	// metadata "holder_id" naming the current holder, "" for nobody) unless
 	// this holder holds the item's claim now. Empty: no check (any caller may
 	// change any item, as before claims existed).
-	HolderId      string `protobuf:"bytes,7,opt,name=holder_id,json=holderId,proto3" json:"holder_id,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	HolderId string `protobuf:"bytes,7,opt,name=holder_id,json=holderId,proto3" json:"holder_id,omitempty"`
+	// Dismisses the item's "may be finished" question (PlanItem.question): the
+	// message did not finish it. The status is left as it is (set status to
+	// COMPLETED instead to answer yes). Nothing to dismiss is no error.
+	DismissQuestion bool `protobuf:"varint,8,opt,name=dismiss_question,json=dismissQuestion,proto3" json:"dismiss_question,omitempty"`
+	unknownFields   protoimpl.UnknownFields
+	sizeCache       protoimpl.SizeCache
 }
 
 func (x *UpdatePlanItemRequest) Reset() {
@@ -898,6 +902,13 @@ func (x *UpdatePlanItemRequest) GetHolderId() string {
 		return x.HolderId
 	}
 	return ""
+}
+
+func (x *UpdatePlanItemRequest) GetDismissQuestion() bool {
+	if x != nil {
+		return x.DismissQuestion
+	}
+	return false
 }
 
 // UpdatePlanItemResponse returns the changed item.
@@ -2248,8 +2259,12 @@ type PostMessageResponse struct {
 	// The plan items this message marked COMPLETED by inference (status_source
 	// INFERRED), in plan order; empty when it completed none.
 	InferredItems []*PlanItem `protobuf:"bytes,2,rep,name=inferred_items,json=inferredItems,proto3" json:"inferred_items,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	// The "may be finished" questions this message left open (its evidence was
+	// probable, not certain, and no configured model settled it), in plan
+	// order; empty when it asked none. See PlanItemQuestion.
+	PlanItemQuestions []*PlanItemQuestion `protobuf:"bytes,3,rep,name=plan_item_questions,json=planItemQuestions,proto3" json:"plan_item_questions,omitempty"`
+	unknownFields     protoimpl.UnknownFields
+	sizeCache         protoimpl.SizeCache
 }
 
 func (x *PostMessageResponse) Reset() {
@@ -2292,6 +2307,13 @@ func (x *PostMessageResponse) GetMessage() *Message {
 func (x *PostMessageResponse) GetInferredItems() []*PlanItem {
 	if x != nil {
 		return x.InferredItems
+	}
+	return nil
+}
+
+func (x *PostMessageResponse) GetPlanItemQuestions() []*PlanItemQuestion {
+	if x != nil {
+		return x.PlanItemQuestions
 	}
 	return nil
 }
@@ -3034,9 +3056,14 @@ type GetProgressResponse struct {
 	OpenConflicts []*StateConflict `protobuf:"bytes,17,rep,name=open_conflicts,json=openConflicts,proto3" json:"open_conflicts,omitempty"`
 	// The claims held now (ClaimPlanItem), in plan order of their items: who
 	// holds which item, and until when.
-	Claims        []*PlanItemClaim `protobuf:"bytes,18,rep,name=claims,proto3" json:"claims,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	Claims []*PlanItemClaim `protobuf:"bytes,18,rep,name=claims,proto3" json:"claims,omitempty"`
+	// The open "may be finished" questions on the current plan's items, in
+	// plan order: a message probably finished each item, but not by certain
+	// evidence, so it is not counted as completed. Answer with UpdatePlanItem
+	// (status COMPLETED, or dismiss_question); `summary` asks them too.
+	PlanItemQuestions []*PlanItemQuestion `protobuf:"bytes,25,rep,name=plan_item_questions,json=planItemQuestions,proto3" json:"plan_item_questions,omitempty"`
+	unknownFields     protoimpl.UnknownFields
+	sizeCache         protoimpl.SizeCache
 }
 
 func (x *GetProgressResponse) Reset() {
@@ -3191,6 +3218,13 @@ func (x *GetProgressResponse) GetOpenConflicts() []*StateConflict {
 func (x *GetProgressResponse) GetClaims() []*PlanItemClaim {
 	if x != nil {
 		return x.Claims
+	}
+	return nil
+}
+
+func (x *GetProgressResponse) GetPlanItemQuestions() []*PlanItemQuestion {
+	if x != nil {
+		return x.PlanItemQuestions
 	}
 	return nil
 }
@@ -3887,7 +3921,7 @@ const file_taskmem_v1_task_service_proto_rawDesc = "" +
 	"\atask_id\x18\x01 \x01(\tR\x06taskId\x12\x18\n" +
 	"\aversion\x18\x02 \x01(\x05R\aversion\"7\n" +
 	"\x0fGetPlanResponse\x12$\n" +
-	"\x04plan\x18\x01 \x01(\v2\x10.taskmem.v1.PlanR\x04plan\"\x9d\x02\n" +
+	"\x04plan\x18\x01 \x01(\v2\x10.taskmem.v1.PlanR\x04plan\"\xc8\x02\n" +
 	"\x15UpdatePlanItemRequest\x12\x17\n" +
 	"\atask_id\x18\x01 \x01(\tR\x06taskId\x12\x17\n" +
 	"\aitem_id\x18\x02 \x01(\tR\x06itemId\x122\n" +
@@ -3896,7 +3930,8 @@ const file_taskmem_v1_task_service_proto_rawDesc = "" +
 	"\factive_issue\x18\x05 \x01(\tH\x01R\vactiveIssue\x88\x01\x01\x12\x1d\n" +
 	"\n" +
 	"request_id\x18\x06 \x01(\tR\trequestId\x12\x1b\n" +
-	"\tholder_id\x18\a \x01(\tR\bholderIdB\n" +
+	"\tholder_id\x18\a \x01(\tR\bholderId\x12)\n" +
+	"\x10dismiss_question\x18\b \x01(\bR\x0fdismissQuestionB\n" +
 	"\n" +
 	"\b_summaryB\x0f\n" +
 	"\r_active_issue\"B\n" +
@@ -4001,10 +4036,11 @@ const file_taskmem_v1_task_service_proto_rawDesc = "" +
 	"request_id\x18\x06 \x01(\tR\trequestId\x12;\n" +
 	"\vexpire_time\x18\a \x01(\v2\x1a.google.protobuf.TimestampR\n" +
 	"expireTime\x12\x16\n" +
-	"\x06pinned\x18\b \x01(\bR\x06pinned\"\x81\x01\n" +
+	"\x06pinned\x18\b \x01(\bR\x06pinned\"\xcf\x01\n" +
 	"\x13PostMessageResponse\x12-\n" +
 	"\amessage\x18\x01 \x01(\v2\x13.taskmem.v1.MessageR\amessage\x12;\n" +
-	"\x0einferred_items\x18\x02 \x03(\v2\x14.taskmem.v1.PlanItemR\rinferredItems\"\xb6\x01\n" +
+	"\x0einferred_items\x18\x02 \x03(\v2\x14.taskmem.v1.PlanItemR\rinferredItems\x12L\n" +
+	"\x13plan_item_questions\x18\x03 \x03(\v2\x1c.taskmem.v1.PlanItemQuestionR\x11planItemQuestions\"\xb6\x01\n" +
 	"\x13ListMessagesRequest\x12\x17\n" +
 	"\atask_id\x18\x01 \x01(\tR\x06taskId\x12\x1b\n" +
 	"\tthread_id\x18\x02 \x01(\tR\bthreadId\x12-\n" +
@@ -4052,7 +4088,7 @@ const file_taskmem_v1_task_service_proto_rawDesc = "" +
 	"\x0fnext_page_token\x18\x02 \x01(\tR\rnextPageToken\"_\n" +
 	"\x12GetProgressRequest\x12\x17\n" +
 	"\atask_id\x18\x01 \x01(\tR\x06taskId\x120\n" +
-	"\x14recent_message_count\x18\x02 \x01(\x05R\x12recentMessageCount\"\xe5\x06\n" +
+	"\x14recent_message_count\x18\x02 \x01(\x05R\x12recentMessageCount\"\xb3\a\n" +
 	"\x13GetProgressResponse\x12$\n" +
 	"\x04task\x18\x01 \x01(\v2\x10.taskmem.v1.TaskR\x04task\x12!\n" +
 	"\fplan_version\x18\x02 \x01(\x05R\vplanVersion\x122\n" +
@@ -4076,7 +4112,8 @@ const file_taskmem_v1_task_service_proto_rawDesc = "" +
 	"\vready_count\x18\x10 \x01(\x05R\n" +
 	"readyCount\x12@\n" +
 	"\x0eopen_conflicts\x18\x11 \x03(\v2\x19.taskmem.v1.StateConflictR\ropenConflicts\x121\n" +
-	"\x06claims\x18\x12 \x03(\v2\x19.taskmem.v1.PlanItemClaimR\x06claims\"\xad\x01\n" +
+	"\x06claims\x18\x12 \x03(\v2\x19.taskmem.v1.PlanItemClaimR\x06claims\x12L\n" +
+	"\x13plan_item_questions\x18\x19 \x03(\v2\x1c.taskmem.v1.PlanItemQuestionR\x11planItemQuestions\"\xad\x01\n" +
 	"\x1cListWebhookDeliveriesRequest\x12\x17\n" +
 	"\atask_id\x18\x01 \x01(\tR\x06taskId\x128\n" +
 	"\x06states\x18\x02 \x03(\x0e2 .taskmem.v1.WebhookDeliveryStateR\x06states\x12\x1b\n" +
@@ -4245,15 +4282,16 @@ var file_taskmem_v1_task_service_proto_goTypes = []any{
 	(MessageRole)(0),                      // 72: taskmem.v1.MessageRole
 	(MessageKind)(0),                      // 73: taskmem.v1.MessageKind
 	(*Message)(nil),                       // 74: taskmem.v1.Message
-	(*ContextSnapshot)(nil),               // 75: taskmem.v1.ContextSnapshot
-	(*Event)(nil),                         // 76: taskmem.v1.Event
-	(*StateItemNote)(nil),                 // 77: taskmem.v1.StateItemNote
-	(*OpenWait)(nil),                      // 78: taskmem.v1.OpenWait
-	(*StateConflict)(nil),                 // 79: taskmem.v1.StateConflict
-	(WebhookDeliveryState)(0),             // 80: taskmem.v1.WebhookDeliveryState
-	(*WebhookDelivery)(nil),               // 81: taskmem.v1.WebhookDelivery
-	(*ModelUsage)(nil),                    // 82: taskmem.v1.ModelUsage
-	(*ModelBudget)(nil),                   // 83: taskmem.v1.ModelBudget
+	(*PlanItemQuestion)(nil),              // 75: taskmem.v1.PlanItemQuestion
+	(*ContextSnapshot)(nil),               // 76: taskmem.v1.ContextSnapshot
+	(*Event)(nil),                         // 77: taskmem.v1.Event
+	(*StateItemNote)(nil),                 // 78: taskmem.v1.StateItemNote
+	(*OpenWait)(nil),                      // 79: taskmem.v1.OpenWait
+	(*StateConflict)(nil),                 // 80: taskmem.v1.StateConflict
+	(WebhookDeliveryState)(0),             // 81: taskmem.v1.WebhookDeliveryState
+	(*WebhookDelivery)(nil),               // 82: taskmem.v1.WebhookDelivery
+	(*ModelUsage)(nil),                    // 83: taskmem.v1.ModelUsage
+	(*ModelBudget)(nil),                   // 84: taskmem.v1.ModelBudget
 }
 var file_taskmem_v1_task_service_proto_depIdxs = []int32{
 	55,  // 0: taskmem.v1.CreateTaskRequest.context:type_name -> google.protobuf.Struct
@@ -4301,94 +4339,96 @@ var file_taskmem_v1_task_service_proto_depIdxs = []int32{
 	62,  // 42: taskmem.v1.PostMessageRequest.expire_time:type_name -> google.protobuf.Timestamp
 	74,  // 43: taskmem.v1.PostMessageResponse.message:type_name -> taskmem.v1.Message
 	65,  // 44: taskmem.v1.PostMessageResponse.inferred_items:type_name -> taskmem.v1.PlanItem
-	73,  // 45: taskmem.v1.ListMessagesRequest.kinds:type_name -> taskmem.v1.MessageKind
-	74,  // 46: taskmem.v1.ListMessagesResponse.messages:type_name -> taskmem.v1.Message
-	75,  // 47: taskmem.v1.RecordContextSnapshotResponse.snapshot:type_name -> taskmem.v1.ContextSnapshot
-	75,  // 48: taskmem.v1.ListContextSnapshotsResponse.snapshots:type_name -> taskmem.v1.ContextSnapshot
-	58,  // 49: taskmem.v1.SubscribeEventsRequest.types:type_name -> taskmem.v1.EventType
-	76,  // 50: taskmem.v1.SubscribeEventsResponse.event:type_name -> taskmem.v1.Event
-	58,  // 51: taskmem.v1.ListEventsRequest.types:type_name -> taskmem.v1.EventType
-	76,  // 52: taskmem.v1.ListEventsResponse.events:type_name -> taskmem.v1.Event
-	59,  // 53: taskmem.v1.GetProgressResponse.task:type_name -> taskmem.v1.Task
-	65,  // 54: taskmem.v1.GetProgressResponse.completed:type_name -> taskmem.v1.PlanItem
-	65,  // 55: taskmem.v1.GetProgressResponse.current:type_name -> taskmem.v1.PlanItem
-	65,  // 56: taskmem.v1.GetProgressResponse.next:type_name -> taskmem.v1.PlanItem
-	65,  // 57: taskmem.v1.GetProgressResponse.blocked:type_name -> taskmem.v1.PlanItem
-	65,  // 58: taskmem.v1.GetProgressResponse.failed:type_name -> taskmem.v1.PlanItem
-	74,  // 59: taskmem.v1.GetProgressResponse.recent_messages:type_name -> taskmem.v1.Message
-	77,  // 60: taskmem.v1.GetProgressResponse.decisions:type_name -> taskmem.v1.StateItemNote
-	77,  // 61: taskmem.v1.GetProgressResponse.constraints:type_name -> taskmem.v1.StateItemNote
-	77,  // 62: taskmem.v1.GetProgressResponse.open_questions:type_name -> taskmem.v1.StateItemNote
-	78,  // 63: taskmem.v1.GetProgressResponse.open_waits:type_name -> taskmem.v1.OpenWait
-	79,  // 64: taskmem.v1.GetProgressResponse.open_conflicts:type_name -> taskmem.v1.StateConflict
-	67,  // 65: taskmem.v1.GetProgressResponse.claims:type_name -> taskmem.v1.PlanItemClaim
-	80,  // 66: taskmem.v1.ListWebhookDeliveriesRequest.states:type_name -> taskmem.v1.WebhookDeliveryState
-	81,  // 67: taskmem.v1.ListWebhookDeliveriesResponse.deliveries:type_name -> taskmem.v1.WebhookDelivery
-	66,  // 68: taskmem.v1.RotateWebhookSecretRequest.overlap:type_name -> google.protobuf.Duration
-	62,  // 69: taskmem.v1.RotateWebhookSecretResponse.previous_secret_expire_time:type_name -> google.protobuf.Timestamp
-	82,  // 70: taskmem.v1.GetTaskUsageResponse.model_usage:type_name -> taskmem.v1.ModelUsage
-	83,  // 71: taskmem.v1.GetTaskUsageResponse.namespace_budget:type_name -> taskmem.v1.ModelBudget
-	59,  // 72: taskmem.v1.ForkTaskResponse.task:type_name -> taskmem.v1.Task
-	60,  // 73: taskmem.v1.ForkTaskResponse.plan:type_name -> taskmem.v1.Plan
-	0,   // 74: taskmem.v1.TaskService.CreateTask:input_type -> taskmem.v1.CreateTaskRequest
-	2,   // 75: taskmem.v1.TaskService.GetTask:input_type -> taskmem.v1.GetTaskRequest
-	4,   // 76: taskmem.v1.TaskService.ListTasks:input_type -> taskmem.v1.ListTasksRequest
-	6,   // 77: taskmem.v1.TaskService.UpdateTask:input_type -> taskmem.v1.UpdateTaskRequest
-	8,   // 78: taskmem.v1.TaskService.ReplacePlan:input_type -> taskmem.v1.ReplacePlanRequest
-	10,  // 79: taskmem.v1.TaskService.GetPlan:input_type -> taskmem.v1.GetPlanRequest
-	12,  // 80: taskmem.v1.TaskService.UpdatePlanItem:input_type -> taskmem.v1.UpdatePlanItemRequest
-	14,  // 81: taskmem.v1.TaskService.ClaimPlanItem:input_type -> taskmem.v1.ClaimPlanItemRequest
-	16,  // 82: taskmem.v1.TaskService.RenewClaim:input_type -> taskmem.v1.RenewClaimRequest
-	18,  // 83: taskmem.v1.TaskService.ReleaseClaim:input_type -> taskmem.v1.ReleaseClaimRequest
-	20,  // 84: taskmem.v1.TaskService.RecordAction:input_type -> taskmem.v1.RecordActionRequest
-	22,  // 85: taskmem.v1.TaskService.CompleteAction:input_type -> taskmem.v1.CompleteActionRequest
-	24,  // 86: taskmem.v1.TaskService.ListActions:input_type -> taskmem.v1.ListActionsRequest
-	27,  // 87: taskmem.v1.TaskService.AppendActionLog:input_type -> taskmem.v1.AppendActionLogRequest
-	29,  // 88: taskmem.v1.TaskService.TailActionLog:input_type -> taskmem.v1.TailActionLogRequest
-	31,  // 89: taskmem.v1.TaskService.PostMessage:input_type -> taskmem.v1.PostMessageRequest
-	33,  // 90: taskmem.v1.TaskService.ListMessages:input_type -> taskmem.v1.ListMessagesRequest
-	35,  // 91: taskmem.v1.TaskService.RecordContextSnapshot:input_type -> taskmem.v1.RecordContextSnapshotRequest
-	37,  // 92: taskmem.v1.TaskService.ListContextSnapshots:input_type -> taskmem.v1.ListContextSnapshotsRequest
-	39,  // 93: taskmem.v1.TaskService.SubscribeEvents:input_type -> taskmem.v1.SubscribeEventsRequest
-	41,  // 94: taskmem.v1.TaskService.ListEvents:input_type -> taskmem.v1.ListEventsRequest
-	43,  // 95: taskmem.v1.TaskService.GetProgress:input_type -> taskmem.v1.GetProgressRequest
-	45,  // 96: taskmem.v1.TaskService.ListWebhookDeliveries:input_type -> taskmem.v1.ListWebhookDeliveriesRequest
-	47,  // 97: taskmem.v1.TaskService.GetWebhookSecret:input_type -> taskmem.v1.GetWebhookSecretRequest
-	49,  // 98: taskmem.v1.TaskService.RotateWebhookSecret:input_type -> taskmem.v1.RotateWebhookSecretRequest
-	51,  // 99: taskmem.v1.TaskService.GetTaskUsage:input_type -> taskmem.v1.GetTaskUsageRequest
-	53,  // 100: taskmem.v1.TaskService.ForkTask:input_type -> taskmem.v1.ForkTaskRequest
-	1,   // 101: taskmem.v1.TaskService.CreateTask:output_type -> taskmem.v1.CreateTaskResponse
-	3,   // 102: taskmem.v1.TaskService.GetTask:output_type -> taskmem.v1.GetTaskResponse
-	5,   // 103: taskmem.v1.TaskService.ListTasks:output_type -> taskmem.v1.ListTasksResponse
-	7,   // 104: taskmem.v1.TaskService.UpdateTask:output_type -> taskmem.v1.UpdateTaskResponse
-	9,   // 105: taskmem.v1.TaskService.ReplacePlan:output_type -> taskmem.v1.ReplacePlanResponse
-	11,  // 106: taskmem.v1.TaskService.GetPlan:output_type -> taskmem.v1.GetPlanResponse
-	13,  // 107: taskmem.v1.TaskService.UpdatePlanItem:output_type -> taskmem.v1.UpdatePlanItemResponse
-	15,  // 108: taskmem.v1.TaskService.ClaimPlanItem:output_type -> taskmem.v1.ClaimPlanItemResponse
-	17,  // 109: taskmem.v1.TaskService.RenewClaim:output_type -> taskmem.v1.RenewClaimResponse
-	19,  // 110: taskmem.v1.TaskService.ReleaseClaim:output_type -> taskmem.v1.ReleaseClaimResponse
-	21,  // 111: taskmem.v1.TaskService.RecordAction:output_type -> taskmem.v1.RecordActionResponse
-	23,  // 112: taskmem.v1.TaskService.CompleteAction:output_type -> taskmem.v1.CompleteActionResponse
-	25,  // 113: taskmem.v1.TaskService.ListActions:output_type -> taskmem.v1.ListActionsResponse
-	28,  // 114: taskmem.v1.TaskService.AppendActionLog:output_type -> taskmem.v1.AppendActionLogResponse
-	30,  // 115: taskmem.v1.TaskService.TailActionLog:output_type -> taskmem.v1.TailActionLogResponse
-	32,  // 116: taskmem.v1.TaskService.PostMessage:output_type -> taskmem.v1.PostMessageResponse
-	34,  // 117: taskmem.v1.TaskService.ListMessages:output_type -> taskmem.v1.ListMessagesResponse
-	36,  // 118: taskmem.v1.TaskService.RecordContextSnapshot:output_type -> taskmem.v1.RecordContextSnapshotResponse
-	38,  // 119: taskmem.v1.TaskService.ListContextSnapshots:output_type -> taskmem.v1.ListContextSnapshotsResponse
-	40,  // 120: taskmem.v1.TaskService.SubscribeEvents:output_type -> taskmem.v1.SubscribeEventsResponse
-	42,  // 121: taskmem.v1.TaskService.ListEvents:output_type -> taskmem.v1.ListEventsResponse
-	44,  // 122: taskmem.v1.TaskService.GetProgress:output_type -> taskmem.v1.GetProgressResponse
-	46,  // 123: taskmem.v1.TaskService.ListWebhookDeliveries:output_type -> taskmem.v1.ListWebhookDeliveriesResponse
-	48,  // 124: taskmem.v1.TaskService.GetWebhookSecret:output_type -> taskmem.v1.GetWebhookSecretResponse
-	50,  // 125: taskmem.v1.TaskService.RotateWebhookSecret:output_type -> taskmem.v1.RotateWebhookSecretResponse
-	52,  // 126: taskmem.v1.TaskService.GetTaskUsage:output_type -> taskmem.v1.GetTaskUsageResponse
-	54,  // 127: taskmem.v1.TaskService.ForkTask:output_type -> taskmem.v1.ForkTaskResponse
-	101, // [101:128] is the sub-list for method output_type
-	74,  // [74:101] is the sub-list for method input_type
-	74,  // [74:74] is the sub-list for extension type_name
-	74,  // [74:74] is the sub-list for extension extendee
-	0,   // [0:74] is the sub-list for field type_name
+	75,  // 45: taskmem.v1.PostMessageResponse.plan_item_questions:type_name -> taskmem.v1.PlanItemQuestion
+	73,  // 46: taskmem.v1.ListMessagesRequest.kinds:type_name -> taskmem.v1.MessageKind
+	74,  // 47: taskmem.v1.ListMessagesResponse.messages:type_name -> taskmem.v1.Message
+	76,  // 48: taskmem.v1.RecordContextSnapshotResponse.snapshot:type_name -> taskmem.v1.ContextSnapshot
+	76,  // 49: taskmem.v1.ListContextSnapshotsResponse.snapshots:type_name -> taskmem.v1.ContextSnapshot
+	58,  // 50: taskmem.v1.SubscribeEventsRequest.types:type_name -> taskmem.v1.EventType
+	77,  // 51: taskmem.v1.SubscribeEventsResponse.event:type_name -> taskmem.v1.Event
+	58,  // 52: taskmem.v1.ListEventsRequest.types:type_name -> taskmem.v1.EventType
+	77,  // 53: taskmem.v1.ListEventsResponse.events:type_name -> taskmem.v1.Event
+	59,  // 54: taskmem.v1.GetProgressResponse.task:type_name -> taskmem.v1.Task
+	65,  // 55: taskmem.v1.GetProgressResponse.completed:type_name -> taskmem.v1.PlanItem
+	65,  // 56: taskmem.v1.GetProgressResponse.current:type_name -> taskmem.v1.PlanItem
+	65,  // 57: taskmem.v1.GetProgressResponse.next:type_name -> taskmem.v1.PlanItem
+	65,  // 58: taskmem.v1.GetProgressResponse.blocked:type_name -> taskmem.v1.PlanItem
+	65,  // 59: taskmem.v1.GetProgressResponse.failed:type_name -> taskmem.v1.PlanItem
+	74,  // 60: taskmem.v1.GetProgressResponse.recent_messages:type_name -> taskmem.v1.Message
+	78,  // 61: taskmem.v1.GetProgressResponse.decisions:type_name -> taskmem.v1.StateItemNote
+	78,  // 62: taskmem.v1.GetProgressResponse.constraints:type_name -> taskmem.v1.StateItemNote
+	78,  // 63: taskmem.v1.GetProgressResponse.open_questions:type_name -> taskmem.v1.StateItemNote
+	79,  // 64: taskmem.v1.GetProgressResponse.open_waits:type_name -> taskmem.v1.OpenWait
+	80,  // 65: taskmem.v1.GetProgressResponse.open_conflicts:type_name -> taskmem.v1.StateConflict
+	67,  // 66: taskmem.v1.GetProgressResponse.claims:type_name -> taskmem.v1.PlanItemClaim
+	75,  // 67: taskmem.v1.GetProgressResponse.plan_item_questions:type_name -> taskmem.v1.PlanItemQuestion
+	81,  // 68: taskmem.v1.ListWebhookDeliveriesRequest.states:type_name -> taskmem.v1.WebhookDeliveryState
+	82,  // 69: taskmem.v1.ListWebhookDeliveriesResponse.deliveries:type_name -> taskmem.v1.WebhookDelivery
+	66,  // 70: taskmem.v1.RotateWebhookSecretRequest.overlap:type_name -> google.protobuf.Duration
+	62,  // 71: taskmem.v1.RotateWebhookSecretResponse.previous_secret_expire_time:type_name -> google.protobuf.Timestamp
+	83,  // 72: taskmem.v1.GetTaskUsageResponse.model_usage:type_name -> taskmem.v1.ModelUsage
+	84,  // 73: taskmem.v1.GetTaskUsageResponse.namespace_budget:type_name -> taskmem.v1.ModelBudget
+	59,  // 74: taskmem.v1.ForkTaskResponse.task:type_name -> taskmem.v1.Task
+	60,  // 75: taskmem.v1.ForkTaskResponse.plan:type_name -> taskmem.v1.Plan
+	0,   // 76: taskmem.v1.TaskService.CreateTask:input_type -> taskmem.v1.CreateTaskRequest
+	2,   // 77: taskmem.v1.TaskService.GetTask:input_type -> taskmem.v1.GetTaskRequest
+	4,   // 78: taskmem.v1.TaskService.ListTasks:input_type -> taskmem.v1.ListTasksRequest
+	6,   // 79: taskmem.v1.TaskService.UpdateTask:input_type -> taskmem.v1.UpdateTaskRequest
+	8,   // 80: taskmem.v1.TaskService.ReplacePlan:input_type -> taskmem.v1.ReplacePlanRequest
+	10,  // 81: taskmem.v1.TaskService.GetPlan:input_type -> taskmem.v1.GetPlanRequest
+	12,  // 82: taskmem.v1.TaskService.UpdatePlanItem:input_type -> taskmem.v1.UpdatePlanItemRequest
+	14,  // 83: taskmem.v1.TaskService.ClaimPlanItem:input_type -> taskmem.v1.ClaimPlanItemRequest
+	16,  // 84: taskmem.v1.TaskService.RenewClaim:input_type -> taskmem.v1.RenewClaimRequest
+	18,  // 85: taskmem.v1.TaskService.ReleaseClaim:input_type -> taskmem.v1.ReleaseClaimRequest
+	20,  // 86: taskmem.v1.TaskService.RecordAction:input_type -> taskmem.v1.RecordActionRequest
+	22,  // 87: taskmem.v1.TaskService.CompleteAction:input_type -> taskmem.v1.CompleteActionRequest
+	24,  // 88: taskmem.v1.TaskService.ListActions:input_type -> taskmem.v1.ListActionsRequest
+	27,  // 89: taskmem.v1.TaskService.AppendActionLog:input_type -> taskmem.v1.AppendActionLogRequest
+	29,  // 90: taskmem.v1.TaskService.TailActionLog:input_type -> taskmem.v1.TailActionLogRequest
+	31,  // 91: taskmem.v1.TaskService.PostMessage:input_type -> taskmem.v1.PostMessageRequest
+	33,  // 92: taskmem.v1.TaskService.ListMessages:input_type -> taskmem.v1.ListMessagesRequest
+	35,  // 93: taskmem.v1.TaskService.RecordContextSnapshot:input_type -> taskmem.v1.RecordContextSnapshotRequest
+	37,  // 94: taskmem.v1.TaskService.ListContextSnapshots:input_type -> taskmem.v1.ListContextSnapshotsRequest
+	39,  // 95: taskmem.v1.TaskService.SubscribeEvents:input_type -> taskmem.v1.SubscribeEventsRequest
+	41,  // 96: taskmem.v1.TaskService.ListEvents:input_type -> taskmem.v1.ListEventsRequest
+	43,  // 97: taskmem.v1.TaskService.GetProgress:input_type -> taskmem.v1.GetProgressRequest
+	45,  // 98: taskmem.v1.TaskService.ListWebhookDeliveries:input_type -> taskmem.v1.ListWebhookDeliveriesRequest
+	47,  // 99: taskmem.v1.TaskService.GetWebhookSecret:input_type -> taskmem.v1.GetWebhookSecretRequest
+	49,  // 100: taskmem.v1.TaskService.RotateWebhookSecret:input_type -> taskmem.v1.RotateWebhookSecretRequest
+	51,  // 101: taskmem.v1.TaskService.GetTaskUsage:input_type -> taskmem.v1.GetTaskUsageRequest
+	53,  // 102: taskmem.v1.TaskService.ForkTask:input_type -> taskmem.v1.ForkTaskRequest
+	1,   // 103: taskmem.v1.TaskService.CreateTask:output_type -> taskmem.v1.CreateTaskResponse
+	3,   // 104: taskmem.v1.TaskService.GetTask:output_type -> taskmem.v1.GetTaskResponse
+	5,   // 105: taskmem.v1.TaskService.ListTasks:output_type -> taskmem.v1.ListTasksResponse
+	7,   // 106: taskmem.v1.TaskService.UpdateTask:output_type -> taskmem.v1.UpdateTaskResponse
+	9,   // 107: taskmem.v1.TaskService.ReplacePlan:output_type -> taskmem.v1.ReplacePlanResponse
+	11,  // 108: taskmem.v1.TaskService.GetPlan:output_type -> taskmem.v1.GetPlanResponse
+	13,  // 109: taskmem.v1.TaskService.UpdatePlanItem:output_type -> taskmem.v1.UpdatePlanItemResponse
+	15,  // 110: taskmem.v1.TaskService.ClaimPlanItem:output_type -> taskmem.v1.ClaimPlanItemResponse
+	17,  // 111: taskmem.v1.TaskService.RenewClaim:output_type -> taskmem.v1.RenewClaimResponse
+	19,  // 112: taskmem.v1.TaskService.ReleaseClaim:output_type -> taskmem.v1.ReleaseClaimResponse
+	21,  // 113: taskmem.v1.TaskService.RecordAction:output_type -> taskmem.v1.RecordActionResponse
+	23,  // 114: taskmem.v1.TaskService.CompleteAction:output_type -> taskmem.v1.CompleteActionResponse
+	25,  // 115: taskmem.v1.TaskService.ListActions:output_type -> taskmem.v1.ListActionsResponse
+	28,  // 116: taskmem.v1.TaskService.AppendActionLog:output_type -> taskmem.v1.AppendActionLogResponse
+	30,  // 117: taskmem.v1.TaskService.TailActionLog:output_type -> taskmem.v1.TailActionLogResponse
+	32,  // 118: taskmem.v1.TaskService.PostMessage:output_type -> taskmem.v1.PostMessageResponse
+	34,  // 119: taskmem.v1.TaskService.ListMessages:output_type -> taskmem.v1.ListMessagesResponse
+	36,  // 120: taskmem.v1.TaskService.RecordContextSnapshot:output_type -> taskmem.v1.RecordContextSnapshotResponse
+	38,  // 121: taskmem.v1.TaskService.ListContextSnapshots:output_type -> taskmem.v1.ListContextSnapshotsResponse
+	40,  // 122: taskmem.v1.TaskService.SubscribeEvents:output_type -> taskmem.v1.SubscribeEventsResponse
+	42,  // 123: taskmem.v1.TaskService.ListEvents:output_type -> taskmem.v1.ListEventsResponse
+	44,  // 124: taskmem.v1.TaskService.GetProgress:output_type -> taskmem.v1.GetProgressResponse
+	46,  // 125: taskmem.v1.TaskService.ListWebhookDeliveries:output_type -> taskmem.v1.ListWebhookDeliveriesResponse
+	48,  // 126: taskmem.v1.TaskService.GetWebhookSecret:output_type -> taskmem.v1.GetWebhookSecretResponse
+	50,  // 127: taskmem.v1.TaskService.RotateWebhookSecret:output_type -> taskmem.v1.RotateWebhookSecretResponse
+	52,  // 128: taskmem.v1.TaskService.GetTaskUsage:output_type -> taskmem.v1.GetTaskUsageResponse
+	54,  // 129: taskmem.v1.TaskService.ForkTask:output_type -> taskmem.v1.ForkTaskResponse
+	103, // [103:130] is the sub-list for method output_type
+	76,  // [76:103] is the sub-list for method input_type
+	76,  // [76:76] is the sub-list for extension type_name
+	76,  // [76:76] is the sub-list for extension extendee
+	0,   // [0:76] is the sub-list for field type_name
 }
 
 func init() { file_taskmem_v1_task_service_proto_init() }
