@@ -136,20 +136,15 @@ _ONGOING = frozenset({
     "remaining", "except", "pencilled", "penciled", "provisionally", "tentatively",
 })
 _PARTIAL_PHRASES = (("so", "far"), ("the", "rest"), ("to", "go"), ("on", "hold"), ("in", "review"),
-                    ("under", "review"), ("for", "now"), ("for", "today"), ("ready", "to"), ("ready", "for"),
+                    ("under", "review"), ("for", "now"), ("for", "today"), ("ready", "to"),
                     ("rolled", "back"), ("pushed", "back"), ("first", "batch"), ("first", "half"),
                     ("first", "pass"), ("first", "round"), ("on", "order"))
 # Before the cue these make it a plan, a condition or a possibility; a condition anywhere.
 _INTENT = frozenset({
     "will", "'ll", "going", "gonna", "shall", "should", "must", "need", "needs", "want", "let's", "next",
-    "soon", "later", "tomorrow", "todo", "once", "when", "until", "before", "can", "could", "may", "might",
+    "soon", "later", "tomorrow", "todo", "once", "when", "until", "before", "if", "unless", "can", "could", "may", "might",
     "would", "hope", "hopefully", "ensure", "sure", "please", "about",
 })
-_PRONOUNS = frozenset({"we", "you", "he", "she", "they", "them", "him", "her", "i've", "we've", "we're", "finally"})
-_CONDITION = frozenset({"if", "unless", "provided", "assuming", "whether"})
-# After "no", these say the thing itself is missing ("no reply", "no longer"), not that nothing went wrong.
-_NOT_A_THING = frozenset({"longer", "one", "sign", "word", "news", "reply", "response", "answer", "decision", "date",
-                          "confirmation", "go", "access", "luck", "idea", "way", "more", "time"})
 _LATER = frozenset({"tomorrow", "tomorow", "tonight", "later", "next", "monday", "tuesday", "wednesday", "thursday",
                     "friday", "saturday", "sunday", "soon", "upcoming"})
 _CONTRAST = frozenset({"but", "however", "though", "although", "whereas", "yet", "except", "still", "only",
@@ -166,8 +161,6 @@ _PREPOSITIONS = frozenset({"to", "on", "in", "into", "onto", "for", "with", "fro
 _DECIDED_VERBS = frozenset(stem(v) for v in "get obtain secure receive win approve pass clear grant".split())
 _HANDED_OVER = frozenset({"submitted", "applied", "application", "lodged", "requested", "request", "filed", "sent",
                           "emailed", "forwarded", "handed"})
-_DECIDED = frozenset({"granted", "approved", "issued", "awarded", "passed", "cleared", "accepted", "signed",
-                      "secured", "obtained", "won", "got"})
 _AWAITED = frozenset({"approval", "review", "sign-off", "signoff", "signature", "comments", "feedback", "decision"})
 # Work that comes before a step's outcome: alone it finishes only a step whose verb it is.
 _PRECURSORS = frozenset(stem(w) for w in (
@@ -194,6 +187,8 @@ _STEP_RUNS = re.compile(rf"\b(?P<end>first|last)\s+(?P<count>{_NUM})\s+(?:steps|
 _ID_RUN = re.compile(r"[\w.-]+")
 _CLAUSE_END = re.compile(r"[;!?\n]+|[.:,](?=\s|$)|\s[—–-]+\s|(?<!\d)[—–](?!\d)|(?=\b(?:but|however|though|although)\b)")
 _TOKEN = re.compile(r"✓|[a-z0-9]+(?:['._/:&+-][a-z0-9]+)*%?")
+_PART = frozenset({"section", "chapter", "part", "half", "intro", "portion", "page", "batch", "sample", "draft",
+                   "outline", "first"})
 _REWORK = re.compile(r"re-?[a-z]{3,}ing$")  # re-inspecting: the work is being done again
 _COUNT = re.compile(r"^(\d{1,6})/(\d{1,6})$")
 _PERCENT = re.compile(r"^(\d{1,3})%$")
@@ -273,6 +268,7 @@ def _outcome_at(words: list[str], outcomes: frozenset[tuple[str, ...]]) -> int |
 
 
 _ALL_OUTCOMES = frozenset(phrase for phrases in OUTCOMES.values() for phrase in phrases)
+_ALL_WORDS = frozenset(w for phrase in _ALL_OUTCOMES for w in phrase)
 
 
 def _first_cue(words: list[str]) -> int | None:
@@ -298,9 +294,12 @@ def _partial(words: list[str]) -> bool:
                                                             and words[i + 1] not in _STOP and not _is_cue(words[i + 1])):
             return True  # "60% done"; "a 70% turnout" is a measure of the result
         rest = [w for w in words[i + 1:i + 5] if w not in ("the", "a", "our", "my")]
-        a = number(word)
-        if a is not None and rest[:1] == ["of"] and len(rest) > 1 and (b := number(rest[1])) is not None and a < b:
+        rest = rest[2:] if rest[:2] == ["out", "of"] else rest[1:] if rest[:1] == ["of"] else []
+        a, b = number(word), number(rest[0]) if rest else None
+        if a is not None and b is not None and a < b:
             return True
+        if word in _PART and words[i + 1:i + 2] == ["of"]:
+            return True  # "the summary section of the report" is a part of it
     return _phrase_in(words, _PARTIAL_PHRASES)
 
 
@@ -314,12 +313,12 @@ def _blockers(words: list[str]) -> list[str]:
     found, harmless = [], -1
     for i, word in enumerate(words):
         after = words[i + 1] if i + 1 < len(words) else ""
-        if word in ("no", "without", "zero") and after and not _is_cue(after) and after not in _NOT_A_THING:
+        if word in ("no", "without", "zero") and after and not _is_cue(after) and after != "longer":
             harmless = i + 1
             continue  # "no errors", "without advisories": nothing bad was found
         if i == harmless:
             continue
-        if word in _NEGATION or word.endswith("n't") or word in _FAILURE or word in _ONGOING or word in _CONDITION:
+        if word in _NEGATION or word.endswith("n't") or word in _FAILURE or word in _ONGOING:
             found.append(word)
     return found
 
@@ -350,6 +349,8 @@ def _cut(text: str, spans: list[Span], titles: dict[int, _Title]) -> list[_Claus
         clauses.extend(_split_and(text, begin, end, spans, question))
         begin = resume
     for clause in clauses:
+        end = re.compile(r"[.!\n]|\?+").search(text, clause.start + len(clause.text))  # "Is it laid, or …?"
+        clause.question = clause.question or bool(end and end.group().startswith("?"))
         blank = list(clause.text)
         for start, end, _ in spans:
             for i in range(max(start, clause.start), min(end, clause.start + len(blank))):
@@ -422,6 +423,8 @@ class _Title(NamedTuple):
     initials: frozenset[str]  # "tp" for "the test pressings": the object's and the whole title's initials
     outcomes: frozenset[tuple[str, ...]]
     numbers: frozenset[str]  # "Order Year 9 textbooks": "Year 10 textbooks" is another thing
+    also: str  # a second verb ("Sand and varnish the floor"): its outcome is needed too
+    plural: bool  # "Master the tracks": "track 3 is mastered" is one of them
 
 
 def _stems(words: Sequence[str]) -> frozenset[str]:
@@ -436,10 +439,12 @@ def _read_title(title: str) -> _Title | None:
     if not words:
         return None
     rest = words[2:] if len(words) > 1 and words[1] in ("up", "out", "off", "down", "over", "back", "in") else words[1:]
-    if len(rest) > 2 and rest[0] == "and":  # "Board and tank the walls"
-        rest = rest[2:]
+    also = ""
+    if len(rest) > 2 and rest[0] == "and":  # "Sand and varnish the floor": both must be said
+        also, rest = stem(rest[1]), rest[2:]
     cut = next((i for i, w in enumerate(rest) if w in _PREPOSITIONS), len(rest))
     obj, comp = [w for w in rest[:cut] if w not in _STOP], [w for w in rest[cut:] if w not in _STOP]
+    parts = " ".join(w for w in rest[:cut] if not w.isdigit()).split(" and ")
     if not obj:
         obj, comp = comp, []
     outcomes = OUTCOMES.get(stem(words[0]), frozenset())
@@ -447,11 +452,11 @@ def _read_title(title: str) -> _Title | None:
         outcomes, obj = outcomes | OUTCOMES.get(stem(obj[-1]), frozenset()) | {(obj[-1],)}, obj[:-1]
     letters = [p for w in obj for p in w.split("-") if p.isalpha()]
     initials = {"".join(p[0] for p in letters), "".join(w[0] for w in words if w not in _STOP)}
-    parts = " ".join(w for w in obj if not w.isdigit()).split(" and ")
-    heads = frozenset(stem(p.split()[-1].split("-")[-1]) for p in parts if p.split() and p.split()[-1].split("-")[-1])
-    return _Title(stem(words[0]), _stems(obj), _stems(comp), heads,
+    last = [p.split()[-1].split("-")[-1] for p in parts if p.split() and p.split()[-1] not in _STOP]
+    return _Title(stem(words[0]), _stems(obj), _stems(comp), frozenset(stem(w) for w in last if w),
                   frozenset(i for i in initials if len(i) >= 2), outcomes,
-                  frozenset(w for w in words if any(c.isdigit() for c in w)))
+                  frozenset(w for w in words if any(c.isdigit() for c in w)), also,
+                  bool(last) and len(last[-1]) > 3 and last[-1].endswith("s") and not last[-1].endswith("ss"))
 
 
 def _acronyms(original: str) -> frozenset[str]:
@@ -462,12 +467,20 @@ def _acronyms(original: str) -> frozenset[str]:
 def _rival(title: _Title, words: list[str], stems: frozenset[str]) -> str:
     """Why the clause may speak of another thing than the title's object: another modifier before its
     head ("the staging database"), or another place after the title's preposition."""
+    said = title.object | title.complement
     for i, word in enumerate(words):
-        if stem(word.removesuffix("'s")) in title.heads and i:
-            before = words[i - 1]
-            if before.isalpha() and before not in _STOP and stem(before) not in title.object | title.complement \
-                    and not _is_cue(before) and stem(before) != title.verb:
-                return f"'{before} {word}' may be another thing"
+        if stem(word.removesuffix("'s")) not in title.heads:
+            continue
+        before, after = words[i - 1] if i else "", words[i + 1] if i + 1 < len(words) else ""
+        if before.isalpha() and before not in _STOP and stem(before) not in said and not _is_cue(before) \
+                and stem(before) != title.verb:
+            return f"'{before} {word}' may be another thing"
+        if after.isalpha() and after not in _STOP and after not in _PREPOSITIONS and stem(after) not in said \
+                and not _is_cue(after) and after not in _ALL_WORDS and not after.endswith("ly") \
+                and not word.endswith("'s"):
+            return f"'{word} {after}' may be another thing"
+        if title.plural and not word.endswith("s") and (after[:1].isdigit() or not after):
+            return f"'{word}' may be one of the {word}s"
     if title.complement and title.complement - stems:
         return "its place or party is not said"
     if not title.numbers <= set(words):
@@ -477,13 +490,18 @@ def _rival(title: _Title, words: list[str], stems: frozenset[str]) -> str:
 
 def _guard(title: _Title, words: list[str]) -> str:
     """Why a finished clause may not finish this step yet (empty: nothing stands in the way)."""
-    if title.verb in _DECIDED_VERBS and any(w in _HANDED_OVER for w in words) and not any(w in _DECIDED for w in words):
+    if title.verb in _DECIDED_VERBS and any(w in _HANDED_OVER for w in words) :
         return "handed over for a decision still to come"
     if any(w in _AWAITED for w in words) and "for" in words and not _stems([w for w in words if w in _AWAITED]) \
             <= title.object | title.complement:
         return "sent for a decision still to come"
     if title.verb not in _SCHEDULING and any(w in ("booked", "scheduled", "arranged") for w in words):
         return "put in the calendar"
+    if title.also and not ({title.also, title.verb} <= {stem(w) for w in words if _is_past(w)}) \
+            and not any(w in _COMPLETION for w in words):
+        return "only one of its two verbs is said"
+    if title.verb not in _SCHEDULING and any(w in _LATER for w in words) and not any(_is_past(w) for w in words):
+        return "its outcome is given a day to come"
     pasts = [w for w in words if _is_past(w)]
     if pasts and all(stem(w) in _PRECURSORS and stem(w) != title.verb for w in pasts) \
             and not any(w in _COMPLETION for w in words) and _outcome_at(words, title.outcomes) is None:
@@ -513,7 +531,7 @@ def _link(clause: _Clause, titles: dict[int, _Title], acronyms: frozenset[str]) 
                 asked.append((ordinal, len((said | {title.verb}) & (stems | pasts))))
     if not certain and not asked:  # "Submitted!", "We passed!!": the past of one step's verb, naming no other step
         verbs = [o for o, t in titles.items() if t.verb in pasts]
-        if len(verbs) == 1 and stems <= pasts | _PRONOUNS:
+        if len(verbs) == 1 and stems <= pasts:
             return [(verbs[0], False, "only the step's verb is said")]
     if certain:
         best = max(n for _, n, _ in certain)
