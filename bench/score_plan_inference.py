@@ -1,6 +1,7 @@
 """Score plan-progress inference (taskmem.core.plan_inference) on labelled progress messages.
 
     .venv/bin/python bench/score_plan_inference.py [FILE.yaml ...] [--show-misses] [--stages] [--judge FILE.jsonl]
+    .venv/bin/python bench/score_plan_inference.py --ablate [FILE.yaml ...]
 
 Each file (default: every labelled set under tests/data/) holds plans and cases (a message and the
 ids it says are finished). Three outcomes, printed per file:
@@ -13,7 +14,9 @@ ids it says are finished). Three outcomes, printed per file:
 
 --judge FILE.jsonl replays a judge's answers ({"id": "<file>#<case>:<item>", "answer": "finished" | "not_finished"
 | "unsure"}) over the questions: a "finished" answer completes the step (wrong if the label disagrees), "not_finished"
-dismisses it, anything else leaves it asked. --show-misses prints each case judged wrongly: never pass it for a set
+dismisses it, anything else leaves it asked. --ablate empties each word list of core/plan_words in turn and prints,
+over the files, how right / asked / silently wrong / asked-about-nothing move (a list that moves nothing is deleted).
+--show-misses prints each case judged wrongly: never pass it for a set
 that must stay unseen. --stages prints stage A's clause-level figures.
 """
 
@@ -21,11 +24,13 @@ from __future__ import annotations
 
 import json
 import pathlib
+import re
 import sys
 from typing import Any
 
 import yaml
 
+from taskmem.core import plan_inference, plan_words
 from taskmem.core.plan_inference import finished_clauses, progress_findings
 from taskmem.core.plans import PlanItem
 
@@ -110,8 +115,29 @@ def report(name: str, f: dict[str, int], stages: bool = False) -> None:
           f" quiet {f['nothing_quiet']} | questions {f['asked_total']}")
 
 
+def totals(files: list[pathlib.Path]) -> dict[str, int]:
+    figures = [score(path) for path in files]
+    return {key: sum(f[key] for f in figures) for key in ("right", "asked", "wrong", "nothing_asked")}
+
+
+def ablate(files: list[pathlib.Path]) -> None:
+    base = totals(files)
+    print(f"all lists: {base}")
+    for name in sorted(n for n in vars(plan_words) if re.fullmatch(r"[A-Z_]+", n)):
+        kept = getattr(plan_inference, name)
+        setattr(plan_inference, name, type(kept)())
+        try:
+            moved = {key: value - base[key] for key, value in totals(files).items()}
+        finally:
+            setattr(plan_inference, name, kept)
+        print(f"  without {name:16} ({len(kept):3} words): {moved if any(moved.values()) else 'no change'}")
+
+
 def main(argv: list[str]) -> None:
     show, stages = "--show-misses" in argv, "--stages" in argv
+    if "--ablate" in argv:
+        ablate([pathlib.Path(a) for a in argv if not a.startswith("--")] or DEFAULT_FILES)
+        return
     judge = None
     if "--judge" in argv:
         path = pathlib.Path(argv[argv.index("--judge") + 1])

@@ -5,37 +5,41 @@ accept (a resumed agent would skip unfinished work), so a rule decides alone onl
 a probable finish becomes a question ("may be finished: step N (message m)") that the configured model,
 the calling agent or a person answers. docs/api.md, "Plan progress from messages", says the same for users.
 
-Decision table. The message is cut into clauses (sentence ends, ";", ": ", ", ", spaced dashes, "but",
-"however", "though"; "and" only between two statements that each say something finished, or between
-two step references). A clause that only names steps ("Step 2:") takes the next clause's words; one
-of cue words alone ("…: signed") is said of the clause before it.
+Decision table. The message is cut into clauses (sentence ends, ";", ": ", ", ", dashes, "but", "however",
+"though"; "and" only between two step references or two statements that each say something finished). A
+clause that only names steps ("Step 2:") takes the next clause's words; one of cue words alone ("…: signed")
+is said of the clause before it. The words are data in core/plan_words and core/plan_outcomes.
 
-  | stage | the clause                                                                    | outcome     |
-  |-------|-------------------------------------------------------------------------------|-------------|
-  | A     | is a question, or negates (not, never, no, n't; "no errors" is fine)           | nothing     |
-  | A     | says failure or work going on or to come (failed, stuck, retrying, waiting,    | nothing     |
-  |       |   pending, will, next, once, if, unless, tomorrow, in 2 weeks …)               |             |
-  | A     | counts part of the whole (12 of 40, 3/5, 60%, so far, the rest, only, some)    | nothing     |
-  | A     | has no cue: a completion word (done, finished, ✓), a past form (-ed or        | nothing     |
-  |       |   irregular), or an outcome of plan_outcomes (is live, went out)              |             |
-  | A     | is followed by a clause with no cue that qualifies it ("…, but not signed",    | nothing     |
-  |       |   "…; the rest tonight", "…, results in 2 weeks") about no other step          |             |
-  | B     | names the step by number, ordinal, range or id ("step 2", "steps 1-3", "m2")  | complete    |
-  | B     | says every content word of the step's title but its verb, and the title's verb | complete    |
-  |       |   in a past form, a completion word or the verb's outcome; one title best     |             |
-  | B     | …the same, but a guard fires (below), or two titles tie                        | ask         |
-  | B     | names the head of the title's object (or its initials, "TPs" for "test        | ask         |
-  |       |   pressings"), or the verb's past with its complement ("Filed at the IPO")    |             |
-  | B     | names nothing of any step                                                    | nothing     |
+  | stage | the clause                                                                      | outcome  |
+  |-------|---------------------------------------------------------------------------------|----------|
+  | A     | is in a sentence that asks ("?"), or negates (not, never, n't; "no errors" is    | nothing  |
+  |       |   fine), or says failure, work going on, a condition (if, unless)               |          |
+  | A     | says intent before its cue (will, next, once, need …), a time to come ("in 2      | nothing  |
+  |       |   weeks"), or a part of the whole (12 of 40, 3/5, 60%, so far, "the section of") |          |
+  | A     | has no cue: a completion word (done, ✓), a past form, an outcome of the           | nothing  |
+  |       |   outcome table (is live, went out) or a weak cue (ok, ready, sorted, came)       |          |
+  | A     | is followed by a clause with no cue that qualifies it about no other step         | nothing  |
+  |       |   ("…, but not signed", "…; the rest tonight", "…, I'll send it Monday")          |          |
+  | B     | names the step by number, ordinal, range or id ("step 2", "steps 1-3", "m2",     | complete |
+  |       |   "tests: done"), with a strong cue (not a weak one alone: that asks)             |          |
+  | B     | says every content word of the title but its verb, with the title's verb in a     | complete |
+  |       |   past form, a completion word or the verb's outcome; or the object's head with  |          |
+  |       |   the verb's past ("Image built" for "Build the Docker image"); one title best    |          |
+  | B     | …the same, but a guard fires (below), or two titles fit as well                   | ask      |
+  | B     | names the head of the title's object, the title's initials ("TPs" for "test      | ask      |
+  |       |   pressings"), or a title word with the verb's outcome; at most two titles best  |          |
+  | B     | names nothing but the past of one step's verb ("Submitted!")                      | ask      |
+  | B     | otherwise                                                                       | nothing  |
 
-Guards (a certain link becomes a question): the clause only hands the step's thing over for a decision
-(submitted, lodged, sent "for approval") when the step is a decision or a result given by others (get,
-approve, pass …); it books or schedules a step that does not book or arrange; it gives the state a day to
-come ("live next week"); its only past is work before the step's outcome (drafted, prepared); or it names a
-rival of the title's object (another modifier, "the staging database"; another number; another place after
-the title's preposition). An asked link is dropped when the clause's only cue is such earlier work on a step
-whose verb it is not ("Invitations drafted" for "Send the invitations") or when its only shared word is the
-title's verb.
+Guards (certain evidence only asks): the step is a decision or a result given by others (get, approve,
+pass …) and the clause hands its thing over (submitted, lodged) or sends it "for approval"; it puts in the
+calendar a step that does not book or arrange; it gives a day to come with no past ("out on Friday"); it
+names a place where the thing is ("The boiler is in the van"); one of a title's two verbs is said ("Hall
+floor sanded" for "Sand and varnish"); its only past is work before the outcome (drafted, ordered); or it
+names a rival of the title's object: another modifier or a noun of its own beside the head ("the staging
+database", "the report template"), one of a plural object ("track 3"), another number, or no place or party
+of the title's ("to production"). An ask is dropped when such earlier work is the clause's only past and no
+verb of the step is said ("Invitations drafted" for "Send the invitations").
 
 Whether a finding is applied (dependencies completed, status not set by a caller) is decided by
 applicable_claims; the store applies completions and records questions in the transaction that stores the
@@ -49,11 +53,14 @@ import enum
 import functools
 import re
 from collections.abc import Sequence
-from typing import NamedTuple, Protocol
+from typing import NamedTuple
 
 from taskmem.core.messages import Kind, Role
 from taskmem.core.plan_outcomes import IRREGULAR, NOT_COMPLETION, OUTCOMES, stem
-from taskmem.core.plans import DONE, ItemStatus, StatusSource
+from taskmem.core.plan_words import (AWAITED, COMPLETION, CONTRAST, DECIDED_VERBS, FAILURE, HANDED_OVER, INTENT,
+                                    LATER, NEGATION, NEUTRAL_ED, ONGOING, PART, PARTIAL_PHRASES, PRECURSORS,
+                                    PREPOSITIONS, SCHEDULING, SPANS, STOP, WEAK_CUES)
+from taskmem.core.plans import DONE, ItemStatus, PlanItem, StatusSource
 
 # Only what an agent or a person writes about the work is read; tool output and the service's own
 # messages (waits, stuck alerts, lifecycle notes) are not.
@@ -70,23 +77,6 @@ class MatchedBy(enum.StrEnum):
     TITLE = "title"
 
 
-class OutlineItem(Protocol):
-    """What inference reads of a plan item (a PlanItem, or the lighter ItemOutline the store reads)."""
-
-    @property
-    def id(self) -> str: ...
-    @property
-    def ordinal(self) -> int: ...
-    @property
-    def title(self) -> str: ...
-    @property
-    def status(self) -> ItemStatus: ...
-    @property
-    def status_source(self) -> StatusSource: ...
-    @property
-    def depends_on(self) -> list[str]: ...
-
-
 class ItemOutline(NamedTuple):
     id: str
     ordinal: int
@@ -94,6 +84,9 @@ class ItemOutline(NamedTuple):
     status: ItemStatus
     status_source: StatusSource
     depends_on: list[str]
+
+
+OutlineItem = ItemOutline | PlanItem  # what inference reads of a plan item
 
 
 @dataclasses.dataclass(frozen=True)
@@ -106,68 +99,6 @@ class Claim:
     certain: bool = True
     why: str = ""  # for a question: the rule that kept it from being certain
 
-
-# --- words (each list is data with a measured reason: bench/score_plan_inference.py --ablate) -----
-
-_COMPLETION = frozenset({
-    "done", "complete", "completed", "finished", "✓", "succeeded", "successful", "successfully", "passed",
-    "green", "finalised", "finalized",
-})
-# Cues that say a thing is in a good state but not which work made it so: they only ask.
-_WEAK_CUES = frozenset({"ok", "okay", "ready", "sorted", "fine", "happy", "yes", "clear", "pass", "cut", "shut", "put",
-                        "went", "came", "fed", "ticked"})
-# Words ending in -ed that say nothing was finished.
-_NEUTRAL_ED = frozenset({
-    "needed", "required", "expected", "planned", "supposed", "intended", "wanted", "proposed", "suggested",
-    "requested", "asked", "based", "called", "named", "related", "limited", "hundred", "assigned", "allowed",
-    "estimated",
-})
-_NEGATION = frozenset({"not", "never", "cannot", "no", "without", "nope", "neither", "nor"})
-_FAILURE = frozenset({
-    "fail", "fails", "failed", "failing", "failure", "error", "errors", "broken", "crashed", "stuck", "blocked",
-    "timeout", "denied", "refused", "rejected", "aborted", "reverted", "corrupt", "corrupted", "wrong", "missing",
-    "positive", "redo", "rollback", "cancelled", "canceled",
-})
-_ONGOING = frozenset({
-    "start", "starting", "started", "begin", "began", "working", "progress", "ongoing", "underway", "running",
-    "still", "continuing", "retry", "retrying", "trying", "tried", "attempting", "waiting", "wait", "pending",
-    "queued", "paused", "postponed", "deferred", "delayed", "stalled", "skipping", "skipped", "almost", "nearly",
-    "partially", "partly", "half", "halfway", "mostly", "awaiting", "tbd", "eta", "yet", "some", "most", "only",
-    "remaining", "except", "pencilled", "penciled", "provisionally", "tentatively",
-})
-_PARTIAL_PHRASES = (("so", "far"), ("the", "rest"), ("to", "go"), ("on", "hold"), ("in", "review"),
-                    ("under", "review"), ("for", "now"), ("for", "today"), ("ready", "to"),
-                    ("rolled", "back"), ("pushed", "back"), ("first", "batch"), ("first", "half"),
-                    ("first", "pass"), ("first", "round"), ("on", "order"))
-# Before the cue these make it a plan, a condition or a possibility; a condition anywhere.
-_INTENT = frozenset({
-    "will", "'ll", "going", "gonna", "shall", "should", "must", "need", "needs", "want", "let's", "next",
-    "soon", "later", "tomorrow", "todo", "once", "when", "until", "before", "if", "unless", "can", "could", "may", "might",
-    "would", "hope", "hopefully", "ensure", "sure", "please", "about",
-})
-_LATER = frozenset({"tomorrow", "tomorow", "tonight", "later", "next", "monday", "tuesday", "wednesday", "thursday",
-                    "friday", "saturday", "sunday", "soon", "upcoming"})
-_CONTRAST = frozenset({"but", "however", "though", "although", "whereas", "yet", "except", "still", "only",
-                       "not", "never", "pending", "awaiting", "waiting"})
-_STOP = frozenset({
-    "the", "a", "an", "to", "and", "or", "of", "in", "into", "on", "onto", "for", "with", "from", "at", "by",
-    "as", "is", "are", "was", "were", "be", "been", "being", "has", "have", "had", "it", "its", "this", "that",
-    "these", "those", "all", "both", "also", "now", "i", "we", "our", "my", "me", "us", "so", "just", "up", "out",
-    "off", "down", "over", "back", "new", "old", "step", "steps", "item", "items", "today", "too", "they", "their",
-})
-_PREPOSITIONS = frozenset({"to", "on", "in", "into", "onto", "for", "with", "from", "at", "by", "via", "across",
-                           "over", "under", "through", "about", "against", "between", "within", "per", "using"})
-# Steps whose outcome is given by others: handing the thing over is not it.
-_DECIDED_VERBS = frozenset(stem(v) for v in "get obtain secure receive win approve pass clear grant".split())
-_HANDED_OVER = frozenset({"submitted", "applied", "application", "lodged", "requested", "request", "filed", "sent",
-                          "emailed", "forwarded", "handed"})
-_AWAITED = frozenset({"approval", "review", "sign-off", "signoff", "signature", "comments", "feedback", "decision"})
-# Work that comes before a step's outcome: alone it finishes only a step whose verb it is.
-_PRECURSORS = frozenset(stem(w) for w in (
-    "drafted prepared submitted applied lodged requested sent ordered booked scheduled arranged arrived"
-    " printed proofed shortlisted primed pinned sampled validated generated emailed").split())
-_SCHEDULING = frozenset(stem(v) for v in "book reserve schedule arrange plan set organise organize order buy"
-                        " purchase hire rent".split())
 
 # --- references ---------------------------------------------------------------------------------
 
@@ -187,12 +118,8 @@ _STEP_RUNS = re.compile(rf"\b(?P<end>first|last)\s+(?P<count>{_NUM})\s+(?:steps|
 _ID_RUN = re.compile(r"[\w.-]+")
 _CLAUSE_END = re.compile(r"[;!?\n]+|[.:,](?=\s|$)|\s[—–-]+\s|(?<!\d)[—–](?!\d)|(?=\b(?:but|however|though|although)\b)")
 _TOKEN = re.compile(r"✓|[a-z0-9]+(?:['._/:&+-][a-z0-9]+)*%?")
-_PART = frozenset({"section", "chapter", "part", "half", "intro", "portion", "page", "batch", "sample", "draft",
-                   "outline", "first"})
-_REWORK = re.compile(r"re-?[a-z]{3,}ing$")  # re-inspecting: the work is being done again
 _COUNT = re.compile(r"^(\d{1,6})/(\d{1,6})$")
 _PERCENT = re.compile(r"^(\d{1,3})%$")
-_SPANS = frozenset({"minutes", "hours", "hour", "day", "days", "week", "weeks", "month", "months", "fortnight"})
 
 Span = tuple[int, int, list[tuple[int, MatchedBy]]]
 
@@ -243,11 +170,11 @@ def _is_past(word: str) -> bool:
     if word in IRREGULAR:
         return word not in NOT_COMPLETION
     return len(word) >= 5 and word.endswith("ed") and not word.endswith("eed") and "_" not in word \
-        and word not in _NEUTRAL_ED and word not in _FAILURE and word not in _ONGOING and not word.startswith("un")
+        and word not in NEUTRAL_ED and word not in FAILURE and word not in ONGOING and not word.startswith("un")
 
 
 def _is_cue(word: str) -> bool:
-    return word in _COMPLETION or _is_past(word)
+    return word in COMPLETION or _is_past(word)
 
 
 def _outcome_at(words: list[str], outcomes: frozenset[tuple[str, ...]]) -> int | None:
@@ -261,7 +188,7 @@ def _outcome_at(words: list[str], outcomes: frozenset[tuple[str, ...]]) -> int |
             if tuple(plain[j:j + len(phrase)]) == phrase:
                 after = plain[j + len(phrase):j + len(phrase) + 1]  # "is in draft" is another state
                 if len(phrase) > 1 and phrase[-1] in ("in", "up", "out", "on", "back") and after \
-                        and after[0] not in _STOP and after[0] not in _PREPOSITIONS and not _is_cue(after[0]):
+                        and after[0] not in STOP and after[0] not in PREPOSITIONS and not _is_cue(after[0]):
                     continue
                 return expanded[j][0]
     return None
@@ -272,7 +199,7 @@ _ALL_WORDS = frozenset(w for phrase in _ALL_OUTCOMES for w in phrase)
 
 
 def _first_cue(words: list[str]) -> int | None:
-    found = [i for i, w in enumerate(words) if _is_cue(w) or w in _WEAK_CUES][:1]
+    found = [i for i, w in enumerate(words) if _is_cue(w) or w in WEAK_CUES][:1]
     outcome = _outcome_at(words, _ALL_OUTCOMES)
     return min([*found, *([outcome] if outcome is not None else [])], default=None)
 
@@ -291,21 +218,21 @@ def _partial(words: list[str]) -> bool:
         if count and int(count.group(1)) < int(count.group(2)):
             return True
         if percent and int(percent.group(1)) < 100 and not (i + 1 < len(words) and words[i + 1].isalpha()
-                                                            and words[i + 1] not in _STOP and not _is_cue(words[i + 1])):
+                                                            and words[i + 1] not in STOP and not _is_cue(words[i + 1])):
             return True  # "60% done"; "a 70% turnout" is a measure of the result
         rest = [w for w in words[i + 1:i + 5] if w not in ("the", "a", "our", "my")]
         rest = rest[2:] if rest[:2] == ["out", "of"] else rest[1:] if rest[:1] == ["of"] else []
         a, b = number(word), number(rest[0]) if rest else None
         if a is not None and b is not None and a < b:
             return True
-        if word in _PART and words[i + 1:i + 2] == ["of"]:
+        if word in PART and words[i + 1:i + 2] == ["of"]:
             return True  # "the summary section of the report" is a part of it
-    return _phrase_in(words, _PARTIAL_PHRASES)
+    return _phrase_in(words, PARTIAL_PHRASES)
 
 
 def _time_to_come(words: list[str]) -> bool:
     """ "in about 2 weeks", "in 10 days": a span of time from now."""
-    return any(w == "in" and any(x in _SPANS for x in words[i + 1:i + 4]) for i, w in enumerate(words))
+    return any(w == "in" and any(x in SPANS for x in words[i + 1:i + 4]) for i, w in enumerate(words))
 
 
 def _blockers(words: list[str]) -> list[str]:
@@ -318,7 +245,8 @@ def _blockers(words: list[str]) -> list[str]:
             continue  # "no errors", "without advisories": nothing bad was found
         if i == harmless:
             continue
-        if word in _NEGATION or word.endswith("n't") or word in _FAILURE or word in _ONGOING:
+        if word in NEGATION or word in FAILURE or word in ONGOING or word in ("if", "unless") \
+                or word.endswith("n't"):
             found.append(word)
     return found
 
@@ -327,7 +255,7 @@ def _finished(words: list[str], question: bool) -> bool:
     first = _first_cue(words)
     if question or first is None or _blockers(words) or _partial(words) or _time_to_come(words):
         return False
-    return not any(w in _INTENT or w.endswith("'ll") for w in words[:first])
+    return not any(w in INTENT or w.endswith("'ll") for w in words[:first])
 
 
 @dataclasses.dataclass
@@ -341,7 +269,7 @@ class _Clause:
     sure: bool = True  # a finished clause that names steps: with a cue of their own (not only a weak one)
 
 
-def _cut(text: str, spans: list[Span], titles: dict[int, _Title]) -> list[_Clause]:
+def _cut(text: str, spans: list[Span]) -> list[_Clause]:
     inside = set(i for start, end, _ in spans for i in range(start, end))
     cuts = [(m.start(), m.end(), "?" in m.group()) for m in _CLAUSE_END.finditer(text) if m.start() not in inside]
     clauses, begin = [], 0
@@ -356,7 +284,7 @@ def _cut(text: str, spans: list[Span], titles: dict[int, _Title]) -> list[_Claus
             for i in range(max(start, clause.start), min(end, clause.start + len(blank))):
                 blank[i - clause.start] = " "
         clause.words = _words("".join(blank))
-    return _join(clauses, titles)
+    return _join(clauses)
 
 
 def _split_and(text: str, begin: int, end: int, spans: list[Span], question: bool) -> list[_Clause]:
@@ -370,24 +298,24 @@ def _split_and(text: str, begin: int, end: int, spans: list[Span], question: boo
         left, right = _words(text[begin:at]), _words(text[at + len(m.group()):end])
         both_name = any(s < at for s, _, r in spans if begin <= s) and any(at < s < end for s, _, _ in spans)
         if both_name or (_first_cue(left) is not None and _first_cue(right) is not None and right
-                         and not _is_cue(right[0]) and len([w for w in right if w not in _STOP]) > 1):
+                         and not _is_cue(right[0]) and len([w for w in right if w not in STOP]) > 1):
             points.append(at)
     bounds = [begin, *points, end]
     return [clause(a, b) for a, b in zip(bounds, bounds[1:])]
 
 
-def _join(clauses: list[_Clause], titles: dict[int, _Title]) -> list[_Clause]:
+def _join(clauses: list[_Clause]) -> list[_Clause]:
     """A clause that only names steps takes the next one's words; one of cue words alone joins the one before."""
     out: list[_Clause] = []
     for clause in clauses:
         if not clause.text.strip():
             continue
-        content = [w for w in clause.words if w not in _STOP and w != "#"]
+        content = [w for w in clause.words if w not in STOP and w != "#"]
         if out and content and all(_is_cue(w) or w in ("all", "now") for w in content) and not clause.refs:
             prev = out[-1]
             out[-1] = dataclasses.replace(prev, text=prev.text + ": " + clause.text, words=prev.words + clause.words,
                                           question=prev.question or clause.question)
-        elif out and out[-1].refs and not [w for w in out[-1].words if w not in _STOP and w != "#"]:
+        elif out and out[-1].refs and not [w for w in out[-1].words if w not in STOP and w != "#"]:
             prev = out[-1]
             out[-1] = dataclasses.replace(clause, text=prev.text + ": " + clause.text, start=prev.start,
                                           refs=prev.refs + clause.refs)
@@ -403,9 +331,8 @@ def _qualifies(clause: _Clause, claimed: set[int], titles: dict[int, _Title]) ->
     words = clause.words
     if clause.finished or not words:
         return False
-    takes_back = words[0] in _CONTRAST or words[0].endswith("n't") or _partial(words) or _time_to_come(words) \
-        or bool(_blockers(words)) or any(w in _LATER or w in _INTENT or w.endswith("'ll") or _REWORK.match(w)
-                                         for w in words)
+    takes_back = words[0] in CONTRAST or words[0].endswith("n't") or _partial(words) or _time_to_come(words) \
+        or bool(_blockers(words)) or any(w in LATER or w in INTENT or w.endswith("'ll") for w in words)
     other = any(o not in claimed for o, _ in clause.refs) or any(
         o not in claimed and t.verb in {stem(w) for w in words} for o, t in titles.items())
     return takes_back and not other
@@ -430,7 +357,8 @@ class _Title(NamedTuple):
 def _stems(words: Sequence[str]) -> frozenset[str]:
     """Content words' stems; a compound's parts count too ("sign-off" says "sign")."""
     parts = [p for w in words for p in ([w, *w.split("-")] if "-" in w else [w])]
-    return frozenset(stem(w.removesuffix("'s")) for w in parts if w not in _STOP and w != "✓" and not w.isdigit())
+    parts = [re.sub(r"'(?:s|ve|re|m|d)$", "", w) for w in parts]  # "we've" is "we", "the site's" the site
+    return frozenset(stem(w) for w in parts if w not in STOP and w != "✓" and not w.isdigit())
 
 
 @functools.lru_cache(maxsize=1024)
@@ -442,17 +370,17 @@ def _read_title(title: str) -> _Title | None:
     also = ""
     if len(rest) > 2 and rest[0] == "and":  # "Sand and varnish the floor": both must be said
         also, rest = stem(rest[1]), rest[2:]
-    cut = next((i for i, w in enumerate(rest) if w in _PREPOSITIONS), len(rest))
-    obj, comp = [w for w in rest[:cut] if w not in _STOP], [w for w in rest[cut:] if w not in _STOP]
+    cut = next((i for i, w in enumerate(rest) if w in PREPOSITIONS), len(rest))
+    obj, comp = [w for w in rest[:cut] if w not in STOP], [w for w in rest[cut:] if w not in STOP]
     parts = " ".join(w for w in rest[:cut] if not w.isdigit()).split(" and ")
     if not obj:
         obj, comp = comp, []
     outcomes = OUTCOMES.get(stem(words[0]), frozenset())
-    if stem(words[0]) in _DECIDED_VERBS and len(obj) > 1 and _is_past(obj[-1]):  # "Get the route approved"
+    if stem(words[0]) in DECIDED_VERBS and len(obj) > 1 and _is_past(obj[-1]):  # "Get the route approved"
         outcomes, obj = outcomes | OUTCOMES.get(stem(obj[-1]), frozenset()) | {(obj[-1],)}, obj[:-1]
     letters = [p for w in obj for p in w.split("-") if p.isalpha()]
-    initials = {"".join(p[0] for p in letters), "".join(w[0] for w in words if w not in _STOP)}
-    last = [p.split()[-1].split("-")[-1] for p in parts if p.split() and p.split()[-1] not in _STOP]
+    initials = {"".join(p[0] for p in letters), "".join(w[0] for w in words if w not in STOP)}
+    last = [p.split()[-1].split("-")[-1] for p in parts if p.split() and p.split()[-1] not in STOP]
     return _Title(stem(words[0]), _stems(obj), _stems(comp), frozenset(stem(w) for w in last if w),
                   frozenset(i for i in initials if len(i) >= 2), outcomes,
                   frozenset(w for w in words if any(c.isdigit() for c in w)), also,
@@ -472,14 +400,15 @@ def _rival(title: _Title, words: list[str], stems: frozenset[str]) -> str:
         if stem(word.removesuffix("'s")) not in title.heads:
             continue
         before, after = words[i - 1] if i else "", words[i + 1] if i + 1 < len(words) else ""
-        if before.isalpha() and before not in _STOP and stem(before) not in said and not _is_cue(before) \
+        if before.isalpha() and before not in STOP and stem(before) not in said and not _is_cue(before) \
                 and stem(before) != title.verb:
             return f"'{before} {word}' may be another thing"
-        if after.isalpha() and after not in _STOP and after not in _PREPOSITIONS and stem(after) not in said \
+        if after.isalpha() and after not in STOP and after not in PREPOSITIONS and stem(after) not in said \
                 and not _is_cue(after) and after not in _ALL_WORDS and not after.endswith("ly") \
                 and not word.endswith("'s"):
             return f"'{word} {after}' may be another thing"
-        if title.plural and not word.endswith("s") and (after[:1].isdigit() or not after):
+        if title.plural and not word.endswith("s") and (not after or after[:1].isdigit() or _is_cue(after)
+                                                        or after in STOP or after in PREPOSITIONS):
             return f"'{word}' may be one of the {word}s"
     if title.complement and title.complement - stems:
         return "its place or party is not said"
@@ -488,23 +417,29 @@ def _rival(title: _Title, words: list[str], stems: frozenset[str]) -> str:
     return ""
 
 
+_PLACED = "a place is named: it may only be there"
+
+
 def _guard(title: _Title, words: list[str]) -> str:
     """Why a finished clause may not finish this step yet (empty: nothing stands in the way)."""
-    if title.verb in _DECIDED_VERBS and any(w in _HANDED_OVER for w in words) :
+    pasts = {stem(w) for w in words if _is_past(w)}
+    if title.verb in DECIDED_VERBS and any(w in HANDED_OVER for w in words):
         return "handed over for a decision still to come"
-    if any(w in _AWAITED for w in words) and "for" in words and not _stems([w for w in words if w in _AWAITED]) \
+    if any(w in AWAITED for w in words) and "for" in words and not _stems([w for w in words if w in AWAITED]) \
             <= title.object | title.complement:
         return "sent for a decision still to come"
-    if title.verb not in _SCHEDULING and any(w in ("booked", "scheduled", "arranged") for w in words):
+    if title.verb not in SCHEDULING and any(w in ("booked", "scheduled", "arranged") for w in words):
         return "put in the calendar"
-    if title.also and not ({title.also, title.verb} <= {stem(w) for w in words if _is_past(w)}) \
-            and not any(w in _COMPLETION for w in words):
+    if title.also and not {title.also, title.verb} <= pasts and not any(w in COMPLETION for w in words):
         return "only one of its two verbs is said"
-    if title.verb not in _SCHEDULING and any(w in _LATER for w in words) and not any(_is_past(w) for w in words):
+    if title.verb not in SCHEDULING and any(w in LATER for w in words) and not pasts:
         return "its outcome is given a day to come"
-    pasts = [w for w in words if _is_past(w)]
-    if pasts and all(stem(w) in _PRECURSORS and stem(w) != title.verb for w in pasts) \
-            and not any(w in _COMPLETION for w in words) and _outcome_at(words, title.outcomes) is None:
+    place = re.search(r"\b(?:is|are) (?:in|on|at) (?:the|a|an|our|my) ([a-z]+)", " ".join(words))
+    if place and stem(place.group(1)) not in title.object | title.complement and title.verb not in pasts \
+            and not any(w in COMPLETION for w in words):
+        return _PLACED  # "The boiler is in the van"
+    if pasts and all(w in PRECURSORS and w != title.verb for w in pasts) \
+            and not any(w in COMPLETION for w in words) and _outcome_at(words, title.outcomes) is None:
         return "only the work before it is said"
     return ""
 
@@ -516,18 +451,19 @@ def _link(clause: _Clause, titles: dict[int, _Title], acronyms: frozenset[str]) 
     purpose = next((i for i in range(len(words) - 1) if words[i] == "to" and stem(words[i + 1]) in verbs), None)
     words = words[:purpose]  # "Installed Xcode to build the app": what was done comes before the purpose
     stems, pasts = _stems(words), frozenset(stem(w) for w in words if _is_past(w))
-    completion = any(w in _COMPLETION for w in words)
+    completion = any(w in COMPLETION for w in words)
     certain: list[tuple[int, int, str]] = []
     asked: list[tuple[int, int]] = []
     for ordinal, title in titles.items():
         said = title.object | title.complement
         own = title.verb in pasts or completion or _outcome_at(words, title.outcomes) is not None
-        if title.object and said <= stems and own:
+        if title.object and (said <= stems and own or title.verb in pasts and title.heads <= stems
+                             and not title.complement):  # "Image built" for "Build the Docker image"
             why = _guard(title, words) or _rival(title, words, stems)
-            certain.append((ordinal, len(said), why))
+            certain.append((ordinal, len(said & stems), why))
         elif title.heads & stems or title.initials & (acronyms | set(words)) or own and said & stems \
                 or completion and title.verb in stems:  # "Demo and rewiring both finished"
-            if not _guard(title, words) or title.verb in pasts:
+            if _guard(title, words) in ("", _PLACED) or title.verb in pasts:
                 asked.append((ordinal, len((said | {title.verb}) & (stems | pasts))))
     if not certain and not asked:  # "Submitted!", "We passed!!": the past of one step's verb, naming no other step
         verbs = [o for o, t in titles.items() if t.verb in pasts]
@@ -546,16 +482,12 @@ def _link(clause: _Clause, titles: dict[int, _Title], acronyms: frozenset[str]) 
 
 # --- the reading --------------------------------------------------------------------------------
 
-def _titles(items: Sequence[OutlineItem]) -> dict[int, _Title]:
-    return {item.ordinal: t for item in items if (t := _read_title(item.title))}
-
-
 def _read(items: Sequence[OutlineItem], message: str) -> tuple[list[_Clause], dict[int, _Title]]:
     text = _normalise(message)
     spans = _reference_spans(text, items)
-    titles = _titles(items)
+    titles = {item.ordinal: t for item in items if (t := _read_title(item.title))}
     plain = {item.id.lower(): item.ordinal for item in items if item.id.isalpha()}
-    clauses = _cut(text, spans, titles)
+    clauses = _cut(text, spans)
     for clause in clauses:
         lead = re.match(r"\W*([a-z]+):", clause.text)
         if lead and lead.group(1) in plain:  # "tests: passed" for the id "tests"; "tests passed" is title words
