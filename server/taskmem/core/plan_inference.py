@@ -20,7 +20,7 @@ is said of the clause before it. The words are data in core/plan_words and core/
   |       |   outcome table (is live, went out) or a weak cue (ok, ready, sorted, came)       |          |
   | A     | is followed by a clause with no cue that qualifies it about no other step         | nothing  |
   |       |   ("…, but not signed", "…; the rest tonight", "…, I'll send it Monday")          |          |
-  | B     | names the step by number, ordinal, range or id ("step 2", "steps 1-3", "m2",     | complete |
+  | B     | names the step by number, ordinal, range or id ("step 2", "#2", "steps 1-3", "m2", | complete |
   |       |   "tests: done"), with a strong cue (not a weak one alone: that asks)             |          |
   | B     | says every content word of the title but its verb, with the title's verb in a     | complete |
   |       |   past form, a completion word or the verb's outcome; or the object's head with  |          |
@@ -110,13 +110,15 @@ _ORDINAL_WORDS = {w: n for n, w in enumerate("zeroth first second third fourth f
 _NUM = r"(?:\d{1,3}|" + "|".join(sorted(_NUMBER_WORDS, key=len, reverse=True)) + r")"
 _RANGE = rf"{_NUM}(?:\s*/\s*\d{{1,3}})?(?:\s*(?:-|–|to|through|thru)\s*{_NUM})?"
 _LIST = rf"{_RANGE}(?:\s*(?:,\s*and|,|and|&|\+)\s*(?:steps?\s*)?#?\s*{_RANGE})*"
-_STEP_NUMBERS = re.compile(rf"\b(?:steps?|items?)\s*(?:no\.\s*|number\s*)?#?\s*(?P<list>{_LIST})(?!\w|\.\w)")
+_STEP_WORD = r"\b(?:steps?|items?)\s*(?:no\.\s*|number\s*)?#?|(?<!\w\s)(?<![\w#])#"  # "step 2", "#2" (not "issue #2")
+_STEP_NUMBERS = re.compile(rf"(?:{_STEP_WORD})\s*(?P<list>{_LIST})(?!\w|\.\w)")
 _ONE_NUMBER = re.compile(rf"(?P<a>{_NUM})(?:\s*/\s*\d{{1,3}})?(?:\s*(?:-|–|to|through|thru)\s*(?P<b>{_NUM}))?")
 _ORDINAL = r"(?:\d{1,2}(?:st|nd|rd|th)|last|final|" + "|".join(_ORDINAL_WORDS) + ")"
 _STEP_ORDINALS = re.compile(rf"\b(?P<ordinal>{_ORDINAL})\s+(?:steps?|items?)\b")
 _STEP_RUNS = re.compile(rf"\b(?P<end>first|last)\s+(?P<count>{_NUM})\s+(?:steps|items)\b")
 _ID_RUN = re.compile(r"[\w.-]+")
-_CLAUSE_END = re.compile(r"[;!?\n]+|[.:,](?=\s|$)|\s[—–-]+\s|(?<!\d)[—–](?!\d)|(?=\b(?:but|however|though|although)\b)")
+_CLAUSE_END = re.compile(r"[;!?\n]+|[.:,](?=\s|$)|\s[—–-]+\s|(?<!\d)[—–](?!\d)"
+                         r"|(?=\b(?:but|however|though|although)\b)")
 _TOKEN = re.compile(r"✓|[a-z0-9]+(?:['._/:&+-][a-z0-9]+)*%?")
 _COUNT = re.compile(r"^(\d{1,6})/(\d{1,6})$")
 _PERCENT = re.compile(r"^(\d{1,3})%$")
@@ -180,8 +182,9 @@ def _is_cue(word: str) -> bool:
 def _outcome_at(words: list[str], outcomes: frozenset[tuple[str, ...]]) -> int | None:
     """Where one of the outcome phrases starts ("the site's live" reads "the site is live")."""
     expanded: list[tuple[int, str]] = []
-    for i, word in enumerate(words):
-        expanded.extend([(i, word[:-2]), (i, "is")] if word.endswith("'s") else [(i, word)])
+    for i, word in enumerate(words):  # "are all in" is "are in"
+        if word not in ("all", "already", "finally", "fully", "both"):
+            expanded.extend([(i, word[:-2]), (i, "is")] if word.endswith("'s") else [(i, word)])
     plain = [w for _, w in expanded]
     for j in range(len(plain)):
         for phrase in outcomes:
@@ -240,7 +243,8 @@ def _blockers(words: list[str]) -> list[str]:
     found, harmless = [], -1
     for i, word in enumerate(words):
         after = words[i + 1] if i + 1 < len(words) else ""
-        if word in ("no", "without", "zero") and after and not _is_cue(after) and after != "longer":
+        if word in ("no", "without", "zero") and after and not _is_cue(after) and after != "longer" \
+                or word == "no" and after[:1].isdigit():  # "no. 12" is a number
             harmless = i + 1
             continue  # "no errors", "without advisories": nothing bad was found
         if i == harmless:
@@ -371,13 +375,13 @@ def _read_title(title: str) -> _Title | None:
     if len(rest) > 2 and rest[0] == "and":  # "Sand and varnish the floor": both must be said
         also, rest = stem(rest[1]), rest[2:]
     cut = next((i for i, w in enumerate(rest) if w in PREPOSITIONS), len(rest))
-    obj, comp = [w for w in rest[:cut] if w not in STOP], [w for w in rest[cut:] if w not in STOP]
-    parts = " ".join(w for w in rest[:cut] if not w.isdigit()).split(" and ")
+    phrase, outcomes = rest[:cut], OUTCOMES.get(stem(words[0]), frozenset())
+    if stem(words[0]) in DECIDED_VERBS and len(phrase) > 1 and _is_past(phrase[-1]):  # "Get the route approved"
+        outcomes, phrase = outcomes | OUTCOMES.get(stem(phrase[-1]), frozenset()) | {(phrase[-1],)}, phrase[:-1]
+    obj, comp = [w for w in phrase if w not in STOP], [w for w in rest[cut:] if w not in STOP]
+    parts = " ".join(w for w in phrase if not w.isdigit()).split(" and ")
     if not obj:
         obj, comp = comp, []
-    outcomes = OUTCOMES.get(stem(words[0]), frozenset())
-    if stem(words[0]) in DECIDED_VERBS and len(obj) > 1 and _is_past(obj[-1]):  # "Get the route approved"
-        outcomes, obj = outcomes | OUTCOMES.get(stem(obj[-1]), frozenset()) | {(obj[-1],)}, obj[:-1]
     letters = [p for w in obj for p in w.split("-") if p.isalpha()]
     initials = {"".join(p[0] for p in letters), "".join(w[0] for w in words if w not in STOP)}
     last = [p.split()[-1].split("-")[-1] for p in parts if p.split() and p.split()[-1] not in STOP]
@@ -413,11 +417,12 @@ def _rival(title: _Title, words: list[str], stems: frozenset[str]) -> str:
     if title.complement and title.complement - stems:
         return "its place or party is not said"
     if not title.numbers <= set(words):
-        return "another number is said"
+        return _NUMBER
     return ""
 
 
 _PLACED = "a place is named: it may only be there"
+_NUMBER = "another number is said"
 
 
 def _guard(title: _Title, words: list[str]) -> str:
@@ -460,8 +465,12 @@ def _link(clause: _Clause, titles: dict[int, _Title], acronyms: frozenset[str]) 
         if title.object and (said <= stems and own or title.verb in pasts and title.heads <= stems
                              and not title.complement):  # "Image built" for "Build the Docker image"
             why = _guard(title, words) or _rival(title, words, stems)
+            if why.endswith("another thing") and title.object - title.heads - stems \
+                    or why == _NUMBER and any(w[:1].isdigit() for w in words):
+                continue  # "the west fence" for "the east fence", "Year 10" for "Year 9": another thing for sure
             certain.append((ordinal, len(said & stems), why))
         elif title.heads & stems or title.initials & (acronyms | set(words)) or own and said & stems \
+                or said & stems and (len(said & stems) >= 2 or len(stems) <= 3) \
                 or completion and title.verb in stems:  # "Demo and rewiring both finished"
             if _guard(title, words) in ("", _PLACED) or title.verb in pasts:
                 asked.append((ordinal, len((said | {title.verb}) & (stems | pasts))))
