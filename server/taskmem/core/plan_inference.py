@@ -411,9 +411,9 @@ def _rival(title: _Title, words: list[str], stems: frozenset[str]) -> str:
                 and not _is_cue(after) and after not in _ALL_WORDS and not after.endswith("ly") \
                 and not word.endswith("'s"):
             return f"'{word} {after}' may be another thing"
-        if title.plural and not word.endswith("s") and (not after or after[:1].isdigit() or _is_cue(after)
-                                                        or after in STOP or after in PREPOSITIONS):
-            return f"'{word}' may be one of the {word}s"
+        if title.plural and (after[:1].isdigit() or not word.endswith("s") and (
+                not after or _is_cue(after) or after in STOP or after in PREPOSITIONS)):
+            return f"'{word} {after}' may be some of them"  # "track 3 is mastered", "transects 1-5" 
     if title.complement and title.complement - stems:
         return "its place or party is not said"
     if not title.numbers <= set(words):

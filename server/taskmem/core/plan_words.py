@@ -50,7 +50,7 @@ INTENT = frozenset({
     "would", "hope", "hopefully", "ensure", "sure", "please", "about"
 })
 LATER = frozenset({
-    "tomorrow", "tomorow", "tonight", "later", "next", "monday", "tuesday", "wednesday", "thursday", "friday",
+    "tomorrow", "tomorow", "tonight", "weekend", "later", "next", "monday", "tuesday", "wednesday", "thursday", "friday",
     "saturday", "sunday", "soon", "upcoming"
 })
 CONTRAST = frozenset({"but", "however", "though", "although", "whereas", "yet", "except"})
