@@ -179,15 +179,23 @@ def _is_cue(word: str) -> bool:
     return word in COMPLETION or _is_past(word)
 
 
+@functools.lru_cache(maxsize=1024)
+def _by_first_word(outcomes: frozenset[tuple[str, ...]]) -> dict[str, list[tuple[str, ...]]]:
+    starting: dict[str, list[tuple[str, ...]]] = {}
+    for phrase in sorted(outcomes):
+        starting.setdefault(phrase[0], []).append(phrase)
+    return starting
+
+
 def _outcome_at(words: list[str], outcomes: frozenset[tuple[str, ...]]) -> int | None:
     """Where one of the outcome phrases starts ("the site's live" reads "the site is live")."""
     expanded: list[tuple[int, str]] = []
     for i, word in enumerate(words):  # "are all in" is "are in"
         if word not in ("all", "already", "finally", "fully", "both"):
             expanded.extend([(i, word[:-2]), (i, "is")] if word.endswith("'s") else [(i, word)])
-    plain = [w for _, w in expanded]
+    plain, starting = [w for _, w in expanded], _by_first_word(outcomes)
     for j in range(len(plain)):
-        for phrase in outcomes:
+        for phrase in starting.get(plain[j], ()):
             if tuple(plain[j:j + len(phrase)]) == phrase:
                 after = plain[j + len(phrase):j + len(phrase) + 1]  # "is in draft" is another state
                 if len(phrase) > 1 and phrase[-1] in ("in", "up", "out", "on", "back") and after \
