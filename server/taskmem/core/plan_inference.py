@@ -469,6 +469,9 @@ def _link(clause: _Clause, titles: dict[int, _Title], acronyms: frozenset[str]) 
     asked: list[tuple[int, int]] = []
     for ordinal, title in titles.items():
         said = title.object | title.complement
+        if not (said | title.heads) & stems and title.verb not in stems | pasts \
+                and not title.initials & (acronyms | set(words)):
+            continue  # names nothing of this step (most steps of a long plan): no outcome to look for
         own = title.verb in pasts or completion or _outcome_at(words, title.outcomes) is not None
         if title.object and (said <= stems and own or title.verb in pasts and title.heads <= stems
                              and not title.complement):  # "Image built" for "Build the Docker image"
