@@ -802,10 +802,10 @@ type Task struct {
 	// finished"; a plain-word id such as "changelog" only as "changelog: done"),
 	// or every word of its title with a finished verb ("Pushed the image to the
 	// registry" for "Push image to registry"). A message that probably finishes a
-	// step but not certainly (some of the title's words, "Image is up" ; a
-	// finish handed over for a decision; two steps that fit as well) never marks
-	// it done: it puts a question on the item (PlanItem.question, "may be
-	// finished: step N (message m)"), shown by GetProgress
+	// step but not certainly (some of the title's words, "lacquers are cut!" for
+	// "Get the lacquers cut"; a finish handed over for a decision; two steps
+	// that fit as well) never marks it done: it puts a question on the item
+	// (PlanItem.question, "may be finished: step N (message m)"), shown by GetProgress
 	// (plan_item_questions), the task-state YAML and the web view until someone
 	// answers it: UpdatePlanItem with status COMPLETED (yes) or with
 	// dismiss_question (no); any change of the item's status also ends it. With
