@@ -16,9 +16,12 @@ GENERATED := clients/python/src/taskmem/v1 clients/go/gen clients/ts/src/gen ser
 
 .PHONY: run test test-fast gen lint check-gen test-python test-python-sqlite test-python-postgres test-go test-ts test-a2a-js contract-baseline bench clean
 
+# `make run ADDRESS=127.0.0.1:6000` serves elsewhere (host:port, as `taskmem serve --listen` takes it).
+ADDRESS ?= 127.0.0.1:50051
+
 run: $(VENV)/.installed $(TOOLS)/.installed
 	mkdir -p data
-	$(VENV)/bin/taskmem serve --listen 127.0.0.1:50051 --database data/taskmem.db
+	$(VENV)/bin/taskmem serve --listen $(ADDRESS) --database data/taskmem.db
 
 # check-gen first (it rewrites the stubs every suite imports), then two lanes side by side, each pass's
 # output printed whole when it ends: the SQLite pass (the longest; its tests spread over PYTEST_WORKERS

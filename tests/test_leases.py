@@ -16,16 +16,15 @@ from tests.support.server_process import ServerOnDatabase
 
 
 
-async def until(condition, seconds: float) -> float:  # type: ignore[no-untyped-def]
-    """Seconds until condition() held; fails after `seconds`."""
+async def until(condition, seconds: float) -> None:  # type: ignore[no-untyped-def]
+    """Returns once condition() holds; fails after `seconds`, a hang guard only (how soon is the machine's)."""
     started = time.monotonic()
     while not condition():
         assert time.monotonic() - started < seconds, "never happened"
         await asyncio.sleep(0.05)
-    return time.monotonic() - started
 
 
-async def test_a_killed_replicas_service_is_taken_over_within_the_lease_time(tmp_path: Path) -> None:
+async def test_a_killed_replicas_service_is_taken_over_once_its_lease_expires(tmp_path: Path) -> None:
     url = database_url(str(tmp_path / "leases"))
     first = ServerOnDatabase(url)
     first.start()  # it claims "maintenance" as it starts
@@ -37,8 +36,7 @@ async def test_a_killed_replicas_service_is_taken_over_within_the_lease_time(tmp
         await asyncio.sleep(1.0)
         assert runs == []  # the live replica holds it
         first.stop(signal.SIGKILL)
-        waited = await until(lambda: runs == ["started"], LEASE_SECONDS + LEASE_SECONDS / 3 + 5)
-        assert waited <= LEASE_SECONDS + LEASE_SECONDS / 3 + 2
+        await until(lambda: runs == ["started"], 3 * LEASE_SECONDS + 120)
     finally:
         await storage.close()
 
@@ -53,8 +51,10 @@ async def test_one_of_two_processes_runs_a_service_and_the_other_takes_over_when
         await two.run_alone("webhooks", lambda: runs.append("two"), lambda: runs.append("two stopped"))
         await asyncio.sleep(1.0)
         assert runs == ["one"]
-        await one.close()  # stops the service and gives the lease up
-        waited = await until(lambda: runs == ["one", "one stopped", "two"], LEASE_SECONDS)
-        assert waited <= LEASE_SECONDS / 3 + 2
+        held_by = await two.read(holder_of, "webhooks")
+        assert held_by is not None
+        await one.close()  # stops the service and gives the lease up: no waiting for it to expire
+        assert await two.read(holder_of, "webhooks") != held_by
+        await until(lambda: runs == ["one", "one stopped", "two"], 3 * LEASE_SECONDS + 120)
     finally:
         await two.close()

@@ -30,3 +30,12 @@ def test_make_test_spreads_the_sqlite_pass_over_workers_and_runs_the_postgres_pa
     sqlite, postgres = planned_pytest_runs("test")
     assert "--numprocesses" in sqlite and "--engine" not in sqlite and not any(a.startswith("tests/") for a in sqlite)
     assert postgres[postgres.index("--engine") + 1] == "postgres" and "no:hypothesispytest" in postgres
+
+
+def test_make_run_serves_on_the_address_given() -> None:
+    environment = {name: value for name, value in os.environ.items()
+                   if name not in ("MAKEFLAGS", "MFLAGS", "MAKELEVEL")}
+    printed = subprocess.run(["make", "-n", "run", "ADDRESS=127.0.0.1:6000"], cwd=ROOT, env=environment,
+                             capture_output=True, text=True, timeout=120, check=True).stdout
+    (serve,) = [shlex.split(line) for line in printed.splitlines() if " serve " in line]
+    assert serve[serve.index("--listen") + 1] == "127.0.0.1:6000"

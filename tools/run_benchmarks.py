@@ -43,6 +43,9 @@ BENCHMARKS = [
     Benchmark("where_was_i_bench", "100 % within budget", r"\w+: \d+ completed, current"),
     Benchmark("webhook_bench", "keeps up at 200/s; metrics ≤ 5 %", r"\s*(delivered|commit -> receipt|without metrics)"),
     Benchmark("web_bench", "—", r"\s+\S.* (median|\d+ seen) "),
+    Benchmark("client_call_wrapping_bench", "wrapping adds < 25 µs CPU a call", r"wrapped "),
+    Benchmark("trust_probe", "0 failures; a removed key refused at every door within 1 s",
+              r"\s*(grpc|web|mcp|a2a|oracle|audit|stream ended|every door|failures)"),
 ]
 
 

@@ -145,10 +145,10 @@ func (s *liveServer) launch() (addr, failure string) {
 		return addr, ""
 	case <-done:
 		return "", "exited before serving"
-	case <-time.After(30 * time.Second):
+	case <-time.After(120 * time.Second): // a hang guard: a busy shared machine can take a minute to start it
 		_ = cmd.Process.Kill()
 		<-done
-		return "", "no ready line within 30s"
+		return "", "no ready line within 120s"
 	}
 }
 

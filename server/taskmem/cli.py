@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -163,7 +164,16 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def quiet_grpc_core_logging() -> None:
+    """grpc C-core logs through absl, not Python logging, and until absl is set up it writes its INFO lines to
+    stderr: a server printed "Got goaway [8]" each time a Node client closed its channel (Node's http2 ends a
+    session with CANCEL). ERROR is grpc's documented default; an operator's GRPC_VERBOSITY wins. C-core reads it
+    once, when grpc is first imported, so this runs before any command imports grpc."""
+    os.environ.setdefault("GRPC_VERBOSITY", "ERROR")
+
+
 def main(argv: list[str] | None = None) -> int:
+    quiet_grpc_core_logging()
     parser = build_parser()
     args = parser.parse_args(argv)
     if args.command == "events" and args.after < 0 and not (args.follow and args.after == -1):

@@ -48,6 +48,9 @@ class Config:
     # Allow a non-loopback listen address with no API keys configured.
     insecure: bool = False
     api_keys: tuple[ApiKey, ...] = ()
+    # A YAML file of API keys with ids, roles and task scopes (taskmem/keyring.py, docs/access.md), read again
+    # whenever it changes: keys are added and removed without a restart. api_keys still count (as admins).
+    keys_file: str = ""
     # gRPC server reflection (grpcurl's discovery of the documented contract) answers without a key, like
     # the health service (load balancers' probes); false turns reflection off. Health always answers.
     reflection: bool = True
@@ -227,7 +230,8 @@ class Config:
             raise ConfigError("embedding_backlog_batch: must be at least 1")
         parse_model_budgets(self.model_token_budgets)
         known = {key.key for key in self.api_keys}
-        if self.api_keys and any(key not in known for key in self.admin_keys):
+        # (A keys file's secrets are not known until it is read: an admin key may be one of them.)
+        if self.api_keys and not self.keys_file and any(key not in known for key in self.admin_keys):
             raise ConfigError("admin_keys: with api_keys configured, every admin key must also be an api key")
         if self.wait_min_poll_interval_seconds <= 0:
             raise ConfigError("wait_min_poll_interval_seconds: must be more than 0")
@@ -271,7 +275,7 @@ class Config:
     @property
     def open_namespace(self) -> bool:
         """True when no keys are configured: every caller acts in the default namespace."""
-        return not self.api_keys
+        return not self.api_keys and not self.keys_file
 
 
 def is_loopback_host(host: str) -> bool:
@@ -483,6 +487,8 @@ def add_serve_arguments(parser: argparse.ArgumentParser) -> None:
                              " --api-keys-file, TASKMEM_API_KEYS, TASKMEM_API_KEYS_FILE or the --config file")
     parser.add_argument("--api-keys-file", metavar="PATH",
                         help="API keys from a file, one KEY or KEY:ns1,ns2 a line; replaces configured keys")
+    parser.add_argument("--keys-file", dest="keys_file", metavar="PATH",
+                        help="API keys with ids, roles and task scopes (YAML, docs/access.md), re-read when it changes")
     parser.add_argument("--admin-key", dest="admin_keys", action="append",
                         help="a key that may force any wait's outcome (repeatable); replaces configured ones."
                              " Visible in ps: prefer --admin-keys-file or TASKMEM_ADMIN_KEYS(_FILE)")

@@ -18,6 +18,7 @@ from grpc_health.v1 import health, health_pb2, health_pb2_grpc
 
 from taskmem.api.admission import Admission
 from taskmem.api.interceptors import GuardInterceptor
+from taskmem.api.task_access import TaskAccess
 from taskmem.api.metrics_interceptor import MetricsInterceptor
 from taskmem.api.memory_service import MemoryService
 from taskmem.api.reflection import add_reflection
@@ -25,6 +26,7 @@ from taskmem.api.state_service import StateService
 from taskmem.api.task_service import TaskService
 from taskmem.api.event_encoding import event_payload
 from taskmem.api.wait_service import WaitService
+from taskmem.keyring import KeyRing
 from taskmem.config import Config, ConfigError, check_listen_allowed
 from taskmem.log_format import configure_logging
 from taskmem.maintenance_loop import MaintenanceLoop
@@ -38,7 +40,7 @@ from taskmem.providers.embeddings import OpenAIEmbedder, embedder_from_config
 from taskmem.providers.measured_embedder import MeasuredEmbedder
 from taskmem.providers.model_router import ModelRouter, second_model_from_config
 from taskmem.settings import (
-    AuthSettings, EmbeddingSettings, LlmSettings, MaintenanceSettings, StateSettings, UsageSettings, WaitSettings,
+    EmbeddingSettings, LlmSettings, MaintenanceSettings, StateSettings, UsageSettings, WaitSettings,
     WebhookSettings,
 )
 from taskmem.state.engine import StateEngine
@@ -122,6 +124,7 @@ class TaskmemServer:
         self.port = 0
         self.web: WebView | None = None
         self.web_url = ""
+        self.keys: KeyRing | None = None
         self._web_socket_dir: tempfile.TemporaryDirectory[str] | None = None
 
     async def start(self) -> str:
@@ -131,6 +134,9 @@ class TaskmemServer:
             from taskmem.web.listener import WebView, check_http_bind_allowed
 
             check_http_bind_allowed(self.config)
+        # The keys every front door checks; with a keys file, followed as it changes (keyring.py).
+        self.keys = KeyRing(self.config.api_keys, self.config.admin_keys, self.config.keys_file)
+        self.keys.start()
         self.storage = await open_storage(
             self.config.database, event_payload, queue_size=self.config.subscriber_queue_size,
             batch_size=self.config.writer_batch_size)
@@ -192,8 +198,8 @@ class TaskmemServer:
         admission = Admission(self.config.max_in_flight_calls, self.config.overload_retry_after_ms,
                               self.config.max_loop_lag_ms)
         self._admission_watch = asyncio.create_task(admission.watch_loop(), name="taskmem-admission")
-        interceptors: list[grpc.aio.ServerInterceptor] = [GuardInterceptor(AuthSettings.of(self.config),
-                                                                           admission)]
+        interceptors: list[grpc.aio.ServerInterceptor] = [GuardInterceptor(self.keys, admission,
+                                                                           TaskAccess(self.storage))]
         if metrics is not None or self.config.log_format == "json" or self.config.log_level.upper() == "DEBUG":
             interceptors.insert(0, MetricsInterceptor(metrics))  # outermost: refused calls are counted too
         if self.config.otlp_endpoint:
@@ -216,7 +222,8 @@ class TaskmemServer:
             # The web view calls these same services with the caller's key over a socket only this
             # process's user can open, whatever the gRPC listen address and TLS.
             self._web_socket_dir = tempfile.TemporaryDirectory(prefix="taskmem-web-")
-            self.web = WebView(self.config, f"unix:{self._web_socket_dir.name}/grpc.sock", self.storage.events)
+            self.web = WebView(self.config, self.keys, f"unix:{self._web_socket_dir.name}/grpc.sock",
+                               self.storage.events)
             server.add_insecure_port(self.web.grpc_target)
         self.server = server
         await server.start()
@@ -260,6 +267,8 @@ class TaskmemServer:
             self._web_socket_dir.cleanup()
         if self.storage is not None:
             await self.storage.close()
+        if self.keys is not None:
+            await self.keys.stop()
         if self.stop_tracing is not None:
             self.stop_tracing()  # exports the spans still buffered
 

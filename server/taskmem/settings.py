@@ -40,11 +40,13 @@ class AuthSettings(Section):
 
     api_keys: tuple[ApiKey, ...] = setting("api_keys")
     admin_keys: tuple[str, ...] = setting("admin_keys")
+    # Defaulted, so a section built by hand from api_keys alone (tests, tools) needs none.
+    keys_file: str = dataclasses.field(default="", metadata={"setting": "keys_file", "convert": None})
 
     @property
     def open_namespace(self) -> bool:
         """True when no keys are configured: every caller acts in the default namespace."""
-        return not self.api_keys
+        return not self.api_keys and not self.keys_file
 
 
 @dataclasses.dataclass(frozen=True)

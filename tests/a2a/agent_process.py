@@ -28,7 +28,7 @@ class AgentProcess:
         self.output: list[str] = []
         self.process: subprocess.Popen[str] | None = None
 
-    def start(self, timeout: float = 30.0) -> str:
+    def start(self, timeout: float = 120.0) -> str:  # a hang guard: a busy shared machine can take a minute
         self.process = subprocess.Popen(self.command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
         assert self.process.stdout is not None
         deadline = time.monotonic() + timeout

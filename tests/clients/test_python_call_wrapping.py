@@ -60,34 +60,6 @@ def _record() -> pb.RecordActionRequest:
     return pb.RecordActionRequest(task_id="tsk_x", summary="s" * 900, status=task_pb2.ACTION_STATUS_SUCCEEDED)
 
 
-async def _cpu_per_call(call: Callable[[], Awaitable[object]], calls: int = 2000) -> float:
-    """This thread's CPU µs per call, the least of five runs (other processes do not count in it)."""
-    runs = []
-    for _ in range(5):
-        started = time.thread_time()
-        for _ in range(calls):
-            await call()
-        runs.append((time.thread_time() - started) / calls * 1e6)
-    return min(runs)
-
-
-async def test_a_call_that_succeeds_at_once_costs_its_wrapping_little_cpu() -> None:
-    interceptor = UnaryCallInterceptor(CLIENT_METADATA, 30.0, RetryPolicy())
-    continuation, record, get = _answering(), _record(), pb.GetTaskRequest(task_id="tsk_x")
-    record_details, get_details = _details(RECORD), _details(GET)
-
-    async def bare() -> object:  # what a pass-through interceptor does
-        return await (await continuation(get_details, get))
-
-    wrapped_record = await _cpu_per_call(lambda: interceptor.intercept_unary_unary(continuation, record_details, record))
-    wrapped_get = await _cpu_per_call(lambda: interceptor.intercept_unary_unary(continuation, get_details, get))
-    passed_through = await _cpu_per_call(bare)
-    # The tenacity loop built per call took 50–90 µs here; the plain loop takes ≈ 5–10 (a real call ≈ 250).
-    print(wrapped_record, wrapped_get, passed_through)
-    assert wrapped_record - passed_through < 25 and wrapped_get - passed_through < 25, (
-        wrapped_record, wrapped_get, passed_through)
-
-
 async def test_every_call_carries_the_clients_metadata_and_a_calls_own_value_replaces_the_clients() -> None:
     interceptor = UnaryCallInterceptor(CLIENT_METADATA, 30.0, RetryPolicy())
     sent: list[tuple[grpc.aio.ClientCallDetails, Any]] = []
@@ -157,11 +129,10 @@ async def test_a_retry_waits_at_least_the_servers_hint_yet_ends_at_the_deadline(
     sent.clear()
     pauses.clear()
     hinting = _failing(grpc.StatusCode.UNAVAILABLE, sent, trailers=(("grpc-retry-pushback-ms", "5000"),))
-    started = time.monotonic()
     with pytest.raises(TaskmemError) as raised:
         await interceptor.intercept_unary_unary(hinting, _details(GET, timeout=0.2), pb.GetTaskRequest(task_id="t"))
     assert raised.value.code() == grpc.StatusCode.UNAVAILABLE
-    assert pauses and pauses[0] <= 0.2 and time.monotonic() - started < 2
+    assert pauses and pauses[0] <= 0.2  # cut to the deadline, not the 5 s the server asked for
 
 
 def test_request_ids_differ_between_calls_and_in_a_forked_child() -> None:

@@ -127,9 +127,10 @@ async def test_a_retry_after_a_lost_reply_across_a_server_restart_writes_exactly
 
 async def test_a_call_made_while_the_server_is_down_succeeds_once_it_is_back(fresh_server: ServerProcess) -> None:
     address = fresh_server.start()
-    # Attempts enough to outlast a start-up on a loaded machine (the default 8 give up after ~7 s); the
-    # 30 s deadline still bounds the call.
-    async with TaskmemClient(address, timeout=30, retry=RetryPolicy(attempts=30)) as client:
+    # Attempts enough to outlast a start-up on a loaded machine (the default 8 give up after ~7 s): the
+    # behaviour is that the call lands once the server is back, however long its start-up takes; the 120 s
+    # deadline is a hang guard only (a start-up under a load average of 26 outlasted 30 s).
+    async with TaskmemClient(address, timeout=120, retry=RetryPolicy(attempts=1000)) as client:
         await client.tasks.ListTasks(pb.ListTasksRequest())
         fresh_server.stop()
         creating = asyncio.ensure_future(client.tasks.CreateTask(pb.CreateTaskRequest(name="after restart")))
@@ -141,7 +142,9 @@ async def test_a_call_made_while_the_server_is_down_succeeds_once_it_is_back(fre
 
 
 async def test_a_call_whose_deadline_expires_raises_deadline_exceeded(proxy: LossyProxy) -> None:
-    async with TaskmemClient(proxy.address, timeout=30) as client:
+    retries: list[int] = []
+    policy = RetryPolicy(on_retry=lambda error, attempt, pause: retries.append(attempt))
+    async with TaskmemClient(proxy.address, timeout=30, retry=policy) as client:
         await client.tasks.ListTasks(pb.ListTasksRequest())
         proxy.lose_replies()
         started = time.monotonic()
@@ -149,12 +152,14 @@ async def test_a_call_whose_deadline_expires_raises_deadline_exceeded(proxy: Los
             await client.tasks.ListTasks(pb.ListTasksRequest(), timeout=0.5)
         elapsed = time.monotonic() - started
     assert raised.value.code() == grpc.StatusCode.DEADLINE_EXCEEDED
-    assert 0.4 < elapsed < 3.0  # the deadline covers every attempt
+    # The deadline covers every attempt: none follows the one it ended. Not sooner than the deadline (a busy
+    # machine can only make it later, so no upper bound).
+    assert retries == [] and elapsed > 0.4
 
 
 async def test_the_client_timeout_is_the_default_deadline_of_unary_calls(proxy: LossyProxy) -> None:
     async with TaskmemClient(proxy.address, timeout=0.5) as client:
-        await client.tasks.ListTasks(pb.ListTasksRequest())
+        await client.tasks.ListTasks(pb.ListTasksRequest(), timeout=30)  # connecting may take a busy machine longer
         proxy.lose_replies()
         with pytest.raises(TaskmemError) as raised:
             await client.tasks.GetTask(pb.GetTaskRequest(task_id="tsk_000000000000000000000000"))

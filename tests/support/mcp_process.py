@@ -21,7 +21,7 @@ class McpHttpProcess:
         self.process: subprocess.Popen[str] | None = None
         self.output: list[str] = []
 
-    def start(self, timeout: float = 60.0) -> str:
+    def start(self, timeout: float = 120.0) -> str:  # a hang guard: a busy shared machine can take a minute
         self.process = subprocess.Popen([sys.executable, "-m", "taskmem", "mcp", "--http", f"{self.host}:0", *self.args],
                                         stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, env=self.env)
         assert self.process.stderr is not None

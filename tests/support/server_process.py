@@ -26,9 +26,11 @@ TEST_DEFAULTS = {"TASKMEM_MAX_LOOP_LAG_MS": "60000"}
 class ServerProcess:
     """One server process. start() returns once it accepts calls; its port stays the same across restarts."""
 
-    def __init__(self, database: Path, *extra_args: str, env: dict[str, str] | None = None) -> None:
+    def __init__(self, database: Path, *extra_args: str, env: dict[str, str] | None = None,
+                 command: tuple[str, ...] = (sys.executable, "-m", "taskmem")) -> None:
         self.database = database
         self.extra_args = extra_args
+        self.command = command  # how `taskmem` runs: this interpreter's module, or an installed script
         self.env = {**os.environ, **TEST_DEFAULTS, **(env or {})}
         self.address = ""
         self.process: subprocess.Popen[str] | None = None
@@ -60,10 +62,10 @@ class ServerProcess:
         finally:
             connection.close()
 
-    def start(self, timeout: float = 30.0) -> str:
+    def start(self, timeout: float = 120.0) -> str:  # a hang guard: a busy shared machine can take a minute
         listen = self.address or "127.0.0.1:0"
         self.process = subprocess.Popen(
-            [sys.executable, "-m", "taskmem", "serve", "--listen", listen,
+            [*self.command, "serve", "--listen", listen,
              "--database", self.database_setting, *self.extra_args],
             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=self.env,
         )

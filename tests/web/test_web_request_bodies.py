@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import json
 import socket
-import time
 from urllib.parse import urlsplit
 
 import pytest
@@ -20,12 +19,12 @@ CALL = "/api/call/TaskService/ListTasks"
 
 
 def exchange(web_url: str, path: str, headers: dict[str, str], body: bytes = b"", *,
-             chunks: int = 0, chunk: bytes = b"") -> tuple[int, dict[str, object], float]:
-    """Send the head (and `body`, or `chunks` chunked pieces), then read the answer: (status, JSON body,
-    seconds it took). Sending stops quietly if the server closes first; it may answer before it has read."""
+             chunks: int = 0, chunk: bytes = b"") -> tuple[int, dict[str, object]]:
+    """Send the head (and `body`, or `chunks` chunked pieces), then read the answer: (status, JSON body).
+    Sending stops quietly if the server closes first; it may answer before it has read. The socket's timeout
+    is only a hang guard."""
     address = urlsplit(web_url)
-    started = time.monotonic()
-    with socket.create_connection((address.hostname, address.port), timeout=10) as connection:
+    with socket.create_connection((address.hostname, address.port), timeout=30) as connection:
         head = [f"POST {path} HTTP/1.1", f"host: {address.hostname}", "x-taskmem-web: 1",
                 "content-type: application/json", "connection: close",
                 *(f"{name}: {value}" for name, value in headers.items())]
@@ -41,38 +40,38 @@ def exchange(web_url: str, path: str, headers: dict[str, str], body: bytes = b""
                 answer += piece
         except ConnectionResetError:
             pass
-    elapsed = time.monotonic() - started
     status_line, _, rest = bytes(answer).partition(b"\r\n")
     payload = rest.partition(b"\r\n\r\n")[2]
-    return int(status_line.split()[1]), json.loads(payload or b"{}"), elapsed
+    return int(status_line.split()[1]), json.loads(payload or b"{}")
 
 
 @pytest.mark.parametrize("path", [CALL, "/api/batch"])
 def test_a_body_without_a_key_is_refused_before_it_is_read(web_url: str, path: str) -> None:
-    status, reply, elapsed = exchange(web_url, path, {"content-length": str(300_000_000)})
+    status, reply = exchange(web_url, path, {"content-length": str(300_000_000)})
+    # Answered at all: none of the 300 MB announced is ever sent, so a server that read first never answers
+    # (the socket's timeout is then the hang guard).
     assert (status, reply["code"]) == (401, "UNAUTHENTICATED")
-    assert elapsed < 5  # answered at once: none of the 300 MB announced was sent
 
 
 @pytest.mark.parametrize("path", [CALL, "/api/batch"])
 def test_an_announced_body_over_the_cap_is_413_before_it_is_read(web_url: str, path: str) -> None:
     headers = {"authorization": f"Bearer {KEY_A}", "content-length": str(300_000_000)}
-    status, reply, elapsed = exchange(web_url, path, headers)
+    status, reply = exchange(web_url, path, headers)
     assert (status, reply["code"]) == (413, "RESOURCE_EXHAUSTED")
-    assert "4 MB" in str(reply["message"]) and elapsed < 5
+    assert "4 MB" in str(reply["message"])  # answered without the body, which is never sent
 
 
 def test_a_chunked_body_over_the_cap_is_413_once_the_cap_is_passed(web_url: str) -> None:
     headers = {"authorization": f"Bearer {KEY_A}", "transfer-encoding": "chunked"}
     piece = b" " * 65536  # 6 MB of JSON whitespace in all, never finished
-    status, reply, _ = exchange(web_url, CALL, headers, chunks=MAX_BODY_BYTES // len(piece) + 32, chunk=piece)
+    status, reply = exchange(web_url, CALL, headers, chunks=MAX_BODY_BYTES // len(piece) + 32, chunk=piece)
     assert (status, reply["code"]) == (413, "RESOURCE_EXHAUSTED")
 
 
 def test_a_body_under_the_cap_is_still_served(web_url: str) -> None:
     body = json.dumps({"page_size": 1}).encode()
     headers = {"authorization": f"Bearer {KEY_A}", "content-length": str(len(body))}
-    status, reply, _ = exchange(web_url, CALL, headers, body)
+    status, reply = exchange(web_url, CALL, headers, body)
     assert status == 200 and "tasks" in reply
 
 
@@ -80,7 +79,7 @@ def test_a_body_under_the_cap_is_still_served(web_url: str) -> None:
 def test_deeply_nested_json_is_400_not_500(web_url: str, path: str) -> None:
     body = b'{"a":' * 200_000
     headers = {"authorization": f"Bearer {KEY_A}", "content-length": str(len(body))}
-    status, reply, _ = exchange(web_url, path, headers, body)
+    status, reply = exchange(web_url, path, headers, body)
     assert (status, reply["code"]) == (400, "INVALID_ARGUMENT")
 
 
@@ -89,5 +88,5 @@ def test_a_nested_request_field_is_400_not_500(web_url: str) -> None:
     nested = '{"a":' * 400 + '"leaf"' + "}" * 400
     body = ('{"task":{"id":"tsk_x","metadata":' + nested + '},"update_mask":"metadata"}').encode()
     headers = {"authorization": f"Bearer {KEY_A}", "content-length": str(len(body))}
-    status, reply, _ = exchange(web_url, "/api/call/TaskService/UpdateTask", headers, body)
+    status, reply = exchange(web_url, "/api/call/TaskService/UpdateTask", headers, body)
     assert (status, reply["code"]) == (400, "INVALID_ARGUMENT")

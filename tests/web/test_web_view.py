@@ -4,6 +4,7 @@ an action that goes through the RPC, and namespace isolation."""
 from __future__ import annotations
 
 import json
+import re
 import threading
 import urllib.error
 import urllib.request
@@ -17,7 +18,10 @@ from taskmem.v1 import memory_pb2, memory_service_pb2 as mpb, memory_service_pb2
 from taskmem.v1 import state_pb2, state_service_pb2 as spb, state_service_pb2_grpc
 from taskmem.v1 import task_pb2, task_service_pb2 as tpb, task_service_pb2_grpc
 from taskmem.v1 import wait_pb2, wait_service_pb2 as wpb, wait_service_pb2_grpc
+from taskmem.core.tasks import TaskStatus, allowed_transitions
 from tests.web.conftest import KEY_A, KEY_B
+
+TASK_JS = Path(__file__).resolve().parents[2] / "server" / "taskmem" / "web" / "static" / "task.js"
 
 A = (("authorization", f"Bearer {KEY_A}"),)
 TIMEOUT_MS = 30_000  # generous: CI machines may be heavily loaded; a pass is usually well under 1 s
@@ -310,6 +314,48 @@ def test_pausing_and_cancelling_a_task_in_the_page_changes_it_over_grpc(
     page.wait_for_selector("#overview-body [data-status=cancelled]", timeout=TIMEOUT_MS)
     assert get(tpb.GetTaskRequest(task_id=task_id), metadata=A).task.status == task_pb2.TASK_STATUS_CANCELLED
     page.wait_for_selector("#event-list li[data-type='task status changed']", timeout=TIMEOUT_MS)
+    assert page.locator("#pause-task, #cancel-task").count() == 0
+
+
+def _offered_moves(page: Any) -> set[str]:
+    return {name for name, button in (("PAUSED", "#pause-task"), ("CANCELLED", "#cancel-task"))
+            if page.locator(button).count()}
+
+
+@pytest.mark.parametrize("path", [
+    ("EXECUTING",), ("EXECUTING", "PAUSED"), ("EXECUTING", "COMPLETED"), ("EXECUTING", "FAILED"),
+    ("EXECUTING", "COMPLETED", "ARCHIVED"),
+], ids=lambda path: path[-1].lower())
+def test_a_task_page_offers_only_the_moves_its_status_allows(
+        page: Any, web_url: str, channel: grpc.Channel, path: tuple[str, ...]) -> None:
+    task_id = create_task(channel, f"Reaches {path[-1].lower()}")
+    for status in path:
+        set_status(channel, task_id, task_pb2.TaskStatus.Value(f"TASK_STATUS_{status}"))
+    open_view(page, web_url, f"task/{task_id}", KEY_A)
+    page.wait_for_selector(f"#overview-body [data-status={path[-1].lower()}]", timeout=TIMEOUT_MS)
+    allowed = {move.name for move in allowed_transitions(TaskStatus[path[-1]])}
+    assert _offered_moves(page) == allowed & {"PAUSED", "CANCELLED"}
+
+
+def _statuses_offered(script: str, name: str) -> set[str]:
+    """The statuses in task.js's `const NAME = new Set([...])`, following `...OTHER` spreads."""
+    found = re.search(rf"const {name} = new Set\(\[(.*?)\]\)", script)
+    assert found is not None, name
+    statuses = set(re.findall(r'"([A-Z_]+)"', found.group(1)))
+    for spread in re.findall(r"\.\.\.(\w+)", found.group(1)):
+        statuses |= _statuses_offered(script, spread)
+    return statuses
+
+
+def test_the_pages_moves_are_the_ones_the_server_allows_from_every_status() -> None:
+    """Every status, including those only a wait on a person reaches, offers a move exactly when UpdateTask
+    would make it."""
+    script = TASK_JS.read_text()
+    pause, cancel = _statuses_offered(script, "CAN_PAUSE"), _statuses_offered(script, "CAN_CANCEL")
+    for status in TaskStatus:
+        moves = allowed_transitions(status)
+        assert (status.name in pause) == (TaskStatus.PAUSED in moves), status
+        assert (status.name in cancel) == (TaskStatus.CANCELLED in moves), status
 
 
 def test_a_page_reached_under_another_host_name_is_refused(web_url: str) -> None:
@@ -346,6 +392,8 @@ def test_the_state_history_lists_versions_and_shows_the_diff_from_one_to_now(
     open_view(page, web_url, f"task/{task_id}", KEY_A)
     page.wait_for_selector(f"#history-body tr[data-cursor='{decided}']", timeout=TIMEOUT_MS)
     assert page.locator("#history-body tr[data-cursor]").count() == len(versions)
+    history = page.inner_text("#history-body")  # who changed what, in words
+    assert "'Use Plotly for the charts' replaces" in history and "'Use Chart.js for the charts' by key key-" in history
     page.click(f"#history-body tr[data-cursor='{decided}'] button")
     page.wait_for_selector("#state-diff pre.diff", timeout=TIMEOUT_MS)
     removed = page.locator("#state-diff pre.diff span.removed").all_inner_texts()

@@ -50,7 +50,6 @@ describe("keepalive pings", () => {
   test("a transport pinging every 250 ms is cut off with too_many_pings (why the client refuses < 1 s)", async () => {
     // Connect-ES directly, bypassing createTaskmemClient's floor, to show the hazard is real.
     const tasks = createClient(TaskService, createGrpcTransport({ baseUrl: server.baseUrl, pingIntervalMs: 250 }));
-    const started = Date.now();
     await assert.rejects(
       (async () => {
         for await (const _ of tasks.subscribeEvents({ afterCursor: -1n }, { timeoutMs: 20_000 })) {
@@ -65,6 +64,5 @@ describe("keepalive pings", () => {
         return true;
       },
     );
-    assert.ok(Date.now() - started < 15_000);
   });
 });

@@ -49,11 +49,14 @@ from taskmem_client import TaskmemClient, TaskmemError
 AFTER_CURSOR_HEADER = "x-taskmem-after-cursor"
 
 
+# Forwarded to taskmem as they came: the caller's key, and the agent it says it is (events record it).
+FORWARDED_HEADERS = ("authorization", "x-taskmem-agent")
+
+
 def caller_metadata(context: ServerCallContext) -> tuple[tuple[str, str], ...]:
-    """The caller's authorization header, forwarded to taskmem."""
+    """The caller's authorization and x-taskmem-agent headers, forwarded to taskmem."""
     headers = context.state.get("headers", {})
-    token = headers.get("authorization", "")
-    return (("authorization", token),) if token else ()
+    return tuple((name, headers[name]) for name in FORWARDED_HEADERS if headers.get(name))
 
 
 class TaskmemRequestHandler(RequestHandler):

@@ -24,6 +24,8 @@ _CODES: list[tuple[type[errors.DomainError], grpc.StatusCode]] = [
     (errors.FailedPrecondition, grpc.StatusCode.FAILED_PRECONDITION),
     (errors.NotConfigured, grpc.StatusCode.FAILED_PRECONDITION),
     (errors.AdminRequired, grpc.StatusCode.PERMISSION_DENIED),
+    (errors.RoleDenied, grpc.StatusCode.PERMISSION_DENIED),
+    (errors.TaskDenied, grpc.StatusCode.PERMISSION_DENIED),
     (errors.ModelUnavailable, grpc.StatusCode.UNAVAILABLE),
     (errors.ModelTimeout, grpc.StatusCode.DEADLINE_EXCEEDED),
     (errors.ModelOutputInvalid, grpc.StatusCode.UNAVAILABLE),

@@ -63,7 +63,8 @@ def state_item(item: StoredStateItem) -> state_pb2.StateItem:
 
 def version(v: StateVersion) -> state_service_pb2.TaskStateVersion:
     return state_service_pb2.TaskStateVersion(cursor=v.cursor, create_time=task_convert.timestamp(v.created_at),
-                                              change=v.change, correlation_id=v.correlation_id)
+                                              change=v.change, correlation_id=v.correlation_id,
+                                              key_id=v.key_id, agent_id=v.agent_id, description=v.description)
 
 
 def candidate(c: state_pb2.StateItemCandidate) -> Candidate:

@@ -173,7 +173,7 @@ def snapshot(s: ContextSnapshot) -> task_pb2.ContextSnapshot:
 def event(e: Event) -> event_pb2.Event:
     return event_pb2.Event(cursor=e.cursor, type=e.type.value, task_id=e.task_id, correlation_id=e.correlation_id,
                            payload=struct(e.payload, EVENT_PAYLOAD_MAX_DEPTH), create_time=timestamp(e.created_at),
-                           expired=e.expired)
+                           expired=e.expired, key_id=e.key_id, agent_id=e.agent_id)
 
 
 def progress(p: Progress) -> task_service_pb2.GetProgressResponse:

@@ -12,7 +12,7 @@ import grpc
 from taskmem.api import task_convert, validate
 from taskmem.api.idempotent import write_once
 from taskmem.api.list_page import SortKey, list_page
-from taskmem.api.scope import CallScope, current_scope
+from taskmem.api.scope import AGENT_ID_MAX, CallScope, current_scope
 from taskmem.core import claims
 from taskmem.core.actions import Action, ActionStatus, ActionType, Completion
 from taskmem.core.errors import InvalidArgument, NotFound, OutOfRange
@@ -34,6 +34,7 @@ from taskmem.store.tasks import forks as fork_store
 from taskmem.store.tasks import messages as message_store
 from taskmem.store.tasks import plan_claims as claim_store
 from taskmem.store.tasks import plan_progress
+from taskmem.store.tasks import task_access
 from taskmem.store.state.view_reads import task_progress
 from taskmem.store.tasks import tasks as task_store
 from taskmem.store.usage import model_calls
@@ -48,6 +49,7 @@ PLAN_MAX, DEPENDS_MAX, LOG_LINES_MAX, STREAM_MAX = 500, 50, 1_000, 32
 SUMMARY_ACTION_MAX, ERROR_MAX, CONTENT_MAX, LINE_MAX = 1_000, 100_000, 100_000, 65_536
 ANSWER_MAX, SNAPSHOT_MAX, LABEL_MAX, PATH_MAX, FILTER_MAX = 1_000_000, 1_000_000, 100, 4_096, 100
 KEY_MAX = 200
+KEY_ID_MAX = 64
 
 
 def _plan_items(field: str, specs: Any) -> list[PlanItem]:
@@ -130,14 +132,20 @@ def _metadata_change(t: task_pb2.Task, paths: list[str]) -> MetadataChange:
                           frozenset(key for key in keys if key not in metadata))
 
 
-def _event_filter(scope: CallScope, task_ids: Any, types: Any) -> EventFilter:
+def _event_filter(scope: CallScope, task_ids: Any, types: Any, key_ids: Any, agent_ids: Any) -> EventFilter:
+    validate.count("key_ids", key_ids, FILTER_MAX)
+    validate.count("agent_ids", agent_ids, FILTER_MAX)
+    for key_id in key_ids:
+        validate.text("key_ids", key_id, KEY_ID_MAX, required=True)
+    for agent_id in agent_ids:
+        validate.text("agent_ids", agent_id, AGENT_ID_MAX, required=True)
     validate.count("task_ids", task_ids, FILTER_MAX)
     for task_id in task_ids:
         validate.identifier("task_ids", task_id)
         if not is_id_of("tsk", task_id):  # no task can have it, so a stream of it would wait forever
             raise InvalidArgument("task_ids", f"{task_id!r} is not a task id (tsk_ and 24 hex digits)")
     kinds = validate.enum_filter("types", types, event_pb2.EventType, EventType)
-    return EventFilter(scope.namespace, frozenset(task_ids), frozenset(kinds))
+    return EventFilter(scope.namespace, frozenset(task_ids), frozenset(kinds), frozenset(key_ids), frozenset(agent_ids))
 
 
 class TaskService(task_service_pb2_grpc.TaskServiceServicer):
@@ -196,10 +204,18 @@ class TaskService(task_service_pb2_grpc.TaskServiceServicer):
         updated_after = validate.timestamp_us("updated_after", request.updated_after,
                                               request.HasField("updated_after"))
         awaiting = request.awaiting_person
+        task_scope = scope.key.scope if scope.key is not None else None
+
+        async def read(after: list[Any] | None, limit: int) -> list[Task]:
+            if task_scope is None:
+                return await self._storage.read(task_store.list_tasks, scope.namespace, wanted, updated_after,
+                                                after, limit, awaiting)
+            return await self._storage.read(task_access.visible_tasks, scope.namespace, wanted, updated_after,
+                                            after, limit, awaiting, task_scope, scope.key_id)
+
         page, token = await list_page(  # the filter without awaiting_person binds tokens as before it existed
             request, [sorted(wanted), updated_after, *([awaiting] if awaiting else [])], SortKey((int, str), lambda t: [t.updated_at, t.id]),
-            lambda after, limit: self._storage.read(task_store.list_tasks, scope.namespace, wanted, updated_after,
-                                                    after, limit, awaiting))
+            read)
         return pb.ListTasksResponse(tasks=[task_convert.task(t) for t in page], next_page_token=token)
 
     async def UpdateTask(self, request: pb.UpdateTaskRequest, context: grpc.aio.ServicerContext) -> pb.UpdateTaskResponse:
@@ -498,7 +514,8 @@ class TaskService(task_service_pb2_grpc.TaskServiceServicer):
 
     async def SubscribeEvents(self, request: pb.SubscribeEventsRequest,
                               context: grpc.aio.ServicerContext) -> AsyncIterator[bytes]:
-        event_filter = _event_filter(current_scope(), request.task_ids, request.types)
+        event_filter = _event_filter(current_scope(), request.task_ids, request.types, request.key_ids,
+                                     request.agent_ids)
         if request.after_cursor < -1:
             raise InvalidArgument("after_cursor", "must be -1 (live only), 0 (everything) or a cursor")
         await self._check_cursor(event_filter.namespace, request.after_cursor)
@@ -510,11 +527,14 @@ class TaskService(task_service_pb2_grpc.TaskServiceServicer):
             await events.aclose()
 
     async def ListEvents(self, request: pb.ListEventsRequest, context: grpc.aio.ServicerContext) -> pb.ListEventsResponse:
-        event_filter = _event_filter(current_scope(), request.task_ids, request.types)
+        event_filter = _event_filter(current_scope(), request.task_ids, request.types, request.key_ids,
+                                     request.agent_ids)
         after = validate.non_negative("after_cursor", request.after_cursor)
         await self._check_cursor(event_filter.namespace, after)
         page, token = await list_page(
-            request, [sorted(event_filter.task_ids), sorted(event_filter.types), after],
+            request, [sorted(event_filter.task_ids), sorted(event_filter.types), after,
+                      *([sorted(event_filter.key_ids), sorted(event_filter.agent_ids)]
+                        if event_filter.key_ids or event_filter.agent_ids else [])],
             SortKey((int,), lambda e: [e.cursor]),
             lambda token_key, limit: self._storage.events.list(event_filter, token_key[0] if token_key else after,
                                                                limit))

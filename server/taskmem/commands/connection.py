@@ -18,6 +18,7 @@ from taskmem.v1.task_service_pb2_grpc import TaskServiceStub
 
 DEFAULT_ADDRESS = "127.0.0.1:50051"
 NAMESPACE_HEADER = "x-taskmem-namespace"
+AGENT_HEADER = "x-taskmem-agent"
 # Where a client command finds its API key when neither --token nor --token-file gives it.
 TOKEN_VARIABLE = "TASKMEM_TOKEN"
 # A unary call that takes longer than this is reported as DEADLINE_EXCEEDED rather than hanging.
@@ -31,6 +32,8 @@ class ServerOptions:
     namespace: str = ""
     tls: bool = False
     tls_ca_file: str = ""
+    # Sent as x-taskmem-agent: the events of this process's writes record it beside the key's id.
+    agent: str = ""
 
     @classmethod
     def from_arguments(cls, args: argparse.Namespace) -> ServerOptions:
@@ -44,6 +47,8 @@ class ServerOptions:
             metadata.append(("authorization", f"Bearer {self.token}"))
         if self.namespace:
             metadata.append((NAMESPACE_HEADER, self.namespace))
+        if self.agent:
+            metadata.append((AGENT_HEADER, self.agent))
         return tuple(metadata)
 
 

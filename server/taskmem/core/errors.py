@@ -84,6 +84,19 @@ class AdminRequired(DomainError):
     reason = "ERROR_REASON_ADMIN_REQUIRED"
 
 
+class RoleDenied(DomainError):
+    """The caller's key has a role below the one the RPC needs (PERMISSION_DENIED; core/access.py)."""
+
+    reason = "ERROR_REASON_ROLE_DENIED"
+
+
+class TaskDenied(DomainError):
+    """The caller's key is scoped to other tasks (PERMISSION_DENIED). The same answer whether the task named
+    exists, lives in another namespace or is missing: it tells nothing about what exists."""
+
+    reason = "ERROR_REASON_TASK_DENIED"
+
+
 class ModelUnavailable(DomainError):
     """The configured model endpoint failed after retries (UNAVAILABLE)."""
 

@@ -68,6 +68,9 @@ class Event:
     expires_at: int | None = None
     # True when read as a tombstone: the payload keeps only the item's id (`tombstone`).
     expired: bool = False
+    # Who made the change (core/audit.py): the API key's id and the agent id the caller gave.
+    key_id: str = ""
+    agent_id: str = ""
 
 
 def tombstone(payload: dict[str, Any]) -> dict[str, Any]:
@@ -80,8 +83,12 @@ class EventFilter:
     namespace: str
     task_ids: frozenset[str] = frozenset()
     types: frozenset[EventType] = frozenset()
+    key_ids: frozenset[str] = frozenset()
+    agent_ids: frozenset[str] = frozenset()
 
     def matches(self, event: Event) -> bool:
         return (event.namespace == self.namespace
                 and (not self.task_ids or event.task_id in self.task_ids)
-                and (not self.types or event.type in self.types))
+                and (not self.types or event.type in self.types)
+                and (not self.key_ids or event.key_id in self.key_ids)
+                and (not self.agent_ids or event.agent_id in self.agent_ids))

@@ -41,6 +41,9 @@ class StateVersion:
     created_at: int
     change: str
     correlation_id: str
+    key_id: str = ""
+    agent_id: str = ""
+    description: str = ""  # the change in words (core/audit.describe_change)
 
 
 def item_as_of(item: StoredStateItem, at: int) -> StoredStateItem | None:

@@ -16,8 +16,9 @@ from google.rpc import error_details_pb2
 from grpc_status import rpc_status
 from mcp.server.mcpserver.exceptions import ToolError
 
-from taskmem.commands.connection import NAMESPACE_HEADER, ServerOptions
+from taskmem.commands.connection import AGENT_HEADER, NAMESPACE_HEADER, ServerOptions
 from taskmem.config import Config
+from taskmem.keyring import KeyRing
 from taskmem.v1 import memory_service_pb2_grpc, state_service_pb2_grpc, task_service_pb2_grpc, wait_service_pb2_grpc
 
 ResponseT = TypeVar("ResponseT", bound=Message)
@@ -25,6 +26,14 @@ ResponseT = TypeVar("ResponseT", bound=Message)
 # One tool call is one or a few unary RPCs; a call that takes longer than this is reported as a
 # tool error instead of leaving the model waiting.
 CALL_TIMEOUT_SECONDS = 30.0
+
+
+@dataclasses.dataclass(frozen=True)
+class Caller:
+    """An HTTP caller's own bearer key and agent name, forwarded on each of its tool calls."""
+
+    token: str
+    agent: str
 
 
 @dataclasses.dataclass(frozen=True)
@@ -41,9 +50,12 @@ class Backend:
     memory: memory_service_pb2_grpc.MemoryServiceStub
     token: str = ""
     namespace: str = ""
+    agent: str = ""  # sent as x-taskmem-agent when a call brings none of its own (stdio)
+    # The embedded server's keys (followed as its keys file changes); None for a remote server.
+    keys: KeyRing | None = None
 
     async def call(self, method: Callable[..., Awaitable[ResponseT]], request: Message, *,
-                   token: str | None = None, fields: Mapping[str, str] | None = None) -> ResponseT:
+                   caller: Caller | None = None, fields: Mapping[str, str] | None = None) -> ResponseT:
         """One unary RPC; its failure becomes a ToolError naming the tool argument at fault.
 
         fields maps a request field the server may name (for example "items[0].text") to the
@@ -53,11 +65,14 @@ class Backend:
         if "request_id" in request.DESCRIPTOR.fields_by_name and not getattr(request, "request_id"):
             setattr(request, "request_id", uuid.uuid4().hex)
         metadata: list[tuple[str, str]] = []
-        bearer = self.token if token is None else token
+        bearer = self.token if caller is None else caller.token
         if bearer:
             metadata.append(("authorization", f"Bearer {bearer}"))
         if self.namespace:
             metadata.append((NAMESPACE_HEADER, self.namespace))
+        named = self.agent if caller is None else caller.agent
+        if named:
+            metadata.append((AGENT_HEADER, named))
         try:
             return await method(request, metadata=tuple(metadata), timeout=CALL_TIMEOUT_SECONDS)
         except grpc.aio.AioRpcError as error:
@@ -109,7 +124,7 @@ async def connect_backend(options: ServerOptions) -> AsyncIterator[Backend]:
         yield Backend(task_service_pb2_grpc.TaskServiceStub(channel), wait_service_pb2_grpc.WaitServiceStub(channel),
                       state_service_pb2_grpc.StateServiceStub(channel),
                       memory_service_pb2_grpc.MemoryServiceStub(channel),
-                      token=options.token, namespace=options.namespace)
+                      token=options.token, namespace=options.namespace, agent=options.agent)
 
 
 @contextlib.asynccontextmanager
@@ -126,9 +141,10 @@ async def embedded_backend(config: Config, options: ServerOptions) -> AsyncItera
         # collections need not walk it again (they stalled tool calls here as they did there).
         gc.freeze()
         # An embedded server with API keys still needs one on its calls: the given token, else its first key.
-        token = options.token or (config.api_keys[0].key if config.api_keys else "")
+        assert server.keys is not None
+        token = options.token or server.keys.first_secret()
         async with connect_backend(dataclasses.replace(options, address=address, tls=False, token=token)) as backend:
-            yield backend
+            yield dataclasses.replace(backend, keys=server.keys)
     finally:
         await server.stop()
 

@@ -9,7 +9,6 @@ from __future__ import annotations
 import argparse
 import contextlib
 import dataclasses
-import hmac
 import logging
 import socket
 import sys
@@ -19,6 +18,7 @@ from typing import TYPE_CHECKING
 
 from taskmem.commands.connection import ServerOptions, add_token_arguments, bearer_token
 from taskmem.config import Config, ConfigError, is_loopback_host, load_config
+from taskmem.keyring import KeyRing
 
 if TYPE_CHECKING:
     from starlette.types import ASGIApp, Receive, Scope, Send
@@ -37,6 +37,8 @@ def add_mcp_arguments(parser: argparse.ArgumentParser) -> None:
     remote.add_argument("--address", help="host:port of a taskmem server to use instead of an embedded one")
     add_token_arguments(remote, " (stdio; over HTTP each caller's own bearer is forwarded)")
     remote.add_argument("--namespace", help="namespace to act in (default: the key's first namespace)")
+    remote.add_argument("--agent", help="the agent's name, sent as x-taskmem-agent: events record it beside the"
+                                        " key's id (stdio; over HTTP each caller's own x-taskmem-agent is forwarded)")
     remote.add_argument("--tls", action="store_true", help="connect with TLS, verifying against the system roots")
     remote.add_argument("--tls-ca-file", help="connect with TLS, verifying the server against this CA certificate")
     embedded = parser.add_argument_group("the embedded server")
@@ -64,7 +66,8 @@ class McpOptions:
 
 def options_from_arguments(args: argparse.Namespace) -> McpOptions:
     server = ServerOptions(address=args.address or "", token=bearer_token(args), namespace=args.namespace or "",
-                           tls=bool(args.tls or args.tls_ca_file), tls_ca_file=args.tls_ca_file or "")
+                           tls=bool(args.tls or args.tls_ca_file), tls_ca_file=args.tls_ca_file or "",
+                           agent=args.agent or "")
     embedded = None
     if not args.address:
         embedded = load_config(file=args.config, flags={"database": args.database})
@@ -85,7 +88,7 @@ def check_http_bind_allowed(options: McpOptions) -> None:
     host = options.http.rpartition(":")[0]
     if is_loopback_host(host):
         return
-    if options.embedded is None or not options.embedded.api_keys:
+    if options.embedded is None or options.embedded.open_namespace:
         raise ConfigError(f"--http {options.http} is not a loopback address and no API keys are checked here;"
                           " configure api_keys for the embedded server or pass --insecure")
     raise ConfigError(f"--http {options.http} is not a loopback address and this endpoint has no TLS, so API keys"
@@ -107,14 +110,17 @@ async def open_backend(options: McpOptions) -> AsyncIterator[Backend]:
 
 class BearerGate:
     """ASGI middleware: with keys, every HTTP request needs 'authorization: Bearer <one of them>' (401
-    otherwise). Without keys it lets requests through and the taskmem server checks the forwarded bearer."""
+    otherwise). Without keys it lets requests through and the taskmem server checks the forwarded bearer.
 
-    def __init__(self, app: ASGIApp, keys: tuple[str, ...]) -> None:
+    keys: the embedded server's keys as they are now (its keys file is followed), so a removed key is
+    refused here as soon as the server has read the file again; None for a remote server."""
+
+    def __init__(self, app: ASGIApp, keys: KeyRing | None) -> None:
         self._app = app
-        self._keys = tuple(key.encode() for key in keys)
+        self._keys = keys if keys is not None and not keys.open else None
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] == "http" and self._keys and not self._allowed(scope):
+        if scope["type"] == "http" and self._keys is not None and not self._allowed(scope):
             await send({"type": "http.response.start", "status": 401,
                         "headers": [(b"content-type", b"application/json"), (b"www-authenticate", b"Bearer")]})
             await send({"type": "http.response.body",
@@ -125,7 +131,8 @@ class BearerGate:
     def _allowed(self, scope: Scope) -> bool:
         header = dict(scope.get("headers") or ()).get(b"authorization", b"")
         scheme, _, token = header.partition(b" ")
-        return scheme.lower() == b"bearer" and any(hmac.compare_digest(token.strip(), key) for key in self._keys)
+        assert self._keys is not None
+        return scheme.lower() == b"bearer" and self._keys.find(token.strip().decode(errors="replace")) is not None
 
 
 async def serve_mcp(options: McpOptions) -> None:
@@ -145,9 +152,9 @@ async def serve_mcp(options: McpOptions) -> None:
         host, _, port = options.http.rpartition(":")
         bound = _bind(host.strip("[]"), int(port))
         bound_port = bound.getsockname()[1]
-        keys = tuple(key.key for key in options.embedded.api_keys) if options.embedded is not None else ()
         security = transport_security(host, bound_port, options.http_allowed_hosts)
-        app = BearerGate(server.streamable_http_app(streamable_http_path=MCP_PATH, transport_security=security), keys)
+        app = BearerGate(server.streamable_http_app(streamable_http_path=MCP_PATH, transport_security=security),
+                         backend.keys)
         http = uvicorn.Server(uvicorn.Config(app, log_level="warning", lifespan="on"))
         async with anyio.create_task_group() as group:
             group.start_soon(http.serve, [bound])

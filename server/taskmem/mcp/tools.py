@@ -13,7 +13,8 @@ from mcp.types import ToolAnnotations
 from pydantic import BaseModel, Field
 
 from taskmem.mcp import render
-from taskmem.mcp.backend import Backend
+from taskmem.commands.connection import AGENT_HEADER
+from taskmem.mcp.backend import Backend, Caller
 from taskmem.v1 import memory_pb2, memory_service_pb2, state_pb2, state_service_pb2, task_pb2, task_service_pb2
 from taskmem.v1 import wait_pb2, wait_service_pb2
 
@@ -48,13 +49,14 @@ def _enum(enum_type: object, prefix: str, name: str) -> int:
     return int(enum_type.Value(prefix + name.upper()))  # type: ignore[attr-defined]
 
 
-def _bearer(ctx: Context | None) -> str | None:
-    """Over HTTP the caller's own bearer is forwarded (the taskmem server checks it); None on stdio."""
+def _caller(ctx: Context | None) -> Caller | None:
+    """Over HTTP the caller's own bearer (the taskmem server checks it) and x-taskmem-agent are forwarded;
+    None on stdio, where the process's own --token and --agent are sent."""
     headers = ctx.headers if ctx is not None else None
     if headers is None:
         return None
     scheme, _, token = (headers.get("authorization") or "").partition(" ")
-    return token.strip() if scheme.lower() == "bearer" else ""
+    return Caller(token.strip() if scheme.lower() == "bearer" else "", headers.get(AGENT_HEADER) or "")
 
 
 def _seconds(value: float) -> duration_pb2.Duration:
@@ -83,11 +85,11 @@ def build_mcp_server(backend: Backend) -> MCPServer:
             specs.append(task_pb2.PlanItemSpec(id=step.id or str(position), title=step.title,
                                                depends_on=step.depends_on))
         created = await backend.call(backend.tasks.CreateTask, task_service_pb2.CreateTaskRequest(
-            name=name, goal=goal, workspace=workspace, plan=specs), token=_bearer(ctx))
+            name=name, goal=goal, workspace=workspace, plan=specs), caller=_caller(ctx))
         plan_response = None
         if specs:
             plan_response = (await backend.call(backend.tasks.GetPlan, task_service_pb2.GetPlanRequest(
-                task_id=created.task.id), token=_bearer(ctx))).plan
+                task_id=created.task.id), caller=_caller(ctx))).plan
         return render.registered(created.task, plan_response)
 
     @server.tool(annotations=_WRITE)
@@ -106,7 +108,7 @@ def build_mcp_server(backend: Backend) -> MCPServer:
         ctx: Context | None = None,
     ) -> str:
         """Record progress on a task: a message, a plan item's new status, and/or the task's new status."""
-        token = _bearer(ctx)
+        caller = _caller(ctx)
         if not (message.strip() or item_status or task_status or issue or dismiss_question):
             raise ToolError("message: give a message, an item_status or a task_status")
         if (item_status or issue or dismiss_question) and not plan_item:
@@ -118,20 +120,20 @@ def build_mcp_server(backend: Backend) -> MCPServer:
                 request.status = _enum(task_pb2.PlanItemStatus, "PLAN_ITEM_STATUS_", item_status)
             if issue:
                 request.active_issue = issue
-            await backend.call(backend.tasks.UpdatePlanItem, request, token=token,
+            await backend.call(backend.tasks.UpdatePlanItem, request, caller=caller,
                                fields={"item_id": "plan_item", "status": "item_status", "active_issue": "issue",
                                        "holder_id": "holder"})
         if message.strip():
             await backend.call(backend.tasks.PostMessage, task_service_pb2.PostMessageRequest(
                 task_id=task_id, role=task_pb2.MESSAGE_ROLE_AGENT, kind=task_pb2.MESSAGE_KIND_PROGRESS,
-                content=message), token=token, fields={"content": "message"})
+                content=message), caller=caller, fields={"content": "message"})
         if task_status:
             await backend.call(backend.tasks.UpdateTask, task_service_pb2.UpdateTaskRequest(
                 task=task_pb2.Task(id=task_id, status=_enum(task_pb2.TaskStatus, "TASK_STATUS_", task_status)),
-                update_mask=field_mask_pb2.FieldMask(paths=["status"])), token=token,
+                update_mask=field_mask_pb2.FieldMask(paths=["status"])), caller=caller,
                 fields={"task.status": "task_status", "task.id": "task_id", "task": "task_status"})
         progress = await backend.call(backend.tasks.GetProgress, task_service_pb2.GetProgressRequest(
-            task_id=task_id), token=token)
+            task_id=task_id), caller=caller)
         return f"Recorded on {task_id}.\n{progress.summary}"
 
     @server.tool(annotations=_WRITE)
@@ -147,15 +149,15 @@ def build_mcp_server(backend: Backend) -> MCPServer:
     ) -> str:
         """Take the next ready plan item for yourself, so no other agent on the plan starts it too; finish it with
         task_update (plan_item, item_status, holder). Claiming the item you hold again renews your lease."""
-        token = _bearer(ctx)
+        caller = _caller(ctx)
         fields = {"holder_id": "holder", "item_id": "plan_item", "lease": "lease_seconds", "stages": "stage"}
         if plan_item:
-            renewed = await _renew_own(task_id, plan_item, holder, lease_seconds, token)
+            renewed = await _renew_own(task_id, plan_item, holder, lease_seconds, caller)
             if renewed:
                 return renewed
         answer = await backend.call(backend.tasks.ClaimPlanItem, task_service_pb2.ClaimPlanItemRequest(
             task_id=task_id, holder_id=holder, item_id=plan_item, stages=[stage] if stage else [],
-            lease=_seconds(lease_seconds)), token=token, fields=fields)
+            lease=_seconds(lease_seconds)), caller=caller, fields=fields)
         return render.claimed(answer)
 
     @server.tool(annotations=_WRITE)
@@ -169,14 +171,14 @@ def build_mcp_server(backend: Backend) -> MCPServer:
         """Try an alternative without touching a task: a new task with its plan, decisions and other state as they
         stood then; its transcript and actions continue the original's. Claims and waits are not copied."""
         forked = await backend.call(backend.tasks.ForkTask, task_service_pb2.ForkTaskRequest(
-            task_id=task_id, at_cursor=at_cursor, name=name), token=_bearer(ctx))
+            task_id=task_id, at_cursor=at_cursor, name=name), caller=_caller(ctx))
         return render.forked(forked)
 
-    async def _renew_own(task_id: str, item_id: str, holder: str, lease_seconds: float, token: str | None) -> str:
+    async def _renew_own(task_id: str, item_id: str, holder: str, lease_seconds: float, caller: Caller | None) -> str:
         """'Renewed …' when the holder holds the item already, else "" (then it is claimed afresh)."""
         try:
             renewed = await backend.call(backend.tasks.RenewClaim, task_service_pb2.RenewClaimRequest(
-                task_id=task_id, item_id=item_id, holder_id=holder, lease=_seconds(lease_seconds)), token=token,
+                task_id=task_id, item_id=item_id, holder_id=holder, lease=_seconds(lease_seconds)), caller=caller,
                 fields={"holder_id": "holder", "item_id": "plan_item", "lease": "lease_seconds"})
         except ToolError:
             return ""
@@ -189,15 +191,15 @@ def build_mcp_server(backend: Backend) -> MCPServer:
         ctx: Context | None = None,
     ) -> str:
         """Ask 'where was I?' about a task: done, current and next steps, decisions, constraints, questions, waits."""
-        token = _bearer(ctx)
+        caller = _caller(ctx)
         progress, answer, items = await asyncio.gather(
             backend.call(backend.tasks.GetProgress, task_service_pb2.GetProgressRequest(
-                task_id=task_id, recent_message_count=5), token=token),
+                task_id=task_id, recent_message_count=5), caller=caller),
             backend.call(backend.state.QueryTask, state_service_pb2.QueryTaskRequest(
-                task_id=task_id, question=question), token=token),
+                task_id=task_id, question=question), caller=caller),
             backend.call(backend.state.ListStateItems, state_service_pb2.ListStateItemsRequest(
                 task_id=task_id, types=[state_pb2.STATE_ITEM_TYPE_RISK, state_pb2.STATE_ITEM_TYPE_ACTION],
-                page_size=100), token=token))
+                page_size=100), caller=caller))
         current = [item for item in items.items if render.is_current(item)]
         return render.where_was_i(progress, answer.answer, answer.from_model, current)
 
@@ -213,7 +215,7 @@ def build_mcp_server(backend: Backend) -> MCPServer:
         listed = await backend.call(backend.tasks.ListTasks, task_service_pb2.ListTasksRequest(
             statuses=[_enum(task_pb2.TaskStatus, "TASK_STATUS_", status) for status in statuses], page_size=limit,
             awaiting_person=awaiting_person),
-            token=_bearer(ctx), fields={"page_size": "limit"})
+            caller=_caller(ctx), fields={"page_size": "limit"})
         return "\n".join(render.task_line(task) for task in listed.tasks) or "No tasks."
 
     @server.tool(annotations=_WRITE)
@@ -226,31 +228,31 @@ def build_mcp_server(backend: Backend) -> MCPServer:
         ctx: Context | None = None,
     ) -> str:
         """Record a decision, constraint or open question in the task's state; returns its id."""
-        token = _bearer(ctx)
+        caller = _caller(ctx)
         if replaces:
             # Named by the agent, the old item is retired before the new one is reconciled, so the new
             # one can neither merge into it nor be held as a conflict with it (reconciliation alone
             # supersedes only on a user's word).
-            await _set_item_status(task_id, replaces, state_pb2.STATE_ITEM_STATUS_SUPERSEDED, token)
+            await _set_item_status(task_id, replaces, state_pb2.STATE_ITEM_STATUS_SUPERSEDED, caller)
         candidate = state_pb2.StateItemCandidate(
             type=_enum(state_pb2.StateItemType, "STATE_ITEM_TYPE_", kind), text=text,
             confidence=state_pb2.STATE_ITEM_CONFIDENCE_HIGH)
         try:
             upserted = await backend.call(backend.state.UpsertStateItems, state_service_pb2.UpsertStateItemsRequest(
-                task_id=task_id, items=[candidate]), token=token,
+                task_id=task_id, items=[candidate]), caller=caller,
                 fields={"items[0].text": "text", "items[0].type": "kind", "items": "text"})
             result = upserted.report.results[0]
             if result.outcome == state_pb2.RECONCILE_OUTCOME_DROPPED:
                 raise ToolError(f"text: not recorded ({result.reason})")
         except ToolError:
             if replaces:
-                await _set_item_status(task_id, replaces, state_pb2.STATE_ITEM_STATUS_ACTIVE, token)
+                await _set_item_status(task_id, replaces, state_pb2.STATE_ITEM_STATUS_ACTIVE, caller)
             raise
         return render.recorded_state(result, replaces)
 
-    async def _set_item_status(task_id: str, uid: str, status: int, token: str | None) -> None:
+    async def _set_item_status(task_id: str, uid: str, status: int, caller: Caller | None) -> None:
         await backend.call(backend.state.SetStateItemStatus, state_service_pb2.SetStateItemStatusRequest(
-            task_id=task_id, uid=uid, status=status), token=token, fields={"uid": "replaces", "status": "replaces"})
+            task_id=task_id, uid=uid, status=status), caller=caller, fields={"uid": "replaces", "status": "replaces"})
 
     @server.tool(annotations=_WRITE)
     async def task_error(
@@ -262,7 +264,7 @@ def build_mcp_server(backend: Backend) -> MCPServer:
     ) -> str:
         """Record an error met on a task (and how it was handled) so it is not repeated after a compaction."""
         added = await backend.call(backend.state.AddError, state_service_pb2.AddErrorRequest(
-            task_id=task_id, error=error, resolution=resolution, subtask_id=plan_item), token=_bearer(ctx),
+            task_id=task_id, error=error, resolution=resolution, subtask_id=plan_item), caller=_caller(ctx),
             fields={"subtask_id": "plan_item"})
         return f"Recorded error {added.error.memory_entry_id} on {task_id}: {added.error.error}"
 
@@ -309,7 +311,7 @@ def build_mcp_server(backend: Backend) -> MCPServer:
         request = wait_service_pb2.CreateWaitRequest(task_id=task_id, criteria=criteria, target=target)
         if timeout_seconds is not None:
             request.timeout.CopyFrom(_seconds(timeout_seconds))
-        created = await backend.call(backend.waits.CreateWait, request, token=_bearer(ctx), fields={
+        created = await backend.call(backend.waits.CreateWait, request, caller=_caller(ctx), fields={
             "target.http.url": "url", "target.http.body_contains": "contains", "target.file.path": "path",
             "target.file.contains": "contains", "target.task_status.task_id": "watch_task_id",
             "target.task_status.statuses": "statuses", "target.timer.duration": "seconds",
@@ -324,7 +326,7 @@ def build_mcp_server(backend: Backend) -> MCPServer:
     ) -> str:
         """Check a smart wait: waiting, resolved (with its result), timed out, cancelled or failed."""
         fetched = await backend.call(backend.waits.GetWait, wait_service_pb2.GetWaitRequest(wait_id=wait_id),
-                                     token=_bearer(ctx))
+                                     caller=_caller(ctx))
         return render.wait_line(fetched.wait)
 
     @server.tool(annotations=_WRITE)
@@ -337,7 +339,7 @@ def build_mcp_server(backend: Backend) -> MCPServer:
         """Resolve an external wait with its outcome; the linked task's history records it."""
         resolved = await backend.call(backend.waits.ResolveWait, wait_service_pb2.ResolveWaitRequest(
             wait_id=wait_id, result=result,
-            status=wait_pb2.WAIT_STATUS_FAILED if failed else wait_pb2.WAIT_STATUS_RESOLVED), token=_bearer(ctx))
+            status=wait_pb2.WAIT_STATUS_FAILED if failed else wait_pb2.WAIT_STATUS_RESOLVED), caller=_caller(ctx))
         return render.wait_line(resolved.wait)
 
     @server.tool(annotations=_WRITE)
@@ -353,7 +355,7 @@ def build_mcp_server(backend: Backend) -> MCPServer:
         added = await backend.call(backend.memory.AddMemoryEntries, memory_service_pb2.AddMemoryEntriesRequest(
             entries=[memory_service_pb2.NewMemoryEntry(
                 task_id=task_id, type=_enum(memory_pb2.MemoryType, "MEMORY_TYPE_", type), summary=summary,
-                detail=detail, tags=tags)]), token=_bearer(ctx), fields={f"entries[0].{name}": name for name in ("summary", "type", "task_id", "detail", "tags")})
+                detail=detail, tags=tags)]), caller=_caller(ctx), fields={f"entries[0].{name}": name for name in ("summary", "type", "task_id", "detail", "tags")})
         return f"Remembered {added.entries[0].id}."
 
     @server.tool(annotations=_READ)
@@ -368,7 +370,7 @@ def build_mcp_server(backend: Backend) -> MCPServer:
         """Search the memory archive (full text and meaning); hits best first with score, id, type and summary."""
         found = await backend.call(backend.memory.SearchMemories, memory_service_pb2.SearchMemoriesRequest(
             query=query, mode=_enum(memory_pb2.SearchMode, "SEARCH_MODE_", mode),
-            filter=memory_pb2.MemoryFilter(task_id=task_id), limit=limit), token=_bearer(ctx),
+            filter=memory_pb2.MemoryFilter(task_id=task_id), limit=limit), caller=_caller(ctx),
             fields={"filter.task_id": "task_id"})
         return render.search_hits(found.hits)
 
@@ -387,7 +389,7 @@ def build_mcp_server(backend: Backend) -> MCPServer:
             source=source)
         if confidence is not None:
             request.confidence = confidence
-        upserted = await backend.call(backend.memory.UpsertKnowledge, request, token=_bearer(ctx))
+        upserted = await backend.call(backend.memory.UpsertKnowledge, request, caller=_caller(ctx))
         return render.knowledge_lines([upserted.knowledge])
 
     @server.tool(annotations=_READ)
@@ -402,7 +404,7 @@ def build_mcp_server(backend: Backend) -> MCPServer:
         request = memory_service_pb2.QueryKnowledgeRequest(key_prefix=key_prefix, text=text, page_size=limit)
         if category is not None:
             request.category = _enum(memory_pb2.KnowledgeCategory, "KNOWLEDGE_CATEGORY_", category)
-        found = await backend.call(backend.memory.QueryKnowledge, request, token=_bearer(ctx),
+        found = await backend.call(backend.memory.QueryKnowledge, request, caller=_caller(ctx),
                                    fields={"page_size": "limit"})
         return render.knowledge_lines(found.knowledge)
 
@@ -417,7 +419,7 @@ def build_mcp_server(backend: Backend) -> MCPServer:
         """Build a prompt context for a task (summary, state, knowledge, memories, recent messages) under a budget."""
         built = await backend.call(backend.state.BuildContext, state_service_pb2.BuildContextRequest(
             task_id=task_id, token_budget=token_budget, query=query,
-            mode=state_pb2.CONTEXT_MODE_MINIMAL if minimal else state_pb2.CONTEXT_MODE_FULL), token=_bearer(ctx))
+            mode=state_pb2.CONTEXT_MODE_MINIMAL if minimal else state_pb2.CONTEXT_MODE_FULL), caller=_caller(ctx))
         return built.text
 
     @server.resource("taskmem://tasks/{task_id}/state", mime_type="application/yaml",
@@ -425,7 +427,7 @@ def build_mcp_server(backend: Backend) -> MCPServer:
     async def task_state(task_id: str, ctx: Context) -> str:
         try:
             state = await backend.call(backend.state.GetTaskState, state_service_pb2.GetTaskStateRequest(
-                task_id=task_id), token=_bearer(ctx))
+                task_id=task_id), caller=_caller(ctx))
         except ToolError as error:
             raise ResourceError(str(error)) from None
         return state.yaml
@@ -435,7 +437,7 @@ def build_mcp_server(backend: Backend) -> MCPServer:
     async def task_plan(task_id: str, ctx: Context) -> str:
         try:
             fetched = await backend.call(backend.tasks.GetPlan, task_service_pb2.GetPlanRequest(task_id=task_id),
-                                         token=_bearer(ctx))
+                                         caller=_caller(ctx))
         except ToolError as error:
             raise ResourceError(str(error)) from None
         return render.plan_text(fetched.plan)

@@ -8,6 +8,7 @@ from __future__ import annotations
 from collections.abc import Callable, Hashable, Iterable, Sequence
 from typing import Any, Protocol
 
+from taskmem.core.audit import Actor
 from taskmem.core.events import Event, EventType
 
 
@@ -41,6 +42,8 @@ class Transaction(Reader, Protocol):
 
     namespace: str
     correlation_id: str
+    # Who asked for the write (core/audit.py): its events record the key's id and the agent id.
+    actor: Actor
     now: int  # microseconds since the epoch, one instant for the whole mutation
     events: list[Event]
     # What the batch's mutations may remember between them (e.g. a task's plan version) until any of

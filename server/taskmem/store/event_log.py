@@ -69,7 +69,7 @@ def event_from_row(row: Row, now: int) -> Event:
     expired = row["expires_at"] is not None and row["expires_at"] <= now
     return Event(row["namespace"], EventType(row["type"]), row["task_id"], row["correlation_id"],
                  tombstone(payload) if expired else payload, row["created_at"], row["cursor"], row["expires_at"],
-                 expired)
+                 expired, row["key_id"], row["agent_id"])
 
 
 def item_events(db: Reader, namespace: str, event_type: EventType, times: Sequence[int], ids: Collection[str],
@@ -120,6 +120,12 @@ def list_events(db: Reader, event_filter: EventFilter, after: int, limit: int) -
     if event_filter.types:
         sql += f" AND type IN ({','.join('?' * len(event_filter.types))})"
         params.extend(sorted(t.value for t in event_filter.types))
+    if event_filter.key_ids:
+        sql += f" AND key_id IN ({','.join('?' * len(event_filter.key_ids))})"
+        params.extend(sorted(event_filter.key_ids))
+    if event_filter.agent_ids:
+        sql += f" AND agent_id IN ({','.join('?' * len(event_filter.agent_ids))})"
+        params.extend(sorted(event_filter.agent_ids))
     sql += " ORDER BY cursor LIMIT ?"
     params.append(limit)
     now = now_us()

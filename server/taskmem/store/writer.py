@@ -25,6 +25,7 @@ import time
 from collections.abc import Awaitable, Callable, Hashable, Iterable, Sequence
 from typing import Any, Protocol, TypeVar
 
+from taskmem.core.audit import ACTOR, Actor
 from taskmem.core.events import Event, EventType
 from taskmem.core.ids import now_us
 from taskmem.store.deferred_writes import DeferredWrites, Merge
@@ -72,12 +73,14 @@ class Transaction:
     """The port's Transaction: one mutation's statements, the writes it defers, and the events it emits."""
 
     def __init__(self, statements: Statements, namespace: str, correlation_id: str, encode: PayloadEncoder,
-                 batch: _BatchState) -> None:
+                 batch: _BatchState, actor: Actor = Actor()) -> None:
         self._statements = statements
         self.dialect = statements.dialect
         self.row_lock = statements.row_lock
         self.namespace = namespace
         self.correlation_id = correlation_id
+        # Who asked for this write (the API key's id, the caller's agent id): its events record them.
+        self.actor = actor
         self.now = now_us()
         self.events: list[Event] = []
         # Set by a mutation whose changes no cached view shows (leases, claims on background work), so a
@@ -168,7 +171,8 @@ class Transaction:
         payload = self._encode(resource) if resource is not None else {}
         if extra:
             payload.update(extra)
-        event = Event(self.namespace, event_type, task_id, self.correlation_id, payload, self.now)
+        event = Event(self.namespace, event_type, task_id, self.correlation_id, payload, self.now,
+                      key_id=self.actor.key_id, agent_id=self.actor.agent_id)
         self.events.append(event)
         self._batch.events.append(event)
         return event
@@ -178,7 +182,8 @@ class Transaction:
         return self._batch.events
 
 
-Job = tuple[Mutation[Any], str, str, "asyncio.Future[Any]"]
+# (mutation, namespace, correlation id, who asked, the caller's future)
+Job = tuple[Mutation[Any], str, str, Actor, "asyncio.Future[Any]"]
 # A mutation's value, or its exception, the events it emitted (none when it failed), and whether it changed
 # something with no event to say what (committed, no event, not quiet).
 Outcome = tuple[Any, Exception | None, list[Event], bool]
@@ -203,8 +208,8 @@ def _run_grouped(statements: Statements, batch: list[Job], encode: PayloadEncode
     written raised (the caller rolls the batch back)."""
     shared = _BatchState()
     outcomes: list[Outcome] = []
-    for mutation, namespace, correlation_id, _ in batch:
-        tx = Transaction(statements, namespace, correlation_id, encode, shared)
+    for mutation, namespace, correlation_id, actor, _ in batch:
+        tx = Transaction(statements, namespace, correlation_id, encode, shared, actor)
         try:
             value = mutation(tx)
         except fatal:
@@ -233,10 +238,10 @@ def _run_each_alone(statements: Statements, batch: list[Job], encode: PayloadEnc
     """Each mutation in its own SAVEPOINT with its deferred writes: one that raises is rolled back alone."""
     outcomes: list[Outcome] = []
     emitted: list[Event] = []
-    for mutation, namespace, correlation_id, _ in batch:
+    for mutation, namespace, correlation_id, actor, _ in batch:
         state = _BatchState()
         state.events = emitted
-        tx = Transaction(statements, namespace, correlation_id, encode, state)
+        tx = Transaction(statements, namespace, correlation_id, encode, state, actor)
         statements.execute("SAVEPOINT mutation")
         try:
             value = mutation(tx)
@@ -284,7 +289,8 @@ class Writer:
         if self._closed:
             raise WriterClosed("the server is shutting down")
         future: asyncio.Future[T] = asyncio.get_running_loop().create_future()
-        self._queue.put_nowait((mutation, namespace, correlation_id, future))
+        # The caller's actor (core/audit.ACTOR, set per call by the api ring) goes with the write.
+        self._queue.put_nowait((mutation, namespace, correlation_id, ACTOR.get(), future))
         # A caller that goes away cancels only its future: the queued write still
         # runs (the batch skips answering a done future).
         return await future

@@ -30,7 +30,7 @@ from starlette.staticfiles import StaticFiles
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from taskmem.api.scope import AuthError, resolve_scope
-from taskmem.settings import AuthSettings
+from taskmem.keyring import KeyRing
 from taskmem.store.event_log import EventLog
 from taskmem.v1 import event_pb2, task_service_pb2, task_service_pb2_grpc
 from taskmem.web.gateway import Gateway, GatewayError, call_metadata, http_error, to_json
@@ -62,7 +62,7 @@ class _SecurityHeaders:
         await self.app(scope, receive, send_with_headers if scope["type"] == "http" else send)
 
 
-def _authorized_namespace(auth: AuthSettings, request: Request) -> str:
+def _authorized_namespace(auth: KeyRing, request: Request) -> str:
     """The namespace the request's key acts in (the interceptor's own check); GatewayError 401/403 if none."""
     try:
         return resolve_scope(auth, call_metadata(dict(request.headers))).namespace
@@ -71,7 +71,7 @@ def _authorized_namespace(auth: AuthSettings, request: Request) -> str:
         raise GatewayError(401 if code == "UNAUTHENTICATED" else 403, code, error.message) from None
 
 
-def _api(auth: AuthSettings) -> Callable[[Callable[[Request], Awaitable[Response]]],
+def _api(auth: KeyRing) -> Callable[[Callable[[Request], Awaitable[Response]]],
                                          Callable[[Request], Awaitable[Response]]]:
     """Refuse API requests without the web view's header or a good key, before anything else is read; turn
     GatewayError into its JSON reply."""
@@ -114,7 +114,7 @@ async def _json_body(request: Request) -> Any:
         raise GatewayError(400, "INVALID_ARGUMENT", "the request body nests too deeply") from None
 
 
-def build_app(auth: AuthSettings, channel: grpc.aio.Channel, events: EventLog,
+def build_app(auth: KeyRing, channel: grpc.aio.Channel, events: EventLog,
               allowed_hosts: list[str] | None) -> Starlette:
     gateway = Gateway(channel)
     tasks = task_service_pb2_grpc.TaskServiceStub(channel)

@@ -15,7 +15,7 @@ from google.protobuf import json_format, message_factory
 from google.protobuf.descriptor import MethodDescriptor
 from google.protobuf.message import Message
 
-from taskmem.api.scope import CORRELATION_HEADER, NAMESPACE_HEADER
+from taskmem.api.scope import AGENT_HEADER, CORRELATION_HEADER, NAMESPACE_HEADER
 from taskmem.v1 import memory_service_pb2, state_service_pb2, task_service_pb2, wait_service_pb2
 
 # The methods the page calls, by service. Actions: UpdateTask (cancel, pause), UpdatePlanItem (answering a
@@ -41,7 +41,7 @@ _HTTP_STATUS = {
     grpc.StatusCode.UNAVAILABLE: 503, grpc.StatusCode.DEADLINE_EXCEEDED: 504,
 }
 # Headers of the web request passed on as call metadata.
-FORWARDED_HEADERS = ("authorization", NAMESPACE_HEADER, CORRELATION_HEADER)
+FORWARDED_HEADERS = ("authorization", NAMESPACE_HEADER, CORRELATION_HEADER, AGENT_HEADER)
 
 
 class GatewayError(Exception):

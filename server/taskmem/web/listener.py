@@ -11,7 +11,7 @@ import grpc
 import uvicorn
 
 from taskmem.config import Config, ConfigError, check_listen_allowed, is_loopback_host
-from taskmem.settings import AuthSettings
+from taskmem.keyring import KeyRing
 from taskmem.store.event_log import EventLog
 from taskmem.web.app import build_app
 
@@ -46,8 +46,9 @@ class _EmbeddedServer(uvicorn.Server):
 class WebView:
     """The web view of one server: start() binds and returns its URL; stop() ends it."""
 
-    def __init__(self, config: Config, grpc_target: str, events: EventLog) -> None:
+    def __init__(self, config: Config, keys: KeyRing, grpc_target: str, events: EventLog) -> None:
         self._config = config
+        self._keys = keys
         self.grpc_target = grpc_target
         self._events = events
         self._channel: grpc.aio.Channel | None = None
@@ -60,7 +61,7 @@ class WebView:
         listening = socket.create_server((host, port), family=socket.AF_INET6 if ":" in host else socket.AF_INET)
         self._channel = grpc.aio.insecure_channel(self.grpc_target)
         tls = bool(self._config.tls_cert_file and self._config.tls_key_file)
-        app = build_app(AuthSettings.of(self._config), self._channel, self._events, _LOOPBACK_HOSTS if is_loopback_host(host) else None)
+        app = build_app(self._keys, self._channel, self._events, _LOOPBACK_HOSTS if is_loopback_host(host) else None)
         self._server = _EmbeddedServer(uvicorn.Config(
             app, log_level="warning", lifespan="off", timeout_graceful_shutdown=SHUTDOWN_GRACE_SECONDS,
             ssl_certfile=self._config.tls_cert_file if tls else None,

@@ -48,10 +48,11 @@ def _store_events(connection: psycopg.Connection[Row], events: list[Event], unex
         event.cursor = first + offset
     with connection.cursor() as cursor:
         cursor.executemany(
-            "INSERT INTO events (cursor, namespace, type, task_id, correlation_id, payload, created_at, expires_at)"
-            " VALUES (%s, %s, %s, %s, %s, %s, %s, %s)",
+            "INSERT INTO events (cursor, namespace, type, task_id, correlation_id, payload, created_at, expires_at,"
+            " key_id, agent_id)"
+            " VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s)",
             [(e.cursor, e.namespace, e.type.value, e.task_id, e.correlation_id,
-              payload_text(e.payload), e.created_at, e.expires_at) for e in events])
+              payload_text(e.payload), e.created_at, e.expires_at, e.key_id, e.agent_id) for e in events])
     connection.execute(f"NOTIFY {CHANNEL}")
 
 

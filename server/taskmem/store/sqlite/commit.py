@@ -21,10 +21,11 @@ def _store_events(connection: sqlite3.Connection, events: list[Event]) -> None:
     for offset, event in enumerate(events, start=1):
         event.cursor = last + offset
     connection.executemany(
-        "INSERT INTO events (cursor, namespace, type, task_id, correlation_id, payload, created_at, expires_at)"
-        " VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+        "INSERT INTO events (cursor, namespace, type, task_id, correlation_id, payload, created_at, expires_at,"
+            " key_id, agent_id)"
+        " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
         [(e.cursor, e.namespace, e.type.value, e.task_id, e.correlation_id,
-          payload_text(e.payload), e.created_at, e.expires_at) for e in events])
+          payload_text(e.payload), e.created_at, e.expires_at, e.key_id, e.agent_id) for e in events])
 
 
 def run_batch(connection: sqlite3.Connection, batch: list[Job], encode: PayloadEncoder) -> list[Outcome]:

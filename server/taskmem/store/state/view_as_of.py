@@ -13,6 +13,7 @@ import json
 import time
 from typing import Any
 
+from taskmem.core.audit import describe_change
 from taskmem.core.events import EventType
 from taskmem.core.plans import Claim, ItemStatus, Plan, PlanItem
 from taskmem.core.tasks import Task, TaskStatus
@@ -120,11 +121,27 @@ def state_versions(db: Reader, namespace: str, task_id: str, before_cursor: int 
                    limit: int) -> list[StateVersion]:
     """The versions of a task's state, newest first, starting below before_cursor (None: the newest)."""
     load_task(db, namespace, task_id)
-    sql = (f"SELECT cursor, created_at, type, correlation_id FROM events WHERE namespace = ? AND task_id = ?"
+    sql = (f"SELECT cursor, created_at, type, correlation_id, payload, key_id, agent_id FROM events"
+           f" WHERE namespace = ? AND task_id = ?"
            f" AND type IN ({','.join('?' * len(STATE_EVENTS))})")
     params: list[Any] = [namespace, task_id, *(t.value for t in STATE_EVENTS)]
     if before_cursor is not None:
         sql += " AND cursor < ?"
         params.append(before_cursor)
     rows = db.fetchall(sql + " ORDER BY cursor DESC LIMIT ?", [*params, limit])
-    return [StateVersion(int(row[0]), int(row[1]), row[2], row[3]) for row in rows]
+    payloads = [json.loads(row[4]) for row in rows]
+    replaced = _replaced_texts(db, namespace, task_id, payloads)
+    return [StateVersion(int(row[0]), int(row[1]), row[2], row[3], row[5], row[6],
+                         describe_change(row[2], payload, row[5], row[6], replaced.get(payload.get("target_uid", ""), "")))
+            for row, payload in zip(rows, payloads)]
+
+
+def _replaced_texts(db: Reader, namespace: str, thread_id: str, payloads: list[dict[str, Any]]) -> dict[str, str]:
+    """The texts of the state items these events' statements superseded, by uid."""
+    uids = sorted({p["target_uid"] for p in payloads
+                   if p.get("target_uid") and str(p.get("outcome", "")).startswith("supersede")})
+    if not uids:
+        return {}
+    rows = db.fetchall(f"SELECT uid, text FROM state_items WHERE namespace = ? AND thread_id = ?"
+                       f" AND uid IN ({', '.join('?' * len(uids))})", [namespace, thread_id, *uids])
+    return {str(row[0]): str(row[1]) for row in rows}

@@ -247,10 +247,18 @@ def _store_plan(tx: Transaction, task: Task, items: list[PlanItem], reason: str)
     return plan
 
 
+def _record_creator(tx: Transaction, task_id: str) -> None:
+    """Remember the key a new task is created with (store/tasks/task_access.py reads it for scoped keys)."""
+    if tx.actor.key_id:
+        tx.defer("task_creators", "INSERT INTO task_creators (namespace, task_id, key_id) VALUES (?, ?, ?)",
+                 (tx.namespace, task_id, tx.actor.key_id))
+
+
 def create_task(tx: Transaction, task: Task, items: list[PlanItem],
                 reason: str = "initial plan") -> tuple[Task, Plan | None]:
     plan = _store_plan(tx, task, items, reason) if items else None
     tx.execute(_INSERT_TASK, _task_values(task))
+    _record_creator(tx, task.id)
     tx.emit(EventType.TASK_CREATED, task.id, task)
     if plan is not None:
         tx.emit(EventType.PLAN_REPLACED, task.id, plan)

@@ -12,6 +12,11 @@ const MESSAGES_PAGE = 100;
 // tail the first two running actions by itself, the others when asked.
 const AUTO_TAILS = 2;
 const EVENTS_SHOWN = 200;
+// The status moves the overview offers, each only from the statuses UpdateTask allows it from
+// (allowed_transitions in server/taskmem/core/tasks.py; tests/web/test_web_view.py holds the two together):
+// a finished task offers none.
+const CAN_PAUSE = new Set(["PENDING", "PLANNING", "EXECUTING", "SYNTHESIZING", "INPUT_REQUIRED", "AUTH_REQUIRED"]);
+const CAN_CANCEL = new Set([...CAN_PAUSE, "PAUSED"]);
 
 // Which sections each event type changes.
 const SECTIONS_BY_EVENT = {
@@ -83,9 +88,9 @@ export function render(main, { id: taskId }) {
     const progress = await call("TaskService", "GetProgress", { task_id: taskId, recent_message_count: 1 });
     task = progress.task; // "where was I?" carries the task itself: one call, not two
     if (!changed("overview", progress)) return;
-    const working = ["PENDING", "PLANNING", "EXECUTING", "SYNTHESIZING"].includes(enumLabel(task.status, "TASK_STATUS_").toUpperCase());
-    const setStatus = (status) => act(`${status.toLowerCase()} task`, call("TaskService", "UpdateTask", {
-      task: { id: taskId, status: `TASK_STATUS_${status}`, etag: task.etag }, update_mask: "status" }));
+    const status = String(task.status).replace("TASK_STATUS_", "");
+    const setStatus = (target) => act(`${target.toLowerCase()} task`, call("TaskService", "UpdateTask", {
+      task: { id: taskId, status: `TASK_STATUS_${target}`, etag: task.etag }, update_mask: "status" }));
     const error = task.error_summary || {};
     replace(sections.overview.body,
       h("div", { class: "task-head" }, h("h1", {}, task.name || task.id), badge(task.status, "TASK_STATUS_"),
@@ -93,8 +98,8 @@ export function render(main, { id: taskId }) {
         h("a", { href: `#/search?task=${encodeURIComponent(task.id)}` }, "Search this task's memory")),
       h("p", { class: "goal" }, task.goal),
       h("div", { class: "buttons" },
-        h("button", { type: "button", id: "pause-task", disabled: !working, onclick: () => setStatus("PAUSED") }, "Pause task"),
-        h("button", { type: "button", id: "cancel-task", class: "danger", disabled: !working && task.status !== "TASK_STATUS_PAUSED",
+        CAN_PAUSE.has(status) && h("button", { type: "button", id: "pause-task", onclick: () => setStatus("PAUSED") }, "Pause task"),
+        CAN_CANCEL.has(status) && h("button", { type: "button", id: "cancel-task", class: "danger",
           onclick: () => { if (confirm(`Cancel task ${task.name || task.id}?`)) setStatus("CANCELLED"); } }, "Cancel task")),
       h("dl", { class: "lifecycle" },
         field("Created", time(task.create_time)), field("Plan generated", time(task.plan_generate_time)),
@@ -337,7 +342,9 @@ export function render(main, { id: taskId }) {
     if (!changed("history", versions)) return;
     replace(sections.history.body, table(["Cursor", "Time", "Change", "By", ""], versions.map((v) =>
       h("tr", { "data-cursor": v.cursor }, h("td", { class: "mono" }, `#${v.cursor}`), h("td", {}, time(v.create_time)),
-        h("td", {}, enumLabel(v.change, "EVENT_TYPE_")), h("td", { class: "mono small" }, v.correlation_id),
+        h("td", {}, v.description || enumLabel(v.change, "EVENT_TYPE_")),
+        h("td", { class: "mono small", title: v.correlation_id },
+          who(v)),
         h("td", {}, h("button", { type: "button", onclick: () => showDiff(v.cursor).catch((error) => replace(diffView, errorBox(error))) },
           "Diff to now"))))), diffView);
   }
@@ -371,12 +378,18 @@ export function render(main, { id: taskId }) {
       h("pre", { class: "text" }, s.content))) : empty("No context snapshots."));
   }
 
+  // Who made a change: the key's id and the agent it named, else (no keys, or the server) the correlation id.
+  function who(change) {
+    if (change.key_id) return `key ${change.key_id}${change.agent_id ? ` (agent ${change.agent_id})` : ""}`;
+    return change.agent_id ? `agent ${change.agent_id}` : change.correlation_id;
+  }
   const eventList = h("ol", { class: "events", id: "event-list", reversed: true });
   function addEvent(event) {
     const type = enumLabel(event.type, "EVENT_TYPE_");
     eventList.prepend(h("li", { "data-cursor": event.cursor, "data-type": type },
       h("details", {}, h("summary", {}, h("span", { class: "mono" }, `#${event.cursor}`), " ", h("strong", {}, type), " ",
-        time(event.create_time), " ", h("span", { class: "muted mono small" }, event.correlation_id)), json(event.payload))));
+        time(event.create_time), " ", h("span", { class: "muted mono small", title: event.correlation_id }, who(event))),
+        json(event.payload))));
     while (eventList.children.length > EVENTS_SHOWN) eventList.lastChild.remove();
   }
 

@@ -103,6 +103,18 @@ const (
 	// agent now. metadata["holder_id"] names the current holder ("" when nobody
 	// holds the item). Stop working on the item; claim another.
 	ErrorReason_ERROR_REASON_CLAIM_NOT_HELD ErrorReason = 30
+	// Roles and task scopes of API keys (docs/access.md), values 40–49.
+	// The caller's key has a role (reader, writer, admin) below the one this RPC
+	// needs (PERMISSION_DENIED). metadata["role"] is the key's role,
+	// metadata["required"] the RPC's.
+	ErrorReason_ERROR_REASON_ROLE_DENIED ErrorReason = 40
+	// The caller's key is scoped to some tasks and this call names another task,
+	// or none (PERMISSION_DENIED). The answer is the same whether that task
+	// exists, belongs to another namespace or is missing.
+	ErrorReason_ERROR_REASON_TASK_DENIED ErrorReason = 41
+	// The caller's key was removed from (or changed in) the keys file while this
+	// stream was open (UNAUTHENTICATED): reconnect with a current key.
+	ErrorReason_ERROR_REASON_KEY_REVOKED ErrorReason = 42
 )
 
 // Enum value maps for ErrorReason.
@@ -132,6 +144,9 @@ var (
 		22: "ERROR_REASON_MODEL_OUTPUT_INVALID",
 		23: "ERROR_REASON_OVERLOADED",
 		30: "ERROR_REASON_CLAIM_NOT_HELD",
+		40: "ERROR_REASON_ROLE_DENIED",
+		41: "ERROR_REASON_TASK_DENIED",
+		42: "ERROR_REASON_KEY_REVOKED",
 	}
 	ErrorReason_value = map[string]int32{
 		"ERROR_REASON_UNSPECIFIED":             0,
@@ -158,6 +173,9 @@ var (
 		"ERROR_REASON_MODEL_OUTPUT_INVALID":    22,
 		"ERROR_REASON_OVERLOADED":              23,
 		"ERROR_REASON_CLAIM_NOT_HELD":          30,
+		"ERROR_REASON_ROLE_DENIED":             40,
+		"ERROR_REASON_TASK_DENIED":             41,
+		"ERROR_REASON_KEY_REVOKED":             42,
 	}
 )
 
@@ -193,7 +211,7 @@ var File_taskmem_v1_error_reason_proto protoreflect.FileDescriptor
 const file_taskmem_v1_error_reason_proto_rawDesc = "" +
 	"\n" +
 	"\x1dtaskmem/v1/error_reason.proto\x12\n" +
-	"taskmem.v1*\xbc\x06\n" +
+	"taskmem.v1*\x96\a\n" +
 	"\vErrorReason\x12\x1c\n" +
 	"\x18ERROR_REASON_UNSPECIFIED\x10\x00\x12\x1e\n" +
 	"\x1aERROR_REASON_INVALID_FIELD\x10\x01\x12\"\n" +
@@ -219,7 +237,10 @@ const file_taskmem_v1_error_reason_proto_rawDesc = "" +
 	"\x1aERROR_REASON_MODEL_TIMEOUT\x10\x15\x12%\n" +
 	"!ERROR_REASON_MODEL_OUTPUT_INVALID\x10\x16\x12\x1b\n" +
 	"\x17ERROR_REASON_OVERLOADED\x10\x17\x12\x1f\n" +
-	"\x1bERROR_REASON_CLAIM_NOT_HELD\x10\x1eB@Z>github.com/taskmem/taskmem/clients/go/gen/taskmem/v1;taskmemv1b\x06proto3"
+	"\x1bERROR_REASON_CLAIM_NOT_HELD\x10\x1e\x12\x1c\n" +
+	"\x18ERROR_REASON_ROLE_DENIED\x10(\x12\x1c\n" +
+	"\x18ERROR_REASON_TASK_DENIED\x10)\x12\x1c\n" +
+	"\x18ERROR_REASON_KEY_REVOKED\x10*B@Z>github.com/taskmem/taskmem/clients/go/gen/taskmem/v1;taskmemv1b\x06proto3"
 
 var (
 	file_taskmem_v1_error_reason_proto_rawDescOnce sync.Once

@@ -280,7 +280,14 @@ type Event struct {
 	// True when the item this event carried has expired (its expire_time has
 	// passed; see docs/retention.md): the event keeps its cursor, type, task and
 	// time, so a stream has no gap, but payload holds only the item's "id".
-	Expired       bool `protobuf:"varint,7,opt,name=expired,proto3" json:"expired,omitempty"`
+	Expired bool `protobuf:"varint,7,opt,name=expired,proto3" json:"expired,omitempty"`
+	// The id of the API key the change was made with (never its secret); empty
+	// for a server with no keys and for the server's own background work
+	// (wait scheduler, maintenance).
+	KeyId string `protobuf:"bytes,8,opt,name=key_id,json=keyId,proto3" json:"key_id,omitempty"`
+	// The agent the caller named in its "x-taskmem-agent" metadata; empty when
+	// it named none. The caller's own word: the key is what authenticates it.
+	AgentId       string `protobuf:"bytes,9,opt,name=agent_id,json=agentId,proto3" json:"agent_id,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -364,12 +371,26 @@ func (x *Event) GetExpired() bool {
 	return false
 }
 
+func (x *Event) GetKeyId() string {
+	if x != nil {
+		return x.KeyId
+	}
+	return ""
+}
+
+func (x *Event) GetAgentId() string {
+	if x != nil {
+		return x.AgentId
+	}
+	return ""
+}
+
 var File_taskmem_v1_event_proto protoreflect.FileDescriptor
 
 const file_taskmem_v1_event_proto_rawDesc = "" +
 	"\n" +
 	"\x16taskmem/v1/event.proto\x12\n" +
-	"taskmem.v1\x1a\x1cgoogle/protobuf/struct.proto\x1a\x1fgoogle/protobuf/timestamp.proto\"\x94\x02\n" +
+	"taskmem.v1\x1a\x1cgoogle/protobuf/struct.proto\x1a\x1fgoogle/protobuf/timestamp.proto\"\xc6\x02\n" +
 	"\x05Event\x12\x16\n" +
 	"\x06cursor\x18\x01 \x01(\x03R\x06cursor\x12)\n" +
 	"\x04type\x18\x02 \x01(\x0e2\x15.taskmem.v1.EventTypeR\x04type\x12\x17\n" +
@@ -378,7 +399,9 @@ const file_taskmem_v1_event_proto_rawDesc = "" +
 	"\apayload\x18\x05 \x01(\v2\x17.google.protobuf.StructR\apayload\x12;\n" +
 	"\vcreate_time\x18\x06 \x01(\v2\x1a.google.protobuf.TimestampR\n" +
 	"createTime\x12\x18\n" +
-	"\aexpired\x18\a \x01(\bR\aexpired*\xdd\n" +
+	"\aexpired\x18\a \x01(\bR\aexpired\x12\x15\n" +
+	"\x06key_id\x18\b \x01(\tR\x05keyId\x12\x19\n" +
+	"\bagent_id\x18\t \x01(\tR\aagentId*\xdd\n" +
 	"\n" +
 	"\tEventType\x12\x1a\n" +
 	"\x16EVENT_TYPE_UNSPECIFIED\x10\x00\x12\x1b\n" +

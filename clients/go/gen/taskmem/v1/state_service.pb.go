@@ -1994,6 +1994,13 @@ type TaskStateVersion struct {
 	// Who made the change: the request's correlation id (x-correlation-id, or
 	// the server's own for background work such as plan inference).
 	CorrelationId string `protobuf:"bytes,4,opt,name=correlation_id,json=correlationId,proto3" json:"correlation_id,omitempty"`
+	// The id of the API key the change was made with; empty for background work.
+	KeyId string `protobuf:"bytes,5,opt,name=key_id,json=keyId,proto3" json:"key_id,omitempty"`
+	// The agent the caller named (x-taskmem-agent); empty when it named none.
+	AgentId string `protobuf:"bytes,6,opt,name=agent_id,json=agentId,proto3" json:"agent_id,omitempty"`
+	// What changed, in words: "decision st_12 'Use X' replaces st_3 'Use Y' by
+	// key ops-bot", "step 3 'Build' completed", "wait w_9 resolved by key ops-bot".
+	Description   string `protobuf:"bytes,7,opt,name=description,proto3" json:"description,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -2052,6 +2059,27 @@ func (x *TaskStateVersion) GetChange() string {
 func (x *TaskStateVersion) GetCorrelationId() string {
 	if x != nil {
 		return x.CorrelationId
+	}
+	return ""
+}
+
+func (x *TaskStateVersion) GetKeyId() string {
+	if x != nil {
+		return x.KeyId
+	}
+	return ""
+}
+
+func (x *TaskStateVersion) GetAgentId() string {
+	if x != nil {
+		return x.AgentId
+	}
+	return ""
+}
+
+func (x *TaskStateVersion) GetDescription() string {
+	if x != nil {
+		return x.Description
 	}
 	return ""
 }
@@ -2397,13 +2425,16 @@ const file_taskmem_v1_state_service_proto_rawDesc = "" +
 	"\atask_id\x18\x01 \x01(\tR\x06taskId\x12\x1b\n" +
 	"\tpage_size\x18\x02 \x01(\x05R\bpageSize\x12\x1d\n" +
 	"\n" +
-	"page_token\x18\x03 \x01(\tR\tpageToken\"\xa6\x01\n" +
+	"page_token\x18\x03 \x01(\tR\tpageToken\"\xfa\x01\n" +
 	"\x10TaskStateVersion\x12\x16\n" +
 	"\x06cursor\x18\x01 \x01(\x03R\x06cursor\x12;\n" +
 	"\vcreate_time\x18\x02 \x01(\v2\x1a.google.protobuf.TimestampR\n" +
 	"createTime\x12\x16\n" +
 	"\x06change\x18\x03 \x01(\tR\x06change\x12%\n" +
-	"\x0ecorrelation_id\x18\x04 \x01(\tR\rcorrelationId\"\x7f\n" +
+	"\x0ecorrelation_id\x18\x04 \x01(\tR\rcorrelationId\x12\x15\n" +
+	"\x06key_id\x18\x05 \x01(\tR\x05keyId\x12\x19\n" +
+	"\bagent_id\x18\x06 \x01(\tR\aagentId\x12 \n" +
+	"\vdescription\x18\a \x01(\tR\vdescription\"\x7f\n" +
 	"\x1bGetTaskStateHistoryResponse\x128\n" +
 	"\bversions\x18\x01 \x03(\v2\x1c.taskmem.v1.TaskStateVersionR\bversions\x12&\n" +
 	"\x0fnext_page_token\x18\x02 \x01(\tR\rnextPageToken\"m\n" +

@@ -2710,7 +2710,11 @@ type SubscribeEventsRequest struct {
 	// Only events of these types; empty means all. At most 100 entries.
 	Types []EventType `protobuf:"varint,2,rep,packed,name=types,proto3,enum=taskmem.v1.EventType" json:"types,omitempty"`
 	// Start after this cursor: 0 replays everything, -1 starts live at the current end.
-	AfterCursor   int64 `protobuf:"varint,3,opt,name=after_cursor,json=afterCursor,proto3" json:"after_cursor,omitempty"`
+	AfterCursor int64 `protobuf:"varint,3,opt,name=after_cursor,json=afterCursor,proto3" json:"after_cursor,omitempty"`
+	// Only events made with one of these keys (Event.key_id); empty means any. At most 100.
+	KeyIds []string `protobuf:"bytes,4,rep,name=key_ids,json=keyIds,proto3" json:"key_ids,omitempty"`
+	// Only events whose caller named one of these agents (Event.agent_id); empty means any. At most 100.
+	AgentIds      []string `protobuf:"bytes,5,rep,name=agent_ids,json=agentIds,proto3" json:"agent_ids,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -2764,6 +2768,20 @@ func (x *SubscribeEventsRequest) GetAfterCursor() int64 {
 		return x.AfterCursor
 	}
 	return 0
+}
+
+func (x *SubscribeEventsRequest) GetKeyIds() []string {
+	if x != nil {
+		return x.KeyIds
+	}
+	return nil
+}
+
+func (x *SubscribeEventsRequest) GetAgentIds() []string {
+	if x != nil {
+		return x.AgentIds
+	}
+	return nil
 }
 
 // SubscribeEventsResponse carries one event.
@@ -2824,7 +2842,11 @@ type ListEventsRequest struct {
 	// At most this many (1..500; 0 means 50).
 	PageSize int32 `protobuf:"varint,4,opt,name=page_size,json=pageSize,proto3" json:"page_size,omitempty"`
 	// next_page_token of the previous page.
-	PageToken     string `protobuf:"bytes,5,opt,name=page_token,json=pageToken,proto3" json:"page_token,omitempty"`
+	PageToken string `protobuf:"bytes,5,opt,name=page_token,json=pageToken,proto3" json:"page_token,omitempty"`
+	// Only events made with one of these keys (Event.key_id); empty means any. At most 100.
+	KeyIds []string `protobuf:"bytes,6,rep,name=key_ids,json=keyIds,proto3" json:"key_ids,omitempty"`
+	// Only events whose caller named one of these agents (Event.agent_id); empty means any. At most 100.
+	AgentIds      []string `protobuf:"bytes,7,rep,name=agent_ids,json=agentIds,proto3" json:"agent_ids,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -2892,6 +2914,20 @@ func (x *ListEventsRequest) GetPageToken() string {
 		return x.PageToken
 	}
 	return ""
+}
+
+func (x *ListEventsRequest) GetKeyIds() []string {
+	if x != nil {
+		return x.KeyIds
+	}
+	return nil
+}
+
+func (x *ListEventsRequest) GetAgentIds() []string {
+	if x != nil {
+		return x.AgentIds
+	}
+	return nil
 }
 
 // ListEventsResponse is one page of events.
@@ -4069,20 +4105,24 @@ const file_taskmem_v1_task_service_proto_rawDesc = "" +
 	"page_token\x18\x03 \x01(\tR\tpageToken\"\x81\x01\n" +
 	"\x1cListContextSnapshotsResponse\x129\n" +
 	"\tsnapshots\x18\x01 \x03(\v2\x1b.taskmem.v1.ContextSnapshotR\tsnapshots\x12&\n" +
-	"\x0fnext_page_token\x18\x02 \x01(\tR\rnextPageToken\"\x83\x01\n" +
+	"\x0fnext_page_token\x18\x02 \x01(\tR\rnextPageToken\"\xb9\x01\n" +
 	"\x16SubscribeEventsRequest\x12\x19\n" +
 	"\btask_ids\x18\x01 \x03(\tR\ataskIds\x12+\n" +
 	"\x05types\x18\x02 \x03(\x0e2\x15.taskmem.v1.EventTypeR\x05types\x12!\n" +
-	"\fafter_cursor\x18\x03 \x01(\x03R\vafterCursor\"B\n" +
+	"\fafter_cursor\x18\x03 \x01(\x03R\vafterCursor\x12\x17\n" +
+	"\akey_ids\x18\x04 \x03(\tR\x06keyIds\x12\x1b\n" +
+	"\tagent_ids\x18\x05 \x03(\tR\bagentIds\"B\n" +
 	"\x17SubscribeEventsResponse\x12'\n" +
-	"\x05event\x18\x01 \x01(\v2\x11.taskmem.v1.EventR\x05event\"\xba\x01\n" +
+	"\x05event\x18\x01 \x01(\v2\x11.taskmem.v1.EventR\x05event\"\xf0\x01\n" +
 	"\x11ListEventsRequest\x12\x19\n" +
 	"\btask_ids\x18\x01 \x03(\tR\ataskIds\x12+\n" +
 	"\x05types\x18\x02 \x03(\x0e2\x15.taskmem.v1.EventTypeR\x05types\x12!\n" +
 	"\fafter_cursor\x18\x03 \x01(\x03R\vafterCursor\x12\x1b\n" +
 	"\tpage_size\x18\x04 \x01(\x05R\bpageSize\x12\x1d\n" +
 	"\n" +
-	"page_token\x18\x05 \x01(\tR\tpageToken\"g\n" +
+	"page_token\x18\x05 \x01(\tR\tpageToken\x12\x17\n" +
+	"\akey_ids\x18\x06 \x03(\tR\x06keyIds\x12\x1b\n" +
+	"\tagent_ids\x18\a \x03(\tR\bagentIds\"g\n" +
 	"\x12ListEventsResponse\x12)\n" +
 	"\x06events\x18\x01 \x03(\v2\x11.taskmem.v1.EventR\x06events\x12&\n" +
 	"\x0fnext_page_token\x18\x02 \x01(\tR\rnextPageToken\"_\n" +

@@ -81,6 +81,13 @@ const (
 // Mutating calls take an optional request_id (AIP-155, at most 64 characters):
 // a retry with the same request_id returns the first call's result and writes
 // nothing; the same request_id with a different body is INVALID_ARGUMENT.
+//
+// Keys (docs/access.md): a call above the key's role (reader, writer, admin)
+// is PERMISSION_DENIED with ERROR_REASON_ROLE_DENIED; a key scoped to some
+// tasks gets PERMISSION_DENIED with ERROR_REASON_TASK_DENIED for any other
+// task, the same answer whether that task exists or not. A stream of a key
+// removed from the keys file ends UNAUTHENTICATED (ERROR_REASON_KEY_REVOKED).
+// Every event records the key's id and the caller's x-taskmem-agent.
 type TaskServiceClient interface {
 	// Creates a task, optionally with its first plan (version 1). Emits
 	// TASK_CREATED and, with a plan, PLAN_REPLACED.
@@ -594,6 +601,13 @@ func (c *taskServiceClient) ForkTask(ctx context.Context, in *ForkTaskRequest, o
 // Mutating calls take an optional request_id (AIP-155, at most 64 characters):
 // a retry with the same request_id returns the first call's result and writes
 // nothing; the same request_id with a different body is INVALID_ARGUMENT.
+//
+// Keys (docs/access.md): a call above the key's role (reader, writer, admin)
+// is PERMISSION_DENIED with ERROR_REASON_ROLE_DENIED; a key scoped to some
+// tasks gets PERMISSION_DENIED with ERROR_REASON_TASK_DENIED for any other
+// task, the same answer whether that task exists or not. A stream of a key
+// removed from the keys file ends UNAUTHENTICATED (ERROR_REASON_KEY_REVOKED).
+// Every event records the key's id and the caller's x-taskmem-agent.
 type TaskServiceServer interface {
 	// Creates a task, optionally with its first plan (version 1). Emits
 	// TASK_CREATED and, with a plan, PLAN_REPLACED.

@@ -107,6 +107,21 @@ class _ErrorReasonEnumTypeWrapper(_enum_type_wrapper._EnumTypeWrapper[_ErrorReas
     agent now. metadata["holder_id"] names the current holder ("" when nobody
     holds the item). Stop working on the item; claim another.
     """
+    ERROR_REASON_ROLE_DENIED: _ErrorReason.ValueType  # 40
+    """Roles and task scopes of API keys (docs/access.md), values 40–49.
+    The caller's key has a role (reader, writer, admin) below the one this RPC
+    needs (PERMISSION_DENIED). metadata["role"] is the key's role,
+    metadata["required"] the RPC's.
+    """
+    ERROR_REASON_TASK_DENIED: _ErrorReason.ValueType  # 41
+    """The caller's key is scoped to some tasks and this call names another task,
+    or none (PERMISSION_DENIED). The answer is the same whether that task
+    exists, belongs to another namespace or is missing.
+    """
+    ERROR_REASON_KEY_REVOKED: _ErrorReason.ValueType  # 42
+    """The caller's key was removed from (or changed in) the keys file while this
+    stream was open (UNAUTHENTICATED): reconnect with a current key.
+    """
 
 class ErrorReason(_ErrorReason, metaclass=_ErrorReasonEnumTypeWrapper):
     """ErrorReason is the stable, machine-readable cause of a failed call (AIP-193).
@@ -202,5 +217,20 @@ The caller's holder_id does not hold the plan item's claim (FAILED_PRECONDITION)
 its lease expired or was released, and the item may be held by another
 agent now. metadata["holder_id"] names the current holder ("" when nobody
 holds the item). Stop working on the item; claim another.
+"""
+ERROR_REASON_ROLE_DENIED: ErrorReason.ValueType  # 40
+"""Roles and task scopes of API keys (docs/access.md), values 40–49.
+The caller's key has a role (reader, writer, admin) below the one this RPC
+needs (PERMISSION_DENIED). metadata["role"] is the key's role,
+metadata["required"] the RPC's.
+"""
+ERROR_REASON_TASK_DENIED: ErrorReason.ValueType  # 41
+"""The caller's key is scoped to some tasks and this call names another task,
+or none (PERMISSION_DENIED). The answer is the same whether that task
+exists, belongs to another namespace or is missing.
+"""
+ERROR_REASON_KEY_REVOKED: ErrorReason.ValueType  # 42
+"""The caller's key was removed from (or changed in) the keys file while this
+stream was open (UNAUTHENTICATED): reconnect with a current key.
 """
 Global___ErrorReason: _TypeAlias = ErrorReason  # noqa: Y015

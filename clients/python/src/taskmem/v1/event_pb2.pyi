@@ -308,6 +308,8 @@ class Event(_message.Message):
     PAYLOAD_FIELD_NUMBER: _builtins.int
     CREATE_TIME_FIELD_NUMBER: _builtins.int
     EXPIRED_FIELD_NUMBER: _builtins.int
+    KEY_ID_FIELD_NUMBER: _builtins.int
+    AGENT_ID_FIELD_NUMBER: _builtins.int
     cursor: _builtins.int
     """Position in the namespace's event log. Strictly increasing; pass the last
     one you processed as after_cursor to resume without a gap or duplicate.
@@ -324,6 +326,15 @@ class Event(_message.Message):
     """True when the item this event carried has expired (its expire_time has
     passed; see docs/retention.md): the event keeps its cursor, type, task and
     time, so a stream has no gap, but payload holds only the item's "id".
+    """
+    key_id: _builtins.str
+    """The id of the API key the change was made with (never its secret); empty
+    for a server with no keys and for the server's own background work
+    (wait scheduler, maintenance).
+    """
+    agent_id: _builtins.str
+    """The agent the caller named in its "x-taskmem-agent" metadata; empty when
+    it named none. The caller's own word: the key is what authenticates it.
     """
     @_builtins.property
     def payload(self) -> _struct_pb2.Struct:
@@ -347,10 +358,12 @@ class Event(_message.Message):
         payload: _struct_pb2.Struct | None = ...,
         create_time: _timestamp_pb2.Timestamp | None = ...,
         expired: _builtins.bool = ...,
+        key_id: _builtins.str = ...,
+        agent_id: _builtins.str = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["create_time", b"create_time", "payload", b"payload"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["correlation_id", b"correlation_id", "create_time", b"create_time", "cursor", b"cursor", "expired", b"expired", "payload", b"payload", "task_id", b"task_id", "type", b"type"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["agent_id", b"agent_id", "correlation_id", b"correlation_id", "create_time", b"create_time", "cursor", b"cursor", "expired", b"expired", "key_id", b"key_id", "payload", b"payload", "task_id", b"task_id", "type", b"type"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 

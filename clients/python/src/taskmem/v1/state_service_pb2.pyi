@@ -1026,6 +1026,9 @@ class TaskStateVersion(_message.Message):
     CREATE_TIME_FIELD_NUMBER: _builtins.int
     CHANGE_FIELD_NUMBER: _builtins.int
     CORRELATION_ID_FIELD_NUMBER: _builtins.int
+    KEY_ID_FIELD_NUMBER: _builtins.int
+    AGENT_ID_FIELD_NUMBER: _builtins.int
+    DESCRIPTION_FIELD_NUMBER: _builtins.int
     cursor: _builtins.int
     """The event's cursor: pass it as AsOf.cursor or to DiffTaskState."""
     change: _builtins.str
@@ -1033,6 +1036,14 @@ class TaskStateVersion(_message.Message):
     correlation_id: _builtins.str
     """Who made the change: the request's correlation id (x-correlation-id, or
     the server's own for background work such as plan inference).
+    """
+    key_id: _builtins.str
+    """The id of the API key the change was made with; empty for background work."""
+    agent_id: _builtins.str
+    """The agent the caller named (x-taskmem-agent); empty when it named none."""
+    description: _builtins.str
+    """What changed, in words: "decision st_12 'Use X' replaces st_3 'Use Y' by
+    key ops-bot", "step 3 'Build' completed", "wait w_9 resolved by key ops-bot".
     """
     @_builtins.property
     def create_time(self) -> _timestamp_pb2.Timestamp:
@@ -1045,10 +1056,13 @@ class TaskStateVersion(_message.Message):
         create_time: _timestamp_pb2.Timestamp | None = ...,
         change: _builtins.str = ...,
         correlation_id: _builtins.str = ...,
+        key_id: _builtins.str = ...,
+        agent_id: _builtins.str = ...,
+        description: _builtins.str = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["create_time", b"create_time"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["change", b"change", "correlation_id", b"correlation_id", "create_time", b"create_time", "cursor", b"cursor"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["agent_id", b"agent_id", "change", b"change", "correlation_id", b"correlation_id", "create_time", b"create_time", "cursor", b"cursor", "description", b"description", "key_id", b"key_id"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 

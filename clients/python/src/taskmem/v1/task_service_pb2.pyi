@@ -1419,6 +1419,8 @@ class SubscribeEventsRequest(_message.Message):
     TASK_IDS_FIELD_NUMBER: _builtins.int
     TYPES_FIELD_NUMBER: _builtins.int
     AFTER_CURSOR_FIELD_NUMBER: _builtins.int
+    KEY_IDS_FIELD_NUMBER: _builtins.int
+    AGENT_IDS_FIELD_NUMBER: _builtins.int
     after_cursor: _builtins.int
     """Start after this cursor: 0 replays everything, -1 starts live at the current end."""
     @_builtins.property
@@ -1429,16 +1431,26 @@ class SubscribeEventsRequest(_message.Message):
     def types(self) -> _containers.RepeatedScalarFieldContainer[_event_pb2.EventType.ValueType]:
         """Only events of these types; empty means all. At most 100 entries."""
 
+    @_builtins.property
+    def key_ids(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]:
+        """Only events made with one of these keys (Event.key_id); empty means any. At most 100."""
+
+    @_builtins.property
+    def agent_ids(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]:
+        """Only events whose caller named one of these agents (Event.agent_id); empty means any. At most 100."""
+
     def __init__(
         self,
         *,
         task_ids: _abc.Iterable[_builtins.str] | None = ...,
         types: _abc.Iterable[_event_pb2.EventType.ValueType] | None = ...,
         after_cursor: _builtins.int = ...,
+        key_ids: _abc.Iterable[_builtins.str] | None = ...,
+        agent_ids: _abc.Iterable[_builtins.str] | None = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["after_cursor", b"after_cursor", "task_ids", b"task_ids", "types", b"types"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["after_cursor", b"after_cursor", "agent_ids", b"agent_ids", "key_ids", b"key_ids", "task_ids", b"task_ids", "types", b"types"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -1479,6 +1491,8 @@ class ListEventsRequest(_message.Message):
     AFTER_CURSOR_FIELD_NUMBER: _builtins.int
     PAGE_SIZE_FIELD_NUMBER: _builtins.int
     PAGE_TOKEN_FIELD_NUMBER: _builtins.int
+    KEY_IDS_FIELD_NUMBER: _builtins.int
+    AGENT_IDS_FIELD_NUMBER: _builtins.int
     after_cursor: _builtins.int
     """Only events after this cursor."""
     page_size: _builtins.int
@@ -1493,6 +1507,14 @@ class ListEventsRequest(_message.Message):
     def types(self) -> _containers.RepeatedScalarFieldContainer[_event_pb2.EventType.ValueType]:
         """Only events of these types; empty means all. At most 100 entries."""
 
+    @_builtins.property
+    def key_ids(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]:
+        """Only events made with one of these keys (Event.key_id); empty means any. At most 100."""
+
+    @_builtins.property
+    def agent_ids(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]:
+        """Only events whose caller named one of these agents (Event.agent_id); empty means any. At most 100."""
+
     def __init__(
         self,
         *,
@@ -1501,10 +1523,12 @@ class ListEventsRequest(_message.Message):
         after_cursor: _builtins.int = ...,
         page_size: _builtins.int = ...,
         page_token: _builtins.str = ...,
+        key_ids: _abc.Iterable[_builtins.str] | None = ...,
+        agent_ids: _abc.Iterable[_builtins.str] | None = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["after_cursor", b"after_cursor", "page_size", b"page_size", "page_token", b"page_token", "task_ids", b"task_ids", "types", b"types"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["after_cursor", b"after_cursor", "agent_ids", b"agent_ids", "key_ids", b"key_ids", "page_size", b"page_size", "page_token", b"page_token", "task_ids", b"task_ids", "types", b"types"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 

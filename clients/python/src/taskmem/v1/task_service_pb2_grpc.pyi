@@ -56,6 +56,13 @@ class TaskServiceStub:
     Mutating calls take an optional request_id (AIP-155, at most 64 characters):
     a retry with the same request_id returns the first call's result and writes
     nothing; the same request_id with a different body is INVALID_ARGUMENT.
+
+    Keys (docs/access.md): a call above the key's role (reader, writer, admin)
+    is PERMISSION_DENIED with ERROR_REASON_ROLE_DENIED; a key scoped to some
+    tasks gets PERMISSION_DENIED with ERROR_REASON_TASK_DENIED for any other
+    task, the same answer whether that task exists or not. A stream of a key
+    removed from the keys file ends UNAUTHENTICATED (ERROR_REASON_KEY_REVOKED).
+    Every event records the key's id and the caller's x-taskmem-agent.
     """
 
     @_typing.overload
@@ -292,6 +299,13 @@ class TaskServiceAsyncStub(TaskServiceStub):
     Mutating calls take an optional request_id (AIP-155, at most 64 characters):
     a retry with the same request_id returns the first call's result and writes
     nothing; the same request_id with a different body is INVALID_ARGUMENT.
+
+    Keys (docs/access.md): a call above the key's role (reader, writer, admin)
+    is PERMISSION_DENIED with ERROR_REASON_ROLE_DENIED; a key scoped to some
+    tasks gets PERMISSION_DENIED with ERROR_REASON_TASK_DENIED for any other
+    task, the same answer whether that task exists or not. A stream of a key
+    removed from the keys file ends UNAUTHENTICATED (ERROR_REASON_KEY_REVOKED).
+    Every event records the key's id and the caller's x-taskmem-agent.
     """
 
     def __init__(self, channel: _aio.Channel) -> None: ...
@@ -524,6 +538,13 @@ class TaskServiceServicer(metaclass=_abc_1.ABCMeta):
     Mutating calls take an optional request_id (AIP-155, at most 64 characters):
     a retry with the same request_id returns the first call's result and writes
     nothing; the same request_id with a different body is INVALID_ARGUMENT.
+
+    Keys (docs/access.md): a call above the key's role (reader, writer, admin)
+    is PERMISSION_DENIED with ERROR_REASON_ROLE_DENIED; a key scoped to some
+    tasks gets PERMISSION_DENIED with ERROR_REASON_TASK_DENIED for any other
+    task, the same answer whether that task exists or not. A stream of a key
+    removed from the keys file ends UNAUTHENTICATED (ERROR_REASON_KEY_REVOKED).
+    Every event records the key's id and the caller's x-taskmem-agent.
     """
 
     @_abc_1.abstractmethod
