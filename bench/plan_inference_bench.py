@@ -54,10 +54,10 @@ async def main(seconds: float, rounds: int, concurrency: int, items: int) -> Non
                 first = await tasks.PostMessage(calls["finishing"])
                 assert [i.id for i in first.inferred_items] == ["item-0"], first
                 for request in calls.values():
-                    await drive(lambda: tasks.PostMessage(request), 1.0, concurrency)
+                    await drive([lambda: tasks.PostMessage(request)], 1.0, concurrency)
                 for _ in range(rounds):
                     for name, request in calls.items():
-                        figures[name].append(await drive(lambda: tasks.PostMessage(request), seconds, concurrency))
+                        figures[name].append(await drive([lambda: tasks.PostMessage(request)], seconds, concurrency))
         finally:
             taskmem.stop()
     median = {name: statistics.median(values) for name, values in figures.items()}

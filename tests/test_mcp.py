@@ -200,6 +200,20 @@ async def test_http_an_open_question_is_listed_until_answer_question_settles_it(
     assert f"[{rival_uid}] {rival}" in section(answer, "Decisions")
 
 
+async def test_http_a_may_be_finished_question_is_asked_until_task_update_answers_it(
+        mcp_over_http: tuple[str, str]) -> None:
+    async with Client(mcp_over_http[0]) as client:
+        task_id = task_id_of(await ok(client, "task_register", name="Pressing", plan=[
+            {"id": "lacquers", "title": "Get the lacquers cut"}, {"id": "sleeve", "title": "Send the sleeve artwork"}]))
+        recorded = await ok(client, "task_update", task_id=task_id, message="lacquers are cut! side B runs hot")
+        assert "May be finished" in recorded and "step 1 'Get the lacquers cut'" in recorded
+        answer = await ok(client, "task_query", task_id=task_id)
+        assert "step 1 'Get the lacquers cut'" in section(answer, "May be finished[^:]*") and "0/2 done" in answer
+        await ok(client, "task_update", task_id=task_id, plan_item="lacquers", dismiss_question=True)
+        answer = await ok(client, "task_query", task_id=task_id)
+    assert "May be finished" not in answer and "0/2 done" in answer
+
+
 async def test_http_two_agents_claim_different_steps_and_a_former_holder_is_refused(
         mcp_over_http: tuple[str, str]) -> None:
     async with Client(mcp_over_http[0]) as client:

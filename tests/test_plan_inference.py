@@ -278,11 +278,11 @@ async def inference_of(tasks: TaskServiceStub, task_id: str) -> dict[str, str]:
     return json_format.MessageToDict(listed.events[-1].payload)["inference"]
 
 
-async def test_a_step_whose_outcome_no_other_step_can_have_is_completed_by_that_outcome(tasks: TaskServiceStub) -> None:
+async def test_a_step_whose_verb_alone_is_said_is_asked_about_not_completed(tasks: TaskServiceStub) -> None:
     task_id = await refit_task(tasks)
     reply = await say(tasks, task_id, "We've stripped out!")
-    assert [i.id for i in reply.inferred_items] == ["strip"]
-    assert (await inference_of(tasks, task_id))["matched_by"] == "outcome"
+    assert not reply.inferred_items and [q.item_id for q in reply.plan_item_questions] == ["strip"]
+    assert (await inference_of(tasks, task_id))["question"] == "only the step's verb is said"
 
 
 async def test_partial_or_precursor_reports_in_the_domains_words_complete_nothing(tasks: TaskServiceStub) -> None:

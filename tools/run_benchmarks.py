@@ -38,7 +38,7 @@ BENCHMARKS = [
     Benchmark("state_bench", "p95 ≤ 5 ms server-side", r"(server-side|gRPC) "),
     Benchmark("memory_bench", "HYBRID p95 ≤ 15 ms server-side at 100k", r"\s*server-side\s+100000 .*HYBRID"),
     Benchmark("calibrate_reconciliation", "swallowed 0; ≥ 88 % overall", r"reconcile_candidates, "),
-    Benchmark("score_plan_inference", "no wrong completions", r"(\S+\.yaml$|\s*wrong completions)"),
+    Benchmark("score_plan_inference", "0 silently wrong", r"(\S+\.yaml$|\s*finished steps)"),
     Benchmark("plan_inference_bench", "—", r"(opted out|inference on)"),
     Benchmark("where_was_i_bench", "100 % within budget", r"\w+: \d+ completed, current"),
     Benchmark("webhook_bench", "keeps up at 200/s; metrics ≤ 5 %", r"\s*(delivered|commit -> receipt|without metrics)"),

@@ -36,6 +36,7 @@ from taskmem.plan_claim_sweeper import PlanClaimSweeper
 from taskmem.malloc_tuning import fix_malloc_thresholds
 from taskmem.memory.archive import MemoryArchive
 from taskmem.metrics import Metrics, MetricsEndpoint, watch_storage
+from taskmem.plan_judge import plan_judge_for
 from taskmem.providers.chat import chat_model_from_config
 from taskmem.providers.embeddings import OpenAIEmbedder, embedder_from_config
 from taskmem.providers.measured_embedder import MeasuredEmbedder
@@ -200,7 +201,8 @@ class TaskmemServer:
                                     retention=MaintenanceSettings.of(self.config).retention)
         await self.memory.start()
         # StateService: working memory is restored before the first call can read it.
-        self.state = StateEngine(self.storage, StateSettings.of(self.config), token_counter(self.config.tiktoken_cache_dir),
+        state_settings = StateSettings.of(self.config)
+        self.state = StateEngine(self.storage, state_settings, token_counter(self.config.tiktoken_cache_dir),
                                  embedder, chat, router)
         await self.state.start()
         # The YAML mirror and running summaries follow committed events, like the other background loops.
@@ -218,7 +220,9 @@ class TaskmemServer:
             interceptors.insert(0, tracing)
         server = grpc.aio.server(interceptors=interceptors, options=_server_options(self.config))
         task_service_pb2_grpc.add_TaskServiceServicer_to_server(
-            TaskService(self.storage, MaintenanceSettings.of(self.config).retention, meter.budget_tokens), server)
+            TaskService(self.storage, MaintenanceSettings.of(self.config).retention, meter.budget_tokens,
+                        plan_judge_for(chat, state_settings.adjudication, state_settings.adjudication_timeout_seconds)),
+            server)
         wait_service_pb2_grpc.add_WaitServiceServicer_to_server(
             WaitService(self.storage, self.scheduler, WaitSettings.of(self.config), self.file_roots), server)
         state_service_pb2_grpc.add_StateServiceServicer_to_server(StateService(self.state), server)

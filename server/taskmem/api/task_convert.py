@@ -120,8 +120,17 @@ def plan_item(item: PlanItem) -> task_pb2.PlanItem:
         tool_name=item.tool_name, input=struct(item.input), narrative=item.narrative,
         start_time=timestamp(item.started_at), complete_time=timestamp(item.completed_at),
         duration=duration(item.duration_us), status_source=item.status_source.value,
-        status_message_id=item.status_message_id, holder_id=item.holder_id,
+        status_message_id=item.status_message_id, holder_id=item.holder_id, question=step_question(item),
     )
+
+
+def step_question(item: PlanItem) -> task_pb2.PlanItemQuestion | None:
+    """The item's open "may be finished" question, or None."""
+    q = item.question
+    if q is None:
+        return None
+    return task_pb2.PlanItemQuestion(item_id=item.id, message_id=q.message_id, question=q.text(item),
+                                     evidence=q.evidence, reason=q.reason)
 
 
 def claim(c: Claim) -> task_pb2.PlanItemClaim:
@@ -177,7 +186,7 @@ def progress(p: Progress) -> task_service_pb2.GetProgressResponse:
         decisions=[note(n) for n in p.decisions], constraints=[note(n) for n in p.constraints],
         open_questions=[note(n) for n in p.questions], open_waits=[open_wait(w) for w in p.waits],
         ready_count=len(p.next), open_conflicts=[conflict(c) for c in p.conflicts],
-        claims=[claim(c) for c in p.claims],
+        claims=[claim(c) for c in p.claims], plan_item_questions=[step_question(i) for i in p.asked],
     )
 
 
@@ -194,7 +203,8 @@ def completed_item(item: PlanItem) -> task_pb2.PlanItem:
 def outline_item(item: PlanItem) -> task_pb2.PlanItem:
     """An item still to do as GetProgress lists it: what it is and what holds it (GetPlan has the rest)."""
     return task_pb2.PlanItem(id=item.id, title=item.title, status=item.status.value, summary=item.summary,
-                             active_issue=item.active_issue, depends_on=item.depends_on, holder_id=item.holder_id)
+                             active_issue=item.active_issue, depends_on=item.depends_on, holder_id=item.holder_id,
+                             question=step_question(item))
 
 
 def note(n: Note) -> state_pb2.StateItemNote:

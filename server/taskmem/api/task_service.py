@@ -28,6 +28,7 @@ from taskmem.core.tasks import (
     client_metadata,
 )
 from taskmem.core.webhooks import DeliveryState, secret_overlap_us
+from taskmem.plan_judge import PlanJudge
 from taskmem.store import retention_caps
 from taskmem.store.tasks import actions as action_store
 from taskmem.store.tasks import forks as fork_store
@@ -173,8 +174,10 @@ def _event_filter(scope: CallScope, task_ids: Any, types: Any, key_ids: Any, age
 
 class TaskService(task_service_pb2_grpc.TaskServiceServicer):
     def __init__(self, storage: Storage, retention: Retention = Retention(),
-                 budget_tokens: Callable[[str], int | None] = lambda namespace: None) -> None:
+                 budget_tokens: Callable[[str], int | None] = lambda namespace: None,
+                 judge: PlanJudge | None = None) -> None:
         self._storage = storage
+        self._judge = judge  # answers "may be finished" questions when a model is configured (plan_judge)
         self._retention = retention  # the configured TTLs, stamped on the messages PostMessage writes
         self._budget_tokens = budget_tokens  # a namespace's model token budget (None: it has none)
         self._event_replies = _EventReplies()
@@ -293,12 +296,13 @@ class TaskService(task_service_pb2_grpc.TaskServiceServicer):
         summary = validate.text("summary", request.summary, SUMMARY_MAX) if request.HasField("summary") else None
         issue = validate.text("active_issue", request.active_issue, NARRATIVE_MAX) \
             if request.HasField("active_issue") else None
-        if status is None and summary is None and issue is None:
-            raise InvalidArgument("status", "nothing to change: set status, summary or active_issue")
+        if status is None and summary is None and issue is None and not request.dismiss_question:
+            raise InvalidArgument("status", "nothing to change: set status, summary, active_issue or dismiss_question")
         holder = validate.identifier("holder_id", request.holder_id, required=False)
 
         def update(tx: Transaction) -> pb.UpdatePlanItemResponse:
-            item = claim_store.update_plan_item(tx, task_id, item_id, status, summary, issue, holder)
+            item = claim_store.update_plan_item(tx, task_id, item_id, status, summary, issue, holder,
+                                                request.dismiss_question)
             return pb.UpdatePlanItemResponse(item=task_convert.plan_item(item))
 
         return await write_once(self._storage, request, pb.UpdatePlanItemResponse, update)
@@ -473,9 +477,27 @@ class TaskService(task_service_pb2_grpc.TaskServiceServicer):
                 message = dataclasses.replace(message, expires_at=tx.now)
             inferred = plan_progress.infer_plan_progress(tx, message)
             return pb.PostMessageResponse(message=task_convert.message(message),
-                                          inferred_items=[task_convert.plan_item(i) for i in inferred])
+                                          inferred_items=[task_convert.plan_item(i) for i in inferred.completed],
+                                          plan_item_questions=[task_convert.step_question(i) for i in inferred.asked])
 
-        return await write_once(self._storage, request, pb.PostMessageResponse, post)
+        response = await write_once(self._storage, request, pb.PostMessageResponse, post)
+        if self._judge is not None and response.plan_item_questions:
+            await self._settle_questions(response, role)
+        return response
+
+    async def _settle_questions(self, response: pb.PostMessageResponse, role: Role) -> None:
+        """The configured model answers the message's "may be finished" questions (plan_judge); the response
+        then lists the items it completed and only the questions it left open."""
+        assert self._judge is not None
+        scope, message = current_scope(), response.message
+        asked = [(q.item_id, q.evidence, q.reason) for q in response.plan_item_questions]
+        said_by = "user" if role is Role.USER else "agent"
+        completed, settled = await self._judge.settle(self._storage, scope.namespace, scope.correlation_id,
+                                                      message.task_id, message.id, message.content, said_by, asked)
+        response.inferred_items.extend(task_convert.plan_item(i) for i in completed)
+        open_questions = [q for q in response.plan_item_questions if q.item_id not in settled]
+        del response.plan_item_questions[:]
+        response.plan_item_questions.extend(open_questions)
 
     # --- session items (a framework's conversation in the transcript) ------------------------------
 

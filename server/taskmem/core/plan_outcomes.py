@@ -48,9 +48,9 @@ def stem(word: str) -> str:
         w = w[:-3]
     if w.endswith("i"):
         w = w[:-1] + "y"
-    if len(w) >= 4 and w[-1] == w[-2] and w[-1] not in "aeioulsz":
-        w = w[:-1]
     if w.endswith("e") and len(w) > 3:
+        w = w[:-1]
+    if len(w) >= 4 and w[-1] == w[-2] and w[-1] not in "aeioulsz":  # after the e: "programme" meets "programmes"
         w = w[:-1]
     return w
 

@@ -54,6 +54,26 @@ class PlanItem:
     status_source: StatusSource = StatusSource.UNSPECIFIED
     status_message_id: str = ""  # the message an INFERRED status came from
     holder_id: str = ""  # who holds the item's claim (core/claims), filled in by the reads that show it
+    question: StepQuestion | None = None  # "may be finished" (core/plan_inference), until answered
+
+
+# How a "may be finished" question is answered, as the views say it.
+ANSWER_HINT = "answer with UpdatePlanItem: status COMPLETED if it is finished, dismiss_question if not"
+
+
+@dataclasses.dataclass(frozen=True)
+class StepQuestion:
+    """A message probably finishes the item, but not by certain evidence: asked, never marked done.
+
+    It stands until someone answers it (the item is completed, or the question dismissed) or the
+    item's status changes."""
+
+    message_id: str
+    evidence: str  # the clause of the message that says it
+    reason: str  # why the evidence was not certain
+
+    def text(self, item: PlanItem) -> str:
+        return f"may be finished: step {item.ordinal + 1} {item.title!r} (message {self.message_id})"
 
 
 @dataclasses.dataclass
@@ -143,6 +163,7 @@ def carry_over(previous: Plan | None, items: list[PlanItem]) -> list[PlanItem]:
             item.status, item.summary, item.active_issue = old.status, old.summary, old.active_issue
             item.started_at, item.completed_at, item.duration_us = old.started_at, old.completed_at, old.duration_us
             item.status_source, item.status_message_id = old.status_source, old.status_message_id
+            item.question = old.question
     return items
 
 
@@ -157,4 +178,6 @@ def set_item_status(item: PlanItem, status: ItemStatus, now: int) -> None:
         item.duration_us = now - item.started_at if item.started_at is not None else None
     elif status is ItemStatus.PENDING:
         item.started_at = item.completed_at = item.duration_us = None
+    if status is not item.status:
+        item.question = None  # a step whose status changed is no longer the step the question was about
     item.status = status

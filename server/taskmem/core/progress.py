@@ -11,7 +11,7 @@ from taskmem.core.actions import Action
 from taskmem.core.claims import Claim
 from taskmem.core.messages import Message
 from taskmem.core.open_conflicts import SETTLE_HINT, OpenConflict
-from taskmem.core.plans import DONE, ItemStatus, Plan, PlanItem
+from taskmem.core.plans import ANSWER_HINT, DONE, ItemStatus, Plan, PlanItem
 from taskmem.core.state_notes import Note, StateNotes, WaitNote
 from taskmem.core.tasks import Task
 from taskmem.core.waits import ExternalKind, format_duration
@@ -40,6 +40,7 @@ class Progress:
     waits: list[WaitNote] = dataclasses.field(default_factory=list)  # open ones
     conflicts: list[OpenConflict[Note]] = dataclasses.field(default_factory=list)  # open ones, oldest first
     claims: list[Claim] = dataclasses.field(default_factory=list)  # who holds which item, in plan order
+    asked: list[PlanItem] = dataclasses.field(default_factory=list)  # items with a "may be finished" question
 
 
 def compute_progress(task: Task, plan: Plan | None, last_failed_action: Action | None,
@@ -65,14 +66,25 @@ def compute_progress(task: Task, plan: Plan | None, last_failed_action: Action |
     current = in_progress[0] if in_progress else None
     claims = plan.claims if plan else []
     summary = render_progress_summary(len(items), completed, current, ready, blocked, last_error, claims)
-    state_lines = render_state_lines(notes)
+    asked = [item for item in items if item.question is not None]
+    state_lines = [*question_lines(asked), *render_state_lines(notes)]
     return Progress(
         task=task, plan_version=plan.version if plan else 0, total_items=len(items),
         completed=completed, current=current, next=ready, blocked=blocked, failed=failed,
         last_error=last_error, recent_messages=recent_messages,
         summary="\n".join([summary, *state_lines]), decisions=notes.decisions, constraints=notes.constraints,
-        questions=notes.questions, waits=notes.waits, conflicts=notes.conflicts, claims=claims,
+        questions=notes.questions, waits=notes.waits, conflicts=notes.conflicts, claims=claims, asked=asked,
     )
+
+
+def question_lines(asked: Sequence[PlanItem]) -> list[str]:
+    """ "May be finished (answer: …): step 3 'Book the venue' (message msg_…)." for the open questions."""
+    if not asked:
+        return []
+    shown = asked[:SUMMARY_NOTES]
+    more = f" (+{len(asked) - len(shown)} more)" if len(asked) > len(shown) else ""
+    texts = [item.question.text(item).removeprefix("may be finished: ") for item in shown if item.question]
+    return [f"May be finished{more} ({ANSWER_HINT}): " + "; ".join(texts) + "."]
 
 
 def _last_error(task: Task, action: Action | None, failed: list[PlanItem], errors: list[Note]) -> str:

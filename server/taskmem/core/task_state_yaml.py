@@ -24,7 +24,7 @@ import re
 from collections.abc import Callable, Sequence
 
 from taskmem.core.open_conflicts import SETTLE_HINT, OpenConflict
-from taskmem.core.plans import DONE, ItemStatus, Plan, PlanItem
+from taskmem.core.plans import ANSWER_HINT, DONE, ItemStatus, Plan, PlanItem
 from taskmem.core.state_notes import Note, WaitNote
 from taskmem.core.tasks import Task, TaskStatus
 from taskmem.core.tokens import TokenCounter
@@ -109,6 +109,16 @@ class TaskStateView:
     settle_hint: bool = True  # the comment on open_conflicts saying how to settle one
     # (holder, item id) of each claimed item (ClaimPlanItem), in plan order: `current` in the YAML
     holders: list[tuple[str, str]] = dataclasses.field(default_factory=list)
+    # "may be finished" questions on plan items (core/plan_inference), in plan order: `may_be_finished`
+    asked: list[AskedStep] = dataclasses.field(default_factory=list)
+    answer_hint: bool = True  # the comment on may_be_finished saying how to answer one
+
+
+@dataclasses.dataclass
+class AskedStep:
+    subtask_id: str
+    question: str  # "may be finished: step 3 'Book the venue' (message msg_…)"
+    evidence: str
 
 
 def ready_items(items: list[PlanItem]) -> list[PlanItem]:
@@ -168,6 +178,7 @@ def build_task_state(task: Task, plan: Plan | None, newest_decisions: list[Decis
         risks=_shorter(list(risks), MAX_NOTES), waits=list(waits)[-MAX_WAITS:],
         conflicts=_shorter_conflicts(list(conflicts)),
         holders=[(claim.holder, claim.item_id) for claim in (plan.claims if plan else [])],
+        asked=[AskedStep(i.id, i.question.text(i), i.question.evidence[:NOTE_CHARS]) for i in items if i.question],
     )
 
 
@@ -236,6 +247,13 @@ def render_task_state_yaml(view: TaskStateView) -> str:
                 lines.append(f"    active_issue: {_text(s.active_issue)}")
             if s.depends_on:
                 lines.append(f"    depends_on: [{', '.join(_scalar(d) for d in s.depends_on)}]")
+    if view.asked:
+        lines.append("may_be_finished:" + (f"  # {ANSWER_HINT}" if view.answer_hint else ""))
+        for a in view.asked:
+            lines.append(f"  - subtask: {_scalar(a.subtask_id)}")
+            lines.append(f"    question: {_text(a.question)}")
+            if a.evidence:
+                lines.append(f"    evidence: {_text(a.evidence)}")
     if view.conflicts:
         lines.append("open_conflicts:" + (f"  # {SETTLE_HINT}" if view.settle_hint else ""))
         for conflict in view.conflicts:
@@ -392,6 +410,20 @@ def _drop_plan_header(v: TaskStateView) -> bool:
     return had
 
 
+def _drop_answer_hint(v: TaskStateView) -> bool:
+    had = v.answer_hint and bool(v.asked)
+    v.answer_hint = False
+    return had
+
+
+def _drop_evidence(v: TaskStateView) -> bool:
+    for a in v.asked:
+        if a.evidence:
+            a.evidence = ""
+            return True
+    return False
+
+
 def _drop_settle_hint(v: TaskStateView) -> bool:
     had = v.settle_hint and bool(v.conflicts)
     v.settle_hint = False
@@ -419,6 +451,8 @@ DROP_ORDER: list[tuple[str, Callable[[TaskStateView], bool]]] = [
     ("older errors", _keep_newest("errors", 1)),
     ("plan header", _drop_plan_header),
     ("how to settle a conflict", _drop_settle_hint),
+    ("how to answer a may-be-finished question", _drop_answer_hint),
+    ("evidence of may-be-finished questions", _drop_evidence),
     ("workspace path", _drop_workspace_path),
     ("oldest open risks", _drop_oldest("risks")),
     ("oldest completed ids", _drop_oldest("completed_ids")),
@@ -426,6 +460,7 @@ DROP_ORDER: list[tuple[str, Callable[[TaskStateView], bool]]] = [
     ("oldest constraints", _keep_newest("constraints", 1)),
     ("oldest open questions", _keep_newest("questions", 1)),
     ("oldest open conflicts", _keep_newest("conflicts", 1)),
+    ("oldest may-be-finished questions", _keep_newest("asked", 1)),
     ("oldest open waits", _keep_newest("waits", 1)),
     ("pending subtasks", _drop_last_pending),
     ("remaining subtask summaries", _clear_subtask_field("summary", lambda s: True)),
@@ -435,6 +470,7 @@ DROP_ORDER: list[tuple[str, Callable[[TaskStateView], bool]]] = [
     ("last constraint", _drop_oldest("constraints")),
     ("last open question", _drop_oldest("questions")),
     ("last open conflict", _drop_oldest("conflicts")),
+    ("last may-be-finished question", _drop_oldest("asked")),
     ("last open wait", _drop_oldest("waits")),
     ("held subtasks, the last first", _drop_last("holders")),
     ("remaining subtasks", _drop_current_last),
@@ -470,6 +506,7 @@ def fit_task_state(view: TaskStateView, counter: TokenCounter, budget: int) -> t
 
 
 _SINGLE = {"workspace_changes", "plan header", "how to settle a conflict", "workspace path", "last error",
+           "how to answer a may-be-finished question", "last may-be-finished question",
            "last decision", "last constraint", "last open question", "last open conflict", "last open wait"}
 
 

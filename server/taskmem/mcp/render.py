@@ -143,6 +143,11 @@ def where_was_i(progress: task_service_pb2.GetProgressResponse, answer: str, fro
         lines.append("Blocked: " + _listed(progress.blocked))
     if progress.failed:
         lines.append("Failed: " + _listed(progress.failed))
+    if progress.plan_item_questions:
+        lines.append("May be finished — answer each with task_update(plan_item=…, item_status='completed') if it is,"
+                     " or dismiss_question=true if not:")
+        lines.extend(f"  {one_line(q.question, 300)}: {one_line(q.evidence, 200)!r}"
+                     for q in progress.plan_item_questions)
     lines += _conflicts(progress.open_conflicts)
     lines += _notes("Decisions", progress.decisions)
     lines += _notes("Constraints", progress.constraints)

@@ -104,16 +104,19 @@ def build_mcp_server(backend: Backend) -> MCPServer:
                                                                     "'executing' or 'completed'.")] = None,
         holder: Annotated[str, Field(description="Your holder id, when you claimed plan_item with task_claim: the "
                                                  "update is refused if you no longer hold it.")] = "",
+        dismiss_question: Annotated[bool, Field(description="Answer no to plan_item's 'may be finished' question "
+                                                            "(the message did not finish it); its status stays.")] = False,
         ctx: Context | None = None,
     ) -> str:
         """Record progress on a task: a message, a plan item's new status, and/or the task's new status."""
         caller = _caller(ctx)
-        if not (message.strip() or item_status or task_status or issue):
+        if not (message.strip() or item_status or task_status or issue or dismiss_question):
             raise ToolError("message: give a message, an item_status or a task_status")
-        if (item_status or issue) and not plan_item:
-            raise ToolError("plan_item: required with item_status or issue")
+        if (item_status or issue or dismiss_question) and not plan_item:
+            raise ToolError("plan_item: required with item_status, issue or dismiss_question")
         if plan_item:
-            request = task_service_pb2.UpdatePlanItemRequest(task_id=task_id, item_id=plan_item, holder_id=holder)
+            request = task_service_pb2.UpdatePlanItemRequest(task_id=task_id, item_id=plan_item, holder_id=holder,
+                                                             dismiss_question=dismiss_question)
             if item_status:
                 request.status = _enum(task_pb2.PlanItemStatus, "PLAN_ITEM_STATUS_", item_status)
             if issue:

@@ -18,12 +18,12 @@ from google.protobuf.message import Message
 from taskmem.api.scope import AGENT_HEADER, CORRELATION_HEADER, NAMESPACE_HEADER
 from taskmem.v1 import checkpoint_service_pb2, memory_service_pb2, state_service_pb2, task_service_pb2, wait_service_pb2
 
-# The methods the page calls, by service. Actions: UpdateTask (cancel, pause), ResolveWait,
-# CancelWait, PinStateItem, SetStateItemStatus, AnswerQuestion (answering an open question); everything else
-# only reads.
+# The methods the page calls, by service. Actions: UpdateTask (cancel, pause), UpdatePlanItem (answering a
+# "may be finished" question), ResolveWait, CancelWait, PinStateItem, SetStateItemStatus, AnswerQuestion
+# (answering an open question); everything else only reads.
 OPEN_METHODS: dict[str, tuple[str, ...]] = {
     "TaskService": ("ListTasks", "UpdateTask", "GetPlan", "ListActions", "ListMessages", "ListContextSnapshots",
-                    "GetProgress"),
+                    "GetProgress", "UpdatePlanItem"),
     "WaitService": ("ListWaits", "ResolveWait", "CancelWait"),
     "StateService": ("GetTaskState", "ListStateItems", "PinStateItem", "SetStateItemStatus", "AnswerQuestion",
                      "GetTaskStateHistory", "DiffTaskState"),

@@ -10,7 +10,7 @@ from taskmem.core.knowledge import KnowledgeCategory
 from taskmem.core.memory import MemoryFilter
 from taskmem.core.memory_search import full_text_query
 from taskmem.core.messages import Message
-from taskmem.core.plans import ItemStatus, Plan, PlanItem
+from taskmem.core.plans import ItemStatus, Plan, PlanItem, StepQuestion
 from taskmem.core.progress import Progress, compute_progress
 from taskmem.core.state_notes import StateNotes, state_notes
 from taskmem.core.state_records import StoredStateItem
@@ -69,11 +69,13 @@ def task_outline(db: Reader, namespace: str, task_id: str) -> tuple[Task, Plan |
     if header is None:
         return task, None
     rows = db.fetchall(
-        "SELECT id, ordinal, title, status, summary, active_issue, depends_on FROM plan_items"
+        "SELECT id, ordinal, title, status, summary, active_issue, depends_on, question_message_id,"
+        " question_evidence, question_reason FROM plan_items"
         " WHERE namespace = ? AND task_id = ? AND plan_version = ? ORDER BY ordinal",
         (namespace, task_id, task.plan_version))
     items = [PlanItem(id=r[0], ordinal=r[1], title=r[2], status=ItemStatus(r[3]), summary=r[4], active_issue=r[5],
-                      depends_on=json.loads(r[6]) if r[6] != "[]" else []) for r in rows]
+                      depends_on=json.loads(r[6]) if r[6] != "[]" else [],
+                      question=StepQuestion(r[7], r[8], r[9]) if r[7] else None) for r in rows]
     plan = Plan(task_id, task.plan_version, items, header[0], header[1])
     plan.claims = held_claims(db, namespace, plan)
     return task, plan

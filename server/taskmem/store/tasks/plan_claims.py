@@ -171,7 +171,7 @@ def release_claim(tx: Transaction, task_id: str, item_id: str, holder: str) -> P
 
 
 def update_plan_item(tx: Transaction, task_id: str, item_id: str, status: ItemStatus | None, summary: str | None,
-                     active_issue: str | None, holder: str) -> PlanItem:
+                     active_issue: str | None, holder: str, dismiss_question: bool = False) -> PlanItem:
     """UpdatePlanItem with claims: with a holder, only while it holds the item; any status but IN_PROGRESS
     ends the item's claim. An expired claim met here is expired first, as the sweeper would."""
     version = task_store.touch_task(tx, task_id)
@@ -185,7 +185,7 @@ def update_plan_item(tx: Transaction, task_id: str, item_id: str, status: ItemSt
         if current is None:
             _load_item(tx, task_id, version, item_id)  # NOT_FOUND for an unknown item, before "not held"
         check_holder(item_id, holder, current)
-    item = task_store.update_plan_item(tx, task_id, item_id, status, summary, active_issue)
+    item = task_store.update_plan_item(tx, task_id, item_id, status, summary, active_issue, dismiss_question)
     if claim is not None and item.status is not ItemStatus.IN_PROGRESS:
         _delete(tx, task_id, claim)
     elif claim is not None:

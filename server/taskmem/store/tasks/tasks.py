@@ -11,7 +11,8 @@ from taskmem.core.claims import Claim
 from taskmem.core.errors import NotFound
 from taskmem.core.events import EventType
 from taskmem.core.plan_inference import ItemOutline
-from taskmem.core.plans import ITEM_AWAITING_PERSON, ItemStatus, Plan, PlanItem, StatusSource, carry_over, set_item_status
+from taskmem.core.plans import (ITEM_AWAITING_PERSON, ItemStatus, Plan, PlanItem, StatusSource, StepQuestion, carry_over,
+                                set_item_status)
 from taskmem.core.tasks import (
     AWAITING_PERSON, ApprovalMode, ErrorSummary, Task, TaskStatus, apply_task_changes, check_etag, set_status_for_person_wait,
 )
@@ -28,7 +29,7 @@ _TASK_COLUMNS = (
 _ITEM_COLUMNS = (
     "namespace", "task_id", "plan_version", "id", "ordinal", "stage", "title", "status", "summary",
     "active_issue", "depends_on", "tool_name", "input", "narrative", "started_at", "completed_at", "duration_us",
-    "status_source", "status_message_id",
+    "status_source", "status_message_id", "question_message_id", "question_evidence", "question_reason",
 )
 
 
@@ -73,6 +74,8 @@ def item_from_row(row: Row) -> PlanItem:
         narrative=row["narrative"], started_at=row["started_at"], completed_at=row["completed_at"],
         duration_us=row["duration_us"], status_source=StatusSource(row["status_source"]),
         status_message_id=row["status_message_id"],
+        question=StepQuestion(row["question_message_id"], row["question_evidence"], row["question_reason"])
+        if row["question_message_id"] else None,
     )
 
 
@@ -81,8 +84,13 @@ def _item_values(namespace: str, task_id: str, version: int, item: PlanItem) -> 
         namespace, task_id, version, item.id, item.ordinal, item.stage, item.title, item.status.value,
         item.summary, item.active_issue, _dumps(item.depends_on), item.tool_name, _dumps(item.input),
         item.narrative, item.started_at, item.completed_at, item.duration_us, item.status_source.value,
-        item.status_message_id,
+        item.status_message_id, *_question_values(item),
     )
+
+
+def _question_values(item: PlanItem) -> tuple[str, str, str]:
+    q = item.question
+    return (q.message_id, q.evidence, q.reason) if q is not None else ("", "", "")
 
 
 _INSERT_TASK = (f"INSERT INTO tasks ({', '.join(_TASK_COLUMNS)})"
@@ -92,7 +100,8 @@ _SAVE_TASK = (f"UPDATE tasks SET ({', '.join(_TASK_COLUMNS[2:])}) = ({', '.join(
 _INSERT_ITEM = (f"INSERT INTO plan_items ({', '.join(_ITEM_COLUMNS)})"
                 f" VALUES ({', '.join('?' * len(_ITEM_COLUMNS))})")
 _SAVE_ITEM = ("UPDATE plan_items SET status = ?, summary = ?, active_issue = ?, started_at = ?,"
-              " completed_at = ?, duration_us = ?, status_source = ?, status_message_id = ?"
+              " completed_at = ?, duration_us = ?, status_source = ?, status_message_id = ?,"
+              " question_message_id = ?, question_evidence = ?, question_reason = ?"
               " WHERE namespace = ? AND task_id = ? AND plan_version = ? AND id = ?")
 
 
@@ -303,7 +312,9 @@ def replace_plan(tx: Transaction, task_id: str, items: list[PlanItem], reason: s
 
 
 def update_plan_item(tx: Transaction, task_id: str, item_id: str, status: ItemStatus | None,
-                     summary: str | None, active_issue: str | None) -> PlanItem:
+                     summary: str | None, active_issue: str | None, dismiss_question: bool = False) -> PlanItem:
+    """A caller's change to an item. A status the caller sets, or dismiss_question, answers the item's
+    "may be finished" question: it leaves every view."""
     version = touch_task(tx, task_id)
     row = tx.fetchone(
         "SELECT * FROM plan_items WHERE namespace = ? AND task_id = ? AND plan_version = ? AND id = ?",
@@ -314,6 +325,8 @@ def update_plan_item(tx: Transaction, task_id: str, item_id: str, status: ItemSt
     if status is not None:
         set_item_status(item, status, tx.now)
         item.status_source, item.status_message_id = StatusSource.EXPLICIT, ""  # a caller's word beats inference
+    if status is not None or dismiss_question:
+        item.question = None
     if summary is not None:
         item.summary = summary
     if active_issue is not None:
@@ -327,4 +340,5 @@ def save_plan_item(tx: Transaction, task_id: str, version: int, item: PlanItem) 
     """Write an item's changeable fields (status and its times and source, summary, issue)."""
     tx.execute(_SAVE_ITEM, (item.status.value, item.summary, item.active_issue, item.started_at,
                             item.completed_at, item.duration_us, item.status_source.value, item.status_message_id,
+                            *_question_values(item),
                             tx.namespace, task_id, version, item.id))

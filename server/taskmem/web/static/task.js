@@ -114,6 +114,18 @@ export function render(main, { id: taskId }) {
           progress.claims.map((c) => h("li", { "data-holder": c.holder_id, "data-item": c.item_id },
             `${c.item_id} by ${c.holder_id} until ${time(c.expire_time)}`)))),
         task.workspace && field("Workspace", h("span", { class: "mono" }, task.workspace))),
+      // A message that probably finished a step asks, never completes: a person answers here.
+      progress.plan_item_questions && progress.plan_item_questions.length > 0 && [h("h3", {}, "May be finished"),
+        h("ul", { class: "step-questions", id: "step-questions" }, progress.plan_item_questions.map((q) => {
+          const answer = (what, change) => act(`${what} ${q.item_id}`,
+            call("TaskService", "UpdatePlanItem", { task_id: taskId, item_id: q.item_id, ...change }));
+          return h("li", { "data-item": q.item_id, "data-message": q.message_id },
+            h("span", {}, q.question), q.evidence && h("q", { class: "evidence" }, q.evidence),
+            h("button", { type: "button", class: "answer-finished",
+              onclick: () => answer("complete", { status: "PLAN_ITEM_STATUS_COMPLETED" }) }, "Finished"),
+            h("button", { type: "button", class: "answer-not-finished",
+              onclick: () => answer("dismiss the question on", { dismiss_question: true }) }, "Not finished"));
+        }))],
       progress.summary && h("p", { class: "summary" }, progress.summary),
       task.final_answer && [h("h3", {}, "Final answer"), h("pre", { class: "text" }, task.final_answer)],
       (error.message || error.failed_stage) && [h("h3", {}, "Error"),

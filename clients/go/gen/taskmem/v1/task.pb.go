@@ -795,27 +795,32 @@ type Task struct {
 	ArchiveTime *timestamppb.Timestamp `protobuf:"bytes,22,opt,name=archive_time,json=archiveTime,proto3" json:"archive_time,omitempty"`
 	// Plan-progress inference is on by default: a message posted to the task's
 	// thread (PostMessage, role AGENT or USER, kind TEXT or PROGRESS) that says a
-	// plan step is finished marks that item COMPLETED, with status_source
-	// INFERRED and an EVENT_TYPE_PLAN_ITEM_UPDATED event. A step is named by
-	// number ("Step 2 done", "steps 1-3 complete", "the second step is done";
-	// numbered from 1 in plan order), by item id ("m2 finished"; a plain-word id
-	// such as "changelog" only at the start of a clause), or, when no step is
-	// named, in the step's own terms: a clause about the title's object that
-	// says its verb's outcome happened ("Pushed the image to the registry",
-	// "The invoice went out" for "Send the invoice", "v3.0 is live on PyPI" for
-	// "Release v3.0"; the outcomes per common step verb are listed in
-	// server/taskmem/core/plan_inference.py). A clause that mentions a step
-	// without finishing it never completes it: questions, negations, failures,
-	// ongoing work, retries, skips, partial progress ("12 of 40 done so far",
-	// "the rest tonight"), pending or partly true outcomes ("deployed, but not
-	// yet back in service"), something else that shares a title word ("the
-	// staging database" for "the production database"), and intents or
-	// conditions ("starting step 2", "will push after build", "once step 4 is done").
-	// Inference never changes an item whose status a caller set with
-	// UpdatePlanItem, nor one already COMPLETED, SKIPPED or FAILED, nor one whose
-	// dependencies are not all COMPLETED or SKIPPED. Set true to turn it off for
-	// this task (CreateTask, or UpdateTask with "plan_inference_disabled" in
-	// update_mask).
+	// plan step is finished by certain evidence marks that item COMPLETED, with
+	// status_source INFERRED and an EVENT_TYPE_PLAN_ITEM_UPDATED event. Certain
+	// evidence is the step's number ("Step 2 done", "steps 1-3 complete", "the
+	// second step is done"; numbered from 1 in plan order), its id ("m2
+	// finished"; a plain-word id such as "changelog" only as "changelog: done"),
+	// or every word of its title with a finished verb ("Pushed the image to the
+	// registry" for "Push image to registry"). A message that probably finishes a
+	// step but not certainly (some of the title's words, "lacquers are cut!" for
+	// "Get the lacquers cut"; a finish handed over for a decision; two steps
+	// that fit as well) never marks it done: it puts a question on the item
+	// (PlanItem.question, "may be finished: step N (message m)"), shown by GetProgress
+	// (plan_item_questions), the task-state YAML and the web view until someone
+	// answers it: UpdatePlanItem with status COMPLETED (yes) or with
+	// dismiss_question (no); any change of the item's status also ends it. With
+	// a model configured, the model answers such questions first (the step, the
+	// message and who said it); what it cannot settle stays a question. A clause
+	// that mentions a step without finishing it asks nothing: questions,
+	// negations, failures, ongoing work, retries, partial progress ("12 of 40
+	// done so far", "the rest tonight"), pending outcomes ("deployed, but not
+	// yet back in service"), intents and conditions ("will push after build",
+	// "once step 4 is done"). The rules are the decision table of
+	// server/taskmem/core/plan_inference.py. Inference never changes an item
+	// whose status a caller set with UpdatePlanItem, nor one already COMPLETED,
+	// SKIPPED or FAILED, nor one whose dependencies are not all COMPLETED or
+	// SKIPPED. Set true to turn it off for this task (CreateTask, or UpdateTask
+	// with "plan_inference_disabled" in update_mask).
 	PlanInferenceDisabled bool `protobuf:"varint,23,opt,name=plan_inference_disabled,json=planInferenceDisabled,proto3" json:"plan_inference_disabled,omitempty"`
 	// The event types POSTed to callback_url. Empty means the default set:
 	// lifecycle (TASK_CREATED, TASK_UPDATED, TASK_STATUS_CHANGED, TASK_STUCK,
@@ -1194,7 +1199,11 @@ type PlanItem struct {
 	// while the item is IN_PROGRESS and its lease has not expired; a view may
 	// still show a holder up to a second past the lease's end, until the
 	// server's claim sweeper returns the item to PENDING.
-	HolderId      string `protobuf:"bytes,17,opt,name=holder_id,json=holderId,proto3" json:"holder_id,omitempty"`
+	HolderId string `protobuf:"bytes,17,opt,name=holder_id,json=holderId,proto3" json:"holder_id,omitempty"`
+	// The open "may be finished" question on this item, if any: a message
+	// probably finishes it, but not by certain evidence (see
+	// Task.plan_inference_disabled). Unset when there is none.
+	Question      *PlanItemQuestion `protobuf:"bytes,18,opt,name=question,proto3" json:"question,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1348,6 +1357,100 @@ func (x *PlanItem) GetHolderId() string {
 	return ""
 }
 
+func (x *PlanItem) GetQuestion() *PlanItemQuestion {
+	if x != nil {
+		return x.Question
+	}
+	return nil
+}
+
+// PlanItemQuestion asks whether a message finished a plan item: "may be
+// finished: step 3 'Book the venue' (message msg_…)". The item stays as it
+// was until someone answers: UpdatePlanItem with status COMPLETED says yes,
+// UpdatePlanItem with dismiss_question says no (the status is left as it is);
+// any change of the item's status also ends the question. A later message
+// that may finish the same item replaces it.
+type PlanItemQuestion struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The plan item asked about.
+	ItemId string `protobuf:"bytes,1,opt,name=item_id,json=itemId,proto3" json:"item_id,omitempty"`
+	// The message that may finish it.
+	MessageId string `protobuf:"bytes,2,opt,name=message_id,json=messageId,proto3" json:"message_id,omitempty"`
+	// The question as a sentence, for a prompt or a person.
+	Question string `protobuf:"bytes,3,opt,name=question,proto3" json:"question,omitempty"`
+	// The clause of the message that says it (at most 200 characters).
+	Evidence string `protobuf:"bytes,4,opt,name=evidence,proto3" json:"evidence,omitempty"`
+	// Why the evidence was not certain enough to mark the item done.
+	Reason        string `protobuf:"bytes,5,opt,name=reason,proto3" json:"reason,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *PlanItemQuestion) Reset() {
+	*x = PlanItemQuestion{}
+	mi := &file_taskmem_v1_task_proto_msgTypes[4]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *PlanItemQuestion) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*PlanItemQuestion) ProtoMessage() {}
+
+func (x *PlanItemQuestion) ProtoReflect() protoreflect.Message {
+	mi := &file_taskmem_v1_task_proto_msgTypes[4]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use PlanItemQuestion.ProtoReflect.Descriptor instead.
+func (*PlanItemQuestion) Descriptor() ([]byte, []int) {
+	return file_taskmem_v1_task_proto_rawDescGZIP(), []int{4}
+}
+
+func (x *PlanItemQuestion) GetItemId() string {
+	if x != nil {
+		return x.ItemId
+	}
+	return ""
+}
+
+func (x *PlanItemQuestion) GetMessageId() string {
+	if x != nil {
+		return x.MessageId
+	}
+	return ""
+}
+
+func (x *PlanItemQuestion) GetQuestion() string {
+	if x != nil {
+		return x.Question
+	}
+	return ""
+}
+
+func (x *PlanItemQuestion) GetEvidence() string {
+	if x != nil {
+		return x.Evidence
+	}
+	return ""
+}
+
+func (x *PlanItemQuestion) GetReason() string {
+	if x != nil {
+		return x.Reason
+	}
+	return ""
+}
+
 // PlanItemClaim is an agent's lease on one plan item (ClaimPlanItem): while
 // it lasts no other claimer is handed the item, and UpdatePlanItem with
 // another holder_id is refused. It ends when the holder releases it
@@ -1373,7 +1476,7 @@ type PlanItemClaim struct {
 
 func (x *PlanItemClaim) Reset() {
 	*x = PlanItemClaim{}
-	mi := &file_taskmem_v1_task_proto_msgTypes[4]
+	mi := &file_taskmem_v1_task_proto_msgTypes[5]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1385,7 +1488,7 @@ func (x *PlanItemClaim) String() string {
 func (*PlanItemClaim) ProtoMessage() {}
 
 func (x *PlanItemClaim) ProtoReflect() protoreflect.Message {
-	mi := &file_taskmem_v1_task_proto_msgTypes[4]
+	mi := &file_taskmem_v1_task_proto_msgTypes[5]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1398,7 +1501,7 @@ func (x *PlanItemClaim) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PlanItemClaim.ProtoReflect.Descriptor instead.
 func (*PlanItemClaim) Descriptor() ([]byte, []int) {
-	return file_taskmem_v1_task_proto_rawDescGZIP(), []int{4}
+	return file_taskmem_v1_task_proto_rawDescGZIP(), []int{5}
 }
 
 func (x *PlanItemClaim) GetTaskId() string {
@@ -1455,7 +1558,7 @@ type Plan struct {
 
 func (x *Plan) Reset() {
 	*x = Plan{}
-	mi := &file_taskmem_v1_task_proto_msgTypes[5]
+	mi := &file_taskmem_v1_task_proto_msgTypes[6]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1467,7 +1570,7 @@ func (x *Plan) String() string {
 func (*Plan) ProtoMessage() {}
 
 func (x *Plan) ProtoReflect() protoreflect.Message {
-	mi := &file_taskmem_v1_task_proto_msgTypes[5]
+	mi := &file_taskmem_v1_task_proto_msgTypes[6]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1480,7 +1583,7 @@ func (x *Plan) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Plan.ProtoReflect.Descriptor instead.
 func (*Plan) Descriptor() ([]byte, []int) {
-	return file_taskmem_v1_task_proto_rawDescGZIP(), []int{5}
+	return file_taskmem_v1_task_proto_rawDescGZIP(), []int{6}
 }
 
 func (x *Plan) GetTaskId() string {
@@ -1557,7 +1660,7 @@ type Action struct {
 
 func (x *Action) Reset() {
 	*x = Action{}
-	mi := &file_taskmem_v1_task_proto_msgTypes[6]
+	mi := &file_taskmem_v1_task_proto_msgTypes[7]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1569,7 +1672,7 @@ func (x *Action) String() string {
 func (*Action) ProtoMessage() {}
 
 func (x *Action) ProtoReflect() protoreflect.Message {
-	mi := &file_taskmem_v1_task_proto_msgTypes[6]
+	mi := &file_taskmem_v1_task_proto_msgTypes[7]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1582,7 +1685,7 @@ func (x *Action) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Action.ProtoReflect.Descriptor instead.
 func (*Action) Descriptor() ([]byte, []int) {
-	return file_taskmem_v1_task_proto_rawDescGZIP(), []int{6}
+	return file_taskmem_v1_task_proto_rawDescGZIP(), []int{7}
 }
 
 func (x *Action) GetId() string {
@@ -1709,7 +1812,7 @@ type ActionLogLine struct {
 
 func (x *ActionLogLine) Reset() {
 	*x = ActionLogLine{}
-	mi := &file_taskmem_v1_task_proto_msgTypes[7]
+	mi := &file_taskmem_v1_task_proto_msgTypes[8]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1721,7 +1824,7 @@ func (x *ActionLogLine) String() string {
 func (*ActionLogLine) ProtoMessage() {}
 
 func (x *ActionLogLine) ProtoReflect() protoreflect.Message {
-	mi := &file_taskmem_v1_task_proto_msgTypes[7]
+	mi := &file_taskmem_v1_task_proto_msgTypes[8]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1734,7 +1837,7 @@ func (x *ActionLogLine) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ActionLogLine.ProtoReflect.Descriptor instead.
 func (*ActionLogLine) Descriptor() ([]byte, []int) {
-	return file_taskmem_v1_task_proto_rawDescGZIP(), []int{7}
+	return file_taskmem_v1_task_proto_rawDescGZIP(), []int{8}
 }
 
 func (x *ActionLogLine) GetActionId() string {
@@ -1798,7 +1901,7 @@ type Message struct {
 
 func (x *Message) Reset() {
 	*x = Message{}
-	mi := &file_taskmem_v1_task_proto_msgTypes[8]
+	mi := &file_taskmem_v1_task_proto_msgTypes[9]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1810,7 +1913,7 @@ func (x *Message) String() string {
 func (*Message) ProtoMessage() {}
 
 func (x *Message) ProtoReflect() protoreflect.Message {
-	mi := &file_taskmem_v1_task_proto_msgTypes[8]
+	mi := &file_taskmem_v1_task_proto_msgTypes[9]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1823,7 +1926,7 @@ func (x *Message) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Message.ProtoReflect.Descriptor instead.
 func (*Message) Descriptor() ([]byte, []int) {
-	return file_taskmem_v1_task_proto_rawDescGZIP(), []int{8}
+	return file_taskmem_v1_task_proto_rawDescGZIP(), []int{9}
 }
 
 func (x *Message) GetId() string {
@@ -1905,7 +2008,7 @@ type ContextSnapshot struct {
 
 func (x *ContextSnapshot) Reset() {
 	*x = ContextSnapshot{}
-	mi := &file_taskmem_v1_task_proto_msgTypes[9]
+	mi := &file_taskmem_v1_task_proto_msgTypes[10]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1917,7 +2020,7 @@ func (x *ContextSnapshot) String() string {
 func (*ContextSnapshot) ProtoMessage() {}
 
 func (x *ContextSnapshot) ProtoReflect() protoreflect.Message {
-	mi := &file_taskmem_v1_task_proto_msgTypes[9]
+	mi := &file_taskmem_v1_task_proto_msgTypes[10]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1930,7 +2033,7 @@ func (x *ContextSnapshot) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ContextSnapshot.ProtoReflect.Descriptor instead.
 func (*ContextSnapshot) Descriptor() ([]byte, []int) {
-	return file_taskmem_v1_task_proto_rawDescGZIP(), []int{9}
+	return file_taskmem_v1_task_proto_rawDescGZIP(), []int{10}
 }
 
 func (x *ContextSnapshot) GetId() string {
@@ -2010,7 +2113,7 @@ type ModelUsage struct {
 
 func (x *ModelUsage) Reset() {
 	*x = ModelUsage{}
-	mi := &file_taskmem_v1_task_proto_msgTypes[10]
+	mi := &file_taskmem_v1_task_proto_msgTypes[11]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2022,7 +2125,7 @@ func (x *ModelUsage) String() string {
 func (*ModelUsage) ProtoMessage() {}
 
 func (x *ModelUsage) ProtoReflect() protoreflect.Message {
-	mi := &file_taskmem_v1_task_proto_msgTypes[10]
+	mi := &file_taskmem_v1_task_proto_msgTypes[11]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2035,7 +2138,7 @@ func (x *ModelUsage) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ModelUsage.ProtoReflect.Descriptor instead.
 func (*ModelUsage) Descriptor() ([]byte, []int) {
-	return file_taskmem_v1_task_proto_rawDescGZIP(), []int{10}
+	return file_taskmem_v1_task_proto_rawDescGZIP(), []int{11}
 }
 
 func (x *ModelUsage) GetModel() string {
@@ -2111,7 +2214,7 @@ type ModelBudget struct {
 
 func (x *ModelBudget) Reset() {
 	*x = ModelBudget{}
-	mi := &file_taskmem_v1_task_proto_msgTypes[11]
+	mi := &file_taskmem_v1_task_proto_msgTypes[12]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2123,7 +2226,7 @@ func (x *ModelBudget) String() string {
 func (*ModelBudget) ProtoMessage() {}
 
 func (x *ModelBudget) ProtoReflect() protoreflect.Message {
-	mi := &file_taskmem_v1_task_proto_msgTypes[11]
+	mi := &file_taskmem_v1_task_proto_msgTypes[12]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2136,7 +2239,7 @@ func (x *ModelBudget) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ModelBudget.ProtoReflect.Descriptor instead.
 func (*ModelBudget) Descriptor() ([]byte, []int) {
-	return file_taskmem_v1_task_proto_rawDescGZIP(), []int{11}
+	return file_taskmem_v1_task_proto_rawDescGZIP(), []int{12}
 }
 
 func (x *ModelBudget) GetLimitTokens() int64 {
@@ -2176,7 +2279,7 @@ type SessionItem struct {
 
 func (x *SessionItem) Reset() {
 	*x = SessionItem{}
-	mi := &file_taskmem_v1_task_proto_msgTypes[12]
+	mi := &file_taskmem_v1_task_proto_msgTypes[13]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2188,7 +2291,7 @@ func (x *SessionItem) String() string {
 func (*SessionItem) ProtoMessage() {}
 
 func (x *SessionItem) ProtoReflect() protoreflect.Message {
-	mi := &file_taskmem_v1_task_proto_msgTypes[12]
+	mi := &file_taskmem_v1_task_proto_msgTypes[13]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2201,7 +2304,7 @@ func (x *SessionItem) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SessionItem.ProtoReflect.Descriptor instead.
 func (*SessionItem) Descriptor() ([]byte, []int) {
-	return file_taskmem_v1_task_proto_rawDescGZIP(), []int{12}
+	return file_taskmem_v1_task_proto_rawDescGZIP(), []int{13}
 }
 
 func (x *SessionItem) GetMessageId() string {
@@ -2276,7 +2379,7 @@ const file_taskmem_v1_task_proto_rawDesc = "" +
 	"depends_on\x18\x04 \x03(\tR\tdependsOn\x12\x1b\n" +
 	"\ttool_name\x18\x05 \x01(\tR\btoolName\x12-\n" +
 	"\x05input\x18\x06 \x01(\v2\x17.google.protobuf.StructR\x05input\x12\x1c\n" +
-	"\tnarrative\x18\a \x01(\tR\tnarrative\"\x9d\x05\n" +
+	"\tnarrative\x18\a \x01(\tR\tnarrative\"\xd7\x05\n" +
 	"\bPlanItem\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12\x18\n" +
 	"\aordinal\x18\x02 \x01(\x05R\aordinal\x12\x14\n" +
@@ -2297,7 +2400,15 @@ const file_taskmem_v1_task_proto_rawDesc = "" +
 	"\bduration\x18\x0e \x01(\v2\x19.google.protobuf.DurationR\bduration\x12E\n" +
 	"\rstatus_source\x18\x0f \x01(\x0e2 .taskmem.v1.PlanItemStatusSourceR\fstatusSource\x12*\n" +
 	"\x11status_message_id\x18\x10 \x01(\tR\x0fstatusMessageId\x12\x1b\n" +
-	"\tholder_id\x18\x11 \x01(\tR\bholderId\"\xd6\x01\n" +
+	"\tholder_id\x18\x11 \x01(\tR\bholderId\x128\n" +
+	"\bquestion\x18\x12 \x01(\v2\x1c.taskmem.v1.PlanItemQuestionR\bquestion\"\x9a\x01\n" +
+	"\x10PlanItemQuestion\x12\x17\n" +
+	"\aitem_id\x18\x01 \x01(\tR\x06itemId\x12\x1d\n" +
+	"\n" +
+	"message_id\x18\x02 \x01(\tR\tmessageId\x12\x1a\n" +
+	"\bquestion\x18\x03 \x01(\tR\bquestion\x12\x1a\n" +
+	"\bevidence\x18\x04 \x01(\tR\bevidence\x12\x16\n" +
+	"\x06reason\x18\x05 \x01(\tR\x06reason\"\xd6\x01\n" +
 	"\rPlanItemClaim\x12\x17\n" +
 	"\atask_id\x18\x01 \x01(\tR\x06taskId\x12\x17\n" +
 	"\aitem_id\x18\x02 \x01(\tR\x06itemId\x12\x1b\n" +
@@ -2471,7 +2582,7 @@ func file_taskmem_v1_task_proto_rawDescGZIP() []byte {
 }
 
 var file_taskmem_v1_task_proto_enumTypes = make([]protoimpl.EnumInfo, 9)
-var file_taskmem_v1_task_proto_msgTypes = make([]protoimpl.MessageInfo, 13)
+var file_taskmem_v1_task_proto_msgTypes = make([]protoimpl.MessageInfo, 14)
 var file_taskmem_v1_task_proto_goTypes = []any{
 	(TaskStatus)(0),               // 0: taskmem.v1.TaskStatus
 	(ApprovalMode)(0),             // 1: taskmem.v1.ApprovalMode
@@ -2486,67 +2597,69 @@ var file_taskmem_v1_task_proto_goTypes = []any{
 	(*Task)(nil),                  // 10: taskmem.v1.Task
 	(*PlanItemSpec)(nil),          // 11: taskmem.v1.PlanItemSpec
 	(*PlanItem)(nil),              // 12: taskmem.v1.PlanItem
-	(*PlanItemClaim)(nil),         // 13: taskmem.v1.PlanItemClaim
-	(*Plan)(nil),                  // 14: taskmem.v1.Plan
-	(*Action)(nil),                // 15: taskmem.v1.Action
-	(*ActionLogLine)(nil),         // 16: taskmem.v1.ActionLogLine
-	(*Message)(nil),               // 17: taskmem.v1.Message
-	(*ContextSnapshot)(nil),       // 18: taskmem.v1.ContextSnapshot
-	(*ModelUsage)(nil),            // 19: taskmem.v1.ModelUsage
-	(*ModelBudget)(nil),           // 20: taskmem.v1.ModelBudget
-	(*SessionItem)(nil),           // 21: taskmem.v1.SessionItem
-	(*structpb.Struct)(nil),       // 22: google.protobuf.Struct
-	(*timestamppb.Timestamp)(nil), // 23: google.protobuf.Timestamp
-	(EventType)(0),                // 24: taskmem.v1.EventType
-	(*durationpb.Duration)(nil),   // 25: google.protobuf.Duration
+	(*PlanItemQuestion)(nil),      // 13: taskmem.v1.PlanItemQuestion
+	(*PlanItemClaim)(nil),         // 14: taskmem.v1.PlanItemClaim
+	(*Plan)(nil),                  // 15: taskmem.v1.Plan
+	(*Action)(nil),                // 16: taskmem.v1.Action
+	(*ActionLogLine)(nil),         // 17: taskmem.v1.ActionLogLine
+	(*Message)(nil),               // 18: taskmem.v1.Message
+	(*ContextSnapshot)(nil),       // 19: taskmem.v1.ContextSnapshot
+	(*ModelUsage)(nil),            // 20: taskmem.v1.ModelUsage
+	(*ModelBudget)(nil),           // 21: taskmem.v1.ModelBudget
+	(*SessionItem)(nil),           // 22: taskmem.v1.SessionItem
+	(*structpb.Struct)(nil),       // 23: google.protobuf.Struct
+	(*timestamppb.Timestamp)(nil), // 24: google.protobuf.Timestamp
+	(EventType)(0),                // 25: taskmem.v1.EventType
+	(*durationpb.Duration)(nil),   // 26: google.protobuf.Duration
 }
 var file_taskmem_v1_task_proto_depIdxs = []int32{
 	0,  // 0: taskmem.v1.Task.status:type_name -> taskmem.v1.TaskStatus
-	22, // 1: taskmem.v1.Task.context:type_name -> google.protobuf.Struct
-	22, // 2: taskmem.v1.Task.metadata:type_name -> google.protobuf.Struct
+	23, // 1: taskmem.v1.Task.context:type_name -> google.protobuf.Struct
+	23, // 2: taskmem.v1.Task.metadata:type_name -> google.protobuf.Struct
 	1,  // 3: taskmem.v1.Task.approval_mode:type_name -> taskmem.v1.ApprovalMode
 	9,  // 4: taskmem.v1.Task.error_summary:type_name -> taskmem.v1.ErrorSummary
-	23, // 5: taskmem.v1.Task.create_time:type_name -> google.protobuf.Timestamp
-	23, // 6: taskmem.v1.Task.plan_generate_time:type_name -> google.protobuf.Timestamp
-	23, // 7: taskmem.v1.Task.execution_start_time:type_name -> google.protobuf.Timestamp
-	23, // 8: taskmem.v1.Task.synthesis_start_time:type_name -> google.protobuf.Timestamp
-	23, // 9: taskmem.v1.Task.complete_time:type_name -> google.protobuf.Timestamp
-	23, // 10: taskmem.v1.Task.update_time:type_name -> google.protobuf.Timestamp
-	23, // 11: taskmem.v1.Task.pause_time:type_name -> google.protobuf.Timestamp
-	23, // 12: taskmem.v1.Task.archive_time:type_name -> google.protobuf.Timestamp
-	24, // 13: taskmem.v1.Task.webhook_event_types:type_name -> taskmem.v1.EventType
-	22, // 14: taskmem.v1.PlanItemSpec.input:type_name -> google.protobuf.Struct
+	24, // 5: taskmem.v1.Task.create_time:type_name -> google.protobuf.Timestamp
+	24, // 6: taskmem.v1.Task.plan_generate_time:type_name -> google.protobuf.Timestamp
+	24, // 7: taskmem.v1.Task.execution_start_time:type_name -> google.protobuf.Timestamp
+	24, // 8: taskmem.v1.Task.synthesis_start_time:type_name -> google.protobuf.Timestamp
+	24, // 9: taskmem.v1.Task.complete_time:type_name -> google.protobuf.Timestamp
+	24, // 10: taskmem.v1.Task.update_time:type_name -> google.protobuf.Timestamp
+	24, // 11: taskmem.v1.Task.pause_time:type_name -> google.protobuf.Timestamp
+	24, // 12: taskmem.v1.Task.archive_time:type_name -> google.protobuf.Timestamp
+	25, // 13: taskmem.v1.Task.webhook_event_types:type_name -> taskmem.v1.EventType
+	23, // 14: taskmem.v1.PlanItemSpec.input:type_name -> google.protobuf.Struct
 	2,  // 15: taskmem.v1.PlanItem.status:type_name -> taskmem.v1.PlanItemStatus
-	22, // 16: taskmem.v1.PlanItem.input:type_name -> google.protobuf.Struct
-	23, // 17: taskmem.v1.PlanItem.start_time:type_name -> google.protobuf.Timestamp
-	23, // 18: taskmem.v1.PlanItem.complete_time:type_name -> google.protobuf.Timestamp
-	25, // 19: taskmem.v1.PlanItem.duration:type_name -> google.protobuf.Duration
+	23, // 16: taskmem.v1.PlanItem.input:type_name -> google.protobuf.Struct
+	24, // 17: taskmem.v1.PlanItem.start_time:type_name -> google.protobuf.Timestamp
+	24, // 18: taskmem.v1.PlanItem.complete_time:type_name -> google.protobuf.Timestamp
+	26, // 19: taskmem.v1.PlanItem.duration:type_name -> google.protobuf.Duration
 	3,  // 20: taskmem.v1.PlanItem.status_source:type_name -> taskmem.v1.PlanItemStatusSource
-	23, // 21: taskmem.v1.PlanItemClaim.claim_time:type_name -> google.protobuf.Timestamp
-	23, // 22: taskmem.v1.PlanItemClaim.expire_time:type_name -> google.protobuf.Timestamp
-	12, // 23: taskmem.v1.Plan.items:type_name -> taskmem.v1.PlanItem
-	23, // 24: taskmem.v1.Plan.create_time:type_name -> google.protobuf.Timestamp
-	4,  // 25: taskmem.v1.Action.type:type_name -> taskmem.v1.ActionType
-	5,  // 26: taskmem.v1.Action.status:type_name -> taskmem.v1.ActionStatus
-	22, // 27: taskmem.v1.Action.input:type_name -> google.protobuf.Struct
-	22, // 28: taskmem.v1.Action.output:type_name -> google.protobuf.Struct
-	25, // 29: taskmem.v1.Action.duration:type_name -> google.protobuf.Duration
-	23, // 30: taskmem.v1.Action.create_time:type_name -> google.protobuf.Timestamp
-	23, // 31: taskmem.v1.Action.complete_time:type_name -> google.protobuf.Timestamp
-	23, // 32: taskmem.v1.ActionLogLine.create_time:type_name -> google.protobuf.Timestamp
-	6,  // 33: taskmem.v1.Message.role:type_name -> taskmem.v1.MessageRole
-	7,  // 34: taskmem.v1.Message.kind:type_name -> taskmem.v1.MessageKind
-	23, // 35: taskmem.v1.Message.create_time:type_name -> google.protobuf.Timestamp
-	23, // 36: taskmem.v1.Message.expire_time:type_name -> google.protobuf.Timestamp
-	23, // 37: taskmem.v1.ContextSnapshot.create_time:type_name -> google.protobuf.Timestamp
-	8,  // 38: taskmem.v1.ModelUsage.purpose:type_name -> taskmem.v1.ModelCallPurpose
-	25, // 39: taskmem.v1.ModelUsage.latency:type_name -> google.protobuf.Duration
-	23, // 40: taskmem.v1.SessionItem.create_time:type_name -> google.protobuf.Timestamp
-	41, // [41:41] is the sub-list for method output_type
-	41, // [41:41] is the sub-list for method input_type
-	41, // [41:41] is the sub-list for extension type_name
-	41, // [41:41] is the sub-list for extension extendee
-	0,  // [0:41] is the sub-list for field type_name
+	13, // 21: taskmem.v1.PlanItem.question:type_name -> taskmem.v1.PlanItemQuestion
+	24, // 22: taskmem.v1.PlanItemClaim.claim_time:type_name -> google.protobuf.Timestamp
+	24, // 23: taskmem.v1.PlanItemClaim.expire_time:type_name -> google.protobuf.Timestamp
+	12, // 24: taskmem.v1.Plan.items:type_name -> taskmem.v1.PlanItem
+	24, // 25: taskmem.v1.Plan.create_time:type_name -> google.protobuf.Timestamp
+	4,  // 26: taskmem.v1.Action.type:type_name -> taskmem.v1.ActionType
+	5,  // 27: taskmem.v1.Action.status:type_name -> taskmem.v1.ActionStatus
+	23, // 28: taskmem.v1.Action.input:type_name -> google.protobuf.Struct
+	23, // 29: taskmem.v1.Action.output:type_name -> google.protobuf.Struct
+	26, // 30: taskmem.v1.Action.duration:type_name -> google.protobuf.Duration
+	24, // 31: taskmem.v1.Action.create_time:type_name -> google.protobuf.Timestamp
+	24, // 32: taskmem.v1.Action.complete_time:type_name -> google.protobuf.Timestamp
+	24, // 33: taskmem.v1.ActionLogLine.create_time:type_name -> google.protobuf.Timestamp
+	6,  // 34: taskmem.v1.Message.role:type_name -> taskmem.v1.MessageRole
+	7,  // 35: taskmem.v1.Message.kind:type_name -> taskmem.v1.MessageKind
+	24, // 36: taskmem.v1.Message.create_time:type_name -> google.protobuf.Timestamp
+	24, // 37: taskmem.v1.Message.expire_time:type_name -> google.protobuf.Timestamp
+	24, // 38: taskmem.v1.ContextSnapshot.create_time:type_name -> google.protobuf.Timestamp
+	8,  // 39: taskmem.v1.ModelUsage.purpose:type_name -> taskmem.v1.ModelCallPurpose
+	26, // 40: taskmem.v1.ModelUsage.latency:type_name -> google.protobuf.Duration
+	24, // 41: taskmem.v1.SessionItem.create_time:type_name -> google.protobuf.Timestamp
+	42, // [42:42] is the sub-list for method output_type
+	42, // [42:42] is the sub-list for method input_type
+	42, // [42:42] is the sub-list for extension type_name
+	42, // [42:42] is the sub-list for extension extendee
+	0,  // [0:42] is the sub-list for field type_name
 }
 
 func init() { file_taskmem_v1_task_proto_init() }
@@ -2561,7 +2674,7 @@ func file_taskmem_v1_task_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_taskmem_v1_task_proto_rawDesc), len(file_taskmem_v1_task_proto_rawDesc)),
 			NumEnums:      9,
-			NumMessages:   13,
+			NumMessages:   14,
 			NumExtensions: 0,
 			NumServices:   0,
 		},

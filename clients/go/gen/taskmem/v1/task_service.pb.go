@@ -816,9 +816,13 @@ type UpdatePlanItemRequest struct {
 	// metadata "holder_id" naming the current holder, "" for nobody) unless
 	// this holder holds the item's claim now. Empty: no check (any caller may
 	// change any item, as before claims existed).
-	HolderId      string `protobuf:"bytes,7,opt,name=holder_id,json=holderId,proto3" json:"holder_id,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	HolderId string `protobuf:"bytes,7,opt,name=holder_id,json=holderId,proto3" json:"holder_id,omitempty"`
+	// Dismisses the item's "may be finished" question (PlanItem.question): the
+	// message did not finish it. The status is left as it is (set status to
+	// COMPLETED instead to answer yes). Nothing to dismiss is no error.
+	DismissQuestion bool `protobuf:"varint,8,opt,name=dismiss_question,json=dismissQuestion,proto3" json:"dismiss_question,omitempty"`
+	unknownFields   protoimpl.UnknownFields
+	sizeCache       protoimpl.SizeCache
 }
 
 func (x *UpdatePlanItemRequest) Reset() {
@@ -898,6 +902,13 @@ func (x *UpdatePlanItemRequest) GetHolderId() string {
 		return x.HolderId
 	}
 	return ""
+}
+
+func (x *UpdatePlanItemRequest) GetDismissQuestion() bool {
+	if x != nil {
+		return x.DismissQuestion
+	}
+	return false
 }
 
 // UpdatePlanItemResponse returns the changed item.
@@ -2248,8 +2259,12 @@ type PostMessageResponse struct {
 	// The plan items this message marked COMPLETED by inference (status_source
 	// INFERRED), in plan order; empty when it completed none.
 	InferredItems []*PlanItem `protobuf:"bytes,2,rep,name=inferred_items,json=inferredItems,proto3" json:"inferred_items,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	// The "may be finished" questions this message left open (its evidence was
+	// probable, not certain, and no configured model settled it), in plan
+	// order; empty when it asked none. See PlanItemQuestion.
+	PlanItemQuestions []*PlanItemQuestion `protobuf:"bytes,3,rep,name=plan_item_questions,json=planItemQuestions,proto3" json:"plan_item_questions,omitempty"`
+	unknownFields     protoimpl.UnknownFields
+	sizeCache         protoimpl.SizeCache
 }
 
 func (x *PostMessageResponse) Reset() {
@@ -2292,6 +2307,13 @@ func (x *PostMessageResponse) GetMessage() *Message {
 func (x *PostMessageResponse) GetInferredItems() []*PlanItem {
 	if x != nil {
 		return x.InferredItems
+	}
+	return nil
+}
+
+func (x *PostMessageResponse) GetPlanItemQuestions() []*PlanItemQuestion {
+	if x != nil {
+		return x.PlanItemQuestions
 	}
 	return nil
 }
@@ -3070,9 +3092,14 @@ type GetProgressResponse struct {
 	OpenConflicts []*StateConflict `protobuf:"bytes,17,rep,name=open_conflicts,json=openConflicts,proto3" json:"open_conflicts,omitempty"`
 	// The claims held now (ClaimPlanItem), in plan order of their items: who
 	// holds which item, and until when.
-	Claims        []*PlanItemClaim `protobuf:"bytes,18,rep,name=claims,proto3" json:"claims,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	Claims []*PlanItemClaim `protobuf:"bytes,18,rep,name=claims,proto3" json:"claims,omitempty"`
+	// The open "may be finished" questions on the current plan's items, in
+	// plan order: a message probably finished each item, but not by certain
+	// evidence, so it is not counted as completed. Answer with UpdatePlanItem
+	// (status COMPLETED, or dismiss_question); `summary` asks them too.
+	PlanItemQuestions []*PlanItemQuestion `protobuf:"bytes,25,rep,name=plan_item_questions,json=planItemQuestions,proto3" json:"plan_item_questions,omitempty"`
+	unknownFields     protoimpl.UnknownFields
+	sizeCache         protoimpl.SizeCache
 }
 
 func (x *GetProgressResponse) Reset() {
@@ -3227,6 +3254,13 @@ func (x *GetProgressResponse) GetOpenConflicts() []*StateConflict {
 func (x *GetProgressResponse) GetClaims() []*PlanItemClaim {
 	if x != nil {
 		return x.Claims
+	}
+	return nil
+}
+
+func (x *GetProgressResponse) GetPlanItemQuestions() []*PlanItemQuestion {
+	if x != nil {
+		return x.PlanItemQuestions
 	}
 	return nil
 }
@@ -4401,7 +4435,7 @@ const file_taskmem_v1_task_service_proto_rawDesc = "" +
 	"\atask_id\x18\x01 \x01(\tR\x06taskId\x12\x18\n" +
 	"\aversion\x18\x02 \x01(\x05R\aversion\"7\n" +
 	"\x0fGetPlanResponse\x12$\n" +
-	"\x04plan\x18\x01 \x01(\v2\x10.taskmem.v1.PlanR\x04plan\"\x9d\x02\n" +
+	"\x04plan\x18\x01 \x01(\v2\x10.taskmem.v1.PlanR\x04plan\"\xc8\x02\n" +
 	"\x15UpdatePlanItemRequest\x12\x17\n" +
 	"\atask_id\x18\x01 \x01(\tR\x06taskId\x12\x17\n" +
 	"\aitem_id\x18\x02 \x01(\tR\x06itemId\x122\n" +
@@ -4410,7 +4444,8 @@ const file_taskmem_v1_task_service_proto_rawDesc = "" +
 	"\factive_issue\x18\x05 \x01(\tH\x01R\vactiveIssue\x88\x01\x01\x12\x1d\n" +
 	"\n" +
 	"request_id\x18\x06 \x01(\tR\trequestId\x12\x1b\n" +
-	"\tholder_id\x18\a \x01(\tR\bholderIdB\n" +
+	"\tholder_id\x18\a \x01(\tR\bholderId\x12)\n" +
+	"\x10dismiss_question\x18\b \x01(\bR\x0fdismissQuestionB\n" +
 	"\n" +
 	"\b_summaryB\x0f\n" +
 	"\r_active_issue\"B\n" +
@@ -4515,10 +4550,11 @@ const file_taskmem_v1_task_service_proto_rawDesc = "" +
 	"request_id\x18\x06 \x01(\tR\trequestId\x12;\n" +
 	"\vexpire_time\x18\a \x01(\v2\x1a.google.protobuf.TimestampR\n" +
 	"expireTime\x12\x16\n" +
-	"\x06pinned\x18\b \x01(\bR\x06pinned\"\x81\x01\n" +
+	"\x06pinned\x18\b \x01(\bR\x06pinned\"\xcf\x01\n" +
 	"\x13PostMessageResponse\x12-\n" +
 	"\amessage\x18\x01 \x01(\v2\x13.taskmem.v1.MessageR\amessage\x12;\n" +
-	"\x0einferred_items\x18\x02 \x03(\v2\x14.taskmem.v1.PlanItemR\rinferredItems\"\xb6\x01\n" +
+	"\x0einferred_items\x18\x02 \x03(\v2\x14.taskmem.v1.PlanItemR\rinferredItems\x12L\n" +
+	"\x13plan_item_questions\x18\x03 \x03(\v2\x1c.taskmem.v1.PlanItemQuestionR\x11planItemQuestions\"\xb6\x01\n" +
 	"\x13ListMessagesRequest\x12\x17\n" +
 	"\atask_id\x18\x01 \x01(\tR\x06taskId\x12\x1b\n" +
 	"\tthread_id\x18\x02 \x01(\tR\bthreadId\x12-\n" +
@@ -4570,7 +4606,7 @@ const file_taskmem_v1_task_service_proto_rawDesc = "" +
 	"\x0fnext_page_token\x18\x02 \x01(\tR\rnextPageToken\"_\n" +
 	"\x12GetProgressRequest\x12\x17\n" +
 	"\atask_id\x18\x01 \x01(\tR\x06taskId\x120\n" +
-	"\x14recent_message_count\x18\x02 \x01(\x05R\x12recentMessageCount\"\xe5\x06\n" +
+	"\x14recent_message_count\x18\x02 \x01(\x05R\x12recentMessageCount\"\xb3\a\n" +
 	"\x13GetProgressResponse\x12$\n" +
 	"\x04task\x18\x01 \x01(\v2\x10.taskmem.v1.TaskR\x04task\x12!\n" +
 	"\fplan_version\x18\x02 \x01(\x05R\vplanVersion\x122\n" +
@@ -4594,7 +4630,8 @@ const file_taskmem_v1_task_service_proto_rawDesc = "" +
 	"\vready_count\x18\x10 \x01(\x05R\n" +
 	"readyCount\x12@\n" +
 	"\x0eopen_conflicts\x18\x11 \x03(\v2\x19.taskmem.v1.StateConflictR\ropenConflicts\x121\n" +
-	"\x06claims\x18\x12 \x03(\v2\x19.taskmem.v1.PlanItemClaimR\x06claims\"\xad\x01\n" +
+	"\x06claims\x18\x12 \x03(\v2\x19.taskmem.v1.PlanItemClaimR\x06claims\x12L\n" +
+	"\x13plan_item_questions\x18\x19 \x03(\v2\x1c.taskmem.v1.PlanItemQuestionR\x11planItemQuestions\"\xad\x01\n" +
 	"\x1cListWebhookDeliveriesRequest\x12\x17\n" +
 	"\atask_id\x18\x01 \x01(\tR\x06taskId\x128\n" +
 	"\x06states\x18\x02 \x03(\x0e2 .taskmem.v1.WebhookDeliveryStateR\x06states\x12\x1b\n" +
@@ -4804,16 +4841,17 @@ var file_taskmem_v1_task_service_proto_goTypes = []any{
 	(MessageRole)(0),                      // 81: taskmem.v1.MessageRole
 	(MessageKind)(0),                      // 82: taskmem.v1.MessageKind
 	(*Message)(nil),                       // 83: taskmem.v1.Message
-	(*ContextSnapshot)(nil),               // 84: taskmem.v1.ContextSnapshot
-	(*Event)(nil),                         // 85: taskmem.v1.Event
-	(*StateItemNote)(nil),                 // 86: taskmem.v1.StateItemNote
-	(*OpenWait)(nil),                      // 87: taskmem.v1.OpenWait
-	(*StateConflict)(nil),                 // 88: taskmem.v1.StateConflict
-	(WebhookDeliveryState)(0),             // 89: taskmem.v1.WebhookDeliveryState
-	(*WebhookDelivery)(nil),               // 90: taskmem.v1.WebhookDelivery
-	(*ModelUsage)(nil),                    // 91: taskmem.v1.ModelUsage
-	(*ModelBudget)(nil),                   // 92: taskmem.v1.ModelBudget
-	(*SessionItem)(nil),                   // 93: taskmem.v1.SessionItem
+	(*PlanItemQuestion)(nil),              // 84: taskmem.v1.PlanItemQuestion
+	(*ContextSnapshot)(nil),               // 85: taskmem.v1.ContextSnapshot
+	(*Event)(nil),                         // 86: taskmem.v1.Event
+	(*StateItemNote)(nil),                 // 87: taskmem.v1.StateItemNote
+	(*OpenWait)(nil),                      // 88: taskmem.v1.OpenWait
+	(*StateConflict)(nil),                 // 89: taskmem.v1.StateConflict
+	(WebhookDeliveryState)(0),             // 90: taskmem.v1.WebhookDeliveryState
+	(*WebhookDelivery)(nil),               // 91: taskmem.v1.WebhookDelivery
+	(*ModelUsage)(nil),                    // 92: taskmem.v1.ModelUsage
+	(*ModelBudget)(nil),                   // 93: taskmem.v1.ModelBudget
+	(*SessionItem)(nil),                   // 94: taskmem.v1.SessionItem
 }
 var file_taskmem_v1_task_service_proto_depIdxs = []int32{
 	64,  // 0: taskmem.v1.CreateTaskRequest.context:type_name -> google.protobuf.Struct
@@ -4861,107 +4899,109 @@ var file_taskmem_v1_task_service_proto_depIdxs = []int32{
 	71,  // 42: taskmem.v1.PostMessageRequest.expire_time:type_name -> google.protobuf.Timestamp
 	83,  // 43: taskmem.v1.PostMessageResponse.message:type_name -> taskmem.v1.Message
 	74,  // 44: taskmem.v1.PostMessageResponse.inferred_items:type_name -> taskmem.v1.PlanItem
-	82,  // 45: taskmem.v1.ListMessagesRequest.kinds:type_name -> taskmem.v1.MessageKind
-	83,  // 46: taskmem.v1.ListMessagesResponse.messages:type_name -> taskmem.v1.Message
-	84,  // 47: taskmem.v1.RecordContextSnapshotResponse.snapshot:type_name -> taskmem.v1.ContextSnapshot
-	84,  // 48: taskmem.v1.ListContextSnapshotsResponse.snapshots:type_name -> taskmem.v1.ContextSnapshot
-	67,  // 49: taskmem.v1.SubscribeEventsRequest.types:type_name -> taskmem.v1.EventType
-	85,  // 50: taskmem.v1.SubscribeEventsResponse.event:type_name -> taskmem.v1.Event
-	67,  // 51: taskmem.v1.ListEventsRequest.types:type_name -> taskmem.v1.EventType
-	85,  // 52: taskmem.v1.ListEventsResponse.events:type_name -> taskmem.v1.Event
-	68,  // 53: taskmem.v1.GetProgressResponse.task:type_name -> taskmem.v1.Task
-	74,  // 54: taskmem.v1.GetProgressResponse.completed:type_name -> taskmem.v1.PlanItem
-	74,  // 55: taskmem.v1.GetProgressResponse.current:type_name -> taskmem.v1.PlanItem
-	74,  // 56: taskmem.v1.GetProgressResponse.next:type_name -> taskmem.v1.PlanItem
-	74,  // 57: taskmem.v1.GetProgressResponse.blocked:type_name -> taskmem.v1.PlanItem
-	74,  // 58: taskmem.v1.GetProgressResponse.failed:type_name -> taskmem.v1.PlanItem
-	83,  // 59: taskmem.v1.GetProgressResponse.recent_messages:type_name -> taskmem.v1.Message
-	86,  // 60: taskmem.v1.GetProgressResponse.decisions:type_name -> taskmem.v1.StateItemNote
-	86,  // 61: taskmem.v1.GetProgressResponse.constraints:type_name -> taskmem.v1.StateItemNote
-	86,  // 62: taskmem.v1.GetProgressResponse.open_questions:type_name -> taskmem.v1.StateItemNote
-	87,  // 63: taskmem.v1.GetProgressResponse.open_waits:type_name -> taskmem.v1.OpenWait
-	88,  // 64: taskmem.v1.GetProgressResponse.open_conflicts:type_name -> taskmem.v1.StateConflict
-	76,  // 65: taskmem.v1.GetProgressResponse.claims:type_name -> taskmem.v1.PlanItemClaim
-	89,  // 66: taskmem.v1.ListWebhookDeliveriesRequest.states:type_name -> taskmem.v1.WebhookDeliveryState
-	90,  // 67: taskmem.v1.ListWebhookDeliveriesResponse.deliveries:type_name -> taskmem.v1.WebhookDelivery
-	75,  // 68: taskmem.v1.RotateWebhookSecretRequest.overlap:type_name -> google.protobuf.Duration
-	71,  // 69: taskmem.v1.RotateWebhookSecretResponse.previous_secret_expire_time:type_name -> google.protobuf.Timestamp
-	91,  // 70: taskmem.v1.GetTaskUsageResponse.model_usage:type_name -> taskmem.v1.ModelUsage
-	92,  // 71: taskmem.v1.GetTaskUsageResponse.namespace_budget:type_name -> taskmem.v1.ModelBudget
-	68,  // 72: taskmem.v1.ForkTaskResponse.task:type_name -> taskmem.v1.Task
-	69,  // 73: taskmem.v1.ForkTaskResponse.plan:type_name -> taskmem.v1.Plan
-	81,  // 74: taskmem.v1.SessionItemSpec.role:type_name -> taskmem.v1.MessageRole
-	55,  // 75: taskmem.v1.AddSessionItemsRequest.items:type_name -> taskmem.v1.SessionItemSpec
-	93,  // 76: taskmem.v1.AddSessionItemsResponse.items:type_name -> taskmem.v1.SessionItem
-	93,  // 77: taskmem.v1.ListSessionItemsResponse.items:type_name -> taskmem.v1.SessionItem
-	93,  // 78: taskmem.v1.PopSessionItemResponse.item:type_name -> taskmem.v1.SessionItem
-	0,   // 79: taskmem.v1.TaskService.CreateTask:input_type -> taskmem.v1.CreateTaskRequest
-	2,   // 80: taskmem.v1.TaskService.GetTask:input_type -> taskmem.v1.GetTaskRequest
-	4,   // 81: taskmem.v1.TaskService.ListTasks:input_type -> taskmem.v1.ListTasksRequest
-	6,   // 82: taskmem.v1.TaskService.UpdateTask:input_type -> taskmem.v1.UpdateTaskRequest
-	8,   // 83: taskmem.v1.TaskService.ReplacePlan:input_type -> taskmem.v1.ReplacePlanRequest
-	10,  // 84: taskmem.v1.TaskService.GetPlan:input_type -> taskmem.v1.GetPlanRequest
-	12,  // 85: taskmem.v1.TaskService.UpdatePlanItem:input_type -> taskmem.v1.UpdatePlanItemRequest
-	14,  // 86: taskmem.v1.TaskService.ClaimPlanItem:input_type -> taskmem.v1.ClaimPlanItemRequest
-	16,  // 87: taskmem.v1.TaskService.RenewClaim:input_type -> taskmem.v1.RenewClaimRequest
-	18,  // 88: taskmem.v1.TaskService.ReleaseClaim:input_type -> taskmem.v1.ReleaseClaimRequest
-	20,  // 89: taskmem.v1.TaskService.RecordAction:input_type -> taskmem.v1.RecordActionRequest
-	22,  // 90: taskmem.v1.TaskService.CompleteAction:input_type -> taskmem.v1.CompleteActionRequest
-	24,  // 91: taskmem.v1.TaskService.ListActions:input_type -> taskmem.v1.ListActionsRequest
-	27,  // 92: taskmem.v1.TaskService.AppendActionLog:input_type -> taskmem.v1.AppendActionLogRequest
-	29,  // 93: taskmem.v1.TaskService.TailActionLog:input_type -> taskmem.v1.TailActionLogRequest
-	31,  // 94: taskmem.v1.TaskService.PostMessage:input_type -> taskmem.v1.PostMessageRequest
-	33,  // 95: taskmem.v1.TaskService.ListMessages:input_type -> taskmem.v1.ListMessagesRequest
-	35,  // 96: taskmem.v1.TaskService.RecordContextSnapshot:input_type -> taskmem.v1.RecordContextSnapshotRequest
-	37,  // 97: taskmem.v1.TaskService.ListContextSnapshots:input_type -> taskmem.v1.ListContextSnapshotsRequest
-	39,  // 98: taskmem.v1.TaskService.SubscribeEvents:input_type -> taskmem.v1.SubscribeEventsRequest
-	41,  // 99: taskmem.v1.TaskService.ListEvents:input_type -> taskmem.v1.ListEventsRequest
-	43,  // 100: taskmem.v1.TaskService.GetProgress:input_type -> taskmem.v1.GetProgressRequest
-	45,  // 101: taskmem.v1.TaskService.ListWebhookDeliveries:input_type -> taskmem.v1.ListWebhookDeliveriesRequest
-	47,  // 102: taskmem.v1.TaskService.GetWebhookSecret:input_type -> taskmem.v1.GetWebhookSecretRequest
-	49,  // 103: taskmem.v1.TaskService.RotateWebhookSecret:input_type -> taskmem.v1.RotateWebhookSecretRequest
-	51,  // 104: taskmem.v1.TaskService.GetTaskUsage:input_type -> taskmem.v1.GetTaskUsageRequest
-	53,  // 105: taskmem.v1.TaskService.ForkTask:input_type -> taskmem.v1.ForkTaskRequest
-	56,  // 106: taskmem.v1.TaskService.AddSessionItems:input_type -> taskmem.v1.AddSessionItemsRequest
-	58,  // 107: taskmem.v1.TaskService.ListSessionItems:input_type -> taskmem.v1.ListSessionItemsRequest
-	60,  // 108: taskmem.v1.TaskService.PopSessionItem:input_type -> taskmem.v1.PopSessionItemRequest
-	62,  // 109: taskmem.v1.TaskService.ClearSessionItems:input_type -> taskmem.v1.ClearSessionItemsRequest
-	1,   // 110: taskmem.v1.TaskService.CreateTask:output_type -> taskmem.v1.CreateTaskResponse
-	3,   // 111: taskmem.v1.TaskService.GetTask:output_type -> taskmem.v1.GetTaskResponse
-	5,   // 112: taskmem.v1.TaskService.ListTasks:output_type -> taskmem.v1.ListTasksResponse
-	7,   // 113: taskmem.v1.TaskService.UpdateTask:output_type -> taskmem.v1.UpdateTaskResponse
-	9,   // 114: taskmem.v1.TaskService.ReplacePlan:output_type -> taskmem.v1.ReplacePlanResponse
-	11,  // 115: taskmem.v1.TaskService.GetPlan:output_type -> taskmem.v1.GetPlanResponse
-	13,  // 116: taskmem.v1.TaskService.UpdatePlanItem:output_type -> taskmem.v1.UpdatePlanItemResponse
-	15,  // 117: taskmem.v1.TaskService.ClaimPlanItem:output_type -> taskmem.v1.ClaimPlanItemResponse
-	17,  // 118: taskmem.v1.TaskService.RenewClaim:output_type -> taskmem.v1.RenewClaimResponse
-	19,  // 119: taskmem.v1.TaskService.ReleaseClaim:output_type -> taskmem.v1.ReleaseClaimResponse
-	21,  // 120: taskmem.v1.TaskService.RecordAction:output_type -> taskmem.v1.RecordActionResponse
-	23,  // 121: taskmem.v1.TaskService.CompleteAction:output_type -> taskmem.v1.CompleteActionResponse
-	25,  // 122: taskmem.v1.TaskService.ListActions:output_type -> taskmem.v1.ListActionsResponse
-	28,  // 123: taskmem.v1.TaskService.AppendActionLog:output_type -> taskmem.v1.AppendActionLogResponse
-	30,  // 124: taskmem.v1.TaskService.TailActionLog:output_type -> taskmem.v1.TailActionLogResponse
-	32,  // 125: taskmem.v1.TaskService.PostMessage:output_type -> taskmem.v1.PostMessageResponse
-	34,  // 126: taskmem.v1.TaskService.ListMessages:output_type -> taskmem.v1.ListMessagesResponse
-	36,  // 127: taskmem.v1.TaskService.RecordContextSnapshot:output_type -> taskmem.v1.RecordContextSnapshotResponse
-	38,  // 128: taskmem.v1.TaskService.ListContextSnapshots:output_type -> taskmem.v1.ListContextSnapshotsResponse
-	40,  // 129: taskmem.v1.TaskService.SubscribeEvents:output_type -> taskmem.v1.SubscribeEventsResponse
-	42,  // 130: taskmem.v1.TaskService.ListEvents:output_type -> taskmem.v1.ListEventsResponse
-	44,  // 131: taskmem.v1.TaskService.GetProgress:output_type -> taskmem.v1.GetProgressResponse
-	46,  // 132: taskmem.v1.TaskService.ListWebhookDeliveries:output_type -> taskmem.v1.ListWebhookDeliveriesResponse
-	48,  // 133: taskmem.v1.TaskService.GetWebhookSecret:output_type -> taskmem.v1.GetWebhookSecretResponse
-	50,  // 134: taskmem.v1.TaskService.RotateWebhookSecret:output_type -> taskmem.v1.RotateWebhookSecretResponse
-	52,  // 135: taskmem.v1.TaskService.GetTaskUsage:output_type -> taskmem.v1.GetTaskUsageResponse
-	54,  // 136: taskmem.v1.TaskService.ForkTask:output_type -> taskmem.v1.ForkTaskResponse
-	57,  // 137: taskmem.v1.TaskService.AddSessionItems:output_type -> taskmem.v1.AddSessionItemsResponse
-	59,  // 138: taskmem.v1.TaskService.ListSessionItems:output_type -> taskmem.v1.ListSessionItemsResponse
-	61,  // 139: taskmem.v1.TaskService.PopSessionItem:output_type -> taskmem.v1.PopSessionItemResponse
-	63,  // 140: taskmem.v1.TaskService.ClearSessionItems:output_type -> taskmem.v1.ClearSessionItemsResponse
-	110, // [110:141] is the sub-list for method output_type
-	79,  // [79:110] is the sub-list for method input_type
-	79,  // [79:79] is the sub-list for extension type_name
-	79,  // [79:79] is the sub-list for extension extendee
-	0,   // [0:79] is the sub-list for field type_name
+	84,  // 45: taskmem.v1.PostMessageResponse.plan_item_questions:type_name -> taskmem.v1.PlanItemQuestion
+	82,  // 46: taskmem.v1.ListMessagesRequest.kinds:type_name -> taskmem.v1.MessageKind
+	83,  // 47: taskmem.v1.ListMessagesResponse.messages:type_name -> taskmem.v1.Message
+	85,  // 48: taskmem.v1.RecordContextSnapshotResponse.snapshot:type_name -> taskmem.v1.ContextSnapshot
+	85,  // 49: taskmem.v1.ListContextSnapshotsResponse.snapshots:type_name -> taskmem.v1.ContextSnapshot
+	67,  // 50: taskmem.v1.SubscribeEventsRequest.types:type_name -> taskmem.v1.EventType
+	86,  // 51: taskmem.v1.SubscribeEventsResponse.event:type_name -> taskmem.v1.Event
+	67,  // 52: taskmem.v1.ListEventsRequest.types:type_name -> taskmem.v1.EventType
+	86,  // 53: taskmem.v1.ListEventsResponse.events:type_name -> taskmem.v1.Event
+	68,  // 54: taskmem.v1.GetProgressResponse.task:type_name -> taskmem.v1.Task
+	74,  // 55: taskmem.v1.GetProgressResponse.completed:type_name -> taskmem.v1.PlanItem
+	74,  // 56: taskmem.v1.GetProgressResponse.current:type_name -> taskmem.v1.PlanItem
+	74,  // 57: taskmem.v1.GetProgressResponse.next:type_name -> taskmem.v1.PlanItem
+	74,  // 58: taskmem.v1.GetProgressResponse.blocked:type_name -> taskmem.v1.PlanItem
+	74,  // 59: taskmem.v1.GetProgressResponse.failed:type_name -> taskmem.v1.PlanItem
+	83,  // 60: taskmem.v1.GetProgressResponse.recent_messages:type_name -> taskmem.v1.Message
+	87,  // 61: taskmem.v1.GetProgressResponse.decisions:type_name -> taskmem.v1.StateItemNote
+	87,  // 62: taskmem.v1.GetProgressResponse.constraints:type_name -> taskmem.v1.StateItemNote
+	87,  // 63: taskmem.v1.GetProgressResponse.open_questions:type_name -> taskmem.v1.StateItemNote
+	88,  // 64: taskmem.v1.GetProgressResponse.open_waits:type_name -> taskmem.v1.OpenWait
+	89,  // 65: taskmem.v1.GetProgressResponse.open_conflicts:type_name -> taskmem.v1.StateConflict
+	76,  // 66: taskmem.v1.GetProgressResponse.claims:type_name -> taskmem.v1.PlanItemClaim
+	84,  // 67: taskmem.v1.GetProgressResponse.plan_item_questions:type_name -> taskmem.v1.PlanItemQuestion
+	90,  // 68: taskmem.v1.ListWebhookDeliveriesRequest.states:type_name -> taskmem.v1.WebhookDeliveryState
+	91,  // 69: taskmem.v1.ListWebhookDeliveriesResponse.deliveries:type_name -> taskmem.v1.WebhookDelivery
+	75,  // 70: taskmem.v1.RotateWebhookSecretRequest.overlap:type_name -> google.protobuf.Duration
+	71,  // 71: taskmem.v1.RotateWebhookSecretResponse.previous_secret_expire_time:type_name -> google.protobuf.Timestamp
+	92,  // 72: taskmem.v1.GetTaskUsageResponse.model_usage:type_name -> taskmem.v1.ModelUsage
+	93,  // 73: taskmem.v1.GetTaskUsageResponse.namespace_budget:type_name -> taskmem.v1.ModelBudget
+	68,  // 74: taskmem.v1.ForkTaskResponse.task:type_name -> taskmem.v1.Task
+	69,  // 75: taskmem.v1.ForkTaskResponse.plan:type_name -> taskmem.v1.Plan
+	81,  // 76: taskmem.v1.SessionItemSpec.role:type_name -> taskmem.v1.MessageRole
+	55,  // 77: taskmem.v1.AddSessionItemsRequest.items:type_name -> taskmem.v1.SessionItemSpec
+	94,  // 78: taskmem.v1.AddSessionItemsResponse.items:type_name -> taskmem.v1.SessionItem
+	94,  // 79: taskmem.v1.ListSessionItemsResponse.items:type_name -> taskmem.v1.SessionItem
+	94,  // 80: taskmem.v1.PopSessionItemResponse.item:type_name -> taskmem.v1.SessionItem
+	0,   // 81: taskmem.v1.TaskService.CreateTask:input_type -> taskmem.v1.CreateTaskRequest
+	2,   // 82: taskmem.v1.TaskService.GetTask:input_type -> taskmem.v1.GetTaskRequest
+	4,   // 83: taskmem.v1.TaskService.ListTasks:input_type -> taskmem.v1.ListTasksRequest
+	6,   // 84: taskmem.v1.TaskService.UpdateTask:input_type -> taskmem.v1.UpdateTaskRequest
+	8,   // 85: taskmem.v1.TaskService.ReplacePlan:input_type -> taskmem.v1.ReplacePlanRequest
+	10,  // 86: taskmem.v1.TaskService.GetPlan:input_type -> taskmem.v1.GetPlanRequest
+	12,  // 87: taskmem.v1.TaskService.UpdatePlanItem:input_type -> taskmem.v1.UpdatePlanItemRequest
+	14,  // 88: taskmem.v1.TaskService.ClaimPlanItem:input_type -> taskmem.v1.ClaimPlanItemRequest
+	16,  // 89: taskmem.v1.TaskService.RenewClaim:input_type -> taskmem.v1.RenewClaimRequest
+	18,  // 90: taskmem.v1.TaskService.ReleaseClaim:input_type -> taskmem.v1.ReleaseClaimRequest
+	20,  // 91: taskmem.v1.TaskService.RecordAction:input_type -> taskmem.v1.RecordActionRequest
+	22,  // 92: taskmem.v1.TaskService.CompleteAction:input_type -> taskmem.v1.CompleteActionRequest
+	24,  // 93: taskmem.v1.TaskService.ListActions:input_type -> taskmem.v1.ListActionsRequest
+	27,  // 94: taskmem.v1.TaskService.AppendActionLog:input_type -> taskmem.v1.AppendActionLogRequest
+	29,  // 95: taskmem.v1.TaskService.TailActionLog:input_type -> taskmem.v1.TailActionLogRequest
+	31,  // 96: taskmem.v1.TaskService.PostMessage:input_type -> taskmem.v1.PostMessageRequest
+	33,  // 97: taskmem.v1.TaskService.ListMessages:input_type -> taskmem.v1.ListMessagesRequest
+	35,  // 98: taskmem.v1.TaskService.RecordContextSnapshot:input_type -> taskmem.v1.RecordContextSnapshotRequest
+	37,  // 99: taskmem.v1.TaskService.ListContextSnapshots:input_type -> taskmem.v1.ListContextSnapshotsRequest
+	39,  // 100: taskmem.v1.TaskService.SubscribeEvents:input_type -> taskmem.v1.SubscribeEventsRequest
+	41,  // 101: taskmem.v1.TaskService.ListEvents:input_type -> taskmem.v1.ListEventsRequest
+	43,  // 102: taskmem.v1.TaskService.GetProgress:input_type -> taskmem.v1.GetProgressRequest
+	45,  // 103: taskmem.v1.TaskService.ListWebhookDeliveries:input_type -> taskmem.v1.ListWebhookDeliveriesRequest
+	47,  // 104: taskmem.v1.TaskService.GetWebhookSecret:input_type -> taskmem.v1.GetWebhookSecretRequest
+	49,  // 105: taskmem.v1.TaskService.RotateWebhookSecret:input_type -> taskmem.v1.RotateWebhookSecretRequest
+	51,  // 106: taskmem.v1.TaskService.GetTaskUsage:input_type -> taskmem.v1.GetTaskUsageRequest
+	53,  // 107: taskmem.v1.TaskService.ForkTask:input_type -> taskmem.v1.ForkTaskRequest
+	56,  // 108: taskmem.v1.TaskService.AddSessionItems:input_type -> taskmem.v1.AddSessionItemsRequest
+	58,  // 109: taskmem.v1.TaskService.ListSessionItems:input_type -> taskmem.v1.ListSessionItemsRequest
+	60,  // 110: taskmem.v1.TaskService.PopSessionItem:input_type -> taskmem.v1.PopSessionItemRequest
+	62,  // 111: taskmem.v1.TaskService.ClearSessionItems:input_type -> taskmem.v1.ClearSessionItemsRequest
+	1,   // 112: taskmem.v1.TaskService.CreateTask:output_type -> taskmem.v1.CreateTaskResponse
+	3,   // 113: taskmem.v1.TaskService.GetTask:output_type -> taskmem.v1.GetTaskResponse
+	5,   // 114: taskmem.v1.TaskService.ListTasks:output_type -> taskmem.v1.ListTasksResponse
+	7,   // 115: taskmem.v1.TaskService.UpdateTask:output_type -> taskmem.v1.UpdateTaskResponse
+	9,   // 116: taskmem.v1.TaskService.ReplacePlan:output_type -> taskmem.v1.ReplacePlanResponse
+	11,  // 117: taskmem.v1.TaskService.GetPlan:output_type -> taskmem.v1.GetPlanResponse
+	13,  // 118: taskmem.v1.TaskService.UpdatePlanItem:output_type -> taskmem.v1.UpdatePlanItemResponse
+	15,  // 119: taskmem.v1.TaskService.ClaimPlanItem:output_type -> taskmem.v1.ClaimPlanItemResponse
+	17,  // 120: taskmem.v1.TaskService.RenewClaim:output_type -> taskmem.v1.RenewClaimResponse
+	19,  // 121: taskmem.v1.TaskService.ReleaseClaim:output_type -> taskmem.v1.ReleaseClaimResponse
+	21,  // 122: taskmem.v1.TaskService.RecordAction:output_type -> taskmem.v1.RecordActionResponse
+	23,  // 123: taskmem.v1.TaskService.CompleteAction:output_type -> taskmem.v1.CompleteActionResponse
+	25,  // 124: taskmem.v1.TaskService.ListActions:output_type -> taskmem.v1.ListActionsResponse
+	28,  // 125: taskmem.v1.TaskService.AppendActionLog:output_type -> taskmem.v1.AppendActionLogResponse
+	30,  // 126: taskmem.v1.TaskService.TailActionLog:output_type -> taskmem.v1.TailActionLogResponse
+	32,  // 127: taskmem.v1.TaskService.PostMessage:output_type -> taskmem.v1.PostMessageResponse
+	34,  // 128: taskmem.v1.TaskService.ListMessages:output_type -> taskmem.v1.ListMessagesResponse
+	36,  // 129: taskmem.v1.TaskService.RecordContextSnapshot:output_type -> taskmem.v1.RecordContextSnapshotResponse
+	38,  // 130: taskmem.v1.TaskService.ListContextSnapshots:output_type -> taskmem.v1.ListContextSnapshotsResponse
+	40,  // 131: taskmem.v1.TaskService.SubscribeEvents:output_type -> taskmem.v1.SubscribeEventsResponse
+	42,  // 132: taskmem.v1.TaskService.ListEvents:output_type -> taskmem.v1.ListEventsResponse
+	44,  // 133: taskmem.v1.TaskService.GetProgress:output_type -> taskmem.v1.GetProgressResponse
+	46,  // 134: taskmem.v1.TaskService.ListWebhookDeliveries:output_type -> taskmem.v1.ListWebhookDeliveriesResponse
+	48,  // 135: taskmem.v1.TaskService.GetWebhookSecret:output_type -> taskmem.v1.GetWebhookSecretResponse
+	50,  // 136: taskmem.v1.TaskService.RotateWebhookSecret:output_type -> taskmem.v1.RotateWebhookSecretResponse
+	52,  // 137: taskmem.v1.TaskService.GetTaskUsage:output_type -> taskmem.v1.GetTaskUsageResponse
+	54,  // 138: taskmem.v1.TaskService.ForkTask:output_type -> taskmem.v1.ForkTaskResponse
+	57,  // 139: taskmem.v1.TaskService.AddSessionItems:output_type -> taskmem.v1.AddSessionItemsResponse
+	59,  // 140: taskmem.v1.TaskService.ListSessionItems:output_type -> taskmem.v1.ListSessionItemsResponse
+	61,  // 141: taskmem.v1.TaskService.PopSessionItem:output_type -> taskmem.v1.PopSessionItemResponse
+	63,  // 142: taskmem.v1.TaskService.ClearSessionItems:output_type -> taskmem.v1.ClearSessionItemsResponse
+	112, // [112:143] is the sub-list for method output_type
+	81,  // [81:112] is the sub-list for method input_type
+	81,  // [81:81] is the sub-list for extension type_name
+	81,  // [81:81] is the sub-list for extension extendee
+	0,   // [0:81] is the sub-list for field type_name
 }
 
 func init() { file_taskmem_v1_task_service_proto_init() }

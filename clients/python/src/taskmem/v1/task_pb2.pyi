@@ -532,27 +532,32 @@ class Task(_message.Message):
     plan_inference_disabled: _builtins.bool
     """Plan-progress inference is on by default: a message posted to the task's
     thread (PostMessage, role AGENT or USER, kind TEXT or PROGRESS) that says a
-    plan step is finished marks that item COMPLETED, with status_source
-    INFERRED and an EVENT_TYPE_PLAN_ITEM_UPDATED event. A step is named by
-    number ("Step 2 done", "steps 1-3 complete", "the second step is done";
-    numbered from 1 in plan order), by item id ("m2 finished"; a plain-word id
-    such as "changelog" only at the start of a clause), or, when no step is
-    named, in the step's own terms: a clause about the title's object that
-    says its verb's outcome happened ("Pushed the image to the registry",
-    "The invoice went out" for "Send the invoice", "v3.0 is live on PyPI" for
-    "Release v3.0"; the outcomes per common step verb are listed in
-    server/taskmem/core/plan_inference.py). A clause that mentions a step
-    without finishing it never completes it: questions, negations, failures,
-    ongoing work, retries, skips, partial progress ("12 of 40 done so far",
-    "the rest tonight"), pending or partly true outcomes ("deployed, but not
-    yet back in service"), something else that shares a title word ("the
-    staging database" for "the production database"), and intents or
-    conditions ("starting step 2", "will push after build", "once step 4 is done").
-    Inference never changes an item whose status a caller set with
-    UpdatePlanItem, nor one already COMPLETED, SKIPPED or FAILED, nor one whose
-    dependencies are not all COMPLETED or SKIPPED. Set true to turn it off for
-    this task (CreateTask, or UpdateTask with "plan_inference_disabled" in
-    update_mask).
+    plan step is finished by certain evidence marks that item COMPLETED, with
+    status_source INFERRED and an EVENT_TYPE_PLAN_ITEM_UPDATED event. Certain
+    evidence is the step's number ("Step 2 done", "steps 1-3 complete", "the
+    second step is done"; numbered from 1 in plan order), its id ("m2
+    finished"; a plain-word id such as "changelog" only as "changelog: done"),
+    or every word of its title with a finished verb ("Pushed the image to the
+    registry" for "Push image to registry"). A message that probably finishes a
+    step but not certainly (some of the title's words, "lacquers are cut!" for
+    "Get the lacquers cut"; a finish handed over for a decision; two steps
+    that fit as well) never marks it done: it puts a question on the item
+    (PlanItem.question, "may be finished: step N (message m)"), shown by GetProgress
+    (plan_item_questions), the task-state YAML and the web view until someone
+    answers it: UpdatePlanItem with status COMPLETED (yes) or with
+    dismiss_question (no); any change of the item's status also ends it. With
+    a model configured, the model answers such questions first (the step, the
+    message and who said it); what it cannot settle stays a question. A clause
+    that mentions a step without finishing it asks nothing: questions,
+    negations, failures, ongoing work, retries, partial progress ("12 of 40
+    done so far", "the rest tonight"), pending outcomes ("deployed, but not
+    yet back in service"), intents and conditions ("will push after build",
+    "once step 4 is done"). The rules are the decision table of
+    server/taskmem/core/plan_inference.py. Inference never changes an item
+    whose status a caller set with UpdatePlanItem, nor one already COMPLETED,
+    SKIPPED or FAILED, nor one whose dependencies are not all COMPLETED or
+    SKIPPED. Set true to turn it off for this task (CreateTask, or UpdateTask
+    with "plan_inference_disabled" in update_mask).
     """
     forked_from: _builtins.str
     """The task this one was forked from (TaskService.ForkTask); empty for a task
@@ -737,6 +742,7 @@ class PlanItem(_message.Message):
     STATUS_SOURCE_FIELD_NUMBER: _builtins.int
     STATUS_MESSAGE_ID_FIELD_NUMBER: _builtins.int
     HOLDER_ID_FIELD_NUMBER: _builtins.int
+    QUESTION_FIELD_NUMBER: _builtins.int
     id: _builtins.str
     """Stable id given by the caller."""
     ordinal: _builtins.int
@@ -789,6 +795,13 @@ class PlanItem(_message.Message):
     def duration(self) -> _duration_pb2.Duration:
         """complete_time − start_time."""
 
+    @_builtins.property
+    def question(self) -> Global___PlanItemQuestion:
+        """The open "may be finished" question on this item, if any: a message
+        probably finishes it, but not by certain evidence (see
+        Task.plan_inference_disabled). Unset when there is none.
+        """
+
     def __init__(
         self,
         *,
@@ -809,14 +822,59 @@ class PlanItem(_message.Message):
         status_source: Global___PlanItemStatusSource.ValueType = ...,
         status_message_id: _builtins.str = ...,
         holder_id: _builtins.str = ...,
+        question: Global___PlanItemQuestion | None = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _typing.Literal["complete_time", b"complete_time", "duration", b"duration", "input", b"input", "start_time", b"start_time"]  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["complete_time", b"complete_time", "duration", b"duration", "input", b"input", "question", b"question", "start_time", b"start_time"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["active_issue", b"active_issue", "complete_time", b"complete_time", "depends_on", b"depends_on", "duration", b"duration", "holder_id", b"holder_id", "id", b"id", "input", b"input", "narrative", b"narrative", "ordinal", b"ordinal", "stage", b"stage", "start_time", b"start_time", "status", b"status", "status_message_id", b"status_message_id", "status_source", b"status_source", "summary", b"summary", "title", b"title", "tool_name", b"tool_name"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["active_issue", b"active_issue", "complete_time", b"complete_time", "depends_on", b"depends_on", "duration", b"duration", "holder_id", b"holder_id", "id", b"id", "input", b"input", "narrative", b"narrative", "ordinal", b"ordinal", "question", b"question", "stage", b"stage", "start_time", b"start_time", "status", b"status", "status_message_id", b"status_message_id", "status_source", b"status_source", "summary", b"summary", "title", b"title", "tool_name", b"tool_name"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
 Global___PlanItem: _TypeAlias = PlanItem  # noqa: Y015
+
+@_typing.final
+class PlanItemQuestion(_message.Message):
+    """PlanItemQuestion asks whether a message finished a plan item: "may be
+    finished: step 3 'Book the venue' (message msg_…)". The item stays as it
+    was until someone answers: UpdatePlanItem with status COMPLETED says yes,
+    UpdatePlanItem with dismiss_question says no (the status is left as it is);
+    any change of the item's status also ends the question. A later message
+    that may finish the same item replaces it.
+    """
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    ITEM_ID_FIELD_NUMBER: _builtins.int
+    MESSAGE_ID_FIELD_NUMBER: _builtins.int
+    QUESTION_FIELD_NUMBER: _builtins.int
+    EVIDENCE_FIELD_NUMBER: _builtins.int
+    REASON_FIELD_NUMBER: _builtins.int
+    item_id: _builtins.str
+    """The plan item asked about."""
+    message_id: _builtins.str
+    """The message that may finish it."""
+    question: _builtins.str
+    """The question as a sentence, for a prompt or a person."""
+    evidence: _builtins.str
+    """The clause of the message that says it (at most 200 characters)."""
+    reason: _builtins.str
+    """Why the evidence was not certain enough to mark the item done."""
+    def __init__(
+        self,
+        *,
+        item_id: _builtins.str = ...,
+        message_id: _builtins.str = ...,
+        question: _builtins.str = ...,
+        evidence: _builtins.str = ...,
+        reason: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["evidence", b"evidence", "item_id", b"item_id", "message_id", b"message_id", "question", b"question", "reason", b"reason"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___PlanItemQuestion: _TypeAlias = PlanItemQuestion  # noqa: Y015
 
 @_typing.final
 class PlanItemClaim(_message.Message):

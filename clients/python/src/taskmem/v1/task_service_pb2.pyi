@@ -446,6 +446,7 @@ class UpdatePlanItemRequest(_message.Message):
     ACTIVE_ISSUE_FIELD_NUMBER: _builtins.int
     REQUEST_ID_FIELD_NUMBER: _builtins.int
     HOLDER_ID_FIELD_NUMBER: _builtins.int
+    DISMISS_QUESTION_FIELD_NUMBER: _builtins.int
     task_id: _builtins.str
     """The task id."""
     item_id: _builtins.str
@@ -465,6 +466,11 @@ class UpdatePlanItemRequest(_message.Message):
     this holder holds the item's claim now. Empty: no check (any caller may
     change any item, as before claims existed).
     """
+    dismiss_question: _builtins.bool
+    """Dismisses the item's "may be finished" question (PlanItem.question): the
+    message did not finish it. The status is left as it is (set status to
+    COMPLETED instead to answer yes). Nothing to dismiss is no error.
+    """
     def __init__(
         self,
         *,
@@ -475,10 +481,11 @@ class UpdatePlanItemRequest(_message.Message):
         active_issue: _builtins.str | None = ...,
         request_id: _builtins.str = ...,
         holder_id: _builtins.str = ...,
+        dismiss_question: _builtins.bool = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["_active_issue", b"_active_issue", "_summary", b"_summary", "active_issue", b"active_issue", "summary", b"summary"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["_active_issue", b"_active_issue", "_summary", b"_summary", "active_issue", b"active_issue", "holder_id", b"holder_id", "item_id", b"item_id", "request_id", b"request_id", "status", b"status", "summary", b"summary", "task_id", b"task_id"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["_active_issue", b"_active_issue", "_summary", b"_summary", "active_issue", b"active_issue", "dismiss_question", b"dismiss_question", "holder_id", b"holder_id", "item_id", b"item_id", "request_id", b"request_id", "status", b"status", "summary", b"summary", "task_id", b"task_id"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     _WhichOneofReturnType__active_issue: _TypeAlias = _typing.Literal["active_issue"]  # noqa: Y015
     _WhichOneofArgType__active_issue: _TypeAlias = _typing.Literal["_active_issue", b"_active_issue"]  # noqa: Y015
@@ -1182,6 +1189,7 @@ class PostMessageResponse(_message.Message):
 
     MESSAGE_FIELD_NUMBER: _builtins.int
     INFERRED_ITEMS_FIELD_NUMBER: _builtins.int
+    PLAN_ITEM_QUESTIONS_FIELD_NUMBER: _builtins.int
     @_builtins.property
     def message(self) -> _task_pb2.Message:
         """The message."""
@@ -1192,15 +1200,23 @@ class PostMessageResponse(_message.Message):
         INFERRED), in plan order; empty when it completed none.
         """
 
+    @_builtins.property
+    def plan_item_questions(self) -> _containers.RepeatedCompositeFieldContainer[_task_pb2.PlanItemQuestion]:
+        """The "may be finished" questions this message left open (its evidence was
+        probable, not certain, and no configured model settled it), in plan
+        order; empty when it asked none. See PlanItemQuestion.
+        """
+
     def __init__(
         self,
         *,
         message: _task_pb2.Message | None = ...,
         inferred_items: _abc.Iterable[_task_pb2.PlanItem] | None = ...,
+        plan_item_questions: _abc.Iterable[_task_pb2.PlanItemQuestion] | None = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["message", b"message"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["inferred_items", b"inferred_items", "message", b"message"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["inferred_items", b"inferred_items", "message", b"message", "plan_item_questions", b"plan_item_questions"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -1596,6 +1612,7 @@ class GetProgressResponse(_message.Message):
     READY_COUNT_FIELD_NUMBER: _builtins.int
     OPEN_CONFLICTS_FIELD_NUMBER: _builtins.int
     CLAIMS_FIELD_NUMBER: _builtins.int
+    PLAN_ITEM_QUESTIONS_FIELD_NUMBER: _builtins.int
     plan_version: _builtins.int
     """The current plan version (0 without a plan)."""
     last_error: _builtins.str
@@ -1681,6 +1698,14 @@ class GetProgressResponse(_message.Message):
         holds which item, and until when.
         """
 
+    @_builtins.property
+    def plan_item_questions(self) -> _containers.RepeatedCompositeFieldContainer[_task_pb2.PlanItemQuestion]:
+        """The open "may be finished" questions on the current plan's items, in
+        plan order: a message probably finished each item, but not by certain
+        evidence, so it is not counted as completed. Answer with UpdatePlanItem
+        (status COMPLETED, or dismiss_question); `summary` asks them too.
+        """
+
     def __init__(
         self,
         *,
@@ -1702,10 +1727,11 @@ class GetProgressResponse(_message.Message):
         ready_count: _builtins.int = ...,
         open_conflicts: _abc.Iterable[_state_pb2.StateConflict] | None = ...,
         claims: _abc.Iterable[_task_pb2.PlanItemClaim] | None = ...,
+        plan_item_questions: _abc.Iterable[_task_pb2.PlanItemQuestion] | None = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["current", b"current", "task", b"task"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["blocked", b"blocked", "claims", b"claims", "completed", b"completed", "constraints", b"constraints", "current", b"current", "decisions", b"decisions", "failed", b"failed", "last_error", b"last_error", "next", b"next", "open_conflicts", b"open_conflicts", "open_questions", b"open_questions", "open_waits", b"open_waits", "plan_version", b"plan_version", "ready_count", b"ready_count", "recent_messages", b"recent_messages", "summary", b"summary", "task", b"task", "total_items", b"total_items"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["blocked", b"blocked", "claims", b"claims", "completed", b"completed", "constraints", b"constraints", "current", b"current", "decisions", b"decisions", "failed", b"failed", "last_error", b"last_error", "next", b"next", "open_conflicts", b"open_conflicts", "open_questions", b"open_questions", "open_waits", b"open_waits", "plan_item_questions", b"plan_item_questions", "plan_version", b"plan_version", "ready_count", b"ready_count", "recent_messages", b"recent_messages", "summary", b"summary", "task", b"task", "total_items", b"total_items"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 

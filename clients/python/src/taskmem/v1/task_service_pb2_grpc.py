@@ -322,7 +322,8 @@ class TaskServiceServicer:
     def UpdatePlanItem(self, request, context):
         """Changes one item of the current plan: status (times stamped by the
         server), summary (at most 100 characters; longer is INVALID_ARGUMENT),
-        active issue. With a holder_id, the change is made only if that holder
+        active issue; dismiss_question says no to the item's "may be finished"
+        question (a status set here also answers it). With a holder_id, the change is made only if that holder
         still holds the item's claim (see ClaimPlanItem); otherwise
         FAILED_PRECONDITION, reason ERROR_REASON_CLAIM_NOT_HELD, naming the
         current holder. Any status but IN_PROGRESS ends the item's claim.
@@ -417,10 +418,12 @@ class TaskServiceServicer:
 
     def PostMessage(self, request, context):
         """Posts a message to a task's thread or a standalone thread. Emits MESSAGE_POSTED.
-        A message to a task's thread that says plan steps are finished marks them
-        COMPLETED in the same transaction (plan-progress inference; the rules and
-        the opt-out are described at Task.plan_inference_disabled), each with an
-        EVENT_TYPE_PLAN_ITEM_UPDATED event after the MESSAGE_POSTED one.
+        A message to a task's thread that says plan steps are finished by certain
+        evidence marks them COMPLETED in the same transaction, each with an
+        EVENT_TYPE_PLAN_ITEM_UPDATED event after the MESSAGE_POSTED one; one that
+        probably finishes a step puts a "may be finished" question on it instead
+        (plan_item_questions; plan-progress inference: the rules and the opt-out
+        are described at Task.plan_inference_disabled).
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')

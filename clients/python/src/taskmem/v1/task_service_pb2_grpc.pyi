@@ -98,7 +98,8 @@ class TaskServiceStub:
     UpdatePlanItem: _grpc.UnaryUnaryMultiCallable[_task_service_pb2.UpdatePlanItemRequest, _task_service_pb2.UpdatePlanItemResponse]
     """Changes one item of the current plan: status (times stamped by the
     server), summary (at most 100 characters; longer is INVALID_ARGUMENT),
-    active issue. With a holder_id, the change is made only if that holder
+    active issue; dismiss_question says no to the item's "may be finished"
+    question (a status set here also answers it). With a holder_id, the change is made only if that holder
     still holds the item's claim (see ClaimPlanItem); otherwise
     FAILED_PRECONDITION, reason ERROR_REASON_CLAIM_NOT_HELD, naming the
     current holder. Any status but IN_PROGRESS ends the item's claim.
@@ -154,10 +155,12 @@ class TaskServiceStub:
     """
     PostMessage: _grpc.UnaryUnaryMultiCallable[_task_service_pb2.PostMessageRequest, _task_service_pb2.PostMessageResponse]
     """Posts a message to a task's thread or a standalone thread. Emits MESSAGE_POSTED.
-    A message to a task's thread that says plan steps are finished marks them
-    COMPLETED in the same transaction (plan-progress inference; the rules and
-    the opt-out are described at Task.plan_inference_disabled), each with an
-    EVENT_TYPE_PLAN_ITEM_UPDATED event after the MESSAGE_POSTED one.
+    A message to a task's thread that says plan steps are finished by certain
+    evidence marks them COMPLETED in the same transaction, each with an
+    EVENT_TYPE_PLAN_ITEM_UPDATED event after the MESSAGE_POSTED one; one that
+    probably finishes a step puts a "may be finished" question on it instead
+    (plan_item_questions; plan-progress inference: the rules and the opt-out
+    are described at Task.plan_inference_disabled).
     """
     ListMessages: _grpc.UnaryUnaryMultiCallable[_task_service_pb2.ListMessagesRequest, _task_service_pb2.ListMessagesResponse]
     """Lists a thread's messages oldest first, ordered by (create_time, id) (AIP-158)."""
@@ -356,7 +359,8 @@ class TaskServiceAsyncStub(TaskServiceStub):
     UpdatePlanItem: _aio.UnaryUnaryMultiCallable[_task_service_pb2.UpdatePlanItemRequest, _task_service_pb2.UpdatePlanItemResponse]  # type: ignore[assignment]
     """Changes one item of the current plan: status (times stamped by the
     server), summary (at most 100 characters; longer is INVALID_ARGUMENT),
-    active issue. With a holder_id, the change is made only if that holder
+    active issue; dismiss_question says no to the item's "may be finished"
+    question (a status set here also answers it). With a holder_id, the change is made only if that holder
     still holds the item's claim (see ClaimPlanItem); otherwise
     FAILED_PRECONDITION, reason ERROR_REASON_CLAIM_NOT_HELD, naming the
     current holder. Any status but IN_PROGRESS ends the item's claim.
@@ -412,10 +416,12 @@ class TaskServiceAsyncStub(TaskServiceStub):
     """
     PostMessage: _aio.UnaryUnaryMultiCallable[_task_service_pb2.PostMessageRequest, _task_service_pb2.PostMessageResponse]  # type: ignore[assignment]
     """Posts a message to a task's thread or a standalone thread. Emits MESSAGE_POSTED.
-    A message to a task's thread that says plan steps are finished marks them
-    COMPLETED in the same transaction (plan-progress inference; the rules and
-    the opt-out are described at Task.plan_inference_disabled), each with an
-    EVENT_TYPE_PLAN_ITEM_UPDATED event after the MESSAGE_POSTED one.
+    A message to a task's thread that says plan steps are finished by certain
+    evidence marks them COMPLETED in the same transaction, each with an
+    EVENT_TYPE_PLAN_ITEM_UPDATED event after the MESSAGE_POSTED one; one that
+    probably finishes a step puts a "may be finished" question on it instead
+    (plan_item_questions; plan-progress inference: the rules and the opt-out
+    are described at Task.plan_inference_disabled).
     """
     ListMessages: _aio.UnaryUnaryMultiCallable[_task_service_pb2.ListMessagesRequest, _task_service_pb2.ListMessagesResponse]  # type: ignore[assignment]
     """Lists a thread's messages oldest first, ordered by (create_time, id) (AIP-158)."""
@@ -653,7 +659,8 @@ class TaskServiceServicer(metaclass=_abc_1.ABCMeta):
     ) -> _typing.Union[_task_service_pb2.UpdatePlanItemResponse, _abc.Awaitable[_task_service_pb2.UpdatePlanItemResponse]]:
         """Changes one item of the current plan: status (times stamped by the
         server), summary (at most 100 characters; longer is INVALID_ARGUMENT),
-        active issue. With a holder_id, the change is made only if that holder
+        active issue; dismiss_question says no to the item's "may be finished"
+        question (a status set here also answers it). With a holder_id, the change is made only if that holder
         still holds the item's claim (see ClaimPlanItem); otherwise
         FAILED_PRECONDITION, reason ERROR_REASON_CLAIM_NOT_HELD, naming the
         current holder. Any status but IN_PROGRESS ends the item's claim.
@@ -763,10 +770,12 @@ class TaskServiceServicer(metaclass=_abc_1.ABCMeta):
         context: _ServicerContext,
     ) -> _typing.Union[_task_service_pb2.PostMessageResponse, _abc.Awaitable[_task_service_pb2.PostMessageResponse]]:
         """Posts a message to a task's thread or a standalone thread. Emits MESSAGE_POSTED.
-        A message to a task's thread that says plan steps are finished marks them
-        COMPLETED in the same transaction (plan-progress inference; the rules and
-        the opt-out are described at Task.plan_inference_disabled), each with an
-        EVENT_TYPE_PLAN_ITEM_UPDATED event after the MESSAGE_POSTED one.
+        A message to a task's thread that says plan steps are finished by certain
+        evidence marks them COMPLETED in the same transaction, each with an
+        EVENT_TYPE_PLAN_ITEM_UPDATED event after the MESSAGE_POSTED one; one that
+        probably finishes a step puts a "may be finished" question on it instead
+        (plan_item_questions; plan-progress inference: the rules and the opt-out
+        are described at Task.plan_inference_disabled).
         """
 
     @_abc_1.abstractmethod

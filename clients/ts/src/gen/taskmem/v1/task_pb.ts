@@ -14,7 +14,7 @@ import type { JsonObject, Message as Message$1 } from "@bufbuild/protobuf";
  * Describes the file taskmem/v1/task.proto.
  */
 export const file_taskmem_v1_task: GenFile = /*@__PURE__*/
-  fileDesc("ChV0YXNrbWVtL3YxL3Rhc2sucHJvdG8SCnRhc2ttZW0udjEiSgoMRXJyb3JTdW1tYXJ5EhQKDGZhaWxlZF9zdGFnZRgBIAEoCRITCgtmYWlsZWRfc3RlcBgCIAEoCRIPCgdtZXNzYWdlGAMgASgJIqMHCgRUYXNrEgoKAmlkGAEgASgJEhEKCW5hbWVzcGFjZRgCIAEoCRIMCgRuYW1lGAMgASgJEgwKBGdvYWwYBCABKAkSJgoGc3RhdHVzGAUgASgOMhYudGFza21lbS52MS5UYXNrU3RhdHVzEhEKCXdvcmtzcGFjZRgGIAEoCRIoCgdjb250ZXh0GAcgASgLMhcuZ29vZ2xlLnByb3RvYnVmLlN0cnVjdBIpCghtZXRhZGF0YRgIIAEoCzIXLmdvb2dsZS5wcm90b2J1Zi5TdHJ1Y3QSLwoNYXBwcm92YWxfbW9kZRgJIAEoDjIYLnRhc2ttZW0udjEuQXBwcm92YWxNb2RlEhQKDGNhbGxiYWNrX3VybBgKIAEoCRIUCgxmaW5hbF9hbnN3ZXIYCyABKAkSLwoNZXJyb3Jfc3VtbWFyeRgMIAEoCzIYLnRhc2ttZW0udjEuRXJyb3JTdW1tYXJ5EhQKDHBsYW5fdmVyc2lvbhgNIAEoBRIMCgRldGFnGA4gASgJEi8KC2NyZWF0ZV90aW1lGA8gASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBI2ChJwbGFuX2dlbmVyYXRlX3RpbWUYECABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEjgKFGV4ZWN1dGlvbl9zdGFydF90aW1lGBEgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBI4ChRzeW50aGVzaXNfc3RhcnRfdGltZRgSIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASMQoNY29tcGxldGVfdGltZRgTIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASLwoLdXBkYXRlX3RpbWUYFCABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEi4KCnBhdXNlX3RpbWUYFSABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEjAKDGFyY2hpdmVfdGltZRgWIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASHwoXcGxhbl9pbmZlcmVuY2VfZGlzYWJsZWQYFyABKAgSMgoTd2ViaG9va19ldmVudF90eXBlcxgYIAMoDjIVLnRhc2ttZW0udjEuRXZlbnRUeXBlEhMKC2ZvcmtlZF9mcm9tGBkgASgJEhEKCWZvcmtlZF9hdBgaIAEoAyKaAQoMUGxhbkl0ZW1TcGVjEgoKAmlkGAEgASgJEg0KBXN0YWdlGAIgASgJEg0KBXRpdGxlGAMgASgJEhIKCmRlcGVuZHNfb24YBCADKAkSEQoJdG9vbF9uYW1lGAUgASgJEiYKBWlucHV0GAYgASgLMhcuZ29vZ2xlLnByb3RvYnVmLlN0cnVjdBIRCgluYXJyYXRpdmUYByABKAki8QMKCFBsYW5JdGVtEgoKAmlkGAEgASgJEg8KB29yZGluYWwYAiABKAUSDQoFc3RhZ2UYAyABKAkSDQoFdGl0bGUYBCABKAkSKgoGc3RhdHVzGAUgASgOMhoudGFza21lbS52MS5QbGFuSXRlbVN0YXR1cxIPCgdzdW1tYXJ5GAYgASgJEhQKDGFjdGl2ZV9pc3N1ZRgHIAEoCRISCgpkZXBlbmRzX29uGAggAygJEhEKCXRvb2xfbmFtZRgJIAEoCRImCgVpbnB1dBgKIAEoCzIXLmdvb2dsZS5wcm90b2J1Zi5TdHJ1Y3QSEQoJbmFycmF0aXZlGAsgASgJEi4KCnN0YXJ0X3RpbWUYDCABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEjEKDWNvbXBsZXRlX3RpbWUYDSABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEisKCGR1cmF0aW9uGA4gASgLMhkuZ29vZ2xlLnByb3RvYnVmLkR1cmF0aW9uEjcKDXN0YXR1c19zb3VyY2UYDyABKA4yIC50YXNrbWVtLnYxLlBsYW5JdGVtU3RhdHVzU291cmNlEhkKEXN0YXR1c19tZXNzYWdlX2lkGBAgASgJEhEKCWhvbGRlcl9pZBgRIAEoCSKlAQoNUGxhbkl0ZW1DbGFpbRIPCgd0YXNrX2lkGAEgASgJEg8KB2l0ZW1faWQYAiABKAkSEQoJaG9sZGVyX2lkGAMgASgJEi4KCmNsYWltX3RpbWUYBCABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEi8KC2V4cGlyZV90aW1lGAUgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcCKOAQoEUGxhbhIPCgd0YXNrX2lkGAEgASgJEg8KB3ZlcnNpb24YAiABKAUSIwoFaXRlbXMYAyADKAsyFC50YXNrbWVtLnYxLlBsYW5JdGVtEg4KBnJlYXNvbhgEIAEoCRIvCgtjcmVhdGVfdGltZRgFIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXAixwMKBkFjdGlvbhIKCgJpZBgBIAEoCRIPCgd0YXNrX2lkGAIgASgJEhQKDHBsYW5faXRlbV9pZBgDIAEoCRIkCgR0eXBlGAQgASgOMhYudGFza21lbS52MS5BY3Rpb25UeXBlEhEKCXRvb2xfbmFtZRgFIAEoCRIPCgdzdW1tYXJ5GAYgASgJEigKBnN0YXR1cxgHIAEoDjIYLnRhc2ttZW0udjEuQWN0aW9uU3RhdHVzEiYKBWlucHV0GAggASgLMhcuZ29vZ2xlLnByb3RvYnVmLlN0cnVjdBInCgZvdXRwdXQYCSABKAsyFy5nb29nbGUucHJvdG9idWYuU3RydWN0Eg0KBWVycm9yGAogASgJEisKCGR1cmF0aW9uGAsgASgLMhkuZ29vZ2xlLnByb3RvYnVmLkR1cmF0aW9uEhEKCXRva2Vuc19pbhgMIAEoAxISCgp0b2tlbnNfb3V0GA0gASgDEi8KC2NyZWF0ZV90aW1lGA4gASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIxCg1jb21wbGV0ZV90aW1lGA8gASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcCKGAQoNQWN0aW9uTG9nTGluZRIRCglhY3Rpb25faWQYASABKAkSEAoIc2VxdWVuY2UYAiABKAMSDgoGc3RyZWFtGAMgASgJEg8KB2NvbnRlbnQYBCABKAkSLwoLY3JlYXRlX3RpbWUYBSABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wIvoBCgdNZXNzYWdlEgoKAmlkGAEgASgJEg8KB3Rhc2tfaWQYAiABKAkSEQoJdGhyZWFkX2lkGAMgASgJEiUKBHJvbGUYBCABKA4yFy50YXNrbWVtLnYxLk1lc3NhZ2VSb2xlEiUKBGtpbmQYBSABKA4yFy50YXNrbWVtLnYxLk1lc3NhZ2VLaW5kEg8KB2NvbnRlbnQYBiABKAkSLwoLY3JlYXRlX3RpbWUYByABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEi8KC2V4cGlyZV90aW1lGAggASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcCKlAQoPQ29udGV4dFNuYXBzaG90EgoKAmlkGAEgASgJEg8KB3Rhc2tfaWQYAiABKAkSEAoIc2VxdWVuY2UYAyABKAUSDQoFbGFiZWwYBCABKAkSDwoHY29udGVudBgFIAEoCRISCgpzdW1tYXJpemVkGAYgASgIEi8KC2NyZWF0ZV90aW1lGAcgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcCLZAQoKTW9kZWxVc2FnZRINCgVtb2RlbBgBIAEoCRItCgdwdXJwb3NlGAIgASgOMhwudGFza21lbS52MS5Nb2RlbENhbGxQdXJwb3NlEg0KBWNhbGxzGAMgASgDEhQKDGZhaWxlZF9jYWxscxgEIAEoAxIVCg1yZWZ1c2VkX2NhbGxzGAUgASgDEhEKCXRva2Vuc19pbhgGIAEoAxISCgp0b2tlbnNfb3V0GAcgASgDEioKB2xhdGVuY3kYCCABKAsyGS5nb29nbGUucHJvdG9idWYuRHVyYXRpb24iSwoLTW9kZWxCdWRnZXQSFAoMbGltaXRfdG9rZW5zGAEgASgDEhMKC3VzZWRfdG9rZW5zGAIgASgDEhEKCWV4aGF1c3RlZBgDIAEoCCJlCgtTZXNzaW9uSXRlbRISCgptZXNzYWdlX2lkGAEgASgJEhEKCWl0ZW1fanNvbhgCIAEoCRIvCgtjcmVhdGVfdGltZRgDIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXAq1AIKClRhc2tTdGF0dXMSGwoXVEFTS19TVEFUVVNfVU5TUEVDSUZJRUQQABIXChNUQVNLX1NUQVRVU19QRU5ESU5HEAESGAoUVEFTS19TVEFUVVNfUExBTk5JTkcQAhIZChVUQVNLX1NUQVRVU19FWEVDVVRJTkcQAxIcChhUQVNLX1NUQVRVU19TWU5USEVTSVpJTkcQBBIZChVUQVNLX1NUQVRVU19DT01QTEVURUQQBRIWChJUQVNLX1NUQVRVU19GQUlMRUQQBhIZChVUQVNLX1NUQVRVU19DQU5DRUxMRUQQBxIWChJUQVNLX1NUQVRVU19QQVVTRUQQCBIYChRUQVNLX1NUQVRVU19BUkNISVZFRBAJEh4KGlRBU0tfU1RBVFVTX0lOUFVUX1JFUVVJUkVEEAoSHQoZVEFTS19TVEFUVVNfQVVUSF9SRVFVSVJFRBALKnoKDEFwcHJvdmFsTW9kZRIdChlBUFBST1ZBTF9NT0RFX1VOU1BFQ0lGSUVEEAASFgoSQVBQUk9WQUxfTU9ERV9BVVRPEAESFgoSQVBQUk9WQUxfTU9ERV9QTEFOEAISGwoXQVBQUk9WQUxfTU9ERV9FQUNIX1NURVAQAyq0AgoOUGxhbkl0ZW1TdGF0dXMSIAocUExBTl9JVEVNX1NUQVRVU19VTlNQRUNJRklFRBAAEhwKGFBMQU5fSVRFTV9TVEFUVVNfUEVORElORxABEiAKHFBMQU5fSVRFTV9TVEFUVVNfSU5fUFJPR1JFU1MQAhIeChpQTEFOX0lURU1fU1RBVFVTX0NPTVBMRVRFRBADEhsKF1BMQU5fSVRFTV9TVEFUVVNfRkFJTEVEEAQSHAoYUExBTl9JVEVNX1NUQVRVU19TS0lQUEVEEAUSHAoYUExBTl9JVEVNX1NUQVRVU19CTE9DS0VEEAYSIwofUExBTl9JVEVNX1NUQVRVU19JTlBVVF9SRVFVSVJFRBAHEiIKHlBMQU5fSVRFTV9TVEFUVVNfQVVUSF9SRVFVSVJFRBAIKosBChRQbGFuSXRlbVN0YXR1c1NvdXJjZRInCiNQTEFOX0lURU1fU1RBVFVTX1NPVVJDRV9VTlNQRUNJRklFRBAAEiQKIFBMQU5fSVRFTV9TVEFUVVNfU09VUkNFX0VYUExJQ0lUEAESJAogUExBTl9JVEVNX1NUQVRVU19TT1VSQ0VfSU5GRVJSRUQQAirhAQoKQWN0aW9uVHlwZRIbChdBQ1RJT05fVFlQRV9VTlNQRUNJRklFRBAAEhMKD0FDVElPTl9UWVBFX0NMSRABEhMKD0FDVElPTl9UWVBFX0dVSRACEhQKEEFDVElPTl9UWVBFX1dBSVQQAxIWChJBQ1RJT05fVFlQRV9WSVNJT04QBBIZChVBQ1RJT05fVFlQRV9SRUFTT05JTkcQBRIUChBBQ1RJT05fVFlQRV9UT09MEAYSFgoSQUNUSU9OX1RZUEVfU1lTVEVNEAcSFQoRQUNUSU9OX1RZUEVfT1RIRVIQCCqaAQoMQWN0aW9uU3RhdHVzEh0KGUFDVElPTl9TVEFUVVNfVU5TUEVDSUZJRUQQABIZChVBQ1RJT05fU1RBVFVTX1JVTk5JTkcQARIbChdBQ1RJT05fU1RBVFVTX1NVQ0NFRURFRBACEhgKFEFDVElPTl9TVEFUVVNfRkFJTEVEEAMSGQoVQUNUSU9OX1NUQVRVU19TS0lQUEVEEAQqigEKC01lc3NhZ2VSb2xlEhwKGE1FU1NBR0VfUk9MRV9VTlNQRUNJRklFRBAAEhUKEU1FU1NBR0VfUk9MRV9VU0VSEAESFgoSTUVTU0FHRV9ST0xFX0FHRU5UEAISFwoTTUVTU0FHRV9ST0xFX1NZU1RFTRADEhUKEU1FU1NBR0VfUk9MRV9UT09MEAQqvwEKC01lc3NhZ2VLaW5kEhwKGE1FU1NBR0VfS0lORF9VTlNQRUNJRklFRBAAEhUKEU1FU1NBR0VfS0lORF9URVhUEAESGgoWTUVTU0FHRV9LSU5EX0xJRkVDWUNMRRACEhkKFU1FU1NBR0VfS0lORF9QUk9HUkVTUxADEhUKEU1FU1NBR0VfS0lORF9XQUlUEAQSFgoSTUVTU0FHRV9LSU5EX1NUVUNLEAUSFQoRTUVTU0FHRV9LSU5EX1BMQU4QBiqWAgoQTW9kZWxDYWxsUHVycG9zZRIiCh5NT0RFTF9DQUxMX1BVUlBPU0VfVU5TUEVDSUZJRUQQABInCiNNT0RFTF9DQUxMX1BVUlBPU0VfU1RBVEVfRVhUUkFDVElPThABEigKJE1PREVMX0NBTExfUFVSUE9TRV9NRU1PUllfRVhUUkFDVElPThACEiYKIk1PREVMX0NBTExfUFVSUE9TRV9SVU5OSU5HX1NVTU1BUlkQAxIjCh9NT0RFTF9DQUxMX1BVUlBPU0VfQURKVURJQ0FUSU9OEAQSHAoYTU9ERUxfQ0FMTF9QVVJQT1NFX1FVRVJZEAUSIAocTU9ERUxfQ0FMTF9QVVJQT1NFX0VNQkVERElORxAGQkBaPmdpdGh1Yi5jb20vdGFza21lbS90YXNrbWVtL2NsaWVudHMvZ28vZ2VuL3Rhc2ttZW0vdjE7dGFza21lbXYxYgZwcm90bzM", [file_google_protobuf_duration, file_google_protobuf_struct, file_google_protobuf_timestamp, file_taskmem_v1_event]);
+  fileDesc("ChV0YXNrbWVtL3YxL3Rhc2sucHJvdG8SCnRhc2ttZW0udjEiSgoMRXJyb3JTdW1tYXJ5EhQKDGZhaWxlZF9zdGFnZRgBIAEoCRITCgtmYWlsZWRfc3RlcBgCIAEoCRIPCgdtZXNzYWdlGAMgASgJIqMHCgRUYXNrEgoKAmlkGAEgASgJEhEKCW5hbWVzcGFjZRgCIAEoCRIMCgRuYW1lGAMgASgJEgwKBGdvYWwYBCABKAkSJgoGc3RhdHVzGAUgASgOMhYudGFza21lbS52MS5UYXNrU3RhdHVzEhEKCXdvcmtzcGFjZRgGIAEoCRIoCgdjb250ZXh0GAcgASgLMhcuZ29vZ2xlLnByb3RvYnVmLlN0cnVjdBIpCghtZXRhZGF0YRgIIAEoCzIXLmdvb2dsZS5wcm90b2J1Zi5TdHJ1Y3QSLwoNYXBwcm92YWxfbW9kZRgJIAEoDjIYLnRhc2ttZW0udjEuQXBwcm92YWxNb2RlEhQKDGNhbGxiYWNrX3VybBgKIAEoCRIUCgxmaW5hbF9hbnN3ZXIYCyABKAkSLwoNZXJyb3Jfc3VtbWFyeRgMIAEoCzIYLnRhc2ttZW0udjEuRXJyb3JTdW1tYXJ5EhQKDHBsYW5fdmVyc2lvbhgNIAEoBRIMCgRldGFnGA4gASgJEi8KC2NyZWF0ZV90aW1lGA8gASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBI2ChJwbGFuX2dlbmVyYXRlX3RpbWUYECABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEjgKFGV4ZWN1dGlvbl9zdGFydF90aW1lGBEgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBI4ChRzeW50aGVzaXNfc3RhcnRfdGltZRgSIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASMQoNY29tcGxldGVfdGltZRgTIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASLwoLdXBkYXRlX3RpbWUYFCABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEi4KCnBhdXNlX3RpbWUYFSABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEjAKDGFyY2hpdmVfdGltZRgWIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASHwoXcGxhbl9pbmZlcmVuY2VfZGlzYWJsZWQYFyABKAgSMgoTd2ViaG9va19ldmVudF90eXBlcxgYIAMoDjIVLnRhc2ttZW0udjEuRXZlbnRUeXBlEhMKC2ZvcmtlZF9mcm9tGBkgASgJEhEKCWZvcmtlZF9hdBgaIAEoAyKaAQoMUGxhbkl0ZW1TcGVjEgoKAmlkGAEgASgJEg0KBXN0YWdlGAIgASgJEg0KBXRpdGxlGAMgASgJEhIKCmRlcGVuZHNfb24YBCADKAkSEQoJdG9vbF9uYW1lGAUgASgJEiYKBWlucHV0GAYgASgLMhcuZ29vZ2xlLnByb3RvYnVmLlN0cnVjdBIRCgluYXJyYXRpdmUYByABKAkioQQKCFBsYW5JdGVtEgoKAmlkGAEgASgJEg8KB29yZGluYWwYAiABKAUSDQoFc3RhZ2UYAyABKAkSDQoFdGl0bGUYBCABKAkSKgoGc3RhdHVzGAUgASgOMhoudGFza21lbS52MS5QbGFuSXRlbVN0YXR1cxIPCgdzdW1tYXJ5GAYgASgJEhQKDGFjdGl2ZV9pc3N1ZRgHIAEoCRISCgpkZXBlbmRzX29uGAggAygJEhEKCXRvb2xfbmFtZRgJIAEoCRImCgVpbnB1dBgKIAEoCzIXLmdvb2dsZS5wcm90b2J1Zi5TdHJ1Y3QSEQoJbmFycmF0aXZlGAsgASgJEi4KCnN0YXJ0X3RpbWUYDCABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEjEKDWNvbXBsZXRlX3RpbWUYDSABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEisKCGR1cmF0aW9uGA4gASgLMhkuZ29vZ2xlLnByb3RvYnVmLkR1cmF0aW9uEjcKDXN0YXR1c19zb3VyY2UYDyABKA4yIC50YXNrbWVtLnYxLlBsYW5JdGVtU3RhdHVzU291cmNlEhkKEXN0YXR1c19tZXNzYWdlX2lkGBAgASgJEhEKCWhvbGRlcl9pZBgRIAEoCRIuCghxdWVzdGlvbhgSIAEoCzIcLnRhc2ttZW0udjEuUGxhbkl0ZW1RdWVzdGlvbiJrChBQbGFuSXRlbVF1ZXN0aW9uEg8KB2l0ZW1faWQYASABKAkSEgoKbWVzc2FnZV9pZBgCIAEoCRIQCghxdWVzdGlvbhgDIAEoCRIQCghldmlkZW5jZRgEIAEoCRIOCgZyZWFzb24YBSABKAkipQEKDVBsYW5JdGVtQ2xhaW0SDwoHdGFza19pZBgBIAEoCRIPCgdpdGVtX2lkGAIgASgJEhEKCWhvbGRlcl9pZBgDIAEoCRIuCgpjbGFpbV90aW1lGAQgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIvCgtleHBpcmVfdGltZRgFIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXAijgEKBFBsYW4SDwoHdGFza19pZBgBIAEoCRIPCgd2ZXJzaW9uGAIgASgFEiMKBWl0ZW1zGAMgAygLMhQudGFza21lbS52MS5QbGFuSXRlbRIOCgZyZWFzb24YBCABKAkSLwoLY3JlYXRlX3RpbWUYBSABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wIscDCgZBY3Rpb24SCgoCaWQYASABKAkSDwoHdGFza19pZBgCIAEoCRIUCgxwbGFuX2l0ZW1faWQYAyABKAkSJAoEdHlwZRgEIAEoDjIWLnRhc2ttZW0udjEuQWN0aW9uVHlwZRIRCgl0b29sX25hbWUYBSABKAkSDwoHc3VtbWFyeRgGIAEoCRIoCgZzdGF0dXMYByABKA4yGC50YXNrbWVtLnYxLkFjdGlvblN0YXR1cxImCgVpbnB1dBgIIAEoCzIXLmdvb2dsZS5wcm90b2J1Zi5TdHJ1Y3QSJwoGb3V0cHV0GAkgASgLMhcuZ29vZ2xlLnByb3RvYnVmLlN0cnVjdBINCgVlcnJvchgKIAEoCRIrCghkdXJhdGlvbhgLIAEoCzIZLmdvb2dsZS5wcm90b2J1Zi5EdXJhdGlvbhIRCgl0b2tlbnNfaW4YDCABKAMSEgoKdG9rZW5zX291dBgNIAEoAxIvCgtjcmVhdGVfdGltZRgOIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASMQoNY29tcGxldGVfdGltZRgPIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXAihgEKDUFjdGlvbkxvZ0xpbmUSEQoJYWN0aW9uX2lkGAEgASgJEhAKCHNlcXVlbmNlGAIgASgDEg4KBnN0cmVhbRgDIAEoCRIPCgdjb250ZW50GAQgASgJEi8KC2NyZWF0ZV90aW1lGAUgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcCL6AQoHTWVzc2FnZRIKCgJpZBgBIAEoCRIPCgd0YXNrX2lkGAIgASgJEhEKCXRocmVhZF9pZBgDIAEoCRIlCgRyb2xlGAQgASgOMhcudGFza21lbS52MS5NZXNzYWdlUm9sZRIlCgRraW5kGAUgASgOMhcudGFza21lbS52MS5NZXNzYWdlS2luZBIPCgdjb250ZW50GAYgASgJEi8KC2NyZWF0ZV90aW1lGAcgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIvCgtleHBpcmVfdGltZRgIIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXAipQEKD0NvbnRleHRTbmFwc2hvdBIKCgJpZBgBIAEoCRIPCgd0YXNrX2lkGAIgASgJEhAKCHNlcXVlbmNlGAMgASgFEg0KBWxhYmVsGAQgASgJEg8KB2NvbnRlbnQYBSABKAkSEgoKc3VtbWFyaXplZBgGIAEoCBIvCgtjcmVhdGVfdGltZRgHIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXAi2QEKCk1vZGVsVXNhZ2USDQoFbW9kZWwYASABKAkSLQoHcHVycG9zZRgCIAEoDjIcLnRhc2ttZW0udjEuTW9kZWxDYWxsUHVycG9zZRINCgVjYWxscxgDIAEoAxIUCgxmYWlsZWRfY2FsbHMYBCABKAMSFQoNcmVmdXNlZF9jYWxscxgFIAEoAxIRCgl0b2tlbnNfaW4YBiABKAMSEgoKdG9rZW5zX291dBgHIAEoAxIqCgdsYXRlbmN5GAggASgLMhkuZ29vZ2xlLnByb3RvYnVmLkR1cmF0aW9uIksKC01vZGVsQnVkZ2V0EhQKDGxpbWl0X3Rva2VucxgBIAEoAxITCgt1c2VkX3Rva2VucxgCIAEoAxIRCglleGhhdXN0ZWQYAyABKAgiZQoLU2Vzc2lvbkl0ZW0SEgoKbWVzc2FnZV9pZBgBIAEoCRIRCglpdGVtX2pzb24YAiABKAkSLwoLY3JlYXRlX3RpbWUYAyABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wKtQCCgpUYXNrU3RhdHVzEhsKF1RBU0tfU1RBVFVTX1VOU1BFQ0lGSUVEEAASFwoTVEFTS19TVEFUVVNfUEVORElORxABEhgKFFRBU0tfU1RBVFVTX1BMQU5OSU5HEAISGQoVVEFTS19TVEFUVVNfRVhFQ1VUSU5HEAMSHAoYVEFTS19TVEFUVVNfU1lOVEhFU0laSU5HEAQSGQoVVEFTS19TVEFUVVNfQ09NUExFVEVEEAUSFgoSVEFTS19TVEFUVVNfRkFJTEVEEAYSGQoVVEFTS19TVEFUVVNfQ0FOQ0VMTEVEEAcSFgoSVEFTS19TVEFUVVNfUEFVU0VEEAgSGAoUVEFTS19TVEFUVVNfQVJDSElWRUQQCRIeChpUQVNLX1NUQVRVU19JTlBVVF9SRVFVSVJFRBAKEh0KGVRBU0tfU1RBVFVTX0FVVEhfUkVRVUlSRUQQCyp6CgxBcHByb3ZhbE1vZGUSHQoZQVBQUk9WQUxfTU9ERV9VTlNQRUNJRklFRBAAEhYKEkFQUFJPVkFMX01PREVfQVVUTxABEhYKEkFQUFJPVkFMX01PREVfUExBThACEhsKF0FQUFJPVkFMX01PREVfRUFDSF9TVEVQEAMqtAIKDlBsYW5JdGVtU3RhdHVzEiAKHFBMQU5fSVRFTV9TVEFUVVNfVU5TUEVDSUZJRUQQABIcChhQTEFOX0lURU1fU1RBVFVTX1BFTkRJTkcQARIgChxQTEFOX0lURU1fU1RBVFVTX0lOX1BST0dSRVNTEAISHgoaUExBTl9JVEVNX1NUQVRVU19DT01QTEVURUQQAxIbChdQTEFOX0lURU1fU1RBVFVTX0ZBSUxFRBAEEhwKGFBMQU5fSVRFTV9TVEFUVVNfU0tJUFBFRBAFEhwKGFBMQU5fSVRFTV9TVEFUVVNfQkxPQ0tFRBAGEiMKH1BMQU5fSVRFTV9TVEFUVVNfSU5QVVRfUkVRVUlSRUQQBxIiCh5QTEFOX0lURU1fU1RBVFVTX0FVVEhfUkVRVUlSRUQQCCqLAQoUUGxhbkl0ZW1TdGF0dXNTb3VyY2USJwojUExBTl9JVEVNX1NUQVRVU19TT1VSQ0VfVU5TUEVDSUZJRUQQABIkCiBQTEFOX0lURU1fU1RBVFVTX1NPVVJDRV9FWFBMSUNJVBABEiQKIFBMQU5fSVRFTV9TVEFUVVNfU09VUkNFX0lORkVSUkVEEAIq4QEKCkFjdGlvblR5cGUSGwoXQUNUSU9OX1RZUEVfVU5TUEVDSUZJRUQQABITCg9BQ1RJT05fVFlQRV9DTEkQARITCg9BQ1RJT05fVFlQRV9HVUkQAhIUChBBQ1RJT05fVFlQRV9XQUlUEAMSFgoSQUNUSU9OX1RZUEVfVklTSU9OEAQSGQoVQUNUSU9OX1RZUEVfUkVBU09OSU5HEAUSFAoQQUNUSU9OX1RZUEVfVE9PTBAGEhYKEkFDVElPTl9UWVBFX1NZU1RFTRAHEhUKEUFDVElPTl9UWVBFX09USEVSEAgqmgEKDEFjdGlvblN0YXR1cxIdChlBQ1RJT05fU1RBVFVTX1VOU1BFQ0lGSUVEEAASGQoVQUNUSU9OX1NUQVRVU19SVU5OSU5HEAESGwoXQUNUSU9OX1NUQVRVU19TVUNDRUVERUQQAhIYChRBQ1RJT05fU1RBVFVTX0ZBSUxFRBADEhkKFUFDVElPTl9TVEFUVVNfU0tJUFBFRBAEKooBCgtNZXNzYWdlUm9sZRIcChhNRVNTQUdFX1JPTEVfVU5TUEVDSUZJRUQQABIVChFNRVNTQUdFX1JPTEVfVVNFUhABEhYKEk1FU1NBR0VfUk9MRV9BR0VOVBACEhcKE01FU1NBR0VfUk9MRV9TWVNURU0QAxIVChFNRVNTQUdFX1JPTEVfVE9PTBAEKr8BCgtNZXNzYWdlS2luZBIcChhNRVNTQUdFX0tJTkRfVU5TUEVDSUZJRUQQABIVChFNRVNTQUdFX0tJTkRfVEVYVBABEhoKFk1FU1NBR0VfS0lORF9MSUZFQ1lDTEUQAhIZChVNRVNTQUdFX0tJTkRfUFJPR1JFU1MQAxIVChFNRVNTQUdFX0tJTkRfV0FJVBAEEhYKEk1FU1NBR0VfS0lORF9TVFVDSxAFEhUKEU1FU1NBR0VfS0lORF9QTEFOEAYqlgIKEE1vZGVsQ2FsbFB1cnBvc2USIgoeTU9ERUxfQ0FMTF9QVVJQT1NFX1VOU1BFQ0lGSUVEEAASJwojTU9ERUxfQ0FMTF9QVVJQT1NFX1NUQVRFX0VYVFJBQ1RJT04QARIoCiRNT0RFTF9DQUxMX1BVUlBPU0VfTUVNT1JZX0VYVFJBQ1RJT04QAhImCiJNT0RFTF9DQUxMX1BVUlBPU0VfUlVOTklOR19TVU1NQVJZEAMSIwofTU9ERUxfQ0FMTF9QVVJQT1NFX0FESlVESUNBVElPThAEEhwKGE1PREVMX0NBTExfUFVSUE9TRV9RVUVSWRAFEiAKHE1PREVMX0NBTExfUFVSUE9TRV9FTUJFRERJTkcQBkJAWj5naXRodWIuY29tL3Rhc2ttZW0vdGFza21lbS9jbGllbnRzL2dvL2dlbi90YXNrbWVtL3YxO3Rhc2ttZW12MWIGcHJvdG8z", [file_google_protobuf_duration, file_google_protobuf_struct, file_google_protobuf_timestamp, file_taskmem_v1_event]);
 
 /**
  * ErrorSummary records why a task failed.
@@ -217,27 +217,32 @@ export type Task = Message$1<"taskmem.v1.Task"> & {
   /**
    * Plan-progress inference is on by default: a message posted to the task's
    * thread (PostMessage, role AGENT or USER, kind TEXT or PROGRESS) that says a
-   * plan step is finished marks that item COMPLETED, with status_source
-   * INFERRED and an EVENT_TYPE_PLAN_ITEM_UPDATED event. A step is named by
-   * number ("Step 2 done", "steps 1-3 complete", "the second step is done";
-   * numbered from 1 in plan order), by item id ("m2 finished"; a plain-word id
-   * such as "changelog" only at the start of a clause), or, when no step is
-   * named, in the step's own terms: a clause about the title's object that
-   * says its verb's outcome happened ("Pushed the image to the registry",
-   * "The invoice went out" for "Send the invoice", "v3.0 is live on PyPI" for
-   * "Release v3.0"; the outcomes per common step verb are listed in
-   * server/taskmem/core/plan_inference.py). A clause that mentions a step
-   * without finishing it never completes it: questions, negations, failures,
-   * ongoing work, retries, skips, partial progress ("12 of 40 done so far",
-   * "the rest tonight"), pending or partly true outcomes ("deployed, but not
-   * yet back in service"), something else that shares a title word ("the
-   * staging database" for "the production database"), and intents or
-   * conditions ("starting step 2", "will push after build", "once step 4 is done").
-   * Inference never changes an item whose status a caller set with
-   * UpdatePlanItem, nor one already COMPLETED, SKIPPED or FAILED, nor one whose
-   * dependencies are not all COMPLETED or SKIPPED. Set true to turn it off for
-   * this task (CreateTask, or UpdateTask with "plan_inference_disabled" in
-   * update_mask).
+   * plan step is finished by certain evidence marks that item COMPLETED, with
+   * status_source INFERRED and an EVENT_TYPE_PLAN_ITEM_UPDATED event. Certain
+   * evidence is the step's number ("Step 2 done", "steps 1-3 complete", "the
+   * second step is done"; numbered from 1 in plan order), its id ("m2
+   * finished"; a plain-word id such as "changelog" only as "changelog: done"),
+   * or every word of its title with a finished verb ("Pushed the image to the
+   * registry" for "Push image to registry"). A message that probably finishes a
+   * step but not certainly (some of the title's words, "lacquers are cut!" for
+   * "Get the lacquers cut"; a finish handed over for a decision; two steps
+   * that fit as well) never marks it done: it puts a question on the item
+   * (PlanItem.question, "may be finished: step N (message m)"), shown by GetProgress
+   * (plan_item_questions), the task-state YAML and the web view until someone
+   * answers it: UpdatePlanItem with status COMPLETED (yes) or with
+   * dismiss_question (no); any change of the item's status also ends it. With
+   * a model configured, the model answers such questions first (the step, the
+   * message and who said it); what it cannot settle stays a question. A clause
+   * that mentions a step without finishing it asks nothing: questions,
+   * negations, failures, ongoing work, retries, partial progress ("12 of 40
+   * done so far", "the rest tonight"), pending outcomes ("deployed, but not
+   * yet back in service"), intents and conditions ("will push after build",
+   * "once step 4 is done"). The rules are the decision table of
+   * server/taskmem/core/plan_inference.py. Inference never changes an item
+   * whose status a caller set with UpdatePlanItem, nor one already COMPLETED,
+   * SKIPPED or FAILED, nor one whose dependencies are not all COMPLETED or
+   * SKIPPED. Set true to turn it off for this task (CreateTask, or UpdateTask
+   * with "plan_inference_disabled" in update_mask).
    *
    * @generated from field: bool plan_inference_disabled = 23;
    */
@@ -478,6 +483,15 @@ export type PlanItem = Message$1<"taskmem.v1.PlanItem"> & {
    * @generated from field: string holder_id = 17;
    */
   holderId: string;
+
+  /**
+   * The open "may be finished" question on this item, if any: a message
+   * probably finishes it, but not by certain evidence (see
+   * Task.plan_inference_disabled). Unset when there is none.
+   *
+   * @generated from field: taskmem.v1.PlanItemQuestion question = 18;
+   */
+  question?: PlanItemQuestion | undefined;
 };
 
 /**
@@ -486,6 +500,60 @@ export type PlanItem = Message$1<"taskmem.v1.PlanItem"> & {
  */
 export const PlanItemSchema: GenMessage<PlanItem> = /*@__PURE__*/
   messageDesc(file_taskmem_v1_task, 3);
+
+/**
+ * PlanItemQuestion asks whether a message finished a plan item: "may be
+ * finished: step 3 'Book the venue' (message msg_…)". The item stays as it
+ * was until someone answers: UpdatePlanItem with status COMPLETED says yes,
+ * UpdatePlanItem with dismiss_question says no (the status is left as it is);
+ * any change of the item's status also ends the question. A later message
+ * that may finish the same item replaces it.
+ *
+ * @generated from message taskmem.v1.PlanItemQuestion
+ */
+export type PlanItemQuestion = Message$1<"taskmem.v1.PlanItemQuestion"> & {
+  /**
+   * The plan item asked about.
+   *
+   * @generated from field: string item_id = 1;
+   */
+  itemId: string;
+
+  /**
+   * The message that may finish it.
+   *
+   * @generated from field: string message_id = 2;
+   */
+  messageId: string;
+
+  /**
+   * The question as a sentence, for a prompt or a person.
+   *
+   * @generated from field: string question = 3;
+   */
+  question: string;
+
+  /**
+   * The clause of the message that says it (at most 200 characters).
+   *
+   * @generated from field: string evidence = 4;
+   */
+  evidence: string;
+
+  /**
+   * Why the evidence was not certain enough to mark the item done.
+   *
+   * @generated from field: string reason = 5;
+   */
+  reason: string;
+};
+
+/**
+ * Describes the message taskmem.v1.PlanItemQuestion.
+ * Use `create(PlanItemQuestionSchema)` to create a new message.
+ */
+export const PlanItemQuestionSchema: GenMessage<PlanItemQuestion> = /*@__PURE__*/
+  messageDesc(file_taskmem_v1_task, 4);
 
 /**
  * PlanItemClaim is an agent's lease on one plan item (ClaimPlanItem): while
@@ -540,7 +608,7 @@ export type PlanItemClaim = Message$1<"taskmem.v1.PlanItemClaim"> & {
  * Use `create(PlanItemClaimSchema)` to create a new message.
  */
 export const PlanItemClaimSchema: GenMessage<PlanItemClaim> = /*@__PURE__*/
-  messageDesc(file_taskmem_v1_task, 4);
+  messageDesc(file_taskmem_v1_task, 5);
 
 /**
  * Plan is one version of a task's plan. Replanning adds a version; old ones stay readable.
@@ -589,7 +657,7 @@ export type Plan = Message$1<"taskmem.v1.Plan"> & {
  * Use `create(PlanSchema)` to create a new message.
  */
 export const PlanSchema: GenMessage<Plan> = /*@__PURE__*/
-  messageDesc(file_taskmem_v1_task, 5);
+  messageDesc(file_taskmem_v1_task, 6);
 
 /**
  * Action is one execution-log entry: a step the agent took.
@@ -708,7 +776,7 @@ export type Action = Message$1<"taskmem.v1.Action"> & {
  * Use `create(ActionSchema)` to create a new message.
  */
 export const ActionSchema: GenMessage<Action> = /*@__PURE__*/
-  messageDesc(file_taskmem_v1_task, 6);
+  messageDesc(file_taskmem_v1_task, 7);
 
 /**
  * ActionLogLine is one line of a running action's log.
@@ -757,7 +825,7 @@ export type ActionLogLine = Message$1<"taskmem.v1.ActionLogLine"> & {
  * Use `create(ActionLogLineSchema)` to create a new message.
  */
 export const ActionLogLineSchema: GenMessage<ActionLogLine> = /*@__PURE__*/
-  messageDesc(file_taskmem_v1_task, 7);
+  messageDesc(file_taskmem_v1_task, 8);
 
 /**
  * Message is one entry of a thread's transcript.
@@ -828,7 +896,7 @@ export type Message = Message$1<"taskmem.v1.Message"> & {
  * Use `create(MessageSchema)` to create a new message.
  */
 export const MessageSchema: GenMessage<Message> = /*@__PURE__*/
-  messageDesc(file_taskmem_v1_task, 8);
+  messageDesc(file_taskmem_v1_task, 9);
 
 /**
  * ContextSnapshot is a copy of the agent's working context at one moment.
@@ -891,7 +959,7 @@ export type ContextSnapshot = Message$1<"taskmem.v1.ContextSnapshot"> & {
  * Use `create(ContextSnapshotSchema)` to create a new message.
  */
 export const ContextSnapshotSchema: GenMessage<ContextSnapshot> = /*@__PURE__*/
-  messageDesc(file_taskmem_v1_task, 9);
+  messageDesc(file_taskmem_v1_task, 10);
 
 /**
  * ModelUsage sums a task's model calls of one model and purpose.
@@ -964,7 +1032,7 @@ export type ModelUsage = Message$1<"taskmem.v1.ModelUsage"> & {
  * Use `create(ModelUsageSchema)` to create a new message.
  */
 export const ModelUsageSchema: GenMessage<ModelUsage> = /*@__PURE__*/
-  messageDesc(file_taskmem_v1_task, 10);
+  messageDesc(file_taskmem_v1_task, 11);
 
 /**
  * ModelBudget is a namespace's configured token budget for the server's own
@@ -1001,7 +1069,7 @@ export type ModelBudget = Message$1<"taskmem.v1.ModelBudget"> & {
  * Use `create(ModelBudgetSchema)` to create a new message.
  */
 export const ModelBudgetSchema: GenMessage<ModelBudget> = /*@__PURE__*/
-  messageDesc(file_taskmem_v1_task, 11);
+  messageDesc(file_taskmem_v1_task, 12);
 
 /**
  * SessionItem is one item of a framework's conversation session kept in a
@@ -1037,7 +1105,7 @@ export type SessionItem = Message$1<"taskmem.v1.SessionItem"> & {
  * Use `create(SessionItemSchema)` to create a new message.
  */
 export const SessionItemSchema: GenMessage<SessionItem> = /*@__PURE__*/
-  messageDesc(file_taskmem_v1_task, 12);
+  messageDesc(file_taskmem_v1_task, 13);
 
 /**
  * TaskStatus is the lifecycle of a task. The usual path is
