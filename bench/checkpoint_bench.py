@@ -21,7 +21,6 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
-import os
 import random
 import shutil
 import statistics
@@ -180,13 +179,15 @@ async def savers(folder: Path) -> AsyncIterator[dict[str, BaseCheckpointSaver]]:
 
 
 def installed_size(extra: str, folder: Path) -> int:
-    """Bytes of site-packages after `pip install clients/python[extra]` into a fresh venv (pip's own removed)."""
-    environment = folder / f"venv-{extra}"
+    """Bytes of site-packages after `pip install clients/python[extra]` ("": no extra) into a fresh venv (pip's
+    own left out)."""
+    environment = folder / f"venv-{extra or 'light'}"
     venv.create(environment, with_pip=True)
     python = environment / "bin" / "python"
-    source = shutil.copytree(ROOT / "clients" / "python", folder / f"client-{extra}",
+    source = shutil.copytree(ROOT / "clients" / "python", folder / f"client-{extra or 'light'}",
                              ignore=shutil.ignore_patterns("__pycache__", "*.egg-info", "build"))
-    subprocess.run([python, "-m", "pip", "install", "--quiet", "--disable-pip-version-check", f"{source}[{extra}]"],
+    wanted = f"{source}[{extra}]" if extra else str(source)
+    subprocess.run([python, "-m", "pip", "install", "--quiet", "--disable-pip-version-check", wanted],
                    check=True, timeout=900)
     site = next((environment / "lib").glob("python*/site-packages"))
     total = 0
@@ -225,9 +226,10 @@ async def main(args: argparse.Namespace) -> None:
                 ratio = overhead["taskmem (SQLite server)"] / overhead["langgraph-checkpoint-sqlite"]
                 print(f"  taskmem / sqlite saver, time added by checkpointing: {ratio:.2f}x  (goal <= 2x)")
         if not args.skip_size:
-            for extra in ("langgraph", "openai-agents"):
+            for extra in ("", "langgraph", "openai-agents"):
                 size = installed_size(extra, folder)
-                print(f"installed size of taskmem-client[{extra}]: {size / 1e6:.1f} MB (site-packages, pip excluded)")
+                name = f"taskmem-client[{extra}]" if extra else "taskmem-client (no extra)"
+                print(f"installed size of {name}: {size / 1e6:.1f} MB (site-packages, pip excluded)")
     finally:
         shutil.rmtree(folder, ignore_errors=True)
 

@@ -5,7 +5,6 @@ method is not overridden is skipped, not failed, so the counts are what show it 
 from __future__ import annotations
 
 from collections.abc import AsyncIterator, Iterator
-from pathlib import Path
 
 import pytest
 from langgraph.checkpoint.conformance import checkpointer_test, validate

@@ -4,7 +4,6 @@ clear_session behave as the Session protocol says, and the transcript keeps what
 
 from __future__ import annotations
 
-from pathlib import Path
 
 import grpc
 from agents import Agent, OpenAIChatCompletionsModel, Runner, function_tool, set_tracing_disabled
