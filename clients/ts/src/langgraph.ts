@@ -12,10 +12,11 @@
 // serde (dumpsTyped) and are stored as the (type, bytes) it returns, byte for
 // byte; metadata is stored as the JSON object the serde writes.
 //
-// Like LangGraph's PostgreSQL saver, a checkpoint stores only the channel
-// values its put announced in newVersions; the others are carried over from
-// the nearest ancestor (on the parent chain) that stored them, found by
-// listing the namespace's older checkpoints a page (100) at a time.
+// Channel values read back as LangGraph's PostgreSQL saver returns them: a
+// channel's value is there when this checkpoint's put announced it in
+// newVersions, or when it is carried over unchanged (same version) from a
+// parent that had it. Each checkpoint stores those values whole, so it stands
+// alone when retention or a prune removes its ancestors.
 
 import type { JsonObject, MessageInitShape } from "@bufbuild/protobuf";
 import { Code, ConnectError } from "@connectrpc/connect";
@@ -42,6 +43,11 @@ import type { ListCheckpointsRequestSchema } from "./gen/taskmem/v1/checkpoint_s
 
 /** ListCheckpoints' largest page. */
 export const PAGE_MAX = 100;
+/** How many checkpoints' channel lists a saver remembers (for the next put's parent). */
+const REMEMBERED_MAX = 1_000;
+
+/** A stored checkpoint's channels and their versions. */
+type ChannelsSeen = Map<string, ChannelVersions[string] | undefined>;
 
 export interface TaskmemSaverOptions extends TaskmemClientOptions {
   /** A client to use (the caller closes it); otherwise the saver makes one from the other options. */
@@ -56,6 +62,7 @@ export class TaskmemSaver extends BaseCheckpointSaver {
   readonly client: TaskmemClient;
   readonly taskId: string;
   private readonly ownsClient: boolean;
+  private readonly seen = new Map<string, ChannelsSeen>();
 
   constructor(options: TaskmemSaverOptions = {}) {
     super(options.serde);
@@ -125,10 +132,14 @@ export class TaskmemSaver extends BaseCheckpointSaver {
   ): Promise<RunnableConfig> {
     const threadId = requireId(config, "thread_id", "put a checkpoint");
     const checkpointNs = namespaceOf(config);
-    // Only the channels this put announced; the rest are carried over (toTuple).
-    const delta: Checkpoint = { ...checkpoint, channel_values: {} };
-    for (const channel of Object.keys(newVersions)) {
-      if (channel in checkpoint.channel_values) delta.channel_values[channel] = checkpoint.channel_values[channel];
+    const parentId = getCheckpointId(config) ?? "";
+    // A parent named but gone (pruned, expired) cannot say what it held: keep every value.
+    const parent = parentId === "" ? new Map() : await this.channelsOf(threadId, checkpointNs, parentId);
+    const stored: Checkpoint = { ...checkpoint, channel_values: {} };
+    for (const [channel, value] of Object.entries(checkpoint.channel_values)) {
+      const announced = channel in newVersions;
+      const carried = parent === undefined || (parent.has(channel) && parent.get(channel) === checkpoint.channel_versions[channel]);
+      if (announced || carried) stored.channel_values[channel] = value;
     }
     const requested = config.configurable?.["taskmem_task_id"];
     await this.client.checkpoints.putCheckpoint({
@@ -136,12 +147,13 @@ export class TaskmemSaver extends BaseCheckpointSaver {
         threadId,
         checkpointNs,
         checkpointId: checkpoint.id,
-        parentCheckpointId: getCheckpointId(config) ?? "",
-        value: await this.dump(delta),
+        parentCheckpointId: parentId,
+        value: await this.dump(stored),
         metadataJson: await this.metadataJson(metadata),
       },
       taskId: typeof requested === "string" && requested !== "" ? requested : this.taskId,
     });
+    this.remember(threadId, checkpointNs, stored);
     return { configurable: { thread_id: threadId, checkpoint_ns: checkpointNs, checkpoint_id: checkpoint.id } };
   }
 
@@ -168,6 +180,8 @@ export class TaskmemSaver extends BaseCheckpointSaver {
 
   async deleteThread(threadId: string): Promise<void> {
     await this.client.checkpoints.deleteCheckpointThread({ threadId: String(threadId) });
+    const prefix = JSON.stringify([String(threadId)]).slice(0, -1) + ",";
+    for (const key of [...this.seen.keys()]) if (key.startsWith(prefix)) this.seen.delete(key);
   }
 
   /**
@@ -213,7 +227,7 @@ export class TaskmemSaver extends BaseCheckpointSaver {
       configurable: { thread_id: stored.threadId, checkpoint_ns: stored.checkpointNs, checkpoint_id: checkpointId },
     });
     const checkpoint = (await this.load(stored.value)) as Checkpoint;
-    await this.carryOver(stored, checkpoint);
+    this.remember(stored.threadId, stored.checkpointNs, checkpoint);
     if (checkpoint.v < 4 && stored.parentCheckpointId !== "") {
       await this.migratePendingSends(stored, checkpoint);
     }
@@ -235,40 +249,30 @@ export class TaskmemSaver extends BaseCheckpointSaver {
   }
 
   /**
-   * Fills in the channels the checkpoint has a version of but did not store,
-   * from its nearest ancestor that stored them.
+   * The stored channels of a checkpoint with their versions (a put's parent):
+   * remembered from this saver's last puts and reads, else read from the server.
+   * Undefined when the checkpoint is gone.
    */
-  private async carryOver(stored: StoredCheckpoint, checkpoint: Checkpoint): Promise<void> {
-    const missing = new Set(Object.keys(checkpoint.channel_versions).filter((ch) => !(ch in checkpoint.channel_values)));
-    let parentId = stored.parentCheckpointId;
-    const older = new Map<string, StoredCheckpoint>();
-    let pageToken = "";
-    let listed = false;
-    while (missing.size > 0 && parentId !== "") {
-      let parent = older.get(parentId);
-      if (parent === undefined) {
-        if (listed && pageToken === "") return; // the chain leaves the namespace's stored checkpoints
-        const page = await this.client.checkpoints.listCheckpoints({
-          threadId: stored.threadId,
-          checkpointNs: stored.checkpointNs,
-          beforeCheckpointId: stored.checkpointId,
-          pageSize: PAGE_MAX,
-          pageToken,
-        });
-        listed = true;
-        pageToken = page.nextPageToken;
-        for (const checkpointRow of page.checkpoints) older.set(checkpointRow.checkpointId, checkpointRow);
-        continue;
-      }
-      const values = ((await this.load(parent.value)) as Checkpoint).channel_values;
-      for (const channel of [...missing]) {
-        if (channel in values) {
-          checkpoint.channel_values[channel] = values[channel];
-          missing.delete(channel);
-        }
-      }
-      parentId = parent.parentCheckpointId;
+  private async channelsOf(threadId: string, checkpointNs: string, checkpointId: string): Promise<ChannelsSeen | undefined> {
+    const key = JSON.stringify([threadId, checkpointNs, checkpointId]);
+    const known = this.seen.get(key);
+    if (known !== undefined) return known;
+    try {
+      const { checkpoint } = await this.client.checkpoints.getCheckpoint({ threadId, checkpointNs, checkpointId });
+      if (checkpoint === undefined) return undefined;
+      return this.remember(threadId, checkpointNs, (await this.load(checkpoint.value)) as Checkpoint);
+    } catch (err) {
+      if (err instanceof ConnectError && err.code === Code.NotFound) return undefined;
+      throw err;
     }
+  }
+
+  private remember(threadId: string, checkpointNs: string, stored: Checkpoint): ChannelsSeen {
+    const channels: ChannelsSeen = new Map();
+    for (const channel of Object.keys(stored.channel_values)) channels.set(channel, stored.channel_versions[channel]);
+    if (this.seen.size >= REMEMBERED_MAX) this.seen.delete(this.seen.keys().next().value!);
+    this.seen.set(JSON.stringify([threadId, checkpointNs, stored.id]), channels);
+    return channels;
   }
 
   /** Checkpoints before format 4 kept pending sends as the parent's TASKS writes, as MemorySaver migrates them. */

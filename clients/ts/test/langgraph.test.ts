@@ -100,6 +100,19 @@ describe("TaskmemSaver", () => {
     assert.deepEqual(copied?.checkpoint, checkpoint);
   });
 
+  test("a checkpoint keeps the values it carries over, so it still loads whole after its ancestors are pruned", async () => {
+    const thread = `carried-${uuid6(-3)}`;
+    const meta = { source: "loop" as const, step: 0, parents: {} };
+    const first = checkpointWith({ question: "which database?", count: 1 });
+    const config = await saver().put({ configurable: { thread_id: thread } }, first, meta, first.channel_versions);
+    const second: Checkpoint = { ...checkpointWith({ question: "which database?", count: 2 }), channel_versions: { question: 1, count: 2 } };
+    const latest = await new TaskmemSaver({ client: live.client }).put(config, second, { ...meta, step: 1 }, { count: 2 });
+
+    const { deletedCount } = await live.client.checkpoints.pruneCheckpoints({ threadIds: [thread] });
+    assert.equal(deletedCount, 1);
+    assert.deepEqual((await saver().getTuple(latest))?.checkpoint.channel_values, { question: "which database?", count: 2 });
+  });
+
   test("put and putWrites without the ids they need are refused before any call", async () => {
     const checkpoint = checkpointWith({});
     await assert.rejects(saver().put({ configurable: {} }, checkpoint, { source: "input", step: -1, parents: {} }, {}), /thread_id/);
