@@ -43,6 +43,8 @@ import type { ListCheckpointsRequestSchema } from "./gen/taskmem/v1/checkpoint_s
 
 /** ListCheckpoints' largest page. */
 export const PAGE_MAX = 100;
+/** PutCheckpointWrites' largest batch. */
+const WRITES_PER_CALL = 1_000;
 /** How many checkpoints' channel lists a saver remembers (for the next put's parent). */
 const REMEMBERED_MAX = 1_000;
 
@@ -170,12 +172,14 @@ export class TaskmemSaver extends BaseCheckpointSaver {
         graphTaskPath: taskPath ?? "",
       })),
     );
-    await this.client.checkpoints.putCheckpointWrites({
-      threadId,
-      checkpointNs: namespaceOf(config),
-      checkpointId,
-      writes: stored,
-    });
+    for (let start = 0; start < stored.length; start += WRITES_PER_CALL) {
+      await this.client.checkpoints.putCheckpointWrites({
+        threadId,
+        checkpointNs: namespaceOf(config),
+        checkpointId,
+        writes: stored.slice(start, start + WRITES_PER_CALL),
+      });
+    }
   }
 
   async deleteThread(threadId: string): Promise<void> {
