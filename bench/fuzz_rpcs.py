@@ -3,7 +3,7 @@
 Starts `taskmem serve` on a temporary database (file roots and an http host configured, so waits of
 every kind are exercised; no model, embeddings off unless --embeddings builtin), seeds a few real
 tasks, waits, actions and agents so requests can name things that exist, then sends --requests
-requests spread over every method of the four services, --concurrency at a time:
+requests spread over every method of the five services, --concurrency at a time:
 - about 10 %: random bytes, or a valid request cut short (not a valid message);
 - the rest: requests built from the method's descriptor with boundary values in every field —
   empty and over-long strings, ids that exist, ids of the wrong shape, NUL, paths that climb out,
@@ -60,11 +60,11 @@ from grpc_health.v1 import health_pb2, health_pb2_grpc
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from taskmem.v1 import memory_service_pb2, state_pb2, state_service_pb2, task_service_pb2  # noqa: E402
+from taskmem.v1 import checkpoint_service_pb2, memory_service_pb2, state_pb2, state_service_pb2, task_service_pb2  # noqa: E402
 from taskmem.v1 import wait_pb2, wait_service_pb2  # noqa: E402
 from tests.support.server_process import ServerProcess  # noqa: E402
 
-SERVICES = [task_service_pb2, wait_service_pb2, state_service_pb2, memory_service_pb2]
+SERVICES = [task_service_pb2, wait_service_pb2, state_service_pb2, memory_service_pb2, checkpoint_service_pb2]
 FD = descriptor.FieldDescriptor
 BAD_CODES = {grpc.StatusCode.INTERNAL, grpc.StatusCode.UNKNOWN}
 INT_LIMITS = {FD.CPPTYPE_INT32: (-2**31, 2**31 - 1), FD.CPPTYPE_INT64: (-2**63, 2**63 - 1),
