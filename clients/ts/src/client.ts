@@ -7,6 +7,7 @@ import type * as http2 from "node:http2";
 import { createClient, type Client, type Interceptor, type Transport } from "@connectrpc/connect";
 import { createGrpcTransport, Http2SessionManager } from "@connectrpc/connect-node";
 
+import { CheckpointService } from "./gen/taskmem/v1/checkpoint_service_pb.js";
 import type { Event } from "./gen/taskmem/v1/event_pb.js";
 import { MemoryService } from "./gen/taskmem/v1/memory_service_pb.js";
 import { StateService } from "./gen/taskmem/v1/state_service_pb.js";
@@ -25,6 +26,7 @@ export const services = {
   waits: WaitService,
   state: StateService,
   memory: MemoryService,
+  checkpoints: CheckpointService,
 } as const;
 
 /** One typed Connect-ES client per service: `client.tasks.createTask(...)`. */

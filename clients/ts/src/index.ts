@@ -32,6 +32,8 @@ export { CallLimit } from "./overload.js";
 export { ERROR_DOMAIN, errorField, errorInfo, ErrorInfoSchema, errorReason, type ErrorInfo } from "./errors.js";
 
 // The generated messages, enums and service descriptors.
+export * from "./gen/taskmem/v1/checkpoint_pb.js";
+export * from "./gen/taskmem/v1/checkpoint_service_pb.js";
 export * from "./gen/taskmem/v1/error_reason_pb.js";
 export * from "./gen/taskmem/v1/event_pb.js";
 export * from "./gen/taskmem/v1/memory_pb.js";
