@@ -26,6 +26,8 @@ from __future__ import annotations
 import argparse
 import asyncio
 import os
+import signal
+import subprocess
 import sys
 import tempfile
 import time
@@ -126,7 +128,7 @@ async def run_engine(personas: Sequence[Persona], engine: str, checkout: Checkou
                     await search_and_score(persona, memory, per_persona[persona.persona.name])
                 print(f"[{engine}] searched in {time.perf_counter() - embedded_at:.1f} s", flush=True)
         finally:
-            process.stop()
+            stop(process)
     print(f"\n[{engine}] per persona, session recall@10:")
     for name, persona_table in per_persona.items():
         split = "dev" if name in DEV else "test"
@@ -139,6 +141,14 @@ async def run_engine(personas: Sequence[Persona], engine: str, checkout: Checkou
             print(f"\n[{engine}] {split}: {', '.join(name for name in names if name in per_persona)}")
             print("\n".join(tables[split].lines()))
     return tables
+
+
+def stop(process: ServerOnDatabase) -> None:
+    """A busy server may take long to close: SIGTERM, then SIGKILL after a minute."""
+    try:
+        process.stop(timeout=60.0)
+    except subprocess.TimeoutExpired:
+        process.stop(signal.SIGKILL)
 
 
 def chosen_personas(spec: str) -> tuple[str, ...]:

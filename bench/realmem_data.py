@@ -33,6 +33,7 @@ PERSONAS = ("Adeleke_Okonjo", "Ethan_Hunt", "Kenta_Tanaka", "Kim_Ji_young", "Lia
 DEV = ("Adeleke_Okonjo", "Lin_Wanyu", "Ethan_Hunt", "Kenta_Tanaka")
 TEST = ("Oliver_Smith", "Liam_O_Connor", "Kim_Ji_young")
 SUMMARY_CHARACTERS = 300  # NewMemoryEntry.summary's limit
+DETAIL_CHARACTERS = 65536  # NewMemoryEntry.detail's limit (a few generated turns are longer)
 QUERY_CHARACTERS = 1000  # SearchMemoriesRequest.query's limit
 KS = (5, 10)
 
@@ -75,7 +76,7 @@ class Persona:
 
 def entry_text(session: Session, turn: Turn) -> tuple[str, str]:
     """(summary, detail) of a turn stored as a user would: the session's date and the speaker before the
-    words, the summary cut to its 300 characters at a word, the whole turn as detail when it is longer."""
+    words, the summary cut to its 300 characters at a word, the whole turn (up to 64 KiB) as detail when it is longer."""
     head = f"{session.date} {turn.speaker}: "
     text = " ".join(turn.content.split())
     summary = head + text
@@ -83,7 +84,7 @@ def entry_text(session: Session, turn: Turn) -> tuple[str, str]:
         return summary, ""
     cut = summary[:SUMMARY_CHARACTERS - 1]
     cut = cut[:cut.rfind(" ")] if " " in cut[len(head):] else cut
-    return cut + "…", turn.content
+    return cut + "…", turn.content[:DETAIL_CHARACTERS]
 
 
 def query_text(question: Question) -> str:
