@@ -19,12 +19,15 @@ realmem_data.DEV / TEST, fixed by a hash rule before any figure was seen. Run fr
     .venv/bin/python bench/realmem.py --personas dev [--engine sqlite|postgres|both] [--server DIR]
     .venv/bin/python bench/realmem.py --personas test --engine both
     .venv/bin/python bench/realmem.py --personas Lin_Wanyu --sessions 40   # a quick slice
+    .venv/bin/python bench/realmem.py --personas all --keep /tmp/realmem   # store once (SQLite) ...
+    .venv/bin/python bench/realmem.py --personas dev --keep /tmp/realmem   # ... search again, any server
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import json
 import os
 import signal
 import subprocess
@@ -34,8 +37,10 @@ import time
 import warnings
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 import grpc
+from google.protobuf import timestamp_pb2
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -66,6 +71,22 @@ class StoredPersona:
         self.task_id = task_id
         self.turn_of: dict[str, tuple[int, int]] = {}
         self.session_end: list[object] = []  # google.protobuf.Timestamp, or None for an empty first session
+
+    def to_json(self) -> dict[str, object]:
+        return {"task_id": self.task_id, "turn_of": {k: list(v) for k, v in self.turn_of.items()},
+                "session_end": [end.ToMicroseconds() if end is not None else None for end in self.session_end]}
+
+    @classmethod
+    def from_json(cls, persona: Persona, data: dict[str, Any]) -> StoredPersona:
+        stored = cls(persona, data["task_id"])
+        stored.turn_of = {k: (v[0], v[1]) for k, v in data["turn_of"].items()}
+        for end in data["session_end"]:
+            stamp = None
+            if end is not None:
+                stamp = timestamp_pb2.Timestamp()
+                stamp.FromMicroseconds(end)
+            stored.session_end.append(stamp)
+        return stored
 
 
 async def store_persona(persona: Persona, tasks: TaskServiceStub, memory: MemoryServiceStub) -> StoredPersona:
@@ -104,26 +125,40 @@ async def search_and_score(persona: StoredPersona, memory: MemoryServiceStub, ta
             table.add(name, question, [persona.turn_of[hit.entry.id] for hit in reply.hits])
 
 
-async def run_engine(personas: Sequence[Persona], engine: str, checkout: Checkout) -> dict[str, RecallTable]:
+async def run_engine(personas: Sequence[Persona], engine: str, checkout: Checkout,
+                     keep: Path | None = None) -> dict[str, RecallTable]:
     """Stores the personas on a new server of the engine, searches and scores; prints and returns a table per
-    split present (dev, test)."""
+    split present (dev, test). keep (SQLite): a folder keeping the database and what was stored, so a later
+    run (of any server version) searches it again without storing anything."""
     with tempfile.TemporaryDirectory(prefix="taskmem-realmem-") as tmp:
+        folder = keep or Path(tmp)
+        record = folder / "stored.json"
+        kept = json.loads(record.read_text()) if keep and record.exists() else {}
+        missing = [p.name for p in personas if p.name not in kept]
+        if kept and missing:
+            raise SystemExit(f"--keep {keep} holds no {missing}: use another folder")
         pythonpath = os.pathsep.join(filter(None, [str(checkout.server_dir), os.environ.get("PYTHONPATH")]))
-        process = ServerOnDatabase(database_setting(engine, Path(tmp)), env={"PYTHONPATH": pythonpath})
+        process = ServerOnDatabase(database_setting(engine, folder), env={"PYTHONPATH": pythonpath})
         process.start(timeout=START_SECONDS)
         per_persona = {p.name: RecallTable() for p in personas}
         try:
             async with grpc.aio.insecure_channel(process.address) as channel:
                 tasks, memory = TaskServiceStub(channel), MemoryServiceStub(channel)
                 start = time.perf_counter()
-                stored = [await store_persona(p, tasks, memory) for p in personas]
+                if kept:
+                    stored = [StoredPersona.from_json(p, kept[p.name]) for p in personas]
+                else:
+                    stored = [await store_persona(p, tasks, memory) for p in personas]
                 stored_at = time.perf_counter()
                 await wait_for_embeddings(memory)
                 embedded_at = time.perf_counter()
                 entries = sum(len(s.turn_of) for s in stored)
-                print(f"[{engine}] {entries} entries stored in {stored_at - start:.1f} s"
-                      f" ({entries / (stored_at - start):.0f}/s acknowledged), embedding backlog done"
-                      f" {embedded_at - stored_at:.1f} s later", flush=True)
+                if not kept:
+                    print(f"[{engine}] {entries} entries stored in {stored_at - start:.1f} s"
+                          f" ({entries / (stored_at - start):.0f}/s acknowledged), embedding backlog done"
+                          f" {embedded_at - stored_at:.1f} s later", flush=True)
+                    if keep:
+                        record.write_text(json.dumps({s.persona.name: s.to_json() for s in stored}))
                 for persona in stored:
                     await search_and_score(persona, memory, per_persona[persona.persona.name])
                 print(f"[{engine}] searched in {time.perf_counter() - embedded_at:.1f} s", flush=True)
@@ -173,7 +208,11 @@ def main() -> None:
                         help="the server to evaluate: a checkout root or its server folder")
     parser.add_argument("--sessions", type=int, default=0, help="only each persona's first N sessions (0: all)")
     parser.add_argument("--data", default=str(DATA_DIR), help="the folder of the RealMem persona files")
+    parser.add_argument("--keep", default="", help="SQLite: keep the database and what was stored in this folder;"
+                        " if it holds them already, search them again without storing (any --server)")
     args = parser.parse_args()
+    if args.keep and args.engine != "sqlite":
+        parser.error("--keep keeps an SQLite database: --engine sqlite")
     checkout = Checkout.at(args.server)
     personas = [load_persona(name, Path(args.data)) for name in chosen_personas(args.personas)]
     if args.sessions:
@@ -183,7 +222,10 @@ def main() -> None:
     print(f"RealMem {args.personas}: {len(personas)} personas, {sum(len(p.sessions) for p in personas)} sessions,"
           f" {questions} questions; server {checkout.server_dir} at {checkout.revision}")
     for engine in ("sqlite", "postgres") if args.engine == "both" else (args.engine,):
-        asyncio.run(run_engine(personas, engine, checkout))
+        keep = Path(args.keep) if args.keep else None
+        if keep:
+            keep.mkdir(parents=True, exist_ok=True)
+        asyncio.run(run_engine(personas, engine, checkout, keep))
 
 
 if __name__ == "__main__":
