@@ -21,6 +21,7 @@ realmem_data.DEV / TEST, fixed by a hash rule before any figure was seen. Run fr
     .venv/bin/python bench/realmem.py --personas Lin_Wanyu --sessions 40   # a quick slice
     .venv/bin/python bench/realmem.py --personas all --keep /tmp/realmem   # store once (SQLite) ...
     .venv/bin/python bench/realmem.py --personas dev --keep /tmp/realmem   # ... search again, any server
+    TASKMEM_TEST_POSTGRES=<url> .venv/bin/python bench/realmem.py --engine postgres --keep /tmp/realmem-pg ...
 """
 
 from __future__ import annotations
@@ -128,7 +129,7 @@ async def search_and_score(persona: StoredPersona, memory: MemoryServiceStub, ta
 async def run_engine(personas: Sequence[Persona], engine: str, checkout: Checkout,
                      keep: Path | None = None) -> dict[str, RecallTable]:
     """Stores the personas on a new server of the engine, searches and scores; prints and returns a table per
-    split present (dev, test). keep (SQLite): a folder keeping the database and what was stored, so a later
+    split present (dev, test). keep: a folder keeping the database (or naming it, on PostgreSQL) and what was stored, so a later
     run (of any server version) searches it again without storing anything."""
     with tempfile.TemporaryDirectory(prefix="taskmem-realmem-") as tmp:
         folder = keep or Path(tmp)
@@ -208,11 +209,13 @@ def main() -> None:
                         help="the server to evaluate: a checkout root or its server folder")
     parser.add_argument("--sessions", type=int, default=0, help="only each persona's first N sessions (0: all)")
     parser.add_argument("--data", default=str(DATA_DIR), help="the folder of the RealMem persona files")
-    parser.add_argument("--keep", default="", help="SQLite: keep the database and what was stored in this folder;"
+    parser.add_argument("--keep", default="", help="keep the database (SQLite, or PostgreSQL's TASKMEM_TEST_POSTGRES)"
+                        " and what was stored in this folder;"
                         " if it holds them already, search them again without storing (any --server)")
     args = parser.parse_args()
-    if args.keep and args.engine != "sqlite":
-        parser.error("--keep keeps an SQLite database: --engine sqlite")
+    if args.keep and (args.engine == "both" or args.engine == "postgres" and not os.environ.get("TASKMEM_TEST_POSTGRES")):
+        parser.error("--keep keeps one engine's database: --engine sqlite, or postgres with TASKMEM_TEST_POSTGRES=<url>"
+                     " (a cluster that outlives the run)")
     checkout = Checkout.at(args.server)
     personas = [load_persona(name, Path(args.data)) for name in chosen_personas(args.personas)]
     if args.sessions:
