@@ -21,7 +21,8 @@ realmem_data.DEV / TEST, fixed by a hash rule before any figure was seen. Run fr
     .venv/bin/python bench/realmem.py --personas Lin_Wanyu --sessions 40   # a quick slice
     .venv/bin/python bench/realmem.py --personas all --keep /tmp/realmem   # store once (SQLite) ...
     .venv/bin/python bench/realmem.py --personas dev --keep /tmp/realmem   # ... search again, any server
-    TASKMEM_TEST_POSTGRES=<url> .venv/bin/python bench/realmem.py --engine postgres --keep /tmp/realmem-pg ...
+    TASKMEM_TEST_POSTGRES=<url> .venv/bin/python bench/realmem.py --engine postgres --keep /tmp/realmem-pg \
+        --copy-from /tmp/realmem --personas dev   # PostgreSQL searching the same stored entries, copied
 """
 
 from __future__ import annotations
@@ -30,6 +31,7 @@ import argparse
 import asyncio
 import json
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -179,6 +181,15 @@ async def run_engine(personas: Sequence[Persona], engine: str, checkout: Checkou
     return tables
 
 
+def copy_kept_sqlite(source: Path, keep: Path) -> None:
+    """The SQLite database and record kept in source, copied into keep's PostgreSQL database."""
+    start = time.perf_counter()
+    subprocess.run([sys.executable, "-m", "taskmem", "copy", "--from", str(source / "eval.db"),
+                    "--to", database_setting("postgres", keep)], check=True, stdout=subprocess.DEVNULL)
+    shutil.copy(source / "stored.json", keep / "stored.json")
+    print(f"copied {source / 'eval.db'} into PostgreSQL in {time.perf_counter() - start:.1f} s", flush=True)
+
+
 def stop(process: ServerOnDatabase) -> None:
     """A busy server may take long to close: SIGTERM, then SIGKILL after a minute."""
     try:
@@ -209,10 +220,16 @@ def main() -> None:
                         help="the server to evaluate: a checkout root or its server folder")
     parser.add_argument("--sessions", type=int, default=0, help="only each persona's first N sessions (0: all)")
     parser.add_argument("--data", default=str(DATA_DIR), help="the folder of the RealMem persona files")
+    parser.add_argument("--copy-from", default="", metavar="DIR",
+                        help="with --engine postgres and --keep: fill the kept database by `taskmem copy` from the SQLite"
+                             " database another run kept in DIR (same entries, seqs, times and vectors) instead of"
+                             " storing and embedding again")
     parser.add_argument("--keep", default="", help="keep the database (SQLite, or PostgreSQL's TASKMEM_TEST_POSTGRES)"
                         " and what was stored in this folder;"
                         " if it holds them already, search them again without storing (any --server)")
     args = parser.parse_args()
+    if args.copy_from and not (args.keep and args.engine == "postgres"):
+        parser.error("--copy-from fills a kept PostgreSQL database: --engine postgres --keep DIR")
     if args.keep and (args.engine == "both" or args.engine == "postgres" and not os.environ.get("TASKMEM_TEST_POSTGRES")):
         parser.error("--keep keeps one engine's database: --engine sqlite, or postgres with TASKMEM_TEST_POSTGRES=<url>"
                      " (a cluster that outlives the run)")
@@ -228,6 +245,8 @@ def main() -> None:
         keep = Path(args.keep) if args.keep else None
         if keep:
             keep.mkdir(parents=True, exist_ok=True)
+            if args.copy_from and not (keep / "stored.json").exists():
+                copy_kept_sqlite(Path(args.copy_from), keep)
         asyncio.run(run_engine(personas, engine, checkout, keep))
 
 
