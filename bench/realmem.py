@@ -56,7 +56,7 @@ from taskmem.v1 import as_of_pb2, memory_pb2, memory_service_pb2 as memory_rpc, 
 from taskmem.v1.memory_service_pb2_grpc import MemoryServiceStub  # noqa: E402
 from taskmem.v1.task_service_pb2_grpc import TaskServiceStub  # noqa: E402
 
-from memory_eval_rpc import Checkout, database_setting, wait_for_embeddings  # noqa: E402
+from memory_eval_rpc import Checkout, database_setting  # noqa: E402
 from tests.support.server_process import ServerOnDatabase  # noqa: E402
 
 MODE_NAMES = ("FULLTEXT", "SEMANTIC", "HYBRID")
@@ -64,6 +64,8 @@ MODES = {name: memory_pb2.SearchMode.Value(f"SEARCH_MODE_{name}") for name in MO
 LIMIT = 10
 BATCH = 100
 START_SECONDS, CALL_SECONDS = 180.0, 300.0
+# ~10k entries of up to 300 characters: at a few entries/s on crowded cores the backlog takes most of an hour.
+EMBEDDING_SECONDS = 4 * 3600.0
 
 
 class StoredPersona:
@@ -153,6 +155,8 @@ async def run_engine(personas: Sequence[Persona], engine: str, checkout: Checkou
                 else:
                     stored = [await store_persona(p, tasks, memory) for p in personas]
                 stored_at = time.perf_counter()
+                if keep and not kept:  # before the long wait: a run stopped there can go on from the database
+                    record.write_text(json.dumps({s.persona.name: s.to_json() for s in stored}))
                 await wait_for_embeddings(memory)
                 embedded_at = time.perf_counter()
                 entries = sum(len(s.turn_of) for s in stored)
@@ -160,8 +164,6 @@ async def run_engine(personas: Sequence[Persona], engine: str, checkout: Checkou
                     print(f"[{engine}] {entries} entries stored in {stored_at - start:.1f} s"
                           f" ({entries / (stored_at - start):.0f}/s acknowledged), embedding backlog done"
                           f" {embedded_at - stored_at:.1f} s later", flush=True)
-                    if keep:
-                        record.write_text(json.dumps({s.persona.name: s.to_json() for s in stored}))
                 for persona in stored:
                     await search_and_score(persona, memory, per_persona[persona.persona.name])
                 print(f"[{engine}] searched in {time.perf_counter() - embedded_at:.1f} s", flush=True)
@@ -179,6 +181,19 @@ async def run_engine(personas: Sequence[Persona], engine: str, checkout: Checkou
             print(f"\n[{engine}] {split}: {', '.join(name for name in names if name in per_persona)}")
             print("\n".join(tables[split].lines()))
     return tables
+
+
+async def wait_for_embeddings(memory: MemoryServiceStub) -> None:
+    """Returns once no entry of the namespace is left to embed."""
+    deadline = time.monotonic() + EMBEDDING_SECONDS
+    while True:
+        reply = await memory.SearchMemories(memory_rpc.SearchMemoriesRequest(
+            query="embedded yet", mode=memory_pb2.SEARCH_MODE_FULLTEXT, limit=1, wait_for_embeddings=True),
+            timeout=CALL_SECONDS)
+        if reply.unembedded_count == 0:
+            return
+        if time.monotonic() > deadline:
+            raise RuntimeError(f"{reply.unembedded_count} entries still not embedded")
 
 
 def copy_kept_sqlite(source: Path, keep: Path) -> None:
