@@ -18,7 +18,7 @@ import numpy as np
 
 from taskmem.core.memory import MemoryEntry, MemoryFilter
 from taskmem.core.memory_search import (
-    FullTextQuery, Hit, SearchMode, candidate_count, convex_fusion,
+    FullTextQuery, Hit, SearchMode, candidate_count, convex_fusion, spread_over_windows,
 )
 from taskmem.store.memory import memory_filter_sets, memory_text_index, memory_vectors
 from taskmem.store.memory.memory_entries import entries_by_seq
@@ -128,12 +128,20 @@ def fused_hits(reader: Reader, match: str, texts: list[tuple[int, float]], near:
     full-text ones with their snippets."""
     nearby = {seq for seq, _ in near}
     unranked = [seq for seq, _ in texts if seq not in nearby]
-    hits = convex_fusion(texts, near, memory_vectors.similarities(reader, unranked, vector), limit)
+    fused = convex_fusion(texts, near, memory_vectors.similarities(reader, unranked, vector), len(texts) + len(near))
+    hits = spread_over_windows(fused, _tasks_of(reader, [hit.seq for hit in fused]), limit)
     # Snippets only for the hits that made the cut (each costs a full-text lookup).
     found = [hit for hit in hits if hit.fulltext_rank]
     for hit, snippet in zip(found, _snippets(reader, match, [hit.seq for hit in found])):
         hit.snippet = snippet
     return hits
+
+
+def _tasks_of(reader: Reader, seqs: list[int]) -> dict[int, str]:
+    if not seqs:
+        return {}
+    return {int(seq): str(task) for seq, task in reader.fetchall(
+        f"SELECT seq, task_id FROM memory_entries WHERE seq IN ({', '.join('?' * len(seqs))})", seqs)}
 
 
 def search_entries(reader: Reader, namespace: str, query: FullTextQuery, vector: np.ndarray | None,
