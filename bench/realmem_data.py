@@ -181,13 +181,13 @@ class RecallTable:
     def lines(self) -> list[str]:
         rows = list(dict.fromkeys(r for r, _ in self.scores))
         categories = ["all", *sorted({c for _, c in self.scores} - {"all"})]
-        out = [f"{'mode':<10} {'category':<22} {'n':>4} {'sess@5':>7} {'sess@10':>8} {'n turn':>6} {'turn@5':>7}"
+        out = [f"{'mode':<14} {'category':<22} {'n':>4} {'sess@5':>7} {'sess@10':>8} {'n turn':>6} {'turn@5':>7}"
                f" {'turn@10':>8}"]
         for category in categories:
             for row in rows:
                 if not self.count(row, category):
                     continue
-                out.append(f"{row:<10} {category:<22} {self.count(row, category):4d}"
+                out.append(f"{row:<14} {category:<22} {self.count(row, category):4d}"
                            f" {self.mean(row, category, 5):7.3f} {self.mean(row, category, 10):8.3f}"
                            f" {self.count(row, category, True):6d} {self.mean(row, category, 5, True):7.3f}"
                            f" {self.mean(row, category, 10, True):8.3f}")

@@ -35,16 +35,19 @@ SEMANTIC_WEIGHT = 0.6
 # 0.536 recall@10).
 CANDIDATES_PER_HIT = 2
 MIN_CANDIDATES = 20
-# HYBRID then spreads its hits over the stretches of a conversation (issue 43, spread_over_windows): each hit
-# chosen lowers the fused score of the other candidates of its task within SPREAD_SPAN seqs of it (its
-# neighbouring turns) by SPREAD_PENALTY. Turns next to each other share their words and topic, so the fused
-# list came in clumps: on RealMem (bench/realmem.py) the first 10 hits held few sessions, and most evidence
-# sessions were found by neither half's first 10. Chosen on two dev personas (Adeleke_Okonjo, Ethan_Hunt) from
-# both halves' lists, session recall@10 / turn recall@10: 0.612 / 0.312 without, 0.687 / 0.260 with span 2 and
-# penalty 0.05, 0.665 / 0.280 with span 1, 0.716 / 0.224 with span 8; a penalty of 1 (one hit per stretch)
-# 0.711 / 0.180 with span 2. Raising each turn by its neighbours' scores instead (a window score) lost sessions
-# (0.55 to 0.61): it makes the clumps tighter. bench/memory_eval.py dev: recall@5 / @10 0.443 / 0.536 before,
-# 0.440 / 0.531 after (span 1 or 2, penalty 0.03 or 0.05 alike). docs/benchmarks.md has the full figures.
+# On request (SearchMemoriesRequest.spread_hits, issue 43) HYBRID spreads its hits over the stretches of a
+# conversation (spread_over_windows): each hit chosen lowers the fused score of the other candidates of its task
+# within SPREAD_SPAN seqs of it (its neighbouring turns) by SPREAD_PENALTY. Turns next to each other share their
+# words and topic, so the fused list comes in clumps: on RealMem (bench/realmem.py) the first 10 hits held few
+# sessions. Chosen on two dev personas (Adeleke_Okonjo, Ethan_Hunt) from both halves' lists, session recall@10 /
+# turn recall@10: 0.612 / 0.312 without, 0.687 / 0.260 with span 2 and penalty 0.05, 0.665 / 0.280 with span 1,
+# 0.716 / 0.224 with span 8, 0.711 / 0.180 with one hit per stretch (penalty 1). Raising each turn by its
+# neighbours' scores instead (a window score) lost sessions (0.55 to 0.61): the clumps got tighter; penalising
+# by content (maximal marginal relevance on the vectors) found less (at best 0.664 / 0.276).
+# Not the default: it finds the stretch, not every turn of it. Default-on it took bench/memory_eval.py's turn
+# recall@5 / @10 on dev from 0.443 / 0.536 to 0.440 / 0.531, test 0.439 / 0.511 to 0.441 / 0.511, and the
+# held-out set (scored after that change) from 0.683 / 0.766 to 0.626 / 0.698: questions whose evidence is two
+# adjacent turns lose the second.
 SPREAD_SPAN = 2
 SPREAD_PENALTY = 0.05
 
