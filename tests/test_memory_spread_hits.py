@@ -1,6 +1,6 @@
 """SearchMemories' opt-in spread_hits end to end (issue 43): HYBRID's hits without it are the fused order;
 with it a stretch of adjacent turns of one task gives up places to the rest of the conversation, while
-another task's adjacent entries and the other modes are left as they were."""
+FULLTEXT and SEMANTIC ignore it (that another task's entries are never lowered: tests/unit)."""
 
 from __future__ import annotations
 
