@@ -5,7 +5,8 @@ from __future__ import annotations
 import pytest
 
 from taskmem.core.memory_search import (
-    FULLTEXT_WEIGHT, MIN_CANDIDATES, SEMANTIC_WEIGHT, SearchMode, candidate_count, convex_fusion, fts_query,
+    FULLTEXT_WEIGHT, MIN_CANDIDATES, SEMANTIC_WEIGHT, Hit, SearchMode, candidate_count, convex_fusion, fts_query,
+    spread_over_windows,
 )
 
 
@@ -52,3 +53,37 @@ def test_fts_query_makes_each_content_word_an_alternative_and_lets_no_fts5_synta
 ])
 def test_fts_query_requires_quoted_phrases_and_ranks_by_the_other_words(text: str, query: str) -> None:
     assert fts_query(text) == query
+
+
+def _hits(*scored: tuple[int, float]) -> list[Hit]:
+    return [Hit(seq, score) for seq, score in scored]
+
+
+def test_spreading_lets_a_farther_turn_pass_the_neighbours_of_a_hit_already_chosen() -> None:
+    hits = _hits((10, 0.80), (11, 0.79), (12, 0.78), (40, 0.76))
+    task_of = {10: "t", 11: "t", 12: "t", 40: "t"}
+    spread = spread_over_windows(hits, task_of, limit=4, span=2, penalty=0.05)
+    assert [hit.seq for hit in spread] == [10, 40, 11, 12]
+    assert [hit.score for hit in spread] == [0.80, 0.76, 0.79, 0.78]  # the fused scores, unchanged
+
+
+def test_spreading_lowers_only_candidates_of_the_same_task_within_the_span() -> None:
+    hits = _hits((10, 0.80), (11, 0.79), (13, 0.78), (50, 0.76))
+    other_task = spread_over_windows(hits, {10: "a", 11: "b", 13: "a", 50: "a"}, limit=4, span=2, penalty=0.05)
+    assert [hit.seq for hit in other_task] == [10, 11, 13, 50]  # 11 is another task's, 13 is 3 seqs away
+    unknown = spread_over_windows(hits, {}, limit=4, span=2, penalty=0.05)
+    assert [hit.seq for hit in unknown] == [10, 11, 13, 50]
+
+
+def test_each_chosen_neighbour_lowers_a_candidate_again_and_the_limit_holds() -> None:
+    hits = _hits((10, 0.80), (12, 0.795), (11, 0.79), (30, 0.70))
+    task_of = dict.fromkeys((10, 11, 12, 30), "t")
+    # 12 loses 0.05 for 10 and still beats 30; then 11 has lost 0.1 (for 10 and 12): 30 comes first.
+    assert [hit.seq for hit in spread_over_windows(hits, task_of, limit=3, span=2, penalty=0.05)] == [10, 12, 30]
+    assert spread_over_windows([], task_of, limit=3) == []
+
+
+def test_without_a_penalty_spreading_keeps_the_fused_order() -> None:
+    hits = _hits((10, 0.8), (11, 0.8), (12, 0.7))
+    assert [hit.seq for hit in spread_over_windows(hits, dict.fromkeys((10, 11, 12), "t"), limit=3,
+                                                   penalty=0.0)] == [10, 11, 12]

@@ -74,7 +74,7 @@ class MemoryService(memory_service_pb2_grpc.MemoryServiceServicer):
         wait = memory_requests.embedding_wait(request, context.time_remaining())
         as_of = validate.as_of("as_of", request.as_of, request.HasField("as_of"))
         found = await self._archive.search(current_scope().namespace, s.query, s.mode, s.filter, s.limit, wait,
-                                           s.recency, as_of, request.include_history)
+                                           s.recency, as_of, request.include_history, request.spread_hits)
         return pb.SearchMemoriesResponse(
             hits=[mconvert.search_hit(hit, entry, hit.seq in found.unembedded_hits, found.superseded.get(entry.id))
                   for hit, entry in found.hits],

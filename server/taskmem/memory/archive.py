@@ -129,12 +129,13 @@ class MemoryArchive:
 
     async def search(self, namespace: str, query: str, mode: SearchMode, f: MemoryFilter, limit: int,
                      wait_seconds: float = 0.0, recency: RecencyWeights | None = None, as_of: AsOf | None = None,
-                     history: bool = False) -> SearchResult:
+                     history: bool = False, spread: bool = False) -> SearchResult:
         """The hits of the mode that runs, best first, each with its entry. wait_seconds > 0: first wait (that
         long at most) until every entry acknowledged before the call is embedded. recency: re-rank more
         candidates by recency and importance beside relevance (core/memory_recency.py). as_of: among the
         entries written by then (recency counted from then). Decisions superseded by then (by now without
-        as_of) are marked and, unless history, rank below every current hit."""
+        as_of) are marked and, unless history, rank below every current hit. spread: HYBRID spreads its hits over
+        the stretches of a conversation (core.memory_search.spread_over_windows)."""
         if mode is SearchMode.SEMANTIC and self.embedder is None:
             raise NotConfigured("embedding_backend", "semantic search needs embeddings (embedding_backend is none)")
         if mode is SearchMode.HYBRID and self.embedder is None:
@@ -155,11 +156,11 @@ class MemoryArchive:
             f = dataclasses.replace(f, created_before=before)
         words = full_text_query(query)
         pool = rerank_pool(limit) if recency is not None else limit
-        found = await self.ranked(namespace, words, vector, mode, f, pool)
+        found = await self.ranked(namespace, words, vector, mode, f, pool, spread)
         superseded = await self._superseded(namespace, found, at)
         if superseded and not history and len(found.hits) == pool:
             # the superseded hits go last: room for as many more current ones
-            found = await self.ranked(namespace, words, vector, mode, f, pool + len(superseded))
+            found = await self.ranked(namespace, words, vector, mode, f, pool + len(superseded), spread)
             superseded = await self._superseded(namespace, found, at)
         hits = found.hits
         if recency is not None:
@@ -174,7 +175,7 @@ class MemoryArchive:
         return await self.storage.read(superseded_entries, namespace, decisions, at) if decisions else {}
 
     async def ranked(self, namespace: str, query: FullTextQuery, vector: np.ndarray | None, mode: SearchMode,
-                     f: MemoryFilter, limit: int) -> SearchResult:
+                     f: MemoryFilter, limit: int, spread: bool = False) -> SearchResult:
         """search() once the query is read and embedded. HYBRID runs its two halves at once, each in its own
         reader thread (SQLite and numpy let go of the GIL), so it takes about as long as the slower half
         rather than both; ranking, filtering, fusion and the backlog check are the search store's."""
@@ -184,7 +185,7 @@ class MemoryArchive:
         (text, texts), near = await asyncio.gather(
             self.storage.read(memory_search.fulltext_candidates, namespace, query, f, limit),
             self.storage.read(memory_search.semantic_candidates, namespace, vector, f, limit))
-        return await self.storage.read(_fuse, namespace, text, texts, near, vector, f, limit, embedding)
+        return await self.storage.read(_fuse, namespace, text, texts, near, vector, f, limit, embedding, spread)
 
     async def extract(self, namespace: str, task_id: str, subtask_id: str, calls: Sequence[ToolCall],
                       model_output: str) -> Extraction:
@@ -222,9 +223,9 @@ def _search(reader: Reader, namespace: str, query: FullTextQuery, vector: np.nda
 
 
 def _fuse(reader: Reader, namespace: str, text: str, texts: list[tuple[int, float]], near: list[tuple[int, float]],
-          vector: np.ndarray, f: MemoryFilter, limit: int, embedding: bool) -> SearchResult:
+          vector: np.ndarray, f: MemoryFilter, limit: int, embedding: bool, spread: bool = False) -> SearchResult:
     hits = memory_search.with_entries(reader, namespace,
-                                      memory_search.fused_hits(reader, text, texts, near, vector, limit))
+                                      memory_search.fused_hits(reader, text, texts, near, vector, limit, spread))
     return _result(reader, namespace, SearchMode.HYBRID, f, hits, embedding)
 
 

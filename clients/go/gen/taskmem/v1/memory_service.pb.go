@@ -576,8 +576,15 @@ type SearchMemoriesRequest struct {
 	// questions about history). Without it they are marked (hit.superseded)
 	// and rank below every current hit.
 	IncludeHistory bool `protobuf:"varint,8,opt,name=include_history,json=includeHistory,proto3" json:"include_history,omitempty"`
-	unknownFields  protoimpl.UnknownFields
-	sizeCache      protoimpl.SizeCache
+	// HYBRID only (other modes ignore it): spread the hits over the stretches
+	// of a conversation, for questions that look for the earlier conversations
+	// (sessions) holding an answer rather than its exact turn. Hits are chosen
+	// one at a time, and each one chosen lowers the score of the entries of
+	// its task written within 2 entries of it by 0.05, so one stretch of
+	// adjacent turns does not take every place. Hit scores stay the fused ones.
+	SpreadHits    bool `protobuf:"varint,9,opt,name=spread_hits,json=spreadHits,proto3" json:"spread_hits,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *SearchMemoriesRequest) Reset() {
@@ -662,6 +669,13 @@ func (x *SearchMemoriesRequest) GetAsOf() *AsOf {
 func (x *SearchMemoriesRequest) GetIncludeHistory() bool {
 	if x != nil {
 		return x.IncludeHistory
+	}
+	return false
+}
+
+func (x *SearchMemoriesRequest) GetSpreadHits() bool {
+	if x != nil {
+		return x.SpreadHits
 	}
 	return false
 }
@@ -3277,7 +3291,7 @@ const file_taskmem_v1_memory_service_proto_rawDesc = "" +
 	"subtask_id\x18\x02 \x01(\tR\tsubtaskId\x12\x14\n" +
 	"\x05limit\x18\x03 \x01(\x05R\x05limit\"P\n" +
 	"\x1bGetRelevantMemoriesResponse\x121\n" +
-	"\aentries\x18\x01 \x03(\v2\x17.taskmem.v1.MemoryEntryR\aentries\"\xe6\x02\n" +
+	"\aentries\x18\x01 \x03(\v2\x17.taskmem.v1.MemoryEntryR\aentries\"\x87\x03\n" +
 	"\x15SearchMemoriesRequest\x12\x14\n" +
 	"\x05query\x18\x01 \x01(\tR\x05query\x12*\n" +
 	"\x04mode\x18\x02 \x01(\x0e2\x16.taskmem.v1.SearchModeR\x04mode\x120\n" +
@@ -3286,7 +3300,9 @@ const file_taskmem_v1_memory_service_proto_rawDesc = "" +
 	"\x13wait_for_embeddings\x18\x05 \x01(\bR\x11waitForEmbeddings\x12C\n" +
 	"\x0frecency_ranking\x18\x06 \x01(\v2\x1a.taskmem.v1.RecencyRankingR\x0erecencyRanking\x12%\n" +
 	"\x05as_of\x18\a \x01(\v2\x10.taskmem.v1.AsOfR\x04asOf\x12'\n" +
-	"\x0finclude_history\x18\b \x01(\bR\x0eincludeHistory\"\x9c\x01\n" +
+	"\x0finclude_history\x18\b \x01(\bR\x0eincludeHistory\x12\x1f\n" +
+	"\vspread_hits\x18\t \x01(\bR\n" +
+	"spreadHits\"\x9c\x01\n" +
 	"\x0eRecencyRanking\x12%\n" +
 	"\x0erecency_weight\x18\x01 \x01(\x02R\rrecencyWeight\x12+\n" +
 	"\x11importance_weight\x18\x02 \x01(\x02R\x10importanceWeight\x126\n" +

@@ -302,6 +302,7 @@ class SearchMemoriesRequest(_message.Message):
     RECENCY_RANKING_FIELD_NUMBER: _builtins.int
     AS_OF_FIELD_NUMBER: _builtins.int
     INCLUDE_HISTORY_FIELD_NUMBER: _builtins.int
+    SPREAD_HITS_FIELD_NUMBER: _builtins.int
     query: _builtins.str
     """The text to look for (required, at most 1000 characters), typically a
     question in plain words. SEMANTIC embeds it. FULLTEXT takes each word as
@@ -328,6 +329,14 @@ class SearchMemoriesRequest(_message.Message):
     """Rank superseded decisions by score alone, among current hits (for
     questions about history). Without it they are marked (hit.superseded)
     and rank below every current hit.
+    """
+    spread_hits: _builtins.bool
+    """HYBRID only (other modes ignore it): spread the hits over the stretches
+    of a conversation, for questions that look for the earlier conversations
+    (sessions) holding an answer rather than its exact turn. Hits are chosen
+    one at a time, and each one chosen lowers the score of the entries of
+    its task written within 2 entries of it by 0.05, so one stretch of
+    adjacent turns does not take every place. Hit scores stay the fused ones.
     """
     @_builtins.property
     def filter(self) -> _memory_pb2.MemoryFilter:
@@ -360,10 +369,11 @@ class SearchMemoriesRequest(_message.Message):
         recency_ranking: Global___RecencyRanking | None = ...,
         as_of: _as_of_pb2.AsOf | None = ...,
         include_history: _builtins.bool = ...,
+        spread_hits: _builtins.bool = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["as_of", b"as_of", "filter", b"filter", "recency_ranking", b"recency_ranking"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["as_of", b"as_of", "filter", b"filter", "include_history", b"include_history", "limit", b"limit", "mode", b"mode", "query", b"query", "recency_ranking", b"recency_ranking", "wait_for_embeddings", b"wait_for_embeddings"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["as_of", b"as_of", "filter", b"filter", "include_history", b"include_history", "limit", b"limit", "mode", b"mode", "query", b"query", "recency_ranking", b"recency_ranking", "spread_hits", b"spread_hits", "wait_for_embeddings", b"wait_for_embeddings"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
