@@ -11,8 +11,8 @@ send (before the PostMessage call: includes the write's RPC and group commit) to
 p99, max; and the server's CPU time per message (from /proc). Goal: p99 <= 5 ms at 1,000 events/s.
 All processes share this machine's clock.
 
-    .venv/bin/python bench/events_bench.py [--rate 1000] [--seconds 10] [--warmup 2] [--writer client|stub]
-                                           [--attempts 8]
+    .venv/bin/python bench/events_bench.py [--rate 1000] [--seconds 10] [--warmup 2]
+                                           [--writer client|stub|ghz] [--attempts 8]
 
 It also prints what the writer saw: calls that failed by final code (CANCELLED among them: gRPC
 shedding what it had not started), attempts the server refused as overloaded (UNAVAILABLE,
@@ -21,7 +21,10 @@ accepted attempt (p50, p99, max; from when it left the client, after any pause a
 the client's limit of calls in flight) beside that of the whole call with its retries and waits.
 
 --writer client (default) writes through taskmem_client (a request_id on every call, so the server
-also stores an idempotency record); --writer stub through the bare generated stub, without one.
+also stores an idempotency record); --writer stub through the bare generated stub, without one;
+--writer ghz with ghz (Go, `--rps`; installed in .tools/bin by the Makefile), so the writer is not a
+Python process competing with the server for the 2 cores: each message's content is ghz's
+`{{.TimestampUnixNano}}` at the call's start, and ghz's own report gives the writer's figures.
 
 Needs the built TypeScript client (this runs `npm run build` in clients/ts) and Go.
 """
@@ -31,6 +34,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextvars
+import json
 import os
 import shutil
 import subprocess
@@ -150,6 +154,32 @@ async def write_at_rate(tasks: TaskServiceStub, task_id: str, rate: float, secon
     return count, time.perf_counter() - start
 
 
+GHZ = ROOT / ".tools/bin/ghz"
+
+
+async def write_with_ghz(address: str, task_id: str, rate: float, seconds: float, writes: Writes) -> tuple[int, float]:
+    """Posts rate messages a second for seconds with ghz (open loop: up to 512 calls in flight, so a slow
+    reply does not hold the next send back); (sent, seconds taken)."""
+    request = {"task_id": task_id, "role": "MESSAGE_ROLE_AGENT", "content": "{{.TimestampUnixNano}}"}
+    process = await asyncio.create_subprocess_exec(
+        str(GHZ), "--insecure", "--proto", str(ROOT / "proto/taskmem/v1/task_service.proto"), "-i", str(ROOT / "proto"),
+        "--call", "taskmem.v1.TaskService.PostMessage", "-d", json.dumps(request), "--rps", str(int(rate)),
+        "-n", str(int(rate * seconds)), "-c", "512", "--connections", "4", "--timeout", "20s", "-O", "json", address,
+        stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE)
+    stdout, stderr = await process.communicate()
+    if not stdout.strip():
+        raise RuntimeError(f"ghz failed: {stderr.decode().strip()}")
+    report = json.loads(stdout)
+    for code, count in (report.get("statusCodeDistribution") or {}).items():
+        if code != "OK":
+            writes.failures[code] += count
+    for row in report.get("details") or []:
+        if row.get("status") == "OK":
+            writes.accepted_ms.append(row["latency"] / 1e6)
+    writes.call_ms = writes.accepted_ms  # ghz does not retry: an attempt is the whole call
+    return report["count"], report["total"] / 1e9
+
+
 async def wait_until_subscribed(tasks: TaskServiceStub, task_id: str, subscribers: list[Subscriber]) -> None:
     """Posts "ready" until every subscriber has printed that it received one."""
     pending = {s.language: asyncio.ensure_future(s.process.stdout.readline()) for s in subscribers}  # type: ignore[union-attr]
@@ -202,13 +232,19 @@ async def main(rate: float, seconds: float, warmup: float, writer: str, attempts
                                                                    stdout=asyncio.subprocess.PIPE)
                     subscribers.append(Subscriber(language, process))
                 await wait_until_subscribed(tasks, task_id, subscribers)
-                await write_at_rate(tasks, task_id, rate, warmup, Writes())
+                if writer == "ghz":
+                    await write_with_ghz(address, task_id, rate, warmup, Writes())
+                else:
+                    await write_at_rate(tasks, task_id, rate, warmup, Writes())
                 measured_from_ns = time.time_ns()
                 assert server.process is not None
                 cpu_before = cpu_seconds(server.process.pid)
                 writer_lags: list[float] = []
                 sampler = asyncio.ensure_future(sample_loop_lag(writer_lags))
-                sent, took = await write_at_rate(tasks, task_id, rate, seconds, writes)
+                if writer == "ghz":
+                    sent, took = await write_with_ghz(address, task_id, rate, seconds, writes)
+                else:
+                    sent, took = await write_at_rate(tasks, task_id, rate, seconds, writes)
                 sampler.cancel()
                 server_cpu = cpu_seconds(server.process.pid) - cpu_before
                 await post(tasks, task_id, "end")
@@ -252,8 +288,8 @@ if __name__ == "__main__":
     parser.add_argument("--rate", type=float, default=1000.0, help="messages the writer posts per second")
     parser.add_argument("--seconds", type=float, default=10.0, help="length of the measured run")
     parser.add_argument("--warmup", type=float, default=2.0, help="seconds written at the rate before measuring")
-    parser.add_argument("--writer", choices=("client", "stub"), default="client",
-                        help="write through taskmem_client (request_id on every call) or the bare stub")
+    parser.add_argument("--writer", choices=("client", "stub", "ghz"), default="client",
+                        help="write through taskmem_client (request_id on every call), the bare stub or ghz")
     parser.add_argument("--attempts", type=int, default=RetryPolicy.attempts,
                         help="taskmem_client's attempts per call (its retries honour the server's retry hint)")
     arguments = parser.parse_args()
