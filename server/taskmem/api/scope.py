@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import contextvars
-import dataclasses
 import hmac
 from collections.abc import Iterable
 
@@ -15,12 +14,26 @@ NAMESPACE_HEADER = "x-taskmem-namespace"
 CORRELATION_HEADER = "x-correlation-id"
 
 
-@dataclasses.dataclass(frozen=True)
 class CallScope:
-    namespace: str
-    correlation_id: str
-    # The bearer key is one of admin_keys: it may force any wait's outcome (ResolveWait).
-    admin: bool = False
+    """The caller's namespace; its correlation id (the caller's x-correlation-id, else one minted when first
+    read: a read never needs one, and every call of a busy server resolves a scope); whether its bearer key
+    is one of admin_keys (it may force any wait's outcome, ResolveWait)."""
+
+    __slots__ = ("namespace", "admin", "_correlation_id")
+
+    def __init__(self, namespace: str, correlation_id: str = "", admin: bool = False) -> None:
+        self.namespace = namespace
+        self.admin = admin
+        self._correlation_id = correlation_id
+
+    @property
+    def correlation_id(self) -> str:
+        if not self._correlation_id:
+            self._correlation_id = new_id("cor")
+        return self._correlation_id
+
+    def __repr__(self) -> str:
+        return f"CallScope({self.namespace!r}, {self._correlation_id!r}, admin={self.admin})"
 
 
 # Set by the interceptor for the running call; servicers read it with current_scope().
@@ -38,11 +51,14 @@ class AuthError(Exception):
         self.message = message
 
 
+_HEADERS = frozenset((NAMESPACE_HEADER, CORRELATION_HEADER, "authorization"))
+
+
 def resolve_scope(auth: AuthSettings, metadata: Iterable[tuple[str, str | bytes]]) -> CallScope:
     """Check the bearer token and pick the namespace; raises AuthError."""
-    headers = {key: value for key, value in metadata if isinstance(value, str)}
+    headers = {key: value for key, value in metadata if key in _HEADERS and isinstance(value, str)}
     asked = headers.get(NAMESPACE_HEADER, "")
-    correlation_id = headers.get(CORRELATION_HEADER, "")[:128] or new_id("cor")
+    correlation_id = headers.get(CORRELATION_HEADER, "")[:128]
     scheme, _, token = headers.get("authorization", "").partition(" ")
     token = token if scheme.lower() == "bearer" else ""
     # Without api_keys an admin key is still sent as a bearer token; with them it is also one of them.
