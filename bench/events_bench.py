@@ -13,6 +13,7 @@ All processes share this machine's clock.
 
     .venv/bin/python bench/events_bench.py [--rate 1000] [--seconds 10] [--warmup 2]
                                            [--writer client|stub|ghz] [--attempts 8]
+                                           [--server CHECKOUT]
 
 It also prints what the writer saw: calls that failed by final code (CANCELLED among them: gRPC
 shedding what it had not started), attempts the server refused as overloaded (UNAVAILABLE,
@@ -214,10 +215,13 @@ def report(language: str, lines: list[bytes], measured_from_ns: int, expected: i
             f"{percentile(delivery, 0.50):8.2f} {percentile(delivery, 0.99):8.2f} {delivery[-1]:8.2f}")
 
 
-async def main(rate: float, seconds: float, warmup: float, writer: str, attempts: int) -> None:
+async def main(rate: float, seconds: float, warmup: float, writer: str, attempts: int,
+               server_checkout: str | None) -> None:
     with tempfile.TemporaryDirectory() as tmp:
         commands = build_subscribers(Path(tmp))
-        server = ServerProcess(Path(tmp) / "bench.db", "--log-level", "WARNING")
+        # --server CHECKOUT: that checkout's server/ (a before/after pair on the same machine and load).
+        env = {"PYTHONPATH": str(Path(server_checkout).resolve() / "server")} if server_checkout else None
+        server = ServerProcess(Path(tmp) / "bench.db", "--log-level", "WARNING", env=env)
         address = server.start()
         subscribers: list[Subscriber] = []
         try:
@@ -292,5 +296,8 @@ if __name__ == "__main__":
                         help="write through taskmem_client (request_id on every call), the bare stub or ghz")
     parser.add_argument("--attempts", type=int, default=RetryPolicy.attempts,
                         help="taskmem_client's attempts per call (its retries honour the server's retry hint)")
+    parser.add_argument("--server", metavar="CHECKOUT", help="run the server from another checkout's server/ "
+                        "(e.g. `git worktree add /tmp/before main`), to compare before and after")
     arguments = parser.parse_args()
-    asyncio.run(main(arguments.rate, arguments.seconds, arguments.warmup, arguments.writer, arguments.attempts))
+    asyncio.run(main(arguments.rate, arguments.seconds, arguments.warmup, arguments.writer, arguments.attempts,
+                     arguments.server))
