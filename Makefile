@@ -149,7 +149,7 @@ test-a2a-js: tests/a2a/js/node_modules/.installed $(VENV)/.installed
 
 # Every benchmark in turn (tools/run_benchmarks.py lists them), each printing its own figures, then one
 # summary table: each benchmark's goal, its figures as printed, the load average over its run.
-bench: $(VENV)/.installed clients/ts/node_modules/.installed web-browser
+bench: $(VENV)/.installed $(TOOLS)/.installed clients/ts/node_modules/.installed web-browser
 	$(PY) tools/run_benchmarks.py
 
 clean:
