@@ -35,6 +35,7 @@ import sys
 import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import grpc
 
@@ -72,11 +73,11 @@ class Target:
     errors: int = 0
     half_p50: list[float] = field(default_factory=list)  # ms, at 50 % of the measured maximum rate
     half_p99: list[float] = field(default_factory=list)
-    half_rate: list[float] = field(default_factory=list)  # the rate asked for / the rate achieved
-    half_achieved: list[float] = field(default_factory=list)
+    half_rate: list[float] = field(default_factory=list)  # the rate asked for (req/s)
+    half_achieved: list[float] = field(default_factory=list)  # the rate answered
 
 
-def ghz(target: Target, arguments: argparse.Namespace, seconds: float, rps: int | None = None) -> dict:
+def ghz(target: Target, arguments: argparse.Namespace, seconds: float, rps: int | None = None) -> dict[str, Any]:
     """One ghz run against target; its JSON report, plus the server's CPU µs per answered call."""
     command = [str(GHZ), "--insecure", "--proto", str(target.proto), "-i",
                f"{ROOT / 'proto'},{ROOT / 'bench/proto'}", "--call", target.call, "-B", str(target.payload),
@@ -106,7 +107,7 @@ def ghz(target: Target, arguments: argparse.Namespace, seconds: float, rps: int 
     return report
 
 
-def percentile(report: dict, wanted: int) -> float:
+def percentile(report: dict[str, Any], wanted: int) -> float:
     """Latency at the wanted percentage in ms (ghz's latencyDistribution, nanoseconds)."""
     for row in report.get("latencyDistribution") or []:
         if row["percentage"] == wanted:
@@ -209,7 +210,7 @@ def main(arguments: argparse.Namespace) -> None:
             print(f"at the maximum rate (medians over rounds); {load()}")
             for target in everything:
                 print(line(target))
-            print(f"at 50 % of each one's median maximum rate (ghz --rps, open loop; goal p99 <= 10 ms):")
+            print("at 50 % of each one's median maximum rate (ghz --rps, open loop; goal p99 <= 10 ms):")
             for round_number in range(arguments.half_rounds):
                 for target in everything:
                     rate = int(statistics.median(target.rps) / 2)
