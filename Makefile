@@ -11,6 +11,7 @@ BUF := node_modules/.bin/buf
 PROTOC_GEN_GO_VERSION := v1.36.12
 PROTOC_GEN_GO_GRPC_VERSION := v1.6.2
 GRPCURL_VERSION := v1.9.4
+GHZ_VERSION := v0.120.0
 
 GENERATED := clients/python/src/taskmem/v1 clients/go/gen clients/ts/src/gen server/taskmem/api/contract_descriptors.binpb
 
@@ -70,6 +71,8 @@ $(TOOLS)/.installed: Makefile
 	GOBIN=$(TOOLS) go install google.golang.org/protobuf/cmd/protoc-gen-go@$(PROTOC_GEN_GO_VERSION)
 	GOBIN=$(TOOLS) go install google.golang.org/grpc/cmd/protoc-gen-go-grpc@$(PROTOC_GEN_GO_GRPC_VERSION)
 	GOBIN=$(TOOLS) go install github.com/fullstorydev/grpcurl/cmd/grpcurl@$(GRPCURL_VERSION)
+	# ghz: the compiled gRPC load generator bench/ghz_bench.py drives (the Python client would be the bottleneck).
+	GOBIN=$(TOOLS) go install github.com/bojand/ghz/cmd/ghz@$(GHZ_VERSION)
 	touch $@
 
 # Regenerate every stub from proto/ (Python, Go, TypeScript).
@@ -149,7 +152,7 @@ test-a2a-js: tests/a2a/js/node_modules/.installed $(VENV)/.installed
 
 # Every benchmark in turn (tools/run_benchmarks.py lists them), each printing its own figures, then one
 # summary table: each benchmark's goal, its figures as printed, the load average over its run.
-bench: $(VENV)/.installed clients/ts/node_modules/.installed web-browser
+bench: $(VENV)/.installed $(TOOLS)/.installed clients/ts/node_modules/.installed web-browser
 	$(PY) tools/run_benchmarks.py
 
 clean:

@@ -19,6 +19,7 @@ from grpc_health.v1 import health, health_pb2, health_pb2_grpc
 from taskmem.api.admission import Admission
 from taskmem.api.checkpoint_service import CheckpointService
 from taskmem.api.interceptors import GuardInterceptor
+from taskmem.api.method_wrapping import WrappedRegistration
 from taskmem.api.task_access import TaskAccess
 from taskmem.api.metrics_interceptor import MetricsInterceptor
 from taskmem.api.memory_service import MemoryService
@@ -211,24 +212,27 @@ class TaskmemServer:
         admission = Admission(self.config.max_in_flight_calls, self.config.overload_retry_after_ms,
                               self.config.max_loop_lag_ms)
         self._admission_watch = asyncio.create_task(admission.watch_loop(), name="taskmem-admission")
-        interceptors: list[grpc.aio.ServerInterceptor] = [GuardInterceptor(self.keys, admission,
-                                                                           TaskAccess(self.storage))]
+        # The guard wraps every taskmem.v1 handler as it is registered (WrappedRegistration), not as an
+        # interceptor: grpc.aio awaits each interceptor on every call to find the handler.
+        guard = GuardInterceptor(self.keys, admission, TaskAccess(self.storage))
+        interceptors: list[grpc.aio.ServerInterceptor] = []
         if metrics is not None or self.config.log_format == "json" or self.config.log_level.upper() == "DEBUG":
             interceptors.insert(0, MetricsInterceptor(metrics))  # outermost: refused calls are counted too
         if self.config.otlp_endpoint:
             tracing, self.stop_tracing = rpc_tracing(self.config.otlp_endpoint)
             interceptors.insert(0, tracing)
-        server = grpc.aio.server(interceptors=interceptors, options=_server_options(self.config))
+        server = grpc.aio.server(interceptors=interceptors or None, options=_server_options(self.config))
+        guarded = WrappedRegistration(server, guard)
         task_service_pb2_grpc.add_TaskServiceServicer_to_server(
             TaskService(self.storage, MaintenanceSettings.of(self.config).retention, meter.budget_tokens,
                         plan_judge_for(chat, state_settings.adjudication, state_settings.adjudication_timeout_seconds)),
-            server)
+            guarded)
         wait_service_pb2_grpc.add_WaitServiceServicer_to_server(
-            WaitService(self.storage, self.scheduler, WaitSettings.of(self.config), self.file_roots), server)
-        state_service_pb2_grpc.add_StateServiceServicer_to_server(StateService(self.state), server)
-        memory_service_pb2_grpc.add_MemoryServiceServicer_to_server(MemoryService(self.memory), server)
+            WaitService(self.storage, self.scheduler, WaitSettings.of(self.config), self.file_roots), guarded)
+        state_service_pb2_grpc.add_StateServiceServicer_to_server(StateService(self.state), guarded)
+        memory_service_pb2_grpc.add_MemoryServiceServicer_to_server(MemoryService(self.memory), guarded)
         checkpoint_service_pb2_grpc.add_CheckpointServiceServicer_to_server(
-            CheckpointService(CheckpointEngine(self.storage, MaintenanceSettings.of(self.config).retention)), server)
+            CheckpointService(CheckpointEngine(self.storage, MaintenanceSettings.of(self.config).retention)), guarded)
         health_pb2_grpc.add_HealthServicer_to_server(self.health, server)
         if self.config.reflection:
             add_reflection(server, [*SERVICE_NAMES, health.SERVICE_NAME])

@@ -35,3 +35,12 @@ def test_with_api_keys_a_missing_bearer_is_unauthenticated() -> None:
     with pytest.raises(AuthError) as raised:
         resolve_scope(KEYED, [("authorization", "Basic admin-key")])
     assert raised.value.reason == "ERROR_REASON_UNAUTHENTICATED"
+
+
+def test_the_callers_correlation_id_is_kept_and_one_is_minted_once_when_none_is_sent() -> None:
+    assert resolve_scope(OPEN, [("x-correlation-id", "run-7")]).correlation_id == "run-7"
+    scope = resolve_scope(OPEN, [("user-agent", "grpc-go/1.56.3")])
+    minted = scope.correlation_id
+    assert minted.startswith("cor_")
+    assert scope.correlation_id == minted  # every write of one call shares it
+    assert resolve_scope(OPEN, []).correlation_id != minted
