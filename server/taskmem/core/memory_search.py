@@ -48,6 +48,14 @@ MIN_CANDIDATES = 20
 # recall@5 / @10 on dev from 0.443 / 0.536 to 0.440 / 0.531, test 0.439 / 0.511 to 0.441 / 0.511, and the
 # held-out set (scored after that change) from 0.683 / 0.766 to 0.626 / 0.698: questions whose evidence is two
 # adjacent turns lose the second.
+# Not kept either (issue 43, second round; dev personas Adeleke_Okonjo and Ethan_Hunt to choose, Lin_Wanyu and
+# Kenta_Tanaka to check, test personas not scored): spreading only the second half of the places (the first
+# limit // 2 in fused order) took the check personas' session recall@10 / turn recall@10 from 0.615 / 0.296 to
+# 0.658 / 0.292 and kept memory_eval dev / test at 0.533 / 0.511 (0.536 / 0.511), but the held-out set, scored once,
+# fell from 0.766 to 0.721 at @10 (@5 unchanged, 0.683). A long question searched by its sentences (each sentence's
+# cosine, their best averaged with the whole question's) took the chosen personas' HYBRID from 0.612 to 0.633 and
+# the check personas' from 0.615 down to 0.608. Weighting (0.2..0.6, min-max or z-scored shares) and RRF (k 1..60)
+# on the chosen personas: 0.594..0.642, no fusion of these two lists reaches the goal of 0.05 over SEMANTIC.
 SPREAD_SPAN = 2
 SPREAD_PENALTY = 0.05
 
