@@ -8,7 +8,7 @@ from collections.abc import AsyncIterator, Iterator
 
 import grpc
 import pytest
-from google.protobuf import field_mask_pb2, json_format
+from google.protobuf import json_format
 
 from taskmem.v1 import state_service_pb2 as spb, task_pb2, task_service_pb2 as pb, wait_pb2, wait_service_pb2 as wpb
 from taskmem.v1.state_service_pb2_grpc import StateServiceStub
@@ -17,9 +17,9 @@ from taskmem.v1.wait_service_pb2_grpc import WaitServiceStub
 from tests.support.key_files import TEAM_KEYS, bearer, secret, write_keys
 from tests.support.rpc_errors import assert_rpc_error
 from tests.support.server_process import ServerProcess
+from tests.support.eventually import HANG_GUARD_SECONDS
 
 # A stream that never ends fails the test here instead of hanging the suite.
-HANG_GUARD_SECONDS = 60
 
 
 @pytest.fixture(scope="module")

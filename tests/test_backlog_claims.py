@@ -24,6 +24,7 @@ from taskmem.store.access import Reader, Transaction
 from taskmem.store.engines import open_storage
 from taskmem.store.storage import Storage
 from tests.support.postgres import database_url
+from tests.support.eventually import HANG_GUARD_SECONDS
 
 DIMENSION = 8
 LEASE = 1.0  # seconds: short, so a takeover happens within the test
@@ -117,7 +118,7 @@ async def test_a_stalled_replicas_batch_is_taken_over_after_its_claim_and_its_la
     stalled_pass.start()
     live_pass = EmbeddingBacklog(two, live, batch_size=50)
     try:
-        await asyncio.wait_for(stalled.called.wait(), 10)
+        await asyncio.wait_for(stalled.called.wait(), HANG_GUARD_SECONDS)
         held = set(stalled.texts)
         assert len(held) == 50
         live_pass.start()

@@ -27,6 +27,7 @@ from taskmem.v1.state_service_pb2_grpc import StateServiceStub
 from taskmem.v1.task_service_pb2_grpc import TaskServiceStub
 from tests.support.certificates import needs_openssl, self_signed_localhost
 from tests.support.server_process import ServerProcess
+from tests.support.eventually import HANG_GUARD_SECONDS
 
 
 @pytest.fixture(scope="module")
@@ -222,12 +223,12 @@ def test_events_tail_follow_prints_new_events_live_and_exits_0_when_stopped(
          "--address", address], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
         lines = LineReader(follower.stdout)
-        assert "task_created" in lines.next_line(timeout=30)  # the replay of stored events comes first
+        assert "task_created" in lines.next_line(timeout=HANG_GUARD_SECONDS)  # the replay of stored events comes first
         marker = f"live message {time.monotonic_ns()}"
         stub.PostMessage(pb.PostMessageRequest(task_id=deploy_task, role=task_pb2.MESSAGE_ROLE_USER, content=marker))
-        assert lines.wait_for(marker, timeout=30)
+        assert lines.wait_for(marker, timeout=HANG_GUARD_SECONDS)
         follower.send_signal(stop_signal)
-        assert follower.wait(timeout=15) == 0
+        assert follower.wait(timeout=HANG_GUARD_SECONDS) == 0
         assert follower.stderr is not None and follower.stderr.read() == ""
     finally:
         if follower.poll() is None:
@@ -243,14 +244,14 @@ def test_events_tail_follow_from_the_end_shows_only_new_events(address: str, stu
     try:
         lines = LineReader(follower.stdout)
         marker = f"only new {time.monotonic_ns()}"
-        deadline = time.monotonic() + 30
+        deadline = time.monotonic() + HANG_GUARD_SECONDS
         while not lines.lines and time.monotonic() < deadline:  # the subscription may not be live yet: repeat
             stub.PostMessage(pb.PostMessageRequest(task_id=deploy_task, role=task_pb2.MESSAGE_ROLE_USER,
                                                    content=marker))
             time.sleep(0.3)
         assert lines.lines and all(marker in line for line in lines.lines)
         follower.send_signal(signal.SIGINT)
-        assert follower.wait(timeout=15) == 0
+        assert follower.wait(timeout=HANG_GUARD_SECONDS) == 0
     finally:
         if follower.poll() is None:
             follower.kill()

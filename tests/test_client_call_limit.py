@@ -13,6 +13,7 @@ from taskmem.v1 import task_service_pb2 as pb
 from taskmem_client import RetryPolicy, TaskmemError
 from taskmem_client.calls import UnaryCallInterceptor
 from taskmem_client.overload import CallLimit
+from tests.support.eventually import HANG_GUARD_SECONDS
 
 
 async def test_calls_are_not_limited_until_the_server_refuses_one() -> None:
@@ -92,7 +93,7 @@ async def test_a_waiting_call_is_handed_a_slot_before_its_timeout_when_a_call_fi
     waiter = asyncio.ensure_future(limit.acquire(timeout=5.0))
     await asyncio.sleep(0.01)
     limit.release(held, overloaded=False)
-    taken_at = await asyncio.wait_for(waiter, 30.0)  # a hang guard: the slot is handed over at once
+    taken_at = await asyncio.wait_for(waiter, HANG_GUARD_SECONDS)  # a hang guard: the slot is handed over at once
     limit.release(taken_at, overloaded=False)
     assert limit.try_acquire() is not None
 

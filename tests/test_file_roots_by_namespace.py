@@ -23,6 +23,7 @@ from taskmem.v1.task_service_pb2_grpc import TaskServiceStub
 from taskmem.v1.wait_service_pb2_grpc import WaitServiceStub
 from tests.support.rpc_errors import assert_rpc_error
 from tests.support.server_process import ServerProcess
+from tests.support.eventually import HANG_GUARD_SECONDS
 
 POLL = duration_pb2.Duration(nanos=100_000_000)
 KEYS = "alpha-key:alpha;beta-key:beta"
@@ -83,7 +84,7 @@ async def ended(channel: grpc.aio.Channel, key: list[tuple[str, str]], wait_id: 
         assert last is not None
         return last
 
-    return await asyncio.wait_for(watch(), 20)
+    return await asyncio.wait_for(watch(), HANG_GUARD_SECONDS)
 
 
 async def refused(call: object) -> grpc.aio.AioRpcError:

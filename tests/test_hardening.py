@@ -35,6 +35,7 @@ from tests.support.ports import unused_port
 from tests.support.rpc_errors import assert_rpc_error, error_info
 from tests.support.server_process import ServerProcess
 from tests.support.trickle_http import TrickleServer
+from tests.support.eventually import HANG_GUARD_SECONDS
 
 INVALID = grpc.StatusCode.INVALID_ARGUMENT
 POLL = duration_pb2.Duration(nanos=100_000_000)
@@ -83,7 +84,7 @@ async def file_wait(channel: grpc.aio.Channel, workspace: Path, path: str, conta
     return (await WaitServiceStub(channel).CreateWait(request)).wait
 
 
-async def ended(channel: grpc.aio.Channel, wait_id: str, timeout: float = 20.0) -> wait_pb2.Wait:
+async def ended(channel: grpc.aio.Channel, wait_id: str) -> wait_pb2.Wait:
     async def watch() -> wait_pb2.Wait:
         last = None
         async for response in WaitServiceStub(channel).WatchWait(wpb.WatchWaitRequest(wait_id=wait_id)):
@@ -91,7 +92,7 @@ async def ended(channel: grpc.aio.Channel, wait_id: str, timeout: float = 20.0) 
         assert last is not None
         return last
 
-    return await asyncio.wait_for(watch(), timeout)
+    return await asyncio.wait_for(watch(), HANG_GUARD_SECONDS)
 
 
 async def raises(call: Any) -> grpc.aio.AioRpcError:
@@ -353,7 +354,7 @@ def test_with_api_keys_a_non_loopback_listen_needs_tls_or_insecure(tmp_path: Pat
 async def test_a_malformed_task_id_in_an_event_filter_is_invalid(channel: grpc.aio.Channel) -> None:
     tasks = TaskServiceStub(channel)
     stream = tasks.SubscribeEvents(tpb.SubscribeEventsRequest(task_ids=["not-an-id"]))
-    error = await raises(asyncio.wait_for(stream.read(), 10))
+    error = await raises(asyncio.wait_for(stream.read(), HANG_GUARD_SECONDS))
     assert_rpc_error(error, INVALID, "ERROR_REASON_INVALID_FIELD", "task_ids")
     error = await raises(tasks.ListEvents(tpb.ListEventsRequest(task_ids=["not-an-id"])))
     assert_rpc_error(error, INVALID, "ERROR_REASON_INVALID_FIELD", "task_ids")
@@ -364,14 +365,14 @@ async def test_a_cursor_beyond_the_head_is_out_of_range_with_the_head(channel: g
     await new_task(channel)
     head = (await tasks.ListEvents(tpb.ListEventsRequest(page_size=500))).events[-1].cursor
     stream = tasks.SubscribeEvents(tpb.SubscribeEventsRequest(after_cursor=head + 1_000_000))
-    error = await raises(asyncio.wait_for(stream.read(), 10))
+    error = await raises(asyncio.wait_for(stream.read(), HANG_GUARD_SECONDS))
     assert error.code() == grpc.StatusCode.OUT_OF_RANGE
     assert int(error_info(error).metadata["head_cursor"]) >= head
     listed = await raises(tasks.ListEvents(tpb.ListEventsRequest(after_cursor=head + 1_000_000)))
     assert listed.code() == grpc.StatusCode.OUT_OF_RANGE and error_info(listed).metadata["field"] == "after_cursor"
     at_head = tasks.SubscribeEvents(tpb.SubscribeEventsRequest(after_cursor=head))
     await new_task(channel)
-    assert (await asyncio.wait_for(at_head.read(), 10)).event.cursor > head
+    assert (await asyncio.wait_for(at_head.read(), HANG_GUARD_SECONDS)).event.cursor > head
     at_head.cancel()
 
 

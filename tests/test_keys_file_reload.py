@@ -20,10 +20,10 @@ from taskmem.v1.task_service_pb2_grpc import TaskServiceStub
 from tests.support.key_files import TEAM_KEYS, bearer, secret, write_keys
 from tests.support.rpc_errors import assert_rpc_error
 from tests.support.server_process import ServerProcess
+from tests.support.eventually import HANG_GUARD_SECONDS, eventually
 
 WEB_PREFIX = "taskmem: web view on "
 # Guards against a hang, far beyond the reload interval: the tests never judge speed.
-GUARD_SECONDS = 60.0
 
 
 @pytest.fixture
@@ -58,18 +58,17 @@ async def grpc_code(address: str, key_id: str) -> grpc.StatusCode:
     return grpc.StatusCode.OK
 
 
-async def eventually(check: Callable[[], Awaitable[object]], wanted: object) -> None:
-    deadline = time.monotonic() + GUARD_SECONDS
-    while (seen := await check()) != wanted:
-        assert time.monotonic() < deadline, f"still {seen!r} after {GUARD_SECONDS} s"
-        await asyncio.sleep(0.05)
+async def becomes(check: Callable[[], Awaitable[object]], wanted: object) -> None:
+    async def seen() -> bool:
+        return await check() == wanted
+    await eventually(seen, f"the answer becoming {wanted!r}")
 
 
 async def test_a_key_added_to_the_file_is_accepted_without_a_restart(keyed: tuple[ServerProcess, Path]) -> None:
     server, keys = keyed
     assert await grpc_code(server.address, "newcomer") == grpc.StatusCode.UNAUTHENTICATED
     write_keys(keys, {**TEAM_KEYS, "newcomer": {"role": "reader", "namespaces": ["alpha"]}})
-    await eventually(lambda: grpc_code(server.address, "newcomer"), grpc.StatusCode.OK)
+    await becomes(lambda: grpc_code(server.address, "newcomer"), grpc.StatusCode.OK)
     assert web_status(server, "newcomer") == 200
 
 
@@ -81,7 +80,7 @@ async def test_a_removed_key_is_refused_by_grpc_and_the_web_view_and_its_open_st
         task = (await tasks.CreateTask(pb.CreateTaskRequest(name="followed"), metadata=bearer("agent"))).task
         stream = tasks.SubscribeEvents(pb.SubscribeEventsRequest(task_ids=[task.id], after_cursor=0),
                                        metadata=bearer("dash"))
-        first = await asyncio.wait_for(stream.read(), GUARD_SECONDS)  # the stream is open and replaying
+        first = await asyncio.wait_for(stream.read(), HANG_GUARD_SECONDS)  # the stream is open and replaying
         assert first.event.task_id == task.id
         assert web_status(server, "dash") == 200
 
@@ -89,7 +88,7 @@ async def test_a_removed_key_is_refused_by_grpc_and_the_web_view_and_its_open_st
 
         with pytest.raises(grpc.aio.AioRpcError) as raised:
             while True:  # the stream ends (no new event is needed to end it)
-                await asyncio.wait_for(stream.read(), GUARD_SECONDS)
+                await asyncio.wait_for(stream.read(), HANG_GUARD_SECONDS)
         assert_rpc_error(raised.value, grpc.StatusCode.UNAUTHENTICATED, "ERROR_REASON_KEY_REVOKED")
         assert await grpc_code(server.address, "dash") == grpc.StatusCode.UNAUTHENTICATED
         assert web_status(server, "dash") == 401
@@ -104,11 +103,11 @@ async def test_a_key_whose_role_changes_has_its_stream_ended_and_gets_the_new_ro
         task = (await tasks.CreateTask(pb.CreateTaskRequest(name="demoted"), metadata=bearer("agent"))).task
         stream = tasks.SubscribeEvents(pb.SubscribeEventsRequest(task_ids=[task.id], after_cursor=0),
                                        metadata=bearer("agent"))
-        await asyncio.wait_for(stream.read(), GUARD_SECONDS)
+        await asyncio.wait_for(stream.read(), HANG_GUARD_SECONDS)
         write_keys(keys, {**TEAM_KEYS, "agent": {"role": "reader", "namespaces": ["alpha"]}})
         with pytest.raises(grpc.aio.AioRpcError) as raised:
             while True:
-                await asyncio.wait_for(stream.read(), GUARD_SECONDS)
+                await asyncio.wait_for(stream.read(), HANG_GUARD_SECONDS)
         assert_rpc_error(raised.value, grpc.StatusCode.UNAUTHENTICATED, "ERROR_REASON_KEY_REVOKED")
         with pytest.raises(grpc.aio.AioRpcError) as refused:
             await tasks.CreateTask(pb.CreateTaskRequest(name="no longer"), metadata=bearer("agent"))
@@ -119,13 +118,13 @@ async def test_a_broken_keys_file_leaves_the_keys_as_they_were(keyed: tuple[Serv
     server, keys = keyed
     keys.write_text("keys: [ {id: half-written")
     write_keys(keys.with_name("marker.yaml"), {})  # give the server time to look at the broken file
-    deadline = time.monotonic() + GUARD_SECONDS
+    deadline = time.monotonic() + HANG_GUARD_SECONDS
     while not any("keys_file" in line and "stay as they were" in line for line in server.output):
         assert time.monotonic() < deadline, "the broken file was never reported"
         await asyncio.sleep(0.05)
     assert await grpc_code(server.address, "dash") == grpc.StatusCode.OK
     write_keys(keys, {"solo": {"role": "reader", "namespaces": ["alpha"]}})
-    await eventually(lambda: grpc_code(server.address, "dash"), grpc.StatusCode.UNAUTHENTICATED)
+    await becomes(lambda: grpc_code(server.address, "dash"), grpc.StatusCode.UNAUTHENTICATED)
     assert await grpc_code(server.address, "solo") == grpc.StatusCode.OK
 
 
@@ -155,7 +154,7 @@ async def test_an_embedded_mcp_endpoint_refuses_a_removed_key(tmp_path: Path) ->
 
             assert await status() != 401
             write_keys(keys, {key_id: entry for key_id, entry in TEAM_KEYS.items() if key_id != "dash"})
-            await eventually(status, 401)
+            await becomes(status, 401)
     finally:
         mcp.stop()
 
@@ -167,11 +166,11 @@ async def test_the_web_views_live_stream_of_a_removed_key_ends_with_an_error_eve
     server, keys = keyed
     url = next(line for line in server.output if line.startswith(WEB_PREFIX))[len(WEB_PREFIX):].strip()
     headers = {"x-taskmem-web": "1", "authorization": f"Bearer {secret('dash')}"}
-    async with httpx.AsyncClient(timeout=GUARD_SECONDS) as http:
+    async with httpx.AsyncClient(timeout=HANG_GUARD_SECONDS) as http:
         async with http.stream("GET", f"{url}api/events", headers=headers) as response:
             assert response.status_code == 200
             lines = response.aiter_lines()
-            while await asyncio.wait_for(anext(lines), GUARD_SECONDS) != "event: ready":
+            while await asyncio.wait_for(anext(lines), HANG_GUARD_SECONDS) != "event: ready":
                 pass  # the stream is open once it has said where it starts
             write_keys(keys, {key_id: entry for key_id, entry in TEAM_KEYS.items() if key_id != "dash"})
             seen: list[str] = []
@@ -180,5 +179,5 @@ async def test_the_web_views_live_stream_of_a_removed_key_ends_with_an_error_eve
                 async for line in lines:
                     seen.append(line)
 
-            await asyncio.wait_for(until_the_end(), GUARD_SECONDS)
+            await asyncio.wait_for(until_the_end(), HANG_GUARD_SECONDS)
     assert "event: error" in seen and any("UNAUTHENTICATED" in line for line in seen), seen

@@ -12,6 +12,7 @@ from taskmem.v1 import task_pb2
 from taskmem.v1 import task_service_pb2 as pb
 from taskmem.v1.task_service_pb2_grpc import TaskServiceStub
 from tests.support.server_process import ServerProcess
+from tests.support.eventually import HANG_GUARD_SECONDS
 
 INVALID = grpc.StatusCode.INVALID_ARGUMENT
 
@@ -57,7 +58,7 @@ async def test_a_subscriber_that_stops_reading_catches_up_from_the_database(fres
                                                           content="x" * 2000 + str(i)))
         contents = [(await first).event.payload["content"]]
         while len(contents) < 300:
-            response = await asyncio.wait_for(stream.read(), 10)
+            response = await asyncio.wait_for(stream.read(), HANG_GUARD_SECONDS)
             contents.append(response.event.payload["content"])
         stream.cancel()
     assert [c[2000:] for c in contents] == [str(i) for i in range(300)]

@@ -4,8 +4,7 @@ cooldown, auto-pause, auto-archive; every action an event, nothing deleted."""
 from __future__ import annotations
 
 import asyncio
-import time
-from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
+from collections.abc import AsyncIterator, Awaitable, Iterator
 from typing import Any, TypeVar
 
 import grpc
@@ -18,6 +17,7 @@ from taskmem.v1 import wait_service_pb2 as wpb
 from taskmem.v1.task_service_pb2_grpc import TaskServiceStub
 from taskmem.v1.wait_service_pb2_grpc import WaitServiceStub
 from tests.support.server_process import ServerProcess
+from tests.support.eventually import eventually
 
 T = TypeVar("T")
 
@@ -44,16 +44,6 @@ async def tasks(maintained_server: ServerProcess) -> AsyncIterator[TaskServiceSt
         yield TaskServiceStub(channel)
 
 
-async def eventually(probe: Callable[[], Awaitable[T | None]], timeout: float = 20.0) -> T:
-    deadline = time.monotonic() + timeout
-    while True:
-        value = await probe()
-        if value:
-            return value
-        assert time.monotonic() < deadline, "condition not reached in time"
-        await asyncio.sleep(0.2)
-
-
 async def working_task(tasks: TaskServiceStub, **fields: Any) -> task_pb2.Task:
     task = (await tasks.CreateTask(tpb.CreateTaskRequest(name="long job", **fields))).task
     return (await tasks.UpdateTask(tpb.UpdateTaskRequest(
@@ -73,7 +63,7 @@ async def events_of(tasks: TaskServiceStub, task_id: str, kind: int) -> list[eve
 
 async def test_an_idle_task_gets_stuck_alerts_with_a_cooldown_then_is_paused(tasks: TaskServiceStub) -> None:
     task = await working_task(tasks)
-    first = await eventually(lambda: messages_of(tasks, task.id, task_pb2.MESSAGE_KIND_STUCK))
+    first = await eventually(lambda: messages_of(tasks, task.id, task_pb2.MESSAGE_KIND_STUCK), "a stuck message")
     assert first[0].role == task_pb2.MESSAGE_ROLE_SYSTEM and first[0].content.startswith("[Stuck] no update for")
     alerted = (await tasks.GetTask(tpb.GetTaskRequest(task_id=task.id))).task
     assert alerted.update_time == task.update_time, "an alert must not reset the idle clock"
@@ -83,13 +73,13 @@ async def test_an_idle_task_gets_stuck_alerts_with_a_cooldown_then_is_paused(tas
 
     await asyncio.sleep(1.0)  # well inside the 2.5 s cooldown
     assert len(await messages_of(tasks, task.id, task_pb2.MESSAGE_KIND_STUCK)) == 1
-    await eventually(lambda: _at_least(messages_of(tasks, task.id, task_pb2.MESSAGE_KIND_STUCK), 2))
+    await eventually(lambda: _at_least(messages_of(tasks, task.id, task_pb2.MESSAGE_KIND_STUCK), 2), "a second stuck message")
 
     async def paused() -> task_pb2.Task | None:
         current = (await tasks.GetTask(tpb.GetTaskRequest(task_id=task.id))).task
         return current if current.status == task_pb2.TASK_STATUS_PAUSED else None
 
-    now_paused = await eventually(paused)
+    now_paused = await eventually(paused, "the task paused")
     assert now_paused.HasField("pause_time")
     assert len(await events_of(tasks, task.id, event_pb2.EVENT_TYPE_TASK_AUTO_PAUSED)) == 1
     lifecycle = await messages_of(tasks, task.id, task_pb2.MESSAGE_KIND_LIFECYCLE)
@@ -114,7 +104,7 @@ async def test_a_task_with_an_open_wait_is_neither_alerted_nor_paused(
         assert not await messages_of(tasks, task.id, task_pb2.MESSAGE_KIND_STUCK)
         assert (await tasks.GetTask(tpb.GetTaskRequest(task_id=task.id))).task.status == task_pb2.TASK_STATUS_EXECUTING
         await waits.CancelWait(wpb.CancelWaitRequest(wait_id=wait.id))
-    await eventually(lambda: messages_of(tasks, task.id, task_pb2.MESSAGE_KIND_STUCK))
+    await eventually(lambda: messages_of(tasks, task.id, task_pb2.MESSAGE_KIND_STUCK), "a stuck message")
 
 
 async def test_a_finished_task_is_archived_and_stays_readable(tasks: TaskServiceStub) -> None:
@@ -128,7 +118,7 @@ async def test_a_finished_task_is_archived_and_stays_readable(tasks: TaskService
         current = await tasks.GetTask(tpb.GetTaskRequest(task_id=task.id))
         return current if current.task.status == task_pb2.TASK_STATUS_ARCHIVED else None
 
-    record = await eventually(archived)
+    record = await eventually(archived, "the task archived")
     assert record.task.final_answer == "42" and record.task.HasField("archive_time")
     assert [i.id for i in record.plan.items] == ["a"]
     texts = [m.content for m in (await tasks.ListMessages(tpb.ListMessagesRequest(task_id=task.id))).messages]

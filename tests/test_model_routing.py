@@ -3,7 +3,6 @@ question reaches its model, the override wins, and when the chosen model is down
 
 from __future__ import annotations
 
-import asyncio
 import json
 import re
 from collections.abc import AsyncIterator, Iterator
@@ -19,6 +18,7 @@ from taskmem.v1.state_service_pb2_grpc import StateServiceStub
 from taskmem.v1.task_service_pb2_grpc import TaskServiceStub
 from tests.support.scripted_llm import ScriptedLLM, scripted_llm
 from tests.support.server_process import ServerProcess
+from tests.support.eventually import eventually
 
 UTILITY, SECOND = state_pb2.MODEL_TIER_UTILITY, state_pb2.MODEL_TIER_SECOND
 
@@ -144,13 +144,10 @@ async def test_extraction_and_running_summaries_always_use_the_utility_model(
                 await tasks.PostMessage(tpb.PostMessageRequest(task_id=task_id, role=role, content=content))
             extracted = await state.ExtractState(pb.ExtractStateRequest(task_id=task_id))
             assert extracted.report.inserted == 1 and extracted.items[0].text == "Use Redis for caching"
-            for _ in range(200):  # the running summary is written in the background
-                summaries = (await tasks.ListEvents(tpb.ListEventsRequest(
-                    task_ids=[task_id], types=[event_pb2.EVENT_TYPE_RUNNING_SUMMARY_UPDATED]))).events
-                if summaries:
-                    break
-                await asyncio.sleep(0.05)
-            assert summaries
+            async def summaries() -> list[event_pb2.Event]:  # the running summary is written in the background
+                return list((await tasks.ListEvents(tpb.ListEventsRequest(
+                    task_ids=[task_id], types=[event_pb2.EVENT_TYPE_RUNNING_SUMMARY_UPDATED]))).events)
+            await eventually(summaries, "the running summary")
             # even an analysis question's model is never asked to extract or summarise
             assert (await _ask(state, task_id, "analyze the caching choice")).answered_by == SECOND
     finally:

@@ -5,7 +5,6 @@ used up has its model steps skipped (the writes still succeed, and each says so)
 
 from __future__ import annotations
 
-import asyncio
 import json
 import os
 import subprocess
@@ -29,6 +28,7 @@ from taskmem.v1.task_service_pb2_grpc import TaskServiceStub
 from tests.support.fake_embeddings import FakeEmbeddings, fake_embeddings
 from tests.support.scripted_llm import ScriptedLLM, scripted_llm
 from tests.support.server_process import ServerProcess
+from tests.support.eventually import eventually
 
 METRICS_PREFIX = "taskmem: metrics on "
 FREE_KEY, TIGHT_KEY = "free-key", "tight-key"
@@ -216,12 +216,10 @@ async def test_a_background_running_summary_is_attributed_to_its_task(
             task_id = await _task_with_user_message(tasks, "", "we deploy on friday")
             await tasks.PostMessage(pb.PostMessageRequest(task_id=task_id, role=task_pb2.MESSAGE_ROLE_AGENT,
                                                           content="noted, friday"))
-            lines: list[task_pb2.ModelUsage] = []
-            for _ in range(300):  # the summary is written in the background: up to 30 s on a loaded machine
-                lines = list((await tasks.GetTaskUsage(pb.GetTaskUsageRequest(task_id=task_id))).model_usage)
-                if lines:
-                    break
-                await asyncio.sleep(0.1)
+
+            async def usage() -> list[task_pb2.ModelUsage]:  # the summary is written in the background
+                return list((await tasks.GetTaskUsage(pb.GetTaskUsageRequest(task_id=task_id))).model_usage)
+            lines = await eventually(usage, "the running summary's model usage")
     finally:
         process.stop()
     assert [(line.purpose, line.calls, line.tokens_in, line.tokens_out) for line in lines] == [

@@ -22,6 +22,7 @@ from taskmem.v1.wait_service_pb2_grpc import WaitServiceStub
 from tests.support.postgres import database_url
 from tests.support.rpc_errors import assert_rpc_error
 from tests.support.server_process import ServerOnDatabase, ServerProcess
+from tests.support.eventually import eventually
 
 T, W = task_pb2, wait_pb2
 INPUT, AUTH = W.EXTERNAL_WAIT_KIND_INPUT, W.EXTERNAL_WAIT_KIND_AUTH
@@ -142,11 +143,9 @@ async def test_a_refusal_and_a_timeout_also_end_the_wait_on_a_person(rpc: Stubs)
     assert await rpc.status(task_id) == T.TASK_STATUS_EXECUTING
     await rpc.ask(task_id, INPUT, "Ship it today?", timeout=duration_pb2.Duration(nanos=300_000_000))
     assert await rpc.status(task_id) == T.TASK_STATUS_INPUT_REQUIRED
-    for _ in range(100):
-        if await rpc.status(task_id) == T.TASK_STATUS_EXECUTING:
-            break
-        await asyncio.sleep(0.05)
-    assert await rpc.status(task_id) == T.TASK_STATUS_EXECUTING
+    async def executing() -> bool:
+        return await rpc.status(task_id) == T.TASK_STATUS_EXECUTING
+    await eventually(executing, "the task executing again once its question timed out")
     messages = [m.content for m in (await rpc.tasks.ListMessages(tpb.ListMessagesRequest(task_id=task_id))).messages]
     assert "[Auth refused] denied by alex" in messages
     assert any(m.startswith("[Wait timed out]") for m in messages)

@@ -17,6 +17,7 @@ from taskmem.v1 import task_service_pb2 as pb
 from taskmem.v1.task_service_pb2_grpc import TaskServiceStub
 from tests.support.postgres import database_url
 from tests.support.server_process import ServerOnDatabase
+from tests.support.eventually import eventually
 
 CLAIMERS_PER_REPLICA = 20
 
@@ -99,13 +100,10 @@ async def test_a_lease_lapsed_on_one_replica_frees_the_item_for_a_claimer_on_ano
             task_id=task_id, holder_id="crashed", lease=duration_pb2.Duration(seconds=1)))
         assert not (await TaskServiceStub(on_c).ClaimPlanItem(pb.ClaimPlanItemRequest(
             task_id=task_id, holder_id="rescuer"))).HasField("item")
-        expired: list[event_pb2.Event] = []
-        for _ in range(100):  # the lease, then the sweeper's pass on whichever replica runs it
-            await asyncio.sleep(0.1)
-            expired = list((await TaskServiceStub(on_c).ListEvents(pb.ListEventsRequest(
+        async def expiries() -> list[event_pb2.Event]:  # the lease, then the sweeper's pass on either replica
+            return list((await TaskServiceStub(on_c).ListEvents(pb.ListEventsRequest(
                 task_ids=[task_id], types=[event_pb2.EVENT_TYPE_PLAN_ITEM_CLAIM_EXPIRED]))).events)
-            if expired:
-                break
+        expired = await eventually(expiries, "the claim's expiry", interval=0.1)
         assert [e.payload["claim"]["holder_id"] for e in expired] == ["crashed"]
         rescued = await TaskServiceStub(on_c).ClaimPlanItem(pb.ClaimPlanItemRequest(task_id=task_id,
                                                                                      holder_id="rescuer"))

@@ -24,6 +24,7 @@ from taskmem.v1.task_service_pb2_grpc import TaskServiceStub
 from taskmem.v1.wait_service_pb2_grpc import WaitServiceStub
 from tests.support.postgres import database_url
 from tests.support.server_process import ServerOnDatabase
+from tests.support.eventually import eventually
 
 END_TYPES = {event_pb2.EVENT_TYPE_WAIT_RESOLVED, event_pb2.EVENT_TYPE_WAIT_TIMED_OUT,
              event_pb2.EVENT_TYPE_WAIT_CANCELLED, event_pb2.EVENT_TYPE_WAIT_FAILED}
@@ -71,14 +72,14 @@ async def record(tasks: TaskServiceStub, task_id: str, n: int) -> str:
     """RecordAction, retried while the replica is UNAVAILABLE (as clients do: the request id makes it safe)."""
     request = pb.RecordActionRequest(task_id=task_id, type=task_pb2.ACTION_TYPE_CLI, summary=f"step {n}",
                                      request_id=f"step-{n}")
-    for _ in range(100):
+    async def attempt() -> str | None:
         try:
             return (await tasks.RecordAction(request)).action.id
         except grpc.aio.AioRpcError as error:
             if error.code() != grpc.StatusCode.UNAVAILABLE:
                 raise
-            await asyncio.sleep(0.1)
-    raise AssertionError(f"step {n} was never acknowledged")
+            return None
+    return await eventually(attempt, f"step {n} acknowledged", interval=0.1)
 
 
 def timer(seconds: float) -> wait_pb2.WaitTarget:
@@ -147,11 +148,10 @@ async def test_replicas_keep_every_write_stream_without_gaps_and_end_each_wait_o
         assert codes == ["ABORTED", "OK"]
 
         for wait_id in [*orphans, *everywhere]:
-            for _ in range(100):
+            async def ended(wait_id: str = wait_id) -> wait_pb2.Wait | None:
                 wait = (await waits[c].GetWait(wpb.GetWaitRequest(wait_id=wait_id))).wait
-                if wait.status != wait_pb2.WAIT_STATUS_WAITING:
-                    break
-                await asyncio.sleep(0.1)
+                return wait if wait.status != wait_pb2.WAIT_STATUS_WAITING else None
+            wait = await eventually(ended, f"wait {wait_id} ended", interval=0.1)
             assert wait.status == wait_pb2.WAIT_STATUS_RESOLVED, wait
 
         events = await all_events(tasks[a])

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import asyncio
 import re
-import time
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 
@@ -23,6 +22,7 @@ from taskmem.v1.memory_service_pb2_grpc import MemoryServiceStub
 from taskmem.v1.state_service_pb2_grpc import StateServiceStub
 from taskmem.v1.task_service_pb2_grpc import TaskServiceStub
 from tests.support.server_process import ServerProcess
+from tests.support.eventually import eventually
 
 DISCOVERY, DECISION = memory_pb2.MEMORY_TYPE_DISCOVERY, memory_pb2.MEMORY_TYPE_DECISION
 ADDED, POSTED = event_pb2.EVENT_TYPE_MEMORY_ENTRY_ADDED, event_pb2.EVENT_TYPE_MESSAGE_POSTED
@@ -165,12 +165,11 @@ async def test_maintenance_deletes_what_a_cap_pushed_out_and_strips_its_events(t
             said = [(await tasks.PostMessage(tpb.PostMessageRequest(task_id=task_id, role=USER,
                                                                     content=f"chat {n}"))).message
                     for n in range(MESSAGES_MAX + 1)]
-            deadline = time.monotonic() + 20
-            while (server.sql("SELECT count(*) FROM memory_entries")[0][0] > ENTRIES_MAX
-                   or server.sql("SELECT count(*) FROM messages WHERE content LIKE ?", ("chat%",))[0][0] > MESSAGES_MAX
-                   or server.sql("SELECT count(*) FROM events WHERE expires_at > 0")[0][0]) \
-                    and time.monotonic() < deadline:
-                await asyncio.sleep(0.2)
+            await eventually(lambda: server.sql("SELECT count(*) FROM memory_entries")[0][0] <= ENTRIES_MAX
+                             and server.sql("SELECT count(*) FROM messages WHERE content LIKE ?",
+                                            ("chat%",))[0][0] <= MESSAGES_MAX
+                             and not server.sql("SELECT count(*) FROM events WHERE expires_at > 0")[0][0],
+                             "the caps applied", interval=0.2)
 
             assert {row[0] for row in server.sql("SELECT id FROM memory_entries")} == {e.id for e in stored[2:]}
             assert {row[0] for row in server.sql("SELECT id FROM messages WHERE content LIKE ?", ("chat%",))} == \

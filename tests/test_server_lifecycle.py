@@ -15,6 +15,7 @@ from taskmem.v1 import task_pb2
 from taskmem.v1 import task_service_pb2 as pb
 from taskmem.v1.task_service_pb2_grpc import TaskServiceStub
 from tests.support.server_process import ServerProcess
+from tests.support.eventually import HANG_GUARD_SECONDS
 
 
 def post(task_id: str, content: str) -> pb.PostMessageRequest:
@@ -112,7 +113,7 @@ async def test_sigterm_shuts_down_gracefully(fresh_server: ServerProcess) -> Non
         await asyncio.sleep(0.3)
         assert fresh_server.stop(signal.SIGTERM) == 0
         try:
-            await asyncio.wait_for(reading, 10)
+            await asyncio.wait_for(reading, HANG_GUARD_SECONDS)
         except grpc.aio.AioRpcError as error:
             assert error.code() == grpc.StatusCode.UNAVAILABLE
     assert "Traceback" not in "".join(fresh_server.output)
@@ -139,7 +140,7 @@ async def test_a_quiet_subscription_pinged_every_two_seconds_stays_open(server: 
         await asyncio.sleep(11)  # five pings; with the old 10 s minimum the third strike ended the stream
         created = await stub.CreateTask(pb.CreateTaskRequest(name="after the pings"))
         while True:
-            reply = await asyncio.wait_for(stream.read(), 10)
+            reply = await asyncio.wait_for(stream.read(), HANG_GUARD_SECONDS)
             if reply.event.task_id == created.task.id:
                 break
         stream.cancel()

@@ -26,6 +26,7 @@ from taskmem.v1.task_service_pb2_grpc import TaskServiceStub
 from tests.support.rpc_errors import assert_rpc_error
 from tests.support.scripted_llm import ScriptedLLM, scripted_llm
 from tests.support.server_process import ServerProcess
+from tests.support.eventually import HANG_GUARD_SECONDS, eventually
 
 COUNTER = token_counter()
 USER, AGENT = task_pb2.MESSAGE_ROLE_USER, task_pb2.MESSAGE_ROLE_AGENT
@@ -405,10 +406,7 @@ async def test_the_yaml_mirror_file_follows_every_change_of_the_task(fresh_serve
         task_id = await _task(tasks)
         await state.AddDecision(pb.AddDecisionRequest(task_id=task_id, text="Keep ENUMs as VARCHAR"))
         path = mirror / "default" / f"{task_id}.yaml"
-        for _ in range(100):
-            if path.exists() and "Keep ENUMs" in path.read_text():
-                break
-            await asyncio.sleep(0.05)
+        await eventually(lambda: path.exists() and "Keep ENUMs" in path.read_text(), "the YAML mirror")
         expected = (await state.GetTaskState(pb.GetTaskStateRequest(task_id=task_id))).yaml
         assert path.read_text() == expected
         assert [p.name for p in path.parent.iterdir()] == [path.name]  # no temporary file left behind
@@ -567,11 +565,7 @@ async def test_a_crash_between_the_model_call_and_the_commit_re_extracts_the_bat
         llm.hold.set()
         llm.release.clear()
         call = asyncio.ensure_future(state.ExtractState(pb.ExtractStateRequest(task_id=task_id)))
-        for _ in range(200):
-            if llm.requests:
-                break
-            await asyncio.sleep(0.02)
-        assert llm.requests, "the model was never called"
+        await eventually(lambda: llm.requests, "the model's first request")
         fresh_server.stop(signal.SIGKILL)
         with pytest.raises(grpc.aio.AioRpcError):
             await call
@@ -594,7 +588,7 @@ async def _summary_counts(tasks: TaskServiceStub, task_id: str, count: int) -> l
     stream = tasks.SubscribeEvents(tpb.SubscribeEventsRequest(
         task_ids=[task_id], types=[event_pb2.EVENT_TYPE_RUNNING_SUMMARY_UPDATED], after_cursor=0))
     try:
-        return [int((await asyncio.wait_for(stream.read(), 30)).event.payload["message_count"]) for _ in range(count)]
+        return [int((await asyncio.wait_for(stream.read(), HANG_GUARD_SECONDS)).event.payload["message_count"]) for _ in range(count)]
     finally:
         stream.cancel()
 
@@ -656,10 +650,8 @@ async def test_messages_posted_while_a_summary_is_written_get_their_own_summary(
     try:
         for n in range(5):
             await _say(tasks, task_id, AGENT, f"First batch {n}")
-        for _ in range(100):
-            if any("First batch 4" in p for p in llm.user_prompts):
-                break
-            await asyncio.sleep(0.05)
+        await eventually(lambda: any("First batch 4" in p for p in llm.user_prompts),
+                         "the first summary asking the model with the whole first batch")
         for n in range(5):
             await _say(tasks, task_id, AGENT, f"Second batch {n}")
     finally:

@@ -27,6 +27,7 @@ from taskmem.v1.state_service_pb2_grpc import StateServiceStub
 from taskmem.v1.task_service_pb2_grpc import TaskServiceStub
 from taskmem.v1.wait_service_pb2_grpc import WaitServiceStub
 from tests.support.rpc_errors import assert_rpc_error, error_info
+from tests.support.eventually import HANG_GUARD_SECONDS
 
 INVALID = grpc.StatusCode.INVALID_ARGUMENT
 TOO_DEEP = "ERROR_REASON_LIMIT_EXCEEDED"
@@ -89,7 +90,7 @@ async def replayed_events(tasks: TaskServiceStub, task_id: str) -> list[event_pb
             if len(streamed) == len(listed):
                 return
 
-    await asyncio.wait_for(read(), 10)
+    await asyncio.wait_for(read(), HANG_GUARD_SECONDS)
     stream.cancel()
     assert streamed == listed
     return listed
@@ -109,7 +110,7 @@ async def live_events(tasks: TaskServiceStub, event_type: int, write: Callable[[
     await asyncio.sleep(0.3)  # subscribed before the write
     await write()
     try:
-        return await asyncio.wait_for(received, 10)
+        return await asyncio.wait_for(received, HANG_GUARD_SECONDS)
     finally:
         stream.cancel()
         reading.cancel()

@@ -13,6 +13,7 @@ from taskmem.v1 import event_pb2, task_pb2
 from taskmem.v1 import task_service_pb2 as pb
 from taskmem.v1.task_service_pb2_grpc import TaskServiceStub
 from tests.support.rpc_errors import assert_rpc_error
+from tests.support.eventually import HANG_GUARD_SECONDS
 
 INVALID, NOT_FOUND = grpc.StatusCode.INVALID_ARGUMENT, grpc.StatusCode.NOT_FOUND
 
@@ -254,7 +255,7 @@ async def test_tailing_a_running_action_streams_lines_live_and_ends_when_it_comp
     await asyncio.sleep(0.2)
     assert not tailing.done()
     await tasks.CompleteAction(pb.CompleteActionRequest(action_id=action.id, status=task_pb2.ACTION_STATUS_SUCCEEDED))
-    await asyncio.wait_for(tailing, 10)
+    await asyncio.wait_for(tailing, HANG_GUARD_SECONDS)
     assert received == [(1, "stdout", "collecting"), (2, "stderr", "warning"), (3, "stdout", "3 passed")]
     await expect_error(tasks.AppendActionLog(pb.AppendActionLogRequest(
         action_id=action.id, lines=[pb.LogLineInput(content="late")])), grpc.StatusCode.FAILED_PRECONDITION,
@@ -364,7 +365,7 @@ async def test_a_live_subscription_sees_only_matching_events_in_order(tasks: Tas
     for i in range(3):
         await tasks.PostMessage(pb.PostMessageRequest(task_id=other, role=task_pb2.MESSAGE_ROLE_AGENT, content="no"))
         await tasks.PostMessage(pb.PostMessageRequest(task_id=watched, role=task_pb2.MESSAGE_ROLE_AGENT, content=str(i)))
-    await asyncio.wait_for(reading, 10)
+    await asyncio.wait_for(reading, HANG_GUARD_SECONDS)
     stream.cancel()
     assert received == ["0", "1", "2"]
 

@@ -24,6 +24,7 @@ from taskmem.v1.task_service_pb2_grpc import TaskServiceStub
 from taskmem.v1.wait_service_pb2_grpc import WaitServiceStub
 from tests.support.rpc_errors import assert_rpc_error
 from tests.support.server_process import ServerProcess
+from tests.support.eventually import HANG_GUARD_SECONDS
 
 ADMIN_KEY = "admin-secret"
 FAST_POLLS = {"TASKMEM_WAIT_MIN_POLL_INTERVAL_SECONDS": "0.1", "TASKMEM_ADMIN_KEYS": ADMIN_KEY}
@@ -99,7 +100,7 @@ async def create(waits: WaitServiceStub, target: wait_pb2.WaitTarget, **fields: 
     return (await waits.CreateWait(pb.CreateWaitRequest(target=target, **fields))).wait
 
 
-async def ended(waits: WaitServiceStub, wait_id: str, timeout: float = 20.0) -> wait_pb2.Wait:
+async def ended(waits: WaitServiceStub, wait_id: str) -> wait_pb2.Wait:
     """The wait once it has left WAITING, read through WatchWait."""
     async def watch() -> wait_pb2.Wait:
         last = None
@@ -108,7 +109,7 @@ async def ended(waits: WaitServiceStub, wait_id: str, timeout: float = 20.0) -> 
         assert last is not None
         return last
 
-    return await asyncio.wait_for(watch(), timeout)
+    return await asyncio.wait_for(watch(), HANG_GUARD_SECONDS)
 
 
 async def wait_messages(tasks: TaskServiceStub, task_id: str) -> list[str]:
@@ -441,7 +442,7 @@ async def test_two_clients_watch_the_same_wait_to_its_end(rpc: tuple[TaskService
     watchers = [asyncio.create_task(watch()) for _ in range(2)]
     await asyncio.sleep(0.5)
     await waits.ResolveWait(pb.ResolveWaitRequest(wait_id=wait.id, result="done"))
-    seen = await asyncio.wait_for(asyncio.gather(*watchers), 20)
+    seen = await asyncio.wait_for(asyncio.gather(*watchers), HANG_GUARD_SECONDS)
     assert seen == [[WAITING, RESOLVED], [WAITING, RESOLVED]]
     again = [r.wait async for r in waits.WatchWait(pb.WatchWaitRequest(wait_id=wait.id))]
     assert [w.status for w in again] == [RESOLVED] and again[0].result == "done"

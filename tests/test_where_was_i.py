@@ -6,7 +6,6 @@ down embedding endpoint is EMBEDDING_UNAVAILABLE on every StateService path."""
 
 from __future__ import annotations
 
-import asyncio
 import json
 import re
 from pathlib import Path
@@ -27,6 +26,7 @@ from taskmem.v1.wait_service_pb2_grpc import WaitServiceStub
 from tests.support.rpc_errors import assert_rpc_error
 from tests.support.scripted_llm import scripted_llm
 from tests.support.server_process import ServerProcess
+from tests.support.eventually import eventually
 
 COUNTER = token_counter()
 DECISION, CONSTRAINT, QUESTION = (state_pb2.STATE_ITEM_TYPE_DECISION, state_pb2.STATE_ITEM_TYPE_CONSTRAINT,
@@ -232,10 +232,7 @@ async def test_the_yaml_mirror_shows_only_active_decisions(fresh_server: ServerP
             for text in CHARTS:
                 await state.AddDecision(pb.AddDecisionRequest(task_id=task_id, text=text))
             path = mirror / "default" / f"{task_id}.yaml"
-            for _ in range(100):
-                if path.exists() and CHARTS[2] in path.read_text():
-                    break
-                await asyncio.sleep(0.05)
+            await eventually(lambda: path.exists() and CHARTS[2] in path.read_text(), "the YAML mirror")
             assert yaml.safe_load(path.read_text())["decisions_log"] == [CHARTS[2]]
     finally:
         server.stop()

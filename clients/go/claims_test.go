@@ -62,13 +62,14 @@ func TestLeaseRenewsPastItsLengthAndIsCancelledNamingTheNewHolderWhenLost(t *tes
 	ctx := testContext(t)
 	taskID := createPlan(ctx, t, client, &taskmemv1.PlanItemSpec{Id: "long", Title: "A long step"})
 
-	claimed, err := client.ClaimNext(ctx, taskID, "agent-1", taskmem.WithLease(time.Second))
+	// A lease of 3 s, renewed every second: a renewal must be two seconds late before it lapses.
+	claimed, err := client.ClaimNext(ctx, taskID, "agent-1", taskmem.WithLease(3*time.Second))
 	if err != nil || claimed == nil {
 		t.Fatalf("ClaimNext: %v, %v", claimed, err)
 	}
 	lease := client.KeepLease(ctx, claimed)
 	defer lease.Stop()
-	time.Sleep(2500 * time.Millisecond) // two and a half leases: held only because it is renewed
+	time.Sleep(7500 * time.Millisecond) // two and a half leases: held only because it is renewed
 	if lease.Context().Err() != nil || !lease.Claim().GetExpireTime().AsTime().After(time.Now()) {
 		t.Fatalf("the lease lapsed while kept: %v", context.Cause(lease.Context()))
 	}
@@ -89,7 +90,7 @@ func TestLeaseRenewsPastItsLengthAndIsCancelledNamingTheNewHolderWhenLost(t *tes
 	}
 	select {
 	case <-lease.Context().Done():
-	case <-time.After(2 * time.Second):
+	case <-time.After(120 * time.Second): // a hang guard: the loss is noticed at the next renewal
 		t.Fatal("the keeper did not notice the loss")
 	}
 	var lost *taskmem.ClaimLostError

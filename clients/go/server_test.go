@@ -152,7 +152,7 @@ func (s *liveServer) launch() (addr, failure string) {
 	}
 }
 
-// stop sends SIGTERM and waits for a graceful exit (SIGKILL after 15 s).
+// stop sends SIGTERM and waits for a graceful exit (SIGKILL after a 120 s hang guard).
 func (s *liveServer) stop() {
 	if s.cmd == nil {
 		return
@@ -160,8 +160,8 @@ func (s *liveServer) stop() {
 	_ = s.cmd.Process.Signal(syscall.SIGTERM)
 	select {
 	case <-s.done:
-	case <-time.After(15 * time.Second):
-		s.t.Errorf("server did not stop within 15s of SIGTERM; killing it")
+	case <-time.After(120 * time.Second):
+		s.t.Errorf("server did not stop within 120s of SIGTERM; killing it")
 		_ = s.cmd.Process.Kill()
 		<-s.done
 	}

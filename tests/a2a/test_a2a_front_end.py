@@ -31,6 +31,7 @@ from taskmem.v1 import memory_service_pb2, task_pb2, task_service_pb2  # noqa: E
 from taskmem_client import TaskmemClient  # noqa: E402
 from tests.a2a.agent_process import AgentProcess  # noqa: E402
 from tests.support.server_process import ServerProcess  # noqa: E402
+from tests.support.eventually import HANG_GUARD_SECONDS
 
 
 async def a2a_client(url: str, key: str = "") -> Client:
@@ -79,20 +80,20 @@ async def test_an_a2a_client_follows_a_task_until_it_ends_and_resumes_by_cursor(
     created = (await taskmem.tasks.CreateTask(task_service_pb2.CreateTaskRequest(name="index"))).task
     client = await a2a_client(front_end.url)
     stream = client.subscribe(SubscribeToTaskRequest(id=created.id)).__aiter__()
-    snapshot = await asyncio.wait_for(stream.__anext__(), 10)
+    snapshot = await asyncio.wait_for(stream.__anext__(), HANG_GUARD_SECONDS)
     assert snapshot.task.status.state == TaskState.TASK_STATE_SUBMITTED
 
     await set_status(taskmem, created.id, task_pb2.TASK_STATUS_EXECUTING)
     await taskmem.tasks.PostMessage(task_service_pb2.PostMessageRequest(
         task_id=created.id, role=task_pb2.MESSAGE_ROLE_AGENT, content="indexed 40 files"))
     await set_status(taskmem, created.id, task_pb2.TASK_STATUS_COMPLETED)
-    seen = [await asyncio.wait_for(stream.__anext__(), 10) for _ in range(3)]
+    seen = [await asyncio.wait_for(stream.__anext__(), HANG_GUARD_SECONDS) for _ in range(3)]
 
     assert [r.status_update.status.state for r in seen] == [
         TaskState.TASK_STATE_WORKING, TaskState.TASK_STATE_WORKING, TaskState.TASK_STATE_COMPLETED]
     assert seen[1].status_update.status.message.parts[0].text == "indexed 40 files"
     with pytest.raises(StopAsyncIteration):
-        await asyncio.wait_for(stream.__anext__(), 10)
+        await asyncio.wait_for(stream.__anext__(), HANG_GUARD_SECONDS)
 
     # taskmem's extension: resume after a cursor an event carried (the task has ended, so only
     # a task still going can be followed; a new one shows the replay).
@@ -107,8 +108,8 @@ async def test_an_a2a_client_follows_a_task_until_it_ends_and_resumes_by_cursor(
     async with httpx.AsyncClient(headers={"x-taskmem-after-cursor": str(first_cursor)}) as http:
         resumed_client = await create_client(front_end.url, ClientConfig(streaming=True, httpx_client=http))
         resumed = resumed_client.subscribe(SubscribeToTaskRequest(id=again.id)).__aiter__()
-        await asyncio.wait_for(resumed.__anext__(), 10)  # the task now
-        replayed = await asyncio.wait_for(resumed.__anext__(), 10)
+        await asyncio.wait_for(resumed.__anext__(), HANG_GUARD_SECONDS)  # the task now
+        replayed = await asyncio.wait_for(resumed.__anext__(), HANG_GUARD_SECONDS)
         assert replayed.status_update.status.message.parts[0].text == "second"
         await resumed.aclose()
 
@@ -149,11 +150,11 @@ async def test_an_a2a_grpc_client_reads_lists_follows_and_cancels_a_taskmem_task
         await client.get_task(GetTaskRequest(id="tsk_000000000000000000000000"))
 
     stream = client.subscribe(SubscribeToTaskRequest(id=created.id)).__aiter__()
-    assert (await asyncio.wait_for(stream.__anext__(), 10)).task.id == created.id
+    assert (await asyncio.wait_for(stream.__anext__(), HANG_GUARD_SECONDS)).task.id == created.id
     await set_status(taskmem, created.id, task_pb2.TASK_STATUS_EXECUTING)
     await taskmem.tasks.PostMessage(task_service_pb2.PostMessageRequest(
         task_id=created.id, role=task_pb2.MESSAGE_ROLE_AGENT, content="copied 3 tables"))
-    working, message = [await asyncio.wait_for(stream.__anext__(), 10) for _ in range(2)]
+    working, message = [await asyncio.wait_for(stream.__anext__(), HANG_GUARD_SECONDS) for _ in range(2)]
     assert working.status_update.status.state == TaskState.TASK_STATE_WORKING
     assert message.status_update.status.message.parts[0].text == "copied 3 tables"
 
@@ -161,17 +162,17 @@ async def test_an_a2a_grpc_client_reads_lists_follows_and_cancels_a_taskmem_task
     after = int(working.status_update.metadata["taskmem_cursor"])
     resumed = client.subscribe(SubscribeToTaskRequest(id=created.id),
                                context=with_metadata(x_taskmem_after_cursor=str(after))).__aiter__()
-    await asyncio.wait_for(resumed.__anext__(), 10)  # the task now
-    replayed = await asyncio.wait_for(resumed.__anext__(), 10)
+    await asyncio.wait_for(resumed.__anext__(), HANG_GUARD_SECONDS)  # the task now
+    replayed = await asyncio.wait_for(resumed.__anext__(), HANG_GUARD_SECONDS)
     assert replayed.status_update.status.message.parts[0].text == "copied 3 tables"
     await resumed.aclose()
 
     cancelled = await client.cancel_task(CancelTaskRequest(id=created.id))
     assert cancelled.status.state == TaskState.TASK_STATE_CANCELED
-    ended = await asyncio.wait_for(stream.__anext__(), 10)
+    ended = await asyncio.wait_for(stream.__anext__(), HANG_GUARD_SECONDS)
     assert ended.status_update.status.state == TaskState.TASK_STATE_CANCELED
     with pytest.raises(StopAsyncIteration):
-        await asyncio.wait_for(stream.__anext__(), 10)
+        await asyncio.wait_for(stream.__anext__(), HANG_GUARD_SECONDS)
 
 
 async def test_a_foreign_host_or_origin_is_refused(front_end: AgentProcess) -> None:

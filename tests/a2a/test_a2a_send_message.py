@@ -39,6 +39,7 @@ from taskmem.v1 import task_pb2, task_service_pb2, wait_pb2, wait_service_pb2  #
 from taskmem_client import TaskmemClient  # noqa: E402
 from tests.a2a.agent_process import AgentProcess  # noqa: E402
 from tests.support.server_process import ServerProcess  # noqa: E402
+from tests.support.eventually import HANG_GUARD_SECONDS
 
 BINDINGS = ["JSONRPC", "GRPC"]
 
@@ -65,7 +66,7 @@ async def sent_task(client: Client, request: SendMessageRequest) -> Task:
 
 
 async def next_of(stream: AsyncIterator[StreamResponse]) -> StreamResponse:
-    return await asyncio.wait_for(stream.__anext__(), 10)
+    return await asyncio.wait_for(stream.__anext__(), HANG_GUARD_SECONDS)
 
 
 async def set_status(taskmem: TaskmemClient, task_id: str, status: int) -> None:

@@ -42,6 +42,7 @@ from taskmem_a2a import (  # noqa: E402
 from taskmem_client import TaskmemClient  # noqa: E402
 from tests.a2a.agent_process import AgentProcess  # noqa: E402
 from tests.support.server_process import ServerProcess  # noqa: E402
+from tests.support.eventually import HANG_GUARD_SECONDS
 
 
 @pytest.fixture(scope="module")
@@ -115,11 +116,11 @@ async def test_a_stream_opened_on_one_replica_sees_what_the_other_replica_writes
     first, second = replicas
     writer, watcher = await a2a_client(first.url), await a2a_client(second.url)
     working = writer.send_message(user_message("steps 8")).__aiter__()
-    task_id = task_of([await asyncio.wait_for(working.__anext__(), 10)])
+    task_id = task_of([await asyncio.wait_for(working.__anext__(), HANG_GUARD_SECONDS)])
 
     # The second replica does not run the agent: what it streams, it reads from taskmem.
     stream = watcher.subscribe(SubscribeToTaskRequest(id=task_id)).__aiter__()
-    snapshot = await asyncio.wait_for(stream.__anext__(), 10)
+    snapshot = await asyncio.wait_for(stream.__anext__(), HANG_GUARD_SECONDS)
     seen = [response async for response in _until_final(stream)]
     await working.aclose()
 
@@ -134,7 +135,7 @@ async def test_a_stream_opened_on_one_replica_sees_what_the_other_replica_writes
 
 async def _until_final(stream: AsyncIterator[StreamResponse]) -> AsyncIterator[StreamResponse]:
     while True:
-        response = await asyncio.wait_for(stream.__anext__(), 10)
+        response = await asyncio.wait_for(stream.__anext__(), HANG_GUARD_SECONDS)
         yield response
         if response.HasField("status_update") and response.status_update.status.state in (
                 TaskState.TASK_STATE_COMPLETED, TaskState.TASK_STATE_FAILED, TaskState.TASK_STATE_CANCELED):
@@ -214,13 +215,13 @@ async def test_a_subscription_resumes_after_a_version_and_delivers_later_writes_
         task = update
 
     subscription = stream.subscribe(task.id, after=after).__aiter__()
-    replayed = [await asyncio.wait_for(subscription.__anext__(), 10) for _ in range(2)]
+    replayed = [await asyncio.wait_for(subscription.__anext__(), HANG_GUARD_SECONDS) for _ in range(2)]
     assert [e.event.status.state for e in replayed] == states[:2]
     update = Task()
     update.CopyFrom(task)
     update.status.state = states[2]
     latest = await store.save(update, event=update, prev=task, prev_version=version, context=context)
-    live = await asyncio.wait_for(subscription.__anext__(), 10)
+    live = await asyncio.wait_for(subscription.__anext__(), HANG_GUARD_SECONDS)
     assert live.version == latest and live.event.status.state == states[2]
     await subscription.aclose()
 

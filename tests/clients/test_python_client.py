@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator
 from pathlib import Path
 
 import grpc
@@ -15,13 +15,7 @@ from taskmem.v1 import task_service_pb2 as pb
 from taskmem_client import NO_RETRY, RetryPolicy, TaskmemClient, TaskmemError
 from tests.clients.lossy_proxy import LossyProxy
 from tests.support.server_process import ServerProcess
-
-
-async def eventually(check: Callable[[], object], timeout: float = 10.0) -> None:
-    deadline = time.monotonic() + timeout
-    while not check():
-        assert time.monotonic() < deadline, "condition not met in time"
-        await asyncio.sleep(0.02)
+from tests.support.eventually import HANG_GUARD_SECONDS, eventually
 
 
 async def task_count(address: str) -> int:
@@ -105,18 +99,17 @@ async def test_an_unknown_task_raises_not_found_without_retrying(client: Taskmem
 async def test_a_retry_after_a_lost_reply_across_a_server_restart_writes_exactly_one_row(
         fresh_server: ServerProcess, proxy: LossyProxy) -> None:
     retries: list[grpc.StatusCode] = []
-    # Attempts enough to outlast the restart on a loaded machine (the default 8 give up after ~7 s); the 30 s
-    # deadline still bounds the call.
-    policy = RetryPolicy(attempts=30, on_retry=lambda error, attempt, pause: retries.append(error.code()))
-    async with TaskmemClient(proxy.address, retry=policy, timeout=30) as client:
+    # Attempts enough to outlast the restart however loaded the machine (the default 8 give up after ~7 s); the
+    # hang guard's deadline bounds the call.
+    policy = RetryPolicy(attempts=1000, on_retry=lambda error, attempt, pause: retries.append(error.code()))
+    async with TaskmemClient(proxy.address, retry=policy, timeout=HANG_GUARD_SECONDS) as client:
         await client.tasks.ListTasks(pb.ListTasksRequest())  # the connection is up
         proxy.lose_replies()
         creating = asyncio.ensure_future(client.tasks.CreateTask(pb.CreateTaskRequest(name="deploy once")))
         # The first attempt commits on the server, but its reply is lost on the way back.
-        for _ in range(500):
-            if await task_count(fresh_server.address) == 1:
-                break
-            await asyncio.sleep(0.02)
+        async def committed() -> bool:
+            return await task_count(fresh_server.address) == 1
+        await eventually(committed, "the first attempt committed", interval=0.02)
         assert not creating.done()
         await asyncio.to_thread(fresh_server.restart)  # drops the connection: the client retries
         created = await creating
@@ -215,10 +208,10 @@ async def test_subscribe_replays_history_then_streams_live_events(client: Taskme
                 return
 
     following = asyncio.ensure_future(follow())
-    await eventually(lambda: len(seen) == 1)
+    await eventually(lambda: len(seen) == 1, "the first event followed")
     assert seen[0].type == event_pb2.EVENT_TYPE_TASK_CREATED
     await client.tasks.PostMessage(pb.PostMessageRequest(task_id=created.task.id, role=task_pb2.MESSAGE_ROLE_AGENT, content="hello"))
-    await asyncio.wait_for(following, 10)
+    await asyncio.wait_for(following, HANG_GUARD_SECONDS)
     assert [e.type for e in seen] == [event_pb2.EVENT_TYPE_TASK_CREATED, event_pb2.EVENT_TYPE_MESSAGE_POSTED]
 
 
@@ -241,12 +234,12 @@ async def test_subscribe_resumes_across_a_server_restart_delivering_each_event_o
         for n in range(5):
             await client.tasks.PostMessage(pb.PostMessageRequest(task_id=created.task.id, role=task_pb2.MESSAGE_ROLE_AGENT,
                                                                content=f"before {n}"))
-        await eventually(lambda: len(cursors) == 6)
+        await eventually(lambda: len(cursors) == 6, "six events followed")
         await asyncio.to_thread(fresh_server.restart)
         for n in range(5):
             await client.tasks.PostMessage(pb.PostMessageRequest(task_id=created.task.id, role=task_pb2.MESSAGE_ROLE_AGENT,
                                                                content=f"after {n}"))
-        await asyncio.wait_for(following, 20)
+        await asyncio.wait_for(following, HANG_GUARD_SECONDS)
     assert cursors == sorted(set(cursors)) and len(cursors) == 11
     assert reconnects
 
@@ -271,7 +264,7 @@ async def test_closing_the_client_ends_a_subscription_quietly(server: ServerProc
     following = asyncio.ensure_future(follow())
     await asyncio.sleep(0.3)
     await client.close()
-    await asyncio.wait_for(following, 5)
+    await asyncio.wait_for(following, HANG_GUARD_SECONDS)
     assert ended.is_set()
 
 
@@ -303,22 +296,23 @@ async def test_the_lease_keeper_renews_past_the_lease_and_reports_loss_naming_th
         client: TaskmemClient) -> None:
     task_id = (await client.tasks.CreateTask(pb.CreateTaskRequest(name="kept", plan=[
         task_pb2.PlanItemSpec(id="long", title="A long step")]))).task.id
-    claimed = await client.claim_next(task_id, "agent-1", lease=1)
+    # A lease of 3 s, renewed every second: a renewal must be two seconds late before it lapses.
+    claimed = await client.claim_next(task_id, "agent-1", lease=3)
     assert claimed is not None
     losses: list[str | None] = []
     async with client.keep_lease(claimed, on_lost=lambda keeper: losses.append(keeper.lost_to)) as lease:
-        await asyncio.sleep(2.5)  # two and a half leases: held only because it is renewed
+        await asyncio.sleep(7.5)  # two and a half leases: held only because it is renewed
         assert not lease.lost.is_set() and lease.expire_time > time.time()
         assert await client.claim_next(task_id, "agent-2", wait=False) is None
         # Just after a renewal (a third of a lease before the next), an operator puts the item back by hand and
         # another agent takes it: the keeper's next renewal is refused, naming that agent.
         renewed = lease.expire_time
-        await eventually(lambda: lease.expire_time != renewed)
+        await eventually(lambda: lease.expire_time != renewed, "the next renewal")
         await client.tasks.UpdatePlanItem(pb.UpdatePlanItemRequest(
             task_id=task_id, item_id="long", status=task_pb2.PLAN_ITEM_STATUS_PENDING))
         taken = await client.claim_next(task_id, "agent-2", lease=30)
         assert taken is not None and taken.item.id == "long"
-        await asyncio.wait_for(lease.lost.wait(), 2)
+        await asyncio.wait_for(lease.lost.wait(), HANG_GUARD_SECONDS)
     assert lease.lost_to == "agent-2" and losses == ["agent-2"]
 
 

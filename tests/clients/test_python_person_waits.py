@@ -12,6 +12,7 @@ from taskmem.v1 import task_pb2, wait_pb2, wait_service_pb2
 from taskmem.v1 import task_service_pb2 as pb
 from taskmem_client import TaskmemClient
 from tests.support.server_process import ServerProcess
+from tests.support.eventually import HANG_GUARD_SECONDS
 
 
 @pytest.fixture
@@ -38,7 +39,7 @@ async def test_ask_person_puts_the_task_in_input_required_and_answer_of_returns_
     await asyncio.sleep(0.2)
     assert not answering.done()  # nobody has answered yet
     await client.waits.ResolveWait(wait_service_pb2.ResolveWaitRequest(wait_id=asked.id, result="eu-west-1"))
-    answer = await asyncio.wait_for(answering, 10)
+    answer = await asyncio.wait_for(answering, HANG_GUARD_SECONDS)
     assert answer.given and not answer.refused and answer.text == "eu-west-1"
 
 
@@ -63,5 +64,5 @@ async def test_answer_of_follows_the_wait_across_a_server_restart(fresh_server: 
         fresh_server.stop()
         fresh_server.start()  # the same port and database
         await client.waits.ResolveWait(wait_service_pb2.ResolveWaitRequest(wait_id=asked.id, result="yes"))
-        answer = await asyncio.wait_for(answering, 20)
+        answer = await asyncio.wait_for(answering, HANG_GUARD_SECONDS)
         assert answer.given and answer.text == "yes"

@@ -8,7 +8,6 @@ runs unchanged against either release's stubs.
 
 from __future__ import annotations
 
-import asyncio
 from typing import Any
 
 import grpc
@@ -24,6 +23,7 @@ from taskmem.v1.memory_service_pb2_grpc import MemoryServiceStub
 from taskmem.v1.state_service_pb2_grpc import StateServiceStub
 from taskmem.v1.task_service_pb2_grpc import TaskServiceStub
 from taskmem.v1.wait_service_pb2_grpc import WaitServiceStub
+from tests.support.eventually import eventually
 
 AGENT = "fixture-agent"
 SEARCHES = ["connection pool exhausted", "which database engine did we pick", "flaky integration test"]
@@ -138,12 +138,9 @@ async def write_fixture(channel: grpc.aio.Channel) -> dict[str, Any]:
 
 
 async def _until_ended(waits: WaitServiceStub, wait_id: str) -> None:
-    for _ in range(600):
-        wait = (await waits.GetWait(wpb.GetWaitRequest(wait_id=wait_id))).wait
-        if wait.status != wait_pb2.WAIT_STATUS_WAITING:
-            return
-        await asyncio.sleep(0.1)
-    raise AssertionError(f"wait {wait_id} did not end")
+    async def ended() -> bool:
+        return (await waits.GetWait(wpb.GetWaitRequest(wait_id=wait_id))).wait.status != wait_pb2.WAIT_STATUS_WAITING
+    await eventually(ended, f"wait {wait_id} ended", interval=0.1)
 
 
 def _plain(message: Message) -> dict[str, Any]:

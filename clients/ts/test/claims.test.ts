@@ -42,12 +42,13 @@ describe("claims of plan items", () => {
     const { client } = live;
     const { task } = await client.tasks.createTask({ name: "kept", plan: [{ id: "long", title: "A long step" }] });
     const taskId = task!.id;
-    const claimed = await client.claimNext(taskId, "agent-1", { leaseMs: 1_000 });
+    // A lease of 3 s, renewed every second: a renewal must be two seconds late before it lapses.
+    const claimed = await client.claimNext(taskId, "agent-1", { leaseMs: 3_000 });
     assert.ok(claimed !== undefined);
     const losses: string[] = [];
     const lease = client.keepLease(claimed, { onLost: (holder) => losses.push(holder) });
     try {
-      await sleep(2_500); // two and a half leases: held only because it is renewed
+      await sleep(7_500); // two and a half leases: held only because it is renewed
       assert.equal(lease.signal.aborted, false);
       assert.ok(timestampMs(claimed.claim.expireTime!) > Date.now());
       assert.equal(await client.claimNext(taskId, "agent-2", { wait: false }), undefined);
