@@ -20,8 +20,13 @@ loop), the latency p50/p99 — again interleaved. The load average is printed be
 With `--compare CHECKOUT` a second taskmem server runs from another checkout's server/ (e.g. `git
 worktree add /tmp/before main`), measured in the same rounds, so before and after share the load.
 
+With `--ceiling` a third server runs in the same rounds: a bare grpc.aio server, registered like echo, whose
+TaskService.GetTask and RecordAction return the taskmem server's own replies to the bench's calls, serialized
+once at start-up — no guard, no lookup, no write. It is the most any handler of these methods could reach in
+grpc.aio on this machine: a ratio to echo the ceiling does not reach, the server cannot either.
+
     .venv/bin/python bench/ghz_bench.py [--seconds 10] [--rounds 3] [--concurrency 64] [--connections 4]
-        [--compare CHECKOUT] [--server-env TASKMEM_NAME=VALUE ...] [--only echo,record,get]
+        [--compare CHECKOUT] [--ceiling] [--server-env TASKMEM_NAME=VALUE ...] [--only echo,record,get]
 """
 
 from __future__ import annotations
@@ -49,6 +54,25 @@ from taskmem.v1 import task_service_pb2 as pb  # noqa: E402
 from taskmem.v1.task_service_pb2_grpc import TaskServiceStub  # noqa: E402
 
 GHZ = ROOT / ".tools/bin/ghz"
+# The ceiling (--ceiling): TaskService's two methods answered with fixed bytes (argv: GetTask's reply file,
+# RecordAction's), registered as echo registers its method, with no serializers (bytes in, bytes out).
+CEILING_SERVER = """
+import asyncio, sys, grpc
+replies = {"GetTask": open(sys.argv[1], "rb").read(), "RecordAction": open(sys.argv[2], "rb").read()}
+def canned(reply):
+    async def answer(request, context):
+        return reply
+    return grpc.unary_unary_rpc_method_handler(answer)
+async def main():
+    server = grpc.aio.server()
+    server.add_generic_rpc_handlers((grpc.method_handlers_generic_handler(
+        "taskmem.v1.TaskService", {name: canned(reply) for name, reply in replies.items()}),))
+    port = server.add_insecure_port("127.0.0.1:0")
+    await server.start()
+    print(f"ceiling on 127.0.0.1:{port}", flush=True)
+    await server.wait_for_termination()
+asyncio.run(main())
+"""
 SUMMARY = ("bench action: " + "x" * 900)[:900]
 
 
@@ -122,17 +146,30 @@ def start_echo() -> tuple[subprocess.Popen[str], str]:
 
 
 def prepare(address: str, workdir: Path, tag: str) -> tuple[Path, Path]:
-    """A task with a 50-item plan on the server at address; the RecordAction and GetTask payload files."""
+    """A task with a 50-item plan on the server at address; the RecordAction and GetTask payload files, and
+    beside them (…-reply.bin) the server's reply to each, for the ceiling."""
     plan = [task_pb2.PlanItemSpec(id=f"step-{i}", title=f"Step {i}: do the thing number {i}",
                                   depends_on=[f"step-{i - 1}"] if i else []) for i in range(50)]
     with grpc.insecure_channel(address) as channel:
-        task_id = TaskServiceStub(channel).CreateTask(pb.CreateTaskRequest(name="bench", plan=plan)).task.id
+        stub = TaskServiceStub(channel)
+        task_id = stub.CreateTask(pb.CreateTaskRequest(name="bench", plan=plan)).task.id
+        record_request = pb.RecordActionRequest(task_id=task_id, summary=SUMMARY,
+                                                status=task_pb2.ACTION_STATUS_SUCCEEDED)
+        get_request = pb.GetTaskRequest(task_id=task_id)
+        (workdir / f"record-{tag}-reply.bin").write_bytes(stub.RecordAction(record_request).SerializeToString())
+        (workdir / f"get-{tag}-reply.bin").write_bytes(stub.GetTask(get_request).SerializeToString())
     record = workdir / f"record-{tag}.bin"
-    record.write_bytes(pb.RecordActionRequest(task_id=task_id, summary=SUMMARY,
-                                              status=task_pb2.ACTION_STATUS_SUCCEEDED).SerializeToString())
+    record.write_bytes(record_request.SerializeToString())
     get = workdir / f"get-{tag}.bin"
-    get.write_bytes(pb.GetTaskRequest(task_id=task_id).SerializeToString())
+    get.write_bytes(get_request.SerializeToString())
     return record, get
+
+
+def start_ceiling(get: Path, record: Path) -> tuple[subprocess.Popen[str], str]:
+    ceiling = subprocess.Popen([sys.executable, "-c", CEILING_SERVER, str(get.with_name(get.stem + "-reply.bin")),
+                                str(record.with_name(record.stem + "-reply.bin"))], stdout=subprocess.PIPE, text=True)
+    assert ceiling.stdout is not None
+    return ceiling, ceiling.stdout.readline().split()[-1]
 
 
 def profile(targets: list[Target], arguments: argparse.Namespace) -> None:
@@ -181,6 +218,13 @@ def main(arguments: argparse.Namespace) -> None:
                                       "taskmem.v1.TaskService.RecordAction", record))
                 targets.append(Target(f"GetTask (50 items){tag}", process.pid, address, task_proto,
                                       "taskmem.v1.TaskService.GetTask", get))
+            if arguments.ceiling:
+                ceiling, ceiling_address = start_ceiling(targets[1].payload, targets[0].payload)
+                processes.append(ceiling)
+                targets.append(Target("RecordAction [ceiling]", ceiling.pid, ceiling_address, task_proto,
+                                      "taskmem.v1.TaskService.RecordAction", targets[0].payload))
+                targets.append(Target("GetTask (50 items) [ceiling]", ceiling.pid, ceiling_address, task_proto,
+                                      "taskmem.v1.TaskService.GetTask", targets[1].payload))
             echo_target = Target("echo (RecordAction's bytes)", echo.pid, echo_address,
                                  ROOT / "bench/proto/echo.proto", "bench.Echo.Echo", targets[0].payload)
             wanted = set(arguments.only.split(","))
@@ -245,6 +289,8 @@ if __name__ == "__main__":
     parser.add_argument("--concurrency", type=int, default=64, help="calls in flight (ghz -c)")
     parser.add_argument("--connections", type=int, default=4, help="gRPC connections (ghz --connections)")
     parser.add_argument("--compare", help="another checkout whose server is measured in the same rounds")
+    parser.add_argument("--ceiling", action="store_true", help="measure a bare server answering both methods "
+                        "with canned replies in the same rounds")
     parser.add_argument("--server-env", action="append", default=[], metavar="TASKMEM_NAME=VALUE",
                         help="a setting other than the default for every taskmem server")
     parser.add_argument("--py-spy", metavar="DIR", help="after the measured rounds, profile each taskmem method "
