@@ -221,7 +221,7 @@ async def bench_server_side(path: Path, size: int, query_vectors: np.ndarray, co
         for mode, spread in [*((mode, False) for mode in SearchMode), (SearchMode.HYBRID, True)]:
             async def call(i: int, mode: SearchMode = mode, f: MemoryFilter = f, spread: bool = spread) -> object:
                 q = i % len(QUERIES)
-                return await archive.ranked(NAMESPACE, matches[q], query_vectors[q], mode, f, 10, spread=spread)
+                return await archive.ranked(NAMESPACE, matches[q], query_vectors[q], mode, f, 10, spread_all=spread)
             for i in range(10):
                 await call(i)  # warm the page cache
             samples, cpu = [], []

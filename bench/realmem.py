@@ -185,6 +185,10 @@ async def run_engine(personas: Sequence[Persona], engine: str, checkout: Checkou
             tables[split] = RecallTable.merged(chosen)
             print(f"\n[{engine}] {split}: {', '.join(name for name in names if name in per_persona)}")
             print("\n".join(tables[split].lines()))
+            table = tables[split]
+            better = max(table.mean("FULLTEXT"), table.mean("SEMANTIC"))
+            print(f"HYBRID session recall@10 {table.mean('HYBRID'):.4f}, {table.mean('HYBRID') - better:+.4f} over the"
+                  f" better half ({better:.4f}); goal: at least +0.05, and above 0.65 (issue 43)")
     return tables
 
 

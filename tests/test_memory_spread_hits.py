@@ -1,6 +1,8 @@
-"""SearchMemories' opt-in spread_hits end to end (issue 43): HYBRID's hits without it are the fused order;
-with it a stretch of adjacent turns of one task gives up places to the rest of the conversation, while
-FULLTEXT and SEMANTIC ignore it (that another task's entries are never lowered: tests/unit)."""
+"""HYBRID's spreading end to end (issue 43): a stretch of adjacent turns of one task that say the same gives up
+places to the rest of the conversation, by default and with spread_hits (which lowers every neighbour, alike or
+not: tests/unit says how the two differ), while FULLTEXT and SEMANTIC keep their order (that another task's
+entries are never lowered: tests/unit).
+"""
 
 from __future__ import annotations
 
@@ -49,22 +51,20 @@ async def _search(stub: MemoryServiceStub, task_id: str, spread: bool, limit: in
         spread_hits=spread, wait_for_embeddings=True), timeout=60)
 
 
-async def test_spread_hits_lets_the_rest_of_the_conversation_past_a_stretch_of_adjacent_turns(
+async def test_turns_saying_the_same_give_up_places_to_the_rest_of_the_conversation(
         memory: tuple[MemoryServiceStub, str]) -> None:
     stub, task_id = memory
     ids = await _store(stub, task_id)
     river, castle = set(ids[:3]), ids[6]
 
-    fused = await _search(stub, task_id, spread=False)
-    assert {hit.entry.id for hit in fused.hits} <= river  # the stretch takes both places
-    spread = await _search(stub, task_id, spread=True)
-    assert [hit.entry.id for hit in spread.hits][0] == fused.hits[0].entry.id
-    assert spread.hits[1].entry.id == castle  # the adjacent river turns lost 0.05 each to the first one chosen
-    assert spread.hits[0].score == pytest.approx(fused.hits[0].score)  # scores stay the fused ones
-
-    everything = await _search(stub, task_id, spread=True, limit=10)
-    assert {hit.entry.id for hit in everything.hits} == {hit.entry.id for hit in
-                                                         (await _search(stub, task_id, False, 10)).hits}
+    for spread in (False, True):
+        found = await _search(stub, task_id, spread=spread)
+        assert found.hits[0].entry.id in river  # the best of the stretch first
+        assert found.hits[1].entry.id == castle, spread  # its neighbours, restating it, lost 0.05 each
+        fused_order = await _search(stub, task_id, spread=spread, limit=10)
+        assert sorted(hit.score for hit in fused_order.hits) == sorted(  # scores stay the fused ones
+            (hit.score for hit in (await _search(stub, task_id, not spread, 10)).hits))
+        assert {hit.entry.id for hit in fused_order.hits} == set(ids)
 
 
 async def test_spread_hits_leaves_fulltext_and_semantic_as_they_were(

@@ -87,3 +87,15 @@ def test_without_a_penalty_spreading_keeps_the_fused_order() -> None:
     hits = _hits((10, 0.8), (11, 0.8), (12, 0.7))
     assert [hit.seq for hit in spread_over_windows(hits, dict.fromkeys((10, 11, 12), "t"), limit=3,
                                                    penalty=0.0)] == [10, 11, 12]
+
+
+def test_given_how_alike_the_candidates_are_only_a_neighbour_saying_the_same_is_lowered() -> None:
+    hits = _hits((10, 0.80), (11, 0.79), (12, 0.78), (40, 0.76))
+    task_of = dict.fromkeys((10, 11, 12, 40), "t")
+    # 11 answers 10 (not alike): it keeps its place; 12 restates 10: it gives way to 40.
+    alike = {(10, 11): 0.45, (10, 12): 0.85, (11, 12): 0.5}
+    assert [hit.seq for hit in spread_over_windows(hits, task_of, limit=4, span=4, alike=alike,
+                                                   threshold=0.6)] == [10, 11, 40, 12]
+    # a pair not measured (an entry not embedded yet) is not lowered
+    assert [hit.seq for hit in spread_over_windows(hits, task_of, limit=4, span=4, alike={},
+                                                   threshold=0.6)] == [10, 11, 12, 40]

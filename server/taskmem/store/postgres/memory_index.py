@@ -218,6 +218,18 @@ def similarities(reader: Reader, seqs: Sequence[int], vector: np.ndarray) -> dic
     return {int(row[0]): float(row[1]) for row in rows}
 
 
+def pair_similarities(reader: Reader, pairs: Sequence[tuple[int, int]]) -> dict[tuple[int, int], float]:
+    """memory_vectors.pair_similarities on PostgreSQL: the cosine of each pair's vectors, computed here."""
+    if not pairs:
+        return {}
+    values = ", ".join("(?::bigint, ?::bigint)" for _ in pairs)
+    rows = reader.fetchall(
+        f"SELECT p.a, p.b, 1 - (x.embedding <=> y.embedding) FROM (VALUES {values}) AS p (a, b)"
+        f" JOIN memory_embeddings x ON x.seq = p.a JOIN memory_embeddings y ON y.seq = p.b",
+        [seq for pair in pairs for seq in pair])
+    return {(int(row[0]), int(row[1])): float(row[2]) for row in rows}
+
+
 def rebuild(connection: psycopg.Connection[Any], model: str, dimension: int,
             embed: Callable[[list[str]], np.ndarray], progress: Callable[[int, int], None], batch: int = 256) -> int:
     """`taskmem reembed` on PostgreSQL (memory_vectors.rebuild is SQLite's): embed every memory summary with

@@ -350,12 +350,15 @@ export type SearchMemoriesRequest = Message<"taskmem.v1.SearchMemoriesRequest"> 
   includeHistory: boolean;
 
   /**
-   * HYBRID only (other modes ignore it): spread the hits over the stretches
-   * of a conversation, for questions that look for the earlier conversations
-   * (sessions) holding an answer rather than its exact turn. Hits are chosen
-   * one at a time, and each one chosen lowers the score of the entries of
-   * its task written within 2 entries of it by 0.05, so one stretch of
-   * adjacent turns does not take every place. Hit scores stay the fused ones.
+   * HYBRID only (other modes ignore it). HYBRID chooses its hits one at a
+   * time, and each one chosen lowers by 0.05 the score of the entries of its
+   * task written within 4 entries of it that say much the same (their
+   * vectors' cosine at least 0.6), so a stretch of turns restating one thing
+   * does not take every place while a question and the turn answering it
+   * keep theirs. spread_hits lowers every entry of the task written within 2
+   * of a chosen hit instead, alike or not: for questions that look for the
+   * earlier conversations (sessions) holding an answer rather than its exact
+   * turns. Hit scores stay the fused ones.
    *
    * @generated from field: bool spread_hits = 9;
    */
