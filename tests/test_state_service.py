@@ -414,6 +414,9 @@ async def test_the_yaml_mirror_file_follows_every_change_of_the_task(fresh_serve
 
 # --- extraction against a scripted OpenAI-compatible model -------------------------------------
 
+# What the model's system prompt says when the server asks it to extract state, or to answer a question.
+EXTRACTOR = "structured state extractor"
+ASKED = "You answer questions about an agent's task"
 _LINE = re.compile(r"^\[(msg_[0-9a-f]+)\] (user|assistant|system|tool): (.*)$", re.MULTILINE)
 _EXISTING = re.compile(r"^\[(d_[0-9a-f]{12})\] decision \(active\): (.*)$", re.MULTILINE)
 
@@ -476,7 +479,7 @@ async def test_the_seed_examples_end_with_redis_superseded_and_memcached_active(
     redis = first.items[0]
     switch = await _say(tasks, task_id, USER, "Let's switch to Memcached instead of Redis")
     second = await state.ExtractState(pb.ExtractStateRequest(task_id=task_id))
-    assert f"[{redis.uid}] decision (active): Use Redis for caching" in llm.user_prompts[-1]
+    assert f"[{redis.uid}] decision (active): Use Redis for caching" in llm.prompts_of(EXTRACTOR)[-1]
     assert second.report.superseded == 1 and second.report.messages_read == 1
     items = {i.text: i for i in (await state.ListStateItems(
         pb.ListStateItemsRequest(task_id=task_id, include_superseded=True))).items}
@@ -497,9 +500,9 @@ async def test_a_second_run_with_no_new_messages_calls_no_model(llm_rpc, llm: Sc
     task_id = await _task(tasks)
     await _say(tasks, task_id, USER, "Let's use Redis for caching")
     await state.ExtractState(pb.ExtractStateRequest(task_id=task_id))
-    calls = len(llm.requests)
+    calls = len(llm.prompts_of(EXTRACTOR))
     again = await state.ExtractState(pb.ExtractStateRequest(task_id=task_id))
-    assert len(llm.requests) == calls
+    assert len(llm.prompts_of(EXTRACTOR)) == calls
     assert again.report.skipped_reason == state_pb2.EXTRACTION_SKIP_REASON_NO_NEW_MESSAGES and not again.items
 
 
@@ -508,10 +511,10 @@ async def test_a_batch_without_a_user_message_is_skipped_and_passed(llm_rpc, llm
     thread = "chat-agent-only"
     await _say(tasks, thread, AGENT, "Working on it", standalone=True)
     skipped = await state.ExtractState(pb.ExtractStateRequest(thread_id=thread))
-    assert skipped.report.skipped_reason == state_pb2.EXTRACTION_SKIP_REASON_NO_USER_MESSAGE and not llm.requests
+    assert skipped.report.skipped_reason == state_pb2.EXTRACTION_SKIP_REASON_NO_USER_MESSAGE and not llm.prompts_of(EXTRACTOR)
     asked = await _say(tasks, thread, USER, "Let's use Redis for caching", standalone=True)
     await state.ExtractState(pb.ExtractStateRequest(thread_id=thread))
-    shown = _LINE.findall(llm.user_prompts[-1])
+    shown = _LINE.findall(llm.prompts_of(EXTRACTOR)[-1])
     assert [m for m, _, _ in shown] == [asked]
 
 
@@ -522,7 +525,7 @@ async def test_the_batch_is_capped_and_the_rest_is_read_next_time(llm_rpc, llm: 
     first = await state.ExtractState(pb.ExtractStateRequest(thread_id=thread))
     second = await state.ExtractState(pb.ExtractStateRequest(thread_id=thread))
     assert (first.report.messages_read, second.report.messages_read) == (20, 5)
-    assert [m for m, _, _ in _LINE.findall(llm.user_prompts[-1])] == said[20:]
+    assert [m for m, _, _ in _LINE.findall(llm.prompts_of(EXTRACTOR)[-1])] == said[20:]
 
 
 async def test_a_model_answer_that_is_not_json_changes_nothing(llm_rpc, llm: ScriptedLLM) -> None:
@@ -565,7 +568,7 @@ async def test_a_crash_between_the_model_call_and_the_commit_re_extracts_the_bat
         llm.hold.set()
         llm.release.clear()
         call = asyncio.ensure_future(state.ExtractState(pb.ExtractStateRequest(task_id=task_id)))
-        await eventually(lambda: llm.requests, "the model's first request")
+        await eventually(lambda: llm.prompts_of(EXTRACTOR), "the extraction asking the model")
         fresh_server.stop(signal.SIGKILL)
         with pytest.raises(grpc.aio.AioRpcError):
             await call
@@ -576,7 +579,7 @@ async def test_a_crash_between_the_model_call_and_the_commit_re_extracts_the_bat
         state = StateServiceStub(channel)
         again = await state.ExtractState(pb.ExtractStateRequest(task_id=task_id))
     assert again.report.inserted == 1 and again.report.messages_read == 1
-    assert [m for m, _, _ in _LINE.findall(llm.user_prompts[-1])] == [said]
+    assert [m for m, _, _ in _LINE.findall(llm.prompts_of(EXTRACTOR)[-1])] == [said]
     assert len(llm.requests) == 2
 
 
@@ -607,8 +610,9 @@ async def test_the_running_summary_follows_every_five_messages_and_feeds_query_t
     answer = await state.QueryTask(pb.QueryTaskRequest(task_id=task_id, question="where was I?"))
     assert answer.from_model and answer.answer.startswith("You finished step 0")
     assert answer.running_summary == "Steps 1-2 are done; step 3 (ENUM mapping) is in progress."
-    assert answer.messages_since_summary == 1 and f"[{late}] user: Also tag" in llm.user_prompts[-1]
-    assert "Question: where was I?" in llm.user_prompts[-1]
+    asked = llm.prompts_of(ASKED)[-1]
+    assert answer.messages_since_summary == 1 and f"[{late}] user: Also tag" in asked
+    assert "Question: where was I?" in asked
     built = await state.BuildContext(pb.BuildContextRequest(task_id=task_id, token_budget=2000))
     assert built.text.startswith("## summary\nSteps 1-2 are done")
 

@@ -27,6 +27,12 @@ class ScriptedLLM:
     def user_prompts(self) -> list[str]:
         return [r["messages"][1]["content"] for r in self.requests]
 
+    def prompts_of(self, system_says: str) -> list[str]:
+        """The user prompts of the requests whose system prompt holds `system_says`: a server asks the same model
+        for other work at any time (the running summary after each message, the plan judge), so the last prompt
+        of all need not be the one a test just caused."""
+        return [r["messages"][1]["content"] for r in self.requests if system_says in r["messages"][0]["content"]]
+
 
 @contextmanager
 def scripted_llm() -> Iterator[ScriptedLLM]:
