@@ -30,8 +30,8 @@ from taskmem_client import RetryPolicy, TaskmemClient
 from taskmem_client.calls import _retryable
 from tests.support.scripted_llm import ScriptedLLM, scripted_llm
 from tests.support.server_process import ServerProcess
+from tests.support.eventually import HANG_GUARD_SECONDS
 
-HANG_GUARD = 30.0  # seconds: only keeps a broken client from hanging the suite, never what a test judges
 
 
 @dataclass
@@ -61,7 +61,7 @@ class CueTasks(TaskServiceServicer):
         return pb.PostMessageResponse()
 
     async def next(self) -> HeldCall:
-        return await asyncio.wait_for(self.calls.get(), HANG_GUARD)
+        return await asyncio.wait_for(self.calls.get(), HANG_GUARD_SECONDS)
 
     async def none_sent(self, why: str) -> None:
         """No further call has reached the server. A held call gives no sign that it is held, so this looks
@@ -113,7 +113,7 @@ async def test_after_a_refusal_the_python_client_holds_calls_past_its_limit_and_
         fourth = await cue_server.tasks.next()
         third.succeed()
         fourth.succeed()
-        await asyncio.wait_for(asyncio.gather(*calls), HANG_GUARD)
+        await asyncio.wait_for(asyncio.gather(*calls), HANG_GUARD_SECONDS)
 
 
 async def test_without_the_limit_the_python_client_sends_every_call_even_after_a_refusal(
@@ -124,7 +124,7 @@ async def test_without_the_limit_the_python_client_sends_every_call_even_after_a
         held = [await cue_server.tasks.next() for _ in range(4)]  # all four at the server at once
         for call in held:
             call.succeed()
-        await asyncio.wait_for(asyncio.gather(*calls), HANG_GUARD)
+        await asyncio.wait_for(asyncio.gather(*calls), HANG_GUARD_SECONDS)
 
 
 async def test_the_python_client_retries_a_refused_call_after_the_servers_hint(cue_server: CueServer) -> None:
@@ -137,7 +137,7 @@ async def test_the_python_client_retries_a_refused_call_after_the_servers_hint(c
         refused_at = time.monotonic()  # before the client can have read the refusal
         retry = await cue_server.tasks.next()
         retry.succeed()
-        await asyncio.wait_for(call, HANG_GUARD)
+        await asyncio.wait_for(call, HANG_GUARD_SECONDS)
     assert pauses == [0.3]  # the server's hint, not the client's own 1-2 ms backoff
     assert retry.at - refused_at >= 0.3  # a lower bound only: a busy machine makes the retry later, never sooner
 
@@ -170,14 +170,14 @@ async def _refused_while_a_query_holds_the_slot(address: str, llm: ScriptedLLM) 
         tasks, state = TaskServiceStub(channel), StateServiceStub(channel)
         task_id = (await tasks.CreateTask(pb.CreateTaskRequest(name="busy"))).task.id
         query = asyncio.ensure_future(state.QueryTask(spb.QueryTaskRequest(task_id=task_id, question="what next?")))
-        deadline = time.monotonic() + HANG_GUARD
+        deadline = time.monotonic() + HANG_GUARD_SECONDS
         while not llm.requests:  # the query is at the model: it holds the server's one slot
             assert time.monotonic() < deadline, "QueryTask did not reach the model"
             await asyncio.sleep(0.01)
         with pytest.raises(grpc.aio.AioRpcError) as refused:
             await tasks.PostMessage(_post(task_id))
         llm.release.set()
-        assert (await asyncio.wait_for(query, HANG_GUARD)).answer == "Deploy next."
+        assert (await asyncio.wait_for(query, HANG_GUARD_SECONDS)).answer == "Deploy next."
     return refused.value
 
 
