@@ -416,7 +416,7 @@ async def fuzz(address: str, idle_address: str, args: argparse.Namespace, root: 
     options = [("grpc.max_send_message_length", 64 * 1024 * 1024),
                ("grpc.max_receive_message_length", 64 * 1024 * 1024)]
     async with grpc.aio.insecure_channel(address, options=options) as channel:
-        await seed(channel, values, root / "workspace")
+        await seed(channel, values, root / "default" / "workspace")  # file roots are per namespace: root/<namespace>
         spawn = multiprocessing.get_context("spawn")  # not fork: this process already runs gRPC threads
         # The same checks against an idle server beside it: what the shared machine's load alone costs.
         stop, fuzzed_beats, idle_beats = spawn.Event(), spawn.Array("d", 3), spawn.Array("d", 3)
@@ -481,7 +481,7 @@ async def main() -> None:
     print(f"load average at the start: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
     with tempfile.TemporaryDirectory() as directory:
         base = Path(directory)
-        (base / "root" / "workspace").mkdir(parents=True)
+        (base / "root" / "default" / "workspace").mkdir(parents=True)
         (base / "data").mkdir()
         env = {"TASKMEM_WAIT_FILE_ROOTS": str(base / "root"), "TASKMEM_WAIT_HTTP_ALLOWED_HOSTS": "127.0.0.1:9",
                "TASKMEM_LOG_LEVEL": os.environ.get("TASKMEM_LOG_LEVEL", "ERROR")}  # unmapped errors are logged
