@@ -6,6 +6,7 @@ import pytest
 
 from taskmem.core.memory_search import (
     FULLTEXT_WEIGHT, MIN_CANDIDATES, SEMANTIC_WEIGHT, Hit, SearchMode, candidate_count, convex_fusion, fts_query,
+    neighbour_pairs,
     spread_over_windows,
 )
 
@@ -99,3 +100,8 @@ def test_given_how_alike_the_candidates_are_only_a_neighbour_saying_the_same_is_
     # a pair not measured (an entry not embedded yet) is not lowered
     assert [hit.seq for hit in spread_over_windows(hits, task_of, limit=4, span=4, alike={},
                                                    threshold=0.6)] == [10, 11, 12, 40]
+
+
+def test_the_pairs_asked_about_are_one_tasks_entries_within_the_span() -> None:
+    task_of = {10: "a", 11: "a", 14: "a", 15: "b", 19: "a", 40: "a"}
+    assert neighbour_pairs(task_of, 4) == [(10, 11), (10, 14), (11, 14)]  # 15 is b's; 19 is 5 after 14

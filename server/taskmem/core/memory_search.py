@@ -139,6 +139,14 @@ def spread_over_windows(hits: Sequence[Hit], task_of: Mapping[int, str], limit: 
     return chosen
 
 
+def neighbour_pairs(task_of: Mapping[int, str], span: int) -> list[tuple[int, int]]:
+    """The pairs of entries (lower seq first) of one task written within `span` seqs of each other: the pairs
+    spread_over_windows may ask how alike they are."""
+    seqs = sorted(task_of)
+    return [(a, b) for i, a in enumerate(seqs) for b in seqs[i + 1:i + 1 + span]
+            if b - a <= span and task_of[a] == task_of[b]]
+
+
 def _best(hits: dict[int, Hit], limit: int) -> list[Hit]:
     best_rank = {seq: min(r for r in (h.fulltext_rank, h.semantic_rank) if r) for seq, h in hits.items()}
     return sorted(hits.values(), key=lambda h: (-h.score, best_rank[h.seq], h.seq))[:limit]

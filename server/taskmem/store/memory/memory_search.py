@@ -18,7 +18,7 @@ import numpy as np
 
 from taskmem.core.memory import MemoryEntry, MemoryFilter
 from taskmem.core.memory_search import (
-    ALIKE_SPAN, FullTextQuery, Hit, SearchMode, candidate_count, convex_fusion, spread_over_windows,
+    ALIKE_SPAN, FullTextQuery, Hit, SearchMode, candidate_count, convex_fusion, neighbour_pairs, spread_over_windows,
 )
 from taskmem.store.memory import memory_filter_sets, memory_text_index, memory_vectors
 from taskmem.store.memory.memory_entries import entries_by_seq
@@ -135,9 +135,8 @@ def fused_hits(reader: Reader, match: str, texts: list[tuple[int, float]], near:
     if spread_all:
         hits = spread_over_windows(fused, task_of, limit)
     else:
-        pairs = [(a, b) for a in task_of for b in task_of if a < b <= a + ALIKE_SPAN and task_of[a] == task_of[b]]
-        hits = spread_over_windows(fused, task_of, limit, span=ALIKE_SPAN,
-                                   alike=memory_vectors.pair_similarities(reader, pairs))
+        alike = memory_vectors.pair_similarities(reader, neighbour_pairs(task_of, ALIKE_SPAN))
+        hits = spread_over_windows(fused, task_of, limit, span=ALIKE_SPAN, alike=alike)
     # Snippets only for the hits that made the cut (each costs a full-text lookup).
     found = [hit for hit in hits if hit.fulltext_rank]
     for hit, snippet in zip(found, _snippets(reader, match, [hit.seq for hit in found])):
