@@ -16,6 +16,7 @@ import grpc
 import pytest
 
 from tests.support.server_process import ServerProcess
+from tests.support.eventually import HANG_GUARD_SECONDS
 
 KEY_A, KEY_B = "key-team-a", "key-team-b"
 WEB_PREFIX = "taskmem: web view on "
@@ -69,6 +70,7 @@ def browser() -> Iterator[object]:
 def page(browser: object) -> Iterator[object]:
     context = browser.new_context(viewport={"width": 1280, "height": 900})  # type: ignore[attr-defined]
     opened = context.new_page()
+    opened.set_default_timeout(HANG_GUARD_SECONDS * 1000)  # every wait, navigation included: a hang guard
     yield opened
     context.close()
 

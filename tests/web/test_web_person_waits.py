@@ -16,9 +16,10 @@ import grpc
 from taskmem.v1 import task_pb2, task_service_pb2 as tpb, task_service_pb2_grpc
 from taskmem.v1 import wait_pb2, wait_service_pb2 as wpb, wait_service_pb2_grpc
 from tests.web.conftest import KEY_A, KEY_B
+from tests.support.eventually import HANG_GUARD_SECONDS
 
 A = (("authorization", f"Bearer {KEY_A}"),)
-TIMEOUT_MS = 30_000
+TIMEOUT_MS = int(HANG_GUARD_SECONDS * 1000)  # a hang guard, never what a test judges
 
 
 def _task(channel: grpc.Channel, name: str, *plan: task_pb2.PlanItemSpec) -> str:

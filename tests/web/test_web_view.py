@@ -20,11 +20,12 @@ from taskmem.v1 import task_pb2, task_service_pb2 as tpb, task_service_pb2_grpc
 from taskmem.v1 import wait_pb2, wait_service_pb2 as wpb, wait_service_pb2_grpc
 from taskmem.core.tasks import TaskStatus, allowed_transitions
 from tests.web.conftest import KEY_A, KEY_B
+from tests.support.eventually import HANG_GUARD_SECONDS
 
 TASK_JS = Path(__file__).resolve().parents[2] / "server" / "taskmem" / "web" / "static" / "task.js"
 
 A = (("authorization", f"Bearer {KEY_A}"),)
-TIMEOUT_MS = 30_000  # generous: CI machines may be heavily loaded; a pass is usually well under 1 s
+TIMEOUT_MS = int(HANG_GUARD_SECONDS * 1000)  # a hang guard, never what a test judges
 
 
 def tasks_stub(channel: grpc.Channel) -> task_service_pb2_grpc.TaskServiceStub:
@@ -140,7 +141,7 @@ def test_resolving_an_external_wait_in_the_page_resolves_it_over_grpc(
     assert row.get_attribute("data-status") == "waiting"
     row.locator("input.wait-result").fill("approved by Dana")
     row.locator("button.resolve-wait").click()
-    watcher.join(timeout=10)
+    watcher.join(timeout=HANG_GUARD_SECONDS)
     assert not watcher.is_alive(), "WatchWait did not end"
     assert seen[-1].status == wait_pb2.WAIT_STATUS_RESOLVED and seen[-1].result == "approved by Dana"
     page.wait_for_selector(f"tr[data-wait-id='{wait.id}'][data-status=resolved]", timeout=TIMEOUT_MS)
