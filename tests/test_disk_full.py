@@ -35,6 +35,7 @@ from tests.support import server_process
 from tests.support.rpc_errors import assert_rpc_error
 from tests.support.server_process import ServerProcess
 from tests.support.webhook_receiver import WebhookReceiver
+from tests.support.eventually import HANG_GUARD_SECONDS
 
 METRICS_PREFIX = "taskmem: metrics on "
 CONTENT = "x" * 8_000  # a message large enough to fill the margin in a few dozen writes
@@ -53,7 +54,7 @@ def _database_bytes(database: Path) -> int:
 
 def _storage_full_counted(server: ServerProcess) -> float:
     url = next(line for line in server.output if line.startswith(METRICS_PREFIX))[len(METRICS_PREFIX):].strip()
-    with urllib.request.urlopen(url, timeout=10) as response:
+    with urllib.request.urlopen(url, timeout=HANG_GUARD_SECONDS) as response:
         text = response.read().decode()
     return sum(sample.value for family in text_string_to_metric_families(text) for sample in family.samples
                if sample.name == "taskmem_storage_full_writes_total")

@@ -21,6 +21,7 @@ from taskmem.store.memory.memory_entries import insert_memory_entries
 from taskmem.store.engines import open_storage
 from taskmem.store.storage import Storage
 from taskmem.store.access import Transaction
+from tests.support.eventually import HANG_GUARD_SECONDS
 
 DIMENSION = 8
 
@@ -66,7 +67,7 @@ async def test_entries_of_several_writes_are_embedded_in_one_model_call_in_order
     backlog = EmbeddingBacklog(storage, embedder, batch_size=256, poll_seconds=0.05)
     backlog.start()
     try:
-        assert await backlog.wait_embedded(seqs[-1], timeout=10)
+        assert await backlog.wait_embedded(seqs[-1], timeout=HANG_GUARD_SECONDS)
     finally:
         await backlog.stop()
     assert embedder.calls == [["first", "second", "third", "fourth"]]
@@ -84,7 +85,7 @@ async def test_a_failing_model_keeps_the_entries_queued_until_it_answers(storage
         assert not await backlog.wait_embedded(seq, timeout=0.3)
         assert await storage.read(memory_backlog.queued_among, [seq]) == {seq}
         embedder.failing = False
-        assert await backlog.wait_embedded(seq, timeout=10)
+        assert await backlog.wait_embedded(seq, timeout=HANG_GUARD_SECONDS)
     finally:
         await backlog.stop()
     assert embedder.calls == [["kept"]]

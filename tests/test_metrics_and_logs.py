@@ -31,6 +31,7 @@ from taskmem.v1.wait_service_pb2_grpc import WaitServiceStub
 from tests.support.scripted_llm import scripted_llm
 from tests.support.server_process import ServerProcess
 from tests.support.webhook_receiver import WebhookReceiver
+from tests.support.eventually import HANG_GUARD_SECONDS
 
 METRICS_PREFIX = "taskmem: metrics on "
 ACTIONS = 7
@@ -42,7 +43,7 @@ def _metrics_url(server: ServerProcess) -> str:
 
 
 def _scrape(url: str) -> dict[tuple[str, tuple[tuple[str, str], ...]], float]:
-    with urllib.request.urlopen(url, timeout=10) as response:
+    with urllib.request.urlopen(url, timeout=HANG_GUARD_SECONDS) as response:
         text = response.read().decode()
     return {(sample.name, tuple(sorted(sample.labels.items()))): sample.value
             for family in text_string_to_metric_families(text) for sample in family.samples}
@@ -184,7 +185,7 @@ async def test_debug_logs_are_taskmems_own_unless_a_library_logger_is_named(tmp_
     server.start()
     try:
         web = next(line for line in server.output if line.startswith("taskmem: web view on ")).split()[-1]
-        async with httpx.AsyncClient(timeout=10) as web_client, \
+        async with httpx.AsyncClient(timeout=HANG_GUARD_SECONDS) as web_client, \
                 grpc.aio.insecure_channel(server.address) as channel:
             async with web_client.stream("GET", f"{web}api/events", headers={"x-taskmem-web": "1"}) as events:
                 lines = events.aiter_lines()

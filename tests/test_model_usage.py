@@ -28,7 +28,7 @@ from taskmem.v1.task_service_pb2_grpc import TaskServiceStub
 from tests.support.fake_embeddings import FakeEmbeddings, fake_embeddings
 from tests.support.scripted_llm import ScriptedLLM, scripted_llm
 from tests.support.server_process import ServerProcess
-from tests.support.eventually import eventually
+from tests.support.eventually import HANG_GUARD_SECONDS, eventually
 
 METRICS_PREFIX = "taskmem: metrics on "
 FREE_KEY, TIGHT_KEY = "free-key", "tight-key"
@@ -83,7 +83,7 @@ async def _task_with_user_message(tasks: TaskServiceStub, key: str, text: str) -
 
 def _scrape(server: ServerProcess) -> dict[tuple[str, tuple[tuple[str, str], ...]], float]:
     url = next(line for line in server.output if line.startswith(METRICS_PREFIX))[len(METRICS_PREFIX):].strip()
-    with urllib.request.urlopen(url, timeout=10) as response:
+    with urllib.request.urlopen(url, timeout=HANG_GUARD_SECONDS) as response:
         text = response.read().decode()
     return {(sample.name, tuple(sorted(sample.labels.items()))): sample.value
             for family in text_string_to_metric_families(text) for sample in family.samples}

@@ -30,6 +30,7 @@ from taskmem.v1.state_service_pb2_grpc import StateServiceStub
 from taskmem.v1.task_service_pb2_grpc import TaskServiceStub
 from tests.support.fake_embeddings import FakeEmbeddings, embed, fake_embeddings
 from tests.support.server_process import ServerProcess
+from tests.support.eventually import HANG_GUARD_SECONDS
 
 DECISIONS = ["Use Redis for caching", "Keep Postgres as the system of record", "Deploy on Kubernetes",
              "Retry webhooks with exponential backoff", "Store uploads in S3"]
@@ -134,7 +135,7 @@ def test_reembed_rebuilds_every_vector_with_the_new_model_and_the_server_then_st
     server.start()
     try:
         with grpc.insecure_channel(server.address) as channel:
-            TaskServiceStub(channel).ListTasks(pb.ListTasksRequest(), timeout=10)
+            TaskServiceStub(channel).ListTasks(pb.ListTasksRequest(), timeout=HANG_GUARD_SECONDS)
     finally:
         assert server.stop() == 0
 

@@ -26,6 +26,7 @@ from taskmem.v1.state_service_pb2_grpc import StateServiceStub
 from taskmem.v1.task_service_pb2_grpc import TaskServiceStub
 from tests.support.rpc_errors import assert_rpc_error
 from tests.support.server_process import ServerProcess
+from tests.support.eventually import HANG_GUARD_SECONDS
 
 DISCOVERY, DECISION, TOOL_RESULT = (memory_pb2.MEMORY_TYPE_DISCOVERY, memory_pb2.MEMORY_TYPE_DECISION,
                                     memory_pb2.MEMORY_TYPE_TOOL_RESULT)
@@ -168,7 +169,7 @@ async def _action(tasks: TaskServiceStub, task_id: str, lines: int) -> str:
 async def _tail(tasks: TaskServiceStub, action_id: str, count: int) -> list[str]:
     """The first `count` lines the tail gives (all of them, when the action has finished)."""
     lines = []
-    async for response in tasks.TailActionLog(tpb.TailActionLogRequest(action_id=action_id), timeout=10):
+    async for response in tasks.TailActionLog(tpb.TailActionLogRequest(action_id=action_id), timeout=HANG_GUARD_SECONDS):
         lines.append(response.line.content)
         if len(lines) == count:
             break

@@ -25,7 +25,7 @@ async def task_count(address: str) -> int:
 
 @pytest.fixture
 async def client(server: ServerProcess) -> AsyncIterator[TaskmemClient]:
-    async with TaskmemClient(server.address, timeout=10) as opened:
+    async with TaskmemClient(server.address, timeout=HANG_GUARD_SECONDS) as opened:
         yield opened
 
 

@@ -17,7 +17,7 @@ from tests.support.eventually import HANG_GUARD_SECONDS
 
 @pytest.fixture
 async def client(server: ServerProcess) -> AsyncIterator[TaskmemClient]:
-    async with TaskmemClient(server.address, timeout=10) as opened:
+    async with TaskmemClient(server.address, timeout=HANG_GUARD_SECONDS) as opened:
         yield opened
 
 
@@ -56,7 +56,7 @@ async def test_an_authorisation_for_one_item_can_be_refused(client: TaskmemClien
 
 async def test_answer_of_follows_the_wait_across_a_server_restart(fresh_server: ServerProcess) -> None:
     fresh_server.start()
-    async with TaskmemClient(fresh_server.address, timeout=10) as client:
+    async with TaskmemClient(fresh_server.address, timeout=HANG_GUARD_SECONDS) as client:
         task_id = await _executing(client)
         asked = await client.ask_person(task_id, "Go ahead?")
         answering = asyncio.create_task(client.answer_of(asked.id))

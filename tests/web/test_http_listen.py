@@ -14,6 +14,7 @@ from taskmem.web.listener import check_http_bind_allowed
 from tests.support.certificates import needs_openssl, self_signed_localhost
 from tests.support.server_process import ServerProcess
 from tests.web.conftest import WEB_PREFIX
+from tests.support.eventually import HANG_GUARD_SECONDS
 
 KEYS = (ApiKey("k", ("default",)),)
 
@@ -65,7 +66,7 @@ def test_with_tls_configured_the_web_view_serves_https_and_its_calls_still_work(
         assert url.startswith("https://127.0.0.1:")
         request = urllib.request.Request(f"{url}api/call/TaskService/ListTasks", data=b"{}", method="POST",
                                          headers={"x-taskmem-web": "1", "authorization": "Bearer k"})
-        with urllib.request.urlopen(request, context=ssl.create_default_context(cafile=str(cert)), timeout=10) as reply:
+        with urllib.request.urlopen(request, context=ssl.create_default_context(cafile=str(cert)), timeout=HANG_GUARD_SECONDS) as reply:
             assert json.loads(reply.read()) == {"tasks": [], "next_page_token": ""}
     finally:
         server.stop()

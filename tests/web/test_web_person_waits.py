@@ -113,7 +113,7 @@ def _post(web_url: str, body: dict[str, Any], headers: dict[str, str], *, web: b
     request = urllib.request.Request(f"{web_url}api/call/WaitService/ResolveWait", data=json.dumps(body).encode(),
                                      headers=headers, method="POST")
     try:
-        with urllib.request.urlopen(request, timeout=10) as response:
+        with urllib.request.urlopen(request, timeout=HANG_GUARD_SECONDS) as response:
             return response.status, json.loads(response.read())
     except urllib.error.HTTPError as error:
         return error.code, json.loads(error.read())

@@ -230,7 +230,7 @@ def test_knowledge_and_search_pages_show_the_namespaces_memory(
 def _post(url: str, body: dict[str, Any], headers: dict[str, str]) -> tuple[int, dict[str, Any]]:
     request = urllib.request.Request(url, data=json.dumps(body).encode(), headers=headers, method="POST")
     try:
-        with urllib.request.urlopen(request, timeout=10) as response:
+        with urllib.request.urlopen(request, timeout=HANG_GUARD_SECONDS) as response:
             return response.status, json.loads(response.read())
     except urllib.error.HTTPError as error:
         return error.code, json.loads(error.read())
@@ -269,7 +269,7 @@ def test_event_stream_resumes_after_last_event_id(web_url: str, channel: grpc.Ch
     set_status(channel, task_id, task_pb2.TASK_STATUS_EXECUTING)
     headers = {"x-taskmem-web": "1", "authorization": f"Bearer {KEY_A}", "last-event-id": "0"}
     request = urllib.request.Request(f"{web_url}api/events?task={task_id}", headers=headers)
-    with urllib.request.urlopen(request, timeout=10) as response:
+    with urllib.request.urlopen(request, timeout=HANG_GUARD_SECONDS) as response:
         events = _read_sse(response, count=3)
     assert events[0][0] == "ready" and [e[0] for e in events[1:]] == ["event", "event"]
     types = [json.loads(data)["type"] for _, _, data in events[1:]]
@@ -277,7 +277,7 @@ def test_event_stream_resumes_after_last_event_id(web_url: str, channel: grpc.Ch
     first_id = events[1][1]
     headers["last-event-id"] = first_id
     request = urllib.request.Request(f"{web_url}api/events?task={task_id}", headers=headers)
-    with urllib.request.urlopen(request, timeout=10) as response:
+    with urllib.request.urlopen(request, timeout=HANG_GUARD_SECONDS) as response:
         resumed = _read_sse(response, count=2)
     assert resumed[0] == ("ready", first_id, json.dumps({"cursor": int(first_id)}))
     assert json.loads(resumed[1][2])["type"] == "EVENT_TYPE_TASK_STATUS_CHANGED"
@@ -364,7 +364,7 @@ def test_a_page_reached_under_another_host_name_is_refused(web_url: str) -> None
     port = web_url.rstrip("/").rpartition(":")[2]
     request = urllib.request.Request(web_url, headers={"host": f"attacker.example:{port}"})
     with pytest.raises(urllib.error.HTTPError) as refused:
-        urllib.request.urlopen(request, timeout=10)
+        urllib.request.urlopen(request, timeout=HANG_GUARD_SECONDS)
     assert refused.value.code == 400
 
 
