@@ -14,7 +14,12 @@ All processes share this machine's clock.
 
     .venv/bin/python bench/events_bench.py [--rate 1000] [--seconds 60] [--warmup 2]
                                            [--writer client|stub|ghz] [--attempts 8]
-                                           [--server CHECKOUT]
+                                           [--server CHECKOUT | --ceiling]
+
+--ceiling runs bench/events_ceiling_server.py in the server's place: a bare grpc.aio server that stores
+nothing and only parses, answers and fans out each message — what no server in one Python process on
+grpc.aio can do less than. Its figures beside taskmem's, on the same machine and load, say how much of a
+shortfall is taskmem's own code and how much is the process model.
 
 It also prints what the writer saw: calls that failed by final code (CANCELLED among them: gRPC
 shedding what it had not started), attempts the server refused as overloaded (UNAVAILABLE,
@@ -58,6 +63,24 @@ from taskmem.v1.task_service_pb2_grpc import TaskServiceStub  # noqa: E402
 from taskmem_client import RetryPolicy, TaskmemClient  # noqa: E402
 from taskmem_client.errors import error_info  # noqa: E402
 from tests.support.server_process import ServerProcess  # noqa: E402
+
+
+class CeilingProcess:
+    """bench/events_ceiling_server.py in a process, with ServerProcess's start/stop/process."""
+
+    def __init__(self) -> None:
+        self.process: subprocess.Popen[str] | None = None
+
+    def start(self) -> str:
+        self.process = subprocess.Popen([sys.executable, str(ROOT / "bench/events_ceiling_server.py")],
+                                        stdout=subprocess.PIPE, text=True)
+        assert self.process.stdout is not None
+        return self.process.stdout.readline().split()[-1]
+
+    def stop(self) -> None:
+        assert self.process is not None
+        self.process.kill()
+        self.process.wait()
 
 
 @dataclass
@@ -217,12 +240,13 @@ def report(language: str, lines: list[bytes], measured_from_ns: int, expected: i
 
 
 async def main(rate: float, seconds: float, warmup: float, writer: str, attempts: int,
-               server_checkout: str | None) -> None:
+               server_checkout: str | None, ceiling: bool) -> None:
     with tempfile.TemporaryDirectory() as tmp:
         commands = build_subscribers(Path(tmp))
         # --server CHECKOUT: that checkout's server/ (a before/after pair on the same machine and load).
         env = {"PYTHONPATH": str(Path(server_checkout).resolve() / "server")} if server_checkout else None
-        server = ServerProcess(Path(tmp) / "bench.db", "--log-level", "WARNING", env=env)
+        server = CeilingProcess() if ceiling else ServerProcess(Path(tmp) / "bench.db", "--log-level", "WARNING",
+                                                                 env=env)
         address = server.start()
         subscribers: list[Subscriber] = []
         try:
@@ -261,7 +285,8 @@ async def main(rate: float, seconds: float, warmup: float, writer: str, attempts
                     subscriber.process.kill()
             server.stop()
     print(f"writer: {sent} messages in {took:.2f} s = {sent / took:.0f} events/s (target {rate:.0f}/s), "
-          f"after {warmup:.0f} s warm-up; writer: {writer}; {os.cpu_count()} CPUs, load average "
+          f"after {warmup:.0f} s warm-up; writer: {writer}; server: {'the ceiling' if ceiling else 'taskmem'};"
+          f" {os.cpu_count()} CPUs, load average "
           f"{' '.join(f'{x:.2f}' for x in os.getloadavg())}")
     print(f"server CPU: {server_cpu / took:.2f} cores over the run, {server_cpu / sent * 1e6:.0f} µs per message"
           " (written, committed, sent to 3 subscribers)")
@@ -301,6 +326,8 @@ if __name__ == "__main__":
                         help="taskmem_client's attempts per call (its retries honour the server's retry hint)")
     parser.add_argument("--server", metavar="CHECKOUT", help="run the server from another checkout's server/ "
                         "(e.g. `git worktree add /tmp/before main`), to compare before and after")
+    parser.add_argument("--ceiling", action="store_true", help="run bench/events_ceiling_server.py (a bare "
+                        "grpc.aio server that stores nothing) in the server's place")
     arguments = parser.parse_args()
     asyncio.run(main(arguments.rate, arguments.seconds, arguments.warmup, arguments.writer, arguments.attempts,
-                     arguments.server))
+                     arguments.server, arguments.ceiling))
