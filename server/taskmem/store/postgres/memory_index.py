@@ -33,7 +33,8 @@ store/memory/memory_vectors.py dispatch here by the reader's dialect), with thes
 - Snippets: ts_headline marks each match with [ ] in one fragment of at most 16 words, as FTS5's
   snippet() does with 16 tokens (fragments are joined with …).
 - Vectors are exact float32 pgvector values; the nearest are found by cosine distance through an
-  HNSW index (iterative scans, so filters still return k rows) and returned in exact order.
+  HNSW index with iterative scans (connection.configure: without them a filter met only the walk's first
+  40 candidates, and a search within a task crowded out by others found none) and returned in exact order.
 """
 
 from __future__ import annotations
