@@ -74,7 +74,11 @@ async def test_a_search_within_a_task_finds_its_k_nearest_though_other_tasks_cro
 
     near = await storage.read(semantic, NAMESPACE, query, MemoryFilter(task_id="tsk_few"), 20)
 
-    assert [seq for seq, _ in near] == nearest_first[:20]
+    found = [seq for seq, _ in near]
+    assert len(found) == 20 and set(found) <= set(few)
+    assert [distance for _, distance in near] == sorted(distance for _, distance in near)  # nearest first
+    # The walk is approximate (pgvector's HNSW): nearly all of the exact 20, not necessarily every one.
+    assert len(set(found) & set(nearest_first[:20])) >= 18
     assert "memory_embeddings_hnsw" in plan_of_nearest(url, query)  # the walk is what this search took
 
 
