@@ -9,7 +9,6 @@ import os
 import signal
 import subprocess
 import sys
-import time
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 from typing import Any
@@ -35,7 +34,7 @@ from tests.support.ports import unused_port
 from tests.support.rpc_errors import assert_rpc_error, error_info
 from tests.support.server_process import ServerProcess
 from tests.support.trickle_http import TrickleServer
-from tests.support.eventually import HANG_GUARD_SECONDS
+from tests.support.eventually import HANG_GUARD_SECONDS, eventually
 
 INVALID = grpc.StatusCode.INVALID_ARGUMENT
 POLL = duration_pb2.Duration(nanos=100_000_000)
@@ -201,10 +200,7 @@ async def test_http_bodies_still_being_read_do_not_stall_file_waits(tmp_path: Pa
                     await waits.CreateWait(wpb.CreateWaitRequest(
                         target=wait_pb2.WaitTarget(http=wait_pb2.HttpTarget(url=f"{url}/{n}", body_contains="never")),
                         poll_interval=POLL))
-                deadline = time.monotonic() + 20  # a hang guard: the probes start at once
-                while trickle.reading < 8:
-                    assert time.monotonic() < deadline, f"only {trickle.reading} of 8 slow bodies are being read"
-                    await asyncio.sleep(0.05)
+                await eventually(lambda: trickle.reading >= 8, "all 8 slow bodies being read")
                 folder = workspace(tmp_path, "unstalled")
                 wait = await file_wait(opened, folder, "flag")
                 (folder / "flag").write_text("")

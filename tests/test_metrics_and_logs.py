@@ -9,7 +9,6 @@ import http.server
 import json
 import re
 import threading
-import time
 import urllib.request
 from pathlib import Path
 
@@ -31,7 +30,7 @@ from taskmem.v1.wait_service_pb2_grpc import WaitServiceStub
 from tests.support.scripted_llm import scripted_llm
 from tests.support.server_process import ServerProcess
 from tests.support.webhook_receiver import WebhookReceiver
-from tests.support.eventually import HANG_GUARD_SECONDS
+from tests.support.eventually import HANG_GUARD_SECONDS, eventually
 
 METRICS_PREFIX = "taskmem: metrics on "
 ACTIONS = 7
@@ -42,7 +41,10 @@ def _metrics_url(server: ServerProcess) -> str:
     return line[len(METRICS_PREFIX):].strip()
 
 
-def _scrape(url: str) -> dict[tuple[str, tuple[tuple[str, str], ...]], float]:
+Samples = dict[tuple[str, tuple[tuple[str, str], ...]], float]
+
+
+def _scrape(url: str) -> Samples:
     with urllib.request.urlopen(url, timeout=HANG_GUARD_SECONDS) as response:
         text = response.read().decode()
     return {(sample.name, tuple(sorted(sample.labels.items()))): sample.value
@@ -94,16 +96,16 @@ async def test_a_scrape_after_a_scripted_workload_shows_its_counts(tmp_path: Pat
                 stream = tasks.SubscribeEvents(pb.SubscribeEventsRequest(after_cursor=-1))
                 events = (await tasks.ListEvents(pb.ListEventsRequest(page_size=500))).events
 
-                deadline = time.monotonic() + 20
-                while True:  # webhook delivery and wait polls run in the background
-                    samples = _scrape(url)
-                    if (_value(samples, "taskmem_webhook_attempts_total", outcome="delivered") >= 1
+                def counted() -> Samples | None:  # the samples, once the background work is counted
+                    samples = _scrape(url)  # webhook delivery and wait polls run in the background
+                    done = (_value(samples, "taskmem_webhook_attempts_total", outcome="delivered") >= 1
                             and _value(samples, "taskmem_wait_probes_total", kind="http", outcome="error") >= 1
                             and _value(samples, "taskmem_subscribers") >= 1
-                            and _value(samples, "taskmem_embedding_calls_total", outcome="ok") >= 1) \
-                            or time.monotonic() > deadline:
-                        break
-                    await asyncio.sleep(0.1)
+                            and _value(samples, "taskmem_embedding_calls_total", outcome="ok") >= 1)
+                    return samples if done else None
+
+                samples = await eventually(counted, "a delivery, a probe error, a subscriber and an embedding call",
+                                           interval=0.1)
                 stream.cancel()
         finally:
             server.stop()
@@ -138,9 +140,7 @@ async def test_json_logs_are_one_object_per_line_with_the_calls_context(tmp_path
         async with grpc.aio.insecure_channel(server.address) as channel:
             await TaskServiceStub(channel).CreateTask(pb.CreateTaskRequest(name="logged"),
                                                       metadata=[("x-correlation-id", "cor-from-test")])
-        deadline = time.monotonic() + 10
-        while not any("cor-from-test" in line for line in server.output) and time.monotonic() < deadline:
-            await asyncio.sleep(0.05)
+        await eventually(lambda: any("cor-from-test" in line for line in server.output), "the call's log line")
     finally:
         server.stop()
     lines = [json.loads(line) for line in server.output if line.startswith("{")]
@@ -197,12 +197,11 @@ async def test_debug_logs_are_taskmems_own_unless_a_library_logger_is_named(tmp_
             wait = (await WaitServiceStub(channel).CreateWait(wpb.CreateWaitRequest(target=wait_pb2.WaitTarget(
                 http=wait_pb2.HttpTarget(url=token_url, body_contains="ok")),
                 poll_interval=duration_pb2.Duration(nanos=100_000_000)))).wait
-            deadline = time.monotonic() + 10
-            while time.monotonic() < deadline:
+            async def resolved() -> bool:
                 got = await WaitServiceStub(channel).GetWait(wpb.GetWaitRequest(wait_id=wait.id))
-                if got.wait.status == wait_pb2.WAIT_STATUS_RESOLVED:
-                    break
-                await asyncio.sleep(0.1)
+                return got.wait.status == wait_pb2.WAIT_STATUS_RESOLVED
+
+            await eventually(resolved, "the wait resolving", interval=0.1)
         await asyncio.sleep(0.3)  # the last lines reach the output
     finally:
         server.stop()
