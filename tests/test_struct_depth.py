@@ -27,7 +27,7 @@ from taskmem.v1.state_service_pb2_grpc import StateServiceStub
 from taskmem.v1.task_service_pb2_grpc import TaskServiceStub
 from taskmem.v1.wait_service_pb2_grpc import WaitServiceStub
 from tests.support.rpc_errors import assert_rpc_error, error_info
-from tests.support.eventually import HANG_GUARD_SECONDS
+from tests.support.eventually import HANG_GUARD_SECONDS, eventually
 
 INVALID = grpc.StatusCode.INVALID_ARGUMENT
 TOO_DEEP = "ERROR_REASON_LIMIT_EXCEEDED"
@@ -97,17 +97,28 @@ async def replayed_events(tasks: TaskServiceStub, task_id: str) -> list[event_pb
 
 
 async def live_events(tasks: TaskServiceStub, event_type: int, write: Callable[[], Awaitable[Any]]) -> Any:
-    """The payload of the first `event_type` event a live subscription receives after `write()`."""
-    stream = tasks.SubscribeEvents(tpb.SubscribeEventsRequest(types=[event_type], after_cursor=-1))  # type: ignore[list-item]
+    """The payload of the first `event_type` event a live subscription receives after `write()`. The write waits
+    until the subscription has received a probe message (it is live then, however long registering it took)."""
+    probed = (await tasks.CreateTask(tpb.CreateTaskRequest(name="probe"))).task.id
+    stream = tasks.SubscribeEvents(tpb.SubscribeEventsRequest(
+        types=[event_type, event_pb2.EVENT_TYPE_MESSAGE_POSTED], after_cursor=-1))  # type: ignore[list-item]
+    live = asyncio.Event()
     received: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
 
     async def read() -> None:
         async for response in stream:
-            received.set_result(as_json(response.event)["payload"])
-            return
+            if response.event.type == event_type:
+                received.set_result(as_json(response.event)["payload"])
+                return
+            live.set()
+
+    async def probe() -> bool:
+        await tasks.PostMessage(tpb.PostMessageRequest(task_id=probed, role=task_pb2.MESSAGE_ROLE_AGENT,
+                                                       content="probe"))
+        return live.is_set()
 
     reading = asyncio.create_task(read())
-    await asyncio.sleep(0.3)  # subscribed before the write
+    await eventually(probe, "the subscription receiving a probe message", interval=0.1)
     await write()
     try:
         return await asyncio.wait_for(received, HANG_GUARD_SECONDS)

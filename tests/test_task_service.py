@@ -351,7 +351,9 @@ async def test_list_events_pages_and_filters_by_type(tasks: TaskServiceStub) -> 
 async def test_a_live_subscription_sees_only_matching_events_in_order(tasks: TaskServiceStub) -> None:
     watched = (await create(tasks)).task.id
     other = (await create(tasks)).task.id
-    stream = tasks.SubscribeEvents(pb.SubscribeEventsRequest(task_ids=[watched], after_cursor=-1))
+    # From the start of the new task's messages, so none posted before the stream is registered is missed.
+    stream = tasks.SubscribeEvents(pb.SubscribeEventsRequest(
+        task_ids=[watched], types=[event_pb2.EVENT_TYPE_MESSAGE_POSTED], after_cursor=0))
     received: list[str] = []
 
     async def read() -> None:
@@ -361,7 +363,6 @@ async def test_a_live_subscription_sees_only_matching_events_in_order(tasks: Tas
                 return
 
     reading = asyncio.create_task(read())
-    await asyncio.sleep(0.3)
     for i in range(3):
         await tasks.PostMessage(pb.PostMessageRequest(task_id=other, role=task_pb2.MESSAGE_ROLE_AGENT, content="no"))
         await tasks.PostMessage(pb.PostMessageRequest(task_id=watched, role=task_pb2.MESSAGE_ROLE_AGENT, content=str(i)))
