@@ -9,7 +9,7 @@ import { Code, ConnectError, createClient } from "@connectrpc/connect";
 import { createGrpcTransport } from "@connectrpc/connect-node";
 
 import { createTaskmemClient, MIN_PING_INTERVAL_MS, TaskService, type Event } from "../src/index.js";
-import { delay, startServer, type TestServer } from "../test-support/server.js";
+import { delay, HANG_GUARD_MS, startServer, type TestServer } from "../test-support/server.js";
 
 describe("keepalive pings", () => {
   let server: TestServer;
@@ -52,7 +52,7 @@ describe("keepalive pings", () => {
     const tasks = createClient(TaskService, createGrpcTransport({ baseUrl: server.baseUrl, pingIntervalMs: 250 }));
     await assert.rejects(
       (async () => {
-        for await (const _ of tasks.subscribeEvents({ afterCursor: -1n }, { timeoutMs: 20_000 })) {
+        for await (const _ of tasks.subscribeEvents({ afterCursor: -1n }, { timeoutMs: HANG_GUARD_MS })) {
           // no events
         }
       })(),

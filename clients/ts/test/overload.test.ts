@@ -29,10 +29,9 @@ import {
 } from "../src/index.js";
 import { RetryInfoSchema } from "../src/gen/google/rpc/error_details_pb.js";
 import { PostMessageResponseSchema, TaskService } from "../src/gen/taskmem/v1/task_service_pb.js";
-import { startServer } from "../test-support/server.js";
+import { HANG_GUARD_MS, startServer } from "../test-support/server.js";
 
 /** Only keeps a broken client from hanging the suite; never what a test judges. */
-const HANG_GUARD_MS = 30_000;
 
 /** One postMessage at the cue server, waiting for the test to answer it. */
 interface HeldCall {
@@ -101,7 +100,7 @@ class CueServer {
       return Promise.resolve(call);
     }
     return new Promise((resolve, reject) => {
-      const timer = setTimeout(() => reject(new Error("no call reached the server within 30 s")), HANG_GUARD_MS);
+      const timer = setTimeout(() => reject(new Error("no call reached the server within the hang guard")), HANG_GUARD_MS);
       this.waiters.push((held) => {
         clearTimeout(timer);
         resolve(held);
