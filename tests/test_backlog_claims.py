@@ -96,7 +96,7 @@ async def test_two_replicas_never_embed_the_same_entries(replicas: tuple[Storage
     for backlog in passes:
         backlog.start()
     try:
-        await drained(one, 60)
+        await drained(one, HANG_GUARD_SECONDS)
     finally:
         for backlog in passes:
             await backlog.stop()
@@ -122,7 +122,7 @@ async def test_a_stalled_replicas_batch_is_taken_over_after_its_claim_and_its_la
         held = set(stalled.texts)
         assert len(held) == 50
         live_pass.start()
-        took = await drained(two, 30)
+        took = await drained(two, HANG_GUARD_SECONDS)
         assert took >= LEASE / 2  # the stalled batch waited for its claim to expire
         assert set(live.texts) == set(summaries)  # the other 150 at once, the stalled 50 after the lease
         stalled.release.set()  # the stalled replica wakes and tries to store its batch

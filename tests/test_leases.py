@@ -12,6 +12,7 @@ from taskmem.api.event_encoding import event_payload
 from taskmem.store.postgres.leases import LEASE_SECONDS, holder_of
 from taskmem.store.engines import open_storage
 from tests.support.postgres import database_url
+from tests.support.eventually import HANG_GUARD_SECONDS
 from tests.support.server_process import ServerOnDatabase
 
 
@@ -47,7 +48,7 @@ async def test_one_of_two_processes_runs_a_service_and_the_other_takes_over_when
     runs: list[str] = []
     try:
         await one.run_alone("webhooks", lambda: runs.append("one"), lambda: runs.append("one stopped"))
-        await until(lambda: runs == ["one"], 5)
+        await until(lambda: runs == ["one"], HANG_GUARD_SECONDS)
         await two.run_alone("webhooks", lambda: runs.append("two"), lambda: runs.append("two stopped"))
         await asyncio.sleep(1.0)
         assert runs == ["one"]
