@@ -90,7 +90,7 @@ func TestLeaseRenewsPastItsLengthAndIsCancelledNamingTheNewHolderWhenLost(t *tes
 	}
 	select {
 	case <-lease.Context().Done():
-	case <-time.After(120 * time.Second): // a hang guard: the loss is noticed at the next renewal
+	case <-time.After(hangGuard): // a hang guard: the loss is noticed at the next renewal
 		t.Fatal("the keeper did not notice the loss")
 	}
 	var lost *taskmem.ClaimLostError

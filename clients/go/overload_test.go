@@ -93,8 +93,8 @@ func (s *cueServer) next(t *testing.T) heldCall {
 	select {
 	case call := <-s.calls:
 		return call
-	case <-time.After(30 * time.Second):
-		t.Fatal("no call reached the server within 30 s")
+	case <-time.After(hangGuard):
+		t.Fatal("no call reached the server within the hang guard")
 		return heldCall{}
 	}
 }
@@ -111,7 +111,7 @@ func (s *cueServer) noneSent(t *testing.T, why string) {
 
 func (s *cueServer) dial(t *testing.T, policy taskmem.RetryPolicy) *taskmem.Client {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), hangGuard)
 	defer cancel()
 	client, err := taskmem.Dial(ctx, s.addr, taskmem.WithRetryPolicy(policy))
 	if err != nil {
@@ -246,8 +246,8 @@ func TestTheRealServerPastCapacityRefusesWithUnavailableOverloadedAndItsRetryHin
 	}()
 	select {
 	case <-asked:
-	case <-time.After(30 * time.Second):
-		t.Fatal("QueryTask did not reach the model within 30 s")
+	case <-time.After(hangGuard):
+		t.Fatal("QueryTask did not reach the model within the hang guard")
 	}
 
 	var trailer metadata.MD

@@ -19,6 +19,11 @@ import (
 
 const readyPrefix = "taskmem: serving on "
 
+// hangGuard is how long a test waits for what the server does in its own time before calling it a hang: the
+// Python suite's guard (tests/support/eventually.py), long enough for any load the suite meets. Never what a
+// test judges.
+const hangGuard = 120 * time.Second
+
 // liveServer is a `taskmem serve` subprocess on a free loopback port with a
 // temporary database.
 type liveServer struct {
@@ -94,7 +99,7 @@ func (w logWriter) Write(p []byte) (int, error) { w.s.write(p); return len(p), n
 // restart the same port may still be held for a moment, so it retries.
 func (s *liveServer) start() {
 	s.t.Helper()
-	deadline := time.Now().Add(20 * time.Second)
+	deadline := time.Now().Add(hangGuard)
 	for {
 		addr, err := s.launch()
 		if err == "" {
@@ -145,7 +150,7 @@ func (s *liveServer) launch() (addr, failure string) {
 		return addr, ""
 	case <-done:
 		return "", "exited before serving"
-	case <-time.After(120 * time.Second): // a hang guard: a busy shared machine can take a minute to start it
+	case <-time.After(hangGuard): // a hang guard: a busy shared machine can take a minute to start it
 		_ = cmd.Process.Kill()
 		<-done
 		return "", "no ready line within 120s"
@@ -160,7 +165,7 @@ func (s *liveServer) stop() {
 	_ = s.cmd.Process.Signal(syscall.SIGTERM)
 	select {
 	case <-s.done:
-	case <-time.After(120 * time.Second):
+	case <-time.After(hangGuard):
 		s.t.Errorf("server did not stop within 120s of SIGTERM; killing it")
 		_ = s.cmd.Process.Kill()
 		<-s.done
@@ -178,7 +183,7 @@ func (s *liveServer) restart() {
 // dial connects a client to the server and closes it when the test ends.
 func (s *liveServer) dial(t *testing.T, opts ...taskmem.Option) *taskmem.Client {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), hangGuard)
 	defer cancel()
 	client, err := taskmem.Dial(ctx, s.addr, opts...)
 	if err != nil {

@@ -20,7 +20,7 @@ import (
 )
 
 func testContext(t *testing.T) context.Context {
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), hangGuard)
 	t.Cleanup(cancel)
 	return ctx
 }
@@ -261,8 +261,8 @@ func TestCancellingTheContextEndsTheEventsLoopPromptly(t *testing.T) {
 	// Only a hang guard: a loop that ignored the cancellation would retry for ever.
 	select {
 	case <-ended:
-	case <-time.After(30 * time.Second):
-		t.Fatal("the events loop did not end within 30 s of its context being cancelled")
+	case <-time.After(hangGuard):
+		t.Fatal("the events loop did not end within the hang guard of its context being cancelled")
 	}
 	if !cancelled.Load() {
 		t.Fatalf("loop ended before cancel; final error %v", final)
@@ -345,7 +345,7 @@ func TestEventsResumeAcrossServerRestartDeliveringEachEventOnce(t *testing.T) {
 
 	post := func(content string) {
 		t.Helper()
-		ctx, cancel := context.WithTimeout(ctx, 15*time.Second)
+		ctx, cancel := context.WithTimeout(ctx, hangGuard)
 		defer cancel()
 		if _, err := client.Tasks.PostMessage(ctx, &taskmemv1.PostMessageRequest{
 			TaskId: task.GetId(), Role: taskmemv1.MessageRole_MESSAGE_ROLE_AGENT, Content: content,
@@ -382,7 +382,7 @@ func TestEventsResumeAcrossServerRestartDeliveringEachEventOnce(t *testing.T) {
 	var got []*taskmemv1.Event
 	await := func(n int) {
 		t.Helper()
-		timeout := time.After(30 * time.Second)
+		timeout := time.After(hangGuard)
 		for len(got) < n {
 			select {
 			case ev := <-received:
@@ -545,7 +545,7 @@ func TestBadFieldIsInvalidArgumentNamingTheField(t *testing.T) {
 }
 
 func TestDialFailsFastWhenNothingListens(t *testing.T) {
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), hangGuard)
 	defer cancel()
 	// Failing fast shows in the error: a Dial that waited for the context would end DeadlineExceeded.
 	_, err := taskmem.Dial(ctx, "127.0.0.1:1")

@@ -76,7 +76,7 @@ func TestTokenTravelsOverTLS(t *testing.T) {
 		t.Fatalf("CreateTask over TLS: %v", err)
 	}
 
-	dialCtx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	dialCtx, cancel := context.WithTimeout(ctx, hangGuard)
 	defer cancel()
 	_, err := taskmem.Dial(dialCtx, srv.addr, taskmem.WithTLS(&tls.Config{MinVersion: tls.VersionTLS12}), taskmem.WithToken("secret"))
 	if status.Code(err) != codes.Unavailable || !strings.Contains(err.Error(), "certificate") {
