@@ -77,6 +77,26 @@ def test_the_tasks_page_lists_who_must_answer_what_and_answers_over_grpc(
     assert page.locator(f"#tasks-table tr[data-task-id='{task_id}']").count() == 0  # no longer waiting on anyone
 
 
+def test_an_answer_being_written_keeps_its_field_while_the_page_redraws(
+        page: Any, web_url: str, channel: grpc.Channel) -> None:
+    """A person who has clicked into an answer keeps the field, its focus and what they type while other news
+    of the task redraws the page (the row was drawn anew, so keys pressed after a redraw went nowhere)."""
+    task_id = _task(channel, "Plan the offsite")
+    wait_id = _ask(channel, task_id, wait_pb2.EXTERNAL_WAIT_KIND_INPUT, "Which city?", "organiser")
+    _open(page, web_url, KEY_A)
+    row = page.locator(f"#awaiting-person tr[data-wait-id='{wait_id}']")
+    row.locator("input.answer-text").click()
+    tasks = task_service_pb2_grpc.TaskServiceStub(channel)
+    tasks.UpdateTask(tpb.UpdateTaskRequest(task=task_pb2.Task(id=task_id, goal="Book rooms for forty"),
+                                           update_mask={"paths": ["goal"]}), metadata=A)
+    page.wait_for_selector(f"#tasks-table tr[data-task-id='{task_id}']:has-text('Book rooms for forty')",
+                           timeout=TIMEOUT_MS)  # the page has redrawn with the news
+    page.keyboard.type("Lisbon")
+    row.locator("button.answer-wait").click()
+    row.wait_for(state="detached", timeout=TIMEOUT_MS)
+    assert (_wait(channel, wait_id).status, _wait(channel, wait_id).result) == (wait_pb2.WAIT_STATUS_RESOLVED, "Lisbon")
+
+
 def test_an_item_waiting_for_an_authorisation_can_be_refused_in_the_page(
         page: Any, web_url: str, channel: grpc.Channel) -> None:
     task_id = _task(channel, "Rotate the certificates", task_pb2.PlanItemSpec(id="renew", title="Renew"))

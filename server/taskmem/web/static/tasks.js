@@ -35,12 +35,12 @@ function askRow(task, wait, showError) {
     answer, h("button", { type: "submit", class: "answer-wait" }, "Answer"),
     h("button", { type: "button", class: "refuse-wait danger", onclick: () => resolve("WAIT_STATUS_FAILED") }, "Refuse"), status);
   return h("tr", { "data-wait-id": wait.wait_id },
-    h("td", {}, h("a", { href: `#/task/${encodeURIComponent(task.id)}` }, task.name || task.id),
+    h("td", { class: "task" }, h("a", { href: `#/task/${encodeURIComponent(task.id)}` }, task.name || task.id),
       wait.plan_item_id && h("div", { class: "muted small" }, `item ${wait.plan_item_id}`)),
     h("td", {}, wait.resolver || "anyone"),
     h("td", {}, badge(wait.external_kind, "EXTERNAL_WAIT_KIND_")),
     h("td", { class: "question" }, wait.question),
-    h("td", {}, ago(wait.start_time)),
+    h("td", { class: "asked" }, ago(wait.start_time)),
     h("td", {}, form));
 }
 
@@ -52,27 +52,34 @@ export function render(main) {
   const search = h("input", { id: "name-search", type: "search", placeholder: "name, goal or id", autocomplete: "off" });
   const body = h("div", { id: "tasks-body" });
   const asking = h("section", { id: "awaiting-person", hidden: true });
-  const answering = new Set(); // questions whose answer field has focus or text: a redraw would lose it
+  const askTable = table(["Task", "Who", "Needs", "Question", "Asked", "Answer"], [], { id: "awaiting-table" });
+  const askBody = askTable.querySelector("tbody");
+  replace(asking, h("h2", {}), askTable);
+  const askRows = new Map(); // wait id → its row, kept while the question is open
   replace(main, h("h1", {}, "Tasks"), asking,
     h("div", { class: "filters" },
       h("label", {}, "Status ", statusFilter), h("label", {}, "Search ", search)),
     body);
 
+  // Rows are added and removed, never drawn anew: a person typing an answer keeps the field, its focus and
+  // its text however much news of the task redraws the rest of the page.
   function drawAsks() {
     const asks = [...rows.values()].flatMap(({ task, asks }) => asks.map((wait) => ({ task, wait })))
       .sort((a, b) => (a.wait.start_time || "").localeCompare(b.wait.start_time || ""));
     const open = new Set(asks.map(({ wait }) => wait.wait_id));
-    if ([...answering].some((id) => open.has(id))) return; // someone is typing an answer: keep the form as it is
+    for (const [id, row] of askRows) if (!open.has(id)) { row.remove(); askRows.delete(id); }
+    asks.forEach(({ task, wait }, index) => {
+      let row = askRows.get(wait.wait_id);
+      if (!row) {
+        row = askRow(task, wait, (error, where) => { where.textContent = `${error.code}: ${error.message}`; });
+        askRows.set(wait.wait_id, row);
+      }
+      row.querySelector("td.task a").textContent = task.name || task.id;
+      replace(row.querySelector("td.asked"), ago(wait.start_time));
+      if (askBody.children[index] !== row) askBody.insertBefore(row, askBody.children[index] ?? null);
+    });
     asking.hidden = !asks.length;
-    replace(asking, h("h2", {}, `Waiting on a person (${asks.length})`),
-      table(["Task", "Who", "Needs", "Question", "Asked", "Answer"], asks.map(({ task, wait }) => {
-        const row = askRow(task, wait, (error, where) => { where.textContent = `${error.code}: ${error.message}`; });
-        const field = row.querySelector("input.answer-text");
-        field.addEventListener("input", () => { if (field.value) answering.add(wait.wait_id); else answering.delete(wait.wait_id); });
-        row.querySelector("form").addEventListener("submit", () => answering.delete(wait.wait_id));
-        row.querySelector("button.refuse-wait").addEventListener("click", () => answering.delete(wait.wait_id));
-        return row;
-      }), { id: "awaiting-table" }));
+    asking.querySelector("h2").textContent = `Waiting on a person (${asks.length})`;
   }
 
   function draw() {
@@ -86,7 +93,7 @@ export function render(main) {
     replace(body, table(["Task", "Status", "Progress", "Last update", "Created"], shown.map(({ task, progress }) => {
       const percent = progress.total ? Math.round((100 * progress.done) / progress.total) : 0;
       return h("tr", { "data-task-id": task.id, "data-status": enumLabel(task.status, "TASK_STATUS_") },
-        h("td", {}, h("a", { href: `#/task/${encodeURIComponent(task.id)}` }, task.name || task.id),
+        h("td", { class: "task" }, h("a", { href: `#/task/${encodeURIComponent(task.id)}` }, task.name || task.id),
           h("div", { class: "muted small" }, task.goal.slice(0, 120))),
         h("td", {}, badge(task.status, "TASK_STATUS_")),
         h("td", {}, h("div", { class: "progress", role: "progressbar", "aria-valuemin": 0, "aria-valuemax": progress.total,
