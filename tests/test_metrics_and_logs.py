@@ -202,7 +202,6 @@ async def test_debug_logs_are_taskmems_own_unless_a_library_logger_is_named(tmp_
                 return got.wait.status == wait_pb2.WAIT_STATUS_RESOLVED
 
             await eventually(resolved, "the wait resolving", interval=0.1)
-        await asyncio.sleep(0.3)  # the last lines reach the output
     finally:
         server.stop()
         target.shutdown()

@@ -13,6 +13,8 @@ import threading
 import time
 from pathlib import Path
 
+from tests.support.eventually import HANG_GUARD_SECONDS
+
 READY_PREFIX = "taskmem: serving on "
 # The engine every server started here runs on: "sqlite" (the database path as given) or "postgres"
 # (a database of the test PostgreSQL named after that path); conftest.py sets it from --engine.
@@ -35,6 +37,7 @@ class ServerProcess:
         self.address = ""
         self.process: subprocess.Popen[str] | None = None
         self.output: list[str] = []
+        self._drainer: threading.Thread | None = None
 
     @property
     def database_setting(self) -> str:
@@ -73,7 +76,8 @@ class ServerProcess:
         # Lines are read on a thread so the timeout holds even when the server prints nothing and never exits.
         lines: queue.Queue[str] = queue.Queue()
         started = threading.Event()
-        threading.Thread(target=self._drain, args=(self.process, lines, started), daemon=True).start()
+        self._drainer = threading.Thread(target=self._drain, args=(self.process, lines, started), daemon=True)
+        self._drainer.start()
         deadline = time.monotonic() + timeout
         while (remaining := deadline - time.monotonic()) > 0:
             try:
@@ -94,12 +98,15 @@ class ServerProcess:
             raise RuntimeError(f"server did not start within {timeout} s (killed):\n" + "".join(self.output))
         raise RuntimeError("server did not start:\n" + "".join(self.output))
 
-    def stop(self, sig: int = signal.SIGTERM, timeout: float = 15.0) -> int:
-        """Send sig and wait for the exit code."""
+    def stop(self, sig: int = signal.SIGTERM) -> int:
+        """Send sig and wait for the exit code; `output` then holds every line the server printed."""
         assert self.process is not None
         if self.process.poll() is None:
             self.process.send_signal(sig)
-        return self.process.wait(timeout=timeout)
+        code = self.process.wait(timeout=HANG_GUARD_SECONDS)  # a busy machine's graceful shutdown takes its time
+        if self._drainer is not None:
+            self._drainer.join(timeout=HANG_GUARD_SECONDS)
+        return code
 
     def _drain(self, process: subprocess.Popen[str], lines: queue.Queue[str], started: threading.Event) -> None:
         # Keep reading so a chatty server never blocks on a full pipe; until it is ready, hand each line to
