@@ -67,6 +67,9 @@ class StateFollower:
         self._engine = engine
         self._task: asyncio.Task[None] | None = None
         self._summaries: dict[tuple[str, str], asyncio.Task[None]] = {}
+        # Threads with messages posted while their summary run was busy: the run checks again before it ends
+        # (its last check may have read before those messages were committed).
+        self._posted_during_run: set[tuple[str, str]] = set()
         settings = engine.settings
         self._mirror_dir = Path(settings.yaml_mirror_dir) if settings.yaml_mirror_dir else None
         self._summary_every = settings.running_summary_every_messages if engine.chat is not None else 0
@@ -109,6 +112,8 @@ class StateFollower:
                 running = self._summaries.get(key)
                 if running is None or running.done():
                     self._summaries[key] = asyncio.create_task(self._summarize(*key))
+                else:
+                    self._posted_during_run.add(key)
 
     async def _mirror(self, namespace: str, task_id: str) -> None:
         path = self.mirror_path(namespace, task_id)
@@ -120,11 +125,16 @@ class StateFollower:
             log.exception("could not write the state mirror of task %s", task_id)
 
     async def _summarize(self, namespace: str, thread_id: str) -> None:
+        key = (namespace, thread_id)
         try:
-            # Messages posted while a summary is being written start no run of their own (one runs per
-            # thread at a time), so check again after each one until the thread is caught up.
-            while await self.summarize_if_due(namespace, thread_id):
-                pass
+            # Messages posted during a run start no run of their own (one runs per thread at a time), so the
+            # run checks again after each summary it writes, and once more if messages came while it checked.
+            while True:
+                self._posted_during_run.discard(key)
+                while await self.summarize_if_due(namespace, thread_id):
+                    pass
+                if key not in self._posted_during_run:
+                    return
         except (asyncio.CancelledError, WriterClosed):
             raise
         except Exception:
