@@ -29,7 +29,11 @@ store/memory/memory_vectors.py dispatch here by the reader's dialect), with thes
   others rank from postings (store/postgres/memory_postings.py) with the same hits and scores, at 100k
   entries HYBRID p95 111-131 ms unfiltered against the scan's 376-697; since the expired-entry check
   every search runs first stays on its index once prepared (`_expired_pending`) and migration 0017, 15-16
-  unfiltered, 8-10 within a task and 23-31 with a tag (docs/scaling.md has the figures).
+  unfiltered, 8-10 within a task and 23-31 with a tag (docs/scaling.md has the figures). A tag's search read
+  every posting of its terms in the namespace and kept its entries' (63k rows for 6k); since migration 0024 it
+  reads the tag's own postings (memory_tag_postings): tag-filtered FULLTEXT p95 24-41 ms -> 10-12, HYBRID
+  33-49 -> 17-25 (bench/memory_bench.py --postgres at 100k, quiet), at the cost of a copy of a tagged
+  entry's postings per tag (a write of 100 entries with 0-2 tags each: 329 -> 408 ms median).
 - Snippets: ts_headline marks each match with [ ] in one fragment of at most 16 words, as FTS5's
   snippet() does with 16 tokens (fragments are joined with …).
 - Vectors are exact float32 pgvector values; the nearest are found by cosine distance through an

@@ -98,7 +98,7 @@ def ranked_narrowed(reader: Reader, namespace: str, terms: Sequence[str], f: Mem
     """(seq, BM25 score, share) of the best `limit` entries matching f (narrowed_by_postings) holding any of the
     terms, best first, as memory_index.ranked's scan finds them: the postings of the terms among the entries
     searched are read whole, index-only (a task's from memory_postings_by_task, kept for the entries f
-    matches when it narrows more than the task; or those of the entries carrying the tags), and scored over
+    matches when it narrows more than the task; or the tags' own, memory_tag_postings), and scored over
     the entries f matches, a term's document frequency being how many of them hold it. phrases: a tsquery
     the hits must match, or ""."""
     if f.task_id:
@@ -108,27 +108,35 @@ def ranked_narrowed(reader: Reader, namespace: str, terms: Sequence[str], f: Mem
         scope_where, scope_params = filter_sql(f, namespace, with_expired=True)
         scope = (f"SELECT count(*), coalesce(sum(m.search_length), 0) FROM memory_entries m WHERE {scope_where}",
                  scope_params)
+        source, source_params = "memory_postings p", []
         narrowing, narrowing_params = "p.task_id = ?", [f.task_id]
         if f != MemoryFilter(task_id=f.task_id):
             narrowing += f" AND p.seq IN (SELECT m.seq FROM memory_entries m WHERE {where})"
             narrowing_params += params
     else:
-        tagged = f"SELECT entry_seq FROM memory_entry_tags WHERE tag IN ({', '.join('?' * len(f.tags))})"
+        tags = ", ".join("?" * len(f.tags))
         # The tags' rows carry their entries' namespace and length (migration 0017): counted index-only, an
         # entry carrying several of the tags once.
         carrying = f"SELECT {'DISTINCT ' if len(f.tags) > 1 else ''}entry_seq, search_length FROM memory_entry_tags" \
-                   f" WHERE namespace = ? AND tag IN ({', '.join('?' * len(f.tags))})"
+                   f" WHERE namespace = ? AND tag IN ({tags})"
         scope = (f"SELECT count(*), coalesce(sum(t.search_length), 0) FROM ({carrying}) t", [namespace, *f.tags])
-        narrowing, narrowing_params = f"p.seq IN ({tagged})", list(f.tags)
+        # Each tag's own postings (migration 0024); an entry carrying several of the tags counts once.
+        if len(f.tags) == 1:
+            source, source_params = "memory_tag_postings p", []
+            narrowing, narrowing_params = "p.tag = ?", list(f.tags)
+        else:
+            source = (f"(SELECT DISTINCT namespace, term, seq, frequency, length FROM memory_tag_postings"
+                      f" WHERE tag IN ({tags})) p")
+            source_params, narrowing, narrowing_params = list(f.tags), "TRUE", []
     totals = reader.fetchone(*scope)
     searched, total_length = (int(totals[0]), int(totals[1])) if totals is not None else (0, 0)
     if not searched:
         return []
     read = {str(row[0]): tuple(np.fromstring(str(text), dtype=np.int64, sep=",") for text in row[1:])
             for row in reader.fetchall(
-                f"SELECT p.term, {_AGGREGATES} FROM memory_postings p WHERE p.namespace = ?"
+                f"SELECT p.term, {_AGGREGATES} FROM {source} WHERE p.namespace = ?"
                 f" AND p.term = ANY(CAST(? AS text[])) AND {narrowing} GROUP BY p.term",
-                [namespace, list(terms), *narrowing_params])}
+                [*source_params, namespace, list(terms), *narrowing_params])}
     if not read:
         return []
     found = np.unique(np.concatenate([seqs for seqs, _, _ in read.values()]))
