@@ -215,9 +215,9 @@ def copy_kept_sqlite(source: Path, keep: Path) -> None:
 
 
 def stop(process: ServerOnDatabase) -> None:
-    """A busy server may take long to close: SIGTERM, then SIGKILL after a minute."""
+    """A busy server may take long to close: SIGTERM, then SIGKILL after the suite's hang guard."""
     try:
-        process.stop(timeout=60.0)
+        process.stop()
     except subprocess.TimeoutExpired:
         process.stop(signal.SIGKILL)
 
