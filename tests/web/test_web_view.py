@@ -150,6 +150,31 @@ def test_resolving_an_external_wait_in_the_page_resolves_it_over_grpc(
     page.screenshot(path=str(screenshots / "task-wait-resolved.png"), full_page=True)
 
 
+def test_a_result_being_typed_for_a_wait_survives_another_wait_being_created(
+        page: Any, web_url: str, channel: grpc.Channel) -> None:
+    """The task page's waits are kept by id: a wait created while a person types another's result adds a row
+    and leaves theirs, its focus and its text alone (the table was drawn anew and the keys were lost)."""
+    task_id = create_task(channel, "Deploy after approval")
+    waits = wait_service_pb2_grpc.WaitServiceStub(channel)
+
+    def external(criteria: str) -> wait_pb2.Wait:
+        return waits.CreateWait(wpb.CreateWaitRequest(task_id=task_id, criteria=criteria, target=wait_pb2.WaitTarget(
+            external=wait_pb2.ExternalTarget(resolver="release manager"))), metadata=A).wait
+    first = external("release manager approves")
+    open_view(page, web_url, f"task/{task_id}", KEY_A)
+    row = page.locator(f"tr[data-wait-id='{first.id}']")
+    row.locator("input.wait-result").click()
+    page.keyboard.type("approved ")
+    second = external("security signs off")
+    page.wait_for_selector(f"tr[data-wait-id='{second.id}']", timeout=TIMEOUT_MS)  # the table has changed
+    page.keyboard.type("by Dana")
+    row.locator("button.resolve-wait").click()
+    page.wait_for_selector(f"tr[data-wait-id='{first.id}'][data-status=resolved]", timeout=TIMEOUT_MS)
+    resolved = waits.GetWait(wpb.GetWaitRequest(wait_id=first.id), metadata=A).wait
+    assert (resolved.status, resolved.result) == (wait_pb2.WAIT_STATUS_RESOLVED, "approved by Dana")
+    assert page.locator(f"tr[data-wait-id='{second.id}']").get_attribute("data-status") == "waiting"
+
+
 def test_pinning_a_state_item_in_the_page_pins_it_over_grpc(page: Any, web_url: str, channel: grpc.Channel) -> None:
     task_id = create_task(channel, "Cache design")
     state = state_service_pb2_grpc.StateServiceStub(channel)

@@ -82,6 +82,20 @@ export function table(headers, rows, attrs = {}) {
     h("tbody", {}, rows));
 }
 
+// Rows kept by key in a tbody, in the order of items ({ key, build, refresh? }): a row is built once for its key
+// and moved only when out of place, so a field in it keeps its focus and text however often the rest redraws. A
+// key that says what the row shows (an id and a status) gets a new row when that changes. rows: Map key → row.
+export function keepRows(tbody, rows, items) {
+  const wanted = new Set(items.map((item) => item.key));
+  for (const [key, row] of rows) if (!wanted.has(key)) { row.remove(); rows.delete(key); }
+  items.forEach((item, index) => {
+    let row = rows.get(item.key);
+    if (!row) { row = item.build(); rows.set(item.key, row); }
+    item.refresh?.(row);
+    if (tbody.children[index] !== row) tbody.insertBefore(row, tbody.children[index] ?? null);
+  });
+}
+
 export function empty(text) {
   return h("p", { class: "muted empty" }, text);
 }

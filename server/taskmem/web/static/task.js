@@ -2,7 +2,7 @@
 // events that change it.
 
 import { call, listAll, stream } from "./api.js";
-import { ago, badge, bytes, counted, duration, empty, enumLabel, h, replace, table, time } from "./dom.js";
+import { ago, badge, bytes, counted, duration, empty, enumLabel, h, keepRows, replace, table, time } from "./dom.js";
 import { planGraph } from "./graph.js";
 import { events, refresher } from "./live.js";
 
@@ -166,26 +166,33 @@ export function render(main, { id: taskId }) {
   }
 
   // --- waits ----------------------------------------------------------------------------------------
+  // Rows kept by wait and what they show: a wait created or resolved while a person types another's result adds
+  // or redraws its own row only, so the field keeps its focus and text.
+  const waitsTable = table(["Criteria", "Kind", "Status", "Result", "Created", "Deadline", ""], [], { id: "waits-table" });
+  const waitRows = new Map();
   async function loadWaits() {
     const waits = await listAll("WaitService", "ListWaits", { task_id: taskId, page_size: 100 }, "waits", 300);
     if (!changed("waits", waits)) return;
-    if (!waits.length) { replace(sections.waits.body, empty("No waits.")); return; }
-    replace(sections.waits.body, table(["Criteria", "Kind", "Status", "Result", "Created", "Deadline", ""], waits.map((wait) => {
-      const kind = Object.keys(wait.target || {}).find((key) => wait.target[key] && key !== "kind") || "";
-      // A wait on a person says what it needs (input or auth) where the others name their target's kind.
-      const needs = kind === "external" && wait.target.external.kind !== "EXTERNAL_WAIT_KIND_UNSPECIFIED"
-        ? enumLabel(wait.target.external.kind, "EXTERNAL_WAIT_KIND_") : "";
-      const waiting = wait.status === "WAIT_STATUS_WAITING";
-      const result = h("input", { type: "text", "aria-label": `result for ${wait.criteria}`, placeholder: "result", class: "wait-result" });
-      return h("tr", { "data-wait-id": wait.id, "data-status": enumLabel(wait.status, "WAIT_STATUS_") },
-        h("td", {}, wait.criteria), h("td", {}, needs ? `${kind}: ${needs}` : kind), h("td", {}, badge(wait.status, "WAIT_STATUS_")),
-        h("td", {}, wait.result), h("td", {}, time(wait.create_time)), h("td", {}, time(wait.deadline_time)),
-        h("td", { class: "buttons" }, waiting && kind === "external" && [result,
-          h("button", { type: "button", class: "resolve-wait", onclick: () => act("resolve wait", call("WaitService", "ResolveWait", {
-            wait_id: wait.id, result: result.value, status: "WAIT_STATUS_RESOLVED" })) }, "Resolve")],
-        waiting && h("button", { type: "button", class: "cancel-wait danger", onclick: () => act("cancel wait", call("WaitService", "CancelWait", {
-          wait_id: wait.id, reason: "cancelled in the web view" })) }, "Cancel")));
-    })));
+    if (!waits.length) { waitRows.clear(); replace(sections.waits.body, empty("No waits.")); return; }
+    if (!sections.waits.body.contains(waitsTable)) replace(sections.waits.body, waitsTable);
+    keepRows(waitsTable.querySelector("tbody"), waitRows, waits.map((wait) => ({
+      key: [wait.id, wait.status, wait.result, wait.deadline_time].join(" "), build: () => waitRow(wait) })));
+  }
+  function waitRow(wait) {
+    const kind = Object.keys(wait.target || {}).find((key) => wait.target[key] && key !== "kind") || "";
+    // A wait on a person says what it needs (input or auth) where the others name their target's kind.
+    const needs = kind === "external" && wait.target.external.kind !== "EXTERNAL_WAIT_KIND_UNSPECIFIED"
+      ? enumLabel(wait.target.external.kind, "EXTERNAL_WAIT_KIND_") : "";
+    const waiting = wait.status === "WAIT_STATUS_WAITING";
+    const result = h("input", { type: "text", "aria-label": `result for ${wait.criteria}`, placeholder: "result", class: "wait-result" });
+    return h("tr", { "data-wait-id": wait.id, "data-status": enumLabel(wait.status, "WAIT_STATUS_") },
+      h("td", {}, wait.criteria), h("td", {}, needs ? `${kind}: ${needs}` : kind), h("td", {}, badge(wait.status, "WAIT_STATUS_")),
+      h("td", {}, wait.result), h("td", {}, time(wait.create_time)), h("td", {}, time(wait.deadline_time)),
+      h("td", { class: "buttons" }, waiting && kind === "external" && [result,
+        h("button", { type: "button", class: "resolve-wait", onclick: () => act("resolve wait", call("WaitService", "ResolveWait", {
+          wait_id: wait.id, result: result.value, status: "WAIT_STATUS_RESOLVED" })) }, "Resolve")],
+      waiting && h("button", { type: "button", class: "cancel-wait danger", onclick: () => act("cancel wait", call("WaitService", "CancelWait", {
+        wait_id: wait.id, reason: "cancelled in the web view" })) }, "Cancel")));
   }
 
   // --- actions: what runs now (with its log tailed live), then every action in recording order ------

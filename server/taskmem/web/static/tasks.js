@@ -2,7 +2,7 @@
 // questions waiting on a person (waits of kind INPUT or AUTH), each with a form that answers it (ResolveWait).
 
 import { call, listAll } from "./api.js";
-import { ago, badge, empty, enumLabel, h, replace, table } from "./dom.js";
+import { ago, badge, empty, enumLabel, h, keepRows, replace, table } from "./dom.js";
 import { events, refresher } from "./live.js";
 
 const STATUSES = ["PENDING", "PLANNING", "EXECUTING", "SYNTHESIZING", "INPUT_REQUIRED", "AUTH_REQUIRED", "PAUSED",
@@ -66,18 +66,14 @@ export function render(main) {
   function drawAsks() {
     const asks = [...rows.values()].flatMap(({ task, asks }) => asks.map((wait) => ({ task, wait })))
       .sort((a, b) => (a.wait.start_time || "").localeCompare(b.wait.start_time || ""));
-    const open = new Set(asks.map(({ wait }) => wait.wait_id));
-    for (const [id, row] of askRows) if (!open.has(id)) { row.remove(); askRows.delete(id); }
-    asks.forEach(({ task, wait }, index) => {
-      let row = askRows.get(wait.wait_id);
-      if (!row) {
-        row = askRow(task, wait, (error, where) => { where.textContent = `${error.code}: ${error.message}`; });
-        askRows.set(wait.wait_id, row);
-      }
-      row.querySelector("td.task a").textContent = task.name || task.id;
-      replace(row.querySelector("td.asked"), ago(wait.start_time));
-      if (askBody.children[index] !== row) askBody.insertBefore(row, askBody.children[index] ?? null);
-    });
+    keepRows(askBody, askRows, asks.map(({ task, wait }) => ({
+      key: wait.wait_id,
+      build: () => askRow(task, wait, (error, where) => { where.textContent = `${error.code}: ${error.message}`; }),
+      refresh: (row) => {
+        row.querySelector("td.task a").textContent = task.name || task.id;
+        replace(row.querySelector("td.asked"), ago(wait.start_time));
+      },
+    })));
     asking.hidden = !asks.length;
     asking.querySelector("h2").textContent = `Waiting on a person (${asks.length})`;
   }
