@@ -150,6 +150,23 @@ def test_resolving_an_external_wait_in_the_page_resolves_it_over_grpc(
     page.screenshot(path=str(screenshots / "task-wait-resolved.png"), full_page=True)
 
 
+def test_the_chosen_plan_item_stays_shown_and_focused_while_the_plan_changes(
+        page: Any, web_url: str, channel: grpc.Channel) -> None:
+    """The item a person chose stays in the detail, with its news, when the plan redraws; a keyboard user's focus
+    stays on its node (both went back to "Choose an item" and the page's top)."""
+    task_id = create_task(channel, "Release 2.4", item("build", "Build"), item("docs", "Write release notes"))
+    open_view(page, web_url, f"task/{task_id}", KEY_A)
+    page.focus("#plan-graph g.node[data-id=docs]")
+    page.keyboard.press("Enter")
+    assert "Write release notes" in page.inner_text("#plan-item-detail")
+    tasks_stub(channel).UpdatePlanItem(tpb.UpdatePlanItemRequest(task_id=task_id, item_id="docs",
+                                                                 status=task_pb2.PLAN_ITEM_STATUS_IN_PROGRESS), metadata=A)
+    page.wait_for_selector("#plan-graph g.node[data-id=docs][data-status='in progress']", timeout=TIMEOUT_MS)
+    detail = page.inner_text("#plan-item-detail")
+    assert "Write release notes" in detail and "in progress" in detail
+    assert page.evaluate("document.activeElement.closest('g.node')?.dataset.id") == "docs"
+
+
 def test_a_result_being_typed_for_a_wait_survives_another_wait_being_created(
         page: Any, web_url: str, channel: grpc.Channel) -> None:
     """The task page's waits are kept by id: a wait created while a person types another's result adds a row

@@ -135,19 +135,27 @@ export function render(main, { id: taskId }) {
   // --- plan: graph, selected item, version history -----------------------------------------------
   let shownVersion = 0; // 0: the current plan
   let currentPlanVersion = 0;
+  let chosenItem = ""; // the item whose details are shown: kept, with its news, when the plan redraws
   async function loadPlan() {
     const { plan } = await call("TaskService", "GetPlan", { task_id: taskId, version: shownVersion });
     if (!changed("plan", plan)) return;
+    const focused = sections.plan.body.contains(document.activeElement)
+      ? document.activeElement.closest("g.node")?.dataset.id : undefined;
     const detail = h("div", { class: "item-detail", id: "plan-item-detail", "aria-live": "polite" },
       h("p", { class: "muted" }, "Choose an item (click, or Tab and Enter) to see its details."));
-    const showItem = (item) => replace(detail, h("h3", {}, `${item.ordinal}. ${item.title}`), h("dl", {},
-      field("Status", badge(item.status, "PLAN_ITEM_STATUS_")), item.holder_id && field("Held by", item.holder_id),
-      item.stage && field("Stage", item.stage),
-      item.summary && field("Summary", item.summary), item.active_issue && field("Active issue", item.active_issue),
-      item.depends_on.length > 0 && field("Depends on", item.depends_on.join(", ")),
-      item.tool_name && field("Tool", item.tool_name), field("Started", time(item.start_time)),
-      field("Completed", time(item.complete_time)), item.duration && field("Duration", duration(item.duration)),
-      item.narrative && field("Narrative", item.narrative)));
+    const showItem = (item) => {
+      chosenItem = item.id;
+      replace(detail, h("h3", {}, `${item.ordinal}. ${item.title}`), h("dl", {},
+        field("Status", badge(item.status, "PLAN_ITEM_STATUS_")), item.holder_id && field("Held by", item.holder_id),
+        item.stage && field("Stage", item.stage),
+        item.summary && field("Summary", item.summary), item.active_issue && field("Active issue", item.active_issue),
+        item.depends_on.length > 0 && field("Depends on", item.depends_on.join(", ")),
+        item.tool_name && field("Tool", item.tool_name), field("Started", time(item.start_time)),
+        field("Completed", time(item.complete_time)), item.duration && field("Duration", duration(item.duration)),
+        item.narrative && field("Narrative", item.narrative)));
+    };
+    const chosen = plan.items.find((item) => item.id === chosenItem);
+    if (chosen) showItem(chosen);
     if (shownVersion === 0) currentPlanVersion = plan.version;
     const current = currentPlanVersion;
     const versions = h("ol", { class: "versions", reversed: true });
@@ -163,6 +171,7 @@ export function render(main, { id: taskId }) {
           (s) => h("span", { class: `badge s-${s.replaceAll(" ", "-")}` }, s))),
         detail] : empty("No plan yet."),
       plan.version > 0 && h("details", { class: "history" }, h("summary", {}, "Plan versions"), versions));
+    if (focused) sections.plan.body.querySelector(`g.node[data-id="${CSS.escape(focused)}"]`)?.focus();
   }
 
   // --- waits ----------------------------------------------------------------------------------------
