@@ -56,12 +56,14 @@ import grpc
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "bench"))
 
 from taskmem.v1 import task_pb2  # noqa: E402
 from taskmem.v1 import task_service_pb2 as pb  # noqa: E402
 from taskmem.v1.task_service_pb2_grpc import TaskServiceStub  # noqa: E402
 from taskmem_client import RetryPolicy, TaskmemClient  # noqa: E402
 from taskmem_client.errors import error_info  # noqa: E402
+from task_service_bench import start_listening  # noqa: E402
 from tests.support.server_process import ServerProcess  # noqa: E402
 
 
@@ -72,10 +74,8 @@ class CeilingProcess:
         self.process: subprocess.Popen[str] | None = None
 
     def start(self) -> str:
-        self.process = subprocess.Popen([sys.executable, str(ROOT / "bench/events_ceiling_server.py")],
-                                        stdout=subprocess.PIPE, text=True)
-        assert self.process.stdout is not None
-        return self.process.stdout.readline().split()[-1]
+        self.process, address = start_listening([sys.executable, str(ROOT / "bench/events_ceiling_server.py")])
+        return address
 
     def stop(self) -> None:
         assert self.process is not None
@@ -324,10 +324,11 @@ if __name__ == "__main__":
                         help="write through taskmem_client (request_id on every call), the bare stub or ghz")
     parser.add_argument("--attempts", type=int, default=RetryPolicy.attempts,
                         help="taskmem_client's attempts per call (its retries honour the server's retry hint)")
-    parser.add_argument("--server", metavar="CHECKOUT", help="run the server from another checkout's server/ "
-                        "(e.g. `git worktree add /tmp/before main`), to compare before and after")
-    parser.add_argument("--ceiling", action="store_true", help="run bench/events_ceiling_server.py (a bare "
-                        "grpc.aio server that stores nothing) in the server's place")
+    served_by = parser.add_mutually_exclusive_group()
+    served_by.add_argument("--server", metavar="CHECKOUT", help="run the server from another checkout's server/ "
+                           "(e.g. `git worktree add /tmp/before main`), to compare before and after")
+    served_by.add_argument("--ceiling", action="store_true", help="run bench/events_ceiling_server.py (a bare "
+                           "grpc.aio server that stores nothing) in the server's place")
     arguments = parser.parse_args()
     asyncio.run(main(arguments.rate, arguments.seconds, arguments.warmup, arguments.writer, arguments.attempts,
                      arguments.server, arguments.ceiling))

@@ -48,7 +48,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "bench"))
 
-from task_service_bench import ECHO_SERVER, cpu_seconds, start_taskmem  # noqa: E402
+from task_service_bench import ECHO_SERVER, cpu_seconds, start_listening, start_taskmem  # noqa: E402
 from taskmem.v1 import task_pb2  # noqa: E402
 from taskmem.v1 import task_service_pb2 as pb  # noqa: E402
 from taskmem.v1.task_service_pb2_grpc import TaskServiceStub  # noqa: E402
@@ -139,12 +139,6 @@ def percentile(report: dict[str, Any], wanted: int) -> float:
     return float("nan")
 
 
-def start_echo() -> tuple[subprocess.Popen[str], str]:
-    echo = subprocess.Popen([sys.executable, "-c", ECHO_SERVER], stdout=subprocess.PIPE, text=True)
-    assert echo.stdout is not None
-    return echo, echo.stdout.readline().split()[-1]
-
-
 def prepare(address: str, workdir: Path, tag: str) -> tuple[Path, Path]:
     """A task with a 50-item plan on the server at address; the RecordAction and GetTask payload files, and
     beside them (…-reply.bin) the server's reply to each, for the ceiling."""
@@ -166,10 +160,8 @@ def prepare(address: str, workdir: Path, tag: str) -> tuple[Path, Path]:
 
 
 def start_ceiling(get: Path, record: Path) -> tuple[subprocess.Popen[str], str]:
-    ceiling = subprocess.Popen([sys.executable, "-c", CEILING_SERVER, str(get.with_name(get.stem + "-reply.bin")),
-                                str(record.with_name(record.stem + "-reply.bin"))], stdout=subprocess.PIPE, text=True)
-    assert ceiling.stdout is not None
-    return ceiling, ceiling.stdout.readline().split()[-1]
+    return start_listening([sys.executable, "-c", CEILING_SERVER, str(get.with_name(get.stem + "-reply.bin")),
+                            str(record.with_name(record.stem + "-reply.bin"))])
 
 
 def profile(targets: list[Target], arguments: argparse.Namespace) -> None:
@@ -206,7 +198,7 @@ def main(arguments: argparse.Namespace) -> None:
     with tempfile.TemporaryDirectory() as tmp:
         workdir = Path(tmp)
         try:
-            echo, echo_address = start_echo()
+            echo, echo_address = start_listening([sys.executable, "-c", ECHO_SERVER])
             processes.append(echo)
             targets: list[Target] = []
             task_proto = ROOT / "proto/taskmem/v1/task_service.proto"

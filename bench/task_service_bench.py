@@ -126,6 +126,14 @@ async def drive(calls: Sequence[Callable[[], Awaitable[object]]], seconds: float
     return rps
 
 
+def start_listening(argv: Sequence[str]) -> tuple[subprocess.Popen[str], str]:
+    """A bench server (echo, a ceiling) that prints its address as the last word of its first line: the process
+    and the address."""
+    process = subprocess.Popen(list(argv), stdout=subprocess.PIPE, text=True)
+    assert process.stdout is not None
+    return process, process.stdout.readline().split()[-1]
+
+
 def start_taskmem(database: Path, checkout: Path, settings: Sequence[str]) -> tuple[subprocess.Popen[str], str]:
     """`taskmem serve` from `checkout` with its defaults (as `make run` starts it), on a free loopback port."""
     env = {**os.environ, "PYTHONPATH": f"{checkout / 'server'}{os.pathsep}{checkout / 'clients/python/src'}"}
@@ -229,9 +237,7 @@ async def main(arguments: argparse.Namespace) -> None:
                                          if arguments.compare else [])
     echo_measured = Measured()
     with tempfile.TemporaryDirectory() as tmp:
-        echo = subprocess.Popen([sys.executable, "-c", ECHO_SERVER], stdout=subprocess.PIPE, text=True)
-        assert echo.stdout is not None
-        echo_address = echo.stdout.readline().split()[-1]
+        echo, echo_address = start_listening([sys.executable, "-c", ECHO_SERVER])
         targets: list[Target] = []
         try:
             for index, (name, checkout) in enumerate(checkouts):
