@@ -120,14 +120,10 @@ def ranked_narrowed(reader: Reader, namespace: str, terms: Sequence[str], f: Mem
         carrying = f"SELECT {'DISTINCT ' if len(f.tags) > 1 else ''}entry_seq, search_length FROM memory_entry_tags" \
                    f" WHERE namespace = ? AND tag IN ({tags})"
         scope = (f"SELECT count(*), coalesce(sum(t.search_length), 0) FROM ({carrying}) t", [namespace, *f.tags])
-        # Each tag's own postings (migration 0024); an entry carrying several of the tags counts once.
-        if len(f.tags) == 1:
-            source, source_params = "memory_tag_postings p", []
-            narrowing, narrowing_params = "p.tag = ?", list(f.tags)
-        else:
-            source = (f"(SELECT DISTINCT namespace, term, seq, frequency, length FROM memory_tag_postings"
-                      f" WHERE tag IN ({tags})) p")
-            source_params, narrowing, narrowing_params = list(f.tags), "TRUE", []
+        # Each tag's own postings (migration 0024), an entry carrying several of the tags once.
+        source = (f"(SELECT {'DISTINCT ' if len(f.tags) > 1 else ''}namespace, term, seq, frequency, length"
+                  f" FROM memory_tag_postings WHERE tag IN ({tags})) p")
+        source_params, narrowing, narrowing_params = list(f.tags), "TRUE", []
     totals = reader.fetchone(*scope)
     searched, total_length = (int(totals[0]), int(totals[1])) if totals is not None else (0, 0)
     if not searched:
