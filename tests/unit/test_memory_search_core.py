@@ -102,6 +102,19 @@ def test_given_how_alike_the_candidates_are_only_a_neighbour_saying_the_same_is_
                                                    threshold=0.6)] == [10, 11, 12, 40]
 
 
+def test_a_neighbour_more_like_the_question_than_like_the_chosen_hit_keeps_its_place() -> None:
+    hits = _hits((10, 0.80), (11, 0.79), (12, 0.78), (40, 0.76))
+    task_of = dict.fromkeys((10, 11, 12, 40), "t")
+    alike = {(10, 11): 0.7, (10, 12): 0.7, (11, 12): 0.7}
+    # 11 and 12 are both 0.7 alike with 10; 11 is more like the question (0.75) than like 10, 12 is not (0.5)
+    relevance = {10: 0.8, 11: 0.75, 12: 0.5, 40: 0.6}
+    assert [hit.seq for hit in spread_over_windows(hits, task_of, limit=4, span=4, penalty=0.05, alike=alike,
+                                                   threshold=0.6, relevance=relevance)] == [10, 11, 40, 12]
+    # without the question's similarities both are lowered
+    assert [hit.seq for hit in spread_over_windows(hits, task_of, limit=4, span=4, penalty=0.05, alike=alike,
+                                                   threshold=0.6)] == [10, 40, 11, 12]
+
+
 def test_the_pairs_asked_about_are_one_tasks_entries_within_the_span() -> None:
     task_of = {10: "a", 11: "a", 14: "a", 15: "b", 19: "a", 40: "a"}
     assert neighbour_pairs(task_of, 4) == [(10, 11), (10, 14), (11, 14)]  # 15 is b's; 19 is 5 after 14

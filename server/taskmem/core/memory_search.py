@@ -36,18 +36,23 @@ SEMANTIC_WEIGHT = 0.6
 CANDIDATES_PER_HIT = 2
 MIN_CANDIDATES = 20
 # HYBRID spreads its hits over the stretches of a conversation (spread_over_windows, issue 43): hits are chosen
-# one at a time, and each one chosen lowers by SPREAD_PENALTY the fused score of every candidate of its task within
-# ALIKE_SPAN seqs of it that says much the same (the two entries' vectors at least ALIKE similar). Turns next to
-# each other share their words and topic, so the fused list comes in clumps: on RealMem (bench/realmem.py) the
-# first 10 hits held few sessions. A question and its answer, two adjacent turns that are both evidence, are
-# rarely that alike: the pairs of evidence turns within 4 of each other in bench/memory_eval.py's dev and test
-# sets have cosines 0.37..0.64 (median 0.45..0.55), RealMem's adjacent turns 0.21..0.81 (median 0.55, upper
-# quartile 0.72). Chosen on two dev personas (Adeleke_Okonjo, Ethan_Hunt; session recall@10 / turn recall@10):
-# 0.612 / 0.312 unspread, 0.672 / 0.296 with these constants (alike 0.5: 0.689 / 0.272; 0.65: 0.660 / 0.284;
-# span 3: 0.664 / 0.301; penalty 0.1: 0.683 / 0.259); checked on the two others (Lin_Wanyu, Kenta_Tanaka):
-# 0.615 / 0.296 unspread, 0.663 / 0.284.
+# one at a time, and each one chosen lowers by ALIKE_PENALTY the fused score of every candidate of its task within
+# ALIKE_SPAN seqs of it that repeats it: the two entries' vectors at least ALIKE similar, and more like each other
+# than the candidate is like the question. Turns next to each other share their words and topic, so the fused
+# list comes in clumps: on RealMem (bench/realmem.py) the first 10 hits held few sessions. A question and its
+# answer, two adjacent turns that are both evidence, are rarely that alike: the pairs of evidence turns within 4 of
+# each other in bench/memory_eval.py's dev and test sets have cosines 0.37..0.64 (median 0.45..0.55), RealMem's
+# adjacent turns 0.21..0.81 (median 0.55, upper quartile 0.72); and where one is, the second is usually more like
+# the (short) question than like the first, which the last condition spares. Chosen on two dev personas
+# (Adeleke_Okonjo, Ethan_Hunt; session recall@10 / turn recall@10): 0.612 / 0.312 unspread; penalty 0.05 without
+# the last condition 0.672 / 0.296 (the first version; alike 0.5: 0.689 / 0.272; 0.65: 0.660 / 0.284; span 3:
+# 0.664 / 0.301); with it, penalty 0.05 / 0.08 / 0.1 / 0.15: 0.672 / 0.296, 0.682 / 0.280, 0.683 / 0.267,
+# 0.687 / 0.259 (more sessions, fewer turns; spans 6 and 8 alike). Checked on the two others (Lin_Wanyu,
+# Kenta_Tanaka): 0.615 / 0.296 unspread, 0.663 / 0.284 first version, 0.677 / 0.273 now. On memory_eval's turns
+# the last condition spares nearly every neighbour: HYBRID recall@10 dev 0.536 (unspread 0.536, first version
+# 0.533), test 0.509 (0.511, 0.509); without it penalty 0.08 gives 0.533 / 0.509, and alike 0.5 0.521 on dev.
 # Spreading every neighbour whatever it says (what SearchMemoriesRequest.spread_hits asks for: span SPREAD_SPAN,
-# the same penalty) finds more sessions and fewer turns: on the same personas 0.687 / 0.260 with span 2, 0.665 /
+# penalty SPREAD_PENALTY) finds more sessions and fewer turns: on the same personas 0.687 / 0.260 with span 2, 0.665 /
 # 0.280 with span 1, 0.716 / 0.224 with span 8, 0.711 / 0.180 with one hit per stretch (penalty 1). As HYBRID's
 # default it took bench/memory_eval.py's held-out turn recall@5 / @10 from 0.683 / 0.766 to 0.626 / 0.698
 # (questions whose evidence is two adjacent turns lose the second); spreading only the second half of the places
@@ -61,6 +66,7 @@ SPREAD_SPAN = 2
 SPREAD_PENALTY = 0.05
 ALIKE_SPAN = 4
 ALIKE = 0.6
+ALIKE_PENALTY = 0.08
 
 
 class SearchMode(enum.StrEnum):
@@ -114,12 +120,14 @@ def convex_fusion(fulltext: Sequence[tuple[int, float]], semantic: Sequence[tupl
 
 def spread_over_windows(hits: Sequence[Hit], task_of: Mapping[int, str], limit: int, span: int = SPREAD_SPAN,
                         penalty: float = SPREAD_PENALTY, alike: Mapping[tuple[int, int], float] | None = None,
-                        threshold: float = ALIKE) -> list[Hit]:
+                        threshold: float = ALIKE, relevance: Mapping[int, float] | None = None) -> list[Hit]:
     """The best `limit` of hits (given best first), chosen one at a time: each chosen entry lowers by `penalty`
     the score of every candidate of the same task within `span` seqs of it (written beside it: the same
     stretch of a conversation), so one stretch does not take every place. alike: the similarity of pairs of
     candidates (lower seq first); when given, only a candidate at least `threshold` alike with the chosen entry
-    is lowered (one that says the same, not one that answers it), and a pair it lacks is not. A hit's score
+    is lowered (one that says the same, not one that answers it), and a pair it lacks is not. relevance: each
+    candidate's similarity with the query; when given, a candidate at least as like the query as it is like the
+    chosen entry is not lowered either (it answers the question more than it repeats the hit). A hit's score
     stays the fused one; ties go to the hit given first. A hit whose task is unknown is never lowered."""
     left = list(hits)
     lowered = [0.0] * len(left)
@@ -133,10 +141,19 @@ def spread_over_windows(hits: Sequence[Hit], task_of: Mapping[int, str], limit: 
         if task is None:
             continue
         for i, other in enumerate(left):
-            if abs(other.seq - hit.seq) <= span and task_of.get(other.seq) == task and (
-                    alike is None or alike.get((min(hit.seq, other.seq), max(hit.seq, other.seq)), 0.0) >= threshold):
+            if abs(other.seq - hit.seq) <= span and task_of.get(other.seq) == task and _repeats(
+                    hit.seq, other.seq, alike, threshold, relevance):
                 lowered[i] += penalty
     return chosen
+
+
+def _repeats(chosen: int, other: int, alike: Mapping[tuple[int, int], float] | None, threshold: float,
+             relevance: Mapping[int, float] | None) -> bool:
+    """Whether the neighbour `other` says what the chosen entry said (see spread_over_windows)."""
+    if alike is None:
+        return True
+    similarity = alike.get((min(chosen, other), max(chosen, other)), 0.0)
+    return similarity >= threshold and (relevance is None or similarity > relevance.get(other, 0.0))
 
 
 def neighbour_pairs(task_of: Mapping[int, str], span: int) -> list[tuple[int, int]]:

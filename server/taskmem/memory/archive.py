@@ -135,8 +135,8 @@ class MemoryArchive:
         candidates by recency and importance beside relevance (core/memory_recency.py). as_of: among the
         entries written by then (recency counted from then). Decisions superseded by then (by now without
         as_of) are marked and, unless history, rank below every current hit. HYBRID spreads its hits over the
-        stretches of a conversation (core.memory_search.spread_over_windows): a hit lowers the neighbours that say
-        the same; spread_all: every neighbour."""
+        stretches of a conversation (core.memory_search.spread_over_windows): a hit lowers the neighbours that
+        repeat it; spread_all: every neighbour."""
         if mode is SearchMode.SEMANTIC and self.embedder is None:
             raise NotConfigured("embedding_backend", "semantic search needs embeddings (embedding_backend is none)")
         if mode is SearchMode.HYBRID and self.embedder is None:

@@ -18,7 +18,8 @@ import numpy as np
 
 from taskmem.core.memory import MemoryEntry, MemoryFilter
 from taskmem.core.memory_search import (
-    ALIKE_SPAN, FullTextQuery, Hit, SearchMode, candidate_count, convex_fusion, neighbour_pairs, spread_over_windows,
+    ALIKE_PENALTY, ALIKE_SPAN, FullTextQuery, Hit, SearchMode, candidate_count, convex_fusion, neighbour_pairs,
+    spread_over_windows,
 )
 from taskmem.store.memory import memory_filter_sets, memory_text_index, memory_vectors
 from taskmem.store.memory.memory_entries import entries_by_seq
@@ -126,7 +127,7 @@ def fused_hits(reader: Reader, match: str, texts: list[tuple[int, float]], near:
                vector: np.ndarray, limit: int, spread_all: bool = False) -> list[Hit]:
     """HYBRID's hits from both halves' candidates (core.memory_search.convex_fusion, on both engines), the
     full-text ones with their snippets, chosen by core.memory_search.spread_over_windows: a hit lowers the
-    neighbours in its task that say the same (spread_all: every neighbour)."""
+    neighbours in its task that repeat it (spread_all: every neighbour)."""
     nearby = {seq for seq, _ in near}
     unranked = [seq for seq, _ in texts if seq not in nearby]
     similarity = memory_vectors.similarities(reader, unranked, vector)
@@ -136,7 +137,8 @@ def fused_hits(reader: Reader, match: str, texts: list[tuple[int, float]], near:
         hits = spread_over_windows(fused, task_of, limit)
     else:
         alike = memory_vectors.pair_similarities(reader, neighbour_pairs(task_of, ALIKE_SPAN))
-        hits = spread_over_windows(fused, task_of, limit, span=ALIKE_SPAN, alike=alike)
+        hits = spread_over_windows(fused, task_of, limit, span=ALIKE_SPAN, penalty=ALIKE_PENALTY, alike=alike,
+                                   relevance={**similarity, **dict(near)})
     # Snippets only for the hits that made the cut (each costs a full-text lookup).
     found = [hit for hit in hits if hit.fulltext_rank]
     for hit, snippet in zip(found, _snippets(reader, match, [hit.seq for hit in found])):

@@ -332,14 +332,15 @@ class SearchMemoriesRequest(_message.Message):
     """
     spread_hits: _builtins.bool
     """HYBRID only (other modes ignore it). HYBRID chooses its hits one at a
-    time, and each one chosen lowers by 0.05 the score of the entries of its
-    task written within 4 entries of it that say much the same (their
-    vectors' cosine at least 0.6), so a stretch of turns restating one thing
-    does not take every place while a question and the turn answering it
-    keep theirs. spread_hits lowers every entry of the task written within 2
-    of a chosen hit instead, alike or not: for questions that look for the
-    earlier conversations (sessions) holding an answer rather than its exact
-    turns. Hit scores stay the fused ones.
+    time, and each one chosen lowers by 0.08 the score of the entries of its
+    task written within 4 entries of it that repeat it (their vectors'
+    cosine at least 0.6, and above the entry's cosine with the query), so a
+    stretch of turns restating one thing does not take every place while a
+    question and the turn answering it keep theirs. spread_hits lowers every
+    entry of the task written within 2 of a chosen hit by 0.05 instead, alike
+    or not: for questions that look for the earlier conversations (sessions)
+    holding an answer rather than its exact turns. Hit scores stay the fused
+    ones.
     """
     @_builtins.property
     def filter(self) -> _memory_pb2.MemoryFilter:
