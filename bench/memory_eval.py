@@ -1,12 +1,13 @@
 """Memory-search quality on long conversations: recall@5 and @10 of each SearchMemories mode and a plain
 Okapi BM25 baseline, in this process or through a real server's RPCs (any checkout, either engine).
 
-The sets (bench/data/memory_eval_{dev,test,heldout}.json; dev and test written by
-bench/memory_eval_data.py, heldout by bench/memory_eval_heldout.py): long two-person conversations,
+The sets (bench/data/memory_eval_{dev,test,heldout,fresh}.json; dev and test written by
+bench/memory_eval_data.py, heldout and fresh by bench/memory_eval_heldout.py): long two-person conversations,
 each stored as one task with one memory entry per turn ("Speaker: text", type CONTEXT); each question is
 searched within its task (limit 10) and scored by recall@k = the share of its labelled evidence turns
 among the first k hits, averaged over questions. dev is for development and tuning, test was checked
-once; heldout is held out (written blind to the search code): never tune on it, print only its table.
+once; heldout and fresh are held out (written blind to the search code; fresh, issue 43, blind to the other
+sets too): never tune on them, print only their tables.
 
 Rows:
 - FULLTEXT, SEMANTIC, HYBRID: the server's own search code, as SearchMemories runs it.

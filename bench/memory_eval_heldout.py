@@ -1,22 +1,25 @@
-"""Turn the hand-written held-out memory-search set into the JSON the evaluation reads.
+"""Turn a hand-written memory-search set into the JSON the evaluation reads.
 
-bench/data/memory_eval_heldout.yaml is the source: long multi-session chats between two people,
-each evidence turn naming the questions it helps answer. This script checks it (unique ids, every
-question has evidence, every `answers` id exists, every turn starts with one of the
-conversation's speakers, sizes within range) and writes bench/data/memory_eval_heldout.json:
+bench/data/memory_eval_<set>.yaml is the source: long multi-session chats between two people,
+each evidence turn naming the questions it helps answer. Two sets are written so: `heldout`, and
+`fresh` (issue 43: written by a helper that read no other set, scored to check a change to HYBRID's
+spreading that the held-out set may no longer guide). This script checks a set (unique ids, every
+question has evidence, every `answers` id exists, every turn starts with one of the conversation's
+speakers, sizes within range) and writes bench/data/memory_eval_<set>.json:
 
-    {"part": "heldout", "conversations": [{"id", "speakers", "turns", "questions":
+    {"part": "<set>", "conversations": [{"id", "speakers", "turns", "questions":
         [{"question", "kind", "evidence": [0-based turn indices]}]}]}
 
-The set is HELD OUT: never read it to tune search; print only its recall table.
+Both are HELD OUT: never read them to tune search; print only their recall tables.
 
 Run from the repository root:
 
-    .venv/bin/python bench/memory_eval_heldout.py
+    .venv/bin/python bench/memory_eval_heldout.py [--set heldout|fresh]
 """
 
 from __future__ import annotations
 
+import argparse
 import json
 import sys
 from collections import Counter
@@ -27,8 +30,7 @@ from typing import Any
 import yaml
 
 DATA_DIR = Path(__file__).resolve().parent / "data"
-SOURCE = DATA_DIR / "memory_eval_heldout.yaml"
-OUTPUT = DATA_DIR / "memory_eval_heldout.json"
+HAND_WRITTEN = ("heldout", "fresh")
 
 KINDS = ("single", "multi", "temporal", "preference", "adversarial")
 SESSIONS_PER_CONVERSATION = range(6, 11)
@@ -111,7 +113,7 @@ def parse_conversation(raw: dict[str, Any]) -> Conversation:
     return Conversation(conv_id, speakers, turns, questions)
 
 
-def load_heldout(source: Path = SOURCE) -> list[Conversation]:
+def load_heldout(source: Path = DATA_DIR / "memory_eval_heldout.yaml") -> list[Conversation]:
     document = yaml.safe_load(source.read_text(encoding="utf-8"))
     conversations = [parse_conversation(raw) for raw in document["conversations"]]
     ids = [c.id for c in conversations]
@@ -120,9 +122,9 @@ def load_heldout(source: Path = SOURCE) -> list[Conversation]:
     return conversations
 
 
-def to_json(conversations: list[Conversation]) -> str:
+def to_json(conversations: list[Conversation], part: str = "heldout") -> str:
     document = {
-        "part": "heldout",
+        "part": part,
         "conversations": [
             {
                 "id": c.id,
@@ -140,12 +142,16 @@ def to_json(conversations: list[Conversation]) -> str:
 
 
 def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--set", default="heldout", choices=HAND_WRITTEN)
+    name = parser.parse_args().set
+    output = DATA_DIR / f"memory_eval_{name}.json"
     try:
-        conversations = load_heldout()
+        conversations = load_heldout(DATA_DIR / f"memory_eval_{name}.yaml")
     except InvalidSet as problem:
-        print(f"invalid held-out set: {problem}", file=sys.stderr)
+        print(f"invalid {name} set: {problem}", file=sys.stderr)
         return 1
-    OUTPUT.write_text(to_json(conversations), encoding="utf-8")
+    output.write_text(to_json(conversations, name), encoding="utf-8")
     kinds: Counter[str] = Counter()
     for c in conversations:
         kinds.update(q.kind for q in c.questions)
@@ -154,7 +160,7 @@ def main() -> int:
     questions = sum(kinds.values())
     by_kind = ", ".join(f"{kind} {kinds[kind]}" for kind in KINDS)
     print(f"{len(conversations)} conversations, {turns} turns, {questions} questions ({by_kind})")
-    print(f"wrote {OUTPUT}")
+    print(f"wrote {output}")
     return 0
 
 

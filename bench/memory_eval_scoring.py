@@ -14,7 +14,7 @@ from typing import Any
 import numpy as np
 
 DATA_DIR = Path(__file__).resolve().parent / "data"
-SETS = ("dev", "test", "heldout")
+SETS = ("dev", "test", "heldout", "fresh")
 KS = (5, 10)
 # The first rows of every table: the server's three modes and the baseline full text should at least match.
 MODE_NAMES = ("FULLTEXT", "SEMANTIC", "HYBRID")
