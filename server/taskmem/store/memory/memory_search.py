@@ -130,7 +130,8 @@ def fused_hits(reader: Reader, match: str, texts: list[tuple[int, float]], near:
     neighbours in its task that repeat it (spread_all: every neighbour)."""
     nearby = {seq for seq, _ in near}
     unranked = [seq for seq, _ in texts if seq not in nearby]
-    similarity = memory_vectors.similarities(reader, unranked, vector)
+    # Every candidate's cosine with the query: the fusion's semantic part, and what the spread asks of a neighbour.
+    similarity = {**memory_vectors.similarities(reader, unranked, vector), **dict(near)}
     fused = convex_fusion(texts, near, similarity, len(texts) + len(near))
     task_of = _tasks_of(reader, [hit.seq for hit in fused])
     if spread_all:
@@ -138,7 +139,7 @@ def fused_hits(reader: Reader, match: str, texts: list[tuple[int, float]], near:
     else:
         alike = memory_vectors.pair_similarities(reader, neighbour_pairs(task_of, ALIKE_SPAN))
         hits = spread_over_windows(fused, task_of, limit, span=ALIKE_SPAN, penalty=ALIKE_PENALTY, alike=alike,
-                                   relevance={**similarity, **dict(near)})
+                                   relevance=similarity)
     # Snippets only for the hits that made the cut (each costs a full-text lookup).
     found = [hit for hit in hits if hit.fulltext_rank]
     for hit, snippet in zip(found, _snippets(reader, match, [hit.seq for hit in found])):
